@@ -1,0 +1,1 @@
+"""humanwire: let AI agents reach humans and wait for the answer."""

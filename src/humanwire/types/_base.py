@@ -1,0 +1,179 @@
+"""Shared building blocks of the wire models.
+
+Python names are snake_case, wire names camelCase (aliases); a model accepts either.
+Request models are closed (unknown properties are rejected); response models ignore
+unknown properties so an older client keeps working against a newer service.
+
+Validation errors raised here carry a ``field`` in their context when the offending
+path is deeper than pydantic's own location (for example ``options`` under a field),
+and the error type ``invalid_to_number`` for recipients, so the service can map them
+to DESIGN.md's error body without guessing.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from typing import Annotated, Any
+
+import phonenumbers
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    WithJsonSchema,
+)
+from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
+
+__all__ = [
+    "E164",
+    "FollowUpTime",
+    "HttpUrl",
+    "RequestModel",
+    "ResponseModel",
+    "SlackId",
+    "SlackWorkspaceId",
+    "Timestamp",
+    "WaitTime",
+    "check_e164",
+    "check_slack_id",
+    "format_seconds",
+    "utc_now",
+]
+
+
+class RequestModel(BaseModel):
+    """A closed request body: unknown properties are an error."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        str_strip_whitespace=False,
+    )
+
+    def to_wire(self) -> dict[str, Any]:
+        """The JSON body as sent: camelCase names, unset optional fields left out."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class ResponseModel(BaseModel):
+    """A response or resource: unknown properties are ignored."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+    def to_wire(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _serialize_timestamp(value: datetime) -> str:
+    value = value.astimezone(timezone.utc)
+    text = value.isoformat(timespec="milliseconds" if value.microsecond else "seconds")
+    return text.replace("+00:00", "Z")
+
+
+Timestamp = Annotated[datetime, PlainSerializer(_serialize_timestamp, when_used="json")]
+"""ISO 8601 UTC, written with a ``Z``."""
+
+
+def _seconds(low: float, high: float, name: str) -> Any:
+    def check(value: Any) -> int | float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise PydanticCustomError(
+                "invalid_request", f"{name} must be a number of seconds from {low:g} to {high:g}"
+            )
+        if not (low <= value <= high):
+            raise PydanticCustomError(
+                "invalid_request",
+                f"{name} must be from {low:g} to {high:g} seconds, got {value:g}",
+            )
+        return value
+
+    return Annotated[
+        int | float,
+        PlainValidator(check),
+        WithJsonSchema({"type": "number", "minimum": low, "maximum": high}),
+    ]
+
+
+WaitTime = _seconds(1, 600, "waitTime")
+"""Seconds a request is held open for the reply: 1 to 600."""
+
+FollowUpTime = _seconds(1, 60000, "followUpTime")
+"""Seconds the service keeps listening after ``waitTime``: 1 to 60000."""
+
+
+def format_seconds(value: float) -> str:
+    """``30`` rather than ``30.0``: a wait renders as the client wrote it."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _invalid_number() -> PydanticCustomError:
+    return PydanticCustomError("invalid_to_number", "invalid to number")
+
+
+def check_e164(value: Any) -> str:
+    """A valid phone number in E.164 form, as ``phonenumbers`` judges it."""
+    if not isinstance(value, str) or not re.fullmatch(r"\+[1-9]\d{6,14}", value):
+        raise _invalid_number()
+    try:
+        parsed = phonenumbers.parse(value, None)
+    except phonenumbers.NumberParseException:
+        raise _invalid_number() from None
+    if not phonenumbers.is_valid_number(parsed):
+        raise _invalid_number()
+    return value
+
+
+E164 = Annotated[
+    str,
+    PlainValidator(check_e164),
+    WithJsonSchema({"type": "string", "pattern": r"^\+[1-9]\d{6,14}$", "format": "e164"}),
+]
+
+# Member ids start with U or W, channels with C, G (private) or D (direct message).
+_SLACK_ID = re.compile(r"[UWCGD][A-Z0-9]{6,20}")
+_SLACK_WORKSPACE = re.compile(r"T[A-Z0-9]{6,20}")
+
+
+def check_slack_id(value: Any) -> str:
+    if not isinstance(value, str) or not _SLACK_ID.fullmatch(value):
+        raise _invalid_number()
+    return value
+
+
+def _check_workspace(value: str) -> str:
+    if not _SLACK_WORKSPACE.fullmatch(value):
+        raise PydanticCustomError(
+            "invalid_request", "from must be a slack workspace id such as T0123ABCD"
+        )
+    return value
+
+
+SlackId = Annotated[
+    str,
+    PlainValidator(check_slack_id),
+    WithJsonSchema({"type": "string", "pattern": r"^[UWCGD][A-Z0-9]{6,20}$"}),
+]
+SlackWorkspaceId = Annotated[str, AfterValidator(_check_workspace)]
+
+
+def _check_http_url(value: str) -> str:
+    if not re.match(r"https?://[^\s/]+", value):
+        raise PydanticCustomError("invalid_request", "must be an http or https URL")
+    return value
+
+
+HttpUrl = Annotated[
+    str, AfterValidator(_check_http_url), Field(json_schema_extra={"format": "uri"})
+]

@@ -1,0 +1,78 @@
+"""Channel cards: stored routes addressed by one channel id (``ch_`` + 24 characters)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import model_validator
+from pydantic_core import PydanticCustomError
+
+from ._base import (
+    FollowUpTime,
+    RequestModel,
+    ResponseModel,
+    Timestamp,
+    WaitTime,
+    check_e164,
+    check_slack_id,
+)
+
+__all__ = ["ChannelCard", "ChannelCardCreateRequest", "ChannelType"]
+
+ChannelType = Literal["sms", "whatsapp", "slack", "call"]
+
+
+class ChannelCardCreateRequest(RequestModel):
+    """``POST /channels``. sms and whatsapp need ``to`` (a number) and ``waitTime``; slack
+    a member or channel id and ``waitTime``; call a number. ``messageTemplate`` wraps the
+    agent's ``{{message}}`` and may use ``{{waitTime}}``."""
+
+    type: ChannelType
+    to: str
+    wait_time: WaitTime | None = None
+    follow_up_time: FollowUpTime | None = None
+    message_template: str | None = None
+    response_template: str | None = None
+    no_response_template: str | None = None
+    reply_link: bool = False
+
+    @model_validator(mode="after")
+    def _by_type(self) -> ChannelCardCreateRequest:
+        try:
+            check_slack_id(self.to) if self.type == "slack" else check_e164(self.to)
+        except PydanticCustomError:
+            raise PydanticCustomError(
+                "invalid_to_number", "invalid to number", {"field": "to"}
+            ) from None
+        if self.type != "call" and self.wait_time is None:
+            raise PydanticCustomError(
+                "invalid_request",
+                "waitTime is required for a {type} card",
+                {"field": "waitTime", "type": self.type},
+            )
+        if self.type == "call" and self.reply_link:
+            raise PydanticCustomError(
+                "invalid_request",
+                "replyLink is only for sms, whatsapp and slack cards",
+                {"field": "replyLink"},
+            )
+        if self.message_template is not None and "{{message}}" not in self.message_template:
+            raise PydanticCustomError(
+                "invalid_request",
+                "messageTemplate must contain {{message}}",
+                {"field": "messageTemplate"},
+            )
+        return self
+
+
+class ChannelCard(ResponseModel):
+    id: str
+    type: ChannelType
+    to: str
+    wait_time: int | float | None = None
+    follow_up_time: int | float | None = None
+    message_template: str | None = None
+    response_template: str
+    no_response_template: str
+    reply_link: bool = False
+    created_at: Timestamp

@@ -1,0 +1,70 @@
+"""The three events a webhook receives, as one discriminated union on ``eventType``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, TypeAdapter
+
+from ._base import ResponseModel
+
+__all__ = [
+    "CallConversationEndedEvent",
+    "CallConversationEndedPayload",
+    "Event",
+    "FormReceivedEvent",
+    "FormReceivedPayload",
+    "Medium",
+    "MessageReceivedEvent",
+    "MessageReceivedPayload",
+    "event_adapter",
+]
+
+Medium = Literal["sms", "whatsapp", "slack"]
+
+
+class MessageReceivedPayload(ResponseModel):
+    """An inbound message; ``interaction_id`` is set when it replies to an interaction."""
+
+    interaction_id: str | None = None
+    medium: Medium
+    from_: str = Field(alias="from")
+    to: str
+    body: str
+    media_urls: list[str] = Field(default_factory=list)
+
+
+class FormReceivedPayload(ResponseModel):
+    interaction_id: str
+    values: dict[str, str]
+
+
+class CallConversationEndedPayload(ResponseModel):
+    interaction_id: str
+    summary: str
+    from_: str = Field(alias="from")
+    to: str
+
+
+class MessageReceivedEvent(ResponseModel):
+    event_type: Literal["message.received"] = "message.received"
+    payload: MessageReceivedPayload
+
+
+class FormReceivedEvent(ResponseModel):
+    event_type: Literal["form.received"] = "form.received"
+    payload: FormReceivedPayload
+
+
+class CallConversationEndedEvent(ResponseModel):
+    event_type: Literal["call.conversation.ended"] = "call.conversation.ended"
+    payload: CallConversationEndedPayload
+
+
+Event = Annotated[
+    MessageReceivedEvent | FormReceivedEvent | CallConversationEndedEvent,
+    Field(discriminator="event_type"),
+]
+
+event_adapter: TypeAdapter[Event] = TypeAdapter(Event)
+"""``event_adapter.validate_json(body)`` parses any delivery into its typed event."""

@@ -1,0 +1,32 @@
+"""Interaction status, as ``GET /interactions/{id}/status`` returns it."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from ._base import ResponseModel, Timestamp
+from .events import Event
+
+__all__ = ["MAX_STATUS_WAIT", "InteractionChannel", "InteractionKind", "InteractionStatus"]
+
+InteractionKind = Literal["message", "form", "call"]
+InteractionChannel = Literal["sms", "whatsapp", "slack", "call"]
+
+MAX_STATUS_WAIT = 60
+"""``?wait=`` holds a status request at most this many seconds."""
+
+
+class InteractionStatus(ResponseModel):
+    """``result`` is the event that reported the response (``{eventType, payload}``),
+    present once the interaction completed with one."""
+
+    interaction_id: str
+    status: Literal["pending", "ended"]
+    created_at: Timestamp
+    kind: InteractionKind
+    channel: InteractionChannel
+    result: Event | None = None
+
+    @property
+    def ended(self) -> bool:
+        return self.status == "ended"

@@ -1,0 +1,85 @@
+"""Message requests (sms, whatsapp, slack, channel card) and the reply they return."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from ._base import (
+    E164,
+    FollowUpTime,
+    RequestModel,
+    ResponseModel,
+    SlackId,
+    SlackWorkspaceId,
+    WaitTime,
+)
+
+__all__ = [
+    "DEFAULT_NO_RESPONSE_TEMPLATE",
+    "DEFAULT_RESPONSE_TEMPLATE",
+    "ChannelMessageRequest",
+    "MessageResponse",
+    "SMSMessageRequest",
+    "SlackMessageRequest",
+    "WhatsAppMessageRequest",
+]
+
+DEFAULT_RESPONSE_TEMPLATE = "Human response: {{message}}"
+DEFAULT_NO_RESPONSE_TEMPLATE = "Human did not respond. Continue where you left off."
+
+
+class _MessageRequest(RequestModel):
+    message: str = Field(min_length=1)
+    wait_time: WaitTime | None = None
+    follow_up_time: FollowUpTime | None = None
+
+
+class SMSMessageRequest(_MessageRequest):
+    """``POST /messages/sms``. ``from`` defaults to the account's reserved number."""
+
+    to: E164
+    from_: E164 | None = Field(default=None, alias="from")
+
+
+class WhatsAppMessageRequest(_MessageRequest):
+    """``POST /messages/whatsapp`` from the shared account (the service wraps the text)."""
+
+    to: E164
+
+
+class SlackMessageRequest(_MessageRequest):
+    """``POST /messages/slack``. The human must reply in the message's thread."""
+
+    to: SlackId
+    from_: SlackWorkspaceId | None = Field(default=None, alias="from")
+
+
+class ChannelMessageRequest(RequestModel):
+    """``POST /messages/{channel_id}``: the card supplies recipient, windows, templates."""
+
+    message: str = Field(min_length=1)
+
+
+class MessageResponse(ResponseModel):
+    """What a message request returns.
+
+    Without ``waitTime``: ``interaction_id`` and ``status`` only. With it: ``responded``
+    tells whether the human answered inside the window; ``response`` is the text for the
+    agent (the response template applied, or the no-response text); ``reply`` is the
+    human's raw text. A timeout is a normal result, never an exception.
+    """
+
+    interaction_id: str
+    status: Literal["pending", "ended"]
+    responded: bool | None = None
+    response: str | None = None
+    reply: str | None = None
+
+    @property
+    def text(self) -> str:
+        """The text as the agent should see it."""
+        if self.response is not None:
+            return self.response
+        return f"Message sent; interaction {self.interaction_id} is {self.status}."

@@ -1,0 +1,62 @@
+"""The sandbox API: the human's side of the embedded service."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from ._base import RequestModel, ResponseModel, Timestamp
+from .calls import CallOutcome
+from .events import Medium
+
+__all__ = [
+    "DeliveryKind",
+    "SandboxCallOutcomeRequest",
+    "SandboxDelivery",
+    "SandboxInboundCallRequest",
+    "SandboxReplyRequest",
+]
+
+DeliveryKind = Literal["message", "form", "call"]
+
+
+class SandboxDelivery(ResponseModel):
+    """What reached a recipient, ``text`` exactly as they see it (templates applied)."""
+
+    id: str
+    interaction_id: str | None = None
+    channel: Literal["sms", "whatsapp", "slack", "call"]
+    kind: DeliveryKind
+    from_: str | None = Field(default=None, alias="from")
+    to: str
+    text: str
+    form_url: str | None = None
+    created_at: Timestamp
+
+
+class SandboxReplyRequest(RequestModel):
+    """The human texts back: ``from`` is the human, ``to`` the number or workspace that
+    sent the message. For slack, ``interactionId`` means "in that message's thread"."""
+
+    channel: Medium
+    from_: str = Field(alias="from")
+    to: str
+    body: str
+    interaction_id: str | None = None
+    media_urls: list[str] | None = None
+
+
+class SandboxCallOutcomeRequest(RequestModel):
+    """The callee ends an outbound call."""
+
+    outcome: CallOutcome
+    summary: str | None = None
+
+
+class SandboxInboundCallRequest(RequestModel):
+    """Someone calls a reserved number and leaves a message."""
+
+    from_: str = Field(alias="from")
+    to: str
+    summary: str

@@ -1,0 +1,40 @@
+"""Every tunable of the service in one place, so tests can make windows and retries fast."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DEFAULT_HUMAN_PHONE = "+12025550100"
+"""The inbox's default human on the embedded service; never handed out as reservable."""
+DEFAULT_HUMAN_SLACK = "U0HUMAN0001"
+SHARED_SMS_NUMBER = "+12025550199"
+"""The shared number texts come from when the account has no reserved number."""
+SHARED_WHATSAPP_NUMBER = "+12025550198"
+SHARED_SLACK_WORKSPACE = "T0SHARED01"
+
+
+@dataclass
+class ServiceConfig:
+    db_path: str = ":memory:"
+    """SQLite file, or ``:memory:`` for tests."""
+    public_url: str = "http://127.0.0.1:8765"
+    """Base address as seen by clients and browsers: form links are built from it."""
+    local_mode: bool = True
+    """Loopback webhook targets allowed (the default when serving on loopback)."""
+    sandbox_enabled: bool = True
+
+    webhook_timeout: float = 10.0
+    webhook_retry_base: float = 1.0
+    """First retry delay; doubles each try."""
+    webhook_max_attempts: int = 8
+
+    rate_limit_requests: int = 600
+    rate_limit_window: float = 60.0
+    spam_recipients: int = 25
+    """The same text to this many distinct recipients inside ``spam_window`` suspends."""
+    spam_window: float = 600.0
+
+    max_body_bytes: int = 1 << 20
+    idempotency_ttl: float = 24 * 3600.0
+    phone_call_limit: float = 300.0
+    max_status_wait: float = 60.0

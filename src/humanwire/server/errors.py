@@ -1,0 +1,60 @@
+"""Errors the engine raises; the HTTP layer turns each into DESIGN.md's error body."""
+
+from __future__ import annotations
+
+
+class ServiceError(Exception):
+    status = 400
+    code = "invalid_request"
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+
+class InvalidRequest(ServiceError):
+    status, code = 400, "invalid_request"
+
+
+class InvalidToNumber(ServiceError):
+    status, code = 400, "invalid_to_number"
+
+    def __init__(self, message: str = "invalid to number", *, field: str | None = "to") -> None:
+        super().__init__(message, field=field)
+
+
+class Unauthorized(ServiceError):
+    status, code = 401, "unauthorized"
+
+
+class AccountSuspended(ServiceError):
+    status, code = 403, "account_suspended"
+
+
+class NotFound(ServiceError):
+    status, code = 404, "not_found"
+
+
+class Conflict(ServiceError):
+    status, code = 409, "conflict"
+
+
+class Gone(ServiceError):
+    status, code = 410, "gone"
+
+
+class PayloadTooLarge(ServiceError):
+    status, code = 413, "payload_too_large"
+
+
+class RateLimited(ServiceError):
+    status, code = 429, "rate_limited"
+
+    def __init__(self, message: str, *, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class CallTimeout(ServiceError):
+    status, code = 504, "timeout"

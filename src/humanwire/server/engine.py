@@ -15,7 +15,7 @@ store on ``start()`` so open windows survive a restart.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -117,6 +117,20 @@ class Engine:
     def check_limits(self, account: Account) -> None:
         """Raises ``AccountSuspended`` or ``RateLimited`` (with ``retry_after``). The
         HTTP layer calls it once per authenticated request."""
+        raise NotImplementedError
+
+    async def idempotent(
+        self,
+        account: Account,
+        key: str,
+        fingerprint: str,
+        run: Callable[[], Awaitable[tuple[int, bytes]]],
+    ) -> tuple[int, bytes]:
+        """Runs ``run`` (which produces the HTTP status and body) at most once per
+        ``(account, key)`` within ``config.idempotency_ttl``: a later call with the same
+        key and ``fingerprint`` (method, path and a hash of the body) returns the stored
+        result; one arriving while the first is still held waits for it; a different
+        fingerprint raises ``Conflict``. Results are stored, so a restart keeps them."""
         raise NotImplementedError
 
     # -- sends: each delivers through the provider, then holds for waitTime -----

@@ -1,13 +1,54 @@
-"""Server-side validation of a submitted form, with the rules the browser applies too.
+"""Server-side validation of a submitted form, with the rules the browser applies too
+(``static/form.js`` mirrors each rule; the server is the authority).
 
-CONTRACT (owned by the pages work; the engine calls it from ``submit_form``)."""
+The engine calls ``validate_submission`` from ``submit_form``; the form page calls it
+first to re-render a refused submission with the person's input and the messages."""
 
 from __future__ import annotations
 
-from humanwire.types import Form
+import re
+from collections.abc import Mapping
+
+import phonenumbers
+from email_validator import EmailNotValidError, validate_email
+
+from humanwire.types import Form, FormField
+
+from .address import AddressValidator, get_address_validator
+
+__all__ = [
+    "FALSE_VALUES",
+    "MAX_VALUE_LENGTH",
+    "TRUE_VALUES",
+    "format_content",
+    "normalize_phone",
+    "validate_submission",
+]
+
+MAX_VALUE_LENGTH = 10_000
+"""Longest accepted answer to one field (characters)."""
+
+TRUE_VALUES = frozenset({"true", "on", "yes", "1"})
+"""What a checkbox may be posted as when ticked (a browser sends ``on``)."""
+FALSE_VALUES = frozenset({"false", "off", "no", "0", ""})
+
+REQUIRED_MESSAGE = "This field is required."
+CHECKBOX_REQUIRED_MESSAGE = "Tick this box to continue."
+EMAIL_MESSAGE = "Enter a valid email address, like name@example.com."
+PHONE_MESSAGE = "Enter a valid phone number for the chosen country."
+PHONE_COUNTRY_MESSAGE = "Choose a country code, or start the number with + and the country code."
+SELECT_MESSAGE = "Choose one of the options."
+CHECKBOX_MESSAGE = "A checkbox is either ticked or not."
+TOO_LONG_MESSAGE = f"This answer is too long (at most {MAX_VALUE_LENGTH} characters)."
+UNKNOWN_FIELD_MESSAGE = "This form has no such field."
 
 
-def validate_submission(form: Form, raw: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+def validate_submission(
+    form: Form,
+    raw: Mapping[str, str],
+    *,
+    address_validator: AddressValidator | None = None,
+) -> tuple[dict[str, str], dict[str, str]]:
     """Checks ``raw`` (field id → submitted text, as a browser or JSON post sends it)
     against ``form``: required, email, phone number (parsed, stored as E.164), select
     value among the options, checkbox, regex rules (search semantics), address (the
@@ -17,11 +58,111 @@ def validate_submission(form: Form, raw: dict[str, str]) -> tuple[dict[str, str]
     ``"true"``/``"false"``, phone in E.164, unanswered optional fields left out);
     ``errors`` maps field id to the message shown under the field. Empty ``errors``
     means the submission is accepted.
+
+    A phone number is posted as one string: E.164 or ``+`` and the country code
+    followed by the national number as typed (``+44 020 7946 0018``); the form page
+    joins its country dropdown and number input that way.
     """
-    raise NotImplementedError
+    addresses = address_validator or get_address_validator()
+    known = {f.id for f in form.fields}
+    values: dict[str, str] = {}
+    errors: dict[str, str] = {}
+    for field_id in raw:
+        if field_id not in known:
+            errors[field_id] = UNKNOWN_FIELD_MESSAGE
+    for form_field in form.fields:
+        text = raw.get(form_field.id)
+        value, error = _check_field(form_field, text, addresses)
+        if error is not None:
+            errors[form_field.id] = error
+        elif value is not None:
+            values[form_field.id] = value
+    return values, errors
 
 
-def format_content(form: Form, values: dict[str, str]) -> str:
+def _check_field(
+    form_field: FormField, text: str | None, addresses: AddressValidator
+) -> tuple[str | None, str | None]:
+    """``(normalized value or None when unanswered, error message or None)``."""
+    if text is not None and not isinstance(text, str):
+        return None, "Send this answer as text."
+    if text is not None and len(text) > MAX_VALUE_LENGTH:
+        return None, TOO_LONG_MESSAGE
+    if form_field.type == "checkbox":
+        return _check_checkbox(form_field, text)
+    answer = (text or "").strip()
+    if not answer:
+        return None, REQUIRED_MESSAGE if form_field.required else None
+
+    if form_field.type == "email":
+        try:
+            answer = validate_email(answer, check_deliverability=False).normalized
+        except EmailNotValidError:
+            return None, EMAIL_MESSAGE
+    elif form_field.type == "phone_number":
+        phone, error = normalize_phone(answer)
+        if error is not None:
+            return None, error
+        answer = phone
+    elif form_field.type == "select":
+        if answer not in {o.value for o in form_field.options or ()}:
+            return None, SELECT_MESSAGE
+    elif form_field.type == "address":
+        check = addresses.validate(answer)
+        if not check.ok:
+            return None, check.message or "Enter a full address."
+        answer = check.normalized or answer
+
+    for rule in form_field.validations or ():
+        # Search semantics, as JavaScript's RegExp.test: the author anchors with ^…$.
+        if not re.search(rule.pattern, answer):
+            return None, rule.title
+    return answer, None
+
+
+def _check_checkbox(form_field: FormField, text: str | None) -> tuple[str | None, str | None]:
+    flag = (text or "").strip().lower()
+    if flag in TRUE_VALUES:
+        return "true", None
+    if flag not in FALSE_VALUES:
+        return None, CHECKBOX_MESSAGE
+    if form_field.required:
+        return None, CHECKBOX_REQUIRED_MESSAGE
+    # An unticked box is an answer ("No"): browsers simply leave it out of the post.
+    return "false", None
+
+
+def normalize_phone(text: str) -> tuple[str, str | None]:
+    """``(E.164, None)`` or ``("", message)``. ``00`` is taken as the international
+    prefix; without a country code the number cannot be placed."""
+    compact = text.strip()
+    if compact.startswith("00"):
+        compact = "+" + compact[2:]
+    if not compact.startswith("+"):
+        return "", PHONE_COUNTRY_MESSAGE
+    try:
+        parsed = phonenumbers.parse(compact, None)
+    except phonenumbers.NumberParseException:
+        return "", PHONE_MESSAGE
+    if not phonenumbers.is_valid_number(parsed):
+        return "", PHONE_MESSAGE
+    return phonenumbers.format_number(parsed, phonenumbers.PhoneNumberFormat.E164), None
+
+
+def format_content(form: Form, values: Mapping[str, str]) -> str:
     """One ``label: value`` line per answered field, in field order; a select shows its
     option's label, a checkbox ``Yes`` or ``No``."""
-    raise NotImplementedError
+    lines: list[str] = []
+    for form_field in form.fields:
+        value = values.get(form_field.id)
+        if value is None:
+            continue
+        if form_field.type == "checkbox":
+            shown = "Yes" if value == "true" else "No"
+        elif form_field.type == "select":
+            labels = {o.value: o.label for o in form_field.options or ()}
+            shown = labels.get(value, value)
+        else:
+            shown = value
+        lines.append(f"{form_field.label}: {shown}")
+    return "\n".join(lines)

@@ -91,9 +91,11 @@ def _seconds(low: float, high: float, name: str) -> Any:
                 "invalid_request", f"{name} must be a number of seconds from {low:g} to {high:g}"
             )
         if not (low <= value <= high):
+            # A huge JSON integer cannot be formatted as a float (OverflowError → a 500).
+            got = f"{value:g}" if isinstance(value, float) or abs(value) < 10**15 else "more"
             raise PydanticCustomError(
                 "invalid_request",
-                f"{name} must be from {low:g} to {high:g} seconds, got {value:g}",
+                f"{name} must be from {low:g} to {high:g} seconds, got {got}",
             )
         return value
 

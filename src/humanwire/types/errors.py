@@ -16,6 +16,7 @@ ErrorCode = Literal[
     "unauthorized",
     "account_suspended",
     "not_found",
+    "method_not_allowed",
     "gone",
     "conflict",
     "payload_too_large",

@@ -1,0 +1,212 @@
+"""The ``humanwire`` command.
+
+``humanwire serve``            runs the service in the foreground and prints its base URL,
+                               an API key and the inbox address;
+``humanwire accounts create``  creates another account on a database and prints its key
+                               (also while a service runs on that database);
+``humanwire demo [--auto]``    an agent pipeline reaching a human through the embedded service.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import importlib
+import os
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from humanwire.server.runner import ServiceRunner
+
+__all__ = ["build_parser", "main"]
+
+DEFAULT_PORT = 8765
+
+
+def _default_db() -> str:
+    from humanwire.server.embedded import embedded_home
+
+    return str(embedded_home() / "humanwire.db")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="humanwire",
+        description="Let AI agents reach humans over SMS, WhatsApp, Slack, forms and calls.",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    serve = commands.add_parser("serve", help="run the service in the foreground")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help="port (default 8765)")
+    serve.add_argument(
+        "--db", default=None, help="SQLite database (default ~/.humanwire/humanwire.db)"
+    )
+    serve.add_argument("--api-key", default=None, help="API key to use (created if missing)")
+    serve.add_argument(
+        "--public-url", default=None, help="address clients and browsers reach the service at"
+    )
+
+    accounts = commands.add_parser("accounts", help="manage accounts")
+    account_commands = accounts.add_subparsers(
+        dest="accounts_command", metavar="ACTION", required=True
+    )
+    create = account_commands.add_parser("create", help="create an account and print its API key")
+    create.add_argument(
+        "--db", default=None, help="SQLite database (default ~/.humanwire/humanwire.db)"
+    )
+    create.add_argument("--name", default=None, help="a name for the account")
+
+    demo = commands.add_parser("demo", help="run the demo: an agent reaching a human")
+    demo.add_argument("--auto", action="store_true", help="play the human automatically")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "serve":
+        return _serve(args)
+    if args.command == "accounts":
+        return _accounts_create(args)
+    return _demo(auto=args.auto)
+
+
+# -- serve ------------------------------------------------------------------------------
+def _key_file(db_path: str) -> Path | None:
+    """Where ``serve`` keeps the key it created for a database (only a hash is in it)."""
+    if db_path == ":memory:":
+        return None
+    return Path(db_path).with_suffix(".key")
+
+
+def _read_key(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        key = path.read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return key or None
+
+
+def _write_key(path: Path | None, key: str) -> None:
+    if path is None:
+        return
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(key + "\n")
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from humanwire.server.config import ServiceConfig
+    from humanwire.server.embedded import embedded_home
+    from humanwire.server.runner import ServiceRunner, is_loopback
+
+    db_path = args.db or _default_db()
+    if db_path != ":memory:":
+        Path(db_path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        db_path = str(Path(db_path).expanduser())
+    local = is_loopback(args.host)
+    config = ServiceConfig(db_path=db_path, local_mode=local)
+    runner = ServiceRunner(config, args.host, args.port, public_url=args.public_url)
+    try:
+        runner.start()
+    except OSError as exc:
+        print(f"humanwire: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
+        return 1
+    except RuntimeError as exc:
+        print(f"humanwire: {exc}", file=sys.stderr)
+        return 1
+
+    try:
+        key_file = _key_file(db_path)
+        key = args.api_key or _read_key(key_file)
+        if key is None or not runner.authenticate(key):
+            key = runner.create_account("default", api_key=key)
+        if not args.api_key:
+            _write_key(key_file, key)
+        if local and not args.public_url and Path(db_path).parent == embedded_home():
+            # Lets clients without a base URL (embedded mode) find and share this service.
+            _record_for_embedded(runner.base_url, key)
+
+        base_url = runner.base_url
+        print(f"Base URL: {base_url}", flush=True)
+        print(f"API key:  {key}", flush=True)
+        print(f"Inbox:    {base_url}/inbox", flush=True)
+        print(
+            f"humanwire: serving (local mode {'on' if local else 'off'}); Ctrl+C to stop.\n"
+            f"  export HUMANWIRE_BASE_URL={base_url} HUMANWIRE_API_KEY={key}",
+            file=sys.stderr,
+            flush=True,
+        )
+        _wait_for_stop(runner)
+    finally:
+        runner.stop()
+    return 0
+
+
+def _record_for_embedded(base_url: str, key: str) -> None:
+    from humanwire.server.embedded import record_embedded_service
+
+    with contextlib.suppress(OSError):
+        record_embedded_service(base_url, key)
+
+
+def _wait_for_stop(runner: ServiceRunner) -> None:
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = signal.signal(signal.SIGTERM, on_signal)
+    try:
+        while runner.running and not stop.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    print("humanwire: stopping", file=sys.stderr, flush=True)
+
+
+# -- accounts create ------------------------------------------------------------------------
+def _accounts_create(args: argparse.Namespace) -> int:
+    from humanwire.server.config import ServiceConfig
+    from humanwire.server.engine import Engine
+
+    db_path = str(Path(args.db or _default_db()).expanduser())
+    Path(db_path).parent.mkdir(parents=True, exist_ok=True)
+    # The store is opened directly (SQLite in WAL mode), so this works while a service
+    # runs on the same database.
+    engine = Engine(ServiceConfig(db_path=db_path))
+    try:
+        _account, key = engine.create_account(args.name)
+    finally:
+        with contextlib.suppress(Exception):
+            asyncio.run(engine.close())
+    print(key, flush=True)
+    return 0
+
+
+# -- demo ---------------------------------------------------------------------------------
+def _demo(*, auto: bool) -> int:
+    try:
+        demo = importlib.import_module("humanwire.demo")
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("humanwire.demo",):
+            raise
+        print("humanwire: the demo is not available in this version.", file=sys.stderr)
+        return 1
+    result = demo.main(auto=auto)
+    return result if isinstance(result, int) else 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

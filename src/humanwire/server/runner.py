@@ -1,0 +1,279 @@
+"""Run the service under uvicorn in a background thread with its own event loop.
+
+Used by the embedded mode, ``humanwire serve`` and the pytest plugin::
+
+    with ServiceRunner(ServiceConfig(db_path="hw.db")) as runner:
+        key = runner.create_account("me")
+        print(runner.base_url)
+
+The socket is bound before the app is built, so with ``port=0`` the real port is known
+and ``config.public_url`` (which form links are built from) is the real address.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import logging
+import socket
+import threading
+from collections.abc import Callable
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from .config import ServiceConfig
+
+if TYPE_CHECKING:
+    import uvicorn
+
+    from .engine import Engine
+
+__all__ = ["ServiceRunner", "format_base_url"]
+
+logger = logging.getLogger("humanwire")
+
+T = TypeVar("T")
+
+_START_TIMEOUT = 30.0
+_STOP_TIMEOUT = 15.0
+_GRACEFUL_SHUTDOWN = 3
+"""Seconds held requests (waits, long polls) get to finish before they are cancelled."""
+
+
+def format_base_url(host: str, port: int, scheme: str = "http") -> str:
+    """``http://host:port``; IPv6 hosts in brackets, wildcard binds shown as loopback."""
+    if host in ("", "0.0.0.0"):
+        host = "127.0.0.1"
+    elif host == "::":
+        host = "::1"
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{scheme}://{host}:{port}"
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class ServiceRunner:
+    """The service on ``host:port`` (``port=0``: a free port) in a daemon thread.
+
+    ``public_url`` keeps a given public address (behind a proxy); without it,
+    ``config.public_url`` is set to the real bound address before the app is built.
+    """
+
+    def __init__(
+        self,
+        config: ServiceConfig,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        public_url: str | None = None,
+    ) -> None:
+        self.config = config
+        self.host = host
+        self.requested_port = port
+        self._public_url = public_url.rstrip("/") if public_url else None
+        self._port: int | None = None
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._server: uvicorn.Server | None = None
+        self._engine: Engine | None = None
+        self._ready = threading.Event()
+        self._failure: BaseException | None = None
+        self._lock = threading.Lock()
+
+    # -- lifecycle ----------------------------------------------------------------
+    @property
+    def port(self) -> int:
+        if self._port is None:
+            raise RuntimeError("the service is not started")
+        return self._port
+
+    @property
+    def base_url(self) -> str:
+        """The address clients use: the public URL when one was given, else the bound one."""
+        if self._port is None:
+            raise RuntimeError("the service is not started")
+        return self.config.public_url
+
+    @property
+    def bound_url(self) -> str:
+        """The address the socket is bound to (loopback form for wildcard binds)."""
+        return format_base_url(self.host, self.port)
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive() and self._ready.is_set()
+
+    @property
+    def engine(self) -> Engine:
+        """The engine; only touch it on the server's loop (see ``call``)."""
+        if self._engine is None:
+            raise RuntimeError("the service is not started")
+        return self._engine
+
+    def start(self) -> ServiceRunner:
+        """Binds the socket, starts the thread, blocks until the app's lifespan has run
+        and the server accepts connections. Raises ``OSError`` when the port is taken and
+        ``RuntimeError`` when the app fails to start."""
+        with self._lock:
+            if self._thread is not None:
+                return self
+            sock = self._bind()
+            self._port = sock.getsockname()[1]
+            self.config.public_url = self._public_url or format_base_url(self.host, self._port)
+            self._failure = None
+            self._ready.clear()
+            thread = threading.Thread(
+                target=self._run, args=(sock,), name=f"humanwire-service-{self._port}", daemon=True
+            )
+            self._thread = thread
+            thread.start()
+        # Readiness: the thread sets the event once uvicorn is serving, or on failure.
+        if not self._ready.wait(_START_TIMEOUT):
+            self.stop()
+            raise RuntimeError(f"the humanwire service did not start within {_START_TIMEOUT}s")
+        if self._failure is not None or not thread.is_alive():
+            failure = self._failure
+            thread.join(_STOP_TIMEOUT)
+            self._reset()
+            raise RuntimeError(f"the humanwire service failed to start: {failure!r}") from failure
+        logger.debug("humanwire service listening at %s", self.bound_url)
+        return self
+
+    def stop(self) -> None:
+        """Graceful stop: held requests get a few seconds, then the app's lifespan closes
+        the engine; the port and the database are released when this returns."""
+        with self._lock:
+            thread, server = self._thread, self._server
+            if thread is None:
+                return
+            if server is not None:
+                # uvicorn's main loop checks this flag every 0.1 s.
+                server.should_exit = True
+            thread.join(_STOP_TIMEOUT)
+            if thread.is_alive() and server is not None:
+                server.force_exit = True
+                thread.join(_STOP_TIMEOUT)
+            self._reset()
+
+    def _reset(self) -> None:
+        self._thread = None
+        self._server = None
+        self._loop = None
+        self._engine = None
+
+    def __enter__(self) -> ServiceRunner:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    # -- talking to the engine from other threads ------------------------------------
+    def call(self, function: Callable[..., T], *args: Any, timeout: float = 30.0) -> T:
+        """Runs ``function(*args)`` on the server's event loop thread and returns its
+        result: the engine and its SQLite connection belong to that thread."""
+        loop = self._loop
+        if loop is None or not self.running:
+            raise RuntimeError("the service is not running")
+
+        async def run() -> T:
+            return function(*args)
+
+        return asyncio.run_coroutine_threadsafe(run(), loop).result(timeout)
+
+    def create_account(self, name: str | None = None, *, api_key: str | None = None) -> str:
+        """Creates an account (with ``api_key`` when given) and returns its API key."""
+        _account, key = self.call(self.engine.create_account, name, api_key)
+        return key
+
+    def authenticate(self, api_key: str) -> bool:
+        return self.call(self.engine.authenticate, api_key) is not None
+
+    # -- the thread -------------------------------------------------------------------
+    def _bind(self) -> socket.socket:
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            # SO_REUSEADDR lets a restart reuse a port in TIME_WAIT; it does not let two
+            # listeners share a port on Linux/macOS, so a busy port still fails here.
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((self.host, self.requested_port))
+            sock.listen(128)
+            sock.setblocking(False)
+        except BaseException:
+            sock.close()
+            raise
+        return sock
+
+    def _run(self, sock: socket.socket) -> None:
+        try:
+            asyncio.run(self._serve(sock))
+        except BaseException as exc:  # SystemExit from uvicorn on a failed startup too
+            if not self._ready.is_set():
+                self._failure = exc
+            else:
+                logger.exception("humanwire service stopped with an error")
+        finally:
+            sock.close()
+            self._ready.set()
+
+    async def _serve(self, sock: socket.socket) -> None:
+        import uvicorn
+
+        from .app import create_app
+        from .engine import Engine
+
+        self._loop = asyncio.get_running_loop()
+        # Built in this thread: the engine's SQLite connection is used from this loop only.
+        engine = Engine(self.config)
+        self._engine = engine
+        app = create_app(self.config, engine=engine)
+        uv_config = uvicorn.Config(
+            app,
+            log_level="warning",
+            lifespan="on",
+            loop="asyncio",
+            timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN,
+            access_log=False,
+        )
+        server = _ThreadServer(uv_config, self._ready)
+        self._server = server
+        await server.serve(sockets=[sock])
+
+
+def _make_thread_server() -> type[uvicorn.Server]:
+    import uvicorn
+
+    class ThreadServer(uvicorn.Server):
+        def __init__(self, config: uvicorn.Config, ready: threading.Event) -> None:
+            super().__init__(config)
+            self._ready_event = ready
+
+        def install_signal_handlers(self) -> None:  # uvicorn < 0.29
+            pass
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started:
+                self._ready_event.set()
+
+    return ThreadServer
+
+
+def _ThreadServer(config: uvicorn.Config, ready: threading.Event) -> uvicorn.Server:
+    # The subclass is built lazily so importing this module does not import uvicorn.
+    cls: Any = _make_thread_server()
+    server: uvicorn.Server = cls(config, ready)
+    return server

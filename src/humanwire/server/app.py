@@ -1,0 +1,62 @@
+"""The service's ASGI application: the API of DESIGN.md, the sandbox API, and the pages.
+
+``create_app`` builds it around one ``Engine``; the app owns the engine's life: it is
+started in the serving event loop at startup and closed at shutdown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.routing import BaseRoute
+
+from .config import ServiceConfig
+from .engine import Engine
+from .http_body import BodyLimitMiddleware
+from .http_errors import exception_handlers
+from .openapi import build_openapi
+from .routes import api_operations, to_route
+
+__all__ = ["create_app"]
+
+
+def _page_routes(engine: Engine, config: ServiceConfig) -> list[BaseRoute]:
+    try:  # the pages module lands in parallel; until then the API runs without pages
+        from .pages import page_routes  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return []
+    return list(page_routes(engine, config))
+
+
+def create_app(config: ServiceConfig | None = None, engine: Engine | None = None) -> Starlette:
+    if config is None:
+        given = getattr(engine, "config", None)
+        config = given if isinstance(given, ServiceConfig) else ServiceConfig()
+    service_engine = engine if engine is not None else Engine(config)
+    operations = api_operations(sandbox_enabled=config.sandbox_enabled)
+    routes: list[BaseRoute] = [to_route(op) for op in operations]
+    routes += _page_routes(service_engine, config)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await service_engine.start()
+        try:
+            yield
+        finally:
+            await service_engine.close()
+
+    app = Starlette(
+        routes=routes,
+        middleware=[Middleware(BodyLimitMiddleware, max_body_bytes=config.max_body_bytes)],
+        exception_handlers=exception_handlers(),
+        lifespan=lifespan,
+    )
+    # An API answers /webhooks/ with a 404 body, not a redirect a POST would not follow.
+    app.router.redirect_slashes = False
+    app.state.engine = service_engine
+    app.state.config = config
+    app.state.openapi = build_openapi(operations, config.public_url)
+    return app

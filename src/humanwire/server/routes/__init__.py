@@ -1,0 +1,26 @@
+"""The API's endpoints, one module per resource. ``api_operations`` is the table both the
+app's routes and the OpenAPI document are built from."""
+
+from __future__ import annotations
+
+from . import calls, channels, forms, interactions, messages, meta, numbers, sandbox, webhooks
+from ._api import Operation, to_route
+
+__all__ = ["Operation", "api_operations", "to_route"]
+
+
+def api_operations(*, sandbox_enabled: bool) -> list[Operation]:
+    """Every operation, in routing order (fixed paths before the ones with parameters)."""
+    table = [
+        *meta.operations(),
+        *messages.operations(),
+        *forms.operations(),
+        *calls.operations(),
+        *interactions.operations(),
+        *numbers.operations(),
+        *webhooks.operations(),
+        *channels.operations(),
+    ]
+    if sandbox_enabled:
+        table += sandbox.operations()
+    return table

@@ -1,0 +1,235 @@
+"""The pipeline every API endpoint runs through, declared once per operation so the app
+and the OpenAPI document are built from the same table.
+
+Order: bearer key → account limits → query check → body read (size-limited) and full
+validation → the engine call (through ``Engine.idempotent`` when the POST carries an
+``Idempotency-Key``) → the response serialized from the wire model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, TypeAdapter
+from starlette.datastructures import QueryParams
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from ..config import ServiceConfig
+from ..engine import Account, Engine
+from ..errors import InvalidRequest, NotFound, Unauthorized
+from ..http_body import parse_json_body
+
+__all__ = [
+    "ApiCall",
+    "Operation",
+    "PathParam",
+    "Payload",
+    "QueryParam",
+    "query_float",
+    "to_route",
+]
+
+M = TypeVar("M", bound=BaseModel)
+Payload = BaseModel | Sequence[BaseModel] | dict[str, Any] | None
+Handler = Callable[["ApiCall"], Awaitable[Payload]]
+
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+REPLAYED_HEADER = "Idempotent-Replayed"
+# Printable ASCII without spaces at the ends, as a header value can carry it.
+_IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]([\x20-\x7e]{0,253}[\x21-\x7e])?")
+_MAX_API_KEY_LENGTH = 512
+
+
+@dataclass(frozen=True)
+class QueryParam:
+    name: str
+    description: str
+    schema: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class PathParam:
+    name: str
+    description: str
+    pattern: str | None = None
+    """A value not matching it is an unknown resource (404) before the body is read."""
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One endpoint: what it takes, what it returns, and the handler that does it."""
+
+    method: Literal["GET", "POST", "DELETE"]
+    path: str
+    handler: Handler
+    operation_id: str
+    summary: str
+    tag: str
+    status: int = 200
+    body: TypeAdapter[Any] | None = None
+    response: TypeAdapter[Any] | None = None
+    """``None``: no body (204)."""
+    query: tuple[QueryParam, ...] = ()
+    auth: bool = True
+    errors: tuple[int, ...] = ()
+    """Statuses this operation adds to the common ones (400, 401, 403, 429)."""
+    description: str = ""
+    path_params: tuple[PathParam, ...] = ()
+
+
+@dataclass
+class ApiCall:
+    """What a handler gets: the validated body, the path and query, the account."""
+
+    request: Request
+    engine: Engine
+    config: ServiceConfig
+    body: Any
+    caller: Account | None
+
+    @property
+    def account(self) -> Account:
+        if self.caller is None:  # only the key-less operations lack one
+            raise Unauthorized("this endpoint needs the API key")
+        return self.caller
+
+    @property
+    def query(self) -> QueryParams:
+        return self.request.query_params
+
+    def path(self, name: str) -> str:
+        value = self.request.path_params[name]
+        assert isinstance(value, str)
+        return value
+
+    def body_as(self, model: type[M]) -> M:
+        assert isinstance(self.body, model)
+        return self.body
+
+
+def query_float(call: ApiCall, name: str, low_exclusive: float, high: float) -> float | None:
+    """A number of seconds from the query: ``low_exclusive < value <= high``."""
+    text = call.query.get(name)
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (low_exclusive < value <= high):  # also false for nan
+        raise InvalidRequest(
+            f"{name} must be a number of seconds above {low_exclusive:g} and at most {high:g}",
+            field=name,
+        )
+    return value
+
+
+def _authenticate(request: Request, engine: Engine) -> Account:
+    header = request.headers.get("authorization")
+    if header is None:
+        raise Unauthorized("missing API key: send the header Authorization: Bearer <API_KEY>")
+    scheme, _, token = header.strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        raise Unauthorized("the Authorization header must be: Bearer <API_KEY>")
+    account = engine.authenticate(token) if len(token) <= _MAX_API_KEY_LENGTH else None
+    if account is None:
+        raise Unauthorized("invalid API key")
+    return account
+
+
+def _check_path(request: Request, params: tuple[PathParam, ...]) -> None:
+    for param in params:
+        value = request.path_params.get(param.name, "")
+        if param.pattern is not None and not re.fullmatch(param.pattern, value):
+            raise NotFound(f"no such {param.name.removesuffix('_id')}: {value!r}")
+
+
+def _check_query(request: Request, allowed: tuple[QueryParam, ...]) -> None:
+    names = {param.name for param in allowed}
+    seen: set[str] = set()
+    for name, _ in request.query_params.multi_items():
+        if name not in names:
+            raise InvalidRequest(f"unknown query parameter {name!r}", field=name)
+        if name in seen:
+            raise InvalidRequest(f"query parameter {name!r} given twice", field=name)
+        seen.add(name)
+
+
+def _idempotency_key(request: Request) -> str | None:
+    key = request.headers.get(IDEMPOTENCY_HEADER)
+    if key is None:
+        return None
+    if not _IDEMPOTENCY_KEY.fullmatch(key):
+        raise InvalidRequest(
+            "Idempotency-Key must be 1 to 255 printable ASCII characters",
+            field=IDEMPOTENCY_HEADER,
+        )
+    return key
+
+
+def _wire(item: Any) -> Any:
+    if isinstance(item, BaseModel):
+        return item.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return item
+
+
+def encode(payload: Payload) -> bytes:
+    """A model as ``to_wire()`` writes it (by alias, ``None`` left out)."""
+    if payload is None:
+        return b""
+    if isinstance(payload, (list, tuple)):
+        data: Any = [_wire(item) for item in payload]
+    else:
+        data = _wire(payload)
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _respond(status: int, content: bytes, replayed: bool) -> Response:
+    headers = {REPLAYED_HEADER: "true"} if replayed else None
+    if status == 204 or not content:
+        return Response(status_code=status, headers=headers)
+    return Response(content, status, headers=headers, media_type="application/json")
+
+
+def to_route(operation: Operation) -> Route:
+    async def endpoint(request: Request) -> Response:
+        engine: Engine = request.app.state.engine
+        config: ServiceConfig = request.app.state.config
+        account: Account | None = None
+        if operation.auth:
+            account = _authenticate(request, engine)
+            engine.check_limits(account)
+        _check_path(request, operation.path_params)
+        _check_query(request, operation.query)
+        key = _idempotency_key(request) if operation.method == "POST" else None
+        raw = b""
+        body: Any = None
+        if operation.body is not None:
+            raw = await request.body()
+            body = parse_json_body(raw, request.headers.get("content-type"), operation.body)
+        call = ApiCall(request=request, engine=engine, config=config, body=body, caller=account)
+        ran = False
+
+        async def run() -> tuple[int, bytes]:
+            nonlocal ran
+            ran = True
+            return operation.status, encode(await operation.handler(call))
+
+        if key is None or account is None:
+            status, content = await run()
+        else:
+            digest = hashlib.sha256(raw).hexdigest()
+            fingerprint = f"{request.method} {request.url.path} {digest}"
+            status, content = await engine.idempotent(account, key, fingerprint, run)
+        return _respond(status, content, replayed=not ran)
+
+    endpoint.__name__ = operation.operation_id
+    return Route(operation.path, endpoint, methods=[operation.method], name=operation.operation_id)

@@ -1,0 +1,83 @@
+"""``POST /forms/sms|slack|whatsapp``: a form link goes out, the submission comes back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from humanwire.types import (
+    FormResponse,
+    SlackFormRequest,
+    SMSFormRequest,
+    WhatsAppFormRequest,
+    WhatsAppOwnNumberFormRequest,
+    WhatsAppSharedFormRequest,
+)
+
+from ._api import ApiCall, Operation, Payload
+
+__all__ = ["operations"]
+
+_response = TypeAdapter(FormResponse)
+_whatsapp: TypeAdapter[Any] = TypeAdapter(WhatsAppFormRequest)
+
+
+async def _sms(call: ApiCall) -> Payload:
+    return await call.engine.send_form(call.account, call.body_as(SMSFormRequest))
+
+
+async def _slack(call: ApiCall) -> Payload:
+    return await call.engine.send_form(call.account, call.body_as(SlackFormRequest))
+
+
+async def _whatsapp_form(call: ApiCall) -> Payload:
+    request = call.body
+    assert isinstance(request, (WhatsAppSharedFormRequest, WhatsAppOwnNumberFormRequest))
+    return await call.engine.send_form(call.account, request)
+
+
+_WINDOWS = (
+    " At least one of `waitTime` and `followUpTime` is required; only `waitTime` means "
+    "`followUpTime` 90. Submitted inside `waitTime`: `values` and `content`; otherwise "
+    "the no-response text. Only `followUpTime`: returns at once with `formUrl`."
+)
+
+
+def operations() -> list[Operation]:
+    return [
+        Operation(
+            "POST",
+            "/forms/sms",
+            _sms,
+            operation_id="sendSmsForm",
+            summary="Text a form link",
+            description="`message` may hold `{{url}}`." + _WINDOWS,
+            tag="forms",
+            body=TypeAdapter(SMSFormRequest),
+            response=_response,
+        ),
+        Operation(
+            "POST",
+            "/forms/slack",
+            _slack,
+            operation_id="sendSlackForm",
+            summary="Send a form link over Slack",
+            description="The body of /forms/sms with a slack id in `to`." + _WINDOWS,
+            tag="forms",
+            body=TypeAdapter(SlackFormRequest),
+            response=_response,
+        ),
+        Operation(
+            "POST",
+            "/forms/whatsapp",
+            _whatsapp_form,
+            operation_id="sendWhatsAppForm",
+            summary="Send a form link over WhatsApp",
+            description="Shared-account variant, or own-number variant with `from` and "
+            "`template`." + _WINDOWS,
+            tag="forms",
+            body=_whatsapp,
+            response=_response,
+        ),
+    ]

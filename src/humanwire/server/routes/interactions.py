@@ -1,0 +1,41 @@
+"""``GET /interactions/{interactionId}/status`` (with the ``?wait=`` long-poll)."""
+
+from __future__ import annotations
+
+from pydantic import TypeAdapter
+
+from humanwire.types import InteractionStatus
+
+from ._api import ApiCall, Operation, PathParam, Payload, QueryParam, query_float
+
+__all__ = ["operations"]
+
+
+async def _status(call: ApiCall) -> Payload:
+    wait = query_float(call, "wait", 0, call.config.max_status_wait)
+    return await call.engine.interaction_status(call.account, call.path("interactionId"), wait)
+
+
+def operations() -> list[Operation]:
+    return [
+        Operation(
+            "GET",
+            "/interactions/{interactionId}/status",
+            _status,
+            operation_id="getInteractionStatus",
+            summary="Status of an interaction",
+            description="`result` (the event that reported the response) once it completed "
+            "with one. `?wait=N` holds until the status changes or N seconds pass.",
+            tag="interactions",
+            response=TypeAdapter(InteractionStatus),
+            errors=(404,),
+            path_params=(PathParam("interactionId", "Returned by an earlier request."),),
+            query=(
+                QueryParam(
+                    "wait",
+                    "Seconds to hold for a change (above 0, at most 60).",
+                    {"type": "number", "exclusiveMinimum": 0, "maximum": 60},
+                ),
+            ),
+        ),
+    ]

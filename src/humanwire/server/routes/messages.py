@@ -1,0 +1,98 @@
+"""``POST /messages/sms|whatsapp|slack`` and ``POST /messages/{channel_id}``."""
+
+from __future__ import annotations
+
+from pydantic import TypeAdapter
+
+from humanwire.types import (
+    ChannelMessageRequest,
+    MessageResponse,
+    SlackMessageRequest,
+    SMSMessageRequest,
+    WhatsAppMessageRequest,
+)
+
+from ._api import ApiCall, Operation, PathParam, Payload
+
+__all__ = ["operations"]
+
+CHANNEL_ID = r"ch_[A-Za-z0-9_-]{1,64}"
+"""Anything else after ``/messages/`` is no endpoint at all (404)."""
+_response = TypeAdapter(MessageResponse)
+
+
+async def _send_sms(call: ApiCall) -> Payload:
+    return await call.engine.send_message(call.account, call.body_as(SMSMessageRequest))
+
+
+async def _send_whatsapp(call: ApiCall) -> Payload:
+    return await call.engine.send_message(call.account, call.body_as(WhatsAppMessageRequest))
+
+
+async def _send_slack(call: ApiCall) -> Payload:
+    return await call.engine.send_message(call.account, call.body_as(SlackMessageRequest))
+
+
+async def _send_channel(call: ApiCall) -> Payload:
+    channel_id = call.path("channel_id")
+    request = call.body_as(ChannelMessageRequest)
+    return await call.engine.send_channel_message(call.account, channel_id, request)
+
+
+_WAIT_NOTE = (
+    " With `waitTime` the request is held until the reply or the end of the window; "
+    "a timeout returns the no-response text, never an error."
+)
+
+
+def operations() -> list[Operation]:
+    return [
+        Operation(
+            "POST",
+            "/messages/sms",
+            _send_sms,
+            operation_id="sendSms",
+            summary="Text a human over SMS",
+            description="Sends an SMS." + _WAIT_NOTE,
+            tag="messages",
+            body=TypeAdapter(SMSMessageRequest),
+            response=_response,
+        ),
+        Operation(
+            "POST",
+            "/messages/whatsapp",
+            _send_whatsapp,
+            operation_id="sendWhatsApp",
+            summary="Message a human over WhatsApp",
+            description="Sends a WhatsApp message from the shared account." + _WAIT_NOTE,
+            tag="messages",
+            body=TypeAdapter(WhatsAppMessageRequest),
+            response=_response,
+        ),
+        Operation(
+            "POST",
+            "/messages/slack",
+            _send_slack,
+            operation_id="sendSlack",
+            summary="Message a human over Slack",
+            description="Posts to a member or channel; replies count in the thread." + _WAIT_NOTE,
+            tag="messages",
+            body=TypeAdapter(SlackMessageRequest),
+            response=_response,
+        ),
+        Operation(
+            "POST",
+            "/messages/{channel_id}",
+            _send_channel,
+            operation_id="sendThroughChannel",
+            summary="Send through a channel card",
+            description="The card supplies recipient, windows and templates.",
+            tag="messages",
+            body=TypeAdapter(ChannelMessageRequest),
+            response=_response,
+            errors=(404,),
+            path_params=(
+                PathParam("channel_id", "A channel card id (`ch_` + 24 characters).", CHANNEL_ID),
+            ),
+        ),
+    ]

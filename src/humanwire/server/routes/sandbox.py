@@ -1,0 +1,136 @@
+"""The sandbox API: the human's side of the embedded service (only when
+``config.sandbox_enabled``), scoped to the caller's account like everything else."""
+
+from __future__ import annotations
+
+import time
+
+from pydantic import TypeAdapter
+
+from humanwire.types import (
+    CallResponse,
+    SandboxCallOutcomeRequest,
+    SandboxDelivery,
+    SandboxInboundCallRequest,
+    SandboxReplyRequest,
+)
+
+from ..errors import InvalidRequest, NotFound
+from ._api import ApiCall, Operation, PathParam, Payload, QueryParam, query_float
+
+__all__ = ["operations"]
+
+CHANNELS = ("sms", "whatsapp", "slack", "call")
+
+
+def _matching(call: ApiCall, after: str | None) -> tuple[list[SandboxDelivery], str | None]:
+    """The filtered deliveries (newest first; only those newer than ``after`` when given)
+    and the id of the newest delivery of the account, filter or not."""
+    every = call.engine.list_sandbox_deliveries(call.account)
+    newest = every[0].id if every else None
+    filtered = call.engine.list_sandbox_deliveries(
+        call.account,
+        to=call.query.get("to"),
+        channel=call.query.get("channel"),
+        interaction_id=call.query.get("interactionId"),
+    )
+    if after is None:
+        return filtered, newest
+    ids = [delivery.id for delivery in every]
+    if after not in ids:
+        raise NotFound(f"no such delivery: {after!r}", field="after")
+    newer = set(ids[: ids.index(after)])
+    return [delivery for delivery in filtered if delivery.id in newer], newest
+
+
+async def _deliveries(call: ApiCall) -> Payload:
+    channel = call.query.get("channel")
+    if channel is not None and channel not in CHANNELS:
+        raise InvalidRequest("channel must be sms, whatsapp, slack or call", field="channel")
+    wait = query_float(call, "wait", 0, call.config.max_status_wait)
+    after = call.query.get("after")
+    found, newest = _matching(call, after)
+    if wait is not None:
+        # Event-driven: each wake-up means a new delivery exists; re-check the filter.
+        deadline = time.monotonic() + wait
+        while not found and (remaining := deadline - time.monotonic()) > 0:
+            await call.engine.wait_for_delivery(call.account, newest, remaining)
+            found, newest = _matching(call, after)
+    return found
+
+
+async def _reply(call: ApiCall) -> Payload:
+    await call.engine.sandbox_reply(call.account, call.body_as(SandboxReplyRequest))
+    return None
+
+
+async def _end_call(call: ApiCall) -> Payload:
+    request = call.body_as(SandboxCallOutcomeRequest)
+    return await call.engine.sandbox_end_call(call.account, call.path("interactionId"), request)
+
+
+async def _inbound_call(call: ApiCall) -> Payload:
+    await call.engine.sandbox_inbound_call(call.account, call.body_as(SandboxInboundCallRequest))
+    return None
+
+
+def operations() -> list[Operation]:
+    return [
+        Operation(
+            "GET",
+            "/sandbox/messages",
+            _deliveries,
+            operation_id="listSandboxDeliveries",
+            summary="What reached the human (newest first)",
+            description="`text` exactly as the recipient sees it. With `after` only newer "
+            "deliveries; with `wait` the request is held until one matches.",
+            tag="sandbox",
+            response=TypeAdapter(list[SandboxDelivery]),
+            errors=(404,),
+            query=(
+                QueryParam("to", "Recipient.", {"type": "string"}),
+                QueryParam("channel", "Channel.", {"type": "string", "enum": CHANNELS}),
+                QueryParam("interactionId", "Interaction.", {"type": "string"}),
+                QueryParam("after", "Only deliveries newer than this id.", {"type": "string"}),
+                QueryParam(
+                    "wait",
+                    "Seconds to hold until a delivery matches (above 0, at most 60).",
+                    {"type": "number", "exclusiveMinimum": 0, "maximum": 60},
+                ),
+            ),
+        ),
+        Operation(
+            "POST",
+            "/sandbox/replies",
+            _reply,
+            operation_id="sandboxReply",
+            summary="The human texts back (or writes unsolicited)",
+            description="`from` is the human, `to` the number or workspace that sent.",
+            tag="sandbox",
+            status=204,
+            body=TypeAdapter(SandboxReplyRequest),
+        ),
+        Operation(
+            "POST",
+            "/sandbox/calls/{interactionId}",
+            _end_call,
+            operation_id="sandboxEndCall",
+            summary="The callee ends an outbound call",
+            tag="sandbox",
+            body=TypeAdapter(SandboxCallOutcomeRequest),
+            response=TypeAdapter(CallResponse),
+            errors=(404, 409),
+            path_params=(PathParam("interactionId", "The call interaction."),),
+        ),
+        Operation(
+            "POST",
+            "/sandbox/inbound-calls",
+            _inbound_call,
+            operation_id="sandboxInboundCall",
+            summary="Someone calls a reserved number and leaves a message",
+            tag="sandbox",
+            status=204,
+            body=TypeAdapter(SandboxInboundCallRequest),
+            errors=(404,),
+        ),
+    ]

@@ -1,0 +1,58 @@
+"""Defaults of the client: timeouts, retries, header and environment names."""
+
+from __future__ import annotations
+
+from humanwire.types import MAX_STATUS_WAIT, PHONE_CALL_LIMIT_SECONDS
+
+__all__ = [
+    "API_KEY_ENV",
+    "BASE_URL_ENV",
+    "CALL_END_READ_TIMEOUT",
+    "CHANNEL_MESSAGE_READ_TIMEOUT",
+    "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_MAX_RETRIES",
+    "DEFAULT_READ_TIMEOUT",
+    "IDEMPOTENCY_KEY_HEADER",
+    "MAX_RETRY_AFTER",
+    "MAX_STATUS_WAIT",
+    "MAX_WAIT_TIME",
+    "MIN_POLL_INTERVAL",
+    "PHONE_CALL_READ_TIMEOUT",
+    "RETRY_INITIAL_DELAY",
+    "RETRY_MAX_DELAY",
+    "WAIT_MARGIN",
+]
+
+API_KEY_ENV = "HUMANWIRE_API_KEY"
+BASE_URL_ENV = "HUMANWIRE_BASE_URL"
+
+IDEMPOTENCY_KEY_HEADER = "Idempotency-Key"
+
+DEFAULT_CONNECT_TIMEOUT = 5.0
+DEFAULT_READ_TIMEOUT = 30.0
+"""Read timeout of a request that asks the service to hold nothing open."""
+
+WAIT_MARGIN = 15.0
+"""Added to the wait a request asks for, so the service answers before the client gives up."""
+
+MAX_WAIT_TIME = 600.0
+"""Largest ``waitTime`` the service accepts."""
+
+CALL_END_READ_TIMEOUT = MAX_WAIT_TIME + WAIT_MARGIN
+"""``waitForCallEnd``: a call lasts until the callee ends it, so allow the longest wait."""
+
+PHONE_CALL_READ_TIMEOUT = PHONE_CALL_LIMIT_SECONDS + WAIT_MARGIN
+"""``/phone/call`` is held at most five minutes, then the service answers 504 ``timeout``."""
+
+CHANNEL_MESSAGE_READ_TIMEOUT = MAX_WAIT_TIME + WAIT_MARGIN
+"""A channel card's wait is stored in the service, unknown to the client: allow the longest."""
+
+DEFAULT_MAX_RETRIES = 2
+RETRY_INITIAL_DELAY = 0.5
+"""Upper bound of the first back-off (full jitter draws from 0 to it); doubles per retry."""
+RETRY_MAX_DELAY = 8.0
+MAX_RETRY_AFTER = 60.0
+"""A 429 asking to wait longer than this is raised instead of slept through."""
+
+MIN_POLL_INTERVAL = 1.0
+"""``interactions.wait``: pause between polls when a server answers a long-poll early."""

@@ -1,0 +1,299 @@
+"""The one request pipeline, written once and driven twice.
+
+A request is a *flow*: a generator that yields actions — ``Send`` an HTTP request,
+``Sleep`` for a back-off — and receives their results. Auth, timeouts, idempotency keys,
+retries and error mapping live in the flow, so they exist once; ``SyncDriver`` and
+``AsyncDriver`` are the only code that knows whether I/O blocks or awaits. Multi-step
+operations (``interactions.wait``) are flows built from other flows with ``yield from``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Generator, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Generic, TypeVar
+
+import httpx
+from pydantic import TypeAdapter, ValidationError
+
+from . import _constants as C
+from .errors import (
+    APIConnectionError,
+    APIResponseValidationError,
+    APIStatusError,
+    APITimeoutError,
+    RateLimitError,
+    error_from_response,
+)
+from .types import RequestModel
+
+__all__ = [
+    "AsyncDriver",
+    "ClientOptions",
+    "Flow",
+    "RequestSpec",
+    "Send",
+    "Sleep",
+    "SyncDriver",
+    "default_timeout",
+    "request_flow",
+]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Send:
+    """Send this request; the driver answers with the ``httpx.Response`` or throws the
+    ``httpx.TransportError`` into the flow."""
+
+    method: str
+    url: str
+    headers: dict[str, str]
+    params: dict[str, str] | None
+    json: Any
+    timeout: httpx.Timeout
+
+
+@dataclass(frozen=True)
+class Sleep:
+    seconds: float
+
+
+Action = Send | Sleep
+Flow = Generator[Action, Any, T]
+
+
+def default_timeout() -> httpx.Timeout:
+    return httpx.Timeout(C.DEFAULT_READ_TIMEOUT, connect=C.DEFAULT_CONNECT_TIMEOUT)
+
+
+@dataclass(frozen=True)
+class ClientOptions:
+    """Everything a flow needs to know about the client it runs for."""
+
+    base_url: str
+    api_key: str
+    timeout: httpx.Timeout = field(default_factory=default_timeout)
+    max_retries: int = C.DEFAULT_MAX_RETRIES
+    retry_initial_delay: float = C.RETRY_INITIAL_DELAY
+    retry_max_delay: float = C.RETRY_MAX_DELAY
+    max_retry_after: float = C.MAX_RETRY_AFTER
+    jitter: Callable[[float, float], float] = random.uniform
+    clock: Callable[[], float] = time.monotonic
+    user_agent: str = "humanwire-python"
+
+    def copy(self, **changes: Any) -> ClientOptions:
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class RequestSpec(Generic[T]):
+    """One endpoint call, described: what to send and how to read the answer."""
+
+    method: str
+    path: str
+    parse: Callable[[httpx.Response], T]
+    body: RequestModel | None = None
+    params: Mapping[str, str | int | float | None] | None = None
+    wait: float | None = None
+    """Seconds the request asks the service to hold it open: the read timeout covers it."""
+    idempotency_key: str | None = None
+    never_retry_pending: bool = False
+    """``/phone/call``: once the request may have reached the service, never send it again
+    (a pending call is never retried); only failures to connect are retried."""
+
+
+# -- response readers ------------------------------------------------------------------
+
+
+def _json(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        raise APIResponseValidationError(
+            f"the service answered {response.status_code} with a body that is not JSON",
+            response=response,
+            body=response.text,
+        ) from None
+
+
+def parse_as(kind: type[T] | Any) -> Callable[[httpx.Response], T]:
+    """A reader validating the JSON body as ``kind`` (a model, or ``list[Model]``)."""
+    adapter: TypeAdapter[T] = TypeAdapter(kind)
+
+    def parse(response: httpx.Response) -> T:
+        body = _json(response)
+        try:
+            return adapter.validate_python(body)
+        except ValidationError as exc:
+            raise APIResponseValidationError(
+                f"unexpected response body: {exc.errors(include_url=False)[0]['msg']}",
+                response=response,
+                body=body,
+            ) from exc
+
+    return parse
+
+
+def parse_nothing(response: httpx.Response) -> None:
+    return None
+
+
+# -- the flow ----------------------------------------------------------------------------
+
+
+def read_timeout_for(base: httpx.Timeout, wait: float | None) -> httpx.Timeout:
+    """The base timeout, with a read timeout long enough for the wait asked of the service."""
+    if wait is None or base.read is None:
+        return base
+    read = max(base.read, wait + C.WAIT_MARGIN)
+    return httpx.Timeout(connect=base.connect, read=read, write=base.write, pool=base.pool)
+
+
+def backoff(options: ClientOptions, retry_number: int) -> float:
+    """Exponential back-off with full jitter: uniform in [0, min(max, initial·2ⁿ)]."""
+    ceiling = min(options.retry_max_delay, options.retry_initial_delay * (2**retry_number))
+    return options.jitter(0.0, ceiling)
+
+
+def _join(base_url: str, path: str) -> str:
+    return base_url.rstrip("/") + "/" + path.lstrip("/")
+
+
+# Failures that happen before the request can have reached the service.
+_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+
+
+def request_flow(options: ClientOptions, spec: RequestSpec[T]) -> Flow[T]:
+    """Send ``spec`` with auth, derived timeout and retries; return the parsed answer."""
+    headers = {
+        "Authorization": f"Bearer {options.api_key}",
+        "Accept": "application/json",
+        "User-Agent": options.user_agent,
+    }
+    if spec.method == "POST":
+        # One key for all tries of this call: a retry never texts a human twice.
+        headers[C.IDEMPOTENCY_KEY_HEADER] = spec.idempotency_key or str(uuid.uuid4())
+    params = {k: str(v) for k, v in spec.params.items() if v is not None} if spec.params else None
+    send = Send(
+        method=spec.method,
+        url=_join(options.base_url, spec.path),
+        headers=headers,
+        params=params or None,
+        json=spec.body.to_wire() if spec.body is not None else None,
+        timeout=read_timeout_for(options.timeout, spec.wait),
+    )
+    # Every request is safe to repeat: GET and DELETE by nature, POST by its key.
+    retry_number = 0
+    while True:
+        retries_left = options.max_retries - retry_number
+        try:
+            response: httpx.Response = yield send
+        except httpx.TransportError as exc:
+            may_repeat = isinstance(exc, _NOT_SENT) or not spec.never_retry_pending
+            if retries_left > 0 and may_repeat:
+                yield Sleep(backoff(options, retry_number))
+                retry_number += 1
+                continue
+            if isinstance(exc, httpx.TimeoutException):
+                raise APITimeoutError(f"the request timed out: {exc}", request=exc.request) from exc
+            raise APIConnectionError(
+                f"could not reach the service at {options.base_url}: {exc}", request=exc.request
+            ) from exc
+
+        if response.is_success:
+            return spec.parse(response)
+
+        error = error_from_response(response)
+        delay = _retry_delay(options, error, retry_number)
+        if retries_left > 0 and delay is not None:
+            yield Sleep(delay)
+            retry_number += 1
+            continue
+        raise error
+
+
+def _retry_delay(options: ClientOptions, error: APIStatusError, retry_number: int) -> float | None:
+    """How long to wait before repeating a request that failed with ``error``; None: don't."""
+    if isinstance(error, RateLimitError):
+        if error.retry_after is None:
+            return backoff(options, retry_number)
+        return error.retry_after if error.retry_after <= options.max_retry_after else None
+    if error.status_code == 504 and error.code == "timeout":
+        return None  # a pending call is never retried
+    if error.status_code >= 500:
+        return backoff(options, retry_number)
+    return None
+
+
+# -- drivers ---------------------------------------------------------------------------
+
+
+def _build(client: httpx.Client | httpx.AsyncClient, send: Send) -> httpx.Request:
+    return client.build_request(
+        send.method,
+        send.url,
+        headers=send.headers,
+        params=send.params,
+        json=send.json,
+        timeout=send.timeout,
+    )
+
+
+class SyncDriver:
+    """Runs flows with blocking I/O."""
+
+    def __init__(self, client: httpx.Client, sleep: Callable[[float], None] | None = None) -> None:
+        self.client = client
+        self.sleep = sleep or time.sleep
+
+    def run(self, flow: Flow[T]) -> T:
+        result: Any = None
+        error: BaseException | None = None
+        while True:
+            try:
+                action = flow.throw(error) if error is not None else flow.send(result)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+            result, error = None, None
+            if isinstance(action, Sleep):
+                self.sleep(action.seconds)
+                continue
+            try:
+                result = self.client.send(_build(self.client, action))
+            except httpx.TransportError as exc:
+                error = exc
+
+
+class AsyncDriver:
+    """Runs flows with awaited I/O."""
+
+    def __init__(
+        self,
+        client: httpx.AsyncClient,
+        sleep: Callable[[float], Awaitable[None]] | None = None,
+    ) -> None:
+        self.client = client
+        self.sleep = sleep or asyncio.sleep
+
+    async def run(self, flow: Flow[T]) -> T:
+        result: Any = None
+        error: BaseException | None = None
+        while True:
+            try:
+                action = flow.throw(error) if error is not None else flow.send(result)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+            result, error = None, None
+            if isinstance(action, Sleep):
+                await self.sleep(action.seconds)
+                continue
+            try:
+                result = await self.client.send(_build(self.client, action))
+            except httpx.TransportError as exc:
+                error = exc

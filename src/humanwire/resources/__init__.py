@@ -1,0 +1,28 @@
+"""The resources of a client, each endpoint written once for sync and async."""
+
+from ._base import AsyncMode, Resource, SyncMode, endpoint
+from .calls import Calls
+from .channels import Channels
+from .forms import Forms
+from .interactions import Interactions
+from .messages import Messages
+from .numbers import Numbers
+from .phone import Phone
+from .sandbox import Sandbox
+from .webhooks import Webhooks
+
+__all__ = [
+    "AsyncMode",
+    "Calls",
+    "Channels",
+    "Forms",
+    "Interactions",
+    "Messages",
+    "Numbers",
+    "Phone",
+    "Resource",
+    "Sandbox",
+    "SyncMode",
+    "Webhooks",
+    "endpoint",
+]

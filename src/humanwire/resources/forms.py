@@ -1,0 +1,145 @@
+"""Forms defined inline: ``/forms/sms``, ``/forms/slack``, ``/forms/whatsapp``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from humanwire._http import Flow
+from humanwire.types import (
+    FormField,
+    FormResponse,
+    SlackFormRequest,
+    SMSFormRequest,
+    WhatsAppFormRequest,
+    WhatsAppOwnNumberFormRequest,
+    WhatsAppSharedFormRequest,
+    WhatsAppTemplate,
+)
+
+from ._base import ModeT, Resource, build, endpoint
+
+__all__ = ["FieldSpec", "Forms"]
+
+FieldSpec = FormField | Mapping[str, Any]
+"""A form field as a model, or as a dict (snake_case or camelCase keys)."""
+
+_WHATSAPP_FORM: TypeAdapter[WhatsAppSharedFormRequest | WhatsAppOwnNumberFormRequest] = TypeAdapter(
+    WhatsAppFormRequest
+)
+
+
+class Forms(Resource[ModeT]):
+    """Send a link to a form and, with ``wait_time``, wait for the submitted values.
+
+    At least one of ``wait_time`` and ``follow_up_time`` is required. Not submitted in
+    time is not an error: ``responded`` is false and ``response`` has the no-response text.
+    """
+
+    @endpoint
+    def sms(
+        self,
+        *,
+        to: str,
+        title: str,
+        fields: Sequence[FieldSpec],
+        message: str | None = None,
+        description: str | None = None,
+        brand_image_url: str | None = None,
+        submit_label: str | None = None,
+        wait_time: float | None = None,
+        follow_up_time: float | None = None,
+        idempotency_key: str | None = None,
+    ) -> Flow[FormResponse]:
+        """``POST /forms/sms``: ``message`` may hold ``{{url}}``."""
+        body = build(
+            SMSFormRequest,
+            to=to,
+            title=title,
+            fields=list(fields),
+            message=message,
+            description=description,
+            brand_image_url=brand_image_url,
+            submit_label=submit_label,
+            wait_time=wait_time,
+            follow_up_time=follow_up_time,
+        )
+        return self._post(
+            "/forms/sms", body, FormResponse, wait=body.wait_time, idempotency_key=idempotency_key
+        )
+
+    @endpoint
+    def slack(
+        self,
+        *,
+        to: str,
+        title: str,
+        fields: Sequence[FieldSpec],
+        message: str | None = None,
+        description: str | None = None,
+        brand_image_url: str | None = None,
+        submit_label: str | None = None,
+        wait_time: float | None = None,
+        follow_up_time: float | None = None,
+        from_: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Flow[FormResponse]:
+        """``POST /forms/slack``: ``to`` a member or channel id, ``from_`` a workspace id."""
+        body = build(
+            SlackFormRequest,
+            to=to,
+            title=title,
+            fields=list(fields),
+            message=message,
+            description=description,
+            brand_image_url=brand_image_url,
+            submit_label=submit_label,
+            wait_time=wait_time,
+            follow_up_time=follow_up_time,
+            from_=from_,
+        )
+        return self._post(
+            "/forms/slack", body, FormResponse, wait=body.wait_time, idempotency_key=idempotency_key
+        )
+
+    @endpoint
+    def whatsapp(
+        self,
+        *,
+        to: str,
+        title: str,
+        fields: Sequence[FieldSpec],
+        description: str | None = None,
+        brand_image_url: str | None = None,
+        submit_label: str | None = None,
+        wait_time: float | None = None,
+        follow_up_time: float | None = None,
+        from_: str | None = None,
+        template: WhatsAppTemplate | Mapping[str, Any] | None = None,
+        idempotency_key: str | None = None,
+    ) -> Flow[FormResponse]:
+        """``POST /forms/whatsapp``. From the shared account by default (fixed wrapper
+        text); with ``from_`` and ``template`` (both required then) from the account's own
+        whatsapp number."""
+        body = build(
+            _WHATSAPP_FORM,
+            to=to,
+            title=title,
+            fields=list(fields),
+            description=description,
+            brand_image_url=brand_image_url,
+            submit_label=submit_label,
+            wait_time=wait_time,
+            follow_up_time=follow_up_time,
+            from_=from_,
+            template=template,
+        )
+        return self._post(
+            "/forms/whatsapp",
+            body,
+            FormResponse,
+            wait=body.wait_time,
+            idempotency_key=idempotency_key,
+        )

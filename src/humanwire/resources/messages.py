@@ -1,0 +1,136 @@
+"""Text messages: ``/messages/sms``, ``/messages/whatsapp``, ``/messages/slack`` and
+``/messages/{channel_id}`` (a channel card)."""
+
+from __future__ import annotations
+
+from humanwire._constants import CHANNEL_MESSAGE_READ_TIMEOUT, WAIT_MARGIN
+from humanwire._http import Flow
+from humanwire.errors import invalid_request
+from humanwire.types import (
+    ChannelMessageRequest,
+    MessageResponse,
+    SlackMessageRequest,
+    SMSMessageRequest,
+    WhatsAppMessageRequest,
+)
+
+from ._base import ModeT, Resource, build, endpoint, path_id
+
+__all__ = ["Messages"]
+
+
+class Messages(Resource[ModeT]):
+    """Send a text and, with ``wait_time``, wait for the human's reply.
+
+    A human who does not reply within ``wait_time`` is not an error: ``response`` carries
+    the no-response text and ``responded`` is false.
+    """
+
+    @endpoint
+    def sms(
+        self,
+        *,
+        to: str,
+        message: str,
+        wait_time: float | None = None,
+        follow_up_time: float | None = None,
+        from_: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Flow[MessageResponse]:
+        """``POST /messages/sms``: ``to`` in E.164; ``from_`` defaults to the account's
+        reserved number, else a shared one."""
+        body = build(
+            SMSMessageRequest,
+            to=to,
+            message=message,
+            wait_time=wait_time,
+            follow_up_time=follow_up_time,
+            from_=from_,
+        )
+        return self._post(
+            "/messages/sms",
+            body,
+            MessageResponse,
+            wait=body.wait_time,
+            idempotency_key=idempotency_key,
+        )
+
+    @endpoint
+    def whatsapp(
+        self,
+        *,
+        to: str,
+        message: str,
+        wait_time: float | None = None,
+        follow_up_time: float | None = None,
+        idempotency_key: str | None = None,
+    ) -> Flow[MessageResponse]:
+        """``POST /messages/whatsapp`` from the shared account (the service wraps the text)."""
+        body = build(
+            WhatsAppMessageRequest,
+            to=to,
+            message=message,
+            wait_time=wait_time,
+            follow_up_time=follow_up_time,
+        )
+        return self._post(
+            "/messages/whatsapp",
+            body,
+            MessageResponse,
+            wait=body.wait_time,
+            idempotency_key=idempotency_key,
+        )
+
+    @endpoint
+    def slack(
+        self,
+        *,
+        to: str,
+        message: str,
+        wait_time: float | None = None,
+        follow_up_time: float | None = None,
+        from_: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Flow[MessageResponse]:
+        """``POST /messages/slack``: ``to`` is a member or channel id; ``from_`` the
+        account's own workspace id. The human must reply in the message's thread."""
+        body = build(
+            SlackMessageRequest,
+            to=to,
+            message=message,
+            wait_time=wait_time,
+            follow_up_time=follow_up_time,
+            from_=from_,
+        )
+        return self._post(
+            "/messages/slack",
+            body,
+            MessageResponse,
+            wait=body.wait_time,
+            idempotency_key=idempotency_key,
+        )
+
+    @endpoint
+    def channel(
+        self,
+        channel_id: str,
+        *,
+        message: str,
+        idempotency_key: str | None = None,
+    ) -> Flow[MessageResponse]:
+        """``POST /messages/{channel_id}``: the card supplies recipient, windows, templates."""
+        # Anything else would land on /messages/sms and friends with a body they refuse.
+        if not isinstance(channel_id, str) or not channel_id.startswith("ch_"):
+            raise invalid_request(
+                f"channel_id must be a channel card id (ch_…), got {channel_id!r}",
+                field="channelId",
+            )
+        body = build(ChannelMessageRequest, message=message)
+        return self._post(
+            f"/messages/{path_id(channel_id, 'channelId')}",
+            body,
+            MessageResponse,
+            # The card's waitTime lives in the service; a call card may hold to the call end.
+            wait=CHANNEL_MESSAGE_READ_TIMEOUT - WAIT_MARGIN,
+            idempotency_key=idempotency_key,
+        )

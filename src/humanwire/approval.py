@@ -487,8 +487,6 @@ class Approver:
 
 
 def _is_async_client(client: object) -> bool:
-    try:
-        from ._client import AsyncHumanWire
-    except ImportError:  # the core client not built yet: tell by its name
-        return type(client).__name__.startswith("Async")
+    from ._client import AsyncHumanWire
+
     return isinstance(client, AsyncHumanWire)

@@ -1,0 +1,285 @@
+"""Human approval inside a LlamaIndex workflow, driven by the humanwire service.
+
+A step calls :func:`request_approval`: it sends the approval form (once, even though the
+step is replayed), announces it with an :class:`ApprovalRequiredEvent`
+(an ``InputRequiredEvent`` carrying the form link) and waits, with no timeout of its own,
+for the matching :class:`ApprovalResponseEvent` (a ``HumanResponseEvent``). The service
+produces that event: a watcher long-polls the interaction and sends the decision into the
+run — or, for a durable run (``watch=False``), the ``form.received`` webhook does it
+through :mod:`humanwire.llama_index.durable`. Anyone else may answer too, by sending an
+``ApprovalResponseEvent`` for the same interaction with ``handler.ctx.send_event``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import hashlib
+import json
+import logging
+from typing import TYPE_CHECKING, Any, Literal
+
+from llama_index.core.workflow import Context, HumanResponseEvent, InputRequiredEvent
+from pydantic import Field
+
+from humanwire.approval import (
+    ApprovalDecision,
+    ApprovalRequest,
+    Approver,
+    DecisionKind,
+    decision_from_values,
+    timeout_decision,
+)
+from humanwire.errors import HumanWireError
+from humanwire.types import FormReceivedEvent, InteractionStatus
+
+if TYPE_CHECKING:
+    from humanwire._client import AsyncHumanWire
+
+__all__ = [
+    "DEFAULT_APPROVAL_WINDOW",
+    "ApprovalError",
+    "ApprovalRequiredEvent",
+    "ApprovalResponseEvent",
+    "decision_from_status",
+    "request_approval",
+    "watch_approval",
+]
+
+logger = logging.getLogger("humanwire.llama_index")
+
+DEFAULT_APPROVAL_WINDOW = 3600
+"""Seconds the approval form stays open when the approver does not set
+``follow_up_time``: a workflow can wait longer than a held HTTP request."""
+
+_STATE_ROOT = "humanwire_approvals"
+_WATCH_SLICE = 60.0
+"""Each long-poll of the interaction status is at most this long (the service's cap)."""
+_WATCH_RETRY_DELAYS = (1.0, 2.0, 4.0, 8.0)
+
+# interaction id -> watcher task; one watcher per interaction although the step replays.
+_watchers: dict[str, asyncio.Task[None]] = {}
+
+
+class ApprovalError(RuntimeError):
+    """The decision could not be read from the service (the approval did not fail closed
+    silently: the step raises instead of guessing)."""
+
+
+class ApprovalRequiredEvent(InputRequiredEvent):
+    """Streamed once when a step starts waiting for an approval: where the form is and
+    what it is about. ``key`` is the step's name for this approval."""
+
+    interaction_id: str
+    form_url: str | None = None
+    action: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    description: str | None = None
+    key: str
+    default_on_timeout: Literal["approve", "reject"] = "reject"
+
+
+class ApprovalResponseEvent(HumanResponseEvent):
+    """The decision, sent into the run by the watcher, a webhook or any caller."""
+
+    interaction_id: str
+    approved: bool
+    decision: DecisionKind
+    comment: str | None = None
+    timed_out: bool = False
+    arguments: dict[str, Any] | None = None
+    error: str | None = None
+
+    @classmethod
+    def from_decision(cls, decision: ApprovalDecision) -> ApprovalResponseEvent:
+        return cls(
+            interaction_id=decision.interaction_id,
+            approved=decision.approved,
+            decision=decision.decision,
+            comment=decision.comment,
+            timed_out=decision.timed_out,
+            arguments=decision.arguments,
+            response=decision.text,
+        )
+
+    def to_decision(self) -> ApprovalDecision:
+        return ApprovalDecision(
+            approved=self.approved,
+            decision=self.decision,
+            comment=self.comment,
+            timed_out=self.timed_out,
+            arguments=self.arguments,
+            interaction_id=self.interaction_id,
+        )
+
+
+def decision_from_status(
+    status: InteractionStatus, *, default_on_timeout: Literal["approve", "reject"] = "reject"
+) -> ApprovalDecision | None:
+    """The decision an interaction's status carries; the timeout default once it ended
+    without a submission; ``None`` while it is still open."""
+    if isinstance(status.result, FormReceivedEvent):
+        return decision_from_values(
+            status.result.payload.values, interaction_id=status.interaction_id
+        )
+    if status.ended:
+        return timeout_decision(default_on_timeout, interaction_id=status.interaction_id)
+    return None
+
+
+async def watch_approval(
+    client: AsyncHumanWire,
+    interaction_id: str,
+    *,
+    default_on_timeout: Literal["approve", "reject"] = "reject",
+) -> ApprovalDecision:
+    """Wait on the service until the approval form is submitted or expires.
+
+    Long-polls ``GET /interactions/{id}/status?wait=`` in slices, so it waits past any
+    single request's limit without busy polling; a failed poll is retried a few times
+    before it gives up with :class:`ApprovalError`.
+    """
+    failures = 0
+    while True:
+        try:
+            status = await client.interactions.status(interaction_id, wait=_WATCH_SLICE)
+        except HumanWireError as exc:
+            if failures >= len(_WATCH_RETRY_DELAYS):
+                raise ApprovalError(f"could not read approval {interaction_id}: {exc}") from exc
+            await asyncio.sleep(_WATCH_RETRY_DELAYS[failures])
+            failures += 1
+            continue
+        failures = 0
+        decision = decision_from_status(status, default_on_timeout=default_on_timeout)
+        if decision is not None:
+            return decision
+
+
+async def _watch_and_send(ctx: Context, approver: Approver, interaction_id: str) -> None:
+    try:
+        decision = await watch_approval(
+            approver.async_client,
+            interaction_id,
+            default_on_timeout=approver.default_on_timeout,
+        )
+        event = ApprovalResponseEvent.from_decision(decision)
+    except ApprovalError as exc:
+        event = ApprovalResponseEvent(
+            interaction_id=interaction_id,
+            approved=False,
+            decision="reject",
+            error=str(exc),
+            response=str(exc),
+        )
+    try:
+        ctx.send_event(event)
+    except Exception:  # the run ended or was cancelled meanwhile: nobody to tell
+        logger.info("approval %s decided after its run stopped", interaction_id)
+
+
+def _ensure_watcher(ctx: Context, approver: Approver, interaction_id: str) -> None:
+    if interaction_id in _watchers:
+        return
+    # Created inside an empty contextvars context: the watcher outlives this step attempt,
+    # so it must not carry the step's worker state into send_event.
+    loop = asyncio.get_running_loop()
+    task = contextvars.Context().run(
+        loop.create_task, _watch_and_send(ctx, approver, interaction_id)
+    )
+    _watchers[interaction_id] = task
+
+
+def _state_path(key: str) -> str:
+    # The state store reads dots as nesting: a digest keeps any key one level deep.
+    return f"{_STATE_ROOT}.k{hashlib.sha256(key.encode()).hexdigest()[:24]}"
+
+
+def _workflow_timeout(ctx: Context) -> float | None:
+    # Best effort, through private attributes: only to explain a timeout before it bites.
+    workflow = getattr(getattr(ctx, "_face", None), "_workflow", None)
+    timeout = getattr(workflow, "_timeout", None)
+    return float(timeout) if isinstance(timeout, (int, float)) else None
+
+
+def approval_window(approver: Approver) -> float:
+    """Seconds the form stays open in a workflow: the approver's ``follow_up_time``, else
+    :data:`DEFAULT_APPROVAL_WINDOW`."""
+    return float(approver.follow_up_time or DEFAULT_APPROVAL_WINDOW)
+
+
+def approval_key(action: str, arguments: dict[str, Any]) -> str:
+    """A key naming one approval of ``action`` with these arguments in a run."""
+    digest = hashlib.sha256(
+        json.dumps(arguments, sort_keys=True, default=str).encode()
+    ).hexdigest()[:16]
+    return f"{action}:{digest}"
+
+
+async def request_approval(
+    ctx: Context,
+    request: ApprovalRequest,
+    *,
+    approver: Approver | None = None,
+    key: str | None = None,
+    watch: bool = True,
+) -> ApprovalDecision:
+    """Ask a person to approve ``request`` and wait, inside a workflow step, for the answer.
+
+    The form goes out once per ``key`` (default: the action and its arguments) even though
+    the step replays; it stays open for the approver's ``follow_up_time`` (default one
+    hour). ``watch=True`` has the service drive the run: the decision, or the timeout
+    default when the form expires, arrives as an ``ApprovalResponseEvent``. ``watch=False``
+    leaves that to a webhook (see ``humanwire.llama_index.durable``) or to the caller.
+
+    The step waits with no timeout of its own; the workflow must not time out first: make
+    it with ``timeout=None`` (a ``ValueError`` says so when its timeout is shorter than
+    the window). A timeout is a decision (``timed_out``), not an exception.
+    """
+    approver = approver or Approver(follow_up_time=DEFAULT_APPROVAL_WINDOW)
+    key = key or approval_key(request.action, request.arguments)
+    path = _state_path(key)
+    record: dict[str, Any] | None = await ctx.store.get(path, default=None)
+    if record is None:
+        window = approval_window(approver)
+        timeout = _workflow_timeout(ctx)
+        if watch and timeout is not None and timeout < window:
+            raise ValueError(
+                f"this workflow times out after {timeout:g} s, but the approval may take up "
+                f"to {window:g} s: create the workflow with timeout=None"
+            )
+        kwargs = approver.form_request(request, wait=False)
+        kwargs["follow_up_time"] = window
+        send = getattr(approver.async_client.forms, approver.channel)
+        response = await send(**kwargs)
+        record = {
+            "key": key,
+            "interaction_id": response.interaction_id,
+            "form_url": response.form_url,
+        }
+        await ctx.store.set(path, record)
+    interaction_id: str = record["interaction_id"]
+    if watch:
+        _ensure_watcher(ctx, approver, interaction_id)
+    waiter = ApprovalRequiredEvent(
+        interaction_id=interaction_id,
+        form_url=record.get("form_url"),
+        action=request.action,
+        arguments=request.arguments,
+        description=request.description,
+        key=key,
+        default_on_timeout=approver.default_on_timeout,
+        prefix=f"Waiting for approval of {request.action}: {record.get('form_url')}",
+    )
+    event = await ctx.wait_for_event(
+        ApprovalResponseEvent,
+        waiter_event=waiter,
+        waiter_id=f"humanwire-approval:{interaction_id}",
+        requirements={"interaction_id": interaction_id},
+        timeout=None,
+    )
+    # Decided: the same key asks afresh if the run needs this approval again.
+    await ctx.store.set(path, None)
+    _watchers.pop(interaction_id, None)
+    if event.error:
+        raise ApprovalError(event.error)
+    return event.to_decision()

@@ -27,6 +27,8 @@ class ServiceConfig:
     webhook_retry_base: float = 1.0
     """First retry delay; doubles each try."""
     webhook_max_attempts: int = 8
+    webhook_concurrency: int = 32
+    """Deliveries in flight at once; the rest wait in the outbox."""
 
     rate_limit_requests: int = 600
     rate_limit_window: float = 60.0
@@ -37,4 +39,7 @@ class ServiceConfig:
     max_body_bytes: int = 1 << 20
     idempotency_ttl: float = 24 * 3600.0
     phone_call_limit: float = 300.0
+    call_wait_limit: float = 3600.0
+    """``POST /calls`` with ``waitForCallEnd``: the generous cap on holding for the end;
+    past it the call is returned ``pending`` (it goes on; poll or await the webhook)."""
     max_status_wait: float = 60.0

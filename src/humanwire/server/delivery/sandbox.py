@@ -1,0 +1,38 @@
+"""The built-in provider: every delivery lands in the store, where the web inbox and the
+sandbox API show it to whoever plays the human."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+
+from ..store.base import DeliveryRecord, Store
+from .base import Outbound
+
+__all__ = ["SandboxProvider"]
+
+
+class SandboxProvider:
+    """Writes each delivery to the store, then tells ``on_delivered`` (the engine wakes
+    the scripted human and the live inbox from there)."""
+
+    def __init__(self, store: Store, on_delivered: Callable[[DeliveryRecord], None]) -> None:
+        self._store = store
+        self._on_delivered = on_delivered
+
+    async def deliver(self, item: Outbound) -> str:
+        record = self._store.insert_delivery(
+            id=str(uuid.uuid4()),
+            account_id=item.account_id,
+            interaction_id=item.interaction_id,
+            channel=item.channel,
+            kind=item.kind,
+            from_addr=item.from_addr,
+            to_addr=item.to_addr,
+            text=item.text,
+            form_url=item.form_url,
+            created_at=time.time(),
+        )
+        self._on_delivered(record)
+        return record.id

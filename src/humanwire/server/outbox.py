@@ -1,0 +1,327 @@
+"""The webhook outbox: events are stored with one row per webhook that wants them, and a
+worker task on the engine's loop POSTs them, retrying with exponential back-off.
+
+Persistent: a row stays ``pending`` until delivered or out of attempts, so a restart
+re-reads it and loses nothing (delivery is at least once; receivers de-duplicate on
+``Humanwire-Event-Id``). Order is not guaranteed. The worker sleeps until the next row
+is due or a new event wakes it; it never polls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import hashlib
+import hmac
+import ipaddress
+import json
+import logging
+import socket
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from .config import ServiceConfig
+from .errors import InvalidRequest
+from .store.base import EventRecord, OutboxRecord, Store
+
+__all__ = [
+    "EVENT_ID_HEADER",
+    "SIGNATURE_HEADER",
+    "Outbox",
+    "Resolver",
+    "check_webhook_url",
+    "event_body",
+    "signature_header",
+]
+
+logger = logging.getLogger("humanwire.outbox")
+
+EVENT_ID_HEADER = "Humanwire-Event-Id"
+SIGNATURE_HEADER = "Humanwire-Signature"
+
+Resolver = Callable[[str, int], list[str]]
+"""Host and port → the IP addresses it resolves to."""
+
+
+def resolve_host(host: str, port: int) -> list[str]:
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return [str(info[4][0]) for info in infos]
+
+
+def signature_header(secret: str, body: bytes, timestamp: int) -> str:
+    """``t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`` (DESIGN.md)."""
+    signed = str(timestamp).encode() + b"." + body
+    digest = hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest()
+    return f"t={timestamp},v1={digest}"
+
+
+def event_body(event: dict[str, Any]) -> bytes:
+    """The exact bytes POSTed (and signed): compact JSON of ``{"eventType","payload"}``."""
+    return json.dumps(event, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _refused(address: ipaddress.IPv4Address | ipaddress.IPv6Address, local_mode: bool) -> bool:
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    # Never: cloud metadata (link-local), multicast, the unspecified address, reserved space.
+    if (
+        address.is_link_local
+        or address.is_multicast
+        or address.is_unspecified
+        or address.is_reserved
+    ):
+        return True
+    if local_mode:
+        # A developer's receiver on loopback or the LAN (a container) is the point of it.
+        return False
+    return address.is_loopback or address.is_private or not address.is_global
+
+
+def _addresses(
+    host: str, port: int, resolve: Resolver
+) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+    try:
+        return [ipaddress.ip_address(host)]
+    except ValueError:
+        pass
+    try:
+        return [ipaddress.ip_address(a.split("%")[0]) for a in resolve(host, port)]
+    except (OSError, UnicodeError, ValueError):
+        return []
+
+
+def check_webhook_url(url: str, *, local_mode: bool, resolve: Resolver = resolve_host) -> None:
+    """The SSRF guard. Outside local mode a target whose host is, or resolves to, a
+    private, loopback, link-local or reserved address is refused (400, field ``url``);
+    in local mode loopback and private targets are allowed."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InvalidRequest("url must be an http or https URL", field="url")
+    host = parts.hostname
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        raise InvalidRequest("url has an invalid port", field="url") from None
+    addresses = _addresses(host, port, resolve)
+    if not addresses:
+        raise InvalidRequest(f"url host {host!r} does not resolve", field="url")
+    for address in addresses:
+        if _refused(address, local_mode):
+            raise InvalidRequest(
+                "url must be a public address: private, loopback, link-local and reserved "
+                "targets are refused",
+                field="url",
+            )
+
+
+class Outbox:
+    """Stores events and delivers them to the account's webhooks."""
+
+    def __init__(
+        self,
+        store: Store,
+        config: ServiceConfig,
+        *,
+        on_change: Callable[[str, str], None] | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        resolve: Resolver = resolve_host,
+    ) -> None:
+        self._store = store
+        self._config = config
+        self._on_change = on_change
+        self._transport = transport
+        self._resolve = resolve
+        self._client: httpx.AsyncClient | None = None
+        self._worker: asyncio.Task[None] | None = None
+        self._wake: asyncio.Event | None = None
+        self._in_flight: dict[str, asyncio.Task[None]] = {}
+
+    # -- producing ------------------------------------------------------------------
+    def emit(
+        self, account_id: str, event: dict[str, Any], interaction_id: str | None
+    ) -> EventRecord:
+        """Stores ``event`` and one outbox row per webhook of the account that subscribed
+        to its type (none: the event is still kept for the inbox)."""
+        now = time.time()
+        record = EventRecord(
+            id=str(uuid.uuid4()),
+            account_id=account_id,
+            event_type=str(event["eventType"]),
+            interaction_id=interaction_id,
+            body=event,
+            created_at=now,
+        )
+        rows = [
+            OutboxRecord(
+                id=str(uuid.uuid4()),
+                event_id=record.id,
+                webhook_id=webhook.id,
+                account_id=account_id,
+                status="pending",
+                attempts=0,
+                next_attempt_at=now,
+                last_error=None,
+                created_at=now,
+                updated_at=now,
+            )
+            for webhook in self._store.webhooks_of(account_id)
+            if record.event_type in webhook.event_types
+        ]
+        self._store.insert_event(record, rows)
+        if rows and self._wake is not None:
+            self._wake.set()
+        return record
+
+    # -- the worker -----------------------------------------------------------------
+    async def start(self) -> None:
+        if self._worker is not None:
+            return
+        self._wake = asyncio.Event()
+        self._client = httpx.AsyncClient(
+            transport=self._transport,
+            timeout=self._config.webhook_timeout,
+            follow_redirects=False,
+            headers={"User-Agent": "humanwire-webhooks"},
+        )
+        self._worker = asyncio.get_running_loop().create_task(self._run(), name="humanwire-outbox")
+
+    async def close(self) -> None:
+        worker, self._worker = self._worker, None
+        tasks = [*self._in_flight.values()]
+        if worker is not None:
+            tasks.append(worker)
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._in_flight.clear()
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    def wake(self) -> None:
+        if self._wake is not None:
+            self._wake.set()
+
+    async def _run(self) -> None:
+        assert self._wake is not None
+        limit = max(1, self._config.webhook_concurrency)
+        while True:
+            self._wake.clear()
+            now = time.time()
+            free = limit - len(self._in_flight)
+            if free > 0:
+                for row in self._store.due_outbox(now, free):
+                    if row.id in self._in_flight:
+                        continue
+                    # The lease keeps the row out of the next query while it is sent.
+                    self._store.lease_outbox(row.id, now + self._config.webhook_timeout + 5)
+                    task = asyncio.get_running_loop().create_task(self._deliver(row))
+                    self._in_flight[row.id] = task
+                    task.add_done_callback(functools.partial(self._finished, row.id))
+            timeout: float | None = None
+            if len(self._in_flight) < limit:
+                due = self._store.next_outbox_due()
+                if due is not None:
+                    timeout = max(0.0, due - time.time())
+            if timeout == 0.0:
+                await asyncio.sleep(0)  # let deliveries progress before the next batch
+                continue
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout)
+
+    def _finished(self, row_id: str, _task: asyncio.Task[None]) -> None:
+        self._in_flight.pop(row_id, None)
+        if self._wake is not None:
+            self._wake.set()
+
+    async def _deliver(self, row: OutboxRecord) -> None:
+        try:
+            await self._attempt(row)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # a bug must not kill the worker; the row is retried
+            logger.exception("webhook delivery %s failed unexpectedly", row.id)
+            self._record_failure(row, "internal error while delivering", None)
+
+    async def _attempt(self, row: OutboxRecord) -> None:
+        assert self._client is not None
+        event = self._store.get_event(row.event_id)
+        webhook = self._store.get_webhook(row.webhook_id)
+        now = time.time()
+        if event is None or webhook is None:
+            self._store.update_outbox(
+                row.id,
+                status="cancelled",
+                attempts=row.attempts,
+                next_attempt_at=now,
+                last_error="webhook deleted",
+                last_status_code=None,
+                delivered_at=None,
+                updated_at=now,
+            )
+            return
+        if not self._config.local_mode:
+            # Checked again at delivery: a name may have been re-pointed since registration.
+            try:
+                await asyncio.to_thread(
+                    check_webhook_url, webhook.url, local_mode=False, resolve=self._resolve
+                )
+            except InvalidRequest as exc:
+                self._record_failure(row, exc.message, None, final=True)
+                return
+        body = event_body(event.body)
+        headers = httpx.Headers(webhook.headers)
+        headers["Content-Type"] = "application/json"
+        headers[EVENT_ID_HEADER] = event.id
+        headers[SIGNATURE_HEADER] = signature_header(webhook.secret, body, int(time.time()))
+        try:
+            response = await self._client.post(webhook.url, content=body, headers=headers)
+        except httpx.HTTPError as exc:
+            self._record_failure(row, f"{type(exc).__name__}: {exc}".rstrip(": "), None)
+            return
+        if 200 <= response.status_code < 300:
+            done = time.time()
+            self._store.update_outbox(
+                row.id,
+                status="delivered",
+                attempts=row.attempts + 1,
+                next_attempt_at=done,
+                last_error=None,
+                last_status_code=response.status_code,
+                delivered_at=done,
+                updated_at=done,
+            )
+            self._changed(row)
+        else:
+            self._record_failure(row, f"HTTP {response.status_code}", response.status_code)
+
+    def _record_failure(
+        self, row: OutboxRecord, error: str, status_code: int | None, *, final: bool = False
+    ) -> None:
+        attempts = row.attempts + 1
+        now = time.time()
+        exhausted = final or attempts >= self._config.webhook_max_attempts
+        delay = self._config.webhook_retry_base * 2 ** (attempts - 1)
+        self._store.update_outbox(
+            row.id,
+            status="failed" if exhausted else "pending",
+            attempts=attempts,
+            next_attempt_at=now if exhausted else now + delay,
+            last_error=error[:500],
+            last_status_code=status_code,
+            delivered_at=None,
+            updated_at=now,
+        )
+        self._changed(row)
+
+    def _changed(self, row: OutboxRecord) -> None:
+        if self._on_change is not None:
+            self._on_change(row.account_id, row.id)

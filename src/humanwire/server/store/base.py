@@ -1,0 +1,300 @@
+"""The storage interface of the service: plain records and the operations the engine needs.
+
+The engine talks only to ``Store``; ``store/sqlite.py`` implements it on stdlib sqlite3,
+and a Postgres store could follow with the same records. Times are unix seconds (float),
+windows are absolute deadlines, JSON-ish values are plain dicts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+__all__ = [
+    "AccountRecord",
+    "ChannelRecord",
+    "DeliveryRecord",
+    "Duplicate",
+    "EventRecord",
+    "IdempotencyRecord",
+    "InboundRecord",
+    "InteractionRecord",
+    "NumberRecord",
+    "OutboxRecord",
+    "Store",
+    "WebhookRecord",
+]
+
+
+@dataclass(frozen=True)
+class AccountRecord:
+    id: str
+    name: str
+    key_hash: str
+    suspended: bool
+    created_at: float
+
+
+@dataclass(frozen=True)
+class InteractionRecord:
+    id: str
+    account_id: str
+    kind: str
+    """``message``, ``form`` or ``call``."""
+    channel: str
+    """``sms``, ``whatsapp``, ``slack`` or ``call``."""
+    to_addr: str
+    from_addr: str
+    request: dict[str, Any]
+    """The request as the client sent it (wire names), plus engine extras under ``_``."""
+    created_at: float
+    status: str
+    """``pending`` or ``ended``."""
+    wait_deadline: float | None = None
+    """Unix time the held ``waitTime`` window closes."""
+    follow_up_deadline: float | None = None
+    """Unix time the follow-up window closes (None: no follow-up window)."""
+    result: dict[str, Any] | None = None
+    """The event (``{"eventType", "payload"}``) that reported the response."""
+    outcome: str | None = None
+    """Calls: ``completed`` / ``no_answer`` / ``transferred`` / ``timeout``."""
+    form_token: str | None = None
+    reply_token: str | None = None
+    card_id: str | None = None
+    ended_at: float | None = None
+
+    @property
+    def close_deadline(self) -> float | None:
+        """When the interaction stops listening: the end of the last window."""
+        if self.follow_up_deadline is not None:
+            return self.follow_up_deadline
+        return self.wait_deadline
+
+
+@dataclass(frozen=True)
+class DeliveryRecord:
+    """What reached a recipient (the sandbox / inbox view)."""
+
+    seq: int
+    id: str
+    account_id: str
+    interaction_id: str | None
+    channel: str
+    kind: str
+    from_addr: str | None
+    to_addr: str
+    text: str
+    form_url: str | None
+    created_at: float
+
+
+@dataclass(frozen=True)
+class InboundRecord:
+    id: str
+    account_id: str
+    channel: str
+    from_addr: str
+    to_addr: str
+    body: str
+    media_urls: list[str]
+    interaction_id: str | None
+    created_at: float
+
+
+@dataclass(frozen=True)
+class NumberRecord:
+    id: str
+    account_id: str
+    phone_number: str
+    created_at: float
+    updated_at: float
+
+
+@dataclass(frozen=True)
+class WebhookRecord:
+    id: str
+    account_id: str
+    url: str
+    event_types: list[str]
+    headers: dict[str, str]
+    secret: str
+    created_at: float
+
+
+@dataclass(frozen=True)
+class ChannelRecord:
+    id: str
+    account_id: str
+    type: str
+    to_addr: str
+    wait_time: float | None
+    follow_up_time: float | None
+    message_template: str | None
+    response_template: str
+    no_response_template: str
+    reply_link: bool
+    created_at: float
+
+
+@dataclass(frozen=True)
+class EventRecord:
+    """An event the service emitted, kept whether or not a webhook wanted it."""
+
+    id: str
+    account_id: str
+    event_type: str
+    interaction_id: str | None
+    body: dict[str, Any]
+    created_at: float
+
+
+@dataclass(frozen=True)
+class OutboxRecord:
+    """One delivery of one event to one webhook."""
+
+    id: str
+    event_id: str
+    webhook_id: str
+    account_id: str
+    status: str
+    """``pending``, ``delivered``, ``failed`` or ``cancelled``."""
+    attempts: int
+    next_attempt_at: float
+    last_error: str | None
+    created_at: float
+    updated_at: float
+    delivered_at: float | None = None
+    last_status_code: int | None = None
+
+
+@dataclass(frozen=True)
+class IdempotencyRecord:
+    account_id: str
+    key: str
+    fingerprint: str
+    status_code: int
+    body: bytes
+    created_at: float
+
+
+class Duplicate(Exception):
+    """A unique value (a phone number, an id) is already stored."""
+
+
+class Store(Protocol):
+    """What the engine needs from storage. Every method is short and synchronous; the
+    engine calls them from its event loop."""
+
+    def close(self) -> None: ...
+
+    # accounts
+    def insert_account(self, record: AccountRecord) -> None: ...
+    def account_by_key_hash(self, key_hash: str) -> AccountRecord | None: ...
+    def get_account(self, account_id: str) -> AccountRecord | None: ...
+    def set_account_suspended(self, account_id: str, suspended: bool) -> None: ...
+    def count_accounts(self) -> int: ...
+
+    # interactions
+    def insert_interaction(self, record: InteractionRecord) -> None: ...
+    def get_interaction(self, interaction_id: str) -> InteractionRecord | None: ...
+    def interaction_by_form_token(self, token: str) -> InteractionRecord | None: ...
+    def interaction_by_reply_token(self, token: str) -> InteractionRecord | None: ...
+    def end_interaction(
+        self,
+        interaction_id: str,
+        ended_at: float,
+        result: dict[str, Any] | None = None,
+        outcome: str | None = None,
+    ) -> bool:
+        """Sets ``ended`` (and the result) only if still pending; True when it changed."""
+        ...
+
+    def latest_open_message(
+        self, account_id: str, channel: str, to_addr: str, from_addr: str
+    ) -> InteractionRecord | None: ...
+    def open_interactions(self) -> list[InteractionRecord]: ...
+    def list_interactions(self, account_id: str, limit: int) -> list[InteractionRecord]: ...
+
+    # deliveries and inbound messages
+    def insert_delivery(
+        self,
+        *,
+        id: str,
+        account_id: str,
+        interaction_id: str | None,
+        channel: str,
+        kind: str,
+        from_addr: str | None,
+        to_addr: str,
+        text: str,
+        form_url: str | None,
+        created_at: float,
+    ) -> DeliveryRecord: ...
+    def list_deliveries(
+        self,
+        account_id: str,
+        to_addr: str | None = None,
+        channel: str | None = None,
+        interaction_id: str | None = None,
+        limit: int = 500,
+    ) -> list[DeliveryRecord]: ...
+    def delivery_seq(self, account_id: str, delivery_id: str) -> int | None: ...
+    def max_delivery_seq(self, account_id: str) -> int: ...
+    def insert_inbound(self, record: InboundRecord) -> None: ...
+    def list_inbound(self, account_id: str, limit: int) -> list[InboundRecord]: ...
+
+    # numbers
+    def insert_number(self, record: NumberRecord) -> None:
+        """Raises ``Duplicate`` when the number is taken."""
+        ...
+
+    def number_by_phone(self, phone_number: str) -> NumberRecord | None: ...
+    def numbers_of(self, account_id: str) -> list[NumberRecord]: ...
+    def reserved_phone_numbers(self) -> set[str]: ...
+    def delete_number(self, account_id: str, number_id: str) -> bool: ...
+
+    # webhooks
+    def insert_webhook(self, record: WebhookRecord) -> None: ...
+    def webhooks_of(self, account_id: str) -> list[WebhookRecord]: ...
+    def get_webhook(self, webhook_id: str) -> WebhookRecord | None: ...
+    def delete_webhook(self, account_id: str, webhook_id: str) -> bool: ...
+
+    # channel cards
+    def insert_channel(self, record: ChannelRecord) -> None: ...
+    def get_channel(self, account_id: str, channel_id: str) -> ChannelRecord | None: ...
+    def channels_of(self, account_id: str) -> list[ChannelRecord]: ...
+    def delete_channel(self, account_id: str, channel_id: str) -> bool: ...
+
+    # events and the webhook outbox
+    def insert_event(self, record: EventRecord, outbox: list[OutboxRecord]) -> None:
+        """The event and its deliveries, in one transaction."""
+        ...
+
+    def get_event(self, event_id: str) -> EventRecord | None: ...
+    def list_events(self, account_id: str, limit: int) -> list[EventRecord]: ...
+    def due_outbox(self, now: float, limit: int) -> list[OutboxRecord]: ...
+    def next_outbox_due(self) -> float | None: ...
+    def lease_outbox(self, outbox_id: str, until: float) -> None:
+        """Moves a pending row's next attempt to ``until`` while it is being delivered, so
+        a crash mid-delivery retries it after the lease instead of losing it."""
+        ...
+
+    def update_outbox(
+        self,
+        outbox_id: str,
+        *,
+        status: str,
+        attempts: int,
+        next_attempt_at: float,
+        last_error: str | None,
+        last_status_code: int | None,
+        delivered_at: float | None,
+        updated_at: float,
+    ) -> None: ...
+    def cancel_outbox_for_webhook(self, webhook_id: str, now: float) -> None: ...
+    def list_outbox(self, account_id: str, limit: int) -> list[OutboxRecord]: ...
+
+    # idempotency
+    def get_idempotency(self, account_id: str, key: str) -> IdempotencyRecord | None: ...
+    def put_idempotency(self, record: IdempotencyRecord) -> None: ...
+    def delete_idempotency_before(self, cutoff: float) -> None: ...

@@ -1,0 +1,853 @@
+"""The SQLite store (stdlib sqlite3): a file in WAL mode, or ``:memory:`` for tests.
+
+One connection, used from the engine's event loop; a lock guards it anyway so a call
+from another thread (the runner, a CLI helper) cannot interleave a transaction. Another
+process (``humanwire accounts create``) may open the same file while the service runs:
+WAL and ``busy_timeout`` make that safe.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from .base import (
+    AccountRecord,
+    ChannelRecord,
+    DeliveryRecord,
+    Duplicate,
+    EventRecord,
+    IdempotencyRecord,
+    InboundRecord,
+    InteractionRecord,
+    NumberRecord,
+    OutboxRecord,
+    WebhookRecord,
+)
+
+__all__ = ["SQLiteStore"]
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS accounts (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    key_hash TEXT NOT NULL UNIQUE,
+    suspended INTEGER NOT NULL DEFAULT 0,
+    created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS interactions (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    to_addr TEXT NOT NULL,
+    from_addr TEXT NOT NULL,
+    request TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    status TEXT NOT NULL,
+    wait_deadline REAL,
+    follow_up_deadline REAL,
+    result TEXT,
+    outcome TEXT,
+    form_token TEXT UNIQUE,
+    reply_token TEXT UNIQUE,
+    card_id TEXT,
+    ended_at REAL
+);
+CREATE INDEX IF NOT EXISTS interactions_match
+    ON interactions (account_id, channel, to_addr, status);
+CREATE INDEX IF NOT EXISTS interactions_account ON interactions (account_id, created_at);
+CREATE INDEX IF NOT EXISTS interactions_open ON interactions (status);
+CREATE TABLE IF NOT EXISTS deliveries (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    account_id TEXT NOT NULL,
+    interaction_id TEXT,
+    channel TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    from_addr TEXT,
+    to_addr TEXT NOT NULL,
+    text TEXT NOT NULL,
+    form_url TEXT,
+    created_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS deliveries_account ON deliveries (account_id, seq);
+CREATE TABLE IF NOT EXISTS inbound (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    from_addr TEXT NOT NULL,
+    to_addr TEXT NOT NULL,
+    body TEXT NOT NULL,
+    media_urls TEXT NOT NULL,
+    interaction_id TEXT,
+    created_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS inbound_account ON inbound (account_id, created_at);
+CREATE TABLE IF NOT EXISTS numbers (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL,
+    phone_number TEXT NOT NULL UNIQUE,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS numbers_account ON numbers (account_id);
+CREATE TABLE IF NOT EXISTS webhooks (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL,
+    url TEXT NOT NULL,
+    event_types TEXT NOT NULL,
+    headers TEXT NOT NULL,
+    secret TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS webhooks_account ON webhooks (account_id);
+CREATE TABLE IF NOT EXISTS channels (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL,
+    type TEXT NOT NULL,
+    to_addr TEXT NOT NULL,
+    wait_time TEXT,
+    follow_up_time TEXT,
+    message_template TEXT,
+    response_template TEXT NOT NULL,
+    no_response_template TEXT NOT NULL,
+    reply_link INTEGER NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS channels_account ON channels (account_id);
+CREATE TABLE IF NOT EXISTS events (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL,
+    event_type TEXT NOT NULL,
+    interaction_id TEXT,
+    body TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_account ON events (account_id, created_at);
+CREATE TABLE IF NOT EXISTS outbox (
+    id TEXT PRIMARY KEY,
+    event_id TEXT NOT NULL,
+    webhook_id TEXT NOT NULL,
+    account_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    attempts INTEGER NOT NULL,
+    next_attempt_at REAL NOT NULL,
+    last_error TEXT,
+    last_status_code INTEGER,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    delivered_at REAL
+);
+CREATE INDEX IF NOT EXISTS outbox_due ON outbox (status, next_attempt_at);
+CREATE INDEX IF NOT EXISTS outbox_account ON outbox (account_id, created_at);
+CREATE TABLE IF NOT EXISTS idempotency (
+    account_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    status_code INTEGER NOT NULL,
+    body BLOB NOT NULL,
+    created_at REAL NOT NULL,
+    PRIMARY KEY (account_id, key)
+);
+"""
+
+_INTERACTION_COLUMNS = (
+    "id, account_id, kind, channel, to_addr, from_addr, request, created_at, status, "
+    "wait_deadline, follow_up_deadline, result, outcome, form_token, reply_token, card_id, "
+    "ended_at"
+)
+_DELIVERY_COLUMNS = (
+    "seq, id, account_id, interaction_id, channel, kind, from_addr, to_addr, text, form_url, "
+    "created_at"
+)
+_OUTBOX_COLUMNS = (
+    "id, event_id, webhook_id, account_id, status, attempts, next_attempt_at, last_error, "
+    "created_at, updated_at, delivered_at, last_status_code"
+)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _loads_number(text: str | None) -> float | None:
+    # Windows are stored as JSON text so 30 stays 30 (not 30.0) when shown back.
+    if text is None:
+        return None
+    value = json.loads(text)
+    assert isinstance(value, (int, float))
+    return value
+
+
+class SQLiteStore:
+    """``Store`` on sqlite3. ``path`` is a file name or ``:memory:``."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._lock = threading.RLock()
+        self._db = sqlite3.connect(
+            path, isolation_level=None, check_same_thread=False, timeout=10.0
+        )
+        self._db.execute("PRAGMA busy_timeout = 10000")
+        if path != ":memory:":
+            self._db.execute("PRAGMA journal_mode = WAL")
+            # WAL + NORMAL: a commit survives a crash of the process, fsync on checkpoint.
+            self._db.execute("PRAGMA synchronous = NORMAL")
+        self._create_schema()
+
+    def _create_schema(self) -> None:
+        with self._lock:
+            # executescript commits on its own; the statements are all IF NOT EXISTS.
+            self._db.executescript(_SCHEMA)
+            self._db.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
+                (str(SCHEMA_VERSION),),
+            )
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def _one(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+        with self._lock:
+            row: tuple[Any, ...] | None = self._db.execute(sql, params).fetchone()
+            return row
+
+    def _all(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return list(self._db.execute(sql, params).fetchall())
+
+    def _run(self, sql: str, params: tuple[Any, ...] = ()) -> int:
+        with self._lock:
+            return self._db.execute(sql, params).rowcount
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    # -- accounts ---------------------------------------------------------------------
+    @staticmethod
+    def _account(row: tuple[Any, ...]) -> AccountRecord:
+        return AccountRecord(
+            id=row[0], name=row[1], key_hash=row[2], suspended=bool(row[3]), created_at=row[4]
+        )
+
+    def insert_account(self, record: AccountRecord) -> None:
+        try:
+            self._run(
+                "INSERT INTO accounts (id, name, key_hash, suspended, created_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (
+                    record.id,
+                    record.name,
+                    record.key_hash,
+                    int(record.suspended),
+                    record.created_at,
+                ),
+            )
+        except sqlite3.IntegrityError as exc:
+            raise Duplicate(str(exc)) from None
+
+    def account_by_key_hash(self, key_hash: str) -> AccountRecord | None:
+        row = self._one(
+            "SELECT id, name, key_hash, suspended, created_at FROM accounts WHERE key_hash = ?",
+            (key_hash,),
+        )
+        return self._account(row) if row else None
+
+    def get_account(self, account_id: str) -> AccountRecord | None:
+        row = self._one(
+            "SELECT id, name, key_hash, suspended, created_at FROM accounts WHERE id = ?",
+            (account_id,),
+        )
+        return self._account(row) if row else None
+
+    def set_account_suspended(self, account_id: str, suspended: bool) -> None:
+        self._run("UPDATE accounts SET suspended = ? WHERE id = ?", (int(suspended), account_id))
+
+    def count_accounts(self) -> int:
+        row = self._one("SELECT COUNT(*) FROM accounts")
+        return int(row[0]) if row else 0
+
+    # -- interactions -----------------------------------------------------------------
+    @staticmethod
+    def _interaction(row: tuple[Any, ...]) -> InteractionRecord:
+        return InteractionRecord(
+            id=row[0],
+            account_id=row[1],
+            kind=row[2],
+            channel=row[3],
+            to_addr=row[4],
+            from_addr=row[5],
+            request=json.loads(row[6]),
+            created_at=row[7],
+            status=row[8],
+            wait_deadline=row[9],
+            follow_up_deadline=row[10],
+            result=json.loads(row[11]) if row[11] is not None else None,
+            outcome=row[12],
+            form_token=row[13],
+            reply_token=row[14],
+            card_id=row[15],
+            ended_at=row[16],
+        )
+
+    def insert_interaction(self, record: InteractionRecord) -> None:
+        self._run(
+            f"INSERT INTO interactions ({_INTERACTION_COLUMNS}) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                record.id,
+                record.account_id,
+                record.kind,
+                record.channel,
+                record.to_addr,
+                record.from_addr,
+                _dumps(record.request),
+                record.created_at,
+                record.status,
+                record.wait_deadline,
+                record.follow_up_deadline,
+                _dumps(record.result) if record.result is not None else None,
+                record.outcome,
+                record.form_token,
+                record.reply_token,
+                record.card_id,
+                record.ended_at,
+            ),
+        )
+
+    def _interaction_where(self, where: str, params: tuple[Any, ...]) -> InteractionRecord | None:
+        row = self._one(f"SELECT {_INTERACTION_COLUMNS} FROM interactions WHERE {where}", params)
+        return self._interaction(row) if row else None
+
+    def get_interaction(self, interaction_id: str) -> InteractionRecord | None:
+        return self._interaction_where("id = ?", (interaction_id,))
+
+    def interaction_by_form_token(self, token: str) -> InteractionRecord | None:
+        return self._interaction_where("form_token = ?", (token,))
+
+    def interaction_by_reply_token(self, token: str) -> InteractionRecord | None:
+        return self._interaction_where("reply_token = ?", (token,))
+
+    def end_interaction(
+        self,
+        interaction_id: str,
+        ended_at: float,
+        result: dict[str, Any] | None = None,
+        outcome: str | None = None,
+    ) -> bool:
+        changed = self._run(
+            "UPDATE interactions SET status = 'ended', ended_at = ?, result = ?, outcome = ? "
+            "WHERE id = ? AND status = 'pending'",
+            (
+                ended_at,
+                _dumps(result) if result is not None else None,
+                outcome,
+                interaction_id,
+            ),
+        )
+        return changed > 0
+
+    def latest_open_message(
+        self, account_id: str, channel: str, to_addr: str, from_addr: str
+    ) -> InteractionRecord | None:
+        return self._interaction_where(
+            "account_id = ? AND channel = ? AND to_addr = ? AND from_addr = ? "
+            "AND kind = 'message' AND status = 'pending' "
+            "ORDER BY created_at DESC, rowid DESC LIMIT 1",
+            (account_id, channel, to_addr, from_addr),
+        )
+
+    def open_interactions(self) -> list[InteractionRecord]:
+        rows = self._all(
+            f"SELECT {_INTERACTION_COLUMNS} FROM interactions WHERE status = 'pending'"
+        )
+        return [self._interaction(row) for row in rows]
+
+    def list_interactions(self, account_id: str, limit: int) -> list[InteractionRecord]:
+        rows = self._all(
+            f"SELECT {_INTERACTION_COLUMNS} FROM interactions WHERE account_id = ? "
+            "ORDER BY created_at DESC, rowid DESC LIMIT ?",
+            (account_id, limit),
+        )
+        return [self._interaction(row) for row in rows]
+
+    # -- deliveries and inbound messages ----------------------------------------------
+    @staticmethod
+    def _delivery(row: tuple[Any, ...]) -> DeliveryRecord:
+        return DeliveryRecord(*row)
+
+    def insert_delivery(
+        self,
+        *,
+        id: str,
+        account_id: str,
+        interaction_id: str | None,
+        channel: str,
+        kind: str,
+        from_addr: str | None,
+        to_addr: str,
+        text: str,
+        form_url: str | None,
+        created_at: float,
+    ) -> DeliveryRecord:
+        with self._lock:
+            cursor = self._db.execute(
+                "INSERT INTO deliveries (id, account_id, interaction_id, channel, kind, "
+                "from_addr, to_addr, text, form_url, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    id,
+                    account_id,
+                    interaction_id,
+                    channel,
+                    kind,
+                    from_addr,
+                    to_addr,
+                    text,
+                    form_url,
+                    created_at,
+                ),
+            )
+            seq = cursor.lastrowid
+        assert seq is not None
+        return DeliveryRecord(
+            seq=seq,
+            id=id,
+            account_id=account_id,
+            interaction_id=interaction_id,
+            channel=channel,
+            kind=kind,
+            from_addr=from_addr,
+            to_addr=to_addr,
+            text=text,
+            form_url=form_url,
+            created_at=created_at,
+        )
+
+    def list_deliveries(
+        self,
+        account_id: str,
+        to_addr: str | None = None,
+        channel: str | None = None,
+        interaction_id: str | None = None,
+        limit: int = 500,
+    ) -> list[DeliveryRecord]:
+        where = ["account_id = ?"]
+        params: list[Any] = [account_id]
+        for column, value in (
+            ("to_addr", to_addr),
+            ("channel", channel),
+            ("interaction_id", interaction_id),
+        ):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        params.append(limit)
+        rows = self._all(
+            f"SELECT {_DELIVERY_COLUMNS} FROM deliveries WHERE {' AND '.join(where)} "
+            "ORDER BY seq DESC LIMIT ?",
+            tuple(params),
+        )
+        return [self._delivery(row) for row in rows]
+
+    def delivery_seq(self, account_id: str, delivery_id: str) -> int | None:
+        row = self._one(
+            "SELECT seq FROM deliveries WHERE account_id = ? AND id = ?", (account_id, delivery_id)
+        )
+        return int(row[0]) if row else None
+
+    def max_delivery_seq(self, account_id: str) -> int:
+        row = self._one("SELECT MAX(seq) FROM deliveries WHERE account_id = ?", (account_id,))
+        return int(row[0]) if row and row[0] is not None else 0
+
+    def insert_inbound(self, record: InboundRecord) -> None:
+        self._run(
+            "INSERT INTO inbound (id, account_id, channel, from_addr, to_addr, body, media_urls, "
+            "interaction_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                record.id,
+                record.account_id,
+                record.channel,
+                record.from_addr,
+                record.to_addr,
+                record.body,
+                _dumps(record.media_urls),
+                record.interaction_id,
+                record.created_at,
+            ),
+        )
+
+    def list_inbound(self, account_id: str, limit: int) -> list[InboundRecord]:
+        rows = self._all(
+            "SELECT id, account_id, channel, from_addr, to_addr, body, media_urls, "
+            "interaction_id, created_at FROM inbound WHERE account_id = ? "
+            "ORDER BY created_at DESC, rowid DESC LIMIT ?",
+            (account_id, limit),
+        )
+        return [
+            InboundRecord(
+                id=row[0],
+                account_id=row[1],
+                channel=row[2],
+                from_addr=row[3],
+                to_addr=row[4],
+                body=row[5],
+                media_urls=json.loads(row[6]),
+                interaction_id=row[7],
+                created_at=row[8],
+            )
+            for row in rows
+        ]
+
+    # -- numbers ----------------------------------------------------------------------
+    def insert_number(self, record: NumberRecord) -> None:
+        try:
+            self._run(
+                "INSERT INTO numbers (id, account_id, phone_number, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (
+                    record.id,
+                    record.account_id,
+                    record.phone_number,
+                    record.created_at,
+                    record.updated_at,
+                ),
+            )
+        except sqlite3.IntegrityError as exc:
+            raise Duplicate(str(exc)) from None
+
+    def number_by_phone(self, phone_number: str) -> NumberRecord | None:
+        row = self._one(
+            "SELECT id, account_id, phone_number, created_at, updated_at FROM numbers "
+            "WHERE phone_number = ?",
+            (phone_number,),
+        )
+        return NumberRecord(*row) if row else None
+
+    def numbers_of(self, account_id: str) -> list[NumberRecord]:
+        rows = self._all(
+            "SELECT id, account_id, phone_number, created_at, updated_at FROM numbers "
+            "WHERE account_id = ? ORDER BY created_at",
+            (account_id,),
+        )
+        return [NumberRecord(*row) for row in rows]
+
+    def reserved_phone_numbers(self) -> set[str]:
+        return {row[0] for row in self._all("SELECT phone_number FROM numbers")}
+
+    def delete_number(self, account_id: str, number_id: str) -> bool:
+        return (
+            self._run(
+                "DELETE FROM numbers WHERE id = ? AND account_id = ?", (number_id, account_id)
+            )
+            > 0
+        )
+
+    # -- webhooks ---------------------------------------------------------------------
+    @staticmethod
+    def _webhook(row: tuple[Any, ...]) -> WebhookRecord:
+        return WebhookRecord(
+            id=row[0],
+            account_id=row[1],
+            url=row[2],
+            event_types=json.loads(row[3]),
+            headers=json.loads(row[4]),
+            secret=row[5],
+            created_at=row[6],
+        )
+
+    _WEBHOOK_COLUMNS = "id, account_id, url, event_types, headers, secret, created_at"
+
+    def insert_webhook(self, record: WebhookRecord) -> None:
+        self._run(
+            f"INSERT INTO webhooks ({self._WEBHOOK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                record.id,
+                record.account_id,
+                record.url,
+                _dumps(record.event_types),
+                _dumps(record.headers),
+                record.secret,
+                record.created_at,
+            ),
+        )
+
+    def webhooks_of(self, account_id: str) -> list[WebhookRecord]:
+        rows = self._all(
+            f"SELECT {self._WEBHOOK_COLUMNS} FROM webhooks WHERE account_id = ? "
+            "ORDER BY created_at, rowid",
+            (account_id,),
+        )
+        return [self._webhook(row) for row in rows]
+
+    def get_webhook(self, webhook_id: str) -> WebhookRecord | None:
+        row = self._one(f"SELECT {self._WEBHOOK_COLUMNS} FROM webhooks WHERE id = ?", (webhook_id,))
+        return self._webhook(row) if row else None
+
+    def delete_webhook(self, account_id: str, webhook_id: str) -> bool:
+        return (
+            self._run(
+                "DELETE FROM webhooks WHERE id = ? AND account_id = ?", (webhook_id, account_id)
+            )
+            > 0
+        )
+
+    # -- channel cards ----------------------------------------------------------------
+    _CHANNEL_COLUMNS = (
+        "id, account_id, type, to_addr, wait_time, follow_up_time, message_template, "
+        "response_template, no_response_template, reply_link, created_at"
+    )
+
+    @staticmethod
+    def _channel(row: tuple[Any, ...]) -> ChannelRecord:
+        return ChannelRecord(
+            id=row[0],
+            account_id=row[1],
+            type=row[2],
+            to_addr=row[3],
+            wait_time=_loads_number(row[4]),
+            follow_up_time=_loads_number(row[5]),
+            message_template=row[6],
+            response_template=row[7],
+            no_response_template=row[8],
+            reply_link=bool(row[9]),
+            created_at=row[10],
+        )
+
+    def insert_channel(self, record: ChannelRecord) -> None:
+        self._run(
+            f"INSERT INTO channels ({self._CHANNEL_COLUMNS}) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                record.id,
+                record.account_id,
+                record.type,
+                record.to_addr,
+                _dumps(record.wait_time) if record.wait_time is not None else None,
+                _dumps(record.follow_up_time) if record.follow_up_time is not None else None,
+                record.message_template,
+                record.response_template,
+                record.no_response_template,
+                int(record.reply_link),
+                record.created_at,
+            ),
+        )
+
+    def get_channel(self, account_id: str, channel_id: str) -> ChannelRecord | None:
+        row = self._one(
+            f"SELECT {self._CHANNEL_COLUMNS} FROM channels WHERE id = ? AND account_id = ?",
+            (channel_id, account_id),
+        )
+        return self._channel(row) if row else None
+
+    def channels_of(self, account_id: str) -> list[ChannelRecord]:
+        rows = self._all(
+            f"SELECT {self._CHANNEL_COLUMNS} FROM channels WHERE account_id = ? "
+            "ORDER BY created_at, rowid",
+            (account_id,),
+        )
+        return [self._channel(row) for row in rows]
+
+    def delete_channel(self, account_id: str, channel_id: str) -> bool:
+        return (
+            self._run(
+                "DELETE FROM channels WHERE id = ? AND account_id = ?", (channel_id, account_id)
+            )
+            > 0
+        )
+
+    # -- events and the outbox --------------------------------------------------------
+    @staticmethod
+    def _event(row: tuple[Any, ...]) -> EventRecord:
+        return EventRecord(
+            id=row[0],
+            account_id=row[1],
+            event_type=row[2],
+            interaction_id=row[3],
+            body=json.loads(row[4]),
+            created_at=row[5],
+        )
+
+    @staticmethod
+    def _outbox(row: tuple[Any, ...]) -> OutboxRecord:
+        return OutboxRecord(
+            id=row[0],
+            event_id=row[1],
+            webhook_id=row[2],
+            account_id=row[3],
+            status=row[4],
+            attempts=row[5],
+            next_attempt_at=row[6],
+            last_error=row[7],
+            created_at=row[8],
+            updated_at=row[9],
+            delivered_at=row[10],
+            last_status_code=row[11],
+        )
+
+    def insert_event(self, record: EventRecord, outbox: list[OutboxRecord]) -> None:
+        with self._tx() as db:
+            db.execute(
+                "INSERT INTO events (id, account_id, event_type, interaction_id, body, "
+                "created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    record.id,
+                    record.account_id,
+                    record.event_type,
+                    record.interaction_id,
+                    _dumps(record.body),
+                    record.created_at,
+                ),
+            )
+            db.executemany(
+                f"INSERT INTO outbox ({_OUTBOX_COLUMNS}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        item.id,
+                        item.event_id,
+                        item.webhook_id,
+                        item.account_id,
+                        item.status,
+                        item.attempts,
+                        item.next_attempt_at,
+                        item.last_error,
+                        item.created_at,
+                        item.updated_at,
+                        item.delivered_at,
+                        item.last_status_code,
+                    )
+                    for item in outbox
+                ],
+            )
+
+    def get_event(self, event_id: str) -> EventRecord | None:
+        row = self._one(
+            "SELECT id, account_id, event_type, interaction_id, body, created_at FROM events "
+            "WHERE id = ?",
+            (event_id,),
+        )
+        return self._event(row) if row else None
+
+    def list_events(self, account_id: str, limit: int) -> list[EventRecord]:
+        rows = self._all(
+            "SELECT id, account_id, event_type, interaction_id, body, created_at FROM events "
+            "WHERE account_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?",
+            (account_id, limit),
+        )
+        return [self._event(row) for row in rows]
+
+    def due_outbox(self, now: float, limit: int) -> list[OutboxRecord]:
+        rows = self._all(
+            f"SELECT {_OUTBOX_COLUMNS} FROM outbox WHERE status = 'pending' "
+            "AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?",
+            (now, limit),
+        )
+        return [self._outbox(row) for row in rows]
+
+    def next_outbox_due(self) -> float | None:
+        row = self._one("SELECT MIN(next_attempt_at) FROM outbox WHERE status = 'pending'")
+        return float(row[0]) if row and row[0] is not None else None
+
+    def lease_outbox(self, outbox_id: str, until: float) -> None:
+        self._run(
+            "UPDATE outbox SET next_attempt_at = ? WHERE id = ? AND status = 'pending'",
+            (until, outbox_id),
+        )
+
+    def update_outbox(
+        self,
+        outbox_id: str,
+        *,
+        status: str,
+        attempts: int,
+        next_attempt_at: float,
+        last_error: str | None,
+        last_status_code: int | None,
+        delivered_at: float | None,
+        updated_at: float,
+    ) -> None:
+        # A row cancelled meanwhile (its webhook deleted) stays cancelled.
+        self._run(
+            "UPDATE outbox SET status = ?, attempts = ?, next_attempt_at = ?, last_error = ?, "
+            "last_status_code = ?, delivered_at = ?, updated_at = ? "
+            "WHERE id = ? AND status != 'cancelled'",
+            (
+                status,
+                attempts,
+                next_attempt_at,
+                last_error,
+                last_status_code,
+                delivered_at,
+                updated_at,
+                outbox_id,
+            ),
+        )
+
+    def cancel_outbox_for_webhook(self, webhook_id: str, now: float) -> None:
+        self._run(
+            "UPDATE outbox SET status = 'cancelled', updated_at = ? "
+            "WHERE webhook_id = ? AND status = 'pending'",
+            (now, webhook_id),
+        )
+
+    def list_outbox(self, account_id: str, limit: int) -> list[OutboxRecord]:
+        rows = self._all(
+            f"SELECT {_OUTBOX_COLUMNS} FROM outbox WHERE account_id = ? "
+            "ORDER BY created_at DESC, rowid DESC LIMIT ?",
+            (account_id, limit),
+        )
+        return [self._outbox(row) for row in rows]
+
+    # -- idempotency ------------------------------------------------------------------
+    def get_idempotency(self, account_id: str, key: str) -> IdempotencyRecord | None:
+        row = self._one(
+            "SELECT account_id, key, fingerprint, status_code, body, created_at "
+            "FROM idempotency WHERE account_id = ? AND key = ?",
+            (account_id, key),
+        )
+        if row is None:
+            return None
+        return IdempotencyRecord(
+            account_id=row[0],
+            key=row[1],
+            fingerprint=row[2],
+            status_code=row[3],
+            body=bytes(row[4]),
+            created_at=row[5],
+        )
+
+    def put_idempotency(self, record: IdempotencyRecord) -> None:
+        self._run(
+            "INSERT OR REPLACE INTO idempotency "
+            "(account_id, key, fingerprint, status_code, body, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                record.account_id,
+                record.key,
+                record.fingerprint,
+                record.status_code,
+                record.body,
+                record.created_at,
+            ),
+        )
+
+    def delete_idempotency_before(self, cutoff: float) -> None:
+        self._run("DELETE FROM idempotency WHERE created_at < ?", (cutoff,))

@@ -1,0 +1,599 @@
+"""The scripted human: plays the recipient's side through the sandbox API and form links."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+import httpx
+from pydantic import TypeAdapter
+
+from humanwire.server.config import (
+    DEFAULT_HUMAN_PHONE,
+    DEFAULT_HUMAN_SLACK,
+    SHARED_SLACK_WORKSPACE,
+    SHARED_SMS_NUMBER,
+    SHARED_WHATSAPP_NUMBER,
+)
+from humanwire.types import SandboxDelivery
+
+__all__ = ["HumanAction", "ScriptedHuman"]
+
+_deliveries_adapter: TypeAdapter[list[SandboxDelivery]] = TypeAdapter(list[SandboxDelivery])
+
+_SHARED_SENDER = {
+    "sms": SHARED_SMS_NUMBER,
+    "whatsapp": SHARED_WHATSAPP_NUMBER,
+    "slack": SHARED_SLACK_WORKSPACE,
+}
+
+
+class HumanAction:
+    """A scripted action. ``wait()`` blocks until it was carried out and returns the
+    delivery it acted on; it raises AssertionError when no matching delivery arrived in
+    time or when carrying it out failed (a refused form, for example)."""
+
+    def __init__(self, human: ScriptedHuman, description: str) -> None:
+        self._human = human
+        self.description = description
+        self._done = threading.Event()
+        self.delivery: SandboxDelivery | None = None
+        """The delivery this action claimed (set as soon as it is matched)."""
+        self.error: str | None = None
+        self.response: httpx.Response | None = None
+        """The service's answer to what the human did (None for ``stay_silent``)."""
+
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    def wait(self, timeout: float = 10.0) -> SandboxDelivery:
+        if not self._done.wait(timeout):
+            raise AssertionError(
+                f"scripted human: {self.description}: no matching delivery within "
+                f"{timeout:g}s.\n{self._human._describe_seen()}"
+            )
+        if self.error is not None:
+            raise AssertionError(f"scripted human: {self.description}: {self.error}")
+        assert self.delivery is not None
+        return self.delivery
+
+    async def async_wait(self, timeout: float = 10.0) -> SandboxDelivery:
+        """``wait`` without blocking the event loop of an async test."""
+        import asyncio
+
+        return await asyncio.to_thread(self.wait, timeout)
+
+    def __repr__(self) -> str:
+        state = "done" if self.done else "pending"
+        return f"<HumanAction {self.description} ({state})>"
+
+
+@dataclass
+class _Pending:
+    action: HumanAction
+    channels: frozenset[str] | None
+    kinds: frozenset[str]
+    recipients: frozenset[str] | None
+    interaction_id: str | None
+    existing: frozenset[str]
+    """Ids delivered before the action was scripted: never "next" for it."""
+    delay: float
+    perform: Callable[[SandboxDelivery], httpx.Response | None]
+    matched: bool = field(default=False)
+
+    def accepts(self, delivery: SandboxDelivery) -> bool:
+        if self.interaction_id is not None:
+            if delivery.interaction_id != self.interaction_id:
+                return False
+        elif delivery.id in self.existing:
+            return False
+        if delivery.kind not in self.kinds:
+            return False
+        if self.channels is not None and delivery.channel not in self.channels:
+            return False
+        return self.recipients is None or delivery.to in self.recipients
+
+
+class ScriptedHuman:
+    """Plays the human for one account, from a background thread.
+
+    Script what the human will do, then run the code under test::
+
+        human.reply("yes, ship it")            # to the next sms to +12025550100
+        result = client.messages.sms(message="Ship?", to="+12025550100", wait_time=5)
+        assert result.response == "Human response: yes, ship it"
+
+    **Which delivery an action acts on.** Each action acts on the *oldest* delivery that
+    matches it (recipient, channel, kind), that reached the recipient *after the action
+    was scripted*, and that no earlier action of this human has claimed. Scripting takes
+    a snapshot of what was already delivered, so scripting before the send — the common
+    case — is race-free, and two ``reply`` calls answer two messages in order. To act on
+    something already delivered, pass ``interaction_id=`` (the id returned by a send):
+    the action then matches that interaction's delivery whenever it arrived.
+
+    Defaults: ``to`` is the inbox's default human — ``+12025550100`` for sms, whatsapp
+    and calls, ``U0HUMAN0001`` for slack; a form (``channel=None``) may come by any
+    channel to either of them. ``delay`` counts from the moment the delivery is seen.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        phone: str = DEFAULT_HUMAN_PHONE,
+        slack_id: str = DEFAULT_HUMAN_SLACK,
+        poll_wait: float = 1.0,
+        http_timeout: float = 15.0,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.phone = phone
+        self.slack_id = slack_id
+        self._poll_wait = poll_wait
+        headers = {"Authorization": f"Bearer {api_key}"}
+        timeout = httpx.Timeout(http_timeout, read=http_timeout + poll_wait)
+        # One client per thread role: httpx clients are not meant to be shared freely.
+        self._http = httpx.Client(
+            base_url=self.base_url, headers=headers, timeout=timeout, trust_env=False
+        )
+        self._poll_http = httpx.Client(
+            base_url=self.base_url, headers=headers, timeout=timeout, trust_env=False
+        )
+        # The "browser" that opens form links: the token is the credential, no key sent.
+        self._browser = httpx.Client(timeout=timeout, trust_env=False)
+        self._cond = threading.Condition()
+        self._pending: list[_Pending] = []
+        self._known: dict[str, SandboxDelivery] = {}
+        self._order: dict[str, int] = {}
+        self._claimed: set[str] = set()
+        self._closed = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._workers: list[threading.Thread] = []
+        self._long_poll = True
+        self._poll_error: str | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def close(self) -> None:
+        """Stops the background thread; pending actions are abandoned."""
+        self._closed.set()
+        with self._cond:
+            self._cond.notify_all()
+        if self._thread is not None:
+            self._thread.join(self._poll_wait + 5)
+        for worker in self._workers:
+            worker.join(5)
+        self._http.close()
+        self._poll_http.close()
+        self._browser.close()
+
+    def __enter__(self) -> ScriptedHuman:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- scripted actions -------------------------------------------------------------------
+    def reply(
+        self,
+        text: str,
+        *,
+        to: str | None = None,
+        channel: str = "sms",
+        delay: float = 0.0,
+        interaction_id: str | None = None,
+    ) -> HumanAction:
+        """Reply ``text`` to the next message delivered to ``to`` on ``channel`` (slack:
+        in the message's thread; sms and whatsapp: from the human's number back to the
+        sender, as on a phone)."""
+        recipient = to or self._default_recipient(channel)
+
+        def perform(delivery: SandboxDelivery) -> httpx.Response:
+            body: dict[str, Any] = {
+                "channel": delivery.channel,
+                "from": delivery.to,
+                "to": delivery.from_ or _SHARED_SENDER[delivery.channel],
+                "body": text,
+            }
+            if delivery.channel == "slack" and delivery.interaction_id:
+                body["interactionId"] = delivery.interaction_id
+            return self._expect_ok(self._http.post("/sandbox/replies", json=body))
+
+        return self._script(
+            f"reply({text!r}) to the next {channel} message to {recipient}",
+            channels=frozenset({channel}),
+            kinds=frozenset({"message"}),
+            recipients=frozenset({recipient}),
+            interaction_id=interaction_id,
+            delay=delay,
+            perform=perform,
+        )
+
+    def reply_late(
+        self,
+        text: str,
+        *,
+        after: float,
+        to: str | None = None,
+        channel: str = "sms",
+        interaction_id: str | None = None,
+    ) -> HumanAction:
+        """``reply`` ``after`` seconds: past ``waitTime``, inside the follow-up window, the
+        reply goes to the webhooks instead of the held request."""
+        return self.reply(text, to=to, channel=channel, delay=after, interaction_id=interaction_id)
+
+    def fill_form(
+        self,
+        values: Mapping[str, str | bool],
+        *,
+        to: str | None = None,
+        channel: str | None = None,
+        delay: float = 0.0,
+        interaction_id: str | None = None,
+    ) -> HumanAction:
+        """Open the next form link delivered to ``to`` and submit ``values`` (field id →
+        text; ``True``/``False`` for checkboxes) as JSON ``{"values": ...}`` to the form's
+        URL, as a browser would. A refused submission makes ``wait()`` fail with the
+        service's error (``action.response`` holds it)."""
+        submitted = {
+            key: ("true" if value else "false") if isinstance(value, bool) else value
+            for key, value in values.items()
+        }
+        if to is not None:
+            recipients: frozenset[str] = frozenset({to})
+        elif channel is not None:
+            recipients = frozenset({self._default_recipient(channel)})
+        else:
+            recipients = frozenset({self.phone, self.slack_id})
+
+        def perform(delivery: SandboxDelivery) -> httpx.Response:
+            if not delivery.form_url:
+                raise _ActionFailed(f"the delivery {delivery.id} carries no formUrl")
+            response = self._browser.post(delivery.form_url, json={"values": submitted})
+            return self._expect_ok(response)
+
+        return self._script(
+            f"fill_form({submitted!r}) for the next form to {'/'.join(sorted(recipients))}",
+            channels=frozenset({channel}) if channel is not None else None,
+            kinds=frozenset({"form"}),
+            recipients=recipients,
+            interaction_id=interaction_id,
+            delay=delay,
+            perform=perform,
+        )
+
+    def answer_call(
+        self,
+        summary: str,
+        *,
+        to: str | None = None,
+        delay: float = 0.0,
+        interaction_id: str | None = None,
+    ) -> HumanAction:
+        """Pick up the next call to ``to``; the call ends ``completed`` with ``summary``."""
+        return self._end_call("completed", summary, to, delay, interaction_id)
+
+    def miss_call(
+        self, *, to: str | None = None, delay: float = 0.0, interaction_id: str | None = None
+    ) -> HumanAction:
+        """Let the next call ring out: outcome ``no_answer``."""
+        return self._end_call("no_answer", None, to, delay, interaction_id)
+
+    def transfer_call(
+        self,
+        summary: str | None = None,
+        *,
+        to: str | None = None,
+        delay: float = 0.0,
+        interaction_id: str | None = None,
+    ) -> HumanAction:
+        """Ask for a human on the next call: outcome ``transferred``."""
+        return self._end_call("transferred", summary, to, delay, interaction_id)
+
+    def stay_silent(self, *, to: str | None = None, channel: str | None = None) -> HumanAction:
+        """Claim the next delivery to ``to`` (any kind) and do nothing with it, so a test
+        can ``wait()`` for it to have arrived while the agent's wait runs out."""
+        if to is not None:
+            recipients: frozenset[str] = frozenset({to})
+        elif channel is not None:
+            recipients = frozenset({self._default_recipient(channel)})
+        else:
+            recipients = frozenset({self.phone, self.slack_id})
+        return self._script(
+            f"stay_silent on the next delivery to {'/'.join(sorted(recipients))}",
+            channels=frozenset({channel}) if channel is not None else None,
+            kinds=frozenset({"message", "form", "call"}),
+            recipients=recipients,
+            interaction_id=None,
+            delay=0.0,
+            perform=lambda delivery: None,
+        )
+
+    # -- immediate actions -----------------------------------------------------------------------
+    def send_text(
+        self,
+        text: str,
+        *,
+        from_: str | None = None,
+        to: str | None = None,
+        channel: str = "sms",
+        media_urls: list[str] | None = None,
+    ) -> None:
+        """The human writes first: an unsolicited text, sent now. ``to`` defaults to the
+        account's reserved number, else the shared number (slack: the shared workspace)."""
+        body: dict[str, Any] = {
+            "channel": channel,
+            "from": from_ or self._default_recipient(channel),
+            "to": to or self._account_number(channel),
+            "body": text,
+        }
+        if media_urls is not None:
+            body["mediaUrls"] = media_urls
+        self._immediate("send_text", self._http.post("/sandbox/replies", json=body))
+
+    def call_in(self, summary: str, *, from_: str | None = None, to: str | None = None) -> None:
+        """Someone calls the account's reserved number ``to`` (default: the reserved
+        number) and leaves a message; the service reports ``call.conversation.ended``."""
+        number = to or self._account_number("call")
+        body = {"from": from_ or self.phone, "to": number, "summary": summary}
+        self._immediate("call_in", self._http.post("/sandbox/inbound-calls", json=body))
+
+    def deliveries(
+        self,
+        *,
+        to: str | None = None,
+        channel: str | None = None,
+        interaction_id: str | None = None,
+    ) -> list[SandboxDelivery]:
+        """What was delivered to the account's recipients, oldest first."""
+        params = {
+            name: value
+            for name, value in (("to", to), ("channel", channel), ("interactionId", interaction_id))
+            if value is not None
+        }
+        response = self._http.get("/sandbox/messages", params=params)
+        self._immediate("deliveries", response)
+        return list(reversed(_deliveries_adapter.validate_json(response.content)))
+
+    # -- internals --------------------------------------------------------------------------------
+    def _default_recipient(self, channel: str) -> str:
+        return self.slack_id if channel == "slack" else self.phone
+
+    def _account_number(self, channel: str) -> str:
+        if channel == "slack":
+            return SHARED_SLACK_WORKSPACE
+        response = self._http.get("/numbers")
+        self._immediate("list numbers", response)
+        numbers = response.json()
+        if numbers:
+            return str(numbers[0]["phoneNumber"])
+        if channel == "call":
+            raise AssertionError(
+                "scripted human: call_in needs to= or a number reserved on the account"
+            )
+        return _SHARED_SENDER[channel]
+
+    def _immediate(self, what: str, response: httpx.Response) -> None:
+        if not response.is_success:
+            raise AssertionError(
+                f"scripted human: {what} refused: {response.status_code} {response.text}"
+            )
+
+    def _expect_ok(self, response: httpx.Response) -> httpx.Response:
+        if not response.is_success:
+            raise _ActionFailed(
+                f"the service answered {response.status_code} {response.text}", response
+            )
+        return response
+
+    def _end_call(
+        self,
+        outcome: str,
+        summary: str | None,
+        to: str | None,
+        delay: float,
+        interaction_id: str | None,
+    ) -> HumanAction:
+        recipient = to or self.phone
+
+        def perform(delivery: SandboxDelivery) -> httpx.Response:
+            body: dict[str, Any] = {"outcome": outcome}
+            if summary is not None:
+                body["summary"] = summary
+            path = f"/sandbox/calls/{delivery.interaction_id}"
+            return self._expect_ok(self._http.post(path, json=body))
+
+        return self._script(
+            f"{outcome} the next call to {recipient}",
+            channels=frozenset({"call"}),
+            kinds=frozenset({"call"}),
+            recipients=frozenset({recipient}),
+            interaction_id=interaction_id,
+            delay=delay,
+            perform=perform,
+        )
+
+    def _script(
+        self,
+        description: str,
+        *,
+        channels: frozenset[str] | None,
+        kinds: frozenset[str],
+        recipients: frozenset[str] | None,
+        interaction_id: str | None,
+        delay: float,
+        perform: Callable[[SandboxDelivery], httpx.Response | None],
+    ) -> HumanAction:
+        if self._closed.is_set():
+            raise RuntimeError("the scripted human is closed")
+        # The snapshot is what makes "next" race-free: it is taken before the test goes
+        # on to send, so whatever arrives later is new for this action.
+        snapshot = self._fetch(self._http, after=None, wait=None)
+        action = HumanAction(self, description)
+        pending = _Pending(
+            action=action,
+            channels=channels,
+            kinds=kinds,
+            recipients=recipients,
+            interaction_id=interaction_id,
+            existing=frozenset(delivery.id for delivery in snapshot),
+            delay=delay,
+            perform=perform,
+        )
+        with self._cond:
+            self._merge(snapshot)
+            self._pending.append(pending)
+            self._match()
+            self._cond.notify_all()
+        self._ensure_thread()
+        return action
+
+    def _ensure_thread(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._follow, name="humanwire-scripted-human", daemon=True
+            )
+            self._thread.start()
+
+    def _fetch(
+        self, http: httpx.Client, *, after: str | None, wait: float | None
+    ) -> list[SandboxDelivery]:
+        params: dict[str, str] = {}
+        if after is not None:
+            params["after"] = after
+        if wait is not None:
+            params["wait"] = f"{wait:g}"
+        response = http.get("/sandbox/messages", params=params)
+        if wait is not None and response.status_code == 400:
+            # This service has no long-poll: fall back to short polling.
+            self._long_poll = False
+            response = http.get("/sandbox/messages")
+        if not response.is_success:
+            raise AssertionError(
+                f"scripted human: GET /sandbox/messages answered {response.status_code} "
+                f"{response.text}"
+            )
+        return _deliveries_adapter.validate_json(response.content)
+
+    def _merge(self, newest_first: list[SandboxDelivery]) -> bool:
+        """Adds unseen deliveries; caller holds the lock. True when any was new."""
+        added = False
+        for delivery in reversed(newest_first):
+            if delivery.id not in self._known:
+                self._known[delivery.id] = delivery
+                self._order[delivery.id] = len(self._order)
+                added = True
+        return added
+
+    def _newest_id(self) -> str | None:
+        if not self._order:
+            return None
+        return max(self._order, key=lambda key: self._order[key])
+
+    def _match(self) -> None:
+        """Gives each pending action, in scripting order, its delivery; caller holds the lock."""
+        chronological = sorted(
+            self._known.values(), key=lambda d: (d.created_at, self._order[d.id])
+        )
+        for pending in self._pending:
+            if pending.matched:
+                continue
+            for delivery in chronological:
+                if delivery.id not in self._claimed and pending.accepts(delivery):
+                    self._claimed.add(delivery.id)
+                    pending.matched = True
+                    pending.action.delivery = delivery
+                    self._start_worker(pending, delivery)
+                    break
+        self._pending = [pending for pending in self._pending if not pending.matched]
+
+    def _start_worker(self, pending: _Pending, delivery: SandboxDelivery) -> None:
+        worker = threading.Thread(
+            target=self._carry_out,
+            args=(pending, delivery),
+            daemon=True,
+            name="humanwire-scripted-human-action",
+        )
+        self._workers.append(worker)
+        worker.start()
+
+    def _carry_out(self, pending: _Pending, delivery: SandboxDelivery) -> None:
+        action = pending.action
+        try:
+            if pending.delay > 0 and self._closed.wait(pending.delay):
+                action.error = "the scripted human was closed before acting"
+                return
+            action.response = pending.perform(delivery)
+        except _ActionFailed as failure:
+            action.error = failure.message
+            action.response = failure.response
+        except Exception as exc:
+            action.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            action._done.set()
+
+    def _follow(self) -> None:
+        """Background thread: follows the account's deliveries while actions are pending."""
+        while not self._closed.is_set():
+            with self._cond:
+                while not self._pending and not self._closed.is_set():
+                    self._cond.wait()
+                if self._closed.is_set():
+                    return
+                after = self._newest_id()
+            started = time.monotonic()
+            try:
+                batch = self._fetch(
+                    self._poll_http,
+                    after=after,
+                    wait=self._poll_wait if self._long_poll else None,
+                )
+            except (httpx.HTTPError, AssertionError) as exc:
+                self._poll_error = str(exc)
+                self._closed.wait(0.1)
+                continue
+            with self._cond:
+                added = self._merge(batch)
+                self._match()
+            if not added and time.monotonic() - started < 0.05:
+                # The service answered at once (no long-poll): short poll instead.
+                self._closed.wait(0.05)
+
+    def _describe_seen(self) -> str:
+        try:
+            latest = self._fetch(self._http, after=None, wait=None)
+        except (httpx.HTTPError, AssertionError):
+            latest = []
+        with self._cond:
+            self._merge(latest)
+            seen = sorted(self._known.values(), key=lambda d: (d.created_at, self._order[d.id]))
+            claimed = set(self._claimed)
+        if not seen:
+            lines = ["Nothing was delivered to this account."]
+        else:
+            lines = ["Deliveries seen on this account (oldest first):"]
+            for delivery in seen:
+                mark = " [claimed]" if delivery.id in claimed else ""
+                lines.append(
+                    f"  {delivery.kind} via {delivery.channel} to {delivery.to}: "
+                    f"{delivery.text[:80]!r}{mark}"
+                )
+        if self._poll_error:
+            lines.append(f"Last polling error: {self._poll_error}")
+        return "\n".join(lines)
+
+
+class _ActionFailed(Exception):
+    def __init__(self, message: str, response: httpx.Response | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.response = response

@@ -15,6 +15,7 @@ from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, over
 from urllib.parse import quote
 
 from pydantic import TypeAdapter, ValidationError
+from pydantic.alias_generators import to_camel
 from typing_extensions import Self
 
 from humanwire._http import (
@@ -105,10 +106,15 @@ class Resource(Generic[ModeT]):
         return self._request(RequestSpec("DELETE", path, parse_nothing))
 
 
+def _wire_name(name: str) -> str:
+    return "from" if name == "from_" else to_camel(name)
+
+
 def build(model: type[M] | TypeAdapter[M], **arguments: Any) -> M:
     """Validate keyword arguments (snake_case) into a request model. ``None`` means "not
     given", so the model's defaults apply. Raises the typed error the service would."""
-    data = {name: value for name, value in arguments.items() if value is not None}
+    # Wire names, so an error's ``field`` reads exactly as the service would report it.
+    data = {_wire_name(name): value for name, value in arguments.items() if value is not None}
     try:
         if isinstance(model, TypeAdapter):
             return model.validate_python(data)

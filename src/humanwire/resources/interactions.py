@@ -58,12 +58,11 @@ class Interactions(Resource[ModeT]):
         deadline = None if timeout is None else clock() + timeout
         while True:
             remaining = None if deadline is None else max(0.0, deadline - clock())
-            # Whole seconds, rounded up: never a wait the service could refuse to parse.
-            hold = (
-                MAX_STATUS_WAIT if remaining is None else min(MAX_STATUS_WAIT, math.ceil(remaining))
-            )
+            hold = float(MAX_STATUS_WAIT)
+            if remaining is not None:
+                hold = min(hold, round(remaining, 3))
             started = clock()
-            status = yield from self._status(interaction_id, float(hold))
+            status = yield from self._status(interaction_id, hold)
             if status.ended:
                 return status
             now = clock()

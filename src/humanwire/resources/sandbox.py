@@ -10,12 +10,14 @@ import builtins
 from collections.abc import Sequence
 
 from humanwire._http import Flow
+from humanwire.errors import invalid_request
 from humanwire.types import (
     CallResponse,
     SandboxCallOutcomeRequest,
     SandboxDelivery,
     SandboxInboundCallRequest,
     SandboxReplyRequest,
+    format_seconds,
 )
 
 from ._base import ModeT, Resource, build, endpoint, path_id
@@ -31,12 +33,29 @@ class Sandbox(Resource[ModeT]):
         to: str | None = None,
         channel: str | None = None,
         interaction_id: str | None = None,
+        after: str | None = None,
+        wait: float | None = None,
     ) -> Flow[builtins.list[SandboxDelivery]]:
-        """What was delivered, newest first, ``text`` as the recipient sees it."""
+        """What was delivered, newest first, ``text`` as the recipient sees it. ``after``:
+        only deliveries newer than that delivery id; ``wait`` (above 0, at most 60 s):
+        hold the request until a matching delivery exists."""
+        if wait is not None and not (
+            isinstance(wait, (int, float)) and not isinstance(wait, bool) and 0 < wait <= 60
+        ):
+            raise invalid_request(
+                f"wait must be above 0 and at most 60 seconds, got {wait!r}", field="wait"
+            )
         return self._get(
             "/sandbox/messages",
             builtins.list[SandboxDelivery],
-            params={"to": to, "channel": channel, "interactionId": interaction_id},
+            params={
+                "to": to,
+                "channel": channel,
+                "interactionId": interaction_id,
+                "after": after,
+                "wait": format_seconds(wait) if wait is not None else None,
+            },
+            wait=wait,
         )
 
     @endpoint

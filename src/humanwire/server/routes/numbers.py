@@ -54,7 +54,7 @@ def operations() -> list[Operation]:
             tag="numbers",
             response=TypeAdapter(list[AvailableNumber]),
             query=(
-                QueryParam("country", "`US` or `GB`.", {"type": "string", "enum": COUNTRIES}),
+                QueryParam("country", "`US` or `GB`.", {"type": "string", "enum": list(COUNTRIES)}),
                 QueryParam("areaCode", "Digits.", {"type": "string", "pattern": "^[0-9]{1,5}$"}),
             ),
         ),

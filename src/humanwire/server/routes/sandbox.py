@@ -89,7 +89,7 @@ def operations() -> list[Operation]:
             errors=(404,),
             query=(
                 QueryParam("to", "Recipient.", {"type": "string"}),
-                QueryParam("channel", "Channel.", {"type": "string", "enum": CHANNELS}),
+                QueryParam("channel", "Channel.", {"type": "string", "enum": list(CHANNELS)}),
                 QueryParam("interactionId", "Interaction.", {"type": "string"}),
                 QueryParam("after", "Only deliveries newer than this id.", {"type": "string"}),
                 QueryParam(

@@ -1,0 +1,181 @@
+"""``GET /openapi.json``: a valid OpenAPI 3.1 document of every endpoint, built from the
+wire models, that real answers of the service conform to."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import jsonschema
+import pytest
+from http_support import HUMAN, AppUnderTest, svc_fixture
+from openapi_spec_validator import validate
+
+from humanwire.server.openapi import build_openapi
+from humanwire.server.routes import api_operations
+
+__all__ = ["svc_fixture"]
+
+DOCUMENT = build_openapi(api_operations(sandbox_enabled=True), "http://127.0.0.1:8765")
+
+
+def _refs(node: Any) -> list[str]:
+    if isinstance(node, dict):
+        found = [node["$ref"]] if isinstance(node.get("$ref"), str) else []
+        return found + [ref for value in node.values() for ref in _refs(value)]
+    if isinstance(node, list):
+        return [ref for value in node for ref in _refs(value)]
+    return []
+
+
+def _resolve(document: dict[str, Any], ref: str) -> Any:
+    assert ref.startswith("#/"), ref
+    node: Any = document
+    for part in ref[2:].split("/"):
+        node = node[part]
+    return node
+
+
+def response_schema(path: str, method: str, status: int) -> dict[str, Any]:
+    """The documented schema of one answer, with the components it refers to."""
+    response = DOCUMENT["paths"][path][method.lower()]["responses"][str(status)]
+    if "$ref" in response:
+        response = _resolve(DOCUMENT, response["$ref"])
+    schema = response["content"]["application/json"]["schema"]
+    return {**schema, "components": DOCUMENT["components"]}
+
+
+def assert_conforms(response: httpx.Response, path: str) -> None:
+    schema = response_schema(path, response.request.method, response.status_code)
+    jsonschema.Draft202012Validator(schema).validate(response.json())
+
+
+def test_the_document_is_valid_openapi_3_1() -> None:
+    assert DOCUMENT["openapi"] == "3.1.0"
+    assert DOCUMENT["info"]["version"] == "1.0.0"
+    validate(DOCUMENT)  # raises on any violation of the OpenAPI 3.1 schema
+
+
+def test_every_reference_resolves() -> None:
+    refs = set(_refs(DOCUMENT))
+    assert refs
+    for ref in refs:
+        assert _resolve(DOCUMENT, ref) is not None
+
+
+def test_every_operation_is_documented_with_its_bodies_and_errors() -> None:
+    operations = api_operations(sandbox_enabled=True)
+    documented = {
+        (method.upper(), path) for path, item in DOCUMENT["paths"].items() for method in item
+    }
+    assert documented == {(op.method, op.path) for op in operations}
+    expected = {
+        ("POST", "/messages/sms"),
+        ("POST", "/messages/{channel_id}"),
+        ("POST", "/forms/whatsapp"),
+        ("POST", "/calls"),
+        ("POST", "/phone/call"),
+        ("GET", "/interactions/{interactionId}/status"),
+        ("GET", "/numbers/available"),
+        ("DELETE", "/numbers/{number_id}"),
+        ("DELETE", "/webhooks/{webhook_id}"),
+        ("GET", "/channels/{channel_id}"),
+        ("GET", "/sandbox/messages"),
+        ("POST", "/sandbox/inbound-calls"),
+        ("GET", "/healthz"),
+    }
+    assert expected <= documented
+    for op in operations:
+        entry = DOCUMENT["paths"][op.path][op.method.lower()]
+        responses = entry["responses"]
+        assert str(op.status) in responses
+        if op.body is not None:
+            body = entry["requestBody"]["content"]["application/json"]["schema"]
+            assert body, op.operation_id
+            assert "413" in responses
+        if op.auth:
+            assert {"400", "401", "403", "429"} <= set(responses)
+            assert "security" not in entry  # the document-wide bearer scheme applies
+        else:
+            assert entry["security"] == []
+        for param in op.path_params:
+            assert any(p["name"] == param.name and p["in"] == "path" for p in entry["parameters"])
+    assert DOCUMENT["security"] == [{"bearerAuth": []}]
+    assert DOCUMENT["components"]["securitySchemes"]["bearerAuth"] == {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "Authorization: Bearer <API_KEY>",
+    }
+    phone_call = DOCUMENT["paths"]["/phone/call"]["post"]["responses"]
+    assert phone_call["504"] == {"$ref": "#/components/responses/Error504"}
+
+
+def test_request_schemas_are_closed_and_carry_the_bounds() -> None:
+    schemas = DOCUMENT["components"]["schemas"]
+    for name in ("SMSMessageRequest", "SMSFormRequest", "CallRequest", "FormField"):
+        assert schemas[name]["additionalProperties"] is False, name
+    wait_time = schemas["SMSMessageRequest"]["properties"]["waitTime"]["anyOf"][0]
+    assert (wait_time["minimum"], wait_time["maximum"]) == (1, 600)
+    whatsapp = DOCUMENT["paths"]["/forms/whatsapp"]["post"]["requestBody"]
+    variants = whatsapp["content"]["application/json"]["schema"]["oneOf"]
+    assert {v["$ref"].rsplit("/", 1)[1] for v in variants} == {
+        "WhatsAppSharedFormRequest",
+        "WhatsAppOwnNumberFormRequest",
+    }
+    assert "template" in schemas["WhatsAppOwnNumberFormRequest"]["required"]
+    error = schemas["ErrorBody"]
+    assert error["required"] == ["error"]
+
+
+async def test_served_without_a_key_and_matches_the_built_document(svc: AppUnderTest) -> None:
+    async with svc.anonymous() as anonymous:
+        response = await anonymous.get("/openapi.json")
+        assert response.status_code == 200
+        assert response.headers["content-type"] == "application/json"
+        served = response.json()
+    assert served["paths"] == DOCUMENT["paths"]
+    assert served["components"] == DOCUMENT["components"]
+    assert served["servers"] == [{"url": svc.config.public_url}]
+
+
+async def test_real_answers_conform_to_the_document(svc: AppUnderTest) -> None:
+    client = svc.client
+    sent = await client.post("/messages/sms", json={"message": "hello", "to": HUMAN})
+    assert sent.status_code == 200
+    assert_conforms(sent, "/messages/sms")
+    interaction_id = sent.json()["interactionId"]
+    status = await client.get(f"/interactions/{interaction_id}/status")
+    assert_conforms(status, "/interactions/{interactionId}/status")
+    available = await client.get("/numbers/available", params={"country": "US"})
+    assert available.json()
+    assert_conforms(available, "/numbers/available")
+    webhook = await client.post(
+        "/webhooks", json={"url": "http://127.0.0.1:9/h", "eventTypes": ["form.received"]}
+    )
+    assert_conforms(webhook, "/webhooks")
+    deliveries = await client.get("/sandbox/messages")
+    assert_conforms(deliveries, "/sandbox/messages")
+    for bad in [
+        await client.post("/messages/sms", json={"message": "x", "to": "+1"}),
+        await client.get("/interactions/nope/status"),
+    ]:
+        assert bad.status_code in (400, 404)
+        assert_conforms(
+            bad,
+            "/messages/sms" if bad.status_code == 400 else "/interactions/{interactionId}/status",
+        )
+    async with svc.anonymous() as anonymous:
+        health = await anonymous.get("/healthz")
+    assert health.json() == {"status": "ok"}
+    assert_conforms(health, "/healthz")
+
+
+@pytest.mark.parametrize(
+    ("path", "method"), [("/messages/sms", "post"), ("/interactions/{interactionId}/status", "get")]
+)
+def test_documented_error_body_is_the_design_shape(path: str, method: str) -> None:
+    schema = response_schema(path, method, 401)
+    body = {"error": {"code": "unauthorized", "message": "invalid API key", "field": None}}
+    jsonschema.Draft202012Validator(schema).validate(body)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft202012Validator(schema).validate({"detail": "Not Found"})

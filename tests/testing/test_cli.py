@@ -1,0 +1,177 @@
+"""The ``humanwire`` command: serve in a subprocess, accounts create, the demo stub."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import types
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from humanwire import cli
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["HUMANWIRE_HOME"] = str(home)
+    env.pop("HUMANWIRE_BASE_URL", None)
+    env.pop("HUMANWIRE_API_KEY", None)
+    return env
+
+
+class Served:
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        self.process = process
+        assert process.stdout is not None
+        lines = [process.stdout.readline() for _ in range(3)]
+        self.lines = [line.rstrip("\n") for line in lines]
+        fields = dict(line.split(":", 1) for line in self.lines if ":" in line)
+        self.base_url = fields.get("Base URL", "").strip()
+        self.api_key = fields.get("API key", "").strip()
+        self.inbox = fields.get("Inbox", "").strip()
+
+    def get(self, path: str, key: str | None = None) -> httpx.Response:
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        return httpx.get(f"{self.base_url}{path}", headers=headers, trust_env=False)
+
+
+@pytest.fixture
+def serve(tmp_path: Path) -> Iterator[object]:
+    processes: list[subprocess.Popen[str]] = []
+
+    def start(*args: str) -> Served:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "humanwire.cli", "serve", "--port", "0", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_env(tmp_path / "home"),
+        )
+        processes.append(process)
+        return Served(process)
+
+    yield start
+    for process in processes:
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+
+
+def test_serve_prints_three_lines_and_serves(serve, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    db = tmp_path / "served.db"
+    served = serve("--db", str(db))
+    assert served.lines[0].startswith("Base URL: http://127.0.0.1:"), served.lines
+    assert served.api_key.startswith("hw_")
+    assert served.inbox == f"{served.base_url}/inbox"
+    assert served.get("/healthz").json() == {"status": "ok"}
+    assert served.get("/numbers", served.api_key).status_code == 200
+    assert served.get("/numbers", "hw_wrong").status_code == 401
+
+    # Another account, created while the service runs on the same database.
+    created = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "humanwire.cli",
+            "accounts",
+            "create",
+            "--db",
+            str(db),
+            "--name",
+            "second",
+        ],
+        capture_output=True,
+        text=True,
+        env=_env(tmp_path / "home"),
+        timeout=60,
+    )
+    assert created.returncode == 0, created.stderr
+    second_key = created.stdout.strip()
+    assert second_key.startswith("hw_") and second_key != served.api_key
+    assert served.get("/numbers", second_key).status_code == 200
+
+    served.process.send_signal(signal.SIGTERM)
+    assert served.process.wait(20) == 0
+    with pytest.raises(httpx.ConnectError):
+        served.get("/healthz")
+
+
+def test_serve_again_on_the_same_db_prints_the_same_key(serve, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    db = str(tmp_path / "again.db")
+    first = serve("--db", db)
+    key = first.api_key
+    first.process.send_signal(signal.SIGINT)
+    assert first.process.wait(20) == 0
+    second = serve("--db", db)
+    assert second.api_key == key
+    assert second.get("/numbers", key).status_code == 200
+
+
+def test_serve_with_a_given_key(serve, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    key = "hw_given_key_for_the_cli_test_000000"
+    served = serve("--db", str(tmp_path / "given.db"), "--api-key", key)
+    assert served.api_key == key
+    assert served.get("/numbers", key).status_code == 200
+
+
+def test_serve_on_the_default_db_is_found_by_embedded_mode(serve, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    served = serve()
+    home = tmp_path / "home"
+    assert (home / "humanwire.db").exists()
+    state = (home / "embedded.json").read_text()
+    assert served.base_url in state and served.api_key in state
+
+
+def test_serve_on_a_busy_port_fails_cleanly(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "humanwire.cli",
+                "serve",
+                "--port",
+                str(port),
+                "--db",
+                str(tmp_path / "busy.db"),
+            ],
+            capture_output=True,
+            text=True,
+            env=_env(tmp_path / "home"),
+            timeout=60,
+        )
+    assert result.returncode == 1
+    assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
+
+
+def test_demo_runs_the_demo_module(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[bool] = []
+    fake = types.ModuleType("humanwire.demo")
+    fake.main = lambda auto=False: calls.append(auto) or 0  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "humanwire.demo", fake)
+    assert cli.main(["demo", "--auto"]) == 0
+    assert calls == [True]
+
+
+def test_demo_missing_is_a_clear_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "humanwire.demo", None)  # type: ignore[arg-type]
+    assert cli.main(["demo"]) == 1
+    assert "demo is not available" in capsys.readouterr().err
+
+
+def test_unknown_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        cli.main(["fly"])
+    assert info.value.code == 2

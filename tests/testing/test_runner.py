@@ -1,0 +1,81 @@
+"""ServiceRunner: the service under uvicorn in a background thread."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import httpx
+import pytest
+
+from humanwire.server.config import ServiceConfig
+from humanwire.server.runner import ServiceRunner, format_base_url, is_loopback
+
+
+def test_start_serves_on_a_free_port_and_stop_releases_it(tmp_path: Path) -> None:
+    config = ServiceConfig(db_path=str(tmp_path / "runner.db"))
+    runner = ServiceRunner(config).start()
+    try:
+        assert runner.running
+        assert runner.base_url == f"http://127.0.0.1:{runner.port}"
+        # Form links are built from public_url: it must be the real address.
+        assert config.public_url == runner.base_url
+        health = httpx.get(f"{runner.base_url}/healthz", trust_env=False)
+        assert (health.status_code, health.json()) == (200, {"status": "ok"})
+        key = runner.create_account("me")
+        assert runner.authenticate(key) and not runner.authenticate("hw_wrong")
+        numbers = httpx.get(
+            f"{runner.base_url}/numbers",
+            headers={"Authorization": f"Bearer {key}"},
+            trust_env=False,
+        )
+        assert (numbers.status_code, numbers.json()) == (200, [])
+        port = runner.port
+    finally:
+        runner.stop()
+    assert not runner.running
+    # The port is free again and the database is closed (it can be reopened at once).
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", port))
+    with ServiceRunner(ServiceConfig(db_path=str(tmp_path / "runner.db"))) as again:
+        assert again.authenticate(key)
+
+
+def test_a_given_api_key_is_kept(tmp_path: Path) -> None:
+    with ServiceRunner(ServiceConfig(db_path=str(tmp_path / "k.db"))) as runner:
+        assert runner.create_account(api_key="hw_chosen_key_0123456789abcdefghijk") == (
+            "hw_chosen_key_0123456789abcdefghijk"
+        )
+        assert runner.authenticate("hw_chosen_key_0123456789abcdefghijk")
+
+
+def test_a_busy_port_is_an_oserror(tmp_path: Path) -> None:
+    with ServiceRunner(ServiceConfig(db_path=":memory:")) as first:
+        second = ServiceRunner(ServiceConfig(db_path=str(tmp_path / "b.db")), port=first.port)
+        with pytest.raises(OSError):
+            second.start()
+        assert not second.running
+
+
+def test_public_url_is_kept_when_given() -> None:
+    config = ServiceConfig(db_path=":memory:")
+    with ServiceRunner(config, public_url="https://hw.example.com/") as runner:
+        assert config.public_url == "https://hw.example.com"
+        assert runner.base_url == "https://hw.example.com"
+        assert runner.bound_url == f"http://127.0.0.1:{runner.port}"
+
+
+def test_calls_need_a_running_service() -> None:
+    runner = ServiceRunner(ServiceConfig(db_path=":memory:"))
+    with pytest.raises(RuntimeError):
+        runner.create_account()
+    with pytest.raises(RuntimeError):
+        _ = runner.base_url
+    runner.stop()  # stopping a runner that never started is harmless
+
+
+def test_url_helpers() -> None:
+    assert format_base_url("0.0.0.0", 80) == "http://127.0.0.1:80"
+    assert format_base_url("::1", 8765) == "http://[::1]:8765"
+    assert is_loopback("127.0.0.1") and is_loopback("localhost") and is_loopback("::1")
+    assert not is_loopback("0.0.0.0") and not is_loopback("10.0.0.1")

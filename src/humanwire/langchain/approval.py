@@ -1,0 +1,251 @@
+"""Human approval of tool calls: a blocking callback handler and a decorator.
+
+Both send an approval form (the tool name, its arguments shown readably, approve /
+reject, an optional comment) and wait for it. A rejection stops the tool with
+``ApprovalRejected`` carrying the human's comment; a timeout applies the approver's
+``default_on_timeout`` ("reject" unless told otherwise) and says it was a timeout.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import json
+from collections.abc import Callable, Collection
+from typing import Any, TypeVar, overload
+from uuid import UUID
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.tools import BaseTool, ToolException
+
+from humanwire.approval import ApprovalDecision, ApprovalRequest, Approver
+
+__all__ = [
+    "ApprovalRejected",
+    "HumanApprovalCallbackHandler",
+    "require_approval",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+ToolFilter = Collection[str] | Callable[[str, dict[str, Any]], bool] | None
+Describe = Callable[[str, dict[str, Any]], str | None]
+
+
+class ApprovalRejected(ToolException):
+    """The human rejected the action, or nobody decided in time and the default is reject.
+
+    ``decision`` holds the details (``timed_out`` tells a timeout from a human "no").
+    """
+
+    def __init__(self, action: str, decision: ApprovalDecision) -> None:
+        self.action = action
+        self.decision = decision
+        if decision.timed_out:
+            message = (
+                f"{action} was not run: no approval decision arrived in time "
+                "(timeout; rejected by default)."
+            )
+        elif decision.decision == "respond":
+            message = f"{action} was not run. The human answered instead: {decision.comment or ''}"
+        else:
+            reason = f" Reason: {decision.comment}" if decision.comment else ""
+            message = f"{action} was not run: a human rejected it.{reason}"
+        super().__init__(message.strip())
+
+
+def _arguments(input_str: str, inputs: dict[str, Any] | None) -> dict[str, Any]:
+    """A tool's arguments from what ``on_tool_start`` receives: the dict when given, else
+    the input string read as JSON or a Python literal, else the string itself."""
+    if inputs is not None:
+        return dict(inputs)
+    for parse in (json.loads, ast.literal_eval):
+        try:
+            parsed = parse(input_str)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+        if isinstance(parsed, dict):
+            return {str(k): v for k, v in parsed.items()}
+    return {"input": input_str}
+
+
+class HumanApprovalCallbackHandler(BaseCallbackHandler):
+    """Asks a human before the tools it guards run, and blocks until they decide.
+
+    ``tools``: the names to guard, or a predicate ``(name, arguments) -> bool``; ``None``
+    guards every tool. ``approver`` (or ``Approver`` options: ``to``, ``channel``,
+    ``wait_time``, ``follow_up_time``, ``default_on_timeout``, ``client``) says whom to ask
+    and how long to wait. ``describe(name, arguments)`` may give the form's subtitle.
+
+    Synchronous on purpose, with ``raise_error = True``: an exception from an async
+    handler is swallowed when a sync tool runs through ``ainvoke``, and without
+    ``raise_error`` a rejection would only be logged while the tool runs anyway. On an
+    async path LangChain runs a sync handler in a worker thread, so the wait does not
+    block the event loop. The exception is raised before the tool starts, so it bypasses
+    the tool's ``handle_tool_error``; the agent run stops with ``ApprovalRejected`` unless
+    the tool node turns errors into messages.
+    """
+
+    raise_error: bool = True
+
+    def __init__(
+        self,
+        approver: Approver | None = None,
+        *,
+        tools: ToolFilter = None,
+        describe: Describe | None = None,
+        **approver_options: Any,
+    ) -> None:
+        super().__init__()
+        if approver is not None and approver_options:
+            raise TypeError("give either approver= or approver options, not both")
+        self._approver = approver
+        self._approver_options = approver_options
+        self.tools = tools
+        self.describe = describe
+        self.decisions: list[ApprovalDecision] = []
+        """Every decision this handler received, in order (for logs and tests)."""
+
+    @property
+    def approver(self) -> Approver:
+        """Built on first use, so a handler made at import time resolves nothing yet."""
+        if self._approver is None:
+            self._approver = Approver(**self._approver_options)
+        return self._approver
+
+    def guards(self, name: str, arguments: dict[str, Any]) -> bool:
+        if self.tools is None:
+            return True
+        if callable(self.tools):
+            return bool(self.tools(name, arguments))
+        return name in self.tools
+
+    def on_tool_start(
+        self,
+        serialized: dict[str, Any],
+        input_str: str,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        inputs: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        name = str((serialized or {}).get("name") or kwargs.get("name") or "tool")
+        arguments = _arguments(input_str, inputs)
+        if not self.guards(name, arguments):
+            return None
+        description = self.describe(name, arguments) if self.describe else None
+        decision = self.approver.request(ApprovalRequest(name, arguments, description))
+        self.decisions.append(decision)
+        if not decision.approved:
+            raise ApprovalRejected(name, decision)
+        return None
+
+
+def _bound_arguments(signature: inspect.Signature, args: Any, kwargs: Any) -> dict[str, Any]:
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError:
+        return {"args": list(args), **kwargs}
+    bound.apply_defaults()
+    arguments: dict[str, Any] = {}
+    for name, value in bound.arguments.items():
+        kind = signature.parameters[name].kind
+        if kind is inspect.Parameter.VAR_KEYWORD:
+            arguments.update(value)
+        elif name not in ("self", "cls"):
+            arguments[name] = value
+    return arguments
+
+
+def _wrap_function(func: F, approver: Callable[[], Approver], description: str | None) -> F:
+    signature = inspect.signature(func)
+    action = getattr(func, "__name__", "action")
+
+    def ask(args: Any, kwargs: Any) -> ApprovalRequest:
+        return ApprovalRequest(action, _bound_arguments(signature, args, kwargs), description)
+
+    if inspect.iscoroutinefunction(func):
+
+        @functools.wraps(func)
+        async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+            decision = await approver().arequest(ask(args, kwargs))
+            if not decision.approved:
+                raise ApprovalRejected(action, decision)
+            return await func(*args, **kwargs)
+
+        return async_wrapper  # type: ignore[return-value]
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        decision = approver().request(ask(args, kwargs))
+        if not decision.approved:
+            raise ApprovalRejected(action, decision)
+        return func(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _guard_tool(tool: BaseTool, handler: HumanApprovalCallbackHandler) -> BaseTool:
+    callbacks = tool.callbacks
+    if callbacks is None:
+        combined: Any = [handler]
+    elif isinstance(callbacks, list):
+        combined = [*callbacks, handler]
+    else:  # a callback manager: copy it so the original tool stays unguarded
+        combined = callbacks.copy()
+        combined.add_handler(handler, inherit=False)
+    return tool.model_copy(update={"callbacks": combined})
+
+
+@overload
+def require_approval(target: F, /) -> F: ...
+@overload
+def require_approval(
+    target: None = None,
+    /,
+    *,
+    approver: Approver | None = None,
+    description: str | None = None,
+    **approver_options: Any,
+) -> Callable[[F], F]: ...
+def require_approval(
+    target: Any = None,
+    /,
+    *,
+    approver: Approver | None = None,
+    description: str | None = None,
+    **approver_options: Any,
+) -> Any:
+    """Ask a human before a function or tool runs.
+
+    Works bare (``@require_approval``) or with options
+    (``@require_approval(channel="slack", wait_time=120)``), on plain functions (sync or
+    async: the async path awaits the async client) and on LangChain tools (a guarded copy
+    is returned, with a :class:`HumanApprovalCallbackHandler` attached). Put it *under*
+    ``@tool`` to have the rejection become the tool's error message (``ApprovalRejected``
+    is a ``ToolException``); over ``@tool`` the rejection stops the run. The ``Approver``
+    is built on first use, so decorating at import time resolves nothing yet.
+    """
+
+    if approver is not None and approver_options:
+        raise TypeError("give either approver= or approver options, not both")
+    # One handler per decoration: its approver (and recipient) is resolved on first use.
+    handler = HumanApprovalCallbackHandler(
+        approver,
+        describe=(lambda _name, _args: description) if description else None,
+        **approver_options,
+    )
+
+    def decorate(obj: Any) -> Any:
+        if isinstance(obj, BaseTool):
+            return _guard_tool(obj, handler)
+        if not callable(obj):
+            raise TypeError(f"require_approval decorates functions and tools, not {obj!r}")
+        return _wrap_function(obj, lambda: handler.approver, description)
+
+    if target is not None:
+        return decorate(target)
+    return decorate

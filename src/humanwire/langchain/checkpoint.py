@@ -1,0 +1,278 @@
+"""LangGraph approval checkpoint: a node that sends an approval form and pauses the graph.
+
+::
+
+    checkpoint = ApprovalCheckpoint(
+        lambda state: ApprovalRequest("publish", {"post": state["draft"]}),
+        to="+14155550123", wait_time=60, follow_up_time=86400,
+    )
+    builder.add_node("approve", checkpoint)
+    builder.add_conditional_edges("approve", checkpoint.route,
+                                  {"approved": "publish", "rejected": END})
+    graph = builder.compile(checkpointer=InMemorySaver())   # interrupt needs one
+
+The node sends the form and holds it for ``wait_time``. Answered in that window, the node
+returns the decision at once. Otherwise it calls ``interrupt()`` and the graph pauses; a
+submission inside the follow-up window reaches the account's webhooks as
+``form.received``, and ``checkpoint.resume_from_event(graph, event)`` maps its
+interaction id back to the thread and resumes the graph with ``Command(resume=...)``.
+Without a webhook, ``checkpoint.poll(graph, config)`` asks the service instead, and
+resumes with the submission, or with a timeout once the form has expired.
+
+LangGraph re-runs the node from its start on resume, so the send must not repeat: its
+Idempotency-Key derives from the thread id and the node's task (checkpoint namespace,
+which names the node and the step), and the service answers the same key and body with
+the first response instead of sending a second form.
+
+The decision goes into the state under ``output_key`` (default ``"approval"``) as a plain
+dict (``ApprovalDecision`` fields), so any checkpointer can store it;
+``ApprovalCheckpoint.decision(state)`` reads it back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, MutableMapping
+from typing import Any, Literal
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Command, Interrupt, interrupt
+
+from humanwire.approval import (
+    ApprovalDecision,
+    ApprovalRequest,
+    Approver,
+    decision_from_values,
+    timeout_decision,
+)
+from humanwire.types import Event, FormReceivedEvent, FormResponse, event_adapter
+
+__all__ = ["INTERRUPT_TYPE", "ApprovalCheckpoint"]
+
+INTERRUPT_TYPE = "humanwire_approval"
+"""``interrupt()`` value's ``type``: tells this checkpoint's pauses from others."""
+
+RequestBuilder = ApprovalRequest | Callable[[Any], ApprovalRequest]
+
+
+class ApprovalCheckpoint:
+    """A LangGraph node asking a human to approve, durable across long waits.
+
+    ``request``: an ``ApprovalRequest``, or a function of the state returning one (it
+    must return the same request when the node re-runs on resume, or the service
+    refuses the repeated key with another body). ``approver`` or its options say whom
+    to ask and how long to hold the request (``wait_time``, 1-600 s) and keep the form
+    open (``follow_up_time``, up to 60000 s). ``registry`` maps interaction ids to thread
+    ids for the webhook resume; give a persistent mapping when the process that
+    resumes is not the one that paused.
+    """
+
+    def __init__(
+        self,
+        request: RequestBuilder,
+        approver: Approver | None = None,
+        *,
+        output_key: str = "approval",
+        registry: MutableMapping[str, str] | None = None,
+        **approver_options: Any,
+    ) -> None:
+        if approver is not None and approver_options:
+            raise TypeError("give either approver= or approver options, not both")
+        self.request = request
+        self.approver = approver if approver is not None else Approver(**approver_options)
+        self.output_key = output_key
+        self.registry: MutableMapping[str, str] = registry if registry is not None else {}
+
+    # -- the node ------------------------------------------------------------------------------
+    def _build(self, state: Any) -> ApprovalRequest:
+        return self.request if isinstance(self.request, ApprovalRequest) else self.request(state)
+
+    @staticmethod
+    def idempotency_key(config: RunnableConfig) -> str | None:
+        """The form's key for this node run: the same when the node re-runs on resume,
+        another for the next run of the node in the thread."""
+        configurable = config.get("configurable") or {}
+        thread_id = configurable.get("thread_id")
+        if thread_id is None:
+            return None
+        task = configurable.get("checkpoint_ns") or (config.get("metadata") or {}).get(
+            "langgraph_checkpoint_ns", ""
+        )
+        return f"humanwire-approval:{thread_id}:{task}"
+
+    def _pause_value(
+        self, request: ApprovalRequest, response: FormResponse, thread_id: str | None
+    ) -> dict[str, Any]:
+        return {
+            "type": INTERRUPT_TYPE,
+            "interaction_id": response.interaction_id,
+            "form_url": response.form_url,
+            "thread_id": thread_id,
+            "action": request.action,
+            "arguments": request.arguments,
+            "description": request.description,
+        }
+
+    def _finish(self, response: FormResponse, resumed: Any | None) -> dict[str, Any]:
+        if response.responded and response.values is not None:
+            decision = decision_from_values(response.values, interaction_id=response.interaction_id)
+        else:
+            decision = self._decision_from_resume(resumed, response.interaction_id)
+        return {self.output_key: dataclasses.asdict(decision)}
+
+    def _decision_from_resume(self, resumed: Any, interaction_id: str) -> ApprovalDecision:
+        if isinstance(resumed, ApprovalDecision):
+            return resumed
+        if isinstance(resumed, Mapping):
+            if resumed.get("timed_out"):
+                return timeout_decision(
+                    self.approver.default_on_timeout, interaction_id=interaction_id
+                )
+            values = resumed.get("values")
+            if isinstance(values, Mapping):
+                return decision_from_values(
+                    {str(k): str(v) for k, v in values.items()}, interaction_id=interaction_id
+                )
+        raise ValueError(
+            "resume an approval checkpoint with {'values': {...}} (the submitted form) "
+            "or {'timed_out': True}"
+        )
+
+    def __call__(self, state: Any, config: RunnableConfig) -> dict[str, Any]:
+        request = self._build(state)
+        response = self.approver.send(request, idempotency_key=self.idempotency_key(config))
+        thread_id = _thread_id(config)
+        resumed = None
+        if not response.responded:
+            if thread_id is not None:
+                self.registry[response.interaction_id] = thread_id
+            resumed = interrupt(self._pause_value(request, response, thread_id))
+        return self._finish(response, resumed)
+
+    async def anode(self, state: Any, config: RunnableConfig) -> dict[str, Any]:
+        """The node on the async client, for graphs run with ``ainvoke``."""
+        request = self._build(state)
+        response = await self.approver.asend(request, idempotency_key=self.idempotency_key(config))
+        thread_id = _thread_id(config)
+        resumed = None
+        if not response.responded:
+            if thread_id is not None:
+                self.registry[response.interaction_id] = thread_id
+            resumed = interrupt(self._pause_value(request, response, thread_id))
+        return self._finish(response, resumed)
+
+    # -- reading the result --------------------------------------------------------------------
+    def decision(self, state: Mapping[str, Any]) -> ApprovalDecision | None:
+        stored = state.get(self.output_key)
+        if stored is None:
+            return None
+        return stored if isinstance(stored, ApprovalDecision) else ApprovalDecision(**stored)
+
+    def route(self, state: Mapping[str, Any]) -> Literal["approved", "rejected"]:
+        """For ``add_conditional_edges``: ``"approved"`` or ``"rejected"`` (a timeout
+        follows ``default_on_timeout``)."""
+        decision = self.decision(state)
+        return "approved" if decision is not None and decision.approved else "rejected"
+
+    # -- resuming ------------------------------------------------------------------------------
+    @staticmethod
+    def _pending(graph: Any, config: RunnableConfig) -> list[Interrupt]:
+        interrupts = graph.get_state(config).interrupts
+        return [i for i in interrupts if _is_ours(i)]
+
+    def _command(
+        self, graph: Any, config: RunnableConfig, interaction_id: str, value: dict[str, Any]
+    ) -> Command[Any] | None:
+        for pending in self._pending(graph, config):
+            if pending.value.get("interaction_id") == interaction_id:
+                return Command(resume={pending.id: {"interaction_id": interaction_id, **value}})
+        return None
+
+    def thread_config(self, interaction_id: str, thread_id: str | None = None) -> RunnableConfig:
+        """The graph config of the thread paused on ``interaction_id``."""
+        thread = thread_id or self.registry.get(interaction_id)
+        if thread is None:
+            raise KeyError(f"no thread is known for interaction {interaction_id}")
+        return {"configurable": {"thread_id": thread}}
+
+    def resume_from_event(
+        self,
+        graph: Any,
+        event: Event | Mapping[str, Any] | bytes | str,
+        *,
+        thread_id: str | None = None,
+    ) -> Any | None:
+        """Resume the thread a ``form.received`` event answers; the graph's result, or
+        ``None`` when the event is not for a pause of this checkpoint (another event
+        type, an unknown interaction, or a thread already resumed: deliveries may repeat).
+        """
+        parsed = _parse(event)
+        if not isinstance(parsed, FormReceivedEvent):
+            return None
+        interaction_id = parsed.payload.interaction_id
+        if thread_id is None and interaction_id not in self.registry:
+            return None
+        config = self.thread_config(interaction_id, thread_id)
+        command = self._command(graph, config, interaction_id, {"values": parsed.payload.values})
+        if command is None:
+            return None
+        return graph.invoke(command, config)
+
+    async def aresume_from_event(
+        self,
+        graph: Any,
+        event: Event | Mapping[str, Any] | bytes | str,
+        *,
+        thread_id: str | None = None,
+    ) -> Any | None:
+        parsed = _parse(event)
+        if not isinstance(parsed, FormReceivedEvent):
+            return None
+        interaction_id = parsed.payload.interaction_id
+        if thread_id is None and interaction_id not in self.registry:
+            return None
+        config = self.thread_config(interaction_id, thread_id)
+        state = await graph.aget_state(config)
+        for pending in state.interrupts:
+            if _is_ours(pending) and pending.value.get("interaction_id") == interaction_id:
+                value = {"interaction_id": interaction_id, "values": parsed.payload.values}
+                return await graph.ainvoke(Command(resume={pending.id: value}), config)
+        return None
+
+    def poll(self, graph: Any, config: RunnableConfig, *, wait: float | None = None) -> Any | None:
+        """Without webhooks: resume the thread's paused approval if its form was submitted
+        (with the values) or has expired (as a timeout); ``None`` while it is still open.
+        ``wait`` holds the status request up to that many seconds (at most 60)."""
+        for pending in self._pending(graph, config):
+            interaction_id = pending.value["interaction_id"]
+            status = self.approver.client.interactions.status(interaction_id, wait=wait)
+            result = status.result
+            if isinstance(result, FormReceivedEvent):
+                value: dict[str, Any] = {"values": result.payload.values}
+            elif status.ended:
+                value = {"timed_out": True}
+            else:
+                continue
+            command: Command[Any] = Command(
+                resume={pending.id: {"interaction_id": interaction_id, **value}}
+            )
+            return graph.invoke(command, config)
+        return None
+
+
+def _is_ours(pending: Interrupt) -> bool:
+    value = pending.value
+    return isinstance(value, Mapping) and value.get("type") == INTERRUPT_TYPE
+
+
+def _parse(event: Event | Mapping[str, Any] | bytes | str) -> Event:
+    if isinstance(event, (bytes, str)):
+        return event_adapter.validate_json(event)
+    if isinstance(event, Mapping):
+        return event_adapter.validate_python(dict(event))
+    return event
+
+
+def _thread_id(config: RunnableConfig) -> str | None:
+    thread_id = (config.get("configurable") or {}).get("thread_id")
+    return str(thread_id) if thread_id is not None else None

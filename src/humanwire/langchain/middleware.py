@@ -1,0 +1,243 @@
+"""A humanwire approver for ``langchain.agents.middleware.HumanInTheLoopMiddleware``.
+
+The middleware pauses the agent with ``interrupt()``; :class:`HumanInTheLoopApprover`
+turns each pending action request into an approval form (approve / edit the arguments /
+reject with a message / respond instead, as the tool's ``allowed_decisions`` permit),
+waits for it, and turns the submission into the resume decisions::
+
+    agent = create_agent(model, tools, middleware=[HumanInTheLoopMiddleware(
+        interrupt_on={"send_email": {"allowed_decisions": ["approve", "edit", "reject"]}})],
+        checkpointer=InMemorySaver())
+    approver = HumanInTheLoopApprover(to="+14155550123", wait_time=300)
+    result = approver.invoke(agent, {"messages": [...]}, config)  # runs until done
+
+Both interrupt modes are handled: ``batched`` (one ``HITLRequest`` per model turn,
+answered with ``{"decisions": [...]}``) and ``per_call`` (one ``tool_approval``
+interrupt per call, answered with a single decision keyed by interrupt id). A timeout
+applies the approver's default: a rejection whose message says it was a timeout, or an
+approval when ``default_on_timeout="approve"``. Each form's Idempotency-Key derives
+from the thread, the interrupt and the action, so re-running the driver after a crash
+replays the human's decision instead of sending a second form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Command, Interrupt
+
+from humanwire.approval import ApprovalDecision, ApprovalRequest, Approver
+
+__all__ = ["HumanInTheLoopApprover", "hitl_decision"]
+
+_DECISION_TYPES = ("approve", "edit", "reject", "respond")
+_Question = tuple[str, Mapping[str, Any], str | None, Sequence[str], str | None]
+
+
+def hitl_decision(name: str, decision: ApprovalDecision, *, wait_time: float) -> dict[str, Any]:
+    """An :class:`ApprovalDecision` as the middleware's decision dict."""
+    if decision.timed_out:
+        if decision.approved:
+            return {"type": "approve"}
+        return {
+            "type": "reject",
+            "message": (
+                f"No approval decision arrived within {wait_time:g} s (timeout), so "
+                f"`{name}` was not run. This was not a human rejection."
+            ),
+        }
+    if decision.decision == "approve" or (decision.decision == "edit" and not decision.arguments):
+        return {"type": "approve"}
+    if decision.decision == "edit":
+        return {"type": "edit", "edited_action": {"name": name, "args": decision.arguments}}
+    if decision.decision == "respond":
+        return {"type": "respond", "message": decision.comment or ""}
+    rejected: dict[str, Any] = {"type": "reject"}
+    if decision.comment:
+        rejected["message"] = decision.comment
+    return rejected
+
+
+def _allowed_from_schema(schema: Any) -> list[str]:
+    """The decision types a per-call interrupt's ``response_schema`` (JSON schema) lists."""
+    found: list[str] = []
+
+    def visit(node: Any) -> None:
+        if isinstance(node, dict):
+            type_schema = (node.get("properties") or {}).get("type")
+            if isinstance(type_schema, dict):
+                values = type_schema.get("enum") or [type_schema.get("const")]
+                found.extend(v for v in values if v in _DECISION_TYPES and v not in found)
+            for child in node.values():
+                visit(child)
+        elif isinstance(node, list):
+            for child in node:
+                visit(child)
+
+    visit(schema)
+    return found
+
+
+def _is_batched(value: Any) -> bool:
+    return isinstance(value, Mapping) and "action_requests" in value
+
+
+def _is_per_call(value: Any) -> bool:
+    return isinstance(value, Mapping) and value.get("type") == "tool_approval"
+
+
+class HumanInTheLoopApprover:
+    """Answers ``HumanInTheLoopMiddleware`` interrupts with humanwire approval forms.
+
+    Give an ``Approver`` or its options (``to``, ``channel``, ``wait_time``,
+    ``follow_up_time``, ``default_on_timeout``, ``client``).
+    """
+
+    def __init__(self, approver: Approver | None = None, **approver_options: Any) -> None:
+        if approver is not None and approver_options:
+            raise TypeError("give either approver= or approver options, not both")
+        self.approver = approver if approver is not None else Approver(**approver_options)
+
+    # -- one action --------------------------------------------------------------------------
+    def _ask(
+        self, name: str, args: Mapping[str, Any], description: str | None, allowed: Sequence[str]
+    ) -> tuple[ApprovalRequest, dict[str, bool]]:
+        request = ApprovalRequest(name, dict(args), description or None)
+        return request, {"allow_edit": "edit" in allowed, "allow_respond": "respond" in allowed}
+
+    def decide(
+        self,
+        name: str,
+        args: Mapping[str, Any],
+        *,
+        description: str | None = None,
+        allowed: Sequence[str] = ("approve", "reject"),
+        idempotency_key: str | None = None,
+    ) -> dict[str, Any]:
+        """Ask about one action; the middleware decision dict."""
+        request, options = self._ask(name, args, description, allowed)
+        decision = self.approver.request(request, idempotency_key=idempotency_key, **options)
+        return hitl_decision(name, decision, wait_time=self.approver.wait_time)
+
+    async def adecide(
+        self,
+        name: str,
+        args: Mapping[str, Any],
+        *,
+        description: str | None = None,
+        allowed: Sequence[str] = ("approve", "reject"),
+        idempotency_key: str | None = None,
+    ) -> dict[str, Any]:
+        request, options = self._ask(name, args, description, allowed)
+        decision = await self.approver.arequest(request, idempotency_key=idempotency_key, **options)
+        return hitl_decision(name, decision, wait_time=self.approver.wait_time)
+
+    # -- interrupts ----------------------------------------------------------------------------
+    def _questions(self, interrupt: Interrupt, thread_id: str | None) -> list[_Question]:
+        """(name, args, description, allowed, idempotency key) per action of an interrupt."""
+        value = interrupt.value
+        questions: list[_Question] = []
+        if _is_batched(value):
+            configs = list(value.get("review_configs") or [])
+            by_name = {c.get("action_name"): c for c in configs}
+            for index, action in enumerate(value["action_requests"]):
+                config = configs[index] if index < len(configs) else by_name.get(action["name"])
+                allowed = list((config or {}).get("allowed_decisions") or ["approve", "reject"])
+                questions.append(
+                    (
+                        action["name"],
+                        action.get("args") or {},
+                        action.get("description"),
+                        allowed,
+                        self._key(thread_id, interrupt.id, index),
+                    )
+                )
+        elif _is_per_call(value):
+            allowed = _allowed_from_schema(interrupt.response_schema) or ["approve", "reject"]
+            questions.append(
+                (
+                    value["name"],
+                    value.get("args") or {},
+                    value.get("description"),
+                    allowed,
+                    self._key(thread_id, interrupt.id, 0),
+                )
+            )
+        return questions
+
+    @staticmethod
+    def _key(thread_id: str | None, interrupt_id: str, index: int) -> str | None:
+        if not thread_id:
+            return None  # the client still sets its own key for retries
+        return f"humanwire-hitl:{thread_id}:{interrupt_id}:{index}"
+
+    @staticmethod
+    def _answer(interrupt: Interrupt, decisions: list[dict[str, Any]]) -> Any:
+        return {"decisions": decisions} if _is_batched(interrupt.value) else decisions[0]
+
+    @staticmethod
+    def handles(interrupt: Interrupt) -> bool:
+        """Whether an interrupt comes from ``HumanInTheLoopMiddleware``."""
+        return _is_batched(interrupt.value) or _is_per_call(interrupt.value)
+
+    def resume(
+        self, interrupts: Iterable[Interrupt], config: RunnableConfig | None = None
+    ) -> Command[Any]:
+        """Ask about every action of the middleware's pending interrupts, then the
+        ``Command`` that resumes the agent with the decisions."""
+        thread_id = _thread_id(config)
+        answers: dict[str, Any] = {}
+        for interrupt in interrupts:
+            if not self.handles(interrupt):
+                continue
+            decisions = [
+                self.decide(name, args, description=text, allowed=allowed, idempotency_key=key)
+                for name, args, text, allowed, key in self._questions(interrupt, thread_id)
+            ]
+            answers[interrupt.id] = self._answer(interrupt, decisions)
+        return Command(resume=answers)
+
+    async def aresume(
+        self, interrupts: Iterable[Interrupt], config: RunnableConfig | None = None
+    ) -> Command[Any]:
+        thread_id = _thread_id(config)
+        answers: dict[str, Any] = {}
+        for interrupt in interrupts:
+            if not self.handles(interrupt):
+                continue
+            decisions = [
+                await self.adecide(
+                    name, args, description=text, allowed=allowed, idempotency_key=key
+                )
+                for name, args, text, allowed, key in self._questions(interrupt, thread_id)
+            ]
+            answers[interrupt.id] = self._answer(interrupt, decisions)
+        return Command(resume=answers)
+
+    # -- driving an agent ----------------------------------------------------------------------
+    def invoke(self, agent: Any, input: Any, config: RunnableConfig, **kwargs: Any) -> Any:
+        """``agent.invoke`` until it finishes, answering the middleware's interrupts with
+        forms. Stops (returning the paused result) at an interrupt it does not handle."""
+        result = agent.invoke(input, config, **kwargs)
+        while True:
+            pending = [i for i in agent.get_state(config).interrupts if self.handles(i)]
+            if not pending:
+                return result
+            result = agent.invoke(self.resume(pending, config), config, **kwargs)
+
+    async def ainvoke(self, agent: Any, input: Any, config: RunnableConfig, **kwargs: Any) -> Any:
+        result = await agent.ainvoke(input, config, **kwargs)
+        while True:
+            state = await agent.aget_state(config)
+            pending = [i for i in state.interrupts if self.handles(i)]
+            if not pending:
+                return result
+            result = await agent.ainvoke(await self.aresume(pending, config), config, **kwargs)
+
+
+def _thread_id(config: RunnableConfig | None) -> str | None:
+    configurable = (config or {}).get("configurable") or {}
+    thread_id = configurable.get("thread_id")
+    return str(thread_id) if thread_id is not None else None

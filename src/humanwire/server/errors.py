@@ -17,6 +17,16 @@ class InvalidRequest(ServiceError):
     status, code = 400, "invalid_request"
 
 
+class FormInvalid(InvalidRequest):
+    """A form submission failed its rules: ``field`` is the first failing field id,
+    ``errors`` maps every failing field id to the message shown under it."""
+
+    def __init__(self, errors: dict[str, str]) -> None:
+        field, message = next(iter(errors.items()))
+        super().__init__(f"{field}: {message}", field=field)
+        self.errors = errors
+
+
 class InvalidToNumber(ServiceError):
     status, code = 400, "invalid_to_number"
 

@@ -55,6 +55,11 @@ POSTAL_CODE_PATTERN = (
 )
 PART_SEPARATOR_PATTERN = r"[,\n;]+"
 
+MISSING_HOUSE_NUMBER = "a house or building number"
+MISSING_STREET_NAME = "a street name"
+MISSING_TOWN = "a town or city (after a comma)"
+MISSING_POSTAL_CODE = "a postal code"
+
 
 @dataclass(frozen=True)
 class StructuralAddressValidator:
@@ -69,17 +74,15 @@ class StructuralAddressValidator:
         parts = [p.strip() for p in re.split(PART_SEPARATOR_PATTERN, address) if p.strip()]
         missing: list[str] = []
         first = parts[0] if parts else ""
-        if not re.search(HOUSE_NUMBER_PATTERN, first) and not any(
-            re.search(HOUSE_NUMBER_PATTERN, p) for p in parts[:2]
-        ):
-            missing.append("a house or building number")
+        # "Flat 3, 12 High St": the number may sit in the second part.
+        if not any(re.search(HOUSE_NUMBER_PATTERN, p) for p in parts[:2]):
+            missing.append(MISSING_HOUSE_NUMBER)
         if not re.search(STREET_NAME_PATTERN, first):
-            missing.append("a street name")
-        rest = " ".join(parts[1:])
-        if not re.search(STREET_NAME_PATTERN, rest):
-            missing.append("a town or city (after a comma)")
+            missing.append(MISSING_STREET_NAME)
+        if not re.search(STREET_NAME_PATTERN, " ".join(parts[1:])):
+            missing.append(MISSING_TOWN)
         if self.require_postal_code and not re.search(POSTAL_CODE_PATTERN, address):
-            missing.append("a postal code")
+            missing.append(MISSING_POSTAL_CODE)
         return missing
 
     def validate(self, address: str) -> AddressCheck:

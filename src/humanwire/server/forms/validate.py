@@ -10,15 +10,17 @@ import re
 from collections.abc import Mapping
 
 import phonenumbers
-from email_validator import EmailNotValidError, validate_email
+from email_validator import SPECIAL_USE_DOMAIN_NAMES, EmailNotValidError, validate_email
 
 from humanwire.types import Form, FormField
 
 from .address import AddressValidator, get_address_validator
 
 __all__ = [
+    "EMAIL_PATTERN",
     "FALSE_VALUES",
     "MAX_VALUE_LENGTH",
+    "SPECIAL_USE_DOMAINS",
     "TRUE_VALUES",
     "format_content",
     "normalize_phone",
@@ -31,6 +33,18 @@ MAX_VALUE_LENGTH = 10_000
 TRUE_VALUES = frozenset({"true", "on", "yes", "1"})
 """What a checkbox may be posted as when ticked (a browser sends ``on``)."""
 FALSE_VALUES = frozenset({"false", "off", "no", "0", ""})
+
+# The shape of an address, in the dialect Python ``re`` and JavaScript ``RegExp`` share:
+# the browser tests it as is; the server tests it and then ``email_validator`` (which
+# knows more rules), so the browser never accepts what the server refuses by shape.
+_ATOM = "A-Za-z0-9\\u0080-\\uFFFF"
+_LABEL = f"[{_ATOM}](?:[{_ATOM}-]{{0,61}}[{_ATOM}])?"
+EMAIL_PATTERN = (
+    r"^(?!\.)(?!.*\.\.)[" + _ATOM + r".!#$%&'*+/=?^_`{|}~-]+(?<!\.)@(?=[^@]{1,253}$)"
+    rf"(?:{_LABEL}\.)+[A-Za-z\u0080-\uFFFF](?:[{_ATOM}-]{{0,61}}[{_ATOM}])?$"
+)
+SPECIAL_USE_DOMAINS: tuple[str, ...] = tuple(SPECIAL_USE_DOMAIN_NAMES)
+"""Top-level names no mailbox lives under (``localhost``, ``test``, ...)."""
 
 REQUIRED_MESSAGE = "This field is required."
 CHECKBOX_REQUIRED_MESSAGE = "Tick this box to continue."
@@ -95,6 +109,8 @@ def _check_field(
         return None, REQUIRED_MESSAGE if form_field.required else None
 
     if form_field.type == "email":
+        if not re.search(EMAIL_PATTERN, answer):
+            return None, EMAIL_MESSAGE
         try:
             answer = validate_email(answer, check_deliverability=False).normalized
         except EmailNotValidError:

@@ -1,0 +1,57 @@
+"""Gathers what the inbox page shows from the engine, for one account."""
+
+from __future__ import annotations
+
+from ..engine import Account, Engine
+from .views import InboundMessage, InboxData, Windows, conversations_of
+
+__all__ = ["INTERACTION_LIMIT", "gather_inbox"]
+
+INTERACTION_LIMIT = 200
+
+
+def _windows(engine: Engine, account: Account) -> dict[str, Windows]:
+    # The wire status carries no windows; the store's records do.
+    return {
+        r.id: Windows(r.wait_deadline, r.close_deadline)
+        for r in engine.store.list_interactions(account.id, INTERACTION_LIMIT)
+    }
+
+
+def _inbound(engine: Engine, account: Account) -> list[InboundMessage]:
+    return [
+        InboundMessage(
+            id=m.id,
+            channel=m.channel,
+            from_=m.from_addr,
+            to=m.to_addr,
+            body=m.body,
+            interaction_id=m.interaction_id,
+            created_at=m.created_at,
+        )
+        for m in engine.list_inbound(account)
+    ]
+
+
+def gather_inbox(
+    engine: Engine, account: Account, *, channel: str | None, recipient: str | None
+) -> InboxData:
+    everything = engine.list_sandbox_deliveries(account)
+    shown = [
+        d
+        for d in everything
+        if (channel is None or d.channel == channel) and (recipient is None or d.to == recipient)
+    ]
+    return InboxData(
+        deliveries=shown,
+        interactions={
+            s.interaction_id: s for s in engine.list_interactions(account, INTERACTION_LIMIT)
+        },
+        windows=_windows(engine, account),
+        inbound=_inbound(engine, account),
+        webhook_log=list(engine.list_deliveries_log(account)),
+        numbers=engine.list_numbers(account),
+        conversations=conversations_of(everything),
+        channel=channel,
+        recipient=recipient,
+    )

@@ -1,0 +1,694 @@
+"""The inbox pages: what the account's agents sent, as each recipient sees it, with the
+human's side of every interaction (reply, open a form, answer a call), the windows and
+statuses, webhook deliveries, reserved numbers and channel cards. Rendering only: the
+routes in ``routes.py`` gather the data and run the actions."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from humanwire.types import (
+    ChannelCard,
+    InteractionStatus,
+    ReservedNumber,
+    SandboxDelivery,
+    format_seconds,
+)
+
+from ..config import DEFAULT_HUMAN_PHONE, DEFAULT_HUMAN_SLACK, SHARED_SLACK_WORKSPACE
+from ..forms.html import Html, attrs, document, join, render
+from .auth import CSRF_FIELD, Viewer
+
+__all__ = [
+    "Conversation",
+    "InboundMessage",
+    "InboxData",
+    "Windows",
+    "render_channels_page",
+    "render_inbox_page",
+    "render_login_page",
+    "render_problem_page",
+]
+
+CHANNEL_LABELS = {"sms": "SMS", "whatsapp": "WhatsApp", "slack": "Slack", "call": "Call"}
+
+
+@dataclass(frozen=True)
+class Windows:
+    """When an interaction's ``waitTime`` and follow-up windows close (unix time)."""
+
+    wait_deadline: float | None
+    follow_up_deadline: float | None
+
+
+@dataclass(frozen=True)
+class InboundMessage:
+    """A text the human (or anyone) sent to the account: a reply or unsolicited."""
+
+    id: str
+    channel: str
+    from_: str
+    to: str
+    body: str
+    interaction_id: str | None
+    created_at: float
+
+
+@dataclass(frozen=True)
+class Conversation:
+    channel: str
+    recipient: str
+    count: int
+
+
+@dataclass
+class InboxData:
+    deliveries: list[SandboxDelivery]
+    interactions: dict[str, InteractionStatus]
+    windows: dict[str, Windows]
+    inbound: list[InboundMessage]
+    webhook_log: list[Mapping[str, object]]
+    numbers: list[ReservedNumber]
+    conversations: list[Conversation]
+    channel: str | None = None
+    recipient: str | None = None
+    now: float = field(default_factory=time.time)
+
+
+# -- shared pieces ------------------------------------------------------------------
+
+
+def _csrf(viewer: Viewer | None) -> Html:
+    if viewer is None or viewer.by_bearer:
+        return Html("")
+    return render(
+        '<input type="hidden" name="{name}" value="{value}">', name=CSRF_FIELD, value=viewer.csrf
+    )
+
+
+def _time(value: datetime | float | None) -> Html:
+    if value is None:
+        return Html("")
+    moment = (
+        datetime.fromtimestamp(value, timezone.utc) if isinstance(value, (int, float)) else value
+    )
+    moment = moment.astimezone(timezone.utc)
+    return render(
+        '<time datetime="{iso}">{shown}</time>',
+        iso=moment.isoformat().replace("+00:00", "Z"),
+        shown=moment.strftime("%Y-%m-%d %H:%M:%S UTC"),
+    )
+
+
+def _chip(text: str, tone: str | None = None) -> Html:
+    return render('<span class="chip {tone}">{text}</span>', tone=tone or text, text=text)
+
+
+def _shell(
+    title: str,
+    current: str,
+    viewer: Viewer | None,
+    content: Html,
+    *,
+    flash: tuple[str, bool] | None = None,
+    live: bool = False,
+) -> Html:
+    nav = join(
+        render(
+            '<a href="{href}"{current}>{label}</a>',
+            href=href,
+            current=attrs({"aria-current": "page" if key == current else None}),
+            label=label,
+        )
+        for key, href, label in (
+            ("inbox", "/inbox", "Inbox"),
+            ("channels", "/inbox/channels", "Channel cards"),
+        )
+    )
+    logout = (
+        render(
+            '<form method="post" action="/inbox/logout">{csrf}'
+            '<button type="submit" class="small">Log out</button></form>',
+            csrf=_csrf(viewer),
+        )
+        if viewer is not None and not viewer.by_bearer
+        else Html("")
+    )
+    account = (
+        render('<span class="small">{name}</span>', name=viewer.account.name)
+        if viewer
+        else Html("")
+    )
+    status = (
+        Html('<span class="live off" data-live-status role="status">connecting…</span>')
+        if live
+        else Html("")
+    )
+    flash_html = (
+        render(
+            '<div class="flash{bad}" role="{role}" data-flash>{text}</div>',
+            bad="" if flash[1] else " bad",
+            role="status" if flash[1] else "alert",
+            text=flash[0],
+        )
+        if flash
+        else Html("")
+    )
+    body = render(
+        '<header class="topbar"><a class="logo" href="/inbox">humanwire inbox</a>'
+        '<nav aria-label="Inbox sections">{nav}</nav><span class="spacer"></span>'
+        "{status}{account}{logout}</header>"
+        '<main class="wrap" id="main">{flash}{content}</main>',
+        nav=nav,
+        status=status,
+        account=account,
+        logout=logout,
+        flash=flash_html,
+        content=content,
+    )
+    scripts = ["/static/inbox.js"] if live else []
+    return document(title, body, body_class="inbox-page", scripts=scripts)
+
+
+# -- login --------------------------------------------------------------------------
+
+
+def render_login_page(error: str | None = None, next_path: str = "/inbox") -> Html:
+    message = (
+        render('<div class="flash bad" role="alert">{text}</div>', text=error) if error else ""
+    )
+    body = render(
+        '<main class="login"><h1>humanwire inbox</h1>'
+        '<p class="muted">Play the human side of your agents. Paste the account\'s API key '
+        "(the embedded service prints it when it starts).</p>{message}"
+        '<form method="post" action="/inbox/login" class="stack">'
+        '<input type="hidden" name="next" value="{next}">'
+        '<label class="block" for="api-key">API key'
+        '<input type="password" id="api-key" name="key" required autocomplete="current-password"'
+        ' spellcheck="false"></label>'
+        '<button type="submit" class="primary">Open the inbox</button></form></main>',
+        message=message,
+        next=next_path,
+    )
+    return document("Log in: humanwire inbox", body, body_class="inbox-page")
+
+
+def render_problem_page(heading: str, text: str) -> Html:
+    body = render(
+        '<main class="login" role="alert"><h1>{heading}</h1><p>{text}</p>'
+        '<p><a href="/inbox">Back to the inbox</a></p></main>',
+        heading=heading,
+        text=text,
+    )
+    return document(heading, body, body_class="inbox-page")
+
+
+# -- the inbox -----------------------------------------------------------------------
+
+
+def _window_text(windows: Windows | None, status: InteractionStatus | None, now: float) -> Html:
+    if windows is None:
+        return Html("")
+    parts: list[Html] = []
+    if windows.wait_deadline is not None:
+        left = windows.wait_deadline - now
+        parts.append(
+            render(
+                "wait {state} {at}",
+                state="open until" if left > 0 else "closed at",
+                at=_time(windows.wait_deadline),
+            )
+        )
+    if windows.follow_up_deadline is not None:
+        left = windows.follow_up_deadline - now
+        parts.append(
+            render(
+                "follow-up {state} {at}",
+                state="open until" if left > 0 else "closed at",
+                at=_time(windows.follow_up_deadline),
+            )
+        )
+    if not parts:
+        return Html("")
+    return render('<span class="windows">{text}</span>', text=join(parts, " · "))
+
+
+def _status_chip(status: InteractionStatus | None) -> Html:
+    if status is None:
+        return Html("")
+    chip = _chip(status.status)
+    if status.result is not None:
+        chip = render("{chip} {answered}", chip=chip, answered=_chip("answered", "ok"))
+    return chip
+
+
+def _reply_form(delivery: SandboxDelivery, viewer: Viewer) -> Html:
+    thread = delivery.channel == "slack"
+    return render(
+        '<form method="post" action="/inbox/reply" data-action="reply">{csrf}'
+        '<input type="hidden" name="channel" value="{channel}">'
+        '<input type="hidden" name="from" value="{human}">'
+        '<input type="hidden" name="to" value="{agent}">'
+        "{thread}"
+        '<label class="sr-only" for="reply-{id}">Reply as {human}</label>'
+        '<input type="text" id="reply-{id}" name="body" required autocomplete="off" '
+        'placeholder="{placeholder}">'
+        '<button type="submit" class="small">{button}</button></form>',
+        csrf=_csrf(viewer),
+        channel=delivery.channel,
+        human=delivery.to,
+        agent=delivery.from_ or "",
+        thread=render(
+            '<input type="hidden" name="interactionId" value="{id}">', id=delivery.interaction_id
+        )
+        if thread and delivery.interaction_id
+        else Html(""),
+        id=delivery.id,
+        placeholder="Reply in thread…" if thread else f"Reply as {delivery.to}…",
+        button="Reply in thread" if thread else "Reply",
+    )
+
+
+def _call_forms(delivery: SandboxDelivery, viewer: Viewer) -> Html:
+    target = f"/inbox/calls/{delivery.interaction_id}"
+    return render(
+        '<form method="post" action="{target}" data-action="answer-call">{csrf}'
+        '<input type="hidden" name="outcome" value="completed">'
+        '<label class="sr-only" for="summary-{id}">Call summary</label>'
+        '<input type="text" id="summary-{id}" name="summary" required '
+        'placeholder="What the callee said…">'
+        '<button type="submit" class="small">Answer &amp; end call</button></form>'
+        '<form method="post" action="{target}" data-action="no-answer">{csrf}'
+        '<input type="hidden" name="outcome" value="no_answer">'
+        '<button type="submit" class="small">No answer</button></form>'
+        '<form method="post" action="{target}" data-action="transfer">{csrf}'
+        '<input type="hidden" name="outcome" value="transferred">'
+        '<input type="hidden" name="summary" value="The callee asked for a human.">'
+        '<button type="submit" class="small">Transfer</button></form>',
+        target=target,
+        csrf=_csrf(viewer),
+        id=delivery.id,
+    )
+
+
+def _delivery(delivery: SandboxDelivery, data: InboxData, viewer: Viewer) -> Html:
+    status = data.interactions.get(delivery.interaction_id or "")
+    windows = data.windows.get(delivery.interaction_id or "")
+    open_ = status is not None and status.status == "pending"
+    if delivery.kind == "form" and delivery.form_url:
+        actions = render(
+            '<a class="button small primary-link" href="{url}" target="_blank" '
+            'rel="noopener noreferrer" data-action="open-form">Open the form</a>',
+            url=delivery.form_url,
+        )
+    elif delivery.kind == "call":
+        actions = (
+            _call_forms(delivery, viewer)
+            if open_ and delivery.interaction_id
+            else Html('<span class="muted small">Call ended.</span>')
+        )
+    else:
+        actions = _reply_form(delivery, viewer)
+    replies = [
+        m for m in data.inbound if m.interaction_id and m.interaction_id == delivery.interaction_id
+    ]
+    replies_html = join(
+        render(
+            '<p class="msg-reply"><span class="muted small">{who} replied {at}</span><br>'
+            "{body}</p>",
+            who=m.from_,
+            at=_time(m.created_at),
+            body=m.body,
+        )
+        for m in replies
+    )
+    kind = delivery.kind if delivery.kind != "message" else "text"
+    return render(
+        '<li class="msg" data-key="d-{id}" data-delivery="{id}" data-interaction="{iid}" '
+        'data-channel="{channel}" data-kind="{kind_raw}">'
+        '<div class="msg-head">{channel_chip} <strong>{kind}</strong> '
+        '<span>to <span class="mono">{to}</span></span>{from_}'
+        ' <span data-live-part="status">{status}</span> {at}</div>'
+        '<div class="msg-body">{text}</div>'
+        '<div class="small muted" data-live-part="windows">{windows}</div>'
+        '{replies}<div class="msg-actions" data-live-part="actions">{actions}</div></li>',
+        id=delivery.id,
+        iid=delivery.interaction_id or "",
+        channel=delivery.channel,
+        kind_raw=delivery.kind,
+        channel_chip=_chip(
+            CHANNEL_LABELS.get(delivery.channel, delivery.channel), delivery.channel
+        ),
+        kind=kind,
+        to=delivery.to,
+        from_=render(' <span>from <span class="mono">{f}</span></span>', f=delivery.from_)
+        if delivery.from_
+        else Html(""),
+        status=_status_chip(status),
+        at=_time(delivery.created_at),
+        text=delivery.text,
+        windows=_window_text(windows, status, data.now),
+        replies=render('<div class="replies">{r}</div>', r=replies_html) if replies else "",
+        actions=actions,
+    )
+
+
+def _filters(data: InboxData) -> Html:
+    def link(label: str, channel: str | None, recipient: str | None, count: int | None) -> Html:
+        query = []
+        if channel:
+            query.append(f"channel={channel}")
+        if recipient:
+            query.append(f"to={recipient.replace('+', '%2B')}")
+        href = "/inbox" + ("?" + "&".join(query) if query else "")
+        current = channel == data.channel and recipient == data.recipient
+        return render(
+            '<a class="button small{on}" href="{href}"{current}>{label}{count}</a>',
+            on=" primary" if current else "",
+            href=href,
+            current=attrs({"aria-current": "true" if current else None}),
+            label=label,
+            count=f" ({count})" if count is not None else "",
+        )
+
+    links = [link("Everything", None, None, None)]
+    links += [
+        link(
+            f"{CHANNEL_LABELS.get(c.channel, c.channel)} · {c.recipient}",
+            c.channel,
+            c.recipient,
+            c.count,
+        )
+        for c in data.conversations
+    ]
+    return render(
+        '<nav class="row" aria-label="Recipients and channels">{links}</nav>', links=join(links)
+    )
+
+
+def _unsolicited(data: InboxData) -> Html:
+    loose = [m for m in data.inbound if not m.interaction_id][:20]
+    if not loose:
+        return Html('<p class="muted small">Nothing yet.</p>')
+    return render(
+        '<ul class="thread" data-live="inbound">{items}</ul>',
+        items=join(
+            render(
+                '<li class="msg" data-key="i-{id}"><div class="msg-head">{chip} '
+                'from <span class="mono">{from_}</span> to <span class="mono">{to}</span> {at}'
+                '</div><div class="msg-body">{body}</div></li>',
+                id=m.id,
+                chip=_chip(CHANNEL_LABELS.get(m.channel, m.channel), m.channel),
+                from_=m.from_,
+                to=m.to,
+                at=_time(m.created_at),
+                body=m.body,
+            )
+            for m in loose
+        ),
+    )
+
+
+def _numbers_panel(data: InboxData) -> Html:
+    if data.numbers:
+        listed = join(
+            render(
+                '<li><span class="mono">{n}</span> <span class="muted small">reserved '
+                "{at}</span></li>",
+                n=n.phone_number,
+                at=_time(n.created_at),
+            )
+            for n in data.numbers
+        )
+        return render("<ul data-reserved-numbers>{listed}</ul>", listed=listed)
+    return Html(
+        '<p class="muted small" data-reserved-numbers>No reserved number: texts come from the '
+        'shared number. Reserve one with <span class="mono">POST /numbers/reserve</span>.</p>'
+    )
+
+
+def _act_panel(data: InboxData, viewer: Viewer) -> Html:
+    reserved = data.numbers[0].phone_number if data.numbers else ""
+    call_form = (
+        render(
+            '<form method="post" action="/inbox/inbound-call" class="stack" '
+            'data-action="inbound-call">{csrf}'
+            '<input type="hidden" name="to" value="{to}">'
+            '<label class="block" for="call-from">From<input type="text" id="call-from" '
+            'name="from" value="{human}" required></label>'
+            '<label class="block" for="call-summary">What the caller says'
+            '<input type="text" id="call-summary" name="summary" required '
+            'placeholder="Hi, it is Sam, please call me back"></label>'
+            '<button type="submit" class="small">Call {to}</button></form>',
+            csrf=_csrf(viewer),
+            to=reserved,
+            human=DEFAULT_HUMAN_PHONE,
+        )
+        if reserved
+        else Html('<p class="muted small">Reserve a number to receive inbound calls.</p>')
+    )
+    channel_options = join(
+        render('<option value="{v}">{label}</option>', v=v, label=CHANNEL_LABELS[v])
+        for v in ("sms", "whatsapp", "slack")
+    )
+    return render(
+        '<section class="panel"><h2>Write to the agent</h2>'
+        '<form method="post" action="/inbox/text" class="stack" data-action="text">{csrf}'
+        '<div class="row"><label class="block" for="text-channel">Channel'
+        '<select id="text-channel" name="channel">{options}</select></label>'
+        '<label class="block" for="text-from">From<input type="text" id="text-from" '
+        'name="from" value="{human}" required></label></div>'
+        '<label class="block" for="text-to">To (a number or workspace of the account; '
+        'empty: the reserved or shared one)<input type="text" id="text-to" name="to" '
+        'value="{to}"></label>'
+        '<label class="block" for="text-body">Message<input type="text" id="text-body" '
+        'name="body" required></label>'
+        '<button type="submit" class="small">Send text</button></form>'
+        "<h3>Call the reserved number</h3>{call_form}</section>",
+        csrf=_csrf(viewer),
+        options=channel_options,
+        human=DEFAULT_HUMAN_PHONE,
+        to=reserved,
+        call_form=call_form,
+    )
+
+
+def _interactions_table(data: InboxData) -> Html:
+    if not data.interactions:
+        return Html('<p class="muted small">No interactions yet.</p>')
+    rows = join(
+        render(
+            '<tr data-key="x-{id}"><td class="mono">{short}</td><td>{kind}</td>'
+            "<td>{status}</td><td>{created}</td><td>{windows}</td></tr>",
+            id=s.interaction_id,
+            short=s.interaction_id[:8],
+            kind=f"{s.kind} · {CHANNEL_LABELS.get(s.channel, s.channel)}",
+            status=_status_chip(s),
+            created=_time(s.created_at),
+            windows=_window_text(data.windows.get(s.interaction_id), s, data.now),
+        )
+        for s in sorted(data.interactions.values(), key=lambda s: s.created_at, reverse=True)[:50]
+    )
+    return render(
+        '<div class="table-scroll"><table><thead><tr><th>Interaction</th><th>Kind</th>'
+        "<th>Status</th><th>Created</th><th>Windows</th></tr></thead>"
+        '<tbody data-live="interactions">{rows}</tbody></table></div>',
+        rows=rows,
+    )
+
+
+def _log_value(entry: Mapping[str, object], *names: str) -> object:
+    for name in names:
+        if entry.get(name) is not None:
+            return entry[name]
+    return None
+
+
+def _webhook_table(data: InboxData) -> Html:
+    if not data.webhook_log:
+        return Html(
+            '<p class="muted small">No webhook deliveries. Late replies, form submissions '
+            "and inbound texts go to webhooks registered with "
+            '<span class="mono">POST /webhooks</span>.</p>'
+        )
+    rows = []
+    for entry in data.webhook_log[:50]:
+        status = str(_log_value(entry, "status") or "")
+        at = _log_value(entry, "updatedAt", "updated_at", "createdAt", "created_at")
+        rows.append(
+            render(
+                '<tr data-key="w-{id}"><td>{event}</td><td class="mono">{url}</td>'
+                "<td>{status}</td><td>{attempts}</td><td>{code}</td><td>{error}</td>"
+                "<td>{at}</td></tr>",
+                id=str(_log_value(entry, "id") or ""),
+                event=str(_log_value(entry, "eventType", "event_type") or ""),
+                url=str(_log_value(entry, "url", "webhookUrl", "webhook_url") or ""),
+                status=_chip(status, status) if status else "",
+                attempts=str(_log_value(entry, "attempts") or 0),
+                code=str(_log_value(entry, "lastStatusCode", "last_status_code") or ""),
+                error=str(_log_value(entry, "lastError", "last_error") or ""),
+                at=_time(at) if isinstance(at, (int, float, datetime)) else str(at or ""),
+            )
+        )
+    return render(
+        '<div class="table-scroll"><table><thead><tr><th>Event</th><th>Webhook</th>'
+        "<th>Status</th><th>Tries</th><th>HTTP</th><th>Last error</th><th>When</th></tr>"
+        '</thead><tbody data-live="webhooks">{rows}</tbody></table></div>',
+        rows=join(rows),
+    )
+
+
+def render_inbox_page(
+    data: InboxData, viewer: Viewer, flash: tuple[str, bool] | None = None
+) -> Html:
+    if data.deliveries:
+        feed = render(
+            '<ul class="thread" data-live="feed">{items}</ul>',
+            items=join(_delivery(d, data, viewer) for d in data.deliveries),
+        )
+    else:
+        feed = Html(
+            '<ul class="thread" data-live="feed"></ul><p class="muted" data-empty>Nothing has '
+            "been sent yet. Messages, forms and calls your agents send appear here as "
+            "their recipient sees them.</p>"
+        )
+    content = render(
+        '<div class="grid"><div>'
+        '<section class="panel"><h2>What your agents sent</h2>{filters}</section>'
+        "{feed}</div><aside>"
+        '<section class="panel"><h2>Reserved number</h2>{numbers}'
+        '<p class="small muted">The inbox\'s human: <span class="mono">{phone}</span> '
+        '(slack <span class="mono">{slack}</span>, shared workspace '
+        '<span class="mono">{workspace}</span>).</p></section>'
+        "{act}"
+        '<section class="panel"><h2>Texts to the agent</h2>{unsolicited}</section>'
+        '<section class="panel"><h2>Interactions</h2>{interactions}</section>'
+        '<section class="panel"><h2>Webhook deliveries</h2>{webhooks}</section>'
+        "</aside></div>",
+        filters=_filters(data),
+        feed=feed,
+        numbers=_numbers_panel(data),
+        phone=DEFAULT_HUMAN_PHONE,
+        slack=DEFAULT_HUMAN_SLACK,
+        workspace=SHARED_SLACK_WORKSPACE,
+        act=_act_panel(data, viewer),
+        unsolicited=_unsolicited(data),
+        interactions=_interactions_table(data),
+        webhooks=_webhook_table(data),
+    )
+    return _shell("humanwire inbox", "inbox", viewer, content, flash=flash, live=True)
+
+
+# -- channel cards ---------------------------------------------------------------------
+
+
+def _card_row(card: ChannelCard, viewer: Viewer) -> Html:
+    def seconds(value: float | None) -> str:
+        return "" if value is None else f"{format_seconds(value)} s"
+
+    return render(
+        '<tr data-key="c-{id}"><td class="mono">{id}</td><td>{type}</td>'
+        '<td class="mono">{to}</td><td>{wait}</td><td>{follow}</td>'
+        '<td class="small">{message}</td><td class="small">{response}</td>'
+        '<td class="small">{no_response}</td><td>{reply}</td>'
+        '<td><form method="post" action="/inbox/channels/{id}/delete">{csrf}'
+        '<button type="submit" class="small danger" aria-label="Delete card {id}">Delete'
+        "</button></form></td></tr>",
+        id=card.id,
+        type=_chip(CHANNEL_LABELS.get(card.type, card.type), card.type),
+        to=card.to,
+        wait=seconds(card.wait_time),
+        follow=seconds(card.follow_up_time),
+        message=card.message_template or "{{message}}",
+        response=card.response_template,
+        no_response=card.no_response_template,
+        reply="yes" if card.reply_link else "no",
+        csrf=_csrf(viewer),
+    )
+
+
+def render_channels_page(
+    cards: Sequence[ChannelCard],
+    viewer: Viewer,
+    *,
+    flash: tuple[str, bool] | None = None,
+    posted: Mapping[str, str] | None = None,
+    error: str | None = None,
+) -> Html:
+    posted = posted or {}
+    if cards:
+        table = render(
+            '<div class="table-scroll"><table><thead><tr><th>Channel id</th><th>Type</th>'
+            "<th>To</th><th>Wait</th><th>Follow-up</th><th>Message template</th>"
+            "<th>Response template</th><th>No-response template</th><th>Reply link</th>"
+            '<th></th></tr></thead><tbody data-live="channels">{rows}</tbody></table></div>',
+            rows=join(_card_row(c, viewer) for c in cards),
+        )
+    else:
+        table = Html('<p class="muted">No channel cards yet.</p>')
+    type_options = join(
+        render(
+            '<option value="{v}"{sel}>{label}</option>',
+            v=v,
+            sel=attrs({"selected": posted.get("type") == v}),
+            label=CHANNEL_LABELS[v],
+        )
+        for v in ("sms", "whatsapp", "slack", "call")
+    )
+    error_html = render('<div class="flash bad" role="alert">{e}</div>', e=error) if error else ""
+
+    def text_input(name: str, label: str, placeholder: str = "", kind: str = "text") -> Html:
+        return render(
+            '<label class="block" for="card-{name}">{label}<input type="{kind}" '
+            'id="card-{name}" name="{name}" value="{value}" placeholder="{ph}"></label>',
+            name=name,
+            label=label,
+            kind=kind,
+            value=posted.get(name, ""),
+            ph=placeholder,
+        )
+
+    create = render(
+        '<section class="panel"><h2>Create a channel card</h2>{error}'
+        '<form method="post" action="/inbox/channels" class="stack" data-action="create-card">'
+        '{csrf}<div class="row"><label class="block" for="card-type">Type'
+        '<select id="card-type" name="type">{types}</select></label>{to}</div>'
+        '<div class="row">{wait}{follow}</div>{message}{response}{no_response}'
+        '<label class="inline-check"><input type="checkbox" name="replyLink" value="true"'
+        "{reply}> Reply link (the recipient may answer on a web page)</label>"
+        '<button type="submit" class="small">Create card</button></form></section>',
+        error=error_html,
+        csrf=_csrf(viewer),
+        types=type_options,
+        to=text_input("to", "Recipient (number or slack id)", DEFAULT_HUMAN_PHONE),
+        wait=text_input("waitTime", "Wait time (s)", "60"),
+        follow=text_input("followUpTime", "Follow-up time (s)", "600"),
+        message=text_input(
+            "messageTemplate", "Outgoing message template", "From the agent: {{message}}"
+        ),
+        response=text_input("responseTemplate", "Response template", "Human response: {{message}}"),
+        no_response=text_input(
+            "noResponseTemplate",
+            "No-response template",
+            "Human did not respond. Continue where you left off.",
+        ),
+        reply=attrs({"checked": posted.get("replyLink") == "true"}),
+    )
+    content = render(
+        '<section class="panel"><h2>Channel cards</h2><p class="small muted">Send through a '
+        'card with <span class="mono">POST /messages/&lt;channel id&gt;</span>.</p>{table}'
+        "</section>{create}",
+        table=table,
+        create=create,
+    )
+    return _shell("Channel cards: humanwire inbox", "channels", viewer, content, flash=flash)
+
+
+def conversations_of(deliveries: Iterable[SandboxDelivery]) -> list[Conversation]:
+    counts: dict[tuple[str, str], int] = {}
+    for d in deliveries:
+        counts[(d.channel, d.to)] = counts.get((d.channel, d.to), 0) + 1
+    return [Conversation(c, r, n) for (c, r), n in counts.items()]

@@ -1,0 +1,189 @@
+"""The service's web pages: the form behind ``formUrl`` (``/f/{token}``), the reply page
+of cards with ``replyLink`` (``/r/{token}``), the web inbox (``/inbox``) and the local
+assets (``/static``). ``create_app`` mounts ``page_routes``.
+
+Forms and reply pages need no key: their unguessable token is the credential. The inbox
+is protected like the API (see ``inbox.auth``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from .config import ServiceConfig
+from .engine import Engine, FormView
+from .errors import Conflict, Gone, InvalidRequest, NotFound, ServiceError
+from .forms.countries import countries_json
+from .forms.html import SECURITY_HEADERS
+from .forms.render import (
+    raw_from_post,
+    render_already_submitted,
+    render_expired,
+    render_form_page,
+    render_not_found,
+    render_submitted,
+)
+from .forms.validate import validate_submission
+from .forms.web import html_response, json_error, read_urlencoded
+from .inbox.replies import reply_routes
+from .inbox.routes import inbox_routes
+
+__all__ = ["STATIC_DIR", "FormPages", "page_routes"]
+
+STATIC_DIR = Path(__file__).parent / "static"
+
+
+def _is_json(request: Request) -> bool:
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    return content_type == "application/json" or content_type.endswith("+json")
+
+
+def _json_values(body: bytes) -> dict[str, str]:
+    """``{"values": {...}}``: strings as sent; a boolean (a checkbox) as
+    ``"true"``/``"false"``; a number as written; ``null`` as unanswered."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        raise InvalidRequest("the body is not valid JSON") from None
+    if not isinstance(data, dict):
+        raise InvalidRequest("the body must be a JSON object with values")
+    unknown = [k for k in data if k != "values"]
+    if unknown:
+        raise InvalidRequest(f"unknown property {unknown[0]!r}", field=unknown[0])
+    values = data.get("values")
+    if not isinstance(values, dict):
+        raise InvalidRequest("values must be an object of field id to answer", field="values")
+    out: dict[str, str] = {}
+    for key, value in values.items():
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            out[key] = "true" if value else "false"
+        elif isinstance(value, (int, float)):
+            out[key] = json.dumps(value)
+        elif isinstance(value, str):
+            out[key] = value
+        else:
+            raise InvalidRequest(f"values.{key} must be a string", field=f"values.{key}")
+    return out
+
+
+def _first_error(view: FormView, errors: Mapping[str, str]) -> tuple[str, str]:
+    order = [f.id for f in view.form.fields]
+    ranked = sorted(errors, key=lambda k: order.index(k) if k in order else len(order))
+    return ranked[0], errors[ranked[0]]
+
+
+class FormPages:
+    """``/f/{token}``: GET renders the form in its state; POST takes a browser post or
+    JSON ``{"values": {...}}`` (JSON answers JSON)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def _view(self, token: str) -> FormView | None:
+        try:
+            return self.engine.get_form(token)
+        except NotFound:
+            return None
+
+    async def show(self, request: Request) -> Response:
+        view = self._view(request.path_params["token"])
+        if view is None:
+            return html_response(render_not_found(), 404)
+        if view.state == "submitted":
+            return html_response(render_submitted(view))
+        if view.state == "expired":
+            return html_response(render_expired(view), 410)
+        return html_response(render_form_page(view, recipient=self._recipient(view)))
+
+    def _recipient(self, view: FormView) -> str | None:
+        """The number the form went to: its country is the phone fields' default."""
+        record = self.engine.store.get_interaction(view.interaction_id)
+        return record.to_addr if record is not None else None
+
+    async def submit(self, request: Request) -> Response:
+        token = request.path_params["token"]
+        if _is_json(request):
+            return await self._submit_json(token, await request.body())
+        view = self._view(token)
+        if view is None:
+            return html_response(render_not_found(), 404)
+        if view.state == "submitted":
+            return html_response(render_already_submitted(view), 409)
+        if view.state == "expired":
+            return html_response(render_expired(view), 410)
+        try:
+            posted = await read_urlencoded(request)
+        except InvalidRequest as exc:
+            return html_response(
+                render_form_page(view, errors={"": exc.message}, recipient=self._recipient(view)),
+                400,
+            )
+        raw = raw_from_post(view.form, posted)
+        _, errors = validate_submission(view.form, raw)
+        if errors:
+            return html_response(
+                render_form_page(
+                    view, posted=posted, errors=errors, recipient=self._recipient(view)
+                ),
+                400,
+            )
+        try:
+            await self.engine.submit_form(token, raw)
+        except Conflict:
+            return html_response(render_already_submitted(view), 409)
+        except Gone:
+            return html_response(render_expired(view), 410)
+        except InvalidRequest as exc:
+            # The engine re-validates; a refusal here is shown like any other.
+            errors = dict(getattr(exc, "errors", None) or {exc.field or "": exc.message})
+            page = render_form_page(
+                view, posted=posted, errors=errors, recipient=self._recipient(view)
+            )
+            return html_response(page, 400)
+        # Post/redirect/get: reloading the confirmation never posts again.
+        return RedirectResponse(f"/f/{token}", status_code=303, headers=dict(SECURITY_HEADERS))
+
+    async def _submit_json(self, token: str, body: bytes) -> Response:
+        try:
+            view = self.engine.get_form(token)
+            if view.state == "submitted":
+                raise Conflict("this form was already submitted")
+            if view.state == "expired":
+                raise Gone("this form has expired")
+            raw = _json_values(body)
+            _, errors = validate_submission(view.form, raw)
+            if errors:
+                field, message = _first_error(view, errors)
+                raise InvalidRequest(message, field=field)
+            await self.engine.submit_form(token, raw)
+        except ServiceError as exc:
+            return json_error(exc.status, exc.code, exc.message, exc.field)
+        return JSONResponse({"status": "submitted"})
+
+
+async def _countries(request: Request) -> Response:
+    return Response(
+        countries_json(),
+        media_type="application/json",
+        headers={"Cache-Control": "public, max-age=86400", "X-Content-Type-Options": "nosniff"},
+    )
+
+
+def page_routes(engine: Engine, config: ServiceConfig) -> list[BaseRoute]:
+    forms = FormPages(engine)
+    return [
+        Route("/f/{token}", forms.show, methods=["GET"]),
+        Route("/f/{token}", forms.submit, methods=["POST"]),
+        *reply_routes(engine, config),
+        *inbox_routes(engine, config),
+        Route("/static/countries.json", _countries, methods=["GET"]),
+        Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
+    ]

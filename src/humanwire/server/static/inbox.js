@@ -1,0 +1,127 @@
+/* The inbox, live: a server-sent event stream says something of this account changed;
+   the page then fetches itself again and swaps in the changed parts, keeping whatever
+   the person is typing (an entry with focus or unsent text keeps its form). */
+(function () {
+  "use strict";
+
+  var status = document.querySelector("[data-live-status]");
+  var refreshing = false;
+  var again = false;
+
+  function setStatus(text, live) {
+    if (!status) return;
+    status.textContent = text;
+    status.classList.toggle("off", !live);
+  }
+
+  function busy(node) {
+    if (node.contains(document.activeElement) && document.activeElement !== document.body) {
+      return true;
+    }
+    var inputs = node.querySelectorAll("input[type=text], textarea");
+    for (var i = 0; i < inputs.length; i++) {
+      if (inputs[i].value) return true;
+    }
+    return false;
+  }
+
+  /* Children keyed by data-key: new ones come in, gone ones go, busy ones keep their
+     own form but take the new status, windows and (read-only) parts. */
+  function merge(current, fresh) {
+    var old = {};
+    Array.prototype.forEach.call(current.children, function (child) {
+      var key = child.getAttribute("data-key");
+      if (key) old[key] = child;
+    });
+    var next = [];
+    Array.prototype.forEach.call(fresh.children, function (child) {
+      var key = child.getAttribute("data-key");
+      var existing = key ? old[key] : null;
+      if (existing && busy(existing)) {
+        var parts = child.querySelectorAll("[data-live-part]");
+        Array.prototype.forEach.call(parts, function (part) {
+          var name = part.getAttribute("data-live-part");
+          if (name === "actions") return; // the person is using these
+          var mine = existing.querySelector('[data-live-part="' + name + '"]');
+          if (mine) mine.innerHTML = part.innerHTML;
+        });
+        next.push(existing);
+      } else if (existing && existing.outerHTML === child.outerHTML) {
+        next.push(existing);
+      } else {
+        next.push(document.importNode(child, true));
+      }
+    });
+    // Replace in order without disturbing the nodes kept.
+    next.forEach(function (node, index) {
+      var at = current.children[index];
+      if (at !== node) current.insertBefore(node, at || null);
+    });
+    while (current.children.length > next.length) {
+      current.removeChild(current.lastElementChild);
+    }
+  }
+
+  function refresh() {
+    if (refreshing) { again = true; return; }
+    refreshing = true;
+    fetch(location.href, { credentials: "same-origin", headers: { Accept: "text/html" } })
+      .then(function (r) {
+        if (r.status === 401 || r.redirected) { location.reload(); throw new Error("auth"); }
+        return r.text();
+      })
+      .then(function (html) {
+        var doc = new DOMParser().parseFromString(html, "text/html");
+        document.querySelectorAll("[data-live]").forEach(function (region) {
+          var name = region.getAttribute("data-live");
+          var fresh = doc.querySelector('[data-live="' + name + '"]');
+          if (fresh) merge(region, fresh);
+        });
+        // Panels without keyed children (numbers, filters, empty notes): swap whole.
+        ["[data-reserved-numbers]", "nav.row", "[data-empty]"].forEach(function (sel) {
+          var mine = document.querySelector(sel);
+          var theirs = doc.querySelector(sel);
+          if (mine && theirs && !busy(mine)) mine.outerHTML = theirs.outerHTML;
+          else if (mine && !theirs && sel === "[data-empty]") mine.remove();
+        });
+        localTimes(document);
+        document.documentElement.setAttribute("data-refreshed", String(Date.now()));
+      })
+      .catch(function () { /* the next change tries again */ })
+      .then(function () {
+        refreshing = false;
+        if (again) { again = false; refresh(); }
+      });
+  }
+
+  function localTimes(root) {
+    root.querySelectorAll("time[datetime]").forEach(function (t) {
+      var d = new Date(t.getAttribute("datetime"));
+      if (!isNaN(d)) {
+        t.textContent = d.toLocaleTimeString();
+        t.title = d.toString();
+      }
+    });
+  }
+
+  function connect() {
+    if (!window.EventSource) return;
+    var source = new EventSource("/inbox/events");
+    source.addEventListener("open", function () {
+      setStatus("● live", true);
+      document.documentElement.setAttribute("data-live-connected", "true");
+    });
+    source.addEventListener("change", refresh);
+    source.addEventListener("error", function () {
+      setStatus("reconnecting…", false);
+      document.documentElement.removeAttribute("data-live-connected");
+    });
+  }
+
+  // A notice from the last action fades after a while.
+  var flash = document.querySelector("[data-flash]");
+  if (flash) setTimeout(function () { flash.remove(); }, 8000);
+
+  localTimes(document);
+  connect();
+})();

@@ -18,7 +18,7 @@ from .engine import Engine
 from .http_body import BodyLimitMiddleware
 from .http_errors import exception_handlers
 from .openapi import build_openapi
-from .routes import api_operations, to_route
+from .routes import api_operations, to_routes
 
 __all__ = ["create_app"]
 
@@ -37,7 +37,7 @@ def create_app(config: ServiceConfig | None = None, engine: Engine | None = None
         config = given if isinstance(given, ServiceConfig) else ServiceConfig()
     service_engine = engine if engine is not None else Engine(config)
     operations = api_operations(sandbox_enabled=config.sandbox_enabled)
-    routes: list[BaseRoute] = [to_route(op) for op in operations]
+    routes: list[BaseRoute] = list(to_routes(operations))
     routes += _page_routes(service_engine, config)
 
     @asynccontextmanager

@@ -4,9 +4,9 @@ app's routes and the OpenAPI document are built from."""
 from __future__ import annotations
 
 from . import calls, channels, forms, interactions, messages, meta, numbers, sandbox, webhooks
-from ._api import Operation, to_route
+from ._api import Operation, to_routes
 
-__all__ = ["Operation", "api_operations", "to_route"]
+__all__ = ["Operation", "api_operations", "to_routes"]
 
 
 def api_operations(*, sandbox_enabled: bool) -> list[Operation]:

@@ -33,7 +33,7 @@ __all__ = [
     "Payload",
     "QueryParam",
     "query_float",
-    "to_route",
+    "to_routes",
 ]
 
 M = TypeVar("M", bound=BaseModel)
@@ -199,7 +199,7 @@ def _respond(status: int, content: bytes, replayed: bool) -> Response:
     return Response(content, status, headers=headers, media_type="application/json")
 
 
-def to_route(operation: Operation) -> Route:
+def _pipeline(operation: Operation) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
         engine: Engine = request.app.state.engine
         config: ServiceConfig = request.app.state.config
@@ -231,5 +231,25 @@ def to_route(operation: Operation) -> Route:
             status, content = await engine.idempotent(account, key, fingerprint, run)
         return _respond(status, content, replayed=not ran)
 
-    endpoint.__name__ = operation.operation_id
-    return Route(operation.path, endpoint, methods=[operation.method], name=operation.operation_id)
+    return endpoint
+
+
+def to_routes(operations: Sequence[Operation]) -> list[Route]:
+    """One route per path, so a wrong method is a 405 whose ``Allow`` lists every method
+    of the path; paths keep the order of the table (fixed before parameterized)."""
+    by_path: dict[str, dict[str, Callable[[Request], Awaitable[Response]]]] = {}
+    for operation in operations:
+        by_path.setdefault(operation.path, {})[operation.method] = _pipeline(operation)
+    routes: list[Route] = []
+    for path, endpoints in by_path.items():
+
+        async def dispatch(
+            request: Request,
+            endpoints: dict[str, Callable[[Request], Awaitable[Response]]] = endpoints,
+        ) -> Response:
+            # HEAD is answered as GET (Starlette sends no body for it).
+            method = "GET" if request.method == "HEAD" else request.method
+            return await endpoints[method](request)
+
+        routes.append(Route(path, dispatch, methods=list(endpoints)))
+    return routes

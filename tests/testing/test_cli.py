@@ -157,7 +157,12 @@ def test_serve_on_a_busy_port_fails_cleanly(tmp_path: Path) -> None:
 def test_demo_runs_the_demo_module(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[bool] = []
     fake = types.ModuleType("humanwire.demo")
-    fake.main = lambda auto=False: calls.append(auto) or 0  # type: ignore[attr-defined]
+
+    def fake_main(auto: bool = False) -> int:
+        calls.append(auto)
+        return 0
+
+    fake.main = fake_main  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "humanwire.demo", fake)
     assert cli.main(["demo", "--auto"]) == 0
     assert calls == [True]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from humanwire import AsyncHumanWire, HumanWire
@@ -85,7 +87,7 @@ def test_reply_late_reaches_the_webhook(
     assert webhook_receiver.deliveries[0].signature_valid is True
 
 
-FIELDS = [
+FIELDS: list[dict[str, Any]] = [
     {"id": "name", "label": "Name", "type": "text", "required": True},
     {"id": "agree", "label": "Agree", "type": "checkbox"},
     {

@@ -20,5 +20,7 @@ def test_plugin_fixtures_in_a_users_suite(pytester: pytest.Pytester) -> None:
             assert humanwire_service.base_url.startswith("http://127.0.0.1:")
         """
     )
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "-o", "asyncio_default_fixture_loop_scope=function"
+    )
     result.assert_outcomes(passed=2)

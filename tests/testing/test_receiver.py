@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -39,7 +40,7 @@ def post(
 
 
 @pytest.fixture
-def receiver() -> WebhookReceiver:
+def receiver() -> Iterator[WebhookReceiver]:
     with WebhookReceiver() as started:
         yield started
 

@@ -9,10 +9,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from humanwire.errors import InvalidSignatureError, WebhookVerificationError
-from humanwire.types import EVENT_TYPES, Event, Webhook
+from humanwire.types import (
+    EVENT_TYPES,
+    CallConversationEndedEvent,
+    Event,
+    FormReceivedEvent,
+    MessageReceivedEvent,
+    Webhook,
+)
 from humanwire.webhooks import EVENT_ID_HEADER, SIGNATURE_HEADER, parse_event
 
 if TYPE_CHECKING:
@@ -159,11 +166,36 @@ class WebhookReceiver:
             events.append(delivery.event)
         return events
 
+    @overload
+    def wait_for(
+        self,
+        event_type: Literal["message.received"],
+        *,
+        count: int = 1,
+        timeout: float = 10.0,
+    ) -> list[MessageReceivedEvent]: ...
+    @overload
+    def wait_for(
+        self, event_type: Literal["form.received"], *, count: int = 1, timeout: float = 10.0
+    ) -> list[FormReceivedEvent]: ...
+    @overload
+    def wait_for(
+        self,
+        event_type: Literal["call.conversation.ended"],
+        *,
+        count: int = 1,
+        timeout: float = 10.0,
+    ) -> list[CallConversationEndedEvent]: ...
+    @overload
     def wait_for(
         self, event_type: str | None = None, *, count: int = 1, timeout: float = 10.0
-    ) -> list[Event]:
+    ) -> list[Event]: ...
+    def wait_for(
+        self, event_type: str | None = None, *, count: int = 1, timeout: float = 10.0
+    ) -> list[Any]:
         """Blocks until at least ``count`` accepted events (of ``event_type``, or of any
-        type) arrived and returns all of them; raises AssertionError after ``timeout``."""
+        type) arrived and returns all of them (typed by ``event_type``); raises
+        AssertionError after ``timeout``."""
         deadline = time.monotonic() + timeout
         with self._cond:
             while True:
@@ -192,9 +224,33 @@ class WebhookReceiver:
             lines.append(f"  {delivery.method} {delivery.path} {kind} -> {delivery.status}{note}")
         return "\n".join(lines)
 
+    @overload
+    async def async_wait_for(
+        self,
+        event_type: Literal["message.received"],
+        *,
+        count: int = 1,
+        timeout: float = 10.0,
+    ) -> list[MessageReceivedEvent]: ...
+    @overload
+    async def async_wait_for(
+        self, event_type: Literal["form.received"], *, count: int = 1, timeout: float = 10.0
+    ) -> list[FormReceivedEvent]: ...
+    @overload
+    async def async_wait_for(
+        self,
+        event_type: Literal["call.conversation.ended"],
+        *,
+        count: int = 1,
+        timeout: float = 10.0,
+    ) -> list[CallConversationEndedEvent]: ...
+    @overload
     async def async_wait_for(
         self, event_type: str | None = None, *, count: int = 1, timeout: float = 10.0
-    ) -> list[Event]:
+    ) -> list[Event]: ...
+    async def async_wait_for(
+        self, event_type: str | None = None, *, count: int = 1, timeout: float = 10.0
+    ) -> list[Any]:
         """``wait_for`` without blocking the event loop of an async test."""
         import asyncio
 

@@ -1164,7 +1164,13 @@ class Engine:
     # -- forms reached by link (no key: the token is the credential) -------------
     @staticmethod
     def _form_of(record: InteractionRecord) -> Form:
-        return Form.model_validate({k: v for k, v in record.request.items() if k in _FORM_KEYS})
+        """The stored form, parsed again. Its windows were checked when it was sent; they
+        are put back as stored (the engine itself accepts sub-second windows)."""
+        data = {k: v for k, v in record.request.items() if k in _FORM_KEYS}
+        windows = {"wait_time": data.pop("waitTime", None)}
+        windows["follow_up_time"] = data.pop("followUpTime", None)
+        form = Form.model_validate({**data, "followUpTime": 1})
+        return form.model_copy(update=windows)
 
     def _form_view(self, token: str, record: InteractionRecord) -> FormView:
         values: dict[str, str] | None = None

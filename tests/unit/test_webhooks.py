@@ -143,7 +143,7 @@ def test_parse_event_without_verification_accepts_str_and_bytes():
 
 def test_unknown_event_type_is_a_clear_error():
     body = json.dumps({"eventType": "sms.sent", "payload": {}})
-    with pytest.raises(UnknownEventError, match="'sms.sent'.*message.received"):
+    with pytest.raises(UnknownEventError, match=r"'sms\.sent'.*message\.received"):
         parse_event(body)
     with pytest.raises(UnknownEventError, match="None"):
         parse_event(json.dumps({"payload": {}}))

@@ -80,7 +80,8 @@ delivered when nothing matched. In async tests use ``await action.async_wait()``
 "Next" is precise: an action acts on the oldest matching delivery that arrived *after
 the action was scripted* and that no earlier action claimed, so two ``reply`` calls
 answer two messages in order, and scripting before the send is race-free. To act on
-something already delivered, pass ``interaction_id=`` (returned by the send). ``to``
+something already delivered, pass ``interaction_id=`` (returned by the send); an action
+that fails (a refused form) leaves its delivery for the next one. ``to``
 defaults to the inbox's default human: ``+12025550100`` (sms, whatsapp, calls) and
 ``U0HUMAN0001`` (slack).
 

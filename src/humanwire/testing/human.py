@@ -114,7 +114,8 @@ class ScriptedHuman:
     a snapshot of what was already delivered, so scripting before the send — the common
     case — is race-free, and two ``reply`` calls answer two messages in order. To act on
     something already delivered, pass ``interaction_id=`` (the id returned by a send):
-    the action then matches that interaction's delivery whenever it arrived.
+    the action then matches that interaction's delivery whenever it arrived, even one
+    acted on before. An action that fails (a refused form) leaves its delivery unclaimed.
 
     Defaults: ``to`` is the inbox's default human — ``+12025550100`` for sms, whatsapp
     and calls, ``U0HUMAN0001`` for slack; a form (``channel=None``) may come by any
@@ -508,7 +509,9 @@ class ScriptedHuman:
             if pending.matched:
                 continue
             for delivery in chronological:
-                if delivery.id not in self._claimed and pending.accepts(delivery):
+                # An action aimed at an interaction acts on it even when claimed before.
+                free = pending.interaction_id is not None or delivery.id not in self._claimed
+                if free and pending.accepts(delivery):
                     self._claimed.add(delivery.id)
                     pending.matched = True
                     pending.action.delivery = delivery
@@ -539,6 +542,12 @@ class ScriptedHuman:
         except Exception as exc:
             action.error = f"{type(exc).__name__}: {exc}"
         finally:
+            if action.error is not None:
+                # Nothing was done with it: a later action may act on it (a corrected
+                # form, say).
+                with self._cond:
+                    self._claimed.discard(delivery.id)
+                    self._match()
             action._done.set()
 
     def _follow(self) -> None:

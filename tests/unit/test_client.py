@@ -361,7 +361,7 @@ CASES: list[Case] = [
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c[2]} {c[3]}" for c in CASES])
-async def test_each_method_sends_its_request(client: Client, script: Script, case: Case):
+async def test_each_method_sends_its_request(client: Client, script: Script, case: Case) -> None:
     make_call, answer, method, path, expected, result_type = case
     status = 204 if answer is None else 200
     script.reply(ok(answer, status=status))
@@ -381,14 +381,14 @@ async def test_each_method_sends_its_request(client: Client, script: Script, cas
         assert len(result) == 1 and not isinstance(result[0], dict)
 
 
-async def test_results_are_models(client: Client, script: Script):
+async def test_results_are_models(client: Client, script: Script) -> None:
     script.reply(ok([DELIVERY]))
     [delivery] = await call(client.sandbox.deliveries())
     assert isinstance(delivery, SandboxDelivery) and delivery.from_ == "+12025550199"
     assert script.last.url.query == b""  # nothing given, nothing sent
 
 
-async def test_path_ids_are_escaped(client: Client, script: Script):
+async def test_path_ids_are_escaped(client: Client, script: Script) -> None:
     script.reply(ok(STATUS))
     await call(client.interactions.status("../numbers"))
     assert script.last.url.raw_path == b"/interactions/..%2Fnumbers/status"
@@ -526,7 +526,7 @@ async def test_invalid_arguments_raise_typed_errors_before_sending(
     make_call: Callable[[Client], Any],
     exc_type: type[Exception],
     field: str | None,
-):
+) -> None:
     exc = await raises(exc_type, lambda: make_call(client))
     assert script.requests == []  # nothing left the machine
     assert exc.status_code == 400 and exc.response is None
@@ -538,7 +538,7 @@ async def test_invalid_arguments_raise_typed_errors_before_sending(
         assert exc.code == "invalid_request"
 
 
-async def test_async_validation_errors_surface_when_awaited(script: Script):
+async def test_async_validation_errors_surface_when_awaited(script: Script) -> None:
     client = make_client("async", script)
     assert isinstance(client, AsyncHumanWire)
     pending = client.messages.sms(to="+15555550100", message="x")  # no exception yet
@@ -547,9 +547,11 @@ async def test_async_validation_errors_surface_when_awaited(script: Script):
         await pending
 
 
-async def test_form_fields_accept_models_dicts_and_both_spellings(client: Client, script: Script):
+async def test_form_fields_accept_models_dicts_and_both_spellings(
+    client: Client, script: Script
+) -> None:
     script.reply(ok(FORM_PENDING))
-    fields = [
+    fields: list[FormField | dict[str, Any]] = [
         FormField(id="phone", label="Phone", type="phone_number"),
         {"id": "phone2", "label": "Other", "type": "phoneNumber", "helperText": "optional"},
         {
@@ -595,7 +597,7 @@ def with_clock(client: Client, clock: FakeClock) -> None:
     client._options = client._options.copy(clock=clock)
 
 
-async def test_wait_repeats_the_long_poll_until_ended(client: Client, script: Script):
+async def test_wait_repeats_the_long_poll_until_ended(client: Client, script: Script) -> None:
     clock = FakeClock()
     with_clock(client, clock)
     script.reply(long_poll(clock, ["pending", "pending", "ended"]))
@@ -605,7 +607,9 @@ async def test_wait_repeats_the_long_poll_until_ended(client: Client, script: Sc
     assert script.sleeps == []
 
 
-async def test_wait_past_600_seconds_returns_pending_at_the_timeout(client: Client, script: Script):
+async def test_wait_past_600_seconds_returns_pending_at_the_timeout(
+    client: Client, script: Script
+) -> None:
     clock = FakeClock()
     with_clock(client, clock)
     script.reply(long_poll(clock, ["pending"]))
@@ -617,7 +621,9 @@ async def test_wait_past_600_seconds_returns_pending_at_the_timeout(client: Clie
     assert all(t == float(w) + 15.0 for t, w in zip(script.read_timeouts(), waits, strict=True))
 
 
-async def test_wait_does_not_spin_on_a_server_answering_early(client: Client, script: Script):
+async def test_wait_does_not_spin_on_a_server_answering_early(
+    client: Client, script: Script
+) -> None:
     clock = FakeClock()
     with_clock(client, clock)
     if isinstance(client, HumanWire):
@@ -642,14 +648,14 @@ async def test_wait_does_not_spin_on_a_server_answering_early(client: Client, sc
     assert [r.url.params["wait"] for r in script.requests] == ["3", "2", "1", "0"]
 
 
-async def test_wait_zero_timeout_checks_once(client: Client, script: Script):
+async def test_wait_zero_timeout_checks_once(client: Client, script: Script) -> None:
     script.reply(ok({**STATUS, "status": "pending"}))
     result = await call(client.interactions.wait("i1", timeout=0))
     assert result.status == "pending" and len(script.requests) == 1
     assert script.last.url.params["wait"] == "0"
 
 
-async def test_wait_returns_result_of_an_ended_interaction(client: Client, script: Script):
+async def test_wait_returns_result_of_an_ended_interaction(client: Client, script: Script) -> None:
     event = {
         "eventType": "message.received",
         "payload": {
@@ -669,7 +675,7 @@ async def test_wait_returns_result_of_an_ended_interaction(client: Client, scrip
 # -- configuration -------------------------------------------------------------------------------
 
 
-def test_config_from_environment(monkeypatch: pytest.MonkeyPatch):
+def test_config_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HUMANWIRE_BASE_URL", "http://127.0.0.1:8765/")
     monkeypatch.setenv("HUMANWIRE_API_KEY", "hw_env")
     with HumanWire() as client:
@@ -680,7 +686,7 @@ def test_config_from_environment(monkeypatch: pytest.MonkeyPatch):
         assert client.base_url == "http://127.0.0.1:1" and client.api_key == "hw_arg"
 
 
-def test_base_url_without_a_key_is_refused(monkeypatch: pytest.MonkeyPatch):
+def test_base_url_without_a_key_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("HUMANWIRE_API_KEY", raising=False)
     monkeypatch.delenv("HUMANWIRE_BASE_URL", raising=False)
     with pytest.raises(HumanWireError, match="HUMANWIRE_API_KEY"):
@@ -703,34 +709,39 @@ def fake_embedded(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 @pytest.mark.parametrize("kind", [HumanWire, AsyncHumanWire])
 async def test_no_base_url_uses_the_embedded_service_and_its_key(
     monkeypatch: pytest.MonkeyPatch, kind: type[Client]
-):
+) -> None:
     monkeypatch.delenv("HUMANWIRE_BASE_URL", raising=False)
     monkeypatch.setenv("HUMANWIRE_API_KEY", "hw_env_for_another_service")
     started = fake_embedded(monkeypatch)
     client = kind()
     assert started == [1]
     assert client.base_url == "http://127.0.0.1:8766" and client.api_key == "hw_embedded"
-    await call(client.close() if isinstance(client, HumanWire) else client.aclose())
+    if isinstance(client, HumanWire):
+        client.close()
+    else:
+        await client.aclose()
 
 
-def test_with_a_base_url_the_embedded_service_is_not_started(monkeypatch: pytest.MonkeyPatch):
+def test_with_a_base_url_the_embedded_service_is_not_started(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     started = fake_embedded(monkeypatch)
     HumanWire("k", "http://127.0.0.1:1").close()
     assert started == []
 
 
-def test_repr_hides_the_key():
+def test_repr_hides_the_key() -> None:
     client = HumanWire("hw_secret_value", "http://127.0.0.1:1")
     assert "hw_secret_value" not in repr(client) and "127.0.0.1:1" in repr(client)
     client.close()
 
 
-def test_negative_max_retries_is_refused():
+def test_negative_max_retries_is_refused() -> None:
     with pytest.raises(ValueError):
         HumanWire("k", "http://127.0.0.1:1", max_retries=-1)
 
 
-def test_with_options_copies(script: Script):
+def test_with_options_copies(script: Script) -> None:
     client = make_client("sync", script)
     quick = client.with_options(timeout=3.0, max_retries=0)
     assert quick is not client and quick.messages is not client.messages
@@ -741,7 +752,7 @@ def test_with_options_copies(script: Script):
     assert same.timeout == client.timeout and same.max_retries == client.max_retries
 
 
-def test_sync_context_manager_closes_only_its_own_http_client():
+def test_sync_context_manager_closes_only_its_own_http_client() -> None:
     with HumanWire("k", "http://127.0.0.1:1") as client:
         own = client._http
     assert own.is_closed
@@ -753,7 +764,7 @@ def test_sync_context_manager_closes_only_its_own_http_client():
     mine.close()
 
 
-async def test_async_context_manager_closes_only_its_own_http_client():
+async def test_async_context_manager_closes_only_its_own_http_client() -> None:
     async with AsyncHumanWire("k", "http://127.0.0.1:1") as client:
         own = client._http
     assert own.is_closed
@@ -764,7 +775,7 @@ async def test_async_context_manager_closes_only_its_own_http_client():
     await mine.aclose()
 
 
-def test_both_clients_have_every_resource_and_method():
+def test_both_clients_have_every_resource_and_method() -> None:
     sync = HumanWire("k", "http://127.0.0.1:1")
     async_ = AsyncHumanWire("k", "http://127.0.0.1:1")
     surface = {
@@ -792,7 +803,7 @@ def test_both_clients_have_every_resource_and_method():
     sync.close()
 
 
-def test_import_humanwire_stays_light():
+def test_import_humanwire_stays_light() -> None:
     code = (
         "import sys, humanwire, humanwire.webhooks;"
         "heavy = [m for m in sys.modules if m.split('.')[0] in "
@@ -804,7 +815,7 @@ def test_import_humanwire_stays_light():
     assert out.stdout.strip() == "[]"
 
 
-def test_public_names():
+def test_public_names() -> None:
     assert humanwire.__version__
     for name in humanwire.__all__:
         assert hasattr(humanwire, name), name

@@ -50,7 +50,7 @@ def sms(client: Client, **extra: Any) -> Any:
 # -- retries -------------------------------------------------------------------------------
 
 
-async def test_5xx_is_retried_with_the_same_idempotency_key(client: Client, script: Script):
+async def test_5xx_is_retried_with_the_same_idempotency_key(client: Client, script: Script) -> None:
     script.reply(error(500, "internal_error"), error(503, "internal_error"), ok(MESSAGE_REPLY))
     result = await call(sms(client))
     assert result.response == "Human response: yes"
@@ -61,7 +61,7 @@ async def test_5xx_is_retried_with_the_same_idempotency_key(client: Client, scri
     assert script.sleeps == [0.5, 1.0]
 
 
-async def test_each_call_gets_its_own_key(client: Client, script: Script):
+async def test_each_call_gets_its_own_key(client: Client, script: Script) -> None:
     script.reply(ok(MESSAGE_REPLY))
     await call(sms(client))
     await call(sms(client))
@@ -69,13 +69,13 @@ async def test_each_call_gets_its_own_key(client: Client, script: Script):
     assert first and second and first != second
 
 
-async def test_given_idempotency_key_is_sent(client: Client, script: Script):
+async def test_given_idempotency_key_is_sent(client: Client, script: Script) -> None:
     script.reply(error(502, "internal_error"), ok(MESSAGE_REPLY))
     await call(sms(client, idempotency_key="order-42"))
     assert script.keys() == ["order-42", "order-42"]
 
 
-async def test_retries_are_bounded_by_max_retries(client: Client, script: Script):
+async def test_retries_are_bounded_by_max_retries(client: Client, script: Script) -> None:
     script.reply(error(500, "internal_error", "exploded"))
     exc = await raises(InternalServerError, lambda: sms(client))
     assert len(script.requests) == 3  # one try + max_retries (2)
@@ -83,7 +83,7 @@ async def test_retries_are_bounded_by_max_retries(client: Client, script: Script
     assert len(script.sleeps) == 2
 
 
-async def test_max_retries_zero_sends_once(mode: str, script: Script):
+async def test_max_retries_zero_sends_once(mode: str, script: Script) -> None:
     client = make_client(mode, script, max_retries=0)
     script.reply(error(500, "internal_error"))
     await raises(InternalServerError, lambda: sms(client))
@@ -91,7 +91,9 @@ async def test_max_retries_zero_sends_once(mode: str, script: Script):
     assert script.sleeps == []
 
 
-async def test_with_options_changes_retries_of_the_copy_only(client: Client, script: Script):
+async def test_with_options_changes_retries_of_the_copy_only(
+    client: Client, script: Script
+) -> None:
     script.reply(error(500, "internal_error"))
     patient = client.with_options(max_retries=4)
     assert patient.max_retries == 4 and client.max_retries == 2
@@ -102,47 +104,51 @@ async def test_with_options_changes_retries_of_the_copy_only(client: Client, scr
     assert len(script.requests) == 3
 
 
-async def test_429_honours_retry_after(client: Client, script: Script):
+async def test_429_honours_retry_after(client: Client, script: Script) -> None:
     script.reply(error(429, "rate_limited", headers={"Retry-After": "3"}), ok(MESSAGE_REPLY))
     await call(sms(client))
     assert script.sleeps == [3.0]
     assert len(script.requests) == 2
 
 
-async def test_429_without_retry_after_backs_off(client: Client, script: Script):
+async def test_429_without_retry_after_backs_off(client: Client, script: Script) -> None:
     script.reply(error(429, "rate_limited"), ok(MESSAGE_REPLY))
     await call(sms(client))
     assert script.sleeps == [0.5]
 
 
-async def test_429_asking_for_a_long_wait_is_raised_not_slept(client: Client, script: Script):
+async def test_429_asking_for_a_long_wait_is_raised_not_slept(
+    client: Client, script: Script
+) -> None:
     script.reply(error(429, "rate_limited", "slow down", headers={"Retry-After": "3600"}))
     exc = await raises(RateLimitError, lambda: sms(client))
     assert exc.retry_after == 3600.0
     assert script.sleeps == [] and len(script.requests) == 1
 
 
-async def test_429_exhausted_raises_rate_limit_error(client: Client, script: Script):
+async def test_429_exhausted_raises_rate_limit_error(client: Client, script: Script) -> None:
     script.reply(error(429, "rate_limited", headers={"Retry-After": "1"}))
     exc = await raises(RateLimitError, lambda: sms(client))
     assert exc.retry_after == 1.0 and exc.code == "rate_limited"
     assert script.sleeps == [1.0, 1.0]
 
 
-async def test_504_timeout_from_phone_call_is_never_retried(client: Client, script: Script):
+async def test_504_timeout_from_phone_call_is_never_retried(client: Client, script: Script) -> None:
     script.reply(error(504, "timeout", "timeout"))
     exc = await raises(CallTimeoutError, lambda: client.phone.call(to=TO, message="Hi"))
     assert exc.status_code == 504 and exc.message == "timeout"
     assert len(script.requests) == 1 and script.sleeps == []
 
 
-async def test_a_gateway_504_without_the_timeout_code_is_retried(client: Client, script: Script):
+async def test_a_gateway_504_without_the_timeout_code_is_retried(
+    client: Client, script: Script
+) -> None:
     script.reply(httpx.Response(504, text="Gateway Timeout"), ok(MESSAGE_REPLY))
     await call(sms(client))
     assert len(script.requests) == 2
 
 
-async def test_connection_errors_are_retried_then_raised(client: Client, script: Script):
+async def test_connection_errors_are_retried_then_raised(client: Client, script: Script) -> None:
     script.reply(httpx.ConnectError("refused"))
     exc = await raises(APIConnectionError, lambda: sms(client))
     assert not isinstance(exc, APITimeoutError)
@@ -150,7 +156,7 @@ async def test_connection_errors_are_retried_then_raised(client: Client, script:
     assert len(set(script.keys())) == 1
 
 
-async def test_read_timeout_is_retried_with_the_same_key(client: Client, script: Script):
+async def test_read_timeout_is_retried_with_the_same_key(client: Client, script: Script) -> None:
     script.reply(httpx.ReadTimeout("slow"), ok(MESSAGE_REPLY))
     result = await call(sms(client))
     assert result.responded is True
@@ -158,7 +164,7 @@ async def test_read_timeout_is_retried_with_the_same_key(client: Client, script:
     assert first == second
 
 
-async def test_read_timeout_exhausted_is_api_timeout_error(client: Client, script: Script):
+async def test_read_timeout_exhausted_is_api_timeout_error(client: Client, script: Script) -> None:
     script.reply(httpx.ReadTimeout("slow"))
     exc = await raises(APITimeoutError, lambda: sms(client))
     assert isinstance(exc, APIConnectionError)
@@ -167,13 +173,13 @@ async def test_read_timeout_exhausted_is_api_timeout_error(client: Client, scrip
 
 async def test_a_pending_phone_call_is_not_sent_again_after_a_read_timeout(
     client: Client, script: Script
-):
+) -> None:
     script.reply(httpx.ReadTimeout("slow"), ok(CALL_ENDED))
     await raises(APITimeoutError, lambda: client.phone.call(to=TO, message="Hi"))
     assert len(script.requests) == 1
 
 
-async def test_phone_call_that_could_not_connect_is_retried(client: Client, script: Script):
+async def test_phone_call_that_could_not_connect_is_retried(client: Client, script: Script) -> None:
     script.reply(httpx.ConnectError("refused"), ok(CALL_ENDED))
     result = await call(client.phone.call(to=TO, message="Hi"))
     assert result.outcome == "completed" and result.from_ == "+12025550199"
@@ -197,7 +203,7 @@ async def test_phone_call_that_could_not_connect_is_retried(client: Client, scri
 )
 async def test_client_errors_are_typed_and_not_retried(
     client: Client, script: Script, status: int, code: str, exc_type: type[APIStatusError]
-):
+) -> None:
     script.reply(error(status, code, "bad thing", field="to"))
     exc = await raises(exc_type, lambda: sms(client))
     assert type(exc) is exc_type
@@ -207,7 +213,7 @@ async def test_client_errors_are_typed_and_not_retried(
     assert len(script.requests) == 1 and script.sleeps == []
 
 
-async def test_error_without_the_error_body_keeps_the_text(mode: str, script: Script):
+async def test_error_without_the_error_body_keeps_the_text(mode: str, script: Script) -> None:
     client = make_client(mode, script, max_retries=0)
     script.reply(httpx.Response(502, text="upstream broke"))
     exc = await raises(InternalServerError, lambda: sms(client))
@@ -216,7 +222,7 @@ async def test_error_without_the_error_body_keeps_the_text(mode: str, script: Sc
 
 async def test_a_2xx_body_that_is_not_the_model_is_a_response_validation_error(
     client: Client, script: Script
-):
+) -> None:
     script.reply(ok({"unexpected": True}))
     exc = await raises(APIResponseValidationError, lambda: sms(client))
     assert exc.status_code == 200 and exc.body == {"unexpected": True}
@@ -227,7 +233,7 @@ async def test_a_2xx_body_that_is_not_the_model_is_a_response_validation_error(
 # -- headers -------------------------------------------------------------------------------
 
 
-async def test_auth_and_keys_by_method(client: Client, script: Script):
+async def test_auth_and_keys_by_method(client: Client, script: Script) -> None:
     script.reply(ok([]))
     await call(client.numbers.list())
     get = script.last
@@ -242,7 +248,7 @@ async def test_auth_and_keys_by_method(client: Client, script: Script):
 # -- timeouts derived from the wait -----------------------------------------------------------
 
 
-async def test_read_timeout_follows_the_requested_wait(client: Client, script: Script):
+async def test_read_timeout_follows_the_requested_wait(client: Client, script: Script) -> None:
     script.reply(ok(MESSAGE_REPLY))
     await call(client.messages.sms(to=TO, message="x"))
     await call(client.messages.sms(to=TO, message="x", wait_time=30))
@@ -253,7 +259,7 @@ async def test_read_timeout_follows_the_requested_wait(client: Client, script: S
     assert {r.extensions["timeout"]["connect"] for r in script.requests} == {5.0}
 
 
-async def test_read_timeout_of_calls_and_status(client: Client, script: Script):
+async def test_read_timeout_of_calls_and_status(client: Client, script: Script) -> None:
     script.reply(ok(CALL_ENDED))
     await call(client.calls.create(to=TO, prompt="p"))
     await call(client.calls.create(to=TO, prompt="p", wait_for_call_end=True))
@@ -274,7 +280,7 @@ async def test_read_timeout_of_calls_and_status(client: Client, script: Script):
     assert script.read_timeouts() == [30.0, 615.0, 315.0, 30.0, 35.0]
 
 
-async def test_read_timeout_of_forms(client: Client, script: Script):
+async def test_read_timeout_of_forms(client: Client, script: Script) -> None:
     script.reply(ok({"interactionId": "f", "status": "pending", "formUrl": "http://x/f/t"}))
     field = {"id": "ok", "label": "OK?", "type": "checkbox"}
     await call(client.forms.sms(to=TO, title="t", fields=[field], follow_up_time=100))
@@ -282,7 +288,7 @@ async def test_read_timeout_of_forms(client: Client, script: Script):
     assert script.read_timeouts() == [30.0, 135.0]
 
 
-async def test_a_longer_configured_read_timeout_is_kept(mode: str, script: Script):
+async def test_a_longer_configured_read_timeout_is_kept(mode: str, script: Script) -> None:
     client = make_client(mode, script, timeout=httpx.Timeout(100.0, connect=2.0))
     script.reply(ok(MESSAGE_REPLY))
     await call(client.messages.sms(to=TO, message="x", wait_time=30))
@@ -295,17 +301,23 @@ async def test_a_longer_configured_read_timeout_is_kept(mode: str, script: Scrip
 # -- back-off itself -------------------------------------------------------------------------
 
 
-def test_backoff_is_full_jitter_under_a_doubling_ceiling():
+def test_backoff_is_full_jitter_under_a_doubling_ceiling() -> None:
     options = ClientOptions(base_url="http://x", api_key="k")
     for retry_number, ceiling in [(0, 0.5), (1, 1.0), (2, 2.0), (3, 4.0), (4, 8.0), (9, 8.0)]:
         draws = [backoff(options, retry_number) for _ in range(200)]
         assert all(0.0 <= d <= ceiling for d in draws)
         assert max(draws) > ceiling / 2  # spread over the range, not a constant
-    fixed = options.copy(jitter=lambda low, high: (low, high))
-    assert backoff(fixed, 3) == (0.0, 4.0)
+    asked: list[tuple[float, float]] = []
+
+    def jitter(low: float, high: float) -> float:
+        asked.append((low, high))
+        return high / 3
+
+    assert backoff(options.copy(jitter=jitter), 3) == 4.0 / 3
+    assert asked == [(0.0, 4.0)]
 
 
-async def test_retry_timings_are_configurable(mode: str, script: Script):
+async def test_retry_timings_are_configurable(mode: str, script: Script) -> None:
     client = make_client(mode, script, retry_initial_delay=0.01, retry_max_delay=0.02)
     client._options = client._options.copy(jitter=lambda low, high: high)
     script.reply(error(500, "internal_error"))
@@ -314,7 +326,7 @@ async def test_retry_timings_are_configurable(mode: str, script: Script):
     assert script.sleeps == [0.01, 0.02, 0.02]
 
 
-async def test_default_sleep_really_sleeps_briefly(mode: str):
+async def test_default_sleep_really_sleeps_briefly(mode: str) -> None:
     # No injected sleep: the drivers use time.sleep / asyncio.sleep.
     script = Script()
     transport = httpx.MockTransport(script.handle)

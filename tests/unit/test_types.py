@@ -9,6 +9,7 @@ import pytest
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from humanwire.types import (
+    CallConversationEndedEvent,
     CallRequest,
     CallResponse,
     ChannelCardCreateRequest,
@@ -62,7 +63,7 @@ def form(**changes: Any) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("number", ["+12025550100", "+442079460123", "+14155550123"])
-def test_valid_e164(number: str):
+def test_valid_e164(number: str) -> None:
     assert SMSMessageRequest.model_validate({"to": number, "message": "x"}).to == number
 
 
@@ -79,7 +80,7 @@ def test_valid_e164(number: str):
         "tel:+12025550100",
     ],
 )
-def test_invalid_e164_is_invalid_to_number(number: str):
+def test_invalid_e164_is_invalid_to_number(number: str) -> None:
     error = detail(SMSMessageRequest, {"to": number, "message": "x"})
     assert (error.code, error.message, error.field) == (
         "invalid_to_number",
@@ -88,13 +89,13 @@ def test_invalid_e164_is_invalid_to_number(number: str):
     )
 
 
-def test_a_number_that_is_not_a_string_is_invalid_to_number():
+def test_a_number_that_is_not_a_string_is_invalid_to_number() -> None:
     assert (
         detail(SMSMessageRequest, {"to": 12025550100, "message": "x"}).code == "invalid_to_number"
     )
 
 
-def test_from_and_transfer_to_are_numbers_too():
+def test_from_and_transfer_to_are_numbers_too() -> None:
     error = detail(SMSMessageRequest, {"to": TO, "message": "x", "from": "+15555550100"})
     assert (error.code, error.field) == ("invalid_to_number", "from")
     error = detail(CallRequest, {"to": TO, "prompt": "p", "transferTo": "+1"})
@@ -104,17 +105,17 @@ def test_from_and_transfer_to_are_numbers_too():
 @pytest.mark.parametrize(
     "slack_id", ["U0HUMAN0001", "C0123ABCD", "G1234567", "D12345678", "W0ABCDEF"]
 )
-def test_valid_slack_ids(slack_id: str):
+def test_valid_slack_ids(slack_id: str) -> None:
     assert SlackMessageRequest.model_validate({"to": slack_id, "message": "x"}).to == slack_id
 
 
 @pytest.mark.parametrize("slack_id", ["u0human0001", "X0123ABCD", "U12345", "#general", TO, ""])
-def test_invalid_slack_ids(slack_id: str):
+def test_invalid_slack_ids(slack_id: str) -> None:
     error = detail(SlackMessageRequest, {"to": slack_id, "message": "x"})
     assert (error.code, error.field) == ("invalid_to_number", "to")
 
 
-def test_slack_from_is_a_workspace_id():
+def test_slack_from_is_a_workspace_id() -> None:
     ok = SlackMessageRequest.model_validate(
         {"to": "U0HUMAN0001", "message": "x", "from": "T0SHARED01"}
     )
@@ -129,20 +130,20 @@ def test_slack_from_is_a_workspace_id():
 
 
 @pytest.mark.parametrize("value", [1, 1.5, 60, 600, 600.0])
-def test_wait_time_in_bounds(value: float):
+def test_wait_time_in_bounds(value: float) -> None:
     request = SMSMessageRequest.model_validate({"to": TO, "message": "x", "waitTime": value})
     assert request.wait_time == value
 
 
 @pytest.mark.parametrize("value", [0, 0.99, 600.01, 601, -1, 10**400, float("nan"), float("inf")])
-def test_wait_time_out_of_bounds(value: float):
+def test_wait_time_out_of_bounds(value: float) -> None:
     error = detail(SMSMessageRequest, {"to": TO, "message": "x", "waitTime": value})
     assert (error.code, error.field) == ("invalid_request", "waitTime")
     assert "1 to 600" in error.message
 
 
 @pytest.mark.parametrize("value", [True, "30", None])
-def test_wait_time_must_be_a_number(value: Any):
+def test_wait_time_must_be_a_number(value: Any) -> None:
     data = {"to": TO, "message": "x", "waitTime": value}
     if value is None:  # explicit null means "not given"
         assert SMSMessageRequest.model_validate(data).wait_time is None
@@ -152,7 +153,7 @@ def test_wait_time_must_be_a_number(value: Any):
 
 
 @pytest.mark.parametrize(("value", "valid"), [(1, True), (60000, True), (0, False), (60001, False)])
-def test_follow_up_time_bounds(value: int, valid: bool):
+def test_follow_up_time_bounds(value: int, valid: bool) -> None:
     data = {"to": TO, "message": "x", "followUpTime": value}
     if valid:
         assert WhatsAppMessageRequest.model_validate(data).follow_up_time == value
@@ -162,14 +163,14 @@ def test_follow_up_time_bounds(value: int, valid: bool):
         assert "1 to 60000" in error.message
 
 
-def test_format_seconds_writes_what_the_client_wrote():
+def test_format_seconds_writes_what_the_client_wrote() -> None:
     assert (format_seconds(30), format_seconds(30.0), format_seconds(2.5)) == ("30", "30", "2.5")
 
 
 # -- messages --------------------------------------------------------------------------------
 
 
-def test_message_requests_are_closed_and_need_a_message():
+def test_message_requests_are_closed_and_need_a_message() -> None:
     error = detail(SMSMessageRequest, {"to": TO, "message": "x", "mediaUrl": "http://x"})
     assert (error.code, error.field, error.message) == (
         "invalid_request",
@@ -184,7 +185,7 @@ def test_message_requests_are_closed_and_need_a_message():
     assert detail(WhatsAppMessageRequest, {"to": TO, "message": "x", "from": TO}).field == "from"
 
 
-def test_wire_form_is_camel_case_without_unset_fields():
+def test_wire_form_is_camel_case_without_unset_fields() -> None:
     request = SMSMessageRequest(to=TO, message="x", wait_time=30, from_="+12025550142")
     assert request.to_wire() == {
         "to": TO,
@@ -197,7 +198,7 @@ def test_wire_form_is_camel_case_without_unset_fields():
     )
 
 
-def test_message_response_reads_every_shape():
+def test_message_response_reads_every_shape() -> None:
     sent = MessageResponse.model_validate({"interactionId": "i", "status": "ended", "new": 1})
     assert sent.responded is None and sent.text == "Message sent; interaction i is ended."
     replied = MessageResponse.model_validate(
@@ -223,7 +224,7 @@ def test_message_response_reads_every_shape():
 # -- forms -----------------------------------------------------------------------------------
 
 
-def test_a_minimal_form_field():
+def test_a_minimal_form_field() -> None:
     field = FormField.model_validate(TEXT)
     assert (field.required, field.placeholder, field.options, field.validations) == (
         False,
@@ -234,35 +235,35 @@ def test_a_minimal_form_field():
 
 
 @pytest.mark.parametrize("field_id", ["name", "first_name", "first-name", "Q1", "a"])
-def test_field_id_charset_valid(field_id: str):
+def test_field_id_charset_valid(field_id: str) -> None:
     assert FormField.model_validate({**TEXT, "id": field_id}).id == field_id
 
 
 @pytest.mark.parametrize("field_id", ["first name", "naïve", "a.b", "", "x/y", "<b>"])
-def test_field_id_charset_invalid(field_id: str):
+def test_field_id_charset_invalid(field_id: str) -> None:
     error = detail(SMSFormRequest, form(fields=[{**TEXT, "id": field_id}]))
     assert (error.code, error.field) == ("invalid_request", "fields[0].id")
 
 
-def test_field_ids_are_unique():
+def test_field_ids_are_unique() -> None:
     error = detail(SMSFormRequest, form(fields=[TEXT, {**TEXT, "label": "Again"}]))
     assert (error.code, error.field) == ("invalid_request", "fields[1].id")
     assert "duplicate field id 'name'" in error.message
 
 
 @pytest.mark.parametrize("spelling", ["phone_number", "phoneNumber"])
-def test_phone_number_type_in_both_spellings(spelling: str):
+def test_phone_number_type_in_both_spellings(spelling: str) -> None:
     field = FormField.model_validate({"id": "p", "label": "Phone", "type": spelling})
     assert field.type == "phone_number"
     assert field.model_dump(by_alias=True)["type"] == "phone_number"
 
 
-def test_unknown_field_type():
+def test_unknown_field_type() -> None:
     error = detail(SMSFormRequest, form(fields=[{**TEXT, "type": "date"}]))
     assert (error.code, error.field) == ("invalid_request", "fields[0].type")
 
 
-def test_options_only_and_always_for_select():
+def test_options_only_and_always_for_select() -> None:
     select = {
         "id": "s",
         "label": "Size",
@@ -270,7 +271,8 @@ def test_options_only_and_always_for_select():
         "options": [{"label": "S", "value": "s"}],
     }
     assert FormField.model_validate(select).options is not None
-    for options in (None, []):
+    no_options: tuple[list[Any] | None, ...] = (None, [])
+    for options in no_options:
         error = detail(SMSFormRequest, form(fields=[{**select, "options": options}]))
         assert (error.code, error.field) == ("invalid_request", "fields[0].options")
     error = detail(
@@ -282,7 +284,7 @@ def test_options_only_and_always_for_select():
     )
 
 
-def test_options_need_label_and_value_strings():
+def test_options_need_label_and_value_strings() -> None:
     base = {"id": "s", "label": "Size", "type": "select"}
     error = detail(SMSFormRequest, form(fields=[{**base, "options": [{"label": "S"}]}]))
     assert error.field == "fields[0].options[0].value"
@@ -291,7 +293,7 @@ def test_options_need_label_and_value_strings():
 
 
 @pytest.mark.parametrize("kind", ["text", "textarea", "email", "phone_number"])
-def test_validations_allowed_on_the_four_text_types(kind: str):
+def test_validations_allowed_on_the_four_text_types(kind: str) -> None:
     field = FormField.model_validate(
         {
             "id": "f",
@@ -304,7 +306,7 @@ def test_validations_allowed_on_the_four_text_types(kind: str):
 
 
 @pytest.mark.parametrize("kind", ["checkbox", "select", "address"])
-def test_validations_refused_elsewhere(kind: str):
+def test_validations_refused_elsewhere(kind: str) -> None:
     field: dict[str, Any] = {"id": "f", "label": "F", "type": kind, "validations": []}
     if kind == "select":
         field["options"] = [{"label": "A", "value": "a"}]
@@ -313,7 +315,7 @@ def test_validations_refused_elsewhere(kind: str):
     assert kind in error.message
 
 
-def test_invalid_regex_names_its_path():
+def test_invalid_regex_names_its_path() -> None:
     fields = [
         TEXT,
         {
@@ -327,7 +329,7 @@ def test_invalid_regex_names_its_path():
     assert "not a valid regular expression" in error.message
 
 
-def test_validation_rules_need_title_and_pattern():
+def test_validation_rules_need_title_and_pattern() -> None:
     error = detail(SMSFormRequest, form(fields=[{**TEXT, "validations": [{"pattern": "x"}]}]))
     assert error.field == "fields[0].validations[0].title"
 
@@ -356,7 +358,7 @@ def test_validation_rules_need_title_and_pattern():
         ),
     ],
 )
-def test_form_schemas_are_closed(where: str, data: dict[str, Any]):
+def test_form_schemas_are_closed(where: str, data: dict[str, Any]) -> None:
     error = detail(SMSFormRequest, data)
     assert (error.code, error.field, error.message) == (
         "invalid_request",
@@ -365,7 +367,7 @@ def test_form_schemas_are_closed(where: str, data: dict[str, Any]):
     )
 
 
-def test_a_form_needs_a_window():
+def test_a_form_needs_a_window() -> None:
     error = detail(SMSFormRequest, {"to": TO, "title": "T", "fields": [TEXT]})
     assert (error.code, error.field) == ("invalid_request", "waitTime")
     only_wait = SMSFormRequest.model_validate(form())
@@ -376,27 +378,27 @@ def test_a_form_needs_a_window():
     assert only_follow.wait_time is None and only_follow.effective_follow_up_time == 30.0
 
 
-def test_form_window_bounds_and_fields_present():
+def test_form_window_bounds_and_fields_present() -> None:
     assert detail(SMSFormRequest, form(waitTime=601)).field == "waitTime"
     assert detail(SMSFormRequest, form(followUpTime=60001)).field == "followUpTime"
     assert detail(SMSFormRequest, form(fields=[])).field == "fields"
     assert detail(SMSFormRequest, {"to": TO, "fields": [TEXT], "waitTime": 5}).field == "title"
 
 
-def test_brand_image_url_must_be_http():
+def test_brand_image_url_must_be_http() -> None:
     assert SMSFormRequest.model_validate(form(brandImageUrl="https://x.test/logo.png"))
     error = detail(SMSFormRequest, form(brandImageUrl="javascript:alert(1)"))
     assert (error.code, error.field) == ("invalid_request", "brandImageUrl")
 
 
-def test_sms_form_needs_a_phone_number_slack_form_a_slack_id():
+def test_sms_form_needs_a_phone_number_slack_form_a_slack_id() -> None:
     assert detail(SMSFormRequest, form(to="U0HUMAN0001")).code == "invalid_to_number"
     slack = SlackFormRequest.model_validate(form(to="U0HUMAN0001", **{"from": "T0SHARED01"}))
     assert slack.from_ == "T0SHARED01"
     assert detail(SlackFormRequest, form()).code == "invalid_to_number"
 
 
-def test_whatsapp_variant_selection():
+def test_whatsapp_variant_selection() -> None:
     shared = WHATSAPP_FORM.validate_python(form())
     assert isinstance(shared, WhatsAppSharedFormRequest)
     own = WHATSAPP_FORM.validate_python(
@@ -417,7 +419,7 @@ def test_whatsapp_variant_selection():
     assert detail(WHATSAPP_FORM, form(fields=[{**TEXT, "id": "a b"}])).field == "fields[0].id"
 
 
-def test_form_response_text():
+def test_form_response_text() -> None:
     submitted = FormResponse.model_validate(
         {
             "interactionId": "f",
@@ -438,7 +440,7 @@ def test_form_response_text():
 # -- calls, numbers, channels, webhooks, sandbox ------------------------------------------------
 
 
-def test_call_request_defaults_and_rules():
+def test_call_request_defaults_and_rules() -> None:
     call = CallRequest.model_validate({"to": TO, "prompt": "Confirm"})
     assert (call.language, call.voice, call.wait_for_call_end) == ("en-US", "female", False)
     assert CallRequest.model_validate({"to": TO, "prompt": "p", "language": "zh-Hant-TW"})
@@ -453,7 +455,7 @@ def test_call_request_defaults_and_rules():
     )
 
 
-def test_call_response_text():
+def test_call_response_text() -> None:
     no_answer = CallResponse.model_validate(
         {
             "interactionId": "c",
@@ -479,7 +481,7 @@ def test_call_response_text():
     )
 
 
-def test_reserve_number_needs_e164():
+def test_reserve_number_needs_e164() -> None:
     assert ReserveNumberRequest.model_validate({"phoneNumber": "+12025550142"})
     error = detail(ReserveNumberRequest, {"phoneNumber": "+15555550142"})
     assert (error.code, error.field) == ("invalid_to_number", "phoneNumber")
@@ -502,12 +504,12 @@ def test_reserve_number_needs_e164():
         ({"type": "sms", "to": TO, "waitTime": 5, "color": "red"}, "invalid_request", "color"),
     ],
 )
-def test_channel_card_rules(data: dict[str, Any], code: str, field: str):
+def test_channel_card_rules(data: dict[str, Any], code: str, field: str) -> None:
     error = detail(ChannelCardCreateRequest, data)
     assert (error.code, error.field) == (code, field)
 
 
-def test_channel_cards_that_are_valid():
+def test_channel_cards_that_are_valid() -> None:
     assert ChannelCardCreateRequest.model_validate({"type": "call", "to": TO}).wait_time is None
     card = ChannelCardCreateRequest.model_validate(
         {
@@ -521,7 +523,7 @@ def test_channel_cards_that_are_valid():
     assert card.reply_link is True
 
 
-def test_webhook_registration_rules():
+def test_webhook_registration_rules() -> None:
     ok = WebhookCreateRequest.model_validate(
         {
             "url": "https://agent.test/hook",
@@ -558,7 +560,7 @@ def test_webhook_registration_rules():
     )
 
 
-def test_sandbox_models():
+def test_sandbox_models() -> None:
     reply = SandboxReplyRequest.model_validate(
         {"channel": "sms", "from": TO, "to": "+12025550199", "body": "yes"}
     )
@@ -583,7 +585,7 @@ def test_sandbox_models():
 # -- events and interaction status ----------------------------------------------------------------
 
 
-def test_event_union_parses_each_event_type():
+def test_event_union_parses_each_event_type() -> None:
     message = event_adapter.validate_json(
         b'{"eventType":"message.received","payload":{"interactionId":"i","medium":"slack",'
         b'"from":"U0HUMAN0001","to":"T0SHARED01","body":"ok","mediaUrls":["http://x/1.png"]}}'
@@ -601,6 +603,7 @@ def test_event_union_parses_each_event_type():
             "payload": {"interactionId": "c", "summary": "s", "from": "+1", "to": "+2"},
         }
     )
+    assert isinstance(call_event, CallConversationEndedEvent)
     assert call_event.payload.summary == "s"
     assert message.to_wire()["payload"]["from"] == "U0HUMAN0001"
 
@@ -617,12 +620,12 @@ def test_event_union_parses_each_event_type():
         {"eventType": "form.received", "payload": {"interactionId": "i", "values": {"a": 1}}},
     ],
 )
-def test_event_union_refuses_bad_events(data: dict[str, Any]):
+def test_event_union_refuses_bad_events(data: dict[str, Any]) -> None:
     with pytest.raises(ValidationError):
         event_adapter.validate_python(data)
 
 
-def test_interaction_status_with_and_without_result():
+def test_interaction_status_with_and_without_result() -> None:
     pending = InteractionStatus.model_validate(
         {
             "interactionId": "i",
@@ -655,7 +658,7 @@ def test_interaction_status_with_and_without_result():
 # -- error details ---------------------------------------------------------------------------------
 
 
-def test_field_path_rendering():
+def test_field_path_rendering() -> None:
     assert (
         field_path(("fields", 2, "validations", 0, "pattern")) == "fields[2].validations[0].pattern"
     )
@@ -665,13 +668,13 @@ def test_field_path_rendering():
     assert field_path(()) is None
 
 
-def test_model_level_rules_report_their_own_field():
+def test_model_level_rules_report_their_own_field() -> None:
     error = detail(SMSFormRequest, form(fields=[TEXT, {"id": "s", "label": "S", "type": "select"}]))
     assert error.field == "fields[1].options"
     assert error.message.startswith("options:")
 
 
-def test_error_detail_round_trips_as_the_error_body():
+def test_error_detail_round_trips_as_the_error_body() -> None:
     error = detail(SMSMessageRequest, {"message": "x"})
     assert error.model_dump() == {
         "code": "invalid_request",

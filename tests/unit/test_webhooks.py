@@ -34,39 +34,39 @@ BODY = json.dumps(
 ).encode()
 
 
-def test_header_names():
+def test_header_names() -> None:
     assert SIGNATURE_HEADER == "Humanwire-Signature"
     assert EVENT_ID_HEADER == "Humanwire-Event-Id"
 
 
-def test_sign_is_hmac_sha256_of_timestamp_dot_body():
+def test_sign_is_hmac_sha256_of_timestamp_dot_body() -> None:
     expected = hmac.new(SECRET.encode(), f"{T}.".encode() + BODY, hashlib.sha256).hexdigest()
     assert sign(SECRET, BODY, T) == f"t={T},v1={expected}"
 
 
-def test_verify_accepts_a_fresh_signature():
+def test_verify_accepts_a_fresh_signature() -> None:
     verify(BODY, sign(SECRET, BODY, T), SECRET, now=T + 10)
     verify(BODY, sign(SECRET, BODY, T), SECRET, now=T - 10)  # small clock skew
 
 
-def test_verify_rejects_a_tampered_body():
+def test_verify_rejects_a_tampered_body() -> None:
     header = sign(SECRET, BODY, T)
     with pytest.raises(InvalidSignatureError, match="does not match"):
         verify(BODY.replace(b"true", b"false"), header, SECRET, now=T)
 
 
-def test_verify_rejects_another_secret():
+def test_verify_rejects_another_secret() -> None:
     with pytest.raises(InvalidSignatureError):
         verify(BODY, sign("whsec_other", BODY, T), SECRET, now=T)
 
 
-def test_verify_rejects_a_changed_timestamp():
+def test_verify_rejects_a_changed_timestamp() -> None:
     signature = sign(SECRET, BODY, T).split(",v1=")[1]
     with pytest.raises(InvalidSignatureError, match="does not match"):
         verify(BODY, f"t={T + 1},v1={signature}", SECRET, now=T)
 
 
-def test_verify_enforces_the_tolerance():
+def test_verify_enforces_the_tolerance() -> None:
     header = sign(SECRET, BODY, T)
     verify(BODY, header, SECRET, now=T + 300)
     with pytest.raises(InvalidSignatureError, match="tolerance"):
@@ -76,7 +76,7 @@ def test_verify_enforces_the_tolerance():
     verify(BODY, header, SECRET, now=T + 3000, tolerance=3600)
 
 
-def test_verify_accepts_any_of_several_v1_entries():
+def test_verify_accepts_any_of_several_v1_entries() -> None:
     good = sign(SECRET, BODY, T).split(",v1=")[1]
     verify(BODY, f"t={T},v1={'0' * 64},v1={good}", SECRET, now=T)
     verify(BODY, f"v1={good}, t={T}", SECRET, now=T)  # order and spaces do not matter
@@ -94,17 +94,17 @@ def test_verify_accepts_any_of_several_v1_entries():
         ("garbage", "no timestamp"),
     ],
 )
-def test_verify_rejects_malformed_headers(header: str, message: str):
+def test_verify_rejects_malformed_headers(header: str, message: str) -> None:
     with pytest.raises(InvalidSignatureError, match=message):
         verify(BODY, header, SECRET, now=T)
 
 
-def test_verify_needs_a_secret():
+def test_verify_needs_a_secret() -> None:
     with pytest.raises(InvalidSignatureError):
         verify(BODY, sign("", BODY, T), "", now=T)
 
 
-def test_parse_event_verifies_with_a_secret(monkeypatch: pytest.MonkeyPatch):
+def test_parse_event_verifies_with_a_secret(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("time.time", lambda: float(T))
     event = parse_event(BODY, signature=sign(SECRET, BODY, T), secret=SECRET)
     assert isinstance(event, FormReceivedEvent)
@@ -115,12 +115,12 @@ def test_parse_event_verifies_with_a_secret(monkeypatch: pytest.MonkeyPatch):
         parse_event(BODY, secret=SECRET)  # secret given, signature missing
 
 
-def test_parse_event_refuses_a_signature_it_cannot_check():
+def test_parse_event_refuses_a_signature_it_cannot_check() -> None:
     with pytest.raises(InvalidSignatureError, match="no secret"):
         parse_event(BODY, signature=sign(SECRET, BODY, T))
 
 
-def test_parse_event_without_verification_accepts_str_and_bytes():
+def test_parse_event_without_verification_accepts_str_and_bytes() -> None:
     message = {
         "eventType": "message.received",
         "payload": {
@@ -141,7 +141,7 @@ def test_parse_event_without_verification_accepts_str_and_bytes():
     assert isinstance(parse_event(json.dumps(call).encode()), CallConversationEndedEvent)
 
 
-def test_unknown_event_type_is_a_clear_error():
+def test_unknown_event_type_is_a_clear_error() -> None:
     body = json.dumps({"eventType": "sms.sent", "payload": {}})
     with pytest.raises(UnknownEventError, match=r"'sms\.sent'.*message\.received"):
         parse_event(body)
@@ -149,7 +149,7 @@ def test_unknown_event_type_is_a_clear_error():
         parse_event(json.dumps({"payload": {}}))
 
 
-def test_malformed_bodies():
+def test_malformed_bodies() -> None:
     with pytest.raises(WebhookVerificationError, match="not JSON"):
         parse_event(b"{nope")
     with pytest.raises(WebhookVerificationError, match="not a JSON object"):

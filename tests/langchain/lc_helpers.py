@@ -1,0 +1,31 @@
+"""Helpers of the LangChain adapter tests (a module name no other test folder uses)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Literal
+
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool
+
+Mode = Literal["sync", "async"]
+
+PHONE = "+12025550100"
+"""The inbox's default human (sms, whatsapp, calls)."""
+SLACK = "U0HUMAN0001"
+OTHER_PHONE = "+442079460123"
+
+
+def tool_call(tool: BaseTool, args: dict[str, Any], call_id: str = "call-1") -> dict[str, Any]:
+    return {"type": "tool_call", "name": tool.name, "id": call_id, "args": args}
+
+
+async def run_tool(tool: BaseTool, args: dict[str, Any], mode: Mode) -> ToolMessage:
+    """Invoke with a ToolCall, sync (in a thread, as an agent's worker would) or async."""
+    call = tool_call(tool, args)
+    if mode == "sync":
+        message = await asyncio.to_thread(tool.invoke, call)
+    else:
+        message = await tool.ainvoke(call)
+    assert isinstance(message, ToolMessage)
+    return message

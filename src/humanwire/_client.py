@@ -190,6 +190,8 @@ class HumanWire(_BaseClient[SyncMode]):
         self._init_options(
             api_key, base_url, timeout, max_retries, retry_initial_delay, retry_max_delay
         )
+        if http_client is not None and not isinstance(http_client, httpx.Client):
+            raise TypeError("HumanWire needs an httpx.Client (AsyncHumanWire takes AsyncClient)")
         self._owns_http = http_client is None
         self._http = http_client if http_client is not None else httpx.Client()
         self._driver = SyncDriver(self._http, sleep)
@@ -248,6 +250,8 @@ class AsyncHumanWire(_BaseClient[AsyncMode]):
         self._init_options(
             api_key, base_url, timeout, max_retries, retry_initial_delay, retry_max_delay
         )
+        if http_client is not None and not isinstance(http_client, httpx.AsyncClient):
+            raise TypeError("AsyncHumanWire needs an httpx.AsyncClient (HumanWire takes Client)")
         self._owns_http = http_client is None
         self._http = http_client if http_client is not None else httpx.AsyncClient()
         self._driver = AsyncDriver(self._http, sleep)

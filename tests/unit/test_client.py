@@ -736,6 +736,14 @@ def test_repr_hides_the_key() -> None:
     client.close()
 
 
+async def test_http_client_of_the_wrong_kind_is_refused() -> None:
+    async with httpx.AsyncClient() as async_http:
+        with pytest.raises(TypeError, match=r"httpx\.Client"):
+            HumanWire("k", "http://127.0.0.1:1", http_client=async_http)  # type: ignore[arg-type]
+    with httpx.Client() as sync_http, pytest.raises(TypeError, match="AsyncClient"):
+        AsyncHumanWire("k", "http://127.0.0.1:1", http_client=sync_http)  # type: ignore[arg-type]
+
+
 def test_negative_max_retries_is_refused() -> None:
     with pytest.raises(ValueError):
         HumanWire("k", "http://127.0.0.1:1", max_retries=-1)

@@ -158,3 +158,13 @@ def test_malformed_bodies() -> None:
     with pytest.raises(WebhookVerificationError, match="interactionId") as info:
         parse_event(body)
     assert not isinstance(info.value, UnknownEventError)
+
+
+def test_the_service_signs_what_the_client_verifies() -> None:
+    # The outbox computes the header itself; both sides must agree byte for byte.
+    from humanwire.server.outbox import event_body, signature_header
+
+    body = event_body(json.loads(BODY))
+    header = signature_header(SECRET, body, T)
+    assert header == sign(SECRET, body, T)
+    verify(body, header, SECRET, now=T)

@@ -18,17 +18,10 @@ from .engine import Engine
 from .http_body import BodyLimitMiddleware
 from .http_errors import exception_handlers
 from .openapi import build_openapi
+from .pages import page_routes
 from .routes import api_operations, to_routes
 
 __all__ = ["create_app"]
-
-
-def _page_routes(engine: Engine, config: ServiceConfig) -> list[BaseRoute]:
-    try:  # the pages module lands in parallel; until then the API runs without pages
-        from .pages import page_routes  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        return []
-    return list(page_routes(engine, config))
 
 
 def create_app(config: ServiceConfig | None = None, engine: Engine | None = None) -> Starlette:
@@ -38,7 +31,7 @@ def create_app(config: ServiceConfig | None = None, engine: Engine | None = None
     service_engine = engine if engine is not None else Engine(config)
     operations = api_operations(sandbox_enabled=config.sandbox_enabled)
     routes: list[BaseRoute] = list(to_routes(operations))
-    routes += _page_routes(service_engine, config)
+    routes += page_routes(service_engine, config)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

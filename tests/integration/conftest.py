@@ -1,0 +1,37 @@
+"""End-to-end tests: the real service over loopback HTTP, driven by the core client.
+
+Most tests use the testing kit's fixtures (``humanwire_client``,
+``async_humanwire_client``, ``human``, ``webhook_receiver``: one session service, one
+account per test). Tests that need other limits start their own service with the kit's
+``start_test_service`` through ``start_service`` below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from humanwire.testing import RunningService, fast_config, start_test_service
+
+StartService = Callable[..., RunningService]
+
+
+@pytest.fixture
+def start_service(tmp_path: Path) -> Iterator[StartService]:
+    """``start_service(**config_changes)``: a service of its own on a free loopback port
+    (the kit's fast timings plus the changes); stopped after the test."""
+    started: list[RunningService] = []
+
+    def start(db_name: str = "own.db", **changes: Any) -> RunningService:
+        db_path = tmp_path / db_name
+        service = start_test_service(db_path, replace(fast_config(db_path), **changes))
+        started.append(service)
+        return service
+
+    yield start
+    for service in started:
+        service.stop()

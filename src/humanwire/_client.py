@@ -169,6 +169,12 @@ class HumanWire(_BaseClient[SyncMode]):
     """The blocking client.
 
     ``with HumanWire() as client: client.messages.sms(to=..., message=..., wait_time=60)``
+
+    ``api_key`` / ``HUMANWIRE_API_KEY`` and ``base_url`` / ``HUMANWIRE_BASE_URL`` pick the
+    service. With no base URL at all, the embedded service is started (or joined) and its
+    own key is used; a key from the environment is then ignored. Every send carries an
+    ``Idempotency-Key`` (a fresh one unless ``idempotency_key`` is given), reused across
+    retries, so a retry never texts a human twice.
     """
 
     _driver: SyncDriver

@@ -23,9 +23,10 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from humanwire.server.config import ServiceConfig
     from humanwire.server.runner import ServiceRunner
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "serve_config"]
 
 DEFAULT_PORT = 8765
 
@@ -104,17 +105,26 @@ def _write_key(path: Path | None, key: str) -> None:
         handle.write(key + "\n")
 
 
-def _serve(args: argparse.Namespace) -> int:
+def serve_config(args: argparse.Namespace) -> ServiceConfig:
+    """The service configuration of ``humanwire serve``: local mode (loopback webhook
+    targets allowed) only when serving on loopback."""
     from humanwire.server.config import ServiceConfig
-    from humanwire.server.embedded import embedded_home
-    from humanwire.server.runner import ServiceRunner, is_loopback
+    from humanwire.server.runner import is_loopback
 
     db_path = args.db or _default_db()
     if db_path != ":memory:":
-        Path(db_path).expanduser().parent.mkdir(parents=True, exist_ok=True)
         db_path = str(Path(db_path).expanduser())
-    local = is_loopback(args.host)
-    config = ServiceConfig(db_path=db_path, local_mode=local)
+    return ServiceConfig(db_path=db_path, local_mode=is_loopback(args.host))
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from humanwire.server.embedded import embedded_home
+    from humanwire.server.runner import ServiceRunner
+
+    config = serve_config(args)
+    db_path, local = config.db_path, config.local_mode
+    if db_path != ":memory:":
+        Path(db_path).parent.mkdir(parents=True, exist_ok=True)
     runner = ServiceRunner(config, args.host, args.port, public_url=args.public_url)
     try:
         runner.start()

@@ -180,3 +180,31 @@ def test_unknown_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) ->
     with pytest.raises(SystemExit) as info:
         cli.main(["fly"])
     assert info.value.code == 2
+
+
+def test_local_mode_only_on_loopback(tmp_path: Path) -> None:
+    def config_for(*args: str) -> tuple[bool, str]:
+        parsed = cli.build_parser().parse_args(["serve", "--db", str(tmp_path / "x.db"), *args])
+        config = cli.serve_config(parsed)
+        return config.local_mode, config.db_path
+
+    assert config_for() == (True, str(tmp_path / "x.db"))
+    assert config_for("--host", "::1")[0] is True
+    assert config_for("--host", "0.0.0.0")[0] is False
+    assert config_for("--host", "192.168.1.20")[0] is False
+
+
+def test_accounts_create_on_a_new_database(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from humanwire.server.config import ServiceConfig
+    from humanwire.server.runner import ServiceRunner
+
+    db = tmp_path / "fresh" / "accounts.db"
+    assert cli.main(["accounts", "create", "--db", str(db), "--name", "ci"]) == 0
+    assert cli.main(["accounts", "create", "--db", str(db)]) == 0
+    keys = capsys.readouterr().out.split()
+    assert len(keys) == 2 and keys[0] != keys[1]
+    # The printed keys work against a service started on that database afterwards.
+    with ServiceRunner(ServiceConfig(db_path=str(db))) as runner:
+        assert all(runner.authenticate(key) for key in keys)

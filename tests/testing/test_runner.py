@@ -79,3 +79,12 @@ def test_url_helpers() -> None:
     assert format_base_url("::1", 8765) == "http://[::1]:8765"
     assert is_loopback("127.0.0.1") and is_loopback("localhost") and is_loopback("::1")
     assert not is_loopback("0.0.0.0") and not is_loopback("10.0.0.1")
+
+
+def test_a_failing_app_start_is_a_runtime_error_and_frees_the_port(tmp_path: Path) -> None:
+    # A database in a directory that does not exist cannot be opened.
+    config = ServiceConfig(db_path=str(tmp_path / "missing" / "dir" / "x.db"))
+    runner = ServiceRunner(config)
+    with pytest.raises(RuntimeError, match="failed to start"):
+        runner.start()
+    assert not runner.running

@@ -122,7 +122,5 @@ def test_remote_service_without_recipient_names_the_variable() -> None:
 def test_environment_recipient_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HUMANWIRE_SMS_TO", "+14155550123")
     spec = _spec()
-    assert spec._recipient("sms", None, asynchronous=False) == "+14155550123"
-    assert _spec(to="+442079460123")._recipient("sms", None, asynchronous=False) == (
-        "+442079460123"
-    )
+    assert spec._recipient("sms", None) == "+14155550123"
+    assert _spec(to="+442079460123")._recipient("sms", None) == ("+442079460123")

@@ -340,3 +340,16 @@ def test_fixed_form_refuses_a_redesign(humanwire_client: HumanWire) -> None:
     )
     with pytest.raises(Exception, match="fixed"):
         spec.ask_human_form(title="Other", fields=[COLOUR_FIELD])
+
+
+async def test_sync_client_alone_serves_the_async_path_on_the_same_account(
+    humanwire_client: HumanWire, human: ScriptedHuman
+) -> None:
+    # An agent calls acall even when the spec got only a sync client: the async twin must
+    # reach the same service and account, not one from the environment.
+    spec = HumanWireToolSpec(humanwire_client, wait_time=10)
+    human.reply("same account")
+    output = await _tools(spec)["ask_human_sms"].acall(message="Who is this?")
+    assert output.content == "Human response: same account"
+    assert spec.async_client.base_url == humanwire_client.base_url
+    await spec.async_client.aclose()

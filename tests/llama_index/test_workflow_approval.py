@@ -280,3 +280,14 @@ def test_file_store_refuses_ids_that_are_paths(tmp_path: Path) -> None:
     assert store.interaction_ids() == ["abc-123"]
     store.delete("abc-123")
     assert store.interaction_ids() == []
+
+
+async def test_an_approver_with_only_a_sync_client_stays_on_its_account(
+    humanwire_client: HumanWire, human: ScriptedHuman
+) -> None:
+    approver = Approver(humanwire_client, follow_up_time=1)
+    silent = human.stay_silent()
+    result, _ = await _run_live(DeployFlow(approver, timeout=None), version="7.0")
+    assert result["timed_out"] is True
+    delivered = await silent.async_wait(5)
+    assert delivered.interaction_id == result["interaction_id"]

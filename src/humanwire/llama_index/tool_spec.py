@@ -21,6 +21,7 @@ from humanwire.types import (
     MessageReceivedEvent,
 )
 
+from ._clients import async_twin, sync_twin
 from ._tools import HumanWireFunctionTool
 
 if TYPE_CHECKING:
@@ -190,27 +191,26 @@ class HumanWireToolSpec(BaseToolSpec):
 
     @property
     def client(self) -> HumanWire:
+        """The sync client: the one given, else one for the async client's service."""
         if self._client is None:
-            from humanwire._client import HumanWire
-
-            self._client = HumanWire()
+            self._client = sync_twin(self._async_client)
         return self._client
 
     @property
     def async_client(self) -> AsyncHumanWire:
+        """The async client: the one given, else one for the sync client's service."""
         if self._async_client is None:
-            from humanwire._client import AsyncHumanWire
-
-            self._async_client = AsyncHumanWire()
+            self._async_client = async_twin(self._client)
         return self._async_client
 
-    def _recipient(self, channel: TextChannel, to: str | None, *, asynchronous: bool) -> str:
+    def _recipient(self, channel: TextChannel, to: str | None) -> str:
         if to is not None and not self.expose_recipients:
             raise invalid_request(
                 "the recipient is fixed for this tool: leave 'to' out", field="to"
             )
-        client = self._async_client if asynchronous else self._client
-        # Resolved per call so a spec made for sms does not need a slack recipient.
+        # Either client tells where requests go; resolved per call so a spec made for
+        # sms does not need a slack recipient.
+        client = self._client or self._async_client
         return resolve_recipient(channel, to or self._configured_to[channel], client)
 
     def _windows(self) -> dict[str, Any]:
@@ -220,11 +220,11 @@ class HumanWireToolSpec(BaseToolSpec):
 
     def ask_human_sms(self, message: str, to: str | None = None) -> str:
         """Text a person by SMS and wait for their reply."""
-        recipient = self._recipient("sms", to, asynchronous=False)
+        recipient = self._recipient("sms", to)
         return self.client.messages.sms(message=message, to=recipient, **self._windows()).text
 
     async def aask_human_sms(self, message: str, to: str | None = None) -> str:
-        recipient = self._recipient("sms", to, asynchronous=True)
+        recipient = self._recipient("sms", to)
         response = await self.async_client.messages.sms(
             message=message, to=recipient, **self._windows()
         )
@@ -232,12 +232,12 @@ class HumanWireToolSpec(BaseToolSpec):
 
     def ask_human_whatsapp(self, message: str, to: str | None = None) -> str:
         """Message a person on WhatsApp and wait for their reply."""
-        recipient = self._recipient("whatsapp", to, asynchronous=False)
+        recipient = self._recipient("whatsapp", to)
         response = self.client.messages.whatsapp(message=message, to=recipient, **self._windows())
         return response.text
 
     async def aask_human_whatsapp(self, message: str, to: str | None = None) -> str:
-        recipient = self._recipient("whatsapp", to, asynchronous=True)
+        recipient = self._recipient("whatsapp", to)
         response = await self.async_client.messages.whatsapp(
             message=message, to=recipient, **self._windows()
         )
@@ -245,11 +245,11 @@ class HumanWireToolSpec(BaseToolSpec):
 
     def ask_human_slack(self, message: str, to: str | None = None) -> str:
         """Message a person on Slack and wait for their reply in the thread."""
-        recipient = self._recipient("slack", to, asynchronous=False)
+        recipient = self._recipient("slack", to)
         return self.client.messages.slack(message=message, to=recipient, **self._windows()).text
 
     async def aask_human_slack(self, message: str, to: str | None = None) -> str:
-        recipient = self._recipient("slack", to, asynchronous=True)
+        recipient = self._recipient("slack", to)
         response = await self.async_client.messages.slack(
             message=message, to=recipient, **self._windows()
         )
@@ -272,14 +272,14 @@ class HumanWireToolSpec(BaseToolSpec):
         self, message: str, channel: TextChannel = "sms", to: str | None = None
     ) -> str:
         """Send a message without waiting for an answer."""
-        recipient = self._recipient(self._text_channel(channel), to, asynchronous=False)
+        recipient = self._recipient(self._text_channel(channel), to)
         send = getattr(self.client.messages, channel)
         return cast(str, send(message=message, to=recipient).text)
 
     async def anotify_human(
         self, message: str, channel: TextChannel = "sms", to: str | None = None
     ) -> str:
-        recipient = self._recipient(self._text_channel(channel), to, asynchronous=True)
+        recipient = self._recipient(self._text_channel(channel), to)
         send = getattr(self.async_client.messages, channel)
         response = await send(message=message, to=recipient)
         return cast(str, response.text)
@@ -299,8 +299,6 @@ class HumanWireToolSpec(BaseToolSpec):
         description: str | None,
         message: str | None,
         to: str | None,
-        *,
-        asynchronous: bool,
     ) -> dict[str, Any]:
         if self.form_fields is not None:
             if title is not None or fields is not None or description is not None:
@@ -316,7 +314,7 @@ class HumanWireToolSpec(BaseToolSpec):
         except ValidationError as exc:
             raise error_from_validation(exc) from None
         kwargs: dict[str, Any] = {
-            "to": self._recipient(self.form_channel, to, asynchronous=asynchronous),
+            "to": self._recipient(self.form_channel, to),
             "title": title,
             "fields": checked,
             **self._windows(),
@@ -338,7 +336,7 @@ class HumanWireToolSpec(BaseToolSpec):
         to: str | None = None,
     ) -> str:
         """Send a web form link and wait for the submitted values."""
-        kwargs = self._form_kwargs(title, fields, description, message, to, asynchronous=False)
+        kwargs = self._form_kwargs(title, fields, description, message, to)
         return cast(str, getattr(self.client.forms, self.form_channel)(**kwargs).text)
 
     async def aask_human_form(
@@ -349,16 +347,16 @@ class HumanWireToolSpec(BaseToolSpec):
         message: str | None = None,
         to: str | None = None,
     ) -> str:
-        kwargs = self._form_kwargs(title, fields, description, message, to, asynchronous=True)
+        kwargs = self._form_kwargs(title, fields, description, message, to)
         response = await getattr(self.async_client.forms, self.form_channel)(**kwargs)
         return cast(str, response.text)
 
     # --- call and status ----------------------------------------------------------------
 
-    def _call_kwargs(self, prompt: str, to: str | None, *, asynchronous: bool) -> dict[str, Any]:
+    def _call_kwargs(self, prompt: str, to: str | None) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
             "prompt": prompt,
-            "to": self._recipient("sms", to, asynchronous=asynchronous),
+            "to": self._recipient("sms", to),
             "language": self.language,
             "voice": self.voice,
             "wait_for_call_end": self.wait_for_call_end,
@@ -369,11 +367,11 @@ class HumanWireToolSpec(BaseToolSpec):
 
     def call_human(self, prompt: str, to: str | None = None) -> str:
         """Place a voice call and return how it went."""
-        kwargs = self._call_kwargs(prompt, to, asynchronous=False)
+        kwargs = self._call_kwargs(prompt, to)
         return self.client.calls.create(**kwargs).text
 
     async def acall_human(self, prompt: str, to: str | None = None) -> str:
-        kwargs = self._call_kwargs(prompt, to, asynchronous=True)
+        kwargs = self._call_kwargs(prompt, to)
         response = await self.async_client.calls.create(**kwargs)
         return response.text
 

@@ -17,6 +17,7 @@ import contextvars
 import hashlib
 import json
 import logging
+import weakref
 from typing import TYPE_CHECKING, Any, Literal
 
 from llama_index.core.workflow import Context, HumanResponseEvent, InputRequiredEvent
@@ -32,6 +33,8 @@ from humanwire.approval import (
 )
 from humanwire.errors import HumanWireError
 from humanwire.types import FormReceivedEvent, InteractionStatus
+
+from ._clients import async_twin
 
 if TYPE_CHECKING:
     from humanwire._client import AsyncHumanWire
@@ -59,6 +62,7 @@ _WATCH_RETRY_DELAYS = (1.0, 2.0, 4.0, 8.0)
 
 # interaction id -> watcher task; one watcher per interaction although the step replays.
 _watchers: dict[str, asyncio.Task[None]] = {}
+_async_twins: weakref.WeakKeyDictionary[Approver, AsyncHumanWire] = weakref.WeakKeyDictionary()
 
 
 class ApprovalError(RuntimeError):
@@ -158,7 +162,7 @@ async def watch_approval(
 async def _watch_and_send(ctx: Context, approver: Approver, interaction_id: str) -> None:
     try:
         decision = await watch_approval(
-            approver.async_client,
+            approver_async_client(approver),
             interaction_id,
             default_on_timeout=approver.default_on_timeout,
         )
@@ -187,6 +191,19 @@ def _ensure_watcher(ctx: Context, approver: Approver, interaction_id: str) -> No
         loop.create_task, _watch_and_send(ctx, approver, interaction_id)
     )
     _watchers[interaction_id] = task
+
+
+def approver_async_client(approver: Approver) -> AsyncHumanWire:
+    """The async client an approval in a workflow uses: the approver's own, or — when it
+    was given only a sync client — one for that client's service and account, never a
+    client from the environment that might reach another service."""
+    has_async = getattr(approver, "_async_client", None) is not None
+    if has_async or getattr(approver, "_client", None) is None:
+        return approver.async_client
+    twin = _async_twins.get(approver)
+    if twin is None:
+        twin = _async_twins[approver] = async_twin(approver.client)
+    return twin
 
 
 def _state_path(key: str) -> str:
@@ -249,7 +266,7 @@ async def request_approval(
             )
         kwargs = approver.form_request(request, wait=False)
         kwargs["follow_up_time"] = window
-        send = getattr(approver.async_client.forms, approver.channel)
+        send = getattr(approver_async_client(approver).forms, approver.channel)
         response = await send(**kwargs)
         record = {
             "key": key,

@@ -18,7 +18,7 @@ from humanwire.types import (
     Voice,
 )
 
-from ._base import HumanWireBaseTool, WindowedTool
+from ._base import HumanWireBaseTool, WindowedTool, tool_error
 from ._schemas import (
     CallInput,
     CallWithRecipientInput,
@@ -275,8 +275,11 @@ class HumanForm(WindowedTool):
         description: str | None,
     ) -> dict[str, Any]:
         if self.dynamic:
-            specs = [FormFieldSpec.model_validate(f) for f in fields or []]
-            form_fields = form_fields_from_specs(specs)
+            try:
+                specs = [FormFieldSpec.model_validate(f) for f in fields or []]
+                form_fields = form_fields_from_specs(specs)
+            except ValueError as exc:  # the model's design: tell it what to fix
+                raise tool_error(exc) from exc
             form_title, form_description = title, description
         else:
             form_fields, form_title = list(self.fields or []), self.title

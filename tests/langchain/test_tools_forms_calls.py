@@ -1,0 +1,191 @@
+"""Form and call tools against the real service."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from lc_helpers import PHONE, SLACK, Mode, run_tool
+
+from humanwire import HumanWire
+from humanwire.langchain import CallHuman, CheckHumanInteraction, HumanForm
+from humanwire.testing import ScriptedHuman
+from humanwire.testing.receiver import WebhookReceiver
+from humanwire.types import DEFAULT_NO_RESPONSE_TEMPLATE, CallResponse, FormResponse
+
+MODES = ["sync", "async"]
+FIXED_FIELDS = [
+    {"id": "size", "label": "T-shirt size", "type": "select", "required": True,
+     "options": [{"label": "Small", "value": "s"}, {"label": "Large", "value": "l"}]},
+    {"id": "email", "label": "Email", "type": "email"},
+]  # fmt: skip
+DYNAMIC_ARGS = {
+    "title": "Lunch order",
+    "description": "For Friday",
+    "fields": [
+        {"label": "Main course", "type": "select", "options": ["Pasta", "Salad"], "required": True},
+        {"label": "Vegetarian", "type": "checkbox"},
+        {"label": "Notes", "type": "textarea", "options": []},
+    ],
+}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("channel", ["sms", "whatsapp", "slack"])
+async def test_fixed_form_answered(
+    make: Callable[..., Any], human: ScriptedHuman, channel: str, mode: Mode
+) -> None:
+    human.fill_form({"size": "l", "email": "ann@example.com"}, channel=channel)
+    tool = make(HumanForm, channel=channel, title="Swag", fields=FIXED_FIELDS, wait_time=5)
+    expected = {"message"} if channel != "whatsapp" else set()
+    assert set(tool.tool_call_schema.model_json_schema().get("properties", {})) == expected
+    message = await run_tool(tool, {}, mode)
+    assert message.status == "success"
+    assert message.content == (
+        "The human submitted the form:\nT-shirt size: Large\nEmail: ann@example.com"
+    )
+    assert isinstance(message.artifact, FormResponse)
+    assert message.artifact.values == {"size": "l", "email": "ann@example.com"}
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_fixed_form_link_message(
+    make: Callable[..., Any], humanwire_client: HumanWire, mode: Mode
+) -> None:
+    tool = make(HumanForm, title="Swag", fields=FIXED_FIELDS, wait_time=1)
+    message = await run_tool(tool, {"message": "Pick your size"}, mode)
+    (delivery,) = humanwire_client.sandbox.deliveries(
+        interaction_id=message.artifact.interaction_id
+    )
+    assert delivery.to == PHONE
+    assert delivery.text == f"Pick your size {message.artifact.form_url}"
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_dynamic_form_designed_by_the_model(
+    make: Callable[..., Any], human: ScriptedHuman, mode: Mode
+) -> None:
+    human.fill_form({"main_course": "Salad", "vegetarian": True, "notes": "no nuts"})
+    tool = make(HumanForm, wait_time=5)
+    assert set(tool.tool_call_schema.model_json_schema()["properties"]) == {
+        "title",
+        "fields",
+        "description",
+        "message",
+    }
+    message = await run_tool(tool, DYNAMIC_ARGS, mode)
+    assert message.status == "success"
+    assert message.artifact.values == {
+        "main_course": "Salad",
+        "vegetarian": "true",
+        "notes": "no nuts",
+    }
+    assert "Main course: Salad" in message.content
+    assert "Vegetarian: Yes" in message.content
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_dynamic_select_without_options_is_an_error_the_model_sees(
+    make: Callable[..., Any], humanwire_client: HumanWire, mode: Mode
+) -> None:
+    tool = make(HumanForm, wait_time=1)
+    args = {"title": "T", "fields": [{"label": "Pick one", "type": "select"}]}
+    message = await run_tool(tool, args, mode)
+    assert message.status == "error"
+    assert "give it options" in message.content
+    assert humanwire_client.sandbox.deliveries() == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_form_timeout_then_late_submission_reaches_webhook(
+    make: Callable[..., Any],
+    humanwire_client: HumanWire,
+    human: ScriptedHuman,
+    webhook_receiver: WebhookReceiver,
+    mode: Mode,
+) -> None:
+    webhook_receiver.register(humanwire_client, event_types=["form.received"])
+    human.fill_form({"size": "s"}, delay=1.5)
+    tool = make(HumanForm, title="Swag", fields=FIXED_FIELDS, wait_time=1, follow_up_time=30)
+    message = await run_tool(tool, {}, mode)
+    assert message.status == "success"
+    assert message.content == DEFAULT_NO_RESPONSE_TEMPLATE
+    assert message.artifact.responded is False
+    (event,) = webhook_receiver.wait_for("form.received", timeout=10)
+    assert event.payload.interaction_id == message.artifact.interaction_id
+    assert event.payload.values == {"size": "s"}
+
+    status = await run_tool(
+        make(CheckHumanInteraction), {"interaction_id": event.payload.interaction_id}, mode
+    )
+    assert "submitted the form" in status.content and "size: s" in status.content
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_form_with_exposed_slack_recipient(
+    make: Callable[..., Any], humanwire_client: HumanWire, mode: Mode
+) -> None:
+    tool = make(HumanForm, channel="slack", wait_time=1, expose_recipient=True)
+    args = {"title": "T", "fields": [{"label": "Name"}], "to": "C0TEAM0001"}
+    message = await run_tool(tool, args, mode)
+    (delivery,) = humanwire_client.sandbox.deliveries(
+        interaction_id=message.artifact.interaction_id
+    )
+    assert delivery.to == "C0TEAM0001"
+    default = make(HumanForm, channel="slack", wait_time=1)
+    assert default.to == SLACK
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_call_completed(make: Callable[..., Any], human: ScriptedHuman, mode: Mode) -> None:
+    human.answer_call("Confirmed the delivery for 3 pm.")
+    tool = make(CallHuman, language="en-GB", voice="male")
+    message = await run_tool(tool, {"prompt": "You are Acme's assistant. Confirm 3 pm."}, mode)
+    assert message.status == "success"
+    assert message.content == "Call completed. Summary: Confirmed the delivery for 3 pm."
+    assert isinstance(message.artifact, CallResponse)
+    assert message.artifact.outcome == "completed"
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_missed_call_is_a_normal_result(
+    make: Callable[..., Any], human: ScriptedHuman, mode: Mode
+) -> None:
+    human.miss_call()
+    message = await run_tool(make(CallHuman), {"prompt": "Call about the invoice."}, mode)
+    assert message.status == "success"
+    assert message.content == "The human did not answer the call (human did not respond)."
+    assert message.artifact.outcome == "no_answer"
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_transferred_call(make: Callable[..., Any], human: ScriptedHuman, mode: Mode) -> None:
+    human.transfer_call("Asked for a person.")
+    tool = make(CallHuman, transfer_to="+442079460999")
+    message = await run_tool(tool, {"prompt": "Call about the invoice."}, mode)
+    assert message.content.startswith("The call was transferred to a human.")
+    assert message.artifact.outcome == "transferred"
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_call_without_waiting_then_check(
+    make: Callable[..., Any], human: ScriptedHuman, mode: Mode
+) -> None:
+    tool = make(CallHuman, wait_for_call_end=False)
+    message = await run_tool(tool, {"prompt": "Call about the invoice."}, mode)
+    interaction_id = message.artifact.interaction_id
+    assert message.artifact.status == "pending"
+    assert interaction_id in message.content
+    human.answer_call("Invoice paid.", interaction_id=interaction_id).wait(10)
+    check = make(CheckHumanInteraction, wait=5)
+    status = await run_tool(check, {"interaction_id": interaction_id}, mode)
+    assert "Summary: Invoice paid." in status.content
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_call_to_bad_exposed_number_is_an_error(make: Callable[..., Any], mode: Mode) -> None:
+    tool = make(CallHuman, expose_recipient=True)
+    message = await run_tool(tool, {"prompt": "Hi", "to": "12345"}, mode)
+    assert message.status == "error"
+    assert "invalid to number" in message.content

@@ -41,7 +41,7 @@ def test_every_type_normalized() -> None:
         ALL_TYPES,
         {
             "name": "  Ada  ",
-            "notes": "line 1\nline 2",
+            "notes": "line 1\r\nline 2",
             "email": "ada@Example.COM",
             "phone": "+44 020 7946 0018",
             "size": "l",

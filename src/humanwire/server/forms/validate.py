@@ -104,7 +104,8 @@ def _check_field(
         return None, TOO_LONG_MESSAGE
     if form_field.type == "checkbox":
         return _check_checkbox(form_field, text)
-    answer = (text or "").strip()
+    # Browsers post a textarea's line breaks as CRLF; store them as typed: \n.
+    answer = (text or "").replace("\r\n", "\n").strip()
     if not answer:
         return None, REQUIRED_MESSAGE if form_field.required else None
 

@@ -8,16 +8,15 @@ account per test). Tests that need other limits start their own service with the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+from e2e_support import StartService
 
 from humanwire.testing import RunningService, fast_config, start_test_service
-
-StartService = Callable[..., RunningService]
 
 
 @pytest.fixture

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+ARGS = ("-p", "no:cacheprovider", "-o", "asyncio_default_fixture_loop_scope=function")
+
 
 def test_plugin_fixtures_in_a_users_suite(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
@@ -20,7 +22,30 @@ def test_plugin_fixtures_in_a_users_suite(pytester: pytest.Pytester) -> None:
             assert humanwire_service.base_url.startswith("http://127.0.0.1:")
         """
     )
-    result = pytester.runpytest(
-        "-p", "no:cacheprovider", "-o", "asyncio_default_fixture_loop_scope=function"
-    )
+    result = pytester.runpytest(*ARGS)
     result.assert_outcomes(passed=2)
+
+
+def test_the_config_fixture_can_be_overridden(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(
+        """
+        import pytest
+        from humanwire.testing import fast_config
+
+        @pytest.fixture(scope="session")
+        def humanwire_config(tmp_path_factory):
+            config = fast_config(tmp_path_factory.mktemp("hw") / "custom.db")
+            config.spam_recipients = 2
+            return config
+        """
+    )
+    pytester.makepyfile(
+        """
+        def test_custom(humanwire_service):
+            assert humanwire_service.config.spam_recipients == 2
+            assert humanwire_service.config.db_path.endswith("custom.db")
+            assert humanwire_service.config.public_url == humanwire_service.base_url
+        """
+    )
+    result = pytester.runpytest(*ARGS)
+    result.assert_outcomes(passed=1)

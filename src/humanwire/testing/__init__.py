@@ -21,6 +21,15 @@ Fixtures
 ``humanwire_service``
     The :class:`RunningService` (session scope): ``base_url``, ``config``,
     ``create_account()``.
+``humanwire_config``
+    The ``ServiceConfig`` the service starts with (session scope). Override it in your
+    ``conftest.py`` to change a setting::
+
+        @pytest.fixture(scope="session")
+        def humanwire_config(tmp_path_factory):
+            config = fast_config(tmp_path_factory.mktemp("hw") / "service.db")
+            config.spam_recipients = 3
+            return config
 
 Example::
 

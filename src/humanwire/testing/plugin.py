@@ -13,6 +13,7 @@ import pytest
 
 if TYPE_CHECKING:
     from humanwire import AsyncHumanWire, HumanWire
+    from humanwire.server.config import ServiceConfig
 
     from .human import ScriptedHuman
     from .receiver import WebhookReceiver
@@ -20,12 +21,21 @@ if TYPE_CHECKING:
 
 
 @pytest.fixture(scope="session")
-def humanwire_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningService]:
+def humanwire_config(tmp_path_factory: pytest.TempPathFactory) -> ServiceConfig:
+    """The configuration the session's service starts with: a temporary database and
+    fast timings (``humanwire.testing.fast_config``). Override this fixture in your
+    ``conftest.py`` to change a setting, e.g. the spam thresholds."""
+    from .service import fast_config
+
+    return fast_config(tmp_path_factory.mktemp("humanwire") / "service.db")
+
+
+@pytest.fixture(scope="session")
+def humanwire_service(humanwire_config: ServiceConfig) -> Iterator[RunningService]:
     """The humanwire service on a free loopback port, for the whole test session."""
     from .service import start_test_service
 
-    db_path = tmp_path_factory.mktemp("humanwire") / "service.db"
-    service = start_test_service(db_path)
+    service = start_test_service(humanwire_config.db_path, humanwire_config)
     try:
         yield service
     finally:

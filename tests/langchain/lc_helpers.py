@@ -29,3 +29,15 @@ async def run_tool(tool: BaseTool, args: dict[str, Any], mode: Mode) -> ToolMess
         message = await tool.ainvoke(call)
     assert isinstance(message, ToolMessage)
     return message
+
+
+def scripted_model(*turns: Any) -> Any:
+    """A chat model that plays ``turns`` (``AIMessage``s, scripted tool calls included)
+    in order, for offline agent loops; ``bind_tools`` is a no-op so agents accept it."""
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+
+    class ScriptedChatModel(GenericFakeChatModel):
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+    return ScriptedChatModel(messages=iter(turns))

@@ -4,6 +4,7 @@ through the tool spec and finishes; and it runs a guarded action only once appro
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import pytest
 from llama_index.core.agent.workflow import FunctionAgent, ToolCallResult
 from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallBlock
 from llama_index.core.llms import MockFunctionCallingLLM
@@ -12,6 +13,12 @@ from humanwire import AsyncHumanWire
 from humanwire.approval import Approver
 from humanwire.llama_index import ApprovalRequiredEvent, HumanWireToolSpec, approval_tool
 from humanwire.testing import ScriptedHuman
+
+# Upstream noise: building a FunctionAgent walks its pydantic attributes with inspect.
+pytestmark = pytest.mark.filterwarnings(
+    "ignore::pydantic.warnings.PydanticDeprecatedSince20",
+    "ignore::pydantic.warnings.PydanticDeprecatedSince211",
+)
 
 
 def scripted_llm(tool_name: str, tool_kwargs: dict[str, Any]) -> MockFunctionCallingLLM:

@@ -283,7 +283,7 @@ def test_notify_sends_without_waiting(humanwire_client: HumanWire, human: Script
     assert "Message sent; interaction" in output.content
     delivered = human.deliveries(channel="slack")
     assert [d.text for d in delivered] == ["The nightly build passed."]
-    assert delivered[0].interaction_id in output.content
+    assert str(delivered[0].interaction_id) in output.content
 
 
 async def test_notify_async_and_bad_channel(

@@ -108,7 +108,7 @@ async def test_anyone_may_answer_with_a_response_event(
                     response="ok",
                 )
             )
-    result = await handler
+    result: dict[str, Any] = await handler
     assert (result["approved"], result["comment"]) == (True, "approved in the dashboard")
     assert len(human.deliveries()) == 1
 

@@ -63,7 +63,7 @@ Decisions (what the service's specification leaves open, settled here)
   unless told otherwise) and the message says it was a timeout, not a human rejection.
   The callback handler is synchronous with ``raise_error=True``; its exception stops the
   tool before it starts, so it bypasses ``handle_tool_error``. ``require_approval`` under
-  ``@tool`` makes a rejection the tool's error message instead.
+  ``@tool`` (with ``handle_tool_error=True``) makes a rejection the tool's error message.
 - **LangGraph.** ``interrupt()`` needs a checkpointer and a ``thread_id``. The node
   re-runs on resume; its form's Idempotency-Key derives from the thread and the node's
   task, so the re-run sends nothing new. The decision is stored in the state as a plain

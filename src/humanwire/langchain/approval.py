@@ -225,8 +225,9 @@ def require_approval(
     (``@require_approval(channel="slack", wait_time=120)``), on plain functions (sync or
     async: the async path awaits the async client) and on LangChain tools (a guarded copy
     is returned, with a :class:`HumanApprovalCallbackHandler` attached). Put it *under*
-    ``@tool`` to have the rejection become the tool's error message (``ApprovalRejected``
-    is a ``ToolException``); over ``@tool`` the rejection stops the run. The ``Approver``
+    ``@tool`` and set ``handle_tool_error=True`` on the tool to have a rejection become
+    the tool's error message (``ApprovalRejected`` is a ``ToolException``); over
+    ``@tool`` the rejection stops the run. The ``Approver``
     is built on first use, so decorating at import time resolves nothing yet.
     """
 

@@ -1,0 +1,227 @@
+"""Human approval of tool calls through the callback handler and the decorator, against
+the real service: approving, rejecting with a comment, timing out."""
+
+from __future__ import annotations
+
+import inspect
+
+import httpx
+import pytest
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool, tool
+
+from humanwire import AsyncHumanWire, HumanWire
+from humanwire.langchain import ApprovalRejected, HumanApprovalCallbackHandler, require_approval
+from humanwire.testing import ScriptedHuman
+
+
+def make_tools(log: list[str]) -> tuple[BaseTool, BaseTool]:
+    @tool
+    def delete_file(path: str, force: bool = False) -> str:
+        """Delete a file."""
+        log.append(path)
+        return f"deleted {path}"
+
+    @tool
+    def list_files(folder: str) -> str:
+        """List files."""
+        log.append(f"ls {folder}")
+        return "a.txt"
+
+    return delete_file, list_files
+
+
+def test_approve_runs_the_tool(humanwire_client: HumanWire, human: ScriptedHuman) -> None:
+    log: list[str] = []
+    delete_file, _ = make_tools(log)
+    human.fill_form({"decision": "approve"})
+    handler = HumanApprovalCallbackHandler(
+        client=humanwire_client, tools=["delete_file"], wait_time=5
+    )
+    result = delete_file.invoke({"path": "/srv/old.log"}, config={"callbacks": [handler]})
+    assert result == "deleted /srv/old.log"
+    assert log == ["/srv/old.log"]
+    (decision,) = handler.decisions
+    assert decision.approved and decision.decision == "approve" and not decision.timed_out
+
+
+def test_reject_with_comment_stops_the_tool(
+    humanwire_client: HumanWire, human: ScriptedHuman
+) -> None:
+    log: list[str] = []
+    delete_file, _ = make_tools(log)
+    human.fill_form({"decision": "reject", "comment": "That log is still needed"})
+    handler = HumanApprovalCallbackHandler(
+        client=humanwire_client, tools=["delete_file"], wait_time=5
+    )
+    with pytest.raises(ApprovalRejected, match="That log is still needed") as caught:
+        delete_file.invoke({"path": "/srv/old.log"}, config={"callbacks": [handler]})
+    assert log == []
+    assert caught.value.decision.decision == "reject"
+    assert caught.value.decision.timed_out is False
+    assert "a human rejected it" in str(caught.value)
+
+
+def test_timeout_rejects_by_default_and_says_so(humanwire_client: HumanWire) -> None:
+    log: list[str] = []
+    delete_file, _ = make_tools(log)
+    handler = HumanApprovalCallbackHandler(
+        client=humanwire_client, tools=["delete_file"], wait_time=1
+    )
+    with pytest.raises(ApprovalRejected, match="timeout") as caught:
+        delete_file.invoke({"path": "/srv/old.log"}, config={"callbacks": [handler]})
+    assert log == []
+    assert caught.value.decision.timed_out is True
+    assert caught.value.decision.decision == "timeout"
+    assert "a human rejected it" not in str(caught.value)
+
+    # The form (still open in its follow-up window) shows the call readably.
+    (delivery,) = humanwire_client.sandbox.deliveries()
+    page = httpx.get(delivery.form_url or "", timeout=5).text
+    assert "Approve delete_file?" in page
+    assert "path: /srv/old.log" in page
+    assert 'value="approve"' in page and 'value="reject"' in page
+
+
+def test_timeout_can_default_to_approve(humanwire_client: HumanWire) -> None:
+    log: list[str] = []
+    delete_file, _ = make_tools(log)
+    handler = HumanApprovalCallbackHandler(
+        client=humanwire_client, wait_time=1, default_on_timeout="approve"
+    )
+    assert delete_file.invoke({"path": "/x"}, config={"callbacks": [handler]}) == "deleted /x"
+    assert handler.decisions[0].timed_out and handler.decisions[0].approved
+
+
+def test_unguarded_tools_run_without_a_form(humanwire_client: HumanWire) -> None:
+    log: list[str] = []
+    _, list_files = make_tools(log)
+    handler = HumanApprovalCallbackHandler(
+        client=humanwire_client,
+        tools=lambda name, args: name == "delete_file",
+        wait_time=5,
+    )
+    assert list_files.invoke({"folder": "/srv"}, config={"callbacks": [handler]}) == "a.txt"
+    assert handler.decisions == []
+    assert humanwire_client.sandbox.deliveries() == []
+
+
+async def test_async_invoke_approve_and_reject(
+    humanwire_client: HumanWire, human: ScriptedHuman
+) -> None:
+    log: list[str] = []
+    delete_file, _ = make_tools(log)
+    handler = HumanApprovalCallbackHandler(
+        client=humanwire_client, tools=["delete_file"], wait_time=5
+    )
+    human.fill_form({"decision": "approve"})
+    assert await delete_file.ainvoke({"path": "/a"}, config={"callbacks": [handler]}) == (
+        "deleted /a"
+    )
+    human.fill_form({"decision": "reject", "comment": "no"})
+    with pytest.raises(ApprovalRejected, match="no"):
+        await delete_file.ainvoke({"path": "/b"}, config={"callbacks": [handler]})
+    assert log == ["/a"]
+
+
+def test_handler_is_sync_raises_and_resolves_lazily(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Made at import time with nothing configured, it builds its approver on first use.
+    monkeypatch.setenv("HUMANWIRE_BASE_URL", "https://humanwire.example.com")
+    handler = HumanApprovalCallbackHandler(wait_time=5)
+    assert handler.raise_error is True
+    assert not inspect.iscoroutinefunction(handler.on_tool_start)
+    with pytest.raises(ValueError, match="HUMANWIRE_SMS_TO"):
+        _ = handler.approver
+
+
+# --- the decorator --------------------------------------------------------------------------
+def test_decorated_function_approved_and_rejected(
+    humanwire_client: HumanWire, human: ScriptedHuman
+) -> None:
+    paid: list[tuple[int, str]] = []
+
+    @require_approval(client=humanwire_client, wait_time=5, description="Pays a supplier")
+    def pay(amount: int, to: str = "ACME") -> str:
+        paid.append((amount, to))
+        return "paid"
+
+    human.fill_form({"decision": "approve"})
+    assert pay(120) == "paid"
+
+    human.fill_form({"decision": "reject", "comment": "Wrong supplier"})
+    with pytest.raises(ApprovalRejected, match="Wrong supplier"):
+        pay(99, to="EVIL")
+    assert paid == [(120, "ACME")]
+
+
+def test_decorated_function_form_shows_description_and_arguments(
+    humanwire_client: HumanWire,
+) -> None:
+    @require_approval(client=humanwire_client, wait_time=1, description="Pays a supplier")
+    def pay(amount: int, to: str = "ACME", **extra: str) -> str:
+        return "paid"
+
+    with pytest.raises(ApprovalRejected, match="timeout"):
+        pay(120, memo="May invoice")
+    (delivery,) = humanwire_client.sandbox.deliveries()
+    page = httpx.get(delivery.form_url or "", timeout=5).text
+    for shown in (
+        "Approve pay?",
+        "Pays a supplier",
+        "amount: 120",
+        "to: ACME",
+        "memo: May invoice",
+    ):
+        assert shown in page
+
+
+async def test_decorated_async_function_uses_the_async_client(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
+) -> None:
+    calls: list[str] = []
+
+    @require_approval(client=async_humanwire_client, wait_time=5)
+    async def restart(service: str) -> str:
+        calls.append(service)
+        return "restarted"
+
+    human.fill_form({"decision": "approve"})
+    assert await restart("db") == "restarted"
+    with pytest.raises(ApprovalRejected, match="timeout"):
+        await require_approval(client=async_humanwire_client, wait_time=1)(restart)("web")
+    assert calls == ["db"]
+
+
+def test_decorated_tool_is_a_guarded_copy(
+    humanwire_client: HumanWire, human: ScriptedHuman
+) -> None:
+    log: list[str] = []
+    delete_file, _ = make_tools(log)
+    guarded = require_approval(client=humanwire_client, wait_time=5)(delete_file)
+    assert isinstance(guarded, BaseTool) and guarded.name == "delete_file"
+    human.fill_form({"decision": "reject", "comment": "no"})
+    with pytest.raises(ApprovalRejected):
+        guarded.invoke({"path": "/etc/passwd"})
+    assert log == []
+    # The original tool is left unguarded.
+    assert delete_file.invoke({"path": "/tmp/a"}) == "deleted /tmp/a"
+
+
+def test_decorator_under_tool_makes_rejection_an_error_message(
+    humanwire_client: HumanWire, human: ScriptedHuman
+) -> None:
+    @tool
+    @require_approval(client=humanwire_client, wait_time=5)
+    def drop_table(table: str) -> str:
+        """Drop a database table."""
+        return f"dropped {table}"
+
+    drop_table.handle_tool_error = True
+    assert set(drop_table.tool_call_schema.model_json_schema()["properties"]) == {"table"}
+    human.fill_form({"decision": "reject", "comment": "Production data"})
+    message = drop_table.invoke(
+        {"type": "tool_call", "name": "drop_table", "id": "c1", "args": {"table": "users"}}
+    )
+    assert isinstance(message, ToolMessage)
+    assert message.status == "error"
+    assert "Production data" in message.content

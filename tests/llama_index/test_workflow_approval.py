@@ -168,6 +168,8 @@ async def test_durable_resume_from_webhook_in_another_process(
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
+    # Stopping the paused run leaves nothing dangling behind.
+    assert "Traceback" not in done.stderr and "Task was destroyed" not in done.stderr
     paused = json.loads(done.stdout.strip().splitlines()[-1])
     store = FilePausedRunStore(store_dir)
     assert store.interaction_ids() == [paused["interaction_id"]]

@@ -1,0 +1,162 @@
+"""Accounts: keys, isolation, idempotency, the rate limit and the spam guard."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import sqlite3
+from pathlib import Path
+
+import pytest
+from engine_support import HUMAN, SLACK_HUMAN, account, engine, fast_config, sms, sms_form
+
+from humanwire.server.engine import Account, Engine
+from humanwire.server.errors import AccountSuspended, Conflict, NotFound, RateLimited
+from humanwire.types import SandboxCallOutcomeRequest, WebhookCreateRequest
+
+__all__ = ["account", "engine"]
+
+
+def test_api_key_is_stored_only_as_a_hash(engine: Engine, tmp_path: Path) -> None:
+    created, key = engine.create_account("me")
+    assert key.startswith("hw_") and len(key) == 35
+    assert engine.authenticate(key) == created
+    assert engine.authenticate(key + "x") is None
+    assert engine.authenticate("") is None
+    rows = sqlite3.connect(engine.config.db_path).execute("SELECT key_hash FROM accounts")
+    stored = [row[0] for row in rows]
+    assert key not in stored
+    assert hashlib.sha256(key.encode()).hexdigest() in stored
+    given, same = engine.create_account("given", api_key="my-own-key")
+    assert same == "my-own-key"
+    assert engine.authenticate("my-own-key") == given
+    with pytest.raises(Conflict):
+        engine.create_account("dup", api_key="my-own-key")
+
+
+async def test_accounts_never_see_each_other(engine: Engine, account: Account) -> None:
+    other, _ = engine.create_account("other")
+    message = await engine.send_message(account, sms(follow_up_time=30))
+    form = await engine.send_form(account, sms_form(follow_up_time=30))
+    with pytest.raises(NotFound):
+        await engine.interaction_status(other, message.interaction_id)
+    with pytest.raises(NotFound):
+        await engine.sandbox_end_call(
+            other, message.interaction_id, SandboxCallOutcomeRequest(outcome="completed")
+        )
+    assert engine.list_interactions(other) == []
+    assert engine.list_sandbox_deliveries(other) == []
+    assert engine.list_sandbox_deliveries(account, to=HUMAN)
+    assert engine.list_sandbox_deliveries(account, to=SLACK_HUMAN) == []
+    assert {d.interaction_id for d in engine.list_sandbox_deliveries(account)} == {
+        message.interaction_id,
+        form.interaction_id,
+    }
+    engine.create_webhook(
+        account, WebhookCreateRequest(url="http://127.0.0.1:9/x", event_types=["form.received"])
+    )
+    assert engine.list_webhooks(other) == []
+    assert engine.list_events(other) == []
+
+
+async def test_idempotent_replays_and_refuses_another_body(
+    engine: Engine, account: Account
+) -> None:
+    runs = 0
+
+    async def run() -> tuple[int, bytes]:
+        nonlocal runs
+        runs += 1
+        return 200, f'{{"run": {runs}}}'.encode()
+
+    first = await engine.idempotent(account, "key-1", "fp-a", run)
+    again = await engine.idempotent(account, "key-1", "fp-a", run)
+    assert first == again == (200, b'{"run": 1}')
+    with pytest.raises(Conflict) as caught:
+        await engine.idempotent(account, "key-1", "fp-b", run)
+    assert caught.value.status == 409
+    other, _ = engine.create_account("other")
+    assert await engine.idempotent(other, "key-1", "fp-b", run) == (200, b'{"run": 2}')
+    assert runs == 2
+
+
+async def test_concurrent_duplicate_waits_for_the_first_and_survives_its_cancel(
+    engine: Engine, account: Account
+) -> None:
+    release = asyncio.Event()
+    runs = 0
+
+    async def run() -> tuple[int, bytes]:
+        nonlocal runs
+        runs += 1
+        await release.wait()
+        return 200, b"held result"
+
+    first = asyncio.create_task(engine.idempotent(account, "k", "fp", run))
+    await asyncio.sleep(0.01)
+    first.cancel()  # the client gave up; its retry arrives while the run is still held
+    retry = asyncio.create_task(engine.idempotent(account, "k", "fp", run))
+    await asyncio.sleep(0.01)
+    with pytest.raises(Conflict):
+        await engine.idempotent(account, "k", "other-fp", run)
+    assert not retry.done()
+    release.set()
+    assert await retry == (200, b"held result")
+    assert runs == 1
+    with pytest.raises(asyncio.CancelledError):
+        await first
+
+
+async def test_failures_are_not_stored(engine: Engine, account: Account) -> None:
+    results = iter([(500, b"boom"), (200, b"fine")])
+
+    async def run() -> tuple[int, bytes]:
+        return next(results)
+
+    assert await engine.idempotent(account, "k", "fp", run) == (500, b"boom")
+    assert await engine.idempotent(account, "k", "fp", run) == (200, b"fine")
+    assert await engine.idempotent(account, "k", "fp", run) == (200, b"fine")
+
+
+def test_rate_limit_refuses_with_retry_after(tmp_path: Path) -> None:
+    engine = Engine(fast_config(tmp_path, rate_limit_requests=3, rate_limit_window=30))
+    account, _ = engine.create_account()
+    other, _ = engine.create_account()
+    for _ in range(3):
+        engine.check_limits(account)
+    with pytest.raises(RateLimited) as caught:
+        engine.check_limits(account)
+    assert 0 < caught.value.retry_after <= 30
+    engine.check_limits(other)  # per account
+    engine.store.close()
+
+
+async def test_spam_guard_suspends_and_it_is_persisted(tmp_path: Path) -> None:
+    config = fast_config(tmp_path, spam_recipients=3, spam_window=60)
+    engine = Engine(config)
+    await engine.start()
+    account, key = engine.create_account()
+    await engine.send_message(account, sms("BUY NOW", to="+14155550101"))
+    await engine.send_message(account, sms("buy   now", to="+14155550102"))
+    # Another text, or the same text to the same people, is conversation, not bulk.
+    await engine.send_message(account, sms("something else", to="+14155550103"))
+    await engine.send_message(account, sms("BUY NOW", to="+14155550101"))
+    engine.check_limits(account)
+    with pytest.raises(AccountSuspended):
+        await engine.send_message(account, sms("BUY NOW", to="+14155550103"))
+    assert len(engine.list_sandbox_deliveries(account)) == 4  # the third bulk text never left
+    with pytest.raises(AccountSuspended):
+        engine.check_limits(account)
+    with pytest.raises(AccountSuspended):
+        await engine.send_message(account, sms("hello", to="+14155550104"))
+    await engine.close()
+
+    reopened = Engine(config)
+    try:
+        restored = reopened.authenticate(key)
+        assert restored is not None and restored.suspended
+        with pytest.raises(AccountSuspended) as caught:
+            reopened.check_limits(restored)
+        assert caught.value.status == 403
+    finally:
+        reopened.store.close()

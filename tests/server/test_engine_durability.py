@@ -1,0 +1,93 @@
+"""Restarts: open windows are re-armed from the store, windows that passed while the
+service was down are ended, and everything stored stays (accounts, idempotency)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from engine_support import HUMAN, fast_config, reply, sms, sms_form
+
+from humanwire.server.config import SHARED_SMS_NUMBER
+from humanwire.server.engine import Engine
+
+
+async def test_open_follow_up_window_survives_a_restart(tmp_path: Path) -> None:
+    config = fast_config(tmp_path)
+    first = Engine(config)
+    await first.start()
+    account, key = first.create_account()
+    listening = await first.send_message(account, sms(wait_time=0.05, follow_up_time=30))
+    closing = await first.send_message(account, sms("b", to="+14155550123", follow_up_time=0.4))
+    await first.close()
+
+    second = Engine(config)
+    await second.start()
+    try:
+        restored = second.authenticate(key)
+        assert restored is not None
+        assert (await second.interaction_status(restored, listening.interaction_id)).status == (
+            "pending"
+        )
+        # The re-armed timer still closes the short window.
+        status = await second.interaction_status(restored, closing.interaction_id, wait=3)
+        assert status.status == "ended"
+        # And the late reply still finds the open interaction, as a webhook event.
+        await second.sandbox_reply(restored, reply("sms", HUMAN, SHARED_SMS_NUMBER, "back"))
+        events = second.list_events(restored)
+        assert events[0]["interactionId"] == listening.interaction_id
+    finally:
+        await second.close()
+
+
+async def test_windows_that_passed_while_down_are_ended_at_start(tmp_path: Path) -> None:
+    config = fast_config(tmp_path)
+    first = Engine(config)
+    await first.start()
+    account, key = first.create_account()
+    message = await first.send_message(account, sms(follow_up_time=0.1))
+    form = await first.send_form(account, sms_form(follow_up_time=0.1))
+    await first.close()
+    await asyncio.sleep(0.2)
+
+    second = Engine(config)
+    await second.start()
+    try:
+        restored = second.authenticate(key)
+        assert restored is not None
+        for interaction_id in (message.interaction_id, form.interaction_id):
+            status = await second.interaction_status(restored, interaction_id)
+            assert (status.status, status.result) == ("ended", None)
+        assert form.form_url is not None
+        assert second.get_form(form.form_url.rsplit("/", 1)[1]).state == "expired"
+    finally:
+        await second.close()
+
+
+async def test_idempotent_results_survive_a_restart(tmp_path: Path) -> None:
+    config = fast_config(tmp_path)
+    first = Engine(config)
+    await first.start()
+    account, key = first.create_account()
+    runs = 0
+
+    async def run() -> tuple[int, bytes]:
+        nonlocal runs
+        runs += 1
+        return 200, b'{"first": true}'
+
+    assert await first.idempotent(account, "k1", "POST /messages/sms abc", run) == (
+        200,
+        b'{"first": true}',
+    )
+    await first.close()
+    second = Engine(config)
+    await second.start()
+    try:
+        restored = second.authenticate(key)
+        assert restored is not None
+        again = await second.idempotent(restored, "k1", "POST /messages/sms abc", run)
+        assert again == (200, b'{"first": true}')
+        assert runs == 1
+    finally:
+        await second.close()

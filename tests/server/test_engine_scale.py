@@ -1,0 +1,56 @@
+"""Ten thousand requests held at once in one engine, all answered: the waiting core is a
+future and a timer handle per wait, not a task or a polling loop."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+from engine_support import SLACK_HUMAN, fast_config, reply, slack
+
+from humanwire.server.config import SHARED_SLACK_WORKSPACE
+from humanwire.server.engine import Engine
+
+HELD = 10_000
+
+
+async def test_ten_thousand_held_waits_are_all_answered(tmp_path: Path) -> None:
+    engine = Engine(fast_config(tmp_path, db_path=":memory:"))
+    await engine.start()
+    try:
+        account, _ = engine.create_account()
+        started = time.perf_counter()
+        held = [
+            asyncio.ensure_future(engine.send_message(account, slack(f"q{i}", wait_time=120)))
+            for i in range(HELD)
+        ]
+        await asyncio.sleep(0)
+        while len(engine._waiters) < HELD:  # every send has delivered and is holding
+            await asyncio.sleep(0.01)
+        assert len(engine._timers) == HELD
+        sent = time.perf_counter()
+        for delivery in engine.store.list_deliveries(account.id, limit=HELD):
+            assert delivery.interaction_id is not None
+            await engine.sandbox_reply(
+                account,
+                reply(
+                    "slack",
+                    SLACK_HUMAN,
+                    SHARED_SLACK_WORKSPACE,
+                    f"a:{delivery.text}",
+                    delivery.interaction_id,
+                ),
+            )
+        responses = await asyncio.gather(*held)
+        answered = time.perf_counter()
+        assert all(r.responded for r in responses)
+        assert [r.reply for r in responses] == [f"a:q{i}" for i in range(HELD)]
+        assert engine._waiters == {} and engine._timers == {}
+        print(
+            f"\n{HELD} held waits: sent in {sent - started:.2f}s, "
+            f"all answered {answered - sent:.2f}s later"
+        )
+        assert answered - started < 60
+    finally:
+        await engine.close()

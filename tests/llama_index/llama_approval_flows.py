@@ -24,7 +24,7 @@ def summary(decision: ApprovalDecision) -> dict[str, Any]:
 class DeployFlow(Workflow):
     """One approval before a deploy."""
 
-    def __init__(self, approver: Approver, *, watch: bool = True, **kwargs: Any) -> None:
+    def __init__(self, approver: Approver | None, *, watch: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.approver = approver
         self.watch = watch
@@ -48,7 +48,7 @@ class Deployed(Event):
 class TwoApprovalFlow(Workflow):
     """A deploy, then an announcement: two approvals in two steps."""
 
-    def __init__(self, approver: Approver, *, watch: bool = True, **kwargs: Any) -> None:
+    def __init__(self, approver: Approver | None, *, watch: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.approver = approver
         self.watch = watch

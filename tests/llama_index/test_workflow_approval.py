@@ -293,3 +293,20 @@ async def test_an_approver_with_only_a_sync_client_stays_on_its_account(
     assert result["timed_out"] is True
     delivered = await silent.async_wait(5)
     assert delivered.interaction_id == result["interaction_id"]
+
+
+async def test_default_approver_comes_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+    humanwire_service: Any,
+    humanwire_api_key: str,
+    human: ScriptedHuman,
+) -> None:
+    monkeypatch.setenv("HUMANWIRE_BASE_URL", humanwire_service.base_url)
+    monkeypatch.setenv("HUMANWIRE_API_KEY", humanwire_api_key)
+    form = human.fill_form({"decision": "approve"})
+    result, events = await _run_live(DeployFlow(None, timeout=None), version="8.0")
+    assert result["approved"] is True
+    # On a loopback service the default human is the recipient.
+    assert (await form.async_wait(5)).to == "+12025550100"
+    [asked] = [e for e in events if isinstance(e, ApprovalRequiredEvent)]
+    assert asked.interaction_id == result["interaction_id"]

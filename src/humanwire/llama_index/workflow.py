@@ -17,6 +17,7 @@ import contextvars
 import hashlib
 import json
 import logging
+import os
 import weakref
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -62,6 +63,10 @@ _WATCH_RETRY_DELAYS = (1.0, 2.0, 4.0, 8.0)
 
 # interaction id -> watcher task; one watcher per interaction although the step replays.
 _watchers: dict[str, asyncio.Task[None]] = {}
+_FORGET_AFTER = 300.0
+_default_approvers: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, dict[tuple[str, str], Approver]
+] = weakref.WeakKeyDictionary()
 _async_twins: weakref.WeakKeyDictionary[Approver, AsyncHumanWire] = weakref.WeakKeyDictionary()
 
 
@@ -192,6 +197,26 @@ def _ensure_watcher(ctx: Context, approver: Approver, interaction_id: str) -> No
     )
     _watchers[interaction_id] = task
 
+    def forget_later(_: asyncio.Task[None]) -> None:
+        # Normally the step's replay forgets it at once; this covers a run that was
+        # stopped before it could (the entry must outlive the task until that replay).
+        loop.call_later(_FORGET_AFTER, _watchers.pop, interaction_id, None)
+
+    task.add_done_callback(forget_later)
+
+
+def _default_approver() -> Approver:
+    """One approver from the environment per configuration and event loop: a step that
+    replays must not build a new client each time, and an async client must not be
+    shared across event loops."""
+    per_loop = _default_approvers.setdefault(asyncio.get_running_loop(), {})
+    key = (os.environ.get("HUMANWIRE_BASE_URL", ""), os.environ.get("HUMANWIRE_API_KEY", ""))
+    approver = per_loop.get(key)
+    if approver is None:
+        approver = Approver(async_client=async_twin(None), follow_up_time=DEFAULT_APPROVAL_WINDOW)
+        per_loop[key] = approver
+    return approver
+
 
 def approver_async_client(approver: Approver) -> AsyncHumanWire:
     """The async client an approval in a workflow uses: the approver's own, or — when it
@@ -252,7 +277,7 @@ async def request_approval(
     it with ``timeout=None`` (a ``ValueError`` says so when its timeout is shorter than
     the window). A timeout is a decision (``timed_out``), not an exception.
     """
-    approver = approver or Approver(follow_up_time=DEFAULT_APPROVAL_WINDOW)
+    approver = approver or _default_approver()
     key = key or approval_key(request.action, request.arguments)
     path = _state_path(key)
     record: dict[str, Any] | None = await ctx.store.get(path, default=None)

@@ -309,15 +309,20 @@ def _header(form: Form) -> Html:
 
 
 def _countdown(view: FormView, now: float) -> Html:
+    late = ""
     if view.wait_deadline is not None and now < view.wait_deadline:
         text = f"Time left to answer: {format_duration(view.wait_deadline - now)}"
+    elif view.wait_deadline is None:
+        text = f"Time left to answer: {format_duration(view.follow_up_deadline - now)}"
     else:
+        late = " late"
         text = f"You can still send this form for {format_duration(view.follow_up_deadline - now)}"
     return render(
-        '<div class="countdown" data-countdown data-now="{now}" data-wait="{wait}" '
+        '<div class="countdown{late}" data-countdown data-now="{now}" data-wait="{wait}" '
         'data-follow-up="{follow_up}"><span class="clock" aria-hidden="true"></span>'
         '<span class="countdown-text" role="timer" aria-live="off">{text}</span></div>'
         '<p class="sr-only" aria-live="polite" data-countdown-announce></p>',
+        late=late,
         now=int(now * 1000),
         wait="" if view.wait_deadline is None else int(view.wait_deadline * 1000),
         follow_up=int(view.follow_up_deadline * 1000),

@@ -212,25 +212,17 @@ def render_problem_page(heading: str, text: str) -> Html:
 def _window_text(windows: Windows | None, status: InteractionStatus | None, now: float) -> Html:
     if windows is None:
         return Html("")
+    listening = status is None or status.status == "pending"
     parts: list[Html] = []
-    if windows.wait_deadline is not None:
-        left = windows.wait_deadline - now
-        parts.append(
-            render(
-                "wait {state} {at}",
-                state="open until" if left > 0 else "closed at",
-                at=_time(windows.wait_deadline),
-            )
-        )
-    if windows.follow_up_deadline is not None:
-        left = windows.follow_up_deadline - now
-        parts.append(
-            render(
-                "follow-up {state} {at}",
-                state="open until" if left > 0 else "closed at",
-                at=_time(windows.follow_up_deadline),
-            )
-        )
+    for name, deadline in (
+        ("wait", windows.wait_deadline),
+        ("follow-up", windows.follow_up_deadline),
+    ):
+        if deadline is None:
+            continue
+        # An ended interaction listens no more, whatever its windows said.
+        state = "was until" if not listening else "open until" if deadline > now else "closed at"
+        parts.append(render("{name} {state} {at}", name=name, state=state, at=_time(deadline)))
     if not parts:
         return Html("")
     return render('<span class="windows">{text}</span>', text=join(parts, " · "))
@@ -317,8 +309,7 @@ def _delivery(delivery: SandboxDelivery, data: InboxData, viewer: Viewer) -> Htm
     ]
     replies_html = join(
         render(
-            '<p class="msg-reply"><span class="muted small">{who} replied {at}</span><br>'
-            "{body}</p>",
+            '<p class="msg-reply"><span class="who">{who} replied {at}</span>{body}</p>',
             who=m.from_,
             at=_time(m.created_at),
             body=m.body,
@@ -333,8 +324,8 @@ def _delivery(delivery: SandboxDelivery, data: InboxData, viewer: Viewer) -> Htm
         '<span>to <span class="mono">{to}</span></span>{from_}'
         ' <span data-live-part="status">{status}</span> {at}</div>'
         '<div class="msg-body">{text}</div>'
-        '<div class="small muted" data-live-part="windows">{windows}</div>'
-        '{replies}<div class="msg-actions" data-live-part="actions">{actions}</div></li>',
+        '{replies}<div class="small muted windows-line" data-live-part="windows">{windows}</div>'
+        '<div class="msg-actions" data-live-part="actions">{actions}</div></li>',
         id=delivery.id,
         iid=delivery.interaction_id or "",
         channel=delivery.channel,
@@ -366,8 +357,7 @@ def _filters(data: InboxData) -> Html:
         href = "/inbox" + ("?" + "&".join(query) if query else "")
         current = channel == data.channel and recipient == data.recipient
         return render(
-            '<a class="button small{on}" href="{href}"{current}>{label}{count}</a>',
-            on=" primary" if current else "",
+            '<a class="button" href="{href}"{current}>{label}{count}</a>',
             href=href,
             current=attrs({"aria-current": "true" if current else None}),
             label=label,
@@ -385,7 +375,8 @@ def _filters(data: InboxData) -> Html:
         for c in data.conversations
     ]
     return render(
-        '<nav class="row" aria-label="Recipients and channels">{links}</nav>', links=join(links)
+        '<nav class="filters" aria-label="Recipients and channels">{links}</nav>',
+        links=join(links),
     )
 
 
@@ -455,7 +446,7 @@ def _act_panel(data: InboxData, viewer: Viewer) -> Html:
         for v in ("sms", "whatsapp", "slack")
     )
     return render(
-        '<section class="panel"><h2>Write to the agent</h2>'
+        '<section class="panel" data-live-panel="act"><h2>Write to the agent</h2>'
         '<form method="post" action="/inbox/text" class="stack" data-action="text">{csrf}'
         '<div class="row"><label class="block" for="text-channel">Channel'
         '<select id="text-channel" name="channel">{options}</select></label>'
@@ -557,17 +548,21 @@ def render_inbox_page(
         )
     content = render(
         '<div class="grid"><div>'
-        '<section class="panel"><h2>What your agents sent</h2>{filters}</section>'
-        "{feed}</div><aside>"
-        '<section class="panel"><h2>Reserved number</h2>{numbers}'
+        '<section class="panel" data-live-panel="filters"><h2>What your agents sent</h2>'
+        "{filters}</section>"
+        '<div data-live-panel="feed">{feed}</div></div><aside>'
+        '<section class="panel" data-live-panel="numbers"><h2>Reserved number</h2>{numbers}'
         '<p class="small muted">The inbox\'s human: <span class="mono">{phone}</span> '
         '(slack <span class="mono">{slack}</span>, shared workspace '
         '<span class="mono">{workspace}</span>).</p></section>'
         "{act}"
-        '<section class="panel"><h2>Texts to the agent</h2>{unsolicited}</section>'
-        '<section class="panel"><h2>Interactions</h2>{interactions}</section>'
-        '<section class="panel"><h2>Webhook deliveries</h2>{webhooks}</section>'
-        "</aside></div>",
+        '<section class="panel" data-live-panel="inbound"><h2>Texts to the agent</h2>'
+        "{unsolicited}</section>"
+        "</aside></div>"
+        '<section class="panel" data-live-panel="interactions"><h2>Interactions</h2>'
+        "{interactions}</section>"
+        '<section class="panel" data-live-panel="webhooks"><h2>Webhook deliveries</h2>'
+        "{webhooks}</section>",
         filters=_filters(data),
         feed=feed,
         numbers=_numbers_panel(data),

@@ -260,6 +260,9 @@
       if (waitEnd !== null && now < waitEnd) {
         enter("wait", "");
         text.textContent = "Time left to answer: " + duration(waitEnd - now);
+      } else if (waitEnd === null && now < followUpEnd) {
+        enter("wait", "");
+        text.textContent = "Time left to answer: " + duration(followUpEnd - now);
       } else if (now < followUpEnd) {
         enter("late", "The requested answer time has passed. You can still send this form.");
         countdown.classList.add("late");

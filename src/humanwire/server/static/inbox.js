@@ -20,7 +20,7 @@
     }
     var inputs = node.querySelectorAll("input[type=text], textarea");
     for (var i = 0; i < inputs.length; i++) {
-      if (inputs[i].value) return true;
+      if (inputs[i].value !== inputs[i].defaultValue) return true;
     }
     return false;
   }
@@ -72,17 +72,21 @@
       })
       .then(function (html) {
         var doc = new DOMParser().parseFromString(html, "text/html");
-        document.querySelectorAll("[data-live]").forEach(function (region) {
-          var name = region.getAttribute("data-live");
-          var fresh = doc.querySelector('[data-live="' + name + '"]');
-          if (fresh) merge(region, fresh);
-        });
-        // Panels without keyed children (numbers, filters, empty notes): swap whole.
-        ["[data-reserved-numbers]", "nav.row", "[data-empty]"].forEach(function (sel) {
-          var mine = document.querySelector(sel);
-          var theirs = doc.querySelector(sel);
-          if (mine && theirs && !busy(mine)) mine.outerHTML = theirs.outerHTML;
-          else if (mine && !theirs && sel === "[data-empty]") mine.remove();
+        document.querySelectorAll("[data-live-panel]").forEach(function (panel) {
+          var name = panel.getAttribute("data-live-panel");
+          var fresh = doc.querySelector('[data-live-panel="' + name + '"]');
+          if (!fresh) return;
+          var mine = panel.querySelector("[data-live]");
+          var theirs = fresh.querySelector("[data-live]");
+          if (mine && theirs &&
+              mine.getAttribute("data-live") === theirs.getAttribute("data-live")) {
+            merge(mine, theirs); // keyed entries: keep what the person is typing
+            if (!fresh.querySelector("[data-empty]")) {
+              panel.querySelectorAll("[data-empty]").forEach(function (e) { e.remove(); });
+            }
+          } else if (!busy(panel)) {
+            panel.replaceWith(document.importNode(fresh, true));
+          }
         });
         localTimes(document);
         document.documentElement.setAttribute("data-refreshed", String(Date.now()));
@@ -110,6 +114,7 @@
     source.addEventListener("open", function () {
       setStatus("● live", true);
       document.documentElement.setAttribute("data-live-connected", "true");
+      refresh(); // whatever changed between this page's render and the stream
     });
     source.addEventListener("change", refresh);
     source.addEventListener("error", function () {

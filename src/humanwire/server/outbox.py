@@ -12,8 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import hashlib
-import hmac
 import ipaddress
 import json
 import logging
@@ -25,6 +23,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+
+from humanwire.webhooks import sign
 
 from .config import ServiceConfig
 from .errors import InvalidRequest
@@ -55,10 +55,9 @@ def resolve_host(host: str, port: int) -> list[str]:
 
 
 def signature_header(secret: str, body: bytes, timestamp: int) -> str:
-    """``t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`` (DESIGN.md)."""
-    signed = str(timestamp).encode() + b"." + body
-    digest = hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest()
-    return f"t={timestamp},v1={digest}"
+    """``t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`` (DESIGN.md), made
+    by the same code the receiving side verifies with."""
+    return sign(secret, body, timestamp)
 
 
 def event_body(event: dict[str, Any]) -> bytes:

@@ -4,6 +4,7 @@ browser would (JSON ``{"values": ...}``), the values come back or go to the webh
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import httpx
 import pytest
@@ -14,7 +15,7 @@ from humanwire.errors import InvalidRequestError
 from humanwire.testing import ScriptedHuman, WebhookReceiver
 from humanwire.types import FormReceivedEvent
 
-FIELDS = [
+FIELDS: list[dict[str, Any]] = [
     {"id": "name", "label": "Name", "type": "text", "required": True},
     {"id": "email", "label": "Email", "type": "email"},
     {

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-import jsonschema
+import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import pytest
 from http_support import HUMAN, AppUnderTest, svc_fixture
 from openapi_spec_validator import validate

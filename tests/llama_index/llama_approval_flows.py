@@ -6,6 +6,7 @@ No ``from __future__ import annotations``: workflow steps are read by their anno
 from typing import Any
 
 from llama_index.core.workflow import Context, Event, StartEvent, StopEvent, Workflow, step
+from pydantic import BaseModel
 
 from humanwire.approval import ApprovalDecision, ApprovalRequest, Approver
 from humanwire.llama_index import request_approval
@@ -72,3 +73,36 @@ class TwoApprovalFlow(Workflow):
             watch=self.watch,
         )
         return StopEvent(result={"deploy": ev.first, "announce": summary(decision)})
+
+
+class PlainState(BaseModel):
+    deploys: int = 0
+
+
+class ApprovalState(BaseModel):
+    deploys: int = 0
+    humanwire_approvals: dict[str, Any] = {}
+
+
+class PlainStateFlow(DeployFlow):
+    """A typed state without room for the approval record."""
+
+    @step
+    async def deploy(self, ctx: Context[PlainState], ev: StartEvent) -> StopEvent:
+        decision = await request_approval(
+            ctx, ApprovalRequest("deploy", {}), approver=self.approver, watch=self.watch
+        )
+        return StopEvent(result=summary(decision))
+
+
+class ApprovalStateFlow(DeployFlow):
+    """A typed state with the field the approval record lives in."""
+
+    @step
+    async def deploy(self, ctx: Context[ApprovalState], ev: StartEvent) -> StopEvent:
+        decision = await request_approval(
+            ctx, ApprovalRequest("deploy", {}), approver=self.approver, watch=self.watch
+        )
+        async with ctx.store.edit_state() as state:
+            state.deploys += 1
+        return StopEvent(result=summary(decision))

@@ -25,7 +25,12 @@ from humanwire.llama_index import (
 from humanwire.testing import ScriptedHuman, WebhookReceiver
 
 sys.path.insert(0, str(Path(__file__).parent))
-from llama_approval_flows import DeployFlow, TwoApprovalFlow
+from llama_approval_flows import (
+    ApprovalStateFlow,
+    DeployFlow,
+    PlainStateFlow,
+    TwoApprovalFlow,
+)
 
 
 async def _run_live(flow: Any, **start: Any) -> tuple[dict[str, Any], list[Any]]:
@@ -310,3 +315,16 @@ async def test_default_approver_comes_from_the_environment(
     assert (await form.async_wait(5)).to == "+12025550100"
     [asked] = [e for e in events if isinstance(e, ApprovalRequiredEvent)]
     assert asked.interaction_id == result["interaction_id"]
+
+
+async def test_typed_state_needs_room_for_the_approval(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
+) -> None:
+    approver = Approver(async_humanwire_client, follow_up_time=30)
+    with pytest.raises(ValueError, match="humanwire_approvals: dict"):
+        await PlainStateFlow(approver, timeout=None).run()
+    assert human.deliveries() == []  # refused before anyone was asked
+
+    human.fill_form({"decision": "approve"})
+    result, _ = await _run_live(ApprovalStateFlow(approver, timeout=None))
+    assert result["approved"] is True

@@ -164,7 +164,7 @@ async def watch_approval(
             return decision
 
 
-async def _watch_and_send(ctx: Context, approver: Approver, interaction_id: str) -> None:
+async def _watch_and_send(ctx: Context[Any], approver: Approver, interaction_id: str) -> None:
     try:
         decision = await watch_approval(
             approver_async_client(approver),
@@ -186,7 +186,7 @@ async def _watch_and_send(ctx: Context, approver: Approver, interaction_id: str)
         logger.info("approval %s decided after its run stopped", interaction_id)
 
 
-def _ensure_watcher(ctx: Context, approver: Approver, interaction_id: str) -> None:
+def _ensure_watcher(ctx: Context[Any], approver: Approver, interaction_id: str) -> None:
     if interaction_id in _watchers:
         return
     # Created inside an empty contextvars context: the watcher outlives this step attempt,
@@ -236,7 +236,18 @@ def _state_path(key: str) -> str:
     return f"{_STATE_ROOT}.k{hashlib.sha256(key.encode()).hexdigest()[:24]}"
 
 
-def _workflow_timeout(ctx: Context) -> float | None:
+async def _save_record(ctx: Context[Any], path: str, record: dict[str, Any]) -> None:
+    try:
+        await ctx.store.set(path, record)
+    except ValueError as exc:
+        raise ValueError(
+            f"request_approval keeps its form in the run's state under {_STATE_ROOT!r}, "
+            f"which this workflow's state model refuses ({exc}): add the field "
+            f"`{_STATE_ROOT}: dict[str, Any] = {{}}` to it"
+        ) from exc
+
+
+def _workflow_timeout(ctx: Context[Any]) -> float | None:
     # Best effort, through private attributes: only to explain a timeout before it bites.
     workflow = getattr(getattr(ctx, "_face", None), "_workflow", None)
     timeout = getattr(workflow, "_timeout", None)
@@ -258,7 +269,7 @@ def approval_key(action: str, arguments: dict[str, Any]) -> str:
 
 
 async def request_approval(
-    ctx: Context,
+    ctx: Context[Any],
     request: ApprovalRequest,
     *,
     approver: Approver | None = None,
@@ -281,7 +292,7 @@ async def request_approval(
     key = key or approval_key(request.action, request.arguments)
     path = _state_path(key)
     record: dict[str, Any] | None = await ctx.store.get(path, default=None)
-    if record is None:
+    if record is None or not record.get("interaction_id"):
         window = approval_window(approver)
         timeout = _workflow_timeout(ctx)
         if watch and timeout is not None and timeout < window:
@@ -289,6 +300,8 @@ async def request_approval(
                 f"this workflow times out after {timeout:g} s, but the approval may take up "
                 f"to {window:g} s: create the workflow with timeout=None"
             )
+        # Written before sending: a state model that refuses it fails before anyone is asked.
+        await _save_record(ctx, path, {"key": key})
         kwargs = approver.form_request(request, wait=False)
         kwargs["follow_up_time"] = window
         send = getattr(approver_async_client(approver).forms, approver.channel)
@@ -298,7 +311,7 @@ async def request_approval(
             "interaction_id": response.interaction_id,
             "form_url": response.form_url,
         }
-        await ctx.store.set(path, record)
+        await _save_record(ctx, path, record)
     interaction_id: str = record["interaction_id"]
     if watch:
         _ensure_watcher(ctx, approver, interaction_id)

@@ -26,13 +26,16 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: sync Playwright keeps an asyncio loop running in the main
+# thread while it is open, and every pytest-asyncio test after it would then fail with
+# "Runner.run() cannot be called from a running event loop".
+@pytest.fixture(scope="module")
 def playwright() -> Iterator[Playwright]:
     with sync_playwright() as running:
         yield running
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(playwright: Playwright) -> Iterator[Browser]:
     if not os.path.exists(CHROMIUM):
         pytest.fail(f"chromium not found at {CHROMIUM} (apt-get install chromium)")

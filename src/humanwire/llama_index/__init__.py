@@ -38,8 +38,20 @@ Decisions:
   it with ``timeout=None``). An expired form is the approver's timeout default
   (``reject`` unless configured), reported with ``timed_out=True``, not an exception.
 - The form is sent once per approval even though LlamaIndex replays a waiting step: its
-  interaction is kept in the run's state (``ctx.store``), which also travels with a
-  durable run's saved context.
+  interaction is kept in the run's state (``ctx.store``, key ``humanwire_approvals``),
+  which also travels with a durable run's saved context. A workflow with a typed state
+  model needs the field ``humanwire_approvals: dict[str, Any] = {}`` (it is told so
+  before anything is sent).
+- Live approvals are driven by the service: a watcher long-polls the interaction (60 s
+  per request) and sends the decision into the run. A run stopped before the decision
+  leaves its watcher polling until the form closes.
+- Durable approvals (``watch=False``) resume from the ``form.received`` webhook
+  (signature verified when given the secret); a retried delivery finds nothing to
+  resume. An expired form sends no webhook: ``resume_expired`` applies the timeout
+  default to such runs.
+- Given only a sync client (or only an async one), the adapter makes its twin for the
+  same service and account — agents call the async path — never a client from the
+  environment.
 """
 
 from __future__ import annotations

@@ -11,6 +11,16 @@ resume it when the ``form.received`` webhook arrives — in this process or anot
 4. A form that expires sends no webhook: :func:`resume_expired` (run it from a scheduler)
    resumes runs whose form closed unanswered with the timeout decision.
 
+A receiver, in any web framework::
+
+    store = FilePausedRunStore("paused-runs")
+
+    async def on_webhook(raw_body: bytes, headers: Mapping[str, str]) -> None:
+        outcome = await resume_from_webhook(
+            MyWorkflow(timeout=None), store, raw_body, headers, secret=WEBHOOK_SECRET
+        )
+        # None: not a form.received for a run of ours (or already resumed)
+
 The workflow's steps must be safe to replay: the approval form itself is sent once (its
 interaction is kept in the run's state), but other work before ``request_approval`` in
 the same step runs again on resume.

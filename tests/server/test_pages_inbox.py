@@ -1,0 +1,221 @@
+"""The inbox and reply pages over real HTTP (no browser): authentication, CSRF, account
+isolation, escaping, the live stream."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+
+from humanwire import HumanWire
+from humanwire.testing.service import RunningService
+
+HUMAN = "+12025550100"
+
+
+@pytest.fixture
+def browser_like(humanwire_service: RunningService) -> Iterator[httpx.Client]:
+    """A cookie-keeping client, as a browser is."""
+    with httpx.Client(base_url=humanwire_service.base_url) as client:
+        yield client
+
+
+def login(client: httpx.Client, key: str) -> str:
+    """Logs in through ``?key=``; returns the CSRF token the page's forms carry."""
+    response = client.get(f"/inbox?key={key}")
+    assert response.status_code == 303
+    assert response.headers["location"] == "/inbox"
+    page = client.get("/inbox")
+    assert page.status_code == 200
+    found = re.search(r'name="csrf" value="([^"]+)"', page.text)
+    assert found is not None
+    return found.group(1)
+
+
+def test_inbox_needs_the_key(humanwire_service: RunningService, humanwire_api_key: str) -> None:
+    base = humanwire_service.base_url
+    anonymous = httpx.get(f"{base}/inbox")
+    assert anonymous.status_code == 303
+    assert anonymous.headers["location"] == "/inbox/login?next=%2Finbox"
+    wrong = httpx.get(f"{base}/inbox", headers={"Authorization": "Bearer hw_nope"})
+    assert wrong.status_code == 401
+    assert httpx.get(f"{base}/inbox?key=hw_nope").status_code == 401
+    bearer = httpx.get(f"{base}/inbox", headers={"Authorization": f"Bearer {humanwire_api_key}"})
+    assert bearer.status_code == 200 and "What your agents sent" in bearer.text
+    for path in ("/inbox/events", "/inbox/channels"):
+        assert httpx.get(base + path).status_code == 303, path
+    for path in ("/inbox/reply", "/inbox/text", "/inbox/channels", "/inbox/inbound-call"):
+        assert httpx.post(base + path, data={"body": "x"}).status_code == 401, path
+
+
+def test_key_cookie_is_httponly_strict_and_dropped_from_the_url(
+    browser_like: httpx.Client, humanwire_api_key: str
+) -> None:
+    response = browser_like.get(f"/inbox/channels?key={humanwire_api_key}&x=1")
+    assert response.status_code == 303
+    assert response.headers["location"] == "/inbox/channels?x=1"
+    cookies = response.headers.get_list("set-cookie")
+    key_cookie = next(c for c in cookies if c.startswith("hw_inbox_key="))
+    assert "HttpOnly" in key_cookie and "SameSite=strict" in key_cookie
+    assert "Path=/inbox" in key_cookie
+
+
+def test_login_form_and_safe_next(browser_like: httpx.Client, humanwire_api_key: str) -> None:
+    refused = browser_like.post("/inbox/login", data={"key": "hw_wrong"})
+    assert refused.status_code == 401 and "That API key is not valid." in refused.text
+    response = browser_like.post(
+        "/inbox/login", data={"key": humanwire_api_key, "next": "https://evil.example/"}
+    )
+    assert response.status_code == 303 and response.headers["location"] == "/inbox"
+    response = browser_like.post(
+        "/inbox/login", data={"key": humanwire_api_key, "next": "/inbox/channels"}
+    )
+    assert response.headers["location"] == "/inbox/channels"
+
+
+def test_actions_need_the_csrf_token(
+    browser_like: httpx.Client, humanwire_api_key: str, humanwire_client: HumanWire
+) -> None:
+    csrf = login(browser_like, humanwire_api_key)
+    text = {"channel": "sms", "from": HUMAN, "to": "", "body": "hello"}
+    forged = browser_like.post("/inbox/text", data=text)
+    assert forged.status_code == 403
+    forged = browser_like.post("/inbox/text", data=text | {"csrf": "not-it"})
+    assert forged.status_code == 403
+    accepted = browser_like.post("/inbox/text", data=text | {"csrf": csrf})
+    assert accepted.status_code == 303
+    page = browser_like.get("/inbox").text
+    assert "Text sent to" in page
+    assert "hello" in page
+    # The notice shows once.
+    assert "Text sent to" not in browser_like.get("/inbox").text
+
+
+def test_bearer_actions_need_no_csrf(
+    humanwire_service: RunningService, humanwire_api_key: str, humanwire_client: HumanWire
+) -> None:
+    response = httpx.post(
+        f"{humanwire_service.base_url}/inbox/text",
+        data={"channel": "whatsapp", "from": HUMAN, "body": "via bearer"},
+        headers={"Authorization": f"Bearer {humanwire_api_key}"},
+    )
+    assert response.status_code == 303
+
+
+def test_accounts_never_see_each_other(
+    humanwire_service: RunningService, humanwire_client: HumanWire, humanwire_api_key: str
+) -> None:
+    humanwire_client.messages.sms(to=HUMAN, message="secret of account A <b>")
+    call = humanwire_client.calls.create(to=HUMAN, prompt="A's call")
+    other_key = humanwire_service.create_account("B")
+    with httpx.Client(base_url=humanwire_service.base_url) as other:
+        csrf = login(other, other_key)
+        page = other.get("/inbox").text
+        assert "secret of account A" not in page and "A&#x27;s call" not in page
+        # B cannot end A's call through the inbox either.
+        response = other.post(
+            f"/inbox/calls/{call.interaction_id}",
+            data={"csrf": csrf, "outcome": "completed", "summary": "hijack"},
+        )
+        assert response.status_code == 303
+        assert 'class="flash bad"' in other.get("/inbox").text
+    assert humanwire_client.interactions.status(call.interaction_id).status == "pending"
+    with httpx.Client(base_url=humanwire_service.base_url) as mine:
+        login(mine, humanwire_api_key)
+        page = mine.get("/inbox").text
+        assert "secret of account A &lt;b&gt;" in page
+
+
+def test_failed_action_is_reported(
+    browser_like: httpx.Client, humanwire_api_key: str, humanwire_client: HumanWire
+) -> None:
+    csrf = login(browser_like, humanwire_api_key)
+    response = browser_like.post(
+        "/inbox/inbound-call",
+        data={"csrf": csrf, "from": HUMAN, "to": "+12025550155", "summary": "hi"},
+    )
+    assert response.status_code == 303
+    page = browser_like.get("/inbox").text
+    assert 'class="flash bad"' in page
+
+
+def test_live_stream_reports_changes(
+    humanwire_service: RunningService, humanwire_api_key: str, humanwire_client: HumanWire
+) -> None:
+    headers = {"Authorization": f"Bearer {humanwire_api_key}"}
+    received: list[str] = []
+    connected = threading.Event()
+
+    def listen() -> None:
+        with httpx.stream(
+            "GET", f"{humanwire_service.base_url}/inbox/events", headers=headers, timeout=10
+        ) as stream:
+            assert stream.headers["content-type"].startswith("text/event-stream")
+            for line in stream.iter_lines():
+                if line.startswith(": connected"):
+                    connected.set()
+                if line.startswith("event: change"):
+                    received.append(line)
+                    return
+
+    listener = threading.Thread(target=listen, daemon=True)
+    listener.start()
+    assert connected.wait(5)
+    humanwire_client.messages.sms(to=HUMAN, message="ping")
+    listener.join(5)
+    assert received == ["event: change"]
+
+
+def test_reply_page(humanwire_service: RunningService, humanwire_client: HumanWire) -> None:
+    card = humanwire_client.channels.create(
+        type="sms", to=HUMAN, wait_time=20, follow_up_time=60, reply_link=True
+    )
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        held = pool.submit(humanwire_client.messages.channel, card.id, message="<b>Approve?</b>")
+        link = _reply_link(humanwire_client)
+        page = httpx.get(link)
+        assert page.status_code == 200
+        assert "&lt;b&gt;Approve?&lt;/b&gt;" in page.text and "<b>Approve" not in page.text
+        assert page.headers["referrer-policy"] == "no-referrer"
+        empty = httpx.post(link, json={"body": "  "})
+        assert empty.status_code == 400 and empty.json()["error"]["field"] == "body"
+        assert httpx.post(link, json={"body": "x", "more": 1}).status_code == 400
+        assert httpx.post(link, data={"body": ""}).status_code == 400
+        answered = httpx.post(link, json={"body": "Yes <i>do it</i>"})
+        assert answered.status_code == 200 and answered.json() == {"status": "replied"}
+        assert held.result(timeout=10).response == "Human response: Yes <i>do it</i>"
+    again = httpx.post(link, json={"body": "no"})
+    assert again.status_code == 409 and again.json()["error"]["code"] == "conflict"
+    shown = httpx.get(link).text
+    assert "Your reply was sent" in shown and "Yes &lt;i&gt;do it&lt;/i&gt;" in shown
+    unknown = httpx.get(link.rsplit("/", 1)[0] + "/" + "y" * 43)
+    assert unknown.status_code == 404
+
+
+def test_reply_link_expires(humanwire_client: HumanWire) -> None:
+    card = humanwire_client.channels.create(
+        type="whatsapp", to=HUMAN, wait_time=1, follow_up_time=1, reply_link=True
+    )
+    response = humanwire_client.messages.channel(card.id, message="Quick one")
+    assert response.responded is False
+    link = _reply_link(humanwire_client)
+    time.sleep(1.2)
+    assert httpx.get(link).status_code == 410
+    late = httpx.post(link, json={"body": "too late"})
+    assert late.status_code == 410 and late.json()["error"]["code"] == "gone"
+
+
+def _reply_link(client: HumanWire) -> str:
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        for delivery in client.sandbox.deliveries():
+            found = re.search(r"https?://\S+/r/[A-Za-z0-9_-]+", delivery.text)
+            if found:
+                return found.group(0)
+        time.sleep(0.05)
+    raise AssertionError("no reply link delivered")

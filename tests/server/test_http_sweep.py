@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
-from http_support import HUMAN, SLACK_HUMAN, AppUnderTest, assert_error, svc_fixture
+from http_support import BASE_URL, HUMAN, SLACK_HUMAN, AppUnderTest, assert_error, svc_fixture
 
 from humanwire.server.routes import Operation, api_operations
 
@@ -277,3 +277,37 @@ async def test_unknown_paths_and_methods(sweep: AppUnderTest) -> None:
                 continue
             assert_error(response, 405, "method_not_allowed", None)
             assert set(response.headers["allow"].split(", ")) >= allowed
+
+
+async def test_form_links_refuse_garbage_and_stay_open(svc: AppUnderTest) -> None:
+    """The form route is the one write without a key: garbage there is refused too, and
+    the form can still be submitted afterwards."""
+    body = {**VALID_BODIES["sendSmsForm"], "followUpTime": 60}
+    body["fields"] = [{"id": "name", "label": "Name", "type": "text", "required": True}]
+    del body["waitTime"]
+    sent = await svc.client.post("/forms/sms", json=body)
+    assert sent.status_code == 200, sent.text
+    form_url = sent.json()["formUrl"]
+    assert form_url.startswith(BASE_URL + "/f/")
+    path = form_url.removeprefix(BASE_URL)
+    json_type = {"Content-Type": "application/json"}
+    async with svc.anonymous() as browser:
+        for raw in [*BAD_JSON_BODIES, b'{"values": [1]}', b'{"values": {"name": {"x": 1}}}']:
+            response = await browser.post(path, content=raw, headers=json_type)
+            assert response.status_code == 400, (raw[:20], response.status_code, response.text)
+        unknown_field = await browser.post(path, json={"values": {"nope": "x"}})
+        assert unknown_field.status_code == 400
+        oversized = b"name=" + b"x" * svc.config.max_body_bytes
+        form_type = {"Content-Type": "application/x-www-form-urlencoded"}
+        response = await browser.post(path, content=oversized, headers=form_type)
+        assert_error(response, 413, "payload_too_large")
+        for garbage in [b"%zz=%%", b"\xff\xfe", b"a&&&=&==", b"name"]:
+            response = await browser.post(path, content=garbage, headers=form_type)
+            assert response.status_code == 400, (garbage, response.status_code)
+        unknown = await browser.post(path + "x", json={"values": {"name": "Ada"}})
+        assert unknown.status_code == 404
+        accepted = await browser.post(path, json={"values": {"name": "Ada"}})
+        assert accepted.status_code == 200, accepted.text
+    status = await svc.client.get(f"/interactions/{sent.json()['interactionId']}/status")
+    assert status.json()["result"]["payload"]["values"] == {"name": "Ada"}
+    assert len(await svc.deliveries()) == 1  # the link, sent once

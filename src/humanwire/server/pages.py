@@ -49,7 +49,7 @@ def _json_values(body: bytes) -> dict[str, str]:
     ``"true"``/``"false"``; a number as written; ``null`` as unanswered."""
     try:
         data = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # deep nesting must be a 400, not a 500
         raise InvalidRequest("the body is not valid JSON") from None
     if not isinstance(data, dict):
         raise InvalidRequest("the body must be a JSON object with values")

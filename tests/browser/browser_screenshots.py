@@ -1,6 +1,6 @@
 """Screenshots of the form page and the inbox, for the README (``docs/screenshots``).
 
-Run as ``python tests/browser/screenshots.py [out_dir]``; ``test_screenshots.py``
+Run as ``python tests/browser/browser_screenshots.py [out_dir]``; ``test_screenshots.py``
 runs the same code into a temporary directory so it cannot rot."""
 
 from __future__ import annotations

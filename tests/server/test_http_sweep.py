@@ -311,3 +311,31 @@ async def test_form_links_refuse_garbage_and_stay_open(svc: AppUnderTest) -> Non
     status = await svc.client.get(f"/interactions/{sent.json()['interactionId']}/status")
     assert status.json()["result"]["payload"]["values"] == {"name": "Ada"}
     assert len(await svc.deliveries()) == 1  # the link, sent once
+
+
+async def test_reply_links_refuse_garbage_and_stay_open(svc: AppUnderTest) -> None:
+    card = await svc.client.post(
+        "/channels",
+        json={"type": "sms", "to": HUMAN, "waitTime": 1, "followUpTime": 60, "replyLink": True},
+    )
+    assert card.status_code == 201, card.text
+    sent = await svc.client.post(f"/messages/{card.json()['id']}", json={"message": "Ok?"})
+    assert sent.status_code == 200, sent.text
+    [delivery] = await svc.deliveries()
+    link = re.search(re.escape(BASE_URL) + r"(/r/\S+)", delivery["text"])
+    assert link is not None, delivery["text"]
+    path = link.group(1)
+    json_type = {"Content-Type": "application/json"}
+    async with svc.anonymous() as browser:
+        for raw in [*BAD_JSON_BODIES, b'{"body": 1}', b'{"body": "x", "extra": 1}']:
+            response = await browser.post(path, content=raw, headers=json_type)
+            assert response.status_code == 400, (raw[:20], response.status_code, response.text)
+        oversized = b"body=" + b"x" * svc.config.max_body_bytes
+        form_type = {"Content-Type": "application/x-www-form-urlencoded"}
+        response = await browser.post(path, content=oversized, headers=form_type)
+        assert_error(response, 413, "payload_too_large")
+        assert (await browser.post(path + "x", json={"body": "hi"})).status_code == 404
+        accepted = await browser.post(path, json={"body": "yes, via the link"})
+        assert accepted.status_code == 200, accepted.text
+    status = await svc.client.get(f"/interactions/{sent.json()['interactionId']}/status")
+    assert status.json()["result"]["payload"]["body"] == "yes, via the link"

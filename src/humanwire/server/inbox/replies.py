@@ -142,7 +142,7 @@ class ReplyPages:
     async def _reply_json(self, token: str, raw: bytes) -> Response:
         try:
             data = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # deep nesting must be a 400, not a 500
             return json_error(400, "invalid_request", "the body is not valid JSON")
         if not isinstance(data, dict) or not isinstance(data.get("body"), str):
             return json_error(400, "invalid_request", "body must be a string", "body")

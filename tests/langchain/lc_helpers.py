@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
+from pydantic import BaseModel
 
 Mode = Literal["sync", "async"]
 
@@ -41,3 +42,22 @@ def scripted_model(*turns: Any) -> Any:
             return self
 
     return ScriptedChatModel(messages=iter(turns))
+
+
+def model_schema(tool: BaseTool) -> dict[str, Any]:
+    """The JSON schema of the arguments the model sees."""
+    schema = tool.tool_call_schema
+    if isinstance(schema, dict):
+        return schema
+    assert issubclass(schema, BaseModel)
+    return schema.model_json_schema()
+
+
+def properties(tool: BaseTool) -> set[str]:
+    """The argument names the model sees."""
+    return set(model_schema(tool).get("properties", {}))
+
+
+def text(message: ToolMessage) -> str:
+    assert isinstance(message.content, str)
+    return message.content

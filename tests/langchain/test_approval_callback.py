@@ -9,6 +9,7 @@ import httpx
 import pytest
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, tool
+from lc_helpers import properties
 
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.langchain import ApprovalRejected, HumanApprovalCallbackHandler, require_approval
@@ -217,7 +218,7 @@ def test_decorator_under_tool_makes_rejection_an_error_message(
         return f"dropped {table}"
 
     drop_table.handle_tool_error = True
-    assert set(drop_table.tool_call_schema.model_json_schema()["properties"]) == {"table"}
+    assert properties(drop_table) == {"table"}
     human.fill_form({"decision": "reject", "comment": "Production data"})
     message = drop_table.invoke(
         {"type": "tool_call", "name": "drop_table", "id": "c1", "args": {"table": "users"}}

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+from lc_helpers import model_schema, properties
 from pydantic import ValidationError
 
 from humanwire.langchain import (
@@ -104,14 +105,14 @@ def test_call_options_are_checked_at_construction() -> None:
 
 
 def test_schemas_the_model_reads() -> None:
-    assert set(AskHumanSMS().tool_call_schema.model_json_schema()["properties"]) == {"message"}
-    exposed = AskHumanSlack(expose_recipient=True).tool_call_schema.model_json_schema()
+    assert properties(AskHumanSMS()) == {"message"}
+    exposed = model_schema(AskHumanSlack(expose_recipient=True))
     assert "Slack member id" in exposed["properties"]["to"]["description"]
-    assert set(CallHuman().tool_call_schema.model_json_schema()["properties"]) == {"prompt"}
-    check = CheckHumanInteraction().tool_call_schema.model_json_schema()
+    assert properties(CallHuman()) == {"prompt"}
+    check = model_schema(CheckHumanInteraction())
     assert set(check["properties"]) == {"interaction_id"}
     channel = AskHumanChannel(channel_id="ch_" + "a" * 24)
-    assert "channel_id" not in channel.tool_call_schema.model_json_schema()["properties"]
+    assert "channel_id" not in model_schema(channel)["properties"]
     for tool in (AskHumanSMS(), HumanForm(), CallHuman(), NotifyHumanSMS()):
         assert tool.response_format == "content_and_artifact"
         assert tool.handle_tool_error is True

@@ -35,7 +35,7 @@ def build_agent(
     tools: list[BaseTool] = [send_email]
     model = scripted_model(AIMessage(content="", tool_calls=[CALL]), AIMessage(content="All done."))
     middleware = HumanInTheLoopMiddleware(
-        interrupt_on={"send_email": {"allowed_decisions": allowed}},  # type: ignore[typeddict-item]
+        interrupt_on={"send_email": {"allowed_decisions": allowed}},  # type: ignore[dict-item]
         interrupt_mode=mode,  # type: ignore[arg-type]
     )
     return create_agent(model, tools=tools, middleware=[middleware], checkpointer=InMemorySaver())

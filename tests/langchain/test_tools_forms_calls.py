@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from lc_helpers import PHONE, SLACK, Mode, run_tool
+from lc_helpers import PHONE, SLACK, Mode, properties, run_tool, text
 
 from humanwire import HumanWire
 from humanwire.langchain import CallHuman, CheckHumanInteraction, HumanForm
@@ -39,7 +39,7 @@ async def test_fixed_form_answered(
     human.fill_form({"size": "l", "email": "ann@example.com"}, channel=channel)
     tool = make(HumanForm, channel=channel, title="Swag", fields=FIXED_FIELDS, wait_time=5)
     expected = {"message"} if channel != "whatsapp" else set()
-    assert set(tool.tool_call_schema.model_json_schema().get("properties", {})) == expected
+    assert properties(tool) == expected
     message = await run_tool(tool, {}, mode)
     assert message.status == "success"
     assert message.content == (
@@ -68,7 +68,7 @@ async def test_dynamic_form_designed_by_the_model(
 ) -> None:
     human.fill_form({"main_course": "Salad", "vegetarian": True, "notes": "no nuts"})
     tool = make(HumanForm, wait_time=5)
-    assert set(tool.tool_call_schema.model_json_schema()["properties"]) == {
+    assert properties(tool) == {
         "title",
         "fields",
         "description",
@@ -164,7 +164,7 @@ async def test_transferred_call(make: Callable[..., Any], human: ScriptedHuman, 
     human.transfer_call("Asked for a person.")
     tool = make(CallHuman, transfer_to="+442079460999")
     message = await run_tool(tool, {"prompt": "Call about the invoice."}, mode)
-    assert message.content.startswith("The call was transferred to a human.")
+    assert text(message).startswith("The call was transferred to a human.")
     assert message.artifact.outcome == "transferred"
 
 

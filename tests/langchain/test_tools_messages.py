@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from lc_helpers import OTHER_PHONE, PHONE, SLACK, Mode, run_tool
+from lc_helpers import OTHER_PHONE, PHONE, SLACK, Mode, model_schema, properties, run_tool, text
 
 from humanwire import HumanWire
 from humanwire.langchain import (
@@ -96,7 +96,7 @@ async def test_recipient_is_not_exposed(
     make: Callable[..., Any], humanwire_client: HumanWire, channel: str, mode: Mode
 ) -> None:
     tool = make(ASK[channel], wait_time=1)
-    assert set(tool.tool_call_schema.model_json_schema()["properties"]) == {"message"}
+    assert properties(tool) == {"message"}
     # A model that invents a recipient anyway does not get to use it.
     message = await run_tool(tool, {"message": "Hello", "to": OTHER_PHONE}, mode)
     (delivery,) = humanwire_client.sandbox.deliveries(
@@ -111,7 +111,7 @@ async def test_exposed_recipient_is_used(
 ) -> None:
     human.reply("here", to=OTHER_PHONE)
     tool = make(AskHumanSMS, wait_time=5, expose_recipient=True)
-    assert "to" in tool.tool_call_schema.model_json_schema()["properties"]
+    assert "to" in model_schema(tool)["properties"]
     message = await run_tool(tool, {"message": "Hello", "to": OTHER_PHONE}, mode)
     assert message.content == "Human response: here"
     (delivery,) = humanwire_client.sandbox.deliveries(
@@ -206,4 +206,4 @@ async def test_unknown_channel_card_is_an_error_tool_message(
     tool = make(AskHumanChannel, channel_id="ch_" + "x" * 24)
     message = await run_tool(tool, {"message": "Hello"}, mode)
     assert message.status == "error"
-    assert "not" in message.content.lower()
+    assert "not" in text(message).lower()

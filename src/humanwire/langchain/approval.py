@@ -13,7 +13,7 @@ import functools
 import inspect
 import json
 from collections.abc import Callable, Collection
-from typing import Any, TypeVar, overload
+from typing import Any, Protocol, TypeVar, overload
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
@@ -28,6 +28,7 @@ __all__ = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
+ToolT = TypeVar("ToolT", bound=BaseTool)
 ToolFilter = Collection[str] | Callable[[str, dict[str, Any]], bool] | None
 Describe = Callable[[str, dict[str, Any]], str | None]
 
@@ -200,6 +201,15 @@ def _guard_tool(tool: BaseTool, handler: HumanApprovalCallbackHandler) -> BaseTo
     return tool.model_copy(update={"callbacks": combined})
 
 
+class _Decorator(Protocol):
+    @overload
+    def __call__(self, target: ToolT, /) -> ToolT: ...
+    @overload
+    def __call__(self, target: F, /) -> F: ...
+
+
+@overload
+def require_approval(target: ToolT, /) -> ToolT: ...
 @overload
 def require_approval(target: F, /) -> F: ...
 @overload
@@ -210,7 +220,7 @@ def require_approval(
     approver: Approver | None = None,
     description: str | None = None,
     **approver_options: Any,
-) -> Callable[[F], F]: ...
+) -> _Decorator: ...
 def require_approval(
     target: Any = None,
     /,

@@ -201,7 +201,7 @@ class ApprovalCheckpoint:
         event: Event | Mapping[str, Any] | bytes | str,
         *,
         thread_id: str | None = None,
-    ) -> Any | None:
+    ) -> Any:
         """Resume the thread a ``form.received`` event answers; the graph's result, or
         ``None`` when the event is not for a pause of this checkpoint (another event
         type, an unknown interaction, or a thread already resumed: deliveries may repeat).
@@ -224,7 +224,7 @@ class ApprovalCheckpoint:
         event: Event | Mapping[str, Any] | bytes | str,
         *,
         thread_id: str | None = None,
-    ) -> Any | None:
+    ) -> Any:
         parsed = _parse(event)
         if not isinstance(parsed, FormReceivedEvent):
             return None
@@ -239,7 +239,7 @@ class ApprovalCheckpoint:
                 return await graph.ainvoke(Command(resume={pending.id: value}), config)
         return None
 
-    def poll(self, graph: Any, config: RunnableConfig, *, wait: float | None = None) -> Any | None:
+    def poll(self, graph: Any, config: RunnableConfig, *, wait: float | None = None) -> Any:
         """Without webhooks: resume the thread's paused approval if its form was submitted
         (with the values) or has expired (as a timeout); ``None`` while it is still open.
         ``wait`` holds the status request up to that many seconds (at most 60)."""

@@ -63,7 +63,9 @@ def build(model: type[M], **values: Any) -> M:
     """A request with windows shorter than the wire allows: validated with whole
     seconds, then the windows replaced (the engine accepts any positive float)."""
     windows = {name: values.pop(name) for name in ("wait_time", "follow_up_time") if name in values}
-    wire = {name: (1 if value is not None else None) for name, value in windows.items()}
+    wire: dict[str, Any] = {
+        name: (1 if value is not None else None) for name, value in windows.items()
+    }
     instance = model.model_validate({**values, **wire})  # type: ignore[attr-defined]
     return instance.model_copy(update=windows)  # type: ignore[no-any-return]
 
@@ -170,10 +172,8 @@ class Receiver:
                     headers[name.strip().lower()] = value.strip()
             body = await reader.readexactly(int(headers.get("content-length", "0")))
             self.requests.append(ReceivedRequest(path, headers, body))
-            writer.write(
-                f"HTTP/1.1 {self.status} X\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok"
-                .encode()
-            )
+            status_line = f"HTTP/1.1 {self.status} X\r\n"
+            writer.write(status_line.encode() + b"content-length: 2\r\nconnection: close\r\n\r\nok")
             await writer.drain()
         finally:
             writer.close()

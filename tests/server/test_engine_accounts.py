@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -160,3 +161,27 @@ async def test_spam_guard_suspends_and_it_is_persisted(tmp_path: Path) -> None:
         assert caught.value.status == 403
     finally:
         reopened.store.close()
+
+
+async def test_accounts_created_by_another_connection_while_running(
+    engine: Engine, account: Account
+) -> None:
+    """``humanwire accounts create`` opens the same file while the service runs."""
+    await engine.send_message(account, sms())  # the service is writing (a batch is open)
+
+    def other_process() -> tuple[Account, str]:
+        cli = Engine(replace(engine.config))  # its own connection to the same file
+        try:
+            return cli.create_account("from the cli")
+        finally:
+            cli.store.close()
+
+    created, key = await asyncio.to_thread(other_process)
+    found = engine.authenticate(key)
+    assert found is not None and found.id == created.id
+    # And the service's own writes are visible to the other connection.
+    reader = sqlite3.connect(engine.config.db_path)
+    await asyncio.sleep(0)  # the service's batch commits on the loop's next turn
+    count = reader.execute("SELECT COUNT(*) FROM deliveries").fetchone()[0]
+    reader.close()
+    assert count == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from typing import Any
 
 import pytest
 from engine_support import HUMAN, SLACK_HUMAN, account, engine, next_delivery, reply
@@ -21,7 +22,9 @@ __all__ = ["account", "engine"]
 
 
 def card(**values: object) -> ChannelCardCreateRequest:
-    windows = {k: values.pop(k) for k in ("wait_time", "follow_up_time") if k in values}
+    windows: dict[str, Any] = {
+        k: values.pop(k) for k in ("wait_time", "follow_up_time") if k in values
+    }
     base = ChannelCardCreateRequest.model_validate(
         {"type": "sms", "to": HUMAN, "waitTime": 30, **values}
     )

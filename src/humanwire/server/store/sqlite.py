@@ -211,6 +211,14 @@ class SQLiteStore:
 
     def _create_schema(self) -> None:
         with self._lock:
+            # An existing database needs no write (another process may hold the lock).
+            exists = self._db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+            ).fetchone()
+            if exists and self._db.execute(
+                "SELECT value FROM meta WHERE key = 'schema_version'"
+            ).fetchone() == (str(SCHEMA_VERSION),):
+                return
             # executescript commits on its own; the statements are all IF NOT EXISTS.
             self._db.executescript(_SCHEMA)
             self._db.execute(

@@ -226,3 +226,27 @@ def test_decorator_under_tool_makes_rejection_an_error_message(
     assert isinstance(message, ToolMessage)
     assert message.status == "error"
     assert "Production data" in message.content
+
+
+def test_rejection_inside_an_agent_stops_the_run(
+    humanwire_client: HumanWire, human: ScriptedHuman
+) -> None:
+    from langchain.agents import create_agent
+    from langchain_core.messages import AIMessage
+    from lc_helpers import scripted_model
+
+    log: list[str] = []
+    delete_file, list_files = make_tools(log)
+    call = {"name": "delete_file", "args": {"path": "/srv/db"}, "id": "c1"}
+    model = scripted_model(AIMessage(content="", tool_calls=[call]), AIMessage(content="ok"))
+    agent = create_agent(model, tools=[delete_file, list_files])
+    handler = HumanApprovalCallbackHandler(
+        client=humanwire_client, tools=["delete_file"], wait_time=5
+    )
+    human.fill_form({"decision": "reject", "comment": "That is the database"})
+    with pytest.raises(ApprovalRejected, match="That is the database"):
+        agent.invoke(
+            {"messages": [{"role": "user", "content": "clean up"}]},
+            config={"callbacks": [handler]},
+        )
+    assert log == []

@@ -189,3 +189,32 @@ async def test_call_to_bad_exposed_number_is_an_error(make: Callable[..., Any], 
     message = await run_tool(tool, {"prompt": "Hi", "to": "12345"}, mode)
     assert message.status == "error"
     assert "invalid to number" in message.content
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_call_end_reaches_webhook_when_not_waited_for(
+    make: Callable[..., Any],
+    humanwire_client: HumanWire,
+    human: ScriptedHuman,
+    webhook_receiver: WebhookReceiver,
+    mode: Mode,
+) -> None:
+    webhook_receiver.register(humanwire_client, event_types=["call.conversation.ended"])
+    human.answer_call("Agreed to reschedule.", delay=1)
+    tool = make(CallHuman, wait_for_call_end=False)
+    message = await run_tool(tool, {"prompt": "Reschedule the meeting."}, mode)
+    assert message.artifact.status == "pending"
+    (event,) = webhook_receiver.wait_for("call.conversation.ended", timeout=10)
+    assert event.payload.interaction_id == message.artifact.interaction_id
+    assert event.payload.summary == "Agreed to reschedule."
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_form_to_bad_exposed_number_is_an_error(
+    make: Callable[..., Any], humanwire_client: HumanWire, mode: Mode
+) -> None:
+    tool = make(HumanForm, title="Swag", fields=FIXED_FIELDS, wait_time=1, expose_recipient=True)
+    message = await run_tool(tool, {"to": "+15555550100"}, mode)
+    assert message.status == "error"
+    assert "invalid to number" in text(message)
+    assert humanwire_client.sandbox.deliveries() == []

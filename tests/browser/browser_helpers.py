@@ -6,6 +6,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from humanwire import HumanWire
+from humanwire.types import FormReceivedPayload
 
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 900}
@@ -33,3 +34,12 @@ def latest_form_url(client: HumanWire) -> str:
 
 def held(pool: ThreadPoolExecutor, function: Any, *args: Any, **kwargs: Any) -> Future[Any]:
     return pool.submit(function, *args, **kwargs)
+
+
+def submitted_values(client: HumanWire, interaction_id: str) -> dict[str, str]:
+    """The values of a submitted form, from its interaction status."""
+    status = client.interactions.status(interaction_id)
+    assert status.result is not None, f"{interaction_id} has no result ({status.status})"
+    payload = status.result.payload
+    assert isinstance(payload, FormReceivedPayload), payload
+    return dict(payload.values)

@@ -9,8 +9,15 @@ from typing import Any
 
 import httpx
 import pytest
-from browser_helpers import PHONE, OutsideRequests, held, latest_form_url, send_form
-from playwright.sync_api import Browser, Page, expect
+from browser_helpers import (
+    PHONE,
+    OutsideRequests,
+    held,
+    latest_form_url,
+    send_form,
+    submitted_values,
+)
+from playwright.sync_api import Browser, Dialog, Page, expect
 
 from humanwire import HumanWire
 from humanwire.testing.service import RunningService
@@ -41,10 +48,18 @@ EVERY_TYPE: list[dict[str, Any]] = [
 ]
 
 
-def status_of(client: HumanWire, form_url: str) -> Any:
+def interaction_of(client: HumanWire, form_url: str) -> str:
     deliveries = [d for d in client.sandbox.deliveries() if d.form_url == form_url]
-    assert deliveries, form_url
-    return client.interactions.status(deliveries[0].interaction_id)
+    assert deliveries and deliveries[0].interaction_id, form_url
+    return deliveries[0].interaction_id
+
+
+def status_of(client: HumanWire, form_url: str) -> Any:
+    return client.interactions.status(interaction_of(client, form_url))
+
+
+def values_of(client: HumanWire, form_url: str) -> dict[str, str]:
+    return submitted_values(client, interaction_of(client, form_url))
 
 
 def test_fill_and_submit_every_field_type(
@@ -89,10 +104,8 @@ def test_fill_and_submit_every_field_type(
     page.get_by_role("button", name="Send my answers").click()
 
     expect(page.get_by_role("heading", name="Thank you, your answers were sent")).to_be_visible()
-    status = status_of(humanwire_client, sent.form_url)
-    assert status.status == "ended"
-    assert status.result is not None
-    assert status.result.payload.values == {
+    assert status_of(humanwire_client, sent.form_url).status == "ended"
+    assert values_of(humanwire_client, sent.form_url) == {
         "name": "Ada Lovelace",
         "notes": "Ring twice.\nThanks",
         "email": "ada@example.com",
@@ -126,7 +139,7 @@ def test_required_fields_block_submission(humanwire_client: HumanWire, page: Pag
 def test_failed_patterns_and_types_block_submission(
     humanwire_client: HumanWire, page: Page
 ) -> None:
-    fields = [
+    fields: list[dict[str, Any]] = [
         {
             "id": "code",
             "label": "Booking code",
@@ -158,7 +171,7 @@ def test_failed_patterns_and_types_block_submission(
     page.get_by_label("Address").fill("221B Baker Street, London NW1 6XE")
     page.get_by_role("button", name="Submit").click()
     expect(page.get_by_role("heading", name="Thank you, your answers were sent")).to_be_visible()
-    values = status_of(humanwire_client, sent.form_url).result.payload.values
+    values = values_of(humanwire_client, sent.form_url)
     assert values["code"] == "ABC123"
 
 
@@ -167,7 +180,7 @@ def test_server_rejects_what_the_browser_would_and_keeps_the_input(
 ) -> None:
     """Without JavaScript the browser checks nothing: the server applies the same rules
     and re-renders the page with the person's answers and the messages."""
-    fields = [
+    fields: list[dict[str, Any]] = [
         {"id": "name", "label": "Name", "type": "text", "required": True},
         {
             "id": "code",
@@ -208,7 +221,7 @@ def test_server_rejects_what_the_browser_would_and_keeps_the_input(
         ).to_be_visible()
     finally:
         context.close()
-    values = status_of(humanwire_client, sent.form_url).result.payload.values
+    values = values_of(humanwire_client, sent.form_url)
     assert values == {"name": "Ada <b>", "code": "12", "phone": "+33612345678"}
 
 
@@ -249,7 +262,7 @@ def test_phone_country_search(humanwire_client: HumanWire, page: Page) -> None:
     page.get_by_role("textbox", name="Mobile").fill("21 123 4567")
     page.get_by_role("textbox", name="Mobile").press("Enter")
     expect(page.get_by_role("heading", name="Thank you, your answers were sent")).to_be_visible()
-    values = status_of(humanwire_client, sent.form_url).result.payload.values
+    values = values_of(humanwire_client, sent.form_url)
     assert values == {"tel": "+64211234567"}
 
 
@@ -304,8 +317,7 @@ def test_submission_inside_the_follow_up_window_is_accepted(
     page.get_by_label("OK?").fill("late but here")
     page.get_by_role("button", name="Submit").click()
     expect(page.get_by_role("heading", name="Thank you, your answers were sent")).to_be_visible()
-    status = humanwire_client.interactions.status(result.interaction_id)
-    assert status.result.payload.values == {"ok": "late but here"}
+    assert submitted_values(humanwire_client, result.interaction_id) == {"ok": "late but here"}
 
 
 def test_second_submission_refused_with_a_clear_page(
@@ -325,7 +337,7 @@ def test_second_submission_refused_with_a_clear_page(
     assert posted.value.status == 409
     expect(second.get_by_role("heading", name="This form was already submitted")).to_be_visible()
     expect(second.get_by_text("this one was not recorded")).to_be_visible()
-    values = status_of(humanwire_client, sent.form_url).result.payload.values
+    values = values_of(humanwire_client, sent.form_url)
     assert values == {"a": "first"}
 
 
@@ -354,7 +366,12 @@ def test_request_text_is_escaped(humanwire_client: HumanWire, page: Page) -> Non
         submit_label="<em>Go</em>",
     )
     dialogs: list[str] = []
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+
+    def on_dialog(dialog: Dialog) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
     page.goto(sent.form_url)
 
     expect(page.get_by_text(xss, exact=True)).to_be_visible()

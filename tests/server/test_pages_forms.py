@@ -14,7 +14,7 @@ from humanwire import HumanWire
 from humanwire.server.forms.countries import countries
 from humanwire.server.forms.render import format_duration, join_phone, raw_from_post
 from humanwire.testing.service import RunningService
-from humanwire.types import Form
+from humanwire.types import Form, FormReceivedPayload
 
 FIELDS: list[dict[str, Any]] = [
     {"id": "name", "label": "Name", "type": "text", "required": True},
@@ -34,6 +34,12 @@ def send(client: HumanWire, fields: list[dict[str, Any]] | None = None, **option
     return client.forms.sms(
         to="+12025550100", title=options.pop("title", "T"), fields=fields or FIELDS, **options
     )
+
+
+def values_of(client: HumanWire, interaction_id: str) -> dict[str, str]:
+    result = client.interactions.status(interaction_id).result
+    assert result is not None and isinstance(result.payload, FormReceivedPayload), result
+    return dict(result.payload.values)
 
 
 def error(response: httpx.Response) -> dict[str, Any]:
@@ -83,9 +89,7 @@ def test_json_submission(humanwire_client: HumanWire) -> None:
     )
     assert response.status_code == 200
     assert response.json() == {"status": "submitted"}
-    status = humanwire_client.interactions.status(sent.interaction_id)
-    assert status.result is not None
-    assert status.result.payload.values == {
+    assert values_of(humanwire_client, sent.interaction_id) == {
         "name": "Ada",
         "ok": "true",
         "size": "l",
@@ -174,10 +178,9 @@ def test_browser_post_redirects_to_the_confirmation(humanwire_client: HumanWire)
     )
     assert response.status_code == 303
     assert response.headers["location"] == "/f/" + sent.form_url.rsplit("/f/", 1)[1]
-    status = humanwire_client.interactions.status(sent.interaction_id)
-    assert status.result is not None
-    assert status.result.payload.values["phone"] == "+442079460018"
-    assert status.result.payload.values["ok"] == "true"
+    values = values_of(humanwire_client, sent.interaction_id)
+    assert values["phone"] == "+442079460018"
+    assert values["ok"] == "true"
 
 
 def test_browser_post_refused_keeps_the_input(humanwire_client: HumanWire) -> None:

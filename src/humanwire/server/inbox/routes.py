@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -34,7 +35,7 @@ from ..config import (
     ServiceConfig,
 )
 from ..engine import Engine
-from ..errors import InvalidRequest, ServiceError
+from ..errors import InvalidRequest, RateLimited, ServiceError
 from ..forms.html import SECURITY_HEADERS
 from ..forms.web import html_response, read_urlencoded
 from .auth import (
@@ -126,8 +127,15 @@ class InboxPages:
             viewer = identify(request, self.engine)
             if viewer is None:
                 return _problem(401, "Not logged in", "Log in to the inbox with the API key.")
-            if viewer.account.suspended:
-                return _problem(403, "Account suspended", "This account was shut down.")
+            try:
+                # Acting as the human counts like the sandbox API does.
+                self.engine.check_limits(viewer.account)
+            except RateLimited as exc:
+                problem = _problem(429, "Too many requests", exc.message)
+                problem.headers["Retry-After"] = str(max(1, math.ceil(exc.retry_after)))
+                return problem
+            except ServiceError as exc:
+                return _problem(exc.status, "Not allowed", exc.message)
             try:
                 posted = await read_urlencoded(request)
             except InvalidRequest as exc:

@@ -491,11 +491,16 @@ def _interactions_table(data: InboxData) -> Html:
     )
 
 
-def _log_value(entry: Mapping[str, object], *names: str) -> object:
-    for name in names:
-        if entry.get(name) is not None:
-            return entry[name]
-    return None
+def _log_time(value: object) -> Html:
+    """A log timestamp (ISO 8601 text or unix seconds) as a ``<time>``."""
+    if isinstance(value, (int, float, datetime)):
+        return _time(value)
+    if isinstance(value, str) and value:
+        try:
+            return _time(datetime.fromisoformat(value.replace("Z", "+00:00")))
+        except ValueError:
+            return render("{v}", v=value)
+    return Html("")
 
 
 def _webhook_table(data: InboxData) -> Html:
@@ -507,27 +512,28 @@ def _webhook_table(data: InboxData) -> Html:
         )
     rows = []
     for entry in data.webhook_log[:50]:
-        status = str(_log_value(entry, "status") or "")
-        at = _log_value(entry, "updatedAt", "updated_at", "createdAt", "created_at")
+        status = str(entry.get("status") or "")
         rows.append(
             render(
                 '<tr data-key="w-{id}"><td>{event}</td><td class="mono">{url}</td>'
                 "<td>{status}</td><td>{attempts}</td><td>{code}</td><td>{error}</td>"
-                "<td>{at}</td></tr>",
-                id=str(_log_value(entry, "id") or ""),
-                event=str(_log_value(entry, "eventType", "event_type") or ""),
-                url=str(_log_value(entry, "url", "webhookUrl", "webhook_url") or ""),
+                "<td>{created}</td><td>{next}</td></tr>",
+                id=str(entry.get("id") or ""),
+                event=str(entry.get("eventType") or ""),
+                url=str(entry.get("url") or "(deleted webhook)"),
                 status=_chip(status, status) if status else "",
-                attempts=str(_log_value(entry, "attempts") or 0),
-                code=str(_log_value(entry, "lastStatusCode", "last_status_code") or ""),
-                error=str(_log_value(entry, "lastError", "last_error") or ""),
-                at=_time(at) if isinstance(at, (int, float, datetime)) else str(at or ""),
+                attempts=str(entry.get("attempts") or 0),
+                code=str(entry.get("lastStatusCode") or ""),
+                error=str(entry.get("lastError") or ""),
+                created=_log_time(entry.get("createdAt")),
+                next=_log_time(entry.get("nextAttemptAt")),
             )
         )
     return render(
         '<div class="table-scroll"><table><thead><tr><th>Event</th><th>Webhook</th>'
-        "<th>Status</th><th>Tries</th><th>HTTP</th><th>Last error</th><th>When</th></tr>"
-        '</thead><tbody data-live="webhooks">{rows}</tbody></table></div>',
+        "<th>Status</th><th>Tries</th><th>HTTP</th><th>Last error</th><th>Created</th>"
+        '<th>Next try</th></tr></thead><tbody data-live="webhooks">{rows}</tbody></table>'
+        "</div>",
         rows=join(rows),
     )
 

@@ -123,7 +123,7 @@ async def bench_engine(n: int) -> Result:
     before = tracemalloc.get_traced_memory()[0]
     started = time.perf_counter()
     tasks = [asyncio.ensure_future(one(request)) for request in requests]
-    while len(engine._waiters) < n:
+    while engine.held_waits < n:
         await asyncio.sleep(0.001)
     send_seconds = time.perf_counter() - started
     gc.collect()
@@ -178,7 +178,7 @@ async def _http_client_side(runner: Any, key: str, n: int, concurrency: int) -> 
             done_at[body["interactionId"]] = time.perf_counter()
 
         def held() -> int:
-            return int(runner.call(lambda: len(engine._waiters)))
+            return int(runner.call(lambda: engine.held_waits))
 
         gc.collect()
         rss_before = _rss_bytes()

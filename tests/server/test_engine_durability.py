@@ -91,3 +91,22 @@ async def test_idempotent_results_survive_a_restart(tmp_path: Path) -> None:
         assert runs == 1
     finally:
         await second.close()
+
+
+async def test_close_answers_long_polls_and_cancels_held_requests(tmp_path: Path) -> None:
+    engine = Engine(fast_config(tmp_path))
+    await engine.start()
+    account, _ = engine.create_account()
+    listening = await engine.send_message(account, sms(follow_up_time=30))
+    poll = asyncio.create_task(
+        engine.interaction_status(account, listening.interaction_id, wait=30)
+    )
+    held = asyncio.create_task(engine.send_message(account, sms("held", wait_time=30)))
+    while engine.held_waits < 1:
+        await asyncio.sleep(0.005)
+    await engine.close()
+    status = await asyncio.wait_for(poll, 1)
+    assert status.status == "pending"  # still open: it re-arms at the next start
+    await asyncio.wait({held}, timeout=1)
+    assert held.done()
+    assert held.cancelled() or isinstance(held.exception(), asyncio.CancelledError)

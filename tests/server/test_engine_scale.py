@@ -26,9 +26,9 @@ async def test_ten_thousand_held_waits_are_all_answered(tmp_path: Path) -> None:
             for i in range(HELD)
         ]
         await asyncio.sleep(0)
-        while len(engine._waiters) < HELD:  # every send has delivered and is holding
+        while engine.held_waits < HELD:  # every send has delivered and is holding
             await asyncio.sleep(0.01)
-        assert len(engine._timers) == HELD
+        assert engine.open_windows == HELD
         sent = time.perf_counter()
         for delivery in engine.store.list_deliveries(account.id, limit=HELD):
             assert delivery.interaction_id is not None
@@ -46,7 +46,7 @@ async def test_ten_thousand_held_waits_are_all_answered(tmp_path: Path) -> None:
         answered = time.perf_counter()
         assert all(r.responded for r in responses)
         assert [r.reply for r in responses] == [f"a:q{i}" for i in range(HELD)]
-        assert engine._waiters == {} and engine._timers == {}
+        assert engine.held_waits == 0 and engine.open_windows == 0
         print(
             f"\n{HELD} held waits: sent in {sent - started:.2f}s, "
             f"all answered {answered - sent:.2f}s later"

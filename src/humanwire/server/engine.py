@@ -291,9 +291,10 @@ class Engine:
         for waiter in self._waiters.values():
             waiter.cancel()
         self._waiters.clear()
+        # Long polls answer with what is stored now (the store closes last).
         for futures in [*self._watchers.values(), *self._delivery_waiters.values()]:
             for future in futures:
-                future.cancel()
+                _settle(future, None)
         runs = [task for _fingerprint, task in self._idempotent_runs.values()]
         for task in runs:
             task.cancel()
@@ -302,6 +303,16 @@ class Engine:
                 await task
         await self.outbox.close()
         self.store.close()
+
+    @property
+    def held_waits(self) -> int:
+        """Requests held open right now (waiting for a reply, a submission, a call end)."""
+        return len(self._waiters)
+
+    @property
+    def open_windows(self) -> int:
+        """Interactions with an armed window timer."""
+        return len(self._timers)
 
     # -- accounts -------------------------------------------------------------
     def create_account(
@@ -1294,7 +1305,7 @@ class Engine:
         channel: str | None = None,
         interaction_id: str | None = None,
     ) -> list[SandboxDelivery]:
-        """Newest first."""
+        """Newest first, at most the 500 newest that match."""
         return [
             SandboxDelivery(
                 id=record.id,

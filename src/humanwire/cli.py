@@ -17,7 +17,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
@@ -118,6 +118,11 @@ def serve_config(args: argparse.Namespace) -> ServiceConfig:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    with _stop_on_signals() as stop:
+        return _serve_until(args, stop)
+
+
+def _serve_until(args: argparse.Namespace, stop: threading.Event) -> int:
     from humanwire.server.embedded import embedded_home
     from humanwire.server.runner import ServiceRunner
 
@@ -156,7 +161,7 @@ def _serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
-        _wait_for_stop(runner)
+        _wait_for_stop(runner, stop)
     finally:
         runner.stop()
     return 0
@@ -169,20 +174,29 @@ def _record_for_embedded(base_url: str, key: str) -> None:
         record_embedded_service(base_url, key)
 
 
-def _wait_for_stop(runner: ServiceRunner) -> None:
+@contextlib.contextmanager
+def _stop_on_signals() -> Iterator[threading.Event]:
+    """SIGINT (Ctrl+C) and SIGTERM set the event instead of raising, wherever they land,
+    so the service always stops gracefully and the command exits 0."""
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         stop.set()
 
-    previous = signal.signal(signal.SIGTERM, on_signal)
+    if threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        while runner.running and not stop.wait(0.5):
-            pass
-    except KeyboardInterrupt:
-        pass
+        yield stop
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _wait_for_stop(runner: ServiceRunner, stop: threading.Event) -> None:
+    while runner.running and not stop.wait(0.5):
+        pass
     print("humanwire: stopping", file=sys.stderr, flush=True)
 
 

@@ -88,3 +88,35 @@ def test_a_failing_app_start_is_a_runtime_error_and_frees_the_port(tmp_path: Pat
     with pytest.raises(RuntimeError, match="failed to start"):
         runner.start()
     assert not runner.running
+
+
+def test_stop_does_not_wait_for_held_requests(tmp_path: Path) -> None:
+    import threading
+    import time
+
+    runner = ServiceRunner(ServiceConfig(db_path=str(tmp_path / "held.db"))).start()
+    key = runner.create_account()
+    outcome: list[object] = []
+
+    def long_poll() -> None:
+        try:
+            outcome.append(
+                httpx.get(
+                    f"{runner.base_url}/sandbox/messages",
+                    params={"wait": "30"},
+                    headers={"Authorization": f"Bearer {key}"},
+                    timeout=40,
+                    trust_env=False,
+                ).status_code
+            )
+        except httpx.HTTPError as exc:
+            outcome.append(exc)
+
+    holder = threading.Thread(target=long_poll)
+    holder.start()
+    time.sleep(0.3)  # let the request be held
+    started = time.monotonic()
+    runner.stop()
+    assert time.monotonic() - started < 10
+    holder.join(10)
+    assert outcome, "the held request must end when the service stops"

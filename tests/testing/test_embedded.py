@@ -93,3 +93,20 @@ def test_preferred_port_must_be_a_number(home: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("HUMANWIRE_EMBEDDED_PORT", "eighty")
     with pytest.raises(ValueError, match="HUMANWIRE_EMBEDDED_PORT"):
         embedded.ensure_embedded_service()
+
+
+def test_a_busy_preferred_port_means_a_free_one(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    with socket.socket() as squatter:  # something else, not humanwire, holds the port
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen()
+        port = squatter.getsockname()[1]
+        monkeypatch.setenv("HUMANWIRE_EMBEDDED_PORT", str(port))
+        service = embedded.ensure_embedded_service()
+        assert service.in_process
+        assert service.base_url != f"http://127.0.0.1:{port}"
+        health = httpx.get(f"{service.base_url}/healthz", trust_env=False)
+        assert health.json() == {"status": "ok"}

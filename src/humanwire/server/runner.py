@@ -143,6 +143,7 @@ class ServiceRunner:
             failure = self._failure
             thread.join(_STOP_TIMEOUT)
             self._reset()
+            self._port = None
             raise RuntimeError(f"the humanwire service failed to start: {failure!r}") from failure
         logger.debug("humanwire service listening at %s", self.bound_url)
         return self

@@ -215,6 +215,18 @@ class HumanWire(_BaseClient[SyncMode]):
         copy._attach()
         return copy
 
+    def to_async(self) -> AsyncHumanWire:
+        """An ``AsyncHumanWire`` on the same service and account, with the same defaults
+        (its own connections). Adapters use it for their async path, so a sync client
+        given to them is never paired with one built from the environment."""
+        twin = AsyncHumanWire.__new__(AsyncHumanWire)
+        twin._options = self._options.copy()
+        twin._owns_http = True
+        twin._http = httpx.AsyncClient()
+        twin._driver = AsyncDriver(twin._http, None)
+        twin._attach()
+        return twin
+
     def close(self) -> None:
         if self._owns_http:
             self._http.close()
@@ -274,6 +286,17 @@ class AsyncHumanWire(_BaseClient[AsyncMode]):
         copy._driver = AsyncDriver(self._http, self._driver.sleep)
         copy._attach()
         return copy
+
+    def to_sync(self) -> HumanWire:
+        """A ``HumanWire`` on the same service and account, with the same defaults (its
+        own connections)."""
+        twin = HumanWire.__new__(HumanWire)
+        twin._options = self._options.copy()
+        twin._owns_http = True
+        twin._http = httpx.Client()
+        twin._driver = SyncDriver(twin._http, None)
+        twin._attach()
+        return twin
 
     async def aclose(self) -> None:
         if self._owns_http:

@@ -68,17 +68,25 @@ class HumanWireBaseTool(BaseTool):
         return cast("HumanWire | AsyncHumanWire | None", self.client or self.async_client)
 
     def sync_client(self) -> HumanWire:
+        """The client given, else one on the async client's service and account (never
+        one from the environment that might reach another service), else the default."""
         if self.client is None:
-            from humanwire._client import HumanWire
+            if self.async_client is not None:
+                self.client = cast("AsyncHumanWire", self.async_client).to_sync()
+            else:
+                from humanwire._client import HumanWire
 
-            self.client = HumanWire()
+                self.client = HumanWire()
         return cast("HumanWire", self.client)
 
     def aclient(self) -> AsyncHumanWire:
         if self.async_client is None:
-            from humanwire._client import AsyncHumanWire
+            if self.client is not None:
+                self.async_client = cast("HumanWire", self.client).to_async()
+            else:
+                from humanwire._client import AsyncHumanWire
 
-            self.async_client = AsyncHumanWire()
+                self.async_client = AsyncHumanWire()
         return cast("AsyncHumanWire", self.async_client)
 
     # -- calling the service -----------------------------------------------------------------

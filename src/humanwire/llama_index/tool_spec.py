@@ -21,7 +21,6 @@ from humanwire.types import (
     MessageReceivedEvent,
 )
 
-from ._clients import async_twin, sync_twin
 from ._tools import HumanWireFunctionTool
 
 if TYPE_CHECKING:
@@ -193,14 +192,24 @@ class HumanWireToolSpec(BaseToolSpec):
     def client(self) -> HumanWire:
         """The sync client: the one given, else one for the async client's service."""
         if self._client is None:
-            self._client = sync_twin(self._async_client)
+            if self._async_client is not None:
+                self._client = self._async_client.to_sync()
+            else:
+                from humanwire._client import HumanWire
+
+                self._client = HumanWire()
         return self._client
 
     @property
     def async_client(self) -> AsyncHumanWire:
         """The async client: the one given, else one for the sync client's service."""
         if self._async_client is None:
-            self._async_client = async_twin(self._client)
+            if self._client is not None:
+                self._async_client = self._client.to_async()
+            else:
+                from humanwire._client import AsyncHumanWire
+
+                self._async_client = AsyncHumanWire()
         return self._async_client
 
     def _recipient(self, channel: TextChannel, to: str | None) -> str:

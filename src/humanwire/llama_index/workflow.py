@@ -35,8 +35,6 @@ from humanwire.approval import (
 from humanwire.errors import HumanWireError
 from humanwire.types import FormReceivedEvent, InteractionStatus
 
-from ._clients import async_twin
-
 if TYPE_CHECKING:
     from humanwire._client import AsyncHumanWire
 
@@ -67,7 +65,6 @@ _FORGET_AFTER = 300.0
 _default_approvers: weakref.WeakKeyDictionary[
     asyncio.AbstractEventLoop, dict[tuple[str, str], Approver]
 ] = weakref.WeakKeyDictionary()
-_async_twins: weakref.WeakKeyDictionary[Approver, AsyncHumanWire] = weakref.WeakKeyDictionary()
 
 
 class ApprovalError(RuntimeError):
@@ -213,22 +210,15 @@ def _default_approver() -> Approver:
     key = (os.environ.get("HUMANWIRE_BASE_URL", ""), os.environ.get("HUMANWIRE_API_KEY", ""))
     approver = per_loop.get(key)
     if approver is None:
-        approver = Approver(async_client=async_twin(None), follow_up_time=DEFAULT_APPROVAL_WINDOW)
+        approver = Approver(follow_up_time=DEFAULT_APPROVAL_WINDOW)
         per_loop[key] = approver
     return approver
 
 
 def approver_async_client(approver: Approver) -> AsyncHumanWire:
-    """The async client an approval in a workflow uses: the approver's own, or — when it
-    was given only a sync client — one for that client's service and account, never a
-    client from the environment that might reach another service."""
-    has_async = getattr(approver, "_async_client", None) is not None
-    if has_async or getattr(approver, "_client", None) is None:
-        return approver.async_client
-    twin = _async_twins.get(approver)
-    if twin is None:
-        twin = _async_twins[approver] = async_twin(approver.client)
-    return twin
+    """The async client an approval in a workflow uses: the approver's own, or one on the
+    service and account of the sync client it was given (``Approver.async_client``)."""
+    return approver.async_client
 
 
 def _state_path(key: str) -> str:

@@ -184,15 +184,27 @@ def test_unsolicited_text_inbound_call_and_webhook_deliveries(
         assert event.payload.body == "Hello agent, any news?"
         assert event.payload.to == number
 
+        # A slack text: the sender follows the channel (the page's script does that, so
+        # wait until the reloaded page runs it).
+        page.wait_for_selector("html[data-live-connected]")
+        page.get_by_label("Channel", exact=True).select_option("slack")
+        expect(page.get_by_label("From").first).to_have_value("U0HUMAN0001")
+        page.get_by_label("Message").fill("Ping from slack")
+        page.get_by_role("button", name="Send text").click()
+        expect(texts).to_contain_text("Ping from slack")
+        (_, slack_event) = receiver.wait_for("message.received", count=2, timeout=10)
+        assert slack_event.payload.medium == "slack"
+        assert slack_event.payload.from_ == "U0HUMAN0001"
+
         page.get_by_label("What the caller says").fill("Please call me back about the order")
         page.get_by_role("button", name=f"Call {number}").click()
         (called,) = receiver.wait_for("call.conversation.ended", timeout=10)
         assert called.payload.summary == "Please call me back about the order"
 
-        # Both deliveries show up live in the webhook table with their status.
+        # The three deliveries show up live in the webhook table with their status.
         table = page.locator("tbody[data-live=webhooks]")
-        expect(table.locator("tr")).to_have_count(2)
-        expect(table.locator(".chip.delivered")).to_have_count(2)
+        expect(table.locator("tr")).to_have_count(3)
+        expect(table.locator(".chip.delivered")).to_have_count(3)
         expect(table).to_contain_text("call.conversation.ended")
 
 

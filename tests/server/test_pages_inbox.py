@@ -171,7 +171,9 @@ def test_live_stream_reports_changes(
     assert received == ["event: change"]
 
 
-def test_reply_page(humanwire_service: RunningService, humanwire_client: HumanWire) -> None:
+def test_reply_page(
+    humanwire_service: RunningService, humanwire_client: HumanWire, humanwire_api_key: str
+) -> None:
     card = humanwire_client.channels.create(
         type="sms", to=HUMAN, wait_time=20, follow_up_time=60, reply_link=True
     )
@@ -181,6 +183,11 @@ def test_reply_page(humanwire_service: RunningService, humanwire_client: HumanWi
         page = httpx.get(link)
         assert page.status_code == 200
         assert "&lt;b&gt;Approve?&lt;/b&gt;" in page.text and "<b>Approve" not in page.text
+        inbox = httpx.get(
+            f"{humanwire_service.base_url}/inbox",
+            headers={"Authorization": f"Bearer {humanwire_api_key}"},
+        ).text
+        assert f'href="{link}"' in inbox and "Open the reply page" in inbox
         assert page.headers["referrer-policy"] == "no-referrer"
         empty = httpx.post(link, json={"body": "  "})
         assert empty.status_code == 400 and empty.json()["error"]["field"] == "body"

@@ -5,9 +5,11 @@ from __future__ import annotations
 from ..engine import Account, Engine
 from .views import InboundMessage, InboxData, Windows, conversations_of
 
-__all__ = ["INTERACTION_LIMIT", "gather_inbox"]
+__all__ = ["DELIVERY_LIMIT", "INTERACTION_LIMIT", "gather_inbox"]
 
 INTERACTION_LIMIT = 200
+DELIVERY_LIMIT = 200
+"""The newest deliveries shown; a development inbox, not an archive."""
 
 
 def _windows(engine: Engine, account: Account) -> dict[str, Windows]:
@@ -43,7 +45,7 @@ def gather_inbox(
         if (channel is None or d.channel == channel) and (recipient is None or d.to == recipient)
     ]
     return InboxData(
-        deliveries=shown,
+        deliveries=shown[:DELIVERY_LIMIT],
         interactions={
             s.interaction_id: s for s in engine.list_interactions(account, INTERACTION_LIMIT)
         },

@@ -5,6 +5,7 @@ routes in ``routes.py`` gather the data and run the actions."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +33,9 @@ __all__ = [
     "render_login_page",
     "render_problem_page",
 ]
+
+# A card's reply link inside a delivered text (``{base_url}/r/<token>``).
+_REPLY_LINK = re.compile(r"https?://[^\s/]+/r/[A-Za-z0-9_-]{20,}")
 
 CHANNEL_LABELS = {"sms": "SMS", "whatsapp": "WhatsApp", "slack": "Slack", "call": "Call"}
 
@@ -304,6 +308,14 @@ def _delivery(delivery: SandboxDelivery, data: InboxData, viewer: Viewer) -> Htm
         )
     else:
         actions = _reply_form(delivery, viewer)
+        link = _REPLY_LINK.search(delivery.text)
+        if link is not None:
+            actions = render(
+                '{form}<a class="button small" href="{url}" target="_blank" '
+                'rel="noopener noreferrer" data-action="open-reply-link">Open the reply page</a>',
+                form=actions,
+                url=link.group(0),
+            )
     replies = [
         m for m in data.inbound if m.interaction_id and m.interaction_id == delivery.interaction_id
     ]
@@ -448,8 +460,9 @@ def _act_panel(data: InboxData, viewer: Viewer) -> Html:
     return render(
         '<section class="panel" data-live-panel="act"><h2>Write to the agent</h2>'
         '<form method="post" action="/inbox/text" class="stack" data-action="text">{csrf}'
-        '<div class="row"><label class="block" for="text-channel">Channel'
-        '<select id="text-channel" name="channel">{options}</select></label>'
+        '<div class="row"><div class="block"><label for="text-channel">Channel</label>'
+        '<select id="text-channel" name="channel" data-human-phone="{human}" '
+        'data-human-slack="{slack}">{options}</select></div>'
         '<label class="block" for="text-from">From<input type="text" id="text-from" '
         'name="from" value="{human}" required></label></div>'
         '<label class="block" for="text-to">To (a number or workspace of the account; '
@@ -462,6 +475,7 @@ def _act_panel(data: InboxData, viewer: Viewer) -> Html:
         csrf=_csrf(viewer),
         options=channel_options,
         human=DEFAULT_HUMAN_PHONE,
+        slack=DEFAULT_HUMAN_SLACK,
         to=reserved,
         call_form=call_form,
     )
@@ -655,8 +669,8 @@ def render_channels_page(
     create = render(
         '<section class="panel"><h2>Create a channel card</h2>{error}'
         '<form method="post" action="/inbox/channels" class="stack" data-action="create-card">'
-        '{csrf}<div class="row"><label class="block" for="card-type">Type'
-        '<select id="card-type" name="type">{types}</select></label>{to}</div>'
+        '{csrf}<div class="row"><div class="block"><label for="card-type">Type</label>'
+        '<select id="card-type" name="type">{types}</select></div>{to}</div>'
         '<div class="row">{wait}{follow}</div>{message}{response}{no_response}'
         '<label class="inline-check"><input type="checkbox" name="replyLink" value="true"'
         "{reply}> Reply link (the recipient may answer on a web page)</label>"

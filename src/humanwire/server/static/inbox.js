@@ -7,6 +7,11 @@
   var status = document.querySelector("[data-live-status]");
   var refreshing = false;
   var again = false;
+  // Each panel's HTML as the server last sent it (before local times were applied).
+  var served = {};
+  document.querySelectorAll("[data-live-panel]").forEach(function (panel) {
+    served[panel.getAttribute("data-live-panel")] = panel.outerHTML;
+  });
 
   function setStatus(text, live) {
     if (!status) return;
@@ -21,6 +26,11 @@
     var inputs = node.querySelectorAll("input[type=text], textarea");
     for (var i = 0; i < inputs.length; i++) {
       if (inputs[i].value !== inputs[i].defaultValue) return true;
+    }
+    var selects = node.querySelectorAll("select");
+    for (var j = 0; j < selects.length; j++) {
+      var chosen = selects[j].options[selects[j].selectedIndex];
+      if (chosen && !chosen.defaultSelected && selects[j].selectedIndex !== 0) return true;
     }
     return false;
   }
@@ -76,6 +86,8 @@
           var name = panel.getAttribute("data-live-panel");
           var fresh = doc.querySelector('[data-live-panel="' + name + '"]');
           if (!fresh) return;
+          // Unchanged on the server: leave the panel (and whatever is in it) alone.
+          if (served[name] === fresh.outerHTML) return;
           var mine = panel.querySelector("[data-live]");
           var theirs = fresh.querySelector("[data-live]");
           if (mine && theirs &&
@@ -84,9 +96,12 @@
             if (!fresh.querySelector("[data-empty]")) {
               panel.querySelectorAll("[data-empty]").forEach(function (e) { e.remove(); });
             }
+            served[name] = fresh.outerHTML;
           } else if (!busy(panel)) {
             panel.replaceWith(document.importNode(fresh, true));
-          }
+            served[name] = fresh.outerHTML;
+          } // else: the person is using it; a later change brings it up to date
+
         });
         localTimes(document);
         document.documentElement.setAttribute("data-refreshed", String(Date.now()));
@@ -122,6 +137,18 @@
       document.documentElement.removeAttribute("data-live-connected");
     });
   }
+
+  // Writing to the agent: the sender follows the channel (a number, or a slack member).
+  // Delegated: live refreshes replace the panel and its controls.
+  document.addEventListener("change", function (ev) {
+    var channel = ev.target;
+    var sender = document.getElementById("text-from");
+    if (!channel || channel.id !== "text-channel" || !sender) return;
+    var phone = channel.getAttribute("data-human-phone");
+    var slack = channel.getAttribute("data-human-slack");
+    if (channel.value === "slack" && sender.value === phone) sender.value = slack;
+    if (channel.value !== "slack" && sender.value === slack) sender.value = phone;
+  });
 
   // A notice from the last action fades after a while.
   var flash = document.querySelector("[data-flash]");

@@ -218,10 +218,10 @@ def _window_text(windows: Windows | None, status: InteractionStatus | None, now:
         return Html("")
     listening = status is None or status.status == "pending"
     parts: list[Html] = []
-    for name, deadline in (
-        ("wait", windows.wait_deadline),
-        ("follow-up", windows.follow_up_deadline),
-    ):
+    follow_up = windows.follow_up_deadline
+    if follow_up == windows.wait_deadline:
+        follow_up = None  # no followUpTime: listening ends with the wait
+    for name, deadline in (("wait", windows.wait_deadline), ("follow-up", follow_up)):
         if deadline is None:
             continue
         # An ended interaction listens no more, whatever its windows said.

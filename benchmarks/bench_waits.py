@@ -1,97 +1,96 @@
 """How many held waits one service process carries, and what they cost.
 
 For each N (default 100, 1,000, 10,000) it holds N requests open at once (slack messages
-with a 600 s ``waitTime``), then answers every one in its thread and prints:
+with a 600 s ``waitTime``, each with its own text), then answers them and prints:
 
-- sends per second (until all N are held),
-- p50 / p99 latency from the human's reply to the agent's response (http mode: from
-  the start of the reply POST, so one loopback round trip is included; its own p50 is
-  printed beside it),
+- sends per second while the N waits are being opened (and the CPU each side spent per
+  send, which a shared machine disturbs less than wall time),
+- p50 / p99 latency from the human's reply to the agent's held response, measured one
+  reply at a time with all N held (every wait when N <= ``--sample``, else a random
+  ``--sample`` of them; the rest are then answered in bulk, unmeasured). Beside it the
+  reply POST's own round trip, so the part that is the wait resuming is visible,
 - memory per held wait.
 
 Two modes:
 
-``--mode http`` (default): the real service on 127.0.0.1 (``ServiceRunner``, uvicorn,
-SQLite file), a client in the same process speaking real loopback HTTP; replies go
-through ``POST /sandbox/replies``. Memory is the process RSS growth per held wait, so it
-includes the client's side of each connection.
+``--mode http`` (default): the real service (``ServiceRunner``: uvicorn, SQLite file) in a
+process of its own, started with ``multiprocessing`` so its config can lift the rate limit
+and the spam guard; this process is only the load generator, speaking loopback HTTP.
+Memory is the SERVICE process's RSS growth (``VmRSS``, after a ``gc.collect()`` there)
+per held wait: the connection, the request's coroutine, the waiter, the stored rows.
+A small pipe to the service process answers "how many waits are held" and "which
+interaction has which text" (the sandbox API lists only the 500 newest deliveries).
 
-``--mode engine``: the engine alone, in-process; memory is what ``tracemalloc`` sees
-allocated per held wait (the service's own cost: a future, a timer handle, the
+``--mode engine``: the engine alone, in-process, no HTTP; memory is what ``tracemalloc``
+sees allocated per held wait (the engine's own cost: a future, a timer handle, the
 request's coroutine).
 
 Run::
 
-    python benchmarks/bench_waits.py                 # http, N = 100, 1000, 10000
-    python benchmarks/bench_waits.py --mode engine --sizes 100,1000,10000
+    python benchmarks/bench_waits.py                      # http, N = 100, 1000, 10000
+    python benchmarks/bench_waits.py --runs 2             # twice, then the medians
+    python benchmarks/bench_waits.py --mode engine
 
-A shared or small machine will not like N = 10,000 over HTTP (10,000 sockets on each
-side); raise ``ulimit -n`` first.
+N = 10,000 over HTTP holds 10,000 sockets on each side: both processes raise their
+open-files limit to the hard limit, which must be above N + a few hundred.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
+import math
+import multiprocessing
+import os
+import random
 import resource
 import statistics
 import sys
 import tempfile
 import time
 import tracemalloc
+from collections.abc import Sequence
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import httpx
+
+    from humanwire.server.config import ServiceConfig
 
 SLACK_HUMAN = "U0HUMAN0001"
 WAIT_TIME = 600
-OPENING = 256
-"""Connections being opened at once in http mode (the listen backlog is 128)."""
+OPENING = 64
+"""Requests handed to the client at once while opening; with at most twice this many not
+yet held, the service's listen backlog (128) never overflows into SYN retries."""
+POOL_SIZE = 250
+"""Connections per ``httpx.AsyncClient``: its pool scans every connection it has when it
+places a request, so one pool of 10,000 would make the load generator the bottleneck."""
+WARM_UP = 32
+"""Waits held and answered before measuring, so first-use costs are not counted per wait."""
+BULK_REPLIES = 16
+"""Replies in flight at once for the unmeasured rest."""
+PHASE_LIMIT = 300.0
+"""Seconds any phase may take before the run is abandoned (it stops by itself)."""
 
 
-@dataclass
-class Result:
-    n: int
-    mode: str
-    send_seconds: float
-    latencies: list[float]
-    bytes_per_wait: float
-    reply_round_trips: list[float] | None = None
-    """http mode: how long the reply POST itself took (the part that is not waiting)."""
-
-    def line(self) -> str:
-        p50, p99 = _percentiles(self.latencies)
-        text = (
-            f"{self.mode:6} N={self.n:>6}  sends/s={self.n / self.send_seconds:>8.0f}  "
-            f"reply->response p50={p50:7.2f} ms  p99={p99:7.2f} ms  "
-            f"memory/held wait={self.bytes_per_wait / 1024:6.2f} KiB"
-        )
-        if self.reply_round_trips:
-            post50, post99 = _percentiles(self.reply_round_trips)
-            text += f"  (reply POST itself p50={post50:.2f} ms p99={post99:.2f} ms)"
-        return text
+def question(i: int) -> str:
+    return f"bench question {i}"
 
 
-def _percentiles(values: list[float]) -> tuple[float, float]:
-    ordered = sorted(values)
-    p50 = statistics.median(ordered) * 1000
-    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000
-    return p50, p99
+def answer(i: int) -> str:
+    return f"answer {i}"
 
 
-def _rss_bytes() -> int:
-    try:
-        with open("/proc/self/statm") as statm:
-            return int(statm.read().split()[1]) * resource.getpagesize()
-    except OSError:  # not Linux: the peak is the best we have
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
-def _config(db_path: str) -> Any:
+def bench_config(db_path: str) -> ServiceConfig:
     from humanwire.server.config import ServiceConfig
 
-    # No abuse limits in the way of a benchmark.
+    # One account sends N messages in seconds: no abuse limits in the way of a benchmark.
     return ServiceConfig(
         db_path=db_path,
         rate_limit_requests=10_000_000,
@@ -99,165 +98,447 @@ def _config(db_path: str) -> Any:
     )
 
 
-# -- engine mode -----------------------------------------------------------------------
-async def bench_engine(n: int) -> Result:
+def raise_open_files_limit() -> int:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        return hard
+    return soft
+
+
+def rss_bytes(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmRSS in /proc status")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far."""
+    with open(f"/proc/{pid}/stat") as stat:
+        # The command name may hold spaces: the fields after it follow the last ")".
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def load_average() -> str:
+    with open("/proc/loadavg") as loadavg:
+        return " ".join(loadavg.read().split()[:3])
+
+
+def percentiles(values: Sequence[float]) -> tuple[float, float]:
+    """p50 and p99 in milliseconds."""
+    ordered = sorted(values)
+    p99 = ordered[min(len(ordered) - 1, math.ceil(len(ordered) * 0.99) - 1)]
+    return statistics.median(ordered) * 1000, p99 * 1000
+
+
+@dataclass
+class Result:
+    mode: str
+    n: int
+    send_seconds: float
+    latencies: list[float]
+    bytes_per_wait: float
+    load: str
+    reply_round_trips: list[float] | None = None
+    server_cpu_per_send: float | None = None
+    client_cpu_per_send: float | None = None
+
+    @property
+    def sends_per_second(self) -> float:
+        return self.n / self.send_seconds
+
+    def line(self) -> str:
+        p50, p99 = percentiles(self.latencies)
+        text = (
+            f"{self.mode:11} N={self.n:>6}  sends/s={self.sends_per_second:>6.0f}  "
+            f"reply->response p50={p50:6.2f} ms p99={p99:6.2f} ms "
+            f"(n={len(self.latencies)})  memory/held wait={self.bytes_per_wait / 1024:5.1f} KiB"
+        )
+        if self.reply_round_trips:
+            post50, post99 = percentiles(self.reply_round_trips)
+            text += f"  reply POST alone p50={post50:.2f} ms p99={post99:.2f} ms"
+        if self.server_cpu_per_send is not None and self.client_cpu_per_send is not None:
+            text += (
+                f"  CPU/send: service {self.server_cpu_per_send * 1000:.2f} ms,"
+                f" load generator {self.client_cpu_per_send * 1000:.2f} ms"
+            )
+        return text + f"  [load avg {self.load}]"
+
+
+# -- the service's process ---------------------------------------------------------------
+def service_main(conn: Connection, db_path: str) -> None:
+    """The service process: the runner serves on a free loopback port; this thread only
+    answers the benchmark's questions on ``conn`` (blocked in ``recv`` otherwise)."""
+    raise_open_files_limit()
+    from humanwire.server.runner import ServiceRunner
+
+    with ServiceRunner(bench_config(db_path)) as runner:
+        engine = runner.engine
+        key = runner.create_account("bench")
+        account = runner.call(engine.authenticate, key)
+        assert account is not None
+        conn.send((runner.base_url, key))
+        while True:
+            command = conn.recv()
+            if command == "held":
+                conn.send(runner.call(lambda: engine.held_waits))
+            elif command == "rss":
+                gc.collect()
+                conn.send(rss_bytes(os.getpid()))
+            elif command == "deliveries":
+                records = runner.call(
+                    lambda: engine.store.list_deliveries(account.id, limit=10_000_000)
+                )
+                conn.send([(record.text, record.interaction_id) for record in records])
+            else:
+                break
+
+
+class ServiceProcess:
+    """The service in a child process, for one N: fresh database, fresh memory."""
+
+    def __init__(self) -> None:
+        context = multiprocessing.get_context("spawn")
+        self._conn, child_conn = context.Pipe()
+        self._dir = tempfile.TemporaryDirectory(prefix="humanwire-bench-")
+        self._process = context.Process(
+            target=service_main,
+            args=(child_conn, str(Path(self._dir.name) / "bench.db")),
+            name="humanwire-bench-service",
+            daemon=True,
+        )
+        self.base_url = ""
+        self.key = ""
+
+    @property
+    def pid(self) -> int:
+        assert self._process.pid is not None
+        return self._process.pid
+
+    def __enter__(self) -> ServiceProcess:
+        self._process.start()
+        if not self._conn.poll(60):
+            self._process.terminate()
+            raise RuntimeError("the service process did not start within 60 s")
+        self.base_url, self.key = self._conn.recv()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        with contextlib.suppress(OSError):
+            self._conn.send("stop")
+        self._process.join(30)
+        if self._process.is_alive():
+            self._process.terminate()
+            self._process.join(10)
+        self._conn.close()
+        self._dir.cleanup()
+
+    def _ask(self, command: str) -> Any:
+        self._conn.send(command)
+        if not self._conn.poll(60):
+            raise RuntimeError(f"the service process did not answer {command!r}")
+        return self._conn.recv()
+
+    def held(self) -> int:
+        return int(self._ask("held"))
+
+    def rss(self) -> int:
+        return int(self._ask("rss"))
+
+    def interaction_ids(self) -> dict[str, str]:
+        """Delivered text -> interaction id."""
+        return {text: interaction_id for text, interaction_id in self._ask("deliveries")}
+
+    def cpu_seconds(self) -> float:
+        return cpu_seconds(self.pid)
+
+
+# -- the load generator ------------------------------------------------------------------
+class Senders:
+    """Sends the held requests: raw ``httpx.AsyncClient``s (``--client httpx``) or the
+    project's ``AsyncHumanWire`` on them (``--client humanwire``, max_retries=0), one client
+    per ``POOL_SIZE`` requests."""
+
+    def __init__(self, kind: str, base_url: str, key: str, n: int) -> None:
+        import httpx
+
+        from humanwire import AsyncHumanWire
+
+        self.kind = kind
+        timeout = httpx.Timeout(WAIT_TIME + 60, connect=60)
+        limits = httpx.Limits(max_connections=POOL_SIZE, max_keepalive_connections=POOL_SIZE)
+        self.clients = [
+            httpx.AsyncClient(
+                base_url=base_url,
+                headers={"Authorization": f"Bearer {key}"},
+                limits=limits,
+                timeout=timeout,
+            )
+            for _ in range(math.ceil(n / POOL_SIZE))
+        ]
+        self.humanwire = [
+            AsyncHumanWire(key, base_url, timeout=timeout, max_retries=0, http_client=client)
+            for client in self.clients
+        ]
+
+    async def send(self, i: int, text: str) -> tuple[bool | None, str | None]:
+        """Holds one wait; returns (responded, the human's reply)."""
+        if self.kind == "humanwire":
+            response = await self.humanwire[i // POOL_SIZE].messages.slack(
+                to=SLACK_HUMAN, message=text, wait_time=WAIT_TIME
+            )
+            return response.responded, response.reply
+        raw = await self.clients[i // POOL_SIZE].post(
+            "/messages/slack", json={"message": text, "to": SLACK_HUMAN, "waitTime": WAIT_TIME}
+        )
+        raw.raise_for_status()
+        body = raw.json()
+        return body.get("responded"), body.get("reply")
+
+    async def aclose(self) -> None:
+        await asyncio.gather(*(client.aclose() for client in self.clients))
+
+
+def reply_body(interaction_id: str, text: str) -> dict[str, Any]:
     from humanwire.server.config import SHARED_SLACK_WORKSPACE
+
+    return {
+        "channel": "slack",
+        "from": SLACK_HUMAN,
+        "to": SHARED_SLACK_WORKSPACE,
+        "body": text,
+        "interactionId": interaction_id,
+    }
+
+
+@dataclass
+class Round:
+    send_seconds: float
+    rss_growth: int
+    server_cpu: float
+    client_cpu: float
+    latencies: list[float]
+    round_trips: list[float]
+
+
+async def hold_and_answer(
+    service: ServiceProcess,
+    human: httpx.AsyncClient,
+    kind: str,
+    n: int,
+    offset: int,
+    sample: int,
+    rng: random.Random,
+) -> Round:
+    """Holds waits ``offset .. offset+n-1``, then answers them (a sample one at a time,
+    timed; the rest in bulk) and checks each held request got its own answer."""
+    loop = asyncio.get_running_loop()
+    arrived: list[asyncio.Future[float]] = [loop.create_future() for _ in range(n)]
+    senders = Senders(kind, service.base_url, service.key, n)
+
+    async def hold(i: int) -> None:
+        responded, reply = await senders.send(i, question(offset + i))
+        at = time.perf_counter()
+        if not responded or reply != answer(offset + i):
+            raise AssertionError(f"wait {offset + i} got {responded=} {reply=}")
+        arrived[i].set_result(at)
+
+    def check(tasks: list[asyncio.Task[None]], deadline: float) -> None:
+        for task in tasks:
+            if task.done() and task.exception() is not None:
+                raise RuntimeError("a held request failed") from task.exception()
+        if time.perf_counter() > deadline:
+            raise TimeoutError(f"{service.held()} of {n} waits held after {PHASE_LIMIT:.0f} s")
+
+    try:
+        rss_before = service.rss()
+        server_cpu = service.cpu_seconds()
+        client_cpu = time.process_time()
+        started = time.perf_counter()
+        deadline = started + PHASE_LIMIT
+        tasks: list[asyncio.Task[None]] = []
+        for i in range(n):
+            tasks.append(asyncio.create_task(hold(i)))
+            if len(tasks) % OPENING == 0:
+                while service.held() < len(tasks) - OPENING:
+                    check(tasks, deadline)
+                    await asyncio.sleep(0.002)
+        while service.held() < n:
+            check(tasks, deadline)
+            await asyncio.sleep(0.002)
+        send_seconds = time.perf_counter() - started
+        server_cpu = service.cpu_seconds() - server_cpu
+        client_cpu = time.process_time() - client_cpu
+        rss_growth = service.rss() - rss_before
+
+        ids = service.interaction_ids()
+        interaction = [ids[question(offset + i)] for i in range(n)]
+        measured = list(range(n)) if n <= sample else rng.sample(range(n), sample)
+        latencies: list[float] = []
+        round_trips: list[float] = []
+        for i in measured:
+            sent = time.perf_counter()
+            response = await human.post(
+                "/sandbox/replies", json=reply_body(interaction[i], answer(offset + i))
+            )
+            posted = time.perf_counter()
+            response.raise_for_status()
+            latencies.append(await asyncio.wait_for(arrived[i], 30) - sent)
+            round_trips.append(posted - sent)
+
+        chosen = set(measured)
+        gate = asyncio.Semaphore(BULK_REPLIES)
+
+        async def answer_one(i: int) -> None:
+            async with gate:
+                response = await human.post(
+                    "/sandbox/replies", json=reply_body(interaction[i], answer(offset + i))
+                )
+                response.raise_for_status()
+
+        await asyncio.gather(*(answer_one(i) for i in range(n) if i not in chosen))
+        await asyncio.wait_for(asyncio.gather(*tasks), PHASE_LIMIT)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await senders.aclose()
+    return Round(send_seconds, rss_growth, server_cpu, client_cpu, latencies, round_trips)
+
+
+async def bench_http_in(service: ServiceProcess, n: int, kind: str, sample: int) -> Result:
+    import httpx
+
+    rng = random.Random(n)
+    # The human's side has its own small client, so its requests never queue behind the
+    # agent's thousands of held connections.
+    async with httpx.AsyncClient(
+        base_url=service.base_url,
+        headers={"Authorization": f"Bearer {service.key}"},
+        timeout=httpx.Timeout(60),
+        limits=httpx.Limits(max_connections=BULK_REPLIES),
+    ) as human:
+        await hold_and_answer(service, human, kind, WARM_UP, 0, WARM_UP, rng)
+        load = load_average()
+        measured = await hold_and_answer(service, human, kind, n, WARM_UP, sample, rng)
+    return Result(
+        mode=f"http/{kind}",
+        n=n,
+        send_seconds=measured.send_seconds,
+        latencies=measured.latencies,
+        bytes_per_wait=measured.rss_growth / n,
+        load=load,
+        reply_round_trips=measured.round_trips,
+        server_cpu_per_send=measured.server_cpu / n,
+        client_cpu_per_send=measured.client_cpu / n,
+    )
+
+
+def bench_http(n: int, kind: str, sample: int) -> Result:
+    with ServiceProcess() as service:
+        return asyncio.run(bench_http_in(service, n, kind, sample))
+
+
+# -- engine mode -------------------------------------------------------------------------
+async def bench_engine(n: int, sample: int) -> Result:
     from humanwire.server.engine import Engine
     from humanwire.types import SandboxReplyRequest, SlackMessageRequest
 
-    engine = Engine(_config(str(Path(tempfile.mkdtemp()) / "bench.db")))
-    await engine.start()
-    account, _ = engine.create_account("bench")
-    requests = [
-        SlackMessageRequest(message=f"q{i}", to=SLACK_HUMAN, wait_time=WAIT_TIME) for i in range(n)
-    ]
-    done_at: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="humanwire-bench-") as directory:
+        engine = Engine(bench_config(str(Path(directory) / "bench.db")))
+        await engine.start()
+        account, _ = engine.create_account("bench")
+        requests = [
+            SlackMessageRequest(message=question(i), to=SLACK_HUMAN, wait_time=WAIT_TIME)
+            for i in range(n)
+        ]
+        done_at: dict[str, float] = {}
 
-    async def one(request: SlackMessageRequest) -> None:
-        response = await engine.send_message(account, request)
-        assert response.responded, response
-        done_at[response.interaction_id] = time.perf_counter()
+        async def one(request: SlackMessageRequest) -> None:
+            response = await engine.send_message(account, request)
+            assert response.responded, response
+            done_at[response.interaction_id] = time.perf_counter()
 
-    gc.collect()
-    tracemalloc.start()
-    before = tracemalloc.get_traced_memory()[0]
-    started = time.perf_counter()
-    tasks = [asyncio.ensure_future(one(request)) for request in requests]
-    while engine.held_waits < n:
-        await asyncio.sleep(0.001)
-    send_seconds = time.perf_counter() - started
-    gc.collect()
-    held_bytes = tracemalloc.get_traced_memory()[0] - before
-    tracemalloc.stop()
-
-    replied_at: dict[str, float] = {}
-    for delivery in engine.store.list_deliveries(account.id, limit=n):
-        assert delivery.interaction_id is not None
-        reply = SandboxReplyRequest.model_validate(
-            {
-                "channel": "slack",
-                "from": SLACK_HUMAN,
-                "to": SHARED_SLACK_WORKSPACE,
-                "body": "ok",
-                "interactionId": delivery.interaction_id,
-            }
-        )
-        replied_at[delivery.interaction_id] = time.perf_counter()
-        await engine.sandbox_reply(account, reply)
-        await asyncio.sleep(0)  # let the held request resume, as a server would
-    await asyncio.gather(*tasks)
-    await engine.close()
-    latencies = [done_at[key] - replied_at[key] for key in replied_at]
-    return Result(n, "engine", send_seconds, latencies, held_bytes / n)
-
-
-# -- http mode -------------------------------------------------------------------------
-async def _http_client_side(runner: Any, key: str, n: int, concurrency: int) -> Result:
-    import httpx
-
-    from humanwire.server.config import SHARED_SLACK_WORKSPACE
-
-    engine = runner.engine
-    account = runner.call(engine.authenticate, key)
-    limits = httpx.Limits(max_connections=n + 64, max_keepalive_connections=n + 64)
-    headers = {"Authorization": f"Bearer {key}"}
-    timeout = httpx.Timeout(WAIT_TIME + 60, connect=60)
-    done_at: dict[str, float] = {}
-    async with httpx.AsyncClient(
-        base_url=runner.base_url, headers=headers, limits=limits, timeout=timeout
-    ) as client:
-
-        async def one(i: int) -> None:
-            response = await client.post(
-                "/messages/slack",
-                json={"message": f"q{i}", "to": SLACK_HUMAN, "waitTime": WAIT_TIME},
-            )
-            response.raise_for_status()
-            body = response.json()
-            assert body["responded"], body
-            done_at[body["interactionId"]] = time.perf_counter()
-
-        def held() -> int:
-            return int(runner.call(lambda: engine.held_waits))
-
+        load = load_average()
         gc.collect()
-        rss_before = _rss_bytes()
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
         started = time.perf_counter()
-        tasks: list[asyncio.Task[None]] = []
-        for i in range(n):
-            tasks.append(asyncio.ensure_future(one(i)))
-            if len(tasks) % OPENING == 0:
-                # Let the server take these before opening more connections.
-                while held() < len(tasks) - OPENING // 2:
-                    await asyncio.sleep(0.005)
-        while held() < n:
-            await asyncio.sleep(0.005)
+        tasks = [asyncio.ensure_future(one(request)) for request in requests]
+        while engine.held_waits < n:
+            await asyncio.sleep(0.001)
         send_seconds = time.perf_counter() - started
-        held_bytes = _rss_bytes() - rss_before
+        gc.collect()
+        held_bytes = tracemalloc.get_traced_memory()[0] - before
+        tracemalloc.stop()
 
-        deliveries = runner.call(lambda: engine.store.list_deliveries(account.id, limit=n))
-        # The human's side has its own small client: httpx's pool gets slow to pick a
-        # connection when thousands of its connections are busy, which is not the service.
-        human = httpx.AsyncClient(base_url=runner.base_url, headers=headers, timeout=timeout)
+        ids = [d.interaction_id for d in engine.store.list_deliveries(account.id, limit=n)]
+        rng = random.Random(n)
+        measured = ids if n <= sample else rng.sample(ids, sample)
         replied_at: dict[str, float] = {}
-        round_trips: list[float] = []
-        # Few replies at once: the latency measured is the service's, not a queue's.
-        sem = asyncio.Semaphore(concurrency)
-
-        async def answer(interaction_id: str) -> None:
-            async with sem:
-                replied_at[interaction_id] = time.perf_counter()
-                response = await human.post(
-                    "/sandbox/replies",
-                    json={
-                        "channel": "slack",
-                        "from": SLACK_HUMAN,
-                        "to": SHARED_SLACK_WORKSPACE,
-                        "body": "ok",
-                        "interactionId": interaction_id,
-                    },
-                )
-                response.raise_for_status()
-                round_trips.append(time.perf_counter() - replied_at[interaction_id])
-
-        async with human:
-            await asyncio.gather(*(answer(d.interaction_id) for d in deliveries))
-            await asyncio.gather(*tasks)
-    latencies = [done_at[key] - replied_at[key] for key in replied_at]
-    return Result(n, "http", send_seconds, latencies, held_bytes / n, round_trips)
+        for interaction_id in [*measured, *set(ids).difference(measured)]:
+            assert interaction_id is not None
+            reply = SandboxReplyRequest.model_validate(reply_body(interaction_id, "ok"))
+            replied_at[interaction_id] = time.perf_counter()
+            await engine.sandbox_reply(account, reply)
+            await asyncio.sleep(0)  # let the held request resume, as a server would
+        await asyncio.gather(*tasks)
+        await engine.close()
+    latencies = [done_at[key] - replied_at[key] for key in measured if key is not None]
+    return Result("engine", n, send_seconds, latencies, held_bytes / n, load)
 
 
-def bench_http(n: int, concurrency: int) -> Result:
-    from humanwire.server.runner import ServiceRunner
-
-    config = _config(str(Path(tempfile.mkdtemp()) / "bench.db"))
-    with ServiceRunner(config) as runner:
-        key = runner.create_account("bench")
-        return asyncio.run(_http_client_side(runner, key, n, concurrency))
+# -- main --------------------------------------------------------------------------------
+def summary(results: list[Result]) -> str:
+    """Medians over the runs, per N, as a Markdown table."""
+    lines = [
+        "| N | sends/s | reply→response p50 | p99 | reply POST alone p50 | memory per held wait |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+    for n in sorted({result.n for result in results}):
+        runs = [result for result in results if result.n == n]
+        p50s, p99s = zip(*(percentiles(result.latencies) for result in runs), strict=True)
+        posts = [percentiles(r.reply_round_trips)[0] for r in runs if r.reply_round_trips]
+        post = f"{statistics.median(posts):.1f} ms" if posts else "—"
+        lines.append(
+            f"| {n:,} | {statistics.median(r.sends_per_second for r in runs):,.0f} "
+            f"| {statistics.median(p50s):.1f} ms | {statistics.median(p99s):.1f} ms | {post} "
+            f"| {statistics.median(r.bytes_per_wait for r in runs) / 1024:.1f} KiB |"
+        )
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--mode", choices=("http", "engine"), default="http")
+    parser.add_argument("--client", choices=("httpx", "humanwire"), default="httpx")
     parser.add_argument("--sizes", default="100,1000,10000", help="comma-separated N")
-    parser.add_argument(
-        "--reply-concurrency", type=int, default=4, help="http mode: replies in flight at once"
-    )
+    parser.add_argument("--sample", type=int, default=1000, help="replies timed one by one")
+    parser.add_argument("--runs", type=int, default=1, help="repeat, then print medians")
     args = parser.parse_args(argv)
     sizes = [int(size) for size in args.sizes.split(",") if size.strip()]
-    # Client and service share one process in http mode: hand the GIL over quickly, or
-    # every reply waits out the default 5 ms switch interval behind the other thread.
-    sys.setswitchinterval(0.0002)
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if args.mode == "http" and soft < 2 * max(sizes) + 256:
-        wanted = min(hard, 2 * max(sizes) + 256)
-        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
-    for n in sizes:
-        if args.mode == "engine":
-            result = asyncio.run(bench_engine(n))
-        else:
-            result = bench_http(n, args.reply_concurrency)
-        print(result.line(), flush=True)
+    limit = raise_open_files_limit()
+    if args.mode == "http" and limit < max(sizes) + 512:
+        print(f"open-files limit {limit} is too low for N={max(sizes)}", file=sys.stderr)
+        return 1
+    print(f"{os.cpu_count()} CPUs, load average {load_average()}", flush=True)
+    results: list[Result] = []
+    for _ in range(args.runs):
+        for n in sizes:
+            if args.mode == "engine":
+                result = asyncio.run(bench_engine(n, args.sample))
+            else:
+                result = bench_http(n, args.client, args.sample)
+            results.append(result)
+            print(result.line(), flush=True)
+    print(f"\nmedians of {args.runs} run(s), {results[0].mode}:\n{summary(results)}")
     return 0
 
 

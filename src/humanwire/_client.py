@@ -312,3 +312,21 @@ class AsyncHumanWire(_BaseClient[AsyncMode]):
         traceback: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+
+def sync_client_for(client: HumanWire | None, async_client: AsyncHumanWire | None) -> HumanWire:
+    """The sync client of an adapter: the one given, else one on the given async client's
+    service and account (never one from the environment that might reach another
+    service), else one from the environment."""
+    if client is not None:
+        return client
+    return async_client.to_sync() if async_client is not None else HumanWire()
+
+
+def async_client_for(
+    client: HumanWire | None, async_client: AsyncHumanWire | None
+) -> AsyncHumanWire:
+    """The async twin of :func:`sync_client_for`."""
+    if async_client is not None:
+        return async_client
+    return client.to_async() if client is not None else AsyncHumanWire()

@@ -361,28 +361,18 @@ class Approver:
 
     @property
     def client(self) -> HumanWire:
-        """The sync client: the one given, else one on the async client's service and
-        account, else one from the environment."""
-        if self._client is None:
-            if self._async_client is not None:
-                self._client = self._async_client.to_sync()
-            else:
-                from ._client import HumanWire
+        """The sync client: the one given, else one on the async client's account."""
+        from ._client import sync_client_for
 
-                self._client = HumanWire()
+        self._client = sync_client_for(self._client, self._async_client)
         return self._client
 
     @property
     def async_client(self) -> AsyncHumanWire:
-        """The async client: the one given, else one on the sync client's service and
-        account, else one from the environment."""
-        if self._async_client is None:
-            if self._client is not None:
-                self._async_client = self._client.to_async()
-            else:
-                from ._client import AsyncHumanWire
+        """The async client: the one given, else one on the sync client's account."""
+        from ._client import async_client_for
 
-                self._async_client = AsyncHumanWire()
+        self._async_client = async_client_for(self._client, self._async_client)
         return self._async_client
 
     def form_request(

@@ -68,26 +68,23 @@ class HumanWireBaseTool(BaseTool):
         return cast("HumanWire | AsyncHumanWire | None", self.client or self.async_client)
 
     def sync_client(self) -> HumanWire:
-        """The client given, else one on the async client's service and account (never
-        one from the environment that might reach another service), else the default."""
-        if self.client is None:
-            if self.async_client is not None:
-                self.client = cast("AsyncHumanWire", self.async_client).to_sync()
-            else:
-                from humanwire._client import HumanWire
+        """The client given, else one on the async client's service and account."""
+        from humanwire._client import sync_client_for
 
-                self.client = HumanWire()
-        return cast("HumanWire", self.client)
+        client = sync_client_for(
+            cast("HumanWire | None", self.client), cast("AsyncHumanWire | None", self.async_client)
+        )
+        self.client = client
+        return client
 
     def aclient(self) -> AsyncHumanWire:
-        if self.async_client is None:
-            if self.client is not None:
-                self.async_client = cast("HumanWire", self.client).to_async()
-            else:
-                from humanwire._client import AsyncHumanWire
+        from humanwire._client import async_client_for
 
-                self.async_client = AsyncHumanWire()
-        return cast("AsyncHumanWire", self.async_client)
+        async_client = async_client_for(
+            cast("HumanWire | None", self.client), cast("AsyncHumanWire | None", self.async_client)
+        )
+        self.async_client = async_client
+        return async_client
 
     # -- calling the service -----------------------------------------------------------------
     @staticmethod

@@ -191,25 +191,17 @@ class HumanWireToolSpec(BaseToolSpec):
     @property
     def client(self) -> HumanWire:
         """The sync client: the one given, else one for the async client's service."""
-        if self._client is None:
-            if self._async_client is not None:
-                self._client = self._async_client.to_sync()
-            else:
-                from humanwire._client import HumanWire
+        from humanwire._client import sync_client_for
 
-                self._client = HumanWire()
+        self._client = sync_client_for(self._client, self._async_client)
         return self._client
 
     @property
     def async_client(self) -> AsyncHumanWire:
         """The async client: the one given, else one for the sync client's service."""
-        if self._async_client is None:
-            if self._client is not None:
-                self._async_client = self._client.to_async()
-            else:
-                from humanwire._client import AsyncHumanWire
+        from humanwire._client import async_client_for
 
-                self._async_client = AsyncHumanWire()
+        self._async_client = async_client_for(self._client, self._async_client)
         return self._async_client
 
     def _recipient(self, channel: TextChannel, to: str | None) -> str:

@@ -8,12 +8,13 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import httpx
 import pytest
 
 from humanwire import HumanWire
-from humanwire.testing.service import RunningService
+from humanwire.testing.service import RunningService, fast_config, start_test_service
 
 HUMAN = "+12025550100"
 
@@ -226,3 +227,29 @@ def _reply_link(client: HumanWire) -> str:
                 return found.group(0)
         time.sleep(0.05)
     raise AssertionError("no reply link delivered")
+
+
+def test_without_the_sandbox_the_inbox_only_watches(tmp_path: Path) -> None:
+    """A service with real providers (sandbox off): the inbox shows what was sent and
+    keeps the dashboard's job, but does not play the human."""
+    config = fast_config(tmp_path / "nosandbox.db")
+    config.sandbox_enabled = False
+    service = start_test_service(tmp_path / "nosandbox.db", config)
+    try:
+        key = service.create_account("watch only")
+        headers = {"Authorization": f"Bearer {key}"}
+        with HumanWire(api_key=key, base_url=service.base_url) as client:
+            client.calls.create(to=HUMAN, prompt="Ring ring")
+        page = httpx.get(f"{service.base_url}/inbox", headers=headers).text
+        assert "Ring ring" in page
+        assert "Answer &amp; end call" not in page and "Write to the agent" not in page
+        refused = httpx.post(
+            f"{service.base_url}/inbox/text",
+            data={"channel": "sms", "from": HUMAN, "body": "hi"},
+            headers=headers,
+        )
+        assert refused.status_code == 404
+        cards = httpx.get(f"{service.base_url}/inbox/channels", headers=headers)
+        assert cards.status_code == 200 and "Create a channel card" in cards.text
+    finally:
+        service.stop()

@@ -36,7 +36,12 @@ def _inbound(engine: Engine, account: Account) -> list[InboundMessage]:
 
 
 def gather_inbox(
-    engine: Engine, account: Account, *, channel: str | None, recipient: str | None
+    engine: Engine,
+    account: Account,
+    *,
+    channel: str | None,
+    recipient: str | None,
+    sandbox: bool = True,
 ) -> InboxData:
     everything = engine.list_sandbox_deliveries(account)
     shown = [
@@ -56,4 +61,5 @@ def gather_inbox(
         conversations=conversations_of(everything),
         channel=channel,
         recipient=recipient,
+        sandbox=sandbox,
     )

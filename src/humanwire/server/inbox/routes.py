@@ -120,10 +120,17 @@ class InboxPages:
 
         return endpoint
 
-    def action(self, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
-        """A POST action: the session (or bearer key) and the CSRF token."""
+    def action(
+        self, handler: Handler, *, plays_the_human: bool = False
+    ) -> Callable[[Request], Awaitable[Response]]:
+        """A POST action: the session (or bearer key) and the CSRF token. Playing the
+        human needs the sandbox (on in the embedded service), like the sandbox API."""
 
         async def endpoint(request: Request) -> Response:
+            if plays_the_human and not self.config.sandbox_enabled:
+                return _problem(
+                    404, "Sandbox disabled", "This service does not let the inbox play the human."
+                )
             viewer = identify(request, self.engine)
             if viewer is None:
                 return _problem(401, "Not logged in", "Log in to the inbox with the API key.")
@@ -189,7 +196,13 @@ class InboxPages:
     async def inbox(self, request: Request, viewer: Viewer) -> Response:
         channel = request.query_params.get("channel") or None
         recipient = request.query_params.get("to") or None
-        data = gather_inbox(self.engine, viewer.account, channel=channel, recipient=recipient)
+        data = gather_inbox(
+            self.engine,
+            viewer.account,
+            channel=channel,
+            recipient=recipient,
+            sandbox=self.config.sandbox_enabled,
+        )
         response = html_response(render_inbox_page(data, viewer, read_flash(request)))
         clear_flash(request, response)
         return response
@@ -391,10 +404,18 @@ def inbox_routes(engine: Engine, config: ServiceConfig) -> list[BaseRoute]:
         Route("/inbox/login", pages.login, methods=["POST"]),
         Route("/inbox/logout", pages.action(pages.logout), methods=["POST"]),
         Route("/inbox/events", pages.page(pages.events), methods=["GET"]),
-        Route("/inbox/reply", pages.action(pages.reply), methods=["POST"]),
-        Route("/inbox/text", pages.action(pages.text), methods=["POST"]),
-        Route("/inbox/calls/{interaction_id}", pages.action(pages.end_call), methods=["POST"]),
-        Route("/inbox/inbound-call", pages.action(pages.inbound_call), methods=["POST"]),
+        Route("/inbox/reply", pages.action(pages.reply, plays_the_human=True), methods=["POST"]),
+        Route("/inbox/text", pages.action(pages.text, plays_the_human=True), methods=["POST"]),
+        Route(
+            "/inbox/calls/{interaction_id}",
+            pages.action(pages.end_call, plays_the_human=True),
+            methods=["POST"],
+        ),
+        Route(
+            "/inbox/inbound-call",
+            pages.action(pages.inbound_call, plays_the_human=True),
+            methods=["POST"],
+        ),
         Route("/inbox/channels", pages.page(pages.channels), methods=["GET"]),
         Route("/inbox/channels", pages.action(pages.create_channel), methods=["POST"]),
         Route(

@@ -79,6 +79,8 @@ class InboxData:
     conversations: list[Conversation]
     channel: str | None = None
     recipient: str | None = None
+    sandbox: bool = True
+    """Playing the human (reply, answer calls, write first) is allowed."""
     now: float = field(default_factory=time.time)
 
 
@@ -294,7 +296,9 @@ def _delivery(delivery: SandboxDelivery, data: InboxData, viewer: Viewer) -> Htm
     status = data.interactions.get(delivery.interaction_id or "")
     windows = data.windows.get(delivery.interaction_id or "")
     open_ = status is not None and status.status == "pending"
-    if delivery.kind == "form" and delivery.form_url:
+    if not data.sandbox and delivery.kind != "form":
+        actions = Html("")
+    elif delivery.kind == "form" and delivery.form_url:
         actions = render(
             '<a class="button small primary-link" href="{url}" target="_blank" '
             'rel="noopener noreferrer" data-action="open-form">Open the form</a>',
@@ -589,7 +593,7 @@ def render_inbox_page(
         phone=DEFAULT_HUMAN_PHONE,
         slack=DEFAULT_HUMAN_SLACK,
         workspace=SHARED_SLACK_WORKSPACE,
-        act=_act_panel(data, viewer),
+        act=_act_panel(data, viewer) if data.sandbox else Html(""),
         unsolicited=_unsolicited(data),
         interactions=_interactions_table(data),
         webhooks=_webhook_table(data),

@@ -53,7 +53,7 @@ async def test_accounts_never_see_each_other(engine: Engine, account: Account) -
         message.interaction_id,
         form.interaction_id,
     }
-    engine.create_webhook(
+    await engine.create_webhook(
         account, WebhookCreateRequest(url="http://127.0.0.1:9/x", event_types=["form.received"])
     )
     assert engine.list_webhooks(other) == []

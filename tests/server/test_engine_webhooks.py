@@ -43,8 +43,10 @@ async def receiver() -> AsyncIterator[Receiver]:
     await instance.stop()
 
 
-def test_registration_shows_secret_once_and_masks_headers(engine: Engine, account: Account) -> None:
-    created = engine.create_webhook(
+async def test_registration_shows_secret_once_and_masks_headers(
+    engine: Engine, account: Account
+) -> None:
+    created = await engine.create_webhook(
         account, hook("http://127.0.0.1:9/x", headers={"Authorization": "Bearer agent-token"})
     )
     assert created.secret is not None and created.secret.startswith("whsec_")
@@ -105,13 +107,13 @@ def test_ssrf_guard_allows_public_and_in_local_mode_loopback() -> None:
         check_webhook_url("http://unresolvable.example/", local_mode=False, resolve=resolve)
 
 
-def test_engine_applies_the_guard_from_config(tmp_path: Path) -> None:
+async def test_engine_applies_the_guard_from_config(tmp_path: Path) -> None:
     engine = Engine(fast_config(tmp_path, local_mode=False), resolve=lambda h, p: ["10.0.0.1"])
     account, _ = engine.create_account()
     with pytest.raises(InvalidRequest):
-        engine.create_webhook(account, hook("http://127.0.0.1:9/x"))
+        await engine.create_webhook(account, hook("http://127.0.0.1:9/x"))
     with pytest.raises(InvalidRequest):
-        engine.create_webhook(account, hook("http://hooks.internal/x"))
+        await engine.create_webhook(account, hook("http://hooks.internal/x"))
     assert engine.list_webhooks(account) == []
     engine.store.close()
 
@@ -119,7 +121,7 @@ def test_engine_applies_the_guard_from_config(tmp_path: Path) -> None:
 async def test_late_reply_is_delivered_signed_with_headers(
     engine: Engine, account: Account, receiver: Receiver
 ) -> None:
-    created = engine.create_webhook(
+    created = await engine.create_webhook(
         account, hook(receiver.url, headers={"Authorization": "Bearer agent-token"})
     )
     assert created.secret is not None
@@ -149,7 +151,7 @@ async def test_late_reply_is_delivered_signed_with_headers(
 async def test_only_subscribed_event_types_are_delivered(
     engine: Engine, account: Account, receiver: Receiver
 ) -> None:
-    engine.create_webhook(account, hook(receiver.url, "form.received"))
+    await engine.create_webhook(account, hook(receiver.url, "form.received"))
     await engine.sandbox_reply(account, reply("sms", HUMAN, SHARED_SMS_NUMBER, "unsolicited"))
     assert len(engine.list_events(account)) == 1
     assert engine.list_deliveries_log(account) == []
@@ -160,7 +162,7 @@ async def test_retries_until_the_receiver_comes_back(
     engine: Engine, account: Account, receiver: Receiver
 ) -> None:
     receiver.status = 503
-    engine.create_webhook(account, hook(receiver.url))
+    await engine.create_webhook(account, hook(receiver.url))
     await engine.sandbox_reply(account, reply("sms", HUMAN, SHARED_SMS_NUMBER, "hello"))
     await eventually(lambda: len(receiver.requests) >= 2)
     log = engine.list_deliveries_log(account)[0]
@@ -178,7 +180,7 @@ async def test_unreachable_receiver_is_retried_then_given_up(
 ) -> None:
     url = receiver.url
     await receiver.stop()  # nothing listens on the port any more
-    engine.create_webhook(account, hook(url))
+    await engine.create_webhook(account, hook(url))
     await engine.sandbox_reply(account, reply("sms", HUMAN, SHARED_SMS_NUMBER, "hello"))
     await eventually(lambda: engine.list_deliveries_log(account)[0]["status"] == "failed")
     log = engine.list_deliveries_log(account)[0]
@@ -193,7 +195,7 @@ async def test_outbox_survives_a_restart(tmp_path: Path, receiver: Receiver) -> 
     account, key = first.create_account()
     url = receiver.url
     await receiver.stop()
-    first.create_webhook(account, hook(url))
+    await first.create_webhook(account, hook(url))
     await first.sandbox_reply(account, reply("sms", HUMAN, SHARED_SMS_NUMBER, "kept"))
     await eventually(lambda: first.list_deliveries_log(account)[0]["attempts"] != 0)
     await first.close()
@@ -215,7 +217,7 @@ async def test_deleting_a_webhook_cancels_its_pending_deliveries(
     engine: Engine, account: Account, receiver: Receiver
 ) -> None:
     receiver.status = 500
-    created = engine.create_webhook(account, hook(receiver.url))
+    created = await engine.create_webhook(account, hook(receiver.url))
     await engine.sandbox_reply(account, reply("sms", HUMAN, SHARED_SMS_NUMBER, "x"))
     await eventually(lambda: len(receiver.requests) >= 1)
     engine.delete_webhook(account, created.id)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import dataclasses
 import functools
 import hashlib
@@ -102,13 +103,14 @@ from .errors import (
 )
 from .limits import RateLimiter, SpamGuard
 from .numbers import pool, pool_entry
-from .outbox import Outbox, Resolver, check_webhook_url, resolve_host
+from .outbox import RESOLVE_TIMEOUT, Outbox, Resolver, check_webhook_url_async
 from .store import SQLiteStore, Store
 from .store.base import (
     AccountRecord,
     ChannelRecord,
     DeliveryRecord,
     Duplicate,
+    IdempotencyLinkRecord,
     IdempotencyRecord,
     InboundRecord,
     InteractionRecord,
@@ -194,6 +196,24 @@ class InboxChange:
     id: str
 
 
+@dataclass
+class _IdempotentRun:
+    """The ``Idempotency-Key`` a send runs under (a context variable of its task): the
+    interaction it creates is linked to the key, or, when ``resume`` names the one a
+    first run created, re-attached to instead of sending again."""
+
+    account_id: str
+    key: str
+    fingerprint: str
+    resume: InteractionRecord | None
+    used: bool = False
+
+
+_IDEMPOTENT_RUN: contextvars.ContextVar[_IdempotentRun | None] = contextvars.ContextVar(
+    "humanwire_idempotent_run", default=None
+)
+
+
 def _hash_key(api_key: str) -> str:
     return hashlib.sha256(api_key.encode()).hexdigest()
 
@@ -230,21 +250,26 @@ class Engine:
         provider: Provider | None = None,
         webhook_transport: httpx.AsyncBaseTransport | None = None,
         resolve: Resolver | None = None,
+        resolve_timeout: float = RESOLVE_TIMEOUT,
     ) -> None:
         """Opens the store at ``config.db_path`` and the built-in sandbox provider.
 
         ``provider`` replaces the sandbox provider; ``webhook_transport`` and ``resolve``
-        let tests drive webhook deliveries and the SSRF guard without a network."""
+        (a blocking host lookup, run in a worker thread; default: the loop's
+        ``getaddrinfo``) let tests drive webhook deliveries and the SSRF guard without a
+        network. A lookup longer than ``resolve_timeout`` seconds refuses the URL."""
         self.config = config
         self.store: Store = SQLiteStore(config.db_path)
         self.provider: Provider = provider or SandboxProvider(self.store, self._delivered)
-        self._resolve: Resolver = resolve or resolve_host
+        self._resolve = resolve
+        self._resolve_timeout = resolve_timeout
         self.outbox = Outbox(
             self.store,
             config,
             on_change=lambda account_id, row_id: self._notify(account_id, "webhook", row_id),
             transport=webhook_transport,
-            resolve=self._resolve,
+            resolve=resolve,
+            resolve_timeout=resolve_timeout,
         )
         self._rate = RateLimiter(config.rate_limit_requests, config.rate_limit_window)
         self._spam = SpamGuard(config.spam_recipients, config.spam_window)
@@ -380,6 +405,14 @@ class Engine:
         result; one arriving while the first is still held waits for it; a different
         fingerprint raises ``Conflict``. Results are stored, so a restart keeps them.
 
+        A send run under a key stores a link key → interaction with the interaction it
+        creates, before anything is delivered. A retry whose first run never finished
+        (no stored result and none running here: the service restarted while it was
+        held) runs ``run`` again with that interaction to re-attach to: nothing is
+        delivered again, the retry waits for what is left of the first run's window (or
+        gets what the interaction became) and answers in the same shape. An interaction
+        whose delivery failed is not re-attached to (nothing reached the human).
+
         The run is its own task, shielded from the caller: a client that gives up and
         retries finds the first run still holding, not cancelled. Results with status
         429 or 5xx are not stored (a retry may succeed); an exception is not stored."""
@@ -389,13 +422,25 @@ class Engine:
             if running[0] != fingerprint:
                 raise self._idempotency_conflict()
             return await asyncio.shield(running[1])
+        now = time.time()
         stored = self.store.get_idempotency(account.id, key)
-        if stored is not None and stored.created_at + self.config.idempotency_ttl > time.time():
+        if stored is not None and stored.created_at + self.config.idempotency_ttl > now:
             if stored.fingerprint != fingerprint:
                 raise self._idempotency_conflict()
             return stored.status_code, stored.body
+        resume: InteractionRecord | None = None
+        link = self.store.get_idempotency_link(account.id, key)
+        if link is not None and link.created_at + self.config.idempotency_ttl > now:
+            if link.fingerprint != fingerprint:
+                raise self._idempotency_conflict()
+            first = self.store.get_interaction(link.interaction_id)
+            if first is not None and first.account_id == account.id and first.outcome != "failed":
+                resume = first
+        state = _IdempotentRun(account.id, key, fingerprint, resume)
 
         async def call() -> tuple[int, bytes]:
+            # Set inside the task: its context is its own copy, the caller's stays clean.
+            _IDEMPOTENT_RUN.set(state)
             return await run()
 
         task = asyncio.get_running_loop().create_task(call())
@@ -547,6 +592,7 @@ class Engine:
         form_token: str | None = None,
         reply_token: str | None = None,
         card_id: str | None = None,
+        run: _IdempotentRun | None = None,
     ) -> InteractionRecord:
         now = time.time()
         wait_deadline = now + float(wait_time) if wait_time is not None else None
@@ -571,12 +617,84 @@ class Engine:
             card_id=card_id,
             ended_at=None if listening else now,
         )
-        self.store.insert_interaction(record)
+        link = None
+        if run is not None:
+            link = IdempotencyLinkRecord(
+                account_id=account.id,
+                key=run.key,
+                fingerprint=run.fingerprint,
+                interaction_id=record.id,
+                created_at=now,
+            )
+        self.store.insert_interaction(record, link)
         if wait_deadline is not None:
             self._arm(record.id, wait_deadline, "wait")
         elif follow_up_deadline is not None:
             self._arm(record.id, follow_up_deadline, "close")
         return record
+
+    def _open_interaction(
+        self,
+        account: Account,
+        *,
+        kind: Literal["message", "form", "call"],
+        channel: Channel,
+        to: str,
+        from_addr: str,
+        request: dict[str, Any],
+        wait_time: float | None = None,
+        follow_up_time: float | None = None,
+        form_token: str | None = None,
+        reply_token: str | None = None,
+        card_id: str | None = None,
+    ) -> tuple[InteractionRecord, bool]:
+        """The interaction of a send: a new one (linked to the ``Idempotency-Key`` the
+        send runs under, if any), or, for a retry whose first run created one and never
+        finished, that one as it is now. True when re-attached: deliver nothing then."""
+        run = _IDEMPOTENT_RUN.get()
+        if run is not None and (run.used or run.account_id != account.id):
+            run = None
+        if run is not None:
+            run.used = True  # one interaction per send; anything after it is not linked
+            first = run.resume
+            if first is not None and first.kind == kind:
+                return self.store.get_interaction(first.id) or first, True
+        record = self._create_interaction(
+            account,
+            kind=kind,
+            channel=channel,
+            to=to,
+            from_addr=from_addr,
+            request=request,
+            wait_time=wait_time,
+            follow_up_time=follow_up_time,
+            form_token=form_token,
+            reply_token=reply_token,
+            card_id=card_id,
+            run=run,
+        )
+        return record, False
+
+    def _rejoin(
+        self, record: InteractionRecord, future: asyncio.Future[InteractionRecord | None] | None
+    ) -> None:
+        """A retry re-attached to ``record``: its held request gets what the interaction
+        became, or "no response" when the ``waitTime`` window has passed; else it waits
+        on the window timer armed at creation (or re-armed at start) like the first."""
+        if future is None:
+            return
+        if record.status != "pending":
+            _settle(future, record if record.result is not None else None)
+        elif record.kind != "call" and (
+            record.wait_deadline is None or record.wait_deadline <= time.time()
+        ):
+            _settle(future, None)
+
+    def _remaining(self, record: InteractionRecord, limit: float, resumed: bool) -> float:
+        """A call's hold limit, counted from its creation for a re-attached retry."""
+        if not resumed:
+            return limit
+        return max(0.0, record.created_at + limit - time.time())
 
     async def _deliver(
         self,
@@ -671,8 +789,7 @@ class Engine:
         card_id: str | None = None,
         reply_link: bool = False,
     ) -> MessageResponse:
-        reply_token = secrets.token_urlsafe(32) if reply_link else None
-        record = self._create_interaction(
+        record, resumed = self._open_interaction(
             account,
             kind="message",
             channel=channel,
@@ -681,14 +798,18 @@ class Engine:
             request={**request, "_text": text},
             wait_time=wait_time,
             follow_up_time=follow_up_time,
-            reply_token=reply_token,
+            reply_token=secrets.token_urlsafe(32) if reply_link else None,
             card_id=card_id,
         )
-        delivered = text
-        if reply_token is not None:
-            delivered = templates.reply_link_text(text, self.reply_link_url(reply_token))
         future = self._register(record.id) if wait_time is not None else None
-        await self._deliver(record, delivered, future=future)
+        if resumed:
+            self._rejoin(record, future)
+        else:
+            delivered = text
+            if record.reply_token is not None:
+                link_url = self.reply_link_url(record.reply_token)
+                delivered = templates.reply_link_text(text, link_url)
+            await self._deliver(record, delivered, future=future)
         if future is None:
             return MessageResponse(interaction_id=record.id, status=record.status)  # type: ignore[arg-type]
         answered = await self._hold(record.id, future)
@@ -752,7 +873,7 @@ class Engine:
     async def _call_card(
         self, account: Account, card: ChannelRecord, prompt: str, wire: dict[str, Any]
     ) -> MessageResponse:
-        record = self._create_interaction(
+        record, resumed = self._open_interaction(
             account,
             kind="call",
             channel="call",
@@ -762,10 +883,14 @@ class Engine:
             card_id=card.id,
         )
         future = self._register(record.id) if card.wait_time is not None else None
-        await self._deliver(record, prompt, future=future)
+        if resumed:
+            self._rejoin(record, future)
+        else:
+            await self._deliver(record, prompt, future=future)
         if future is None:
-            return MessageResponse(interaction_id=record.id, status="pending")
-        ended = await self._hold(record.id, future, limit=float(card.wait_time or 0))
+            return MessageResponse(interaction_id=record.id, status=self._status_of(record.id))
+        limit = self._remaining(record, float(card.wait_time or 0), resumed)
+        ended = await self._hold(record.id, future, limit=limit)
         if ended is not None and ended.result is not None and ended.outcome != "no_answer":
             summary = str(ended.result["payload"]["summary"])
             return MessageResponse(
@@ -783,16 +908,15 @@ class Engine:
         )
 
     async def send_form(self, account: Account, request: FormRequest) -> FormResponse:
-        token = secrets.token_urlsafe(32)
-        url = self.form_url(token)
+        text_for: Callable[[str], str]
         if isinstance(request, SMSFormRequest):
             channel: Channel = "sms"
             sender = self._phone_sender(account, None)
-            text = templates.form_message(request.message, url)
+            text_for = functools.partial(templates.form_message, request.message)
         elif isinstance(request, SlackFormRequest):
             channel = "slack"
             sender = request.from_ or SHARED_SLACK_WORKSPACE
-            text = templates.form_message(request.message, url)
+            text_for = functools.partial(templates.form_message, request.message)
         elif isinstance(request, WhatsAppOwnNumberFormRequest):
             channel = "whatsapp"
             if request.from_ != self._reserved_number(account):
@@ -802,14 +926,17 @@ class Engine:
             sender = request.from_
             variables = ", ".join(f"{k}={v}" for k, v in request.template.variables.items())
             header = f"[template {request.template.id}{': ' + variables if variables else ''}]"
-            text = f"{header}\n{templates.whatsapp_form_message(url)}"
+
+            def text_for(url: str) -> str:
+                return f"{header}\n{templates.whatsapp_form_message(url)}"
+
         else:
             channel = "whatsapp"
             sender = SHARED_WHATSAPP_NUMBER
-            text = templates.whatsapp_form_message(url)
+            text_for = templates.whatsapp_form_message
         message = getattr(request, "message", None)
         self._check_send(account, f"{request.title}\n{message or ''}", request.to)
-        record = self._create_interaction(
+        record, resumed = self._open_interaction(
             account,
             kind="form",
             channel=channel,
@@ -818,12 +945,20 @@ class Engine:
             request=request.to_wire(),
             wait_time=request.wait_time,
             follow_up_time=request.effective_follow_up_time,
-            form_token=token,
+            form_token=secrets.token_urlsafe(32),
         )
+        assert record.form_token is not None
+        url = self.form_url(record.form_token)
         future = self._register(record.id) if request.wait_time is not None else None
-        await self._deliver(record, text, form_url=url, future=future)
+        if resumed:
+            self._rejoin(record, future)
+        else:
+            await self._deliver(record, text_for(url), form_url=url, future=future)
         if future is None:
-            return FormResponse(interaction_id=record.id, status="pending", form_url=url)
+            status: Literal["pending", "ended"] = (
+                "pending" if record.status == "pending" else "ended"
+            )
+            return FormResponse(interaction_id=record.id, status=status, form_url=url)
         answered = await self._hold(record.id, future)
         if answered is not None and answered.result is not None:
             from .forms.validate import format_content
@@ -867,14 +1002,17 @@ class Engine:
     ) -> CallResponse:
         sender = self._phone_sender(account, None)
         self._check_send(account, prompt, to)
-        record = self._create_interaction(
+        record, resumed = self._open_interaction(
             account, kind="call", channel="call", to=to, from_addr=sender, request=request
         )
         future = self._register(record.id) if wait else None
-        await self._deliver(record, prompt, future=future)
+        if resumed:
+            self._rejoin(record, future)
+        else:
+            await self._deliver(record, prompt, future=future)
         if future is None:
-            return CallResponse(interaction_id=record.id, status="pending")
-        ended = await self._hold(record.id, future, limit=limit)
+            return CallResponse(interaction_id=record.id, status=self._status_of(record.id))
+        ended = await self._hold(record.id, future, limit=self._remaining(record, limit, resumed))
         if ended is None or ended.result is None:
             return CallResponse(interaction_id=record.id, status=self._status_of(record.id))
         return self._call_response(ended)
@@ -1037,10 +1175,16 @@ class Engine:
         self._notify(account.id, "number", number_id)
 
     # -- webhooks ---------------------------------------------------------------
-    def create_webhook(self, account: Account, request: WebhookCreateRequest) -> Webhook:
+    async def create_webhook(self, account: Account, request: WebhookCreateRequest) -> Webhook:
         """Refuses private and loopback targets unless ``config.local_mode``. The host is
-        resolved here (a blocking lookup; IP literals and ``localhost`` need no DNS)."""
-        check_webhook_url(request.url, local_mode=self.config.local_mode, resolve=self._resolve)
+        resolved off the event loop (``loop.getaddrinfo``, or the ``resolve`` hook in a
+        thread), within ``resolve_timeout`` seconds; IP literals need no lookup."""
+        await check_webhook_url_async(
+            request.url,
+            local_mode=self.config.local_mode,
+            resolve=self._resolve,
+            timeout=self._resolve_timeout,
+        )
         record = WebhookRecord(
             id=str(uuid.uuid4()),
             account_id=account.id,

@@ -18,7 +18,7 @@ import logging
 import socket
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -32,10 +32,13 @@ from .store.base import EventRecord, OutboxRecord, Store
 
 __all__ = [
     "EVENT_ID_HEADER",
+    "RESOLVE_TIMEOUT",
     "SIGNATURE_HEADER",
+    "HostLookupTimeout",
     "Outbox",
     "Resolver",
     "check_webhook_url",
+    "check_webhook_url_async",
     "event_body",
     "signature_header",
 ]
@@ -46,11 +49,23 @@ EVENT_ID_HEADER = "Humanwire-Event-Id"
 SIGNATURE_HEADER = "Humanwire-Signature"
 
 Resolver = Callable[[str, int], list[str]]
-"""Host and port → the IP addresses it resolves to."""
+"""Host and port → the IP addresses it resolves to (blocking; run off the event loop)."""
+
+RESOLVE_TIMEOUT = 5.0
+"""Seconds a webhook host lookup may take before the URL counts as not resolving."""
+
+
+class HostLookupTimeout(InvalidRequest):
+    """The webhook host did not resolve in time (a slow or unreachable DNS server)."""
 
 
 def resolve_host(host: str, port: int) -> list[str]:
     infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return [str(info[4][0]) for info in infos]
+
+
+async def _resolve_on_loop(host: str, port: int) -> list[str]:
+    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
     return [str(info[4][0]) for info in infos]
 
 
@@ -82,32 +97,36 @@ def _refused(address: ipaddress.IPv4Address | ipaddress.IPv6Address, local_mode:
     return address.is_loopback or address.is_private or not address.is_global
 
 
-def _addresses(
-    host: str, port: int, resolve: Resolver
-) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+def _ip_literal(host: str) -> Address | None:
     try:
-        return [ipaddress.ip_address(host)]
+        return ipaddress.ip_address(host)
     except ValueError:
-        pass
+        return None
+
+
+def _parse_addresses(resolved: list[str]) -> list[Address]:
     try:
-        return [ipaddress.ip_address(a.split("%")[0]) for a in resolve(host, port)]
-    except (OSError, UnicodeError, ValueError):
+        return [ipaddress.ip_address(a.split("%")[0]) for a in resolved]
+    except ValueError:
         return []
 
 
-def check_webhook_url(url: str, *, local_mode: bool, resolve: Resolver = resolve_host) -> None:
-    """The SSRF guard. Outside local mode a target whose host is, or resolves to, a
-    private, loopback, link-local or reserved address is refused (400, field ``url``);
-    in local mode loopback and private targets are allowed."""
+def _target(url: str) -> tuple[str, int]:
+    """The host and port of a webhook URL; ``InvalidRequest`` when it is no http(s) URL."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise InvalidRequest("url must be an http or https URL", field="url")
-    host = parts.hostname
     try:
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError:
         raise InvalidRequest("url has an invalid port", field="url") from None
-    addresses = _addresses(host, port, resolve)
+    return parts.hostname, port
+
+
+def _check_addresses(host: str, addresses: list[Address], local_mode: bool) -> None:
     if not addresses:
         raise InvalidRequest(f"url host {host!r} does not resolve", field="url")
     for address in addresses:
@@ -117,6 +136,56 @@ def check_webhook_url(url: str, *, local_mode: bool, resolve: Resolver = resolve
                 "targets are refused",
                 field="url",
             )
+
+
+def check_webhook_url(url: str, *, local_mode: bool, resolve: Resolver = resolve_host) -> None:
+    """The SSRF guard. Outside local mode a target whose host is, or resolves to, a
+    private, loopback, link-local or reserved address is refused (400, field ``url``);
+    in local mode loopback and private targets are allowed. Blocking: on the event loop
+    use ``check_webhook_url_async``."""
+    host, port = _target(url)
+    literal = _ip_literal(host)
+    if literal is not None:
+        addresses = [literal]
+    else:
+        try:
+            addresses = _parse_addresses(resolve(host, port))
+        except (OSError, UnicodeError, ValueError):
+            addresses = []
+    _check_addresses(host, addresses, local_mode)
+
+
+async def check_webhook_url_async(
+    url: str,
+    *,
+    local_mode: bool,
+    resolve: Resolver | None = None,
+    timeout: float = RESOLVE_TIMEOUT,
+) -> None:
+    """``check_webhook_url`` without blocking the event loop: the host is looked up with
+    ``loop.getaddrinfo`` (or the ``resolve`` hook, run in a worker thread), at most
+    ``timeout`` seconds; past it ``HostLookupTimeout`` (a 400 on ``url``). The same
+    rules; an IP literal needs no lookup."""
+    host, port = _target(url)
+    literal = _ip_literal(host)
+    if literal is not None:
+        _check_addresses(host, [literal], local_mode)
+        return
+    lookup: Awaitable[list[str]]
+    if resolve is None:
+        lookup = _resolve_on_loop(host, port)
+    else:
+        lookup = asyncio.get_running_loop().run_in_executor(None, resolve, host, port)
+    try:
+        resolved = await asyncio.wait_for(lookup, timeout)
+    except asyncio.TimeoutError:
+        # The lookup thread cannot be interrupted; it finishes on its own, unheard.
+        raise HostLookupTimeout(
+            f"url host {host!r} did not resolve within {timeout:g} s", field="url"
+        ) from None
+    except (OSError, UnicodeError, ValueError):
+        resolved = []
+    _check_addresses(host, _parse_addresses(resolved), local_mode)
 
 
 class Outbox:
@@ -129,13 +198,17 @@ class Outbox:
         *,
         on_change: Callable[[str, str], None] | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
-        resolve: Resolver = resolve_host,
+        resolve: Resolver | None = None,
+        resolve_timeout: float = RESOLVE_TIMEOUT,
     ) -> None:
+        """``resolve`` replaces the host lookup of the SSRF check (None: the loop's
+        ``getaddrinfo``)."""
         self._store = store
         self._config = config
         self._on_change = on_change
         self._transport = transport
         self._resolve = resolve
+        self._resolve_timeout = resolve_timeout
         self._client: httpx.AsyncClient | None = None
         self._worker: asyncio.Task[None] | None = None
         self._wake: asyncio.Event | None = None
@@ -270,9 +343,15 @@ class Outbox:
         if not self._config.local_mode:
             # Checked again at delivery: a name may have been re-pointed since registration.
             try:
-                await asyncio.to_thread(
-                    check_webhook_url, webhook.url, local_mode=False, resolve=self._resolve
+                await check_webhook_url_async(
+                    webhook.url,
+                    local_mode=False,
+                    resolve=self._resolve,
+                    timeout=self._resolve_timeout,
                 )
+            except HostLookupTimeout as exc:
+                self._record_failure(row, exc.message, None)  # DNS may answer next time
+                return
             except InvalidRequest as exc:
                 self._record_failure(row, exc.message, None, final=True)
                 return

@@ -12,7 +12,7 @@ __all__ = ["operations"]
 
 
 async def _create(call: ApiCall) -> Payload:
-    return call.engine.create_webhook(call.account, call.body_as(WebhookCreateRequest))
+    return await call.engine.create_webhook(call.account, call.body_as(WebhookCreateRequest))
 
 
 async def _list(call: ApiCall) -> Payload:

@@ -16,6 +16,7 @@ __all__ = [
     "DeliveryRecord",
     "Duplicate",
     "EventRecord",
+    "IdempotencyLinkRecord",
     "IdempotencyRecord",
     "InboundRecord",
     "InteractionRecord",
@@ -177,6 +178,19 @@ class IdempotencyRecord:
     created_at: float
 
 
+@dataclass(frozen=True)
+class IdempotencyLinkRecord:
+    """The interaction an idempotent send created, stored with it: a retry with the same
+    key whose first run never finished (a restart) re-attaches to it instead of sending
+    again."""
+
+    account_id: str
+    key: str
+    fingerprint: str
+    interaction_id: str
+    created_at: float
+
+
 class Duplicate(Exception):
     """A unique value (a phone number, an id) is already stored."""
 
@@ -195,7 +209,12 @@ class Store(Protocol):
     def count_accounts(self) -> int: ...
 
     # interactions
-    def insert_interaction(self, record: InteractionRecord) -> None: ...
+    def insert_interaction(
+        self, record: InteractionRecord, link: IdempotencyLinkRecord | None = None
+    ) -> None:
+        """The interaction and, for an idempotent send, its link, in one transaction."""
+        ...
+
     def get_interaction(self, interaction_id: str) -> InteractionRecord | None: ...
     def interaction_by_form_token(self, token: str) -> InteractionRecord | None: ...
     def interaction_by_reply_token(self, token: str) -> InteractionRecord | None: ...
@@ -297,4 +316,7 @@ class Store(Protocol):
     # idempotency
     def get_idempotency(self, account_id: str, key: str) -> IdempotencyRecord | None: ...
     def put_idempotency(self, record: IdempotencyRecord) -> None: ...
-    def delete_idempotency_before(self, cutoff: float) -> None: ...
+    def get_idempotency_link(self, account_id: str, key: str) -> IdempotencyLinkRecord | None: ...
+    def delete_idempotency_before(self, cutoff: float) -> None:
+        """Drops stored results and links created before ``cutoff``."""
+        ...

@@ -24,6 +24,7 @@ from .base import (
     DeliveryRecord,
     Duplicate,
     EventRecord,
+    IdempotencyLinkRecord,
     IdempotencyRecord,
     InboundRecord,
     InteractionRecord,
@@ -36,7 +37,8 @@ __all__ = ["SQLiteStore"]
 
 logger = logging.getLogger("humanwire.store")
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: ``idempotency_links`` (the interaction an idempotent send created)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -162,6 +164,14 @@ CREATE TABLE IF NOT EXISTS idempotency (
     created_at REAL NOT NULL,
     PRIMARY KEY (account_id, key)
 );
+CREATE TABLE IF NOT EXISTS idempotency_links (
+    account_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    interaction_id TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    PRIMARY KEY (account_id, key)
+);
 """
 
 _INTERACTION_COLUMNS = (
@@ -219,10 +229,11 @@ class SQLiteStore:
                 "SELECT value FROM meta WHERE key = 'schema_version'"
             ).fetchone() == (str(SCHEMA_VERSION),):
                 return
-            # executescript commits on its own; the statements are all IF NOT EXISTS.
+            # executescript commits on its own; the statements are all IF NOT EXISTS, so
+            # an older file gains the tables added since and keeps its data.
             self._db.executescript(_SCHEMA)
             self._db.execute(
-                "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
                 (str(SCHEMA_VERSION),),
             )
 
@@ -365,30 +376,47 @@ class SQLiteStore:
             ended_at=row[16],
         )
 
-    def insert_interaction(self, record: InteractionRecord) -> None:
-        self._run(
-            f"INSERT INTO interactions ({_INTERACTION_COLUMNS}) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                record.id,
-                record.account_id,
-                record.kind,
-                record.channel,
-                record.to_addr,
-                record.from_addr,
-                _dumps(record.request),
-                record.created_at,
-                record.status,
-                record.wait_deadline,
-                record.follow_up_deadline,
-                _dumps(record.result) if record.result is not None else None,
-                record.outcome,
-                record.form_token,
-                record.reply_token,
-                record.card_id,
-                record.ended_at,
-            ),
-        )
+    def insert_interaction(
+        self, record: InteractionRecord, link: IdempotencyLinkRecord | None = None
+    ) -> None:
+        with self._tx() as db:
+            db.execute(
+                f"INSERT INTO interactions ({_INTERACTION_COLUMNS}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    record.id,
+                    record.account_id,
+                    record.kind,
+                    record.channel,
+                    record.to_addr,
+                    record.from_addr,
+                    _dumps(record.request),
+                    record.created_at,
+                    record.status,
+                    record.wait_deadline,
+                    record.follow_up_deadline,
+                    _dumps(record.result) if record.result is not None else None,
+                    record.outcome,
+                    record.form_token,
+                    record.reply_token,
+                    record.card_id,
+                    record.ended_at,
+                ),
+            )
+            if link is not None:
+                # REPLACE: a link whose interaction failed to deliver is superseded.
+                db.execute(
+                    "INSERT OR REPLACE INTO idempotency_links "
+                    "(account_id, key, fingerprint, interaction_id, created_at) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (
+                        link.account_id,
+                        link.key,
+                        link.fingerprint,
+                        link.interaction_id,
+                        link.created_at,
+                    ),
+                )
 
     def _interaction_where(self, where: str, params: tuple[Any, ...]) -> InteractionRecord | None:
         row = self._one(f"SELECT {_INTERACTION_COLUMNS} FROM interactions WHERE {where}", params)
@@ -908,5 +936,23 @@ class SQLiteStore:
             ),
         )
 
+    def get_idempotency_link(self, account_id: str, key: str) -> IdempotencyLinkRecord | None:
+        row = self._one(
+            "SELECT account_id, key, fingerprint, interaction_id, created_at "
+            "FROM idempotency_links WHERE account_id = ? AND key = ?",
+            (account_id, key),
+        )
+        if row is None:
+            return None
+        return IdempotencyLinkRecord(
+            account_id=row[0],
+            key=row[1],
+            fingerprint=row[2],
+            interaction_id=row[3],
+            created_at=row[4],
+        )
+
     def delete_idempotency_before(self, cutoff: float) -> None:
-        self._run("DELETE FROM idempotency WHERE created_at < ?", (cutoff,))
+        with self._tx() as db:
+            db.execute("DELETE FROM idempotency WHERE created_at < ?", (cutoff,))
+            db.execute("DELETE FROM idempotency_links WHERE created_at < ?", (cutoff,))

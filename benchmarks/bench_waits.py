@@ -46,7 +46,9 @@ import multiprocessing
 import os
 import random
 import resource
+import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -68,9 +70,11 @@ WAIT_TIME = 600
 OPENING = 64
 """Requests handed to the client at once while opening; with at most twice this many not
 yet held, the service's listen backlog (128) never overflows into SYN retries."""
-POOL_SIZE = 250
-"""Connections per ``httpx.AsyncClient``: its pool scans every connection it has when it
-places a request, so one pool of 10,000 would make the load generator the bottleneck."""
+POOL_SIZE = 32
+"""Connections per ``httpx.AsyncClient``: its pool scans every connection it has (and polls
+each idle one's socket) whenever a request starts or a response ends, so one pool of
+10,000 — or even of 250 — would make the load generator the bottleneck and its
+bookkeeping part of every measured latency."""
 WARM_UP = 32
 """Waits held and answered before measuring, so first-use costs are not counted per wait."""
 BULK_REPLIES = 16
@@ -268,12 +272,16 @@ class Senders:
     per ``POOL_SIZE`` requests."""
 
     def __init__(self, kind: str, base_url: str, key: str, n: int) -> None:
+        import ssl
+
         import httpx
 
         from humanwire import AsyncHumanWire
 
         self.kind = kind
         timeout = httpx.Timeout(WAIT_TIME + 60, connect=60)
+        # Plain http; one context for all clients, not one each (milliseconds apiece).
+        tls = ssl.create_default_context()
         limits = httpx.Limits(max_connections=POOL_SIZE, max_keepalive_connections=POOL_SIZE)
         self.clients = [
             httpx.AsyncClient(
@@ -281,6 +289,7 @@ class Senders:
                 headers={"Authorization": f"Bearer {key}"},
                 limits=limits,
                 timeout=timeout,
+                verify=tls,
             )
             for _ in range(math.ceil(n / POOL_SIZE))
         ]
@@ -319,6 +328,26 @@ def reply_body(interaction_id: str, text: str) -> dict[str, Any]:
     }
 
 
+def start_profiler(pid: int, output: str) -> subprocess.Popen[bytes]:
+    """py-spy on the service process (``pip install py-spy``; needs ptrace rights),
+    collapsed stacks, idle threads left out."""
+    spy = subprocess.Popen(
+        [
+            *("py-spy", "record", "--pid", str(pid), "--format", "raw", "--rate", "500"),
+            *("--output", output, "--nonblocking"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    time.sleep(1.0)  # attached before the first timed reply
+    return spy
+
+
+def stop_profiler(spy: subprocess.Popen[bytes]) -> None:
+    spy.send_signal(signal.SIGINT)  # py-spy writes its output on SIGINT
+    spy.wait(30)
+
+
 @dataclass
 class Round:
     send_seconds: float
@@ -337,6 +366,7 @@ async def hold_and_answer(
     offset: int,
     sample: int,
     rng: random.Random,
+    profile: str | None = None,
 ) -> Round:
     """Holds waits ``offset .. offset+n-1``, then answers them (a sample one at a time,
     timed; the rest in bulk) and checks each held request got its own answer."""
@@ -384,6 +414,7 @@ async def hold_and_answer(
         measured = list(range(n)) if n <= sample else rng.sample(range(n), sample)
         latencies: list[float] = []
         round_trips: list[float] = []
+        spy = start_profiler(service.pid, profile) if profile else None
         for i in measured:
             sent = time.perf_counter()
             response = await human.post(
@@ -393,6 +424,8 @@ async def hold_and_answer(
             response.raise_for_status()
             latencies.append(await asyncio.wait_for(arrived[i], 30) - sent)
             round_trips.append(posted - sent)
+        if spy is not None:
+            stop_profiler(spy)
 
         chosen = set(measured)
         gate = asyncio.Semaphore(BULK_REPLIES)
@@ -413,7 +446,9 @@ async def hold_and_answer(
     return Round(send_seconds, rss_growth, server_cpu, client_cpu, latencies, round_trips)
 
 
-async def bench_http_in(service: ServiceProcess, n: int, kind: str, sample: int) -> Result:
+async def bench_http_in(
+    service: ServiceProcess, n: int, kind: str, sample: int, profile: str | None
+) -> Result:
     import httpx
 
     rng = random.Random(n)
@@ -427,7 +462,9 @@ async def bench_http_in(service: ServiceProcess, n: int, kind: str, sample: int)
     ) as human:
         await hold_and_answer(service, human, kind, WARM_UP, 0, WARM_UP, rng)
         load = load_average()
-        measured = await hold_and_answer(service, human, kind, n, WARM_UP, sample, rng)
+        measured = await hold_and_answer(
+            service, human, kind, n, WARM_UP, sample, rng, f"{profile}-{n}.txt" if profile else None
+        )
     return Result(
         mode=f"http/{kind}",
         n=n,
@@ -441,9 +478,9 @@ async def bench_http_in(service: ServiceProcess, n: int, kind: str, sample: int)
     )
 
 
-def bench_http(n: int, kind: str, sample: int) -> Result:
+def bench_http(n: int, kind: str, sample: int, profile: str | None) -> Result:
     with ServiceProcess() as service:
-        return asyncio.run(bench_http_in(service, n, kind, sample))
+        return asyncio.run(bench_http_in(service, n, kind, sample, profile))
 
 
 # -- engine mode -------------------------------------------------------------------------
@@ -522,6 +559,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="100,1000,10000", help="comma-separated N")
     parser.add_argument("--sample", type=int, default=1000, help="replies timed one by one")
     parser.add_argument("--runs", type=int, default=1, help="repeat, then print medians")
+    parser.add_argument(
+        "--profile",
+        metavar="PREFIX",
+        help="http: py-spy the service during the timed replies into PREFIX-N.txt",
+    )
     args = parser.parse_args(argv)
     sizes = [int(size) for size in args.sizes.split(",") if size.strip()]
     limit = raise_open_files_limit()
@@ -535,7 +577,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.mode == "engine":
                 result = asyncio.run(bench_engine(n, args.sample))
             else:
-                result = bench_http(n, args.client, args.sample)
+                result = bench_http(n, args.client, args.sample, args.profile)
             results.append(result)
             print(result.line(), flush=True)
     print(f"\nmedians of {args.runs} run(s), {results[0].mode}:\n{summary(results)}")

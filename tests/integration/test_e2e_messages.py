@@ -165,3 +165,9 @@ async def test_status_long_poll_returns_when_the_reply_lands(
     assert status.status == "ended"
     assert status.result is not None
     assert status.result.payload.interaction_id == sent.interaction_id
+
+
+def test_wait_with_no_time_left_looks_once(humanwire_client: HumanWire) -> None:
+    sent = humanwire_client.messages.sms(message="later", to=HUMAN, follow_up_time=60)
+    status = humanwire_client.interactions.wait(sent.interaction_id, timeout=0)
+    assert (status.interaction_id, status.status) == (sent.interaction_id, "pending")

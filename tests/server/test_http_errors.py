@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -152,7 +153,7 @@ async def test_status_wait_bounds(svc: AppUnderTest) -> None:
     sent = await svc.client.post("/messages/sms", json={"message": "m", "to": HUMAN})
     interaction_id = sent.json()["interactionId"]
     url = f"/interactions/{interaction_id}/status"
-    for bad in ["0", "61", "-3", "soon", "nan"]:
+    for bad in ["-1", "61", "-3", "soon", "nan"]:
         assert_error(
             await svc.client.get(url, params={"wait": bad}), 400, "invalid_request", "wait"
         )
@@ -161,6 +162,17 @@ async def test_status_wait_bounds(svc: AppUnderTest) -> None:
     assert ok.status_code == 200
     assert ok.json()["status"] == "ended"
     assert ok.json()["interactionId"] == interaction_id
+    # wait=0 holds nothing: a pending interaction is looked at once (a client whose
+    # deadline has come sends it).
+    pending = await svc.client.post(
+        "/messages/sms", json={"message": "m", "to": HUMAN, "followUpTime": 60}
+    )
+    started = time.monotonic()
+    now = await svc.client.get(
+        f"/interactions/{pending.json()['interactionId']}/status", params={"wait": "0"}
+    )
+    assert (now.status_code, now.json()["status"]) == (200, "pending")
+    assert time.monotonic() - started < 1
 
 
 async def test_available_numbers_query(svc: AppUnderTest) -> None:

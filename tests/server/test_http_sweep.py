@@ -213,7 +213,7 @@ def _valid(op: Operation) -> dict[str, Any]:
 @pytest.mark.parametrize("op", [op for op in OPERATIONS if op.query], ids=_ids)
 async def test_query_values_out_of_bounds(sweep: AppUnderTest, op: Operation) -> None:
     bad_values = {
-        "wait": ["abc", "0", "-1", "61", "nan", "inf", "1e309", ""],
+        "wait": ["abc", "-0.5", "-1", "61", "nan", "inf", "1e309", ""],
         "country": ["FR", "usa", "", "U S"],
         "areaCode": ["abc", "12a", "", "1234567", "٣٣٣"],
         "channel": ["sms ", "fax", ""],

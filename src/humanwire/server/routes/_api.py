@@ -32,7 +32,7 @@ __all__ = [
     "PathParam",
     "Payload",
     "QueryParam",
-    "query_float",
+    "query_wait",
     "to_routes",
 ]
 
@@ -114,20 +114,19 @@ class ApiCall:
         return self.body
 
 
-def query_float(call: ApiCall, name: str, low_exclusive: float, high: float) -> float | None:
-    """A number of seconds from the query: ``low_exclusive < value <= high``."""
+def query_wait(call: ApiCall, name: str = "wait") -> float | None:
+    """Seconds to hold a long-poll, from the query: 0 (look once, hold nothing) up to
+    ``config.max_status_wait``."""
     text = call.query.get(name)
     if text is None:
         return None
+    high = call.config.max_status_wait
     try:
         value = float(text)
     except ValueError:
         value = float("nan")
-    if not (low_exclusive < value <= high):  # also false for nan
-        raise InvalidRequest(
-            f"{name} must be a number of seconds above {low_exclusive:g} and at most {high:g}",
-            field=name,
-        )
+    if not (0 <= value <= high):  # also false for nan
+        raise InvalidRequest(f"{name} must be a number of seconds from 0 to {high:g}", field=name)
     return value
 
 

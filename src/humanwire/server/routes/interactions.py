@@ -6,13 +6,13 @@ from pydantic import TypeAdapter
 
 from humanwire.types import InteractionStatus
 
-from ._api import ApiCall, Operation, PathParam, Payload, QueryParam, query_float
+from ._api import ApiCall, Operation, PathParam, Payload, QueryParam, query_wait
 
 __all__ = ["operations"]
 
 
 async def _status(call: ApiCall) -> Payload:
-    wait = query_float(call, "wait", 0, call.config.max_status_wait)
+    wait = query_wait(call)
     return await call.engine.interaction_status(call.account, call.path("interactionId"), wait)
 
 
@@ -33,8 +33,8 @@ def operations() -> list[Operation]:
             query=(
                 QueryParam(
                     "wait",
-                    "Seconds to hold for a change (above 0, at most 60).",
-                    {"type": "number", "exclusiveMinimum": 0, "maximum": 60},
+                    "Seconds to hold for a change (0 to 60; 0 holds nothing).",
+                    {"type": "number", "minimum": 0, "maximum": 60},
                 ),
             ),
         ),

@@ -16,7 +16,7 @@ from humanwire.types import (
 )
 
 from ..errors import InvalidRequest, NotFound
-from ._api import ApiCall, Operation, PathParam, Payload, QueryParam, query_float
+from ._api import ApiCall, Operation, PathParam, Payload, QueryParam, query_wait
 
 __all__ = ["operations"]
 
@@ -47,7 +47,7 @@ async def _deliveries(call: ApiCall) -> Payload:
     channel = call.query.get("channel")
     if channel is not None and channel not in CHANNELS:
         raise InvalidRequest("channel must be sms, whatsapp, slack or call", field="channel")
-    wait = query_float(call, "wait", 0, call.config.max_status_wait)
+    wait = query_wait(call)
     after = call.query.get("after")
     found, newest = _matching(call, after)
     if wait is not None:
@@ -94,8 +94,8 @@ def operations() -> list[Operation]:
                 QueryParam("after", "Only deliveries newer than this id.", {"type": "string"}),
                 QueryParam(
                     "wait",
-                    "Seconds to hold until a delivery matches (above 0, at most 60).",
-                    {"type": "number", "exclusiveMinimum": 0, "maximum": 60},
+                    "Seconds to hold until a delivery matches (0 to 60; 0 holds nothing).",
+                    {"type": "number", "minimum": 0, "maximum": 60},
                 ),
             ),
         ),

@@ -33,6 +33,7 @@
           countryByRegion[c.region] = c;
           (regionsByCode[c.code] = regionsByCode[c.code] || []).push(c);
         });
+        form.setAttribute("data-countries-loaded", "");
       })
       .catch(function () { /* the server still validates */ });
   }

@@ -1,0 +1,52 @@
+"""The HTTP surface over a real socket (uvicorn), where connection handling differs from
+the in-process tests: size limits, key-less endpoints, error bodies."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from e2e_support import HUMAN
+
+from humanwire import HumanWire
+from humanwire.errors import PayloadTooLargeError
+from humanwire.testing import RunningService
+
+
+def test_oversized_bodies_are_413_over_the_wire(
+    humanwire_service: RunningService, humanwire_api_key: str, humanwire_client: HumanWire
+) -> None:
+    url = f"{humanwire_service.base_url}/messages/sms"
+    headers = {"Authorization": f"Bearer {humanwire_api_key}", "Content-Type": "application/json"}
+    declared = httpx.post(url, content=b" " * (4 << 20), headers=headers)
+    assert declared.status_code == 413
+    assert declared.json()["error"]["code"] == "payload_too_large"
+
+    def chunks() -> Iterator[bytes]:
+        for _ in range(6):
+            yield b" " * (256 << 10)
+
+    streamed = httpx.post(url, content=chunks(), headers=headers)
+    assert streamed.status_code == 413
+    with pytest.raises(PayloadTooLargeError):
+        humanwire_client.messages.sms(message="x" * (1 << 20), to=HUMAN)
+    assert humanwire_client.sandbox.deliveries() == []
+    # The service is unharmed.
+    assert humanwire_client.numbers.list() == []
+
+
+def test_keyless_endpoints_and_error_bodies_over_the_wire(
+    humanwire_service: RunningService,
+) -> None:
+    base = humanwire_service.base_url
+    assert httpx.get(f"{base}/healthz").json() == {"status": "ok"}
+    document = httpx.get(f"{base}/openapi.json").json()
+    assert document["openapi"] == "3.1.0"
+    assert document["servers"] == [{"url": base}]
+    missing = httpx.get(f"{base}/numbers")
+    assert missing.status_code == 401
+    assert missing.headers["www-authenticate"].startswith("Bearer")
+    assert missing.json()["error"]["code"] == "unauthorized"
+    unknown = httpx.get(f"{base}/v2/numbers")
+    assert (unknown.status_code, unknown.json()["error"]["code"]) == (404, "not_found")

@@ -74,11 +74,6 @@ async def _on_service_error(request: Request, exc: Exception) -> Response:
     return service_error_response(exc)
 
 
-async def _on_validation_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, ValidationError)
-    return service_error_response(service_error_from_validation(exc))
-
-
 async def _on_http_exception(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     status = exc.status_code
@@ -99,10 +94,11 @@ async def _on_unexpected(request: Request, exc: Exception) -> Response:
 
 def exception_handlers() -> dict[Any, Any]:
     """For ``Starlette(exception_handlers=...)``. ``Exception`` lands in the outermost
-    middleware, so even a failure in a middleware answers with the error body."""
+    middleware, so even a failure in a middleware answers with the error body. A pydantic
+    ``ValidationError`` is not mapped here: request bodies are validated (and mapped)
+    before the engine runs, so one escaping a handler is a bug of ours, a 500."""
     return {
         ServiceError: _on_service_error,
-        ValidationError: _on_validation_error,
         HTTPException: _on_http_exception,
         Exception: _on_unexpected,
     }

@@ -168,7 +168,9 @@ def build_openapi(operations: Sequence[Operation], base_url: str) -> dict[str, A
             "version": API_VERSION,
             "description": "Reach humans over SMS, WhatsApp, Slack, web forms and voice "
             "calls, and wait for the answer. Every error body is "
-            '`{"error": {"code", "message", "field"}}`.',
+            '`{"error": {"code", "message", "field"}}`. Request bodies are closed '
+            "(unknown properties are refused) and so are query strings (unknown or "
+            "repeated parameters are a 400). A POST with an `Idempotency-Key` runs once.",
         },
         "servers": [{"url": base_url}],
         "security": [{"bearerAuth": []}],

@@ -386,3 +386,52 @@ def test_request_text_is_escaped(humanwire_client: HumanWire, page: Page) -> Non
     expect(page.locator("#f-t-error")).to_have_text("<u>rule</u>")
     assert page.locator("main u").count() == 0
     assert dialogs == []
+
+
+def test_keyboard_only_with_visible_focus(humanwire_client: HumanWire, page: Page) -> None:
+    fields: list[dict[str, Any]] = [
+        {"id": "name", "label": "Name", "type": "text", "required": True},
+        {"id": "tel", "label": "Phone", "type": "phone_number"},
+        {
+            "id": "size",
+            "label": "Size",
+            "type": "select",
+            "options": [{"label": "Small", "value": "s"}, {"label": "Large", "value": "l"}],
+        },
+        {"id": "agree", "label": "Agree", "type": "checkbox", "required": True},
+    ]
+    sent = send_form(humanwire_client, fields)
+    page.goto(sent.form_url)
+    page.wait_for_selector("form[data-countries-loaded]")
+    page.keyboard.press("Tab")
+    name = page.get_by_role("textbox", name="Name")
+    expect(name).to_be_focused()
+    outline = name.evaluate("e => getComputedStyle(e).outlineWidth")
+    assert outline not in ("0px", ""), outline  # the focus is visible
+    page.keyboard.type("Grace")
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("combobox", name=re.compile("Country code"))).to_be_focused()
+    page.keyboard.type("ireland")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("combobox", name=re.compile("Country code"))).to_have_value("IE +353")
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("textbox", name="Phone", exact=True)).to_be_focused()
+    page.keyboard.type("085 123 4567")
+    page.keyboard.press("Tab")
+    expect(page.get_by_label("Size")).to_be_focused()
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("Tab")
+    expect(page.get_by_label("Agree")).to_be_focused()
+    page.keyboard.press("Space")
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("button", name="Submit")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name="Thank you, your answers were sent")).to_be_visible()
+    assert values_of(humanwire_client, sent.form_url) == {
+        "name": "Grace",
+        "tel": "+353851234567",
+        "size": "l",
+        "agree": "true",
+    }

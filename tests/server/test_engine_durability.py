@@ -4,12 +4,15 @@ service was down are ended, and everything stored stays (accounts, idempotency).
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 from engine_support import HUMAN, fast_config, reply, sms, sms_form
 
 from humanwire.server.config import SHARED_SMS_NUMBER
-from humanwire.server.engine import Engine
+from humanwire.server.engine import Account, Engine
+from humanwire.server.store import SQLiteStore
+from humanwire.server.store.base import AccountRecord
 
 
 async def test_open_follow_up_window_survives_a_restart(tmp_path: Path) -> None:
@@ -110,3 +113,32 @@ async def test_close_answers_long_polls_and_cancels_held_requests(tmp_path: Path
     await asyncio.wait({held}, timeout=1)
     assert held.done()
     assert held.cancelled() or isinstance(held.exception(), asyncio.CancelledError)
+
+
+async def test_a_database_of_the_first_schema_gains_the_idempotency_links(
+    tmp_path: Path,
+) -> None:
+    path = str(tmp_path / "old.db")
+    old = SQLiteStore(path)
+    old.insert_account(AccountRecord("acc", "old", "hash", False, 1.0))
+    with old._tx() as db:  # what a file written by schema version 1 looks like
+        db.execute("DROP TABLE idempotency_links")
+        db.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    old.close()
+
+    engine = Engine(fast_config(tmp_path, db_path=path))
+    await engine.start()
+    try:
+        assert engine.store.get_account("acc") is not None  # nothing lost
+        account = Account(id="acc", name="old")
+        sent = await engine.idempotent(account, "k", "fp", lambda: _send(engine, account))
+        link = engine.store.get_idempotency_link("acc", "k")
+        assert link is not None and link.fingerprint == "fp"
+        assert link.interaction_id == json.loads(sent[1])["interactionId"]
+    finally:
+        await engine.close()
+
+
+async def _send(engine: Engine, account: Account) -> tuple[int, bytes]:
+    response = await engine.send_message(account, sms(follow_up_time=5))
+    return 200, response.model_dump_json(by_alias=True, exclude_none=True).encode()

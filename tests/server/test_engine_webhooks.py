@@ -3,11 +3,17 @@ retries until it comes back, giving up, and the outbox surviving a restart."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
+import socket
+import threading
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 from engine_support import (
     HUMAN,
@@ -23,7 +29,7 @@ from engine_support import (
 from humanwire.server.config import SHARED_SMS_NUMBER
 from humanwire.server.engine import Account, Engine
 from humanwire.server.errors import InvalidRequest, NotFound
-from humanwire.server.outbox import check_webhook_url
+from humanwire.server.outbox import HostLookupTimeout, check_webhook_url
 from humanwire.types import WebhookCreateRequest, event_adapter
 
 __all__ = ["account", "engine"]
@@ -116,6 +122,133 @@ async def test_engine_applies_the_guard_from_config(tmp_path: Path) -> None:
         await engine.create_webhook(account, hook("http://hooks.internal/x"))
     assert engine.list_webhooks(account) == []
     engine.store.close()
+
+
+async def test_hostname_resolving_to_loopback_is_refused_outside_local_mode(
+    tmp_path: Path,
+) -> None:
+    def resolve(host: str, port: int) -> list[str]:
+        return {"hooks.example": ["127.0.0.1"]}[host]
+
+    public = Engine(fast_config(tmp_path, local_mode=False), resolve=resolve)
+    account, _ = public.create_account()
+    with pytest.raises(InvalidRequest) as caught:
+        await public.create_webhook(account, hook("http://hooks.example:9000/x"))
+    assert caught.value.field == "url"
+    assert "public address" in caught.value.message
+    assert public.list_webhooks(account) == []
+    public.store.close()
+
+    local = Engine(fast_config(tmp_path, db_path=str(tmp_path / "local.db")), resolve=resolve)
+    account, _ = local.create_account()
+    created = await local.create_webhook(account, hook("http://hooks.example:9000/x"))
+    assert [w.id for w in local.list_webhooks(account)] == [created.id]
+    local.store.close()
+
+
+async def test_host_lookup_runs_off_the_event_loop(tmp_path: Path) -> None:
+    lookups: list[tuple[str, int, int]] = []
+
+    def slow_resolve(host: str, port: int) -> list[str]:
+        lookups.append((host, port, threading.get_ident()))
+        time.sleep(0.3)  # a slow DNS server
+        return ["93.184.215.14"]
+
+    engine = Engine(fast_config(tmp_path, local_mode=False), resolve=slow_resolve)
+    account, _ = engine.create_account()
+    ticks = 0
+    stop = asyncio.Event()
+
+    async def tick() -> None:
+        nonlocal ticks
+        while not stop.is_set():
+            ticks += 1
+            await asyncio.sleep(0.01)
+
+    ticker = asyncio.create_task(tick())
+    created = await engine.create_webhook(account, hook("https://hooks.example/in"))
+    stop.set()
+    await ticker
+    assert created.url == "https://hooks.example/in"
+    assert lookups == [("hooks.example", 443, lookups[0][2])]
+    assert lookups[0][2] != threading.get_ident()  # not on the loop's thread
+    assert ticks >= 10  # the loop kept running during the 0.3 s lookup
+    engine.store.close()
+
+
+async def test_a_lookup_past_the_timeout_refuses_the_url(tmp_path: Path) -> None:
+    def hanging_resolve(host: str, port: int) -> list[str]:
+        time.sleep(0.6)
+        return ["93.184.215.14"]
+
+    engine = Engine(
+        fast_config(tmp_path, local_mode=False), resolve=hanging_resolve, resolve_timeout=0.1
+    )
+    account, _ = engine.create_account()
+    started = time.monotonic()
+    with pytest.raises(HostLookupTimeout) as caught:
+        await engine.create_webhook(account, hook("https://slow.example/in"))
+    assert time.monotonic() - started < 0.5
+    assert isinstance(caught.value, InvalidRequest)  # a 400 on url, not a 500
+    assert caught.value.field == "url"
+    assert "did not resolve within 0.1 s" in caught.value.message
+    assert engine.list_webhooks(account) == []
+    engine.store.close()
+
+
+async def test_default_lookup_goes_through_loop_getaddrinfo(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    answers = {"loopback.example": "127.0.0.1", "public.example": "93.184.215.14"}
+    asked: list[tuple[str, int]] = []
+
+    async def getaddrinfo(host: str, port: int, **kwargs: Any) -> list[Any]:
+        asked.append((host, port))
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (answers[host], port))]
+
+    monkeypatch.setattr(asyncio.get_running_loop(), "getaddrinfo", getaddrinfo)
+    engine = Engine(fast_config(tmp_path, local_mode=False))
+    account, _ = engine.create_account()
+    with pytest.raises(InvalidRequest):
+        await engine.create_webhook(account, hook("http://loopback.example/x"))
+    created = await engine.create_webhook(account, hook("https://public.example:8443/x"))
+    assert asked == [("loopback.example", 80), ("public.example", 8443)]
+    assert [w.id for w in engine.list_webhooks(account)] == [created.id]
+    # An IP literal needs no lookup.
+    with pytest.raises(InvalidRequest):
+        await engine.create_webhook(account, hook("http://10.0.0.1/x"))
+    assert len(asked) == 2
+    engine.store.close()
+
+
+async def test_a_lookup_timeout_at_delivery_is_retried_not_final(tmp_path: Path) -> None:
+    calls = 0
+
+    def flaky_resolve(host: str, port: int) -> list[str]:
+        nonlocal calls
+        calls += 1
+        if calls > 1:  # fine at registration, hanging when delivering
+            time.sleep(0.3)
+        return ["93.184.215.14"]
+
+    # Nothing may leave loopback: deliveries that get past the lookup hit this transport.
+    transport = httpx.MockTransport(lambda request: httpx.Response(200))
+    engine = Engine(
+        fast_config(tmp_path, local_mode=False, webhook_retry_base=0.02),
+        resolve=flaky_resolve,
+        resolve_timeout=0.05,
+        webhook_transport=transport,
+    )
+    await engine.start()
+    try:
+        account, _ = engine.create_account()
+        await engine.create_webhook(account, hook("https://hooks.example/in"))
+        await engine.sandbox_reply(account, reply("sms", HUMAN, SHARED_SMS_NUMBER, "hi"))
+        await eventually(lambda: engine.store.list_outbox(account.id, 1)[0].attempts >= 2)
+        log = engine.list_deliveries_log(account)[0]
+        assert "did not resolve within" in str(log["lastError"])
+    finally:
+        await engine.close()
 
 
 async def test_late_reply_is_delivered_signed_with_headers(

@@ -15,7 +15,10 @@ Two modes:
 
 ``--mode http`` (default): the real service (``ServiceRunner``: uvicorn, SQLite file) in a
 process of its own, started with ``multiprocessing`` so its config can lift the rate limit
-and the spam guard; this process is only the load generator, speaking loopback HTTP.
+and the spam guard; this process is only the load generator, speaking loopback HTTP
+through raw ``httpx.AsyncClient``s of ``POOL_SIZE`` connections each (``--client
+humanwire`` sends through the project's ``AsyncHumanWire`` instead; it costs the load
+generator about 20 % more CPU per send, so raw httpx is the default).
 Memory is the SERVICE process's RSS growth (``VmRSS``, after a ``gc.collect()`` there)
 per held wait: the connection, the request's coroutine, the waiter, the stored rows.
 A small pipe to the service process answers "how many waits are held" and "which
@@ -30,6 +33,7 @@ Run::
     python benchmarks/bench_waits.py                      # http, N = 100, 1000, 10000
     python benchmarks/bench_waits.py --runs 2             # twice, then the medians
     python benchmarks/bench_waits.py --mode engine
+    python benchmarks/bench_waits.py --sizes 1000 --profile /tmp/hw   # py-spy the service
 
 N = 10,000 over HTTP holds 10,000 sockets on each side: both processes raise their
 open-files limit to the hard limit, which must be above N + a few hundred.
@@ -535,20 +539,26 @@ async def bench_engine(n: int, sample: int) -> Result:
 # -- main --------------------------------------------------------------------------------
 def summary(results: list[Result]) -> str:
     """Medians over the runs, per N, as a Markdown table."""
-    lines = [
-        "| N | sends/s | reply→response p50 | p99 | reply POST alone p50 | memory per held wait |",
-        "|---:|---:|---:|---:|---:|---:|",
-    ]
+    http = any(result.reply_round_trips for result in results)
+    head = "| N | sends/s | reply→response p50 | p99 |"
+    rule = "|---:|---:|---:|---:|"
+    if http:
+        head += " reply POST alone p50 | service CPU per send |"
+        rule += "---:|---:|"
+    lines = [head + " memory per held wait |", rule + "---:|"]
     for n in sorted({result.n for result in results}):
         runs = [result for result in results if result.n == n]
         p50s, p99s = zip(*(percentiles(result.latencies) for result in runs), strict=True)
-        posts = [percentiles(r.reply_round_trips)[0] for r in runs if r.reply_round_trips]
-        post = f"{statistics.median(posts):.1f} ms" if posts else "—"
-        lines.append(
+        row = (
             f"| {n:,} | {statistics.median(r.sends_per_second for r in runs):,.0f} "
-            f"| {statistics.median(p50s):.1f} ms | {statistics.median(p99s):.1f} ms | {post} "
-            f"| {statistics.median(r.bytes_per_wait for r in runs) / 1024:.1f} KiB |"
+            f"| {statistics.median(p50s):.1f} ms | {statistics.median(p99s):.1f} ms |"
         )
+        if http:
+            posts = [percentiles(r.reply_round_trips or [0.0])[0] for r in runs]
+            cpu = [(r.server_cpu_per_send or 0.0) * 1000 for r in runs]
+            row += f" {statistics.median(posts):.1f} ms | {statistics.median(cpu):.2f} ms |"
+        memory = statistics.median(r.bytes_per_wait for r in runs) / 1024
+        lines.append(row + f" {memory:.1f} KiB |")
     return "\n".join(lines)
 
 

@@ -18,6 +18,10 @@ Decisions this module makes where the specification is silent:
   ``interactionId``. Either way the interaction's status ``result`` shows it.
 - Calls always emit ``call.conversation.ended`` when they end, whatever the outcome;
   a ``/phone/call`` that runs past the limit is ended (outcome ``timeout``) without one.
+- An idempotent send stores key → interaction with the interaction, before delivering.
+  A retry whose first run never finished (the service restarted while it was held)
+  re-attaches to that interaction and delivers nothing; a reply that came while no
+  request held it went to the webhooks and is also what the retry returns.
 - ``from`` on an sms must be the account's reserved number (or the shared number);
   any other number is ``400 invalid_request`` with field ``from``. whatsapp always goes
   out from the shared whatsapp account, wrapped in the specification's templates.

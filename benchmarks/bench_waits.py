@@ -347,9 +347,26 @@ def start_profiler(pid: int, output: str) -> subprocess.Popen[bytes]:
     return spy
 
 
-def stop_profiler(spy: subprocess.Popen[bytes]) -> None:
+def stop_profiler(spy: subprocess.Popen[bytes], output: str) -> None:
     spy.send_signal(signal.SIGINT)  # py-spy writes its output on SIGINT
     spy.wait(30)
+    print(f"{output}: where the service spent its samples (own time)")
+    for share, frame in top_frames(output):
+        print(f"  {share:5.1f} %  {frame}")
+
+
+def top_frames(collapsed: str, count: int = 12) -> list[tuple[float, str]]:
+    """The innermost frames with the most samples in py-spy's collapsed stacks."""
+    own: dict[str, int] = {}
+    total = 0
+    with open(collapsed) as lines:
+        for line in lines:
+            stack, _, samples = line.rstrip().rpartition(" ")
+            total += int(samples)
+            frame = stack.rsplit(";", 1)[-1]
+            own[frame] = own.get(frame, 0) + int(samples)
+    ranked = sorted(own.items(), key=lambda item: -item[1])[:count]
+    return [(100 * samples / max(total, 1), frame) for frame, samples in ranked]
 
 
 @dataclass
@@ -373,7 +390,9 @@ async def hold_and_answer(
     profile: str | None = None,
 ) -> Round:
     """Holds waits ``offset .. offset+n-1``, then answers them (a sample one at a time,
-    timed; the rest in bulk) and checks each held request got its own answer."""
+    timed; the rest in bulk) and checks each held request got its own answer. With
+    ``profile``, py-spy records the service while opening (``{profile}-open.txt``) and
+    during the timed replies (``{profile}-replies.txt``)."""
     loop = asyncio.get_running_loop()
     arrived: list[asyncio.Future[float]] = [loop.create_future() for _ in range(n)]
     senders = Senders(kind, service.base_url, service.key, n)
@@ -394,6 +413,7 @@ async def hold_and_answer(
 
     try:
         rss_before = service.rss()
+        spy = start_profiler(service.pid, f"{profile}-open.txt") if profile else None
         server_cpu = service.cpu_seconds()
         client_cpu = time.process_time()
         started = time.perf_counter()
@@ -411,6 +431,8 @@ async def hold_and_answer(
         send_seconds = time.perf_counter() - started
         server_cpu = service.cpu_seconds() - server_cpu
         client_cpu = time.process_time() - client_cpu
+        if spy is not None:
+            stop_profiler(spy, f"{profile}-open.txt")
         rss_growth = service.rss() - rss_before
 
         ids = service.interaction_ids()
@@ -418,7 +440,7 @@ async def hold_and_answer(
         measured = list(range(n)) if n <= sample else rng.sample(range(n), sample)
         latencies: list[float] = []
         round_trips: list[float] = []
-        spy = start_profiler(service.pid, profile) if profile else None
+        spy = start_profiler(service.pid, f"{profile}-replies.txt") if profile else None
         for i in measured:
             sent = time.perf_counter()
             response = await human.post(
@@ -429,7 +451,7 @@ async def hold_and_answer(
             latencies.append(await asyncio.wait_for(arrived[i], 30) - sent)
             round_trips.append(posted - sent)
         if spy is not None:
-            stop_profiler(spy)
+            stop_profiler(spy, f"{profile}-replies.txt")
 
         chosen = set(measured)
         gate = asyncio.Semaphore(BULK_REPLIES)
@@ -467,7 +489,7 @@ async def bench_http_in(
         await hold_and_answer(service, human, kind, WARM_UP, 0, WARM_UP, rng)
         load = load_average()
         measured = await hold_and_answer(
-            service, human, kind, n, WARM_UP, sample, rng, f"{profile}-{n}.txt" if profile else None
+            service, human, kind, n, WARM_UP, sample, rng, f"{profile}-{n}" if profile else None
         )
     return Result(
         mode=f"http/{kind}",
@@ -572,7 +594,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--profile",
         metavar="PREFIX",
-        help="http: py-spy the service during the timed replies into PREFIX-N.txt",
+        help="http: py-spy the service while opening and during the timed replies "
+        "(PREFIX-N-open.txt, PREFIX-N-replies.txt; profiled runs are slower)",
     )
     args = parser.parse_args(argv)
     sizes = [int(size) for size in args.sizes.split(",") if size.strip()]

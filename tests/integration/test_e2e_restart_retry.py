@@ -159,3 +159,48 @@ def test_form_retry_with_the_same_key_after_a_restart_gets_the_submission(
         again = post_form()
         assert again.json() == retry.json()
         assert again.headers["idempotent-replayed"] == "true"
+
+
+def test_a_stop_answers_the_held_send_503_and_the_clients_retry_gets_the_reply(
+    service: Restartable,
+) -> None:
+    """The graceful stop: the held request is answered 503 ``unavailable`` at once (not
+    cut off after a grace period), the window stays open, the client's automatic retry
+    with the same key re-attaches on the restarted service, and the reply the human sends
+    after the restart comes back to the original call; one text is delivered."""
+    key = service.runner.create_account("graceful")
+    statuses: list[int] = []
+    http = httpx.Client(event_hooks={"response": [lambda r: statuses.append(r.status_code)]})
+    agent = HumanWire(
+        api_key=key,
+        base_url=service.base_url,
+        http_client=http,
+        max_retries=200,
+        retry_initial_delay=0.05,
+        retry_max_delay=0.2,
+    )
+    human = HumanWire(api_key=key, base_url=service.base_url)
+    with http, agent, human:
+        thread, outcome = in_thread(
+            lambda: agent.messages.sms(to=HUMAN, message="Ship v2?", wait_time=60)
+        )
+        [first] = human.sandbox.deliveries(to=HUMAN, wait=10)
+        service.wait_held()
+        started = time.monotonic()
+        service.runner.stop()
+        assert time.monotonic() - started < 2.0  # no grace period spent on held requests
+        assert statuses == [503]  # the held send was answered, not dropped
+        assert not outcome  # and the client is retrying, not failing
+
+        service.runner = ServiceRunner(replace(service.config), "127.0.0.1", service.port).start()
+        service.wait_held()  # the retry re-attached to the open interaction
+        assert len(deliveries(human)) == 1
+        human.sandbox.reply(channel="sms", from_=HUMAN, to=SHARED_SMS_NUMBER, body="ship it")
+        thread.join(10)
+        [result] = outcome
+        assert isinstance(result, MessageResponse), result
+        assert result.interaction_id == first.interaction_id
+        assert (result.responded, result.response) == (True, "Human response: ship it")
+        assert statuses[0] == 503 and statuses[-1] == 200
+        [only] = deliveries(human)
+        assert only.id == first.id

@@ -90,33 +90,91 @@ def test_a_failing_app_start_is_a_runtime_error_and_frees_the_port(tmp_path: Pat
     assert not runner.running
 
 
-def test_stop_does_not_wait_for_held_requests(tmp_path: Path) -> None:
+UNAVAILABLE = {
+    "error": {
+        "code": "unavailable",
+        "message": "the service is restarting; retry",
+        "field": None,
+    }
+}
+
+
+def test_stop_answers_held_requests_503_and_keeps_their_windows(tmp_path: Path) -> None:
     import threading
     import time
 
-    runner = ServiceRunner(ServiceConfig(db_path=str(tmp_path / "held.db"))).start()
+    db_path = str(tmp_path / "held.db")
+    runner = ServiceRunner(ServiceConfig(db_path=db_path)).start()
     key = runner.create_account()
-    outcome: list[object] = []
+    headers = {"Authorization": f"Bearer {key}"}
+    answers: dict[str, httpx.Response | BaseException] = {}
 
-    def long_poll() -> None:
-        try:
-            outcome.append(
-                httpx.get(
-                    f"{runner.base_url}/sandbox/messages",
-                    params={"wait": "30"},
-                    headers={"Authorization": f"Bearer {key}"},
-                    timeout=40,
-                    trust_env=False,
-                ).status_code
-            )
-        except httpx.HTTPError as exc:
-            outcome.append(exc)
+    def hold(name: str, method: str, path: str, **kwargs: object) -> threading.Thread:
+        def run() -> None:
+            try:
+                answers[name] = httpx.request(
+                    method, f"{runner.base_url}{path}", timeout=40, trust_env=False, **kwargs
+                )
+            except httpx.HTTPError as exc:
+                answers[name] = exc
 
-    holder = threading.Thread(target=long_poll)
-    holder.start()
-    time.sleep(0.3)  # let the request be held
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        return thread
+
+    threads = [
+        hold(
+            "send",
+            "POST",
+            "/messages/sms",
+            json={"message": "Deploy?", "to": "+12025550100", "waitTime": 30},
+            headers={**headers, "Idempotency-Key": "held-at-stop"},
+        ),
+        hold("poll", "GET", "/sandbox/messages", params={"wait": "30", "to": "+1"}, headers=headers),
+    ]
+    deadline = time.monotonic() + 10
+    while runner.call(lambda: runner.engine.held_waits) < 1:
+        assert time.monotonic() < deadline, "the send was never held"
+        time.sleep(0.02)
+    time.sleep(0.1)  # the long poll is held too
     started = time.monotonic()
     runner.stop()
-    assert time.monotonic() - started < 10
-    holder.join(10)
-    assert outcome, "the held request must end when the service stops"
+    stopped_in = time.monotonic() - started
+    for thread in threads:
+        thread.join(10)
+    # Answered at once, not after uvicorn's grace period (and not its plain-text 500).
+    assert stopped_in < 2.0, stopped_in
+    for name in ("send", "poll"):
+        answer = answers[name]
+        assert isinstance(answer, httpx.Response), (name, answer)
+        assert answer.status_code == 503, (name, answer.text)
+        assert answer.json() == UNAVAILABLE
+        assert int(answer.headers["retry-after"]) >= 1
+        assert answer.headers["connection"] == "close"
+
+    # The interaction was not ended: its window is still open in the database.
+    with ServiceRunner(ServiceConfig(db_path=db_path)) as again:
+        [record] = again.call(lambda: again.engine.store.open_interactions())
+        assert record.status == "pending" and record.wait_deadline is not None
+        assert again.call(lambda: again.engine.open_windows) == 1
+
+
+def test_a_request_arriving_while_stopping_is_refused_503(tmp_path: Path) -> None:
+    runner = ServiceRunner(ServiceConfig(db_path=str(tmp_path / "late.db"))).start()
+    try:
+        key = runner.create_account()
+        runner.call(lambda: runner.engine.drain())
+        late = httpx.post(
+            f"{runner.base_url}/messages/sms",
+            json={"message": "Too late?", "to": "+12025550100"},
+            headers={"Authorization": f"Bearer {key}"},
+            trust_env=False,
+        )
+        assert (late.status_code, late.json()) == (503, UNAVAILABLE)
+        health = httpx.get(f"{runner.base_url}/healthz", trust_env=False)
+        assert health.status_code == 503  # not ready: embedded mode must not reuse it
+        assert runner.call(lambda: runner.engine.list_sandbox_deliveries(
+            runner.engine.authenticate(key)  # type: ignore[arg-type]
+        )) == []
+    finally:
+        runner.stop()

@@ -1,0 +1,128 @@
+"""Graceful stop: ``Engine.drain()`` answers every held request with ``ServiceUnavailable``
+(503 ``unavailable``) without ending anything, refuses new sends before they deliver, and
+the windows it left open are re-armed by the next engine on the same database."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from engine_support import HUMAN, fast_config, reply, sms, sms_form
+
+from humanwire.server.config import SHARED_SMS_NUMBER
+from humanwire.server.engine import Engine
+from humanwire.server.errors import ServiceUnavailable
+from humanwire.types import CallRequest
+
+
+async def _until_held(engine: Engine, count: int) -> None:
+    while engine.held_waits < count:
+        await asyncio.sleep(0.005)
+
+
+async def test_drain_answers_held_requests_unavailable_and_ends_nothing(tmp_path: Path) -> None:
+    config = fast_config(tmp_path)
+    engine = Engine(config)
+    await engine.start()
+    account, key = engine.create_account()
+    held_message = asyncio.create_task(engine.send_message(account, sms(wait_time=30)))
+    held_form = asyncio.create_task(
+        engine.send_form(account, sms_form(to="+14155550123", wait_time=30))
+    )
+    call = CallRequest.model_validate({"prompt": "Call", "to": HUMAN, "waitForCallEnd": True})
+    held_call = asyncio.create_task(engine.place_call(account, call))
+    await _until_held(engine, 3)
+    [message_id, form_id, call_id] = [
+        d.interaction_id for d in reversed(engine.list_sandbox_deliveries(account))
+    ]
+    poll = asyncio.create_task(engine.interaction_status(account, message_id, wait=30))
+    follow = asyncio.create_task(engine.wait_for_delivery(account, "unknown", 30))
+    await asyncio.sleep(0.01)
+
+    engine.drain()
+    assert engine.draining
+    for task in (held_message, held_form, held_call, poll, follow):
+        with pytest.raises(ServiceUnavailable) as info:
+            await asyncio.wait_for(task, 1)
+        assert (info.value.status, info.value.code) == (503, "unavailable")
+        assert info.value.message == "the service is restarting; retry"
+        assert info.value.retry_after >= 1
+    assert engine.held_waits == 0
+    # Nothing ended: the windows stay open in the store and armed until close.
+    for interaction_id in (message_id, form_id, call_id):
+        record = engine.store.get_interaction(interaction_id)
+        assert record is not None and record.status == "pending"
+    assert engine.open_windows == 2  # the message and the form (a call has no window)
+    await engine.close()
+
+    again = Engine(config)
+    await again.start()
+    try:
+        assert again.open_windows == 2  # re-armed from the store
+        restored = again.authenticate(key)
+        assert restored is not None
+        await again.sandbox_reply(restored, reply("sms", HUMAN, SHARED_SMS_NUMBER, "after"))
+        status = await again.interaction_status(restored, message_id)
+        assert status.status == "ended" and status.result is not None
+    finally:
+        await again.close()
+
+
+async def test_a_send_after_drain_is_refused_before_anything_is_delivered(
+    tmp_path: Path,
+) -> None:
+    engine = Engine(fast_config(tmp_path))
+    await engine.start()
+    try:
+        account, _key = engine.create_account()
+        engine.drain()
+        with pytest.raises(ServiceUnavailable):
+            await engine.send_message(account, sms(wait_time=30))
+        with pytest.raises(ServiceUnavailable):
+            await engine.send_form(account, sms_form(follow_up_time=30))
+        assert engine.list_sandbox_deliveries(account) == []
+        assert engine.list_interactions(account) == []
+    finally:
+        await engine.close()
+
+
+async def test_a_reply_already_handed_over_is_still_answered(tmp_path: Path) -> None:
+    engine = Engine(fast_config(tmp_path))
+    await engine.start()
+    try:
+        account, _key = engine.create_account()
+        held = asyncio.create_task(engine.send_message(account, sms(wait_time=30)))
+        await _until_held(engine, 1)
+        await engine.sandbox_reply(account, reply("sms", HUMAN, SHARED_SMS_NUMBER, "yes"))
+        engine.drain()  # the reply reached the held request first: it gets the answer
+        answered = await asyncio.wait_for(held, 1)
+        assert (answered.responded, answered.response) == (True, "Human response: yes")
+    finally:
+        await engine.close()
+
+
+async def test_close_answers_what_is_still_held_unavailable(tmp_path: Path) -> None:
+    engine = Engine(fast_config(tmp_path))
+    await engine.start()
+    account, _key = engine.create_account()
+    held = asyncio.create_task(engine.send_message(account, sms(wait_time=30)))
+    await _until_held(engine, 1)
+    await engine.close()  # a host that never called drain(): close drains first
+    with pytest.raises(ServiceUnavailable):
+        await asyncio.wait_for(held, 1)
+
+
+async def test_drain_ends_live_inbox_streams(tmp_path: Path) -> None:
+    engine = Engine(fast_config(tmp_path))
+    await engine.start()
+    try:
+        account, _key = engine.create_account()
+        changes = engine.subscribe(account)
+        reading = asyncio.ensure_future(changes.__anext__())
+        await asyncio.sleep(0.01)
+        engine.drain()
+        with pytest.raises(StopAsyncIteration):
+            await asyncio.wait_for(reading, 1)
+    finally:
+        await engine.close()

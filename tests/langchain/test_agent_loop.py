@@ -89,5 +89,12 @@ async def test_agent_async_with_toolkit_and_a_silent_human(
     # Nobody answers: the agent gets the no-response text as a normal result and goes on.
     for call_id in ("call-ask", "call-form"):
         assert by_call[call_id].status == "success"
-        assert by_call[call_id].content == "Human did not respond. Continue where you left off."
+        assert str(by_call[call_id].content).startswith(
+            "Human did not respond. Continue where you left off."
+        )
+    # The text went out without a follow-up window: nothing more will come.
+    assert by_call["call-ask"].content == "Human did not respond. Continue where you left off."
+    # A form stays open after the wait (90 s by default): the model is told where to look.
+    form_id = by_call["call-form"].artifact.interaction_id
+    assert f"They can still answer later: interaction {form_id}." in by_call["call-form"].content
     assert isinstance(result["messages"][-1], AIMessage)

@@ -107,7 +107,7 @@ def test_call_options_are_checked_at_construction() -> None:
 def test_schemas_the_model_reads() -> None:
     assert properties(AskHumanSMS()) == {"message"}
     exposed = model_schema(AskHumanSlack(expose_recipient=True))
-    assert "Slack member id" in exposed["properties"]["to"]["description"]
+    assert "Slack member ID" in exposed["properties"]["to"]["description"]
     assert properties(CallHuman()) == {"prompt"}
     check = model_schema(CheckHumanInteraction())
     assert set(check["properties"]) == {"interaction_id"}
@@ -117,6 +117,73 @@ def test_schemas_the_model_reads() -> None:
         assert tool.response_format == "content_and_artifact"
         assert tool.handle_tool_error is True
         assert tool.description
+
+
+def _walk(node: object) -> list[dict[str, object]]:
+    found: list[dict[str, object]] = []
+    if isinstance(node, dict):
+        found.append(node)
+        for value in node.values():
+            found.extend(_walk(value))
+    elif isinstance(node, list):
+        for value in node:
+            found.extend(_walk(value))
+    return found
+
+
+ALL_TOOLS = [
+    lambda: AskHumanSMS(),
+    lambda: AskHumanSlack(expose_recipient=True),
+    lambda: NotifyHumanSMS(expose_recipient=True),
+    lambda: HumanForm(),
+    lambda: HumanForm(channel="slack", expose_recipient=True),
+    lambda: HumanForm(title="T", fields=[{"id": "a", "label": "A", "type": "text"}]),
+    lambda: CallHuman(expose_recipient=True),
+    lambda: CheckHumanInteraction(),
+]
+
+
+@pytest.mark.parametrize("build", ALL_TOOLS)
+def test_model_schemas_are_plain_and_described(build: object) -> None:
+    tool = build()  # type: ignore[operator]
+    schema = model_schema(tool)
+    for node in _walk(schema):
+        # Small models fill flat schemas: no references, no unions with null.
+        assert "$ref" not in node and "$defs" not in node and "anyOf" not in node, node
+    for name, prop in schema.get("properties", {}).items():
+        assert prop.get("description"), f"{tool.name}.{name} has no description"
+
+
+def test_dynamic_form_fields_are_inline_and_simple() -> None:
+    fields = model_schema(HumanForm())["properties"]["fields"]
+    item = fields["items"]
+    assert item["required"] == ["label"]
+    assert item["properties"]["options"] == {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": item["properties"]["options"]["description"],
+    }
+    assert "select" in item["properties"]["type"]["enum"]
+    assert (fields["minItems"], fields["maxItems"]) == (1, 30)
+
+
+def test_descriptions_say_what_comes_back() -> None:
+    ask = AskHumanSMS(wait_time=45)
+    assert "45 seconds" in ask.description and "normal" in ask.description
+    note = model_schema(NotifyHumanSMS())["properties"]["message"]["description"]
+    assert "do not ask a question" in note
+    asking = model_schema(AskHumanSMS())["properties"]["message"]["description"]
+    assert "question" in asking and "do not ask" not in asking
+    assert "summary" in CallHuman().description
+    later = CallHuman(wait_for_call_end=False).description
+    assert "summary" not in later and "interaction id" in later
+    fixed = HumanForm(
+        title="Swag", fields=[{"id": "size", "label": "T-shirt size", "type": "text"}]
+    )
+    assert "'Swag' (T-shirt size)" in fixed.description
+    assert "interaction id" in HumanForm(wait_time=None, follow_up_time=60).description
+    custom = AskHumanSMS(description="Ask the on-call engineer.")
+    assert custom.description == "Ask the on-call engineer."
 
 
 def test_toolkit_default_and_full() -> None:
@@ -163,3 +230,40 @@ def test_imports_stay_light() -> None:
         "assert 'langgraph' in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+_BLOCKER = """
+import sys
+
+class Blocker:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {blocked!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+        return None
+
+sys.meta_path.insert(0, Blocker())
+import humanwire  # the core needs no framework
+try:
+    {statement}
+except ImportError as exc:
+    print("IMPORT-ERROR:", exc)
+"""
+
+
+@pytest.mark.parametrize(
+    ("blocked", "statement", "package"),
+    [
+        (("langchain_core", "langgraph"), "import humanwire.langchain", "langchain-core"),
+        (("langgraph",), "from humanwire.langchain import ApprovalCheckpoint", "LangGraph"),
+        (("langgraph",), "from humanwire.langchain import HumanInTheLoopApprover", "LangGraph"),
+    ],
+)  # fmt: skip
+def test_missing_extra_gives_install_hint(
+    blocked: tuple[str, ...], statement: str, package: str
+) -> None:
+    code = _BLOCKER.format(blocked=set(blocked), statement=statement)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert f"IMPORT-ERROR: humanwire.langchain needs {package}" in result.stdout
+    assert 'pip install "humanwire[langchain]"' in result.stdout

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import httpx
 import pytest
 from lc_helpers import PHONE, SLACK, Mode, properties, run_tool, text
 
 from humanwire import HumanWire
-from humanwire.langchain import CallHuman, CheckHumanInteraction, HumanForm
+from humanwire.langchain import AskHumanSMS, CallHuman, CheckHumanInteraction, HumanForm
 from humanwire.testing import ScriptedHuman
 from humanwire.testing.receiver import WebhookReceiver
 from humanwire.types import DEFAULT_NO_RESPONSE_TEMPLATE, CallResponse, FormResponse
@@ -110,7 +111,12 @@ async def test_form_timeout_then_late_submission_reaches_webhook(
     tool = make(HumanForm, title="Swag", fields=FIXED_FIELDS, wait_time=1, follow_up_time=30)
     message = await run_tool(tool, {}, mode)
     assert message.status == "success"
-    assert message.content == DEFAULT_NO_RESPONSE_TEMPLATE
+    # The no-response text, and the id a model needs to check for the late submission.
+    interaction_id = message.artifact.interaction_id
+    assert message.content == (
+        f"{DEFAULT_NO_RESPONSE_TEMPLATE} (They can still answer later: interaction "
+        f"{interaction_id}.)"
+    )
     assert message.artifact.responded is False
     (event,) = webhook_receiver.wait_for("form.received", timeout=10)
     assert event.payload.interaction_id == message.artifact.interaction_id
@@ -218,3 +224,49 @@ async def test_form_to_bad_exposed_number_is_an_error(
     assert message.status == "error"
     assert "invalid to number" in text(message)
     assert humanwire_client.sandbox.deliveries() == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_arguments_a_model_got_wrong_come_back_as_an_error_message(
+    make: Callable[..., Any], humanwire_client: HumanWire, mode: Mode
+) -> None:
+    # Not an exception that ends the agent run: the model reads what to fix.
+    form = make(HumanForm, wait_time=1)
+    args = {"title": "T", "fields": [{"label": "Age", "type": "number"}]}
+    message = await run_tool(form, args, mode)
+    assert message.status == "error"
+    assert "invalid arguments: fields.0.type" in text(message)
+    ask = make(AskHumanSMS, wait_time=1)
+    empty = await run_tool(ask, {"message": ""}, mode)
+    assert empty.status == "error" and "message" in text(empty)
+    assert humanwire_client.sandbox.deliveries() == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_dynamic_form_with_a_pattern_and_wire_style_options(
+    make: Callable[..., Any], humanwire_client: HumanWire, human: ScriptedHuman, mode: Mode
+) -> None:
+    human.fill_form({"zip": "12345", "size": "l"})
+    tool = make(HumanForm, wait_time=5)
+    args = {
+        "title": "Shipping",
+        "fields": [
+            {"label": "Zip code", "id": "zip", "pattern": "^[0-9]{5}$",
+             "pattern_hint": "Five digits", "required": True},
+            {"label": "Size", "id": "size", "type": "select",
+             "options": [{"label": "Large", "value": "l"}, {"label": "Small", "value": "s"}]},
+        ],
+    }  # fmt: skip
+    message = await run_tool(tool, args, mode)
+    assert message.status == "success"
+    assert message.artifact.values == {"zip": "12345", "size": "l"}
+    assert "Size: Large" in text(message)
+    # Nobody fills the next one: its page shows the rule the model wrote.
+    unanswered = await run_tool(make(HumanForm, wait_time=1), args, mode)
+    page = httpx.get(unanswered.artifact.form_url or "", timeout=5).text
+    assert "Five digits" in page and "^[0-9]{5}$" in page
+
+    bad = {"title": "T", "fields": [{"label": "Code", "pattern": "(unclosed"}]}
+    refused = await run_tool(make(HumanForm, wait_time=1), bad, mode)
+    assert refused.status == "error"
+    assert "fields[0]" in text(refused) and "regular expression" in text(refused)

@@ -76,8 +76,13 @@ async def test_late_answer_reaches_webhook_and_check_tool(
     human.reply_late("Sorry, I was out: yes", after=1.5, channel=channel)
     tool = make(ASK[channel], wait_time=1, follow_up_time=30)
     message = await run_tool(tool, {"message": "Go ahead?"}, mode)
-    assert message.content == DEFAULT_NO_RESPONSE_TEMPLATE
     interaction_id = message.artifact.interaction_id
+    # The window is still open: the model reads the id it can check later.
+    assert message.status == "success"
+    assert message.content == (
+        f"{DEFAULT_NO_RESPONSE_TEMPLATE} (They can still answer later: interaction "
+        f"{interaction_id}.)"
+    )
 
     (event,) = webhook_receiver.wait_for("message.received", timeout=10)
     assert event.payload.interaction_id == interaction_id

@@ -76,9 +76,13 @@ from typing import TYPE_CHECKING, Any
 
 from humanwire.approval import ApprovalDecision, ApprovalRequest, Approver
 
-from .approval import ApprovalRejected, HumanApprovalCallbackHandler, require_approval
-from .toolkit import HumanWireToolkit
-from .tools import (
+from ._require import require
+
+require("langchain_core.tools", "langchain-core")
+
+from .approval import ApprovalRejected, HumanApprovalCallbackHandler, require_approval  # noqa: E402
+from .toolkit import HumanWireToolkit  # noqa: E402
+from .tools import (  # noqa: E402
     AskHumanChannel,
     AskHumanSlack,
     AskHumanSMS,
@@ -130,4 +134,5 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from importlib import import_module
 
+    require("langgraph.types", "LangGraph")
     return getattr(import_module(module, __name__), name)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from langchain_core.tools import BaseTool, ToolException
 from pydantic import Field, ValidationError, field_validator
 
+from humanwire._tooling import Operation
 from humanwire.approval import check_follow_up_time, check_wait_time
 from humanwire.errors import HumanWireError
 
@@ -15,8 +16,6 @@ if TYPE_CHECKING:
     from humanwire._client import AsyncHumanWire, HumanWire
 
 __all__ = ["HumanWireBaseTool", "is_async_client", "tool_error"]
-
-T = TypeVar("T")
 
 DEFAULT_WAIT_TIME = 300.0
 """How long a tool holds the request for the human's answer unless told otherwise."""
@@ -26,6 +25,11 @@ def is_async_client(client: object) -> bool:
     from humanwire._client import AsyncHumanWire
 
     return isinstance(client, AsyncHumanWire)
+
+
+def validation_error_text(exc: Exception) -> str:
+    """What the model reads when its arguments do not fit the tool's schema."""
+    return str(tool_error(exc))
 
 
 def tool_error(exc: Exception) -> ToolException:
@@ -53,6 +57,9 @@ class HumanWireBaseTool(BaseTool):
 
     response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
     handle_tool_error: bool | str | Callable[[ToolException], str] | None = True
+    # Arguments a model got wrong come back to it as an error message saying what to fix,
+    # instead of an exception ending the run.
+    handle_validation_error: bool | str | Callable[..., str] | None = validation_error_text
 
     def model_post_init(self, context: Any, /) -> None:
         super().model_post_init(context)
@@ -87,19 +94,23 @@ class HumanWireBaseTool(BaseTool):
         return async_client
 
     # -- calling the service -----------------------------------------------------------------
-    @staticmethod
-    def call(send: Callable[[], T]) -> T:
-        """Run a client call; service failures become ``ToolException`` (an error
-        ``ToolMessage`` for the agent). A human who does not answer is not a failure."""
+    def _operation(self, *args: Any, **arguments: Any) -> Operation[Any, Any]:
+        """The client call for these arguments and how its response becomes the
+        ``(text, artifact)`` result: written once, run by ``_run`` and ``_arun``."""
+        raise NotImplementedError
+
+    def _run(self, **arguments: Any) -> Any:
+        client = self.sync_client()
         try:
-            return send()
+            return self._operation(**arguments).run(client)
         except (HumanWireError, ValidationError) as exc:
+            # A service failure is an error ToolMessage; a human who does not answer is not.
             raise tool_error(exc) from exc
 
-    @staticmethod
-    async def acall(send: Callable[[], Awaitable[T]]) -> T:
+    async def _arun(self, **arguments: Any) -> Any:
+        client = self.aclient()
         try:
-            return await send()
+            return await self._operation(**arguments).arun(client)
         except (HumanWireError, ValidationError) as exc:
             raise tool_error(exc) from exc
 

@@ -1,12 +1,27 @@
-"""The humanwire tools: every channel, form and call as a LangChain ``BaseTool``."""
+"""The humanwire tools: every channel, form and call as a LangChain ``BaseTool``.
+
+Each tool describes its client call once (``_operation``); the base class runs it on the
+sync client for ``invoke`` and on the async client for ``ainvoke``.
+"""
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
 from langchain_core.tools.base import ArgsSchema
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from humanwire._tooling import (
+    NO_ANSWER,
+    Operation,
+    call_text,
+    describe_status,
+    form_fields_from_specs,
+    form_text,
+    message_text,
+    sent_text,
+    with_link,
+)
 from humanwire.approval import Channel, resolve_recipient
 from humanwire.types import (
     CallRequest,
@@ -18,17 +33,14 @@ from humanwire.types import (
     Voice,
 )
 
-from ._base import HumanWireBaseTool, WindowedTool, tool_error
+from ._base import HumanWireBaseTool, WindowedTool
 from ._schemas import (
     CallInput,
     CallWithRecipientInput,
     CheckInteractionInput,
-    FormFieldSpec,
     MessageInput,
-    MessageWithPhoneInput,
-    MessageWithSlackInput,
-    form_fields_from_specs,
     form_input_schema,
+    message_input_schema,
 )
 
 __all__ = [
@@ -42,13 +54,14 @@ __all__ = [
     "NotifyHumanSMS",
     "NotifyHumanSlack",
     "NotifyHumanWhatsApp",
+    "describe_status",
 ]
 
 _CHANNEL_NAMES = {"sms": "SMS", "whatsapp": "WhatsApp", "slack": "Slack"}
 
 
-def _recipient_schema(channel: str) -> type[BaseModel]:
-    return MessageWithSlackInput if channel == "slack" else MessageWithPhoneInput
+def _waits(wait_time: float | None) -> str:
+    return f"Waits up to {wait_time:g} seconds" if wait_time is not None else ""
 
 
 # --- messages ---------------------------------------------------------------------------
@@ -59,48 +72,60 @@ class _MessageTool(WindowedTool):
     ``wait_time`` is ``None`` (then only the interaction id comes back)."""
 
     channel: ClassVar[Channel]
+    asks: ClassVar[str]
+    """What the tool does, first sentence of its description (the wait is added)."""
 
-    args_schema: ArgsSchema | None = MessageInput
+    description: str = ""
+    args_schema: ArgsSchema | None = None
     to: str | None = None
     """The recipient; resolved at construction (see ``humanwire.langchain``)."""
     expose_recipient: bool = False
     """Let the model choose the recipient (adds an optional ``to`` argument)."""
 
     @model_validator(mode="after")
-    def _resolve_recipient(self) -> _MessageTool:
+    def _configure(self) -> _MessageTool:
         self.to = resolve_recipient(self.channel, self.to, self.configured_client)
-        if self.expose_recipient and self.args_schema is MessageInput:
-            self.args_schema = _recipient_schema(self.channel)
+        waits = self.wait_time is not None
+        if self.args_schema is None:
+            self.args_schema = message_input_schema(
+                note=not waits, channel=self.channel, expose_recipient=self.expose_recipient
+            )
+        if not self.description:
+            self.description = self._describe()
         return self
 
+    def _describe(self) -> str:
+        where = _CHANNEL_NAMES[self.channel]
+        if self.wait_time is None:
+            return (
+                f"Send a human a one-way {where} message (an update or a notice) without "
+                "waiting for a reply. Returns the interaction id."
+            )
+        return (
+            f"{self.asks} {_waits(self.wait_time)} for the reply. Use it when you need a "
+            "decision, a fact or a confirmation only a person can give. Returns "
+            f"'Human response: <their reply>'. {NO_ANSWER}"
+        )
+
     def _request(self, message: str, to: str | None) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {
+        return {
             "to": (to if self.expose_recipient and to else self.to),
             "message": message,
             **self.windows(),
         }
-        return kwargs
 
-    def _result(self, response: MessageResponse) -> tuple[str, MessageResponse]:
+    def _finish(self, response: MessageResponse) -> tuple[str, MessageResponse]:
         if self.wait_time is None:
-            text = (
-                f"Message sent by {self.channel} (interaction {response.interaction_id}); "
-                "no reply is awaited."
-            )
-            if self.follow_up_time is not None:
-                text += " A reply may still come later: check it with the interaction id."
-            return text, response
-        return response.text, response
+            return sent_text(response, self.channel), response
+        return message_text(response), response
 
-    def _run(self, message: str, to: str | None = None) -> tuple[str, MessageResponse]:
-        send = getattr(self.sync_client().messages, self.channel)
+    def _operation(
+        self, message: str, to: str | None = None
+    ) -> Operation[MessageResponse, tuple[str, MessageResponse]]:
         kwargs = self._request(message, to)
-        return self._result(self.call(lambda: send(**kwargs)))
-
-    async def _arun(self, message: str, to: str | None = None) -> tuple[str, MessageResponse]:
-        send = getattr(self.aclient().messages, self.channel)
-        kwargs = self._request(message, to)
-        return self._result(await self.acall(lambda: send(**kwargs)))
+        return Operation(
+            lambda client: getattr(client.messages, self.channel)(**kwargs), self._finish
+        )
 
 
 class _FromMixin(_MessageTool):
@@ -118,60 +143,40 @@ class AskHumanSMS(_FromMixin):
     """Text a person by SMS and wait for the reply."""
 
     channel: ClassVar[Channel] = "sms"
+    asks: ClassVar[str] = "Ask a human a question by SMS text message."
     name: str = "ask_human_sms"
-    description: str = (
-        "Ask a human a question by SMS text message and wait for their reply. Use it when "
-        "you need a decision, a fact or a confirmation only a person can give. Returns the "
-        "human's reply, or a note that they did not respond in time (then continue without it)."
-    )
 
 
 class AskHumanWhatsApp(_MessageTool):
     """Message a person on WhatsApp and wait for the reply."""
 
     channel: ClassVar[Channel] = "whatsapp"
+    asks: ClassVar[str] = "Ask a human a question on WhatsApp."
     name: str = "ask_human_whatsapp"
-    description: str = (
-        "Ask a human a question on WhatsApp and wait for their reply. Returns the human's "
-        "reply, or a note that they did not respond in time (then continue without it)."
-    )
 
 
 class AskHumanSlack(_FromMixin):
     """Message a person or channel on Slack and wait for a reply in the thread."""
 
     channel: ClassVar[Channel] = "slack"
+    asks: ClassVar[str] = "Ask a human a question on Slack (they reply in the thread)."
     name: str = "ask_human_slack"
-    description: str = (
-        "Ask a human a question on Slack and wait for their reply in the message thread. "
-        "Returns the reply, or a note that nobody responded in time (then continue without it)."
-    )
-
-
-def _notify_description(channel: str) -> str:
-    return (
-        f"Send a human a one-way {_CHANNEL_NAMES[channel]} message (an update or a notice) "
-        "without waiting for a reply. Returns the interaction id."
-    )
 
 
 class NotifyHumanSMS(AskHumanSMS):
     """Send an SMS without waiting (``wait_time=None``)."""
 
     name: str = "notify_human_sms"
-    description: str = _notify_description("sms")
     wait_time: float | None = None
 
 
 class NotifyHumanWhatsApp(AskHumanWhatsApp):
     name: str = "notify_human_whatsapp"
-    description: str = _notify_description("whatsapp")
     wait_time: float | None = None
 
 
 class NotifyHumanSlack(AskHumanSlack):
     name: str = "notify_human_slack"
-    description: str = _notify_description("slack")
     wait_time: float | None = None
 
 
@@ -181,21 +186,18 @@ class AskHumanChannel(HumanWireBaseTool):
 
     name: str = "ask_human_channel"
     description: str = (
-        "Send a message to a human through a configured channel and wait for their reply. "
-        "Returns the reply, or a note that they did not respond in time."
+        "Ask a human through a preconfigured channel (it sets who is asked and how long to "
+        "wait) and wait for their reply. Use it when you need a decision or a fact only a "
+        f"person can give. Returns their reply. {NO_ANSWER}"
     )
     args_schema: ArgsSchema | None = MessageInput
     channel_id: str = Field(min_length=1)
 
-    def _run(self, message: str) -> tuple[str, MessageResponse]:
-        channel = self.sync_client().messages.channel
-        response = self.call(lambda: channel(self.channel_id, message=message))
-        return response.text, response
-
-    async def _arun(self, message: str) -> tuple[str, MessageResponse]:
-        channel = self.aclient().messages.channel
-        response = await self.acall(lambda: channel(self.channel_id, message=message))
-        return response.text, response
+    def _operation(self, message: str) -> Operation[MessageResponse, tuple[str, MessageResponse]]:
+        return Operation(
+            lambda client: client.messages.channel(self.channel_id, message=message),
+            lambda response: (message_text(response), response),
+        )
 
 
 # --- forms ------------------------------------------------------------------------------
@@ -246,21 +248,30 @@ class HumanForm(WindowedTool):
                 dynamic=self.dynamic, channel=self.channel, expose_recipient=self.expose_recipient
             )
         if not self.description:
-            where = _CHANNEL_NAMES[self.channel]
-            if self.dynamic:
-                self.description = (
-                    f"Ask a human to fill in a web form you design, sent as a link by {where}, "
-                    "and wait for the answers. Use it to collect several structured answers at "
-                    "once (choices, emails, phone numbers, yes/no). Returns the submitted "
-                    "values, or a note that the human did not respond in time."
-                )
-            else:
-                self.description = (
-                    f"Send the human the form '{self.title}' as a link by {where} and wait for "
-                    "the answers. Returns the submitted values, or a note that the human did "
-                    "not respond in time."
-                )
+            self.description = self._describe()
         return self
+
+    def _describe(self) -> str:
+        where = _CHANNEL_NAMES[self.channel]
+        if self.wait_time is None:
+            waits = (
+                "Returns at once, without the answers: check them later with the "
+                "interaction id it gives."
+            )
+        else:
+            waits = f"{_waits(self.wait_time)} for the submission. {NO_ANSWER}"
+        returns = "Returns one 'label: value' line per answered field."
+        if self.dynamic:
+            return (
+                f"Ask a human to fill in a web form you design, sent as a link by {where}. "
+                "Use it to collect several structured answers at once (choices, emails, "
+                f"phone numbers, addresses, yes/no). {returns} {waits}"
+            )
+        labels = ", ".join(field.label for field in self.fields or [])
+        return (
+            f"Send a human the form '{self.title}' ({labels}) as a link by {where}. "
+            f"{returns} {waits}"
+        )
 
     @property
     def dynamic(self) -> bool:
@@ -275,11 +286,8 @@ class HumanForm(WindowedTool):
         description: str | None,
     ) -> dict[str, Any]:
         if self.dynamic:
-            try:
-                specs = [FormFieldSpec.model_validate(f) for f in fields or []]
-                form_fields = form_fields_from_specs(specs)
-            except ValueError as exc:  # the model's design: tell it what to fix
-                raise tool_error(exc) from exc
+            # The model's design: an InvalidRequestError tells it what to fix.
+            form_fields = form_fields_from_specs(list(fields or []))
             form_title, form_description = title, description
         else:
             form_fields, form_title = list(self.fields or []), self.title
@@ -296,48 +304,24 @@ class HumanForm(WindowedTool):
             "brand_image_url": self.brand_image_url,
         }
         if self.channel != "whatsapp":
-            link_message = message or self.message
-            if link_message and "{{url}}" not in link_message:
-                link_message = f"{link_message} {{{{url}}}}"
-            optional["message"] = link_message
+            optional["message"] = with_link(message or self.message)
         kwargs.update({k: v for k, v in optional.items() if v is not None})
         return kwargs
 
     @staticmethod
-    def _result(response: FormResponse) -> tuple[str, FormResponse]:
-        if response.responded and response.content is not None:
-            return f"The human submitted the form:\n{response.content}", response
-        return response.text, response
+    def _finish(response: FormResponse) -> tuple[str, FormResponse]:
+        return form_text(response, submitted_prefix="The human submitted the form:\n"), response
 
-    def _run(
+    def _operation(
         self,
         message: str | None = None,
         to: str | None = None,
         title: str | None = None,
         fields: list[Any] | None = None,
         description: str | None = None,
-    ) -> tuple[str, FormResponse]:
-        send = getattr(self.sync_client().forms, self.channel)
-
-        def go() -> FormResponse:
-            return send(**self._request(message, to, title, fields, description))  # type: ignore[no-any-return]
-
-        return self._result(self.call(go))
-
-    async def _arun(
-        self,
-        message: str | None = None,
-        to: str | None = None,
-        title: str | None = None,
-        fields: list[Any] | None = None,
-        description: str | None = None,
-    ) -> tuple[str, FormResponse]:
-        send = getattr(self.aclient().forms, self.channel)
-
-        async def go() -> FormResponse:
-            return await send(**self._request(message, to, title, fields, description))  # type: ignore[no-any-return]
-
-        return self._result(await self.acall(go))
+    ) -> Operation[FormResponse, tuple[str, FormResponse]]:
+        kwargs = self._request(message, to, title, fields, description)
+        return Operation(lambda client: getattr(client.forms, self.channel)(**kwargs), self._finish)
 
 
 # --- calls ------------------------------------------------------------------------------
@@ -352,10 +336,7 @@ class CallHuman(HumanWireBaseTool):
     """
 
     name: str = "call_human"
-    description: str = (
-        "Phone a human: a voice agent places the call with your prompt and reports back. "
-        "Returns the call summary, or a note that the human did not answer."
-    )
+    description: str = ""
     args_schema: ArgsSchema | None = CallInput
     to: str | None = None
     expose_recipient: bool = False
@@ -377,7 +358,25 @@ class CallHuman(HumanWireBaseTool):
         )
         if self.expose_recipient and self.args_schema is CallInput:
             self.args_schema = CallWithRecipientInput
+        if not self.description:
+            self.description = self._describe()
         return self
+
+    def _describe(self) -> str:
+        if self.wait_for_call_end:
+            returns = (
+                "Waits for the call to end and returns its summary, or a note that the "
+                "human did not answer (a normal result: continue without it)."
+            )
+        else:
+            returns = (
+                "Returns at once with the interaction id; check the call's outcome later "
+                "with that id."
+            )
+        return (
+            "Phone a human: a voice agent places the call following your prompt and "
+            f"reports back. Use it when a conversation is faster than text. {returns}"
+        )
 
     def _request(self, prompt: str, to: str | None) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
@@ -391,50 +390,17 @@ class CallHuman(HumanWireBaseTool):
             kwargs["transfer_to"] = self.transfer_to
         return kwargs
 
-    @staticmethod
-    def _result(response: CallResponse) -> tuple[str, CallResponse]:
-        if response.outcome == "no_answer":
-            reason = response.error or "human did not respond"
-            text = f"The human did not answer the call ({reason})."
-        elif response.outcome == "transferred":
-            text = f"The call was transferred to a human. Summary: {response.summary or ''}"
-        elif response.outcome == "completed":
-            text = f"Call completed. Summary: {response.summary or ''}"
-        else:
-            text = (
-                f"Call placed; interaction {response.interaction_id} is {response.status}. "
-                "Check its outcome later with the interaction id."
-            )
-        return text.strip(), response
-
-    def _run(self, prompt: str, to: str | None = None) -> tuple[str, CallResponse]:
-        create = self.sync_client().calls.create
+    def _operation(
+        self, prompt: str, to: str | None = None
+    ) -> Operation[CallResponse, tuple[str, CallResponse]]:
         kwargs = self._request(prompt, to)
-        return self._result(self.call(lambda: create(**kwargs)))
-
-    async def _arun(self, prompt: str, to: str | None = None) -> tuple[str, CallResponse]:
-        create = self.aclient().calls.create
-        kwargs = self._request(prompt, to)
-        return self._result(await self.acall(lambda: create(**kwargs)))
+        return Operation(
+            lambda client: client.calls.create(**kwargs),
+            lambda response: (call_text(response), response),
+        )
 
 
 # --- interactions -----------------------------------------------------------------------
-
-
-def describe_status(status: InteractionStatus) -> str:
-    """An interaction's status as a sentence for the model."""
-    what = f"Interaction {status.interaction_id} ({status.kind} by {status.channel})"
-    result = status.result
-    if result is None:
-        if status.status == "pending":
-            return f"{what} is still pending: no response yet."
-        return f"{what} ended without a response."
-    if result.event_type == "message.received":
-        return f"{what} was answered. Human response: {result.payload.body}"
-    if result.event_type == "form.received":
-        lines = "\n".join(f"{key}: {value}" for key, value in result.payload.values.items())
-        return f"{what}: the human submitted the form:\n{lines}"
-    return f"{what}: the call ended. Summary: {result.payload.summary}"
 
 
 class CheckHumanInteraction(HumanWireBaseTool):
@@ -442,21 +408,19 @@ class CheckHumanInteraction(HumanWireBaseTool):
 
     name: str = "check_human_interaction"
     description: str = (
-        "Check whether a human has answered an earlier message, form or call, given its "
-        "interaction id. Returns the answer if there is one, or says it is still pending."
+        "Check whether a human has answered an earlier message, form or call, given the "
+        "interaction id from its result. Returns the answer if there is one, or says it is "
+        "still pending (then check again later, not at once)."
     )
     args_schema: ArgsSchema | None = CheckInteractionInput
     wait: float = Field(default=0, ge=0, le=60)
     """Seconds to hold the check for a change (the service's ``?wait=``, at most 60)."""
 
-    def _run(self, interaction_id: str) -> tuple[str, InteractionStatus]:
-        status = self.sync_client().interactions.status
+    def _operation(
+        self, interaction_id: str
+    ) -> Operation[InteractionStatus, tuple[str, InteractionStatus]]:
         wait = self.wait or None
-        response = self.call(lambda: status(interaction_id, wait=wait))
-        return describe_status(response), response
-
-    async def _arun(self, interaction_id: str) -> tuple[str, InteractionStatus]:
-        status = self.aclient().interactions.status
-        wait = self.wait or None
-        response = await self.acall(lambda: status(interaction_id, wait=wait))
-        return describe_status(response), response
+        return Operation(
+            lambda client: client.interactions.status(interaction_id, wait=wait),
+            lambda status: (describe_status(status), status),
+        )

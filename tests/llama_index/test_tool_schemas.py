@@ -27,10 +27,26 @@ def _schemas(spec: HumanWireToolSpec) -> dict[str, dict[str, Any]]:
     }
 
 
+REMOTE = HumanWire(api_key="k", base_url="https://humanwire.example")
+"""A remote base URL: nothing is sent in these tests, and no embedded service starts."""
+
+
 def _spec(**kwargs: Any) -> HumanWireToolSpec:
-    # A remote base URL: nothing is sent in these tests, and no embedded service starts.
-    client = HumanWire(api_key="k", base_url="https://humanwire.example")
-    return HumanWireToolSpec(client, **kwargs)
+    # Recipients given: a remote service has no default human.
+    options = {"to": "+14155550123", "slack_to": "U0TEAM0001", **kwargs}
+    return HumanWireToolSpec(REMOTE, **options)
+
+
+def _walk(node: object) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    if isinstance(node, dict):
+        found.append(node)
+        for value in node.values():
+            found.extend(_walk(value))
+    elif isinstance(node, list):
+        for value in node:
+            found.extend(_walk(value))
+    return found
 
 
 def test_every_tool_has_sync_and_async_and_a_described_schema() -> None:
@@ -76,10 +92,36 @@ def test_channel_tool_only_with_a_channel_id() -> None:
 def test_designed_form_schema_describes_fields_for_the_model() -> None:
     schema = _schemas(_spec())["ask_human_form"]
     assert set(schema["required"]) == {"title", "fields"}
-    assert "select" in schema["properties"]["fields"]["description"]
-    text = str(schema)
-    # The field model itself travels with the schema: types and options are visible.
-    assert "phone_number" in text and "options" in text
+    item = schema["properties"]["fields"]["items"]
+    # Flat and inline: only a label is required, options are plain strings.
+    assert item["required"] == ["label"]
+    assert "phone_number" in item["properties"]["type"]["enum"]
+    assert item["properties"]["options"]["items"] == {"type": "string"}
+    assert "pattern" in item["properties"]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"expose_recipients": True}, {"channel_id": "ch_abcdefghijklmnopqrstuvwx"}],
+)
+def test_schemas_are_plain_for_small_models(options: dict[str, Any]) -> None:
+    for name, schema in _schemas(_spec(**options)).items():
+        for node in _walk(schema):
+            assert "$ref" not in node and "$defs" not in node and "anyOf" not in node, name
+
+
+def test_descriptions_say_what_comes_back() -> None:
+    tools = {t.metadata.get_name(): t.metadata for t in _spec(wait_time=45).to_tool_list()}
+    assert "45 seconds" in tools["ask_human_sms"].description
+    assert "normal" in tools["ask_human_sms"].description
+    assert "summary" in tools["call_human"].description
+    later = {
+        t.metadata.get_name(): t.metadata for t in _spec(wait_for_call_end=False).to_tool_list()
+    }
+    assert "summary" not in later["call_human"].description
+    assert "interaction id" in later["call_human"].description
+    note = tools["notify_human"].get_parameters_dict()["properties"]["message"]["description"]
+    assert "do not ask a question" in note
 
 
 def test_fixed_form_takes_no_design_arguments() -> None:
@@ -103,6 +145,14 @@ def test_spec_functions_pick_tools() -> None:
 def test_bad_configuration_is_refused_at_construction() -> None:
     with pytest.raises(ValueError, match="wait_time"):
         _spec(wait_time=0)
+    with pytest.raises(ValueError, match="wait_time"):
+        _spec(wait_time=None)
+    with pytest.raises(ValueError, match="voice"):
+        _spec(voice="robot")
+    with pytest.raises(ValueError, match="language"):
+        _spec(language="english please")
+    with pytest.raises(ValueError, match="invalid to number"):
+        _spec(transfer_to="12345")
     with pytest.raises(ValueError, match="form_channel"):
         _spec(form_channel="pigeon")
     with pytest.raises(ValueError, match="form_title"):
@@ -110,17 +160,38 @@ def test_bad_configuration_is_refused_at_construction() -> None:
 
 
 def test_remote_service_without_recipient_names_the_variable() -> None:
-    spec = _spec()
-    with pytest.raises(ValueError, match="HUMANWIRE_SMS_TO"):
-        spec.ask_human_sms("Hello?")
-    tool = {t.metadata.get_name(): t for t in spec.to_tool_list()}["ask_human_slack"]
-    # A configuration mistake is the developer's: it is raised, not handed to the model.
+    # A configuration mistake is the developer's: refused when the tools are made, not
+    # handed to the model at its first call.
+    spec = HumanWireToolSpec(REMOTE, to="+14155550123")
     with pytest.raises(ValueError, match="HUMANWIRE_SLACK_TO"):
-        tool.call(message="Hello?")
+        spec.to_tool_list()
+    with pytest.raises(ValueError, match="HUMANWIRE_SLACK_TO"):
+        spec.ask_human_slack("Hello?")
+    # Leaving the slack tool out works, and notify offers only the channels it can reach.
+    tools = spec.to_tool_list(spec_functions=["ask_human_sms", "notify_human", "call_human"])
+    notify = tools[1].metadata.get_parameters_dict()["properties"]["channel"]
+    assert notify["enum"] == ["sms", "whatsapp"]
+    bare = HumanWireToolSpec(REMOTE)
+    with pytest.raises(ValueError, match="HUMANWIRE_SMS_TO"):
+        bare.to_tool_list(spec_functions=["ask_human_form"])
+    with pytest.raises(ValueError, match="notify_human"):
+        bare.to_tool_list(spec_functions=["notify_human"])
+    with pytest.raises(ValueError, match="HUMANWIRE_SMS_TO"):
+        bare.ask_human_sms("Hello?")
+    assert len(bare.to_tool_list(spec_functions=["check_human_interaction"])) == 1
+    # With the recipient exposed the model may name one; without it, it is told to.
+    exposed = HumanWireToolSpec(REMOTE, expose_recipients=True)
+    [ask] = exposed.to_tool_list(spec_functions=["ask_human_sms"])
+    output = ask.call(message="Hello?")
+    assert output.is_error and "give 'to'" in output.content
 
 
 def test_environment_recipient_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HUMANWIRE_SMS_TO", "+14155550123")
-    spec = _spec()
+    monkeypatch.setenv("HUMANWIRE_SLACK_TO", "C0OPS00001")
+    spec = HumanWireToolSpec(REMOTE)
     assert spec._recipient("sms", None) == "+14155550123"
+    assert spec._recipient("slack", None) == "C0OPS00001"
+    with pytest.raises(ValueError, match="HUMANWIRE_WHATSAPP_TO"):
+        spec._recipient("whatsapp", None)
     assert _spec(to="+442079460123")._recipient("sms", None) == ("+442079460123")

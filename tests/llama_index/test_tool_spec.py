@@ -71,7 +71,9 @@ ANSWERED = [
         "call_human",
         {"prompt": "You call for Acme. Ask whether Friday's delivery can come at 9."},
         lambda h: h.answer_call("The customer agreed to a 9am delivery on Friday."),
-        lambda text: text == "The customer agreed to a 9am delivery on Friday.",
+        lambda text: (
+            text == "Call completed. Summary: The customer agreed to a 9am delivery on Friday."
+        ),
     ),
 ]
 
@@ -98,13 +100,14 @@ TIMED_OUT = [
         "ask_human_form",
         {"title": "Logo colour", "fields": [COLOUR_FIELD]},
         lambda h: h.stay_silent(),
-        lambda text: text == NO_RESPONSE,
+        # A form stays open after the wait (90 s by default): the id to check it later.
+        lambda text: text.startswith(f"{NO_RESPONSE} (They can still answer later: interaction "),
     ),
     Case(
         "call_human",
         {"prompt": "You call for Acme about Friday's delivery."},
         lambda h: h.miss_call(),
-        lambda text: text == "human did not respond",
+        lambda text: text == "The human did not answer the call (human did not respond).",
     ),
 ]
 
@@ -131,12 +134,7 @@ FAILED = [
         {
             "title": "Bad",
             "fields": [
-                {
-                    "id": "a",
-                    "label": "A",
-                    "type": "text",
-                    "validations": [{"title": "broken", "pattern": "(unclosed"}],
-                }
+                {"id": "a", "label": "A", "type": "text", "pattern": "(unclosed"},
             ],
         },
         lambda h: None,
@@ -280,7 +278,7 @@ def test_notify_sends_without_waiting(humanwire_client: HumanWire, human: Script
     tools = _tools(HumanWireToolSpec(humanwire_client))
     output = tools["notify_human"].call(message="The nightly build passed.", channel="slack")
     assert not output.is_error
-    assert "Message sent; interaction" in output.content
+    assert "Message sent by slack (interaction" in output.content
     delivered = human.deliveries(channel="slack")
     assert [d.text for d in delivered] == ["The nightly build passed."]
     assert str(delivered[0].interaction_id) in output.content
@@ -291,7 +289,7 @@ async def test_notify_async_and_bad_channel(
 ) -> None:
     tools = _tools(HumanWireToolSpec(async_client=async_humanwire_client))
     output = await tools["notify_human"].acall(message="Deploy finished.")
-    assert not output.is_error and "Message sent" in output.content
+    assert not output.is_error and "Message sent by sms" in output.content
     assert [d.text for d in human.deliveries(channel="sms")] == ["Deploy finished."]
     bad = await tools["notify_human"].acall(message="x", channel="fax")
     assert bad.is_error and "channel" in bad.content
@@ -320,7 +318,7 @@ async def test_check_interaction_async_form_result(
     form = human.deliveries()[-1]
     assert form.interaction_id is not None
     text = await spec.acheck_human_interaction(form.interaction_id)
-    assert "the form was submitted" in text and "colour: red" in text
+    assert "the human submitted the form" in text and "colour: red" in text
 
 
 def test_exposed_recipient_reaches_that_person(
@@ -353,3 +351,36 @@ async def test_sync_client_alone_serves_the_async_path_on_the_same_account(
     assert output.content == "Human response: same account"
     assert spec.async_client.base_url == humanwire_client.base_url
     await spec.async_client.aclose()
+
+
+async def test_designed_form_with_plain_options_and_no_ids(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
+) -> None:
+    # What a small model writes: labels, a type, options as strings; ids derived.
+    spec = HumanWireToolSpec(async_client=async_humanwire_client, wait_time=10)
+    [form] = spec.to_tool_list(spec_functions=["ask_human_form"])
+    human.fill_form({"size": "Large", "gift_wrap": True})
+    fields = [
+        {"label": "Size", "type": "select", "options": ["Small", "Large"], "required": True},
+        {"label": "Gift wrap", "type": "checkbox"},
+    ]
+    output = await form.acall(title="Your order", fields=fields)
+    assert (output.is_error, output.content) == (False, "Size: Large\nGift wrap: Yes")
+    select = await form.acall(title="Pick", fields=[{"label": "Colour", "type": "select"}])
+    assert select.is_error and "give it options" in select.content
+
+
+def test_timed_out_answer_names_the_interaction_to_check_later(
+    humanwire_client: HumanWire, human: ScriptedHuman
+) -> None:
+    spec = HumanWireToolSpec(humanwire_client, wait_time=1, follow_up_time=30)
+    tools = _tools(spec)
+    human.stay_silent()
+    output = tools["ask_human_sms"].call(message="Can you approve the invoice?")
+    assert not output.is_error
+    prefix = f"{NO_RESPONSE} (They can still answer later: interaction "
+    assert output.content.startswith(prefix)
+    interaction_id = output.content[len(prefix) : -2]
+    human.reply("approved", interaction_id=interaction_id).wait(5)
+    later = tools["check_human_interaction"].call(interaction_id=interaction_id)
+    assert later.content.endswith("was answered. Human response: approved")

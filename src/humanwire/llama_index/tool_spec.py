@@ -1,5 +1,10 @@
 """``HumanWireToolSpec``: every channel, the form, the call and the status check as
-LlamaIndex tools, each with a sync and an async function."""
+LlamaIndex tools, each with a sync and an async function.
+
+Each operation is described once (an ``Operation``: the client call and how its response
+becomes the text the model reads); the sync function runs it on ``HumanWire``, the async
+one on ``AsyncHumanWire``.
+"""
 
 from __future__ import annotations
 
@@ -9,16 +14,47 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from llama_index.core.tools import FunctionTool, ToolMetadata
 from llama_index.core.tools.tool_spec.base import SPEC_FUNCTION_TYPE, BaseToolSpec
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from humanwire.approval import check_follow_up_time, check_wait_time, resolve_recipient
-from humanwire.errors import error_from_validation, invalid_request
+from humanwire._tooling import (
+    CALL_PROMPT,
+    FORM_DESCRIPTION,
+    FORM_FIELDS,
+    FORM_MESSAGE,
+    FORM_TITLE,
+    INTERACTION_ID,
+    MESSAGE,
+    NO_ANSWER,
+    NOTE,
+    PHONE_TO,
+    SLACK_TO,
+    FormFieldList,
+    FormFieldSpec,
+    Operation,
+    OptionalText,
+    call_text,
+    describe_status,
+    form_fields_from_specs,
+    form_text,
+    message_text,
+    optional_text,
+    sent_text,
+    with_link,
+)
+from humanwire.approval import (
+    RECIPIENT_ENV,
+    check_follow_up_time,
+    check_wait_time,
+    resolve_recipient,
+)
+from humanwire.errors import invalid_request
 from humanwire.types import (
-    CallConversationEndedEvent,
+    CallRequest,
+    CallResponse,
     FormField,
-    FormReceivedEvent,
+    FormResponse,
     InteractionStatus,
-    MessageReceivedEvent,
+    MessageResponse,
 )
 
 from ._tools import HumanWireFunctionTool
@@ -30,48 +66,14 @@ __all__ = ["DEFAULT_WAIT_TIME", "HumanWireToolSpec", "describe_status"]
 
 TextChannel = Literal["sms", "whatsapp", "slack"]
 FormChannel = Literal["sms", "whatsapp", "slack"]
+_CHANNELS: tuple[TextChannel, ...] = ("sms", "whatsapp", "slack")
+_CHANNEL_NAMES = {"sms": "SMS", "whatsapp": "WhatsApp", "slack": "Slack"}
 
 DEFAULT_WAIT_TIME = 300
 """Seconds an ``ask_*`` tool holds the request open for the answer, unless told."""
 
-_URL_PLACEHOLDER = "{{url}}"
-
-# --- what the model reads -------------------------------------------------------------
-
-_MESSAGE = (
-    "The text the human receives. Write it so it stands alone: say who you are, what you "
-    "need and why, and ask one clear question they can answer in a short reply."
-)
-_NOTE = (
-    "The text the human receives. Nothing is waited for, so do not ask a question: use "
-    "this for updates, results and heads-ups."
-)
-_PHONE_TO = (
-    "Recipient phone number in E.164 form, e.g. +14155550123. Leave it out to reach the "
-    "configured default person."
-)
-_SLACK_TO = (
-    "Slack member ID (starts with U or W) or channel ID (starts with C). Leave it out to "
-    "reach the configured default person."
-)
-_CHANNEL = "Where to send it: sms, whatsapp or slack."
-_FORM_TITLE = "Title shown at the top of the form, e.g. 'Confirm the delivery address'."
-_FORM_FIELDS = (
-    "The inputs of the form, in order. Each needs id (letters, digits, - and _; the key of "
-    "the returned value), label and type: text, textarea, email, phone_number, select (with "
-    "options: [{label, value}]), checkbox or address. Optional: required, placeholder, "
-    "helperText, validations ([{title, pattern}], a regex the input must match)."
-)
-_FORM_DESCRIPTION = "Optional subtitle below the title: what the form is for."
-_FORM_MESSAGE = (
-    "Optional short text sent with the link, e.g. 'Please confirm your order'. The link is "
-    "added to it. Ignored on whatsapp, where the text is fixed."
-)
-_CALL_PROMPT = (
-    "Everything the voice agent placing the call knows: who it calls on behalf of, the "
-    "goal, what to do for the likely answers, and what to say on voicemail."
-)
-_INTERACTION_ID = "The interactionId returned by an earlier message, form or call."
+_CHECK_PHONE = "+12025550100"
+"""Any valid number: the call options are checked at construction with it."""
 
 
 class _Args(BaseModel):
@@ -90,22 +92,8 @@ class _Tool:
     async_: str
     description: str
     schema: type[BaseModel]
-
-
-def describe_status(status: InteractionStatus) -> str:
-    """An interaction's state as a sentence for a model."""
-    head = f"Interaction {status.interaction_id} ({status.kind} by {status.channel})"
-    result = status.result
-    if isinstance(result, MessageReceivedEvent):
-        return f"{head} was answered. Human response: {result.payload.body}"
-    if isinstance(result, FormReceivedEvent):
-        values = "\n".join(f"{key}: {value}" for key, value in result.payload.values.items())
-        return f"{head}: the form was submitted.\n{values}"
-    if isinstance(result, CallConversationEndedEvent):
-        return f"{head}: the call ended. Summary: {result.payload.summary}"
-    if status.ended:
-        return f"{head} ended without a response from the human."
-    return f"{head} is still pending: no response yet. Check again later."
+    channels: tuple[TextChannel, ...] = ()
+    """The recipients the tool needs (the model may pick among several: notify)."""
 
 
 class HumanWireToolSpec(BaseToolSpec):
@@ -114,8 +102,11 @@ class HumanWireToolSpec(BaseToolSpec):
     Recipients are fixed here, not chosen by the model: ``to`` (a phone number, used for
     sms, whatsapp and calls), ``whatsapp_to`` and ``slack_to`` override per channel; left
     out, each comes from ``HUMANWIRE_SMS_TO`` / ``HUMANWIRE_WHATSAPP_TO`` /
-    ``HUMANWIRE_SLACK_TO``, else (embedded service) the inbox's default human. With
-    ``expose_recipients=True`` the tools take an optional ``to`` the model may fill.
+    ``HUMANWIRE_SLACK_TO``, else (embedded service) the inbox's default human. They are
+    resolved here, once; ``to_tool_list()`` refuses a tool whose recipient is missing
+    (naming the variable to set) and offers ``notify_human`` only the channels that have
+    one. With ``expose_recipients=True`` the tools take an optional ``to`` the model may
+    fill.
 
     ``form_fields`` (with ``form_title``) fixes the form ``ask_human_form`` sends; without
     them the model designs the form. ``channel_id`` adds ``ask_human_channel`` for a
@@ -155,8 +146,10 @@ class HumanWireToolSpec(BaseToolSpec):
         voice: Literal["female", "male"] = "female",
         wait_for_call_end: bool = True,
     ) -> None:
-        if form_channel not in ("sms", "whatsapp", "slack"):
+        if form_channel not in _CHANNELS:
             raise ValueError(f"form_channel must be sms, whatsapp or slack, got {form_channel!r}")
+        if wait_time is None:
+            raise ValueError("wait_time is required: the ask tools wait for the answer")
         self.wait_time = cast(float, check_wait_time(wait_time))
         self.follow_up_time = check_follow_up_time(follow_up_time)
         self._client = client
@@ -171,15 +164,25 @@ class HumanWireToolSpec(BaseToolSpec):
             if not form_title:
                 raise ValueError("form_fields needs a form_title")
             self.form_fields = [FormField.model_validate(f) for f in form_fields]
+        # The wire model checks the call options now, not at the model's first call.
+        CallRequest(
+            prompt="check", to=_CHECK_PHONE, transfer_to=transfer_to, language=language, voice=voice
+        )
         self.transfer_to = transfer_to
         self.language = language
         self.voice: Literal["female", "male"] = voice
         self.wait_for_call_end = wait_for_call_end
-        self._configured_to: dict[str, str | None] = {
-            "sms": to,
-            "whatsapp": whatsapp_to or to,
-            "slack": slack_to,
-        }
+        self._recipients: dict[str, str | None] = {}
+        self._missing: dict[str, str] = {}
+        configured = {"sms": to, "whatsapp": whatsapp_to or to, "slack": slack_to}
+        for channel in _CHANNELS:
+            try:
+                self._recipients[channel] = resolve_recipient(
+                    channel, configured[channel], client or async_client
+                )
+            except ValueError as exc:
+                self._recipients[channel] = None
+                self._missing[channel] = str(exc)
         if channel_id is None:
             self.spec_functions = [
                 pair for pair in type(self).spec_functions if pair[0] != "ask_human_channel"
@@ -209,111 +212,61 @@ class HumanWireToolSpec(BaseToolSpec):
             raise invalid_request(
                 "the recipient is fixed for this tool: leave 'to' out", field="to"
             )
-        # Either client tells where requests go; resolved per call so a spec made for
-        # sms does not need a slack recipient.
-        client = self._client or self._async_client
-        return resolve_recipient(channel, to or self._configured_to[channel], client)
+        recipient = to or self._recipients[channel]
+        if recipient is None:
+            if self.expose_recipients:  # the model can fix it
+                raise invalid_request(f"no default {channel} recipient: give 'to'", field="to")
+            raise ValueError(self._missing[channel])
+        return recipient
 
     def _windows(self) -> dict[str, Any]:
         return {"wait_time": self.wait_time, "follow_up_time": self.follow_up_time}
 
-    # --- messages -----------------------------------------------------------------------
+    # --- the operations, each written once ----------------------------------------------
 
-    def ask_human_sms(self, message: str, to: str | None = None) -> str:
-        """Text a person by SMS and wait for their reply."""
-        recipient = self._recipient("sms", to)
-        return self.client.messages.sms(message=message, to=recipient, **self._windows()).text
+    def _ask(self, channel: TextChannel, message: str, to: str | None) -> Operation[Any, str]:
+        kwargs = {"message": message, "to": self._recipient(channel, to), **self._windows()}
+        return Operation(lambda client: getattr(client.messages, channel)(**kwargs), message_text)
 
-    async def aask_human_sms(self, message: str, to: str | None = None) -> str:
-        recipient = self._recipient("sms", to)
-        response = await self.async_client.messages.sms(
-            message=message, to=recipient, **self._windows()
-        )
-        return response.text
+    def _notify(self, message: str, channel: str, to: str | None) -> Operation[Any, str]:
+        if channel not in _CHANNELS:
+            raise invalid_request("channel must be sms, whatsapp or slack", field="channel")
+        kwargs = {"message": message, "to": self._recipient(channel, to)}
 
-    def ask_human_whatsapp(self, message: str, to: str | None = None) -> str:
-        """Message a person on WhatsApp and wait for their reply."""
-        recipient = self._recipient("whatsapp", to)
-        response = self.client.messages.whatsapp(message=message, to=recipient, **self._windows())
-        return response.text
+        def finish(response: MessageResponse) -> str:
+            return sent_text(response, channel)
 
-    async def aask_human_whatsapp(self, message: str, to: str | None = None) -> str:
-        recipient = self._recipient("whatsapp", to)
-        response = await self.async_client.messages.whatsapp(
-            message=message, to=recipient, **self._windows()
-        )
-        return response.text
+        return Operation(lambda client: getattr(client.messages, channel)(**kwargs), finish)
 
-    def ask_human_slack(self, message: str, to: str | None = None) -> str:
-        """Message a person on Slack and wait for their reply in the thread."""
-        recipient = self._recipient("slack", to)
-        return self.client.messages.slack(message=message, to=recipient, **self._windows()).text
-
-    async def aask_human_slack(self, message: str, to: str | None = None) -> str:
-        recipient = self._recipient("slack", to)
-        response = await self.async_client.messages.slack(
-            message=message, to=recipient, **self._windows()
-        )
-        return response.text
-
-    def _channel_id(self) -> str:
+    def _channel(self, message: str) -> Operation[MessageResponse, str]:
         if self.channel_id is None:
             raise ValueError("ask_human_channel needs channel_id=... on HumanWireToolSpec")
-        return self.channel_id
+        channel_id = self.channel_id
+        return Operation(
+            lambda client: client.messages.channel(channel_id, message=message), message_text
+        )
 
-    def ask_human_channel(self, message: str) -> str:
-        """Send through the configured channel card and return what it answers."""
-        return self.client.messages.channel(self._channel_id(), message=message).text
-
-    async def aask_human_channel(self, message: str) -> str:
-        response = await self.async_client.messages.channel(self._channel_id(), message=message)
-        return response.text
-
-    def notify_human(
-        self, message: str, channel: TextChannel = "sms", to: str | None = None
-    ) -> str:
-        """Send a message without waiting for an answer."""
-        recipient = self._recipient(self._text_channel(channel), to)
-        send = getattr(self.client.messages, channel)
-        return cast(str, send(message=message, to=recipient).text)
-
-    async def anotify_human(
-        self, message: str, channel: TextChannel = "sms", to: str | None = None
-    ) -> str:
-        recipient = self._recipient(self._text_channel(channel), to)
-        send = getattr(self.async_client.messages, channel)
-        response = await send(message=message, to=recipient)
-        return cast(str, response.text)
-
-    @staticmethod
-    def _text_channel(channel: str) -> TextChannel:
-        if channel not in ("sms", "whatsapp", "slack"):
-            raise invalid_request("channel must be sms, whatsapp or slack", field="channel")
-        return cast(TextChannel, channel)
-
-    # --- form ---------------------------------------------------------------------------
-
-    def _form_kwargs(
+    def _form(
         self,
         title: str | None,
-        fields: Sequence[FormField | Mapping[str, Any]] | None,
+        fields: Sequence[FormFieldSpec | Mapping[str, Any]] | None,
         description: str | None,
         message: str | None,
         to: str | None,
-    ) -> dict[str, Any]:
+    ) -> Operation[FormResponse, str]:
         if self.form_fields is not None:
             if title is not None or fields is not None or description is not None:
                 raise invalid_request(
                     "this form is fixed: send it without title, fields or description",
                     field="fields",
                 )
-            title, fields, description = self.form_title, self.form_fields, self.form_description
-        elif not title or not fields:
-            raise invalid_request("a form needs a title and at least one field", field="fields")
-        try:
-            checked = [FormField.model_validate(f) for f in fields]
-        except ValidationError as exc:
-            raise error_from_validation(exc) from None
+            title, checked = self.form_title, self.form_fields
+            description = self.form_description
+        elif not title:
+            raise invalid_request("a form needs a title", field="title")
+        else:
+            # The model's design: an InvalidRequestError tells it what to fix.
+            checked = form_fields_from_specs(list(fields or []))
         kwargs: dict[str, Any] = {
             "to": self._recipient(self.form_channel, to),
             "title": title,
@@ -322,39 +275,12 @@ class HumanWireToolSpec(BaseToolSpec):
         }
         if description:
             kwargs["description"] = description
-        if message and self.form_channel != "whatsapp":
-            kwargs["message"] = (
-                message if _URL_PLACEHOLDER in message else f"{message} {_URL_PLACEHOLDER}"
-            )
-        return kwargs
+        if self.form_channel != "whatsapp" and message:
+            kwargs["message"] = with_link(message)
+        channel = self.form_channel
+        return Operation(lambda client: getattr(client.forms, channel)(**kwargs), form_text)
 
-    def ask_human_form(
-        self,
-        title: str | None = None,
-        fields: Sequence[FormField | Mapping[str, Any]] | None = None,
-        description: str | None = None,
-        message: str | None = None,
-        to: str | None = None,
-    ) -> str:
-        """Send a web form link and wait for the submitted values."""
-        kwargs = self._form_kwargs(title, fields, description, message, to)
-        return cast(str, getattr(self.client.forms, self.form_channel)(**kwargs).text)
-
-    async def aask_human_form(
-        self,
-        title: str | None = None,
-        fields: Sequence[FormField | Mapping[str, Any]] | None = None,
-        description: str | None = None,
-        message: str | None = None,
-        to: str | None = None,
-    ) -> str:
-        kwargs = self._form_kwargs(title, fields, description, message, to)
-        response = await getattr(self.async_client.forms, self.form_channel)(**kwargs)
-        return cast(str, response.text)
-
-    # --- call and status ----------------------------------------------------------------
-
-    def _call_kwargs(self, prompt: str, to: str | None) -> dict[str, Any]:
+    def _call(self, prompt: str, to: str | None) -> Operation[CallResponse, str]:
         kwargs: dict[str, Any] = {
             "prompt": prompt,
             "to": self._recipient("sms", to),
@@ -364,150 +290,249 @@ class HumanWireToolSpec(BaseToolSpec):
         }
         if self.transfer_to is not None:
             kwargs["transfer_to"] = self.transfer_to
-        return kwargs
+        return Operation(lambda client: client.calls.create(**kwargs), call_text)
+
+    def _check(self, interaction_id: str) -> Operation[InteractionStatus, str]:
+        return Operation(lambda client: client.interactions.status(interaction_id), describe_status)
+
+    # --- the functions the tools call: thin, sync and async -----------------------------
+
+    def ask_human_sms(self, message: str, to: str | None = None) -> str:
+        """Text a person by SMS and wait for their reply."""
+        return self._ask("sms", message, to).run(self.client)
+
+    async def aask_human_sms(self, message: str, to: str | None = None) -> str:
+        return await self._ask("sms", message, to).arun(self.async_client)
+
+    def ask_human_whatsapp(self, message: str, to: str | None = None) -> str:
+        """Message a person on WhatsApp and wait for their reply."""
+        return self._ask("whatsapp", message, to).run(self.client)
+
+    async def aask_human_whatsapp(self, message: str, to: str | None = None) -> str:
+        return await self._ask("whatsapp", message, to).arun(self.async_client)
+
+    def ask_human_slack(self, message: str, to: str | None = None) -> str:
+        """Message a person on Slack and wait for their reply in the thread."""
+        return self._ask("slack", message, to).run(self.client)
+
+    async def aask_human_slack(self, message: str, to: str | None = None) -> str:
+        return await self._ask("slack", message, to).arun(self.async_client)
+
+    def ask_human_channel(self, message: str) -> str:
+        """Send through the configured channel card and return what it answers."""
+        return self._channel(message).run(self.client)
+
+    async def aask_human_channel(self, message: str) -> str:
+        return await self._channel(message).arun(self.async_client)
+
+    def notify_human(
+        self, message: str, channel: TextChannel = "sms", to: str | None = None
+    ) -> str:
+        """Send a message without waiting for an answer."""
+        return self._notify(message, channel, to).run(self.client)
+
+    async def anotify_human(
+        self, message: str, channel: TextChannel = "sms", to: str | None = None
+    ) -> str:
+        return await self._notify(message, channel, to).arun(self.async_client)
+
+    def ask_human_form(
+        self,
+        title: str | None = None,
+        fields: Sequence[FormFieldSpec | Mapping[str, Any]] | None = None,
+        description: str | None = None,
+        message: str | None = None,
+        to: str | None = None,
+    ) -> str:
+        """Send a web form link and wait for the submitted values."""
+        return self._form(title, fields, description, message, to).run(self.client)
+
+    async def aask_human_form(
+        self,
+        title: str | None = None,
+        fields: Sequence[FormFieldSpec | Mapping[str, Any]] | None = None,
+        description: str | None = None,
+        message: str | None = None,
+        to: str | None = None,
+    ) -> str:
+        return await self._form(title, fields, description, message, to).arun(self.async_client)
 
     def call_human(self, prompt: str, to: str | None = None) -> str:
         """Place a voice call and return how it went."""
-        kwargs = self._call_kwargs(prompt, to)
-        return self.client.calls.create(**kwargs).text
+        return self._call(prompt, to).run(self.client)
 
     async def acall_human(self, prompt: str, to: str | None = None) -> str:
-        kwargs = self._call_kwargs(prompt, to)
-        response = await self.async_client.calls.create(**kwargs)
-        return response.text
+        return await self._call(prompt, to).arun(self.async_client)
 
     def check_human_interaction(self, interaction_id: str) -> str:
         """Look up whether an earlier message, form or call has been answered."""
-        return describe_status(self.client.interactions.status(interaction_id))
+        return self._check(interaction_id).run(self.client)
 
     async def acheck_human_interaction(self, interaction_id: str) -> str:
-        return describe_status(await self.async_client.interactions.status(interaction_id))
+        return await self._check(interaction_id).arun(self.async_client)
 
     # --- tools --------------------------------------------------------------------------
 
-    def _to_field(self, description: str) -> dict[str, Any]:
+    def _to_field(self, slack: bool) -> dict[str, Any]:
         if not self.expose_recipients:
             return {}
-        return {"to": (str | None, Field(default=None, description=description))}
+        return {"to": (OptionalText, optional_text(SLACK_TO if slack else PHONE_TO))}
 
-    def _tool_table(self) -> list[_Tool]:
-        wait = f"Waits up to {self.wait_time:g} seconds"
-        no_reply = (
-            "If nobody answers in time it returns a note saying so: continue without the "
-            "answer rather than asking again at once."
-        )
+    def _notify_channels(self) -> tuple[TextChannel, ...]:
+        """The channels ``notify_human`` offers: those with a recipient (all of them when
+        the model may name one)."""
+        if self.expose_recipients:
+            return _CHANNELS
+        return tuple(c for c in _CHANNELS if self._recipients[c] is not None)
 
-        def ask(channel: str, to_text: str) -> type[BaseModel]:
-            return _args(
-                f"AskHuman{channel}Args",
-                message=(str, Field(description=_MESSAGE)),
-                **self._to_field(to_text),
-            )
-
+    def _form_tool(self, waits: str) -> _Tool:
+        where = _CHANNEL_NAMES[self.form_channel]
+        returns = "Returns one 'label: value' line per answered field."
+        link: dict[str, Any] = {}
+        if self.form_channel != "whatsapp":  # whatsapp wraps the link in fixed text
+            link["message"] = (OptionalText, optional_text(FORM_MESSAGE))
+        to = self._to_field(self.form_channel == "slack")
         if self.form_fields is not None:
-            form_schema = _args(
-                "AskHumanFixedFormArgs",
-                message=(str | None, Field(default=None, description=_FORM_MESSAGE)),
-                **self._to_field(_SLACK_TO if self.form_channel == "slack" else _PHONE_TO),
-            )
-            shown = ", ".join(f.label for f in self.form_fields)
-            form_text = (
-                f"Send a person the form '{self.form_title}' ({shown}) as a link by "
-                f"{self.form_channel} and return what they submit, one 'label: value' line "
-                f"per field. {wait} for the submission. {no_reply}"
+            labels = ", ".join(f.label for f in self.form_fields)
+            schema = _args("AskHumanFixedFormArgs", **link, **to)
+            text = (
+                f"Send a person the form '{self.form_title}' ({labels}) as a link by {where}. "
+                f"{returns} {waits} for the submission. {NO_ANSWER}"
             )
         else:
-            form_schema = _args(
+            schema = _args(
                 "AskHumanFormArgs",
-                title=(str, Field(description=_FORM_TITLE)),
-                fields=(list[FormField], Field(min_length=1, description=_FORM_FIELDS)),
-                description=(str | None, Field(default=None, description=_FORM_DESCRIPTION)),
-                message=(str | None, Field(default=None, description=_FORM_MESSAGE)),
-                **self._to_field(_SLACK_TO if self.form_channel == "slack" else _PHONE_TO),
+                title=(str, Field(min_length=1, description=FORM_TITLE)),
+                fields=(FormFieldList, Field(min_length=1, max_length=30, description=FORM_FIELDS)),
+                description=(OptionalText, optional_text(FORM_DESCRIPTION)),
+                **link,
+                **to,
             )
-            form_text = (
-                f"Design a web form and send it to a person as a link by {self.form_channel}; "
-                "returns what they submit, one 'label: value' line per field. Use it when "
-                "you need several structured answers at once (choices, addresses, emails, "
-                f"phone numbers, yes/no). {wait} for the submission. {no_reply}"
+            text = (
+                f"Ask a person to fill in a web form you design, sent as a link by {where}. "
+                "Use it to collect several structured answers at once (choices, emails, "
+                f"phone numbers, addresses, yes/no). {returns} {waits} for the submission. "
+                f"{NO_ANSWER}"
             )
-        call_end = (
-            "Waits for the call to end and returns its summary (or 'human did not respond')."
-            if self.wait_for_call_end
-            else "Returns at once with an interactionId; use check_human_interaction later."
+        return _Tool(
+            "ask_human_form",
+            "ask_human_form",
+            "aask_human_form",
+            text,
+            schema,
+            (self.form_channel,),
         )
-        tools = [
-            _Tool(
-                "ask_human_sms",
-                "ask_human_sms",
-                "aask_human_sms",
-                f"Text a person by SMS and wait for their reply. {wait}. Returns "
-                f"'Human response: <their reply>'. {no_reply}",
-                ask("SMS", _PHONE_TO),
-            ),
-            _Tool(
-                "ask_human_whatsapp",
-                "ask_human_whatsapp",
-                "aask_human_whatsapp",
-                f"Message a person on WhatsApp and wait for their reply. {wait}. Returns "
-                f"'Human response: <their reply>'. {no_reply}",
-                ask("WhatsApp", _PHONE_TO),
-            ),
-            _Tool(
-                "ask_human_slack",
-                "ask_human_slack",
-                "aask_human_slack",
-                f"Message a person on Slack and wait for their reply in the thread. {wait}. "
-                f"Returns 'Human response: <their reply>'. {no_reply}",
-                ask("Slack", _SLACK_TO),
-            ),
+
+    def _tool_table(self) -> list[_Tool]:
+        waits = f"Waits up to {self.wait_time:g} seconds"
+        question = (str, Field(min_length=1, description=MESSAGE))
+        replies = f"Returns 'Human response: <their reply>'. {NO_ANSWER}"
+
+        def ask(channel: TextChannel, what: str) -> _Tool:
+            schema = _args(
+                f"AskHuman{_CHANNEL_NAMES[channel]}Args",
+                message=question,
+                **self._to_field(channel == "slack"),
+            )
+            return _Tool(
+                f"ask_human_{channel}",
+                f"ask_human_{channel}",
+                f"aask_human_{channel}",
+                f"{what} {waits} for the reply. Use it when you need a decision, a fact or a "
+                f"confirmation only a person can give. {replies}",
+                schema,
+                (channel,),
+            )
+
+        notify_channels = self._notify_channels() or ("sms",)
+        channel_type: Any = Literal.__getitem__(notify_channels)  # type: ignore[attr-defined]
+        call_end = (
+            "Waits for the call to end and returns its summary, or a note that the human did "
+            "not answer (a normal result: continue without it)."
+            if self.wait_for_call_end
+            else "Returns at once with the interaction id; check the call's outcome later "
+            "with check_human_interaction."
+        )
+        return [
+            ask("sms", "Ask a person a question by SMS text message."),
+            ask("whatsapp", "Ask a person a question on WhatsApp."),
+            ask("slack", "Ask a person a question on Slack (they reply in the thread)."),
             _Tool(
                 "ask_human_channel",
                 "ask_human_channel",
                 "aask_human_channel",
-                "Send a message to the person behind the configured channel and wait for "
-                "their answer as that channel is set up. Returns their response, or a note "
-                "that they did not respond.",
-                _args("AskHumanChannelArgs", message=(str, Field(description=_MESSAGE))),
+                "Ask a person through the preconfigured channel (it sets who is asked and how "
+                "long to wait) and wait for their reply. Use it when you need a decision or a "
+                f"fact only a person can give. Returns their reply. {NO_ANSWER}",
+                _args("AskHumanChannelArgs", message=question),
             ),
             _Tool(
                 "notify_human",
                 "notify_human",
                 "anotify_human",
-                "Send a person a message without waiting for any answer (status updates, "
-                "results). Returns at once with the interactionId.",
+                "Send a person a one-way message (a status update, a result) without waiting "
+                "for any answer. Returns at once with the interaction id.",
                 _args(
                     "NotifyHumanArgs",
-                    message=(str, Field(description=_NOTE)),
-                    channel=(TextChannel, Field(default="sms", description=_CHANNEL)),
-                    **self._to_field(f"{_PHONE_TO} For slack: {_SLACK_TO}"),
+                    message=(str, Field(min_length=1, description=NOTE)),
+                    channel=(
+                        channel_type,
+                        Field(
+                            default=notify_channels[0],
+                            description=f"Where to send it: {', '.join(notify_channels)}.",
+                        ),
+                    ),
+                    **self._to_field(False),
                 ),
+                self._notify_channels(),
             ),
-            _Tool("ask_human_form", "ask_human_form", "aask_human_form", form_text, form_schema),
+            self._form_tool(waits),
             _Tool(
                 "call_human",
                 "call_human",
                 "acall_human",
-                f"Phone a person: a voice agent makes the call following your prompt. {call_end}",
+                "Phone a person: a voice agent places the call following your prompt and "
+                f"reports back. Use it when a conversation is faster than text. {call_end}",
                 _args(
                     "CallHumanArgs",
-                    prompt=(str, Field(description=_CALL_PROMPT)),
-                    **self._to_field(_PHONE_TO),
+                    prompt=(str, Field(min_length=1, description=CALL_PROMPT)),
+                    **self._to_field(False),
                 ),
+                ("sms",),
             ),
             _Tool(
                 "check_human_interaction",
                 "check_human_interaction",
                 "acheck_human_interaction",
-                "Check whether an earlier message, form or call (by its interactionId) has "
-                "been answered, and read the answer if so.",
+                "Check whether a person has answered an earlier message, form or call, given "
+                "the interaction id from its result. Returns the answer if there is one, or "
+                "says it is still pending (then check again later, not at once).",
                 _args(
                     "CheckHumanInteractionArgs",
-                    interaction_id=(str, Field(description=_INTERACTION_ID)),
+                    interaction_id=(str, Field(min_length=1, description=INTERACTION_ID)),
                 ),
             ),
         ]
-        return tools
+
+    def _check_recipients(self, tool: _Tool) -> None:
+        """A tool whose recipient is missing is refused now, naming the variable, rather
+        than failing when the model first calls it."""
+        if self.expose_recipients:
+            return
+        if tool.name == "notify_human":
+            if self._notify_channels():
+                return
+            variables = ", ".join(RECIPIENT_ENV[c] for c in _CHANNELS)
+            raise ValueError(
+                f"notify_human needs a recipient on some channel: pass to=... or set one of "
+                f"{variables}, or leave the tool out with to_tool_list(spec_functions=[...])"
+            )
+        for channel in tool.channels:
+            if self._recipients[channel] is None:
+                raise ValueError(
+                    f"{tool.name}: {self._missing[channel]}; or leave the tool out with "
+                    "to_tool_list(spec_functions=[...])"
+                )
 
     def to_tool_list(
         self,
@@ -518,7 +543,8 @@ class HumanWireToolSpec(BaseToolSpec):
 
         ``spec_functions`` picks tools by name (the sync function's name, or a pair).
         A service error becomes an error output (``ToolOutput.is_error``), never an
-        exception; a human who does not answer is a normal output.
+        exception; a human who does not answer is a normal output. A tool whose recipient
+        is missing raises ``ValueError`` here, naming the variable to set.
         """
         chosen = spec_functions or self.spec_functions
         mapping = func_to_metadata_mapping or {}
@@ -528,6 +554,7 @@ class HumanWireToolSpec(BaseToolSpec):
             if name not in self._tools:
                 raise ValueError(f"unknown humanwire tool {name!r}: one of {sorted(self._tools)}")
             tool = self._tools[name]
+            self._check_recipients(tool)
             metadata = mapping.get(name) or ToolMetadata(
                 name=tool.name, description=tool.description, fn_schema=tool.schema
             )

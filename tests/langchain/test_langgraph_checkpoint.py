@@ -154,6 +154,29 @@ async def test_async_node_and_resume(
     final = await checkpoint.aresume_from_event(graph, event)
     assert final["published"] is True
     assert forms_sent(humanwire_client) == 1
+    # A repeated delivery finds nothing paused.
+    assert await checkpoint.aresume_from_event(graph, event) is None
+
+
+async def test_async_poll_resumes_without_webhooks(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
+) -> None:
+    checkpoint = ApprovalCheckpoint(
+        ask, client=async_humanwire_client, wait_time=1, follow_up_time=60
+    )
+    graph = build(checkpoint, use_async=True)
+    cfg = config("t-apoll")
+    paused = await graph.ainvoke({"draft": "Hi"}, cfg)
+    assert await checkpoint.apoll(graph, cfg) is None  # still open, nobody answered
+    interaction_id = paused["__interrupt__"][0].value["interaction_id"]
+    await human.fill_form(
+        {"decision": "reject", "comment": "Not yet"}, interaction_id=interaction_id
+    ).async_wait(10)
+    final = await checkpoint.apoll(graph, cfg, wait=5)
+    assert "published" not in final
+    assert final["approval"]["comment"] == "Not yet" and not final["approval"]["timed_out"]
+    assert await checkpoint.apoll(graph, cfg) is None  # nothing paused any more
+    assert len([d for d in human.deliveries() if d.kind == "form"]) == 1
 
 
 def test_key_differs_per_thread_and_is_stable_per_task() -> None:

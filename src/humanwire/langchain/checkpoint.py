@@ -16,8 +16,10 @@ returns the decision at once. Otherwise it calls ``interrupt()`` and the graph p
 submission inside the follow-up window reaches the account's webhooks as
 ``form.received``, and ``checkpoint.resume_from_event(graph, event)`` maps its
 interaction id back to the thread and resumes the graph with ``Command(resume=...)``.
-Without a webhook, ``checkpoint.poll(graph, config)`` asks the service instead, and
-resumes with the submission, or with a timeout once the form has expired.
+Without a webhook, ``checkpoint.poll(graph, config)`` (``apoll`` on the async client) asks
+the service instead, and resumes with the submission, or with a timeout once the form has
+expired. Run the graph with ``ainvoke``? Add ``checkpoint.anode`` as the node and use
+``aresume_from_event`` / ``apoll``.
 
 LangGraph re-runs the node from its start on resume, so the send must not repeat: its
 Idempotency-Key derives from the thread id and the node's task (checkpoint namespace,
@@ -32,7 +34,7 @@ dict (``ApprovalDecision`` fields), so any checkpointer can store it;
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
@@ -45,7 +47,13 @@ from humanwire.approval import (
     decision_from_values,
     timeout_decision,
 )
-from humanwire.types import Event, FormReceivedEvent, FormResponse, event_adapter
+from humanwire.types import (
+    Event,
+    FormReceivedEvent,
+    FormResponse,
+    InteractionStatus,
+    event_adapter,
+)
 
 __all__ = ["INTERRUPT_TYPE", "ApprovalCheckpoint"]
 
@@ -138,28 +146,28 @@ class ApprovalCheckpoint:
             "or {'timed_out': True}"
         )
 
-    def __call__(self, state: Any, config: RunnableConfig) -> dict[str, Any]:
-        request = self._build(state)
-        response = self.approver.send(request, idempotency_key=self.idempotency_key(config))
-        thread_id = _thread_id(config)
+    def _after_send(
+        self, request: ApprovalRequest, response: FormResponse, config: RunnableConfig
+    ) -> dict[str, Any]:
+        """The decision, answered in the window; else pause until resumed with it."""
         resumed = None
         if not response.responded:
+            thread_id = _thread_id(config)
             if thread_id is not None:
                 self.registry[response.interaction_id] = thread_id
             resumed = interrupt(self._pause_value(request, response, thread_id))
         return self._finish(response, resumed)
 
+    def __call__(self, state: Any, config: RunnableConfig) -> dict[str, Any]:
+        request = self._build(state)
+        response = self.approver.send(request, idempotency_key=self.idempotency_key(config))
+        return self._after_send(request, response, config)
+
     async def anode(self, state: Any, config: RunnableConfig) -> dict[str, Any]:
         """The node on the async client, for graphs run with ``ainvoke``."""
         request = self._build(state)
         response = await self.approver.asend(request, idempotency_key=self.idempotency_key(config))
-        thread_id = _thread_id(config)
-        resumed = None
-        if not response.responded:
-            if thread_id is not None:
-                self.registry[response.interaction_id] = thread_id
-            resumed = interrupt(self._pause_value(request, response, thread_id))
-        return self._finish(response, resumed)
+        return self._after_send(request, response, config)
 
     # -- reading the result --------------------------------------------------------------------
     def decision(self, state: Mapping[str, Any]) -> ApprovalDecision | None:
@@ -176,15 +184,13 @@ class ApprovalCheckpoint:
 
     # -- resuming ------------------------------------------------------------------------------
     @staticmethod
-    def _pending(graph: Any, config: RunnableConfig) -> list[Interrupt]:
-        interrupts = graph.get_state(config).interrupts
-        return [i for i in interrupts if _is_ours(i)]
-
     def _command(
-        self, graph: Any, config: RunnableConfig, interaction_id: str, value: dict[str, Any]
+        interrupts: Iterable[Interrupt], interaction_id: str, value: dict[str, Any]
     ) -> Command[Any] | None:
-        for pending in self._pending(graph, config):
-            if pending.value.get("interaction_id") == interaction_id:
+        """The resume command of this checkpoint's pause on ``interaction_id``, if the
+        thread is still paused there."""
+        for pending in interrupts:
+            if _is_ours(pending) and pending.value.get("interaction_id") == interaction_id:
                 return Command(resume={pending.id: {"interaction_id": interaction_id, **value}})
         return None
 
@@ -194,6 +200,20 @@ class ApprovalCheckpoint:
         if thread is None:
             raise KeyError(f"no thread is known for interaction {interaction_id}")
         return {"configurable": {"thread_id": thread}}
+
+    def _event_target(
+        self, event: Event | Mapping[str, Any] | bytes | str, thread_id: str | None
+    ) -> tuple[RunnableConfig, str, dict[str, Any]] | None:
+        """The thread, interaction and resume value a ``form.received`` event decides;
+        ``None`` for another event or an interaction this checkpoint does not know."""
+        parsed = _parse(event)
+        if not isinstance(parsed, FormReceivedEvent):
+            return None
+        interaction_id = parsed.payload.interaction_id
+        if thread_id is None and interaction_id not in self.registry:
+            return None
+        config = self.thread_config(interaction_id, thread_id)
+        return config, interaction_id, {"values": parsed.payload.values}
 
     def resume_from_event(
         self,
@@ -206,17 +226,12 @@ class ApprovalCheckpoint:
         ``None`` when the event is not for a pause of this checkpoint (another event
         type, an unknown interaction, or a thread already resumed: deliveries may repeat).
         """
-        parsed = _parse(event)
-        if not isinstance(parsed, FormReceivedEvent):
+        target = self._event_target(event, thread_id)
+        if target is None:
             return None
-        interaction_id = parsed.payload.interaction_id
-        if thread_id is None and interaction_id not in self.registry:
-            return None
-        config = self.thread_config(interaction_id, thread_id)
-        command = self._command(graph, config, interaction_id, {"values": parsed.payload.values})
-        if command is None:
-            return None
-        return graph.invoke(command, config)
+        config, interaction_id, value = target
+        command = self._command(graph.get_state(config).interrupts, interaction_id, value)
+        return None if command is None else graph.invoke(command, config)
 
     async def aresume_from_event(
         self,
@@ -225,38 +240,49 @@ class ApprovalCheckpoint:
         *,
         thread_id: str | None = None,
     ) -> Any:
-        parsed = _parse(event)
-        if not isinstance(parsed, FormReceivedEvent):
+        """:meth:`resume_from_event` with ``graph.ainvoke``."""
+        target = self._event_target(event, thread_id)
+        if target is None:
             return None
-        interaction_id = parsed.payload.interaction_id
-        if thread_id is None and interaction_id not in self.registry:
-            return None
-        config = self.thread_config(interaction_id, thread_id)
+        config, interaction_id, value = target
         state = await graph.aget_state(config)
-        for pending in state.interrupts:
-            if _is_ours(pending) and pending.value.get("interaction_id") == interaction_id:
-                value = {"interaction_id": interaction_id, "values": parsed.payload.values}
-                return await graph.ainvoke(Command(resume={pending.id: value}), config)
+        command = self._command(state.interrupts, interaction_id, value)
+        return None if command is None else await graph.ainvoke(command, config)
+
+    @staticmethod
+    def _paused_on(interrupts: Iterable[Interrupt]) -> list[str]:
+        return [str(i.value["interaction_id"]) for i in interrupts if _is_ours(i)]
+
+    @staticmethod
+    def _polled_value(status: InteractionStatus) -> dict[str, Any] | None:
+        if isinstance(status.result, FormReceivedEvent):
+            return {"values": status.result.payload.values}
+        if status.ended:
+            return {"timed_out": True}
         return None
 
     def poll(self, graph: Any, config: RunnableConfig, *, wait: float | None = None) -> Any:
         """Without webhooks: resume the thread's paused approval if its form was submitted
         (with the values) or has expired (as a timeout); ``None`` while it is still open.
         ``wait`` holds the status request up to that many seconds (at most 60)."""
-        for pending in self._pending(graph, config):
-            interaction_id = pending.value["interaction_id"]
+        interrupts = graph.get_state(config).interrupts
+        for interaction_id in self._paused_on(interrupts):
             status = self.approver.client.interactions.status(interaction_id, wait=wait)
-            result = status.result
-            if isinstance(result, FormReceivedEvent):
-                value: dict[str, Any] = {"values": result.payload.values}
-            elif status.ended:
-                value = {"timed_out": True}
-            else:
-                continue
-            command: Command[Any] = Command(
-                resume={pending.id: {"interaction_id": interaction_id, **value}}
-            )
-            return graph.invoke(command, config)
+            value = self._polled_value(status)
+            command = None if value is None else self._command(interrupts, interaction_id, value)
+            if command is not None:
+                return graph.invoke(command, config)
+        return None
+
+    async def apoll(self, graph: Any, config: RunnableConfig, *, wait: float | None = None) -> Any:
+        """:meth:`poll` on the async client, resuming with ``graph.ainvoke``."""
+        interrupts = (await graph.aget_state(config)).interrupts
+        for interaction_id in self._paused_on(interrupts):
+            status = await self.approver.async_client.interactions.status(interaction_id, wait=wait)
+            value = self._polled_value(status)
+            command = None if value is None else self._command(interrupts, interaction_id, value)
+            if command is not None:
+                return await graph.ainvoke(command, config)
         return None
 
 

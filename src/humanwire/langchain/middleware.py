@@ -23,7 +23,7 @@ replays the human's decision instead of sending a second form.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command, Interrupt
@@ -33,7 +33,16 @@ from humanwire.approval import ApprovalDecision, ApprovalRequest, Approver
 __all__ = ["HumanInTheLoopApprover", "hitl_decision"]
 
 _DECISION_TYPES = ("approve", "edit", "reject", "respond")
-_Question = tuple[str, Mapping[str, Any], str | None, Sequence[str], str | None]
+
+
+class _Question(NamedTuple):
+    """One action to ask about, as ``decide`` takes it."""
+
+    name: str
+    args: Mapping[str, Any]
+    description: str | None
+    allowed: Sequence[str]
+    idempotency_key: str | None
 
 
 def hitl_decision(name: str, decision: ApprovalDecision, *, wait_time: float) -> dict[str, Any]:
@@ -136,7 +145,7 @@ class HumanInTheLoopApprover:
 
     # -- interrupts ----------------------------------------------------------------------------
     def _questions(self, interrupt: Interrupt, thread_id: str | None) -> list[_Question]:
-        """(name, args, description, allowed, idempotency key) per action of an interrupt."""
+        """One question per action of an interrupt, with its idempotency key."""
         value = interrupt.value
         questions: list[_Question] = []
         if _is_batched(value):
@@ -146,7 +155,7 @@ class HumanInTheLoopApprover:
                 config = configs[index] if index < len(configs) else by_name.get(action["name"])
                 allowed = list((config or {}).get("allowed_decisions") or ["approve", "reject"])
                 questions.append(
-                    (
+                    _Question(
                         action["name"],
                         action.get("args") or {},
                         action.get("description"),
@@ -157,7 +166,7 @@ class HumanInTheLoopApprover:
         elif _is_per_call(value):
             allowed = _allowed_from_schema(interrupt.response_schema) or ["approve", "reject"]
             questions.append(
-                (
+                _Question(
                     value["name"],
                     value.get("args") or {},
                     value.get("description"),
@@ -167,15 +176,30 @@ class HumanInTheLoopApprover:
             )
         return questions
 
+    def _plan(
+        self, interrupts: Iterable[Interrupt], config: RunnableConfig | None
+    ) -> list[tuple[Interrupt, list[_Question]]]:
+        """The questions of every interrupt this approver handles (they do not depend on
+        each other's answers, so both drivers ask them in order and assemble once)."""
+        thread_id = _thread_id(config)
+        return [(i, self._questions(i, thread_id)) for i in interrupts if self.handles(i)]
+
+    @staticmethod
+    def _resume_command(
+        plan: list[tuple[Interrupt, list[_Question]]], decisions: list[dict[str, Any]]
+    ) -> Command[Any]:
+        answers: dict[str, Any] = {}
+        remaining = iter(decisions)
+        for interrupt, questions in plan:
+            mine = [next(remaining) for _ in questions]
+            answers[interrupt.id] = {"decisions": mine} if _is_batched(interrupt.value) else mine[0]
+        return Command(resume=answers)
+
     @staticmethod
     def _key(thread_id: str | None, interrupt_id: str, index: int) -> str | None:
         if not thread_id:
             return None  # the client still sets its own key for retries
         return f"humanwire-hitl:{thread_id}:{interrupt_id}:{index}"
-
-    @staticmethod
-    def _answer(interrupt: Interrupt, decisions: list[dict[str, Any]]) -> Any:
-        return {"decisions": decisions} if _is_batched(interrupt.value) else decisions[0]
 
     @staticmethod
     def handles(interrupt: Interrupt) -> bool:
@@ -187,34 +211,16 @@ class HumanInTheLoopApprover:
     ) -> Command[Any]:
         """Ask about every action of the middleware's pending interrupts, then the
         ``Command`` that resumes the agent with the decisions."""
-        thread_id = _thread_id(config)
-        answers: dict[str, Any] = {}
-        for interrupt in interrupts:
-            if not self.handles(interrupt):
-                continue
-            decisions = [
-                self.decide(name, args, description=text, allowed=allowed, idempotency_key=key)
-                for name, args, text, allowed, key in self._questions(interrupt, thread_id)
-            ]
-            answers[interrupt.id] = self._answer(interrupt, decisions)
-        return Command(resume=answers)
+        plan = self._plan(interrupts, config)
+        decisions = [self.decide(**q._asdict()) for _, questions in plan for q in questions]
+        return self._resume_command(plan, decisions)
 
     async def aresume(
         self, interrupts: Iterable[Interrupt], config: RunnableConfig | None = None
     ) -> Command[Any]:
-        thread_id = _thread_id(config)
-        answers: dict[str, Any] = {}
-        for interrupt in interrupts:
-            if not self.handles(interrupt):
-                continue
-            decisions = [
-                await self.adecide(
-                    name, args, description=text, allowed=allowed, idempotency_key=key
-                )
-                for name, args, text, allowed, key in self._questions(interrupt, thread_id)
-            ]
-            answers[interrupt.id] = self._answer(interrupt, decisions)
-        return Command(resume=answers)
+        plan = self._plan(interrupts, config)
+        decisions = [await self.adecide(**q._asdict()) for _, qs in plan for q in qs]
+        return self._resume_command(plan, decisions)
 
     # -- driving an agent ----------------------------------------------------------------------
     def invoke(self, agent: Any, input: Any, config: RunnableConfig, **kwargs: Any) -> Any:

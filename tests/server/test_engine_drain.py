@@ -33,11 +33,10 @@ async def test_drain_answers_held_requests_unavailable_and_ends_nothing(tmp_path
     call = CallRequest.model_validate({"prompt": "Call", "to": HUMAN, "waitForCallEnd": True})
     held_call = asyncio.create_task(engine.place_call(account, call))
     await _until_held(engine, 3)
-    [message_id, form_id, call_id] = [
-        d.interaction_id for d in reversed(engine.list_sandbox_deliveries(account))
-    ]
+    delivered = engine.list_sandbox_deliveries(account)
+    [message_id, form_id, call_id] = [str(d.interaction_id) for d in reversed(delivered)]
     poll = asyncio.create_task(engine.interaction_status(account, message_id, wait=30))
-    follow = asyncio.create_task(engine.wait_for_delivery(account, "unknown", 30))
+    follow = asyncio.create_task(engine.wait_for_delivery(account, delivered[0].id, 30))
     await asyncio.sleep(0.01)
 
     engine.drain()

@@ -89,6 +89,8 @@ def test_every_operation_is_documented_with_its_bodies_and_errors() -> None:
         entry = DOCUMENT["paths"][op.path][op.method.lower()]
         responses = entry["responses"]
         assert str(op.status) in responses
+        # Any request may meet a stopping service: 503 `unavailable`, retry after it.
+        assert responses["503"] == {"$ref": "#/components/responses/Error503"}
         if op.body is not None:
             body = entry["requestBody"]["content"]["application/json"]["schema"]
             assert body, op.operation_id
@@ -106,6 +108,8 @@ def test_every_operation_is_documented_with_its_bodies_and_errors() -> None:
         "scheme": "bearer",
         "description": "Authorization: Bearer <API_KEY>",
     }
+    unavailable = DOCUMENT["components"]["responses"]["Error503"]
+    assert "Retry-After" in unavailable["headers"]
     phone_call = DOCUMENT["paths"]["/phone/call"]["post"]["responses"]
     assert phone_call["504"] == {"$ref": "#/components/responses/Error504"}
 

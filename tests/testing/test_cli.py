@@ -101,6 +101,45 @@ def test_serve_prints_three_lines_and_serves(serve, tmp_path: Path) -> None:  # 
         served.get("/healthz")
 
 
+def test_sigterm_answers_held_requests_503_then_exits_0(serve, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import threading
+    import time
+
+    served = serve("--db", str(tmp_path / "held.db"))
+    headers = {"Authorization": f"Bearer {served.api_key}", "Idempotency-Key": "sigterm"}
+    answers: list[httpx.Response | BaseException] = []
+
+    def held_send() -> None:
+        try:
+            answers.append(
+                httpx.post(
+                    f"{served.base_url}/messages/sms",
+                    json={"message": "Still there?", "to": "+12025550100", "waitTime": 60},
+                    headers=headers,
+                    timeout=30,
+                    trust_env=False,
+                )
+            )
+        except httpx.HTTPError as exc:
+            answers.append(exc)
+
+    thread = threading.Thread(target=held_send, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not served.get("/sandbox/messages", served.api_key).json():
+        assert time.monotonic() < deadline, "the send was never delivered"
+        time.sleep(0.05)
+    time.sleep(0.1)  # delivered, then held
+    served.process.send_signal(signal.SIGTERM)
+    thread.join(5)
+    [answer] = answers
+    assert isinstance(answer, httpx.Response), answer
+    assert answer.status_code == 503, answer.text
+    assert answer.json()["error"]["code"] == "unavailable"
+    assert "retry-after" in answer.headers
+    assert served.process.wait(20) == 0
+
+
 def test_serve_again_on_the_same_db_prints_the_same_key(serve, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     db = str(tmp_path / "again.db")
     first = serve("--db", db)

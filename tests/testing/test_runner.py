@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -109,7 +110,7 @@ def test_stop_answers_held_requests_503_and_keeps_their_windows(tmp_path: Path) 
     headers = {"Authorization": f"Bearer {key}"}
     answers: dict[str, httpx.Response | BaseException] = {}
 
-    def hold(name: str, method: str, path: str, **kwargs: object) -> threading.Thread:
+    def hold(name: str, method: str, path: str, **kwargs: Any) -> threading.Thread:
         def run() -> None:
             try:
                 answers[name] = httpx.request(
@@ -130,7 +131,9 @@ def test_stop_answers_held_requests_503_and_keeps_their_windows(tmp_path: Path) 
             json={"message": "Deploy?", "to": "+12025550100", "waitTime": 30},
             headers={**headers, "Idempotency-Key": "held-at-stop"},
         ),
-        hold("poll", "GET", "/sandbox/messages", params={"wait": "30", "to": "+1"}, headers=headers),
+        hold(
+            "poll", "GET", "/sandbox/messages", params={"wait": "30", "to": "+1"}, headers=headers
+        ),
     ]
     deadline = time.monotonic() + 10
     while runner.call(lambda: runner.engine.held_waits) < 1:
@@ -173,8 +176,13 @@ def test_a_request_arriving_while_stopping_is_refused_503(tmp_path: Path) -> Non
         assert (late.status_code, late.json()) == (503, UNAVAILABLE)
         health = httpx.get(f"{runner.base_url}/healthz", trust_env=False)
         assert health.status_code == 503  # not ready: embedded mode must not reuse it
-        assert runner.call(lambda: runner.engine.list_sandbox_deliveries(
-            runner.engine.authenticate(key)  # type: ignore[arg-type]
-        )) == []
+        assert (
+            runner.call(
+                lambda: runner.engine.list_sandbox_deliveries(
+                    runner.engine.authenticate(key)  # type: ignore[arg-type]
+                )
+            )
+            == []
+        )
     finally:
         runner.stop()

@@ -43,3 +43,5 @@ class ServiceConfig:
     """``POST /calls`` with ``waitForCallEnd``: the generous cap on holding for the end;
     past it the call is returned ``pending`` (it goes on; poll or await the webhook)."""
     max_status_wait: float = 60.0
+    unavailable_retry_after: float = 1.0
+    """``Retry-After`` (seconds) of the 503 a stopping service answers held requests with."""

@@ -104,6 +104,7 @@ from .errors import (
     InvalidToNumber,
     NotFound,
     RateLimited,
+    ServiceUnavailable,
 )
 from .limits import RateLimiter, SpamGuard
 from .numbers import pool, pool_entry
@@ -284,11 +285,12 @@ class Engine:
         # Status long-polls and delivery followers, woken by the change they wait for.
         self._watchers: dict[str, list[asyncio.Future[None]]] = {}
         self._delivery_waiters: dict[str, list[asyncio.Future[None]]] = {}
-        self._subscribers: dict[str, set[asyncio.Queue[InboxChange]]] = {}
+        self._subscribers: dict[str, set[asyncio.Queue[InboxChange | None]]] = {}
         self._idempotent_runs: dict[
             tuple[str, str], tuple[str, asyncio.Task[tuple[int, bytes]]]
         ] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._draining = False
         self._closed = False
 
     async def start(self) -> None:
@@ -310,20 +312,50 @@ class Engine:
                 self._arm(record.id, close, "close")
         await self.outbox.start()
 
+    @property
+    def draining(self) -> bool:
+        """True once ``drain()`` ran: the service is stopping."""
+        return self._draining
+
+    def drain(self) -> None:
+        """The first step of a graceful stop (the runner calls it as soon as the server
+        stops accepting connections, before it waits for open requests). Every held
+        request (sends waiting for a reply, submission or call end, status and sandbox
+        long polls) is answered ``ServiceUnavailable`` (503 ``unavailable`` with
+        ``Retry-After``) instead of being cut off; from now on sends are refused before
+        anything is created or delivered. Nothing is ended: windows stay open in the store
+        (their timers run until ``close``; the next start re-arms them), so the client's
+        retry with the same ``Idempotency-Key`` re-attaches after the restart. A response
+        that reached a held request before this still answers it. Live inbox streams
+        end (the browser reconnects). Idempotent; must run on the engine's loop."""
+        self._draining = True
+        # Each woken coroutine sees ``draining`` and raises (see ``_hold`` and the polls).
+        for waiter in self._waiters.values():
+            _settle(waiter, None)
+        for futures in [*self._watchers.values(), *self._delivery_waiters.values()]:
+            for future in futures:
+                _settle(future, None)
+        for queues in self._subscribers.values():
+            for queue in queues:
+                if queue.full():
+                    with contextlib.suppress(asyncio.QueueEmpty):
+                        queue.get_nowait()
+                queue.put_nowait(None)  # ends the stream
+
+    def _unavailable(self) -> ServiceUnavailable:
+        return ServiceUnavailable(retry_after=self.config.unavailable_retry_after)
+
     async def close(self) -> None:
         if self._closed:
             return
+        # A host that did not drain first: what is still held is answered, not cancelled.
+        self.drain()
+        await asyncio.sleep(0)  # the woken requests raise before their tasks are cancelled
         self._closed = True
         for handle in self._timers.values():
             handle.cancel()
         self._timers.clear()
-        for waiter in self._waiters.values():
-            waiter.cancel()
         self._waiters.clear()
-        # Long polls answer with what is stored now (the store closes last).
-        for futures in [*self._watchers.values(), *self._delivery_waiters.values()]:
-            for future in futures:
-                _settle(future, None)
         runs = [task for _fingerprint, task in self._idempotent_runs.values()]
         for task in runs:
             task.cancel()
@@ -569,12 +601,18 @@ class Engine:
         handle: asyncio.TimerHandle | None = None
         if limit is not None:
             handle = asyncio.get_running_loop().call_later(limit, _settle, future, None)
+        if self._draining:
+            _settle(future, None)  # registered after drain() woke the others
         try:
-            return await future
+            answered = await future
         finally:
             if handle is not None:
                 handle.cancel()
             self._unregister(interaction_id, future)
+        if answered is None and self._draining:
+            # Stopping: 503, the interaction stays open for the retry to re-attach to.
+            raise self._unavailable()
+        return answered
 
     def _changed(self, record: InteractionRecord) -> None:
         for watcher in self._watchers.pop(record.id, []):
@@ -655,6 +693,8 @@ class Engine:
         """The interaction of a send: a new one (linked to the ``Idempotency-Key`` the
         send runs under, if any), or, for a retry whose first run created one and never
         finished, that one as it is now. True when re-attached: deliver nothing then."""
+        if self._draining:
+            raise self._unavailable()  # before anything is stored or delivered
         run = _IDEMPOTENT_RUN.get()
         if run is not None and (run.used or run.account_id != account.id):
             run = None
@@ -1075,6 +1115,8 @@ class Engine:
         returns at once for an ended interaction."""
         record = self._interaction_of(account, interaction_id)
         if wait is not None and wait > 0 and record.status == "pending":
+            if self._draining:
+                raise self._unavailable()
             future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._watchers.setdefault(record.id, []).append(future)
             try:
@@ -1085,6 +1127,8 @@ class Engine:
                     watchers.remove(future)
                     if not watchers:
                         del self._watchers[record.id]
+            if self._draining:
+                raise self._unavailable()
             record = self._interaction_of(account, interaction_id)
         return self._status(record)
 
@@ -1477,6 +1521,8 @@ class Engine:
         """Returns when a delivery newer than ``after_id`` exists, or after ``timeout``
         (lets the scripted human and the inbox follow without busy polling). With
         ``after_id`` None (or unknown) any delivery of the account counts."""
+        if self._draining:
+            raise self._unavailable()
         after = self.store.delivery_seq(account.id, after_id) if after_id else None
         if self.store.max_delivery_seq(account.id) > (after or 0):
             return
@@ -1488,6 +1534,8 @@ class Engine:
         finally:
             if future in waiters:
                 waiters.remove(future)
+        if self._draining:
+            raise self._unavailable()
 
     def _delivered(self, record: DeliveryRecord) -> None:
         for future in self._delivery_waiters.pop(record.account_id, []):
@@ -1647,14 +1695,17 @@ class Engine:
         """Live change notices for the inbox (server-sent events). Registered at once, so
         nothing between this call and the first iteration is lost; a slow reader loses
         the oldest notices, never blocks the engine. Close the iterator when done."""
-        queue: asyncio.Queue[InboxChange] = asyncio.Queue(maxsize=_SUBSCRIBER_QUEUE)
+        queue: asyncio.Queue[InboxChange | None] = asyncio.Queue(maxsize=_SUBSCRIBER_QUEUE)
         queues = self._subscribers.setdefault(account.id, set())
         queues.add(queue)
 
         async def changes() -> AsyncIterator[InboxChange]:
             try:
-                while True:
-                    yield await queue.get()
+                while not self._draining:
+                    change = await queue.get()
+                    if change is None:  # drain(): the service is stopping
+                        return
+                    yield change
             finally:
                 queues.discard(queue)
 

@@ -68,3 +68,17 @@ class RateLimited(ServiceError):
 
 class CallTimeout(ServiceError):
     status, code = 504, "timeout"
+
+
+class ServiceUnavailable(ServiceError):
+    """The service is stopping: a held request is answered with this instead of being cut
+    off, so the client retries (same ``Idempotency-Key``) and re-attaches after the
+    restart. Nothing was ended or delivered because of it."""
+
+    status, code = 503, "unavailable"
+
+    def __init__(
+        self, message: str = "the service is restarting; retry", *, retry_after: float = 1.0
+    ) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

@@ -15,7 +15,14 @@ from starlette.responses import JSONResponse, Response
 
 from humanwire.types import ErrorBody, ErrorDetail, detail_from_validation_error
 
-from .errors import InvalidRequest, InvalidToNumber, RateLimited, ServiceError, Unauthorized
+from .errors import (
+    InvalidRequest,
+    InvalidToNumber,
+    RateLimited,
+    ServiceError,
+    ServiceUnavailable,
+    Unauthorized,
+)
 
 __all__ = [
     "error_response",
@@ -37,6 +44,7 @@ _HTTP_CODES: Mapping[int, str] = {
     410: "gone",
     413: "payload_too_large",
     429: "rate_limited",
+    503: "unavailable",
 }
 
 
@@ -56,8 +64,11 @@ def service_error_response(exc: ServiceError) -> Response:
     headers: dict[str, str] = {}
     if isinstance(exc, Unauthorized):
         headers["WWW-Authenticate"] = 'Bearer realm="humanwire"'
-    if isinstance(exc, RateLimited):
+    if isinstance(exc, (RateLimited, ServiceUnavailable)):
         headers["Retry-After"] = str(max(1, math.ceil(exc.retry_after)))
+    if isinstance(exc, ServiceUnavailable):
+        # The service is stopping: the client's retry must open a new connection.
+        headers["Connection"] = "close"
     return error_response(exc.status, exc.code, exc.message, exc.field, headers)
 
 

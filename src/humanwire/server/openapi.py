@@ -26,6 +26,8 @@ _ERROR_TEXT = {
     409: "Conflict, or an `Idempotency-Key` reused with another body (`conflict`).",
     413: "Body over the size limit (`payload_too_large`).",
     429: "Rate limited (`rate_limited`); see `Retry-After`.",
+    503: "The service is stopping (`unavailable`); retry after `Retry-After` with the same "
+    "`Idempotency-Key`: a held request re-attaches to its interaction.",
     504: "The call exceeded the 5-minute limit (`timeout`).",
 }
 _SUCCESS_TEXT = {200: "OK", 201: "Created", 204: "Deleted or accepted; no body"}
@@ -86,7 +88,7 @@ def _parameters(op: Operation) -> list[dict[str, Any]]:
 
 
 def _error_statuses(op: Operation) -> list[int]:
-    statuses = set(op.errors)
+    statuses = set(op.errors) | {503}
     if op.auth:
         statuses |= {400, 401, 403, 429}
     if op.query or op.body is not None:
@@ -143,7 +145,7 @@ def _error_response(description: str, status: int | None, schema: Any) -> dict[s
     }
     if status == 401:
         response["headers"] = {"WWW-Authenticate": {"schema": {"type": "string"}}}
-    if status == 429:
+    if status in (429, 503):
         response["headers"] = {
             "Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer"}}
         }

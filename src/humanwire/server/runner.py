@@ -37,7 +37,8 @@ T = TypeVar("T")
 _START_TIMEOUT = 30.0
 _STOP_TIMEOUT = 15.0
 _GRACEFUL_SHUTDOWN = 3
-"""Seconds held requests (waits, long polls) get to finish before they are cancelled."""
+"""Seconds open requests get to finish before they are cancelled. Held requests do not
+need it: the stop answers them 503 at once (``Engine.drain``)."""
 
 
 def format_base_url(host: str, port: int, scheme: str = "http") -> str:
@@ -149,8 +150,11 @@ class ServiceRunner:
         return self
 
     def stop(self) -> None:
-        """Graceful stop: held requests get a few seconds, then the app's lifespan closes
-        the engine; the port and the database are released when this returns."""
+        """Graceful stop: the listener closes, every held request is answered 503
+        ``unavailable`` with ``Retry-After`` (its interaction stays open, re-armed at the
+        next start on the same database, so the client's retry re-attaches), open
+        connections finish, then the app's lifespan closes the engine. The port and the
+        database are released when this returns."""
         with self._lock:
             thread, server = self._thread, self._server
             if thread is None:
@@ -249,7 +253,7 @@ class ServiceRunner:
             timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN,
             access_log=False,
         )
-        server = _ThreadServer(uv_config, self._ready)
+        server = _ThreadServer(uv_config, self._ready, engine.drain)
         self._server = server
         await server.serve(sockets=[sock])
 
@@ -258,9 +262,12 @@ def _make_thread_server() -> type[uvicorn.Server]:
     import uvicorn
 
     class ThreadServer(uvicorn.Server):
-        def __init__(self, config: uvicorn.Config, ready: threading.Event) -> None:
+        def __init__(
+            self, config: uvicorn.Config, ready: threading.Event, drain: Callable[[], None]
+        ) -> None:
             super().__init__(config)
             self._ready_event = ready
+            self._drain = drain
 
         def install_signal_handlers(self) -> None:  # uvicorn < 0.29
             pass
@@ -270,11 +277,22 @@ def _make_thread_server() -> type[uvicorn.Server]:
             if self.started:
                 self._ready_event.set()
 
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            # uvicorn waits for open requests, then cancels them (a plain-text 500).
+            # Held requests would wait for a human: stop accepting connections, answer
+            # them 503 now (Engine.drain), then let uvicorn finish as usual.
+            for server in self.servers:
+                server.close()
+            self._drain()
+            await super().shutdown(sockets=sockets)
+
     return ThreadServer
 
 
-def _ThreadServer(config: uvicorn.Config, ready: threading.Event) -> uvicorn.Server:
+def _ThreadServer(
+    config: uvicorn.Config, ready: threading.Event, drain: Callable[[], None]
+) -> uvicorn.Server:
     # The subclass is built lazily so importing this module does not import uvicorn.
     cls: Any = _make_thread_server()
-    server: uvicorn.Server = cls(config, ready)
+    server: uvicorn.Server = cls(config, ready, drain)
     return server

@@ -23,6 +23,7 @@ ErrorCode = Literal[
     "rate_limited",
     "timeout",
     "internal_error",
+    "unavailable",
 ]
 
 

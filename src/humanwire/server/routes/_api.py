@@ -1,9 +1,10 @@
 """The pipeline every API endpoint runs through, declared once per operation so the app
 and the OpenAPI document are built from the same table.
 
-Order: bearer key → account limits → query check → body read (size-limited) and full
-validation → the engine call (through ``Engine.idempotent`` when the POST carries an
-``Idempotency-Key``) → the response serialized from the wire model.
+Order: refused while the service stops (503) → bearer key → account limits → query
+check → body read (size-limited) and full validation → the engine call (through
+``Engine.idempotent`` when the POST carries an ``Idempotency-Key``) → the response
+serialized from the wire model.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from starlette.routing import Route
 
 from ..config import ServiceConfig
 from ..engine import Account, Engine
-from ..errors import InvalidRequest, NotFound, Unauthorized
+from ..errors import InvalidRequest, NotFound, ServiceUnavailable, Unauthorized
 from ..http_body import parse_json_body
 
 __all__ = [
@@ -202,6 +203,9 @@ def _pipeline(operation: Operation) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
         engine: Engine = request.app.state.engine
         config: ServiceConfig = request.app.state.config
+        if engine.draining:
+            # Stopping (also /healthz: not ready, so nothing new is routed here).
+            raise ServiceUnavailable(retry_after=config.unavailable_retry_after)
         account: Account | None = None
         if operation.auth:
             account = _authenticate(request, engine)

@@ -68,3 +68,27 @@ def test_whatsapp_form_from_the_accounts_own_number(
     delivery = action.wait()
     assert delivery.from_ == number.phone_number
     assert result.form_url is not None and result.form_url in delivery.text
+
+
+def test_every_delivery_carries_the_design_keys(humanwire_client: HumanWire) -> None:
+    """DESIGN.md lists each delivery as ``{"id", "interactionId", "channel", "kind",
+    "from", "to", "text", "formUrl", "createdAt"}``: ``formUrl`` is there (null) for
+    messages and calls too, so a reader needs no key check."""
+    import httpx
+
+    client = humanwire_client
+    client.messages.sms(message="plain", to=HUMAN)
+    client.forms.sms(
+        to=HUMAN, title="T", fields=[{"id": "a", "label": "A", "type": "text"}], follow_up_time=5
+    )
+    base_url = str(client.base_url)
+    listed = httpx.get(
+        f"{base_url}/sandbox/messages",
+        headers={"Authorization": f"Bearer {client.api_key}"},
+        trust_env=False,
+    ).json()
+    keys = {"id", "interactionId", "channel", "kind", "from", "to", "text", "formUrl", "createdAt"}
+    assert [set(item) for item in listed] == [keys, keys]
+    form, message = listed
+    assert form["formUrl"].startswith(base_url + "/f/")
+    assert message["formUrl"] is None

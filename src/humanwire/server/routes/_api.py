@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 M = TypeVar("M", bound=BaseModel)
-Payload = BaseModel | Sequence[BaseModel] | dict[str, Any] | None
+Payload = BaseModel | Sequence[BaseModel] | Sequence[dict[str, Any]] | dict[str, Any] | None
 Handler = Callable[["ApiCall"], Awaitable[Payload]]
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"

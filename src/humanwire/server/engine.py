@@ -25,6 +25,9 @@ Decisions this module makes where the specification is silent:
 - ``from`` on an sms must be the account's reserved number (or the shared number);
   any other number is ``400 invalid_request`` with field ``from``. whatsapp always goes
   out from the shared whatsapp account, wrapped in the specification's templates.
+- A stop (``drain()``, then ``close()``) answers every held request 503 ``unavailable``
+  with ``Retry-After`` and ends nothing: the windows stay open in the store, re-armed at
+  the next start, so the client's retry with the same key re-attaches.
 """
 
 from __future__ import annotations

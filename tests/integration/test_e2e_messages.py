@@ -3,6 +3,8 @@ against the real service on loopback, the scripted human on the other side."""
 
 from __future__ import annotations
 
+import time
+
 import httpx
 import pytest
 from e2e_support import HUMAN, NO_RESPONSE, SLACK_HUMAN
@@ -171,3 +173,26 @@ def test_wait_with_no_time_left_looks_once(humanwire_client: HumanWire) -> None:
     sent = humanwire_client.messages.sms(message="later", to=HUMAN, follow_up_time=60)
     status = humanwire_client.interactions.wait(sent.interaction_id, timeout=0)
     assert (status.interaction_id, status.status) == (sent.interaction_id, "pending")
+
+
+def test_a_reply_after_the_agent_hung_up_reaches_the_webhook(
+    humanwire_client: HumanWire, webhook_receiver: WebhookReceiver
+) -> None:
+    """The engine's rule: a reply that no request holds goes to the webhooks. An agent
+    that gave up on its held request (its connection closed inside ``waitTime``) holds
+    nothing: the reply must not be handed to the dead request and lost."""
+    webhook_receiver.register(humanwire_client, ["message.received"])
+    with pytest.raises(httpx.ReadTimeout):
+        httpx.post(
+            f"{humanwire_client.base_url}/messages/sms",
+            json={"message": "Approve?", "to": HUMAN, "waitTime": 30, "followUpTime": 60},
+            headers={"Authorization": f"Bearer {humanwire_client.api_key}"},
+            timeout=0.5,
+            trust_env=False,
+        )
+    [sent] = humanwire_client.sandbox.deliveries(to=HUMAN)
+    time.sleep(0.2)  # the service notices the closed connection
+    humanwire_client.sandbox.reply(channel="sms", from_=HUMAN, to=SHARED_SMS_NUMBER, body="ok")
+    [event] = webhook_receiver.wait_for("message.received")
+    assert event.payload.interaction_id == sent.interaction_id
+    assert event.payload.body == "ok"

@@ -196,3 +196,35 @@ def test_a_reply_after_the_agent_hung_up_reaches_the_webhook(
     [event] = webhook_receiver.wait_for("message.received")
     assert event.payload.interaction_id == sent.interaction_id
     assert event.payload.body == "ok"
+
+
+def test_a_retry_that_joined_keeps_the_hold_when_the_first_request_hangs_up(
+    humanwire_client: HumanWire, webhook_receiver: WebhookReceiver
+) -> None:
+    """Same ``Idempotency-Key``: the hold lets go only when every request waiting on it
+    has gone; a retry still connected gets the reply, and no webhook is sent."""
+    import threading
+
+    webhook_receiver.register(humanwire_client, ["message.received"])
+    url = f"{humanwire_client.base_url}/messages/sms"
+    body = {"message": "Merge?", "to": HUMAN, "waitTime": 30, "followUpTime": 60}
+    headers = {"Authorization": f"Bearer {humanwire_client.api_key}", "Idempotency-Key": "join"}
+    answers: list[httpx.Response] = []
+    retry = threading.Thread(
+        target=lambda: answers.append(
+            httpx.post(url, json=body, headers=headers, timeout=20, trust_env=False)
+        ),
+        daemon=True,
+    )
+    with pytest.raises(httpx.ReadTimeout), httpx.Client(timeout=1.0, trust_env=False) as first:
+        threading.Timer(0.3, retry.start).start()  # joins while the first still waits
+        first.post(url, json=body, headers=headers)
+    time.sleep(0.2)
+    humanwire_client.sandbox.reply(channel="sms", from_=HUMAN, to=SHARED_SMS_NUMBER, body="yes")
+    retry.join(10)
+    [answer] = answers
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["response"] == "Human response: yes"
+    assert len(humanwire_client.sandbox.deliveries(to=HUMAN)) == 1
+    time.sleep(0.3)
+    assert webhook_receiver.deliveries == []

@@ -221,6 +221,40 @@ _IDEMPOTENT_RUN: contextvars.ContextVar[_IdempotentRun | None] = contextvars.Con
     "humanwire_idempotent_run", default=None
 )
 
+REQUESTER_GONE: contextvars.ContextVar[asyncio.Future[None] | None] = contextvars.ContextVar(
+    "humanwire_requester_gone", default=None
+)
+"""Set by the HTTP layer around a send: a future settled when the client's connection
+closes. A held request whose requester is gone lets go of its interaction, so a reply
+inside ``waitTime`` goes to the webhooks instead of to nobody. Unset: held to the end."""
+
+
+class _Requesters:
+    """The requests waiting for one idempotent run (the first and retries that joined
+    it): ``gone`` settles once every one of them has gone; never while one of them
+    cannot tell (no ``REQUESTER_GONE``)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.gone: asyncio.Future[None] = loop.create_future()
+        self._waiting = 0
+        self._untracked = False
+
+    @property
+    def untracked(self) -> bool:
+        return self._untracked
+
+    def attach(self, left: asyncio.Future[None] | None) -> None:
+        if left is None:
+            self._untracked = True
+            return
+        self._waiting += 1
+        left.add_done_callback(self._left)
+
+    def _left(self, _future: asyncio.Future[None]) -> None:
+        self._waiting -= 1
+        if self._waiting <= 0 and not self._untracked:
+            _settle(self.gone, None)
+
 
 def _hash_key(api_key: str) -> str:
     return hashlib.sha256(api_key.encode()).hexdigest()
@@ -290,7 +324,7 @@ class Engine:
         self._delivery_waiters: dict[str, list[asyncio.Future[None]]] = {}
         self._subscribers: dict[str, set[asyncio.Queue[InboxChange | None]]] = {}
         self._idempotent_runs: dict[
-            tuple[str, str], tuple[str, asyncio.Task[tuple[int, bytes]]]
+            tuple[str, str], tuple[str, asyncio.Task[tuple[int, bytes]], _Requesters]
         ] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._draining = False
@@ -353,13 +387,17 @@ class Engine:
             return
         # A host that did not drain first: what is still held is answered, not cancelled.
         self.drain()
-        await asyncio.sleep(0)  # the woken requests raise before their tasks are cancelled
+        held = [task for _fingerprint, task, _requesters in self._idempotent_runs.values()]
+        if held:  # the woken requests answer 503 before what is left is cancelled
+            await asyncio.wait(held, timeout=1.0)
+        else:
+            await asyncio.sleep(0)
         self._closed = True
         for handle in self._timers.values():
             handle.cancel()
         self._timers.clear()
         self._waiters.clear()
-        runs = [task for _fingerprint, task in self._idempotent_runs.values()]
+        runs = [task for _fingerprint, task, _requesters in self._idempotent_runs.values()]
         for task in runs:
             task.cancel()
         for task in runs:
@@ -460,6 +498,7 @@ class Engine:
         if running is not None:
             if running[0] != fingerprint:
                 raise self._idempotency_conflict()
+            running[2].attach(REQUESTER_GONE.get())
             return await asyncio.shield(running[1])
         now = time.time()
         stored = self.store.get_idempotency(account.id, key)
@@ -476,14 +515,19 @@ class Engine:
             if first is not None and first.account_id == account.id and first.outcome != "failed":
                 resume = first
         state = _IdempotentRun(account.id, key, fingerprint, resume)
+        loop = asyncio.get_running_loop()
+        requesters = _Requesters(loop)
+        requesters.attach(REQUESTER_GONE.get())
 
         async def call() -> tuple[int, bytes]:
             # Set inside the task: its context is its own copy, the caller's stays clean.
             _IDEMPOTENT_RUN.set(state)
+            # Held until every joined request left (not tracked: until the end).
+            REQUESTER_GONE.set(None if requesters.untracked else requesters.gone)
             return await run()
 
-        task = asyncio.get_running_loop().create_task(call())
-        self._idempotent_runs[slot] = (fingerprint, task)
+        task = loop.create_task(call())
+        self._idempotent_runs[slot] = (fingerprint, task, requesters)
         task.add_done_callback(functools.partial(self._idempotent_done, slot, fingerprint))
         return await asyncio.shield(task)
 
@@ -497,7 +541,8 @@ class Engine:
     def _idempotent_done(
         self, slot: tuple[str, str], fingerprint: str, task: asyncio.Task[tuple[int, bytes]]
     ) -> None:
-        if self._idempotent_runs.get(slot, (None, None))[1] is task:
+        running = self._idempotent_runs.get(slot)
+        if running is not None and running[1] is task:
             del self._idempotent_runs[slot]
         if task.cancelled() or task.exception() is not None or self._closed:
             return
@@ -606,7 +651,18 @@ class Engine:
             handle = asyncio.get_running_loop().call_later(limit, _settle, future, None)
         if self._draining:
             _settle(future, None)  # registered after drain() woke the others
+        gone = REQUESTER_GONE.get()
         try:
+            if gone is not None:
+                either: set[asyncio.Future[Any]] = {future, gone}
+                await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+                if not future.done():
+                    # Nobody to answer: unregistered (below), a reply inside waitTime
+                    # goes to the webhooks; the window and the idempotency link stay.
+                    raise ServiceUnavailable(
+                        "the held request was closed by the client; retry",
+                        retry_after=self.config.unavailable_retry_after,
+                    )
             answered = await future
         finally:
             if handle is not None:

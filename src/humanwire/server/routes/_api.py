@@ -9,6 +9,7 @@ serialized from the wire model.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import re
@@ -21,9 +22,10 @@ from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+from starlette.types import Receive
 
 from ..config import ServiceConfig
-from ..engine import Account, Engine
+from ..engine import REQUESTER_GONE, Account, Engine
 from ..errors import InvalidRequest, NotFound, ServiceUnavailable, Unauthorized
 from ..http_body import parse_json_body
 
@@ -199,6 +201,17 @@ def _respond(status: int, content: bytes, replayed: bool) -> Response:
     return Response(content, status, headers=headers, media_type="application/json")
 
 
+async def _watch_disconnect(receive: Receive, gone: asyncio.Future[None]) -> None:
+    """Settles ``gone`` when the client closes the connection (read after the body, so
+    the only message left is ``http.disconnect``)."""
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            if not gone.done():
+                gone.set_result(None)
+            return
+
+
 def _pipeline(operation: Operation) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
         engine: Engine = request.app.state.engine
@@ -220,18 +233,28 @@ def _pipeline(operation: Operation) -> Callable[[Request], Awaitable[Response]]:
             body = parse_json_body(raw, request.headers.get("content-type"), operation.body)
         call = ApiCall(request=request, engine=engine, config=config, body=body, caller=account)
         ran = False
+        watcher: asyncio.Task[None] | None = None
+        if operation.method == "POST" and operation.body is not None:
+            # A send may be held: the engine lets go of it once its client is gone.
+            gone: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            watcher = asyncio.ensure_future(_watch_disconnect(request.receive, gone))
+            REQUESTER_GONE.set(gone)
 
         async def run() -> tuple[int, bytes]:
             nonlocal ran
             ran = True
             return operation.status, encode(await operation.handler(call))
 
-        if key is None or account is None:
-            status, content = await run()
-        else:
-            digest = hashlib.sha256(raw).hexdigest()
-            fingerprint = f"{request.method} {request.url.path} {digest}"
-            status, content = await engine.idempotent(account, key, fingerprint, run)
+        try:
+            if key is None or account is None:
+                status, content = await run()
+            else:
+                digest = hashlib.sha256(raw).hexdigest()
+                fingerprint = f"{request.method} {request.url.path} {digest}"
+                status, content = await engine.idempotent(account, key, fingerprint, run)
+        finally:
+            if watcher is not None:
+                watcher.cancel()
         return _respond(status, content, replayed=not ran)
 
     return endpoint

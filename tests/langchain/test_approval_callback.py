@@ -250,3 +250,28 @@ def test_rejection_inside_an_agent_stops_the_run(
             config={"callbacks": [handler]},
         )
     assert log == []
+
+
+def test_a_rerun_of_the_same_tool_call_asks_once(
+    humanwire_client: HumanWire, human: ScriptedHuman
+) -> None:
+    log: list[str] = []
+    delete_file, _ = make_tools(log)
+    human.fill_form({"decision": "approve", "comment": "once is enough"})
+    handler = HumanApprovalCallbackHandler(
+        client=humanwire_client, tools=["delete_file"], wait_time=5
+    )
+    call = {"type": "tool_call", "id": "call-42", "name": "delete_file", "args": {"path": "/a"}}
+    first = delete_file.invoke(call, config={"callbacks": [handler]})
+    again = delete_file.invoke(call, config={"callbacks": [handler]})
+    assert first.content == again.content == "deleted /a"
+    # The second run got the first form's answer back: one form reached the human.
+    forms = [d for d in humanwire_client.sandbox.deliveries() if d.kind == "form"]
+    assert len(forms) == 1
+    assert [d.comment for d in handler.decisions] == ["once is enough", "once is enough"]
+    # Another tool call is another question.
+    human.fill_form({"decision": "reject"})
+    other = {**call, "id": "call-43"}
+    with pytest.raises(ApprovalRejected):
+        delete_file.invoke(other, config={"callbacks": [handler]})
+    assert len([d for d in humanwire_client.sandbox.deliveries() if d.kind == "form"]) == 2

@@ -138,7 +138,13 @@ class HumanApprovalCallbackHandler(BaseCallbackHandler):
         if not self.guards(name, arguments):
             return None
         description = self.describe(name, arguments) if self.describe else None
-        decision = self.approver.request(ApprovalRequest(name, arguments, description))
+        # A tool call re-run (a retried step, a resumed graph) asks once: the service
+        # replays the first form's answer for the same key and body.
+        tool_call_id = kwargs.get("tool_call_id")
+        key = f"humanwire-approval:tool-call:{tool_call_id}" if tool_call_id else None
+        decision = self.approver.request(
+            ApprovalRequest(name, arguments, description), idempotency_key=key
+        )
         self.decisions.append(decision)
         if not decision.approved:
             raise ApprovalRejected(name, decision)

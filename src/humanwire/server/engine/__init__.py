@@ -1,0 +1,82 @@
+"""The engine: accounts, interactions and their windows, reply matching, forms, calls,
+numbers, webhooks and channel cards. It knows nothing of HTTP: the routes in ``app.py``
+validate bodies into wire models, call one method here, and serialize what comes back.
+Errors are raised as ``humanwire.server.errors.ServiceError`` subclasses.
+
+One class, ``Engine``, assembled from one part per concern, each a module of its own:
+
+- ``core``: state, start / drain / close, window timers, held requests, live notices;
+- ``accounts`` and ``idempotency``: keys, limits, ``Idempotency-Key``;
+- ``sends``: messages, channel-card messages, forms, calls, ``/phone/*``, status;
+- ``numbers``, ``webhooks``, ``channels``: the account's resources;
+- ``human``: what comes back from recipients, through provider-neutral entry points
+  that the sandbox API, the inbox and the real providers all use;
+- ``links``: forms and reply links reached by their token.
+
+Waiting is event-driven (see ``core``): no polling loops and no task per wait.
+
+Decisions this module makes where the specification is silent:
+
+- A reply or submission handed to a held request is not sent to webhooks (the agent has
+  it already); one that arrives when no request holds the interaction (after
+  ``waitTime``, or with the request gone) becomes a webhook event carrying the
+  ``interactionId``. Either way the interaction's status ``result`` shows it.
+- Calls always emit ``call.conversation.ended`` when they end, whatever the outcome;
+  a ``/phone/call`` that runs past the limit is ended (outcome ``timeout``) without one.
+- An idempotent send stores key → interaction with the interaction, before delivering.
+  A retry whose first run never finished (the service restarted while it was held)
+  re-attaches to that interaction and delivers nothing; a reply that came while no
+  request held it went to the webhooks and is also what the retry returns.
+- ``from`` on an sms must be the account's reserved number (or the shared number);
+  any other number is ``400 invalid_request`` with field ``from``. whatsapp always goes
+  out from the shared whatsapp account, wrapped in the specification's templates.
+- A stop (``drain()``, then ``close()``) answers every held request 503 ``unavailable``
+  with ``Retry-After`` and ends nothing: the windows stay open in the store, re-armed at
+  the next start, so the client's retry with the same key re-attaches.
+"""
+
+from __future__ import annotations
+
+from ._common import (
+    CALL_NOT_ANSWERED,
+    REQUESTER_GONE,
+    SUSPENDED_MESSAGE,
+    Account,
+    Channel,
+    FormRequest,
+    FormState,
+    FormView,
+    InboxChange,
+    MessageRequest,
+    ReplyLinkState,
+    ReplyLinkView,
+)
+from .accounts import Accounts
+from .channels import ChannelCards
+from .human import InboundText
+from .idempotency import Idempotency
+from .links import LinkPages
+from .numbers import Numbers
+from .sends import Sends
+from .webhooks import Webhooks
+
+__all__ = [
+    "CALL_NOT_ANSWERED",
+    "REQUESTER_GONE",
+    "SUSPENDED_MESSAGE",
+    "Account",
+    "Channel",
+    "Engine",
+    "FormRequest",
+    "FormState",
+    "FormView",
+    "InboundText",
+    "InboxChange",
+    "MessageRequest",
+    "ReplyLinkState",
+    "ReplyLinkView",
+]
+
+
+class Engine(Accounts, Idempotency, Sends, Numbers, Webhooks, ChannelCards, LinkPages):
+    """The service's rules, one instance per service (see the module docstring)."""

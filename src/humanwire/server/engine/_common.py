@@ -1,0 +1,172 @@
+"""Names every part of the engine shares: records handed to the pages, the context of an
+idempotent run, small helpers."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from humanwire.types import (
+    Form,
+    SlackFormRequest,
+    SlackMessageRequest,
+    SMSFormRequest,
+    SMSMessageRequest,
+    WhatsAppMessageRequest,
+    WhatsAppOwnNumberFormRequest,
+    WhatsAppSharedFormRequest,
+)
+
+from ..store.base import (
+    InteractionRecord,
+)
+
+MessageRequest = SMSMessageRequest | WhatsAppMessageRequest | SlackMessageRequest
+FormRequest = (
+    SMSFormRequest | SlackFormRequest | WhatsAppSharedFormRequest | WhatsAppOwnNumberFormRequest
+)
+FormState = Literal["open", "submitted", "expired"]
+ReplyLinkState = Literal["open", "answered", "expired"]
+Channel = Literal["sms", "whatsapp", "slack", "call"]
+
+SUSPENDED_MESSAGE = "this account was shut down automatically for sending bulk or promotional texts"
+CALL_NOT_ANSWERED = "human did not respond"
+_SUBSCRIBER_QUEUE = 256
+_FORM_KEYS = frozenset(info.alias or name for name, info in Form.model_fields.items())
+
+
+@dataclass(frozen=True)
+class Account:
+    id: str
+    name: str
+    suspended: bool = False
+
+
+@dataclass(frozen=True)
+class FormView:
+    """What the form page needs to render a form reached by its token."""
+
+    token: str
+    interaction_id: str
+    account_id: str
+    form: Form
+    state: FormState
+    wait_deadline: float | None
+    """Unix time the ``waitTime`` window closes (countdown target); None without one."""
+    follow_up_deadline: float
+    """Unix time after which the form is expired."""
+    values: dict[str, str] | None
+    """The submitted values, once submitted."""
+
+
+@dataclass(frozen=True)
+class ReplyLinkView:
+    """What the reply page (``/r/<token>``) of a channel card with ``replyLink`` shows."""
+
+    token: str
+    interaction_id: str
+    account_id: str
+    channel: str
+    to: str
+    """The recipient (the person replying)."""
+    from_: str
+    text: str
+    """The message as delivered (without the link)."""
+    state: ReplyLinkState
+    wait_deadline: float | None
+    close_deadline: float | None
+    """Unix time after which the link no longer takes a reply."""
+    reply: str | None
+
+
+@dataclass(frozen=True)
+class InboxChange:
+    """A notice for live inbox pages: something of this account changed."""
+
+    account_id: str
+    kind: Literal["delivery", "interaction", "webhook", "number", "channel", "inbound"]
+    id: str
+
+
+@dataclass
+class _IdempotentRun:
+    """The ``Idempotency-Key`` a send runs under (a context variable of its task): the
+    interaction it creates is linked to the key, or, when ``resume`` names the one a
+    first run created, re-attached to instead of sending again."""
+
+    account_id: str
+    key: str
+    fingerprint: str
+    resume: InteractionRecord | None
+    used: bool = False
+
+
+_IDEMPOTENT_RUN: contextvars.ContextVar[_IdempotentRun | None] = contextvars.ContextVar(
+    "humanwire_idempotent_run", default=None
+)
+
+REQUESTER_GONE: contextvars.ContextVar[asyncio.Future[None] | None] = contextvars.ContextVar(
+    "humanwire_requester_gone", default=None
+)
+"""Set by the HTTP layer around a send: a future settled when the client's connection
+closes. A held request whose requester is gone lets go of its interaction, so a reply
+inside ``waitTime`` goes to the webhooks instead of to nobody. Unset: held to the end."""
+
+
+class _Requesters:
+    """The requests waiting for one idempotent run (the first and retries that joined
+    it): ``gone`` settles once every one of them has gone; never while one of them
+    cannot tell (no ``REQUESTER_GONE``)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.gone: asyncio.Future[None] = loop.create_future()
+        self._waiting = 0
+        self._untracked = False
+
+    @property
+    def untracked(self) -> bool:
+        return self._untracked
+
+    def attach(self, left: asyncio.Future[None] | None) -> None:
+        if left is None:
+            self._untracked = True
+            return
+        self._waiting += 1
+        left.add_done_callback(self._left)
+
+    def _left(self, _future: asyncio.Future[None]) -> None:
+        self._waiting -= 1
+        if self._waiting <= 0 and not self._untracked:
+            _settle(self.gone, None)
+
+
+def _hash_key(api_key: str) -> str:
+    return hashlib.sha256(api_key.encode()).hexdigest()
+
+
+def _timestamp(unix: float) -> datetime:
+    return datetime.fromtimestamp(unix, tz=timezone.utc)
+
+
+def _iso(unix: float | None) -> str | None:
+    if unix is None:
+        return None
+    return _timestamp(unix).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _event_dict(event: Any) -> dict[str, Any]:
+    data: dict[str, Any] = event.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return data
+
+
+def _settle(future: asyncio.Future[Any], value: Any) -> None:
+    if not future.done():
+        future.set_result(value)
+
+
+def _mask(value: str) -> str:
+    return f"{value[:4]}…" if len(value) > 4 else "…"

@@ -1,0 +1,574 @@
+"""The waiting core of the engine: the engine's state, its start and stop, the window
+timers, the held requests and what wakes them, the spam and suspension checks of a send,
+and the live change notices. Every other part of the engine builds on ``EngineCore``.
+
+Waiting is event-driven: a held request awaits an ``asyncio.Future`` that the reply,
+submission or call end resolves; the ``waitTime`` deadline is one ``loop.call_at`` timer
+per interaction that resolves it with "no response" and then re-arms itself for the end
+of the follow-up window. No polling loops and no task per wait, so ten thousand held
+requests cost ten thousand futures and timer handles. Timers are re-armed from the store
+on ``start()``, so open windows survive a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import time
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any, Literal
+
+import httpx
+
+from humanwire.types import (
+    CallResponse,
+    Form,
+    InteractionStatus,
+    event_adapter,
+)
+
+from ..config import (
+    ServiceConfig,
+)
+from ..delivery import Outbound, Provider, SandboxProvider
+from ..errors import (
+    AccountSuspended,
+    NotFound,
+    ServiceUnavailable,
+)
+from ..limits import RateLimiter, SpamGuard
+from ..outbox import RESOLVE_TIMEOUT, Outbox, Resolver
+from ..store import SQLiteStore, Store
+from ..store.base import (
+    DeliveryRecord,
+    IdempotencyLinkRecord,
+    InteractionRecord,
+)
+from ._common import (
+    _FORM_KEYS,
+    _IDEMPOTENT_RUN,
+    _SUBSCRIBER_QUEUE,
+    CALL_NOT_ANSWERED,
+    REQUESTER_GONE,
+    SUSPENDED_MESSAGE,
+    Account,
+    Channel,
+    InboxChange,
+    _IdempotentRun,
+    _Requesters,
+    _settle,
+    _timestamp,
+)
+
+
+class EngineCore:
+    @staticmethod
+    def _call_response(record: InteractionRecord) -> CallResponse:
+        assert record.result is not None
+        payload = record.result["payload"]
+        return CallResponse(
+            interaction_id=record.id,
+            status="ended",
+            outcome=record.outcome,  # type: ignore[arg-type]
+            summary=payload["summary"],
+            from_=payload["from"],
+            to=payload["to"],
+            error=CALL_NOT_ANSWERED if record.outcome == "no_answer" else None,
+        )
+
+    def __init__(
+        self,
+        config: ServiceConfig,
+        *,
+        provider: Provider | None = None,
+        webhook_transport: httpx.AsyncBaseTransport | None = None,
+        resolve: Resolver | None = None,
+        resolve_timeout: float = RESOLVE_TIMEOUT,
+    ) -> None:
+        """Opens the store at ``config.db_path`` and the built-in sandbox provider.
+
+        ``provider`` replaces the sandbox provider; ``webhook_transport`` and ``resolve``
+        (a blocking host lookup, run in a worker thread; default: the loop's
+        ``getaddrinfo``) let tests drive webhook deliveries and the SSRF guard without a
+        network. A lookup longer than ``resolve_timeout`` seconds refuses the URL."""
+        self.config = config
+        self.store: Store = SQLiteStore(config.db_path)
+        self.provider: Provider = provider or SandboxProvider(self.store, self._delivered)
+        self._resolve = resolve
+        self._resolve_timeout = resolve_timeout
+        self.outbox = Outbox(
+            self.store,
+            config,
+            on_change=lambda account_id, row_id: self._notify(account_id, "webhook", row_id),
+            transport=webhook_transport,
+            resolve=resolve,
+            resolve_timeout=resolve_timeout,
+        )
+        self._rate = RateLimiter(config.rate_limit_requests, config.rate_limit_window)
+        self._spam = SpamGuard(config.spam_recipients, config.spam_window)
+        self._suspended: set[str] = set()
+        # Per held interaction: the future its request awaits, and its one window timer.
+        self._waiters: dict[str, asyncio.Future[InteractionRecord | None]] = {}
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        # Status long-polls and delivery followers, woken by the change they wait for.
+        self._watchers: dict[str, list[asyncio.Future[None]]] = {}
+        self._delivery_waiters: dict[str, list[asyncio.Future[None]]] = {}
+        self._subscribers: dict[str, set[asyncio.Queue[InboxChange | None]]] = {}
+        self._idempotent_runs: dict[
+            tuple[str, str], tuple[str, asyncio.Task[tuple[int, bytes]], _Requesters]
+        ] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._draining = False
+        self._closed = False
+
+    async def start(self) -> None:
+        """Re-arm open windows from the store, start the webhook outbox worker. Must be
+        called from the event loop that serves requests."""
+        self._loop = asyncio.get_running_loop()
+        now = time.time()
+        self.store.delete_idempotency_before(now - self.config.idempotency_ttl)
+        for record in self.store.open_interactions():
+            if record.kind == "call":
+                continue  # a call has no window: it ends when the callee hangs up
+            close = record.close_deadline
+            if close is None or close <= now:
+                # The window passed while the service was down.
+                self._end(record)
+            elif record.wait_deadline is not None and record.wait_deadline > now:
+                self._arm(record.id, record.wait_deadline, "wait")
+            else:
+                self._arm(record.id, close, "close")
+        await self.outbox.start()
+
+    @property
+    def draining(self) -> bool:
+        """True once ``drain()`` ran: the service is stopping."""
+        return self._draining
+
+    def drain(self) -> None:
+        """The first step of a graceful stop (the runner calls it as soon as the server
+        stops accepting connections, before it waits for open requests). Every held
+        request (sends waiting for a reply, submission or call end, status and sandbox
+        long polls) is answered ``ServiceUnavailable`` (503 ``unavailable`` with
+        ``Retry-After``) instead of being cut off; from now on sends are refused before
+        anything is created or delivered. Nothing is ended: windows stay open in the store
+        (their timers run until ``close``; the next start re-arms them), so the client's
+        retry with the same ``Idempotency-Key`` re-attaches after the restart. A response
+        that reached a held request before this still answers it. Live inbox streams
+        end (the browser reconnects). Idempotent; must run on the engine's loop."""
+        self._draining = True
+        # Each woken coroutine sees ``draining`` and raises (see ``_hold`` and the polls).
+        for waiter in self._waiters.values():
+            _settle(waiter, None)
+        for futures in [*self._watchers.values(), *self._delivery_waiters.values()]:
+            for future in futures:
+                _settle(future, None)
+        for queues in self._subscribers.values():
+            for queue in queues:
+                if queue.full():
+                    with contextlib.suppress(asyncio.QueueEmpty):
+                        queue.get_nowait()
+                queue.put_nowait(None)  # ends the stream
+
+    def _unavailable(self) -> ServiceUnavailable:
+        return ServiceUnavailable(retry_after=self.config.unavailable_retry_after)
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        # A host that did not drain first: what is still held is answered, not cancelled.
+        self.drain()
+        held = [task for _fingerprint, task, _requesters in self._idempotent_runs.values()]
+        if held:  # the woken requests answer 503 before what is left is cancelled
+            await asyncio.wait(held, timeout=1.0)
+        else:
+            await asyncio.sleep(0)
+        self._closed = True
+        for handle in self._timers.values():
+            handle.cancel()
+        self._timers.clear()
+        self._waiters.clear()
+        runs = [task for _fingerprint, task, _requesters in self._idempotent_runs.values()]
+        for task in runs:
+            task.cancel()
+        for task in runs:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        await self.outbox.close()
+        self.store.close()
+
+    @property
+    def held_waits(self) -> int:
+        """Requests held open right now (waiting for a reply, a submission, a call end)."""
+        return len(self._waiters)
+
+    @property
+    def open_windows(self) -> int:
+        """Interactions with an armed window timer."""
+        return len(self._timers)
+
+    def _account(self, account_id: str) -> Account:
+        """The account of a record found by something other than its key (a number, a
+        provider's callback)."""
+        record = self.store.get_account(account_id)
+        if record is None:
+            raise NotFound(f"no account {account_id!r}")
+        return Account(id=record.id, name=record.name, suspended=record.suspended)
+
+    def _require_active(self, account: Account) -> None:
+        if account.suspended or account.id in self._suspended:
+            raise AccountSuspended(SUSPENDED_MESSAGE)
+
+    def _check_send(self, account: Account, text: str, to: str) -> None:
+        """The spam guard, run on every send before anything goes out."""
+        self._require_active(account)
+        if self._spam.would_be_spam(account.id, text, to, time.monotonic()):
+            self.store.set_account_suspended(account.id, True)
+            self._suspended.add(account.id)
+            self._spam.forget(account.id)
+            raise AccountSuspended(SUSPENDED_MESSAGE)
+
+    # -- the waiting core -----------------------------------------------------------
+    def _arm(self, interaction_id: str, at: float, phase: Literal["wait", "close"]) -> None:
+        """One timer per interaction: ``wait`` ends the held window, ``close`` the last."""
+        loop = self._loop or asyncio.get_running_loop()
+        old = self._timers.pop(interaction_id, None)
+        if old is not None:
+            old.cancel()
+        when = loop.time() + (at - time.time())
+        self._timers[interaction_id] = loop.call_at(when, self._on_deadline, interaction_id, phase)
+
+    def _disarm(self, interaction_id: str) -> None:
+        handle = self._timers.pop(interaction_id, None)
+        if handle is not None:
+            handle.cancel()
+
+    def _on_deadline(self, interaction_id: str, phase: Literal["wait", "close"]) -> None:
+        self._timers.pop(interaction_id, None)
+        if self._closed:
+            return
+        record = self.store.get_interaction(interaction_id)
+        if record is None or record.status != "pending":
+            return
+        if phase == "wait":
+            waiter = self._waiters.get(interaction_id)
+            if waiter is not None and not waiter.done():
+                waiter.set_result(None)
+            if record.follow_up_deadline is not None:
+                self._arm(interaction_id, record.follow_up_deadline, "close")
+                return
+        self._end(record)
+
+    def _end(self, record: InteractionRecord, outcome: str | None = None) -> None:
+        """Ends an interaction without a response (its last window closed)."""
+        self._disarm(record.id)
+        if self.store.end_interaction(record.id, time.time(), outcome=outcome):
+            waiter = self._waiters.get(record.id)
+            if waiter is not None and not waiter.done():
+                waiter.set_result(None)
+            self._changed(record)
+
+    def _answer(
+        self,
+        record: InteractionRecord,
+        event: dict[str, Any],
+        *,
+        outcome: str | None = None,
+        always_emit: bool = False,
+    ) -> InteractionRecord | None:
+        """Ends ``record`` with its response ``event``: the held request gets it, else
+        (or with ``always_emit``) it goes to the webhooks. None if it had ended already."""
+        now = time.time()
+        if not self.store.end_interaction(record.id, now, result=event, outcome=outcome):
+            return None
+        self._disarm(record.id)
+        ended = dataclasses.replace(
+            record, status="ended", result=event, outcome=outcome, ended_at=now
+        )
+        waiter = self._waiters.get(record.id)
+        handed_over = waiter is not None and not waiter.done()
+        if waiter is not None and handed_over:
+            waiter.set_result(ended)
+        if always_emit or not handed_over:
+            self.outbox.emit(record.account_id, event, record.id)
+        self._changed(record)
+        return ended
+
+    def _register(self, interaction_id: str) -> asyncio.Future[InteractionRecord | None]:
+        # Registered before the delivery goes out, so even an instant reply finds it.
+        future: asyncio.Future[InteractionRecord | None] = (
+            asyncio.get_running_loop().create_future()
+        )
+        self._waiters[interaction_id] = future
+        return future
+
+    def _unregister(self, interaction_id: str, future: asyncio.Future[Any]) -> None:
+        if self._waiters.get(interaction_id) is future:
+            del self._waiters[interaction_id]
+
+    async def _hold(
+        self,
+        interaction_id: str,
+        future: asyncio.Future[InteractionRecord | None],
+        limit: float | None = None,
+    ) -> InteractionRecord | None:
+        """Awaits the response (the ended record) or None when the window closed first.
+        ``limit`` (seconds) is for calls, which have no window timer of their own."""
+        handle: asyncio.TimerHandle | None = None
+        if limit is not None:
+            handle = asyncio.get_running_loop().call_later(limit, _settle, future, None)
+        if self._draining:
+            _settle(future, None)  # registered after drain() woke the others
+        gone = REQUESTER_GONE.get()
+        try:
+            if gone is not None:
+                either: set[asyncio.Future[Any]] = {future, gone}
+                await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+                if not future.done():
+                    # Nobody to answer: unregistered (below), a reply inside waitTime
+                    # goes to the webhooks; the window and the idempotency link stay.
+                    raise ServiceUnavailable(
+                        "the held request was closed by the client; retry",
+                        retry_after=self.config.unavailable_retry_after,
+                    )
+            answered = await future
+        finally:
+            if handle is not None:
+                handle.cancel()
+            self._unregister(interaction_id, future)
+        if answered is None and self._draining:
+            # Stopping: 503, the interaction stays open for the retry to re-attach to.
+            raise self._unavailable()
+        return answered
+
+    def _changed(self, record: InteractionRecord) -> None:
+        for watcher in self._watchers.pop(record.id, []):
+            if not watcher.done():
+                watcher.set_result(None)
+        self._notify(record.account_id, "interaction", record.id)
+
+    def _create_interaction(
+        self,
+        account: Account,
+        *,
+        kind: Literal["message", "form", "call"],
+        channel: Channel,
+        to: str,
+        from_addr: str,
+        request: dict[str, Any],
+        wait_time: float | None = None,
+        follow_up_time: float | None = None,
+        form_token: str | None = None,
+        reply_token: str | None = None,
+        card_id: str | None = None,
+        run: _IdempotentRun | None = None,
+    ) -> InteractionRecord:
+        now = time.time()
+        wait_deadline = now + float(wait_time) if wait_time is not None else None
+        follow_up_deadline = (
+            (wait_deadline or now) + float(follow_up_time) if follow_up_time is not None else None
+        )
+        listening = kind == "call" or wait_deadline is not None or follow_up_deadline is not None
+        record = InteractionRecord(
+            id=str(uuid.uuid4()),
+            account_id=account.id,
+            kind=kind,
+            channel=channel,
+            to_addr=to,
+            from_addr=from_addr,
+            request=request,
+            created_at=now,
+            status="pending" if listening else "ended",
+            wait_deadline=wait_deadline,
+            follow_up_deadline=follow_up_deadline,
+            form_token=form_token,
+            reply_token=reply_token,
+            card_id=card_id,
+            ended_at=None if listening else now,
+        )
+        link = None
+        if run is not None:
+            link = IdempotencyLinkRecord(
+                account_id=account.id,
+                key=run.key,
+                fingerprint=run.fingerprint,
+                interaction_id=record.id,
+                created_at=now,
+            )
+        self.store.insert_interaction(record, link)
+        if wait_deadline is not None:
+            self._arm(record.id, wait_deadline, "wait")
+        elif follow_up_deadline is not None:
+            self._arm(record.id, follow_up_deadline, "close")
+        return record
+
+    def _open_interaction(
+        self,
+        account: Account,
+        *,
+        kind: Literal["message", "form", "call"],
+        channel: Channel,
+        to: str,
+        from_addr: str,
+        request: dict[str, Any],
+        wait_time: float | None = None,
+        follow_up_time: float | None = None,
+        form_token: str | None = None,
+        reply_token: str | None = None,
+        card_id: str | None = None,
+    ) -> tuple[InteractionRecord, bool]:
+        """The interaction of a send: a new one (linked to the ``Idempotency-Key`` the
+        send runs under, if any), or, for a retry whose first run created one and never
+        finished, that one as it is now. True when re-attached: deliver nothing then."""
+        if self._draining:
+            raise self._unavailable()  # before anything is stored or delivered
+        run = _IDEMPOTENT_RUN.get()
+        if run is not None and (run.used or run.account_id != account.id):
+            run = None
+        if run is not None:
+            run.used = True  # one interaction per send; anything after it is not linked
+            first = run.resume
+            if first is not None and first.kind == kind:
+                return self.store.get_interaction(first.id) or first, True
+        record = self._create_interaction(
+            account,
+            kind=kind,
+            channel=channel,
+            to=to,
+            from_addr=from_addr,
+            request=request,
+            wait_time=wait_time,
+            follow_up_time=follow_up_time,
+            form_token=form_token,
+            reply_token=reply_token,
+            card_id=card_id,
+            run=run,
+        )
+        return record, False
+
+    def _rejoin(
+        self, record: InteractionRecord, future: asyncio.Future[InteractionRecord | None] | None
+    ) -> None:
+        """A retry re-attached to ``record``: its held request gets what the interaction
+        became, or "no response" when the ``waitTime`` window has passed; else it waits
+        on the window timer armed at creation (or re-armed at start) like the first."""
+        if future is None:
+            return
+        if record.status != "pending":
+            _settle(future, record if record.result is not None else None)
+        elif record.kind != "call" and (
+            record.wait_deadline is None or record.wait_deadline <= time.time()
+        ):
+            _settle(future, None)
+
+    def _remaining(self, record: InteractionRecord, limit: float, resumed: bool) -> float:
+        """A call's hold limit, counted from its creation for a re-attached retry."""
+        if not resumed:
+            return limit
+        return max(0.0, record.created_at + limit - time.time())
+
+    async def _deliver(
+        self,
+        record: InteractionRecord,
+        text: str,
+        *,
+        form_url: str | None = None,
+        future: asyncio.Future[Any] | None = None,
+    ) -> None:
+        item = Outbound(
+            account_id=record.account_id,
+            interaction_id=record.id,
+            channel=record.channel,  # type: ignore[arg-type]
+            kind=record.kind,  # type: ignore[arg-type]
+            from_addr=record.from_addr,
+            to_addr=record.to_addr,
+            text=text,
+            form_url=form_url,
+        )
+        try:
+            await self.provider.deliver(item)
+        except BaseException:
+            # Nothing reached the human: the interaction must not stay open for a reply.
+            if future is not None:
+                self._unregister(record.id, future)
+            self._end(record, outcome="failed")
+            raise
+        self._notify(record.account_id, "interaction", record.id)
+
+    def _status_of(self, interaction_id: str) -> Literal["pending", "ended"]:
+        record = self.store.get_interaction(interaction_id)
+        return "pending" if record is not None and record.status == "pending" else "ended"
+
+    def _interaction_of(self, account: Account, interaction_id: str) -> InteractionRecord:
+        record = self.store.get_interaction(interaction_id)
+        if record is None or record.account_id != account.id:
+            raise NotFound(f"no interaction {interaction_id!r}", field="interactionId")
+        return record
+
+    @staticmethod
+    def _status(record: InteractionRecord) -> InteractionStatus:
+        return InteractionStatus(
+            interaction_id=record.id,
+            status=record.status,  # type: ignore[arg-type]
+            created_at=_timestamp(record.created_at),
+            kind=record.kind,  # type: ignore[arg-type]
+            channel=record.channel,  # type: ignore[arg-type]
+            result=event_adapter.validate_python(record.result) if record.result else None,
+        )
+
+    # -- links and delivery followers, shared by several parts ------------------
+    @staticmethod
+    def _form_of(record: InteractionRecord) -> Form:
+        """The stored form, parsed again. Its windows were checked when it was sent; they
+        are put back as stored (the engine itself accepts sub-second windows)."""
+        data = {k: v for k, v in record.request.items() if k in _FORM_KEYS}
+        windows = {"wait_time": data.pop("waitTime", None)}
+        windows["follow_up_time"] = data.pop("followUpTime", None)
+        form = Form.model_validate({**data, "followUpTime": 1})
+        return form.model_copy(update=windows)
+
+    def reply_link_url(self, token: str) -> str:
+        return f"{self.config.public_url.rstrip('/')}/r/{token}"
+
+    def form_url(self, token: str) -> str:
+        return f"{self.config.public_url.rstrip('/')}/f/{token}"
+
+    def _delivered(self, record: DeliveryRecord) -> None:
+        for future in self._delivery_waiters.pop(record.account_id, []):
+            if not future.done():
+                future.set_result(None)
+        self._notify(record.account_id, "delivery", record.id)
+
+    # -- live change notices ------------------------------------------------------
+    def subscribe(self, account: Account) -> AsyncIterator[InboxChange]:
+        """Live change notices for the inbox (server-sent events). Registered at once, so
+        nothing between this call and the first iteration is lost; a slow reader loses
+        the oldest notices, never blocks the engine. Close the iterator when done."""
+        queue: asyncio.Queue[InboxChange | None] = asyncio.Queue(maxsize=_SUBSCRIBER_QUEUE)
+        queues = self._subscribers.setdefault(account.id, set())
+        queues.add(queue)
+
+        async def changes() -> AsyncIterator[InboxChange]:
+            try:
+                while not self._draining:
+                    change = await queue.get()
+                    if change is None:  # drain(): the service is stopping
+                        return
+                    yield change
+            finally:
+                queues.discard(queue)
+
+        return changes()
+
+    def _notify(self, account_id: str, kind: Any, item_id: str) -> None:
+        queues = self._subscribers.get(account_id)
+        if not queues:
+            return
+        change = InboxChange(account_id=account_id, kind=kind, id=item_id)
+        for queue in queues:
+            if queue.full():
+                with contextlib.suppress(asyncio.QueueEmpty):
+                    queue.get_nowait()
+            queue.put_nowait(change)

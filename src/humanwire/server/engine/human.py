@@ -1,0 +1,307 @@
+"""The human's side: what reaches the engine from recipients, whatever carried it. The
+provider-neutral entry points (an inbound text, a call's end, an inbound call) are used by
+the sandbox API, the inbox and the real providers alike; the sandbox's own views (what was
+delivered, following deliveries) live here too."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from humanwire.types import (
+    CallConversationEndedEvent,
+    CallConversationEndedPayload,
+    CallResponse,
+    InteractionStatus,
+    MessageReceivedEvent,
+    MessageReceivedPayload,
+    SandboxCallOutcomeRequest,
+    SandboxDelivery,
+    SandboxInboundCallRequest,
+    SandboxReplyRequest,
+    TranscriptTurn,
+)
+
+from ..errors import (
+    Conflict,
+    InvalidToNumber,
+    NotFound,
+)
+from ..store.base import (
+    InboundRecord,
+    InteractionRecord,
+)
+from ._common import Account, _event_dict, _timestamp
+from .core import EngineCore
+
+
+@dataclass(frozen=True)
+class InboundText:
+    """A text from a human, as any carrier reports it."""
+
+    channel: Literal["sms", "whatsapp", "slack"]
+    from_addr: str
+    """The human."""
+    to_addr: str
+    """The number or workspace that received it."""
+    body: str
+    media_urls: tuple[str, ...] = ()
+    thread: str | None = None
+    """slack: the interaction whose message thread the reply is in (None: outside any)."""
+    ref: str | None = None
+    """The carrier's id of the message (Twilio's ``MessageSid``, Slack's event id): the
+    same message delivered twice is taken once."""
+
+
+class HumanSide(EngineCore):
+    # -- what the sandbox shows of deliveries -----------------------------------
+    def list_interactions(self, account: Account, limit: int = 200) -> list[InteractionStatus]:
+        return [self._status(record) for record in self.store.list_interactions(account.id, limit)]
+
+    def list_sandbox_deliveries(
+        self,
+        account: Account,
+        to: str | None = None,
+        channel: str | None = None,
+        interaction_id: str | None = None,
+    ) -> list[SandboxDelivery]:
+        """Newest first, at most the 500 newest that match."""
+        return [
+            SandboxDelivery(
+                id=record.id,
+                interaction_id=record.interaction_id,
+                channel=record.channel,  # type: ignore[arg-type]
+                kind=record.kind,  # type: ignore[arg-type]
+                from_=record.from_addr,
+                to=record.to_addr,
+                text=record.text,
+                form_url=record.form_url,
+                created_at=_timestamp(record.created_at),
+            )
+            for record in self.store.list_deliveries(
+                account.id, to_addr=to, channel=channel, interaction_id=interaction_id
+            )
+        ]
+
+    async def wait_for_delivery(
+        self, account: Account, after_id: str | None, timeout: float
+    ) -> None:
+        """Returns when a delivery newer than ``after_id`` exists, or after ``timeout``
+        (lets the scripted human and the inbox follow without busy polling). With
+        ``after_id`` None (or unknown) any delivery of the account counts."""
+        if self._draining:
+            raise self._unavailable()
+        after = self.store.delivery_seq(account.id, after_id) if after_id else None
+        if self.store.max_delivery_seq(account.id) > (after or 0):
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        waiters = self._delivery_waiters.setdefault(account.id, [])
+        waiters.append(future)
+        try:
+            await asyncio.wait({future}, timeout=max(timeout, 0.0))
+        finally:
+            if future in waiters:
+                waiters.remove(future)
+        if self._draining:
+            raise self._unavailable()
+
+    # -- provider-neutral entry points -------------------------------------------
+    def receive_text(
+        self, text: InboundText, account_id: str | None = None
+    ) -> InboundRecord | None:
+        """A text from a human, whatever carried it: answers the matching open
+        interaction or becomes an unsolicited ``message.received``. Returns what was
+        stored, or None when it was a duplicate (its ``ref`` seen before) or belongs to
+        no account.
+
+        Matching: sms / whatsapp answer the most recent open message interaction sent to
+        ``from_addr`` from ``to_addr`` on that channel (the number pair, as on a phone);
+        slack only the interaction whose thread the reply is in. ``account_id`` is the
+        account the carrier already knows (the sandbox's caller); without it the
+        account is the matched interaction's, else the owner of the reserved number
+        ``to_addr``. A text to a shared sender that matches nothing belongs to nobody."""
+        if text.ref is not None and self.store.inbound_by_ref(text.ref) is not None:
+            return None  # a carrier's retry of a message already taken
+        record = self._match(text, account_id)
+        if account_id is None:
+            if record is not None:
+                account_id = record.account_id
+            else:
+                number = self.store.number_by_phone(text.to_addr)
+                account_id = number.account_id if number is not None else None
+        if account_id is None:
+            return None
+        return self._inbound_text(account_id=account_id, text=text, record=record)
+
+    def _match(self, text: InboundText, account_id: str | None) -> InteractionRecord | None:
+        if text.channel == "slack":
+            if text.thread is None:
+                return None
+            thread = self.store.get_interaction(text.thread)
+            if (
+                thread is None
+                or (account_id is not None and thread.account_id != account_id)
+                or thread.channel != "slack"
+                or thread.kind != "message"
+                or thread.status != "pending"
+            ):
+                return None
+            return thread
+        return self.store.latest_open_message(
+            account_id, text.channel, to_addr=text.from_addr, from_addr=text.to_addr
+        )
+
+    def _inbound_text(
+        self, *, account_id: str, text: InboundText, record: InteractionRecord | None
+    ) -> InboundRecord:
+        def event_for(interaction_id: str | None) -> dict[str, Any]:
+            return _event_dict(
+                MessageReceivedEvent(
+                    payload=MessageReceivedPayload(
+                        interaction_id=interaction_id,
+                        medium=text.channel,
+                        from_=text.from_addr,
+                        to=text.to_addr,
+                        body=text.body,
+                        media_urls=list(text.media_urls),
+                    )
+                )
+            )
+
+        answered = None
+        if record is not None:
+            answered = self._answer(record, event_for(record.id))
+        if answered is None:
+            self.outbox.emit(account_id, event_for(None), None)
+        inbound = InboundRecord(
+            id=str(uuid.uuid4()),
+            account_id=account_id,
+            channel=text.channel,
+            from_addr=text.from_addr,
+            to_addr=text.to_addr,
+            body=text.body,
+            media_urls=list(text.media_urls),
+            interaction_id=answered.id if answered is not None else None,
+            created_at=time.time(),
+            ref=text.ref,
+        )
+        self.store.insert_inbound(inbound)
+        self._notify(account_id, "inbound", inbound.id)
+        return inbound
+
+    def end_call(
+        self,
+        record: InteractionRecord,
+        *,
+        outcome: Literal["completed", "no_answer", "transferred"],
+        summary: str,
+        transcript: Sequence[tuple[str, str]] | None = None,
+    ) -> InteractionRecord | None:
+        """A call ended, whoever ran it: the held request (if any) gets the outcome and
+        ``call.conversation.ended`` always goes to the webhooks, with the ``transcript``
+        (``(speaker, text)`` pairs, speaker ``agent`` or ``human``) when a voice agent ran
+        the call. None when the call had ended already."""
+        payload = CallConversationEndedPayload(
+            interaction_id=record.id,
+            summary=summary,
+            from_=record.from_addr,
+            to=record.to_addr,
+            transcript=(
+                None
+                if transcript is None
+                else [
+                    TranscriptTurn(speaker=speaker, text=spoken)  # type: ignore[arg-type]
+                    for speaker, spoken in transcript
+                ]
+            ),
+        )
+        event = _event_dict(CallConversationEndedEvent(payload=payload))
+        return self._answer(record, event, outcome=outcome, always_emit=True)
+
+    def open_inbound_call(
+        self, account_id: str, *, from_addr: str, to_addr: str
+    ) -> InteractionRecord:
+        """Someone calls ``to_addr``, a reserved number of ``account_id``: the call's
+        interaction, pending until ``end_call`` reports what the voicemail-style agent
+        took down."""
+        account = self._account(account_id)
+        record = self._create_interaction(
+            account,
+            kind="call",
+            channel="call",
+            to=to_addr,
+            from_addr=from_addr,
+            request={"inbound": True, "from": from_addr, "to": to_addr},
+        )
+        self._notify(account_id, "inbound", record.id)
+        return record
+
+    # -- the sandbox: the human played through the API and the inbox ----------------
+    async def sandbox_reply(self, account: Account, request: SandboxReplyRequest) -> None:
+        """An inbound text through the sandbox (``receive_text`` with the caller's
+        account). For slack, ``interactionId`` names the thread and must be one of the
+        account's (``NotFound`` otherwise); for sms and whatsapp it is ignored, as on a
+        phone."""
+        if request.channel == "slack" and request.interaction_id is not None:
+            self._interaction_of(account, request.interaction_id)
+        self.receive_text(
+            InboundText(
+                channel=request.channel,
+                from_addr=request.from_,
+                to_addr=request.to,
+                body=request.body,
+                media_urls=tuple(request.media_urls or ()),
+                thread=request.interaction_id if request.channel == "slack" else None,
+            ),
+            account_id=account.id,
+        )
+
+    async def sandbox_end_call(
+        self, account: Account, interaction_id: str, request: SandboxCallOutcomeRequest
+    ) -> CallResponse:
+        """The callee ends an outbound call. ``Conflict`` if it has ended already;
+        ``NotFound`` for an interaction that is not one of the account's calls."""
+        record = self._interaction_of(account, interaction_id)
+        if record.kind != "call":
+            raise NotFound(f"no call {interaction_id!r}", field="interactionId")
+        if record.status != "pending":
+            raise Conflict("this call has already ended")
+        ended = self.end_call(
+            record, outcome=request.outcome, summary=self._call_summary(record, request)
+        )
+        if ended is None:
+            raise Conflict("this call has already ended")
+        return self._call_response(ended)
+
+    @staticmethod
+    def _call_summary(record: InteractionRecord, request: SandboxCallOutcomeRequest) -> str:
+        given = (request.summary or "").strip()
+        if request.outcome == "completed":
+            return given or "The call was completed."
+        if request.outcome == "no_answer":
+            return given or "The call was not answered: human did not respond."
+        transfer_to = record.request.get("transferTo")
+        base = given or "The callee asked for a human."
+        if not transfer_to:
+            return f"{base} The call was transferred to a human."
+        if str(transfer_to) in base:
+            return base
+        return f"{base} The call was transferred to {transfer_to}."
+
+    async def sandbox_inbound_call(
+        self, account: Account, request: SandboxInboundCallRequest
+    ) -> None:
+        """``to`` must be the account's reserved number (else ``NotFound``). The
+        voicemail-style agent takes the message at once: the call's interaction is
+        opened and ended, and ``call.conversation.ended`` carries the summary."""
+        number = self.store.number_by_phone(request.to)
+        if number is None or number.account_id != account.id:
+            raise NotFound(f"{request.to} is not a reserved number of this account", field="to")
+        if not request.from_.strip():
+            raise InvalidToNumber(field="from")
+        record = self.open_inbound_call(account.id, from_addr=request.from_, to_addr=request.to)
+        self.end_call(record, outcome="completed", summary=request.summary)

@@ -1,0 +1,113 @@
+"""``Idempotency-Key``: a send runs at most once per key; a retry gets the stored result,
+joins the run still holding, or re-attaches to the interaction a first run created before
+a restart."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import time
+from collections.abc import Awaitable, Callable
+
+from ..errors import (
+    Conflict,
+)
+from ..store.base import (
+    IdempotencyRecord,
+    InteractionRecord,
+)
+from ._common import _IDEMPOTENT_RUN, REQUESTER_GONE, Account, _IdempotentRun, _Requesters
+from .core import EngineCore
+
+
+class Idempotency(EngineCore):
+    async def idempotent(
+        self,
+        account: Account,
+        key: str,
+        fingerprint: str,
+        run: Callable[[], Awaitable[tuple[int, bytes]]],
+    ) -> tuple[int, bytes]:
+        """Runs ``run`` (which produces the HTTP status and body) at most once per
+        ``(account, key)`` within ``config.idempotency_ttl``: a later call with the same
+        key and ``fingerprint`` (method, path and a hash of the body) returns the stored
+        result; one arriving while the first is still held waits for it; a different
+        fingerprint raises ``Conflict``. Results are stored, so a restart keeps them.
+
+        A send run under a key stores a link key → interaction with the interaction it
+        creates, before anything is delivered. A retry whose first run never finished
+        (no stored result and none running here: the service restarted while it was
+        held) runs ``run`` again with that interaction to re-attach to: nothing is
+        delivered again, the retry waits for what is left of the first run's window (or
+        gets what the interaction became) and answers in the same shape. An interaction
+        whose delivery failed is not re-attached to (nothing reached the human).
+
+        The run is its own task, shielded from the caller: a client that gives up and
+        retries finds the first run still holding, not cancelled. Results with status
+        429 or 5xx are not stored (a retry may succeed); an exception is not stored."""
+        slot = (account.id, key)
+        running = self._idempotent_runs.get(slot)
+        if running is not None:
+            if running[0] != fingerprint:
+                raise self._idempotency_conflict()
+            running[2].attach(REQUESTER_GONE.get())
+            return await asyncio.shield(running[1])
+        now = time.time()
+        stored = self.store.get_idempotency(account.id, key)
+        if stored is not None and stored.created_at + self.config.idempotency_ttl > now:
+            if stored.fingerprint != fingerprint:
+                raise self._idempotency_conflict()
+            return stored.status_code, stored.body
+        resume: InteractionRecord | None = None
+        link = self.store.get_idempotency_link(account.id, key)
+        if link is not None and link.created_at + self.config.idempotency_ttl > now:
+            if link.fingerprint != fingerprint:
+                raise self._idempotency_conflict()
+            first = self.store.get_interaction(link.interaction_id)
+            if first is not None and first.account_id == account.id and first.outcome != "failed":
+                resume = first
+        state = _IdempotentRun(account.id, key, fingerprint, resume)
+        loop = asyncio.get_running_loop()
+        requesters = _Requesters(loop)
+        requesters.attach(REQUESTER_GONE.get())
+
+        async def call() -> tuple[int, bytes]:
+            # Set inside the task: its context is its own copy, the caller's stays clean.
+            _IDEMPOTENT_RUN.set(state)
+            # Held until every joined request left (not tracked: until the end).
+            REQUESTER_GONE.set(None if requesters.untracked else requesters.gone)
+            return await run()
+
+        task = loop.create_task(call())
+        self._idempotent_runs[slot] = (fingerprint, task, requesters)
+        task.add_done_callback(functools.partial(self._idempotent_done, slot, fingerprint))
+        return await asyncio.shield(task)
+
+    @staticmethod
+    def _idempotency_conflict() -> Conflict:
+        return Conflict(
+            "this Idempotency-Key was already used with a different request",
+            field="Idempotency-Key",
+        )
+
+    def _idempotent_done(
+        self, slot: tuple[str, str], fingerprint: str, task: asyncio.Task[tuple[int, bytes]]
+    ) -> None:
+        running = self._idempotent_runs.get(slot)
+        if running is not None and running[1] is task:
+            del self._idempotent_runs[slot]
+        if task.cancelled() or task.exception() is not None or self._closed:
+            return
+        status, body = task.result()
+        if status >= 500 or status == 429:
+            return
+        self.store.put_idempotency(
+            IdempotencyRecord(
+                account_id=slot[0],
+                key=slot[1],
+                fingerprint=fingerprint,
+                status_code=status,
+                body=body,
+                created_at=time.time(),
+            )
+        )

@@ -1,0 +1,139 @@
+"""Forms reached by link and reply links of channel cards: no key, the unguessable
+token is the credential."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+from humanwire.types import (
+    FormReceivedEvent,
+    FormReceivedPayload,
+)
+
+from ..errors import (
+    Conflict,
+    FormInvalid,
+    Gone,
+    InvalidRequest,
+    NotFound,
+)
+from ..store.base import (
+    InteractionRecord,
+)
+from ._common import FormState, FormView, ReplyLinkState, ReplyLinkView, _event_dict
+from .human import HumanSide, InboundText
+
+
+class LinkPages(HumanSide):
+    def _form_view(self, token: str, record: InteractionRecord) -> FormView:
+        values: dict[str, str] | None = None
+        if record.result is not None and record.result.get("eventType") == "form.received":
+            values = dict(record.result["payload"]["values"])
+        state: FormState
+        if values is not None:
+            state = "submitted"
+        elif record.status == "ended" or time.time() >= (record.follow_up_deadline or 0.0):
+            state = "expired"
+        else:
+            state = "open"
+        return FormView(
+            token=token,
+            interaction_id=record.id,
+            account_id=record.account_id,
+            form=self._form_of(record),
+            state=state,
+            wait_deadline=record.wait_deadline,
+            follow_up_deadline=record.follow_up_deadline or record.created_at,
+            values=values,
+        )
+
+    def get_form(self, token: str) -> FormView:
+        """Raises ``NotFound`` for an unknown token."""
+        record = self.store.interaction_by_form_token(token) if token else None
+        if record is None:
+            raise NotFound("no such form")
+        return self._form_view(token, record)
+
+    async def submit_form(self, token: str, values: dict[str, str]) -> FormView:
+        """Validates with ``humanwire.server.forms.validate.validate_submission``; raises
+        ``FormInvalid`` (an ``InvalidRequest``; field = the first failing field id,
+        ``errors`` all of them) on a failed rule, ``Conflict`` when already submitted,
+        ``Gone`` once the follow-up window has closed. Inside waitTime the held request
+        gets the values; after it, a ``form.received`` event goes to the webhooks."""
+        from ..forms.validate import validate_submission
+
+        view = self.get_form(token)
+        if view.state == "submitted":
+            raise Conflict("this form was already submitted")
+        if view.state == "expired":
+            raise Gone("this form has expired")
+        normalized, errors = validate_submission(view.form, values)
+        if errors:
+            raise FormInvalid(errors)
+        record = self.store.get_interaction(view.interaction_id)
+        assert record is not None
+        event = _event_dict(
+            FormReceivedEvent(
+                payload=FormReceivedPayload(interaction_id=record.id, values=normalized)
+            )
+        )
+        if self._answer(record, event) is None:
+            # Ended between the check and now (its window closed): same answers as above.
+            return self._raise_closed_form(token)
+        return dataclasses.replace(view, state="submitted", values=normalized)
+
+    def _raise_closed_form(self, token: str) -> FormView:
+        view = self.get_form(token)
+        if view.state == "submitted":
+            raise Conflict("this form was already submitted")
+        raise Gone("this form has expired")
+
+    # -- reply links of channel cards ---------------------------------------------
+    def get_reply_link(self, token: str) -> ReplyLinkView:
+        """What the reply page shows; ``NotFound`` for an unknown token."""
+        record = self.store.interaction_by_reply_token(token) if token else None
+        if record is None:
+            raise NotFound("no such reply link")
+        reply: str | None = None
+        if record.result is not None and record.result.get("eventType") == "message.received":
+            reply = str(record.result["payload"]["body"])
+        state: ReplyLinkState = (
+            "answered" if reply is not None else "open" if record.status == "pending" else "expired"
+        )
+        return ReplyLinkView(
+            token=token,
+            interaction_id=record.id,
+            account_id=record.account_id,
+            channel=record.channel,
+            to=record.to_addr,
+            from_=record.from_addr,
+            text=str(record.request.get("_text", "")),
+            state=state,
+            wait_deadline=record.wait_deadline,
+            close_deadline=record.close_deadline,
+            reply=reply,
+        )
+
+    async def reply_by_link(self, token: str, body: str) -> None:
+        """The recipient answers through the card's reply link: as if they had replied
+        in the channel. ``Conflict`` once answered, ``Gone`` once the windows closed."""
+        view = self.get_reply_link(token)
+        if view.state == "answered":
+            raise Conflict("this message was already answered")
+        if view.state == "expired":
+            raise Gone("this reply link has expired")
+        if not body.strip():
+            raise InvalidRequest("the reply must not be empty", field="body")
+        record = self.store.get_interaction(view.interaction_id)
+        assert record is not None
+        self._inbound_text(
+            account_id=record.account_id,
+            text=InboundText(
+                channel=record.channel,  # type: ignore[arg-type]
+                from_addr=record.to_addr,
+                to_addr=record.from_addr,
+                body=body,
+            ),
+            record=record,
+        )

@@ -1,0 +1,392 @@
+"""Sends: messages, channel-card messages, forms, calls and the agent-skill ``/phone/*``
+endpoints, and the status long-poll. Each send opens an interaction, delivers through the
+provider, then holds for ``waitTime``."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import secrets
+from collections.abc import Callable
+from typing import Any, Literal
+
+from pydantic_core import PydanticCustomError
+
+from humanwire.types import (
+    DEFAULT_NO_RESPONSE_TEMPLATE,
+    CallRequest,
+    CallResponse,
+    ChannelMessageRequest,
+    FormResponse,
+    InteractionStatus,
+    MessageResponse,
+    PhoneCallRequest,
+    PhoneSMSRequest,
+    SlackFormRequest,
+    SMSFormRequest,
+    SMSMessageRequest,
+    WhatsAppMessageRequest,
+    WhatsAppOwnNumberFormRequest,
+    check_e164,
+)
+
+from .. import templates
+from ..config import (
+    SHARED_SLACK_WORKSPACE,
+    SHARED_SMS_NUMBER,
+    SHARED_WHATSAPP_NUMBER,
+)
+from ..errors import (
+    CallTimeout,
+    InvalidRequest,
+    InvalidToNumber,
+    NotFound,
+)
+from ..store.base import (
+    ChannelRecord,
+)
+from ._common import Account, Channel, FormRequest, MessageRequest
+from .core import EngineCore
+
+
+class Sends(EngineCore):
+    # -- senders --------------------------------------------------------------------
+    def _reserved_number(self, account: Account) -> str | None:
+        numbers = self.store.numbers_of(account.id)
+        return numbers[0].phone_number if numbers else None
+
+    def _phone_sender(self, account: Account, requested: str | None) -> str:
+        """The number a text or call goes out from. A requested ``from`` must be the
+        account's reserved number or the shared number (400 ``from`` otherwise)."""
+        reserved = self._reserved_number(account)
+        if requested is None:
+            return reserved or SHARED_SMS_NUMBER
+        if requested in (reserved, SHARED_SMS_NUMBER):
+            return requested
+        raise InvalidRequest(
+            "from must be the account's reserved number (GET /numbers); "
+            "reserve one with POST /numbers/reserve",
+            field="from",
+        )
+
+    # -- sends: each delivers through the provider, then holds for waitTime -----
+    async def send_message(self, account: Account, request: MessageRequest) -> MessageResponse:
+        if isinstance(request, SMSMessageRequest):
+            channel: Channel = "sms"
+            sender = self._phone_sender(account, request.from_)
+            text = request.message
+        elif isinstance(request, WhatsAppMessageRequest):
+            channel = "whatsapp"
+            sender = SHARED_WHATSAPP_NUMBER
+            text = templates.whatsapp_message(request.message, request.wait_time)
+        else:
+            channel = "slack"
+            sender = request.from_ or SHARED_SLACK_WORKSPACE
+            text = request.message
+        self._check_send(account, request.message, request.to)
+        return await self._message_flow(
+            account,
+            channel=channel,
+            to=request.to,
+            sender=sender,
+            text=text,
+            request=request.to_wire(),
+            wait_time=request.wait_time,
+            follow_up_time=request.follow_up_time,
+        )
+
+    async def _message_flow(
+        self,
+        account: Account,
+        *,
+        channel: Channel,
+        to: str,
+        sender: str,
+        text: str,
+        request: dict[str, Any],
+        wait_time: float | None,
+        follow_up_time: float | None,
+        response_template: str | None = None,
+        no_response_template: str | None = None,
+        card_id: str | None = None,
+        reply_link: bool = False,
+    ) -> MessageResponse:
+        record, resumed = self._open_interaction(
+            account,
+            kind="message",
+            channel=channel,
+            to=to,
+            from_addr=sender,
+            request={**request, "_text": text},
+            wait_time=wait_time,
+            follow_up_time=follow_up_time,
+            reply_token=secrets.token_urlsafe(32) if reply_link else None,
+            card_id=card_id,
+        )
+        future = self._register(record.id) if wait_time is not None else None
+        if resumed:
+            self._rejoin(record, future)
+        else:
+            delivered = text
+            if record.reply_token is not None:
+                link_url = self.reply_link_url(record.reply_token)
+                delivered = templates.reply_link_text(text, link_url)
+            await self._deliver(record, delivered, future=future)
+        if future is None:
+            return MessageResponse(interaction_id=record.id, status=record.status)  # type: ignore[arg-type]
+        answered = await self._hold(record.id, future)
+        if answered is not None and answered.result is not None:
+            reply = str(answered.result["payload"]["body"])
+            return MessageResponse(
+                interaction_id=record.id,
+                status="ended",
+                responded=True,
+                response=templates.response_text(response_template, reply),
+                reply=reply,
+            )
+        return MessageResponse(
+            interaction_id=record.id,
+            status=self._status_of(record.id),
+            responded=False,
+            response=templates.no_response_text(no_response_template),
+        )
+
+    async def send_channel_message(
+        self, account: Account, channel_id: str, request: ChannelMessageRequest
+    ) -> MessageResponse:
+        """Applies the card. A call card places a call with the rendered message as the
+        prompt and, with a waitTime, holds for its end (response template on the summary)."""
+        card = self.store.get_channel(account.id, channel_id)
+        if card is None:
+            raise NotFound(f"no channel {channel_id!r}", field="channelId")
+        text = templates.card_message(card.message_template, request.message, card.wait_time)
+        self._check_send(account, request.message, card.to_addr)
+        wire = {**request.to_wire(), "_channelId": card.id}
+        if card.type == "call":
+            return await self._call_card(account, card, text, wire)
+        if card.type == "sms":
+            sender = self._phone_sender(account, None)
+        elif card.type == "whatsapp":
+            sender = SHARED_WHATSAPP_NUMBER
+            text = templates.whatsapp_message(text, card.wait_time)
+        else:
+            sender = SHARED_SLACK_WORKSPACE
+        return await self._message_flow(
+            account,
+            channel=card.type,  # type: ignore[arg-type]
+            to=card.to_addr,
+            sender=sender,
+            text=text,
+            request=wire,
+            wait_time=card.wait_time,
+            follow_up_time=card.follow_up_time,
+            response_template=card.response_template,
+            no_response_template=card.no_response_template,
+            card_id=card.id,
+            reply_link=card.reply_link,
+        )
+
+    async def _call_card(
+        self, account: Account, card: ChannelRecord, prompt: str, wire: dict[str, Any]
+    ) -> MessageResponse:
+        record, resumed = self._open_interaction(
+            account,
+            kind="call",
+            channel="call",
+            to=card.to_addr,
+            from_addr=self._phone_sender(account, None),
+            request={**wire, "prompt": prompt, "to": card.to_addr},
+            card_id=card.id,
+        )
+        future = self._register(record.id) if card.wait_time is not None else None
+        if resumed:
+            self._rejoin(record, future)
+        else:
+            await self._deliver(record, prompt, future=future)
+        if future is None:
+            return MessageResponse(interaction_id=record.id, status=self._status_of(record.id))
+        limit = self._remaining(record, float(card.wait_time or 0), resumed)
+        ended = await self._hold(record.id, future, limit=limit)
+        if ended is not None and ended.result is not None and ended.outcome != "no_answer":
+            summary = str(ended.result["payload"]["summary"])
+            return MessageResponse(
+                interaction_id=record.id,
+                status="ended",
+                responded=True,
+                response=templates.response_text(card.response_template, summary),
+                reply=summary,
+            )
+        return MessageResponse(
+            interaction_id=record.id,
+            status=self._status_of(record.id),
+            responded=False,
+            response=templates.no_response_text(card.no_response_template),
+        )
+
+    async def send_form(self, account: Account, request: FormRequest) -> FormResponse:
+        text_for: Callable[[str], str]
+        if isinstance(request, SMSFormRequest):
+            channel: Channel = "sms"
+            sender = self._phone_sender(account, None)
+            text_for = functools.partial(templates.form_message, request.message)
+        elif isinstance(request, SlackFormRequest):
+            channel = "slack"
+            sender = request.from_ or SHARED_SLACK_WORKSPACE
+            text_for = functools.partial(templates.form_message, request.message)
+        elif isinstance(request, WhatsAppOwnNumberFormRequest):
+            channel = "whatsapp"
+            if request.from_ != self._reserved_number(account):
+                raise InvalidRequest(
+                    "from must be the account's own (reserved) whatsapp number", field="from"
+                )
+            sender = request.from_
+            variables = ", ".join(f"{k}={v}" for k, v in request.template.variables.items())
+            header = f"[template {request.template.id}{': ' + variables if variables else ''}]"
+
+            def text_for(url: str) -> str:
+                return f"{header}\n{templates.whatsapp_form_message(url)}"
+
+        else:
+            channel = "whatsapp"
+            sender = SHARED_WHATSAPP_NUMBER
+            text_for = templates.whatsapp_form_message
+        message = getattr(request, "message", None)
+        self._check_send(account, f"{request.title}\n{message or ''}", request.to)
+        record, resumed = self._open_interaction(
+            account,
+            kind="form",
+            channel=channel,
+            to=request.to,
+            from_addr=sender,
+            request=request.to_wire(),
+            wait_time=request.wait_time,
+            follow_up_time=request.effective_follow_up_time,
+            form_token=secrets.token_urlsafe(32),
+        )
+        assert record.form_token is not None
+        url = self.form_url(record.form_token)
+        future = self._register(record.id) if request.wait_time is not None else None
+        if resumed:
+            self._rejoin(record, future)
+        else:
+            await self._deliver(record, text_for(url), form_url=url, future=future)
+        if future is None:
+            status: Literal["pending", "ended"] = (
+                "pending" if record.status == "pending" else "ended"
+            )
+            return FormResponse(interaction_id=record.id, status=status, form_url=url)
+        answered = await self._hold(record.id, future)
+        if answered is not None and answered.result is not None:
+            from ..forms.validate import format_content
+
+            values = dict(answered.result["payload"]["values"])
+            return FormResponse(
+                interaction_id=record.id,
+                status="ended",
+                form_url=url,
+                responded=True,
+                values=values,
+                content=format_content(self._form_of(answered), values),
+            )
+        return FormResponse(
+            interaction_id=record.id,
+            status=self._status_of(record.id),
+            form_url=url,
+            responded=False,
+            response=DEFAULT_NO_RESPONSE_TEMPLATE,
+        )
+
+    async def place_call(self, account: Account, request: CallRequest) -> CallResponse:
+        return await self._call(
+            account,
+            prompt=request.prompt,
+            to=request.to,
+            request=request.model_dump(mode="json", by_alias=True),
+            wait=request.wait_for_call_end,
+            limit=self.config.call_wait_limit,
+        )
+
+    async def _call(
+        self,
+        account: Account,
+        *,
+        prompt: str,
+        to: str,
+        request: dict[str, Any],
+        wait: bool,
+        limit: float,
+    ) -> CallResponse:
+        sender = self._phone_sender(account, None)
+        self._check_send(account, prompt, to)
+        record, resumed = self._open_interaction(
+            account, kind="call", channel="call", to=to, from_addr=sender, request=request
+        )
+        future = self._register(record.id) if wait else None
+        if resumed:
+            self._rejoin(record, future)
+        else:
+            await self._deliver(record, prompt, future=future)
+        if future is None:
+            return CallResponse(interaction_id=record.id, status=self._status_of(record.id))
+        ended = await self._hold(record.id, future, limit=self._remaining(record, limit, resumed))
+        if ended is None or ended.result is None:
+            return CallResponse(interaction_id=record.id, status=self._status_of(record.id))
+        return self._call_response(ended)
+
+    async def phone_sms(self, account: Account, request: PhoneSMSRequest) -> MessageResponse:
+        return await self.send_message(
+            account, SMSMessageRequest(message=request.message, to=request.to)
+        )
+
+    async def phone_call(self, account: Account, request: PhoneCallRequest) -> CallResponse:
+        """Holds up to ``config.phone_call_limit``; past it raises ``CallTimeout``
+        (the call is not retried). A transferTo comes from the skill setting
+        ``SERVICE_TRANSFER_NUMBER`` in the environment, when set."""
+        transfer_to = os.environ.get("SERVICE_TRANSFER_NUMBER") or None
+        if transfer_to is not None:
+            try:
+                check_e164(transfer_to)
+            except PydanticCustomError:
+                raise InvalidToNumber(field="transferTo") from None
+        wire: dict[str, Any] = {"message": request.message, "to": request.to, "_phone": True}
+        if transfer_to is not None:
+            wire["transferTo"] = transfer_to
+        response = await self._call(
+            account,
+            prompt=request.message,
+            to=request.to,
+            request=wire,
+            wait=True,
+            limit=self.config.phone_call_limit,
+        )
+        if response.status == "ended" and response.outcome is not None:
+            return response
+        record = self.store.get_interaction(response.interaction_id)
+        if record is not None and record.status == "pending":
+            self._end(record, outcome="timeout")  # never retried: it is over for the skill
+        raise CallTimeout("timeout")
+
+    async def interaction_status(
+        self, account: Account, interaction_id: str, wait: float | None = None
+    ) -> InteractionStatus:
+        """With ``wait``: holds until the status changes or ``wait`` seconds pass;
+        returns at once for an ended interaction."""
+        record = self._interaction_of(account, interaction_id)
+        if wait is not None and wait > 0 and record.status == "pending":
+            if self._draining:
+                raise self._unavailable()
+            future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._watchers.setdefault(record.id, []).append(future)
+            try:
+                await asyncio.wait({future}, timeout=min(wait, self.config.max_status_wait))
+            finally:
+                watchers = self._watchers.get(record.id)
+                if watchers is not None and future in watchers:
+                    watchers.remove(future)
+                    if not watchers:
+                        del self._watchers[record.id]
+            if self._draining:
+                raise self._unavailable()
+            record = self._interaction_of(account, interaction_id)
+        return self._status(record)

@@ -27,6 +27,7 @@ from .events import (
     Medium,
     MessageReceivedEvent,
     MessageReceivedPayload,
+    TranscriptTurn,
     event_adapter,
 )
 from .forms import (
@@ -128,6 +129,7 @@ __all__ = [
     "SlackMessageRequest",
     "SlackWorkspaceId",
     "Timestamp",
+    "TranscriptTurn",
     "ValidationRule",
     "Voice",
     "WaitTime",

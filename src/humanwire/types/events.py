@@ -17,6 +17,7 @@ __all__ = [
     "Medium",
     "MessageReceivedEvent",
     "MessageReceivedPayload",
+    "TranscriptTurn",
     "event_adapter",
 ]
 
@@ -39,11 +40,20 @@ class FormReceivedPayload(ResponseModel):
     values: dict[str, str]
 
 
+class TranscriptTurn(ResponseModel):
+    """One turn of a call: who spoke (the voice ``agent`` or the ``human``) and what."""
+
+    speaker: Literal["agent", "human"]
+    text: str
+
+
 class CallConversationEndedPayload(ResponseModel):
     interaction_id: str
     summary: str
     from_: str = Field(alias="from")
     to: str
+    transcript: list[TranscriptTurn] | None = None
+    """Extension: the call turn by turn, when a voice agent ran it (not on the sandbox)."""
 
 
 class MessageReceivedEvent(ResponseModel):

@@ -63,6 +63,11 @@ class InteractionRecord:
     reply_token: str | None = None
     card_id: str | None = None
     ended_at: float | None = None
+    delivery_status: str | None = None
+    """``queued``, ``sent``, ``delivered``, ``read``, ``undelivered`` or ``failed``
+    (PROVIDERS.md); None until the provider took it."""
+    provider_ref: str | None = None
+    """The provider's id of what was sent (Twilio's MessageSid or CallSid, Slack's ts)."""
 
     @property
     def close_deadline(self) -> float | None:
@@ -100,6 +105,8 @@ class InboundRecord:
     media_urls: list[str]
     interaction_id: str | None
     created_at: float
+    ref: str | None = None
+    """The carrier's id of the message; unique, so a redelivery is taken once."""
 
 
 @dataclass(frozen=True)
@@ -229,8 +236,17 @@ class Store(Protocol):
         ...
 
     def latest_open_message(
-        self, account_id: str, channel: str, to_addr: str, from_addr: str
-    ) -> InteractionRecord | None: ...
+        self, account_id: str | None, channel: str, to_addr: str, from_addr: str
+    ) -> InteractionRecord | None:
+        """The most recent pending message interaction sent to ``to_addr`` from
+        ``from_addr`` on ``channel``: of ``account_id``, or of any account when None
+        (a reply to a shared sender)."""
+        ...
+
+    def set_delivery(
+        self, interaction_id: str, delivery_status: str, provider_ref: str | None = None
+    ) -> None: ...
+    def interaction_by_provider_ref(self, provider_ref: str) -> InteractionRecord | None: ...
     def open_interactions(self) -> list[InteractionRecord]: ...
     def list_interactions(self, account_id: str, limit: int) -> list[InteractionRecord]: ...
 
@@ -260,6 +276,7 @@ class Store(Protocol):
     def delivery_seq(self, account_id: str, delivery_id: str) -> int | None: ...
     def max_delivery_seq(self, account_id: str) -> int: ...
     def insert_inbound(self, record: InboundRecord) -> None: ...
+    def inbound_by_ref(self, ref: str) -> InboundRecord | None: ...
     def list_inbound(self, account_id: str, limit: int) -> list[InboundRecord]: ...
 
     # numbers
@@ -312,6 +329,12 @@ class Store(Protocol):
     ) -> None: ...
     def cancel_outbox_for_webhook(self, webhook_id: str, now: float) -> None: ...
     def list_outbox(self, account_id: str, limit: int) -> list[OutboxRecord]: ...
+
+    # what real providers keep between callbacks (a call's transcript, a chat window)
+    def get_provider_state(self, scope: str, key: str) -> dict[str, Any] | None: ...
+    def put_provider_state(
+        self, scope: str, key: str, value: dict[str, Any], updated_at: float
+    ) -> None: ...
 
     # idempotency
     def get_idempotency(self, account_id: str, key: str) -> IdempotencyRecord | None: ...

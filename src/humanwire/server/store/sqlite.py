@@ -37,8 +37,10 @@ __all__ = ["SQLiteStore"]
 
 logger = logging.getLogger("humanwire.store")
 
-SCHEMA_VERSION = 2
-"""2: ``idempotency_links`` (the interaction an idempotent send created)."""
+SCHEMA_VERSION = 3
+"""2: ``idempotency_links`` (the interaction an idempotent send created).
+3: real providers: ``interactions.delivery_status`` / ``provider_ref``, ``inbound.ref``
+(unique), ``provider_state``."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -66,7 +68,9 @@ CREATE TABLE IF NOT EXISTS interactions (
     form_token TEXT UNIQUE,
     reply_token TEXT UNIQUE,
     card_id TEXT,
-    ended_at REAL
+    ended_at REAL,
+    delivery_status TEXT,
+    provider_ref TEXT
 );
 CREATE INDEX IF NOT EXISTS interactions_match
     ON interactions (account_id, channel, to_addr, status);
@@ -95,7 +99,8 @@ CREATE TABLE IF NOT EXISTS inbound (
     body TEXT NOT NULL,
     media_urls TEXT NOT NULL,
     interaction_id TEXT,
-    created_at REAL NOT NULL
+    created_at REAL NOT NULL,
+    ref TEXT
 );
 CREATE INDEX IF NOT EXISTS inbound_account ON inbound (account_id, created_at);
 CREATE TABLE IF NOT EXISTS numbers (
@@ -174,10 +179,28 @@ CREATE TABLE IF NOT EXISTS idempotency_links (
 );
 """
 
+# Added after the first release: older files gain them (ALTER TABLE), new ones have them.
+_ADDED_COLUMNS = (
+    ("interactions", "delivery_status", "TEXT"),
+    ("interactions", "provider_ref", "TEXT"),
+    ("inbound", "ref", "TEXT"),
+)
+_SCHEMA_3 = """
+CREATE INDEX IF NOT EXISTS interactions_provider_ref ON interactions (provider_ref);
+CREATE UNIQUE INDEX IF NOT EXISTS inbound_ref ON inbound (ref);
+CREATE TABLE IF NOT EXISTS provider_state (
+    scope TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    updated_at REAL NOT NULL,
+    PRIMARY KEY (scope, key)
+);
+"""
+
 _INTERACTION_COLUMNS = (
     "id, account_id, kind, channel, to_addr, from_addr, request, created_at, status, "
     "wait_deadline, follow_up_deadline, result, outcome, form_token, reply_token, card_id, "
-    "ended_at"
+    "ended_at, delivery_status, provider_ref"
 )
 _DELIVERY_COLUMNS = (
     "seq, id, account_id, interaction_id, channel, kind, from_addr, to_addr, text, form_url, "
@@ -232,6 +255,11 @@ class SQLiteStore:
             # executescript commits on its own; the statements are all IF NOT EXISTS, so
             # an older file gains the tables added since and keeps its data.
             self._db.executescript(_SCHEMA)
+            for table, column, kind in _ADDED_COLUMNS:
+                present = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+                if column not in present:
+                    self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+            self._db.executescript(_SCHEMA_3)
             self._db.execute(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
                 (str(SCHEMA_VERSION),),
@@ -374,6 +402,8 @@ class SQLiteStore:
             reply_token=row[14],
             card_id=row[15],
             ended_at=row[16],
+            delivery_status=row[17],
+            provider_ref=row[18],
         )
 
     def insert_interaction(
@@ -382,7 +412,7 @@ class SQLiteStore:
         with self._tx() as db:
             db.execute(
                 f"INSERT INTO interactions ({_INTERACTION_COLUMNS}) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     record.id,
                     record.account_id,
@@ -401,6 +431,8 @@ class SQLiteStore:
                     record.reply_token,
                     record.card_id,
                     record.ended_at,
+                    record.delivery_status,
+                    record.provider_ref,
                 ),
             )
             if link is not None:
@@ -451,13 +483,58 @@ class SQLiteStore:
         return changed > 0
 
     def latest_open_message(
-        self, account_id: str, channel: str, to_addr: str, from_addr: str
+        self, account_id: str | None, channel: str, to_addr: str, from_addr: str
     ) -> InteractionRecord | None:
+        if account_id is None:
+            return self._interaction_where(
+                "channel = ? AND to_addr = ? AND from_addr = ? "
+                "AND kind = 'message' AND status = 'pending' "
+                "ORDER BY created_at DESC, rowid DESC LIMIT 1",
+                (channel, to_addr, from_addr),
+            )
         return self._interaction_where(
             "account_id = ? AND channel = ? AND to_addr = ? AND from_addr = ? "
             "AND kind = 'message' AND status = 'pending' "
             "ORDER BY created_at DESC, rowid DESC LIMIT 1",
             (account_id, channel, to_addr, from_addr),
+        )
+
+    def set_delivery(
+        self, interaction_id: str, delivery_status: str, provider_ref: str | None = None
+    ) -> None:
+        if provider_ref is None:
+            self._run(
+                "UPDATE interactions SET delivery_status = ? WHERE id = ?",
+                (delivery_status, interaction_id),
+            )
+        else:
+            self._run(
+                "UPDATE interactions SET delivery_status = ?, provider_ref = ? WHERE id = ?",
+                (delivery_status, provider_ref, interaction_id),
+            )
+
+    def interaction_by_provider_ref(self, provider_ref: str) -> InteractionRecord | None:
+        return self._interaction_where("provider_ref = ?", (provider_ref,))
+
+    # -- what real providers keep between callbacks --------------------------------------
+    def get_provider_state(self, scope: str, key: str) -> dict[str, Any] | None:
+        row = self._one(
+            "SELECT value FROM provider_state WHERE scope = ? AND key = ?", (scope, key)
+        )
+        if row is None:
+            return None
+        value = json.loads(row[0])
+        assert isinstance(value, dict)
+        return value
+
+    def put_provider_state(
+        self, scope: str, key: str, value: dict[str, Any], updated_at: float
+    ) -> None:
+        self._run(
+            "INSERT INTO provider_state (scope, key, value, updated_at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value, "
+            "updated_at = excluded.updated_at",
+            (scope, key, _dumps(value), updated_at),
         )
 
     def open_interactions(self) -> list[InteractionRecord]:
@@ -567,7 +644,7 @@ class SQLiteStore:
     def insert_inbound(self, record: InboundRecord) -> None:
         self._run(
             "INSERT INTO inbound (id, account_id, channel, from_addr, to_addr, body, media_urls, "
-            "interaction_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "interaction_id, created_at, ref) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 record.id,
                 record.account_id,
@@ -578,15 +655,24 @@ class SQLiteStore:
                 _dumps(record.media_urls),
                 record.interaction_id,
                 record.created_at,
+                record.ref,
             ),
         )
 
+    def inbound_by_ref(self, ref: str) -> InboundRecord | None:
+        rows = self._inbound_where("ref = ? LIMIT 1", (ref,))
+        return rows[0] if rows else None
+
     def list_inbound(self, account_id: str, limit: int) -> list[InboundRecord]:
+        return self._inbound_where(
+            "account_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?", (account_id, limit)
+        )
+
+    def _inbound_where(self, where: str, params: tuple[Any, ...]) -> list[InboundRecord]:
         rows = self._all(
             "SELECT id, account_id, channel, from_addr, to_addr, body, media_urls, "
-            "interaction_id, created_at FROM inbound WHERE account_id = ? "
-            "ORDER BY created_at DESC, rowid DESC LIMIT ?",
-            (account_id, limit),
+            f"interaction_id, created_at, ref FROM inbound WHERE {where}",
+            params,
         )
         return [
             InboundRecord(
@@ -599,6 +685,7 @@ class SQLiteStore:
                 media_urls=json.loads(row[6]),
                 interaction_id=row[7],
                 created_at=row[8],
+                ref=row[9],
             )
             for row in rows
         ]

@@ -1,0 +1,149 @@
+"""The provider-neutral entry points every carrier uses (sandbox, inbox, Twilio, Slack):
+an inbound text matched without knowing the account, a carrier's redelivery taken once,
+a call ended with its transcript, an inbound call opened then ended."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from engine_support import HUMAN, OTHER_HUMAN, account, engine, fast_config, sms
+
+from humanwire.server.config import SHARED_SMS_NUMBER
+from humanwire.server.engine import Account, Engine, InboundText
+from humanwire.server.store import SQLiteStore
+from humanwire.server.store.base import AccountRecord
+from humanwire.types import CallRequest
+
+__all__ = ["account", "engine"]
+
+
+async def test_a_text_to_the_shared_number_answers_the_right_account(engine: Engine) -> None:
+    first, _ = engine.create_account("first")
+    second, _ = engine.create_account("second")
+    held_first = asyncio.create_task(engine.send_message(first, sms("a?", wait_time=5)))
+    held_second = asyncio.create_task(
+        engine.send_message(second, sms("b?", to=OTHER_HUMAN, wait_time=5))
+    )
+    await asyncio.sleep(0.05)
+    stored = engine.receive_text(
+        InboundText(channel="sms", from_addr=OTHER_HUMAN, to_addr=SHARED_SMS_NUMBER, body="B!")
+    )
+    assert stored is not None and stored.account_id == second.id
+    answered = await held_second
+    assert answered.responded is True and answered.reply == "B!"
+    assert not held_first.done()  # the other account's human said nothing
+    held_first.cancel()
+
+
+async def test_a_redelivered_text_is_taken_once(engine: Engine, account: Account) -> None:
+    sent = await engine.send_message(account, sms(follow_up_time=5))
+    text = InboundText(
+        channel="sms", from_addr=HUMAN, to_addr=SHARED_SMS_NUMBER, body="yes", ref="SM1"
+    )
+    first = engine.receive_text(text)
+    again = engine.receive_text(text)
+    assert first is not None and first.interaction_id == sent.interaction_id
+    assert again is None
+    assert len(engine.list_inbound(account)) == 1
+    assert [e["eventType"] for e in engine.list_events(account)] == ["message.received"]
+
+
+async def test_a_text_nobody_is_waiting_for_on_the_shared_number_belongs_to_nobody(
+    engine: Engine, account: Account
+) -> None:
+    stored = engine.receive_text(
+        InboundText(channel="sms", from_addr=HUMAN, to_addr=SHARED_SMS_NUMBER, body="hi")
+    )
+    assert stored is None
+    assert engine.list_inbound(account) == []
+
+
+async def test_an_unsolicited_text_to_a_reserved_number_goes_to_its_account(
+    engine: Engine, account: Account
+) -> None:
+    number = engine.available_numbers(country="US")[0].phone_number
+    engine.reserve_number(account, number)
+    stored = engine.receive_text(
+        InboundText(
+            channel="sms",
+            from_addr=HUMAN,
+            to_addr=number,
+            body="photo",
+            media_urls=("https://media.example/1.jpg",),
+        )
+    )
+    assert stored is not None and stored.account_id == account.id
+    assert stored.interaction_id is None
+    events = engine.list_events(account)
+    assert events[0]["payload"] == {
+        "medium": "sms",
+        "from": HUMAN,
+        "to": number,
+        "body": "photo",
+        "mediaUrls": ["https://media.example/1.jpg"],
+    }
+
+
+async def test_end_call_carries_the_transcript(engine: Engine, account: Account) -> None:
+    placed = await engine.place_call(account, CallRequest(prompt="Ask about Friday.", to=HUMAN))
+    record = engine.store.get_interaction(placed.interaction_id)
+    assert record is not None
+    ended = engine.end_call(
+        record,
+        outcome="completed",
+        summary="Friday works.",
+        transcript=[("agent", "Is Friday OK?"), ("human", "Yes.")],
+    )
+    assert ended is not None and ended.outcome == "completed"
+    assert engine.end_call(record, outcome="completed", summary="again") is None
+    payload = engine.list_events(account)[0]["payload"]
+    assert payload["summary"] == "Friday works."
+    assert payload["transcript"] == [
+        {"speaker": "agent", "text": "Is Friday OK?"},
+        {"speaker": "human", "text": "Yes."},
+    ]
+
+
+async def test_an_inbound_call_is_pending_until_it_ends(engine: Engine, account: Account) -> None:
+    number = engine.available_numbers(country="US")[0].phone_number
+    engine.reserve_number(account, number)
+    record = engine.open_inbound_call(account.id, from_addr=HUMAN, to_addr=number)
+    assert (await engine.interaction_status(account, record.id)).status == "pending"
+    engine.end_call(record, outcome="completed", summary="Left a message about rent.")
+    status = await engine.interaction_status(account, record.id)
+    assert status.status == "ended" and status.result is not None
+    assert status.result.payload.summary == "Left a message about rent."  # type: ignore[union-attr]
+
+
+async def test_a_file_of_schema_2_gains_the_provider_columns(tmp_path: Path) -> None:
+    path = str(tmp_path / "v2.db")
+    old = SQLiteStore(path)
+    old.insert_account(AccountRecord("acc", "old", "hash", False, 1.0))
+    with old._tx() as db:  # what a file written by schema version 2 looks like
+        db.execute("DROP INDEX inbound_ref")
+        db.execute("DROP INDEX interactions_provider_ref")
+        db.execute("DROP TABLE provider_state")
+        db.execute("ALTER TABLE inbound DROP COLUMN ref")
+        db.execute("ALTER TABLE interactions DROP COLUMN delivery_status")
+        db.execute("ALTER TABLE interactions DROP COLUMN provider_ref")
+        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", ("2",))
+    old.close()
+
+    upgraded = Engine(fast_config(tmp_path, db_path=path))
+    await upgraded.start()
+    try:
+        account = Account(id="acc", name="old")
+        sent = await upgraded.send_message(account, sms(follow_up_time=5))
+        upgraded.store.set_delivery(sent.interaction_id, "sent", provider_ref="SMabc")
+        found = upgraded.store.interaction_by_provider_ref("SMabc")
+        assert found is not None and found.delivery_status == "sent"
+        upgraded.store.put_provider_state("call", "CA1", {"turns": 2}, 1.0)
+        assert upgraded.store.get_provider_state("call", "CA1") == {"turns": 2}
+        text = InboundText(
+            channel="sms", from_addr=HUMAN, to_addr=SHARED_SMS_NUMBER, body="y", ref="SM9"
+        )
+        assert upgraded.receive_text(text) is not None
+        assert upgraded.receive_text(text) is None
+    finally:
+        await upgraded.close()

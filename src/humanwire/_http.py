@@ -26,6 +26,7 @@ from .errors import (
     APIResponseValidationError,
     APIStatusError,
     APITimeoutError,
+    ProviderError,
     RateLimitError,
     error_from_response,
 )
@@ -226,6 +227,8 @@ def _retry_delay(options: ClientOptions, error: APIStatusError, retry_number: in
         return error.retry_after if error.retry_after <= options.max_retry_after else None
     if error.status_code == 504 and error.code == "timeout":
         return None  # a pending call is never retried
+    if isinstance(error, ProviderError) and error.retry_after is not None:
+        return error.retry_after if error.retry_after <= options.max_retry_after else None
     if error.status_code >= 500:
         return backoff(options, retry_number)
     return None

@@ -20,6 +20,7 @@ normal result. These are failures of the request itself::
     │   ├── RateLimitError              429 rate_limited (``retry_after``)
     │   ├── CallTimeoutError            504 timeout (``/phone/call`` over five minutes)
     │   └── InternalServerError         any other 5xx
+    │       └── ProviderError           502 provider_error (Twilio / Slack failed; nothing sent)
     └── WebhookVerificationError        a webhook delivery that cannot be trusted or read
         ├── InvalidSignatureError       signature missing, wrong, or outside the tolerance
         └── UnknownEventError           an ``eventType`` this version does not know
@@ -58,6 +59,7 @@ __all__ = [
     "InvalidToNumberError",
     "NotFoundError",
     "PayloadTooLargeError",
+    "ProviderError",
     "RateLimitError",
     "UnknownEventError",
     "WebhookVerificationError",
@@ -168,6 +170,15 @@ class InternalServerError(APIStatusError):
     pass
 
 
+class ProviderError(InternalServerError):
+    """The service's provider (Twilio, Slack) failed or refused; nothing was sent. The
+    client retries it with the same ``Idempotency-Key`` after ``Retry-After``."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None, **kwargs: Any):
+        super().__init__(message, **kwargs)
+        self.retry_after = retry_after
+
+
 class WebhookVerificationError(HumanWireError):
     pass
 
@@ -215,6 +226,8 @@ def _error_class(status_code: int, code: str | None) -> type[APIStatusError]:
         return InvalidToNumberError
     if status_code == 504 and code == "timeout":
         return CallTimeoutError
+    if status_code == 502 and code == "provider_error":
+        return ProviderError
     if status_code in _BY_STATUS:
         return _BY_STATUS[status_code]
     if status_code >= 500:
@@ -247,7 +260,7 @@ def error_from_response(response: httpx.Response) -> APIStatusError:
         "response": response,
         "body": body,
     }
-    if cls is RateLimitError:
+    if cls is RateLimitError or cls is ProviderError:
         kwargs["retry_after"] = parse_retry_after(response.headers.get("Retry-After"))
     return cls(message, **kwargs)
 

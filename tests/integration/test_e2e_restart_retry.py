@@ -153,6 +153,7 @@ def test_form_retry_with_the_same_key_after_a_restart_gets_the_submission(
             "responded": True,
             "values": {"ok": "true"},
             "content": "Approve: Yes",
+            "deliveryStatus": "delivered",
         }
         assert len(deliveries(human)) == 1
         # Once answered, the same key replays the stored answer.

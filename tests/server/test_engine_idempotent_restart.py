@@ -35,7 +35,7 @@ from humanwire.server.config import (
     SHARED_SMS_NUMBER,
     SHARED_WHATSAPP_NUMBER,
 )
-from humanwire.server.delivery import Outbound, Provider
+from humanwire.server.delivery import Outbound, Provider, Sent
 from humanwire.server.engine import Account, Engine
 from humanwire.server.errors import CallTimeout, Conflict, ServiceUnavailable
 from humanwire.types import (
@@ -172,6 +172,7 @@ async def test_held_message_retry_after_restart_gets_the_reply_sent_once(
         "responded": True,
         "response": "Human response: yes",
         "reply": "yes",
+        "deliveryStatus": "delivered",
     }
     assert service.deliveries(account) == 1
     # The held retry got the reply, so no webhook event carries it.
@@ -241,6 +242,7 @@ async def test_retry_after_the_window_passed_gets_the_no_response_text(service: 
         "status": "pending",  # still listening for the follow-up window
         "responded": False,
         "response": NO_RESPONSE,
+        "deliveryStatus": "delivered",
     }
     assert service.deliveries(account) == 1
 
@@ -285,6 +287,7 @@ async def test_held_form_retry_gets_the_submission_and_the_same_link(service: Se
         "responded": True,
         "values": {"name": "Ada", "ok": "true"},
         "content": "Name: Ada\nApprove: Yes",
+        "deliveryStatus": "delivered",
     }
     assert service.deliveries(account) == 1
 
@@ -305,6 +308,7 @@ async def test_follow_up_only_form_sent_but_unanswered_returns_its_link(
         "interactionId": interaction_id,
         "status": "pending",
         "formUrl": delivery.form_url,
+        "deliveryStatus": "delivered",
     }
     assert service.deliveries(account) == 1
 
@@ -347,7 +351,11 @@ async def test_call_not_waited_for_returns_its_interaction_once(service: Service
     _delivery, interaction_id = await sent(service.engine, account)
     await service.restart()
     result = body_of(await service.submit(account, place_call(False)))
-    assert result == {"interactionId": interaction_id, "status": "pending"}
+    assert result == {
+        "interactionId": interaction_id,
+        "status": "pending",
+        "deliveryStatus": "delivered",
+    }
     assert service.deliveries(account) == 1
 
 
@@ -445,11 +453,14 @@ async def test_call_card_reattaches_and_gets_the_summary(service: Service) -> No
 class FailingOnce:
     """A provider whose first delivery fails (nothing reaches the human)."""
 
+    name = "failing-once"
+
     def __init__(self, inner: Provider) -> None:
         self.inner = inner
+        self.senders = inner.senders
         self.failed = False
 
-    async def deliver(self, item: Outbound) -> str:
+    async def deliver(self, item: Outbound) -> Sent:
         if not self.failed:
             self.failed = True
             raise ConnectionError("the carrier is down")
@@ -458,7 +469,7 @@ class FailingOnce:
 
 async def test_a_send_whose_delivery_failed_is_sent_by_the_retry(service: Service) -> None:
     account, _ = service.engine.create_account()
-    service.engine.provider = FailingOnce(service.engine.provider)
+    service.engine.use_provider(FailingOnce(service.engine.provider), ["sms"])
     with pytest.raises(ConnectionError):
         await service.submit(account, MESSAGE_SENDS["sms"])
     [failed] = service.engine.store.list_interactions(account.id, 10)

@@ -212,12 +212,13 @@ async def test_statuses_of_creations_and_deletes(svc: AppUnderTest) -> None:
     assert_error(await svc.client.get(f"/channels/{channel_id}"), 404, "not_found")
 
 
-async def test_message_without_wait_is_just_id_and_status(svc: AppUnderTest) -> None:
+async def test_message_without_wait_is_id_status_and_delivery(svc: AppUnderTest) -> None:
     response = await svc.client.post("/messages/sms", json={"message": "m", "to": HUMAN})
     assert response.status_code == 200
     body = response.json()
-    assert set(body) == {"interactionId", "status"}
+    assert set(body) == {"interactionId", "status", "deliveryStatus"}
     assert body["status"] == "ended"
+    assert body["deliveryStatus"] == "delivered"  # the sandbox's: it reached the inbox
 
 
 async def test_an_unexpected_failure_is_a_logged_500_with_the_error_body(

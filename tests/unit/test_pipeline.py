@@ -27,6 +27,7 @@ from humanwire import (
     InvalidToNumberError,
     NotFoundError,
     PayloadTooLargeError,
+    ProviderError,
     RateLimitError,
 )
 from humanwire._http import ClientOptions, backoff
@@ -109,6 +110,16 @@ async def test_429_honours_retry_after(client: Client, script: Script) -> None:
     await call(sms(client))
     assert script.sleeps == [3.0]
     assert len(script.requests) == 2
+
+
+async def test_provider_error_is_typed_and_retried_after_its_retry_after(
+    client: Client, script: Script
+) -> None:
+    script.reply(error(502, "provider_error", "Twilio answered 503", headers={"Retry-After": "4"}))
+    exc = await raises(ProviderError, lambda: sms(client))
+    assert isinstance(exc, InternalServerError) and exc.retry_after == 4.0
+    assert script.sleeps == [4.0, 4.0]  # both retries waited as told, with the same key
+    assert len(set(script.keys())) == 1
 
 
 async def test_429_without_retry_after_backs_off(client: Client, script: Script) -> None:

@@ -66,6 +66,17 @@ class RateLimited(ServiceError):
         self.retry_after = retry_after
 
 
+class ProviderError(ServiceError):
+    """The provider (Twilio, Slack) failed or refused: nothing was sent; retry with the
+    same ``Idempotency-Key`` after ``Retry-After``."""
+
+    status, code = 502, "provider_error"
+
+    def __init__(self, message: str, *, retry_after: float = 5.0) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class CallTimeout(ServiceError):
     status, code = 504, "timeout"
 

@@ -18,6 +18,7 @@ from humanwire.types import ErrorBody, ErrorDetail, detail_from_validation_error
 from .errors import (
     InvalidRequest,
     InvalidToNumber,
+    ProviderError,
     RateLimited,
     ServiceError,
     ServiceUnavailable,
@@ -64,7 +65,7 @@ def service_error_response(exc: ServiceError) -> Response:
     headers: dict[str, str] = {}
     if isinstance(exc, Unauthorized):
         headers["WWW-Authenticate"] = 'Bearer realm="humanwire"'
-    if isinstance(exc, (RateLimited, ServiceUnavailable)):
+    if isinstance(exc, (RateLimited, ServiceUnavailable, ProviderError)):
         headers["Retry-After"] = str(max(1, math.ceil(exc.retry_after)))
     if isinstance(exc, ServiceUnavailable):
         # The service is stopping: the client's retry must open a new connection.

@@ -28,8 +28,11 @@ _ERROR_TEXT = {
     429: "Rate limited (`rate_limited`); see `Retry-After`.",
     503: "The service is stopping (`unavailable`); retry after `Retry-After` with the same "
     "`Idempotency-Key`: a held request re-attaches to its interaction.",
+    502: "The provider (Twilio, Slack) failed or refused (`provider_error`); nothing was "
+    "sent. Retry after `Retry-After` with the same `Idempotency-Key`.",
     504: "The call exceeded the 5-minute limit (`timeout`).",
 }
+_SEND_TAGS = frozenset({"messages", "forms", "calls", "phone"})
 _SUCCESS_TEXT = {200: "OK", 201: "Created", 204: "Deleted or accepted; no body"}
 
 
@@ -89,6 +92,8 @@ def _parameters(op: Operation) -> list[dict[str, Any]]:
 
 def _error_statuses(op: Operation) -> list[int]:
     statuses = set(op.errors) | {503}
+    if op.method == "POST" and op.tag in _SEND_TAGS:
+        statuses.add(502)
     if op.auth:
         statuses |= {400, 401, 403, 429}
     if op.query or op.body is not None:
@@ -145,7 +150,7 @@ def _error_response(description: str, status: int | None, schema: Any) -> dict[s
     }
     if status == 401:
         response["headers"] = {"WWW-Authenticate": {"schema": {"type": "string"}}}
-    if status in (429, 503):
+    if status in (429, 502, 503):
         response["headers"] = {
             "Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer"}}
         }

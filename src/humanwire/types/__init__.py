@@ -2,6 +2,8 @@
 
 from ._base import (
     E164,
+    UNDELIVERED_TEXT,
+    DeliveryStatus,
     FollowUpTime,
     HttpUrl,
     RequestModel,
@@ -78,6 +80,7 @@ __all__ = [
     "FIELD_TYPES",
     "MAX_STATUS_WAIT",
     "PHONE_CALL_LIMIT_SECONDS",
+    "UNDELIVERED_TEXT",
     "VOICES",
     "AvailableNumber",
     "CallConversationEndedEvent",
@@ -91,6 +94,7 @@ __all__ = [
     "ChannelType",
     "Country",
     "DeliveryKind",
+    "DeliveryStatus",
     "ErrorBody",
     "ErrorCode",
     "ErrorDetail",

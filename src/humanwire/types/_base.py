@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import phonenumbers
 from pydantic import (
@@ -31,6 +31,8 @@ from pydantic_core import PydanticCustomError
 
 __all__ = [
     "E164",
+    "UNDELIVERED_TEXT",
+    "DeliveryStatus",
     "FollowUpTime",
     "HttpUrl",
     "RequestModel",
@@ -44,6 +46,16 @@ __all__ = [
     "format_seconds",
     "utc_now",
 ]
+
+
+DeliveryStatus = Literal["queued", "sent", "delivered", "read", "undelivered", "failed"]
+"""How far a message, form link or call got (PROVIDERS.md): the sandbox reports
+``delivered``; Twilio reports each step through its status callbacks; Slack ``sent`` once
+``chat.postMessage`` answers ok."""
+
+UNDELIVERED_TEXT = "The message could not be delivered to the human."
+"""What a held wait returns when the provider reports the delivery failed: not the
+no-response text, so the agent knows the human never saw it."""
 
 
 class RequestModel(BaseModel):

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 from pydantic_core import PydanticCustomError
 
-from ._base import E164, RequestModel, ResponseModel
+from ._base import E164, DeliveryStatus, RequestModel, ResponseModel
 
 __all__ = ["VOICES", "CallOutcome", "CallRequest", "CallResponse", "Voice"]
 
@@ -51,6 +51,7 @@ class CallResponse(ResponseModel):
     from_: str | None = Field(default=None, alias="from")
     to: str | None = None
     error: str | None = None
+    delivery_status: DeliveryStatus | None = None
 
     @property
     def text(self) -> str:

@@ -24,6 +24,7 @@ ErrorCode = Literal[
     "timeout",
     "internal_error",
     "unavailable",
+    "provider_error",
 ]
 
 

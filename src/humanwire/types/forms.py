@@ -11,6 +11,7 @@ from pydantic_core import PydanticCustomError
 
 from ._base import (
     E164,
+    DeliveryStatus,
     FollowUpTime,
     HttpUrl,
     RequestModel,
@@ -233,6 +234,7 @@ class FormResponse(ResponseModel):
     values: dict[str, str] | None = None
     content: str | None = None
     response: str | None = None
+    delivery_status: DeliveryStatus | None = None
 
     @property
     def text(self) -> str:

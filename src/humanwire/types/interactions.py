@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ._base import ResponseModel, Timestamp
+from ._base import DeliveryStatus, ResponseModel, Timestamp
 from .events import Event
 
 __all__ = ["MAX_STATUS_WAIT", "InteractionChannel", "InteractionKind", "InteractionStatus"]
@@ -26,6 +26,7 @@ class InteractionStatus(ResponseModel):
     kind: InteractionKind
     channel: InteractionChannel
     result: Event | None = None
+    delivery_status: DeliveryStatus | None = None
 
     @property
     def ended(self) -> bool:

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from ._base import (
     E164,
+    DeliveryStatus,
     FollowUpTime,
     RequestModel,
     ResponseModel,
@@ -76,6 +77,7 @@ class MessageResponse(ResponseModel):
     responded: bool | None = None
     response: str | None = None
     reply: str | None = None
+    delivery_status: DeliveryStatus | None = None
 
     @property
     def text(self) -> str:

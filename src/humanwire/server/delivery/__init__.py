@@ -1,6 +1,23 @@
 """Channel providers: the interface and the built-in sandbox provider."""
 
-from .base import Outbound, Provider
+from .base import (
+    CallSpec,
+    Outbound,
+    Provider,
+    ProviderFailure,
+    RecipientUnreachable,
+    Sent,
+    WhatsAppTemplate,
+)
 from .sandbox import SandboxProvider
 
-__all__ = ["Outbound", "Provider", "SandboxProvider"]
+__all__ = [
+    "CallSpec",
+    "Outbound",
+    "Provider",
+    "ProviderFailure",
+    "RecipientUnreachable",
+    "SandboxProvider",
+    "Sent",
+    "WhatsAppTemplate",
+]

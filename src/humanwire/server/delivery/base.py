@@ -1,18 +1,54 @@
 """Channel providers: how a text, a form link or a call reaches a recipient.
 
-The engine renders everything (templates applied) and hands the provider one
-``Outbound`` item; the built-in sandbox provider delivers into the inbox. A provider for
-real phones or workspaces implements the same protocol and reports inbound messages and
-call ends back through the engine's ``sandbox_*`` entry points (or their future
-provider-neutral twins).
+The engine renders everything (templates applied) and hands the provider of the item's
+channel one ``Outbound``; the provider answers with what it sent (``Sent``) or raises
+``RecipientUnreachable`` / ``ProviderFailure``, which the engine maps to
+``400 invalid_to_number`` / ``502 provider_error`` with nothing recorded as sent. What
+comes back later (replies, delivery status, a call's end) enters through the engine's
+provider-neutral entry points (``receive_text``, ``delivery_status``, ``end_call``,
+``open_inbound_call``), which the sandbox uses too.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-__all__ = ["Outbound", "Provider"]
+from humanwire.types import DeliveryStatus
+
+__all__ = [
+    "CallSpec",
+    "Outbound",
+    "Provider",
+    "ProviderFailure",
+    "RecipientUnreachable",
+    "Sent",
+    "WhatsAppTemplate",
+]
+
+
+@dataclass(frozen=True)
+class WhatsAppTemplate:
+    """The approved template a WhatsApp message needs outside the 24-hour window.
+
+    ``name`` is one of the specification's shared-account templates (``notification``,
+    ``request``, ``form``), resolved by the provider through its configuration;
+    ``content_sid`` an explicit one (a form sent from the account's own number)."""
+
+    variables: Mapping[str, str]
+    name: Literal["notification", "request", "form"] | None = None
+    content_sid: str | None = None
+
+
+@dataclass(frozen=True)
+class CallSpec:
+    """What the voice agent of a call works from."""
+
+    prompt: str
+    language: str = "en-US"
+    voice: str = "female"
+    transfer_to: str | None = None
 
 
 @dataclass(frozen=True)
@@ -28,9 +64,47 @@ class Outbound:
     text: str
     """The text (templates applied); for a call, the prompt the voice agent speaks from."""
     form_url: str | None = None
+    template: WhatsAppTemplate | None = None
+    call: CallSpec | None = None
+    listening: bool = field(default=True)
+    """Whether a reply is awaited (some providers ask for delivery receipts only then)."""
+
+
+@dataclass(frozen=True)
+class Sent:
+    """What a provider did with an ``Outbound``."""
+
+    ref: str
+    """The provider's id of it (Twilio's MessageSid / CallSid, the sandbox delivery id)."""
+    status: DeliveryStatus
+
+
+class RecipientUnreachable(Exception):
+    """The provider refused the recipient (a number it cannot reach): 400
+    ``invalid_to_number``; nothing was sent."""
+
+    def __init__(self, message: str = "invalid to number", *, field: str = "to") -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+
+class ProviderFailure(Exception):
+    """The provider failed or refused for another reason (down, slow, rate limited, a
+    configuration it rejects): 502 ``provider_error`` with ``Retry-After``; nothing was
+    sent, so a retry with the same ``Idempotency-Key`` sends once."""
+
+    def __init__(self, message: str, *, retry_after: float = 5.0) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retry_after = retry_after
 
 
 class Provider(Protocol):
-    async def deliver(self, item: Outbound) -> str:
-        """Delivers ``item`` and returns the delivery id."""
-        ...
+    name: str
+    """``sandbox``, ``twilio``, ``slack``: shown in the start-up lines and the inbox."""
+    senders: Mapping[str, str]
+    """The shared sender of each channel it carries (a number, a workspace id): what a
+    send goes out from when the account has none of its own, and what replies reach."""
+
+    async def deliver(self, item: Outbound) -> Sent: ...

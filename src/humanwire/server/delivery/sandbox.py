@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 
+from ..config import SHARED_SLACK_WORKSPACE, SHARED_SMS_NUMBER, SHARED_WHATSAPP_NUMBER
 from ..store.base import DeliveryRecord, Store
-from .base import Outbound
+from .base import Outbound, Sent
 
 __all__ = ["SandboxProvider"]
 
@@ -17,11 +19,21 @@ class SandboxProvider:
     """Writes each delivery to the store, then tells ``on_delivered`` (the engine wakes
     the scripted human and the live inbox from there)."""
 
+    name = "sandbox"
+    senders: Mapping[str, str] = MappingProxyType(
+        {
+            "sms": SHARED_SMS_NUMBER,
+            "whatsapp": SHARED_WHATSAPP_NUMBER,
+            "slack": SHARED_SLACK_WORKSPACE,
+            "call": SHARED_SMS_NUMBER,
+        }
+    )
+
     def __init__(self, store: Store, on_delivered: Callable[[DeliveryRecord], None]) -> None:
         self._store = store
         self._on_delivered = on_delivered
 
-    async def deliver(self, item: Outbound) -> str:
+    async def deliver(self, item: Outbound) -> Sent:
         record = self._store.insert_delivery(
             id=str(uuid.uuid4()),
             account_id=item.account_id,
@@ -35,4 +47,4 @@ class SandboxProvider:
             created_at=time.time(),
         )
         self._on_delivered(record)
-        return record.id
+        return Sent(ref=record.id, status="delivered")

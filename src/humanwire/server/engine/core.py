@@ -17,7 +17,7 @@ import contextlib
 import dataclasses
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from typing import Any, Literal
 
 import httpx
@@ -32,10 +32,20 @@ from humanwire.types import (
 from ..config import (
     ServiceConfig,
 )
-from ..delivery import Outbound, Provider, SandboxProvider
+from ..delivery import (
+    CallSpec,
+    Outbound,
+    Provider,
+    ProviderFailure,
+    RecipientUnreachable,
+    SandboxProvider,
+    WhatsAppTemplate,
+)
 from ..errors import (
     AccountSuspended,
+    InvalidToNumber,
     NotFound,
+    ProviderError,
     ServiceUnavailable,
 )
 from ..limits import RateLimiter, SpamGuard
@@ -62,6 +72,12 @@ from ._common import (
     _timestamp,
 )
 
+CHANNELS = ("sms", "whatsapp", "slack", "call")
+UNDELIVERED = "undelivered"
+"""The outcome of an interaction the provider could not deliver."""
+_EARLY_STATUS = "early-delivery-status"
+_STATUS_RANK = {"queued": 1, "sent": 2, "delivered": 3, "read": 4, "undelivered": 5, "failed": 5}
+
 
 class EngineCore:
     @staticmethod
@@ -76,6 +92,7 @@ class EngineCore:
             from_=payload["from"],
             to=payload["to"],
             error=CALL_NOT_ANSWERED if record.outcome == "no_answer" else None,
+            delivery_status=record.delivery_status,  # type: ignore[arg-type]
         )
 
     def __init__(
@@ -96,6 +113,9 @@ class EngineCore:
         self.config = config
         self.store: Store = SQLiteStore(config.db_path)
         self.provider: Provider = provider or SandboxProvider(self.store, self._delivered)
+        # Which provider carries each channel: the sandbox unless a real one took it over
+        # (``use_provider``; the app wires the configured ones).
+        self.providers: dict[str, Provider] = dict.fromkeys(CHANNELS, self.provider)
         self._resolve = resolve
         self._resolve_timeout = resolve_timeout
         self.outbox = Outbox(
@@ -469,6 +489,11 @@ class EngineCore:
             return limit
         return max(0.0, record.created_at + limit - time.time())
 
+    def use_provider(self, provider: Provider, channels: Iterable[str]) -> None:
+        """``provider`` carries ``channels`` from now on (the others keep theirs)."""
+        for channel in channels:
+            self.providers[channel] = provider
+
     async def _deliver(
         self,
         record: InteractionRecord,
@@ -476,7 +501,21 @@ class EngineCore:
         *,
         form_url: str | None = None,
         future: asyncio.Future[Any] | None = None,
+        template: WhatsAppTemplate | None = None,
     ) -> None:
+        """Hands the item to its channel's provider and stores what it answered (the
+        delivery status and the provider's id, which later callbacks are matched by).
+        A refusal ends the interaction (nothing reached the human) and raises
+        ``InvalidToNumber`` (an unreachable recipient) or ``ProviderError`` (502)."""
+        call = None
+        if record.kind == "call":
+            transfer_to = record.request.get("transferTo")
+            call = CallSpec(
+                prompt=text,
+                language=str(record.request.get("language") or "en-US"),
+                voice=str(record.request.get("voice") or "female"),
+                transfer_to=str(transfer_to) if transfer_to else None,
+            )
         item = Outbound(
             account_id=record.account_id,
             interaction_id=record.id,
@@ -486,20 +525,59 @@ class EngineCore:
             to_addr=record.to_addr,
             text=text,
             form_url=form_url,
+            template=template,
+            call=call,
+            listening=record.status == "pending",
         )
+        provider = self.providers.get(record.channel, self.provider)
         try:
-            await self.provider.deliver(item)
-        except BaseException:
+            sent = await provider.deliver(item)
+        except BaseException as exc:
             # Nothing reached the human: the interaction must not stay open for a reply.
             if future is not None:
                 self._unregister(record.id, future)
             self._end(record, outcome="failed")
+            if isinstance(exc, RecipientUnreachable):
+                raise InvalidToNumber(exc.message, field=exc.field) from None
+            if isinstance(exc, ProviderFailure):
+                raise ProviderError(exc.message, retry_after=exc.retry_after) from None
             raise
+        self.store.set_delivery(record.id, sent.status, provider_ref=sent.ref)
+        if provider is not self.provider:  # a real provider's callbacks can overtake it
+            early = self.store.get_provider_state(_EARLY_STATUS, sent.ref)
+            if early is not None:
+                self.delivery_status(sent.ref, str(early["status"]))
         self._notify(record.account_id, "interaction", record.id)
 
-    def _status_of(self, interaction_id: str) -> Literal["pending", "ended"]:
+    def delivery_status(self, ref: str, status: str) -> InteractionRecord | None:
+        """A provider reports how far what it sent as ``ref`` got (a neutral entry
+        point: Twilio's status callbacks, Slack's answer). Statuses only move forward
+        (``queued`` < ``sent`` < ``delivered`` < ``read``); ``failed`` / ``undelivered``
+        end the interaction at once: a held request returns the "could not be
+        delivered" text, no reply is waited for any more. A status for a ref not yet
+        stored (it overtook the provider's answer) is kept and applied when it is.
+        Returns the interaction, None when unknown."""
+        if status not in _STATUS_RANK:
+            return None
+        record = self.store.interaction_by_provider_ref(ref)
+        if record is None:
+            self.store.put_provider_state(_EARLY_STATUS, ref, {"status": status}, time.time())
+            return None
+        current = record.delivery_status
+        if current is not None and _STATUS_RANK.get(current, 0) >= _STATUS_RANK[status]:
+            return record
+        self.store.set_delivery(record.id, status)
+        record = dataclasses.replace(record, delivery_status=status)
+        if status in ("failed", "undelivered") and record.status == "pending":
+            self._end(record, outcome=UNDELIVERED)
+        else:
+            self._changed(record)
+        return record
+
+    def _current(self, interaction_id: str) -> InteractionRecord:
         record = self.store.get_interaction(interaction_id)
-        return "pending" if record is not None and record.status == "pending" else "ended"
+        assert record is not None
+        return record
 
     def _interaction_of(self, account: Account, interaction_id: str) -> InteractionRecord:
         record = self.store.get_interaction(interaction_id)
@@ -516,6 +594,7 @@ class EngineCore:
             kind=record.kind,  # type: ignore[arg-type]
             channel=record.channel,  # type: ignore[arg-type]
             result=event_adapter.validate_python(record.result) if record.result else None,
+            delivery_status=record.delivery_status,  # type: ignore[arg-type]
         )
 
     # -- links and delivery followers, shared by several parts ------------------

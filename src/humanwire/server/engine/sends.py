@@ -9,12 +9,13 @@ import functools
 import os
 import secrets
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
 from pydantic_core import PydanticCustomError
 
 from humanwire.types import (
     DEFAULT_NO_RESPONSE_TEMPLATE,
+    UNDELIVERED_TEXT,
     CallRequest,
     CallResponse,
     ChannelMessageRequest,
@@ -29,29 +30,28 @@ from humanwire.types import (
     WhatsAppMessageRequest,
     WhatsAppOwnNumberFormRequest,
     check_e164,
+    format_seconds,
 )
 
 from .. import templates
-from ..config import (
-    SHARED_SLACK_WORKSPACE,
-    SHARED_SMS_NUMBER,
-    SHARED_WHATSAPP_NUMBER,
-)
+from ..delivery import WhatsAppTemplate
 from ..errors import (
     CallTimeout,
     InvalidRequest,
     InvalidToNumber,
     NotFound,
 )
-from ..store.base import (
-    ChannelRecord,
-)
+from ..store.base import ChannelRecord, InteractionRecord
 from ._common import Account, Channel, FormRequest, MessageRequest
-from .core import EngineCore
+from .core import UNDELIVERED, EngineCore
 
 
 class Sends(EngineCore):
     # -- senders --------------------------------------------------------------------
+    def _shared_sender(self, channel: Channel) -> str:
+        """The shared number (or workspace) ``channel`` goes out from: its provider's."""
+        return self.providers[channel].senders[channel]
+
     def _reserved_number(self, account: Account) -> str | None:
         numbers = self.store.numbers_of(account.id)
         return numbers[0].phone_number if numbers else None
@@ -60,9 +60,10 @@ class Sends(EngineCore):
         """The number a text or call goes out from. A requested ``from`` must be the
         account's reserved number or the shared number (400 ``from`` otherwise)."""
         reserved = self._reserved_number(account)
+        shared = self._shared_sender("sms")
         if requested is None:
-            return reserved or SHARED_SMS_NUMBER
-        if requested in (reserved, SHARED_SMS_NUMBER):
+            return reserved or shared
+        if requested in (reserved, shared):
             return requested
         raise InvalidRequest(
             "from must be the account's reserved number (GET /numbers); "
@@ -70,19 +71,30 @@ class Sends(EngineCore):
             field="from",
         )
 
+    @staticmethod
+    def _no_response(record: InteractionRecord, text: str) -> dict[str, Any]:
+        """What a held send answers when no response came: the no-response ``text``, or,
+        when the provider reported the delivery failed, the "could not be delivered"
+        text with ``deliveryStatus`` ``failed`` (the human never saw it)."""
+        if record.outcome == UNDELIVERED:
+            return {"response": UNDELIVERED_TEXT, "delivery_status": "failed"}
+        return {"response": text, "delivery_status": record.delivery_status}
+
     # -- sends: each delivers through the provider, then holds for waitTime -----
     async def send_message(self, account: Account, request: MessageRequest) -> MessageResponse:
+        template: WhatsAppTemplate | None = None
         if isinstance(request, SMSMessageRequest):
             channel: Channel = "sms"
             sender = self._phone_sender(account, request.from_)
             text = request.message
         elif isinstance(request, WhatsAppMessageRequest):
             channel = "whatsapp"
-            sender = SHARED_WHATSAPP_NUMBER
+            sender = self._shared_sender("whatsapp")
             text = templates.whatsapp_message(request.message, request.wait_time)
+            template = _shared_template(request.message, request.wait_time)
         else:
             channel = "slack"
-            sender = request.from_ or SHARED_SLACK_WORKSPACE
+            sender = request.from_ or self._shared_sender("slack")
             text = request.message
         self._check_send(account, request.message, request.to)
         return await self._message_flow(
@@ -94,6 +106,7 @@ class Sends(EngineCore):
             request=request.to_wire(),
             wait_time=request.wait_time,
             follow_up_time=request.follow_up_time,
+            template=template,
         )
 
     async def _message_flow(
@@ -111,6 +124,7 @@ class Sends(EngineCore):
         no_response_template: str | None = None,
         card_id: str | None = None,
         reply_link: bool = False,
+        template: WhatsAppTemplate | None = None,
     ) -> MessageResponse:
         record, resumed = self._open_interaction(
             account,
@@ -132,9 +146,14 @@ class Sends(EngineCore):
             if record.reply_token is not None:
                 link_url = self.reply_link_url(record.reply_token)
                 delivered = templates.reply_link_text(text, link_url)
-            await self._deliver(record, delivered, future=future)
+            await self._deliver(record, delivered, future=future, template=template)
         if future is None:
-            return MessageResponse(interaction_id=record.id, status=record.status)  # type: ignore[arg-type]
+            now = self._current(record.id)
+            return MessageResponse(
+                interaction_id=record.id,
+                status=now.status,  # type: ignore[arg-type]
+                delivery_status=now.delivery_status,  # type: ignore[arg-type]
+            )
         answered = await self._hold(record.id, future)
         if answered is not None and answered.result is not None:
             reply = str(answered.result["payload"]["body"])
@@ -144,12 +163,14 @@ class Sends(EngineCore):
                 responded=True,
                 response=templates.response_text(response_template, reply),
                 reply=reply,
+                delivery_status=answered.delivery_status,  # type: ignore[arg-type]
             )
+        now = self._current(record.id)
         return MessageResponse(
             interaction_id=record.id,
-            status=self._status_of(record.id),
+            status=now.status,  # type: ignore[arg-type]
             responded=False,
-            response=templates.no_response_text(no_response_template),
+            **self._no_response(now, templates.no_response_text(no_response_template)),
         )
 
     async def send_channel_message(
@@ -165,13 +186,15 @@ class Sends(EngineCore):
         wire = {**request.to_wire(), "_channelId": card.id}
         if card.type == "call":
             return await self._call_card(account, card, text, wire)
+        template = None
         if card.type == "sms":
             sender = self._phone_sender(account, None)
         elif card.type == "whatsapp":
-            sender = SHARED_WHATSAPP_NUMBER
+            sender = self._shared_sender("whatsapp")
+            template = _shared_template(text, card.wait_time)
             text = templates.whatsapp_message(text, card.wait_time)
         else:
-            sender = SHARED_SLACK_WORKSPACE
+            sender = self._shared_sender("slack")
         return await self._message_flow(
             account,
             channel=card.type,  # type: ignore[arg-type]
@@ -185,6 +208,7 @@ class Sends(EngineCore):
             no_response_template=card.no_response_template,
             card_id=card.id,
             reply_link=card.reply_link,
+            template=template,
         )
 
     async def _call_card(
@@ -205,7 +229,12 @@ class Sends(EngineCore):
         else:
             await self._deliver(record, prompt, future=future)
         if future is None:
-            return MessageResponse(interaction_id=record.id, status=self._status_of(record.id))
+            now = self._current(record.id)
+            return MessageResponse(
+                interaction_id=record.id,
+                status=now.status,  # type: ignore[arg-type]
+                delivery_status=now.delivery_status,  # type: ignore[arg-type]
+            )
         limit = self._remaining(record, float(card.wait_time or 0), resumed)
         ended = await self._hold(record.id, future, limit=limit)
         if ended is not None and ended.result is not None and ended.outcome != "no_answer":
@@ -216,23 +245,26 @@ class Sends(EngineCore):
                 responded=True,
                 response=templates.response_text(card.response_template, summary),
                 reply=summary,
+                delivery_status=ended.delivery_status,  # type: ignore[arg-type]
             )
+        now = self._current(record.id)
         return MessageResponse(
             interaction_id=record.id,
-            status=self._status_of(record.id),
+            status=now.status,  # type: ignore[arg-type]
             responded=False,
-            response=templates.no_response_text(card.no_response_template),
+            **self._no_response(now, templates.no_response_text(card.no_response_template)),
         )
 
     async def send_form(self, account: Account, request: FormRequest) -> FormResponse:
         text_for: Callable[[str], str]
+        template_for: Callable[[str], WhatsAppTemplate | None] = _no_template
         if isinstance(request, SMSFormRequest):
             channel: Channel = "sms"
             sender = self._phone_sender(account, None)
             text_for = functools.partial(templates.form_message, request.message)
         elif isinstance(request, SlackFormRequest):
             channel = "slack"
-            sender = request.from_ or SHARED_SLACK_WORKSPACE
+            sender = request.from_ or self._shared_sender("slack")
             text_for = functools.partial(templates.form_message, request.message)
         elif isinstance(request, WhatsAppOwnNumberFormRequest):
             channel = "whatsapp"
@@ -241,6 +273,11 @@ class Sends(EngineCore):
                     "from must be the account's own (reserved) whatsapp number", field="from"
                 )
             sender = request.from_
+            own = request.template
+
+            def template_for(url: str) -> WhatsAppTemplate:
+                return WhatsAppTemplate(content_sid=own.id, variables=dict(own.variables))
+
             variables = ", ".join(f"{k}={v}" for k, v in request.template.variables.items())
             header = f"[template {request.template.id}{': ' + variables if variables else ''}]"
 
@@ -249,8 +286,12 @@ class Sends(EngineCore):
 
         else:
             channel = "whatsapp"
-            sender = SHARED_WHATSAPP_NUMBER
+            sender = self._shared_sender("whatsapp")
             text_for = templates.whatsapp_form_message
+
+            def template_for(url: str) -> WhatsAppTemplate:
+                return WhatsAppTemplate(name="form", variables={"1": url})
+
         message = getattr(request, "message", None)
         self._check_send(account, f"{request.title}\n{message or ''}", request.to)
         record, resumed = self._open_interaction(
@@ -270,12 +311,17 @@ class Sends(EngineCore):
         if resumed:
             self._rejoin(record, future)
         else:
-            await self._deliver(record, text_for(url), form_url=url, future=future)
-        if future is None:
-            status: Literal["pending", "ended"] = (
-                "pending" if record.status == "pending" else "ended"
+            await self._deliver(
+                record, text_for(url), form_url=url, future=future, template=template_for(url)
             )
-            return FormResponse(interaction_id=record.id, status=status, form_url=url)
+        if future is None:
+            now = self._current(record.id)
+            return FormResponse(
+                interaction_id=record.id,
+                status=now.status,  # type: ignore[arg-type]
+                form_url=url,
+                delivery_status=now.delivery_status,  # type: ignore[arg-type]
+            )
         answered = await self._hold(record.id, future)
         if answered is not None and answered.result is not None:
             from ..forms.validate import format_content
@@ -288,13 +334,15 @@ class Sends(EngineCore):
                 responded=True,
                 values=values,
                 content=format_content(self._form_of(answered), values),
+                delivery_status=answered.delivery_status,  # type: ignore[arg-type]
             )
+        now = self._current(record.id)
         return FormResponse(
             interaction_id=record.id,
-            status=self._status_of(record.id),
+            status=now.status,  # type: ignore[arg-type]
             form_url=url,
             responded=False,
-            response=DEFAULT_NO_RESPONSE_TEMPLATE,
+            **self._no_response(now, DEFAULT_NO_RESPONSE_TEMPLATE),
         )
 
     async def place_call(self, account: Account, request: CallRequest) -> CallResponse:
@@ -327,12 +375,18 @@ class Sends(EngineCore):
             self._rejoin(record, future)
         else:
             await self._deliver(record, prompt, future=future)
-        if future is None:
-            return CallResponse(interaction_id=record.id, status=self._status_of(record.id))
-        ended = await self._hold(record.id, future, limit=self._remaining(record, limit, resumed))
-        if ended is None or ended.result is None:
-            return CallResponse(interaction_id=record.id, status=self._status_of(record.id))
-        return self._call_response(ended)
+        if future is not None:
+            ended = await self._hold(
+                record.id, future, limit=self._remaining(record, limit, resumed)
+            )
+            if ended is not None and ended.result is not None:
+                return self._call_response(ended)
+        now = self._current(record.id)
+        return CallResponse(
+            interaction_id=record.id,
+            status=now.status,  # type: ignore[arg-type]
+            delivery_status=now.delivery_status,  # type: ignore[arg-type]
+        )
 
     async def phone_sms(self, account: Account, request: PhoneSMSRequest) -> MessageResponse:
         return await self.send_message(
@@ -390,3 +444,18 @@ class Sends(EngineCore):
                 raise self._unavailable()
             record = self._interaction_of(account, interaction_id)
         return self._status(record)
+
+
+def _shared_template(message: str, wait_time: float | None) -> WhatsAppTemplate:
+    """The specification's shared-account template a WhatsApp message goes out as
+    outside the 24-hour window: ``notification`` ({{1}} the message) without a wait,
+    ``request`` ({{1}} the message, {{2}} the wait in seconds) with one."""
+    if wait_time is None:
+        return WhatsAppTemplate(name="notification", variables={"1": message})
+    return WhatsAppTemplate(
+        name="request", variables={"1": message, "2": format_seconds(wait_time)}
+    )
+
+
+def _no_template(url: str) -> None:
+    return None

@@ -14,6 +14,7 @@ from starlette.middleware import Middleware
 from starlette.routing import BaseRoute
 
 from .config import ServiceConfig
+from .delivery.real import real_providers
 from .engine import Engine
 from .http_body import BodyLimitMiddleware
 from .http_errors import exception_handlers
@@ -32,6 +33,9 @@ def create_app(config: ServiceConfig | None = None, engine: Engine | None = None
     operations = api_operations(sandbox_enabled=config.sandbox_enabled)
     routes: list[BaseRoute] = list(to_routes(operations))
     routes += page_routes(service_engine, config)
+    providers = real_providers(config, service_engine)
+    for provider in providers:
+        routes += provider.routes()
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -40,6 +44,8 @@ def create_app(config: ServiceConfig | None = None, engine: Engine | None = None
             yield
         finally:
             await service_engine.close()
+            for provider in providers:
+                await provider.aclose()
 
     app = Starlette(
         routes=routes,

@@ -2,6 +2,7 @@
 
 from .base import (
     CallSpec,
+    NumberSource,
     Outbound,
     Provider,
     ProviderFailure,
@@ -13,6 +14,7 @@ from .sandbox import SandboxProvider
 
 __all__ = [
     "CallSpec",
+    "NumberSource",
     "Outbound",
     "Provider",
     "ProviderFailure",

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from humanwire.types import DeliveryStatus
 
 __all__ = [
     "CallSpec",
+    "NumberSource",
     "Outbound",
     "Provider",
     "ProviderFailure",
@@ -98,6 +99,27 @@ class ProviderFailure(Exception):
         super().__init__(message)
         self.message = message
         self.retry_after = retry_after
+
+
+class NumberSource(Protocol):
+    """Where reserved numbers come from when a real provider supplies them (the
+    sandbox's fictional pool otherwise). Offers are ``(phone number, country, area
+    code)``."""
+
+    def pool(self) -> list[tuple[str, str, str]]: ...
+    def in_pool(self, phone_number: str) -> bool: ...
+    def buyable(self, phone_number: str) -> bool: ...
+    async def search(
+        self, country: str | None, area_code: str | None
+    ) -> list[tuple[str, str, str]]: ...
+    async def attach(self, phone_number: str) -> dict[str, Any]:
+        """Makes the number reach this service (or buys it); raises ``ProviderFailure``.
+        Returns what to keep about it for ``detach``."""
+        ...
+
+    def detach(self, data: dict[str, Any]) -> None:
+        """Lets go of a number an account deleted (in the background)."""
+        ...
 
 
 class Provider(Protocol):

@@ -34,6 +34,7 @@ from ..config import (
 )
 from ..delivery import (
     CallSpec,
+    NumberSource,
     Outbound,
     Provider,
     ProviderFailure,
@@ -116,6 +117,9 @@ class EngineCore:
         # Which provider carries each channel: the sandbox unless a real one took it over
         # (``use_provider``; the app wires the configured ones).
         self.providers: dict[str, Provider] = dict.fromkeys(CHANNELS, self.provider)
+        # Where reserved numbers come from: the sandbox's fictional pool unless a real
+        # provider supplies them (``use_numbers``).
+        self.number_source: NumberSource | None = None
         self._resolve = resolve
         self._resolve_timeout = resolve_timeout
         self.outbox = Outbox(
@@ -488,6 +492,10 @@ class EngineCore:
         if not resumed:
             return limit
         return max(0.0, record.created_at + limit - time.time())
+
+    def use_numbers(self, source: NumberSource) -> None:
+        """Reserved numbers come from ``source`` (a real provider's) from now on."""
+        self.number_source = source
 
     def use_provider(self, provider: Provider, channels: Iterable[str]) -> None:
         """``provider`` carries ``channels`` from now on (the others keep theirs)."""

@@ -14,11 +14,13 @@ from humanwire.types import (
     check_e164,
 )
 
+from ..delivery import ProviderFailure
 from ..errors import (
     Conflict,
     InvalidRequest,
     InvalidToNumber,
     NotFound,
+    ProviderError,
 )
 from ..numbers import pool, pool_entry
 from ..store.base import (
@@ -28,33 +30,76 @@ from ..store.base import (
 from ._common import Account, _timestamp
 from .core import EngineCore
 
+NUMBER_SCOPE = "reserved-number"
+"""provider_state: what the number source keeps about a reserved number (its sid)."""
+
 
 class Numbers(EngineCore):
+    def _offers(self) -> list[tuple[str, str, str]]:
+        if self.number_source is not None:
+            return self.number_source.pool()
+        return [(e.phone_number, e.country, e.area_code) for e in pool()]
+
     def available_numbers(
         self, country: str | None = None, area_code: str | None = None
     ) -> list[AvailableNumber]:
-        """Every free number of the pool (``US``, then ``GB``), filtered."""
+        """Every free number of the pool (``US``, then ``GB``), filtered: the sandbox's
+        fictional numbers, or the operator's (``twilio.numbers``) with Twilio."""
         if country is not None and country not in ("US", "GB"):
             raise InvalidRequest("country must be US or GB", field="country")
-        taken = self.store.reserved_phone_numbers()
-        return [
-            AvailableNumber(
-                phone_number=entry.phone_number,
-                country=entry.country,  # type: ignore[arg-type]
-                area_code=entry.area_code,
-            )
-            for entry in pool()
-            if (country is None or entry.country == country)
-            and (not area_code or entry.area_code == area_code)
-            and entry.phone_number not in taken
-        ]
+        return self._free(self._offers(), country, area_code)
 
-    def reserve_number(self, account: Account, phone_number: str) -> ReservedNumber:
+    def _free(
+        self, offers: list[tuple[str, str, str]], country: str | None, area_code: str | None
+    ) -> list[AvailableNumber]:
+        taken = self.store.reserved_phone_numbers()
+        seen: set[str] = set()
+        free: list[AvailableNumber] = []
+        for phone_number, offer_country, offer_area in offers:
+            if (
+                (country is None or offer_country == country)
+                and (not area_code or offer_area == area_code)
+                and phone_number not in taken
+                and phone_number not in seen
+            ):
+                seen.add(phone_number)
+                free.append(
+                    AvailableNumber(
+                        phone_number=phone_number,
+                        country=offer_country,  # type: ignore[arg-type]
+                        area_code=offer_area,
+                    )
+                )
+        return free
+
+    async def find_numbers(
+        self, country: str | None = None, area_code: str | None = None
+    ) -> list[AvailableNumber]:
+        """``available_numbers`` plus, when the provider may buy numbers, the ones it
+        offers for sale (the pool first)."""
+        if self.number_source is None:
+            return self.available_numbers(country, area_code)
+        if country is not None and country not in ("US", "GB"):
+            raise InvalidRequest("country must be US or GB", field="country")
+        offers = self.number_source.pool()
+        try:
+            offers += await self.number_source.search(country, area_code)
+        except ProviderFailure as exc:
+            raise ProviderError(exc.message, retry_after=exc.retry_after) from None
+        return self._free(offers, country, area_code)
+
+    def _check_reservable(self, account: Account, phone_number: str) -> None:
         try:
             check_e164(phone_number)
         except PydanticCustomError:
             raise InvalidToNumber(field="phoneNumber") from None
-        if pool_entry(phone_number) is None:
+        source = self.number_source
+        offered = (
+            pool_entry(phone_number) is not None
+            if source is None
+            else source.in_pool(phone_number) or source.buyable(phone_number)
+        )
+        if not offered:
             raise InvalidRequest(
                 f"{phone_number} is not an available number (GET /numbers/available)",
                 field="phoneNumber",
@@ -70,6 +115,14 @@ class Numbers(EngineCore):
         holder = self.store.number_by_phone(phone_number)
         if holder is not None:
             raise Conflict("this number is taken")
+
+    def reserve_number(self, account: Account, phone_number: str) -> ReservedNumber:
+        """Reserves a number of the sandbox's pool (``reserve`` is the API's: it also
+        does a real provider's part)."""
+        self._check_reservable(account, phone_number)
+        return self._store_number(account, phone_number)
+
+    def _store_number(self, account: Account, phone_number: str) -> ReservedNumber:
         now = time.time()
         record = NumberRecord(
             id=str(uuid.uuid4()),
@@ -85,6 +138,27 @@ class Numbers(EngineCore):
         self._notify(account.id, "number", record.id)
         return self._reserved(record)
 
+    async def reserve(self, account: Account, phone_number: str) -> ReservedNumber:
+        """``POST /numbers/reserve``: with a real provider, the number's webhooks are
+        pointed here (or it is bought) before it is the account's; a provider failure is
+        502 and nothing is reserved."""
+        source = self.number_source
+        if source is None:
+            return self.reserve_number(account, phone_number)
+        self._check_reservable(account, phone_number)
+        try:
+            data = await source.attach(phone_number)
+        except ProviderFailure as exc:
+            raise ProviderError(exc.message, retry_after=exc.retry_after) from None
+        try:
+            self._check_reservable(account, phone_number)  # another request may have won
+            reserved = self._store_number(account, phone_number)
+        except Conflict:
+            source.detach(data)
+            raise
+        self.store.put_provider_state(NUMBER_SCOPE, phone_number, data, time.time())
+        return reserved
+
     @staticmethod
     def _reserved(record: NumberRecord) -> ReservedNumber:
         return ReservedNumber(
@@ -98,6 +172,13 @@ class Numbers(EngineCore):
         return [self._reserved(record) for record in self.store.numbers_of(account.id)]
 
     def delete_number(self, account: Account, number_id: str) -> None:
+        """Releases the reservation; a number the provider bought for it is released
+        back to the provider (in the background)."""
+        held = [r for r in self.store.numbers_of(account.id) if r.id == number_id]
         if not self.store.delete_number(account.id, number_id):
             raise NotFound(f"no reserved number {number_id!r}", field="numberId")
+        if held and self.number_source is not None:
+            data = self.store.get_provider_state(NUMBER_SCOPE, held[0].phone_number)
+            if data is not None:
+                self.number_source.detach(data)
         self._notify(account.id, "number", number_id)

@@ -25,12 +25,12 @@ async def _available(call: ApiCall) -> Payload:
     area_code = call.query.get("areaCode")
     if area_code is not None and not _AREA_CODE.fullmatch(area_code):
         raise InvalidRequest("areaCode must be 1 to 5 digits", field="areaCode")
-    return call.engine.available_numbers(country, area_code)
+    return await call.engine.find_numbers(country, area_code)
 
 
 async def _reserve(call: ApiCall) -> Payload:
     request = call.body_as(ReserveNumberRequest)
-    return call.engine.reserve_number(call.account, request.phone_number)
+    return await call.engine.reserve(call.account, request.phone_number)
 
 
 async def _list(call: ApiCall) -> Payload:

@@ -1,0 +1,137 @@
+"""Reserved numbers on Twilio: the operator's pool (``twilio.numbers``), reserving one
+(its SMS and voice webhooks pointed at this service), releasing it, and, only with
+``twilio.buy_numbers``, buying one Twilio offers (``AvailablePhoneNumbers``).
+
+A pool number keeps its webhooks pointed here when released: a text or call to a number
+nobody holds is answered harmlessly. A bought number is released back to Twilio when the
+account deletes it (it stops costing money), retried in the background if Twilio fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+import phonenumbers
+
+from ..base import ProviderFailure
+from .rest import TwilioAPIError, TwilioREST
+
+if TYPE_CHECKING:
+    from ...config import TwilioConfig
+
+__all__ = ["NumberOffer", "TwilioNumbers", "describe"]
+
+logger = logging.getLogger("humanwire.twilio")
+
+NumberOffer = tuple[str, str, str]
+"""``(phone number, country, area code)``."""
+
+
+def describe(phone_number: str) -> NumberOffer | None:
+    """Country (``US`` / ``GB``) and area code of an E.164 number; None for others."""
+    try:
+        parsed = phonenumbers.parse(phone_number, None)
+    except phonenumbers.NumberParseException:
+        return None
+    country = phonenumbers.region_code_for_number(parsed)
+    if country not in ("US", "GB"):
+        return None
+    national = str(parsed.national_number)
+    length = 3 if country == "US" else phonenumbers.length_of_geographical_area_code(parsed)
+    return phone_number, country, national[: length or 0]
+
+
+class TwilioNumbers:
+    def __init__(
+        self,
+        rest: TwilioREST,
+        config: TwilioConfig,
+        *,
+        sms_url: str,
+        voice_url: str,
+    ) -> None:
+        self.rest = rest
+        self.config = config
+        self.sms_url = sms_url
+        self.voice_url = voice_url
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._pool = [offer for n in config.numbers if (offer := describe(n)) is not None]
+
+    def pool(self) -> list[NumberOffer]:
+        return list(self._pool)
+
+    def in_pool(self, phone_number: str) -> bool:
+        return any(offer[0] == phone_number for offer in self._pool)
+
+    def buyable(self, phone_number: str) -> bool:
+        return self.config.buy_numbers and describe(phone_number) is not None
+
+    async def search(self, country: str | None, area_code: str | None) -> list[NumberOffer]:
+        """Numbers Twilio would sell (only with ``buy_numbers``)."""
+        if not self.config.buy_numbers:
+            return []
+        offers: list[NumberOffer] = []
+        for code in [country] if country else ["US", "GB"]:
+            params = {"AreaCode": area_code} if area_code and code == "US" else {}
+            try:
+                found = await self.rest.available_local(code, params)
+            except TwilioAPIError as exc:
+                raise ProviderFailure(f"Twilio could not list numbers: {exc}") from None
+            for entry in found:
+                offer = describe(str(entry.get("phone_number") or ""))
+                if offer is not None and (not area_code or offer[2] == area_code):
+                    offers.append(offer)
+        return offers
+
+    def _webhooks(self) -> dict[str, str]:
+        return {
+            "SmsUrl": self.sms_url,
+            "SmsMethod": "POST",
+            "VoiceUrl": self.voice_url,
+            "VoiceMethod": "POST",
+        }
+
+    async def attach(self, phone_number: str) -> dict[str, Any]:
+        """Points the number's webhooks here (a pool number) or buys it; returns what to
+        keep about it (``sid``, ``bought``)."""
+        try:
+            if self.in_pool(phone_number):
+                owned = await self.rest.incoming_numbers(phone_number)
+                if not owned:
+                    raise ProviderFailure(
+                        f"{phone_number} is in twilio.numbers but not in the Twilio account"
+                    )
+                sid = str(owned[0]["sid"])
+                await self.rest.update_number(sid, self._webhooks())
+                return {"sid": sid, "bought": False}
+            bought = await self.rest.buy_number({"PhoneNumber": phone_number, **self._webhooks()})
+        except TwilioAPIError as exc:
+            raise ProviderFailure(f"Twilio refused the number: {exc}") from None
+        return {"sid": str(bought.get("sid") or ""), "bought": True}
+
+    def detach(self, data: dict[str, Any]) -> None:
+        """Releases a bought number back to Twilio, in the background with retries."""
+        sid = str(data.get("sid") or "")
+        if not data.get("bought") or not sid:
+            return
+
+        async def run() -> None:
+            for attempt in range(5):
+                try:
+                    await self.rest.release_number(sid)
+                    return
+                except TwilioAPIError as exc:
+                    if exc.status == 404:
+                        return
+                    await asyncio.sleep(0.5 * 2**attempt)
+            logger.warning("could not release number %s at Twilio", sid)
+
+        task = asyncio.get_running_loop().create_task(run())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def aclose(self) -> None:
+        if self._tasks:
+            await asyncio.wait(self._tasks, timeout=5.0)

@@ -1,0 +1,88 @@
+"""``TwilioProvider``: the channels Twilio carries (sms always, whatsapp with a sender,
+calls with a voice agent) and the routes Twilio calls back."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import httpx
+from starlette.routing import BaseRoute
+
+from ..base import Outbound, Sent
+from .messaging import send_message
+from .numbers import TwilioNumbers
+from .rest import TwilioREST
+from .voice import TwilioVoice
+
+if TYPE_CHECKING:
+    from ...config import TwilioConfig
+    from ...engine import Engine
+    from ...voice import VoiceAgent
+
+__all__ = ["ROUTE_PREFIX", "TwilioProvider"]
+
+ROUTE_PREFIX = "/providers/twilio"
+
+
+class TwilioProvider:
+    name = "twilio"
+
+    def __init__(
+        self,
+        config: TwilioConfig,
+        engine: Engine,
+        *,
+        public_url: str,
+        agent: VoiceAgent | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.config = config
+        self.engine = engine
+        self.public_url = public_url.rstrip("/")
+        self.rest = TwilioREST(
+            config.account_sid, config.auth_token, config.api_base, transport=transport
+        )
+        senders = {"sms": config.sms_from or "", "call": config.sms_from or ""}
+        self.channels = ["sms"]
+        if config.whatsapp_from:
+            senders["whatsapp"] = config.whatsapp_from
+            self.channels.append("whatsapp")
+        if agent is not None:
+            self.channels.append("call")
+        self.senders: Mapping[str, str] = senders
+        self.numbers = TwilioNumbers(
+            self.rest, config, sms_url=self.url("messages"), voice_url=self.url("voice")
+        )
+        self.voice = TwilioVoice(
+            self.rest,
+            engine,
+            agent,
+            voice_url=self.url("voice"),
+            status_url=self.url("call-status"),
+        )
+
+    def url(self, route: str) -> str:
+        """The address Twilio calls for ``route``, built from ``public_url``: Twilio
+        signs the exact URL it called, so it must be the public one."""
+        return f"{self.public_url}{ROUTE_PREFIX}/{route}"
+
+    async def deliver(self, item: Outbound) -> Sent:
+        if item.channel == "call":
+            return await self.voice.place(item)
+        return await send_message(
+            self.rest, self.config, self.engine, item, self.url("message-status")
+        )
+
+    def routes(self) -> list[BaseRoute]:
+        from .routes import twilio_routes
+
+        return list(twilio_routes(self))
+
+    def hang_up(self, ref: str) -> None:
+        self.voice.hang_up(ref)
+
+    async def aclose(self) -> None:
+        await self.voice.aclose()
+        await self.numbers.aclose()
+        await self.rest.aclose()

@@ -66,6 +66,8 @@ class CalleeScript:
     answer: Answer = "human"
     says: Sequence[str | None] = ()
     hang_up_after: int | None = None
+    seconds_per_turn: float = 0.0
+    """How long each answer takes (speaking, or the Gather's silence timeout)."""
 
 
 @dataclass
@@ -907,6 +909,8 @@ class FakeTwilio:
                         break
                     gathers += 1
                     speech = says.pop(0)
+                    if script.seconds_per_turn:
+                        await asyncio.sleep(script.seconds_per_turn)
                     with self.lock:
                         call.heard.append(speech)
                     if speech is None:

@@ -51,11 +51,13 @@ class TwilioNumbers:
         *,
         sms_url: str,
         voice_url: str,
+        call_status_url: str,
     ) -> None:
         self.rest = rest
         self.config = config
         self.sms_url = sms_url
         self.voice_url = voice_url
+        self.call_status_url = call_status_url
         self._tasks: set[asyncio.Task[None]] = set()
         self._pool = [offer for n in config.numbers if (offer := describe(n)) is not None]
 
@@ -91,6 +93,9 @@ class TwilioNumbers:
             "SmsMethod": "POST",
             "VoiceUrl": self.voice_url,
             "VoiceMethod": "POST",
+            # where the end of an inbound call is reported: the summary goes out then
+            "StatusCallback": self.call_status_url,
+            "StatusCallbackMethod": "POST",
         }
 
     async def attach(self, phone_number: str) -> dict[str, Any]:

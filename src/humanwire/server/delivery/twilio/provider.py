@@ -52,7 +52,11 @@ class TwilioProvider:
             self.channels.append("call")
         self.senders: Mapping[str, str] = senders
         self.numbers = TwilioNumbers(
-            self.rest, config, sms_url=self.url("messages"), voice_url=self.url("voice")
+            self.rest,
+            config,
+            sms_url=self.url("messages"),
+            voice_url=self.url("voice"),
+            call_status_url=self.url("call-status"),
         )
         self.voice = TwilioVoice(
             self.rest,

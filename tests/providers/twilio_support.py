@@ -58,16 +58,16 @@ def start_live(
     tmp_path: Path, server: TwilioFakeServer, **changes: Any
 ) -> tuple[ServiceRunner, str]:
     fake = server.fake
-    twilio = TwilioConfig(
-        account_sid=fake.account_sid,
-        auth_token=fake.auth_token,
-        api_base=server.base_url,
-        sms_from=SMS_FROM,
-        whatsapp_from=WHATSAPP_FROM,
-        whatsapp_templates=TEMPLATES,
-        numbers=POOL,
-        **changes.pop("twilio", {}),
-    )
+    settings: dict[str, Any] = {
+        "account_sid": fake.account_sid,
+        "auth_token": fake.auth_token,
+        "api_base": server.base_url,
+        "sms_from": SMS_FROM,
+        "whatsapp_from": WHATSAPP_FROM,
+        "whatsapp_templates": TEMPLATES,
+        "numbers": POOL,
+    }
+    twilio = TwilioConfig(**{**settings, **changes.pop("twilio", {})})
     config = replace(fast_config(tmp_path / "live.db"), twilio=twilio, **changes)
     runner = ServiceRunner(config, "127.0.0.1", 0)
     runner.start()

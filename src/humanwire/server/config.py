@@ -80,3 +80,102 @@ class ServiceConfig:
     """A chat model object; takes precedence over ``voice_model`` (tests, embedding)."""
     unavailable_retry_after: float = 1.0
     """``Retry-After`` (seconds) of the 503 a stopping service answers held requests with."""
+
+
+CHANNELS = ("sms", "whatsapp", "slack", "call")
+"""The channels a real provider can carry; forms are always served by the service."""
+
+
+def channel_routes(config: ServiceConfig) -> dict[str, str]:
+    """Where each channel goes: ``"twilio"``, ``"slack"`` or ``"sandbox"`` (PROVIDERS.md).
+
+    sms goes through Twilio when Twilio is configured; whatsapp when it also has a
+    ``whatsapp_from``; calls when it also has a voice model (``voice_chat_model`` or
+    ``voice_model``); slack through Slack when Slack is configured; the rest stays on
+    the sandbox.
+    """
+    twilio = config.twilio
+    has_voice = config.voice_chat_model is not None or bool(config.voice_model)
+    return {
+        "sms": "twilio" if twilio is not None else "sandbox",
+        "whatsapp": "twilio" if twilio is not None and twilio.whatsapp_from else "sandbox",
+        "slack": "slack" if config.slack is not None else "sandbox",
+        "call": "twilio" if twilio is not None and has_voice else "sandbox",
+    }
+
+
+def mask_sid(sid: str) -> str:
+    """``AC12…``: enough to tell accounts apart in a log, nothing more."""
+    return f"{sid[:4]}…" if len(sid) > 4 else "…"
+
+
+def display_url(url: str) -> str:
+    """A URL fit to print: any ``user:password@`` part dropped."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
+
+
+def _voice_name(config: ServiceConfig) -> str:
+    if config.voice_chat_model is not None:
+        # The class name only: a model object's repr may carry its API key.
+        return type(config.voice_chat_model).__name__
+    return config.voice_model or ""
+
+
+def startup_lines(config: ServiceConfig) -> list[str]:
+    """What ``humanwire serve`` says at start: which channel goes where, the sandbox,
+    the public URL. Never a secret: tokens are not shown, account SIDs are masked."""
+    routes = channel_routes(config)
+    twilio, slack = config.twilio, config.slack
+    has_voice = config.voice_chat_model is not None or bool(config.voice_model)
+    lines: list[str] = []
+
+    def line(label: str, text: str) -> None:
+        lines.append(f"{label:<9} {text}")
+
+    for channel in CHANNELS:
+        route = routes[channel]
+        if route == "twilio":
+            assert twilio is not None
+            sender = twilio.whatsapp_from if channel == "whatsapp" else twilio.sms_from
+            details = [f"from {sender or 'no sender'}", f"account {mask_sid(twilio.account_sid)}"]
+            if twilio.api_base != TwilioConfig.api_base:
+                details.append(f"api {display_url(twilio.api_base)}")
+            if channel == "whatsapp":
+                templates = ", ".join(sorted(twilio.whatsapp_templates)) or "none"
+                details.append(f"templates: {templates}")
+            if channel == "call":
+                details.append(f"voice model {_voice_name(config)}")
+            line(channel, f"→ Twilio ({'; '.join(details)})")
+        elif route == "slack":
+            assert slack is not None
+            details = ["the shared workspace's bot"]
+            details.append("OAuth installs on" if slack.client_id else "no OAuth installs")
+            if slack.api_base != SlackConfig.api_base:
+                details.append(f"api {display_url(slack.api_base)}")
+            line(channel, f"→ Slack ({'; '.join(details)})")
+        else:
+            if channel == "call" and twilio is not None:
+                reason = "no voice.model: calls stay on the sandbox"
+            elif channel == "call" and has_voice:
+                reason = "no twilio: voice.model unused, calls stay on the sandbox"
+            elif channel == "whatsapp" and twilio is not None:
+                reason = "no twilio.whatsapp_from"
+            elif channel == "slack":
+                reason = "no slack"
+            else:
+                reason = "no twilio"
+            line(channel, f"→ sandbox ({reason})")
+    if twilio is not None:
+        pool = f"pool of {len(twilio.numbers)}" if twilio.numbers else "no pool"
+        line("numbers", f"Twilio ({pool}; buying {'on' if twilio.buy_numbers else 'off'})")
+    if config.sandbox_enabled:
+        line("sandbox", "on (the sandbox API and the inbox's human side)")
+    else:
+        line("sandbox", "off (no sandbox API, no human side in the inbox)")
+    line("public url", display_url(config.public_url))
+    return lines

@@ -1,0 +1,592 @@
+"""``humanwire serve``'s settings: file < environment < flags, validation naming the key
+and its source, half-configured providers refused, secrets never shown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from humanwire.server.config import (
+    ServiceConfig,
+    SlackConfig,
+    TwilioConfig,
+    channel_routes,
+    startup_lines,
+)
+from humanwire.server.settings import Settings, SettingsError, env_var_names, load_settings
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "docs" / "humanwire.example.toml"
+
+SID = "AC0123456789abcdef0123456789abcdef"
+TOKEN = "tok-5ecret-d0-not-print"
+BOT_TOKEN = "xoxb-111-222-5ecretbot"
+SIGNING = "signing-5ecret-value"
+CLIENT_SECRET = "client-5ecret-value"
+TEMPLATE = "HX0123456789abcdef0123456789abcdef"
+TWILIO = f"""
+public_url = "https://hw.example.com"
+[twilio]
+account_sid = "{SID}"
+auth_token = "{TOKEN}"
+sms_from = "+14155550100"
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "humanwire.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def problems(
+    tmp_path: Path,
+    text: str | None = None,
+    env: dict[str, str] | None = None,
+    flags: dict[str, Any] | None = None,
+) -> list[str]:
+    path = write(tmp_path, text) if text is not None else None
+    with pytest.raises(SettingsError) as info:
+        load_settings(path, env or {}, flags or {})
+    assert str(info.value) == "; ".join(info.value.problems)
+    return info.value.problems
+
+
+# -- precedence ---------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("key", "file_value", "env_value", "flag_value", "expected"),
+    [
+        ("host", '"10.0.0.1"', "10.0.0.2", "10.0.0.3", ("10.0.0.1", "10.0.0.2", "10.0.0.3")),
+        ("port", "9001", "9002", 9003, (9001, 9002, 9003)),
+        (
+            "public_url",
+            '"https://file.example.com/"',
+            "https://env.example.com",
+            "https://flag.example.com",
+            ("https://file.example.com", "https://env.example.com", "https://flag.example.com"),
+        ),
+        ("sandbox", "false", "on", "off", (False, True, False)),
+        ("db", '"/data/file.db"', "/data/env.db", "/data/flag.db", None),
+    ],
+)
+def test_flags_beat_environment_beats_file(
+    tmp_path: Path, key: str, file_value: str, env_value: str, flag_value: Any, expected: Any
+) -> None:
+    path = write(tmp_path, f"{key} = {file_value}\n")
+    variable = env_var_names()[key]
+    from_file = load_settings(path, {}, {})
+    from_env = load_settings(path, {variable: env_value}, {})
+    from_flag = load_settings(path, {variable: env_value}, {key: flag_value})
+    values = tuple(getattr(s, key) for s in (from_file, from_env, from_flag))
+    if expected is None:  # paths: as given
+        expected = ("/data/file.db", "/data/env.db", "/data/flag.db")
+    assert values == expected
+    assert from_file.source(key) == f"in {path}"
+    assert from_env.source(key) == f"from environment variable {variable}"
+    assert from_flag.source(key) == f"from flag --{key.replace('_', '-')}"
+
+
+def test_a_flag_left_none_does_not_hide_the_environment(tmp_path: Path) -> None:
+    path = write(tmp_path, "port = 9001\nhost = '10.0.0.1'\n")
+    settings = load_settings(path, {"HUMANWIRE_PORT": "9002"}, {"port": None, "host": None})
+    assert (settings.host, settings.port) == ("10.0.0.1", 9002)
+
+
+def test_section_keys_from_environment_beat_the_file(tmp_path: Path) -> None:
+    path = write(tmp_path, TWILIO + 'whatsapp_from = "+14155550101"\n')
+    settings = load_settings(
+        path,
+        {
+            "HUMANWIRE_TWILIO_SMS_FROM": "+14155550109",
+            "HUMANWIRE_TWILIO_NUMBERS": "+14155550102, +14155550103,",
+            "HUMANWIRE_TWILIO_BUY_NUMBERS": "TRUE",
+        },
+        {},
+    )
+    twilio = settings.to_service_config().twilio
+    assert twilio is not None
+    assert twilio.sms_from == "+14155550109"  # environment
+    assert twilio.whatsapp_from == "+14155550101"  # file
+    assert twilio.numbers == ("+14155550102", "+14155550103")
+    assert twilio.buy_numbers is True
+    assert twilio.auth_token == TOKEN
+    assert settings.source("twilio.numbers") == "from environment variable HUMANWIRE_TWILIO_NUMBERS"
+
+
+def test_a_whole_provider_from_the_environment_alone(tmp_path: Path) -> None:
+    env = {
+        "HUMANWIRE_PUBLIC_URL": "https://hw.example.com",
+        "HUMANWIRE_SLACK_BOT_TOKEN": BOT_TOKEN,
+        "HUMANWIRE_SLACK_SIGNING_SECRET": SIGNING,
+        "HUMANWIRE_VOICE_MODEL": "openai:gpt-4o-mini",
+    }
+    config = load_settings(None, env, {}).to_service_config()
+    assert config.slack == SlackConfig(bot_token=BOT_TOKEN, signing_secret=SIGNING)
+    assert config.voice_model == "openai:gpt-4o-mini"
+    assert config.public_url == "https://hw.example.com"
+
+
+def test_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HUMANWIRE_HOME", str(tmp_path / "home"))
+    settings = load_settings(None, {}, {})
+    assert (settings.host, settings.port, settings.sandbox) == ("127.0.0.1", 8765, True)
+    config = settings.to_service_config()
+    assert config.db_path == str(tmp_path / "home" / "humanwire.db")
+    assert config.local_mode is True and config.sandbox_enabled is True
+    assert (config.twilio, config.slack, config.voice_model) == (None, None, None)
+    assert channel_routes(config) == {
+        "sms": "sandbox",
+        "whatsapp": "sandbox",
+        "slack": "sandbox",
+        "call": "sandbox",
+    }
+
+
+def test_empty_variables_count_as_unset(tmp_path: Path) -> None:
+    path = write(tmp_path, "port = 9001\n")
+    assert load_settings(path, {"HUMANWIRE_PORT": "  "}, {}).port == 9001
+
+
+def test_environment_names_are_the_documented_ones() -> None:
+    # PROVIDERS.md "Configuration"; whatsapp_templates has no environment form.
+    assert env_var_names() == {
+        "host": "HUMANWIRE_HOST",
+        "port": "HUMANWIRE_PORT",
+        "db": "HUMANWIRE_DB",
+        "public_url": "HUMANWIRE_PUBLIC_URL",
+        "sandbox": "HUMANWIRE_SANDBOX",
+        "twilio.account_sid": "HUMANWIRE_TWILIO_ACCOUNT_SID",
+        "twilio.auth_token": "HUMANWIRE_TWILIO_AUTH_TOKEN",
+        "twilio.api_base": "HUMANWIRE_TWILIO_API_BASE",
+        "twilio.sms_from": "HUMANWIRE_TWILIO_SMS_FROM",
+        "twilio.whatsapp_from": "HUMANWIRE_TWILIO_WHATSAPP_FROM",
+        "twilio.numbers": "HUMANWIRE_TWILIO_NUMBERS",
+        "twilio.buy_numbers": "HUMANWIRE_TWILIO_BUY_NUMBERS",
+        "slack.bot_token": "HUMANWIRE_SLACK_BOT_TOKEN",
+        "slack.signing_secret": "HUMANWIRE_SLACK_SIGNING_SECRET",
+        "slack.api_base": "HUMANWIRE_SLACK_API_BASE",
+        "slack.client_id": "HUMANWIRE_SLACK_CLIENT_ID",
+        "slack.client_secret": "HUMANWIRE_SLACK_CLIENT_SECRET",
+        "voice.model": "HUMANWIRE_VOICE_MODEL",
+    }
+
+
+def test_other_humanwire_variables_are_not_settings(tmp_path: Path) -> None:
+    # The client's variables share the prefix; serve ignores them.
+    env = {"HUMANWIRE_API_KEY": "hw_x", "HUMANWIRE_SLACK_TO": "U0HUMAN0001", "HUMANWIRE_X": "1"}
+    assert load_settings(None, env, {}).slack.given is False
+
+
+# -- values ----------------------------------------------------------------------------
+def test_switches_take_on_off_and_true_false(tmp_path: Path) -> None:
+    for raw, expected in [("on", True), ("OFF", False), ("true", True), ("false", False)]:
+        assert load_settings(None, {"HUMANWIRE_SANDBOX": raw}, {}).sandbox is expected
+    assert load_settings(write(tmp_path, "sandbox = false\n"), {}, {}).sandbox is False
+    text = TWILIO + "buy_numbers = true\n"
+    assert load_settings(write(tmp_path, text), {}, {}).twilio.buy_numbers is True
+    text = TWILIO + 'buy_numbers = "false"\n'
+    assert load_settings(write(tmp_path, text), {}, {}).twilio.buy_numbers is False
+
+
+def test_whatsapp_sender_may_carry_the_prefix(tmp_path: Path) -> None:
+    text = TWILIO + 'whatsapp_from = "whatsapp:+14155550101"\n'
+    config = load_settings(write(tmp_path, text), {}, {}).to_service_config()
+    assert config.twilio is not None and config.twilio.whatsapp_from == "+14155550101"
+
+
+def test_a_relative_db_in_the_file_is_next_to_the_file(tmp_path: Path) -> None:
+    path = write(tmp_path, 'db = "data/hw.db"\n')
+    assert load_settings(path, {}, {}).db_path == str(tmp_path / "data" / "hw.db")
+    assert load_settings(path, {"HUMANWIRE_DB": ":memory:"}, {}).db_path == ":memory:"
+
+
+@pytest.mark.parametrize(
+    ("text", "env", "flags", "expected"),
+    [
+        ("port = 70000\n", {}, {}, "port: must be a port number from 0 to 65535 (in {path})"),
+        ("port = true\n", {}, {}, "port: must be a port number from 0 to 65535 (in {path})"),
+        (
+            "",
+            {"HUMANWIRE_PORT": "eighty"},
+            {},
+            "port: must be a port number from 0 to 65535"
+            " (from environment variable HUMANWIRE_PORT)",
+        ),
+        (
+            "",
+            {},
+            {"public_url": "ftp://hw.example.com"},
+            "public_url: must be an http(s) URL such as https://humanwire.example.com"
+            " (from flag --public-url)",
+        ),
+        (
+            'public_url = "https://hw.example.com/?x=1"\n',
+            {},
+            {},
+            "public_url: must not have a query or fragment (in {path})",
+        ),
+        (
+            "",
+            {"HUMANWIRE_SANDBOX": "maybe"},
+            {},
+            "sandbox: must be on or off (from environment variable HUMANWIRE_SANDBOX)",
+        ),
+        (
+            TWILIO.replace(SID, "AC123"),
+            {},
+            {},
+            "twilio.account_sid: must be AC followed by 32 hex digits (in {path})",
+        ),
+        (
+            TWILIO,
+            {"HUMANWIRE_TWILIO_SMS_FROM": "4155550100"},
+            {},
+            "twilio.sms_from: must be a phone number in E.164 form, such as +14155550100"
+            " (from environment variable HUMANWIRE_TWILIO_SMS_FROM)",
+        ),
+        (
+            TWILIO,
+            {"HUMANWIRE_TWILIO_NUMBERS": "+14155550102,+1999"},
+            {},
+            "twilio.numbers[1]: must be a phone number in E.164 form, such as +14155550100"
+            " (from environment variable HUMANWIRE_TWILIO_NUMBERS)",
+        ),
+        (
+            TWILIO + 'api_base = "localhost:9"\n',
+            {},
+            {},
+            "twilio.api_base: must be an http(s) URL such as https://humanwire.example.com"
+            " (in {path})",
+        ),
+        (
+            TWILIO + 'buy_numbers = "sometimes"\n',
+            {},
+            {},
+            "twilio.buy_numbers: must be true or false (in {path})",
+        ),
+        (
+            TWILIO + '[twilio.whatsapp_templates]\nform = "HX12"\n',
+            {},
+            {},
+            "twilio.whatsapp_templates.form: must be a Content template SID:"
+            " HX followed by 32 hex digits (in {path})",
+        ),
+        (
+            'twilio = "yes"\n',
+            {},
+            {},
+            "twilio: must be a table (in {path})",
+        ),
+        (
+            'public_url = "https://hw.example.com"\n[slack]\nbot_token = "xoxp-user"\n'
+            'signing_secret = "s"\n',
+            {},
+            {},
+            "slack.bot_token: must be a Slack bot token (xoxb-…) (in {path})",
+        ),
+        (
+            "",
+            {"HUMANWIRE_SLACK_CLIENT_ID": "my-app"},
+            {},
+            "slack.client_id: must be a Slack client ID such as 1234567890.123456"
+            " (from environment variable HUMANWIRE_SLACK_CLIENT_ID)",
+        ),
+        ('[voice]\nmodel = ""\n', {}, {}, "voice.model: must not be empty (in {path})"),
+    ],
+)
+def test_a_bad_value_names_the_key_and_its_source(
+    tmp_path: Path, text: str, env: dict[str, str], flags: dict[str, Any], expected: str
+) -> None:
+    path = tmp_path / "humanwire.toml"
+    assert problems(tmp_path, text, env, flags) == [expected.format(path=path)]
+
+
+def test_every_bad_value_is_reported_at_once(tmp_path: Path) -> None:
+    found = problems(tmp_path, "port = -1\nsandbox = 'maybe'\n", flags={"host": " "})
+    assert [problem.split(":")[0] for problem in found] == ["host", "port", "sandbox"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            TWILIO.replace("account_sid", "acount_sid"),
+            "twilio.acount_sid: unknown key (did you mean twilio.account_sid?) (in {path})",
+        ),
+        ("prot = 8080\n", "prot: unknown key (did you mean port?) (in {path})"),
+        (
+            "[twillio]\nsms_from = '+14155550100'\n",
+            "twillio: unknown key (did you mean twilio?) (in {path})",
+        ),
+        (
+            TWILIO + "[twilio.whatsapp_templates]\nreminder = 'HX1'\n",
+            "twilio.whatsapp_templates.reminder: unknown key (in {path})",
+        ),
+    ],
+)
+def test_an_unknown_key_stops_start_up_naming_it(tmp_path: Path, text: str, expected: str) -> None:
+    path = tmp_path / "humanwire.toml"
+    assert problems(tmp_path, text) == [expected.format(path=path)]
+
+
+def test_an_unreadable_or_invalid_file(tmp_path: Path) -> None:
+    missing = tmp_path / "absent.toml"
+    assert load_settings(None, {}, {}).port == 8765  # no file: the defaults
+    with pytest.raises(SettingsError, match=r"absent\.toml: not found"):
+        load_settings(missing, {}, {})
+    with pytest.raises(SettingsError, match=r"invalid TOML: .*line 1"):
+        load_settings(write(tmp_path, "port = = 1\n"), {}, {})
+
+
+def test_only_the_serve_flags(tmp_path: Path) -> None:
+    with pytest.raises(SettingsError, match=r"twilio\.auth_token: there is no flag for it"):
+        load_settings(None, {}, {"twilio.auth_token": TOKEN})
+
+
+# -- half-configured providers ---------------------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "env", "expected"),
+    [
+        (
+            TWILIO.replace(f'account_sid = "{SID}"', ""),
+            {},
+            "twilio is half-configured: missing twilio.account_sid",
+        ),
+        (
+            TWILIO.replace(f'auth_token = "{TOKEN}"', ""),
+            {},
+            "twilio is half-configured: missing twilio.auth_token",
+        ),
+        (
+            "",
+            {
+                "HUMANWIRE_PUBLIC_URL": "https://hw.example.com",
+                "HUMANWIRE_TWILIO_SMS_FROM": "+14155550100",
+            },
+            "twilio is half-configured: missing twilio.account_sid and twilio.auth_token"
+            " (twilio was given twilio.sms_from)",
+        ),
+        (
+            TWILIO.replace('sms_from = "+14155550100"', ""),
+            {},
+            "twilio needs twilio.sms_from (the shared number texts and calls come from):"
+            " set it in the file ([twilio] sms_from) or as HUMANWIRE_TWILIO_SMS_FROM",
+        ),
+        (
+            TWILIO.replace('public_url = "https://hw.example.com"', ""),
+            {},
+            "twilio needs public_url",
+        ),
+        (
+            f'[slack]\nbot_token = "{BOT_TOKEN}"\n',
+            {"HUMANWIRE_PUBLIC_URL": "https://hw.example.com"},
+            "slack is half-configured: missing slack.signing_secret",
+        ),
+        (
+            f'[slack]\nsigning_secret = "{SIGNING}"\n',
+            {"HUMANWIRE_PUBLIC_URL": "https://hw.example.com"},
+            "slack is half-configured: missing slack.bot_token",
+        ),
+        (
+            f'public_url = "https://hw.example.com"\n[slack]\nbot_token = "{BOT_TOKEN}"\n'
+            f'signing_secret = "{SIGNING}"\nclient_id = "1234.5678"\n',
+            {},
+            "slack OAuth is half-configured: missing slack.client_secret",
+        ),
+        (
+            f'public_url = "https://hw.example.com"\n[slack]\nbot_token = "{BOT_TOKEN}"\n'
+            f'signing_secret = "{SIGNING}"\n',
+            {"HUMANWIRE_SLACK_CLIENT_SECRET": CLIENT_SECRET},
+            "slack OAuth is half-configured: missing slack.client_id",
+        ),
+        (
+            f'[slack]\nbot_token = "{BOT_TOKEN}"\nsigning_secret = "{SIGNING}"\n',
+            {},
+            "slack needs public_url",
+        ),
+    ],
+)
+def test_a_half_configured_provider_refuses_to_start(
+    tmp_path: Path, text: str, env: dict[str, str], expected: str
+) -> None:
+    found = problems(tmp_path, text, env)
+    assert len(found) == 1, found
+    assert found[0].startswith(expected), found
+    for secret in (TOKEN, BOT_TOKEN, SIGNING, CLIENT_SECRET):
+        assert secret not in found[0]
+
+
+def test_an_empty_section_is_not_half_configured(tmp_path: Path) -> None:
+    settings = load_settings(write(tmp_path, "[twilio]\n[slack]\n[voice]\n"), {}, {})
+    config = settings.to_service_config()
+    assert (config.twilio, config.slack) == (None, None)
+
+
+def test_voice_model_without_twilio_starts_and_says_calls_stay_on_the_sandbox(
+    tmp_path: Path,
+) -> None:
+    config = load_settings(
+        write(tmp_path, '[voice]\nmodel = "openai:gpt-4o-mini"\n'), {}, {}
+    ).to_service_config()
+    assert config.voice_model == "openai:gpt-4o-mini"
+    assert channel_routes(config)["call"] == "sandbox"
+    [call] = [line for line in startup_lines(config) if line.startswith("call")]
+    assert call == "call      → sandbox (no twilio: voice.model unused, calls stay on the sandbox)"
+
+
+def test_to_service_config_refuses_half_configured_settings_built_directly() -> None:
+    settings = Settings.model_validate({"twilio": {"account_sid": SID}})
+    with pytest.raises(SettingsError, match=r"missing twilio\.auth_token"):
+        settings.to_service_config()
+
+
+# -- secrets ---------------------------------------------------------------------------
+def test_secrets_are_never_in_errors_or_reprs(tmp_path: Path) -> None:
+    bad = f"""
+public_url = "https://hw.example.com"
+[twilio]
+account_sid = "{SID}"
+auth_token = "two words {TOKEN}"
+sms_from = "+14155550100"
+auth_tokn = "{TOKEN}"
+[slack]
+bot_token = "not-a-bot-{BOT_TOKEN}"
+signing_secret = "{SIGNING}"
+"""
+    found = problems(tmp_path, bad)
+    assert len(found) == 3, found
+    for text in found:
+        assert "5ecret" not in text
+
+    settings = load_settings(
+        write(
+            tmp_path,
+            TWILIO + "[slack]\n" + f'bot_token = "{BOT_TOKEN}"\n'
+            f'signing_secret = "{SIGNING}"\nclient_id = "1.2"\nclient_secret = "{CLIENT_SECRET}"\n',
+        ),
+        {},
+        {},
+    )
+    config = settings.to_service_config()
+    for shown in (
+        repr(settings),
+        str(settings),
+        repr(config),
+        repr(config.twilio),
+        repr(config.slack),
+    ):
+        assert "5ecret" not in shown and TOKEN not in shown
+    # ... while the service gets them.
+    assert config.twilio is not None and config.twilio.auth_token == TOKEN
+    assert config.slack is not None and config.slack.client_secret == CLIENT_SECRET
+
+
+# -- routes and start-up lines -----------------------------------------------------------
+def twilio_config(**changes: Any) -> TwilioConfig:
+    values: dict[str, Any] = {"account_sid": SID, "auth_token": TOKEN, "sms_from": "+14155550100"}
+    values.update(changes)
+    return TwilioConfig(**values)
+
+
+def test_channel_routes() -> None:
+    assert channel_routes(ServiceConfig(twilio=twilio_config())) == {
+        "sms": "twilio",
+        "whatsapp": "sandbox",
+        "slack": "sandbox",
+        "call": "sandbox",
+    }
+    config = ServiceConfig(
+        twilio=twilio_config(whatsapp_from="+14155550101"),
+        slack=SlackConfig(bot_token=BOT_TOKEN, signing_secret=SIGNING),
+        voice_model="openai:gpt-4o-mini",
+    )
+    assert set(channel_routes(config).items()) == {
+        ("sms", "twilio"),
+        ("whatsapp", "twilio"),
+        ("slack", "slack"),
+        ("call", "twilio"),
+    }
+    # A chat model object is a voice model too; neither without Twilio routes calls.
+    with_object = ServiceConfig(twilio=twilio_config(), voice_chat_model=object())
+    assert channel_routes(with_object)["call"] == "twilio"
+    assert channel_routes(ServiceConfig(voice_chat_model=object()))["call"] == "sandbox"
+
+
+def test_startup_lines_say_where_each_channel_goes_without_secrets() -> None:
+    config = ServiceConfig(
+        twilio=twilio_config(
+            api_base="http://user:pw-5ecret@127.0.0.1:9", whatsapp_templates={"form": TEMPLATE}
+        ),
+        public_url="https://hw.example.com",
+        sandbox_enabled=False,
+    )
+    lines = startup_lines(config)
+    assert lines == [
+        "sms       → Twilio (from +14155550100; account AC01…; api http://127.0.0.1:9)",
+        "whatsapp  → sandbox (no twilio.whatsapp_from)",
+        "slack     → sandbox (no slack)",
+        "call      → sandbox (no voice.model: calls stay on the sandbox)",
+        "numbers   Twilio (no pool; buying off)",
+        "sandbox   off (no sandbox API, no human side in the inbox)",
+        "public url https://hw.example.com",
+    ]
+    text = "\n".join(lines)
+    assert SID not in text and TOKEN not in text and "5ecret" not in text
+
+
+def test_startup_lines_with_every_provider() -> None:
+    class ChatModelWithKey:
+        def __repr__(self) -> str:
+            return "ChatModelWithKey(api_key='sk-5ecret')"
+
+    config = ServiceConfig(
+        twilio=twilio_config(whatsapp_from="+14155550101", numbers=("+14155550102",)),
+        slack=SlackConfig(
+            bot_token=BOT_TOKEN, signing_secret=SIGNING, client_id="1.2", client_secret="c"
+        ),
+        voice_chat_model=ChatModelWithKey(),
+    )
+    lines = startup_lines(config)
+    assert lines[:5] == [
+        "sms       → Twilio (from +14155550100; account AC01…)",
+        "whatsapp  → Twilio (from +14155550101; account AC01…; templates: none)",
+        "slack     → Slack (the shared workspace's bot; OAuth installs on)",
+        "call      → Twilio (from +14155550100; account AC01…; voice model ChatModelWithKey)",
+        "numbers   Twilio (pool of 1; buying off)",
+    ]
+    assert lines[5] == "sandbox   on (the sandbox API and the inbox's human side)"
+    assert "5ecret" not in "\n".join(lines)
+
+
+def test_to_service_config_overrides(tmp_path: Path) -> None:
+    model = object()
+    config = load_settings(write(tmp_path, TWILIO), {}, {}).to_service_config(
+        voice_chat_model=model, webhook_max_attempts=2
+    )
+    assert config.voice_chat_model is model and config.webhook_max_attempts == 2
+    assert channel_routes(config)["call"] == "twilio"
+
+
+# -- the example in docs ---------------------------------------------------------------
+def test_the_example_file_parses_and_passes_validation() -> None:
+    settings = load_settings(EXAMPLE, {}, {})
+    config = settings.to_service_config()
+    assert channel_routes(config) == {
+        "sms": "twilio",
+        "whatsapp": "twilio",
+        "slack": "slack",
+        "call": "twilio",
+    }
+    assert config.twilio is not None
+    assert set(config.twilio.whatsapp_templates) == {"notification", "request", "form"}
+    assert config.twilio.numbers and config.twilio.buy_numbers is False
+    assert config.slack is not None and config.slack.client_id
+    assert config.voice_model and config.sandbox_enabled is False
+    assert config.public_url == settings.public_url
+    assert config.db_path == str(EXAMPLE.parent / "humanwire.db")
+    # Every key of the model appears in the example (commented out or not).
+    example = EXAMPLE.read_text(encoding="utf-8")
+    for key in env_var_names():
+        assert f"{key.rsplit('.', 1)[-1]} =" in example, key

@@ -1,7 +1,8 @@
 """The ``humanwire`` command.
 
 ``humanwire serve``            runs the service in the foreground and prints its base URL,
-                               an API key and the inbox address;
+                               an API key and the inbox address (settings: flags, then
+                               ``HUMANWIRE_*`` variables, then ``--config FILE``);
 ``humanwire accounts create``  creates another account on a database and prints its key
                                (also while a service runs on that database);
 ``humanwire demo [--auto]``    an agent pipeline reaching a human through the embedded service.
@@ -17,16 +18,17 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from humanwire.server.config import ServiceConfig
     from humanwire.server.runner import ServiceRunner
+    from humanwire.server.settings import Settings
 
-__all__ = ["build_parser", "main", "serve_config"]
+__all__ = ["build_parser", "main", "serve_config", "serve_settings"]
 
 DEFAULT_PORT = 8765
 
@@ -44,15 +46,38 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    serve = commands.add_parser("serve", help="run the service in the foreground")
-    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help="port (default 8765)")
+    serve = commands.add_parser(
+        "serve",
+        help="run the service in the foreground",
+        description=(
+            "Run the service. Settings come from flags, then HUMANWIRE_* environment "
+            "variables, then the --config file, then the defaults."
+        ),
+    )
+    # Every default is None: a flag given beats the environment, which beats the file.
+    serve.add_argument("--config", default=None, metavar="PATH", help="TOML settings file")
     serve.add_argument(
-        "--db", default=None, help="SQLite database (default ~/.humanwire/humanwire.db)"
+        "--host", default=None, help="address to bind (HUMANWIRE_HOST; default 127.0.0.1)"
+    )
+    serve.add_argument(
+        "--port", type=int, default=None, help=f"port (HUMANWIRE_PORT; default {DEFAULT_PORT})"
+    )
+    serve.add_argument(
+        "--db",
+        default=None,
+        help="SQLite database (HUMANWIRE_DB; default ~/.humanwire/humanwire.db)",
     )
     serve.add_argument("--api-key", default=None, help="API key to use (created if missing)")
     serve.add_argument(
-        "--public-url", default=None, help="address clients and browsers reach the service at"
+        "--public-url",
+        default=None,
+        help="address clients, browsers and providers reach the service at (HUMANWIRE_PUBLIC_URL)",
+    )
+    serve.add_argument(
+        "--sandbox",
+        choices=("on", "off"),
+        default=None,
+        help="the sandbox API and the inbox's human side (HUMANWIRE_SANDBOX; default on)",
     )
 
     accounts = commands.add_parser("accounts", help="manage accounts")
@@ -105,36 +130,60 @@ def _write_key(path: Path | None, key: str) -> None:
         handle.write(key + "\n")
 
 
-def serve_config(args: argparse.Namespace) -> ServiceConfig:
-    """The service configuration of ``humanwire serve``: local mode (loopback webhook
-    targets allowed) only when serving on loopback."""
-    from humanwire.server.config import ServiceConfig
-    from humanwire.server.runner import is_loopback
+def _serve_flags(args: argparse.Namespace) -> dict[str, Any]:
+    from humanwire.server.settings import FLAG_KEYS
 
-    db_path = args.db or _default_db()
-    if db_path != ":memory:":
-        db_path = str(Path(db_path).expanduser())
-    return ServiceConfig(db_path=db_path, local_mode=is_loopback(args.host))
+    return {key: getattr(args, key, None) for key in FLAG_KEYS}
+
+
+def serve_settings(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> Settings:
+    """The settings of ``humanwire serve``: flags, then ``env`` (default ``os.environ``),
+    then the ``--config`` file, then the defaults. Raises ``SettingsError``."""
+    from humanwire.server.settings import load_settings
+
+    return load_settings(
+        getattr(args, "config", None),
+        os.environ if env is None else env,
+        _serve_flags(args),
+    )
+
+
+def serve_config(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> ServiceConfig:
+    """The service configuration of ``humanwire serve``: local mode (loopback webhook
+    targets allowed) only when serving on loopback. Raises ``SettingsError``."""
+    return serve_settings(args, env).to_service_config()
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from humanwire.server.settings import SettingsError
+
+    try:
+        settings = serve_settings(args)
+        config = settings.to_service_config()
+    except SettingsError as exc:
+        for problem in exc.problems:
+            print(f"humanwire: {problem}", file=sys.stderr)
+        return 2
     with _stop_on_signals() as stop:
-        return _serve_until(args, stop)
+        return _serve_until(settings, config, args.api_key, stop)
 
 
-def _serve_until(args: argparse.Namespace, stop: threading.Event) -> int:
+def _serve_until(
+    settings: Settings, config: ServiceConfig, api_key: str | None, stop: threading.Event
+) -> int:
+    from humanwire.server.config import startup_lines
     from humanwire.server.embedded import embedded_home
     from humanwire.server.runner import ServiceRunner
 
-    config = serve_config(args)
+    host, port, public_url = settings.host, settings.port, settings.public_url
     db_path, local = config.db_path, config.local_mode
     if db_path != ":memory:":
         Path(db_path).parent.mkdir(parents=True, exist_ok=True)
-    runner = ServiceRunner(config, args.host, args.port, public_url=args.public_url)
+    runner = ServiceRunner(config, host, port, public_url=public_url)
     try:
         runner.start()
     except OSError as exc:
-        print(f"humanwire: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
+        print(f"humanwire: cannot listen on {host}:{port}: {exc}", file=sys.stderr)
         return 1
     except RuntimeError as exc:
         print(f"humanwire: {exc}", file=sys.stderr)
@@ -142,12 +191,12 @@ def _serve_until(args: argparse.Namespace, stop: threading.Event) -> int:
 
     try:
         key_file = _key_file(db_path)
-        key = args.api_key or _read_key(key_file)
+        key = api_key or _read_key(key_file)
         if key is None or not runner.authenticate(key):
             key = runner.create_account("default", api_key=key)
-        if not args.api_key:
+        if not api_key:
             _write_key(key_file, key)
-        if local and not args.public_url and Path(db_path).parent == embedded_home():
+        if local and not public_url and Path(db_path).parent == embedded_home():
             # Lets clients without a base URL (embedded mode) find and share this service.
             _record_for_embedded(runner.base_url, key)
 
@@ -161,6 +210,8 @@ def _serve_until(args: argparse.Namespace, stop: threading.Event) -> int:
             file=sys.stderr,
             flush=True,
         )
+        for line in startup_lines(runner.config):
+            print(f"  {line}", file=sys.stderr, flush=True)
         _wait_for_stop(runner, stop)
     finally:
         runner.stop()

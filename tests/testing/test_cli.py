@@ -7,13 +7,14 @@ import signal
 import subprocess
 import sys
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
 from humanwire import cli
+from humanwire.server.settings import Settings
 
 
 def _env(home: Path) -> dict[str, str]:
@@ -44,13 +45,13 @@ class Served:
 def serve(tmp_path: Path) -> Iterator[object]:
     processes: list[subprocess.Popen[str]] = []
 
-    def start(*args: str) -> Served:
+    def start(*args: str, port: str = "0", env: dict[str, str] | None = None) -> Served:
         process = subprocess.Popen(
-            [sys.executable, "-m", "humanwire.cli", "serve", "--port", "0", *args],
+            [sys.executable, "-m", "humanwire.cli", "serve", "--port", port, *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=_env(tmp_path / "home"),
+            env={**_env(tmp_path / "home"), **(env or {})},
         )
         processes.append(process)
         return Served(process)
@@ -224,7 +225,7 @@ def test_unknown_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) ->
 def test_local_mode_only_on_loopback(tmp_path: Path) -> None:
     def config_for(*args: str) -> tuple[bool, str]:
         parsed = cli.build_parser().parse_args(["serve", "--db", str(tmp_path / "x.db"), *args])
-        config = cli.serve_config(parsed)
+        config = cli.serve_config(parsed, env={})
         return config.local_mode, config.db_path
 
     assert config_for() == (True, str(tmp_path / "x.db"))
@@ -247,3 +248,147 @@ def test_accounts_create_on_a_new_database(
     # The printed keys work against a service started on that database afterwards.
     with ServiceRunner(ServiceConfig(db_path=str(db))) as runner:
         assert all(runner.authenticate(key) for key in keys)
+
+
+# -- settings: --config, HUMANWIRE_* and flags ------------------------------------------------
+SID = "AC0123456789abcdef0123456789abcdef"
+TOKEN = "tw-5ecret-token-never-printed"
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_serve_flags_beat_environment_beat_file(tmp_path: Path) -> None:
+    config = tmp_path / "humanwire.toml"
+    config.write_text(
+        'host = "10.1.1.1"\nport = 9001\ndb = "file.db"\nsandbox = "off"\n', encoding="utf-8"
+    )
+    env = {"HUMANWIRE_HOST": "0.0.0.0", "HUMANWIRE_PORT": "9002", "HUMANWIRE_SANDBOX": "on"}
+
+    def settings_for(*flags: str) -> Settings:
+        parsed = cli.build_parser().parse_args(["serve", "--config", str(config), *flags])
+        return cli.serve_settings(parsed, env)
+
+    settings = settings_for()
+    assert (settings.host, settings.port, settings.sandbox) == ("0.0.0.0", 9002, True)
+    assert settings.db_path == str(tmp_path / "file.db")
+    settings = settings_for(
+        "--host", "::1", "--port", "9003", "--sandbox", "off", "--db", ":memory:"
+    )
+    assert (settings.host, settings.port, settings.sandbox) == ("::1", 9003, False)
+    service = settings.to_service_config()
+    assert (service.local_mode, service.sandbox_enabled, service.db_path) == (
+        True,
+        False,
+        ":memory:",
+    )
+
+
+def test_serve_defaults_stay_as_they_were(tmp_path: Path) -> None:
+    parsed = cli.build_parser().parse_args(["serve"])
+    assert (parsed.host, parsed.port, parsed.config, parsed.sandbox) == (None, None, None, None)
+    settings = cli.serve_settings(parsed, {})
+    assert (settings.host, settings.port, settings.sandbox) == ("127.0.0.1", cli.DEFAULT_PORT, True)
+
+
+def test_serve_refuses_bad_settings_with_exit_2(tmp_path: Path) -> None:
+    config = tmp_path / "humanwire.toml"
+    config.write_text(f'[twilio]\nacount_sid = "{SID}"\nauth_token = "{TOKEN}"\n', encoding="utf-8")
+    db = tmp_path / "never.db"
+    result = subprocess.run(
+        [sys.executable, "-m", "humanwire.cli", "serve", "--config", str(config), "--db", str(db)],
+        capture_output=True,
+        text=True,
+        env={**_env(tmp_path / "home"), "HUMANWIRE_PORT": "http"},
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert (
+        "humanwire: port: must be a port number from 0 to 65535"
+        " (from environment variable HUMANWIRE_PORT)"
+    ) in lines
+    assert (
+        "humanwire: twilio.acount_sid: unknown key (did you mean twilio.account_sid?)"
+        f" (in {config})"
+    ) in lines
+    assert TOKEN not in result.stderr
+    assert not db.exists()
+
+
+def test_serve_refuses_a_half_configured_provider(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "humanwire.cli", "serve", "--db", str(tmp_path / "x.db")],
+        capture_output=True,
+        text=True,
+        env={
+            **_env(tmp_path / "home"),
+            "HUMANWIRE_TWILIO_ACCOUNT_SID": SID,
+            "HUMANWIRE_TWILIO_SMS_FROM": "+14155550100",
+        },
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert result.stderr.startswith(
+        "humanwire: twilio is half-configured: missing twilio.auth_token"
+    ), result.stderr
+    assert "humanwire: twilio needs public_url" in result.stderr
+
+
+def test_serve_with_twilio_configured_says_where_channels_go_and_never_the_token(
+    serve: Callable[..., Served], tmp_path: Path
+) -> None:
+    port = _free_port()
+    closed = _free_port()  # nothing listens there: start-up must not call Twilio
+    config = tmp_path / "humanwire.toml"
+    config.write_text(
+        f"""
+port = {port}
+db = "served.db"
+public_url = "http://127.0.0.1:{port}"
+sandbox = "off"
+
+[twilio]
+account_sid = "{SID}"
+api_base = "http://127.0.0.1:{closed}"
+sms_from = "+14155550100"
+numbers = ["+14155550102"]
+""",
+        encoding="utf-8",
+    )
+    served = serve(
+        "--config",
+        str(config),
+        port=str(port),  # the flag agrees with the file: the fixture always passes one
+        env={"HUMANWIRE_TWILIO_AUTH_TOKEN": TOKEN},
+    )
+    assert served.base_url == f"http://127.0.0.1:{port}", served.lines
+    assert served.api_key.startswith("hw_")
+    assert served.get("/healthz").json() == {"status": "ok"}
+    assert served.get("/numbers", served.api_key).status_code == 200
+    # sandbox = "off": no sandbox API.
+    assert served.get("/sandbox/messages", served.api_key).status_code == 404
+    assert (tmp_path / "served.db").exists()  # relative to the file
+
+    served.process.send_signal(signal.SIGTERM)
+    out, err = served.process.communicate(timeout=20)
+    assert served.process.returncode == 0, err
+    lines = [line.strip() for line in err.splitlines()]
+    assert (
+        f"sms       → Twilio (from +14155550100; account AC01…; api http://127.0.0.1:{closed})"
+        in lines
+    )
+    assert "whatsapp  → sandbox (no twilio.whatsapp_from)" in lines
+    assert "call      → sandbox (no voice.model: calls stay on the sandbox)" in lines
+    assert "slack     → sandbox (no slack)" in lines
+    assert "sandbox   off (no sandbox API, no human side in the inbox)" in lines
+    assert f"public url http://127.0.0.1:{port}" in lines
+    everything = "\n".join(served.lines) + out + err
+    assert TOKEN not in everything and "5ecret" not in everything
+    assert SID not in everything

@@ -31,6 +31,15 @@ Fixtures
             config.spam_recipients = 3
             return config
 
+Real providers, offline
+-----------------------
+
+``humanwire.testing.twilio`` is a contract fake of Twilio (``humanwire[twilio]``): a local
+Twilio that checks every request against Twilio's published API description, signs its
+callbacks as Twilio does and plays the phone (replies, delivery failures, scripted
+callees). Point ``twilio.api_base`` at it to test a deployment end to end with no
+account; see that module's docstring.
+
 Example::
 
     def test_agent_asks_before_deploying(humanwire_client, human):

@@ -1,5 +1,11 @@
-"""``TwilioFakeServer``: the fake served over loopback HTTP by uvicorn in a thread, so
-the service reaches it as it would reach api.twilio.com (``twilio.api_base``)."""
+"""``TwilioFakeServer``: the fake served over loopback HTTP by uvicorn in a daemon thread
+(as ``humanwire.server.runner`` runs the service), so the code under test reaches it as
+it would reach api.twilio.com (``twilio.api_base``).
+
+The socket is bound before the thread starts (``port=0``: a free port), so
+``base_url`` is known at once; ``start`` returns once uvicorn accepts connections and
+the fake is bound to the server's loop (its callbacks run there).
+"""
 
 from __future__ import annotations
 
@@ -7,65 +13,114 @@ import asyncio
 import socket
 import threading
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .fake import FakeTwilio
 
+if TYPE_CHECKING:
+    import uvicorn
+
 __all__ = ["TwilioFakeServer"]
+
+_START_TIMEOUT = 30.0
+_STOP_TIMEOUT = 10.0
 
 
 class TwilioFakeServer:
-    def __init__(self, fake: FakeTwilio | None = None, host: str = "127.0.0.1") -> None:
+    """``with TwilioFakeServer(fake) as twilio:`` — ``twilio.base_url`` is what
+    ``twilio.api_base`` (or ``Client.api.base_url``) should be."""
+
+    def __init__(
+        self, fake: FakeTwilio | None = None, host: str = "127.0.0.1", port: int = 0
+    ) -> None:
         self.fake = fake or FakeTwilio()
         self.host = host
+        self.requested_port = port
         self.port = 0
         self._thread: threading.Thread | None = None
-        self._server: Any = None
+        self._server: uvicorn.Server | None = None
         self._ready = threading.Event()
+        self._failure: BaseException | None = None
+        self._lock = threading.Lock()
 
     @property
     def base_url(self) -> str:
-        """What ``twilio.api_base`` should be."""
-        return f"http://{self.host}:{self.port}"
+        if not self.port:
+            raise RuntimeError("the fake Twilio is not started")
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive() and self._ready.is_set()
 
     def start(self) -> TwilioFakeServer:
+        """Binds, serves in a daemon thread, returns once connections are accepted."""
         import uvicorn
 
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((self.host, 0))
-        sock.listen(128)
-        sock.setblocking(False)
-        self.port = sock.getsockname()[1]
-        config = uvicorn.Config(
-            self.fake.app(), log_level="warning", lifespan="on", access_log=False
-        )
-        server = uvicorn.Server(config)
-        self._server = server
+        with self._lock:
+            if self._thread is not None:
+                return self
+            sock = self._bind()
+            self.port = sock.getsockname()[1]
+            config = uvicorn.Config(
+                self.fake.app(),
+                log_level="warning",
+                lifespan="on",
+                loop="asyncio",
+                access_log=False,
+                timeout_graceful_shutdown=2,
+            )
+            server = _ready_server(config, self._ready)
+            self._server = server
+            self._failure = None
+            self._ready.clear()
 
-        def run() -> None:
-            try:
-                asyncio.run(server.serve(sockets=[sock]))
-            finally:
-                sock.close()
-                self._ready.set()
+            def run() -> None:
+                try:
+                    asyncio.run(server.serve(sockets=[sock]))
+                except BaseException as exc:  # SystemExit from uvicorn on a failed startup
+                    self._failure = exc
+                finally:
+                    sock.close()
+                    self._ready.set()
 
-        self._thread = threading.Thread(target=run, name="fake-twilio", daemon=True)
-        self._thread.start()
-        deadline = 30.0
-        while not server.started and self._thread.is_alive() and deadline > 0:
-            self._ready.wait(0.01)
-            deadline -= 0.01
-        if not server.started:
-            raise RuntimeError("the fake Twilio did not start")
+            thread = threading.Thread(target=run, name=f"fake-twilio-{self.port}", daemon=True)
+            self._thread = thread
+            thread.start()
+        if not self._ready.wait(_START_TIMEOUT) or not server.started or not thread.is_alive():
+            failure = self._failure
+            self.stop()
+            raise RuntimeError(f"the fake Twilio did not start: {failure!r}") from failure
         return self
 
     def stop(self) -> None:
-        if self._thread is None:
-            return
-        self._server.should_exit = True
-        self._thread.join(15)
-        self._thread = None
+        """Stops serving: the calls and callbacks under way are cancelled."""
+        with self._lock:
+            thread, server = self._thread, self._server
+            if thread is None or server is None:
+                return
+            server.should_exit = True
+            thread.join(_STOP_TIMEOUT)
+            if thread.is_alive():
+                server.force_exit = True
+                thread.join(_STOP_TIMEOUT)
+            self._thread = None
+            self._server = None
+            self.port = 0
+
+    def _bind(self) -> socket.socket:
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((self.host, self.requested_port))
+            sock.listen(128)
+            sock.setblocking(False)
+        except BaseException:
+            sock.close()
+            raise
+        return sock
 
     def __enter__(self) -> TwilioFakeServer:
         return self.start()
@@ -77,3 +132,21 @@ class TwilioFakeServer:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+def _ready_server(config: uvicorn.Config, ready: threading.Event) -> uvicorn.Server:
+    """A uvicorn server that sets ``ready`` once it accepts connections (built lazily so
+    importing this module does not import uvicorn)."""
+    import uvicorn
+
+    class ReadyServer(uvicorn.Server):
+        def install_signal_handlers(self) -> None:  # uvicorn < 0.29: not the main thread
+            pass
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started:
+                ready.set()
+
+    server: Any = ReadyServer(config)
+    return server  # type: ignore[no-any-return]

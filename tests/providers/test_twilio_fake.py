@@ -596,6 +596,20 @@ async def test_the_async_twins_work_from_another_loop(twilio: Twilio) -> None:
     await fake.await_idle()
 
 
+def test_a_blocking_helper_on_the_fakes_own_loop_refuses_instead_of_hanging(
+    twilio: Twilio,
+) -> None:
+    fake = twilio.fake
+
+    async def inside() -> None:
+        fake.post_signed(twilio.phone.url("/x"), {"A": "1"})
+
+    assert fake.loop is not None
+    with pytest.raises(RuntimeError, match="async twin"):
+        asyncio.run_coroutine_threadsafe(inside(), fake.loop).result(5)
+    assert twilio.phone.hits == []
+
+
 # -- calls: the TwiML loop -------------------------------------------------------------------
 def converse(phone: Phone) -> None:
     """A tiny voice app: asks, answers what it heard, transfers on request."""

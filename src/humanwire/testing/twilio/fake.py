@@ -651,10 +651,13 @@ class FakeTwilio:
         if loop is None:
             coro.close()
             raise RuntimeError("the fake Twilio is not being served (TwilioFakeServer)")
-        with contextlib.suppress(RuntimeError):
-            if asyncio.get_running_loop() is loop:
-                coro.close()
-                raise RuntimeError("called on the fake's own loop: use the async twin (a…) instead")
+        try:
+            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:  # waiting here would block the loop the coroutine needs
+            coro.close()
+            raise RuntimeError("called on the fake's own loop: use the async twin (a…) instead")
         return asyncio.run_coroutine_threadsafe(coro, loop).result(timeout)
 
     async def _arun(self, coro: Coroutine[Any, Any, T]) -> T:

@@ -80,3 +80,31 @@ def test_with_buy_numbers_a_number_is_bought_and_released_on_delete(
 
 def test_the_shared_sender_is_never_offered(live: Live) -> None:
     assert SMS_FROM not in [n.phone_number for n in live.client.numbers.available()]
+
+
+def test_releasing_a_bought_number_outlives_a_twilio_outage_and_a_restart(
+    tmp_path: Path, fake_twilio: TwilioFakeServer
+) -> None:
+    fake = fake_twilio.fake
+    fake.add_available(FOR_SALE)
+    runner, key = start_live(tmp_path, fake_twilio, twilio={"buy_numbers": True})
+    client = HumanWire(api_key=key, base_url=runner.base_url, max_retries=0)
+    reserved = client.numbers.reserve(FOR_SALE)
+    bought = fake.number(FOR_SALE)
+    assert bought is not None
+
+    def deletes() -> int:
+        return sum(1 for m, p, _ in fake.requests if m == "DELETE" and bought.sid in p)
+
+    fake.fail_next(503, times=3)  # the first try (and its two quick retries) fail
+    client.numbers.delete(reserved.id)  # answered at once: the release is a stored job
+    fake.wait_for(lambda: deletes() == 3)
+    runner.stop()  # before the job's next try
+    assert not bought.released
+
+    restarted, _key = start_live(tmp_path, fake_twilio, twilio={"buy_numbers": True})
+    try:
+        fake.wait_for(lambda: bought.released, timeout=10)
+        assert deletes() == 4
+    finally:
+        restarted.stop()

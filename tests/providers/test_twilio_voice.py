@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
-from twilio_support import HUMAN, OTHER_HUMAN, POOL, SMS_FROM, Live, start_live
+from twilio_support import HUMAN, OTHER_HUMAN, POOL, SMS_FROM, Live, in_background, start_live
 
 from humanwire import CallTimeoutError, HumanWire
 from humanwire.testing.receiver import WebhookReceiver
@@ -204,3 +204,27 @@ def test_phone_call_transfers_to_the_skills_transfer_number(
     ended = live.client.phone.call(to=HUMAN, message="Ask whether the deploy may go ahead.")
     assert ended.outcome == "transferred"
     assert live.fake.calls[0].transferred_to == TRANSFER
+
+
+def test_the_hang_up_is_retried_while_twilio_fails(voice_live: Make) -> None:
+    live = voice_live(brain(*[say(f"Question {i}?") for i in range(40)]), phone_call_limit=1.5)
+    live.fake.callee(HUMAN, CalleeScript(says=["hmm"] * 200, seconds_per_turn=0.3))
+
+    def place() -> None:
+        with pytest.raises(CallTimeoutError):
+            live.client.phone.call(to=HUMAN, message="Keep them talking.")
+
+    placed = in_background(place)
+    live.fake.wait_for(lambda: live.fake.calls and live.fake.calls[0].said)
+    live.fake.fail_next(503, times=4)  # the turns are callbacks: only the hang-up fails
+    placed()
+    call = live.fake.calls[0]
+
+    def updates() -> int:
+        return sum(1 for m, p, _ in live.fake.requests if m == "POST" and call.sid in p)
+
+    # Four refused (three by the first try and its quick retries, one by the stored
+    # job's next try after a second), then the fifth is taken.
+    live.fake.wait_for(lambda: updates() >= 5, timeout=15)
+    live.fake.wait_for(lambda: not live.fake._failures, timeout=5)
+    assert call.done

@@ -40,6 +40,8 @@ def create_app(config: ServiceConfig | None = None, engine: Engine | None = None
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await service_engine.start()
+        for provider in providers:
+            await provider.start()
         try:
             yield
         finally:

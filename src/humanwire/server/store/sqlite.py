@@ -537,6 +537,16 @@ class SQLiteStore:
             (scope, key, _dumps(value), updated_at),
         )
 
+    def provider_states(self, scope: str) -> list[tuple[str, dict[str, Any]]]:
+        rows = self._all(
+            "SELECT key, value FROM provider_state WHERE scope = ? ORDER BY updated_at",
+            (scope,),
+        )
+        return [(str(row[0]), json.loads(row[1])) for row in rows]
+
+    def delete_provider_state(self, scope: str, key: str) -> None:
+        self._run("DELETE FROM provider_state WHERE scope = ? AND key = ?", (scope, key))
+
     def open_interactions(self) -> list[InteractionRecord]:
         rows = self._all(
             f"SELECT {_INTERACTION_COLUMNS} FROM interactions WHERE status = 'pending'"

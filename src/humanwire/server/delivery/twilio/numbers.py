@@ -9,13 +9,13 @@ account deletes it (it stops costing money), retried in the background if Twilio
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
 import phonenumbers
 
 from ..base import ProviderFailure
+from .jobs import TwilioJobs
 from .rest import TwilioAPIError, TwilioREST
 
 if TYPE_CHECKING:
@@ -52,13 +52,14 @@ class TwilioNumbers:
         sms_url: str,
         voice_url: str,
         call_status_url: str,
+        jobs: TwilioJobs,
     ) -> None:
+        self.jobs = jobs
         self.rest = rest
         self.config = config
         self.sms_url = sms_url
         self.voice_url = voice_url
         self.call_status_url = call_status_url
-        self._tasks: set[asyncio.Task[None]] = set()
         self._pool = [offer for n in config.numbers if (offer := describe(n)) is not None]
 
     def pool(self) -> list[NumberOffer]:
@@ -117,26 +118,8 @@ class TwilioNumbers:
         return {"sid": str(bought.get("sid") or ""), "bought": True}
 
     def detach(self, data: dict[str, Any]) -> None:
-        """Releases a bought number back to Twilio, in the background with retries."""
+        """Releases a bought number back to Twilio: a stored job, retried until Twilio
+        takes it. A pool number stays the operator's (nothing to do)."""
         sid = str(data.get("sid") or "")
-        if not data.get("bought") or not sid:
-            return
-
-        async def run() -> None:
-            for attempt in range(5):
-                try:
-                    await self.rest.release_number(sid)
-                    return
-                except TwilioAPIError as exc:
-                    if exc.status == 404:
-                        return
-                    await asyncio.sleep(0.5 * 2**attempt)
-            logger.warning("could not release number %s at Twilio", sid)
-
-        task = asyncio.get_running_loop().create_task(run())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def aclose(self) -> None:
-        if self._tasks:
-            await asyncio.wait(self._tasks, timeout=5.0)
+        if data.get("bought") and sid:
+            self.jobs.add("release_number", sid)

@@ -10,6 +10,7 @@ import httpx
 from starlette.routing import BaseRoute
 
 from ..base import Outbound, Sent
+from .jobs import TwilioJobs
 from .messaging import send_message
 from .numbers import TwilioNumbers
 from .rest import TwilioREST
@@ -51,12 +52,14 @@ class TwilioProvider:
         if agent is not None:
             self.channels.append("call")
         self.senders: Mapping[str, str] = senders
+        self.jobs = TwilioJobs(self.rest, engine.store)
         self.numbers = TwilioNumbers(
             self.rest,
             config,
             sms_url=self.url("messages"),
             voice_url=self.url("voice"),
             call_status_url=self.url("call-status"),
+            jobs=self.jobs,
         )
         self.voice = TwilioVoice(
             self.rest,
@@ -64,6 +67,7 @@ class TwilioProvider:
             agent,
             voice_url=self.url("voice"),
             status_url=self.url("call-status"),
+            jobs=self.jobs,
         )
 
     def url(self, route: str) -> str:
@@ -86,7 +90,11 @@ class TwilioProvider:
     def hang_up(self, ref: str) -> None:
         self.voice.hang_up(ref)
 
+    async def start(self) -> None:
+        """Picks up the status work a previous run left (``jobs``)."""
+        self.jobs.start()
+
     async def aclose(self) -> None:
         await self.voice.aclose()
-        await self.numbers.aclose()
+        await self.jobs.aclose()
         await self.rest.aclose()

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..base import Outbound, ProviderFailure, Sent
+from .jobs import TwilioJobs
 from .messaging import refusal
 from .rest import TwilioAPIError, TwilioREST
 
@@ -57,7 +58,9 @@ class TwilioVoice:
         *,
         voice_url: str,
         status_url: str,
+        jobs: TwilioJobs,
     ) -> None:
+        self.jobs = jobs
         self.rest = rest
         self.engine = engine
         self.agent = agent
@@ -104,21 +107,9 @@ class TwilioVoice:
         return int(self.engine.config.phone_call_limit) + 30
 
     def hang_up(self, sid: str) -> None:
-        """Ends a call still running (the skill's five minutes passed), in the background,
-        retried a few times: Twilio being slow must not hold anything up."""
-
-        async def run() -> None:
-            for attempt in range(4):
-                try:
-                    await self.rest.update_call(sid, {"Status": "completed"})
-                    return
-                except TwilioAPIError as exc:
-                    if 400 <= exc.status < 500 and exc.status != 429:
-                        return  # the call is over already, or unknown
-                    await asyncio.sleep(0.5 * 2**attempt)
-            logger.warning("could not hang up call %s", sid)
-
-        self._spawn(run())
+        """Ends a call still running (the skill's five minutes passed): a stored job,
+        retried until Twilio takes it, so Twilio being slow holds nothing up."""
+        self.jobs.add("hang_up", sid)
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)

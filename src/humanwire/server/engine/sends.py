@@ -71,14 +71,19 @@ class Sends(EngineCore):
             field="from",
         )
 
-    @staticmethod
-    def _no_response(record: InteractionRecord, text: str) -> dict[str, Any]:
+    def _as_now(self, interaction_id: str) -> dict[str, Any]:
+        """``interactionId``, ``status`` and ``deliveryStatus`` as they are now."""
+        return _fields(self._current(interaction_id))
+
+    def _unanswered(self, interaction_id: str, text: str) -> dict[str, Any]:
         """What a held send answers when no response came: the no-response ``text``, or,
         when the provider reported the delivery failed, the "could not be delivered"
         text with ``deliveryStatus`` ``failed`` (the human never saw it)."""
-        if record.outcome == UNDELIVERED:
-            return {"response": UNDELIVERED_TEXT, "delivery_status": "failed"}
-        return {"response": text, "delivery_status": record.delivery_status}
+        now = self._current(interaction_id)
+        answer = {**_fields(now), "responded": False, "response": text}
+        if now.outcome == UNDELIVERED:
+            answer.update(response=UNDELIVERED_TEXT, delivery_status="failed")
+        return answer
 
     # -- sends: each delivers through the provider, then holds for waitTime -----
     async def send_message(self, account: Account, request: MessageRequest) -> MessageResponse:
@@ -148,12 +153,7 @@ class Sends(EngineCore):
                 delivered = templates.reply_link_text(text, link_url)
             await self._deliver(record, delivered, future=future, template=template)
         if future is None:
-            now = self._current(record.id)
-            return MessageResponse(
-                interaction_id=record.id,
-                status=now.status,  # type: ignore[arg-type]
-                delivery_status=now.delivery_status,  # type: ignore[arg-type]
-            )
+            return MessageResponse(**self._as_now(record.id))
         answered = await self._hold(record.id, future)
         if answered is not None and answered.result is not None:
             reply = str(answered.result["payload"]["body"])
@@ -165,12 +165,8 @@ class Sends(EngineCore):
                 reply=reply,
                 delivery_status=answered.delivery_status,  # type: ignore[arg-type]
             )
-        now = self._current(record.id)
         return MessageResponse(
-            interaction_id=record.id,
-            status=now.status,  # type: ignore[arg-type]
-            responded=False,
-            **self._no_response(now, templates.no_response_text(no_response_template)),
+            **self._unanswered(record.id, templates.no_response_text(no_response_template)),
         )
 
     async def send_channel_message(
@@ -229,12 +225,7 @@ class Sends(EngineCore):
         else:
             await self._deliver(record, prompt, future=future)
         if future is None:
-            now = self._current(record.id)
-            return MessageResponse(
-                interaction_id=record.id,
-                status=now.status,  # type: ignore[arg-type]
-                delivery_status=now.delivery_status,  # type: ignore[arg-type]
-            )
+            return MessageResponse(**self._as_now(record.id))
         limit = self._remaining(record, float(card.wait_time or 0), resumed)
         ended = await self._hold(record.id, future, limit=limit)
         if ended is not None and ended.result is not None and ended.outcome != "no_answer":
@@ -247,12 +238,8 @@ class Sends(EngineCore):
                 reply=summary,
                 delivery_status=ended.delivery_status,  # type: ignore[arg-type]
             )
-        now = self._current(record.id)
         return MessageResponse(
-            interaction_id=record.id,
-            status=now.status,  # type: ignore[arg-type]
-            responded=False,
-            **self._no_response(now, templates.no_response_text(card.no_response_template)),
+            **self._unanswered(record.id, templates.no_response_text(card.no_response_template)),
         )
 
     async def send_form(self, account: Account, request: FormRequest) -> FormResponse:
@@ -315,13 +302,7 @@ class Sends(EngineCore):
                 record, text_for(url), form_url=url, future=future, template=template_for(url)
             )
         if future is None:
-            now = self._current(record.id)
-            return FormResponse(
-                interaction_id=record.id,
-                status=now.status,  # type: ignore[arg-type]
-                form_url=url,
-                delivery_status=now.delivery_status,  # type: ignore[arg-type]
-            )
+            return FormResponse(**self._as_now(record.id), form_url=url)
         answered = await self._hold(record.id, future)
         if answered is not None and answered.result is not None:
             from ..forms.validate import format_content
@@ -336,13 +317,9 @@ class Sends(EngineCore):
                 content=format_content(self._form_of(answered), values),
                 delivery_status=answered.delivery_status,  # type: ignore[arg-type]
             )
-        now = self._current(record.id)
         return FormResponse(
-            interaction_id=record.id,
-            status=now.status,  # type: ignore[arg-type]
             form_url=url,
-            responded=False,
-            **self._no_response(now, DEFAULT_NO_RESPONSE_TEMPLATE),
+            **self._unanswered(record.id, DEFAULT_NO_RESPONSE_TEMPLATE),
         )
 
     async def place_call(self, account: Account, request: CallRequest) -> CallResponse:
@@ -381,12 +358,7 @@ class Sends(EngineCore):
             )
             if ended is not None and ended.result is not None:
                 return self._call_response(ended)
-        now = self._current(record.id)
-        return CallResponse(
-            interaction_id=record.id,
-            status=now.status,  # type: ignore[arg-type]
-            delivery_status=now.delivery_status,  # type: ignore[arg-type]
-        )
+        return CallResponse(**self._as_now(record.id))
 
     async def phone_sms(self, account: Account, request: PhoneSMSRequest) -> MessageResponse:
         return await self.send_message(
@@ -462,3 +434,11 @@ def _shared_template(message: str, wait_time: float | None) -> WhatsAppTemplate:
 
 def _no_template(url: str) -> None:
     return None
+
+
+def _fields(record: InteractionRecord) -> dict[str, Any]:
+    return {
+        "interaction_id": record.id,
+        "status": record.status,
+        "delivery_status": record.delivery_status,
+    }

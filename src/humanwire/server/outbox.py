@@ -211,6 +211,7 @@ class Outbox:
         self._resolve_timeout = resolve_timeout
         self._client: httpx.AsyncClient | None = None
         self._worker: asyncio.Task[None] | None = None
+        self._closing = False
         self._wake: asyncio.Event | None = None
         self._in_flight: dict[str, asyncio.Task[None]] = {}
 
@@ -254,6 +255,7 @@ class Outbox:
     async def start(self) -> None:
         if self._worker is not None:
             return
+        self._closing = False
         self._wake = asyncio.Event()
         self._client = httpx.AsyncClient(
             transport=self._transport,
@@ -265,14 +267,21 @@ class Outbox:
 
     async def close(self) -> None:
         worker, self._worker = self._worker, None
+        # The flag (not only the cancellation) ends the worker: on Python 3.11,
+        # ``wait_for`` swallows a cancellation that lands as its inner wait completes
+        # (a delivery finishing wakes the worker at that moment), and the worker would
+        # then wait for a wake that never comes.
+        self._closing = True
+        self.wake()
         tasks = [*self._in_flight.values()]
         if worker is not None:
             tasks.append(worker)
         for task in tasks:
             task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        if tasks:
+            _done, stuck = await asyncio.wait(tasks, timeout=5.0)
+            for task in stuck:
+                logger.warning("webhook outbox task %s did not stop", task.get_name())
         self._in_flight.clear()
         if self._client is not None:
             await self._client.aclose()
@@ -285,7 +294,7 @@ class Outbox:
     async def _run(self) -> None:
         assert self._wake is not None
         limit = max(1, self._config.webhook_concurrency)
-        while True:
+        while not self._closing:
             self._wake.clear()
             now = time.time()
             free = limit - len(self._in_flight)

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from .engine import Engine
 
-__all__ = ["ServiceRunner", "format_base_url"]
+__all__ = ["ServiceRunner", "bind_listener", "format_base_url", "thread_server"]
 
 logger = logging.getLogger("humanwire")
 
@@ -50,6 +50,24 @@ def format_base_url(host: str, port: int, scheme: str = "http") -> str:
     if ":" in host:
         host = f"[{host}]"
     return f"{scheme}://{host}:{port}"
+
+
+def bind_listener(host: str, port: int) -> socket.socket:
+    """A listening, non-blocking socket on ``host:port`` (``port=0``: a free port), bound
+    before a server is built so its real port is known at once."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        # SO_REUSEADDR lets a restart reuse a port in TIME_WAIT; it does not let two
+        # listeners share a port on Linux/macOS, so a busy port still fails here.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+        sock.setblocking(False)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
 
 
 def is_loopback(host: str) -> bool:
@@ -126,7 +144,7 @@ class ServiceRunner:
         with self._lock:
             if self._thread is not None:
                 return self
-            sock = self._bind()
+            sock = bind_listener(self.host, self.requested_port)
             self._port = sock.getsockname()[1]
             self.config.public_url = self._public_url or format_base_url(self.host, self._port)
             self._failure = None
@@ -207,21 +225,6 @@ class ServiceRunner:
         return self.call(self.engine.authenticate, api_key) is not None
 
     # -- the thread -------------------------------------------------------------------
-    def _bind(self) -> socket.socket:
-        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        try:
-            # SO_REUSEADDR lets a restart reuse a port in TIME_WAIT; it does not let two
-            # listeners share a port on Linux/macOS, so a busy port still fails here.
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind((self.host, self.requested_port))
-            sock.listen(128)
-            sock.setblocking(False)
-        except BaseException:
-            sock.close()
-            raise
-        return sock
-
     def _run(self, sock: socket.socket) -> None:
         try:
             asyncio.run(self._serve(sock))
@@ -253,7 +256,7 @@ class ServiceRunner:
             timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN,
             access_log=False,
         )
-        server = _ThreadServer(uv_config, self._ready, engine.drain)
+        server = thread_server(uv_config, self._ready, engine.drain)
         self._server = server
         await server.serve(sockets=[sock])
 
@@ -289,10 +292,13 @@ def _make_thread_server() -> type[uvicorn.Server]:
     return ThreadServer
 
 
-def _ThreadServer(
-    config: uvicorn.Config, ready: threading.Event, drain: Callable[[], None]
+def thread_server(
+    config: uvicorn.Config, ready: threading.Event, drain: Callable[[], None] = lambda: None
 ) -> uvicorn.Server:
+    """A uvicorn server for a thread: ``ready`` set once it accepts connections,
+    ``drain`` called as soon as it stops accepting them (before open requests finish)."""
     # The subclass is built lazily so importing this module does not import uvicorn.
     cls: Any = _make_thread_server()
     server: uvicorn.Server = cls(config, ready, drain)
     return server
+

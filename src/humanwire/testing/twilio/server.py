@@ -10,10 +10,11 @@ the fake is bound to the server's loop (its callbacks run there).
 from __future__ import annotations
 
 import asyncio
-import socket
 import threading
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from humanwire.server.runner import bind_listener, thread_server
 
 from .fake import FakeTwilio
 
@@ -61,7 +62,7 @@ class TwilioFakeServer:
         with self._lock:
             if self._thread is not None:
                 return self
-            sock = self._bind()
+            sock = bind_listener(self.host, self.requested_port)
             self.port = sock.getsockname()[1]
             config = uvicorn.Config(
                 self.fake.app(),
@@ -71,7 +72,7 @@ class TwilioFakeServer:
                 access_log=False,
                 timeout_graceful_shutdown=2,
             )
-            server = _ready_server(config, self._ready)
+            server = thread_server(config, self._ready)
             self._server = server
             self._failure = None
             self._ready.clear()
@@ -109,19 +110,6 @@ class TwilioFakeServer:
             self._server = None
             self.port = 0
 
-    def _bind(self) -> socket.socket:
-        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        try:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind((self.host, self.requested_port))
-            sock.listen(128)
-            sock.setblocking(False)
-        except BaseException:
-            sock.close()
-            raise
-        return sock
-
     def __enter__(self) -> TwilioFakeServer:
         return self.start()
 
@@ -132,21 +120,3 @@ class TwilioFakeServer:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
-
-
-def _ready_server(config: uvicorn.Config, ready: threading.Event) -> uvicorn.Server:
-    """A uvicorn server that sets ``ready`` once it accepts connections (built lazily so
-    importing this module does not import uvicorn)."""
-    import uvicorn
-
-    class ReadyServer(uvicorn.Server):
-        def install_signal_handlers(self) -> None:  # uvicorn < 0.29: not the main thread
-            pass
-
-        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-            await super().startup(sockets=sockets)
-            if self.started:
-                ready.set()
-
-    server: Any = ReadyServer(config)
-    return server  # type: ignore[no-any-return]

@@ -78,8 +78,17 @@ def test_with_buy_numbers_a_number_is_bought_and_released_on_delete(
         runner.stop()
 
 
-def test_the_shared_sender_is_never_offered(live: Live) -> None:
-    assert SMS_FROM not in [n.phone_number for n in live.client.numbers.available()]
+def test_a_shared_sender_listed_in_the_pool_is_never_one_accounts(
+    tmp_path: Path, fake_twilio: TwilioFakeServer
+) -> None:
+    runner, key = start_live(tmp_path, fake_twilio, twilio={"numbers": (*POOL, SMS_FROM)})
+    try:
+        client = HumanWire(api_key=key, base_url=runner.base_url, max_retries=0)
+        assert [n.phone_number for n in client.numbers.available()] == list(POOL)
+        with pytest.raises(InvalidRequestError):
+            client.numbers.reserve(SMS_FROM)
+    finally:
+        runner.stop()
 
 
 def test_releasing_a_bought_number_outlives_a_twilio_outage_and_a_restart(

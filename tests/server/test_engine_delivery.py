@@ -44,6 +44,9 @@ class ScriptedCarrier:
             raise outcome
         return Sent(ref=f"SM{len(self.items)}", status=outcome)  # type: ignore[arg-type]
 
+    def hang_up(self, ref: str) -> None:
+        raise AssertionError("no call goes through this carrier")
+
 
 def carried(engine: Engine, *outcomes: str | Exception) -> ScriptedCarrier:
     carrier = ScriptedCarrier(*outcomes)
@@ -102,9 +105,11 @@ async def test_a_status_that_overtakes_the_providers_answer_is_applied(
 ) -> None:
     carried(engine)
     assert engine.delivery_status("SM1", "delivered") is None  # not stored yet
+    assert engine.delivery_status("SM1", "sent") is None  # late and out of order
     sent = await engine.send_message(account, sms(follow_up_time=5))
     status = await engine.interaction_status(account, sent.interaction_id)
     assert status.delivery_status == "delivered"
+    assert engine.store.provider_states("early-delivery-status") == []  # applied, gone
 
 
 async def test_an_unknown_ref_or_status_changes_nothing(engine: Engine, account: Account) -> None:

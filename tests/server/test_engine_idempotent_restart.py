@@ -466,6 +466,9 @@ class FailingOnce:
             raise ConnectionError("the carrier is down")
         return await self.inner.deliver(item)
 
+    def hang_up(self, ref: str) -> None:
+        self.inner.hang_up(ref)
+
 
 async def test_a_send_whose_delivery_failed_is_sent_by_the_retry(service: Service) -> None:
     account, _ = service.engine.create_account()

@@ -301,4 +301,3 @@ def thread_server(
     cls: Any = _make_thread_server()
     server: uvicorn.Server = cls(config, ready, drain)
     return server
-

@@ -130,3 +130,8 @@ class Provider(Protocol):
     send goes out from when the account has none of its own, and what replies reach."""
 
     async def deliver(self, item: Outbound) -> Sent: ...
+
+    def hang_up(self, ref: str) -> None:
+        """Ends the call ``ref`` if it still runs (the engine gave up on it); must not
+        block: a provider that talks to an API does it in the background."""
+        ...

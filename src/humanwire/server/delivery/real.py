@@ -1,8 +1,8 @@
 """The real providers the configuration asks for, attached to the engine.
 
-A channel goes through a real provider when that provider is configured (sms, whatsapp
-and calls: Twilio; slack: Slack), else through the sandbox (PROVIDERS.md). Each provider's
-package is imported only when it is configured, so the sandbox path stays light.
+A channel goes through a real provider when that provider is configured, else through
+the sandbox: ``config.channel_routes`` is the rule. Each provider's package is imported
+only when it is configured, so the sandbox path stays light.
 """
 
 from __future__ import annotations
@@ -28,12 +28,11 @@ class AttachedProvider(Protocol):
 def voice_agent(config: ServiceConfig) -> VoiceAgent | None:
     """The voice agent of real calls: on ``voice_chat_model`` (an object) or the model
     ``voice_model`` names (``init_chat_model``); None without either."""
-    model: Any = getattr(config, "voice_chat_model", None)
-    spec = getattr(config, "voice_model", None)
-    if model is None and spec:
+    model: Any = config.voice_chat_model
+    if model is None and config.voice_model:
         from ..voice import load_chat_model
 
-        model = load_chat_model(spec)
+        model = load_chat_model(config.voice_model)
     if model is None:
         return None
     from ..voice import VoiceAgent
@@ -42,15 +41,19 @@ def voice_agent(config: ServiceConfig) -> VoiceAgent | None:
 
 
 def real_providers(config: ServiceConfig, engine: Engine) -> list[AttachedProvider]:
+    """Attaches each configured provider to the channels ``channel_routes`` gives it
+    (the same rule the start-up lines print)."""
+    from ..config import channel_routes
+
+    routes = channel_routes(config)
     attached: list[AttachedProvider] = []
-    twilio = getattr(config, "twilio", None)
-    if twilio is not None:
+    if config.twilio is not None:
         from .twilio import TwilioProvider
 
-        provider = TwilioProvider(
-            twilio, engine, public_url=config.public_url, agent=voice_agent(config)
-        )
-        engine.use_provider(provider, provider.channels)
+        channels = [channel for channel, route in routes.items() if route == "twilio"]
+        agent = voice_agent(config) if "call" in channels else None
+        provider = TwilioProvider(config.twilio, engine, public_url=config.public_url, agent=agent)
+        engine.use_provider(provider, channels)
         engine.use_numbers(provider.numbers)
         attached.append(provider)
     return attached

@@ -48,3 +48,6 @@ class SandboxProvider:
         )
         self._on_delivered(record)
         return Sent(ref=record.id, status="delivered")
+
+    def hang_up(self, ref: str) -> None:
+        """Nothing runs on the sandbox once the engine ended the call's interaction."""

@@ -77,6 +77,7 @@ CHANNELS = ("sms", "whatsapp", "slack", "call")
 UNDELIVERED = "undelivered"
 """The outcome of an interaction the provider could not deliver."""
 _EARLY_STATUS = "early-delivery-status"
+_EARLY_STATUS_TTL = 24 * 3600.0
 _STATUS_RANK = {"queued": 1, "sent": 2, "delivered": 3, "read": 4, "undelivered": 5, "failed": 5}
 
 
@@ -153,6 +154,8 @@ class EngineCore:
         self._loop = asyncio.get_running_loop()
         now = time.time()
         self.store.delete_idempotency_before(now - self.config.idempotency_ttl)
+        # Statuses of refs never stored (another app's messages on the same account).
+        self.store.delete_provider_state_before(_EARLY_STATUS, now - _EARLY_STATUS_TTL)
         for record in self.store.open_interactions():
             if record.kind == "call":
                 continue  # a call has no window: it ends when the callee hangs up
@@ -554,6 +557,7 @@ class EngineCore:
         if provider is not self.provider:  # a real provider's callbacks can overtake it
             early = self.store.get_provider_state(_EARLY_STATUS, sent.ref)
             if early is not None:
+                self.store.delete_provider_state(_EARLY_STATUS, sent.ref)
                 self.delivery_status(sent.ref, str(early["status"]))
         self._notify(record.account_id, "interaction", record.id)
 
@@ -569,7 +573,9 @@ class EngineCore:
             return None
         record = self.store.interaction_by_provider_ref(ref)
         if record is None:
-            self.store.put_provider_state(_EARLY_STATUS, ref, {"status": status}, time.time())
+            kept = self.store.get_provider_state(_EARLY_STATUS, ref)
+            if kept is None or _STATUS_RANK.get(str(kept["status"]), 0) < _STATUS_RANK[status]:
+                self.store.put_provider_state(_EARLY_STATUS, ref, {"status": status}, time.time())
             return None
         current = record.delivery_status
         if current is not None and _STATUS_RANK.get(current, 0) >= _STATUS_RANK[status]:

@@ -391,9 +391,8 @@ class Sends(EngineCore):
         record = self.store.get_interaction(response.interaction_id)
         if record is not None and record.status == "pending":
             self._end(record, outcome="timeout")  # never retried: it is over for the skill
-            hang_up = getattr(self.providers["call"], "hang_up", None)
-            if hang_up is not None and record.provider_ref is not None:
-                hang_up(record.provider_ref)  # a real call still running: end it
+            if record.provider_ref is not None:
+                self.providers["call"].hang_up(record.provider_ref)
         raise CallTimeout("timeout")
 
     async def interaction_status(

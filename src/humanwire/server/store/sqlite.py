@@ -547,6 +547,9 @@ class SQLiteStore:
     def delete_provider_state(self, scope: str, key: str) -> None:
         self._run("DELETE FROM provider_state WHERE scope = ? AND key = ?", (scope, key))
 
+    def delete_provider_state_before(self, scope: str, cutoff: float) -> None:
+        self._run("DELETE FROM provider_state WHERE scope = ? AND updated_at < ?", (scope, cutoff))
+
     def open_interactions(self) -> list[InteractionRecord]:
         rows = self._all(
             f"SELECT {_INTERACTION_COLUMNS} FROM interactions WHERE status = 'pending'"

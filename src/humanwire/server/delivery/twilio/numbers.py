@@ -60,7 +60,13 @@ class TwilioNumbers:
         self.sms_url = sms_url
         self.voice_url = voice_url
         self.call_status_url = call_status_url
-        self._pool = [offer for n in config.numbers if (offer := describe(n)) is not None]
+        # The shared senders are everybody's: never one account's, even if listed.
+        self._shared = {config.sms_from, config.whatsapp_from} - {None}
+        self._pool = [
+            offer
+            for n in config.numbers
+            if n not in self._shared and (offer := describe(n)) is not None
+        ]
 
     def pool(self) -> list[NumberOffer]:
         return list(self._pool)
@@ -69,7 +75,11 @@ class TwilioNumbers:
         return any(offer[0] == phone_number for offer in self._pool)
 
     def buyable(self, phone_number: str) -> bool:
-        return self.config.buy_numbers and describe(phone_number) is not None
+        return (
+            self.config.buy_numbers
+            and phone_number not in self._shared
+            and describe(phone_number) is not None
+        )
 
     async def search(self, country: str | None, area_code: str | None) -> list[NumberOffer]:
         """Numbers Twilio would sell (only with ``buy_numbers``)."""
@@ -84,7 +94,9 @@ class TwilioNumbers:
                 raise ProviderFailure(f"Twilio could not list numbers: {exc}") from None
             for entry in found:
                 offer = describe(str(entry.get("phone_number") or ""))
-                if offer is not None and (not area_code or offer[2] == area_code):
+                if offer is None or offer[0] in self._shared:
+                    continue
+                if not area_code or offer[2] == area_code:
                     offers.append(offer)
         return offers
 

@@ -44,14 +44,14 @@ class TwilioProvider:
         self.rest = TwilioREST(
             config.account_sid, config.auth_token, config.api_base, transport=transport
         )
-        senders = {"sms": config.sms_from or "", "call": config.sms_from or ""}
-        self.channels = ["sms"]
-        if config.whatsapp_from:
-            senders["whatsapp"] = config.whatsapp_from
-            self.channels.append("whatsapp")
-        if agent is not None:
-            self.channels.append("call")
-        self.senders: Mapping[str, str] = senders
+        # Which channels it carries is the engine's wiring (``delivery.real``); these
+        # are the shared senders of the ones it can.
+        shared = config.sms_from or ""
+        self.senders: Mapping[str, str] = {
+            "sms": shared,
+            "call": shared,
+            "whatsapp": config.whatsapp_from or "",
+        }
         self.jobs = TwilioJobs(self.rest, engine.store)
         self.numbers = TwilioNumbers(
             self.rest,

@@ -5,6 +5,8 @@
                                ``HUMANWIRE_*`` variables, then ``--config FILE``);
 ``humanwire accounts create``  creates another account on a database and prints its key
                                (also while a service runs on that database);
+``humanwire slack workspaces`` lists the Slack workspaces accounts installed the bot in;
+``humanwire slack revoke TEAM``  forgets a workspace's bot token (also while a service runs);
 ``humanwire demo [--auto]``    an agent pipeline reaching a human through the embedded service.
 """
 
@@ -90,6 +92,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     create.add_argument("--name", default=None, help="a name for the account")
 
+    slack = commands.add_parser("slack", help="accounts' own Slack workspaces")
+    slack_commands = slack.add_subparsers(dest="slack_command", metavar="ACTION", required=True)
+    listing = slack_commands.add_parser(
+        "workspaces", help="list installed workspaces (never their tokens)"
+    )
+    revoke = slack_commands.add_parser("revoke", help="forget a workspace's bot token")
+    revoke.add_argument("team", help="the workspace's team id (T…)")
+    for sub in (listing, revoke):
+        sub.add_argument(
+            "--db", default=None, help="SQLite database (default ~/.humanwire/humanwire.db)"
+        )
+
     demo = commands.add_parser("demo", help="run the demo: an agent reaching a human")
     demo.add_argument("--auto", action="store_true", help="play the human automatically")
     return parser
@@ -101,6 +115,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _serve(args)
     if args.command == "accounts":
         return _accounts_create(args)
+    if args.command == "slack":
+        return _slack(args)
     return _demo(auto=args.auto)
 
 
@@ -268,6 +284,36 @@ def _accounts_create(args: argparse.Namespace) -> int:
             asyncio.run(engine.close())
     print(key, flush=True)
     return 0
+
+
+# -- slack ---------------------------------------------------------------------------------
+def _slack(args: argparse.Namespace) -> int:
+    """Works on the store directly, like ``accounts create``; listing and revoking need
+    no Slack credentials (tokens are only ever deleted here, never read)."""
+    from humanwire.server.delivery.slack.installs import SlackInstalls
+    from humanwire.server.store import SQLiteStore
+
+    db_path = str(Path(args.db or _default_db()).expanduser())
+    if not Path(db_path).exists():
+        print(f"humanwire: no database at {db_path}", file=sys.stderr)
+        return 2
+    store = SQLiteStore(db_path)
+    try:
+        installs = SlackInstalls(store, None)
+        if args.slack_command == "workspaces":
+            for found in installs.all():
+                print(f"{found.team_id}\t{found.team_name}\taccount {found.account_id}")
+            return 0
+        if not installs.revoke(args.team):
+            print(f"humanwire: no installed workspace {args.team}", file=sys.stderr)
+            return 1
+        print(
+            f"revoked: {args.team}'s bot token is forgotten (remove the app in the "
+            "workspace's Slack settings to revoke it at Slack too)"
+        )
+        return 0
+    finally:
+        store.close()
 
 
 # -- demo ---------------------------------------------------------------------------------

@@ -505,7 +505,7 @@ def test_channel_routes() -> None:
     assert set(channel_routes(config).items()) == {
         ("sms", "twilio"),
         ("whatsapp", "twilio"),
-        ("slack", "sandbox"),  # no Slack provider in this version
+        ("slack", "slack"),
         ("call", "twilio"),
     }
     # A chat model object is a voice model too; neither without Twilio routes calls.
@@ -552,7 +552,7 @@ def test_startup_lines_with_every_provider() -> None:
     assert lines[:5] == [
         "sms       → Twilio (from +14155550100; account AC01…)",
         "whatsapp  → Twilio (from +14155550101; account AC01…; templates: none)",
-        "slack     → sandbox (slack.* checked; real Slack delivery is not in this version)",
+        "slack     → Slack (the shared workspace's bot; OAuth installs on)",
         "call      → Twilio (from +14155550100; account AC01…; voice model ChatModelWithKey)",
         "numbers   Twilio (pool of 1; buying off)",
     ]
@@ -576,7 +576,7 @@ def test_the_example_file_parses_and_passes_validation() -> None:
     assert channel_routes(config) == {
         "sms": "twilio",
         "whatsapp": "twilio",
-        "slack": "sandbox",
+        "slack": "slack",
         "call": "twilio",
     }
     assert config.twilio is not None

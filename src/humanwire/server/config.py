@@ -91,16 +91,15 @@ def channel_routes(config: ServiceConfig) -> dict[str, str]:
 
     sms goes through Twilio when Twilio is configured; whatsapp when it also has a
     ``whatsapp_from``; calls when it also has a voice model (``voice_chat_model`` or
-    ``voice_model``); the rest stays on the sandbox, slack included until the Slack
-    provider lands (its settings are read and checked already).
+    ``voice_model``); slack through Slack when Slack is configured; the rest stays on
+    the sandbox.
     """
     twilio = config.twilio
     has_voice = config.voice_chat_model is not None or bool(config.voice_model)
     return {
         "sms": "twilio" if twilio is not None else "sandbox",
         "whatsapp": "twilio" if twilio is not None and twilio.whatsapp_from else "sandbox",
-        # The Slack provider is not in this version: slack.* is read and checked only.
-        "slack": "sandbox",
+        "slack": "slack" if config.slack is not None else "sandbox",
         "call": "twilio" if twilio is not None and has_voice else "sandbox",
     }
 
@@ -166,8 +165,6 @@ def startup_lines(config: ServiceConfig) -> list[str]:
                 reason = "no twilio: voice.model unused, calls stay on the sandbox"
             elif channel == "whatsapp" and twilio is not None:
                 reason = "no twilio.whatsapp_from"
-            elif channel == "slack" and slack is not None:
-                reason = "slack.* checked; real Slack delivery is not in this version"
             elif channel == "slack":
                 reason = "no slack"
             else:

@@ -9,6 +9,8 @@ from .base import (
     RecipientUnreachable,
     Sent,
     WhatsAppTemplate,
+    Workspace,
+    WorkspaceInstaller,
 )
 from .sandbox import SandboxProvider
 
@@ -22,4 +24,6 @@ __all__ = [
     "SandboxProvider",
     "Sent",
     "WhatsAppTemplate",
+    "Workspace",
+    "WorkspaceInstaller",
 ]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from humanwire.types import DeliveryStatus
 
@@ -26,6 +26,8 @@ __all__ = [
     "RecipientUnreachable",
     "Sent",
     "WhatsAppTemplate",
+    "Workspace",
+    "WorkspaceInstaller",
 ]
 
 
@@ -69,6 +71,9 @@ class Outbound:
     call: CallSpec | None = None
     listening: bool = field(default=True)
     """Whether a reply is awaited (some providers ask for delivery receipts only then)."""
+    wait_deadline: float | None = None
+    """When the wait window ends (unix time): a provider retrying a rate-limited send
+    stops trying past it."""
 
 
 @dataclass(frozen=True)
@@ -125,13 +130,48 @@ class NumberSource(Protocol):
 class Provider(Protocol):
     name: str
     """``sandbox``, ``twilio``, ``slack``: shown in the start-up lines and the inbox."""
-    senders: Mapping[str, str]
-    """The shared sender of each channel it carries (a number, a workspace id): what a
-    send goes out from when the account has none of its own, and what replies reach."""
+
+    @property
+    def senders(self) -> Mapping[str, str]:
+        """The shared sender of each channel it carries (a number, a workspace id): what
+        a send goes out from when the account has none of its own, and what replies
+        reach."""
+        ...
 
     async def deliver(self, item: Outbound) -> Sent: ...
+
+    def accepts_sender(self, account_id: str, channel: str, sender: str) -> bool:
+        """Whether the account may send from ``sender`` (a requested ``from`` that is not
+        the shared one): Slack checks the account installed the bot in that workspace;
+        the phone channels' numbers are the engine's to check."""
+        ...
 
     def hang_up(self, ref: str) -> None:
         """Ends the call ``ref`` if it still runs (the engine gave up on it); must not
         block: a provider that talks to an API does it in the background."""
         ...
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """An account's own workspace (never its token)."""
+
+    team_id: str
+    team_name: str
+    installed_at: float
+
+
+@runtime_checkable
+class WorkspaceInstaller(Protocol):
+    """A provider accounts install into their own workspaces (Slack's OAuth): what the
+    inbox's Slack page shows and does."""
+
+    shared_team: str
+    oauth_enabled: bool
+
+    def workspaces(self, account_id: str) -> list[Workspace]: ...
+    def install_url(self, account_id: str) -> str:
+        """Where the browser goes to install (a one-time state inside)."""
+        ...
+
+    def disconnect(self, account_id: str, team_id: str) -> bool: ...

@@ -56,4 +56,10 @@ def real_providers(config: ServiceConfig, engine: Engine) -> list[AttachedProvid
         engine.use_provider(provider, channels)
         engine.use_numbers(provider.numbers)
         attached.append(provider)
+    if config.slack is not None and routes["slack"] == "slack":
+        from .slack import SlackProvider
+
+        slack = SlackProvider(config.slack, engine, public_url=config.public_url)
+        engine.use_provider(slack, ["slack"])
+        attached.append(slack)
     return attached

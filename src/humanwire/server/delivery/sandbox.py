@@ -49,5 +49,9 @@ class SandboxProvider:
         self._on_delivered(record)
         return Sent(ref=record.id, status="delivered")
 
+    def accepts_sender(self, account_id: str, channel: str, sender: str) -> bool:
+        """Any workspace id: the sandbox has no installs to check."""
+        return True
+
     def hang_up(self, ref: str) -> None:
         """Nothing runs on the sandbox once the engine ended the call's interaction."""

@@ -539,6 +539,7 @@ class EngineCore:
             template=template,
             call=call,
             listening=record.status == "pending",
+            wait_deadline=record.wait_deadline,
         )
         provider = self.providers.get(record.channel, self.provider)
         try:
@@ -621,6 +622,10 @@ class EngineCore:
         windows["follow_up_time"] = data.pop("followUpTime", None)
         form = Form.model_validate({**data, "followUpTime": 1})
         return form.model_copy(update=windows)
+
+    def form_of(self, record: InteractionRecord) -> Form:
+        """The form ``record`` sent (providers render it their own way)."""
+        return self._form_of(record)
 
     def reply_link_url(self, token: str) -> str:
         return f"{self.config.public_url.rstrip('/')}/r/{token}"

@@ -71,6 +71,21 @@ class Sends(EngineCore):
             field="from",
         )
 
+    def _slack_sender(self, account: Account, requested: str | None) -> str:
+        """The workspace a Slack send goes out from: the shared one, or a requested
+        ``from`` the provider accepts for the account (a workspace it installed the bot
+        in); 400 ``from`` otherwise."""
+        shared = self._shared_sender("slack")
+        if requested is None or requested == shared:
+            return shared
+        if not self.providers["slack"].accepts_sender(account.id, "slack", requested):
+            raise InvalidRequest(
+                "from must be the shared workspace or a workspace this account installed "
+                "the bot in (the inbox's Slack page)",
+                field="from",
+            )
+        return requested
+
     def _as_now(self, interaction_id: str) -> dict[str, Any]:
         """``interactionId``, ``status`` and ``deliveryStatus`` as they are now."""
         return _fields(self._current(interaction_id))
@@ -99,7 +114,7 @@ class Sends(EngineCore):
             template = _shared_template(request.message, request.wait_time)
         else:
             channel = "slack"
-            sender = request.from_ or self._shared_sender("slack")
+            sender = self._slack_sender(account, request.from_)
             text = request.message
         self._check_send(account, request.message, request.to)
         return await self._message_flow(
@@ -251,7 +266,7 @@ class Sends(EngineCore):
             text_for = functools.partial(templates.form_message, request.message)
         elif isinstance(request, SlackFormRequest):
             channel = "slack"
-            sender = request.from_ or self._shared_sender("slack")
+            sender = self._slack_sender(account, request.from_)
             text_for = functools.partial(templates.form_message, request.message)
         elif isinstance(request, WhatsAppOwnNumberFormRequest):
             channel = "whatsapp"

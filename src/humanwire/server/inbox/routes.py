@@ -34,6 +34,7 @@ from ..config import (
     SHARED_WHATSAPP_NUMBER,
     ServiceConfig,
 )
+from ..delivery import WorkspaceInstaller
 from ..engine import Engine
 from ..errors import InvalidRequest, RateLimited, ServiceError
 from ..forms.html import SECURITY_HEADERS
@@ -51,10 +52,12 @@ from .auth import (
 )
 from .data import gather_inbox
 from .views import (
+    SlackWorkspaces,
     render_channels_page,
     render_inbox_page,
     render_login_page,
     render_problem_page,
+    render_slack_page,
 )
 
 __all__ = ["SSE_KEEPALIVE", "SSE_LIFETIME", "InboxPages", "inbox_routes"]
@@ -213,6 +216,44 @@ class InboxPages:
         response = html_response(page)
         clear_flash(request, response)
         return response
+
+    def _installer(self) -> WorkspaceInstaller | None:
+        slack = self.engine.providers["slack"]
+        return slack if isinstance(slack, WorkspaceInstaller) else None
+
+    async def slack(self, request: Request, viewer: Viewer) -> Response:
+        installer = self._installer()
+        shown = None
+        if installer is not None:
+            shown = SlackWorkspaces(
+                shared_team=installer.shared_team,
+                oauth_enabled=installer.oauth_enabled,
+                installed=[
+                    (found.team_id, found.team_name, found.installed_at)
+                    for found in installer.workspaces(viewer.account.id)
+                ],
+            )
+        response = html_response(render_slack_page(shown, viewer, flash=read_flash(request)))
+        clear_flash(request, response)
+        return response
+
+    async def slack_install(self, request: Request, viewer: Viewer) -> Response:
+        installer = self._installer()
+        if installer is None or not installer.oauth_enabled:
+            return _problem(404, "Slack installs are off", "This service has no Slack OAuth.")
+        return _redirect(installer.install_url(viewer.account.id))
+
+    async def slack_disconnect(self, request: Request, viewer: Viewer) -> Response:
+        posted: dict[str, str] = request.state.posted
+        team = posted.get("team", "")
+
+        async def run() -> str:
+            installer = self._installer()
+            if installer is None or not installer.disconnect(viewer.account.id, team):
+                raise InvalidRequest(f"No workspace {team} of yours is connected.")
+            return f"Disconnected {team}: its token is forgotten."
+
+        return await self._act(request, run, back="/inbox/slack")
 
     # -- actions -------------------------------------------------------------------
 
@@ -416,6 +457,9 @@ def inbox_routes(engine: Engine, config: ServiceConfig) -> list[BaseRoute]:
             pages.action(pages.inbound_call, plays_the_human=True),
             methods=["POST"],
         ),
+        Route("/inbox/slack", pages.page(pages.slack), methods=["GET"]),
+        Route("/inbox/slack/install", pages.action(pages.slack_install), methods=["POST"]),
+        Route("/inbox/slack/disconnect", pages.action(pages.slack_disconnect), methods=["POST"]),
         Route("/inbox/channels", pages.page(pages.channels), methods=["GET"]),
         Route("/inbox/channels", pages.action(pages.create_channel), methods=["POST"]),
         Route(

@@ -87,6 +87,10 @@ class TwilioProvider:
 
         return list(twilio_routes(self))
 
+    def accepts_sender(self, account_id: str, channel: str, sender: str) -> bool:
+        """The engine checks numbers (the account's reserved one or the shared one)."""
+        return True
+
     def hang_up(self, ref: str) -> None:
         self.voice.hang_up(ref)
 

@@ -1,0 +1,213 @@
+"""The routes Slack (and an installing admin's browser) reach.
+
+``/events`` and ``/interactions`` carry no bearer key: each request is verified with
+``slack_sdk``'s ``SignatureVerifier`` (``X-Slack-Signature`` over the raw body, 5-minute
+tolerance); a missing or bad signature is 403 and changes nothing. Both answer at once
+(Slack wants an answer within 3 seconds): an event is recorded by its ``event_id`` (a
+retry of one seen before is acknowledged and dropped), then worked on in the background;
+a click decides the form before answering (so a double click decides once) and tells
+Slack in the background.
+
+``/install`` starts an account's OAuth v2 install (a ``state`` made by the inbox's "Add
+to Slack", or the account's bearer key); ``/oauth`` is Slack's redirect back, which
+exchanges the code (``oauth.v2.access``) and keeps the workspace's bot token for the
+account.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING
+from urllib.parse import parse_qsl
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from ...forms.html import document, render
+from ...forms.web import html_response
+from ...http_errors import error_response
+from .installs import InstallRefused
+from .provider import BOT_SCOPES, ROUTE_PREFIX
+from .web import SlackError
+
+if TYPE_CHECKING:
+    from .provider import SlackProvider
+
+__all__ = ["authorize_url", "slack_routes"]
+
+logger = logging.getLogger("humanwire.slack")
+
+DEFAULT_AUTHORIZE = "https://slack.com/oauth/v2/authorize"
+
+
+def authorize_url(api_base: str) -> str:
+    """Slack's consent page beside its Web API (``…/api`` → ``…/oauth/v2/authorize``),
+    so a test's fake Slack serves both."""
+    base = api_base.rstrip("/")
+    if base == "https://slack.com/api":
+        return DEFAULT_AUTHORIZE
+    return base.removesuffix("/api") + "/oauth/v2/authorize"
+
+
+def _page(status: int, heading: str, text: str) -> Response:
+    body = render(
+        '<main class="login"><h1>{heading}</h1><p>{text}</p>'
+        '<p><a href="/inbox/slack">Back to the inbox</a></p></main>',
+        heading=heading,
+        text=text,
+    )
+    return html_response(document(heading, body, body_class="inbox-page"), status)
+
+
+def slack_routes(provider: SlackProvider) -> list[Route]:
+    from slack_sdk.oauth import AuthorizeUrlGenerator
+    from slack_sdk.signature import SignatureVerifier
+
+    verifier = SignatureVerifier(provider.config.signing_secret)
+    engine = provider.engine
+    redirect_uri = provider.url("oauth")
+
+    async def verified(request: Request) -> bytes | None:
+        body = await request.body()
+        timestamp = request.headers.get("X-Slack-Request-Timestamp", "")
+        signature = request.headers.get("X-Slack-Signature", "")
+        if not timestamp or not signature:
+            return None
+        if not verifier.is_valid(body=body, timestamp=timestamp, signature=signature):
+            return None
+        return body
+
+    def forbidden() -> Response:
+        return error_response(403, "forbidden", "missing or invalid X-Slack-Signature")
+
+    async def events(request: Request) -> Response:
+        body = await verified(request)
+        if body is None:
+            return forbidden()
+        try:
+            envelope = json.loads(body)
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            return error_response(400, "invalid_request", "the body is not JSON")
+        if not isinstance(envelope, dict):
+            return error_response(400, "invalid_request", "the body is not a JSON object")
+        if envelope.get("type") == "url_verification":
+            return JSONResponse({"challenge": str(envelope.get("challenge") or "")})
+        if envelope.get("type") != "event_callback":
+            return Response(status_code=200)
+        if not provider.first_delivery(str(envelope.get("event_id") or "")):
+            return Response(status_code=200)  # a retry of an event already taken
+
+        async def work() -> None:
+            outcome = provider.on_event(envelope)
+            logger.debug("Slack event %s: %s", envelope.get("event_id"), outcome)
+
+        provider.spawn(work())
+        return Response(status_code=200)
+
+    async def interactions(request: Request) -> Response:
+        body = await verified(request)
+        if body is None:
+            return forbidden()
+        try:
+            form = dict(parse_qsl(body.decode("utf-8"), keep_blank_values=True))
+            payload = json.loads(form.get("payload", ""))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            return error_response(400, "invalid_request", "no JSON payload")
+        if not isinstance(payload, dict) or payload.get("type") != "block_actions":
+            return Response(status_code=200)
+        outcome = await provider.on_click(payload)
+        logger.debug("Slack click: %s", outcome)
+        return Response(status_code=200)
+
+    async def install(request: Request) -> Response:
+        if not provider.oauth_enabled:
+            return _page(
+                404,
+                "Slack installs are off",
+                "This service has no slack.client_id / slack.client_secret: only the shared "
+                "workspace's bot posts.",
+            )
+        state = request.query_params.get("state", "")
+        if state:
+            if provider.installs.state_account(state, consume=False) is None:
+                return _page(400, "Install link expired", "Start again from the inbox.")
+        else:
+            from ...inbox.auth import key_from_bearer
+
+            key = key_from_bearer(request)
+            account = engine.authenticate(key) if key else None
+            if account is None:
+                return _page(
+                    401,
+                    "Log in first",
+                    "Open the inbox's Slack page and choose “Add to Slack” (or send the "
+                    "account's API key as a bearer header).",
+                )
+            state = provider.installs.new_state(account.id)
+        generator = AuthorizeUrlGenerator(
+            client_id=provider.config.client_id or "",
+            redirect_uri=redirect_uri,
+            scopes=list(BOT_SCOPES),
+            authorization_url=authorize_url(provider.config.api_base),
+        )
+        return RedirectResponse(generator.generate(state=state), status_code=302)
+
+    async def oauth(request: Request) -> Response:
+        if not provider.oauth_enabled:
+            return _page(404, "Slack installs are off", "This service has no Slack OAuth.")
+        params = request.query_params
+        account_id = provider.installs.state_account(params.get("state", ""), consume=True)
+        if account_id is None:
+            return _page(
+                400, "Install link expired", "This install was not started here, or too long ago."
+            )
+        if params.get("error"):
+            return _page(400, "Slack install cancelled", f"Slack said: {params.get('error')}.")
+        code = params.get("code", "")
+        if not code:
+            return _page(400, "No code from Slack", "Start the install again from the inbox.")
+        try:
+            answer = await provider.web.call(
+                "oauth_v2_access",
+                None,
+                client_id=provider.config.client_id,
+                client_secret=provider.config.client_secret,
+                code=code,
+                redirect_uri=redirect_uri,
+            )
+        except SlackError as exc:
+            logger.warning("Slack oauth.v2.access failed: %s", exc.error)
+            return _page(502, "Slack refused the install", f"Slack said: {exc.error}.")
+        team = answer.get("team") or {}
+        token = str(answer.get("access_token") or "")
+        if not token or not team.get("id"):
+            return _page(502, "Slack refused the install", "Slack sent no bot token.")
+        try:
+            found = provider.installs.save(
+                account_id=account_id,
+                team_id=str(team["id"]),
+                team_name=str(team.get("name") or team["id"]),
+                token=token,
+                bot_user_id=str(answer.get("bot_user_id") or ""),
+                shared_team=provider.shared_team,
+            )
+        except InstallRefused as exc:
+            return _page(409, "Not installed", str(exc))
+        body = render(
+            '<main class="login"><h1>Installed in {name}</h1>'
+            '<p>Send from this workspace with <span class="mono">from</span> = '
+            '<span class="mono">{team}</span>.</p>'
+            '<p><a href="/inbox/slack">Back to the inbox</a></p></main>',
+            name=found.team_name,
+            team=found.team_id,
+        )
+        return html_response(document("Installed in Slack", body, body_class="inbox-page"))
+
+    return [
+        Route(f"{ROUTE_PREFIX}/events", events, methods=["POST"]),
+        Route(f"{ROUTE_PREFIX}/interactions", interactions, methods=["POST"]),
+        Route(f"{ROUTE_PREFIX}/install", install, methods=["GET"]),
+        Route(f"{ROUTE_PREFIX}/oauth", oauth, methods=["GET"]),
+    ]

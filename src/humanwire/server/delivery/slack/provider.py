@@ -34,6 +34,7 @@ from .web import SlackError, SlackWeb
 if TYPE_CHECKING:
     from ...config import SlackConfig
     from ...engine import Engine
+    from ...store.base import InteractionRecord
 
 __all__ = ["BOT_SCOPES", "ROUTE_PREFIX", "SlackProvider", "message_ref"]
 
@@ -54,6 +55,8 @@ EVENT_SCOPE = "slack-event"
 EVENT_TTL = 3600.0
 """Slack retries an event for about five minutes; an id is remembered for an hour."""
 DECISION_SCOPE = "slack-decision"
+REF_WAIT = 5.0
+"""How long a reply to (or a click on) our message waits for its send to be recorded."""
 
 UNREACHABLE = {
     "channel_not_found": "no such Slack channel or member",
@@ -233,7 +236,25 @@ class SlackProvider:
         store.put_provider_state(EVENT_SCOPE, event_id, {"at": now}, now)
         return True
 
-    def on_event(self, envelope: Mapping[str, Any]) -> str:
+    async def _posted(self, team: str, channel: str, ts: str) -> InteractionRecord | None:
+        """The interaction whose message ``ts`` is. A reply or a click can overtake
+        Slack's answer to ``chat.postMessage`` (the ref is stored once it arrives), so a
+        miss is looked up again for a few seconds."""
+        ref = message_ref(team, channel, ts)
+        deadline = time.monotonic() + REF_WAIT
+        while True:
+            record = self.engine.store.interaction_by_provider_ref(ref)
+            if record is not None or time.monotonic() >= deadline:
+                return record
+            await asyncio.sleep(0.05)
+
+    def _our_bot(self, team: str, user: object) -> bool:
+        if team == self.shared_team:
+            return bool(user) and user == self.bot_user_id
+        found = self.installs.get(team)
+        return found is not None and bool(user) and user == found.bot_user_id
+
+    async def on_event(self, envelope: Mapping[str, Any]) -> str:
         """An ``event_callback`` (after the acknowledgement); returns what became of it,
         for the log and the tests."""
         from ...engine import InboundText
@@ -260,8 +281,11 @@ class SlackProvider:
         thread_ts, ts = event.get("thread_ts"), event.get("ts")
         record = None
         if thread_ts and thread_ts != ts:
-            ref = message_ref(team, channel, str(thread_ts))
-            record = self.engine.store.interaction_by_provider_ref(ref)
+            if self._our_bot(team, event.get("parent_user_id")):
+                record = await self._posted(team, channel, str(thread_ts))
+            else:
+                ref = message_ref(team, channel, str(thread_ts))
+                record = self.engine.store.interaction_by_provider_ref(ref)
         if record is not None:
             account_id = record.account_id
         elif shared or event.get("channel_type") != "im":
@@ -319,7 +343,7 @@ class SlackProvider:
         container = payload.get("container") or {}
         channel = str(container.get("channel_id") or (payload.get("channel") or {}).get("id") or "")
         ts = str(container.get("message_ts") or (payload.get("message") or {}).get("ts") or "")
-        record = self.engine.store.interaction_by_provider_ref(message_ref(team, channel, ts))
+        record = await self._posted(team, channel, ts)
         if record is None or record.kind != "form" or record.form_token is None:
             return "ignored"
         decision = "approve" if action.get("action_id") == blocks.APPROVE else "reject"

@@ -100,7 +100,7 @@ def slack_routes(provider: SlackProvider) -> list[Route]:
             return Response(status_code=200)  # a retry of an event already taken
 
         async def work() -> None:
-            outcome = provider.on_event(envelope)
+            outcome = await provider.on_event(envelope)
             logger.debug("Slack event %s: %s", envelope.get("event_id"), outcome)
 
         provider.spawn(work())

@@ -17,6 +17,10 @@ from typing import Any
 __all__ = ["RATE_LIMIT_BUDGET", "TIMEOUT", "SlackError", "SlackWeb"]
 
 logger = logging.getLogger("humanwire.slack")
+sdk_logger = logging.getLogger("humanwire.slack.web")
+# slack_sdk logs whole answers at DEBUG, oauth.v2.access's bot token included: its logger
+# stays at INFO whatever the root's level (tokens are never logged).
+sdk_logger.setLevel(logging.INFO)
 
 TIMEOUT = 10
 """Seconds for one Web API call."""
@@ -58,6 +62,7 @@ class SlackWeb:
                 timeout=TIMEOUT,
                 session=self._session,
                 retry_handlers=[],
+                logger=sdk_logger,
             )
             self._clients[token] = client
         return client

@@ -1,0 +1,138 @@
+"""``FakeServer``: a provider's contract fake served over loopback HTTP by uvicorn in a
+daemon thread (as ``humanwire.server.runner`` runs the service), so the code under test
+reaches it as it would reach the provider (``twilio.api_base``, ``slack.api_base``).
+
+The socket is bound before the thread starts (``port=0``: a free port), so
+``base_url`` is known at once; ``start`` returns once uvicorn accepts connections and
+the fake is bound to the server's loop (its callbacks run there).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from types import TracebackType
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
+
+from typing_extensions import Self
+
+from humanwire.server.runner import bind_listener, thread_server
+
+if TYPE_CHECKING:
+    import uvicorn
+    from starlette.applications import Starlette
+
+__all__ = ["FakeServer", "ServedFake"]
+
+_START_TIMEOUT = 30.0
+_STOP_TIMEOUT = 10.0
+
+
+class ServedFake(Protocol):
+    """What a fake offers the server: its ASGI app, whose lifespan binds the fake to the
+    serving loop."""
+
+    def app(self) -> Starlette: ...
+
+
+F = TypeVar("F", bound=ServedFake)
+
+
+class FakeServer(Generic[F]):
+    """Serves ``fake`` (``fake.app()``); ``label`` names it in errors and thread names."""
+
+    label = "fake"
+
+    def __init__(self, fake: F, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.fake = fake
+        self.host = host
+        self.requested_port = port
+        self.port = 0
+        self._thread: threading.Thread | None = None
+        self._server: uvicorn.Server | None = None
+        self._ready = threading.Event()
+        self._failure: BaseException | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def base_url(self) -> str:
+        if not self.port:
+            raise RuntimeError(f"the {self.label} is not started")
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive() and self._ready.is_set()
+
+    def start(self) -> Self:
+        """Binds, serves in a daemon thread, returns once connections are accepted."""
+        import uvicorn
+
+        with self._lock:
+            if self._thread is not None:
+                return self
+            sock = bind_listener(self.host, self.requested_port)
+            self.port = sock.getsockname()[1]
+            config = uvicorn.Config(
+                self.fake.app(),
+                log_level="warning",
+                lifespan="on",
+                loop="asyncio",
+                access_log=False,
+                timeout_graceful_shutdown=2,
+            )
+            server = thread_server(config, self._ready)
+            self._server = server
+            self._failure = None
+            self._ready.clear()
+
+            def run() -> None:
+                try:
+                    asyncio.run(server.serve(sockets=[sock]))
+                except BaseException as exc:  # SystemExit from uvicorn on a failed startup
+                    self._failure = exc
+                finally:
+                    sock.close()
+                    self._ready.set()
+
+            thread = threading.Thread(
+                target=run, name=f"{self.label.replace(' ', '-')}-{self.port}", daemon=True
+            )
+            self._thread = thread
+            thread.start()
+        if not self._ready.wait(_START_TIMEOUT) or not server.started or not thread.is_alive():
+            failure = self._failure
+            self.stop()
+            raise RuntimeError(f"the {self.label} did not start: {failure!r}") from failure
+        self.started()
+        return self
+
+    def started(self) -> None:
+        """Called once serving (``base_url`` known): a subclass tells its fake."""
+
+    def stop(self) -> None:
+        """Stops serving: the calls and callbacks under way are cancelled."""
+        with self._lock:
+            thread, server = self._thread, self._server
+            if thread is None or server is None:
+                return
+            server.should_exit = True
+            thread.join(_STOP_TIMEOUT)
+            if thread.is_alive():
+                server.force_exit = True
+                thread.join(_STOP_TIMEOUT)
+            self._thread = None
+            self._server = None
+            self.port = 0
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

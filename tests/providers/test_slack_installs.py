@@ -19,7 +19,7 @@ from humanwire.testing.slack import FakeWorkspace
 
 def install(live: SlackLive, key: str, workspace: FakeWorkspace) -> httpx.Response:
     """What an admin does: "Add to Slack" in the inbox, allow in Slack, land back here."""
-    started = httpx.post(
+    started = httpx.get(
         f"{live.base_url}/inbox/slack/install", headers={"Authorization": f"Bearer {key}"}
     )
     assert started.status_code == 303, started.text

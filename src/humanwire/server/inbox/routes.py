@@ -458,7 +458,7 @@ def inbox_routes(engine: Engine, config: ServiceConfig) -> list[BaseRoute]:
             methods=["POST"],
         ),
         Route("/inbox/slack", pages.page(pages.slack), methods=["GET"]),
-        Route("/inbox/slack/install", pages.action(pages.slack_install), methods=["POST"]),
+        Route("/inbox/slack/install", pages.page(pages.slack_install), methods=["GET"]),
         Route("/inbox/slack/disconnect", pages.action(pages.slack_disconnect), methods=["POST"]),
         Route("/inbox/channels", pages.page(pages.channels), methods=["GET"]),
         Route("/inbox/channels", pages.action(pages.create_channel), methods=["POST"]),

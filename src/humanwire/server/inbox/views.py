@@ -766,11 +766,9 @@ def render_slack_page(
         else Html('<p class="muted">No workspace of your own yet.</p>')
     )
     install = (
-        render(
-            '<form method="post" action="/inbox/slack/install">{csrf}'
-            '<button type="submit" class="primary">Add to Slack</button></form>',
-            csrf=_csrf(viewer),
-        )
+        # A link, not a form: the page's CSP (form-action 'self') would stop a form's
+        # redirect to Slack's consent page. The GET only starts an install (its state).
+        Html('<p><a class="button primary" href="/inbox/slack/install">Add to Slack</a></p>')
         if slack.oauth_enabled
         else Html(
             '<p class="small muted">Installing into your own workspace needs '

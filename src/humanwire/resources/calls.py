@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from humanwire._constants import CALL_END_READ_TIMEOUT, WAIT_MARGIN
 from humanwire._http import Flow
 from humanwire.types import CallRequest, CallResponse
@@ -22,6 +24,7 @@ class Calls(Resource[ModeT]):
         language: str | None = None,
         voice: str | None = None,
         wait_for_call_end: bool = False,
+        metadata: Mapping[str, str] | None = None,
         idempotency_key: str | None = None,
     ) -> Flow[CallResponse]:
         """Place a call driven by ``prompt``. Without ``wait_for_call_end`` it returns at
@@ -35,6 +38,7 @@ class Calls(Resource[ModeT]):
             language=language,
             voice=voice,
             wait_for_call_end=wait_for_call_end,
+            metadata=metadata,
         )
         return self._post(
             "/calls",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+from collections.abc import Mapping
 
 from humanwire._http import Flow
 from humanwire.types import ChannelCard, ChannelCardCreateRequest
@@ -25,6 +26,7 @@ class Channels(Resource[ModeT]):
         response_template: str | None = None,
         no_response_template: str | None = None,
         reply_link: bool = False,
+        metadata: Mapping[str, str] | None = None,
         idempotency_key: str | None = None,
     ) -> Flow[ChannelCard]:
         """``POST /channels``: ``type`` is sms, whatsapp, slack or call. sms, whatsapp and
@@ -39,6 +41,7 @@ class Channels(Resource[ModeT]):
             response_template=response_template,
             no_response_template=no_response_template,
             reply_link=reply_link,
+            metadata=metadata,
         )
         return self._post("/channels", body, ChannelCard, idempotency_key=idempotency_key)
 

@@ -51,6 +51,7 @@ class Forms(Resource[ModeT]):
         submit_label: str | None = None,
         wait_time: float | None = None,
         follow_up_time: float | None = None,
+        metadata: Mapping[str, str] | None = None,
         idempotency_key: str | None = None,
     ) -> Flow[FormResponse]:
         """``POST /forms/sms``: ``message`` may hold ``{{url}}``."""
@@ -65,6 +66,7 @@ class Forms(Resource[ModeT]):
             submit_label=submit_label,
             wait_time=wait_time,
             follow_up_time=follow_up_time,
+            metadata=metadata,
         )
         return self._post(
             "/forms/sms", body, FormResponse, wait=body.wait_time, idempotency_key=idempotency_key
@@ -84,6 +86,7 @@ class Forms(Resource[ModeT]):
         wait_time: float | None = None,
         follow_up_time: float | None = None,
         from_: str | None = None,
+        metadata: Mapping[str, str] | None = None,
         idempotency_key: str | None = None,
     ) -> Flow[FormResponse]:
         """``POST /forms/slack``: ``to`` a member or channel id, ``from_`` a workspace id."""
@@ -99,6 +102,7 @@ class Forms(Resource[ModeT]):
             wait_time=wait_time,
             follow_up_time=follow_up_time,
             from_=from_,
+            metadata=metadata,
         )
         return self._post(
             "/forms/slack", body, FormResponse, wait=body.wait_time, idempotency_key=idempotency_key
@@ -118,6 +122,7 @@ class Forms(Resource[ModeT]):
         follow_up_time: float | None = None,
         from_: str | None = None,
         template: WhatsAppTemplate | Mapping[str, Any] | None = None,
+        metadata: Mapping[str, str] | None = None,
         idempotency_key: str | None = None,
     ) -> Flow[FormResponse]:
         """``POST /forms/whatsapp``. From the shared account by default (fixed wrapper
@@ -135,6 +140,7 @@ class Forms(Resource[ModeT]):
             follow_up_time=follow_up_time,
             from_=from_,
             template=template,
+            metadata=metadata,
         )
         return self._post(
             "/forms/whatsapp",

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from humanwire._constants import CHANNEL_MESSAGE_READ_TIMEOUT, WAIT_MARGIN
 from humanwire._http import Flow
 from humanwire.errors import invalid_request
@@ -35,6 +37,7 @@ class Messages(Resource[ModeT]):
         wait_time: float | None = None,
         follow_up_time: float | None = None,
         from_: str | None = None,
+        metadata: Mapping[str, str] | None = None,
         idempotency_key: str | None = None,
     ) -> Flow[MessageResponse]:
         """``POST /messages/sms``: ``to`` in E.164; ``from_`` defaults to the account's
@@ -46,6 +49,7 @@ class Messages(Resource[ModeT]):
             wait_time=wait_time,
             follow_up_time=follow_up_time,
             from_=from_,
+            metadata=metadata,
         )
         return self._post(
             "/messages/sms",
@@ -63,6 +67,7 @@ class Messages(Resource[ModeT]):
         message: str,
         wait_time: float | None = None,
         follow_up_time: float | None = None,
+        metadata: Mapping[str, str] | None = None,
         idempotency_key: str | None = None,
     ) -> Flow[MessageResponse]:
         """``POST /messages/whatsapp`` from the shared account (the service wraps the text)."""
@@ -72,6 +77,7 @@ class Messages(Resource[ModeT]):
             message=message,
             wait_time=wait_time,
             follow_up_time=follow_up_time,
+            metadata=metadata,
         )
         return self._post(
             "/messages/whatsapp",
@@ -90,6 +96,7 @@ class Messages(Resource[ModeT]):
         wait_time: float | None = None,
         follow_up_time: float | None = None,
         from_: str | None = None,
+        metadata: Mapping[str, str] | None = None,
         idempotency_key: str | None = None,
     ) -> Flow[MessageResponse]:
         """``POST /messages/slack``: ``to`` is a member or channel id; ``from_`` the
@@ -101,6 +108,7 @@ class Messages(Resource[ModeT]):
             wait_time=wait_time,
             follow_up_time=follow_up_time,
             from_=from_,
+            metadata=metadata,
         )
         return self._post(
             "/messages/slack",
@@ -116,6 +124,7 @@ class Messages(Resource[ModeT]):
         channel_id: str,
         *,
         message: str,
+        metadata: Mapping[str, str] | None = None,
         idempotency_key: str | None = None,
     ) -> Flow[MessageResponse]:
         """``POST /messages/{channel_id}``: the card supplies recipient, windows, templates."""
@@ -125,7 +134,7 @@ class Messages(Resource[ModeT]):
                 f"channel_id must be a channel card id (ch_…), got {channel_id!r}",
                 field="channelId",
             )
-        body = build(ChannelMessageRequest, message=message)
+        body = build(ChannelMessageRequest, message=message, metadata=metadata)
         return self._post(
             f"/messages/{path_id(channel_id, 'channelId')}",
             body,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from humanwire._http import Flow
 from humanwire.types import (
     PHONE_CALL_LIMIT_SECONDS,
@@ -19,20 +21,30 @@ __all__ = ["Phone"]
 class Phone(Resource[ModeT]):
     @endpoint
     def sms(
-        self, *, to: str, message: str, idempotency_key: str | None = None
+        self,
+        *,
+        to: str,
+        message: str,
+        metadata: Mapping[str, str] | None = None,
+        idempotency_key: str | None = None,
     ) -> Flow[MessageResponse]:
         """``POST /phone/sms``: send a text."""
-        body = build(PhoneSMSRequest, to=to, message=message)
+        body = build(PhoneSMSRequest, to=to, message=message, metadata=metadata)
         return self._post("/phone/sms", body, MessageResponse, idempotency_key=idempotency_key)
 
     @endpoint
     def call(
-        self, *, to: str, message: str, idempotency_key: str | None = None
+        self,
+        *,
+        to: str,
+        message: str,
+        metadata: Mapping[str, str] | None = None,
+        idempotency_key: str | None = None,
     ) -> Flow[CallResponse]:
         """``POST /phone/call``: place a call with ``message`` as the voice agent's prompt
         and hold up to five minutes for its end. Past that the service answers 504 and
         ``CallTimeoutError`` is raised; a pending call is never retried."""
-        body = build(PhoneCallRequest, to=to, message=message)
+        body = build(PhoneCallRequest, to=to, message=message, metadata=metadata)
         return self._post(
             "/phone/call",
             body,

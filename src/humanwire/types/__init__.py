@@ -17,6 +17,13 @@ from ._base import (
     format_seconds,
     utc_now,
 )
+from ._metadata import (
+    METADATA_MAX_KEY_LENGTH,
+    METADATA_MAX_KEYS,
+    METADATA_MAX_VALUE_LENGTH,
+    Metadata,
+    check_metadata,
+)
 from .calls import VOICES, CallOutcome, CallRequest, CallResponse, Voice
 from .channels import ChannelCard, ChannelCardCreateRequest, ChannelType
 from .errors import ErrorBody, ErrorCode, ErrorDetail, detail_from_validation_error, field_path
@@ -79,6 +86,9 @@ __all__ = [
     "EVENT_TYPES",
     "FIELD_TYPES",
     "MAX_STATUS_WAIT",
+    "METADATA_MAX_KEYS",
+    "METADATA_MAX_KEY_LENGTH",
+    "METADATA_MAX_VALUE_LENGTH",
     "PHONE_CALL_LIMIT_SECONDS",
     "UNDELIVERED_TEXT",
     "VOICES",
@@ -116,6 +126,7 @@ __all__ = [
     "MessageReceivedEvent",
     "MessageReceivedPayload",
     "MessageResponse",
+    "Metadata",
     "PhoneCallRequest",
     "PhoneSMSRequest",
     "RequestModel",
@@ -145,6 +156,7 @@ __all__ = [
     "WhatsAppSharedFormRequest",
     "WhatsAppTemplate",
     "check_e164",
+    "check_metadata",
     "check_slack_id",
     "detail_from_validation_error",
     "event_adapter",

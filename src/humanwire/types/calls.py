@@ -9,6 +9,7 @@ from pydantic import Field, field_validator
 from pydantic_core import PydanticCustomError
 
 from ._base import E164, DeliveryStatus, RequestModel, ResponseModel
+from ._metadata import Metadata
 
 __all__ = ["VOICES", "CallOutcome", "CallRequest", "CallResponse", "Voice"]
 
@@ -27,6 +28,7 @@ class CallRequest(RequestModel):
     language: str = "en-US"
     voice: Voice = "female"
     wait_for_call_end: bool = False
+    metadata: Metadata | None = None
 
     @field_validator("language")
     @classmethod
@@ -52,6 +54,7 @@ class CallResponse(ResponseModel):
     to: str | None = None
     error: str | None = None
     delivery_status: DeliveryStatus | None = None
+    metadata: dict[str, str] | None = None
 
     @property
     def text(self) -> str:

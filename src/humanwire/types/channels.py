@@ -16,6 +16,7 @@ from ._base import (
     check_e164,
     check_slack_id,
 )
+from ._metadata import Metadata
 
 __all__ = ["ChannelCard", "ChannelCardCreateRequest", "ChannelType"]
 
@@ -35,6 +36,8 @@ class ChannelCardCreateRequest(RequestModel):
     response_template: str | None = None
     no_response_template: str | None = None
     reply_link: bool = False
+    metadata: Metadata | None = None
+    """Every message sent through the card carries it (a send's own keys win)."""
 
     @model_validator(mode="after")
     def _by_type(self) -> ChannelCardCreateRequest:
@@ -76,3 +79,4 @@ class ChannelCard(ResponseModel):
     no_response_template: str
     reply_link: bool = False
     created_at: Timestamp
+    metadata: dict[str, str] | None = None

@@ -33,11 +33,13 @@ class MessageReceivedPayload(ResponseModel):
     to: str
     body: str
     media_urls: list[str] = Field(default_factory=list)
+    metadata: dict[str, str] | None = None
 
 
 class FormReceivedPayload(ResponseModel):
     interaction_id: str
     values: dict[str, str]
+    metadata: dict[str, str] | None = None
 
 
 class TranscriptTurn(ResponseModel):
@@ -53,6 +55,7 @@ class CallConversationEndedPayload(ResponseModel):
     from_: str = Field(alias="from")
     to: str
     transcript: list[TranscriptTurn] | None = None
+    metadata: dict[str, str] | None = None
     """Extension: the call turn by turn, when a voice agent ran it (not on the sandbox)."""
 
 

@@ -20,6 +20,7 @@ from ._base import (
     SlackWorkspaceId,
     WaitTime,
 )
+from ._metadata import Metadata
 
 __all__ = [
     "DEFAULT_FORM_FOLLOW_UP_TIME",
@@ -171,6 +172,7 @@ class SMSFormRequest(Form):
 
     to: E164
     message: str | None = None
+    metadata: Metadata | None = None
 
 
 class SlackFormRequest(Form):
@@ -180,6 +182,7 @@ class SlackFormRequest(Form):
     to: SlackId
     message: str | None = None
     from_: SlackWorkspaceId | None = Field(default=None, alias="from")
+    metadata: Metadata | None = None
 
 
 class WhatsAppTemplate(RequestModel):
@@ -193,6 +196,7 @@ class WhatsAppSharedFormRequest(Form):
     """``POST /forms/whatsapp`` from the shared account: fixed wrapper text."""
 
     to: E164
+    metadata: Metadata | None = None
 
 
 class WhatsAppOwnNumberFormRequest(Form):
@@ -201,6 +205,7 @@ class WhatsAppOwnNumberFormRequest(Form):
     to: E164
     from_: E164 = Field(alias="from")
     template: WhatsAppTemplate
+    metadata: Metadata | None = None
 
 
 def _whatsapp_variant(value: Any) -> str:
@@ -235,6 +240,7 @@ class FormResponse(ResponseModel):
     content: str | None = None
     response: str | None = None
     delivery_status: DeliveryStatus | None = None
+    metadata: dict[str, str] | None = None
 
     @property
     def text(self) -> str:

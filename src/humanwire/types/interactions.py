@@ -27,6 +27,7 @@ class InteractionStatus(ResponseModel):
     channel: InteractionChannel
     result: Event | None = None
     delivery_status: DeliveryStatus | None = None
+    metadata: dict[str, str] | None = None
 
     @property
     def ended(self) -> bool:

@@ -16,6 +16,7 @@ from ._base import (
     SlackWorkspaceId,
     WaitTime,
 )
+from ._metadata import Metadata
 
 __all__ = [
     "DEFAULT_NO_RESPONSE_TEMPLATE",
@@ -35,6 +36,7 @@ class _MessageRequest(RequestModel):
     message: str = Field(min_length=1)
     wait_time: WaitTime | None = None
     follow_up_time: FollowUpTime | None = None
+    metadata: Metadata | None = None
 
 
 class SMSMessageRequest(_MessageRequest):
@@ -61,6 +63,8 @@ class ChannelMessageRequest(RequestModel):
     """``POST /messages/{channel_id}``: the card supplies recipient, windows, templates."""
 
     message: str = Field(min_length=1)
+    metadata: Metadata | None = None
+    """Merged over the card's own metadata (this send's keys win)."""
 
 
 class MessageResponse(ResponseModel):
@@ -78,6 +82,7 @@ class MessageResponse(ResponseModel):
     response: str | None = None
     reply: str | None = None
     delivery_status: DeliveryStatus | None = None
+    metadata: dict[str, str] | None = None
 
     @property
     def text(self) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from ._base import E164, RequestModel
+from ._metadata import Metadata
 
 __all__ = ["PHONE_CALL_LIMIT_SECONDS", "PhoneCallRequest", "PhoneSMSRequest"]
 
@@ -15,6 +16,7 @@ PHONE_CALL_LIMIT_SECONDS = 300
 class PhoneSMSRequest(RequestModel):
     message: str = Field(min_length=1)
     to: E164
+    metadata: Metadata | None = None
 
 
 class PhoneCallRequest(RequestModel):
@@ -22,3 +24,4 @@ class PhoneCallRequest(RequestModel):
 
     message: str = Field(min_length=1)
     to: E164
+    metadata: Metadata | None = None

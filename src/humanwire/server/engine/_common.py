@@ -158,6 +158,14 @@ def _iso(unix: float | None) -> str | None:
     return _timestamp(unix).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def _metadata(record: Any) -> dict[str, str] | None:
+    """The ``metadata`` an interaction was sent with (None: none)."""
+    if record is None:
+        return None
+    value = record.request.get("metadata")
+    return dict(value) if value else None
+
+
 def _event_dict(event: Any) -> dict[str, Any]:
     data: dict[str, Any] = event.model_dump(mode="json", by_alias=True, exclude_none=True)
     return data

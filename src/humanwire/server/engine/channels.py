@@ -37,6 +37,7 @@ class ChannelCards(EngineCore):
             no_response_template=request.no_response_template or DEFAULT_NO_RESPONSE_TEMPLATE,
             reply_link=request.reply_link,
             created_at=time.time(),
+            metadata=request.metadata,
         )
         self.store.insert_channel(record)
         self._notify(account.id, "channel", record.id)
@@ -55,6 +56,7 @@ class ChannelCards(EngineCore):
             no_response_template=record.no_response_template,
             reply_link=record.reply_link,
             created_at=_timestamp(record.created_at),
+            metadata=record.metadata,
         )
 
     def list_channels(self, account: Account) -> list[ChannelCard]:

@@ -68,6 +68,7 @@ from ._common import (
     Channel,
     InboxChange,
     _IdempotentRun,
+    _metadata,
     _Requesters,
     _settle,
     _timestamp,
@@ -95,6 +96,7 @@ class EngineCore:
             to=payload["to"],
             error=CALL_NOT_ANSWERED if record.outcome == "no_answer" else None,
             delivery_status=record.delivery_status,  # type: ignore[arg-type]
+            metadata=_metadata(record),
         )
 
     def __init__(
@@ -610,6 +612,7 @@ class EngineCore:
             channel=record.channel,  # type: ignore[arg-type]
             result=event_adapter.validate_python(record.result) if record.result else None,
             delivery_status=record.delivery_status,  # type: ignore[arg-type]
+            metadata=_metadata(record),
         )
 
     # -- links and delivery followers, shared by several parts ------------------

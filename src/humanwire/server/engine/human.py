@@ -35,7 +35,7 @@ from ..store.base import (
     InboundRecord,
     InteractionRecord,
 )
-from ._common import Account, _event_dict, _timestamp
+from ._common import Account, _event_dict, _metadata, _timestamp
 from .core import EngineCore
 
 
@@ -168,6 +168,7 @@ class HumanSide(EngineCore):
                         to=text.to_addr,
                         body=text.body,
                         media_urls=list(text.media_urls),
+                        metadata=_metadata(record),
                     )
                 )
             )
@@ -210,6 +211,7 @@ class HumanSide(EngineCore):
             summary=summary,
             from_=record.from_addr,
             to=record.to_addr,
+            metadata=_metadata(record),
             transcript=(
                 None
                 if transcript is None

@@ -21,7 +21,7 @@ from ..errors import (
 from ..store.base import (
     InteractionRecord,
 )
-from ._common import FormState, FormView, ReplyLinkState, ReplyLinkView, _event_dict
+from ._common import FormState, FormView, ReplyLinkState, ReplyLinkView, _event_dict, _metadata
 from .human import HumanSide, InboundText
 
 
@@ -75,7 +75,9 @@ class LinkPages(HumanSide):
         assert record is not None
         event = _event_dict(
             FormReceivedEvent(
-                payload=FormReceivedPayload(interaction_id=record.id, values=normalized)
+                payload=FormReceivedPayload(
+                    interaction_id=record.id, values=normalized, metadata=_metadata(record)
+                )
             )
         )
         if self._answer(record, event) is None:

@@ -15,6 +15,7 @@ from pydantic_core import PydanticCustomError
 
 from humanwire.types import (
     DEFAULT_NO_RESPONSE_TEMPLATE,
+    METADATA_MAX_KEYS,
     UNDELIVERED_TEXT,
     CallRequest,
     CallResponse,
@@ -42,7 +43,7 @@ from ..errors import (
     NotFound,
 )
 from ..store.base import ChannelRecord, InteractionRecord
-from ._common import Account, Channel, FormRequest, MessageRequest
+from ._common import Account, Channel, FormRequest, MessageRequest, _metadata
 from .core import UNDELIVERED, EngineCore
 
 
@@ -179,6 +180,7 @@ class Sends(EngineCore):
                 response=templates.response_text(response_template, reply),
                 reply=reply,
                 delivery_status=answered.delivery_status,  # type: ignore[arg-type]
+                metadata=_metadata(answered),
             )
         return MessageResponse(
             **self._unanswered(record.id, templates.no_response_text(no_response_template)),
@@ -195,6 +197,16 @@ class Sends(EngineCore):
         text = templates.card_message(card.message_template, request.message, card.wait_time)
         self._check_send(account, request.message, card.to_addr)
         wire = {**request.to_wire(), "_channelId": card.id}
+        metadata = {**(card.metadata or {}), **(request.metadata or {})}
+        if len(metadata) > METADATA_MAX_KEYS:
+            raise InvalidRequest(
+                f"metadata: the card's and this send's keys are {len(metadata)} together; "
+                f"at most {METADATA_MAX_KEYS}",
+                field="metadata",
+            )
+        wire.pop("metadata", None)
+        if metadata:
+            wire["metadata"] = metadata
         if card.type == "call":
             return await self._call_card(account, card, text, wire)
         template = None
@@ -252,6 +264,7 @@ class Sends(EngineCore):
                 response=templates.response_text(card.response_template, summary),
                 reply=summary,
                 delivery_status=ended.delivery_status,  # type: ignore[arg-type]
+                metadata=_metadata(ended),
             )
         return MessageResponse(
             **self._unanswered(record.id, templates.no_response_text(card.no_response_template)),
@@ -331,6 +344,7 @@ class Sends(EngineCore):
                 values=values,
                 content=format_content(self._form_of(answered), values),
                 delivery_status=answered.delivery_status,  # type: ignore[arg-type]
+                metadata=_metadata(answered),
             )
         return FormResponse(
             form_url=url,
@@ -377,7 +391,8 @@ class Sends(EngineCore):
 
     async def phone_sms(self, account: Account, request: PhoneSMSRequest) -> MessageResponse:
         return await self.send_message(
-            account, SMSMessageRequest(message=request.message, to=request.to)
+            account,
+            SMSMessageRequest(message=request.message, to=request.to, metadata=request.metadata),
         )
 
     async def phone_call(self, account: Account, request: PhoneCallRequest) -> CallResponse:
@@ -391,6 +406,8 @@ class Sends(EngineCore):
             except PydanticCustomError:
                 raise InvalidToNumber(field="transferTo") from None
         wire: dict[str, Any] = {"message": request.message, "to": request.to, "_phone": True}
+        if request.metadata:
+            wire["metadata"] = request.metadata
         if transfer_to is not None:
             wire["transferTo"] = transfer_to
         response = await self._call(
@@ -455,4 +472,5 @@ def _fields(record: InteractionRecord) -> dict[str, Any]:
         "interaction_id": record.id,
         "status": record.status,
         "delivery_status": record.delivery_status,
+        "metadata": _metadata(record),
     }

@@ -142,6 +142,7 @@ class ChannelRecord:
     no_response_template: str
     reply_link: bool
     created_at: float
+    metadata: dict[str, str] | None = None
 
 
 @dataclass(frozen=True)

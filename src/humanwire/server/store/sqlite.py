@@ -37,7 +37,7 @@ __all__ = ["SQLiteStore"]
 
 logger = logging.getLogger("humanwire.store")
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """2: ``idempotency_links`` (the interaction an idempotent send created).
 3: real providers: ``interactions.delivery_status`` / ``provider_ref``, ``inbound.ref``
 (unique), ``provider_state``."""
@@ -132,7 +132,8 @@ CREATE TABLE IF NOT EXISTS channels (
     response_template TEXT NOT NULL,
     no_response_template TEXT NOT NULL,
     reply_link INTEGER NOT NULL,
-    created_at REAL NOT NULL
+    created_at REAL NOT NULL,
+    metadata TEXT
 );
 CREATE INDEX IF NOT EXISTS channels_account ON channels (account_id);
 CREATE TABLE IF NOT EXISTS events (
@@ -184,6 +185,7 @@ _ADDED_COLUMNS = (
     ("interactions", "delivery_status", "TEXT"),
     ("interactions", "provider_ref", "TEXT"),
     ("inbound", "ref", "TEXT"),
+    ("channels", "metadata", "TEXT"),
 )
 _SCHEMA_3 = """
 CREATE INDEX IF NOT EXISTS interactions_provider_ref ON interactions (provider_ref);
@@ -799,7 +801,7 @@ class SQLiteStore:
     # -- channel cards ----------------------------------------------------------------
     _CHANNEL_COLUMNS = (
         "id, account_id, type, to_addr, wait_time, follow_up_time, message_template, "
-        "response_template, no_response_template, reply_link, created_at"
+        "response_template, no_response_template, reply_link, created_at, metadata"
     )
 
     @staticmethod
@@ -816,12 +818,13 @@ class SQLiteStore:
             no_response_template=row[8],
             reply_link=bool(row[9]),
             created_at=row[10],
+            metadata=json.loads(row[11]) if row[11] else None,
         )
 
     def insert_channel(self, record: ChannelRecord) -> None:
         self._run(
             f"INSERT INTO channels ({self._CHANNEL_COLUMNS}) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 record.id,
                 record.account_id,
@@ -834,6 +837,7 @@ class SQLiteStore:
                 record.no_response_template,
                 int(record.reply_link),
                 record.created_at,
+                _dumps(record.metadata) if record.metadata else None,
             ),
         )
 

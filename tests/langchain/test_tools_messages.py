@@ -212,3 +212,19 @@ async def test_unknown_channel_card_is_an_error_tool_message(
     message = await run_tool(tool, {"message": "Hello"}, mode)
     assert message.status == "error"
     assert "not" in text(message).lower()
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_tools_metadata_goes_with_every_send(
+    make: Callable[..., Any], human: ScriptedHuman, humanwire_client: HumanWire, mode: Mode
+) -> None:
+    human.reply("yes")
+    tool = make(AskHumanSMS, wait_time=5, metadata={"run": "r-7", "agent": "planner"})
+    message = await run_tool(tool, {"message": "Proceed?"}, mode)
+    assert message.artifact.metadata == {"run": "r-7", "agent": "planner"}
+    status = humanwire_client.interactions.status(message.artifact.interaction_id)
+    assert status.metadata == {"run": "r-7", "agent": "planner"}
+    # Outside the service's limits: an error the agent reads, naming metadata.
+    bad = make(NotifyHumanSMS, metadata={"run": 7})
+    refused = await run_tool(bad, {"message": "hi"}, mode)
+    assert refused.status == "error" and "metadata" in str(refused.content)

@@ -384,3 +384,16 @@ def test_timed_out_answer_names_the_interaction_to_check_later(
     human.reply("approved", interaction_id=interaction_id).wait(5)
     later = tools["check_human_interaction"].call(interaction_id=interaction_id)
     assert later.content.endswith("was answered. Human response: approved")
+
+
+def test_the_specs_metadata_goes_with_every_send(
+    humanwire_client: HumanWire, human: ScriptedHuman
+) -> None:
+    spec = HumanWireToolSpec(humanwire_client, wait_time=5, metadata={"run": "li-1"})
+    action = human.reply("fine")
+    assert spec.ask_human_sms("All good?") == "Human response: fine"
+    asked = action.wait().interaction_id
+    assert asked is not None
+    assert humanwire_client.interactions.status(asked).metadata == {"run": "li-1"}
+    with pytest.raises(ValueError, match="metadata"):
+        HumanWireToolSpec(humanwire_client, metadata={"k" * 41: "v"})

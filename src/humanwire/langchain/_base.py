@@ -47,7 +47,9 @@ class HumanWireBaseTool(BaseTool):
 
     ``client`` may be a ``HumanWire`` or an ``AsyncHumanWire``; the other one (or both)
     is built from the environment (``HUMANWIRE_API_KEY``, ``HUMANWIRE_BASE_URL``; the
-    embedded service otherwise) the first time it is needed.
+    embedded service otherwise) the first time it is needed. LangChain's ``metadata=``
+    (given to callbacks) is also every send's metadata on the service: string keys and
+    values within DESIGN.md's limits, echoed on the status and events.
     """
 
     client: Any = Field(default=None, exclude=True, repr=False)
@@ -92,6 +94,12 @@ class HumanWireBaseTool(BaseTool):
         )
         self.async_client = async_client
         return async_client
+
+    def send_metadata(self) -> dict[str, Any]:
+        """``{"metadata": …}`` for a send when the tool has LangChain's ``metadata`` (also
+        the interaction's metadata on the service: string keys and values, DESIGN.md
+        "Metadata"), else nothing."""
+        return {"metadata": dict(self.metadata)} if self.metadata else {}
 
     # -- calling the service -----------------------------------------------------------------
     def _operation(self, *args: Any, **arguments: Any) -> Operation[Any, Any]:

@@ -122,7 +122,7 @@ class _MessageTool(WindowedTool):
     def _operation(
         self, message: str, to: str | None = None
     ) -> Operation[MessageResponse, tuple[str, MessageResponse]]:
-        kwargs = self._request(message, to)
+        kwargs = {**self._request(message, to), **self.send_metadata()}
         return Operation(
             lambda client: getattr(client.messages, self.channel)(**kwargs), self._finish
         )
@@ -195,7 +195,9 @@ class AskHumanChannel(HumanWireBaseTool):
 
     def _operation(self, message: str) -> Operation[MessageResponse, tuple[str, MessageResponse]]:
         return Operation(
-            lambda client: client.messages.channel(self.channel_id, message=message),
+            lambda client: client.messages.channel(
+                self.channel_id, message=message, **self.send_metadata()
+            ),
             lambda response: (message_text(response), response),
         )
 
@@ -320,7 +322,7 @@ class HumanForm(WindowedTool):
         fields: list[Any] | None = None,
         description: str | None = None,
     ) -> Operation[FormResponse, tuple[str, FormResponse]]:
-        kwargs = self._request(message, to, title, fields, description)
+        kwargs = {**self._request(message, to, title, fields, description), **self.send_metadata()}
         return Operation(lambda client: getattr(client.forms, self.channel)(**kwargs), self._finish)
 
 
@@ -393,7 +395,7 @@ class CallHuman(HumanWireBaseTool):
     def _operation(
         self, prompt: str, to: str | None = None
     ) -> Operation[CallResponse, tuple[str, CallResponse]]:
-        kwargs = self._request(prompt, to)
+        kwargs = {**self._request(prompt, to), **self.send_metadata()}
         return Operation(
             lambda client: client.calls.create(**kwargs),
             lambda response: (call_text(response), response),

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from llama_index.core.tools import FunctionTool, ToolMetadata
 from llama_index.core.tools.tool_spec.base import SPEC_FUNCTION_TYPE, BaseToolSpec
 from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic_core import PydanticCustomError
 
 from humanwire._tooling import (
     CALL_PROMPT,
@@ -55,6 +56,7 @@ from humanwire.types import (
     FormResponse,
     InteractionStatus,
     MessageResponse,
+    check_metadata,
 )
 
 from ._tools import HumanWireFunctionTool
@@ -111,7 +113,8 @@ class HumanWireToolSpec(BaseToolSpec):
     ``form_fields`` (with ``form_title``) fixes the form ``ask_human_form`` sends; without
     them the model designs the form. ``channel_id`` adds ``ask_human_channel`` for a
     channel card. ``to_tool_list()`` returns every tool; pass ``spec_functions`` (names of
-    the sync functions) to pick some.
+    the sync functions) to pick some. ``metadata`` (string keys and values, DESIGN.md
+    "Metadata") goes with every send and comes back on its status and events.
     """
 
     spec_functions: list[SPEC_FUNCTION_TYPE] = [  # noqa: RUF012 (BaseToolSpec's protocol)
@@ -145,6 +148,7 @@ class HumanWireToolSpec(BaseToolSpec):
         language: str = "en-US",
         voice: Literal["female", "male"] = "female",
         wait_for_call_end: bool = True,
+        metadata: Mapping[str, str] | None = None,
     ) -> None:
         if form_channel not in _CHANNELS:
             raise ValueError(f"form_channel must be sms, whatsapp or slack, got {form_channel!r}")
@@ -169,6 +173,11 @@ class HumanWireToolSpec(BaseToolSpec):
             prompt="check", to=_CHECK_PHONE, transfer_to=transfer_to, language=language, voice=voice
         )
         self.transfer_to = transfer_to
+        try:
+            # Every send carries it (DESIGN.md "Metadata"); checked now, not at the first call.
+            self.metadata = check_metadata(metadata) if metadata is not None else None
+        except PydanticCustomError as exc:
+            raise ValueError(f"metadata: {exc}") from None
         self.language = language
         self.voice: Literal["female", "male"] = voice
         self.wait_for_call_end = wait_for_call_end
@@ -222,16 +231,24 @@ class HumanWireToolSpec(BaseToolSpec):
     def _windows(self) -> dict[str, Any]:
         return {"wait_time": self.wait_time, "follow_up_time": self.follow_up_time}
 
+    def _metadata(self) -> dict[str, Any]:
+        return {"metadata": self.metadata} if self.metadata else {}
+
     # --- the operations, each written once ----------------------------------------------
 
     def _ask(self, channel: TextChannel, message: str, to: str | None) -> Operation[Any, str]:
-        kwargs = {"message": message, "to": self._recipient(channel, to), **self._windows()}
+        kwargs = {
+            "message": message,
+            "to": self._recipient(channel, to),
+            **self._windows(),
+            **self._metadata(),
+        }
         return Operation(lambda client: getattr(client.messages, channel)(**kwargs), message_text)
 
     def _notify(self, message: str, channel: str, to: str | None) -> Operation[Any, str]:
         if channel not in _CHANNELS:
             raise invalid_request("channel must be sms, whatsapp or slack", field="channel")
-        kwargs = {"message": message, "to": self._recipient(channel, to)}
+        kwargs = {"message": message, "to": self._recipient(channel, to), **self._metadata()}
 
         def finish(response: MessageResponse) -> str:
             return sent_text(response, channel)
@@ -241,9 +258,10 @@ class HumanWireToolSpec(BaseToolSpec):
     def _channel(self, message: str) -> Operation[MessageResponse, str]:
         if self.channel_id is None:
             raise ValueError("ask_human_channel needs channel_id=... on HumanWireToolSpec")
-        channel_id = self.channel_id
+        channel_id, extra = self.channel_id, self._metadata()
         return Operation(
-            lambda client: client.messages.channel(channel_id, message=message), message_text
+            lambda client: client.messages.channel(channel_id, message=message, **extra),
+            message_text,
         )
 
     def _form(
@@ -272,6 +290,7 @@ class HumanWireToolSpec(BaseToolSpec):
             "title": title,
             "fields": checked,
             **self._windows(),
+            **self._metadata(),
         }
         if description:
             kwargs["description"] = description
@@ -287,6 +306,7 @@ class HumanWireToolSpec(BaseToolSpec):
             "language": self.language,
             "voice": self.voice,
             "wait_for_call_end": self.wait_for_call_end,
+            **self._metadata(),
         }
         if self.transfer_to is not None:
             kwargs["transfer_to"] = self.transfer_to

@@ -107,7 +107,9 @@ def _error_statuses(op: Operation) -> list[int]:
 
 def _operation(op: Operation, keyed: dict[tuple[str, JsonSchemaMode], Any]) -> dict[str, Any]:
     success: dict[str, Any] = {"description": _SUCCESS_TEXT.get(op.status, "OK")}
-    if op.response is not None:
+    if op.stream:
+        success["content"] = {"text/event-stream": {"schema": {"type": "string"}}}
+    elif op.response is not None:
         schema = keyed[(op.operation_id, "serialization")]
         success["content"] = {"application/json": {"schema": schema}}
     if op.method == "POST" and op.auth:
@@ -119,6 +121,13 @@ def _operation(op: Operation, keyed: dict[tuple[str, JsonSchemaMode], Any]) -> d
             }
         }
     responses: dict[str, Any] = {str(op.status): success}
+    if op.method == "POST" and op.tag in _SEND_TAGS and op.response is not None:
+        responses["202"] = {
+            "description": "With `Prefer: respond-async` and a wait: accepted (the body of a "
+            "send without wait); the held answer arrives as a `wait.ended` event "
+            "(`GET /events`).",
+            "content": success.get("content", {}),
+        }
     for status in _error_statuses(op):
         responses[str(status)] = {"$ref": f"#/components/responses/Error{status}"}
     responses["default"] = {"$ref": "#/components/responses/Error"}

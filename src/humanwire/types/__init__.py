@@ -67,6 +67,7 @@ from .messages import (
     WhatsAppMessageRequest,
 )
 from .numbers import AvailableNumber, Country, ReservedNumber, ReserveNumberRequest
+from .outcomes import MAX_EVENTS_WAIT, OutcomeEvent, OutcomeEventType, OutcomePage
 from .phone import PHONE_CALL_LIMIT_SECONDS, PhoneCallRequest, PhoneSMSRequest
 from .sandbox import (
     DeliveryKind,
@@ -85,6 +86,7 @@ __all__ = [
     "E164",
     "EVENT_TYPES",
     "FIELD_TYPES",
+    "MAX_EVENTS_WAIT",
     "MAX_STATUS_WAIT",
     "METADATA_MAX_KEYS",
     "METADATA_MAX_KEY_LENGTH",
@@ -127,6 +129,9 @@ __all__ = [
     "MessageReceivedPayload",
     "MessageResponse",
     "Metadata",
+    "OutcomeEvent",
+    "OutcomeEventType",
+    "OutcomePage",
     "PhoneCallRequest",
     "PhoneSMSRequest",
     "RequestModel",

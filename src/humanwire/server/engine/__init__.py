@@ -38,6 +38,7 @@ Decisions this module makes where the specification is silent:
 from __future__ import annotations
 
 from ._common import (
+    ACCEPT_ASYNC,
     CALL_NOT_ANSWERED,
     REQUESTER_GONE,
     SUSPENDED_MESSAGE,
@@ -57,10 +58,12 @@ from .human import InboundText
 from .idempotency import Idempotency
 from .links import LinkPages
 from .numbers import Numbers
+from .outcomes import Outcomes
 from .sends import Sends
 from .webhooks import Webhooks
 
 __all__ = [
+    "ACCEPT_ASYNC",
     "CALL_NOT_ANSWERED",
     "REQUESTER_GONE",
     "SUSPENDED_MESSAGE",
@@ -78,5 +81,5 @@ __all__ = [
 ]
 
 
-class Engine(Accounts, Idempotency, Sends, Numbers, Webhooks, ChannelCards, LinkPages):
+class Engine(Accounts, Idempotency, Sends, Numbers, Webhooks, ChannelCards, LinkPages, Outcomes):
     """The service's rules, one instance per service (see the module docstring)."""

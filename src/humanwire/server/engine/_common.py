@@ -117,6 +117,14 @@ closes. A held request whose requester is gone lets go of its interaction, so a 
 inside ``waitTime`` goes to the webhooks instead of to nobody. Unset: held to the end."""
 
 
+ACCEPT_ASYNC: contextvars.ContextVar[asyncio.Future[str] | None] = contextvars.ContextVar(
+    "humanwire_accept_async", default=None
+)
+"""Set by the HTTP layer around a send made with ``Prefer: respond-async``: the engine
+settles it with the interaction id when the send starts to hold (delivered, waiting), and
+the request is answered 202 at once while the hold goes on in the background."""
+
+
 class _Requesters:
     """The requests waiting for one idempotent run (the first and retries that joined
     it): ``gone`` settles once every one of them has gone; never while one of them

@@ -61,6 +61,7 @@ from ._common import (
     _FORM_KEYS,
     _IDEMPOTENT_RUN,
     _SUBSCRIBER_QUEUE,
+    ACCEPT_ASYNC,
     CALL_NOT_ANSWERED,
     REQUESTER_GONE,
     SUSPENDED_MESSAGE,
@@ -80,6 +81,11 @@ UNDELIVERED = "undelivered"
 _EARLY_STATUS = "early-delivery-status"
 _EARLY_STATUS_TTL = 24 * 3600.0
 _STATUS_RANK = {"queued": 1, "sent": 2, "delivered": 3, "read": 4, "undelivered": 5, "failed": 5}
+
+
+OUTCOME_TTL = 25 * 3600.0
+"""Outcome events are kept at least 24 hours (DESIGN.md), pruned after 25."""
+OUTCOME_PRUNE_EVERY = 1000
 
 
 class EngineCore:
@@ -146,6 +152,10 @@ class EngineCore:
         self._idempotent_runs: dict[
             tuple[str, str], tuple[str, asyncio.Task[tuple[int, bytes]], _Requesters]
         ] = {}
+        # GET /events long-polls by account, and the holds of respond-async sends.
+        self._outcome_waiters: dict[str, set[asyncio.Future[None]]] = {}
+        self._outcomes_appended = 0
+        self._async_holds: set[asyncio.Task[Any]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._draining = False
         self._closed = False
@@ -158,6 +168,7 @@ class EngineCore:
         self.store.delete_idempotency_before(now - self.config.idempotency_ttl)
         # Statuses of refs never stored (another app's messages on the same account).
         self.store.delete_provider_state_before(_EARLY_STATUS, now - _EARLY_STATUS_TTL)
+        self.store.delete_outcomes_before(now - OUTCOME_TTL)
         for record in self.store.open_interactions():
             if record.kind == "call":
                 continue  # a call has no window: it ends when the callee hangs up
@@ -191,7 +202,11 @@ class EngineCore:
         # Each woken coroutine sees ``draining`` and raises (see ``_hold`` and the polls).
         for waiter in self._waiters.values():
             _settle(waiter, None)
-        for futures in [*self._watchers.values(), *self._delivery_waiters.values()]:
+        for futures in [
+            *self._watchers.values(),
+            *self._delivery_waiters.values(),
+            *self._outcome_waiters.values(),
+        ]:
             for future in futures:
                 _settle(future, None)
         for queues in self._subscribers.values():
@@ -297,6 +312,7 @@ class EngineCore:
             waiter = self._waiters.get(record.id)
             if waiter is not None and not waiter.done():
                 waiter.set_result(None)
+            self._ended_outcome(record, None, outcome)
             self._changed(record)
 
     def _answer(
@@ -322,8 +338,36 @@ class EngineCore:
             waiter.set_result(ended)
         if always_emit or not handed_over:
             self.outbox.emit(record.account_id, event, record.id)
+        self._ended_outcome(record, event, outcome)
         self._changed(record)
         return ended
+
+    # -- the outcome stream (GET /events) -------------------------------------------
+    def _ended_outcome(
+        self, record: InteractionRecord, event: dict[str, Any] | None, outcome: str | None
+    ) -> None:
+        self.append_outcome(
+            record.account_id,
+            record.id,
+            {
+                "interactionId": record.id,
+                "eventType": "interaction.ended",
+                "result": event,
+                "responded": event is not None and outcome != "no_answer",
+                "metadata": _metadata(record),
+            },
+        )
+
+    def append_outcome(self, account_id: str, interaction_id: str, body: dict[str, Any]) -> int:
+        """Stores an outcome event and wakes the account's ``GET /events`` readers."""
+        now = time.time()
+        seq = self.store.append_outcome(account_id, interaction_id, body, now)
+        for waiter in self._outcome_waiters.pop(account_id, set()):
+            _settle(waiter, None)
+        self._outcomes_appended += 1
+        if self._outcomes_appended % OUTCOME_PRUNE_EVERY == 0:
+            self.store.delete_outcomes_before(now - OUTCOME_TTL)
+        return seq
 
     def _register(self, interaction_id: str) -> asyncio.Future[InteractionRecord | None]:
         # Registered before the delivery goes out, so even an instant reply finds it.
@@ -345,6 +389,9 @@ class EngineCore:
     ) -> InteractionRecord | None:
         """Awaits the response (the ended record) or None when the window closed first.
         ``limit`` (seconds) is for calls, which have no window timer of their own."""
+        accept = ACCEPT_ASYNC.get()
+        if accept is not None and not accept.done():
+            accept.set_result(interaction_id)  # Prefer: respond-async: 202 now, hold on
         handle: asyncio.TimerHandle | None = None
         if limit is not None:
             handle = asyncio.get_running_loop().call_later(limit, _settle, future, None)

@@ -3,7 +3,18 @@ app's routes and the OpenAPI document are built from."""
 
 from __future__ import annotations
 
-from . import calls, channels, forms, interactions, messages, meta, numbers, sandbox, webhooks
+from . import (
+    calls,
+    channels,
+    events,
+    forms,
+    interactions,
+    messages,
+    meta,
+    numbers,
+    sandbox,
+    webhooks,
+)
 from ._api import Operation, to_routes
 
 __all__ = ["Operation", "api_operations", "to_routes"]
@@ -17,6 +28,7 @@ def api_operations(*, sandbox_enabled: bool) -> list[Operation]:
         *forms.operations(),
         *calls.operations(),
         *interactions.operations(),
+        *events.operations(),
         *numbers.operations(),
         *webhooks.operations(),
         *channels.operations(),

@@ -25,7 +25,7 @@ from starlette.routing import Route
 from starlette.types import Receive
 
 from ..config import ServiceConfig
-from ..engine import REQUESTER_GONE, Account, Engine
+from ..engine import ACCEPT_ASYNC, REQUESTER_GONE, Account, Engine
 from ..errors import InvalidRequest, NotFound, ServiceUnavailable, Unauthorized
 from ..http_body import parse_json_body
 
@@ -40,7 +40,9 @@ __all__ = [
 ]
 
 M = TypeVar("M", bound=BaseModel)
-Payload = BaseModel | Sequence[BaseModel] | Sequence[dict[str, Any]] | dict[str, Any] | None
+Payload = (
+    BaseModel | Sequence[BaseModel] | Sequence[dict[str, Any]] | dict[str, Any] | Response | None
+)
 Handler = Callable[["ApiCall"], Awaitable[Payload]]
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
@@ -85,6 +87,8 @@ class Operation:
     """Statuses this operation adds to the common ones (400, 401, 403, 429)."""
     description: str = ""
     path_params: tuple[PathParam, ...] = ()
+    stream: bool = False
+    """The handler returns its own ``Response`` (server-sent events)."""
 
 
 @dataclass
@@ -234,6 +238,16 @@ def _pipeline(operation: Operation) -> Callable[[Request], Awaitable[Response]]:
         call = ApiCall(request=request, engine=engine, config=config, body=body, caller=account)
         ran = False
         watcher: asyncio.Task[None] | None = None
+        respond_async = (
+            operation.method == "POST"
+            and operation.body is not None
+            and account is not None
+            and _prefers_respond_async(request)
+        )
+        if respond_async:
+            # The hold outlives this request: no disconnect watch (a 202 closes it anyway).
+            assert account is not None
+            return await _accept_async(engine, account, key, request, raw, operation, call)
         if operation.method == "POST" and operation.body is not None:
             # A send may be held: the engine lets go of it once its client is gone.
             gone: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -245,6 +259,13 @@ def _pipeline(operation: Operation) -> Callable[[Request], Awaitable[Response]]:
             ran = True
             return operation.status, encode(await operation.handler(call))
 
+        if operation.stream:
+            # Read (and size-check) any body now: the stream listens for the client's
+            # disconnect on the same channel, where a late 413 could no longer be sent.
+            await request.body()
+            streamed = await operation.handler(call)
+            assert isinstance(streamed, Response)
+            return streamed
         try:
             if key is None or account is None:
                 status, content = await run()
@@ -258,6 +279,61 @@ def _pipeline(operation: Operation) -> Callable[[Request], Awaitable[Response]]:
         return _respond(status, content, replayed=not ran)
 
     return endpoint
+
+
+def _prefers_respond_async(request: Request) -> bool:
+    """``Prefer: respond-async`` (RFC 7240; other preferences beside it are ignored)."""
+    for header in request.headers.getlist("prefer"):
+        for preference in header.split(","):
+            if preference.split(";")[0].strip().lower() == "respond-async":
+                return True
+    return False
+
+
+async def _accept_async(
+    engine: Engine,
+    account: Account,
+    key: str | None,
+    request: Request,
+    raw: bytes,
+    operation: Operation,
+    call: ApiCall,
+) -> Response:
+    """A send with ``Prefer: respond-async``: run as usual; once it starts to hold (it was
+    delivered and waits), answer 202 with the no-wait body and let the hold go on; its
+    answer becomes the account's ``wait.ended`` event. A send that does not hold (no
+    wait, an error, a replayed key) answers as it would have."""
+    ran = False
+
+    async def run() -> tuple[int, bytes]:
+        nonlocal ran
+        ran = True
+        return operation.status, encode(await operation.handler(call))
+
+    async def run_keyed() -> tuple[int, bytes]:
+        if key is None:
+            return await run()
+        digest = hashlib.sha256(raw).hexdigest()
+        fingerprint = f"{request.method} {request.url.path} {digest}"
+        return await engine.idempotent(account, key, fingerprint, run)
+
+    accepted: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    token = ACCEPT_ASYNC.set(accepted)
+    try:
+        hold = asyncio.ensure_future(run_keyed())  # the task copies the context: it sees it
+    finally:
+        ACCEPT_ASYNC.reset(token)
+    either: set[asyncio.Future[Any]] = {hold, accepted}
+    await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+    if not accepted.done() or (hold.done() and not hold.cancelled()):
+        accepted.cancel()
+        status, content = await hold
+        return _respond(status, content, replayed=not ran)
+    interaction_id = accepted.result()
+    engine.follow_async(account, interaction_id, hold)
+    content = json.dumps(engine.accepted_body(interaction_id), separators=(",", ":")).encode()
+    headers = {"Preference-Applied": "respond-async"}
+    return Response(content, 202, headers=headers, media_type="application/json")
 
 
 def to_routes(operations: Sequence[Operation]) -> list[Route]:

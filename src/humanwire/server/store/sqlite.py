@@ -37,7 +37,7 @@ __all__ = ["SQLiteStore"]
 
 logger = logging.getLogger("humanwire.store")
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """2: ``idempotency_links`` (the interaction an idempotent send created).
 3: real providers: ``interactions.delivery_status`` / ``provider_ref``, ``inbound.ref``
 (unique), ``provider_state``."""
@@ -197,6 +197,15 @@ CREATE TABLE IF NOT EXISTS provider_state (
     updated_at REAL NOT NULL,
     PRIMARY KEY (scope, key)
 );
+CREATE TABLE IF NOT EXISTS outcomes (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    account_id TEXT NOT NULL,
+    interaction_id TEXT NOT NULL,
+    body TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS outcomes_account ON outcomes (account_id, id);
+CREATE INDEX IF NOT EXISTS outcomes_created ON outcomes (created_at);
 """
 
 _INTERACTION_COLUMNS = (
@@ -551,6 +560,35 @@ class SQLiteStore:
 
     def delete_provider_state_before(self, scope: str, cutoff: float) -> None:
         self._run("DELETE FROM provider_state WHERE scope = ? AND updated_at < ?", (scope, cutoff))
+
+    # -- the outcome stream -------------------------------------------------------------
+    def append_outcome(
+        self, account_id: str, interaction_id: str, body: dict[str, Any], created_at: float
+    ) -> int:
+        with self._lock:
+            self._join_batch()
+            cursor = self._db.execute(
+                "INSERT INTO outcomes (account_id, interaction_id, body, created_at) "
+                "VALUES (?, ?, ?, ?)",
+                (account_id, interaction_id, _dumps(body), created_at),
+            )
+            return int(cursor.lastrowid or 0)
+
+    def outcomes_after(
+        self, account_id: str, after: int, limit: int
+    ) -> list[tuple[int, dict[str, Any]]]:
+        rows = self._all(
+            "SELECT id, body FROM outcomes WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?",
+            (account_id, after, limit),
+        )
+        return [(int(row[0]), json.loads(row[1])) for row in rows]
+
+    def last_outcome_id(self) -> int:
+        row = self._one("SELECT MAX(id) FROM outcomes")
+        return int(row[0]) if row and row[0] is not None else 0
+
+    def delete_outcomes_before(self, cutoff: float) -> None:
+        self._run("DELETE FROM outcomes WHERE created_at < ?", (cutoff,))
 
     def open_interactions(self) -> list[InteractionRecord]:
         rows = self._all(

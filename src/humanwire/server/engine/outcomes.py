@@ -1,0 +1,149 @@
+"""The account's outcome stream (``GET /events``, ``/events/stream``) and the sends that
+answer 202 at once (``Prefer: respond-async``): DESIGN.md "Many waits from one client".
+
+Every interaction that ends appends ``interaction.ended`` (``core``); a respond-async send
+appends ``wait.ended`` with the body its held request would have returned once its wait
+is over. Ids increase (one sequence for the service), so ``after=<id>`` reads exactly what
+followed; a reader holds on a future of its account, settled by the next append.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from humanwire.types import OutcomeEvent, OutcomePage
+
+from ..errors import InvalidRequest
+from ._common import Account, _metadata
+from .core import EngineCore
+
+__all__ = ["Outcomes", "parse_cursor"]
+
+logger = logging.getLogger("humanwire.server")
+
+PAGE_SIZE = 500
+"""Events one ``GET /events`` returns at most (the cursor continues)."""
+
+
+def parse_cursor(value: str | None) -> int | None:
+    """``after`` / ``Last-Event-ID``: an event id (digits), or None (from now)."""
+    if value is None or value == "":
+        return None
+    if not value.isdigit() or len(value) > 18:
+        raise InvalidRequest("after must be an event id from an earlier answer", field="after")
+    return int(value)
+
+
+class Outcomes(EngineCore):
+    def _outcome_waiter(self, account: Account) -> asyncio.Future[None]:
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._outcome_waiters.setdefault(account.id, set()).add(waiter)
+        return waiter
+
+    def _drop_waiter(self, account: Account, waiter: asyncio.Future[None]) -> None:
+        waiters = self._outcome_waiters.get(account.id)
+        if waiters is not None:
+            waiters.discard(waiter)
+            if not waiters:
+                del self._outcome_waiters[account.id]
+
+    def _page(self, account: Account, after: int) -> list[tuple[int, dict[str, Any]]]:
+        return self.store.outcomes_after(account.id, after, PAGE_SIZE)
+
+    async def outcomes(
+        self, account: Account, after: int | None, wait: float | None
+    ) -> OutcomePage:
+        """The account's events past ``after`` (None: from now), holding up to ``wait``
+        seconds for the first one."""
+        start = self.store.last_outcome_id() if after is None else after
+        # Registered before the read, so an event appended in between still wakes us.
+        waiter = self._outcome_waiter(account)
+        try:
+            found = self._page(account, start)
+            if not found and wait and not self._draining:
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(waiter, wait)
+                found = self._page(account, start)
+        finally:
+            self._drop_waiter(account, waiter)
+        events = [_event(seq, body) for seq, body in found]
+        return OutcomePage(events=events, cursor=events[-1].id if events else str(start))
+
+    async def outcome_stream(
+        self, account: Account, after: int | None, keepalive: float
+    ) -> AsyncIterator[OutcomeEvent | None]:
+        """Events past ``after`` as they come (None every ``keepalive`` seconds of quiet,
+        for a comment line that keeps proxies from closing the stream)."""
+        position = self.store.last_outcome_id() if after is None else after
+        while not self._draining:
+            waiter = self._outcome_waiter(account)
+            try:
+                found = self._page(account, position)
+                if not found:
+                    try:
+                        await asyncio.wait_for(waiter, keepalive)
+                    except asyncio.TimeoutError:
+                        yield None
+                    continue
+            finally:
+                self._drop_waiter(account, waiter)
+            for seq, body in found:
+                position = seq
+                yield _event(seq, body)
+
+    # -- Prefer: respond-async ---------------------------------------------------------
+    def accepted_body(self, interaction_id: str) -> dict[str, Any]:
+        """The 202's body: what the send answers without a wait."""
+        record = self.store.get_interaction(interaction_id)
+        assert record is not None
+        body: dict[str, Any] = {"interactionId": record.id, "status": record.status}
+        if record.delivery_status is not None:
+            body["deliveryStatus"] = record.delivery_status
+        if record.kind == "form" and record.form_token is not None:
+            body["formUrl"] = self.form_url(record.form_token)
+        metadata = _metadata(record)
+        if metadata:
+            body["metadata"] = metadata
+        return body
+
+    def follow_async(
+        self, account: Account, interaction_id: str, hold: asyncio.Task[tuple[int, bytes]]
+    ) -> None:
+        """Once ``hold`` (the send's own request, answered 202 already) ends its wait, its
+        answer becomes the account's ``wait.ended`` event."""
+        self._async_holds.add(hold)
+
+        def done(task: asyncio.Task[tuple[int, bytes]]) -> None:
+            self._async_holds.discard(task)
+            if task.cancelled():
+                return
+            failure = task.exception()
+            if failure is not None:
+                # Stopping (503): the interaction stays open, the client re-attaches.
+                logger.info("respond-async hold of %s ended with %r", interaction_id, failure)
+                return
+            status, content = task.result()
+            body = json.loads(content) if content else {}
+            self.append_outcome(
+                account.id,
+                interaction_id,
+                {
+                    "interactionId": interaction_id,
+                    "eventType": "wait.ended",
+                    "response": body,
+                    "responded": body.get("responded") is True,
+                    "metadata": body.get("metadata"),
+                    "status": status,
+                },
+            )
+
+        hold.add_done_callback(done)
+
+
+def _event(seq: int, body: dict[str, Any]) -> OutcomeEvent:
+    return OutcomeEvent.model_validate({**body, "id": str(seq)})

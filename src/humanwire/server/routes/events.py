@@ -1,0 +1,89 @@
+"""``GET /events`` (long-poll) and ``GET /events/stream`` (server-sent events): the
+account's outcome stream (``humanwire.types.outcomes``)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from pydantic import TypeAdapter
+from starlette.responses import StreamingResponse
+
+from humanwire.types import OutcomePage
+
+from ..engine.outcomes import parse_cursor
+from ._api import ApiCall, Operation, Payload, QueryParam, query_wait
+
+__all__ = ["operations"]
+
+KEEPALIVE = 15.0
+"""Seconds of quiet after which the stream sends a comment line."""
+
+_AFTER = QueryParam(
+    "after",
+    "An event id from an earlier answer: the events that followed it. Left out: from now.",
+    {"type": "string", "pattern": "^[0-9]{1,18}$"},
+)
+
+
+async def _events(call: ApiCall) -> Payload:
+    after = parse_cursor(call.query.get("after"))
+    return await call.engine.outcomes(call.account, after, query_wait(call))
+
+
+async def _stream(call: ApiCall) -> Payload:
+    # An EventSource reconnecting sends Last-Event-ID; ?after= is for the first connect.
+    resume = call.request.headers.get("last-event-id") or call.query.get("after")
+    after = parse_cursor(resume)
+    if after is None:
+        after = call.engine.store.last_outcome_id()
+    events = call.engine.outcome_stream(call.account, after, KEEPALIVE)
+
+    async def lines() -> AsyncIterator[str]:
+        yield "retry: 1000\n: connected\n\n"
+        async for event in events:
+            if event is None:
+                yield ": keepalive\n\n"
+                continue
+            data = event.model_dump_json(by_alias=True, exclude_none=True)
+            yield f"id: {event.id}\nevent: {event.event_type}\ndata: {data}\n\n"
+
+    headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+    return StreamingResponse(lines(), media_type="text/event-stream", headers=headers)
+
+
+def operations() -> list[Operation]:
+    return [
+        Operation(
+            "GET",
+            "/events",
+            _events,
+            operation_id="listEvents",
+            summary="The account's outcome events (long-poll)",
+            description="`interaction.ended` for every interaction that ends, `wait.ended` "
+            "for every send made with `Prefer: respond-async` once its wait is over (its "
+            "`response` is the held answer). In order, kept at least 24 hours. `?wait=N` "
+            "holds up to N seconds for the first one; `cursor` continues.",
+            tag="interactions",
+            response=TypeAdapter(OutcomePage),
+            query=(
+                _AFTER,
+                QueryParam(
+                    "wait",
+                    "Seconds to hold for an event (0 to 60; 0 holds nothing).",
+                    {"type": "number", "minimum": 0, "maximum": 60},
+                ),
+            ),
+        ),
+        Operation(
+            "GET",
+            "/events/stream",
+            _stream,
+            operation_id="streamEvents",
+            summary="The account's outcome events (server-sent events)",
+            description="The events of `GET /events` as they happen (`id:` is the cursor; "
+            "a reconnect with `Last-Event-ID` resumes after it; a comment every 15 s).",
+            tag="interactions",
+            query=(_AFTER,),
+            stream=True,
+        ),
+    ]

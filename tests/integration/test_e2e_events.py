@@ -1,0 +1,187 @@
+"""Many waits without a connection each (DESIGN.md "Many waits from one client"), on the
+service over loopback: ``Prefer: respond-async`` answers 202 at once, the wait goes on,
+and its held answer arrives on the account's outcome stream (``GET /events`` long-poll,
+``GET /events/stream`` server-sent events) beside ``interaction.ended``."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from e2e_support import HUMAN, NO_RESPONSE
+
+from humanwire import HumanWire
+from humanwire.testing import RunningService, ScriptedHuman
+
+ASYNC = {"Prefer": "respond-async"}
+
+
+class Api:
+    def __init__(self, base_url: str, key: str) -> None:
+        self.http = httpx.Client(
+            base_url=base_url, headers={"Authorization": f"Bearer {key}"}, timeout=30
+        )
+
+    def cursor(self) -> str:
+        page = self.http.get("/events", params={"wait": 0})
+        assert page.status_code == 200, page.text
+        assert page.json()["events"] == []  # "from now": nothing yet
+        return str(page.json()["cursor"])
+
+    def events_until(self, after: str, count: int, timeout: float = 15) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        deadline = time.monotonic() + timeout
+        while len(found) < count and time.monotonic() < deadline:
+            page = self.http.get("/events", params={"after": after, "wait": 5}).json()
+            found += page["events"]
+            after = page["cursor"]
+        return found
+
+
+@pytest.fixture
+def api(humanwire_service: RunningService, humanwire_api_key: str) -> Iterator[Api]:
+    client = Api(humanwire_service.base_url, humanwire_api_key)
+    yield client
+    client.http.close()
+
+
+def test_a_held_send_answers_202_and_its_answer_comes_as_an_event(
+    api: Api, human: ScriptedHuman
+) -> None:
+    start = api.cursor()
+    action = human.reply("yes, ship it")
+    started = time.monotonic()
+    sent = api.http.post(
+        "/messages/sms",
+        json={"to": HUMAN, "message": "Ship?", "waitTime": 30, "metadata": {"run": "r1"}},
+        headers=ASYNC,
+    )
+    assert sent.status_code == 202, sent.text
+    assert time.monotonic() - started < 5  # not held for the reply
+    assert sent.headers["preference-applied"] == "respond-async"
+    body = sent.json()
+    assert (body["status"], body["metadata"]) == ("pending", {"run": "r1"})
+    action.wait()
+    events = api.events_until(start, 2)
+    kinds = {event["eventType"]: event for event in events}
+    assert set(kinds) == {"interaction.ended", "wait.ended"}
+    ended, waited = kinds["interaction.ended"], kinds["wait.ended"]
+    assert ended["interactionId"] == waited["interactionId"] == body["interactionId"]
+    assert ended["result"]["payload"]["body"] == "yes, ship it"
+    assert waited["responded"] is True and waited["metadata"] == {"run": "r1"}
+    # The held answer itself, exactly as a waiting send would have returned it.
+    assert waited["response"]["response"] == "Human response: yes, ship it"
+    assert waited["response"]["reply"] == "yes, ship it"
+    assert waited["response"]["status"] == "ended"
+    assert [int(e["id"]) for e in events] == sorted(int(e["id"]) for e in events)
+
+
+def test_a_wait_that_times_out_is_a_wait_ended_with_the_no_response_text(
+    api: Api,
+) -> None:
+    start = api.cursor()
+    sent = api.http.post(
+        "/messages/sms",
+        json={"to": HUMAN, "message": "Anyone?", "waitTime": 1, "followUpTime": 60},
+        headers=ASYNC,
+    )
+    assert sent.status_code == 202
+    [waited] = api.events_until(start, 1)
+    assert waited["eventType"] == "wait.ended"
+    assert waited["responded"] is False
+    assert waited["response"]["response"] == NO_RESPONSE
+    assert waited["response"]["status"] == "pending"  # the follow-up window listens on
+
+
+def test_a_send_without_wait_or_a_replay_answers_as_usual(api: Api, human: ScriptedHuman) -> None:
+    plain = api.http.post("/messages/sms", json={"to": HUMAN, "message": "FYI"}, headers=ASYNC)
+    assert plain.status_code == 200 and "preference-applied" not in plain.headers
+    human.reply("ok")
+    keyed = {**ASYNC, "Idempotency-Key": "async-1"}
+    body = {"to": HUMAN, "message": "Go?", "waitTime": 20}
+    first = api.http.post("/messages/sms", json=body, headers=keyed)
+    assert first.status_code == 202
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        replay = api.http.post("/messages/sms", json=body, headers=keyed)
+        if replay.status_code == 200:
+            break
+        time.sleep(0.2)
+    # Once the wait is over, the same key replays the held answer itself.
+    assert replay.status_code == 200 and replay.headers["idempotent-replayed"] == "true"
+    assert replay.json()["response"] == "Human response: ok"
+    assert replay.json()["interactionId"] == first.json()["interactionId"]
+
+
+def test_a_bad_cursor_or_wait_is_a_400(api: Api) -> None:
+    for params, field in (({"after": "abc"}, "after"), ({"wait": 61}, "wait")):
+        answer = api.http.get("/events", params=params)
+        assert answer.status_code == 400
+        assert answer.json()["error"]["field"] == field
+    quiet = api.http.get("/events", params={"wait": 0.5})
+    assert quiet.status_code == 200 and quiet.json()["events"] == []
+
+
+def read_events(response: httpx.Response, count: int) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = []
+    current: dict[str, str] = {}
+    for line in response.iter_lines():
+        if line.startswith(("id:", "event:", "data:")):
+            name, _, value = line.partition(":")
+            current[name] = value.strip()
+        elif line == "" and "data" in current:
+            event = json.loads(current["data"])
+            assert event["id"] == current["id"] and event["eventType"] == current["event"]
+            events.append(event)
+            current = {}
+            if len(events) == count:
+                break
+    return events
+
+
+def test_the_stream_delivers_in_order_and_resumes_from_last_event_id(
+    api: Api, humanwire_client: HumanWire, human: ScriptedHuman
+) -> None:
+    start = api.cursor()
+    with api.http.stream("GET", "/events/stream", params={"after": start}) as stream:
+        assert stream.headers["content-type"].startswith("text/event-stream")
+        human.reply("first")
+        api.http.post(
+            "/messages/sms", json={"to": HUMAN, "message": "1?", "waitTime": 20}, headers=ASYNC
+        )
+        first = read_events(stream, 2)
+    assert {e["eventType"] for e in first} == {"interaction.ended", "wait.ended"}
+    last = max(int(e["id"]) for e in first)
+    # While nobody listens, another answer; the reconnect gets it, and nothing twice.
+    human.reply("second")
+    api.http.post(
+        "/messages/sms", json={"to": HUMAN, "message": "2?", "waitTime": 20}, headers=ASYNC
+    )
+    api.events_until(str(last), 2)  # both happened
+    with api.http.stream("GET", "/events/stream", headers={"Last-Event-ID": str(last)}) as stream:
+        second = read_events(stream, 2)
+    assert all(int(e["id"]) > last for e in second)
+    assert {e["eventType"] for e in second} == {"interaction.ended", "wait.ended"}
+    [waited] = [e for e in second if e["eventType"] == "wait.ended"]
+    assert waited["response"]["reply"] == "second"
+
+
+def test_accounts_never_see_each_others_events(
+    api: Api, humanwire_service: RunningService, human: ScriptedHuman
+) -> None:
+    other = Api(humanwire_service.base_url, humanwire_service.create_account("other-events"))
+    theirs = other.cursor()
+    start = api.cursor()
+    human.reply("mine")
+    api.http.post(
+        "/messages/sms", json={"to": HUMAN, "message": "?", "waitTime": 20}, headers=ASYNC
+    )
+    assert len(api.events_until(start, 2)) == 2
+    page = other.http.get("/events", params={"after": theirs, "wait": 1}).json()
+    assert page["events"] == []
+    assert other.http.get("/events", headers={"Authorization": "Bearer nope"}).status_code == 401
+    other.http.close()

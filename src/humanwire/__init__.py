@@ -7,7 +7,7 @@ in time is not an error: the no-response text comes back as a normal result.
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
 
 from ._client import AsyncHumanWire, HumanWire
 from .errors import (
@@ -52,10 +52,24 @@ from .types import (
     Webhook,
 )
 
-try:
-    __version__ = version("humanwire")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0.0.0"
+if TYPE_CHECKING:
+    __version__: str
+
+
+def __getattr__(name: str) -> Any:
+    # ``__version__`` is read from the installed distribution on first use, so that
+    # ``import humanwire`` does not pay for ``importlib.metadata`` (about 30 ms).
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            value = version("humanwire")
+        except PackageNotFoundError:  # running from a source tree that was never installed
+            value = "0.0.0"
+        globals()["__version__"] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "APIConnectionError",

@@ -9,7 +9,6 @@ operations (``interactions.wait``) are flows built from other flows with ``yield
 
 from __future__ import annotations
 
-import asyncio
 import random
 import time
 import uuid
@@ -281,8 +280,12 @@ class AsyncDriver:
         client: httpx.AsyncClient,
         sleep: Callable[[float], Awaitable[None]] | None = None,
     ) -> None:
+        if sleep is None:
+            import asyncio  # here: ``import humanwire`` does not need asyncio loaded
+
+            sleep = asyncio.sleep
         self.client = client
-        self.sleep = sleep or asyncio.sleep
+        self.sleep = sleep
 
     async def run(self, flow: Flow[T]) -> T:
         result: Any = None

@@ -823,6 +823,32 @@ def test_import_humanwire_stays_light() -> None:
     assert out.stdout.strip() == "[]"
 
 
+def test_import_humanwire_defers_what_it_does_not_need_yet() -> None:
+    # phonenumbers loads with the first phone number checked, importlib.metadata with the
+    # first read of __version__, asyncio with the first AsyncHumanWire; email_validator is
+    # the service's (form answers). Each still works once it is needed.
+    deferred = ("phonenumbers", "email_validator", "importlib.metadata", "asyncio")
+    code = (
+        "import sys, humanwire\n"
+        f"deferred = {deferred!r}\n"
+        "print([m for m in deferred if m in sys.modules])\n"
+        "from humanwire.types import SMSMessageRequest\n"
+        "from importlib.metadata import version\n"
+        "request = SMSMessageRequest(to='+12025550100', message='x')\n"
+        "assert request.to_wire() == {'to': '+12025550100', 'message': 'x'}, request.to_wire()\n"
+        "try:\n"
+        "    SMSMessageRequest(to='+15555550100', message='x')\n"
+        "except ValueError as exc:\n"
+        "    assert exc.errors()[0]['type'] == 'invalid_to_number', exc.errors()\n"
+        "else:\n"
+        "    raise AssertionError('+15555550100 accepted')\n"
+        "assert humanwire.__version__ == version('humanwire')\n"
+        "print(sorted(m for m in deferred if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == ["[]", "['importlib.metadata', 'phonenumbers']"]
+
+
 def test_public_names() -> None:
     assert humanwire.__version__
     for name in humanwire.__all__:

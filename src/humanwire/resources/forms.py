@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import TypeAdapter
+from pydantic import ConfigDict, TypeAdapter
 
 from humanwire._http import Flow
 from humanwire.types import (
@@ -27,7 +27,7 @@ FieldSpec = FormField | Mapping[str, Any]
 """A form field as a model, or as a dict (snake_case or camelCase keys)."""
 
 _WHATSAPP_FORM: TypeAdapter[WhatsAppSharedFormRequest | WhatsAppOwnNumberFormRequest] = TypeAdapter(
-    WhatsAppFormRequest
+    WhatsAppFormRequest, config=ConfigDict(defer_build=True)
 )
 
 

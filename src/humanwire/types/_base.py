@@ -16,7 +16,6 @@ import re
 from datetime import datetime, timezone
 from typing import Annotated, Any, Literal
 
-import phonenumbers
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -61,11 +60,14 @@ no-response text, so the agent knows the human never saw it."""
 class RequestModel(BaseModel):
     """A closed request body: unknown properties are an error."""
 
+    # defer_build (here and in ResponseModel, inherited by every model): a model's
+    # validator and serializer are built on its first use, not at ``import humanwire``.
     model_config = ConfigDict(
         alias_generator=to_camel,
         populate_by_name=True,
         extra="forbid",
         str_strip_whitespace=False,
+        defer_build=True,
     )
 
     def to_wire(self) -> dict[str, Any]:
@@ -76,7 +78,9 @@ class RequestModel(BaseModel):
 class ResponseModel(BaseModel):
     """A response or resource: unknown properties are ignored."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="ignore", defer_build=True
+    )
 
     def to_wire(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -140,6 +144,8 @@ def check_e164(value: Any) -> str:
     """A valid phone number in E.164 form, as ``phonenumbers`` judges it."""
     if not isinstance(value, str) or not re.fullmatch(r"\+[1-9]\d{6,14}", value):
         raise _invalid_number()
+    import phonenumbers  # here, not at the top: it costs ~10 ms and most imports never need it
+
     try:
         parsed = phonenumbers.parse(value, None)
     except phonenumbers.NumberParseException:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, TypeAdapter
+from pydantic import ConfigDict, Field, TypeAdapter
 
 from ._base import ResponseModel
 
@@ -79,5 +79,6 @@ Event = Annotated[
     Field(discriminator="event_type"),
 ]
 
-event_adapter: TypeAdapter[Event] = TypeAdapter(Event)
+# Built on first use, like the models (``defer_build``): not at ``import humanwire``.
+event_adapter: TypeAdapter[Event] = TypeAdapter(Event, config=ConfigDict(defer_build=True))
 """``event_adapter.validate_json(body)`` parses any delivery into its typed event."""

@@ -33,6 +33,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, cast
 from urllib.parse import urlsplit
@@ -383,6 +384,7 @@ class Approver:
         allow_respond: bool | None = None,
         wait: bool = True,
         idempotency_key: str | None = None,
+        metadata: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
         """The keyword arguments of ``client.forms.<channel>(...)`` for ``request``.
 
@@ -410,6 +412,8 @@ class Approver:
             kwargs["follow_up_time"] = self.follow_up_time or 90
         if idempotency_key is not None:
             kwargs["idempotency_key"] = idempotency_key
+        if metadata:
+            kwargs["metadata"] = dict(metadata)
         return kwargs
 
     def send(
@@ -420,6 +424,7 @@ class Approver:
         idempotency_key: str | None = None,
         allow_edit: bool | None = None,
         allow_respond: bool | None = None,
+        metadata: Mapping[str, str] | None = None,
     ) -> FormResponse:
         """Send the approval form; with ``wait`` hold until it is submitted or times out."""
         kwargs = self.form_request(
@@ -428,6 +433,7 @@ class Approver:
             allow_respond=allow_respond,
             wait=wait,
             idempotency_key=idempotency_key,
+            metadata=metadata,
         )
         send = getattr(self.client.forms, self.channel)
         return cast(FormResponse, send(**kwargs))
@@ -440,6 +446,7 @@ class Approver:
         idempotency_key: str | None = None,
         allow_edit: bool | None = None,
         allow_respond: bool | None = None,
+        metadata: Mapping[str, str] | None = None,
     ) -> FormResponse:
         kwargs = self.form_request(
             request,
@@ -447,6 +454,7 @@ class Approver:
             allow_respond=allow_respond,
             wait=wait,
             idempotency_key=idempotency_key,
+            metadata=metadata,
         )
         send = getattr(self.async_client.forms, self.channel)
         return cast(FormResponse, await send(**kwargs))

@@ -48,6 +48,7 @@ from humanwire.approval import (
     timeout_decision,
 )
 from humanwire.types import (
+    METADATA_MAX_VALUE_LENGTH,
     Event,
     FormReceivedEvent,
     FormResponse,
@@ -62,6 +63,12 @@ INTERRUPT_TYPE = "humanwire_approval"
 
 RequestBuilder = ApprovalRequest | Callable[[Any], ApprovalRequest]
 
+RESUME_KEY = "humanwire_resume"
+RESUME_LANGGRAPH = "langgraph"
+THREAD_KEY = "langgraph_thread_id"
+NAMESPACE_KEY = "langgraph_checkpoint_ns"
+"""The approval form's metadata keys: a webhook names the thread to resume by itself."""
+
 
 class ApprovalCheckpoint:
     """A LangGraph node asking a human to approve, durable across long waits.
@@ -70,9 +77,11 @@ class ApprovalCheckpoint:
     must return the same request when the node re-runs on resume, or the service
     refuses the repeated key with another body). ``approver`` or its options say whom
     to ask and how long to hold the request (``wait_time``, 1-600 s) and keep the form
-    open (``follow_up_time``, up to 60000 s). ``registry`` maps interaction ids to thread
-    ids for the webhook resume; give a persistent mapping when the process that
-    resumes is not the one that paused.
+    open (``follow_up_time``, up to 60000 s). The form carries the thread id in its
+    metadata, so ``resume_from_event`` resumes the right thread in any process that has
+    the graph on the same (persistent) checkpointer, with no registry; ``registry``
+    (interaction id → thread id) is still consulted first, for thread ids longer than
+    metadata allows.
     """
 
     def __init__(
@@ -158,15 +167,40 @@ class ApprovalCheckpoint:
             resumed = interrupt(self._pause_value(request, response, thread_id))
         return self._finish(response, resumed)
 
+    @staticmethod
+    def resume_metadata(config: RunnableConfig) -> dict[str, str]:
+        """What the form carries so any process can resume the thread from the webhook
+        alone (DESIGN.md "Metadata"): the thread id and checkpoint namespace."""
+        thread_id = _thread_id(config)
+        if thread_id is None or len(thread_id) > METADATA_MAX_VALUE_LENGTH:
+            return {}  # no thread to resume, or one only a registry can name
+        configurable = config.get("configurable") or {}
+        namespace = str(
+            configurable.get("checkpoint_ns")
+            or (config.get("metadata") or {}).get("langgraph_checkpoint_ns", "")
+        )
+        metadata = {RESUME_KEY: RESUME_LANGGRAPH, THREAD_KEY: thread_id}
+        if namespace and len(namespace) <= METADATA_MAX_VALUE_LENGTH:
+            metadata[NAMESPACE_KEY] = namespace
+        return metadata
+
     def __call__(self, state: Any, config: RunnableConfig) -> dict[str, Any]:
         request = self._build(state)
-        response = self.approver.send(request, idempotency_key=self.idempotency_key(config))
+        response = self.approver.send(
+            request,
+            idempotency_key=self.idempotency_key(config),
+            metadata=self.resume_metadata(config),
+        )
         return self._after_send(request, response, config)
 
     async def anode(self, state: Any, config: RunnableConfig) -> dict[str, Any]:
         """The node on the async client, for graphs run with ``ainvoke``."""
         request = self._build(state)
-        response = await self.approver.asend(request, idempotency_key=self.idempotency_key(config))
+        response = await self.approver.asend(
+            request,
+            idempotency_key=self.idempotency_key(config),
+            metadata=self.resume_metadata(config),
+        )
         return self._after_send(request, response, config)
 
     # -- reading the result --------------------------------------------------------------------
@@ -211,7 +245,11 @@ class ApprovalCheckpoint:
             return None
         interaction_id = parsed.payload.interaction_id
         if thread_id is None and interaction_id not in self.registry:
-            return None
+            # A process that never saw the pause: the form's metadata names the thread.
+            metadata = parsed.payload.metadata or {}
+            if metadata.get(RESUME_KEY) != RESUME_LANGGRAPH or not metadata.get(THREAD_KEY):
+                return None
+            thread_id = metadata[THREAD_KEY]
         config = self.thread_config(interaction_id, thread_id)
         return config, interaction_id, {"values": parsed.payload.values}
 

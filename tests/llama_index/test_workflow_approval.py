@@ -184,8 +184,12 @@ async def test_durable_resume_from_webhook_in_another_process(
         {"decision": "approve", "comment": "go"}, interaction_id=paused["interaction_id"]
     )
     assert (await filled.async_wait(10)).form_url == paused["form_url"]
-    await webhook_receiver.async_wait_for("form.received", timeout=10)
+    [received] = await webhook_receiver.async_wait_for("form.received", timeout=10)
     [delivery] = _form_deliveries(webhook_receiver)
+    # The form says whose pause it is: a LangGraph receiver on the same webhook skips it.
+    metadata = received.payload.metadata or {}
+    assert metadata["humanwire_resume"] == "llama_index"
+    assert metadata["llama_index_approval_key"]
 
     flow = DeployFlow(Approver(async_humanwire_client, follow_up_time=120), watch=False)
     # A forged delivery is refused and the run stays saved.
@@ -328,3 +332,19 @@ async def test_typed_state_needs_room_for_the_approval(
     human.fill_form({"decision": "approve"})
     result, _ = await _run_live(ApprovalStateFlow(approver, timeout=None))
     assert result["approved"] is True
+
+
+async def test_a_webhook_for_another_frameworks_pause_is_left_alone(tmp_path: Path) -> None:
+    store = FilePausedRunStore(tmp_path)
+    store.save("iid-1", {"context": {}, "pause": {}})
+    event = {
+        "eventType": "form.received",
+        "payload": {
+            "interactionId": "iid-1",
+            "values": {"decision": "approve"},
+            "metadata": {"humanwire_resume": "langgraph", "langgraph_thread_id": "t"},
+        },
+    }
+    flow = DeployFlow(Approver(HumanWire(api_key="hw_x", base_url="http://127.0.0.1:9")))
+    assert await resume_from_webhook(flow, store, event) is None
+    assert store.interaction_ids() == ["iid-1"]  # untouched

@@ -49,7 +49,13 @@ from humanwire.types import (
 )
 from humanwire.webhooks import SIGNATURE_HEADER, parse_event
 
-from .workflow import ApprovalRequiredEvent, ApprovalResponseEvent, decision_from_status
+from .workflow import (
+    RESUME_KEY,
+    RESUME_LLAMA_INDEX,
+    ApprovalRequiredEvent,
+    ApprovalResponseEvent,
+    decision_from_status,
+)
 
 if TYPE_CHECKING:
     from humanwire._client import AsyncHumanWire
@@ -218,6 +224,9 @@ async def resume_from_webhook(
     if not isinstance(event, FormReceivedEvent):
         return None
     payload = event.payload
+    kind = (payload.metadata or {}).get(RESUME_KEY)
+    if kind is not None and kind != RESUME_LLAMA_INDEX:
+        return None  # another framework's pause (a LangGraph approval…): not ours
     decision = decision_from_values(payload.values, interaction_id=payload.interaction_id)
     return await resume_approval(workflow, store, decision)
 

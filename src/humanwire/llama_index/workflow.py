@@ -33,7 +33,7 @@ from humanwire.approval import (
     timeout_decision,
 )
 from humanwire.errors import HumanWireError
-from humanwire.types import FormReceivedEvent, InteractionStatus
+from humanwire.types import METADATA_MAX_VALUE_LENGTH, FormReceivedEvent, InteractionStatus
 
 if TYPE_CHECKING:
     from humanwire._client import AsyncHumanWire
@@ -258,6 +258,20 @@ def approval_key(action: str, arguments: dict[str, Any]) -> str:
     return f"{action}:{digest}"
 
 
+RESUME_KEY = "humanwire_resume"
+RESUME_LLAMA_INDEX = "llama_index"
+APPROVAL_KEY = "llama_index_approval_key"
+
+
+def resume_metadata(key: str) -> dict[str, str]:
+    """The approval form's metadata: tells a webhook receiver the form pauses a LlamaIndex
+    run (``durable.resume_from_webhook`` leaves other forms alone) and which approval."""
+    metadata = {RESUME_KEY: RESUME_LLAMA_INDEX}
+    if len(key) <= METADATA_MAX_VALUE_LENGTH:
+        metadata[APPROVAL_KEY] = key
+    return metadata
+
+
 async def request_approval(
     ctx: Context[Any],
     request: ApprovalRequest,
@@ -292,7 +306,7 @@ async def request_approval(
             )
         # Written before sending: a state model that refuses it fails before anyone is asked.
         await _save_record(ctx, path, {"key": key})
-        kwargs = approver.form_request(request, wait=False)
+        kwargs = approver.form_request(request, wait=False, metadata=resume_metadata(key))
         kwargs["follow_up_time"] = window
         send = getattr(approver_async_client(approver).forms, approver.channel)
         response = await send(**kwargs)

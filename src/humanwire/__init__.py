@@ -7,53 +7,104 @@ in time is not an error: the no-response text comes back as a normal result.
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from ._client import AsyncHumanWire, HumanWire
-from .errors import (
-    AccountSuspendedError,
-    APIConnectionError,
-    APIResponseValidationError,
-    APIStatusError,
-    APITimeoutError,
-    AuthenticationError,
-    BadRequestError,
-    CallTimeoutError,
-    ConflictError,
-    GoneError,
-    HumanWireError,
-    InternalServerError,
-    InvalidRequestError,
-    InvalidSignatureError,
-    InvalidToNumberError,
-    NotFoundError,
-    PayloadTooLargeError,
-    ProviderError,
-    RateLimitError,
-    UnknownEventError,
-    WebhookVerificationError,
-)
-from .types import (
-    AvailableNumber,
-    CallConversationEndedEvent,
-    CallResponse,
-    ChannelCard,
-    Event,
-    FieldOption,
-    FormField,
-    FormReceivedEvent,
-    FormResponse,
-    InteractionStatus,
-    MessageReceivedEvent,
-    MessageResponse,
-    ReservedNumber,
-    SandboxDelivery,
-    ValidationRule,
-    Webhook,
-)
-
 if TYPE_CHECKING:
+    from ._client import AsyncHumanWire, HumanWire
+    from .errors import (
+        AccountSuspendedError,
+        APIConnectionError,
+        APIResponseValidationError,
+        APIStatusError,
+        APITimeoutError,
+        AuthenticationError,
+        BadRequestError,
+        CallTimeoutError,
+        ConflictError,
+        GoneError,
+        HumanWireError,
+        InternalServerError,
+        InvalidRequestError,
+        InvalidSignatureError,
+        InvalidToNumberError,
+        NotFoundError,
+        PayloadTooLargeError,
+        ProviderError,
+        RateLimitError,
+        UnknownEventError,
+        WebhookVerificationError,
+    )
+    from .types import (
+        AvailableNumber,
+        CallConversationEndedEvent,
+        CallResponse,
+        ChannelCard,
+        Event,
+        FieldOption,
+        FormField,
+        FormReceivedEvent,
+        FormResponse,
+        InteractionStatus,
+        MessageReceivedEvent,
+        MessageResponse,
+        ReservedNumber,
+        SandboxDelivery,
+        ValidationRule,
+        Webhook,
+    )
+
     __version__: str
+
+# The public names are loaded on first use (PEP 562, as pydantic does): ``import humanwire``
+# alone defines no pydantic model, so a program that imports a submodule (the pytest plugin,
+# ``humanwire.webhooks``, the CLI) pays only for what it uses. Static type checkers read
+# the imports above.
+_LAZY: dict[str, str] = {
+    "AsyncHumanWire": "_client",
+    "HumanWire": "_client",
+    "AccountSuspendedError": "errors",
+    "APIConnectionError": "errors",
+    "APIResponseValidationError": "errors",
+    "APIStatusError": "errors",
+    "APITimeoutError": "errors",
+    "AuthenticationError": "errors",
+    "BadRequestError": "errors",
+    "CallTimeoutError": "errors",
+    "ConflictError": "errors",
+    "GoneError": "errors",
+    "HumanWireError": "errors",
+    "InternalServerError": "errors",
+    "InvalidRequestError": "errors",
+    "InvalidSignatureError": "errors",
+    "InvalidToNumberError": "errors",
+    "NotFoundError": "errors",
+    "PayloadTooLargeError": "errors",
+    "ProviderError": "errors",
+    "RateLimitError": "errors",
+    "UnknownEventError": "errors",
+    "WebhookVerificationError": "errors",
+    "AvailableNumber": "types",
+    "CallConversationEndedEvent": "types",
+    "CallResponse": "types",
+    "ChannelCard": "types",
+    "Event": "types",
+    "FieldOption": "types",
+    "FormField": "types",
+    "FormReceivedEvent": "types",
+    "FormResponse": "types",
+    "InteractionStatus": "types",
+    "MessageReceivedEvent": "types",
+    "MessageResponse": "types",
+    "ReservedNumber": "types",
+    "SandboxDelivery": "types",
+    "ValidationRule": "types",
+    "Webhook": "types",
+}
+
+# Submodules ``import humanwire`` has always loaded, so ``humanwire.types.X`` keeps working
+# without importing ``humanwire.types`` first.
+_SUBMODULES = frozenset({"_client", "_constants", "_http", "errors", "resources", "types"})
 
 
 def __getattr__(name: str) -> Any:
@@ -68,7 +119,18 @@ def __getattr__(name: str) -> Any:
             value = "0.0.0"
         globals()["__version__"] = value
         return value
+    module = _LAZY.get(name)
+    if module is not None:
+        value = getattr(import_module(f".{module}", __name__), name)
+        globals()[name] = value
+        return value
+    if name in _SUBMODULES:
+        return import_module(f".{name}", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__, *_SUBMODULES})
 
 
 __all__ = [

@@ -849,6 +849,33 @@ def test_import_humanwire_defers_what_it_does_not_need_yet() -> None:
     assert out.stdout.splitlines() == ["[]", "['importlib.metadata', 'phonenumbers']"]
 
 
+def test_public_names_load_on_first_use() -> None:
+    # `import humanwire` defines no model; each public name, and the submodules it always
+    # made attributes, load when first touched, as the very objects of their modules.
+    code = (
+        "import sys, humanwire\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('humanwire', 'pydantic.main'))))\n"
+        "assert 'HumanWire' in dir(humanwire) and 'types' in dir(humanwire)\n"
+        "assert humanwire.types.FormField is humanwire.FormField\n"
+        "from humanwire.errors import InvalidToNumberError\n"
+        "from humanwire import InvalidToNumberError as again\n"
+        "assert again is InvalidToNumberError\n"
+        "namespace = {}\n"
+        "exec('from humanwire import *', namespace)\n"
+        "assert set(humanwire.__all__) <= set(namespace)\n"
+        "assert humanwire.HumanWire.__module__ == 'humanwire._client'\n"
+        "try:\n"
+        "    humanwire.NoSuchName\n"
+        "except AttributeError as exc:\n"
+        "    print(exc)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == [
+        "['humanwire']",
+        "module 'humanwire' has no attribute 'NoSuchName'",
+    ]
+
+
 def test_public_names() -> None:
     assert humanwire.__version__
     for name in humanwire.__all__:

@@ -211,7 +211,7 @@ class HumanWire(_BaseClient[SyncMode]):
         copy._options = self._copied_options(timeout, max_retries)
         copy._owns_http = False
         copy._http = self._http
-        copy._driver = SyncDriver(self._http, self._driver.sleep)
+        copy._driver = self._driver  # one connection pool, one outcome stream
         copy._attach()
         return copy
 
@@ -229,6 +229,7 @@ class HumanWire(_BaseClient[SyncMode]):
 
     def close(self) -> None:
         if self._owns_http:
+            self._driver.close()
             self._http.close()
 
     def __enter__(self) -> Self:
@@ -283,7 +284,7 @@ class AsyncHumanWire(_BaseClient[AsyncMode]):
         copy._options = self._copied_options(timeout, max_retries)
         copy._owns_http = False
         copy._http = self._http
-        copy._driver = AsyncDriver(self._http, self._driver.sleep)
+        copy._driver = self._driver  # one connection pool, one outcome stream
         copy._attach()
         return copy
 
@@ -300,6 +301,7 @@ class AsyncHumanWire(_BaseClient[AsyncMode]):
 
     async def aclose(self) -> None:
         if self._owns_http:
+            await self._driver.aclose()
             await self._http.aclose()
 
     async def __aenter__(self) -> Self:

@@ -17,6 +17,7 @@ __all__ = [
     "MAX_STATUS_WAIT",
     "MAX_WAIT_TIME",
     "MIN_POLL_INTERVAL",
+    "MULTIPLEX_WAITS_AFTER",
     "PHONE_CALL_READ_TIMEOUT",
     "RETRY_INITIAL_DELAY",
     "RETRY_MAX_DELAY",
@@ -56,3 +57,8 @@ MAX_RETRY_AFTER = 60.0
 
 MIN_POLL_INTERVAL = 1.0
 """``interactions.wait``: pause between polls when a server answers a long-poll early."""
+
+MULTIPLEX_WAITS_AFTER = 4
+"""Past this many held sends in flight, a client asks for 202s (``Prefer: respond-async``)
+and reads the answers from the account's outcome stream: any number of waits over a
+handful of connections (``humanwire._outcomes``)."""

@@ -10,11 +10,12 @@ operations (``interactions.wait``) are flows built from other flows with ``yield
 from __future__ import annotations
 
 import random
+import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Generator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import httpx
 from pydantic import TypeAdapter, ValidationError
@@ -31,8 +32,12 @@ from .errors import (
 )
 from .types import RequestModel
 
+if TYPE_CHECKING:
+    from ._outcomes import AsyncOutcomeHub, SyncOutcomeHub
+
 __all__ = [
     "AsyncDriver",
+    "AwaitOutcome",
     "ClientOptions",
     "Flow",
     "RequestSpec",
@@ -57,6 +62,10 @@ class Send:
     params: dict[str, str] | None
     json: Any
     timeout: httpx.Timeout
+    wait: float | None = None
+    """Seconds a send asks the service to hold it: the driver may ask for a 202 instead
+    (``Prefer: respond-async``) and collect the answer from the outcome stream."""
+    base_url: str = ""
 
 
 @dataclass(frozen=True)
@@ -64,7 +73,17 @@ class Sleep:
     seconds: float
 
 
-Action = Send | Sleep
+@dataclass(frozen=True)
+class AwaitOutcome:
+    """A send was accepted (202): the driver answers with its ``wait.ended`` event from
+    the outcome stream, or throws ``httpx.ReadTimeout`` after ``timeout`` seconds."""
+
+    interaction_id: str
+    timeout: float | None
+    request: httpx.Request
+
+
+Action = Send | Sleep | AwaitOutcome
 Flow = Generator[Action, Any, T]
 
 
@@ -187,6 +206,8 @@ def request_flow(options: ClientOptions, spec: RequestSpec[T]) -> Flow[T]:
         params=params or None,
         json=spec.body.to_wire() if spec.body is not None else None,
         timeout=read_timeout_for(options.timeout, spec.wait),
+        wait=spec.wait if spec.method == "POST" else None,
+        base_url=options.base_url,
     )
     # Every request is safe to repeat: GET and DELETE by nature, POST by its key.
     retry_number = 0
@@ -194,6 +215,8 @@ def request_flow(options: ClientOptions, spec: RequestSpec[T]) -> Flow[T]:
         retries_left = options.max_retries - retry_number
         try:
             response: httpx.Response = yield send
+            if response.status_code == 202 and _accepted_async(response):
+                response = yield from _held_answer(response, send)
         except httpx.TransportError as exc:
             may_repeat = isinstance(exc, _NOT_SENT) or not spec.never_retry_pending
             if retries_left > 0 and may_repeat:
@@ -216,6 +239,21 @@ def request_flow(options: ClientOptions, spec: RequestSpec[T]) -> Flow[T]:
             retry_number += 1
             continue
         raise error
+
+
+def _accepted_async(response: httpx.Response) -> bool:
+    applied: str = response.headers.get("preference-applied", "")
+    return applied.lower() == "respond-async"
+
+
+def _held_answer(accepted: httpx.Response, send: Send) -> Flow[httpx.Response]:
+    """The answer a held send would have had, from its ``wait.ended`` event: as an
+    ``httpx.Response``, so parsing, errors and retries stay the flow's own."""
+    interaction_id = str(_json(accepted)["interactionId"])
+    event: dict[str, Any] = yield AwaitOutcome(interaction_id, send.timeout.read, accepted.request)
+    return httpx.Response(
+        int(event.get("status") or 200), json=event.get("response"), request=accepted.request
+    )
 
 
 def _retry_delay(options: ClientOptions, error: APIStatusError, retry_number: int) -> float | None:
@@ -247,32 +285,89 @@ def _build(client: httpx.Client | httpx.AsyncClient, send: Send) -> httpx.Reques
     )
 
 
-class SyncDriver:
-    """Runs flows with blocking I/O."""
+class _Multiplexing:
+    """When a driver asks for 202s: past ``multiplex_after`` waits in flight (the
+    outcome stream then carries the answers, ``humanwire._outcomes``)."""
+
+    multiplex_after: float = C.MULTIPLEX_WAITS_AFTER
+    waits = 0
+
+    def _prefer_async(self, send: Send) -> Send:
+        return replace(send, headers={**send.headers, "Prefer": "respond-async"})
+
+    def _no_stream(self, exc: BaseException) -> None:
+        # A service without the outcome stream (older, or another implementation):
+        # every wait holds its own connection, as before.
+        self.multiplex_after = float("inf")
+
+
+class SyncDriver(_Multiplexing):
+    """Runs flows with blocking I/O (from any number of threads)."""
 
     def __init__(self, client: httpx.Client, sleep: Callable[[float], None] | None = None) -> None:
         self.client = client
         self.sleep = sleep or time.sleep
+        self.hub: SyncOutcomeHub | None = None
+        self._count = threading.Lock()
+
+    def _multiplexed(self, send: Send) -> Send:
+        if self.waits <= self.multiplex_after:
+            return send
+        try:
+            if self.hub is None:
+                from ._outcomes import SyncOutcomeHub
+
+                with self._count:
+                    if self.hub is None:
+                        self.hub = SyncOutcomeHub(self.client, send.base_url, send.headers)
+            self.hub.start()
+        except (httpx.HTTPError, APIStatusError) as exc:
+            self._no_stream(exc)
+            return send
+        return self._prefer_async(send)
 
     def run(self, flow: Flow[T]) -> T:
         result: Any = None
         error: BaseException | None = None
-        while True:
-            try:
-                action = flow.throw(error) if error is not None else flow.send(result)
-            except StopIteration as stop:
-                return stop.value  # type: ignore[no-any-return]
-            result, error = None, None
-            if isinstance(action, Sleep):
-                self.sleep(action.seconds)
-                continue
-            try:
-                result = self.client.send(_build(self.client, action))
-            except httpx.TransportError as exc:
-                error = exc
+        holding = False
+        try:
+            while True:
+                try:
+                    action = flow.throw(error) if error is not None else flow.send(result)
+                except StopIteration as stop:
+                    return stop.value  # type: ignore[no-any-return]
+                result, error = None, None
+                if isinstance(action, Sleep):
+                    self.sleep(action.seconds)
+                    continue
+                if isinstance(action, AwaitOutcome):
+                    assert self.hub is not None
+                    try:
+                        result = self.hub.wait_for(action.interaction_id, action.timeout)
+                    except TimeoutError:
+                        error = httpx.ReadTimeout("no outcome in time", request=action.request)
+                    continue
+                if action.wait is not None:
+                    if not holding:
+                        holding = True
+                        with self._count:
+                            self.waits += 1
+                    action = self._multiplexed(action)
+                try:
+                    result = self.client.send(_build(self.client, action))
+                except httpx.TransportError as exc:
+                    error = exc
+        finally:
+            if holding:
+                with self._count:
+                    self.waits -= 1
+
+    def close(self) -> None:
+        if self.hub is not None:
+            self.hub.close()
 
 
-class AsyncDriver:
+class AsyncDriver(_Multiplexing):
     """Runs flows with awaited I/O."""
 
     def __init__(
@@ -286,20 +381,56 @@ class AsyncDriver:
             sleep = asyncio.sleep
         self.client = client
         self.sleep = sleep
+        self.hub: AsyncOutcomeHub | None = None
+
+    async def _multiplexed(self, send: Send) -> Send:
+        if self.waits <= self.multiplex_after:
+            return send
+        try:
+            if self.hub is None:
+                from ._outcomes import AsyncOutcomeHub
+
+                self.hub = AsyncOutcomeHub(self.client, send.base_url, send.headers)
+            await self.hub.start()
+        except (httpx.HTTPError, APIStatusError) as exc:
+            self._no_stream(exc)
+            return send
+        return self._prefer_async(send)
 
     async def run(self, flow: Flow[T]) -> T:
         result: Any = None
         error: BaseException | None = None
-        while True:
-            try:
-                action = flow.throw(error) if error is not None else flow.send(result)
-            except StopIteration as stop:
-                return stop.value  # type: ignore[no-any-return]
-            result, error = None, None
-            if isinstance(action, Sleep):
-                await self.sleep(action.seconds)
-                continue
-            try:
-                result = await self.client.send(_build(self.client, action))
-            except httpx.TransportError as exc:
-                error = exc
+        holding = False
+        try:
+            while True:
+                try:
+                    action = flow.throw(error) if error is not None else flow.send(result)
+                except StopIteration as stop:
+                    return stop.value  # type: ignore[no-any-return]
+                result, error = None, None
+                if isinstance(action, Sleep):
+                    await self.sleep(action.seconds)
+                    continue
+                if isinstance(action, AwaitOutcome):
+                    assert self.hub is not None
+                    try:
+                        result = await self.hub.wait_for(action.interaction_id, action.timeout)
+                    except TimeoutError:
+                        error = httpx.ReadTimeout("no outcome in time", request=action.request)
+                    continue
+                if action.wait is not None:
+                    if not holding:
+                        holding = True
+                        self.waits += 1
+                    action = await self._multiplexed(action)
+                try:
+                    result = await self.client.send(_build(self.client, action))
+                except httpx.TransportError as exc:
+                    error = exc
+        finally:
+            if holding:
+                self.waits -= 1
+
+    async def aclose(self) -> None:
+        if self.hub is not None:
+            await self.hub.aclose()

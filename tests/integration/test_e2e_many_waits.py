@@ -1,0 +1,186 @@
+"""One client, many waits (DESIGN.md "Many waits from one client"): past a handful of
+held sends in flight, the client asks for 202s and collects each answer from the
+account's outcome stream, so waiting holds no connection; each call still returns what a
+held send returns. Against the real service on loopback, with a responder answering
+every message in its thread."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+from e2e_support import NO_RESPONSE, SLACK_HUMAN, StartService
+
+from humanwire import AsyncHumanWire, HumanWire
+from humanwire._constants import MULTIPLEX_WAITS_AFTER
+from humanwire.server.config import SHARED_SLACK_WORKSPACE
+from humanwire.testing import RunningService
+
+
+@pytest.fixture
+def service(start_service: StartService) -> RunningService:
+    # The account's rate limit raised for the run, as a load test would.
+    return start_service("many.db", rate_limit_requests=1_000_000)
+
+
+class Responder:
+    """The human: once ``expected`` messages are out, answers each in its thread with
+    ``"re: <text>"`` (``go`` releases it, so a test can look at the pending state)."""
+
+    def __init__(self, service: RunningService, key: str, expected: int) -> None:
+        self.client = HumanWire(api_key=key, base_url=service.base_url)
+        self.expected = expected
+        self.go = threading.Event()
+        self.all_out = threading.Event()
+        self.answered = 0
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        deadline = time.monotonic() + 60
+        seen: dict[str, str] = {}
+        while len(seen) < self.expected and time.monotonic() < deadline:
+            for delivery in self.client.sandbox.deliveries(channel="slack"):
+                if delivery.interaction_id:
+                    seen[delivery.interaction_id] = delivery.text
+            time.sleep(0.05)
+        self.all_out.set()
+        self.go.wait(60)
+        for interaction_id, text in seen.items():
+            self.client.sandbox.reply(
+                channel="slack",
+                from_=SLACK_HUMAN,
+                to=SHARED_SLACK_WORKSPACE,
+                body=f"re: {text}",
+                interaction_id=interaction_id,
+            )
+            self.answered += 1
+
+    def close(self) -> None:
+        self.go.set()
+        self.thread.join(30)
+        self.client.close()
+
+
+@pytest.fixture
+def account(service: RunningService) -> str:
+    return service.create_account("many-waits")
+
+
+def _active_connections(client: AsyncHumanWire | HumanWire) -> int:
+    pool: Any = client._http._transport._pool  # type: ignore[attr-defined]
+    return sum(1 for connection in pool.connections if not connection.is_idle())
+
+
+async def test_hundreds_of_async_waits_over_a_handful_of_connections(
+    service: RunningService, account: str
+) -> None:
+    count = 200
+    responder = Responder(service, account, count)
+    client = AsyncHumanWire(api_key=account, base_url=service.base_url)  # defaults
+    try:
+        asks = [
+            asyncio.ensure_future(
+                client.messages.slack(to=SLACK_HUMAN, message=f"q{i}", wait_time=30)
+            )
+            for i in range(count)
+        ]
+        await asyncio.to_thread(responder.all_out.wait, 30)
+        await asyncio.sleep(0.3)
+        # Every message is out and waiting: the waits hold no connection of their own.
+        active = _active_connections(client)
+        assert active <= MULTIPLEX_WAITS_AFTER + 2, active
+        assert not any(ask.done() for ask in asks)
+        responder.go.set()
+        results = await asyncio.wait_for(asyncio.gather(*asks), 60)
+    finally:
+        responder.close()
+        await client.aclose()
+    for i, result in enumerate(results):
+        assert (result.responded, result.reply) == (True, f"re: q{i}"), i
+        assert result.response == f"Human response: re: q{i}"
+        assert result.status == "ended"
+
+
+async def test_a_dropped_stream_resumes_and_loses_nothing(
+    service: RunningService, account: str
+) -> None:
+    count = 30
+    responder = Responder(service, account, count)
+    client = AsyncHumanWire(api_key=account, base_url=service.base_url)
+    try:
+        asks = [
+            asyncio.ensure_future(
+                client.messages.slack(to=SLACK_HUMAN, message=f"d{i}", wait_time=30)
+            )
+            for i in range(count)
+        ]
+        await asyncio.to_thread(responder.all_out.wait, 30)
+        hub = client._driver.hub
+        assert hub is not None
+        for _ in range(50):
+            if hub._response is not None:
+                break
+            await asyncio.sleep(0.05)
+        assert hub._response is not None
+        await hub._response.aclose()  # the connection drops
+        responder.go.set()
+        results = await asyncio.wait_for(asyncio.gather(*asks), 60)
+        assert hub.reconnects >= 1
+    finally:
+        responder.close()
+        await client.aclose()
+    assert [r.reply for r in results] == [f"re: d{i}" for i in range(count)]
+
+
+async def test_waits_that_time_out_return_the_no_response_text(
+    service: RunningService, account: str
+) -> None:
+    client = AsyncHumanWire(api_key=account, base_url=service.base_url)
+    try:
+        results = await asyncio.gather(
+            *[
+                client.messages.slack(
+                    to=SLACK_HUMAN, message=f"t{i}", wait_time=1, follow_up_time=60
+                )
+                for i in range(12)
+            ]
+        )
+        assert client._driver.hub is not None  # past the handful: through the stream
+    finally:
+        await client.aclose()
+    for result in results:
+        assert (result.responded, result.response) == (False, NO_RESPONSE)
+        assert result.status == "pending"  # the follow-up window listens on
+
+
+def test_a_sync_client_shared_by_many_threads(service: RunningService, account: str) -> None:
+    count = 40
+    responder = Responder(service, account, count)
+    responder.go.set()
+    with HumanWire(api_key=account, base_url=service.base_url) as client:
+        with ThreadPoolExecutor(max_workers=count) as pool:
+            futures = [
+                pool.submit(client.messages.slack, to=SLACK_HUMAN, message=f"s{i}", wait_time=30)
+                for i in range(count)
+            ]
+            results = [future.result(timeout=60) for future in futures]
+        assert client._driver.hub is not None
+    responder.close()
+    assert [r.reply for r in results] == [f"re: s{i}" for i in range(count)]
+
+
+@pytest.fixture(autouse=True)
+def _no_leaked_threads() -> Iterator[None]:
+    before = {t.name for t in threading.enumerate()}
+    yield
+    time.sleep(0.1)
+    hubs = [
+        t for t in threading.enumerate() if t.name == "humanwire-outcomes" and t.name not in before
+    ]
+    assert all(not t.is_alive() or t.daemon for t in hubs)

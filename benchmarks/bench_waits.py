@@ -18,7 +18,12 @@ process of its own, started with ``multiprocessing`` so its config can lift the 
 and the spam guard; this process is only the load generator, speaking loopback HTTP
 through raw ``httpx.AsyncClient``s of ``POOL_SIZE`` connections each (``--client
 humanwire`` sends through the project's ``AsyncHumanWire`` instead; it costs the load
-generator about 20 % more CPU per send, so raw httpx is the default).
+generator about 20 % more CPU per send, so raw httpx is the default). Both hold one
+connection per wait. ``--client multiplexed`` is what a user writes: ONE
+``AsyncHumanWire()`` built with defaults and an ``asyncio.gather`` of all N asks at once;
+past a handful of waits it asks for 202s and reads the answers from the account's outcome
+stream (``humanwire._outcomes``), so the figures add the connections it used (peak, and in
+use while the N waits are held) and the time until all N messages were delivered.
 Memory is the SERVICE process's RSS growth (``VmRSS``, after a ``gc.collect()`` there)
 per held wait: the connection, the request's coroutine, the waiter, the stored rows.
 A small pipe to the service process answers "how many waits are held" and "which
@@ -153,6 +158,8 @@ class Result:
     reply_round_trips: list[float] | None = None
     server_cpu_per_send: float | None = None
     client_cpu_per_send: float | None = None
+    connections: tuple[int, int] | None = None
+    """(peak, in use while every wait is held): ``--client multiplexed`` only."""
 
     @property
     def sends_per_second(self) -> float:
@@ -173,6 +180,9 @@ class Result:
                 f"  CPU/send: service {self.server_cpu_per_send * 1000:.2f} ms,"
                 f" load generator {self.client_cpu_per_send * 1000:.2f} ms"
             )
+        if self.connections is not None:
+            peak, in_use = self.connections
+            text += f"  connections: peak {peak}, in use while held {in_use}"
         return text + f"  [load avg {self.load}]"
 
 
@@ -283,6 +293,12 @@ class Senders:
         from humanwire import AsyncHumanWire
 
         self.kind = kind
+        self.one = AsyncHumanWire(key, base_url) if kind == "multiplexed" else None
+        self.peak = 0
+        if self.one is not None:
+            self.clients = []
+            self.humanwire = []
+            return
         timeout = httpx.Timeout(WAIT_TIME + 60, connect=60)
         # Plain http; one context for all clients, not one each (milliseconds apiece).
         tls = ssl.create_default_context()
@@ -304,6 +320,11 @@ class Senders:
 
     async def send(self, i: int, text: str) -> tuple[bool | None, str | None]:
         """Holds one wait; returns (responded, the human's reply)."""
+        if self.one is not None:
+            response = await self.one.messages.slack(
+                to=SLACK_HUMAN, message=text, wait_time=WAIT_TIME
+            )
+            return response.responded, response.reply
         if self.kind == "humanwire":
             response = await self.humanwire[i // POOL_SIZE].messages.slack(
                 to=SLACK_HUMAN, message=text, wait_time=WAIT_TIME
@@ -316,7 +337,19 @@ class Senders:
         body = raw.json()
         return body.get("responded"), body.get("reply")
 
+    def connections(self) -> tuple[int, int]:
+        """(open, in use) connections of the multiplexed client's pool; (0, 0) otherwise."""
+        if self.one is None:
+            return 0, 0
+        pool: Any = self.one._http._transport._pool  # type: ignore[attr-defined]
+        opened = list(pool.connections)
+        in_use = sum(1 for connection in opened if not connection.is_idle())
+        self.peak = max(self.peak, len(opened))
+        return len(opened), in_use
+
     async def aclose(self) -> None:
+        if self.one is not None:
+            await self.one.aclose()
         await asyncio.gather(*(client.aclose() for client in self.clients))
 
 
@@ -377,6 +410,7 @@ class Round:
     client_cpu: float
     latencies: list[float]
     round_trips: list[float]
+    connections: tuple[int, int] | None = None
 
 
 async def hold_and_answer(
@@ -405,6 +439,7 @@ async def hold_and_answer(
         arrived[i].set_result(at)
 
     def check(tasks: list[asyncio.Task[None]], deadline: float) -> None:
+        senders.connections()
         for task in tasks:
             if task.done() and task.exception() is not None:
                 raise RuntimeError("a held request failed") from task.exception()
@@ -421,7 +456,7 @@ async def hold_and_answer(
         tasks: list[asyncio.Task[None]] = []
         for i in range(n):
             tasks.append(asyncio.create_task(hold(i)))
-            if len(tasks) % OPENING == 0:
+            if kind != "multiplexed" and len(tasks) % OPENING == 0:
                 while service.held() < len(tasks) - OPENING:
                     check(tasks, deadline)
                     await asyncio.sleep(0.002)
@@ -434,6 +469,8 @@ async def hold_and_answer(
         if spy is not None:
             stop_profiler(spy, f"{profile}-open.txt")
         rss_growth = service.rss() - rss_before
+        await asyncio.sleep(0.2)  # the last 202s are read
+        connections = (senders.peak, senders.connections()[1]) if senders.one else None
 
         ids = service.interaction_ids()
         interaction = [ids[question(offset + i)] for i in range(n)]
@@ -469,7 +506,9 @@ async def hold_and_answer(
         for task in tasks:
             task.cancel()
         await senders.aclose()
-    return Round(send_seconds, rss_growth, server_cpu, client_cpu, latencies, round_trips)
+    return Round(
+        send_seconds, rss_growth, server_cpu, client_cpu, latencies, round_trips, connections
+    )
 
 
 async def bench_http_in(
@@ -501,6 +540,7 @@ async def bench_http_in(
         reply_round_trips=measured.round_trips,
         server_cpu_per_send=measured.server_cpu / n,
         client_cpu_per_send=measured.client_cpu / n,
+        connections=measured.connections,
     )
 
 
@@ -587,7 +627,7 @@ def summary(results: list[Result]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--mode", choices=("http", "engine"), default="http")
-    parser.add_argument("--client", choices=("httpx", "humanwire"), default="httpx")
+    parser.add_argument("--client", choices=("httpx", "humanwire", "multiplexed"), default="httpx")
     parser.add_argument("--sizes", default="100,1000,10000", help="comma-separated N")
     parser.add_argument("--sample", type=int, default=1000, help="replies timed one by one")
     parser.add_argument("--runs", type=int, default=1, help="repeat, then print medians")

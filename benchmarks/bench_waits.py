@@ -314,7 +314,14 @@ class Senders:
             for _ in range(math.ceil(n / POOL_SIZE))
         ]
         self.humanwire = [
-            AsyncHumanWire(key, base_url, timeout=timeout, max_retries=0, http_client=client)
+            AsyncHumanWire(
+                key,
+                base_url,
+                timeout=timeout,
+                max_retries=0,
+                http_client=client,
+                multiplex_waits=False,  # one connection per wait, as before the stream
+            )
             for client in self.clients
         ]
 

@@ -190,9 +190,12 @@ class HumanWire(_BaseClient[SyncMode]):
         retry_initial_delay: float = C.RETRY_INITIAL_DELAY,
         retry_max_delay: float = C.RETRY_MAX_DELAY,
         sleep: Callable[[float], None] | None = None,
+        multiplex_waits: bool = True,
     ) -> None:
         """``http_client``: your own ``httpx.Client`` (proxies, transports); it is not
-        closed by ``close()``. ``sleep`` replaces ``time.sleep`` between retries."""
+        closed by ``close()``. ``sleep`` replaces ``time.sleep`` between retries.
+        ``multiplex_waits``: past a handful of waits in flight, collect answers from the
+        account's outcome stream instead of holding a connection per wait (False: hold)."""
         self._init_options(
             api_key, base_url, timeout, max_retries, retry_initial_delay, retry_max_delay
         )
@@ -201,6 +204,9 @@ class HumanWire(_BaseClient[SyncMode]):
         self._owns_http = http_client is None
         self._http = http_client if http_client is not None else httpx.Client()
         self._driver = SyncDriver(self._http, sleep)
+        if not multiplex_waits:
+            self._driver.multiplex_after = float("inf")
+        self._owns_driver = True
         self._attach()
 
     def with_options(
@@ -212,6 +218,7 @@ class HumanWire(_BaseClient[SyncMode]):
         copy._owns_http = False
         copy._http = self._http
         copy._driver = self._driver  # one connection pool, one outcome stream
+        copy._owns_driver = False
         copy._attach()
         return copy
 
@@ -224,12 +231,15 @@ class HumanWire(_BaseClient[SyncMode]):
         twin._owns_http = True
         twin._http = httpx.AsyncClient()
         twin._driver = AsyncDriver(twin._http, None)
+        twin._driver.multiplex_after = self._driver.multiplex_after
+        twin._owns_driver = True
         twin._attach()
         return twin
 
     def close(self) -> None:
+        if self._owns_driver:
+            self._driver.close()  # its outcome stream, even on your own http_client
         if self._owns_http:
-            self._driver.close()
             self._http.close()
 
     def __enter__(self) -> Self:
@@ -263,9 +273,11 @@ class AsyncHumanWire(_BaseClient[AsyncMode]):
         retry_initial_delay: float = C.RETRY_INITIAL_DELAY,
         retry_max_delay: float = C.RETRY_MAX_DELAY,
         sleep: Callable[[float], Awaitable[None]] | None = None,
+        multiplex_waits: bool = True,
     ) -> None:
         """``http_client``: your own ``httpx.AsyncClient``; it is not closed by
-        ``aclose()``. ``sleep`` replaces ``asyncio.sleep`` between retries."""
+        ``aclose()``. ``sleep`` replaces ``asyncio.sleep`` between retries.
+        ``multiplex_waits``: as for ``HumanWire``."""
         self._init_options(
             api_key, base_url, timeout, max_retries, retry_initial_delay, retry_max_delay
         )
@@ -274,6 +286,9 @@ class AsyncHumanWire(_BaseClient[AsyncMode]):
         self._owns_http = http_client is None
         self._http = http_client if http_client is not None else httpx.AsyncClient()
         self._driver = AsyncDriver(self._http, sleep)
+        if not multiplex_waits:
+            self._driver.multiplex_after = float("inf")
+        self._owns_driver = True
         self._attach()
 
     def with_options(
@@ -285,6 +300,7 @@ class AsyncHumanWire(_BaseClient[AsyncMode]):
         copy._owns_http = False
         copy._http = self._http
         copy._driver = self._driver  # one connection pool, one outcome stream
+        copy._owns_driver = False
         copy._attach()
         return copy
 
@@ -296,12 +312,15 @@ class AsyncHumanWire(_BaseClient[AsyncMode]):
         twin._owns_http = True
         twin._http = httpx.Client()
         twin._driver = SyncDriver(twin._http, None)
+        twin._driver.multiplex_after = self._driver.multiplex_after
+        twin._owns_driver = True
         twin._attach()
         return twin
 
     async def aclose(self) -> None:
-        if self._owns_http:
+        if self._owns_driver:
             await self._driver.aclose()
+        if self._owns_http:
             await self._http.aclose()
 
     async def __aenter__(self) -> Self:

@@ -195,6 +195,8 @@ class AsyncOutcomeHub(_Hub):
                             self._dispatch(event)
             except (httpx.TransportError, httpx.StreamError):
                 pass
+            except RuntimeError:
+                return  # the http client was closed under the stream: nothing to read
             finally:
                 self._response = None
             self.reconnects += 1
@@ -304,6 +306,8 @@ class SyncOutcomeHub(_Hub):
                         self._dispatch(event)
             except (httpx.TransportError, httpx.StreamError, OSError, ValueError):
                 pass  # ValueError: the response was closed under us (close())
+            except RuntimeError:
+                return  # the http client was closed under the stream
             finally:
                 self._response = None
             if self._closed.wait(RECONNECT_DELAYS[min(attempt, len(RECONNECT_DELAYS) - 1)]):

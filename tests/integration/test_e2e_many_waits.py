@@ -184,3 +184,27 @@ def _no_leaked_threads() -> Iterator[None]:
         t for t in threading.enumerate() if t.name == "humanwire-outcomes" and t.name not in before
     ]
     assert all(not t.is_alive() or t.daemon for t in hubs)
+
+
+async def test_own_http_client_and_opting_out(service: RunningService, account: str) -> None:
+    import httpx
+
+    async with httpx.AsyncClient() as http:
+        client = AsyncHumanWire(api_key=account, base_url=service.base_url, http_client=http)
+        await asyncio.gather(
+            *[client.messages.slack(to=SLACK_HUMAN, message=f"o{i}", wait_time=1) for i in range(8)]
+        )
+        hub = client._driver.hub
+        assert hub is not None and hub._task is not None
+        task = hub._task
+        await client.aclose()  # the stream ends with the client, on your http client too
+        assert task.done() and http.is_closed is False
+        held = AsyncHumanWire(
+            api_key=account, base_url=service.base_url, http_client=http, multiplex_waits=False
+        )
+        results = await asyncio.gather(
+            *[held.messages.slack(to=SLACK_HUMAN, message=f"h{i}", wait_time=1) for i in range(8)]
+        )
+        assert held._driver.hub is None  # every wait held its own connection
+        assert all(r.response == NO_RESPONSE for r in results)
+        await held.aclose()

@@ -17,6 +17,7 @@ __all__ = [
     "MAX_STATUS_WAIT",
     "MAX_WAIT_TIME",
     "MIN_POLL_INTERVAL",
+    "MULTIPLEXED_SENDS_AT_ONCE",
     "MULTIPLEX_WAITS_AFTER",
     "PHONE_CALL_READ_TIMEOUT",
     "RETRY_INITIAL_DELAY",
@@ -62,3 +63,6 @@ MULTIPLEX_WAITS_AFTER = 4
 """Past this many held sends in flight, a client asks for 202s (``Prefer: respond-async``)
 and reads the answers from the account's outcome stream: any number of waits over a
 handful of connections (``humanwire._outcomes``)."""
+MULTIPLEXED_SENDS_AT_ONCE = 32
+"""Sends answered 202 are short: this many at once keep the service busy, the rest wait
+in the client (not in httpx's pool, whose cost grows with its queue)."""

@@ -33,6 +33,8 @@ from .errors import (
 from .types import RequestModel
 
 if TYPE_CHECKING:
+    import asyncio
+
     from ._outcomes import AsyncOutcomeHub, SyncOutcomeHub
 
 __all__ = [
@@ -382,6 +384,7 @@ class AsyncDriver(_Multiplexing):
         self.client = client
         self.sleep = sleep
         self.hub: AsyncOutcomeHub | None = None
+        self._sending: asyncio.Semaphore | None = None
 
     async def _multiplexed(self, send: Send) -> Send:
         if self.waits <= self.multiplex_after:
@@ -418,18 +421,34 @@ class AsyncDriver(_Multiplexing):
                     except TimeoutError:
                         error = httpx.ReadTimeout("no outcome in time", request=action.request)
                     continue
+                gate = None
                 if action.wait is not None:
                     if not holding:
                         holding = True
                         self.waits += 1
                     action = await self._multiplexed(action)
+                    if "Prefer" in action.headers:
+                        gate = self._gate()
                 try:
-                    result = await self.client.send(_build(self.client, action))
+                    if gate is None:
+                        result = await self.client.send(_build(self.client, action))
+                    else:
+                        # Thousands of sends at once queue here, not in httpx's pool, whose
+                        # bookkeeping grows with its queue (each answer scans it).
+                        async with gate:
+                            result = await self.client.send(_build(self.client, action))
                 except httpx.TransportError as exc:
                     error = exc
         finally:
             if holding:
                 self.waits -= 1
+
+    def _gate(self) -> asyncio.Semaphore:
+        if self._sending is None:
+            import asyncio
+
+            self._sending = asyncio.Semaphore(C.MULTIPLEXED_SENDS_AT_ONCE)
+        return self._sending
 
     async def aclose(self) -> None:
         if self.hub is not None:

@@ -76,7 +76,7 @@ def test_a_held_send_answers_202_and_its_answer_comes_as_an_event(
     # The held answer itself, exactly as a waiting send would have returned it.
     assert waited["response"]["response"] == "Human response: yes, ship it"
     assert waited["response"]["reply"] == "yes, ship it"
-    assert waited["response"]["status"] == "ended"
+    assert waited["response"]["status"] == "ended" and waited["status"] == 200
     assert [int(e["id"]) for e in events] == sorted(int(e["id"]) for e in events)
 
 
@@ -185,3 +185,26 @@ def test_accounts_never_see_each_others_events(
     assert page["events"] == []
     assert other.http.get("/events", headers={"Authorization": "Bearer nope"}).status_code == 401
     other.http.close()
+
+
+def test_an_error_after_the_202_is_the_wait_ended_answer(start_service: Any) -> None:
+    """A call that outlives /phone/call's limit answers 504 when held; accepted with a
+    202, its wait.ended carries that same error, and the client raises the same type."""
+    from humanwire.errors import CallTimeoutError
+
+    service = start_service("limits.db", phone_call_limit=1.0)
+    key = service.create_account("limits")
+    api = Api(service.base_url, key)
+    start = api.cursor()
+    accepted = api.http.post("/phone/call", json={"to": HUMAN, "message": "Say hi"}, headers=ASYNC)
+    assert accepted.status_code == 202
+    [waited] = [e for e in api.events_until(start, 1) if e["eventType"] == "wait.ended"]
+    assert waited["status"] == 504
+    assert waited["response"]["error"]["code"] == "timeout"
+    api.http.close()
+    client = HumanWire(api_key=key, base_url=service.base_url, max_retries=0)
+    client._driver.multiplex_after = 0  # every wait through the stream
+    with pytest.raises(CallTimeoutError):
+        client.phone.call(to=HUMAN, message="Say hi again")
+    assert client._driver.hub is not None
+    client.close()

@@ -32,6 +32,9 @@ class OutcomeEvent(ResponseModel):
     event_type: OutcomeEventType
     result: Event | None = None
     response: dict[str, Any] | None = None
+    status: int | None = None
+    """``wait.ended``: the HTTP status the held send would have answered (200, or the
+    error's: ``response`` is then the error body)."""
     responded: bool = False
     metadata: dict[str, str] | None = None
 

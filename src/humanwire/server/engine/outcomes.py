@@ -16,9 +16,9 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-from humanwire.types import OutcomeEvent, OutcomePage
+from humanwire.types import ErrorBody, ErrorDetail, OutcomeEvent, OutcomePage
 
-from ..errors import InvalidRequest
+from ..errors import InvalidRequest, ServiceError
 from ._common import Account, _metadata
 from .core import EngineCore
 
@@ -123,12 +123,23 @@ class Outcomes(EngineCore):
             if task.cancelled():
                 return
             failure = task.exception()
-            if failure is not None:
-                # Stopping (503): the interaction stays open, the client re-attaches.
-                logger.info("respond-async hold of %s ended with %r", interaction_id, failure)
+            if isinstance(failure, ServiceError):
+                # The error the held request would have answered (a call past its limit,
+                # 503 while stopping: the client retries with its key and re-attaches).
+                status = failure.status
+                body: dict[str, Any] = ErrorBody(
+                    error=ErrorDetail(
+                        code=failure.code,  # type: ignore[arg-type]
+                        message=failure.message,
+                        field=failure.field,
+                    )
+                ).model_dump(mode="json", by_alias=True)
+            elif failure is not None:
+                logger.error("respond-async hold of %s failed", interaction_id, exc_info=failure)
                 return
-            status, content = task.result()
-            body = json.loads(content) if content else {}
+            else:
+                status, content = task.result()
+                body = json.loads(content) if content else {}
             self.append_outcome(
                 account.id,
                 interaction_id,

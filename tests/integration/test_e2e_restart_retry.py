@@ -205,3 +205,40 @@ def test_a_stop_answers_the_held_send_503_and_the_clients_retry_gets_the_reply(
         assert statuses[0] == 503 and statuses[-1] == 200
         [only] = deliveries(human)
         assert only.id == first.id
+
+
+def test_a_multiplexed_wait_survives_a_restart(service: Restartable) -> None:
+    """The same through the outcome stream: the wait was answered 202; the stop records a
+    503 ``wait.ended`` for it; the client's stream reconnects to the restarted service,
+    reads it, retries with the same key (re-attached, 202 again) and gets the reply the
+    human sends after the restart; one text is delivered."""
+    key = service.runner.create_account("multiplexed")
+    agent = HumanWire(
+        api_key=key,
+        base_url=service.base_url,
+        max_retries=200,
+        retry_initial_delay=0.05,
+        retry_max_delay=0.2,
+    )
+    agent._driver.multiplex_after = 0  # this one wait goes through the stream
+    human = HumanWire(api_key=key, base_url=service.base_url)
+    with agent, human:
+        thread, outcome = in_thread(
+            lambda: agent.messages.sms(to=HUMAN, message="Roll back?", wait_time=60)
+        )
+        [first] = human.sandbox.deliveries(to=HUMAN, wait=10)
+        service.wait_held()
+        assert agent._driver.hub is not None
+        service.restart()
+        service.wait_held()  # the retry, re-attached on the new service
+        assert not outcome
+        assert len(deliveries(human)) == 1
+        human.sandbox.reply(channel="sms", from_=HUMAN, to=SHARED_SMS_NUMBER, body="roll back")
+        thread.join(20)
+        [result] = outcome
+        assert isinstance(result, MessageResponse), result
+        assert result.interaction_id == first.interaction_id
+        assert (result.responded, result.response) == (True, "Human response: roll back")
+        assert agent._driver.hub.reconnects >= 1
+        [only] = deliveries(human)
+        assert only.id == first.id

@@ -1,0 +1,1106 @@
+"""The PostgreSQL store (psycopg 3 with ``psycopg_pool``): ``Store`` on a PostgreSQL server.
+
+``PostgresStore(url)`` opens a small connection pool on ``url`` (a libpq URL or
+``key=value`` string) and brings the schema up to date before it returns. ``schema``
+puts every table in that PostgreSQL schema (created if missing; every connection of the
+pool runs with it as ``search_path``): the contract tests give each test a fresh one.
+
+How it maps to ``SQLiteStore`` (``store/sqlite.py``), whose semantics it keeps:
+
+* Every method is one statement in its own transaction, committed before it returns;
+  where SQLite groups statements with ``_tx`` (an interaction with its idempotency link,
+  an event with its outbox rows, dropping old idempotency results and links) they run in
+  one transaction here too. There is no group commit per event-loop turn: a write is
+  durable when the method returns.
+* Unique violations raise ``Duplicate`` (SQLite raises it for accounts and numbers and
+  lets ``sqlite3.IntegrityError`` through elsewhere; here every insert raises
+  ``Duplicate``).
+* Types: ``DOUBLE PRECISION`` for SQLite's ``REAL`` times, ``BOOLEAN`` for its 0/1 flags,
+  ``BYTEA`` for the idempotent response bodies, ``BIGSERIAL`` for ``deliveries.seq`` and
+  ``outcomes.id`` (never reused, like ``AUTOINCREMENT``). JSON values are stored as
+  ``TEXT`` written by the same compact ``json.dumps`` as SQLite, not ``JSONB``: key order
+  and numbers (a window of ``30`` stays ``30``, not ``30.0``) come back exactly as stored.
+  PostgreSQL's text cannot hold a NUL character, SQLite's can.
+* Orderings that SQLite breaks by ``rowid`` are broken here by an ``ord BIGSERIAL``
+  column (insertion order) on the same tables.
+* Migrations are versioned: ``schema_migrations (version, applied_at)``; migration 1 is
+  the whole schema of SQLite's version 5. They run at construction in one transaction
+  under a transaction-level advisory lock, so two processes starting together neither
+  race nor apply a migration twice.
+
+Not done yet (issue 13): read replicas, LISTEN/NOTIFY to wake other processes (the
+outcome stream and the outbox are still polled by one service process), and leases so
+several service processes can share one database. ``outcomes.id`` comes from a sequence:
+with several writers an id can commit after a larger one, so paging with
+``outcomes_after`` is only gap-free with one writer, as today.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from psycopg import errors, sql
+from psycopg_pool import ConnectionPool
+
+from .base import (
+    AccountRecord,
+    ChannelRecord,
+    DeliveryRecord,
+    Duplicate,
+    EventRecord,
+    IdempotencyLinkRecord,
+    IdempotencyRecord,
+    InboundRecord,
+    InteractionRecord,
+    NumberRecord,
+    OutboxRecord,
+    WebhookRecord,
+)
+
+__all__ = ["MIGRATIONS", "PostgresStore"]
+
+_MIGRATION_1 = """
+CREATE TABLE accounts (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    key_hash TEXT NOT NULL UNIQUE,
+    suspended BOOLEAN NOT NULL DEFAULT FALSE,
+    created_at DOUBLE PRECISION NOT NULL
+);
+CREATE TABLE interactions (
+    id TEXT PRIMARY KEY,
+    ord BIGSERIAL NOT NULL,
+    account_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    to_addr TEXT NOT NULL,
+    from_addr TEXT NOT NULL,
+    request TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL,
+    status TEXT NOT NULL,
+    wait_deadline DOUBLE PRECISION,
+    follow_up_deadline DOUBLE PRECISION,
+    result TEXT,
+    outcome TEXT,
+    form_token TEXT UNIQUE,
+    reply_token TEXT UNIQUE,
+    card_id TEXT,
+    ended_at DOUBLE PRECISION,
+    delivery_status TEXT,
+    provider_ref TEXT
+);
+CREATE INDEX interactions_match ON interactions (account_id, channel, to_addr, status);
+CREATE INDEX interactions_account ON interactions (account_id, created_at);
+CREATE INDEX interactions_open ON interactions (status);
+CREATE INDEX interactions_provider_ref ON interactions (provider_ref);
+CREATE TABLE deliveries (
+    seq BIGSERIAL PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    account_id TEXT NOT NULL,
+    interaction_id TEXT,
+    channel TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    from_addr TEXT,
+    to_addr TEXT NOT NULL,
+    text TEXT NOT NULL,
+    form_url TEXT,
+    created_at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX deliveries_account ON deliveries (account_id, seq);
+CREATE TABLE inbound (
+    id TEXT PRIMARY KEY,
+    ord BIGSERIAL NOT NULL,
+    account_id TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    from_addr TEXT NOT NULL,
+    to_addr TEXT NOT NULL,
+    body TEXT NOT NULL,
+    media_urls TEXT NOT NULL,
+    interaction_id TEXT,
+    created_at DOUBLE PRECISION NOT NULL,
+    ref TEXT
+);
+CREATE INDEX inbound_account ON inbound (account_id, created_at);
+CREATE UNIQUE INDEX inbound_ref ON inbound (ref);
+CREATE TABLE numbers (
+    id TEXT PRIMARY KEY,
+    ord BIGSERIAL NOT NULL,
+    account_id TEXT NOT NULL,
+    phone_number TEXT NOT NULL UNIQUE,
+    created_at DOUBLE PRECISION NOT NULL,
+    updated_at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX numbers_account ON numbers (account_id);
+CREATE TABLE webhooks (
+    id TEXT PRIMARY KEY,
+    ord BIGSERIAL NOT NULL,
+    account_id TEXT NOT NULL,
+    url TEXT NOT NULL,
+    event_types TEXT NOT NULL,
+    headers TEXT NOT NULL,
+    secret TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX webhooks_account ON webhooks (account_id);
+CREATE TABLE channels (
+    id TEXT PRIMARY KEY,
+    ord BIGSERIAL NOT NULL,
+    account_id TEXT NOT NULL,
+    type TEXT NOT NULL,
+    to_addr TEXT NOT NULL,
+    wait_time TEXT,
+    follow_up_time TEXT,
+    message_template TEXT,
+    response_template TEXT NOT NULL,
+    no_response_template TEXT NOT NULL,
+    reply_link BOOLEAN NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL,
+    metadata TEXT
+);
+CREATE INDEX channels_account ON channels (account_id);
+CREATE TABLE events (
+    id TEXT PRIMARY KEY,
+    ord BIGSERIAL NOT NULL,
+    account_id TEXT NOT NULL,
+    event_type TEXT NOT NULL,
+    interaction_id TEXT,
+    body TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX events_account ON events (account_id, created_at);
+CREATE TABLE outbox (
+    id TEXT PRIMARY KEY,
+    ord BIGSERIAL NOT NULL,
+    event_id TEXT NOT NULL,
+    webhook_id TEXT NOT NULL,
+    account_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    attempts INTEGER NOT NULL,
+    next_attempt_at DOUBLE PRECISION NOT NULL,
+    last_error TEXT,
+    last_status_code INTEGER,
+    created_at DOUBLE PRECISION NOT NULL,
+    updated_at DOUBLE PRECISION NOT NULL,
+    delivered_at DOUBLE PRECISION
+);
+CREATE INDEX outbox_due ON outbox (status, next_attempt_at);
+CREATE INDEX outbox_account ON outbox (account_id, created_at);
+CREATE INDEX outbox_webhook ON outbox (webhook_id, status);
+CREATE TABLE idempotency (
+    account_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    status_code INTEGER NOT NULL,
+    body BYTEA NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (account_id, key)
+);
+CREATE INDEX idempotency_created ON idempotency (created_at);
+CREATE TABLE idempotency_links (
+    account_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    interaction_id TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (account_id, key)
+);
+CREATE INDEX idempotency_links_created ON idempotency_links (created_at);
+CREATE TABLE provider_state (
+    scope TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    updated_at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (scope, key)
+);
+CREATE TABLE outcomes (
+    id BIGSERIAL PRIMARY KEY,
+    account_id TEXT NOT NULL,
+    interaction_id TEXT NOT NULL,
+    body TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX outcomes_account ON outcomes (account_id, id);
+CREATE INDEX outcomes_created ON outcomes (created_at);
+"""
+
+MIGRATIONS: tuple[tuple[int, str], ...] = ((1, _MIGRATION_1),)
+"""``(version, SQL)`` in order; a database records the ones it ran in
+``schema_migrations``. Add a new version for every change; never edit a released one."""
+
+_MIGRATION_LOCK = "humanwire.store.migrate"
+"""Hashed (with the schema) into the key of the advisory lock the migrations run under."""
+
+_INTERACTION_COLUMNS = (
+    "id, account_id, kind, channel, to_addr, from_addr, request, created_at, status, "
+    "wait_deadline, follow_up_deadline, result, outcome, form_token, reply_token, card_id, "
+    "ended_at, delivery_status, provider_ref"
+)
+_DELIVERY_COLUMNS = (
+    "seq, id, account_id, interaction_id, channel, kind, from_addr, to_addr, text, form_url, "
+    "created_at"
+)
+_OUTBOX_COLUMNS = (
+    "id, event_id, webhook_id, account_id, status, attempts, next_attempt_at, last_error, "
+    "created_at, updated_at, delivered_at, last_status_code"
+)
+_WEBHOOK_COLUMNS = "id, account_id, url, event_types, headers, secret, created_at"
+_CHANNEL_COLUMNS = (
+    "id, account_id, type, to_addr, wait_time, follow_up_time, message_template, "
+    "response_template, no_response_template, reply_link, created_at, metadata"
+)
+_INBOUND_COLUMNS = (
+    "id, account_id, channel, from_addr, to_addr, body, media_urls, interaction_id, created_at, ref"
+)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _loads_number(text: str | None) -> float | None:
+    # Windows are stored as JSON text so 30 stays 30 (not 30.0) when shown back.
+    if text is None:
+        return None
+    value = json.loads(text)
+    assert isinstance(value, (int, float))
+    return value
+
+
+class PostgresStore:
+    """``Store`` on PostgreSQL. ``url``: where the server is (``postgresql://...``);
+    ``schema``: the PostgreSQL schema to keep the tables in (default: the server's
+    ``search_path``, usually ``public``)."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        schema: str | None = None,
+        min_size: int = 1,
+        max_size: int = 4,
+        connect_timeout: float = 10.0,
+    ) -> None:
+        self.url = url
+        self.schema = schema
+        self._closed = False
+        self._migrate(connect_timeout)
+        self._pool: ConnectionPool[psycopg.Connection[tuple[Any, ...]]] = ConnectionPool(
+            url,
+            min_size=min_size,
+            max_size=max_size,
+            kwargs={"connect_timeout": max(1, int(connect_timeout))},
+            configure=self._configure if schema is not None else None,
+            open=True,
+            timeout=connect_timeout,
+            name="humanwire-store",
+        )
+
+    # -- connections and migrations -------------------------------------------------------
+    def _configure(self, conn: psycopg.Connection[Any]) -> None:
+        """Every pooled connection runs with ``schema`` as its ``search_path``."""
+        assert self.schema is not None
+        conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(self.schema)))
+        conn.commit()
+
+    def _migrate(self, connect_timeout: float) -> None:
+        """Applies the migrations the database lacks, in one transaction under an advisory
+        lock (released at its end), so concurrent starts apply each once."""
+        with (
+            psycopg.connect(self.url, connect_timeout=max(1, int(connect_timeout))) as conn,
+            conn.transaction(),
+        ):
+            conn.execute(
+                "SELECT pg_advisory_xact_lock(hashtext(%s))",
+                (f"{_MIGRATION_LOCK}:{self.schema or ''}",),
+            )
+            if self.schema is not None:
+                name = sql.Identifier(self.schema)
+                conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(name))
+                conn.execute(sql.SQL("SET LOCAL search_path TO {}").format(name))
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                "version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)"
+            )
+            applied = {int(row[0]) for row in conn.execute("SELECT version FROM schema_migrations")}
+            for version, script in MIGRATIONS:
+                if version in applied:
+                    continue
+                for statement in script.split(";"):
+                    if statement.strip():
+                        conn.execute(statement.encode())
+                conn.execute(
+                    "INSERT INTO schema_migrations (version, applied_at) VALUES (%s, %s)",
+                    (version, time.time()),
+                )
+
+    def schema_version(self) -> int:
+        """The newest migration applied."""
+        row = self._one("SELECT MAX(version) FROM schema_migrations")
+        return int(row[0]) if row and row[0] is not None else 0
+
+    @contextmanager
+    def _tx(self) -> Iterator[psycopg.Connection[tuple[Any, ...]]]:
+        """One transaction: committed at the end of the block, rolled back on an error;
+        a unique violation becomes ``Duplicate``."""
+        if self._closed:
+            raise RuntimeError("the store is closed")
+        try:
+            with self._pool.connection() as conn:
+                yield conn
+        except errors.UniqueViolation as exc:
+            raise Duplicate(str(exc)) from None
+
+    def _one(self, query: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+        with self._tx() as conn:
+            return conn.execute(query.encode(), params).fetchone()
+
+    def _all(self, query: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        with self._tx() as conn:
+            return conn.execute(query.encode(), params).fetchall()
+
+    def _run(self, query: str, params: tuple[Any, ...] = ()) -> int:
+        with self._tx() as conn:
+            return conn.execute(query.encode(), params).rowcount
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._pool.close()
+
+    # -- accounts ---------------------------------------------------------------------
+    @staticmethod
+    def _account(row: tuple[Any, ...]) -> AccountRecord:
+        return AccountRecord(
+            id=row[0], name=row[1], key_hash=row[2], suspended=bool(row[3]), created_at=row[4]
+        )
+
+    def insert_account(self, record: AccountRecord) -> None:
+        self._run(
+            "INSERT INTO accounts (id, name, key_hash, suspended, created_at) "
+            "VALUES (%s, %s, %s, %s, %s)",
+            (record.id, record.name, record.key_hash, bool(record.suspended), record.created_at),
+        )
+
+    def account_by_key_hash(self, key_hash: str) -> AccountRecord | None:
+        row = self._one(
+            "SELECT id, name, key_hash, suspended, created_at FROM accounts WHERE key_hash = %s",
+            (key_hash,),
+        )
+        return self._account(row) if row else None
+
+    def get_account(self, account_id: str) -> AccountRecord | None:
+        row = self._one(
+            "SELECT id, name, key_hash, suspended, created_at FROM accounts WHERE id = %s",
+            (account_id,),
+        )
+        return self._account(row) if row else None
+
+    def set_account_suspended(self, account_id: str, suspended: bool) -> None:
+        self._run("UPDATE accounts SET suspended = %s WHERE id = %s", (bool(suspended), account_id))
+
+    def count_accounts(self) -> int:
+        row = self._one("SELECT COUNT(*) FROM accounts")
+        return int(row[0]) if row else 0
+
+    # -- interactions -----------------------------------------------------------------
+    @staticmethod
+    def _interaction(row: tuple[Any, ...]) -> InteractionRecord:
+        return InteractionRecord(
+            id=row[0],
+            account_id=row[1],
+            kind=row[2],
+            channel=row[3],
+            to_addr=row[4],
+            from_addr=row[5],
+            request=json.loads(row[6]),
+            created_at=row[7],
+            status=row[8],
+            wait_deadline=row[9],
+            follow_up_deadline=row[10],
+            result=json.loads(row[11]) if row[11] is not None else None,
+            outcome=row[12],
+            form_token=row[13],
+            reply_token=row[14],
+            card_id=row[15],
+            ended_at=row[16],
+            delivery_status=row[17],
+            provider_ref=row[18],
+        )
+
+    def insert_interaction(
+        self, record: InteractionRecord, link: IdempotencyLinkRecord | None = None
+    ) -> None:
+        with self._tx() as conn:
+            conn.execute(
+                f"INSERT INTO interactions ({_INTERACTION_COLUMNS}) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+                "%s, %s)".encode(),
+                (
+                    record.id,
+                    record.account_id,
+                    record.kind,
+                    record.channel,
+                    record.to_addr,
+                    record.from_addr,
+                    _dumps(record.request),
+                    record.created_at,
+                    record.status,
+                    record.wait_deadline,
+                    record.follow_up_deadline,
+                    _dumps(record.result) if record.result is not None else None,
+                    record.outcome,
+                    record.form_token,
+                    record.reply_token,
+                    record.card_id,
+                    record.ended_at,
+                    record.delivery_status,
+                    record.provider_ref,
+                ),
+            )
+            if link is not None:
+                # Replaces: a link whose interaction failed to deliver is superseded.
+                conn.execute(
+                    "INSERT INTO idempotency_links "
+                    "(account_id, key, fingerprint, interaction_id, created_at) "
+                    "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (account_id, key) DO UPDATE SET "
+                    "fingerprint = excluded.fingerprint, "
+                    "interaction_id = excluded.interaction_id, created_at = excluded.created_at",
+                    (
+                        link.account_id,
+                        link.key,
+                        link.fingerprint,
+                        link.interaction_id,
+                        link.created_at,
+                    ),
+                )
+
+    def _interaction_where(self, where: str, params: tuple[Any, ...]) -> InteractionRecord | None:
+        row = self._one(f"SELECT {_INTERACTION_COLUMNS} FROM interactions WHERE {where}", params)
+        return self._interaction(row) if row else None
+
+    def get_interaction(self, interaction_id: str) -> InteractionRecord | None:
+        return self._interaction_where("id = %s", (interaction_id,))
+
+    def interaction_by_form_token(self, token: str) -> InteractionRecord | None:
+        return self._interaction_where("form_token = %s", (token,))
+
+    def interaction_by_reply_token(self, token: str) -> InteractionRecord | None:
+        return self._interaction_where("reply_token = %s", (token,))
+
+    def end_interaction(
+        self,
+        interaction_id: str,
+        ended_at: float,
+        result: dict[str, Any] | None = None,
+        outcome: str | None = None,
+    ) -> bool:
+        changed = self._run(
+            "UPDATE interactions SET status = 'ended', ended_at = %s, result = %s, outcome = %s "
+            "WHERE id = %s AND status = 'pending'",
+            (
+                ended_at,
+                _dumps(result) if result is not None else None,
+                outcome,
+                interaction_id,
+            ),
+        )
+        return changed > 0
+
+    def latest_open_message(
+        self, account_id: str | None, channel: str, to_addr: str, from_addr: str
+    ) -> InteractionRecord | None:
+        if account_id is None:
+            return self._interaction_where(
+                "channel = %s AND to_addr = %s AND from_addr = %s "
+                "AND kind = 'message' AND status = 'pending' "
+                "ORDER BY created_at DESC, ord DESC LIMIT 1",
+                (channel, to_addr, from_addr),
+            )
+        return self._interaction_where(
+            "account_id = %s AND channel = %s AND to_addr = %s AND from_addr = %s "
+            "AND kind = 'message' AND status = 'pending' "
+            "ORDER BY created_at DESC, ord DESC LIMIT 1",
+            (account_id, channel, to_addr, from_addr),
+        )
+
+    def set_delivery(
+        self, interaction_id: str, delivery_status: str, provider_ref: str | None = None
+    ) -> None:
+        if provider_ref is None:
+            self._run(
+                "UPDATE interactions SET delivery_status = %s WHERE id = %s",
+                (delivery_status, interaction_id),
+            )
+        else:
+            self._run(
+                "UPDATE interactions SET delivery_status = %s, provider_ref = %s WHERE id = %s",
+                (delivery_status, provider_ref, interaction_id),
+            )
+
+    def interaction_by_provider_ref(self, provider_ref: str) -> InteractionRecord | None:
+        # LIMIT 1: SQLite's fetchone takes the first of several rows with one ref.
+        return self._interaction_where("provider_ref = %s ORDER BY ord LIMIT 1", (provider_ref,))
+
+    def open_interactions(self) -> list[InteractionRecord]:
+        rows = self._all(
+            f"SELECT {_INTERACTION_COLUMNS} FROM interactions WHERE status = 'pending' ORDER BY ord"
+        )
+        return [self._interaction(row) for row in rows]
+
+    def list_interactions(self, account_id: str, limit: int) -> list[InteractionRecord]:
+        rows = self._all(
+            f"SELECT {_INTERACTION_COLUMNS} FROM interactions WHERE account_id = %s "
+            "ORDER BY created_at DESC, ord DESC LIMIT %s",
+            (account_id, limit),
+        )
+        return [self._interaction(row) for row in rows]
+
+    # -- what real providers keep between callbacks --------------------------------------
+    def get_provider_state(self, scope: str, key: str) -> dict[str, Any] | None:
+        row = self._one(
+            "SELECT value FROM provider_state WHERE scope = %s AND key = %s", (scope, key)
+        )
+        if row is None:
+            return None
+        value = json.loads(row[0])
+        assert isinstance(value, dict)
+        return value
+
+    def put_provider_state(
+        self, scope: str, key: str, value: dict[str, Any], updated_at: float
+    ) -> None:
+        self._run(
+            "INSERT INTO provider_state (scope, key, value, updated_at) "
+            "VALUES (%s, %s, %s, %s) "
+            "ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value, "
+            "updated_at = excluded.updated_at",
+            (scope, key, _dumps(value), updated_at),
+        )
+
+    def provider_states(self, scope: str) -> list[tuple[str, dict[str, Any]]]:
+        rows = self._all(
+            "SELECT key, value FROM provider_state WHERE scope = %s ORDER BY updated_at, key",
+            (scope,),
+        )
+        return [(str(row[0]), json.loads(row[1])) for row in rows]
+
+    def delete_provider_state(self, scope: str, key: str) -> None:
+        self._run("DELETE FROM provider_state WHERE scope = %s AND key = %s", (scope, key))
+
+    def delete_provider_state_before(self, scope: str, cutoff: float) -> None:
+        self._run(
+            "DELETE FROM provider_state WHERE scope = %s AND updated_at < %s", (scope, cutoff)
+        )
+
+    # -- the outcome stream -------------------------------------------------------------
+    def append_outcome(
+        self, account_id: str, interaction_id: str, body: dict[str, Any], created_at: float
+    ) -> int:
+        row = self._one(
+            "INSERT INTO outcomes (account_id, interaction_id, body, created_at) "
+            "VALUES (%s, %s, %s, %s) RETURNING id",
+            (account_id, interaction_id, _dumps(body), created_at),
+        )
+        assert row is not None
+        return int(row[0])
+
+    def outcomes_after(
+        self, account_id: str, after: int, limit: int
+    ) -> list[tuple[int, dict[str, Any]]]:
+        rows = self._all(
+            "SELECT id, body FROM outcomes WHERE account_id = %s AND id > %s ORDER BY id LIMIT %s",
+            (account_id, after, limit),
+        )
+        return [(int(row[0]), json.loads(row[1])) for row in rows]
+
+    def last_outcome_id(self) -> int:
+        row = self._one("SELECT MAX(id) FROM outcomes")
+        return int(row[0]) if row and row[0] is not None else 0
+
+    def delete_outcomes_before(self, cutoff: float) -> None:
+        self._run("DELETE FROM outcomes WHERE created_at < %s", (cutoff,))
+
+    # -- deliveries and inbound messages ----------------------------------------------
+    def insert_delivery(
+        self,
+        *,
+        id: str,
+        account_id: str,
+        interaction_id: str | None,
+        channel: str,
+        kind: str,
+        from_addr: str | None,
+        to_addr: str,
+        text: str,
+        form_url: str | None,
+        created_at: float,
+    ) -> DeliveryRecord:
+        row = self._one(
+            "INSERT INTO deliveries (id, account_id, interaction_id, channel, kind, "
+            "from_addr, to_addr, text, form_url, created_at) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING seq",
+            (
+                id,
+                account_id,
+                interaction_id,
+                channel,
+                kind,
+                from_addr,
+                to_addr,
+                text,
+                form_url,
+                created_at,
+            ),
+        )
+        assert row is not None
+        return DeliveryRecord(
+            seq=int(row[0]),
+            id=id,
+            account_id=account_id,
+            interaction_id=interaction_id,
+            channel=channel,
+            kind=kind,
+            from_addr=from_addr,
+            to_addr=to_addr,
+            text=text,
+            form_url=form_url,
+            created_at=created_at,
+        )
+
+    def list_deliveries(
+        self,
+        account_id: str,
+        to_addr: str | None = None,
+        channel: str | None = None,
+        interaction_id: str | None = None,
+        limit: int = 500,
+    ) -> list[DeliveryRecord]:
+        where = ["account_id = %s"]
+        params: list[Any] = [account_id]
+        for column, value in (
+            ("to_addr", to_addr),
+            ("channel", channel),
+            ("interaction_id", interaction_id),
+        ):
+            if value is not None:
+                where.append(f"{column} = %s")
+                params.append(value)
+        params.append(limit)
+        rows = self._all(
+            f"SELECT {_DELIVERY_COLUMNS} FROM deliveries WHERE {' AND '.join(where)} "
+            "ORDER BY seq DESC LIMIT %s",
+            tuple(params),
+        )
+        return [DeliveryRecord(int(row[0]), *row[1:]) for row in rows]
+
+    def delivery_seq(self, account_id: str, delivery_id: str) -> int | None:
+        row = self._one(
+            "SELECT seq FROM deliveries WHERE account_id = %s AND id = %s",
+            (account_id, delivery_id),
+        )
+        return int(row[0]) if row else None
+
+    def max_delivery_seq(self, account_id: str) -> int:
+        row = self._one("SELECT MAX(seq) FROM deliveries WHERE account_id = %s", (account_id,))
+        return int(row[0]) if row and row[0] is not None else 0
+
+    def insert_inbound(self, record: InboundRecord) -> None:
+        self._run(
+            f"INSERT INTO inbound ({_INBOUND_COLUMNS}) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            (
+                record.id,
+                record.account_id,
+                record.channel,
+                record.from_addr,
+                record.to_addr,
+                record.body,
+                _dumps(record.media_urls),
+                record.interaction_id,
+                record.created_at,
+                record.ref,
+            ),
+        )
+
+    def inbound_by_ref(self, ref: str) -> InboundRecord | None:
+        rows = self._inbound_where("ref = %s LIMIT 1", (ref,))
+        return rows[0] if rows else None
+
+    def list_inbound(self, account_id: str, limit: int) -> list[InboundRecord]:
+        return self._inbound_where(
+            "account_id = %s ORDER BY created_at DESC, ord DESC LIMIT %s", (account_id, limit)
+        )
+
+    def _inbound_where(self, where: str, params: tuple[Any, ...]) -> list[InboundRecord]:
+        rows = self._all(f"SELECT {_INBOUND_COLUMNS} FROM inbound WHERE {where}", params)
+        return [
+            InboundRecord(
+                id=row[0],
+                account_id=row[1],
+                channel=row[2],
+                from_addr=row[3],
+                to_addr=row[4],
+                body=row[5],
+                media_urls=json.loads(row[6]),
+                interaction_id=row[7],
+                created_at=row[8],
+                ref=row[9],
+            )
+            for row in rows
+        ]
+
+    # -- numbers ----------------------------------------------------------------------
+    def insert_number(self, record: NumberRecord) -> None:
+        self._run(
+            "INSERT INTO numbers (id, account_id, phone_number, created_at, updated_at) "
+            "VALUES (%s, %s, %s, %s, %s)",
+            (
+                record.id,
+                record.account_id,
+                record.phone_number,
+                record.created_at,
+                record.updated_at,
+            ),
+        )
+
+    def number_by_phone(self, phone_number: str) -> NumberRecord | None:
+        row = self._one(
+            "SELECT id, account_id, phone_number, created_at, updated_at FROM numbers "
+            "WHERE phone_number = %s",
+            (phone_number,),
+        )
+        return NumberRecord(*row) if row else None
+
+    def numbers_of(self, account_id: str) -> list[NumberRecord]:
+        rows = self._all(
+            "SELECT id, account_id, phone_number, created_at, updated_at FROM numbers "
+            "WHERE account_id = %s ORDER BY created_at, ord",
+            (account_id,),
+        )
+        return [NumberRecord(*row) for row in rows]
+
+    def reserved_phone_numbers(self) -> set[str]:
+        return {row[0] for row in self._all("SELECT phone_number FROM numbers")}
+
+    def delete_number(self, account_id: str, number_id: str) -> bool:
+        return (
+            self._run(
+                "DELETE FROM numbers WHERE id = %s AND account_id = %s", (number_id, account_id)
+            )
+            > 0
+        )
+
+    # -- webhooks ---------------------------------------------------------------------
+    @staticmethod
+    def _webhook(row: tuple[Any, ...]) -> WebhookRecord:
+        return WebhookRecord(
+            id=row[0],
+            account_id=row[1],
+            url=row[2],
+            event_types=json.loads(row[3]),
+            headers=json.loads(row[4]),
+            secret=row[5],
+            created_at=row[6],
+        )
+
+    def insert_webhook(self, record: WebhookRecord) -> None:
+        self._run(
+            f"INSERT INTO webhooks ({_WEBHOOK_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+            (
+                record.id,
+                record.account_id,
+                record.url,
+                _dumps(record.event_types),
+                _dumps(record.headers),
+                record.secret,
+                record.created_at,
+            ),
+        )
+
+    def webhooks_of(self, account_id: str) -> list[WebhookRecord]:
+        rows = self._all(
+            f"SELECT {_WEBHOOK_COLUMNS} FROM webhooks WHERE account_id = %s "
+            "ORDER BY created_at, ord",
+            (account_id,),
+        )
+        return [self._webhook(row) for row in rows]
+
+    def get_webhook(self, webhook_id: str) -> WebhookRecord | None:
+        row = self._one(f"SELECT {_WEBHOOK_COLUMNS} FROM webhooks WHERE id = %s", (webhook_id,))
+        return self._webhook(row) if row else None
+
+    def delete_webhook(self, account_id: str, webhook_id: str) -> bool:
+        return (
+            self._run(
+                "DELETE FROM webhooks WHERE id = %s AND account_id = %s", (webhook_id, account_id)
+            )
+            > 0
+        )
+
+    # -- channel cards ----------------------------------------------------------------
+    @staticmethod
+    def _channel(row: tuple[Any, ...]) -> ChannelRecord:
+        return ChannelRecord(
+            id=row[0],
+            account_id=row[1],
+            type=row[2],
+            to_addr=row[3],
+            wait_time=_loads_number(row[4]),
+            follow_up_time=_loads_number(row[5]),
+            message_template=row[6],
+            response_template=row[7],
+            no_response_template=row[8],
+            reply_link=bool(row[9]),
+            created_at=row[10],
+            metadata=json.loads(row[11]) if row[11] else None,
+        )
+
+    def insert_channel(self, record: ChannelRecord) -> None:
+        self._run(
+            f"INSERT INTO channels ({_CHANNEL_COLUMNS}) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            (
+                record.id,
+                record.account_id,
+                record.type,
+                record.to_addr,
+                _dumps(record.wait_time) if record.wait_time is not None else None,
+                _dumps(record.follow_up_time) if record.follow_up_time is not None else None,
+                record.message_template,
+                record.response_template,
+                record.no_response_template,
+                bool(record.reply_link),
+                record.created_at,
+                _dumps(record.metadata) if record.metadata else None,
+            ),
+        )
+
+    def get_channel(self, account_id: str, channel_id: str) -> ChannelRecord | None:
+        row = self._one(
+            f"SELECT {_CHANNEL_COLUMNS} FROM channels WHERE id = %s AND account_id = %s",
+            (channel_id, account_id),
+        )
+        return self._channel(row) if row else None
+
+    def channels_of(self, account_id: str) -> list[ChannelRecord]:
+        rows = self._all(
+            f"SELECT {_CHANNEL_COLUMNS} FROM channels WHERE account_id = %s "
+            "ORDER BY created_at, ord",
+            (account_id,),
+        )
+        return [self._channel(row) for row in rows]
+
+    def delete_channel(self, account_id: str, channel_id: str) -> bool:
+        return (
+            self._run(
+                "DELETE FROM channels WHERE id = %s AND account_id = %s", (channel_id, account_id)
+            )
+            > 0
+        )
+
+    # -- events and the outbox --------------------------------------------------------
+    @staticmethod
+    def _event(row: tuple[Any, ...]) -> EventRecord:
+        return EventRecord(
+            id=row[0],
+            account_id=row[1],
+            event_type=row[2],
+            interaction_id=row[3],
+            body=json.loads(row[4]),
+            created_at=row[5],
+        )
+
+    @staticmethod
+    def _outbox(row: tuple[Any, ...]) -> OutboxRecord:
+        return OutboxRecord(
+            id=row[0],
+            event_id=row[1],
+            webhook_id=row[2],
+            account_id=row[3],
+            status=row[4],
+            attempts=row[5],
+            next_attempt_at=row[6],
+            last_error=row[7],
+            created_at=row[8],
+            updated_at=row[9],
+            delivered_at=row[10],
+            last_status_code=row[11],
+        )
+
+    def insert_event(self, record: EventRecord, outbox: list[OutboxRecord]) -> None:
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT INTO events (id, account_id, event_type, interaction_id, body, "
+                "created_at) VALUES (%s, %s, %s, %s, %s, %s)",
+                (
+                    record.id,
+                    record.account_id,
+                    record.event_type,
+                    record.interaction_id,
+                    _dumps(record.body),
+                    record.created_at,
+                ),
+            )
+            if outbox:
+                with conn.cursor() as cursor:
+                    cursor.executemany(
+                        f"INSERT INTO outbox ({_OUTBOX_COLUMNS}) "
+                        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)".encode(),
+                        [
+                            (
+                                item.id,
+                                item.event_id,
+                                item.webhook_id,
+                                item.account_id,
+                                item.status,
+                                item.attempts,
+                                item.next_attempt_at,
+                                item.last_error,
+                                item.created_at,
+                                item.updated_at,
+                                item.delivered_at,
+                                item.last_status_code,
+                            )
+                            for item in outbox
+                        ],
+                    )
+
+    def get_event(self, event_id: str) -> EventRecord | None:
+        row = self._one(
+            "SELECT id, account_id, event_type, interaction_id, body, created_at FROM events "
+            "WHERE id = %s",
+            (event_id,),
+        )
+        return self._event(row) if row else None
+
+    def list_events(self, account_id: str, limit: int) -> list[EventRecord]:
+        rows = self._all(
+            "SELECT id, account_id, event_type, interaction_id, body, created_at FROM events "
+            "WHERE account_id = %s ORDER BY created_at DESC, ord DESC LIMIT %s",
+            (account_id, limit),
+        )
+        return [self._event(row) for row in rows]
+
+    def due_outbox(self, now: float, limit: int) -> list[OutboxRecord]:
+        rows = self._all(
+            f"SELECT {_OUTBOX_COLUMNS} FROM outbox WHERE status = 'pending' "
+            "AND next_attempt_at <= %s ORDER BY next_attempt_at, ord LIMIT %s",
+            (now, limit),
+        )
+        return [self._outbox(row) for row in rows]
+
+    def next_outbox_due(self) -> float | None:
+        row = self._one("SELECT MIN(next_attempt_at) FROM outbox WHERE status = 'pending'")
+        return float(row[0]) if row and row[0] is not None else None
+
+    def lease_outbox(self, outbox_id: str, until: float) -> None:
+        self._run(
+            "UPDATE outbox SET next_attempt_at = %s WHERE id = %s AND status = 'pending'",
+            (until, outbox_id),
+        )
+
+    def update_outbox(
+        self,
+        outbox_id: str,
+        *,
+        status: str,
+        attempts: int,
+        next_attempt_at: float,
+        last_error: str | None,
+        last_status_code: int | None,
+        delivered_at: float | None,
+        updated_at: float,
+    ) -> None:
+        # A row cancelled meanwhile (its webhook deleted) stays cancelled.
+        self._run(
+            "UPDATE outbox SET status = %s, attempts = %s, next_attempt_at = %s, "
+            "last_error = %s, last_status_code = %s, delivered_at = %s, updated_at = %s "
+            "WHERE id = %s AND status != 'cancelled'",
+            (
+                status,
+                attempts,
+                next_attempt_at,
+                last_error,
+                last_status_code,
+                delivered_at,
+                updated_at,
+                outbox_id,
+            ),
+        )
+
+    def cancel_outbox_for_webhook(self, webhook_id: str, now: float) -> None:
+        self._run(
+            "UPDATE outbox SET status = 'cancelled', updated_at = %s "
+            "WHERE webhook_id = %s AND status = 'pending'",
+            (now, webhook_id),
+        )
+
+    def list_outbox(self, account_id: str, limit: int) -> list[OutboxRecord]:
+        rows = self._all(
+            f"SELECT {_OUTBOX_COLUMNS} FROM outbox WHERE account_id = %s "
+            "ORDER BY created_at DESC, ord DESC LIMIT %s",
+            (account_id, limit),
+        )
+        return [self._outbox(row) for row in rows]
+
+    # -- idempotency ------------------------------------------------------------------
+    def get_idempotency(self, account_id: str, key: str) -> IdempotencyRecord | None:
+        row = self._one(
+            "SELECT account_id, key, fingerprint, status_code, body, created_at "
+            "FROM idempotency WHERE account_id = %s AND key = %s",
+            (account_id, key),
+        )
+        if row is None:
+            return None
+        return IdempotencyRecord(
+            account_id=row[0],
+            key=row[1],
+            fingerprint=row[2],
+            status_code=row[3],
+            body=bytes(row[4]),
+            created_at=row[5],
+        )
+
+    def put_idempotency(self, record: IdempotencyRecord) -> None:
+        self._run(
+            "INSERT INTO idempotency "
+            "(account_id, key, fingerprint, status_code, body, created_at) "
+            "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (account_id, key) DO UPDATE SET "
+            "fingerprint = excluded.fingerprint, status_code = excluded.status_code, "
+            "body = excluded.body, created_at = excluded.created_at",
+            (
+                record.account_id,
+                record.key,
+                record.fingerprint,
+                record.status_code,
+                bytes(record.body),
+                record.created_at,
+            ),
+        )
+
+    def get_idempotency_link(self, account_id: str, key: str) -> IdempotencyLinkRecord | None:
+        row = self._one(
+            "SELECT account_id, key, fingerprint, interaction_id, created_at "
+            "FROM idempotency_links WHERE account_id = %s AND key = %s",
+            (account_id, key),
+        )
+        if row is None:
+            return None
+        return IdempotencyLinkRecord(
+            account_id=row[0],
+            key=row[1],
+            fingerprint=row[2],
+            interaction_id=row[3],
+            created_at=row[4],
+        )
+
+    def delete_idempotency_before(self, cutoff: float) -> None:
+        with self._tx() as conn:
+            conn.execute("DELETE FROM idempotency WHERE created_at < %s", (cutoff,))
+            conn.execute("DELETE FROM idempotency_links WHERE created_at < %s", (cutoff,))

@@ -1,0 +1,783 @@
+"""The ``Store`` contract, run against every store: ``SQLiteStore`` on a file and
+``PostgresStore`` on a fresh PostgreSQL schema (dropped after the test).
+
+PostgreSQL comes from ``HUMANWIRE_TEST_DATABASE_URL`` (default
+``postgresql://127.0.0.1:5432/test``). Without a server the PostgreSQL cases fail: install
+one (Debian: ``apt-get install postgresql``) or point the variable at one.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from humanwire.server.store import SQLiteStore, Store
+from humanwire.server.store.base import (
+    AccountRecord,
+    ChannelRecord,
+    Duplicate,
+    EventRecord,
+    IdempotencyLinkRecord,
+    IdempotencyRecord,
+    InboundRecord,
+    InteractionRecord,
+    NumberRecord,
+    OutboxRecord,
+    WebhookRecord,
+)
+from humanwire.server.store.postgres import MIGRATIONS, PostgresStore
+
+DATABASE_URL = os.environ.get("HUMANWIRE_TEST_DATABASE_URL", "postgresql://127.0.0.1:5432/test")
+
+# SQLite lets sqlite3.IntegrityError through where it does not promise Duplicate.
+REFUSED = (Duplicate, sqlite3.IntegrityError)
+
+
+def _no_postgres(exc: BaseException) -> None:
+    pytest.fail(
+        f"PostgreSQL is not reachable at {DATABASE_URL} ({exc}). These tests need a server: "
+        "install one (Debian: `apt-get install postgresql`, then start it, e.g. "
+        "`pg_ctlcluster 15 main start`) or set HUMANWIRE_TEST_DATABASE_URL to a "
+        "postgresql:// URL of a database you may create schemas in.",
+        pytrace=False,
+    )
+
+
+def _drop_schema(schema: str) -> None:
+    with psycopg.connect(DATABASE_URL, connect_timeout=5) as conn:
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+
+
+@pytest.fixture
+def pg_schema() -> Iterator[str]:
+    """A fresh schema name, dropped after the test."""
+    schema = f"hw_contract_{uuid.uuid4().hex[:12]}"
+    try:
+        psycopg.connect(DATABASE_URL, connect_timeout=5).close()
+    except psycopg.OperationalError as exc:
+        _no_postgres(exc)
+    try:
+        yield schema
+    finally:
+        _drop_schema(schema)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Store]:
+    if request.param == "sqlite":
+        lite = SQLiteStore(str(tmp_path / "contract.db"))
+        try:
+            yield lite
+        finally:
+            lite.close()
+        return
+    schema = request.getfixturevalue("pg_schema")
+    pg = PostgresStore(DATABASE_URL, schema=schema, connect_timeout=5)
+    try:
+        yield pg
+    finally:
+        pg.close()
+
+
+# -- records ----------------------------------------------------------------------------
+def account(n: int, **changes: Any) -> AccountRecord:
+    fields: dict[str, Any] = {
+        "id": f"acct_{n}",
+        "name": f"Account {n} — é",
+        "key_hash": f"hash_{n}",
+        "suspended": False,
+        "created_at": 1000.5 + n,
+    }
+    fields.update(changes)
+    return AccountRecord(**fields)
+
+
+def interaction(id: str, **changes: Any) -> InteractionRecord:
+    fields: dict[str, Any] = {
+        "id": id,
+        "account_id": "acct_1",
+        "kind": "message",
+        "channel": "sms",
+        "to_addr": "+15550000001",
+        "from_addr": "+15559990000",
+        "request": {"to": "+15550000001", "text": "hi ☎", "waitTime": 30, "_": {"x": 1.5}},
+        "created_at": 2000.25,
+        "status": "pending",
+    }
+    fields.update(changes)
+    return InteractionRecord(**fields)
+
+
+def full_interaction(id: str) -> InteractionRecord:
+    """Every field set (an ended interaction as a restart would read it)."""
+    return interaction(
+        id,
+        kind="form",
+        channel="whatsapp",
+        status="ended",
+        wait_deadline=2030.5,
+        follow_up_deadline=2090.75,
+        result={"eventType": "form.response", "payload": {"answers": {"a": [1, 2]}}},
+        outcome="completed",
+        form_token=f"ft_{id}",
+        reply_token=f"rt_{id}",
+        card_id="card_9",
+        ended_at=2040.125,
+        delivery_status="delivered",
+        provider_ref=f"SM_{id}",
+    )
+
+
+def outbox(id: str, event_id: str, **changes: Any) -> OutboxRecord:
+    fields: dict[str, Any] = {
+        "id": id,
+        "event_id": event_id,
+        "webhook_id": "wh_1",
+        "account_id": "acct_1",
+        "status": "pending",
+        "attempts": 0,
+        "next_attempt_at": 100.0,
+        "last_error": None,
+        "created_at": 50.0,
+        "updated_at": 50.0,
+    }
+    fields.update(changes)
+    return OutboxRecord(**fields)
+
+
+def delivery(store: Store, id: str, **changes: Any) -> Any:
+    fields: dict[str, Any] = {
+        "id": id,
+        "account_id": "acct_1",
+        "interaction_id": "int_1",
+        "channel": "sms",
+        "kind": "message",
+        "from_addr": "+15559990000",
+        "to_addr": "+15550000001",
+        "text": f"text of {id}",
+        "form_url": None,
+        "created_at": 10.0,
+    }
+    fields.update(changes)
+    return store.insert_delivery(**fields)
+
+
+# -- accounts ---------------------------------------------------------------------------
+def test_accounts_round_trip_suspend_and_count(store: Store) -> None:
+    assert store.count_accounts() == 0
+    assert store.get_account("acct_1") is None
+    assert store.account_by_key_hash("hash_1") is None
+    first, second = account(1), account(2, suspended=True)
+    store.insert_account(first)
+    store.insert_account(second)
+    assert store.count_accounts() == 2
+    assert store.get_account("acct_1") == first
+    assert store.account_by_key_hash("hash_2") == second
+    store.set_account_suspended("acct_1", True)
+    store.set_account_suspended("acct_2", False)
+    got = store.get_account("acct_1")
+    assert got is not None and got.suspended is True
+    got = store.account_by_key_hash("hash_2")
+    assert got is not None and got.suspended is False
+
+
+def test_accounts_duplicate_id_or_key_hash(store: Store) -> None:
+    store.insert_account(account(1))
+    with pytest.raises(Duplicate):
+        store.insert_account(account(1, key_hash="other"))
+    with pytest.raises(Duplicate):
+        store.insert_account(account(2, key_hash="hash_1"))
+    assert store.count_accounts() == 1
+    store.insert_account(account(2))
+    assert store.count_accounts() == 2
+
+
+# -- interactions -----------------------------------------------------------------------
+def test_interaction_round_trip_all_fields_and_lookups(store: Store) -> None:
+    plain = interaction("int_plain")
+    full = full_interaction("int_full")
+    store.insert_interaction(plain)
+    store.insert_interaction(full)
+    assert store.get_interaction("int_plain") == plain
+    assert store.get_interaction("int_full") == full
+    assert store.get_interaction("nope") is None
+    assert store.interaction_by_form_token("ft_int_full") == full
+    assert store.interaction_by_reply_token("rt_int_full") == full
+    assert store.interaction_by_provider_ref("SM_int_full") == full
+    assert store.interaction_by_form_token("ft_nope") is None
+    assert store.interaction_by_reply_token("rt_nope") is None
+    assert store.interaction_by_provider_ref("SM_nope") is None
+    got = store.get_interaction("int_plain")
+    assert got is not None and isinstance(got.request["waitTime"], int)
+
+
+def test_interaction_with_link_one_transaction(store: Store) -> None:
+    link = IdempotencyLinkRecord("acct_1", "key-1", "fp-1", "int_1", 500.0)
+    store.insert_interaction(interaction("int_1"), link)
+    assert store.get_idempotency_link("acct_1", "key-1") == link
+    assert store.get_idempotency_link("acct_1", "key-2") is None
+    assert store.get_idempotency_link("acct_2", "key-1") is None
+    # a later send with the same key supersedes the link
+    newer = IdempotencyLinkRecord("acct_1", "key-1", "fp-2", "int_2", 600.0)
+    store.insert_interaction(interaction("int_2"), newer)
+    assert store.get_idempotency_link("acct_1", "key-1") == newer
+    # a failed insert stores no link either
+    with pytest.raises(REFUSED):
+        store.insert_interaction(
+            interaction("int_1"), IdempotencyLinkRecord("acct_1", "key-3", "fp", "int_1", 1.0)
+        )
+    assert store.get_idempotency_link("acct_1", "key-3") is None
+    assert store.get_interaction("int_1") == interaction("int_1")
+
+
+def test_end_interaction_happens_once(store: Store) -> None:
+    store.insert_interaction(interaction("int_1", wait_deadline=99.0))
+    store.insert_interaction(interaction("int_2"))
+    assert {i.id for i in store.open_interactions()} == {"int_1", "int_2"}
+    result = {"eventType": "message.response", "payload": {"text": "yes"}}
+    assert store.end_interaction("int_1", 3000.5, result, "completed") is True
+    assert store.end_interaction("int_1", 4000.0, {"other": 1}, "timeout") is False
+    assert store.end_interaction("missing", 1.0) is False
+    got = store.get_interaction("int_1")
+    assert got is not None
+    assert (got.status, got.ended_at, got.result, got.outcome) == (
+        "ended",
+        3000.5,
+        result,
+        "completed",
+    )
+    assert got.wait_deadline == 99.0
+    assert store.end_interaction("int_2", 3001.0) is True
+    got = store.get_interaction("int_2")
+    assert got is not None and got.result is None and got.outcome is None
+    assert store.open_interactions() == []
+
+
+def test_latest_open_message(store: Store) -> None:
+    args = ("sms", "+15550000001", "+15559990000")
+    assert store.latest_open_message("acct_1", *args) is None
+    store.insert_interaction(interaction("old", created_at=10.0))
+    store.insert_interaction(interaction("tie_a", created_at=20.0))
+    store.insert_interaction(interaction("tie_b", created_at=20.0))
+    store.insert_interaction(interaction("form", kind="form", created_at=30.0))
+    store.insert_interaction(interaction("other_from", from_addr="+15551112222", created_at=31.0))
+    store.insert_interaction(interaction("other_chan", channel="whatsapp", created_at=32.0))
+    store.insert_interaction(interaction("acct2", account_id="acct_2", created_at=25.0))
+    found = store.latest_open_message("acct_1", *args)
+    assert found is not None and found.id == "tie_b"  # same time: the later insert
+    found = store.latest_open_message(None, *args)
+    assert found is not None and found.id == "acct2"
+    found = store.latest_open_message("acct_2", *args)
+    assert found is not None and found.id == "acct2"
+    assert store.end_interaction("tie_b", 40.0)
+    assert store.end_interaction("acct2", 40.0)
+    found = store.latest_open_message(None, *args)
+    assert found is not None and found.id == "tie_a"
+    assert store.latest_open_message("acct_2", *args) is None
+    assert store.latest_open_message("acct_1", "sms", "+15550000001", "+10000000000") is None
+
+
+def test_set_delivery(store: Store) -> None:
+    store.insert_interaction(interaction("int_1"))
+    store.set_delivery("int_1", "queued", "SM123")
+    got = store.get_interaction("int_1")
+    assert got is not None and (got.delivery_status, got.provider_ref) == ("queued", "SM123")
+    store.set_delivery("int_1", "delivered")  # keeps the provider's id
+    got = store.interaction_by_provider_ref("SM123")
+    assert got is not None and got.id == "int_1"
+    assert (got.delivery_status, got.provider_ref) == ("delivered", "SM123")
+    store.set_delivery("int_1", "read", "SM456")
+    assert store.interaction_by_provider_ref("SM123") is None
+    got = store.interaction_by_provider_ref("SM456")
+    assert got is not None and got.delivery_status == "read"
+
+
+def test_list_interactions_order_limit_and_account(store: Store) -> None:
+    for id, at in (("a", 10.0), ("b", 30.0), ("c", 20.0), ("d", 30.0)):
+        store.insert_interaction(interaction(id, created_at=at))
+    store.insert_interaction(interaction("x", account_id="acct_2", created_at=99.0))
+    assert [i.id for i in store.list_interactions("acct_1", 10)] == ["d", "b", "c", "a"]
+    assert [i.id for i in store.list_interactions("acct_1", 2)] == ["d", "b"]
+    assert [i.id for i in store.list_interactions("acct_2", 10)] == ["x"]
+    assert store.list_interactions("acct_3", 10) == []
+    assert {i.id for i in store.open_interactions()} == {"a", "b", "c", "d", "x"}
+
+
+# -- deliveries and inbound ---------------------------------------------------------------
+def test_deliveries(store: Store) -> None:
+    assert store.max_delivery_seq("acct_1") == 0
+    first = delivery(store, "d1", form_url="https://forms.example/f/1", from_addr=None)
+    second = delivery(store, "d2", to_addr="+15550000002", channel="whatsapp")
+    third = delivery(store, "d3", interaction_id=None, kind="form")
+    other = delivery(store, "d4", account_id="acct_2")
+    assert first.seq < second.seq < third.seq < other.seq
+    assert first.form_url == "https://forms.example/f/1" and first.from_addr is None
+    assert store.list_deliveries("acct_1") == [third, second, first]
+    assert store.list_deliveries("acct_1", limit=2) == [third, second]
+    assert store.list_deliveries("acct_1", to_addr="+15550000002") == [second]
+    assert store.list_deliveries("acct_1", channel="sms") == [third, first]
+    assert store.list_deliveries("acct_1", interaction_id="int_1") == [second, first]
+    assert store.list_deliveries("acct_1", to_addr="+15550000001", channel="sms") == [
+        third,
+        first,
+    ]
+    assert store.list_deliveries("acct_2") == [other]
+    assert store.delivery_seq("acct_1", "d2") == second.seq
+    assert store.delivery_seq("acct_2", "d2") is None
+    assert store.delivery_seq("acct_1", "nope") is None
+    assert store.max_delivery_seq("acct_1") == third.seq
+    assert store.max_delivery_seq("acct_2") == other.seq
+    with pytest.raises(REFUSED):
+        delivery(store, "d1")
+
+
+def test_inbound(store: Store) -> None:
+    first = InboundRecord(
+        id="in_1",
+        account_id="acct_1",
+        channel="sms",
+        from_addr="+15550000001",
+        to_addr="+15559990000",
+        body="yes ✓",
+        media_urls=["https://media.example/1.jpg", "https://media.example/2.jpg"],
+        interaction_id="int_1",
+        created_at=100.5,
+        ref="SM_in_1",
+    )
+    second = InboundRecord(
+        id="in_2",
+        account_id="acct_1",
+        channel="whatsapp",
+        from_addr="+15550000002",
+        to_addr="+15559990000",
+        body="",
+        media_urls=[],
+        interaction_id=None,
+        created_at=100.5,
+    )
+    third = InboundRecord(
+        id="in_3",
+        account_id="acct_1",
+        channel="sms",
+        from_addr="+15550000003",
+        to_addr="+15559990000",
+        body="later",
+        media_urls=[],
+        interaction_id=None,
+        created_at=200.0,
+    )
+    for record in (first, second, third):
+        store.insert_inbound(record)
+    assert store.inbound_by_ref("SM_in_1") == first
+    assert store.inbound_by_ref("SM_nope") is None
+    assert store.list_inbound("acct_1", 10) == [third, second, first]
+    assert store.list_inbound("acct_1", 2) == [third, second]
+    assert store.list_inbound("acct_2", 10) == []
+    # the carrier's id is taken once
+    with pytest.raises(REFUSED):
+        store.insert_inbound(InboundRecord(**{**first.__dict__, "id": "in_4"}))
+    assert len(store.list_inbound("acct_1", 10)) == 3
+
+
+# -- numbers ----------------------------------------------------------------------------
+def test_numbers(store: Store) -> None:
+    late = NumberRecord("num_1", "acct_1", "+15550000001", 20.0, 21.0)
+    early = NumberRecord("num_2", "acct_1", "+15550000002", 10.0, 11.0)
+    theirs = NumberRecord("num_3", "acct_2", "+15550000003", 5.0, 5.5)
+    for record in (late, early, theirs):
+        store.insert_number(record)
+    with pytest.raises(Duplicate):
+        store.insert_number(NumberRecord("num_4", "acct_2", "+15550000001", 30.0, 30.0))
+    assert store.number_by_phone("+15550000001") == late
+    assert store.number_by_phone("+15550000009") is None
+    assert store.numbers_of("acct_1") == [early, late]
+    assert store.numbers_of("acct_2") == [theirs]
+    assert store.reserved_phone_numbers() == {"+15550000001", "+15550000002", "+15550000003"}
+    assert store.delete_number("acct_2", "num_1") is False
+    assert store.delete_number("acct_1", "num_1") is True
+    assert store.delete_number("acct_1", "num_1") is False
+    assert store.number_by_phone("+15550000001") is None
+    assert store.reserved_phone_numbers() == {"+15550000002", "+15550000003"}
+    # a released number can be taken again
+    store.insert_number(NumberRecord("num_5", "acct_2", "+15550000001", 40.0, 40.0))
+    assert [n.id for n in store.numbers_of("acct_2")] == ["num_3", "num_5"]
+
+
+# -- webhooks ---------------------------------------------------------------------------
+def test_webhooks(store: Store) -> None:
+    first = WebhookRecord(
+        "wh_1",
+        "acct_1",
+        "https://hooks.example/a",
+        ["message.response", "call.completed"],
+        {"X-Token": "t ✓", "X-Other": "2"},
+        "sec_1",
+        10.0,
+    )
+    second = WebhookRecord("wh_2", "acct_1", "https://hooks.example/b", [], {}, "sec_2", 10.0)
+    third = WebhookRecord("wh_3", "acct_1", "https://hooks.example/c", ["*"], {}, "s", 5.0)
+    for record in (first, second, third):
+        store.insert_webhook(record)
+    assert store.get_webhook("wh_1") == first
+    assert store.get_webhook("wh_9") is None
+    assert store.webhooks_of("acct_1") == [third, first, second]
+    assert store.webhooks_of("acct_2") == []
+    assert store.delete_webhook("acct_2", "wh_1") is False
+    assert store.delete_webhook("acct_1", "wh_1") is True
+    assert store.delete_webhook("acct_1", "wh_1") is False
+    assert store.webhooks_of("acct_1") == [third, second]
+
+
+# -- channel cards ----------------------------------------------------------------------
+def test_channels(store: Store) -> None:
+    first = ChannelRecord(
+        id="ch_1",
+        account_id="acct_1",
+        type="sms",
+        to_addr="+15550000001",
+        wait_time=30,
+        follow_up_time=2.5,
+        message_template="Hello {name}",
+        response_template="Got: {response}",
+        no_response_template="No answer",
+        reply_link=True,
+        created_at=10.0,
+        metadata={"team": "ops", "note": "é"},
+    )
+    second = ChannelRecord(
+        id="ch_2",
+        account_id="acct_1",
+        type="slack",
+        to_addr="C123",
+        wait_time=None,
+        follow_up_time=None,
+        message_template=None,
+        response_template="r",
+        no_response_template="n",
+        reply_link=False,
+        created_at=10.0,
+    )
+    store.insert_channel(first)
+    store.insert_channel(second)
+    got = store.get_channel("acct_1", "ch_1")
+    assert got == first
+    assert got is not None and isinstance(got.wait_time, int) and got.reply_link is True
+    assert store.get_channel("acct_1", "ch_2") == second
+    assert store.get_channel("acct_2", "ch_1") is None
+    assert store.channels_of("acct_1") == [first, second]
+    assert store.channels_of("acct_2") == []
+    assert store.delete_channel("acct_2", "ch_1") is False
+    assert store.delete_channel("acct_1", "ch_1") is True
+    assert store.delete_channel("acct_1", "ch_1") is False
+    assert store.channels_of("acct_1") == [second]
+
+
+# -- events and the outbox ----------------------------------------------------------------
+def event(id: str, created_at: float, account_id: str = "acct_1") -> EventRecord:
+    return EventRecord(
+        id=id,
+        account_id=account_id,
+        event_type="message.response",
+        interaction_id="int_1",
+        body={"eventType": "message.response", "payload": {"text": "ok", "n": 1}},
+        created_at=created_at,
+    )
+
+
+def test_events_round_trip_order_and_atomicity(store: Store) -> None:
+    store.insert_event(event("ev_1", 10.0), [])
+    store.insert_event(event("ev_2", 30.0), [outbox("ob_1", "ev_2")])
+    store.insert_event(event("ev_3", 20.0), [])
+    store.insert_event(event("ev_4", 30.0), [])
+    store.insert_event(event("ev_5", 1.0, "acct_2"), [])
+    store.insert_event(EventRecord("ev_6", "acct_3", "call.completed", None, {}, 2.0), [])
+    assert store.get_event("ev_2") == event("ev_2", 30.0)
+    assert store.get_event("ev_6") == EventRecord("ev_6", "acct_3", "call.completed", None, {}, 2.0)
+    assert store.get_event("ev_9") is None
+    assert [e.id for e in store.list_events("acct_1", 10)] == ["ev_4", "ev_2", "ev_3", "ev_1"]
+    assert [e.id for e in store.list_events("acct_1", 1)] == ["ev_4"]
+    assert [e.id for e in store.list_events("acct_2", 10)] == ["ev_5"]
+    # the event and its deliveries are one unit: a refused delivery stores no event
+    with pytest.raises(REFUSED):
+        store.insert_event(event("ev_7", 40.0), [outbox("ob_2", "ev_7"), outbox("ob_1", "ev_7")])
+    assert store.get_event("ev_7") is None
+    assert [o.id for o in store.list_outbox("acct_1", 10)] == ["ob_1"]
+
+
+def test_outbox_due_lease_update_cancel(store: Store) -> None:
+    assert store.next_outbox_due() is None
+    assert store.due_outbox(1e12, 10) == []
+    rows = [
+        outbox("ob_a", "ev_1", next_attempt_at=300.0, created_at=1.0),
+        outbox("ob_b", "ev_1", next_attempt_at=100.0, created_at=1.0, webhook_id="wh_2"),
+        outbox("ob_c", "ev_1", next_attempt_at=200.0, created_at=2.0),
+        outbox("ob_d", "ev_1", next_attempt_at=100.0, created_at=3.0, account_id="acct_2"),
+    ]
+    store.insert_event(event("ev_1", 1.0), rows)
+    assert store.list_outbox("acct_1", 10) == [rows[2], rows[1], rows[0]]
+    assert store.list_outbox("acct_1", 1) == [rows[2]]
+    assert store.list_outbox("acct_2", 10) == [rows[3]]
+    assert store.next_outbox_due() == 100.0
+    assert [o.id for o in store.due_outbox(250.0, 10)] == ["ob_b", "ob_d", "ob_c"]
+    assert [o.id for o in store.due_outbox(250.0, 2)] == ["ob_b", "ob_d"]
+    assert store.due_outbox(99.0, 10) == []
+
+    store.lease_outbox("ob_b", 500.0)
+    store.lease_outbox("ob_d", 150.0)
+    assert [o.id for o in store.due_outbox(250.0, 10)] == ["ob_d", "ob_c"]
+
+    store.update_outbox(
+        "ob_d",
+        status="delivered",
+        attempts=1,
+        next_attempt_at=150.0,
+        last_error=None,
+        last_status_code=204,
+        delivered_at=151.5,
+        updated_at=151.5,
+    )
+    store.update_outbox(
+        "ob_c",
+        status="pending",
+        attempts=2,
+        next_attempt_at=260.0,
+        last_error="HTTP 500",
+        last_status_code=500,
+        delivered_at=None,
+        updated_at=201.0,
+    )
+    (done,) = store.list_outbox("acct_2", 10)
+    assert done == outbox(
+        "ob_d",
+        "ev_1",
+        account_id="acct_2",
+        status="delivered",
+        attempts=1,
+        next_attempt_at=150.0,
+        last_status_code=204,
+        delivered_at=151.5,
+        created_at=3.0,
+        updated_at=151.5,
+    )
+    retried = {o.id: o for o in store.list_outbox("acct_1", 10)}["ob_c"]
+    assert (retried.attempts, retried.last_error, retried.last_status_code) == (2, "HTTP 500", 500)
+    assert retried.next_attempt_at == 260.0 and retried.updated_at == 201.0
+    # a lease only moves a pending row
+    store.lease_outbox("ob_d", 999.0)
+    (done,) = store.list_outbox("acct_2", 10)
+    assert done.next_attempt_at == 150.0
+
+    store.cancel_outbox_for_webhook("wh_1", 300.0)
+    by_id = {o.id: o for o in store.list_outbox("acct_1", 10)}
+    assert by_id["ob_a"].status == "cancelled" and by_id["ob_a"].updated_at == 300.0
+    assert by_id["ob_c"].status == "cancelled"
+    assert by_id["ob_b"].status == "pending"  # another webhook's row
+    (done,) = store.list_outbox("acct_2", 10)
+    assert done.status == "delivered"  # only pending rows are cancelled
+    # a delivery that finishes after the cancel leaves it cancelled
+    store.update_outbox(
+        "ob_a",
+        status="delivered",
+        attempts=1,
+        next_attempt_at=300.0,
+        last_error=None,
+        last_status_code=200,
+        delivered_at=301.0,
+        updated_at=301.0,
+    )
+    by_id = {o.id: o for o in store.list_outbox("acct_1", 10)}
+    assert by_id["ob_a"].status == "cancelled" and by_id["ob_a"].delivered_at is None
+    assert store.next_outbox_due() == 500.0
+    assert [o.id for o in store.due_outbox(1e12, 10)] == ["ob_b"]
+
+
+# -- provider state -----------------------------------------------------------------------
+def test_provider_state(store: Store) -> None:
+    assert store.get_provider_state("call", "CA1") is None
+    assert store.provider_states("call") == []
+    store.put_provider_state("call", "CA1", {"turns": [{"role": "agent", "text": "hi"}]}, 10.0)
+    store.put_provider_state("call", "CA2", {"n": 2}, 5.0)
+    store.put_provider_state("chat", "CA1", {"other": True}, 1.0)
+    assert store.get_provider_state("call", "CA1") == {"turns": [{"role": "agent", "text": "hi"}]}
+    assert store.provider_states("call") == [
+        ("CA2", {"n": 2}),
+        ("CA1", {"turns": [{"role": "agent", "text": "hi"}]}),
+    ]
+    # put replaces the value and its time
+    store.put_provider_state("call", "CA2", {"n": 3}, 20.0)
+    assert store.get_provider_state("call", "CA2") == {"n": 3}
+    assert [key for key, _ in store.provider_states("call")] == ["CA1", "CA2"]
+    store.delete_provider_state("call", "CA1")
+    assert store.get_provider_state("call", "CA1") is None
+    assert store.get_provider_state("chat", "CA1") == {"other": True}
+    store.put_provider_state("call", "CA3", {}, 15.0)
+    store.delete_provider_state_before("call", 16.0)
+    assert store.provider_states("call") == [("CA2", {"n": 3})]
+    assert store.provider_states("chat") == [("CA1", {"other": True})]
+
+
+# -- the outcome stream -------------------------------------------------------------------
+def test_outcomes(store: Store) -> None:
+    assert store.last_outcome_id() == 0
+    assert store.outcomes_after("acct_1", 0, 10) == []
+    ids = [
+        store.append_outcome(
+            "acct_1" if n % 2 == 0 else "acct_2", f"int_{n}", {"n": n, "t": "é"}, 10.0 + n
+        )
+        for n in range(6)
+    ]
+    assert ids == sorted(ids) and len(set(ids)) == 6 and ids[0] >= 1
+    assert store.last_outcome_id() == ids[-1]
+    mine = store.outcomes_after("acct_1", 0, 10)
+    assert mine == [
+        (ids[0], {"n": 0, "t": "é"}),
+        (ids[2], {"n": 2, "t": "é"}),
+        (ids[4], {"n": 4, "t": "é"}),
+    ]
+    page = store.outcomes_after("acct_1", 0, 2)
+    assert [i for i, _ in page] == [ids[0], ids[2]]
+    assert [i for i, _ in store.outcomes_after("acct_1", page[-1][0], 2)] == [ids[4]]
+    assert store.outcomes_after("acct_1", ids[4], 2) == []
+    assert [b["n"] for _, b in store.outcomes_after("acct_2", ids[1], 10)] == [3, 5]
+    store.delete_outcomes_before(13.0)
+    assert [b["n"] for _, b in store.outcomes_after("acct_1", 0, 10)] == [4]
+    store.delete_outcomes_before(100.0)
+    assert store.last_outcome_id() == 0
+    # ids are never reused: a cursor a client holds stays behind new outcomes
+    later = store.append_outcome("acct_1", "int_9", {}, 200.0)
+    assert later > ids[-1]
+    assert store.outcomes_after("acct_1", ids[-1], 10) == [(later, {})]
+
+
+# -- idempotency --------------------------------------------------------------------------
+def test_idempotency(store: Store) -> None:
+    assert store.get_idempotency("acct_1", "k1") is None
+    old = IdempotencyRecord("acct_1", "k1", "fp-1", 201, b'{"id":"int_1"}\x00\xff', 10.0)
+    new = IdempotencyRecord("acct_1", "k2", "fp-2", 200, b"", 30.0)
+    store.put_idempotency(old)
+    store.put_idempotency(new)
+    got = store.get_idempotency("acct_1", "k1")
+    assert got == old and isinstance(got.body, bytes)
+    assert store.get_idempotency("acct_2", "k1") is None
+    replaced = IdempotencyRecord("acct_1", "k2", "fp-3", 409, b"again", 31.0)
+    store.put_idempotency(replaced)
+    assert store.get_idempotency("acct_1", "k2") == replaced
+
+    old_link = IdempotencyLinkRecord("acct_1", "k1", "fp-1", "int_1", 10.0)
+    new_link = IdempotencyLinkRecord("acct_1", "k3", "fp-9", "int_2", 30.0)
+    store.insert_interaction(interaction("int_1"), old_link)
+    store.insert_interaction(interaction("int_2"), new_link)
+    store.delete_idempotency_before(20.0)
+    assert store.get_idempotency("acct_1", "k1") is None
+    assert store.get_idempotency_link("acct_1", "k1") is None
+    assert store.get_idempotency("acct_1", "k2") == replaced
+    assert store.get_idempotency_link("acct_1", "k3") == new_link
+    # the interactions themselves stay
+    assert store.get_interaction("int_1") is not None
+
+
+def test_close_twice(store: Store) -> None:
+    store.insert_account(account(1))
+    store.close()
+    store.close()
+
+
+# -- PostgreSQL only: the migrations ------------------------------------------------------
+def _migrations(schema: str) -> list[int]:
+    with psycopg.connect(DATABASE_URL, connect_timeout=5) as conn:
+        query = sql.SQL("SELECT version FROM {}.schema_migrations ORDER BY version").format(
+            sql.Identifier(schema)
+        )
+        return [int(row[0]) for row in conn.execute(query)]
+
+
+def test_postgres_migrations_recorded_once_and_data_kept(pg_schema: str) -> None:
+    first = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
+    try:
+        first.insert_account(account(1))
+        assert first.schema_version() == MIGRATIONS[-1][0]
+    finally:
+        first.close()
+    again = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
+    try:
+        assert again.get_account("acct_1") == account(1)
+    finally:
+        again.close()
+    assert _migrations(pg_schema) == [version for version, _ in MIGRATIONS]
+
+
+def test_postgres_concurrent_starts_migrate_once(pg_schema: str) -> None:
+    stores: list[PostgresStore] = []
+    failures: list[BaseException] = []
+    lock = threading.Lock()
+
+    def start() -> None:
+        try:
+            opened = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
+        except BaseException as exc:
+            with lock:
+                failures.append(exc)
+            return
+        with lock:
+            stores.append(opened)
+
+    threads = [threading.Thread(target=start) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    try:
+        assert failures == []
+        assert len(stores) == 4
+        stores[0].insert_account(account(1))
+        assert all(s.get_account("acct_1") == account(1) for s in stores)
+    finally:
+        for opened in stores:
+            opened.close()
+    assert _migrations(pg_schema) == [version for version, _ in MIGRATIONS]
+
+
+def test_postgres_schemas_are_separate(pg_schema: str) -> None:
+    other = f"{pg_schema}_b"
+    one = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
+    second = PostgresStore(DATABASE_URL, schema=other, connect_timeout=5)
+    try:
+        one.insert_account(account(1))
+        assert second.count_accounts() == 0
+        assert one.count_accounts() == 1
+    finally:
+        one.close()
+        second.close()
+        _drop_schema(other)
+
+
+async def test_engine_on_a_postgresql_url_uses_postgres(pg_schema: str) -> None:
+    from urllib.parse import quote
+
+    from humanwire.server.config import ServiceConfig
+    from humanwire.server.engine import Engine
+
+    with psycopg.connect(DATABASE_URL, connect_timeout=5) as conn:
+        conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(pg_schema)))
+    separator = "&" if "?" in DATABASE_URL else "?"
+    url = f"{DATABASE_URL}{separator}options={quote(f'-csearch_path={pg_schema}')}"
+    engine = Engine(ServiceConfig(db_path=url))
+    try:
+        assert isinstance(engine.store, PostgresStore)
+        created, _key = engine.create_account("on postgres")
+    finally:
+        await engine.close()
+    reopened = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
+    try:
+        stored = reopened.get_account(created.id)
+        assert stored is not None and stored.name == "on postgres"
+    finally:
+        reopened.close()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import hashlib
 import importlib
 import os
 import signal
@@ -67,7 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--db",
         default=None,
-        help="SQLite database (HUMANWIRE_DB; default ~/.humanwire/humanwire.db)",
+        help="SQLite file or postgresql:// URL (HUMANWIRE_DB or HUMANWIRE_DATABASE_URL; "
+        "default ~/.humanwire/humanwire.db)",
     )
     serve.add_argument("--api-key", default=None, help="API key to use (created if missing)")
     serve.add_argument(
@@ -87,9 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
         dest="accounts_command", metavar="ACTION", required=True
     )
     create = account_commands.add_parser("create", help="create an account and print its API key")
-    create.add_argument(
-        "--db", default=None, help="SQLite database (default ~/.humanwire/humanwire.db)"
-    )
+    create.add_argument("--db", default=None, help=DB_HELP)
     create.add_argument("--name", default=None, help="a name for the account")
 
     slack = commands.add_parser("slack", help="accounts' own Slack workspaces")
@@ -100,9 +100,14 @@ def build_parser() -> argparse.ArgumentParser:
     revoke = slack_commands.add_parser("revoke", help="forget a workspace's bot token")
     revoke.add_argument("team", help="the workspace's team id (T…)")
     for sub in (listing, revoke):
-        sub.add_argument(
-            "--db", default=None, help="SQLite database (default ~/.humanwire/humanwire.db)"
-        )
+        sub.add_argument("--db", default=None, help=DB_HELP)
+
+    db = commands.add_parser("db", help="the service's database")
+    db_commands = db.add_subparsers(dest="db_command", metavar="ACTION", required=True)
+    migrate = db_commands.add_parser(
+        "migrate", help="bring the database's schema up to date (serve does it too)"
+    )
+    migrate.add_argument("--db", default=None, help=DB_HELP)
 
     demo = commands.add_parser("demo", help="run the demo: an agent reaching a human")
     demo.add_argument("--auto", action="store_true", help="play the human automatically")
@@ -117,12 +122,60 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _accounts_create(args)
     if args.command == "slack":
         return _slack(args)
+    if args.command == "db":
+        return _db_migrate(args)
     return _demo(auto=args.auto)
 
 
 # -- serve ------------------------------------------------------------------------------
+DB_HELP = (
+    "SQLite file or postgresql:// URL (HUMANWIRE_DB or HUMANWIRE_DATABASE_URL; "
+    "default ~/.humanwire/humanwire.db)"
+)
+
+
+def is_database_url(db: str) -> bool:
+    from humanwire.server.store import is_database_url as is_url
+
+    return is_url(db)
+
+
+def _db_of(args: argparse.Namespace) -> str:
+    """``--db``, else ``HUMANWIRE_DB`` / ``HUMANWIRE_DATABASE_URL``, else the default
+    file; a path with ``~`` expanded, a URL as given."""
+    db = args.db or os.environ.get("HUMANWIRE_DB") or os.environ.get("HUMANWIRE_DATABASE_URL")
+    db = db or str(_default_db())
+    return db if is_database_url(db) else str(Path(db).expanduser())
+
+
+def _db_migrate(args: argparse.Namespace) -> int:
+    """Opens the database, which brings its schema up to date, and says where it is."""
+    from humanwire.server.store import open_store, redact, schema_version
+
+    db_path = _db_of(args)
+    if not is_database_url(db_path):
+        Path(db_path).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        store = open_store(db_path)
+    except Exception as exc:  # unreachable server, missing extra: said plainly
+        print(f"humanwire: cannot open {redact(db_path)}: {exc}", file=sys.stderr)
+        return 1
+    try:
+        print(f"{redact(db_path)}: schema version {schema_version(store)}", flush=True)
+    finally:
+        store.close()
+    return 0
+
+
 def _key_file(db_path: str) -> Path | None:
     """Where ``serve`` keeps the key it created for a database (only a hash is in it)."""
+    if is_database_url(db_path):
+        # One key file per database URL, beside the embedded service's files (the URL
+        # itself may hold a password: only its hash names the file).
+        from humanwire.server.embedded import embedded_home
+
+        digest = hashlib.sha256(db_path.encode()).hexdigest()[:16]
+        return embedded_home() / f"db-{digest}.key"
     if db_path == ":memory:":
         return None
     return Path(db_path).with_suffix(".key")
@@ -193,7 +246,7 @@ def _serve_until(
 
     host, port, public_url = settings.host, settings.port, settings.public_url
     db_path, local = config.db_path, config.local_mode
-    if db_path != ":memory:":
+    if db_path != ":memory:" and not is_database_url(db_path):
         Path(db_path).parent.mkdir(parents=True, exist_ok=True)
     runner = ServiceRunner(config, host, port, public_url=public_url)
     try:
@@ -212,7 +265,12 @@ def _serve_until(
             key = runner.create_account("default", api_key=key)
         if not api_key:
             _write_key(key_file, key)
-        if local and not public_url and Path(db_path).parent == embedded_home():
+        if (
+            local
+            and not public_url
+            and not is_database_url(db_path)
+            and Path(db_path).parent == embedded_home()
+        ):
             # Lets clients without a base URL (embedded mode) find and share this service.
             _record_for_embedded(runner.base_url, key)
 
@@ -272,10 +330,11 @@ def _accounts_create(args: argparse.Namespace) -> int:
     from humanwire.server.config import ServiceConfig
     from humanwire.server.engine import Engine
 
-    db_path = str(Path(args.db or _default_db()).expanduser())
-    Path(db_path).parent.mkdir(parents=True, exist_ok=True)
-    # The store is opened directly (SQLite in WAL mode), so this works while a service
-    # runs on the same database.
+    db_path = _db_of(args)
+    if not is_database_url(db_path):
+        Path(db_path).parent.mkdir(parents=True, exist_ok=True)
+    # The store is opened directly (SQLite in WAL mode, or PostgreSQL), so this works
+    # while a service runs on the same database.
     engine = Engine(ServiceConfig(db_path=db_path))
     try:
         _account, key = engine.create_account(args.name)
@@ -291,13 +350,13 @@ def _slack(args: argparse.Namespace) -> int:
     """Works on the store directly, like ``accounts create``; listing and revoking need
     no Slack credentials (tokens are only ever deleted here, never read)."""
     from humanwire.server.delivery.slack.installs import SlackInstalls
-    from humanwire.server.store import SQLiteStore
+    from humanwire.server.store import open_store
 
-    db_path = str(Path(args.db or _default_db()).expanduser())
-    if not Path(db_path).exists():
+    db_path = _db_of(args)
+    if not is_database_url(db_path) and not Path(db_path).exists():
         print(f"humanwire: no database at {db_path}", file=sys.stderr)
         return 2
-    store = SQLiteStore(db_path)
+    store = open_store(db_path)
     try:
         installs = SlackInstalls(store, None)
         if args.slack_command == "workspaces":

@@ -42,6 +42,7 @@ from pydantic_core import PydanticCustomError
 from humanwire.types._base import check_e164
 
 from .config import ServiceConfig, SlackConfig, TwilioConfig
+from .store import is_database_url
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -49,6 +50,7 @@ else:  # pragma: no cover - exercised on Python 3.10
     import tomli as tomllib  # type: ignore[import-not-found,no-redef,unused-ignore]
 
 __all__ = [
+    "DATABASE_URL_ENV",
     "ENV_PREFIX",
     "FLAG_KEYS",
     "Settings",
@@ -62,6 +64,8 @@ __all__ = [
 ]
 
 ENV_PREFIX = "HUMANWIRE_"
+DATABASE_URL_ENV = "HUMANWIRE_DATABASE_URL"
+"""Also read for ``db`` (a ``postgresql://`` URL), unless ``HUMANWIRE_DB`` is set."""
 FLAG_KEYS = ("host", "port", "db", "public_url", "sandbox")
 """The keys ``humanwire serve`` has flags for (``--public-url`` for ``public_url``)."""
 
@@ -273,7 +277,7 @@ class Settings(_Strict):
             from .embedded import embedded_home
 
             return str(embedded_home() / "humanwire.db")
-        if self.db == ":memory:":
+        if self.db == ":memory:" or is_database_url(self.db):
             return self.db
         return str(Path(self.db).expanduser())
 
@@ -470,7 +474,12 @@ def load_settings(
     if config_path is not None:
         path = Path(config_path).expanduser()
         for key, value in _leaves(_read_file(path)):
-            if key == "db" and isinstance(value, str) and value.strip() not in ("", ":memory:"):
+            if (
+                key == "db"
+                and isinstance(value, str)
+                and value.strip() not in ("", ":memory:")
+                and not is_database_url(value.strip())
+            ):
                 db = Path(value.strip()).expanduser()
                 value = str(db if db.is_absolute() else path.parent / db)
             values[key] = (value, f"in {path}")
@@ -478,6 +487,10 @@ def load_settings(
         raw = env.get(name)
         if raw is not None and raw.strip():
             values[key] = (raw, f"from environment variable {name}")
+    url = env.get(DATABASE_URL_ENV)
+    if url is not None and url.strip() and env_var_names()["db"] not in env:
+        # The usual name for a database URL; HUMANWIRE_DB wins when both are set.
+        values["db"] = (url, f"from environment variable {DATABASE_URL_ENV}")
     for key, value in flags.items():
         if key not in FLAG_KEYS:
             raise SettingsError([f"{key}: there is no flag for it"])

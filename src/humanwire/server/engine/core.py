@@ -51,7 +51,7 @@ from ..errors import (
 )
 from ..limits import RateLimiter, SpamGuard
 from ..outbox import RESOLVE_TIMEOUT, Outbox, Resolver
-from ..store import SQLiteStore, Store
+from ..store import Store, open_store
 from ..store.base import (
     DeliveryRecord,
     IdempotencyLinkRecord,
@@ -121,14 +121,8 @@ class EngineCore:
         ``getaddrinfo``) let tests drive webhook deliveries and the SSRF guard without a
         network. A lookup longer than ``resolve_timeout`` seconds refuses the URL."""
         self.config = config
-        self.store: Store
-        if str(config.db_path).startswith(("postgresql://", "postgres://")):
-            # PostgreSQL (the ``postgres`` extra); imported only when asked for.
-            from ..store.postgres import PostgresStore
-
-            self.store = PostgresStore(str(config.db_path))
-        else:
-            self.store = SQLiteStore(config.db_path)
+        # A SQLite file, or a postgresql:// URL (the ``postgres`` extra).
+        self.store: Store = open_store(config.db_path)
         self.provider: Provider = provider or SandboxProvider(self.store, self._delivered)
         # Which provider carries each channel: the sandbox unless a real one took it over
         # (``use_provider``; the app wires the configured ones).

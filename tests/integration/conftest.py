@@ -2,21 +2,65 @@
 
 Most tests use the testing kit's fixtures (``humanwire_client``,
 ``async_humanwire_client``, ``human``, ``webhook_receiver``: one session service, one
-account per test). Tests that need other limits start their own service with the kit's
-``start_test_service`` through ``start_service`` below.
+account per test). That service runs on each store in turn (``humanwire_config`` is
+parametrized: SQLite, then PostgreSQL on a fresh schema), so every test on it runs on
+both. Tests that need other limits start their own service with the kit's
+``start_test_service`` through ``start_service`` below (SQLite).
 """
 
 from __future__ import annotations
 
+import os
+import uuid
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from e2e_support import StartService
 
+from humanwire.server.config import ServiceConfig
 from humanwire.testing import RunningService, fast_config, start_test_service
+
+DATABASE_URL = os.environ.get("HUMANWIRE_TEST_DATABASE_URL", "postgresql://127.0.0.1:5432/test")
+
+
+def _postgres_schema() -> tuple[str, str]:
+    """A fresh schema on the test database and the URL that uses it."""
+    import psycopg
+    from psycopg import sql
+
+    schema = f"hw_e2e_{uuid.uuid4().hex[:12]}"
+    try:
+        with psycopg.connect(DATABASE_URL, connect_timeout=5, autocommit=True) as conn:
+            conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
+    except psycopg.OperationalError as exc:
+        pytest.fail(
+            f"PostgreSQL is not reachable at {DATABASE_URL} ({exc}): install Debian's "
+            "postgresql (README) or set HUMANWIRE_TEST_DATABASE_URL"
+        )
+    separator = "&" if "?" in DATABASE_URL else "?"
+    return schema, f"{DATABASE_URL}{separator}options={quote(f'-csearch_path={schema}')}"
+
+
+@pytest.fixture(scope="session", params=["sqlite", "postgres"])
+def humanwire_config(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServiceConfig]:
+    """The session service's configuration, once per store."""
+    db_path = tmp_path_factory.mktemp("humanwire") / "service.db"
+    if request.param == "sqlite":
+        yield fast_config(db_path)
+        return
+    import psycopg
+    from psycopg import sql
+
+    schema, url = _postgres_schema()
+    yield replace(fast_config(db_path), db_path=url)
+    with psycopg.connect(DATABASE_URL, connect_timeout=5, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(schema)))
 
 
 @pytest.fixture

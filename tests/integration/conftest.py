@@ -10,39 +10,17 @@ both. Tests that need other limits start their own service with the kit's
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import pytest
 from e2e_support import StartService
 
 from humanwire.server.config import ServiceConfig
 from humanwire.testing import RunningService, fast_config, start_test_service
-
-DATABASE_URL = os.environ.get("HUMANWIRE_TEST_DATABASE_URL", "postgresql://127.0.0.1:5432/test")
-
-
-def _postgres_schema() -> tuple[str, str]:
-    """A fresh schema on the test database and the URL that uses it."""
-    import psycopg
-    from psycopg import sql
-
-    schema = f"hw_e2e_{uuid.uuid4().hex[:12]}"
-    try:
-        with psycopg.connect(DATABASE_URL, connect_timeout=5, autocommit=True) as conn:
-            conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
-    except psycopg.OperationalError as exc:
-        pytest.fail(
-            f"PostgreSQL is not reachable at {DATABASE_URL} ({exc}): install Debian's "
-            "postgresql (README) or set HUMANWIRE_TEST_DATABASE_URL"
-        )
-    separator = "&" if "?" in DATABASE_URL else "?"
-    return schema, f"{DATABASE_URL}{separator}options={quote(f'-csearch_path={schema}')}"
+from pg_support import drop_schema, new_schema
 
 
 @pytest.fixture(scope="session", params=["sqlite", "postgres"])
@@ -54,13 +32,9 @@ def humanwire_config(
     if request.param == "sqlite":
         yield fast_config(db_path)
         return
-    import psycopg
-    from psycopg import sql
-
-    schema, url = _postgres_schema()
+    schema, url = new_schema("hw_e2e")
     yield replace(fast_config(db_path), db_path=url)
-    with psycopg.connect(DATABASE_URL, connect_timeout=5, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(schema)))
+    drop_schema(schema)
 
 
 @pytest.fixture

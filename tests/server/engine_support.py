@@ -23,6 +23,7 @@ from humanwire.types import (
     SMSMessageRequest,
     WhatsAppMessageRequest,
 )
+from pg_support import drop_schema, new_schema
 
 HUMAN = "+12025550100"
 OTHER_HUMAN = "+14155550123"
@@ -43,14 +44,22 @@ def fast_config(tmp_path: Path, **changes: Any) -> ServiceConfig:
     return replace(config, **changes)
 
 
-@pytest.fixture
-async def engine(tmp_path: Path) -> AsyncIterator[Engine]:
-    instance = Engine(fast_config(tmp_path))
+@pytest.fixture(params=["sqlite", "postgres"])
+async def engine(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Engine]:
+    """An engine on each store in turn: every test using it runs on SQLite and on
+    PostgreSQL (a fresh schema, dropped afterwards)."""
+    config, schema = fast_config(tmp_path), None
+    if request.param == "postgres":
+        schema, url = new_schema("hw_engine")
+        config = replace(config, db_path=url)
+    instance = Engine(config)
     await instance.start()
     try:
         yield instance
     finally:
         await instance.close()
+        if schema is not None:
+            drop_schema(schema)
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ import hashlib
 import sqlite3
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from engine_support import HUMAN, SLACK_HUMAN, account, engine, fast_config, sms, sms_form
@@ -24,8 +25,7 @@ def test_api_key_is_stored_only_as_a_hash(engine: Engine, tmp_path: Path) -> Non
     assert engine.authenticate(key) == created
     assert engine.authenticate(key + "x") is None
     assert engine.authenticate("") is None
-    rows = sqlite3.connect(engine.config.db_path).execute("SELECT key_hash FROM accounts")
-    stored = [row[0] for row in rows]
+    stored = [row[0] for row in _query(engine, "SELECT key_hash FROM accounts")]
     assert key not in stored
     assert hashlib.sha256(key.encode()).hexdigest() in stored
     given, same = engine.create_account("given", api_key="my-own-key")
@@ -180,8 +180,21 @@ async def test_accounts_created_by_another_connection_while_running(
     found = engine.authenticate(key)
     assert found is not None and found.id == created.id
     # And the service's own writes are visible to the other connection.
-    reader = sqlite3.connect(engine.config.db_path)
     await asyncio.sleep(0)  # the service's batch commits on the loop's next turn
-    count = reader.execute("SELECT COUNT(*) FROM deliveries").fetchone()[0]
-    reader.close()
+    [(count,)] = _query(engine, "SELECT COUNT(*) FROM deliveries")
     assert count == 1
+
+
+def _query(engine: Engine, query: str) -> list[tuple[Any, ...]]:
+    """``query`` on the engine's database through a connection of its own (either store)."""
+    db = str(engine.config.db_path)
+    if db.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(db) as conn:
+            return list(conn.execute(query).fetchall())
+    reader = sqlite3.connect(db)
+    try:
+        return list(reader.execute(query).fetchall())
+    finally:
+        reader.close()

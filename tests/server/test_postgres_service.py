@@ -6,16 +6,11 @@ URL's ``search_path`` option), dropped afterwards."""
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from urllib.parse import quote
 
-import psycopg
 import pytest
-from psycopg import sql
 
 from humanwire import HumanWire
 from humanwire.cli import main as cli_main
@@ -24,27 +19,15 @@ from humanwire.server.runner import ServiceRunner
 from humanwire.server.settings import load_settings
 from humanwire.server.store import is_database_url, open_store, redact, schema_version
 from humanwire.testing.service import fast_config
-
-DATABASE_URL = os.environ.get("HUMANWIRE_TEST_DATABASE_URL", "postgresql://127.0.0.1:5432/test")
+from pg_support import drop_schema, new_schema
 
 
 @pytest.fixture
 def database_url() -> Iterator[str]:
-    """``DATABASE_URL`` on a fresh schema of its own (the URL's ``options`` set it as the
-    ``search_path``, as an operator might)."""
-    schema = f"hw_service_{uuid.uuid4().hex[:12]}"
-    try:
-        with psycopg.connect(DATABASE_URL, connect_timeout=5, autocommit=True) as conn:
-            conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
-    except psycopg.OperationalError as exc:
-        pytest.fail(
-            f"PostgreSQL is not reachable at {DATABASE_URL} ({exc}): install Debian's "
-            "postgresql or set HUMANWIRE_TEST_DATABASE_URL"
-        )
-    separator = "&" if "?" in DATABASE_URL else "?"
-    yield f"{DATABASE_URL}{separator}options={quote(f'-csearch_path={schema}')}"
-    with psycopg.connect(DATABASE_URL, connect_timeout=5, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(schema)))
+    """A database URL on a fresh schema of its own (dropped afterwards)."""
+    schema, url = new_schema("hw_service")
+    yield url
+    drop_schema(schema)
 
 
 def test_urls_are_told_from_files_and_passwords_never_printed() -> None:

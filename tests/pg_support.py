@@ -1,0 +1,42 @@
+"""PostgreSQL for tests: a fresh schema on the test database, and a URL that selects it
+(libpq's ``options=-csearch_path=…``, as an operator might). The server comes from
+``HUMANWIRE_TEST_DATABASE_URL`` (default ``postgresql://127.0.0.1:5432/test``); when it
+cannot be reached the test fails (never skips) saying how to get one."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from urllib.parse import quote
+
+import pytest
+
+__all__ = ["DATABASE_URL", "drop_schema", "new_schema"]
+
+DATABASE_URL = os.environ.get("HUMANWIRE_TEST_DATABASE_URL", "postgresql://127.0.0.1:5432/test")
+
+
+def new_schema(prefix: str = "hw_test") -> tuple[str, str]:
+    """``(schema, url)``: a fresh schema and the database URL that uses it."""
+    import psycopg
+    from psycopg import sql
+
+    schema = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    try:
+        with psycopg.connect(DATABASE_URL, connect_timeout=5, autocommit=True) as conn:
+            conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
+    except psycopg.OperationalError as exc:
+        pytest.fail(
+            f"PostgreSQL is not reachable at {DATABASE_URL} ({exc}): install Debian's "
+            "postgresql (README) or set HUMANWIRE_TEST_DATABASE_URL"
+        )
+    separator = "&" if "?" in DATABASE_URL else "?"
+    return schema, f"{DATABASE_URL}{separator}options={quote(f'-csearch_path={schema}')}"
+
+
+def drop_schema(schema: str) -> None:
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(DATABASE_URL, connect_timeout=5, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))

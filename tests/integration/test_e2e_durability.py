@@ -17,14 +17,17 @@ from humanwire.server.config import SHARED_SMS_NUMBER, ServiceConfig
 from humanwire.server.runner import ServiceRunner
 from humanwire.testing import WebhookReceiver, fast_config
 from humanwire.types import FormReceivedEvent, MessageReceivedEvent
+from pg_support import drop_schema, new_schema
 
 
 class Restartable:
-    """The service on one port and one database file, stopped and started again."""
+    """The service on one port and one database (a SQLite file or a PostgreSQL URL),
+    stopped and started again."""
 
-    def __init__(self, db_path: Path) -> None:
+    def __init__(self, db_path: Path | str) -> None:
         # Slow enough retries that a failed delivery is still queued when we stop.
-        self.config = replace(fast_config(db_path), webhook_retry_base=0.5)
+        config = replace(fast_config(Path("unused.db")), db_path=str(db_path))
+        self.config = replace(config, webhook_retry_base=0.5)
         self.runner = ServiceRunner(self.config, "127.0.0.1", 0).start()
         self.port = self.runner.port
 
@@ -41,11 +44,19 @@ class Restartable:
         self.runner.stop()
 
 
-@pytest.fixture
-def service(tmp_path: Path) -> Iterator[Restartable]:
-    restartable = Restartable(tmp_path / "durable.db")
+@pytest.fixture(params=["sqlite", "postgres"])
+def service(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Restartable]:
+    """On each store: the outbox and open windows a restart finds are in it."""
+    schema = None
+    if request.param == "sqlite":
+        restartable = Restartable(tmp_path / "durable.db")
+    else:
+        schema, url = new_schema("hw_durable")
+        restartable = Restartable(url)
     yield restartable
     restartable.stop()
+    if schema is not None:
+        drop_schema(schema)
 
 
 def test_queued_webhook_deliveries_survive_a_restart(

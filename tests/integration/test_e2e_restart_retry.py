@@ -23,15 +23,17 @@ from humanwire.server.config import SHARED_SMS_NUMBER
 from humanwire.server.runner import ServiceRunner
 from humanwire.testing import fast_config
 from humanwire.types import MessageResponse
+from pg_support import drop_schema, new_schema
 
 T = TypeVar("T")
 
 
 class Restartable:
-    """The service on one port and one database file, stopped and started again."""
+    """The service on one port and one database (a SQLite file or a PostgreSQL URL),
+    stopped and started again."""
 
-    def __init__(self, db_path: Path) -> None:
-        self.config = fast_config(db_path)
+    def __init__(self, db_path: Path | str) -> None:
+        self.config = replace(fast_config(Path("unused.db")), db_path=str(db_path))
         self.runner = ServiceRunner(self.config, "127.0.0.1", 0).start()
         self.port = self.runner.port
         self.base_url = self.runner.base_url
@@ -50,11 +52,19 @@ class Restartable:
             time.sleep(0.02)
 
 
-@pytest.fixture
-def service(tmp_path: Path) -> Iterator[Restartable]:
-    restartable = Restartable(tmp_path / "restart.db")
+@pytest.fixture(params=["sqlite", "postgres"])
+def service(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Restartable]:
+    """On each store: what a restart keeps (open windows, idempotency links) is in it."""
+    schema = None
+    if request.param == "sqlite":
+        restartable = Restartable(tmp_path / "restart.db")
+    else:
+        schema, url = new_schema("hw_restart")
+        restartable = Restartable(url)
     yield restartable
     restartable.runner.stop()
+    if schema is not None:
+        drop_schema(schema)
 
 
 def in_thread(function: Callable[[], T]) -> tuple[threading.Thread, list[T | BaseException]]:

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from urllib.parse import quote
 
 import pytest
 
-__all__ = ["DATABASE_URL", "drop_schema", "new_schema"]
+__all__ = ["DATABASE_URL", "STORES", "drop_schema", "new_schema", "store_database"]
 
 DATABASE_URL = os.environ.get("HUMANWIRE_TEST_DATABASE_URL", "postgresql://127.0.0.1:5432/test")
 
@@ -40,3 +43,21 @@ def drop_schema(schema: str) -> None:
 
     with psycopg.connect(DATABASE_URL, connect_timeout=5, autocommit=True) as conn:
         conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+
+
+STORES = ["sqlite", "postgres"]
+"""Fixture params: the stores a parametrized fixture runs a test on."""
+
+
+@contextmanager
+def store_database(store: str, sqlite_file: Path, prefix: str = "hw_test") -> Iterator[str]:
+    """A database for ``store``: the SQLite file, or a PostgreSQL URL on a fresh schema
+    dropped when the block ends."""
+    if store == "sqlite":
+        yield str(sqlite_file)
+        return
+    schema, url = new_schema(prefix)
+    try:
+        yield url
+    finally:
+        drop_schema(schema)

@@ -94,6 +94,17 @@ class _Hub:
         return found[1] if found is not None else None
 
 
+def _refused(response: httpx.Response) -> BaseException | None:
+    """A read stream answer that is not 200 (its body read): the error that ends the
+    hub (a revoked key…), or None after raising a retryable one (5xx, 429)."""
+    from .errors import error_from_response
+
+    error = error_from_response(response)
+    if response.status_code < 500 and response.status_code != 429:
+        return error
+    raise httpx.TransportError(str(error))
+
+
 def _cursor_of(response: httpx.Response) -> str:
     if response.status_code != 200:
         from .errors import error_from_response
@@ -179,13 +190,10 @@ class AsyncOutcomeHub(_Hub):
                 ) as response:
                     if response.status_code != 200:
                         await response.aread()
-                        from .errors import error_from_response
-
-                        error = error_from_response(response)
-                        if response.status_code < 500 and response.status_code != 429:
-                            self._fail(error)
+                        fatal = _refused(response)
+                        if fatal is not None:
+                            self._fail(fatal)
                             return
-                        raise httpx.TransportError(str(error))
                     attempt = 0
                     self._response = response
                     parser = SseParser()
@@ -294,13 +302,10 @@ class SyncOutcomeHub(_Hub):
                     self._response = response
                     if response.status_code != 200:
                         response.read()
-                        from .errors import error_from_response
-
-                        error = error_from_response(response)
-                        if response.status_code < 500 and response.status_code != 429:
-                            self._fail(error)
+                        fatal = _refused(response)
+                        if fatal is not None:
+                            self._fail(fatal)
                             return
-                        raise httpx.TransportError(str(error))
                     attempt = 0
                     for event in _lines_events(SseParser(), response.iter_lines()):
                         self._dispatch(event)

@@ -20,21 +20,17 @@ from e2e_support import StartService
 
 from humanwire.server.config import ServiceConfig
 from humanwire.testing import RunningService, fast_config, start_test_service
-from pg_support import drop_schema, new_schema
+from pg_support import STORES, store_database
 
 
-@pytest.fixture(scope="session", params=["sqlite", "postgres"])
+@pytest.fixture(scope="session", params=STORES)
 def humanwire_config(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ServiceConfig]:
     """The session service's configuration, once per store."""
     db_path = tmp_path_factory.mktemp("humanwire") / "service.db"
-    if request.param == "sqlite":
-        yield fast_config(db_path)
-        return
-    schema, url = new_schema("hw_e2e")
-    yield replace(fast_config(db_path), db_path=url)
-    drop_schema(schema)
+    with store_database(request.param, db_path, "hw_e2e") as db:
+        yield replace(fast_config(db_path), db_path=db)
 
 
 @pytest.fixture

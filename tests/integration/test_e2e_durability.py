@@ -17,7 +17,7 @@ from humanwire.server.config import SHARED_SMS_NUMBER, ServiceConfig
 from humanwire.server.runner import ServiceRunner
 from humanwire.testing import WebhookReceiver, fast_config
 from humanwire.types import FormReceivedEvent, MessageReceivedEvent
-from pg_support import drop_schema, new_schema
+from pg_support import STORES, store_database
 
 
 class Restartable:
@@ -44,19 +44,13 @@ class Restartable:
         self.runner.stop()
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=STORES)
 def service(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Restartable]:
     """On each store: the outbox and open windows a restart finds are in it."""
-    schema = None
-    if request.param == "sqlite":
-        restartable = Restartable(tmp_path / "durable.db")
-    else:
-        schema, url = new_schema("hw_durable")
-        restartable = Restartable(url)
-    yield restartable
-    restartable.stop()
-    if schema is not None:
-        drop_schema(schema)
+    with store_database(request.param, tmp_path / "durable.db", "hw_durable") as db:
+        restartable = Restartable(db)
+        yield restartable
+        restartable.stop()
 
 
 def test_queued_webhook_deliveries_survive_a_restart(

@@ -23,7 +23,7 @@ from humanwire.server.config import SHARED_SMS_NUMBER
 from humanwire.server.runner import ServiceRunner
 from humanwire.testing import fast_config
 from humanwire.types import MessageResponse
-from pg_support import drop_schema, new_schema
+from pg_support import STORES, store_database
 
 T = TypeVar("T")
 
@@ -52,19 +52,13 @@ class Restartable:
             time.sleep(0.02)
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=STORES)
 def service(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Restartable]:
     """On each store: what a restart keeps (open windows, idempotency links) is in it."""
-    schema = None
-    if request.param == "sqlite":
-        restartable = Restartable(tmp_path / "restart.db")
-    else:
-        schema, url = new_schema("hw_restart")
-        restartable = Restartable(url)
-    yield restartable
-    restartable.runner.stop()
-    if schema is not None:
-        drop_schema(schema)
+    with store_database(request.param, tmp_path / "restart.db", "hw_restart") as db:
+        restartable = Restartable(db)
+        yield restartable
+        restartable.runner.stop()
 
 
 def in_thread(function: Callable[[], T]) -> tuple[threading.Thread, list[T | BaseException]]:

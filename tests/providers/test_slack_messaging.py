@@ -112,7 +112,7 @@ def test_a_rate_limit_is_retried_after_slacks_retry_after(slack_live: SlackLive)
     started = time.monotonic()
     sent = live.client.messages.slack(to=live.channel, message="Busy?", wait_time=10)
     elapsed = time.monotonic() - started
-    assert sent.responded is False or sent.responded is True
+    assert sent.responded is False  # nobody answered: the wait ran out normally
     assert len(live.fake.posted_to(live.channel)) == 1  # posted once, after the wait
     assert elapsed >= 1.0
     assert live.fake.violations == []

@@ -23,7 +23,7 @@ from humanwire.types import (
     SMSMessageRequest,
     WhatsAppMessageRequest,
 )
-from pg_support import drop_schema, new_schema
+from pg_support import STORES, store_database
 
 HUMAN = "+12025550100"
 OTHER_HUMAN = "+14155550123"
@@ -44,22 +44,18 @@ def fast_config(tmp_path: Path, **changes: Any) -> ServiceConfig:
     return replace(config, **changes)
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=STORES)
 async def engine(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Engine]:
     """An engine on each store in turn: every test using it runs on SQLite and on
     PostgreSQL (a fresh schema, dropped afterwards)."""
-    config, schema = fast_config(tmp_path), None
-    if request.param == "postgres":
-        schema, url = new_schema("hw_engine")
-        config = replace(config, db_path=url)
-    instance = Engine(config)
-    await instance.start()
-    try:
-        yield instance
-    finally:
-        await instance.close()
-        if schema is not None:
-            drop_schema(schema)
+    config = fast_config(tmp_path)
+    with store_database(request.param, Path(config.db_path), "hw_engine") as db:
+        instance = Engine(replace(config, db_path=db))
+        await instance.start()
+        try:
+            yield instance
+        finally:
+            await instance.close()
 
 
 @pytest.fixture

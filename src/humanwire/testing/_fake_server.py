@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from types import TracebackType
-from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from typing_extensions import Self
 
@@ -22,7 +25,7 @@ if TYPE_CHECKING:
     import uvicorn
     from starlette.applications import Starlette
 
-__all__ = ["FakeServer", "ServedFake"]
+__all__ = ["FakeServer", "ServedFake", "poll_until"]
 
 _START_TIMEOUT = 30.0
 _STOP_TIMEOUT = 10.0
@@ -36,6 +39,23 @@ class ServedFake(Protocol):
 
 
 F = TypeVar("F", bound=ServedFake)
+T = TypeVar("T")
+
+
+def poll_until(
+    predicate: Callable[[], T], lock: AbstractContextManager[Any], timeout: float, what: str
+) -> T:
+    """Polls ``predicate`` (under the fake's ``lock``) until it is truthy; returns it.
+    ``what`` names the fake in the ``TimeoutError``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with lock:
+            value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the {what} did not reach the expected state")
+        time.sleep(0.01)
 
 
 class FakeServer(Generic[F]):

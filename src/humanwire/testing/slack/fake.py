@@ -60,6 +60,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from ...server.delivery.slack import BOT_SCOPES
+from .._fake_server import poll_until
 from .spec import CHANNEL_TOPICS, Method, SlackSpec, SpecViolation, load_spec
 
 __all__ = [
@@ -80,16 +82,8 @@ __all__ = [
 
 T = TypeVar("T")
 
-DEFAULT_SCOPES = (
-    "chat:write",
-    "im:write",
-    "im:history",
-    "channels:history",
-    "groups:history",
-    "mpim:history",
-    "users:read",
-)
-"""The scopes of the shared workspace's install (what humanwire's manifest asks for)."""
+DEFAULT_SCOPES: tuple[str, ...] = BOT_SCOPES
+"""The scopes of the shared workspace's install: what humanwire's manifest asks for."""
 ACK_TIMEOUT = 3.0
 """Slack wants a 2xx within 3 seconds, or it retries (events) / shows an error (clicks)."""
 RETRY_DELAYS = (0.2, 0.5, 1.0)
@@ -455,15 +449,7 @@ class FakeSlack:
     # -- waiting -------------------------------------------------------------------------------
     def wait_for(self, predicate: Callable[[], T], timeout: float = 5.0) -> T:
         """Polls ``predicate`` (under the fake's lock) until it is truthy; returns it."""
-        deadline = time.monotonic() + timeout
-        while True:
-            with self.lock:
-                value = predicate()
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                raise TimeoutError("the fake Slack did not reach the expected state")
-            time.sleep(0.01)
+        return poll_until(predicate, self.lock, timeout, "fake Slack")
 
     def wait_idle(self, timeout: float = 10.0) -> None:
         """Until every delivery the fake started (with its retries) is over."""

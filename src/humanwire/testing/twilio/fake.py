@@ -77,6 +77,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from .._fake_server import poll_until
 from .spec import Operation, SpecViolation, TwilioSpec, load_spec, twiml_problem
 
 __all__ = [
@@ -613,15 +614,7 @@ class FakeTwilio:
     # -- waiting, from the test's thread (or any loop) ------------------------------------
     def wait_for(self, predicate: Callable[[], T], timeout: float = 5.0) -> T:
         """Polls ``predicate`` (under the fake's lock) until it is truthy; returns it."""
-        deadline = time.monotonic() + timeout
-        while True:
-            with self.lock:
-                value = predicate()
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                raise TimeoutError("the fake Twilio did not reach the expected state")
-            time.sleep(0.01)
+        return poll_until(predicate, self.lock, timeout, "fake Twilio")
 
     async def await_for(self, predicate: Callable[[], T], timeout: float = 5.0) -> T:
         deadline = time.monotonic() + timeout

@@ -157,6 +157,7 @@ def test_environment_names_are_the_documented_ones() -> None:
         "db": "HUMANWIRE_DB",
         "public_url": "HUMANWIRE_PUBLIC_URL",
         "sandbox": "HUMANWIRE_SANDBOX",
+        "replica_lease": "HUMANWIRE_REPLICA_LEASE",
         "twilio.account_sid": "HUMANWIRE_TWILIO_ACCOUNT_SID",
         "twilio.auth_token": "HUMANWIRE_TWILIO_AUTH_TOKEN",
         "twilio.api_base": "HUMANWIRE_TWILIO_API_BASE",

@@ -225,10 +225,20 @@ def test_interaction_with_link_one_transaction(store: Store) -> None:
     assert store.get_idempotency_link("acct_1", "key-1") == link
     assert store.get_idempotency_link("acct_1", "key-2") is None
     assert store.get_idempotency_link("acct_2", "key-1") is None
-    # a later send with the same key supersedes the link
-    newer = IdempotencyLinkRecord("acct_1", "key-1", "fp-2", "int_2", 600.0)
-    store.insert_interaction(interaction("int_2"), newer)
-    assert store.get_idempotency_link("acct_1", "key-1") == newer
+    # a live link is not replaced: another request with the key got there first
+    rival = IdempotencyLinkRecord("acct_1", "key-1", "fp-2", "int_2", 600.0)
+    with pytest.raises(Duplicate):
+        store.insert_interaction(interaction("int_2"), rival, link_stale_before=400.0)
+    assert store.get_interaction("int_2") is None  # nothing of it stored
+    assert store.get_idempotency_link("acct_1", "key-1") == link
+    # one older than the key's lifetime is
+    store.insert_interaction(interaction("int_2"), rival, link_stale_before=550.0)
+    assert store.get_idempotency_link("acct_1", "key-1") == rival
+    # and so is one whose interaction failed to deliver
+    store.end_interaction("int_2", 601.0, outcome="failed")
+    retry = IdempotencyLinkRecord("acct_1", "key-1", "fp-2", "int_3", 602.0)
+    store.insert_interaction(interaction("int_3"), retry, link_stale_before=0.0)
+    assert store.get_idempotency_link("acct_1", "key-1") == retry
     # a failed insert stores no link either
     with pytest.raises(REFUSED):
         store.insert_interaction(
@@ -389,26 +399,30 @@ def test_inbound(store: Store) -> None:
 
 # -- numbers ----------------------------------------------------------------------------
 def test_numbers(store: Store) -> None:
-    late = NumberRecord("num_1", "acct_1", "+15550000001", 20.0, 21.0)
-    early = NumberRecord("num_2", "acct_1", "+15550000002", 10.0, 11.0)
+    mine = NumberRecord("num_1", "acct_1", "+15550000001", 20.0, 21.0)
     theirs = NumberRecord("num_3", "acct_2", "+15550000003", 5.0, 5.5)
-    for record in (late, early, theirs):
+    for record in (mine, theirs):
         store.insert_number(record)
-    with pytest.raises(Duplicate):
-        store.insert_number(NumberRecord("num_4", "acct_2", "+15550000001", 30.0, 30.0))
-    assert store.number_by_phone("+15550000001") == late
-    assert store.number_by_phone("+15550000009") is None
-    assert store.numbers_of("acct_1") == [early, late]
+    with pytest.raises(Duplicate):  # taken by another account
+        store.insert_number(NumberRecord("num_4", "acct_3", "+15550000001", 30.0, 30.0))
+    with pytest.raises(Duplicate):  # one number per account
+        store.insert_number(NumberRecord("num_2", "acct_1", "+15550000002", 10.0, 11.0))
+    assert store.number_by_phone("+15550000001") == mine
+    assert store.number_by_phone("+15550000002") is None
+    assert store.numbers_of("acct_1") == [mine]
     assert store.numbers_of("acct_2") == [theirs]
-    assert store.reserved_phone_numbers() == {"+15550000001", "+15550000002", "+15550000003"}
+    assert store.numbers_of("acct_3") == []
+    assert store.reserved_phone_numbers() == {"+15550000001", "+15550000003"}
     assert store.delete_number("acct_2", "num_1") is False
     assert store.delete_number("acct_1", "num_1") is True
     assert store.delete_number("acct_1", "num_1") is False
     assert store.number_by_phone("+15550000001") is None
-    assert store.reserved_phone_numbers() == {"+15550000002", "+15550000003"}
-    # a released number can be taken again
-    store.insert_number(NumberRecord("num_5", "acct_2", "+15550000001", 40.0, 40.0))
-    assert [n.id for n in store.numbers_of("acct_2")] == ["num_3", "num_5"]
+    assert store.reserved_phone_numbers() == {"+15550000003"}
+    # a released number can be taken again, and the account can reserve another
+    store.insert_number(NumberRecord("num_5", "acct_3", "+15550000001", 40.0, 40.0))
+    store.insert_number(NumberRecord("num_6", "acct_1", "+15550000002", 41.0, 41.0))
+    assert [n.id for n in store.numbers_of("acct_3")] == ["num_5"]
+    assert [n.id for n in store.numbers_of("acct_1")] == ["num_6"]
 
 
 # -- webhooks ---------------------------------------------------------------------------

@@ -80,6 +80,10 @@ class ServiceConfig:
     """A chat model object; takes precedence over ``voice_model`` (tests, embedding)."""
     unavailable_retry_after: float = 1.0
     """``Retry-After`` (seconds) of the 503 a stopping service answers held requests with."""
+    replica_lease: float = 10.0
+    """Replicas on one PostgreSQL database: seconds without a heartbeat after which a
+    replica counts as dead and the others take over its windows, held sends and
+    webhook deliveries (it beats every third of it). Clocks must agree far better."""
 
 
 CHANNELS = ("sms", "whatsapp", "slack", "call")

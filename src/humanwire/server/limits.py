@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 from collections import deque
 
-__all__ = ["RateLimiter", "SpamGuard"]
+__all__ = ["RateLimiter", "SpamGuard", "fingerprint"]
 
 
 class RateLimiter:
@@ -30,7 +30,8 @@ class RateLimiter:
         return None
 
 
-def _fingerprint(text: str) -> str:
+def fingerprint(text: str) -> str:
+    """The text as the spam guard counts it."""
     # Case and spacing do not make a bulk text a different one.
     normalized = " ".join(text.lower().split())
     return hashlib.sha256(normalized.encode()).hexdigest()
@@ -47,7 +48,7 @@ class SpamGuard:
     def would_be_spam(self, account_id: str, text: str, to: str, now: float) -> bool:
         """Records the send of ``text`` to ``to``; True when it makes ``recipients``
         distinct recipients of the same text inside ``window``."""
-        key = (account_id, _fingerprint(text))
+        key = (account_id, fingerprint(text))
         seen = self._sent.setdefault(key, {})
         cutoff = now - self.window
         for recipient in [r for r, at in seen.items() if at <= cutoff]:

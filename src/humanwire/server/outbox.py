@@ -2,9 +2,14 @@
 worker task on the engine's loop POSTs them, retrying with exponential back-off.
 
 Persistent: a row stays ``pending`` until delivered or out of attempts, so a restart
-re-reads it and loses nothing (delivery is at least once; receivers de-duplicate on
-``Humanwire-Event-Id``). Order is not guaranteed. The worker sleeps until the next row
-is due or a new event wakes it; it never polls.
+re-reads it and loses nothing. Rows are claimed with a lease (``Store.claim_outbox``), so
+several replicas on one database deliver each row once, and the rows of a replica that
+dies mid-delivery are retried by another when their lease ends. Delivery is at least
+once: a process killed after the receiver answered but before it recorded the answer
+leaves the row to be sent again; receivers de-duplicate on ``Humanwire-Event-Id``.
+Order is not guaranteed. The worker sleeps until the next row is due or a new event
+wakes it; alone on its store it never polls (with replicas, each heartbeat also wakes
+it for rows other processes added or left behind).
 """
 
 from __future__ import annotations
@@ -299,11 +304,12 @@ class Outbox:
             now = time.time()
             free = limit - len(self._in_flight)
             if free > 0:
-                for row in self._store.due_outbox(now, free):
+                # The lease keeps a row out of every worker's next claim while it is sent
+                # (several replicas share the rows); it runs out if this process dies.
+                lease = now + self._config.webhook_timeout + 5
+                for row in self._store.claim_outbox(now, free, lease):
                     if row.id in self._in_flight:
                         continue
-                    # The lease keeps the row out of the next query while it is sent.
-                    self._store.lease_outbox(row.id, now + self._config.webhook_timeout + 5)
                     task = asyncio.get_running_loop().create_task(self._deliver(row))
                     self._in_flight[row.id] = task
                     task.add_done_callback(functools.partial(self._finished, row.id))

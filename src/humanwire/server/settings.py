@@ -258,6 +258,8 @@ class Settings(_Strict):
     """SQLite file; None: ``~/.humanwire/humanwire.db`` (``HUMANWIRE_HOME``)."""
     public_url: HttpURL | None = None
     sandbox: OnOff = True
+    replica_lease: Annotated[float, Field(gt=0, le=3600)] = 10.0
+    """Replicas (PostgreSQL): seconds without a heartbeat before a replica counts as dead."""
     twilio: TwilioSettings = Field(default_factory=TwilioSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)
     voice: VoiceSettings = Field(default_factory=VoiceSettings)
@@ -374,6 +376,7 @@ class Settings(_Strict):
             twilio=self.twilio_config(),
             slack=self.slack_config(),
             voice_model=self.voice.model,
+            replica_lease=self.replica_lease,
         )
         if self.public_url is not None:
             config.public_url = self.public_url

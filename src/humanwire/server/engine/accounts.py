@@ -52,7 +52,7 @@ class Accounts(EngineCore):
         """Raises ``AccountSuspended`` or ``RateLimited`` (with ``retry_after``). The
         HTTP layer calls it once per authenticated request."""
         self._require_active(account)
-        retry_after = self._rate.hit(account.id, time.monotonic())
+        retry_after = self._rate_hit(account.id)
         if retry_after is not None:
             raise RateLimited(
                 f"rate limit of {self.config.rate_limit_requests} requests per "

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterable
@@ -44,18 +45,23 @@ from ..delivery import (
 )
 from ..errors import (
     AccountSuspended,
+    Conflict,
     InvalidToNumber,
     NotFound,
     ProviderError,
     ServiceUnavailable,
 )
-from ..limits import RateLimiter, SpamGuard
+from ..limits import RateLimiter, SpamGuard, fingerprint
 from ..outbox import RESOLVE_TIMEOUT, Outbox, Resolver
+from ..replicas import Replicas
 from ..store import Store, open_store
 from ..store.base import (
     DeliveryRecord,
+    Duplicate,
     IdempotencyLinkRecord,
     InteractionRecord,
+    SharedStore,
+    shared_store,
 )
 from ._common import (
     _FORM_KEYS,
@@ -74,6 +80,8 @@ from ._common import (
     _settle,
     _timestamp,
 )
+
+logger = logging.getLogger("humanwire.engine")
 
 CHANNELS = ("sms", "whatsapp", "slack", "call")
 UNDELIVERED = "undelivered"
@@ -140,6 +148,20 @@ class EngineCore:
             resolve=resolve,
             resolve_timeout=resolve_timeout,
         )
+        # Several replicas on one database: notices, leases, limits counted there.
+        self.shared: SharedStore | None = shared_store(self.store)
+        self.replicas: Replicas | None = None
+        if self.shared is not None:
+            self.replicas = Replicas(
+                self.shared,
+                lease=config.replica_lease,
+                on_notice=self._on_notice,
+                on_claimed=self._rearm,
+                on_swept=self._swept,
+                on_tick=self._on_tick,
+                on_resync=self._resync,
+            )
+        self._ticks = 0
         self._rate = RateLimiter(config.rate_limit_requests, config.rate_limit_window)
         self._spam = SpamGuard(config.spam_recipients, config.spam_window)
         self._suspended: set[str] = set()
@@ -170,18 +192,28 @@ class EngineCore:
         # Statuses of refs never stored (another app's messages on the same account).
         self.store.delete_provider_state_before(_EARLY_STATUS, now - _EARLY_STATUS_TTL)
         self.store.delete_outcomes_before(now - OUTCOME_TTL)
-        for record in self.store.open_interactions():
+        if self.replicas is not None:
+            # Claims the windows no live replica owns (all of them when alone).
+            await self.replicas.start()
+        else:
+            self._rearm(self.store.open_interactions())
+        await self.outbox.start()
+
+    def _rearm(self, records: list[InteractionRecord]) -> None:
+        """Arms the window timers of open interactions (at start, or claimed from a
+        replica that died); ends those whose last window passed meanwhile."""
+        now = time.time()
+        for record in records:
             if record.kind == "call":
                 continue  # a call has no window: it ends when the callee hangs up
             close = record.close_deadline
             if close is None or close <= now:
-                # The window passed while the service was down.
+                # The window passed while the service (or its owner) was down.
                 self._end(record)
             elif record.wait_deadline is not None and record.wait_deadline > now:
                 self._arm(record.id, record.wait_deadline, "wait")
             else:
                 self._arm(record.id, close, "close")
-        await self.outbox.start()
 
     @property
     def draining(self) -> bool:
@@ -242,6 +274,8 @@ class EngineCore:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         await self.outbox.close()
+        if self.replicas is not None:
+            await self.replicas.close()
         self.store.close()
 
     @property
@@ -267,13 +301,31 @@ class EngineCore:
             raise AccountSuspended(SUSPENDED_MESSAGE)
 
     def _check_send(self, account: Account, text: str, to: str) -> None:
-        """The spam guard, run on every send before anything goes out."""
+        """The spam guard, run on every send before anything goes out (counted in the
+        database when replicas share it)."""
         self._require_active(account)
-        if self._spam.would_be_spam(account.id, text, to, time.monotonic()):
+        if self.shared is not None:
+            recipients = self.shared.spam_hit(
+                account.id, fingerprint(text), to, time.time(), self.config.spam_window
+            )
+            spam = recipients >= self.config.spam_recipients
+        else:
+            spam = self._spam.would_be_spam(account.id, text, to, time.monotonic())
+        if spam:
             self.store.set_account_suspended(account.id, True)
             self._suspended.add(account.id)
             self._spam.forget(account.id)
+            if self.shared is not None:
+                self.shared.forget_spam(account.id)
             raise AccountSuspended(SUSPENDED_MESSAGE)
+
+    def _rate_hit(self, account_id: str) -> float | None:
+        """Counts a request against the rate limit: None when allowed, else seconds to
+        wait (counted in the database when replicas share it)."""
+        limit, window = self.config.rate_limit_requests, self.config.rate_limit_window
+        if self.shared is not None:
+            return self.shared.rate_hit(account_id, time.time(), limit, window)
+        return self._rate.hit(account_id, time.monotonic())
 
     # -- the waiting core -----------------------------------------------------------
     def _arm(self, interaction_id: str, at: float, phase: Literal["wait", "close"]) -> None:
@@ -327,7 +379,14 @@ class EngineCore:
         """Ends ``record`` with its response ``event``: the held request gets it, else
         (or with ``always_emit``) it goes to the webhooks. None if it had ended already."""
         now = time.time()
-        if not self.store.end_interaction(record.id, now, result=event, outcome=outcome):
+        holder: str | None = None
+        if self.shared is not None:
+            done, holder = self.shared.end_held_interaction(
+                record.id, now, result=event, outcome=outcome
+            )
+        else:
+            done = self.store.end_interaction(record.id, now, result=event, outcome=outcome)
+        if not done:
             return None
         self._disarm(record.id)
         ended = dataclasses.replace(
@@ -337,7 +396,10 @@ class EngineCore:
         handed_over = waiter is not None and not waiter.done()
         if waiter is not None and handed_over:
             waiter.set_result(ended)
-        if always_emit or not handed_over:
+        # With replicas, a send held when it ended is its holder's to hand over: another
+        # replica's gets it from the notice ``_changed`` publishes; this one's, whose
+        # hold is just ending, takes it when it lets go (``_let_go``).
+        if always_emit or (not handed_over and holder is None):
             self.outbox.emit(record.account_id, event, record.id)
         self._ended_outcome(record, event, outcome)
         self._changed(record)
@@ -365,6 +427,8 @@ class EngineCore:
         seq = self.store.append_outcome(account_id, interaction_id, body, now)
         for waiter in self._outcome_waiters.pop(account_id, set()):
             _settle(waiter, None)
+        if self.replicas is not None:
+            self.replicas.publish("outcome", account_id, str(seq))
         self._outcomes_appended += 1
         if self._outcomes_appended % OUTCOME_PRUNE_EVERY == 0:
             self.store.delete_outcomes_before(now - OUTCOME_TTL)
@@ -399,26 +463,51 @@ class EngineCore:
         if self._draining:
             _settle(future, None)  # registered after drain() woke the others
         gone = REQUESTER_GONE.get()
+        left = False
+        answered: InteractionRecord | None = None
         try:
             if gone is not None:
                 either: set[asyncio.Future[Any]] = {future, gone}
                 await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
-                if not future.done():
-                    # Nobody to answer: unregistered (below), a reply inside waitTime
-                    # goes to the webhooks; the window and the idempotency link stay.
-                    raise ServiceUnavailable(
-                        "the held request was closed by the client; retry",
-                        retry_after=self.config.unavailable_retry_after,
-                    )
-            answered = await future
+                left = not future.done()
+            if not left:
+                answered = await future
         finally:
             if handle is not None:
                 handle.cancel()
             self._unregister(interaction_id, future)
+            handed = self._let_go(interaction_id)
+        if answered is None and handed is not None:
+            if not left:
+                answered = handed
+            elif handed.kind != "call":  # a call's end always goes to the webhooks
+                self.outbox.emit(handed.account_id, handed.result or {}, handed.id)
+        if left:
+            # Nobody to answer: unregistered (above), a reply inside waitTime goes to
+            # the webhooks; the window and the idempotency link stay.
+            raise ServiceUnavailable(
+                "the held request was closed by the client; retry",
+                retry_after=self.config.unavailable_retry_after,
+            )
         if answered is None and self._draining:
             # Stopping: 503, the interaction stays open for the retry to re-attach to.
             raise self._unavailable()
         return answered
+
+    def _let_go(self, interaction_id: str) -> InteractionRecord | None:
+        """With replicas: ends this replica's hold on the send (from now on an answer
+        goes to the webhooks). Returns the interaction when it ended while held here
+        with an answer nobody else sent on (its ender left it to this hold)."""
+        if self.shared is None or self.replicas is None or self._closed:
+            return None
+        try:
+            released = self.shared.release_hold(interaction_id, self.replicas.id)
+        except Exception:  # the sweep of a dead holder covers it; never hide the answer
+            logger.warning("could not let go of the hold on %s", interaction_id, exc_info=True)
+            return None
+        if released is None or released.status == "pending" or released.result is None:
+            return None
+        return released
 
     def _changed(self, record: InteractionRecord) -> None:
         for watcher in self._watchers.pop(record.id, []):
@@ -465,6 +554,11 @@ class EngineCore:
             card_id=card_id,
             ended_at=None if listening else now,
         )
+        if self.replicas is not None:
+            # Its windows are this replica's, and so is the request a wait holds here.
+            held = wait_deadline is not None or kind == "call"
+            me = self.replicas.id
+            record = dataclasses.replace(record, owner=me, held_by=me if held else None)
         link = None
         if run is not None:
             link = IdempotencyLinkRecord(
@@ -474,7 +568,9 @@ class EngineCore:
                 interaction_id=record.id,
                 created_at=now,
             )
-        self.store.insert_interaction(record, link)
+        self.store.insert_interaction(
+            record, link, link_stale_before=now - self.config.idempotency_ttl
+        )
         if wait_deadline is not None:
             self._arm(record.id, wait_deadline, "wait")
         elif follow_up_deadline is not None:
@@ -509,21 +605,45 @@ class EngineCore:
             first = run.resume
             if first is not None and first.kind == kind:
                 return self.store.get_interaction(first.id) or first, True
-        record = self._create_interaction(
-            account,
-            kind=kind,
-            channel=channel,
-            to=to,
-            from_addr=from_addr,
-            request=request,
-            wait_time=wait_time,
-            follow_up_time=follow_up_time,
-            form_token=form_token,
-            reply_token=reply_token,
-            card_id=card_id,
-            run=run,
-        )
+        try:
+            record = self._create_interaction(
+                account,
+                kind=kind,
+                channel=channel,
+                to=to,
+                from_addr=from_addr,
+                request=request,
+                wait_time=wait_time,
+                follow_up_time=follow_up_time,
+                form_token=form_token,
+                reply_token=reply_token,
+                card_id=card_id,
+                run=run,
+            )
+        except Duplicate:
+            if run is None:
+                raise
+            # The same key on another replica created its interaction first: this
+            # request re-attaches to it (one text to the human), as a retry would.
+            first = self._linked(account, run)
+            if first is None or first.kind != kind:
+                raise Conflict(
+                    "a request with this Idempotency-Key is running on another replica",
+                    field="Idempotency-Key",
+                ) from None
+            return first, True
         return record, False
+
+    def _linked(self, account: Account, run: _IdempotentRun) -> InteractionRecord | None:
+        link = self.store.get_idempotency_link(account.id, run.key)
+        if link is None:
+            return None
+        if link.fingerprint != run.fingerprint:
+            raise Conflict(
+                "this Idempotency-Key was already used with a different request",
+                field="Idempotency-Key",
+            )
+        return self.store.get_interaction(link.interaction_id)
 
     def _rejoin(
         self, record: InteractionRecord, future: asyncio.Future[InteractionRecord | None] | None
@@ -531,6 +651,13 @@ class EngineCore:
         """A retry re-attached to ``record``: its held request gets what the interaction
         became, or "no response" when the ``waitTime`` window has passed; else it waits
         on the window timer armed at creation (or re-armed at start) like the first."""
+        if self.shared is not None and self.replicas is not None and record.status == "pending":
+            # Re-attached on this replica (its first may have died): the windows and the
+            # held request are this replica's from now on.
+            if self.shared.take_interaction(record.id, self.replicas.id, hold=future is not None):
+                self._rearm([record])
+            else:
+                record = self._current(record.id)
         if future is None:
             return
         if record.status != "pending":
@@ -712,6 +839,12 @@ class EngineCore:
         return changes()
 
     def _notify(self, account_id: str, kind: Any, item_id: str) -> None:
+        """A change for the inbox's live streams, here and on the other replicas."""
+        self._notify_here(account_id, kind, item_id)
+        if self.replicas is not None:
+            self.replicas.publish(str(kind), account_id, item_id)
+
+    def _notify_here(self, account_id: str, kind: Any, item_id: str) -> None:
         queues = self._subscribers.get(account_id)
         if not queues:
             return
@@ -721,3 +854,62 @@ class EngineCore:
                 with contextlib.suppress(asyncio.QueueEmpty):
                     queue.get_nowait()
             queue.put_nowait(change)
+
+    # -- other replicas' changes ----------------------------------------------------
+    def _on_notice(self, kind: str, account_id: str, item_id: str) -> None:
+        """Another replica announced a change: wake what waits for it here, as the
+        change would have had it happened here."""
+        if kind == "outcome":
+            for waiter in self._outcome_waiters.pop(account_id, set()):
+                _settle(waiter, None)
+            return
+        if kind == "interaction":
+            self._settle_held(item_id)
+            for watcher in self._watchers.pop(item_id, []):
+                _settle(watcher, None)
+        elif kind == "delivery":
+            for future in self._delivery_waiters.pop(account_id, []):
+                _settle(future, None)
+        self._notify_here(account_id, kind, item_id)
+
+    def _settle_held(self, interaction_id: str) -> None:
+        """A request held here for an interaction that ended elsewhere gets what it
+        became (its answer, or "no response")."""
+        waiter = self._waiters.get(interaction_id)
+        if waiter is None or waiter.done():
+            return
+        record = self.store.get_interaction(interaction_id)
+        if record is None or record.status == "pending":
+            return  # another change (a delivery status): keep holding
+        self._disarm(interaction_id)
+        waiter.set_result(record if record.result is not None else None)
+
+    def _swept(self, records: list[InteractionRecord]) -> None:
+        """Holds of a replica that died: answers handed to it go to the webhooks."""
+        for record in records:
+            if record.status == "ended" and record.result is not None and record.kind != "call":
+                self.outbox.emit(record.account_id, record.result, record.id)
+
+    def _on_tick(self) -> None:
+        """Every heartbeat: rows other replicas left in the outbox, old counts."""
+        self.outbox.wake()
+        self._ticks += 1
+        if self.shared is not None and self._ticks % 30 == 1:
+            now = time.time()
+            self.shared.prune_limits(
+                now - self.config.rate_limit_window, now - self.config.spam_window
+            )
+            self.shared.forget_replicas_before(now - 24 * 3600.0)
+
+    def _resync(self) -> None:
+        """The notice connection was down: what it missed is re-read. Held requests
+        check their interaction; long-polls wake and look again."""
+        for interaction_id in list(self._waiters):
+            self._settle_held(interaction_id)
+        for futures in [
+            *self._watchers.values(),
+            *self._delivery_waiters.values(),
+            *self._outcome_waiters.values(),
+        ]:
+            for future in futures:
+                _settle(future, None)

@@ -134,6 +134,13 @@ class Numbers(EngineCore):
         try:
             self.store.insert_number(record)
         except Duplicate:
+            # Replicas: another request of this account may have reserved one meanwhile
+            # (a shared store allows one number per account).
+            if any(n.phone_number != phone_number for n in self.store.numbers_of(account.id)):
+                raise Conflict(
+                    "the account already has a reserved number: delete it first "
+                    "(one number per account)"
+                ) from None
             raise Conflict("this number is taken") from None
         self._notify(account.id, "number", record.id)
         return self._reserved(record)

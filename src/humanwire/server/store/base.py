@@ -22,8 +22,10 @@ __all__ = [
     "InteractionRecord",
     "NumberRecord",
     "OutboxRecord",
+    "SharedStore",
     "Store",
     "WebhookRecord",
+    "shared_store",
 ]
 
 
@@ -68,6 +70,11 @@ class InteractionRecord:
     (PROVIDERS.md); None until the provider took it."""
     provider_ref: str | None = None
     """The provider's id of what was sent (Twilio's MessageSid or CallSid, Slack's ts)."""
+    owner: str | None = None
+    """Shared stores (several replicas): the replica whose timers close the windows."""
+    held_by: str | None = None
+    """Shared stores: the replica holding the send's request open; an answer arriving
+    while it is set is that replica's to hand over (or to send to the webhooks)."""
 
     @property
     def close_deadline(self) -> float | None:
@@ -218,9 +225,17 @@ class Store(Protocol):
 
     # interactions
     def insert_interaction(
-        self, record: InteractionRecord, link: IdempotencyLinkRecord | None = None
+        self,
+        record: InteractionRecord,
+        link: IdempotencyLinkRecord | None = None,
+        *,
+        link_stale_before: float = 0.0,
     ) -> None:
-        """The interaction and, for an idempotent send, its link, in one transaction."""
+        """The interaction and, for an idempotent send, its link, in one transaction. A
+        link already stored for the key is replaced when its interaction failed to
+        deliver or it is older than ``link_stale_before``; a shared store raises
+        ``Duplicate`` (and stores nothing) for any other, which only a concurrent
+        request with the same key on another process can have made."""
         ...
 
     def get_interaction(self, interaction_id: str) -> InteractionRecord | None: ...
@@ -282,7 +297,8 @@ class Store(Protocol):
 
     # numbers
     def insert_number(self, record: NumberRecord) -> None:
-        """Raises ``Duplicate`` when the number is taken."""
+        """Raises ``Duplicate`` when the number is taken or the account has one already
+        (one number per account, held by the store so replicas cannot race past it)."""
         ...
 
     def number_by_phone(self, phone_number: str) -> NumberRecord | None: ...
@@ -310,6 +326,12 @@ class Store(Protocol):
     def get_event(self, event_id: str) -> EventRecord | None: ...
     def list_events(self, account_id: str, limit: int) -> list[EventRecord]: ...
     def due_outbox(self, now: float, limit: int) -> list[OutboxRecord]: ...
+    def claim_outbox(self, now: float, limit: int, until: float) -> list[OutboxRecord]:
+        """Up to ``limit`` due rows, each leased until ``until`` (its next attempt moved
+        there) in the same transaction: rows another process claimed are skipped, and a
+        process that dies mid-delivery leaves its rows due again when the lease ends."""
+        ...
+
     def next_outbox_due(self) -> float | None: ...
     def lease_outbox(self, outbox_id: str, until: float) -> None:
         """Moves a pending row's next attempt to ``until`` while it is being delivered, so
@@ -369,3 +391,76 @@ class Store(Protocol):
     def delete_idempotency_before(self, cutoff: float) -> None:
         """Drops stored results and links created before ``cutoff``."""
         ...
+
+
+class SharedStore(Store, Protocol):
+    """A store several service processes (replicas) use at once: PostgreSQL. What the
+    engine needs on top of ``Store`` to share the work (``server/replicas.py``).
+
+    Liveness is a heartbeat: a replica is alive while its row in ``replicas`` was seen
+    after ``alive_after`` (now minus the lease). Windows belong to the replica that
+    created them (``owner``) until it dies or retires; sends are held by one replica
+    (``held_by``), which an answer ending the interaction is handed to."""
+
+    shared: bool
+    channel: str
+    url: str
+
+    def heartbeat(self, replica_id: str, now: float) -> None: ...
+    def retire_replica(self, replica_id: str) -> None:
+        """Gives up the replica's windows (another claims them) and forgets it."""
+        ...
+
+    def forget_replicas_before(self, cutoff: float) -> None: ...
+    def live_replicas(self, alive_after: float) -> list[str]: ...
+    def claim_windows(
+        self, replica_id: str, alive_after: float, limit: int
+    ) -> list[InteractionRecord]:
+        """Open (non-call) interactions owned by nobody alive, now owned by
+        ``replica_id``; rows another replica is claiming at the same time are skipped."""
+        ...
+
+    def take_interaction(self, interaction_id: str, replica_id: str, *, hold: bool) -> bool:
+        """A retry re-attached here: the pending interaction's windows (and, with
+        ``hold``, its held request) are this replica's now. False when it ended."""
+        ...
+
+    def end_held_interaction(
+        self,
+        interaction_id: str,
+        ended_at: float,
+        result: dict[str, Any] | None = None,
+        outcome: str | None = None,
+    ) -> tuple[bool, str | None]:
+        """``end_interaction`` that also says who held the send when it ended (None:
+        nobody); in one statement, so a hold let go at the same moment is ordered."""
+        ...
+
+    def release_hold(self, interaction_id: str, replica_id: str) -> InteractionRecord | None:
+        """Lets go of the hold if ``replica_id`` still has it: the interaction as it is
+        (an ended one carries the answer handed to this replica), None otherwise."""
+        ...
+
+    def sweep_holds(self, alive_after: float, limit: int) -> list[InteractionRecord]:
+        """Lets go of the holds of dead replicas; the interactions, so the answers handed
+        to them go to the webhooks."""
+        ...
+
+    def notify(self, payloads: list[str]) -> None: ...
+    def rate_hit(self, account_id: str, now: float, limit: int, window: float) -> float | None:
+        """The sliding-window rate limit, counted in the database (``RateLimiter.hit``)."""
+        ...
+
+    def spam_hit(
+        self, account_id: str, fingerprint: str, to: str, now: float, window: float
+    ) -> int:
+        """Records ``to`` for the text; the distinct recipients of it inside ``window``."""
+        ...
+
+    def forget_spam(self, account_id: str) -> None: ...
+    def prune_limits(self, rate_before: float, spam_before: float) -> None: ...
+
+
+def shared_store(store: Store) -> SharedStore | None:
+    """``store`` when other processes may serve from it too, else None."""
+    return store if getattr(store, "shared", False) else None  # type: ignore[return-value]

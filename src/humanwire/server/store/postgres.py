@@ -37,6 +37,7 @@ with several writers an id can commit after a larger one, so paging with
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Iterator
@@ -228,7 +229,65 @@ CREATE INDEX outcomes_account ON outcomes (account_id, id);
 CREATE INDEX outcomes_created ON outcomes (created_at);
 """
 
-MIGRATIONS: tuple[tuple[int, str], ...] = ((1, _MIGRATION_1),)
+_MIGRATION_2 = """
+ALTER TABLE interactions ADD COLUMN owner TEXT;
+ALTER TABLE interactions ADD COLUMN held_by TEXT;
+CREATE INDEX interactions_held ON interactions (held_by) WHERE held_by IS NOT NULL;
+CREATE TABLE replicas (
+    id TEXT PRIMARY KEY,
+    started_at DOUBLE PRECISION NOT NULL,
+    seen_at DOUBLE PRECISION NOT NULL
+);
+CREATE TABLE rate_hits (
+    account_id TEXT NOT NULL,
+    at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX rate_hits_account ON rate_hits (account_id, at);
+CREATE TABLE spam_marks (
+    account_id TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    recipient TEXT NOT NULL,
+    at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (account_id, fingerprint, recipient)
+);
+CREATE UNIQUE INDEX numbers_one_per_account ON numbers (account_id);
+CREATE FUNCTION humanwire_rate_hit(
+    p_account TEXT, p_now DOUBLE PRECISION, p_window DOUBLE PRECISION, p_limit INTEGER
+) RETURNS DOUBLE PRECISION LANGUAGE plpgsql AS $$
+DECLARE
+    hits INTEGER;
+    oldest DOUBLE PRECISION;
+BEGIN
+    PERFORM pg_advisory_xact_lock(
+        hashtextextended('humanwire.rate:' || current_schema() || ':' || p_account, 0));
+    DELETE FROM rate_hits WHERE account_id = p_account AND at <= p_now - p_window;
+    SELECT COUNT(*), MIN(at) INTO hits, oldest FROM rate_hits WHERE account_id = p_account;
+    IF hits >= p_limit THEN
+        RETURN GREATEST(oldest + p_window - p_now, 0.001);
+    END IF;
+    INSERT INTO rate_hits (account_id, at) VALUES (p_account, p_now);
+    RETURN NULL;
+END $$;
+CREATE FUNCTION humanwire_spam_hit(
+    p_account TEXT, p_fingerprint TEXT, p_to TEXT, p_now DOUBLE PRECISION,
+    p_window DOUBLE PRECISION
+) RETURNS INTEGER LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtextextended(
+        'humanwire.spam:' || current_schema() || ':' || p_account || ':' || p_fingerprint, 0));
+    DELETE FROM spam_marks
+        WHERE account_id = p_account AND fingerprint = p_fingerprint AND at <= p_now - p_window;
+    INSERT INTO spam_marks (account_id, fingerprint, recipient, at)
+        VALUES (p_account, p_fingerprint, p_to, p_now)
+        ON CONFLICT (account_id, fingerprint, recipient) DO UPDATE SET at = excluded.at;
+    RETURN (SELECT COUNT(*) FROM spam_marks
+        WHERE account_id = p_account AND fingerprint = p_fingerprint);
+END $$;
+"""
+"""Replicas (issue 13): who owns each open window and who holds each send, the replicas'
+heartbeats, and the rate limit's and spam guard's counts shared by every replica."""
+
+MIGRATIONS: tuple[tuple[int, str], ...] = ((1, _MIGRATION_1), (2, _MIGRATION_2))
 """``(version, SQL)`` in order; a database records the ones it ran in
 ``schema_migrations``. Add a new version for every change; never edit a released one."""
 
@@ -238,7 +297,7 @@ _MIGRATION_LOCK = "humanwire.store.migrate"
 _INTERACTION_COLUMNS = (
     "id, account_id, kind, channel, to_addr, from_addr, request, created_at, status, "
     "wait_deadline, follow_up_deadline, result, outcome, form_token, reply_token, card_id, "
-    "ended_at, delivery_status, provider_ref"
+    "ended_at, delivery_status, provider_ref, owner, held_by"
 )
 _DELIVERY_COLUMNS = (
     "seq, id, account_id, interaction_id, channel, kind, from_addr, to_addr, text, form_url, "
@@ -288,6 +347,7 @@ class PostgresStore:
         self.url = url
         self.schema = schema
         self._closed = False
+        self._notice_channel: str | None = None
         self._migrate(connect_timeout)
         self._pool: ConnectionPool[psycopg.Connection[tuple[Any, ...]]] = ConnectionPool(
             url,
@@ -330,9 +390,9 @@ class PostgresStore:
             for version, script in MIGRATIONS:
                 if version in applied:
                     continue
-                for statement in script.split(";"):
-                    if statement.strip():
-                        conn.execute(statement.encode())
+                # One script per call (no parameters: the simple protocol takes several
+                # statements, and function bodies keep their own semicolons).
+                conn.execute(script.encode())
                 conn.execute(
                     "INSERT INTO schema_migrations (version, applied_at) VALUES (%s, %s)",
                     (version, time.time()),
@@ -431,16 +491,22 @@ class PostgresStore:
             ended_at=row[16],
             delivery_status=row[17],
             provider_ref=row[18],
+            owner=row[19],
+            held_by=row[20],
         )
 
     def insert_interaction(
-        self, record: InteractionRecord, link: IdempotencyLinkRecord | None = None
+        self,
+        record: InteractionRecord,
+        link: IdempotencyLinkRecord | None = None,
+        *,
+        link_stale_before: float = 0.0,
     ) -> None:
         with self._tx() as conn:
             conn.execute(
                 f"INSERT INTO interactions ({_INTERACTION_COLUMNS}) "
                 "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-                "%s, %s)".encode(),
+                "%s, %s, %s, %s)".encode(),
                 (
                     record.id,
                     record.account_id,
@@ -461,24 +527,34 @@ class PostgresStore:
                     record.ended_at,
                     record.delivery_status,
                     record.provider_ref,
+                    record.owner,
+                    record.held_by,
                 ),
             )
             if link is not None:
-                # Replaces: a link whose interaction failed to deliver is superseded.
-                conn.execute(
+                # Replaces a link whose interaction failed to deliver, or one older than
+                # ``link_stale_before``; any other link means another request with this
+                # key (on another replica) got there first: ``Duplicate``, nothing stored.
+                replaced = conn.execute(
                     "INSERT INTO idempotency_links "
                     "(account_id, key, fingerprint, interaction_id, created_at) "
                     "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (account_id, key) DO UPDATE SET "
                     "fingerprint = excluded.fingerprint, "
-                    "interaction_id = excluded.interaction_id, created_at = excluded.created_at",
+                    "interaction_id = excluded.interaction_id, created_at = excluded.created_at "
+                    "WHERE idempotency_links.created_at < %s OR EXISTS (SELECT 1 FROM "
+                    "interactions i WHERE i.id = idempotency_links.interaction_id "
+                    "AND i.outcome = 'failed')",
                     (
                         link.account_id,
                         link.key,
                         link.fingerprint,
                         link.interaction_id,
                         link.created_at,
+                        link_stale_before,
                     ),
-                )
+                ).rowcount
+                if not replaced:
+                    raise Duplicate(f"idempotency key {link.key!r} is linked already")
 
     def _interaction_where(self, where: str, params: tuple[Any, ...]) -> InteractionRecord | None:
         row = self._one(f"SELECT {_INTERACTION_COLUMNS} FROM interactions WHERE {where}", params)
@@ -602,11 +678,19 @@ class PostgresStore:
     def append_outcome(
         self, account_id: str, interaction_id: str, body: dict[str, Any], created_at: float
     ) -> int:
-        row = self._one(
-            "INSERT INTO outcomes (account_id, interaction_id, body, created_at) "
-            "VALUES (%s, %s, %s, %s) RETURNING id",
-            (account_id, interaction_id, _dumps(body), created_at),
-        )
+        with self._tx() as conn:
+            # Ids come from a sequence: taken and committed under the account's lock, they
+            # commit in order, so a reader paging with ``outcomes_after`` never passes an
+            # id that commits later (several replicas append to one account).
+            conn.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                (f"humanwire.outcomes:{account_id}",),
+            )
+            row = conn.execute(
+                "INSERT INTO outcomes (account_id, interaction_id, body, created_at) "
+                "VALUES (%s, %s, %s, %s) RETURNING id",
+                (account_id, interaction_id, _dumps(body), created_at),
+            ).fetchone()
         assert row is not None
         return int(row[0])
 
@@ -995,6 +1079,16 @@ class PostgresStore:
         )
         return [self._outbox(row) for row in rows]
 
+    def claim_outbox(self, now: float, limit: int, until: float) -> list[OutboxRecord]:
+        rows = self._all(
+            f"UPDATE outbox SET next_attempt_at = %s WHERE id IN (SELECT id FROM outbox "
+            "WHERE status = 'pending' AND next_attempt_at <= %s "
+            "ORDER BY next_attempt_at, ord LIMIT %s FOR UPDATE SKIP LOCKED) "
+            f"RETURNING {_OUTBOX_COLUMNS}",
+            (until, now, limit),
+        )
+        return [self._outbox(row) for row in rows]
+
     def next_outbox_due(self) -> float | None:
         row = self._one("SELECT MIN(next_attempt_at) FROM outbox WHERE status = 'pending'")
         return float(row[0]) if row and row[0] is not None else None
@@ -1104,3 +1198,133 @@ class PostgresStore:
         with self._tx() as conn:
             conn.execute("DELETE FROM idempotency WHERE created_at < %s", (cutoff,))
             conn.execute("DELETE FROM idempotency_links WHERE created_at < %s", (cutoff,))
+
+    # -- replicas: several service processes on one database ------------------------------
+    shared = True
+    """Other processes may serve from this database (see ``SharedStore``)."""
+
+    @property
+    def channel(self) -> str:
+        """The LISTEN/NOTIFY channel of this database's schema (channels are
+        database-wide; the schema's hash keeps services on other schemas apart)."""
+        if self._notice_channel is None:
+            row = self._one("SELECT current_schema()")
+            schema = str(row[0]) if row and row[0] is not None else ""
+            digest = hashlib.sha256(schema.encode()).hexdigest()[:16]
+            self._notice_channel = "humanwire_" + digest
+        return self._notice_channel
+
+    def heartbeat(self, replica_id: str, now: float) -> None:
+        self._run(
+            "INSERT INTO replicas (id, started_at, seen_at) VALUES (%s, %s, %s) "
+            "ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at",
+            (replica_id, now, now),
+        )
+
+    def retire_replica(self, replica_id: str) -> None:
+        with self._tx() as conn:
+            conn.execute(
+                "UPDATE interactions SET owner = NULL WHERE owner = %s AND status = 'pending'",
+                (replica_id,),
+            )
+            conn.execute("DELETE FROM replicas WHERE id = %s", (replica_id,))
+
+    def forget_replicas_before(self, cutoff: float) -> None:
+        self._run("DELETE FROM replicas WHERE seen_at < %s", (cutoff,))
+
+    def live_replicas(self, alive_after: float) -> list[str]:
+        rows = self._all("SELECT id FROM replicas WHERE seen_at > %s ORDER BY id", (alive_after,))
+        return [str(row[0]) for row in rows]
+
+    def claim_windows(
+        self, replica_id: str, alive_after: float, limit: int
+    ) -> list[InteractionRecord]:
+        rows = self._all(
+            "UPDATE interactions SET owner = %s WHERE id IN (SELECT i.id FROM interactions i "
+            "WHERE i.status = 'pending' AND i.kind <> 'call' AND (i.owner IS NULL OR NOT "
+            "EXISTS (SELECT 1 FROM replicas r WHERE r.id = i.owner AND r.seen_at > %s)) "
+            "ORDER BY i.ord LIMIT %s FOR UPDATE SKIP LOCKED) "
+            f"RETURNING {_INTERACTION_COLUMNS}",
+            (replica_id, alive_after, limit),
+        )
+        return [self._interaction(row) for row in rows]
+
+    def take_interaction(self, interaction_id: str, replica_id: str, *, hold: bool) -> bool:
+        return (
+            self._run(
+                "UPDATE interactions SET owner = %s, held_by = CASE WHEN %s THEN %s "
+                "ELSE held_by END WHERE id = %s AND status = 'pending'",
+                (replica_id, hold, replica_id, interaction_id),
+            )
+            > 0
+        )
+
+    def end_held_interaction(
+        self,
+        interaction_id: str,
+        ended_at: float,
+        result: dict[str, Any] | None = None,
+        outcome: str | None = None,
+    ) -> tuple[bool, str | None]:
+        row = self._one(
+            "UPDATE interactions SET status = 'ended', ended_at = %s, result = %s, outcome = %s "
+            "WHERE id = %s AND status = 'pending' RETURNING held_by",
+            (
+                ended_at,
+                _dumps(result) if result is not None else None,
+                outcome,
+                interaction_id,
+            ),
+        )
+        return (row is not None, str(row[0]) if row and row[0] is not None else None)
+
+    def release_hold(self, interaction_id: str, replica_id: str) -> InteractionRecord | None:
+        row = self._one(
+            "UPDATE interactions SET held_by = NULL WHERE id = %s AND held_by = %s "
+            f"RETURNING {_INTERACTION_COLUMNS}",
+            (interaction_id, replica_id),
+        )
+        return self._interaction(row) if row else None
+
+    def sweep_holds(self, alive_after: float, limit: int) -> list[InteractionRecord]:
+        rows = self._all(
+            "UPDATE interactions SET held_by = NULL WHERE id IN (SELECT i.id FROM "
+            "interactions i WHERE i.held_by IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "
+            "replicas r WHERE r.id = i.held_by AND r.seen_at > %s) "
+            "LIMIT %s FOR UPDATE SKIP LOCKED) "
+            f"RETURNING {_INTERACTION_COLUMNS}",
+            (alive_after, limit),
+        )
+        return [self._interaction(row) for row in rows]
+
+    def notify(self, payloads: list[str]) -> None:
+        if not payloads:
+            return
+        channel = self.channel
+        with self._tx() as conn, conn.cursor() as cursor:
+            cursor.executemany(
+                "SELECT pg_notify(%s, %s)", [(channel, payload) for payload in payloads]
+            )
+
+    def rate_hit(self, account_id: str, now: float, limit: int, window: float) -> float | None:
+        row = self._one(
+            "SELECT humanwire_rate_hit(%s, %s, %s, %s)", (account_id, now, window, limit)
+        )
+        return float(row[0]) if row and row[0] is not None else None
+
+    def spam_hit(
+        self, account_id: str, fingerprint: str, to: str, now: float, window: float
+    ) -> int:
+        row = self._one(
+            "SELECT humanwire_spam_hit(%s, %s, %s, %s, %s)",
+            (account_id, fingerprint, to, now, window),
+        )
+        return int(row[0]) if row else 0
+
+    def forget_spam(self, account_id: str) -> None:
+        self._run("DELETE FROM spam_marks WHERE account_id = %s", (account_id,))
+
+    def prune_limits(self, rate_before: float, spam_before: float) -> None:
+        with self._tx() as conn:
+            conn.execute("DELETE FROM rate_hits WHERE at <= %s", (rate_before,))
+            conn.execute("DELETE FROM spam_marks WHERE at <= %s", (spam_before,))

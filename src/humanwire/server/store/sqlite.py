@@ -418,7 +418,11 @@ class SQLiteStore:
         )
 
     def insert_interaction(
-        self, record: InteractionRecord, link: IdempotencyLinkRecord | None = None
+        self,
+        record: InteractionRecord,
+        link: IdempotencyLinkRecord | None = None,
+        *,
+        link_stale_before: float = 0.0,
     ) -> None:
         with self._tx() as db:
             db.execute(
@@ -447,19 +451,28 @@ class SQLiteStore:
                 ),
             )
             if link is not None:
-                # REPLACE: a link whose interaction failed to deliver is superseded.
-                db.execute(
-                    "INSERT OR REPLACE INTO idempotency_links "
+                # Replaces a link whose interaction failed to deliver, or one older than
+                # ``link_stale_before``; any other is a concurrent request's: ``Duplicate``.
+                replaced = db.execute(
+                    "INSERT INTO idempotency_links "
                     "(account_id, key, fingerprint, interaction_id, created_at) "
-                    "VALUES (?, ?, ?, ?, ?)",
+                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (account_id, key) DO UPDATE SET "
+                    "fingerprint = excluded.fingerprint, "
+                    "interaction_id = excluded.interaction_id, created_at = excluded.created_at "
+                    "WHERE idempotency_links.created_at < ? OR EXISTS (SELECT 1 FROM "
+                    "interactions i WHERE i.id = idempotency_links.interaction_id "
+                    "AND i.outcome = 'failed')",
                     (
                         link.account_id,
                         link.key,
                         link.fingerprint,
                         link.interaction_id,
                         link.created_at,
+                        link_stale_before,
                     ),
-                )
+                ).rowcount
+                if not replaced:
+                    raise Duplicate(f"idempotency key {link.key!r} is linked already")
 
     def _interaction_where(self, where: str, params: tuple[Any, ...]) -> InteractionRecord | None:
         row = self._one(f"SELECT {_INTERACTION_COLUMNS} FROM interactions WHERE {where}", params)
@@ -745,6 +758,13 @@ class SQLiteStore:
 
     # -- numbers ----------------------------------------------------------------------
     def insert_number(self, record: NumberRecord) -> None:
+        # One number per account (PostgreSQL: a unique index).
+        with self._lock:
+            if self._one("SELECT 1 FROM numbers WHERE account_id = ?", (record.account_id,)):
+                raise Duplicate(f"account {record.account_id!r} has a number already")
+            self._insert_number(record)
+
+    def _insert_number(self, record: NumberRecord) -> None:
         try:
             self._run(
                 "INSERT INTO numbers (id, account_id, phone_number, created_at, updated_at) "
@@ -994,6 +1014,23 @@ class SQLiteStore:
     def next_outbox_due(self) -> float | None:
         row = self._one("SELECT MIN(next_attempt_at) FROM outbox WHERE status = 'pending'")
         return float(row[0]) if row and row[0] is not None else None
+
+    def claim_outbox(self, now: float, limit: int, until: float) -> list[OutboxRecord]:
+        # One process per SQLite file, one thread at a time (the store's lock): nothing
+        # can claim between the read and the lease. Nothing due writes nothing.
+        with self._lock:
+            rows = self._all(
+                f"SELECT {_OUTBOX_COLUMNS} FROM outbox WHERE status = 'pending' "
+                "AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?",
+                (now, limit),
+            )
+            if rows:
+                with self._tx() as db:
+                    db.executemany(
+                        "UPDATE outbox SET next_attempt_at = ? WHERE id = ?",
+                        [(until, row[0]) for row in rows],
+                    )
+        return [self._outbox(row) for row in rows]
 
     def lease_outbox(self, outbox_id: str, until: float) -> None:
         self._run(

@@ -1,0 +1,217 @@
+"""Several service processes (replicas) on one PostgreSQL database.
+
+Each replica runs the whole service; what one of them does, the others must hear of:
+
+* **Notices** (LISTEN/NOTIFY on the schema's channel). Every change the engine announces
+  locally (an interaction ended or changed, a delivery, an inbound message, an outcome
+  event, a number, a card, a webhook) is also published, batched per event-loop turn,
+  after its write committed. The other replicas wake what waits for it there: the
+  request held for that interaction, status long-polls, the inbox's live streams, the
+  scripted human's and the outcome stream's long-polls. A replica ignores its own.
+* **Heartbeats and leases.** Every ``lease / 3`` seconds a replica records that it is
+  alive (``replicas.seen_at``). The windows of the interactions it created are its own
+  (``interactions.owner``) while it is alive; once its heartbeat is older than the lease
+  (it died) or it retired (a graceful stop), another replica claims them
+  (``FOR UPDATE SKIP LOCKED``) and arms their timers. Held sends name their replica
+  (``held_by``): an answer arriving elsewhere is handed to it; when it dies, what was
+  handed to it goes to the webhooks (``sweep_holds``). Webhook deliveries are leased
+  rows of the outbox (``Store.claim_outbox``).
+
+A lost listening connection is reconnected; what was announced meanwhile is caught up by
+re-reading (``on_resync``). The engine wires the callbacks; nothing here knows HTTP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from .store.base import InteractionRecord, SharedStore
+
+__all__ = ["NOTIFY_PAYLOAD_BYTES", "Replicas"]
+
+logger = logging.getLogger("humanwire.replicas")
+
+NOTIFY_PAYLOAD_BYTES = 7000
+"""Notices are packed into payloads below PostgreSQL's 8,000-byte NOTIFY limit."""
+
+_CLAIM_BATCH = 1000
+_RECONNECT_DELAYS = (0.1, 0.5, 1.0, 2.0, 5.0)
+
+Notice = tuple[str, str, str]
+"""``(kind, account_id, item_id)``: what changed, as the engine's inbox notices name it."""
+
+
+class Replicas:
+    """This process's part among the replicas of one shared store."""
+
+    def __init__(
+        self,
+        store: SharedStore,
+        *,
+        lease: float,
+        on_notice: Callable[[str, str, str], None],
+        on_claimed: Callable[[list[InteractionRecord]], None],
+        on_swept: Callable[[list[InteractionRecord]], None],
+        on_tick: Callable[[], None],
+        on_resync: Callable[[], None],
+    ) -> None:
+        self.store = store
+        self.lease = lease
+        self.id = uuid.uuid4().hex[:16]
+        self._on_notice = on_notice
+        self._on_claimed = on_claimed
+        self._on_swept = on_swept
+        self._on_tick = on_tick
+        self._on_resync = on_resync
+        self._pending: list[Notice] = []
+        self._flush_scheduled = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._listening = asyncio.Event()
+        self._closed = False
+        self.notices_received = 0
+        self.notices_sent = 0
+
+    # -- start and stop -----------------------------------------------------------------
+    async def start(self) -> None:
+        """Records this replica alive, starts listening (before the first claim, so
+        nothing announced from now on is missed) and claims what has no live owner."""
+        self._loop = asyncio.get_running_loop()
+        self.store.heartbeat(self.id, time.time())
+        self._tasks.append(self._loop.create_task(self._listen(), name="humanwire-listen"))
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._listening.wait(), 10.0)
+        self._claim()
+        self._tasks.append(self._loop.create_task(self._beat(), name="humanwire-heartbeat"))
+
+    async def close(self) -> None:
+        """Stops listening and beating and retires: this replica's windows are left to
+        the others at once (not after the lease)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._flush()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._tasks.clear()
+        try:
+            self.store.retire_replica(self.id)
+        except Exception:  # the database may be gone; the lease then runs out instead
+            logger.warning("could not retire replica %s", self.id, exc_info=True)
+
+    # -- notices ------------------------------------------------------------------------
+    def publish(self, kind: str, account_id: str, item_id: str) -> None:
+        """Announces a change to the other replicas, once this loop turn's writes are
+        done (every store method commits before it returns)."""
+        if self._closed:
+            return
+        self._pending.append((kind, account_id, item_id))
+        if not self._flush_scheduled and self._loop is not None:
+            self._flush_scheduled = True
+            self._loop.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        notices, self._pending = self._pending, []
+        if not notices:
+            return
+        payloads: list[str] = []
+        batch: list[Notice] = []
+        size = 0
+        for notice in notices:
+            cost = sum(len(part) for part in notice) + 10
+            if batch and size + cost > NOTIFY_PAYLOAD_BYTES:
+                payloads.append(self._payload(batch))
+                batch, size = [], 0
+            batch.append(notice)
+            size += cost
+        payloads.append(self._payload(batch))
+        try:
+            self.store.notify(payloads)
+            self.notices_sent += len(notices)
+        except Exception:
+            # The others catch up when their long-polls and holds time out; not fatal.
+            logger.warning("could not publish %d notices", len(notices), exc_info=True)
+
+    def _payload(self, notices: list[Notice]) -> str:
+        return json.dumps({"r": self.id, "n": notices}, separators=(",", ":"))
+
+    def _received(self, payload: str) -> None:
+        try:
+            message: dict[str, Any] = json.loads(payload)
+            if message.get("r") == self.id:
+                return
+            notices = [(str(k), str(a), str(i)) for k, a, i in message["n"]]
+        except (ValueError, KeyError, TypeError):
+            logger.warning("ignored a malformed notice: %.200s", payload)
+            return
+        for kind, account_id, item_id in notices:
+            self.notices_received += 1
+            try:
+                self._on_notice(kind, account_id, item_id)
+            except Exception:
+                logger.exception("handling notice %s %s failed", kind, item_id)
+
+    async def _listen(self) -> None:
+        import psycopg
+        from psycopg import sql
+
+        attempt = 0
+        while not self._closed:
+            try:
+                async with await psycopg.AsyncConnection.connect(
+                    self.store.url, autocommit=True, connect_timeout=10
+                ) as conn:
+                    await conn.execute(
+                        sql.SQL("LISTEN {}").format(sql.Identifier(self.store.channel))
+                    )
+                    if attempt:
+                        self._on_resync()  # announced while the connection was down
+                    attempt = 0
+                    self._listening.set()
+                    async for notify in conn.notifies():
+                        self._received(notify.payload)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                delay = _RECONNECT_DELAYS[min(attempt, len(_RECONNECT_DELAYS) - 1)]
+                attempt += 1
+                logger.warning("listening for notices failed (%s); again in %g s", exc, delay)
+                await asyncio.sleep(delay)
+
+    # -- heartbeat, claims, sweeps ------------------------------------------------------
+    async def _beat(self) -> None:
+        every = max(self.lease / 3, 0.05)
+        while not self._closed:
+            await asyncio.sleep(every)
+            try:
+                self.store.heartbeat(self.id, time.time())
+                self._claim()
+                self._on_tick()
+            except Exception:
+                logger.warning("replica heartbeat failed", exc_info=True)
+
+    def _claim(self) -> None:
+        alive_after = time.time() - self.lease
+        while True:
+            claimed = self.store.claim_windows(self.id, alive_after, _CLAIM_BATCH)
+            if claimed:
+                self._on_claimed(claimed)
+            if len(claimed) < _CLAIM_BATCH:
+                break
+        while True:
+            swept = self.store.sweep_holds(alive_after, _CLAIM_BATCH)
+            if swept:
+                self._on_swept(swept)
+            if len(swept) < _CLAIM_BATCH:
+                break

@@ -262,7 +262,7 @@ def _serve_until(
         key_file = _key_file(db_path)
         key = api_key or _read_key(key_file)
         if key is None or not runner.authenticate(key):
-            key = runner.create_account("default", api_key=key)
+            key = _create_default_account(runner, key)
         if not api_key:
             _write_key(key_file, key)
         if (
@@ -290,6 +290,19 @@ def _serve_until(
     finally:
         runner.stop()
     return 0
+
+
+def _create_default_account(runner: ServiceRunner, key: str | None) -> str:
+    """The account ``key`` opens, created now. Replicas starting together on one
+    database with the same ``--api-key`` race to create it: the losers use the winner's."""
+    from humanwire.server.errors import Conflict
+
+    try:
+        return runner.create_account("default", api_key=key)
+    except Conflict:
+        if key is not None and runner.authenticate(key):
+            return key
+        raise
 
 
 def _record_for_embedded(base_url: str, key: str) -> None:

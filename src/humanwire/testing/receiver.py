@@ -97,6 +97,7 @@ class WebhookReceiver:
         self._status = 200
         self._fail_next = 0
         self._fail_status = 500
+        self._delay = 0.0
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -266,6 +267,12 @@ class WebhookReceiver:
         with self._cond:
             self._status = code
 
+    def set_delay(self, seconds: float) -> None:
+        """Hold every following delivery ``seconds`` before answering (a slow receiver;
+        the delivery is recorded when it arrives). 0 to answer at once again."""
+        with self._cond:
+            self._delay = max(0.0, seconds)
+
     def fail_next(self, n: int = 1, *, status: int = 500) -> None:
         """Answer the next ``n`` deliveries with ``status`` (the service retries them)."""
         with self._cond:
@@ -349,6 +356,10 @@ def _make_handler(receiver: WebhookReceiver) -> type[BaseHTTPRequestHandler]:
             body = self.rfile.read(length) if length > 0 else b""
             headers = {name.lower(): value for name, value in self.headers.items()}
             status = receiver._record(self.command, self.path, headers, body)
+            with receiver._cond:
+                delay = receiver._delay
+            if delay:
+                time.sleep(delay)
             reply = json.dumps({"received": 200 <= status < 300}).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")

@@ -28,11 +28,13 @@ How it maps to ``SQLiteStore`` (``store/sqlite.py``), whose semantics it keeps:
   under a transaction-level advisory lock, so two processes starting together neither
   race nor apply a migration twice.
 
-Not done yet (issue 13): read replicas, LISTEN/NOTIFY to wake other processes (the
-outcome stream and the outbox are still polled by one service process), and leases so
-several service processes can share one database. ``outcomes.id`` comes from a sequence:
-with several writers an id can commit after a larger one, so paging with
-``outcomes_after`` is only gap-free with one writer, as today.
+  Migration 2 adds what replicas share (``SharedStore``): window owners and holders on
+  ``interactions``, the ``replicas`` heartbeats, and the rate limit's and spam guard's
+  counts (two PL/pgSQL functions, each one round trip under an advisory lock).
+* Several service processes share one database (``server/replicas.py``): claims use
+  ``FOR UPDATE SKIP LOCKED``; ``outcomes.id`` comes from a sequence, taken and committed
+  under the account's advisory lock so one account's ids commit in order and paging with
+  ``outcomes_after`` never skips one.
 """
 
 from __future__ import annotations

@@ -8,13 +8,13 @@ import subprocess
 import sys
 from typing import Any
 
+from mcp import StdioServerParameters
 from mcp.client import Client
 from mcp_helpers import text
 
 from humanwire import HumanWire
 from humanwire.testing import RunningService, ScriptedHuman
 from humanwire.testing.receiver import WebhookReceiver
-from mcp import StdioServerParameters
 
 
 def command_env(**extra: str) -> dict[str, str]:

@@ -11,6 +11,7 @@ from mcp_helpers import OTHER_PHONE, Connect, text
 from humanwire import HumanWire
 from humanwire._tooling import plain_json_schema
 from humanwire.langchain import (
+    AskHumanChannel,
     AskHumanSlack,
     AskHumanSMS,
     AskHumanWhatsApp,
@@ -210,3 +211,21 @@ async def test_service_errors_are_tool_errors(connect: Connect) -> None:
     assert result.is_error is True
     assert text(result).startswith("humanwire: ")
     assert "nope" in text(result) or "not found" in text(result).lower()
+
+
+async def test_channel_card(
+    connect: Connect, human: ScriptedHuman, humanwire_client: HumanWire
+) -> None:
+    card = humanwire_client.channels.create(
+        type="sms",
+        to="+12025550100",
+        wait_time=5,
+        response_template="The operator said: {{message}}",
+        no_response_template="The operator is away; carry on.",
+    )
+    human.reply("all good")
+    async with connect(channel_ids=(card.id,)) as client:
+        [tool] = [t for t in (await client.list_tools()).tools if t.name == f"ask_human_{card.id}"]
+        assert tool.description == AskHumanChannel(channel_id=card.id).description
+        result = await client.call_tool(f"ask_human_{card.id}", {"message": "Status?"})
+    assert text(result) == "The operator said: all good"

@@ -16,6 +16,7 @@ fixed form come from the service's environment (``HUMANWIRE_MCP_*``, as for
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import os
@@ -148,8 +149,25 @@ class McpEndpoint:
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
-        async with self._manager.run():
-            try:
-                yield
-            finally:
-                await self.source.aclose()
+        """The SDK's session manager, for the app's lifespan. It runs in a task of its
+        own: its task group is entered and left in one task, even when whoever runs the
+        lifespan starts and stops it from different tasks."""
+        started, stop = asyncio.Event(), asyncio.Event()
+
+        async def run() -> None:
+            async with self._manager.run():
+                started.set()
+                await stop.wait()
+
+        task = asyncio.ensure_future(run())
+        ready = asyncio.ensure_future(started.wait())
+        await asyncio.wait({task, ready}, return_when=asyncio.FIRST_COMPLETED)
+        if task.done():
+            ready.cancel()
+            task.result()  # the manager failed to start: raise why
+        try:
+            yield
+        finally:
+            stop.set()
+            await task
+            await self.source.aclose()

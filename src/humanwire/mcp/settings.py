@@ -143,16 +143,24 @@ class McpSettings:
             whatsapp_to=pick("whatsapp_to", "HUMANWIRE_WHATSAPP_TO"),
             slack_to=pick("slack_to", "HUMANWIRE_SLACK_TO"),
             expose_recipients=bool(expose),
-            wait_time=seconds("wait_time", "HUMANWIRE_MCP_WAIT_TIME", DEFAULT_WAIT_TIME)
-            or DEFAULT_WAIT_TIME,
+            wait_time=_given(seconds("wait_time", "HUMANWIRE_MCP_WAIT_TIME", DEFAULT_WAIT_TIME)),
             follow_up_time=seconds("follow_up_time", "HUMANWIRE_MCP_FOLLOW_UP_TIME", None),
             client_timeout=timeout or None,
-            progress_interval=seconds(
-                "progress_interval", "HUMANWIRE_MCP_PROGRESS_INTERVAL", DEFAULT_PROGRESS_INTERVAL
-            )
-            or DEFAULT_PROGRESS_INTERVAL,
+            progress_interval=_given(
+                seconds(
+                    "progress_interval",
+                    "HUMANWIRE_MCP_PROGRESS_INTERVAL",
+                    DEFAULT_PROGRESS_INTERVAL,
+                )
+            ),
             channel_ids=tuple(dict.fromkeys(ids)),
             form=FixedForm.load(form_path) if form_path else None,
             form_channel=pick("form_channel", "HUMANWIRE_MCP_FORM_CHANNEL") or "sms",
             wait_for_call_end=not flags.get("no_wait_for_call_end", False),
         )
+
+
+def _given(value: float | None) -> float:
+    """A setting with a default is never ``None``."""
+    assert value is not None
+    return value

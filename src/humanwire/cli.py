@@ -138,9 +138,17 @@ def _add_mcp_parser(commands: Any) -> None:
         help="let the model name the recipient (HUMANWIRE_MCP_EXPOSE_RECIPIENTS=1)",
     )
     mcp.add_argument(
-        "--wait-time", type=float, default=None, help="seconds to listen (default 300)"
+        "--wait-time",
+        type=float,
+        default=None,
+        help="seconds the service listens for an answer (HUMANWIRE_MCP_WAIT_TIME; 300)",
     )
-    mcp.add_argument("--follow-up-time", type=float, default=None, help="seconds after it")
+    mcp.add_argument(
+        "--follow-up-time",
+        type=float,
+        default=None,
+        help="seconds it listens after that (HUMANWIRE_MCP_FOLLOW_UP_TIME)",
+    )
     mcp.add_argument(
         "--client-timeout",
         type=float,
@@ -149,18 +157,29 @@ def _add_mcp_parser(commands: Any) -> None:
         "default 60; 0: none)",
     )
     mcp.add_argument(
-        "--progress-interval", type=float, default=None, help="seconds between progress (10)"
+        "--progress-interval",
+        type=float,
+        default=None,
+        help="seconds between progress notifications (HUMANWIRE_MCP_PROGRESS_INTERVAL; 10)",
     )
     mcp.add_argument(
         "--channel-id",
         dest="channel_ids",
         action="append",
         default=None,
-        help="a channel card to offer as ask_human_<id> (repeatable)",
+        help="a channel card to offer as ask_human_<id>, repeatable (HUMANWIRE_MCP_CHANNEL_IDS)",
     )
-    mcp.add_argument("--form", default=None, metavar="FILE.json", help="a fixed form")
     mcp.add_argument(
-        "--form-channel", choices=("sms", "whatsapp", "slack"), default=None, help="(sms)"
+        "--form",
+        default=None,
+        metavar="FILE.json",
+        help="a fixed form: title and fields (HUMANWIRE_MCP_FORM)",
+    )
+    mcp.add_argument(
+        "--form-channel",
+        choices=("sms", "whatsapp", "slack"),
+        default=None,
+        help="the form's channel (HUMANWIRE_MCP_FORM_CHANNEL; sms)",
     )
     mcp.add_argument(
         "--no-wait-for-call-end",

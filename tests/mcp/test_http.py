@@ -120,3 +120,25 @@ async def test_cancel_over_http_lets_go_of_the_wait(
         await human.reply("Go", interaction_id=delivery.interaction_id).async_wait()
         [event] = await webhook_receiver.async_wait_for("message.received")
     assert event.payload.body == "Go"
+
+
+def test_a_session_belongs_to_the_account_that_opened_it(
+    humanwire_service: RunningService, humanwire_api_key: str
+) -> None:
+    url = f"{humanwire_service.base_url}/mcp"
+    mine = {**ACCEPT, "Authorization": f"Bearer {humanwire_api_key}"}
+    other_key = humanwire_service.create_account("someone else")
+    opened = httpx.post(url, json=INITIALIZE, headers=mine)
+    assert opened.status_code == 200, opened.text
+    session = opened.headers["mcp-session-id"]
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    theirs = {**ACCEPT, "Authorization": f"Bearer {other_key}", "Mcp-Session-Id": session}
+    refused = httpx.post(url, json=listing, headers=theirs)
+    assert refused.status_code == 404
+    assert refused.json()["error"]["code"] == "not_found"
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    own = {**mine, "Mcp-Session-Id": session, "Mcp-Protocol-Version": "2025-06-18"}
+    assert httpx.post(url, json=initialized, headers=own).status_code == 202
+    listed = httpx.post(url, json=listing, headers=own)
+    assert listed.status_code == 200
+    assert "ask_human_sms" in listed.text

@@ -30,7 +30,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from humanwire.approval import default_recipient
 
@@ -52,6 +52,9 @@ RECIPIENT_HEADERS: dict[str, str] = {
 """The request header naming each channel's recipient on ``/mcp``."""
 
 _MAX_CLIENTS = 256
+_MAX_SESSIONS = 20_000
+"""Twice the SDK's default cap on open sessions."""
+_SESSION_HEADER = "mcp-session-id"
 
 
 def _bearer(headers: Mapping[str, str] | None) -> str:
@@ -109,23 +112,44 @@ class AccountSource:
 
 
 class _BearerGate:
-    """Refuses a request without the account's key (401, the service's error body)."""
+    """Refuses a request without the account's key (401, the service's error body), and
+    a request naming another account's MCP session (404, as an unknown session)."""
 
     def __init__(self, app: StreamableHTTPASGIApp, engine: Engine) -> None:
         self.app = app
         self.engine = engine
+        self._sessions: OrderedDict[str, str] = OrderedDict()
+        """MCP session id → the account that opened it (the newest kept)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        from humanwire.server.errors import ServiceError
+        from humanwire.server.errors import NotFound, ServiceError
         from humanwire.server.http_errors import service_error_response
         from humanwire.server.routes._api import _authenticate as authenticate
 
+        request = Request(scope)
         try:
-            authenticate(Request(scope), self.engine)
+            account = authenticate(request, self.engine)
+            session = request.headers.get(_SESSION_HEADER)
+            if session is not None and self._sessions.get(session, account.id) != account.id:
+                raise NotFound("no such MCP session")
         except ServiceError as exc:
             await service_error_response(exc)(scope, receive, send)
             return
-        await self.app(scope, receive, send)
+
+        async def remember_session(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                for name, value in message.get("headers", []):
+                    if name.lower() == _SESSION_HEADER.encode():
+                        self._remember(value.decode("latin-1"), account.id)
+            await send(message)
+
+        await self.app(scope, receive, remember_session)
+
+    def _remember(self, session: str, account_id: str) -> None:
+        self._sessions[session] = account_id
+        self._sessions.move_to_end(session)
+        while len(self._sessions) > _MAX_SESSIONS:
+            self._sessions.popitem(last=False)
 
 
 class McpEndpoint:

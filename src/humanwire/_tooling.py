@@ -6,9 +6,11 @@
 - The argument schemas a model reads, kept plain: no ``$ref``, no ``anyOf``, no titles
   (small models fill flat schemas far more reliably). :class:`FormFieldSpec` is the flat
   form design a model fills; :func:`form_fields_from_specs` turns it into wire fields.
-- The texts a model reads: argument descriptions, and results as sentences.
+- The texts a model reads: tool descriptions, argument descriptions, and results as
+  sentences (the argument schemas themselves are in ``humanwire._tool_schemas``).
 
-Framework-neutral: ``humanwire.langchain`` and ``humanwire.llama_index`` build on it.
+Framework-neutral: ``humanwire.langchain``, ``humanwire.llama_index`` and
+``humanwire.mcp`` build on it, so a tool reads the same in every framework.
 """
 
 from __future__ import annotations
@@ -46,7 +48,10 @@ if TYPE_CHECKING:
     from ._client import AsyncHumanWire, HumanWire
 
 __all__ = [
+    "ASK_CHANNEL_DESCRIPTION",
     "CALL_PROMPT",
+    "CHANNEL_NAMES",
+    "CHECK_DESCRIPTION",
     "FORM_DESCRIPTION",
     "FORM_FIELDS",
     "FORM_MESSAGE",
@@ -61,12 +66,18 @@ __all__ = [
     "FormFieldSpec",
     "Operation",
     "OptionalText",
+    "ask_description",
+    "call_description",
     "call_text",
+    "check_back_note",
+    "check_back_text",
     "describe_status",
+    "form_description",
     "form_fields_from_specs",
     "form_text",
     "late_note",
     "message_text",
+    "notify_description",
     "optional_text",
     "plain_json_schema",
     "sent_text",
@@ -400,3 +411,120 @@ def describe_status(status: InteractionStatus) -> str:
     if status.ended:
         return f"{head} ended without a response from the human."
     return f"{head} is still pending: no response yet. Check again later."
+
+
+# --- tool descriptions --------------------------------------------------------------------
+
+CHANNEL_NAMES = {"sms": "SMS", "whatsapp": "WhatsApp", "slack": "Slack"}
+"""How a channel is named in the texts a model reads."""
+
+_ASKS = {
+    "sms": "Ask a human a question by SMS text message.",
+    "whatsapp": "Ask a human a question on WhatsApp.",
+    "slack": "Ask a human a question on Slack (they reply in the thread).",
+}
+
+
+def _waits(wait_time: float) -> str:
+    return f"Waits up to {wait_time:g} seconds"
+
+
+def ask_description(channel: str, wait_time: float) -> str:
+    """The description of ``ask_human_<channel>``: send a question, wait for the reply."""
+    return (
+        f"{_ASKS[channel]} {_waits(wait_time)} for the reply. Use it when you need a "
+        "decision, a fact or a confirmation only a person can give. Returns "
+        f"'Human response: <their reply>'. {NO_ANSWER}"
+    )
+
+
+def notify_description(channel: str) -> str:
+    """The description of ``notify_human_<channel>``: a one-way message."""
+    return (
+        f"Send a human a one-way {CHANNEL_NAMES[channel]} message (an update or a notice) "
+        "without waiting for a reply. Returns the interaction id."
+    )
+
+
+ASK_CHANNEL_DESCRIPTION = (
+    "Ask a human through a preconfigured channel (it sets who is asked and how long to "
+    "wait) and wait for their reply. Use it when you need a decision or a fact only a "
+    f"person can give. Returns their reply. {NO_ANSWER}"
+)
+"""The description of a tool that sends through a channel card."""
+
+
+def form_description(
+    channel: str,
+    wait_time: float | None,
+    *,
+    title: str | None = None,
+    labels: list[str] | None = None,
+) -> str:
+    """The description of a form tool: model-designed (no ``title``), or the fixed form
+    ``title`` with its field ``labels``; ``wait_time=None`` sends without waiting."""
+    where = CHANNEL_NAMES[channel]
+    if wait_time is None:
+        waits = (
+            "Returns at once, without the answers: check them later with the "
+            "interaction id it gives."
+        )
+    else:
+        waits = f"{_waits(wait_time)} for the submission. {NO_ANSWER}"
+    returns = "Returns one 'label: value' line per answered field."
+    if title is None:
+        return (
+            f"Ask a human to fill in a web form you design, sent as a link by {where}. "
+            "Use it to collect several structured answers at once (choices, emails, "
+            f"phone numbers, addresses, yes/no). {returns} {waits}"
+        )
+    return (
+        f"Send a human the form '{title}' ({', '.join(labels or [])}) as a link by {where}. "
+        f"{returns} {waits}"
+    )
+
+
+def call_description(wait_for_call_end: bool) -> str:
+    """The description of ``call_human``."""
+    if wait_for_call_end:
+        returns = (
+            "Waits for the call to end and returns its summary, or a note that the "
+            "human did not answer (a normal result: continue without it)."
+        )
+    else:
+        returns = (
+            "Returns at once with the interaction id; check the call's outcome later with that id."
+        )
+    return (
+        "Phone a human: a voice agent places the call following your prompt and "
+        f"reports back. Use it when a conversation is faster than text. {returns}"
+    )
+
+
+CHECK_DESCRIPTION = (
+    "Check whether a human has answered an earlier message, form or call, given the "
+    "interaction id from its result. Returns the answer if there is one, or says it is "
+    "still pending (then check again later, not at once)."
+)
+"""The description of ``check_human_interaction``."""
+
+
+def check_back_text(interaction_id: str, check_tool: str, listening: float | None) -> str:
+    """A wait handed back before the human answered (the caller cannot hold the request
+    longer): a normal result telling the model how to get the answer later."""
+    still = (
+        f" The service keeps listening for about {listening:g} more seconds." if listening else ""
+    )
+    return (
+        f"The human has not answered yet (interaction {interaction_id}).{still} Continue "
+        f"with other work and check back later with {check_tool} (interaction_id "
+        f"{interaction_id}) to get their answer; do not ask again."
+    )
+
+
+def check_back_note(check_tool: str) -> str:
+    """Added to a description when the tool hands a long wait back early."""
+    return (
+        "If they have not answered by then, you get the interaction id instead: the "
+        f"service keeps listening, and {check_tool} returns their answer later."
+    )

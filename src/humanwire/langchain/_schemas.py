@@ -1,28 +1,19 @@
-"""The argument schemas the model reads: descriptions written for a model, and plain JSON
-schemas (no ``$ref``, no ``anyOf``), built from the pieces in ``humanwire._tooling``."""
+"""The argument schemas of the LangChain tools: the shared ones of
+``humanwire._tool_schemas`` (the MCP server and LlamaIndex read the same)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import BaseModel, Field, create_model
-
-from humanwire._tooling import (
-    CALL_PROMPT,
-    FORM_DESCRIPTION,
-    FORM_FIELDS,
-    FORM_MESSAGE,
-    FORM_TITLE,
-    INTERACTION_ID,
-    MESSAGE,
-    NOTE,
-    PHONE_TO,
-    SLACK_TO,
-    FormFieldList,
+from humanwire._tool_schemas import (
+    CallInput,
+    CallWithRecipientInput,
+    CheckInteractionInput,
     FormFieldSpec,
-    OptionalText,
+    MessageInput,
+    NoInput,
+    NoteInput,
     form_fields_from_specs,
-    optional_text,
+    form_input_schema,
+    message_input_schema,
 )
 
 __all__ = [
@@ -37,90 +28,3 @@ __all__ = [
     "form_input_schema",
     "message_input_schema",
 ]
-
-
-class MessageInput(BaseModel):
-    message: str = Field(min_length=1, description=MESSAGE)
-
-
-class NoteInput(BaseModel):
-    message: str = Field(min_length=1, description=NOTE)
-
-
-def _recipient_field(slack: bool) -> tuple[Any, Any]:
-    return (OptionalText, optional_text(SLACK_TO if slack else PHONE_TO))
-
-
-def _build_message_schema(note: bool, slack: bool, expose: bool) -> type[BaseModel]:
-    base = NoteInput if note else MessageInput
-    if not expose:
-        return base
-    name = ("Note" if note else "Message") + ("Slack" if slack else "Phone") + "WithRecipientInput"
-    model: type[BaseModel] = create_model(name, __base__=base, to=_recipient_field(slack))
-    return model
-
-
-_MESSAGE_SCHEMAS = {
-    (note, slack, expose): _build_message_schema(note, slack, expose)
-    for note in (False, True)
-    for slack in (False, True)
-    for expose in (False, True)
-}
-
-
-def message_input_schema(*, note: bool, channel: str, expose_recipient: bool) -> type[BaseModel]:
-    """The arguments of a message tool: the text (a question, or a note when nothing is
-    awaited) and the recipient only when exposed."""
-    return _MESSAGE_SCHEMAS[(note, channel == "slack", expose_recipient)]
-
-
-class NoInput(BaseModel):
-    """A tool whose whole request is fixed at construction."""
-
-
-def form_input_schema(*, dynamic: bool, channel: str, expose_recipient: bool) -> type[BaseModel]:
-    """The arguments of a ``HumanForm``: the form itself when the model designs it, the
-    link message on sms and slack (whatsapp wraps the link in fixed text), and the
-    recipient only when exposed."""
-    return _FORM_SCHEMAS[(dynamic, channel == "whatsapp", channel == "slack", expose_recipient)]
-
-
-def _build_form_schema(dynamic: bool, whatsapp: bool, slack: bool, expose: bool) -> type[BaseModel]:
-    definitions: dict[str, Any] = {}
-    if dynamic:
-        definitions["title"] = (str, Field(min_length=1, description=FORM_TITLE))
-        definitions["fields"] = (
-            FormFieldList,
-            Field(min_length=1, max_length=30, description=FORM_FIELDS),
-        )
-        definitions["description"] = (OptionalText, optional_text(FORM_DESCRIPTION))
-    if not whatsapp:
-        definitions["message"] = (OptionalText, optional_text(FORM_MESSAGE))
-    if expose:
-        definitions["to"] = _recipient_field(slack)
-    name = ("DynamicForm" if dynamic else "FixedForm") + (
-        "WhatsApp" if whatsapp else "Slack" if slack else "SMS"
-    )
-    name += "WithRecipientInput" if expose else "Input"
-    model: type[BaseModel] = create_model(name, **definitions)
-    return model
-
-
-_FORM_SCHEMAS: dict[tuple[bool, bool, bool, bool], type[BaseModel]] = {
-    (dynamic, whatsapp, slack, expose): _build_form_schema(dynamic, whatsapp, slack, expose)
-    for dynamic in (False, True)
-    for whatsapp, slack in ((False, False), (True, False), (False, True))
-    for expose in (False, True)
-}
-
-
-class CallInput(BaseModel):
-    prompt: str = Field(min_length=1, description=CALL_PROMPT)
-
-
-class CallWithRecipientInput(CallInput):
-    to: OptionalText = optional_text(PHONE_TO)
-
-
-class CheckInteractionInput(BaseModel):
-    interaction_id: str = Field(min_length=1, description=INTERACTION_ID)

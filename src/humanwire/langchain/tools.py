@@ -12,13 +12,19 @@ from langchain_core.tools.base import ArgsSchema
 from pydantic import Field, field_validator, model_validator
 
 from humanwire._tooling import (
-    NO_ANSWER,
+    ASK_CHANNEL_DESCRIPTION,
+    CHANNEL_NAMES,
+    CHECK_DESCRIPTION,
     Operation,
+    ask_description,
+    call_description,
     call_text,
     describe_status,
+    form_description,
     form_fields_from_specs,
     form_text,
     message_text,
+    notify_description,
     sent_text,
     with_link,
 )
@@ -57,12 +63,7 @@ __all__ = [
     "describe_status",
 ]
 
-_CHANNEL_NAMES = {"sms": "SMS", "whatsapp": "WhatsApp", "slack": "Slack"}
-
-
-def _waits(wait_time: float | None) -> str:
-    return f"Waits up to {wait_time:g} seconds" if wait_time is not None else ""
-
+_CHANNEL_NAMES = CHANNEL_NAMES
 
 # --- messages ---------------------------------------------------------------------------
 
@@ -72,8 +73,6 @@ class _MessageTool(WindowedTool):
     ``wait_time`` is ``None`` (then only the interaction id comes back)."""
 
     channel: ClassVar[Channel]
-    asks: ClassVar[str]
-    """What the tool does, first sentence of its description (the wait is added)."""
 
     description: str = ""
     args_schema: ArgsSchema | None = None
@@ -95,17 +94,9 @@ class _MessageTool(WindowedTool):
         return self
 
     def _describe(self) -> str:
-        where = _CHANNEL_NAMES[self.channel]
         if self.wait_time is None:
-            return (
-                f"Send a human a one-way {where} message (an update or a notice) without "
-                "waiting for a reply. Returns the interaction id."
-            )
-        return (
-            f"{self.asks} {_waits(self.wait_time)} for the reply. Use it when you need a "
-            "decision, a fact or a confirmation only a person can give. Returns "
-            f"'Human response: <their reply>'. {NO_ANSWER}"
-        )
+            return notify_description(self.channel)
+        return ask_description(self.channel, self.wait_time)
 
     def _request(self, message: str, to: str | None) -> dict[str, Any]:
         return {
@@ -143,7 +134,6 @@ class AskHumanSMS(_FromMixin):
     """Text a person by SMS and wait for the reply."""
 
     channel: ClassVar[Channel] = "sms"
-    asks: ClassVar[str] = "Ask a human a question by SMS text message."
     name: str = "ask_human_sms"
 
 
@@ -151,7 +141,6 @@ class AskHumanWhatsApp(_MessageTool):
     """Message a person on WhatsApp and wait for the reply."""
 
     channel: ClassVar[Channel] = "whatsapp"
-    asks: ClassVar[str] = "Ask a human a question on WhatsApp."
     name: str = "ask_human_whatsapp"
 
 
@@ -159,7 +148,6 @@ class AskHumanSlack(_FromMixin):
     """Message a person or channel on Slack and wait for a reply in the thread."""
 
     channel: ClassVar[Channel] = "slack"
-    asks: ClassVar[str] = "Ask a human a question on Slack (they reply in the thread)."
     name: str = "ask_human_slack"
 
 
@@ -185,11 +173,7 @@ class AskHumanChannel(HumanWireBaseTool):
     so the no-response text is the card's."""
 
     name: str = "ask_human_channel"
-    description: str = (
-        "Ask a human through a preconfigured channel (it sets who is asked and how long to "
-        "wait) and wait for their reply. Use it when you need a decision or a fact only a "
-        f"person can give. Returns their reply. {NO_ANSWER}"
-    )
+    description: str = ASK_CHANNEL_DESCRIPTION
     args_schema: ArgsSchema | None = MessageInput
     channel_id: str = Field(min_length=1)
 
@@ -254,26 +238,10 @@ class HumanForm(WindowedTool):
         return self
 
     def _describe(self) -> str:
-        where = _CHANNEL_NAMES[self.channel]
-        if self.wait_time is None:
-            waits = (
-                "Returns at once, without the answers: check them later with the "
-                "interaction id it gives."
-            )
-        else:
-            waits = f"{_waits(self.wait_time)} for the submission. {NO_ANSWER}"
-        returns = "Returns one 'label: value' line per answered field."
         if self.dynamic:
-            return (
-                f"Ask a human to fill in a web form you design, sent as a link by {where}. "
-                "Use it to collect several structured answers at once (choices, emails, "
-                f"phone numbers, addresses, yes/no). {returns} {waits}"
-            )
-        labels = ", ".join(field.label for field in self.fields or [])
-        return (
-            f"Send a human the form '{self.title}' ({labels}) as a link by {where}. "
-            f"{returns} {waits}"
-        )
+            return form_description(self.channel, self.wait_time)
+        labels = [field.label for field in self.fields or []]
+        return form_description(self.channel, self.wait_time, title=self.title, labels=labels)
 
     @property
     def dynamic(self) -> bool:
@@ -365,20 +333,7 @@ class CallHuman(HumanWireBaseTool):
         return self
 
     def _describe(self) -> str:
-        if self.wait_for_call_end:
-            returns = (
-                "Waits for the call to end and returns its summary, or a note that the "
-                "human did not answer (a normal result: continue without it)."
-            )
-        else:
-            returns = (
-                "Returns at once with the interaction id; check the call's outcome later "
-                "with that id."
-            )
-        return (
-            "Phone a human: a voice agent places the call following your prompt and "
-            f"reports back. Use it when a conversation is faster than text. {returns}"
-        )
+        return call_description(self.wait_for_call_end)
 
     def _request(self, prompt: str, to: str | None) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
@@ -409,11 +364,7 @@ class CheckHumanInteraction(HumanWireBaseTool):
     """The status and result of an earlier interaction (a late reply included)."""
 
     name: str = "check_human_interaction"
-    description: str = (
-        "Check whether a human has answered an earlier message, form or call, given the "
-        "interaction id from its result. Returns the answer if there is one, or says it is "
-        "still pending (then check again later, not at once)."
-    )
+    description: str = CHECK_DESCRIPTION
     args_schema: ArgsSchema | None = CheckInteractionInput
     wait: float = Field(default=0, ge=0, le=60)
     """Seconds to hold the check for a change (the service's ``?wait=``, at most 60)."""

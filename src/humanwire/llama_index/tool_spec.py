@@ -18,14 +18,16 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic_core import PydanticCustomError
 
 from humanwire._tooling import (
+    ASK_CHANNEL_DESCRIPTION,
     CALL_PROMPT,
+    CHANNEL_NAMES,
+    CHECK_DESCRIPTION,
     FORM_DESCRIPTION,
     FORM_FIELDS,
     FORM_MESSAGE,
     FORM_TITLE,
     INTERACTION_ID,
     MESSAGE,
-    NO_ANSWER,
     NOTE,
     PHONE_TO,
     SLACK_TO,
@@ -33,8 +35,11 @@ from humanwire._tooling import (
     FormFieldSpec,
     Operation,
     OptionalText,
+    ask_description,
+    call_description,
     call_text,
     describe_status,
+    form_description,
     form_fields_from_specs,
     form_text,
     message_text,
@@ -69,7 +74,6 @@ __all__ = ["DEFAULT_WAIT_TIME", "HumanWireToolSpec", "describe_status"]
 TextChannel = Literal["sms", "whatsapp", "slack"]
 FormChannel = Literal["sms", "whatsapp", "slack"]
 _CHANNELS: tuple[TextChannel, ...] = ("sms", "whatsapp", "slack")
-_CHANNEL_NAMES = {"sms": "SMS", "whatsapp": "WhatsApp", "slack": "Slack"}
 
 DEFAULT_WAIT_TIME = 300
 """Seconds an ``ask_*`` tool holds the request open for the answer, unless told."""
@@ -405,19 +409,16 @@ class HumanWireToolSpec(BaseToolSpec):
             return _CHANNELS
         return tuple(c for c in _CHANNELS if self._recipients[c] is not None)
 
-    def _form_tool(self, waits: str) -> _Tool:
-        where = _CHANNEL_NAMES[self.form_channel]
-        returns = "Returns one 'label: value' line per answered field."
+    def _form_tool(self) -> _Tool:
         link: dict[str, Any] = {}
         if self.form_channel != "whatsapp":  # whatsapp wraps the link in fixed text
             link["message"] = (OptionalText, optional_text(FORM_MESSAGE))
         to = self._to_field(self.form_channel == "slack")
         if self.form_fields is not None:
-            labels = ", ".join(f.label for f in self.form_fields)
+            labels = [f.label for f in self.form_fields]
             schema = _args("AskHumanFixedFormArgs", **link, **to)
-            text = (
-                f"Send a person the form '{self.form_title}' ({labels}) as a link by {where}. "
-                f"{returns} {waits} for the submission. {NO_ANSWER}"
+            text = form_description(
+                self.form_channel, self.wait_time, title=self.form_title, labels=labels
             )
         else:
             schema = _args(
@@ -428,12 +429,7 @@ class HumanWireToolSpec(BaseToolSpec):
                 **link,
                 **to,
             )
-            text = (
-                f"Ask a person to fill in a web form you design, sent as a link by {where}. "
-                "Use it to collect several structured answers at once (choices, emails, "
-                f"phone numbers, addresses, yes/no). {returns} {waits} for the submission. "
-                f"{NO_ANSWER}"
-            )
+            text = form_description(self.form_channel, self.wait_time)
         return _Tool(
             "ask_human_form",
             "ask_human_form",
@@ -444,13 +440,11 @@ class HumanWireToolSpec(BaseToolSpec):
         )
 
     def _tool_table(self) -> list[_Tool]:
-        waits = f"Waits up to {self.wait_time:g} seconds"
         question = (str, Field(min_length=1, description=MESSAGE))
-        replies = f"Returns 'Human response: <their reply>'. {NO_ANSWER}"
 
-        def ask(channel: TextChannel, what: str) -> _Tool:
+        def ask(channel: TextChannel) -> _Tool:
             schema = _args(
-                f"AskHuman{_CHANNEL_NAMES[channel]}Args",
+                f"AskHuman{CHANNEL_NAMES[channel]}Args",
                 message=question,
                 **self._to_field(channel == "slack"),
             )
@@ -458,39 +452,29 @@ class HumanWireToolSpec(BaseToolSpec):
                 f"ask_human_{channel}",
                 f"ask_human_{channel}",
                 f"aask_human_{channel}",
-                f"{what} {waits} for the reply. Use it when you need a decision, a fact or a "
-                f"confirmation only a person can give. {replies}",
+                ask_description(channel, self.wait_time),
                 schema,
                 (channel,),
             )
 
         notify_channels = self._notify_channels() or ("sms",)
         channel_type: Any = Literal.__getitem__(notify_channels)  # type: ignore[attr-defined]
-        call_end = (
-            "Waits for the call to end and returns its summary, or a note that the human did "
-            "not answer (a normal result: continue without it)."
-            if self.wait_for_call_end
-            else "Returns at once with the interaction id; check the call's outcome later "
-            "with check_human_interaction."
-        )
         return [
-            ask("sms", "Ask a person a question by SMS text message."),
-            ask("whatsapp", "Ask a person a question on WhatsApp."),
-            ask("slack", "Ask a person a question on Slack (they reply in the thread)."),
+            ask("sms"),
+            ask("whatsapp"),
+            ask("slack"),
             _Tool(
                 "ask_human_channel",
                 "ask_human_channel",
                 "aask_human_channel",
-                "Ask a person through the preconfigured channel (it sets who is asked and how "
-                "long to wait) and wait for their reply. Use it when you need a decision or a "
-                f"fact only a person can give. Returns their reply. {NO_ANSWER}",
+                ASK_CHANNEL_DESCRIPTION,
                 _args("AskHumanChannelArgs", message=question),
             ),
             _Tool(
                 "notify_human",
                 "notify_human",
                 "anotify_human",
-                "Send a person a one-way message (a status update, a result) without waiting "
+                "Send a human a one-way message (a status update, a result) without waiting "
                 "for any answer. Returns at once with the interaction id.",
                 _args(
                     "NotifyHumanArgs",
@@ -506,13 +490,12 @@ class HumanWireToolSpec(BaseToolSpec):
                 ),
                 self._notify_channels(),
             ),
-            self._form_tool(waits),
+            self._form_tool(),
             _Tool(
                 "call_human",
                 "call_human",
                 "acall_human",
-                "Phone a person: a voice agent places the call following your prompt and "
-                f"reports back. Use it when a conversation is faster than text. {call_end}",
+                call_description(self.wait_for_call_end),
                 _args(
                     "CallHumanArgs",
                     prompt=(str, Field(min_length=1, description=CALL_PROMPT)),
@@ -524,9 +507,7 @@ class HumanWireToolSpec(BaseToolSpec):
                 "check_human_interaction",
                 "check_human_interaction",
                 "acheck_human_interaction",
-                "Check whether a person has answered an earlier message, form or call, given "
-                "the interaction id from its result. Returns the answer if there is one, or "
-                "says it is still pending (then check again later, not at once).",
+                CHECK_DESCRIPTION,
                 _args(
                     "CheckHumanInteractionArgs",
                     interaction_id=(str, Field(min_length=1, description=INTERACTION_ID)),

@@ -6,8 +6,10 @@ started in the serving event loop at startup and closed at shutdown.
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -36,6 +38,9 @@ def create_app(config: ServiceConfig | None = None, engine: Engine | None = None
     providers = real_providers(config, service_engine)
     for provider in providers:
         routes += provider.routes()
+    mcp = _mcp_endpoint(config, service_engine)
+    if mcp is not None:
+        routes.append(mcp.route)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -43,7 +48,10 @@ def create_app(config: ServiceConfig | None = None, engine: Engine | None = None
         for provider in providers:
             await provider.start()
         try:
-            yield
+            async with AsyncExitStack() as stack:
+                if mcp is not None:
+                    await stack.enter_async_context(mcp.running())
+                yield
         finally:
             await service_engine.close()
             for provider in providers:
@@ -61,3 +69,13 @@ def create_app(config: ServiceConfig | None = None, engine: Engine | None = None
     app.state.config = config
     app.state.openapi = build_openapi(operations, config.public_url)
     return app
+
+
+def _mcp_endpoint(config: ServiceConfig, engine: Engine) -> Any:
+    """``/mcp`` (the MCP server over streamable HTTP) when ``mcp`` is installed."""
+    # Not through humanwire.mcp: importing that package needs mcp.
+    if importlib.util.find_spec("mcp") is None:
+        return None
+    from humanwire.mcp.http import McpEndpoint
+
+    return McpEndpoint(config, engine)

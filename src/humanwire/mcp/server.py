@@ -1,0 +1,167 @@
+"""The MCP server: the tools of ``humanwire.mcp.tools`` registered with the MCP SDK's
+``MCPServer``, each run on the client and recipients its :class:`ToolSource` gives.
+
+Two sources: :class:`ConfiguredSource` (``humanwire mcp`` over stdio: one client from the
+environment, recipients from the settings) and the service's ``/mcp`` endpoint (one
+client per account key: ``humanwire.mcp.http``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any, Protocol
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+from pydantic import ValidationError, create_model
+
+from humanwire._tooling import plain_json_schema
+from humanwire.approval import RECIPIENT_ENV, resolve_recipient
+from humanwire.errors import HumanWireError
+
+from .settings import CHANNELS, McpSettings, SettingsError
+from .tools import CHECK_TOOL, McpTool, ToolCall, build_tools
+
+if TYPE_CHECKING:
+    from humanwire._client import AsyncHumanWire
+
+__all__ = ["INSTRUCTIONS", "ConfiguredSource", "ToolSource", "build_server", "invalid_arguments"]
+
+INSTRUCTIONS = (
+    "These tools reach a real person (by SMS, WhatsApp, Slack, a web form or a phone call) "
+    "and return what they answer. A person may take minutes: when a tool returns an "
+    f"interaction id instead of an answer, continue and call {CHECK_TOOL} later rather "
+    "than asking again. No answer in time is a normal result, not an error."
+)
+
+
+class ToolSource(Protocol):
+    """Where a tool call gets its client and its recipients."""
+
+    async def client(self, ctx: Context) -> AsyncHumanWire: ...
+
+    def recipient(self, ctx: Context, channel: str, to: str | None) -> str: ...
+
+
+def invalid_arguments(exc: ValidationError) -> str:
+    """What the model reads when its arguments do not fit the schema: the field named."""
+    problems = []
+    for error in exc.errors(include_url=False):
+        where = ".".join(str(part) for part in error["loc"])
+        problems.append(f"{where}: {error['msg']}" if where else error["msg"])
+    return "humanwire: invalid arguments: " + "; ".join(problems)
+
+
+class _SdkTool(Tool):
+    """The SDK's tool, with errors worded for the model: ``humanwire: invalid arguments:
+    <field>: <problem>``, or ``humanwire: <the service's error>``."""
+
+    async def run(
+        self, arguments: dict[str, Any], context: Any, convert_result: bool = False
+    ) -> Any:
+        try:
+            self.fn_metadata.validate_arguments(arguments)
+        except ValidationError as exc:
+            raise ToolError(invalid_arguments(exc)) from None
+        try:
+            return await super().run(arguments, context, convert_result)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ToolError):
+                # Ours, worded for the model: without the SDK's "Error executing tool" prefix.
+                raise exc.__cause__ from None
+            raise
+
+
+def _sdk_tool(tool: McpTool, source: ToolSource, settings: McpSettings) -> Tool:
+    # The shared schema, with the SDK's argument base (how it hands arguments over).
+    bases: Any = (tool.schema, ArgModelBase)
+    arguments: type[ArgModelBase] = create_model(f"{tool.schema.__name__}Arguments", __base__=bases)
+    metadata = dict(settings.metadata)
+
+    async def call_tool(ctx: Context, **args: Any) -> str:
+        client = await source.client(ctx)
+
+        def recipient(channel: str, to: str | None) -> str:
+            return source.recipient(ctx, channel, to)
+
+        call = ToolCall(client, recipient, ctx.report_progress, metadata)
+        try:
+            return await tool.run(call, args)
+        except HumanWireError as exc:
+            # The service refused (or the client's own check did): the model reads why.
+            raise ToolError(f"humanwire: {exc}") from exc
+
+    return _SdkTool(
+        fn=call_tool,
+        name=tool.name,
+        description=tool.description,
+        parameters=plain_json_schema(tool.schema),
+        fn_metadata=FuncMetadata(arg_model=arguments),
+        is_async=True,
+        context_kwarg="ctx",
+    )
+
+
+def build_server(
+    settings: McpSettings, source: ToolSource, channels: tuple[str, ...] = CHANNELS
+) -> MCPServer:
+    """An ``MCPServer`` offering the tools of ``settings`` for ``channels``."""
+    tools = [_sdk_tool(tool, source, settings) for tool in build_tools(settings, channels)]
+    return MCPServer("humanwire", instructions=INSTRUCTIONS, tools=tools)
+
+
+class ConfiguredSource:
+    """One client (given, or built on first use from ``HUMANWIRE_BASE_URL`` /
+    ``HUMANWIRE_API_KEY``, else the embedded service) and the recipients of the
+    settings, resolved once (see ``humanwire.approval.resolve_recipient``)."""
+
+    def __init__(self, settings: McpSettings, client: AsyncHumanWire | None = None) -> None:
+        self.settings = settings
+        self._client = client
+        self._lock = asyncio.Lock()
+        self.recipients: dict[str, str] = {}
+        self.missing: dict[str, str] = {}
+        for channel in CHANNELS:
+            try:
+                self.recipients[channel] = resolve_recipient(
+                    channel, settings.configured_recipient(channel), client
+                )
+            except ValueError as exc:
+                self.missing[channel] = str(exc)
+
+    @property
+    def channels(self) -> tuple[str, ...]:
+        """The channels offered: those with a recipient (every one when the model may
+        name the recipient). Raises ``SettingsError`` naming the variables when none."""
+        if self.settings.expose_recipients:
+            return CHANNELS
+        offered = tuple(channel for channel in CHANNELS if channel in self.recipients)
+        if not offered:
+            variables = ", ".join(RECIPIENT_ENV.values())
+            raise SettingsError(f"no recipient configured: pass --to or set one of {variables}")
+        return offered
+
+    async def client(self, ctx: Context) -> AsyncHumanWire:
+        async with self._lock:
+            if self._client is None:
+                from humanwire._client import AsyncHumanWire
+
+                # Building it may start the embedded service: off the event loop.
+                self._client = await asyncio.to_thread(AsyncHumanWire)
+            return self._client
+
+    def recipient(self, ctx: Context, channel: str, to: str | None) -> str:
+        if to and self.settings.expose_recipients:
+            return to
+        found = self.recipients.get(channel)
+        if found is None:
+            if self.settings.expose_recipients:
+                raise ToolError(f"humanwire: no default {channel} recipient: give 'to'")
+            raise ToolError(f"humanwire: {self.missing.get(channel, 'no recipient')}")
+        return found
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()

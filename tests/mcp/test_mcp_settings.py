@@ -1,0 +1,77 @@
+"""``humanwire mcp``'s settings: flags over ``HUMANWIRE_*`` variables over defaults, and
+errors that name what to fix."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from humanwire.cli import _MCP_FLAGS, build_parser
+from humanwire.mcp import McpSettings, SettingsError
+from humanwire.mcp.settings import DEFAULT_CLIENT_TIMEOUT, DEFAULT_WAIT_TIME
+
+
+def flags(*argv: str) -> dict[str, object]:
+    args = build_parser().parse_args(["mcp", *argv])
+    return {name: getattr(args, name) for name in _MCP_FLAGS}
+
+
+def test_defaults() -> None:
+    settings = McpSettings.from_env({}, **flags())
+    assert settings.wait_time == DEFAULT_WAIT_TIME == 300
+    assert settings.client_timeout == DEFAULT_CLIENT_TIMEOUT == 60
+    assert settings.progress_interval == 10
+    assert settings.sms_to is None and settings.expose_recipients is False
+    assert settings.form is None and settings.channel_ids == ()
+
+
+def test_flags_beat_variables() -> None:
+    env = {
+        "HUMANWIRE_SMS_TO": "+14155550123",
+        "HUMANWIRE_SLACK_TO": "U0TEAM0001",
+        "HUMANWIRE_MCP_CLIENT_TIMEOUT": "120",
+        "HUMANWIRE_MCP_WAIT_TIME": "90",
+        "HUMANWIRE_MCP_CHANNEL_IDS": "ch_a, ch_b",
+        "HUMANWIRE_MCP_EXPOSE_RECIPIENTS": "1",
+    }
+    from_env = McpSettings.from_env(env, **flags())
+    assert (from_env.sms_to, from_env.slack_to) == ("+14155550123", "U0TEAM0001")
+    assert from_env.configured_recipient("whatsapp") == "+14155550123"  # falls back to sms
+    assert (from_env.client_timeout, from_env.wait_time) == (120, 90)
+    assert from_env.channel_ids == ("ch_a", "ch_b")
+    assert from_env.expose_recipients is True
+    given = McpSettings.from_env(
+        env, **flags("--to", "+442079460123", "--client-timeout", "0", "--channel-id", "ch_c")
+    )
+    assert given.sms_to == "+442079460123"
+    assert given.client_timeout is None  # 0: no known limit
+    assert given.channel_ids == ("ch_c",)
+
+
+def test_a_fixed_form_from_a_file(tmp_path: Path) -> None:
+    path = tmp_path / "form.json"
+    path.write_text(
+        json.dumps({"title": "Refund", "fields": [{"id": "ok", "label": "OK", "type": "checkbox"}]})
+    )
+    settings = McpSettings.from_env({"HUMANWIRE_MCP_FORM": str(path)}, **flags())
+    assert settings.form is not None
+    assert settings.form.title == "Refund"
+    assert [field.id for field in settings.form.fields] == ["ok"]
+
+
+@pytest.mark.parametrize(
+    ("env", "argv", "named"),
+    [
+        ({"HUMANWIRE_MCP_CLIENT_TIMEOUT": "soon"}, (), "HUMANWIRE_MCP_CLIENT_TIMEOUT"),
+        ({}, ("--wait-time", "900"), "wait_time"),
+        ({}, ("--wait-time", "0"), "wait_time"),
+        ({}, ("--progress-interval", "0"), "progress_interval"),
+        ({}, ("--follow-up-time", "0"), "follow_up_time"),
+        ({"HUMANWIRE_MCP_FORM": "/nonexistent/form.json"}, (), "form file"),
+    ],
+)
+def test_errors_name_the_setting(env: dict[str, str], argv: tuple[str, ...], named: str) -> None:
+    with pytest.raises(SettingsError, match=named):
+        McpSettings.from_env(env, **flags(*argv))

@@ -3,6 +3,8 @@ the in-process tests: size limits, key-less endpoints, error bodies."""
 
 from __future__ import annotations
 
+import socket
+import time
 from collections.abc import Iterator
 
 import httpx
@@ -50,3 +52,18 @@ def test_keyless_endpoints_and_error_bodies_over_the_wire(
     assert missing.json()["error"]["code"] == "unauthorized"
     unknown = httpx.get(f"{base}/v2/numbers")
     assert (unknown.status_code, unknown.json()["error"]["code"]) == (404, "not_found")
+
+
+def test_an_idle_connection_outlives_the_clients_keep_alive(
+    humanwire_service: RunningService,
+) -> None:
+    # httpx keeps an idle connection 5 s; a server that closed its side at 5 s too raced
+    # the client's reuse (a read error on the next request). The server waits longer.
+    host, port = humanwire_service.base_url.removeprefix("http://").rsplit(":", 1)
+    request = f"GET /healthz HTTP/1.1\r\nHost: {host}\r\n\r\n".encode()
+    with socket.create_connection((host, int(port)), timeout=10) as conn:
+        conn.sendall(request)
+        assert conn.recv(4096).startswith(b"HTTP/1.1 200")
+        time.sleep(6.0)
+        conn.sendall(request)  # the same connection, idle longer than httpx keeps one
+        assert conn.recv(4096).startswith(b"HTTP/1.1 200")

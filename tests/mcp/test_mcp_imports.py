@@ -49,3 +49,23 @@ def test_without_mcp_no_endpoint_and_the_command_names_the_extra() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "pip install 'humanwire[mcp]'" in done.stderr
+
+
+def test_building_the_server_leaves_the_root_logger_alone() -> None:
+    import logging
+
+    from humanwire.mcp.server import build_server
+    from humanwire.mcp.settings import McpSettings
+
+    # As in a program that never configured logging (pytest's own handlers set aside:
+    # basicConfig only acts on a root logger without handlers).
+    root = logging.getLogger()
+    saved, level = root.handlers[:], root.level
+    root.handlers.clear()
+    try:
+        build_server(McpSettings(), None)  # type: ignore[arg-type]
+        assert root.handlers == []
+        assert root.level == level
+    finally:
+        root.handlers[:] = saved
+        root.setLevel(level)

@@ -9,6 +9,7 @@ client per account key: ``humanwire.mcp.http``).
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -109,7 +110,15 @@ def build_server(
 ) -> MCPServer:
     """An ``MCPServer`` offering the tools of ``settings`` for ``channels``."""
     tools = [_sdk_tool(tool, source, settings) for tool in build_tools(settings, channels)]
-    return MCPServer("humanwire", instructions=INSTRUCTIONS, tools=tools)
+    # MCPServer() runs logging.basicConfig (INFO, a rich handler) on the root logger: in
+    # the service, embedded in a user's process, that is not ours to change. Put it back.
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    try:
+        return MCPServer("humanwire", instructions=INSTRUCTIONS, tools=tools)
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
 
 
 class ConfiguredSource:

@@ -39,6 +39,11 @@ _STOP_TIMEOUT = 15.0
 _GRACEFUL_SHUTDOWN = 3
 """Seconds open requests get to finish before they are cancelled. Held requests do not
 need it: the stop answers them 503 at once (``Engine.drain``)."""
+KEEP_ALIVE_TIMEOUT = 75
+"""Seconds an idle connection stays open. Longer than clients keep idle connections
+(httpx: 5 s) and than load balancers' idle timeouts (60 s), so the server never closes
+a connection just as a client reuses it (uvicorn's 5 s default raced httpx's 5 s: a
+request sent on a closing connection failed with a read error)."""
 
 
 def format_base_url(host: str, port: int, scheme: str = "http") -> str:
@@ -254,6 +259,7 @@ class ServiceRunner:
             lifespan="on",
             loop="asyncio",
             timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN,
+            timeout_keep_alive=KEEP_ALIVE_TIMEOUT,
             access_log=False,
         )
         server = thread_server(uv_config, self._ready, engine.drain)

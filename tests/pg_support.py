@@ -10,11 +10,22 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 import pytest
 
-__all__ = ["DATABASE_URL", "STORES", "drop_schema", "new_schema", "store_database"]
+if TYPE_CHECKING:
+    from humanwire.server.config import ServiceConfig
+
+__all__ = [
+    "DATABASE_URL",
+    "STORES",
+    "drop_schema",
+    "humanwire_config",
+    "new_schema",
+    "store_database",
+]
 
 DATABASE_URL = os.environ.get("HUMANWIRE_TEST_DATABASE_URL", "postgresql://127.0.0.1:5432/test")
 
@@ -61,3 +72,20 @@ def store_database(store: str, sqlite_file: Path, prefix: str = "hw_test") -> It
         yield url
     finally:
         drop_schema(schema)
+
+
+@pytest.fixture(scope="session", params=STORES)
+def humanwire_config(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServiceConfig]:
+    """The testing kit's session service on each store in turn (it overrides the plugin's
+    ``humanwire_config`` where a ``conftest.py`` imports it): every test on
+    ``humanwire_service``, ``humanwire_client``, ``human``… runs on SQLite, then on
+    PostgreSQL (a fresh schema for the session, dropped afterwards)."""
+    from dataclasses import replace
+
+    from humanwire.testing import fast_config
+
+    db_path = tmp_path_factory.mktemp("humanwire") / "service.db"
+    with store_database(request.param, db_path, "hw_e2e") as db:
+        yield replace(fast_config(db_path), db_path=db)

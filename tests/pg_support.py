@@ -25,6 +25,7 @@ __all__ = [
     "humanwire_config",
     "new_schema",
     "store_database",
+    "stored_bytes",
 ]
 
 DATABASE_URL = os.environ.get("HUMANWIRE_TEST_DATABASE_URL", "postgresql://127.0.0.1:5432/test")
@@ -54,6 +55,32 @@ def drop_schema(schema: str) -> None:
 
     with psycopg.connect(DATABASE_URL, connect_timeout=5, autocommit=True) as conn:
         conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+
+
+def stored_bytes(database: str) -> bytes:
+    """Everything ``database`` holds, to search for what must not be stored: a SQLite
+    file with its journal files, or every row of every table of a PostgreSQL URL's
+    schema, as text."""
+    if not database.startswith(("postgresql://", "postgres://")):
+        path = Path(database)
+        return b"".join(file.read_bytes() for file in path.parent.glob(f"{path.name}*"))
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(database, connect_timeout=5, autocommit=True) as conn:
+        tables = conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = "
+            "current_schema() AND table_type = 'BASE TABLE'"
+        ).fetchall()
+        assert tables, "the schema has no tables"
+        rows = [
+            str(row[0])
+            for (table,) in tables
+            for row in conn.execute(
+                sql.SQL("SELECT t::text FROM {} t").format(sql.Identifier(table))
+            ).fetchall()
+        ]
+    return "\n".join(rows).encode()
 
 
 STORES = ["sqlite", "postgres"]

@@ -5,6 +5,12 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pg_support import STORES, store_database
 
 pytest_plugins = ["pytester"]
 
@@ -12,3 +18,12 @@ pytest_plugins = ["pytester"]
 # machine): embedded mode gets a private home and a free port unless told otherwise.
 os.environ.setdefault("HUMANWIRE_HOME", tempfile.mkdtemp(prefix="humanwire-home-"))
 os.environ.setdefault("HUMANWIRE_EMBEDDED_PORT", "0")
+
+
+@pytest.fixture(params=STORES)
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A database on each store in turn, for a test that builds its own engine or service
+    (and may restart it on the same data): a SQLite file in ``tmp_path``, then a PostgreSQL
+    URL on a fresh schema (dropped afterwards)."""
+    with store_database(request.param, tmp_path / "service.db", "hw_db") as db:
+        yield db

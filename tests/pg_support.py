@@ -10,11 +10,23 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 import pytest
 
-__all__ = ["DATABASE_URL", "STORES", "drop_schema", "new_schema", "store_database"]
+if TYPE_CHECKING:
+    from humanwire.server.config import ServiceConfig
+
+__all__ = [
+    "DATABASE_URL",
+    "STORES",
+    "drop_schema",
+    "humanwire_config",
+    "new_schema",
+    "store_database",
+    "stored_bytes",
+]
 
 DATABASE_URL = os.environ.get("HUMANWIRE_TEST_DATABASE_URL", "postgresql://127.0.0.1:5432/test")
 
@@ -45,6 +57,32 @@ def drop_schema(schema: str) -> None:
         conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
 
 
+def stored_bytes(database: str) -> bytes:
+    """Everything ``database`` holds, to search for what must not be stored: a SQLite
+    file with its journal files, or every row of every table of a PostgreSQL URL's
+    schema, as text."""
+    if not database.startswith(("postgresql://", "postgres://")):
+        path = Path(database)
+        return b"".join(file.read_bytes() for file in path.parent.glob(f"{path.name}*"))
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(database, connect_timeout=5, autocommit=True) as conn:
+        tables = conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = "
+            "current_schema() AND table_type = 'BASE TABLE'"
+        ).fetchall()
+        assert tables, "the schema has no tables"
+        rows = [
+            str(row[0])
+            for (table,) in tables
+            for row in conn.execute(
+                sql.SQL("SELECT t::text FROM {} t").format(sql.Identifier(table))
+            ).fetchall()
+        ]
+    return "\n".join(rows).encode()
+
+
 STORES = ["sqlite", "postgres"]
 """Fixture params: the stores a parametrized fixture runs a test on."""
 
@@ -61,3 +99,20 @@ def store_database(store: str, sqlite_file: Path, prefix: str = "hw_test") -> It
         yield url
     finally:
         drop_schema(schema)
+
+
+@pytest.fixture(scope="session", params=STORES)
+def humanwire_config(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServiceConfig]:
+    """The testing kit's session service on each store in turn (it overrides the plugin's
+    ``humanwire_config`` where a ``conftest.py`` imports it): every test on
+    ``humanwire_service``, ``humanwire_client``, ``human``… runs on SQLite, then on
+    PostgreSQL (a fresh schema for the session, dropped afterwards)."""
+    from dataclasses import replace
+
+    from humanwire.testing import fast_config
+
+    db_path = tmp_path_factory.mktemp("humanwire") / "service.db"
+    with store_database(request.param, db_path, "hw_e2e") as db:
+        yield replace(fast_config(db_path), db_path=db)

@@ -297,6 +297,8 @@ def _read_key(path: Path | None) -> str | None:
 def _write_key(path: Path | None, key: str) -> None:
     if path is None:
         return
+    # A database URL's key file is under ~/.humanwire, which a fresh machine lacks.
+    path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         handle.write(key + "\n")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -54,8 +53,9 @@ def fake_slack() -> Iterator[SlackFakeServer]:
 
 
 def start_slack_live(
-    tmp_path: Path, server: SlackFakeServer, **changes: Any
+    database: str, server: SlackFakeServer, **changes: Any
 ) -> tuple[ServiceRunner, str]:
+    """The service on ``database`` (a SQLite file or a PostgreSQL URL), wired to the fake."""
     fake = server.fake
     settings: dict[str, Any] = {
         "bot_token": fake.workspace.bot_token,
@@ -65,7 +65,7 @@ def start_slack_live(
         "client_secret": fake.client_secret,
     }
     slack = SlackConfig(**{**settings, **changes.pop("slack", {})})
-    config = replace(fast_config(tmp_path / "slack.db"), slack=slack, **changes)
+    config = replace(fast_config(database), slack=slack, **changes)
     runner = ServiceRunner(config, "127.0.0.1", 0)
     runner.start()
     # The app's Event Subscriptions and Interactivity URLs, as the operator sets them
@@ -76,11 +76,12 @@ def start_slack_live(
 
 
 @pytest.fixture
-def slack_live(tmp_path: Path, fake_slack: SlackFakeServer) -> Iterator[SlackLive]:
+def slack_live(database: str, fake_slack: SlackFakeServer) -> Iterator[SlackLive]:
+    """The service wired to the fake, on each store in turn."""
     fake = fake_slack.fake
     member = fake.add_member("ada")
     channel = fake.add_channel("deploys", members=[member])
-    runner, key = start_slack_live(tmp_path, fake_slack)
+    runner, key = start_slack_live(database, fake_slack)
     client = HumanWire(api_key=key, base_url=runner.base_url, max_retries=0)
     try:
         yield SlackLive(fake, fake_slack, runner, client, key, member, channel)

@@ -5,7 +5,6 @@ uninstall, from the inbox or with ``humanwire slack revoke``."""
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 
 import httpx
 import pytest
@@ -15,6 +14,7 @@ from humanwire import InvalidRequestError
 from humanwire.cli import main as cli_main
 from humanwire.testing.receiver import WebhookReceiver
 from humanwire.testing.slack import FakeWorkspace
+from pg_support import stored_bytes
 
 
 def install(live: SlackLive, key: str, workspace: FakeWorkspace) -> httpx.Response:
@@ -71,7 +71,7 @@ def test_an_installed_workspace_is_a_sender_of_its_account(
 
 
 def test_tokens_are_never_shown_stored_in_clear_or_logged(
-    slack_live: SlackLive, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    slack_live: SlackLive, database: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     live = slack_live
     caplog.set_level(logging.DEBUG)
@@ -86,7 +86,7 @@ def test_tokens_are_never_shown_stored_in_clear_or_logged(
     assert workspace.team_id in shown.text and "Sealed" in shown.text
     for text in (page.text, shown.text, caplog.text):
         assert token not in text
-    stored = b"".join(path.read_bytes() for path in tmp_path.glob("slack.db*"))
+    stored = stored_bytes(database)
     assert token.encode() not in stored and workspace.team_id.encode() in stored
 
 
@@ -149,7 +149,7 @@ def test_an_uninstall_forgets_the_token(slack_live: SlackLive, own: FakeWorkspac
 
 
 def test_disconnecting_in_the_inbox_and_the_revoke_command(
-    slack_live: SlackLive, own: FakeWorkspace, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    slack_live: SlackLive, own: FakeWorkspace, database: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     live = slack_live
     auth = {"Authorization": f"Bearer {live.key}"}
@@ -161,7 +161,7 @@ def test_disconnecting_in_the_inbox_and_the_revoke_command(
         live.client.messages.slack(to="U0ANYONE01", message="x", from_=own.team_id)
     # Installed again, then revoked from the command line against the same database.
     assert install(live, live.key, own).status_code == 200
-    db = str(tmp_path / "slack.db")
+    db = database
     assert cli_main(["slack", "workspaces", "--db", db]) == 0
     listed = capsys.readouterr().out
     assert own.team_id in listed and own.bot_token not in listed

@@ -3,8 +3,6 @@ reserving (webhooks pointed at the service), deleting, and buying only when allo
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from twilio_support import POOL, SMS_FROM, Live, start_live
 
@@ -45,9 +43,9 @@ def test_a_number_outside_the_pool_is_refused_without_buying(live: Live) -> None
 
 
 def test_a_pool_number_missing_from_the_twilio_account_is_a_provider_error(
-    tmp_path: Path, fake_twilio: TwilioFakeServer
+    database: str, fake_twilio: TwilioFakeServer
 ) -> None:
-    runner, key = start_live(tmp_path, fake_twilio, twilio={"numbers": ("+14155550188",)})
+    runner, key = start_live(database, fake_twilio, twilio={"numbers": ("+14155550188",)})
     try:
         client = HumanWire(api_key=key, base_url=runner.base_url, max_retries=0)
         with pytest.raises(ProviderError):
@@ -58,11 +56,11 @@ def test_a_pool_number_missing_from_the_twilio_account_is_a_provider_error(
 
 
 def test_with_buy_numbers_a_number_is_bought_and_released_on_delete(
-    tmp_path: Path, fake_twilio: TwilioFakeServer
+    database: str, fake_twilio: TwilioFakeServer
 ) -> None:
     fake = fake_twilio.fake
     fake.add_available(FOR_SALE)
-    runner, key = start_live(tmp_path, fake_twilio, twilio={"buy_numbers": True})
+    runner, key = start_live(database, fake_twilio, twilio={"buy_numbers": True})
     try:
         client = HumanWire(api_key=key, base_url=runner.base_url, max_retries=0)
         offered = [n.phone_number for n in client.numbers.available(country="US", area_code="415")]
@@ -79,9 +77,9 @@ def test_with_buy_numbers_a_number_is_bought_and_released_on_delete(
 
 
 def test_a_shared_sender_listed_in_the_pool_is_never_one_accounts(
-    tmp_path: Path, fake_twilio: TwilioFakeServer
+    database: str, fake_twilio: TwilioFakeServer
 ) -> None:
-    runner, key = start_live(tmp_path, fake_twilio, twilio={"numbers": (*POOL, SMS_FROM)})
+    runner, key = start_live(database, fake_twilio, twilio={"numbers": (*POOL, SMS_FROM)})
     try:
         client = HumanWire(api_key=key, base_url=runner.base_url, max_retries=0)
         assert [n.phone_number for n in client.numbers.available()] == list(POOL)
@@ -92,11 +90,11 @@ def test_a_shared_sender_listed_in_the_pool_is_never_one_accounts(
 
 
 def test_releasing_a_bought_number_outlives_a_twilio_outage_and_a_restart(
-    tmp_path: Path, fake_twilio: TwilioFakeServer
+    database: str, fake_twilio: TwilioFakeServer
 ) -> None:
     fake = fake_twilio.fake
     fake.add_available(FOR_SALE)
-    runner, key = start_live(tmp_path, fake_twilio, twilio={"buy_numbers": True})
+    runner, key = start_live(database, fake_twilio, twilio={"buy_numbers": True})
     client = HumanWire(api_key=key, base_url=runner.base_url, max_retries=0)
     reserved = client.numbers.reserve(FOR_SALE)
     bought = fake.number(FOR_SALE)
@@ -111,7 +109,7 @@ def test_releasing_a_bought_number_outlives_a_twilio_outage_and_a_restart(
     runner.stop()  # before the job's next try
     assert not bought.released
 
-    restarted, _key = start_live(tmp_path, fake_twilio, twilio={"buy_numbers": True})
+    restarted, _key = start_live(database, fake_twilio, twilio={"buy_numbers": True})
     try:
         fake.wait_for(lambda: bought.released, timeout=10)
         assert deletes() == 4

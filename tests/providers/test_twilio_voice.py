@@ -5,7 +5,6 @@ turn, and a scripted chat model plays the agent's brain."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
@@ -36,11 +35,11 @@ Make = Callable[..., Live]
 
 
 @pytest.fixture
-def voice_live(tmp_path: Path, fake_twilio: TwilioFakeServer) -> Iterator[Make]:
+def voice_live(database: str, fake_twilio: TwilioFakeServer) -> Iterator[Make]:
     made: list[Live] = []
 
     def make(model: GenericFakeChatModel, **changes: object) -> Live:
-        runner, key = start_live(tmp_path, fake_twilio, voice_chat_model=model, **changes)
+        runner, key = start_live(database, fake_twilio, voice_chat_model=model, **changes)
         live = Live(
             fake_twilio.fake,
             runner,

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -55,8 +54,10 @@ def fake_twilio() -> Iterator[TwilioFakeServer]:
 
 
 def start_live(
-    tmp_path: Path, server: TwilioFakeServer, **changes: Any
+    database: str, server: TwilioFakeServer, **changes: Any
 ) -> tuple[ServiceRunner, str]:
+    """The service on ``database`` (a SQLite file or a PostgreSQL URL: the ``database``
+    fixture), wired to the fake; again on the same database, a restart."""
     fake = server.fake
     settings: dict[str, Any] = {
         "account_sid": fake.account_sid,
@@ -68,7 +69,7 @@ def start_live(
         "numbers": POOL,
     }
     twilio = TwilioConfig(**{**settings, **changes.pop("twilio", {})})
-    config = replace(fast_config(tmp_path / "live.db"), twilio=twilio, **changes)
+    config = replace(fast_config(database), twilio=twilio, **changes)
     runner = ServiceRunner(config, "127.0.0.1", 0)
     runner.start()
     # The shared senders' "a message comes in" webhook, as the operator sets it in the
@@ -81,8 +82,9 @@ def start_live(
 
 
 @pytest.fixture
-def live(tmp_path: Path, fake_twilio: TwilioFakeServer) -> Iterator[Live]:
-    runner, key = start_live(tmp_path, fake_twilio)
+def live(database: str, fake_twilio: TwilioFakeServer) -> Iterator[Live]:
+    """The service wired to the fake, on each store in turn."""
+    runner, key = start_live(database, fake_twilio)
     client = HumanWire(api_key=key, base_url=runner.base_url, max_retries=0)
     try:
         yield Live(fake_twilio.fake, runner, client, key)

@@ -1,6 +1,7 @@
-"""The real app in-process for the HTTP tests: ``create_app`` around a real engine on a
-temporary SQLite file, its lifespan run, and an ``httpx.AsyncClient`` speaking ASGI to
-it (no socket, but every byte goes through the app as over the network)."""
+"""The real app in-process for the HTTP tests: ``create_app`` around a real engine on each
+store in turn (the ``database`` fixture: a temporary SQLite file, then a fresh PostgreSQL
+schema), its lifespan run, and an ``httpx.AsyncClient`` speaking ASGI to it (no socket,
+but every byte goes through the app as over the network)."""
 
 from __future__ import annotations
 
@@ -76,8 +77,8 @@ async def running_app(config: ServiceConfig) -> AsyncIterator[AppUnderTest]:
 
 
 @pytest.fixture(name="svc")
-async def svc_fixture(tmp_path: Path) -> AsyncIterator[AppUnderTest]:
-    async for service in running_app(fast_config(tmp_path)):
+async def svc_fixture(tmp_path: Path, database: str) -> AsyncIterator[AppUnderTest]:
+    async for service in running_app(fast_config(tmp_path, db_path=database)):
         yield service
 
 

@@ -119,8 +119,9 @@ async def test_failures_are_not_stored(engine: Engine, account: Account) -> None
     assert await engine.idempotent(account, "k", "fp", run) == (200, b"fine")
 
 
-def test_rate_limit_refuses_with_retry_after(tmp_path: Path) -> None:
-    engine = Engine(fast_config(tmp_path, rate_limit_requests=3, rate_limit_window=30))
+def test_rate_limit_refuses_with_retry_after(tmp_path: Path, database: str) -> None:
+    config = fast_config(tmp_path, db_path=database, rate_limit_requests=3, rate_limit_window=30)
+    engine = Engine(config)
     account, _ = engine.create_account()
     other, _ = engine.create_account()
     for _ in range(3):
@@ -132,8 +133,8 @@ def test_rate_limit_refuses_with_retry_after(tmp_path: Path) -> None:
     engine.store.close()
 
 
-async def test_spam_guard_suspends_and_it_is_persisted(tmp_path: Path) -> None:
-    config = fast_config(tmp_path, spam_recipients=3, spam_window=60)
+async def test_spam_guard_suspends_and_it_is_persisted(tmp_path: Path, database: str) -> None:
+    config = fast_config(tmp_path, db_path=database, spam_recipients=3, spam_window=60)
     engine = Engine(config)
     await engine.start()
     account, key = engine.create_account()

@@ -21,8 +21,10 @@ async def _until_held(engine: Engine, count: int) -> None:
         await asyncio.sleep(0.005)
 
 
-async def test_drain_answers_held_requests_unavailable_and_ends_nothing(tmp_path: Path) -> None:
-    config = fast_config(tmp_path)
+async def test_drain_answers_held_requests_unavailable_and_ends_nothing(
+    tmp_path: Path, database: str
+) -> None:
+    config = fast_config(tmp_path, db_path=database)
     engine = Engine(config)
     await engine.start()
     account, key = engine.create_account()
@@ -69,9 +71,9 @@ async def test_drain_answers_held_requests_unavailable_and_ends_nothing(tmp_path
 
 
 async def test_a_send_after_drain_is_refused_before_anything_is_delivered(
-    tmp_path: Path,
+    tmp_path: Path, database: str
 ) -> None:
-    engine = Engine(fast_config(tmp_path))
+    engine = Engine(fast_config(tmp_path, db_path=database))
     await engine.start()
     try:
         account, _key = engine.create_account()
@@ -86,8 +88,8 @@ async def test_a_send_after_drain_is_refused_before_anything_is_delivered(
         await engine.close()
 
 
-async def test_a_reply_already_handed_over_is_still_answered(tmp_path: Path) -> None:
-    engine = Engine(fast_config(tmp_path))
+async def test_a_reply_already_handed_over_is_still_answered(tmp_path: Path, database: str) -> None:
+    engine = Engine(fast_config(tmp_path, db_path=database))
     await engine.start()
     try:
         account, _key = engine.create_account()
@@ -101,8 +103,8 @@ async def test_a_reply_already_handed_over_is_still_answered(tmp_path: Path) -> 
         await engine.close()
 
 
-async def test_close_answers_what_is_still_held_unavailable(tmp_path: Path) -> None:
-    engine = Engine(fast_config(tmp_path))
+async def test_close_answers_what_is_still_held_unavailable(tmp_path: Path, database: str) -> None:
+    engine = Engine(fast_config(tmp_path, db_path=database))
     await engine.start()
     account, _key = engine.create_account()
     held = asyncio.create_task(engine.send_message(account, sms(wait_time=30)))
@@ -112,8 +114,8 @@ async def test_close_answers_what_is_still_held_unavailable(tmp_path: Path) -> N
         await asyncio.wait_for(held, 1)
 
 
-async def test_drain_ends_live_inbox_streams(tmp_path: Path) -> None:
-    engine = Engine(fast_config(tmp_path))
+async def test_drain_ends_live_inbox_streams(tmp_path: Path, database: str) -> None:
+    engine = Engine(fast_config(tmp_path, db_path=database))
     await engine.start()
     try:
         account, _key = engine.create_account()

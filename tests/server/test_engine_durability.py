@@ -1,5 +1,7 @@
 """Restarts: open windows are re-armed from the store, windows that passed while the
-service was down are ended, and everything stored stays (accounts, idempotency)."""
+service was down are ended, and everything stored stays (accounts, idempotency) — on
+each store (the ``database`` fixture). The upgrade of a first-schema SQLite file is
+SQLite's own (PostgreSQL's migrations are tested in test_postgres_service)."""
 
 from __future__ import annotations
 
@@ -13,12 +15,12 @@ from engine_support import HUMAN, fast_config, reply, sms, sms_form
 from humanwire.server.config import SHARED_SMS_NUMBER
 from humanwire.server.engine import Account, Engine
 from humanwire.server.errors import ServiceUnavailable
-from humanwire.server.store import SQLiteStore
+from humanwire.server.store import SQLiteStore, open_store
 from humanwire.server.store.base import AccountRecord
 
 
-async def test_open_follow_up_window_survives_a_restart(tmp_path: Path) -> None:
-    config = fast_config(tmp_path)
+async def test_open_follow_up_window_survives_a_restart(tmp_path: Path, database: str) -> None:
+    config = fast_config(tmp_path, db_path=database)
     first = Engine(config)
     await first.start()
     account, key = first.create_account()
@@ -45,8 +47,10 @@ async def test_open_follow_up_window_survives_a_restart(tmp_path: Path) -> None:
         await second.close()
 
 
-async def test_windows_that_passed_while_down_are_ended_at_start(tmp_path: Path) -> None:
-    config = fast_config(tmp_path)
+async def test_windows_that_passed_while_down_are_ended_at_start(
+    tmp_path: Path, database: str
+) -> None:
+    config = fast_config(tmp_path, db_path=database)
     first = Engine(config)
     await first.start()
     account, key = first.create_account()
@@ -69,8 +73,8 @@ async def test_windows_that_passed_while_down_are_ended_at_start(tmp_path: Path)
         await second.close()
 
 
-async def test_idempotent_results_survive_a_restart(tmp_path: Path) -> None:
-    config = fast_config(tmp_path)
+async def test_idempotent_results_survive_a_restart(tmp_path: Path, database: str) -> None:
+    config = fast_config(tmp_path, db_path=database)
     first = Engine(config)
     await first.start()
     account, key = first.create_account()
@@ -98,8 +102,10 @@ async def test_idempotent_results_survive_a_restart(tmp_path: Path) -> None:
         await second.close()
 
 
-async def test_close_answers_long_polls_and_held_requests_unavailable(tmp_path: Path) -> None:
-    engine = Engine(fast_config(tmp_path))
+async def test_close_answers_long_polls_and_held_requests_unavailable(
+    tmp_path: Path, database: str
+) -> None:
+    engine = Engine(fast_config(tmp_path, db_path=database))
     await engine.start()
     account, _ = engine.create_account()
     listening = await engine.send_message(account, sms(follow_up_time=30))
@@ -115,7 +121,7 @@ async def test_close_answers_long_polls_and_held_requests_unavailable(tmp_path: 
     for task in (poll, held):
         with pytest.raises(ServiceUnavailable):
             await asyncio.wait_for(task, 1)
-    reopened = SQLiteStore(str(tmp_path / "engine.db"))
+    reopened = open_store(database)
     try:
         assert len(reopened.open_interactions()) == 2
     finally:

@@ -61,10 +61,11 @@ def encode(model: BaseModel) -> bytes:
 
 
 class Service:
-    """One database file, an engine on it, closed and opened again like a restart."""
+    """One database (either store), an engine on it, closed and opened again like a
+    restart."""
 
-    def __init__(self, tmp_path: Path, **changes: Any) -> None:
-        self.config = fast_config(tmp_path, **changes)
+    def __init__(self, tmp_path: Path, database: str, **changes: Any) -> None:
+        self.config = fast_config(tmp_path, db_path=database, **changes)
         self.engine = Engine(self.config)
         self.runs = 0
 
@@ -101,8 +102,8 @@ class Service:
 
 
 @pytest.fixture
-async def service(tmp_path: Path) -> AsyncIterator[Service]:
-    instance = Service(tmp_path, call_wait_limit=30.0)
+async def service(tmp_path: Path, database: str) -> AsyncIterator[Service]:
+    instance = Service(tmp_path, database, call_wait_limit=30.0)
     await instance.engine.start()
     try:
         yield instance
@@ -360,9 +361,9 @@ async def test_call_not_waited_for_returns_its_interaction_once(service: Service
 
 
 async def test_phone_call_retry_keeps_the_first_limit_and_is_never_placed_again(
-    tmp_path: Path,
+    tmp_path: Path, database: str
 ) -> None:
-    service = Service(tmp_path, phone_call_limit=0.6)
+    service = Service(tmp_path, database, phone_call_limit=0.6)
     await service.engine.start()
     try:
         account, _ = service.engine.create_account()

@@ -113,8 +113,10 @@ def test_ssrf_guard_allows_public_and_in_local_mode_loopback() -> None:
         check_webhook_url("http://unresolvable.example/", local_mode=False, resolve=resolve)
 
 
-async def test_engine_applies_the_guard_from_config(tmp_path: Path) -> None:
-    engine = Engine(fast_config(tmp_path, local_mode=False), resolve=lambda h, p: ["10.0.0.1"])
+async def test_engine_applies_the_guard_from_config(tmp_path: Path, database: str) -> None:
+    engine = Engine(
+        fast_config(tmp_path, db_path=database, local_mode=False), resolve=lambda h, p: ["10.0.0.1"]
+    )
     account, _ = engine.create_account()
     with pytest.raises(InvalidRequest):
         await engine.create_webhook(account, hook("http://127.0.0.1:9/x"))
@@ -125,12 +127,12 @@ async def test_engine_applies_the_guard_from_config(tmp_path: Path) -> None:
 
 
 async def test_hostname_resolving_to_loopback_is_refused_outside_local_mode(
-    tmp_path: Path,
+    tmp_path: Path, database: str
 ) -> None:
     def resolve(host: str, port: int) -> list[str]:
         return {"hooks.example": ["127.0.0.1"]}[host]
 
-    public = Engine(fast_config(tmp_path, local_mode=False), resolve=resolve)
+    public = Engine(fast_config(tmp_path, db_path=database, local_mode=False), resolve=resolve)
     account, _ = public.create_account()
     with pytest.raises(InvalidRequest) as caught:
         await public.create_webhook(account, hook("http://hooks.example:9000/x"))
@@ -139,14 +141,14 @@ async def test_hostname_resolving_to_loopback_is_refused_outside_local_mode(
     assert public.list_webhooks(account) == []
     public.store.close()
 
-    local = Engine(fast_config(tmp_path, db_path=str(tmp_path / "local.db")), resolve=resolve)
+    local = Engine(fast_config(tmp_path, db_path=database), resolve=resolve)
     account, _ = local.create_account()
     created = await local.create_webhook(account, hook("http://hooks.example:9000/x"))
     assert [w.id for w in local.list_webhooks(account)] == [created.id]
     local.store.close()
 
 
-async def test_host_lookup_runs_off_the_event_loop(tmp_path: Path) -> None:
+async def test_host_lookup_runs_off_the_event_loop(tmp_path: Path, database: str) -> None:
     lookups: list[tuple[str, int, int]] = []
 
     def slow_resolve(host: str, port: int) -> list[str]:
@@ -154,7 +156,7 @@ async def test_host_lookup_runs_off_the_event_loop(tmp_path: Path) -> None:
         time.sleep(0.3)  # a slow DNS server
         return ["93.184.215.14"]
 
-    engine = Engine(fast_config(tmp_path, local_mode=False), resolve=slow_resolve)
+    engine = Engine(fast_config(tmp_path, db_path=database, local_mode=False), resolve=slow_resolve)
     account, _ = engine.create_account()
     ticks = 0
     stop = asyncio.Event()
@@ -176,13 +178,15 @@ async def test_host_lookup_runs_off_the_event_loop(tmp_path: Path) -> None:
     engine.store.close()
 
 
-async def test_a_lookup_past_the_timeout_refuses_the_url(tmp_path: Path) -> None:
+async def test_a_lookup_past_the_timeout_refuses_the_url(tmp_path: Path, database: str) -> None:
     def hanging_resolve(host: str, port: int) -> list[str]:
         time.sleep(0.6)
         return ["93.184.215.14"]
 
     engine = Engine(
-        fast_config(tmp_path, local_mode=False), resolve=hanging_resolve, resolve_timeout=0.1
+        fast_config(tmp_path, db_path=database, local_mode=False),
+        resolve=hanging_resolve,
+        resolve_timeout=0.1,
     )
     account, _ = engine.create_account()
     started = time.monotonic()
@@ -197,7 +201,7 @@ async def test_a_lookup_past_the_timeout_refuses_the_url(tmp_path: Path) -> None
 
 
 async def test_default_lookup_goes_through_loop_getaddrinfo(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, database: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     answers = {"loopback.example": "127.0.0.1", "public.example": "93.184.215.14"}
     asked: list[tuple[str, int]] = []
@@ -207,7 +211,7 @@ async def test_default_lookup_goes_through_loop_getaddrinfo(
         return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (answers[host], port))]
 
     monkeypatch.setattr(asyncio.get_running_loop(), "getaddrinfo", getaddrinfo)
-    engine = Engine(fast_config(tmp_path, local_mode=False))
+    engine = Engine(fast_config(tmp_path, db_path=database, local_mode=False))
     account, _ = engine.create_account()
     with pytest.raises(InvalidRequest):
         await engine.create_webhook(account, hook("http://loopback.example/x"))
@@ -221,7 +225,9 @@ async def test_default_lookup_goes_through_loop_getaddrinfo(
     engine.store.close()
 
 
-async def test_a_lookup_timeout_at_delivery_is_retried_not_final(tmp_path: Path) -> None:
+async def test_a_lookup_timeout_at_delivery_is_retried_not_final(
+    tmp_path: Path, database: str
+) -> None:
     calls = 0
 
     def flaky_resolve(host: str, port: int) -> list[str]:
@@ -234,7 +240,7 @@ async def test_a_lookup_timeout_at_delivery_is_retried_not_final(tmp_path: Path)
     # Nothing may leave loopback: deliveries that get past the lookup hit this transport.
     transport = httpx.MockTransport(lambda request: httpx.Response(200))
     engine = Engine(
-        fast_config(tmp_path, local_mode=False, webhook_retry_base=0.02),
+        fast_config(tmp_path, db_path=database, local_mode=False, webhook_retry_base=0.02),
         resolve=flaky_resolve,
         resolve_timeout=0.05,
         webhook_transport=transport,
@@ -321,8 +327,8 @@ async def test_unreachable_receiver_is_retried_then_given_up(
     assert "Connect" in str(log["lastError"])
 
 
-async def test_outbox_survives_a_restart(tmp_path: Path, receiver: Receiver) -> None:
-    config = fast_config(tmp_path, webhook_retry_base=0.05)
+async def test_outbox_survives_a_restart(tmp_path: Path, database: str, receiver: Receiver) -> None:
+    config = fast_config(tmp_path, db_path=database, webhook_retry_base=0.05)
     first = Engine(config)
     await first.start()
     account, key = first.create_account()

@@ -239,8 +239,8 @@ async def test_an_unexpected_failure_is_a_logged_500_with_the_error_body(
 
 
 @pytest.fixture(name="limited")
-async def limited_fixture(tmp_path: Path) -> AsyncIterator[AppUnderTest]:
-    config = fast_config(tmp_path, rate_limit_requests=3, rate_limit_window=60.0)
+async def limited_fixture(tmp_path: Path, database: str) -> AsyncIterator[AppUnderTest]:
+    config = fast_config(tmp_path, db_path=database, rate_limit_requests=3, rate_limit_window=60.0)
     async for service in running_app(config):
         yield service
 
@@ -257,8 +257,8 @@ async def test_rate_limit_is_429_with_retry_after(limited: AppUnderTest) -> None
 
 
 @pytest.fixture(name="spam_guarded")
-async def spam_guarded_fixture(tmp_path: Path) -> AsyncIterator[AppUnderTest]:
-    config = fast_config(tmp_path, spam_recipients=3, spam_window=60.0)
+async def spam_guarded_fixture(tmp_path: Path, database: str) -> AsyncIterator[AppUnderTest]:
+    config = fast_config(tmp_path, db_path=database, spam_recipients=3, spam_window=60.0)
     async for service in running_app(config):
         yield service
 
@@ -282,8 +282,9 @@ async def test_same_text_to_many_recipients_suspends_the_account(
         assert (await other.get("/numbers")).status_code == 200
 
 
-async def test_sandbox_api_is_absent_when_disabled(tmp_path: Path) -> None:
-    async for service in running_app(fast_config(tmp_path, sandbox_enabled=False)):
+async def test_sandbox_api_is_absent_when_disabled(tmp_path: Path, database: str) -> None:
+    config = fast_config(tmp_path, db_path=database, sandbox_enabled=False)
+    async for service in running_app(config):
         response = await service.client.get("/sandbox/messages")
         assert_error(response, 404, "not_found")
         response = await service.client.post("/sandbox/replies", json={})

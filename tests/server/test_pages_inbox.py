@@ -8,7 +8,6 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import httpx
 import pytest
@@ -229,12 +228,12 @@ def _reply_link(client: HumanWire) -> str:
     raise AssertionError("no reply link delivered")
 
 
-def test_without_the_sandbox_the_inbox_only_watches(tmp_path: Path) -> None:
+def test_without_the_sandbox_the_inbox_only_watches(database: str) -> None:
     """A service with real providers (sandbox off): the inbox shows what was sent and
     keeps the dashboard's job, but does not play the human."""
-    config = fast_config(tmp_path / "nosandbox.db")
+    config = fast_config(database)
     config.sandbox_enabled = False
-    service = start_test_service(tmp_path / "nosandbox.db", config)
+    service = start_test_service(database, config)
     try:
         key = service.create_account("watch only")
         headers = {"Authorization": f"Bearer {key}"}

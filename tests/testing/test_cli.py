@@ -63,9 +63,9 @@ def serve(tmp_path: Path) -> Iterator[object]:
             process.wait(10)
 
 
-def test_serve_prints_three_lines_and_serves(serve, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    db = tmp_path / "served.db"
-    served = serve("--db", str(db))
+def test_serve_prints_three_lines_and_serves(serve, tmp_path: Path, database: str) -> None:  # type: ignore[no-untyped-def]
+    db = database
+    served = serve("--db", db)
     assert served.lines[0].startswith("Base URL: http://127.0.0.1:"), served.lines
     assert served.api_key.startswith("hw_")
     assert served.inbox == f"{served.base_url}/inbox"
@@ -82,7 +82,7 @@ def test_serve_prints_three_lines_and_serves(serve, tmp_path: Path) -> None:  # 
             "accounts",
             "create",
             "--db",
-            str(db),
+            db,
             "--name",
             "second",
         ],
@@ -102,11 +102,11 @@ def test_serve_prints_three_lines_and_serves(serve, tmp_path: Path) -> None:  # 
         served.get("/healthz")
 
 
-def test_sigterm_answers_held_requests_503_then_exits_0(serve, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_sigterm_answers_held_requests_503_then_exits_0(serve, database: str) -> None:  # type: ignore[no-untyped-def]
     import threading
     import time
 
-    served = serve("--db", str(tmp_path / "held.db"))
+    served = serve("--db", database)
     headers = {"Authorization": f"Bearer {served.api_key}", "Idempotency-Key": "sigterm"}
     answers: list[httpx.Response | BaseException] = []
 
@@ -141,8 +141,8 @@ def test_sigterm_answers_held_requests_503_then_exits_0(serve, tmp_path: Path) -
     assert served.process.wait(20) == 0
 
 
-def test_serve_again_on_the_same_db_prints_the_same_key(serve, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    db = str(tmp_path / "again.db")
+def test_serve_again_on_the_same_db_prints_the_same_key(serve, database: str) -> None:  # type: ignore[no-untyped-def]
+    db = database
     first = serve("--db", db)
     key = first.api_key
     first.process.send_signal(signal.SIGINT)
@@ -152,9 +152,9 @@ def test_serve_again_on_the_same_db_prints_the_same_key(serve, tmp_path: Path) -
     assert second.get("/numbers", key).status_code == 200
 
 
-def test_serve_with_a_given_key(serve, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_serve_with_a_given_key(serve, database: str) -> None:  # type: ignore[no-untyped-def]
     key = "hw_given_key_for_the_cli_test_000000"
-    served = serve("--db", str(tmp_path / "given.db"), "--api-key", key)
+    served = serve("--db", database, "--api-key", key)
     assert served.api_key == key
     assert served.get("/numbers", key).status_code == 200
 

@@ -1,4 +1,6 @@
-"""ServiceRunner: the service under uvicorn in a background thread."""
+"""ServiceRunner: the service under uvicorn in a background thread. What the service does
+under it runs on both stores (the ``database`` fixture); the port, URL and missing-file
+checks are the runner's own (SQLite, ``:memory:`` where no file is needed)."""
 
 from __future__ import annotations
 
@@ -13,8 +15,8 @@ from humanwire.server.config import ServiceConfig
 from humanwire.server.runner import ServiceRunner, format_base_url, is_loopback
 
 
-def test_start_serves_on_a_free_port_and_stop_releases_it(tmp_path: Path) -> None:
-    config = ServiceConfig(db_path=str(tmp_path / "runner.db"))
+def test_start_serves_on_a_free_port_and_stop_releases_it(database: str) -> None:
+    config = ServiceConfig(db_path=database)
     runner = ServiceRunner(config).start()
     try:
         assert runner.running
@@ -38,12 +40,12 @@ def test_start_serves_on_a_free_port_and_stop_releases_it(tmp_path: Path) -> Non
     # The port is free again and the database is closed (it can be reopened at once).
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", port))
-    with ServiceRunner(ServiceConfig(db_path=str(tmp_path / "runner.db"))) as again:
+    with ServiceRunner(ServiceConfig(db_path=database)) as again:
         assert again.authenticate(key)
 
 
-def test_a_given_api_key_is_kept(tmp_path: Path) -> None:
-    with ServiceRunner(ServiceConfig(db_path=str(tmp_path / "k.db"))) as runner:
+def test_a_given_api_key_is_kept(database: str) -> None:
+    with ServiceRunner(ServiceConfig(db_path=database)) as runner:
         assert runner.create_account(api_key="hw_chosen_key_0123456789abcdefghijk") == (
             "hw_chosen_key_0123456789abcdefghijk"
         )
@@ -100,11 +102,11 @@ UNAVAILABLE = {
 }
 
 
-def test_stop_answers_held_requests_503_and_keeps_their_windows(tmp_path: Path) -> None:
+def test_stop_answers_held_requests_503_and_keeps_their_windows(database: str) -> None:
     import threading
     import time
 
-    db_path = str(tmp_path / "held.db")
+    db_path = database
     runner = ServiceRunner(ServiceConfig(db_path=db_path)).start()
     key = runner.create_account()
     headers = {"Authorization": f"Bearer {key}"}
@@ -162,8 +164,8 @@ def test_stop_answers_held_requests_503_and_keeps_their_windows(tmp_path: Path) 
         assert again.call(lambda: again.engine.open_windows) == 1
 
 
-def test_a_request_arriving_while_stopping_is_refused_503(tmp_path: Path) -> None:
-    runner = ServiceRunner(ServiceConfig(db_path=str(tmp_path / "late.db"))).start()
+def test_a_request_arriving_while_stopping_is_refused_503(database: str) -> None:
+    runner = ServiceRunner(ServiceConfig(db_path=database)).start()
     try:
         key = runner.create_account()
         runner.call(lambda: runner.engine.drain())

@@ -154,7 +154,10 @@ def _authenticate(request: Request, engine: Engine) -> Account:
 def _check_path(request: Request, params: tuple[PathParam, ...]) -> None:
     for param in params:
         value = request.path_params.get(param.name, "")
-        if param.pattern is not None and not re.fullmatch(param.pattern, value):
+        # No id holds a NUL, and PostgreSQL's text cannot be compared with one (an error).
+        if "\x00" in value or (
+            param.pattern is not None and not re.fullmatch(param.pattern, value)
+        ):
             raise NotFound(f"no such {param.name.removesuffix('_id')}: {value!r}")
 
 

@@ -22,6 +22,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
@@ -438,8 +439,10 @@ def _stop_on_signals() -> Iterator[threading.Event]:
 
 
 def _wait_for_stop(runner: ServiceRunner, stop: threading.Event) -> None:
-    while runner.running and not stop.wait(0.5):
-        pass
+    # Polled, never stop.wait(): a signal handler runs on this thread, and its stop.set()
+    # deadlocks on the event's lock when the signal lands inside stop.wait().
+    while runner.running and not stop.is_set():
+        time.sleep(0.1)
     print("humanwire: stopping", file=sys.stderr, flush=True)
 
 

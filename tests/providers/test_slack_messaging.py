@@ -214,6 +214,8 @@ def test_events_are_acknowledged_at_once_and_retries_are_taken_once(
         reply = live.fake.reply(live.posted(live.member), live.member, "yes")
         receiver.wait_for("message.received")
         [delivery] = [d for d in live.fake.event_deliveries if d.event["ts"] == reply.ts]
+        # The webhook can arrive before the fake has written down the acknowledgement.
+        live.fake.wait_for(lambda: delivery.attempts)
         assert delivery.attempts[0].status == 200
         assert delivery.attempts[0].elapsed < 3.0
         again = live.fake.redeliver(delivery)

@@ -3,7 +3,7 @@ the in-process tests: size limits, key-less endpoints, error bodies."""
 
 from __future__ import annotations
 
-import socket
+import http.client
 import time
 from collections.abc import Iterator
 
@@ -60,10 +60,18 @@ def test_an_idle_connection_outlives_the_clients_keep_alive(
     # httpx keeps an idle connection 5 s; a server that closed its side at 5 s too raced
     # the client's reuse (a read error on the next request). The server waits longer.
     host, port = humanwire_service.base_url.removeprefix("http://").rsplit(":", 1)
-    request = f"GET /healthz HTTP/1.1\r\nHost: {host}\r\n\r\n".encode()
-    with socket.create_connection((host, int(port)), timeout=10) as conn:
-        conn.sendall(request)
-        assert conn.recv(4096).startswith(b"HTTP/1.1 200")
+    conn = http.client.HTTPConnection(host, int(port), timeout=10)
+    try:
+        conn.request("GET", "/healthz")
+        first = conn.getresponse()
+        assert (first.status, first.read()) == (200, b'{"status":"ok"}')
+        sock = conn.sock
         time.sleep(6.0)
-        conn.sendall(request)  # the same connection, idle longer than httpx keeps one
-        assert conn.recv(4096).startswith(b"HTTP/1.1 200")
+        # The same connection, idle longer than httpx keeps one: a server that closed it
+        # makes this RemoteDisconnected.
+        conn.request("GET", "/healthz")
+        second = conn.getresponse()
+        assert (second.status, second.read()) == (200, b'{"status":"ok"}')
+        assert conn.sock is sock
+    finally:
+        conn.close()

@@ -526,9 +526,9 @@ def test_events_round_trip_order_and_atomicity(store: Store) -> None:
     assert [o.id for o in store.list_outbox("acct_1", 10)] == ["ob_1"]
 
 
-def test_outbox_due_lease_update_cancel(store: Store) -> None:
+def test_outbox_claim_update_cancel(store: Store) -> None:
     assert store.next_outbox_due() is None
-    assert store.due_outbox(1e12, 10) == []
+    assert store.claim_outbox(1e12, 10, 2e12) == []
     rows = [
         outbox("ob_a", "ev_1", next_attempt_at=300.0, created_at=1.0),
         outbox("ob_b", "ev_1", next_attempt_at=100.0, created_at=1.0, webhook_id="wh_2"),
@@ -540,13 +540,17 @@ def test_outbox_due_lease_update_cancel(store: Store) -> None:
     assert store.list_outbox("acct_1", 1) == [rows[2]]
     assert store.list_outbox("acct_2", 10) == [rows[3]]
     assert store.next_outbox_due() == 100.0
-    assert [o.id for o in store.due_outbox(250.0, 10)] == ["ob_b", "ob_d", "ob_c"]
-    assert [o.id for o in store.due_outbox(250.0, 2)] == ["ob_b", "ob_d"]
-    assert store.due_outbox(99.0, 10) == []
-
-    store.lease_outbox("ob_b", 500.0)
-    store.lease_outbox("ob_d", 150.0)
-    assert [o.id for o in store.due_outbox(250.0, 10)] == ["ob_d", "ob_c"]
+    assert store.claim_outbox(99.0, 10, 500.0) == []  # nothing due yet
+    # the most overdue first (a batch: in no particular order), at most ``limit``; each
+    # claimed row is leased until ``until`` (its next attempt), so the next claim passes it
+    claimed = store.claim_outbox(250.0, 2, 500.0)
+    assert sorted(o.id for o in claimed) == ["ob_b", "ob_d"]
+    assert [o.next_attempt_at for o in claimed] == [500.0, 500.0]
+    assert [o.id for o in store.claim_outbox(250.0, 10, 260.0)] == ["ob_c"]
+    assert store.claim_outbox(250.0, 10, 900.0) == []
+    assert store.next_outbox_due() == 260.0
+    # a lease that ran out (the claimer died) makes the row due again
+    assert [o.id for o in store.claim_outbox(270.0, 10, 280.0)] == ["ob_c"]
 
     store.update_outbox(
         "ob_d",
@@ -584,8 +588,8 @@ def test_outbox_due_lease_update_cancel(store: Store) -> None:
     retried = {o.id: o for o in store.list_outbox("acct_1", 10)}["ob_c"]
     assert (retried.attempts, retried.last_error, retried.last_status_code) == (2, "HTTP 500", 500)
     assert retried.next_attempt_at == 260.0 and retried.updated_at == 201.0
-    # a lease only moves a pending row
-    store.lease_outbox("ob_d", 999.0)
+    # only pending rows are claimed (and leased)
+    assert sorted(o.id for o in store.claim_outbox(1e12, 10, 999.0)) == ["ob_a", "ob_b", "ob_c"]
     (done,) = store.list_outbox("acct_2", 10)
     assert done.next_attempt_at == 150.0
 
@@ -609,8 +613,8 @@ def test_outbox_due_lease_update_cancel(store: Store) -> None:
     )
     by_id = {o.id: o for o in store.list_outbox("acct_1", 10)}
     assert by_id["ob_a"].status == "cancelled" and by_id["ob_a"].delivered_at is None
-    assert store.next_outbox_due() == 500.0
-    assert [o.id for o in store.due_outbox(1e12, 10)] == ["ob_b"]
+    assert store.next_outbox_due() == 999.0  # ob_b's lease, the one pending row left
+    assert [o.id for o in store.claim_outbox(1e12, 10, 2e12)] == ["ob_b"]
 
 
 # -- provider state -----------------------------------------------------------------------
@@ -757,6 +761,96 @@ def test_postgres_concurrent_starts_migrate_once(pg_schema: str) -> None:
         for opened in stores:
             opened.close()
     assert _migrations(pg_schema) == [version for version, _ in MIGRATIONS]
+
+
+def test_postgres_concurrent_claims_never_share_a_row(pg_schema: str) -> None:
+    # Two replicas' stores claim the same due rows at once: each row goes to one.
+    one = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
+    two = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
+    rows = [outbox(f"ob_{i:02d}", "ev_1", next_attempt_at=float(i)) for i in range(60)]
+    one.insert_event(event("ev_1", 1.0), rows)
+    taken: dict[str, list[str]] = {"one": [], "two": []}
+    barrier = threading.Barrier(2)
+
+    def claim(name: str, store: PostgresStore) -> None:
+        barrier.wait()
+        while batch := store.claim_outbox(1000.0, 3, 5000.0):
+            taken[name].extend(o.id for o in batch)
+
+    try:
+        threads = [
+            threading.Thread(target=claim, args=item) for item in (("one", one), ("two", two))
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+        assert sorted(taken["one"] + taken["two"]) == [row.id for row in rows]
+        assert not set(taken["one"]) & set(taken["two"])
+    finally:
+        one.close()
+        two.close()
+
+
+def test_postgres_replica_coordination(pg_schema: str) -> None:
+    store = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
+    try:
+        store.heartbeat("alive", 1000.0)
+        store.heartbeat("dead", 900.0)
+        for name, owner, held in (
+            ("int_mine", "alive", "alive"),
+            ("int_orphan", "dead", "dead"),
+            ("int_nobody", None, None),
+        ):
+            store.insert_interaction(interaction(name, owner=owner, held_by=held))
+        store.insert_interaction(interaction("int_call", kind="call", channel="call", owner="dead"))
+        # windows whose owner is dead (or nobody) go to the claimer; a call has none
+        claimed = store.claim_windows("alive", 950.0, 10)
+        assert sorted(r.id for r in claimed) == ["int_nobody", "int_orphan"]
+        assert {r.owner for r in claimed} == {"alive"}
+        assert store.claim_windows("other", 950.0, 10) == []  # all have a live owner now
+        # ending tells who held the send; only once
+        assert store.end_held_interaction("int_mine", 1001.0, {"x": 1}) == (True, "alive")
+        assert store.end_held_interaction("int_mine", 1002.0, {"x": 2}) == (False, None)
+        # the holder letting go gets the ended interaction with the answer left to it
+        released = store.release_hold("int_mine", "alive")
+        assert released is not None and released.result == {"x": 1}
+        assert store.release_hold("int_mine", "alive") is None  # let go already
+        # a dead replica's holds are let go of by the sweep, once
+        assert store.end_held_interaction("int_orphan", 1003.0, {"y": 1}) == (True, "dead")
+        swept = store.sweep_holds(950.0, 10)
+        assert [(r.id, r.result, r.held_by) for r in swept] == [("int_orphan", {"y": 1}, None)]
+        assert store.sweep_holds(950.0, 10) == []
+        # a retry taking a pending interaction over; an ended one cannot be taken
+        assert store.take_interaction("int_nobody", "other", hold=True) is True
+        taken = store.get_interaction("int_nobody")
+        assert taken is not None and (taken.owner, taken.held_by) == ("other", "other")
+        assert store.take_interaction("int_mine", "other", hold=True) is False
+        # retiring gives the windows up at once
+        store.retire_replica("other")
+        assert [r.id for r in store.claim_windows("alive", 950.0, 10)] == ["int_nobody"]
+    finally:
+        store.close()
+
+
+def test_postgres_rate_limit_and_spam_counts(pg_schema: str) -> None:
+    store = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
+    try:
+        # 3 requests per 10 s: the 4th waits until the oldest leaves the window
+        assert [store.rate_hit("acct_1", t, 3, 10.0) for t in (100.0, 101.0, 102.0)] == [None] * 3
+        assert store.rate_hit("acct_1", 103.0, 3, 10.0) == pytest.approx(7.0)
+        assert store.rate_hit("acct_2", 103.0, 3, 10.0) is None  # accounts apart
+        assert store.rate_hit("acct_1", 110.5, 3, 10.0) is None  # 100.0 left the window
+        # distinct recipients of one text inside the window
+        assert store.spam_hit("acct_1", "fp", "+1", 100.0, 60.0) == 1
+        assert store.spam_hit("acct_1", "fp", "+1", 101.0, 60.0) == 1  # same recipient
+        assert store.spam_hit("acct_1", "fp", "+2", 102.0, 60.0) == 2
+        assert store.spam_hit("acct_1", "other", "+3", 102.0, 60.0) == 1
+        assert store.spam_hit("acct_1", "fp", "+3", 161.5, 60.0) == 2  # +1 (101.0) expired
+        store.forget_spam("acct_1")
+        assert store.spam_hit("acct_1", "fp", "+4", 162.0, 60.0) == 1
+    finally:
+        store.close()
 
 
 def test_postgres_schemas_are_separate(pg_schema: str) -> None:

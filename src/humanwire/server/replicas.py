@@ -76,8 +76,6 @@ class Replicas:
         self._tasks: list[asyncio.Task[None]] = []
         self._listening = asyncio.Event()
         self._closed = False
-        self.notices_received = 0
-        self.notices_sent = 0
 
     # -- start and stop -----------------------------------------------------------------
     async def start(self) -> None:
@@ -138,7 +136,6 @@ class Replicas:
         payloads.append(self._payload(batch))
         try:
             self.store.notify(payloads)
-            self.notices_sent += len(notices)
         except Exception:
             # The others catch up when their long-polls and holds time out; not fatal.
             logger.warning("could not publish %d notices", len(notices), exc_info=True)
@@ -156,7 +153,6 @@ class Replicas:
             logger.warning("ignored a malformed notice: %.200s", payload)
             return
         for kind, account_id, item_id in notices:
-            self.notices_received += 1
             try:
                 self._on_notice(kind, account_id, item_id)
             except Exception:

@@ -1073,14 +1073,6 @@ class PostgresStore:
         )
         return [self._event(row) for row in rows]
 
-    def due_outbox(self, now: float, limit: int) -> list[OutboxRecord]:
-        rows = self._all(
-            f"SELECT {_OUTBOX_COLUMNS} FROM outbox WHERE status = 'pending' "
-            "AND next_attempt_at <= %s ORDER BY next_attempt_at, ord LIMIT %s",
-            (now, limit),
-        )
-        return [self._outbox(row) for row in rows]
-
     def claim_outbox(self, now: float, limit: int, until: float) -> list[OutboxRecord]:
         rows = self._all(
             f"UPDATE outbox SET next_attempt_at = %s WHERE id IN (SELECT id FROM outbox "
@@ -1094,12 +1086,6 @@ class PostgresStore:
     def next_outbox_due(self) -> float | None:
         row = self._one("SELECT MIN(next_attempt_at) FROM outbox WHERE status = 'pending'")
         return float(row[0]) if row and row[0] is not None else None
-
-    def lease_outbox(self, outbox_id: str, until: float) -> None:
-        self._run(
-            "UPDATE outbox SET next_attempt_at = %s WHERE id = %s AND status = 'pending'",
-            (until, outbox_id),
-        )
 
     def update_outbox(
         self,
@@ -1233,10 +1219,6 @@ class PostgresStore:
 
     def forget_replicas_before(self, cutoff: float) -> None:
         self._run("DELETE FROM replicas WHERE seen_at < %s", (cutoff,))
-
-    def live_replicas(self, alive_after: float) -> list[str]:
-        rows = self._all("SELECT id FROM replicas WHERE seen_at > %s ORDER BY id", (alive_after,))
-        return [str(row[0]) for row in rows]
 
     def claim_windows(
         self, replica_id: str, alive_after: float, limit: int

@@ -16,6 +16,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 from .base import (
@@ -1003,14 +1004,6 @@ class SQLiteStore:
         )
         return [self._event(row) for row in rows]
 
-    def due_outbox(self, now: float, limit: int) -> list[OutboxRecord]:
-        rows = self._all(
-            f"SELECT {_OUTBOX_COLUMNS} FROM outbox WHERE status = 'pending' "
-            "AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?",
-            (now, limit),
-        )
-        return [self._outbox(row) for row in rows]
-
     def next_outbox_due(self) -> float | None:
         row = self._one("SELECT MIN(next_attempt_at) FROM outbox WHERE status = 'pending'")
         return float(row[0]) if row and row[0] is not None else None
@@ -1030,13 +1023,8 @@ class SQLiteStore:
                         "UPDATE outbox SET next_attempt_at = ? WHERE id = ?",
                         [(until, row[0]) for row in rows],
                     )
-        return [self._outbox(row) for row in rows]
-
-    def lease_outbox(self, outbox_id: str, until: float) -> None:
-        self._run(
-            "UPDATE outbox SET next_attempt_at = ? WHERE id = ? AND status = 'pending'",
-            (until, outbox_id),
-        )
+        # As PostgreSQL's RETURNING does: the rows as leased.
+        return [replace(self._outbox(row), next_attempt_at=until) for row in rows]
 
     def update_outbox(
         self,

@@ -147,3 +147,20 @@ async def test_a_file_of_schema_2_gains_the_provider_columns(tmp_path: Path) -> 
         assert upgraded.receive_text(text) is None
     finally:
         await upgraded.close()
+
+
+async def test_a_text_carrying_a_nul_is_taken_without_it(engine: Engine, account: Account) -> None:
+    """No carrier delivers a NUL, but a provider callback is not refused for one (it would
+    only be retried): the character is dropped on both stores (PostgreSQL cannot store
+    it), and the text still answers the held send."""
+    held = asyncio.create_task(engine.send_message(account, sms("ok?", wait_time=5)))
+    await asyncio.sleep(0.05)
+    stored = engine.receive_text(
+        InboundText(
+            channel="sms", from_addr=HUMAN, to_addr=SHARED_SMS_NUMBER, body="ye\x00s", ref="S\x001"
+        )
+    )
+    assert stored is not None and stored.body == "yes"
+    answered = await held
+    assert answered.reply == "yes"
+    assert [inbound.body for inbound in engine.list_inbound(account)] == ["yes"]

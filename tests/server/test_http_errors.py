@@ -290,3 +290,34 @@ async def test_sandbox_api_is_absent_when_disabled(tmp_path: Path, database: str
         response = await service.client.post("/sandbox/replies", json={})
         assert_error(response, 404, "not_found")
         assert (await service.client.get("/numbers")).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("/messages/sms", {"message": "before\x00after", "to": HUMAN}, "message"),
+        ("/webhooks", {"url": "http://127.0.0.1:9/h\x00", "eventTypes": []}, "url"),
+        ("/calls", {"prompt": "p", "to": HUMAN, "message": "hi\x00"}, "message"),
+        (
+            "/forms/sms",
+            form(fields=[{"id": "n", "label": "Na\x00me", "type": "text"}]),
+            "fields[0].label",
+        ),
+        ("/messages/sms", {"message": "m", "to": HUMAN, "metadata": {"k\x00": "v"}}, "metadata"),
+        (
+            "/sandbox/replies",
+            {"channel": "sms", "from": HUMAN, "to": "+12025550199", "body": "yes\x00"},
+            "body",
+        ),
+    ],
+)
+async def test_text_holding_a_nul_is_refused_on_both_stores(
+    svc: AppUnderTest, path: str, body: dict[str, object], field: str
+) -> None:
+    """No channel carries a NUL and PostgreSQL's text cannot hold one: refused as a 400
+    naming the field on both stores (a 500 on PostgreSQL before), and nothing is stored."""
+    response = await svc.client.post(path, json=body)
+    error = assert_error(response, 400, "invalid_request", field)
+    assert "NUL" in error["message"]
+    sent = await svc.client.get("/sandbox/messages")
+    assert all("\x00" not in str(delivery) for delivery in sent.json())

@@ -72,6 +72,26 @@ def _is_json(content_type: str | None) -> bool:
     )
 
 
+def _nul_at(value: Any, path: str = "") -> str | None:
+    """The path (``fields[0].label``) of the first string, or object key, holding a NUL."""
+    if isinstance(value, str):
+        return path if "\x00" in value else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            inner = f"{path}.{key}" if path else str(key)
+            if "\x00" in key:
+                return path or inner
+            found = _nul_at(item, inner)
+            if found is not None:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _nul_at(item, f"{path}[{index}]")
+            if found is not None:
+                return found
+    return None
+
+
 def parse_json_body(raw: bytes, content_type: str | None, adapter: TypeAdapter[T]) -> T:
     """The body validated by its wire model, or the ``ServiceError`` that says why not:
     wrong content type, empty, not JSON, not an object, or failing a rule of the model."""
@@ -86,6 +106,11 @@ def parse_json_body(raw: bytes, content_type: str | None, adapter: TypeAdapter[T
         raise InvalidRequest(f"body is not valid JSON: {exc}") from None
     if not isinstance(data, dict):
         raise InvalidRequest("body must be a JSON object")
+    if b"\\u0000" in raw:  # rare: only then walk the body
+        field = _nul_at(data)
+        if field is not None:
+            # No channel carries a NUL, and PostgreSQL's text cannot store one.
+            raise InvalidRequest(f"{field} must not contain the NUL character", field=field)
     try:
         return adapter.validate_json(raw)
     except ValidationError as exc:

@@ -6,6 +6,7 @@ delivered, following deliveries) live here too."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 import uuid
 from collections.abc import Sequence
@@ -55,6 +56,27 @@ class InboundText:
     ref: str | None = None
     """The carrier's id of the message (Twilio's ``MessageSid``, Slack's event id): the
     same message delivered twice is taken once."""
+
+
+def _without_nul(text: InboundText) -> InboundText:
+    """``text`` with any NUL character dropped: no carrier delivers one, PostgreSQL's text
+    cannot store it, and refusing a provider's callback would only have it retried."""
+    fields = {
+        "from_addr": text.from_addr,
+        "to_addr": text.to_addr,
+        "body": text.body,
+        "thread": text.thread,
+        "ref": text.ref,
+    }
+    changed: dict[str, Any] = {
+        name: value.replace("\x00", "")
+        for name, value in fields.items()
+        if value is not None and "\x00" in value
+    }
+    media = tuple(url.replace("\x00", "") for url in text.media_urls)
+    if media != text.media_urls:
+        changed["media_urls"] = media
+    return dataclasses.replace(text, **changed) if changed else text
 
 
 class HumanSide(EngineCore):
@@ -124,6 +146,7 @@ class HumanSide(EngineCore):
         account the carrier already knows (the sandbox's caller); without it the
         account is the matched interaction's, else the owner of the reserved number
         ``to_addr``. A text to a shared sender that matches nothing belongs to nobody."""
+        text = _without_nul(text)
         if text.ref is not None and self.store.inbound_by_ref(text.ref) is not None:
             return None  # a carrier's retry of a message already taken
         record = self._match(text, account_id)

@@ -143,9 +143,24 @@ def _json(response: httpx.Response) -> Any:
         ) from None
 
 
+_ADAPTERS: dict[Any, TypeAdapter[Any]] = {}
+
+
+def _adapter(kind: Any) -> TypeAdapter[Any]:
+    """One ``TypeAdapter`` per response type, built on first use (building one per call
+    costs more than validating a body)."""
+    try:
+        adapter = _ADAPTERS.get(kind)
+    except TypeError:  # an unhashable type form
+        return TypeAdapter(kind)
+    if adapter is None:
+        adapter = _ADAPTERS[kind] = TypeAdapter(kind)
+    return adapter
+
+
 def parse_as(kind: type[T] | Any) -> Callable[[httpx.Response], T]:
     """A reader validating the JSON body as ``kind`` (a model, or ``list[Model]``)."""
-    adapter: TypeAdapter[T] = TypeAdapter(kind)
+    adapter: TypeAdapter[T] = _adapter(kind)
 
     def parse(response: httpx.Response) -> T:
         body = _json(response)

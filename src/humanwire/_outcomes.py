@@ -120,6 +120,11 @@ def _lines_events(parser: SseParser, lines: Iterator[str]) -> Iterator[dict[str,
             yield event
 
 
+def _expire(future: asyncio.Future[Any], interaction_id: str, timeout: float) -> None:
+    if not future.done():
+        future.set_exception(TimeoutError(f"no outcome for {interaction_id} in {timeout} s"))
+
+
 class AsyncOutcomeHub(_Hub):
     """The outcome stream on an ``httpx.AsyncClient``, read by one task."""
 
@@ -158,14 +163,19 @@ class AsyncOutcomeHub(_Hub):
             return early
         if self._failure is not None:
             raise self._failure
-        future: asyncio.Future[dict[str, Any]] = self._asyncio.get_running_loop().create_future()
+        loop = self._asyncio.get_running_loop()
+        future: asyncio.Future[dict[str, Any]] = loop.create_future()
         self._waiters[interaction_id] = future
+        # A timer on the future itself, not ``asyncio.wait_for`` (a second future and
+        # callbacks per wait, thousands of them at once).
+        expiry = None
+        if timeout is not None:
+            expiry = loop.call_later(timeout, _expire, future, interaction_id, timeout)
         try:
-            return await self._asyncio.wait_for(future, timeout)
-        except self._asyncio.TimeoutError:
-            # Python 3.10's asyncio.TimeoutError is not the builtin one.
-            raise TimeoutError(f"no outcome for {interaction_id} in {timeout} s") from None
+            return await future
         finally:
+            if expiry is not None:
+                expiry.cancel()
             self._waiters.pop(interaction_id, None)
 
     def _dispatch(self, event: dict[str, Any]) -> None:

@@ -320,19 +320,24 @@ async def _accept_async(
         fingerprint = f"{request.method} {request.url.path} {digest}"
         return await engine.idempotent(account, key, fingerprint, run)
 
-    accepted: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    token = ACCEPT_ASYNC.set(accepted)
+    accepted: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+    token = ACCEPT_ASYNC.set(accepted)  # type: ignore[arg-type]
     try:
         hold = asyncio.ensure_future(run_keyed())  # the task copies the context: it sees it
     finally:
         ACCEPT_ASYNC.reset(token)
-    either: set[asyncio.Future[Any]] = {hold, accepted}
-    await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
-    if not accepted.done() or (hold.done() and not hold.cancelled()):
-        accepted.cancel()
+
+    # Settled by the engine once the send holds (its interaction id), or None when the
+    # send ended first: one future to await, no ``asyncio.wait`` per send.
+    def ended(_: asyncio.Future[Any]) -> None:
+        if not accepted.done():
+            accepted.set_result(None)
+
+    hold.add_done_callback(ended)
+    interaction_id = await accepted
+    if interaction_id is None or (hold.done() and not hold.cancelled()):
         status, content = await hold
         return _respond(status, content, replayed=not ran)
-    interaction_id = accepted.result()
     engine.follow_async(account, interaction_id, hold)
     content = json.dumps(engine.accepted_body(interaction_id), separators=(",", ":")).encode()
     headers = {"Preference-Applied": "respond-async"}

@@ -340,11 +340,16 @@ def _serve(args: argparse.Namespace) -> int:
             print(f"humanwire: {problem}", file=sys.stderr)
         return 2
     with _stop_on_signals() as stop:
-        return _serve_until(settings, config, args.api_key, stop)
+        return _serve_until(settings, config, args.api_key, stop, own_process=True)
 
 
 def _serve_until(
-    settings: Settings, config: ServiceConfig, api_key: str | None, stop: threading.Event
+    settings: Settings,
+    config: ServiceConfig,
+    api_key: str | None,
+    stop: threading.Event,
+    *,
+    own_process: bool = False,
 ) -> int:
     from humanwire.server.config import startup_lines
     from humanwire.server.embedded import embedded_home
@@ -392,6 +397,10 @@ def _serve_until(
         )
         for line in startup_lines(runner.config):
             print(f"  {line}", file=sys.stderr, flush=True)
+        if own_process:
+            from humanwire.server.runner import tune_gc_for_service
+
+            tune_gc_for_service()  # this process is the service's alone
         _wait_for_stop(runner, stop)
     finally:
         runner.stop()

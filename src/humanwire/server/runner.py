@@ -28,7 +28,13 @@ if TYPE_CHECKING:
 
     from .engine import Engine
 
-__all__ = ["ServiceRunner", "bind_listener", "format_base_url", "thread_server"]
+__all__ = [
+    "ServiceRunner",
+    "bind_listener",
+    "format_base_url",
+    "thread_server",
+    "tune_gc_for_service",
+]
 
 logger = logging.getLogger("humanwire")
 
@@ -44,6 +50,24 @@ KEEP_ALIVE_TIMEOUT = 75
 (httpx: 5 s) and than load balancers' idle timeouts (60 s), so the server never closes
 a connection just as a client reuses it (uvicorn's 5 s default raced httpx's 5 s: a
 request sent on a closing connection failed with a read error)."""
+
+
+SERVICE_GC_THRESHOLDS = (50_000, 20, 20)
+"""The collector's thresholds in a process that is the service (``tune_gc_for_service``)."""
+
+
+def tune_gc_for_service() -> None:
+    """For a process whose job is the service (``humanwire serve``; never a library
+    user's process, whose collector is theirs): what was loaded so far (modules, the app)
+    is moved out of the collector's sight, and collections run less often. Ten thousand
+    held requests keep hundreds of thousands of objects alive, which every full
+    collection would walk again; with Python's defaults that is a large part of the CPU a
+    send costs the service."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*SERVICE_GC_THRESHOLDS)
 
 
 def format_base_url(host: str, port: int, scheme: str = "http") -> str:

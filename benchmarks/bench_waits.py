@@ -88,6 +88,9 @@ WARM_UP = 32
 """Waits held and answered before measuring, so first-use costs are not counted per wait."""
 BULK_REPLIES = 16
 """Replies in flight at once for the unmeasured rest."""
+POLL = 0.01
+"""Seconds between two looks at how many waits the service holds, once all are sent (each
+look is a round trip to the service process, on both processes' CPU)."""
 PHASE_LIMIT = 300.0
 """Seconds any phase may take before the run is abandoned (it stops by itself)."""
 
@@ -191,11 +194,12 @@ def service_main(conn: Connection, db_path: str) -> None:
     """The service process: the runner serves on a free loopback port; this thread only
     answers the benchmark's questions on ``conn`` (blocked in ``recv`` otherwise)."""
     raise_open_files_limit()
-    from humanwire.server.runner import ServiceRunner
+    from humanwire.server.runner import ServiceRunner, tune_gc_for_service
 
     with ServiceRunner(bench_config(db_path)) as runner:
         engine = runner.engine
         key = runner.create_account("bench")
+        tune_gc_for_service()  # as ``humanwire serve`` does in its process
         account = runner.call(engine.authenticate, key)
         assert account is not None
         conn.send((runner.base_url, key))
@@ -390,7 +394,7 @@ def start_profiler(pid: int, output: str) -> subprocess.Popen[bytes]:
 def stop_profiler(spy: subprocess.Popen[bytes], output: str) -> None:
     spy.send_signal(signal.SIGINT)  # py-spy writes its output on SIGINT
     spy.wait(30)
-    print(f"{output}: where the service spent its samples (own time)")
+    print(f"{output}: where the process spent its samples (own time)")
     for share, frame in top_frames(output):
         print(f"  {share:5.1f} %  {frame}")
 
@@ -432,8 +436,9 @@ async def hold_and_answer(
 ) -> Round:
     """Holds waits ``offset .. offset+n-1``, then answers them (a sample one at a time,
     timed; the rest in bulk) and checks each held request got its own answer. With
-    ``profile``, py-spy records the service while opening (``{profile}-open.txt``) and
-    during the timed replies (``{profile}-replies.txt``)."""
+    ``profile``, py-spy records the service while opening (``{profile}-open.txt``; the
+    load generator in ``{profile}-open-client.txt``) and during the timed replies
+    (``{profile}-replies.txt``)."""
     loop = asyncio.get_running_loop()
     arrived: list[asyncio.Future[float]] = [loop.create_future() for _ in range(n)]
     senders = Senders(kind, service.base_url, service.key, n)
@@ -445,17 +450,25 @@ async def hold_and_answer(
             raise AssertionError(f"wait {offset + i} got {responded=} {reply=}")
         arrived[i].set_result(at)
 
-    def check(tasks: list[asyncio.Task[None]], deadline: float) -> None:
+    failed: list[asyncio.Task[None]] = []
+
+    def note_failure(task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            failed.append(task)
+
+    def check(deadline: float) -> None:
+        # Cheap: it runs every few milliseconds while 10,000 sends are in flight, and its
+        # CPU counts as the load generator's.
         senders.connections()
-        for task in tasks:
-            if task.done() and task.exception() is not None:
-                raise RuntimeError("a held request failed") from task.exception()
+        if failed:
+            raise RuntimeError("a held request failed") from failed[0].exception()
         if time.perf_counter() > deadline:
             raise TimeoutError(f"{service.held()} of {n} waits held after {PHASE_LIMIT:.0f} s")
 
     try:
         rss_before = service.rss()
         spy = start_profiler(service.pid, f"{profile}-open.txt") if profile else None
+        own_spy = start_profiler(os.getpid(), f"{profile}-open-client.txt") if profile else None
         server_cpu = service.cpu_seconds()
         client_cpu = time.process_time()
         started = time.perf_counter()
@@ -463,18 +476,21 @@ async def hold_and_answer(
         tasks: list[asyncio.Task[None]] = []
         for i in range(n):
             tasks.append(asyncio.create_task(hold(i)))
+            tasks[-1].add_done_callback(note_failure)
             if kind != "multiplexed" and len(tasks) % OPENING == 0:
                 while service.held() < len(tasks) - OPENING:
-                    check(tasks, deadline)
+                    check(deadline)
                     await asyncio.sleep(0.002)
         while service.held() < n:
-            check(tasks, deadline)
-            await asyncio.sleep(0.002)
+            check(deadline)
+            await asyncio.sleep(POLL)
         send_seconds = time.perf_counter() - started
         server_cpu = service.cpu_seconds() - server_cpu
         client_cpu = time.process_time() - client_cpu
         if spy is not None:
             stop_profiler(spy, f"{profile}-open.txt")
+        if own_spy is not None:
+            stop_profiler(own_spy, f"{profile}-open-client.txt")
         rss_growth = service.rss() - rss_before
         await asyncio.sleep(0.2)  # the last 202s are read
         connections = (senders.peak, senders.connections()[1]) if senders.one else None
@@ -642,7 +658,8 @@ def main(argv: list[str] | None = None) -> int:
         "--profile",
         metavar="PREFIX",
         help="http: py-spy the service while opening and during the timed replies "
-        "(PREFIX-N-open.txt, PREFIX-N-replies.txt; profiled runs are slower)",
+        "(PREFIX-N-open.txt, the load generator in PREFIX-N-open-client.txt, "
+        "PREFIX-N-replies.txt; profiled runs are slower)",
     )
     args = parser.parse_args(argv)
     sizes = [int(size) for size in args.sizes.split(",") if size.strip()]

@@ -63,6 +63,9 @@ MULTIPLEX_WAITS_AFTER = 4
 """Past this many held sends in flight, a client asks for 202s (``Prefer: respond-async``)
 and reads the answers from the account's outcome stream: any number of waits over a
 handful of connections (``humanwire._outcomes``)."""
-MULTIPLEXED_SENDS_AT_ONCE = 32
+MULTIPLEXED_SENDS_AT_ONCE = 8
 """Sends answered 202 are short: this many at once keep the service busy, the rest wait
-in the client (not in httpx's pool, whose cost grows with its queue)."""
+in the client (not in httpx's pool, whose cost grows with its queue). Kept well under
+httpx's 20 kept-alive connections: httpcore counts every connection against that limit
+and polls each idle one per request, so 32 at once closed about one connection per two
+sends and cost the client ~40 % more CPU per send than 8 (benchmarks/bench_waits.py)."""

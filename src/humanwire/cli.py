@@ -578,7 +578,7 @@ def _confirm_delete(info: Any) -> bool:
         f"account {info.id} ({_printable(info.name)}): {usage.interactions} interactions, "
         f"{usage.numbers} numbers, {usage.webhooks} webhooks, {usage.channels} channel cards"
     )
-    if not sys.stdin.isatty():
+    if not (sys.stdin is not None and sys.stdin.isatty()):
         print(
             f"humanwire: not deleting {summary} without confirmation: run it in a terminal, "
             "or pass --yes",
@@ -586,10 +586,9 @@ def _confirm_delete(info: Any) -> bool:
         )
         return False
     print(f"Delete {summary}, and all its data? This cannot be undone.", file=sys.stderr)
-    try:
-        answer = input("Type the account id to confirm: ")
-    except EOFError:
-        answer = ""
+    # The prompt goes to stderr, like the rest of the conversation: stdout is for results.
+    print("Type the account id to confirm: ", end="", file=sys.stderr, flush=True)
+    answer = sys.stdin.readline()
     if answer.strip() != info.id:
         print("humanwire: not deleted", file=sys.stderr)
         return False

@@ -425,6 +425,21 @@ class SQLiteStore:
             raise Duplicate(str(exc)) from None
 
     def delete_account(self, account_id: str) -> dict[str, int] | None:
+        with self._lock:
+            # Deleted content is overwritten, not left in free pages of the file; the
+            # write-ahead log is emptied after (when no reader holds it), so the data is
+            # gone from disk too, not only from the tables.
+            previous = self._db.execute("PRAGMA secure_delete").fetchone()
+            self._db.execute("PRAGMA secure_delete = ON")
+            try:
+                removed = self._delete_account(account_id)
+            finally:
+                self._db.execute(f"PRAGMA secure_delete = {int(previous[0]) if previous else 0}")
+            if removed is not None and not self._db.in_transaction and self.path != ":memory:":
+                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            return removed
+
+    def _delete_account(self, account_id: str) -> dict[str, int] | None:
         removed: dict[str, int] = {}
         with self._tx() as db:
             if db.execute("SELECT 1 FROM accounts WHERE id = ?", (account_id,)).fetchone() is None:

@@ -33,6 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from humanwire.server.config import ServiceConfig
+    from humanwire.server.engine import Engine
+    from humanwire.server.engine.accounts import AccountInfo
     from humanwire.server.runner import ServiceRunner
     from humanwire.server.settings import Settings
 
@@ -527,7 +529,7 @@ def _accounts_admin(args: argparse.Namespace) -> int:
             asyncio.run(engine.close())
 
 
-def _account_action(engine: Any, args: argparse.Namespace, db_path: str) -> int:
+def _account_action(engine: Engine, args: argparse.Namespace, db_path: str) -> int:
     account_id: str = args.account_id
     action: str = args.accounts_command
     if action == "suspend":
@@ -554,7 +556,9 @@ def _account_action(engine: Any, args: argparse.Namespace, db_path: str) -> int:
             print(f"humanwire: {where} held the old key: it holds the new one", file=sys.stderr)
         return 0
     info = engine.account_info(account_id)
-    key_hash = engine.store.get_account(account_id).key_hash
+    record = engine.store.get_account(account_id)
+    assert record is not None  # account_info found it
+    key_hash = record.key_hash
     if not args.yes and not _confirm_delete(info):
         return 1
     deleted = engine.delete_account(account_id)
@@ -572,7 +576,7 @@ def _account_action(engine: Any, args: argparse.Namespace, db_path: str) -> int:
     return 0
 
 
-def _confirm_delete(info: Any) -> bool:
+def _confirm_delete(info: AccountInfo) -> bool:
     usage = info.usage
     summary = (
         f"account {info.id} ({_printable(info.name)}): {usage.interactions} interactions, "
@@ -649,7 +653,7 @@ def _printable(text: str) -> str:
     return "".join(ch if ch.isprintable() else "?" for ch in text)
 
 
-def _accounts_list(engine: Any, *, as_json: bool) -> int:
+def _accounts_list(engine: Engine, *, as_json: bool) -> int:
     infos = engine.account_list()
     if as_json:
         print(json.dumps([_account_json(info) for info in infos], indent=2, ensure_ascii=False))
@@ -677,7 +681,7 @@ def _accounts_list(engine: Any, *, as_json: bool) -> int:
     return 0
 
 
-def _account_json(info: Any) -> dict[str, Any]:
+def _account_json(info: AccountInfo) -> dict[str, Any]:
     usage = info.usage
     last = usage.last_interaction_at
     return {

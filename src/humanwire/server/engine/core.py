@@ -170,6 +170,10 @@ class EngineCore:
         # store, so a suspension, reinstatement, key rotation or deletion (``humanwire
         # accounts``, from any process) holds from the next request on every replica.
         self._spam = SpamGuard(config.spam_recipients, config.spam_window)
+        # Accounts the spam guard suspended here: sends already past authentication
+        # are refused too. Only a hint, checked against the store (a reinstatement from
+        # another process must hold at once).
+        self._suspended: set[str] = set()
         # Per held interaction: the future its request awaits, and its one window timer.
         self._waiters: dict[str, asyncio.Future[InteractionRecord | None]] = {}
         self._timers: dict[str, asyncio.TimerHandle] = {}
@@ -302,20 +306,23 @@ class EngineCore:
         return Account(id=record.id, name=record.name, suspended=record.suspended)
 
     def _require_active(self, account: Account) -> None:
-        if account.suspended:
+        suspended = account.suspended
+        if not suspended and account.id in self._suspended:
+            current = self.store.get_account(account.id)
+            if current is None:
+                raise Unauthorized(DELETED_MESSAGE)
+            suspended = current.suspended
+            if not suspended:
+                self._suspended.discard(account.id)  # reinstated (by any process)
+        if suspended:
             # Counts from before the suspension must not suspend it again once reinstated.
             self._spam.forget(account.id)
             raise AccountSuspended(SUSPENDED_MESSAGE)
 
     def _check_send(self, account: Account, text: str, to: str) -> None:
         """The spam guard, run on every send before anything goes out (counted in the
-        database when replicas share it). The account is read again: a send that began
-        before its account was suspended (by the guard, on any replica, or an operator)
-        or deleted sends nothing."""
-        current = self.store.get_account(account.id)
-        if current is None:
-            raise Unauthorized(DELETED_MESSAGE)
-        self._require_active(Account(current.id, current.name, current.suspended))
+        database when replicas share it)."""
+        self._require_active(account)
         if self.shared is not None:
             recipients = self.shared.spam_hit(
                 account.id, fingerprint(text), to, time.time(), self.config.spam_window
@@ -325,6 +332,7 @@ class EngineCore:
             spam = self._spam.would_be_spam(account.id, text, to, time.monotonic())
         if spam:
             self.store.set_account_suspended(account.id, True)
+            self._suspended.add(account.id)
             self._spam.forget(account.id)
             if self.shared is not None:
                 self.shared.forget_spam(account.id)

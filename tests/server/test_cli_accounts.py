@@ -358,3 +358,29 @@ def test_a_missing_database_is_said_plainly(
     code, _out, err = run(capsys, "list", "--db", str(missing))
     assert code == 1 and "no database at" in err
     assert not missing.exists()  # not created by looking
+
+
+def test_a_number_bought_for_a_deleted_account_is_queued_for_release(
+    service: ServiceRunner, database: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    key = service.create_account("bought")
+    with HumanWire(api_key=key, base_url=service.base_url) as client:
+        number = client.numbers.reserve(client.numbers.available(country="US")[0].phone_number)
+    # What the Twilio number source keeps about a number it bought for the account.
+    store = open_store(database)
+    try:
+        store.put_provider_state(
+            "reserved-number", number.phone_number, {"sid": "PN0123", "bought": True}, 1.0
+        )
+        code, out, _err = run(capsys, "delete", account_id(service, key), "--yes", "--db", database)
+        assert code == 0
+        assert f"bought at Twilio for it: {number.phone_number}" in out
+        # The job Twilio's job runner picks up at the service's next start.
+        assert store.get_provider_state("twilio-jobs", "release_number:PN0123") == {
+            "kind": "release_number",
+            "sid": "PN0123",
+            "attempts": 0,
+        }
+        assert store.get_provider_state("reserved-number", number.phone_number) is None
+    finally:
+        store.close()

@@ -5,6 +5,8 @@
                                ``HUMANWIRE_*`` variables, then ``--config FILE``);
 ``humanwire accounts create``  creates another account on a database and prints its key
                                (also while a service runs on that database);
+``humanwire accounts list | suspend | reinstate | rotate-key | delete``  the operator's
+                               side of accounts (also while services run on the database);
 ``humanwire slack workspaces`` lists the Slack workspaces accounts installed the bot in;
 ``humanwire slack revoke TEAM``  forgets a workspace's bot token (also while a service runs);
 ``humanwire demo [--auto]``    an agent pipeline reaching a human through the embedded service;
@@ -18,6 +20,7 @@ import asyncio
 import contextlib
 import hashlib
 import importlib
+import json
 import os
 import signal
 import sys
@@ -30,6 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from humanwire.server.config import ServiceConfig
+    from humanwire.server.engine import Engine
+    from humanwire.server.engine.accounts import AccountInfo
     from humanwire.server.runner import ServiceRunner
     from humanwire.server.settings import Settings
 
@@ -93,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     create = account_commands.add_parser("create", help="create an account and print its API key")
     create.add_argument("--db", default=None, help=DB_HELP)
     create.add_argument("--name", default=None, help="a name for the account")
+    _add_account_admin_parsers(account_commands)
 
     slack = commands.add_parser("slack", help="accounts' own Slack workspaces")
     slack_commands = slack.add_subparsers(dest="slack_command", metavar="ACTION", required=True)
@@ -115,6 +121,26 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--auto", action="store_true", help="play the human automatically")
     _add_mcp_parser(commands)
     return parser
+
+
+def _add_account_admin_parsers(account_commands: Any) -> None:
+    listing = account_commands.add_parser(
+        "list", help="list the accounts and what they hold (never keys)"
+    )
+    listing.add_argument("--json", action="store_true", help="one JSON array")
+    listing.add_argument("--db", default=None, help=DB_HELP)
+    helps = {
+        "suspend": "refuse every request of the account (403 account_suspended)",
+        "reinstate": "lift a suspension (the spam guard's or an operator's)",
+        "rotate-key": "give the account a new API key (printed once); the old one stops",
+        "delete": "delete the account and all its data",
+    }
+    for action, text in helps.items():
+        sub = account_commands.add_parser(action, help=text)
+        sub.add_argument("account_id", metavar="ACCOUNT_ID", help="its id (accounts list)")
+        sub.add_argument("--db", default=None, help=DB_HELP)
+        if action == "delete":
+            sub.add_argument("--yes", action="store_true", help="do not ask for confirmation")
 
 
 def _add_mcp_parser(commands: Any) -> None:
@@ -195,7 +221,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "serve":
         return _serve(args)
     if args.command == "accounts":
-        return _accounts_create(args)
+        if args.accounts_command == "create":
+            return _accounts_create(args)
+        return _accounts_admin(args)
     if args.command == "slack":
         return _slack(args)
     if args.command == "db":
@@ -473,6 +501,232 @@ def _accounts_create(args: argparse.Namespace) -> int:
             asyncio.run(engine.close())
     print(key, flush=True)
     return 0
+
+
+# -- accounts list | suspend | reinstate | rotate-key | delete --------------------------------
+def _accounts_admin(args: argparse.Namespace) -> int:
+    """Works on the store directly, like ``accounts create``: what it changes holds from
+    the next request of every service on the database (nothing about accounts is cached
+    in a service)."""
+    from humanwire.server.config import ServiceConfig
+    from humanwire.server.engine import Engine
+    from humanwire.server.errors import NotFound
+    from humanwire.server.store import redact
+
+    db_path = _db_of(args)
+    if not is_database_url(db_path) and not Path(db_path).exists():
+        print(f"humanwire: no database at {db_path}", file=sys.stderr)
+        return 1
+    try:
+        engine = Engine(ServiceConfig(db_path=db_path))
+    except Exception as exc:  # unreachable server, missing extra: said plainly
+        print(f"humanwire: cannot open {redact(db_path)}: {exc}", file=sys.stderr)
+        return 1
+    try:
+        if args.accounts_command == "list":
+            return _accounts_list(engine, as_json=args.json)
+        return _account_action(engine, args, db_path)
+    except NotFound:
+        print(
+            f"humanwire: no account {_printable(args.account_id)} on {redact(db_path)} "
+            "(humanwire accounts list shows them)",
+            file=sys.stderr,
+        )
+        return 1
+    finally:
+        with contextlib.suppress(Exception):
+            asyncio.run(engine.close())
+
+
+def _account_action(engine: Engine, args: argparse.Namespace, db_path: str) -> int:
+    account_id: str = args.account_id
+    action: str = args.accounts_command
+    if action == "suspend":
+        changed = engine.suspend_account(account_id)
+        print(
+            f"suspended: {account_id} (every request of it is refused 403 account_suspended)"
+            if changed
+            else f"{account_id} was suspended already"
+        )
+        return 0
+    if action == "reinstate":
+        changed = engine.reinstate_account(account_id)
+        print(f"reinstated: {account_id}" if changed else f"{account_id} was not suspended")
+        return 0
+    if action == "rotate-key":
+        old_hash, key = engine.rotate_key(account_id)
+        print(key, flush=True)
+        print(
+            "humanwire: the new key works now and the old one is refused; it is shown "
+            "only this once",
+            file=sys.stderr,
+        )
+        for where in _replace_recorded_key(db_path, old_hash, key):
+            print(f"humanwire: {where} held the old key: it holds the new one", file=sys.stderr)
+        return 0
+    info = engine.account_info(account_id)
+    record = engine.store.get_account(account_id)
+    assert record is not None  # account_info found it
+    key_hash = record.key_hash
+    if not args.yes and not _confirm_delete(info):
+        return 1
+    deleted = engine.delete_account(account_id)
+    rows = sum(count for table, count in deleted.removed.items() if table != "accounts")
+    print(f"deleted: {account_id} ({_printable(deleted.name)}) and {rows} rows of its data")
+    if deleted.numbers:
+        print(f"released numbers: {', '.join(deleted.numbers)}")
+    if deleted.released:
+        print(
+            f"bought at Twilio for it: {', '.join(deleted.released)}: the service releases "
+            "them at its next start (a stored job)"
+        )
+    for where in _forget_recorded_key(db_path, key_hash):
+        print(f"humanwire: {where} held its key: forgotten", file=sys.stderr)
+    return 0
+
+
+def _confirm_delete(info: AccountInfo) -> bool:
+    usage = info.usage
+    summary = (
+        f"account {info.id} ({_printable(info.name)}): {usage.interactions} interactions, "
+        f"{usage.numbers} numbers, {usage.webhooks} webhooks, {usage.channels} channel cards"
+    )
+    if not (sys.stdin is not None and sys.stdin.isatty()):
+        print(
+            f"humanwire: not deleting {summary} without confirmation: run it in a terminal, "
+            "or pass --yes",
+            file=sys.stderr,
+        )
+        return False
+    print(f"Delete {summary}, and all its data? This cannot be undone.", file=sys.stderr)
+    # The prompt goes to stderr, like the rest of the conversation: stdout is for results.
+    print("Type the account id to confirm: ", end="", file=sys.stderr, flush=True)
+    answer = sys.stdin.readline()
+    if answer.strip() != info.id:
+        print("humanwire: not deleted", file=sys.stderr)
+        return False
+    return True
+
+
+def _recorded_key_files(db_path: str) -> tuple[Path | None, Path | None]:
+    """Where keys of ``db_path`` may be recorded: ``serve``'s key file, and the embedded
+    mode's ``embedded.json`` when the database is the one it uses."""
+    from humanwire.server.embedded import embedded_home
+
+    embedded = None
+    if not is_database_url(db_path) and Path(db_path).resolve().parent == embedded_home().resolve():
+        embedded = embedded_home() / "embedded.json"
+    return _key_file(db_path), embedded
+
+
+def _key_matches(key: object, key_hash: str) -> bool:
+    return isinstance(key, str) and hashlib.sha256(key.encode()).hexdigest() == key_hash
+
+
+def _replace_recorded_key(db_path: str, old_hash: str, key: str) -> list[Path]:
+    """A recorded copy of the rotated key is replaced by the new one: ``serve`` would
+    otherwise create a new account at its next start (its recorded key opens none)."""
+    from humanwire.server.embedded import record_embedded_service
+
+    key_file, embedded = _recorded_key_files(db_path)
+    replaced = []
+    if key_file is not None and _key_matches(_read_key(key_file), old_hash):
+        _write_key(key_file, key)
+        replaced.append(key_file)
+    state = _read_json(embedded)
+    if embedded is not None and _key_matches(state.get("api_key"), old_hash):
+        record_embedded_service(str(state.get("base_url") or ""), key)
+        replaced.append(embedded)
+    return replaced
+
+
+def _forget_recorded_key(db_path: str, key_hash: str) -> list[Path]:
+    """A recorded key of the deleted account is forgotten: ``serve`` and embedded mode
+    would otherwise create an account with it again (a fresh account gets a fresh key)."""
+    key_file, embedded = _recorded_key_files(db_path)
+    forgotten = []
+    if key_file is not None and _key_matches(_read_key(key_file), key_hash):
+        with contextlib.suppress(OSError):
+            key_file.unlink()
+        forgotten.append(key_file)
+    state = _read_json(embedded)
+    if embedded is not None and _key_matches(state.get("api_key"), key_hash):
+        state.pop("api_key")
+        _write_json(embedded, state)
+        forgotten.append(embedded)
+    return forgotten
+
+
+def _printable(text: str) -> str:
+    """An operator-given name as a terminal shows it safely (no control characters)."""
+    return "".join(ch if ch.isprintable() else "?" for ch in text)
+
+
+def _accounts_list(engine: Engine, *, as_json: bool) -> int:
+    infos = engine.account_list()
+    if as_json:
+        print(json.dumps([_account_json(info) for info in infos], indent=2, ensure_ascii=False))
+        return 0
+    header = ("ID", "NAME", "CREATED", "STATE", "INTERACTIONS", "OPEN", "NUMBERS", "WEBHOOKS")
+    rows = [header]
+    for info in infos:
+        usage = info.usage
+        rows.append(
+            (
+                info.id,
+                _printable(info.name),
+                _iso(info.created_at),
+                "suspended" if info.suspended else "active",
+                str(usage.interactions),
+                str(usage.open_interactions),
+                str(usage.numbers),
+                str(usage.webhooks),
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    for row in rows:
+        cells = (cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+        print("  ".join(cells).rstrip())
+    return 0
+
+
+def _account_json(info: AccountInfo) -> dict[str, Any]:
+    usage = info.usage
+    last = usage.last_interaction_at
+    return {
+        "id": info.id,
+        "name": info.name,
+        "createdAt": _iso(info.created_at),
+        "suspended": info.suspended,
+        "interactions": usage.interactions,
+        "openInteractions": usage.open_interactions,
+        "numbers": usage.numbers,
+        "webhooks": usage.webhooks,
+        "channels": usage.channels,
+        "lastInteractionAt": _iso(last) if last is not None else None,
+    }
+
+
+def _iso(unix: float) -> str:
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(unix, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _read_json(path: Path | None) -> dict[str, Any]:
+    if path is None:
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=2)
 
 
 # -- slack ---------------------------------------------------------------------------------

@@ -147,10 +147,14 @@ async def test_spam_guard_suspends_and_it_is_persisted(tmp_path: Path, database:
     with pytest.raises(AccountSuspended):
         await engine.send_message(account, sms("BUY NOW", to="+14155550103"))
     assert len(engine.list_sandbox_deliveries(account)) == 4  # the third bulk text never left
+    current = engine.authenticate(key)  # every request reads its account again
+    assert current is not None and current.suspended
     with pytest.raises(AccountSuspended):
-        engine.check_limits(account)
+        engine.check_limits(current)
+    # A send whose account was read before the suspension sends nothing either.
     with pytest.raises(AccountSuspended):
         await engine.send_message(account, sms("hello", to="+14155550104"))
+    assert len(engine.list_sandbox_deliveries(account)) == 4
     await engine.close()
 
     reopened = Engine(config)

@@ -13,6 +13,7 @@ import sqlite3
 import threading
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import psycopg
@@ -22,6 +23,7 @@ from psycopg import sql
 from humanwire.server.store import SQLiteStore, Store
 from humanwire.server.store.base import (
     AccountRecord,
+    AccountUsage,
     ChannelRecord,
     Duplicate,
     EventRecord,
@@ -32,6 +34,7 @@ from humanwire.server.store.base import (
     NumberRecord,
     OutboxRecord,
     WebhookRecord,
+    shared_store,
 )
 from humanwire.server.store.postgres import MIGRATIONS, PostgresStore
 
@@ -198,6 +201,167 @@ def test_accounts_duplicate_id_or_key_hash(store: Store) -> None:
     assert store.count_accounts() == 1
     store.insert_account(account(2))
     assert store.count_accounts() == 2
+
+
+# -- account administration (humanwire accounts) -------------------------------------------
+def test_accounts_listed_oldest_first_with_their_usage(store: Store) -> None:
+    assert store.list_accounts() == [] and store.account_usage() == {}
+    first, second, third = account(1), account(2, created_at=900.0), account(3)
+    for record in (first, second, third):
+        store.insert_account(record)
+    assert store.list_accounts() == [second, first, third]
+    store.insert_interaction(interaction("int_1", created_at=50.0))
+    store.insert_interaction(interaction("int_2", status="ended", created_at=70.0))
+    store.insert_interaction(interaction("int_3", account_id="acct_2"))
+    store.insert_number(NumberRecord("num_1", "acct_1", "+15550000001", 1.0, 1.0))
+    store.insert_webhook(WebhookRecord("wh_1", "acct_2", "https://h.example", [], {}, "s", 1.0))
+    usage = store.account_usage()
+    assert usage["acct_1"] == AccountUsage(
+        interactions=2, open_interactions=1, numbers=1, last_interaction_at=70.0
+    )
+    assert usage["acct_2"] == AccountUsage(
+        interactions=1, open_interactions=1, webhooks=1, last_interaction_at=2000.25
+    )
+    assert "acct_3" not in usage  # holds nothing
+
+
+def test_account_key_rotation(store: Store) -> None:
+    store.insert_account(account(1))
+    store.insert_account(account(2))
+    assert store.set_account_key_hash("acct_1", "hash_new") is True
+    assert store.account_by_key_hash("hash_1") is None  # the old key opens nothing
+    got = store.account_by_key_hash("hash_new")
+    assert got is not None and got.id == "acct_1" and got.name == account(1).name
+    assert store.set_account_key_hash("acct_9", "hash_9") is False
+    with pytest.raises(REFUSED):  # another account's key
+        store.set_account_key_hash("acct_1", "hash_2")
+    assert store.account_by_key_hash("hash_new") is not None
+
+
+def _fill(store: Store, n: int) -> None:
+    """Account ``acct_<n>`` with a row in every table that holds account data."""
+    a, i = f"acct_{n}", f"int_{n}"
+    phone = f"+1555000000{n}"
+    store.insert_account(account(n))
+    store.insert_interaction(
+        replace(full_interaction(i), account_id=a),
+        IdempotencyLinkRecord(a, "k", "fp", i, 10.0),
+    )
+    store.put_idempotency(IdempotencyRecord(a, "k", "fp", 200, b"{}", 10.0))
+    delivery(store, f"dl_{n}", account_id=a, interaction_id=i)
+    store.insert_inbound(
+        InboundRecord(f"in_{n}", a, "sms", phone, "+15559990000", "yes", [], i, 1.0, f"SMin{n}")
+    )
+    store.insert_number(NumberRecord(f"num_{n}", a, phone, 1.0, 1.0))
+    store.insert_webhook(WebhookRecord(f"wh_{n}", a, "https://h.example", [], {}, "s", 1.0))
+    store.insert_channel(
+        ChannelRecord(f"ch_{n}", a, "sms", phone, None, None, None, "r", "n", False, 1.0)
+    )
+    store.insert_event(
+        replace(event(f"ev_{n}", 1.0, a), interaction_id=i),
+        [outbox(f"ob_{n}", f"ev_{n}", account_id=a, webhook_id=f"wh_{n}")],
+    )
+    store.append_outcome(a, i, {"interactionId": i}, 1.0)
+    # Provider state about the account: a Slack install and an OAuth state (naming the
+    # account), a decision (keyed by its interaction), a call (naming its interaction),
+    # its reserved number's provider data (keyed by the number).
+    store.put_provider_state("slack-install", f"T{n}", {"account": a, "token": "x"}, 1.0)
+    store.put_provider_state("slack-oauth-state", f"st{n}", {"account": a}, 1.0)
+    store.put_provider_state("slack-decision", i, {"user": "U1", "decision": "approve"}, 1.0)
+    store.put_provider_state("twilio-call", f"CA{n}", {"interactionId": i}, 1.0)
+    store.put_provider_state("reserved-number", phone, {"sid": f"PN{n}"}, 1.0)
+    shared = shared_store(store)
+    if shared is not None:
+        shared.rate_hit(a, 1.0, 100, 60.0)
+        shared.spam_hit(a, "fp", phone, 1.0, 60.0)
+
+
+def _rows(store: Store) -> dict[str, list[str]]:
+    """Every row of every table of the store, as text, by table."""
+    if isinstance(store, SQLiteStore):
+        with sqlite3.connect(store.path) as db:
+            tables = [
+                row[0]
+                for row in db.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' "
+                    "AND name NOT LIKE 'sqlite_%'"
+                )
+            ]
+            return {t: [repr(r) for r in db.execute(f"SELECT * FROM {t}")] for t in tables}
+    assert isinstance(store, PostgresStore) and store.schema is not None
+    with psycopg.connect(DATABASE_URL, connect_timeout=5) as conn:
+        conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(store.schema)))
+        tables = [
+            row[0]
+            for row in conn.execute(
+                "SELECT table_name FROM information_schema.tables "
+                "WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'"
+            )
+        ]
+        return {
+            t: [
+                str(row[0])
+                for row in conn.execute(
+                    sql.SQL("SELECT t::text FROM {} t").format(sql.Identifier(t))
+                )
+            ]
+            for t in tables
+        }
+
+
+def _account_columns(store: Store) -> set[str]:
+    """The tables with an ``account_id`` column: deletion must cover every one."""
+    if isinstance(store, SQLiteStore):
+        with sqlite3.connect(store.path) as db:
+            names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+            return {
+                t
+                for t in names
+                if any(c[1] == "account_id" for c in db.execute(f"PRAGMA table_info({t})"))
+            }
+    assert isinstance(store, PostgresStore)
+    with psycopg.connect(DATABASE_URL, connect_timeout=5) as conn:
+        return {
+            row[0]
+            for row in conn.execute(
+                "SELECT table_name FROM information_schema.columns "
+                "WHERE table_schema = %s AND column_name = 'account_id'",
+                (store.schema,),
+            )
+        }
+
+
+def test_delete_account_leaves_no_row_of_it_in_any_table(store: Store) -> None:
+    _fill(store, 1)
+    _fill(store, 2)
+
+    def of_first(row: str) -> bool:
+        # Its id, its interaction's id, its number's provider data.
+        return any(marker in row for marker in ("acct_1", "int_1", "PN1"))
+
+    before = _rows(store)
+    holding = {t for t, rows in before.items() if any(of_first(row) for row in rows)}
+    # Every table with an account_id column held a row of it (so the check below covers
+    # them all), and so did the provider state.
+    assert _account_columns(store) | {"accounts", "provider_state"} <= holding
+    theirs = {t: [row for row in rows if not of_first(row)] for t, rows in before.items()}
+
+    removed = store.delete_account("acct_1")
+    assert removed is not None and removed["accounts"] == 1
+    assert removed["interactions"] == 1 and removed["provider_state"] == 5
+    after = _rows(store)
+    left = {t: [row for row in rows if of_first(row)] for t, rows in after.items()}
+    assert all(not rows for rows in left.values()), left
+    # Nothing else was touched: every other row is still there.
+    for table, rows in theirs.items():
+        if table in ("meta", "schema_migrations", "sqlite_sequence"):
+            continue
+        assert sorted(after[table]) == sorted(rows), table
+    assert store.get_account("acct_2") is not None
+    assert store.number_by_phone("+15550000001") is None  # released
+    assert store.get_provider_state("twilio-call", "CA2") == {"interactionId": "int_2"}
+    assert store.delete_account("acct_1") is None
+    assert store.delete_account("acct_9") is None
 
 
 # -- interactions -----------------------------------------------------------------------

@@ -40,7 +40,9 @@ from __future__ import annotations
 from ._common import (
     ACCEPT_ASYNC,
     CALL_NOT_ANSWERED,
+    DELETED_MESSAGE,
     REQUESTER_GONE,
+    SPAM_MESSAGE,
     SUSPENDED_MESSAGE,
     Account,
     Channel,
@@ -65,7 +67,9 @@ from .webhooks import Webhooks
 __all__ = [
     "ACCEPT_ASYNC",
     "CALL_NOT_ANSWERED",
+    "DELETED_MESSAGE",
     "REQUESTER_GONE",
+    "SPAM_MESSAGE",
     "SUSPENDED_MESSAGE",
     "Account",
     "Channel",

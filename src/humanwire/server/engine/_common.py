@@ -33,7 +33,12 @@ FormState = Literal["open", "submitted", "expired"]
 ReplyLinkState = Literal["open", "answered", "expired"]
 Channel = Literal["sms", "whatsapp", "slack", "call"]
 
-SUSPENDED_MESSAGE = "this account was shut down automatically for sending bulk or promotional texts"
+SPAM_MESSAGE = "this account was shut down automatically for sending bulk or promotional texts"
+SUSPENDED_MESSAGE = (
+    "this account is suspended (accounts sending bulk or promotional texts are shut down "
+    "automatically, and an operator may suspend one); the service's operator can reinstate it"
+)
+DELETED_MESSAGE = "the account of this API key was deleted"
 CALL_NOT_ANSWERED = "human did not respond"
 _SUBSCRIBER_QUEUE = 256
 _FORM_KEYS = frozenset(info.alias or name for name, info in Form.model_fields.items())

@@ -1,23 +1,59 @@
-"""Accounts: creation, key authentication (only a hash of the key is stored) and the
-per-request limits."""
+"""Accounts: creation, key authentication (only a hash of the key is stored), the
+per-request limits, and what operators do to accounts (``humanwire accounts``: list,
+suspend, reinstate, rotate the key, delete).
+
+Nothing about an account is cached in a process: every request reads its account by
+the key's hash, so what an operator changes (from the CLI, another process, on the same
+database) holds from the next request on every replica."""
 
 from __future__ import annotations
 
 import secrets
 import time
 import uuid
+from dataclasses import dataclass
 
 from ..errors import (
     Conflict,
     InvalidRequest,
+    NotFound,
     RateLimited,
 )
 from ..store.base import (
     AccountRecord,
+    AccountUsage,
     Duplicate,
 )
 from ._common import Account, _hash_key
 from .core import EngineCore
+
+
+@dataclass(frozen=True)
+class AccountInfo:
+    """An account as operators see it: never its key (only a hash is stored)."""
+
+    id: str
+    name: str
+    created_at: float
+    suspended: bool
+    usage: AccountUsage
+
+
+@dataclass(frozen=True)
+class DeletedAccount:
+    id: str
+    name: str
+    removed: dict[str, int]
+    """Rows removed per table."""
+    numbers: list[str]
+    """The phone numbers it had reserved (free for others now)."""
+    released: list[str]
+    """Of those, the ones bought at the provider for it: a stored job releases them
+    (the service with the provider configured runs it at its next start)."""
+
+
+def _new_key() -> str:
+    return "hw_" + secrets.token_urlsafe(24)
 
 
 class Accounts(EngineCore):
@@ -26,7 +62,7 @@ class Accounts(EngineCore):
     ) -> tuple[Account, str]:
         """Creates an account and returns it with its API key (the given one, or a new
         ``hw_`` + 32 url-safe characters). Only a hash of the key is stored."""
-        key = api_key if api_key is not None else "hw_" + secrets.token_urlsafe(24)
+        key = api_key if api_key is not None else _new_key()
         if not key.strip():
             raise InvalidRequest("the API key must not be empty", field="apiKey")
         record = AccountRecord(
@@ -59,3 +95,92 @@ class Accounts(EngineCore):
                 f"{self.config.rate_limit_window:g} s exceeded",
                 retry_after=retry_after,
             )
+
+    # -- what operators do (``humanwire accounts``) --------------------------------------
+    def _record(self, account_id: str) -> AccountRecord:
+        record = self.store.get_account(account_id)
+        if record is None:
+            raise NotFound(f"no account {account_id!r}")
+        return record
+
+    def account_list(self) -> list[AccountInfo]:
+        """Every account, oldest first, with what it holds."""
+        usage = self.store.account_usage()
+        return [
+            AccountInfo(
+                id=record.id,
+                name=record.name,
+                created_at=record.created_at,
+                suspended=record.suspended,
+                usage=usage.get(record.id, AccountUsage()),
+            )
+            for record in self.store.list_accounts()
+        ]
+
+    def account_info(self, account_id: str) -> AccountInfo:
+        """One account as ``account_list`` shows it; ``NotFound`` when unknown."""
+        for info in self.account_list():
+            if info.id == account_id:
+                return info
+        raise NotFound(f"no account {account_id!r}")
+
+    def suspend_account(self, account_id: str) -> bool:
+        """Every request of the account is refused 403 ``account_suspended`` from the
+        next one on, as when the spam guard suspends it. False when it was already."""
+        record = self._record(account_id)
+        self.store.set_account_suspended(account_id, True)
+        return not record.suspended
+
+    def reinstate_account(self, account_id: str) -> bool:
+        """Lifts a suspension (the spam guard's or an operator's). The spam guard's counts
+        of the account are forgotten, so what led to the suspension does not suspend it
+        again at its next send: here, and in the database replicas share (a service
+        process forgets its own counts when it sees the account suspended). False when
+        it was not suspended."""
+        record = self._record(account_id)
+        self.store.set_account_suspended(account_id, False)
+        self._spam.forget(account_id)
+        if self.shared is not None:
+            self.shared.forget_spam(account_id)
+        return record.suspended
+
+    def rotate_key(self, account_id: str) -> tuple[str, str]:
+        """A new API key for the account: ``(old key's hash, new key)``. The old key is
+        refused (401) from the next request on, the new one works at once."""
+        record = self._record(account_id)
+        key = _new_key()
+        if not self.store.set_account_key_hash(account_id, _hash_key(key)):
+            raise NotFound(f"no account {account_id!r}")  # deleted meanwhile
+        return record.key_hash, key
+
+    def delete_account(self, account_id: str) -> DeletedAccount:
+        """Removes the account and all its data in one transaction (``Store.
+        delete_account``). Its key is refused (401) from the next request on; a request
+        of it held open ends 401 when its window closes."""
+        from ..delivery.twilio.jobs import JOB_SCOPE  # a module without Twilio's extras
+        from .numbers import NUMBER_SCOPE
+
+        record = self._record(account_id)
+        numbers = [number.phone_number for number in self.store.numbers_of(account_id)]
+        bought = []
+        for phone_number in numbers:
+            data = self.store.get_provider_state(NUMBER_SCOPE, phone_number)
+            if data is not None and data.get("bought") and data.get("sid"):
+                bought.append((phone_number, str(data["sid"])))
+        removed = self.store.delete_account(account_id)
+        if removed is None:
+            raise NotFound(f"no account {account_id!r}")
+        self._spam.forget(account_id)
+        now = time.time()
+        for _phone_number, sid in bought:
+            # Twilio's job runner (``TwilioJobs``) picks it up; it is what
+            # ``Numbers.delete_number`` queues through the number source.
+            job = {"kind": "release_number", "sid": sid, "attempts": 0}
+            self.store.put_provider_state(JOB_SCOPE, f"release_number:{sid}", job, now)
+        return DeletedAccount(
+            id=record.id,
+            name=record.name,
+            removed=removed,
+            numbers=numbers,
+            released=[phone_number for phone_number, _sid in bought],
+        )

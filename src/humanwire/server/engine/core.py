@@ -50,6 +50,7 @@ from ..errors import (
     NotFound,
     ProviderError,
     ServiceUnavailable,
+    Unauthorized,
 )
 from ..limits import RateLimiter, SpamGuard, fingerprint
 from ..outbox import RESOLVE_TIMEOUT, Outbox, Resolver
@@ -69,7 +70,9 @@ from ._common import (
     _SUBSCRIBER_QUEUE,
     ACCEPT_ASYNC,
     CALL_NOT_ANSWERED,
+    DELETED_MESSAGE,
     REQUESTER_GONE,
+    SPAM_MESSAGE,
     SUSPENDED_MESSAGE,
     Account,
     Channel,
@@ -163,7 +166,13 @@ class EngineCore:
             )
         self._ticks = 0
         self._rate = RateLimiter(config.rate_limit_requests, config.rate_limit_window)
+        # No account or key is cached here: every request reads its account from the
+        # store, so a suspension, reinstatement, key rotation or deletion (``humanwire
+        # accounts``, from any process) holds from the next request on every replica.
         self._spam = SpamGuard(config.spam_recipients, config.spam_window)
+        # Accounts the spam guard suspended here: sends already past authentication
+        # are refused too. Only a hint, checked against the store (a reinstatement from
+        # another process must hold at once).
         self._suspended: set[str] = set()
         # Per held interaction: the future its request awaits, and its one window timer.
         self._waiters: dict[str, asyncio.Future[InteractionRecord | None]] = {}
@@ -297,7 +306,17 @@ class EngineCore:
         return Account(id=record.id, name=record.name, suspended=record.suspended)
 
     def _require_active(self, account: Account) -> None:
-        if account.suspended or account.id in self._suspended:
+        suspended = account.suspended
+        if not suspended and account.id in self._suspended:
+            current = self.store.get_account(account.id)
+            if current is None:
+                raise Unauthorized(DELETED_MESSAGE)
+            suspended = current.suspended
+            if not suspended:
+                self._suspended.discard(account.id)  # reinstated (by any process)
+        if suspended:
+            # Counts from before the suspension must not suspend it again once reinstated.
+            self._spam.forget(account.id)
             raise AccountSuspended(SUSPENDED_MESSAGE)
 
     def _check_send(self, account: Account, text: str, to: str) -> None:
@@ -317,7 +336,7 @@ class EngineCore:
             self._spam.forget(account.id)
             if self.shared is not None:
                 self.shared.forget_spam(account.id)
-            raise AccountSuspended(SUSPENDED_MESSAGE)
+            raise AccountSuspended(SPAM_MESSAGE)
 
     def _rate_hit(self, account_id: str) -> float | None:
         """Counts a request against the rate limit: None when allowed, else seconds to
@@ -347,7 +366,13 @@ class EngineCore:
         if self._closed:
             return
         record = self.store.get_interaction(interaction_id)
-        if record is None or record.status != "pending":
+        if record is None:
+            # Its account was deleted: a request held for it ends now (401, ``_current``).
+            waiter = self._waiters.get(interaction_id)
+            if waiter is not None and not waiter.done():
+                waiter.set_result(None)
+            return
+        if record.status != "pending":
             return
         if phase == "wait":
             waiter = self._waiters.get(interaction_id)
@@ -768,7 +793,9 @@ class EngineCore:
 
     def _current(self, interaction_id: str) -> InteractionRecord:
         record = self.store.get_interaction(interaction_id)
-        assert record is not None
+        if record is None:
+            # Interactions go only with their account (``humanwire accounts delete``).
+            raise Unauthorized(DELETED_MESSAGE)
         return record
 
     def _interaction_of(self, account: Account, interaction_id: str) -> InteractionRecord:

@@ -58,6 +58,7 @@ from .views import (
     render_login_page,
     render_problem_page,
     render_slack_page,
+    render_suspended_page,
 )
 
 __all__ = ["SSE_KEEPALIVE", "SSE_LIFETIME", "InboxPages", "inbox_routes"]
@@ -118,16 +119,18 @@ class InboxPages:
                     target += "?" + request.url.query
                 return _redirect("/inbox/login?" + urlencode({"next": target}))
             if viewer.account.suspended:
-                return _problem(403, "Account suspended", "This account was shut down.")
+                return html_response(render_suspended_page(viewer), 403)
             return await handler(request, viewer)
 
         return endpoint
 
     def action(
-        self, handler: Handler, *, plays_the_human: bool = False
+        self, handler: Handler, *, plays_the_human: bool = False, limited: bool = True
     ) -> Callable[[Request], Awaitable[Response]]:
         """A POST action: the session (or bearer key) and the CSRF token. Playing the
-        human needs the sandbox (on in the embedded service), like the sandbox API."""
+        human needs the sandbox (on in the embedded service), like the sandbox API.
+        ``limited``: the account must be active and within its rate limit (logging out
+        needs neither)."""
 
         async def endpoint(request: Request) -> Response:
             if plays_the_human and not self.config.sandbox_enabled:
@@ -139,7 +142,8 @@ class InboxPages:
                 return _problem(401, "Not logged in", "Log in to the inbox with the API key.")
             try:
                 # Acting as the human counts like the sandbox API does.
-                self.engine.check_limits(viewer.account)
+                if limited:
+                    self.engine.check_limits(viewer.account)
             except RateLimited as exc:
                 problem = _problem(429, "Too many requests", exc.message)
                 problem.headers["Retry-After"] = str(max(1, math.ceil(exc.retry_after)))
@@ -443,7 +447,7 @@ def inbox_routes(engine: Engine, config: ServiceConfig) -> list[BaseRoute]:
         Route("/inbox/", pages.page(pages.inbox), methods=["GET"]),
         Route("/inbox/login", pages.login_form, methods=["GET"]),
         Route("/inbox/login", pages.login, methods=["POST"]),
-        Route("/inbox/logout", pages.action(pages.logout), methods=["POST"]),
+        Route("/inbox/logout", pages.action(pages.logout, limited=False), methods=["POST"]),
         Route("/inbox/events", pages.page(pages.events), methods=["GET"]),
         Route("/inbox/reply", pages.action(pages.reply, plays_the_human=True), methods=["POST"]),
         Route("/inbox/text", pages.action(pages.text, plays_the_human=True), methods=["POST"]),

@@ -215,6 +215,24 @@ def render_problem_page(heading: str, text: str) -> Html:
     return document(heading, body, body_class="inbox-page")
 
 
+def render_suspended_page(viewer: Viewer) -> Html:
+    """What a suspended account's inbox shows instead of its pages: the state, what it
+    means, and who can lift it."""
+    content = render(
+        '<section class="flash bad" role="alert" data-suspended>'
+        "<h1>Account suspended</h1>"
+        "<p>The account <strong>{name}</strong> (<code>{id}</code>) is suspended. Every "
+        "request with its API key is refused with <code>403 account_suspended</code>: "
+        "nothing is sent, and its inbox is closed.</p>"
+        "<p>Accounts sending bulk or promotional texts are suspended automatically, and "
+        "the operator of this service may suspend one. The operator can reinstate it: "
+        "<code>humanwire accounts reinstate {id}</code>.</p></section>",
+        name=viewer.account.name,
+        id=viewer.account.id,
+    )
+    return _shell("Account suspended: humanwire inbox", "", viewer, content)
+
+
 # -- the inbox -----------------------------------------------------------------------
 
 

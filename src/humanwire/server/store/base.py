@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 __all__ = [
+    "ACCOUNT_TABLES",
     "AccountRecord",
+    "AccountUsage",
     "ChannelRecord",
     "DeliveryRecord",
     "Duplicate",
@@ -26,6 +28,7 @@ __all__ = [
     "Store",
     "WebhookRecord",
     "shared_store",
+    "usage_from_counts",
 ]
 
 
@@ -36,6 +39,19 @@ class AccountRecord:
     key_hash: str
     suspended: bool
     created_at: float
+
+
+@dataclass(frozen=True)
+class AccountUsage:
+    """What an account holds, for operators (``humanwire accounts list``)."""
+
+    interactions: int = 0
+    open_interactions: int = 0
+    """Still ``pending`` (listening for an answer, or a call under way)."""
+    numbers: int = 0
+    webhooks: int = 0
+    channels: int = 0
+    last_interaction_at: float | None = None
 
 
 @dataclass(frozen=True)
@@ -206,6 +222,39 @@ class IdempotencyLinkRecord:
     created_at: float
 
 
+ACCOUNT_TABLES = (
+    "outbox",
+    "events",
+    "outcomes",
+    "webhooks",
+    "idempotency_links",
+    "idempotency",
+    "deliveries",
+    "inbound",
+    "interactions",
+    "numbers",
+    "channels",
+)
+"""Every table of both stores with an ``account_id`` column (besides ``accounts``)."""
+
+
+def usage_from_counts(
+    interactions: list[tuple[Any, ...]], counts: dict[str, list[tuple[Any, ...]]]
+) -> dict[str, AccountUsage]:
+    """``account_usage`` from its grouped counts (both stores count the same way)."""
+    usage: dict[str, dict[str, Any]] = {}
+    for account_id, total, pending, last in interactions:
+        usage[account_id] = {
+            "interactions": int(total),
+            "open_interactions": int(pending or 0),
+            "last_interaction_at": last,
+        }
+    for table, rows in counts.items():
+        for account_id, count in rows:
+            usage.setdefault(account_id, {})[table] = int(count)
+    return {account_id: AccountUsage(**fields) for account_id, fields in usage.items()}
+
+
 class Duplicate(Exception):
     """A unique value (a phone number, an id) is already stored."""
 
@@ -222,6 +271,27 @@ class Store(Protocol):
     def get_account(self, account_id: str) -> AccountRecord | None: ...
     def set_account_suspended(self, account_id: str, suspended: bool) -> None: ...
     def count_accounts(self) -> int: ...
+    def list_accounts(self) -> list[AccountRecord]:
+        """Every account, oldest first."""
+        ...
+
+    def account_usage(self) -> dict[str, AccountUsage]:
+        """Per account id, what it holds (accounts holding nothing may be missing)."""
+        ...
+
+    def set_account_key_hash(self, account_id: str, key_hash: str) -> bool:
+        """A new key for the account (the old one stops opening it with this write).
+        False when there is no such account; ``Duplicate`` when another has the key."""
+        ...
+
+    def delete_account(self, account_id: str) -> dict[str, int] | None:
+        """Removes the account and every row of its data, in one transaction: its
+        interactions, deliveries, inbound messages, numbers, webhooks and their outbox,
+        channel cards, events, outcomes, idempotency results and links, the counts of
+        the limits, and the provider state about it (its Slack installs, reserved
+        numbers, calls, decisions). Rows removed per table; None when there is no such
+        account."""
+        ...
 
     # interactions
     def insert_interaction(

@@ -51,7 +51,9 @@ from psycopg import errors, sql
 from psycopg_pool import ConnectionPool
 
 from .base import (
+    ACCOUNT_TABLES,
     AccountRecord,
+    AccountUsage,
     ChannelRecord,
     DeliveryRecord,
     Duplicate,
@@ -63,6 +65,7 @@ from .base import (
     NumberRecord,
     OutboxRecord,
     WebhookRecord,
+    usage_from_counts,
 )
 
 __all__ = ["MIGRATIONS", "PostgresStore"]
@@ -319,6 +322,10 @@ _INBOUND_COLUMNS = (
 )
 
 
+_ACCOUNT_TABLES = (*ACCOUNT_TABLES, "rate_hits", "spam_marks")
+"""Every table with an ``account_id`` column (besides ``accounts``): replicas' counts too."""
+
+
 def _dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
@@ -469,6 +476,58 @@ class PostgresStore:
     def count_accounts(self) -> int:
         row = self._one("SELECT COUNT(*) FROM accounts")
         return int(row[0]) if row else 0
+
+    def list_accounts(self) -> list[AccountRecord]:
+        rows = self._all(
+            "SELECT id, name, key_hash, suspended, created_at FROM accounts ORDER BY created_at, id"
+        )
+        return [self._account(row) for row in rows]
+
+    def account_usage(self) -> dict[str, AccountUsage]:
+        return usage_from_counts(
+            self._all(
+                "SELECT account_id, COUNT(*), COUNT(*) FILTER (WHERE status = 'pending'), "
+                "MAX(created_at) FROM interactions GROUP BY account_id"
+            ),
+            {
+                table: self._all(f"SELECT account_id, COUNT(*) FROM {table} GROUP BY account_id")
+                for table in ("numbers", "webhooks", "channels")
+            },
+        )
+
+    def set_account_key_hash(self, account_id: str, key_hash: str) -> bool:
+        return (
+            self._run("UPDATE accounts SET key_hash = %s WHERE id = %s", (key_hash, account_id)) > 0
+        )
+
+    def delete_account(self, account_id: str) -> dict[str, int] | None:
+        removed: dict[str, int] = {}
+        with self._tx() as conn:
+            # Locks the row: a concurrent rotate or suspend waits, then finds nothing.
+            found = conn.execute(
+                "SELECT 1 FROM accounts WHERE id = %s FOR UPDATE", (account_id,)
+            ).fetchone()
+            if found is None:
+                return None
+            # As in SQLiteStore.delete_account: the provider state about the account.
+            removed["provider_state"] = conn.execute(
+                "DELETE FROM provider_state WHERE "
+                "key IN (SELECT id FROM interactions WHERE account_id = %(a)s) "
+                "OR key IN (SELECT phone_number FROM numbers WHERE account_id = %(a)s) "
+                "OR (CASE WHEN jsonb_typeof(value::jsonb) = 'object' THEN "
+                "value::jsonb ->> 'account' = %(a)s OR value::jsonb ->> 'interactionId' "
+                "IN (SELECT id FROM interactions WHERE account_id = %(a)s) END)",
+                {"a": account_id},
+            ).rowcount
+            for table in _ACCOUNT_TABLES:
+                removed[table] = conn.execute(
+                    sql.SQL("DELETE FROM {} WHERE account_id = %s").format(sql.Identifier(table)),
+                    (account_id,),
+                ).rowcount
+            removed["accounts"] = conn.execute(
+                "DELETE FROM accounts WHERE id = %s", (account_id,)
+            ).rowcount
+        return removed
 
     # -- interactions -----------------------------------------------------------------
     @staticmethod

@@ -20,7 +20,9 @@ from dataclasses import replace
 from typing import Any
 
 from .base import (
+    ACCOUNT_TABLES,
     AccountRecord,
+    AccountUsage,
     ChannelRecord,
     DeliveryRecord,
     Duplicate,
@@ -32,6 +34,7 @@ from .base import (
     NumberRecord,
     OutboxRecord,
     WebhookRecord,
+    usage_from_counts,
 )
 
 __all__ = ["SQLiteStore"]
@@ -392,6 +395,75 @@ class SQLiteStore:
     def count_accounts(self) -> int:
         row = self._one("SELECT COUNT(*) FROM accounts")
         return int(row[0]) if row else 0
+
+    def list_accounts(self) -> list[AccountRecord]:
+        rows = self._all(
+            "SELECT id, name, key_hash, suspended, created_at FROM accounts "
+            "ORDER BY created_at, rowid"
+        )
+        return [self._account(row) for row in rows]
+
+    def account_usage(self) -> dict[str, AccountUsage]:
+        return usage_from_counts(
+            self._all(
+                "SELECT account_id, COUNT(*), SUM(status = 'pending'), MAX(created_at) "
+                "FROM interactions GROUP BY account_id"
+            ),
+            {
+                table: self._all(f"SELECT account_id, COUNT(*) FROM {table} GROUP BY account_id")
+                for table in ("numbers", "webhooks", "channels")
+            },
+        )
+
+    def set_account_key_hash(self, account_id: str, key_hash: str) -> bool:
+        try:
+            return (
+                self._run("UPDATE accounts SET key_hash = ? WHERE id = ?", (key_hash, account_id))
+                > 0
+            )
+        except sqlite3.IntegrityError as exc:
+            raise Duplicate(str(exc)) from None
+
+    def delete_account(self, account_id: str) -> dict[str, int] | None:
+        with self._lock:
+            # Deleted content is overwritten, not left in free pages of the file; the
+            # write-ahead log is emptied after (when no reader holds it), so the data is
+            # gone from disk too, not only from the tables.
+            previous = self._db.execute("PRAGMA secure_delete").fetchone()
+            self._db.execute("PRAGMA secure_delete = ON")
+            try:
+                removed = self._delete_account(account_id)
+            finally:
+                self._db.execute(f"PRAGMA secure_delete = {int(previous[0]) if previous else 0}")
+            if removed is not None and not self._db.in_transaction and self.path != ":memory:":
+                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            return removed
+
+    def _delete_account(self, account_id: str) -> dict[str, int] | None:
+        removed: dict[str, int] = {}
+        with self._tx() as db:
+            if db.execute("SELECT 1 FROM accounts WHERE id = ?", (account_id,)).fetchone() is None:
+                return None
+            # Provider state names the account in its value (Slack installs, OAuth states)
+            # or is keyed by one of its interactions (decisions) or numbers; a call's
+            # state names its interaction. Read before those rows go.
+            removed["provider_state"] = db.execute(
+                "DELETE FROM provider_state WHERE "
+                "key IN (SELECT id FROM interactions WHERE account_id = ?1) "
+                "OR key IN (SELECT phone_number FROM numbers WHERE account_id = ?1) "
+                "OR (CASE WHEN json_valid(value) AND json_type(value) = 'object' THEN "
+                "json_extract(value, '$.account') = ?1 OR json_extract(value, '$.interactionId') "
+                "IN (SELECT id FROM interactions WHERE account_id = ?1) END)",
+                (account_id,),
+            ).rowcount
+            for table in ACCOUNT_TABLES:
+                removed[table] = db.execute(
+                    f"DELETE FROM {table} WHERE account_id = ?", (account_id,)
+                ).rowcount
+            removed["accounts"] = db.execute(
+                "DELETE FROM accounts WHERE id = ?", (account_id,)
+            ).rowcount
+        return removed
 
     # -- interactions -----------------------------------------------------------------
     @staticmethod

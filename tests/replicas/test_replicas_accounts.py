@@ -1,0 +1,91 @@
+"""``humanwire accounts`` while two real ``humanwire serve`` replicas run on one PostgreSQL
+schema: a rotated key, a suspension and a reinstatement hold on every replica from the
+next request (nothing about an account is cached in a replica)."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from replica_support import LoadBalancer, Replica, replicas
+
+from humanwire.cli import main
+from humanwire.server.store import open_store
+from pg_support import drop_schema, new_schema
+
+HUMAN = "+12025550100"
+
+
+@pytest.fixture
+def database() -> Iterator[str]:
+    schema, url = new_schema("hw_replicas")
+    try:
+        yield url
+    finally:
+        drop_schema(schema)
+
+
+@pytest.fixture
+def pair(database: str, tmp_path: Path) -> Iterator[list[Replica]]:
+    key = f"hw_replicas_{uuid.uuid4().hex}"
+    with replicas(database, 2, tmp_path / "home", key) as started:
+        yield started
+
+
+def account_of(database: str, key: str) -> str:
+    store = open_store(database)
+    try:
+        record = store.account_by_key_hash(hashlib.sha256(key.encode()).hexdigest())
+        assert record is not None
+        return record.id
+    finally:
+        store.close()
+
+
+def status_on(replica: Replica | LoadBalancer, key: str, path: str = "/numbers") -> int:
+    with httpx.Client(
+        base_url=replica.base_url,
+        headers={"Authorization": f"Bearer {key}"},
+        timeout=30,
+        trust_env=False,
+    ) as http:
+        if path == "send":
+            return http.post("/messages/sms", json={"message": "Ready?", "to": HUMAN}).status_code
+        return http.get(path).status_code
+
+
+def test_a_rotated_key_holds_at_once_on_every_replica(
+    pair: list[Replica], database: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old = pair[0].api_key
+    assert [status_on(replica, old) for replica in pair] == [200, 200]
+    assert main(["accounts", "rotate-key", account_of(database, old), "--db", database]) == 0
+    new = capsys.readouterr().out.strip()
+    # The very next request, on each replica and through the balancer (both in turn).
+    assert [status_on(replica, old) for replica in pair] == [401, 401]
+    assert [status_on(replica, new) for replica in pair] == [200, 200]
+    balancer = LoadBalancer(pair)
+    try:
+        assert [status_on(balancer, old, "send") for _ in range(4)] == [401] * 4
+        assert [status_on(balancer, new, "send") for _ in range(4)] == [200] * 4
+        assert sorted(set(balancer.routed)) == ["A", "B"]
+    finally:
+        balancer.close()
+
+
+def test_suspend_and_reinstate_hold_at_once_on_every_replica(
+    pair: list[Replica], database: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    key = pair[0].api_key
+    ident = account_of(database, key)
+    assert [status_on(replica, key, "send") for replica in pair] == [200, 200]
+    assert main(["accounts", "suspend", ident, "--db", database]) == 0
+    assert [status_on(replica, key, "send") for replica in pair] == [403, 403]
+    assert [status_on(replica, key) for replica in pair] == [403, 403]
+    assert main(["accounts", "reinstate", ident, "--db", database]) == 0
+    assert [status_on(replica, key, "send") for replica in pair] == [200, 200]
+    capsys.readouterr()

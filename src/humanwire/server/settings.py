@@ -11,6 +11,11 @@ Every key of the file can come from the environment as ``HUMANWIRE_<SECTION>_<KE
 (``twilio.whatsapp_templates``), which only the file has. An empty variable counts as
 unset. A relative ``db`` in the file is relative to the file's directory.
 
+Sections: the service's tunables (``[limits]``, ``[spam]``, ``[webhooks]``, ``[calls]``,
+mapped onto :class:`ServiceConfig` by :data:`SERVICE_CONFIG_FIELDS`) and the providers
+(``[twilio]``, ``[slack]``, ``[voice]``). :func:`effective_configuration` is what
+``humanwire serve --print-config`` shows; :func:`config_reference` the README's table.
+
 Nothing unknown or invalid is let through: an unknown key, a bad value or a
 half-configured provider raises :class:`SettingsError`, naming the key and where its
 value came from (the file, the variable, the flag), never the value of a secret.

@@ -63,7 +63,7 @@ def operations() -> list[Operation]:
             "/healthz",
             _healthz,
             operation_id="healthz",
-            summary="Readiness",
+            summary="Liveness: the process answers (503 once it is stopping)",
             tag="service",
             response=TypeAdapter(Health),
             auth=False,

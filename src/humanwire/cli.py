@@ -91,6 +91,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="the sandbox API and the inbox's human side (HUMANWIRE_SANDBOX; default on)",
     )
 
+    serve.add_argument(
+        "--print-config",
+        action="store_true",
+        help="print the effective configuration (each key, its value and where it came "
+        "from; secrets masked) and exit without starting",
+    )
+
     accounts = commands.add_parser("accounts", help="manage accounts")
     account_commands = accounts.add_subparsers(
         dest="accounts_command", metavar="ACTION", required=True
@@ -367,8 +374,24 @@ def _serve(args: argparse.Namespace) -> int:
         for problem in exc.problems:
             print(f"humanwire: {problem}", file=sys.stderr)
         return 2
+    if args.print_config:
+        _print_config(settings, args.api_key)
+        return 0
     with _stop_on_signals() as stop:
         return _serve_until(settings, config, args.api_key, stop, own_process=True)
+
+
+def _print_config(settings: Settings, api_key: str | None) -> None:
+    """The effective configuration, nothing opened or created (README "Operating
+    humanwire")."""
+    from humanwire.server.settings import effective_configuration, format_configuration
+
+    rows = effective_configuration(settings)
+    if api_key:
+        rows.append(("api_key", "********", "flag --api-key"))
+    else:
+        rows.append(("api_key", "(not set: the key file's, or a new account's)", "default"))
+    print(format_configuration(rows), flush=True)
 
 
 def _serve_until(

@@ -83,14 +83,20 @@ def test_every_operation_is_documented_with_its_bodies_and_errors() -> None:
         ("GET", "/sandbox/messages"),
         ("POST", "/sandbox/inbound-calls"),
         ("GET", "/healthz"),
+        ("GET", "/readyz"),
     }
     assert expected <= documented
     for op in operations:
         entry = DOCUMENT["paths"][op.path][op.method.lower()]
         responses = entry["responses"]
         assert str(op.status) in responses
-        # Any request may meet a stopping service: 503 `unavailable`, retry after it.
-        assert responses["503"] == {"$ref": "#/components/responses/Error503"}
+        # Any request may meet a stopping service: 503 `unavailable`, retry after it
+        # (/readyz answers its own 503 body, naming the failing check).
+        if op.unavailable_body is None:
+            assert responses["503"] == {"$ref": "#/components/responses/Error503"}
+        else:
+            assert "Retry-After" in responses["503"]["headers"]
+            assert responses["503"]["content"]["application/json"]["schema"]
         if op.body is not None:
             body = entry["requestBody"]["content"]["application/json"]["schema"]
             assert body, op.operation_id
@@ -172,6 +178,10 @@ async def test_real_answers_conform_to_the_document(svc: AppUnderTest) -> None:
         health = await anonymous.get("/healthz")
     assert health.json() == {"status": "ok"}
     assert_conforms(health, "/healthz")
+    async with svc.anonymous() as anonymous:
+        ready = await anonymous.get("/readyz")
+    assert ready.status_code == 200 and ready.json()["status"] == "ready"
+    assert_conforms(ready, "/readyz")
 
 
 @pytest.mark.parametrize(

@@ -158,6 +158,20 @@ def test_environment_names_are_the_documented_ones() -> None:
         "public_url": "HUMANWIRE_PUBLIC_URL",
         "sandbox": "HUMANWIRE_SANDBOX",
         "replica_lease": "HUMANWIRE_REPLICA_LEASE",
+        "unavailable_retry_after": "HUMANWIRE_UNAVAILABLE_RETRY_AFTER",
+        "limits.rate_limit_requests": "HUMANWIRE_LIMITS_RATE_LIMIT_REQUESTS",
+        "limits.rate_limit_window": "HUMANWIRE_LIMITS_RATE_LIMIT_WINDOW",
+        "limits.max_body_bytes": "HUMANWIRE_LIMITS_MAX_BODY_BYTES",
+        "limits.max_status_wait": "HUMANWIRE_LIMITS_MAX_STATUS_WAIT",
+        "limits.idempotency_ttl": "HUMANWIRE_LIMITS_IDEMPOTENCY_TTL",
+        "spam.recipients": "HUMANWIRE_SPAM_RECIPIENTS",
+        "spam.window": "HUMANWIRE_SPAM_WINDOW",
+        "webhooks.timeout": "HUMANWIRE_WEBHOOKS_TIMEOUT",
+        "webhooks.retry_base": "HUMANWIRE_WEBHOOKS_RETRY_BASE",
+        "webhooks.max_attempts": "HUMANWIRE_WEBHOOKS_MAX_ATTEMPTS",
+        "webhooks.concurrency": "HUMANWIRE_WEBHOOKS_CONCURRENCY",
+        "calls.phone_call_limit": "HUMANWIRE_CALLS_PHONE_CALL_LIMIT",
+        "calls.call_wait_limit": "HUMANWIRE_CALLS_CALL_WAIT_LIMIT",
         "twilio.account_sid": "HUMANWIRE_TWILIO_ACCOUNT_SID",
         "twilio.auth_token": "HUMANWIRE_TWILIO_AUTH_TOKEN",
         "twilio.api_base": "HUMANWIRE_TWILIO_API_BASE",
@@ -591,3 +605,240 @@ def test_the_example_file_parses_and_passes_validation() -> None:
     example = EXAMPLE.read_text(encoding="utf-8")
     for key in env_var_names():
         assert f"{key.rsplit('.', 1)[-1]} =" in example, key
+
+
+# -- the service's tunables ------------------------------------------------------------------
+TUNABLES: dict[str, tuple[str, Any]] = {
+    # key: (a valid value as the file writes it, the value the service then uses)
+    "replica_lease": ("4.5", 4.5),
+    "unavailable_retry_after": ("3", 3.0),
+    "limits.rate_limit_requests": ("7", 7),
+    "limits.rate_limit_window": ("30", 30.0),
+    "limits.max_body_bytes": ("65536", 65536),
+    "limits.max_status_wait": ("120", 120.0),
+    "limits.idempotency_ttl": ("3600", 3600.0),
+    "spam.recipients": ("5", 5),
+    "spam.window": ("120.5", 120.5),
+    "webhooks.timeout": ("2.5", 2.5),
+    "webhooks.retry_base": ("0.25", 0.25),
+    "webhooks.max_attempts": ("3", 3),
+    "webhooks.concurrency": ("4", 4),
+    "calls.phone_call_limit": ("90", 90.0),
+    "calls.call_wait_limit": ("600", 600.0),
+}
+
+
+def _toml(key: str, value: str) -> str:
+    section, _, name = key.rpartition(".")
+    return f"[{section}]\n{name} = {value}\n" if section else f"{name} = {value}\n"
+
+
+def test_every_tunable_is_a_setting() -> None:
+    from dataclasses import fields
+
+    from humanwire.server.settings import SERVICE_CONFIG_FIELDS
+
+    assert set(TUNABLES) == set(SERVICE_CONFIG_FIELDS)
+    # Every ServiceConfig field an operator tunes is reachable from the settings; the
+    # rest are built from other keys (db_path, local_mode, providers) or are for tests.
+    derived = {"db_path", "public_url", "local_mode", "sandbox_enabled", "twilio", "slack"}
+    derived |= {"voice_model", "voice_chat_model"}
+    service_fields = {field.name for field in fields(ServiceConfig)}
+    assert service_fields - derived == set(SERVICE_CONFIG_FIELDS.values())
+
+
+@pytest.mark.parametrize("key", sorted(TUNABLES))
+def test_each_tunable_from_the_file_and_the_environment(tmp_path: Path, key: str) -> None:
+    from humanwire.server.settings import SERVICE_CONFIG_FIELDS
+
+    raw, expected = TUNABLES[key]
+    field = SERVICE_CONFIG_FIELDS[key]
+    default = getattr(ServiceConfig(), field)
+    assert default != expected  # the test could fail: the value differs from the default
+    path = write(tmp_path, _toml(key, raw))
+    from_file = load_settings(path, {}, {})
+    assert getattr(from_file.to_service_config(), field) == expected
+    assert from_file.source(key) == f"in {path}"
+    variable = env_var_names()[key]
+    assert variable == "HUMANWIRE_" + key.upper().replace(".", "_")
+    env_raw = str(expected * 2) if not isinstance(expected, float) else f"{expected * 2:g}"
+    from_env = load_settings(path, {variable: env_raw}, {})  # the environment beats the file
+    assert getattr(from_env.to_service_config(), field) == expected * 2
+    assert from_env.source(key) == f"from environment variable {variable}"
+    untouched = load_settings(None, {}, {})
+    assert getattr(untouched.to_service_config(), field) == default
+    assert untouched.source(key) == "default"
+
+
+@pytest.mark.parametrize(
+    ("text", "env", "expected"),
+    [
+        (
+            "[limits]\nrate_limit_requests = 2.5\n",
+            {},
+            "limits.rate_limit_requests: must be a whole number from 1 to 1000000 (in {path})",
+        ),
+        (
+            "[limits]\nrate_limit_requests = true\n",
+            {},
+            "limits.rate_limit_requests: must be a whole number from 1 to 1000000 (in {path})",
+        ),
+        (
+            "",
+            {"HUMANWIRE_LIMITS_RATE_LIMIT_REQUESTS": "0"},
+            "limits.rate_limit_requests: must be a whole number from 1 to 1000000"
+            " (from environment variable HUMANWIRE_LIMITS_RATE_LIMIT_REQUESTS)",
+        ),
+        (
+            "",
+            {"HUMANWIRE_WEBHOOKS_MAX_ATTEMPTS": "many"},
+            "webhooks.max_attempts: must be a whole number from 1 to 100"
+            " (from environment variable HUMANWIRE_WEBHOOKS_MAX_ATTEMPTS)",
+        ),
+        (
+            "[webhooks]\ntimeout = 0\n",
+            {},
+            "webhooks.timeout: must be a number of seconds over 0 and at most 300 (in {path})",
+        ),
+        (
+            "[webhooks]\ntimeout = -1\n",
+            {},
+            "webhooks.timeout: must be a number of seconds over 0 and at most 300 (in {path})",
+        ),
+        (
+            "",
+            {"HUMANWIRE_SPAM_WINDOW": "nan"},
+            "spam.window: must be a number of seconds over 0 and at most 2592000"
+            " (from environment variable HUMANWIRE_SPAM_WINDOW)",
+        ),
+        (
+            "[spam]\nwindow = inf\n",
+            {},
+            "spam.window: must be a number of seconds over 0 and at most 2592000 (in {path})",
+        ),
+        (
+            '[calls]\nphone_call_limit = "5m"\n',
+            {},
+            "calls.phone_call_limit: must be a number of seconds over 0 and at most 3600"
+            " (in {path})",
+        ),
+        (
+            "[limits]\nmax_body_bytes = 100\n",
+            {},
+            "limits.max_body_bytes: must be a whole number from 1024 to 1073741824 (in {path})",
+        ),
+        (
+            "[spam]\nrecipients = 1\n",
+            {},
+            "spam.recipients: must be a whole number from 2 to 1000000 (in {path})",
+        ),
+        (
+            "",
+            {"HUMANWIRE_LIMITS_IDEMPOTENCY_TTL": "10"},
+            "limits.idempotency_ttl: must be a number of seconds from 60 to 2592000"
+            " (from environment variable HUMANWIRE_LIMITS_IDEMPOTENCY_TTL)",
+        ),
+        (
+            "limits = 5\n",
+            {},
+            "limits: must be a table (in {path})",
+        ),
+    ],
+)
+def test_a_bad_tunable_names_the_key_and_its_source(
+    tmp_path: Path, text: str, env: dict[str, str], expected: str
+) -> None:
+    path = tmp_path / "humanwire.toml"
+    assert problems(tmp_path, text, env) == [expected.format(path=path)]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "[webhooks]\nmax_attempt = 3\n",
+            "webhooks.max_attempt: unknown key (did you mean webhooks.max_attempts?) (in {path})",
+        ),
+        (
+            "[limit]\nrate_limit_requests = 3\n",
+            "limit: unknown key (did you mean limits?) (in {path})",
+        ),
+        ("[spam]\nthreshold = 3\n", "spam.threshold: unknown key (in {path})"),
+    ],
+)
+def test_an_unknown_tunable_key_stops_start_up(tmp_path: Path, text: str, expected: str) -> None:
+    path = tmp_path / "humanwire.toml"
+    assert problems(tmp_path, text) == [expected.format(path=path)]
+
+
+def test_the_flags_still_beat_everything_for_their_keys(tmp_path: Path) -> None:
+    path = write(tmp_path, "port = 9001\n[webhooks]\nmax_attempts = 2\n")
+    env = {"HUMANWIRE_PORT": "9002", "HUMANWIRE_WEBHOOKS_MAX_ATTEMPTS": "4"}
+    settings = load_settings(path, env, {"port": 9003})
+    assert (settings.port, settings.webhooks.max_attempts) == (9003, 4)
+    assert settings.source("port") == "from flag --port"
+
+
+# -- the effective configuration ---------------------------------------------------------------
+def test_the_effective_configuration_masks_every_secret(tmp_path: Path) -> None:
+    from humanwire.server.settings import effective_configuration, format_configuration
+
+    path = write(
+        tmp_path,
+        TWILIO
+        + f'[slack]\nbot_token = "{BOT_TOKEN}"\nsigning_secret = "{SIGNING}"\n'
+        + f'client_id = "1234.5678"\nclient_secret = "{CLIENT_SECRET}"\n',
+    )
+    env = {"HUMANWIRE_DATABASE_URL": "postgresql://hw:db-5ecret-pw@db.internal:5432/hw"}
+    settings = load_settings(path, env, {"port": 9000})
+    rows = {key: (value, source) for key, value, source in effective_configuration(settings)}
+    assert set(rows) == {key for key in env_var_names() if key != "twilio.whatsapp_templates"} | {
+        f"twilio.whatsapp_templates.{name}" for name in ("notification", "request", "form")
+    }
+    assert rows["port"] == ("9000", "flag --port")
+    assert rows["db"] == (
+        "postgresql://hw:***@db.internal:5432/hw",
+        "env HUMANWIRE_DATABASE_URL",
+    )
+    assert rows["twilio.auth_token"] == ("********", f"file {path}")
+    assert rows["twilio.account_sid"][0] == "AC01…"
+    assert rows["slack.client_secret"][0] == "********"
+    assert rows["limits.rate_limit_requests"] == ("600", "default")
+    assert rows["sandbox"] == ("on", "default")
+    assert rows["twilio.whatsapp_from"] == ("(not set)", "default")
+    text = format_configuration(effective_configuration(settings))
+    for secret in (TOKEN, BOT_TOKEN, SIGNING, CLIENT_SECRET, "db-5ecret-pw", SID):
+        assert secret not in text
+
+
+# -- the reference in the README ----------------------------------------------------------------
+def test_the_readme_reference_is_the_generated_one() -> None:
+    from humanwire.server.settings import REFERENCE_END, REFERENCE_START, config_reference
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    start, end = readme.index(REFERENCE_START), readme.index(REFERENCE_END)
+    in_readme = readme[start : end + len(REFERENCE_END)]
+    assert in_readme == config_reference(), (
+        "the README's configuration reference is stale: "
+        "python -m humanwire.server.settings --write README.md"
+    )
+    # Every key with its variable, and a meaning for every key.
+    for key, variable in env_var_names().items():
+        assert f"| `{key}` | `{variable}`" in in_readme, key
+    assert "|  |" not in in_readme
+
+
+def test_the_reference_writer_replaces_only_its_block(tmp_path: Path) -> None:
+    from humanwire.server.settings import (
+        REFERENCE_END,
+        REFERENCE_START,
+        config_reference,
+        write_reference,
+    )
+
+    path = write(
+        tmp_path, f"# Title\n\n{REFERENCE_START}\nold\n{REFERENCE_END}\n\nAfter.\n", "R.md"
+    )
+    assert write_reference(path) is True
+    assert path.read_text() == f"# Title\n\n{config_reference()}\n\nAfter.\n"
+    assert write_reference(path) is False

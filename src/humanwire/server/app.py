@@ -18,6 +18,7 @@ from starlette.routing import BaseRoute
 from .config import ServiceConfig
 from .delivery.real import real_providers
 from .engine import Engine
+from .health import ReadinessProbe
 from .http_body import BodyLimitMiddleware
 from .http_errors import exception_handlers
 from .openapi import build_openapi
@@ -68,6 +69,7 @@ def create_app(config: ServiceConfig | None = None, engine: Engine | None = None
     app.state.engine = service_engine
     app.state.config = config
     app.state.openapi = build_openapi(operations, config.public_url)
+    app.state.readiness = ReadinessProbe(service_engine, providers)
     return app
 
 

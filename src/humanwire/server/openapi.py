@@ -47,6 +47,8 @@ def _schemas(
             inputs.append((op.operation_id, "validation", op.body))
         if op.response is not None:
             inputs.append((op.operation_id, "serialization", op.response))
+        if op.unavailable_body is not None:
+            inputs.append((f"{op.operation_id}:503", "serialization", op.unavailable_body))
     keyed, definitions = TypeAdapter.json_schemas(inputs, ref_template=_REF)
     components: dict[str, Any] = definitions.get("$defs", {})
     return dict(keyed), components
@@ -130,6 +132,17 @@ def _operation(op: Operation, keyed: dict[tuple[str, JsonSchemaMode], Any]) -> d
         }
     for status in _error_statuses(op):
         responses[str(status)] = {"$ref": f"#/components/responses/Error{status}"}
+    if op.unavailable_body is not None:
+        responses["503"] = {
+            "description": "Not ready (also while the service stops): the body names the "
+            "failing check; retry after `Retry-After`.",
+            "headers": {
+                "Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer"}}
+            },
+            "content": {
+                "application/json": {"schema": keyed[(f"{op.operation_id}:503", "serialization")]}
+            },
+        }
     responses["default"] = {"$ref": "#/components/responses/Error"}
     document: dict[str, Any] = {
         "operationId": op.operation_id,

@@ -11,6 +11,11 @@ Every key of the file can come from the environment as ``HUMANWIRE_<SECTION>_<KE
 (``twilio.whatsapp_templates``), which only the file has. An empty variable counts as
 unset. A relative ``db`` in the file is relative to the file's directory.
 
+Sections: the service's tunables (``[limits]``, ``[spam]``, ``[webhooks]``, ``[calls]``,
+mapped onto :class:`ServiceConfig` by :data:`SERVICE_CONFIG_FIELDS`) and the providers
+(``[twilio]``, ``[slack]``, ``[voice]``). :func:`effective_configuration` is what
+``humanwire serve --print-config`` shows; :func:`config_reference` the README's table.
+
 Nothing unknown or invalid is let through: an unknown key, a bad value or a
 half-configured provider raises :class:`SettingsError`, naming the key and where its
 value came from (the file, the variable, the flag), never the value of a secret.
@@ -37,6 +42,7 @@ from pydantic import (
     SecretStr,
     ValidationError,
 )
+from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError
 
 from humanwire.types._base import check_e164
@@ -53,14 +59,23 @@ __all__ = [
     "DATABASE_URL_ENV",
     "ENV_PREFIX",
     "FLAG_KEYS",
+    "SERVICE_CONFIG_FIELDS",
+    "CallsSettings",
+    "LimitsSettings",
     "Settings",
     "SettingsError",
     "SlackSettings",
+    "SpamSettings",
     "TwilioSettings",
     "VoiceSettings",
+    "WebhooksSettings",
     "WhatsAppTemplates",
+    "config_reference",
+    "effective_configuration",
     "env_var_names",
+    "format_configuration",
     "load_settings",
+    "write_reference",
 ]
 
 ENV_PREFIX = "HUMANWIRE_"
@@ -68,6 +83,25 @@ DATABASE_URL_ENV = "HUMANWIRE_DATABASE_URL"
 """Also read for ``db`` (a ``postgresql://`` URL), unless ``HUMANWIRE_DB`` is set."""
 FLAG_KEYS = ("host", "port", "db", "public_url", "sandbox")
 """The keys ``humanwire serve`` has flags for (``--public-url`` for ``public_url``)."""
+SERVICE_CONFIG_FIELDS = {
+    "replica_lease": "replica_lease",
+    "unavailable_retry_after": "unavailable_retry_after",
+    "limits.rate_limit_requests": "rate_limit_requests",
+    "limits.rate_limit_window": "rate_limit_window",
+    "limits.max_body_bytes": "max_body_bytes",
+    "limits.max_status_wait": "max_status_wait",
+    "limits.idempotency_ttl": "idempotency_ttl",
+    "spam.recipients": "spam_recipients",
+    "spam.window": "spam_window",
+    "webhooks.timeout": "webhook_timeout",
+    "webhooks.retry_base": "webhook_retry_base",
+    "webhooks.max_attempts": "webhook_max_attempts",
+    "webhooks.concurrency": "webhook_concurrency",
+    "calls.phone_call_limit": "phone_call_limit",
+    "calls.call_wait_limit": "call_wait_limit",
+}
+"""Dotted key → the :class:`ServiceConfig` field it sets, as it is (a new tunable is a
+field in the model and a line here)."""
 
 
 class SettingsError(ValueError):
@@ -158,6 +192,7 @@ def _switch(expected: str) -> Callable[[Any], Any]:
                 return False
         raise ValueError(f"must be {expected}")
 
+    setattr(parse, "words", expected.split(" or "))  # noqa: B010 - for the reference
     return parse
 
 
@@ -179,6 +214,65 @@ def _comma_separated(value: Any) -> Any:
     if isinstance(value, str):
         return tuple(part.strip() for part in value.split(",") if part.strip())
     return value
+
+
+def _number(value: float) -> str:
+    """``1000000``, ``2.5``: as an operator writes it (never ``1e+06``)."""
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+class _Number:
+    """A whole number or a number of seconds within bounds, from TOML or from the text of
+    a variable; ``kind`` says which (the reference table shows it). The message says the
+    bounds, never the value."""
+
+    def __init__(self, *, whole: bool, low: float, high: float) -> None:
+        self.whole, self.low, self.high = whole, low, high
+        lo, hi = _number(low), _number(high)
+        if whole:
+            self.kind = f"whole number, {lo} to {hi}"
+        elif low == 0:
+            self.kind = f"seconds, over 0 up to {hi}"
+        else:
+            self.kind = f"seconds, {lo} to {hi}"
+
+    def _expected(self) -> str:
+        lo, hi = _number(self.low), _number(self.high)
+        if self.whole:
+            return f"must be a whole number from {lo} to {hi}"
+        if self.low == 0:
+            return f"must be a number of seconds over 0 and at most {hi}"
+        return f"must be a number of seconds from {lo} to {hi}"
+
+    def __call__(self, value: Any) -> Any:
+        if isinstance(value, str):
+            text = value.strip()
+            try:
+                value = int(text) if self.whole else float(text)
+            except ValueError:
+                raise ValueError(self._expected()) from None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(self._expected())
+        if self.whole and not isinstance(value, int):
+            raise ValueError(self._expected())
+        # Zero seconds is never a sensible window or timeout; NaN fails every comparison.
+        if self.whole or self.low:
+            in_range = self.low <= value <= self.high
+        else:
+            in_range = 0 < value <= self.high
+        if not in_range:
+            raise ValueError(self._expected())
+        return value if self.whole else float(value)
+
+
+def _count(low: int, high: int) -> BeforeValidator:
+    """``Annotated[int, _count(1, 100)]``: a whole number from 1 to 100."""
+    return BeforeValidator(_Number(whole=True, low=low, high=high))
+
+
+def _seconds(high: float, low: float = 0) -> BeforeValidator:
+    """``Annotated[float, _seconds(60)]``: seconds over 0 (or from ``low``) up to ``high``."""
+    return BeforeValidator(_Number(whole=False, low=low, high=high))
 
 
 Text = Annotated[str, AfterValidator(_token)]
@@ -208,23 +302,74 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
 
 
+def _about(text: str) -> Any:
+    """The field's meaning: shown in the configuration reference (README)."""
+    return Field(description=text)
+
+
 class WhatsAppTemplates(_Strict):
     """Content template SIDs of the spec's shared-account WhatsApp templates."""
 
-    notification: ContentSid | None = None
-    request: ContentSid | None = None
-    form: ContentSid | None = None
+    notification: Annotated[
+        ContentSid | None,
+        _about(
+            "Content template SID (`HX…`) of the shared-account WhatsApp notification template."
+        ),
+    ] = None
+    request: Annotated[
+        ContentSid | None,
+        _about("Content template SID of the shared-account WhatsApp request (question) template."),
+    ] = None
+    form: Annotated[
+        ContentSid | None,
+        _about("Content template SID of the shared-account WhatsApp form-link template."),
+    ] = None
 
 
 class TwilioSettings(_Strict):
-    account_sid: AccountSid | None = None
-    auth_token: Secret | None = None
-    api_base: HttpURL = TwilioConfig.api_base
-    sms_from: E164 | None = None
-    whatsapp_from: Annotated[str, AfterValidator(_whatsapp_sender)] | None = None
-    whatsapp_templates: WhatsAppTemplates = Field(default_factory=WhatsAppTemplates)
-    numbers: Annotated[tuple[E164, ...], BeforeValidator(_comma_separated)] = ()
-    buy_numbers: Switch = False
+    account_sid: Annotated[
+        AccountSid | None,
+        _about(
+            "Twilio account SID (`AC…`); with `auth_token`, turns Twilio on for sms (and whatsapp,"
+            " calls)."
+        ),
+    ] = None
+    auth_token: Annotated[
+        Secret | None,
+        _about(
+            "Twilio auth token: REST credentials, and the key `X-Twilio-Signature` is checked with."
+        ),
+    ] = None
+    api_base: Annotated[HttpURL, _about("Twilio's REST address; tests point it at the fake.")] = (
+        TwilioConfig.api_base
+    )
+    sms_from: Annotated[
+        E164 | None,
+        _about("The shared number texts and calls come from (E.164); required with Twilio."),
+    ] = None
+    whatsapp_from: Annotated[
+        Annotated[str, AfterValidator(_whatsapp_sender)] | None,
+        _about(
+            "The shared WhatsApp sender (E.164, `whatsapp:` optional); without it WhatsApp stays "
+            "on the sandbox."
+        ),
+    ] = None
+    whatsapp_templates: Annotated[
+        WhatsAppTemplates,
+        _about("Content template SIDs of the shared-account WhatsApp templates (file only)."),
+    ] = Field(default_factory=WhatsAppTemplates)
+    numbers: Annotated[
+        tuple[E164, ...],
+        BeforeValidator(_comma_separated),
+        _about(
+            "The pool of the operator's numbers accounts may reserve (a list, or comma-separated "
+            "in the variable)."
+        ),
+    ] = ()
+    buy_numbers: Annotated[
+        Switch,
+        _about("Lets an account's reserve buy a number when the pool has none (it costs money)."),
+    ] = False
 
     @property
     def given(self) -> bool:
@@ -233,11 +378,29 @@ class TwilioSettings(_Strict):
 
 
 class SlackSettings(_Strict):
-    bot_token: BotToken | None = None
-    signing_secret: Secret | None = None
-    api_base: HttpURL = SlackConfig.api_base
-    client_id: ClientId | None = None
-    client_secret: Secret | None = None
+    bot_token: Annotated[
+        BotToken | None,
+        _about(
+            "The shared workspace's bot token (`xoxb-…`); with `signing_secret`, turns Slack on."
+        ),
+    ] = None
+    signing_secret: Annotated[
+        Secret | None,
+        _about("The Slack app's signing secret: every event and interaction is verified with it."),
+    ] = None
+    api_base: Annotated[HttpURL, _about("Slack's Web API address; tests point it at the fake.")] = (
+        SlackConfig.api_base
+    )
+    client_id: Annotated[
+        ClientId | None,
+        _about(
+            "The Slack app's client ID: with `client_secret`, accounts can install the bot in "
+            "their own workspace (OAuth v2)."
+        ),
+    ] = None
+    client_secret: Annotated[
+        Secret | None, _about("The Slack app's client secret (OAuth v2 installs).")
+    ] = None
 
     @property
     def given(self) -> bool:
@@ -245,26 +408,173 @@ class SlackSettings(_Strict):
 
 
 class VoiceSettings(_Strict):
-    model: Text | None = None
-    """The voice agent's chat model as ``init_chat_model`` takes it (``openai:gpt-4o-mini``)."""
+    model: Annotated[
+        Text | None,
+        _about(
+            "Chat model of the voice agent and of call summaries, as `init_chat_model` takes it "
+            "(`openai:gpt-4o-mini`); without it calls stay on the sandbox."
+        ),
+    ] = None
+
+
+class LimitsSettings(_Strict):
+    """Per-account request limits and request sizes."""
+
+    rate_limit_requests: Annotated[
+        int,
+        _count(1, 1_000_000),
+        _about(
+            "Requests an account may make per `rate_limit_window`; past it: 429 `rate_limited` "
+            "with `Retry-After`."
+        ),
+    ] = ServiceConfig.rate_limit_requests
+    rate_limit_window: Annotated[
+        float, _seconds(86_400), _about("The window the rate limit counts requests in.")
+    ] = ServiceConfig.rate_limit_window
+    max_body_bytes: Annotated[
+        int,
+        _count(1024, 1 << 30),
+        _about("Largest request body in bytes; past it: 413 `payload_too_large`."),
+    ] = ServiceConfig.max_body_bytes
+    max_status_wait: Annotated[
+        float,
+        _seconds(3600),
+        _about(
+            "Longest `?wait=` a status or events long-poll may hold (a larger `wait` is a 400)."
+        ),
+    ] = ServiceConfig.max_status_wait
+    idempotency_ttl: Annotated[
+        float,
+        _seconds(30 * 86_400, low=60),
+        _about(
+            "How long an `Idempotency-Key` is remembered: a retry within it replays the first "
+            "answer."
+        ),
+    ] = ServiceConfig.idempotency_ttl
+
+
+class SpamSettings(_Strict):
+    """The spam guard: the same text to many recipients suspends the account."""
+
+    recipients: Annotated[
+        int,
+        _count(2, 1_000_000),
+        _about(
+            "The same text sent to this many distinct recipients within `window` suspends the "
+            "account (403 `account_suspended`)."
+        ),
+    ] = ServiceConfig.spam_recipients
+    window: Annotated[
+        float, _seconds(30 * 86_400), _about("The window the spam guard counts recipients in.")
+    ] = ServiceConfig.spam_window
+
+
+class WebhooksSettings(_Strict):
+    """Delivery of webhook events to the accounts' endpoints."""
+
+    timeout: Annotated[
+        float, _seconds(300), _about("Seconds a webhook endpoint has to answer one delivery.")
+    ] = ServiceConfig.webhook_timeout
+    retry_base: Annotated[
+        float,
+        _seconds(3600),
+        _about("Delay before the first retry of a failed delivery; it doubles with each try."),
+    ] = ServiceConfig.webhook_retry_base
+    max_attempts: Annotated[
+        int, _count(1, 100), _about("Tries of one delivery before it is given up.")
+    ] = ServiceConfig.webhook_max_attempts
+    concurrency: Annotated[
+        int, _count(1, 10_000), _about("Deliveries in flight at once; the rest wait in the outbox.")
+    ] = ServiceConfig.webhook_concurrency
+
+
+class CallsSettings(_Strict):
+    """How long call requests are held."""
+
+    phone_call_limit: Annotated[
+        float,
+        _seconds(3600),
+        _about(
+            "How long `POST /phone/call` holds before answering 504 `timeout` (the spec's 5 "
+            "minutes)."
+        ),
+    ] = ServiceConfig.phone_call_limit
+    call_wait_limit: Annotated[
+        float,
+        _seconds(86_400),
+        _about(
+            "How long `POST /calls` with `waitForCallEnd` holds before returning the call "
+            "`pending`."
+        ),
+    ] = ServiceConfig.call_wait_limit
 
 
 class Settings(_Strict):
     """The settings of ``humanwire serve``; build with :func:`load_settings`."""
 
-    host: Text = "127.0.0.1"
-    port: Port = 8765
-    db: Annotated[str, AfterValidator(_text)] | None = None
-    """SQLite file; None: ``~/.humanwire/humanwire.db`` (``HUMANWIRE_HOME``)."""
-    public_url: HttpURL | None = None
-    sandbox: OnOff = True
-    replica_lease: Annotated[float, Field(gt=0, le=3600)] = 10.0
-    """Replicas (PostgreSQL): seconds without a heartbeat before a replica counts as dead."""
-    twilio: TwilioSettings = Field(default_factory=TwilioSettings)
-    slack: SlackSettings = Field(default_factory=SlackSettings)
-    voice: VoiceSettings = Field(default_factory=VoiceSettings)
+    host: Annotated[
+        Text,
+        _about(
+            "Address to listen on; `0.0.0.0` for every interface (webhook targets on private "
+            "addresses are then refused)."
+        ),
+    ] = "127.0.0.1"
+    port: Annotated[Port, _about("Port to listen on (`0`: any free port).")] = 8765
+    db: Annotated[
+        Annotated[str, AfterValidator(_text)] | None,
+        _about(
+            "SQLite file (a relative path in the file: relative to the file) or a "
+            "`postgresql://` URL (its password is never printed); the default is under "
+            "`HUMANWIRE_HOME`."
+        ),
+    ] = None
+    public_url: Annotated[
+        HttpURL | None,
+        _about(
+            "The address clients, browsers and providers reach the service at: form links and "
+            "webhook URLs are built from it; required with any real provider."
+        ),
+    ] = None
+    sandbox: Annotated[
+        OnOff, _about("The sandbox API and the inbox's human side; `off` in production.")
+    ] = True
+    replica_lease: Annotated[
+        float,
+        _seconds(3600),
+        _about(
+            "Replicas on one PostgreSQL database: seconds without a heartbeat before a replica "
+            "counts as dead and the others take over its work."
+        ),
+    ] = ServiceConfig.replica_lease
+    unavailable_retry_after: Annotated[
+        float,
+        _seconds(3600),
+        _about("`Retry-After` of the 503 a stopping service answers held requests with."),
+    ] = ServiceConfig.unavailable_retry_after
+    limits: Annotated[LimitsSettings, _about("Request limits.")] = Field(
+        default_factory=LimitsSettings
+    )
+    spam: Annotated[SpamSettings, _about("The spam guard.")] = Field(default_factory=SpamSettings)
+    webhooks: Annotated[WebhooksSettings, _about("Webhook delivery.")] = Field(
+        default_factory=WebhooksSettings
+    )
+    calls: Annotated[CallsSettings, _about("Call holds.")] = Field(default_factory=CallsSettings)
+    twilio: Annotated[TwilioSettings, _about("Twilio: sms, whatsapp, calls.")] = Field(
+        default_factory=TwilioSettings
+    )
+    slack: Annotated[SlackSettings, _about("Slack.")] = Field(default_factory=SlackSettings)
+    voice: Annotated[VoiceSettings, _about("The voice agent.")] = Field(
+        default_factory=VoiceSettings
+    )
 
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    def value(self, key: str) -> Any:
+        """The value of a dotted key (``limits.rate_limit_requests``)."""
+        node: Any = self
+        for name in key.split("."):
+            node = getattr(node, name)
+        return node
 
     def source(self, key: str) -> str:
         """Where ``key`` (dotted, e.g. ``twilio.sms_from``) came from: ``in <file>``,
@@ -376,7 +686,7 @@ class Settings(_Strict):
             twilio=self.twilio_config(),
             slack=self.slack_config(),
             voice_model=self.voice.model,
-            replica_lease=self.replica_lease,
+            **{field: self.value(key) for key, field in SERVICE_CONFIG_FIELDS.items()},
         )
         if self.public_url is not None:
             config.public_url = self.public_url
@@ -543,3 +853,200 @@ def _explain(error: Any, sources: Mapping[str, str]) -> str:
     else:
         message = _MESSAGES.get(kind, str(error["msg"]))
     return f"{shown}: {message} ({source})" if source else f"{shown}: {message}"
+
+
+# -- the reference and the effective configuration ----------------------------------------
+def _metadata(annotation: Any) -> Iterable[Any]:
+    """Every ``Annotated`` metadata item inside ``annotation`` (through unions)."""
+    args = get_args(annotation)
+    if get_origin(annotation) is Annotated:
+        yield from args[1:]
+        args = args[:1]
+    for arg in args:
+        yield from _metadata(arg)
+
+
+def _types(annotation: Any) -> set[Any]:
+    args = get_args(annotation)
+    if get_origin(annotation) is Annotated:
+        args = args[:1]
+    if not args:
+        return {annotation}
+    found: set[Any] = {get_origin(annotation)}
+    for arg in args:
+        found |= _types(arg)
+    return found
+
+
+def _kind(field: FieldInfo) -> str:
+    """What a key takes, in words: bounds of numbers, the form of special strings."""
+    types = _types(field.annotation)
+    if tuple in types:
+        return "list of E.164 numbers"
+    for item in [*field.metadata, *_metadata(field.annotation)]:
+        func = getattr(item, "func", None)
+        words = getattr(func, "words", None)
+        if words:
+            return "/".join(words)
+        if isinstance(func, _Number):
+            return func.kind
+        if func is _port:
+            return "port, 0 to 65535"
+        if func in (_e164, _whatsapp_sender):
+            return "E.164 number"
+        if func is _http_url:
+            return "http(s) URL"
+    if SecretStr in types:
+        return "secret"
+    return "text"
+
+
+def _literal(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return _number(value)
+    if isinstance(value, tuple):
+        return ", ".join(value)
+    return str(value)
+
+
+def _walk(
+    model: type[BaseModel], prefix: str = ""
+) -> Iterable[tuple[str, FieldInfo, type[BaseModel] | None]]:
+    """``(dotted key, field, section model or None)`` of every key, depth first, in the
+    order of the model: top-level keys, then each section's."""
+    fields = list(model.model_fields.items())
+    leaves = [(name, field) for name, field in fields if _section_model(field.annotation) is None]
+    tables = [(name, field) for name, field in fields if _section_model(field.annotation)]
+    for name, field in leaves:
+        yield f"{prefix}{name}", field, None
+    for name, field in tables:
+        section = _section_model(field.annotation)
+        yield f"{prefix}{name}", field, section
+        assert section is not None
+        yield from _walk(section, f"{prefix}{name}.")
+
+
+REFERENCE_START = (
+    "<!-- configuration reference: generated by python -m humanwire.server.settings -->"
+)
+REFERENCE_END = "<!-- end of the configuration reference -->"
+
+
+def config_reference() -> str:
+    """The configuration reference (Markdown, between its marker comments), walked from
+    the model: every key, its environment variable, what it takes and its default, and
+    its description. ``python -m humanwire.server.settings --write README.md`` puts it in
+    the README; a test keeps the two equal."""
+    variables = env_var_names()
+    lines = [
+        REFERENCE_START,
+        "",
+        "| key | environment | takes (default) | meaning |",
+        "|---|---|---|---|",
+    ]
+    for key, field, section in _walk(Settings):
+        if section is not None:
+            continue
+        variable = f"`{variables[key]}`" if key in variables else "— (file only)"
+        if key == "db":
+            variable += ", `HUMANWIRE_DATABASE_URL`"
+        default = field.get_default(call_default_factory=True)
+        if key == "db":
+            shown = "`~/.humanwire/humanwire.db`"
+        elif default in (None, ()):
+            shown = "none"
+        elif isinstance(default, bool) and _kind(field) == "on/off":
+            shown = "`on`" if default else "`off`"
+        else:
+            shown = f"`{_literal(default)}`"
+        about = (field.description or "").replace("|", "\\|")
+        lines.append(f"| `{key}` | {variable} | {_kind(field)} ({shown}) | {about} |")
+    lines += ["", REFERENCE_END]
+    return "\n".join(lines)
+
+
+def write_reference(path: str | Path) -> bool:
+    """Replaces the reference block in the file at ``path``; True if it changed."""
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    start, end = text.index(REFERENCE_START), text.index(REFERENCE_END) + len(REFERENCE_END)
+    updated = text[:start] + config_reference() + text[end:]
+    if updated != text:
+        path.write_text(updated, encoding="utf-8")
+    return updated != text
+
+
+_MASK = "********"
+
+
+def _shown_source(source: str) -> str:
+    if source.startswith("in "):
+        return f"file {source[3:]}"
+    if source.startswith("from environment variable "):
+        return f"env {source[len('from environment variable ') :]}"
+    return source.removeprefix("from ")
+
+
+def effective_configuration(settings: Settings) -> list[tuple[str, str, str]]:
+    """``(key, value, source)`` of every key, as the service will use it: secrets masked,
+    a database URL's password replaced, account SIDs shortened; ``source`` is
+    ``default``, ``file PATH``, ``env HUMANWIRE_…`` or ``flag --…``."""
+    from .config import mask_sid
+    from .store import redact
+
+    rows: list[tuple[str, str, str]] = []
+    for key, field, section in _walk(Settings):
+        if section is not None:
+            continue
+        value = settings.value(key)
+        if isinstance(value, bool) and _kind(field) == "on/off":
+            shown = "on" if value else "off"
+        elif key == "db":
+            shown = redact(settings.db_path)
+        elif value is None:
+            shown = "(not set)"
+        elif isinstance(value, SecretStr):
+            shown = _MASK
+        elif key == "twilio.account_sid":
+            shown = mask_sid(value)
+        else:
+            shown = _literal(value)
+        source = settings.source(key)
+        if source == "default" and key.count(".") == 2:
+            # A table inside a section (whatsapp_templates): its own source, else the
+            # section's (the file), else the default.
+            source = settings.source(key.rsplit(".", 1)[0])
+        rows.append((key, shown, _shown_source(source)))
+    return rows
+
+
+def format_configuration(rows: Iterable[tuple[str, str, str]]) -> str:
+    """Aligned columns ``key  value  source``, one key a line, under a header line."""
+    rows = list(rows)
+    key_width = max(len(key) for key, _value, _source in rows)
+    value_width = min(max(len(value) for _key, value, _source in rows), 48)
+    lines = [
+        "# humanwire serve: effective configuration (flags > HUMANWIRE_* > file > defaults)",
+        f"{'key':<{key_width}}  {'value':<{value_width}}  source",
+    ]
+    for key, value, source in rows:
+        lines.append(f"{key:<{key_width}}  {value:<{value_width}}  {source}".rstrip())
+    return "\n".join(lines)
+
+
+def _main(argv: list[str]) -> int:
+    if argv == ["--reference"]:
+        print(config_reference())
+        return 0
+    if len(argv) == 2 and argv[0] == "--write":
+        changed = write_reference(argv[1])
+        print(f"{argv[1]}: {'updated' if changed else 'up to date'}")
+        return 0
+    print("usage: python -m humanwire.server.settings --reference | --write README.md")
+    return 2
+
+
+if __name__ == "__main__":  # pragma: no cover - the README test runs the functions
+    sys.exit(_main(sys.argv[1:]))

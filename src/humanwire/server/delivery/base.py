@@ -19,6 +19,7 @@ from humanwire.types import DeliveryStatus
 
 __all__ = [
     "CallSpec",
+    "Credentials",
     "NumberSource",
     "Outbound",
     "Provider",
@@ -83,6 +84,22 @@ class Sent:
     ref: str
     """The provider's id of it (Twilio's MessageSid / CallSid, the sandbox delivery id)."""
     status: DeliveryStatus
+
+
+@dataclass
+class Credentials:
+    """What a real provider made of its credentials at start (``/readyz``): ``accepted``
+    (the provider answered a request made with them), ``refused`` (it answered that
+    they are wrong: not ready), ``unverified`` (it could not be reached: ready, since
+    the sandbox, forms and the other provider still work, and sends say what fails) or
+    ``unchecked`` (the start has not got that far)."""
+
+    state: Literal["unchecked", "accepted", "refused", "unverified"] = "unchecked"
+    detail: str = "not checked yet"
+
+    @property
+    def ready(self) -> bool:
+        return self.state in ("accepted", "unverified")
 
 
 class RecipientUnreachable(Exception):

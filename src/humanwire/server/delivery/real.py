@@ -15,11 +15,16 @@ if TYPE_CHECKING:
     from ..config import ServiceConfig
     from ..engine import Engine
     from ..voice import VoiceAgent
+    from .base import Credentials
 
 __all__ = ["AttachedProvider", "real_providers", "voice_agent"]
 
 
 class AttachedProvider(Protocol):
+    name: str
+    credentials: Credentials
+    """Set by ``start()``; ``/readyz`` reports it."""
+
     def routes(self) -> list[BaseRoute]: ...
     async def start(self) -> None: ...
     async def aclose(self) -> None: ...

@@ -89,6 +89,9 @@ class Operation:
     path_params: tuple[PathParam, ...] = ()
     stream: bool = False
     """The handler returns its own ``Response`` (server-sent events)."""
+    unavailable_body: TypeAdapter[Any] | None = None
+    """The body of the operation's own 503: it runs while the service stops too, and
+    its handler returns its own ``Response`` (``/readyz``)."""
 
 
 @dataclass
@@ -223,7 +226,7 @@ def _pipeline(operation: Operation) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
         engine: Engine = request.app.state.engine
         config: ServiceConfig = request.app.state.config
-        if engine.draining:
+        if engine.draining and operation.unavailable_body is None:
             # Stopping (also /healthz: not ready, so nothing new is routed here).
             raise ServiceUnavailable(retry_after=config.unavailable_retry_after)
         account: Account | None = None
@@ -262,7 +265,7 @@ def _pipeline(operation: Operation) -> Callable[[Request], Awaitable[Response]]:
             ran = True
             return operation.status, encode(await operation.handler(call))
 
-        if operation.stream:
+        if operation.stream or operation.unavailable_body is not None:
             # Read (and size-check) any body now: the stream listens for the client's
             # disconnect on the same channel, where a late 413 could no longer be sent.
             await request.body()

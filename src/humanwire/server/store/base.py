@@ -264,6 +264,10 @@ class Store(Protocol):
     engine calls them from its event loop."""
 
     def close(self) -> None: ...
+    def pending_migrations(self) -> list[int]:
+        """The schema versions this code needs that the database lacks (empty: up to
+        date). Queries the database, so it raises when the database cannot answer."""
+        ...
 
     # accounts
     def insert_account(self, record: AccountRecord) -> None: ...

@@ -407,6 +407,15 @@ class PostgresStore:
                     (version, time.time()),
                 )
 
+    def pending_migrations(self) -> list[int]:
+        """The versions of ``MIGRATIONS`` missing from ``schema_migrations``."""
+        try:
+            rows = self._all("SELECT version FROM schema_migrations")
+        except errors.UndefinedTable:
+            rows = []
+        applied = {int(row[0]) for row in rows}
+        return [version for version, _script in MIGRATIONS if version not in applied]
+
     def schema_version(self) -> int:
         """The newest migration applied."""
         row = self._one("SELECT MAX(version) FROM schema_migrations")

@@ -280,6 +280,17 @@ class SQLiteStore:
                 (str(SCHEMA_VERSION),),
             )
 
+    def pending_migrations(self) -> list[int]:
+        """``[SCHEMA_VERSION]`` when the file's schema is not at this code's version
+        (changed under a running service, or by a newer or older humanwire)."""
+        try:
+            row = self._one("SELECT value FROM meta WHERE key = 'schema_version'")
+        except sqlite3.OperationalError as exc:
+            if "no such table" not in str(exc):
+                raise
+            row = None
+        return [] if row == (str(SCHEMA_VERSION),) else [SCHEMA_VERSION]
+
     def _join_batch(self) -> None:
         """Group commit: on the event loop, writes join one transaction that commits on
         the loop's next turn. A commit (a WAL append) costs far more than a statement,

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.routing import BaseRoute
 
-from ..base import Outbound, ProviderFailure, RecipientUnreachable, Sent, Workspace
+from ..base import Credentials, Outbound, ProviderFailure, RecipientUnreachable, Sent, Workspace
 from . import blocks
 from .installs import SlackInstalls
 from .web import SlackError, SlackWeb
@@ -73,6 +73,20 @@ UNREACHABLE = {
 """Slack's answers that mean ``to`` cannot be reached: 400 naming ``to``."""
 
 
+_UNREACHED = frozenset(
+    {
+        "ratelimited",
+        "request_timeout",
+        "service_unavailable",
+        "fatal_error",
+        "internal_error",
+    }
+)
+"""``auth.test`` answers that say nothing about the token (besides ``connection_failed
+(…)`` and ``http_5xx``: Slack was not reached, or failed): the credentials stay
+unverified rather than refused."""
+
+
 def message_ref(team: str, channel: str, ts: str) -> str:
     """A posted message's id: Slack's ``ts`` is unique only within a channel."""
     return f"{team}:{channel}:{ts}"
@@ -89,6 +103,7 @@ class SlackProvider:
         self.installs = SlackInstalls(engine.store, config.client_secret)
         self.shared_team = ""
         self.bot_user_id = ""
+        self.credentials = Credentials()
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # -- identity ------------------------------------------------------------------
@@ -108,6 +123,7 @@ class SlackProvider:
         answer = await self.web.call("auth_test", self.config.bot_token)
         self.shared_team = str(answer.get("team_id") or "")
         self.bot_user_id = str(answer.get("user_id") or "")
+        self.credentials = Credentials("accepted", "slack.bot_token accepted by auth.test")
 
     async def start(self) -> None:
         try:
@@ -115,6 +131,15 @@ class SlackProvider:
         except SlackError as exc:
             # Not fatal: sends try again, and say what is wrong.
             logger.error("Slack auth.test failed for slack.bot_token: %s", exc.error)
+            unreached = exc.error.startswith(("connection_failed", "http_5"))
+            if unreached or exc.error in _UNREACHED:
+                self.credentials = Credentials(
+                    "unverified", f"Slack could not be reached at start ({exc.error})"
+                )
+            else:
+                self.credentials = Credentials(
+                    "refused", f"slack.bot_token refused by auth.test ({exc.error})"
+                )
 
     async def aclose(self) -> None:
         for task in list(self._tasks):

@@ -3,17 +3,19 @@ calls with a voice agent) and the routes Twilio calls back."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import httpx
 from starlette.routing import BaseRoute
 
-from ..base import Outbound, Sent
+from ..base import Credentials, Outbound, Sent
 from .jobs import TwilioJobs
 from .messaging import send_message
 from .numbers import TwilioNumbers
-from .rest import TwilioREST
+from .rest import TwilioAPIError, TwilioREST
 from .voice import TwilioVoice
 
 if TYPE_CHECKING:
@@ -24,6 +26,9 @@ if TYPE_CHECKING:
 __all__ = ["ROUTE_PREFIX", "TwilioProvider"]
 
 ROUTE_PREFIX = "/providers/twilio"
+CREDENTIALS_TIMEOUT = 5.0
+
+logger = logging.getLogger("humanwire.twilio")
 
 
 class TwilioProvider:
@@ -52,6 +57,7 @@ class TwilioProvider:
             "call": shared,
             "whatsapp": config.whatsapp_from or "",
         }
+        self.credentials = Credentials()
         self.jobs = TwilioJobs(self.rest, engine.store)
         self.numbers = TwilioNumbers(
             self.rest,
@@ -95,8 +101,35 @@ class TwilioProvider:
         self.voice.hang_up(ref)
 
     async def start(self) -> None:
-        """Picks up the status work a previous run left (``jobs``)."""
+        """Checks the credentials (``credentials``, for ``/readyz``), then picks up the
+        status work a previous run left (``jobs``)."""
+        await self._check_credentials()
         self.jobs.start()
+
+    async def _check_credentials(self) -> None:
+        """One cheap authenticated read (a page of one of the account's numbers): Twilio
+        answers 401 (20003) to a wrong SID or token. Bounded, so a Twilio that does not
+        answer delays the start by seconds at most."""
+        try:
+            await asyncio.wait_for(self.rest.incoming_numbers_page(1), CREDENTIALS_TIMEOUT)
+        except TwilioAPIError as exc:
+            if exc.status in (401, 403):
+                self.credentials = Credentials(
+                    "refused", f"twilio.account_sid and twilio.auth_token refused ({exc})"
+                )
+                logger.error("Twilio refused twilio.account_sid / twilio.auth_token: %s", exc)
+            else:
+                self.credentials = Credentials(
+                    "unverified", f"Twilio could not be reached at start ({exc})"
+                )
+                logger.warning("Twilio credentials not verified at start: %s", exc)
+        except asyncio.TimeoutError:
+            self.credentials = Credentials(
+                "unverified", f"Twilio did not answer within {CREDENTIALS_TIMEOUT:g} s at start"
+            )
+            logger.warning("Twilio credentials not verified at start: no answer in time")
+        else:
+            self.credentials = Credentials("accepted", "twilio credentials accepted")
 
     async def aclose(self) -> None:
         await self.voice.aclose()

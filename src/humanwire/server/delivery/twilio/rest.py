@@ -96,6 +96,11 @@ class TwilioREST:
         numbers = page.get("incoming_phone_numbers") or []
         return [n for n in numbers if isinstance(n, dict)]
 
+    async def incoming_numbers_page(self, size: int) -> list[dict[str, Any]]:
+        page = await self._call("GET", "/IncomingPhoneNumbers.json", {"PageSize": str(size)})
+        numbers = page.get("incoming_phone_numbers") or []
+        return [n for n in numbers if isinstance(n, dict)]
+
     async def update_number(self, sid: str, params: Params) -> dict[str, Any]:
         return await self._call("POST", f"/IncomingPhoneNumbers/{sid}.json", params)
 

@@ -85,6 +85,19 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="the sandbox API and the inbox's human side (HUMANWIRE_SANDBOX; default on)",
     )
+    serve.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default=None,
+        help="log lines on stderr: text, or one JSON object a line (HUMANWIRE_LOG_FORMAT; "
+        "default text)",
+    )
+    serve.add_argument(
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        default=None,
+        help="humanwire's log level (HUMANWIRE_LOG_LEVEL; default info)",
+    )
 
     accounts = commands.add_parser("accounts", help="manage accounts")
     account_commands = accounts.add_subparsers(
@@ -339,8 +352,17 @@ def _serve(args: argparse.Namespace) -> int:
         for problem in exc.problems:
             print(f"humanwire: {problem}", file=sys.stderr)
         return 2
-    with _stop_on_signals() as stop:
-        return _serve_until(settings, config, args.api_key, stop)
+    import logging
+
+    from humanwire.server.observe import configure_logging
+
+    # Only the command configures logging; the library and the embedded service never do.
+    handler = configure_logging(settings.log_format, settings.log_level)
+    try:
+        with _stop_on_signals() as stop:
+            return _serve_until(settings, config, args.api_key, stop)
+    finally:
+        logging.getLogger().removeHandler(handler)
 
 
 def _serve_until(

@@ -66,7 +66,7 @@ __all__ = [
 ENV_PREFIX = "HUMANWIRE_"
 DATABASE_URL_ENV = "HUMANWIRE_DATABASE_URL"
 """Also read for ``db`` (a ``postgresql://`` URL), unless ``HUMANWIRE_DB`` is set."""
-FLAG_KEYS = ("host", "port", "db", "public_url", "sandbox")
+FLAG_KEYS = ("host", "port", "db", "public_url", "sandbox", "log_format", "log_level")
 """The keys ``humanwire serve`` has flags for (``--public-url`` for ``public_url``)."""
 
 
@@ -159,6 +159,16 @@ def _switch(expected: str) -> Callable[[Any], Any]:
         raise ValueError(f"must be {expected}")
 
     return parse
+
+
+def _one_of(*choices: str) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        value = value.strip().lower()
+        if value not in choices:
+            raise ValueError(f"must be one of {', '.join(choices)}")
+        return value
+
+    return check
 
 
 def _bot_token(value: SecretStr) -> SecretStr:
@@ -260,6 +270,10 @@ class Settings(_Strict):
     sandbox: OnOff = True
     replica_lease: Annotated[float, Field(gt=0, le=3600)] = 10.0
     """Replicas (PostgreSQL): seconds without a heartbeat before a replica counts as dead."""
+    metrics_token: Secret | None = None
+    """``GET /metrics`` from anywhere with ``Authorization: Bearer <it>``; unset: loopback only."""
+    log_format: Annotated[str, AfterValidator(_one_of("text", "json"))] = "text"
+    log_level: Annotated[str, AfterValidator(_one_of("debug", "info", "warning", "error"))] = "info"
     twilio: TwilioSettings = Field(default_factory=TwilioSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)
     voice: VoiceSettings = Field(default_factory=VoiceSettings)
@@ -377,6 +391,9 @@ class Settings(_Strict):
             slack=self.slack_config(),
             voice_model=self.voice.model,
             replica_lease=self.replica_lease,
+            metrics_token=(
+                self.metrics_token.get_secret_value() if self.metrics_token is not None else None
+            ),
         )
         if self.public_url is not None:
             config.public_url = self.public_url

@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import hashlib
 import importlib
+import logging
 import os
 import signal
 import sys
@@ -352,8 +353,6 @@ def _serve(args: argparse.Namespace) -> int:
         for problem in exc.problems:
             print(f"humanwire: {problem}", file=sys.stderr)
         return 2
-    import logging
-
     from humanwire.server.observe import configure_logging
 
     # Only the command configures logging; the library and the embedded service never do.
@@ -406,15 +405,27 @@ def _serve_until(
         print(f"Base URL: {base_url}", flush=True)
         print(f"API key:  {key}", flush=True)
         print(f"Inbox:    {base_url}/inbox", flush=True)
-        print(
-            f"humanwire: serving (local mode {'on' if local else 'off'}); Ctrl+C to stop.\n"
-            f"  export HUMANWIRE_BASE_URL={base_url} HUMANWIRE_API_KEY={key}",
-            file=sys.stderr,
-            flush=True,
-        )
-        for line in startup_lines(runner.config):
-            print(f"  {line}", file=sys.stderr, flush=True)
-        _wait_for_stop(runner, stop)
+        if settings.log_format == "json":
+            # stderr is a log stream then: one JSON line, and the key stays on stdout.
+            from humanwire.server.observe import log_event
+
+            log_event(
+                logging.getLogger("humanwire.serve"),
+                "service.started",
+                base_url=base_url,
+                local_mode=local,
+                routes=[" ".join(line.split()) for line in startup_lines(runner.config)],
+            )
+        else:
+            print(
+                f"humanwire: serving (local mode {'on' if local else 'off'}); Ctrl+C to stop.\n"
+                f"  export HUMANWIRE_BASE_URL={base_url} HUMANWIRE_API_KEY={key}",
+                file=sys.stderr,
+                flush=True,
+            )
+            for line in startup_lines(runner.config):
+                print(f"  {line}", file=sys.stderr, flush=True)
+        _wait_for_stop(runner, stop, quiet=settings.log_format == "json")
     finally:
         runner.stop()
     return 0
@@ -460,12 +471,17 @@ def _stop_on_signals() -> Iterator[threading.Event]:
             signal.signal(sig, handler)
 
 
-def _wait_for_stop(runner: ServiceRunner, stop: threading.Event) -> None:
+def _wait_for_stop(runner: ServiceRunner, stop: threading.Event, *, quiet: bool = False) -> None:
     # Polled, never stop.wait(): a signal handler runs on this thread, and its stop.set()
     # deadlocks on the event's lock when the signal lands inside stop.wait().
     while runner.running and not stop.is_set():
         time.sleep(0.1)
-    print("humanwire: stopping", file=sys.stderr, flush=True)
+    if quiet:
+        from humanwire.server.observe import log_event
+
+        log_event(logging.getLogger("humanwire.serve"), "service.stopping")
+    else:
+        print("humanwire: stopping", file=sys.stderr, flush=True)
 
 
 # -- accounts create ------------------------------------------------------------------------

@@ -233,7 +233,7 @@ def _pipeline(operation: Operation) -> Callable[[Request], Awaitable[Response]]:
             note_account(account.id)
             engine.check_limits(account)
         _check_path(request, operation.path_params)
-        named = request.path_params.get("interaction_id")
+        named = request.path_params.get("interactionId")
         if named is not None:
             note_interaction(named)
         _check_query(request, operation.query)

@@ -249,7 +249,7 @@ def test_serve_json_logs_carry_ids_and_no_secrets(tmp_path: Path, database: str)
     by_event: dict[str, list[dict[str, object]]] = {}
     for record in records:
         by_event.setdefault(str(record["event"]), []).append(record)
-    assert [r["event"] for r in records][0] == "service.started"
+    assert records[0]["event"] == "service.started"
     access = by_event["http.request"]
     send_line = next(r for r in access if r["route"] == "/messages/sms")
     assert (send_line["request_id"], send_line["interaction_id"]) == ("agent-req-1", interaction_id)

@@ -28,7 +28,7 @@ from http_support import (
 )
 from prometheus_client.parser import text_string_to_metric_families
 
-from humanwire.server.observe import JsonFormatter, TextFormatter, mask_address
+from humanwire.server.observe import JsonFormatter, TextFormatter, mask_address, redact_numbers
 
 __all__ = ["svc_fixture"]
 
@@ -181,6 +181,8 @@ async def test_a_500_carries_the_request_id_too(
         response = await client.get("/numbers", headers=headers)
     assert_error(response, 500, "internal_error", None)
     assert response.headers["Humanwire-Request-Id"] == "boom-1"
+    [failure] = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert failure.getMessage() == "internal error on GET /numbers (request boom-1)"
     [line] = [r for r in caplog.records if r.name == "humanwire.access"]
     assert (line.hw["status"], line.hw["request_id"], line.hw["route"]) == (
         500,
@@ -267,6 +269,14 @@ def test_mask_address() -> None:
     assert mask_address("U0HUMAN0001") == "U0HU•••01"
     assert mask_address("+1234") == "•••"
     assert mask_address(None) is None
+
+
+def test_redact_numbers_in_a_providers_message() -> None:
+    message = "Twilio 21211: The 'To' number +15005550001 is not valid (HTTP 400)"
+    assert (
+        redact_numbers(message) == "Twilio 21211: The 'To' number +150•••01 is not valid (HTTP 400)"
+    )
+    assert redact_numbers("call (415) 555-0100 now") == "call (415)•••00 now"
 
 
 def test_json_lines_have_fixed_keys_and_text_lines_read_as_key_values() -> None:

@@ -50,6 +50,7 @@ __all__ = [
     "mask_address",
     "metrics_endpoint",
     "new_metrics",
+    "redact_numbers",
 ]
 
 REQUEST_ID_HEADER = "Humanwire-Request-Id"
@@ -108,6 +109,15 @@ def mask_address(address: str | None) -> str | None:
     if len(address) <= 6:
         return "•••"
     return f"{address[:4]}•••{address[-2:]}"
+
+
+_NUMBER = re.compile(r"\+?\d[\d ().-]{5,}\d")
+
+
+def redact_numbers(text: str) -> str:
+    """``text`` with anything that looks like a phone number masked (a provider's error
+    message may quote the recipient)."""
+    return _NUMBER.sub(lambda m: mask_address(m.group()) or "", text)
 
 
 # -- state-change lines ---------------------------------------------------------------------

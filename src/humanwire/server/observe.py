@@ -27,7 +27,6 @@ import sys
 import time
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
@@ -171,9 +170,19 @@ def _text_line(data: dict[str, Any]) -> str:
 
 
 # -- formatters -----------------------------------------------------------------------------
+_last_second: tuple[int, str] = (-1, "")
+
+
 def _timestamp(created: float) -> str:
-    moment = datetime.fromtimestamp(created, tz=timezone.utc)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    """``2025-01-02T03:04:05.678Z`` (UTC); the seconds part is formatted once a second
+    (strftime is most of a line's cost)."""
+    global _last_second
+    second = int(created)
+    cached, text = _last_second
+    if second != cached:
+        text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+        _last_second = (second, text)
+    return f"{text}.{int((created - second) * 1000):03d}Z"
 
 
 class TextFormatter(logging.Formatter):
@@ -185,6 +194,9 @@ class TextFormatter(logging.Formatter):
         if record.exc_info:
             line += "\n" + self.formatException(record.exc_info)
         return line
+
+
+_JSON = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
 class JsonFormatter(logging.Formatter):
@@ -206,7 +218,7 @@ class JsonFormatter(logging.Formatter):
             data["message"] = record.getMessage()
         if record.exc_info:
             data["exception"] = self.formatException(record.exc_info)
-        return json.dumps(data, ensure_ascii=False, default=str)
+        return _JSON.encode(data)
 
 
 LOG_FORMATS = ("text", "json")

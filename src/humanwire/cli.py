@@ -21,6 +21,7 @@ import contextlib
 import hashlib
 import importlib
 import json
+import logging
 import os
 import signal
 import sys
@@ -89,6 +90,19 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("on", "off"),
         default=None,
         help="the sandbox API and the inbox's human side (HUMANWIRE_SANDBOX; default on)",
+    )
+    serve.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default=None,
+        help="log lines on stderr: text, or one JSON object a line (HUMANWIRE_LOG_FORMAT; "
+        "default text)",
+    )
+    serve.add_argument(
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        default=None,
+        help="humanwire's log level (HUMANWIRE_LOG_LEVEL; default info)",
     )
 
     serve.add_argument(
@@ -377,8 +391,15 @@ def _serve(args: argparse.Namespace) -> int:
     if args.print_config:
         _print_config(settings, args.api_key)
         return 0
-    with _stop_on_signals() as stop:
-        return _serve_until(settings, config, args.api_key, stop, own_process=True)
+    from humanwire.server.observe import configure_logging
+
+    # Only the command configures logging; the library and the embedded service never do.
+    handler = configure_logging(settings.log_format, settings.log_level)
+    try:
+        with _stop_on_signals() as stop:
+            return _serve_until(settings, config, args.api_key, stop, own_process=True)
+    finally:
+        logging.getLogger().removeHandler(handler)
 
 
 def _print_config(settings: Settings, api_key: str | None) -> None:
@@ -440,19 +461,31 @@ def _serve_until(
         print(f"Base URL: {base_url}", flush=True)
         print(f"API key:  {key}", flush=True)
         print(f"Inbox:    {base_url}/inbox", flush=True)
-        print(
-            f"humanwire: serving (local mode {'on' if local else 'off'}); Ctrl+C to stop.\n"
-            f"  export HUMANWIRE_BASE_URL={base_url} HUMANWIRE_API_KEY={key}",
-            file=sys.stderr,
-            flush=True,
-        )
-        for line in startup_lines(runner.config):
-            print(f"  {line}", file=sys.stderr, flush=True)
+        if settings.log_format == "json":
+            # stderr is a log stream then: one JSON line, and the key stays on stdout.
+            from humanwire.server.observe import log_event
+
+            log_event(
+                logging.getLogger("humanwire.serve"),
+                "service.started",
+                base_url=base_url,
+                local_mode=local,
+                routes=[" ".join(line.split()) for line in startup_lines(runner.config)],
+            )
+        else:
+            print(
+                f"humanwire: serving (local mode {'on' if local else 'off'}); Ctrl+C to stop.\n"
+                f"  export HUMANWIRE_BASE_URL={base_url} HUMANWIRE_API_KEY={key}",
+                file=sys.stderr,
+                flush=True,
+            )
+            for line in startup_lines(runner.config):
+                print(f"  {line}", file=sys.stderr, flush=True)
         if own_process:
             from humanwire.server.runner import tune_gc_for_service
 
             tune_gc_for_service()  # this process is the service's alone
-        _wait_for_stop(runner, stop)
+        _wait_for_stop(runner, stop, quiet=settings.log_format == "json")
     finally:
         runner.stop()
     return 0
@@ -498,12 +531,17 @@ def _stop_on_signals() -> Iterator[threading.Event]:
             signal.signal(sig, handler)
 
 
-def _wait_for_stop(runner: ServiceRunner, stop: threading.Event) -> None:
+def _wait_for_stop(runner: ServiceRunner, stop: threading.Event, *, quiet: bool = False) -> None:
     # Polled, never stop.wait(): a signal handler runs on this thread, and its stop.set()
     # deadlocks on the event's lock when the signal lands inside stop.wait().
     while runner.running and not stop.is_set():
         time.sleep(0.1)
-    print("humanwire: stopping", file=sys.stderr, flush=True)
+    if quiet:
+        from humanwire.server.observe import log_event
+
+        log_event(logging.getLogger("humanwire.serve"), "service.stopping")
+    else:
+        print("humanwire: stopping", file=sys.stderr, flush=True)
 
 
 # -- accounts create ------------------------------------------------------------------------

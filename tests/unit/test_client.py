@@ -823,6 +823,21 @@ def test_import_humanwire_stays_light() -> None:
     assert out.stdout.strip() == "[]"
 
 
+def test_prometheus_client_loads_only_with_a_service_engine() -> None:
+    # The metrics extra is the engine's: importing the library, the server package or
+    # the app module does not load it; building an engine does (when installed).
+    code = (
+        "import sys, humanwire, humanwire.server, humanwire.server.app, humanwire.webhooks\n"
+        "print('prometheus_client' in sys.modules)\n"
+        "from humanwire.server.config import ServiceConfig\n"
+        "from humanwire.server.engine import Engine\n"
+        "engine = Engine(ServiceConfig())\n"
+        "print('prometheus_client' in sys.modules, engine.metrics.enabled)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == ["False", "True True"]
+
+
 def test_import_humanwire_defers_what_it_does_not_need_yet() -> None:
     # phonenumbers loads with the first phone number checked, importlib.metadata with the
     # first read of __version__, asyncio with the first AsyncHumanWire; email_validator is

@@ -13,7 +13,8 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.routing import BaseRoute
+from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp
 
 from .config import ServiceConfig
 from .delivery.real import real_providers
@@ -21,6 +22,7 @@ from .engine import Engine
 from .health import ReadinessProbe
 from .http_body import BodyLimitMiddleware
 from .http_errors import exception_handlers
+from .observe import ObserveMiddleware, metrics_endpoint
 from .openapi import build_openapi
 from .pages import page_routes
 from .routes import api_operations, to_routes
@@ -35,6 +37,7 @@ def create_app(config: ServiceConfig | None = None, engine: Engine | None = None
     service_engine = engine if engine is not None else Engine(config)
     operations = api_operations(sandbox_enabled=config.sandbox_enabled)
     routes: list[BaseRoute] = list(to_routes(operations))
+    routes.append(Route("/metrics", metrics_endpoint, methods=["GET"]))
     routes += page_routes(service_engine, config)
     providers = real_providers(config, service_engine)
     for provider in providers:
@@ -58,7 +61,7 @@ def create_app(config: ServiceConfig | None = None, engine: Engine | None = None
             for provider in providers:
                 await provider.aclose()
 
-    app = Starlette(
+    app = _Service(
         routes=routes,
         middleware=[Middleware(BodyLimitMiddleware, max_body_bytes=config.max_body_bytes)],
         exception_handlers=exception_handlers(),
@@ -71,6 +74,13 @@ def create_app(config: ServiceConfig | None = None, engine: Engine | None = None
     app.state.openapi = build_openapi(operations, config.public_url)
     app.state.readiness = ReadinessProbe(service_engine, providers)
     return app
+
+
+class _Service(Starlette):
+    def build_middleware_stack(self) -> ASGIApp:
+        # Outside Starlette's own error layer, so a 500 carries the request id too.
+        engine: Engine = self.state.engine
+        return ObserveMiddleware(super().build_middleware_stack(), engine.metrics)
 
 
 def _mcp_endpoint(config: ServiceConfig, engine: Engine) -> Any:

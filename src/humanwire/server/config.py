@@ -84,6 +84,9 @@ class ServiceConfig:
     """Replicas on one PostgreSQL database: seconds without a heartbeat after which a
     replica counts as dead and the others take over its windows, held sends and
     webhook deliveries (it beats every third of it). Clocks must agree far better."""
+    metrics_token: str | None = field(default=None, repr=False)
+    """``GET /metrics`` needs ``Authorization: Bearer <metrics_token>`` when set (from
+    anywhere); without it only loopback clients may scrape. Never an API key."""
 
 
 CHANNELS = ("sms", "whatsapp", "slack", "call")

@@ -24,6 +24,7 @@ from .errors import (
     ServiceUnavailable,
     Unauthorized,
 )
+from .observe import current_request
 
 __all__ = [
     "error_response",
@@ -100,7 +101,16 @@ async def _on_http_exception(request: Request, exc: Exception) -> Response:
 
 
 async def _on_unexpected(request: Request, exc: Exception) -> Response:
-    logger.error("internal error on %s %s", request.method, request.url.path, exc_info=exc)
+    # The route's template, not the path: form and reply links carry their token in it.
+    route = getattr(request.scope.get("route"), "path", None) or request.url.path[:200]
+    ctx = current_request()
+    logger.error(
+        "internal error on %s %s (request %s)",
+        request.method,
+        route,
+        ctx.request_id if ctx is not None else "-",
+        exc_info=exc,
+    )
     return error_response(500, "internal_error", "internal error; the request was logged")
 
 

@@ -33,6 +33,7 @@ from humanwire.webhooks import sign
 
 from .config import ServiceConfig
 from .errors import InvalidRequest
+from .observe import Metrics, log_event
 from .store.base import EventRecord, OutboxRecord, Store
 
 __all__ = [
@@ -205,9 +206,11 @@ class Outbox:
         transport: httpx.AsyncBaseTransport | None = None,
         resolve: Resolver | None = None,
         resolve_timeout: float = RESOLVE_TIMEOUT,
+        metrics: Metrics | None = None,
     ) -> None:
         """``resolve`` replaces the host lookup of the SSRF check (None: the loop's
         ``getaddrinfo``)."""
+        self._metrics = metrics or Metrics()
         self._store = store
         self._config = config
         self._on_change = on_change
@@ -330,17 +333,42 @@ class Outbox:
             self._wake.set()
 
     async def _deliver(self, row: OutboxRecord) -> None:
+        started = time.perf_counter()
+        result, status_code, error = "retry", None, None
+        event: EventRecord | None = None
         try:
-            await self._attempt(row)
+            event = self._store.get_event(row.event_id)
+            result, status_code, error = await self._attempt(row, event)
         except asyncio.CancelledError:
             raise
         except Exception:  # a bug must not kill the worker; the row is retried
             logger.exception("webhook delivery %s failed unexpectedly", row.id)
-            self._record_failure(row, "internal error while delivering", None)
+            error = "internal error while delivering"
+            result = self._record_failure(row, error, None)
+        seconds = time.perf_counter() - started
+        self._metrics.webhook_attempt(result, seconds)
+        log_event(
+            logger,
+            "webhook.attempt",
+            interaction_id=event.interaction_id if event is not None else None,
+            request_id=False,
+            account_id=row.account_id,
+            webhook_id=row.webhook_id,
+            event_id=row.event_id,
+            attempt=row.attempts + 1,
+            result=result,
+            status_code=status_code,
+            error=error,
+            duration_ms=round(seconds * 1000, 1),
+            level=logging.INFO if result in ("delivered", "cancelled") else logging.WARNING,
+        )
 
-    async def _attempt(self, row: OutboxRecord) -> None:
+    async def _attempt(
+        self, row: OutboxRecord, event: EventRecord | None
+    ) -> tuple[str, int | None, str | None]:
+        """One delivery attempt: its result (``delivered``, ``retry``, ``failed``,
+        ``cancelled``), the receiver's status code and the error, if any."""
         assert self._client is not None
-        event = self._store.get_event(row.event_id)
         webhook = self._store.get_webhook(row.webhook_id)
         now = time.time()
         if event is None or webhook is None:
@@ -354,7 +382,7 @@ class Outbox:
                 delivered_at=None,
                 updated_at=now,
             )
-            return
+            return "cancelled", None, "webhook deleted"
         if not self._config.local_mode:
             # Checked again at delivery: a name may have been re-pointed since registration.
             try:
@@ -365,11 +393,10 @@ class Outbox:
                     timeout=self._resolve_timeout,
                 )
             except HostLookupTimeout as exc:
-                self._record_failure(row, exc.message, None)  # DNS may answer next time
-                return
+                # DNS may answer next time
+                return self._record_failure(row, exc.message, None), None, exc.message
             except InvalidRequest as exc:
-                self._record_failure(row, exc.message, None, final=True)
-                return
+                return self._record_failure(row, exc.message, None, final=True), None, exc.message
         body = event_body(event.body)
         headers = httpx.Headers(webhook.headers)
         headers["Content-Type"] = "application/json"
@@ -378,8 +405,9 @@ class Outbox:
         try:
             response = await self._client.post(webhook.url, content=body, headers=headers)
         except httpx.HTTPError as exc:
-            self._record_failure(row, f"{type(exc).__name__}: {exc}".rstrip(": "), None)
-            return
+            # The type only in the returned (logged) error: a message may quote the URL.
+            failed = self._record_failure(row, f"{type(exc).__name__}: {exc}".rstrip(": "), None)
+            return failed, None, type(exc).__name__
         if 200 <= response.status_code < 300:
             done = time.time()
             self._store.update_outbox(
@@ -393,12 +421,14 @@ class Outbox:
                 updated_at=done,
             )
             self._changed(row)
-        else:
-            self._record_failure(row, f"HTTP {response.status_code}", response.status_code)
+            return "delivered", response.status_code, None
+        error = f"HTTP {response.status_code}"
+        return self._record_failure(row, error, response.status_code), response.status_code, error
 
     def _record_failure(
         self, row: OutboxRecord, error: str, status_code: int | None, *, final: bool = False
-    ) -> None:
+    ) -> str:
+        """Records a failed attempt: ``retry`` when another is due, else ``failed``."""
         attempts = row.attempts + 1
         now = time.time()
         exhausted = final or attempts >= self._config.webhook_max_attempts
@@ -414,6 +444,7 @@ class Outbox:
             updated_at=now,
         )
         self._changed(row)
+        return "failed" if exhausted else "retry"
 
     def _changed(self, row: OutboxRecord) -> None:
         if self._on_change is not None:

@@ -284,7 +284,10 @@ class ServiceRunner:
             loop="asyncio",
             timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN,
             timeout_keep_alive=KEEP_ALIVE_TIMEOUT,
+            # humanwire.access logs requests (only `humanwire serve` shows it), and
+            # uvicorn must not configure logging in an embedding process.
             access_log=False,
+            log_config=None,
         )
         server = thread_server(uv_config, self._ready, engine.drain)
         self._server = server

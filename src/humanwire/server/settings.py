@@ -81,7 +81,7 @@ __all__ = [
 ENV_PREFIX = "HUMANWIRE_"
 DATABASE_URL_ENV = "HUMANWIRE_DATABASE_URL"
 """Also read for ``db`` (a ``postgresql://`` URL), unless ``HUMANWIRE_DB`` is set."""
-FLAG_KEYS = ("host", "port", "db", "public_url", "sandbox")
+FLAG_KEYS = ("host", "port", "db", "public_url", "sandbox", "log_format", "log_level")
 """The keys ``humanwire serve`` has flags for (``--public-url`` for ``public_url``)."""
 SERVICE_CONFIG_FIELDS = {
     "replica_lease": "replica_lease",
@@ -194,6 +194,16 @@ def _switch(expected: str) -> Callable[[Any], Any]:
 
     setattr(parse, "words", expected.split(" or "))  # noqa: B010 - for the reference
     return parse
+
+
+def _one_of(*choices: str) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        value = value.strip().lower()
+        if value not in choices:
+            raise ValueError(f"must be one of {', '.join(choices)}")
+        return value
+
+    return check
 
 
 def _bot_token(value: SecretStr) -> SecretStr:
@@ -551,6 +561,21 @@ class Settings(_Strict):
         _seconds(3600),
         _about("`Retry-After` of the 503 a stopping service answers held requests with."),
     ] = ServiceConfig.unavailable_retry_after
+    metrics_token: Annotated[
+        Secret | None,
+        _about(
+            "`GET /metrics` from anywhere with `Authorization: Bearer <it>` (then required from "
+            "loopback too); unset: loopback clients only."
+        ),
+    ] = None
+    log_format: Annotated[
+        Annotated[str, AfterValidator(_one_of("text", "json"))],
+        _about("`humanwire serve`'s log lines on stderr: `text`, or `json` (one object a line)."),
+    ] = "text"
+    log_level: Annotated[
+        Annotated[str, AfterValidator(_one_of("debug", "info", "warning", "error"))],
+        _about("humanwire's log level: `debug`, `info`, `warning` or `error`."),
+    ] = "info"
     limits: Annotated[LimitsSettings, _about("Request limits.")] = Field(
         default_factory=LimitsSettings
     )
@@ -687,6 +712,9 @@ class Settings(_Strict):
             slack=self.slack_config(),
             voice_model=self.voice.model,
             **{field: self.value(key) for key, field in SERVICE_CONFIG_FIELDS.items()},
+            metrics_token=(
+                self.metrics_token.get_secret_value() if self.metrics_token is not None else None
+            ),
         )
         if self.public_url is not None:
             config.public_url = self.public_url

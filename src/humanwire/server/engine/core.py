@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import dataclasses
 import logging
 import time
@@ -53,6 +54,7 @@ from ..errors import (
     Unauthorized,
 )
 from ..limits import RateLimiter, SpamGuard, fingerprint
+from ..observe import Metrics, log_event, mask_address, new_metrics, note_interaction
 from ..outbox import RESOLVE_TIMEOUT, Outbox, Resolver
 from ..replicas import Replicas
 from ..store import Store, open_store
@@ -143,6 +145,8 @@ class EngineCore:
         self.number_source: NumberSource | None = None
         self._resolve = resolve
         self._resolve_timeout = resolve_timeout
+        # This service's own metrics (a registry per engine: several share a process).
+        self.metrics: Metrics = new_metrics(self)
         self.outbox = Outbox(
             self.store,
             config,
@@ -150,6 +154,7 @@ class EngineCore:
             transport=webhook_transport,
             resolve=resolve,
             resolve_timeout=resolve_timeout,
+            metrics=self.metrics,
         )
         # Several replicas on one database: notices, leases, limits counted there.
         self.shared: SharedStore | None = shared_store(self.store)
@@ -297,6 +302,10 @@ class EngineCore:
         """Interactions with an armed window timer."""
         return len(self._timers)
 
+    def outbox_depth(self) -> int:
+        """Webhook deliveries waiting in the outbox (0 once the store is closed)."""
+        return 0 if self._closed else self.store.outbox_depth()
+
     def _account(self, account_id: str) -> Account:
         """The account of a record found by something other than its key (a number, a
         provider's callback)."""
@@ -354,7 +363,11 @@ class EngineCore:
         if old is not None:
             old.cancel()
         when = loop.time() + (at - time.time())
-        self._timers[interaction_id] = loop.call_at(when, self._on_deadline, interaction_id, phase)
+        # A context of its own: the timer is no part of the request that armed it (its
+        # log lines carry no request id) and keeps none of its state alive.
+        self._timers[interaction_id] = loop.call_at(
+            when, self._on_deadline, interaction_id, phase, context=contextvars.Context()
+        )
 
     def _disarm(self, interaction_id: str) -> None:
         handle = self._timers.pop(interaction_id, None)
@@ -378,6 +391,14 @@ class EngineCore:
             waiter = self._waiters.get(interaction_id)
             if waiter is not None and not waiter.done():
                 waiter.set_result(None)
+            log_event(
+                logger,
+                "interaction.wait_expired",
+                interaction_id=interaction_id,
+                account_id=record.account_id,
+                held=waiter is not None,
+                follow_up=record.follow_up_deadline is not None,
+            )
             if record.follow_up_deadline is not None:
                 self._arm(interaction_id, record.follow_up_deadline, "close")
                 return
@@ -390,6 +411,17 @@ class EngineCore:
             waiter = self._waiters.get(record.id)
             if waiter is not None and not waiter.done():
                 waiter.set_result(None)
+            label = outcome or "no_response"
+            self.metrics.ended(record.kind, record.channel, label)
+            log_event(
+                logger,
+                "interaction.expired" if outcome is None else "interaction.ended",
+                interaction_id=record.id,
+                account_id=record.account_id,
+                kind=record.kind,
+                channel=record.channel,
+                outcome=label,
+            )
             self._ended_outcome(record, None, outcome)
             self._changed(record)
 
@@ -424,8 +456,24 @@ class EngineCore:
         # With replicas, a send held when it ended is its holder's to hand over: another
         # replica's gets it from the notice ``_changed`` publishes; this one's, whose
         # hold is just ending, takes it when it lets go (``_let_go``).
-        if always_emit or (not handed_over and holder is None):
+        webhook = always_emit or (not handed_over and holder is None)
+        if webhook:
             self.outbox.emit(record.account_id, event, record.id)
+        seconds = now - record.created_at
+        self.metrics.ended(record.kind, record.channel, outcome or "answered")
+        if outcome != "no_answer":
+            self.metrics.answered(record.kind, record.channel, seconds)
+        log_event(
+            logger,
+            "interaction.answered",
+            interaction_id=record.id,
+            account_id=record.account_id,
+            kind=record.kind,
+            channel=record.channel,
+            outcome=outcome or "answered",
+            after_s=round(seconds, 3),
+            handed_to="held_request" if handed_over else "webhooks" if webhook else "holder",
+        )
         self._ended_outcome(record, event, outcome)
         self._changed(record)
         return ended
@@ -596,6 +644,19 @@ class EngineCore:
         self.store.insert_interaction(
             record, link, link_stale_before=now - self.config.idempotency_ttl
         )
+        note_interaction(record.id)
+        self.metrics.opened(kind, channel)
+        log_event(
+            logger,
+            "interaction.opened",
+            interaction_id=record.id,
+            account_id=account.id,
+            kind=kind,
+            channel=channel,
+            to=mask_address(to),
+            wait_s=wait_time,
+            follow_up_s=follow_up_time,
+        )
         if wait_deadline is not None:
             self._arm(record.id, wait_deadline, "wait")
         elif follow_up_deadline is not None:
@@ -629,6 +690,7 @@ class EngineCore:
             run.used = True  # one interaction per send; anything after it is not linked
             first = run.resume
             if first is not None and first.kind == kind:
+                note_interaction(first.id)
                 return self.store.get_interaction(first.id) or first, True
         try:
             record = self._create_interaction(
@@ -656,6 +718,7 @@ class EngineCore:
                     "a request with this Idempotency-Key is running on another replica",
                     field="Idempotency-Key",
                 ) from None
+            note_interaction(first.id)
             return first, True
         return record, False
 
@@ -750,6 +813,23 @@ class EngineCore:
             # Nothing reached the human: the interaction must not stay open for a reply.
             if future is not None:
                 self._unregister(record.id, future)
+            result = (
+                "unreachable"
+                if isinstance(exc, RecipientUnreachable)
+                else "provider_error"
+                if isinstance(exc, ProviderFailure)
+                else "error"
+            )
+            self.metrics.sent(record.kind, record.channel, result)
+            log_event(
+                logger,
+                "interaction.delivery_failed",
+                interaction_id=record.id,
+                account_id=record.account_id,
+                channel=record.channel,
+                result=result,
+                level=logging.WARNING if result != "unreachable" else logging.INFO,
+            )
             self._end(record, outcome="failed")
             if isinstance(exc, RecipientUnreachable):
                 raise InvalidToNumber(exc.message, field=exc.field) from None
@@ -757,6 +837,16 @@ class EngineCore:
                 raise ProviderError(exc.message, retry_after=exc.retry_after) from None
             raise
         self.store.set_delivery(record.id, sent.status, provider_ref=sent.ref)
+        self.metrics.sent(record.kind, record.channel, "ok")
+        log_event(
+            logger,
+            "interaction.delivered",
+            interaction_id=record.id,
+            account_id=record.account_id,
+            kind=record.kind,
+            channel=record.channel,
+            delivery_status=sent.status,
+        )
         if provider is not self.provider:  # a real provider's callbacks can overtake it
             early = self.store.get_provider_state(_EARLY_STATUS, sent.ref)
             if early is not None:
@@ -785,6 +875,14 @@ class EngineCore:
             return record
         self.store.set_delivery(record.id, status)
         record = dataclasses.replace(record, delivery_status=status)
+        log_event(
+            logger,
+            "interaction.delivery_status",
+            interaction_id=record.id,
+            account_id=record.account_id,
+            channel=record.channel,
+            delivery_status=status,
+        )
         if status in ("failed", "undelivered") and record.status == "pending":
             self._end(record, outcome=UNDELIVERED)
         else:

@@ -32,12 +32,13 @@ from ..errors import (
     InvalidToNumber,
     NotFound,
 )
+from ..observe import log_event, mask_address
 from ..store.base import (
     InboundRecord,
     InteractionRecord,
 )
 from ._common import Account, _event_dict, _metadata, _timestamp
-from .core import EngineCore
+from .core import EngineCore, logger
 
 
 @dataclass(frozen=True)
@@ -201,6 +202,16 @@ class HumanSide(EngineCore):
             answered = self._answer(record, event_for(record.id))
         if answered is None:
             self.outbox.emit(account_id, event_for(None), None)
+        self.metrics.reply(text.channel, answered is not None)
+        log_event(
+            logger,
+            "reply.received",
+            interaction_id=answered.id if answered is not None else None,
+            account_id=account_id,
+            channel=text.channel,
+            sender=mask_address(text.from_addr),
+            matched=answered is not None,
+        )
         inbound = InboundRecord(
             id=str(uuid.uuid4()),
             account_id=account_id,

@@ -28,6 +28,7 @@ from ..config import ServiceConfig
 from ..engine import ACCEPT_ASYNC, REQUESTER_GONE, Account, Engine
 from ..errors import InvalidRequest, NotFound, ServiceUnavailable, Unauthorized
 from ..http_body import parse_json_body
+from ..observe import note_account, note_interaction
 
 __all__ = [
     "ApiCall",
@@ -232,8 +233,12 @@ def _pipeline(operation: Operation) -> Callable[[Request], Awaitable[Response]]:
         account: Account | None = None
         if operation.auth:
             account = _authenticate(request, engine)
+            note_account(account.id)
             engine.check_limits(account)
         _check_path(request, operation.path_params)
+        named = request.path_params.get("interactionId")
+        if named is not None:
+            note_interaction(named)
         _check_query(request, operation.query)
         key = _idempotency_key(request) if operation.method == "POST" else None
         raw = b""

@@ -406,6 +406,9 @@ class Store(Protocol):
         ...
 
     def next_outbox_due(self) -> float | None: ...
+    def outbox_depth(self) -> int:
+        """Pending rows of the outbox (every replica's: the database's)."""
+        ...
 
     def update_outbox(
         self,

@@ -1155,6 +1155,10 @@ class PostgresStore:
         row = self._one("SELECT MIN(next_attempt_at) FROM outbox WHERE status = 'pending'")
         return float(row[0]) if row and row[0] is not None else None
 
+    def outbox_depth(self) -> int:
+        row = self._one("SELECT COUNT(*) FROM outbox WHERE status = 'pending'")
+        return int(row[0]) if row else 0
+
     def update_outbox(
         self,
         outbox_id: str,

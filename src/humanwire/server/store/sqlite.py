@@ -1091,6 +1091,10 @@ class SQLiteStore:
         row = self._one("SELECT MIN(next_attempt_at) FROM outbox WHERE status = 'pending'")
         return float(row[0]) if row and row[0] is not None else None
 
+    def outbox_depth(self) -> int:
+        row = self._one("SELECT COUNT(*) FROM outbox WHERE status = 'pending'")
+        return int(row[0]) if row else 0
+
     def claim_outbox(self, now: float, limit: int, until: float) -> list[OutboxRecord]:
         # One process per SQLite file, one thread at a time (the store's lock): nothing
         # can claim between the read and the lease. Nothing due writes nothing.

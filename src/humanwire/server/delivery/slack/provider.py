@@ -99,7 +99,7 @@ class SlackProvider:
         self.config = config
         self.engine = engine
         self.public_url = public_url.rstrip("/")
-        self.web = SlackWeb(config.api_base)
+        self.web = SlackWeb(config.api_base, metrics=getattr(engine, "metrics", None))
         self.installs = SlackInstalls(engine.store, config.client_secret)
         self.shared_team = ""
         self.bot_user_id = ""

@@ -14,6 +14,8 @@ import logging
 import time
 from typing import Any
 
+from ...observe import Metrics
+
 __all__ = ["RATE_LIMIT_BUDGET", "TIMEOUT", "SlackError", "SlackWeb"]
 
 logger = logging.getLogger("humanwire.slack")
@@ -41,8 +43,9 @@ class SlackError(Exception):
 
 
 class SlackWeb:
-    def __init__(self, api_base: str) -> None:
+    def __init__(self, api_base: str, *, metrics: Metrics | None = None) -> None:
         self.api_base = api_base.rstrip("/") + "/"
+        self._metrics = metrics or Metrics()
         self._clients: dict[str, Any] = {}
         self._session: Any = None
 
@@ -89,8 +92,9 @@ class SlackWeb:
         client = self._client(token or "")
         name = method.replace("_", ".", 1)
         while True:
+            started = time.perf_counter()
             try:
-                response = await getattr(client, method)(**params)
+                response = await self._timed(name, started, getattr(client, method)(**params))
             except SlackApiError as exc:
                 status = exc.response.status_code
                 error = str((exc.response.data or {}).get("error") or f"http_{status}")
@@ -110,6 +114,23 @@ class SlackWeb:
                     raise SlackError(name, f"connection_failed ({type(exc).__name__})") from None
                 raise
             return dict(response.data)
+
+    async def _timed(self, name: str, started: float, call: Any) -> Any:
+        """Awaits one Web API call, timed for ``humanwire_provider_request_seconds``;
+        a failure is counted by Slack's error code (or ``connection``)."""
+        from slack_sdk.errors import SlackApiError
+
+        error: str | None = "connection"
+        try:
+            response = await call
+            error = None
+            return response
+        except SlackApiError as exc:
+            data = exc.response.data if isinstance(exc.response.data, dict) else {}
+            error = str(data.get("error") or f"http_{exc.response.status_code}")[:64]
+            raise
+        finally:
+            self._metrics.provider_request("slack", name, time.perf_counter() - started, error)
 
     async def aclose(self) -> None:
         if self._session is not None:

@@ -21,6 +21,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ...observe import redact_numbers
 from ..base import Outbound, ProviderFailure, RecipientUnreachable, Sent
 from .rest import TwilioAPIError, TwilioREST
 
@@ -88,7 +89,8 @@ def refusal(exc: TwilioAPIError, what: str = "message") -> Exception:
         return RecipientUnreachable(f"invalid to number (Twilio {exc.code}: {exc.message})")
     if exc.status == 0:
         return ProviderFailure(f"Twilio could not take the {what}: {exc.message}")
-    logger.warning("Twilio refused a %s: %s", what, exc)
+    # Twilio's message may quote the recipient's number: masked in the log.
+    logger.warning("Twilio refused a %s: %s", what, redact_numbers(str(exc)))
     retry_after = exc.retry_after if exc.retry_after is not None else 5.0
     return ProviderFailure(
         f"Twilio refused the {what} ({exc.code or exc.status}: {exc.message})",

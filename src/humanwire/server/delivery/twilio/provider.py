@@ -47,7 +47,11 @@ class TwilioProvider:
         self.engine = engine
         self.public_url = public_url.rstrip("/")
         self.rest = TwilioREST(
-            config.account_sid, config.auth_token, config.api_base, transport=transport
+            config.account_sid,
+            config.auth_token,
+            config.api_base,
+            transport=transport,
+            metrics=getattr(engine, "metrics", None),
         )
         # Which channels it carries is the engine's wiring (``delivery.real``); these
         # are the shared senders of the ones it can.

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,8 @@ from urllib.parse import urlencode
 import httpx
 
 from humanwire.errors import parse_retry_after
+
+from ...observe import Metrics
 
 __all__ = ["TwilioAPIError", "TwilioREST"]
 
@@ -66,8 +69,10 @@ class TwilioREST:
         *,
         timeout: float = DEFAULT_TIMEOUT,
         transport: httpx.AsyncBaseTransport | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         self.account_sid = account_sid
+        self._metrics = metrics or Metrics()
         self._client = httpx.AsyncClient(
             base_url=f"{api_base.rstrip('/')}/{API_VERSION}/Accounts/{account_sid}",
             auth=(account_sid, auth_token),
@@ -83,16 +88,22 @@ class TwilioREST:
 
     # -- operations ---------------------------------------------------------------
     async def create_message(self, params: Params, *, account: str = "") -> dict[str, Any]:
-        return await self._call("POST", "/Messages.json", params, account=account, create=True)
+        return await self._call(
+            "messages.create", "POST", "/Messages.json", params, account=account, create=True
+        )
 
     async def create_call(self, params: Params, *, account: str = "") -> dict[str, Any]:
-        return await self._call("POST", "/Calls.json", params, account=account, create=True)
+        return await self._call(
+            "calls.create", "POST", "/Calls.json", params, account=account, create=True
+        )
 
     async def update_call(self, sid: str, params: Params) -> dict[str, Any]:
-        return await self._call("POST", f"/Calls/{sid}.json", params)
+        return await self._call("calls.update", "POST", f"/Calls/{sid}.json", params)
 
     async def incoming_numbers(self, phone_number: str) -> list[dict[str, Any]]:
-        page = await self._call("GET", "/IncomingPhoneNumbers.json", {"PhoneNumber": phone_number})
+        page = await self._call(
+            "numbers.list", "GET", "/IncomingPhoneNumbers.json", {"PhoneNumber": phone_number}
+        )
         numbers = page.get("incoming_phone_numbers") or []
         return [n for n in numbers if isinstance(n, dict)]
 
@@ -102,22 +113,29 @@ class TwilioREST:
         return [n for n in numbers if isinstance(n, dict)]
 
     async def update_number(self, sid: str, params: Params) -> dict[str, Any]:
-        return await self._call("POST", f"/IncomingPhoneNumbers/{sid}.json", params)
+        return await self._call(
+            "numbers.update", "POST", f"/IncomingPhoneNumbers/{sid}.json", params
+        )
 
     async def buy_number(self, params: Params) -> dict[str, Any]:
-        return await self._call("POST", "/IncomingPhoneNumbers.json", params, create=True)
+        return await self._call(
+            "numbers.buy", "POST", "/IncomingPhoneNumbers.json", params, create=True
+        )
 
     async def release_number(self, sid: str) -> None:
-        await self._call("DELETE", f"/IncomingPhoneNumbers/{sid}.json", None)
+        await self._call("numbers.release", "DELETE", f"/IncomingPhoneNumbers/{sid}.json", None)
 
     async def available_local(self, country: str, params: Params) -> list[dict[str, Any]]:
-        page = await self._call("GET", f"/AvailablePhoneNumbers/{country}/Local.json", params)
+        page = await self._call(
+            "numbers.available", "GET", f"/AvailablePhoneNumbers/{country}/Local.json", params
+        )
         numbers = page.get("available_phone_numbers") or []
         return [n for n in numbers if isinstance(n, dict)]
 
     # -- the one request path -------------------------------------------------------
     async def _call(
         self,
+        operation: str,
         method: str,
         path: str,
         params: Params | None,
@@ -135,12 +153,7 @@ class TwilioREST:
         async with share:
             for attempt in range(_RETRIES + 1):
                 try:
-                    if method == "GET":
-                        response = await self._client.get(path, params=urlencode(items))
-                    elif method == "DELETE":
-                        response = await self._client.delete(path)
-                    else:
-                        response = await self._client.post(path, data=dict_or_list(items))
+                    response = await self._request(operation, method, path, items)
                 except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
                     error = TwilioAPIError(
                         0, None, f"could not reach Twilio ({type(exc).__name__})"
@@ -170,6 +183,32 @@ class TwilioREST:
                     raise error
                 await asyncio.sleep(delay)
         raise AssertionError("unreachable")
+
+    async def _request(
+        self, operation: str, method: str, path: str, items: list[tuple[str, str]]
+    ) -> httpx.Response:
+        """One HTTP request, timed for ``humanwire_provider_request_seconds``."""
+        started = time.perf_counter()
+        error: str | None = "error"  # unless it answers or fails in a known way
+        try:
+            if method == "GET":
+                response = await self._client.get(path, params=urlencode(items))
+            elif method == "DELETE":
+                response = await self._client.delete(path)
+            else:
+                response = await self._client.post(path, data=dict_or_list(items))
+            error = None if response.is_success else f"http_{response.status_code}"
+            return response
+        except httpx.TimeoutException:
+            error = "timeout"
+            raise
+        except httpx.HTTPError:
+            error = "connection"
+            raise
+        finally:
+            self._metrics.provider_request(
+                "twilio", operation, time.perf_counter() - started, error
+            )
 
 
 def dict_or_list(items: list[tuple[str, str]]) -> Any:

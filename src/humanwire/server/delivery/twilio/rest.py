@@ -108,7 +108,9 @@ class TwilioREST:
         return [n for n in numbers if isinstance(n, dict)]
 
     async def incoming_numbers_page(self, size: int) -> list[dict[str, Any]]:
-        page = await self._call("GET", "/IncomingPhoneNumbers.json", {"PageSize": str(size)})
+        page = await self._call(
+            "numbers.list", "GET", "/IncomingPhoneNumbers.json", {"PageSize": str(size)}
+        )
         numbers = page.get("incoming_phone_numbers") or []
         return [n for n in numbers if isinstance(n, dict)]
 

@@ -189,7 +189,11 @@ def test_webhooks_go_out_once_when_the_delivering_replica_is_killed(
     a, b, _c = cluster
     with WebhookReceiver() as receiver, ScriptedHuman(a.base_url, a.api_key) as human:
         receiver.register(client_of(b, b.api_key), event_types=["message.received"])
-        receiver.set_delay(1.5)  # deliveries are in flight when replica A dies
+        # Deliveries are in flight when replica A dies: each is answered only after 8 s
+        # (under the 10 s webhook timeout), longer than the 8 texts take to arrive even on
+        # a loaded machine (at 1.5 s, the first ones were answered before the kill there,
+        # so they were never re-sent and the count below fell short).
+        receiver.set_delay(8.0)
         for i in range(8):
             human.send_text(f"unsolicited {i}")  # each a message.received, emitted on A
         wait_until(lambda: len(receiver.deliveries) >= 8, timeout=10)

@@ -27,8 +27,12 @@ with ``--sqlite-n`` waits. It prints, for each:
 - database transactions per send (PostgreSQL only): the growth of ``xact_commit`` in
   ``pg_stat_database`` during the send phase, less this script's own queries and the
   idle rate (heartbeats) measured just before, over N; the same for the timed replies,
-  per reply. Every store method is one transaction, so this is the round trips that
-  commit; statements inside one are not counted apart,
+  per reply. An estimate: a busy backend publishes its counters at most once a second
+  and an idle one within 10 s (PostgreSQL 15), so counts leak between the phases (the
+  longer the sends, the more reach the replies' window),
+- store calls per send and per timed reply (every replica's store methods counted in
+  their processes; exact), and the store's own count of round trips and transactions
+  (``PostgresStore.round_trips``, ``transactions``) over the same steps,
 - CPU per send: the replicas' (summed), the load generator's, and the PostgreSQL backends'
   serving the benchmark database (from ``/proc``; background processes left out), and how
   busy the load generator was during the send phase (1.0 = one core: then it, not the
@@ -109,8 +113,8 @@ outcome streams opened)."""
 POLL = 0.025
 """Seconds between the load generator's "how many are held" queries."""
 STATS_FLUSH = 1.2
-"""PostgreSQL backends publish their counters at most once a second, when idle: wait this
-long before reading ``pg_stat_database``."""
+"""Wait this long before reading ``pg_stat_database`` (a backend publishes its counters at
+most once a second; an idle one may take up to 10 s: the figure is an estimate)."""
 POST_ATTEMPTS = 3
 """Tries of one reply POST whose connection breaks."""
 IDLE_WINDOW = 3.0
@@ -144,7 +148,12 @@ def replica_main(conn: Connection, db_path: str, key: str, create: bool, log: st
             elif command == "held":
                 conn.send(runner.call(lambda: runner.engine.held_waits))
             elif command == "calls":
-                conn.send(dict(calls))
+                counted = dict(calls)
+                store = runner.engine.store
+                for name in ("round_trips", "transactions"):  # the store's own counts
+                    if isinstance(getattr(store, name, None), int):
+                        counted[f"({name.replace('_', ' ')})"] = getattr(store, name)
+                conn.send(counted)
             else:
                 break
 
@@ -468,8 +477,15 @@ def all_calls(cluster: Cluster) -> Counter[str]:
 
 
 def breakdown(calls: Counter[str], per: int) -> str:
-    """``method x calls-per-item``, most called first."""
-    return ", ".join(f"{name} {count / per:.2f}" for name, count in calls.most_common())
+    """The store's own counts (PostgreSQL: round trips and transactions), then
+    ``method calls-per-item``, most called first."""
+    own = sorted(name for name in calls if name.startswith("("))
+    methods = [(name, count) for name, count in calls.most_common() if name not in own]
+    return (
+        ", ".join(f"{name} {calls[name] / per:.2f}" for name in own)
+        + ("; " if own else "")
+        + ", ".join(f"{name} {count / per:.2f}" for name, count in methods)
+    )
 
 
 async def run_round(

@@ -383,14 +383,19 @@ class EngineCore:
         (or with ``always_emit``) it goes to the webhooks. None if it had ended already."""
         now = time.time()
         holder: str | None = None
+        notice: str | None = None
         waiter = self._waiters.get(record.id)
         handed_over = waiter is not None and not waiter.done()
         if self.shared is not None:
             # A request held here takes the answer now: its hold is let go in the same
             # statement (not in one more when it wakes, ``_let_go``).
             release = self.replicas.id if handed_over and self.replicas is not None else None
+            if self.replicas is not None:
+                # Published by the ending statement: a request held on another replica
+                # is answered as soon as it commits.
+                notice = self.replicas.notice("interaction", record.account_id, record.id)
             done, holder = self.shared.end_held_interaction(
-                record.id, now, result=event, outcome=outcome, release=release
+                record.id, now, result=event, outcome=outcome, release=release, notice=notice
             )
             if done and release is not None:
                 self._let_go_early.add(record.id)
@@ -410,7 +415,7 @@ class EngineCore:
         if always_emit or (not handed_over and holder is None):
             self.outbox.emit(record.account_id, event, record.id)
         self._ended_outcome(record, event, outcome)
-        self._changed(record)
+        self._changed(record, published=notice is not None)
         return ended
 
     # -- the outcome stream (GET /events) -------------------------------------------
@@ -520,11 +525,13 @@ class EngineCore:
             return None
         return released
 
-    def _changed(self, record: InteractionRecord) -> None:
+    def _changed(self, record: InteractionRecord, *, published: bool = False) -> None:
+        """Wakes what waits for a change of ``record``; ``published``: the other
+        replicas were told already (by the write itself)."""
         for watcher in self._watchers.pop(record.id, []):
             if not watcher.done():
                 watcher.set_result(None)
-        self._notify(record.account_id, "interaction", record.id)
+        self._notify(record.account_id, "interaction", record.id, publish=not published)
 
     def _create_interaction(
         self,
@@ -849,10 +856,11 @@ class EngineCore:
 
         return changes()
 
-    def _notify(self, account_id: str, kind: Any, item_id: str) -> None:
-        """A change for the inbox's live streams, here and on the other replicas."""
+    def _notify(self, account_id: str, kind: Any, item_id: str, *, publish: bool = True) -> None:
+        """A change for the inbox's live streams, here and (``publish``) on the other
+        replicas."""
         self._notify_here(account_id, kind, item_id)
-        if self.replicas is not None:
+        if publish and self.replicas is not None:
             self.replicas.publish(str(kind), account_id, item_id)
 
     def _notify_here(self, account_id: str, kind: Any, item_id: str) -> None:

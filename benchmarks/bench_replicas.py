@@ -873,8 +873,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         "\nDB transactions: xact_commit growth during the sends (the timed replies), less "
         "this script's own queries and the idle rate, per send (per reply, its ask's answer "
-        "included); each store method is one transaction, so these are the round trips "
-        "that commit."
+        "included): an estimate (the server publishes its counters late); the store's own "
+        "round trips and transactions, printed with each run, are exact."
     )
     print(verdict(replicas))
     faults = sum(

@@ -27,8 +27,12 @@ with ``--sqlite-n`` waits. It prints, for each:
 - database transactions per send (PostgreSQL only): the growth of ``xact_commit`` in
   ``pg_stat_database`` during the send phase, less this script's own queries and the
   idle rate (heartbeats) measured just before, over N; the same for the timed replies,
-  per reply. Every store method is one transaction, so this is the round trips that
-  commit; statements inside one are not counted apart,
+  per reply. An estimate: a busy backend publishes its counters at most once a second
+  and an idle one within 10 s (PostgreSQL 15), so counts leak between the phases (the
+  longer the sends, the more reach the replies' window),
+- store calls per send and per timed reply (every replica's store methods counted in
+  their processes; exact), and the store's own count of round trips and transactions
+  (``PostgresStore.round_trips``, ``transactions``) over the same steps,
 - CPU per send: the replicas' (summed), the load generator's, and the PostgreSQL backends'
   serving the benchmark database (from ``/proc``; background processes left out), and how
   busy the load generator was during the send phase (1.0 = one core: then it, not the
@@ -57,6 +61,7 @@ import argparse
 import asyncio
 import contextlib
 import gc
+import inspect
 import json
 import logging
 import multiprocessing
@@ -69,6 +74,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
@@ -107,8 +113,8 @@ outcome streams opened)."""
 POLL = 0.025
 """Seconds between the load generator's "how many are held" queries."""
 STATS_FLUSH = 1.2
-"""PostgreSQL backends publish their counters at most once a second, when idle: wait this
-long before reading ``pg_stat_database``."""
+"""Wait this long before reading ``pg_stat_database`` (a backend publishes its counters at
+most once a second; an idle one may take up to 10 s: the figure is an estimate)."""
 POST_ATTEMPTS = 3
 """Tries of one reply POST whose connection breaks."""
 IDLE_WINDOW = 3.0
@@ -128,6 +134,7 @@ def replica_main(conn: Connection, db_path: str, key: str, create: bool, log: st
     from humanwire.server.runner import ServiceRunner
 
     with ServiceRunner(bench_config(db_path)) as runner:
+        calls = count_calls(runner.engine.store)
         if create:
             runner.create_account("bench", api_key=key)
         if not runner.authenticate(key):
@@ -140,8 +147,34 @@ def replica_main(conn: Connection, db_path: str, key: str, create: bool, log: st
                 conn.send(rss_bytes(os.getpid()))
             elif command == "held":
                 conn.send(runner.call(lambda: runner.engine.held_waits))
+            elif command == "calls":
+                counted = dict(calls)
+                store = runner.engine.store
+                for name in ("round_trips", "transactions"):  # the store's own counts
+                    if isinstance(getattr(store, name, None), int):
+                        counted[f"({name.replace('_', ' ')})"] = getattr(store, name)
+                conn.send(counted)
             else:
                 break
+
+
+def count_calls(store: Any) -> Counter[str]:
+    """Counts the calls of each of ``store``'s public methods (wrapped on the instance,
+    so the engine, the outbox and the provider, which share it, are all counted)."""
+    calls: Counter[str] = Counter()
+
+    def counted(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            calls[name] += 1
+            return method(*args, **kwargs)
+
+        return call
+
+    for name in dir(type(store)):
+        method = getattr(store, name)
+        if not name.startswith("_") and callable(method) and inspect.ismethod(method):
+            setattr(store, name, counted(name, method))
+    return calls
 
 
 class Replica:
@@ -192,6 +225,13 @@ class Replica:
 
     def cpu_seconds(self) -> float:
         return cpu_seconds(self.pid)
+
+    def calls(self) -> Counter[str]:
+        """Calls of each store method so far."""
+        self._conn.send("calls")
+        if not self._conn.poll(60):
+            raise RuntimeError(f"{self._process.name} did not answer")
+        return Counter(self._conn.recv())
 
     def log_problems(self) -> tuple[int, int]:
         """(warnings, errors) the service logged so far."""
@@ -404,6 +444,10 @@ class Round:
     reply_transactions: float | None
     """Per timed reply (the POST, the answer reaching its ask), PostgreSQL only."""
     idle_rate: float | None
+    send_calls: Counter[str]
+    """Store method calls (all replicas) during the send phase."""
+    reply_calls: Counter[str]
+    """Store method calls (all replicas) during the timed replies."""
     connections: int
     lost: int
     wrong: int
@@ -423,6 +467,25 @@ class Result:
 def open_connections(client: AsyncHumanWire) -> int:
     pool: Any = client._http._transport._pool  # type: ignore[attr-defined]
     return len(list(pool.connections))
+
+
+def all_calls(cluster: Cluster) -> Counter[str]:
+    total: Counter[str] = Counter()
+    for replica in cluster.replicas:
+        total.update(replica.calls())
+    return total
+
+
+def breakdown(calls: Counter[str], per: int) -> str:
+    """The store's own counts (PostgreSQL: round trips and transactions), then
+    ``method calls-per-item``, most called first."""
+    own = sorted(name for name in calls if name.startswith("("))
+    methods = [(name, count) for name, count in calls.most_common() if name not in own]
+    return (
+        ", ".join(f"{name} {calls[name] / per:.2f}" for name in own)
+        + ("; " if own else "")
+        + ", ".join(f"{name} {count / per:.2f}" for name, count in methods)
+    )
 
 
 async def run_round(
@@ -475,6 +538,7 @@ async def run_round(
     backends_before = backends_cpu(pids)
     xact_before = db.xact_commit() if postgres else 0
     queries_before = db.queries
+    calls_before = all_calls(cluster)
     replicas_cpu = sum(replica.cpu_seconds() for replica in cluster.replicas)
     client_cpu = time.process_time()
     started = time.perf_counter()
@@ -490,6 +554,7 @@ async def run_round(
             await asyncio.sleep(POLL)
         send_seconds = time.perf_counter() - started
         replicas_cpu = sum(r.cpu_seconds() for r in cluster.replicas) - replicas_cpu
+        send_calls = all_calls(cluster) - calls_before
         client_cpu = time.process_time() - client_cpu
         backends = None
         transactions = None
@@ -533,6 +598,7 @@ async def run_round(
         latencies: list[float] = []
         same: list[bool] = []
         round_trips: list[float] = []
+        calls_before = all_calls(cluster)
         for i in measured:
             target = rng.randrange(count)
             sent = time.perf_counter()
@@ -542,6 +608,7 @@ async def run_round(
             same.append(target == owner[i])
             round_trips.append(posted - sent)
 
+        reply_calls = all_calls(cluster) - calls_before
         reply_transactions = None
         if postgres:
             own = db.queries - queries_before + 1
@@ -581,6 +648,8 @@ async def run_round(
         transactions=transactions,
         reply_transactions=reply_transactions,
         idle_rate=idle_rate,
+        send_calls=send_calls,
+        reply_calls=reply_calls,
         connections=connections,
         lost=lost,
         wrong=wrong,
@@ -654,7 +723,9 @@ def describe(label: str, r: Round, load: str) -> str:
     if r.reply_transactions is not None:
         text += f", per timed reply={r.reply_transactions:.2f}"
     text += (
-        f"; lost={r.lost} wrong={r.wrong} duplicated events={r.duplicated_events} "
+        f"\n  store calls per send: {breakdown(r.send_calls, r.n)}"
+        f"\n  store calls per timed reply: {breakdown(r.reply_calls, len(r.latencies))}"
+        f"\n  lost={r.lost} wrong={r.wrong} duplicated events={r.duplicated_events} "
         f"left pending={r.left_pending} reply POSTs broken (sent again)={r.failed_posts} "
         f"[load avg {load}]"
     )
@@ -802,8 +873,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         "\nDB transactions: xact_commit growth during the sends (the timed replies), less "
         "this script's own queries and the idle rate, per send (per reply, its ask's answer "
-        "included); each store method is one transaction, so these are the round trips "
-        "that commit."
+        "included): an estimate (the server publishes its counters late); the store's own "
+        "round trips and transactions, printed with each run, are exact."
     )
     print(verdict(replicas))
     faults = sum(

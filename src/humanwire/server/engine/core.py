@@ -181,6 +181,9 @@ class EngineCore:
         self._suspended: set[str] = set()
         # Per held interaction: the future its request awaits, and its one window timer.
         self._waiters: dict[str, asyncio.Future[InteractionRecord | None]] = {}
+        # Held requests whose hold (replicas: ``held_by``) was let go as they took their
+        # answer, so ``_let_go`` has nothing left to do.
+        self._let_go_early: set[str] = set()
         self._timers: dict[str, asyncio.TimerHandle] = {}
         # Status long-polls and delivery followers, woken by the change they wait for.
         self._watchers: dict[str, list[asyncio.Future[None]]] = {}
@@ -437,10 +440,22 @@ class EngineCore:
         (or with ``always_emit``) it goes to the webhooks. None if it had ended already."""
         now = time.time()
         holder: str | None = None
+        notice: str | None = None
+        waiter = self._waiters.get(record.id)
+        handed_over = waiter is not None and not waiter.done()
         if self.shared is not None:
+            # A request held here takes the answer now: its hold is let go in the same
+            # statement (not in one more when it wakes, ``_let_go``).
+            release = self.replicas.id if handed_over and self.replicas is not None else None
+            if self.replicas is not None:
+                # Published by the ending statement: a request held on another replica
+                # is answered as soon as it commits.
+                notice = self.replicas.notice("interaction", record.account_id, record.id)
             done, holder = self.shared.end_held_interaction(
-                record.id, now, result=event, outcome=outcome
+                record.id, now, result=event, outcome=outcome, release=release, notice=notice
             )
+            if done and release is not None:
+                self._let_go_early.add(record.id)
         else:
             done = self.store.end_interaction(record.id, now, result=event, outcome=outcome)
         if not done:
@@ -449,8 +464,6 @@ class EngineCore:
         ended = dataclasses.replace(
             record, status="ended", result=event, outcome=outcome, ended_at=now
         )
-        waiter = self._waiters.get(record.id)
-        handed_over = waiter is not None and not waiter.done()
         if waiter is not None and handed_over:
             waiter.set_result(ended)
         # With replicas, a send held when it ended is its holder's to hand over: another
@@ -475,7 +488,7 @@ class EngineCore:
             handed_to="held_request" if handed_over else "webhooks" if webhook else "holder",
         )
         self._ended_outcome(record, event, outcome)
-        self._changed(record)
+        self._changed(record, published=notice is not None)
         return ended
 
     # -- the outcome stream (GET /events) -------------------------------------------
@@ -518,6 +531,7 @@ class EngineCore:
     def _unregister(self, interaction_id: str, future: asyncio.Future[Any]) -> None:
         if self._waiters.get(interaction_id) is future:
             del self._waiters[interaction_id]
+            self._let_go_early.discard(interaction_id)
 
     async def _hold(
         self,
@@ -548,8 +562,8 @@ class EngineCore:
         finally:
             if handle is not None:
                 handle.cancel()
-            self._unregister(interaction_id, future)
             handed = self._let_go(interaction_id)
+            self._unregister(interaction_id, future)
         if answered is None and handed is not None:
             if not left:
                 answered = handed
@@ -573,6 +587,8 @@ class EngineCore:
         with an answer nobody else sent on (its ender left it to this hold)."""
         if self.shared is None or self.replicas is None or self._closed:
             return None
+        if interaction_id in self._let_go_early:
+            return None  # let go when it ended with the answer this hold took
         try:
             released = self.shared.release_hold(interaction_id, self.replicas.id)
         except Exception:  # the sweep of a dead holder covers it; never hide the answer
@@ -582,11 +598,13 @@ class EngineCore:
             return None
         return released
 
-    def _changed(self, record: InteractionRecord) -> None:
+    def _changed(self, record: InteractionRecord, *, published: bool = False) -> None:
+        """Wakes what waits for a change of ``record``; ``published``: the other
+        replicas were told already (by the write itself)."""
         for watcher in self._watchers.pop(record.id, []):
             if not watcher.done():
                 watcher.set_result(None)
-        self._notify(record.account_id, "interaction", record.id)
+        self._notify(record.account_id, "interaction", record.id, publish=not published)
 
     def _create_interaction(
         self,
@@ -963,10 +981,11 @@ class EngineCore:
 
         return changes()
 
-    def _notify(self, account_id: str, kind: Any, item_id: str) -> None:
-        """A change for the inbox's live streams, here and on the other replicas."""
+    def _notify(self, account_id: str, kind: Any, item_id: str, *, publish: bool = True) -> None:
+        """A change for the inbox's live streams, here and (``publish``) on the other
+        replicas."""
         self._notify_here(account_id, kind, item_id)
-        if self.replicas is not None:
+        if publish and self.replicas is not None:
             self.replicas.publish(str(kind), account_id, item_id)
 
     def _notify_here(self, account_id: str, kind: Any, item_id: str) -> None:
@@ -1003,7 +1022,14 @@ class EngineCore:
         waiter = self._waiters.get(interaction_id)
         if waiter is None or waiter.done():
             return
-        record = self.store.get_interaction(interaction_id)
+        record = None
+        if self.shared is not None and self.replicas is not None:
+            # Ended with the hold still here: let go and read it in one statement.
+            record = self.shared.release_hold(interaction_id, self.replicas.id, ended_only=True)
+            if record is not None:
+                self._let_go_early.add(interaction_id)
+        if record is None:
+            record = self.store.get_interaction(interaction_id)
         if record is None or record.status == "pending":
             return  # another change (a delivery status): keep holding
         self._disarm(interaction_id)

@@ -147,10 +147,19 @@ class HumanSide(EngineCore):
         account the carrier already knows (the sandbox's caller); without it the
         account is the matched interaction's, else the owner of the reserved number
         ``to_addr``. A text to a shared sender that matches nothing belongs to nobody."""
+        return self._receive(text, account_id)
+
+    def _receive(
+        self,
+        text: InboundText,
+        account_id: str | None,
+        thread: InteractionRecord | None = None,
+    ) -> InboundRecord | None:
+        """``receive_text``; ``thread``: the Slack thread's interaction, read already."""
         text = _without_nul(text)
         if text.ref is not None and self.store.inbound_by_ref(text.ref) is not None:
             return None  # a carrier's retry of a message already taken
-        record = self._match(text, account_id)
+        record = self._match(text, account_id, thread)
         if account_id is None:
             if record is not None:
                 account_id = record.account_id
@@ -161,11 +170,14 @@ class HumanSide(EngineCore):
             return None
         return self._inbound_text(account_id=account_id, text=text, record=record)
 
-    def _match(self, text: InboundText, account_id: str | None) -> InteractionRecord | None:
+    def _match(
+        self, text: InboundText, account_id: str | None, thread: InteractionRecord | None = None
+    ) -> InteractionRecord | None:
         if text.channel == "slack":
             if text.thread is None:
                 return None
-            thread = self.store.get_interaction(text.thread)
+            if thread is None or thread.id != text.thread:
+                thread = self.store.get_interaction(text.thread)
             if (
                 thread is None
                 or (account_id is not None and thread.account_id != account_id)
@@ -282,9 +294,10 @@ class HumanSide(EngineCore):
         account). For slack, ``interactionId`` names the thread and must be one of the
         account's (``NotFound`` otherwise); for sms and whatsapp it is ignored, as on a
         phone."""
+        thread = None
         if request.channel == "slack" and request.interaction_id is not None:
-            self._interaction_of(account, request.interaction_id)
-        self.receive_text(
+            thread = self._interaction_of(account, request.interaction_id)
+        self._receive(
             InboundText(
                 channel=request.channel,
                 from_addr=request.from_,
@@ -293,7 +306,8 @@ class HumanSide(EngineCore):
                 media_urls=tuple(request.media_urls or ()),
                 thread=request.interaction_id if request.channel == "slack" else None,
             ),
-            account_id=account.id,
+            account.id,
+            thread,
         )
 
     async def sandbox_end_call(

@@ -81,20 +81,23 @@ class Outcomes(EngineCore):
         for a comment line that keeps proxies from closing the stream)."""
         position = self.store.last_outcome_id() if after is None else after
         while not self._draining:
+            # Registered before the read, and kept while the events are sent on: any
+            # append from then on wakes us. A read that caught up is not repeated before
+            # the next append (each append costs every reader one read, not two).
             waiter = self._outcome_waiter(account)
             try:
                 found = self._page(account, position)
-                if not found:
-                    try:
-                        await asyncio.wait_for(waiter, keepalive)
-                    except asyncio.TimeoutError:
-                        yield None
-                    continue
+                for seq, body in found:
+                    position = seq
+                    yield _event(seq, body)
+                if len(found) == PAGE_SIZE:
+                    continue  # more past this page: read on at once
+                try:
+                    await asyncio.wait_for(waiter, keepalive)
+                except asyncio.TimeoutError:
+                    yield None
             finally:
                 self._drop_waiter(account, waiter)
-            for seq, body in found:
-                position = seq
-                yield _event(seq, body)
 
     # -- Prefer: respond-async ---------------------------------------------------------
     def accepted_body(self, interaction_id: str) -> dict[str, Any]:

@@ -502,14 +502,24 @@ class SharedStore(Store, Protocol):
         ended_at: float,
         result: dict[str, Any] | None = None,
         outcome: str | None = None,
+        *,
+        release: str | None = None,
+        notice: str | None = None,
     ) -> tuple[bool, str | None]:
-        """``end_interaction`` that also says who held the send when it ended (None:
-        nobody); in one statement, so a hold let go at the same moment is ordered."""
+        """``end_interaction`` that also says who holds the send once it ended (None:
+        nobody); in one statement, so a hold let go at the same moment is ordered. With
+        ``release`` (a replica's id) that replica's hold is let go in the same statement
+        (its held request takes the answer at once); ``notice``, a payload for the
+        replicas' channel, is published by it (delivered when it commits) if it ended
+        the interaction."""
         ...
 
-    def release_hold(self, interaction_id: str, replica_id: str) -> InteractionRecord | None:
+    def release_hold(
+        self, interaction_id: str, replica_id: str, *, ended_only: bool = False
+    ) -> InteractionRecord | None:
         """Lets go of the hold if ``replica_id`` still has it: the interaction as it is
-        (an ended one carries the answer handed to this replica), None otherwise."""
+        (an ended one carries the answer handed to this replica), None otherwise. With
+        ``ended_only``, only once the interaction ended (None while it is pending)."""
         ...
 
     def sweep_holds(self, alive_after: float, limit: int) -> list[InteractionRecord]:

@@ -1,0 +1,129 @@
+"""Round trips to PostgreSQL per send and per answer, with two replicas on one schema.
+
+``PostgresStore`` counts what it asks of the server (``round_trips``, ``transactions``).
+The counts of one send and of one answer reaching a request held on another replica are
+deterministic, so they are pinned here as upper bounds: a change that brings back a
+BEGIN and COMMIT around each statement, a second read per outcome or a statement folded
+apart again fails this test, whatever the machine's speed. (With a BEGIN and a COMMIT around every
+statement, as before, a send took about three times the bound.)
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import httpx
+import psycopg
+import pytest
+
+from humanwire.server.config import SHARED_SLACK_WORKSPACE
+from humanwire.server.runner import ServiceRunner
+from humanwire.server.store.postgres import PostgresStore
+from humanwire.testing.service import fast_config
+from pg_support import drop_schema, new_schema
+
+HUMAN = "U0HUMAN0001"
+
+
+@pytest.fixture
+def schema_url() -> Iterator[str]:
+    schema, url = new_schema("hw_trips")
+    yield url
+    drop_schema(schema)
+
+
+def counts(runner: ServiceRunner) -> tuple[int, int]:
+    store = runner.engine.store
+    assert isinstance(store, PostgresStore)
+    return store.round_trips, store.transactions
+
+
+def wait_ended(url: str, interaction_id: str) -> None:
+    """Until the held send's ``wait.ended`` is stored (read apart from the store, so the
+    reading is not counted)."""
+    deadline = time.monotonic() + 20
+    with psycopg.connect(url, autocommit=True) as conn:
+        while time.monotonic() < deadline:
+            row = conn.execute(
+                "SELECT count(*) FROM outcomes WHERE interaction_id = %s "
+                "AND body LIKE '%%wait.ended%%'",
+                (interaction_id,),
+            ).fetchone()
+            if row and row[0]:
+                return
+            time.sleep(0.02)
+    raise AssertionError("the held send never ended")
+
+
+def send(a: ServiceRunner, key: str, n: int) -> str:
+    """One send held on ``a``, answered 202 at once (``Prefer: respond-async``)."""
+    with httpx.Client(base_url=a.base_url, headers=auth(key), timeout=20) as http:
+        sent = http.post(
+            "/messages/slack",
+            json={"to": HUMAN, "message": f"question {n}", "waitTime": 60},
+            headers={"Prefer": "respond-async", "Idempotency-Key": f"key-{n}"},
+        )
+    assert sent.status_code == 202, sent.text
+    return str(sent.json()["interactionId"])
+
+
+def answer(b: ServiceRunner, key: str, n: int, interaction_id: str, url: str) -> None:
+    """The human's answer through ``b``; returns once it reached the hold."""
+    with httpx.Client(base_url=b.base_url, headers=auth(key), timeout=20) as http:
+        replied = http.post(
+            "/sandbox/replies",
+            json={
+                "channel": "slack",
+                "from": HUMAN,
+                "to": SHARED_SLACK_WORKSPACE,
+                "body": f"answer {n}",
+                "interactionId": interaction_id,
+            },
+        )
+    assert replied.status_code < 300, replied.text
+    wait_ended(url, interaction_id)
+    time.sleep(0.2)  # the holder's last notice goes out on its loop's next turn
+
+
+def auth(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+def total(a: ServiceRunner, b: ServiceRunner) -> tuple[int, int]:
+    """(round trips, transactions) of both replicas' stores."""
+    (trips_a, tx_a), (trips_b, tx_b) = counts(a), counts(b)
+    return trips_a + trips_b, tx_a + tx_b
+
+
+def test_round_trips_per_send_and_per_answer_on_another_replica(schema_url: str) -> None:
+    # A long lease: no heartbeat, claim or sweep falls inside the counted steps.
+    config = replace(fast_config(Path("unused.db")), db_path=schema_url, replica_lease=600.0)
+    with (
+        ServiceRunner(config, "127.0.0.1", 0) as a,
+        ServiceRunner(config, "127.0.0.1", 0) as b,
+    ):
+        key = a.create_account("round trips")
+        # First uses (the notice channel's name) left out.
+        answer(b, key, 0, send(a, key, 0), schema_url)
+        time.sleep(0.2)
+        start = total(a, b)
+        interaction_id = send(a, key, 1)
+        time.sleep(0.2)  # the send's notice goes out on the loop's next turn
+        sent = total(a, b)
+        answer(b, key, 1, interaction_id, schema_url)
+        answered = total(a, b)
+    one_send = sent[0] - start[0]
+    one_answer = answered[0] - sent[0]
+    # A send: the key's account, the rate count, the key's result and link, the spam
+    # count, the interaction with its link, the sandbox's delivery, its status, the 202's
+    # body, and the notice of it.
+    assert one_send <= 10, f"{one_send} round trips for one send"
+    # An answer on B: the key's account, the rate count, the thread read twice, the
+    # end (which says who holds it), its outcome, the inbound text, the notices. On A:
+    # the hold let go with the answer read, the key's result, wait.ended, the notice.
+    assert one_answer <= 12, f"{one_answer} round trips for one answer"
+    # Each round trip is one transaction: no BEGIN or COMMIT of their own.
+    assert answered[1] - start[1] == answered[0] - start[0]

@@ -459,6 +459,15 @@ class PostgresStore:
             self.statements += statements
             yield conn
 
+    @contextmanager
+    def _transaction(self) -> Iterator[psycopg.Connection[tuple[Any, ...]]]:
+        """A transaction whose statements may read results on the way (BEGIN … COMMIT:
+        a round trip each); for rare work such as deleting an account, where ``_tx``'s
+        single pipeline cannot serve."""
+        with self._connection() as conn, conn.transaction():
+            self.transactions += 1
+            yield conn
+
     def _one(self, query: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
         with self._connection() as conn:
             self._count()
@@ -546,7 +555,7 @@ class PostgresStore:
 
     def delete_account(self, account_id: str) -> dict[str, int] | None:
         removed: dict[str, int] = {}
-        with self._tx() as conn:
+        with self._transaction() as conn:
             # Locks the row: a concurrent rotate or suspend waits, then finds nothing.
             found = conn.execute(
                 "SELECT 1 FROM accounts WHERE id = %s FOR UPDATE", (account_id,)

@@ -63,9 +63,10 @@ MULTIPLEX_WAITS_AFTER = 4
 """Past this many held sends in flight, a client asks for 202s (``Prefer: respond-async``)
 and reads the answers from the account's outcome stream: any number of waits over a
 handful of connections (``humanwire._outcomes``)."""
-MULTIPLEXED_SENDS_AT_ONCE = 8
+MULTIPLEXED_SENDS_AT_ONCE = 16
 """Sends answered 202 are short: this many at once keep the service busy, the rest wait
-in the client (not in httpx's pool, whose cost grows with its queue). Kept well under
-httpx's 20 kept-alive connections: httpcore counts every connection against that limit
-and polls each idle one per request, so 32 at once closed about one connection per two
-sends and cost the client ~40 % more CPU per send than 8 (benchmarks/bench_waits.py)."""
+in the client (not in httpx's pool, whose cost grows with its queue). Measured at 10,000
+asks (benchmarks/bench_waits.py, one quiet machine, same hour): 8 at once leaves the
+service waiting (156 sends/s), 16 is fastest (283), 32 and 64 cost the client more CPU
+per send (httpcore polls every idle connection per request, and past its 20 kept alive
+it closes and reopens them): 260 and 188."""

@@ -26,7 +26,6 @@ from replica_support import LEASE, LoadBalancer, Replica, replicas, wait_until
 from humanwire import HumanWire
 from humanwire.server.config import SHARED_SMS_NUMBER
 from humanwire.testing import ScriptedHuman, WebhookReceiver
-from pg_support import drop_schema, new_schema
 
 HUMAN = "+12025550100"
 FIELDS: list[dict[str, Any]] = [
@@ -37,15 +36,6 @@ FIELDS: list[dict[str, Any]] = [
         "options": [{"label": "Yes", "value": "yes"}, {"label": "No", "value": "no"}],
     },
 ]
-
-
-@pytest.fixture
-def database() -> Iterator[str]:
-    schema, url = new_schema("hw_replicas")
-    try:
-        yield url
-    finally:
-        drop_schema(schema)
 
 
 @pytest.fixture

@@ -15,18 +15,8 @@ from replica_support import LoadBalancer, Replica, replicas
 
 from humanwire.cli import main
 from humanwire.server.store import open_store
-from pg_support import drop_schema, new_schema
 
 HUMAN = "+12025550100"
-
-
-@pytest.fixture
-def database() -> Iterator[str]:
-    schema, url = new_schema("hw_replicas")
-    try:
-        yield url
-    finally:
-        drop_schema(schema)
 
 
 @pytest.fixture

@@ -7,6 +7,9 @@ from humanwire.types import MAX_STATUS_WAIT, PHONE_CALL_LIMIT_SECONDS
 __all__ = [
     "API_KEY_ENV",
     "BASE_URL_ENV",
+    "BATCHES_AT_ONCE",
+    "BATCH_MAX_BYTES",
+    "BATCH_MAX_ITEMS",
     "CALL_END_READ_TIMEOUT",
     "CHANNEL_MESSAGE_READ_TIMEOUT",
     "DEFAULT_CONNECT_TIMEOUT",
@@ -70,3 +73,11 @@ asks (benchmarks/bench_waits.py, one quiet machine, same hour): 8 at once leaves
 service waiting (156 sends/s), 16 is fastest (283), 32 and 64 cost the client more CPU
 per send (httpcore polls every idle connection per request, and past its 20 kept alive
 it closes and reopens them): 260 and 188."""
+
+BATCH_MAX_ITEMS = 100
+"""Multiplexed sends (``/messages/…``, ``/forms/…``) go out together in ``POST /batch``,
+up to this many (the service's own limit) in one request (``humanwire._batch``)."""
+BATCH_MAX_BYTES = 512 * 1024
+"""A batch's body stays under this (half the service's default ``max_body_bytes``)."""
+BATCHES_AT_ONCE = 4
+"""Batches in flight at once; meanwhile the next one fills."""

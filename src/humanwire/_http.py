@@ -9,6 +9,7 @@ operations (``interactions.wait``) are flows built from other flows with ``yield
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 import time
@@ -35,6 +36,7 @@ from .types import RequestModel
 if TYPE_CHECKING:
     import asyncio
 
+    from ._batch import AsyncBatcher
     from ._outcomes import AsyncOutcomeHub, SyncOutcomeHub
 
 __all__ = [
@@ -46,6 +48,7 @@ __all__ = [
     "Send",
     "Sleep",
     "SyncDriver",
+    "compact_json",
     "default_timeout",
     "request_flow",
 ]
@@ -292,14 +295,25 @@ def _retry_delay(options: ClientOptions, error: APIStatusError, retry_number: in
 
 
 def _build(client: httpx.Client | httpx.AsyncClient, send: Send) -> httpx.Request:
+    if send.json is None:
+        return client.build_request(
+            send.method, send.url, headers=send.headers, params=send.params, timeout=send.timeout
+        )
+    # Written as in ``POST /batch`` (whatever httpx's own JSON style): the service
+    # fingerprints an idempotency key on these bytes, so a retry may go either way.
     return client.build_request(
         send.method,
         send.url,
-        headers=send.headers,
+        headers={**send.headers, "Content-Type": "application/json"},
         params=send.params,
-        json=send.json,
+        content=compact_json(send.json),
         timeout=send.timeout,
     )
+
+
+def compact_json(value: Any) -> bytes:
+    """A body as the client writes it, alone or in ``POST /batch``."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
 
 
 class _Multiplexing:
@@ -399,6 +413,7 @@ class AsyncDriver(_Multiplexing):
         self.client = client
         self.sleep = sleep
         self.hub: AsyncOutcomeHub | None = None
+        self.batcher: AsyncBatcher | None = None
         self._sending: asyncio.Semaphore | None = None
 
     async def _multiplexed(self, send: Send) -> Send:
@@ -448,15 +463,30 @@ class AsyncDriver(_Multiplexing):
                     if gate is None:
                         result = await self.client.send(_build(self.client, action))
                     else:
-                        # Thousands of sends at once queue here, not in httpx's pool, whose
-                        # bookkeeping grows with its queue (each answer scans it).
-                        async with gate:
-                            result = await self.client.send(_build(self.client, action))
+                        result = await self._batched(action)
+                        if result is None:
+                            # Thousands of sends at once queue here, not in httpx's pool,
+                            # whose bookkeeping grows with its queue (each answer scans it).
+                            async with gate:
+                                result = await self.client.send(_build(self.client, action))
                 except httpx.TransportError as exc:
                     error = exc
         finally:
             if holding:
                 self.waits -= 1
+
+    async def _batched(self, send: Send) -> httpx.Response | None:
+        """The answer of ``send`` sent in a ``POST /batch``; None: send it alone."""
+        from ._batch import AsyncBatcher, batch_path
+
+        path = batch_path(send)
+        if path is None:
+            return None
+        if self.batcher is None:
+            self.batcher = AsyncBatcher(self.client)
+        if not self.batcher.supported:
+            return None
+        return await self.batcher.send(send, path)
 
     def _gate(self) -> asyncio.Semaphore:
         if self._sending is None:
@@ -466,5 +496,7 @@ class AsyncDriver(_Multiplexing):
         return self._sending
 
     async def aclose(self) -> None:
+        if self.batcher is not None:
+            await self.batcher.aclose()
         if self.hub is not None:
             await self.hub.aclose()

@@ -24,6 +24,13 @@ from ._metadata import (
     Metadata,
     check_metadata,
 )
+from .batch import (
+    MAX_BATCH_ITEMS,
+    BatchItem,
+    BatchItemResponse,
+    BatchRequest,
+    BatchResponse,
+)
 from .calls import VOICES, CallOutcome, CallRequest, CallResponse, Voice
 from .channels import ChannelCard, ChannelCardCreateRequest, ChannelType
 from .errors import ErrorBody, ErrorCode, ErrorDetail, detail_from_validation_error, field_path
@@ -86,6 +93,7 @@ __all__ = [
     "E164",
     "EVENT_TYPES",
     "FIELD_TYPES",
+    "MAX_BATCH_ITEMS",
     "MAX_EVENTS_WAIT",
     "MAX_STATUS_WAIT",
     "METADATA_MAX_KEYS",
@@ -95,6 +103,10 @@ __all__ = [
     "UNDELIVERED_TEXT",
     "VOICES",
     "AvailableNumber",
+    "BatchItem",
+    "BatchItemResponse",
+    "BatchRequest",
+    "BatchResponse",
     "CallConversationEndedEvent",
     "CallConversationEndedPayload",
     "CallOutcome",

@@ -108,6 +108,9 @@ class _IdempotentRun:
     fingerprint: str
     resume: InteractionRecord | None
     used: bool = False
+    holding_async: str | None = None
+    """The interaction the run holds after answering 202 (its answer will be a
+    ``wait.ended`` event)."""
 
 
 _IDEMPOTENT_RUN: contextvars.ContextVar[_IdempotentRun | None] = contextvars.ContextVar(

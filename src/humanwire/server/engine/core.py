@@ -190,12 +190,14 @@ class EngineCore:
         self._delivery_waiters: dict[str, list[asyncio.Future[None]]] = {}
         self._subscribers: dict[str, set[asyncio.Queue[InboxChange | None]]] = {}
         self._idempotent_runs: dict[
-            tuple[str, str], tuple[str, asyncio.Task[tuple[int, bytes]], _Requesters]
+            tuple[str, str],
+            tuple[str, asyncio.Task[tuple[int, bytes]], _Requesters, _IdempotentRun],
         ] = {}
         # GET /events long-polls by account, and the holds of respond-async sends.
         self._outcome_waiters: dict[str, set[asyncio.Future[None]]] = {}
         self._outcomes_appended = 0
         self._async_holds: set[asyncio.Task[Any]] = set()
+        self._async_followed: set[str] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._draining = False
         self._closed = False
@@ -274,7 +276,7 @@ class EngineCore:
             return
         # A host that did not drain first: what is still held is answered, not cancelled.
         self.drain()
-        held = [task for _fingerprint, task, _requesters in self._idempotent_runs.values()]
+        held = [task for _fingerprint, task, _requesters, _state in self._idempotent_runs.values()]
         if held:  # the woken requests answer 503 before what is left is cancelled
             await asyncio.wait(held, timeout=1.0)
         else:
@@ -284,7 +286,7 @@ class EngineCore:
             handle.cancel()
         self._timers.clear()
         self._waiters.clear()
-        runs = [task for _fingerprint, task, _requesters in self._idempotent_runs.values()]
+        runs = [task for _fingerprint, task, _requesters, _state in self._idempotent_runs.values()]
         for task in runs:
             task.cancel()
         for task in runs:
@@ -544,6 +546,9 @@ class EngineCore:
         accept = ACCEPT_ASYNC.get()
         if accept is not None and not accept.done():
             accept.set_result(interaction_id)  # Prefer: respond-async: 202 now, hold on
+            run = _IDEMPOTENT_RUN.get()
+            if run is not None:
+                run.holding_async = interaction_id  # a retry under its key gets 202 too
         handle: asyncio.TimerHandle | None = None
         if limit is not None:
             handle = asyncio.get_running_loop().call_later(limit, _settle, future, None)

@@ -16,7 +16,14 @@ from ..store.base import (
     IdempotencyRecord,
     InteractionRecord,
 )
-from ._common import _IDEMPOTENT_RUN, REQUESTER_GONE, Account, _IdempotentRun, _Requesters
+from ._common import (
+    _IDEMPOTENT_RUN,
+    ACCEPT_ASYNC,
+    REQUESTER_GONE,
+    Account,
+    _IdempotentRun,
+    _Requesters,
+)
 from .core import EngineCore
 
 
@@ -50,6 +57,11 @@ class Idempotency(EngineCore):
         if running is not None:
             if running[0] != fingerprint:
                 raise self._idempotency_conflict()
+            accept = ACCEPT_ASYNC.get()
+            if accept is not None and running[3].holding_async and not accept.done():
+                # A respond-async retry of a send holding after its 202 (the first answer
+                # was lost on the way): 202 again, and one ``wait.ended`` for both.
+                accept.set_result(running[3].holding_async)
             running[2].attach(REQUESTER_GONE.get())
             return await asyncio.shield(running[1])
         now = time.time()
@@ -79,7 +91,7 @@ class Idempotency(EngineCore):
             return await run()
 
         task = loop.create_task(call())
-        self._idempotent_runs[slot] = (fingerprint, task, requesters)
+        self._idempotent_runs[slot] = (fingerprint, task, requesters, state)
         task.add_done_callback(functools.partial(self._idempotent_done, slot, fingerprint))
         return await asyncio.shield(task)
 

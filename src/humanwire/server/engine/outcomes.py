@@ -118,11 +118,16 @@ class Outcomes(EngineCore):
         self, account: Account, interaction_id: str, hold: asyncio.Task[tuple[int, bytes]]
     ) -> None:
         """Once ``hold`` (the send's own request, answered 202 already) ends its wait, its
-        answer becomes the account's ``wait.ended`` event."""
+        answer becomes the account's ``wait.ended`` event: once per interaction (a
+        retry that joined the hold gets the same event)."""
+        if interaction_id in self._async_followed:
+            return
+        self._async_followed.add(interaction_id)
         self._async_holds.add(hold)
 
         def done(task: asyncio.Task[tuple[int, bytes]]) -> None:
             self._async_holds.discard(task)
+            self._async_followed.discard(interaction_id)
             if task.cancelled():
                 return
             failure = task.exception()

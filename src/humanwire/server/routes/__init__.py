@@ -4,6 +4,7 @@ app's routes and the OpenAPI document are built from."""
 from __future__ import annotations
 
 from . import (
+    batch,
     calls,
     channels,
     events,
@@ -35,4 +36,5 @@ def api_operations(*, sandbox_enabled: bool) -> list[Operation]:
     ]
     if sandbox_enabled:
         table += sandbox.operations()
-    return table
+    # Fixed paths first: /batch before the parameterized ones.
+    return [*batch.operations([op for op in table if op.batchable]), *table]

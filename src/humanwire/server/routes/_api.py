@@ -31,25 +31,40 @@ from ..http_body import parse_json_body
 from ..observe import note_account, note_interaction
 
 __all__ = [
+    "IDEMPOTENCY_KEY_PATTERN",
     "ApiCall",
     "Operation",
     "PathParam",
     "Payload",
     "QueryParam",
+    "RawJson",
+    "check_path",
     "query_wait",
     "to_routes",
 ]
 
 M = TypeVar("M", bound=BaseModel)
+
+
+class RawJson(bytes):
+    """A body already written as JSON (``POST /batch`` assembles its items' answers)."""
+
+
 Payload = (
-    BaseModel | Sequence[BaseModel] | Sequence[dict[str, Any]] | dict[str, Any] | Response | None
+    BaseModel
+    | Sequence[BaseModel]
+    | Sequence[dict[str, Any]]
+    | dict[str, Any]
+    | RawJson
+    | Response
+    | None
 )
 Handler = Callable[["ApiCall"], Awaitable[Payload]]
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
 # Printable ASCII without spaces at the ends, as a header value can carry it.
-_IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]([\x20-\x7e]{0,253}[\x21-\x7e])?")
+IDEMPOTENCY_KEY_PATTERN = re.compile(r"[\x21-\x7e]([\x20-\x7e]{0,253}[\x21-\x7e])?")
 _MAX_API_KEY_LENGTH = 512
 
 
@@ -90,6 +105,8 @@ class Operation:
     path_params: tuple[PathParam, ...] = ()
     stream: bool = False
     """The handler returns its own ``Response`` (server-sent events)."""
+    batchable: bool = False
+    """A send ``POST /batch`` may carry (messages and forms)."""
     unavailable_body: TypeAdapter[Any] | None = None
     """The body of the operation's own 503: it runs while the service stops too, and
     its handler returns its own ``Response`` (``/readyz``)."""
@@ -155,7 +172,7 @@ def _authenticate(request: Request, engine: Engine) -> Account:
     return account
 
 
-def _check_path(request: Request, params: tuple[PathParam, ...]) -> None:
+def check_path(request: Request, params: tuple[PathParam, ...]) -> None:
     for param in params:
         value = request.path_params.get(param.name, "")
         # No id holds a NUL, and PostgreSQL's text cannot be compared with one (an error).
@@ -180,7 +197,7 @@ def _idempotency_key(request: Request) -> str | None:
     key = request.headers.get(IDEMPOTENCY_HEADER)
     if key is None:
         return None
-    if not _IDEMPOTENCY_KEY.fullmatch(key):
+    if not IDEMPOTENCY_KEY_PATTERN.fullmatch(key):
         raise InvalidRequest(
             "Idempotency-Key must be 1 to 255 printable ASCII characters",
             field=IDEMPOTENCY_HEADER,
@@ -198,6 +215,8 @@ def encode(payload: Payload) -> bytes:
     """A model as ``to_wire()`` writes it (by alias, ``None`` left out)."""
     if payload is None:
         return b""
+    if isinstance(payload, RawJson):
+        return bytes(payload)
     if isinstance(payload, (list, tuple)):
         data: Any = [_wire(item) for item in payload]
     else:
@@ -235,7 +254,7 @@ def _pipeline(operation: Operation) -> Callable[[Request], Awaitable[Response]]:
             account = _authenticate(request, engine)
             note_account(account.id)
             engine.check_limits(account)
-        _check_path(request, operation.path_params)
+        check_path(request, operation.path_params)
         named = request.path_params.get("interactionId")
         if named is not None:
             note_interaction(named)
@@ -314,6 +333,25 @@ async def _accept_async(
     delivered and waits), answer 202 with the no-wait body and let the hold go on; its
     answer becomes the account's ``wait.ended`` event. A send that does not hold (no
     wait, an error, a replayed key) answers as it would have."""
+    fingerprint = f"{request.method} {request.url.path} {hashlib.sha256(raw).hexdigest()}"
+    status, content, headers = await run_respond_async(
+        engine, account, key, fingerprint, operation, call
+    )
+    if status == 204 or not content:
+        return Response(status_code=status, headers=headers or None)
+    return Response(content, status, headers=headers or None, media_type="application/json")
+
+
+async def run_respond_async(
+    engine: Engine,
+    account: Account,
+    key: str | None,
+    fingerprint: str,
+    operation: Operation,
+    call: ApiCall,
+) -> tuple[int, bytes, dict[str, str]]:
+    """``_accept_async``'s work, as status, body and the headers that matter (a batch
+    item's answer is this, not a ``Response``)."""
     ran = False
 
     async def run() -> tuple[int, bytes]:
@@ -324,8 +362,6 @@ async def _accept_async(
     async def run_keyed() -> tuple[int, bytes]:
         if key is None:
             return await run()
-        digest = hashlib.sha256(raw).hexdigest()
-        fingerprint = f"{request.method} {request.url.path} {digest}"
         return await engine.idempotent(account, key, fingerprint, run)
 
     accepted: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
@@ -345,11 +381,10 @@ async def _accept_async(
     interaction_id = await accepted
     if interaction_id is None or (hold.done() and not hold.cancelled()):
         status, content = await hold
-        return _respond(status, content, replayed=not ran)
+        return status, content, ({REPLAYED_HEADER: "true"} if not ran else {})
     engine.follow_async(account, interaction_id, hold)
     content = json.dumps(engine.accepted_body(interaction_id), separators=(",", ":")).encode()
-    headers = {"Preference-Applied": "respond-async"}
-    return Response(content, 202, headers=headers, media_type="application/json")
+    return 202, content, {"Preference-Applied": "respond-async"}
 
 
 def to_routes(operations: Sequence[Operation]) -> list[Route]:

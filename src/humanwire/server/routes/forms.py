@@ -54,6 +54,7 @@ def operations() -> list[Operation]:
             summary="Text a form link",
             description="`message` may hold `{{url}}`." + _WINDOWS,
             tag="forms",
+            batchable=True,
             body=TypeAdapter(SMSFormRequest),
             response=_response,
         ),
@@ -65,6 +66,7 @@ def operations() -> list[Operation]:
             summary="Send a form link over Slack",
             description="The body of /forms/sms with a slack id in `to`." + _WINDOWS,
             tag="forms",
+            batchable=True,
             body=TypeAdapter(SlackFormRequest),
             response=_response,
         ),
@@ -77,6 +79,7 @@ def operations() -> list[Operation]:
             description="Shared-account variant, or own-number variant with `from` and "
             "`template`." + _WINDOWS,
             tag="forms",
+            batchable=True,
             body=_whatsapp,
             response=_response,
         ),

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import httpx
 import pytest
 from e2e_support import NO_RESPONSE, SLACK_HUMAN, StartService
 
@@ -96,6 +97,9 @@ async def test_hundreds_of_async_waits_over_a_handful_of_connections(
         active = _active_connections(client)
         assert active <= MULTIPLEX_WAITS_AFTER + 2, active
         assert not any(ask.done() for ask in asks)
+        # ... and went out in a few ``POST /batch`` requests, not one request each.
+        batcher = client._driver.batcher
+        assert batcher is not None and 1 <= batcher.batches <= count // 4, batcher
         responder.go.set()
         results = await asyncio.wait_for(asyncio.gather(*asks), 60)
     finally:
@@ -136,6 +140,57 @@ async def test_a_dropped_stream_resumes_and_loses_nothing(
         responder.close()
         await client.aclose()
     assert [r.reply for r in results] == [f"re: d{i}" for i in range(count)]
+
+
+class LoseFirstBatchAnswer(httpx.AsyncBaseTransport):
+    """The real transport, except that the first ``POST /batch``'s answer is lost on the
+    way back (the service did the work; the client sees the connection drop)."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.lost = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self.inner.handle_async_request(request)
+        if request.url.path == "/batch" and not self.lost:
+            self.lost += 1
+            await response.aread()
+            await response.aclose()
+            raise httpx.ReadError("connection reset by peer", request=request)
+        return response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+async def test_a_lost_batch_answer_is_retried_under_the_same_keys(
+    service: RunningService, account: str
+) -> None:
+    count = 40
+    responder = Responder(service, account, count)
+    transport = LoseFirstBatchAnswer()
+    async with httpx.AsyncClient(transport=transport) as http:
+        client = AsyncHumanWire(api_key=account, base_url=service.base_url, http_client=http)
+        try:
+            asks = [
+                asyncio.ensure_future(
+                    client.messages.slack(to=SLACK_HUMAN, message=f"l{i}", wait_time=30)
+                )
+                for i in range(count)
+            ]
+            await asyncio.to_thread(responder.all_out.wait, 30)
+            responder.go.set()
+            results = await asyncio.wait_for(asyncio.gather(*asks), 60)
+            batcher = client._driver.batcher
+            assert transport.lost == 1 and batcher is not None and batcher.batches >= 2
+        finally:
+            responder.close()
+            await client.aclose()
+    # Every ask got its own answer; the retries re-attached, nothing went out twice.
+    assert [r.reply for r in results] == [f"re: l{i}" for i in range(count)]
+    with HumanWire(api_key=account, base_url=service.base_url) as check:
+        texts = [d.text for d in check.sandbox.deliveries(channel="slack")]
+    assert sorted(texts) == sorted(f"l{i}" for i in range(count))
 
 
 async def test_waits_that_time_out_return_the_no_response_text(

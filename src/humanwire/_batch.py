@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = ["AsyncBatcher", "batch_path"]
 
+_MIN_BYTES = 8 * 1024
 _BATCHED_PREFIXES = ("/messages/", "/forms/")
 _NOT_FORWARDED = frozenset({C.IDEMPOTENCY_KEY_HEADER.lower(), "prefer", "content-type"})
 
@@ -67,6 +68,8 @@ class AsyncBatcher:
         self.supported = True
         self.batches = 0
         """Batches posted (for benchmarks and tests)."""
+        self.max_bytes = C.BATCH_MAX_BYTES
+        """Halved on each 413 (a service configured with a smaller body limit)."""
         self._queue: collections.deque[_Queued] = collections.deque()
         self._worker: asyncio.Task[None] | None = None
         self._slots = asyncio.Semaphore(C.BATCHES_AT_ONCE)
@@ -77,7 +80,7 @@ class AsyncBatcher:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[httpx.Response | None] = loop.create_future()
         queued = _Queued(send, path, future)
-        if len(queued.item) > C.BATCH_MAX_BYTES // 2:
+        if len(queued.item) > self.max_bytes // 2:
             return None  # a large form alone: a batch of it saves nothing
         self._queue.append(queued)
         if self._worker is None or self._worker.done():
@@ -109,7 +112,7 @@ class AsyncBatcher:
             if queued.future.done():  # its caller gave up before it went out
                 self._queue.popleft()
                 continue
-            if batch and size + len(queued.item) > C.BATCH_MAX_BYTES:
+            if batch and size + len(queued.item) > self.max_bytes:
                 break
             self._queue.popleft()
             batch.append(queued)
@@ -149,7 +152,9 @@ class AsyncBatcher:
     def _answer(self, batch: list[_Queued], response: httpx.Response) -> None:
         status = response.status_code
         if status in (404, 405, 413):
-            if status != 413:
+            if status == 413:
+                self.max_bytes = max(self.max_bytes // 2, _MIN_BYTES)
+            else:
                 self.supported = False
             _settle_all(batch, result=None)
             return

@@ -4,6 +4,7 @@ and the answers conform to the OpenAPI document."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Iterator
@@ -12,8 +13,9 @@ from typing import Any
 import httpx
 import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import pytest
-from e2e_support import HUMAN, SLACK_HUMAN, StartService
+from e2e_support import HUMAN, NO_RESPONSE, SLACK_HUMAN, StartService
 
+from humanwire import _constants as C
 from humanwire.server.config import SHARED_SLACK_WORKSPACE
 from humanwire.server.openapi import build_openapi
 from humanwire.server.routes import api_operations
@@ -188,3 +190,30 @@ def test_the_rate_limit_counts_every_item(start_service: StartService) -> None:
         assert limited["body"]["error"]["code"] == "rate_limited"
     finally:
         api.http.close()
+
+
+async def test_a_service_with_a_small_body_limit_still_gets_every_send(
+    start_service: StartService,
+) -> None:
+    """413 to a batch: its sends go alone and the next batches are smaller."""
+    from humanwire import AsyncHumanWire
+
+    service = start_service("small.db", max_body_bytes=20_000)
+    key = service.create_account("small")
+    client = AsyncHumanWire(api_key=key, base_url=service.base_url)
+    padding = "p" * 900
+    try:
+        results = await asyncio.gather(
+            *[
+                client.messages.slack(to=SLACK_HUMAN, message=f"s{i} {padding}", wait_time=1)
+                for i in range(60)
+            ]
+        )
+        batcher = client._driver.batcher
+        assert batcher is not None and batcher.max_bytes < C.BATCH_MAX_BYTES  # it met a 413
+    finally:
+        await client.aclose()
+    assert all(r.responded is False and r.response == NO_RESPONSE for r in results)
+    with httpx.Client(base_url=service.base_url, headers={"Authorization": f"Bearer {key}"}) as h:
+        texts = [d["text"] for d in h.get("/sandbox/messages", params={"channel": "slack"}).json()]
+    assert sorted(texts) == sorted(f"s{i} {padding}" for i in range(60))

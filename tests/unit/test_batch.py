@@ -125,6 +125,7 @@ async def test_a_batch_too_large_for_the_service_goes_alone_and_batching_goes_on
     service = Service(lambda items: httpx.Response(413, json={}))
     batcher, results = await _run(service, [_send("/messages/sms", "t0")])
     assert results == [None] and batcher.supported is True
+    assert batcher.max_bytes == C.BATCH_MAX_BYTES // 2  # the next batches are smaller
 
 
 async def test_a_transport_error_reaches_every_send_of_the_batch() -> None:

@@ -163,6 +163,8 @@ class Result:
     client_cpu_per_send: float | None = None
     connections: tuple[int, int] | None = None
     """(peak, in use while every wait is held): ``--client multiplexed`` only."""
+    batches: int | None = None
+    """``POST /batch`` requests that carried the sends: ``--client multiplexed`` only."""
 
     @property
     def sends_per_second(self) -> float:
@@ -186,6 +188,8 @@ class Result:
         if self.connections is not None:
             peak, in_use = self.connections
             text += f"  connections: peak {peak}, in use while held {in_use}"
+        if self.batches is not None:
+            text += f"  in {self.batches} batches"
         return text + f"  [load avg {self.load}]"
 
 
@@ -422,6 +426,7 @@ class Round:
     latencies: list[float]
     round_trips: list[float]
     connections: tuple[int, int] | None = None
+    batches: int | None = None
 
 
 async def hold_and_answer(
@@ -494,6 +499,8 @@ async def hold_and_answer(
         rss_growth = service.rss() - rss_before
         await asyncio.sleep(0.2)  # the last 202s are read
         connections = (senders.peak, senders.connections()[1]) if senders.one else None
+        batcher = senders.one._driver.batcher if senders.one else None
+        batches = batcher.batches if batcher is not None else None
 
         ids = service.interaction_ids()
         interaction = [ids[question(offset + i)] for i in range(n)]
@@ -530,7 +537,14 @@ async def hold_and_answer(
             task.cancel()
         await senders.aclose()
     return Round(
-        send_seconds, rss_growth, server_cpu, client_cpu, latencies, round_trips, connections
+        send_seconds,
+        rss_growth,
+        server_cpu,
+        client_cpu,
+        latencies,
+        round_trips,
+        connections,
+        batches,
     )
 
 
@@ -564,6 +578,7 @@ async def bench_http_in(
         server_cpu_per_send=measured.server_cpu / n,
         client_cpu_per_send=measured.client_cpu / n,
         connections=measured.connections,
+        batches=measured.batches,
     )
 
 

@@ -39,6 +39,7 @@ VALID_BODIES: dict[str, dict[str, Any]] = {
     "sandboxReply": {"channel": "sms", "from": HUMAN, "to": "+12025550199", "body": "yes"},
     "sandboxEndCall": {"outcome": "completed", "summary": "done"},
     "sandboxInboundCall": {"from": HUMAN, "to": "+12125550142", "summary": "call me"},
+    "sendBatch": {"requests": [{"path": "/messages/sms", "body": {"message": "hi", "to": HUMAN}}]},
 }
 
 # Each is invalid for every property type of the request models: a string, a number, a

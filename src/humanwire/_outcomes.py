@@ -22,6 +22,7 @@ import contextlib
 import json
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
@@ -71,7 +72,7 @@ class _Hub:
             "User-Agent": headers.get("User-Agent", "humanwire-python"),
         }
         self.cursor: str | None = None
-        self._early: dict[str, tuple[float, dict[str, Any]]] = {}
+        self._early: OrderedDict[str, tuple[float, dict[str, Any]]] = OrderedDict()
         self.reconnects = 0
         """How many times the stream was opened again after it dropped (tests read it)."""
 
@@ -83,11 +84,19 @@ class _Hub:
 
     def _keep_early(self, interaction_id: str, event: dict[str, Any]) -> None:
         now = time.monotonic()
-        if len(self._early) > 1000:
-            for key, (at, _) in list(self._early.items()):
-                if now - at > EARLY_TTL:
-                    del self._early[key]
-        self._early[interaction_id] = (now, event)
+        early = self._early
+        if len(early) > 1000:
+            # Kept in arrival order, so the expired ones are the first: a look at the
+            # oldest per event, not a scan of all of them (a client sharing its
+            # account's stream with other clients keeps their thousands of answers,
+            # and scanning them on every event made reading the stream quadratic).
+            while early:
+                at, _ = next(iter(early.values()))
+                if now - at <= EARLY_TTL:
+                    break
+                early.popitem(last=False)
+        early.pop(interaction_id, None)
+        early[interaction_id] = (now, event)
 
     def _take_early(self, interaction_id: str) -> dict[str, Any] | None:
         found = self._early.pop(interaction_id, None)

@@ -1017,6 +1017,72 @@ def test_postgres_rate_limit_and_spam_counts(pg_schema: str) -> None:
         store.close()
 
 
+def test_postgres_rate_limit_agrees_with_the_sliding_log(pg_schema: str) -> None:
+    # Random requests of two accounts, with prunes between them: the database's count
+    # answers exactly as the in-memory sliding log (RateLimiter) does.
+    import random
+
+    from humanwire.server.limits import RateLimiter
+
+    rng = random.Random(13)
+    store = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
+    memory = RateLimiter(5, 10.0)
+    now = 1000.0
+    try:
+        for step in range(400):
+            now += rng.choice((0.25, 0.5, 1.0, 3.0, 12.0))
+            if step % 37 == 0:
+                store.prune_limits(now - 10.0, now - 60.0)
+            account_id = rng.choice(("acct_1", "acct_2"))
+            expected = memory.hit(account_id, now)
+            got = store.rate_hit(account_id, now, 5, 10.0)
+            if expected is None:
+                assert got is None, (step, account_id, now)
+            else:
+                assert got == pytest.approx(expected), (step, account_id, now)
+    finally:
+        store.close()
+
+
+def _index_reads(conn: psycopg.Connection[Any], schema: str) -> int:
+    row = conn.execute(
+        "SELECT idx_tup_read FROM pg_stat_user_indexes WHERE schemaname = %s "
+        "AND indexrelname = 'rate_hits_account'",
+        (schema,),
+    ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def test_postgres_rate_hit_costs_the_same_however_many_came_in_the_window(
+    pg_schema: str,
+) -> None:
+    # Issue 13: every request counted all of its account's hits in the window (and
+    # walked the rows deleted before them) under the account's lock; at 30,000 waits
+    # that was most of the database's CPU. Now a request reads only the hits that left
+    # the window since the last one.
+    store = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
+    try:
+        with psycopg.connect(DATABASE_URL, autocommit=True) as conn:
+            conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(pg_schema)))
+            conn.execute(
+                "SELECT count(humanwire_rate_hit('acct_1', 1000 + g * 0.001, 60, 1000000)) "
+                "FROM generate_series(1, 3000) AS g"
+            )
+            conn.execute("SELECT pg_stat_force_next_flush()")
+            before = _index_reads(conn, pg_schema)
+            for t in (1004.0, 1004.5, 1005.0):  # 3,000 hits in the window
+                assert store.rate_hit("acct_1", t, 1_000_000, 60.0) is None
+            conn.execute("SELECT pg_stat_force_next_flush()")
+            # The store's connection flushes its counts when it goes idle.
+            store._one("SELECT pg_stat_force_next_flush()")
+            store._one("SELECT 1")
+            read = _index_reads(conn, pg_schema) - before
+        assert read < 100, f"{read} index entries read by three requests"
+    finally:
+        store.close()
+
+
 def test_postgres_schemas_are_separate(pg_schema: str) -> None:
     other = f"{pg_schema}_b"
     one = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)

@@ -139,6 +139,7 @@ def replica_main(conn: Connection, db_path: str, key: str, create: bool, log: st
 
     with ServiceRunner(bench_config(db_path)) as runner:
         calls = count_calls(runner.engine.store)
+        trace_notices(runner.engine)
         if create:
             runner.create_account("bench", api_key=key)
         if not runner.authenticate(key):
@@ -149,6 +150,14 @@ def replica_main(conn: Connection, db_path: str, key: str, create: bool, log: st
             if command == "rss":
                 gc.collect()
                 conn.send(rss_bytes(os.getpid()))
+            elif command == "trace on":
+                TRACE.clear()
+                TRACING[0] = True
+                conn.send(True)
+            elif command == "trace off":
+                TRACING[0] = False
+                conn.send(list(TRACE))
+                TRACE.clear()
             elif command == "held":
                 conn.send(runner.call(lambda: runner.engine.held_waits))
             elif command == "calls":
@@ -162,6 +171,37 @@ def replica_main(conn: Connection, db_path: str, key: str, create: bool, log: st
                 break
 
 
+TRACING = [False]
+TRACE: list[tuple[float, float, str]] = []
+"""``--trace``: in a replica's process, each store call (wall-clock start, end, method)
+and each notice heard from another replica (``notice <kinds>``, at its arrival)."""
+
+
+def trace_notices(engine: Any) -> None:
+    """Records in ``TRACE`` when each notice payload arrives (LISTEN), with its kinds."""
+    replicas = getattr(engine, "replicas", None)
+    if replicas is None:
+        return
+    received = replicas._received
+
+    def traced(payload: str) -> None:
+        if not TRACING[0]:
+            received(payload)
+            return
+        at = time.time()
+        try:
+            message = json.loads(payload)
+            kinds = "+".join(sorted({str(n[0]) for n in message["n"]}))
+            own = message.get("r") == replicas.id
+        except (ValueError, KeyError, TypeError):
+            kinds, own = "?", False
+        received(payload)
+        if not own:
+            TRACE.append((at, time.time(), f"notice {kinds}"))
+
+    replicas._received = traced
+
+
 def count_calls(store: Any) -> Counter[str]:
     """Counts the calls of each of ``store``'s public methods (wrapped on the instance,
     so the engine, the outbox and the provider, which share it, are all counted)."""
@@ -170,7 +210,13 @@ def count_calls(store: Any) -> Counter[str]:
     def counted(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
         def call(*args: Any, **kwargs: Any) -> Any:
             calls[name] += 1
-            return method(*args, **kwargs)
+            if not TRACING[0]:
+                return method(*args, **kwargs)
+            started = time.time()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                TRACE.append((started, time.time(), name))
 
         return call
 
@@ -236,6 +282,14 @@ class Replica:
         if not self._conn.poll(60):
             raise RuntimeError(f"{self._process.name} did not answer")
         return Counter(self._conn.recv())
+
+    def trace(self, on: bool) -> list[tuple[float, float, str]]:
+        """``--trace``: starts recording (``on``), or stops and returns what was."""
+        self._conn.send("trace on" if on else "trace off")
+        if not self._conn.poll(60):
+            raise RuntimeError(f"{self._process.name} did not answer")
+        answer = self._conn.recv()
+        return [] if on else [tuple(item) for item in answer]
 
     def log_problems(self) -> tuple[int, int]:
         """(warnings, errors) the service logged so far."""
@@ -458,6 +512,7 @@ class Round:
     duplicated_events: int
     left_pending: int
     failed_posts: int
+    trace: str = ""
 
 
 @dataclass
@@ -503,6 +558,7 @@ async def run_round(
     rng: random.Random,
     *,
     measure: bool,
+    trace: bool = False,
 ) -> Round:
     """Asks ``per_replica`` questions through each replica's client (all at once), waits
     until all are held, answers a random ``sample`` one at a time (each to a random
@@ -603,6 +659,11 @@ async def run_round(
         same: list[bool] = []
         round_trips: list[float] = []
         calls_before = all_calls(cluster)
+        timeline: list[tuple[float, float, float, int, int]] = []
+        if trace:
+            for replica in cluster.replicas:
+                replica.trace(True)
+        wall = time.time() - time.perf_counter()
         for i in measured:
             target = rng.randrange(count)
             sent = time.perf_counter()
@@ -611,6 +672,13 @@ async def run_round(
             latencies.append(await asyncio.wait_for(arrived[i], 30) - sent)
             same.append(target == owner[i])
             round_trips.append(posted - sent)
+            timeline.append(
+                (sent + wall, posted + wall, arrived[i].result() + wall, target, owner[i])
+            )
+        trace_text = ""
+        if trace:
+            traces = [replica.trace(False) for replica in cluster.replicas]
+            trace_text = describe_trace(timeline, traces)
 
         reply_calls = all_calls(cluster) - calls_before
         reply_transactions = None
@@ -660,10 +728,13 @@ async def run_round(
         duplicated_events=await asyncio.to_thread(db.duplicated_events),
         left_pending=await asyncio.to_thread(db.pending),
         failed_posts=failed_posts,
+        trace=trace_text if measure else "",
     )
 
 
-async def bench_cluster(cluster: Cluster, per_replica: int, sample: int, seed: int) -> Round:
+async def bench_cluster(
+    cluster: Cluster, per_replica: int, sample: int, seed: int, trace: bool = False
+) -> Round:
     import httpx
 
     from humanwire import AsyncHumanWire
@@ -686,7 +757,16 @@ async def bench_cluster(cluster: Cluster, per_replica: int, sample: int, seed: i
     try:
         await run_round(cluster, db, clients, humans, WARM_UP, 0, WARM_UP, rng, measure=False)
         return await run_round(
-            cluster, db, clients, humans, per_replica, 1_000_000, sample, rng, measure=True
+            cluster,
+            db,
+            clients,
+            humans,
+            per_replica,
+            1_000_000,
+            sample,
+            rng,
+            measure=True,
+            trace=trace,
         )
     finally:
         for client in clients:
@@ -702,7 +782,9 @@ def bench(
     with Cluster(kind, replicas, args.database_url, args.schema_only) as cluster:
         load = load_average()
         try:
-            measured = asyncio.run(bench_cluster(cluster, per_replica, sample, per_replica))
+            measured = asyncio.run(
+                bench_cluster(cluster, per_replica, sample, per_replica, args.trace)
+            )
         finally:
             problems = cluster.log_problems()
             if problems:
@@ -733,7 +815,58 @@ def describe(label: str, r: Round, load: str) -> str:
         f"left pending={r.left_pending} reply POSTs broken (sent again)={r.failed_posts} "
         f"[load avg {load}]"
     )
+    if r.trace:
+        text += "\n" + r.trace
     return text
+
+
+def describe_trace(
+    timeline: list[tuple[float, float, float, int, int]],
+    traces: list[list[tuple[float, float, str]]],
+) -> str:
+    """``--trace``: for the timed replies that reached another replica than their ask's,
+    each step (a store call or a notice heard, on the reply's replica B, the ask's A or
+    a third C) seen in at least half of them: its median start and duration in ms from
+    the reply POST's start; then the POST's return and the answer's arrival."""
+    steps: dict[tuple[str, str, int], list[tuple[float, float]]] = {}
+    replies = 0
+    for sent, posted, got, target, owner in timeline:
+        if target == owner:
+            continue
+        replies += 1
+        seen: Counter[tuple[str, str]] = Counter()
+        for index, events in enumerate(traces):
+            role = "B" if index == target else "A" if index == owner else "C"
+            for start, end, name in sorted(events):
+                if sent <= start <= got:
+                    nth = seen[(role, name)]
+                    seen[(role, name)] += 1
+                    steps.setdefault((role, name, nth), []).append(
+                        ((start - sent) * 1000, (end - start) * 1000)
+                    )
+        steps.setdefault(("LG", "reply POST returned", 0), []).append(((posted - sent) * 1000, 0))
+        steps.setdefault(("LG", "answer arrived", 0), []).append(((got - sent) * 1000, 0))
+    if not replies:
+        return "  trace: no timed reply went to another replica"
+    rows = []
+    for (role, name, nth), values in steps.items():
+        if len(values) * 2 < replies:
+            continue
+        starts = statistics.median(v[0] for v in values)
+        took = statistics.median(v[1] for v in values)
+        label = name if nth == 0 else f"{name} ({nth + 1})"
+        rows.append(
+            (
+                starts,
+                f"    {role:>2} {label:<40} at {starts:7.2f} ms, took {took:6.2f} ms "
+                f"({len(values)}/{replies})",
+            )
+        )
+    rows.sort()
+    return (
+        f"  trace of {replies} timed replies on another replica (median ms from the POST):\n"
+        + "\n".join(row for _, row in rows)
+    )
 
 
 def median(values: Sequence[float]) -> float:
@@ -839,6 +972,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample", type=int, default=300, help="replies timed one by one")
     parser.add_argument("--runs", type=int, default=1, help="repeat, then print medians")
     parser.add_argument("--skip-sqlite", action="store_true", help="replicas only")
+    parser.add_argument(
+        "--trace",
+        action="store_true",
+        help="print where the time of the timed replies goes (each store call and notice "
+        "on each replica, from the reply POST to the answer's arrival)",
+    )
     parser.add_argument("--database-url", default=DATABASE_URL, help="the PostgreSQL server")
     parser.add_argument(
         "--schema-only",

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -427,6 +428,7 @@ class PostgresStore:
         self.transactions = 0
         self.round_trips = 0
         self.statements = 0
+        self._tally_lock = threading.Lock()
         self._migrate(connect_timeout)
         self._pool: ConnectionPool[psycopg.Connection[tuple[Any, ...]]] = ConnectionPool(
             url,
@@ -511,9 +513,7 @@ class PostgresStore:
         transaction (committed at the Sync; an error rolls back all of it and raises
         here). Nothing in the block may read a result (that would sync mid-way)."""
         with self._connection() as conn, conn.pipeline():
-            self.transactions += 1
-            self.round_trips += 1
-            self.statements += statements
+            self._tally(1, 1, statements)
             yield conn
 
     @contextmanager
@@ -522,7 +522,7 @@ class PostgresStore:
         a round trip each); for rare work such as deleting an account, where ``_tx``'s
         single pipeline cannot serve."""
         with self._connection() as conn, conn.transaction():
-            self.transactions += 1
+            self._tally(1, 0, 0)
             yield conn
 
     def _one(self, query: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
@@ -542,9 +542,14 @@ class PostgresStore:
 
     def _count(self) -> None:
         """One statement in its own transaction: one round trip."""
-        self.transactions += 1
-        self.round_trips += 1
-        self.statements += 1
+        self._tally(1, 1, 1)
+
+    def _tally(self, transactions: int, round_trips: int, statements: int) -> None:
+        # Under a lock: a replica's writer thread counts beside its event loop.
+        with self._tally_lock:
+            self.transactions += transactions
+            self.round_trips += round_trips
+            self.statements += statements
 
     def close(self) -> None:
         if self._closed:
@@ -1508,9 +1513,7 @@ class PostgresStore:
         one SQLite service forgets all of them), so a send does not wait on two more
         WAL flushes. One transaction, one round trip."""
         with self._connection() as conn, conn.pipeline():
-            self.transactions += 1
-            self.round_trips += 1
-            self.statements += 2
+            self._tally(1, 1, 2)
             conn.execute(b"SELECT set_config('synchronous_commit', 'off', true)")
             return conn.execute(query.encode(), params).fetchone()
 

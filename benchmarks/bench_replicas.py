@@ -38,6 +38,11 @@ with ``--sqlite-n`` waits. It prints, for each:
   busy the load generator was during the send phase (1.0 = one core: then it, not the
   service, bounds sends/s).
 
+``--trace`` prints, for the timed replies that reached another replica than their ask's,
+each step on the reply's replica (B), the ask's (A) and the third (C): every store call
+and every notice heard, with its median start and duration from the reply POST's start,
+then when the POST returned and when the answer arrived.
+
 Every ``AsyncHumanWire`` reads the ACCOUNT's outcome stream, so each of the R clients
 receives every answer of all R replicas, not only its own (it keeps the others a while,
 unclaimed): the outcome streams carry R times the events a load balancer in front of the
@@ -53,6 +58,7 @@ Run by hand, never in tests::
     python benchmarks/bench_replicas.py                       # 3 x 10,000 beside 10,000
     python benchmarks/bench_replicas.py --per-replica 300 --sqlite-n 300 --sample 50
     python benchmarks/bench_replicas.py --runs 2 --skip-sqlite
+    python benchmarks/bench_replicas.py --skip-sqlite --per-replica 1000 --trace
 """
 
 from __future__ import annotations

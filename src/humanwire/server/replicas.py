@@ -215,26 +215,53 @@ class Replicas:
     # -- heartbeat, claims, sweeps ------------------------------------------------------
     async def _beat(self) -> None:
         every = max(self.lease / 3, 0.05)
+        loop = asyncio.get_running_loop()
         while not self._closed:
             await asyncio.sleep(every)
             try:
-                self.store.heartbeat(self.id, time.time())
-                self._claim()
+                # The heartbeat and the claim and sweep queries (each reads every open
+                # interaction: tens of ms at 30,000 held) run on a worker thread, not
+                # on the loop that answers requests; what they found is handled here.
+                claimed, swept = await loop.run_in_executor(None, self._beat_queries)
+                self._found(claimed, swept)
                 self._on_tick()
             except Exception:
                 logger.warning("replica heartbeat failed", exc_info=True)
 
-    def _claim(self) -> None:
+    def _beat_queries(
+        self,
+    ) -> tuple[list[list[InteractionRecord]], list[list[InteractionRecord]]]:
+        self.store.heartbeat(self.id, time.time())
+        return self._claim_queries()
+
+    def _claim_queries(
+        self,
+    ) -> tuple[list[list[InteractionRecord]], list[list[InteractionRecord]]]:
+        """The windows and holds left by dead replicas, claimed and swept in batches."""
         alive_after = time.time() - self.lease
+        claimed: list[list[InteractionRecord]] = []
+        swept: list[list[InteractionRecord]] = []
         while True:
-            claimed = self.store.claim_windows(self.id, alive_after, _CLAIM_BATCH)
-            if claimed:
-                self._on_claimed(claimed)
-            if len(claimed) < _CLAIM_BATCH:
+            batch = self.store.claim_windows(self.id, alive_after, _CLAIM_BATCH)
+            if batch:
+                claimed.append(batch)
+            if len(batch) < _CLAIM_BATCH:
                 break
         while True:
-            swept = self.store.sweep_holds(alive_after, _CLAIM_BATCH)
-            if swept:
-                self._on_swept(swept)
-            if len(swept) < _CLAIM_BATCH:
+            batch = self.store.sweep_holds(alive_after, _CLAIM_BATCH)
+            if batch:
+                swept.append(batch)
+            if len(batch) < _CLAIM_BATCH:
                 break
+        return claimed, swept
+
+    def _found(
+        self, claimed: list[list[InteractionRecord]], swept: list[list[InteractionRecord]]
+    ) -> None:
+        for batch in claimed:
+            self._on_claimed(batch)
+        for batch in swept:
+            self._on_swept(batch)
+
+    def _claim(self) -> None:
+        self._found(*self._claim_queries())

@@ -1050,12 +1050,18 @@ class EngineCore:
         """Every heartbeat: rows other replicas left in the outbox, old counts."""
         self.outbox.wake()
         self._ticks += 1
-        if self.shared is not None and self._ticks % 30 == 1:
-            now = time.time()
-            self.shared.prune_limits(
-                now - self.config.rate_limit_window, now - self.config.spam_window
-            )
-            self.shared.forget_replicas_before(now - 24 * 3600.0)
+        if self.shared is not None and self._ticks % 30 == 1 and self._loop is not None:
+            # Deletes of old counts: on a worker thread, not on the loop serving requests.
+            shared, config, now = self.shared, self.config, time.time()
+
+            def prune() -> None:
+                try:
+                    shared.prune_limits(now - config.rate_limit_window, now - config.spam_window)
+                    shared.forget_replicas_before(now - 24 * 3600.0)
+                except Exception:
+                    logger.warning("pruning the shared counts failed", exc_info=True)
+
+            self._loop.run_in_executor(None, prune)
 
     def _resync(self) -> None:
         """The notice connection was down: what it missed is re-read. Held requests

@@ -24,7 +24,6 @@ re-reading (``on_resync``). The engine wires the callbacks; nothing here knows H
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import json
 import logging
@@ -77,12 +76,6 @@ class Replicas:
         self._tasks: list[asyncio.Task[None]] = []
         self._listening = asyncio.Event()
         self._closed = False
-        # One thread, in order: the writes nobody on the loop waits for (notices, stored
-        # idempotent results) go out beside the loop, not in front of what it does next
-        # (a reader's answer would otherwise wait behind a round trip per flush).
-        self._sender = concurrent.futures.ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix="humanwire-replica-writes"
-        )
 
     # -- start and stop -----------------------------------------------------------------
     async def start(self) -> None:
@@ -102,8 +95,7 @@ class Replicas:
         if self._closed:
             return
         self._closed = True
-        self._flush()  # at once, after what the sender has queued
-        self._sender.shutdown(wait=True)
+        self._flush()
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
@@ -142,25 +134,11 @@ class Replicas:
             batch.append(notice)
             size += cost
         payloads.append(self._payload(batch))
-        if self._closed:
-            self._send(payloads, len(notices))
-        else:
-            self.in_background(self._send, payloads, len(notices))
-
-    def in_background(self, write: Callable[..., Any], *args: Any) -> None:
-        """Runs ``write(*args)`` (a store write whose result nobody waits for) on this
-        replica's writer thread, in the order submitted; at once if it is stopped."""
-        try:
-            self._sender.submit(write, *args)
-        except RuntimeError:  # shut down: closing
-            write(*args)
-
-    def _send(self, payloads: list[str], count: int) -> None:
         try:
             self.store.notify(payloads)
         except Exception:
             # The others catch up when their long-polls and holds time out; not fatal.
-            logger.warning("could not publish %d notices", count, exc_info=True)
+            logger.warning("could not publish %d notices", len(notices), exc_info=True)
 
     def notice(self, kind: str, account_id: str, item_id: str) -> str:
         """The payload of one notice, for a store write that publishes it itself (in its

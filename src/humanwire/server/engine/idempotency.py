@@ -5,7 +5,6 @@ a restart."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import time
 from collections.abc import Awaitable, Callable
@@ -25,7 +24,7 @@ from ._common import (
     _IdempotentRun,
     _Requesters,
 )
-from .core import EngineCore, logger
+from .core import EngineCore
 
 
 class Idempotency(EngineCore):
@@ -107,43 +106,20 @@ class Idempotency(EngineCore):
         self, slot: tuple[str, str], fingerprint: str, task: asyncio.Task[tuple[int, bytes]]
     ) -> None:
         running = self._idempotent_runs.get(slot)
-
-        def release() -> None:
-            if running is not None and self._idempotent_runs.get(slot) is running:
-                del self._idempotent_runs[slot]
-
-        if running is None or running[1] is not task:
-            running = None
+        if running is not None and running[1] is task:
+            del self._idempotent_runs[slot]
         if task.cancelled() or task.exception() is not None or self._closed:
-            release()
             return
         status, body = task.result()
         if status >= 500 or status == 429:
-            release()
             return
-        record = IdempotencyRecord(
-            account_id=slot[0],
-            key=slot[1],
-            fingerprint=fingerprint,
-            status_code=status,
-            body=body,
-            created_at=time.time(),
+        self.store.put_idempotency(
+            IdempotencyRecord(
+                account_id=slot[0],
+                key=slot[1],
+                fingerprint=fingerprint,
+                status_code=status,
+                body=body,
+                created_at=time.time(),
+            )
         )
-        if self.replicas is None or self._loop is None:
-            self.store.put_idempotency(record)
-            release()
-            return
-        # Replicas: stored on the writer thread, so the answer's wait.ended (appended
-        # next on this loop) does not wait behind it; until it is stored, a retry here
-        # joins the finished run (its slot is kept) and gets the same answer.
-        loop = self._loop
-
-        def store() -> None:
-            try:
-                self.store.put_idempotency(record)
-            except Exception:
-                logger.warning("could not store the result of key %r", slot[1], exc_info=True)
-            with contextlib.suppress(RuntimeError):  # the loop is closed: nothing to free
-                loop.call_soon_threadsafe(release)
-
-        self.replicas.in_background(store)

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -428,7 +427,6 @@ class PostgresStore:
         self.transactions = 0
         self.round_trips = 0
         self.statements = 0
-        self._tally_lock = threading.Lock()
         self._migrate(connect_timeout)
         self._pool: ConnectionPool[psycopg.Connection[tuple[Any, ...]]] = ConnectionPool(
             url,
@@ -513,7 +511,9 @@ class PostgresStore:
         transaction (committed at the Sync; an error rolls back all of it and raises
         here). Nothing in the block may read a result (that would sync mid-way)."""
         with self._connection() as conn, conn.pipeline():
-            self._tally(1, 1, statements)
+            self.transactions += 1
+            self.round_trips += 1
+            self.statements += statements
             yield conn
 
     @contextmanager
@@ -522,7 +522,7 @@ class PostgresStore:
         a round trip each); for rare work such as deleting an account, where ``_tx``'s
         single pipeline cannot serve."""
         with self._connection() as conn, conn.transaction():
-            self._tally(1, 0, 0)
+            self.transactions += 1
             yield conn
 
     def _one(self, query: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
@@ -542,14 +542,9 @@ class PostgresStore:
 
     def _count(self) -> None:
         """One statement in its own transaction: one round trip."""
-        self._tally(1, 1, 1)
-
-    def _tally(self, transactions: int, round_trips: int, statements: int) -> None:
-        # Under a lock: a replica's writer thread counts beside its event loop.
-        with self._tally_lock:
-            self.transactions += transactions
-            self.round_trips += round_trips
-            self.statements += statements
+        self.transactions += 1
+        self.round_trips += 1
+        self.statements += 1
 
     def close(self) -> None:
         if self._closed:
@@ -1513,7 +1508,9 @@ class PostgresStore:
         one SQLite service forgets all of them), so a send does not wait on two more
         WAL flushes. One transaction, one round trip."""
         with self._connection() as conn, conn.pipeline():
-            self._tally(1, 1, 2)
+            self.transactions += 1
+            self.round_trips += 1
+            self.statements += 2
             conn.execute(b"SELECT set_config('synchronous_commit', 'off', true)")
             return conn.execute(query.encode(), params).fetchone()
 

@@ -73,6 +73,16 @@ def account(service: RunningService) -> str:
     return service.create_account("many-waits")
 
 
+def _ask_all(client: AsyncHumanWire, prefix: str, count: int) -> list[asyncio.Future[Any]]:
+    """``count`` asks at once (``<prefix><i>``, 30 s waits), each its own task."""
+    return [
+        asyncio.ensure_future(
+            client.messages.slack(to=SLACK_HUMAN, message=f"{prefix}{i}", wait_time=30)
+        )
+        for i in range(count)
+    ]
+
+
 def _active_connections(client: AsyncHumanWire | HumanWire) -> int:
     pool: Any = client._http._transport._pool  # type: ignore[attr-defined]
     return sum(1 for connection in pool.connections if not connection.is_idle())
@@ -85,12 +95,7 @@ async def test_hundreds_of_async_waits_over_a_handful_of_connections(
     responder = Responder(service, account, count)
     client = AsyncHumanWire(api_key=account, base_url=service.base_url)  # defaults
     try:
-        asks = [
-            asyncio.ensure_future(
-                client.messages.slack(to=SLACK_HUMAN, message=f"q{i}", wait_time=30)
-            )
-            for i in range(count)
-        ]
+        asks = _ask_all(client, "q", count)
         await asyncio.to_thread(responder.all_out.wait, 30)
         await asyncio.sleep(0.3)
         # Every message is out and waiting: the waits hold no connection of their own.
@@ -118,12 +123,7 @@ async def test_a_dropped_stream_resumes_and_loses_nothing(
     responder = Responder(service, account, count)
     client = AsyncHumanWire(api_key=account, base_url=service.base_url)
     try:
-        asks = [
-            asyncio.ensure_future(
-                client.messages.slack(to=SLACK_HUMAN, message=f"d{i}", wait_time=30)
-            )
-            for i in range(count)
-        ]
+        asks = _ask_all(client, "d", count)
         await asyncio.to_thread(responder.all_out.wait, 30)
         hub = client._driver.hub
         assert hub is not None
@@ -172,12 +172,7 @@ async def test_a_lost_batch_answer_is_retried_under_the_same_keys(
     async with httpx.AsyncClient(transport=transport) as http:
         client = AsyncHumanWire(api_key=account, base_url=service.base_url, http_client=http)
         try:
-            asks = [
-                asyncio.ensure_future(
-                    client.messages.slack(to=SLACK_HUMAN, message=f"l{i}", wait_time=30)
-                )
-                for i in range(count)
-            ]
+            asks = _ask_all(client, "l", count)
             await asyncio.to_thread(responder.all_out.wait, 30)
             responder.go.set()
             results = await asyncio.wait_for(asyncio.gather(*asks), 60)

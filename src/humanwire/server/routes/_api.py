@@ -40,6 +40,7 @@ __all__ = [
     "RawJson",
     "check_path",
     "query_wait",
+    "request_fingerprint",
     "to_routes",
 ]
 
@@ -205,6 +206,11 @@ def _idempotency_key(request: Request) -> str | None:
     return key
 
 
+def request_fingerprint(method: str, path: str, raw: bytes) -> str:
+    """What an idempotency key is bound to: method, path and the body's bytes."""
+    return f"{method} {path} {hashlib.sha256(raw).hexdigest()}"
+
+
 def _wire(item: Any) -> Any:
     if isinstance(item, BaseModel):
         return item.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -300,8 +306,7 @@ def _pipeline(operation: Operation) -> Callable[[Request], Awaitable[Response]]:
             if key is None or account is None:
                 status, content = await run()
             else:
-                digest = hashlib.sha256(raw).hexdigest()
-                fingerprint = f"{request.method} {request.url.path} {digest}"
+                fingerprint = request_fingerprint(request.method, request.url.path, raw)
                 status, content = await engine.idempotent(account, key, fingerprint, run)
         finally:
             if watcher is not None:
@@ -333,7 +338,7 @@ async def _accept_async(
     delivered and waits), answer 202 with the no-wait body and let the hold go on; its
     answer becomes the account's ``wait.ended`` event. A send that does not hold (no
     wait, an error, a replayed key) answers as it would have."""
-    fingerprint = f"{request.method} {request.url.path} {hashlib.sha256(raw).hexdigest()}"
+    fingerprint = request_fingerprint(request.method, request.url.path, raw)
     status, content, headers = await run_respond_async(
         engine, account, key, fingerprint, operation, call
     )

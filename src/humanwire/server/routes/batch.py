@@ -19,15 +19,14 @@ service much of its own) on one HTTP exchange per send; a batch costs one.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
-import re
 from collections.abc import Sequence
 
 from pydantic import TypeAdapter
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.routing import compile_path
 
 from humanwire.types import BatchItem, BatchRequest, BatchResponse
 
@@ -42,6 +41,7 @@ from ._api import (
     Payload,
     RawJson,
     check_path,
+    request_fingerprint,
     run_respond_async,
 )
 
@@ -53,16 +53,11 @@ logger = logging.getLogger("humanwire.server")
 _KEPT_HEADERS = ("retry-after", "preference-applied", "idempotent-replayed", "www-authenticate")
 
 
-def _template(path: str) -> re.Pattern[str]:
-    pattern = re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(path))
-    return re.compile(pattern + r"\Z")
-
-
 class _Sends:
     """The operations an item may name, matched in routing order."""
 
     def __init__(self, sends: Sequence[Operation]) -> None:
-        self.table = [(_template(op.path), op) for op in sends]
+        self.table = [(compile_path(op.path)[0], op) for op in sends]  # as the router
 
     def find(self, path: str) -> tuple[Operation, dict[str, str]]:
         for pattern, operation in self.table:
@@ -115,7 +110,7 @@ def operations(sends: Sequence[Operation]) -> list[Operation]:
                 body=body,
                 caller=call.caller,
             )
-            fingerprint = f"POST {item.path} {hashlib.sha256(raw).hexdigest()}"
+            fingerprint = request_fingerprint("POST", item.path, raw)
             return await run_respond_async(
                 call.engine, call.account, key, fingerprint, operation, item_call
             )
@@ -127,7 +122,6 @@ def operations(sends: Sequence[Operation]) -> list[Operation]:
 
     async def batch(call: ApiCall) -> Payload:
         request = call.body_as(BatchRequest)
-        call.account  # noqa: B018 - the key, checked before any item runs
         answers = await asyncio.gather(*(run_item(call, item) for item in request.requests))
         return RawJson(b'{"responses":[' + b",".join(_item_answer(*a) for a in answers) + b"]}")
 

@@ -7,11 +7,13 @@ windows are absolute deadlines, JSON-ish values are plain dicts.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 __all__ = [
     "ACCOUNT_TABLES",
+    "INTERACTION_COLUMNS",
     "AccountRecord",
     "AccountUsage",
     "ChannelRecord",
@@ -27,6 +29,8 @@ __all__ = [
     "SharedStore",
     "Store",
     "WebhookRecord",
+    "dumps_json",
+    "interaction_values",
     "shared_store",
     "usage_from_counts",
 ]
@@ -545,3 +549,41 @@ class SharedStore(Store, Protocol):
 def shared_store(store: Store) -> SharedStore | None:
     """``store`` when other processes may serve from it too, else None."""
     return store if getattr(store, "shared", False) else None  # type: ignore[return-value]
+
+
+def dumps_json(value: Any) -> str:
+    """How both stores write a JSON column."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+INTERACTION_COLUMNS = (
+    "id, account_id, kind, channel, to_addr, from_addr, request, created_at, status, "
+    "wait_deadline, follow_up_deadline, result, outcome, form_token, reply_token, card_id, "
+    "ended_at, delivery_status, provider_ref"
+)
+"""The interaction columns both stores have (PostgreSQL adds the replicas' two)."""
+
+
+def interaction_values(record: InteractionRecord) -> tuple[Any, ...]:
+    """``record`` as the values of ``INTERACTION_COLUMNS``, in order."""
+    return (
+        record.id,
+        record.account_id,
+        record.kind,
+        record.channel,
+        record.to_addr,
+        record.from_addr,
+        dumps_json(record.request),
+        record.created_at,
+        record.status,
+        record.wait_deadline,
+        record.follow_up_deadline,
+        dumps_json(record.result) if record.result is not None else None,
+        record.outcome,
+        record.form_token,
+        record.reply_token,
+        record.card_id,
+        record.ended_at,
+        record.delivery_status,
+        record.provider_ref,
+    )

@@ -54,6 +54,7 @@ from psycopg_pool import ConnectionPool
 
 from .base import (
     ACCOUNT_TABLES,
+    INTERACTION_COLUMNS,
     AccountRecord,
     AccountUsage,
     ChannelRecord,
@@ -67,6 +68,8 @@ from .base import (
     NumberRecord,
     OutboxRecord,
     WebhookRecord,
+    dumps_json,
+    interaction_values,
     usage_from_counts,
 )
 
@@ -356,11 +359,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
 _MIGRATION_LOCK = "humanwire.store.migrate"
 """Hashed (with the schema) into the key of the advisory lock the migrations run under."""
 
-_INTERACTION_COLUMNS = (
-    "id, account_id, kind, channel, to_addr, from_addr, request, created_at, status, "
-    "wait_deadline, follow_up_deadline, result, outcome, form_token, reply_token, card_id, "
-    "ended_at, delivery_status, provider_ref, owner, held_by"
-)
+_INTERACTION_COLUMNS = INTERACTION_COLUMNS + ", owner, held_by"
 _INTERACTION_VALUES = ", ".join(
     "%s::double precision"
     if column in ("created_at", "wait_deadline", "follow_up_deadline", "ended_at")
@@ -391,8 +390,7 @@ _ACCOUNT_TABLES = (*ACCOUNT_TABLES, "rate_hits", "rate_counts", "spam_marks")
 """Every table with an ``account_id`` column (besides ``accounts``): replicas' counts too."""
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+_dumps = dumps_json
 
 
 def _loads_number(text: str | None) -> float | None:
@@ -673,29 +671,7 @@ class PostgresStore:
         *,
         link_stale_before: float = 0.0,
     ) -> None:
-        values = (
-            record.id,
-            record.account_id,
-            record.kind,
-            record.channel,
-            record.to_addr,
-            record.from_addr,
-            _dumps(record.request),
-            record.created_at,
-            record.status,
-            record.wait_deadline,
-            record.follow_up_deadline,
-            _dumps(record.result) if record.result is not None else None,
-            record.outcome,
-            record.form_token,
-            record.reply_token,
-            record.card_id,
-            record.ended_at,
-            record.delivery_status,
-            record.provider_ref,
-            record.owner,
-            record.held_by,
-        )
+        values = (*interaction_values(record), record.owner, record.held_by)
         if link is None:
             self._run(
                 f"INSERT INTO interactions ({_INTERACTION_COLUMNS}) VALUES ({_INTERACTION_VALUES})",

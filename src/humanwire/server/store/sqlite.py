@@ -21,6 +21,7 @@ from typing import Any
 
 from .base import (
     ACCOUNT_TABLES,
+    INTERACTION_COLUMNS,
     AccountRecord,
     AccountUsage,
     ChannelRecord,
@@ -34,6 +35,8 @@ from .base import (
     NumberRecord,
     OutboxRecord,
     WebhookRecord,
+    dumps_json,
+    interaction_values,
     usage_from_counts,
 )
 
@@ -212,11 +215,7 @@ CREATE INDEX IF NOT EXISTS outcomes_account ON outcomes (account_id, id);
 CREATE INDEX IF NOT EXISTS outcomes_created ON outcomes (created_at);
 """
 
-_INTERACTION_COLUMNS = (
-    "id, account_id, kind, channel, to_addr, from_addr, request, created_at, status, "
-    "wait_deadline, follow_up_deadline, result, outcome, form_token, reply_token, card_id, "
-    "ended_at, delivery_status, provider_ref"
-)
+_INTERACTION_COLUMNS = INTERACTION_COLUMNS
 _DELIVERY_COLUMNS = (
     "seq, id, account_id, interaction_id, channel, kind, from_addr, to_addr, text, form_url, "
     "created_at"
@@ -227,8 +226,7 @@ _OUTBOX_COLUMNS = (
 )
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+_dumps = dumps_json
 
 
 def _loads_number(text: str | None) -> float | None:
@@ -512,27 +510,7 @@ class SQLiteStore:
             db.execute(
                 f"INSERT INTO interactions ({_INTERACTION_COLUMNS}) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    record.id,
-                    record.account_id,
-                    record.kind,
-                    record.channel,
-                    record.to_addr,
-                    record.from_addr,
-                    _dumps(record.request),
-                    record.created_at,
-                    record.status,
-                    record.wait_deadline,
-                    record.follow_up_deadline,
-                    _dumps(record.result) if record.result is not None else None,
-                    record.outcome,
-                    record.form_token,
-                    record.reply_token,
-                    record.card_id,
-                    record.ended_at,
-                    record.delivery_status,
-                    record.provider_ref,
-                ),
+                interaction_values(record),
             )
             if link is not None:
                 # Replaces a link whose interaction failed to deliver, or one older than

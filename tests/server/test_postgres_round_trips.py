@@ -117,13 +117,14 @@ def test_round_trips_per_send_and_per_answer_on_another_replica(schema_url: str)
         answered = total(a, b)
     one_send = sent[0] - start[0]
     one_answer = answered[0] - sent[0]
-    # A send: the key's account, the rate count, the key's result and link, the spam
-    # count, the interaction with its link, the sandbox's delivery, its status, the 202's
-    # body, and the notice of it.
-    assert one_send <= 10, f"{one_send} round trips for one send"
-    # An answer on B: the key's account, the rate count, the thread read twice, the
-    # end (which says who holds it), its outcome, the inbound text, the notices. On A:
-    # the hold let go with the answer read, the key's result, wait.ended, the notice.
-    assert one_answer <= 12, f"{one_answer} round trips for one answer"
+    # A send: the key's account with the rate count, the key's result and link, the
+    # spam count, the interaction with its link, the sandbox's delivery, its status, the
+    # 202's body, and the notice of it.
+    assert one_send <= 9, f"{one_send} round trips for one send"
+    # An answer on B: the key's account with the rate count, the thread, the end (which
+    # says who holds it, and notifies), its outcome (which notifies), the inbound text,
+    # its notice. On A: the hold let go with the answer read, then the key's result with
+    # wait.ended (which notifies).
+    assert one_answer <= 7, f"{one_answer} round trips for one answer"
     # Each round trip is one transaction: no BEGIN or COMMIT of their own.
     assert answered[1] - start[1] == answered[0] - start[0]

@@ -839,6 +839,53 @@ def test_outcomes(store: Store) -> None:
     assert store.outcomes_after("acct_1", ids[-1], 10) == [(later, {})]
 
 
+def test_outcome_with_the_result_of_its_send(store: Store) -> None:
+    result = IdempotencyRecord("acct_1", "k1", "fp-1", 200, b'{"responded":true}', 10.0)
+    seq = store.append_outcome(
+        "acct_1", "int_1", {"eventType": "wait.ended"}, 10.0, idempotency=result
+    )
+    assert store.outcomes_after("acct_1", 0, 10) == [(seq, {"eventType": "wait.ended"})]
+    assert store.get_idempotency("acct_1", "k1") == result
+    # A stored result is replaced, as put_idempotency replaces it.
+    again = replace(result, status_code=201, created_at=11.0)
+    later = store.append_outcome("acct_1", "int_1", {}, 11.0, idempotency=again)
+    assert later > seq and store.get_idempotency("acct_1", "k1") == again
+
+
+def test_published_outcome_notifies_the_replicas_as_it_commits(pg_schema: str) -> None:
+    from humanwire.server.replicas import Replicas
+
+    pg = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
+    heard: list[tuple[str, str, str]] = []
+    listener = Replicas(
+        pg,
+        lease=30.0,
+        on_notice=lambda *notice: heard.append(notice),
+        on_claimed=lambda _: None,
+        on_swept=lambda _: None,
+        on_tick=lambda: None,
+        on_resync=lambda: None,
+    )
+    try:
+        with psycopg.connect(DATABASE_URL, autocommit=True) as conn:
+            conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(pg.channel)))
+            result = IdempotencyRecord("acct_1", "k1", "fp-1", 200, b"{}", 10.0)
+            seq = pg.append_published_outcome(
+                "acct_1", "int_1", {"n": 1}, 10.0, "replica-b", idempotency=result
+            )
+            payloads = [notice.payload for notice in conn.notifies(timeout=5, stop_after=1)]
+        assert len(payloads) == 1
+        listener._received(payloads[0])  # as another replica's listener reads it
+        assert heard == [("outcome", "acct_1", str(seq))]
+        assert pg.outcomes_after("acct_1", 0, 10) == [(seq, {"n": 1})]
+        assert pg.get_idempotency("acct_1", "k1") == result
+        listener.id = "replica-b"  # its own notice is ignored by the replica that sent it
+        listener._received(payloads[0])
+        assert len(heard) == 1
+    finally:
+        pg.close()
+
+
 # -- idempotency --------------------------------------------------------------------------
 def test_idempotency(store: Store) -> None:
     assert store.get_idempotency("acct_1", "k1") is None
@@ -1013,6 +1060,35 @@ def test_postgres_rate_limit_and_spam_counts(pg_schema: str) -> None:
         assert store.spam_hit("acct_1", "fp", "+3", 161.5, 60.0) == 2  # +1 (101.0) expired
         store.forget_spam("acct_1")
         assert store.spam_hit("acct_1", "fp", "+4", 162.0, 60.0) == 1
+    finally:
+        store.close()
+
+
+def test_postgres_key_lookup_counts_the_request(pg_schema: str) -> None:
+    # What every API request asks first, in one round trip: the key's account and, for
+    # one not suspended, its rate count (as rate_hit counts it).
+    store = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
+    try:
+        store.insert_account(account(1))
+        store.insert_account(account(2))
+        key = account(1).key_hash
+        trips = store.round_trips
+        found = [store.account_by_key_hash_counted(key, t, 2, 10.0) for t in (100.0, 101.0)]
+        assert store.round_trips == trips + 2
+        assert found == [(account(1), None), (account(1), None)]
+        assert store.account_by_key_hash_counted(key, 102.0, 2, 10.0) == (
+            account(1),
+            pytest.approx(8.0),
+        )
+        assert store.rate_hit("acct_1", 110.5, 2, 10.0) is None  # the same count
+        assert store.account_by_key_hash_counted("no such hash", 103.0, 2, 10.0) == (None, None)
+        # A suspended account is found and not counted.
+        store.set_account_suspended("acct_2", True)
+        other = account(2).key_hash
+        for t in (100.0, 100.1, 100.2):
+            found_2, retry = store.account_by_key_hash_counted(other, t, 2, 10.0)
+            assert found_2 is not None and found_2.suspended and retry is None
+        assert store.rate_hit("acct_2", 100.3, 2, 10.0) is None
     finally:
         store.close()
 

@@ -51,6 +51,7 @@ from ._common import (
     FormView,
     InboxChange,
     MessageRequest,
+    RateCount,
     ReplyLinkState,
     ReplyLinkView,
 )
@@ -80,6 +81,7 @@ __all__ = [
     "InboundText",
     "InboxChange",
     "MessageRequest",
+    "RateCount",
     "ReplyLinkState",
     "ReplyLinkView",
 ]

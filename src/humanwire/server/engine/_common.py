@@ -52,6 +52,14 @@ class Account:
 
 
 @dataclass(frozen=True)
+class RateCount:
+    """A request already counted against the rate limit (``authenticate_request``):
+    ``retry_after`` None when it is allowed, else seconds to wait."""
+
+    retry_after: float | None
+
+
+@dataclass(frozen=True)
 class FormView:
     """What the form page needs to render a form reached by its token."""
 

@@ -24,7 +24,7 @@ from ..store.base import (
     AccountUsage,
     Duplicate,
 )
-from ._common import Account, _hash_key
+from ._common import Account, RateCount, _hash_key
 from .core import EngineCore
 
 
@@ -84,11 +84,29 @@ class Accounts(EngineCore):
             return None
         return Account(id=record.id, name=record.name, suspended=record.suspended)
 
-    def check_limits(self, account: Account) -> None:
+    def authenticate_request(self, api_key: str) -> tuple[Account | None, RateCount | None]:
+        """``authenticate`` for an API request, which ``check_limits`` then limits: with
+        replicas, the key's account and the request's rate count come in one round trip
+        (the count, not None, is passed on to ``check_limits``)."""
+        if self.shared is None:
+            return self.authenticate(api_key), None
+        record, retry_after = self.shared.account_by_key_hash_counted(
+            _hash_key(api_key),
+            time.time(),
+            self.config.rate_limit_requests,
+            self.config.rate_limit_window,
+        )
+        if record is None:
+            return None, None
+        account = Account(id=record.id, name=record.name, suspended=record.suspended)
+        return account, (None if record.suspended else RateCount(retry_after))
+
+    def check_limits(self, account: Account, counted: RateCount | None = None) -> None:
         """Raises ``AccountSuspended`` or ``RateLimited`` (with ``retry_after``). The
-        HTTP layer calls it once per authenticated request."""
+        HTTP layer calls it once per authenticated request; ``counted``: the request
+        was counted already (``authenticate_request``)."""
         self._require_active(account)
-        retry_after = self._rate_hit(account.id)
+        retry_after = counted.retry_after if counted is not None else self._rate_hit(account.id)
         if retry_after is not None:
             raise RateLimited(
                 f"rate limit of {self.config.rate_limit_requests} requests per "

@@ -62,6 +62,7 @@ from ..store.base import (
     DeliveryRecord,
     Duplicate,
     IdempotencyLinkRecord,
+    IdempotencyRecord,
     InteractionRecord,
     SharedStore,
     shared_store,
@@ -198,6 +199,8 @@ class EngineCore:
         self._outcomes_appended = 0
         self._async_holds: set[asyncio.Task[Any]] = set()
         self._async_followed: set[str] = set()
+        self._wait_ended_written: set[str] = set()
+        """Followed sends whose ``wait.ended`` went out with their stored result."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._draining = False
         self._closed = False
@@ -509,18 +512,57 @@ class EngineCore:
             },
         )
 
-    def append_outcome(self, account_id: str, interaction_id: str, body: dict[str, Any]) -> int:
-        """Stores an outcome event and wakes the account's ``GET /events`` readers."""
+    def append_outcome(
+        self,
+        account_id: str,
+        interaction_id: str,
+        body: dict[str, Any],
+        *,
+        idempotency: IdempotencyRecord | None = None,
+    ) -> int:
+        """Stores an outcome event (with ``idempotency``, the result of the send it
+        reports) and wakes the account's ``GET /events`` readers, here and on the other
+        replicas (whose notice the write itself publishes)."""
         now = time.time()
-        seq = self.store.append_outcome(account_id, interaction_id, body, now)
+        if self.shared is not None and self.replicas is not None:
+            seq = self.shared.append_published_outcome(
+                account_id, interaction_id, body, now, self.replicas.id, idempotency=idempotency
+            )
+        else:
+            seq = self.store.append_outcome(
+                account_id, interaction_id, body, now, idempotency=idempotency
+            )
         for waiter in self._outcome_waiters.pop(account_id, set()):
             _settle(waiter, None)
-        if self.replicas is not None:
-            self.replicas.publish("outcome", account_id, str(seq))
         self._outcomes_appended += 1
         if self._outcomes_appended % OUTCOME_PRUNE_EVERY == 0:
             self.store.delete_outcomes_before(now - OUTCOME_TTL)
         return seq
+
+    def append_wait_ended(
+        self,
+        account_id: str,
+        interaction_id: str,
+        status: int,
+        body: dict[str, Any],
+        *,
+        idempotency: IdempotencyRecord | None = None,
+    ) -> None:
+        """The ``wait.ended`` event of a send answered 202: ``status`` and ``body``, what
+        its held request would have answered."""
+        self.append_outcome(
+            account_id,
+            interaction_id,
+            {
+                "interactionId": interaction_id,
+                "eventType": "wait.ended",
+                "response": body,
+                "responded": body.get("responded") is True,
+                "metadata": body.get("metadata"),
+                "status": status,
+            },
+            idempotency=idempotency,
+        )
 
     def _register(self, interaction_id: str) -> asyncio.Future[InteractionRecord | None]:
         # Registered before the delivery goes out, so even an instant reply finds it.

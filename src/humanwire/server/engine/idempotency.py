@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import time
 from collections.abc import Awaitable, Callable
 
@@ -106,20 +107,35 @@ class Idempotency(EngineCore):
         self, slot: tuple[str, str], fingerprint: str, task: asyncio.Task[tuple[int, bytes]]
     ) -> None:
         running = self._idempotent_runs.get(slot)
+        followed: str | None = None
         if running is not None and running[1] is task:
             del self._idempotent_runs[slot]
+            followed = running[3].holding_async
         if task.cancelled() or task.exception() is not None or self._closed:
             return
         status, body = task.result()
         if status >= 500 or status == 429:
             return
-        self.store.put_idempotency(
-            IdempotencyRecord(
-                account_id=slot[0],
-                key=slot[1],
-                fingerprint=fingerprint,
-                status_code=status,
-                body=body,
-                created_at=time.time(),
-            )
+        record = IdempotencyRecord(
+            account_id=slot[0],
+            key=slot[1],
+            fingerprint=fingerprint,
+            status_code=status,
+            body=body,
+            created_at=time.time(),
         )
+        if followed is not None and followed in self._async_followed:
+            # Answered 202: its answer goes out as ``wait.ended`` (``follow_async``),
+            # written here with the stored result, in one transaction: one round trip
+            # fewer before a replica's reader hears it, and no moment when one is
+            # stored without the other.
+            self.append_wait_ended(
+                slot[0],
+                followed,
+                status,
+                json.loads(body) if body else {},
+                idempotency=record,
+            )
+            self._wait_ended_written.add(followed)
+            return
+        self.store.put_idempotency(record)

@@ -128,6 +128,9 @@ class Outcomes(EngineCore):
         def done(task: asyncio.Task[tuple[int, bytes]]) -> None:
             self._async_holds.discard(task)
             self._async_followed.discard(interaction_id)
+            if interaction_id in self._wait_ended_written:
+                self._wait_ended_written.discard(interaction_id)  # with its stored result
+                return
             if task.cancelled():
                 return
             failure = task.exception()
@@ -148,18 +151,7 @@ class Outcomes(EngineCore):
             else:
                 status, content = task.result()
                 body = json.loads(content) if content else {}
-            self.append_outcome(
-                account.id,
-                interaction_id,
-                {
-                    "interactionId": interaction_id,
-                    "eventType": "wait.ended",
-                    "response": body,
-                    "responded": body.get("responded") is True,
-                    "metadata": body.get("metadata"),
-                    "status": status,
-                },
-            )
+            self.append_wait_ended(account.id, interaction_id, status, body)
 
         hold.add_done_callback(done)
 

@@ -25,7 +25,7 @@ from starlette.routing import Route
 from starlette.types import Receive
 
 from ..config import ServiceConfig
-from ..engine import ACCEPT_ASYNC, REQUESTER_GONE, Account, Engine
+from ..engine import ACCEPT_ASYNC, REQUESTER_GONE, Account, Engine, RateCount
 from ..errors import InvalidRequest, NotFound, ServiceUnavailable, Unauthorized
 from ..http_body import parse_json_body
 from ..observe import note_account, note_interaction
@@ -160,6 +160,23 @@ def query_wait(call: ApiCall, name: str = "wait") -> float | None:
 
 
 def _authenticate(request: Request, engine: Engine) -> Account:
+    """The account of the request's key; ``Unauthorized`` without a valid one."""
+    account = engine.authenticate(_api_key(request))
+    if account is None:
+        raise Unauthorized("invalid API key")
+    return account
+
+
+def _authenticate_counted(request: Request, engine: Engine) -> tuple[Account, RateCount | None]:
+    """``_authenticate`` for an API request, counted against the rate limit on the way
+    where the store can (``Engine.authenticate_request``)."""
+    account, counted = engine.authenticate_request(_api_key(request))
+    if account is None:
+        raise Unauthorized("invalid API key")
+    return account, counted
+
+
+def _api_key(request: Request) -> str:
     header = request.headers.get("authorization")
     if header is None:
         raise Unauthorized("missing API key: send the header Authorization: Bearer <API_KEY>")
@@ -167,10 +184,9 @@ def _authenticate(request: Request, engine: Engine) -> Account:
     token = token.strip()
     if scheme.lower() != "bearer" or not token:
         raise Unauthorized("the Authorization header must be: Bearer <API_KEY>")
-    account = engine.authenticate(token) if len(token) <= _MAX_API_KEY_LENGTH else None
-    if account is None:
+    if len(token) > _MAX_API_KEY_LENGTH:
         raise Unauthorized("invalid API key")
-    return account
+    return token
 
 
 def check_path(request: Request, params: tuple[PathParam, ...]) -> None:
@@ -257,9 +273,9 @@ def _pipeline(operation: Operation) -> Callable[[Request], Awaitable[Response]]:
             raise ServiceUnavailable(retry_after=config.unavailable_retry_after)
         account: Account | None = None
         if operation.auth:
-            account = _authenticate(request, engine)
+            account, counted = _authenticate_counted(request, engine)
             note_account(account.id)
-            engine.check_limits(account)
+            engine.check_limits(account, counted)
         check_path(request, operation.path_params)
         named = request.path_params.get("interactionId")
         if named is not None:

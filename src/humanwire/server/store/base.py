@@ -443,9 +443,16 @@ class Store(Protocol):
 
     # the account's outcome stream (GET /events): ids increase, across accounts
     def append_outcome(
-        self, account_id: str, interaction_id: str, body: dict[str, Any], created_at: float
+        self,
+        account_id: str,
+        interaction_id: str,
+        body: dict[str, Any],
+        created_at: float,
+        *,
+        idempotency: IdempotencyRecord | None = None,
     ) -> int:
-        """Stores an outcome event; returns its id (the cursor)."""
+        """Stores an outcome event; returns its id (the cursor). ``idempotency``: the
+        result of the send it reports, stored with it (``put_idempotency``), at once."""
         ...
 
     def outcomes_after(
@@ -532,8 +539,30 @@ class SharedStore(Store, Protocol):
         ...
 
     def notify(self, payloads: list[str]) -> None: ...
+    def append_published_outcome(
+        self,
+        account_id: str,
+        interaction_id: str,
+        body: dict[str, Any],
+        created_at: float,
+        replica_id: str,
+        *,
+        idempotency: IdempotencyRecord | None = None,
+    ) -> int:
+        """``append_outcome`` whose ``outcome`` notice (from ``replica_id``, naming the
+        new id) is published by the same statement, so the other replicas' readers
+        wake as it commits."""
+        ...
+
     def rate_hit(self, account_id: str, now: float, limit: int, window: float) -> float | None:
         """The sliding-window rate limit, counted in the database (``RateLimiter.hit``)."""
+        ...
+
+    def account_by_key_hash_counted(
+        self, key_hash: str, now: float, limit: int, window: float
+    ) -> tuple[AccountRecord | None, float | None]:
+        """``account_by_key_hash`` and, for an account not suspended, its ``rate_hit``:
+        one round trip for what every API request asks first."""
         ...
 
     def spam_hit(

@@ -836,24 +836,77 @@ class PostgresStore:
 
     # -- the outcome stream -------------------------------------------------------------
     def append_outcome(
-        self, account_id: str, interaction_id: str, body: dict[str, Any], created_at: float
+        self,
+        account_id: str,
+        interaction_id: str,
+        body: dict[str, Any],
+        created_at: float,
+        *,
+        idempotency: IdempotencyRecord | None = None,
+    ) -> int:
+        return self._append_outcome(account_id, interaction_id, body, created_at, idempotency)
+
+    def append_published_outcome(
+        self,
+        account_id: str,
+        interaction_id: str,
+        body: dict[str, Any],
+        created_at: float,
+        replica_id: str,
+        *,
+        idempotency: IdempotencyRecord | None = None,
+    ) -> int:
+        return self._append_outcome(
+            account_id, interaction_id, body, created_at, idempotency, replica_id
+        )
+
+    def _append_outcome(
+        self,
+        account_id: str,
+        interaction_id: str,
+        body: dict[str, Any],
+        created_at: float,
+        idempotency: IdempotencyRecord | None,
+        replica_id: str | None = None,
     ) -> int:
         # Ids come from a sequence: taken and committed under the account's lock (one
-        # statement, so its own transaction), they commit in order, so a reader paging
-        # with ``outcomes_after`` never passes an id that commits later (several
-        # replicas append to one account). The lock is taken before the row's id.
-        row = self._one(
-            "WITH lock AS (SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))) "
-            "INSERT INTO outcomes (account_id, interaction_id, body, created_at) "
-            "SELECT %s, %s, %s, %s::double precision FROM lock RETURNING id",
-            (
-                f"humanwire.outcomes:{account_id}",
-                account_id,
-                interaction_id,
-                _dumps(body),
-                created_at,
-            ),
+        # transaction), they commit in order, so a reader paging with ``outcomes_after``
+        # never passes an id that commits later (several replicas append to one
+        # account). The lock is taken before the row's id.
+        insert = (
+            "WITH lock AS (SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))), "
+            "added AS (INSERT INTO outcomes (account_id, interaction_id, body, created_at) "
+            "SELECT %s, %s, %s, %s::double precision FROM lock RETURNING id) "
         )
+        params: tuple[Any, ...] = (
+            f"humanwire.outcomes:{account_id}",
+            account_id,
+            interaction_id,
+            _dumps(body),
+            created_at,
+        )
+        extra: tuple[Any, ...] = ()
+        if replica_id is None:
+            query = insert + "SELECT id FROM added"
+        else:
+            # The notice as ``Replicas`` writes it ({"r": replica, "n": [[kind, account,
+            # item]]}), its item the new id: delivered when this commits.
+            query = insert + (
+                "SELECT id, pg_notify(%s, json_build_object('r', %s::text, 'n', "
+                "json_build_array(json_build_array('outcome', %s::text, id::text)))::text) "
+                "FROM added"
+            )
+            extra = (self.channel, replica_id, account_id)
+        if idempotency is None:
+            row = self._one(query, (*params, *extra))
+        else:
+            # Both in one transaction and one round trip (a pipeline ending in one Sync).
+            with self._connection() as conn, conn.pipeline():
+                self.transactions += 1
+                self.round_trips += 1
+                self.statements += 2
+                self._put_idempotency(conn, idempotency)
+                row = conn.execute(query.encode(), (*params, *extra)).fetchone()
         assert row is not None
         return int(row[0])
 
@@ -1315,12 +1368,18 @@ class PostgresStore:
         )
 
     def put_idempotency(self, record: IdempotencyRecord) -> None:
-        self._run(
-            "INSERT INTO idempotency "
-            "(account_id, key, fingerprint, status_code, body, created_at) "
-            "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (account_id, key) DO UPDATE SET "
-            "fingerprint = excluded.fingerprint, status_code = excluded.status_code, "
-            "body = excluded.body, created_at = excluded.created_at",
+        with self._connection() as conn:
+            self._count()
+            self._put_idempotency(conn, record)
+
+    @staticmethod
+    def _put_idempotency(conn: psycopg.Connection[Any], record: IdempotencyRecord) -> None:
+        conn.execute(
+            b"INSERT INTO idempotency "
+            b"(account_id, key, fingerprint, status_code, body, created_at) "
+            b"VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (account_id, key) DO UPDATE SET "
+            b"fingerprint = excluded.fingerprint, status_code = excluded.status_code, "
+            b"body = excluded.body, created_at = excluded.created_at",
             (
                 record.account_id,
                 record.key,
@@ -1486,6 +1545,18 @@ class PostgresStore:
             (account_id, fingerprint, to, now, window),
         )
         return int(row[0]) if row else 0
+
+    def account_by_key_hash_counted(
+        self, key_hash: str, now: float, limit: int, window: float
+    ) -> tuple[AccountRecord | None, float | None]:
+        row = self._counted(
+            "SELECT id, name, key_hash, suspended, created_at, CASE WHEN suspended THEN NULL "
+            "ELSE humanwire_rate_hit(id, %s, %s, %s) END FROM accounts WHERE key_hash = %s",
+            (now, window, limit, key_hash),
+        )
+        if row is None:
+            return None, None
+        return self._account(row), float(row[5]) if row[5] is not None else None
 
     def _counted(self, query: str, params: tuple[Any, ...]) -> tuple[Any, ...] | None:
         """A rate or spam count: committed without waiting for the disk (a count lost

@@ -638,8 +638,16 @@ class SQLiteStore:
 
     # -- the outcome stream -------------------------------------------------------------
     def append_outcome(
-        self, account_id: str, interaction_id: str, body: dict[str, Any], created_at: float
+        self,
+        account_id: str,
+        interaction_id: str,
+        body: dict[str, Any],
+        created_at: float,
+        *,
+        idempotency: IdempotencyRecord | None = None,
     ) -> int:
+        if idempotency is not None:
+            self.put_idempotency(idempotency)  # in this loop turn's batch, as the event
         with self._lock:
             self._join_batch()
             cursor = self._db.execute(

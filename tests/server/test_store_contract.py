@@ -810,13 +810,16 @@ def test_provider_state(store: Store) -> None:
 def test_outcomes(store: Store) -> None:
     assert store.last_outcome_id() == 0
     assert store.outcomes_after("acct_1", 0, 10) == []
-    ids = [
+    appended = [
         store.append_outcome(
             "acct_1" if n % 2 == 0 else "acct_2", f"int_{n}", {"n": n, "t": "é"}, 10.0 + n
         )
         for n in range(6)
     ]
+    ids = [added for added, _after in appended]
     assert ids == sorted(ids) and len(set(ids)) == 6 and ids[0] >= 1
+    # Each names the account's outcome just before it (0: its first).
+    assert [after for _added, after in appended] == [0, 0, ids[0], ids[1], ids[2], ids[3]]
     assert store.last_outcome_id() == ids[-1]
     mine = store.outcomes_after("acct_1", 0, 10)
     assert mine == [
@@ -834,29 +837,30 @@ def test_outcomes(store: Store) -> None:
     store.delete_outcomes_before(100.0)
     assert store.last_outcome_id() == 0
     # ids are never reused: a cursor a client holds stays behind new outcomes
-    later = store.append_outcome("acct_1", "int_9", {}, 200.0)
-    assert later > ids[-1]
+    later, after = store.append_outcome("acct_1", "int_9", {}, 200.0)
+    assert later > ids[-1] and after == 0  # the account's earlier outcomes are gone
     assert store.outcomes_after("acct_1", ids[-1], 10) == [(later, {})]
 
 
 def test_outcome_with_the_result_of_its_send(store: Store) -> None:
     result = IdempotencyRecord("acct_1", "k1", "fp-1", 200, b'{"responded":true}', 10.0)
-    seq = store.append_outcome(
+    seq, _ = store.append_outcome(
         "acct_1", "int_1", {"eventType": "wait.ended"}, 10.0, idempotency=result
     )
     assert store.outcomes_after("acct_1", 0, 10) == [(seq, {"eventType": "wait.ended"})]
     assert store.get_idempotency("acct_1", "k1") == result
     # A stored result is replaced, as put_idempotency replaces it.
     again = replace(result, status_code=201, created_at=11.0)
-    later = store.append_outcome("acct_1", "int_1", {}, 11.0, idempotency=again)
-    assert later > seq and store.get_idempotency("acct_1", "k1") == again
+    later, after = store.append_outcome("acct_1", "int_1", {}, 11.0, idempotency=again)
+    assert later > seq and after == seq and store.get_idempotency("acct_1", "k1") == again
 
 
 def test_published_outcome_notifies_the_replicas_as_it_commits(pg_schema: str) -> None:
     from humanwire.server.replicas import Replicas
+    from humanwire.server.store.base import OUTCOME_NOTICE_BODY
 
     pg = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
-    heard: list[tuple[str, str, str]] = []
+    heard: list[tuple[str, str, str, Any]] = []
     listener = Replicas(
         pg,
         lease=30.0,
@@ -866,22 +870,31 @@ def test_published_outcome_notifies_the_replicas_as_it_commits(pg_schema: str) -
         on_tick=lambda: None,
         on_resync=lambda: None,
     )
+    big = {"text": "é" * OUTCOME_NOTICE_BODY}
     try:
         with psycopg.connect(DATABASE_URL, autocommit=True) as conn:
             conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(pg.channel)))
+            first, _ = pg.append_outcome("acct_1", "int_0", {"n": 0}, 9.0)
             result = IdempotencyRecord("acct_1", "k1", "fp-1", 200, b"{}", 10.0)
-            seq = pg.append_published_outcome(
-                "acct_1", "int_1", {"n": 1}, 10.0, "replica-b", idempotency=result
+            seq, after = pg.append_published_outcome(
+                "acct_1", "int_1", {"n": 1, "t": "é"}, 10.0, "replica-b", idempotency=result
             )
-            payloads = [notice.payload for notice in conn.notifies(timeout=5, stop_after=1)]
-        assert len(payloads) == 1
-        listener._received(payloads[0])  # as another replica's listener reads it
-        assert heard == [("outcome", "acct_1", str(seq))]
-        assert pg.outcomes_after("acct_1", 0, 10) == [(seq, {"n": 1})]
+            large, _ = pg.append_published_outcome("acct_1", "int_2", big, 11.0, "replica-b")
+            payloads = [notice.payload for notice in conn.notifies(timeout=5, stop_after=2)]
+        assert after == first and len(payloads) == 2
+        for payload in payloads:
+            assert len(payload.encode()) < 8000
+            listener._received(payload)  # as another replica's listener reads it
+        assert heard == [
+            ("outcome", "acct_1", str(seq), {"after": first, "body": {"n": 1, "t": "é"}}),
+            # Too large to carry: the readers read it.
+            ("outcome", "acct_1", str(large), {"after": seq, "body": None}),
+        ]
+        assert pg.outcomes_after("acct_1", first, 1) == [(seq, {"n": 1, "t": "é"})]
         assert pg.get_idempotency("acct_1", "k1") == result
-        listener.id = "replica-b"  # its own notice is ignored by the replica that sent it
+        listener.id = "replica-b"  # its own notices are ignored by the replica that sent them
         listener._received(payloads[0])
-        assert len(heard) == 1
+        assert len(heard) == 2
     finally:
         pg.close()
 

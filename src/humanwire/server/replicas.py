@@ -5,9 +5,12 @@ Each replica runs the whole service; what one of them does, the others must hear
 * **Notices** (LISTEN/NOTIFY on the schema's channel). Every change the engine announces
   locally (an interaction ended or changed, a delivery, an inbound message, an outcome
   event, a number, a card, a webhook) is also published, batched per event-loop turn,
-  after its write committed. The other replicas wake what waits for it there: the
-  request held for that interaction, status long-polls, the inbox's live streams, the
-  scripted human's and the outcome stream's long-polls. A replica ignores its own.
+  after its write committed; the writes on the answer's path (an interaction's end, an
+  outcome event) publish theirs in their own transaction. The other replicas wake what
+  waits for it there: the request held for that interaction, status long-polls, the
+  inbox's live streams, the scripted human's and the outcome stream's readers (an
+  outcome's notice carries the event and the id before it: a reader that read up to
+  that one sends it on without reading). A replica ignores its own.
 * **Heartbeats and leases.** Every ``lease / 3`` seconds a replica records that it is
   alive (``replicas.seen_at``). The windows of the interactions it created are its own
   (``interactions.owner``) while it is alive; once its heartbeat is older than the lease
@@ -56,7 +59,7 @@ class Replicas:
         store: SharedStore,
         *,
         lease: float,
-        on_notice: Callable[[str, str, str], None],
+        on_notice: Callable[[str, str, str, Any], None],
         on_claimed: Callable[[list[InteractionRecord]], None],
         on_swept: Callable[[list[InteractionRecord]], None],
         on_tick: Callable[[], None],
@@ -153,13 +156,17 @@ class Replicas:
             message: dict[str, Any] = json.loads(payload)
             if message.get("r") == self.id:
                 return
-            notices = [(str(k), str(a), str(i)) for k, a, i in message["n"]]
-        except (ValueError, KeyError, TypeError):
+            # [kind, account, item] or, from a store write, [kind, account, item, detail]
+            notices = [
+                (str(n[0]), str(n[1]), str(n[2]), n[3] if len(n) > 3 else None)
+                for n in message["n"]
+            ]
+        except (ValueError, KeyError, TypeError, IndexError):
             logger.warning("ignored a malformed notice: %.200s", payload)
             return
-        for kind, account_id, item_id in notices:
+        for kind, account_id, item_id, detail in notices:
             try:
-                self._on_notice(kind, account_id, item_id)
+                self._on_notice(kind, account_id, item_id, detail)
             except Exception:
                 logger.exception("handling notice %s %s failed", kind, item_id)
 

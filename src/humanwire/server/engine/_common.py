@@ -52,6 +52,18 @@ class Account:
 
 
 @dataclass(frozen=True)
+class OutcomeHandoff:
+    """An outcome event just stored, handed to the account's stream readers: a reader
+    whose last event was ``after`` sends it on without reading the store, unless
+    another came since (the account's count of appends heard, ``mark``, moved on)."""
+
+    after: int
+    id: int
+    body: dict[str, Any]
+    mark: int
+
+
+@dataclass(frozen=True)
 class RateCount:
     """A request already counted against the rate limit (``authenticate_request``):
     ``retry_after`` None when it is allowed, else seconds to wait."""

@@ -80,6 +80,7 @@ from ._common import (
     Account,
     Channel,
     InboxChange,
+    OutcomeHandoff,
     _IdempotentRun,
     _metadata,
     _Requesters,
@@ -195,7 +196,9 @@ class EngineCore:
             tuple[str, asyncio.Task[tuple[int, bytes]], _Requesters, _IdempotentRun],
         ] = {}
         # GET /events long-polls by account, and the holds of respond-async sends.
-        self._outcome_waiters: dict[str, set[asyncio.Future[None]]] = {}
+        self._outcome_waiters: dict[str, set[asyncio.Future[OutcomeHandoff | None]]] = {}
+        self._outcome_marks: dict[str, int] = {}
+        """Per account: the outcome appends heard (here and from other replicas)."""
         self._outcomes_appended = 0
         self._async_holds: set[asyncio.Task[Any]] = set()
         self._async_followed: set[str] = set()
@@ -257,12 +260,13 @@ class EngineCore:
         # Each woken coroutine sees ``draining`` and raises (see ``_hold`` and the polls).
         for waiter in self._waiters.values():
             _settle(waiter, None)
-        for futures in [
+        futures: list[Iterable[asyncio.Future[Any]]] = [
             *self._watchers.values(),
             *self._delivery_waiters.values(),
             *self._outcome_waiters.values(),
-        ]:
-            for future in futures:
+        ]
+        for group in futures:
+            for future in group:
                 _settle(future, None)
         for queues in self._subscribers.values():
             for queue in queues:
@@ -525,19 +529,26 @@ class EngineCore:
         replicas (whose notice the write itself publishes)."""
         now = time.time()
         if self.shared is not None and self.replicas is not None:
-            seq = self.shared.append_published_outcome(
+            seq, after = self.shared.append_published_outcome(
                 account_id, interaction_id, body, now, self.replicas.id, idempotency=idempotency
             )
         else:
-            seq = self.store.append_outcome(
+            seq, after = self.store.append_outcome(
                 account_id, interaction_id, body, now, idempotency=idempotency
             )
+        handoff = OutcomeHandoff(after, seq, body, self._outcome_appended(account_id))
         for waiter in self._outcome_waiters.pop(account_id, set()):
-            _settle(waiter, None)
+            _settle(waiter, handoff)
         self._outcomes_appended += 1
         if self._outcomes_appended % OUTCOME_PRUNE_EVERY == 0:
             self.store.delete_outcomes_before(now - OUTCOME_TTL)
         return seq
+
+    def _outcome_appended(self, account_id: str) -> int:
+        """Counts an outcome append of the account heard; returns the new count."""
+        mark = self._outcome_marks.get(account_id, 0) + 1
+        self._outcome_marks[account_id] = mark
+        return mark
 
     def append_wait_ended(
         self,
@@ -1047,12 +1058,13 @@ class EngineCore:
             queue.put_nowait(change)
 
     # -- other replicas' changes ----------------------------------------------------
-    def _on_notice(self, kind: str, account_id: str, item_id: str) -> None:
+    def _on_notice(self, kind: str, account_id: str, item_id: str, detail: Any = None) -> None:
         """Another replica announced a change: wake what waits for it here, as the
         change would have had it happened here."""
         if kind == "outcome":
+            handoff = _outcome_handoff(item_id, detail, self._outcome_appended(account_id))
             for waiter in self._outcome_waiters.pop(account_id, set()):
-                _settle(waiter, None)
+                _settle(waiter, handoff)
             return
         if kind == "interaction":
             self._settle_held(item_id)
@@ -1110,10 +1122,21 @@ class EngineCore:
         check their interaction; long-polls wake and look again."""
         for interaction_id in list(self._waiters):
             self._settle_held(interaction_id)
-        for futures in [
+        futures: list[Iterable[asyncio.Future[Any]]] = [
             *self._watchers.values(),
             *self._delivery_waiters.values(),
             *self._outcome_waiters.values(),
-        ]:
-            for future in futures:
+        ]
+        for group in futures:
+            for future in group:
                 _settle(future, None)
+
+
+def _outcome_handoff(item_id: str, detail: Any, mark: int) -> OutcomeHandoff | None:
+    """The event an ``outcome`` notice carries (None: the readers read it)."""
+    if not isinstance(detail, dict):
+        return None
+    after, body = detail.get("after"), detail.get("body")
+    if type(after) is not int or not isinstance(body, dict) or not item_id.isdigit():
+        return None
+    return OutcomeHandoff(after, int(item_id), body, mark)

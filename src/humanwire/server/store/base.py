@@ -450,9 +450,11 @@ class Store(Protocol):
         created_at: float,
         *,
         idempotency: IdempotencyRecord | None = None,
-    ) -> int:
-        """Stores an outcome event; returns its id (the cursor). ``idempotency``: the
-        result of the send it reports, stored with it (``put_idempotency``), at once."""
+    ) -> tuple[int, int]:
+        """Stores an outcome event; returns its id (the cursor) and the id of the
+        account's outcome just before it (0: none), so a reader that read up to that one
+        can take this event without reading. ``idempotency``: the result of the send it
+        reports, stored with it (``put_idempotency``), at once."""
         ...
 
     def outcomes_after(
@@ -548,10 +550,11 @@ class SharedStore(Store, Protocol):
         replica_id: str,
         *,
         idempotency: IdempotencyRecord | None = None,
-    ) -> int:
-        """``append_outcome`` whose ``outcome`` notice (from ``replica_id``, naming the
-        new id) is published by the same statement, so the other replicas' readers
-        wake as it commits."""
+    ) -> tuple[int, int]:
+        """``append_outcome`` whose ``outcome`` notice (from ``replica_id``) is published
+        in the same transaction, so the other replicas' readers wake as it commits. The
+        notice names the new id and carries ``{"after": previous id, "body": body}``
+        (the body left out past ``OUTCOME_NOTICE_BODY`` bytes)."""
         ...
 
     def rate_hit(self, account_id: str, now: float, limit: int, window: float) -> float | None:
@@ -573,6 +576,11 @@ class SharedStore(Store, Protocol):
 
     def forget_spam(self, account_id: str) -> None: ...
     def prune_limits(self, rate_before: float, spam_before: float) -> None: ...
+
+
+OUTCOME_NOTICE_BODY = 6000
+"""Bytes of an outcome's body a notice carries (PostgreSQL's NOTIFY payload stays below
+8,000); a larger one the readers read from the store."""
 
 
 def shared_store(store: Store) -> SharedStore | None:

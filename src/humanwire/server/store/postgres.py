@@ -55,6 +55,7 @@ from psycopg_pool import ConnectionPool
 from .base import (
     ACCOUNT_TABLES,
     INTERACTION_COLUMNS,
+    OUTCOME_NOTICE_BODY,
     AccountRecord,
     AccountUsage,
     ChannelRecord,
@@ -843,7 +844,7 @@ class PostgresStore:
         created_at: float,
         *,
         idempotency: IdempotencyRecord | None = None,
-    ) -> int:
+    ) -> tuple[int, int]:
         return self._append_outcome(account_id, interaction_id, body, created_at, idempotency)
 
     def append_published_outcome(
@@ -855,7 +856,7 @@ class PostgresStore:
         replica_id: str,
         *,
         idempotency: IdempotencyRecord | None = None,
-    ) -> int:
+    ) -> tuple[int, int]:
         return self._append_outcome(
             account_id, interaction_id, body, created_at, idempotency, replica_id
         )
@@ -868,47 +869,46 @@ class PostgresStore:
         created_at: float,
         idempotency: IdempotencyRecord | None,
         replica_id: str | None = None,
-    ) -> int:
-        # Ids come from a sequence: taken and committed under the account's lock (one
-        # transaction), they commit in order, so a reader paging with ``outcomes_after``
-        # never passes an id that commits later (several replicas append to one
-        # account). The lock is taken before the row's id.
+    ) -> tuple[int, int]:
+        # One transaction, one round trip (a pipeline ending in one Sync). Ids come from
+        # a sequence, taken and committed under the account's lock, so one account's ids
+        # commit in order and a reader paging with ``outcomes_after`` never passes one
+        # that commits later. The lock is its own statement: the insert's snapshot,
+        # taken after it, sees every earlier outcome of the account, so the previous id
+        # it returns is exact.
+        text = _dumps(body)
         insert = (
-            "WITH lock AS (SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))), "
-            "added AS (INSERT INTO outcomes (account_id, interaction_id, body, created_at) "
-            "SELECT %s, %s, %s, %s::double precision FROM lock RETURNING id) "
+            "WITH added AS (INSERT INTO outcomes (account_id, interaction_id, body, "
+            "created_at) VALUES (%s, %s, %s, %s) RETURNING id), placed AS (SELECT id, "
+            "COALESCE((SELECT MAX(o.id) FROM outcomes o WHERE o.account_id = %s "
+            "AND o.id < added.id), 0) AS after FROM added) "
         )
-        params: tuple[Any, ...] = (
-            f"humanwire.outcomes:{account_id}",
-            account_id,
-            interaction_id,
-            _dumps(body),
-            created_at,
-        )
-        extra: tuple[Any, ...] = ()
+        params: tuple[Any, ...] = (account_id, interaction_id, text, created_at, account_id)
         if replica_id is None:
-            query = insert + "SELECT id FROM added"
+            query = insert + "SELECT id, after FROM placed"
         else:
             # The notice as ``Replicas`` writes it ({"r": replica, "n": [[kind, account,
-            # item]]}), its item the new id: delivered when this commits.
+            # item, detail]]}), delivered when this commits.
             query = insert + (
-                "SELECT id, pg_notify(%s, json_build_object('r', %s::text, 'n', "
-                "json_build_array(json_build_array('outcome', %s::text, id::text)))::text) "
-                "FROM added"
+                "SELECT id, after, pg_notify(%s, json_build_object('r', %s::text, 'n', "
+                "json_build_array(json_build_array('outcome', %s::text, id::text, "
+                "json_build_object('after', after, 'body', %s::json))))::text) FROM placed"
             )
-            extra = (self.channel, replica_id, account_id)
-        if idempotency is None:
-            row = self._one(query, (*params, *extra))
-        else:
-            # Both in one transaction and one round trip (a pipeline ending in one Sync).
-            with self._connection() as conn, conn.pipeline():
-                self.transactions += 1
-                self.round_trips += 1
-                self.statements += 2
+            shown = text if len(text.encode()) <= OUTCOME_NOTICE_BODY else None
+            params = (*params, self.channel, replica_id, account_id, shown)
+        with self._connection() as conn, conn.pipeline():
+            self.transactions += 1
+            self.round_trips += 1
+            self.statements += 3 if idempotency is not None else 2
+            conn.execute(
+                b"SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                (f"humanwire.outcomes:{account_id}",),
+            )
+            if idempotency is not None:
                 self._put_idempotency(conn, idempotency)
-                row = conn.execute(query.encode(), (*params, *extra)).fetchone()
+            row = conn.execute(query.encode(), params).fetchone()
         assert row is not None
-        return int(row[0])
+        return int(row[0]), int(row[1])
 
     def outcomes_after(
         self, account_id: str, after: int, limit: int

@@ -645,7 +645,7 @@ class SQLiteStore:
         created_at: float,
         *,
         idempotency: IdempotencyRecord | None = None,
-    ) -> int:
+    ) -> tuple[int, int]:
         if idempotency is not None:
             self.put_idempotency(idempotency)  # in this loop turn's batch, as the event
         with self._lock:
@@ -655,7 +655,12 @@ class SQLiteStore:
                 "VALUES (?, ?, ?, ?)",
                 (account_id, interaction_id, _dumps(body), created_at),
             )
-            return int(cursor.lastrowid or 0)
+            added = int(cursor.lastrowid or 0)
+            row = self._db.execute(
+                "SELECT MAX(id) FROM outcomes WHERE account_id = ? AND id < ?",
+                (account_id, added),
+            ).fetchone()
+            return added, int(row[0]) if row and row[0] is not None else 0
 
     def outcomes_after(
         self, account_id: str, after: int, limit: int

@@ -1,0 +1,125 @@
+"""The outcome stream's readers and the events handed to them as they are stored.
+
+An append hands its event to the account's waiting readers with the id of the account's
+event before it: a reader whose last event is that one sends it on without reading the
+store; any other reader (behind, or while a second event came meanwhile) reads. Run on
+both stores (on PostgreSQL the engine is a replica: its appends also notify).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from engine_support import account, engine
+
+from humanwire.server.engine import Account, Engine
+from humanwire.types import OutcomeEvent
+
+__all__ = ["account", "engine"]
+
+
+def counted_reads(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Every ``outcomes_after`` read of the store, by the position it read from."""
+    reads: list[int] = []
+    read = engine.store.outcomes_after
+
+    def counting(account_id: str, after: int, limit: int) -> list[tuple[int, dict[str, Any]]]:
+        reads.append(after)
+        return read(account_id, after, limit)
+
+    monkeypatch.setattr(engine.store, "outcomes_after", counting)
+    return reads
+
+
+def ended(n: int) -> dict[str, Any]:
+    interaction_id = f"int_{n}"
+    return {"interactionId": interaction_id, "eventType": "interaction.ended", "responded": True}
+
+
+async def next_event(stream: AsyncIterator[OutcomeEvent | None]) -> OutcomeEvent:
+    event = await asyncio.wait_for(stream.__anext__(), 5)
+    assert event is not None
+    return event
+
+
+async def test_a_caught_up_reader_takes_the_next_event_without_reading(
+    engine: Engine, account: Account, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = engine.append_outcome(account.id, "int_0", ended(0))
+    reads = counted_reads(engine, monkeypatch)
+    stream = engine.outcome_stream(account, first - 1 if first > 1 else 0, keepalive=30)
+    # Behind: reads (its first event), then waits.
+    assert (await next_event(stream)).interaction_id == "int_0"
+    waiting = asyncio.ensure_future(next_event(stream))
+    await asyncio.sleep(0.05)
+    assert len(reads) == 1 and not waiting.done()
+
+    second = engine.append_outcome(account.id, "int_1", ended(1))
+    event = await waiting
+    assert (event.id, event.interaction_id) == (str(second), "int_1")
+    assert len(reads) == 1  # handed over: no read
+
+    # Two appends before the reader is back: the second found no reader waiting, so
+    # the first is not taken alone; both are read, none lost.
+    third = engine.append_outcome(account.id, "int_2", ended(2))
+    fourth = engine.append_outcome(account.id, "int_3", ended(3))
+    assert (await next_event(stream)).id == str(third)
+    assert (await next_event(stream)).id == str(fourth)
+    assert reads[1:] == [second]
+    # Caught up again: the next is handed over.
+    waiting = asyncio.ensure_future(next_event(stream))
+    await asyncio.sleep(0.05)
+    fifth = engine.append_outcome(account.id, "int_4", ended(4))
+    assert (await waiting).id == str(fifth)
+    assert reads[1:] == [second]
+    await stream.aclose()  # type: ignore[attr-defined]
+
+
+async def test_a_reader_whose_cursor_is_not_the_accounts_last_event_reads(
+    engine: Engine, account: Account, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine.append_outcome(account.id, "int_0", ended(0))
+    other, _key = engine.create_account("other")
+    engine.append_outcome(other.id, "int_x", ended(9))
+    reads = counted_reads(engine, monkeypatch)
+    # From now on: its cursor is the service's last id (the other account's event).
+    stream = engine.outcome_stream(account, None, keepalive=30)
+    waiting = asyncio.ensure_future(next_event(stream))
+    await asyncio.sleep(0.05)
+    assert len(reads) == 1 and not waiting.done()
+    appended = engine.append_outcome(account.id, "int_1", ended(1))
+    assert (await waiting).id == str(appended)
+    assert len(reads) == 2  # its event follows int_0, not the cursor: read
+    await stream.aclose()  # type: ignore[attr-defined]
+
+
+async def test_an_event_another_replica_stored_is_handed_over_from_its_notice(
+    engine: Engine, account: Account, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = engine.append_outcome(account.id, "int_0", ended(0))
+    stream = engine.outcome_stream(account, first, keepalive=30)
+    reads = counted_reads(engine, monkeypatch)
+    waiting = asyncio.ensure_future(next_event(stream))
+    await asyncio.sleep(0.05)
+    # Stored by "another replica" (the store directly: nothing here wakes), then its
+    # notice, as the listener hands it on.
+    seq, after = engine.store.append_outcome(account.id, "int_7", ended(7), time.time())
+    engine._on_notice("outcome", account.id, str(seq), {"after": after, "body": ended(7)})
+    event = await waiting
+    assert (event.id, event.interaction_id) == (str(seq), "int_7")
+    assert len(reads) == 1  # only the first read, that found it caught up
+    # A notice without the event (too large to carry) or a malformed one: read.
+    for detail in ({"after": seq, "body": None}, {"after": str(seq), "body": {}}, None):
+        waiting = asyncio.ensure_future(next_event(stream))
+        await asyncio.sleep(0.05)
+        later, _ = engine.store.append_outcome(account.id, "int_8", ended(8), time.time())
+        engine._on_notice("outcome", account.id, str(later), detail)
+        assert (await waiting).id == str(later)
+        assert reads[-1] == seq
+        seq = later
+    assert len(reads) == 4
+    await stream.aclose()  # type: ignore[attr-defined]

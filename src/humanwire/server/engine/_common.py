@@ -53,14 +53,44 @@ class Account:
 
 @dataclass(frozen=True)
 class OutcomeHandoff:
-    """An outcome event just stored, handed to the account's stream readers: a reader
-    whose last event was ``after`` sends it on without reading the store, unless
-    another came since (the account's count of appends heard, ``mark``, moved on)."""
+    """An outcome event just stored, handed to the account's stream readers: ``after``
+    is the id of the account's event before it."""
 
     after: int
     id: int
     body: dict[str, Any]
-    mark: int
+
+
+class OutcomeCollector:
+    """What a stream reader heard appended since it last looked: the events handed to
+    it, in the order heard (None: one it must read, its body not carried)."""
+
+    LIMIT = 500
+
+    def __init__(self) -> None:
+        self.heard: list[OutcomeHandoff | None] = []
+
+    def add(self, handoff: OutcomeHandoff | None) -> None:
+        if len(self.heard) >= self.LIMIT:
+            self.heard = [None]  # a reader that fell behind reads instead
+        self.heard.append(handoff)
+
+    def take(self, position: int) -> list[tuple[int, dict[str, Any]]] | None:
+        """The events past ``position`` heard, if they follow it without a gap and
+        nothing heard is left out; None: read them. Clears what was heard."""
+        heard, self.heard = self.heard, []
+        if not heard or None in heard:
+            return None
+        chain: list[tuple[int, dict[str, Any]]] = []
+        for handoff in sorted(heard, key=lambda h: h.id):  # type: ignore[union-attr]
+            assert handoff is not None
+            if handoff.id <= position:
+                continue  # sent on already
+            if handoff.after != position:
+                return None  # one between them was not heard (yet)
+            chain.append((handoff.id, handoff.body))
+            position = handoff.id
+        return chain
 
 
 @dataclass(frozen=True)

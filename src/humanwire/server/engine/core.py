@@ -80,6 +80,7 @@ from ._common import (
     Account,
     Channel,
     InboxChange,
+    OutcomeCollector,
     OutcomeHandoff,
     _IdempotentRun,
     _metadata,
@@ -196,9 +197,9 @@ class EngineCore:
             tuple[str, asyncio.Task[tuple[int, bytes]], _Requesters, _IdempotentRun],
         ] = {}
         # GET /events long-polls by account, and the holds of respond-async sends.
-        self._outcome_waiters: dict[str, set[asyncio.Future[OutcomeHandoff | None]]] = {}
-        self._outcome_marks: dict[str, int] = {}
-        """Per account: the outcome appends heard (here and from other replicas)."""
+        self._outcome_waiters: dict[str, set[asyncio.Future[None]]] = {}
+        self._outcome_collectors: dict[str, set[OutcomeCollector]] = {}
+        """Per account: its stream readers' collectors of what was appended."""
         self._outcomes_appended = 0
         self._async_holds: set[asyncio.Task[Any]] = set()
         self._async_followed: set[str] = set()
@@ -536,19 +537,19 @@ class EngineCore:
             seq, after = self.store.append_outcome(
                 account_id, interaction_id, body, now, idempotency=idempotency
             )
-        handoff = OutcomeHandoff(after, seq, body, self._outcome_appended(account_id))
-        for waiter in self._outcome_waiters.pop(account_id, set()):
-            _settle(waiter, handoff)
+        self._outcome_heard(account_id, OutcomeHandoff(after, seq, body))
         self._outcomes_appended += 1
         if self._outcomes_appended % OUTCOME_PRUNE_EVERY == 0:
             self.store.delete_outcomes_before(now - OUTCOME_TTL)
         return seq
 
-    def _outcome_appended(self, account_id: str) -> int:
-        """Counts an outcome append of the account heard; returns the new count."""
-        mark = self._outcome_marks.get(account_id, 0) + 1
-        self._outcome_marks[account_id] = mark
-        return mark
+    def _outcome_heard(self, account_id: str, handoff: OutcomeHandoff | None) -> None:
+        """An outcome of the account was stored (here or by another replica): handed to
+        its stream readers, and its long-polls woken."""
+        for collector in self._outcome_collectors.get(account_id, ()):
+            collector.add(handoff)
+        for waiter in self._outcome_waiters.pop(account_id, set()):
+            _settle(waiter, None)
 
     def append_wait_ended(
         self,
@@ -1062,9 +1063,7 @@ class EngineCore:
         """Another replica announced a change: wake what waits for it here, as the
         change would have had it happened here."""
         if kind == "outcome":
-            handoff = _outcome_handoff(item_id, detail, self._outcome_appended(account_id))
-            for waiter in self._outcome_waiters.pop(account_id, set()):
-                _settle(waiter, handoff)
+            self._outcome_heard(account_id, _outcome_handoff(item_id, detail))
             return
         if kind == "interaction":
             self._settle_held(item_id)
@@ -1119,9 +1118,12 @@ class EngineCore:
 
     def _resync(self) -> None:
         """The notice connection was down: what it missed is re-read. Held requests
-        check their interaction; long-polls wake and look again."""
+        check their interaction; long-polls wake and look again, stream readers read."""
         for interaction_id in list(self._waiters):
             self._settle_held(interaction_id)
+        for collectors in self._outcome_collectors.values():
+            for collector in collectors:
+                collector.add(None)
         futures: list[Iterable[asyncio.Future[Any]]] = [
             *self._watchers.values(),
             *self._delivery_waiters.values(),
@@ -1132,11 +1134,11 @@ class EngineCore:
                 _settle(future, None)
 
 
-def _outcome_handoff(item_id: str, detail: Any, mark: int) -> OutcomeHandoff | None:
+def _outcome_handoff(item_id: str, detail: Any) -> OutcomeHandoff | None:
     """The event an ``outcome`` notice carries (None: the readers read it)."""
     if not isinstance(detail, dict):
         return None
     after, body = detail.get("after"), detail.get("body")
     if type(after) is not int or not isinstance(body, dict) or not item_id.isdigit():
         return None
-    return OutcomeHandoff(after, int(item_id), body, mark)
+    return OutcomeHandoff(after, int(item_id), body)

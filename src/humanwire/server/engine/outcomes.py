@@ -19,7 +19,7 @@ from typing import Any
 from humanwire.types import ErrorBody, ErrorDetail, OutcomeEvent, OutcomePage
 
 from ..errors import InvalidRequest, ServiceError
-from ._common import Account, OutcomeHandoff, _metadata
+from ._common import Account, OutcomeCollector, _metadata
 from .core import EngineCore
 
 __all__ = ["Outcomes", "parse_cursor"]
@@ -40,12 +40,12 @@ def parse_cursor(value: str | None) -> int | None:
 
 
 class Outcomes(EngineCore):
-    def _outcome_waiter(self, account: Account) -> asyncio.Future[OutcomeHandoff | None]:
-        waiter: asyncio.Future[OutcomeHandoff | None] = asyncio.get_running_loop().create_future()
+    def _outcome_waiter(self, account: Account) -> asyncio.Future[None]:
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._outcome_waiters.setdefault(account.id, set()).add(waiter)
         return waiter
 
-    def _drop_waiter(self, account: Account, waiter: asyncio.Future[OutcomeHandoff | None]) -> None:
+    def _drop_waiter(self, account: Account, waiter: asyncio.Future[None]) -> None:
         waiters = self._outcome_waiters.get(account.id)
         if waiters is not None:
             waiters.discard(waiter)
@@ -79,36 +79,41 @@ class Outcomes(EngineCore):
     ) -> AsyncIterator[OutcomeEvent | None]:
         """Events past ``after`` as they come (None every ``keepalive`` seconds of quiet,
         for a comment line that keeps proxies from closing the stream)."""
+        # Collects what is appended from before the first read on: events that follow
+        # the last one sent are sent on without reading the store.
+        collector = OutcomeCollector()
+        collectors = self._outcome_collectors.setdefault(account.id, set())
+        collectors.add(collector)
         position = self.store.last_outcome_id() if after is None else after
-        handed: OutcomeHandoff | None = None
-        while not self._draining:
-            # Registered before the read, and kept while the events are sent on: any
-            # append from then on wakes us. A read that caught up is not repeated before
-            # the next append (each append costs every reader one read, not two), and
-            # none is needed when the append that woke us follows our last event and
-            # no other was heard since.
-            waiter = self._outcome_waiter(account)
-            try:
-                if (
-                    handed is not None
-                    and handed.after == position
-                    and handed.mark == self._outcome_marks.get(account.id)
-                ):
-                    found = [(handed.id, handed.body)]
-                else:
-                    found = self._page(account, position)
-                handed = None
-                for seq, body in found:
-                    position = seq
-                    yield _event(seq, body)
-                if len(found) == PAGE_SIZE:
-                    continue  # more past this page: read on at once
+        found: list[tuple[int, dict[str, Any]]] | None = None
+        try:
+            while not self._draining:
+                # Registered before the read, and kept while the events are sent on:
+                # any append from then on wakes us. A read that caught up is not
+                # repeated before the next append (each append costs every reader one
+                # read, not two), and none is needed for appends heard in full.
+                waiter = self._outcome_waiter(account)
                 try:
-                    handed = await asyncio.wait_for(waiter, keepalive)
-                except asyncio.TimeoutError:
-                    yield None
-            finally:
-                self._drop_waiter(account, waiter)
+                    if found is None:
+                        collector.take(position)  # what the read below sees
+                        found = self._page(account, position)
+                    for seq, body in found:
+                        position = seq
+                        yield _event(seq, body)
+                    if len(found) == PAGE_SIZE:
+                        found = None
+                        continue  # more past this page: read on at once
+                    try:
+                        await asyncio.wait_for(waiter, keepalive)
+                    except asyncio.TimeoutError:
+                        yield None
+                    found = collector.take(position)
+                finally:
+                    self._drop_waiter(account, waiter)
+        finally:
+            collectors.discard(collector)
+            if not collectors:
+                self._outcome_collectors.pop(account.id, None)
 
     # -- Prefer: respond-async ---------------------------------------------------------
     def accepted_body(self, interaction_id: str) -> dict[str, Any]:

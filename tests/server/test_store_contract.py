@@ -899,6 +899,50 @@ def test_published_outcome_notifies_the_replicas_as_it_commits(pg_schema: str) -
         pg.close()
 
 
+def test_an_end_reported_with_its_outcome_in_one_transaction(pg_schema: str) -> None:
+    from humanwire.server.replicas import Replicas
+
+    pg = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
+    heard: list[tuple[str, str, str, Any]] = []
+    listener = Replicas(
+        pg,
+        lease=30.0,
+        on_notice=lambda *notice: heard.append(notice),
+        on_claimed=lambda _: None,
+        on_swept=lambda _: None,
+        on_tick=lambda: None,
+        on_resync=lambda: None,
+    )
+    try:
+        pg.insert_interaction(interaction("int_1", owner="a", held_by="a"))
+        first, _ = pg.append_outcome("acct_1", "int_0", {"n": 0}, 9.0)
+        report = {"interactionId": "int_1", "eventType": "interaction.ended"}
+        with psycopg.connect(DATABASE_URL, autocommit=True) as conn:
+            conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(pg.channel)))
+            trips = pg.round_trips
+            done, holder, reported = pg.end_and_report(
+                "int_1", "acct_1", 1001.0, {"x": 1}, None, report, "replica-b"
+            )
+            assert pg.round_trips == trips + 1
+            # Once only: ended already, nothing appended, nothing published.
+            again = pg.end_and_report("int_1", "acct_1", 1002.0, {"x": 2}, None, report, "b")
+            payloads = [notice.payload for notice in conn.notifies(timeout=2, stop_after=2)]
+        assert (done, holder) == (True, "a") and reported is not None
+        seq, after = reported
+        assert after == first and again == (False, None, None)
+        assert pg.outcomes_after("acct_1", first, 10) == [(seq, report)]
+        ended = pg.get_interaction("int_1")
+        assert ended is not None and ended.status == "ended" and ended.result == {"x": 1}
+        assert len(payloads) == 1
+        listener._received(payloads[0])
+        assert heard == [
+            ("interaction", "acct_1", "int_1", None),
+            ("outcome", "acct_1", str(seq), {"after": first, "body": report}),
+        ]
+    finally:
+        pg.close()
+
+
 # -- idempotency --------------------------------------------------------------------------
 def test_idempotency(store: Store) -> None:
     assert store.get_idempotency("acct_1", "k1") is None

@@ -450,7 +450,9 @@ class EngineCore:
         (or with ``always_emit``) it goes to the webhooks. None if it had ended already."""
         now = time.time()
         holder: str | None = None
-        notice: str | None = None
+        published = False
+        reported: tuple[int, int] | None = None
+        report = self._ended_report(record, event, outcome)
         waiter = self._waiters.get(record.id)
         handed_over = waiter is not None and not waiter.done()
         if self.shared is not None:
@@ -458,12 +460,24 @@ class EngineCore:
             # statement (not in one more when it wakes, ``_let_go``).
             release = self.replicas.id if handed_over and self.replicas is not None else None
             if self.replicas is not None:
-                # Published by the ending statement: a request held on another replica
-                # is answered as soon as it commits.
-                notice = self.replicas.notice("interaction", record.account_id, record.id)
-            done, holder = self.shared.end_held_interaction(
-                record.id, now, result=event, outcome=outcome, release=release, notice=notice
-            )
+                # The end, its interaction.ended outcome and their notice in one
+                # transaction: a request held on another replica is answered, and the
+                # outcome streams there are handed the event, as soon as it commits.
+                published = True
+                done, holder, reported = self.shared.end_and_report(
+                    record.id,
+                    record.account_id,
+                    now,
+                    event,
+                    outcome,
+                    report,
+                    self.replicas.id,
+                    release=release,
+                )
+            else:
+                done, holder = self.shared.end_held_interaction(
+                    record.id, now, result=event, outcome=outcome, release=release
+                )
             if done and release is not None:
                 self._let_go_early.add(record.id)
         else:
@@ -497,8 +511,11 @@ class EngineCore:
             after_s=round(seconds, 3),
             handed_to="held_request" if handed_over else "webhooks" if webhook else "holder",
         )
-        self._ended_outcome(record, event, outcome)
-        self._changed(record, published=notice is not None)
+        if reported is not None:
+            self._outcome_stored(record.account_id, OutcomeHandoff(*reported, report), now)
+        else:
+            self.append_outcome(record.account_id, record.id, report)
+        self._changed(record, published=published)
         return ended
 
     # -- the outcome stream (GET /events) -------------------------------------------
@@ -506,16 +523,21 @@ class EngineCore:
         self, record: InteractionRecord, event: dict[str, Any] | None, outcome: str | None
     ) -> None:
         self.append_outcome(
-            record.account_id,
-            record.id,
-            {
-                "interactionId": record.id,
-                "eventType": "interaction.ended",
-                "result": event,
-                "responded": event is not None and outcome != "no_answer",
-                "metadata": _metadata(record),
-            },
+            record.account_id, record.id, self._ended_report(record, event, outcome)
         )
+
+    @staticmethod
+    def _ended_report(
+        record: InteractionRecord, event: dict[str, Any] | None, outcome: str | None
+    ) -> dict[str, Any]:
+        """The ``interaction.ended`` outcome event of ``record``."""
+        return {
+            "interactionId": record.id,
+            "eventType": "interaction.ended",
+            "result": event,
+            "responded": event is not None and outcome != "no_answer",
+            "metadata": _metadata(record),
+        }
 
     def append_outcome(
         self,
@@ -537,11 +559,14 @@ class EngineCore:
             seq, after = self.store.append_outcome(
                 account_id, interaction_id, body, now, idempotency=idempotency
             )
-        self._outcome_heard(account_id, OutcomeHandoff(after, seq, body))
+        self._outcome_stored(account_id, OutcomeHandoff(after, seq, body), now)
+        return seq
+
+    def _outcome_stored(self, account_id: str, handoff: OutcomeHandoff, now: float) -> None:
+        self._outcome_heard(account_id, handoff)
         self._outcomes_appended += 1
         if self._outcomes_appended % OUTCOME_PRUNE_EVERY == 0:
             self.store.delete_outcomes_before(now - OUTCOME_TTL)
-        return seq
 
     def _outcome_heard(self, account_id: str, handoff: OutcomeHandoff | None) -> None:
         """An outcome of the account was stored (here or by another replica): handed to

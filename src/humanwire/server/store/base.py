@@ -527,6 +527,24 @@ class SharedStore(Store, Protocol):
         the interaction."""
         ...
 
+    def end_and_report(
+        self,
+        interaction_id: str,
+        account_id: str,
+        ended_at: float,
+        result: dict[str, Any] | None,
+        outcome: str | None,
+        report: dict[str, Any],
+        replica_id: str,
+        *,
+        release: str | None = None,
+    ) -> tuple[bool, str | None, tuple[int, int] | None]:
+        """``end_held_interaction`` with the outcome event ``report`` of its end appended
+        in the same transaction (``append_published_outcome``), and one notice from
+        ``replica_id`` naming both: ``(ended, holder, (outcome id, previous id))``, the
+        last None when it had ended already (nothing appended)."""
+        ...
+
     def release_hold(
         self, interaction_id: str, replica_id: str, *, ended_only: bool = False
     ) -> InteractionRecord | None:

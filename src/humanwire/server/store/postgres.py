@@ -1500,6 +1500,70 @@ class PostgresStore:
             )
         return (row is not None, str(row[0]) if row and row[0] is not None else None)
 
+    def end_and_report(
+        self,
+        interaction_id: str,
+        account_id: str,
+        ended_at: float,
+        result: dict[str, Any] | None,
+        outcome: str | None,
+        report: dict[str, Any],
+        replica_id: str,
+        *,
+        release: str | None = None,
+    ) -> tuple[bool, str | None, tuple[int, int] | None]:
+        # The account's outcome lock first, in a statement of its own (as in
+        # ``_append_outcome``: the insert's snapshot then sees every earlier outcome),
+        # then the end, its outcome and one notice naming both, in one transaction.
+        text = _dumps(report)
+        shown = text if len(text.encode()) <= OUTCOME_NOTICE_BODY else None
+        query = (
+            "WITH ended AS (UPDATE interactions SET status = 'ended', ended_at = %s, "
+            "result = %s, outcome = %s, held_by = CASE WHEN held_by = %s THEN NULL "
+            "ELSE held_by END WHERE id = %s AND status = 'pending' RETURNING held_by), "
+            "added AS (INSERT INTO outcomes (account_id, interaction_id, body, created_at) "
+            "SELECT %s, %s, %s, %s FROM ended RETURNING id), "
+            "placed AS (SELECT id, COALESCE((SELECT MAX(o.id) FROM outcomes o "
+            "WHERE o.account_id = %s AND o.id < added.id), 0) AS after FROM added) "
+            "SELECT ended.held_by, placed.id, placed.after, pg_notify(%s, "
+            "json_build_object('r', %s::text, 'n', json_build_array("
+            "json_build_array('interaction', %s::text, %s::text), "
+            "json_build_array('outcome', %s::text, placed.id::text, "
+            "json_build_object('after', placed.after, 'body', %s::json))))::text) "
+            "FROM ended, placed"
+        )
+        params = (
+            ended_at,
+            _dumps(result) if result is not None else None,
+            outcome,
+            release,
+            interaction_id,
+            account_id,
+            interaction_id,
+            text,
+            ended_at,
+            account_id,
+            self.channel,
+            replica_id,
+            account_id,
+            interaction_id,
+            account_id,
+            shown,
+        )
+        with self._connection() as conn, conn.pipeline():
+            self.transactions += 1
+            self.round_trips += 1
+            self.statements += 2
+            conn.execute(
+                b"SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                (f"humanwire.outcomes:{account_id}",),
+            )
+            row = conn.execute(query.encode(), params).fetchone()
+        if row is None:
+            return False, None, None
+        holder = str(row[0]) if row[0] is not None else None
+        return True, holder, (int(row[1]), int(row[2]))
+
     def release_hold(
         self, interaction_id: str, replica_id: str, *, ended_only: bool = False
     ) -> InteractionRecord | None:

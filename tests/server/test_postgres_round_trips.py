@@ -121,10 +121,9 @@ def test_round_trips_per_send_and_per_answer_on_another_replica(schema_url: str)
     # spam count, the interaction with its link, the sandbox's delivery, its status, the
     # 202's body, and the notice of it.
     assert one_send <= 9, f"{one_send} round trips for one send"
-    # An answer on B: the key's account with the rate count, the thread, the end (which
-    # says who holds it, and notifies), its outcome (which notifies), the inbound text,
-    # its notice. On A: the hold let go with the answer read, then the key's result with
-    # wait.ended (which notifies).
-    assert one_answer <= 7, f"{one_answer} round trips for one answer"
+    # An answer on B: the key's account with the rate count, the thread, the end with
+    # its outcome and their notice, the inbound text, its notice. On A: the hold let go
+    # with the answer read, then the key's result with wait.ended (which notifies).
+    assert one_answer <= 6, f"{one_answer} round trips for one answer"
     # Each round trip is one transaction: no BEGIN or COMMIT of their own.
     assert answered[1] - start[1] == answered[0] - start[0]

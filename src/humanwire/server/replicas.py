@@ -143,11 +143,6 @@ class Replicas:
             # The others catch up when their long-polls and holds time out; not fatal.
             logger.warning("could not publish %d notices", len(notices), exc_info=True)
 
-    def notice(self, kind: str, account_id: str, item_id: str) -> str:
-        """The payload of one notice, for a store write that publishes it itself (in its
-        own transaction) instead of ``publish``."""
-        return self._payload([(kind, account_id, item_id)])
-
     def _payload(self, notices: list[Notice]) -> str:
         return json.dumps({"r": self.id, "n": notices}, separators=(",", ":"))
 

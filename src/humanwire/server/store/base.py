@@ -517,14 +517,11 @@ class SharedStore(Store, Protocol):
         outcome: str | None = None,
         *,
         release: str | None = None,
-        notice: str | None = None,
     ) -> tuple[bool, str | None]:
         """``end_interaction`` that also says who holds the send once it ended (None:
         nobody); in one statement, so a hold let go at the same moment is ordered. With
         ``release`` (a replica's id) that replica's hold is let go in the same statement
-        (its held request takes the answer at once); ``notice``, a payload for the
-        replicas' channel, is published by it (delivered when it commits) if it ended
-        the interaction."""
+        (its held request takes the answer at once)."""
         ...
 
     def end_and_report(

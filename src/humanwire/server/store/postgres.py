@@ -1475,29 +1475,19 @@ class PostgresStore:
         outcome: str | None = None,
         *,
         release: str | None = None,
-        notice: str | None = None,
     ) -> tuple[bool, str | None]:
-        ended = (
+        row = self._one(
             "UPDATE interactions SET status = 'ended', ended_at = %s, result = %s, outcome = %s, "
             "held_by = CASE WHEN held_by = %s THEN NULL ELSE held_by END "
-            "WHERE id = %s AND status = 'pending' RETURNING held_by"
+            "WHERE id = %s AND status = 'pending' RETURNING held_by",
+            (
+                ended_at,
+                _dumps(result) if result is not None else None,
+                outcome,
+                release,
+                interaction_id,
+            ),
         )
-        params: tuple[Any, ...] = (
-            ended_at,
-            _dumps(result) if result is not None else None,
-            outcome,
-            release,
-            interaction_id,
-        )
-        if notice is None:
-            row = self._one(ended, params)
-        else:
-            # The notice rides in the same transaction: the holder hears of the answer
-            # as it commits, not after this loop turn's other writes and a round trip.
-            row = self._one(
-                f"WITH ended AS ({ended}) SELECT held_by, pg_notify(%s, %s) FROM ended",
-                (*params, self.channel, notice),
-            )
         return (row is not None, str(row[0]) if row and row[0] is not None else None)
 
     def end_and_report(

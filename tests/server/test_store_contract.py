@@ -855,13 +855,11 @@ def test_outcome_with_the_result_of_its_send(store: Store) -> None:
     assert later > seq and after == seq and store.get_idempotency("acct_1", "k1") == again
 
 
-def test_published_outcome_notifies_the_replicas_as_it_commits(pg_schema: str) -> None:
+def _listener(pg: PostgresStore, heard: list[tuple[str, str, str, Any]]) -> Any:
+    """A replica's notice handling (``Replicas``), recording what it hears in ``heard``."""
     from humanwire.server.replicas import Replicas
-    from humanwire.server.store.base import OUTCOME_NOTICE_BODY
 
-    pg = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
-    heard: list[tuple[str, str, str, Any]] = []
-    listener = Replicas(
+    return Replicas(
         pg,
         lease=30.0,
         on_notice=lambda *notice: heard.append(notice),
@@ -870,6 +868,14 @@ def test_published_outcome_notifies_the_replicas_as_it_commits(pg_schema: str) -
         on_tick=lambda: None,
         on_resync=lambda: None,
     )
+
+
+def test_published_outcome_notifies_the_replicas_as_it_commits(pg_schema: str) -> None:
+    from humanwire.server.store.base import OUTCOME_NOTICE_BODY
+
+    pg = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
+    heard: list[tuple[str, str, str, Any]] = []
+    listener = _listener(pg, heard)
     big = {"text": "é" * OUTCOME_NOTICE_BODY}
     try:
         with psycopg.connect(DATABASE_URL, autocommit=True) as conn:
@@ -900,19 +906,9 @@ def test_published_outcome_notifies_the_replicas_as_it_commits(pg_schema: str) -
 
 
 def test_an_end_reported_with_its_outcome_in_one_transaction(pg_schema: str) -> None:
-    from humanwire.server.replicas import Replicas
-
     pg = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
     heard: list[tuple[str, str, str, Any]] = []
-    listener = Replicas(
-        pg,
-        lease=30.0,
-        on_notice=lambda *notice: heard.append(notice),
-        on_claimed=lambda _: None,
-        on_swept=lambda _: None,
-        on_tick=lambda: None,
-        on_resync=lambda: None,
-    )
+    listener = _listener(pg, heard)
     try:
         pg.insert_interaction(interaction("int_1", owner="a", held_by="a"))
         first, _ = pg.append_outcome("acct_1", "int_0", {"n": 0}, 9.0)

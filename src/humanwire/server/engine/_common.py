@@ -79,11 +79,11 @@ class OutcomeCollector:
         """The events past ``position`` heard, if they follow it without a gap and
         nothing heard is left out; None: read them. Clears what was heard."""
         heard, self.heard = self.heard, []
-        if not heard or None in heard:
+        events = [handoff for handoff in heard if handoff is not None]
+        if not events or len(events) < len(heard):
             return None
         chain: list[tuple[int, dict[str, Any]]] = []
-        for handoff in sorted(heard, key=lambda h: h.id):  # type: ignore[union-attr]
-            assert handoff is not None
+        for handoff in sorted(events, key=lambda h: h.id):
             if handoff.id <= position:
                 continue  # sent on already
             if handoff.after != position:

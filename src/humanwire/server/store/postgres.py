@@ -393,6 +393,23 @@ _ACCOUNT_TABLES = (*ACCOUNT_TABLES, "rate_hits", "rate_counts", "spam_marks")
 
 _dumps = dumps_json
 
+_PLACED = (
+    "placed AS (SELECT added.id, COALESCE((SELECT MAX(o.id) FROM outcomes o "
+    "WHERE o.account_id = %s AND o.id < added.id), 0) AS after FROM added) "
+)
+"""The new outcome (CTE ``added``) with the id of its account's outcome before it."""
+_OUTCOME_NOTICE = (
+    "json_build_array('outcome', %s::text, placed.id::text, "
+    "json_build_object('after', placed.after, 'body', %s::json))"
+)
+"""An outcome's entry in a notice as ``Replicas`` reads it ([kind, account, item,
+detail]): the event and the id before it."""
+
+
+def _notice_body(text: str) -> str | None:
+    """An outcome body a notice can carry (None: too large, its readers read it)."""
+    return text if len(text.encode()) <= OUTCOME_NOTICE_BODY else None
+
 
 def _loads_number(text: str | None) -> float | None:
     # Windows are stored as JSON text so 30 stays 30 (not 30.0) when shown back.
@@ -879,36 +896,38 @@ class PostgresStore:
         text = _dumps(body)
         insert = (
             "WITH added AS (INSERT INTO outcomes (account_id, interaction_id, body, "
-            "created_at) VALUES (%s, %s, %s, %s) RETURNING id), placed AS (SELECT id, "
-            "COALESCE((SELECT MAX(o.id) FROM outcomes o WHERE o.account_id = %s "
-            "AND o.id < added.id), 0) AS after FROM added) "
+            "created_at) VALUES (%s, %s, %s, %s) RETURNING id), " + _PLACED
         )
         params: tuple[Any, ...] = (account_id, interaction_id, text, created_at, account_id)
         if replica_id is None:
             query = insert + "SELECT id, after FROM placed"
         else:
-            # The notice as ``Replicas`` writes it ({"r": replica, "n": [[kind, account,
-            # item, detail]]}), delivered when this commits.
+            # The notice ({"r": replica, "n": [entry]}), delivered when this commits.
             query = insert + (
                 "SELECT id, after, pg_notify(%s, json_build_object('r', %s::text, 'n', "
-                "json_build_array(json_build_array('outcome', %s::text, id::text, "
-                "json_build_object('after', after, 'body', %s::json))))::text) FROM placed"
+                f"json_build_array({_OUTCOME_NOTICE}))::text) FROM placed"
             )
-            shown = text if len(text.encode()) <= OUTCOME_NOTICE_BODY else None
-            params = (*params, self.channel, replica_id, account_id, shown)
+            params = (*params, self.channel, replica_id, account_id, _notice_body(text))
         with self._connection() as conn, conn.pipeline():
             self.transactions += 1
             self.round_trips += 1
             self.statements += 3 if idempotency is not None else 2
-            conn.execute(
-                b"SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-                (f"humanwire.outcomes:{account_id}",),
-            )
+            self._lock_outcomes(conn, account_id)
             if idempotency is not None:
                 self._put_idempotency(conn, idempotency)
             row = conn.execute(query.encode(), params).fetchone()
         assert row is not None
         return int(row[0]), int(row[1])
+
+    @staticmethod
+    def _lock_outcomes(conn: psycopg.Connection[Any], account_id: str) -> None:
+        """The account's outcome lock, until the transaction ends: in a statement of its
+        own, so the next statement's snapshot sees every earlier outcome of the account
+        (the previous id ``_PLACED`` reads is exact)."""
+        conn.execute(
+            b"SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            (f"humanwire.outcomes:{account_id}",),
+        )
 
     def outcomes_after(
         self, account_id: str, after: int, limit: int
@@ -1502,25 +1521,18 @@ class PostgresStore:
         *,
         release: str | None = None,
     ) -> tuple[bool, str | None, tuple[int, int] | None]:
-        # The account's outcome lock first, in a statement of its own (as in
-        # ``_append_outcome``: the insert's snapshot then sees every earlier outcome),
-        # then the end, its outcome and one notice naming both, in one transaction.
+        # The account's outcome lock first (``_lock_outcomes``), then the end, its
+        # outcome and one notice naming both, in one transaction.
         text = _dumps(report)
-        shown = text if len(text.encode()) <= OUTCOME_NOTICE_BODY else None
         query = (
             "WITH ended AS (UPDATE interactions SET status = 'ended', ended_at = %s, "
             "result = %s, outcome = %s, held_by = CASE WHEN held_by = %s THEN NULL "
             "ELSE held_by END WHERE id = %s AND status = 'pending' RETURNING held_by), "
             "added AS (INSERT INTO outcomes (account_id, interaction_id, body, created_at) "
-            "SELECT %s, %s, %s, %s FROM ended RETURNING id), "
-            "placed AS (SELECT id, COALESCE((SELECT MAX(o.id) FROM outcomes o "
-            "WHERE o.account_id = %s AND o.id < added.id), 0) AS after FROM added) "
-            "SELECT ended.held_by, placed.id, placed.after, pg_notify(%s, "
-            "json_build_object('r', %s::text, 'n', json_build_array("
-            "json_build_array('interaction', %s::text, %s::text), "
-            "json_build_array('outcome', %s::text, placed.id::text, "
-            "json_build_object('after', placed.after, 'body', %s::json))))::text) "
-            "FROM ended, placed"
+            "SELECT %s, %s, %s, %s FROM ended RETURNING id), " + _PLACED + "SELECT "
+            "ended.held_by, placed.id, placed.after, pg_notify(%s, json_build_object('r', "
+            "%s::text, 'n', json_build_array(json_build_array('interaction', %s::text, "
+            f"%s::text), {_OUTCOME_NOTICE}))::text) FROM ended, placed"
         )
         params = (
             ended_at,
@@ -1538,16 +1550,13 @@ class PostgresStore:
             account_id,
             interaction_id,
             account_id,
-            shown,
+            _notice_body(text),
         )
         with self._connection() as conn, conn.pipeline():
             self.transactions += 1
             self.round_trips += 1
             self.statements += 2
-            conn.execute(
-                b"SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-                (f"humanwire.outcomes:{account_id}",),
-            )
+            self._lock_outcomes(conn, account_id)
             row = conn.execute(query.encode(), params).fetchone()
         if row is None:
             return False, None, None

@@ -70,7 +70,9 @@ def send(a: ServiceRunner, key: str, n: int) -> str:
     return str(sent.json()["interactionId"])
 
 
-def answer(b: ServiceRunner, key: str, n: int, interaction_id: str, url: str) -> None:
+def answer(
+    b: ServiceRunner, key: str, n: int, interaction_id: str, url: str, text: str = "answer"
+) -> None:
     """The human's answer through ``b``; returns once it reached the hold."""
     with httpx.Client(base_url=b.base_url, headers=auth(key), timeout=20) as http:
         replied = http.post(
@@ -79,13 +81,22 @@ def answer(b: ServiceRunner, key: str, n: int, interaction_id: str, url: str) ->
                 "channel": "slack",
                 "from": HUMAN,
                 "to": SHARED_SLACK_WORKSPACE,
-                "body": f"answer {n}",
+                "body": f"{text} {n}",
                 "interactionId": interaction_id,
             },
         )
     assert replied.status_code < 300, replied.text
     wait_ended(url, interaction_id)
     time.sleep(0.2)  # the holder's last notice goes out on its loop's next turn
+
+
+def held_by(url: str, interaction_id: str) -> str | None:
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT held_by FROM interactions WHERE id = %s", (interaction_id,)
+        ).fetchone()
+    assert row is not None
+    return row[0]
 
 
 def auth(key: str) -> dict[str, str]:
@@ -102,8 +113,9 @@ def test_round_trips_per_send_and_per_answer_on_another_replica(schema_url: str)
     # A long lease: no heartbeat, claim or sweep falls inside the counted steps.
     config = replace(fast_config(Path("unused.db")), db_path=schema_url, replica_lease=600.0)
     with (
-        ServiceRunner(config, "127.0.0.1", 0) as a,
-        ServiceRunner(config, "127.0.0.1", 0) as b,
+        # One config each: a runner sets its config's public URL to its own address.
+        ServiceRunner(replace(config), "127.0.0.1", 0) as a,
+        ServiceRunner(replace(config), "127.0.0.1", 0) as b,
     ):
         key = a.create_account("round trips")
         # First uses (the notice channel's name) left out.
@@ -115,6 +127,7 @@ def test_round_trips_per_send_and_per_answer_on_another_replica(schema_url: str)
         sent = total(a, b)
         answer(b, key, 1, interaction_id, schema_url)
         answered = total(a, b)
+        assert a.base_url != b.base_url and counts(a)[0] > 10 and counts(b)[0] > 10
     one_send = sent[0] - start[0]
     one_answer = answered[0] - sent[0]
     # A send: the key's account with the rate count, the key's result and link, the
@@ -122,8 +135,34 @@ def test_round_trips_per_send_and_per_answer_on_another_replica(schema_url: str)
     # 202's body, and the notice of it.
     assert one_send <= 9, f"{one_send} round trips for one send"
     # An answer on B: the key's account with the rate count, the thread, the end with
-    # its outcome and their notice, the inbound text, its notice. On A: the hold let go
-    # with the answer read, then the key's result with wait.ended (which notifies).
+    # its outcome and their notice (which says how it ended), the inbound text, its
+    # notice. On A, answered from that notice: the key's result with wait.ended and the
+    # hold let go (which notifies).
     assert one_answer <= 6, f"{one_answer} round trips for one answer"
     # Each round trip is one transaction: no BEGIN or COMMIT of their own.
     assert answered[1] - start[1] == answered[0] - start[0]
+    # Let go with its wait.ended: a sweep of A (dead or retired) sends nothing again.
+    assert held_by(schema_url, interaction_id) is None
+
+
+def test_an_answer_too_large_for_the_notice_is_read_by_its_holder(schema_url: str) -> None:
+    config = replace(fast_config(Path("unused.db")), db_path=schema_url, replica_lease=600.0)
+    with (
+        # One config each: a runner sets its config's public URL to its own address.
+        ServiceRunner(replace(config), "127.0.0.1", 0) as a,
+        ServiceRunner(replace(config), "127.0.0.1", 0) as b,
+    ):
+        key = a.create_account("large answers")
+        interaction_id = send(a, key, 1)
+        time.sleep(0.2)
+        before = total(a, b)
+        long = "é" * 4000  # 8,000 bytes: no notice carries it
+        answer(b, key, 1, interaction_id, schema_url, text=long)
+        after = total(a, b)
+        with httpx.Client(base_url=a.base_url, headers=auth(key), timeout=20) as http:
+            events = http.get("/events", params={"after": 0}).json()["events"]
+    ended = [e for e in events if e["eventType"] == "wait.ended"]
+    assert [e["response"]["reply"] for e in ended] == [f"{long} 1"]
+    # One more than from a notice: the holder reads the row (and lets go) first.
+    assert after[0] - before[0] == 7
+    assert held_by(schema_url, interaction_id) is None

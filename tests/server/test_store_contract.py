@@ -911,6 +911,7 @@ def test_an_end_reported_with_its_outcome_in_one_transaction(pg_schema: str) -> 
     listener = _listener(pg, heard)
     try:
         pg.insert_interaction(interaction("int_1", owner="a", held_by="a"))
+        pg.set_delivery("int_1", "delivered", None)
         first, _ = pg.append_outcome("acct_1", "int_0", {"n": 0}, 9.0)
         report = {"interactionId": "int_1", "eventType": "interaction.ended"}
         with psycopg.connect(DATABASE_URL, autocommit=True) as conn:
@@ -931,9 +932,69 @@ def test_an_end_reported_with_its_outcome_in_one_transaction(pg_schema: str) -> 
         assert ended is not None and ended.status == "ended" and ended.result == {"x": 1}
         assert len(payloads) == 1
         listener._received(payloads[0])
+        # The interaction's entry says how it ended (a holder answers without reading).
+        ending = {"endedAt": 1001.0, "outcome": None, "result": {"x": 1}}
         assert heard == [
-            ("interaction", "acct_1", "int_1", None),
+            ("interaction", "acct_1", "int_1", {"ended": ending, "deliveryStatus": "delivered"}),
             ("outcome", "acct_1", str(seq), {"after": first, "body": report}),
+        ]
+    finally:
+        pg.close()
+
+
+@pytest.mark.parametrize(
+    ("size", "ending_carried", "body_carried"),
+    [(3000, True, True), (5000, False, True), (6500, True, False), (9000, False, False)],
+)
+def test_an_end_reported_with_a_large_answer_stays_one_notice(
+    pg_schema: str, size: int, ending_carried: bool, body_carried: bool
+) -> None:
+    """The ending and the outcome body are carried while they fit (the ending second):
+    the payload stays under NOTIFY's 8,000 bytes, whatever the answer's size."""
+    pg = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
+    heard: list[tuple[str, str, str, Any]] = []
+    listener = _listener(pg, heard)
+    try:
+        pg.insert_interaction(interaction("int_1", held_by="a"))
+        result = {"text": "x" * size}
+        report = {"interactionId": "int_1", "eventType": "interaction.ended", "result": result}
+        with psycopg.connect(DATABASE_URL, autocommit=True) as conn:
+            conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(pg.channel)))
+            done, _, reported = pg.end_and_report(
+                "int_1", "acct_1", 5.0, result, "completed", report, "replica-b"
+            )
+            payloads = [notice.payload for notice in conn.notifies(timeout=2, stop_after=1)]
+        assert done and reported is not None and len(payloads) == 1
+        assert len(payloads[0].encode()) < 8000
+        listener._received(payloads[0])
+        (_, _, _, entry), (_, _, _, outcome) = heard
+        expected = {"endedAt": 5.0, "outcome": "completed", "result": result}
+        assert entry == {"ended": expected if ending_carried else None, "deliveryStatus": None}
+        assert outcome["body"] == (report if body_carried else None)
+    finally:
+        pg.close()
+
+
+def test_a_wait_ended_lets_go_of_the_hold_in_its_transaction(pg_schema: str) -> None:
+    pg = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
+    try:
+        pg.insert_interaction(interaction("int_1", held_by="replica-a"))
+        pg.insert_interaction(interaction("int_2", held_by="replica-c"))
+        pg.append_published_outcome("acct_1", "int_0", {"n": 0}, 9.0, "replica-a")
+        trips = pg.round_trips
+        pg.append_published_outcome("acct_1", "int_1", {"n": 1}, 10.0, "replica-a", release=True)
+        # Only the replica's own hold: another replica's stays.
+        pg.append_published_outcome("acct_1", "int_2", {"n": 2}, 11.0, "replica-a", release=True)
+        pg.append_published_outcome("acct_1", "int_2", {"n": 3}, 12.0, "replica-c")
+        assert pg.round_trips == trips + 3
+        first, second = pg.get_interaction("int_1"), pg.get_interaction("int_2")
+        assert first is not None and first.held_by is None
+        assert second is not None and second.held_by == "replica-c"
+        assert [body for _, body in pg.outcomes_after("acct_1", 0, 10)] == [
+            {"n": 0},
+            {"n": 1},
+            {"n": 2},
+            {"n": 3},
         ]
     finally:
         pg.close()

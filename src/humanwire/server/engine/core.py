@@ -187,6 +187,12 @@ class EngineCore:
         # Held requests whose hold (replicas: ``held_by``) was let go as they took their
         # answer, so ``_let_go`` has nothing left to do.
         self._let_go_early: set[str] = set()
+        # The interaction each held request was sent as (immutable parts: its kind,
+        # request, metadata), to answer from another replica's notice of its end.
+        self._held: dict[str, InteractionRecord] = {}
+        # Answered from such a notice with the hold still recorded here (``held_by``):
+        # let go with its ``wait.ended`` (one transaction), or by ``_let_go``.
+        self._unreleased: set[str] = set()
         self._timers: dict[str, asyncio.TimerHandle] = {}
         # Status long-polls and delivery followers, woken by the change they wait for.
         self._watchers: dict[str, list[asyncio.Future[None]]] = {}
@@ -546,14 +552,22 @@ class EngineCore:
         body: dict[str, Any],
         *,
         idempotency: IdempotencyRecord | None = None,
+        release: bool = False,
     ) -> int:
         """Stores an outcome event (with ``idempotency``, the result of the send it
-        reports) and wakes the account's ``GET /events`` readers, here and on the other
-        replicas (whose notice the write itself publishes)."""
+        reports; with ``release``, this replica's hold on the interaction let go) and
+        wakes the account's ``GET /events`` readers, here and on the other replicas
+        (whose notice the write itself publishes)."""
         now = time.time()
         if self.shared is not None and self.replicas is not None:
             seq, after = self.shared.append_published_outcome(
-                account_id, interaction_id, body, now, self.replicas.id, idempotency=idempotency
+                account_id,
+                interaction_id,
+                body,
+                now,
+                self.replicas.id,
+                idempotency=idempotency,
+                release=release,
             )
         else:
             seq, after = self.store.append_outcome(
@@ -586,7 +600,9 @@ class EngineCore:
         idempotency: IdempotencyRecord | None = None,
     ) -> None:
         """The ``wait.ended`` event of a send answered 202: ``status`` and ``body``, what
-        its held request would have answered."""
+        its held request would have answered (and the hold let go, if it is left)."""
+        release = interaction_id in self._unreleased
+        self._unreleased.discard(interaction_id)
         self.append_outcome(
             account_id,
             interaction_id,
@@ -599,19 +615,22 @@ class EngineCore:
                 "status": status,
             },
             idempotency=idempotency,
+            release=release,
         )
 
-    def _register(self, interaction_id: str) -> asyncio.Future[InteractionRecord | None]:
+    def _register(self, record: InteractionRecord) -> asyncio.Future[InteractionRecord | None]:
         # Registered before the delivery goes out, so even an instant reply finds it.
         future: asyncio.Future[InteractionRecord | None] = (
             asyncio.get_running_loop().create_future()
         )
-        self._waiters[interaction_id] = future
+        self._waiters[record.id] = future
+        self._held[record.id] = record
         return future
 
     def _unregister(self, interaction_id: str, future: asyncio.Future[Any]) -> None:
         if self._waiters.get(interaction_id) is future:
             del self._waiters[interaction_id]
+            self._held.pop(interaction_id, None)
             self._let_go_early.discard(interaction_id)
 
     async def _hold(
@@ -673,6 +692,10 @@ class EngineCore:
             return None
         if interaction_id in self._let_go_early:
             return None  # let go when it ended with the answer this hold took
+        if interaction_id in self._unreleased:
+            if interaction_id in self._async_followed:
+                return None  # let go as its wait.ended is written (append_wait_ended)
+            self._unreleased.discard(interaction_id)
         try:
             released = self.shared.release_hold(interaction_id, self.replicas.id)
         except Exception:  # the sweep of a dead holder covers it; never hide the answer
@@ -681,6 +704,19 @@ class EngineCore:
         if released is None or released.status == "pending" or released.result is None:
             return None
         return released
+
+    def _release_unreleased(self, interaction_id: str) -> None:
+        """A hold answered from a notice (``_unreleased``) whose ``wait.ended`` will not
+        be written: let go now, so a sweep never sends its answer again."""
+        if interaction_id not in self._unreleased:
+            return
+        self._unreleased.discard(interaction_id)
+        if self.shared is None or self.replicas is None or self._closed:
+            return
+        try:
+            self.shared.release_hold(interaction_id, self.replicas.id)
+        except Exception:
+            logger.warning("could not let go of the hold on %s", interaction_id, exc_info=True)
 
     def _changed(self, record: InteractionRecord, *, published: bool = False) -> None:
         """Wakes what waits for a change of ``record``; ``published``: the other
@@ -1091,7 +1127,7 @@ class EngineCore:
             self._outcome_heard(account_id, _outcome_handoff(item_id, detail))
             return
         if kind == "interaction":
-            self._settle_held(item_id)
+            self._settle_held(item_id, detail)
             for watcher in self._watchers.pop(item_id, []):
                 _settle(watcher, None)
         elif kind == "delivery":
@@ -1099,14 +1135,17 @@ class EngineCore:
                 _settle(future, None)
         self._notify_here(account_id, kind, item_id)
 
-    def _settle_held(self, interaction_id: str) -> None:
+    def _settle_held(self, interaction_id: str, detail: Any = None) -> None:
         """A request held here for an interaction that ended elsewhere gets what it
-        became (its answer, or "no response")."""
+        became (its answer, or "no response"): from the notice's ``detail`` when it
+        carries the ending, else read (and the hold let go) in one statement."""
         waiter = self._waiters.get(interaction_id)
         if waiter is None or waiter.done():
             return
-        record = None
-        if self.shared is not None and self.replicas is not None:
+        record = _ended_from_notice(self._held.get(interaction_id), detail)
+        if record is not None:
+            self._unreleased.add(interaction_id)
+        elif self.shared is not None and self.replicas is not None:
             # Ended with the hold still here: let go and read it in one statement.
             record = self.shared.release_hold(interaction_id, self.replicas.id, ended_only=True)
             if record is not None:
@@ -1157,6 +1196,34 @@ class EngineCore:
         for group in futures:
             for future in group:
                 _settle(future, None)
+
+
+def _ended_from_notice(held: InteractionRecord | None, detail: Any) -> InteractionRecord | None:
+    """The held interaction as another replica's notice says it ended (``end_and_report``
+    carries ``{"ended": {"endedAt", "outcome", "result"}, "deliveryStatus"}``; None: not
+    carried, read it)."""
+    if held is None or not isinstance(detail, dict):
+        return None
+    ended = detail.get("ended")
+    if not isinstance(ended, dict):
+        return None
+    ended_at, result = ended.get("endedAt"), ended.get("result")
+    outcome, delivery = ended.get("outcome"), detail.get("deliveryStatus")
+    if (
+        not isinstance(ended_at, (int, float))
+        or not (result is None or isinstance(result, dict))
+        or not (outcome is None or isinstance(outcome, str))
+        or not (delivery is None or isinstance(delivery, str))
+    ):
+        return None
+    return dataclasses.replace(
+        held,
+        status="ended",
+        ended_at=float(ended_at),
+        result=result,
+        outcome=outcome,
+        delivery_status=delivery,
+    )
 
 
 def _outcome_handoff(item_id: str, detail: Any) -> OutcomeHandoff | None:

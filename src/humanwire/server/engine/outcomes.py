@@ -148,6 +148,7 @@ class Outcomes(EngineCore):
                 self._wait_ended_written.discard(interaction_id)  # with its stored result
                 return
             if task.cancelled():
+                self._release_unreleased(interaction_id)
                 return
             failure = task.exception()
             if isinstance(failure, ServiceError):
@@ -163,6 +164,7 @@ class Outcomes(EngineCore):
                 ).model_dump(mode="json", by_alias=True)
             elif failure is not None:
                 logger.error("respond-async hold of %s failed", interaction_id, exc_info=failure)
+                self._release_unreleased(interaction_id)
                 return
             else:
                 status, content = task.result()

@@ -159,7 +159,7 @@ class Sends(EngineCore):
             reply_token=secrets.token_urlsafe(32) if reply_link else None,
             card_id=card_id,
         )
-        future = self._register(record.id) if wait_time is not None else None
+        future = self._register(record) if wait_time is not None else None
         if resumed:
             self._rejoin(record, future)
         else:
@@ -246,7 +246,7 @@ class Sends(EngineCore):
             request={**wire, "prompt": prompt, "to": card.to_addr},
             card_id=card.id,
         )
-        future = self._register(record.id) if card.wait_time is not None else None
+        future = self._register(record) if card.wait_time is not None else None
         if resumed:
             self._rejoin(record, future)
         else:
@@ -322,7 +322,7 @@ class Sends(EngineCore):
         )
         assert record.form_token is not None
         url = self.form_url(record.form_token)
-        future = self._register(record.id) if request.wait_time is not None else None
+        future = self._register(record) if request.wait_time is not None else None
         if resumed:
             self._rejoin(record, future)
         else:
@@ -376,7 +376,7 @@ class Sends(EngineCore):
         record, resumed = self._open_interaction(
             account, kind="call", channel="call", to=to, from_addr=sender, request=request
         )
-        future = self._register(record.id) if wait else None
+        future = self._register(record) if wait else None
         if resumed:
             self._rejoin(record, future)
         else:

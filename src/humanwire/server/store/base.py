@@ -539,7 +539,10 @@ class SharedStore(Store, Protocol):
         """``end_held_interaction`` with the outcome event ``report`` of its end appended
         in the same transaction (``append_published_outcome``), and one notice from
         ``replica_id`` naming both: ``(ended, holder, (outcome id, previous id))``, the
-        last None when it had ended already (nothing appended)."""
+        last None when it had ended already (nothing appended). The notice's
+        interaction entry carries ``{"ended": {"endedAt", "outcome", "result"},
+        "deliveryStatus"}`` (``ended`` null when it would not fit), so a replica holding
+        the request answers without reading the row."""
         ...
 
     def release_hold(
@@ -565,11 +568,14 @@ class SharedStore(Store, Protocol):
         replica_id: str,
         *,
         idempotency: IdempotencyRecord | None = None,
+        release: bool = False,
     ) -> tuple[int, int]:
         """``append_outcome`` whose ``outcome`` notice (from ``replica_id``) is published
         in the same transaction, so the other replicas' readers wake as it commits. The
         notice names the new id and carries ``{"after": previous id, "body": body}``
-        (the body left out past ``OUTCOME_NOTICE_BODY`` bytes)."""
+        (the body left out past ``OUTCOME_NOTICE_BODY`` bytes). With ``release``, the
+        interaction's hold by ``replica_id`` is let go in the same transaction (its
+        ``wait.ended``: the answer is out, so a later sweep must not send it again)."""
         ...
 
     def rate_hit(self, account_id: str, now: float, limit: int, window: float) -> float | None:

@@ -406,6 +406,11 @@ _OUTCOME_NOTICE = (
 detail]): the event and the id before it."""
 
 
+ENDING_NOTICE_BYTES = 7200
+"""An ended interaction's notice entry carries its ending while it and the outcome body
+carried beside it stay under this (the whole payload under NOTIFY's 8,000 bytes)."""
+
+
 def _notice_body(text: str) -> str | None:
     """An outcome body a notice can carry (None: too large, its readers read it)."""
     return text if len(text.encode()) <= OUTCOME_NOTICE_BODY else None
@@ -873,9 +878,10 @@ class PostgresStore:
         replica_id: str,
         *,
         idempotency: IdempotencyRecord | None = None,
+        release: bool = False,
     ) -> tuple[int, int]:
         return self._append_outcome(
-            account_id, interaction_id, body, created_at, idempotency, replica_id
+            account_id, interaction_id, body, created_at, idempotency, replica_id, release
         )
 
     def _append_outcome(
@@ -886,6 +892,7 @@ class PostgresStore:
         created_at: float,
         idempotency: IdempotencyRecord | None,
         replica_id: str | None = None,
+        release: bool = False,
     ) -> tuple[int, int]:
         # One transaction, one round trip (a pipeline ending in one Sync). Ids come from
         # a sequence, taken and committed under the account's lock, so one account's ids
@@ -911,10 +918,15 @@ class PostgresStore:
         with self._connection() as conn, conn.pipeline():
             self.transactions += 1
             self.round_trips += 1
-            self.statements += 3 if idempotency is not None else 2
+            self.statements += 2 + (idempotency is not None) + release
             self._lock_outcomes(conn, account_id)
             if idempotency is not None:
                 self._put_idempotency(conn, idempotency)
+            if release:
+                conn.execute(
+                    b"UPDATE interactions SET held_by = NULL WHERE id = %s AND held_by = %s",
+                    (interaction_id, replica_id),
+                )
             row = conn.execute(query.encode(), params).fetchone()
         assert row is not None
         return int(row[0]), int(row[1])
@@ -1524,19 +1536,27 @@ class PostgresStore:
         # The account's outcome lock first (``_lock_outcomes``), then the end, its
         # outcome and one notice naming both, in one transaction.
         text = _dumps(report)
+        result_text = _dumps(result) if result is not None else None
+        carried = _notice_body(text)
+        # The interaction's entry carries how it ended (a holder elsewhere answers from
+        # it without reading the row) when both fit in one notice.
+        ending = _dumps({"endedAt": ended_at, "outcome": outcome, "result": result})
+        fits = len(ending.encode()) + len((carried or "").encode()) <= ENDING_NOTICE_BYTES
         query = (
             "WITH ended AS (UPDATE interactions SET status = 'ended', ended_at = %s, "
             "result = %s, outcome = %s, held_by = CASE WHEN held_by = %s THEN NULL "
-            "ELSE held_by END WHERE id = %s AND status = 'pending' RETURNING held_by), "
+            "ELSE held_by END WHERE id = %s AND status = 'pending' "
+            "RETURNING held_by, delivery_status), "
             "added AS (INSERT INTO outcomes (account_id, interaction_id, body, created_at) "
             "SELECT %s, %s, %s, %s FROM ended RETURNING id), " + _PLACED + "SELECT "
             "ended.held_by, placed.id, placed.after, pg_notify(%s, json_build_object('r', "
             "%s::text, 'n', json_build_array(json_build_array('interaction', %s::text, "
-            f"%s::text), {_OUTCOME_NOTICE}))::text) FROM ended, placed"
+            "%s::text, json_build_object('ended', %s::json, 'deliveryStatus', "
+            f"ended.delivery_status)), {_OUTCOME_NOTICE}))::text) FROM ended, placed"
         )
         params = (
             ended_at,
-            _dumps(result) if result is not None else None,
+            result_text,
             outcome,
             release,
             interaction_id,
@@ -1549,8 +1569,9 @@ class PostgresStore:
             replica_id,
             account_id,
             interaction_id,
+            ending if fits else None,
             account_id,
-            _notice_body(text),
+            carried,
         )
         with self._connection() as conn, conn.pipeline():
             self.transactions += 1

@@ -134,11 +134,11 @@ def test_round_trips_per_send_and_per_answer_on_another_replica(schema_url: str)
     # spam count, the interaction with its link, the sandbox's delivery, its status, the
     # 202's body, and the notice of it.
     assert one_send <= 9, f"{one_send} round trips for one send"
-    # An answer on B: the key's account with the rate count, the thread, the end with
-    # its outcome and their notice (which says how it ended), the inbound text, its
-    # notice. On A, answered from that notice: the key's result with wait.ended and the
+    # An answer on B: the key's account with the rate count, the thread, then the end
+    # with its outcome, the inbound text and one notice of them (which says how it
+    # ended). On A, answered from that notice: the key's result with wait.ended and the
     # hold let go (which notifies).
-    assert one_answer <= 6, f"{one_answer} round trips for one answer"
+    assert one_answer <= 4, f"{one_answer} round trips for one answer"
     # Each round trip is one transaction: no BEGIN or COMMIT of their own.
     assert answered[1] - start[1] == answered[0] - start[0]
     # Let go with its wait.ended: a sweep of A (dead or retired) sends nothing again.
@@ -164,5 +164,5 @@ def test_an_answer_too_large_for_the_notice_is_read_by_its_holder(schema_url: st
     ended = [e for e in events if e["eventType"] == "wait.ended"]
     assert [e["response"]["reply"] for e in ended] == [f"{long} 1"]
     # One more than from a notice: the holder reads the row (and lets go) first.
-    assert after[0] - before[0] == 7
+    assert after[0] - before[0] == 5
     assert held_by(schema_url, interaction_id) is None

@@ -942,6 +942,42 @@ def test_an_end_reported_with_its_outcome_in_one_transaction(pg_schema: str) -> 
         pg.close()
 
 
+def test_the_text_that_ends_an_interaction_is_stored_with_the_end(pg_schema: str) -> None:
+    pg = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
+    heard: list[tuple[str, str, str, Any]] = []
+    listener = _listener(pg, heard)
+
+    def text(n: int) -> InboundRecord:
+        return InboundRecord(f"in_{n}", "acct_1", "sms", "+1555", "+1999", "yes", [], "int_1", 9.0)
+
+    try:
+        pg.insert_interaction(interaction("int_1"))
+        report = {"interactionId": "int_1", "eventType": "interaction.ended"}
+        with psycopg.connect(DATABASE_URL, autocommit=True) as conn:
+            conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(pg.channel)))
+            trips = pg.round_trips
+            done, _, reported = pg.end_and_report(
+                "int_1", "acct_1", 10.0, {"x": 1}, None, report, "replica-b", inbound=text(1)
+            )
+            # Ended already: the text is kept, linked to nothing, and not announced.
+            again = pg.end_and_report(
+                "int_1", "acct_1", 11.0, {"x": 2}, None, report, "replica-b", inbound=text(2)
+            )
+            assert pg.round_trips == trips + 2
+            payloads = [notice.payload for notice in conn.notifies(timeout=2, stop_after=2)]
+        assert done and reported is not None and again == (False, None, None)
+        assert [(r.id, r.interaction_id) for r in pg.list_inbound("acct_1", 10)] == [
+            ("in_2", None),
+            ("in_1", "int_1"),
+        ]
+        assert len(payloads) == 1
+        listener._received(payloads[0])
+        assert [entry[0] for entry in heard] == ["interaction", "outcome", "inbound"]
+        assert heard[2] == ("inbound", "acct_1", "in_1", None)
+    finally:
+        pg.close()
+
+
 @pytest.mark.parametrize(
     ("size", "ending_carried", "body_carried"),
     [(3000, True, True), (5000, False, True), (6500, True, False), (9000, False, False)],

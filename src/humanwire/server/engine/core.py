@@ -63,6 +63,7 @@ from ..store.base import (
     Duplicate,
     IdempotencyLinkRecord,
     IdempotencyRecord,
+    InboundRecord,
     InteractionRecord,
     SharedStore,
     shared_store,
@@ -451,12 +452,15 @@ class EngineCore:
         *,
         outcome: str | None = None,
         always_emit: bool = False,
+        inbound: InboundRecord | None = None,
     ) -> InteractionRecord | None:
         """Ends ``record`` with its response ``event``: the held request gets it, else
-        (or with ``always_emit``) it goes to the webhooks. None if it had ended already."""
+        (or with ``always_emit``) it goes to the webhooks. None if it had ended already.
+        ``inbound``, the text that answered (linked to ``record``), is stored and
+        announced too: with the end, or without the link if it had ended already."""
         now = time.time()
         holder: str | None = None
-        published = False
+        published = stored = False
         reported: tuple[int, int] | None = None
         report = self._ended_report(record, event, outcome)
         waiter = self._waiters.get(record.id)
@@ -479,7 +483,9 @@ class EngineCore:
                     report,
                     self.replicas.id,
                     release=release,
+                    inbound=inbound,
                 )
+                stored = inbound is not None  # linked if it ended, named in its notice
             else:
                 done, holder = self.shared.end_held_interaction(
                     record.id, now, result=event, outcome=outcome, release=release
@@ -488,7 +494,13 @@ class EngineCore:
                 self._let_go_early.add(record.id)
         else:
             done = self.store.end_interaction(record.id, now, result=event, outcome=outcome)
+        if inbound is not None and not stored:
+            if not done:
+                inbound = dataclasses.replace(inbound, interaction_id=None)
+            self.store.insert_inbound(inbound)
         if not done:
+            if inbound is not None:
+                self._notify(inbound.account_id, "inbound", inbound.id)
             return None
         self._disarm(record.id)
         ended = dataclasses.replace(
@@ -522,6 +534,8 @@ class EngineCore:
         else:
             self.append_outcome(record.account_id, record.id, report)
         self._changed(record, published=published)
+        if inbound is not None:
+            self._notify(inbound.account_id, "inbound", inbound.id, publish=not published)
         return ended
 
     # -- the outcome stream (GET /events) -------------------------------------------

@@ -209,9 +209,25 @@ class HumanSide(EngineCore):
                 )
             )
 
+        inbound = InboundRecord(
+            id=str(uuid.uuid4()),
+            account_id=account_id,
+            channel=text.channel,
+            from_addr=text.from_addr,
+            to_addr=text.to_addr,
+            body=text.body,
+            media_urls=list(text.media_urls),
+            interaction_id=record.id if record is not None else None,
+            created_at=time.time(),
+            ref=text.ref,
+        )
         answered = None
         if record is not None:
-            answered = self._answer(record, event_for(record.id))
+            # Stored and announced with the end (one transaction with replicas).
+            answered = self._answer(record, event_for(record.id), inbound=inbound)
+        else:
+            self.store.insert_inbound(inbound)
+            self._notify(account_id, "inbound", inbound.id)
         if answered is None:
             self.outbox.emit(account_id, event_for(None), None)
         self.metrics.reply(text.channel, answered is not None)
@@ -224,20 +240,8 @@ class HumanSide(EngineCore):
             sender=mask_address(text.from_addr),
             matched=answered is not None,
         )
-        inbound = InboundRecord(
-            id=str(uuid.uuid4()),
-            account_id=account_id,
-            channel=text.channel,
-            from_addr=text.from_addr,
-            to_addr=text.to_addr,
-            body=text.body,
-            media_urls=list(text.media_urls),
-            interaction_id=answered.id if answered is not None else None,
-            created_at=time.time(),
-            ref=text.ref,
-        )
-        self.store.insert_inbound(inbound)
-        self._notify(account_id, "inbound", inbound.id)
+        if answered is None and inbound.interaction_id is not None:
+            inbound = dataclasses.replace(inbound, interaction_id=None)  # as stored
         return inbound
 
     def end_call(

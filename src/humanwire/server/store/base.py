@@ -535,6 +535,7 @@ class SharedStore(Store, Protocol):
         replica_id: str,
         *,
         release: str | None = None,
+        inbound: InboundRecord | None = None,
     ) -> tuple[bool, str | None, tuple[int, int] | None]:
         """``end_held_interaction`` with the outcome event ``report`` of its end appended
         in the same transaction (``append_published_outcome``), and one notice from
@@ -542,7 +543,10 @@ class SharedStore(Store, Protocol):
         last None when it had ended already (nothing appended). The notice's
         interaction entry carries ``{"ended": {"endedAt", "outcome", "result"},
         "deliveryStatus"}`` (``ended`` null when it would not fit), so a replica holding
-        the request answers without reading the row."""
+        the request answers without reading the row. ``inbound`` (the text that ended
+        it, linked to ``interaction_id``) is stored in the same transaction, linked only
+        if this ended it (else with no interaction, and not announced: the caller
+        does), and named in the notice."""
         ...
 
     def release_hold(

@@ -416,6 +416,22 @@ def _notice_body(text: str) -> str | None:
     return text if len(text.encode()) <= OUTCOME_NOTICE_BODY else None
 
 
+def _inbound_values(record: InboundRecord) -> tuple[Any, ...]:
+    """An inbound text's values, in ``_INBOUND_COLUMNS``' order."""
+    return (
+        record.id,
+        record.account_id,
+        record.channel,
+        record.from_addr,
+        record.to_addr,
+        record.body,
+        _dumps(record.media_urls),
+        record.interaction_id,
+        record.created_at,
+        record.ref,
+    )
+
+
 def _loads_number(text: str | None) -> float | None:
     # Windows are stored as JSON text so 30 stays 30 (not 30.0) when shown back.
     if text is None:
@@ -1045,18 +1061,7 @@ class PostgresStore:
         self._run(
             f"INSERT INTO inbound ({_INBOUND_COLUMNS}) "
             "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-            (
-                record.id,
-                record.account_id,
-                record.channel,
-                record.from_addr,
-                record.to_addr,
-                record.body,
-                _dumps(record.media_urls),
-                record.interaction_id,
-                record.created_at,
-                record.ref,
-            ),
+            _inbound_values(record),
         )
 
     def inbound_by_ref(self, ref: str) -> InboundRecord | None:
@@ -1532,46 +1537,52 @@ class PostgresStore:
         replica_id: str,
         *,
         release: str | None = None,
+        inbound: InboundRecord | None = None,
     ) -> tuple[bool, str | None, tuple[int, int] | None]:
         # The account's outcome lock first (``_lock_outcomes``), then the end, its
-        # outcome and one notice naming both, in one transaction.
+        # outcome, the inbound text that ended it and one notice naming them, in one
+        # transaction.
         text = _dumps(report)
-        result_text = _dumps(result) if result is not None else None
         carried = _notice_body(text)
         # The interaction's entry carries how it ended (a holder elsewhere answers from
         # it without reading the row) when both fit in one notice.
         ending = _dumps({"endedAt": ended_at, "outcome": outcome, "result": result})
         fits = len(ending.encode()) + len((carried or "").encode()) <= ENDING_NOTICE_BYTES
+        params: list[Any] = [
+            ended_at,
+            _dumps(result) if result is not None else None,
+            outcome,
+            release,
+            interaction_id,
+        ]
+        received = inbound_notice = ""
+        if inbound is not None:
+            # Stored whether or not this ended the interaction (a data-modifying WITH
+            # always runs), linked to it only if it did.
+            received = (
+                f"received AS (INSERT INTO inbound ({_INBOUND_COLUMNS}) SELECT %s, %s, %s, "
+                "%s, %s, %s, %s, (SELECT %s::text FROM ended), %s, %s), "
+            )
+            params += _inbound_values(inbound)
+            inbound_notice = ", json_build_array('inbound', %s::text, %s::text)"
+        params += [account_id, interaction_id, text, ended_at, account_id]
+        params += [self.channel, replica_id, account_id, interaction_id]
+        params += [ending if fits else None, account_id, carried]
+        if inbound is not None:
+            params += [inbound.account_id, inbound.id]
         query = (
             "WITH ended AS (UPDATE interactions SET status = 'ended', ended_at = %s, "
             "result = %s, outcome = %s, held_by = CASE WHEN held_by = %s THEN NULL "
             "ELSE held_by END WHERE id = %s AND status = 'pending' "
             "RETURNING held_by, delivery_status), "
-            "added AS (INSERT INTO outcomes (account_id, interaction_id, body, created_at) "
+            + received
+            + "added AS (INSERT INTO outcomes (account_id, interaction_id, body, created_at) "
             "SELECT %s, %s, %s, %s FROM ended RETURNING id), " + _PLACED + "SELECT "
             "ended.held_by, placed.id, placed.after, pg_notify(%s, json_build_object('r', "
             "%s::text, 'n', json_build_array(json_build_array('interaction', %s::text, "
             "%s::text, json_build_object('ended', %s::json, 'deliveryStatus', "
-            f"ended.delivery_status)), {_OUTCOME_NOTICE}))::text) FROM ended, placed"
-        )
-        params = (
-            ended_at,
-            result_text,
-            outcome,
-            release,
-            interaction_id,
-            account_id,
-            interaction_id,
-            text,
-            ended_at,
-            account_id,
-            self.channel,
-            replica_id,
-            account_id,
-            interaction_id,
-            ending if fits else None,
-            account_id,
-            carried,
+            f"ended.delivery_status)), {_OUTCOME_NOTICE}{inbound_notice}))::text) "
+            "FROM ended, placed"
         )
         with self._connection() as conn, conn.pipeline():
             self.transactions += 1

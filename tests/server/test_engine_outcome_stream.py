@@ -14,8 +14,9 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from engine_support import account, engine
+from engine_support import HUMAN, account, engine, next_delivery, reply, sms
 
+from humanwire.server.config import SHARED_SMS_NUMBER
 from humanwire.server.engine import Account, Engine
 from humanwire.types import OutcomeEvent
 
@@ -124,4 +125,27 @@ async def test_an_event_another_replica_stored_is_handed_over_from_its_notice(
         assert reads[-1] == seq
         seq = later
     assert len(reads) == 4
+    await stream.aclose()  # type: ignore[attr-defined]
+
+
+async def test_an_answers_end_is_handed_to_a_caught_up_reader(
+    engine: Engine, account: Account, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reply ends its interaction (on PostgreSQL with its outcome, in one transaction,
+    ``end_and_report``): a reader caught up gets ``interaction.ended`` at once, unread."""
+    first = engine.append_outcome(account.id, "int_0", ended(0))
+    stream = engine.outcome_stream(account, first, keepalive=30)
+    reads = counted_reads(engine, monkeypatch)
+    waiting = asyncio.ensure_future(next_event(stream))
+    await asyncio.sleep(0.05)
+    held = asyncio.create_task(engine.send_message(account, sms(wait_time=30)))
+    await next_delivery(engine, account)
+    await engine.sandbox_reply(account, reply("sms", HUMAN, SHARED_SMS_NUMBER, "yes"))
+    event = await waiting
+    response = await held
+    assert (event.event_type, event.interaction_id) == (
+        "interaction.ended",
+        response.interaction_id,
+    )
+    assert int(event.id) > first and len(reads) == 1  # handed over: no read
     await stream.aclose()  # type: ignore[attr-defined]

@@ -530,7 +530,8 @@ class EngineCore:
             handed_to="held_request" if handed_over else "webhooks" if webhook else "holder",
         )
         if reported is not None:
-            self._outcome_stored(record.account_id, OutcomeHandoff(*reported, report), now)
+            seq, after = reported
+            self._outcome_stored(record.account_id, OutcomeHandoff(after, seq, report), now)
         else:
             self.append_outcome(record.account_id, record.id, report)
         self._changed(record, published=published)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -109,14 +111,20 @@ def total(a: ServiceRunner, b: ServiceRunner) -> tuple[int, int]:
     return trips_a + trips_b, tx_a + tx_b
 
 
-def test_round_trips_per_send_and_per_answer_on_another_replica(schema_url: str) -> None:
+@contextmanager
+def two_replicas(url: str) -> Iterator[tuple[ServiceRunner, ServiceRunner]]:
     # A long lease: no heartbeat, claim or sweep falls inside the counted steps.
-    config = replace(fast_config(Path("unused.db")), db_path=schema_url, replica_lease=600.0)
+    config = replace(fast_config(Path("unused.db")), db_path=url, replica_lease=600.0)
+    # One config each: a runner sets its config's public URL to its own address.
     with (
-        # One config each: a runner sets its config's public URL to its own address.
         ServiceRunner(replace(config), "127.0.0.1", 0) as a,
         ServiceRunner(replace(config), "127.0.0.1", 0) as b,
     ):
+        yield a, b
+
+
+def test_round_trips_per_send_and_per_answer_on_another_replica(schema_url: str) -> None:
+    with two_replicas(schema_url) as (a, b):
         key = a.create_account("round trips")
         # First uses (the notice channel's name) left out.
         answer(b, key, 0, send(a, key, 0), schema_url)
@@ -146,12 +154,7 @@ def test_round_trips_per_send_and_per_answer_on_another_replica(schema_url: str)
 
 
 def test_an_answer_too_large_for_the_notice_is_read_by_its_holder(schema_url: str) -> None:
-    config = replace(fast_config(Path("unused.db")), db_path=schema_url, replica_lease=600.0)
-    with (
-        # One config each: a runner sets its config's public URL to its own address.
-        ServiceRunner(replace(config), "127.0.0.1", 0) as a,
-        ServiceRunner(replace(config), "127.0.0.1", 0) as b,
-    ):
+    with two_replicas(schema_url) as (a, b):
         key = a.create_account("large answers")
         interaction_id = send(a, key, 1)
         time.sleep(0.2)
@@ -165,4 +168,46 @@ def test_an_answer_too_large_for_the_notice_is_read_by_its_holder(schema_url: st
     assert [e["response"]["reply"] for e in ended] == [f"{long} 1"]
     # One more than from a notice: the holder reads the row (and lets go) first.
     assert after[0] - before[0] == 5
+    assert held_by(schema_url, interaction_id) is None
+
+
+def test_a_held_request_answered_from_the_notice_lets_go_of_its_hold(schema_url: str) -> None:
+    """Held without ``respond-async`` (no ``wait.ended`` to let go with): the hold is let
+    go as the request answers, so a sweep of A would send nothing again."""
+    with two_replicas(schema_url) as (a, b), ThreadPoolExecutor(1) as pool:
+        key = a.create_account("held")
+
+        def held_send() -> dict[str, object]:
+            with httpx.Client(base_url=a.base_url, headers=auth(key), timeout=20) as http:
+                sent = http.post(
+                    "/messages/slack", json={"to": HUMAN, "message": "go?", "waitTime": 60}
+                )
+            assert sent.status_code == 200, sent.text
+            return dict(sent.json())
+
+        held = pool.submit(held_send)
+        deadline = time.monotonic() + 20
+        with psycopg.connect(schema_url, autocommit=True) as conn:
+            while not (
+                holds := conn.execute(
+                    "SELECT id FROM interactions WHERE held_by IS NOT NULL"
+                ).fetchall()
+            ):
+                assert time.monotonic() < deadline, "the send was never held"
+                time.sleep(0.02)
+        ((interaction_id,),) = holds
+        with httpx.Client(base_url=b.base_url, headers=auth(key), timeout=20) as http:
+            replied = http.post(
+                "/sandbox/replies",
+                json={
+                    "channel": "slack",
+                    "from": HUMAN,
+                    "to": SHARED_SLACK_WORKSPACE,
+                    "body": "yes",
+                    "interactionId": interaction_id,
+                },
+            )
+        assert replied.status_code < 300, replied.text
+        response = held.result(20)
+    assert (response["interactionId"], response["reply"]) == (interaction_id, "yes")
     assert held_by(schema_url, interaction_id) is None

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 __all__ = [
     "ACCOUNT_TABLES",
+    "INBOUND_COLUMNS",
     "INTERACTION_COLUMNS",
     "AccountRecord",
     "AccountUsage",
@@ -30,6 +31,7 @@ __all__ = [
     "Store",
     "WebhookRecord",
     "dumps_json",
+    "inbound_values",
     "interaction_values",
     "shared_store",
     "usage_from_counts",
@@ -648,4 +650,26 @@ def interaction_values(record: InteractionRecord) -> tuple[Any, ...]:
         record.ended_at,
         record.delivery_status,
         record.provider_ref,
+    )
+
+
+INBOUND_COLUMNS = (
+    "id, account_id, channel, from_addr, to_addr, body, media_urls, interaction_id, created_at, ref"
+)
+"""The inbound columns of both stores."""
+
+
+def inbound_values(record: InboundRecord) -> tuple[Any, ...]:
+    """``record`` as the values of ``INBOUND_COLUMNS``, in order."""
+    return (
+        record.id,
+        record.account_id,
+        record.channel,
+        record.from_addr,
+        record.to_addr,
+        record.body,
+        dumps_json(record.media_urls),
+        record.interaction_id,
+        record.created_at,
+        record.ref,
     )

@@ -54,6 +54,7 @@ from psycopg_pool import ConnectionPool
 
 from .base import (
     ACCOUNT_TABLES,
+    INBOUND_COLUMNS,
     INTERACTION_COLUMNS,
     OUTCOME_NOTICE_BODY,
     AccountRecord,
@@ -70,6 +71,7 @@ from .base import (
     OutboxRecord,
     WebhookRecord,
     dumps_json,
+    inbound_values,
     interaction_values,
     usage_from_counts,
 )
@@ -382,9 +384,6 @@ _CHANNEL_COLUMNS = (
     "id, account_id, type, to_addr, wait_time, follow_up_time, message_template, "
     "response_template, no_response_template, reply_link, created_at, metadata"
 )
-_INBOUND_COLUMNS = (
-    "id, account_id, channel, from_addr, to_addr, body, media_urls, interaction_id, created_at, ref"
-)
 
 
 _ACCOUNT_TABLES = (*ACCOUNT_TABLES, "rate_hits", "rate_counts", "spam_marks")
@@ -414,22 +413,6 @@ carried beside it stay under this (the whole payload under NOTIFY's 8,000 bytes)
 def _notice_body(text: str) -> str | None:
     """An outcome body a notice can carry (None: too large, its readers read it)."""
     return text if len(text.encode()) <= OUTCOME_NOTICE_BODY else None
-
-
-def _inbound_values(record: InboundRecord) -> tuple[Any, ...]:
-    """An inbound text's values, in ``_INBOUND_COLUMNS``' order."""
-    return (
-        record.id,
-        record.account_id,
-        record.channel,
-        record.from_addr,
-        record.to_addr,
-        record.body,
-        _dumps(record.media_urls),
-        record.interaction_id,
-        record.created_at,
-        record.ref,
-    )
 
 
 def _loads_number(text: str | None) -> float | None:
@@ -1059,9 +1042,9 @@ class PostgresStore:
 
     def insert_inbound(self, record: InboundRecord) -> None:
         self._run(
-            f"INSERT INTO inbound ({_INBOUND_COLUMNS}) "
+            f"INSERT INTO inbound ({INBOUND_COLUMNS}) "
             "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-            _inbound_values(record),
+            inbound_values(record),
         )
 
     def inbound_by_ref(self, ref: str) -> InboundRecord | None:
@@ -1074,7 +1057,7 @@ class PostgresStore:
         )
 
     def _inbound_where(self, where: str, params: tuple[Any, ...]) -> list[InboundRecord]:
-        rows = self._all(f"SELECT {_INBOUND_COLUMNS} FROM inbound WHERE {where}", params)
+        rows = self._all(f"SELECT {INBOUND_COLUMNS} FROM inbound WHERE {where}", params)
         return [
             InboundRecord(
                 id=row[0],
@@ -1560,10 +1543,10 @@ class PostgresStore:
             # Stored whether or not this ended the interaction (a data-modifying WITH
             # always runs), linked to it only if it did.
             received = (
-                f"received AS (INSERT INTO inbound ({_INBOUND_COLUMNS}) SELECT %s, %s, %s, "
+                f"received AS (INSERT INTO inbound ({INBOUND_COLUMNS}) SELECT %s, %s, %s, "
                 "%s, %s, %s, %s, (SELECT %s::text FROM ended), %s, %s), "
             )
-            params += _inbound_values(inbound)
+            params += inbound_values(inbound)
             inbound_notice = ", json_build_array('inbound', %s::text, %s::text)"
         params += [account_id, interaction_id, text, ended_at, account_id]
         params += [self.channel, replica_id, account_id, interaction_id]

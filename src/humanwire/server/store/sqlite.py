@@ -21,6 +21,7 @@ from typing import Any
 
 from .base import (
     ACCOUNT_TABLES,
+    INBOUND_COLUMNS,
     INTERACTION_COLUMNS,
     AccountRecord,
     AccountUsage,
@@ -36,6 +37,7 @@ from .base import (
     OutboxRecord,
     WebhookRecord,
     dumps_json,
+    inbound_values,
     interaction_values,
     usage_from_counts,
 )
@@ -784,20 +786,8 @@ class SQLiteStore:
 
     def insert_inbound(self, record: InboundRecord) -> None:
         self._run(
-            "INSERT INTO inbound (id, account_id, channel, from_addr, to_addr, body, media_urls, "
-            "interaction_id, created_at, ref) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                record.id,
-                record.account_id,
-                record.channel,
-                record.from_addr,
-                record.to_addr,
-                record.body,
-                _dumps(record.media_urls),
-                record.interaction_id,
-                record.created_at,
-                record.ref,
-            ),
+            f"INSERT INTO inbound ({INBOUND_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            inbound_values(record),
         )
 
     def inbound_by_ref(self, ref: str) -> InboundRecord | None:
@@ -811,8 +801,7 @@ class SQLiteStore:
 
     def _inbound_where(self, where: str, params: tuple[Any, ...]) -> list[InboundRecord]:
         rows = self._all(
-            "SELECT id, account_id, channel, from_addr, to_addr, body, media_urls, "
-            f"interaction_id, created_at, ref FROM inbound WHERE {where}",
+            f"SELECT {INBOUND_COLUMNS} FROM inbound WHERE {where}",
             params,
         )
         return [

@@ -10,22 +10,25 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import pytest
 
 if TYPE_CHECKING:
     from humanwire.server.config import ServiceConfig
+    from humanwire.server.store.postgres import PostgresStore
 
 __all__ = [
     "DATABASE_URL",
     "STORES",
+    "WireTrips",
     "drop_schema",
     "humanwire_config",
     "new_schema",
     "store_database",
     "stored_bytes",
+    "wire_round_trips",
 ]
 
 DATABASE_URL = os.environ.get("HUMANWIRE_TEST_DATABASE_URL", "postgresql://127.0.0.1:5432/test")
@@ -116,3 +119,51 @@ def humanwire_config(
     db_path = tmp_path_factory.mktemp("humanwire") / "service.db"
     with store_database(request.param, db_path, "hw_e2e") as db:
         yield replace(fast_config(db_path), db_path=db)
+
+
+class WireTrips:
+    """What ``wire_round_trips`` counted: ``trips``, set as its block ends."""
+
+    trips: int = -1
+
+
+@contextmanager
+def wire_round_trips(store: PostgresStore) -> Iterator[WireTrips]:
+    """Counts the round trips ``store`` really makes inside the block, from libpq's trace
+    of the protocol on each connection it takes from its pool: one each time the client,
+    having sent, goes on to read the server's answer. (``PostgresStore.round_trips`` is
+    the store's own count, which the round-trip tests and the benchmark report; this
+    checks it.) One thread at a time."""
+    import itertools
+    import tempfile
+
+    import psycopg
+
+    traces: list[Any] = []
+    pool = store._pool
+    take = pool.connection
+
+    @contextmanager
+    def traced(*args: Any, **kwargs: Any) -> Iterator[Any]:
+        with take(*args, **kwargs) as conn:
+            trace = tempfile.TemporaryFile()  # noqa: SIM115 (read and closed at the end)
+            traces.append(trace)
+            conn.pgconn.trace(trace.fileno())
+            conn.pgconn.set_trace_flags(psycopg.pq.Trace.SUPPRESS_TIMESTAMPS)
+            try:
+                yield conn
+            finally:
+                conn.pgconn.untrace()
+
+    counted = WireTrips()
+    pool.connection = traced  # type: ignore[method-assign]
+    try:
+        yield counted
+    finally:
+        pool.connection = take  # type: ignore[method-assign]
+        counted.trips = 0
+        for trace in traces:
+            trace.seek(0)
+            sides = [line[:1] for line in trace.read().split(b"\n") if line[:1] in (b"F", b"B")]
+            counted.trips += sum(1 for pair in itertools.pairwise(sides) if pair == (b"F", b"B"))
+            trace.close()

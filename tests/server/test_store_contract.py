@@ -37,6 +37,7 @@ from humanwire.server.store.base import (
     shared_store,
 )
 from humanwire.server.store.postgres import MIGRATIONS, PostgresStore
+from pg_support import wire_round_trips
 
 DATABASE_URL = os.environ.get("HUMANWIRE_TEST_DATABASE_URL", "postgresql://127.0.0.1:5432/test")
 
@@ -1032,6 +1033,72 @@ def test_a_wait_ended_lets_go_of_the_hold_in_its_transaction(pg_schema: str) -> 
             {"n": 2},
             {"n": 3},
         ]
+    finally:
+        pg.close()
+
+
+def test_each_round_trip_the_store_counts_is_one_on_the_wire(pg_schema: str) -> None:
+    """``round_trips`` is what the round-trip tests pin and the benchmark reports: each
+    method makes exactly the exchanges with the server it counts. (psycopg reads a
+    result taken inside a pipeline with a Flush and an exchange of its own before the
+    Sync's: the end, an outcome and the counted key lookup each made two while counting
+    one.)"""
+    pg = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
+    try:
+        pg.insert_account(account(1))
+        pg.insert_webhook(
+            WebhookRecord("wh_1", "acct_1", "https://x.test/h", ["message.received"], {}, "s", 1.0)
+        )
+        for n in range(1, 5):
+            pg.insert_interaction(interaction(f"int_{n}", held_by="replica-a"))
+        assert pg.channel  # read once, then kept
+        text = InboundRecord("in_1", "acct_1", "sms", "+1555", "+1999", "yes", [], None, 9.0)
+        result = IdempotencyRecord("acct_1", "k1", "fp", 200, b"{}", 10.0)
+        link = IdempotencyLinkRecord("acct_1", "k2", "fp", "int_9", 10.0)
+        report = {"interactionId": "int_1", "eventType": "interaction.ended"}
+        steps: list[tuple[str, Any]] = [
+            (
+                "account_by_key_hash_counted",
+                lambda: pg.account_by_key_hash_counted("hash_1", 10.0, 100, 60.0),
+            ),
+            ("rate_hit", lambda: pg.rate_hit("acct_1", 10.0, 100, 60.0)),
+            ("spam_hit", lambda: pg.spam_hit("acct_1", "fp", "+1555", 10.0, 60.0)),
+            ("get_interaction", lambda: pg.get_interaction("int_1")),
+            (
+                "insert_interaction with its link",
+                lambda: pg.insert_interaction(interaction("int_9"), link),
+            ),
+            (
+                "end_and_report",
+                lambda: pg.end_and_report(
+                    "int_1", "acct_1", 10.0, {"x": 1}, None, report, "replica-b", inbound=text
+                ),
+            ),
+            ("end_held_interaction", lambda: pg.end_held_interaction("int_2", 10.0, {"x": 1})),
+            (
+                "append_published_outcome",
+                lambda: pg.append_published_outcome(
+                    "acct_1", "int_1", {"n": 1}, 11.0, "replica-a", idempotency=result, release=True
+                ),
+            ),
+            ("append_outcome", lambda: pg.append_outcome("acct_1", "int_3", {"n": 3}, 12.0)),
+            (
+                "insert_event with deliveries",
+                lambda: pg.insert_event(
+                    event("ev_1", 10.0), [outbox("ob_1", "ev_1"), outbox("ob_2", "ev_1")]
+                ),
+            ),
+            ("release_hold", lambda: pg.release_hold("int_4", "replica-a")),
+            ("notify", lambda: pg.notify(["a", "b"])),
+            ("delete_idempotency_before", lambda: pg.delete_idempotency_before(5.0)),
+            ("prune_limits", lambda: pg.prune_limits(5.0, 5.0)),
+        ]
+        for name, step in steps:
+            before = pg.round_trips
+            with wire_round_trips(pg) as wire:
+                step()
+            assert (name, wire.trips) == (name, pg.round_trips - before)
+            assert wire.trips >= 1
     finally:
         pg.close()
 

@@ -538,7 +538,9 @@ class PostgresStore:
         """``statements`` statements in one transaction and one round trip: sent as one
         pipeline ending in a single Sync, which the server runs as one implicit
         transaction (committed at the Sync; an error rolls back all of it and raises
-        here). Nothing in the block may read a result (that would sync mid-way)."""
+        here). Nothing in the block may read a result: psycopg fetches it with a Flush
+        and a round trip of its own before the Sync's. A statement's cursor is read
+        after the block (its results arrived with the Sync)."""
         with self._connection() as conn, conn.pipeline():
             self.transactions += 1
             self.round_trips += 1
@@ -914,19 +916,21 @@ class PostgresStore:
                 f"json_build_array({_OUTCOME_NOTICE}))::text) FROM placed"
             )
             params = (*params, self.channel, replica_id, account_id, _notice_body(text))
-        with self._connection() as conn, conn.pipeline():
-            self.transactions += 1
-            self.round_trips += 1
-            self.statements += 2 + (idempotency is not None) + release
-            self._lock_outcomes(conn, account_id)
-            if idempotency is not None:
-                self._put_idempotency(conn, idempotency)
-            if release:
-                conn.execute(
-                    b"UPDATE interactions SET held_by = NULL WHERE id = %s AND held_by = %s",
-                    (interaction_id, replica_id),
-                )
-            row = conn.execute(query.encode(), params).fetchone()
+        with self._connection() as conn:
+            with conn.pipeline():
+                self.transactions += 1
+                self.round_trips += 1
+                self.statements += 2 + (idempotency is not None) + release
+                self._lock_outcomes(conn, account_id)
+                if idempotency is not None:
+                    self._put_idempotency(conn, idempotency)
+                if release:
+                    conn.execute(
+                        b"UPDATE interactions SET held_by = NULL WHERE id = %s AND held_by = %s",
+                        (interaction_id, replica_id),
+                    )
+                cursor = conn.execute(query.encode(), params)
+            row = cursor.fetchone()  # after the pipeline's Sync: see ``_tx``
         assert row is not None
         return int(row[0]), int(row[1])
 
@@ -1567,12 +1571,14 @@ class PostgresStore:
             f"ended.delivery_status)), {_OUTCOME_NOTICE}{inbound_notice}))::text) "
             "FROM ended, placed"
         )
-        with self._connection() as conn, conn.pipeline():
-            self.transactions += 1
-            self.round_trips += 1
-            self.statements += 2
-            self._lock_outcomes(conn, account_id)
-            row = conn.execute(query.encode(), params).fetchone()
+        with self._connection() as conn:
+            with conn.pipeline():
+                self.transactions += 1
+                self.round_trips += 1
+                self.statements += 2
+                self._lock_outcomes(conn, account_id)
+                cursor = conn.execute(query.encode(), params)
+            row = cursor.fetchone()  # after the pipeline's Sync: see ``_tx``
         if row is None:
             return False, None, None
         holder = str(row[0]) if row[0] is not None else None
@@ -1641,12 +1647,14 @@ class PostgresStore:
         to a crash of the database server only forgets a few requests, as a restart of
         one SQLite service forgets all of them), so a send does not wait on two more
         WAL flushes. One transaction, one round trip."""
-        with self._connection() as conn, conn.pipeline():
-            self.transactions += 1
-            self.round_trips += 1
-            self.statements += 2
-            conn.execute(b"SELECT set_config('synchronous_commit', 'off', true)")
-            return conn.execute(query.encode(), params).fetchone()
+        with self._connection() as conn:
+            with conn.pipeline():
+                self.transactions += 1
+                self.round_trips += 1
+                self.statements += 2
+                conn.execute(b"SELECT set_config('synchronous_commit', 'off', true)")
+                cursor = conn.execute(query.encode(), params)
+            return cursor.fetchone()  # after the pipeline's Sync: see ``_tx``
 
     def forget_spam(self, account_id: str) -> None:
         self._run("DELETE FROM spam_marks WHERE account_id = %s", (account_id,))

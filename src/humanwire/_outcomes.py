@@ -72,6 +72,9 @@ class _Hub:
             "User-Agent": headers.get("User-Agent", "humanwire-python"),
         }
         self.cursor: str | None = None
+        self.event_type: str | None = "wait.ended"
+        """The stream asks only for the events it uses (None: a service that does not
+        know ``eventType`` refused it, so all of them)."""
         self._early: OrderedDict[str, tuple[float, dict[str, Any]]] = OrderedDict()
         self.reconnects = 0
         """How many times the stream was opened again after it dropped (tests read it)."""
@@ -80,7 +83,24 @@ class _Hub:
         headers = {**self.headers, "Accept": "text/event-stream"}
         assert self.cursor is not None
         headers["Last-Event-ID"] = self.cursor
-        return f"{self.base_url}/events/stream", headers, {"after": self.cursor}
+        params = {"after": self.cursor}
+        if self.event_type is not None:
+            params["eventType"] = self.event_type
+        return f"{self.base_url}/events/stream", headers, params
+
+    def _filter_refused(self, response: httpx.Response) -> bool:
+        """A service older than ``eventType`` refused it (400 naming it): the stream is
+        asked again without it (the events it did not want are passed over here)."""
+        if response.status_code != 400 or self.event_type is None:
+            return False
+        try:
+            field = response.json()["error"].get("field")
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return False
+        if field != "eventType":
+            return False
+        self.event_type = None
+        return True
 
     def _keep_early(self, interaction_id: str, event: dict[str, Any]) -> None:
         now = time.monotonic()
@@ -209,6 +229,8 @@ class AsyncOutcomeHub(_Hub):
                 ) as response:
                     if response.status_code != 200:
                         await response.aread()
+                        if self._filter_refused(response):
+                            continue
                         fatal = _refused(response)
                         if fatal is not None:
                             self._fail(fatal)
@@ -321,6 +343,8 @@ class SyncOutcomeHub(_Hub):
                     self._response = response
                     if response.status_code != 200:
                         response.read()
+                        if self._filter_refused(response):
+                            continue
                         fatal = _refused(response)
                         if fatal is not None:
                             self._fail(fatal)

@@ -170,6 +170,38 @@ def test_the_stream_delivers_in_order_and_resumes_from_last_event_id(
     assert waited["response"]["reply"] == "second"
 
 
+def test_a_stream_and_a_long_poll_for_wait_ended_only(
+    api: Api, humanwire_client: HumanWire, human: ScriptedHuman
+) -> None:
+    start = api.cursor()
+    only = {"after": start, "eventType": "wait.ended"}
+    with api.http.stream("GET", "/events/stream", params=only) as stream:
+        for text in ("first", "second"):
+            human.reply(text)
+            api.http.post(
+                "/messages/sms", json={"to": HUMAN, "message": "?", "waitTime": 20}, headers=ASYNC
+            )
+        got = read_events(stream, 2)
+    # Each answer ended an interaction too: those two were left out, not sent.
+    assert [(e["eventType"], e["response"]["reply"]) for e in got] == [
+        ("wait.ended", "first"),
+        ("wait.ended", "second"),
+    ]
+    everything = api.events_until(start, 4)
+    assert (
+        sorted(e["eventType"] for e in everything) == ["interaction.ended"] * 2 + ["wait.ended"] * 2
+    )
+    page = api.http.get("/events", params={"after": start, "eventType": "interaction.ended"})
+    assert [e["eventType"] for e in page.json()["events"]] == ["interaction.ended"] * 2
+    # The cursor passes what the filter left out: the last event read.
+    assert page.json()["cursor"] == str(max(int(e["id"]) for e in everything))
+    for bad in ("message.received", "", "WAIT.ENDED"):
+        refused = api.http.get("/events/stream", params={"eventType": bad})
+        assert refused.status_code == 400
+        assert refused.json()["error"]["field"] == "eventType"
+        assert api.http.get("/events", params={"eventType": bad}).status_code == 400
+
+
 def test_accounts_never_see_each_others_events(
     api: Api, humanwire_service: RunningService, human: ScriptedHuman
 ) -> None:

@@ -202,6 +202,7 @@ async def test_waits_that_time_out_return_the_no_response_text(
             ]
         )
         assert client._driver.hub is not None  # past the handful: through the stream
+        assert client._driver.hub.event_type == "wait.ended"  # the service took the filter
     finally:
         await client.aclose()
     for result in results:
@@ -221,6 +222,7 @@ def test_a_sync_client_shared_by_many_threads(service: RunningService, account: 
             ]
             results = [future.result(timeout=60) for future in futures]
         assert client._driver.hub is not None
+        assert client._driver.hub.event_type == "wait.ended"  # the service took the filter
     responder.close()
     assert [r.reply for r in results] == [f"re: s{i}" for i in range(count)]
 

@@ -149,3 +149,74 @@ async def test_an_answers_end_is_handed_to_a_caught_up_reader(
     )
     assert int(event.id) > first and len(reads) == 1  # handed over: no read
     await stream.aclose()  # type: ignore[attr-defined]
+
+
+def waited(n: int) -> dict[str, Any]:
+    return {"interactionId": f"int_{n}", "eventType": "wait.ended", "response": {"n": n}}
+
+
+async def test_a_reader_asking_for_one_event_type_gets_only_those_and_no_gap(
+    engine: Engine, account: Account, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    start = engine.store.last_outcome_id()
+    reads = counted_reads(engine, monkeypatch)
+    stream = engine.outcome_stream(account, start, keepalive=30, only="wait.ended")
+    waiting = asyncio.ensure_future(next_event(stream))
+    await asyncio.sleep(0.05)
+    engine.append_outcome(account.id, "int_1", ended(1))
+    await asyncio.sleep(0.05)
+    assert not waiting.done()  # passed over, not sent
+    second = engine.append_outcome(account.id, "int_1", waited(1))
+    event = await waiting
+    assert (event.id, event.event_type, event.interaction_id) == (
+        str(second),
+        "wait.ended",
+        "int_1",
+    )
+    # The left-out events still count as heard: the next one follows without a read.
+    engine.append_outcome(account.id, "int_2", ended(2))
+    fourth = engine.append_outcome(account.id, "int_2", waited(2))
+    assert (await next_event(stream)).id == str(fourth)
+    assert len(reads) == 1
+
+
+async def test_a_busy_stream_of_left_out_events_still_sends_its_keepalive(
+    engine: Engine, account: Account
+) -> None:
+    stream = engine.outcome_stream(account, None, keepalive=0.3, only="wait.ended")
+    first = asyncio.ensure_future(asyncio.wait_for(stream.__anext__(), 5))
+    began = time.monotonic()
+    n = 0
+    while not first.done():
+        engine.append_outcome(account.id, f"int_{n}", ended(n))  # quicker than keepalive
+        n += 1
+        await asyncio.sleep(0.05)
+    assert await first is None  # the keepalive, not an event
+    assert 0.25 < time.monotonic() - began < 2 and n >= 5
+
+
+async def test_a_long_poll_for_one_event_type_passes_the_others(
+    engine: Engine, account: Account
+) -> None:
+    start = engine.store.last_outcome_id()
+    skipped = engine.append_outcome(account.id, "int_1", ended(1))
+    # Nothing of that type: the cursor still passes what was left out.
+    page = await engine.outcomes(account, start, 0, "wait.ended")
+    assert (page.events, page.cursor) == ([], str(skipped))
+    # Held past left-out events until one of its type comes.
+    polling = asyncio.ensure_future(engine.outcomes(account, skipped, 5, "wait.ended"))
+    await asyncio.sleep(0.05)
+    engine.append_outcome(account.id, "int_2", ended(2))
+    await asyncio.sleep(0.1)
+    assert not polling.done()
+    wanted = engine.append_outcome(account.id, "int_2", waited(2))
+    page = await asyncio.wait_for(polling, 5)
+    assert [(e.id, e.event_type) for e in page.events] == [(str(wanted), "wait.ended")]
+    assert page.cursor == str(wanted)
+    # Both kinds without the filter, in order.
+    page = await engine.outcomes(account, start, 0)
+    assert [e.event_type for e in page.events] == [
+        "interaction.ended",
+        "interaction.ended",
+        "wait.ended",
+    ]

@@ -22,7 +22,7 @@ from ..errors import InvalidRequest, ServiceError
 from ._common import Account, OutcomeCollector, _metadata
 from .core import EngineCore
 
-__all__ = ["Outcomes", "parse_cursor"]
+__all__ = ["EVENT_TYPES", "Outcomes", "parse_cursor", "parse_event_type"]
 
 logger = logging.getLogger("humanwire.server")
 
@@ -37,6 +37,21 @@ def parse_cursor(value: str | None) -> int | None:
     if not value.isdigit() or len(value) > 18:
         raise InvalidRequest("after must be an event id from an earlier answer", field="after")
     return int(value)
+
+
+EVENT_TYPES = ("interaction.ended", "wait.ended")
+"""The outcome stream's event types (``eventType`` picks one)."""
+
+
+def parse_event_type(value: str | None) -> str | None:
+    """``eventType``: one of ``EVENT_TYPES``, or None (all of them)."""
+    if value is None:
+        return None
+    if value not in EVENT_TYPES:
+        raise InvalidRequest(
+            f"eventType must be one of {', '.join(EVENT_TYPES)}", field="eventType"
+        )
+    return value
 
 
 class Outcomes(EngineCore):
@@ -56,29 +71,43 @@ class Outcomes(EngineCore):
         return self.store.outcomes_after(account.id, after, PAGE_SIZE)
 
     async def outcomes(
-        self, account: Account, after: int | None, wait: float | None
+        self,
+        account: Account,
+        after: int | None,
+        wait: float | None,
+        only: str | None = None,
     ) -> OutcomePage:
         """The account's events past ``after`` (None: from now), holding up to ``wait``
-        seconds for the first one."""
-        start = self.store.last_outcome_id() if after is None else after
-        # Registered before the read, so an event appended in between still wakes us.
-        waiter = self._outcome_waiter(account)
-        try:
-            found = self._page(account, start)
-            if not found and wait and not self._draining:
+        seconds for the first one; ``only``: the events of that type (the cursor passes
+        the others)."""
+        position = self.store.last_outcome_id() if after is None else after
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + (wait or 0.0)
+        while True:
+            # Registered before the read, so an event appended in between still wakes us.
+            waiter = self._outcome_waiter(account)
+            try:
+                found = self._page(account, position)
+                if found:
+                    position = found[-1][0]
+                kept = [(seq, body) for seq, body in found if _wanted(body, only)]
+                remaining = deadline - loop.time()
+                if kept or len(found) == PAGE_SIZE or remaining <= 0 or self._draining:
+                    break
                 with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(waiter, wait)
-                found = self._page(account, start)
-        finally:
-            self._drop_waiter(account, waiter)
-        events = [_event(seq, body) for seq, body in found]
-        return OutcomePage(events=events, cursor=events[-1].id if events else str(start))
+                    await asyncio.wait_for(waiter, remaining)
+            finally:
+                self._drop_waiter(account, waiter)
+        events = [_event(seq, body) for seq, body in kept]
+        return OutcomePage(events=events, cursor=str(position))
 
     async def outcome_stream(
-        self, account: Account, after: int | None, keepalive: float
+        self, account: Account, after: int | None, keepalive: float, only: str | None = None
     ) -> AsyncIterator[OutcomeEvent | None]:
         """Events past ``after`` as they come (None every ``keepalive`` seconds of quiet,
-        for a comment line that keeps proxies from closing the stream)."""
+        for a comment line that keeps proxies from closing the stream); ``only``: the
+        events of that type. Left out, the others cost the client nothing: a client
+        waiting on ``wait.ended`` is not woken by every ``interaction.ended``."""
         # Collects what is appended from before the first read on: events that follow
         # the last one sent are sent on without reading the store.
         collector = OutcomeCollector()
@@ -86,6 +115,8 @@ class Outcomes(EngineCore):
         collectors.add(collector)
         position = self.store.last_outcome_id() if after is None else after
         found: list[tuple[int, dict[str, Any]]] | None = None
+        loop = asyncio.get_running_loop()
+        sent_at = loop.time()
         try:
             while not self._draining:
                 # Registered before the read, and kept while the events are sent on:
@@ -99,14 +130,22 @@ class Outcomes(EngineCore):
                         found = self._page(account, position)
                     for seq, body in found:
                         position = seq
-                        yield _event(seq, body)
+                        if _wanted(body, only):
+                            sent_at = loop.time()
+                            yield _event(seq, body)
                     if len(found) == PAGE_SIZE:
                         found = None
                         continue  # more past this page: read on at once
                     try:
                         await asyncio.wait_for(waiter, keepalive)
                     except asyncio.TimeoutError:
+                        sent_at = loop.time()
                         yield None
+                    else:
+                        if loop.time() - sent_at >= keepalive:
+                            # Busy with events ``only`` leaves out: the line still comes.
+                            sent_at = loop.time()
+                            yield None
                     found = collector.take(position)
                 finally:
                     self._drop_waiter(account, waiter)
@@ -172,6 +211,10 @@ class Outcomes(EngineCore):
             self.append_wait_ended(account.id, interaction_id, status, body)
 
         hold.add_done_callback(done)
+
+
+def _wanted(body: dict[str, Any], only: str | None) -> bool:
+    return only is None or body.get("eventType") == only
 
 
 def _event(seq: int, body: dict[str, Any]) -> OutcomeEvent:

@@ -10,7 +10,7 @@ from starlette.responses import StreamingResponse
 
 from humanwire.types import OutcomePage
 
-from ..engine.outcomes import parse_cursor
+from ..engine.outcomes import EVENT_TYPES, parse_cursor, parse_event_type
 from ._api import ApiCall, Operation, Payload, QueryParam, query_wait
 
 __all__ = ["operations"]
@@ -25,18 +25,28 @@ _AFTER = QueryParam(
 )
 
 
+_EVENT_TYPE = QueryParam(
+    "eventType",
+    "Only the events of this type (`wait.ended`: the answers of respond-async sends; "
+    "`interaction.ended`). Left out: all of them.",
+    {"type": "string", "enum": list(EVENT_TYPES)},
+)
+
+
 async def _events(call: ApiCall) -> Payload:
     after = parse_cursor(call.query.get("after"))
-    return await call.engine.outcomes(call.account, after, query_wait(call))
+    only = parse_event_type(call.query.get("eventType"))
+    return await call.engine.outcomes(call.account, after, query_wait(call), only)
 
 
 async def _stream(call: ApiCall) -> Payload:
     # An EventSource reconnecting sends Last-Event-ID; ?after= is for the first connect.
     resume = call.request.headers.get("last-event-id") or call.query.get("after")
     after = parse_cursor(resume)
+    only = parse_event_type(call.query.get("eventType"))
     if after is None:
         after = call.engine.store.last_outcome_id()
-    events = call.engine.outcome_stream(call.account, after, KEEPALIVE)
+    events = call.engine.outcome_stream(call.account, after, KEEPALIVE, only)
 
     async def lines() -> AsyncIterator[str]:
         yield "retry: 1000\n: connected\n\n"
@@ -62,7 +72,8 @@ def operations() -> list[Operation]:
             description="`interaction.ended` for every interaction that ends, `wait.ended` "
             "for every send made with `Prefer: respond-async` once its wait is over (its "
             "`response` is the held answer). In order, kept at least 24 hours. `?wait=N` "
-            "holds up to N seconds for the first one; `cursor` continues.",
+            "holds up to N seconds for the first one; `cursor` continues (past the "
+            "events `eventType` left out, too).",
             tag="interactions",
             response=TypeAdapter(OutcomePage),
             query=(
@@ -72,6 +83,7 @@ def operations() -> list[Operation]:
                     "Seconds to hold for an event (0 to 60; 0 holds nothing).",
                     {"type": "number", "minimum": 0, "maximum": 60},
                 ),
+                _EVENT_TYPE,
             ),
         ),
         Operation(
@@ -83,7 +95,7 @@ def operations() -> list[Operation]:
             description="The events of `GET /events` as they happen (`id:` is the cursor; "
             "a reconnect with `Last-Event-ID` resumes after it; a comment every 15 s).",
             tag="interactions",
-            query=(_AFTER,),
+            query=(_AFTER, _EVENT_TYPE),
             stream=True,
         ),
     ]

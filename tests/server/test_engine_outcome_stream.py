@@ -192,7 +192,7 @@ async def test_a_busy_stream_of_left_out_events_still_sends_its_keepalive(
         n += 1
         await asyncio.sleep(0.05)
     assert await first is None  # the keepalive, not an event
-    assert 0.25 < time.monotonic() - began < 2 and n >= 5
+    assert 0.25 < time.monotonic() - began < 4 and n >= 5  # 4: a slow machine's slack
 
 
 async def test_a_long_poll_for_one_event_type_passes_the_others(

@@ -72,10 +72,8 @@ def send(a: ServiceRunner, key: str, n: int) -> str:
     return str(sent.json()["interactionId"])
 
 
-def answer(
-    b: ServiceRunner, key: str, n: int, interaction_id: str, url: str, text: str = "answer"
-) -> None:
-    """The human's answer through ``b``; returns once it reached the hold."""
+def reply(b: ServiceRunner, key: str, interaction_id: str, body: str) -> None:
+    """The human's Slack reply to ``interaction_id``, posted to ``b``."""
     with httpx.Client(base_url=b.base_url, headers=auth(key), timeout=20) as http:
         replied = http.post(
             "/sandbox/replies",
@@ -83,11 +81,18 @@ def answer(
                 "channel": "slack",
                 "from": HUMAN,
                 "to": SHARED_SLACK_WORKSPACE,
-                "body": f"{text} {n}",
+                "body": body,
                 "interactionId": interaction_id,
             },
         )
     assert replied.status_code < 300, replied.text
+
+
+def answer(
+    b: ServiceRunner, key: str, n: int, interaction_id: str, url: str, text: str = "answer"
+) -> None:
+    """The human's answer through ``b``; returns once it reached the hold."""
+    reply(b, key, interaction_id, f"{text} {n}")
     wait_ended(url, interaction_id)
     time.sleep(0.2)  # the holder's last notice goes out on its loop's next turn
 
@@ -196,18 +201,7 @@ def test_a_held_request_answered_from_the_notice_lets_go_of_its_hold(schema_url:
                 assert time.monotonic() < deadline, "the send was never held"
                 time.sleep(0.02)
         ((interaction_id,),) = holds
-        with httpx.Client(base_url=b.base_url, headers=auth(key), timeout=20) as http:
-            replied = http.post(
-                "/sandbox/replies",
-                json={
-                    "channel": "slack",
-                    "from": HUMAN,
-                    "to": SHARED_SLACK_WORKSPACE,
-                    "body": "yes",
-                    "interactionId": interaction_id,
-                },
-            )
-        assert replied.status_code < 300, replied.text
+        reply(b, key, interaction_id, "yes")
         response = held.result(20)
     assert (response["interactionId"], response["reply"]) == (interaction_id, "yes")
     assert held_by(schema_url, interaction_id) is None

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+# In a process of its own: pytester's in-process run drops, when it ends, every module
+# it imported first, and modules imported lazily by the service (httpcore's backends,
+# cryptography's Python half beside its compiled one) then come back as new classes
+# that the old ones do not match: later tests in the same worker failed with
+# "Expected instance of hashes.HashAlgorithm" or an unmapped httpcore.ConnectError.
 ARGS = ("-p", "no:cacheprovider", "-o", "asyncio_default_fixture_loop_scope=function")
 
 
@@ -22,7 +27,7 @@ def test_plugin_fixtures_in_a_users_suite(pytester: pytest.Pytester) -> None:
             assert humanwire_service.base_url.startswith("http://127.0.0.1:")
         """
     )
-    result = pytester.runpytest(*ARGS)
+    result = pytester.runpytest_subprocess(*ARGS)
     result.assert_outcomes(passed=2)
 
 
@@ -47,5 +52,5 @@ def test_the_config_fixture_can_be_overridden(pytester: pytest.Pytester) -> None
             assert humanwire_service.config.public_url == humanwire_service.base_url
         """
     )
-    result = pytester.runpytest(*ARGS)
+    result = pytester.runpytest_subprocess(*ARGS)
     result.assert_outcomes(passed=1)

@@ -21,8 +21,10 @@ def test_start_serves_on_a_free_port_and_stop_releases_it(database: str) -> None
     try:
         assert runner.running
         assert runner.base_url == f"http://127.0.0.1:{runner.port}"
-        # Form links are built from public_url: it must be the real address.
-        assert config.public_url == runner.base_url
+        # Form links are built from public_url: it must be the real address, set on the
+        # runner's own copy of the config (the caller's is left as it was).
+        assert runner.config.public_url == runner.base_url
+        assert config.public_url != runner.base_url
         health = httpx.get(f"{runner.base_url}/healthz", trust_env=False)
         assert (health.status_code, health.json()) == (200, {"status": "ok"})
         key = runner.create_account("me")
@@ -63,9 +65,21 @@ def test_a_busy_port_is_an_oserror(tmp_path: Path) -> None:
 def test_public_url_is_kept_when_given() -> None:
     config = ServiceConfig(db_path=":memory:")
     with ServiceRunner(config, public_url="https://hw.example.com/") as runner:
-        assert config.public_url == "https://hw.example.com"
+        assert runner.config.public_url == "https://hw.example.com"
         assert runner.base_url == "https://hw.example.com"
         assert runner.bound_url == f"http://127.0.0.1:{runner.port}"
+
+
+def test_two_runners_on_one_config_each_keep_their_own_address() -> None:
+    config = ServiceConfig(db_path=":memory:")
+    with ServiceRunner(config) as first, ServiceRunner(config) as second:
+        assert first.port != second.port
+        assert first.base_url == f"http://127.0.0.1:{first.port}"
+        assert second.base_url == f"http://127.0.0.1:{second.port}"
+        # Each serves its own address in the links it builds (the OpenAPI servers list).
+        for runner in (first, second):
+            served = httpx.get(f"{runner.base_url}/openapi.json", trust_env=False).json()
+            assert served["servers"] == [{"url": runner.base_url}]
 
 
 def test_calls_need_a_running_service() -> None:

@@ -13,6 +13,7 @@ and ``config.public_url`` (which form links are built from) is the real address.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import ipaddress
 import logging
 import socket
@@ -111,8 +112,11 @@ def is_loopback(host: str) -> bool:
 class ServiceRunner:
     """The service on ``host:port`` (``port=0``: a free port) in a daemon thread.
 
-    ``public_url`` keeps a given public address (behind a proxy); without it,
-    ``config.public_url`` is set to the real bound address before the app is built.
+    ``public_url`` keeps a given public address (behind a proxy); without it, the
+    runner's ``config.public_url`` is set to the real bound address before the app is
+    built. The runner works on its own copy of ``config`` (``runner.config``): the
+    caller's object is left as it was, so two runners built from one config never share
+    one address.
     """
 
     def __init__(
@@ -123,7 +127,7 @@ class ServiceRunner:
         *,
         public_url: str | None = None,
     ) -> None:
-        self.config = config
+        self.config = dataclasses.replace(config)
         self.host = host
         self.requested_port = port
         self._public_url = public_url.rstrip("/") if public_url else None

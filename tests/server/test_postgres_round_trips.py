@@ -120,10 +120,9 @@ def total(a: ServiceRunner, b: ServiceRunner) -> tuple[int, int]:
 def two_replicas(url: str) -> Iterator[tuple[ServiceRunner, ServiceRunner]]:
     # A long lease: no heartbeat, claim or sweep falls inside the counted steps.
     config = replace(fast_config(Path("unused.db")), db_path=url, replica_lease=600.0)
-    # One config each: a runner sets its config's public URL to its own address.
     with (
-        ServiceRunner(replace(config), "127.0.0.1", 0) as a,
-        ServiceRunner(replace(config), "127.0.0.1", 0) as b,
+        ServiceRunner(config, "127.0.0.1", 0) as a,
+        ServiceRunner(config, "127.0.0.1", 0) as b,
     ):
         yield a, b
 

@@ -59,6 +59,10 @@ Run by hand, never in tests::
     python benchmarks/bench_replicas.py --per-replica 300 --sqlite-n 300 --sample 50
     python benchmarks/bench_replicas.py --runs 2 --skip-sqlite
     python benchmarks/bench_replicas.py --skip-sqlite --per-replica 1000 --trace
+    python benchmarks/bench_replicas.py --skip-sqlite --busy 1   # one core taken by others
+
+``--busy K`` runs K processes that only spin, at normal priority, for the whole run: a
+reproducible stand-in for the other tenants of a shared machine (its "slow hours").
 """
 
 from __future__ import annotations
@@ -81,7 +85,7 @@ import tempfile
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -984,6 +988,12 @@ def main(argv: list[str] | None = None) -> int:
         help="print where the time of the timed replies goes (each store call and notice "
         "on each replica, from the reply POST to the answer's arrival)",
     )
+    parser.add_argument(
+        "--busy",
+        type=int,
+        default=0,
+        help="K processes that only spin beside the run (a machine shared with other work)",
+    )
     parser.add_argument("--database-url", default=DATABASE_URL, help="the PostgreSQL server")
     parser.add_argument(
         "--schema-only",
@@ -998,6 +1008,33 @@ def main(argv: list[str] | None = None) -> int:
         f"generator and whatever else runs); load average at start {load_average()}",
         flush=True,
     )
+    with busy_processes(args.busy):
+        return run_all(args)
+
+
+@contextlib.contextmanager
+def busy_processes(count: int) -> Iterator[None]:
+    """``count`` processes spinning until the block ends (``--busy``)."""
+    if count:
+        print(f"{count} busy process(es) spinning beside the run (--busy)", flush=True)
+    context = multiprocessing.get_context("spawn")
+    spinners = [context.Process(target=_spin, daemon=True) for _ in range(count)]
+    for spinner in spinners:
+        spinner.start()
+    try:
+        yield
+    finally:
+        for spinner in spinners:
+            spinner.terminate()
+            spinner.join()
+
+
+def _spin() -> None:
+    while True:
+        pass
+
+
+def run_all(args: argparse.Namespace) -> int:
     replicas = Result(f"{args.replicas} x PostgreSQL", args.replicas)
     sqlite = Result("SQLite, 1 process", 1)
     started = time.perf_counter()

@@ -42,15 +42,19 @@ RECONNECT_DELAYS = (0.05, 0.2, 0.5, 1.0, 2.0)
 
 class SseParser:
     """Server-sent events, line by line: ``feed`` returns an event's ``data`` (parsed)
-    once its blank line arrives."""
+    once its blank line arrives; a block with an ``id:`` and no data (the service's
+    keepalive past events an ``eventType`` left out) as ``{"id": ...}``, which only
+    moves the reader's cursor."""
 
     def __init__(self) -> None:
         self._data: list[str] = []
+        self._id: str | None = None
 
     def feed(self, line: str) -> dict[str, Any] | None:
         if line == "":
+            block_id, self._id = self._id, None
             if not self._data:
-                return None
+                return None if block_id is None else {"id": block_id}
             text, self._data = "\n".join(self._data), []
             try:
                 parsed = json.loads(text)
@@ -59,7 +63,9 @@ class SseParser:
             return parsed if isinstance(parsed, dict) else None
         if line.startswith("data:"):
             self._data.append(line[5:].lstrip(" "))
-        return None  # id: / event: (the data repeats them), comments, retry:
+        elif line.startswith("id:"):
+            self._id = line[3:].lstrip(" ")
+        return None  # event: (the data repeats it), comments, retry:
 
 
 class _Hub:

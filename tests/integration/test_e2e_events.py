@@ -170,6 +170,48 @@ def test_the_stream_delivers_in_order_and_resumes_from_last_event_id(
     assert waited["response"]["reply"] == "second"
 
 
+def test_a_filtered_streams_keepalive_moves_last_event_id_past_what_it_left_out(
+    api: Api,
+    humanwire_client: HumanWire,
+    human: ScriptedHuman,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import humanwire.server.routes.events as events_route
+
+    monkeypatch.setattr(events_route, "KEEPALIVE", 0.3)  # the service runs in this process
+    start = api.cursor()
+    only = {"after": start, "eventType": "wait.ended"}
+    with api.http.stream("GET", "/events/stream", params=only) as stream:
+        human.reply("no wait.ended for this one")
+        held = humanwire_client.messages.sms(message="Held?", to=HUMAN, wait_time=20)
+        assert held.responded is True  # answered held: an interaction.ended, no wait.ended
+        [ended] = api.events_until(start, 1)
+        assert ended["eventType"] == "interaction.ended"
+        # The keepalive that follows carries the id left out, with no data to dispatch.
+        block: list[str] = []
+        for line in stream.iter_lines():
+            if line:
+                block.append(line)
+            elif any(part.startswith("id:") for part in block):
+                break
+            else:
+                block = []
+    assert block == [": keepalive", f"id: {ended['id']}"]
+    # A reconnect from there starts after it: the next event it gets is the next answer.
+    human.reply("then one that waits")
+    api.http.post(
+        "/messages/sms", json={"to": HUMAN, "message": "2?", "waitTime": 20}, headers=ASYNC
+    )
+    resumed = {"Last-Event-ID": ended["id"]}
+    with api.http.stream(
+        "GET", "/events/stream", params={"eventType": "wait.ended"}, headers=resumed
+    ) as stream:
+        [waited] = read_events(stream, 1)
+    assert waited["eventType"] == "wait.ended"
+    assert waited["response"]["reply"] == "then one that waits"
+    assert int(waited["id"]) > int(ended["id"])
+
+
 def test_a_stream_and_a_long_poll_for_wait_ended_only(
     api: Api, humanwire_client: HumanWire, human: ScriptedHuman
 ) -> None:

@@ -18,6 +18,7 @@ from engine_support import HUMAN, account, engine, next_delivery, reply, sms
 
 from humanwire.server.config import SHARED_SMS_NUMBER
 from humanwire.server.engine import Account, Engine
+from humanwire.server.engine.outcomes import PassedOver
 from humanwire.types import OutcomeEvent
 
 __all__ = ["account", "engine"]
@@ -187,12 +188,41 @@ async def test_a_busy_stream_of_left_out_events_still_sends_its_keepalive(
     first = asyncio.ensure_future(asyncio.wait_for(stream.__anext__(), 5))
     began = time.monotonic()
     n = 0
+    last = 0
     while not first.done():
-        engine.append_outcome(account.id, f"int_{n}", ended(n))  # quicker than keepalive
+        last = engine.append_outcome(account.id, f"int_{n}", ended(n))  # quicker than keepalive
         n += 1
         await asyncio.sleep(0.05)
-    assert await first is None  # the keepalive, not an event
+    # The keepalive, not an event; it carries the id of the last event left out before it.
+    keepalive = await first
+    assert isinstance(keepalive, PassedOver) and keepalive.cursor <= last
     assert 0.25 < time.monotonic() - began < 4 and n >= 5  # 4: a slow machine's slack
+    # What was left out after it comes with the next keepalive; said once, never again.
+    following = await asyncio.wait_for(stream.__anext__(), 5)
+    assert following == (None if keepalive.cursor == last else PassedOver(last))
+    await stream.aclose()  # type: ignore[attr-defined]
+
+
+async def test_a_keepalive_names_the_last_event_left_out_once(
+    engine: Engine, account: Account
+) -> None:
+    stream = engine.outcome_stream(account, None, keepalive=0.2, only="wait.ended")
+    assert await asyncio.wait_for(stream.__anext__(), 5) is None  # nothing left out yet
+    engine.append_outcome(account.id, "int_1", ended(1))
+    skipped = engine.append_outcome(account.id, "int_2", ended(2))
+    assert await asyncio.wait_for(stream.__anext__(), 5) == PassedOver(skipped)
+    assert await asyncio.wait_for(stream.__anext__(), 5) is None  # said once
+    wanted = engine.append_outcome(account.id, "int_2", waited(2))
+    event = await asyncio.wait_for(stream.__anext__(), 5)
+    assert isinstance(event, OutcomeEvent) and event.id == str(wanted)
+    assert await asyncio.wait_for(stream.__anext__(), 5) is None  # nothing left out since
+    await stream.aclose()  # type: ignore[attr-defined]
+    # Unfiltered, nothing is ever left out: keepalives stay plain.
+    everything = engine.outcome_stream(account, engine.store.last_outcome_id(), keepalive=0.2)
+    engine.append_outcome(account.id, "int_3", ended(3))
+    assert isinstance(await asyncio.wait_for(everything.__anext__(), 5), OutcomeEvent)
+    assert await asyncio.wait_for(everything.__anext__(), 5) is None
+    await everything.aclose()  # type: ignore[attr-defined]
 
 
 async def test_a_long_poll_for_one_event_type_passes_the_others(

@@ -10,7 +10,7 @@ import json
 
 import httpx
 
-from humanwire._outcomes import AsyncOutcomeHub
+from humanwire._outcomes import AsyncOutcomeHub, SseParser
 
 
 def older_service(seen: list[httpx.URL]) -> httpx.MockTransport:
@@ -43,3 +43,39 @@ async def test_an_older_service_refusing_the_filter_is_asked_again_without_it() 
     assert streams[0].params.get("eventType") == "wait.ended"
     assert "eventType" not in streams[1].params and streams[1].params["after"] == "5"
     assert hub.event_type is None
+
+
+def test_an_id_without_data_moves_only_the_cursor() -> None:
+    parser = SseParser()
+    lines = [": keepalive", "id: 41", ""]  # the service's keepalive past left-out events
+    assert [parser.feed(line) for line in lines] == [None, None, {"id": "41"}]
+    assert [parser.feed(line) for line in (": keepalive", "")] == [None, None]
+    event = '{"id": "42", "eventType": "wait.ended", "interactionId": "int_1"}'
+    lines = ["id: 42", "event: wait.ended", f"data: {event}", ""]
+    assert [parser.feed(line) for line in lines][-1] == json.loads(event)
+
+
+async def test_the_hub_reconnects_past_the_ids_a_keepalive_named() -> None:
+    seen: list[httpx.Request] = []
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if request.url.path == "/events":
+            return httpx.Response(200, json={"events": [], "cursor": "5"})
+        if len([r for r in seen if r.url.path == "/events/stream"]) == 1:
+            # Events 6-9 were left out; then the connection ends (a proxy closed it).
+            body = ": connected\n\n: keepalive\nid: 9\n\n"
+        else:
+            answer = {"id": "10", "eventType": "wait.ended", "interactionId": "int_1"}
+            body = f"id: 10\ndata: {json.dumps(answer)}\n\n"
+        return httpx.Response(200, text=body, headers={"content-type": "text/event-stream"})
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(handle)) as http:
+        hub = AsyncOutcomeHub(http, "http://hw.test", {"Authorization": "Bearer k"})
+        await hub.start()
+        event = await asyncio.wait_for(hub.wait_for("int_1", 5), 5)
+        await hub.aclose()
+    assert event["id"] == "10"
+    first, second = [r for r in seen if r.url.path == "/events/stream"][:2]
+    assert first.headers["last-event-id"] == "5"
+    assert second.headers["last-event-id"] == "9" and second.url.params["after"] == "9"

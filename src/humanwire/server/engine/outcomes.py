@@ -14,6 +14,7 @@ import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 from humanwire.types import ErrorBody, ErrorDetail, OutcomeEvent, OutcomePage
@@ -22,7 +23,7 @@ from ..errors import InvalidRequest, ServiceError
 from ._common import Account, OutcomeCollector, _metadata
 from .core import EngineCore
 
-__all__ = ["EVENT_TYPES", "Outcomes", "parse_cursor", "parse_event_type"]
+__all__ = ["EVENT_TYPES", "Outcomes", "PassedOver", "parse_cursor", "parse_event_type"]
 
 logger = logging.getLogger("humanwire.server")
 
@@ -52,6 +53,16 @@ def parse_event_type(value: str | None) -> str | None:
             f"eventType must be one of {', '.join(EVENT_TYPES)}", field="eventType"
         )
     return value
+
+
+@dataclass(frozen=True)
+class PassedOver:
+    """A keepalive of a stream that left events out (``only``) since the last one it
+    sent: ``cursor`` is the last of them. Written as an ``id:`` line with no data, it
+    moves the reader's ``Last-Event-ID`` past them, so a reconnect does not read them
+    again; no event is dispatched."""
+
+    cursor: int
 
 
 class Outcomes(EngineCore):
@@ -103,11 +114,13 @@ class Outcomes(EngineCore):
 
     async def outcome_stream(
         self, account: Account, after: int | None, keepalive: float, only: str | None = None
-    ) -> AsyncIterator[OutcomeEvent | None]:
+    ) -> AsyncIterator[OutcomeEvent | PassedOver | None]:
         """Events past ``after`` as they come (None every ``keepalive`` seconds of quiet,
         for a comment line that keeps proxies from closing the stream); ``only``: the
         events of that type. Left out, the others cost the client nothing: a client
-        waiting on ``wait.ended`` is not woken by every ``interaction.ended``."""
+        waiting on ``wait.ended`` is not woken by every ``interaction.ended``; its
+        keepalive is then ``PassedOver``, the last id left out, at most once a
+        ``keepalive``."""
         # Collects what is appended from before the first read on: events that follow
         # the last one sent are sent on without reading the store.
         collector = OutcomeCollector()
@@ -117,6 +130,7 @@ class Outcomes(EngineCore):
         found: list[tuple[int, dict[str, Any]]] | None = None
         loop = asyncio.get_running_loop()
         sent_at = loop.time()
+        told = position  # the last id the reader was given (an event's, or passed over)
         try:
             while not self._draining:
                 # Registered before the read, and kept while the events are sent on:
@@ -131,7 +145,7 @@ class Outcomes(EngineCore):
                     for seq, body in found:
                         position = seq
                         if _wanted(body, only):
-                            sent_at = loop.time()
+                            sent_at, told = loop.time(), seq
                             yield _event(seq, body)
                     if len(found) == PAGE_SIZE:
                         found = None
@@ -140,12 +154,14 @@ class Outcomes(EngineCore):
                         await asyncio.wait_for(waiter, keepalive)
                     except asyncio.TimeoutError:
                         sent_at = loop.time()
-                        yield None
+                        yield self._keepalive(told, position)
+                        told = position
                     else:
                         if loop.time() - sent_at >= keepalive:
                             # Busy with events ``only`` leaves out: the line still comes.
                             sent_at = loop.time()
-                            yield None
+                            yield self._keepalive(told, position)
+                            told = position
                     found = collector.take(position)
                 finally:
                     self._drop_waiter(account, waiter)
@@ -153,6 +169,10 @@ class Outcomes(EngineCore):
             collectors.discard(collector)
             if not collectors:
                 self._outcome_collectors.pop(account.id, None)
+
+    @staticmethod
+    def _keepalive(told: int, position: int) -> PassedOver | None:
+        return PassedOver(position) if position > told else None
 
     # -- Prefer: respond-async ---------------------------------------------------------
     def accepted_body(self, interaction_id: str) -> dict[str, Any]:

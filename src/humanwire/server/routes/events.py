@@ -10,7 +10,7 @@ from starlette.responses import StreamingResponse
 
 from humanwire.types import OutcomePage
 
-from ..engine.outcomes import EVENT_TYPES, parse_cursor, parse_event_type
+from ..engine.outcomes import EVENT_TYPES, PassedOver, parse_cursor, parse_event_type
 from ._api import ApiCall, Operation, Payload, QueryParam, query_wait
 
 __all__ = ["operations"]
@@ -53,6 +53,11 @@ async def _stream(call: ApiCall) -> Payload:
         async for event in events:
             if event is None:
                 yield ": keepalive\n\n"
+                continue
+            if isinstance(event, PassedOver):
+                # No data: nothing is dispatched, but Last-Event-ID moves past the
+                # events this reader's eventType left out.
+                yield f": keepalive\nid: {event.cursor}\n\n"
                 continue
             data = event.model_dump_json(by_alias=True, exclude_none=True)
             yield f"id: {event.id}\nevent: {event.event_type}\ndata: {data}\n\n"

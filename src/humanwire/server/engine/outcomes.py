@@ -152,16 +152,14 @@ class Outcomes(EngineCore):
                         continue  # more past this page: read on at once
                     try:
                         await asyncio.wait_for(waiter, keepalive)
+                        # Busy with events ``only`` leaves out: the line still comes.
+                        due = loop.time() - sent_at >= keepalive
                     except asyncio.TimeoutError:
+                        due = True
+                    if due:
                         sent_at = loop.time()
-                        yield self._keepalive(told, position)
+                        yield PassedOver(position) if position > told else None
                         told = position
-                    else:
-                        if loop.time() - sent_at >= keepalive:
-                            # Busy with events ``only`` leaves out: the line still comes.
-                            sent_at = loop.time()
-                            yield self._keepalive(told, position)
-                            told = position
                     found = collector.take(position)
                 finally:
                     self._drop_waiter(account, waiter)
@@ -169,10 +167,6 @@ class Outcomes(EngineCore):
             collectors.discard(collector)
             if not collectors:
                 self._outcome_collectors.pop(account.id, None)
-
-    @staticmethod
-    def _keepalive(told: int, position: int) -> PassedOver | None:
-        return PassedOver(position) if position > told else None
 
     # -- Prefer: respond-async ---------------------------------------------------------
     def accepted_body(self, interaction_id: str) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import BaseRoute, Route
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .config import ServiceConfig
 from .delivery.real import real_providers
@@ -80,7 +80,31 @@ class _Service(Starlette):
     def build_middleware_stack(self) -> ASGIApp:
         # Outside Starlette's own error layer, so a 500 carries the request id too.
         engine: Engine = self.state.engine
-        return ObserveMiddleware(super().build_middleware_stack(), engine.metrics)
+        stack = _CommitBeforeAnswering(super().build_middleware_stack(), engine)
+        return ObserveMiddleware(stack, engine.metrics)
+
+
+class _CommitBeforeAnswering:
+    """Commits the store's open writes as a response starts: the SQLite store groups a
+    loop turn's writes into one transaction committed on the next turn, and the response
+    would otherwise reach the client first (uvicorn writes it at once), uncommitted —
+    invisible to another process, lost if this one died then."""
+
+    def __init__(self, app: ASGIApp, engine: Engine) -> None:
+        self.app = app
+        self.engine = engine
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_committed(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                self.engine.store.commit()
+            await send(message)
+
+        await self.app(scope, receive, send_committed)
 
 
 def _mcp_endpoint(config: ServiceConfig, engine: Engine) -> Any:

@@ -270,6 +270,12 @@ class Store(Protocol):
     engine calls them from its event loop."""
 
     def close(self) -> None: ...
+    def commit(self) -> None:
+        """Makes every write so far visible to other connections and durable. The
+        service calls it before a response starts (a store that commits each method
+        has nothing left to do)."""
+        ...
+
     def pending_migrations(self) -> list[int]:
         """The schema versions this code needs that the database lacks (empty: up to
         date). Queries the database, so it raises when the database cannot answer."""

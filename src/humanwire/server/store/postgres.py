@@ -583,6 +583,9 @@ class PostgresStore:
         self._closed = True
         self._pool.close()
 
+    def commit(self) -> None:
+        """Nothing to do: every method commits before it returns."""
+
     # -- accounts ---------------------------------------------------------------------
     @staticmethod
     def _account(row: tuple[Any, ...]) -> AccountRecord:

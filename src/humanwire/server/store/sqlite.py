@@ -295,8 +295,9 @@ class SQLiteStore:
         """Group commit: on the event loop, writes join one transaction that commits on
         the loop's next turn. A commit (a WAL append) costs far more than a statement,
         so ten thousand sends in one burst cost a handful of commits, and a crash loses
-        at most the writes of one turn (not yet answered to anyone). Without a running
-        loop (a CLI, a plain script) every write commits at once."""
+        at most the writes of one turn. The service commits the batch before a response
+        starts (``create_app``), so none of them was answered to anyone yet. Without a
+        running loop (a CLI, a plain script) every write commits at once."""
         if self._closed or self._db.in_transaction:
             return
         try:

@@ -60,6 +60,13 @@ Run by hand, never in tests::
     python benchmarks/bench_replicas.py --runs 2 --skip-sqlite
     python benchmarks/bench_replicas.py --skip-sqlite --per-replica 1000 --trace
     python benchmarks/bench_replicas.py --skip-sqlite --busy 1   # one core taken by others
+    python benchmarks/bench_replicas.py --skip-sqlite --db-latency-ms 1 --per-replica 2000
+
+``--db-latency-ms X`` puts a forwarding proxy (``latency_proxy.py``, a process of its own)
+between the replicas and PostgreSQL that adds X ms each way, and prints the round trip
+measured through it (``SELECT 1``, median); each run then measures the replicas twice,
+the database far and the database local, alternately, and the table's ratio column is
+far over local. The load generator's own queries go to the database directly.
 
 ``--busy K`` runs K processes that only spin, at normal priority, for the whole run: a
 reproducible stand-in for the other tenants of a shared machine (its "slow hours").
@@ -110,6 +117,7 @@ from bench_waits import (  # the benchmarks directory is not a package
     reply_body,
     rss_bytes,
 )
+from latency_proxy import LatencyProxy, postgres_round_trip_ms
 
 if TYPE_CHECKING:
     import httpx
@@ -395,7 +403,14 @@ class Cluster:
     """``replicas`` service processes on a fresh database, one account (its key is made
     here; the first replica creates the account, the others find it)."""
 
-    def __init__(self, kind: str, replicas: int, database_url: str, schema_only: bool) -> None:
+    def __init__(
+        self,
+        kind: str,
+        replicas: int,
+        database_url: str,
+        schema_only: bool,
+        latency_ms: float = 0.0,
+    ) -> None:
         self.kind = kind
         self.count = replicas
         self.database_url = database_url
@@ -403,6 +418,12 @@ class Cluster:
         self.key = "hw_bench_" + uuid.uuid4().hex
         self.replicas: list[Replica] = []
         self.location = ""
+        """Where the load generator reads the database (directly)."""
+        self.replica_location = ""
+        """Where the replicas reach it: through the latency proxy when there is one."""
+        self.latency_ms = latency_ms
+        self.round_trip_ms: float | None = None
+        self._proxy: LatencyProxy | None = None
         self.label = ""
         self._drop: Callable[[], None] = lambda: None
         self.logs = tempfile.mkdtemp(prefix=f"humanwire-bench-{kind}-logs-")
@@ -411,14 +432,16 @@ class Cluster:
         return str(Path(self.logs) / f"replica-{index}.log")
 
     def __enter__(self) -> Cluster:
-        self.location = self._create_database()
+        self.location = self.replica_location = self._create_database()
         try:
-            first = Replica(0, self.location, self.key, create=True, log=self.log(0))
+            if self.kind == "postgres":
+                self._reach_through_proxy()
+            first = Replica(0, self.replica_location, self.key, create=True, log=self.log(0))
             self.replicas.append(first)
             first.start()
             first.ready()
             rest = [
-                Replica(index, self.location, self.key, create=False, log=self.log(index))
+                Replica(index, self.replica_location, self.key, create=False, log=self.log(index))
                 for index in range(1, self.count)
             ]
             self.replicas.extend(rest)
@@ -440,6 +463,8 @@ class Cluster:
         for replica in self.replicas:
             with contextlib.suppress(Exception):
                 replica.stop()
+        if self._proxy is not None:
+            self._proxy.__exit__(None, None, None)
         self._drop()
         if not any(sum(replica.log_problems()) for replica in self.replicas):
             shutil.rmtree(self.logs, ignore_errors=True)
@@ -457,6 +482,22 @@ class Cluster:
             )
             + f" (logs in {self.logs})"
         )
+
+    def _reach_through_proxy(self) -> None:
+        """With ``latency_ms``, the replicas' URL goes through a latency proxy; the round
+        trip through it is measured either way (the label says it)."""
+        parts = urlsplit(self.location)
+        if self.latency_ms > 0:
+            self._proxy = LatencyProxy(
+                parts.hostname or "127.0.0.1", parts.port or 5432, self.latency_ms
+            ).__enter__()
+            netloc = f"127.0.0.1:{self._proxy.port}"
+            if parts.username:
+                netloc = f"{parts.username}@{netloc}"
+            self.replica_location = urlunsplit(parts._replace(netloc=netloc))
+        self.round_trip_ms = postgres_round_trip_ms(self.replica_location)
+        where = "far" if self.latency_ms > 0 else "local"
+        self.label += f", database {where} ({self.round_trip_ms:.2f} ms round trip)"
 
     @property
     def base_urls(self) -> list[str]:
@@ -787,9 +828,14 @@ async def bench_cluster(
 
 
 def bench(
-    kind: str, replicas: int, per_replica: int, sample: int, args: argparse.Namespace
+    kind: str,
+    replicas: int,
+    per_replica: int,
+    sample: int,
+    args: argparse.Namespace,
+    latency_ms: float = 0.0,
 ) -> tuple[str, Round, str]:
-    with Cluster(kind, replicas, args.database_url, args.schema_only) as cluster:
+    with Cluster(kind, replicas, args.database_url, args.schema_only, latency_ms) as cluster:
         load = load_average()
         try:
             measured = asyncio.run(
@@ -936,8 +982,8 @@ def table(results: list[Result]) -> str:
     columns = [(result.label, figures(result.rounds)) for result in results]
     head = "| figure | " + " | ".join(label for label, _ in columns) + " |"
     rule = "|---|" + "---:|" * len(columns)
-    if len(columns) == 2:
-        head += " ratio |"
+    if len(columns) >= 2:
+        head += " ratio, first / second |"
         rule += "---:|"
     lines = [head, rule]
     for name in columns[0][1]:
@@ -945,8 +991,8 @@ def table(results: list[Result]) -> str:
         if all(cell is None for cell in cells):
             continue
         row = f"| {name} | " + " | ".join(cell[1] if cell else "—" for cell in cells) + " |"
-        if len(columns) == 2:
-            first, second = cells
+        if len(columns) >= 2:
+            first, second = cells[:2]
             ratio = "—"
             if (
                 first
@@ -958,6 +1004,17 @@ def table(results: list[Result]) -> str:
             row += f" {ratio} |"
         lines.append(row)
     return "\n".join(lines)
+
+
+def latency_verdict(far: Result, local: Result) -> str:
+    """The issue's target for a database 2 ms away: >= 80 % of the local sends/s."""
+    far_rate = median([r.n / r.send_seconds for r in far.rounds])
+    local_rate = median([r.n / r.send_seconds for r in local.rounds])
+    share = far_rate / local_rate
+    return (
+        f"database far: {far_rate:,.0f} sends/s against {local_rate:,.0f} local = "
+        f"{share:.0%} (target >= 80 %: {'met' if share >= 0.8 else 'NOT met'})"
+    )
 
 
 def verdict(result: Result) -> str:
@@ -993,6 +1050,13 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=0,
         help="K processes that only spin beside the run (a machine shared with other work)",
+    )
+    parser.add_argument(
+        "--db-latency-ms",
+        type=float,
+        default=0.0,
+        help="measure the replicas with the database X ms away each way (a forwarding "
+        "proxy) beside the database local, alternately in each run",
     )
     parser.add_argument("--database-url", default=DATABASE_URL, help="the PostgreSQL server")
     parser.add_argument(
@@ -1035,22 +1099,33 @@ def _spin() -> None:
 
 
 def run_all(args: argparse.Namespace) -> int:
+    far = Result(f"{args.replicas} x PostgreSQL far", args.replicas)
     replicas = Result(f"{args.replicas} x PostgreSQL", args.replicas)
     sqlite = Result("SQLite, 1 process", 1)
     started = time.perf_counter()
     for run in range(args.runs):
-        label, measured, load = bench(
-            "postgres", args.replicas, args.per_replica, args.sample, args
-        )
-        replicas.label = label
-        replicas.rounds.append(measured)
-        print(f"run {run + 1}: {describe(label, measured, load)}", flush=True)
+        # With a far database, the order alternates from run to run (the machine drifts).
+        latencies = [args.db_latency_ms, 0.0] if args.db_latency_ms else [0.0]
+        if run % 2:
+            latencies.reverse()
+        for latency in latencies:
+            label, measured, load = bench(
+                "postgres", args.replicas, args.per_replica, args.sample, args, latency
+            )
+            result = far if latency else replicas
+            result.label = label.replace(", database far", " far").replace(
+                ", database local", " local"
+            )
+            result.rounds.append(measured)
+            print(f"run {run + 1}: {describe(label, measured, load)}", flush=True)
         if not args.skip_sqlite:
             label, measured, load = bench("sqlite", 1, args.sqlite_n, args.sample, args)
             sqlite.label = label
             sqlite.rounds.append(measured)
             print(f"run {run + 1}: {describe(label, measured, load)}", flush=True)
     results = [replicas] if args.skip_sqlite else [replicas, sqlite]
+    if args.db_latency_ms:
+        results.insert(0, far)
     print(
         f"\nmedians of {args.runs} run(s); {time.perf_counter() - started:.0f} s in all; "
         f"load average now {load_average()}\n"
@@ -1063,6 +1138,9 @@ def run_all(args: argparse.Namespace) -> int:
         "round trips and transactions, printed with each run, are exact."
     )
     print(verdict(replicas))
+    if args.db_latency_ms:
+        print(verdict(far))
+        print(latency_verdict(far, replicas))
     faults = sum(
         r.lost + r.wrong + r.duplicated_events + r.left_pending
         for result in results

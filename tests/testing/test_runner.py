@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from humanwire.server.config import ServiceConfig
-from humanwire.server.runner import ServiceRunner, format_base_url, is_loopback
+from humanwire.server.runner import ServiceRunner, bind_listener, format_base_url, is_loopback
 
 
 def test_start_serves_on_a_free_port_and_stop_releases_it(database: str) -> None:
@@ -202,3 +202,18 @@ def test_a_request_arriving_while_stopping_is_refused_503(database: str) -> None
         )
     finally:
         runner.stop()
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1"])
+def test_accepted_connections_send_without_nagle(host: str) -> None:
+    # uvicorn writes a response's head and body in two writes: with Nagle on, the body
+    # waited for the client's delayed ACK, 40 ms on every request of a blocking client.
+    try:
+        listener = bind_listener(host, 0)
+    except OSError:
+        pytest.skip(f"no {host} on this machine")
+    with listener, socket.create_connection(listener.getsockname()[:2], timeout=5):
+        listener.setblocking(True)
+        accepted, _ = listener.accept()
+        with accepted:
+            assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0

@@ -91,6 +91,10 @@ def bind_listener(host: str, port: int) -> socket.socket:
         # SO_REUSEADDR lets a restart reuse a port in TIME_WAIT; it does not let two
         # listeners share a port on Linux/macOS, so a busy port still fails here.
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # Accepted connections inherit it (Linux): uvicorn writes a response's head and
+        # body apart, and with Nagle the body waited for the client's delayed ACK (40 ms).
+        # asyncio sets it only on sockets made with IPPROTO_TCP, which accepted ones aren't.
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.bind((host, port))
         sock.listen(128)
         sock.setblocking(False)

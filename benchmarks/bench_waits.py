@@ -29,6 +29,13 @@ per held wait: the connection, the request's coroutine, the waiter, the stored r
 A small pipe to the service process answers "how many waits are held" and "which
 interaction has which text" (the sandbox API lists only the 500 newest deliveries).
 
+``--floor`` adds, in the same run and for each N, the same procedure against a bare
+Starlette app under the same uvicorn settings (``floor_main``: ``POST /messages/slack``
+holds a future until ``POST /sandbox/replies`` names it; no key, no store, no engine),
+driven by the same load generator. Its figures are what HTTP, uvicorn and the load
+generator cost by themselves; the summary prints the service's p50 over the floor's.
+(``--client httpx`` only: the floor has no outcome stream.)
+
 ``--mode engine``: the engine alone, in-process, no HTTP; memory is what ``tracemalloc``
 sees allocated per held wait (the engine's own cost: a future, a timer handle, the
 request's coroutine).
@@ -38,6 +45,7 @@ Run::
     python benchmarks/bench_waits.py                      # http, N = 100, 1000, 10000
     python benchmarks/bench_waits.py --runs 2             # twice, then the medians
     python benchmarks/bench_waits.py --mode engine
+    python benchmarks/bench_waits.py --sizes 10000 --floor --runs 3   # against the floor
     python benchmarks/bench_waits.py --sizes 1000 --profile /tmp/hw   # py-spy the service
 
 N = 10,000 over HTTP holds 10,000 sockets on each side: both processes raise their
@@ -223,17 +231,105 @@ def service_main(conn: Connection, db_path: str) -> None:
                 break
 
 
-class ServiceProcess:
-    """The service in a child process, for one N: fresh database, fresh memory."""
+def floor_main(conn: Connection, db_path: str) -> None:
+    """The floor's process: a bare Starlette hold/reply app under uvicorn, configured as
+    the runner configures the service, answering the same pipe commands."""
+    raise_open_files_limit()
+    import threading
+    import uuid
 
-    def __init__(self) -> None:
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    from humanwire.server.runner import KEEP_ALIVE_TIMEOUT, bind_listener, tune_gc_for_service
+
+    held: dict[str, asyncio.Future[str]] = {}
+    ids: dict[str, str] = {}
+
+    async def send(request: Request) -> JSONResponse:
+        body = await request.json()
+        interaction_id = str(uuid.uuid4())
+        ids[body["message"]] = interaction_id
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        held[interaction_id] = future
+        try:
+            reply = await asyncio.wait_for(future, body["waitTime"])
+        finally:
+            held.pop(interaction_id, None)
+        return JSONResponse(
+            {"interactionId": interaction_id, "status": "ended", "responded": True, "reply": reply}
+        )
+
+    async def sandbox_reply(request: Request) -> JSONResponse:
+        body = await request.json()
+        future = held.get(body["interactionId"])
+        if future is not None and not future.done():
+            future.set_result(body["body"])
+        return JSONResponse({"interactionId": body["interactionId"]})
+
+    app = Starlette(
+        routes=[
+            Route("/messages/slack", send, methods=["POST"]),
+            Route("/sandbox/replies", sandbox_reply, methods=["POST"]),
+        ]
+    )
+    sock = bind_listener("127.0.0.1", 0)  # as the service binds (TCP_NODELAY)
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        lifespan="off",
+        loop="asyncio",
+        timeout_keep_alive=KEEP_ALIVE_TIMEOUT,
+        access_log=False,
+        log_config=None,
+    )
+    server = uvicorn.Server(config)
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(
+        target=loop.run_until_complete, args=(server.serve(sockets=[sock]),), daemon=True
+    )
+    thread.start()
+    while not server.started:
+        time.sleep(0.01)
+    tune_gc_for_service()
+
+    def on_loop(read: Any) -> Any:
+        async def call() -> Any:
+            return read()
+
+        return asyncio.run_coroutine_threadsafe(call(), loop).result(60)
+
+    conn.send((f"http://127.0.0.1:{sock.getsockname()[1]}", "floor"))
+    while True:
+        command = conn.recv()
+        if command == "held":
+            conn.send(on_loop(lambda: len(held)))
+        elif command == "rss":
+            gc.collect()
+            conn.send(rss_bytes(os.getpid()))
+        elif command == "deliveries":
+            conn.send(on_loop(lambda: list(ids.items())))
+        else:
+            break
+    server.should_exit = True
+    thread.join(10)
+
+
+class ServiceProcess:
+    """The service (or with ``floor``, the floor) in a child process, for one N: fresh
+    database, fresh memory."""
+
+    def __init__(self, floor: bool = False) -> None:
         context = multiprocessing.get_context("spawn")
         self._conn, child_conn = context.Pipe()
         self._dir = tempfile.TemporaryDirectory(prefix="humanwire-bench-")
         self._process = context.Process(
-            target=service_main,
+            target=floor_main if floor else service_main,
             args=(child_conn, str(Path(self._dir.name) / "bench.db")),
-            name="humanwire-bench-service",
+            name="humanwire-bench-floor" if floor else "humanwire-bench-service",
             daemon=True,
         )
         self.base_url = ""
@@ -582,9 +678,12 @@ async def bench_http_in(
     )
 
 
-def bench_http(n: int, kind: str, sample: int, profile: str | None) -> Result:
-    with ServiceProcess() as service:
-        return asyncio.run(bench_http_in(service, n, kind, sample, profile))
+def bench_http(n: int, kind: str, sample: int, profile: str | None, floor: bool = False) -> Result:
+    with ServiceProcess(floor) as service:
+        result = asyncio.run(bench_http_in(service, n, kind, sample, profile))
+    if floor:
+        result.mode = "floor"
+    return result
 
 
 # -- engine mode -------------------------------------------------------------------------
@@ -638,7 +737,28 @@ async def bench_engine(n: int, sample: int) -> Result:
 
 # -- main --------------------------------------------------------------------------------
 def summary(results: list[Result]) -> str:
-    """Medians over the runs, per N, as a Markdown table."""
+    """Medians over the runs, per N and mode, as a Markdown table; with the floor, the
+    service's p50 over the floor's."""
+    modes = list(dict.fromkeys(result.mode for result in results))
+    tables = [_summary([r for r in results if r.mode == mode]) for mode in modes]
+    text = "\n\n".join(f"{mode}:\n{table}" for mode, table in zip(modes, tables, strict=True))
+    if "floor" in modes and len(modes) == 2:
+        service = next(mode for mode in modes if mode != "floor")
+        for n in sorted({result.n for result in results}):
+            p50 = {
+                mode: statistics.median(
+                    percentiles(r.latencies)[0] for r in results if r.n == n and r.mode == mode
+                )
+                for mode in modes
+            }
+            text += (
+                f"\nN={n:,}: reply→response p50 {p50[service]:.2f} ms against the floor's "
+                f"{p50['floor']:.2f} ms = {p50[service] / p50['floor']:.1f}× (target <= 3×)"
+            )
+    return text
+
+
+def _summary(results: list[Result]) -> str:
     http = any(result.reply_round_trips for result in results)
     head = "| N | sends/s | reply→response p50 | p99 |"
     rule = "|---:|---:|---:|---:|"
@@ -676,7 +796,15 @@ def main(argv: list[str] | None = None) -> int:
         "(PREFIX-N-open.txt, the load generator in PREFIX-N-open-client.txt, "
         "PREFIX-N-replies.txt; profiled runs are slower)",
     )
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="http: also measure a bare Starlette hold/reply app (the floor) for each N, "
+        "alternating with the service",
+    )
     args = parser.parse_args(argv)
+    if args.floor and (args.mode != "http" or args.client != "httpx"):
+        parser.error("--floor needs --mode http --client httpx")
     sizes = [int(size) for size in args.sizes.split(",") if size.strip()]
     limit = raise_open_files_limit()
     if args.mode == "http" and limit < max(sizes) + 512:
@@ -684,15 +812,22 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     print(f"{os.cpu_count()} CPUs, load average {load_average()}", flush=True)
     results: list[Result] = []
-    for _ in range(args.runs):
+    for run in range(args.runs):
         for n in sizes:
             if args.mode == "engine":
                 result = asyncio.run(bench_engine(n, args.sample))
-            else:
-                result = bench_http(n, args.client, args.sample, args.profile)
-            results.append(result)
-            print(result.line(), flush=True)
-    print(f"\nmedians of {args.runs} run(s), {results[0].mode}:\n{summary(results)}")
+                results.append(result)
+                print(result.line(), flush=True)
+                continue
+            # With the floor, the order alternates from run to run (the machine drifts).
+            floors = [False, True] if args.floor else [False]
+            if run % 2:
+                floors.reverse()
+            for floor in floors:
+                result = bench_http(n, args.client, args.sample, args.profile, floor)
+                results.append(result)
+                print(result.line(), flush=True)
+    print(f"\nmedians of {args.runs} run(s):\n{summary(results)}")
     return 0
 
 

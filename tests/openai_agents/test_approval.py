@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
 from agents import Agent, FunctionTool, RunContextWrapper, Runner, function_tool
 from oa_helpers import FakeModel
 
@@ -166,3 +167,40 @@ async def test_the_form_is_keyed_by_run_pause_and_call(
     assert again.interaction_id == first.interaction_id
     assert later.interaction_id != first.interaction_id  # a reused call id in a later pause
     assert len(forms(human)) == 2
+
+
+async def test_a_call_the_sdk_holds_without_asking_the_gate_is_still_asked(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
+) -> None:
+    # The SDK skips a callable policy when the model left out an argument with a default
+    # (it requires approval without asking): the host asks through the tool's gate.
+    ran: list[str] = []
+
+    @function_tool
+    async def send_payment(amount: int, to: str, memo: str = "") -> str:
+        """Send money."""
+        ran.append(f"{amount} {to} {memo!r}")
+        return f"sent {amount} to {to}"
+
+    consulted: list[str] = []
+
+    def never(context: RunContextWrapper[Any], params: dict[str, Any], call_id: str) -> bool:
+        consulted.append(call_id)
+        return False
+
+    tool = require_approval(
+        send_payment, client=async_humanwire_client, when=never, description="Payments desk"
+    )
+    filled = human.fill_form({"decision": "approve"})
+
+    result = await run_with_approvals(
+        Agent(name="payer", tools=[tool], model=FakeModel(PAY)), "pay"
+    )
+
+    assert consulted == []
+    assert result.final_output == "FINAL: sent 50 to bob"
+    assert ran == ["50 bob ''"]
+    delivery = await filled.async_wait(5)
+    assert delivery.form_url is not None
+    async with httpx.AsyncClient() as browser:  # the gate's form: its subtitle is shown
+        assert "Payments desk" in (await browser.get(delivery.form_url)).text

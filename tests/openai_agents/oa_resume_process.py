@@ -1,10 +1,10 @@
-"""One side of the two-process durable approval test (``test_durable.py``), run as its own
+"""One side of the two-process durable approval test (``test_oa_durable.py``), run as its own
 interpreter: ``pause`` runs the agent until its payment waits for approval, saves the run
 and exits; ``resume`` is a webhook receiver that never saw the pause: it verifies the
 delivery and resumes the run from the event alone.
 
-    python resume_process.py pause  STORE BASE_URL API_KEY RAN_FILE
-    python resume_process.py resume STORE BASE_URL API_KEY RAN_FILE BODY_FILE SIGNATURE SECRET
+    python oa_resume_process.py pause  STORE BASE_URL API_KEY RAN_FILE
+    python oa_resume_process.py resume STORE BASE_URL API_KEY RAN_FILE BODY_FILE SIGNATURE SECRET
 
 The payment tool appends a line to RAN_FILE each time it runs. Prints one JSON line.
 """

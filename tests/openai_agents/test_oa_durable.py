@@ -27,7 +27,7 @@ from humanwire.openai_agents import (
 from humanwire.testing import RunningService, ScriptedHuman, WebhookReceiver
 from humanwire.types import FormReceivedEvent
 
-SCRIPT = Path(__file__).with_name("resume_process.py")
+SCRIPT = Path(__file__).with_name("oa_resume_process.py")
 
 
 def run(*args: str) -> dict[str, Any]:

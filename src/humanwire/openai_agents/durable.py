@@ -1,0 +1,381 @@
+"""Durable approval: pause a run at its approvals, let the process exit, and resume it
+when the ``form.received`` webhook arrives, in this process or another.
+
+1. :func:`run_until_approval` runs the agent. When calls need approval, their forms are
+   sent (by the tools' :class:`~humanwire.openai_agents.ApprovalGate`, or now), the
+   run's state (``RunState.to_json()``) is saved in a :class:`PausedRunStore` under a
+   run id, and the pause is returned. The process may exit.
+2. The webhook receiver calls :func:`resume_from_webhook` with the delivery: the form's
+   metadata names the run and the call; once every paused call of the run is decided
+   (the others' decisions are read from the service), the state is loaded
+   (``RunState.from_json``), each call approved or rejected with the human's reason, and
+   the run continues until it finishes or pauses at its next approvals.
+3. A form that expires sends no webhook: :func:`resume_expired` (from a scheduler)
+   resumes runs whose forms have all closed, expired ones with the timeout default.
+
+Each approval is used once: before a resume runs anything, it claims every decided
+interaction in the store (``claim``, atomic), and a resume that finds one claimed does
+nothing. A retried or duplicated webhook, or ``resume_expired`` racing the webhook,
+therefore never runs an approved call twice.
+
+A receiver, in any web framework::
+
+    store = FilePausedRunStore("paused-runs")
+
+    async def on_webhook(raw_body: bytes, headers: Mapping[str, str]) -> None:
+        outcome = await resume_from_webhook(agent, store, raw_body, headers, secret=SECRET)
+        # None: not one of our approvals, the run still waits for another, or done already
+
+The resuming process builds the same agent (same name, same tools) as the one that
+paused; the SDK refuses a state whose agent or tools it cannot find.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from agents import Agent, Runner, RunResult, RunState
+
+from humanwire.approval import ApprovalDecision, Approver, decision_from_values
+from humanwire.types import FormReceivedEvent
+from humanwire.webhooks import SIGNATURE_HEADER, parse_event
+
+from .approval import (
+    CALL_KEY,
+    RESUME_KEY,
+    RESUME_OPENAI_AGENTS,
+    RUN_KEY,
+    ApprovalRun,
+    PendingApproval,
+    apply_decision,
+    approver_source,
+    decision_from_status,
+    new_run_id,
+)
+
+if TYPE_CHECKING:
+    from humanwire._client import AsyncHumanWire
+    from humanwire.types import Event
+
+__all__ = [
+    "DurableOutcome",
+    "FilePausedRunStore",
+    "PausedRunStore",
+    "pause_run",
+    "resume_expired",
+    "resume_from_webhook",
+    "resume_run",
+    "run_until_approval",
+]
+
+_SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
+
+
+class PausedRunStore(Protocol):
+    """Where paused runs wait, by run id, and which approvals were used.
+
+    ``claim(key)`` must be atomic across processes: ``True`` for the first caller of a
+    key, ``False`` for every later one (the guard that runs an approved call once).
+    """
+
+    def save(self, run_id: str, record: dict[str, Any]) -> None: ...
+
+    def load(self, run_id: str) -> dict[str, Any] | None: ...
+
+    def delete(self, run_id: str) -> None: ...
+
+    def run_ids(self) -> list[str]: ...
+
+    def claim(self, key: str) -> bool: ...
+
+
+class FilePausedRunStore:
+    """One JSON file per paused run in ``directory`` (written atomically), and one empty
+    file per claimed approval in ``directory/claims`` (created exclusively)."""
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.directory = Path(directory)
+        self.claims = self.directory / "claims"
+        self.claims.mkdir(parents=True, exist_ok=True)
+
+    def _path(self, run_id: str) -> Path:
+        # The run id comes from a webhook body: never let it name another file.
+        if not _SAFE_ID.fullmatch(run_id):
+            raise ValueError(f"not a run id: {run_id!r}")
+        return self.directory / f"{run_id}.json"
+
+    def save(self, run_id: str, record: dict[str, Any]) -> None:
+        path = self._path(run_id)
+        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".paused-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as file:
+                json.dump(record, file)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def load(self, run_id: str) -> dict[str, Any] | None:
+        try:
+            path = self._path(run_id)
+        except ValueError:
+            return None
+        try:
+            data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        return data
+
+    def delete(self, run_id: str) -> None:
+        self._path(run_id).unlink(missing_ok=True)
+
+    def run_ids(self) -> list[str]:
+        return sorted(path.stem for path in self.directory.glob("*.json"))
+
+    def claim(self, key: str) -> bool:
+        name = hashlib.sha256(key.encode()).hexdigest()
+        try:
+            fd = os.open(self.claims / name, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        except FileExistsError:
+            return False
+        os.close(fd)
+        return True
+
+
+@dataclass(frozen=True)
+class DurableOutcome:
+    """How a durable drive ended: ``paused`` at approvals (the run is saved; the process
+    may exit), or finished with the SDK's ``result``."""
+
+    run_id: str
+    result: RunResult | None = None
+    paused: tuple[PendingApproval, ...] = ()
+
+    @property
+    def finished(self) -> bool:
+        return not self.paused
+
+    @property
+    def final_output(self) -> Any:
+        return None if self.result is None else self.result.final_output
+
+
+# --- pausing ----------------------------------------------------------------------------
+
+
+async def pause_run(
+    result: RunResult,
+    store: PausedRunStore,
+    *,
+    run: ApprovalRun | None = None,
+    approver: Approver | None = None,
+) -> DurableOutcome:
+    """Save ``result``'s pause, sending the approval form of each interruption not asked
+    about yet; or, when the run finished, forget it. For a ``RunResult`` from your own
+    ``Runner.run`` call: give ``approver`` for tools without an ``ApprovalGate``."""
+    run = run or ApprovalRun(new_run_id(), approver_source(approver))
+    if not result.interruptions:
+        store.delete(run.run_id)
+        return DurableOutcome(run.run_id, result=result)
+    state = result.to_state()
+    pending = await run.pending_for(state.get_interruptions())
+    store.save(
+        run.run_id,
+        {
+            "run_id": run.run_id,
+            "round": run.round,
+            "state": state.to_json(),
+            "approvals": [approval.to_dict() for approval in pending],
+        },
+    )
+    return DurableOutcome(run.run_id, result=result, paused=tuple(pending))
+
+
+async def run_until_approval(
+    agent: Agent[Any],
+    input: Any,
+    store: PausedRunStore,
+    *,
+    approver: Approver | None = None,
+    run_id: str | None = None,
+    **run_kwargs: Any,
+) -> DurableOutcome:
+    """Run ``agent`` until it finishes, or until calls need approval: then send their
+    forms, save the run under its id (``run_id``, or a new one) and return the pause.
+    ``approver`` asks about tools gated without an ``ApprovalGate``
+    (``needs_approval=True``); ``run_kwargs`` go to ``Runner.run``."""
+    run = ApprovalRun(run_id or new_run_id(), approver_source(approver))
+    with run.active():
+        result = await Runner.run(agent, input, **run_kwargs)
+    return await pause_run(result, store, run=run)
+
+
+# --- resuming ---------------------------------------------------------------------------
+
+
+def _pending_of(record: Mapping[str, Any]) -> dict[str, PendingApproval]:
+    approvals = [PendingApproval.from_dict(data) for data in record.get("approvals", [])]
+    return {approval.call_id: approval for approval in approvals}
+
+
+async def resume_run(
+    agent: Agent[Any],
+    store: PausedRunStore,
+    run_id: str,
+    decisions: Mapping[str, ApprovalDecision],
+    *,
+    approver: Approver | None = None,
+    **run_kwargs: Any,
+) -> DurableOutcome | None:
+    """Resume the run paused under ``run_id`` with a decision per paused call id.
+
+    ``None`` when there is nothing to do: no such run, a paused call without a decision
+    (it still waits), or an approval already used (another resume ran, or runs, it).
+    Otherwise the run goes on until it finishes or pauses again (saved again).
+    """
+    record = store.load(run_id)
+    if record is None:
+        return None
+    pending = _pending_of(record)
+    if not pending or any(call_id not in decisions for call_id in pending):
+        return None
+    # Used once: claim every approval before anything runs (in a fixed order, so two
+    # resumes racing for the same pause cannot each win a part).
+    for call_id in sorted(pending):
+        if not store.claim(pending[call_id].interaction_id):
+            return None
+    state = await RunState.from_json(agent, record["state"])
+    for item in state.get_interruptions():
+        decision = decisions.get(item.call_id or "")
+        if decision is not None:
+            apply_decision(state, item, decision)
+    run = ApprovalRun(run_id, approver_source(approver), round=int(record.get("round", 0)) + 1)
+    with run.active():
+        result = await Runner.run(agent, state, **run_kwargs)
+    return await pause_run(result, store, run=run)
+
+
+def _client(approver: Approver | None, client: AsyncHumanWire | None) -> AsyncHumanWire:
+    if client is not None:
+        return client
+    if approver is not None:
+        return approver.async_client
+    from humanwire._client import AsyncHumanWire
+
+    return AsyncHumanWire()
+
+
+async def _decisions_from_service(
+    pending: Mapping[str, PendingApproval],
+    known: dict[str, ApprovalDecision],
+    client: AsyncHumanWire,
+) -> dict[str, ApprovalDecision] | None:
+    """``known`` completed with the other paused calls' decisions as the service has
+    them; ``None`` while any of them is still open."""
+    decisions = dict(known)
+    for call_id, approval in pending.items():
+        if call_id in decisions:
+            continue
+        status = await client.interactions.status(approval.interaction_id)
+        decision = decision_from_status(status, default_on_timeout=approval.default_on_timeout)
+        if decision is None:
+            return None
+        decisions[call_id] = decision
+    return decisions
+
+
+def parse_delivery(
+    body: bytes | str | Mapping[str, Any] | FormReceivedEvent,
+    headers: Mapping[str, str] | None = None,
+    *,
+    secret: str | None = None,
+) -> Event:
+    """The event a webhook delivery carries. With ``secret`` the ``Humanwire-Signature``
+    header is verified against the raw body first, and a delivery that cannot be trusted
+    raises ``WebhookVerificationError``."""
+    if isinstance(body, (FormReceivedEvent, Mapping)):
+        if secret is not None:
+            raise TypeError("verifying a signature needs the raw body (bytes or str)")
+        if isinstance(body, FormReceivedEvent):
+            return body
+        body = json.dumps(dict(body))
+    signature = None
+    if secret is not None:
+        lowered = {key.lower(): value for key, value in (headers or {}).items()}
+        signature = lowered.get(SIGNATURE_HEADER.lower(), "")
+    return parse_event(body, signature=signature, secret=secret)
+
+
+async def resume_from_webhook(
+    agent: Agent[Any],
+    store: PausedRunStore,
+    body: bytes | str | Mapping[str, Any] | FormReceivedEvent,
+    headers: Mapping[str, str] | None = None,
+    *,
+    secret: str | None = None,
+    approver: Approver | None = None,
+    client: AsyncHumanWire | None = None,
+    **run_kwargs: Any,
+) -> DurableOutcome | None:
+    """Resume the run a ``form.received`` delivery decides (its metadata names the run
+    and the call). ``None`` for any other event or another framework's form, for a run
+    this store does not hold (or holds at a later pause), while another call of the run
+    is still undecided, and for a delivery already acted on. ``client`` (else the
+    ``approver``'s, else one from the environment) reads the other calls' decisions."""
+    event = parse_delivery(body, headers, secret=secret)
+    if not isinstance(event, FormReceivedEvent):
+        return None
+    payload = event.payload
+    metadata = payload.metadata or {}
+    if metadata.get(RESUME_KEY) != RESUME_OPENAI_AGENTS:
+        return None
+    run_id, call_id = metadata.get(RUN_KEY, ""), metadata.get(CALL_KEY, "")
+    record = store.load(run_id)
+    if record is None:
+        return None
+    pending = _pending_of(record)
+    answered = pending.get(call_id)
+    if answered is None or answered.interaction_id != payload.interaction_id:
+        return None  # a form of an earlier pause of this run
+    decision = decision_from_values(payload.values, interaction_id=payload.interaction_id)
+    decisions = await _decisions_from_service(
+        pending, {call_id: decision}, _client(approver, client)
+    )
+    if decisions is None:
+        return None
+    return await resume_run(agent, store, run_id, decisions, approver=approver, **run_kwargs)
+
+
+async def resume_expired(
+    agent: Agent[Any],
+    store: PausedRunStore,
+    *,
+    approver: Approver | None = None,
+    client: AsyncHumanWire | None = None,
+    **run_kwargs: Any,
+) -> list[DurableOutcome]:
+    """Resume every saved run whose approval forms have all closed: submitted (a webhook
+    that was missed) or expired unanswered (the timeout default each form was sent
+    with)."""
+    outcomes: list[DurableOutcome] = []
+    service = _client(approver, client)
+    for run_id in store.run_ids():
+        record = store.load(run_id)
+        if record is None:
+            continue
+        pending = _pending_of(record)
+        decisions = await _decisions_from_service(pending, {}, service)
+        if decisions is None:
+            continue
+        outcome = await resume_run(agent, store, run_id, decisions, approver=approver, **run_kwargs)
+        if outcome is not None:
+            outcomes.append(outcome)
+    return outcomes

@@ -14,8 +14,11 @@ only ever sees a request that passed the first two:
 3. the handler.
 
 Steps 1 and 2 never answer 500, whatever a verifier or parser raises: the refusal is one
-log line (no traceback), so requests without a signature cannot fill the log. A provider
-added later gets this by building its routes with ``signed_route``.
+log line, no traceback (INFO; WARNING when they raised something else than ``Unverified``
+or ``Malformed``, which is theirs to fix), so requests without a signature cannot fill
+the log. A provider added later gets this by building its routes with ``signed_route``
+(``tests/providers/test_provider_route_sweep.py`` fails for a route under
+``/providers/`` built otherwise).
 """
 
 from __future__ import annotations
@@ -107,27 +110,24 @@ def signed_route(
     """``path`` answering with ``handler(request, parse(request, body))`` once
     ``verifier`` has verified the request (the module's steps)."""
 
-    def refused(status: int, why: str, detail: str | None = None) -> None:
+    def refused(status: int, why: str, choked: Exception | None = None) -> None:
         # One line, no traceback: an unsigned request costs the log this much at most.
-        logger.info(
-            "%s %s refused (%d): %s%s",
-            provider,
-            path,
-            status,
-            why,
-            f" ({detail})" if detail else "",
-        )
+        # A verifier or parser that raised rather than refused is a WARNING (it should
+        # refuse that input itself; the sweep test allows no warning).
+        detail = f" ({type(choked).__name__}: {str(choked)[:200]})" if choked else ""
+        level = logging.WARNING if choked else logging.INFO
+        logger.log(level, "%s %s refused (%d): %s%s", provider, path, status, why, detail)
 
     async def endpoint(request: Request) -> Response:
         body = await request.body()
-        forbidden = f"missing or invalid {verifier.header}"
         try:
             verifier.verify(request, body)
         except Unverified as exc:
             refused(403, exc.message)
             return error_response(403, "forbidden", exc.message)
         except Exception as exc:  # a verifier that chokes on garbage has not verified it
-            refused(403, forbidden, _named(exc))
+            forbidden = f"missing or invalid {verifier.header}"
+            refused(403, forbidden, exc)
             return error_response(403, "forbidden", forbidden)
         try:
             parsed = parse(request, body)
@@ -135,15 +135,11 @@ def signed_route(
             refused(400, exc.message)
             return error_response(400, "invalid_request", exc.message, exc.field)
         except Exception as exc:  # a parser that chokes has not parsed it
-            refused(400, "the body could not be read", _named(exc))
+            refused(400, "the body could not be read", exc)
             return error_response(400, "invalid_request", "the body could not be read")
         return await handler(request, parsed)
 
     return ProviderRoute(path, endpoint, provider=provider, methods=methods, verifier=verifier)
-
-
-def _named(exc: Exception) -> str:
-    return f"{type(exc).__name__}: {str(exc)[:200]}"
 
 
 # -- parsing helpers ---------------------------------------------------------------------

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+import httpx
 import pytest
 from twilio_support import in_background
 
@@ -15,9 +16,16 @@ from humanwire import HumanWire
 from humanwire.server.config import SlackConfig
 from humanwire.server.runner import ServiceRunner
 from humanwire.testing.service import fast_config
-from humanwire.testing.slack import FakeSlack, FakeSlackMessage, SlackFakeServer
+from humanwire.testing.slack import FakeSlack, FakeSlackMessage, FakeWorkspace, SlackFakeServer
 
-__all__ = ["SlackLive", "fake_slack", "reply_when_posted", "slack_live", "start_slack_live"]
+__all__ = [
+    "SlackLive",
+    "fake_slack",
+    "install",
+    "reply_when_posted",
+    "slack_live",
+    "start_slack_live",
+]
 
 
 @dataclass
@@ -98,3 +106,20 @@ def reply_when_posted(live: SlackLive, to: str, text: str, *, user: str | None =
         live.fake.reply(message, user or live.member, text)
 
     return in_background(act)
+
+
+def install(live: SlackLive, key: str, workspace: FakeWorkspace) -> httpx.Response:
+    """What an admin does: "Add to Slack" in the inbox, allow in Slack, land back here."""
+    started = httpx.get(
+        f"{live.base_url}/inbox/slack/install", headers={"Authorization": f"Bearer {key}"}
+    )
+    assert started.status_code == 303, started.text
+    assert started.headers["location"].startswith("/providers/slack/install?state=")
+    to_slack = httpx.get(live.base_url + started.headers["location"])
+    assert to_slack.status_code == 302
+    authorize = to_slack.headers["location"]
+    assert authorize.startswith(live.server.base_url + "/oauth/v2/authorize?")
+    live.fake.next_install_team = workspace.team_id
+    back = live.fake.authorize(authorize)
+    assert back.startswith(f"{live.base_url}/providers/slack/oauth?")
+    return httpx.get(back)

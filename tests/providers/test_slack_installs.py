@@ -8,30 +8,13 @@ import logging
 
 import httpx
 import pytest
-from slack_support import SlackLive
+from slack_support import SlackLive, install
 
 from humanwire import InvalidRequestError
 from humanwire.cli import main as cli_main
 from humanwire.testing.receiver import WebhookReceiver
 from humanwire.testing.slack import FakeWorkspace
 from pg_support import stored_bytes
-
-
-def install(live: SlackLive, key: str, workspace: FakeWorkspace) -> httpx.Response:
-    """What an admin does: "Add to Slack" in the inbox, allow in Slack, land back here."""
-    started = httpx.get(
-        f"{live.base_url}/inbox/slack/install", headers={"Authorization": f"Bearer {key}"}
-    )
-    assert started.status_code == 303, started.text
-    assert started.headers["location"].startswith("/providers/slack/install?state=")
-    to_slack = httpx.get(live.base_url + started.headers["location"])
-    assert to_slack.status_code == 302
-    authorize = to_slack.headers["location"]
-    assert authorize.startswith(live.server.base_url + "/oauth/v2/authorize?")
-    live.fake.next_install_team = workspace.team_id
-    back = live.fake.authorize(authorize)
-    assert back.startswith(f"{live.base_url}/providers/slack/oauth?")
-    return httpx.get(back)
 
 
 @pytest.fixture

@@ -6,9 +6,11 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
+import logging
 import socket
 import threading
 import time
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,7 @@ from humanwire.server.config import SHARED_SMS_NUMBER
 from humanwire.server.engine import Account, Engine
 from humanwire.server.errors import InvalidRequest, NotFound
 from humanwire.server.outbox import HostLookupTimeout, check_webhook_url
+from humanwire.server.store.base import WebhookRecord
 from humanwire.types import WebhookCreateRequest, event_adapter
 
 __all__ = ["account", "engine"]
@@ -285,6 +288,41 @@ async def test_late_reply_is_delivered_signed_with_headers(
     await eventually(lambda: engine.list_deliveries_log(account)[0]["status"] == "delivered")
     log = engine.list_deliveries_log(account)[0]
     assert (log["attempts"], log["eventType"], log["url"]) == (1, "message.received", receiver.url)
+
+
+async def test_a_stored_header_that_cannot_be_sent_is_left_out_of_deliveries(
+    engine: Engine, account: Account, receiver: Receiver, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Registration refuses them; one stored before it did must not fail every delivery
+    ("failed unexpectedly") nor reach the receiver."""
+    record = WebhookRecord(
+        id=str(uuid.uuid4()),
+        account_id=account.id,
+        url=receiver.url,
+        event_types=["message.received"],
+        headers={
+            "Authorization": "Bearer agent-token",
+            "Transfer-Encoding": "chunked",
+            "Host": "internal.example",
+            "X-Broken": "a\r\nX-Injected: 1",
+            "X-Accent": "café",
+            "Bad Name": "1",
+        },
+        secret="whsec_test",
+        created_at=time.time(),
+    )
+    engine.store.insert_webhook(record)
+    with caplog.at_level(logging.WARNING, logger="humanwire"):
+        await engine.sandbox_reply(account, reply("sms", HUMAN, SHARED_SMS_NUMBER, "hi"))
+        await eventually(lambda: engine.list_deliveries_log(account)[0]["status"] == "delivered")
+    [request] = receiver.requests
+    assert request.headers["authorization"] == "Bearer agent-token"
+    assert request.headers["host"] == f"127.0.0.1:{receiver.port}"
+    assert "transfer-encoding" not in request.headers
+    assert not {"x-broken", "x-injected", "x-accent", "bad name"} & set(request.headers)
+    skipped = [r.getMessage() for r in caplog.records if r.name == "humanwire.outbox"]
+    assert len(skipped) == 5 and all("left out" in line for line in skipped), skipped
+    assert "unexpectedly" not in caplog.text and "a\r\nX" not in caplog.text
 
 
 async def test_only_subscribed_event_types_are_delivered(

@@ -137,6 +137,19 @@ def test_request_schemas_are_closed_and_carry_the_bounds() -> None:
     assert error["required"] == ["error"]
 
 
+def test_webhook_header_rules_are_in_the_schema() -> None:
+    """Names must be tokens and values visible ASCII, as the service checks (the reserved
+    names are in the description: JSON Schema has no case-insensitive pattern)."""
+    schema = {"$ref": "#/components/schemas/WebhookCreateRequest", **DOCUMENT}
+    validator = jsonschema.Draft202012Validator(schema)
+    base = {"url": "https://agent.test/hook", "eventTypes": ["message.received"]}
+    assert validator.is_valid({**base, "headers": {"Authorization": "Bearer t", "X-A.b_c": "~"}})
+    for headers in [{"X A": "1"}, {"": "1"}, {"é": "1"}, {"X-A": "a\r\nb"}, {"X-A": "é"}]:
+        assert not validator.is_valid({**base, "headers": headers}), headers
+    headers = DOCUMENT["components"]["schemas"]["WebhookCreateRequest"]["properties"]["headers"]
+    assert "Transfer-Encoding" in headers["anyOf"][0]["description"]
+
+
 async def test_served_without_a_key_and_matches_the_built_document(svc: AppUnderTest) -> None:
     async with svc.anonymous() as anonymous:
         response = await anonymous.get("/openapi.json")

@@ -280,6 +280,27 @@ async def test_unknown_paths_and_methods(sweep: AppUnderTest) -> None:
             assert set(response.headers["allow"].split(", ")) >= allowed
 
 
+async def test_webhook_headers_that_cannot_be_sent_are_refused(sweep: AppUnderTest) -> None:
+    """Framing, hop-by-hop and the service's own headers, and names or values no HTTP
+    request can carry, are refused at registration naming the header (they used to be
+    stored, then fail or subvert every delivery)."""
+    refused: list[tuple[dict[str, str], str]] = [
+        ({"Transfer-Encoding": "chunked"}, "headers.Transfer-Encoding"),
+        ({"host": "internal.example"}, "headers.host"),
+        ({"Content-Length": "0"}, "headers.Content-Length"),
+        ({"Proxy-Authorization": "Basic eA=="}, "headers.Proxy-Authorization"),
+        ({"Humanwire-Signature": "t=1,v1=0"}, "headers.Humanwire-Signature"),
+        ({"X-Token": "a\r\nX-Injected: 1"}, "headers.X-Token"),
+        ({"X-Token": "café"}, "headers.X-Token"),
+        ({"X Token": "1"}, "headers.X Token"),
+        ({"X-Token": "1", "x-token": "2"}, "headers.x-token"),
+    ]
+    for headers, field in refused:
+        body = {**VALID_BODIES["createWebhook"], "headers": headers}
+        response = await sweep.client.post("/webhooks", json=body)
+        assert_error(response, 400, "invalid_request", field)
+
+
 async def test_form_links_refuse_garbage_and_stay_open(svc: AppUnderTest) -> None:
     """The form route is the one write without a key: garbage there is refused too, and
     the form can still be submitted afterwards."""

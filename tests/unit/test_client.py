@@ -506,6 +506,13 @@ INVALID: list[tuple[Callable[[Client], Any], type[Exception], str | None]] = [
         InvalidRequestError,
         "eventTypes[0]",
     ),
+    (
+        lambda c: c.webhooks.create(
+            url="http://x", event_types=["form.received"], headers={"Transfer-Encoding": "chunked"}
+        ),
+        InvalidRequestError,
+        "headers.Transfer-Encoding",
+    ),
     (lambda c: c.channels.create(type="sms", to=TO), InvalidRequestError, "waitTime"),
     (lambda c: c.channels.create(type="fax", to=TO), InvalidRequestError, "type"),
     (lambda c: c.channels.get(""), InvalidRequestError, "channelId"),

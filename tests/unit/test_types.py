@@ -560,6 +560,48 @@ def test_webhook_registration_rules() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("headers", "field"),
+    [
+        ({"Transfer-Encoding": "chunked"}, "headers.Transfer-Encoding"),
+        ({"Host": "internal.example"}, "headers.Host"),
+        ({"content-length": "5"}, "headers.content-length"),
+        ({"CONNECTION": "close"}, "headers.CONNECTION"),
+        ({"Upgrade": "h2c"}, "headers.Upgrade"),
+        ({"TE": "trailers"}, "headers.TE"),
+        ({"Trailer": "X-A"}, "headers.Trailer"),
+        ({"Keep-Alive": "timeout=5"}, "headers.Keep-Alive"),
+        ({"Proxy-Authorization": "Basic x"}, "headers.Proxy-Authorization"),
+        ({"proxy-connection": "close"}, "headers.proxy-connection"),
+        ({"Humanwire-Signature": "t=1,v1=0"}, "headers.Humanwire-Signature"),
+        ({"humanwire-event-id": "e"}, "headers.humanwire-event-id"),
+        ({"X-A": "a\r\nX-Injected: 1"}, "headers.X-A"),
+        ({"X-A": "a\nb"}, "headers.X-A"),
+        ({"X-A": "café"}, "headers.X-A"),
+        ({"X-A": "\x00"}, "headers.X-A"),
+        ({"X-A": "\x7f"}, "headers.X-A"),
+        ({"X-A": "a\tb"}, "headers.X-A"),
+        ({"X A": "1"}, "headers.X A"),
+        ({"X:A": "1"}, "headers.X:A"),
+        ({"X\r\nY": "1"}, "headers.X\r\nY"),
+        ({"é": "1"}, "headers.é"),
+        ({"(x)": "1"}, "headers.(x)"),
+        ({"": "1"}, "headers"),
+        ({"Authorization": "Bearer a", "authorization": "Bearer b"}, "headers.authorization"),
+    ],
+)
+def test_webhook_headers_must_be_sendable(headers: dict[str, str], field: str) -> None:
+    """At registration, not at each delivery: names are tokens, values visible ASCII,
+    and what the HTTP client or the service sets cannot be given (case-insensitive)."""
+    body = {"url": "https://a.test", "eventTypes": ["form.received"], "headers": headers}
+    refused = detail(WebhookCreateRequest, body)
+    assert (refused.code, refused.field) == ("invalid_request", field)
+    assert list(headers)[-1] in refused.message
+    ok = {"Authorization": "Bearer t", "X-Custom_1.v2": 'a b ~!"#'}
+    accepted = WebhookCreateRequest.model_validate({**body, "headers": ok})
+    assert accepted.headers == ok
+
+
 def test_sandbox_models() -> None:
     reply = SandboxReplyRequest.model_validate(
         {"channel": "sms", "from": TO, "to": "+12025550199", "body": "yes"}

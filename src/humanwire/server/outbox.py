@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from humanwire.types.webhooks import webhook_header_problem
 from humanwire.webhooks import sign
 
 from .config import ServiceConfig
@@ -398,7 +399,7 @@ class Outbox:
             except InvalidRequest as exc:
                 return self._record_failure(row, exc.message, None, final=True), None, exc.message
         body = event_body(event.body)
-        headers = httpx.Headers(webhook.headers)
+        headers = _sendable(webhook.id, webhook.headers)
         headers["Content-Type"] = "application/json"
         headers[EVENT_ID_HEADER] = event.id
         headers[SIGNATURE_HEADER] = signature_header(webhook.secret, body, int(time.time()))
@@ -449,3 +450,16 @@ class Outbox:
     def _changed(self, row: OutboxRecord) -> None:
         if self._on_change is not None:
             self._on_change(row.account_id, row.id)
+
+
+def _sendable(webhook_id: str, registered: dict[str, str]) -> httpx.Headers:
+    """The registered headers a delivery can carry. Registration refuses the others; one
+    stored before it did is left out (with a warning) rather than failing every delivery."""
+    headers = httpx.Headers()
+    for name, value in registered.items():
+        problem = webhook_header_problem(name, value)
+        if problem is not None:
+            logger.warning("webhook %s: header %r left out: %s", webhook_id, name, problem)
+            continue
+        headers[name] = value
+    return headers

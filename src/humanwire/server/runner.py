@@ -26,6 +26,7 @@ from .config import ServiceConfig
 
 if TYPE_CHECKING:
     import uvicorn
+    from starlette.applications import Starlette
 
     from .engine import Engine
 
@@ -140,6 +141,7 @@ class ServiceRunner:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: uvicorn.Server | None = None
         self._engine: Engine | None = None
+        self._app: Starlette | None = None
         self._ready = threading.Event()
         self._failure: BaseException | None = None
         self._lock = threading.Lock()
@@ -173,6 +175,13 @@ class ServiceRunner:
         if self._engine is None:
             raise RuntimeError("the service is not started")
         return self._engine
+
+    @property
+    def app(self) -> Starlette:
+        """The ASGI application served (its ``routes``, for tests that sweep them)."""
+        if self._app is None:
+            raise RuntimeError("the service is not started")
+        return self._app
 
     def start(self) -> ServiceRunner:
         """Binds the socket, starts the thread, blocks until the app's lifespan has run
@@ -228,6 +237,7 @@ class ServiceRunner:
         self._server = None
         self._loop = None
         self._engine = None
+        self._app = None
 
     def __enter__(self) -> ServiceRunner:
         return self.start()
@@ -285,6 +295,7 @@ class ServiceRunner:
         engine = Engine(self.config)
         self._engine = engine
         app = create_app(self.config, engine=engine)
+        self._app = app
         uv_config = uvicorn.Config(
             app,
             log_level="warning",

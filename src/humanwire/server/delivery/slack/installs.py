@@ -13,6 +13,7 @@ import base64
 import hashlib
 import hmac
 import logging
+import re
 import secrets
 import time
 from dataclasses import dataclass
@@ -30,6 +31,8 @@ INSTALL_SCOPE = "slack-install"
 STATE_SCOPE = "slack-oauth-state"
 """provider_state scope: OAuth ``state`` → the account installing."""
 STATE_TTL = 600.0
+_STATE = re.compile(r"[A-Za-z0-9_-]{16,128}")
+"""What ``new_state`` makes (``secrets.token_urlsafe``), with room to spare."""
 
 
 @dataclass(frozen=True)
@@ -72,8 +75,8 @@ class SlackInstalls:
     def state_account(self, state: str, *, consume: bool) -> str | None:
         """The account a live ``state`` was made for (None: unknown or expired);
         ``consume`` uses it up."""
-        if not state:
-            return None
+        if not _STATE.fullmatch(state):
+            return None  # not one of ours (a NUL in it would not even reach PostgreSQL)
         data = self._store.get_provider_state(STATE_SCOPE, state)
         if data is None:
             return None

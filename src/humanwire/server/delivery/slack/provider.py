@@ -29,6 +29,7 @@ from starlette.routing import BaseRoute
 from ..base import Credentials, Outbound, ProviderFailure, RecipientUnreachable, Sent, Workspace
 from . import blocks
 from .installs import SlackInstalls
+from .shapes import ACTED_SUBTYPES
 from .web import SlackError, SlackWeb
 
 if TYPE_CHECKING:
@@ -265,6 +266,8 @@ class SlackProvider:
         """The interaction whose message ``ts`` is. A reply or a click can overtake
         Slack's answer to ``chat.postMessage`` (the ref is stored once it arrives), so a
         miss is looked up again for a few seconds."""
+        if not (team and channel and ts):
+            return None  # no message of ours lacks one: nothing to wait for
         ref = message_ref(team, channel, ts)
         deadline = time.monotonic() + REF_WAIT
         while True:
@@ -280,8 +283,9 @@ class SlackProvider:
         return found is not None and bool(user) and user == found.bot_user_id
 
     async def on_event(self, envelope: Mapping[str, Any]) -> str:
-        """An ``event_callback`` (after the acknowledgement); returns what became of it,
-        for the log and the tests."""
+        """An ``event_callback`` (after the acknowledgement), of the shape
+        ``shapes.event_envelope`` checked; returns what became of it, for the log and the
+        tests."""
         from ...engine import InboundText
 
         event = envelope.get("event")
@@ -293,7 +297,7 @@ class SlackProvider:
             return self._uninstalled(team, event)
         if kind != "message":
             return "ignored"
-        if event.get("subtype") not in (None, "thread_broadcast", "file_share"):
+        if event.get("subtype") not in ACTED_SUBTYPES:
             return "ignored"  # edits, deletions, joins, bot messages
         user = str(event.get("user") or "")
         if not user or event.get("bot_id") or user == self.bot_user_id:
@@ -347,9 +351,10 @@ class SlackProvider:
 
     # -- approval buttons ----------------------------------------------------------
     async def on_click(self, payload: Mapping[str, Any]) -> str:
-        """A ``block_actions`` payload: Approve / Reject submit the approval form (at
-        once: a double click decides once); telling Slack (the message updated, an
-        ephemeral notice) goes on in the background."""
+        """A ``block_actions`` payload (of the shape ``shapes.interaction_payload``
+        checked): Approve / Reject submit the approval form (at once: a double click
+        decides once); telling Slack (the message updated, an ephemeral notice) goes on
+        in the background."""
         from ...errors import Conflict, Gone, InvalidRequest
 
         action = next(

@@ -2,7 +2,8 @@
 
 ``/events`` and ``/interactions`` carry no bearer key: each request is verified with
 ``slack_sdk``'s ``SignatureVerifier`` (``X-Slack-Signature`` over the raw body, 5-minute
-tolerance); a missing or bad signature is 403 and changes nothing. Both answer at once
+tolerance) through ``signed_route``: what cannot be verified is 403, a verified body of
+the wrong shape 400 (``shapes``), and either changes nothing. Both answer at once
 (Slack wants an answer within 3 seconds): an event is recorded by its ``event_id`` (a
 retry of one seen before is acknowledged and dropped), then worked on in the background;
 a click decides the form before answering (so a double click decides once) and tells
@@ -16,30 +17,68 @@ account.
 
 from __future__ import annotations
 
-import json
 import logging
-from typing import TYPE_CHECKING
-from urllib.parse import parse_qsl
+import re
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
-from starlette.routing import Route
 
 from ...forms.html import document, render
 from ...forms.web import html_response
-from ...http_errors import error_response
+from ..provider_routes import ProviderRoute, Unverified, signed_route
 from .installs import InstallRefused
 from .provider import BOT_SCOPES, ROUTE_PREFIX
+from .shapes import event_envelope, interaction_payload
 from .web import SlackError
 
 if TYPE_CHECKING:
     from .provider import SlackProvider
 
-__all__ = ["authorize_url", "slack_routes"]
+__all__ = ["SlackSignature", "authorize_url", "slack_routes"]
 
 logger = logging.getLogger("humanwire.slack")
 
 DEFAULT_AUTHORIZE = "https://slack.com/oauth/v2/authorize"
+TOLERANCE = 300.0
+"""Slack's requests are refused more than five minutes from their timestamp (replays)."""
+
+_TIMESTAMP = re.compile(r"[0-9]{1,15}")
+_SIGNATURE = re.compile(r"v0=[0-9a-f]{64}")
+
+
+class SlackSignature:
+    """Slack's request signing: ``X-Slack-Signature`` (``v0=`` and the hex HMAC-SHA256,
+    with the signing secret, of ``v0:{timestamp}:{body}``) and
+    ``X-Slack-Request-Timestamp`` (unix seconds)."""
+
+    header = "X-Slack-Signature"
+
+    def __init__(self, signing_secret: str) -> None:
+        from slack_sdk.signature import SignatureVerifier
+
+        self._verifier = SignatureVerifier(signing_secret)
+
+    def verify(self, request: Request, body: bytes) -> None:
+        timestamp = request.headers.get("X-Slack-Request-Timestamp", "")
+        signature = request.headers.get(self.header, "")
+        # What Slack never sends is refused before slack_sdk sees it, which raises on
+        # it: int() of "abc" or of 5,000 digits, compare_digest() of non-ASCII text, a
+        # body that is not UTF-8.
+        if not _TIMESTAMP.fullmatch(timestamp):
+            raise Unverified("missing or invalid X-Slack-Request-Timestamp")
+        if abs(time.time() - int(timestamp)) > TOLERANCE:
+            raise Unverified("X-Slack-Request-Timestamp is more than 5 minutes off")
+        if not _SIGNATURE.fullmatch(signature):
+            raise Unverified(f"missing or invalid {self.header}")
+        try:
+            body.decode("utf-8")
+        except UnicodeDecodeError:
+            raise Unverified("the body is not UTF-8 (Slack signs UTF-8 text)") from None
+        if not self._verifier.is_valid(body=body, timestamp=timestamp, signature=signature):
+            raise Unverified(f"missing or invalid {self.header}")
 
 
 def authorize_url(api_base: str) -> str:
@@ -61,42 +100,19 @@ def _page(status: int, heading: str, text: str) -> Response:
     return html_response(document(heading, body, body_class="inbox-page"), status)
 
 
-def slack_routes(provider: SlackProvider) -> list[Route]:
+def slack_routes(provider: SlackProvider) -> list[ProviderRoute]:
     from slack_sdk.oauth import AuthorizeUrlGenerator
-    from slack_sdk.signature import SignatureVerifier
 
-    verifier = SignatureVerifier(provider.config.signing_secret)
+    verifier = SlackSignature(provider.config.signing_secret)
     engine = provider.engine
     redirect_uri = provider.url("oauth")
 
-    async def verified(request: Request) -> bytes | None:
-        body = await request.body()
-        timestamp = request.headers.get("X-Slack-Request-Timestamp", "")
-        signature = request.headers.get("X-Slack-Signature", "")
-        if not timestamp or not signature:
-            return None
-        if not verifier.is_valid(body=body, timestamp=timestamp, signature=signature):
-            return None
-        return body
-
-    def forbidden() -> Response:
-        return error_response(403, "forbidden", "missing or invalid X-Slack-Signature")
-
-    async def events(request: Request) -> Response:
-        body = await verified(request)
-        if body is None:
-            return forbidden()
-        try:
-            envelope = json.loads(body)
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            return error_response(400, "invalid_request", "the body is not JSON")
-        if not isinstance(envelope, dict):
-            return error_response(400, "invalid_request", "the body is not a JSON object")
-        if envelope.get("type") == "url_verification":
-            return JSONResponse({"challenge": str(envelope.get("challenge") or "")})
-        if envelope.get("type") != "event_callback":
+    async def events(request: Request, envelope: dict[str, Any]) -> Response:
+        if envelope["type"] == "url_verification":
+            return JSONResponse({"challenge": envelope["challenge"]})
+        if envelope["type"] != "event_callback":
             return Response(status_code=200)
-        if not provider.first_delivery(str(envelope.get("event_id") or "")):
+        if not provider.first_delivery(envelope.get("event_id") or ""):
             return Response(status_code=200)  # a retry of an event already taken
 
         async def work() -> None:
@@ -106,16 +122,8 @@ def slack_routes(provider: SlackProvider) -> list[Route]:
         provider.spawn(work())
         return Response(status_code=200)
 
-    async def interactions(request: Request) -> Response:
-        body = await verified(request)
-        if body is None:
-            return forbidden()
-        try:
-            form = dict(parse_qsl(body.decode("utf-8"), keep_blank_values=True))
-            payload = json.loads(form.get("payload", ""))
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            return error_response(400, "invalid_request", "no JSON payload")
-        if not isinstance(payload, dict) or payload.get("type") != "block_actions":
+    async def interactions(request: Request, payload: dict[str, Any]) -> Response:
+        if payload["type"] != "block_actions":
             return Response(status_code=200)
         outcome = await provider.on_click(payload)
         logger.debug("Slack click: %s", outcome)
@@ -205,9 +213,25 @@ def slack_routes(provider: SlackProvider) -> list[Route]:
         )
         return html_response(document("Installed in Slack", body, body_class="inbox-page"))
 
+    def signed(
+        name: str,
+        handler: Callable[[Request, dict[str, Any]], Awaitable[Response]],
+        parse: Callable[[bytes], dict[str, Any]],
+    ) -> ProviderRoute:
+        return signed_route(
+            f"{ROUTE_PREFIX}/{name}",
+            handler,
+            provider="slack",
+            verifier=verifier,
+            parse=lambda request, body: parse(body),
+        )
+
+    def page(name: str, endpoint: Callable[[Request], Awaitable[Response]]) -> ProviderRoute:
+        return ProviderRoute(f"{ROUTE_PREFIX}/{name}", endpoint, provider="slack", methods=["GET"])
+
     return [
-        Route(f"{ROUTE_PREFIX}/events", events, methods=["POST"]),
-        Route(f"{ROUTE_PREFIX}/interactions", interactions, methods=["POST"]),
-        Route(f"{ROUTE_PREFIX}/install", install, methods=["GET"]),
-        Route(f"{ROUTE_PREFIX}/oauth", oauth, methods=["GET"]),
+        signed("events", events, event_envelope),
+        signed("interactions", interactions, interaction_payload),
+        page("install", install),
+        page("oauth", oauth),
     ]

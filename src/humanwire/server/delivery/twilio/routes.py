@@ -1,26 +1,34 @@
 """The routes Twilio calls: no bearer key, each request verified with the official
 ``twilio`` request validator over ``public_url`` + path (and query), with the account's
-auth token. A missing or wrong ``X-Twilio-Signature`` is 403 and changes nothing; a
-callback about a message or call this service does not know is answered harmlessly."""
+auth token, through ``signed_route``. A missing or wrong ``X-Twilio-Signature`` (or a
+body that is not UTF-8, which cannot be checked) is 403 and changes nothing; a callback
+about a message or call this service does not know is answered harmlessly."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
-from urllib.parse import parse_qsl
 
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
-from ...http_errors import error_response
+from ..provider_routes import (
+    Malformed,
+    ProviderRoute,
+    Unverified,
+    form_params,
+    signed_route,
+    without_nul,
+)
 from .messaging import inbound_text, status_callback
 from .provider import ROUTE_PREFIX
 
 if TYPE_CHECKING:
     from .provider import TwilioProvider
 
-__all__ = ["twilio_routes"]
+__all__ = ["TwilioCallback", "TwilioSignature", "twilio_routes"]
 
 logger = logging.getLogger("humanwire.twilio")
 
@@ -31,59 +39,81 @@ def _twiml(xml: str) -> Response:
     return Response(xml, media_type="text/xml")
 
 
-def twilio_routes(provider: TwilioProvider) -> list[Route]:
-    from twilio.request_validator import RequestValidator  # type: ignore[import-untyped]
+class TwilioSignature:
+    """Twilio's request signing: ``X-Twilio-Signature``, the base64 HMAC of the URL it
+    called and the POST parameters, with the auth token."""
 
-    validator = RequestValidator(provider.config.auth_token)
+    header = "X-Twilio-Signature"
 
-    async def verified(request: Request) -> dict[str, str] | None:
-        raw = await request.body()
+    def __init__(self, auth_token: str, public_url: str) -> None:
+        from twilio.request_validator import RequestValidator  # type: ignore[import-untyped]
+
+        self._validator = RequestValidator(auth_token)
+        self._public_url = public_url
+
+    def verify(self, request: Request, body: bytes) -> None:
+        signature = request.headers.get(self.header, "")
+        if not signature:
+            raise Unverified(f"missing or invalid {self.header}")
         try:
-            params = dict(parse_qsl(raw.decode("utf-8"), keep_blank_values=True))
-        except UnicodeDecodeError:
-            return None
-        signature = request.headers.get("X-Twilio-Signature", "")
-        url = provider.public_url + request.url.path
+            params = form_params(body)
+        except Malformed:
+            raise Unverified("the body is not UTF-8 (Twilio signs UTF-8 parameters)") from None
+        url = self._public_url + request.url.path
         if request.url.query:
             url += "?" + request.url.query
-        if not signature or not validator.validate(url, params, signature):
-            return None
-        return params
+        if not self._validator.validate(url, params, signature):
+            raise Unverified(f"missing or invalid {self.header}")
 
-    def forbidden() -> Response:
-        return error_response(403, "forbidden", "missing or invalid X-Twilio-Signature")
 
-    async def messages(request: Request) -> Response:
-        params = await verified(request)
-        if params is None:
-            return forbidden()
-        outcome = inbound_text(provider.engine, params)
-        logger.debug("inbound message %s: %s", params.get("MessageSid", "?"), outcome)
+@dataclass(frozen=True)
+class TwilioCallback:
+    """A verified callback's POST parameters and query (the interaction a call's URLs
+    name), without NUL characters."""
+
+    params: Mapping[str, str]
+    query: Mapping[str, str]
+
+
+def _callback(request: Request, body: bytes) -> TwilioCallback:
+    return TwilioCallback(
+        params=without_nul(form_params(body)), query=without_nul(dict(request.query_params))
+    )
+
+
+def twilio_routes(provider: TwilioProvider) -> list[ProviderRoute]:
+    verifier = TwilioSignature(provider.config.auth_token, provider.public_url)
+
+    async def messages(request: Request, callback: TwilioCallback) -> Response:
+        outcome = inbound_text(provider.engine, callback.params)
+        logger.debug("inbound message %s: %s", callback.params.get("MessageSid", "?"), outcome)
         return _twiml(_EMPTY_TWIML)
 
-    async def message_status(request: Request) -> Response:
-        params = await verified(request)
-        if params is None:
-            return forbidden()
-        status_callback(provider.engine, params)
+    async def message_status(request: Request, callback: TwilioCallback) -> Response:
+        status_callback(provider.engine, callback.params)
         return Response(status_code=204)
 
-    async def voice(request: Request) -> Response:
-        params = await verified(request)
-        if params is None:
-            return forbidden()
-        return _twiml(await provider.voice.turn(params, request.query_params))
+    async def voice(request: Request, callback: TwilioCallback) -> Response:
+        return _twiml(await provider.voice.turn(callback.params, callback.query))
 
-    async def call_status(request: Request) -> Response:
-        params = await verified(request)
-        if params is None:
-            return forbidden()
-        provider.voice.status(params, request.query_params)
+    async def call_status(request: Request, callback: TwilioCallback) -> Response:
+        provider.voice.status(callback.params, callback.query)
         return Response(status_code=204)
+
+    def signed(
+        name: str, handler: Callable[[Request, TwilioCallback], Awaitable[Response]]
+    ) -> ProviderRoute:
+        return signed_route(
+            f"{ROUTE_PREFIX}/{name}",
+            handler,
+            provider="twilio",
+            verifier=verifier,
+            parse=_callback,
+        )
 
     return [
-        Route(f"{ROUTE_PREFIX}/messages", messages, methods=["POST"]),
-        Route(f"{ROUTE_PREFIX}/message-status", message_status, methods=["POST"]),
-        Route(f"{ROUTE_PREFIX}/voice", voice, methods=["POST"]),
-        Route(f"{ROUTE_PREFIX}/call-status", call_status, methods=["POST"]),
+        signed("messages", messages),
+        signed("message-status", message_status),
+        signed("voice", voice),
+        signed("call-status", call_status),
     ]

@@ -1,0 +1,123 @@
+"""A form's own patterns over real HTTP: a hostile pattern and answer cost the service
+nothing it notices (issue 34: ``^(a+)+$`` held the event loop for seconds), refusals name
+the pattern's path, and answers that are not text are refused, not a 500."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from typing import Any
+
+import httpx
+
+from humanwire import HumanWire
+from humanwire.errors import InvalidRequestError
+from humanwire.testing.service import RunningService
+
+HUMAN = "+12025550100"
+
+
+def send(client: HumanWire, fields: list[dict[str, Any]]) -> Any:
+    return client.forms.sms(to=HUMAN, title="T", fields=fields, follow_up_time=60)
+
+
+def text_field(field_id: str, pattern: str) -> dict[str, Any]:
+    rule = {"title": f"{field_id} does not match", "pattern": pattern}
+    return {"id": field_id, "label": field_id.upper(), "type": "text", "validations": [rule]}
+
+
+class Submission(threading.Thread):
+    """A JSON post of ``values`` on its own thread, timed."""
+
+    def __init__(self, url: str, values: dict[str, str]) -> None:
+        super().__init__(daemon=True)
+        self.url, self.values = url, values
+        self.response: httpx.Response | None = None
+        self.elapsed = 0.0
+
+    def run(self) -> None:
+        started = time.monotonic()
+        self.response = httpx.post(self.url, json={"values": self.values}, timeout=120)
+        self.elapsed = time.monotonic() - started
+
+
+def health_latencies(base_url: str, while_running: Submission) -> list[float]:
+    """``/healthz`` asked over and over while the submission is in flight."""
+    latencies: list[float] = []
+    with httpx.Client(base_url=base_url, timeout=120) as http:
+        http.get("/healthz")  # the connection is open before the submission starts
+        while_running.start()
+        time.sleep(0.05)
+        while while_running.is_alive() or not latencies:
+            started = time.monotonic()
+            assert http.get("/healthz").status_code == 200
+            latencies.append(time.monotonic() - started)
+    while_running.join()
+    return latencies
+
+
+def test_the_catastrophic_pattern_does_not_hold_the_service(
+    humanwire_client: HumanWire, humanwire_service: RunningService
+) -> None:
+    sent = send(humanwire_client, [text_field("code", "^(a+)+$")])
+    # Python's re took 2.2 s at 27 characters and doubled with each one more (~8 s here).
+    submission = Submission(sent.form_url, {"code": "a" * 28 + "!"})
+    latencies = health_latencies(humanwire_service.base_url, submission)
+    assert submission.response is not None and submission.response.status_code == 400
+    assert submission.response.json()["error"]["message"] == "code does not match"
+    assert submission.elapsed < 2.0, submission.elapsed
+    assert max(latencies) < 1.0, latencies
+    # The longest answer a field takes is no worse.
+    started = time.monotonic()
+    response = httpx.post(sent.form_url, json={"values": {"code": "a" * 9_999 + "!"}})
+    assert response.status_code == 400
+    assert time.monotonic() - started < 2.0
+    accepted = httpx.post(sent.form_url, json={"values": {"code": "a" * 9_999}})
+    assert accepted.status_code == 200, accepted.text
+
+
+def test_matching_runs_beside_the_event_loop(
+    humanwire_client: HumanWire, humanwire_service: RunningService
+) -> None:
+    # Linear is not free: a 10,000-character answer against a pattern whose automaton
+    # RE2 cannot cache takes tens of milliseconds. Twelve such fields take a good part of
+    # a second, on a worker thread: /healthz keeps answering meanwhile.
+    fields = [text_field(f"f{i}", "a[ab]{999}c") for i in range(12)]
+    sent = send(humanwire_client, fields)
+    rng = random.Random(34)
+    values = {f"f{i}": "".join(rng.choice("ab") for _ in range(10_000)) for i in range(12)}
+    submission = Submission(sent.form_url, values)
+    latencies = health_latencies(humanwire_service.base_url, submission)
+    assert submission.response is not None and submission.response.status_code == 400
+    assert submission.elapsed > 0.3, "the matching was too quick to show anything"
+    assert max(latencies) < submission.elapsed / 2, (latencies, submission.elapsed)
+
+
+def test_a_refused_pattern_names_its_path(humanwire_client: HumanWire) -> None:
+    fields = [text_field("a", "^x"), text_field("b", r"^\d+(?<=5)$")]
+    try:
+        send(humanwire_client, fields)
+    except InvalidRequestError as exc:
+        assert exc.field == "fields[1].validations[0].pattern"
+        assert "lookbehind" in str(exc)
+    else:
+        raise AssertionError("the pattern was accepted")
+
+
+def test_an_answer_that_is_not_text_is_refused(humanwire_client: HumanWire) -> None:
+    sent = send(humanwire_client, [text_field("a", "^x"), text_field("b", "")])
+    for values in ({"a": "x\ud800"}, {"a": "x", "b": "\udc00"}):
+        body = '{"values": {%s}}' % ", ".join(
+            f'"{k}": "{v.encode("unicode_escape").decode()}"' for k, v in values.items()
+        )
+        response = httpx.post(
+            sent.form_url, content=body.encode(), headers={"content-type": "application/json"}
+        )
+        assert response.status_code == 400, response.text
+        field = next(k for k, v in values.items() if not v.isascii())
+        assert response.json()["error"] == {
+            "code": "invalid_request",
+            "message": "This answer holds characters that are not text.",
+            "field": field,
+        }

@@ -168,8 +168,8 @@ def _check_field(
 
 
 def _is_text(text: str) -> bool:
-    """No lone surrogates (JSON can carry ``"\\ud800"``): neither RE2 nor the stores take
-    them."""
+    """No lone surrogates: the JSON post of the form page can carry ``"\\ud800"``, which
+    RE2 cannot match and neither store can write (a 500 before)."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

@@ -30,17 +30,25 @@ def text_field(field_id: str, pattern: str) -> dict[str, Any]:
 
 
 class Submission(threading.Thread):
-    """A JSON post of ``values`` on its own thread, timed."""
+    """A JSON post (``values`` to a form link, or ``body`` as given) on its own thread,
+    timed."""
 
-    def __init__(self, url: str, values: dict[str, str]) -> None:
+    def __init__(
+        self,
+        url: str,
+        values: dict[str, str] | None = None,
+        body: dict[str, Any] | None = None,
+        key: str | None = None,
+    ) -> None:
         super().__init__(daemon=True)
-        self.url, self.values = url, values
+        self.url, self.body = url, body if body is not None else {"values": values}
+        self.headers = {"Authorization": f"Bearer {key}"} if key else {}
         self.response: httpx.Response | None = None
         self.elapsed = 0.0
 
     def run(self) -> None:
         started = time.monotonic()
-        self.response = httpx.post(self.url, json={"values": self.values}, timeout=120)
+        self.response = httpx.post(self.url, json=self.body, headers=self.headers, timeout=120)
         self.elapsed = time.monotonic() - started
 
 
@@ -94,6 +102,40 @@ def test_matching_runs_beside_the_event_loop(
     assert submission.response is not None and submission.response.status_code == 400
     assert submission.elapsed > 0.3, "the matching was too quick to show anything"
     assert max(latencies) < submission.elapsed / 2, (latencies, submission.elapsed)
+
+
+def test_checking_new_forms_runs_beside_the_event_loop(
+    humanwire_service: RunningService, humanwire_api_key: str
+) -> None:
+    # Each form's patterns compile (RE2) until they pass the form's budget: tens of
+    # milliseconds a form, distinct patterns so nothing is cached. A batch of 30 takes
+    # seconds (on the loop it held /healthz as long); on the worker thread /healthz
+    # keeps answering.
+    def form(n: int) -> dict[str, Any]:
+        rules = [
+            {"title": "t", "pattern": f"^[a-z]{{{r + 1},999}}\\d{{1,{n + 1}}}$"} for r in range(30)
+        ]
+        fields = [
+            {
+                "id": f"f{i}",
+                "label": "L",
+                "type": "text",
+                "validations": rules[i * 10 : i * 10 + 10],
+            }
+            for i in range(3)
+        ]
+        return {"to": HUMAN, "title": "T", "fields": fields, "followUpTime": 60}
+
+    items = [{"path": "/forms/sms", "body": form(n)} for n in range(30)]
+    url = f"{humanwire_service.base_url}/batch"
+    batch = Submission(url, body={"requests": items}, key=humanwire_api_key)
+    latencies = health_latencies(humanwire_service.base_url, batch)
+    assert batch.response is not None and batch.response.status_code == 200, batch.response
+    answers = batch.response.json()["responses"]
+    assert {a["status"] for a in answers} == {400}
+    assert all("past what one form may hold" in a["body"]["error"]["message"] for a in answers)
+    assert batch.elapsed > 0.5, "the checking was too quick to show anything"
+    assert max(latencies) < batch.elapsed / 3, (latencies, batch.elapsed)
 
 
 def test_a_refused_pattern_names_its_path(

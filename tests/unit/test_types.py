@@ -39,7 +39,12 @@ from humanwire.types import (
     field_path,
     format_seconds,
 )
-from humanwire.types.forms import FORM_PATTERN_BUDGET, MAX_FORM_RULES, STORED_FORM
+from humanwire.types.forms import (
+    FORM_PATTERN_BUDGET,
+    MAX_FORM_PATTERN_CHARS,
+    MAX_FORM_RULES,
+    STORED_FORM,
+)
 
 TO = "+12025550100"
 TEXT = {"id": "name", "label": "Name", "type": "text"}
@@ -367,15 +372,15 @@ def test_a_pattern_too_large_for_re2_names_its_path() -> None:
 
 
 def test_a_forms_patterns_together_have_a_budget() -> None:
-    # ~22,000 RE2 instructions each: four fit in FORM_PATTERN_BUDGET, the fifth does not.
-    rules = [{"title": "t", "pattern": f"^.{{{i},1000}}$"} for i in range(5)]
+    # ~22,000 RE2 instructions each: two fit in FORM_PATTERN_BUDGET, the third does not.
+    rules = [{"title": "t", "pattern": f"^.{{{i},1000}}$"} for i in range(3)]
     fields = [TEXT, {**TEXT, "id": "b", "validations": rules}]
-    assert FORM_PATTERN_BUDGET == 100_000
+    assert FORM_PATTERN_BUDGET == 50_000
     error = detail(SMSFormRequest, form(fields=fields))
-    assert (error.code, error.field) == ("invalid_request", "fields[1].validations[4].pattern")
+    assert (error.code, error.field) == ("invalid_request", "fields[1].validations[2].pattern")
     assert "past what one form may hold" in error.message
     SMSFormRequest.model_validate(
-        form(fields=[TEXT, {**TEXT, "id": "b", "validations": rules[:4]}])
+        form(fields=[TEXT, {**TEXT, "id": "b", "validations": rules[:2]}])
     )
 
 
@@ -386,6 +391,16 @@ def test_a_form_takes_at_most_fifty_rules() -> None:
     error = detail(SMSFormRequest, form(fields=fields))
     assert (error.code, error.field) == ("invalid_request", "fields[5].validations")
     assert "at most 50 validation rules" in error.message
+    SMSFormRequest.model_validate(form(fields=fields[:5]))
+
+
+def test_a_forms_patterns_take_at_most_ten_thousand_characters() -> None:
+    rule = {"title": "t", "pattern": "^" + "x" * 999}
+    fields = [{**TEXT, "id": f"f{i}", "validations": [rule] * 2} for i in range(6)]
+    assert MAX_FORM_PATTERN_CHARS == 10_000
+    error = detail(SMSFormRequest, form(fields=fields))
+    assert (error.code, error.field) == ("invalid_request", "fields[5].validations")
+    assert "10,000 characters" in error.message
     SMSFormRequest.model_validate(form(fields=fields[:5]))
 
 

@@ -130,6 +130,7 @@ def _code_point(value: int) -> str:
     return f"\\x{{{value:x}}}"
 
 
+@functools.lru_cache(maxsize=256)
 def _class_source(ranges: Ranges) -> str:
     if not ranges:
         return f"[^{_code_point(0)}-{_code_point(_MAX_CODE_POINT)}]"  # matches nothing
@@ -156,8 +157,7 @@ class _Parser:
         raise PatternError(f"{message} (at character {where + 1})")
 
     def peek(self, offset: int = 0) -> str:
-        index = self.pos + offset
-        return self.source[index] if index < len(self.source) else ""
+        return self.source[self.pos + offset : self.pos + offset + 1]
 
     def take(self) -> str:
         char = self.peek()

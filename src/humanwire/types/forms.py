@@ -35,6 +35,7 @@ __all__ = [
     "DEFAULT_FORM_MESSAGE",
     "FIELD_TYPES",
     "FORM_PATTERN_BUDGET",
+    "MAX_FORM_PATTERN_CHARS",
     "MAX_FORM_RULES",
     "STORED_FORM",
     "FieldOption",
@@ -62,8 +63,10 @@ _VALIDATED_TYPES = ("text", "textarea", "email", "phone_number")
 
 MAX_FORM_RULES = 50
 """Most validation rules one form may carry, all fields together."""
-FORM_PATTERN_BUDGET = 100_000
-"""Most RE2 program instructions a form's patterns may compile to together (``^.{1,1000}$``
+MAX_FORM_PATTERN_CHARS = 10_000
+"""Most characters a form's patterns may have together (each at most 1,000)."""
+FORM_PATTERN_BUDGET = 50_000
+"""Most RE2 program instructions a form's patterns may compile to together (``^.{0,1000}$``
 takes about 22,000): bounds what creating the form and checking an answer cost."""
 STORED_FORM = "stored_form"
 """Validation context key: ``{STORED_FORM: True}`` parses a form the service stored when
@@ -176,15 +179,23 @@ class Form(RequestModel):
         fields = data.get("fields") if isinstance(data, dict) else None
         if _stored(info) or not isinstance(fields, list):
             return data
-        count = 0
+        count = chars = 0
         for index, form_field in enumerate(fields):
             rules = form_field.get("validations") if isinstance(form_field, dict) else None
-            count += len(rules) if isinstance(rules, list) else 0
-            if count > MAX_FORM_RULES:
+            for rule in rules if isinstance(rules, list) else ():
+                count += 1
+                pattern = rule.get("pattern") if isinstance(rule, dict) else None
+                chars += len(pattern) if isinstance(pattern, str) else 0
+            if count > MAX_FORM_RULES or chars > MAX_FORM_PATTERN_CHARS:
                 raise PydanticCustomError(
                     "invalid_request",
-                    "validations: a form takes at most {limit} validation rules in all",
-                    {"field": f"fields[{index}].validations", "limit": MAX_FORM_RULES},
+                    "validations: a form takes at most {rules} validation rules, their "
+                    "patterns {chars} characters, in all",
+                    {
+                        "field": f"fields[{index}].validations",
+                        "rules": MAX_FORM_RULES,
+                        "chars": f"{MAX_FORM_PATTERN_CHARS:,}",
+                    },
                 )
         return data
 

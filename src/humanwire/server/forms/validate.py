@@ -8,11 +8,8 @@ time and in a worker thread."""
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import re
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 
 import phonenumbers
 from email_validator import SPECIAL_USE_DOMAIN_NAMES, EmailNotValidError, validate_email
@@ -21,6 +18,7 @@ from humanwire.types import Form, FormField
 from humanwire.types._pattern import PatternError, compiled_pattern
 
 from .address import AddressValidator, get_address_validator
+from .worker import off_loop
 
 __all__ = [
     "EMAIL_PATTERN",
@@ -102,20 +100,13 @@ def validate_submission(
     return values, errors
 
 
-_matcher: ThreadPoolExecutor | None = None
-
-
 async def validate_off_loop(
     form: Form, raw: Mapping[str, str]
 ) -> tuple[dict[str, str], dict[str, str]]:
-    """``validate_submission`` on a worker thread of its own. RE2 is linear, but a
-    10,000-character answer against a pattern near its size limit still takes tens of
-    milliseconds; RE2 releases the GIL while it matches, so the event loop runs on."""
-    global _matcher
-    if _matcher is None:
-        _matcher = ThreadPoolExecutor(max_workers=2, thread_name_prefix="humanwire-forms")
-    call = functools.partial(validate_submission, form, raw)
-    return await asyncio.get_running_loop().run_in_executor(_matcher, call)
+    """``validate_submission`` on the answers' worker thread (``worker.off_loop``). RE2 is
+    linear, but a 10,000-character answer against a pattern near its size limit still
+    takes tens of milliseconds, and a form has up to 50 of them."""
+    return await off_loop("answers", validate_submission, form, raw)
 
 
 def _check_field(

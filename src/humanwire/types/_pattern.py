@@ -18,8 +18,9 @@ Refused, with the reason: backreferences, lookahead and lookbehind (RE2 has neit
 named groups, inline flags and other ``(?…)`` groups, ``\\A`` ``\\Z`` ``\\z``, ``\\p{…}``,
 possessive and doubled quantifiers, an unescaped ``{`` ``}`` or ``]`` outside a class or
 ``[`` inside one (where POSIX ``[:alpha:]`` would be read two ways), empty classes,
-lone surrogates, any other escape, patterns over ``MAX_PATTERN_LENGTH`` characters or
-whose RE2 program outgrows ``PATTERN_MAX_MEM``.
+lone surrogates, any other escape, groups nested over ``MAX_NESTING`` deep, patterns over
+``MAX_PATTERN_LENGTH`` characters or whose RE2 program outgrows ``PATTERN_MAX_MEM``. (The
+form adds its own bounds: ``humanwire.types.forms``.)
 
 Where the engines read a construct differently, the RE2 source spells out JavaScript's
 meaning: ``.`` excludes ``\\r``, U+2028 and U+2029 as well as ``\\n``; ``\\s`` is

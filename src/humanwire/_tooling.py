@@ -224,7 +224,8 @@ class FormFieldSpec(BaseModel):
         default=None,
         description=(
             "Optional regular expression the answer must match, anchored like ^[0-9]{5}$ "
-            "(text, textarea, email and phone_number only)."
+            "(JavaScript syntax without lookaround or backreferences; text, textarea, email "
+            "and phone_number only)."
         ),
     )
     pattern_hint: str | None = Field(
@@ -247,7 +248,7 @@ def form_fields_from_specs(specs: list[FormFieldSpec | Mapping[str, Any]]) -> li
     types without validation dropped.
 
     Raises ``InvalidRequestError`` with a message the model can act on (a select without
-    options, a pattern that is no regular expression).
+    options, a pattern outside the form pattern dialect).
     """
     if not specs:
         raise invalid_request("a form needs at least one field", field="fields")

@@ -39,6 +39,12 @@ from humanwire.types import (
     field_path,
     format_seconds,
 )
+from humanwire.types.forms import (
+    FORM_PATTERN_BUDGET,
+    MAX_FORM_PATTERN_CHARS,
+    MAX_FORM_RULES,
+    STORED_FORM,
+)
 
 TO = "+12025550100"
 TEXT = {"id": "name", "label": "Name", "type": "text"}
@@ -327,6 +333,84 @@ def test_invalid_regex_names_its_path() -> None:
     error = detail(SMSFormRequest, form(fields=fields))
     assert (error.code, error.field) == ("invalid_request", "fields[1].validations[1].pattern")
     assert "not a valid regular expression" in error.message
+
+
+@pytest.mark.parametrize(
+    ("pattern", "reason"),
+    [
+        (r"(\w)\1", "backreference"),
+        (r"^\d+(?=px)", "lookahead"),
+        (r"(?<=\$)\d+", "lookbehind"),
+        (r"(?P<year>\d{4})", "(?P"),
+        (r"(?i)yes", "inline flags"),
+        (r"^\d+\Z", "anchor with ^ and $"),
+        (r"^a++$", "possessive"),
+        ("a" * 1001, "longer than 1000"),
+        ("x{5000}", "more than 1000"),
+    ],
+)
+def test_patterns_outside_the_dialect_name_their_path(pattern: str, reason: str) -> None:
+    fields = [
+        TEXT,
+        {**TEXT, "id": "a"},
+        {
+            **TEXT,
+            "id": "code",
+            "validations": [{"title": "ok", "pattern": "^x"}, {"title": "t", "pattern": pattern}],
+        },
+    ]
+    error = detail(SMSFormRequest, form(fields=fields))
+    assert (error.code, error.field) == ("invalid_request", "fields[2].validations[1].pattern")
+    assert error.message.startswith("pattern ") and reason in error.message
+
+
+def test_a_pattern_too_large_for_re2_names_its_path() -> None:
+    rule = {"title": "t", "pattern": "(?:x{1000})" * 90}
+    error = detail(SMSFormRequest, form(fields=[TEXT, {**TEXT, "id": "b", "validations": [rule]}]))
+    assert (error.code, error.field) == ("invalid_request", "fields[1].validations[0].pattern")
+    assert "too large" in error.message
+
+
+def test_a_forms_patterns_together_have_a_budget() -> None:
+    # ~22,000 RE2 instructions each: two fit in FORM_PATTERN_BUDGET, the third does not.
+    rules = [{"title": "t", "pattern": f"^.{{{i},1000}}$"} for i in range(3)]
+    fields = [TEXT, {**TEXT, "id": "b", "validations": rules}]
+    assert FORM_PATTERN_BUDGET == 50_000
+    error = detail(SMSFormRequest, form(fields=fields))
+    assert (error.code, error.field) == ("invalid_request", "fields[1].validations[2].pattern")
+    assert "past what one form may hold" in error.message
+    SMSFormRequest.model_validate(
+        form(fields=[TEXT, {**TEXT, "id": "b", "validations": rules[:2]}])
+    )
+
+
+def test_a_form_takes_at_most_fifty_rules() -> None:
+    rule = {"title": "t", "pattern": "^x"}
+    fields = [{**TEXT, "id": f"f{i}", "validations": [rule] * 10} for i in range(6)]
+    assert MAX_FORM_RULES == 50
+    error = detail(SMSFormRequest, form(fields=fields))
+    assert (error.code, error.field) == ("invalid_request", "fields[5].validations")
+    assert "at most 50 validation rules" in error.message
+    SMSFormRequest.model_validate(form(fields=fields[:5]))
+
+
+def test_a_forms_patterns_take_at_most_ten_thousand_characters() -> None:
+    rule = {"title": "t", "pattern": "^" + "x" * 999}
+    fields = [{**TEXT, "id": f"f{i}", "validations": [rule] * 2} for i in range(6)]
+    assert MAX_FORM_PATTERN_CHARS == 10_000
+    error = detail(SMSFormRequest, form(fields=fields))
+    assert (error.code, error.field) == ("invalid_request", "fields[5].validations")
+    assert "10,000 characters" in error.message
+    SMSFormRequest.model_validate(form(fields=fields[:5]))
+
+
+def test_a_stored_form_is_parsed_without_checking_its_patterns_again() -> None:
+    # A form stored before the dialect (Python's re) must still open: its page and the
+    # service both leave such a rule unapplied.
+    legacy = form(fields=[{**TEXT, "validations": [{"title": "t", "pattern": r"(?P<x>a)\Z"}]}])
+    assert detail(SMSFormRequest, legacy).field == "fields[0].validations[0].pattern"
+    parsed = SMSFormRequest.model_validate(legacy, context={STORED_FORM: True})
+    assert [r.pattern for r in parsed.fields[0].validations or ()] == [r"(?P<x>a)\Z"]
 
 
 def test_validation_rules_need_title_and_pattern() -> None:

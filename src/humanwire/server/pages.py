@@ -29,7 +29,7 @@ from .forms.render import (
     render_not_found,
     render_submitted,
 )
-from .forms.validate import validate_submission
+from .forms.validate import validate_off_loop
 from .forms.web import html_response, json_error, read_urlencoded
 from .inbox.replies import reply_routes
 from .inbox.routes import inbox_routes
@@ -127,7 +127,7 @@ class FormPages:
                 400,
             )
         raw = raw_from_post(view.form, posted)
-        _, errors = validate_submission(view.form, raw)
+        _, errors = await validate_off_loop(view.form, raw)
         if errors:
             return html_response(
                 render_form_page(
@@ -159,7 +159,7 @@ class FormPages:
             if view.state == "expired":
                 raise Gone("this form has expired")
             raw = _json_values(body)
-            _, errors = validate_submission(view.form, raw)
+            _, errors = await validate_off_loop(view.form, raw)
             if errors:
                 field, message = _first_error(view, errors)
                 raise InvalidRequest(message, field=field)

@@ -6,7 +6,14 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import Discriminator, Field, Tag, field_validator, model_validator
+from pydantic import (
+    Discriminator,
+    Field,
+    Tag,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from ._base import (
@@ -21,11 +28,16 @@ from ._base import (
     WaitTime,
 )
 from ._metadata import Metadata
+from ._pattern import PatternError, compiled_pattern, re2_source
 
 __all__ = [
     "DEFAULT_FORM_FOLLOW_UP_TIME",
     "DEFAULT_FORM_MESSAGE",
     "FIELD_TYPES",
+    "FORM_PATTERN_BUDGET",
+    "MAX_FORM_PATTERN_CHARS",
+    "MAX_FORM_RULES",
+    "STORED_FORM",
     "FieldOption",
     "FieldType",
     "Form",
@@ -49,6 +61,22 @@ DEFAULT_FORM_FOLLOW_UP_TIME = 90
 _FIELD_ID = re.compile(r"[A-Za-z0-9_-]+")
 _VALIDATED_TYPES = ("text", "textarea", "email", "phone_number")
 
+MAX_FORM_RULES = 50
+"""Most validation rules one form may carry, all fields together."""
+MAX_FORM_PATTERN_CHARS = 10_000
+"""Most characters a form's patterns may have together (each at most 1,000)."""
+FORM_PATTERN_BUDGET = 50_000
+"""Most RE2 program instructions a form's patterns may compile to together (``^.{0,1000}$``
+takes about 22,000): bounds what creating the form and checking an answer cost."""
+STORED_FORM = "stored_form"
+"""Validation context key: ``{STORED_FORM: True}`` parses a form the service stored when
+it was sent. Its patterns were checked then, or, stored before the pattern dialect,
+are left unapplied by the page and the service alike rather than making the form fail."""
+
+
+def _stored(info: ValidationInfo) -> bool:
+    return bool(info.context and info.context.get(STORED_FORM))
+
 
 class FieldOption(RequestModel):
     """One choice of a ``select``: ``label`` is shown, ``value`` comes back."""
@@ -59,21 +87,25 @@ class FieldOption(RequestModel):
 
 class ValidationRule(RequestModel):
     """A regular expression the input must match (search semantics: anchor it with
-    ``^…$``); ``title`` is shown under the field when it does not."""
+    ``^…$``); ``title`` is shown under the field when it does not.
+
+    The pattern is JavaScript's ``RegExp`` syntax with the ``u`` flag, limited to what the
+    service's linear-time engine (RE2) reads the same way; anything else is refused with
+    the reason (``humanwire.types._pattern`` lists both)."""
 
     title: str
     pattern: str
 
     @field_validator("pattern")
     @classmethod
-    def _compiles(cls, value: str) -> str:
+    def _in_dialect(cls, value: str, info: ValidationInfo) -> str:
+        if _stored(info):
+            return value
         try:
-            re.compile(value)
-        except re.error as exc:
+            re2_source(value)
+        except PatternError as exc:
             raise PydanticCustomError(
-                "invalid_request",
-                "pattern is not a valid regular expression: {reason}",
-                {"reason": str(exc)},
+                "invalid_request", "pattern {reason}", {"reason": str(exc)}
             ) from None
         return value
 
@@ -140,8 +172,35 @@ class Form(RequestModel):
     wait_time: WaitTime | None = None
     follow_up_time: FollowUpTime | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _rule_count(cls, data: Any, info: ValidationInfo) -> Any:
+        # Counted before any pattern is parsed: a body full of rules costs nothing more.
+        fields = data.get("fields") if isinstance(data, dict) else None
+        if _stored(info) or not isinstance(fields, list):
+            return data
+        count = chars = 0
+        for index, form_field in enumerate(fields):
+            rules = form_field.get("validations") if isinstance(form_field, dict) else None
+            for rule in rules if isinstance(rules, list) else ():
+                count += 1
+                pattern = rule.get("pattern") if isinstance(rule, dict) else None
+                chars += len(pattern) if isinstance(pattern, str) else 0
+            if count > MAX_FORM_RULES or chars > MAX_FORM_PATTERN_CHARS:
+                raise PydanticCustomError(
+                    "invalid_request",
+                    "validations: a form takes at most {rules} validation rules, their "
+                    "patterns {chars} characters, in all",
+                    {
+                        "field": f"fields[{index}].validations",
+                        "rules": MAX_FORM_RULES,
+                        "chars": f"{MAX_FORM_PATTERN_CHARS:,}",
+                    },
+                )
+        return data
+
     @model_validator(mode="after")
-    def _form_rules(self) -> Form:
+    def _form_rules(self, info: ValidationInfo) -> Form:
         seen: set[str] = set()
         for index, form_field in enumerate(self.fields):
             if form_field.id in seen:
@@ -157,7 +216,30 @@ class Form(RequestModel):
                 "a form needs waitTime, followUpTime or both",
                 {"field": "waitTime"},
             )
+        if not _stored(info):
+            self._check_pattern_sizes()
         return self
+
+    def _check_pattern_sizes(self) -> None:
+        """Compiles each pattern (RE2, within its memory budget) and refuses the one that
+        takes the form past ``FORM_PATTERN_BUDGET``: compiling stops there."""
+        total = 0
+        for index, form_field in enumerate(self.fields):
+            for rule_index, rule in enumerate(form_field.validations or ()):
+                path = f"fields[{index}].validations[{rule_index}].pattern"
+                try:
+                    total += compiled_pattern(rule.pattern).program_size
+                except PatternError as exc:
+                    raise PydanticCustomError(
+                        "invalid_request", "pattern {reason}", {"field": path, "reason": str(exc)}
+                    ) from None
+                if total > FORM_PATTERN_BUDGET:
+                    raise PydanticCustomError(
+                        "invalid_request",
+                        "pattern takes this form's patterns past what one form may hold "
+                        "(their repetitions make too big a program together)",
+                        {"field": path},
+                    )
 
     @property
     def effective_follow_up_time(self) -> float:

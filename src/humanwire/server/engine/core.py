@@ -30,6 +30,7 @@ from humanwire.types import (
     InteractionStatus,
     event_adapter,
 )
+from humanwire.types.forms import STORED_FORM
 
 from ..config import (
     ServiceConfig,
@@ -1071,12 +1072,13 @@ class EngineCore:
     # -- links and delivery followers, shared by several parts ------------------
     @staticmethod
     def _form_of(record: InteractionRecord) -> Form:
-        """The stored form, parsed again. Its windows were checked when it was sent; they
-        are put back as stored (the engine itself accepts sub-second windows)."""
+        """The stored form, parsed again. Its windows and patterns were checked when it
+        was sent; the windows are put back as stored (the engine itself accepts
+        sub-second windows), the patterns not checked again (``STORED_FORM``)."""
         data = {k: v for k, v in record.request.items() if k in _FORM_KEYS}
         windows = {"wait_time": data.pop("waitTime", None)}
         windows["follow_up_time"] = data.pop("followUpTime", None)
-        form = Form.model_validate({**data, "followUpTime": 1})
+        form = Form.model_validate({**data, "followUpTime": 1}, context={STORED_FORM: True})
         return form.model_copy(update=windows)
 
     def form_of(self, record: InteractionRecord) -> Form:

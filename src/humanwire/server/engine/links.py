@@ -56,19 +56,19 @@ class LinkPages(HumanSide):
         return self._form_view(token, record)
 
     async def submit_form(self, token: str, values: dict[str, str]) -> FormView:
-        """Validates with ``humanwire.server.forms.validate.validate_submission``; raises
+        """Validates with ``humanwire.server.forms.validate.validate_off_loop``; raises
         ``FormInvalid`` (an ``InvalidRequest``; field = the first failing field id,
         ``errors`` all of them) on a failed rule, ``Conflict`` when already submitted,
         ``Gone`` once the follow-up window has closed. Inside waitTime the held request
         gets the values; after it, a ``form.received`` event goes to the webhooks."""
-        from ..forms.validate import validate_submission
+        from ..forms.validate import validate_off_loop
 
         view = self.get_form(token)
         if view.state == "submitted":
             raise Conflict("this form was already submitted")
         if view.state == "expired":
             raise Gone("this form has expired")
-        normalized, errors = validate_submission(view.form, values)
+        normalized, errors = await validate_off_loop(view.form, values)
         if errors:
             raise FormInvalid(errors)
         record = self.store.get_interaction(view.interaction_id)

@@ -27,6 +27,7 @@ from starlette.types import Receive
 from ..config import ServiceConfig
 from ..engine import ACCEPT_ASYNC, REQUESTER_GONE, Account, Engine, RateCount
 from ..errors import InvalidRequest, NotFound, ServiceUnavailable, Unauthorized
+from ..forms.worker import off_loop
 from ..http_body import parse_json_body
 from ..observe import note_account, note_interaction
 
@@ -39,6 +40,7 @@ __all__ = [
     "QueryParam",
     "RawJson",
     "check_path",
+    "parse_body",
     "query_wait",
     "request_fingerprint",
     "to_routes",
@@ -108,6 +110,9 @@ class Operation:
     """The handler returns its own ``Response`` (server-sent events)."""
     batchable: bool = False
     """A send ``POST /batch`` may carry (messages and forms)."""
+    body_off_loop: bool = False
+    """Its body is validated on the new forms' worker thread: a form's patterns are
+    parsed and compiled (RE2) as it is checked."""
     unavailable_body: TypeAdapter[Any] | None = None
     """The body of the operation's own 503: it runs while the service stops too, and
     its handler returns its own ``Response`` (``/readyz``)."""
@@ -264,6 +269,14 @@ async def _watch_disconnect(receive: Receive, gone: asyncio.Future[None]) -> Non
             return
 
 
+async def parse_body(raw: bytes, content_type: str | None, operation: Operation) -> Any:
+    """``parse_json_body`` with the operation's model, on a worker thread when it says so."""
+    assert operation.body is not None
+    if operation.body_off_loop:
+        return await off_loop("new forms", parse_json_body, raw, content_type, operation.body)
+    return parse_json_body(raw, content_type, operation.body)
+
+
 def _pipeline(operation: Operation) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
         engine: Engine = request.app.state.engine
@@ -286,7 +299,7 @@ def _pipeline(operation: Operation) -> Callable[[Request], Awaitable[Response]]:
         body: Any = None
         if operation.body is not None:
             raw = await request.body()
-            body = parse_json_body(raw, request.headers.get("content-type"), operation.body)
+            body = await parse_body(raw, request.headers.get("content-type"), operation)
         call = ApiCall(request=request, engine=engine, config=config, body=body, caller=account)
         ran = False
         watcher: asyncio.Task[None] | None = None

@@ -32,7 +32,6 @@ from humanwire.types import BatchItem, BatchRequest, BatchResponse
 
 from ..engine import REQUESTER_GONE
 from ..errors import InvalidRequest, NotFound, ServiceError
-from ..http_body import parse_json_body
 from ..http_errors import error_response, service_error_response
 from ._api import (
     IDEMPOTENCY_KEY_PATTERN,
@@ -41,6 +40,7 @@ from ._api import (
     Payload,
     RawJson,
     check_path,
+    parse_body,
     request_fingerprint,
     run_respond_async,
 )
@@ -101,8 +101,7 @@ def operations(sends: Sequence[Operation]) -> list[Operation]:
                     field="idempotencyKey",
                 )
             raw = json.dumps(item.body, separators=(",", ":"), ensure_ascii=False).encode()
-            assert operation.body is not None
-            body = parse_json_body(raw, "application/json", operation.body)
+            body = await parse_body(raw, "application/json", operation)
             item_call = ApiCall(
                 request=item_request,
                 engine=call.engine,

@@ -143,7 +143,9 @@
     var rules = JSON.parse(control.getAttribute("data-rules") || "[]");
     for (var i = 0; i < rules.length; i++) {
       var re;
-      try { re = new RegExp(rules[i].pattern); } catch (e) { continue; } // server checks it
+      // The u flag: the dialect the service checked the pattern in and matches with RE2.
+      // A pattern stored before that dialect may not compile: the service skips it too.
+      try { re = new RegExp(rules[i].pattern, "u"); } catch (e) { continue; }
       if (!re.test(answer)) return rules[i].title;
     }
     return "";

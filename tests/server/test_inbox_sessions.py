@@ -123,6 +123,15 @@ def test_a_cookie_holding_the_key_no_longer_opens_the_inbox(service: ServiceRunn
     # Nor does the key put in the new cookie's place.
     with with_cookies(service, {SESSION: key, "hw_csrf": "c"}) as forged:
         assert on_login_page(forged.get("/inbox"))
+    # Nor anything else a client may send there: the login page, never an error.
+    with browser(service) as anyone:
+        for value in (b"x" * 4000, b"\xe9t\xe9", b'"quoted"', b"a=b"):
+            page = anyone.get("/inbox", headers={"Cookie": b"hw_inbox_session=" + value})
+            assert on_login_page(page), value
+            refused = anyone.post(
+                "/inbox/logout", headers={"Cookie": b"hw_inbox_session=" + value + b"; hw_csrf=c"}
+            )
+            assert refused.status_code == 401, value
 
 
 def test_logout_ends_the_session_in_the_store(service: ServiceRunner) -> None:

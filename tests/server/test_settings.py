@@ -824,13 +824,13 @@ def test_trusted_proxies_from_the_file_and_the_environment(tmp_path: Path) -> No
         (
             'trusted_proxies = ["proxy.internal"]\n',
             {},
-            "trusted_proxies[0]: must be IP addresses or networks, such as 127.0.0.1 or "
+            "trusted_proxies[0]: must be an IP address or network, such as 127.0.0.1 or "
             "10.0.0.0/8 (in {path})",
         ),
         (
             "",
             {"HUMANWIRE_TRUSTED_PROXIES": "10.0.0.1,*"},
-            "trusted_proxies[1]: must be IP addresses or networks, such as 127.0.0.1 or "
+            "trusted_proxies[1]: must be an IP address or network, such as 127.0.0.1 or "
             "10.0.0.0/8 (from environment variable HUMANWIRE_TRUSTED_PROXIES)",
         ),
         (

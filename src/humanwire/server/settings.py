@@ -240,9 +240,8 @@ def _proxy(value: str) -> str:
             return str(ipaddress.ip_network(value, strict=False))
         return str(ipaddress.ip_address(value))
     except ValueError:
-        raise ValueError(
-            "must be IP addresses or networks, such as 127.0.0.1 or 10.0.0.0/8"
-        ) from None
+        expected = "an IP address or network, such as 127.0.0.1 or 10.0.0.0/8"
+        raise ValueError(f"must be {expected}") from None
 
 
 def _number(value: float) -> str:

@@ -47,12 +47,18 @@ def test_login_with_the_api_key(
     expect(page).to_have_url(f"{humanwire_service.base_url}/inbox")
     expect(page.get_by_role("heading", name="What your agents sent")).to_be_visible()
     cookies = {c["name"]: c for c in context.cookies()}
-    assert cookies["hw_inbox_key"]["httpOnly"] is True
-    assert cookies["hw_inbox_key"]["sameSite"] == "Strict"
+    assert "hw_inbox_key" not in cookies  # the browser never keeps the key
+    session = cookies["hw_inbox_session"]
+    assert session["httpOnly"] is True and session["sameSite"] == "Strict"
+    assert session["value"] != humanwire_api_key and session["path"] == "/inbox"
     assert cookies["hw_csrf"]["httpOnly"] is True
 
     page.get_by_role("button", name="Log out").click()
     expect(page).to_have_url(re.compile(r"/inbox/login$"))
+    page.goto(f"{humanwire_service.base_url}/inbox")
+    expect(page).to_have_url(re.compile(r"/inbox/login"))
+    # The session ended on the server: its cookie, put back, opens nothing.
+    context.add_cookies([session])
     page.goto(f"{humanwire_service.base_url}/inbox")
     expect(page).to_have_url(re.compile(r"/inbox/login"))
 

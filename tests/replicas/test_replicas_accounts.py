@@ -79,3 +79,29 @@ def test_suspend_and_reinstate_hold_at_once_on_every_replica(
     assert main(["accounts", "reinstate", ident, "--db", database]) == 0
     assert [status_on(replica, key, "send") for replica in pair] == [200, 200]
     capsys.readouterr()
+
+
+def test_an_inbox_login_holds_on_every_replica_until_it_ends(
+    pair: list[Replica], database: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    key = pair[0].api_key
+    first, second = (
+        httpx.Client(base_url=replica.base_url, timeout=30, trust_env=False) for replica in pair
+    )
+    with first, second:
+        login = first.post("/inbox/login", data={"key": key})
+        assert login.status_code == 303
+        # The session is in the database: the other replica knows the same cookie.
+        for name in ("hw_inbox_session", "hw_csrf"):
+            second.cookies.set(name, first.cookies[name], path="/inbox")
+        assert [c.get("/inbox").status_code for c in (first, second)] == [200, 200]
+        # A logout on one ends it on both.
+        out = second.post("/inbox/logout", data={"csrf": first.cookies["hw_csrf"]})
+        assert out.status_code == 303
+        assert first.get("/inbox").headers["location"].startswith("/inbox/login")
+        # A rotated key ends every session it opened, on every replica.
+        assert first.post("/inbox/login", data={"key": key}).status_code == 303
+        assert first.get("/inbox").status_code == 200
+        assert main(["accounts", "rotate-key", account_of(database, key), "--db", database]) == 0
+        capsys.readouterr()
+        assert first.get("/inbox").headers["location"].startswith("/inbox/login")

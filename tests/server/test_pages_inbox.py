@@ -53,16 +53,17 @@ def test_inbox_needs_the_key(humanwire_service: RunningService, humanwire_api_ke
         assert httpx.post(base + path, data={"body": "x"}).status_code == 401, path
 
 
-def test_key_cookie_is_httponly_strict_and_dropped_from_the_url(
+def test_session_cookie_is_httponly_strict_and_the_key_dropped_from_the_url(
     browser_like: httpx.Client, humanwire_api_key: str
 ) -> None:
     response = browser_like.get(f"/inbox/channels?key={humanwire_api_key}&x=1")
     assert response.status_code == 303
     assert response.headers["location"] == "/inbox/channels?x=1"
     cookies = response.headers.get_list("set-cookie")
-    key_cookie = next(c for c in cookies if c.startswith("hw_inbox_key="))
-    assert "HttpOnly" in key_cookie and "SameSite=strict" in key_cookie
-    assert "Path=/inbox" in key_cookie
+    session_cookie = next(c for c in cookies if c.startswith("hw_inbox_session="))
+    assert "HttpOnly" in session_cookie and "SameSite=strict" in session_cookie
+    assert "Path=/inbox" in session_cookie
+    assert not any(humanwire_api_key in cookie for cookie in cookies)
 
 
 def test_login_form_and_safe_next(browser_like: httpx.Client, humanwire_api_key: str) -> None:

@@ -21,6 +21,7 @@ from http_support import AppUnderTest, assert_error, svc_fixture
 from test_http_openapi import assert_conforms
 
 from humanwire.server.runner import ServiceRunner
+from humanwire.server.store.sqlite import SCHEMA_VERSION
 from humanwire.testing.service import fast_config
 from pg_support import DATABASE_URL, drop_schema, new_schema
 
@@ -80,7 +81,7 @@ def test_a_schema_behind_is_not_ready_and_says_so(runner: ServiceRunner, databas
     checks = body["checks"]
     assert checks["database"]["ok"] is True
     assert checks["migrations"]["ok"] is False
-    expected = "2" if database.startswith("postgresql://") else "5"
+    expected = "2" if database.startswith("postgresql://") else str(SCHEMA_VERSION)
     assert f"schema version(s) {expected} not applied" in checks["migrations"]["detail"]
     assert checks["accepting"]["ok"] is True
     assert_conforms(response, "/readyz")

@@ -156,6 +156,7 @@ def test_environment_names_are_the_documented_ones() -> None:
         "port": "HUMANWIRE_PORT",
         "db": "HUMANWIRE_DB",
         "public_url": "HUMANWIRE_PUBLIC_URL",
+        "trusted_proxies": "HUMANWIRE_TRUSTED_PROXIES",
         "sandbox": "HUMANWIRE_SANDBOX",
         "replica_lease": "HUMANWIRE_REPLICA_LEASE",
         "unavailable_retry_after": "HUMANWIRE_UNAVAILABLE_RETRY_AFTER",
@@ -172,6 +173,8 @@ def test_environment_names_are_the_documented_ones() -> None:
         "webhooks.concurrency": "HUMANWIRE_WEBHOOKS_CONCURRENCY",
         "calls.phone_call_limit": "HUMANWIRE_CALLS_PHONE_CALL_LIMIT",
         "calls.call_wait_limit": "HUMANWIRE_CALLS_CALL_WAIT_LIMIT",
+        "inbox.session_lifetime": "HUMANWIRE_INBOX_SESSION_LIFETIME",
+        "inbox.session_idle": "HUMANWIRE_INBOX_SESSION_IDLE",
         "metrics_token": "HUMANWIRE_METRICS_TOKEN",
         "log_format": "HUMANWIRE_LOG_FORMAT",
         "log_level": "HUMANWIRE_LOG_LEVEL",
@@ -628,6 +631,8 @@ TUNABLES: dict[str, tuple[str, Any]] = {
     "webhooks.concurrency": ("4", 4),
     "calls.phone_call_limit": ("90", 90.0),
     "calls.call_wait_limit": ("600", 600.0),
+    "inbox.session_lifetime": ("3600", 3600.0),
+    "inbox.session_idle": ("900.5", 900.5),
 }
 
 
@@ -646,6 +651,7 @@ def test_every_tunable_is_a_setting() -> None:
     # rest are built from other keys (db_path, local_mode, providers) or are for tests.
     derived = {"db_path", "public_url", "local_mode", "sandbox_enabled", "twilio", "slack"}
     derived |= {"voice_model", "voice_chat_model", "metrics_token"}  # a secret: unwrapped
+    derived |= {"trusted_proxies"}  # a list: test_trusted_proxies_*
     service_fields = {field.name for field in fields(ServiceConfig)}
     assert service_fields - derived == set(SERVICE_CONFIG_FIELDS.values())
 
@@ -780,6 +786,66 @@ def test_the_flags_still_beat_everything_for_their_keys(tmp_path: Path) -> None:
     settings = load_settings(path, env, {"port": 9003})
     assert (settings.port, settings.webhooks.max_attempts) == (9003, 4)
     assert settings.source("port") == "from flag --port"
+
+
+# -- the proxies trusted for forwarded headers ----------------------------------------------------
+def test_trusted_proxies_default_to_this_machine(tmp_path: Path) -> None:
+    from humanwire.server.settings import effective_configuration
+
+    settings = load_settings(None, {}, {})
+    assert settings.to_service_config().trusted_proxies == ("127.0.0.1", "::1")
+    rows = {key: (value, source) for key, value, source in effective_configuration(settings)}
+    assert rows["trusted_proxies"] == ("127.0.0.1, ::1", "default")
+
+
+def test_trusted_proxies_from_the_file_and_the_environment(tmp_path: Path) -> None:
+    from humanwire.server.settings import effective_configuration
+
+    # Networks are written canonically (host bits dropped): uvicorn would take
+    # 10.1.2.3/8 for a name that never matches.
+    path = write(tmp_path, 'trusted_proxies = ["10.1.2.3/8", "192.168.0.7", "fd00::1"]\n')
+    from_file = load_settings(path, {}, {})
+    assert from_file.to_service_config().trusted_proxies == ("10.0.0.0/8", "192.168.0.7", "fd00::1")
+    env = {"HUMANWIRE_TRUSTED_PROXIES": " 172.16.0.0/12 , 127.0.0.1 "}
+    from_env = load_settings(path, env, {})
+    assert from_env.to_service_config().trusted_proxies == ("172.16.0.0/12", "127.0.0.1")
+    rows = {key: (value, source) for key, value, source in effective_configuration(from_env)}
+    assert rows["trusted_proxies"] == (
+        "172.16.0.0/12, 127.0.0.1",
+        "env HUMANWIRE_TRUSTED_PROXIES",
+    )
+    nobody = load_settings(write(tmp_path, "trusted_proxies = []\n"), {}, {})
+    assert nobody.to_service_config().trusted_proxies == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "env", "expected"),
+    [
+        (
+            'trusted_proxies = ["proxy.internal"]\n',
+            {},
+            "trusted_proxies[0]: must be an IP address or network, such as 127.0.0.1 or "
+            "10.0.0.0/8 (in {path})",
+        ),
+        (
+            "",
+            {"HUMANWIRE_TRUSTED_PROXIES": "10.0.0.1,*"},
+            "trusted_proxies[1]: must be an IP address or network, such as 127.0.0.1 or "
+            "10.0.0.0/8 (from environment variable HUMANWIRE_TRUSTED_PROXIES)",
+        ),
+        (
+            "trusted_proxies = 5\n",
+            {},
+            "trusted_proxies: must be a list of IP addresses or networks (or one "
+            "comma-separated string) (in {path})",
+        ),
+    ],
+)
+def test_a_bad_trusted_proxy_names_the_key_and_its_source(
+    tmp_path: Path, text: str, env: dict[str, str], expected: str
+) -> None:
+    path = tmp_path / "humanwire.toml"
+    assert problems(tmp_path, text, env) == [expected.format(path=path)]
 
 
 # -- the effective configuration ---------------------------------------------------------------

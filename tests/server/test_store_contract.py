@@ -30,6 +30,7 @@ from humanwire.server.store.base import (
     IdempotencyLinkRecord,
     IdempotencyRecord,
     InboundRecord,
+    InboxSessionRecord,
     InteractionRecord,
     NumberRecord,
     OutboxRecord,
@@ -239,6 +240,102 @@ def test_account_key_rotation(store: Store) -> None:
     assert store.account_by_key_hash("hash_new") is not None
 
 
+# -- the inbox's sessions ----------------------------------------------------------------
+def session(id_hash: str, **changes: Any) -> InboxSessionRecord:
+    fields: dict[str, Any] = {
+        "id_hash": id_hash,
+        "account_id": "acct_1",
+        "key_hash": "hash_1",
+        "created_at": 100.0,
+        "expires_at": 200.0,
+        "seen_at": 100.0,
+    }
+    fields.update(changes)
+    return InboxSessionRecord(**fields)
+
+
+def test_inbox_session_create_look_up_and_log_out(store: Store) -> None:
+    store.insert_account(account(1))
+    store.insert_account(account(2, suspended=True))
+    assert store.inbox_session("sess_a", 150.0, 0.0) is None
+    store.insert_inbox_session(session("sess_a"))
+    store.insert_inbox_session(session("sess_b", account_id="acct_2", key_hash="hash_2"))
+    found = store.inbox_session("sess_a", 150.0, 0.0)
+    assert found == (session("sess_a"), account(1))
+    found = store.inbox_session("sess_b", 150.0, 0.0)
+    assert found is not None and found[1] == account(2, suspended=True)
+    with pytest.raises(REFUSED):  # a token's hash is one session's
+        store.insert_inbox_session(session("sess_a", account_id="acct_2"))
+    assert store.delete_inbox_session("sess_a") is True
+    assert store.inbox_session("sess_a", 150.0, 0.0) is None
+    assert store.delete_inbox_session("sess_a") is False
+    assert store.inbox_session("sess_b", 150.0, 0.0) is not None  # the other stays
+
+
+def test_inbox_session_expires_at_its_end_and_when_idle(store: Store) -> None:
+    store.insert_account(account(1))
+    store.insert_inbox_session(session("sess_a", expires_at=200.0, seen_at=100.0))
+    # Absolute: valid up to (not at) expires_at, whatever its last use.
+    assert store.inbox_session("sess_a", 199.5, 0.0) is not None
+    assert store.inbox_session("sess_a", 200.0, 0.0) is None
+    # Idle: valid while seen after the cutoff; a use moves it on, never back.
+    assert store.inbox_session("sess_a", 150.0, 100.0) is None
+    store.touch_inbox_session("sess_a", 140.0)
+    found = store.inbox_session("sess_a", 150.0, 100.0)
+    assert found is not None and found[0].seen_at == 140.0
+    store.touch_inbox_session("sess_a", 120.0)
+    found = store.inbox_session("sess_a", 150.0, 130.0)
+    assert found is not None and found[0].seen_at == 140.0
+
+
+def test_inbox_sessions_end_when_the_key_rotates(store: Store) -> None:
+    store.insert_account(account(1))
+    store.insert_account(account(2))
+    store.insert_inbox_session(session("sess_a"))
+    store.insert_inbox_session(session("sess_b", account_id="acct_2", key_hash="hash_2"))
+    assert store.set_account_key_hash("acct_1", "hash_new") is True
+    assert store.inbox_session("sess_a", 150.0, 0.0) is None  # opened with the old key
+    assert store.inbox_session("sess_b", 150.0, 0.0) is not None
+    # One opened with the new key works; rotating back does not revive the old one's
+    # successor (each session is tied to the key it was opened with).
+    store.insert_inbox_session(session("sess_c", key_hash="hash_new"))
+    assert store.inbox_session("sess_c", 150.0, 0.0) is not None
+    store.set_account_key_hash("acct_1", "hash_1")
+    assert store.inbox_session("sess_c", 150.0, 0.0) is None
+
+
+def test_prune_inbox_sessions_drops_only_the_ended(store: Store) -> None:
+    store.insert_account(account(1))
+    store.insert_account(account(2))
+    store.insert_inbox_session(session("live", seen_at=130.0))
+    store.insert_inbox_session(session("expired", expires_at=150.0, seen_at=130.0))
+    store.insert_inbox_session(session("idle", seen_at=110.0))
+    store.insert_inbox_session(session("old_key", account_id="acct_2", key_hash="hash_old"))
+    store.insert_inbox_session(session("no_account", account_id="acct_9", key_hash="hash_9"))
+    assert store.prune_inbox_sessions(160.0, 120.0) == 4
+    assert store.inbox_session("live", 160.0, 120.0) is not None
+    assert store.prune_inbox_sessions(160.0, 120.0) == 0
+    assert store.delete_inbox_session("expired") is False  # gone, not just hidden
+
+
+def test_a_sqlite_file_of_schema_5_gains_the_inbox_sessions(tmp_path: Any) -> None:
+    path = str(tmp_path / "v5.db")
+    old = SQLiteStore(path)
+    old.insert_account(account(1))
+    with old._tx() as db:  # what a file written by schema version 5 looks like
+        db.execute("DROP TABLE inbox_sessions")
+        db.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
+    old.close()
+    upgraded = SQLiteStore(path)
+    try:
+        assert upgraded.pending_migrations() == []
+        assert upgraded.get_account("acct_1") == account(1)  # nothing lost
+        upgraded.insert_inbox_session(session("sess_a"))
+        assert upgraded.inbox_session("sess_a", 150.0, 0.0) is not None
+    finally:
+        upgraded.close()
+
+
 def _fill(store: Store, n: int) -> None:
     """Account ``acct_<n>`` with a row in every table that holds account data."""
     a, i = f"acct_{n}", f"int_{n}"
@@ -263,6 +360,7 @@ def _fill(store: Store, n: int) -> None:
         [outbox(f"ob_{n}", f"ev_{n}", account_id=a, webhook_id=f"wh_{n}")],
     )
     store.append_outcome(a, i, {"interactionId": i}, 1.0)
+    store.insert_inbox_session(session(f"s{n}", account_id=a, key_hash=f"hash_{n}"))
     # Provider state about the account: a Slack install and an OAuth state (naming the
     # account), a decision (keyed by its interaction), a call (naming its interaction),
     # its reserved number's provider data (keyed by the number).

@@ -87,6 +87,13 @@ class ServiceConfig:
     metrics_token: str | None = field(default=None, repr=False)
     """``GET /metrics`` needs ``Authorization: Bearer <metrics_token>`` when set (from
     anywhere); without it only loopback clients may scrape. Never an API key."""
+    inbox_session_lifetime: float = 12 * 3600.0
+    """An inbox login lasts this long at most, however active (then the login page)."""
+    inbox_session_idle: float = 2 * 3600.0
+    """An inbox login unused this long ends (an open inbox page keeps it in use)."""
+    trusted_proxies: tuple[str, ...] = ("127.0.0.1", "::1")
+    """Peers (addresses or networks) whose ``X-Forwarded-Proto`` / ``X-Forwarded-For``
+    are believed (uvicorn's ``forwarded_allow_ips``); from anyone else they are ignored."""
 
 
 CHANNELS = ("sms", "whatsapp", "slack", "call")

@@ -303,6 +303,10 @@ class ServiceRunner:
             loop="asyncio",
             timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN,
             timeout_keep_alive=KEEP_ALIVE_TIMEOUT,
+            # X-Forwarded-Proto/-For are believed from these peers only (uvicorn would
+            # otherwise read FORWARDED_ALLOW_IPS from the environment).
+            proxy_headers=True,
+            forwarded_allow_ips=list(self.config.trusted_proxies),
             # humanwire.access logs requests (only `humanwire serve` shows it), and
             # uvicorn must not configure logging in an embedding process.
             access_log=False,

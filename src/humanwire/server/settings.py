@@ -12,7 +12,7 @@ Every key of the file can come from the environment as ``HUMANWIRE_<SECTION>_<KE
 unset. A relative ``db`` in the file is relative to the file's directory.
 
 Sections: the service's tunables (``[limits]``, ``[spam]``, ``[webhooks]``, ``[calls]``,
-mapped onto :class:`ServiceConfig` by :data:`SERVICE_CONFIG_FIELDS`) and the providers
+``[inbox]``, mapped onto :class:`ServiceConfig` by :data:`SERVICE_CONFIG_FIELDS`) and the providers
 (``[twilio]``, ``[slack]``, ``[voice]``). :func:`effective_configuration` is what
 ``humanwire serve --print-config`` shows; :func:`config_reference` the README's table.
 
@@ -24,6 +24,7 @@ value came from (the file, the variable, the flag), never the value of a secret.
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
@@ -61,6 +62,7 @@ __all__ = [
     "FLAG_KEYS",
     "SERVICE_CONFIG_FIELDS",
     "CallsSettings",
+    "InboxSettings",
     "LimitsSettings",
     "Settings",
     "SettingsError",
@@ -99,6 +101,8 @@ SERVICE_CONFIG_FIELDS = {
     "webhooks.concurrency": "webhook_concurrency",
     "calls.phone_call_limit": "phone_call_limit",
     "calls.call_wait_limit": "call_wait_limit",
+    "inbox.session_lifetime": "inbox_session_lifetime",
+    "inbox.session_idle": "inbox_session_idle",
 }
 """Dotted key → the :class:`ServiceConfig` field it sets, as it is (a new tunable is a
 field in the model and a line here)."""
@@ -226,6 +230,20 @@ def _comma_separated(value: Any) -> Any:
     return value
 
 
+def _proxy(value: str) -> str:
+    """An address or a network (``10.0.0.0/8``; host bits set are dropped), as uvicorn's
+    ``forwarded_allow_ips`` takes it: uvicorn itself would take a typo for a name that
+    never matches."""
+    value = value.strip()
+    try:
+        if "/" in value:
+            return str(ipaddress.ip_network(value, strict=False))
+        return str(ipaddress.ip_address(value))
+    except ValueError:
+        expected = "an IP address or network, such as 127.0.0.1 or 10.0.0.0/8"
+        raise ValueError(f"must be {expected}") from None
+
+
 def _number(value: float) -> str:
     """``1000000``, ``2.5``: as an operator writes it (never ``1e+06``)."""
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
@@ -286,6 +304,7 @@ def _seconds(high: float, low: float = 0) -> BeforeValidator:
 
 
 Text = Annotated[str, AfterValidator(_token)]
+Proxy = Annotated[str, AfterValidator(_proxy)]
 HttpURL = Annotated[str, AfterValidator(_http_url)]
 E164 = Annotated[str, AfterValidator(_e164)]
 Secret = Annotated[SecretStr, AfterValidator(_secret)]
@@ -519,6 +538,27 @@ class CallsSettings(_Strict):
     ] = ServiceConfig.call_wait_limit
 
 
+class InboxSettings(_Strict):
+    """How long a login to the inbox lasts."""
+
+    session_lifetime: Annotated[
+        float,
+        _seconds(30 * 86_400, low=60),
+        _about(
+            "An inbox login ends this long after it was made, however active (then the login "
+            "page asks for the API key again)."
+        ),
+    ] = ServiceConfig.inbox_session_lifetime
+    session_idle: Annotated[
+        float,
+        _seconds(30 * 86_400, low=60),
+        _about(
+            "An inbox login unused this long ends (an open inbox page keeps it in use); "
+            "logging out or rotating the key ends it at once."
+        ),
+    ] = ServiceConfig.inbox_session_idle
+
+
 class Settings(_Strict):
     """The settings of ``humanwire serve``; build with :func:`load_settings`."""
 
@@ -545,6 +585,15 @@ class Settings(_Strict):
             "webhook URLs are built from it; required with any real provider."
         ),
     ] = None
+    trusted_proxies: Annotated[
+        tuple[Proxy, ...],
+        BeforeValidator(_comma_separated),
+        _about(
+            "The reverse proxies (addresses or networks) whose `X-Forwarded-Proto` and "
+            "`X-Forwarded-For` are believed; from any other peer they are ignored (a list, or "
+            "comma-separated in the variable)."
+        ),
+    ] = ServiceConfig.trusted_proxies
     sandbox: Annotated[
         OnOff, _about("The sandbox API and the inbox's human side; `off` in production.")
     ] = True
@@ -584,6 +633,9 @@ class Settings(_Strict):
         default_factory=WebhooksSettings
     )
     calls: Annotated[CallsSettings, _about("Call holds.")] = Field(default_factory=CallsSettings)
+    inbox: Annotated[InboxSettings, _about("The inbox's logins.")] = Field(
+        default_factory=InboxSettings
+    )
     twilio: Annotated[TwilioSettings, _about("Twilio: sms, whatsapp, calls.")] = Field(
         default_factory=TwilioSettings
     )
@@ -715,6 +767,7 @@ class Settings(_Strict):
             metrics_token=(
                 self.metrics_token.get_secret_value() if self.metrics_token is not None else None
             ),
+            trusted_proxies=self.trusted_proxies,
         )
         if self.public_url is not None:
             config.public_url = self.public_url
@@ -878,6 +931,8 @@ def _explain(error: Any, sources: Mapping[str, str]) -> str:
                 message += f" (did you mean {'.'.join([*loc[:-1], close[0]])}?)"
     elif kind == "value_error":
         message = str(error["ctx"]["error"])
+    elif kind == "tuple_type" and key == "trusted_proxies":
+        message = "must be a list of IP addresses or networks (or one comma-separated string)"
     else:
         message = _MESSAGES.get(kind, str(error["msg"]))
     return f"{shown}: {message} ({source})" if source else f"{shown}: {message}"
@@ -910,6 +965,8 @@ def _kind(field: FieldInfo) -> str:
     """What a key takes, in words: bounds of numbers, the form of special strings."""
     types = _types(field.annotation)
     if tuple in types:
+        if any(getattr(item, "func", None) is _proxy for item in _metadata(field.annotation)):
+            return "list of IP addresses or networks"
         return "list of E.164 numbers"
     for item in [*field.metadata, *_metadata(field.annotation)]:
         func = getattr(item, "func", None)

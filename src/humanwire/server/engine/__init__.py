@@ -7,6 +7,7 @@ One class, ``Engine``, assembled from one part per concern, each a module of its
 
 - ``core``: state, start / drain / close, window timers, held requests, live notices;
 - ``accounts`` and ``idempotency``: keys, limits, ``Idempotency-Key``;
+- ``sessions``: the inbox's logins (a token in the cookie, never the key);
 - ``sends``: messages, channel-card messages, forms, calls, ``/phone/*``, status;
 - ``numbers``, ``webhooks``, ``channels``: the account's resources;
 - ``human``: what comes back from recipients, through provider-neutral entry points
@@ -63,6 +64,7 @@ from .links import LinkPages
 from .numbers import Numbers
 from .outcomes import Outcomes
 from .sends import Sends
+from .sessions import InboxSessions
 from .webhooks import Webhooks
 
 __all__ = [
@@ -87,5 +89,15 @@ __all__ = [
 ]
 
 
-class Engine(Accounts, Idempotency, Sends, Numbers, Webhooks, ChannelCards, LinkPages, Outcomes):
+class Engine(
+    Accounts,
+    InboxSessions,
+    Idempotency,
+    Sends,
+    Numbers,
+    Webhooks,
+    ChannelCards,
+    LinkPages,
+    Outcomes,
+):
     """The service's rules, one instance per service (see the module docstring)."""

@@ -226,6 +226,7 @@ class EngineCore:
         # Statuses of refs never stored (another app's messages on the same account).
         self.store.delete_provider_state_before(_EARLY_STATUS, now - _EARLY_STATUS_TTL)
         self.store.delete_outcomes_before(now - OUTCOME_TTL)
+        self.store.prune_inbox_sessions(now, now - self.config.inbox_session_idle)
         if self.replicas is not None:
             # Claims the windows no live replica owns (all of them when alone).
             await self.replicas.start()

@@ -1,8 +1,12 @@
-"""Who is looking at the inbox: the account's API key, sent as the API's bearer header
-or kept in a cookie after the login page (or a first ``?key=`` visit).
+"""Who is looking at the inbox: the account's API key sent as the API's bearer header,
+or a session opened by logging in with the key (the login page, or a first ``?key=``
+visit) and kept in a cookie.
 
-The key cookie is HttpOnly and SameSite=Strict; every action is a POST carrying a CSRF
-token that must equal the ``hw_csrf`` cookie (double submit). A bearer-authenticated
+The session cookie holds an opaque token, never the key: the store keeps its hash and
+ends it at a logout, a rotation of the key or its expiry (``engine.sessions``). It is
+HttpOnly, SameSite=Strict, limited to ``/inbox`` and ``Secure`` whenever the service's
+public URL is https (or the request came over https). Every action is a POST carrying a
+CSRF token that must equal the ``hw_csrf`` cookie (double submit). A bearer-authenticated
 request needs no CSRF token: a cross-site page cannot set that header."""
 
 from __future__ import annotations
@@ -20,24 +24,30 @@ __all__ = [
     "CSRF_COOKIE",
     "CSRF_FIELD",
     "FLASH_COOKIE",
-    "KEY_COOKIE",
+    "LEGACY_KEY_COOKIE",
+    "SESSION_COOKIE",
     "Viewer",
     "clear_flash",
     "clear_session",
+    "cookie_secure",
     "csrf_ok",
+    "forget_legacy_cookie",
     "identify",
     "key_from_bearer",
     "read_flash",
+    "session_token",
     "set_flash",
     "set_session",
 ]
 
-KEY_COOKIE = "hw_inbox_key"
+SESSION_COOKIE = "hw_inbox_session"
+LEGACY_KEY_COOKIE = "hw_inbox_key"
+"""Where the inbox kept the API key itself before sessions: read by nothing now, and
+deleted from a browser that still sends it."""
 CSRF_COOKIE = "hw_csrf"
 FLASH_COOKIE = "hw_flash"
 CSRF_FIELD = "csrf"
 COOKIE_PATH = "/inbox"
-SESSION_MAX_AGE = 30 * 24 * 3600
 
 
 @dataclass(frozen=True)
@@ -57,15 +67,19 @@ def key_from_bearer(request: Request) -> str | None:
     return None
 
 
+def session_token(request: Request) -> str | None:
+    return request.cookies.get(SESSION_COOKIE) or None
+
+
 def identify(request: Request, engine: Engine) -> Viewer | None:
     bearer = key_from_bearer(request)
     if bearer is not None:
         account = engine.authenticate(bearer)
         return Viewer(account, True, "") if account is not None else None
-    key = request.cookies.get(KEY_COOKIE)
-    if not key:
+    token = session_token(request)
+    if token is None:
         return None
-    account = engine.authenticate(key)
+    account = engine.inbox_session(token)
     if account is None:
         return None
     return Viewer(account, False, request.cookies.get(CSRF_COOKIE, ""))
@@ -77,31 +91,49 @@ def csrf_ok(viewer: Viewer, submitted: str | None) -> bool:
     return bool(viewer.csrf) and hmac.compare_digest(viewer.csrf, submitted or "")
 
 
-def _secure(request: Request) -> bool:
-    return request.url.scheme == "https"
+def cookie_secure(request: Request, public_url: str) -> bool:
+    """``Secure`` on the inbox's cookies: when browsers reach the service over https
+    (its public URL says so) or this request came over https. Not from the request
+    alone: behind a TLS-terminating proxy whose ``X-Forwarded-Proto`` is not trusted
+    (``trusted_proxies``), every request looks like plain http."""
+    return public_url.lower().startswith("https://") or request.url.scheme == "https"
 
 
-def set_session(response: Response, request: Request, api_key: str) -> None:
-    """The key and a fresh CSRF token, both HttpOnly, SameSite=Strict, inbox-only."""
-    secure = _secure(request)
-    for name, value in ((KEY_COOKIE, api_key), (CSRF_COOKIE, secrets.token_urlsafe(32))):
+def set_session(
+    response: Response, request: Request, token: str, *, secure: bool, max_age: int
+) -> None:
+    """The session's token and a fresh CSRF token, both HttpOnly, SameSite=Strict,
+    inbox-only, for as long as the session lasts."""
+    for name, value in ((SESSION_COOKIE, token), (CSRF_COOKIE, secrets.token_urlsafe(32))):
         response.set_cookie(
             name,
             value,
-            max_age=SESSION_MAX_AGE,
+            max_age=max_age,
             path=COOKIE_PATH,
             httponly=True,
             samesite="strict",
             secure=secure,
         )
+    forget_legacy_cookie(request, response)
 
 
-def clear_session(response: Response) -> None:
-    for name in (KEY_COOKIE, CSRF_COOKIE):
-        response.delete_cookie(name, path=COOKIE_PATH, httponly=True, samesite="strict")
+def clear_session(response: Response, request: Request, *, secure: bool) -> None:
+    for name in (SESSION_COOKIE, CSRF_COOKIE):
+        response.delete_cookie(
+            name, path=COOKIE_PATH, secure=secure, httponly=True, samesite="strict"
+        )
+    forget_legacy_cookie(request, response)
 
 
-def set_flash(response: Response, request: Request, text: str, *, ok: bool = True) -> None:
+def forget_legacy_cookie(request: Request, response: Response) -> None:
+    """A browser still holding the key in the old cookie is told to drop it."""
+    if request.cookies.get(LEGACY_KEY_COOKIE):
+        response.delete_cookie(
+            LEGACY_KEY_COOKIE, path=COOKIE_PATH, httponly=True, samesite="strict"
+        )
+
+
+def set_flash(response: Response, text: str, *, secure: bool, ok: bool = True) -> None:
     """A one-time notice for the page the action redirects to."""
     response.set_cookie(
         FLASH_COOKIE,
@@ -110,7 +142,7 @@ def set_flash(response: Response, request: Request, text: str, *, ok: bool = Tru
         path=COOKIE_PATH,
         httponly=True,
         samesite="strict",
-        secure=_secure(request),
+        secure=secure,
     )
 
 

@@ -44,9 +44,12 @@ from .auth import (
     Viewer,
     clear_flash,
     clear_session,
+    cookie_secure,
     csrf_ok,
+    forget_legacy_cookie,
     identify,
     read_flash,
+    session_token,
     set_flash,
     set_session,
 )
@@ -117,7 +120,9 @@ class InboxPages:
                 target = request.url.path
                 if request.url.query:
                     target += "?" + request.url.query
-                return _redirect("/inbox/login?" + urlencode({"next": target}))
+                response = _redirect("/inbox/login?" + urlencode({"next": target}))
+                forget_legacy_cookie(request, response)
+                return response
             if viewer.account.suspended:
                 return html_response(render_suspended_page(viewer), 403)
             return await handler(request, viewer)
@@ -163,15 +168,33 @@ class InboxPages:
 
         return endpoint
 
+    def _secure(self, request: Request) -> bool:
+        return cookie_secure(request, self.config.public_url)
+
+    def _logged_in(self, request: Request, key: str, target: str) -> Response | None:
+        """Opens a session for the key and goes to ``target`` with its cookie; None
+        when the key opens no account."""
+        opened = self.engine.open_inbox_session(key)
+        if opened is None:
+            return None
+        _account, token = opened
+        response = _redirect(target)
+        set_session(
+            response,
+            request,
+            token,
+            secure=self._secure(request),
+            max_age=int(self.config.inbox_session_lifetime),
+        )
+        return response
+
     def _login_by_query(self, request: Request, key: str) -> Response:
-        account = self.engine.authenticate(key)
-        if account is None:
-            return html_response(render_login_page("That API key is not valid."), 401)
         # Drop the key from the address bar and history.
         params = [(k, v) for k, v in request.query_params.multi_items() if k != "key"]
         target = request.url.path + ("?" + urlencode(params) if params else "")
-        response = _redirect(target)
-        set_session(response, request, key)
+        response = self._logged_in(request, key, target)
+        if response is None:
+            return html_response(render_login_page("That API key is not valid."), 401)
         return response
 
     async def login_form(self, request: Request) -> Response:
@@ -187,15 +210,19 @@ class InboxPages:
             return html_response(render_login_page(exc.message), 400)
         key = posted.get("key", "").strip()
         next_path = _safe_next(posted.get("next"))
-        if not key or self.engine.authenticate(key) is None:
+        response = self._logged_in(request, key, next_path) if key else None
+        if response is None:
             return html_response(render_login_page("That API key is not valid.", next_path), 401)
-        response = _redirect(next_path)
-        set_session(response, request, key)
         return response
 
     async def logout(self, request: Request, viewer: Viewer) -> Response:
+        """Ends the session in the store: its cookie opens nothing from now on, even
+        if a copy of it outlives the browser's deleting it."""
+        token = session_token(request)
+        if token is not None:
+            self.engine.close_inbox_session(token)
         response = _redirect("/inbox/login")
-        clear_session(response)
+        clear_session(response, request, secure=self._secure(request))
         return response
 
     # -- pages ---------------------------------------------------------------------
@@ -274,7 +301,7 @@ class InboxPages:
         except (ValidationError, ServiceError) as exc:
             done, ok = _describe(exc), False
         response = _redirect(back)
-        set_flash(response, request, done, ok=ok)
+        set_flash(response, done, secure=self._secure(request), ok=ok)
         return response
 
     async def reply(self, request: Request, viewer: Viewer) -> Response:
@@ -388,7 +415,7 @@ class InboxPages:
             page = render_channels_page(cards, viewer, posted=posted, error=_describe(exc))
             return html_response(page, 400)
         response = _redirect("/inbox/channels")
-        set_flash(response, request, f"Created channel card {card.id}.")
+        set_flash(response, f"Created channel card {card.id}.", secure=self._secure(request))
         return response
 
     async def delete_channel(self, request: Request, viewer: Viewer) -> Response:

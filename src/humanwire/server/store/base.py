@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 __all__ = [
     "ACCOUNT_TABLES",
@@ -24,6 +24,8 @@ __all__ = [
     "IdempotencyLinkRecord",
     "IdempotencyRecord",
     "InboundRecord",
+    "InboxSessionRecord",
+    "InboxSessionsSQL",
     "InteractionRecord",
     "NumberRecord",
     "OutboxRecord",
@@ -228,7 +230,24 @@ class IdempotencyLinkRecord:
     created_at: float
 
 
+@dataclass(frozen=True)
+class InboxSessionRecord:
+    """A browser logged in to the inbox. Only the SHA-256 of its token is stored (the
+    cookie holds the token), with the hash of the API key it was opened with: a new key
+    for the account (``set_account_key_hash``) ends every session the old one opened."""
+
+    id_hash: str
+    account_id: str
+    key_hash: str
+    created_at: float
+    expires_at: float
+    """The absolute end, however active the session is."""
+    seen_at: float
+    """Its last use (kept to the minute or so): the idle expiry counts from it."""
+
+
 ACCOUNT_TABLES = (
+    "inbox_sessions",
     "outbox",
     "events",
     "outcomes",
@@ -301,12 +320,34 @@ class Store(Protocol):
         ...
 
     def delete_account(self, account_id: str) -> dict[str, int] | None:
-        """Removes the account and every row of its data, in one transaction: its
-        interactions, deliveries, inbound messages, numbers, webhooks and their outbox,
+        """Removes the account and every row of its data, in one transaction: its inbox
+        sessions, interactions, deliveries, inbound messages, numbers, webhooks and their outbox,
         channel cards, events, outcomes, idempotency results and links, the counts of
         the limits, and the provider state about it (its Slack installs, reserved
         numbers, calls, decisions). Rows removed per table; None when there is no such
         account."""
+        ...
+
+    # the inbox's sessions (``InboxSessionsSQL`` implements them for both stores)
+    def insert_inbox_session(self, record: InboxSessionRecord) -> None: ...
+    def inbox_session(
+        self, id_hash: str, now: float, idle_after: float
+    ) -> tuple[InboxSessionRecord, AccountRecord] | None:
+        """The session and its account, while the session is valid: before its
+        ``expires_at`` (``now``), seen after ``idle_after``, and its account still has the
+        key it was opened with (a rotated key ends it)."""
+        ...
+
+    def touch_inbox_session(self, id_hash: str, seen_at: float) -> None:
+        """Marks the session used at ``seen_at`` (never moves it back)."""
+        ...
+
+    def delete_inbox_session(self, id_hash: str) -> bool:
+        """Ends the session (a logout); False when there was none."""
+        ...
+
+    def prune_inbox_sessions(self, now: float, idle_after: float) -> int:
+        """Drops every session no longer valid (``inbox_session``); how many."""
         ...
 
     # interactions
@@ -679,3 +720,77 @@ def inbound_values(record: InboundRecord) -> tuple[Any, ...]:
         record.created_at,
         record.ref,
     )
+
+
+class InboxSessionsSQL:
+    """The inbox-session methods of ``Store``, written once for both stores: their SQL
+    is the same but for the placeholder (``?`` in SQLite, ``%s`` in PostgreSQL), which
+    ``PLACEHOLDER`` names. A store mixes it in and supplies ``_one`` and ``_run``."""
+
+    PLACEHOLDER: ClassVar[str] = "?"
+
+    _COLUMNS = "id_hash, account_id, key_hash, created_at, expires_at, seen_at"
+    _INSERT = f"INSERT INTO inbox_sessions ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"
+    # The join on the key's hash is what makes a rotated key end the sessions: no store
+    # method has to remember to delete them, and a login racing a rotation (the session
+    # written with the old key's hash just after) opens nothing.
+    _LOOKUP = (
+        "SELECT s.id_hash, s.account_id, s.key_hash, s.created_at, s.expires_at, s.seen_at, "
+        "a.name, a.suspended, a.created_at FROM inbox_sessions s "
+        "JOIN accounts a ON a.id = s.account_id AND a.key_hash = s.key_hash "
+        "WHERE s.id_hash = ? AND s.expires_at > ? AND s.seen_at > ?"
+    )
+    _TOUCH = "UPDATE inbox_sessions SET seen_at = ? WHERE id_hash = ? AND seen_at < ?"
+    _DELETE = "DELETE FROM inbox_sessions WHERE id_hash = ?"
+    _PRUNE = (
+        "DELETE FROM inbox_sessions WHERE expires_at <= ? OR seen_at <= ? OR NOT EXISTS "
+        "(SELECT 1 FROM accounts a WHERE a.id = inbox_sessions.account_id "
+        "AND a.key_hash = inbox_sessions.key_hash)"
+    )
+
+    def _one(self, query: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+        raise NotImplementedError
+
+    def _run(self, query: str, params: tuple[Any, ...] = ()) -> int:
+        raise NotImplementedError
+
+    def _sql(self, query: str) -> str:
+        return query.replace("?", self.PLACEHOLDER)
+
+    def insert_inbox_session(self, record: InboxSessionRecord) -> None:
+        self._run(
+            self._sql(self._INSERT),
+            (
+                record.id_hash,
+                record.account_id,
+                record.key_hash,
+                record.created_at,
+                record.expires_at,
+                record.seen_at,
+            ),
+        )
+
+    def inbox_session(
+        self, id_hash: str, now: float, idle_after: float
+    ) -> tuple[InboxSessionRecord, AccountRecord] | None:
+        row = self._one(self._sql(self._LOOKUP), (id_hash, now, idle_after))
+        if row is None:
+            return None
+        session = InboxSessionRecord(*row[:6])
+        account = AccountRecord(
+            id=session.account_id,
+            name=row[6],
+            key_hash=session.key_hash,
+            suspended=bool(row[7]),
+            created_at=row[8],
+        )
+        return session, account
+
+    def touch_inbox_session(self, id_hash: str, seen_at: float) -> None:
+        self._run(self._sql(self._TOUCH), (seen_at, id_hash, seen_at))
+
+    def delete_inbox_session(self, id_hash: str) -> bool:
+        return self._run(self._sql(self._DELETE), (id_hash,)) > 0
+
+    def prune_inbox_sessions(self, now: float, idle_after: float) -> int:
+        return self._run(self._sql(self._PRUNE), (now, idle_after))

@@ -32,7 +32,8 @@ How it maps to ``SQLiteStore`` (``store/sqlite.py``), whose semantics it keeps:
   ``interactions``, the ``replicas`` heartbeats, and the rate limit's and spam guard's
   counts (two PL/pgSQL functions, each one round trip under an advisory lock).
   Migration 3 keeps the rate count per account (``rate_counts``), so a request costs
-  the same however many came in the window.
+  the same however many came in the window. Migration 4 adds the inbox's sessions
+  (``inbox_sessions``, SQLite's version 6).
 * Several service processes share one database (``server/replicas.py``): claims use
   ``FOR UPDATE SKIP LOCKED``; ``outcomes.id`` comes from a sequence, taken and committed
   under the account's advisory lock so one account's ids commit in order and paging with
@@ -66,6 +67,7 @@ from .base import (
     IdempotencyLinkRecord,
     IdempotencyRecord,
     InboundRecord,
+    InboxSessionsSQL,
     InteractionRecord,
     NumberRecord,
     OutboxRecord,
@@ -351,10 +353,25 @@ past ``counted_to``, never the deleted rows before it). Rows are deleted in bulk
 ``prune_limits``, only once counted out. Same answers as migration 2's function (a
 sliding log); a hit from a clock behind the counted cutoff is let through uncounted."""
 
+_MIGRATION_4 = """
+CREATE TABLE inbox_sessions (
+    id_hash TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL,
+    key_hash TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL,
+    expires_at DOUBLE PRECISION NOT NULL,
+    seen_at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX inbox_sessions_account ON inbox_sessions (account_id);
+"""
+"""The inbox's sessions (issue 34): an opaque token in the browser's cookie, its hash
+here, instead of the API key in the cookie."""
+
 MIGRATIONS: tuple[tuple[int, str], ...] = (
     (1, _MIGRATION_1),
     (2, _MIGRATION_2),
     (3, _MIGRATION_3),
+    (4, _MIGRATION_4),
 )
 """``(version, SQL)`` in order; a database records the ones it ran in
 ``schema_migrations``. Add a new version for every change; never edit a released one."""
@@ -424,10 +441,12 @@ def _loads_number(text: str | None) -> float | None:
     return value
 
 
-class PostgresStore:
+class PostgresStore(InboxSessionsSQL):
     """``Store`` on PostgreSQL. ``url``: where the server is (``postgresql://...``);
     ``schema``: the PostgreSQL schema to keep the tables in (default: the server's
     ``search_path``, usually ``public``)."""
+
+    PLACEHOLDER = "%s"
 
     def __init__(
         self,

@@ -32,6 +32,7 @@ from .base import (
     IdempotencyLinkRecord,
     IdempotencyRecord,
     InboundRecord,
+    InboxSessionsSQL,
     InteractionRecord,
     NumberRecord,
     OutboxRecord,
@@ -46,10 +47,10 @@ __all__ = ["SQLiteStore"]
 
 logger = logging.getLogger("humanwire.store")
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """2: ``idempotency_links`` (the interaction an idempotent send created).
 3: real providers: ``interactions.delivery_status`` / ``provider_ref``, ``inbound.ref``
-(unique), ``provider_state``."""
+(unique), ``provider_state``. 6: ``inbox_sessions`` (the inbox's logins)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -216,6 +217,17 @@ CREATE TABLE IF NOT EXISTS outcomes (
 CREATE INDEX IF NOT EXISTS outcomes_account ON outcomes (account_id, id);
 CREATE INDEX IF NOT EXISTS outcomes_created ON outcomes (created_at);
 """
+_SCHEMA_6 = """
+CREATE TABLE IF NOT EXISTS inbox_sessions (
+    id_hash TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL,
+    key_hash TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    expires_at REAL NOT NULL,
+    seen_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS inbox_sessions_account ON inbox_sessions (account_id);
+"""
 
 _INTERACTION_COLUMNS = INTERACTION_COLUMNS
 _DELIVERY_COLUMNS = (
@@ -240,7 +252,7 @@ def _loads_number(text: str | None) -> float | None:
     return value
 
 
-class SQLiteStore:
+class SQLiteStore(InboxSessionsSQL):
     """``Store`` on sqlite3. ``path`` is a file name or ``:memory:``."""
 
     def __init__(self, path: str) -> None:
@@ -275,6 +287,7 @@ class SQLiteStore:
                 if column not in present:
                     self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
             self._db.executescript(_SCHEMA_3)
+            self._db.executescript(_SCHEMA_6)
             self._db.execute(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
                 (str(SCHEMA_VERSION),),

@@ -6,10 +6,12 @@ Pydantic AI's terminal tool failure."""
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 from pai_helpers import OTHER_PHONE, PHONE, SLACK, once, scripted
 from pydantic_ai import Agent
+from pydantic_ai.models.test import TestModel
 
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.pydantic_ai import (
@@ -327,3 +329,21 @@ def test_a_sync_client_serves_runs_on_several_event_loops(
         model = once("ask_human_sms", {"message": "Count?"})
         result = asyncio.run(Agent(model.model, tools=[tool]).run("Ask"))
         assert result.output == f"FINAL: Human response: {answer}"
+
+
+async def test_pydantic_ais_test_model_calls_every_tool_from_its_schema(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
+) -> None:
+    # TestModel makes each call's arguments from the tool's JSON schema: the plain schemas
+    # are ones Pydantic AI's own argument generator fills validly.
+    human.reply("yes")
+    human.fill_form({"a": "filled"})
+    toolset = HumanWireToolset(client=async_humanwire_client, wait_time=5)
+    result = await Agent(TestModel(), toolsets=[toolset]).run("go")
+    assert json.loads(result.output) == {
+        "ask_human_sms": "Human response: yes",
+        "human_form": "The human submitted the form:\na: filled",
+        # TestModel's made-up interaction id: the service's 404, as a tool failure
+        "check_human_interaction": "humanwire: 404 not_found: no interaction 'a' "
+        "(field interactionId)",
+    }

@@ -1,4 +1,4 @@
-"""One side of the two-process test (``test_resume_any_process``), run as its own
+"""One side of the two-process test (``test_pai_resume_any_process``), run as its own
 interpreter. ``pause`` runs the agent until its payment awaits approval, sends the form
 and saves the run (its message history as JSON) in a ``FilePausedRunStore``, then exits.
 ``resume`` is a webhook receiver that never saw the pause: it verifies the delivery and

@@ -1,0 +1,612 @@
+"""Durable runs: pause a Pydantic AI run at its deferred calls, let the process exit, and
+resume it when the person answers, from the webhook, in this process or another.
+
+1. The agent's ``output_type`` includes ``DeferredToolRequests``; a run whose model calls
+   a tool that needs approval (``requires_approval=True``, ``ApprovalRequired``) or asks a
+   question (``CallDeferred(kind="question")``) ends with those requests as its output.
+2. :meth:`PausedRuns.pause` (or :meth:`PausedRuns.run`, which runs and pauses) sends one
+   approval form per call awaiting approval and one text message per question, without
+   waiting, each carrying the run's keys in its ``metadata`` (``humanwire_resume:
+   pydantic_ai``, ``pydantic_ai_run_id``, ``pydantic_ai_tool_call_id``), and saves the
+   run (its message history as ``ModelMessagesTypeAdapter`` JSON, and which interaction
+   answers which call) in a :class:`PausedRunStore`. The process may exit.
+3. The webhook receiver calls :meth:`PausedRuns.resume_from_webhook` with the delivery
+   (``form.received`` for an approval, ``message.received`` for a question): the run is
+   found from the event's metadata alone, and once every call of the step is answered
+   (the others are read from the service) it resumes with ``DeferredToolResults``:
+   ``ToolApproved`` / ``ToolDenied(<reason and comment>)`` for approvals, the reply (or
+   the no-response text) for questions. A run that defers again is paused again.
+4. Without webhooks, :meth:`PausedRuns.resume` waits on the service for the answers;
+   :meth:`PausedRuns.resume_decided` resumes every saved run whose calls are all answered
+   or expired (an expired approval is the approver's timeout default; an expired question
+   the no-response text).
+
+**Runs once.** A paused run is *claimed* (taken from the store atomically) before it
+resumes, so a repeated or concurrent delivery finds nothing to resume. If the resumed
+run fails, the claim is given back so a retried delivery can resume it; the approved
+action is still protected: each approval is consumed in the ledger (the store itself by
+default) just before its tool runs (``ApprovalGuard``), so a second resume reports that
+the action already ran instead of running it again.
+
+A receiver, in any web framework::
+
+    runs = PausedRuns(FilePausedRunStore("paused-runs"), to="+14155550123")
+
+    async def on_webhook(raw_body: bytes, headers: Mapping[str, str]) -> None:
+        outcome = await runs.resume_from_webhook(agent, raw_body, headers, secret=SECRET)
+        # None: not an answer for a run of ours, another call still open, or resumed already
+
+The agent given to a resume must have the same tools as the one that paused (a new
+``Agent(...)`` in the receiving process); pass its ``deps`` and other run options as
+keyword arguments.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import os
+import re
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from pydantic_ai import (
+    DeferredToolRequests,
+    DeferredToolResults,
+    ModelMessagesTypeAdapter,
+    ToolApproved,
+)
+from pydantic_ai.messages import ModelMessage, ToolCallPart
+
+from humanwire.approval import (
+    ApprovalDecision,
+    Approver,
+    decision_from_values,
+    timeout_decision,
+)
+from humanwire.types import (
+    DEFAULT_NO_RESPONSE_TEMPLATE,
+    Event,
+    FormReceivedEvent,
+    InteractionStatus,
+    MessageReceivedEvent,
+    event_adapter,
+)
+from humanwire.webhooks import SIGNATURE_HEADER, parse_event
+
+from .approval import (
+    CALL_KEY,
+    RUN_KEY,
+    ApprovalGuard,
+    ApprovalLedger,
+    Describe,
+    FileApprovalLedger,
+    approval_metadata,
+    approval_request,
+    approval_result,
+    idempotency_key,
+    question_text,
+    send_metadata,
+)
+
+if TYPE_CHECKING:
+    from pydantic_ai import AgentRunResult
+    from pydantic_ai.agent import AbstractAgent
+
+    from humanwire._client import AsyncHumanWire
+
+__all__ = [
+    "DEFAULT_PAUSE_WINDOW",
+    "RESUME_KEY",
+    "RESUME_PYDANTIC_AI",
+    "DurableOutcome",
+    "FilePausedRunStore",
+    "PausedRun",
+    "PausedRunStore",
+    "PausedRuns",
+    "PendingCall",
+    "parse_delivery",
+]
+
+RESUME_KEY = "humanwire_resume"
+RESUME_PYDANTIC_AI = "pydantic_ai"
+"""A send's ``metadata[humanwire_resume]``: tells this receiver's deliveries from those of
+LangGraph or LlamaIndex pauses (each leaves the others' alone)."""
+
+DEFAULT_PAUSE_WINDOW = 3600.0
+"""Seconds a paused run's forms and questions stay open when the approver sets no
+``follow_up_time``: a paused run waits longer than a held request."""
+
+CallKind = Literal["approval", "question"]
+_SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
+_RECORD_VERSION = 1
+
+
+# --- what a paused run is -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PendingCall:
+    """A deferred call of a paused run and the interaction that answers it."""
+
+    tool_call_id: str
+    tool_name: str
+    kind: CallKind
+    interaction_id: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {
+            "tool_call_id": self.tool_call_id,
+            "tool_name": self.tool_name,
+            "kind": self.kind,
+            "interaction_id": self.interaction_id,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PendingCall:
+        kind = data["kind"]
+        if kind not in ("approval", "question"):
+            raise ValueError(f"unknown pending call kind {kind!r}")
+        return cls(
+            str(data["tool_call_id"]), str(data["tool_name"]), kind, str(data["interaction_id"])
+        )
+
+
+@dataclass(frozen=True)
+class PausedRun:
+    """What a resume needs, and all it needs: the message history (JSON), the calls the
+    run waits for and the interactions answering them, and the timeout default."""
+
+    run_id: str
+    """The store's key for this pause (the Pydantic AI run id when it can name a file)."""
+    messages: str
+    """``ModelMessagesTypeAdapter`` JSON of the run's history."""
+    pending: tuple[PendingCall, ...]
+    conversation_id: str | None = None
+    default_on_timeout: Literal["approve", "reject"] = "reject"
+
+    def history(self) -> list[ModelMessage]:
+        return ModelMessagesTypeAdapter.validate_json(self.messages)
+
+    def call_for(self, interaction_id: str) -> PendingCall | None:
+        return next((c for c in self.pending if c.interaction_id == interaction_id), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": _RECORD_VERSION,
+            "run_id": self.run_id,
+            "conversation_id": self.conversation_id,
+            "default_on_timeout": self.default_on_timeout,
+            "pending": [call.to_dict() for call in self.pending],
+            "messages": self.messages,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PausedRun:
+        default = data.get("default_on_timeout", "reject")
+        return cls(
+            run_id=str(data["run_id"]),
+            messages=str(data["messages"]),
+            pending=tuple(PendingCall.from_dict(item) for item in data["pending"]),
+            conversation_id=data.get("conversation_id"),
+            default_on_timeout="approve" if default == "approve" else "reject",
+        )
+
+
+@dataclass(frozen=True)
+class DurableOutcome:
+    """How a durable drive ended: finished with ``result``, or ``paused`` again (the run
+    is saved, its forms and questions sent)."""
+
+    result: AgentRunResult[Any]
+    paused: PausedRun | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.paused is None
+
+    @property
+    def output(self) -> Any:
+        return self.result.output
+
+
+# --- where paused runs wait -------------------------------------------------------------
+
+
+class PausedRunStore(Protocol):
+    """Where paused runs wait, keyed by :attr:`PausedRun.run_id`.
+
+    ``claim`` takes a run atomically (of two concurrent claims, one gets it) and hides
+    it from ``load``; ``release`` puts a claimed run back; ``delete`` drops a claimed run
+    that resumed.
+    """
+
+    def save(self, run: PausedRun) -> None: ...
+
+    def load(self, run_id: str) -> PausedRun | None: ...
+
+    def claim(self, run_id: str) -> PausedRun | None: ...
+
+    def release(self, run_id: str) -> None: ...
+
+    def delete(self, run_id: str) -> None: ...
+
+    def run_ids(self) -> list[str]: ...
+
+
+class FilePausedRunStore:
+    """One JSON file per paused run in ``directory`` (written atomically; claimed by
+    renaming it, which only one process can do), and the consumed approvals in
+    ``directory/consumed`` (it is an :class:`~humanwire.pydantic_ai.ApprovalLedger`)."""
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._ledger = FileApprovalLedger(self.directory / "consumed")
+
+    def _path(self, run_id: str, suffix: str = ".json") -> Path:
+        # The id comes from a webhook body: never let it name another file.
+        if not _SAFE_ID.fullmatch(run_id):
+            raise ValueError(f"not a paused run id: {run_id!r}")
+        return self.directory / f"{run_id}{suffix}"
+
+    def save(self, run: PausedRun) -> None:
+        path = self._path(run.run_id)
+        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".paused-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as file:
+                json.dump(run.to_dict(), file)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    @staticmethod
+    def _read(path: Path) -> PausedRun | None:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        return PausedRun.from_dict(data)
+
+    def load(self, run_id: str) -> PausedRun | None:
+        if not _SAFE_ID.fullmatch(run_id):
+            return None
+        return self._read(self._path(run_id))
+
+    def claim(self, run_id: str) -> PausedRun | None:
+        if not _SAFE_ID.fullmatch(run_id):
+            return None
+        claimed = self._path(run_id, ".claimed")
+        try:
+            os.rename(self._path(run_id), claimed)
+        except FileNotFoundError:
+            return None  # resumed, or being resumed, by someone else
+        return self._read(claimed)
+
+    def release(self, run_id: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.rename(self._path(run_id, ".claimed"), self._path(run_id))
+
+    def delete(self, run_id: str) -> None:
+        self._path(run_id, ".claimed").unlink(missing_ok=True)
+        self._path(run_id).unlink(missing_ok=True)
+
+    def run_ids(self) -> list[str]:
+        return sorted(path.stem for path in self.directory.glob("*.json"))
+
+    async def consume(self, interaction_id: str) -> bool:
+        """Consume an approval (see ``ApprovalGuard``): true only the first time."""
+        return await self._ledger.consume(interaction_id)
+
+
+def store_key(run_id: str) -> str:
+    """A paused run's key: the run id when it can name a file, else a digest of it."""
+    if _SAFE_ID.fullmatch(run_id):
+        return run_id
+    return "run-" + hashlib.sha256(run_id.encode()).hexdigest()[:40]
+
+
+# --- deliveries and answers -----------------------------------------------------------------
+
+
+def parse_delivery(
+    body: bytes | str | Mapping[str, Any] | Event,
+    headers: Mapping[str, str] | None = None,
+    *,
+    secret: str | None = None,
+) -> Event:
+    """The event a webhook delivery carries. With ``secret`` the ``Humanwire-Signature``
+    header is verified against the raw body first, and a delivery that cannot be trusted
+    raises ``WebhookVerificationError``."""
+    if not isinstance(body, (bytes, str)):
+        if secret is not None:
+            raise TypeError("verifying a signature needs the raw body (bytes or str)")
+        if isinstance(body, Mapping):
+            return event_adapter.validate_python(dict(body))
+        return body
+    signature = None
+    if secret is not None:
+        lowered = {key.lower(): value for key, value in (headers or {}).items()}
+        signature = lowered.get(SIGNATURE_HEADER.lower(), "")
+    return parse_event(body, signature=signature, secret=secret)
+
+
+Answer = ApprovalDecision | str
+"""An approval's decision, or a question's answer (the text the model reads)."""
+
+
+def _reply_text(body: str) -> str:
+    return f"Human response: {body}"
+
+
+def answer_from_event(call: PendingCall, event: Event) -> Answer | None:
+    """The answer an event carries for ``call``: a submitted approval form, or a reply
+    to the question; ``None`` for anything else."""
+    if call.kind == "approval" and isinstance(event, FormReceivedEvent):
+        return decision_from_values(
+            event.payload.values, interaction_id=event.payload.interaction_id
+        )
+    if call.kind == "question" and isinstance(event, MessageReceivedEvent):
+        return _reply_text(event.payload.body)
+    return None
+
+
+def answer_from_status(
+    call: PendingCall,
+    status: InteractionStatus,
+    default_on_timeout: Literal["approve", "reject"],
+) -> Answer | None:
+    """The answer the service holds for ``call``; the timeout default (approval) or the
+    no-response text (question) once it ended unanswered; ``None`` while it is open."""
+    if status.result is not None:
+        answer = answer_from_event(call, status.result)
+        if answer is not None:
+            return answer
+    if not status.ended:
+        return None
+    if call.kind == "approval":
+        return timeout_decision(default_on_timeout, interaction_id=call.interaction_id)
+    return DEFAULT_NO_RESPONSE_TEMPLATE
+
+
+def deferred_results(paused: PausedRun, answers: Mapping[str, Answer]) -> DeferredToolResults:
+    """The ``DeferredToolResults`` of a paused run's answers (keyed by tool call id):
+    ``ToolApproved`` / ``ToolDenied`` for approvals (an approval's interaction id goes in
+    the call's metadata, for the guard to consume), the text for questions."""
+    results = DeferredToolResults()
+    for call in paused.pending:
+        answer = answers[call.tool_call_id]
+        if isinstance(answer, ApprovalDecision):
+            decided = approval_result(call.tool_name, answer)
+            results.approvals[call.tool_call_id] = decided
+            if isinstance(decided, ToolApproved):
+                results.metadata[call.tool_call_id] = approval_metadata(
+                    call.interaction_id, call.tool_call_id
+                )
+        else:
+            results.calls[call.tool_call_id] = answer
+    return results
+
+
+# --- pausing and resuming -----------------------------------------------------------------
+
+
+class PausedRuns:
+    """Pauses runs at their deferred calls and resumes them when answered.
+
+    ``store`` keeps the paused runs; ``approver`` (or its options: ``to``, ``channel``,
+    ``follow_up_time``, ``default_on_timeout``, ``allow_edit``, ``client``) says whom to
+    ask. The forms and questions stay open for ``window`` seconds (default: the
+    approver's ``follow_up_time``, else :data:`DEFAULT_PAUSE_WINDOW`). ``ledger`` is
+    where approvals are consumed before their tool runs: by default the store when it is
+    one (``FilePausedRunStore`` is), else this process's memory.
+    """
+
+    def __init__(
+        self,
+        store: PausedRunStore,
+        approver: Approver | None = None,
+        *,
+        window: float | None = None,
+        describe: Describe | None = None,
+        ledger: ApprovalLedger | None = None,
+        **approver_options: Any,
+    ) -> None:
+        if approver is not None and approver_options:
+            raise TypeError("give either approver= or approver options, not both")
+        self.store = store
+        self.approver = approver if approver is not None else Approver(**approver_options)
+        self.window = float(window or self.approver.follow_up_time or DEFAULT_PAUSE_WINDOW)
+        self.describe = describe
+        if ledger is None and isinstance(store, ApprovalLedger):
+            ledger = store
+        self.guard = ApprovalGuard(ledger)
+
+    @property
+    def client(self) -> AsyncHumanWire:
+        return self.approver.async_client
+
+    # -- pausing ---------------------------------------------------------------------------
+    async def run(
+        self, agent: AbstractAgent[Any, Any], user_prompt: Any = None, **run_options: Any
+    ) -> DurableOutcome:
+        """``agent.run(...)``, then :meth:`pause` if it ended on deferred calls."""
+        result = await agent.run(user_prompt, **self._with_guard(run_options))
+        return DurableOutcome(result, await self.pause(result))
+
+    async def pause(self, result: AgentRunResult[Any]) -> PausedRun | None:
+        """Ask for what the run waits for and save it; ``None`` when the run finished.
+
+        Sending again for the same run sends nothing new (the keys derive from the run and
+        the tool call). Deferred calls that are neither approvals nor questions (external
+        work) are not a person's to answer: a ``ValueError`` names them, before anything
+        is sent.
+        """
+        requests = result.output
+        if not isinstance(requests, DeferredToolRequests):
+            return None
+        questions = [c for c in requests.calls if requests.kind(c.tool_call_id) == "question"]
+        external = [c.tool_name for c in requests.calls if c not in questions]
+        if external:
+            raise ValueError(
+                f"the run waits for external results of {external}: humanwire answers "
+                "approvals and questions only"
+            )
+        run_id = store_key(result.run_id)
+        pending = await asyncio.gather(
+            *(self._send_approval(run_id, call) for call in requests.approvals),
+            *(
+                self._send_question(run_id, call, requests.metadata.get(call.tool_call_id))
+                for call in questions
+            ),
+        )
+        paused = PausedRun(
+            run_id=run_id,
+            messages=result.all_messages_json().decode(),
+            pending=tuple(pending),
+            conversation_id=result.conversation_id,
+            default_on_timeout=self.approver.default_on_timeout,
+        )
+        self.store.save(paused)
+        return paused
+
+    def _metadata(self, run_id: str, tool_call_id: str) -> dict[str, str]:
+        return {RESUME_KEY: RESUME_PYDANTIC_AI, **send_metadata(run_id, tool_call_id)}
+
+    async def _send_approval(self, run_id: str, call: ToolCallPart) -> PendingCall:
+        kwargs = self.approver.form_request(
+            approval_request(call, self.describe),
+            wait=False,
+            idempotency_key=idempotency_key("approval", run_id, call.tool_call_id),
+            metadata=self._metadata(run_id, call.tool_call_id),
+        )
+        kwargs["follow_up_time"] = self.window
+        response = await getattr(self.client.forms, self.approver.channel)(**kwargs)
+        return PendingCall(call.tool_call_id, call.tool_name, "approval", response.interaction_id)
+
+    async def _send_question(
+        self, run_id: str, call: ToolCallPart, metadata: Mapping[str, Any] | None
+    ) -> PendingCall:
+        response = await getattr(self.client.messages, self.approver.channel)(
+            to=self.approver.to,
+            message=question_text(call, metadata),
+            follow_up_time=self.window,
+            metadata=self._metadata(run_id, call.tool_call_id),
+            idempotency_key=idempotency_key("question", run_id, call.tool_call_id),
+        )
+        return PendingCall(call.tool_call_id, call.tool_name, "question", response.interaction_id)
+
+    # -- resuming --------------------------------------------------------------------------
+    async def resume_from_webhook(
+        self,
+        agent: AbstractAgent[Any, Any],
+        body: bytes | str | Mapping[str, Any] | Event,
+        headers: Mapping[str, str] | None = None,
+        *,
+        secret: str | None = None,
+        **run_options: Any,
+    ) -> DurableOutcome | None:
+        """Resume the run a delivery answers (``form.received`` for an approval,
+        ``message.received`` for a question). ``None`` for any other event, a send that
+        is not a paused Pydantic AI run's, a run with another call still open (its answer
+        resumes it), or a run already resumed (so a repeated delivery is harmless).
+        With ``secret`` the signature is verified first."""
+        event = parse_delivery(body, headers, secret=secret)
+        if not isinstance(event, (FormReceivedEvent, MessageReceivedEvent)):
+            return None
+        payload = event.payload
+        metadata = payload.metadata or {}
+        run_id = metadata.get(RUN_KEY)
+        if metadata.get(RESUME_KEY) != RESUME_PYDANTIC_AI or not run_id:
+            return None  # another framework's pause, or not a pause at all
+        paused = self.store.load(run_id)
+        call = paused.call_for(payload.interaction_id or "") if paused is not None else None
+        if paused is None or call is None:
+            return None
+        if metadata.get(CALL_KEY, call.tool_call_id) != call.tool_call_id:
+            return None
+        answer = answer_from_event(call, event)
+        if answer is None:
+            return None
+        return await self._resume(agent, paused, {call.tool_call_id: answer}, 0, run_options)
+
+    async def resume(
+        self,
+        agent: AbstractAgent[Any, Any],
+        run_id: str,
+        *,
+        timeout: float | None = None,
+        **run_options: Any,
+    ) -> DurableOutcome | None:
+        """Wait on the service until every call of the paused run is answered (or its
+        window closed), then resume it. ``timeout`` bounds the wait per call (``0``:
+        look once); ``None`` when it is still open then, or no such run is saved."""
+        paused = self.store.load(run_id)
+        if paused is None:
+            return None
+        return await self._resume(agent, paused, {}, timeout, run_options)
+
+    async def resume_decided(
+        self, agent: AbstractAgent[Any, Any], **run_options: Any
+    ) -> list[DurableOutcome]:
+        """Resume every saved run whose calls are all answered or expired (a webhook
+        missed, or a window that closed unanswered: it sends none). Run it from a
+        scheduler when relying on webhooks."""
+        outcomes = []
+        for run_id in self.store.run_ids():
+            outcome = await self.resume(agent, run_id, timeout=0, **run_options)
+            if outcome is not None:
+                outcomes.append(outcome)
+        return outcomes
+
+    async def _answer(self, call: PendingCall, default: Any, timeout: float | None) -> Any:
+        if timeout == 0:
+            status = await self.client.interactions.status(call.interaction_id)
+        else:
+            status = await self.client.interactions.wait(call.interaction_id, timeout=timeout)
+        return answer_from_status(call, status, default)
+
+    async def _resume(
+        self,
+        agent: AbstractAgent[Any, Any],
+        paused: PausedRun,
+        answers: dict[str, Answer],
+        timeout: float | None,
+        run_options: dict[str, Any],
+    ) -> DurableOutcome | None:
+        missing = [call for call in paused.pending if call.tool_call_id not in answers]
+        found = await asyncio.gather(
+            *(self._answer(call, paused.default_on_timeout, timeout) for call in missing)
+        )
+        for call, answer in zip(missing, found, strict=True):
+            if answer is None:
+                return None  # still open: its own answer resumes the run
+            answers[call.tool_call_id] = answer
+        # Consume the pause before running: of two deliveries, only one resumes.
+        claimed = self.store.claim(paused.run_id)
+        if claimed is None:
+            return None
+        try:
+            result = await agent.run(
+                message_history=claimed.history(),
+                deferred_tool_results=deferred_results(claimed, answers),
+                **self._with_guard(run_options),
+            )
+            again = await self.pause(result)
+        except BaseException:
+            # Back in the store for a retried delivery; the approved actions stay
+            # consumed in the ledger, so they are not run twice.
+            self.store.release(paused.run_id)
+            raise
+        self.store.delete(paused.run_id)
+        return DurableOutcome(result, again)
+
+    def _with_guard(self, run_options: dict[str, Any]) -> dict[str, Any]:
+        capabilities: Sequence[Any] = run_options.get("capabilities") or ()
+        return {**run_options, "capabilities": [*capabilities, self.guard]}

@@ -1,0 +1,78 @@
+"""Resume in any process: one process pauses a Pydantic AI run at an approval and exits;
+the human approves; another process, which never saw the pause, receives the signed
+``form.received`` webhook and resumes the run from the event's metadata and the saved
+history. The approved payment runs once: a repeated delivery resumes nothing, and a
+third process replaying the kept history with the same decision is stopped by the
+consumed approval."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from humanwire import HumanWire
+from humanwire.testing import RunningService, ScriptedHuman
+from humanwire.testing.receiver import WebhookReceiver
+from humanwire.webhooks import SIGNATURE_HEADER
+
+SCRIPT = Path(__file__).with_name("pai_resume_process.py")
+
+
+def run(*args: str) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SCRIPT.parent), *sys.path])}
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def test_a_webhook_resumes_a_run_paused_by_another_process(
+    tmp_path: Path,
+    humanwire_service: RunningService,
+    humanwire_api_key: str,
+    humanwire_client: HumanWire,
+    human: ScriptedHuman,
+    webhook_receiver: WebhookReceiver,
+) -> None:
+    webhook_receiver.register(humanwire_client, event_types=["form.received"])
+    base = humanwire_service.base_url
+    paused = run("pause", str(tmp_path), base, humanwire_api_key)
+    interaction_id = paused["interaction_id"]
+    saved = json.loads((tmp_path / "paused" / f"{paused['run_id']}.json").read_text())
+    assert json.loads(saved["messages"])  # the history, as ModelMessagesTypeAdapter JSON
+    record = tmp_path / "kept-record.json"
+    record.write_text(paused["record"], encoding="utf-8")
+    assert not (tmp_path / "payments.log").exists()
+
+    # The pausing process is gone; the human approves later.
+    human.fill_form({"decision": "approve", "comment": "Go"}, interaction_id=interaction_id).wait(
+        10
+    )
+    (event,) = webhook_receiver.wait_for("form.received", timeout=10)
+    assert event.payload.metadata == {
+        "humanwire_resume": "pydantic_ai",
+        "pydantic_ai_run_id": paused["run_id"],
+        "pydantic_ai_tool_call_id": "call_0_0",
+    }
+    [delivery] = webhook_receiver.deliveries
+    body = tmp_path / "event.json"
+    body.write_bytes(delivery.body)
+    signature = delivery.headers[SIGNATURE_HEADER.lower()]
+    secret = webhook_receiver.secret
+    assert secret is not None
+    args = (str(tmp_path), base, humanwire_api_key, str(body), signature, secret)
+
+    resumed = run("resume", *args)
+    assert resumed == {"resumed": True, "finished": True, "output": "FINAL: sent 50 to bob"}
+    # A repeated delivery, in yet another process, finds the run resumed already.
+    assert run("resume", *args) == {"resumed": False}
+    # The kept history replayed with the same decision: the approval was consumed.
+    replay = run("replay", str(tmp_path), base, humanwire_api_key, str(record), interaction_id)
+    assert "was not run again: its approval" in replay["output"]
+    assert (tmp_path / "payments.log").read_text().splitlines() == ["50 bob"]

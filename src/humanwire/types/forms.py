@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import Discriminator, Field, Tag, field_validator, model_validator
+from pydantic import ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from ._base import (
@@ -19,6 +19,7 @@ from ._base import (
     SlackId,
     SlackWorkspaceId,
     WaitTime,
+    schema_pattern,
 )
 from ._metadata import Metadata
 
@@ -62,7 +63,8 @@ class ValidationRule(RequestModel):
     ``^…$``); ``title`` is shown under the field when it does not."""
 
     title: str
-    pattern: str
+    # "regex" is ECMA 262's dialect; the service compiles the pattern as Python's ``re``.
+    pattern: str = Field(json_schema_extra={"format": "regex"})
 
     @field_validator("pattern")
     @classmethod
@@ -79,7 +81,28 @@ class ValidationRule(RequestModel):
 
 
 class FormField(RequestModel):
-    id: str
+    # ``options`` only on (and required by) a select; ``validations`` only on the text
+    # types: said to the schema too, as the validator below enforces them.
+    model_config = ConfigDict(
+        json_schema_extra={
+            "allOf": [
+                {
+                    "if": {"properties": {"type": {"const": "select"}}},
+                    "then": {
+                        "required": ["options"],
+                        "properties": {"options": {"type": "array", "minItems": 1}},
+                    },
+                    "else": {"properties": {"options": {"type": "null"}}},
+                },
+                {
+                    "if": {"properties": {"type": {"enum": list(_VALIDATED_TYPES)}}},
+                    "else": {"properties": {"validations": {"type": "null"}}},
+                },
+            ]
+        }
+    )
+
+    id: str = Field(json_schema_extra={"pattern": schema_pattern(_FIELD_ID)})
     label: str
     type: FieldType
     required: bool = False
@@ -131,6 +154,15 @@ class FormField(RequestModel):
 
 class Form(RequestModel):
     """What every form request shares: the form itself and its windows."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "anyOf": [
+                {"required": [name], "properties": {name: {"type": "number"}}}
+                for name in ("waitTime", "followUpTime")
+            ]
+        }
+    )
 
     title: str
     fields: list[FormField] = Field(min_length=1)

@@ -17,7 +17,7 @@ EVENT_TYPES: tuple[str, ...] = ("message.received", "form.received", "call.conve
 
 class WebhookCreateRequest(RequestModel):
     url: HttpUrl
-    event_types: list[EventType] = Field(min_length=1)
+    event_types: list[EventType] = Field(min_length=1, json_schema_extra={"uniqueItems": True})
     headers: dict[str, str] | None = None
 
     @field_validator("event_types")

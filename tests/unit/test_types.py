@@ -558,6 +558,19 @@ def test_webhook_registration_rules() -> None:
         ).field
         == "headers.X"
     )
+    # Headers an HTTP request cannot carry: refused here, not failing every delivery.
+    for headers, field in (
+        ({"X Key": "1"}, "headers"),
+        ({"": "1"}, "headers"),
+        ({"X-Key": "clé"}, "headers.X-Key"),
+        ({"X-Key": "a\r\nInjected: 1"}, "headers.X-Key"),
+        ({"X-Key": " padded"}, "headers.X-Key"),
+    ):
+        body = {"url": "https://a.test", "eventTypes": ["form.received"], "headers": headers}
+        assert detail(WebhookCreateRequest, body).field == field, headers
+    sendable = {"X-Api-Key": "k1 k2", "X-Empty": "", "Authorization": "Bearer t"}
+    body = {"url": "https://a.test", "eventTypes": ["form.received"], "headers": sendable}
+    assert WebhookCreateRequest.model_validate(body).headers == sendable
 
 
 def test_sandbox_models() -> None:

@@ -233,7 +233,8 @@ def build_openapi(operations: Sequence[Operation], base_url: str) -> dict[str, A
             "calls, and wait for the answer. Every error body is "
             '`{"error": {"code", "message", "field"}}`. Request bodies are closed '
             "(unknown properties are refused) and so are query strings (unknown or "
-            "repeated parameters are a 400). A POST with an `Idempotency-Key` runs once.",
+            "repeated parameters are a 400), and no string may hold a NUL character "
+            "(U+0000). A POST with an `Idempotency-Key` runs once.",
         },
         "servers": [{"url": base_url}],
         "security": [{"bearerAuth": []}],

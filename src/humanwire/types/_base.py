@@ -177,7 +177,7 @@ def check_e164(value: Any) -> str:
 E164_SCHEMA: dict[str, Any] = {
     "type": "string",
     "pattern": schema_pattern(_E164),
-    # Beyond the pattern: a number ``phonenumbers`` finds valid (README, OpenAPI).
+    # The rest (a number ``phonenumbers`` finds valid) JSON Schema cannot say.
     "format": "e164",
 }
 E164 = Annotated[str, PlainValidator(check_e164), WithJsonSchema(E164_SCHEMA)]

@@ -126,6 +126,24 @@ def test_a_bad_cursor_or_wait_is_a_400(api: Api) -> None:
     assert quiet.status_code == 200 and quiet.json()["events"] == []
 
 
+def test_a_cursor_is_an_event_id_never_empty(api: Api) -> None:
+    # Empty named no event (it read from now, a guess); ² passed isdigit and broke int.
+    for bad in ("", "abc", "²", "-1", "1" * 19):
+        for path in ("/events", "/events/stream"):
+            # A stream that opened would not end: the timeout fails the test instead.
+            refused = api.http.get(path, params={"after": bad}, timeout=5)
+            assert refused.status_code == 400, (path, bad, refused.text)
+            assert refused.json()["error"]["field"] == "after"
+    for bad in ("", "abc", "1" * 19):
+        refused = api.http.get("/events/stream", headers={"Last-Event-ID": bad}, timeout=5)
+        assert refused.status_code == 400, (bad, refused.text)
+        assert refused.json()["error"] == {
+            "code": "invalid_request",
+            "message": "Last-Event-ID must be an event id from an earlier answer",
+            "field": "Last-Event-ID",
+        }
+
+
 def read_events(response: httpx.Response, count: int) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
     current: dict[str, str] = {}

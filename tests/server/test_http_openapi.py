@@ -10,9 +10,11 @@ import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import pytest
 from http_support import HUMAN, AppUnderTest, svc_fixture
 from openapi_spec_validator import validate
+from pydantic import ValidationError
 
 from humanwire.server.openapi import build_openapi
 from humanwire.server.routes import api_operations
+from humanwire.server.routes._api import IDEMPOTENCY_HEADER as IDEMPOTENCY
 
 __all__ = ["svc_fixture"]
 
@@ -206,3 +208,107 @@ def test_documented_error_body_is_the_design_shape(path: str, method: str) -> No
     jsonschema.Draft202012Validator(schema).validate(body)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.Draft202012Validator(schema).validate({"detail": "Not Found"})
+
+
+def request_schema(path: str) -> dict[str, Any]:
+    body = DOCUMENT["paths"][path]["post"]["requestBody"]["content"]["application/json"]
+    return {**body["schema"], "components": DOCUMENT["components"]}
+
+
+def parameter_schema(path: str, method: str, name: str) -> dict[str, Any]:
+    (found,) = [p for p in DOCUMENT["paths"][path][method]["parameters"] if p["name"] == name]
+    schema: dict[str, Any] = found["schema"]
+    return schema
+
+
+BODIES = {op.path: op.body for op in api_operations(sandbox_enabled=True) if op.body is not None}
+_TEXT = {"id": "name", "label": "Name", "type": "text"}
+_FORM = {"title": "T", "to": "+12025550100", "waitTime": 5, "fields": [_TEXT]}
+_CARD = {"type": "sms", "to": "+12025550100", "waitTime": 5}
+
+# What the service refuses (400) and the document now says: each beside a body it takes.
+REFUSED_BODIES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
+    ("/forms/sms", _FORM, {**_FORM, "fields": [{**_TEXT, "id": ""}]}),
+    ("/forms/sms", _FORM, {**_FORM, "fields": [{**_TEXT, "id": "first name"}]}),
+    (
+        "/forms/sms",
+        {
+            **_FORM,
+            "fields": [{**_TEXT, "type": "select", "options": [{"label": "A", "value": "a"}]}],
+        },
+        {**_FORM, "fields": [{**_TEXT, "type": "select"}]},
+    ),
+    ("/forms/sms", _FORM, {**_FORM, "fields": [{**_TEXT, "type": "select", "options": []}]}),
+    (
+        "/forms/sms",
+        _FORM,
+        {**_FORM, "fields": [{**_TEXT, "options": [{"label": "A", "value": "a"}]}]},
+    ),
+    (
+        "/forms/sms",
+        {**_FORM, "fields": [{**_TEXT, "validations": [{"title": "t", "pattern": "^a$"}]}]},
+        {**_FORM, "fields": [{**_TEXT, "type": "checkbox", "validations": []}]},
+    ),
+    ("/forms/sms", {**_FORM, "waitTime": None, "followUpTime": 60}, {**_FORM, "waitTime": None}),
+    (
+        "/webhooks",
+        {"url": "https://example.com/h", "eventTypes": ["form.received", "message.received"]},
+        {"url": "https://example.com/h", "eventTypes": ["form.received", "form.received"]},
+    ),
+    ("/channels", _CARD, {**_CARD, "to": "U0HUMAN0001"}),
+    ("/channels", {**_CARD, "type": "slack", "to": "U0HUMAN0001"}, {**_CARD, "type": "slack"}),
+    ("/channels", {"type": "call", "to": "+12025550100"}, {"type": "sms", "to": "+12025550100"}),
+    ("/channels", _CARD, {**_CARD, "waitTime": None}),
+    ("/channels", {**_CARD, "type": "call"}, {**_CARD, "type": "call", "replyLink": True}),
+    (
+        "/channels",
+        {**_CARD, "messageTemplate": "Ops: {{message}}"},
+        {**_CARD, "messageTemplate": "Ops: {{msg}}"},
+    ),
+    (
+        "/calls",
+        {"prompt": "p", "to": "+12025550100", "language": "pt-BR"},
+        {"prompt": "p", "to": "+12025550100", "language": "portuguese"},
+    ),
+    (
+        "/messages/slack",
+        {"message": "m", "to": "U0HUMAN0001", "from": "T0SHARED01"},
+        {"message": "m", "to": "U0HUMAN0001", "from": "my workspace"},
+    ),
+    (
+        "/batch",
+        {"requests": [{"path": "/messages/sms", "body": {}, "idempotencyKey": "k-1"}]},
+        {"requests": [{"path": "/messages/sms", "body": {}, "idempotencyKey": "k 1 "}]},
+    ),
+]
+
+
+@pytest.mark.parametrize(("path", "taken", "refused"), REFUSED_BODIES)
+def test_the_document_refuses_what_the_service_refuses(
+    path: str, taken: dict[str, Any], refused: dict[str, Any]
+) -> None:
+    validator = jsonschema.Draft202012Validator(request_schema(path))
+    validator.validate(taken)
+    assert not validator.is_valid(refused)
+    # The service's own model agrees (a batch item's key is checked by its route).
+    model = BODIES[path]
+    model.validate_python(taken)
+    if path != "/batch":
+        with pytest.raises(ValidationError):
+            model.validate_python(refused)
+
+
+def test_parameters_carry_the_formats_the_service_checks() -> None:
+    key = jsonschema.Draft202012Validator(parameter_schema("/messages/sms", "post", IDEMPOTENCY))
+    assert key.is_valid("order-42/retry:1")
+    for refused in ("", " k", "k ", "a\tb", "é", "k" * 256):
+        assert not key.is_valid(refused), refused
+    for path, where in (("/events", "after"), ("/events/stream", "after")):
+        cursor = jsonschema.Draft202012Validator(parameter_schema(path, "get", where))
+        assert cursor.is_valid("0") and cursor.is_valid("1" * 18)
+        for refused in ("", "abc", "²", "-1", "1" * 19):
+            assert not cursor.is_valid(refused), (path, refused)
+    resume = parameter_schema("/events/stream", "get", "Last-Event-ID")
+    assert resume == parameter_schema("/events", "get", "after")
+    prefer = [p["name"] for p in DOCUMENT["paths"]["/messages/sms"]["post"]["parameters"]]
+    assert "Prefer" in prefer

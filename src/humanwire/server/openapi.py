@@ -10,6 +10,7 @@ from pydantic import TypeAdapter
 from pydantic.json_schema import JsonSchemaMode
 
 from humanwire.types import ErrorBody
+from humanwire.types._base import IDEMPOTENCY_KEY, schema_pattern
 
 from .routes._api import IDEMPOTENCY_HEADER, REPLAYED_HEADER, Operation
 
@@ -78,6 +79,16 @@ def _parameters(op: Operation) -> list[dict[str, Any]]:
         }
         for q in op.query
     ]
+    parameters += [
+        {
+            "name": h.name,
+            "in": "header",
+            "required": False,
+            "description": h.description,
+            "schema": h.schema,
+        }
+        for h in op.headers
+    ]
     if op.method == "POST" and op.auth:
         parameters.append(
             {
@@ -85,11 +96,34 @@ def _parameters(op: Operation) -> list[dict[str, Any]]:
                 "in": "header",
                 "required": False,
                 "description": "The same key and body within 24 h returns the first response "
-                "instead of running again (with the header `Idempotent-Replayed: true`).",
-                "schema": {"type": "string", "minLength": 1, "maxLength": 255},
+                "instead of running again (with the header `Idempotent-Replayed: true`). "
+                "1 to 255 printable ASCII characters, no space at either end.",
+                "schema": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 255,
+                    "pattern": schema_pattern(IDEMPOTENCY_KEY),
+                },
+            }
+        )
+    if _holds(op):
+        parameters.append(
+            {
+                "name": "Prefer",
+                "in": "header",
+                "required": False,
+                "description": "`respond-async` (RFC 7240): a send that holds for a reply "
+                "answers 202 at once; its answer comes as a `wait.ended` event "
+                "(`GET /events`). Other preferences are ignored.",
+                "schema": {"type": "string"},
             }
         )
     return parameters
+
+
+def _holds(op: Operation) -> bool:
+    """A send that may hold for its answer: it takes ``Prefer: respond-async``."""
+    return op.method == "POST" and op.tag in _SEND_TAGS and op.response is not None
 
 
 def _error_statuses(op: Operation) -> list[int]:
@@ -123,7 +157,7 @@ def _operation(op: Operation, keyed: dict[tuple[str, JsonSchemaMode], Any]) -> d
             }
         }
     responses: dict[str, Any] = {str(op.status): success}
-    if op.method == "POST" and op.tag in _SEND_TAGS and op.response is not None:
+    if _holds(op):
         responses["202"] = {
             "description": "With `Prefer: respond-async` and a wait: accepted (the body of a "
             "send without wait); the held answer arrives as a `wait.ended` event "
@@ -199,7 +233,8 @@ def build_openapi(operations: Sequence[Operation], base_url: str) -> dict[str, A
             "calls, and wait for the answer. Every error body is "
             '`{"error": {"code", "message", "field"}}`. Request bodies are closed '
             "(unknown properties are refused) and so are query strings (unknown or "
-            "repeated parameters are a 400). A POST with an `Idempotency-Key` runs once.",
+            "repeated parameters are a 400), and no string may hold a NUL character "
+            "(U+0000). A POST with an `Idempotency-Key` runs once.",
         },
         "servers": [{"url": base_url}],
         "security": [{"bearerAuth": []}],

@@ -30,6 +30,9 @@ from pydantic_core import PydanticCustomError
 
 __all__ = [
     "E164",
+    "E164_SCHEMA",
+    "IDEMPOTENCY_KEY",
+    "SLACK_ID_SCHEMA",
     "UNDELIVERED_TEXT",
     "DeliveryStatus",
     "FollowUpTime",
@@ -43,6 +46,7 @@ __all__ = [
     "check_e164",
     "check_slack_id",
     "format_seconds",
+    "schema_pattern",
     "utc_now",
 ]
 
@@ -84,6 +88,17 @@ class ResponseModel(BaseModel):
 
     def to_wire(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def schema_pattern(regex: re.Pattern[str]) -> str:
+    """``regex`` as a JSON Schema ``pattern`` with the validator's ``fullmatch`` meaning
+    (a schema's pattern matches anywhere in the string)."""
+    return f"^(?:{regex.pattern})$"
+
+
+IDEMPOTENCY_KEY = re.compile(r"[!-~]([ -~]{0,253}[!-~])?")
+"""An ``Idempotency-Key`` (a header or a batch item's ``idempotencyKey``): 1 to 255
+printable ASCII characters, no space at either end (as a header value can carry it)."""
 
 
 def utc_now() -> datetime:
@@ -140,9 +155,13 @@ def _invalid_number() -> PydanticCustomError:
     return PydanticCustomError("invalid_to_number", "invalid to number")
 
 
+# ASCII digits: Python's \d would take any script's, JSON Schema's (ECMA 262) does not.
+_E164 = re.compile(r"\+[1-9][0-9]{6,14}")
+
+
 def check_e164(value: Any) -> str:
     """A valid phone number in E.164 form, as ``phonenumbers`` judges it."""
-    if not isinstance(value, str) or not re.fullmatch(r"\+[1-9]\d{6,14}", value):
+    if not isinstance(value, str) or not _E164.fullmatch(value):
         raise _invalid_number()
     import phonenumbers  # here, not at the top: it costs ~10 ms and most imports never need it
 
@@ -155,11 +174,13 @@ def check_e164(value: Any) -> str:
     return value
 
 
-E164 = Annotated[
-    str,
-    PlainValidator(check_e164),
-    WithJsonSchema({"type": "string", "pattern": r"^\+[1-9]\d{6,14}$", "format": "e164"}),
-]
+E164_SCHEMA: dict[str, Any] = {
+    "type": "string",
+    "pattern": schema_pattern(_E164),
+    # The rest (a number ``phonenumbers`` finds valid) JSON Schema cannot say.
+    "format": "e164",
+}
+E164 = Annotated[str, PlainValidator(check_e164), WithJsonSchema(E164_SCHEMA)]
 
 # Member ids start with U or W, channels with C, G (private) or D (direct message).
 _SLACK_ID = re.compile(r"[UWCGD][A-Z0-9]{6,20}")
@@ -180,20 +201,26 @@ def _check_workspace(value: str) -> str:
     return value
 
 
-SlackId = Annotated[
+SLACK_ID_SCHEMA: dict[str, Any] = {"type": "string", "pattern": schema_pattern(_SLACK_ID)}
+SlackId = Annotated[str, PlainValidator(check_slack_id), WithJsonSchema(SLACK_ID_SCHEMA)]
+SlackWorkspaceId = Annotated[
     str,
-    PlainValidator(check_slack_id),
-    WithJsonSchema({"type": "string", "pattern": r"^[UWCGD][A-Z0-9]{6,20}$"}),
+    AfterValidator(_check_workspace),
+    Field(json_schema_extra={"pattern": schema_pattern(_SLACK_WORKSPACE)}),
 ]
-SlackWorkspaceId = Annotated[str, AfterValidator(_check_workspace)]
+
+_HTTP_URL = re.compile(r"https?://[^\s/]+")
 
 
 def _check_http_url(value: str) -> str:
-    if not re.match(r"https?://[^\s/]+", value):
+    if not _HTTP_URL.match(value):
         raise PydanticCustomError("invalid_request", "must be an http or https URL")
     return value
 
 
 HttpUrl = Annotated[
-    str, AfterValidator(_check_http_url), Field(json_schema_extra={"format": "uri"})
+    str,
+    AfterValidator(_check_http_url),
+    # A prefix: the rest of the URL is free.
+    Field(json_schema_extra={"format": "uri", "pattern": f"^{_HTTP_URL.pattern}"}),
 ]

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
 
-from ._base import RequestModel, ResponseModel
+from ._base import IDEMPOTENCY_KEY, RequestModel, ResponseModel, schema_pattern
 
 __all__ = ["MAX_BATCH_ITEMS", "BatchItem", "BatchItemResponse", "BatchRequest", "BatchResponse"]
 
@@ -21,9 +21,9 @@ class BatchItem(RequestModel):
         max_length=200,
         description="The send's path: `/messages/sms`, `/messages/{channel_id}`, `/forms/slack`…",
     )
-    idempotency_key: str | None = Field(
-        default=None, description="The send's own `Idempotency-Key` (recommended)."
-    )
+    idempotency_key: (
+        Annotated[str, Field(json_schema_extra={"pattern": schema_pattern(IDEMPOTENCY_KEY)})] | None
+    ) = Field(default=None, description="The send's own `Idempotency-Key` (recommended).")
     body: dict[str, Any] = Field(description="The send's JSON body.")
 
 

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 from pydantic_core import PydanticCustomError
 
-from ._base import E164, DeliveryStatus, RequestModel, ResponseModel
+from ._base import E164, DeliveryStatus, RequestModel, ResponseModel, schema_pattern
 from ._metadata import Metadata
 
 __all__ = ["VOICES", "CallOutcome", "CallRequest", "CallResponse", "Voice"]
@@ -18,14 +18,14 @@ VOICES: tuple[str, ...] = ("female", "male")
 CallOutcome = Literal["completed", "no_answer", "transferred"]
 
 # BCP 47: a language subtag, then optional script / region / variant subtags.
-_BCP47 = re.compile(r"[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|\d{3}))?(-[A-Za-z0-9]{5,8})*")
+_BCP47 = re.compile(r"[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?(-[A-Za-z0-9]{5,8})*")
 
 
 class CallRequest(RequestModel):
     prompt: str = Field(min_length=1)
     to: E164
     transfer_to: E164 | None = None
-    language: str = "en-US"
+    language: str = Field(default="en-US", json_schema_extra={"pattern": schema_pattern(_BCP47)})
     voice: Voice = "female"
     wait_for_call_end: bool = False
     metadata: Metadata | None = None

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Literal
+import re
+from typing import Annotated, Literal
 
-from pydantic import model_validator
+from pydantic import ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from ._base import (
+    E164_SCHEMA,
+    SLACK_ID_SCHEMA,
     FollowUpTime,
     RequestModel,
     ResponseModel,
@@ -22,17 +25,42 @@ __all__ = ["ChannelCard", "ChannelCardCreateRequest", "ChannelType"]
 
 ChannelType = Literal["sms", "whatsapp", "slack", "call"]
 
+_MESSAGE_PLACEHOLDER = "{{message}}"
+
 
 class ChannelCardCreateRequest(RequestModel):
     """``POST /channels``. sms and whatsapp need ``to`` (a number) and ``waitTime``; slack
     a member or channel id and ``waitTime``; call a number. ``messageTemplate`` wraps the
     agent's ``{{message}}`` and may use ``{{waitTime}}``."""
 
+    # What ``_by_type`` enforces, said to the schema too.
+    model_config = ConfigDict(
+        json_schema_extra={
+            "allOf": [
+                {
+                    "if": {"properties": {"type": {"const": "slack"}}},
+                    "then": {"properties": {"to": SLACK_ID_SCHEMA}},
+                    "else": {"properties": {"to": E164_SCHEMA}},
+                },
+                {
+                    "if": {"properties": {"type": {"const": "call"}}},
+                    "then": {"properties": {"replyLink": {"const": False}}},
+                    "else": {
+                        "required": ["waitTime"],
+                        "properties": {"waitTime": {"type": "number"}},
+                    },
+                },
+            ]
+        }
+    )
+
     type: ChannelType
     to: str
     wait_time: WaitTime | None = None
     follow_up_time: FollowUpTime | None = None
-    message_template: str | None = None
+    message_template: (
+        Annotated[str, Field(json_schema_extra={"pattern": re.escape(_MESSAGE_PLACEHOLDER)})] | None
+    ) = None
     response_template: str | None = None
     no_response_template: str | None = None
     reply_link: bool = False
@@ -59,7 +87,7 @@ class ChannelCardCreateRequest(RequestModel):
                 "replyLink is only for sms, whatsapp and slack cards",
                 {"field": "replyLink"},
             )
-        if self.message_template is not None and "{{message}}" not in self.message_template:
+        if self.message_template is not None and _MESSAGE_PLACEHOLDER not in self.message_template:
             raise PydanticCustomError(
                 "invalid_request",
                 "messageTemplate must contain {{message}}",

@@ -7,6 +7,7 @@ import re
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    ConfigDict,
     Discriminator,
     Field,
     Tag,
@@ -26,6 +27,7 @@ from ._base import (
     SlackId,
     SlackWorkspaceId,
     WaitTime,
+    schema_pattern,
 )
 from ._metadata import Metadata
 from ._pattern import PatternError, compiled_pattern, re2_source
@@ -94,7 +96,8 @@ class ValidationRule(RequestModel):
     the reason (``humanwire.types._pattern`` lists both)."""
 
     title: str
-    pattern: str
+    # "regex" is ECMA 262's dialect: the service takes the part of it RE2 reads alike.
+    pattern: str = Field(json_schema_extra={"format": "regex"})
 
     @field_validator("pattern")
     @classmethod
@@ -111,7 +114,28 @@ class ValidationRule(RequestModel):
 
 
 class FormField(RequestModel):
-    id: str
+    # ``options`` only on (and required by) a select; ``validations`` only on the text
+    # types: said to the schema too, as the validator below enforces them.
+    model_config = ConfigDict(
+        json_schema_extra={
+            "allOf": [
+                {
+                    "if": {"properties": {"type": {"const": "select"}}},
+                    "then": {
+                        "required": ["options"],
+                        "properties": {"options": {"type": "array", "minItems": 1}},
+                    },
+                    "else": {"properties": {"options": {"type": "null"}}},
+                },
+                {
+                    "if": {"properties": {"type": {"enum": list(_VALIDATED_TYPES)}}},
+                    "else": {"properties": {"validations": {"type": "null"}}},
+                },
+            ]
+        }
+    )
+
+    id: str = Field(json_schema_extra={"pattern": schema_pattern(_FIELD_ID)})
     label: str
     type: FieldType
     required: bool = False
@@ -163,6 +187,15 @@ class FormField(RequestModel):
 
 class Form(RequestModel):
     """What every form request shares: the form itself and its windows."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "anyOf": [
+                {"required": [name], "properties": {name: {"type": "number"}}}
+                for name in ("waitTime", "followUpTime")
+            ]
+        }
+    )
 
     title: str
     fields: list[FormField] = Field(min_length=1)

@@ -19,6 +19,7 @@ __all__ = [
 ]
 
 DeliveryKind = Literal["message", "form", "call"]
+_NOT_BLANK = r"[^\s\x1c-\x1f\x85\ufeff]"
 
 
 class SandboxDelivery(ResponseModel):
@@ -57,6 +58,8 @@ class SandboxCallOutcomeRequest(RequestModel):
 class SandboxInboundCallRequest(RequestModel):
     """Someone calls a reserved number and leaves a message."""
 
-    from_: str = Field(alias="from")
+    # Not blank (the service strips it): one character that is a space neither to Python
+    # nor to JSON Schema's regular expressions (their \s differ).
+    from_: str = Field(alias="from", json_schema_extra={"pattern": _NOT_BLANK})
     to: str
     summary: str

@@ -23,7 +23,6 @@ __all__ = [
 EventType = Literal["message.received", "form.received", "call.conversation.ended"]
 EVENT_TYPES: tuple[str, ...] = ("message.received", "form.received", "call.conversation.ended")
 
-
 RESERVED_HEADERS = frozenset(
     {
         "host",
@@ -43,8 +42,9 @@ shape), ``Humanwire-*`` the service's own (the signature, the event id)."""
 
 _TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
 """An HTTP header name: a token (RFC 9110, section 5.6.2)."""
-_VISIBLE = r"[ -~]*"
-"""A header value: visible ASCII and spaces (no CR, LF, NUL or other control character)."""
+_VISIBLE = r"([!-~]+([ \t]+[!-~]+)*)?"
+"""A header value (RFC 9110 field-value): visible ASCII, with spaces or tabs only between
+visible characters (a receiver strips them at the ends; no CR, LF, NUL or other control)."""
 
 
 def webhook_header_problem(name: str, value: str) -> str | None:
@@ -60,7 +60,10 @@ def webhook_header_problem(name: str, value: str) -> str | None:
             "client's to set"
         )
     if not re.fullmatch(_VISIBLE, value):
-        return "the value must be visible ASCII (no CR, LF or other control character)"
+        return (
+            "the value must be visible ASCII, with spaces or tabs only between characters "
+            "(no CR, LF or other control character)"
+        )
     return None
 
 
@@ -95,7 +98,7 @@ WebhookHeaders = Annotated[
 
 class WebhookCreateRequest(RequestModel):
     url: HttpUrl
-    event_types: list[EventType] = Field(min_length=1)
+    event_types: list[EventType] = Field(min_length=1, json_schema_extra={"uniqueItems": True})
     headers: WebhookHeaders | None = None
 
     @field_validator("event_types")

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +24,7 @@ from ..errors import InvalidRequest, ServiceError
 from ._common import Account, OutcomeCollector, _metadata
 from .core import EngineCore
 
-__all__ = ["EVENT_TYPES", "Outcomes", "PassedOver", "parse_cursor", "parse_event_type"]
+__all__ = ["CURSOR", "EVENT_TYPES", "Outcomes", "PassedOver", "parse_cursor", "parse_event_type"]
 
 logger = logging.getLogger("humanwire.server")
 
@@ -31,12 +32,19 @@ PAGE_SIZE = 500
 """Events one ``GET /events`` returns at most (the cursor continues)."""
 
 
-def parse_cursor(value: str | None) -> int | None:
-    """``after`` / ``Last-Event-ID``: an event id (digits), or None (from now)."""
-    if value is None or value == "":
+CURSOR = re.compile(r"[0-9]{1,18}")
+"""An event id, as ``after`` and ``Last-Event-ID`` take it (ASCII digits: ``isdigit``
+also takes ``²``, which ``int`` refuses)."""
+
+
+def parse_cursor(value: str | None, name: str = "after") -> int | None:
+    """``after`` / ``Last-Event-ID`` (``name``): an event id, or None when not given (from
+    now). Given empty it is refused: it names no event, and "from now" or "from the
+    start" would be a guess."""
+    if value is None:
         return None
-    if not value.isdigit() or len(value) > 18:
-        raise InvalidRequest("after must be an event id from an earlier answer", field="after")
+    if not CURSOR.fullmatch(value):
+        raise InvalidRequest(f"{name} must be an event id from an earlier answer", field=name)
     return int(value)
 
 

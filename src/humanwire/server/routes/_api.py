@@ -24,6 +24,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive
 
+from humanwire.types._base import IDEMPOTENCY_KEY
+
 from ..config import ServiceConfig
 from ..engine import ACCEPT_ASYNC, REQUESTER_GONE, Account, Engine, RateCount
 from ..errors import InvalidRequest, NotFound, ServiceUnavailable, Unauthorized
@@ -32,8 +34,8 @@ from ..http_body import parse_json_body
 from ..observe import note_account, note_interaction
 
 __all__ = [
-    "IDEMPOTENCY_KEY_PATTERN",
     "ApiCall",
+    "HeaderParam",
     "Operation",
     "PathParam",
     "Payload",
@@ -66,8 +68,6 @@ Handler = Callable[["ApiCall"], Awaitable[Payload]]
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
-# Printable ASCII without spaces at the ends, as a header value can carry it.
-IDEMPOTENCY_KEY_PATTERN = re.compile(r"[\x21-\x7e]([\x20-\x7e]{0,253}[\x21-\x7e])?")
 _MAX_API_KEY_LENGTH = 512
 
 
@@ -76,6 +76,10 @@ class QueryParam:
     name: str
     description: str
     schema: dict[str, Any]
+
+
+HeaderParam = QueryParam
+"""A request header an operation reads: the same three things, sent as a header."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +105,8 @@ class Operation:
     response: TypeAdapter[Any] | None = None
     """``None``: no body (204)."""
     query: tuple[QueryParam, ...] = ()
+    headers: tuple[HeaderParam, ...] = ()
+    """Headers beside the common ones (``Idempotency-Key`` and ``Prefer`` on a POST)."""
     auth: bool = True
     errors: tuple[int, ...] = ()
     """Statuses this operation adds to the common ones (400, 401, 403, 429)."""
@@ -219,7 +225,7 @@ def _idempotency_key(request: Request) -> str | None:
     key = request.headers.get(IDEMPOTENCY_HEADER)
     if key is None:
         return None
-    if not IDEMPOTENCY_KEY_PATTERN.fullmatch(key):
+    if not IDEMPOTENCY_KEY.fullmatch(key):
         raise InvalidRequest(
             "Idempotency-Key must be 1 to 255 printable ASCII characters",
             field=IDEMPOTENCY_HEADER,

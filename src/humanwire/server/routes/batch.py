@@ -29,12 +29,12 @@ from starlette.responses import Response
 from starlette.routing import compile_path
 
 from humanwire.types import BatchItem, BatchRequest, BatchResponse
+from humanwire.types._base import IDEMPOTENCY_KEY
 
 from ..engine import REQUESTER_GONE
 from ..errors import InvalidRequest, NotFound, ServiceError
 from ..http_errors import error_response, service_error_response
 from ._api import (
-    IDEMPOTENCY_KEY_PATTERN,
     ApiCall,
     Operation,
     Payload,
@@ -95,7 +95,7 @@ def operations(sends: Sequence[Operation]) -> list[Operation]:
             item_request = Request(scope)
             check_path(item_request, operation.path_params)
             key = item.idempotency_key
-            if key is not None and not IDEMPOTENCY_KEY_PATTERN.fullmatch(key):
+            if key is not None and not IDEMPOTENCY_KEY.fullmatch(key):
                 raise InvalidRequest(
                     "idempotencyKey must be 1 to 255 printable ASCII characters",
                     field="idempotencyKey",

@@ -9,19 +9,26 @@ from pydantic import TypeAdapter
 from starlette.responses import StreamingResponse
 
 from humanwire.types import OutcomePage
+from humanwire.types._base import schema_pattern
 
-from ..engine.outcomes import EVENT_TYPES, PassedOver, parse_cursor, parse_event_type
-from ._api import ApiCall, Operation, Payload, QueryParam, query_wait
+from ..engine.outcomes import CURSOR, EVENT_TYPES, PassedOver, parse_cursor, parse_event_type
+from ._api import ApiCall, HeaderParam, Operation, Payload, QueryParam, query_wait
 
 __all__ = ["operations"]
 
 KEEPALIVE = 15.0
 """Seconds of quiet after which the stream sends a comment line."""
 
+_CURSOR_SCHEMA = {"type": "string", "pattern": schema_pattern(CURSOR)}
 _AFTER = QueryParam(
     "after",
     "An event id from an earlier answer: the events that followed it. Left out: from now.",
-    {"type": "string", "pattern": "^[0-9]{1,18}$"},
+    _CURSOR_SCHEMA,
+)
+_LAST_EVENT_ID = HeaderParam(
+    "Last-Event-ID",
+    "Sent by a reconnecting EventSource: the events after this id (before `after`).",
+    _CURSOR_SCHEMA,
 )
 
 
@@ -41,8 +48,11 @@ async def _events(call: ApiCall) -> Payload:
 
 async def _stream(call: ApiCall) -> Payload:
     # An EventSource reconnecting sends Last-Event-ID; ?after= is for the first connect.
-    resume = call.request.headers.get("last-event-id") or call.query.get("after")
-    after = parse_cursor(resume)
+    resume = call.request.headers.get("last-event-id")
+    if resume is not None:
+        after = parse_cursor(resume, "Last-Event-ID")
+    else:
+        after = parse_cursor(call.query.get("after"))
     only = parse_event_type(call.query.get("eventType"))
     if after is None:
         after = call.engine.store.last_outcome_id()
@@ -101,6 +111,7 @@ def operations() -> list[Operation]:
             "a reconnect with `Last-Event-ID` resumes after it; a comment every 15 s).",
             tag="interactions",
             query=(_AFTER, _EVENT_TYPE),
+            headers=(_LAST_EVENT_ID,),
             stream=True,
         ),
     ]

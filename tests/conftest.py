@@ -14,6 +14,19 @@ from pg_support import STORES, store_database
 
 pytest_plugins = ["pytester"]
 
+ISOLATED = ("strands", "crewai")
+"""Framework test folders run in environments of their own (``scripts/test-isolated``):
+their requirements clash with the dev environment's. The run of one of them
+(``HUMANWIRE_ISOLATED``) collects that folder; every other run leaves them all out."""
+collect_ignore = [name for name in ISOLATED if os.environ.get("HUMANWIRE_ISOLATED") != name]
+
+
+def pytest_report_header() -> str:
+    return (
+        f"{', '.join(f'tests/{name}' for name in collect_ignore)} run apart: "
+        f"scripts/test-isolated {' '.join(collect_ignore)}"
+    )
+
 # No test may touch ~/.humanwire or the default port 8765 (several test runs share a
 # machine): embedded mode gets a private home and a free port unless told otherwise.
 os.environ.setdefault("HUMANWIRE_HOME", tempfile.mkdtemp(prefix="humanwire-home-"))

@@ -172,6 +172,9 @@ def test_environment_names_are_the_documented_ones() -> None:
         "webhooks.concurrency": "HUMANWIRE_WEBHOOKS_CONCURRENCY",
         "calls.phone_call_limit": "HUMANWIRE_CALLS_PHONE_CALL_LIMIT",
         "calls.call_wait_limit": "HUMANWIRE_CALLS_CALL_WAIT_LIMIT",
+        "http.head_timeout": "HUMANWIRE_HTTP_HEAD_TIMEOUT",
+        "http.body_timeout": "HUMANWIRE_HTTP_BODY_TIMEOUT",
+        "http.max_connections_per_address": "HUMANWIRE_HTTP_MAX_CONNECTIONS_PER_ADDRESS",
         "metrics_token": "HUMANWIRE_METRICS_TOKEN",
         "log_format": "HUMANWIRE_LOG_FORMAT",
         "log_level": "HUMANWIRE_LOG_LEVEL",
@@ -628,6 +631,9 @@ TUNABLES: dict[str, tuple[str, Any]] = {
     "webhooks.concurrency": ("4", 4),
     "calls.phone_call_limit": ("90", 90.0),
     "calls.call_wait_limit": ("600", 600.0),
+    "http.head_timeout": ("2.5", 2.5),
+    "http.body_timeout": ("30", 30.0),
+    "http.max_connections_per_address": ("100", 100),
 }
 
 
@@ -740,6 +746,17 @@ def test_each_tunable_from_the_file_and_the_environment(tmp_path: Path, key: str
             {"HUMANWIRE_LIMITS_IDEMPOTENCY_TTL": "10"},
             "limits.idempotency_ttl: must be a number of seconds from 60 to 2592000"
             " (from environment variable HUMANWIRE_LIMITS_IDEMPOTENCY_TTL)",
+        ),
+        (
+            "[http]\nhead_timeout = 0\n",
+            {},
+            "http.head_timeout: must be a number of seconds over 0 and at most 3600 (in {path})",
+        ),
+        (
+            "",
+            {"HUMANWIRE_HTTP_MAX_CONNECTIONS_PER_ADDRESS": "-1"},
+            "http.max_connections_per_address: must be a whole number from 0 to 1000000"
+            " (from environment variable HUMANWIRE_HTTP_MAX_CONNECTIONS_PER_ADDRESS)",
         ),
         (
             "limits = 5\n",

@@ -274,6 +274,7 @@ class ServiceRunner:
         import uvicorn
 
         from .app import create_app
+        from .connections import guarded_protocol
         from .engine import Engine
 
         self._loop = asyncio.get_running_loop()
@@ -288,6 +289,11 @@ class ServiceRunner:
             loop="asyncio",
             timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN,
             timeout_keep_alive=KEEP_ALIVE_TIMEOUT,
+            # h11 with the request time limits and the per-address bound
+            # (humanwire.server.connections); no WebSocket upgrades (the service has no
+            # WebSocket route, and an upgraded connection would leave the guard's count).
+            http=guarded_protocol(self.config),
+            ws="none",
             # humanwire.access logs requests (only `humanwire serve` shows it), and
             # uvicorn must not configure logging in an embedding process.
             access_log=False,

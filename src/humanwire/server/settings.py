@@ -12,7 +12,7 @@ Every key of the file can come from the environment as ``HUMANWIRE_<SECTION>_<KE
 unset. A relative ``db`` in the file is relative to the file's directory.
 
 Sections: the service's tunables (``[limits]``, ``[spam]``, ``[webhooks]``, ``[calls]``,
-mapped onto :class:`ServiceConfig` by :data:`SERVICE_CONFIG_FIELDS`) and the providers
+``[http]``, mapped onto :class:`ServiceConfig` by :data:`SERVICE_CONFIG_FIELDS`) and the providers
 (``[twilio]``, ``[slack]``, ``[voice]``). :func:`effective_configuration` is what
 ``humanwire serve --print-config`` shows; :func:`config_reference` the README's table.
 
@@ -61,6 +61,7 @@ __all__ = [
     "FLAG_KEYS",
     "SERVICE_CONFIG_FIELDS",
     "CallsSettings",
+    "HttpSettings",
     "LimitsSettings",
     "Settings",
     "SettingsError",
@@ -99,6 +100,9 @@ SERVICE_CONFIG_FIELDS = {
     "webhooks.concurrency": "webhook_concurrency",
     "calls.phone_call_limit": "phone_call_limit",
     "calls.call_wait_limit": "call_wait_limit",
+    "http.head_timeout": "head_timeout",
+    "http.body_timeout": "body_timeout",
+    "http.max_connections_per_address": "max_connections_per_address",
 }
 """Dotted key → the :class:`ServiceConfig` field it sets, as it is (a new tunable is a
 field in the model and a line here)."""
@@ -519,6 +523,38 @@ class CallsSettings(_Strict):
     ] = ServiceConfig.call_wait_limit
 
 
+class HttpSettings(_Strict):
+    """The service's connections: how long a request may take to arrive, how many
+    connections one client address may hold (``humanwire.server.connections``)."""
+
+    head_timeout: Annotated[
+        float,
+        _seconds(3600),
+        _about(
+            "Seconds a client has to send a request's head (from the connection's start; on a "
+            "kept-alive connection, from the request's first byte); past it the connection is "
+            "closed. Never limits the answer: held requests and event streams go on."
+        ),
+    ] = ServiceConfig.head_timeout
+    body_timeout: Annotated[
+        float,
+        _seconds(3600),
+        _about(
+            "Seconds a client has to send a request's body once its head is in; past it the "
+            "connection is closed."
+        ),
+    ] = ServiceConfig.body_timeout
+    max_connections_per_address: Annotated[
+        int,
+        _count(0, 1_000_000),
+        _about(
+            "Connections one client address (an IPv6 /64) may hold open; past it a new one is "
+            "answered 429 `rate_limited` and closed. Counted by the TCP peer: behind a proxy, "
+            "raise it or set `0` (no bound)."
+        ),
+    ] = ServiceConfig.max_connections_per_address
+
+
 class Settings(_Strict):
     """The settings of ``humanwire serve``; build with :func:`load_settings`."""
 
@@ -584,6 +620,7 @@ class Settings(_Strict):
         default_factory=WebhooksSettings
     )
     calls: Annotated[CallsSettings, _about("Call holds.")] = Field(default_factory=CallsSettings)
+    http: Annotated[HttpSettings, _about("Connections.")] = Field(default_factory=HttpSettings)
     twilio: Annotated[TwilioSettings, _about("Twilio: sms, whatsapp, calls.")] = Field(
         default_factory=TwilioSettings
     )

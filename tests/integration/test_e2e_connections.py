@@ -231,7 +231,7 @@ def sockets() -> Iterator[list[socket.socket]]:
 
 
 def test_connections_per_address_are_bounded(
-    bounded: RunningService, sockets: list[socket.socket]
+    bounded: RunningService, sockets: list[socket.socket], caplog: pytest.LogCaptureFixture
 ) -> None:
     sockets += [connect(bounded) for _ in range(3)]
     # One of the three in use, the other two idle: all count.
@@ -239,14 +239,19 @@ def test_connections_per_address_are_bounded(
     for sock in sockets[1:]:
         assert not closed_by_peer(sock, 0.0)
 
-    # A fourth from the same address is answered 429 at once and closed.
-    with connect(bounded) as extra:
-        elapsed, sent = read_until_closed(extra, SLACK)
-    status, headers, body = response(sent)
-    assert status == 429
-    assert headers["retry-after"] == "1" and headers["connection"] == "close"
-    assert json.loads(body)["error"]["code"] == "rate_limited"
-    assert elapsed < 1.0
+    # A fourth from the same address is answered 429 at once and closed; so is a fifth.
+    with caplog.at_level(logging.WARNING, logger="humanwire"):
+        for _ in range(2):
+            with connect(bounded) as extra:
+                elapsed, sent = read_until_closed(extra, SLACK)
+            status, headers, body = response(sent)
+            assert status == 429
+            assert headers["retry-after"] == "1" and headers["connection"] == "close"
+            assert json.loads(body)["error"]["code"] == "rate_limited"
+            assert elapsed < 1.0
+    # The operator hears of it once (not once per refusal), with the setting to change.
+    [warning] = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert "127.0.0.1" in warning and "http.max_connections_per_address" in warning
     for sock in sockets:  # the others are untouched
         assert not closed_by_peer(sock, 0.0)
     assert exchange(sockets[1], HEALTHZ)[0] == 200

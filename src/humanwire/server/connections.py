@@ -25,9 +25,10 @@ import asyncio
 import ipaddress
 import json
 import logging
+import time
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .config import ServiceConfig
 
@@ -40,6 +41,8 @@ logger = logging.getLogger("humanwire.server")
 
 REFUSED_RETRY_AFTER = 1
 """``Retry-After`` of the 429 a connection over the per-address bound gets."""
+REFUSAL_WARNING_INTERVAL = 60.0
+"""Seconds between two warnings about refused connections (the rest: debug lines)."""
 
 
 @dataclass(frozen=True)
@@ -124,6 +127,9 @@ def guarded_protocol(config: ServiceConfig) -> type[H11Protocol]:
     refusal = _refusal(counts.bound)
 
     class GuardedH11Protocol(H11Protocol):
+        _quiet_until: ClassVar[float] = float("-inf")
+        """Refusals until then are logged at debug level only."""
+
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self._address: str | None = None
@@ -138,7 +144,7 @@ def guarded_protocol(config: ServiceConfig) -> type[H11Protocol]:
             address = address_key(self.client)
             if address is not None:
                 if not counts.admit(address):
-                    logger.debug("refused a connection from %s: %d open", address, counts.bound)
+                    self._log_refusal(address)
                     transport.write(refusal)
                     transport.close()
                     return
@@ -160,6 +166,22 @@ def guarded_protocol(config: ServiceConfig) -> type[H11Protocol]:
             # A pipelined request already buffered is parsed here.
             super().on_response_complete()
             self._follow_request()
+
+        @classmethod
+        def _log_refusal(cls, address: str) -> None:
+            # A warning an operator sees (a proxy in front makes every client one
+            # address), but at most one a minute: refusals may come by the thousand.
+            now = time.monotonic()
+            if now < cls._quiet_until:
+                logger.debug("refused a connection from %s", address)
+                return
+            cls._quiet_until = now + REFUSAL_WARNING_INTERVAL
+            logger.warning(
+                "refused a connection from %s: it holds %d, the most one address may "
+                "(http.max_connections_per_address; behind a proxy, raise it or set 0)",
+                address,
+                counts.bound,
+            )
 
         # -- the deadline -----------------------------------------------------------
         def _follow_request(self) -> None:

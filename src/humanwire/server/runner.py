@@ -86,7 +86,10 @@ def bind_listener(host: str, port: int) -> socket.socket:
     """A listening, non-blocking socket on ``host:port`` (``port=0``: a free port), bound
     before a server is built so its real port is known at once."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named, not left 0: asyncio sets TCP_NODELAY only on sockets that say
+    # they are TCP, and the accepted ones inherit it. Without it the second write of an
+    # answer (its body after its head) waited for the client's delayed ACK, ~40 ms.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         # SO_REUSEADDR lets a restart reuse a port in TIME_WAIT; it does not let two
         # listeners share a port on Linux/macOS, so a busy port still fails here.

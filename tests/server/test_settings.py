@@ -175,6 +175,9 @@ def test_environment_names_are_the_documented_ones() -> None:
         "calls.call_wait_limit": "HUMANWIRE_CALLS_CALL_WAIT_LIMIT",
         "inbox.session_lifetime": "HUMANWIRE_INBOX_SESSION_LIFETIME",
         "inbox.session_idle": "HUMANWIRE_INBOX_SESSION_IDLE",
+        "http.head_timeout": "HUMANWIRE_HTTP_HEAD_TIMEOUT",
+        "http.body_timeout": "HUMANWIRE_HTTP_BODY_TIMEOUT",
+        "http.max_connections_per_address": "HUMANWIRE_HTTP_MAX_CONNECTIONS_PER_ADDRESS",
         "metrics_token": "HUMANWIRE_METRICS_TOKEN",
         "log_format": "HUMANWIRE_LOG_FORMAT",
         "log_level": "HUMANWIRE_LOG_LEVEL",
@@ -633,6 +636,9 @@ TUNABLES: dict[str, tuple[str, Any]] = {
     "calls.call_wait_limit": ("600", 600.0),
     "inbox.session_lifetime": ("3600", 3600.0),
     "inbox.session_idle": ("900.5", 900.5),
+    "http.head_timeout": ("2.5", 2.5),
+    "http.body_timeout": ("30", 30.0),
+    "http.max_connections_per_address": ("100", 100),
 }
 
 
@@ -746,6 +752,17 @@ def test_each_tunable_from_the_file_and_the_environment(tmp_path: Path, key: str
             {"HUMANWIRE_LIMITS_IDEMPOTENCY_TTL": "10"},
             "limits.idempotency_ttl: must be a number of seconds from 60 to 2592000"
             " (from environment variable HUMANWIRE_LIMITS_IDEMPOTENCY_TTL)",
+        ),
+        (
+            "[http]\nhead_timeout = 0\n",
+            {},
+            "http.head_timeout: must be a number of seconds over 0 and at most 3600 (in {path})",
+        ),
+        (
+            "",
+            {"HUMANWIRE_HTTP_MAX_CONNECTIONS_PER_ADDRESS": "-1"},
+            "http.max_connections_per_address: must be a whole number from 0 to 1000000"
+            " (from environment variable HUMANWIRE_HTTP_MAX_CONNECTIONS_PER_ADDRESS)",
         ),
         (
             "limits = 5\n",

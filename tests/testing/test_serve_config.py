@@ -237,6 +237,8 @@ def test_the_systemd_unit_runs_serve_with_the_config_and_is_in_the_readme(tmp_pa
     assert args.config == "/etc/humanwire/humanwire.toml"
     assert service["KillSignal"] == "SIGTERM"  # the graceful stop
     assert service["RestartPreventExitStatus"] == "2"  # what serve exits with on bad settings
+    # A descriptor per connection: far above systemd's default of 1,024.
+    assert int(service["LimitNOFILE"]) >= 65536
     assert unit["Install"]["WantedBy"] == "multi-user.target"
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert f"```ini\n{text}```" in readme

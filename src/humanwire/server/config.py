@@ -84,6 +84,15 @@ class ServiceConfig:
     """Replicas on one PostgreSQL database: seconds without a heartbeat after which a
     replica counts as dead and the others take over its windows, held sends and
     webhook deliveries (it beats every third of it). Clocks must agree far better."""
+    head_timeout: float = 10.0
+    """Seconds a client has to send a request's head: from the connection's start, or on
+    a kept-alive connection from the request's first byte. Past it the connection is
+    closed (``humanwire.server.connections``); the answer is never timed."""
+    body_timeout: float = 60.0
+    """Seconds a client has to send a request's body once its head is in."""
+    max_connections_per_address: int = 256
+    """Connections one client address (an IPv6 /64) may hold open; past it a new one is
+    answered 429 and closed. The TCP peer: behind a proxy, the proxy. 0: no bound."""
     metrics_token: str | None = field(default=None, repr=False)
     """``GET /metrics`` needs ``Authorization: Bearer <metrics_token>`` when set (from
     anywhere); without it only loopback clients may scrape. Never an API key."""

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
 from humanwire.types import ErrorBody, ErrorDetail, detail_from_validation_error
@@ -100,6 +100,14 @@ async def _on_http_exception(request: Request, exc: Exception) -> Response:
     return error_response(status, code, message, None, exc.headers)
 
 
+async def _on_client_disconnect(request: Request, exc: Exception) -> Response:
+    # The client went away (or was closed at its body timeout) before its body was in:
+    # nothing failed here, and the answer reaches nobody.
+    route = getattr(request.scope.get("route"), "path", None) or request.url.path[:200]
+    logger.debug("the client closed before its body was in: %s %s", request.method, route)
+    return error_response(400, "invalid_request", "the connection closed before the body was in")
+
+
 async def _on_unexpected(request: Request, exc: Exception) -> Response:
     # The route's template, not the path: form and reply links carry their token in it.
     route = getattr(request.scope.get("route"), "path", None) or request.url.path[:200]
@@ -122,5 +130,6 @@ def exception_handlers() -> dict[Any, Any]:
     return {
         ServiceError: _on_service_error,
         HTTPException: _on_http_exception,
+        ClientDisconnect: _on_client_disconnect,
         Exception: _on_unexpected,
     }

@@ -87,14 +87,15 @@ def bind_listener(host: str, port: int) -> socket.socket:
     """A listening, non-blocking socket on ``host:port`` (``port=0``: a free port), bound
     before a server is built so its real port is known at once."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # Nagle off on every connection: uvicorn writes an answer's head and body apart, and
+    # the body waited for the client's delayed ACK (~40 ms). asyncio sets TCP_NODELAY only
+    # on sockets that say they are TCP (IPPROTO_TCP named, not left 0), and the option set
+    # on the listener below is inherited by the accepted sockets (Linux) in any case.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         # SO_REUSEADDR lets a restart reuse a port in TIME_WAIT; it does not let two
         # listeners share a port on Linux/macOS, so a busy port still fails here.
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        # Accepted connections inherit it (Linux): uvicorn writes a response's head and
-        # body apart, and with Nagle the body waited for the client's delayed ACK (40 ms).
-        # asyncio sets it only on sockets made with IPPROTO_TCP, which accepted ones aren't.
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.bind((host, port))
         sock.listen(128)
@@ -288,6 +289,7 @@ class ServiceRunner:
         import uvicorn
 
         from .app import create_app
+        from .connections import guarded_protocol
         from .engine import Engine
 
         self._loop = asyncio.get_running_loop()
@@ -307,6 +309,11 @@ class ServiceRunner:
             # otherwise read FORWARDED_ALLOW_IPS from the environment).
             proxy_headers=True,
             forwarded_allow_ips=list(self.config.trusted_proxies),
+            # h11 with the request time limits and the per-address bound
+            # (humanwire.server.connections); no WebSocket upgrades (the service has no
+            # WebSocket route, and an upgraded connection would leave the guard's count).
+            http=guarded_protocol(self.config),
+            ws="none",
             # humanwire.access logs requests (only `humanwire serve` shows it), and
             # uvicorn must not configure logging in an embedding process.
             access_log=False,

@@ -12,8 +12,8 @@ Every key of the file can come from the environment as ``HUMANWIRE_<SECTION>_<KE
 unset. A relative ``db`` in the file is relative to the file's directory.
 
 Sections: the service's tunables (``[limits]``, ``[spam]``, ``[webhooks]``, ``[calls]``,
-``[inbox]``, mapped onto :class:`ServiceConfig` by :data:`SERVICE_CONFIG_FIELDS`) and the providers
-(``[twilio]``, ``[slack]``, ``[voice]``). :func:`effective_configuration` is what
+``[inbox]``, ``[http]``, mapped onto :class:`ServiceConfig` by :data:`SERVICE_CONFIG_FIELDS`) and
+the providers (``[twilio]``, ``[slack]``, ``[voice]``). :func:`effective_configuration` is what
 ``humanwire serve --print-config`` shows; :func:`config_reference` the README's table.
 
 Nothing unknown or invalid is let through: an unknown key, a bad value or a
@@ -63,6 +63,7 @@ __all__ = [
     "SERVICE_CONFIG_FIELDS",
     "CallsSettings",
     "InboxSettings",
+    "HttpSettings",
     "LimitsSettings",
     "Settings",
     "SettingsError",
@@ -103,6 +104,9 @@ SERVICE_CONFIG_FIELDS = {
     "calls.call_wait_limit": "call_wait_limit",
     "inbox.session_lifetime": "inbox_session_lifetime",
     "inbox.session_idle": "inbox_session_idle",
+    "http.head_timeout": "head_timeout",
+    "http.body_timeout": "body_timeout",
+    "http.max_connections_per_address": "max_connections_per_address",
 }
 """Dotted key → the :class:`ServiceConfig` field it sets, as it is (a new tunable is a
 field in the model and a line here)."""
@@ -559,6 +563,38 @@ class InboxSettings(_Strict):
     ] = ServiceConfig.inbox_session_idle
 
 
+class HttpSettings(_Strict):
+    """The service's connections: how long a request may take to arrive, how many
+    connections one client address may hold (``humanwire.server.connections``)."""
+
+    head_timeout: Annotated[
+        float,
+        _seconds(3600),
+        _about(
+            "Seconds a client has to send a request's head (from the connection's start; on a "
+            "kept-alive connection, from the request's first byte); past it the connection is "
+            "closed. Never limits the answer: held requests and event streams go on."
+        ),
+    ] = ServiceConfig.head_timeout
+    body_timeout: Annotated[
+        float,
+        _seconds(3600),
+        _about(
+            "Seconds a client has to send a request's body once its head is in; past it the "
+            "connection is closed."
+        ),
+    ] = ServiceConfig.body_timeout
+    max_connections_per_address: Annotated[
+        int,
+        _count(0, 1_000_000),
+        _about(
+            "Connections one client address (an IPv6 /64) may hold open; past it a new one is "
+            "answered 429 `rate_limited` and closed. Counted by the TCP peer: behind a proxy, "
+            "raise it or set `0` (no bound)."
+        ),
+    ] = ServiceConfig.max_connections_per_address
+
+
 class Settings(_Strict):
     """The settings of ``humanwire serve``; build with :func:`load_settings`."""
 
@@ -636,6 +672,7 @@ class Settings(_Strict):
     inbox: Annotated[InboxSettings, _about("The inbox's logins.")] = Field(
         default_factory=InboxSettings
     )
+    http: Annotated[HttpSettings, _about("Connections.")] = Field(default_factory=HttpSettings)
     twilio: Annotated[TwilioSettings, _about("Twilio: sms, whatsapp, calls.")] = Field(
         default_factory=TwilioSettings
     )

@@ -15,7 +15,9 @@ __all__ = ["RunningService", "fast_config", "start_test_service"]
 
 def fast_config(db_path: str | Path) -> ServiceConfig:
     """The service configuration tests run against: webhook retries in tens of
-    milliseconds, a short delivery timeout, a rate limit no test reaches."""
+    milliseconds, a short delivery timeout, a rate limit no test reaches, and no bound on
+    connections per address (every test's clients connect from loopback, to one service
+    for the whole session)."""
     from humanwire.server.config import ServiceConfig
 
     return ServiceConfig(
@@ -25,6 +27,7 @@ def fast_config(db_path: str | Path) -> ServiceConfig:
         webhook_retry_base=0.05,
         webhook_timeout=2.0,
         rate_limit_requests=1_000_000,
+        max_connections_per_address=0,
     )
 
 

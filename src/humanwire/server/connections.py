@@ -1,0 +1,228 @@
+"""Guards on the service's connections, in uvicorn's HTTP protocol (below the app, where a
+connection is made before any request exists):
+
+- **A request must arrive in time.** Its head within ``head_timeout`` seconds of the
+  connection opening (on a kept-alive connection: of the next request's first byte; the
+  quiet time between requests is uvicorn's keep-alive timeout), its body within
+  ``body_timeout`` seconds of the head. Past either the connection is closed. Only the
+  request is timed, never the answer: a held send, a long-poll or an event stream goes on
+  as long as it needs once its request is in.
+- **One client address holds a bounded number of connections**
+  (``max_connections_per_address``; an IPv6 client counts by its /64). Past the bound a
+  new connection is answered 429 ``rate_limited`` at once, before anything is read, and
+  closed. The address is the TCP peer's: behind a proxy every connection is the proxy's.
+
+Without them a connection that never finished its request stayed open for ever, and a few
+hundred from one client took every descriptor the process had.
+
+``guarded_protocol(config)`` is the protocol class for ``uvicorn.Config(http=...)``: h11's,
+the implementation the service runs on (README "Performance": httptools gave nothing).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import json
+import logging
+import time
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from .config import ServiceConfig
+
+if TYPE_CHECKING:
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+__all__ = ["AddressCounts", "RequestLimits", "address_key", "guarded_protocol"]
+
+logger = logging.getLogger("humanwire.server")
+
+REFUSED_RETRY_AFTER = 1
+"""``Retry-After`` of the 429 a connection over the per-address bound gets."""
+REFUSAL_WARNING_INTERVAL = 60.0
+"""Seconds between two warnings about refused connections (the rest: debug lines)."""
+
+
+@dataclass(frozen=True)
+class RequestLimits:
+    head_timeout: float
+    body_timeout: float
+
+
+def address_key(peer: tuple[str, int] | None) -> str | None:
+    """What a peer is counted under: its IPv4 address (an IPv4-mapped IPv6 one too), or
+    its IPv6 /64 (one client's usual share of addresses); None when there is no IP peer
+    (a Unix socket), which is never bounded."""
+    if not peer:
+        return None
+    try:
+        address = ipaddress.ip_address(peer[0].split("%", 1)[0])
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
+
+
+class AddressCounts:
+    """The connections open per client address, for one server (all on its loop)."""
+
+    def __init__(self, bound: int) -> None:
+        self.bound = bound
+        """Connections one address may hold; 0: no bound."""
+        self._open: Counter[str] = Counter()
+
+    def admit(self, address: str) -> bool:
+        """Counts a new connection from ``address``; False (not counted) when the address
+        already holds ``bound`` of them."""
+        if self.bound and self._open[address] >= self.bound:
+            return False
+        self._open[address] += 1
+        return True
+
+    def release(self, address: str) -> None:
+        left = self._open[address] - 1
+        if left > 0:
+            self._open[address] = left
+        else:
+            del self._open[address]
+
+    def open(self, address: str) -> int:
+        return self._open.get(address, 0)
+
+
+def _refusal(bound: int) -> bytes:
+    """The whole answer to a connection over the bound, in the service's error shape."""
+    message = (
+        f"too many open connections from this address (at most {bound}); retry once one "
+        "of them has closed"
+    )
+    body = json.dumps(
+        {"error": {"code": "rate_limited", "message": message, "field": None}},
+        separators=(",", ":"),
+    ).encode()
+    head = (
+        "HTTP/1.1 429 Too Many Requests\r\n"
+        "content-type: application/json\r\n"
+        f"content-length: {len(body)}\r\n"
+        f"retry-after: {REFUSED_RETRY_AFTER}\r\n"
+        "connection: close\r\n\r\n"
+    )
+    return head.encode("ascii") + body
+
+
+def guarded_protocol(config: ServiceConfig) -> type[H11Protocol]:
+    """uvicorn's h11 protocol with the request time limits and the per-address bound of
+    ``config``; one class per server (its connections share the counts). Built on call,
+    so importing this module does not import uvicorn."""
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    limits = RequestLimits(config.head_timeout, config.body_timeout)
+    counts = AddressCounts(config.max_connections_per_address)
+    refusal = _refusal(counts.bound)
+
+    class GuardedH11Protocol(H11Protocol):
+        _quiet_until: ClassVar[float] = float("-inf")
+        """Refusals until then are logged at debug level only."""
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._address: str | None = None
+            """The address this connection is counted under, while it is."""
+            self._deadline: asyncio.TimerHandle | None = None
+            self._timing: str | None = None
+            """What the deadline is for: ``"head"``, ``"body"``, or None."""
+
+        # -- the connection ---------------------------------------------------------
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            address = address_key(self.client)
+            if address is not None:
+                if not counts.admit(address):
+                    self._log_refusal(address)
+                    transport.write(refusal)
+                    transport.close()
+                    return
+                self._address = address
+            self._start("head", limits.head_timeout)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._stop()
+            if self._address is not None:
+                counts.release(self._address)
+                self._address = None
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            self._follow_request()
+
+        def on_response_complete(self) -> None:
+            # A pipelined request already buffered is parsed here.
+            super().on_response_complete()
+            self._follow_request()
+
+        @classmethod
+        def _log_refusal(cls, address: str) -> None:
+            # A warning an operator sees (a proxy in front makes every client one
+            # address), but at most one a minute: refusals may come by the thousand.
+            now = time.monotonic()
+            if now < cls._quiet_until:
+                logger.debug("refused a connection from %s", address)
+                return
+            cls._quiet_until = now + REFUSAL_WARNING_INTERVAL
+            logger.warning(
+                "refused a connection from %s: it holds %d, the most one address may "
+                "(http.max_connections_per_address; behind a proxy, raise it or set 0)",
+                address,
+                counts.bound,
+            )
+
+        # -- the deadline -----------------------------------------------------------
+        def _follow_request(self) -> None:
+            """Times whatever part of a request the client owes now."""
+            state = self.conn.their_state
+            if state is h11.IDLE:
+                # Between requests nothing is timed here (the keep-alive timeout is);
+                # a next request's first bytes start its head's clock. A fresh
+                # connection's clock started when it was made.
+                if self._timing is None and self.conn.trailing_data[0]:
+                    self._start("head", limits.head_timeout)
+            elif state is h11.SEND_BODY:
+                if self._timing != "body":
+                    self._start("body", limits.body_timeout)
+            else:
+                # The request is in (or the connection is done, or switching
+                # protocols): the answer takes the time it takes.
+                self._stop()
+
+        def _start(self, timing: str, seconds: float) -> None:
+            self._stop()
+            if self.transport.is_closing():
+                return
+            self._timing = timing
+            self._deadline = self.loop.call_later(seconds, self._expire, timing, seconds)
+
+        def _stop(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+            self._timing = None
+
+        def _expire(self, timing: str, seconds: float) -> None:
+            self._deadline = None
+            self._timing = None
+            if self.transport.is_closing():
+                return
+            peer = f"{self.client[0]}:{self.client[1]}" if self.client else "a client"
+            logger.debug(
+                "closed the connection of %s: no request %s within %g s", peer, timing, seconds
+            )
+            self.transport.close()
+
+    return GuardedH11Protocol

@@ -218,8 +218,9 @@ def test_held_requests_and_streams_outlive_the_request_limits(service: RunningSe
 
 @pytest.fixture
 def bounded(start_service: StartService) -> RunningService:
-    # A head timeout no test reaches: the connections stay open until closed here.
-    return start_service(head_timeout=60.0, max_connections_per_address=3)
+    # A head timeout no test reaches: the connections stay open until closed here. No
+    # trusted proxies: loopback, where the tests connect from, is one by default.
+    return start_service(head_timeout=60.0, max_connections_per_address=3, trusted_proxies=())
 
 
 @pytest.fixture
@@ -278,7 +279,19 @@ def test_connections_per_address_are_bounded(
 def test_the_bound_can_be_turned_off(
     start_service: StartService, sockets: list[socket.socket]
 ) -> None:
-    service = start_service(head_timeout=60.0, max_connections_per_address=0)
+    service = start_service(head_timeout=60.0, max_connections_per_address=0, trusted_proxies=())
     sockets += [connect(service) for _ in range(20)]
+    for sock in sockets:
+        assert exchange(sock, HEALTHZ)[0] == 200
+
+
+def test_a_trusted_proxy_is_not_bounded(
+    start_service: StartService, sockets: list[socket.socket]
+) -> None:
+    # Behind a proxy every connection is the proxy's; it bounds its own clients.
+    service = start_service(
+        head_timeout=60.0, max_connections_per_address=3, trusted_proxies=("127.0.0.0/8",)
+    )
+    sockets += [connect(service) for _ in range(10)]
     for sock in sockets:
         assert exchange(sock, HEALTHZ)[0] == 200

@@ -10,7 +10,8 @@ connection is made before any request exists):
 - **One client address holds a bounded number of connections**
   (``max_connections_per_address``; an IPv6 client counts by its /64). Past the bound a
   new connection is answered 429 ``rate_limited`` at once, before anything is read, and
-  closed. The address is the TCP peer's: behind a proxy every connection is the proxy's.
+  closed. The address is the TCP peer's; a peer in ``trusted_proxies`` is not bounded
+  (behind a proxy every connection is the proxy's: the proxy bounds its clients).
 
 Without them a connection that never finished its request stayed open for ever, and a few
 hundred from one client took every descriptor the process had.
@@ -35,7 +36,7 @@ from .config import ServiceConfig
 if TYPE_CHECKING:
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
-__all__ = ["AddressCounts", "RequestLimits", "address_key", "guarded_protocol"]
+__all__ = ["AddressCounts", "RequestLimits", "address_key", "guarded_protocol", "is_trusted"]
 
 logger = logging.getLogger("humanwire.server")
 
@@ -66,6 +67,22 @@ def address_key(peer: tuple[str, int] | None) -> str | None:
             return str(address.ipv4_mapped)
         return str(ipaddress.IPv6Network((address, 64), strict=False))
     return str(address)
+
+
+def is_trusted(
+    peer: tuple[str, int] | None,
+    proxies: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...],
+) -> bool:
+    """Whether the TCP peer is one of the trusted proxies (``trusted_proxies``)."""
+    if not peer:
+        return False
+    try:
+        address = ipaddress.ip_address(peer[0].split("%", 1)[0])
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return any(address in network for network in proxies)
 
 
 class AddressCounts:
@@ -124,6 +141,7 @@ def guarded_protocol(config: ServiceConfig) -> type[H11Protocol]:
 
     limits = RequestLimits(config.head_timeout, config.body_timeout)
     counts = AddressCounts(config.max_connections_per_address)
+    proxies = tuple(ipaddress.ip_network(proxy, strict=False) for proxy in config.trusted_proxies)
     refusal = _refusal(counts.bound)
 
     class GuardedH11Protocol(H11Protocol):
@@ -141,7 +159,7 @@ def guarded_protocol(config: ServiceConfig) -> type[H11Protocol]:
         # -- the connection ---------------------------------------------------------
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
-            address = address_key(self.client)
+            address = None if is_trusted(self.client, proxies) else address_key(self.client)
             if address is not None:
                 if not counts.admit(address):
                     self._log_refusal(address)

@@ -589,8 +589,8 @@ class HttpSettings(_Strict):
         _count(0, 1_000_000),
         _about(
             "Connections one client address (an IPv6 /64) may hold open; past it a new one is "
-            "answered 429 `rate_limited` and closed. Counted by the TCP peer: behind a proxy, "
-            "raise it or set `0` (no bound)."
+            "answered 429 `rate_limited` and closed. Counted by the TCP peer; a peer in "
+            "`trusted_proxies` is not bounded (a proxy bounds its own clients). `0`: no bound."
         ),
     ] = ServiceConfig.max_connections_per_address
 

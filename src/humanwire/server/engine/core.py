@@ -19,7 +19,7 @@ import dataclasses
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any, Literal
 
 import httpx
@@ -68,6 +68,7 @@ from ..store.base import (
     SharedStore,
     shared_store,
 )
+from ..store.commits import StoreUnavailable
 from ._common import (
     _FORM_KEYS,
     _IDEMPOTENT_RUN,
@@ -816,7 +817,7 @@ class EngineCore:
             self._arm(record.id, follow_up_deadline, "close")
         return record
 
-    def _open_interaction(
+    async def _open_interaction(
         self,
         account: Account,
         *,
@@ -833,7 +834,11 @@ class EngineCore:
     ) -> tuple[InteractionRecord, bool]:
         """The interaction of a send: a new one (linked to the ``Idempotency-Key`` the
         send runs under, if any), or, for a retry whose first run created one and never
-        finished, that one as it is now. True when re-attached: deliver nothing then."""
+        finished, that one as it is now. True when re-attached: deliver nothing then.
+
+        A new one is returned once committed: nothing goes out for a write the database
+        may yet roll back (its disk full). If it is rolled back, ``StoreUnavailable``
+        (503) and nothing of it is left here (its window timer)."""
         if self._draining:
             raise self._unavailable()  # before anything is stored or delivered
         run = _IDEMPOTENT_RUN.get()
@@ -860,6 +865,20 @@ class EngineCore:
                 card_id=card_id,
                 run=run,
             )
+            commit = self.store.committed()  # the batch the insert joined
+            if not commit.settled:
+                try:
+                    await commit
+                except StoreUnavailable:
+                    self._disarm(record.id)
+                    log_event(
+                        logger,
+                        "interaction.not_stored",
+                        interaction_id=record.id,
+                        account_id=account.id,
+                        level=logging.WARNING,
+                    )
+                    raise
         except Duplicate:
             if run is None:
                 raise
@@ -885,6 +904,26 @@ class EngineCore:
                 field="Idempotency-Key",
             )
         return self.store.get_interaction(link.interaction_id)
+
+    async def _send_out(
+        self,
+        record: InteractionRecord,
+        resumed: bool,
+        future: asyncio.Future[InteractionRecord | None] | None,
+        deliver: Callable[[], Awaitable[None]],
+    ) -> None:
+        """Re-attaches a retry to ``record`` (``resumed``), or delivers it. If that fails
+        (a refusal, the database unable to store what the provider answered), the held
+        request is let go here: no wait stays registered for a request that left."""
+        try:
+            if resumed:
+                self._rejoin(record, future)
+            else:
+                await deliver()
+        except BaseException:
+            if future is not None:
+                self._unregister(record.id, future)
+            raise
 
     def _rejoin(
         self, record: InteractionRecord, future: asyncio.Future[InteractionRecord | None] | None

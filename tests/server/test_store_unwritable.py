@@ -97,7 +97,9 @@ def heal_commits(runner: ServiceRunner, tables: tuple[str, ...] = ("interactions
     )
 
 
-async def send_all(base_url: str, api_key: str, keys: list[str]) -> list[httpx.Response]:
+async def send_all(
+    base_url: str, api_key: str, keys: list[str], **fields: Any
+) -> list[httpx.Response]:
     """One SMS per key, all at once (one loop turn of the service takes many)."""
     async with httpx.AsyncClient(
         base_url=base_url,
@@ -109,7 +111,7 @@ async def send_all(base_url: str, api_key: str, keys: list[str]) -> list[httpx.R
             *(
                 client.post(
                     "/messages/sms",
-                    json={"to": HUMAN, "message": f"Reading {key}"},
+                    json={"to": HUMAN, "message": f"Reading {key}", **fields},
                     headers={"Idempotency-Key": key},
                 )
                 for key in keys
@@ -236,6 +238,42 @@ def test_the_client_retries_the_503_and_succeeds_once_space_is_back(
         sent = client.messages.sms(to=HUMAN, message="Are you there?")
     assert answered == [503, 200]
     assert delivered(sqlite_runner, api_key) == [sent.interaction_id]
+
+
+def test_a_held_send_that_was_not_stored_leaves_no_wait_or_timer(
+    sqlite_runner: ServiceRunner,
+) -> None:
+    """Sends with a waitTime whose interaction was rolled back: 503 at once, not held,
+    and no wait or window timer of theirs is left in the engine."""
+    api_key = sqlite_runner.create_account("held")
+    fail_commits(sqlite_runner)
+    keys = [str(uuid.uuid4()) for _ in range(5)]
+    answers = asyncio.run(send_all(sqlite_runner.base_url, api_key, keys, waitTime=60))
+    for answer in answers:
+        assert_unavailable(answer)
+    engine = sqlite_runner.engine
+    assert sqlite_runner.call(lambda: (engine.held_waits, engine.open_windows)) == (0, 0)
+
+
+def test_a_window_whose_end_was_rolled_back_ends_once_writes_work(
+    sqlite_runner: ServiceRunner,
+) -> None:
+    """A window's end (and its outcome event) lost with its batch is tried again: the
+    interaction ends once the database takes writes, without a restart."""
+    api_key = sqlite_runner.create_account("window")
+    fail_commits(sqlite_runner, ("outcomes",))
+    [answer] = asyncio.run(
+        send_all(sqlite_runner.base_url, api_key, [str(uuid.uuid4())], waitTime=1)
+    )
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["responded"] is False  # the human did not answer: still true
+    status = f"/interactions/{answer.json()['interactionId']}/status"
+    assert get(sqlite_runner, api_key, status).json()["status"] == "pending"  # not stored
+    heal_commits(sqlite_runner, ("outcomes",))
+    deadline = time.monotonic() + 10
+    while get(sqlite_runner, api_key, status).json()["status"] == "pending":
+        assert time.monotonic() < deadline, "the window's end was never stored"
+        time.sleep(0.1)
 
 
 def test_a_write_whose_commit_fails_as_its_response_starts_answers_503(

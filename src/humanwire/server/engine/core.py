@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import contextvars
 import dataclasses
+import functools
 import logging
 import time
 import uuid
@@ -399,6 +400,23 @@ class EngineCore:
         self._timers.pop(interaction_id, None)
         if self._closed:
             return
+        retry = functools.partial(self._retry_deadline, interaction_id, phase)
+        try:
+            self._deadline_passed(interaction_id, phase)
+        except StoreUnavailable:
+            retry()
+            return
+        # What it wrote (the end, its outcome) may yet be rolled back with its batch.
+        self.store.committed().on_rollback(retry)
+
+    def _retry_deadline(self, interaction_id: str, phase: Literal["wait", "close"]) -> None:
+        """The database could not store what a deadline did: it runs again shortly (the
+        window stays open in the store until then), so no restart is needed."""
+        if not self._closed and interaction_id not in self._timers:
+            at = time.time() + self.config.unavailable_retry_after
+            self._arm(interaction_id, at, phase)
+
+    def _deadline_passed(self, interaction_id: str, phase: Literal["wait", "close"]) -> None:
         record = self.store.get_interaction(interaction_id)
         if record is None:
             # Its account was deleted: a request held for it ends now (401, ``_current``).

@@ -13,7 +13,7 @@ in, so the service can refuse to answer 200 for a request whose batch was rolled
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from contextvars import ContextVar
 from typing import Any
 
@@ -36,12 +36,13 @@ class PendingCommit:
     the event loop (by the store's commit); each awaiter waits on a future of its own,
     so a cancelled one leaves the others waiting."""
 
-    __slots__ = ("_waiters", "error", "settled")
+    __slots__ = ("_on_rollback", "_waiters", "error", "settled")
 
     def __init__(self) -> None:
         self.settled = False
         self.error: StoreUnavailable | None = None
         self._waiters: list[asyncio.Future[None]] = []
+        self._on_rollback: list[Callable[[], None]] = []
 
     def settle(self, error: StoreUnavailable | None) -> None:
         if self.settled:
@@ -51,6 +52,17 @@ class PendingCommit:
         for waiter in waiters:
             if not waiter.done():
                 waiter.set_result(None)
+        callbacks, self._on_rollback = self._on_rollback, []
+        if error is not None:
+            for callback in callbacks:
+                callback()
+
+    def on_rollback(self, callback: Callable[[], None]) -> None:
+        """Calls ``callback`` if these writes are rolled back (at once if they were)."""
+        if not self.settled:
+            self._on_rollback.append(callback)
+        elif self.error is not None:
+            callback()
 
     def __await__(self) -> Generator[Any, None, None]:
         if not self.settled:

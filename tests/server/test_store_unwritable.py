@@ -298,6 +298,36 @@ def test_a_write_whose_commit_fails_as_its_response_starts_answers_503(
         assert [c["id"] for c in client.get("/channels").json()] == [created.json()["id"]]
 
 
+def test_a_batch_answers_each_unstored_send_503_and_the_batch_200(
+    sqlite_runner: ServiceRunner,
+) -> None:
+    """In ``POST /batch`` each item answers for its own writes: the items whose
+    interaction was rolled back are 503 with Retry-After, nothing of them delivered."""
+    api_key = sqlite_runner.create_account("batch")
+    fail_commits(sqlite_runner)
+    items = [
+        {
+            "path": "/messages/sms",
+            "idempotencyKey": f"b-{n}",
+            "body": {"to": HUMAN, "message": f"m{n}"},
+        }
+        for n in range(3)
+    ]
+    with httpx.Client(
+        base_url=sqlite_runner.base_url,
+        headers={"Authorization": f"Bearer {api_key}"},
+        trust_env=False,
+        timeout=20,
+    ) as client:
+        answer = client.post("/batch", json={"requests": items})
+        assert answer.status_code == 200, answer.text
+        for item in answer.json()["responses"]:
+            assert item["status"] == 503, item
+            assert item["body"]["error"]["code"] == "unavailable"
+            assert int(item["headers"]["retry-after"]) >= 1
+    assert delivered(sqlite_runner, api_key) == []
+
+
 # -- PostgreSQL: the connection lost mid-statement --------------------------------------
 
 

@@ -384,6 +384,10 @@ def test_a_connection_lost_mid_insert_answers_503_on_postgres(
         assert_unavailable(answers[0])
         assert delivered(runner, api_key) == []
         admin.execute("DROP TRIGGER slow ON interactions")
+    # The lost connection was noted; /readyz's test write finds writes working again.
+    assert runner.engine.store.write_failure is not None
+    assert_ready(runner)
+    assert runner.engine.store.write_failure is None
     retried = asyncio.run(send_all(runner.base_url, api_key, [key]))
     assert retried[0].status_code == 200, retried[0].text
     assert delivered(runner, api_key) == [retried[0].json()["interactionId"]]

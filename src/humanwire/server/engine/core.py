@@ -856,7 +856,9 @@ class EngineCore:
 
         A new one is returned once committed: nothing goes out for a write the database
         may yet roll back (its disk full). If it is rolled back, ``StoreUnavailable``
-        (503) and nothing of it is left here (its window timer)."""
+        (503) and nothing of it is left here (its window timer). On the sandbox, the
+        delivery's row joins the same batch and is shown once it commits (``deliver``);
+        a rollback fails the delivery, which ends the interaction as for a refusal."""
         if self._draining:
             raise self._unavailable()  # before anything is stored or delivered
         run = _IDEMPOTENT_RUN.get()
@@ -884,7 +886,9 @@ class EngineCore:
                 run=run,
             )
             commit = self.store.committed()  # the batch the insert joined
-            if not commit.settled:
+            # The sandbox's message is a row of that same batch: it awaits the commit
+            # itself before showing it, so the two stand or fall together.
+            if not commit.settled and not isinstance(self.providers[channel], SandboxProvider):
                 try:
                     await commit
                 except StoreUnavailable:

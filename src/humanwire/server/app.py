@@ -6,6 +6,7 @@ started in the serving event loop at startup and closed at shutdown.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -21,11 +22,12 @@ from .delivery.real import real_providers
 from .engine import Engine
 from .health import ReadinessProbe
 from .http_body import BodyLimitMiddleware
-from .http_errors import exception_handlers
+from .http_errors import exception_handlers, store_unavailable_response
 from .observe import ObserveMiddleware, metrics_endpoint
 from .openapi import build_openapi
 from .pages import page_routes
 from .routes import api_operations, to_routes
+from .store.commits import TOUCHED, StoreUnavailable, Touched
 
 __all__ = ["create_app"]
 
@@ -88,7 +90,11 @@ class _CommitBeforeAnswering:
     """Commits the store's open writes as a response starts: the SQLite store groups a
     loop turn's writes into one transaction committed on the next turn, and the response
     would otherwise reach the client first (uvicorn writes it at once), uncommitted —
-    invisible to another process, lost if this one died then."""
+    invisible to another process, lost if this one died then.
+
+    A response whose request read or wrote in a batch that was rolled back (the disk
+    full) is not sent: a 503 with ``Retry-After`` goes out in its place, so nothing the
+    database lost is answered as done."""
 
     def __init__(self, app: ASGIApp, engine: Engine) -> None:
         self.app = app
@@ -98,13 +104,28 @@ class _CommitBeforeAnswering:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        touched = Touched()
+        token = TOUCHED.set(touched)  # this request's context, and the tasks it starts
+        replaced = False
 
         async def send_committed(message: Message) -> None:
+            nonlocal replaced
+            if replaced:
+                return  # the handler's body, after its start was replaced
             if message["type"] == "http.response.start":
-                self.engine.store.commit()
+                with contextlib.suppress(StoreUnavailable):
+                    self.engine.store.commit()  # a failure lands in ``touched`` if ours
+                if touched.failure() is not None:
+                    replaced = True
+                    retry_after = self.engine.config.unavailable_retry_after
+                    await store_unavailable_response(retry_after)(scope, receive, send)
+                    return
             await send(message)
 
-        await self.app(scope, receive, send_committed)
+        try:
+            await self.app(scope, receive, send_committed)
+        finally:
+            TOUCHED.reset(token)
 
 
 def _mcp_endpoint(config: ServiceConfig, engine: Engine) -> Any:

@@ -79,7 +79,8 @@ class ServiceConfig:
     voice_chat_model: Any = None
     """A chat model object; takes precedence over ``voice_model`` (tests, embedding)."""
     unavailable_retry_after: float = 1.0
-    """``Retry-After`` (seconds) of the 503 a stopping service answers held requests with."""
+    """``Retry-After`` (seconds) of the 503 a stopping service answers held requests with,
+    and of the 503 of a request the database could not store."""
     replica_lease: float = 10.0
     """Replicas on one PostgreSQL database: seconds without a heartbeat after which a
     replica counts as dead and the others take over its windows, held sends and

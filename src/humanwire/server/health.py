@@ -1,7 +1,8 @@
 """``GET /readyz``: whether this service should be sent traffic.
 
 ``/healthz`` says the process answers (and is not stopping); ``/readyz`` also asks the
-database a question, checks its schema is the one this code needs, and reports what each
+database a question (and, after a write failed, whether a write works again), checks its
+schema is the one this code needs, and reports what each
 real provider made of its credentials at start. A load balancer or orchestrator routes
 on it; the body names the failing check.
 """
@@ -12,6 +13,8 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from .store.commits import StoreUnavailable
 
 if TYPE_CHECKING:
     from .delivery.real import AttachedProvider
@@ -88,4 +91,18 @@ class ReadinessProbe:
             )
         else:
             migrations = Check(True, "schema up to date")
-        return {"database": Check(True, "answered"), "migrations": migrations}
+        return {"database": await self._writes(), "migrations": migrations}
+
+    async def _writes(self) -> Check:
+        """After a write failed (the disk full, a commit lost): a test write, so the
+        service reports ready again by itself once writes work, without a restart."""
+        store = self.engine.store
+        if store.write_failure is None:
+            return Check(True, "answered")
+        try:
+            await asyncio.wait_for(store.check_writable(), self.timeout)
+        except asyncio.TimeoutError:
+            return Check(False, f"cannot store writes: no answer within {self.timeout:g} s")
+        except StoreUnavailable as exc:
+            return Check(False, f"cannot store writes: {exc.reason}")
+        return Check(True, "answered; writes work again")

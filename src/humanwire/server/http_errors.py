@@ -25,12 +25,14 @@ from .errors import (
     Unauthorized,
 )
 from .observe import current_request
+from .store.commits import StoreUnavailable
 
 __all__ = [
     "error_response",
     "exception_handlers",
     "service_error_from_validation",
     "service_error_response",
+    "store_unavailable_response",
 ]
 
 logger = logging.getLogger("humanwire.server")
@@ -74,6 +76,19 @@ def service_error_response(exc: ServiceError) -> Response:
     return error_response(exc.status, exc.code, exc.message, exc.field, headers)
 
 
+def store_unavailable_response(retry_after: float) -> Response:
+    """503 for a request the database could not store (its disk full, the connection
+    lost mid-commit): not done, not delivered; the client retries under its
+    ``Idempotency-Key``. The reason is logged and shown by ``/readyz``, not here."""
+    return error_response(
+        503,
+        "unavailable",
+        "the database cannot store this request right now; retry with the same "
+        "Idempotency-Key",
+        headers={"Retry-After": str(max(1, math.ceil(retry_after)))},
+    )
+
+
 def service_error_from_validation(exc: ValidationError) -> ServiceError:
     """A body that failed its wire model, as the engine's error type for the same rule."""
     detail = detail_from_validation_error(exc)
@@ -85,6 +100,11 @@ def service_error_from_validation(exc: ValidationError) -> ServiceError:
 async def _on_service_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ServiceError)
     return service_error_response(exc)
+
+
+async def _on_store_unavailable(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, StoreUnavailable)
+    return store_unavailable_response(request.app.state.config.unavailable_retry_after)
 
 
 async def _on_http_exception(request: Request, exc: Exception) -> Response:
@@ -129,6 +149,7 @@ def exception_handlers() -> dict[Any, Any]:
     before the engine runs, so one escaping a handler is a bug of ours, a 500."""
     return {
         ServiceError: _on_service_error,
+        StoreUnavailable: _on_store_unavailable,
         HTTPException: _on_http_exception,
         ClientDisconnect: _on_client_disconnect,
         Exception: _on_unexpected,

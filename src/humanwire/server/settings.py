@@ -644,7 +644,10 @@ class Settings(_Strict):
     unavailable_retry_after: Annotated[
         float,
         _seconds(3600),
-        _about("`Retry-After` of the 503 a stopping service answers held requests with."),
+        _about(
+            "`Retry-After` of the 503 a stopping service answers held requests with, and "
+            "of the 503 of a request the database could not store (its disk full)."
+        ),
     ] = ServiceConfig.unavailable_retry_after
     metrics_token: Annotated[
         Secret | None,

@@ -16,8 +16,9 @@ __all__ = ["SandboxProvider"]
 
 
 class SandboxProvider:
-    """Writes each delivery to the store, then tells ``on_delivered`` (the engine wakes
-    the scripted human and the live inbox from there)."""
+    """Writes each delivery to the store, then, once it is committed, tells
+    ``on_delivered`` (the engine wakes the scripted human and the live inbox from
+    there)."""
 
     name = "sandbox"
     senders: Mapping[str, str] = MappingProxyType(
@@ -46,6 +47,9 @@ class SandboxProvider:
             form_url=item.form_url,
             created_at=time.time(),
         )
+        # The row is the message: shown once committed, with the interaction it belongs
+        # to (the same batch); a rollback raises ``StoreUnavailable``, nothing shown.
+        await self._store.committed()
         self._on_delivered(record)
         return Sent(ref=record.id, status="delivered")
 

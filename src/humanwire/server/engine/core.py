@@ -16,10 +16,11 @@ import asyncio
 import contextlib
 import contextvars
 import dataclasses
+import functools
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any, Literal
 
 import httpx
@@ -69,6 +70,7 @@ from ..store.base import (
     SharedStore,
     shared_store,
 )
+from ..store.commits import StoreUnavailable
 from ._common import (
     _FORM_KEYS,
     _IDEMPOTENT_RUN,
@@ -400,6 +402,23 @@ class EngineCore:
         self._timers.pop(interaction_id, None)
         if self._closed:
             return
+        retry = functools.partial(self._retry_deadline, interaction_id, phase)
+        try:
+            self._deadline_passed(interaction_id, phase)
+        except StoreUnavailable:
+            retry()
+            return
+        # What it wrote (the end, its outcome) may yet be rolled back with its batch.
+        self.store.committed().on_rollback(retry)
+
+    def _retry_deadline(self, interaction_id: str, phase: Literal["wait", "close"]) -> None:
+        """The database could not store what a deadline did: it runs again shortly (the
+        window stays open in the store until then), so no restart is needed."""
+        if not self._closed and interaction_id not in self._timers:
+            at = time.time() + self.config.unavailable_retry_after
+            self._arm(interaction_id, at, phase)
+
+    def _deadline_passed(self, interaction_id: str, phase: Literal["wait", "close"]) -> None:
         record = self.store.get_interaction(interaction_id)
         if record is None:
             # Its account was deleted: a request held for it ends now (401, ``_current``).
@@ -818,7 +837,7 @@ class EngineCore:
             self._arm(record.id, follow_up_deadline, "close")
         return record
 
-    def _open_interaction(
+    async def _open_interaction(
         self,
         account: Account,
         *,
@@ -835,7 +854,13 @@ class EngineCore:
     ) -> tuple[InteractionRecord, bool]:
         """The interaction of a send: a new one (linked to the ``Idempotency-Key`` the
         send runs under, if any), or, for a retry whose first run created one and never
-        finished, that one as it is now. True when re-attached: deliver nothing then."""
+        finished, that one as it is now. True when re-attached: deliver nothing then.
+
+        A new one is returned once committed: nothing goes out for a write the database
+        may yet roll back (its disk full). If it is rolled back, ``StoreUnavailable``
+        (503) and nothing of it is left here (its window timer). On the sandbox, the
+        delivery's row joins the same batch and is shown once it commits (``deliver``);
+        a rollback fails the delivery, which ends the interaction as for a refusal."""
         if self._draining:
             raise self._unavailable()  # before anything is stored or delivered
         run = _IDEMPOTENT_RUN.get()
@@ -862,6 +887,22 @@ class EngineCore:
                 card_id=card_id,
                 run=run,
             )
+            commit = self.store.committed()  # the batch the insert joined
+            # The sandbox's message is a row of that same batch: it awaits the commit
+            # itself before showing it, so the two stand or fall together.
+            if not commit.settled and not isinstance(self.providers[channel], SandboxProvider):
+                try:
+                    await commit
+                except StoreUnavailable:
+                    self._disarm(record.id)
+                    log_event(
+                        logger,
+                        "interaction.not_stored",
+                        interaction_id=record.id,
+                        account_id=account.id,
+                        level=logging.WARNING,
+                    )
+                    raise
         except Duplicate:
             if run is None:
                 raise
@@ -887,6 +928,26 @@ class EngineCore:
                 field="Idempotency-Key",
             )
         return self.store.get_interaction(link.interaction_id)
+
+    async def _send_out(
+        self,
+        record: InteractionRecord,
+        resumed: bool,
+        future: asyncio.Future[InteractionRecord | None] | None,
+        deliver: Callable[[], Awaitable[None]],
+    ) -> None:
+        """Re-attaches a retry to ``record`` (``resumed``), or delivers it. If that fails
+        (a refusal, the database unable to store what the provider answered), the held
+        request is let go here: no wait stays registered for a request that left."""
+        try:
+            if resumed:
+                self._rejoin(record, future)
+            else:
+                await deliver()
+        except BaseException:
+            if future is not None:
+                self._unregister(record.id, future)
+            raise
 
     def _rejoin(
         self, record: InteractionRecord, future: asyncio.Future[InteractionRecord | None] | None

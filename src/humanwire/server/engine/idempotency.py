@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import logging
 import time
 from collections.abc import Awaitable, Callable
 
@@ -17,6 +18,7 @@ from ..store.base import (
     IdempotencyRecord,
     InteractionRecord,
 )
+from ..store.commits import StoreUnavailable
 from ._common import (
     _IDEMPOTENT_RUN,
     ACCEPT_ASYNC,
@@ -26,6 +28,8 @@ from ._common import (
     _Requesters,
 )
 from .core import EngineCore
+
+logger = logging.getLogger("humanwire.engine")
 
 
 class Idempotency(EngineCore):
@@ -138,4 +142,9 @@ class Idempotency(EngineCore):
             )
             self._wait_ended_written.add(followed)
             return
-        self.store.put_idempotency(record)
+        try:
+            self.store.put_idempotency(record)
+        except StoreUnavailable:
+            # Answered all the same: a retry under the key re-attaches to the stored
+            # interaction (its link) and answers the same.
+            logger.warning("the result of an idempotent request could not be stored")

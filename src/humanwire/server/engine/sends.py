@@ -147,7 +147,7 @@ class Sends(EngineCore):
         reply_link: bool = False,
         template: WhatsAppTemplate | None = None,
     ) -> MessageResponse:
-        record, resumed = self._open_interaction(
+        record, resumed = await self._open_interaction(
             account,
             kind="message",
             channel=channel,
@@ -159,15 +159,16 @@ class Sends(EngineCore):
             reply_token=secrets.token_urlsafe(32) if reply_link else None,
             card_id=card_id,
         )
+        delivered = text
+        if record.reply_token is not None:
+            delivered = templates.reply_link_text(text, self.reply_link_url(record.reply_token))
         future = self._register(record) if wait_time is not None else None
-        if resumed:
-            self._rejoin(record, future)
-        else:
-            delivered = text
-            if record.reply_token is not None:
-                link_url = self.reply_link_url(record.reply_token)
-                delivered = templates.reply_link_text(text, link_url)
-            await self._deliver(record, delivered, future=future, template=template)
+        await self._send_out(
+            record,
+            resumed,
+            future,
+            functools.partial(self._deliver, record, delivered, future=future, template=template),
+        )
         if future is None:
             return MessageResponse(**self._as_now(record.id))
         answered = await self._hold(record.id, future)
@@ -237,7 +238,7 @@ class Sends(EngineCore):
     async def _call_card(
         self, account: Account, card: ChannelRecord, prompt: str, wire: dict[str, Any]
     ) -> MessageResponse:
-        record, resumed = self._open_interaction(
+        record, resumed = await self._open_interaction(
             account,
             kind="call",
             channel="call",
@@ -247,10 +248,9 @@ class Sends(EngineCore):
             card_id=card.id,
         )
         future = self._register(record) if card.wait_time is not None else None
-        if resumed:
-            self._rejoin(record, future)
-        else:
-            await self._deliver(record, prompt, future=future)
+        await self._send_out(
+            record, resumed, future, functools.partial(self._deliver, record, prompt, future=future)
+        )
         if future is None:
             return MessageResponse(**self._as_now(record.id))
         limit = self._remaining(record, float(card.wait_time or 0), resumed)
@@ -309,7 +309,7 @@ class Sends(EngineCore):
 
         message = getattr(request, "message", None)
         self._check_send(account, f"{request.title}\n{message or ''}", request.to)
-        record, resumed = self._open_interaction(
+        record, resumed = await self._open_interaction(
             account,
             kind="form",
             channel=channel,
@@ -323,12 +323,15 @@ class Sends(EngineCore):
         assert record.form_token is not None
         url = self.form_url(record.form_token)
         future = self._register(record) if request.wait_time is not None else None
-        if resumed:
-            self._rejoin(record, future)
-        else:
-            await self._deliver(
-                record, text_for(url), form_url=url, future=future, template=template_for(url)
-            )
+        deliver = functools.partial(
+            self._deliver,
+            record,
+            text_for(url),
+            form_url=url,
+            future=future,
+            template=template_for(url),
+        )
+        await self._send_out(record, resumed, future, deliver)
         if future is None:
             return FormResponse(**self._as_now(record.id), form_url=url)
         answered = await self._hold(record.id, future)
@@ -373,14 +376,13 @@ class Sends(EngineCore):
     ) -> CallResponse:
         sender = self._phone_sender(account, None)
         self._check_send(account, prompt, to)
-        record, resumed = self._open_interaction(
+        record, resumed = await self._open_interaction(
             account, kind="call", channel="call", to=to, from_addr=sender, request=request
         )
         future = self._register(record) if wait else None
-        if resumed:
-            self._rejoin(record, future)
-        else:
-            await self._deliver(record, prompt, future=future)
+        await self._send_out(
+            record, resumed, future, functools.partial(self._deliver, record, prompt, future=future)
+        )
         if future is not None:
             ended = await self._hold(
                 record.id, future, limit=self._remaining(record, limit, resumed)

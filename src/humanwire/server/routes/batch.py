@@ -33,7 +33,8 @@ from humanwire.types._base import IDEMPOTENCY_KEY
 
 from ..engine import REQUESTER_GONE
 from ..errors import InvalidRequest, NotFound, ServiceError
-from ..http_errors import error_response, service_error_response
+from ..http_errors import error_response, service_error_response, store_unavailable_response
+from ..store.commits import TOUCHED, StoreUnavailable, Touched
 from ._api import (
     ApiCall,
     Operation,
@@ -85,6 +86,9 @@ def operations(sends: Sequence[Operation]) -> list[Operation]:
         # The batch's connection says nothing about the items' holds: like a 202 alone,
         # each hold outlives the request.
         REQUESTER_GONE.set(None)
+        # Each item answers for its own writes (its own 503), not the batch as a whole:
+        # one item's rolled-back write must not hide the others' answers.
+        TOUCHED.set(Touched())
         request = call.request
         try:
             operation, params = table.find(item.path)
@@ -115,6 +119,8 @@ def operations(sends: Sequence[Operation]) -> list[Operation]:
             )
         except ServiceError as exc:
             return _parts(service_error_response(exc))
+        except StoreUnavailable:
+            return _parts(store_unavailable_response(call.config.unavailable_retry_after))
         except Exception:
             logger.exception("internal error in a batch item (%s)", item.path[:200])
             return _parts(error_response(500, "internal_error", "internal error; it was logged"))

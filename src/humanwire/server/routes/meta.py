@@ -28,7 +28,8 @@ class ReadinessCheck(ResponseModel):
 class Readiness(ResponseModel):
     status: Literal["ready", "not_ready"]
     checks: dict[str, ReadinessCheck]
-    """``accepting`` (not stopping), ``database`` (it answered a query),
+    """``accepting`` (not stopping), ``database`` (it answered a query, and after a
+    write failed, a test write succeeded),
     ``migrations`` (its schema is this code's), and per real provider (``twilio``,
     ``slack``) whether its credentials were accepted at start."""
 

@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
+from .commits import PendingCommit
+
 __all__ = [
     "ACCOUNT_TABLES",
     "INBOUND_COLUMNS",
@@ -292,7 +294,26 @@ class Store(Protocol):
     def commit(self) -> None:
         """Makes every write so far visible to other connections and durable. The
         service calls it before a response starts (a store that commits each method
-        has nothing left to do)."""
+        has nothing left to do). Raises ``StoreUnavailable`` when they could not be
+        committed (they were rolled back)."""
+        ...
+
+    def committed(self) -> PendingCommit:
+        """The commit of every write so far: await it before acting on them outside
+        the database (delivering a message). Already settled for a store that commits
+        each method. Take it right after the writes, on the event loop."""
+        ...
+
+    @property
+    def write_failure(self) -> str | None:
+        """Why the last write failed (``StoreUnavailable``), until a write is seen to
+        succeed again (``check_writable``); None while writes work."""
+        ...
+
+    async def check_writable(self) -> None:
+        """After a failed write: tries a small write, which clears ``write_failure``
+        when it succeeds (raises ``StoreUnavailable`` when it fails). Costs nothing
+        while writes work. For ``/readyz``."""
         ...
 
     def pending_migrations(self) -> list[int]:

@@ -42,6 +42,7 @@ How it maps to ``SQLiteStore`` (``store/sqlite.py``), whose semantics it keeps:
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import time
@@ -77,6 +78,7 @@ from .base import (
     interaction_values,
     usage_from_counts,
 )
+from .commits import COMMITTED, PendingCommit, StoreUnavailable
 
 __all__ = ["MIGRATIONS", "PostgresStore"]
 
@@ -432,6 +434,11 @@ def _notice_body(text: str) -> str | None:
     return text if len(text.encode()) <= OUTCOME_NOTICE_BODY else None
 
 
+def _first_line(exc: BaseException) -> str:
+    """What failed, in a line (drivers do not echo passwords)."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+
+
 def _loads_number(text: str | None) -> float | None:
     # Windows are stored as JSON text so 30 stays 30 (not 30.0) when shown back.
     if text is None:
@@ -460,6 +467,7 @@ class PostgresStore(InboxSessionsSQL):
         self.url = url
         self.schema = schema
         self._closed = False
+        self._write_failure: str | None = None
         self._notice_channel: str | None = None
         # What this store asked of the server (the migrations left out): tests pin the
         # round trips of a send, the benchmark reports them.
@@ -551,6 +559,12 @@ class PostgresStore(InboxSessionsSQL):
                 yield conn
         except errors.UniqueViolation as exc:
             raise Duplicate(str(exc)) from None
+        except psycopg.OperationalError as exc:
+            # The server gone (or the connection lost mid-commit: it may have failed),
+            # its disk full, no connection to be had: not done, retry later.
+            reason = _first_line(exc)
+            self._write_failure = reason
+            raise StoreUnavailable(reason) from exc
 
     @contextmanager
     def _tx(self, statements: int) -> Iterator[psycopg.Connection[tuple[Any, ...]]]:
@@ -604,6 +618,26 @@ class PostgresStore(InboxSessionsSQL):
 
     def commit(self) -> None:
         """Nothing to do: every method commits before it returns."""
+
+    def committed(self) -> PendingCommit:
+        return COMMITTED
+
+    @property
+    def write_failure(self) -> str | None:
+        return self._write_failure
+
+    async def check_writable(self) -> None:
+        """A one-row update in a worker thread (it waits on the network)."""
+        if self._write_failure is not None:
+            await asyncio.to_thread(self._probe_write)
+
+    def _probe_write(self) -> None:
+        # A new row version of the newest migration's: a real write, a tiny table.
+        self._run(
+            "UPDATE schema_migrations SET applied_at = applied_at "
+            "WHERE version = (SELECT MAX(version) FROM schema_migrations)"
+        )
+        self._write_failure = None
 
     # -- accounts ---------------------------------------------------------------------
     @staticmethod

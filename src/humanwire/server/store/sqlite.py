@@ -42,8 +42,16 @@ from .base import (
     interaction_values,
     usage_from_counts,
 )
+from .commits import COMMITTED, TOUCHED, PendingCommit, StoreUnavailable
 
 __all__ = ["SQLiteStore"]
+
+# Primary result codes of a database that cannot take a write now (its disk full, an I/O
+# error, locked past the busy timeout, read-only, out of memory): 503, retry later.
+_UNAVAILABLE_CODES = frozenset({5, 6, 7, 8, 10, 13, 14, 15})
+_UNAVAILABLE_TEXT = ("disk is full", "disk i/o error", "locked", "readonly", "unable to open")
+_PROBE_PAGES = 64
+"""At most this many pages are written by a probe (``check_writable``)."""
 
 logger = logging.getLogger("humanwire.store")
 
@@ -252,6 +260,15 @@ def _loads_number(text: str | None) -> float | None:
     return value
 
 
+def _unavailable(exc: sqlite3.OperationalError) -> bool:
+    """True for an error of the database's state, not of the statement (a bug)."""
+    code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
+    if isinstance(code, int):
+        return code & 0xFF in _UNAVAILABLE_CODES
+    text = str(exc).lower()
+    return any(part in text for part in _UNAVAILABLE_TEXT)
+
+
 class SQLiteStore(InboxSessionsSQL):
     """``Store`` on sqlite3. ``path`` is a file name or ``:memory:``."""
 
@@ -259,6 +276,8 @@ class SQLiteStore(InboxSessionsSQL):
         self.path = path
         self._lock = threading.RLock()
         self._closed = False
+        self._batch: PendingCommit | None = None
+        self._write_failure: str | None = None
         self._db = sqlite3.connect(
             path, isolation_level=None, check_same_thread=False, timeout=10.0
         )
@@ -309,71 +328,173 @@ class SQLiteStore(InboxSessionsSQL):
         the loop's next turn. A commit (a WAL append) costs far more than a statement,
         so ten thousand sends in one burst cost a handful of commits, and a crash loses
         at most the writes of one turn. The service commits the batch before a response
-        starts (``create_app``), so none of them was answered to anyone yet. Without a
+        starts (``create_app``), so none of them was answered to anyone yet, and a send
+        awaits its batch's commit (``committed``) before it delivers anything. Without a
         running loop (a CLI, a plain script) every write commits at once."""
-        if self._closed or self._db.in_transaction:
+        if self._closed:
+            return
+        if self._db.in_transaction:
+            self._touch()
             return
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
         self._db.execute("BEGIN IMMEDIATE")
-        loop.call_soon(self.commit)
+        self._batch = PendingCommit()
+        self._touch()
+        loop.call_soon(self._commit_soon)
+
+    def _touch(self) -> None:
+        """The open batch is part of the current request's answer (``TOUCHED``)."""
+        batch = self._batch
+        if batch is not None:
+            touched = TOUCHED.get()
+            if touched is not None:
+                touched.add(batch)
+
+    def committed(self) -> PendingCommit:
+        batch = self._batch
+        return batch if batch is not None else COMMITTED
+
+    @property
+    def write_failure(self) -> str | None:
+        return self._write_failure
 
     def commit(self) -> None:
-        """Commits the open batch, if any."""
+        """Commits the open batch, if any; raises ``StoreUnavailable`` when it was rolled
+        back instead (every write of it is gone: its requests answer 503)."""
         with self._lock:
-            if not self._closed and self._db.in_transaction:
+            batch, self._batch = self._batch, None
+            if batch is None or self._closed:
+                return
+            error: str | None = None
+            if not self._db.in_transaction:
+                # A failed statement made SQLite roll the whole transaction back.
+                error = "the batch was rolled back after a failed write"
+            else:
                 try:
                     self._db.execute("COMMIT")
-                except sqlite3.Error:
-                    logger.exception("commit of the store failed; rolling back the batch")
+                except sqlite3.Error as exc:
+                    error = str(exc)
                     with contextlib.suppress(sqlite3.Error):
                         self._db.execute("ROLLBACK")
+        if error is None:
+            batch.settle(None)
+            return
+        logger.error("commit of the store failed (%s); its batch of writes was rolled back", error)
+        failure = StoreUnavailable(error)
+        self._write_failure = error
+        batch.settle(failure)
+        raise failure
+
+    def _commit_soon(self) -> None:
+        # The batch's requests learn of a failure from it (logged by ``commit``).
+        with contextlib.suppress(StoreUnavailable):
+            self.commit()
+
+    def _write_failed(self, exc: sqlite3.Error) -> StoreUnavailable:
+        """A write statement failed for want of the database (its disk full, locked, an
+        I/O error): the write is not done. If SQLite rolled back the whole batch with
+        it, the batch fails (the other writes in it are gone too)."""
+        reason = str(exc)
+        self._write_failure = reason
+        logger.warning("a write to the store failed: %s", reason)
+        failure = StoreUnavailable(reason)
+        batch = self._batch
+        if batch is not None and not self._db.in_transaction:
+            self._batch = None
+            logger.error("the store rolled back its batch of writes (%s)", reason)
+            batch.settle(failure)
+        return failure
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """Statements that write, in the open batch (or committed at once off the loop);
+        ``StoreUnavailable`` when the database cannot take them."""
+        with self._lock:
+            try:
+                self._join_batch()
+                yield self._db
+            except sqlite3.OperationalError as exc:
+                if not _unavailable(exc):
+                    raise
+                raise self._write_failed(exc) from exc
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
         """Several statements as one unit: a savepoint inside the batch, else its own
         transaction."""
-        with self._lock:
-            self._join_batch()
-            if self._db.in_transaction:
-                self._db.execute("SAVEPOINT unit")
+        with self._write() as db:
+            if db.in_transaction:
+                db.execute("SAVEPOINT unit")
                 try:
-                    yield self._db
+                    yield db
                 except BaseException:
-                    self._db.execute("ROLLBACK TO unit")
-                    self._db.execute("RELEASE unit")
+                    if db.in_transaction:  # not rolled back whole by a failed write
+                        db.execute("ROLLBACK TO unit")
+                        db.execute("RELEASE unit")
                     raise
-                self._db.execute("RELEASE unit")
+                db.execute("RELEASE unit")
                 return
-            self._db.execute("BEGIN IMMEDIATE")
+            db.execute("BEGIN IMMEDIATE")
             try:
-                yield self._db
+                yield db
+                db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
                 raise
-            self._db.execute("COMMIT")
+
+    async def check_writable(self) -> None:
+        """On the loop (a probe is a few statements and a small commit). The test write
+        needs a new page: a database that cannot grow fails it, as it fails inserts."""
+        if self._write_failure is None:
+            return
+        with self._lock:
+            if self._closed:
+                raise StoreUnavailable("the store is closed")
+            self.commit()  # the open batch first; its failure is the answer
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                page_size = int(self._db.execute("PRAGMA page_size").fetchone()[0])
+                free = int(self._db.execute("PRAGMA freelist_count").fetchone()[0])
+                self._db.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('write_probe', "
+                    "randomblob(?))",
+                    (page_size * (min(free, _PROBE_PAGES) + 1),),
+                )
+                self._db.execute("DELETE FROM meta WHERE key = 'write_probe'")
+                self._db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                if self._db.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        self._db.execute("ROLLBACK")
+                self._write_failure = str(exc)
+                raise StoreUnavailable(str(exc)) from exc
+            self._write_failure = None
 
     def _one(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
         with self._lock:
+            self._touch()
             row: tuple[Any, ...] | None = self._db.execute(sql, params).fetchone()
             return row
 
     def _all(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
+            self._touch()
             return list(self._db.execute(sql, params).fetchall())
 
     def _run(self, sql: str, params: tuple[Any, ...] = ()) -> int:
-        with self._lock:
-            self._join_batch()
-            return self._db.execute(sql, params).rowcount
+        with self._write() as db:
+            return db.execute(sql, params).rowcount
 
     def close(self) -> None:
         with self._lock:
             if self._closed:
                 return
-            self.commit()
+            with contextlib.suppress(StoreUnavailable):
+                self.commit()
             self._closed = True
             self._db.close()
 
@@ -664,8 +785,7 @@ class SQLiteStore(InboxSessionsSQL):
     ) -> tuple[int, int]:
         if idempotency is not None:
             self.put_idempotency(idempotency)  # in this loop turn's batch, as the event
-        with self._lock:
-            self._join_batch()
+        with self._write():
             cursor = self._db.execute(
                 "INSERT INTO outcomes (account_id, interaction_id, body, created_at) "
                 "VALUES (?, ?, ?, ?)",
@@ -727,8 +847,7 @@ class SQLiteStore(InboxSessionsSQL):
         form_url: str | None,
         created_at: float,
     ) -> DeliveryRecord:
-        with self._lock:
-            self._join_batch()
+        with self._write():
             cursor = self._db.execute(
                 "INSERT INTO deliveries (id, account_id, interaction_id, channel, kind, "
                 "from_addr, to_addr, text, form_url, created_at) "

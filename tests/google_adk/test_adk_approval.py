@@ -156,6 +156,20 @@ async def test_a_policy_limits_the_gate_to_some_calls(
     assert human.deliveries() == []  # small payments are not asked about
 
 
+async def test_any_truthy_policy_answer_asks(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
+) -> None:
+    # ADK lets a call through unless its policy returns True itself; the gate fails closed.
+    ran: list[str] = []
+    gate = require_approval(
+        payment_tool(ran), client=async_humanwire_client, when=lambda amount: amount, wait=True
+    )
+    human.fill_form({"decision": "approve"})
+
+    assert await run_agent(FakeLlm.script(PAY), [gate], "pay") == "FINAL: sent 50 to bob"
+    assert len(forms(human)) == 1
+
+
 async def test_adks_own_require_confirmation_becomes_the_gates(
     async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
 ) -> None:
@@ -264,6 +278,7 @@ async def test_the_run_pauses_at_adks_confirmation_and_resumes_once(
     )
 
     assert ran == [] and not outcome.finished
+    assert outcome.final_output is None  # paused: the model was not called with the placeholder
     [paused] = outcome.paused
     pause = [event for event in outcome.events if event.long_running_tool_ids]
     assert [set(event.long_running_tool_ids or ()) for event in pause] == [{paused.confirmation_id}]

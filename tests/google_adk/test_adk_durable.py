@@ -259,7 +259,7 @@ async def test_other_forms_and_bad_signatures_resume_nothing(
         )
 
 
-async def test_a_form_of_another_session_pause_resumes_nothing(
+async def test_a_form_of_an_earlier_pause_or_another_app_resumes_nothing(
     tmp_path: Path, async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
 ) -> None:
     ran: list[str] = []
@@ -270,11 +270,15 @@ async def test_a_form_of_another_session_pause_resumes_nothing(
     human.fill_form({"decision": "approve"}, interaction_id=pending.interaction_id)
     real = await decided(async_humanwire_client, pending.interaction_id)
 
+    def changed(**payload: Any) -> FormReceivedEvent:
+        return real.model_copy(update={"payload": real.payload.model_copy(update=payload)})
+
     # Same session and call, another interaction (an earlier pause's form): ignored.
-    stale = real.model_copy(
-        update={"payload": real.payload.model_copy(update={"interaction_id": "int_old"})}
-    )
+    stale = changed(interaction_id="int_old")
     assert await resume_from_webhook(runner, claims, stale, client=async_humanwire_client) is None
+    # Another app's session of the same ids: not this runner's.
+    billing = changed(metadata={**(real.payload.metadata or {}), "adk_app_name": "billing"})
+    assert await resume_from_webhook(runner, claims, billing, client=async_humanwire_client) is None
     assert ran == []
     outcome = await resume_from_webhook(runner, claims, real, client=async_humanwire_client)
     assert outcome is not None and ran == ["1 x"]

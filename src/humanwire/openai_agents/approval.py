@@ -25,26 +25,27 @@ import inspect
 import json
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, cast, overload
+from dataclasses import dataclass, field
+from typing import Any, cast, overload
 
 from agents import Agent, FunctionTool, RunContextWrapper, Runner, RunResult, RunState
 from agents.items import ToolApprovalItem
 
-from humanwire.approval import (
-    ApprovalDecision,
-    ApprovalRequest,
-    Approver,
-    decision_from_values,
-    timeout_decision,
+from humanwire._deferred_approval import (
+    DEFAULT_APPROVAL_WINDOW,
+    RESUME_KEY,
+    PendingApproval,
+    approver_source,
+    decision_from_status,
+    metadata_value,
+    rejection_message,
+    send_approval_form,
+    wait_for_decision,
 )
+from humanwire.approval import ApprovalDecision, Approver
 from humanwire.errors import HumanWireError
-from humanwire.types import METADATA_MAX_VALUE_LENGTH, FormReceivedEvent, InteractionStatus
-
-if TYPE_CHECKING:
-    from humanwire._client import AsyncHumanWire
 
 __all__ = [
     "CALL_KEY",
@@ -64,11 +65,6 @@ __all__ = [
 
 logger = logging.getLogger("humanwire.openai_agents")
 
-DEFAULT_APPROVAL_WINDOW = 3600
-"""Seconds an approval form stays open when the approver does not set ``follow_up_time``:
-a paused run can wait longer than a held HTTP request."""
-
-RESUME_KEY = "humanwire_resume"
 RESUME_OPENAI_AGENTS = "openai_agents"
 RUN_KEY = "openai_agents_run_id"
 CALL_KEY = "openai_agents_call_id"
@@ -78,26 +74,7 @@ Policy = Callable[[RunContextWrapper[Any], dict[str, Any], str], bool | Awaitabl
 """``needs_approval``'s callable form: ``(context, params, call_id) -> bool``."""
 
 
-# --- one pending approval ---------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PendingApproval:
-    """A tool call waiting for a person: what it is and where its form is."""
-
-    call_id: str
-    tool_name: str
-    arguments: dict[str, Any]
-    interaction_id: str
-    form_url: str | None = None
-    default_on_timeout: Literal["approve", "reject"] = "reject"
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> PendingApproval:
-        return cls(**dict(data))
+# --- one approval form ------------------------------------------------------------------
 
 
 def approval_key(run_id: str, round: int, call_id: str) -> str:
@@ -110,19 +87,11 @@ def approval_key(run_id: str, round: int, call_id: str) -> str:
 def resume_metadata(run_id: str, call_id: str) -> dict[str, str]:
     """The approval form's metadata: a webhook receiver in any process finds the run and
     the call from the event alone."""
-    for what, value in (("run id", run_id), ("call id", call_id)):
-        if not value or len(value) > METADATA_MAX_VALUE_LENGTH:
-            raise ValueError(
-                f"the {what} must be 1 to {METADATA_MAX_VALUE_LENGTH} characters to travel "
-                f"in the approval's metadata, got {len(value)}"
-            )
-    return {RESUME_KEY: RESUME_OPENAI_AGENTS, RUN_KEY: run_id, CALL_KEY: call_id}
-
-
-def approval_window(approver: Approver) -> float:
-    """Seconds the form stays open: the approver's ``follow_up_time``, else
-    :data:`DEFAULT_APPROVAL_WINDOW`."""
-    return float(approver.follow_up_time or DEFAULT_APPROVAL_WINDOW)
+    return {
+        RESUME_KEY: RESUME_OPENAI_AGENTS,
+        RUN_KEY: metadata_value("run id", run_id),
+        CALL_KEY: metadata_value("call id", call_id),
+    }
 
 
 async def send_approval(
@@ -137,23 +106,14 @@ async def send_approval(
 ) -> PendingApproval:
     """Send the approval form of one tool call without holding the request (the answer
     comes by the status long-poll or the webhook). Idempotent per run and call."""
-    kwargs = approver.form_request(
-        ApprovalRequest(tool_name, arguments, description),
-        # The SDK cannot run a call with other arguments: no "edit" choice on the form.
-        allow_edit=False,
-        wait=False,
-        idempotency_key=approval_key(run_id, round, call_id),
-        metadata=resume_metadata(run_id, call_id),
-    )
-    kwargs["follow_up_time"] = approval_window(approver)
-    response = await getattr(approver.async_client.forms, approver.channel)(**kwargs)
-    return PendingApproval(
+    return await send_approval_form(
+        approver,
         call_id=call_id,
         tool_name=tool_name,
         arguments=arguments,
-        interaction_id=response.interaction_id,
-        form_url=response.form_url,
-        default_on_timeout=approver.default_on_timeout,
+        description=description,
+        idempotency_key=approval_key(run_id, round, call_id),
+        metadata=resume_metadata(run_id, call_id),
     )
 
 
@@ -374,44 +334,6 @@ def require_approval(
 # --- decisions --------------------------------------------------------------------------
 
 
-def decision_from_status(
-    status: InteractionStatus, *, default_on_timeout: Literal["approve", "reject"] = "reject"
-) -> ApprovalDecision | None:
-    """The decision an approval's status carries; the timeout default once its form
-    closed without a submission; ``None`` while it is still open."""
-    if isinstance(status.result, FormReceivedEvent):
-        return decision_from_values(
-            status.result.payload.values, interaction_id=status.interaction_id
-        )
-    if status.ended:
-        return timeout_decision(default_on_timeout, interaction_id=status.interaction_id)
-    return None
-
-
-async def wait_for_decision(client: AsyncHumanWire, pending: PendingApproval) -> ApprovalDecision:
-    """Hold on the service (the status long-poll, 60 s a request) until the approval is
-    submitted or its window closes."""
-    status = await client.interactions.wait(pending.interaction_id)
-    decision = decision_from_status(status, default_on_timeout=pending.default_on_timeout)
-    assert decision is not None  # wait() returns once the interaction ended
-    return decision
-
-
-def rejection_message(action: str, decision: ApprovalDecision) -> str:
-    """What the model reads instead of the tool's output when the call does not run."""
-    if decision.timed_out:
-        return (
-            f"{action} was not run: no approval decision arrived in time "
-            "(timeout; rejected by default)."
-        )
-    if decision.decision == "respond":
-        return f"{action} was not run. The human answered instead: {decision.comment or ''}".strip()
-    if decision.approved:  # approved with edited arguments: this SDK cannot apply them
-        return f"{action} was not run: the approver changed its arguments; call it again with them."
-    reason = f" Reason: {decision.comment}" if decision.comment else ""
-    return f"{action} was not run: a human rejected it.{reason}"
-
-
 def apply_decision(
     state: RunState[Any], item: ToolApprovalItem, decision: ApprovalDecision
 ) -> None:
@@ -425,18 +347,6 @@ def apply_decision(
 
 
 # --- in process ---------------------------------------------------------------------------
-
-
-def approver_source(approver: Approver | None) -> Callable[[], Approver]:
-    """The host's approver, built from the environment on first use when not given."""
-    holder: list[Approver] = [approver] if approver is not None else []
-
-    def get() -> Approver:
-        if not holder:
-            holder.append(Approver())
-        return holder[0]
-
-    return get
 
 
 async def run_with_approvals(

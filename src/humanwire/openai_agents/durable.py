@@ -32,7 +32,6 @@ paused; the SDK refuses a state whose agent or tools it cannot find.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -44,26 +43,29 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from agents import Agent, Runner, RunResult, RunState
 
+from humanwire._deferred_approval import (
+    RESUME_KEY,
+    FileClaimStore,
+    PendingApproval,
+    approver_source,
+    decisions_from_service,
+    parse_delivery,
+    service_client,
+)
 from humanwire.approval import ApprovalDecision, Approver, decision_from_values
 from humanwire.types import FormReceivedEvent
-from humanwire.webhooks import SIGNATURE_HEADER, parse_event
 
 from .approval import (
     CALL_KEY,
-    RESUME_KEY,
     RESUME_OPENAI_AGENTS,
     RUN_KEY,
     ApprovalRun,
-    PendingApproval,
     apply_decision,
-    approver_source,
-    decision_from_status,
     new_run_id,
 )
 
 if TYPE_CHECKING:
     from humanwire._client import AsyncHumanWire
-    from humanwire.types import Event
 
 __all__ = [
     "DurableOutcome",
@@ -104,7 +106,7 @@ class FilePausedRunStore:
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.directory = Path(directory)
         self.claims = self.directory / "claims"
-        self.claims.mkdir(parents=True, exist_ok=True)
+        self._claims = FileClaimStore(self.claims)
 
     def _path(self, run_id: str) -> Path:
         # The run id comes from a webhook body: never let it name another file.
@@ -141,13 +143,7 @@ class FilePausedRunStore:
         return sorted(path.stem for path in self.directory.glob("*.json"))
 
     def claim(self, key: str) -> bool:
-        name = hashlib.sha256(key.encode()).hexdigest()
-        try:
-            fd = os.open(self.claims / name, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-        except FileExistsError:
-            return False
-        os.close(fd)
-        return True
+        return self._claims.claim(key)
 
 
 @dataclass(frozen=True)
@@ -263,57 +259,6 @@ async def resume_run(
     return await pause_run(result, store, run=run)
 
 
-def _client(approver: Approver | None, client: AsyncHumanWire | None) -> AsyncHumanWire:
-    if client is not None:
-        return client
-    if approver is not None:
-        return approver.async_client
-    from humanwire._client import AsyncHumanWire
-
-    return AsyncHumanWire()
-
-
-async def _decisions_from_service(
-    pending: Mapping[str, PendingApproval],
-    known: dict[str, ApprovalDecision],
-    client: AsyncHumanWire,
-) -> dict[str, ApprovalDecision] | None:
-    """``known`` completed with the other paused calls' decisions as the service has
-    them; ``None`` while any of them is still open."""
-    decisions = dict(known)
-    for call_id, approval in pending.items():
-        if call_id in decisions:
-            continue
-        status = await client.interactions.status(approval.interaction_id)
-        decision = decision_from_status(status, default_on_timeout=approval.default_on_timeout)
-        if decision is None:
-            return None
-        decisions[call_id] = decision
-    return decisions
-
-
-def parse_delivery(
-    body: bytes | str | Mapping[str, Any] | FormReceivedEvent,
-    headers: Mapping[str, str] | None = None,
-    *,
-    secret: str | None = None,
-) -> Event:
-    """The event a webhook delivery carries. With ``secret`` the ``Humanwire-Signature``
-    header is verified against the raw body first, and a delivery that cannot be trusted
-    raises ``WebhookVerificationError``."""
-    if isinstance(body, (FormReceivedEvent, Mapping)):
-        if secret is not None:
-            raise TypeError("verifying a signature needs the raw body (bytes or str)")
-        if isinstance(body, FormReceivedEvent):
-            return body
-        body = json.dumps(dict(body))
-    signature = None
-    if secret is not None:
-        lowered = {key.lower(): value for key, value in (headers or {}).items()}
-        signature = lowered.get(SIGNATURE_HEADER.lower(), "")
-    return parse_event(body, signature=signature, secret=secret)
-
-
 async def resume_from_webhook(
     agent: Agent[Any],
     store: PausedRunStore,
@@ -346,8 +291,8 @@ async def resume_from_webhook(
     if answered is None or answered.interaction_id != payload.interaction_id:
         return None  # a form of an earlier pause of this run
     decision = decision_from_values(payload.values, interaction_id=payload.interaction_id)
-    decisions = await _decisions_from_service(
-        pending, {call_id: decision}, _client(approver, client)
+    decisions = await decisions_from_service(
+        pending, {call_id: decision}, service_client(approver, client)
     )
     if decisions is None:
         return None
@@ -366,13 +311,13 @@ async def resume_expired(
     that was missed) or expired unanswered (the timeout default each form was sent
     with)."""
     outcomes: list[DurableOutcome] = []
-    service = _client(approver, client)
+    service = service_client(approver, client)
     for run_id in store.run_ids():
         record = store.load(run_id)
         if record is None:
             continue
         pending = _pending_of(record)
-        decisions = await _decisions_from_service(pending, {}, service)
+        decisions = await decisions_from_service(pending, {}, service)
         if decisions is None:
             continue
         outcome = await resume_run(agent, store, run_id, decisions, approver=approver, **run_kwargs)

@@ -5,12 +5,14 @@ subclasses with their own constructor), so ``Agent(tools=[AskHumanSMS(), HumanFo
 works as with any tool. Names, descriptions and argument schemas are the shared ones of
 ``humanwire._tooling`` / ``humanwire._tool_schemas``, as in the LangChain, LlamaIndex and
 MCP adapters; arguments are validated by the same pydantic models, and the call runs on
-the async core client.
+the async core client. The kinds of tool (their options, schemas and client calls) are
+``humanwire._tool_kinds``, shared with the Google ADK adapter; this module joins them to
+the SDK.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from agents import FunctionTool, RunContextWrapper
 from agents.tool import ToolErrorFunction
@@ -18,35 +20,10 @@ from agents.tool_context import ToolContext
 from agents.tracing import SpanError, get_current_span
 from pydantic import BaseModel, ValidationError
 
-from humanwire._tool_schemas import (
-    CallInput,
-    CallWithRecipientInput,
-    CheckInteractionInput,
-    MessageInput,
-    form_input_schema,
-    message_input_schema,
-)
-from humanwire._tooling import (
-    ASK_CHANNEL_DESCRIPTION,
-    CHANNEL_NAMES,
-    CHECK_DESCRIPTION,
-    Operation,
-    ask_description,
-    call_description,
-    call_text,
-    describe_status,
-    form_description,
-    form_fields_from_specs,
-    form_text,
-    message_text,
-    notify_description,
-    plain_json_schema,
-    sent_text,
-    with_link,
-)
-from humanwire.approval import Channel, check_follow_up_time, check_wait_time, resolve_recipient
+from humanwire import _tool_kinds as kinds
+from humanwire._tool_kinds import DEFAULT_WAIT_TIME, ToolCore, error_text, form_description_text
+from humanwire._tooling import plain_json_schema
 from humanwire.errors import HumanWireError
-from humanwire.types import CallRequest, FormField, FormResponse, MessageResponse, Voice
 
 if TYPE_CHECKING:
     from humanwire._client import AsyncHumanWire, HumanWire
@@ -64,13 +41,9 @@ __all__ = [
     "NotifyHumanSMS",
     "NotifyHumanSlack",
     "NotifyHumanWhatsApp",
+    "form_description_text",
     "humanwire_error_message",
 ]
-
-DEFAULT_WAIT_TIME = 300.0
-"""How long a tool holds the request for the human's answer unless told otherwise."""
-
-_UNSET: Any = object()
 
 
 def humanwire_error_message(context: RunContextWrapper[Any], error: Exception) -> str:
@@ -78,21 +51,10 @@ def humanwire_error_message(context: RunContextWrapper[Any], error: Exception) -
     (a bad number, an unknown interaction, a form the service refuses), so the model can
     act on it. The SDK's own default hides the reason ("An error occurred while running
     the tool"); these reasons are written for a model and carry no secret."""
-    if isinstance(error, ValidationError):
-        first = error.errors(include_url=False)[0]
-        where = ".".join(str(part) for part in first["loc"])
-        message = f"{where}: {first['msg']}" if where else first["msg"]
-        return f"humanwire: invalid arguments: {message}"
-    return f"humanwire: {error}"
+    return error_text(error)
 
 
-def _is_async_client(client: object) -> bool:
-    from humanwire._client import AsyncHumanWire
-
-    return isinstance(client, AsyncHumanWire)
-
-
-class HumanWireTool(FunctionTool):
+class HumanWireTool(ToolCore, FunctionTool):
     """Base of the humanwire tools: a ``FunctionTool`` whose arguments follow
     ``args_model`` and whose call is one :class:`~humanwire._tooling.Operation` on the
     async client.
@@ -114,8 +76,6 @@ class HumanWireTool(FunctionTool):
     optional form setting; the shared schemas are built around leaving them out.
     """
 
-    args_model: type[BaseModel]
-
     def __init__(
         self,
         *,
@@ -127,15 +87,12 @@ class HumanWireTool(FunctionTool):
         failure_error_function: ToolErrorFunction | None = humanwire_error_message,
         **options: Any,
     ) -> None:
-        self.args_model = args_model
-        self.client = client
-        self._async_client: AsyncHumanWire | None = (
-            cast("AsyncHumanWire", client) if _is_async_client(client) else None
-        )
-        self.metadata = dict(metadata) if metadata else None
         self.failure_error_function = failure_error_function
         options.setdefault("strict_json_schema", False)
         super().__init__(
+            args_model=args_model,
+            client=client,
+            metadata=metadata,
             name=name,
             description=description,
             params_json_schema=plain_json_schema(args_model),
@@ -143,33 +100,9 @@ class HumanWireTool(FunctionTool):
             **options,
         )
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(name={self.name!r})"
-
-    # -- clients ---------------------------------------------------------------------------
-    def aclient(self) -> AsyncHumanWire:
-        """The async client: the one given, else the twin of the sync one given, else one
-        from the environment (built once)."""
-        if self._async_client is None:
-            from humanwire._client import async_client_for
-
-            sync = None if self.client is None else cast("HumanWire", self.client)
-            self._async_client = async_client_for(sync, None)
-        return self._async_client
-
-    def send_metadata(self) -> dict[str, Any]:
-        return {"metadata": dict(self.metadata)} if self.metadata else {}
-
-    # -- calling the service -----------------------------------------------------------------
-    def _operation(self, arguments: BaseModel) -> Operation[Any, str]:
-        """The client call for validated ``arguments`` and how its response becomes the
-        text the model reads."""
-        raise NotImplementedError
-
     async def _invoke(self, context: ToolContext[Any], arguments: str) -> str:
         try:
-            parsed = self.args_model.model_validate_json(arguments or "{}")
-            return await self._operation(parsed).arun(self.aclient())
+            return await self.arun(arguments)
         except (HumanWireError, ValidationError) as exc:
             # A human who does not answer is a normal result (the no-response text) and
             # never reaches here; this is a failed request or arguments that do not fit.
@@ -194,187 +127,40 @@ def _mark_span(tool_name: str, error: Exception) -> None:
         )
 
 
-def _windows(wait_time: float | None, follow_up_time: float | None) -> dict[str, float]:
-    windows: dict[str, float] = {}
-    if wait_time is not None:
-        windows["wait_time"] = wait_time
-    if follow_up_time is not None:
-        windows["follow_up_time"] = follow_up_time
-    return windows
+# --- the tools: a kind (options, schema, call) joined to the SDK ------------------------
 
 
-# --- messages ---------------------------------------------------------------------------
-
-
-class _MessageTool(HumanWireTool):
-    """Send a text to one person over a channel; wait for the reply unless ``wait_time``
-    is ``None`` (then only the interaction id comes back)."""
-
-    channel: Channel
-    default_name: str
-
-    def __init__(
-        self,
-        *,
-        client: HumanWire | AsyncHumanWire | None = None,
-        to: str | None = None,
-        wait_time: float | None = _UNSET,
-        follow_up_time: float | None = None,
-        expose_recipient: bool = False,
-        name: str | None = None,
-        description: str | None = None,
-        **options: Any,
-    ) -> None:
-        if wait_time is _UNSET:
-            wait_time = self._default_wait_time()
-        self.wait_time = check_wait_time(wait_time)
-        self.follow_up_time = check_follow_up_time(follow_up_time)
-        self.expose_recipient = expose_recipient
-        self.to = resolve_recipient(self.channel, to, client)
-        waits = self.wait_time is not None
-        if description is None:
-            description = (
-                ask_description(self.channel, self.wait_time)
-                if self.wait_time is not None
-                else notify_description(self.channel)
-            )
-        super().__init__(
-            name=name or self.default_name,
-            description=description,
-            args_model=message_input_schema(
-                note=not waits, channel=self.channel, expose_recipient=expose_recipient
-            ),
-            client=client,
-            **options,
-        )
-
-    @staticmethod
-    def _default_wait_time() -> float | None:
-        return DEFAULT_WAIT_TIME
-
-    def _request(self, arguments: BaseModel) -> dict[str, Any]:
-        given = dict(arguments)  # the schema varies: "to" only when exposed
-        to = given.get("to")
-        return {
-            "to": to if self.expose_recipient and to else self.to,
-            "message": given["message"],
-            **_windows(self.wait_time, self.follow_up_time),
-            **self.send_metadata(),
-        }
-
-    def _finish(self, response: MessageResponse) -> str:
-        if self.wait_time is None:
-            return sent_text(response, self.channel)
-        return message_text(response)
-
-    def _operation(self, arguments: BaseModel) -> Operation[MessageResponse, str]:
-        kwargs = self._request(arguments)
-        return Operation(
-            lambda client: getattr(client.messages, self.channel)(**kwargs), self._finish
-        )
-
-
-class _FromMessageTool(_MessageTool):
-    """A message tool whose sender can be chosen: an sms number of the account, or the
-    slack workspace id (``from_``)."""
-
-    def __init__(self, *, from_: str | None = None, **options: Any) -> None:
-        self.from_ = from_
-        super().__init__(**options)
-
-    def _request(self, arguments: BaseModel) -> dict[str, Any]:
-        kwargs = super()._request(arguments)
-        if self.from_ is not None:
-            kwargs["from_"] = self.from_
-        return kwargs
-
-
-class AskHumanSMS(_FromMessageTool):
+class AskHumanSMS(kinds.AskHumanSMS, HumanWireTool):
     """Text a person by SMS and wait for the reply (``ask_human_sms``)."""
 
-    channel: Channel = "sms"
-    default_name = "ask_human_sms"
 
-
-class AskHumanWhatsApp(_MessageTool):
+class AskHumanWhatsApp(kinds.AskHumanWhatsApp, HumanWireTool):
     """Message a person on WhatsApp and wait for the reply (``ask_human_whatsapp``)."""
 
-    channel: Channel = "whatsapp"
-    default_name = "ask_human_whatsapp"
 
-
-class AskHumanSlack(_FromMessageTool):
+class AskHumanSlack(kinds.AskHumanSlack, HumanWireTool):
     """Message a person or channel on Slack and wait for a reply in the thread
     (``ask_human_slack``)."""
 
-    channel: Channel = "slack"
-    default_name = "ask_human_slack"
 
-
-class NotifyHumanSMS(AskHumanSMS):
+class NotifyHumanSMS(kinds.NotifyHumanSMS, AskHumanSMS):
     """Send an SMS without waiting (``notify_human_sms``)."""
 
-    default_name = "notify_human_sms"
 
-    @staticmethod
-    def _default_wait_time() -> float | None:
-        return None
-
-
-class NotifyHumanWhatsApp(AskHumanWhatsApp):
+class NotifyHumanWhatsApp(kinds.NotifyHumanWhatsApp, AskHumanWhatsApp):
     """Send a WhatsApp message without waiting (``notify_human_whatsapp``)."""
 
-    default_name = "notify_human_whatsapp"
 
-    @staticmethod
-    def _default_wait_time() -> float | None:
-        return None
-
-
-class NotifyHumanSlack(AskHumanSlack):
+class NotifyHumanSlack(kinds.NotifyHumanSlack, AskHumanSlack):
     """Send a Slack message without waiting (``notify_human_slack``)."""
 
-    default_name = "notify_human_slack"
 
-    @staticmethod
-    def _default_wait_time() -> float | None:
-        return None
-
-
-class AskHumanChannel(HumanWireTool):
+class AskHumanChannel(kinds.AskHumanChannel, HumanWireTool):
     """Send through a channel card (``ask_human_channel``): the card holds the recipient,
     windows and templates, so the no-response text is the card's."""
 
-    def __init__(
-        self,
-        channel_id: str,
-        *,
-        client: HumanWire | AsyncHumanWire | None = None,
-        name: str = "ask_human_channel",
-        description: str = ASK_CHANNEL_DESCRIPTION,
-        **options: Any,
-    ) -> None:
-        if not channel_id:
-            raise ValueError("channel_id is required: the id of a channel card")
-        self.channel_id = channel_id
-        super().__init__(
-            name=name, description=description, args_model=MessageInput, client=client, **options
-        )
 
-    def _operation(self, arguments: BaseModel) -> Operation[MessageResponse, str]:
-        message = cast(MessageInput, arguments).message
-        return Operation(
-            lambda client: client.messages.channel(
-                self.channel_id, message=message, **self.send_metadata()
-            ),
-            message_text,
-        )
-
-
-# --- forms ------------------------------------------------------------------------------
-
-
-class HumanForm(HumanWireTool):
+class HumanForm(kinds.HumanForm, HumanWireTool):
     """Send a form link and wait for the submitted values (``human_form``).
 
     Fixed mode: give ``title`` and ``fields`` and the model only supplies an optional link
@@ -383,114 +169,8 @@ class HumanForm(HumanWireTool):
     fixed form's subtitle (``description`` is the tool's own, read by the model).
     """
 
-    def __init__(
-        self,
-        *,
-        client: HumanWire | AsyncHumanWire | None = None,
-        channel: Channel = "sms",
-        to: str | None = None,
-        expose_recipient: bool = False,
-        title: str | None = None,
-        fields: list[FormField] | list[dict[str, Any]] | None = None,
-        form_description: str | None = None,
-        submit_label: str | None = None,
-        brand_image_url: str | None = None,
-        message: str | None = None,
-        wait_time: float | None = DEFAULT_WAIT_TIME,
-        follow_up_time: float | None = None,
-        name: str = "human_form",
-        description: str | None = None,
-        **options: Any,
-    ) -> None:
-        if channel not in CHANNEL_NAMES:
-            raise ValueError("channel must be sms, whatsapp or slack")
-        if (title is None) != (fields is None):
-            raise ValueError("a fixed form needs both title and fields (or neither: dynamic)")
-        if fields is not None and not fields:
-            raise ValueError("fields: a form needs at least one field")
-        self.wait_time = check_wait_time(wait_time)
-        self.follow_up_time = check_follow_up_time(follow_up_time)
-        if self.wait_time is None and self.follow_up_time is None:
-            raise ValueError("a form needs wait_time, follow_up_time or both")
-        self.channel: Channel = channel
-        self.to = resolve_recipient(channel, to, client)
-        self.expose_recipient = expose_recipient
-        self.title = title
-        self.fields = (
-            None
-            if fields is None
-            else [f if isinstance(f, FormField) else FormField.model_validate(f) for f in fields]
-        )
-        self.form_description = form_description
-        self.submit_label = submit_label
-        self.brand_image_url = brand_image_url
-        self.message = message
-        if description is None:
-            labels = None if self.fields is None else [field.label for field in self.fields]
-            description = form_description_text(channel, self.wait_time, title, labels)
-        super().__init__(
-            name=name,
-            description=description,
-            args_model=form_input_schema(
-                dynamic=self.dynamic, channel=channel, expose_recipient=expose_recipient
-            ),
-            client=client,
-            **options,
-        )
 
-    @property
-    def dynamic(self) -> bool:
-        return self.fields is None
-
-    def _request(self, arguments: BaseModel) -> dict[str, Any]:
-        given = dict(arguments)  # the schema varies with the mode, channel and recipient
-        if self.dynamic:
-            # The model's design: an InvalidRequestError tells it what to fix.
-            form_fields = form_fields_from_specs(list(given.get("fields") or []))
-            title, subtitle = given["title"], given.get("description")
-        else:
-            form_fields, title = list(self.fields or []), self.title
-            subtitle = self.form_description
-        to = given.get("to")
-        kwargs: dict[str, Any] = {
-            "to": to if self.expose_recipient and to else self.to,
-            "title": title,
-            "fields": form_fields,
-            **_windows(self.wait_time, self.follow_up_time),
-            **self.send_metadata(),
-        }
-        optional = {
-            "description": subtitle,
-            "submit_label": self.submit_label,
-            "brand_image_url": self.brand_image_url,
-        }
-        if self.channel != "whatsapp":
-            optional["message"] = with_link(given.get("message") or self.message)
-        kwargs.update({key: value for key, value in optional.items() if value is not None})
-        return kwargs
-
-    @staticmethod
-    def _finish(response: FormResponse) -> str:
-        return form_text(response, submitted_prefix="The human submitted the form:\n")
-
-    def _operation(self, arguments: BaseModel) -> Operation[FormResponse, str]:
-        kwargs = self._request(arguments)
-        return Operation(lambda client: getattr(client.forms, self.channel)(**kwargs), self._finish)
-
-
-def form_description_text(
-    channel: str, wait_time: float | None, title: str | None, labels: list[str] | None
-) -> str:
-    """The form tool's description: model-designed, or the fixed form with its labels."""
-    if title is None:
-        return form_description(channel, wait_time)
-    return form_description(channel, wait_time, title=title, labels=labels)
-
-
-# --- calls ------------------------------------------------------------------------------
-
-
-class CallHuman(HumanWireTool):
+class CallHuman(kinds.CallHuman, HumanWireTool):
     """Place a voice call driven by a prompt and return its summary (``call_human``).
 
     The recipient is a phone number: ``to``, else ``HUMANWIRE_SMS_TO``, else (embedded
@@ -498,85 +178,8 @@ class CallHuman(HumanWireTool):
     ``wait_for_call_end`` are fixed at construction.
     """
 
-    def __init__(
-        self,
-        *,
-        client: HumanWire | AsyncHumanWire | None = None,
-        to: str | None = None,
-        expose_recipient: bool = False,
-        transfer_to: str | None = None,
-        language: str = "en-US",
-        voice: Voice = "female",
-        wait_for_call_end: bool = True,
-        name: str = "call_human",
-        description: str | None = None,
-        **options: Any,
-    ) -> None:
-        self.to = resolve_recipient("sms", to, client)
-        # The wire model checks the numbers, language and voice now, not at the first call.
-        CallRequest(
-            prompt="check", to=self.to, transfer_to=transfer_to, language=language, voice=voice
-        )
-        self.expose_recipient = expose_recipient
-        self.transfer_to = transfer_to
-        self.language = language
-        self.voice: Voice = voice
-        self.wait_for_call_end = wait_for_call_end
-        super().__init__(
-            name=name,
-            description=description or call_description(wait_for_call_end),
-            args_model=CallWithRecipientInput if expose_recipient else CallInput,
-            client=client,
-            **options,
-        )
 
-    def _operation(self, arguments: BaseModel) -> Operation[Any, str]:
-        given = dict(arguments)
-        to = given.get("to")
-        kwargs: dict[str, Any] = {
-            "to": to if self.expose_recipient and to else self.to,
-            "prompt": given["prompt"],
-            "language": self.language,
-            "voice": self.voice,
-            "wait_for_call_end": self.wait_for_call_end,
-            **self.send_metadata(),
-        }
-        if self.transfer_to is not None:
-            kwargs["transfer_to"] = self.transfer_to
-        return Operation(lambda client: client.calls.create(**kwargs), call_text)
-
-
-# --- interactions -----------------------------------------------------------------------
-
-
-class CheckHumanInteraction(HumanWireTool):
+class CheckHumanInteraction(kinds.CheckHumanInteraction, HumanWireTool):
     """The status and result of an earlier interaction, a late reply included
     (``check_human_interaction``). ``wait`` holds the check up to that many seconds for a
     change (the service's ``?wait=``, at most 60)."""
-
-    def __init__(
-        self,
-        *,
-        client: HumanWire | AsyncHumanWire | None = None,
-        wait: float = 0,
-        name: str = "check_human_interaction",
-        description: str = CHECK_DESCRIPTION,
-        **options: Any,
-    ) -> None:
-        if isinstance(wait, bool) or not 0 <= wait <= 60:
-            raise ValueError("wait must be from 0 to 60 seconds")
-        self.wait = wait
-        super().__init__(
-            name=name,
-            description=description,
-            args_model=CheckInteractionInput,
-            client=client,
-            **options,
-        )
-
-    def _operation(self, arguments: BaseModel) -> Operation[Any, str]:
-        interaction_id = cast(CheckInteractionInput, arguments).interaction_id
-        wait = self.wait or None
-        return Operation(
-            lambda client: client.interactions.status(interaction_id, wait=wait), describe_status
-        )

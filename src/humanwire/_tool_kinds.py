@@ -1,0 +1,535 @@
+"""The humanwire tools once, for every framework whose tools are objects built from a
+name, a description and an argument schema (the OpenAI Agents SDK, Google ADK).
+
+Each class here is one kind of tool without its framework: its options (checked when the
+tool is built), its name, description and argument model (the shared ones of
+``humanwire._tooling`` / ``humanwire._tool_schemas``), and the client call a validated
+call makes (an :class:`~humanwire._tooling.Operation`). An adapter mixes a kind with its
+own base, which joins the framework: ``class AskHumanSMS(kinds.AskHumanSMS,
+HumanWireTool)``. The kinds come first in the MRO, :class:`ToolCore` right before the
+framework's tool class, so a kind's constructor reaches the adapter's base with the name,
+description and argument model it settled on, and the adapter's base passes its own
+options on to the framework.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, cast
+
+from pydantic import BaseModel, ValidationError
+
+from humanwire._tool_schemas import (
+    CallInput,
+    CallWithRecipientInput,
+    CheckInteractionInput,
+    MessageInput,
+    form_input_schema,
+    message_input_schema,
+)
+from humanwire._tooling import (
+    ASK_CHANNEL_DESCRIPTION,
+    CHANNEL_NAMES,
+    CHECK_DESCRIPTION,
+    Operation,
+    ask_description,
+    call_description,
+    call_text,
+    describe_status,
+    form_description,
+    form_fields_from_specs,
+    form_text,
+    message_text,
+    notify_description,
+    sent_text,
+    with_link,
+)
+from humanwire.approval import Channel, check_follow_up_time, check_wait_time, resolve_recipient
+from humanwire.types import CallRequest, FormField, FormResponse, MessageResponse, Voice
+
+if TYPE_CHECKING:
+    from humanwire._client import AsyncHumanWire, HumanWire
+
+__all__ = [
+    "DEFAULT_WAIT_TIME",
+    "AskHumanChannel",
+    "AskHumanSMS",
+    "AskHumanSlack",
+    "AskHumanWhatsApp",
+    "CallHuman",
+    "CheckHumanInteraction",
+    "HumanForm",
+    "NotifyHumanSMS",
+    "NotifyHumanSlack",
+    "NotifyHumanWhatsApp",
+    "ToolCore",
+    "error_text",
+    "form_description_text",
+]
+
+DEFAULT_WAIT_TIME = 300.0
+"""How long a tool holds the request for the human's answer unless told otherwise."""
+
+_UNSET: Any = object()
+
+
+def error_text(error: Exception) -> str:
+    """What the model reads when a call failed: the service's reason (a bad number, an
+    unknown interaction, a form the service refuses), or which argument does not fit.
+    These reasons are written for a model and carry no secret."""
+    if isinstance(error, ValidationError):
+        first = error.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in first["loc"])
+        message = f"{where}: {first['msg']}" if where else first["msg"]
+        return f"humanwire: invalid arguments: {message}"
+    return f"humanwire: {error}"
+
+
+def _is_async_client(client: object) -> bool:
+    from humanwire._client import AsyncHumanWire
+
+    return isinstance(client, AsyncHumanWire)
+
+
+class ToolCore:
+    """What every humanwire tool holds whatever its framework: the argument model, the
+    client (a ``HumanWire`` or an ``AsyncHumanWire``; left out, one from the environment
+    on first use) and every send's ``metadata``. The remaining keyword arguments go to
+    the next class in the MRO: the framework's tool class."""
+
+    args_model: type[BaseModel]
+
+    def __init__(
+        self,
+        *,
+        args_model: type[BaseModel],
+        client: HumanWire | AsyncHumanWire | None = None,
+        metadata: dict[str, str] | None = None,
+        **options: Any,
+    ) -> None:
+        self.args_model = args_model
+        self.client = client
+        self._async_client: AsyncHumanWire | None = (
+            cast("AsyncHumanWire", client) if _is_async_client(client) else None
+        )
+        self.metadata = dict(metadata) if metadata else None
+        # The framework's tool class (after this one in the MRO) takes the rest.
+        cast(Any, super()).__init__(**options)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={getattr(self, 'name', None)!r})"
+
+    def aclient(self) -> AsyncHumanWire:
+        """The async client: the one given, else the twin of the sync one given, else one
+        from the environment (built once)."""
+        if self._async_client is None:
+            from humanwire._client import async_client_for
+
+            sync = None if self.client is None else cast("HumanWire", self.client)
+            self._async_client = async_client_for(sync, None)
+        return self._async_client
+
+    def send_metadata(self) -> dict[str, Any]:
+        return {"metadata": dict(self.metadata)} if self.metadata else {}
+
+    def _operation(self, arguments: BaseModel) -> Operation[Any, str]:
+        """The client call for validated ``arguments`` and how its response becomes the
+        text the model reads."""
+        raise NotImplementedError
+
+    async def arun(self, arguments: dict[str, Any] | str | None) -> str:
+        """Validate ``arguments`` (a dict, or JSON text) and make the call on the async
+        client. Raises ``ValidationError`` or ``HumanWireError``; a human who does not
+        answer is a normal result (the no-response text)."""
+        if isinstance(arguments, str) or arguments is None:
+            parsed = self.args_model.model_validate_json(arguments or "{}")
+        else:
+            parsed = self.args_model.model_validate(arguments)
+        return await self._operation(parsed).arun(self.aclient())
+
+
+def _windows(wait_time: float | None, follow_up_time: float | None) -> dict[str, float]:
+    windows: dict[str, float] = {}
+    if wait_time is not None:
+        windows["wait_time"] = wait_time
+    if follow_up_time is not None:
+        windows["follow_up_time"] = follow_up_time
+    return windows
+
+
+# --- messages ---------------------------------------------------------------------------
+
+
+class _MessageTool(ToolCore):
+    """Send a text to one person over a channel; wait for the reply unless ``wait_time``
+    is ``None`` (then only the interaction id comes back)."""
+
+    channel: Channel
+    default_name: str
+
+    def __init__(
+        self,
+        *,
+        client: HumanWire | AsyncHumanWire | None = None,
+        to: str | None = None,
+        wait_time: float | None = _UNSET,
+        follow_up_time: float | None = None,
+        expose_recipient: bool = False,
+        name: str | None = None,
+        description: str | None = None,
+        **options: Any,
+    ) -> None:
+        if wait_time is _UNSET:
+            wait_time = self._default_wait_time()
+        self.wait_time = check_wait_time(wait_time)
+        self.follow_up_time = check_follow_up_time(follow_up_time)
+        self.expose_recipient = expose_recipient
+        self.to = resolve_recipient(self.channel, to, client)
+        waits = self.wait_time is not None
+        if description is None:
+            description = (
+                ask_description(self.channel, self.wait_time)
+                if self.wait_time is not None
+                else notify_description(self.channel)
+            )
+        super().__init__(
+            name=name or self.default_name,
+            description=description,
+            args_model=message_input_schema(
+                note=not waits, channel=self.channel, expose_recipient=expose_recipient
+            ),
+            client=client,
+            **options,
+        )
+
+    @staticmethod
+    def _default_wait_time() -> float | None:
+        return DEFAULT_WAIT_TIME
+
+    def _request(self, arguments: BaseModel) -> dict[str, Any]:
+        given = dict(arguments)  # the schema varies: "to" only when exposed
+        to = given.get("to")
+        return {
+            "to": to if self.expose_recipient and to else self.to,
+            "message": given["message"],
+            **_windows(self.wait_time, self.follow_up_time),
+            **self.send_metadata(),
+        }
+
+    def _finish(self, response: MessageResponse) -> str:
+        if self.wait_time is None:
+            return sent_text(response, self.channel)
+        return message_text(response)
+
+    def _operation(self, arguments: BaseModel) -> Operation[MessageResponse, str]:
+        kwargs = self._request(arguments)
+        return Operation(
+            lambda client: getattr(client.messages, self.channel)(**kwargs), self._finish
+        )
+
+
+class _FromMessageTool(_MessageTool):
+    """A message tool whose sender can be chosen: an sms number of the account, or the
+    slack workspace id (``from_``)."""
+
+    def __init__(self, *, from_: str | None = None, **options: Any) -> None:
+        self.from_ = from_
+        super().__init__(**options)
+
+    def _request(self, arguments: BaseModel) -> dict[str, Any]:
+        kwargs = super()._request(arguments)
+        if self.from_ is not None:
+            kwargs["from_"] = self.from_
+        return kwargs
+
+
+class AskHumanSMS(_FromMessageTool):
+    """Text a person by SMS and wait for the reply (``ask_human_sms``)."""
+
+    channel: Channel = "sms"
+    default_name = "ask_human_sms"
+
+
+class AskHumanWhatsApp(_MessageTool):
+    """Message a person on WhatsApp and wait for the reply (``ask_human_whatsapp``)."""
+
+    channel: Channel = "whatsapp"
+    default_name = "ask_human_whatsapp"
+
+
+class AskHumanSlack(_FromMessageTool):
+    """Message a person or channel on Slack and wait for a reply in the thread
+    (``ask_human_slack``)."""
+
+    channel: Channel = "slack"
+    default_name = "ask_human_slack"
+
+
+class NotifyHumanSMS(AskHumanSMS):
+    """Send an SMS without waiting (``notify_human_sms``)."""
+
+    default_name = "notify_human_sms"
+
+    @staticmethod
+    def _default_wait_time() -> float | None:
+        return None
+
+
+class NotifyHumanWhatsApp(AskHumanWhatsApp):
+    """Send a WhatsApp message without waiting (``notify_human_whatsapp``)."""
+
+    default_name = "notify_human_whatsapp"
+
+    @staticmethod
+    def _default_wait_time() -> float | None:
+        return None
+
+
+class NotifyHumanSlack(AskHumanSlack):
+    """Send a Slack message without waiting (``notify_human_slack``)."""
+
+    default_name = "notify_human_slack"
+
+    @staticmethod
+    def _default_wait_time() -> float | None:
+        return None
+
+
+class AskHumanChannel(ToolCore):
+    """Send through a channel card (``ask_human_channel``): the card holds the recipient,
+    windows and templates, so the no-response text is the card's."""
+
+    def __init__(
+        self,
+        channel_id: str,
+        *,
+        client: HumanWire | AsyncHumanWire | None = None,
+        name: str = "ask_human_channel",
+        description: str = ASK_CHANNEL_DESCRIPTION,
+        **options: Any,
+    ) -> None:
+        if not channel_id:
+            raise ValueError("channel_id is required: the id of a channel card")
+        self.channel_id = channel_id
+        super().__init__(
+            name=name, description=description, args_model=MessageInput, client=client, **options
+        )
+
+    def _operation(self, arguments: BaseModel) -> Operation[MessageResponse, str]:
+        message = cast(MessageInput, arguments).message
+        return Operation(
+            lambda client: client.messages.channel(
+                self.channel_id, message=message, **self.send_metadata()
+            ),
+            message_text,
+        )
+
+
+# --- forms ------------------------------------------------------------------------------
+
+
+class HumanForm(ToolCore):
+    """Send a form link and wait for the submitted values (``human_form``).
+
+    Fixed mode: give ``title`` and ``fields`` and the model only supplies an optional link
+    message. Dynamic mode: leave them out and the model designs the form (title, fields
+    with types, options, required) through a flat schema. ``form_description`` is the
+    fixed form's subtitle (``description`` is the tool's own, read by the model).
+    """
+
+    def __init__(
+        self,
+        *,
+        client: HumanWire | AsyncHumanWire | None = None,
+        channel: Channel = "sms",
+        to: str | None = None,
+        expose_recipient: bool = False,
+        title: str | None = None,
+        fields: list[FormField] | list[dict[str, Any]] | None = None,
+        form_description: str | None = None,
+        submit_label: str | None = None,
+        brand_image_url: str | None = None,
+        message: str | None = None,
+        wait_time: float | None = DEFAULT_WAIT_TIME,
+        follow_up_time: float | None = None,
+        name: str = "human_form",
+        description: str | None = None,
+        **options: Any,
+    ) -> None:
+        if channel not in CHANNEL_NAMES:
+            raise ValueError("channel must be sms, whatsapp or slack")
+        if (title is None) != (fields is None):
+            raise ValueError("a fixed form needs both title and fields (or neither: dynamic)")
+        if fields is not None and not fields:
+            raise ValueError("fields: a form needs at least one field")
+        self.wait_time = check_wait_time(wait_time)
+        self.follow_up_time = check_follow_up_time(follow_up_time)
+        if self.wait_time is None and self.follow_up_time is None:
+            raise ValueError("a form needs wait_time, follow_up_time or both")
+        self.channel: Channel = channel
+        self.to = resolve_recipient(channel, to, client)
+        self.expose_recipient = expose_recipient
+        self.title = title
+        self.fields = (
+            None
+            if fields is None
+            else [f if isinstance(f, FormField) else FormField.model_validate(f) for f in fields]
+        )
+        self.form_description = form_description
+        self.submit_label = submit_label
+        self.brand_image_url = brand_image_url
+        self.message = message
+        if description is None:
+            labels = None if self.fields is None else [field.label for field in self.fields]
+            description = form_description_text(channel, self.wait_time, title, labels)
+        super().__init__(
+            name=name,
+            description=description,
+            args_model=form_input_schema(
+                dynamic=self.dynamic, channel=channel, expose_recipient=expose_recipient
+            ),
+            client=client,
+            **options,
+        )
+
+    @property
+    def dynamic(self) -> bool:
+        return self.fields is None
+
+    def _request(self, arguments: BaseModel) -> dict[str, Any]:
+        given = dict(arguments)  # the schema varies with the mode, channel and recipient
+        if self.dynamic:
+            # The model's design: an InvalidRequestError tells it what to fix.
+            form_fields = form_fields_from_specs(list(given.get("fields") or []))
+            title, subtitle = given["title"], given.get("description")
+        else:
+            form_fields, title = list(self.fields or []), self.title
+            subtitle = self.form_description
+        to = given.get("to")
+        kwargs: dict[str, Any] = {
+            "to": to if self.expose_recipient and to else self.to,
+            "title": title,
+            "fields": form_fields,
+            **_windows(self.wait_time, self.follow_up_time),
+            **self.send_metadata(),
+        }
+        optional = {
+            "description": subtitle,
+            "submit_label": self.submit_label,
+            "brand_image_url": self.brand_image_url,
+        }
+        if self.channel != "whatsapp":
+            optional["message"] = with_link(given.get("message") or self.message)
+        kwargs.update({key: value for key, value in optional.items() if value is not None})
+        return kwargs
+
+    @staticmethod
+    def _finish(response: FormResponse) -> str:
+        return form_text(response, submitted_prefix="The human submitted the form:\n")
+
+    def _operation(self, arguments: BaseModel) -> Operation[FormResponse, str]:
+        kwargs = self._request(arguments)
+        return Operation(lambda client: getattr(client.forms, self.channel)(**kwargs), self._finish)
+
+
+def form_description_text(
+    channel: str, wait_time: float | None, title: str | None, labels: list[str] | None
+) -> str:
+    """The form tool's description: model-designed, or the fixed form with its labels."""
+    if title is None:
+        return form_description(channel, wait_time)
+    return form_description(channel, wait_time, title=title, labels=labels)
+
+
+# --- calls ------------------------------------------------------------------------------
+
+
+class CallHuman(ToolCore):
+    """Place a voice call driven by a prompt and return its summary (``call_human``).
+
+    The recipient is a phone number: ``to``, else ``HUMANWIRE_SMS_TO``, else (embedded
+    service) the inbox's default human. ``transfer_to``, ``language``, ``voice`` and
+    ``wait_for_call_end`` are fixed at construction.
+    """
+
+    def __init__(
+        self,
+        *,
+        client: HumanWire | AsyncHumanWire | None = None,
+        to: str | None = None,
+        expose_recipient: bool = False,
+        transfer_to: str | None = None,
+        language: str = "en-US",
+        voice: Voice = "female",
+        wait_for_call_end: bool = True,
+        name: str = "call_human",
+        description: str | None = None,
+        **options: Any,
+    ) -> None:
+        self.to = resolve_recipient("sms", to, client)
+        # The wire model checks the numbers, language and voice now, not at the first call.
+        CallRequest(
+            prompt="check", to=self.to, transfer_to=transfer_to, language=language, voice=voice
+        )
+        self.expose_recipient = expose_recipient
+        self.transfer_to = transfer_to
+        self.language = language
+        self.voice: Voice = voice
+        self.wait_for_call_end = wait_for_call_end
+        super().__init__(
+            name=name,
+            description=description or call_description(wait_for_call_end),
+            args_model=CallWithRecipientInput if expose_recipient else CallInput,
+            client=client,
+            **options,
+        )
+
+    def _operation(self, arguments: BaseModel) -> Operation[Any, str]:
+        given = dict(arguments)
+        to = given.get("to")
+        kwargs: dict[str, Any] = {
+            "to": to if self.expose_recipient and to else self.to,
+            "prompt": given["prompt"],
+            "language": self.language,
+            "voice": self.voice,
+            "wait_for_call_end": self.wait_for_call_end,
+            **self.send_metadata(),
+        }
+        if self.transfer_to is not None:
+            kwargs["transfer_to"] = self.transfer_to
+        return Operation(lambda client: client.calls.create(**kwargs), call_text)
+
+
+# --- interactions -----------------------------------------------------------------------
+
+
+class CheckHumanInteraction(ToolCore):
+    """The status and result of an earlier interaction, a late reply included
+    (``check_human_interaction``). ``wait`` holds the check up to that many seconds for a
+    change (the service's ``?wait=``, at most 60)."""
+
+    def __init__(
+        self,
+        *,
+        client: HumanWire | AsyncHumanWire | None = None,
+        wait: float = 0,
+        name: str = "check_human_interaction",
+        description: str = CHECK_DESCRIPTION,
+        **options: Any,
+    ) -> None:
+        if isinstance(wait, bool) or not 0 <= wait <= 60:
+            raise ValueError("wait must be from 0 to 60 seconds")
+        self.wait = wait
+        super().__init__(
+            name=name,
+            description=description,
+            args_model=CheckInteractionInput,
+            client=client,
+            **options,
+        )
+
+    def _operation(self, arguments: BaseModel) -> Operation[Any, str]:
+        interaction_id = cast(CheckInteractionInput, arguments).interaction_id
+        wait = self.wait or None
+        return Operation(
+            lambda client: client.interactions.status(interaction_id, wait=wait), describe_status
+        )

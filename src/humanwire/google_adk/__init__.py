@@ -1,0 +1,124 @@
+"""humanwire for Google's Agent Development Kit (``pip install "humanwire[google-adk]"``).
+
+Tools an agent gets in ``tools=[...]``, and human approval of tool calls on ADK's own
+seam (the tool confirmation), waited for in process or resumed from a webhook in another
+process::
+
+    from google.adk.agents import LlmAgent
+    from humanwire.google_adk import AskHumanSMS, HumanForm, require_approval
+
+    agent = LlmAgent(name="ops", model="gemini-2.5-flash",
+                     tools=[AskHumanSMS(), HumanForm(), require_approval(refund, wait=True)])
+
+Tools (each one *is* a ``google.adk.tools.BaseTool``)
+    ``AskHumanSMS``, ``AskHumanWhatsApp``, ``AskHumanSlack`` (send and wait for the reply),
+    ``NotifyHumanSMS``, ``NotifyHumanWhatsApp``, ``NotifyHumanSlack`` (send, don't wait),
+    ``AskHumanChannel(channel_id)`` (through a channel card), ``HumanForm`` (fixed or
+    model-designed form), ``CallHuman`` (voice call), ``CheckHumanInteraction`` (status and
+    result of an earlier interaction).
+Approval
+    ``require_approval(tool)`` / ``ApprovalGate`` (a tool in the wrapped one's place that
+    asks first), and in :mod:`humanwire.google_adk.durable`: ``run_until_approval``,
+    ``resume_from_webhook``, ``resume_session``, ``resume_expired``, with a
+    ``FileClaimStore`` (or any ``ClaimStore``).
+
+Decisions (what ADK leaves open, settled here)
+
+- **Tool type.** ``BaseTool`` subclasses whose ``FunctionDeclaration`` carries the shared
+  JSON schema as ``parameters_json_schema`` (ADK's own MCP tools do the same), not
+  ``FunctionTool`` over generated functions: the schema a model reads is exactly the
+  shared one, and arguments are validated by the same pydantic models.
+- **Results.** The text for the model (ADK hands it over as ``{"result": <text>}``). A
+  human who does not answer in time is a normal result (the no-response text, or the
+  card's); a missed call too.
+- **Failures.** A service error or arguments that do not fit answer
+  ``{"error": "humanwire: <the service's reason>"}``, ADK's own shape for a failed call
+  (its ``FunctionTool`` answers bad arguments and rejected confirmations so; its
+  telemetry records it as a tool error); ``raise_errors=True`` raises instead, for an
+  ``on_tool_error_callback``.
+- **Recipients and windows** as in the other adapters: ``to``, else
+  ``HUMANWIRE_SMS_TO`` / ``HUMANWIRE_WHATSAPP_TO`` / ``HUMANWIRE_SLACK_TO``, else the
+  embedded service's default human; ``expose_recipient=True`` lets the model choose.
+  ``wait_time`` (default 300 s) and ``follow_up_time`` are checked at construction.
+- **The gate asks by hand** with ``tool_context.request_confirmation(hint, payload)``
+  rather than ADK's ``require_confirmation``, whose rejection text is fixed: a rejection
+  reaches the model with the human's comment. The decision is read from the service
+  whenever ADK calls the gate again; an answer to the confirmation only wakes the call.
+- **In process or paused.** ``wait=True``: the call awaits the decision (ADK runs tools as
+  tasks on its loop, with no time limit). Default: the run pauses at ADK's confirmation
+  and the session service holds it; a webhook receiver resumes it in any process.
+- **Once.** The form's Idempotency-Key derives from the app, user, session, invocation
+  and call: ADK calling the gate again gets the same form. A durable resume claims each
+  decided approval (by interaction id) before it answers; a second resume of the same
+  pause answers nothing.
+"""
+
+from __future__ import annotations
+
+from humanwire._deferred_approval import ClaimStore, FileClaimStore, rejection_message
+from humanwire.approval import ApprovalDecision, ApprovalRequest, Approver
+
+from ._require import INSTALL_HINT, require_google_adk
+
+require_google_adk()
+
+from .approval import (  # noqa: E402
+    ApprovalGate,
+    PausedApproval,
+    Policy,
+    paused_approvals,
+    require_approval,
+)
+from .durable import (  # noqa: E402
+    DurableOutcome,
+    resume_expired,
+    resume_from_webhook,
+    resume_session,
+    run_until_approval,
+)
+from .tools import (  # noqa: E402
+    AskHumanChannel,
+    AskHumanSlack,
+    AskHumanSMS,
+    AskHumanWhatsApp,
+    CallHuman,
+    CheckHumanInteraction,
+    HumanForm,
+    HumanWireTool,
+    NotifyHumanSlack,
+    NotifyHumanSMS,
+    NotifyHumanWhatsApp,
+    humanwire_error_response,
+)
+
+__all__ = [
+    "INSTALL_HINT",
+    "ApprovalDecision",
+    "ApprovalGate",
+    "ApprovalRequest",
+    "Approver",
+    "AskHumanChannel",
+    "AskHumanSMS",
+    "AskHumanSlack",
+    "AskHumanWhatsApp",
+    "CallHuman",
+    "CheckHumanInteraction",
+    "ClaimStore",
+    "DurableOutcome",
+    "FileClaimStore",
+    "HumanForm",
+    "HumanWireTool",
+    "NotifyHumanSMS",
+    "NotifyHumanSlack",
+    "NotifyHumanWhatsApp",
+    "PausedApproval",
+    "Policy",
+    "humanwire_error_response",
+    "paused_approvals",
+    "rejection_message",
+    "require_approval",
+    "resume_expired",
+    "resume_from_webhook",
+    "resume_session",
+    "run_until_approval",
+]

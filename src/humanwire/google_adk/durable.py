@@ -1,0 +1,259 @@
+"""Durable approval: a run paused at its approvals waits in ADK's session service, and the
+``form.received`` webhook resumes it, in this process or another.
+
+ADK keeps the pause itself: the session (``SqliteSessionService``,
+``DatabaseSessionService``, Vertex AI's) holds the gates' ``adk_request_confirmation``
+calls and their approvals, so nothing else is saved, and the process may exit.
+
+1. Run as usual (``runner.run_async``), or with :func:`run_until_approval`, which also
+   returns the approvals the run paused at (their forms are already out: the gates sent
+   them).
+2. The webhook receiver calls :func:`resume_from_webhook` with the delivery: the form's
+   metadata names the app, user, session and call; once every approval the session is
+   paused at is decided (the others are read from the service), each is claimed in the
+   :class:`~humanwire._deferred_approval.ClaimStore` and the host answers every
+   ``adk_request_confirmation`` in one message; ADK calls each gate again, which reads its
+   decision from the service and runs the tool or answers why not. The run goes on until
+   it finishes or pauses at its next approvals.
+3. A form that expires sends no webhook: :func:`resume_expired` (from a scheduler)
+   resumes sessions whose approvals have all closed, expired ones with the timeout default.
+
+Each approval is used once: before a resume answers anything it claims every approval of
+the pause by interaction id, and a resume that finds one claimed does nothing. A retried
+or duplicated webhook, two receivers racing, or ``resume_expired`` racing the webhook
+therefore never runs an approved call twice. (ADK itself also skips a confirmation
+answered twice in a row.)
+
+A receiver, in any web framework::
+
+    claims = FileClaimStore("approval-claims")
+
+    async def on_webhook(raw_body: bytes, headers: Mapping[str, str]) -> None:
+        outcome = await resume_from_webhook(runner, claims, raw_body, headers, secret=SECRET)
+        # None: not one of ours, the session still waits for another, or done already
+
+The resuming process builds the same agent (same tools, same gates) on a ``Runner`` with
+the same app name and session service as the one that paused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from google.adk.runners import Runner
+from google.genai import types
+
+from humanwire._deferred_approval import (
+    RESUME_KEY,
+    ClaimStore,
+    decisions_from_service,
+    parse_delivery,
+    service_client,
+)
+from humanwire.approval import ApprovalDecision, decision_from_values
+from humanwire.types import FormReceivedEvent
+
+from .approval import (
+    APP_KEY,
+    CALL_KEY,
+    RESUME_GOOGLE_ADK,
+    SESSION_KEY,
+    USER_KEY,
+    PausedApproval,
+    confirmation_response,
+    paused_approvals,
+)
+
+if TYPE_CHECKING:
+    from google.adk.events import Event
+    from google.adk.sessions import Session
+
+    from humanwire._client import AsyncHumanWire
+
+__all__ = [
+    "DurableOutcome",
+    "resume_expired",
+    "resume_from_webhook",
+    "resume_session",
+    "run_until_approval",
+]
+
+
+@dataclass(frozen=True)
+class DurableOutcome:
+    """How a durable drive ended: ``paused`` at approvals (the session holds the pause;
+    the process may exit), or finished. ``events`` are the ones this drive produced."""
+
+    user_id: str
+    session_id: str
+    events: tuple[Event, ...] = ()
+    paused: tuple[PausedApproval, ...] = ()
+
+    @property
+    def finished(self) -> bool:
+        return not self.paused
+
+    @property
+    def final_output(self) -> str | None:
+        """The text of the last final response, if the drive produced one."""
+        for event in reversed(self.events):
+            if event.is_final_response() and event.content and event.content.parts:
+                text = "".join(part.text or "" for part in event.content.parts)
+                if text:
+                    return text
+        return None
+
+
+async def _session(runner: Runner, user_id: str, session_id: str) -> Session | None:
+    return await runner.session_service.get_session(
+        app_name=runner.app_name, user_id=user_id, session_id=session_id
+    )
+
+
+async def _drive(
+    runner: Runner,
+    user_id: str,
+    session_id: str,
+    message: types.Content,
+    run_kwargs: Mapping[str, Any],
+) -> DurableOutcome:
+    """Run until the run finishes or pauses; report the approvals it paused at."""
+    events = [
+        event
+        async for event in runner.run_async(
+            user_id=user_id, session_id=session_id, new_message=message, **run_kwargs
+        )
+    ]
+    session = await _session(runner, user_id, session_id)
+    paused = paused_approvals(session) if session is not None else []
+    return DurableOutcome(user_id, session_id, tuple(events), tuple(paused))
+
+
+async def run_until_approval(
+    runner: Runner,
+    *,
+    user_id: str,
+    session_id: str,
+    new_message: types.Content,
+    **run_kwargs: Any,
+) -> DurableOutcome:
+    """``runner.run_async`` until the run finishes or pauses at approvals (their forms
+    were sent by the gates); returns the events and the pause. ``run_kwargs`` go to
+    ``run_async`` (``run_config``, ``state_delta``...)."""
+    return await _drive(runner, user_id, session_id, new_message, run_kwargs)
+
+
+async def _resume(
+    runner: Runner,
+    claims: ClaimStore,
+    session: Session,
+    known: Mapping[str, ApprovalDecision],
+    client: AsyncHumanWire,
+    run_kwargs: Mapping[str, Any],
+) -> DurableOutcome | None:
+    paused = paused_approvals(session)
+    if not paused:
+        return None
+    by_call = {approval.call_id: approval for approval in paused}
+    decisions = await decisions_from_service(by_call, known, client)
+    if decisions is None:
+        return None  # another approval of the pause is still open
+    # Used once: claim every approval before anything is answered (in a fixed order, so
+    # two resumes racing for the same pause cannot each win a part).
+    for approval in sorted(paused, key=lambda approval: approval.interaction_id):
+        if not claims.claim(approval.interaction_id):
+            return None
+    message = types.Content(
+        role="user",
+        parts=[confirmation_response(approval, decisions[approval.call_id]) for approval in paused],
+    )
+    return await _drive(runner, session.user_id, session.id, message, run_kwargs)
+
+
+async def resume_session(
+    runner: Runner,
+    claims: ClaimStore,
+    *,
+    user_id: str,
+    session_id: str,
+    client: AsyncHumanWire | None = None,
+    **run_kwargs: Any,
+) -> DurableOutcome | None:
+    """Resume the session once every approval it is paused at is decided on the service
+    (``client``, else one from the environment, reads them).
+
+    ``None`` when there is nothing to do: no such session, no humanwire pause, an
+    approval still open, or one already used (another resume ran, or runs, it).
+    Otherwise the run goes on until it finishes or pauses again.
+    """
+    session = await _session(runner, user_id, session_id)
+    if session is None:
+        return None
+    return await _resume(runner, claims, session, {}, service_client(None, client), run_kwargs)
+
+
+async def resume_from_webhook(
+    runner: Runner,
+    claims: ClaimStore,
+    body: bytes | str | Mapping[str, Any] | FormReceivedEvent,
+    headers: Mapping[str, str] | None = None,
+    *,
+    secret: str | None = None,
+    client: AsyncHumanWire | None = None,
+    **run_kwargs: Any,
+) -> DurableOutcome | None:
+    """Resume the session a ``form.received`` delivery decides (its metadata names it).
+
+    With ``secret`` the ``Humanwire-Signature`` header is verified against the raw body
+    first (``WebhookVerificationError`` otherwise). ``None`` for any other event, another
+    framework's or another app's form, a session the runner's service does not hold, a
+    form the session is no longer paused at, while another approval of the pause is
+    still open, and for a delivery already acted on. ``client`` (else one from the
+    environment) reads the other approvals' decisions.
+    """
+    event = parse_delivery(body, headers, secret=secret)
+    if not isinstance(event, FormReceivedEvent):
+        return None
+    payload = event.payload
+    metadata = payload.metadata or {}
+    if metadata.get(RESUME_KEY) != RESUME_GOOGLE_ADK or metadata.get(APP_KEY) != runner.app_name:
+        return None
+    user_id, session_id = metadata.get(USER_KEY, ""), metadata.get(SESSION_KEY, "")
+    session = await _session(runner, user_id, session_id) if user_id and session_id else None
+    if session is None:
+        return None
+    call_id = metadata.get(CALL_KEY, "")
+    answered = {approval.call_id: approval for approval in paused_approvals(session)}.get(call_id)
+    if answered is None or answered.interaction_id != payload.interaction_id:
+        return None  # a form of an earlier pause, or one answered already
+    decision = decision_from_values(payload.values, interaction_id=payload.interaction_id)
+    return await _resume(
+        runner, claims, session, {call_id: decision}, service_client(None, client), run_kwargs
+    )
+
+
+async def resume_expired(
+    runner: Runner,
+    claims: ClaimStore,
+    *,
+    user_id: str | None = None,
+    client: AsyncHumanWire | None = None,
+    **run_kwargs: Any,
+) -> list[DurableOutcome]:
+    """Resume every session of the runner's app (of ``user_id`` only, when given) whose
+    approvals have all closed: submitted (a webhook that was missed) or expired
+    unanswered (the timeout default each form was sent with). It reads every session of
+    the app: run it from a scheduler, not per request."""
+    service = service_client(None, client)
+    listed = await runner.session_service.list_sessions(app_name=runner.app_name, user_id=user_id)
+    outcomes: list[DurableOutcome] = []
+    for listed_session in listed.sessions:
+        session = await _session(runner, listed_session.user_id, listed_session.id)
+        if session is None:
+            continue
+        outcome = await _resume(runner, claims, session, {}, service, run_kwargs)
+        if outcome is not None:
+            outcomes.append(outcome)
+    return outcomes

@@ -1,0 +1,240 @@
+"""The humanwire tools in a Google ADK run, against the real service over loopback with
+the scripted human: each kind of tool, a timeout (the no-response text, a normal result)
+and a service error (``{"error": ...}``, ADK's shape for a failed call, or raised for an
+``on_tool_error_callback``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from adk_helpers import FakeLlm, run_agent, run_tool
+from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.tool_context import ToolContext
+
+from humanwire import AsyncHumanWire, HumanWire
+from humanwire.errors import NotFoundError
+from humanwire.google_adk import (
+    AskHumanChannel,
+    AskHumanSlack,
+    AskHumanSMS,
+    AskHumanWhatsApp,
+    CallHuman,
+    CheckHumanInteraction,
+    HumanForm,
+    NotifyHumanSMS,
+)
+from humanwire.testing import ScriptedHuman
+
+
+async def test_ask_by_sms_returns_the_reply(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
+) -> None:
+    replied = human.reply("yes, ship it")
+    tool = AskHumanSMS(client=async_humanwire_client, wait_time=10)
+
+    output, model = await run_tool(tool, {"message": "Ship v2?"})
+
+    assert output == "FINAL: Human response: yes, ship it"
+    assert (await replied.async_wait(5)).text == "Ship v2?"
+    # The model was offered the tool's own declaration: the shared schema, unconverted.
+    [declaration] = model.declarations
+    assert declaration == tool._get_declaration()
+    assert declaration.parameters_json_schema == tool._parameters
+
+
+@pytest.mark.parametrize(
+    ("tool_class", "channel"), [(AskHumanWhatsApp, "whatsapp"), (AskHumanSlack, "slack")]
+)
+async def test_ask_on_whatsapp_and_slack(
+    async_humanwire_client: AsyncHumanWire,
+    human: ScriptedHuman,
+    tool_class: type[BaseTool],
+    channel: str,
+) -> None:
+    replied = human.reply("Tuesday works", channel=channel)
+    tool = tool_class(client=async_humanwire_client, wait_time=10)  # type: ignore[call-arg]
+
+    output, _ = await run_tool(tool, {"message": "Which day?"})
+
+    assert output == "FINAL: Human response: Tuesday works"
+    assert (await replied.async_wait(5)).channel == channel
+
+
+async def test_a_sync_client_is_given_its_async_twin(
+    humanwire_client: HumanWire, human: ScriptedHuman
+) -> None:
+    human.reply("on my way")
+    output, _ = await run_tool(
+        AskHumanSMS(client=humanwire_client, wait_time=10), {"message": "Coming?"}
+    )
+    assert output == "FINAL: Human response: on my way"
+
+
+async def test_notify_sends_without_waiting(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
+) -> None:
+    output, _ = await run_tool(
+        NotifyHumanSMS(client=async_humanwire_client), {"message": "Deploy finished."}
+    )
+
+    [delivery] = human.deliveries()
+    assert delivery.text == "Deploy finished."
+    assert output == (
+        f"FINAL: Message sent by sms (interaction {delivery.interaction_id}); no reply is awaited."
+    )
+
+
+async def test_a_form_the_model_designs_comes_back_filled(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
+) -> None:
+    filled = human.fill_form({"size": "Large", "email": "ana@example.com"})
+    tool = HumanForm(client=async_humanwire_client, wait_time=10)
+    design = {
+        "title": "Your order",
+        "fields": [
+            {"label": "Size", "type": "select", "options": ["Small", "Large"], "required": True},
+            {"label": "Email", "type": "email"},
+        ],
+    }
+
+    output, _ = await run_tool(tool, design)
+
+    assert output == "FINAL: The human submitted the form:\nSize: Large\nEmail: ana@example.com"
+    assert (await filled.async_wait(5)).kind == "form"
+
+
+async def test_a_fixed_form_sends_its_own_fields(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
+) -> None:
+    filled = human.fill_form({"size": "l"})
+    fields = [
+        {
+            "id": "size",
+            "label": "Size",
+            "type": "select",
+            "options": [{"label": "S", "value": "s"}, {"label": "L", "value": "l"}],
+        }
+    ]
+    tool = HumanForm(client=async_humanwire_client, title="Order", fields=fields, wait_time=10)
+
+    output, _ = await run_tool(tool, {})
+
+    assert output == "FINAL: The human submitted the form:\nSize: L"  # the label
+    assert (await filled.async_wait(5)).kind == "form"
+
+
+async def test_a_call_returns_its_summary(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
+) -> None:
+    human.answer_call("They confirmed delivery on Tuesday.")
+    output, _ = await run_tool(
+        CallHuman(client=async_humanwire_client), {"prompt": "Confirm the delivery day."}
+    )
+    assert output == "FINAL: Call completed. Summary: They confirmed delivery on Tuesday."
+
+
+async def test_check_finds_a_late_reply(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
+) -> None:
+    replied = human.reply("found it")
+    sent = await async_humanwire_client.messages.sms(
+        to=human.phone, message="Where is the key?", follow_up_time=60
+    )
+    await replied.async_wait(5)
+
+    output, _ = await run_tool(
+        CheckHumanInteraction(client=async_humanwire_client, wait=5),
+        {"interaction_id": sent.interaction_id},
+    )
+
+    assert output == (
+        f"FINAL: Interaction {sent.interaction_id} (message by sms) was answered. "
+        "Human response: found it"
+    )
+
+
+async def test_a_timeout_is_the_no_response_text_not_an_error(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
+) -> None:
+    silent = human.stay_silent()
+    output, _ = await run_tool(
+        AskHumanSMS(client=async_humanwire_client, wait_time=1), {"message": "Anyone?"}
+    )
+    await silent.async_wait(5)
+    assert output == "FINAL: Human did not respond. Continue where you left off."
+
+
+async def test_a_channel_card_answers_with_its_own_texts(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
+) -> None:
+    card = await async_humanwire_client.channels.create(
+        type="sms",
+        to=human.phone,
+        wait_time=1,
+        response_template="The operator said: {{message}}",
+        no_response_template="Nobody on call answered.",
+    )
+    tool = AskHumanChannel(card.id, client=async_humanwire_client)
+    silent, _ = await run_tool(tool, {"message": "Disk full?"})
+    assert silent == "FINAL: Nobody on call answered."
+
+    human.reply("rotating logs now")
+    answered, _ = await run_tool(tool, {"message": "Disk still full?"})
+    assert answered == "FINAL: The operator said: rotating logs now"
+
+
+async def test_a_service_error_is_an_error_response(
+    async_humanwire_client: AsyncHumanWire,
+) -> None:
+    output, _ = await run_tool(
+        CheckHumanInteraction(client=async_humanwire_client), {"interaction_id": "missing"}
+    )
+    assert output.startswith("FINAL: error: humanwire: 404 not_found: ")
+
+
+async def test_raise_errors_hands_the_failure_to_on_tool_error_callback(
+    async_humanwire_client: AsyncHumanWire,
+) -> None:
+    seen: list[Exception] = []
+
+    def on_tool_error(
+        tool: BaseTool, args: dict[str, Any], tool_context: ToolContext, error: Exception
+    ) -> dict[str, Any]:
+        seen.append(error)
+        return {"error": "the lookup failed"}
+
+    tool = CheckHumanInteraction(client=async_humanwire_client, raise_errors=True)
+    model = FakeLlm.script((tool.name, {"interaction_id": "missing"}))
+    output = await run_agent(model, [tool], on_tool_error_callback=on_tool_error)
+
+    assert output == "FINAL: error: the lookup failed"
+    assert [type(error) for error in seen] == [NotFoundError]
+
+
+async def test_raise_errors_without_a_callback_fails_the_run(
+    async_humanwire_client: AsyncHumanWire,
+) -> None:
+    tool = CheckHumanInteraction(client=async_humanwire_client, raise_errors=True)
+    with pytest.raises(NotFoundError):
+        await run_tool(tool, {"interaction_id": "missing"})
+
+
+async def test_arguments_that_do_not_fit_are_reported_and_nothing_is_sent(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
+) -> None:
+    output, _ = await run_tool(AskHumanSMS(client=async_humanwire_client), {"message": ""})
+    assert output.startswith("FINAL: error: humanwire: invalid arguments: message: ")
+    assert human.deliveries() == []
+
+
+async def test_a_form_the_model_got_wrong_says_what_to_fix(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
+) -> None:
+    design = {"title": "Pick", "fields": [{"label": "Size", "type": "select"}]}
+    output, _ = await run_tool(HumanForm(client=async_humanwire_client), design)
+    assert output == (
+        "FINAL: error: humanwire: 400 invalid_request: fields[0] ('Size') is a select field: "
+        "give it options (field fields[0].options)"
+    )
+    assert human.deliveries() == []

@@ -27,10 +27,12 @@ class ScriptedModel(Model):
     """Plays ``turns`` of tool calls, one turn per model request, then answers
     ``FINAL: <status>: <text>`` of the last tool results (`` | `` between several).
     ``results`` holds every tool result it was sent, in order; ``specs`` the tool specs
-    it was offered on its last request."""
+    it was offered on its last request. ``reuse_ids`` gives every turn's calls the same
+    ids (``call_0``, ``call_1``, …), as a model that numbers its calls per turn does."""
 
-    def __init__(self, *turns: Sequence[Call]) -> None:
+    def __init__(self, *turns: Sequence[Call], reuse_ids: bool = False) -> None:
         self.turns = [list(turn) for turn in turns]
+        self.reuse_ids = reuse_ids
         self.results: list[ToolResult] = []
         self.specs: list[Any] = []
         self.config: dict[str, Any] = {}
@@ -63,7 +65,8 @@ class ScriptedModel(Model):
         yield {"messageStart": {"role": "assistant"}}
         if made < len(self.turns):
             for index, (name, arguments) in enumerate(self.turns[made]):
-                start = {"toolUse": {"toolUseId": f"call_{made}_{index}", "name": name}}
+                call_id = f"call_{index}" if self.reuse_ids else f"call_{made}_{index}"
+                start = {"toolUse": {"toolUseId": call_id, "name": name}}
                 yield {"contentBlockStart": {"start": start}}
                 yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(arguments)}}}}
                 yield {"contentBlockStop": {}}
@@ -81,8 +84,8 @@ def once(tool: str, arguments: dict[str, Any]) -> ScriptedModel:
     return ScriptedModel([(tool, arguments)])
 
 
-def scripted(*turns: Sequence[Call]) -> ScriptedModel:
-    return ScriptedModel(*turns)
+def scripted(*turns: Sequence[Call], reuse_ids: bool = False) -> ScriptedModel:
+    return ScriptedModel(*turns, reuse_ids=reuse_ids)
 
 
 def agent(model: ScriptedModel, tools: list[Any], **options: Any) -> Agent:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._client import AsyncHumanWire, HumanWire
+    from .approval import Approver
 
 __all__ = ["ToolClients"]
 
@@ -36,6 +37,11 @@ class ToolClients:
         self._made: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncHumanWire] = (
             weakref.WeakKeyDictionary()
         )
+
+    @classmethod
+    def of(cls, approver: Approver) -> ToolClients:
+        """The clients an approver was given (``Approver`` keeps one per kind), per loop."""
+        return cls(getattr(approver, "_client", None), getattr(approver, "_async_client", None))
 
     @property
     def configured(self) -> HumanWire | AsyncHumanWire | None:

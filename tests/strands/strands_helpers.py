@@ -54,7 +54,9 @@ class ScriptedModel(Model):
         **kwargs: Any,
     ) -> AsyncGenerator[Any, None]:
         self.specs = list(tool_specs or [])
-        results = [block["toolResult"] for block in messages[-1]["content"] if "toolResult" in block]
+        results = [
+            block["toolResult"] for block in messages[-1]["content"] if "toolResult" in block
+        ]
         self.results.extend(results)
         made = sum(
             1
@@ -68,7 +70,9 @@ class ScriptedModel(Model):
                 call_id = f"call_{index}" if self.reuse_ids else f"call_{made}_{index}"
                 start = {"toolUse": {"toolUseId": call_id, "name": name}}
                 yield {"contentBlockStart": {"start": start}}
-                yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(arguments)}}}}
+                yield {
+                    "contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(arguments)}}}
+                }
                 yield {"contentBlockStop": {}}
             yield {"messageStop": {"stopReason": "tool_use"}}
             return

@@ -82,7 +82,14 @@ async def main(argv: list[str]) -> dict[str, Any]:
         interrupt_id, interaction_id = argv[4], argv[5]
         approved = decision_from_values({"decision": "approve"}, interaction_id=interaction_id)
         kept = runs.agent_for(SESSION)
-        answer = [{"interruptResponse": {"interruptId": interrupt_id, "response": decision_to_dict(approved)}}]
+        answer = [
+            {
+                "interruptResponse": {
+                    "interruptId": interrupt_id,
+                    "response": decision_to_dict(approved),
+                }
+            }
+        ]
         result = await kept.invoke_async(answer, invocation_state=runs.invocation_state())
         return {"text": final(result)}
     finally:

@@ -12,7 +12,7 @@ from strands import tool
 from strands.hooks import AfterToolCallEvent, HookProvider, HookRegistry
 from strands_helpers import agent, final, once, scripted
 
-from humanwire import AsyncHumanWire
+from humanwire import AsyncHumanWire, HumanWire
 from humanwire.strands import HumanWireApprovals
 from humanwire.testing import RunningService, ScriptedHuman
 
@@ -189,3 +189,19 @@ async def test_a_retried_call_does_not_run_the_approved_action_again(
     assert returned["content"][0]["text"].startswith(
         "send_payment was not run again: its approval (interaction "
     )
+
+
+def test_the_gate_serves_sync_calls_on_several_event_loops(
+    humanwire_client: HumanWire, human: ScriptedHuman
+) -> None:
+    # Strands' sync agent(...) runs each call on an event loop of its own; the forms go
+    # out on an async client per loop, made on the approver's sync client's account.
+    ran: list[dict[str, Any]] = []
+    gate = HumanWireApprovals(["send_payment"], client=humanwire_client, wait_time=10)
+    strands_agent = agent(once(*PAY), [payment_tool(ran)], hooks=[gate])
+    for comment in ("first", "second"):
+        human.fill_form({"decision": "approve", "comment": comment})
+        strands_agent.messages.clear()
+        assert final(strands_agent("pay")) == "FINAL: success: sent 50 to bob"
+    assert [d.comment for d in gate.decisions] == ["first", "second"]
+    assert len(ran) == 2

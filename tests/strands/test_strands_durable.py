@@ -55,12 +55,16 @@ class Sessions:
         return agent(self.model, self.tools, hooks=[self.gate], session_manager=manager)
 
 
-def paused_runs(tmp_path: Path, sessions: Sessions, client: AsyncHumanWire, **options: Any) -> PausedRuns:
+def paused_runs(
+    tmp_path: Path, sessions: Sessions, client: AsyncHumanWire, **options: Any
+) -> PausedRuns:
     store = FilePausedRunStore(tmp_path / "paused")
     return PausedRuns(store, sessions.agent_for, client=client, **options)
 
 
-async def delivery_of(receiver: WebhookReceiver, event_type: str, count: int = 1) -> ReceivedDelivery:
+async def delivery_of(
+    receiver: WebhookReceiver, event_type: str, count: int = 1
+) -> ReceivedDelivery:
     await receiver.async_wait_for(event_type, count=count, timeout=10)
     return [d for d in receiver.deliveries if d.event and d.event.event_type == event_type][
         count - 1
@@ -187,9 +191,10 @@ async def test_two_calls_in_one_step_resume_when_both_are_answered(
     await human.fill_form({"decision": "approve"}, interaction_id=first.interaction_id).async_wait(
         10
     )
-    assert await runs.resume_from_webhook(
-        (await delivery_of(webhook_receiver, "form.received")).body
-    ) is None  # the other call is still open: its answer resumes the run
+    assert (
+        await runs.resume_from_webhook((await delivery_of(webhook_receiver, "form.received")).body)
+        is None
+    )  # the other call is still open: its answer resumes the run
     assert sessions.ran == []
 
     await human.fill_form(

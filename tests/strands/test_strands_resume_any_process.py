@@ -49,7 +49,9 @@ def test_a_webhook_resumes_an_agent_paused_by_another_process(
     saved = json.loads((tmp_path / "paused" / "pay-bob.json").read_text())
     assert saved["pending"][0]["interrupt_id"] == interrupt_id
     # Strands saved the interrupt with the agent's session.
-    agent_file = tmp_path / "sessions" / "session_pay-bob" / "agents" / "agent_default" / "agent.json"
+    agent_file = (
+        tmp_path / "sessions" / "session_pay-bob" / "agents" / "agent_default" / "agent.json"
+    )
     interrupt_state = json.loads(agent_file.read_text())["_internal_state"]["interrupt_state"]
     assert interrupt_state["activated"] is True and interrupt_id in interrupt_state["interrupts"]
     shutil.copytree(tmp_path / "sessions", tmp_path / "kept-sessions")

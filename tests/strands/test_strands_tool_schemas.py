@@ -68,7 +68,10 @@ async def test_the_model_is_offered_the_specs() -> None:
     await agent(model, tools).invoke_async("go")
     for tool, given in zip(tools, model.specs, strict=True):
         assert given["name"] == tool.tool_name
-        assert given["inputSchema"]["json"] == {"required": [], **tool.tool_spec["inputSchema"]["json"]}
+        assert given["inputSchema"]["json"] == {
+            "required": [],
+            **tool.tool_spec["inputSchema"]["json"],
+        }
 
 
 def test_recipients_and_windows_are_checked_when_the_tool_is_built() -> None:

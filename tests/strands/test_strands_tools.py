@@ -252,6 +252,7 @@ async def test_arguments_that_do_not_fit_are_a_failed_result(
     assert text(refused).startswith(
         "humanwire: invalid arguments: message: String should have at least 1"
     )
+    assert answered["status"] == "success"
     assert final(result) == "FINAL: success: Human response: ok"
     assert len(humanwire_client.sandbox.deliveries()) == 1  # the bad call sent nothing
 

@@ -48,6 +48,7 @@ from humanwire._paused import (
     denial_text,
     idempotency_key,
 )
+from humanwire._tool_clients import ToolClients
 from humanwire._tool_schemas import MessageInput
 from humanwire._tooling import NO_ANSWER, plain_json_schema
 from humanwire.approval import (
@@ -186,6 +187,9 @@ class HumanWireApprovals(HookProvider):
             if approver is not None or (pause and not approver_options)
             else Approver(**approver_options)
         )
+        # Strands' sync agent(...) runs each call on an event loop of its own: the forms go
+        # out on an async client per loop (the approver's, when it was given one).
+        self.clients = ToolClients.of(self.approver) if self.approver is not None else None
         self.decisions: list[ApprovalDecision] = []
         """Every decision this hook acted on, in order (for logs and tests)."""
 
@@ -236,17 +240,19 @@ class HumanWireApprovals(HookProvider):
         description: str | None,
     ) -> ApprovalDecision | str:
         """Send the form and wait: the decision, or why none could be asked for."""
-        approver = self.approver
-        if approver is None:
+        approver, clients = self.approver, self.clients
+        if approver is None or clients is None:
             return f"{name} was not run: no approver is configured to ask in the run."
         tool_use_id = str(event.tool_use["toolUseId"])
         run_id = str(event.invocation_state.get(RUN_STATE) or "")
+        kwargs = approver.form_request(
+            ApprovalRequest(name, arguments, description),
+            idempotency_key=idempotency_key("approval", "strands", run_id, tool_use_id),
+            metadata=_metadata({RUN_KEY: run_id, TOOL_USE_KEY: tool_use_id}),
+        )
         try:
-            response = await approver.asend(
-                ApprovalRequest(name, arguments, description),
-                idempotency_key=idempotency_key("approval", "strands", run_id, tool_use_id),
-                metadata=_metadata({RUN_KEY: run_id, TOOL_USE_KEY: tool_use_id}),
-            )
+            client = await clients.get()
+            response = await getattr(client.forms, approver.channel)(**kwargs)
         except HumanWireError as exc:
             # Fail closed: an approval nobody could be asked for is no approval.
             return f"{name} was not run: its approval could not be requested (humanwire: {exc})."
@@ -325,7 +331,5 @@ class PausingAskHuman(AgentTool):
         )
         # Strands stops the run on the interrupt this raises, and on resume returns the
         # host's answer here: nothing before it has a side effect.
-        answer = context.interrupt(
-            QUESTION_INTERRUPT, reason=question_reason(question, self._name)
-        )
+        answer = context.interrupt(QUESTION_INTERRUPT, reason=question_reason(question, self._name))
         yield ToolResultEvent(text_result(tool_use, str(answer)))

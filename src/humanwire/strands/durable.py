@@ -56,6 +56,7 @@ from humanwire._paused import (
     reply_text,
     store_key,
 )
+from humanwire._tool_clients import ToolClients
 from humanwire.approval import ApprovalRequest, Approver, decision_from_values
 from humanwire.types import (
     METADATA_MAX_VALUE_LENGTH,
@@ -296,21 +297,24 @@ class PausedRuns:
         self.store = store
         self.agent_for = agent_for
         self.approver = approver if approver is not None else Approver(**approver_options)
+        self.clients = ToolClients.of(self.approver)
         self.window = float(window or self.approver.follow_up_time or DEFAULT_PAUSE_WINDOW)
         if ledger is None:
             ledger = store if isinstance(store, ApprovalLedger) else MemoryApprovalLedger()
         self.ledger = ledger
 
-    @property
-    def client(self) -> AsyncHumanWire:
-        return self.approver.async_client
+    async def client(self) -> AsyncHumanWire:
+        """The async client of the running event loop (see ``ToolClients``)."""
+        return await self.clients.get()
 
     def invocation_state(self, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """A run's ``invocation_state``: the hook pauses and consumes in this ledger."""
         return {**(given or {}), PAUSE_STATE: True, LEDGER_STATE: self.ledger}
 
     # -- pausing ---------------------------------------------------------------------------
-    async def run(self, session_id: str, prompt: Any = None, **invoke_options: Any) -> DurableOutcome:
+    async def run(
+        self, session_id: str, prompt: Any = None, **invoke_options: Any
+    ) -> DurableOutcome:
         """Build the session's agent, invoke it, and :meth:`pause` it if it stopped on
         interrupts. Other keyword arguments go to ``agent.invoke_async``."""
         agent = self.agent_for(session_id)
@@ -335,9 +339,8 @@ class PausedRuns:
                 f"the run waits for interrupts {foreign}: humanwire answers "
                 f"{APPROVAL_INTERRUPT!r} and {QUESTION_INTERRUPT!r} only"
             )
-        for what, value in (("session id", session_id),) + tuple(
-            ("interrupt id", item.id) for item in interrupts
-        ):
+        ids = [("session id", session_id), *(("interrupt id", item.id) for item in interrupts)]
+        for what, value in ids:
             if not value or len(value) > METADATA_MAX_VALUE_LENGTH:
                 raise ValueError(
                     f"the {what} must be 1 to {METADATA_MAX_VALUE_LENGTH} characters to travel "
@@ -377,10 +380,12 @@ class PausedRuns:
                 request, wait=False, idempotency_key=key, metadata=metadata
             )
             kwargs["follow_up_time"] = self.window
-            response = await getattr(self.client.forms, self.approver.channel)(**kwargs)
+            client = await self.client()
+            response = await getattr(client.forms, self.approver.channel)(**kwargs)
         else:
             question = reason.get("question")
-            response = await getattr(self.client.messages, self.approver.channel)(
+            client = await self.client()
+            response = await getattr(client.messages, self.approver.channel)(
                 to=self.approver.to,
                 message=str(question) if question else str(interrupt.reason),
                 follow_up_time=self.window,
@@ -448,10 +453,11 @@ class PausedRuns:
     async def _answer(
         self, pending: PendingInterrupt, paused: PausedRun, timeout: float | None
     ) -> Answer | None:
+        client = await self.client()
         if timeout == 0:
-            status = await self.client.interactions.status(pending.interaction_id)
+            status = await client.interactions.status(pending.interaction_id)
         else:
-            status = await self.client.interactions.wait(pending.interaction_id, timeout=timeout)
+            status = await client.interactions.wait(pending.interaction_id, timeout=timeout)
         if pending.kind == "question":
             return reply_from_status(status)
         decision = decision_from_status(status, paused.default_on_timeout)

@@ -103,7 +103,11 @@ def invalid_arguments(exc: ValidationError) -> str:
 
 def text_result(tool_use: ToolUse, text: str) -> ToolResult:
     """A successful ``toolResult`` carrying the text for the model."""
-    return {"toolUseId": str(tool_use["toolUseId"]), "status": "success", "content": [{"text": text}]}
+    return {
+        "toolUseId": str(tool_use["toolUseId"]),
+        "status": "success",
+        "content": [{"text": text}],
+    }
 
 
 def error_result(tool_use: ToolUse, text: str) -> ToolResult:

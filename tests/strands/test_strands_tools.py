@@ -299,7 +299,7 @@ async def test_an_unknown_interaction_is_a_failed_result(
     await agent(model, [check]).invoke_async("Check")
     (returned,) = model.results
     assert returned["status"] == "error"
-    assert "not found" in text(returned).lower() or "not_found" in text(returned)
+    assert text(returned).startswith("humanwire: 404 not_found: ")
 
 
 # --- the clients ----------------------------------------------------------------------------

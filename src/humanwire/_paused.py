@@ -128,8 +128,10 @@ def decision_from_value(value: Any) -> ApprovalDecision:
         comment = value.get("comment")
         comment = str(comment) if comment else None
         if "approved" in value and kind in _KINDS:
+            # Approved only when the kind agrees: a "reject" marked approved is a rejection.
+            agrees = kind in ("approve", "edit", "timeout")
             return ApprovalDecision(
-                approved=value["approved"] is True,
+                approved=value["approved"] is True and agrees,
                 decision=kind,
                 comment=comment,
                 timed_out=value.get("timed_out") is True,

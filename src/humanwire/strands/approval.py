@@ -32,6 +32,7 @@ action twice. The ledger must be shared by every process that may resume the run
 
 from __future__ import annotations
 
+import copy
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -311,7 +312,7 @@ class PausingAskHuman(AgentTool):
         return {
             "name": self._name,
             "description": self.description,
-            "inputSchema": {"json": dict(self._input_schema)},
+            "inputSchema": {"json": copy.deepcopy(self._input_schema)},
         }
 
     @property

@@ -1,0 +1,502 @@
+"""Paused runs: stop a Strands agent at its approvals and questions, let the process exit,
+and resume it when the person answers, from the webhook, in this process or another.
+
+1. The agent is built per session by a function you give, ``agent_for(session_id)``, the
+   same in every process: its tools, a :class:`~humanwire.strands.HumanWireApprovals`
+   hook for the gated tools (and/or :class:`~humanwire.strands.PausingAskHuman`), and a
+   session manager on that id (``FileSessionManager(session_id, storage_dir=...)``, or any
+   that keeps the agent's state where every process finds it).
+2. :meth:`PausedRuns.run` invokes it with ``invocation_state`` telling the hook to pause:
+   the run stops on Strands interrupts (``stop_reason == "interrupt"``).
+   :meth:`PausedRuns.pause` sends one approval form per ``humanwire:approval`` interrupt
+   and one text message per ``humanwire:question``, without waiting, each carrying the
+   run's keys in its ``metadata`` (``humanwire_resume: strands``, ``strands_session_id``,
+   ``strands_interrupt_id``), and saves which interaction answers which interrupt in a
+   :class:`PausedRunStore`. The session manager has saved the agent. The process may exit.
+3. The webhook receiver calls :meth:`PausedRuns.resume_from_webhook` with the delivery
+   (``form.received`` for an approval, ``message.received`` for a question): the session
+   is found from the event's metadata alone, and once every interrupt of the pause is
+   answered (the others are read from the service), the agent is rebuilt for the session
+   and invoked with ``[{"interruptResponse": {"interruptId": ..., "response": ...}}]``:
+   the decision (a JSON object) for an approval, the reply text for a question. A run that
+   stops again is paused again.
+4. Without webhooks, :meth:`PausedRuns.resume` waits on the service for the answers;
+   :meth:`PausedRuns.resume_decided` resumes every saved pause whose answers are all in or
+   expired (an expired approval is the timeout default, an expired question the
+   no-response text).
+
+**Runs once.** A pause is *claimed* (taken from the store atomically) before the agent
+resumes, so a repeated or concurrent delivery finds nothing to resume. If the resumed run
+fails, the claim is given back for a retried delivery; the approved action is still
+protected: the hook consumes each approval in the ledger (the store, by default) before
+its tool runs, so a second resume cancels the call ("was not run again").
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from strands import Agent
+from strands.agent.agent_result import AgentResult
+from strands.interrupt import Interrupt
+
+from humanwire._paused import (
+    RESUME_KEY,
+    ApprovalLedger,
+    FileRecordStore,
+    MemoryApprovalLedger,
+    decision_from_status,
+    decision_to_dict,
+    idempotency_key,
+    parse_delivery,
+    reply_from_status,
+    reply_text,
+    store_key,
+)
+from humanwire._tool_clients import ToolClients
+from humanwire.approval import ApprovalRequest, Approver, decision_from_values
+from humanwire.types import (
+    METADATA_MAX_VALUE_LENGTH,
+    Event,
+    FormReceivedEvent,
+    MessageReceivedEvent,
+)
+
+from .approval import APPROVAL_INTERRUPT, LEDGER_STATE, PAUSE_STATE, QUESTION_INTERRUPT
+
+if TYPE_CHECKING:
+    from humanwire._client import AsyncHumanWire
+
+__all__ = [
+    "DEFAULT_PAUSE_WINDOW",
+    "INTERRUPT_KEY",
+    "RESUME_STRANDS",
+    "SESSION_KEY",
+    "DurableOutcome",
+    "FilePausedRunStore",
+    "PausedRun",
+    "PausedRunStore",
+    "PausedRuns",
+    "PendingInterrupt",
+    "interrupt_responses",
+]
+
+RESUME_STRANDS = "strands"
+SESSION_KEY = "strands_session_id"
+INTERRUPT_KEY = "strands_interrupt_id"
+"""A paused run's sends' metadata: ``humanwire_resume: strands``, the session and the
+interrupt the send answers."""
+
+DEFAULT_PAUSE_WINDOW = 3600.0
+"""Seconds a paused run's forms and questions stay open when the approver sets no
+``follow_up_time``: a paused run waits longer than a held request."""
+
+Kind = Literal["approval", "question"]
+_KIND_OF = {APPROVAL_INTERRUPT: "approval", QUESTION_INTERRUPT: "question"}
+_RECORD_VERSION = 1
+
+
+# --- what a pause is ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PendingInterrupt:
+    """An interrupt of a paused run and the interaction that answers it."""
+
+    interrupt_id: str
+    kind: Kind
+    tool_name: str
+    interaction_id: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {
+            "interrupt_id": self.interrupt_id,
+            "kind": self.kind,
+            "tool_name": self.tool_name,
+            "interaction_id": self.interaction_id,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PendingInterrupt:
+        kind = data["kind"]
+        if kind not in ("approval", "question"):
+            raise ValueError(f"unknown pending interrupt kind {kind!r}")
+        return cls(
+            str(data["interrupt_id"]), kind, str(data["tool_name"]), str(data["interaction_id"])
+        )
+
+
+@dataclass(frozen=True)
+class PausedRun:
+    """What a resume needs besides the agent's session: the session id, the interrupts the
+    run waits for and the interactions answering them, and the timeout default."""
+
+    session_id: str
+    round: int
+    """How far the session had got when it paused (its message count): part of each
+    send's Idempotency-Key, so a later pause of the same session asks afresh."""
+    pending: tuple[PendingInterrupt, ...]
+    default_on_timeout: Literal["approve", "reject"] = "reject"
+
+    def for_interaction(self, interaction_id: str) -> PendingInterrupt | None:
+        return next((p for p in self.pending if p.interaction_id == interaction_id), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": _RECORD_VERSION,
+            "session_id": self.session_id,
+            "round": self.round,
+            "default_on_timeout": self.default_on_timeout,
+            "pending": [item.to_dict() for item in self.pending],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PausedRun:
+        default = data.get("default_on_timeout", "reject")
+        return cls(
+            session_id=str(data["session_id"]),
+            round=int(data["round"]),
+            pending=tuple(PendingInterrupt.from_dict(item) for item in data["pending"]),
+            default_on_timeout="approve" if default == "approve" else "reject",
+        )
+
+
+@dataclass(frozen=True)
+class DurableOutcome:
+    """How a durable drive ended: finished with ``result``, or ``paused`` again (the
+    forms and questions are out, the pause saved)."""
+
+    result: AgentResult
+    paused: PausedRun | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.paused is None
+
+    @property
+    def text(self) -> str:
+        """The agent's final text (``str(result)``, without the trailing newline)."""
+        return str(self.result).strip()
+
+
+# --- where pauses wait ----------------------------------------------------------------------
+
+
+class PausedRunStore(Protocol):
+    """Where pauses wait, one per session.
+
+    ``claim`` takes a pause atomically (of two concurrent claims, one gets it) and hides it
+    from ``load``; ``release`` puts a claimed pause back; ``finish`` drops a claimed pause
+    whose run resumed (a pause saved since, the run's next one, stays).
+    """
+
+    def save(self, run: PausedRun) -> None: ...
+
+    def load(self, session_id: str) -> PausedRun | None: ...
+
+    def claim(self, session_id: str) -> PausedRun | None: ...
+
+    def release(self, session_id: str) -> None: ...
+
+    def finish(self, session_id: str) -> None: ...
+
+    def session_ids(self) -> list[str]: ...
+
+
+class FilePausedRunStore(FileRecordStore):
+    """One JSON file per paused session in ``directory`` (written atomically, claimed by
+    renaming it, which only one process can do), and the consumed approvals in
+    ``directory/consumed`` (it is an :class:`~humanwire._paused.ApprovalLedger`). Keep the
+    agents' sessions elsewhere (a ``FileSessionManager`` ``storage_dir`` of their own)."""
+
+    def save(self, run: PausedRun) -> None:
+        self.save_record(store_key(run.session_id), run.to_dict())
+
+    def load(self, session_id: str) -> PausedRun | None:
+        record = self.load_record(store_key(session_id))
+        return PausedRun.from_dict(record) if record is not None else None
+
+    def claim(self, session_id: str) -> PausedRun | None:
+        record = self.claim_record(store_key(session_id))
+        return PausedRun.from_dict(record) if record is not None else None
+
+    def release(self, session_id: str) -> None:
+        super().release(store_key(session_id))
+
+    def finish(self, session_id: str) -> None:
+        super().finish(store_key(session_id))
+
+    def session_ids(self) -> list[str]:
+        ids = []
+        for key in self.keys():
+            record = self.load_record(key)
+            if record is not None:
+                ids.append(str(record["session_id"]))
+        return ids
+
+
+# --- answers --------------------------------------------------------------------------------
+
+Answer = dict[str, Any] | str
+"""An interrupt's response: a decision (JSON) for an approval, the reply text for a question."""
+
+
+def answer_from_event(pending: PendingInterrupt, event: Event) -> Answer | None:
+    """The answer an event carries for ``pending``: a submitted approval form, or a reply
+    to the question; ``None`` for anything else."""
+    if pending.kind == "approval" and isinstance(event, FormReceivedEvent):
+        decision = decision_from_values(
+            event.payload.values, interaction_id=event.payload.interaction_id
+        )
+        return decision_to_dict(decision)
+    if pending.kind == "question" and isinstance(event, MessageReceivedEvent):
+        return reply_text(event.payload.body)
+    return None
+
+
+def interrupt_responses(answers: Mapping[str, Answer]) -> list[dict[str, Any]]:
+    """The prompt that resumes an interrupted agent: one ``interruptResponse`` per answer,
+    keyed by interrupt id."""
+    return [
+        {"interruptResponse": {"interruptId": interrupt_id, "response": answer}}
+        for interrupt_id, answer in answers.items()
+    ]
+
+
+# --- pausing and resuming -------------------------------------------------------------------
+
+
+class PausedRuns:
+    """Pauses Strands runs at humanwire's interrupts and resumes them when answered.
+
+    ``store`` keeps the pauses; ``agent_for(session_id)`` builds the agent of a session
+    (the same tools and hooks in every process, and a session manager on that id);
+    ``approver`` (or its options: ``to``, ``channel``, ``follow_up_time``,
+    ``default_on_timeout``, ``allow_edit``, ``client``) says whom the forms and questions
+    go to. They stay open ``window`` seconds (default: the approver's ``follow_up_time``,
+    else :data:`DEFAULT_PAUSE_WINDOW`). ``ledger`` is where approvals are consumed before
+    their tool runs: by default the store when it is one (``FilePausedRunStore`` is), else
+    this process's memory.
+    """
+
+    def __init__(
+        self,
+        store: PausedRunStore,
+        agent_for: Callable[[str], Agent],
+        approver: Approver | None = None,
+        *,
+        window: float | None = None,
+        ledger: ApprovalLedger | None = None,
+        **approver_options: Any,
+    ) -> None:
+        if approver is not None and approver_options:
+            raise TypeError("give either approver= or approver options, not both")
+        self.store = store
+        self.agent_for = agent_for
+        self.approver = approver if approver is not None else Approver(**approver_options)
+        self.clients = ToolClients.of(self.approver)
+        self.window = float(window or self.approver.follow_up_time or DEFAULT_PAUSE_WINDOW)
+        if ledger is None:
+            ledger = store if isinstance(store, ApprovalLedger) else MemoryApprovalLedger()
+        self.ledger = ledger
+
+    async def client(self) -> AsyncHumanWire:
+        """The async client of the running event loop (see ``ToolClients``)."""
+        return await self.clients.get()
+
+    def invocation_state(self, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """A run's ``invocation_state``: the hook pauses and consumes in this ledger."""
+        return {**(given or {}), PAUSE_STATE: True, LEDGER_STATE: self.ledger}
+
+    # -- pausing ---------------------------------------------------------------------------
+    async def run(
+        self, session_id: str, prompt: Any = None, **invoke_options: Any
+    ) -> DurableOutcome:
+        """Build the session's agent, invoke it, and :meth:`pause` it if it stopped on
+        interrupts. Other keyword arguments go to ``agent.invoke_async``."""
+        agent = self.agent_for(session_id)
+        result = await self._invoke(agent, prompt, invoke_options)
+        return DurableOutcome(result, await self.pause(session_id, agent, result))
+
+    async def pause(self, session_id: str, agent: Agent, result: AgentResult) -> PausedRun | None:
+        """Send what the run waits for and save the pause; ``None`` when it did not stop
+        on interrupts.
+
+        Sending again for the same pause sends nothing new (the keys derive from the
+        session, its message count and the interrupt). An interrupt that is not
+        humanwire's (another hook's) is not a person's to answer here: a ``ValueError``
+        names it, before anything is sent.
+        """
+        if result.stop_reason != "interrupt" or not result.interrupts:
+            return None
+        interrupts = list(result.interrupts)
+        foreign = [item.name for item in interrupts if item.name not in _KIND_OF]
+        if foreign:
+            raise ValueError(
+                f"the run waits for interrupts {foreign}: humanwire answers "
+                f"{APPROVAL_INTERRUPT!r} and {QUESTION_INTERRUPT!r} only"
+            )
+        ids = [("session id", session_id), *(("interrupt id", item.id) for item in interrupts)]
+        for what, value in ids:
+            if not value or len(value) > METADATA_MAX_VALUE_LENGTH:
+                raise ValueError(
+                    f"the {what} must be 1 to {METADATA_MAX_VALUE_LENGTH} characters to travel "
+                    f"in the sends' metadata, got {len(value)}"
+                )
+        round_ = len(agent.messages)
+        pending = await asyncio.gather(
+            *(self._send(session_id, round_, item) for item in interrupts)
+        )
+        paused = PausedRun(
+            session_id=session_id,
+            round=round_,
+            pending=tuple(pending),
+            default_on_timeout=self.approver.default_on_timeout,
+        )
+        self.store.save(paused)
+        return paused
+
+    def _metadata(self, session_id: str, interrupt_id: str) -> dict[str, str]:
+        return {RESUME_KEY: RESUME_STRANDS, SESSION_KEY: session_id, INTERRUPT_KEY: interrupt_id}
+
+    async def _send(self, session_id: str, round_: int, interrupt: Interrupt) -> PendingInterrupt:
+        reason = interrupt.reason if isinstance(interrupt.reason, Mapping) else {}
+        tool_name = str(reason.get("tool") or "tool")
+        kind: Kind = "approval" if interrupt.name == APPROVAL_INTERRUPT else "question"
+        key = idempotency_key(kind, "strands", session_id, round_, interrupt.id)
+        metadata = self._metadata(session_id, interrupt.id)
+        if kind == "approval":
+            arguments = reason.get("arguments")
+            description = reason.get("description")
+            request = ApprovalRequest(
+                tool_name,
+                dict(arguments) if isinstance(arguments, Mapping) else {},
+                str(description) if description else None,
+            )
+            kwargs = self.approver.form_request(
+                request, wait=False, idempotency_key=key, metadata=metadata
+            )
+            kwargs["follow_up_time"] = self.window
+            client = await self.client()
+            response = await getattr(client.forms, self.approver.channel)(**kwargs)
+        else:
+            question = reason.get("question")
+            client = await self.client()
+            response = await getattr(client.messages, self.approver.channel)(
+                to=self.approver.to,
+                message=str(question) if question else str(interrupt.reason),
+                follow_up_time=self.window,
+                metadata=metadata,
+                idempotency_key=key,
+            )
+        return PendingInterrupt(interrupt.id, kind, tool_name, response.interaction_id)
+
+    # -- resuming --------------------------------------------------------------------------
+    async def resume_from_webhook(
+        self,
+        body: bytes | str | Mapping[str, Any] | Event,
+        headers: Mapping[str, str] | None = None,
+        *,
+        secret: str | None = None,
+        **invoke_options: Any,
+    ) -> DurableOutcome | None:
+        """Resume the run a delivery answers (``form.received`` for an approval,
+        ``message.received`` for a question). ``None`` for any other event, a send that
+        is not a paused Strands run's, a pause with another interrupt still open (its
+        answer resumes the run), or a pause resumed already (so a repeated delivery is
+        harmless). With ``secret`` the signature is verified first."""
+        event = parse_delivery(body, headers, secret=secret)
+        if not isinstance(event, (FormReceivedEvent, MessageReceivedEvent)):
+            return None
+        payload = event.payload
+        metadata = payload.metadata or {}
+        session_id = metadata.get(SESSION_KEY)
+        if metadata.get(RESUME_KEY) != RESUME_STRANDS or not session_id:
+            return None  # another framework's pause, or not a pause at all
+        paused = self.store.load(session_id)
+        pending = paused.for_interaction(payload.interaction_id or "") if paused else None
+        if paused is None or pending is None:
+            return None
+        if metadata.get(INTERRUPT_KEY, pending.interrupt_id) != pending.interrupt_id:
+            return None
+        answer = answer_from_event(pending, event)
+        if answer is None:
+            return None
+        return await self._resume(paused, {pending.interrupt_id: answer}, 0, invoke_options)
+
+    async def resume(
+        self, session_id: str, *, timeout: float | None = None, **invoke_options: Any
+    ) -> DurableOutcome | None:
+        """Wait on the service until every interrupt of the session's pause is answered
+        (or its window closed), then resume it. ``timeout`` bounds the wait per
+        interaction (``0``: look once); ``None`` when one is still open then, or no pause
+        is saved for the session."""
+        paused = self.store.load(session_id)
+        if paused is None:
+            return None
+        return await self._resume(paused, {}, timeout, invoke_options)
+
+    async def resume_decided(self, **invoke_options: Any) -> list[DurableOutcome]:
+        """Resume every saved pause whose answers are all in or expired (a webhook missed,
+        or a window that closed unanswered: it sends none). Run it from a scheduler when
+        relying on webhooks."""
+        outcomes = []
+        for session_id in self.store.session_ids():
+            outcome = await self.resume(session_id, timeout=0, **invoke_options)
+            if outcome is not None:
+                outcomes.append(outcome)
+        return outcomes
+
+    async def _answer(
+        self, pending: PendingInterrupt, paused: PausedRun, timeout: float | None
+    ) -> Answer | None:
+        client = await self.client()
+        if timeout == 0:
+            status = await client.interactions.status(pending.interaction_id)
+        else:
+            status = await client.interactions.wait(pending.interaction_id, timeout=timeout)
+        if pending.kind == "question":
+            return reply_from_status(status)
+        decision = decision_from_status(status, paused.default_on_timeout)
+        return decision_to_dict(decision) if decision is not None else None
+
+    async def _resume(
+        self,
+        paused: PausedRun,
+        answers: dict[str, Answer],
+        timeout: float | None,
+        invoke_options: dict[str, Any],
+    ) -> DurableOutcome | None:
+        missing = [p for p in paused.pending if p.interrupt_id not in answers]
+        found = await asyncio.gather(*(self._answer(p, paused, timeout) for p in missing))
+        for pending, answer in zip(missing, found, strict=True):
+            if answer is None:
+                return None  # still open: its own answer resumes the run
+            answers[pending.interrupt_id] = answer
+        # Take the pause before running: of two deliveries, only one resumes.
+        claimed = self.store.claim(paused.session_id)
+        if claimed is None:
+            return None
+        if claimed != paused:
+            # The session paused again since these answers were read: not theirs to resume.
+            self.store.release(claimed.session_id)
+            return None
+        try:
+            agent = self.agent_for(claimed.session_id)
+            ordered = {p.interrupt_id: answers[p.interrupt_id] for p in claimed.pending}
+            result = await self._invoke(agent, interrupt_responses(ordered), invoke_options)
+            again = await self.pause(claimed.session_id, agent, result)
+        except BaseException:
+            # Back in the store for a retried delivery; approvals the resumed run
+            # consumed stay consumed, so their actions do not run twice.
+            self.store.release(claimed.session_id)
+            raise
+        self.store.finish(claimed.session_id)
+        return DurableOutcome(result, again)
+
+    async def _invoke(self, agent: Agent, prompt: Any, options: dict[str, Any]) -> AgentResult:
+        state = self.invocation_state(options.pop("invocation_state", None))
+        return await agent.invoke_async(prompt, invocation_state=state, **options)

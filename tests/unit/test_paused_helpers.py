@@ -1,0 +1,85 @@
+"""The framework-neutral pieces of paused runs (``humanwire._paused``): decisions as JSON
+and back (failing closed), Idempotency-Keys, the file store's claim, and the ledger."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from humanwire._paused import (
+    FileApprovalLedger,
+    FileRecordStore,
+    decision_from_value,
+    decision_to_dict,
+    idempotency_key,
+    store_key,
+)
+from humanwire.approval import decision_from_values, timeout_decision
+
+
+def test_a_decision_survives_json() -> None:
+    for decision in (
+        decision_from_values({"decision": "approve", "comment": "ok"}, interaction_id="i-1"),
+        decision_from_values({"decision": "edit", "arguments": '{"a": 1}'}, interaction_id="i-2"),
+        decision_from_values({"decision": "reject", "comment": "no"}, interaction_id="i-3"),
+        timeout_decision("approve", interaction_id="i-4"),
+    ):
+        assert decision_from_value(decision_to_dict(decision)) == decision
+
+
+def test_answers_given_by_hand() -> None:
+    assert decision_from_value(True).approved
+    assert not decision_from_value(False).approved
+    assert decision_from_value("approve").approved
+    assert not decision_from_value("reject").approved
+    rejected = decision_from_value({"decision": "reject", "comment": "too much"})
+    assert (rejected.approved, rejected.comment) == (False, "too much")
+
+
+def test_anything_unclear_is_a_rejection() -> None:
+    for value in (None, 1, "yes please", {"decision": "maybe"}, ["approve"]):
+        assert not decision_from_value(value).approved, value
+    # A saved decision whose kind contradicts its flag is not trusted to approve.
+    assert not decision_from_value({"approved": True, "decision": "reject"}).approved
+
+
+def test_idempotency_keys_stay_within_the_services_limit() -> None:
+    assert idempotency_key("approval", "strands", "s-1", 4, "v1:x") == (
+        "humanwire-approval:strands:s-1:4:v1:x"
+    )
+    long = idempotency_key("approval", "strands", "s" * 300, 1)
+    assert len(long) <= 255 and long.startswith("humanwire-approval:strands:")
+    assert idempotency_key("question", "strands", "é", 1) != idempotency_key(
+        "question", "strands", "e", 1
+    )
+    assert store_key("order-1042") == "order-1042"
+    assert store_key("a/b").startswith("run-")
+
+
+def test_a_record_is_claimed_once_and_a_newer_one_survives(tmp_path: Path) -> None:
+    store = FileRecordStore(tmp_path)
+    store.save_record("s1", {"n": 1})
+    assert store.claim_record("s1") == {"n": 1}
+    assert store.claim_record("s1") is None  # claimed already
+    assert store.load_record("s1") is None
+    store.release("s1")
+    assert store.load_record("s1") == {"n": 1}
+
+    assert store.claim_record("s1") == {"n": 1}
+    store.save_record("s1", {"n": 2})  # the resumed run paused again
+    store.release("s1")  # a failure after that must not bring the old pause back
+    assert store.load_record("s1") == {"n": 2}
+    store.finish("s1")
+    assert store.keys() == ["s1"] and store.load_record("s1") == {"n": 2}
+    with pytest.raises(ValueError):
+        store.save_record("../x", {})
+    assert store.load_record("../x") is None
+
+
+async def test_an_approval_is_consumed_once_across_ledgers(tmp_path: Path) -> None:
+    one, other = FileApprovalLedger(tmp_path), FileApprovalLedger(tmp_path)
+    assert await one.consume("i-1")
+    assert not await other.consume("i-1")
+    with pytest.raises(ValueError):
+        await one.consume("../i")

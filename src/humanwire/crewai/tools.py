@@ -142,18 +142,24 @@ def shown_schema(model: type[BaseModel]) -> type[BaseModel]:
     listed in ``required`` and ``additionalProperties: false``."""
     plain = plain_json_schema(model)
 
-    class Shown(model):  # type: ignore[misc,valid-type]
-        @classmethod
-        def __get_pydantic_json_schema__(
-            cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
-        ) -> JsonSchemaValue:
-            # A copy: CrewAI edits the schema it is given in place.
-            copied: JsonSchemaValue = json.loads(json.dumps(plain))
-            return copied
+    def __get_pydantic_json_schema__(
+        cls: type[BaseModel], core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        # A copy: CrewAI edits the schema it is given in place.
+        copied: JsonSchemaValue = json.loads(json.dumps(plain))
+        return copied
 
-    Shown.__name__ = model.__name__
-    Shown.__qualname__ = model.__qualname__
-    return Shown
+    # The same name (validation errors name the model), the shared model's fields.
+    shown: type[BaseModel] = type(model)(
+        model.__name__,
+        (model,),
+        {
+            "__module__": model.__module__,
+            "__qualname__": model.__qualname__,
+            "__get_pydantic_json_schema__": classmethod(__get_pydantic_json_schema__),
+        },
+    )
+    return shown
 
 
 def _is_async_client(client: object) -> bool:

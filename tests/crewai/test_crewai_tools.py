@@ -114,8 +114,7 @@ def test_check_finds_a_late_reply(humanwire_client: HumanWire, human: ScriptedHu
     )
 
     assert answer == (
-        f"Interaction {sent.interaction_id} (message by sms) was answered. "
-        "Human response: found it"
+        f"Interaction {sent.interaction_id} (message by sms) was answered. Human response: found it"
     )
 
 

@@ -77,8 +77,11 @@ class NativeLLM(BaseLLM):
         return self.results[-1] if self.results else ""
 
 
-def kickoff(llm: BaseLLM, tools: list[Any], **agent_options: Any) -> CrewOutput:
-    """One agent with ``tools`` and ``llm``, one task, one crew: kicked off."""
+def kickoff(
+    llm: BaseLLM, tools: list[Any], *, cache: bool = False, **agent_options: Any
+) -> CrewOutput:
+    """One agent with ``tools`` and ``llm``, one task, one crew (with CrewAI's tool-result
+    cache when ``cache``): kicked off."""
     agent = Agent(
         role="helper",
         goal="Help the user",
@@ -89,7 +92,7 @@ def kickoff(llm: BaseLLM, tools: list[Any], **agent_options: Any) -> CrewOutput:
         **agent_options,
     )
     task = Task(description="Do what the user asked.", expected_output="The answer", agent=agent)
-    return Crew(agents=[agent], tasks=[task], verbose=False).kickoff()
+    return Crew(agents=[agent], tasks=[task], verbose=False, cache=cache).kickoff()
 
 
 def run_tool(tool: Any, arguments: dict[str, Any], **agent_options: Any) -> tuple[str, CrewOutput]:

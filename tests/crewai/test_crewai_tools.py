@@ -219,8 +219,8 @@ def test_the_same_question_later_asks_again(
     # (CrewAI refuses the very same call twice in a row: another question in between.)
     llm = ScriptedLLM(model="fake", steps=[green, ("ask_human_sms", {"message": "When?"}), green])
 
-    # CrewAI caches tool results by arguments; a person's answer is never reused.
-    output = kickoff(llm, [tool])
+    # A crew that caches tool results by arguments: a person's answer is never reused.
+    output = kickoff(llm, [tool], cache=True)
 
     assert llm.observations == [
         "Human response: not yet",

@@ -44,8 +44,9 @@ Decisions (what CrewAI leaves open, settled here)
   report of a failed tool: the model reads it, the task's ``tool_failures`` records it,
   ``tool_failure_policy="raise"`` ends the run. A raised exception would make CrewAI's
   text-protocol loop run the tool again (up to three times more), sending each time.
-- **No result cache.** CrewAI caches a tool's result by its arguments; the tools turn
-  that off, or the same question asked twice would get the first answer unasked.
+- **No result cache.** A crew with ``cache=True`` reuses a tool's result for the same
+  arguments; the tools opt out, or the same question asked twice would get the first
+  answer unasked.
 - **Approval in a Crew blocks** (CrewAI cannot pause a tool call for another process):
   the approval form goes out and the call waits for the decision. Rejected, the model
   reads ``<tool> was not run: a human rejected it. Reason: <comment>``; an approval that

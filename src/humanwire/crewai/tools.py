@@ -102,9 +102,9 @@ DEFAULT_WAIT_TIME = 300.0
 
 
 def never_cache(arguments: Any = None, result: Any = None) -> bool:
-    """The tools' ``cache_function``: a person's answer is never reused. CrewAI caches a
-    tool's result by its arguments unless told not to, so the same question asked twice
-    would get the first answer without the person being asked."""
+    """The tools' ``cache_function``: a person's answer is never reused. A crew with
+    ``cache=True`` reuses a tool's result for the same arguments unless told not to, so
+    the same question asked twice would get the first answer, the person never asked."""
     return False
 
 

@@ -266,10 +266,11 @@ class HumanWireFeedback:
 
     def _question_text(self, context: PendingFeedbackContext) -> str:
         output = context.method_output
+        message = str(context.message)
         if output is None or output == "":
-            return context.message
+            return message
         shown = output if isinstance(output, str) else str(_review_arguments(output))
-        return f"{context.message}\n\n{shown}"
+        return f"{message}\n\n{shown}"
 
     def _ask(self, context: PendingFeedbackContext) -> str:
         approver = self.approver

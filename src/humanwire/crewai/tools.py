@@ -150,7 +150,8 @@ def shown_schema(model: type[BaseModel]) -> type[BaseModel]:
         return copied
 
     # The same name (validation errors name the model), the shared model's fields.
-    shown: type[BaseModel] = type(model)(
+    metaclass: Any = type(model)
+    shown: type[BaseModel] = metaclass(
         model.__name__,
         (model,),
         {

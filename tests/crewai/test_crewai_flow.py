@@ -167,7 +167,7 @@ def test_an_expired_form_resumes_with_the_timeout_default(
     persistence: SQLiteFlowPersistence,
 ) -> None:
     silent = human.stay_silent()
-    provider = HumanWireFeedback(client=humanwire_client, follow_up_time=1)
+    provider = HumanWireFeedback(client=humanwire_client, window=1)
     flow_class = payment_flow(provider, tmp_path / "paid.txt")
     paused = pause(flow_class, persistence)
     flow_id = paused.context.flow_id

@@ -53,6 +53,7 @@ from humanwire.types import (
     METADATA_MAX_VALUE_LENGTH,
     Event,
     FormReceivedEvent,
+    FormResponse,
     InteractionStatus,
     MessageReceivedEvent,
     MessageResponse,
@@ -247,15 +248,18 @@ class HumanWireFeedback:
     def _approve(self, context: PendingFeedbackContext) -> str:
         approver = self.approver
         action = self.action or context.method_name
+        kwargs = approver.form_request(
+            self._approval(context),
+            wait=self.wait,
+            # The flow resumes with a text: an edit could not reach the output.
+            allow_edit=False,
+            idempotency_key=_idempotency_key("approval", context),
+            metadata=_resume_metadata(context),
+        )
+        if not self.wait:
+            kwargs["follow_up_time"] = self.window
         try:
-            response = approver.send(
-                self._approval(context),
-                wait=self.wait,
-                # The flow resumes with a text: an edit could not reach the output.
-                allow_edit=False,
-                idempotency_key=_idempotency_key("approval", context),
-                metadata=_resume_metadata(context),
-            )
+            response: FormResponse = getattr(approver.client.forms, approver.channel)(**kwargs)
             if not self.wait:
                 return self._pause(context, response.interaction_id, response.form_url)
         except HumanWireError as exc:

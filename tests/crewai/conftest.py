@@ -18,6 +18,13 @@ os.environ.setdefault("CREWAI_DISABLE_VERSION_CHECK", "true")
 # An absolute path: CrewAI's storage (memory, default flow states) goes there.
 os.environ.setdefault("CREWAI_STORAGE_DIR", tempfile.mkdtemp(prefix="crewai-storage-"))
 
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # CrewAI warns about its own deprecated fields as it builds every crew: noise here.
+    config.addinivalue_line("filterwarnings", r"ignore::DeprecationWarning:crewai\.")
+
+
 _ENV = (
     "HUMANWIRE_SMS_TO",
     "HUMANWIRE_WHATSAPP_TO",

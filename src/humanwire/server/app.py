@@ -7,7 +7,9 @@ started in the serving event loop at startup and closed at shutdown.
 from __future__ import annotations
 
 import contextlib
+import importlib.metadata
 import importlib.util
+import re
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
@@ -128,10 +130,28 @@ class _CommitBeforeAnswering:
             TOUCHED.reset(token)
 
 
-def _mcp_endpoint(config: ServiceConfig, engine: Engine) -> Any:
-    """``/mcp`` (the MCP server over streamable HTTP) when ``mcp`` is installed."""
-    # Not through humanwire.mcp: importing that package needs mcp.
+MCP_MINIMUM = (2, 3)
+"""The MCP SDK release ``humanwire.mcp`` is written for (the ``mcp`` extra's floor)."""
+
+
+def mcp_usable() -> bool:
+    """Whether an ``mcp`` that ``humanwire.mcp`` can use is installed, without importing
+    it. An older one (CrewAI pins ``mcp<2``) leaves ``/mcp`` off instead of stopping the
+    service from starting."""
     if importlib.util.find_spec("mcp") is None:
+        return False
+    try:
+        version = importlib.metadata.version("mcp")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    found = re.match(r"(\d+)\.(\d+)", version)
+    return found is not None and (int(found[1]), int(found[2])) >= MCP_MINIMUM
+
+
+def _mcp_endpoint(config: ServiceConfig, engine: Engine) -> Any:
+    """``/mcp`` (the MCP server over streamable HTTP) when a usable ``mcp`` is installed."""
+    # Not through humanwire.mcp: importing that package needs mcp.
+    if not mcp_usable():
         return None
     from humanwire.mcp.http import McpEndpoint
 

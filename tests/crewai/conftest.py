@@ -1,0 +1,40 @@
+"""Fixtures of the CrewAI adapter tests (run apart: ``scripts/test-isolated crewai``).
+
+CrewAI is configured here, before any test module imports it, and every subprocess
+inherits it: offline, each process would stall about ten seconds on telemetry and
+tracing, and its storage would land in the user's data directory."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import pytest
+
+os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
+os.environ.setdefault("OTEL_SDK_DISABLED", "true")
+os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
+os.environ.setdefault("CREWAI_DISABLE_VERSION_CHECK", "true")
+# An absolute path: CrewAI's storage (memory, default flow states) goes there.
+os.environ.setdefault("CREWAI_STORAGE_DIR", tempfile.mkdtemp(prefix="crewai-storage-"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # CrewAI warns about its own deprecated fields as it builds every crew: noise here.
+    config.addinivalue_line("filterwarnings", r"ignore::DeprecationWarning:crewai\.")
+
+
+_ENV = (
+    "HUMANWIRE_SMS_TO",
+    "HUMANWIRE_WHATSAPP_TO",
+    "HUMANWIRE_SLACK_TO",
+    "HUMANWIRE_BASE_URL",
+    "HUMANWIRE_API_KEY",
+)
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Recipients and service come from the fixtures, never from the developer's shell."""
+    for name in _ENV:
+        monkeypatch.delenv(name, raising=False)

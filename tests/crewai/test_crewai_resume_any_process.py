@@ -1,0 +1,90 @@
+"""Resume in any process: one process kicks a CrewAI Flow off until its payment waits for
+approval and exits; the person approves; another process, which never saw the pause,
+receives the signed ``form.received`` webhook and resumes the flow from the event's
+metadata and the flow's own persistence. The payment runs once: the same delivery in a
+third process resumes nothing, nor does it after the paused state is put back."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from crewai.flow.persistence.sqlite import SQLiteFlowPersistence
+from crewai_flows import payment_flow
+
+from humanwire import HumanWire
+from humanwire.crewai import HumanWireFeedback, resume_from_webhook
+from humanwire.testing import RunningService, ScriptedHuman, WebhookReceiver
+from humanwire.webhooks import SIGNATURE_HEADER
+
+SCRIPT = Path(__file__).with_name("crewai_flow_process.py")
+
+
+def run(*args: str) -> dict[str, Any]:
+    # The CREWAI_* settings of conftest.py travel in os.environ.
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SCRIPT.parent), *sys.path])}
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def test_a_webhook_resumes_a_flow_paused_by_another_process(
+    tmp_path: Path,
+    humanwire_service: RunningService,
+    humanwire_api_key: str,
+    humanwire_client: HumanWire,
+    human: ScriptedHuman,
+    webhook_receiver: WebhookReceiver,
+) -> None:
+    webhook_receiver.register(humanwire_client, event_types=["form.received"])
+    common = (str(tmp_path), humanwire_service.base_url, humanwire_api_key)
+    paid = tmp_path / "paid.txt"
+
+    paused = run("pause", *common)
+    flow_id, interaction_id = paused["flow_id"], paused["interaction_id"]
+    persistence = SQLiteFlowPersistence(str(tmp_path / "flows.db"))
+    saved = persistence.load_pending_feedback(flow_id)
+    assert saved is not None and not paid.exists()
+
+    # The pausing process is gone; the person approves later.
+    human.fill_form({"decision": "approve", "comment": "Go"}, interaction_id=interaction_id).wait(
+        10
+    )
+    (event,) = webhook_receiver.wait_for("form.received", timeout=10)
+    assert event.payload.metadata == {
+        "humanwire_resume": "crewai",
+        "crewai_flow_id": flow_id,
+        "crewai_method": "propose",
+    }
+    [delivery] = webhook_receiver.deliveries
+    body = tmp_path / "event.json"
+    body.write_bytes(delivery.body)
+    secret = webhook_receiver.secret
+    assert secret is not None
+    webhook = (str(body), delivery.headers[SIGNATURE_HEADER.lower()], secret)
+
+    resumed = run("resume", *common, *webhook)
+    assert resumed == {"resumed": True, "paused": False, "result": "paid 50 to bob"}
+    assert paid.read_text() == "50 bob\n"
+    assert persistence.load_pending_feedback(flow_id) is None
+
+    # The same delivery again, in yet another process (webhooks are retried): nothing.
+    assert run("resume", *common, *webhook) == {"resumed": False}
+    # The paused state back, as a crash after paying or a racing receiver would leave it,
+    # and the delivery once more (here, a receiver of its own): the approval was consumed
+    # in the flow's database, so nothing runs again.
+    state, context = saved
+    persistence.save_pending_feedback(flow_id, context, state)
+    provider = HumanWireFeedback(client=humanwire_client)
+    flow_class = payment_flow(provider, paid)
+    headers = {SIGNATURE_HEADER: webhook[1]}
+    replayed = resume_from_webhook(delivery.body, headers, flow_class, persistence, secret=secret)
+    assert replayed is None
+    assert paid.read_text() == "50 bob\n"

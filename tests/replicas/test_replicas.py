@@ -58,7 +58,9 @@ def deliveries_to(replica: Replica, text: str) -> list[dict[str, Any]]:
 
 def outcomes(replica: Replica, after: str, wait: float = 0) -> tuple[list[dict[str, Any]], str]:
     with replica.client() as http:
-        page = http.get("/events", params={"after": after, "wait": wait}).json()
+        # No cursor yet: from the start (an empty ``after`` is a 400).
+        params: dict[str, Any] = {"after": after, "wait": wait} if after else {"wait": wait}
+        page = http.get("/events", params=params).json()
     return page["events"], page["cursor"]
 
 

@@ -82,6 +82,8 @@ def test_windows_and_recipients_are_checked_when_built() -> None:
         adk.AskHumanSMS(client=_remote_client())
     with pytest.raises(ValueError, match="both title and fields"):
         adk.HumanForm(to=PHONE, title="Only a title")
+    with pytest.raises(ValueError, match="from_"):
+        adk.AskHumanWhatsApp(to=PHONE, from_="+14155550100")
 
 
 def test_options_reach_adk_base_tool() -> None:

@@ -71,6 +71,8 @@ def test_windows_and_recipients_are_checked_when_built() -> None:
         oa.AskHumanSMS(client=_remote_client())
     with pytest.raises(ValueError, match="both title and fields"):
         oa.HumanForm(to=PHONE, title="Only a title")
+    with pytest.raises(ValueError, match="from_"):
+        oa.AskHumanWhatsApp(to=PHONE, from_="+14155550100")
 
 
 def _remote_client() -> Any:

@@ -32,7 +32,6 @@ action twice. The ledger must be shared by every process that may resume the run
 
 from __future__ import annotations
 
-import copy
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -40,7 +39,7 @@ from typing import Any
 from pydantic import ValidationError
 from strands.hooks import BeforeInvocationEvent, BeforeToolCallEvent, HookProvider, HookRegistry
 from strands.types.events import ToolResultEvent
-from strands.types.tools import AgentTool, ToolContext, ToolGenerator, ToolSpec, ToolUse
+from strands.types.tools import AgentTool, ToolContext, ToolGenerator, ToolUse
 
 from humanwire._paused import (
     ApprovalLedger,
@@ -51,7 +50,7 @@ from humanwire._paused import (
 )
 from humanwire._tool_clients import ToolClients
 from humanwire._tool_schemas import MessageInput
-from humanwire._tooling import NO_ANSWER, plain_json_schema
+from humanwire._tooling import NO_ANSWER
 from humanwire.approval import (
     ApprovalDecision,
     ApprovalRequest,
@@ -61,7 +60,7 @@ from humanwire.approval import (
 from humanwire.errors import HumanWireError
 from humanwire.types import METADATA_MAX_VALUE_LENGTH
 
-from .tools import error_result, invalid_arguments, text_result
+from .tools import SpecTool, error_result, error_text, text_result
 
 __all__ = [
     "APPROVAL_INTERRUPT",
@@ -290,7 +289,7 @@ def _metadata(keys: Mapping[str, str]) -> dict[str, str]:
 # --- a question that pauses the run -------------------------------------------------------
 
 
-class PausingAskHuman(AgentTool):
+class PausingAskHuman(SpecTool):
     """``ask_human``: a question whose answer may take hours. The run pauses at it (a
     Strands interrupt, ``humanwire:question``); the host sends the question
     (:class:`~humanwire.strands.PausedRuns`, on its approver's channel) and resumes the
@@ -298,26 +297,7 @@ class PausingAskHuman(AgentTool):
     For an answer within minutes, in the run, use ``AskHumanSMS`` and its siblings."""
 
     def __init__(self, *, name: str = "ask_human", description: str = ASK_HUMAN_DESCRIPTION):
-        super().__init__()
-        self._name = name
-        self.description = description
-        self._input_schema = plain_json_schema(MessageInput)
-
-    @property
-    def tool_name(self) -> str:
-        return self._name
-
-    @property
-    def tool_spec(self) -> ToolSpec:
-        return {
-            "name": self._name,
-            "description": self.description,
-            "inputSchema": {"json": copy.deepcopy(self._input_schema)},
-        }
-
-    @property
-    def tool_type(self) -> str:
-        return "python"
+        super().__init__(name=name, description=description, spec_model=MessageInput)
 
     async def stream(
         self, tool_use: ToolUse, invocation_state: dict[str, Any], **kwargs: Any
@@ -325,7 +305,7 @@ class PausingAskHuman(AgentTool):
         try:
             question = MessageInput.model_validate(tool_use.get("input") or {}).message
         except ValidationError as exc:
-            yield ToolResultEvent(error_result(tool_use, invalid_arguments(exc)), exception=exc)
+            yield ToolResultEvent(error_result(tool_use, error_text(exc)), exception=exc)
             return
         context: ToolContext[Any] = ToolContext(
             tool_use=tool_use, agent=invocation_state["agent"], invocation_state=invocation_state

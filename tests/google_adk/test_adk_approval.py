@@ -17,7 +17,7 @@ from google.adk.tools.function_tool import FunctionTool
 from google.genai import types
 
 from humanwire import AsyncHumanWire
-from humanwire._deferred_approval import send_approval_form
+from humanwire._pauses import send_pending_approval
 from humanwire.approval import Approver
 from humanwire.google_adk import (
     ApprovalGate,
@@ -240,7 +240,7 @@ async def test_the_form_is_keyed_by_session_invocation_and_call(
     keys = CallKeys("app", "u1", "s1", "e-1", "adk-1")
 
     async def ask(call: CallKeys) -> str:
-        pending = await send_approval_form(
+        pending = await send_pending_approval(
             approver,
             call_id=call.call_id,
             tool_name="send_payment",

@@ -21,7 +21,7 @@ def test_import_humanwire_loads_no_strands() -> None:
     result = _run(
         """
         import sys
-        import humanwire, humanwire.approval, humanwire._tooling, humanwire._paused
+        import humanwire, humanwire.approval, humanwire._tooling, humanwire._pauses
         import humanwire._tool_clients
         print(sorted(m for m in sys.modules if m.split(".")[0] == "strands"))
         """

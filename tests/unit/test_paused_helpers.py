@@ -1,5 +1,6 @@
-"""The framework-neutral pieces of paused runs (``humanwire._paused``): decisions as JSON
-and back (failing closed), Idempotency-Keys, the file store's claim, and the ledger."""
+"""The framework-neutral pieces of paused calls every adapter uses (``humanwire._pauses``):
+decisions as JSON and back (failing closed), Idempotency-Keys, which deliveries are an
+adapter's, the file store's claim, and the ledger."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from humanwire._paused import (
+from humanwire._pauses import (
     FileApprovalLedger,
     FileRecordStore,
     decision_from_value,
     decision_to_dict,
+    delivery_for,
     idempotency_key,
     store_key,
 )
@@ -53,6 +55,10 @@ def test_idempotency_keys_stay_within_the_services_limit() -> None:
     assert idempotency_key("question", "strands", "é", 1) != idempotency_key(
         "question", "strands", "e", 1
     )
+    # Ids are the application's own: a ":" inside one must not make two calls one key.
+    split_one = idempotency_key("approval", "google-adk", "app:u1", "s1")
+    split_two = idempotency_key("approval", "google-adk", "app", "u1:s1")
+    assert split_one != split_two and ":app" not in split_one
     assert store_key("order-1042") == "order-1042"
     assert store_key("a/b").startswith("run-")
 
@@ -77,9 +83,28 @@ def test_a_record_is_claimed_once_and_a_newer_one_survives(tmp_path: Path) -> No
     assert store.load_record("../x") is None
 
 
+def test_a_delivery_is_an_adapters_only_when_its_send_says_so() -> None:
+    def event(event_type: str, payload: dict[str, object]) -> dict[str, object]:
+        return {"eventType": event_type, "payload": {"interactionId": "i-1", **payload}}
+
+    ours = {"humanwire_resume": "strands", "strands_session_id": "s1"}
+    form = event("form.received", {"values": {"decision": "approve"}, "metadata": ours})
+    sms = {"medium": "sms", "from": "+12025550100", "to": "+14155550123"}
+    reply = event("message.received", {**sms, "body": "Porto", "metadata": ours})
+    delivery = delivery_for("strands", form)
+    assert delivery is not None and delivery.metadata == ours
+    assert delivery.interaction_id == "i-1"
+    assert delivery_for("pydantic_ai", form) is None  # another adapter's pause
+    assert delivery_for("strands", reply) is None  # a question's answer, not asked for
+    assert delivery_for("strands", reply, questions=True) is not None
+    with pytest.raises(TypeError):  # a signature is checked against the raw body only
+        delivery_for("strands", form, secret="whsec_test")
+
+
 async def test_an_approval_is_consumed_once_across_ledgers(tmp_path: Path) -> None:
-    one, other = FileApprovalLedger(tmp_path), FileApprovalLedger(tmp_path)
+    one, other = FileApprovalLedger(tmp_path / "used"), FileApprovalLedger(tmp_path / "used")
     assert await one.consume("i-1")
     assert not await other.consume("i-1")
-    with pytest.raises(ValueError):
-        await one.consume("../i")
+    # Any id is a key: one that looks like a path names no other file.
+    assert await one.consume("../i") and not await other.consume("../i")
+    assert [path.parent for path in tmp_path.rglob("*.consumed")] == [tmp_path / "used"] * 2

@@ -30,9 +30,7 @@ approved (or expired with ``default_on_timeout="approve"``).
 from __future__ import annotations
 
 import copy
-import hashlib
 import inspect
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -43,13 +41,14 @@ from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
-from humanwire._deferred_approval import (
+from humanwire._pauses import (
     RESUME_KEY,
     PendingApproval,
     decision_from_status,
+    denial_text,
+    idempotency_key,
     metadata_value,
-    rejection_message,
-    send_approval_form,
+    send_pending_approval,
     wait_for_decision,
 )
 from humanwire._tool_kinds import error_text
@@ -148,14 +147,17 @@ class CallKeys:
 
 def approval_key(keys: CallKeys) -> str:
     """The approval form's Idempotency-Key: one form per tool call, however often ADK
-    runs the gate for it (a resumed invocation, a retried one). Hashed: session ids are
-    the application's own and may be long."""
-    digest = hashlib.sha256(
-        json.dumps(
-            [keys.app_name, keys.user_id, keys.session_id, keys.invocation_id, keys.call_id]
-        ).encode()
-    ).hexdigest()
-    return f"humanwire-approval:google-adk:{digest}"
+    runs the gate for it (a resumed invocation, a retried one); a digest when the ids are
+    long (session ids are the application's own)."""
+    return idempotency_key(
+        "approval",
+        "google-adk",
+        keys.app_name,
+        keys.user_id,
+        keys.session_id,
+        keys.invocation_id,
+        keys.call_id,
+    )
 
 
 # --- reading the session ----------------------------------------------------------------
@@ -308,7 +310,7 @@ class ApprovalGate(BaseTool):
             return await self.tool.run_async(args=args, tool_context=tool_context)
         keys = CallKeys.of(tool_context)
         try:
-            pending = await send_approval_form(
+            pending = await send_pending_approval(
                 self.approver,
                 call_id=keys.call_id,
                 tool_name=self.name,
@@ -362,7 +364,7 @@ class ApprovalGate(BaseTool):
         logger.info("approval of %s (%s): %s", self.name, call_id, decision.text)
         if decision.approved and decision.arguments is None:
             return await self.tool.run_async(args=args, tool_context=tool_context)
-        return {"error": rejection_message(self.name, decision)}
+        return {"error": denial_text(self.name, decision)}
 
 
 def _hint(pending: PendingApproval) -> str:

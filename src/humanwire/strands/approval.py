@@ -22,7 +22,7 @@ returns it; nothing is sent from inside the tool, so running it twice sends noth
 :func:`pause_for_answer` does the same from your own ``@tool(context=True)`` function.
 
 **An approved action runs once.** Before letting an approved call run, the hook
-*consumes* the approval (its interaction id) in an :class:`~humanwire._paused.ApprovalLedger`;
+*consumes* the approval (its interaction id) in an :class:`~humanwire._pauses.ApprovalLedger`;
 an approval consumed already cancels the call ("was not run again"). A replayed resume, a
 retried tool or a second process answering the same interrupt therefore never runs the
 action twice. The ledger must be shared by every process that may resume the run:
@@ -41,12 +41,13 @@ from strands.hooks import BeforeInvocationEvent, BeforeToolCallEvent, HookProvid
 from strands.types.events import ToolResultEvent
 from strands.types.tools import AgentTool, ToolContext, ToolGenerator, ToolUse
 
-from humanwire._paused import (
+from humanwire._pauses import (
     ApprovalLedger,
     MemoryApprovalLedger,
     decision_from_value,
     denial_text,
     idempotency_key,
+    optional_metadata,
 )
 from humanwire._tool_clients import ToolClients
 from humanwire._tool_schemas import MessageInput
@@ -58,7 +59,6 @@ from humanwire.approval import (
     decision_from_response,
 )
 from humanwire.errors import HumanWireError
-from humanwire.types import METADATA_MAX_VALUE_LENGTH
 
 from .tools import SpecTool, error_result, error_text, text_result
 
@@ -248,7 +248,7 @@ class HumanWireApprovals(HookProvider):
         kwargs = approver.form_request(
             ApprovalRequest(name, arguments, description),
             idempotency_key=idempotency_key("approval", "strands", run_id, tool_use_id),
-            metadata=_metadata({RUN_KEY: run_id, TOOL_USE_KEY: tool_use_id}),
+            metadata=optional_metadata({RUN_KEY: run_id, TOOL_USE_KEY: tool_use_id}),
         )
         try:
             client = await clients.get()
@@ -279,11 +279,6 @@ class HumanWireApprovals(HookProvider):
             return
         if decision.arguments is not None:
             event.tool_use = {**event.tool_use, "input": decision.arguments}
-
-
-def _metadata(keys: Mapping[str, str]) -> dict[str, str]:
-    """The run's keys on a send, each left out when empty or longer than the service allows."""
-    return {k: v for k, v in keys.items() if v and len(v) <= METADATA_MAX_VALUE_LENGTH}
 
 
 # --- a question that pauses the run -------------------------------------------------------

@@ -29,6 +29,7 @@ Framework-neutral: the core client and :mod:`humanwire.approval` only.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import json
@@ -69,6 +70,7 @@ __all__ = [
     "Answer",
     "AnswerKind",
     "ApprovalLedger",
+    "Awaited",
     "Delivery",
     "FileApprovalLedger",
     "FileRecordStore",
@@ -76,6 +78,7 @@ __all__ = [
     "PendingApproval",
     "answer_from_event",
     "answer_from_status",
+    "answers_from_service",
     "approver_source",
     "check_id",
     "consume_all",
@@ -377,6 +380,43 @@ async def read_answer(
     else:
         status = await client.interactions.wait(interaction_id, timeout=timeout)
     return answer_from_status(kind, status, default_on_timeout)
+
+
+class Awaited(Protocol):
+    """A paused call as far as its answer goes: what it waits for, and on which
+    interaction."""
+
+    @property
+    def kind(self) -> AnswerKind: ...
+
+    @property
+    def interaction_id(self) -> str: ...
+
+
+async def answers_from_service(
+    client: AsyncHumanWire,
+    pending: Mapping[str, Awaited],
+    known: Mapping[str, Answer],
+    default_on_timeout: Literal["approve", "reject"] = "reject",
+    *,
+    timeout: float | None = None,
+) -> dict[str, Answer] | None:
+    """``known`` (answers by call key) completed with the other paused calls' answers
+    from the service (:func:`read_answer`, all at once); ``None`` while any of them is
+    still open (then its own answer resumes the run)."""
+    answers = dict(known)
+    missing = [(key, call) for key, call in pending.items() if key not in answers]
+    found = await asyncio.gather(
+        *(
+            read_answer(client, call.kind, call.interaction_id, default_on_timeout, timeout=timeout)
+            for _, call in missing
+        )
+    )
+    for (key, _), answer in zip(missing, found, strict=True):
+        if answer is None:
+            return None
+        answers[key] = answer
+    return answers
 
 
 async def wait_for_decision(client: AsyncHumanWire, pending: PendingApproval) -> ApprovalDecision:

@@ -64,10 +64,10 @@ from humanwire._pauses import (
     ApprovalLedger,
     FileRecordStore,
     answer_from_event,
+    answers_from_service,
     delivery_for,
     parse_delivery,
     pause_window,
-    read_answer,
     send_approval_form,
     send_question,
     store_key,
@@ -438,27 +438,19 @@ class PausedRuns:
         self,
         agent: AbstractAgent[Any, Any],
         paused: PausedRun,
-        answers: dict[str, Answer],
+        known: dict[str, Answer],
         timeout: float | None,
         run_options: dict[str, Any],
     ) -> DurableOutcome | None:
-        missing = [call for call in paused.pending if call.tool_call_id not in answers]
-        found = await asyncio.gather(
-            *(
-                read_answer(
-                    self.client,
-                    call.kind,
-                    call.interaction_id,
-                    paused.default_on_timeout,
-                    timeout=timeout,
-                )
-                for call in missing
-            )
+        answers = await answers_from_service(
+            self.client,
+            {call.tool_call_id: call for call in paused.pending},
+            known,
+            paused.default_on_timeout,
+            timeout=timeout,
         )
-        for call, answer in zip(missing, found, strict=True):
-            if answer is None:
-                return None  # still open: its own answer resumes the run
-            answers[call.tool_call_id] = answer
+        if answers is None:
+            return None  # still open: its own answer resumes the run
         # Consume the pause before running: of two deliveries, only one resumes.
         claimed = self.store.claim(paused.run_id)
         if claimed is None:

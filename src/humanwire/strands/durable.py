@@ -52,12 +52,12 @@ from humanwire._pauses import (
     FileRecordStore,
     MemoryApprovalLedger,
     answer_from_event,
+    answers_from_service,
     decision_to_dict,
     delivery_for,
     idempotency_key,
     metadata_value,
     pause_window,
-    read_answer,
     send_approval_form,
     send_question,
     store_key,
@@ -439,24 +439,19 @@ class PausedRuns:
     async def _resume(
         self,
         paused: PausedRun,
-        answers: dict[str, Answer],
+        known: dict[str, Answer],
         timeout: float | None,
         invoke_options: dict[str, Any],
     ) -> DurableOutcome | None:
-        missing = [p for p in paused.pending if p.interrupt_id not in answers]
-        client = await self.client()
-        found = await asyncio.gather(
-            *(
-                read_answer(
-                    client, p.kind, p.interaction_id, paused.default_on_timeout, timeout=timeout
-                )
-                for p in missing
-            )
+        answers = await answers_from_service(
+            await self.client(),
+            {p.interrupt_id: p for p in paused.pending},
+            known,
+            paused.default_on_timeout,
+            timeout=timeout,
         )
-        for pending, answer in zip(missing, found, strict=True):
-            if answer is None:
-                return None  # still open: its own answer resumes the run
-            answers[pending.interrupt_id] = answer
+        if answers is None:
+            return None  # still open: its own answer resumes the run
         # Take the pause before running: of two deliveries, only one resumes.
         claimed = self.store.claim(paused.session_id)
         if claimed is None:

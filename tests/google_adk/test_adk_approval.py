@@ -16,6 +16,7 @@ from google.adk.sessions import InMemorySessionService
 from google.adk.tools.function_tool import FunctionTool
 from google.genai import types
 
+from framework_support import PAY, forms
 from humanwire import AsyncHumanWire
 from humanwire._pauses import send_pending_approval
 from humanwire.approval import Approver
@@ -30,8 +31,6 @@ from humanwire.google_adk import (
 from humanwire.google_adk.approval import CallKeys, approval_key
 from humanwire.testing import ScriptedHuman
 
-PAY = ("send_payment", {"amount": 50, "to": "bob"})
-
 
 def payment_tool(ran: list[str]) -> Any:
     async def send_payment(amount: int, to: str) -> str:
@@ -40,10 +39,6 @@ def payment_tool(ran: list[str]) -> Any:
         return f"sent {amount} to {to}"
 
     return send_payment
-
-
-def forms(human: ScriptedHuman) -> list[Any]:
-    return [delivery for delivery in human.deliveries() if delivery.kind == "form"]
 
 
 # --- waiting in the call (wait=True) ------------------------------------------------------

@@ -159,6 +159,19 @@ def run_process(script: Path, *args: str) -> dict[str, Any]:
 # --- webhook deliveries -----------------------------------------------------------------
 
 
+def approved_later(
+    human: ScriptedHuman, receiver: WebhookReceiver, interaction_id: str
+) -> FormReceivedEvent:
+    """The person approves (with a comment) once the pausing process is gone; the
+    ``form.received`` event the receiver got for it (the only one)."""
+    human.fill_form({"decision": "approve", "comment": "Go"}, interaction_id=interaction_id).wait(
+        10
+    )
+    (event,) = receiver.wait_for("form.received", timeout=10)
+    assert isinstance(event, FormReceivedEvent)
+    return event
+
+
 def signed(delivery: ReceivedDelivery) -> dict[str, str]:
     """The delivery's signature header, as a receiver hands it on."""
     return {SIGNATURE_HEADER: delivery.headers[SIGNATURE_HEADER.lower()]}

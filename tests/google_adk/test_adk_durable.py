@@ -15,7 +15,7 @@ from google.adk.agents import LlmAgent
 from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService
 
-from framework_support import decided, delivery_files, form_received, run_process
+from framework_support import approved_later, decided, delivery_files, form_received, run_process
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.errors import InvalidSignatureError
 from humanwire.google_adk import (
@@ -56,10 +56,7 @@ def test_a_webhook_resumes_in_another_process_and_the_payment_runs_once(
 
     paused = run("pause", *common)
     # The pausing process is gone; the human decides later.
-    human.fill_form(
-        {"decision": "approve", "comment": "Go"}, interaction_id=paused["interaction_id"]
-    ).wait(10)
-    (event,) = webhook_receiver.wait_for("form.received", timeout=10)
+    event = approved_later(human, webhook_receiver, paused["interaction_id"])
     metadata = event.payload.metadata or {}
     assert metadata["humanwire_resume"] == "google_adk"
     assert metadata["adk_session_id"] == paused["session_id"]

@@ -13,7 +13,7 @@ import pytest
 from agents import Agent, FunctionTool, function_tool
 from oa_helpers import FakeModel
 
-from framework_support import decided, delivery_files, form_received, run_process
+from framework_support import approved_later, decided, delivery_files, form_received, run_process
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.errors import InvalidSignatureError
 from humanwire.openai_agents import (
@@ -47,10 +47,7 @@ def test_a_webhook_resumes_in_another_process_and_the_payment_runs_once(
 
     paused = run("pause", *common)
     # The pausing process is gone; the human decides later.
-    human.fill_form(
-        {"decision": "approve", "comment": "Go"}, interaction_id=paused["interaction_id"]
-    ).wait(10)
-    (event,) = webhook_receiver.wait_for("form.received", timeout=10)
+    event = approved_later(human, webhook_receiver, paused["interaction_id"])
     assert event.payload.metadata == {
         "humanwire_resume": "openai_agents",
         "openai_agents_run_id": paused["run_id"],

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from framework_support import delivery_files, run_process
+from framework_support import approved_later, delivery_files, run_process
 from humanwire import HumanWire
 from humanwire.testing import RunningService, ScriptedHuman
 from humanwire.testing.receiver import WebhookReceiver
@@ -42,10 +42,7 @@ def test_a_webhook_resumes_a_run_paused_by_another_process(
     assert not (tmp_path / "payments.log").exists()
 
     # The pausing process is gone; the human approves later.
-    human.fill_form({"decision": "approve", "comment": "Go"}, interaction_id=interaction_id).wait(
-        10
-    )
-    (event,) = webhook_receiver.wait_for("form.received", timeout=10)
+    event = approved_later(human, webhook_receiver, interaction_id)
     assert event.payload.metadata == {
         "humanwire_resume": "pydantic_ai",
         "pydantic_ai_run_id": paused["run_id"],

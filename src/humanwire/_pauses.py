@@ -22,7 +22,8 @@ each approval is used once.
   (:class:`MemoryApprovalLedger` in one process, :class:`FileApprovalLedger` across
   processes sharing a directory); :func:`consume_all` takes a whole pause's.
 - :class:`FileRecordStore`: paused runs as JSON files, claimed by an atomic rename, so of
-  two deliveries resuming the same run only one gets it.
+  two deliveries resuming the same run only one gets it; :func:`resume_once` resumes a
+  claimed run and gives it back when the resume fails.
 
 Framework-neutral: the core client and :mod:`humanwire.approval` only.
 """
@@ -37,10 +38,10 @@ import os
 import re
 import tempfile
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast, runtime_checkable
 
 from humanwire.approval import (
     ApprovalDecision,
@@ -76,6 +77,7 @@ __all__ = [
     "FileRecordStore",
     "MemoryApprovalLedger",
     "PendingApproval",
+    "RecordClaims",
     "answer_from_event",
     "answer_from_status",
     "answers_from_service",
@@ -96,6 +98,7 @@ __all__ = [
     "read_answer",
     "reply_from_status",
     "reply_text",
+    "resume_once",
     "send_approval_form",
     "send_pending_approval",
     "send_question",
@@ -284,13 +287,17 @@ async def send_pending_approval(
     )
 
 
-def approver_source(approver: Approver | None) -> Callable[[], Approver]:
-    """The host's approver, built from the environment on first use when not given."""
+def approver_source(approver: Approver | None = None, **options: Any) -> Callable[[], Approver]:
+    """Who is asked: ``approver``, else one built from ``options`` (``Approver``'s keyword
+    arguments; none: from the environment) on first use, so a gate made at import time
+    resolves nothing yet. Both is a ``TypeError``."""
+    if approver is not None and options:
+        raise TypeError("give either approver= or approver options, not both")
     holder: list[Approver] = [approver] if approver is not None else []
 
     def get() -> Approver:
         if not holder:
-            holder.append(Approver())
+            holder.append(Approver(**options))
         return holder[0]
 
     return get
@@ -633,6 +640,49 @@ async def consume_all(ledger: ApprovalLedger, interaction_ids: Iterable[str]) ->
 
 
 # --- paused runs on disk ----------------------------------------------------------------
+
+_Record = TypeVar("_Record")
+_Record_co = TypeVar("_Record_co", covariant=True)
+_Outcome = TypeVar("_Outcome")
+
+
+class RecordClaims(Protocol[_Record_co]):
+    """A store of paused runs as far as resuming goes: ``claim`` takes one atomically
+    (``None`` when someone else has it), ``release`` puts it back, ``finish`` drops it."""
+
+    def claim(self, key: str, /) -> _Record_co | None: ...
+
+    def release(self, key: str, /) -> None: ...
+
+    def finish(self, key: str, /) -> None: ...
+
+
+async def resume_once(
+    store: RecordClaims[_Record],
+    key: str,
+    resume: Callable[[_Record], Awaitable[_Outcome]],
+    *,
+    expected: _Record | None = None,
+) -> _Outcome | None:
+    """Run ``resume`` on the paused run saved under ``key``, once: claimed first, so of two
+    deliveries only one resumes it; put back when ``resume`` fails (a retried delivery can
+    resume it; the approvals it consumed stay consumed, so their actions do not run
+    twice); dropped once it ran (a pause saved meanwhile, the run's next, stays). ``None``
+    when someone else has it, or when the saved pause is no longer ``expected`` (the run
+    paused again since the answers were read: they are not its answers)."""
+    claimed = store.claim(key)
+    if claimed is None:
+        return None
+    if expected is not None and claimed != expected:
+        store.release(key)
+        return None
+    try:
+        outcome = await resume(claimed)
+    except BaseException:
+        store.release(key)
+        raise
+    store.finish(key)
+    return outcome
 
 
 class FileRecordStore:

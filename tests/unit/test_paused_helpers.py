@@ -11,13 +11,15 @@ import pytest
 from humanwire._pauses import (
     FileApprovalLedger,
     FileRecordStore,
+    approver_source,
     decision_from_value,
     decision_to_dict,
     delivery_for,
     idempotency_key,
+    resume_once,
     store_key,
 )
-from humanwire.approval import decision_from_values, timeout_decision
+from humanwire.approval import Approver, decision_from_values, timeout_decision
 
 
 def test_a_decision_survives_json() -> None:
@@ -99,6 +101,42 @@ def test_a_delivery_is_an_adapters_only_when_its_send_says_so() -> None:
     assert delivery_for("strands", reply, questions=True) is not None
     with pytest.raises(TypeError):  # a signature is checked against the raw body only
         delivery_for("strands", form, secret="whsec_test")
+
+
+class Runs(FileRecordStore):
+    """Paused runs as an adapter's store hands them to ``resume_once``."""
+
+    def claim(self, key: str) -> dict[str, object] | None:
+        return self.claim_record(key)
+
+
+async def test_a_paused_run_resumes_once_and_comes_back_after_a_failure(tmp_path: Path) -> None:
+    store, seen = Runs(tmp_path), []
+    store.save_record("r1", {"n": 1})
+
+    async def fail(record: dict[str, object]) -> str:
+        raise RuntimeError("model provider down")
+
+    async def resume(record: dict[str, object]) -> str:
+        seen.append(record)
+        return "done"
+
+    with pytest.raises(RuntimeError):
+        await resume_once(store, "r1", fail)
+    assert store.load_record("r1") == {"n": 1}  # given back for a retried delivery
+    # Answers read for another pause of the run are not its answers.
+    assert await resume_once(store, "r1", resume, expected={"n": 0}) is None
+    assert store.load_record("r1") == {"n": 1}
+    assert await resume_once(store, "r1", resume, expected={"n": 1}) == "done"
+    assert await resume_once(store, "r1", resume) is None  # resumed already
+    assert seen == [{"n": 1}] and store.keys() == []
+
+
+def test_an_approver_or_its_options_not_both() -> None:
+    with pytest.raises(TypeError, match="not both"):
+        approver_source(Approver(to="+14155550123"), to="+14155550199")
+    source = approver_source(to="+14155550123")  # built on first use, then kept
+    assert source() is source() and source().to == "+14155550123"
 
 
 async def test_an_approval_is_consumed_once_across_ledgers(tmp_path: Path) -> None:

@@ -44,6 +44,7 @@ from google.genai import types
 from humanwire._pauses import (
     RESUME_KEY,
     PendingApproval,
+    approver_source,
     decision_from_status,
     denial_text,
     idempotency_key,
@@ -265,8 +266,6 @@ class ApprovalGate(BaseTool):
         wait: bool = False,
         **approver_options: Any,
     ) -> None:
-        if approver is not None and approver_options:
-            raise TypeError("give either approver= or approver options, not both")
         super().__init__(
             name=tool.name,
             description=tool.description,
@@ -278,14 +277,11 @@ class ApprovalGate(BaseTool):
         self.when = when
         self.form_description = description
         self.wait = wait
-        self._approver = approver
-        self._approver_options = approver_options
+        self._approver = approver_source(approver, **approver_options)
 
     @property
     def approver(self) -> Approver:
-        if self._approver is None:
-            self._approver = Approver(**self._approver_options)
-        return self._approver
+        return self._approver()
 
     def __repr__(self) -> str:
         return f"ApprovalGate({self.tool!r})"

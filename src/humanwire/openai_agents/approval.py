@@ -243,19 +243,14 @@ class ApprovalGate:
         description: str | None = None,
         **approver_options: Any,
     ) -> None:
-        if approver is not None and approver_options:
-            raise TypeError("give either approver= or approver options, not both")
         self.action = action
         self.when = when
         self.description = description
-        self._approver = approver
-        self._approver_options = approver_options
+        self._approver = approver_source(approver, **approver_options)
 
     @property
     def approver(self) -> Approver:
-        if self._approver is None:
-            self._approver = Approver(**self._approver_options)
-        return self._approver
+        return self._approver()
 
     async def __call__(
         self, context: RunContextWrapper[Any], params: dict[str, Any], call_id: str

@@ -53,6 +53,7 @@ from humanwire._pauses import (
     ApprovalLedger,
     FileApprovalLedger,
     MemoryApprovalLedger,
+    approver_source,
     denial_text,
     idempotency_key,
     optional_metadata,
@@ -218,10 +219,8 @@ class HumanApprovals(ApprovalGuard):
         ledger: ApprovalLedger | None = None,
         **approver_options: Any,
     ) -> None:
-        if approver is not None and approver_options:
-            raise TypeError("give either approver= or approver options, not both")
         super().__init__(ledger)
-        self.approver = approver if approver is not None else Approver(**approver_options)
+        self.approver = approver_source(approver, **approver_options)()
         self.describe = describe
         self.questions = questions
         self.decisions: list[ApprovalDecision] = []

@@ -65,9 +65,11 @@ from humanwire._pauses import (
     FileRecordStore,
     answer_from_event,
     answers_from_service,
+    approver_source,
     delivery_for,
     parse_delivery,
     pause_window,
+    resume_once,
     send_approval_form,
     send_question,
     store_key,
@@ -292,10 +294,8 @@ class PausedRuns:
         ledger: ApprovalLedger | None = None,
         **approver_options: Any,
     ) -> None:
-        if approver is not None and approver_options:
-            raise TypeError("give either approver= or approver options, not both")
         self.store = store
-        self.approver = approver if approver is not None else Approver(**approver_options)
+        self.approver = approver_source(approver, **approver_options)()
         self.window = pause_window(self.approver, window)
         self.describe = describe
         if ledger is None and isinstance(store, ApprovalLedger):
@@ -451,24 +451,16 @@ class PausedRuns:
         )
         if answers is None:
             return None  # still open: its own answer resumes the run
-        # Consume the pause before running: of two deliveries, only one resumes.
-        claimed = self.store.claim(paused.run_id)
-        if claimed is None:
-            return None
-        try:
+
+        async def resume(claimed: PausedRun) -> DurableOutcome:
             result = await agent.run(
                 message_history=claimed.history(),
                 deferred_tool_results=deferred_results(claimed, answers),
                 **self._with_guard(run_options),
             )
-            again = await self.pause(result)
-        except BaseException:
-            # Back in the store for a retried delivery; the approved actions stay
-            # consumed in the ledger, so they are not run twice.
-            self.store.release(paused.run_id)
-            raise
-        self.store.finish(paused.run_id)
-        return DurableOutcome(result, again)
+            return DurableOutcome(result, await self.pause(result))
+
+        return await resume_once(self.store, paused.run_id, resume, expected=paused)
 
     def _with_guard(self, run_options: dict[str, Any]) -> dict[str, Any]:
         capabilities: Sequence[Any] = run_options.get("capabilities") or ()

@@ -44,6 +44,7 @@ from strands.types.tools import AgentTool, ToolContext, ToolGenerator, ToolUse
 from humanwire._pauses import (
     ApprovalLedger,
     MemoryApprovalLedger,
+    approver_source,
     decision_from_value,
     denial_text,
     idempotency_key,
@@ -171,8 +172,6 @@ class HumanWireApprovals(HookProvider):
         ledger: ApprovalLedger | None = None,
         **approver_options: Any,
     ) -> None:
-        if approver is not None and approver_options:
-            raise TypeError("give either approver= or approver options, not both")
         names = {tool if isinstance(tool, str) else tool.tool_name for tool in tools}
         if not names:
             raise ValueError("tools: name at least one tool that needs approval")
@@ -181,12 +180,10 @@ class HumanWireApprovals(HookProvider):
         self.pause = pause
         self.describe = describe
         self.ledger: ApprovalLedger = ledger if ledger is not None else MemoryApprovalLedger()
+        source = approver_source(approver, **approver_options)
         # A pausing gate sends nothing itself: its approver is only built when given.
-        self.approver: Approver | None = (
-            approver
-            if approver is not None or (pause and not approver_options)
-            else Approver(**approver_options)
-        )
+        given = approver is not None or bool(approver_options)
+        self.approver: Approver | None = source() if given or not pause else None
         # Strands' sync agent(...) runs each call on an event loop of its own: the forms go
         # out on an async client per loop (the approver's, when it was given one).
         self.clients = ToolClients.of(self.approver) if self.approver is not None else None

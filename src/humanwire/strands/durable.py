@@ -53,11 +53,13 @@ from humanwire._pauses import (
     MemoryApprovalLedger,
     answer_from_event,
     answers_from_service,
+    approver_source,
     decision_to_dict,
     delivery_for,
     idempotency_key,
     metadata_value,
     pause_window,
+    resume_once,
     send_approval_form,
     send_question,
     store_key,
@@ -281,11 +283,9 @@ class PausedRuns:
         ledger: ApprovalLedger | None = None,
         **approver_options: Any,
     ) -> None:
-        if approver is not None and approver_options:
-            raise TypeError("give either approver= or approver options, not both")
         self.store = store
         self.agent_for = agent_for
-        self.approver = approver if approver is not None else Approver(**approver_options)
+        self.approver = approver_source(approver, **approver_options)()
         self.clients = ToolClients.of(self.approver)
         self.window = pause_window(self.approver, window)
         if ledger is None:
@@ -452,28 +452,16 @@ class PausedRuns:
         )
         if answers is None:
             return None  # still open: its own answer resumes the run
-        # Take the pause before running: of two deliveries, only one resumes.
-        claimed = self.store.claim(paused.session_id)
-        if claimed is None:
-            return None
-        if claimed != paused:
-            # The session paused again since these answers were read: not theirs to resume.
-            self.store.release(claimed.session_id)
-            return None
-        try:
+
+        async def resume(claimed: PausedRun) -> DurableOutcome:
             agent = self.agent_for(claimed.session_id)
             ordered = {
                 p.interrupt_id: interrupt_response(answers[p.interrupt_id]) for p in claimed.pending
             }
             result = await self._invoke(agent, interrupt_responses(ordered), invoke_options)
-            again = await self.pause(claimed.session_id, agent, result)
-        except BaseException:
-            # Back in the store for a retried delivery; approvals the resumed run
-            # consumed stay consumed, so their actions do not run twice.
-            self.store.release(claimed.session_id)
-            raise
-        self.store.finish(claimed.session_id)
-        return DurableOutcome(result, again)
+            return DurableOutcome(result, await self.pause(claimed.session_id, agent, result))
+
+        return await resume_once(self.store, paused.session_id, resume, expected=paused)
 
     async def _invoke(self, agent: Agent, prompt: Any, options: dict[str, Any]) -> AgentResult:
         state = self.invocation_state(options.pop("invocation_state", None))

@@ -1,11 +1,11 @@
-"""The clients of a framework adapter's async tools (framework-neutral; written for
-``humanwire.strands``, the same as ``humanwire.pydantic_ai``'s)."""
+"""The async clients of the agent framework adapters' tools and hosts, one per event loop
+(framework-neutral: every adapter's tools hold one, through ``humanwire._tool_kinds``)."""
 
 from __future__ import annotations
 
 import asyncio
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     from ._client import AsyncHumanWire, HumanWire
@@ -28,11 +28,15 @@ class ToolClients:
     and a framework's sync entry point may run each call on a loop of its own.
     """
 
-    def __init__(self, client: Any = None, async_client: Any = None) -> None:
+    def __init__(
+        self,
+        client: HumanWire | AsyncHumanWire | None = None,
+        async_client: AsyncHumanWire | None = None,
+    ) -> None:
         if client is not None and _is_async_client(client):
-            async_client = async_client or client
+            async_client = async_client or cast("AsyncHumanWire", client)
             client = None
-        self.client: HumanWire | None = client
+        self.client: HumanWire | None = cast("HumanWire | None", client)
         self.async_client: AsyncHumanWire | None = async_client
         self._made: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncHumanWire] = (
             weakref.WeakKeyDictionary()

@@ -1,5 +1,6 @@
 """The humanwire tools once, for every framework whose tools are objects built from a
-name, a description and an argument schema (the OpenAI Agents SDK, Google ADK).
+name, a description and an argument schema (the OpenAI Agents SDK, Pydantic AI, Google
+ADK, Strands).
 
 Each class here is one kind of tool without its framework: its options (checked when the
 tool is built), its name, description and argument model (the shared ones of
@@ -10,14 +11,22 @@ HumanWireTool)``. The kinds come first in the MRO, :class:`ToolCore` right befor
 framework's tool class, so a kind's constructor reaches the adapter's base with the name,
 description and argument model it settled on, and the adapter's base passes its own
 options on to the framework.
+
+An adapter's base runs a call with :meth:`ToolCore.arun` (validate, send, the text for
+the model), or in two steps when its framework tells the two failures apart:
+:meth:`ToolCore.operation_for` (arguments that do not fit, a form the model designed
+badly) and the :class:`~humanwire._tooling.Operation` it returns, run on
+``await tool.clients.get()`` (the service refused or could not be reached).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from pydantic import BaseModel, ValidationError
 
+from humanwire._tool_clients import ToolClients
 from humanwire._tool_schemas import (
     CallInput,
     CallWithRecipientInput,
@@ -58,6 +67,7 @@ __all__ = [
     "CallHuman",
     "CheckHumanInteraction",
     "HumanForm",
+    "MessageTool",
     "NotifyHumanSMS",
     "NotifyHumanSlack",
     "NotifyHumanWhatsApp",
@@ -74,77 +84,73 @@ _UNSET: Any = object()
 
 def error_text(error: Exception) -> str:
     """What the model reads when a call failed: the service's reason (a bad number, an
-    unknown interaction, a form the service refuses), or which argument does not fit.
-    These reasons are written for a model and carry no secret."""
+    unknown interaction, a form the service refuses), or which arguments do not fit, each
+    field named (worded as the MCP server words it). These reasons are written for a
+    model and carry no secret."""
     if isinstance(error, ValidationError):
-        first = error.errors(include_url=False)[0]
-        where = ".".join(str(part) for part in first["loc"])
-        message = f"{where}: {first['msg']}" if where else first["msg"]
-        return f"humanwire: invalid arguments: {message}"
+        problems = []
+        for problem in error.errors(include_url=False):
+            where = ".".join(str(part) for part in problem["loc"])
+            problems.append(f"{where}: {problem['msg']}" if where else problem["msg"])
+        return "humanwire: invalid arguments: " + "; ".join(problems)
     return f"humanwire: {error}"
 
 
-def _is_async_client(client: object) -> bool:
-    from humanwire._client import AsyncHumanWire
-
-    return isinstance(client, AsyncHumanWire)
-
-
 class ToolCore:
-    """What every humanwire tool holds whatever its framework: the argument model, the
-    client (a ``HumanWire`` or an ``AsyncHumanWire``; left out, one from the environment
-    on first use) and every send's ``metadata``. The remaining keyword arguments go to
-    the next class in the MRO: the framework's tool class."""
+    """What every humanwire tool holds whatever its framework: the argument model, its
+    clients (:class:`~humanwire._tool_clients.ToolClients`: ``client`` may be a
+    ``HumanWire`` or an ``AsyncHumanWire``, ``async_client`` an ``AsyncHumanWire``; left
+    out, one from the environment on first use, per event loop) and every send's
+    ``metadata`` (``send_metadata``; not a framework's own tool metadata). The remaining
+    keyword arguments go to the next class in the MRO: the framework's tool class."""
 
     args_model: type[BaseModel]
+    clients: ToolClients
+    send_metadata: dict[str, str]
 
     def __init__(
         self,
         *,
         args_model: type[BaseModel],
         client: HumanWire | AsyncHumanWire | None = None,
-        metadata: dict[str, str] | None = None,
+        async_client: AsyncHumanWire | None = None,
+        metadata: Mapping[str, str] | None = None,
         **options: Any,
     ) -> None:
         self.args_model = args_model
-        self.client = client
-        self._async_client: AsyncHumanWire | None = (
-            cast("AsyncHumanWire", client) if _is_async_client(client) else None
-        )
-        self.metadata = dict(metadata) if metadata else None
+        self.clients = ToolClients(client, async_client)
+        self.send_metadata = dict(metadata or {})
         # The framework's tool class (after this one in the MRO) takes the rest.
         cast(Any, super()).__init__(**options)
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(name={getattr(self, 'name', None)!r})"
+        name = getattr(self, "name", None) or getattr(self, "tool_name", None)
+        return f"{type(self).__name__}(name={name!r})"
 
-    def aclient(self) -> AsyncHumanWire:
-        """The async client: the one given, else the twin of the sync one given, else one
-        from the environment (built once)."""
-        if self._async_client is None:
-            from humanwire._client import async_client_for
-
-            sync = None if self.client is None else cast("HumanWire", self.client)
-            self._async_client = async_client_for(sync, None)
-        return self._async_client
-
-    def send_metadata(self) -> dict[str, Any]:
-        return {"metadata": dict(self.metadata)} if self.metadata else {}
+    def _metadata(self) -> dict[str, Any]:
+        return {"metadata": dict(self.send_metadata)} if self.send_metadata else {}
 
     def _operation(self, arguments: BaseModel) -> Operation[Any, str]:
         """The client call for validated ``arguments`` and how its response becomes the
         text the model reads."""
         raise NotImplementedError
 
-    async def arun(self, arguments: dict[str, Any] | str | None) -> str:
-        """Validate ``arguments`` (a dict, or JSON text) and make the call on the async
-        client. Raises ``ValidationError`` or ``HumanWireError``; a human who does not
-        answer is a normal result (the no-response text)."""
+    def operation_for(self, arguments: Mapping[str, Any] | str | None) -> Operation[Any, str]:
+        """Validate ``arguments`` (a dict, or JSON text) and build the client call. Raises
+        ``ValidationError``, or ``HumanWireError`` for a request refused before anything
+        is sent (a form the model designed badly): both are the model's to fix."""
         if isinstance(arguments, str) or arguments is None:
             parsed = self.args_model.model_validate_json(arguments or "{}")
         else:
-            parsed = self.args_model.model_validate(arguments)
-        return await self._operation(parsed).arun(self.aclient())
+            parsed = self.args_model.model_validate(dict(arguments))
+        return self._operation(parsed)
+
+    async def arun(self, arguments: Mapping[str, Any] | str | None) -> str:
+        """Validate ``arguments`` and make the call on this event loop's async client.
+        Raises ``ValidationError`` or ``HumanWireError``; a human who does not answer is
+        a normal result (the no-response text)."""
+        operation = self.operation_for(arguments)
+        return await operation.arun(await self.clients.get())
 
 
 def _windows(wait_time: float | None, follow_up_time: float | None) -> dict[str, float]:
@@ -159,31 +165,39 @@ def _windows(wait_time: float | None, follow_up_time: float | None) -> dict[str,
 # --- messages ---------------------------------------------------------------------------
 
 
-class _MessageTool(ToolCore):
+class MessageTool(ToolCore):
     """Send a text to one person over a channel; wait for the reply unless ``wait_time``
-    is ``None`` (then only the interaction id comes back)."""
+    is ``None`` (then only the interaction id comes back). ``from_`` chooses the sender:
+    an sms number of the account, or the slack workspace id (a WhatsApp message goes from
+    the account's number)."""
 
-    channel: Channel
-    default_name: str
+    channel: ClassVar[Channel]
+    default_name: ClassVar[str]
+    default_wait_time: ClassVar[float | None] = DEFAULT_WAIT_TIME
 
     def __init__(
         self,
         *,
         client: HumanWire | AsyncHumanWire | None = None,
+        async_client: AsyncHumanWire | None = None,
         to: str | None = None,
         wait_time: float | None = _UNSET,
         follow_up_time: float | None = None,
+        from_: str | None = None,
         expose_recipient: bool = False,
         name: str | None = None,
         description: str | None = None,
         **options: Any,
     ) -> None:
+        if from_ is not None and self.channel == "whatsapp":
+            raise ValueError("a WhatsApp message goes from the account's number: no from_")
         if wait_time is _UNSET:
-            wait_time = self._default_wait_time()
+            wait_time = self.default_wait_time
         self.wait_time = check_wait_time(wait_time)
         self.follow_up_time = check_follow_up_time(follow_up_time)
+        self.from_ = from_
         self.expose_recipient = expose_recipient
-        self.to = resolve_recipient(self.channel, to, client)
+        self.to = resolve_recipient(self.channel, to, client or async_client)
         waits = self.wait_time is not None
         if description is None:
             description = (
@@ -198,22 +212,22 @@ class _MessageTool(ToolCore):
                 note=not waits, channel=self.channel, expose_recipient=expose_recipient
             ),
             client=client,
+            async_client=async_client,
             **options,
         )
-
-    @staticmethod
-    def _default_wait_time() -> float | None:
-        return DEFAULT_WAIT_TIME
 
     def _request(self, arguments: BaseModel) -> dict[str, Any]:
         given = dict(arguments)  # the schema varies: "to" only when exposed
         to = given.get("to")
-        return {
+        kwargs: dict[str, Any] = {
             "to": to if self.expose_recipient and to else self.to,
             "message": given["message"],
             **_windows(self.wait_time, self.follow_up_time),
-            **self.send_metadata(),
+            **self._metadata(),
         }
+        if self.from_ is not None:
+            kwargs["from_"] = self.from_
+        return kwargs
 
     def _finish(self, response: MessageResponse) -> str:
         if self.wait_time is None:
@@ -227,71 +241,47 @@ class _MessageTool(ToolCore):
         )
 
 
-class _FromMessageTool(_MessageTool):
-    """A message tool whose sender can be chosen: an sms number of the account, or the
-    slack workspace id (``from_``)."""
-
-    def __init__(self, *, from_: str | None = None, **options: Any) -> None:
-        self.from_ = from_
-        super().__init__(**options)
-
-    def _request(self, arguments: BaseModel) -> dict[str, Any]:
-        kwargs = super()._request(arguments)
-        if self.from_ is not None:
-            kwargs["from_"] = self.from_
-        return kwargs
-
-
-class AskHumanSMS(_FromMessageTool):
+class AskHumanSMS(MessageTool):
     """Text a person by SMS and wait for the reply (``ask_human_sms``)."""
 
-    channel: Channel = "sms"
-    default_name = "ask_human_sms"
+    channel: ClassVar[Channel] = "sms"
+    default_name: ClassVar[str] = "ask_human_sms"
 
 
-class AskHumanWhatsApp(_MessageTool):
+class AskHumanWhatsApp(MessageTool):
     """Message a person on WhatsApp and wait for the reply (``ask_human_whatsapp``)."""
 
-    channel: Channel = "whatsapp"
-    default_name = "ask_human_whatsapp"
+    channel: ClassVar[Channel] = "whatsapp"
+    default_name: ClassVar[str] = "ask_human_whatsapp"
 
 
-class AskHumanSlack(_FromMessageTool):
+class AskHumanSlack(MessageTool):
     """Message a person or channel on Slack and wait for a reply in the thread
     (``ask_human_slack``)."""
 
-    channel: Channel = "slack"
-    default_name = "ask_human_slack"
+    channel: ClassVar[Channel] = "slack"
+    default_name: ClassVar[str] = "ask_human_slack"
 
 
 class NotifyHumanSMS(AskHumanSMS):
     """Send an SMS without waiting (``notify_human_sms``)."""
 
-    default_name = "notify_human_sms"
-
-    @staticmethod
-    def _default_wait_time() -> float | None:
-        return None
+    default_name: ClassVar[str] = "notify_human_sms"
+    default_wait_time: ClassVar[float | None] = None
 
 
 class NotifyHumanWhatsApp(AskHumanWhatsApp):
     """Send a WhatsApp message without waiting (``notify_human_whatsapp``)."""
 
-    default_name = "notify_human_whatsapp"
-
-    @staticmethod
-    def _default_wait_time() -> float | None:
-        return None
+    default_name: ClassVar[str] = "notify_human_whatsapp"
+    default_wait_time: ClassVar[float | None] = None
 
 
 class NotifyHumanSlack(AskHumanSlack):
     """Send a Slack message without waiting (``notify_human_slack``)."""
 
-    default_name = "notify_human_slack"
-
-    @staticmethod
-    def _default_wait_time() -> float | None:
-        return None
+    default_name: ClassVar[str] = "notify_human_slack"
+    default_wait_time: ClassVar[float | None] = None
 
 
 class AskHumanChannel(ToolCore):
@@ -315,11 +305,9 @@ class AskHumanChannel(ToolCore):
         )
 
     def _operation(self, arguments: BaseModel) -> Operation[MessageResponse, str]:
-        message = cast(MessageInput, arguments).message
+        message, metadata = cast(MessageInput, arguments).message, self._metadata()
         return Operation(
-            lambda client: client.messages.channel(
-                self.channel_id, message=message, **self.send_metadata()
-            ),
+            lambda client: client.messages.channel(self.channel_id, message=message, **metadata),
             message_text,
         )
 
@@ -340,11 +328,12 @@ class HumanForm(ToolCore):
         self,
         *,
         client: HumanWire | AsyncHumanWire | None = None,
+        async_client: AsyncHumanWire | None = None,
         channel: Channel = "sms",
         to: str | None = None,
         expose_recipient: bool = False,
         title: str | None = None,
-        fields: list[FormField] | list[dict[str, Any]] | None = None,
+        fields: Sequence[FormField | Mapping[str, Any]] | None = None,
         form_description: str | None = None,
         submit_label: str | None = None,
         brand_image_url: str | None = None,
@@ -366,13 +355,15 @@ class HumanForm(ToolCore):
         if self.wait_time is None and self.follow_up_time is None:
             raise ValueError("a form needs wait_time, follow_up_time or both")
         self.channel: Channel = channel
-        self.to = resolve_recipient(channel, to, client)
+        self.to = resolve_recipient(channel, to, client or async_client)
         self.expose_recipient = expose_recipient
         self.title = title
         self.fields = (
             None
             if fields is None
-            else [f if isinstance(f, FormField) else FormField.model_validate(f) for f in fields]
+            else [
+                f if isinstance(f, FormField) else FormField.model_validate(dict(f)) for f in fields
+            ]
         )
         self.form_description = form_description
         self.submit_label = submit_label
@@ -388,6 +379,7 @@ class HumanForm(ToolCore):
                 dynamic=self.dynamic, channel=channel, expose_recipient=expose_recipient
             ),
             client=client,
+            async_client=async_client,
             **options,
         )
 
@@ -410,7 +402,7 @@ class HumanForm(ToolCore):
             "title": title,
             "fields": form_fields,
             **_windows(self.wait_time, self.follow_up_time),
-            **self.send_metadata(),
+            **self._metadata(),
         }
         optional = {
             "description": subtitle,
@@ -455,6 +447,7 @@ class CallHuman(ToolCore):
         self,
         *,
         client: HumanWire | AsyncHumanWire | None = None,
+        async_client: AsyncHumanWire | None = None,
         to: str | None = None,
         expose_recipient: bool = False,
         transfer_to: str | None = None,
@@ -465,7 +458,7 @@ class CallHuman(ToolCore):
         description: str | None = None,
         **options: Any,
     ) -> None:
-        self.to = resolve_recipient("sms", to, client)
+        self.to = resolve_recipient("sms", to, client or async_client)
         # The wire model checks the numbers, language and voice now, not at the first call.
         CallRequest(
             prompt="check", to=self.to, transfer_to=transfer_to, language=language, voice=voice
@@ -480,6 +473,7 @@ class CallHuman(ToolCore):
             description=description or call_description(wait_for_call_end),
             args_model=CallWithRecipientInput if expose_recipient else CallInput,
             client=client,
+            async_client=async_client,
             **options,
         )
 
@@ -492,7 +486,7 @@ class CallHuman(ToolCore):
             "language": self.language,
             "voice": self.voice,
             "wait_for_call_end": self.wait_for_call_end,
-            **self.send_metadata(),
+            **self._metadata(),
         }
         if self.transfer_to is not None:
             kwargs["transfer_to"] = self.transfer_to

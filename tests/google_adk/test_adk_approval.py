@@ -16,8 +16,9 @@ from google.adk.sessions import InMemorySessionService
 from google.adk.tools.function_tool import FunctionTool
 from google.genai import types
 
+from framework_support import PAY, forms
 from humanwire import AsyncHumanWire
-from humanwire._deferred_approval import send_approval_form
+from humanwire._pauses import send_pending_approval
 from humanwire.approval import Approver
 from humanwire.google_adk import (
     ApprovalGate,
@@ -30,8 +31,6 @@ from humanwire.google_adk import (
 from humanwire.google_adk.approval import CallKeys, approval_key
 from humanwire.testing import ScriptedHuman
 
-PAY = ("send_payment", {"amount": 50, "to": "bob"})
-
 
 def payment_tool(ran: list[str]) -> Any:
     async def send_payment(amount: int, to: str) -> str:
@@ -40,10 +39,6 @@ def payment_tool(ran: list[str]) -> Any:
         return f"sent {amount} to {to}"
 
     return send_payment
-
-
-def forms(human: ScriptedHuman) -> list[Any]:
-    return [delivery for delivery in human.deliveries() if delivery.kind == "form"]
 
 
 # --- waiting in the call (wait=True) ------------------------------------------------------
@@ -240,7 +235,7 @@ async def test_the_form_is_keyed_by_session_invocation_and_call(
     keys = CallKeys("app", "u1", "s1", "e-1", "adk-1")
 
     async def ask(call: CallKeys) -> str:
-        pending = await send_approval_form(
+        pending = await send_pending_approval(
             approver,
             call_id=call.call_id,
             tool_name="send_payment",

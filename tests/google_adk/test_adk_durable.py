@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +15,7 @@ from google.adk.agents import LlmAgent
 from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService
 
+from framework_support import approved_later, decided, delivery_files, form_received, run_process
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.errors import InvalidSignatureError
 from humanwire.google_adk import (
@@ -34,12 +33,7 @@ SCRIPT = Path(__file__).with_name("adk_resume_process.py")
 
 
 def run(*args: str) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
+    return run_process(SCRIPT, *args)
 
 
 def test_a_webhook_resumes_in_another_process_and_the_payment_runs_once(
@@ -62,19 +56,11 @@ def test_a_webhook_resumes_in_another_process_and_the_payment_runs_once(
 
     paused = run("pause", *common)
     # The pausing process is gone; the human decides later.
-    human.fill_form(
-        {"decision": "approve", "comment": "Go"}, interaction_id=paused["interaction_id"]
-    ).wait(10)
-    (event,) = webhook_receiver.wait_for("form.received", timeout=10)
+    event = approved_later(human, webhook_receiver, paused["interaction_id"])
     metadata = event.payload.metadata or {}
     assert metadata["humanwire_resume"] == "google_adk"
     assert metadata["adk_session_id"] == paused["session_id"]
-    [delivery] = webhook_receiver.deliveries
-    body = tmp_path / "event.json"
-    body.write_bytes(delivery.body)
-    secret = webhook_receiver.secret
-    assert secret is not None
-    webhook = (str(body), delivery.headers["humanwire-signature"], secret)
+    webhook = delivery_files(webhook_receiver, tmp_path)
     stale = tmp_path / "stale.db"
     shutil.copy(db, stale)
 
@@ -108,13 +94,6 @@ async def pause(runner: Runner, text: str = "pay") -> DurableOutcome:
     return await run_until_approval(
         runner, user_id="u1", session_id=session.id, new_message=user_text(text)
     )
-
-
-async def decided(client: AsyncHumanWire, interaction_id: str) -> FormReceivedEvent:
-    """The ``form.received`` event of a submitted approval, as its webhook carries it."""
-    status = await client.interactions.wait(interaction_id, timeout=10)
-    assert isinstance(status.result, FormReceivedEvent)
-    return status.result
 
 
 async def test_a_rejection_resumes_with_the_comment(
@@ -229,16 +208,7 @@ async def test_other_forms_and_bad_signatures_resume_nothing(
     claims = FileClaimStore(tmp_path)
 
     def event(metadata: dict[str, str]) -> FormReceivedEvent:
-        return FormReceivedEvent.model_validate(
-            {
-                "eventType": "form.received",
-                "payload": {
-                    "interactionId": "int_1",
-                    "values": {"decision": "approve"},
-                    "metadata": metadata,
-                },
-            }
-        )
+        return FormReceivedEvent.model_validate(form_received("int_1", metadata))
 
     langgraph = event({"humanwire_resume": "langgraph", "langgraph_thread_id": "t"})
     assert await resume_from_webhook(runner, claims, langgraph) is None

@@ -10,42 +10,13 @@ import pytest
 from google.adk.tools.base_tool import BaseTool
 from google.genai import types
 
+from framework_support import LANGCHAIN_CASES, PHONE, assert_checked_when_built
 from humanwire import google_adk as adk
 from humanwire._tooling import plain_json_schema
 from humanwire.langchain import tools as lc
 
-PHONE = "+12025550100"
-FIELDS = [
-    {
-        "id": "size",
-        "label": "Size",
-        "type": "select",
-        "options": [{"label": "S", "value": "s"}, {"label": "L", "value": "l"}],
-    }
-]
 
-PAIRS: list[tuple[str, dict[str, Any]]] = [
-    ("AskHumanSMS", {"to": PHONE}),
-    ("AskHumanSMS", {"to": PHONE, "expose_recipient": True, "wait_time": 60}),
-    ("AskHumanWhatsApp", {"to": PHONE}),
-    ("AskHumanSlack", {"to": "U0HUMAN0001", "expose_recipient": True}),
-    ("NotifyHumanSMS", {"to": PHONE}),
-    ("NotifyHumanWhatsApp", {"to": PHONE}),
-    ("NotifyHumanSlack", {"to": "U0HUMAN0001"}),
-    ("AskHumanChannel", {"channel_id": "ch_1"}),
-    ("HumanForm", {"to": PHONE}),
-    ("HumanForm", {"to": PHONE, "channel": "whatsapp", "expose_recipient": True}),
-    (
-        "HumanForm",
-        {"to": PHONE, "title": "Order", "fields": FIELDS, "wait_time": None, "follow_up_time": 600},
-    ),
-    ("CallHuman", {"to": PHONE}),
-    ("CallHuman", {"to": PHONE, "expose_recipient": True, "wait_for_call_end": False}),
-    ("CheckHumanInteraction", {}),
-]
-
-
-@pytest.mark.parametrize(("name", "options"), PAIRS)
+@pytest.mark.parametrize(("name", "options"), LANGCHAIN_CASES)
 def test_name_description_and_schema_match_langchain(name: str, options: dict[str, Any]) -> None:
     ours = getattr(adk, name)(**options)
     theirs = getattr(lc, name)(**options)
@@ -58,7 +29,7 @@ def test_name_description_and_schema_match_langchain(name: str, options: dict[st
     assert declaration.parameters is None  # not converted to Gemini's Schema subset
 
 
-@pytest.mark.parametrize(("name", "options"), PAIRS)
+@pytest.mark.parametrize(("name", "options"), LANGCHAIN_CASES)
 def test_the_same_tool_as_the_openai_agents_one(name: str, options: dict[str, Any]) -> None:
     oa = pytest.importorskip("humanwire.openai_agents")
     ours, theirs = getattr(adk, name)(**options), getattr(oa, name)(**options)
@@ -76,12 +47,7 @@ def test_each_declaration_is_a_fresh_copy() -> None:
 
 
 def test_windows_and_recipients_are_checked_when_built() -> None:
-    with pytest.raises(ValueError, match="wait_time must be from 1 to 600"):
-        adk.AskHumanSMS(to=PHONE, wait_time=900)
-    with pytest.raises(ValueError, match="HUMANWIRE_SMS_TO"):
-        adk.AskHumanSMS(client=_remote_client())
-    with pytest.raises(ValueError, match="both title and fields"):
-        adk.HumanForm(to=PHONE, title="Only a title")
+    assert_checked_when_built(adk)
 
 
 def test_options_reach_adk_base_tool() -> None:
@@ -90,9 +56,3 @@ def test_options_reach_adk_base_tool() -> None:
     assert tool.name == "tell_ops"
     assert isinstance(tool, adk.AskHumanSMS)  # a notify tool is an ask tool that does not wait
     assert tool.wait_time is None
-
-
-def _remote_client() -> Any:
-    from humanwire import HumanWire
-
-    return HumanWire(api_key="hw_test", base_url="https://humanwire.example.com")

@@ -5,6 +5,7 @@ and a service error (``{"error": ...}``, ADK's shape for a failed call, or raise
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -69,6 +70,18 @@ async def test_a_sync_client_is_given_its_async_twin(
         AskHumanSMS(client=humanwire_client, wait_time=10), {"message": "Coming?"}
     )
     assert output == "FINAL: Human response: on my way"
+
+
+def test_a_sync_client_serves_runs_on_several_event_loops(
+    humanwire_client: HumanWire, human: ScriptedHuman
+) -> None:
+    # Two asyncio.run calls make two event loops (ADK's sync Runner.run makes one per
+    # run): each gets its own async client, made on the sync client's service and account.
+    tool = AskHumanSMS(client=humanwire_client, wait_time=10)
+    for answer in ("one", "two"):
+        human.reply(answer)
+        output, _ = asyncio.run(run_tool(tool, {"message": "Count?"}))
+        assert output == f"FINAL: Human response: {answer}"
 
 
 async def test_notify_sends_without_waiting(
@@ -225,6 +238,11 @@ async def test_arguments_that_do_not_fit_are_reported_and_nothing_is_sent(
 ) -> None:
     output, _ = await run_tool(AskHumanSMS(client=async_humanwire_client), {"message": ""})
     assert output.startswith("FINAL: error: humanwire: invalid arguments: message: ")
+    # Every argument that does not fit is named, as the other adapters and MCP name them.
+    output, _ = await run_tool(HumanForm(client=async_humanwire_client), {})
+    assert output == (
+        "FINAL: error: humanwire: invalid arguments: title: Field required; fields: Field required"
+    )
     assert human.deliveries() == []
 
 

@@ -1,20 +1,8 @@
-"""Fixtures of the OpenAI Agents SDK adapter tests: a clean recipient environment."""
+"""Fixtures of the OpenAI Agents SDK adapter tests: those every framework folder shares
+(``tests/framework_support.py``)."""
 
 from __future__ import annotations
 
-import pytest
+from framework_support import clean_environment, service_environment
 
-_ENV = (
-    "HUMANWIRE_SMS_TO",
-    "HUMANWIRE_WHATSAPP_TO",
-    "HUMANWIRE_SLACK_TO",
-    "HUMANWIRE_BASE_URL",
-    "HUMANWIRE_API_KEY",
-)
-
-
-@pytest.fixture(autouse=True)
-def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Recipients and service come from the fixtures, never from the developer's shell."""
-    for name in _ENV:
-        monkeypatch.delenv(name, raising=False)
+__all__ = ["clean_environment", "service_environment"]

@@ -10,13 +10,12 @@ import httpx
 from agents import Agent, FunctionTool, RunContextWrapper, Runner, function_tool
 from oa_helpers import FakeModel
 
+from framework_support import PAY, forms
 from humanwire import AsyncHumanWire
 from humanwire.approval import Approver
 from humanwire.openai_agents import ApprovalGate, require_approval, run_with_approvals
 from humanwire.openai_agents.approval import ApprovalRun, send_approval
 from humanwire.testing import ScriptedHuman
-
-PAY = ("send_payment", {"amount": 50, "to": "bob"})
 
 
 def payment_tool(ran: list[dict[str, Any]], **tool_options: Any) -> FunctionTool:
@@ -27,10 +26,6 @@ def payment_tool(ran: list[dict[str, Any]], **tool_options: Any) -> FunctionTool
         return f"sent {amount} to {to}"
 
     return send_payment
-
-
-def forms(human: ScriptedHuman) -> list[Any]:
-    return [delivery for delivery in human.deliveries() if delivery.kind == "form"]
 
 
 async def test_approved_the_call_runs_once(

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +13,7 @@ import pytest
 from agents import Agent, FunctionTool, function_tool
 from oa_helpers import FakeModel
 
+from framework_support import approved_later, decided, delivery_files, form_received, run_process
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.errors import InvalidSignatureError
 from humanwire.openai_agents import (
@@ -31,12 +30,7 @@ SCRIPT = Path(__file__).with_name("oa_resume_process.py")
 
 
 def run(*args: str) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
+    return run_process(SCRIPT, *args)
 
 
 def test_a_webhook_resumes_in_another_process_and_the_payment_runs_once(
@@ -53,21 +47,13 @@ def test_a_webhook_resumes_in_another_process_and_the_payment_runs_once(
 
     paused = run("pause", *common)
     # The pausing process is gone; the human decides later.
-    human.fill_form(
-        {"decision": "approve", "comment": "Go"}, interaction_id=paused["interaction_id"]
-    ).wait(10)
-    (event,) = webhook_receiver.wait_for("form.received", timeout=10)
+    event = approved_later(human, webhook_receiver, paused["interaction_id"])
     assert event.payload.metadata == {
         "humanwire_resume": "openai_agents",
         "openai_agents_run_id": paused["run_id"],
         "openai_agents_call_id": "call_1",
     }
-    [delivery] = webhook_receiver.deliveries
-    body = tmp_path / "event.json"
-    body.write_bytes(delivery.body)
-    secret = webhook_receiver.secret
-    assert secret is not None
-    webhook = (str(body), delivery.headers["humanwire-signature"], secret)
+    webhook = delivery_files(webhook_receiver, tmp_path)
     saved = store / f"{paused['run_id']}.json"
     stale = tmp_path / "stale.json"
     shutil.copy(saved, stale)
@@ -95,13 +81,6 @@ def payment_tool(ran: list[str], client: AsyncHumanWire, **approver: Any) -> Fun
         return f"sent {amount} to {to}"
 
     return require_approval(send_payment, client=client, **approver)
-
-
-async def decided(client: AsyncHumanWire, interaction_id: str) -> FormReceivedEvent:
-    """The ``form.received`` event of a submitted approval, as its webhook carries it."""
-    status = await client.interactions.wait(interaction_id, timeout=10)
-    assert isinstance(status.result, FormReceivedEvent)
-    return status.result
 
 
 async def test_a_rejection_resumes_with_the_comment(
@@ -216,14 +195,7 @@ async def test_other_forms_and_bad_signatures_resume_nothing(
     agent = Agent(name="payer", tools=[], model=FakeModel())
     store = FilePausedRunStore(tmp_path)
     langgraph = FormReceivedEvent.model_validate(
-        {
-            "eventType": "form.received",
-            "payload": {
-                "interactionId": "int_1",
-                "values": {"decision": "approve"},
-                "metadata": {"humanwire_resume": "langgraph", "langgraph_thread_id": "t"},
-            },
-        }
+        form_received("int_1", {"humanwire_resume": "langgraph", "langgraph_thread_id": "t"})
     )
     assert await resume_from_webhook(agent, store, langgraph) is None
     body = json.dumps(langgraph.model_dump(mode="json", by_alias=True))

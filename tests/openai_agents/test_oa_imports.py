@@ -3,43 +3,13 @@ adapter names the install command."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
-
-
-def _run(code: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+from framework_support import import_error_without, modules_loaded_by
 
 
 def test_import_humanwire_loads_no_agents_sdk() -> None:
-    result = _run(
-        """
-        import sys
-        import humanwire, humanwire.approval
-        print(sorted(m for m in sys.modules if m.split(".")[0] in ("agents", "openai")))
-        """
-    )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "[]"
+    assert modules_loaded_by("humanwire, humanwire.approval", ["agents", "openai"]) == []
 
 
 def test_missing_extra_gives_install_hint() -> None:
-    result = _run(
-        """
-        import sys
-        sys.modules["agents"] = None  # as if not installed
-        try:
-            import humanwire.openai_agents
-        except ImportError as exc:
-            print("IMPORT-ERROR:", exc)
-        """
-    )
-    assert result.returncode == 0, result.stderr
-    assert "IMPORT-ERROR:" in result.stdout
-    assert 'pip install "humanwire[openai-agents]"' in result.stdout
+    error = import_error_without(["agents"], "humanwire.openai_agents")
+    assert 'pip install "humanwire[openai-agents]"' in error

@@ -1,11 +1,12 @@
 """Helpers of the Pydantic AI adapter tests (a module name no other test folder uses):
-a scripted model on Pydantic AI's own ``FunctionModel``."""
+a scripted model on Pydantic AI's own ``FunctionModel``, and a payment tool to gate."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
+from pydantic_ai import Tool
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -16,11 +17,6 @@ from pydantic_ai.messages import (
     ToolReturnPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
-
-PHONE = "+12025550100"
-"""The inbox's default human (sms, whatsapp, calls)."""
-SLACK = "U0HUMAN0001"
-OTHER_PHONE = "+442079460123"
 
 Call = tuple[str, dict[str, Any]]
 
@@ -89,3 +85,18 @@ def scripted(*turns: Sequence[Call]) -> ScriptedModel:
 def once(tool: str, args: dict[str, Any]) -> ScriptedModel:
     """A model that calls ``tool`` once and answers with its result."""
     return ScriptedModel([(tool, args)])
+
+
+class Payments:
+    """A tool with a side effect the tests count."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[int, str]] = []
+
+    def send_payment(self, amount: int, to: str) -> str:
+        """Send money."""
+        self.sent.append((amount, to))
+        return f"sent {amount} to {to}"
+
+    def tool(self) -> Tool[Any]:
+        return Tool(self.send_payment, requires_approval=True)

@@ -4,33 +4,14 @@ approval form or replying to a question."""
 
 from __future__ import annotations
 
-from typing import Any
+from pai_helpers import Payments, once, scripted
+from pydantic_ai import Agent, CallDeferred, DeferredToolRequests, DeferredToolResults
 
-from pai_helpers import PHONE, once, scripted
-from pydantic_ai import Agent, CallDeferred, DeferredToolRequests, DeferredToolResults, Tool
-
+from framework_support import PAY, PHONE
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.pydantic_ai import ApprovalGuard, HumanApprovals, MemoryApprovalLedger
 from humanwire.testing import RunningService, ScriptedHuman
 from humanwire.types import DEFAULT_NO_RESPONSE_TEMPLATE
-
-
-class Payments:
-    """A tool with a side effect the tests count."""
-
-    def __init__(self) -> None:
-        self.sent: list[tuple[int, str]] = []
-
-    def send_payment(self, amount: int, to: str) -> str:
-        """Send money."""
-        self.sent.append((amount, to))
-        return f"sent {amount} to {to}"
-
-    def tool(self) -> Tool[Any]:
-        return Tool(self.send_payment, requires_approval=True)
-
-
-PAY = ("send_payment", {"amount": 50, "to": "bob"})
 
 
 async def test_an_approved_call_runs(

@@ -11,26 +11,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pai_helpers import once, scripted
+from pai_helpers import Payments, once, scripted
 from pydantic_ai import Agent, CallDeferred, DeferredToolRequests, Tool
 
+from framework_support import PAY, deliveries_of, form_received, signed
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.approval import decision_from_values
 from humanwire.pydantic_ai import ApprovalGuard, FilePausedRunStore, PausedRuns
 from humanwire.pydantic_ai.durable import deferred_results, parse_delivery
 from humanwire.testing import ScriptedHuman
-from humanwire.testing.receiver import ReceivedDelivery, WebhookReceiver
+from humanwire.testing.receiver import WebhookReceiver
 from humanwire.webhooks import SIGNATURE_HEADER, WebhookVerificationError
-
-
-class Payments:
-    def __init__(self) -> None:
-        self.sent: list[tuple[int, str]] = []
-
-    def send_payment(self, amount: int, to: str) -> str:
-        """Send money."""
-        self.sent.append((amount, to))
-        return f"sent {amount} to {to}"
 
 
 def ask_human(question: str) -> str:
@@ -48,18 +39,6 @@ def make_agent(model: Any, payments: Payments) -> Agent[None, Any]:
 
 def runs(tmp_path: Path, client: AsyncHumanWire, **options: Any) -> PausedRuns:
     return PausedRuns(FilePausedRunStore(tmp_path / "paused"), client=client, **options)
-
-
-def headers(delivery: ReceivedDelivery) -> dict[str, str]:
-    return {SIGNATURE_HEADER: delivery.headers[SIGNATURE_HEADER.lower()]}
-
-
-async def deliveries(receiver: WebhookReceiver, event_type: str, count: int = 1) -> list[Any]:
-    await asyncio.to_thread(receiver.wait_for, event_type, count=count, timeout=10)
-    return [d for d in receiver.deliveries if d.event and d.event.event_type == event_type]
-
-
-PAY = ("send_payment", {"amount": 50, "to": "bob"})
 
 
 async def test_an_approval_resumes_from_its_webhook(
@@ -87,17 +66,17 @@ async def test_an_approval_resumes_from_its_webhook(
     assert status.status == "pending" and payments.sent == []
 
     human.fill_form({"decision": "approve", "comment": "Go"}, interaction_id=call.interaction_id)
-    (delivery,) = await deliveries(webhook_receiver, "form.received")
+    (delivery,) = await deliveries_of(webhook_receiver, "form.received")
     secret = webhook_receiver.secret
     resumed = await paused_runs.resume_from_webhook(
-        make_agent(model, payments), delivery.body, headers(delivery), secret=secret
+        make_agent(model, payments), delivery.body, signed(delivery), secret=secret
     )
     assert resumed is not None and resumed.finished
     assert resumed.output == "FINAL: sent 50 to bob"
     assert payments.sent == [(50, "bob")]
     # A repeated delivery finds the run resumed already: nothing runs twice.
     again = await paused_runs.resume_from_webhook(
-        make_agent(model, payments), delivery.body, headers(delivery), secret=secret
+        make_agent(model, payments), delivery.body, signed(delivery), secret=secret
     )
     assert again is None
     assert payments.sent == [(50, "bob")]
@@ -131,7 +110,7 @@ async def test_concurrent_deliveries_resume_the_run_once(
     assert outcome.paused is not None
     (call,) = outcome.paused.pending
     human.fill_form({"decision": "approve"}, interaction_id=call.interaction_id)
-    (delivery,) = await deliveries(webhook_receiver, "form.received")
+    (delivery,) = await deliveries_of(webhook_receiver, "form.received")
     # The same delivery handled twice at once (a retry racing the first attempt): the run
     # is claimed before it resumes, so only one of them resumes it.
     both = await asyncio.gather(
@@ -139,7 +118,7 @@ async def test_concurrent_deliveries_resume_the_run_once(
             paused_runs.resume_from_webhook(
                 make_agent(model, payments),
                 delivery.body,
-                headers(delivery),
+                signed(delivery),
                 secret=webhook_receiver.secret,
             )
             for _ in range(2)
@@ -204,17 +183,17 @@ async def test_a_step_with_two_calls_resumes_on_the_last_answer(
     secret = webhook_receiver.secret
 
     human.fill_form({"decision": "approve"}, interaction_id=by_kind["approval"].interaction_id)
-    (form,) = await deliveries(webhook_receiver, "form.received")
+    (form,) = await deliveries_of(webhook_receiver, "form.received")
     first = await paused_runs.resume_from_webhook(
-        make_agent(model, payments), form.body, headers(form), secret=secret
+        make_agent(model, payments), form.body, signed(form), secret=secret
     )
     assert first is None  # the question is still open: its answer resumes the run
     assert payments.sent == []
 
     human.reply("INV-7", interaction_id=by_kind["question"].interaction_id)
-    (reply,) = await deliveries(webhook_receiver, "message.received")
+    (reply,) = await deliveries_of(webhook_receiver, "message.received")
     resumed = await paused_runs.resume_from_webhook(
-        make_agent(model, payments), reply.body, headers(reply), secret=secret
+        make_agent(model, payments), reply.body, signed(reply), secret=secret
     )
     assert resumed is not None and resumed.finished
     assert payments.sent == [(50, "bob")]
@@ -306,14 +285,7 @@ async def test_deliveries_that_are_not_ours_resume_nothing(
     agent = make_agent(model, payments)
 
     def form_event(interaction_id: str, **metadata: str) -> dict[str, Any]:
-        return {
-            "eventType": "form.received",
-            "payload": {
-                "interactionId": interaction_id,
-                "values": {"decision": "approve"},
-                "metadata": metadata,
-            },
-        }
+        return form_received(interaction_id, metadata)
 
     ours = {"humanwire_resume": "pydantic_ai", "pydantic_ai_run_id": run_id}
     forged = [

@@ -3,50 +3,14 @@ adapter names the install command."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
-
-
-def _run(code: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+from framework_support import import_error_without, modules_loaded_by
 
 
 def test_import_humanwire_loads_no_pydantic_ai() -> None:
-    result = _run(
-        """
-        import sys
-        import humanwire, humanwire.approval, humanwire._tooling
-        print(sorted(m for m in sys.modules if m.split(".")[0] == "pydantic_ai"))
-        """
-    )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "[]"
+    imports = "humanwire, humanwire.approval, humanwire._tooling"
+    assert modules_loaded_by(imports, ["pydantic_ai"]) == []
 
 
 def test_missing_extra_gives_install_hint() -> None:
-    result = _run(
-        """
-        import sys
-
-        class Blocker:
-            def find_spec(self, name, path=None, target=None):
-                if name == "pydantic_ai" or name.startswith("pydantic_ai."):
-                    raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-                return None
-
-        sys.meta_path.insert(0, Blocker())
-        try:
-            import humanwire.pydantic_ai
-        except ImportError as exc:
-            print("IMPORT-ERROR:", exc)
-        """
-    )
-    assert result.returncode == 0, result.stderr
-    assert "IMPORT-ERROR:" in result.stdout
-    assert 'pip install "humanwire[pydantic-ai]"' in result.stdout
+    error = import_error_without(["pydantic_ai"], "humanwire.pydantic_ai")
+    assert 'pip install "humanwire[pydantic-ai]"' in error

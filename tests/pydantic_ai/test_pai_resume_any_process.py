@@ -8,28 +8,19 @@ consumed approval."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+from framework_support import approved_later, delivery_files, run_process
 from humanwire import HumanWire
 from humanwire.testing import RunningService, ScriptedHuman
 from humanwire.testing.receiver import WebhookReceiver
-from humanwire.webhooks import SIGNATURE_HEADER
 
 SCRIPT = Path(__file__).with_name("pai_resume_process.py")
 
 
 def run(*args: str) -> dict[str, Any]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SCRIPT.parent), *sys.path])}
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=120, env=env
-    )
-    assert done.returncode == 0, done.stderr
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
+    return run_process(SCRIPT, *args)
 
 
 def test_a_webhook_resumes_a_run_paused_by_another_process(
@@ -51,22 +42,13 @@ def test_a_webhook_resumes_a_run_paused_by_another_process(
     assert not (tmp_path / "payments.log").exists()
 
     # The pausing process is gone; the human approves later.
-    human.fill_form({"decision": "approve", "comment": "Go"}, interaction_id=interaction_id).wait(
-        10
-    )
-    (event,) = webhook_receiver.wait_for("form.received", timeout=10)
+    event = approved_later(human, webhook_receiver, interaction_id)
     assert event.payload.metadata == {
         "humanwire_resume": "pydantic_ai",
         "pydantic_ai_run_id": paused["run_id"],
         "pydantic_ai_tool_call_id": "call_0_0",
     }
-    [delivery] = webhook_receiver.deliveries
-    body = tmp_path / "event.json"
-    body.write_bytes(delivery.body)
-    signature = delivery.headers[SIGNATURE_HEADER.lower()]
-    secret = webhook_receiver.secret
-    assert secret is not None
-    args = (str(tmp_path), base, humanwire_api_key, str(body), signature, secret)
+    args = (str(tmp_path), base, humanwire_api_key, *delivery_files(webhook_receiver, tmp_path))
 
     resumed = run("resume", *args)
     assert resumed == {"resumed": True, "finished": True, "output": "FINAL: sent 50 to bob"}

@@ -10,6 +10,7 @@ import pytest
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
+from framework_support import assert_checked_when_built, assert_default_human_on_loopback
 from humanwire import HumanWire
 from humanwire import langchain as lc
 from humanwire import pydantic_ai as pai
@@ -110,19 +111,10 @@ def test_the_toolset_offers_what_the_toolkit_and_the_mcp_server_offer() -> None:
 
 
 def test_recipients_and_windows_are_checked_when_the_tool_is_built() -> None:
-    with pytest.raises(ValueError, match="HUMANWIRE_SMS_TO"):
-        pai.AskHumanSMS(client=REMOTE)
-    with pytest.raises(ValueError, match="wait_time"):
-        pai.AskHumanSMS(client=REMOTE, **TO, wait_time=601)
-    with pytest.raises(ValueError, match="title and fields"):
-        pai.HumanForm(client=REMOTE, **TO, title="Only a title")
-    with pytest.raises(ValueError, match="from_"):
-        pai.AskHumanWhatsApp(client=REMOTE, **TO, from_="+14155550100")
+    assert_checked_when_built(pai)
     with pytest.raises(ValueError, match="channels"):
         pai.HumanWireToolset(client=REMOTE, channels=[])
 
 
 def test_the_embedded_service_default_human_applies_on_loopback() -> None:
-    local = HumanWire(api_key="k", base_url="http://127.0.0.1:9")
-    assert pai.AskHumanSMS(client=local).to == "+12025550100"
-    assert pai.AskHumanSlack(client=local).to == "U0HUMAN0001"
+    assert_default_human_on_loopback(pai)

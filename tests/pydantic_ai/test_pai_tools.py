@@ -9,10 +9,11 @@ import asyncio
 import json
 
 import pytest
-from pai_helpers import OTHER_PHONE, PHONE, SLACK, once, scripted
+from pai_helpers import once, scripted
 from pydantic_ai import Agent
 from pydantic_ai.models.test import TestModel
 
+from framework_support import OTHER_PHONE, PHONE, SLACK
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.pydantic_ai import (
     AskHumanChannel,

@@ -15,11 +15,6 @@ from strands import Agent
 from strands.models.model import Model
 from strands.types.tools import ToolResult
 
-PHONE = "+12025550100"
-"""The inbox's default human (sms, whatsapp, calls)."""
-SLACK = "U0HUMAN0001"
-OTHER_PHONE = "+442079460123"
-
 Call = tuple[str, dict[str, Any]]
 
 

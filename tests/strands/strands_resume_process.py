@@ -26,7 +26,7 @@ from strands.session.file_session_manager import FileSessionManager
 from strands_helpers import agent, final, once
 
 from humanwire import AsyncHumanWire
-from humanwire._paused import decision_to_dict
+from humanwire._pauses import decision_to_dict
 from humanwire.approval import decision_from_values
 from humanwire.strands import FilePausedRunStore, HumanWireApprovals, PausedRuns
 from humanwire.webhooks import SIGNATURE_HEADER

@@ -12,11 +12,10 @@ from strands import tool
 from strands.hooks import AfterToolCallEvent, HookProvider, HookRegistry
 from strands_helpers import agent, final, once, scripted
 
+from framework_support import PAY, forms
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.strands import HumanWireApprovals
 from humanwire.testing import RunningService, ScriptedHuman
-
-PAY = ("send_payment", {"amount": 50, "to": "bob"})
 
 
 def payment_tool(ran: list[dict[str, Any]]) -> Any:
@@ -27,10 +26,6 @@ def payment_tool(ran: list[dict[str, Any]]) -> Any:
         return f"sent {amount} to {to}"
 
     return send_payment
-
-
-def forms(human: ScriptedHuman) -> list[Any]:
-    return [delivery for delivery in human.deliveries() if delivery.kind == "form"]
 
 
 async def test_approved_the_tool_runs(

@@ -16,6 +16,7 @@ from strands.hooks import BeforeToolCallEvent
 from strands.session.file_session_manager import FileSessionManager
 from strands_helpers import ScriptedModel, agent, once, scripted
 
+from framework_support import PAY, deliveries_of, form_received, signed
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.errors import WebhookVerificationError
 from humanwire.strands import (
@@ -27,8 +28,6 @@ from humanwire.strands import (
 from humanwire.testing import ScriptedHuman
 from humanwire.testing.receiver import ReceivedDelivery, WebhookReceiver
 from humanwire.webhooks import SIGNATURE_HEADER
-
-PAY = ("send_payment", {"amount": 50, "to": "bob"})
 
 
 class Sessions:
@@ -65,14 +64,8 @@ def paused_runs(
 async def delivery_of(
     receiver: WebhookReceiver, event_type: str, count: int = 1
 ) -> ReceivedDelivery:
-    await receiver.async_wait_for(event_type, count=count, timeout=10)
-    return [d for d in receiver.deliveries if d.event and d.event.event_type == event_type][
-        count - 1
-    ]
-
-
-def signed(delivery: ReceivedDelivery) -> dict[str, str]:
-    return {SIGNATURE_HEADER: delivery.headers[SIGNATURE_HEADER.lower()]}
+    """The ``count``-th delivery of ``event_type``."""
+    return (await deliveries_of(receiver, event_type, count))[count - 1]
 
 
 # --- approvals ------------------------------------------------------------------------------
@@ -303,14 +296,7 @@ async def test_deliveries_that_are_not_ours_resume_nothing(
     (pending,) = outcome.paused.pending
 
     def form_event(metadata: dict[str, str], interaction_id: str) -> dict[str, Any]:
-        return {
-            "eventType": "form.received",
-            "payload": {
-                "interactionId": interaction_id,
-                "values": {"decision": "approve"},
-                "metadata": metadata,
-            },
-        }
+        return form_received(interaction_id, metadata)
 
     ours = {
         "humanwire_resume": "strands",

@@ -15,6 +15,7 @@ from strands.tools.registry import ToolRegistry
 from strands.types.tools import AgentTool
 from strands_helpers import agent, once
 
+from framework_support import assert_checked_when_built, assert_default_human_on_loopback
 from humanwire import HumanWire
 from humanwire import strands as hw
 from humanwire.types import FormField
@@ -75,19 +76,8 @@ async def test_the_model_is_offered_the_specs() -> None:
 
 
 def test_recipients_and_windows_are_checked_when_the_tool_is_built() -> None:
-    with pytest.raises(ValueError, match="HUMANWIRE_SMS_TO"):
-        hw.AskHumanSMS(client=REMOTE)
-    with pytest.raises(ValueError, match="wait_time"):
-        hw.AskHumanSMS(client=REMOTE, **TO, wait_time=601)
-    with pytest.raises(ValueError, match="title and fields"):
-        hw.HumanForm(client=REMOTE, **TO, title="Only a title")
-    with pytest.raises(ValueError, match="from_"):
-        hw.AskHumanWhatsApp(client=REMOTE, **TO, from_="+14155550100")
-    with pytest.raises(ValueError, match="channel_id"):
-        hw.AskHumanChannel("", client=REMOTE)
+    assert_checked_when_built(hw)
 
 
 def test_the_embedded_service_default_human_applies_on_loopback() -> None:
-    local = HumanWire(api_key="k", base_url="http://127.0.0.1:9")
-    assert hw.AskHumanSMS(client=local).to == "+12025550100"
-    assert hw.AskHumanSlack(client=local).to == "U0HUMAN0001"
+    assert_default_human_on_loopback(hw)

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 from strands.hooks import AfterToolCallEvent
-from strands_helpers import OTHER_PHONE, PHONE, SLACK, agent, final, once, scripted
+from strands_helpers import agent, final, once, scripted
 
+from framework_support import OTHER_PHONE, PHONE, SLACK
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.errors import HumanWireError
 from humanwire.strands import (

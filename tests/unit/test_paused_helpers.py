@@ -1,5 +1,6 @@
-"""The framework-neutral pieces of paused runs (``humanwire._paused``): decisions as JSON
-and back (failing closed), Idempotency-Keys, the file store's claim, and the ledger."""
+"""The framework-neutral pieces of paused calls every adapter uses (``humanwire._pauses``):
+decisions as JSON and back (failing closed), Idempotency-Keys, which deliveries are an
+adapter's, the file store's claim, and the ledger."""
 
 from __future__ import annotations
 
@@ -7,15 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from humanwire._paused import (
+from humanwire._pauses import (
     FileApprovalLedger,
     FileRecordStore,
+    approver_source,
     decision_from_value,
     decision_to_dict,
+    delivery_for,
     idempotency_key,
+    resume_once,
     store_key,
 )
-from humanwire.approval import decision_from_values, timeout_decision
+from humanwire.approval import Approver, decision_from_values, timeout_decision
 
 
 def test_a_decision_survives_json() -> None:
@@ -53,6 +57,10 @@ def test_idempotency_keys_stay_within_the_services_limit() -> None:
     assert idempotency_key("question", "strands", "é", 1) != idempotency_key(
         "question", "strands", "e", 1
     )
+    # Ids are the application's own: a ":" inside one must not make two calls one key.
+    split_one = idempotency_key("approval", "google-adk", "app:u1", "s1")
+    split_two = idempotency_key("approval", "google-adk", "app", "u1:s1")
+    assert split_one != split_two and ":app" not in split_one
     assert store_key("order-1042") == "order-1042"
     assert store_key("a/b").startswith("run-")
 
@@ -77,9 +85,64 @@ def test_a_record_is_claimed_once_and_a_newer_one_survives(tmp_path: Path) -> No
     assert store.load_record("../x") is None
 
 
+def test_a_delivery_is_an_adapters_only_when_its_send_says_so() -> None:
+    def event(event_type: str, payload: dict[str, object]) -> dict[str, object]:
+        return {"eventType": event_type, "payload": {"interactionId": "i-1", **payload}}
+
+    ours = {"humanwire_resume": "strands", "strands_session_id": "s1"}
+    form = event("form.received", {"values": {"decision": "approve"}, "metadata": ours})
+    sms = {"medium": "sms", "from": "+12025550100", "to": "+14155550123"}
+    reply = event("message.received", {**sms, "body": "Porto", "metadata": ours})
+    delivery = delivery_for("strands", form)
+    assert delivery is not None and delivery.metadata == ours
+    assert delivery.interaction_id == "i-1"
+    assert delivery_for("pydantic_ai", form) is None  # another adapter's pause
+    assert delivery_for("strands", reply) is None  # a question's answer, not asked for
+    assert delivery_for("strands", reply, questions=True) is not None
+    with pytest.raises(TypeError):  # a signature is checked against the raw body only
+        delivery_for("strands", form, secret="whsec_test")
+
+
+class Runs(FileRecordStore):
+    """Paused runs as an adapter's store hands them to ``resume_once``."""
+
+    def claim(self, key: str) -> dict[str, object] | None:
+        return self.claim_record(key)
+
+
+async def test_a_paused_run_resumes_once_and_comes_back_after_a_failure(tmp_path: Path) -> None:
+    store, seen = Runs(tmp_path), []
+    store.save_record("r1", {"n": 1})
+
+    async def fail(record: dict[str, object]) -> str:
+        raise RuntimeError("model provider down")
+
+    async def resume(record: dict[str, object]) -> str:
+        seen.append(record)
+        return "done"
+
+    with pytest.raises(RuntimeError):
+        await resume_once(store, "r1", fail)
+    assert store.load_record("r1") == {"n": 1}  # given back for a retried delivery
+    # Answers read for another pause of the run are not its answers.
+    assert await resume_once(store, "r1", resume, expected={"n": 0}) is None
+    assert store.load_record("r1") == {"n": 1}
+    assert await resume_once(store, "r1", resume, expected={"n": 1}) == "done"
+    assert await resume_once(store, "r1", resume) is None  # resumed already
+    assert seen == [{"n": 1}] and store.keys() == []
+
+
+def test_an_approver_or_its_options_not_both() -> None:
+    with pytest.raises(TypeError, match="not both"):
+        approver_source(Approver(to="+14155550123"), to="+14155550199")
+    source = approver_source(to="+14155550123")  # built on first use, then kept
+    assert source() is source() and source().to == "+14155550123"
+
+
 async def test_an_approval_is_consumed_once_across_ledgers(tmp_path: Path) -> None:
-    one, other = FileApprovalLedger(tmp_path), FileApprovalLedger(tmp_path)
+    one, other = FileApprovalLedger(tmp_path / "used"), FileApprovalLedger(tmp_path / "used")
     assert await one.consume("i-1")
     assert not await other.consume("i-1")
-    with pytest.raises(ValueError):
-        await one.consume("../i")
+    # Any id is a key: one that looks like a path names no other file.
+    assert await one.consume("../i") and not await other.consume("../i")
+    assert [path.parent for path in tmp_path.rglob("*.consumed")] == [tmp_path / "used"] * 2

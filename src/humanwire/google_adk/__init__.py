@@ -19,8 +19,9 @@ Tools (each one *is* a ``google.adk.tools.BaseTool``)
 Approval
     ``require_approval(tool)`` / ``ApprovalGate`` (a tool in the wrapped one's place that
     asks first), and in :mod:`humanwire.google_adk.durable`: ``run_until_approval``,
-    ``resume_from_webhook``, ``resume_session``, ``resume_expired``, with a
-    ``FileClaimStore`` (or any ``ClaimStore``).
+    ``resume_from_webhook``, ``resume_session``, ``resume_expired``, with the approval
+    ledger every adapter shares: ``FileApprovalLedger`` (also named ``FileClaimStore``)
+    or any ``ApprovalLedger``.
 
 Decisions (what ADK leaves open, settled here)
 
@@ -48,14 +49,15 @@ Decisions (what ADK leaves open, settled here)
   tasks on its loop, with no time limit). Default: the run pauses at ADK's confirmation
   and the session service holds it; a webhook receiver resumes it in any process.
 - **Once.** The form's Idempotency-Key derives from the app, user, session, invocation
-  and call: ADK calling the gate again gets the same form. A durable resume claims each
-  decided approval (by interaction id) before it answers; a second resume of the same
-  pause answers nothing.
+  and call: ADK calling the gate again gets the same form. A durable resume consumes each
+  decided approval (by interaction id) in the ledger before it answers; a second resume
+  of the same pause answers nothing.
 """
 
 from __future__ import annotations
 
-from humanwire._deferred_approval import ClaimStore, FileClaimStore, rejection_message
+from humanwire._pauses import ApprovalLedger, FileApprovalLedger
+from humanwire._pauses import denial_text as rejection_message
 from humanwire.approval import ApprovalDecision, ApprovalRequest, Approver
 
 from ._require import INSTALL_HINT, require_google_adk
@@ -70,7 +72,9 @@ from .approval import (  # noqa: E402
     require_approval,
 )
 from .durable import (  # noqa: E402
+    ClaimStore,
     DurableOutcome,
+    FileClaimStore,
     resume_expired,
     resume_from_webhook,
     resume_session,
@@ -95,6 +99,7 @@ __all__ = [
     "INSTALL_HINT",
     "ApprovalDecision",
     "ApprovalGate",
+    "ApprovalLedger",
     "ApprovalRequest",
     "Approver",
     "AskHumanChannel",
@@ -105,6 +110,7 @@ __all__ = [
     "CheckHumanInteraction",
     "ClaimStore",
     "DurableOutcome",
+    "FileApprovalLedger",
     "FileClaimStore",
     "HumanForm",
     "HumanWireTool",

@@ -30,9 +30,7 @@ approved (or expired with ``default_on_timeout="approve"``).
 from __future__ import annotations
 
 import copy
-import hashlib
 import inspect
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -43,13 +41,15 @@ from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
-from humanwire._deferred_approval import (
+from humanwire._pauses import (
     RESUME_KEY,
     PendingApproval,
+    approver_source,
     decision_from_status,
+    denial_text,
+    idempotency_key,
     metadata_value,
-    rejection_message,
-    send_approval_form,
+    send_pending_approval,
     wait_for_decision,
 )
 from humanwire._tool_kinds import error_text
@@ -148,14 +148,17 @@ class CallKeys:
 
 def approval_key(keys: CallKeys) -> str:
     """The approval form's Idempotency-Key: one form per tool call, however often ADK
-    runs the gate for it (a resumed invocation, a retried one). Hashed: session ids are
-    the application's own and may be long."""
-    digest = hashlib.sha256(
-        json.dumps(
-            [keys.app_name, keys.user_id, keys.session_id, keys.invocation_id, keys.call_id]
-        ).encode()
-    ).hexdigest()
-    return f"humanwire-approval:google-adk:{digest}"
+    runs the gate for it (a resumed invocation, a retried one); a digest when the ids are
+    long (session ids are the application's own)."""
+    return idempotency_key(
+        "approval",
+        "google-adk",
+        keys.app_name,
+        keys.user_id,
+        keys.session_id,
+        keys.invocation_id,
+        keys.call_id,
+    )
 
 
 # --- reading the session ----------------------------------------------------------------
@@ -263,8 +266,6 @@ class ApprovalGate(BaseTool):
         wait: bool = False,
         **approver_options: Any,
     ) -> None:
-        if approver is not None and approver_options:
-            raise TypeError("give either approver= or approver options, not both")
         super().__init__(
             name=tool.name,
             description=tool.description,
@@ -276,14 +277,11 @@ class ApprovalGate(BaseTool):
         self.when = when
         self.form_description = description
         self.wait = wait
-        self._approver = approver
-        self._approver_options = approver_options
+        self._approver = approver_source(approver, **approver_options)
 
     @property
     def approver(self) -> Approver:
-        if self._approver is None:
-            self._approver = Approver(**self._approver_options)
-        return self._approver
+        return self._approver()
 
     def __repr__(self) -> str:
         return f"ApprovalGate({self.tool!r})"
@@ -308,7 +306,7 @@ class ApprovalGate(BaseTool):
             return await self.tool.run_async(args=args, tool_context=tool_context)
         keys = CallKeys.of(tool_context)
         try:
-            pending = await send_approval_form(
+            pending = await send_pending_approval(
                 self.approver,
                 call_id=keys.call_id,
                 tool_name=self.name,
@@ -362,7 +360,7 @@ class ApprovalGate(BaseTool):
         logger.info("approval of %s (%s): %s", self.name, call_id, decision.text)
         if decision.approved and decision.arguments is None:
             return await self.tool.run_async(args=args, tool_context=tool_context)
-        return {"error": rejection_message(self.name, decision)}
+        return {"error": denial_text(self.name, decision)}
 
 
 def _hint(pending: PendingApproval) -> str:

@@ -10,26 +10,26 @@ calls and their approvals, so nothing else is saved, and the process may exit.
    them).
 2. The webhook receiver calls :func:`resume_from_webhook` with the delivery: the form's
    metadata names the app, user, session and call; once every approval the session is
-   paused at is decided (the others are read from the service), each is claimed in the
-   :class:`~humanwire._deferred_approval.ClaimStore` and the host answers every
+   paused at is decided (the others are read from the service), each is consumed in the
+   approval ledger (:class:`~humanwire._pauses.ApprovalLedger`) and the host answers every
    ``adk_request_confirmation`` in one message; ADK calls each gate again, which reads its
    decision from the service and runs the tool or answers why not. The run goes on until
    it finishes or pauses at its next approvals.
 3. A form that expires sends no webhook: :func:`resume_expired` (from a scheduler)
    resumes sessions whose approvals have all closed, expired ones with the timeout default.
 
-Each approval is used once: before a resume answers anything it claims every approval of
-the pause by interaction id, and a resume that finds one claimed does nothing. A retried
+Each approval is used once: before a resume answers anything it consumes every approval
+of the pause by interaction id, and a resume that finds one consumed does nothing. A retried
 or duplicated webhook, two receivers racing, or ``resume_expired`` racing the webhook
 therefore never runs an approved call twice. (ADK itself also skips a confirmation
 answered twice in a row.)
 
 A receiver, in any web framework::
 
-    claims = FileClaimStore("approval-claims")
+    ledger = FileApprovalLedger("approvals-used")
 
     async def on_webhook(raw_body: bytes, headers: Mapping[str, str]) -> None:
-        outcome = await resume_from_webhook(runner, claims, raw_body, headers, secret=SECRET)
+        outcome = await resume_from_webhook(runner, ledger, raw_body, headers, secret=SECRET)
         # None: not one of ours, the session still waits for another, or done already
 
 The resuming process builds the same agent (same tools, same gates) on a ``Runner`` with
@@ -45,14 +45,16 @@ from typing import TYPE_CHECKING, Any
 from google.adk.runners import Runner
 from google.genai import types
 
-from humanwire._deferred_approval import (
-    RESUME_KEY,
-    ClaimStore,
+from humanwire._pauses import (
+    ApprovalLedger,
+    FileApprovalLedger,
+    consume_all,
     decisions_from_service,
-    parse_delivery,
+    delivery_for,
     service_client,
 )
 from humanwire.approval import ApprovalDecision, decision_from_values
+from humanwire.types import Event as WebhookEvent
 from humanwire.types import FormReceivedEvent
 
 from .approval import (
@@ -73,12 +75,20 @@ if TYPE_CHECKING:
     from humanwire._client import AsyncHumanWire
 
 __all__ = [
+    "ClaimStore",
     "DurableOutcome",
+    "FileClaimStore",
     "resume_expired",
     "resume_from_webhook",
     "resume_session",
     "run_until_approval",
 ]
+
+
+ClaimStore = ApprovalLedger
+FileClaimStore = FileApprovalLedger
+"""This adapter's names for the approval ledger every adapter shares (``consume`` an
+interaction id: true the first time, in any process)."""
 
 
 @dataclass(frozen=True)
@@ -147,7 +157,7 @@ async def run_until_approval(
 
 async def _resume(
     runner: Runner,
-    claims: ClaimStore,
+    ledger: ApprovalLedger,
     session: Session,
     known: Mapping[str, ApprovalDecision],
     client: AsyncHumanWire,
@@ -160,11 +170,9 @@ async def _resume(
     decisions = await decisions_from_service(by_call, known, client)
     if decisions is None:
         return None  # another approval of the pause is still open
-    # Used once: claim every approval before anything is answered (in a fixed order, so
-    # two resumes racing for the same pause cannot each win a part).
-    for approval in sorted(paused, key=lambda approval: approval.interaction_id):
-        if not claims.claim(approval.interaction_id):
-            return None
+    # Used once: consume every approval before anything is answered.
+    if not await consume_all(ledger, [approval.interaction_id for approval in paused]):
+        return None
     message = types.Content(
         role="user",
         parts=[confirmation_response(approval, decisions[approval.call_id]) for approval in paused],
@@ -174,7 +182,7 @@ async def _resume(
 
 async def resume_session(
     runner: Runner,
-    claims: ClaimStore,
+    ledger: ApprovalLedger,
     *,
     user_id: str,
     session_id: str,
@@ -191,13 +199,13 @@ async def resume_session(
     session = await _session(runner, user_id, session_id)
     if session is None:
         return None
-    return await _resume(runner, claims, session, {}, service_client(None, client), run_kwargs)
+    return await _resume(runner, ledger, session, {}, service_client(None, client), run_kwargs)
 
 
 async def resume_from_webhook(
     runner: Runner,
-    claims: ClaimStore,
-    body: bytes | str | Mapping[str, Any] | FormReceivedEvent,
+    ledger: ApprovalLedger,
+    body: bytes | str | Mapping[str, Any] | WebhookEvent,
     headers: Mapping[str, str] | None = None,
     *,
     secret: str | None = None,
@@ -213,12 +221,11 @@ async def resume_from_webhook(
     still open, and for a delivery already acted on. ``client`` (else one from the
     environment) reads the other approvals' decisions.
     """
-    event = parse_delivery(body, headers, secret=secret)
-    if not isinstance(event, FormReceivedEvent):
+    delivery = delivery_for(RESUME_GOOGLE_ADK, body, headers, secret=secret)
+    if delivery is None or not isinstance(delivery.event, FormReceivedEvent):
         return None
-    payload = event.payload
-    metadata = payload.metadata or {}
-    if metadata.get(RESUME_KEY) != RESUME_GOOGLE_ADK or metadata.get(APP_KEY) != runner.app_name:
+    metadata, interaction_id = delivery.metadata, delivery.interaction_id
+    if metadata.get(APP_KEY) != runner.app_name:
         return None
     user_id, session_id = metadata.get(USER_KEY, ""), metadata.get(SESSION_KEY, "")
     session = await _session(runner, user_id, session_id) if user_id and session_id else None
@@ -226,17 +233,18 @@ async def resume_from_webhook(
         return None
     call_id = metadata.get(CALL_KEY, "")
     answered = {approval.call_id: approval for approval in paused_approvals(session)}.get(call_id)
-    if answered is None or answered.interaction_id != payload.interaction_id:
+    if answered is None or answered.interaction_id != interaction_id:
         return None  # a form of an earlier pause, or one answered already
-    decision = decision_from_values(payload.values, interaction_id=payload.interaction_id)
+    values = delivery.event.payload.values
+    decision = decision_from_values(values, interaction_id=interaction_id)
     return await _resume(
-        runner, claims, session, {call_id: decision}, service_client(None, client), run_kwargs
+        runner, ledger, session, {call_id: decision}, service_client(None, client), run_kwargs
     )
 
 
 async def resume_expired(
     runner: Runner,
-    claims: ClaimStore,
+    ledger: ApprovalLedger,
     *,
     user_id: str | None = None,
     client: AsyncHumanWire | None = None,
@@ -253,7 +261,7 @@ async def resume_expired(
         session = await _session(runner, listed_session.user_id, listed_session.id)
         if session is None:
             continue
-        outcome = await _resume(runner, claims, session, {}, service, run_kwargs)
+        outcome = await _resume(runner, ledger, session, {}, service, run_kwargs)
         if outcome is not None:
             outcomes.append(outcome)
     return outcomes

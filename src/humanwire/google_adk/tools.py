@@ -23,7 +23,7 @@ What the model reads, in ADK's own shapes:
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
@@ -34,9 +34,6 @@ from humanwire import _tool_kinds as kinds
 from humanwire._tool_kinds import DEFAULT_WAIT_TIME, ToolCore, error_text
 from humanwire._tooling import plain_json_schema
 from humanwire.errors import HumanWireError
-
-if TYPE_CHECKING:
-    from humanwire._client import AsyncHumanWire, HumanWire
 
 __all__ = [
     "DEFAULT_WAIT_TIME",
@@ -67,13 +64,13 @@ class HumanWireTool(ToolCore, BaseTool):
     :class:`~humanwire._tooling.Operation` on the async client.
 
     ``client`` may be a ``HumanWire`` or an ``AsyncHumanWire`` (the sync one's async twin
-    is made for the same service and account; ADK runs tools on its event loop); left
-    out, one is built from the environment (``HUMANWIRE_API_KEY`` /
-    ``HUMANWIRE_BASE_URL``, the embedded service otherwise) on first use. ``metadata`` is
-    every send's metadata on the service. ``raise_errors=True`` raises a failed call's
-    ``HumanWireError`` (or ``ValidationError``) for ADK's ``on_tool_error_callback``
-    instead of answering ``{"error": ...}``. Other keyword arguments go to ``BaseTool``
-    (``custom_metadata``...).
+    is made for the same service and account, one per event loop: ADK's sync
+    ``Runner.run`` runs each call on a loop of its own); left out, one is built from the
+    environment (``HUMANWIRE_API_KEY`` / ``HUMANWIRE_BASE_URL``, the embedded service
+    otherwise) on first use. ``metadata`` is every send's metadata on the service.
+    ``raise_errors=True`` raises a failed call's ``HumanWireError`` (or
+    ``ValidationError``) for ADK's ``on_tool_error_callback`` instead of answering
+    ``{"error": ...}``. Other keyword arguments go to ``BaseTool`` (``custom_metadata``...).
     """
 
     def __init__(
@@ -82,21 +79,12 @@ class HumanWireTool(ToolCore, BaseTool):
         name: str,
         description: str,
         args_model: type[BaseModel],
-        client: HumanWire | AsyncHumanWire | None = None,
-        metadata: dict[str, str] | None = None,
         raise_errors: bool = False,
         **options: Any,
     ) -> None:
         self.raise_errors = raise_errors
         self._parameters = plain_json_schema(args_model)
-        super().__init__(
-            args_model=args_model,
-            client=client,
-            metadata=metadata,
-            name=name,
-            description=description,
-            **options,
-        )
+        super().__init__(args_model=args_model, name=name, description=description, **options)
 
     def _get_declaration(self) -> types.FunctionDeclaration:
         # A copy each time: model adapters rewrite the schema they are given.

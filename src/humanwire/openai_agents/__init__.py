@@ -56,7 +56,7 @@ Decisions (what the SDK leaves open, settled here)
   "edit": the SDK cannot run a call with other arguments.
 - **Once.** The form's Idempotency-Key derives from the run id, the pause's number and
   the call id: a host asking again about a call its gate already asked about gets the
-  same form. A durable resume claims each decided approval (by interaction id) in its
+  same form. A durable resume consumes each decided approval (by interaction id) in its
   store before anything runs; a second resume of the same pause runs nothing.
 """
 

@@ -33,17 +33,18 @@ from typing import Any, cast, overload
 from agents import Agent, FunctionTool, RunContextWrapper, Runner, RunResult, RunState
 from agents.items import ToolApprovalItem
 
-from humanwire._deferred_approval import (
-    DEFAULT_APPROVAL_WINDOW,
+from humanwire._pauses import DEFAULT_PAUSE_WINDOW as DEFAULT_APPROVAL_WINDOW
+from humanwire._pauses import (
     RESUME_KEY,
     PendingApproval,
     approver_source,
     decision_from_status,
+    idempotency_key,
     metadata_value,
-    rejection_message,
-    send_approval_form,
+    send_pending_approval,
     wait_for_decision,
 )
+from humanwire._pauses import denial_text as rejection_message
 from humanwire.approval import ApprovalDecision, Approver
 from humanwire.errors import HumanWireError
 
@@ -81,7 +82,7 @@ def approval_key(run_id: str, round: int, call_id: str) -> str:
     """The approval form's Idempotency-Key: one form per call of a run's pause, however
     often the gate or a host asks. The round (how many pauses the run has had) keeps a
     call id that a model reuses in a later turn from replaying an earlier form."""
-    return f"humanwire-approval:openai-agents:{run_id}:{round}:{call_id}"
+    return idempotency_key("approval", "openai-agents", run_id, round, call_id)
 
 
 def resume_metadata(run_id: str, call_id: str) -> dict[str, str]:
@@ -106,7 +107,7 @@ async def send_approval(
 ) -> PendingApproval:
     """Send the approval form of one tool call without holding the request (the answer
     comes by the status long-poll or the webhook). Idempotent per run and call."""
-    return await send_approval_form(
+    return await send_pending_approval(
         approver,
         call_id=call_id,
         tool_name=tool_name,
@@ -242,19 +243,14 @@ class ApprovalGate:
         description: str | None = None,
         **approver_options: Any,
     ) -> None:
-        if approver is not None and approver_options:
-            raise TypeError("give either approver= or approver options, not both")
         self.action = action
         self.when = when
         self.description = description
-        self._approver = approver
-        self._approver_options = approver_options
+        self._approver = approver_source(approver, **approver_options)
 
     @property
     def approver(self) -> Approver:
-        if self._approver is None:
-            self._approver = Approver(**self._approver_options)
-        return self._approver
+        return self._approver()
 
     async def __call__(
         self, context: RunContextWrapper[Any], params: dict[str, Any], call_id: str

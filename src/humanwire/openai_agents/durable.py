@@ -13,8 +13,8 @@ when the ``form.received`` webhook arrives, in this process or another.
 3. A form that expires sends no webhook: :func:`resume_expired` (from a scheduler)
    resumes runs whose forms have all closed, expired ones with the timeout default.
 
-Each approval is used once: before a resume runs anything, it claims every decided
-interaction in the store (``claim``, atomic), and a resume that finds one claimed does
+Each approval is used once: before a resume runs anything, it consumes every decided
+interaction in the store (``consume``, atomic), and a resume that finds one consumed does
 nothing. A retried or duplicated webhook, or ``resume_expired`` racing the webhook,
 therefore never runs an approved call twice.
 
@@ -32,28 +32,23 @@ paused; the SDK refuses a state whose agent or tools it cannot find.
 
 from __future__ import annotations
 
-import json
-import os
-import re
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agents import Agent, Runner, RunResult, RunState
 
-from humanwire._deferred_approval import (
-    RESUME_KEY,
-    FileClaimStore,
+from humanwire._pauses import (
+    FileRecordStore,
     PendingApproval,
     approver_source,
+    consume_all,
     decisions_from_service,
-    parse_delivery,
+    delivery_for,
     service_client,
 )
 from humanwire.approval import ApprovalDecision, Approver, decision_from_values
-from humanwire.types import FormReceivedEvent
+from humanwire.types import Event, FormReceivedEvent
 
 from .approval import (
     CALL_KEY,
@@ -78,72 +73,38 @@ __all__ = [
     "run_until_approval",
 ]
 
-_SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
-
 
 class PausedRunStore(Protocol):
     """Where paused runs wait, by run id, and which approvals were used.
 
-    ``claim(key)`` must be atomic across processes: ``True`` for the first caller of a
-    key, ``False`` for every later one (the guard that runs an approved call once).
+    ``consume(interaction_id)`` must be atomic across processes: ``True`` for the first
+    caller, ``False`` for every later one (the guard that runs an approved call once).
     """
 
     def save(self, run_id: str, record: dict[str, Any]) -> None: ...
 
     def load(self, run_id: str) -> dict[str, Any] | None: ...
 
-    def delete(self, run_id: str) -> None: ...
+    def delete(self, key: str) -> None: ...
 
     def run_ids(self) -> list[str]: ...
 
-    def claim(self, key: str) -> bool: ...
+    async def consume(self, interaction_id: str) -> bool: ...
 
 
-class FilePausedRunStore:
-    """One JSON file per paused run in ``directory`` (written atomically), and one empty
-    file per claimed approval in ``directory/claims`` (created exclusively)."""
-
-    def __init__(self, directory: str | os.PathLike[str]) -> None:
-        self.directory = Path(directory)
-        self.claims = self.directory / "claims"
-        self._claims = FileClaimStore(self.claims)
-
-    def _path(self, run_id: str) -> Path:
-        # The run id comes from a webhook body: never let it name another file.
-        if not _SAFE_ID.fullmatch(run_id):
-            raise ValueError(f"not a run id: {run_id!r}")
-        return self.directory / f"{run_id}.json"
+class FilePausedRunStore(FileRecordStore):
+    """One JSON file per paused run in ``directory`` (written atomically; a run id that
+    cannot name a file is refused), and one file per consumed approval in
+    ``directory/consumed`` (created exclusively)."""
 
     def save(self, run_id: str, record: dict[str, Any]) -> None:
-        path = self._path(run_id)
-        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".paused-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as file:
-                json.dump(record, file)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        self.save_record(run_id, record)
 
     def load(self, run_id: str) -> dict[str, Any] | None:
-        try:
-            path = self._path(run_id)
-        except ValueError:
-            return None
-        try:
-            data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
-        return data
-
-    def delete(self, run_id: str) -> None:
-        self._path(run_id).unlink(missing_ok=True)
+        return self.load_record(run_id)
 
     def run_ids(self) -> list[str]:
-        return sorted(path.stem for path in self.directory.glob("*.json"))
-
-    def claim(self, key: str) -> bool:
-        return self._claims.claim(key)
+        return self.keys()
 
 
 @dataclass(frozen=True)
@@ -243,11 +204,9 @@ async def resume_run(
     pending = _pending_of(record)
     if not pending or any(call_id not in decisions for call_id in pending):
         return None
-    # Used once: claim every approval before anything runs (in a fixed order, so two
-    # resumes racing for the same pause cannot each win a part).
-    for call_id in sorted(pending):
-        if not store.claim(pending[call_id].interaction_id):
-            return None
+    # Used once: consume every approval before anything runs.
+    if not await consume_all(store, [approval.interaction_id for approval in pending.values()]):
+        return None
     state = await RunState.from_json(agent, record["state"])
     for item in state.get_interruptions():
         decision = decisions.get(item.call_id or "")
@@ -262,7 +221,7 @@ async def resume_run(
 async def resume_from_webhook(
     agent: Agent[Any],
     store: PausedRunStore,
-    body: bytes | str | Mapping[str, Any] | FormReceivedEvent,
+    body: bytes | str | Mapping[str, Any] | Event,
     headers: Mapping[str, str] | None = None,
     *,
     secret: str | None = None,
@@ -275,22 +234,20 @@ async def resume_from_webhook(
     this store does not hold (or holds at a later pause), while another call of the run
     is still undecided, and for a delivery already acted on. ``client`` (else the
     ``approver``'s, else one from the environment) reads the other calls' decisions."""
-    event = parse_delivery(body, headers, secret=secret)
-    if not isinstance(event, FormReceivedEvent):
+    delivery = delivery_for(RESUME_OPENAI_AGENTS, body, headers, secret=secret)
+    if delivery is None or not isinstance(delivery.event, FormReceivedEvent):
         return None
-    payload = event.payload
-    metadata = payload.metadata or {}
-    if metadata.get(RESUME_KEY) != RESUME_OPENAI_AGENTS:
-        return None
+    metadata, interaction_id = delivery.metadata, delivery.interaction_id
     run_id, call_id = metadata.get(RUN_KEY, ""), metadata.get(CALL_KEY, "")
     record = store.load(run_id)
     if record is None:
         return None
     pending = _pending_of(record)
     answered = pending.get(call_id)
-    if answered is None or answered.interaction_id != payload.interaction_id:
+    if answered is None or answered.interaction_id != interaction_id:
         return None  # a form of an earlier pause of this run
-    decision = decision_from_values(payload.values, interaction_id=payload.interaction_id)
+    values = delivery.event.payload.values
+    decision = decision_from_values(values, interaction_id=interaction_id)
     decisions = await decisions_from_service(
         pending, {call_id: decision}, service_client(approver, client)
     )

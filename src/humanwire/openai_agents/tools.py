@@ -6,13 +6,13 @@ works as with any tool. Names, descriptions and argument schemas are the shared 
 ``humanwire._tooling`` / ``humanwire._tool_schemas``, as in the LangChain, LlamaIndex and
 MCP adapters; arguments are validated by the same pydantic models, and the call runs on
 the async core client. The kinds of tool (their options, schemas and client calls) are
-``humanwire._tool_kinds``, shared with the Google ADK adapter; this module joins them to
-the SDK.
+``humanwire._tool_kinds``, shared with the other adapters; this module joins them to the
+SDK.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agents import FunctionTool, RunContextWrapper
 from agents.tool import ToolErrorFunction
@@ -24,9 +24,6 @@ from humanwire import _tool_kinds as kinds
 from humanwire._tool_kinds import DEFAULT_WAIT_TIME, ToolCore, error_text, form_description_text
 from humanwire._tooling import plain_json_schema
 from humanwire.errors import HumanWireError
-
-if TYPE_CHECKING:
-    from humanwire._client import AsyncHumanWire, HumanWire
 
 __all__ = [
     "DEFAULT_WAIT_TIME",
@@ -60,9 +57,9 @@ class HumanWireTool(ToolCore, FunctionTool):
     async client.
 
     ``client`` may be a ``HumanWire`` or an ``AsyncHumanWire`` (the sync one's async twin
-    is made for the same service and account); left out, one is built from the
-    environment (``HUMANWIRE_API_KEY`` / ``HUMANWIRE_BASE_URL``, the embedded service
-    otherwise) on first use. ``metadata`` is every send's metadata on the service.
+    is made for the same service and account, one per event loop); left out, one is built
+    from the environment (``HUMANWIRE_API_KEY`` / ``HUMANWIRE_BASE_URL``, the embedded
+    service otherwise) on first use. ``metadata`` is every send's metadata on the service.
 
     ``failure_error_function`` is the SDK's own hook for a failed call: given the run
     context and the exception it returns the text the model gets instead of a result
@@ -82,8 +79,6 @@ class HumanWireTool(ToolCore, FunctionTool):
         name: str,
         description: str,
         args_model: type[BaseModel],
-        client: HumanWire | AsyncHumanWire | None = None,
-        metadata: dict[str, str] | None = None,
         failure_error_function: ToolErrorFunction | None = humanwire_error_message,
         **options: Any,
     ) -> None:
@@ -91,8 +86,6 @@ class HumanWireTool(ToolCore, FunctionTool):
         options.setdefault("strict_json_schema", False)
         super().__init__(
             args_model=args_model,
-            client=client,
-            metadata=metadata,
             name=name,
             description=description,
             params_json_schema=plain_json_schema(args_model),

@@ -30,13 +30,8 @@ per consumed approval, created exclusively) or the durable store; the default
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import os
-import re
-import threading
 from collections.abc import Callable, Mapping
-from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from pydantic_ai import (
     DeferredToolRequests,
@@ -54,6 +49,15 @@ from pydantic_ai.exceptions import ToolFailed
 from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.tools import ToolDefinition
 
+from humanwire._pauses import (
+    ApprovalLedger,
+    FileApprovalLedger,
+    MemoryApprovalLedger,
+    approver_source,
+    denial_text,
+    idempotency_key,
+    optional_metadata,
+)
 from humanwire._tooling import message_text
 from humanwire.approval import (
     ApprovalDecision,
@@ -63,7 +67,6 @@ from humanwire.approval import (
     format_arguments,
 )
 from humanwire.errors import HumanWireError
-from humanwire.types import METADATA_MAX_VALUE_LENGTH
 
 __all__ = [
     "APPROVAL_METADATA_KEY",
@@ -90,8 +93,6 @@ CALL_KEY = "pydantic_ai_tool_call_id"
 Describe = Callable[[str, dict[str, Any]], str | None]
 """``(tool name, arguments) -> the approval form's subtitle`` (``None``: the default)."""
 
-_MAX_KEY = 255
-
 
 # --- what is asked, what is answered ------------------------------------------------------
 
@@ -117,20 +118,6 @@ def question_text(call: ToolCallPart, metadata: Mapping[str, Any] | None = None)
     return f"An AI agent asks ({call.tool_name}):\n{format_arguments(arguments)}"
 
 
-def denial_text(action: str, decision: ApprovalDecision) -> str:
-    """What the model reads when the action was not approved (LangChain's
-    ``ApprovalRejected`` says the same): why, with the human's comment."""
-    if decision.timed_out:
-        return (
-            f"{action} was not run: no approval decision arrived in time "
-            "(timeout; rejected by default)."
-        )
-    if decision.decision == "respond":
-        return f"{action} was not run. The human answered instead: {decision.comment or ''}".strip()
-    reason = f" Reason: {decision.comment}" if decision.comment else ""
-    return f"{action} was not run: a human rejected it.{reason}"
-
-
 def approval_result(action: str, decision: ApprovalDecision) -> ToolApproved | ToolDenied:
     """The decision in Pydantic AI's terms: ``ToolApproved`` (with the edited arguments
     when the human edited them) or ``ToolDenied`` with :func:`denial_text`."""
@@ -146,73 +133,12 @@ def approval_metadata(interaction_id: str, tool_call_id: str) -> dict[str, str]:
 
 def send_metadata(run_id: str | None, tool_call_id: str) -> dict[str, str]:
     """The run's keys on a send (left out when longer than the service allows)."""
-    keys = {RUN_KEY: run_id or "", CALL_KEY: tool_call_id}
-    return {k: v for k, v in keys.items() if v and len(v) <= METADATA_MAX_VALUE_LENGTH}
+    return optional_metadata({RUN_KEY: run_id, CALL_KEY: tool_call_id})
 
 
-def idempotency_key(kind: str, run_id: str | None, tool_call_id: str) -> str:
-    """One send per run and tool call, however often the step is retried: the service
-    answers a repeated key (and body) with the first response."""
-    key = f"humanwire-{kind}:pydantic-ai:{run_id or ''}:{tool_call_id}"
-    if len(key) <= _MAX_KEY and key.isascii() and key.isprintable():
-        return key
-    digest = hashlib.sha256(f"{run_id}\0{tool_call_id}".encode()).hexdigest()
-    return f"humanwire-{kind}:pydantic-ai:{digest}"
-
-
-# --- used once ----------------------------------------------------------------------------
-
-
-@runtime_checkable
-class ApprovalLedger(Protocol):
-    """Where approvals are consumed: ``consume`` is true the first time for an
-    interaction id and false after that, across every process sharing the ledger."""
-
-    async def consume(self, interaction_id: str) -> bool: ...
-
-
-class MemoryApprovalLedger:
-    """Consumed approvals of this process."""
-
-    def __init__(self) -> None:
-        self._consumed: set[str] = set()
-        self._lock = threading.Lock()
-
-    async def consume(self, interaction_id: str) -> bool:
-        with self._lock:
-            if interaction_id in self._consumed:
-                return False
-            self._consumed.add(interaction_id)
-            return True
-
-
-_SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
-
-
-def check_id(value: str, what: str) -> str:
-    """``value`` when it can name a file; ``ValueError`` otherwise (ids come from
-    webhook bodies and message histories: never let one name another file)."""
-    if not _SAFE_ID.fullmatch(value):
-        raise ValueError(f"not {what}: {value!r}")
-    return value
-
-
-class FileApprovalLedger:
-    """Consumed approvals as files in ``directory``, one per interaction, created with
-    ``O_CREAT | O_EXCL``: of two processes consuming at once, exactly one succeeds."""
-
-    def __init__(self, directory: str | os.PathLike[str]) -> None:
-        self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
-
-    async def consume(self, interaction_id: str) -> bool:
-        path = self.directory / f"{check_id(interaction_id, 'an interaction id')}.consumed"
-        try:
-            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-        except FileExistsError:
-            return False
-        os.close(fd)
-        return True
+def send_key(kind: str, run_id: str | None, tool_call_id: str) -> str:
+    """One send per run and tool call, however often the step is retried."""
+    return idempotency_key(kind, "pydantic-ai", run_id or "", tool_call_id)
 
 
 class ApprovalGuard(AbstractCapability[Any]):
@@ -293,10 +219,8 @@ class HumanApprovals(ApprovalGuard):
         ledger: ApprovalLedger | None = None,
         **approver_options: Any,
     ) -> None:
-        if approver is not None and approver_options:
-            raise TypeError("give either approver= or approver options, not both")
         super().__init__(ledger)
-        self.approver = approver if approver is not None else Approver(**approver_options)
+        self.approver = approver_source(approver, **approver_options)()
         self.describe = describe
         self.questions = questions
         self.decisions: list[ApprovalDecision] = []
@@ -345,7 +269,7 @@ class HumanApprovals(ApprovalGuard):
         try:
             response = await self.approver.asend(
                 request,
-                idempotency_key=idempotency_key("approval", ctx.run_id, call.tool_call_id),
+                idempotency_key=send_key("approval", ctx.run_id, call.tool_call_id),
                 metadata=send_metadata(ctx.run_id, call.tool_call_id),
             )
         except HumanWireError as exc:
@@ -371,7 +295,7 @@ class HumanApprovals(ApprovalGuard):
                 to=approver.to,
                 message=question_text(call, metadata),
                 metadata=send_metadata(ctx.run_id, call.tool_call_id),
-                idempotency_key=idempotency_key("question", ctx.run_id, call.tool_call_id),
+                idempotency_key=send_key("question", ctx.run_id, call.tool_call_id),
                 **windows,
             )
         except HumanWireError as exc:

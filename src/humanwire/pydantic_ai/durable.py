@@ -44,15 +44,8 @@ keyword arguments.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import hashlib
-import json
-import os
-import re
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic_ai import (
@@ -63,34 +56,37 @@ from pydantic_ai import (
 )
 from pydantic_ai.messages import ModelMessage, ToolCallPart
 
-from humanwire.approval import (
-    ApprovalDecision,
-    Approver,
-    decision_from_values,
-    timeout_decision,
+from humanwire._pauses import (
+    DEFAULT_PAUSE_WINDOW,
+    RESUME_KEY,
+    Answer,
+    AnswerKind,
+    ApprovalLedger,
+    FileRecordStore,
+    answer_from_event,
+    answers_from_service,
+    approver_source,
+    delivery_for,
+    parse_delivery,
+    pause_window,
+    resume_once,
+    send_approval_form,
+    send_question,
+    store_key,
 )
-from humanwire.types import (
-    DEFAULT_NO_RESPONSE_TEMPLATE,
-    Event,
-    FormReceivedEvent,
-    InteractionStatus,
-    MessageReceivedEvent,
-    event_adapter,
-)
-from humanwire.webhooks import SIGNATURE_HEADER, parse_event
+from humanwire.approval import ApprovalDecision, Approver
+from humanwire.types import Event
 
 from .approval import (
     CALL_KEY,
     RUN_KEY,
     ApprovalGuard,
-    ApprovalLedger,
     Describe,
-    FileApprovalLedger,
     approval_metadata,
     approval_request,
     approval_result,
-    idempotency_key,
     question_text,
+    send_key,
     send_metadata,
 )
 
@@ -113,17 +109,10 @@ __all__ = [
     "parse_delivery",
 ]
 
-RESUME_KEY = "humanwire_resume"
 RESUME_PYDANTIC_AI = "pydantic_ai"
 """A send's ``metadata[humanwire_resume]``: tells this receiver's deliveries from those of
 LangGraph or LlamaIndex pauses (each leaves the others' alone)."""
 
-DEFAULT_PAUSE_WINDOW = 3600.0
-"""Seconds a paused run's forms and questions stay open when the approver sets no
-``follow_up_time``: a paused run waits longer than a held request."""
-
-CallKind = Literal["approval", "question"]
-_SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 _RECORD_VERSION = 1
 
 
@@ -136,7 +125,7 @@ class PendingCall:
 
     tool_call_id: str
     tool_name: str
-    kind: CallKind
+    kind: AnswerKind
     interaction_id: str
 
     def to_dict(self) -> dict[str, str]:
@@ -222,8 +211,8 @@ class PausedRunStore(Protocol):
     """Where paused runs wait, keyed by :attr:`PausedRun.run_id`.
 
     ``claim`` takes a run atomically (of two concurrent claims, one gets it) and hides
-    it from ``load``; ``release`` puts a claimed run back; ``delete`` drops a claimed run
-    that resumed.
+    it from ``load``; ``release`` puts a claimed run back; ``finish`` drops a claimed run
+    that resumed (a run saved since under the same id, its next pause, stays).
     """
 
     def save(self, run: PausedRun) -> None: ...
@@ -232,147 +221,34 @@ class PausedRunStore(Protocol):
 
     def claim(self, run_id: str) -> PausedRun | None: ...
 
-    def release(self, run_id: str) -> None: ...
+    def release(self, key: str) -> None: ...
 
-    def delete(self, run_id: str) -> None: ...
+    def finish(self, key: str) -> None: ...
 
     def run_ids(self) -> list[str]: ...
 
 
-class FilePausedRunStore:
+class FilePausedRunStore(FileRecordStore):
     """One JSON file per paused run in ``directory`` (written atomically; claimed by
     renaming it, which only one process can do), and the consumed approvals in
     ``directory/consumed`` (it is an :class:`~humanwire.pydantic_ai.ApprovalLedger`)."""
 
-    def __init__(self, directory: str | os.PathLike[str]) -> None:
-        self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
-        self._ledger = FileApprovalLedger(self.directory / "consumed")
-
-    def _path(self, run_id: str, suffix: str = ".json") -> Path:
-        # The id comes from a webhook body: never let it name another file.
-        if not _SAFE_ID.fullmatch(run_id):
-            raise ValueError(f"not a paused run id: {run_id!r}")
-        return self.directory / f"{run_id}{suffix}"
-
     def save(self, run: PausedRun) -> None:
-        path = self._path(run.run_id)
-        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".paused-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as file:
-                json.dump(run.to_dict(), file)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-
-    @staticmethod
-    def _read(path: Path) -> PausedRun | None:
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
-        return PausedRun.from_dict(data)
+        self.save_record(run.run_id, run.to_dict())
 
     def load(self, run_id: str) -> PausedRun | None:
-        if not _SAFE_ID.fullmatch(run_id):
-            return None
-        return self._read(self._path(run_id))
+        record = self.load_record(run_id)
+        return PausedRun.from_dict(record) if record is not None else None
 
     def claim(self, run_id: str) -> PausedRun | None:
-        if not _SAFE_ID.fullmatch(run_id):
-            return None
-        claimed = self._path(run_id, ".claimed")
-        try:
-            os.rename(self._path(run_id), claimed)
-        except FileNotFoundError:
-            return None  # resumed, or being resumed, by someone else
-        return self._read(claimed)
-
-    def release(self, run_id: str) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            os.rename(self._path(run_id, ".claimed"), self._path(run_id))
-
-    def delete(self, run_id: str) -> None:
-        self._path(run_id, ".claimed").unlink(missing_ok=True)
-        self._path(run_id).unlink(missing_ok=True)
+        record = self.claim_record(run_id)
+        return PausedRun.from_dict(record) if record is not None else None
 
     def run_ids(self) -> list[str]:
-        return sorted(path.stem for path in self.directory.glob("*.json"))
-
-    async def consume(self, interaction_id: str) -> bool:
-        """Consume an approval (see ``ApprovalGuard``): true only the first time."""
-        return await self._ledger.consume(interaction_id)
+        return self.keys()
 
 
-def store_key(run_id: str) -> str:
-    """A paused run's key: the run id when it can name a file, else a digest of it."""
-    if _SAFE_ID.fullmatch(run_id):
-        return run_id
-    return "run-" + hashlib.sha256(run_id.encode()).hexdigest()[:40]
-
-
-# --- deliveries and answers -----------------------------------------------------------------
-
-
-def parse_delivery(
-    body: bytes | str | Mapping[str, Any] | Event,
-    headers: Mapping[str, str] | None = None,
-    *,
-    secret: str | None = None,
-) -> Event:
-    """The event a webhook delivery carries. With ``secret`` the ``Humanwire-Signature``
-    header is verified against the raw body first, and a delivery that cannot be trusted
-    raises ``WebhookVerificationError``."""
-    if not isinstance(body, (bytes, str)):
-        if secret is not None:
-            raise TypeError("verifying a signature needs the raw body (bytes or str)")
-        if isinstance(body, Mapping):
-            return event_adapter.validate_python(dict(body))
-        return body
-    signature = None
-    if secret is not None:
-        lowered = {key.lower(): value for key, value in (headers or {}).items()}
-        signature = lowered.get(SIGNATURE_HEADER.lower(), "")
-    return parse_event(body, signature=signature, secret=secret)
-
-
-Answer = ApprovalDecision | str
-"""An approval's decision, or a question's answer (the text the model reads)."""
-
-
-def _reply_text(body: str) -> str:
-    return f"Human response: {body}"
-
-
-def answer_from_event(call: PendingCall, event: Event) -> Answer | None:
-    """The answer an event carries for ``call``: a submitted approval form, or a reply
-    to the question; ``None`` for anything else."""
-    if call.kind == "approval" and isinstance(event, FormReceivedEvent):
-        return decision_from_values(
-            event.payload.values, interaction_id=event.payload.interaction_id
-        )
-    if call.kind == "question" and isinstance(event, MessageReceivedEvent):
-        return _reply_text(event.payload.body)
-    return None
-
-
-def answer_from_status(
-    call: PendingCall,
-    status: InteractionStatus,
-    default_on_timeout: Literal["approve", "reject"],
-) -> Answer | None:
-    """The answer the service holds for ``call``; the timeout default (approval) or the
-    no-response text (question) once it ended unanswered; ``None`` while it is open."""
-    if status.result is not None:
-        answer = answer_from_event(call, status.result)
-        if answer is not None:
-            return answer
-    if not status.ended:
-        return None
-    if call.kind == "approval":
-        return timeout_decision(default_on_timeout, interaction_id=call.interaction_id)
-    return DEFAULT_NO_RESPONSE_TEMPLATE
+# --- answers --------------------------------------------------------------------------------
 
 
 def deferred_results(paused: PausedRun, answers: Mapping[str, Answer]) -> DeferredToolResults:
@@ -418,11 +294,9 @@ class PausedRuns:
         ledger: ApprovalLedger | None = None,
         **approver_options: Any,
     ) -> None:
-        if approver is not None and approver_options:
-            raise TypeError("give either approver= or approver options, not both")
         self.store = store
-        self.approver = approver if approver is not None else Approver(**approver_options)
-        self.window = float(window or self.approver.follow_up_time or DEFAULT_PAUSE_WINDOW)
+        self.approver = approver_source(approver, **approver_options)()
+        self.window = pause_window(self.approver, window)
         self.describe = describe
         if ledger is None and isinstance(store, ApprovalLedger):
             ledger = store
@@ -480,25 +354,24 @@ class PausedRuns:
         return {RESUME_KEY: RESUME_PYDANTIC_AI, **send_metadata(run_id, tool_call_id)}
 
     async def _send_approval(self, run_id: str, call: ToolCallPart) -> PendingCall:
-        kwargs = self.approver.form_request(
+        response = await send_approval_form(
+            self.approver,
             approval_request(call, self.describe),
-            wait=False,
-            idempotency_key=idempotency_key("approval", run_id, call.tool_call_id),
+            idempotency_key=send_key("approval", run_id, call.tool_call_id),
             metadata=self._metadata(run_id, call.tool_call_id),
+            window=self.window,
         )
-        kwargs["follow_up_time"] = self.window
-        response = await getattr(self.client.forms, self.approver.channel)(**kwargs)
         return PendingCall(call.tool_call_id, call.tool_name, "approval", response.interaction_id)
 
     async def _send_question(
         self, run_id: str, call: ToolCallPart, metadata: Mapping[str, Any] | None
     ) -> PendingCall:
-        response = await getattr(self.client.messages, self.approver.channel)(
-            to=self.approver.to,
-            message=question_text(call, metadata),
-            follow_up_time=self.window,
+        response = await send_question(
+            self.approver,
+            question_text(call, metadata),
+            idempotency_key=send_key("question", run_id, call.tool_call_id),
             metadata=self._metadata(run_id, call.tool_call_id),
-            idempotency_key=idempotency_key("question", run_id, call.tool_call_id),
+            window=self.window,
         )
         return PendingCall(call.tool_call_id, call.tool_name, "question", response.interaction_id)
 
@@ -517,21 +390,17 @@ class PausedRuns:
         is not a paused Pydantic AI run's, a run with another call still open (its answer
         resumes it), or a run already resumed (so a repeated delivery is harmless).
         With ``secret`` the signature is verified first."""
-        event = parse_delivery(body, headers, secret=secret)
-        if not isinstance(event, (FormReceivedEvent, MessageReceivedEvent)):
-            return None
-        payload = event.payload
-        metadata = payload.metadata or {}
-        run_id = metadata.get(RUN_KEY)
-        if metadata.get(RESUME_KEY) != RESUME_PYDANTIC_AI or not run_id:
+        delivery = delivery_for(RESUME_PYDANTIC_AI, body, headers, secret=secret, questions=True)
+        run_id = delivery.metadata.get(RUN_KEY) if delivery is not None else None
+        if delivery is None or not run_id:
             return None  # another framework's pause, or not a pause at all
         paused = self.store.load(run_id)
-        call = paused.call_for(payload.interaction_id or "") if paused is not None else None
+        call = paused.call_for(delivery.interaction_id) if paused is not None else None
         if paused is None or call is None:
             return None
-        if metadata.get(CALL_KEY, call.tool_call_id) != call.tool_call_id:
+        if delivery.metadata.get(CALL_KEY, call.tool_call_id) != call.tool_call_id:
             return None
-        answer = answer_from_event(call, event)
+        answer = answer_from_event(call.kind, delivery.event)
         if answer is None:
             return None
         return await self._resume(agent, paused, {call.tool_call_id: answer}, 0, run_options)
@@ -565,47 +434,33 @@ class PausedRuns:
                 outcomes.append(outcome)
         return outcomes
 
-    async def _answer(self, call: PendingCall, default: Any, timeout: float | None) -> Any:
-        if timeout == 0:
-            status = await self.client.interactions.status(call.interaction_id)
-        else:
-            status = await self.client.interactions.wait(call.interaction_id, timeout=timeout)
-        return answer_from_status(call, status, default)
-
     async def _resume(
         self,
         agent: AbstractAgent[Any, Any],
         paused: PausedRun,
-        answers: dict[str, Answer],
+        known: dict[str, Answer],
         timeout: float | None,
         run_options: dict[str, Any],
     ) -> DurableOutcome | None:
-        missing = [call for call in paused.pending if call.tool_call_id not in answers]
-        found = await asyncio.gather(
-            *(self._answer(call, paused.default_on_timeout, timeout) for call in missing)
+        answers = await answers_from_service(
+            self.client,
+            {call.tool_call_id: call for call in paused.pending},
+            known,
+            paused.default_on_timeout,
+            timeout=timeout,
         )
-        for call, answer in zip(missing, found, strict=True):
-            if answer is None:
-                return None  # still open: its own answer resumes the run
-            answers[call.tool_call_id] = answer
-        # Consume the pause before running: of two deliveries, only one resumes.
-        claimed = self.store.claim(paused.run_id)
-        if claimed is None:
-            return None
-        try:
+        if answers is None:
+            return None  # still open: its own answer resumes the run
+
+        async def resume(claimed: PausedRun) -> DurableOutcome:
             result = await agent.run(
                 message_history=claimed.history(),
                 deferred_tool_results=deferred_results(claimed, answers),
                 **self._with_guard(run_options),
             )
-            again = await self.pause(result)
-        except BaseException:
-            # Back in the store for a retried delivery; the approved actions stay
-            # consumed in the ledger, so they are not run twice.
-            self.store.release(paused.run_id)
-            raise
-        self.store.delete(paused.run_id)
-        return DurableOutcome(result, again)
+            return DurableOutcome(result, await self.pause(result))
+
+        return await resume_once(self.store, paused.run_id, resume, expected=paused)
 
     def _with_guard(self, run_options: dict[str, Any]) -> dict[str, Any]:
         capabilities: Sequence[Any] = run_options.get("capabilities") or ()

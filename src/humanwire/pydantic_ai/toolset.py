@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.toolsets import FunctionToolset
@@ -19,7 +19,6 @@ from .tools import (
     CheckHumanInteraction,
     HumanForm,
     HumanWireTool,
-    MessageTool,
     NotifyHumanSlack,
     NotifyHumanSMS,
     NotifyHumanWhatsApp,
@@ -30,12 +29,12 @@ if TYPE_CHECKING:
 
 __all__ = ["HumanWireToolset"]
 
-_ASK: dict[str, type[MessageTool]] = {
+_ASK: dict[str, Callable[..., HumanWireTool]] = {
     "sms": AskHumanSMS,
     "whatsapp": AskHumanWhatsApp,
     "slack": AskHumanSlack,
 }
-_NOTIFY: dict[str, type[MessageTool]] = {
+_NOTIFY: dict[str, Callable[..., HumanWireTool]] = {
     "sms": NotifyHumanSMS,
     "whatsapp": NotifyHumanWhatsApp,
     "slack": NotifyHumanSlack,

@@ -62,7 +62,7 @@ Decisions (what Strands leaves open, settled here)
 
 from __future__ import annotations
 
-from humanwire._paused import (
+from humanwire._pauses import (
     ApprovalLedger,
     FileApprovalLedger,
     MemoryApprovalLedger,

@@ -22,7 +22,7 @@ returns it; nothing is sent from inside the tool, so running it twice sends noth
 :func:`pause_for_answer` does the same from your own ``@tool(context=True)`` function.
 
 **An approved action runs once.** Before letting an approved call run, the hook
-*consumes* the approval (its interaction id) in an :class:`~humanwire._paused.ApprovalLedger`;
+*consumes* the approval (its interaction id) in an :class:`~humanwire._pauses.ApprovalLedger`;
 an approval consumed already cancels the call ("was not run again"). A replayed resume, a
 retried tool or a second process answering the same interrupt therefore never runs the
 action twice. The ledger must be shared by every process that may resume the run:
@@ -32,7 +32,6 @@ action twice. The ledger must be shared by every process that may resume the run
 
 from __future__ import annotations
 
-import copy
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -40,18 +39,20 @@ from typing import Any
 from pydantic import ValidationError
 from strands.hooks import BeforeInvocationEvent, BeforeToolCallEvent, HookProvider, HookRegistry
 from strands.types.events import ToolResultEvent
-from strands.types.tools import AgentTool, ToolContext, ToolGenerator, ToolSpec, ToolUse
+from strands.types.tools import AgentTool, ToolContext, ToolGenerator, ToolUse
 
-from humanwire._paused import (
+from humanwire._pauses import (
     ApprovalLedger,
     MemoryApprovalLedger,
+    approver_source,
     decision_from_value,
     denial_text,
     idempotency_key,
+    optional_metadata,
 )
 from humanwire._tool_clients import ToolClients
 from humanwire._tool_schemas import MessageInput
-from humanwire._tooling import NO_ANSWER, plain_json_schema
+from humanwire._tooling import NO_ANSWER
 from humanwire.approval import (
     ApprovalDecision,
     ApprovalRequest,
@@ -59,9 +60,8 @@ from humanwire.approval import (
     decision_from_response,
 )
 from humanwire.errors import HumanWireError
-from humanwire.types import METADATA_MAX_VALUE_LENGTH
 
-from .tools import error_result, invalid_arguments, text_result
+from .tools import SpecTool, error_result, error_text, text_result
 
 __all__ = [
     "APPROVAL_INTERRUPT",
@@ -172,8 +172,6 @@ class HumanWireApprovals(HookProvider):
         ledger: ApprovalLedger | None = None,
         **approver_options: Any,
     ) -> None:
-        if approver is not None and approver_options:
-            raise TypeError("give either approver= or approver options, not both")
         names = {tool if isinstance(tool, str) else tool.tool_name for tool in tools}
         if not names:
             raise ValueError("tools: name at least one tool that needs approval")
@@ -182,12 +180,10 @@ class HumanWireApprovals(HookProvider):
         self.pause = pause
         self.describe = describe
         self.ledger: ApprovalLedger = ledger if ledger is not None else MemoryApprovalLedger()
+        source = approver_source(approver, **approver_options)
         # A pausing gate sends nothing itself: its approver is only built when given.
-        self.approver: Approver | None = (
-            approver
-            if approver is not None or (pause and not approver_options)
-            else Approver(**approver_options)
-        )
+        given = approver is not None or bool(approver_options)
+        self.approver: Approver | None = source() if given or not pause else None
         # Strands' sync agent(...) runs each call on an event loop of its own: the forms go
         # out on an async client per loop (the approver's, when it was given one).
         self.clients = ToolClients.of(self.approver) if self.approver is not None else None
@@ -249,7 +245,7 @@ class HumanWireApprovals(HookProvider):
         kwargs = approver.form_request(
             ApprovalRequest(name, arguments, description),
             idempotency_key=idempotency_key("approval", "strands", run_id, tool_use_id),
-            metadata=_metadata({RUN_KEY: run_id, TOOL_USE_KEY: tool_use_id}),
+            metadata=optional_metadata({RUN_KEY: run_id, TOOL_USE_KEY: tool_use_id}),
         )
         try:
             client = await clients.get()
@@ -282,15 +278,10 @@ class HumanWireApprovals(HookProvider):
             event.tool_use = {**event.tool_use, "input": decision.arguments}
 
 
-def _metadata(keys: Mapping[str, str]) -> dict[str, str]:
-    """The run's keys on a send, each left out when empty or longer than the service allows."""
-    return {k: v for k, v in keys.items() if v and len(v) <= METADATA_MAX_VALUE_LENGTH}
-
-
 # --- a question that pauses the run -------------------------------------------------------
 
 
-class PausingAskHuman(AgentTool):
+class PausingAskHuman(SpecTool):
     """``ask_human``: a question whose answer may take hours. The run pauses at it (a
     Strands interrupt, ``humanwire:question``); the host sends the question
     (:class:`~humanwire.strands.PausedRuns`, on its approver's channel) and resumes the
@@ -298,26 +289,7 @@ class PausingAskHuman(AgentTool):
     For an answer within minutes, in the run, use ``AskHumanSMS`` and its siblings."""
 
     def __init__(self, *, name: str = "ask_human", description: str = ASK_HUMAN_DESCRIPTION):
-        super().__init__()
-        self._name = name
-        self.description = description
-        self._input_schema = plain_json_schema(MessageInput)
-
-    @property
-    def tool_name(self) -> str:
-        return self._name
-
-    @property
-    def tool_spec(self) -> ToolSpec:
-        return {
-            "name": self._name,
-            "description": self.description,
-            "inputSchema": {"json": copy.deepcopy(self._input_schema)},
-        }
-
-    @property
-    def tool_type(self) -> str:
-        return "python"
+        super().__init__(name=name, description=description, spec_model=MessageInput)
 
     async def stream(
         self, tool_use: ToolUse, invocation_state: dict[str, Any], **kwargs: Any
@@ -325,7 +297,7 @@ class PausingAskHuman(AgentTool):
         try:
             question = MessageInput.model_validate(tool_use.get("input") or {}).message
         except ValidationError as exc:
-            yield ToolResultEvent(error_result(tool_use, invalid_arguments(exc)), exception=exc)
+            yield ToolResultEvent(error_result(tool_use, error_text(exc)), exception=exc)
             return
         context: ToolContext[Any] = ToolContext(
             tool_use=tool_use, agent=invocation_state["agent"], invocation_state=invocation_state

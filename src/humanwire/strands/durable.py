@@ -43,27 +43,30 @@ from strands import Agent
 from strands.agent.agent_result import AgentResult
 from strands.interrupt import Interrupt
 
-from humanwire._paused import (
+from humanwire._pauses import (
+    DEFAULT_PAUSE_WINDOW,
     RESUME_KEY,
+    Answer,
+    AnswerKind,
     ApprovalLedger,
     FileRecordStore,
     MemoryApprovalLedger,
-    decision_from_status,
+    answer_from_event,
+    answers_from_service,
+    approver_source,
     decision_to_dict,
+    delivery_for,
     idempotency_key,
-    parse_delivery,
-    reply_from_status,
-    reply_text,
+    metadata_value,
+    pause_window,
+    resume_once,
+    send_approval_form,
+    send_question,
     store_key,
 )
 from humanwire._tool_clients import ToolClients
-from humanwire.approval import ApprovalRequest, Approver, decision_from_values
-from humanwire.types import (
-    METADATA_MAX_VALUE_LENGTH,
-    Event,
-    FormReceivedEvent,
-    MessageReceivedEvent,
-)
+from humanwire.approval import ApprovalDecision, ApprovalRequest, Approver
+from humanwire.types import Event
 
 from .approval import APPROVAL_INTERRUPT, LEDGER_STATE, PAUSE_STATE, QUESTION_INTERRUPT
 
@@ -90,12 +93,7 @@ INTERRUPT_KEY = "strands_interrupt_id"
 """A paused run's sends' metadata: ``humanwire_resume: strands``, the session and the
 interrupt the send answers."""
 
-DEFAULT_PAUSE_WINDOW = 3600.0
-"""Seconds a paused run's forms and questions stay open when the approver sets no
-``follow_up_time``: a paused run waits longer than a held request."""
-
-Kind = Literal["approval", "question"]
-_KIND_OF = {APPROVAL_INTERRUPT: "approval", QUESTION_INTERRUPT: "question"}
+_KIND_OF: dict[str, AnswerKind] = {APPROVAL_INTERRUPT: "approval", QUESTION_INTERRUPT: "question"}
 _RECORD_VERSION = 1
 
 
@@ -107,7 +105,7 @@ class PendingInterrupt:
     """An interrupt of a paused run and the interaction that answers it."""
 
     interrupt_id: str
-    kind: Kind
+    kind: AnswerKind
     tool_name: str
     interaction_id: str
 
@@ -209,7 +207,7 @@ class PausedRunStore(Protocol):
 class FilePausedRunStore(FileRecordStore):
     """One JSON file per paused session in ``directory`` (written atomically, claimed by
     renaming it, which only one process can do), and the consumed approvals in
-    ``directory/consumed`` (it is an :class:`~humanwire._paused.ApprovalLedger`). Keep the
+    ``directory/consumed`` (it is an :class:`~humanwire._pauses.ApprovalLedger`). Keep the
     agents' sessions elsewhere (a ``FileSessionManager`` ``storage_dir`` of their own)."""
 
     def save(self, run: PausedRun) -> None:
@@ -240,24 +238,17 @@ class FilePausedRunStore(FileRecordStore):
 
 # --- answers --------------------------------------------------------------------------------
 
-Answer = dict[str, Any] | str
+Response = dict[str, Any] | str
 """An interrupt's response: a decision (JSON) for an approval, the reply text for a question."""
 
 
-def answer_from_event(pending: PendingInterrupt, event: Event) -> Answer | None:
-    """The answer an event carries for ``pending``: a submitted approval form, or a reply
-    to the question; ``None`` for anything else."""
-    if pending.kind == "approval" and isinstance(event, FormReceivedEvent):
-        decision = decision_from_values(
-            event.payload.values, interaction_id=event.payload.interaction_id
-        )
-        return decision_to_dict(decision)
-    if pending.kind == "question" and isinstance(event, MessageReceivedEvent):
-        return reply_text(event.payload.body)
-    return None
+def interrupt_response(answer: Answer) -> Response:
+    """What an interrupt is answered with: the decision as JSON (the hook reads it back
+    with ``decision_from_value``), or the reply text."""
+    return decision_to_dict(answer) if isinstance(answer, ApprovalDecision) else answer
 
 
-def interrupt_responses(answers: Mapping[str, Answer]) -> list[dict[str, Any]]:
+def interrupt_responses(answers: Mapping[str, Response]) -> list[dict[str, Any]]:
     """The prompt that resumes an interrupted agent: one ``interruptResponse`` per answer,
     keyed by interrupt id."""
     return [
@@ -292,13 +283,11 @@ class PausedRuns:
         ledger: ApprovalLedger | None = None,
         **approver_options: Any,
     ) -> None:
-        if approver is not None and approver_options:
-            raise TypeError("give either approver= or approver options, not both")
         self.store = store
         self.agent_for = agent_for
-        self.approver = approver if approver is not None else Approver(**approver_options)
+        self.approver = approver_source(approver, **approver_options)()
         self.clients = ToolClients.of(self.approver)
-        self.window = float(window or self.approver.follow_up_time or DEFAULT_PAUSE_WINDOW)
+        self.window = pause_window(self.approver, window)
         if ledger is None:
             ledger = store if isinstance(store, ApprovalLedger) else MemoryApprovalLedger()
         self.ledger = ledger
@@ -339,13 +328,10 @@ class PausedRuns:
                 f"the run waits for interrupts {foreign}: humanwire answers "
                 f"{APPROVAL_INTERRUPT!r} and {QUESTION_INTERRUPT!r} only"
             )
-        ids = [("session id", session_id), *(("interrupt id", item.id) for item in interrupts)]
-        for what, value in ids:
-            if not value or len(value) > METADATA_MAX_VALUE_LENGTH:
-                raise ValueError(
-                    f"the {what} must be 1 to {METADATA_MAX_VALUE_LENGTH} characters to travel "
-                    f"in the sends' metadata, got {len(value)}"
-                )
+        # The keys a resume needs, checked before anything is sent.
+        metadata_value("session id", session_id)
+        for item in interrupts:
+            metadata_value("interrupt id", item.id)
         round_ = len(agent.messages)
         pending = await asyncio.gather(
             *(self._send(session_id, round_, item) for item in interrupts)
@@ -365,34 +351,38 @@ class PausedRuns:
     async def _send(self, session_id: str, round_: int, interrupt: Interrupt) -> PendingInterrupt:
         reason = interrupt.reason if isinstance(interrupt.reason, Mapping) else {}
         tool_name = str(reason.get("tool") or "tool")
-        kind: Kind = "approval" if interrupt.name == APPROVAL_INTERRUPT else "question"
+        kind = _KIND_OF[interrupt.name]
         key = idempotency_key(kind, "strands", session_id, round_, interrupt.id)
         metadata = self._metadata(session_id, interrupt.id)
+        client = await self.client()
         if kind == "approval":
-            arguments = reason.get("arguments")
-            description = reason.get("description")
+            arguments, description = reason.get("arguments"), reason.get("description")
             request = ApprovalRequest(
                 tool_name,
                 dict(arguments) if isinstance(arguments, Mapping) else {},
                 str(description) if description else None,
             )
-            kwargs = self.approver.form_request(
-                request, wait=False, idempotency_key=key, metadata=metadata
+            form = await send_approval_form(
+                self.approver,
+                request,
+                idempotency_key=key,
+                metadata=metadata,
+                window=self.window,
+                client=client,
             )
-            kwargs["follow_up_time"] = self.window
-            client = await self.client()
-            response = await getattr(client.forms, self.approver.channel)(**kwargs)
+            interaction_id = form.interaction_id
         else:
             question = reason.get("question")
-            client = await self.client()
-            response = await getattr(client.messages, self.approver.channel)(
-                to=self.approver.to,
-                message=str(question) if question else str(interrupt.reason),
-                follow_up_time=self.window,
-                metadata=metadata,
+            message = await send_question(
+                self.approver,
+                str(question) if question else str(interrupt.reason),
                 idempotency_key=key,
+                metadata=metadata,
+                window=self.window,
+                client=client,
             )
-        return PendingInterrupt(interrupt.id, kind, tool_name, response.interaction_id)
+            interaction_id = message.interaction_id
+        return PendingInterrupt(interrupt.id, kind, tool_name, interaction_id)
 
     # -- resuming --------------------------------------------------------------------------
     async def resume_from_webhook(
@@ -408,21 +398,17 @@ class PausedRuns:
         is not a paused Strands run's, a pause with another interrupt still open (its
         answer resumes the run), or a pause resumed already (so a repeated delivery is
         harmless). With ``secret`` the signature is verified first."""
-        event = parse_delivery(body, headers, secret=secret)
-        if not isinstance(event, (FormReceivedEvent, MessageReceivedEvent)):
-            return None
-        payload = event.payload
-        metadata = payload.metadata or {}
-        session_id = metadata.get(SESSION_KEY)
-        if metadata.get(RESUME_KEY) != RESUME_STRANDS or not session_id:
+        delivery = delivery_for(RESUME_STRANDS, body, headers, secret=secret, questions=True)
+        session_id = delivery.metadata.get(SESSION_KEY) if delivery is not None else None
+        if delivery is None or not session_id:
             return None  # another framework's pause, or not a pause at all
         paused = self.store.load(session_id)
-        pending = paused.for_interaction(payload.interaction_id or "") if paused else None
+        pending = paused.for_interaction(delivery.interaction_id) if paused else None
         if paused is None or pending is None:
             return None
-        if metadata.get(INTERRUPT_KEY, pending.interrupt_id) != pending.interrupt_id:
+        if delivery.metadata.get(INTERRUPT_KEY, pending.interrupt_id) != pending.interrupt_id:
             return None
-        answer = answer_from_event(pending, event)
+        answer = answer_from_event(pending.kind, delivery.event)
         if answer is None:
             return None
         return await self._resume(paused, {pending.interrupt_id: answer}, 0, invoke_options)
@@ -450,52 +436,32 @@ class PausedRuns:
                 outcomes.append(outcome)
         return outcomes
 
-    async def _answer(
-        self, pending: PendingInterrupt, paused: PausedRun, timeout: float | None
-    ) -> Answer | None:
-        client = await self.client()
-        if timeout == 0:
-            status = await client.interactions.status(pending.interaction_id)
-        else:
-            status = await client.interactions.wait(pending.interaction_id, timeout=timeout)
-        if pending.kind == "question":
-            return reply_from_status(status)
-        decision = decision_from_status(status, paused.default_on_timeout)
-        return decision_to_dict(decision) if decision is not None else None
-
     async def _resume(
         self,
         paused: PausedRun,
-        answers: dict[str, Answer],
+        known: dict[str, Answer],
         timeout: float | None,
         invoke_options: dict[str, Any],
     ) -> DurableOutcome | None:
-        missing = [p for p in paused.pending if p.interrupt_id not in answers]
-        found = await asyncio.gather(*(self._answer(p, paused, timeout) for p in missing))
-        for pending, answer in zip(missing, found, strict=True):
-            if answer is None:
-                return None  # still open: its own answer resumes the run
-            answers[pending.interrupt_id] = answer
-        # Take the pause before running: of two deliveries, only one resumes.
-        claimed = self.store.claim(paused.session_id)
-        if claimed is None:
-            return None
-        if claimed != paused:
-            # The session paused again since these answers were read: not theirs to resume.
-            self.store.release(claimed.session_id)
-            return None
-        try:
+        answers = await answers_from_service(
+            await self.client(),
+            {p.interrupt_id: p for p in paused.pending},
+            known,
+            paused.default_on_timeout,
+            timeout=timeout,
+        )
+        if answers is None:
+            return None  # still open: its own answer resumes the run
+
+        async def resume(claimed: PausedRun) -> DurableOutcome:
             agent = self.agent_for(claimed.session_id)
-            ordered = {p.interrupt_id: answers[p.interrupt_id] for p in claimed.pending}
+            ordered = {
+                p.interrupt_id: interrupt_response(answers[p.interrupt_id]) for p in claimed.pending
+            }
             result = await self._invoke(agent, interrupt_responses(ordered), invoke_options)
-            again = await self.pause(claimed.session_id, agent, result)
-        except BaseException:
-            # Back in the store for a retried delivery; approvals the resumed run
-            # consumed stay consumed, so their actions do not run twice.
-            self.store.release(claimed.session_id)
-            raise
-        self.store.finish(claimed.session_id)
-        return DurableOutcome(result, again)
+            return DurableOutcome(result, await self.pause(claimed.session_id, agent, result))
+
+        return await resume_once(self.store, paused.session_id, resume, expected=paused)
 
     async def _invoke(self, agent: Agent, prompt: Any, options: dict[str, Any]) -> AgentResult:
         state = self.invocation_state(options.pop("invocation_state", None))

@@ -1,0 +1,294 @@
+"""What the agent framework adapters' test folders share (``tests/openai_agents``,
+``tests/pydantic_ai``, ``tests/google_adk``, ``tests/strands``, and the next adapter's):
+a clean environment, the README example, import isolation, a second Python process,
+webhook deliveries as a receiver gets them, and the checks every tool makes when it is
+built.
+
+Each folder's ``conftest.py`` imports the fixtures (``from framework_support import
+clean_environment``: imported there, pytest finds them); its tests import the helpers
+(``tests/`` is on ``sys.path``: the top ``conftest.py`` lives there). A folder keeps what
+is its framework's own (a scripted model, how a run is driven) in ``<prefix>_helpers.py``,
+named apart: module basenames must be unique across the test folders.
+
+Framework-neutral: humanwire, pytest and the standard library only (the Strands folder
+runs in an environment of its own, ``scripts/test-isolated``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from humanwire import AsyncHumanWire, HumanWire
+from humanwire.testing import RunningService, ScriptedHuman
+from humanwire.testing.receiver import ReceivedDelivery, WebhookReceiver
+from humanwire.types import FormReceivedEvent
+from humanwire.webhooks import SIGNATURE_HEADER
+
+PHONE = "+12025550100"
+"""The inbox's default human (sms, whatsapp, calls)."""
+SLACK = "U0HUMAN0001"
+"""The inbox's default human on Slack."""
+OTHER_PHONE = "+442079460123"
+
+PAY = ("send_payment", {"amount": 50, "to": "bob"})
+"""The tool call the approval tests gate: a payment that must run once at most."""
+
+HUMANWIRE_ENVIRONMENT = (
+    "HUMANWIRE_SMS_TO",
+    "HUMANWIRE_WHATSAPP_TO",
+    "HUMANWIRE_SLACK_TO",
+    "HUMANWIRE_BASE_URL",
+    "HUMANWIRE_API_KEY",
+)
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+# --- fixtures (imported by each folder's conftest) --------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Recipients and service come from the fixtures, never from the developer's shell."""
+    for name in HUMANWIRE_ENVIRONMENT:
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def service_environment(
+    monkeypatch: pytest.MonkeyPatch, humanwire_service: RunningService, humanwire_api_key: str
+) -> Iterator[RunningService]:
+    """``HUMANWIRE_BASE_URL`` and ``HUMANWIRE_API_KEY`` naming the loopback service, as a
+    README example that builds its clients from the environment reads them."""
+    monkeypatch.setenv("HUMANWIRE_BASE_URL", humanwire_service.base_url)
+    monkeypatch.setenv("HUMANWIRE_API_KEY", humanwire_api_key)
+    yield humanwire_service
+
+
+# --- the README -------------------------------------------------------------------------
+
+
+def readme_example(heading: str) -> str:
+    """The first Python block of the README section ``## <heading>``."""
+    section = README.read_text(encoding="utf-8").split(f"## {heading}", 1)[1]
+    found = re.search(r"```python\n(.*?)```", section.split("\n## ", 1)[0], re.S)
+    assert found is not None, f"no Python example under ## {heading}"
+    return found.group(1)
+
+
+# --- another Python process -------------------------------------------------------------
+
+
+def run_python(code: str) -> subprocess.CompletedProcess[str]:
+    """``code`` run by a fresh interpreter (of this environment)."""
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def modules_loaded_by(imports: str, packages: Sequence[str]) -> list[str]:
+    """The modules of ``packages`` (and below them) loaded once a fresh interpreter ran
+    ``import <imports>``: what importing humanwire costs an application."""
+    done = run_python(
+        f"""
+        import json, sys
+        import {imports}
+        packages = {tuple(packages)!r}
+        print(json.dumps(sorted(
+            m for m in sys.modules if any(m == p or m.startswith(p + ".") for p in packages)
+        )))
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    loaded: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
+    return loaded
+
+
+def import_error_without(packages: Sequence[str], module: str) -> str:
+    """What ``import <module>`` raises in a fresh interpreter where ``packages`` (and
+    below them) cannot be found, as when a framework is not installed; ``""`` when the
+    import succeeded."""
+    done = run_python(
+        f"""
+        import sys
+
+        class Blocker:
+            def find_spec(self, name, path=None, target=None):
+                if any(name == p or name.startswith(p + ".") for p in {tuple(packages)!r}):
+                    raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+                return None
+
+        sys.meta_path.insert(0, Blocker())
+        try:
+            import {module}
+        except ImportError as exc:
+            print("IMPORT-ERROR:", exc)
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    found = re.search(r"^IMPORT-ERROR: (.*)", done.stdout, re.M | re.S)
+    return found.group(1).strip() if found else ""
+
+
+def run_process(script: Path, *args: str) -> dict[str, Any]:
+    """Run ``script`` (one side of a two-process test) with ``args`` in its own
+    interpreter, this one's import path included; the JSON object of its last line."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(script.parent), *sys.path])}
+    done = subprocess.run(
+        [sys.executable, str(script), *args], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+# --- webhook deliveries -----------------------------------------------------------------
+
+
+def approved_later(
+    human: ScriptedHuman, receiver: WebhookReceiver, interaction_id: str
+) -> FormReceivedEvent:
+    """The person approves (with a comment) once the pausing process is gone; the
+    ``form.received`` event the receiver got for it (the only one)."""
+    human.fill_form({"decision": "approve", "comment": "Go"}, interaction_id=interaction_id).wait(
+        10
+    )
+    (event,) = receiver.wait_for("form.received", timeout=10)
+    assert isinstance(event, FormReceivedEvent)
+    return event
+
+
+def signed(delivery: ReceivedDelivery) -> dict[str, str]:
+    """The delivery's signature header, as a receiver hands it on."""
+    return {SIGNATURE_HEADER: delivery.headers[SIGNATURE_HEADER.lower()]}
+
+
+def delivery_files(receiver: WebhookReceiver, directory: Path) -> tuple[str, str, str]:
+    """The receiver's one delivery as another process is handed it: the file holding its
+    raw body, its signature, and the secret to verify it with."""
+    [delivery] = receiver.deliveries
+    body = directory / "event.json"
+    body.write_bytes(delivery.body)
+    secret = receiver.secret
+    assert secret is not None
+    return str(body), delivery.headers[SIGNATURE_HEADER.lower()], secret
+
+
+async def deliveries_of(
+    receiver: WebhookReceiver, event_type: str, count: int = 1
+) -> list[ReceivedDelivery]:
+    """The deliveries of ``event_type``, once at least ``count`` have arrived."""
+    await receiver.async_wait_for(event_type, count=count, timeout=10)
+    return [d for d in receiver.deliveries if d.event and d.event.event_type == event_type]
+
+
+async def decided(client: AsyncHumanWire, interaction_id: str) -> FormReceivedEvent:
+    """The ``form.received`` event of a submitted approval, as its webhook carries it."""
+    status = await client.interactions.wait(interaction_id, timeout=10)
+    assert isinstance(status.result, FormReceivedEvent)
+    return status.result
+
+
+def form_received(
+    interaction_id: str, metadata: Mapping[str, str], values: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """A ``form.received`` delivery's body (approved unless ``values`` say otherwise), as
+    a receiver could be sent it: forged, for another framework, or for another call."""
+    return {
+        "eventType": "form.received",
+        "payload": {
+            "interactionId": interaction_id,
+            "values": dict(values or {"decision": "approve"}),
+            "metadata": dict(metadata),
+        },
+    }
+
+
+def forms(human: ScriptedHuman) -> list[Any]:
+    """The forms sent to the scripted human so far."""
+    return [delivery for delivery in human.deliveries() if delivery.kind == "form"]
+
+
+# --- the tools --------------------------------------------------------------------------
+
+
+def remote_client() -> HumanWire:
+    """A client of a remote service: nothing is sent, no embedded service starts, no
+    default human."""
+    return HumanWire(api_key="hw_test", base_url="https://humanwire.example.com")
+
+
+def assert_checked_when_built(tools: ModuleType) -> None:
+    """What every adapter's tools refuse when built (``tools``: the adapter's package),
+    before anything is sent: a window out of range, no recipient, half a fixed form, a
+    WhatsApp sender, a channel card without an id."""
+    remote, to = remote_client(), {"to": "+14155550123"}
+    with pytest.raises(ValueError, match="wait_time must be from 1 to 600"):
+        tools.AskHumanSMS(client=remote, **to, wait_time=900)
+    with pytest.raises(ValueError, match="HUMANWIRE_SMS_TO"):
+        tools.AskHumanSMS(client=remote)
+    with pytest.raises(ValueError, match="both title and fields"):
+        tools.HumanForm(client=remote, **to, title="Only a title")
+    with pytest.raises(ValueError, match="from_"):
+        tools.AskHumanWhatsApp(client=remote, **to, from_="+14155550100")
+    with pytest.raises(ValueError, match="channel_id"):
+        tools.AskHumanChannel("", client=remote)
+
+
+def assert_default_human_on_loopback(tools: ModuleType) -> None:
+    """On a loopback service (embedded), a tool without ``to`` asks the inbox's human."""
+    local = HumanWire(api_key="k", base_url="http://127.0.0.1:9")
+    assert tools.AskHumanSMS(client=local).to == PHONE
+    assert tools.AskHumanSlack(client=local).to == SLACK
+
+
+FORM_FIELDS = [
+    {
+        "id": "size",
+        "label": "Size",
+        "type": "select",
+        "options": [{"label": "S", "value": "s"}, {"label": "L", "value": "l"}],
+    }
+]
+
+LANGCHAIN_CASES: list[tuple[str, dict[str, Any]]] = [
+    ("AskHumanSMS", {"to": PHONE}),
+    ("AskHumanSMS", {"to": PHONE, "expose_recipient": True, "wait_time": 60}),
+    ("AskHumanWhatsApp", {"to": PHONE}),
+    ("AskHumanSlack", {"to": SLACK, "expose_recipient": True}),
+    ("NotifyHumanSMS", {"to": PHONE}),
+    ("NotifyHumanWhatsApp", {"to": PHONE}),
+    ("NotifyHumanSlack", {"to": SLACK}),
+    ("AskHumanChannel", {"channel_id": "ch_1"}),
+    ("HumanForm", {"to": PHONE}),
+    ("HumanForm", {"to": PHONE, "channel": "whatsapp", "expose_recipient": True}),
+    (
+        "HumanForm",
+        {
+            "to": PHONE,
+            "title": "Order",
+            "fields": FORM_FIELDS,
+            "wait_time": None,
+            "follow_up_time": 600,
+        },
+    ),
+    ("CallHuman", {"to": PHONE}),
+    ("CallHuman", {"to": PHONE, "expose_recipient": True, "wait_for_call_end": False}),
+    ("CheckHumanInteraction", {}),
+]
+"""A tool class (by name) and its options: built alike in an adapter and in LangChain, the
+two must read the same (name, description, argument schema)."""

@@ -35,7 +35,6 @@ from crewai.flow.input_provider import InputResponse
 from crewai.flow.persistence.base import FlowPersistence
 from pydantic import BaseModel
 
-from humanwire._ledger import ApprovalLedger, SQLiteLedger
 from humanwire.approval import (
     ApprovalDecision,
     ApprovalRequest,
@@ -60,6 +59,8 @@ from humanwire.types import (
     event_adapter,
 )
 from humanwire.webhooks import SIGNATURE_HEADER, parse_event
+
+from .ledger import ApprovalLedger, SQLiteLedger
 
 if TYPE_CHECKING:
     from crewai.flow.flow import Flow

@@ -72,6 +72,8 @@ __all__ = [
     "AnswerKind",
     "ApprovalLedger",
     "Awaited",
+    "BlockingApprovalLedger",
+    "BlockingLedger",
     "Delivery",
     "FileApprovalLedger",
     "FileRecordStore",
@@ -104,6 +106,7 @@ __all__ = [
     "send_question",
     "service_client",
     "store_key",
+    "unrequested_text",
     "wait_for_decision",
 ]
 
@@ -470,6 +473,12 @@ def denial_text(action: str, decision: ApprovalDecision) -> str:
     return f"{action} was not run: a human rejected it.{reason}"
 
 
+def unrequested_text(action: str, error: Exception) -> str:
+    """What the model reads when the call does not run because its approval could not be
+    asked for (fails closed: an approval nobody could be asked for is no approval)."""
+    return f"{action} was not run: its approval could not be requested (humanwire: {error})."
+
+
 # --- decisions as JSON ------------------------------------------------------------------
 
 
@@ -595,6 +604,26 @@ class ApprovalLedger(Protocol):
     async def consume(self, interaction_id: str) -> bool: ...
 
 
+@runtime_checkable
+class BlockingApprovalLedger(Protocol):
+    """An :class:`ApprovalLedger` for blocking code (CrewAI's hooks and flows): the same
+    promise, ``consume`` returning at once."""
+
+    def consume(self, interaction_id: str) -> bool: ...
+
+
+class BlockingLedger:
+    """The blocking face of :class:`MemoryApprovalLedger` or :class:`FileApprovalLedger`
+    (their ``consume_now``): one ledger whichever face consumes, so an async and a
+    blocking caller sharing it still consume each approval once."""
+
+    def __init__(self, ledger: MemoryApprovalLedger | FileApprovalLedger) -> None:
+        self.ledger = ledger
+
+    def consume(self, interaction_id: str) -> bool:
+        return self.ledger.consume_now(interaction_id)
+
+
 class MemoryApprovalLedger:
     """Consumed approvals of this process."""
 
@@ -602,12 +631,16 @@ class MemoryApprovalLedger:
         self._consumed: set[str] = set()
         self._lock = threading.Lock()
 
-    async def consume(self, interaction_id: str) -> bool:
+    def consume_now(self, interaction_id: str) -> bool:
+        """``consume`` for blocking code (a framework whose hooks block: CrewAI)."""
         with self._lock:
             if interaction_id in self._consumed:
                 return False
             self._consumed.add(interaction_id)
             return True
+
+    async def consume(self, interaction_id: str) -> bool:
+        return self.consume_now(interaction_id)
 
 
 class FileApprovalLedger:
@@ -619,7 +652,8 @@ class FileApprovalLedger:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
 
-    async def consume(self, interaction_id: str) -> bool:
+    def consume_now(self, interaction_id: str) -> bool:
+        """``consume`` for blocking code (one file created: no event loop is held up)."""
         path = self.directory / f"{hashlib.sha256(interaction_id.encode()).hexdigest()}.consumed"
         try:
             fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
@@ -627,6 +661,9 @@ class FileApprovalLedger:
             return False
         os.close(fd)
         return True
+
+    async def consume(self, interaction_id: str) -> bool:
+        return self.consume_now(interaction_id)
 
 
 async def consume_all(ledger: ApprovalLedger, interaction_ids: Iterable[str]) -> bool:

@@ -11,6 +11,10 @@ import tempfile
 
 import pytest
 
+from framework_support import clean_environment, service_environment
+
+__all__ = ["clean_environment", "service_environment"]
+
 os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("OTEL_SDK_DISABLED", "true")
 os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
@@ -23,18 +27,3 @@ def pytest_configure(config: pytest.Config) -> None:
     # CrewAI warns about its own deprecated fields as it builds every crew: noise here.
     config.addinivalue_line("filterwarnings", r"ignore::DeprecationWarning:crewai\.")
 
-
-_ENV = (
-    "HUMANWIRE_SMS_TO",
-    "HUMANWIRE_WHATSAPP_TO",
-    "HUMANWIRE_SLACK_TO",
-    "HUMANWIRE_BASE_URL",
-    "HUMANWIRE_API_KEY",
-)
-
-
-@pytest.fixture(autouse=True)
-def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Recipients and service come from the fixtures, never from the developer's shell."""
-    for name in _ENV:
-        monkeypatch.delenv(name, raising=False)

@@ -13,12 +13,11 @@ from crewai.hooks import get_after_tool_call_hooks, get_before_tool_call_hooks
 from crewai.tools import BaseTool, tool
 from crewai_helpers import NativeLLM, ScriptedLLM, kickoff
 
+from framework_support import PAY, forms
 from humanwire import HumanWire
 from humanwire.approval import Approver
 from humanwire.crewai import ToolApproval, approval_tool, require_approval
 from humanwire.testing import RunningService, ScriptedHuman
-
-PAY = ("send_payment", {"amount": 50, "to": "bob"})
 
 
 @pytest.fixture
@@ -41,10 +40,6 @@ def payment(ran: list[dict[str, Any]]) -> BaseTool:
 def gate(humanwire_client: HumanWire) -> Iterator[ToolApproval]:
     with require_approval(tools=["send_payment"], client=humanwire_client, wait_time=10) as hooks:
         yield hooks
-
-
-def forms(human: ScriptedHuman) -> list[Any]:
-    return [delivery for delivery in human.deliveries() if delivery.kind == "form"]
 
 
 def test_approved_the_call_runs_once(

@@ -4,34 +4,19 @@ SMS, the refund waits for a person's approval, then runs."""
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 import pytest
 from crewai_helpers import ScriptedLLM
 
+from framework_support import readme_example
 from humanwire.testing import RunningService, ScriptedHuman
-
-README = Path(__file__).resolve().parents[2] / "README.md"
-
-
-def example() -> str:
-    section = README.read_text(encoding="utf-8").split("\n## CrewAI\n", 1)[1]
-    found = re.search(r"```python\n(.*?)```", section.split("\n## ", 1)[0], re.S)
-    assert found is not None
-    return found.group(1)
 
 
 def test_the_readme_example_runs(
-    monkeypatch: pytest.MonkeyPatch,
-    humanwire_service: RunningService,
-    humanwire_api_key: str,
+    service_environment: RunningService,
     human: ScriptedHuman,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setenv("HUMANWIRE_BASE_URL", humanwire_service.base_url)
-    monkeypatch.setenv("HUMANWIRE_API_KEY", humanwire_api_key)
-    code = example()
+    code = readme_example("CrewAI")
     assert code.count('llm="gpt-5"') == 1
     llm = ScriptedLLM(
         model="fake",

@@ -6,16 +6,13 @@ third process resumes nothing, nor does it after the paused state is put back.""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from crewai.flow.persistence.sqlite import SQLiteFlowPersistence
 from crewai_flows import payment_flow
 
+from framework_support import approved_later, delivery_files, run_process
 from humanwire import HumanWire
 from humanwire.crewai import HumanWireFeedback, resume_from_webhook
 from humanwire.testing import RunningService, ScriptedHuman, WebhookReceiver
@@ -26,13 +23,7 @@ SCRIPT = Path(__file__).with_name("crewai_flow_process.py")
 
 def run(*args: str) -> dict[str, Any]:
     # The CREWAI_* settings of conftest.py travel in os.environ.
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SCRIPT.parent), *sys.path])}
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=120, env=env
-    )
-    assert done.returncode == 0, done.stderr
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
+    return run_process(SCRIPT, *args)
 
 
 def test_a_webhook_resumes_a_flow_paused_by_another_process(
@@ -54,21 +45,15 @@ def test_a_webhook_resumes_a_flow_paused_by_another_process(
     assert saved is not None and not paid.exists()
 
     # The pausing process is gone; the person approves later.
-    human.fill_form({"decision": "approve", "comment": "Go"}, interaction_id=interaction_id).wait(
-        10
-    )
-    (event,) = webhook_receiver.wait_for("form.received", timeout=10)
+    event = approved_later(human, webhook_receiver, interaction_id)
     assert event.payload.metadata == {
         "humanwire_resume": "crewai",
         "crewai_flow_id": flow_id,
         "crewai_method": "propose",
     }
     [delivery] = webhook_receiver.deliveries
-    body = tmp_path / "event.json"
-    body.write_bytes(delivery.body)
-    secret = webhook_receiver.secret
-    assert secret is not None
-    webhook = (str(body), delivery.headers[SIGNATURE_HEADER.lower()], secret)
+    webhook = delivery_files(webhook_receiver, tmp_path)
+    secret = webhook[2]
 
     resumed = run("resume", *common, *webhook)
     assert resumed == {"resumed": True, "paused": False, "result": "paid 50 to bob"}

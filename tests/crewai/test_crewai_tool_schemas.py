@@ -16,6 +16,7 @@ from crewai.tools.structured_tool import format_description_for_llm
 from crewai.utilities.agent_utils import convert_tools_to_openai_schema
 from pydantic import BaseModel
 
+from framework_support import FORM_FIELDS, PHONE, SLACK, assert_checked_when_built
 from humanwire import HumanWire
 from humanwire import crewai as cw
 from humanwire._tool_schemas import (
@@ -36,15 +37,7 @@ from humanwire._tooling import (
     plain_json_schema,
 )
 
-PHONE = "+12025550100"
-FIELDS = [
-    {
-        "id": "size",
-        "label": "Size",
-        "type": "select",
-        "options": [{"label": "S", "value": "s"}, {"label": "L", "value": "l"}],
-    }
-]
+FIELDS = FORM_FIELDS
 
 Expected = tuple[str, str, type[BaseModel]]
 
@@ -70,7 +63,7 @@ CASES: list[tuple[str, dict[str, Any], Expected]] = [
     ),
     (
         "AskHumanSlack",
-        {"to": "U0HUMAN0001", "expose_recipient": True},
+        {"to": SLACK, "expose_recipient": True},
         (
             "ask_human_slack",
             ask_description("slack", 300),
@@ -97,7 +90,7 @@ CASES: list[tuple[str, dict[str, Any], Expected]] = [
     ),
     (
         "NotifyHumanSlack",
-        {"to": "U0HUMAN0001"},
+        {"to": SLACK},
         (
             "notify_human_slack",
             notify_description("slack"),
@@ -205,12 +198,6 @@ def test_an_own_args_schema_is_kept() -> None:
 
 
 def test_windows_and_recipients_are_checked_when_built() -> None:
-    with pytest.raises(ValueError, match="wait_time must be from 1 to 600"):
-        cw.AskHumanSMS(to=PHONE, wait_time=900)
-    remote = HumanWire(api_key="hw_test", base_url="https://humanwire.example.com")
-    with pytest.raises(ValueError, match="HUMANWIRE_SMS_TO"):
-        cw.AskHumanSMS(client=remote)
-    with pytest.raises(ValueError, match="both title and fields"):
-        cw.HumanForm(to=PHONE, title="Only a title")
+    assert_checked_when_built(cw)
     with pytest.raises(ValueError, match="channel_id"):
-        cw.AskHumanChannel()
+        cw.AskHumanChannel()  # by keyword, as any CrewAI tool option: left out

@@ -9,8 +9,11 @@ from pathlib import Path
 import pytest
 
 from humanwire._pauses import (
+    BlockingApprovalLedger,
+    BlockingLedger,
     FileApprovalLedger,
     FileRecordStore,
+    MemoryApprovalLedger,
     approver_source,
     decision_from_value,
     decision_to_dict,
@@ -146,3 +149,14 @@ async def test_an_approval_is_consumed_once_across_ledgers(tmp_path: Path) -> No
     # Any id is a key: one that looks like a path names no other file.
     assert await one.consume("../i") and not await other.consume("../i")
     assert [path.parent for path in tmp_path.rglob("*.consumed")] == [tmp_path / "used"] * 2
+
+
+@pytest.mark.parametrize("kind", ["memory", "file"])
+async def test_the_blocking_face_consumes_in_the_same_ledger(kind: str, tmp_path: Path) -> None:
+    ledger = MemoryApprovalLedger() if kind == "memory" else FileApprovalLedger(tmp_path)
+    blocking = BlockingLedger(ledger)
+    assert isinstance(blocking, BlockingApprovalLedger)
+    assert blocking.consume("i-1")
+    assert not await ledger.consume("i-1")  # consumed once, whichever face asks
+    assert await ledger.consume("i-2")
+    assert not blocking.consume("i-2")

@@ -62,7 +62,6 @@ Decisions (what CrewAI leaves open, settled here)
 
 from __future__ import annotations
 
-from humanwire._ledger import ApprovalLedger, FileLedger, MemoryLedger, SQLiteLedger
 from humanwire.approval import ApprovalDecision, ApprovalRequest, Approver
 
 from ._require import INSTALL_HINT, require_crewai
@@ -84,6 +83,7 @@ from .flow import (  # noqa: E402
     resume_flow,
     resume_from_webhook,
 )
+from .ledger import ApprovalLedger, FileLedger, MemoryLedger, SQLiteLedger  # noqa: E402
 from .tools import (  # noqa: E402
     AskHumanChannel,
     AskHumanSlack,

@@ -39,7 +39,7 @@ from crewai.tools.tool_failure import ToolFailure
 from crewai.utilities.string_utils import sanitize_tool_name
 from pydantic import Field, model_validator
 
-from humanwire._approval_text import not_approved_text, not_requested_text
+from humanwire._pauses import denial_text, unrequested_text
 from humanwire.approval import ApprovalDecision, ApprovalRequest, Approver
 from humanwire.errors import HumanWireError
 
@@ -137,7 +137,7 @@ class ToolApproval:
                 return None
         except Exception as exc:  # a failing policy must not open the gate
             logger.exception("approval policy failed for %s", context.tool_name)
-            return self._refuse(context, not_requested_text(context.tool_name, exc))
+            return self._refuse(context, unrequested_text(context.tool_name, exc))
         arguments = dict(context.tool_input)
         description = self.describe(context.tool_name, arguments) if self.describe else None
         try:
@@ -148,11 +148,11 @@ class ToolApproval:
             # CrewAI runs the tool when a hook raises: fail closed here instead.
             if not isinstance(exc, HumanWireError):
                 logger.exception("approval of %s could not be requested", context.tool_name)
-            return self._refuse(context, not_requested_text(context.tool_name, exc))
+            return self._refuse(context, unrequested_text(context.tool_name, exc))
         self.decisions.append(decision)
         logger.info("approval of %s: %s", context.tool_name, decision.text)
         if not decision.approved:
-            return self._refuse(context, not_approved_text(context.tool_name, decision))
+            return self._refuse(context, denial_text(context.tool_name, decision))
         if decision.arguments is not None:
             # The person's edit: CrewAI runs the call with the input changed in place.
             context.tool_input.clear()
@@ -221,9 +221,9 @@ class ApprovalTool(BaseTool):
             decision = approver.request(ApprovalRequest(self.name, dict(arguments), description))
         except HumanWireError as exc:
             # Fails closed; the failed request is CrewAI's tool failure.
-            return ToolFailure(message=not_requested_text(self.name, exc))
+            return ToolFailure(message=unrequested_text(self.name, exc))
         if not decision.approved:
-            return not_approved_text(self.name, decision)
+            return denial_text(self.name, decision)
         return self.tool.run(**(decision.arguments or arguments))
 
 

@@ -23,7 +23,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -35,7 +34,7 @@ from crewai.flow.input_provider import InputResponse
 from crewai.flow.persistence.base import FlowPersistence
 from pydantic import BaseModel
 
-from humanwire._ledger import ApprovalLedger, SQLiteLedger
+from humanwire._pauses import idempotency_key, parse_delivery
 from humanwire.approval import (
     ApprovalDecision,
     ApprovalRequest,
@@ -57,9 +56,9 @@ from humanwire.types import (
     InteractionStatus,
     MessageReceivedEvent,
     MessageResponse,
-    event_adapter,
 )
-from humanwire.webhooks import SIGNATURE_HEADER, parse_event
+
+from .ledger import ApprovalLedger, SQLiteLedger
 
 if TYPE_CHECKING:
     from crewai.flow.flow import Flow
@@ -107,7 +106,6 @@ TIMEOUT_NOTE = "no approval decision arrived in time (timeout)"
 """The comment of a decision the timeout default made (see :func:`feedback_text`)."""
 
 Kind = Literal["approval", "question"]
-_MAX_KEY = 255
 
 
 # --- the feedback text ------------------------------------------------------------------
@@ -185,11 +183,8 @@ def _resume_metadata(context: PendingFeedbackContext) -> dict[str, str]:
 def _idempotency_key(kind: Kind, context: PendingFeedbackContext) -> str:
     """One send per feedback point (the flow, its method and when it asked), however
     often the send is retried; a loop that asks again later sends anew."""
-    parts = f"{context.flow_id}:{context.method_name}:{context.requested_at.isoformat()}"
-    key = f"humanwire-{kind}:crewai:{parts}"
-    if len(key) <= _MAX_KEY and key.isascii() and key.isprintable():
-        return key
-    return f"humanwire-{kind}:crewai:{hashlib.sha256(parts.encode()).hexdigest()}"
+    moment = context.requested_at.isoformat()
+    return idempotency_key(kind, "crewai", context.flow_id, context.method_name, moment)
 
 
 class HumanWireFeedback:
@@ -393,27 +388,6 @@ def default_ledger(persistence: FlowPersistence) -> ApprovalLedger:
             "(humanwire.crewai.FileLedger(directory), shared by every resuming process)"
         )
     return SQLiteLedger(path)
-
-
-def parse_delivery(
-    body: bytes | str | Mapping[str, Any] | Event,
-    headers: Mapping[str, str] | None = None,
-    *,
-    secret: str | None = None,
-) -> Event:
-    """The event a webhook delivery carries. With ``secret`` the ``Humanwire-Signature``
-    header is checked against the raw body first (``WebhookVerificationError``)."""
-    if not isinstance(body, (bytes, str)):
-        if secret is not None:
-            raise TypeError("verifying a signature needs the raw body (bytes or str)")
-        if isinstance(body, Mapping):
-            return event_adapter.validate_python(dict(body))
-        return body
-    signature = None
-    if secret is not None:
-        lowered = {key.lower(): value for key, value in (headers or {}).items()}
-        signature = lowered.get(SIGNATURE_HEADER.lower(), "")
-    return parse_event(body, signature=signature, secret=secret)
 
 
 def _pending_interaction(

@@ -4,7 +4,9 @@ Each tool *is* a ``crewai.tools.BaseTool`` (a pydantic model, configured by keyw
 any CrewAI tool): ``Agent(tools=[AskHumanSMS(), HumanForm()])``. Names, descriptions and
 argument schemas are the shared ones of ``humanwire._tooling`` / ``humanwire._tool_schemas``
 (the LangChain, LlamaIndex, MCP, OpenAI Agents and Pydantic AI tools read the same). The
-call runs on the sync client: CrewAI runs tools by calling ``_run`` in its own thread.
+kinds of tool (their options, schemas and client calls) are ``humanwire._tool_kinds``,
+shared with the other adapters; this module joins them to CrewAI. The call runs on the
+sync client: CrewAI runs tools by calling ``_run`` in its own thread.
 
 How a call ends, in CrewAI's own terms:
 
@@ -25,48 +27,25 @@ from __future__ import annotations
 import asyncio
 import json
 from functools import cache
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from crewai.tools import BaseTool
 from crewai.tools.tool_failure import ToolFailure, ToolFailureReason
 from pydantic import (
     BaseModel,
-    Field,
     GetJsonSchemaHandler,
+    PrivateAttr,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
     ValidationError,
-    field_validator,
-    model_validator,
+    model_serializer,
 )
 from pydantic.json_schema import JsonSchemaValue
-from pydantic_core import CoreSchema
+from pydantic_core import CoreSchema, to_jsonable_python
 
-from humanwire._tool_schemas import (
-    CallInput,
-    CallWithRecipientInput,
-    CheckInteractionInput,
-    MessageInput,
-    form_input_schema,
-    message_input_schema,
-)
-from humanwire._tooling import (
-    ASK_CHANNEL_DESCRIPTION,
-    CHANNEL_NAMES,
-    CHECK_DESCRIPTION,
-    Operation,
-    ask_description,
-    call_description,
-    call_text,
-    describe_status,
-    form_description,
-    form_fields_from_specs,
-    form_text,
-    message_text,
-    notify_description,
-    plain_json_schema,
-    sent_text,
-    with_link,
-)
-from humanwire.approval import Channel, check_follow_up_time, check_wait_time, resolve_recipient
+from humanwire import _tool_kinds as kinds
+from humanwire._tool_kinds import DEFAULT_WAIT_TIME, ToolCore, error_text
+from humanwire._tooling import plain_json_schema
 from humanwire.errors import (
     APIConnectionError,
     APIStatusError,
@@ -74,7 +53,6 @@ from humanwire.errors import (
     InternalServerError,
     RateLimitError,
 )
-from humanwire.types import CallRequest, FormField, FormResponse, MessageResponse, Voice
 
 if TYPE_CHECKING:
     from humanwire._client import AsyncHumanWire, HumanWire
@@ -97,9 +75,6 @@ __all__ = [
     "shown_schema",
 ]
 
-DEFAULT_WAIT_TIME = 300.0
-"""How long a tool holds the request for the human's answer unless told otherwise."""
-
 
 def never_cache(arguments: Any = None, result: Any = None) -> bool:
     """The tools' ``cache_function``: a person's answer is never reused. A crew with
@@ -117,21 +92,12 @@ def service_failure(error: HumanWireError) -> ToolFailure:
     details: dict[str, Any] = {}
     if isinstance(error, APIStatusError):
         details["status_code"] = error.status_code
-    return ToolFailure(
-        message=f"humanwire: {error}", code=code, retryable=retryable, details=details
-    )
+    return ToolFailure(message=error_text(error), code=code, retryable=retryable, details=details)
 
 
 def invalid_arguments(error: ValidationError) -> ToolFailure:
     """Arguments that do not fit the schema, worded as the other adapters word it."""
-    problems = []
-    for problem in error.errors(include_url=False):
-        where = ".".join(str(part) for part in problem["loc"])
-        problems.append(f"{where}: {problem['msg']}" if where else problem["msg"])
-    return ToolFailure(
-        message="humanwire: invalid arguments: " + "; ".join(problems),
-        reason=ToolFailureReason.INVALID_INPUT,
-    )
+    return ToolFailure(message=error_text(error), reason=ToolFailureReason.INVALID_INPUT)
 
 
 @cache
@@ -163,13 +129,10 @@ def shown_schema(model: type[BaseModel]) -> type[BaseModel]:
     return shown
 
 
-def _is_async_client(client: object) -> bool:
-    from humanwire._client import AsyncHumanWire
-
-    return isinstance(client, AsyncHumanWire)
+_NOT_SAVED = frozenset({"client", "async_client"})
 
 
-class HumanWireTool(BaseTool):
+class HumanWireTool(ToolCore, BaseTool):
     """Base of the humanwire tools: a CrewAI ``BaseTool`` whose call is one
     :class:`~humanwire._tooling.Operation` on the sync client.
 
@@ -177,55 +140,79 @@ class HumanWireTool(BaseTool):
     service and account is made); left out, one is built from the environment
     (``HUMANWIRE_API_KEY`` / ``HUMANWIRE_BASE_URL``, the embedded service otherwise) on
     first use. ``metadata`` (string keys and values) goes with every send and comes back
-    on the interaction's status and events. CrewAI's own options
-    (``tool_failure_policy``, ``max_usage_count``, ``result_as_answer``...) apply as to any
+    on the interaction's status and events. CrewAI's own options (``args_schema``,
+    ``tool_failure_policy``, ``max_usage_count``, ``result_as_answer``...) apply as to any
     tool; the result cache is off (see :func:`never_cache`).
+
+    A CrewAI tool is a pydantic model; the kind's settings (recipient, windows, form...)
+    are plain attributes beside its fields, so ``model_dump`` shows CrewAI's fields only
+    (never the client).
     """
 
-    client: Any = Field(default=None, exclude=True, repr=False)
-    """A ``HumanWire`` or ``AsyncHumanWire``; built from the environment when left out."""
-    metadata: dict[str, str] | None = None
-    """Every send's metadata on the service."""
+    _sync_client: HumanWire | None = PrivateAttr(default=None)
 
-    @model_validator(mode="after")
-    def _no_cache(self) -> HumanWireTool:
-        if "cache_function" not in self.model_fields_set:
-            self.cache_function = never_cache
-        return self
+    if not TYPE_CHECKING:
+        # ToolCore's attributes: plain ones, not pydantic fields.
+        args_model: ClassVar[Any]
+        clients: ClassVar[Any]
+        send_metadata: ClassVar[Any]
 
-    def _set_schema(self, model: type[BaseModel]) -> None:
-        """Use the shared schema unless the tool was given its own ``args_schema``."""
-        if "args_schema" not in self.model_fields_set:
-            self.args_schema = shown_schema(model)
+    def __new__(cls, *args: Any, **options: Any) -> Any:
+        tool = super().__new__(cls)
+        # What the tool was built from, so CrewAI's saved tool (its model_dump, rebuilt by
+        # model_validate through the constructor) is the same tool; never a client.
+        settings = {key: value for key, value in options.items() if key not in _NOT_SAVED}
+        object.__setattr__(tool, "_settings", dict(enumerate(args)) | settings)
+        return tool
 
-    # -- clients ---------------------------------------------------------------------------
+    def __init__(
+        self, *, name: str, description: str, args_model: type[BaseModel], **options: Any
+    ) -> None:
+        options.setdefault("args_schema", shown_schema(args_model))
+        options.setdefault("cache_function", never_cache)
+        # The kind (and ToolCore) set their attributes before the model exists, and
+        # pydantic's __init__ replaces the instance dict: carry them across it.
+        settings = self.__dict__
+        super().__init__(name=name, description=description, args_model=args_model, **options)
+        for key, value in settings.items():
+            self.__dict__.setdefault(key, value)
+
+    @model_serializer(mode="wrap")
+    def _with_settings(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> dict[str, Any]:
+        dumped: dict[str, Any] = handler(self)
+        settings = {
+            key: value for key, value in self.__dict__.get("_settings", {}).items()
+            if isinstance(key, str) and key not in dumped
+        }
+        if info.mode_is_json():
+            settings = to_jsonable_python(settings)
+        return settings | dumped
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in type(self).model_fields or name.startswith("_"):
+            super().__setattr__(name, value)
+        else:  # a kind's setting: a plain attribute, not a pydantic field
+            object.__setattr__(self, name, value)
+
     @property
     def configured_client(self) -> HumanWire | AsyncHumanWire | None:
         """The client given, to ask it about its service before any request."""
-        return cast("HumanWire | AsyncHumanWire | None", self.client)
+        return self.clients.configured
 
     def sync_client(self) -> HumanWire:
         """The client given, else one on the given async client's service and account,
         else one from the environment (made once)."""
         from humanwire._client import sync_client_for
 
-        if self.client is not None and _is_async_client(self.client):
-            self.client = sync_client_for(None, cast("AsyncHumanWire", self.client))
-        client = sync_client_for(cast("HumanWire | None", self.client), None)
-        self.client = client
-        return client
-
-    def send_metadata(self) -> dict[str, Any]:
-        return {"metadata": dict(self.metadata)} if self.metadata else {}
-
-    # -- calling the service -----------------------------------------------------------------
-    def _operation(self, arguments: BaseModel) -> Operation[Any, str]:
-        """The client call for validated ``arguments`` and how its response becomes the
-        text the model reads."""
-        raise NotImplementedError
+        if self._sync_client is None:
+            self._sync_client = sync_client_for(self.clients.client, self.clients.async_client)
+        return self._sync_client
 
     def _run(self, **arguments: Any) -> str | ToolFailure:
         try:
+            # ``args_schema``: the shared argument model, or the one the tool was given.
             parsed = self.args_schema.model_validate(arguments)
         except ValidationError as exc:
             return invalid_arguments(exc)
@@ -242,169 +229,44 @@ class HumanWireTool(BaseTool):
         return await asyncio.to_thread(self._run, **arguments)
 
 
-class WindowedTool(HumanWireTool):
-    """A tool that waits for an answer: ``wait_time`` and ``follow_up_time`` are checked
-    against the service's bounds (1-600 s, 1-60000 s) when the tool is built."""
-
-    wait_time: float | None = DEFAULT_WAIT_TIME
-    follow_up_time: float | None = None
-
-    @field_validator("wait_time")
-    @classmethod
-    def _check_wait_time(cls, value: float | None) -> float | None:
-        return check_wait_time(value)
-
-    @field_validator("follow_up_time")
-    @classmethod
-    def _check_follow_up_time(cls, value: float | None) -> float | None:
-        return check_follow_up_time(value)
-
-    def windows(self) -> dict[str, float]:
-        windows: dict[str, float] = {}
-        if self.wait_time is not None:
-            windows["wait_time"] = self.wait_time
-        if self.follow_up_time is not None:
-            windows["follow_up_time"] = self.follow_up_time
-        return windows
+# --- the tools: a kind (options, schema, call) joined to CrewAI -------------------------
 
 
-# --- messages ---------------------------------------------------------------------------
-
-
-class _MessageTool(WindowedTool):
-    """Send a text to one person over a channel; wait for the reply unless ``wait_time``
-    is ``None`` (then only the interaction id comes back)."""
-
-    channel: ClassVar[Channel]
-
-    description: str = ""
-    to: str | None = None
-    """The recipient: ``to``, else ``HUMANWIRE_<CHANNEL>_TO``, else (embedded service) the
-    inbox's default human; resolved when the tool is built."""
-    expose_recipient: bool = False
-    """Let the model choose the recipient (adds an optional ``to`` argument)."""
-
-    @model_validator(mode="after")
-    def _configure(self) -> _MessageTool:
-        self.to = resolve_recipient(self.channel, self.to, self.configured_client)
-        waits = self.wait_time is not None
-        self._set_schema(
-            message_input_schema(
-                note=not waits, channel=self.channel, expose_recipient=self.expose_recipient
-            )
-        )
-        if not self.description:
-            self.description = (
-                ask_description(self.channel, self.wait_time)
-                if self.wait_time is not None
-                else notify_description(self.channel)
-            )
-        return self
-
-    def _request(self, arguments: BaseModel) -> dict[str, Any]:
-        given = dict(arguments)  # the schema varies: "to" only when exposed
-        to = given.get("to")
-        return {
-            "to": to if self.expose_recipient and to else self.to,
-            "message": given["message"],
-            **self.windows(),
-            **self.send_metadata(),
-        }
-
-    def _finish(self, response: MessageResponse) -> str:
-        if self.wait_time is None:
-            return sent_text(response, self.channel)
-        return message_text(response)
-
-    def _operation(self, arguments: BaseModel) -> Operation[MessageResponse, str]:
-        kwargs = self._request(arguments)
-        return Operation(
-            lambda client: getattr(client.messages, self.channel)(**kwargs), self._finish
-        )
-
-
-class _FromMessageTool(_MessageTool):
-    from_: str | None = None
-    """The sender: an sms number of the account, or the slack workspace id."""
-
-    def _request(self, arguments: BaseModel) -> dict[str, Any]:
-        kwargs = super()._request(arguments)
-        if self.from_ is not None:
-            kwargs["from_"] = self.from_
-        return kwargs
-
-
-class AskHumanSMS(_FromMessageTool):
+class AskHumanSMS(kinds.AskHumanSMS, HumanWireTool):
     """Text a person by SMS and wait for the reply (``ask_human_sms``)."""
 
-    channel: ClassVar[Channel] = "sms"
-    name: str = "ask_human_sms"
 
-
-class AskHumanWhatsApp(_MessageTool):
+class AskHumanWhatsApp(kinds.AskHumanWhatsApp, HumanWireTool):
     """Message a person on WhatsApp and wait for the reply (``ask_human_whatsapp``)."""
 
-    channel: ClassVar[Channel] = "whatsapp"
-    name: str = "ask_human_whatsapp"
 
-
-class AskHumanSlack(_FromMessageTool):
+class AskHumanSlack(kinds.AskHumanSlack, HumanWireTool):
     """Message a person or channel on Slack and wait for a reply in the thread
     (``ask_human_slack``)."""
 
-    channel: ClassVar[Channel] = "slack"
-    name: str = "ask_human_slack"
 
-
-class NotifyHumanSMS(AskHumanSMS):
+class NotifyHumanSMS(kinds.NotifyHumanSMS, AskHumanSMS):
     """Send an SMS without waiting (``notify_human_sms``)."""
 
-    name: str = "notify_human_sms"
-    wait_time: float | None = None
 
-
-class NotifyHumanWhatsApp(AskHumanWhatsApp):
+class NotifyHumanWhatsApp(kinds.NotifyHumanWhatsApp, AskHumanWhatsApp):
     """Send a WhatsApp message without waiting (``notify_human_whatsapp``)."""
 
-    name: str = "notify_human_whatsapp"
-    wait_time: float | None = None
 
-
-class NotifyHumanSlack(AskHumanSlack):
+class NotifyHumanSlack(kinds.NotifyHumanSlack, AskHumanSlack):
     """Send a Slack message without waiting (``notify_human_slack``)."""
 
-    name: str = "notify_human_slack"
-    wait_time: float | None = None
 
-
-class AskHumanChannel(HumanWireTool):
+class AskHumanChannel(kinds.AskHumanChannel, HumanWireTool):
     """Send through a channel card (``ask_human_channel``): the card holds the recipient,
     windows and templates, so the no-response text is the card's."""
 
-    name: str = "ask_human_channel"
-    description: str = ASK_CHANNEL_DESCRIPTION
-    channel_id: str = Field(min_length=1)
-    """The id of the channel card."""
-
-    @model_validator(mode="after")
-    def _configure(self) -> AskHumanChannel:
-        self._set_schema(MessageInput)
-        return self
-
-    def _operation(self, arguments: BaseModel) -> Operation[MessageResponse, str]:
-        message = cast(MessageInput, arguments).message
-        return Operation(
-            lambda client: client.messages.channel(
-                self.channel_id, message=message, **self.send_metadata()
-            ),
-            message_text,
-        )
+    def __init__(self, channel_id: str = "", **options: Any) -> None:
+        # By keyword, as any CrewAI tool option: left out, the kind's ValueError.
+        super().__init__(channel_id, **options)
 
 
-# --- forms ------------------------------------------------------------------------------
-
-
-class HumanForm(WindowedTool):
+class HumanForm(kinds.HumanForm, HumanWireTool):
     """Send a form link and wait for the submitted values (``human_form``).
 
     Fixed mode: give ``title`` and ``fields`` and the model only supplies an optional link
@@ -413,96 +275,15 @@ class HumanForm(WindowedTool):
     fixed form's subtitle (``description`` is the tool's own, read by the model).
     """
 
-    name: str = "human_form"
-    description: str = ""
-
-    channel: Channel = "sms"
-    to: str | None = None
-    expose_recipient: bool = False
-    title: str | None = None
-    fields: list[FormField] | None = None
-    form_description: str | None = None
-    submit_label: str | None = None
-    brand_image_url: str | None = None
-    message: str | None = None
-    """Default link message on sms and slack (``{{url}}`` marks the link)."""
-
-    @field_validator("channel")
-    @classmethod
-    def _known_channel(cls, value: str) -> str:
-        if value not in CHANNEL_NAMES:
-            raise ValueError("channel must be sms, whatsapp or slack")
-        return value
-
-    @model_validator(mode="after")
-    def _configure(self) -> HumanForm:
-        if (self.title is None) != (self.fields is None):
-            raise ValueError("a fixed form needs both title and fields (or neither: dynamic)")
-        if self.fields is not None and not self.fields:
-            raise ValueError("fields: a form needs at least one field")
-        if self.wait_time is None and self.follow_up_time is None:
-            raise ValueError("a form needs wait_time, follow_up_time or both")
-        self.to = resolve_recipient(self.channel, self.to, self.configured_client)
-        self._set_schema(
-            form_input_schema(
-                dynamic=self.dynamic, channel=self.channel, expose_recipient=self.expose_recipient
-            )
-        )
-        if not self.description:
-            if self.dynamic:
-                self.description = form_description(self.channel, self.wait_time)
-            else:
-                labels = [field.label for field in self.fields or []]
-                self.description = form_description(
-                    self.channel, self.wait_time, title=self.title, labels=labels
-                )
-        return self
-
-    @property
-    def dynamic(self) -> bool:
-        return self.fields is None
-
     def _request(self, arguments: BaseModel) -> dict[str, Any]:
-        given = dict(arguments)  # the schema varies with the mode, channel and recipient
-        if self.dynamic:
-            # The model's design: an InvalidRequestError tells it what to fix.
-            form_fields = form_fields_from_specs(list(given.get("fields") or []))
-            title, subtitle = given["title"], given.get("description")
-        else:
-            form_fields, title = list(self.fields or []), self.title
-            subtitle = self.form_description
-        to = given.get("to")
-        kwargs: dict[str, Any] = {
-            "to": to if self.expose_recipient and to else self.to,
-            "title": title,
-            "fields": form_fields,
-            **self.windows(),
-            **self.send_metadata(),
-        }
-        optional = {
-            # CrewAI sends schemas strict (every property required): "" means left out.
-            "description": subtitle or None,
-            "submit_label": self.submit_label,
-            "brand_image_url": self.brand_image_url,
-        }
-        if self.channel != "whatsapp":
-            optional["message"] = with_link(given.get("message") or self.message)
-        kwargs.update({key: value for key, value in optional.items() if value is not None})
+        kwargs = super()._request(arguments)
+        # CrewAI sends schemas strict (every property required): "" means left out.
+        if not kwargs.get("description"):
+            kwargs.pop("description", None)
         return kwargs
 
-    @staticmethod
-    def _finish(response: FormResponse) -> str:
-        return form_text(response, submitted_prefix="The human submitted the form:\n")
 
-    def _operation(self, arguments: BaseModel) -> Operation[FormResponse, str]:
-        kwargs = self._request(arguments)
-        return Operation(lambda client: getattr(client.forms, self.channel)(**kwargs), self._finish)
-
-
-# --- calls ------------------------------------------------------------------------------
-
-
-class CallHuman(HumanWireTool):
+class CallHuman(kinds.CallHuman, HumanWireTool):
     """Place a voice call driven by a prompt and return its summary (``call_human``).
 
     The recipient is a phone number: ``to``, else ``HUMANWIRE_SMS_TO``, else (embedded
@@ -510,67 +291,8 @@ class CallHuman(HumanWireTool):
     ``wait_for_call_end`` are fixed when the tool is built.
     """
 
-    name: str = "call_human"
-    description: str = ""
-    to: str | None = None
-    expose_recipient: bool = False
-    transfer_to: str | None = None
-    language: str = "en-US"
-    voice: Voice = "female"
-    wait_for_call_end: bool = True
 
-    @model_validator(mode="after")
-    def _configure(self) -> CallHuman:
-        self.to = resolve_recipient("sms", self.to, self.configured_client)
-        # The wire model checks the numbers, language and voice now, not at the first call.
-        CallRequest(
-            prompt="check",
-            to=self.to,
-            transfer_to=self.transfer_to,
-            language=self.language,
-            voice=self.voice,
-        )
-        self._set_schema(CallWithRecipientInput if self.expose_recipient else CallInput)
-        if not self.description:
-            self.description = call_description(self.wait_for_call_end)
-        return self
-
-    def _operation(self, arguments: BaseModel) -> Operation[Any, str]:
-        given = dict(arguments)
-        to = given.get("to")
-        kwargs: dict[str, Any] = {
-            "to": to if self.expose_recipient and to else self.to,
-            "prompt": given["prompt"],
-            "language": self.language,
-            "voice": self.voice,
-            "wait_for_call_end": self.wait_for_call_end,
-            **self.send_metadata(),
-        }
-        if self.transfer_to is not None:
-            kwargs["transfer_to"] = self.transfer_to
-        return Operation(lambda client: client.calls.create(**kwargs), call_text)
-
-
-# --- interactions -----------------------------------------------------------------------
-
-
-class CheckHumanInteraction(HumanWireTool):
+class CheckHumanInteraction(kinds.CheckHumanInteraction, HumanWireTool):
     """The status and result of an earlier interaction, a late reply included
     (``check_human_interaction``). ``wait`` holds the check up to that many seconds for a
     change (the service's ``?wait=``, at most 60)."""
-
-    name: str = "check_human_interaction"
-    description: str = CHECK_DESCRIPTION
-    wait: float = Field(default=0, ge=0, le=60)
-
-    @model_validator(mode="after")
-    def _configure(self) -> CheckHumanInteraction:
-        self._set_schema(CheckInteractionInput)
-        return self
-
-    def _operation(self, arguments: BaseModel) -> Operation[Any, str]:
-        interaction_id = cast(CheckInteractionInput, arguments).interaction_id
-        wait = self.wait or None
-        return Operation(
-            lambda client: client.interactions.status(interaction_id, wait=wait), describe_status
-        )

@@ -1,7 +1,8 @@
 """The storage interface of the service: plain records and the operations the engine needs.
 
-The engine talks only to ``Store``; ``store/sqlite.py`` implements it on stdlib sqlite3,
-and a Postgres store could follow with the same records. Times are unix seconds (float),
+The engine talks only to ``Store`` (and, with several replicas, ``SharedStore``):
+``store/sqlite.py`` implements it on stdlib sqlite3, ``store/postgres`` on PostgreSQL, both
+mostly through the methods written once in ``store/sql``. Times are unix seconds (float),
 windows are absolute deadlines, JSON-ish values are plain dicts.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import Any, Protocol
 
 from .commits import PendingCommit
 
@@ -27,7 +28,6 @@ __all__ = [
     "IdempotencyRecord",
     "InboundRecord",
     "InboxSessionRecord",
-    "InboxSessionsSQL",
     "InteractionRecord",
     "NumberRecord",
     "OutboxRecord",
@@ -349,7 +349,7 @@ class Store(Protocol):
         account."""
         ...
 
-    # the inbox's sessions (``InboxSessionsSQL`` implements them for both stores)
+    # the inbox's sessions
     def insert_inbox_session(self, record: InboxSessionRecord) -> None: ...
     def inbox_session(
         self, id_hash: str, now: float, idle_after: float
@@ -741,77 +741,3 @@ def inbound_values(record: InboundRecord) -> tuple[Any, ...]:
         record.created_at,
         record.ref,
     )
-
-
-class InboxSessionsSQL:
-    """The inbox-session methods of ``Store``, written once for both stores: their SQL
-    is the same but for the placeholder (``?`` in SQLite, ``%s`` in PostgreSQL), which
-    ``PLACEHOLDER`` names. A store mixes it in and supplies ``_one`` and ``_run``."""
-
-    PLACEHOLDER: ClassVar[str] = "?"
-
-    _COLUMNS = "id_hash, account_id, key_hash, created_at, expires_at, seen_at"
-    _INSERT = f"INSERT INTO inbox_sessions ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"
-    # The join on the key's hash is what makes a rotated key end the sessions: no store
-    # method has to remember to delete them, and a login racing a rotation (the session
-    # written with the old key's hash just after) opens nothing.
-    _LOOKUP = (
-        "SELECT s.id_hash, s.account_id, s.key_hash, s.created_at, s.expires_at, s.seen_at, "
-        "a.name, a.suspended, a.created_at FROM inbox_sessions s "
-        "JOIN accounts a ON a.id = s.account_id AND a.key_hash = s.key_hash "
-        "WHERE s.id_hash = ? AND s.expires_at > ? AND s.seen_at > ?"
-    )
-    _TOUCH = "UPDATE inbox_sessions SET seen_at = ? WHERE id_hash = ? AND seen_at < ?"
-    _DELETE = "DELETE FROM inbox_sessions WHERE id_hash = ?"
-    _PRUNE = (
-        "DELETE FROM inbox_sessions WHERE expires_at <= ? OR seen_at <= ? OR NOT EXISTS "
-        "(SELECT 1 FROM accounts a WHERE a.id = inbox_sessions.account_id "
-        "AND a.key_hash = inbox_sessions.key_hash)"
-    )
-
-    def _one(self, query: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
-        raise NotImplementedError
-
-    def _run(self, query: str, params: tuple[Any, ...] = ()) -> int:
-        raise NotImplementedError
-
-    def _sql(self, query: str) -> str:
-        return query.replace("?", self.PLACEHOLDER)
-
-    def insert_inbox_session(self, record: InboxSessionRecord) -> None:
-        self._run(
-            self._sql(self._INSERT),
-            (
-                record.id_hash,
-                record.account_id,
-                record.key_hash,
-                record.created_at,
-                record.expires_at,
-                record.seen_at,
-            ),
-        )
-
-    def inbox_session(
-        self, id_hash: str, now: float, idle_after: float
-    ) -> tuple[InboxSessionRecord, AccountRecord] | None:
-        row = self._one(self._sql(self._LOOKUP), (id_hash, now, idle_after))
-        if row is None:
-            return None
-        session = InboxSessionRecord(*row[:6])
-        account = AccountRecord(
-            id=session.account_id,
-            name=row[6],
-            key_hash=session.key_hash,
-            suspended=bool(row[7]),
-            created_at=row[8],
-        )
-        return session, account
-
-    def touch_inbox_session(self, id_hash: str, seen_at: float) -> None:
-        self._run(self._sql(self._TOUCH), (seen_at, id_hash, seen_at))
-
-    def delete_inbox_session(self, id_hash: str) -> bool:
-        return self._run(self._sql(self._DELETE), (id_hash,)) > 0
-
-    def prune_inbox_sessions(self, now: float, idle_after: float) -> int:
-        return self._run(self._sql(self._PRUNE), (now, idle_after))

@@ -46,7 +46,7 @@ import asyncio
 import hashlib
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -68,7 +68,6 @@ from .base import (
     IdempotencyLinkRecord,
     IdempotencyRecord,
     InboundRecord,
-    InboxSessionsSQL,
     InteractionRecord,
     NumberRecord,
     OutboxRecord,
@@ -79,6 +78,7 @@ from .base import (
     usage_from_counts,
 )
 from .commits import COMMITTED, PendingCommit, StoreUnavailable
+from .sql import SQLStore, Statements
 
 __all__ = ["MIGRATIONS", "PostgresStore"]
 
@@ -448,12 +448,76 @@ def _loads_number(text: str | None) -> float | None:
     return value
 
 
-class PostgresStore(InboxSessionsSQL):
+_TIMES = ("created_at", "wait_deadline", "follow_up_deadline", "ended_at")
+
+
+class PostgresStatements(Statements):
+    """``Statements`` in PostgreSQL's words: where it differs, and what only it runs."""
+
+    placeholder = "%s"
+    order = "ord"
+    interaction_columns = INTERACTION_COLUMNS + ", owner, held_by"
+    interaction_values = ", ".join(
+        "?::double precision" if column in _TIMES else "?"
+        for column in (INTERACTION_COLUMNS + ", owner, held_by").split(", ")
+    )
+    """Typed where a NULL in an ``INSERT ... SELECT`` would otherwise be taken for text."""
+    list_accounts = "SELECT {account_columns} FROM accounts ORDER BY created_at, id"
+    # Locks the row: a concurrent rotate or suspend waits, then finds nothing.
+    account_to_delete = "SELECT 1 FROM accounts WHERE id = ? FOR UPDATE"
+    delete_provider_state_of_account = (
+        "DELETE FROM provider_state WHERE "
+        "key IN (SELECT id FROM interactions WHERE account_id = ?) "
+        "OR key IN (SELECT phone_number FROM numbers WHERE account_id = ?) "
+        "OR (CASE WHEN jsonb_typeof(value::jsonb) = 'object' THEN "
+        "value::jsonb ->> 'account' = ? OR value::jsonb ->> 'interactionId' "
+        "IN (SELECT id FROM interactions WHERE account_id = ?) END)"
+    )
+    insert_delivery = Statements.insert_delivery + " RETURNING seq"
+    # One statement (one round trip, atomic): the link is written first and the
+    # interaction only if it was.
+    insert_linked_interaction = (
+        "WITH link AS ({upsert_idempotency_link} RETURNING 1) "
+        "INSERT INTO interactions ({interaction_columns}) "
+        "SELECT {interaction_values} WHERE EXISTS (SELECT 1 FROM link)"
+    )
+    claim_outbox = (
+        "UPDATE outbox SET next_attempt_at = ? WHERE id IN (SELECT id FROM outbox "
+        "WHERE status = 'pending' AND next_attempt_at <= ? "
+        "ORDER BY next_attempt_at, ord LIMIT ? FOR UPDATE SKIP LOCKED) "
+        "RETURNING {outbox_columns}"
+    )
+
+
+class _Transaction:
+    """``Transaction`` on a pooled connection: in a pipeline (``_tx``) or a transaction
+    (``_transaction``)."""
+
+    __slots__ = ("_conn",)
+
+    def __init__(self, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
+        self._conn = conn
+
+    def execute(self, query: str, params: Sequence[Any] = (), /) -> None:
+        self._conn.execute(query.encode(), params)
+
+    def executemany(self, query: str, params: Iterable[Sequence[Any]], /) -> None:
+        with self._conn.cursor() as cursor:
+            cursor.executemany(query.encode(), params)
+
+    def one(self, query: str, params: Sequence[Any] = (), /) -> tuple[Any, ...] | None:
+        return self._conn.execute(query.encode(), params).fetchone()
+
+    def run(self, query: str, params: Sequence[Any] = (), /) -> int:
+        return self._conn.execute(query.encode(), params).rowcount
+
+
+class PostgresStore(SQLStore):
     """``Store`` on PostgreSQL. ``url``: where the server is (``postgresql://...``);
     ``schema``: the PostgreSQL schema to keep the tables in (default: the server's
     ``search_path``, usually ``public``)."""
 
-    PLACEHOLDER = "%s"
+    q = PostgresStatements()
 
     def __init__(
         self,
@@ -567,7 +631,7 @@ class PostgresStore(InboxSessionsSQL):
             raise StoreUnavailable(reason) from exc
 
     @contextmanager
-    def _tx(self, statements: int) -> Iterator[psycopg.Connection[tuple[Any, ...]]]:
+    def _tx(self, statements: int) -> Iterator[_Transaction]:
         """``statements`` statements in one transaction and one round trip: sent as one
         pipeline ending in a single Sync, which the server runs as one implicit
         transaction (committed at the Sync; an error rolls back all of it and raises
@@ -578,31 +642,36 @@ class PostgresStore(InboxSessionsSQL):
             self.transactions += 1
             self.round_trips += 1
             self.statements += statements
-            yield conn
+            yield _Transaction(conn)
 
     @contextmanager
-    def _transaction(self) -> Iterator[psycopg.Connection[tuple[Any, ...]]]:
+    def _transaction(self) -> Iterator[_Transaction]:
         """A transaction whose statements may read results on the way (BEGIN … COMMIT:
         a round trip each); for rare work such as deleting an account, where ``_tx``'s
         single pipeline cannot serve."""
         with self._connection() as conn, conn.transaction():
             self.transactions += 1
-            yield conn
+            yield _Transaction(conn)
 
-    def _one(self, query: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+    def _one(self, query: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
         with self._connection() as conn:
             self._count()
             return conn.execute(query.encode(), params).fetchone()
 
-    def _all(self, query: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    def _all(self, query: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._connection() as conn:
             self._count()
             return conn.execute(query.encode(), params).fetchall()
 
-    def _run(self, query: str, params: tuple[Any, ...] = ()) -> int:
+    def _run(self, query: str, params: Sequence[Any] = ()) -> int:
         with self._connection() as conn:
             self._count()
             return conn.execute(query.encode(), params).rowcount
+
+    def _insert_id(self, query: str, params: Sequence[Any]) -> int:
+        row = self._one(query, params)  # INSERT ... RETURNING the key
+        assert row is not None
+        return int(row[0])
 
     def _count(self) -> None:
         """One statement in its own transaction: one round trip."""
@@ -701,29 +770,18 @@ class PostgresStore(InboxSessionsSQL):
         removed: dict[str, int] = {}
         with self._transaction() as conn:
             # Locks the row: a concurrent rotate or suspend waits, then finds nothing.
-            found = conn.execute(
-                "SELECT 1 FROM accounts WHERE id = %s FOR UPDATE", (account_id,)
-            ).fetchone()
+            found = conn.one("SELECT 1 FROM accounts WHERE id = %s FOR UPDATE", (account_id,))
             if found is None:
                 return None
             # As in SQLiteStore.delete_account: the provider state about the account.
-            removed["provider_state"] = conn.execute(
-                "DELETE FROM provider_state WHERE "
-                "key IN (SELECT id FROM interactions WHERE account_id = %(a)s) "
-                "OR key IN (SELECT phone_number FROM numbers WHERE account_id = %(a)s) "
-                "OR (CASE WHEN jsonb_typeof(value::jsonb) = 'object' THEN "
-                "value::jsonb ->> 'account' = %(a)s OR value::jsonb ->> 'interactionId' "
-                "IN (SELECT id FROM interactions WHERE account_id = %(a)s) END)",
-                {"a": account_id},
-            ).rowcount
+            removed["provider_state"] = conn.run(
+                self.q.delete_provider_state_of_account, (account_id,) * 4
+            )
             for table in _ACCOUNT_TABLES:
-                removed[table] = conn.execute(
-                    sql.SQL("DELETE FROM {} WHERE account_id = %s").format(sql.Identifier(table)),
-                    (account_id,),
-                ).rowcount
-            removed["accounts"] = conn.execute(
-                "DELETE FROM accounts WHERE id = %s", (account_id,)
-            ).rowcount
+                removed[table] = conn.run(
+                    f"DELETE FROM {table} WHERE account_id = %s", (account_id,)
+                )
+            removed["accounts"] = conn.run("DELETE FROM accounts WHERE id = %s", (account_id,))
         return removed
 
     # -- interactions -----------------------------------------------------------------
@@ -1327,28 +1385,27 @@ class PostgresStore(InboxSessionsSQL):
                 ),
             )
             if outbox:
-                with conn.cursor() as cursor:
-                    cursor.executemany(
-                        f"INSERT INTO outbox ({_OUTBOX_COLUMNS}) "
-                        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)".encode(),
-                        [
-                            (
-                                item.id,
-                                item.event_id,
-                                item.webhook_id,
-                                item.account_id,
-                                item.status,
-                                item.attempts,
-                                item.next_attempt_at,
-                                item.last_error,
-                                item.created_at,
-                                item.updated_at,
-                                item.delivered_at,
-                                item.last_status_code,
-                            )
-                            for item in outbox
-                        ],
-                    )
+                conn.executemany(
+                    f"INSERT INTO outbox ({_OUTBOX_COLUMNS}) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                    [
+                        (
+                            item.id,
+                            item.event_id,
+                            item.webhook_id,
+                            item.account_id,
+                            item.status,
+                            item.attempts,
+                            item.next_attempt_at,
+                            item.last_error,
+                            item.created_at,
+                            item.updated_at,
+                            item.delivered_at,
+                            item.last_status_code,
+                        )
+                        for item in outbox
+                    ],
+                )
 
     def get_event(self, event_id: str) -> EventRecord | None:
         row = self._one(

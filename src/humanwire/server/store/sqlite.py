@@ -14,8 +14,8 @@ import json
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -32,7 +32,6 @@ from .base import (
     IdempotencyLinkRecord,
     IdempotencyRecord,
     InboundRecord,
-    InboxSessionsSQL,
     InteractionRecord,
     NumberRecord,
     OutboxRecord,
@@ -43,6 +42,7 @@ from .base import (
     usage_from_counts,
 )
 from .commits import COMMITTED, TOUCHED, PendingCommit, StoreUnavailable
+from .sql import SQLStore, Statements
 
 __all__ = ["SQLiteStore"]
 
@@ -269,8 +269,57 @@ def _unavailable(exc: sqlite3.OperationalError) -> bool:
     return any(part in text for part in _UNAVAILABLE_TEXT)
 
 
-class SQLiteStore(InboxSessionsSQL):
+class SQLiteStatements(Statements):
+    """``Statements`` in SQLite's words: where it differs, and what only it runs."""
+
+    delete_provider_state_of_account = (
+        "DELETE FROM provider_state WHERE "
+        "key IN (SELECT id FROM interactions WHERE account_id = ?) "
+        "OR key IN (SELECT phone_number FROM numbers WHERE account_id = ?) "
+        "OR (CASE WHEN json_valid(value) AND json_type(value) = 'object' THEN "
+        "json_extract(value, '$.account') = ? OR json_extract(value, '$.interactionId') "
+        "IN (SELECT id FROM interactions WHERE account_id = ?) END)"
+    )
+    # One number per account (PostgreSQL: a unique index).
+    account_has_number = "SELECT 1 FROM numbers WHERE account_id = ?"
+    append_outcome = (
+        "INSERT INTO outcomes (account_id, interaction_id, body, created_at) VALUES (?, ?, ?, ?)"
+    )
+    outcome_before = "SELECT MAX(id) FROM outcomes WHERE account_id = ? AND id < ?"
+    due_outbox = (
+        "SELECT {outbox_columns} FROM outbox WHERE status = 'pending' "
+        "AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?"
+    )
+    lease_outbox = "UPDATE outbox SET next_attempt_at = ? WHERE id = ?"
+    schema_version = "SELECT value FROM meta WHERE key = 'schema_version'"
+
+
+class _Transaction:
+    """``Transaction`` on the store's connection (``_tx``)."""
+
+    __slots__ = ("_db",)
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def execute(self, query: str, params: Sequence[Any] = (), /) -> None:
+        self._db.execute(query, params)
+
+    def executemany(self, query: str, params: Iterable[Sequence[Any]], /) -> None:
+        self._db.executemany(query, params)
+
+    def one(self, query: str, params: Sequence[Any] = (), /) -> tuple[Any, ...] | None:
+        row: tuple[Any, ...] | None = self._db.execute(query, params).fetchone()
+        return row
+
+    def run(self, query: str, params: Sequence[Any] = (), /) -> int:
+        return self._db.execute(query, params).rowcount
+
+
+class SQLiteStore(SQLStore):
     """``Store`` on sqlite3. ``path`` is a file name or ``:memory:``."""
+
+    q = SQLiteStatements()
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -422,14 +471,14 @@ class SQLiteStore(InboxSessionsSQL):
                 raise self._write_failed(exc) from exc
 
     @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
+    def _tx(self, statements: int = 1) -> Iterator[_Transaction]:
         """Several statements as one unit: a savepoint inside the batch, else its own
-        transaction."""
+        transaction. They may read on the way (``statements`` is PostgreSQL's concern)."""
         with self._write() as db:
             if db.in_transaction:
                 db.execute("SAVEPOINT unit")
                 try:
-                    yield db
+                    yield _Transaction(db)
                 except BaseException:
                     if db.in_transaction:  # not rolled back whole by a failed write
                         db.execute("ROLLBACK TO unit")
@@ -439,12 +488,15 @@ class SQLiteStore(InboxSessionsSQL):
                 return
             db.execute("BEGIN IMMEDIATE")
             try:
-                yield db
+                yield _Transaction(db)
                 db.execute("COMMIT")
             except BaseException:
                 if db.in_transaction:
                     db.execute("ROLLBACK")
                 raise
+
+    def _transaction(self) -> AbstractContextManager[_Transaction]:
+        return self._tx()
 
     async def check_writable(self) -> None:
         """On the loop (a probe is a few statements and a small commit). The test write
@@ -474,20 +526,26 @@ class SQLiteStore(InboxSessionsSQL):
                 raise StoreUnavailable(str(exc)) from exc
             self._write_failure = None
 
-    def _one(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+    def _one(self, query: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
         with self._lock:
             self._touch()
-            row: tuple[Any, ...] | None = self._db.execute(sql, params).fetchone()
+            row: tuple[Any, ...] | None = self._db.execute(query, params).fetchone()
             return row
 
-    def _all(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    def _all(self, query: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
             self._touch()
-            return list(self._db.execute(sql, params).fetchall())
+            return list(self._db.execute(query, params).fetchall())
 
-    def _run(self, sql: str, params: tuple[Any, ...] = ()) -> int:
+    def _run(self, query: str, params: Sequence[Any] = ()) -> int:
         with self._write() as db:
-            return db.execute(sql, params).rowcount
+            return db.execute(query, params).rowcount
+
+    def _insert_id(self, query: str, params: Sequence[Any]) -> int:
+        with self._write() as db:
+            key = db.execute(query, params).lastrowid
+        assert key is not None
+        return key
 
     def close(self) -> None:
         with self._lock:
@@ -588,12 +646,12 @@ class SQLiteStore(InboxSessionsSQL):
     def _delete_account(self, account_id: str) -> dict[str, int] | None:
         removed: dict[str, int] = {}
         with self._tx() as db:
-            if db.execute("SELECT 1 FROM accounts WHERE id = ?", (account_id,)).fetchone() is None:
+            if db.one("SELECT 1 FROM accounts WHERE id = ?", (account_id,)) is None:
                 return None
             # Provider state names the account in its value (Slack installs, OAuth states)
             # or is keyed by one of its interactions (decisions) or numbers; a call's
             # state names its interaction. Read before those rows go.
-            removed["provider_state"] = db.execute(
+            removed["provider_state"] = db.run(
                 "DELETE FROM provider_state WHERE "
                 "key IN (SELECT id FROM interactions WHERE account_id = ?1) "
                 "OR key IN (SELECT phone_number FROM numbers WHERE account_id = ?1) "
@@ -601,14 +659,10 @@ class SQLiteStore(InboxSessionsSQL):
                 "json_extract(value, '$.account') = ?1 OR json_extract(value, '$.interactionId') "
                 "IN (SELECT id FROM interactions WHERE account_id = ?1) END)",
                 (account_id,),
-            ).rowcount
+            )
             for table in ACCOUNT_TABLES:
-                removed[table] = db.execute(
-                    f"DELETE FROM {table} WHERE account_id = ?", (account_id,)
-                ).rowcount
-            removed["accounts"] = db.execute(
-                "DELETE FROM accounts WHERE id = ?", (account_id,)
-            ).rowcount
+                removed[table] = db.run(f"DELETE FROM {table} WHERE account_id = ?", (account_id,))
+            removed["accounts"] = db.run("DELETE FROM accounts WHERE id = ?", (account_id,))
         return removed
 
     # -- interactions -----------------------------------------------------------------
@@ -652,7 +706,7 @@ class SQLiteStore(InboxSessionsSQL):
             if link is not None:
                 # Replaces a link whose interaction failed to deliver, or one older than
                 # ``link_stale_before``; any other is a concurrent request's: ``Duplicate``.
-                replaced = db.execute(
+                replaced = db.run(
                     "INSERT INTO idempotency_links "
                     "(account_id, key, fingerprint, interaction_id, created_at) "
                     "VALUES (?, ?, ?, ?, ?) ON CONFLICT (account_id, key) DO UPDATE SET "
@@ -669,7 +723,7 @@ class SQLiteStore(InboxSessionsSQL):
                         link.created_at,
                         link_stale_before,
                     ),
-                ).rowcount
+                )
                 if not replaced:
                     raise Duplicate(f"idempotency key {link.key!r} is linked already")
 

@@ -60,7 +60,6 @@ from .base import (
     INTERACTION_COLUMNS,
     OUTCOME_NOTICE_BODY,
     AccountRecord,
-    AccountUsage,
     ChannelRecord,
     DeliveryRecord,
     Duplicate,
@@ -75,10 +74,9 @@ from .base import (
     dumps_json,
     inbound_values,
     interaction_values,
-    usage_from_counts,
 )
 from .commits import COMMITTED, PendingCommit, StoreUnavailable
-from .sql import SQLStore, Statements
+from .sql import SQLStore, Statements, rows
 
 __all__ = ["MIGRATIONS", "PostgresStore"]
 
@@ -405,8 +403,6 @@ _CHANNEL_COLUMNS = (
 )
 
 
-_ACCOUNT_TABLES = (*ACCOUNT_TABLES, "rate_hits", "rate_counts", "spam_marks")
-"""Every table with an ``account_id`` column (besides ``accounts``): replicas' counts too."""
 
 
 _dumps = dumps_json
@@ -518,6 +514,8 @@ class PostgresStore(SQLStore):
     ``search_path``, usually ``public``)."""
 
     q = PostgresStatements()
+    account_tables = (*ACCOUNT_TABLES, "rate_hits", "rate_counts", "spam_marks")
+    """Every table with an ``account_id`` column (besides ``accounts``): replicas' counts too."""
 
     def __init__(
         self,
@@ -709,81 +707,6 @@ class PostgresStore(SQLStore):
         self._write_failure = None
 
     # -- accounts ---------------------------------------------------------------------
-    @staticmethod
-    def _account(row: tuple[Any, ...]) -> AccountRecord:
-        return AccountRecord(
-            id=row[0], name=row[1], key_hash=row[2], suspended=bool(row[3]), created_at=row[4]
-        )
-
-    def insert_account(self, record: AccountRecord) -> None:
-        self._run(
-            "INSERT INTO accounts (id, name, key_hash, suspended, created_at) "
-            "VALUES (%s, %s, %s, %s, %s)",
-            (record.id, record.name, record.key_hash, bool(record.suspended), record.created_at),
-        )
-
-    def account_by_key_hash(self, key_hash: str) -> AccountRecord | None:
-        row = self._one(
-            "SELECT id, name, key_hash, suspended, created_at FROM accounts WHERE key_hash = %s",
-            (key_hash,),
-        )
-        return self._account(row) if row else None
-
-    def get_account(self, account_id: str) -> AccountRecord | None:
-        row = self._one(
-            "SELECT id, name, key_hash, suspended, created_at FROM accounts WHERE id = %s",
-            (account_id,),
-        )
-        return self._account(row) if row else None
-
-    def set_account_suspended(self, account_id: str, suspended: bool) -> None:
-        self._run("UPDATE accounts SET suspended = %s WHERE id = %s", (bool(suspended), account_id))
-
-    def count_accounts(self) -> int:
-        row = self._one("SELECT COUNT(*) FROM accounts")
-        return int(row[0]) if row else 0
-
-    def list_accounts(self) -> list[AccountRecord]:
-        rows = self._all(
-            "SELECT id, name, key_hash, suspended, created_at FROM accounts ORDER BY created_at, id"
-        )
-        return [self._account(row) for row in rows]
-
-    def account_usage(self) -> dict[str, AccountUsage]:
-        return usage_from_counts(
-            self._all(
-                "SELECT account_id, COUNT(*), COUNT(*) FILTER (WHERE status = 'pending'), "
-                "MAX(created_at) FROM interactions GROUP BY account_id"
-            ),
-            {
-                table: self._all(f"SELECT account_id, COUNT(*) FROM {table} GROUP BY account_id")
-                for table in ("numbers", "webhooks", "channels")
-            },
-        )
-
-    def set_account_key_hash(self, account_id: str, key_hash: str) -> bool:
-        return (
-            self._run("UPDATE accounts SET key_hash = %s WHERE id = %s", (key_hash, account_id)) > 0
-        )
-
-    def delete_account(self, account_id: str) -> dict[str, int] | None:
-        removed: dict[str, int] = {}
-        with self._transaction() as conn:
-            # Locks the row: a concurrent rotate or suspend waits, then finds nothing.
-            found = conn.one("SELECT 1 FROM accounts WHERE id = %s FOR UPDATE", (account_id,))
-            if found is None:
-                return None
-            # As in SQLiteStore.delete_account: the provider state about the account.
-            removed["provider_state"] = conn.run(
-                self.q.delete_provider_state_of_account, (account_id,) * 4
-            )
-            for table in _ACCOUNT_TABLES:
-                removed[table] = conn.run(
-                    f"DELETE FROM {table} WHERE account_id = %s", (account_id,)
-                )
-            removed["accounts"] = conn.run("DELETE FROM accounts WHERE id = %s", (account_id,))
-        return removed
-
     # -- interactions -----------------------------------------------------------------
     @staticmethod
     def _interaction(row: tuple[Any, ...]) -> InteractionRecord:
@@ -1753,7 +1676,7 @@ class PostgresStore(SQLStore):
         )
         if row is None:
             return None, None
-        return self._account(row), float(row[5]) if row[5] is not None else None
+        return rows.account(row), float(row[5]) if row[5] is not None else None
 
     def _counted(self, query: str, params: tuple[Any, ...]) -> tuple[Any, ...] | None:
         """A rate or spam count: committed without waiting for the disk (a count lost

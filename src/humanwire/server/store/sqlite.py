@@ -20,11 +20,8 @@ from dataclasses import replace
 from typing import Any
 
 from .base import (
-    ACCOUNT_TABLES,
     INBOUND_COLUMNS,
     INTERACTION_COLUMNS,
-    AccountRecord,
-    AccountUsage,
     ChannelRecord,
     DeliveryRecord,
     Duplicate,
@@ -39,7 +36,6 @@ from .base import (
     dumps_json,
     inbound_values,
     interaction_values,
-    usage_from_counts,
 )
 from .commits import COMMITTED, TOUCHED, PendingCommit, StoreUnavailable
 from .sql import SQLStore, Statements
@@ -50,6 +46,8 @@ __all__ = ["SQLiteStore"]
 # error, locked past the busy timeout, read-only, out of memory): 503, retry later.
 _UNAVAILABLE_CODES = frozenset({5, 6, 7, 8, 10, 13, 14, 15})
 _UNAVAILABLE_TEXT = ("disk is full", "disk i/o error", "locked", "readonly", "unable to open")
+# Extended result codes of a UNIQUE or PRIMARY KEY constraint failing.
+_UNIQUE_CODES = frozenset({1555, 2067})
 _PROBE_PAGES = 64
 """At most this many pages are written by a probe (``check_writable``)."""
 
@@ -269,6 +267,14 @@ def _unavailable(exc: sqlite3.OperationalError) -> bool:
     return any(part in text for part in _UNAVAILABLE_TEXT)
 
 
+def _unique_violation(exc: sqlite3.IntegrityError) -> bool:
+    """A unique value taken (not a NOT NULL or CHECK failing)."""
+    code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
+    if isinstance(code, int):
+        return code in _UNIQUE_CODES
+    return str(exc).startswith("UNIQUE constraint failed")
+
+
 class SQLiteStatements(Statements):
     """``Statements`` in SQLite's words: where it differs, and what only it runs."""
 
@@ -460,7 +466,8 @@ class SQLiteStore(SQLStore):
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         """Statements that write, in the open batch (or committed at once off the loop);
-        ``StoreUnavailable`` when the database cannot take them."""
+        ``StoreUnavailable`` when the database cannot take them, ``Duplicate`` when a
+        unique value is taken."""
         with self._lock:
             try:
                 self._join_batch()
@@ -469,6 +476,10 @@ class SQLiteStore(SQLStore):
                 if not _unavailable(exc):
                     raise
                 raise self._write_failed(exc) from exc
+            except sqlite3.IntegrityError as exc:
+                if not _unique_violation(exc):
+                    raise
+                raise Duplicate(str(exc)) from None
 
     @contextmanager
     def _tx(self, statements: int = 1) -> Iterator[_Transaction]:
@@ -557,77 +568,7 @@ class SQLiteStore(SQLStore):
             self._db.close()
 
     # -- accounts ---------------------------------------------------------------------
-    @staticmethod
-    def _account(row: tuple[Any, ...]) -> AccountRecord:
-        return AccountRecord(
-            id=row[0], name=row[1], key_hash=row[2], suspended=bool(row[3]), created_at=row[4]
-        )
-
-    def insert_account(self, record: AccountRecord) -> None:
-        try:
-            self._run(
-                "INSERT INTO accounts (id, name, key_hash, suspended, created_at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (
-                    record.id,
-                    record.name,
-                    record.key_hash,
-                    int(record.suspended),
-                    record.created_at,
-                ),
-            )
-        except sqlite3.IntegrityError as exc:
-            raise Duplicate(str(exc)) from None
-
-    def account_by_key_hash(self, key_hash: str) -> AccountRecord | None:
-        row = self._one(
-            "SELECT id, name, key_hash, suspended, created_at FROM accounts WHERE key_hash = ?",
-            (key_hash,),
-        )
-        return self._account(row) if row else None
-
-    def get_account(self, account_id: str) -> AccountRecord | None:
-        row = self._one(
-            "SELECT id, name, key_hash, suspended, created_at FROM accounts WHERE id = ?",
-            (account_id,),
-        )
-        return self._account(row) if row else None
-
-    def set_account_suspended(self, account_id: str, suspended: bool) -> None:
-        self._run("UPDATE accounts SET suspended = ? WHERE id = ?", (int(suspended), account_id))
-
-    def count_accounts(self) -> int:
-        row = self._one("SELECT COUNT(*) FROM accounts")
-        return int(row[0]) if row else 0
-
-    def list_accounts(self) -> list[AccountRecord]:
-        rows = self._all(
-            "SELECT id, name, key_hash, suspended, created_at FROM accounts "
-            "ORDER BY created_at, rowid"
-        )
-        return [self._account(row) for row in rows]
-
-    def account_usage(self) -> dict[str, AccountUsage]:
-        return usage_from_counts(
-            self._all(
-                "SELECT account_id, COUNT(*), SUM(status = 'pending'), MAX(created_at) "
-                "FROM interactions GROUP BY account_id"
-            ),
-            {
-                table: self._all(f"SELECT account_id, COUNT(*) FROM {table} GROUP BY account_id")
-                for table in ("numbers", "webhooks", "channels")
-            },
-        )
-
-    def set_account_key_hash(self, account_id: str, key_hash: str) -> bool:
-        try:
-            return (
-                self._run("UPDATE accounts SET key_hash = ? WHERE id = ?", (key_hash, account_id))
-                > 0
-            )
-        except sqlite3.IntegrityError as exc:
-            raise Duplicate(str(exc)) from None
-
+    # -- accounts ---------------------------------------------------------------------
     def delete_account(self, account_id: str) -> dict[str, int] | None:
         with self._lock:
             # Deleted content is overwritten, not left in free pages of the file; the
@@ -636,34 +577,12 @@ class SQLiteStore(SQLStore):
             previous = self._db.execute("PRAGMA secure_delete").fetchone()
             self._db.execute("PRAGMA secure_delete = ON")
             try:
-                removed = self._delete_account(account_id)
+                removed = super().delete_account(account_id)
             finally:
                 self._db.execute(f"PRAGMA secure_delete = {int(previous[0]) if previous else 0}")
             if removed is not None and not self._db.in_transaction and self.path != ":memory:":
                 self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             return removed
-
-    def _delete_account(self, account_id: str) -> dict[str, int] | None:
-        removed: dict[str, int] = {}
-        with self._tx() as db:
-            if db.one("SELECT 1 FROM accounts WHERE id = ?", (account_id,)) is None:
-                return None
-            # Provider state names the account in its value (Slack installs, OAuth states)
-            # or is keyed by one of its interactions (decisions) or numbers; a call's
-            # state names its interaction. Read before those rows go.
-            removed["provider_state"] = db.run(
-                "DELETE FROM provider_state WHERE "
-                "key IN (SELECT id FROM interactions WHERE account_id = ?1) "
-                "OR key IN (SELECT phone_number FROM numbers WHERE account_id = ?1) "
-                "OR (CASE WHEN json_valid(value) AND json_type(value) = 'object' THEN "
-                "json_extract(value, '$.account') = ?1 OR json_extract(value, '$.interactionId') "
-                "IN (SELECT id FROM interactions WHERE account_id = ?1) END)",
-                (account_id,),
-            )
-            for table in ACCOUNT_TABLES:
-                removed[table] = db.run(f"DELETE FROM {table} WHERE account_id = ?", (account_id,))
-            removed["accounts"] = db.run("DELETE FROM accounts WHERE id = ?", (account_id,))
-        return removed
 
     # -- interactions -----------------------------------------------------------------
     @staticmethod

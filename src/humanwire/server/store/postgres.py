@@ -73,7 +73,6 @@ from .base import (
     WebhookRecord,
     dumps_json,
     inbound_values,
-    interaction_values,
 )
 from .commits import COMMITTED, PendingCommit, StoreUnavailable
 from .sql import SQLStore, Statements, rows
@@ -380,14 +379,6 @@ _MIGRATION_LOCK = "humanwire.store.migrate"
 """Hashed (with the schema) into the key of the advisory lock the migrations run under."""
 
 _INTERACTION_COLUMNS = INTERACTION_COLUMNS + ", owner, held_by"
-_INTERACTION_VALUES = ", ".join(
-    "%s::double precision"
-    if column in ("created_at", "wait_deadline", "follow_up_deadline", "ended_at")
-    else "%s"
-    for column in _INTERACTION_COLUMNS.split(", ")
-)
-"""Placeholders for ``_INTERACTION_COLUMNS``, typed where a NULL in an ``INSERT ...
-SELECT`` would otherwise be taken for text."""
 _DELIVERY_COLUMNS = (
     "seq, id, account_id, interaction_id, channel, kind, from_addr, to_addr, text, form_url, "
     "created_at"
@@ -452,10 +443,10 @@ class PostgresStatements(Statements):
 
     placeholder = "%s"
     order = "ord"
-    interaction_columns = INTERACTION_COLUMNS + ", owner, held_by"
+    interaction_columns = _INTERACTION_COLUMNS
     interaction_values = ", ".join(
         "?::double precision" if column in _TIMES else "?"
-        for column in (INTERACTION_COLUMNS + ", owner, held_by").split(", ")
+        for column in _INTERACTION_COLUMNS.split(", ")
     )
     """Typed where a NULL in an ``INSERT ... SELECT`` would otherwise be taken for text."""
     list_accounts = "SELECT {account_columns} FROM accounts ORDER BY created_at, id"
@@ -708,32 +699,7 @@ class PostgresStore(SQLStore):
 
     # -- accounts ---------------------------------------------------------------------
     # -- interactions -----------------------------------------------------------------
-    @staticmethod
-    def _interaction(row: tuple[Any, ...]) -> InteractionRecord:
-        return InteractionRecord(
-            id=row[0],
-            account_id=row[1],
-            kind=row[2],
-            channel=row[3],
-            to_addr=row[4],
-            from_addr=row[5],
-            request=json.loads(row[6]),
-            created_at=row[7],
-            status=row[8],
-            wait_deadline=row[9],
-            follow_up_deadline=row[10],
-            result=json.loads(row[11]) if row[11] is not None else None,
-            outcome=row[12],
-            form_token=row[13],
-            reply_token=row[14],
-            card_id=row[15],
-            ended_at=row[16],
-            delivery_status=row[17],
-            provider_ref=row[18],
-            owner=row[19],
-            held_by=row[20],
-        )
-
+    # -- interactions -----------------------------------------------------------------
     def insert_interaction(
         self,
         record: InteractionRecord,
@@ -741,122 +707,18 @@ class PostgresStore(SQLStore):
         *,
         link_stale_before: float = 0.0,
     ) -> None:
-        values = (*interaction_values(record), record.owner, record.held_by)
+        values = (*rows.interaction_values(record), record.owner, record.held_by)
         if link is None:
-            self._run(
-                f"INSERT INTO interactions ({_INTERACTION_COLUMNS}) VALUES ({_INTERACTION_VALUES})",
-                values,
-            )
+            self._run(self.q.insert_interaction, values)
             return
         # One statement (one round trip, atomic): the link is written first and the
         # interaction only if it was. The link replaces one whose interaction failed to
         # deliver, or one older than ``link_stale_before``; any other link means another
         # request with this key (on another replica) got there first: ``Duplicate``,
         # nothing stored.
-        inserted = self._run(
-            "WITH link AS (INSERT INTO idempotency_links "
-            "(account_id, key, fingerprint, interaction_id, created_at) "
-            "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (account_id, key) DO UPDATE SET "
-            "fingerprint = excluded.fingerprint, "
-            "interaction_id = excluded.interaction_id, created_at = excluded.created_at "
-            "WHERE idempotency_links.created_at < %s OR EXISTS (SELECT 1 FROM "
-            "interactions i WHERE i.id = idempotency_links.interaction_id "
-            "AND i.outcome = 'failed') RETURNING 1) "
-            f"INSERT INTO interactions ({_INTERACTION_COLUMNS}) "
-            f"SELECT {_INTERACTION_VALUES} WHERE EXISTS (SELECT 1 FROM link)",
-            (
-                link.account_id,
-                link.key,
-                link.fingerprint,
-                link.interaction_id,
-                link.created_at,
-                link_stale_before,
-                *values,
-            ),
-        )
-        if not inserted:
+        linked = (*rows.link_values(link, link_stale_before), *values)
+        if not self._run(self.q.insert_linked_interaction, linked):
             raise Duplicate(f"idempotency key {link.key!r} is linked already")
-
-    def _interaction_where(self, where: str, params: tuple[Any, ...]) -> InteractionRecord | None:
-        row = self._one(f"SELECT {_INTERACTION_COLUMNS} FROM interactions WHERE {where}", params)
-        return self._interaction(row) if row else None
-
-    def get_interaction(self, interaction_id: str) -> InteractionRecord | None:
-        return self._interaction_where("id = %s", (interaction_id,))
-
-    def interaction_by_form_token(self, token: str) -> InteractionRecord | None:
-        return self._interaction_where("form_token = %s", (token,))
-
-    def interaction_by_reply_token(self, token: str) -> InteractionRecord | None:
-        return self._interaction_where("reply_token = %s", (token,))
-
-    def end_interaction(
-        self,
-        interaction_id: str,
-        ended_at: float,
-        result: dict[str, Any] | None = None,
-        outcome: str | None = None,
-    ) -> bool:
-        changed = self._run(
-            "UPDATE interactions SET status = 'ended', ended_at = %s, result = %s, outcome = %s "
-            "WHERE id = %s AND status = 'pending'",
-            (
-                ended_at,
-                _dumps(result) if result is not None else None,
-                outcome,
-                interaction_id,
-            ),
-        )
-        return changed > 0
-
-    def latest_open_message(
-        self, account_id: str | None, channel: str, to_addr: str, from_addr: str
-    ) -> InteractionRecord | None:
-        if account_id is None:
-            return self._interaction_where(
-                "channel = %s AND to_addr = %s AND from_addr = %s "
-                "AND kind = 'message' AND status = 'pending' "
-                "ORDER BY created_at DESC, ord DESC LIMIT 1",
-                (channel, to_addr, from_addr),
-            )
-        return self._interaction_where(
-            "account_id = %s AND channel = %s AND to_addr = %s AND from_addr = %s "
-            "AND kind = 'message' AND status = 'pending' "
-            "ORDER BY created_at DESC, ord DESC LIMIT 1",
-            (account_id, channel, to_addr, from_addr),
-        )
-
-    def set_delivery(
-        self, interaction_id: str, delivery_status: str, provider_ref: str | None = None
-    ) -> None:
-        if provider_ref is None:
-            self._run(
-                "UPDATE interactions SET delivery_status = %s WHERE id = %s",
-                (delivery_status, interaction_id),
-            )
-        else:
-            self._run(
-                "UPDATE interactions SET delivery_status = %s, provider_ref = %s WHERE id = %s",
-                (delivery_status, provider_ref, interaction_id),
-            )
-
-    def interaction_by_provider_ref(self, provider_ref: str) -> InteractionRecord | None:
-        # LIMIT 1: SQLite's fetchone takes the first of several rows with one ref.
-        return self._interaction_where("provider_ref = %s ORDER BY ord LIMIT 1", (provider_ref,))
-
-    def open_interactions(self) -> list[InteractionRecord]:
-        rows = self._all(
-            f"SELECT {_INTERACTION_COLUMNS} FROM interactions WHERE status = 'pending' ORDER BY ord"
-        )
-        return [self._interaction(row) for row in rows]
-
-    def list_interactions(self, account_id: str, limit: int) -> list[InteractionRecord]:
-        rows = self._all(
-            f"SELECT {_INTERACTION_COLUMNS} FROM interactions WHERE account_id = %s "
-            "ORDER BY created_at DESC, ord DESC LIMIT %s",
-            (account_id, limit),
-        )
-        return [self._interaction(row) for row in rows]
 
     # -- what real providers keep between callbacks --------------------------------------
     def get_provider_state(self, scope: str, key: str) -> dict[str, Any] | None:
@@ -1506,7 +1368,7 @@ class PostgresStore(SQLStore):
     def claim_windows(
         self, replica_id: str, alive_after: float, limit: int
     ) -> list[InteractionRecord]:
-        rows = self._all(
+        found = self._all(
             "UPDATE interactions SET owner = %s WHERE id IN (SELECT i.id FROM interactions i "
             "WHERE i.status = 'pending' AND i.kind <> 'call' AND (i.owner IS NULL OR NOT "
             "EXISTS (SELECT 1 FROM replicas r WHERE r.id = i.owner AND r.seen_at > %s)) "
@@ -1514,7 +1376,7 @@ class PostgresStore(SQLStore):
             f"RETURNING {_INTERACTION_COLUMNS}",
             (replica_id, alive_after, limit),
         )
-        return [self._interaction(row) for row in rows]
+        return [rows.interaction(row) for row in found]
 
     def take_interaction(self, interaction_id: str, replica_id: str, *, hold: bool) -> bool:
         return (
@@ -1629,10 +1491,10 @@ class PostgresStore(SQLStore):
             + f"RETURNING {_INTERACTION_COLUMNS}",
             (interaction_id, replica_id),
         )
-        return self._interaction(row) if row else None
+        return rows.interaction(row) if row else None
 
     def sweep_holds(self, alive_after: float, limit: int) -> list[InteractionRecord]:
-        rows = self._all(
+        found = self._all(
             "UPDATE interactions SET held_by = NULL WHERE id IN (SELECT i.id FROM "
             "interactions i WHERE i.held_by IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "
             "replicas r WHERE r.id = i.held_by AND r.seen_at > %s) "
@@ -1640,7 +1502,7 @@ class PostgresStore(SQLStore):
             f"RETURNING {_INTERACTION_COLUMNS}",
             (alive_after, limit),
         )
-        return [self._interaction(row) for row in rows]
+        return [rows.interaction(row) for row in found]
 
     def notify(self, payloads: list[str]) -> None:
         if not payloads:

@@ -21,7 +21,6 @@ from typing import Any
 
 from .base import (
     INBOUND_COLUMNS,
-    INTERACTION_COLUMNS,
     ChannelRecord,
     DeliveryRecord,
     Duplicate,
@@ -35,10 +34,9 @@ from .base import (
     WebhookRecord,
     dumps_json,
     inbound_values,
-    interaction_values,
 )
 from .commits import COMMITTED, TOUCHED, PendingCommit, StoreUnavailable
-from .sql import SQLStore, Statements
+from .sql import SQLStore, Statements, rows
 
 __all__ = ["SQLiteStore"]
 
@@ -235,7 +233,6 @@ CREATE TABLE IF NOT EXISTS inbox_sessions (
 CREATE INDEX IF NOT EXISTS inbox_sessions_account ON inbox_sessions (account_id);
 """
 
-_INTERACTION_COLUMNS = INTERACTION_COLUMNS
 _DELIVERY_COLUMNS = (
     "seq, id, account_id, interaction_id, channel, kind, from_addr, to_addr, text, form_url, "
     "created_at"
@@ -585,30 +582,7 @@ class SQLiteStore(SQLStore):
             return removed
 
     # -- interactions -----------------------------------------------------------------
-    @staticmethod
-    def _interaction(row: tuple[Any, ...]) -> InteractionRecord:
-        return InteractionRecord(
-            id=row[0],
-            account_id=row[1],
-            kind=row[2],
-            channel=row[3],
-            to_addr=row[4],
-            from_addr=row[5],
-            request=json.loads(row[6]),
-            created_at=row[7],
-            status=row[8],
-            wait_deadline=row[9],
-            follow_up_deadline=row[10],
-            result=json.loads(row[11]) if row[11] is not None else None,
-            outcome=row[12],
-            form_token=row[13],
-            reply_token=row[14],
-            card_id=row[15],
-            ended_at=row[16],
-            delivery_status=row[17],
-            provider_ref=row[18],
-        )
-
+    # -- interactions -----------------------------------------------------------------
     def insert_interaction(
         self,
         record: InteractionRecord,
@@ -616,101 +590,14 @@ class SQLiteStore(SQLStore):
         *,
         link_stale_before: float = 0.0,
     ) -> None:
-        with self._tx() as db:
-            db.execute(
-                f"INSERT INTO interactions ({_INTERACTION_COLUMNS}) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                interaction_values(record),
-            )
-            if link is not None:
-                # Replaces a link whose interaction failed to deliver, or one older than
-                # ``link_stale_before``; any other is a concurrent request's: ``Duplicate``.
-                replaced = db.run(
-                    "INSERT INTO idempotency_links "
-                    "(account_id, key, fingerprint, interaction_id, created_at) "
-                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (account_id, key) DO UPDATE SET "
-                    "fingerprint = excluded.fingerprint, "
-                    "interaction_id = excluded.interaction_id, created_at = excluded.created_at "
-                    "WHERE idempotency_links.created_at < ? OR EXISTS (SELECT 1 FROM "
-                    "interactions i WHERE i.id = idempotency_links.interaction_id "
-                    "AND i.outcome = 'failed')",
-                    (
-                        link.account_id,
-                        link.key,
-                        link.fingerprint,
-                        link.interaction_id,
-                        link.created_at,
-                        link_stale_before,
-                    ),
-                )
-                if not replaced:
-                    raise Duplicate(f"idempotency key {link.key!r} is linked already")
-
-    def _interaction_where(self, where: str, params: tuple[Any, ...]) -> InteractionRecord | None:
-        row = self._one(f"SELECT {_INTERACTION_COLUMNS} FROM interactions WHERE {where}", params)
-        return self._interaction(row) if row else None
-
-    def get_interaction(self, interaction_id: str) -> InteractionRecord | None:
-        return self._interaction_where("id = ?", (interaction_id,))
-
-    def interaction_by_form_token(self, token: str) -> InteractionRecord | None:
-        return self._interaction_where("form_token = ?", (token,))
-
-    def interaction_by_reply_token(self, token: str) -> InteractionRecord | None:
-        return self._interaction_where("reply_token = ?", (token,))
-
-    def end_interaction(
-        self,
-        interaction_id: str,
-        ended_at: float,
-        result: dict[str, Any] | None = None,
-        outcome: str | None = None,
-    ) -> bool:
-        changed = self._run(
-            "UPDATE interactions SET status = 'ended', ended_at = ?, result = ?, outcome = ? "
-            "WHERE id = ? AND status = 'pending'",
-            (
-                ended_at,
-                _dumps(result) if result is not None else None,
-                outcome,
-                interaction_id,
-            ),
-        )
-        return changed > 0
-
-    def latest_open_message(
-        self, account_id: str | None, channel: str, to_addr: str, from_addr: str
-    ) -> InteractionRecord | None:
-        if account_id is None:
-            return self._interaction_where(
-                "channel = ? AND to_addr = ? AND from_addr = ? "
-                "AND kind = 'message' AND status = 'pending' "
-                "ORDER BY created_at DESC, rowid DESC LIMIT 1",
-                (channel, to_addr, from_addr),
-            )
-        return self._interaction_where(
-            "account_id = ? AND channel = ? AND to_addr = ? AND from_addr = ? "
-            "AND kind = 'message' AND status = 'pending' "
-            "ORDER BY created_at DESC, rowid DESC LIMIT 1",
-            (account_id, channel, to_addr, from_addr),
-        )
-
-    def set_delivery(
-        self, interaction_id: str, delivery_status: str, provider_ref: str | None = None
-    ) -> None:
-        if provider_ref is None:
-            self._run(
-                "UPDATE interactions SET delivery_status = ? WHERE id = ?",
-                (delivery_status, interaction_id),
-            )
-        else:
-            self._run(
-                "UPDATE interactions SET delivery_status = ?, provider_ref = ? WHERE id = ?",
-                (delivery_status, provider_ref, interaction_id),
-            )
-
-    def interaction_by_provider_ref(self, provider_ref: str) -> InteractionRecord | None:
-        return self._interaction_where("provider_ref = ?", (provider_ref,))
+        with self._tx() as tx:
+            tx.execute(self.q.insert_interaction, rows.interaction_values(record))
+            # Replaces a link whose interaction failed to deliver, or one older than
+            # ``link_stale_before``; any other is a concurrent request's: ``Duplicate``.
+            if link is not None and not tx.run(
+                self.q.upsert_idempotency_link, rows.link_values(link, link_stale_before)
+            ):
+                raise Duplicate(f"idempotency key {link.key!r} is linked already")
 
     # -- what real providers keep between callbacks --------------------------------------
     def get_provider_state(self, scope: str, key: str) -> dict[str, Any] | None:
@@ -786,20 +673,6 @@ class SQLiteStore(SQLStore):
 
     def delete_outcomes_before(self, cutoff: float) -> None:
         self._run("DELETE FROM outcomes WHERE created_at < ?", (cutoff,))
-
-    def open_interactions(self) -> list[InteractionRecord]:
-        rows = self._all(
-            f"SELECT {_INTERACTION_COLUMNS} FROM interactions WHERE status = 'pending'"
-        )
-        return [self._interaction(row) for row in rows]
-
-    def list_interactions(self, account_id: str, limit: int) -> list[InteractionRecord]:
-        rows = self._all(
-            f"SELECT {_INTERACTION_COLUMNS} FROM interactions WHERE account_id = ? "
-            "ORDER BY created_at DESC, rowid DESC LIMIT ?",
-            (account_id, limit),
-        )
-        return [self._interaction(row) for row in rows]
 
     # -- deliveries and inbound messages ----------------------------------------------
     @staticmethod

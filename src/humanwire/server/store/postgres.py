@@ -697,8 +697,6 @@ class PostgresStore(SQLStore):
         )
         self._write_failure = None
 
-    # -- accounts ---------------------------------------------------------------------
-    # -- interactions -----------------------------------------------------------------
     # -- interactions -----------------------------------------------------------------
     def insert_interaction(
         self,
@@ -719,43 +717,6 @@ class PostgresStore(SQLStore):
         linked = (*rows.link_values(link, link_stale_before), *values)
         if not self._run(self.q.insert_linked_interaction, linked):
             raise Duplicate(f"idempotency key {link.key!r} is linked already")
-
-    # -- what real providers keep between callbacks --------------------------------------
-    def get_provider_state(self, scope: str, key: str) -> dict[str, Any] | None:
-        row = self._one(
-            "SELECT value FROM provider_state WHERE scope = %s AND key = %s", (scope, key)
-        )
-        if row is None:
-            return None
-        value = json.loads(row[0])
-        assert isinstance(value, dict)
-        return value
-
-    def put_provider_state(
-        self, scope: str, key: str, value: dict[str, Any], updated_at: float
-    ) -> None:
-        self._run(
-            "INSERT INTO provider_state (scope, key, value, updated_at) "
-            "VALUES (%s, %s, %s, %s) "
-            "ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value, "
-            "updated_at = excluded.updated_at",
-            (scope, key, _dumps(value), updated_at),
-        )
-
-    def provider_states(self, scope: str) -> list[tuple[str, dict[str, Any]]]:
-        rows = self._all(
-            "SELECT key, value FROM provider_state WHERE scope = %s ORDER BY updated_at, key",
-            (scope,),
-        )
-        return [(str(row[0]), json.loads(row[1])) for row in rows]
-
-    def delete_provider_state(self, scope: str, key: str) -> None:
-        self._run("DELETE FROM provider_state WHERE scope = %s AND key = %s", (scope, key))
-
-    def delete_provider_state_before(self, scope: str, cutoff: float) -> None:
-        self._run(
-            "DELETE FROM provider_state WHERE scope = %s AND updated_at < %s", (scope, cutoff)
-        )
 
     # -- the outcome stream -------------------------------------------------------------
     def append_outcome(
@@ -842,22 +803,6 @@ class PostgresStore(SQLStore):
             b"SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
             (f"humanwire.outcomes:{account_id}",),
         )
-
-    def outcomes_after(
-        self, account_id: str, after: int, limit: int
-    ) -> list[tuple[int, dict[str, Any]]]:
-        rows = self._all(
-            "SELECT id, body FROM outcomes WHERE account_id = %s AND id > %s ORDER BY id LIMIT %s",
-            (account_id, after, limit),
-        )
-        return [(int(row[0]), json.loads(row[1])) for row in rows]
-
-    def last_outcome_id(self) -> int:
-        row = self._one("SELECT MAX(id) FROM outcomes")
-        return int(row[0]) if row and row[0] is not None else 0
-
-    def delete_outcomes_before(self, cutoff: float) -> None:
-        self._run("DELETE FROM outcomes WHERE created_at < %s", (cutoff,))
 
     # -- deliveries and inbound messages ----------------------------------------------
     def insert_delivery(

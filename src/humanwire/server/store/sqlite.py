@@ -565,7 +565,6 @@ class SQLiteStore(SQLStore):
             self._db.close()
 
     # -- accounts ---------------------------------------------------------------------
-    # -- accounts ---------------------------------------------------------------------
     def delete_account(self, account_id: str) -> dict[str, int] | None:
         with self._lock:
             # Deleted content is overwritten, not left in free pages of the file; the
@@ -581,7 +580,6 @@ class SQLiteStore(SQLStore):
                 self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             return removed
 
-    # -- interactions -----------------------------------------------------------------
     # -- interactions -----------------------------------------------------------------
     def insert_interaction(
         self,
@@ -599,41 +597,7 @@ class SQLiteStore(SQLStore):
             ):
                 raise Duplicate(f"idempotency key {link.key!r} is linked already")
 
-    # -- what real providers keep between callbacks --------------------------------------
-    def get_provider_state(self, scope: str, key: str) -> dict[str, Any] | None:
-        row = self._one(
-            "SELECT value FROM provider_state WHERE scope = ? AND key = ?", (scope, key)
-        )
-        if row is None:
-            return None
-        value = json.loads(row[0])
-        assert isinstance(value, dict)
-        return value
-
-    def put_provider_state(
-        self, scope: str, key: str, value: dict[str, Any], updated_at: float
-    ) -> None:
-        self._run(
-            "INSERT INTO provider_state (scope, key, value, updated_at) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value, "
-            "updated_at = excluded.updated_at",
-            (scope, key, _dumps(value), updated_at),
-        )
-
-    def provider_states(self, scope: str) -> list[tuple[str, dict[str, Any]]]:
-        rows = self._all(
-            "SELECT key, value FROM provider_state WHERE scope = ? ORDER BY updated_at",
-            (scope,),
-        )
-        return [(str(row[0]), json.loads(row[1])) for row in rows]
-
-    def delete_provider_state(self, scope: str, key: str) -> None:
-        self._run("DELETE FROM provider_state WHERE scope = ? AND key = ?", (scope, key))
-
-    def delete_provider_state_before(self, scope: str, cutoff: float) -> None:
-        self._run("DELETE FROM provider_state WHERE scope = ? AND updated_at < ?", (scope, cutoff))
-
-    # -- the outcome stream -------------------------------------------------------------
+    # -- the outcome stream ----------------------------------------------------------------
     def append_outcome(
         self,
         account_id: str,
@@ -645,34 +609,14 @@ class SQLiteStore(SQLStore):
     ) -> tuple[int, int]:
         if idempotency is not None:
             self.put_idempotency(idempotency)  # in this loop turn's batch, as the event
-        with self._write():
-            cursor = self._db.execute(
-                "INSERT INTO outcomes (account_id, interaction_id, body, created_at) "
-                "VALUES (?, ?, ?, ?)",
-                (account_id, interaction_id, _dumps(body), created_at),
+        with self._write() as db:
+            cursor = db.execute(
+                self.q.append_outcome,
+                (account_id, interaction_id, rows.dumps_json(body), created_at),
             )
             added = int(cursor.lastrowid or 0)
-            row = self._db.execute(
-                "SELECT MAX(id) FROM outcomes WHERE account_id = ? AND id < ?",
-                (account_id, added),
-            ).fetchone()
+            row = db.execute(self.q.outcome_before, (account_id, added)).fetchone()
             return added, int(row[0]) if row and row[0] is not None else 0
-
-    def outcomes_after(
-        self, account_id: str, after: int, limit: int
-    ) -> list[tuple[int, dict[str, Any]]]:
-        rows = self._all(
-            "SELECT id, body FROM outcomes WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?",
-            (account_id, after, limit),
-        )
-        return [(int(row[0]), json.loads(row[1])) for row in rows]
-
-    def last_outcome_id(self) -> int:
-        row = self._one("SELECT MAX(id) FROM outcomes")
-        return int(row[0]) if row and row[0] is not None else 0
-
-    def delete_outcomes_before(self, cutoff: float) -> None:
-        self._run("DELETE FROM outcomes WHERE created_at < ?", (cutoff,))
 
     # -- deliveries and inbound messages ----------------------------------------------
     @staticmethod

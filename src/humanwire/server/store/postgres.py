@@ -56,12 +56,10 @@ from psycopg_pool import ConnectionPool
 
 from .base import (
     ACCOUNT_TABLES,
-    INBOUND_COLUMNS,
     INTERACTION_COLUMNS,
     OUTCOME_NOTICE_BODY,
     AccountRecord,
     ChannelRecord,
-    DeliveryRecord,
     Duplicate,
     EventRecord,
     IdempotencyLinkRecord,
@@ -72,10 +70,9 @@ from .base import (
     OutboxRecord,
     WebhookRecord,
     dumps_json,
-    inbound_values,
 )
 from .commits import COMMITTED, PendingCommit, StoreUnavailable
-from .sql import SQLStore, Statements, rows
+from .sql import INBOUND_COLUMNS, SQLStore, Statements, rows
 
 __all__ = ["MIGRATIONS", "PostgresStore"]
 
@@ -379,10 +376,6 @@ _MIGRATION_LOCK = "humanwire.store.migrate"
 """Hashed (with the schema) into the key of the advisory lock the migrations run under."""
 
 _INTERACTION_COLUMNS = INTERACTION_COLUMNS + ", owner, held_by"
-_DELIVERY_COLUMNS = (
-    "seq, id, account_id, interaction_id, channel, kind, from_addr, to_addr, text, form_url, "
-    "created_at"
-)
 _OUTBOX_COLUMNS = (
     "id, event_id, webhook_id, account_id, status, attempts, next_attempt_at, last_error, "
     "created_at, updated_at, delivered_at, last_status_code"
@@ -803,124 +796,6 @@ class PostgresStore(SQLStore):
             b"SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
             (f"humanwire.outcomes:{account_id}",),
         )
-
-    # -- deliveries and inbound messages ----------------------------------------------
-    def insert_delivery(
-        self,
-        *,
-        id: str,
-        account_id: str,
-        interaction_id: str | None,
-        channel: str,
-        kind: str,
-        from_addr: str | None,
-        to_addr: str,
-        text: str,
-        form_url: str | None,
-        created_at: float,
-    ) -> DeliveryRecord:
-        row = self._one(
-            "INSERT INTO deliveries (id, account_id, interaction_id, channel, kind, "
-            "from_addr, to_addr, text, form_url, created_at) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING seq",
-            (
-                id,
-                account_id,
-                interaction_id,
-                channel,
-                kind,
-                from_addr,
-                to_addr,
-                text,
-                form_url,
-                created_at,
-            ),
-        )
-        assert row is not None
-        return DeliveryRecord(
-            seq=int(row[0]),
-            id=id,
-            account_id=account_id,
-            interaction_id=interaction_id,
-            channel=channel,
-            kind=kind,
-            from_addr=from_addr,
-            to_addr=to_addr,
-            text=text,
-            form_url=form_url,
-            created_at=created_at,
-        )
-
-    def list_deliveries(
-        self,
-        account_id: str,
-        to_addr: str | None = None,
-        channel: str | None = None,
-        interaction_id: str | None = None,
-        limit: int = 500,
-    ) -> list[DeliveryRecord]:
-        where = ["account_id = %s"]
-        params: list[Any] = [account_id]
-        for column, value in (
-            ("to_addr", to_addr),
-            ("channel", channel),
-            ("interaction_id", interaction_id),
-        ):
-            if value is not None:
-                where.append(f"{column} = %s")
-                params.append(value)
-        params.append(limit)
-        rows = self._all(
-            f"SELECT {_DELIVERY_COLUMNS} FROM deliveries WHERE {' AND '.join(where)} "
-            "ORDER BY seq DESC LIMIT %s",
-            tuple(params),
-        )
-        return [DeliveryRecord(int(row[0]), *row[1:]) for row in rows]
-
-    def delivery_seq(self, account_id: str, delivery_id: str) -> int | None:
-        row = self._one(
-            "SELECT seq FROM deliveries WHERE account_id = %s AND id = %s",
-            (account_id, delivery_id),
-        )
-        return int(row[0]) if row else None
-
-    def max_delivery_seq(self, account_id: str) -> int:
-        row = self._one("SELECT MAX(seq) FROM deliveries WHERE account_id = %s", (account_id,))
-        return int(row[0]) if row and row[0] is not None else 0
-
-    def insert_inbound(self, record: InboundRecord) -> None:
-        self._run(
-            f"INSERT INTO inbound ({INBOUND_COLUMNS}) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-            inbound_values(record),
-        )
-
-    def inbound_by_ref(self, ref: str) -> InboundRecord | None:
-        rows = self._inbound_where("ref = %s LIMIT 1", (ref,))
-        return rows[0] if rows else None
-
-    def list_inbound(self, account_id: str, limit: int) -> list[InboundRecord]:
-        return self._inbound_where(
-            "account_id = %s ORDER BY created_at DESC, ord DESC LIMIT %s", (account_id, limit)
-        )
-
-    def _inbound_where(self, where: str, params: tuple[Any, ...]) -> list[InboundRecord]:
-        rows = self._all(f"SELECT {INBOUND_COLUMNS} FROM inbound WHERE {where}", params)
-        return [
-            InboundRecord(
-                id=row[0],
-                account_id=row[1],
-                channel=row[2],
-                from_addr=row[3],
-                to_addr=row[4],
-                body=row[5],
-                media_urls=json.loads(row[6]),
-                interaction_id=row[7],
-                created_at=row[8],
-                ref=row[9],
-            )
-            for row in rows
-        ]
 
     # -- numbers ----------------------------------------------------------------------
     def insert_number(self, record: NumberRecord) -> None:
@@ -1393,7 +1268,7 @@ class PostgresStore(SQLStore):
                 f"received AS (INSERT INTO inbound ({INBOUND_COLUMNS}) SELECT %s, %s, %s, "
                 "%s, %s, %s, %s, (SELECT %s::text FROM ended), %s, %s), "
             )
-            params += inbound_values(inbound)
+            params += rows.inbound_values(inbound)
             inbound_notice = ", json_build_array('inbound', %s::text, %s::text)"
         params += [account_id, interaction_id, text, ended_at, account_id]
         params += [self.channel, replica_id, account_id, interaction_id]

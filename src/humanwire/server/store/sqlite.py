@@ -20,20 +20,16 @@ from dataclasses import replace
 from typing import Any
 
 from .base import (
-    INBOUND_COLUMNS,
     ChannelRecord,
-    DeliveryRecord,
     Duplicate,
     EventRecord,
     IdempotencyLinkRecord,
     IdempotencyRecord,
-    InboundRecord,
     InteractionRecord,
     NumberRecord,
     OutboxRecord,
     WebhookRecord,
     dumps_json,
-    inbound_values,
 )
 from .commits import COMMITTED, TOUCHED, PendingCommit, StoreUnavailable
 from .sql import SQLStore, Statements, rows
@@ -233,10 +229,6 @@ CREATE TABLE IF NOT EXISTS inbox_sessions (
 CREATE INDEX IF NOT EXISTS inbox_sessions_account ON inbox_sessions (account_id);
 """
 
-_DELIVERY_COLUMNS = (
-    "seq, id, account_id, interaction_id, channel, kind, from_addr, to_addr, text, form_url, "
-    "created_at"
-)
 _OUTBOX_COLUMNS = (
     "id, event_id, webhook_id, account_id, status, attempts, next_attempt_at, last_error, "
     "created_at, updated_at, delivered_at, last_status_code"
@@ -617,131 +609,6 @@ class SQLiteStore(SQLStore):
             added = int(cursor.lastrowid or 0)
             row = db.execute(self.q.outcome_before, (account_id, added)).fetchone()
             return added, int(row[0]) if row and row[0] is not None else 0
-
-    # -- deliveries and inbound messages ----------------------------------------------
-    @staticmethod
-    def _delivery(row: tuple[Any, ...]) -> DeliveryRecord:
-        return DeliveryRecord(*row)
-
-    def insert_delivery(
-        self,
-        *,
-        id: str,
-        account_id: str,
-        interaction_id: str | None,
-        channel: str,
-        kind: str,
-        from_addr: str | None,
-        to_addr: str,
-        text: str,
-        form_url: str | None,
-        created_at: float,
-    ) -> DeliveryRecord:
-        with self._write():
-            cursor = self._db.execute(
-                "INSERT INTO deliveries (id, account_id, interaction_id, channel, kind, "
-                "from_addr, to_addr, text, form_url, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    id,
-                    account_id,
-                    interaction_id,
-                    channel,
-                    kind,
-                    from_addr,
-                    to_addr,
-                    text,
-                    form_url,
-                    created_at,
-                ),
-            )
-            seq = cursor.lastrowid
-        assert seq is not None
-        return DeliveryRecord(
-            seq=seq,
-            id=id,
-            account_id=account_id,
-            interaction_id=interaction_id,
-            channel=channel,
-            kind=kind,
-            from_addr=from_addr,
-            to_addr=to_addr,
-            text=text,
-            form_url=form_url,
-            created_at=created_at,
-        )
-
-    def list_deliveries(
-        self,
-        account_id: str,
-        to_addr: str | None = None,
-        channel: str | None = None,
-        interaction_id: str | None = None,
-        limit: int = 500,
-    ) -> list[DeliveryRecord]:
-        where = ["account_id = ?"]
-        params: list[Any] = [account_id]
-        for column, value in (
-            ("to_addr", to_addr),
-            ("channel", channel),
-            ("interaction_id", interaction_id),
-        ):
-            if value is not None:
-                where.append(f"{column} = ?")
-                params.append(value)
-        params.append(limit)
-        rows = self._all(
-            f"SELECT {_DELIVERY_COLUMNS} FROM deliveries WHERE {' AND '.join(where)} "
-            "ORDER BY seq DESC LIMIT ?",
-            tuple(params),
-        )
-        return [self._delivery(row) for row in rows]
-
-    def delivery_seq(self, account_id: str, delivery_id: str) -> int | None:
-        row = self._one(
-            "SELECT seq FROM deliveries WHERE account_id = ? AND id = ?", (account_id, delivery_id)
-        )
-        return int(row[0]) if row else None
-
-    def max_delivery_seq(self, account_id: str) -> int:
-        row = self._one("SELECT MAX(seq) FROM deliveries WHERE account_id = ?", (account_id,))
-        return int(row[0]) if row and row[0] is not None else 0
-
-    def insert_inbound(self, record: InboundRecord) -> None:
-        self._run(
-            f"INSERT INTO inbound ({INBOUND_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            inbound_values(record),
-        )
-
-    def inbound_by_ref(self, ref: str) -> InboundRecord | None:
-        rows = self._inbound_where("ref = ? LIMIT 1", (ref,))
-        return rows[0] if rows else None
-
-    def list_inbound(self, account_id: str, limit: int) -> list[InboundRecord]:
-        return self._inbound_where(
-            "account_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?", (account_id, limit)
-        )
-
-    def _inbound_where(self, where: str, params: tuple[Any, ...]) -> list[InboundRecord]:
-        rows = self._all(
-            f"SELECT {INBOUND_COLUMNS} FROM inbound WHERE {where}",
-            params,
-        )
-        return [
-            InboundRecord(
-                id=row[0],
-                account_id=row[1],
-                channel=row[2],
-                from_addr=row[3],
-                to_addr=row[4],
-                body=row[5],
-                media_urls=json.loads(row[6]),
-                interaction_id=row[7],
-                created_at=row[8],
-                ref=row[9],
-            )
-            for row in rows
-        ]
 
     # -- numbers ----------------------------------------------------------------------
     def insert_number(self, record: NumberRecord) -> None:

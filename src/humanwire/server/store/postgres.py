@@ -59,16 +59,13 @@ from .base import (
     INTERACTION_COLUMNS,
     OUTCOME_NOTICE_BODY,
     AccountRecord,
-    ChannelRecord,
     Duplicate,
     EventRecord,
     IdempotencyLinkRecord,
     IdempotencyRecord,
     InboundRecord,
     InteractionRecord,
-    NumberRecord,
     OutboxRecord,
-    WebhookRecord,
     dumps_json,
 )
 from .commits import COMMITTED, PendingCommit, StoreUnavailable
@@ -380,11 +377,6 @@ _OUTBOX_COLUMNS = (
     "id, event_id, webhook_id, account_id, status, attempts, next_attempt_at, last_error, "
     "created_at, updated_at, delivered_at, last_status_code"
 )
-_WEBHOOK_COLUMNS = "id, account_id, url, event_types, headers, secret, created_at"
-_CHANNEL_COLUMNS = (
-    "id, account_id, type, to_addr, wait_time, follow_up_time, message_template, "
-    "response_template, no_response_template, reply_link, created_at, metadata"
-)
 
 
 
@@ -417,15 +409,6 @@ def _notice_body(text: str) -> str | None:
 def _first_line(exc: BaseException) -> str:
     """What failed, in a line (drivers do not echo passwords)."""
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
-
-
-def _loads_number(text: str | None) -> float | None:
-    # Windows are stored as JSON text so 30 stays 30 (not 30.0) when shown back.
-    if text is None:
-        return None
-    value = json.loads(text)
-    assert isinstance(value, (int, float))
-    return value
 
 
 _TIMES = ("created_at", "wait_deadline", "follow_up_deadline", "ended_at")
@@ -795,155 +778,6 @@ class PostgresStore(SQLStore):
         conn.execute(
             b"SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
             (f"humanwire.outcomes:{account_id}",),
-        )
-
-    # -- numbers ----------------------------------------------------------------------
-    def insert_number(self, record: NumberRecord) -> None:
-        self._run(
-            "INSERT INTO numbers (id, account_id, phone_number, created_at, updated_at) "
-            "VALUES (%s, %s, %s, %s, %s)",
-            (
-                record.id,
-                record.account_id,
-                record.phone_number,
-                record.created_at,
-                record.updated_at,
-            ),
-        )
-
-    def number_by_phone(self, phone_number: str) -> NumberRecord | None:
-        row = self._one(
-            "SELECT id, account_id, phone_number, created_at, updated_at FROM numbers "
-            "WHERE phone_number = %s",
-            (phone_number,),
-        )
-        return NumberRecord(*row) if row else None
-
-    def numbers_of(self, account_id: str) -> list[NumberRecord]:
-        rows = self._all(
-            "SELECT id, account_id, phone_number, created_at, updated_at FROM numbers "
-            "WHERE account_id = %s ORDER BY created_at, ord",
-            (account_id,),
-        )
-        return [NumberRecord(*row) for row in rows]
-
-    def reserved_phone_numbers(self) -> set[str]:
-        return {row[0] for row in self._all("SELECT phone_number FROM numbers")}
-
-    def delete_number(self, account_id: str, number_id: str) -> bool:
-        return (
-            self._run(
-                "DELETE FROM numbers WHERE id = %s AND account_id = %s", (number_id, account_id)
-            )
-            > 0
-        )
-
-    # -- webhooks ---------------------------------------------------------------------
-    @staticmethod
-    def _webhook(row: tuple[Any, ...]) -> WebhookRecord:
-        return WebhookRecord(
-            id=row[0],
-            account_id=row[1],
-            url=row[2],
-            event_types=json.loads(row[3]),
-            headers=json.loads(row[4]),
-            secret=row[5],
-            created_at=row[6],
-        )
-
-    def insert_webhook(self, record: WebhookRecord) -> None:
-        self._run(
-            f"INSERT INTO webhooks ({_WEBHOOK_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s)",
-            (
-                record.id,
-                record.account_id,
-                record.url,
-                _dumps(record.event_types),
-                _dumps(record.headers),
-                record.secret,
-                record.created_at,
-            ),
-        )
-
-    def webhooks_of(self, account_id: str) -> list[WebhookRecord]:
-        rows = self._all(
-            f"SELECT {_WEBHOOK_COLUMNS} FROM webhooks WHERE account_id = %s "
-            "ORDER BY created_at, ord",
-            (account_id,),
-        )
-        return [self._webhook(row) for row in rows]
-
-    def get_webhook(self, webhook_id: str) -> WebhookRecord | None:
-        row = self._one(f"SELECT {_WEBHOOK_COLUMNS} FROM webhooks WHERE id = %s", (webhook_id,))
-        return self._webhook(row) if row else None
-
-    def delete_webhook(self, account_id: str, webhook_id: str) -> bool:
-        return (
-            self._run(
-                "DELETE FROM webhooks WHERE id = %s AND account_id = %s", (webhook_id, account_id)
-            )
-            > 0
-        )
-
-    # -- channel cards ----------------------------------------------------------------
-    @staticmethod
-    def _channel(row: tuple[Any, ...]) -> ChannelRecord:
-        return ChannelRecord(
-            id=row[0],
-            account_id=row[1],
-            type=row[2],
-            to_addr=row[3],
-            wait_time=_loads_number(row[4]),
-            follow_up_time=_loads_number(row[5]),
-            message_template=row[6],
-            response_template=row[7],
-            no_response_template=row[8],
-            reply_link=bool(row[9]),
-            created_at=row[10],
-            metadata=json.loads(row[11]) if row[11] else None,
-        )
-
-    def insert_channel(self, record: ChannelRecord) -> None:
-        self._run(
-            f"INSERT INTO channels ({_CHANNEL_COLUMNS}) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-            (
-                record.id,
-                record.account_id,
-                record.type,
-                record.to_addr,
-                _dumps(record.wait_time) if record.wait_time is not None else None,
-                _dumps(record.follow_up_time) if record.follow_up_time is not None else None,
-                record.message_template,
-                record.response_template,
-                record.no_response_template,
-                bool(record.reply_link),
-                record.created_at,
-                _dumps(record.metadata) if record.metadata else None,
-            ),
-        )
-
-    def get_channel(self, account_id: str, channel_id: str) -> ChannelRecord | None:
-        row = self._one(
-            f"SELECT {_CHANNEL_COLUMNS} FROM channels WHERE id = %s AND account_id = %s",
-            (channel_id, account_id),
-        )
-        return self._channel(row) if row else None
-
-    def channels_of(self, account_id: str) -> list[ChannelRecord]:
-        rows = self._all(
-            f"SELECT {_CHANNEL_COLUMNS} FROM channels WHERE account_id = %s "
-            "ORDER BY created_at, ord",
-            (account_id,),
-        )
-        return [self._channel(row) for row in rows]
-
-    def delete_channel(self, account_id: str, channel_id: str) -> bool:
-        return (
-            self._run(
-                "DELETE FROM channels WHERE id = %s AND account_id = %s", (channel_id, account_id)
-            )
-            > 0
         )
 
     # -- events and the outbox --------------------------------------------------------

@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -60,7 +59,6 @@ from .base import (
     OUTCOME_NOTICE_BODY,
     AccountRecord,
     Duplicate,
-    EventRecord,
     IdempotencyLinkRecord,
     IdempotencyRecord,
     InboundRecord,
@@ -373,10 +371,6 @@ _MIGRATION_LOCK = "humanwire.store.migrate"
 """Hashed (with the schema) into the key of the advisory lock the migrations run under."""
 
 _INTERACTION_COLUMNS = INTERACTION_COLUMNS + ", owner, held_by"
-_OUTBOX_COLUMNS = (
-    "id, event_id, webhook_id, account_id, status, attempts, next_attempt_at, last_error, "
-    "created_at, updated_at, delivered_at, last_status_code"
-)
 
 
 
@@ -780,149 +774,10 @@ class PostgresStore(SQLStore):
             (f"humanwire.outcomes:{account_id}",),
         )
 
-    # -- events and the outbox --------------------------------------------------------
-    @staticmethod
-    def _event(row: tuple[Any, ...]) -> EventRecord:
-        return EventRecord(
-            id=row[0],
-            account_id=row[1],
-            event_type=row[2],
-            interaction_id=row[3],
-            body=json.loads(row[4]),
-            created_at=row[5],
-        )
-
-    @staticmethod
-    def _outbox(row: tuple[Any, ...]) -> OutboxRecord:
-        return OutboxRecord(
-            id=row[0],
-            event_id=row[1],
-            webhook_id=row[2],
-            account_id=row[3],
-            status=row[4],
-            attempts=row[5],
-            next_attempt_at=row[6],
-            last_error=row[7],
-            created_at=row[8],
-            updated_at=row[9],
-            delivered_at=row[10],
-            last_status_code=row[11],
-        )
-
-    def insert_event(self, record: EventRecord, outbox: list[OutboxRecord]) -> None:
-        with self._tx(1 + len(outbox)) as conn:
-            conn.execute(
-                "INSERT INTO events (id, account_id, event_type, interaction_id, body, "
-                "created_at) VALUES (%s, %s, %s, %s, %s, %s)",
-                (
-                    record.id,
-                    record.account_id,
-                    record.event_type,
-                    record.interaction_id,
-                    _dumps(record.body),
-                    record.created_at,
-                ),
-            )
-            if outbox:
-                conn.executemany(
-                    f"INSERT INTO outbox ({_OUTBOX_COLUMNS}) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                    [
-                        (
-                            item.id,
-                            item.event_id,
-                            item.webhook_id,
-                            item.account_id,
-                            item.status,
-                            item.attempts,
-                            item.next_attempt_at,
-                            item.last_error,
-                            item.created_at,
-                            item.updated_at,
-                            item.delivered_at,
-                            item.last_status_code,
-                        )
-                        for item in outbox
-                    ],
-                )
-
-    def get_event(self, event_id: str) -> EventRecord | None:
-        row = self._one(
-            "SELECT id, account_id, event_type, interaction_id, body, created_at FROM events "
-            "WHERE id = %s",
-            (event_id,),
-        )
-        return self._event(row) if row else None
-
-    def list_events(self, account_id: str, limit: int) -> list[EventRecord]:
-        rows = self._all(
-            "SELECT id, account_id, event_type, interaction_id, body, created_at FROM events "
-            "WHERE account_id = %s ORDER BY created_at DESC, ord DESC LIMIT %s",
-            (account_id, limit),
-        )
-        return [self._event(row) for row in rows]
-
+    # -- the outbox -------------------------------------------------------------------
     def claim_outbox(self, now: float, limit: int, until: float) -> list[OutboxRecord]:
-        rows = self._all(
-            f"UPDATE outbox SET next_attempt_at = %s WHERE id IN (SELECT id FROM outbox "
-            "WHERE status = 'pending' AND next_attempt_at <= %s "
-            "ORDER BY next_attempt_at, ord LIMIT %s FOR UPDATE SKIP LOCKED) "
-            f"RETURNING {_OUTBOX_COLUMNS}",
-            (until, now, limit),
-        )
-        return [self._outbox(row) for row in rows]
-
-    def next_outbox_due(self) -> float | None:
-        row = self._one("SELECT MIN(next_attempt_at) FROM outbox WHERE status = 'pending'")
-        return float(row[0]) if row and row[0] is not None else None
-
-    def outbox_depth(self) -> int:
-        row = self._one("SELECT COUNT(*) FROM outbox WHERE status = 'pending'")
-        return int(row[0]) if row else 0
-
-    def update_outbox(
-        self,
-        outbox_id: str,
-        *,
-        status: str,
-        attempts: int,
-        next_attempt_at: float,
-        last_error: str | None,
-        last_status_code: int | None,
-        delivered_at: float | None,
-        updated_at: float,
-    ) -> None:
-        # A row cancelled meanwhile (its webhook deleted) stays cancelled.
-        self._run(
-            "UPDATE outbox SET status = %s, attempts = %s, next_attempt_at = %s, "
-            "last_error = %s, last_status_code = %s, delivered_at = %s, updated_at = %s "
-            "WHERE id = %s AND status != 'cancelled'",
-            (
-                status,
-                attempts,
-                next_attempt_at,
-                last_error,
-                last_status_code,
-                delivered_at,
-                updated_at,
-                outbox_id,
-            ),
-        )
-
-    def cancel_outbox_for_webhook(self, webhook_id: str, now: float) -> None:
-        self._run(
-            "UPDATE outbox SET status = 'cancelled', updated_at = %s "
-            "WHERE webhook_id = %s AND status = 'pending'",
-            (now, webhook_id),
-        )
-
-    def list_outbox(self, account_id: str, limit: int) -> list[OutboxRecord]:
-        rows = self._all(
-            f"SELECT {_OUTBOX_COLUMNS} FROM outbox WHERE account_id = %s "
-            "ORDER BY created_at DESC, ord DESC LIMIT %s",
-            (account_id, limit),
-        )
-        return [self._outbox(row) for row in rows]
+        found = self._all(self.q.claim_outbox, (until, now, limit))
+        return [rows.outbox(row) for row in found]
 
     # -- idempotency ------------------------------------------------------------------
     def get_idempotency(self, account_id: str, key: str) -> IdempotencyRecord | None:

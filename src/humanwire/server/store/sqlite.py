@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import sqlite3
 import threading
@@ -21,7 +20,6 @@ from typing import Any
 
 from .base import (
     Duplicate,
-    EventRecord,
     IdempotencyLinkRecord,
     IdempotencyRecord,
     InteractionRecord,
@@ -227,10 +225,6 @@ CREATE TABLE IF NOT EXISTS inbox_sessions (
 CREATE INDEX IF NOT EXISTS inbox_sessions_account ON inbox_sessions (account_id);
 """
 
-_OUTBOX_COLUMNS = (
-    "id, event_id, webhook_id, account_id, status, attempts, next_attempt_at, last_error, "
-    "created_at, updated_at, delivered_at, last_status_code"
-)
 
 
 _dumps = dumps_json
@@ -607,156 +601,17 @@ class SQLiteStore(SQLStore):
                 raise Duplicate(f"account {record.account_id!r} has a number already")
             super().insert_number(record)
 
-    # -- events and the outbox --------------------------------------------------------
-    @staticmethod
-    def _event(row: tuple[Any, ...]) -> EventRecord:
-        return EventRecord(
-            id=row[0],
-            account_id=row[1],
-            event_type=row[2],
-            interaction_id=row[3],
-            body=json.loads(row[4]),
-            created_at=row[5],
-        )
-
-    @staticmethod
-    def _outbox(row: tuple[Any, ...]) -> OutboxRecord:
-        return OutboxRecord(
-            id=row[0],
-            event_id=row[1],
-            webhook_id=row[2],
-            account_id=row[3],
-            status=row[4],
-            attempts=row[5],
-            next_attempt_at=row[6],
-            last_error=row[7],
-            created_at=row[8],
-            updated_at=row[9],
-            delivered_at=row[10],
-            last_status_code=row[11],
-        )
-
-    def insert_event(self, record: EventRecord, outbox: list[OutboxRecord]) -> None:
-        with self._tx() as db:
-            db.execute(
-                "INSERT INTO events (id, account_id, event_type, interaction_id, body, "
-                "created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    record.id,
-                    record.account_id,
-                    record.event_type,
-                    record.interaction_id,
-                    _dumps(record.body),
-                    record.created_at,
-                ),
-            )
-            db.executemany(
-                f"INSERT INTO outbox ({_OUTBOX_COLUMNS}) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        item.id,
-                        item.event_id,
-                        item.webhook_id,
-                        item.account_id,
-                        item.status,
-                        item.attempts,
-                        item.next_attempt_at,
-                        item.last_error,
-                        item.created_at,
-                        item.updated_at,
-                        item.delivered_at,
-                        item.last_status_code,
-                    )
-                    for item in outbox
-                ],
-            )
-
-    def get_event(self, event_id: str) -> EventRecord | None:
-        row = self._one(
-            "SELECT id, account_id, event_type, interaction_id, body, created_at FROM events "
-            "WHERE id = ?",
-            (event_id,),
-        )
-        return self._event(row) if row else None
-
-    def list_events(self, account_id: str, limit: int) -> list[EventRecord]:
-        rows = self._all(
-            "SELECT id, account_id, event_type, interaction_id, body, created_at FROM events "
-            "WHERE account_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?",
-            (account_id, limit),
-        )
-        return [self._event(row) for row in rows]
-
-    def next_outbox_due(self) -> float | None:
-        row = self._one("SELECT MIN(next_attempt_at) FROM outbox WHERE status = 'pending'")
-        return float(row[0]) if row and row[0] is not None else None
-
-    def outbox_depth(self) -> int:
-        row = self._one("SELECT COUNT(*) FROM outbox WHERE status = 'pending'")
-        return int(row[0]) if row else 0
-
+    # -- the outbox -------------------------------------------------------------------
     def claim_outbox(self, now: float, limit: int, until: float) -> list[OutboxRecord]:
         # One process per SQLite file, one thread at a time (the store's lock): nothing
         # can claim between the read and the lease. Nothing due writes nothing.
         with self._lock:
-            rows = self._all(
-                f"SELECT {_OUTBOX_COLUMNS} FROM outbox WHERE status = 'pending' "
-                "AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?",
-                (now, limit),
-            )
-            if rows:
-                with self._tx() as db:
-                    db.executemany(
-                        "UPDATE outbox SET next_attempt_at = ? WHERE id = ?",
-                        [(until, row[0]) for row in rows],
-                    )
+            due = self._all(self.q.due_outbox, (now, limit))
+            if due:
+                with self._tx() as tx:
+                    tx.executemany(self.q.lease_outbox, [(until, row[0]) for row in due])
         # As PostgreSQL's RETURNING does: the rows as leased.
-        return [replace(self._outbox(row), next_attempt_at=until) for row in rows]
-
-    def update_outbox(
-        self,
-        outbox_id: str,
-        *,
-        status: str,
-        attempts: int,
-        next_attempt_at: float,
-        last_error: str | None,
-        last_status_code: int | None,
-        delivered_at: float | None,
-        updated_at: float,
-    ) -> None:
-        # A row cancelled meanwhile (its webhook deleted) stays cancelled.
-        self._run(
-            "UPDATE outbox SET status = ?, attempts = ?, next_attempt_at = ?, last_error = ?, "
-            "last_status_code = ?, delivered_at = ?, updated_at = ? "
-            "WHERE id = ? AND status != 'cancelled'",
-            (
-                status,
-                attempts,
-                next_attempt_at,
-                last_error,
-                last_status_code,
-                delivered_at,
-                updated_at,
-                outbox_id,
-            ),
-        )
-
-    def cancel_outbox_for_webhook(self, webhook_id: str, now: float) -> None:
-        self._run(
-            "UPDATE outbox SET status = 'cancelled', updated_at = ? "
-            "WHERE webhook_id = ? AND status = 'pending'",
-            (now, webhook_id),
-        )
-
-    def list_outbox(self, account_id: str, limit: int) -> list[OutboxRecord]:
-        rows = self._all(
-            f"SELECT {_OUTBOX_COLUMNS} FROM outbox WHERE account_id = ? "
-            "ORDER BY created_at DESC, rowid DESC LIMIT ?",
-            (account_id, limit),
-        )
-        return [self._outbox(row) for row in rows]
+        return [replace(rows.outbox(row), next_attempt_at=until) for row in due]
 
     # -- idempotency ------------------------------------------------------------------
     def get_idempotency(self, account_id: str, key: str) -> IdempotencyRecord | None:

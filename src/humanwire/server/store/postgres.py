@@ -753,7 +753,9 @@ class PostgresStore(SQLStore):
                 self.statements += 2 + (idempotency is not None) + release
                 self._lock_outcomes(conn, account_id)
                 if idempotency is not None:
-                    self._put_idempotency(conn, idempotency)
+                    conn.execute(
+                        self.q.put_idempotency.encode(), rows.idempotency_values(idempotency)
+                    )
                 if release:
                     conn.execute(
                         b"UPDATE interactions SET held_by = NULL WHERE id = %s AND held_by = %s",
@@ -778,68 +780,6 @@ class PostgresStore(SQLStore):
     def claim_outbox(self, now: float, limit: int, until: float) -> list[OutboxRecord]:
         found = self._all(self.q.claim_outbox, (until, now, limit))
         return [rows.outbox(row) for row in found]
-
-    # -- idempotency ------------------------------------------------------------------
-    def get_idempotency(self, account_id: str, key: str) -> IdempotencyRecord | None:
-        row = self._one(
-            "SELECT account_id, key, fingerprint, status_code, body, created_at "
-            "FROM idempotency WHERE account_id = %s AND key = %s",
-            (account_id, key),
-        )
-        if row is None:
-            return None
-        return IdempotencyRecord(
-            account_id=row[0],
-            key=row[1],
-            fingerprint=row[2],
-            status_code=row[3],
-            body=bytes(row[4]),
-            created_at=row[5],
-        )
-
-    def put_idempotency(self, record: IdempotencyRecord) -> None:
-        with self._connection() as conn:
-            self._count()
-            self._put_idempotency(conn, record)
-
-    @staticmethod
-    def _put_idempotency(conn: psycopg.Connection[Any], record: IdempotencyRecord) -> None:
-        conn.execute(
-            b"INSERT INTO idempotency "
-            b"(account_id, key, fingerprint, status_code, body, created_at) "
-            b"VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (account_id, key) DO UPDATE SET "
-            b"fingerprint = excluded.fingerprint, status_code = excluded.status_code, "
-            b"body = excluded.body, created_at = excluded.created_at",
-            (
-                record.account_id,
-                record.key,
-                record.fingerprint,
-                record.status_code,
-                bytes(record.body),
-                record.created_at,
-            ),
-        )
-
-    def get_idempotency_link(self, account_id: str, key: str) -> IdempotencyLinkRecord | None:
-        row = self._one(
-            "SELECT account_id, key, fingerprint, interaction_id, created_at "
-            "FROM idempotency_links WHERE account_id = %s AND key = %s",
-            (account_id, key),
-        )
-        if row is None:
-            return None
-        return IdempotencyLinkRecord(
-            account_id=row[0],
-            key=row[1],
-            fingerprint=row[2],
-            interaction_id=row[3],
-            created_at=row[4],
-        )
-
-    def delete_idempotency_before(self, cutoff: float) -> None:
-        with self._tx(2) as conn:
-            conn.execute("DELETE FROM idempotency WHERE created_at < %s", (cutoff,))
-            conn.execute("DELETE FROM idempotency_links WHERE created_at < %s", (cutoff,))
 
     # -- replicas: several service processes on one database ------------------------------
     shared = True

@@ -4,6 +4,10 @@ One connection, used from the engine's event loop; a lock guards it anyway so a 
 from another thread (the runner, a CLI helper) cannot interleave a transaction. Another
 process (``humanwire accounts create``) may open the same file while the service runs:
 WAL and ``busy_timeout`` make that safe.
+
+Most methods are ``SQLStore``'s (``store/sql``), written once for both stores; this
+module holds the executor (group commit per event-loop turn, ``PendingCommit``), the
+schema (``sqlite_schema/*.sql``) and the methods SQLite runs its own way.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -25,12 +30,12 @@ from .base import (
     InteractionRecord,
     NumberRecord,
     OutboxRecord,
-    dumps_json,
 )
 from .commits import COMMITTED, TOUCHED, PendingCommit, StoreUnavailable
 from .sql import SQLStore, Statements, rows
+from .sql.scripts import sql_scripts
 
-__all__ = ["SQLiteStore"]
+__all__ = ["SCHEMA_VERSION", "SQLiteStore"]
 
 # Primary result codes of a database that cannot take a write now (its disk full, an I/O
 # error, locked past the busy timeout, read-only, out of memory): 503, retry later.
@@ -44,190 +49,36 @@ _PROBE_PAGES = 64
 logger = logging.getLogger("humanwire.store")
 
 SCHEMA_VERSION = 6
-"""2: ``idempotency_links`` (the interaction an idempotent send created).
-3: real providers: ``interactions.delivery_status`` / ``provider_ref``, ``inbound.ref``
-(unique), ``provider_state``. 6: ``inbox_sessions`` (the inbox's logins)."""
+"""The version a file written by this code records. 2: ``idempotency_links`` (the
+interaction an idempotent send created). 3: real providers: ``interactions.delivery_status``
+/ ``provider_ref``, ``inbound.ref`` (unique), ``provider_state``. 4: ``channels.metadata``.
+5: ``outcomes``. 6: ``inbox_sessions`` (the inbox's logins). Bump it with any change to
+``sqlite_schema/``."""
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS accounts (
-    id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    key_hash TEXT NOT NULL UNIQUE,
-    suspended INTEGER NOT NULL DEFAULT 0,
-    created_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS interactions (
-    id TEXT PRIMARY KEY,
-    account_id TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    channel TEXT NOT NULL,
-    to_addr TEXT NOT NULL,
-    from_addr TEXT NOT NULL,
-    request TEXT NOT NULL,
-    created_at REAL NOT NULL,
-    status TEXT NOT NULL,
-    wait_deadline REAL,
-    follow_up_deadline REAL,
-    result TEXT,
-    outcome TEXT,
-    form_token TEXT UNIQUE,
-    reply_token TEXT UNIQUE,
-    card_id TEXT,
-    ended_at REAL,
-    delivery_status TEXT,
-    provider_ref TEXT
-);
-CREATE INDEX IF NOT EXISTS interactions_match
-    ON interactions (account_id, channel, to_addr, status);
-CREATE INDEX IF NOT EXISTS interactions_account ON interactions (account_id, created_at);
-CREATE INDEX IF NOT EXISTS interactions_open ON interactions (status);
-CREATE TABLE IF NOT EXISTS deliveries (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    id TEXT NOT NULL UNIQUE,
-    account_id TEXT NOT NULL,
-    interaction_id TEXT,
-    channel TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    from_addr TEXT,
-    to_addr TEXT NOT NULL,
-    text TEXT NOT NULL,
-    form_url TEXT,
-    created_at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS deliveries_account ON deliveries (account_id, seq);
-CREATE TABLE IF NOT EXISTS inbound (
-    id TEXT PRIMARY KEY,
-    account_id TEXT NOT NULL,
-    channel TEXT NOT NULL,
-    from_addr TEXT NOT NULL,
-    to_addr TEXT NOT NULL,
-    body TEXT NOT NULL,
-    media_urls TEXT NOT NULL,
-    interaction_id TEXT,
-    created_at REAL NOT NULL,
-    ref TEXT
-);
-CREATE INDEX IF NOT EXISTS inbound_account ON inbound (account_id, created_at);
-CREATE TABLE IF NOT EXISTS numbers (
-    id TEXT PRIMARY KEY,
-    account_id TEXT NOT NULL,
-    phone_number TEXT NOT NULL UNIQUE,
-    created_at REAL NOT NULL,
-    updated_at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS numbers_account ON numbers (account_id);
-CREATE TABLE IF NOT EXISTS webhooks (
-    id TEXT PRIMARY KEY,
-    account_id TEXT NOT NULL,
-    url TEXT NOT NULL,
-    event_types TEXT NOT NULL,
-    headers TEXT NOT NULL,
-    secret TEXT NOT NULL,
-    created_at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS webhooks_account ON webhooks (account_id);
-CREATE TABLE IF NOT EXISTS channels (
-    id TEXT PRIMARY KEY,
-    account_id TEXT NOT NULL,
-    type TEXT NOT NULL,
-    to_addr TEXT NOT NULL,
-    wait_time TEXT,
-    follow_up_time TEXT,
-    message_template TEXT,
-    response_template TEXT NOT NULL,
-    no_response_template TEXT NOT NULL,
-    reply_link INTEGER NOT NULL,
-    created_at REAL NOT NULL,
-    metadata TEXT
-);
-CREATE INDEX IF NOT EXISTS channels_account ON channels (account_id);
-CREATE TABLE IF NOT EXISTS events (
-    id TEXT PRIMARY KEY,
-    account_id TEXT NOT NULL,
-    event_type TEXT NOT NULL,
-    interaction_id TEXT,
-    body TEXT NOT NULL,
-    created_at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS events_account ON events (account_id, created_at);
-CREATE TABLE IF NOT EXISTS outbox (
-    id TEXT PRIMARY KEY,
-    event_id TEXT NOT NULL,
-    webhook_id TEXT NOT NULL,
-    account_id TEXT NOT NULL,
-    status TEXT NOT NULL,
-    attempts INTEGER NOT NULL,
-    next_attempt_at REAL NOT NULL,
-    last_error TEXT,
-    last_status_code INTEGER,
-    created_at REAL NOT NULL,
-    updated_at REAL NOT NULL,
-    delivered_at REAL
-);
-CREATE INDEX IF NOT EXISTS outbox_due ON outbox (status, next_attempt_at);
-CREATE INDEX IF NOT EXISTS outbox_account ON outbox (account_id, created_at);
-CREATE TABLE IF NOT EXISTS idempotency (
-    account_id TEXT NOT NULL,
-    key TEXT NOT NULL,
-    fingerprint TEXT NOT NULL,
-    status_code INTEGER NOT NULL,
-    body BLOB NOT NULL,
-    created_at REAL NOT NULL,
-    PRIMARY KEY (account_id, key)
-);
-CREATE TABLE IF NOT EXISTS idempotency_links (
-    account_id TEXT NOT NULL,
-    key TEXT NOT NULL,
-    fingerprint TEXT NOT NULL,
-    interaction_id TEXT NOT NULL,
-    created_at REAL NOT NULL,
-    PRIMARY KEY (account_id, key)
-);
-"""
-
-# Added after the first release: older files gain them (ALTER TABLE), new ones have them.
-_ADDED_COLUMNS = (
-    ("interactions", "delivery_status", "TEXT"),
-    ("interactions", "provider_ref", "TEXT"),
-    ("inbound", "ref", "TEXT"),
-    ("channels", "metadata", "TEXT"),
-)
-_SCHEMA_3 = """
-CREATE INDEX IF NOT EXISTS interactions_provider_ref ON interactions (provider_ref);
-CREATE UNIQUE INDEX IF NOT EXISTS inbound_ref ON inbound (ref);
-CREATE TABLE IF NOT EXISTS provider_state (
-    scope TEXT NOT NULL,
-    key TEXT NOT NULL,
-    value TEXT NOT NULL,
-    updated_at REAL NOT NULL,
-    PRIMARY KEY (scope, key)
-);
-CREATE TABLE IF NOT EXISTS outcomes (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    account_id TEXT NOT NULL,
-    interaction_id TEXT NOT NULL,
-    body TEXT NOT NULL,
-    created_at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS outcomes_account ON outcomes (account_id, id);
-CREATE INDEX IF NOT EXISTS outcomes_created ON outcomes (created_at);
-"""
-_SCHEMA_6 = """
-CREATE TABLE IF NOT EXISTS inbox_sessions (
-    id_hash TEXT PRIMARY KEY,
-    account_id TEXT NOT NULL,
-    key_hash TEXT NOT NULL,
-    created_at REAL NOT NULL,
-    expires_at REAL NOT NULL,
-    seen_at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS inbox_sessions_account ON inbox_sessions (account_id);
-"""
+_SCHEMA_FOLDER = "sqlite_schema"
+"""Scripts run in the order of their names on a file whose version is not
+``SCHEMA_VERSION``, every one of them each time: they must be safe to run again (``IF NOT
+EXISTS``; an ``ALTER TABLE ... ADD COLUMN`` runs only where the column is missing)."""
+_ADD_COLUMN = re.compile(r"\s*ALTER\s+TABLE\s+(\w+)\s+ADD\s+COLUMN\s+(\w+)\s", re.IGNORECASE)
 
 
-
-_dumps = dumps_json
+def schema_statements() -> Iterator[str]:
+    """Every statement of the schema's scripts, in order."""
+    for name, script in sql_scripts(__package__ or "humanwire.server.store", _SCHEMA_FOLDER):
+        pending = ""
+        for line in script.splitlines(keepends=True):
+            pending += line
+            if sqlite3.complete_statement(pending):
+                statement = "\n".join(
+                    part for part in pending.splitlines() if not part.lstrip().startswith("--")
+                ).strip()
+                if statement:
+                    yield statement
+                pending = ""
+        if pending.strip() and not all(
+            part.lstrip().startswith("--") for part in pending.strip().splitlines()
+        ):
+            raise ValueError(f"{name}: a statement without its closing semicolon")
 
 
 def _unavailable(exc: sqlite3.OperationalError) -> bool:
@@ -321,19 +172,20 @@ class SQLiteStore(SQLStore):
             exists = self._db.execute(
                 "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
             ).fetchone()
-            if exists and self._db.execute(
-                "SELECT value FROM meta WHERE key = 'schema_version'"
-            ).fetchone() == (str(SCHEMA_VERSION),):
+            if exists and self._db.execute(self.q.schema_version).fetchone() == (
+                str(SCHEMA_VERSION),
+            ):
                 return
-            # executescript commits on its own; the statements are all IF NOT EXISTS, so
-            # an older file gains the tables added since and keeps its data.
-            self._db.executescript(_SCHEMA)
-            for table, column, kind in _ADDED_COLUMNS:
-                present = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
-                if column not in present:
-                    self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
-            self._db.executescript(_SCHEMA_3)
-            self._db.executescript(_SCHEMA_6)
+            # Each statement commits on its own (autocommit); all of them are safe to run
+            # again, so an older file gains what was added since and keeps its data.
+            for statement in schema_statements():
+                added = _ADD_COLUMN.match(statement)
+                if added is not None:
+                    table, column = added.groups()
+                    present = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+                    if column in present:
+                        continue
+                self._db.execute(statement)
             self._db.execute(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
                 (str(SCHEMA_VERSION),),
@@ -343,7 +195,7 @@ class SQLiteStore(SQLStore):
         """``[SCHEMA_VERSION]`` when the file's schema is not at this code's version
         (changed under a running service, or by a newer or older humanwire)."""
         try:
-            row = self._one("SELECT value FROM meta WHERE key = 'schema_version'")
+            row = self._one(self.q.schema_version)
         except sqlite3.OperationalError as exc:
             if "no such table" not in str(exc):
                 raise
@@ -539,7 +391,7 @@ class SQLiteStore(SQLStore):
             self._closed = True
             self._db.close()
 
-    # -- accounts ---------------------------------------------------------------------
+    # -- what SQLite runs its own way ----------------------------------------------------
     def delete_account(self, account_id: str) -> dict[str, int] | None:
         with self._lock:
             # Deleted content is overwritten, not left in free pages of the file; the
@@ -555,7 +407,6 @@ class SQLiteStore(SQLStore):
                 self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             return removed
 
-    # -- interactions -----------------------------------------------------------------
     def insert_interaction(
         self,
         record: InteractionRecord,
@@ -572,7 +423,6 @@ class SQLiteStore(SQLStore):
             ):
                 raise Duplicate(f"idempotency key {link.key!r} is linked already")
 
-    # -- the outcome stream ----------------------------------------------------------------
     def append_outcome(
         self,
         account_id: str,
@@ -593,7 +443,6 @@ class SQLiteStore(SQLStore):
             row = db.execute(self.q.outcome_before, (account_id, added)).fetchone()
             return added, int(row[0]) if row and row[0] is not None else 0
 
-    # -- numbers ----------------------------------------------------------------------
     def insert_number(self, record: NumberRecord) -> None:
         # One number per account (PostgreSQL: a unique index).
         with self._lock:
@@ -601,7 +450,6 @@ class SQLiteStore(SQLStore):
                 raise Duplicate(f"account {record.account_id!r} has a number already")
             super().insert_number(record)
 
-    # -- the outbox -------------------------------------------------------------------
     def claim_outbox(self, now: float, limit: int, until: float) -> list[OutboxRecord]:
         # One process per SQLite file, one thread at a time (the store's lock): nothing
         # can claim between the read and the lease. Nothing due writes nothing.
@@ -612,5 +460,3 @@ class SQLiteStore(SQLStore):
                     tx.executemany(self.q.lease_outbox, [(until, row[0]) for row in due])
         # As PostgreSQL's RETURNING does: the rows as leased.
         return [replace(rows.outbox(row), next_attempt_at=until) for row in due]
-
-    # -- idempotency ------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The SQL both stores share: statements written once (``statements``), records to
 values and rows to records (``rows``), the methods written once on a small executor
-(``store.SQLStore``)."""
+(``store.SQLStore``), and the SQL files shipped in the package (``scripts``)."""
 
 from __future__ import annotations
 

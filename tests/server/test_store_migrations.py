@@ -154,3 +154,103 @@ def test_a_sqlite_file_of_schema_5_upgrades_to_the_fresh_schema(tmp_path: Path) 
     assert "inbox_sessions" in fresh and "inbox_sessions" not in sqlite_schema(path)
     open_upgraded(path).close()
     assert sqlite_schema(path) == fresh
+
+
+# -- PostgreSQL ----------------------------------------------------------------------------
+def postgres_schema(schema: str) -> dict[str, Any]:
+    """Every column (type, nullable, default), index and function of ``schema``, by name
+    (the schema's own name left out, so two schemas compare)."""
+    import psycopg
+
+    from pg_support import DATABASE_URL
+
+    with psycopg.connect(DATABASE_URL, autocommit=True) as conn:
+        columns = conn.execute(
+            "SELECT table_name, column_name, data_type, is_nullable, column_default "
+            "FROM information_schema.columns WHERE table_schema = %s "
+            "ORDER BY table_name, ordinal_position",
+            (schema,),
+        ).fetchall()
+        indexes = conn.execute(
+            "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = %s", (schema,)
+        ).fetchall()
+        functions = conn.execute(
+            "SELECT p.proname, pg_get_functiondef(p.oid) FROM pg_proc p "
+            "JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = %s",
+            (schema,),
+        ).fetchall()
+    found: dict[str, Any] = {}
+    for table, column, kind, nullable, default in columns:
+        default = default.replace(f"{schema}.", "") if default else default
+        found.setdefault(table, []).append((column, kind, nullable, default))
+    for kind, rows in (("index", indexes), ("function", functions)):
+        for name, definition in rows:
+            found[f"{kind} {name}"] = str(definition).replace(f"{schema}.", "")
+    return found
+
+
+def test_a_postgres_schema_at_migration_3_upgrades_to_the_fresh_schema() -> None:
+    import psycopg
+    from psycopg import sql
+
+    from humanwire.server.store.postgres import MIGRATIONS, PostgresStore
+    from pg_support import DATABASE_URL, drop_schema, new_schema
+
+    old, url = new_schema("hw_migrate_old")
+    fresh, _ = new_schema("hw_migrate_new")
+    try:
+        with psycopg.connect(url) as conn:  # as the code of migration 3 left it
+            conn.execute(
+                "CREATE TABLE schema_migrations ("
+                "version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)"
+            )
+            for version, script in MIGRATIONS[:3]:
+                conn.execute(script.encode())
+                conn.execute("INSERT INTO schema_migrations VALUES (%s, 0)", (version,))
+            conn.execute(
+                "INSERT INTO accounts (id, name, key_hash, suspended, created_at) "
+                "VALUES ('acct_1', 'old', 'hash_1', FALSE, 1.0)"
+            )
+        with psycopg.connect(DATABASE_URL, autocommit=True) as conn:
+            found = conn.execute(
+                sql.SQL("SELECT version FROM {}.schema_migrations").format(sql.Identifier(old))
+            ).fetchall()
+        assert sorted(found) == [(1,), (2,), (3,)]
+        PostgresStore(DATABASE_URL, schema=fresh).close()
+        assert postgres_schema(old) != postgres_schema(fresh)
+        upgraded = PostgresStore(DATABASE_URL, schema=old)
+        try:
+            assert upgraded.pending_migrations() == []
+            assert upgraded.schema_version() == len(MIGRATIONS)
+            assert upgraded.get_account("acct_1") == ACCOUNT  # nothing lost
+        finally:
+            upgraded.close()
+        assert postgres_schema(old) == postgres_schema(fresh)
+    finally:
+        drop_schema(old)
+        drop_schema(fresh)
+
+
+RELEASED = {
+    1: "f4c64eb0ea6d9bfb6538ae9c3ea7cb6d34e190d26b0d1da9c897bdd58a93a4c1",
+    2: "4f152fd99fb78218342643cc8f570824022411a70fa9c824b7612fe4c5c2b571",
+    3: "78ca7e836d2f186f1797a7b205f4b6a39d2a1a4178b21e376777ad4583f3f7be",
+    4: "b7eb5f78a4d8ccd1f1e60bb52a14a7e3eba65489a1e60c70994a7dd1a5eb1389",
+}
+"""The SHA-256 of each released migration's SQL (its comments left out). A database that
+ran one never runs it again, so an edit would reach new databases only: a change is a
+new migration."""
+
+
+def test_released_postgres_migrations_are_never_edited() -> None:
+    import hashlib
+
+    from humanwire.server.store.postgres import MIGRATIONS
+
+    def digest(script: str) -> str:
+        lines = [line for line in script.splitlines() if not line.startswith("--")]
+        return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+    assert {version: digest(script) for version, script in MIGRATIONS if version in RELEASED} == (
+        RELEASED
+    )

@@ -8,7 +8,6 @@ windows are absolute deadlines, JSON-ish values are plain dicts.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -16,8 +15,6 @@ from .commits import PendingCommit
 
 __all__ = [
     "ACCOUNT_TABLES",
-    "INBOUND_COLUMNS",
-    "INTERACTION_COLUMNS",
     "AccountRecord",
     "AccountUsage",
     "ChannelRecord",
@@ -34,11 +31,7 @@ __all__ = [
     "SharedStore",
     "Store",
     "WebhookRecord",
-    "dumps_json",
-    "inbound_values",
-    "interaction_values",
     "shared_store",
-    "usage_from_counts",
 ]
 
 
@@ -263,23 +256,6 @@ ACCOUNT_TABLES = (
     "channels",
 )
 """Every table of both stores with an ``account_id`` column (besides ``accounts``)."""
-
-
-def usage_from_counts(
-    interactions: list[tuple[Any, ...]], counts: dict[str, list[tuple[Any, ...]]]
-) -> dict[str, AccountUsage]:
-    """``account_usage`` from its grouped counts (both stores count the same way)."""
-    usage: dict[str, dict[str, Any]] = {}
-    for account_id, total, pending, last in interactions:
-        usage[account_id] = {
-            "interactions": int(total),
-            "open_interactions": int(pending or 0),
-            "last_interaction_at": last,
-        }
-    for table, rows in counts.items():
-        for account_id, count in rows:
-            usage.setdefault(account_id, {})[table] = int(count)
-    return {account_id: AccountUsage(**fields) for account_id, fields in usage.items()}
 
 
 class Duplicate(Exception):
@@ -681,63 +657,3 @@ OUTCOME_NOTICE_BODY = 6000
 def shared_store(store: Store) -> SharedStore | None:
     """``store`` when other processes may serve from it too, else None."""
     return store if getattr(store, "shared", False) else None  # type: ignore[return-value]
-
-
-def dumps_json(value: Any) -> str:
-    """How both stores write a JSON column."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-INTERACTION_COLUMNS = (
-    "id, account_id, kind, channel, to_addr, from_addr, request, created_at, status, "
-    "wait_deadline, follow_up_deadline, result, outcome, form_token, reply_token, card_id, "
-    "ended_at, delivery_status, provider_ref"
-)
-"""The interaction columns both stores have (PostgreSQL adds the replicas' two)."""
-
-
-def interaction_values(record: InteractionRecord) -> tuple[Any, ...]:
-    """``record`` as the values of ``INTERACTION_COLUMNS``, in order."""
-    return (
-        record.id,
-        record.account_id,
-        record.kind,
-        record.channel,
-        record.to_addr,
-        record.from_addr,
-        dumps_json(record.request),
-        record.created_at,
-        record.status,
-        record.wait_deadline,
-        record.follow_up_deadline,
-        dumps_json(record.result) if record.result is not None else None,
-        record.outcome,
-        record.form_token,
-        record.reply_token,
-        record.card_id,
-        record.ended_at,
-        record.delivery_status,
-        record.provider_ref,
-    )
-
-
-INBOUND_COLUMNS = (
-    "id, account_id, channel, from_addr, to_addr, body, media_urls, interaction_id, created_at, ref"
-)
-"""The inbound columns of both stores."""
-
-
-def inbound_values(record: InboundRecord) -> tuple[Any, ...]:
-    """``record`` as the values of ``INBOUND_COLUMNS``, in order."""
-    return (
-        record.id,
-        record.account_id,
-        record.channel,
-        record.from_addr,
-        record.to_addr,
-        record.body,
-        dumps_json(record.media_urls),
-        record.interaction_id,
-        record.created_at,
-        record.ref,
-    )

@@ -9,8 +9,14 @@ windows are absolute deadlines, JSON-ish values are plain dicts.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
+from ...types.calls import CallOutcome
+from ...types.channels import ChannelType
+from ...types.events import Medium
+from ...types.interactions import InteractionChannel, InteractionKind
+from ...types.sandbox import DeliveryKind
+from ...types.webhooks import EventType
 from .commits import PendingCommit
 
 __all__ = [
@@ -25,14 +31,26 @@ __all__ = [
     "IdempotencyRecord",
     "InboundRecord",
     "InboxSessionRecord",
+    "InteractionOutcome",
     "InteractionRecord",
+    "InteractionState",
     "NumberRecord",
     "OutboxRecord",
+    "OutboxStatus",
     "SharedStore",
     "Store",
     "WebhookRecord",
     "shared_store",
 ]
+
+
+InteractionState = Literal["pending", "ended"]
+"""Listening for an answer (or a call under way), or not any more."""
+InteractionOutcome = Literal[CallOutcome, "timeout", "failed"]
+"""How an interaction ended: a call's outcome, ``timeout`` (a call the service gave up
+on) or ``failed`` (it could not be delivered)."""
+OutboxStatus = Literal["pending", "delivered", "failed", "cancelled"]
+"""Where one delivery of an event to a webhook is."""
 
 
 @dataclass(frozen=True)
@@ -61,17 +79,14 @@ class AccountUsage:
 class InteractionRecord:
     id: str
     account_id: str
-    kind: str
-    """``message``, ``form`` or ``call``."""
-    channel: str
-    """``sms``, ``whatsapp``, ``slack`` or ``call``."""
+    kind: InteractionKind
+    channel: InteractionChannel
     to_addr: str
     from_addr: str
     request: dict[str, Any]
     """The request as the client sent it (wire names), plus engine extras under ``_``."""
     created_at: float
-    status: str
-    """``pending`` or ``ended``."""
+    status: InteractionState
     wait_deadline: float | None = None
     """Unix time the held ``waitTime`` window closes."""
     follow_up_deadline: float | None = None
@@ -79,14 +94,15 @@ class InteractionRecord:
     result: dict[str, Any] | None = None
     """The event (``{"eventType", "payload"}``) that reported the response."""
     outcome: str | None = None
-    """Calls: ``completed`` / ``no_answer`` / ``transferred`` / ``timeout``."""
+    """An ``InteractionOutcome`` (typed ``str`` while the engine passes on what it read
+    from a notice or a provider unchecked)."""
     form_token: str | None = None
     reply_token: str | None = None
     card_id: str | None = None
     ended_at: float | None = None
     delivery_status: str | None = None
-    """``queued``, ``sent``, ``delivered``, ``read``, ``undelivered`` or ``failed``
-    (PROVIDERS.md); None until the provider took it."""
+    """A ``DeliveryStatus`` (typed ``str`` while the engine passes on a provider's status
+    unchecked); None until the provider took it."""
     provider_ref: str | None = None
     """The provider's id of what was sent (Twilio's MessageSid or CallSid, Slack's ts)."""
     owner: str | None = None
@@ -111,8 +127,8 @@ class DeliveryRecord:
     id: str
     account_id: str
     interaction_id: str | None
-    channel: str
-    kind: str
+    channel: InteractionChannel
+    kind: DeliveryKind
     from_addr: str | None
     to_addr: str
     text: str
@@ -124,7 +140,7 @@ class DeliveryRecord:
 class InboundRecord:
     id: str
     account_id: str
-    channel: str
+    channel: Medium
     from_addr: str
     to_addr: str
     body: str
@@ -149,7 +165,7 @@ class WebhookRecord:
     id: str
     account_id: str
     url: str
-    event_types: list[str]
+    event_types: list[EventType]
     headers: dict[str, str]
     secret: str
     created_at: float
@@ -159,7 +175,7 @@ class WebhookRecord:
 class ChannelRecord:
     id: str
     account_id: str
-    type: str
+    type: ChannelType
     to_addr: str
     wait_time: float | None
     follow_up_time: float | None
@@ -191,8 +207,7 @@ class OutboxRecord:
     event_id: str
     webhook_id: str
     account_id: str
-    status: str
-    """``pending``, ``delivered``, ``failed`` or ``cancelled``."""
+    status: OutboxStatus
     attempts: int
     next_attempt_at: float
     last_error: str | None

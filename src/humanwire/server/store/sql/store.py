@@ -12,8 +12,9 @@ differently. The executor is all that knows how a statement is run:
   sends them as one pipeline: one round trip);
 * ``_transaction()``: statements that commit together and may read on the way.
 
-Each method here makes the same calls, in the same number, as the backends did before
-it was written once: PostgreSQL's round trips per method are pinned by tests.
+On PostgreSQL each executor call is one round trip (``_transaction``'s statements aside),
+and the round trips of a send and of an answer are pinned by tests: a method here makes
+no call it does not need. How to add a column or a method: ``docs/explanation/stores.md``.
 """
 
 from __future__ import annotations

@@ -1,22 +1,26 @@
 """The storage interface of the service: plain records and the operations the engine needs.
 
-The engine talks only to ``Store``; ``store/sqlite.py`` implements it on stdlib sqlite3,
-and a Postgres store could follow with the same records. Times are unix seconds (float),
+The engine talks only to ``Store`` (and, with several replicas, ``SharedStore``):
+``store/sqlite.py`` implements it on stdlib sqlite3, ``store/postgres`` on PostgreSQL, both
+mostly through the methods written once in ``store/sql``. Times are unix seconds (float),
 windows are absolute deadlines, JSON-ish values are plain dicts.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import Any, Literal, Protocol
 
+from ...types.calls import CallOutcome
+from ...types.channels import ChannelType
+from ...types.events import Medium
+from ...types.interactions import InteractionChannel, InteractionKind
+from ...types.sandbox import DeliveryKind
+from ...types.webhooks import EventType
 from .commits import PendingCommit
 
 __all__ = [
     "ACCOUNT_TABLES",
-    "INBOUND_COLUMNS",
-    "INTERACTION_COLUMNS",
     "AccountRecord",
     "AccountUsage",
     "ChannelRecord",
@@ -27,19 +31,26 @@ __all__ = [
     "IdempotencyRecord",
     "InboundRecord",
     "InboxSessionRecord",
-    "InboxSessionsSQL",
+    "InteractionOutcome",
     "InteractionRecord",
+    "InteractionState",
     "NumberRecord",
     "OutboxRecord",
+    "OutboxStatus",
     "SharedStore",
     "Store",
     "WebhookRecord",
-    "dumps_json",
-    "inbound_values",
-    "interaction_values",
     "shared_store",
-    "usage_from_counts",
 ]
+
+
+InteractionState = Literal["pending", "ended"]
+"""Listening for an answer (or a call under way), or not any more."""
+InteractionOutcome = Literal[CallOutcome, "timeout", "failed"]
+"""How an interaction ended: a call's outcome, ``timeout`` (a call the service gave up
+on) or ``failed`` (it could not be delivered)."""
+OutboxStatus = Literal["pending", "delivered", "failed", "cancelled"]
+"""Where one delivery of an event to a webhook is."""
 
 
 @dataclass(frozen=True)
@@ -68,17 +79,14 @@ class AccountUsage:
 class InteractionRecord:
     id: str
     account_id: str
-    kind: str
-    """``message``, ``form`` or ``call``."""
-    channel: str
-    """``sms``, ``whatsapp``, ``slack`` or ``call``."""
+    kind: InteractionKind
+    channel: InteractionChannel
     to_addr: str
     from_addr: str
     request: dict[str, Any]
     """The request as the client sent it (wire names), plus engine extras under ``_``."""
     created_at: float
-    status: str
-    """``pending`` or ``ended``."""
+    status: InteractionState
     wait_deadline: float | None = None
     """Unix time the held ``waitTime`` window closes."""
     follow_up_deadline: float | None = None
@@ -86,14 +94,15 @@ class InteractionRecord:
     result: dict[str, Any] | None = None
     """The event (``{"eventType", "payload"}``) that reported the response."""
     outcome: str | None = None
-    """Calls: ``completed`` / ``no_answer`` / ``transferred`` / ``timeout``."""
+    """An ``InteractionOutcome`` (typed ``str`` while the engine passes on what it read
+    from a notice or a provider unchecked)."""
     form_token: str | None = None
     reply_token: str | None = None
     card_id: str | None = None
     ended_at: float | None = None
     delivery_status: str | None = None
-    """``queued``, ``sent``, ``delivered``, ``read``, ``undelivered`` or ``failed``
-    (PROVIDERS.md); None until the provider took it."""
+    """A ``DeliveryStatus`` (typed ``str`` while the engine passes on a provider's status
+    unchecked); None until the provider took it."""
     provider_ref: str | None = None
     """The provider's id of what was sent (Twilio's MessageSid or CallSid, Slack's ts)."""
     owner: str | None = None
@@ -118,8 +127,8 @@ class DeliveryRecord:
     id: str
     account_id: str
     interaction_id: str | None
-    channel: str
-    kind: str
+    channel: InteractionChannel
+    kind: DeliveryKind
     from_addr: str | None
     to_addr: str
     text: str
@@ -131,7 +140,7 @@ class DeliveryRecord:
 class InboundRecord:
     id: str
     account_id: str
-    channel: str
+    channel: Medium
     from_addr: str
     to_addr: str
     body: str
@@ -156,7 +165,7 @@ class WebhookRecord:
     id: str
     account_id: str
     url: str
-    event_types: list[str]
+    event_types: list[EventType]
     headers: dict[str, str]
     secret: str
     created_at: float
@@ -166,7 +175,7 @@ class WebhookRecord:
 class ChannelRecord:
     id: str
     account_id: str
-    type: str
+    type: ChannelType
     to_addr: str
     wait_time: float | None
     follow_up_time: float | None
@@ -198,8 +207,7 @@ class OutboxRecord:
     event_id: str
     webhook_id: str
     account_id: str
-    status: str
-    """``pending``, ``delivered``, ``failed`` or ``cancelled``."""
+    status: OutboxStatus
     attempts: int
     next_attempt_at: float
     last_error: str | None
@@ -263,23 +271,6 @@ ACCOUNT_TABLES = (
     "channels",
 )
 """Every table of both stores with an ``account_id`` column (besides ``accounts``)."""
-
-
-def usage_from_counts(
-    interactions: list[tuple[Any, ...]], counts: dict[str, list[tuple[Any, ...]]]
-) -> dict[str, AccountUsage]:
-    """``account_usage`` from its grouped counts (both stores count the same way)."""
-    usage: dict[str, dict[str, Any]] = {}
-    for account_id, total, pending, last in interactions:
-        usage[account_id] = {
-            "interactions": int(total),
-            "open_interactions": int(pending or 0),
-            "last_interaction_at": last,
-        }
-    for table, rows in counts.items():
-        for account_id, count in rows:
-            usage.setdefault(account_id, {})[table] = int(count)
-    return {account_id: AccountUsage(**fields) for account_id, fields in usage.items()}
 
 
 class Duplicate(Exception):
@@ -349,7 +340,7 @@ class Store(Protocol):
         account."""
         ...
 
-    # the inbox's sessions (``InboxSessionsSQL`` implements them for both stores)
+    # the inbox's sessions
     def insert_inbox_session(self, record: InboxSessionRecord) -> None: ...
     def inbox_session(
         self, id_hash: str, now: float, idle_after: float
@@ -681,137 +672,3 @@ OUTCOME_NOTICE_BODY = 6000
 def shared_store(store: Store) -> SharedStore | None:
     """``store`` when other processes may serve from it too, else None."""
     return store if getattr(store, "shared", False) else None  # type: ignore[return-value]
-
-
-def dumps_json(value: Any) -> str:
-    """How both stores write a JSON column."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-INTERACTION_COLUMNS = (
-    "id, account_id, kind, channel, to_addr, from_addr, request, created_at, status, "
-    "wait_deadline, follow_up_deadline, result, outcome, form_token, reply_token, card_id, "
-    "ended_at, delivery_status, provider_ref"
-)
-"""The interaction columns both stores have (PostgreSQL adds the replicas' two)."""
-
-
-def interaction_values(record: InteractionRecord) -> tuple[Any, ...]:
-    """``record`` as the values of ``INTERACTION_COLUMNS``, in order."""
-    return (
-        record.id,
-        record.account_id,
-        record.kind,
-        record.channel,
-        record.to_addr,
-        record.from_addr,
-        dumps_json(record.request),
-        record.created_at,
-        record.status,
-        record.wait_deadline,
-        record.follow_up_deadline,
-        dumps_json(record.result) if record.result is not None else None,
-        record.outcome,
-        record.form_token,
-        record.reply_token,
-        record.card_id,
-        record.ended_at,
-        record.delivery_status,
-        record.provider_ref,
-    )
-
-
-INBOUND_COLUMNS = (
-    "id, account_id, channel, from_addr, to_addr, body, media_urls, interaction_id, created_at, ref"
-)
-"""The inbound columns of both stores."""
-
-
-def inbound_values(record: InboundRecord) -> tuple[Any, ...]:
-    """``record`` as the values of ``INBOUND_COLUMNS``, in order."""
-    return (
-        record.id,
-        record.account_id,
-        record.channel,
-        record.from_addr,
-        record.to_addr,
-        record.body,
-        dumps_json(record.media_urls),
-        record.interaction_id,
-        record.created_at,
-        record.ref,
-    )
-
-
-class InboxSessionsSQL:
-    """The inbox-session methods of ``Store``, written once for both stores: their SQL
-    is the same but for the placeholder (``?`` in SQLite, ``%s`` in PostgreSQL), which
-    ``PLACEHOLDER`` names. A store mixes it in and supplies ``_one`` and ``_run``."""
-
-    PLACEHOLDER: ClassVar[str] = "?"
-
-    _COLUMNS = "id_hash, account_id, key_hash, created_at, expires_at, seen_at"
-    _INSERT = f"INSERT INTO inbox_sessions ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"
-    # The join on the key's hash is what makes a rotated key end the sessions: no store
-    # method has to remember to delete them, and a login racing a rotation (the session
-    # written with the old key's hash just after) opens nothing.
-    _LOOKUP = (
-        "SELECT s.id_hash, s.account_id, s.key_hash, s.created_at, s.expires_at, s.seen_at, "
-        "a.name, a.suspended, a.created_at FROM inbox_sessions s "
-        "JOIN accounts a ON a.id = s.account_id AND a.key_hash = s.key_hash "
-        "WHERE s.id_hash = ? AND s.expires_at > ? AND s.seen_at > ?"
-    )
-    _TOUCH = "UPDATE inbox_sessions SET seen_at = ? WHERE id_hash = ? AND seen_at < ?"
-    _DELETE = "DELETE FROM inbox_sessions WHERE id_hash = ?"
-    _PRUNE = (
-        "DELETE FROM inbox_sessions WHERE expires_at <= ? OR seen_at <= ? OR NOT EXISTS "
-        "(SELECT 1 FROM accounts a WHERE a.id = inbox_sessions.account_id "
-        "AND a.key_hash = inbox_sessions.key_hash)"
-    )
-
-    def _one(self, query: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
-        raise NotImplementedError
-
-    def _run(self, query: str, params: tuple[Any, ...] = ()) -> int:
-        raise NotImplementedError
-
-    def _sql(self, query: str) -> str:
-        return query.replace("?", self.PLACEHOLDER)
-
-    def insert_inbox_session(self, record: InboxSessionRecord) -> None:
-        self._run(
-            self._sql(self._INSERT),
-            (
-                record.id_hash,
-                record.account_id,
-                record.key_hash,
-                record.created_at,
-                record.expires_at,
-                record.seen_at,
-            ),
-        )
-
-    def inbox_session(
-        self, id_hash: str, now: float, idle_after: float
-    ) -> tuple[InboxSessionRecord, AccountRecord] | None:
-        row = self._one(self._sql(self._LOOKUP), (id_hash, now, idle_after))
-        if row is None:
-            return None
-        session = InboxSessionRecord(*row[:6])
-        account = AccountRecord(
-            id=session.account_id,
-            name=row[6],
-            key_hash=session.key_hash,
-            suspended=bool(row[7]),
-            created_at=row[8],
-        )
-        return session, account
-
-    def touch_inbox_session(self, id_hash: str, seen_at: float) -> None:
-        self._run(self._sql(self._TOUCH), (seen_at, id_hash, seen_at))
-
-    def delete_inbox_session(self, id_hash: str) -> bool:
-        return self._run(self._sql(self._DELETE), (id_hash,)) > 0
-
-    def prune_inbox_sessions(self, now: float, idle_after: float) -> int:
-        return self._run(self._sql(self._PRUNE), (now, idle_after))

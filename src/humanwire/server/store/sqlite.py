@@ -4,260 +4,81 @@ One connection, used from the engine's event loop; a lock guards it anyway so a 
 from another thread (the runner, a CLI helper) cannot interleave a transaction. Another
 process (``humanwire accounts create``) may open the same file while the service runs:
 WAL and ``busy_timeout`` make that safe.
+
+Most methods are ``SQLStore``'s (``store/sql``), written once for both stores; this
+module holds the executor (group commit per event-loop turn, ``PendingCommit``), the
+schema (``sqlite_schema/*.sql``) and the methods SQLite runs its own way.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
+import re
 import sqlite3
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from typing import Any
 
 from .base import (
-    ACCOUNT_TABLES,
-    INBOUND_COLUMNS,
-    INTERACTION_COLUMNS,
-    AccountRecord,
-    AccountUsage,
-    ChannelRecord,
-    DeliveryRecord,
     Duplicate,
-    EventRecord,
     IdempotencyLinkRecord,
     IdempotencyRecord,
-    InboundRecord,
-    InboxSessionsSQL,
     InteractionRecord,
     NumberRecord,
     OutboxRecord,
-    WebhookRecord,
-    dumps_json,
-    inbound_values,
-    interaction_values,
-    usage_from_counts,
 )
 from .commits import COMMITTED, TOUCHED, PendingCommit, StoreUnavailable
+from .sql import SQLStore, Statements, rows
+from .sql.scripts import sql_scripts
 
-__all__ = ["SQLiteStore"]
+__all__ = ["SCHEMA_VERSION", "SQLiteStore"]
 
 # Primary result codes of a database that cannot take a write now (its disk full, an I/O
 # error, locked past the busy timeout, read-only, out of memory): 503, retry later.
 _UNAVAILABLE_CODES = frozenset({5, 6, 7, 8, 10, 13, 14, 15})
 _UNAVAILABLE_TEXT = ("disk is full", "disk i/o error", "locked", "readonly", "unable to open")
+# Extended result codes of a UNIQUE or PRIMARY KEY constraint failing.
+_UNIQUE_CODES = frozenset({1555, 2067})
 _PROBE_PAGES = 64
 """At most this many pages are written by a probe (``check_writable``)."""
 
 logger = logging.getLogger("humanwire.store")
 
 SCHEMA_VERSION = 6
-"""2: ``idempotency_links`` (the interaction an idempotent send created).
-3: real providers: ``interactions.delivery_status`` / ``provider_ref``, ``inbound.ref``
-(unique), ``provider_state``. 6: ``inbox_sessions`` (the inbox's logins)."""
+"""The version a file written by this code records. 2: ``idempotency_links`` (the
+interaction an idempotent send created). 3: real providers: ``interactions.delivery_status``
+/ ``provider_ref``, ``inbound.ref`` (unique), ``provider_state``. 4: ``channels.metadata``.
+5: ``outcomes``. 6: ``inbox_sessions`` (the inbox's logins). Bump it with any change to
+``sqlite_schema/``."""
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS accounts (
-    id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    key_hash TEXT NOT NULL UNIQUE,
-    suspended INTEGER NOT NULL DEFAULT 0,
-    created_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS interactions (
-    id TEXT PRIMARY KEY,
-    account_id TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    channel TEXT NOT NULL,
-    to_addr TEXT NOT NULL,
-    from_addr TEXT NOT NULL,
-    request TEXT NOT NULL,
-    created_at REAL NOT NULL,
-    status TEXT NOT NULL,
-    wait_deadline REAL,
-    follow_up_deadline REAL,
-    result TEXT,
-    outcome TEXT,
-    form_token TEXT UNIQUE,
-    reply_token TEXT UNIQUE,
-    card_id TEXT,
-    ended_at REAL,
-    delivery_status TEXT,
-    provider_ref TEXT
-);
-CREATE INDEX IF NOT EXISTS interactions_match
-    ON interactions (account_id, channel, to_addr, status);
-CREATE INDEX IF NOT EXISTS interactions_account ON interactions (account_id, created_at);
-CREATE INDEX IF NOT EXISTS interactions_open ON interactions (status);
-CREATE TABLE IF NOT EXISTS deliveries (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    id TEXT NOT NULL UNIQUE,
-    account_id TEXT NOT NULL,
-    interaction_id TEXT,
-    channel TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    from_addr TEXT,
-    to_addr TEXT NOT NULL,
-    text TEXT NOT NULL,
-    form_url TEXT,
-    created_at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS deliveries_account ON deliveries (account_id, seq);
-CREATE TABLE IF NOT EXISTS inbound (
-    id TEXT PRIMARY KEY,
-    account_id TEXT NOT NULL,
-    channel TEXT NOT NULL,
-    from_addr TEXT NOT NULL,
-    to_addr TEXT NOT NULL,
-    body TEXT NOT NULL,
-    media_urls TEXT NOT NULL,
-    interaction_id TEXT,
-    created_at REAL NOT NULL,
-    ref TEXT
-);
-CREATE INDEX IF NOT EXISTS inbound_account ON inbound (account_id, created_at);
-CREATE TABLE IF NOT EXISTS numbers (
-    id TEXT PRIMARY KEY,
-    account_id TEXT NOT NULL,
-    phone_number TEXT NOT NULL UNIQUE,
-    created_at REAL NOT NULL,
-    updated_at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS numbers_account ON numbers (account_id);
-CREATE TABLE IF NOT EXISTS webhooks (
-    id TEXT PRIMARY KEY,
-    account_id TEXT NOT NULL,
-    url TEXT NOT NULL,
-    event_types TEXT NOT NULL,
-    headers TEXT NOT NULL,
-    secret TEXT NOT NULL,
-    created_at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS webhooks_account ON webhooks (account_id);
-CREATE TABLE IF NOT EXISTS channels (
-    id TEXT PRIMARY KEY,
-    account_id TEXT NOT NULL,
-    type TEXT NOT NULL,
-    to_addr TEXT NOT NULL,
-    wait_time TEXT,
-    follow_up_time TEXT,
-    message_template TEXT,
-    response_template TEXT NOT NULL,
-    no_response_template TEXT NOT NULL,
-    reply_link INTEGER NOT NULL,
-    created_at REAL NOT NULL,
-    metadata TEXT
-);
-CREATE INDEX IF NOT EXISTS channels_account ON channels (account_id);
-CREATE TABLE IF NOT EXISTS events (
-    id TEXT PRIMARY KEY,
-    account_id TEXT NOT NULL,
-    event_type TEXT NOT NULL,
-    interaction_id TEXT,
-    body TEXT NOT NULL,
-    created_at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS events_account ON events (account_id, created_at);
-CREATE TABLE IF NOT EXISTS outbox (
-    id TEXT PRIMARY KEY,
-    event_id TEXT NOT NULL,
-    webhook_id TEXT NOT NULL,
-    account_id TEXT NOT NULL,
-    status TEXT NOT NULL,
-    attempts INTEGER NOT NULL,
-    next_attempt_at REAL NOT NULL,
-    last_error TEXT,
-    last_status_code INTEGER,
-    created_at REAL NOT NULL,
-    updated_at REAL NOT NULL,
-    delivered_at REAL
-);
-CREATE INDEX IF NOT EXISTS outbox_due ON outbox (status, next_attempt_at);
-CREATE INDEX IF NOT EXISTS outbox_account ON outbox (account_id, created_at);
-CREATE TABLE IF NOT EXISTS idempotency (
-    account_id TEXT NOT NULL,
-    key TEXT NOT NULL,
-    fingerprint TEXT NOT NULL,
-    status_code INTEGER NOT NULL,
-    body BLOB NOT NULL,
-    created_at REAL NOT NULL,
-    PRIMARY KEY (account_id, key)
-);
-CREATE TABLE IF NOT EXISTS idempotency_links (
-    account_id TEXT NOT NULL,
-    key TEXT NOT NULL,
-    fingerprint TEXT NOT NULL,
-    interaction_id TEXT NOT NULL,
-    created_at REAL NOT NULL,
-    PRIMARY KEY (account_id, key)
-);
-"""
-
-# Added after the first release: older files gain them (ALTER TABLE), new ones have them.
-_ADDED_COLUMNS = (
-    ("interactions", "delivery_status", "TEXT"),
-    ("interactions", "provider_ref", "TEXT"),
-    ("inbound", "ref", "TEXT"),
-    ("channels", "metadata", "TEXT"),
-)
-_SCHEMA_3 = """
-CREATE INDEX IF NOT EXISTS interactions_provider_ref ON interactions (provider_ref);
-CREATE UNIQUE INDEX IF NOT EXISTS inbound_ref ON inbound (ref);
-CREATE TABLE IF NOT EXISTS provider_state (
-    scope TEXT NOT NULL,
-    key TEXT NOT NULL,
-    value TEXT NOT NULL,
-    updated_at REAL NOT NULL,
-    PRIMARY KEY (scope, key)
-);
-CREATE TABLE IF NOT EXISTS outcomes (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    account_id TEXT NOT NULL,
-    interaction_id TEXT NOT NULL,
-    body TEXT NOT NULL,
-    created_at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS outcomes_account ON outcomes (account_id, id);
-CREATE INDEX IF NOT EXISTS outcomes_created ON outcomes (created_at);
-"""
-_SCHEMA_6 = """
-CREATE TABLE IF NOT EXISTS inbox_sessions (
-    id_hash TEXT PRIMARY KEY,
-    account_id TEXT NOT NULL,
-    key_hash TEXT NOT NULL,
-    created_at REAL NOT NULL,
-    expires_at REAL NOT NULL,
-    seen_at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS inbox_sessions_account ON inbox_sessions (account_id);
-"""
-
-_INTERACTION_COLUMNS = INTERACTION_COLUMNS
-_DELIVERY_COLUMNS = (
-    "seq, id, account_id, interaction_id, channel, kind, from_addr, to_addr, text, form_url, "
-    "created_at"
-)
-_OUTBOX_COLUMNS = (
-    "id, event_id, webhook_id, account_id, status, attempts, next_attempt_at, last_error, "
-    "created_at, updated_at, delivered_at, last_status_code"
-)
+_SCHEMA_FOLDER = "sqlite_schema"
+"""Scripts run in the order of their names on a file whose version is not
+``SCHEMA_VERSION``, every one of them each time: they must be safe to run again (``IF NOT
+EXISTS``; an ``ALTER TABLE ... ADD COLUMN`` runs only where the column is missing)."""
+_ADD_COLUMN = re.compile(r"\s*ALTER\s+TABLE\s+(\w+)\s+ADD\s+COLUMN\s+(\w+)\s", re.IGNORECASE)
 
 
-_dumps = dumps_json
-
-
-def _loads_number(text: str | None) -> float | None:
-    # Windows are stored as JSON text so 30 stays 30 (not 30.0) when shown back.
-    if text is None:
-        return None
-    value = json.loads(text)
-    assert isinstance(value, (int, float))
-    return value
+def schema_statements() -> Iterator[str]:
+    """Every statement of the schema's scripts, in order."""
+    for name, script in sql_scripts(__package__ or "humanwire.server.store", _SCHEMA_FOLDER):
+        pending = ""
+        for line in script.splitlines(keepends=True):
+            pending += line
+            if sqlite3.complete_statement(pending):
+                statement = "\n".join(
+                    part for part in pending.splitlines() if not part.lstrip().startswith("--")
+                ).strip()
+                if statement:
+                    yield statement
+                pending = ""
+        if pending.strip() and not all(
+            part.lstrip().startswith("--") for part in pending.strip().splitlines()
+        ):
+            raise ValueError(f"{name}: a statement without its closing semicolon")
 
 
 def _unavailable(exc: sqlite3.OperationalError) -> bool:
@@ -269,8 +90,65 @@ def _unavailable(exc: sqlite3.OperationalError) -> bool:
     return any(part in text for part in _UNAVAILABLE_TEXT)
 
 
-class SQLiteStore(InboxSessionsSQL):
+def _unique_violation(exc: sqlite3.IntegrityError) -> bool:
+    """A unique value taken (not a NOT NULL or CHECK failing)."""
+    code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
+    if isinstance(code, int):
+        return code in _UNIQUE_CODES
+    return str(exc).startswith("UNIQUE constraint failed")
+
+
+class SQLiteStatements(Statements):
+    """``Statements`` in SQLite's words: where it differs, and what only it runs."""
+
+    delete_provider_state_of_account = (
+        "DELETE FROM provider_state WHERE "
+        "key IN (SELECT id FROM interactions WHERE account_id = ?) "
+        "OR key IN (SELECT phone_number FROM numbers WHERE account_id = ?) "
+        "OR (CASE WHEN json_valid(value) AND json_type(value) = 'object' THEN "
+        "json_extract(value, '$.account') = ? OR json_extract(value, '$.interactionId') "
+        "IN (SELECT id FROM interactions WHERE account_id = ?) END)"
+    )
+    # One number per account (PostgreSQL: a unique index).
+    account_has_number = "SELECT 1 FROM numbers WHERE account_id = ?"
+    append_outcome = (
+        "INSERT INTO outcomes (account_id, interaction_id, body, created_at) VALUES (?, ?, ?, ?)"
+    )
+    outcome_before = "SELECT MAX(id) FROM outcomes WHERE account_id = ? AND id < ?"
+    due_outbox = (
+        "SELECT {outbox_columns} FROM outbox WHERE status = 'pending' "
+        "AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?"
+    )
+    lease_outbox = "UPDATE outbox SET next_attempt_at = ? WHERE id = ?"
+    schema_version = "SELECT value FROM meta WHERE key = 'schema_version'"
+
+
+class _Transaction:
+    """``Transaction`` on the store's connection (``_tx``)."""
+
+    __slots__ = ("_db",)
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def execute(self, query: str, params: Sequence[Any] = (), /) -> None:
+        self._db.execute(query, params)
+
+    def executemany(self, query: str, params: Iterable[Sequence[Any]], /) -> None:
+        self._db.executemany(query, params)
+
+    def one(self, query: str, params: Sequence[Any] = (), /) -> tuple[Any, ...] | None:
+        row: tuple[Any, ...] | None = self._db.execute(query, params).fetchone()
+        return row
+
+    def run(self, query: str, params: Sequence[Any] = (), /) -> int:
+        return self._db.execute(query, params).rowcount
+
+
+class SQLiteStore(SQLStore):
     """``Store`` on sqlite3. ``path`` is a file name or ``:memory:``."""
+
+    q = SQLiteStatements()
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -294,19 +172,20 @@ class SQLiteStore(InboxSessionsSQL):
             exists = self._db.execute(
                 "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
             ).fetchone()
-            if exists and self._db.execute(
-                "SELECT value FROM meta WHERE key = 'schema_version'"
-            ).fetchone() == (str(SCHEMA_VERSION),):
+            if exists and self._db.execute(self.q.schema_version).fetchone() == (
+                str(SCHEMA_VERSION),
+            ):
                 return
-            # executescript commits on its own; the statements are all IF NOT EXISTS, so
-            # an older file gains the tables added since and keeps its data.
-            self._db.executescript(_SCHEMA)
-            for table, column, kind in _ADDED_COLUMNS:
-                present = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
-                if column not in present:
-                    self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
-            self._db.executescript(_SCHEMA_3)
-            self._db.executescript(_SCHEMA_6)
+            # Each statement commits on its own (autocommit); all of them are safe to run
+            # again, so an older file gains what was added since and keeps its data.
+            for statement in schema_statements():
+                added = _ADD_COLUMN.match(statement)
+                if added is not None:
+                    table, column = added.groups()
+                    present = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+                    if column in present:
+                        continue
+                self._db.execute(statement)
             self._db.execute(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
                 (str(SCHEMA_VERSION),),
@@ -316,7 +195,7 @@ class SQLiteStore(InboxSessionsSQL):
         """``[SCHEMA_VERSION]`` when the file's schema is not at this code's version
         (changed under a running service, or by a newer or older humanwire)."""
         try:
-            row = self._one("SELECT value FROM meta WHERE key = 'schema_version'")
+            row = self._one(self.q.schema_version)
         except sqlite3.OperationalError as exc:
             if "no such table" not in str(exc):
                 raise
@@ -411,7 +290,8 @@ class SQLiteStore(InboxSessionsSQL):
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         """Statements that write, in the open batch (or committed at once off the loop);
-        ``StoreUnavailable`` when the database cannot take them."""
+        ``StoreUnavailable`` when the database cannot take them, ``Duplicate`` when a
+        unique value is taken."""
         with self._lock:
             try:
                 self._join_batch()
@@ -420,16 +300,20 @@ class SQLiteStore(InboxSessionsSQL):
                 if not _unavailable(exc):
                     raise
                 raise self._write_failed(exc) from exc
+            except sqlite3.IntegrityError as exc:
+                if not _unique_violation(exc):
+                    raise
+                raise Duplicate(str(exc)) from None
 
     @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
+    def _tx(self, statements: int = 1) -> Iterator[_Transaction]:
         """Several statements as one unit: a savepoint inside the batch, else its own
-        transaction."""
+        transaction. They may read on the way (``statements`` is PostgreSQL's concern)."""
         with self._write() as db:
             if db.in_transaction:
                 db.execute("SAVEPOINT unit")
                 try:
-                    yield db
+                    yield _Transaction(db)
                 except BaseException:
                     if db.in_transaction:  # not rolled back whole by a failed write
                         db.execute("ROLLBACK TO unit")
@@ -439,12 +323,15 @@ class SQLiteStore(InboxSessionsSQL):
                 return
             db.execute("BEGIN IMMEDIATE")
             try:
-                yield db
+                yield _Transaction(db)
                 db.execute("COMMIT")
             except BaseException:
                 if db.in_transaction:
                     db.execute("ROLLBACK")
                 raise
+
+    def _transaction(self) -> AbstractContextManager[_Transaction]:
+        return self._tx()
 
     async def check_writable(self) -> None:
         """On the loop (a probe is a few statements and a small commit). The test write
@@ -474,20 +361,26 @@ class SQLiteStore(InboxSessionsSQL):
                 raise StoreUnavailable(str(exc)) from exc
             self._write_failure = None
 
-    def _one(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+    def _one(self, query: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
         with self._lock:
             self._touch()
-            row: tuple[Any, ...] | None = self._db.execute(sql, params).fetchone()
+            row: tuple[Any, ...] | None = self._db.execute(query, params).fetchone()
             return row
 
-    def _all(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    def _all(self, query: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
             self._touch()
-            return list(self._db.execute(sql, params).fetchall())
+            return list(self._db.execute(query, params).fetchall())
 
-    def _run(self, sql: str, params: tuple[Any, ...] = ()) -> int:
+    def _run(self, query: str, params: Sequence[Any] = ()) -> int:
         with self._write() as db:
-            return db.execute(sql, params).rowcount
+            return db.execute(query, params).rowcount
+
+    def _insert_id(self, query: str, params: Sequence[Any]) -> int:
+        with self._write() as db:
+            key = db.execute(query, params).lastrowid
+        assert key is not None
+        return key
 
     def close(self) -> None:
         with self._lock:
@@ -498,78 +391,7 @@ class SQLiteStore(InboxSessionsSQL):
             self._closed = True
             self._db.close()
 
-    # -- accounts ---------------------------------------------------------------------
-    @staticmethod
-    def _account(row: tuple[Any, ...]) -> AccountRecord:
-        return AccountRecord(
-            id=row[0], name=row[1], key_hash=row[2], suspended=bool(row[3]), created_at=row[4]
-        )
-
-    def insert_account(self, record: AccountRecord) -> None:
-        try:
-            self._run(
-                "INSERT INTO accounts (id, name, key_hash, suspended, created_at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (
-                    record.id,
-                    record.name,
-                    record.key_hash,
-                    int(record.suspended),
-                    record.created_at,
-                ),
-            )
-        except sqlite3.IntegrityError as exc:
-            raise Duplicate(str(exc)) from None
-
-    def account_by_key_hash(self, key_hash: str) -> AccountRecord | None:
-        row = self._one(
-            "SELECT id, name, key_hash, suspended, created_at FROM accounts WHERE key_hash = ?",
-            (key_hash,),
-        )
-        return self._account(row) if row else None
-
-    def get_account(self, account_id: str) -> AccountRecord | None:
-        row = self._one(
-            "SELECT id, name, key_hash, suspended, created_at FROM accounts WHERE id = ?",
-            (account_id,),
-        )
-        return self._account(row) if row else None
-
-    def set_account_suspended(self, account_id: str, suspended: bool) -> None:
-        self._run("UPDATE accounts SET suspended = ? WHERE id = ?", (int(suspended), account_id))
-
-    def count_accounts(self) -> int:
-        row = self._one("SELECT COUNT(*) FROM accounts")
-        return int(row[0]) if row else 0
-
-    def list_accounts(self) -> list[AccountRecord]:
-        rows = self._all(
-            "SELECT id, name, key_hash, suspended, created_at FROM accounts "
-            "ORDER BY created_at, rowid"
-        )
-        return [self._account(row) for row in rows]
-
-    def account_usage(self) -> dict[str, AccountUsage]:
-        return usage_from_counts(
-            self._all(
-                "SELECT account_id, COUNT(*), SUM(status = 'pending'), MAX(created_at) "
-                "FROM interactions GROUP BY account_id"
-            ),
-            {
-                table: self._all(f"SELECT account_id, COUNT(*) FROM {table} GROUP BY account_id")
-                for table in ("numbers", "webhooks", "channels")
-            },
-        )
-
-    def set_account_key_hash(self, account_id: str, key_hash: str) -> bool:
-        try:
-            return (
-                self._run("UPDATE accounts SET key_hash = ? WHERE id = ?", (key_hash, account_id))
-                > 0
-            )
-        except sqlite3.IntegrityError as exc:
-            raise Duplicate(str(exc)) from None
-
+    # -- what SQLite runs its own way ----------------------------------------------------
     def delete_account(self, account_id: str) -> dict[str, int] | None:
         with self._lock:
             # Deleted content is overwritten, not left in free pages of the file; the
@@ -578,63 +400,12 @@ class SQLiteStore(InboxSessionsSQL):
             previous = self._db.execute("PRAGMA secure_delete").fetchone()
             self._db.execute("PRAGMA secure_delete = ON")
             try:
-                removed = self._delete_account(account_id)
+                removed = super().delete_account(account_id)
             finally:
                 self._db.execute(f"PRAGMA secure_delete = {int(previous[0]) if previous else 0}")
             if removed is not None and not self._db.in_transaction and self.path != ":memory:":
                 self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             return removed
-
-    def _delete_account(self, account_id: str) -> dict[str, int] | None:
-        removed: dict[str, int] = {}
-        with self._tx() as db:
-            if db.execute("SELECT 1 FROM accounts WHERE id = ?", (account_id,)).fetchone() is None:
-                return None
-            # Provider state names the account in its value (Slack installs, OAuth states)
-            # or is keyed by one of its interactions (decisions) or numbers; a call's
-            # state names its interaction. Read before those rows go.
-            removed["provider_state"] = db.execute(
-                "DELETE FROM provider_state WHERE "
-                "key IN (SELECT id FROM interactions WHERE account_id = ?1) "
-                "OR key IN (SELECT phone_number FROM numbers WHERE account_id = ?1) "
-                "OR (CASE WHEN json_valid(value) AND json_type(value) = 'object' THEN "
-                "json_extract(value, '$.account') = ?1 OR json_extract(value, '$.interactionId') "
-                "IN (SELECT id FROM interactions WHERE account_id = ?1) END)",
-                (account_id,),
-            ).rowcount
-            for table in ACCOUNT_TABLES:
-                removed[table] = db.execute(
-                    f"DELETE FROM {table} WHERE account_id = ?", (account_id,)
-                ).rowcount
-            removed["accounts"] = db.execute(
-                "DELETE FROM accounts WHERE id = ?", (account_id,)
-            ).rowcount
-        return removed
-
-    # -- interactions -----------------------------------------------------------------
-    @staticmethod
-    def _interaction(row: tuple[Any, ...]) -> InteractionRecord:
-        return InteractionRecord(
-            id=row[0],
-            account_id=row[1],
-            kind=row[2],
-            channel=row[3],
-            to_addr=row[4],
-            from_addr=row[5],
-            request=json.loads(row[6]),
-            created_at=row[7],
-            status=row[8],
-            wait_deadline=row[9],
-            follow_up_deadline=row[10],
-            result=json.loads(row[11]) if row[11] is not None else None,
-            outcome=row[12],
-            form_token=row[13],
-            reply_token=row[14],
-            card_id=row[15],
-            ended_at=row[16],
-            delivery_status=row[17],
-            provider_ref=row[18],
-        )
 
     def insert_interaction(
         self,
@@ -643,137 +414,15 @@ class SQLiteStore(InboxSessionsSQL):
         *,
         link_stale_before: float = 0.0,
     ) -> None:
-        with self._tx() as db:
-            db.execute(
-                f"INSERT INTO interactions ({_INTERACTION_COLUMNS}) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                interaction_values(record),
-            )
-            if link is not None:
-                # Replaces a link whose interaction failed to deliver, or one older than
-                # ``link_stale_before``; any other is a concurrent request's: ``Duplicate``.
-                replaced = db.execute(
-                    "INSERT INTO idempotency_links "
-                    "(account_id, key, fingerprint, interaction_id, created_at) "
-                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (account_id, key) DO UPDATE SET "
-                    "fingerprint = excluded.fingerprint, "
-                    "interaction_id = excluded.interaction_id, created_at = excluded.created_at "
-                    "WHERE idempotency_links.created_at < ? OR EXISTS (SELECT 1 FROM "
-                    "interactions i WHERE i.id = idempotency_links.interaction_id "
-                    "AND i.outcome = 'failed')",
-                    (
-                        link.account_id,
-                        link.key,
-                        link.fingerprint,
-                        link.interaction_id,
-                        link.created_at,
-                        link_stale_before,
-                    ),
-                ).rowcount
-                if not replaced:
-                    raise Duplicate(f"idempotency key {link.key!r} is linked already")
+        with self._tx() as tx:
+            tx.execute(self.q.insert_interaction, rows.interaction_values(record))
+            # Replaces a link whose interaction failed to deliver, or one older than
+            # ``link_stale_before``; any other is a concurrent request's: ``Duplicate``.
+            if link is not None and not tx.run(
+                self.q.upsert_idempotency_link, rows.link_values(link, link_stale_before)
+            ):
+                raise Duplicate(f"idempotency key {link.key!r} is linked already")
 
-    def _interaction_where(self, where: str, params: tuple[Any, ...]) -> InteractionRecord | None:
-        row = self._one(f"SELECT {_INTERACTION_COLUMNS} FROM interactions WHERE {where}", params)
-        return self._interaction(row) if row else None
-
-    def get_interaction(self, interaction_id: str) -> InteractionRecord | None:
-        return self._interaction_where("id = ?", (interaction_id,))
-
-    def interaction_by_form_token(self, token: str) -> InteractionRecord | None:
-        return self._interaction_where("form_token = ?", (token,))
-
-    def interaction_by_reply_token(self, token: str) -> InteractionRecord | None:
-        return self._interaction_where("reply_token = ?", (token,))
-
-    def end_interaction(
-        self,
-        interaction_id: str,
-        ended_at: float,
-        result: dict[str, Any] | None = None,
-        outcome: str | None = None,
-    ) -> bool:
-        changed = self._run(
-            "UPDATE interactions SET status = 'ended', ended_at = ?, result = ?, outcome = ? "
-            "WHERE id = ? AND status = 'pending'",
-            (
-                ended_at,
-                _dumps(result) if result is not None else None,
-                outcome,
-                interaction_id,
-            ),
-        )
-        return changed > 0
-
-    def latest_open_message(
-        self, account_id: str | None, channel: str, to_addr: str, from_addr: str
-    ) -> InteractionRecord | None:
-        if account_id is None:
-            return self._interaction_where(
-                "channel = ? AND to_addr = ? AND from_addr = ? "
-                "AND kind = 'message' AND status = 'pending' "
-                "ORDER BY created_at DESC, rowid DESC LIMIT 1",
-                (channel, to_addr, from_addr),
-            )
-        return self._interaction_where(
-            "account_id = ? AND channel = ? AND to_addr = ? AND from_addr = ? "
-            "AND kind = 'message' AND status = 'pending' "
-            "ORDER BY created_at DESC, rowid DESC LIMIT 1",
-            (account_id, channel, to_addr, from_addr),
-        )
-
-    def set_delivery(
-        self, interaction_id: str, delivery_status: str, provider_ref: str | None = None
-    ) -> None:
-        if provider_ref is None:
-            self._run(
-                "UPDATE interactions SET delivery_status = ? WHERE id = ?",
-                (delivery_status, interaction_id),
-            )
-        else:
-            self._run(
-                "UPDATE interactions SET delivery_status = ?, provider_ref = ? WHERE id = ?",
-                (delivery_status, provider_ref, interaction_id),
-            )
-
-    def interaction_by_provider_ref(self, provider_ref: str) -> InteractionRecord | None:
-        return self._interaction_where("provider_ref = ?", (provider_ref,))
-
-    # -- what real providers keep between callbacks --------------------------------------
-    def get_provider_state(self, scope: str, key: str) -> dict[str, Any] | None:
-        row = self._one(
-            "SELECT value FROM provider_state WHERE scope = ? AND key = ?", (scope, key)
-        )
-        if row is None:
-            return None
-        value = json.loads(row[0])
-        assert isinstance(value, dict)
-        return value
-
-    def put_provider_state(
-        self, scope: str, key: str, value: dict[str, Any], updated_at: float
-    ) -> None:
-        self._run(
-            "INSERT INTO provider_state (scope, key, value, updated_at) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value, "
-            "updated_at = excluded.updated_at",
-            (scope, key, _dumps(value), updated_at),
-        )
-
-    def provider_states(self, scope: str) -> list[tuple[str, dict[str, Any]]]:
-        rows = self._all(
-            "SELECT key, value FROM provider_state WHERE scope = ? ORDER BY updated_at",
-            (scope,),
-        )
-        return [(str(row[0]), json.loads(row[1])) for row in rows]
-
-    def delete_provider_state(self, scope: str, key: str) -> None:
-        self._run("DELETE FROM provider_state WHERE scope = ? AND key = ?", (scope, key))
-
-    def delete_provider_state_before(self, scope: str, cutoff: float) -> None:
-        self._run("DELETE FROM provider_state WHERE scope = ? AND updated_at < ?", (scope, cutoff))
-
-    # -- the outcome stream -------------------------------------------------------------
     def append_outcome(
         self,
         account_id: str,
@@ -785,541 +434,29 @@ class SQLiteStore(InboxSessionsSQL):
     ) -> tuple[int, int]:
         if idempotency is not None:
             self.put_idempotency(idempotency)  # in this loop turn's batch, as the event
-        with self._write():
-            cursor = self._db.execute(
-                "INSERT INTO outcomes (account_id, interaction_id, body, created_at) "
-                "VALUES (?, ?, ?, ?)",
-                (account_id, interaction_id, _dumps(body), created_at),
+        with self._write() as db:
+            cursor = db.execute(
+                self.q.append_outcome,
+                (account_id, interaction_id, rows.dumps_json(body), created_at),
             )
             added = int(cursor.lastrowid or 0)
-            row = self._db.execute(
-                "SELECT MAX(id) FROM outcomes WHERE account_id = ? AND id < ?",
-                (account_id, added),
-            ).fetchone()
+            row = db.execute(self.q.outcome_before, (account_id, added)).fetchone()
             return added, int(row[0]) if row and row[0] is not None else 0
 
-    def outcomes_after(
-        self, account_id: str, after: int, limit: int
-    ) -> list[tuple[int, dict[str, Any]]]:
-        rows = self._all(
-            "SELECT id, body FROM outcomes WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?",
-            (account_id, after, limit),
-        )
-        return [(int(row[0]), json.loads(row[1])) for row in rows]
-
-    def last_outcome_id(self) -> int:
-        row = self._one("SELECT MAX(id) FROM outcomes")
-        return int(row[0]) if row and row[0] is not None else 0
-
-    def delete_outcomes_before(self, cutoff: float) -> None:
-        self._run("DELETE FROM outcomes WHERE created_at < ?", (cutoff,))
-
-    def open_interactions(self) -> list[InteractionRecord]:
-        rows = self._all(
-            f"SELECT {_INTERACTION_COLUMNS} FROM interactions WHERE status = 'pending'"
-        )
-        return [self._interaction(row) for row in rows]
-
-    def list_interactions(self, account_id: str, limit: int) -> list[InteractionRecord]:
-        rows = self._all(
-            f"SELECT {_INTERACTION_COLUMNS} FROM interactions WHERE account_id = ? "
-            "ORDER BY created_at DESC, rowid DESC LIMIT ?",
-            (account_id, limit),
-        )
-        return [self._interaction(row) for row in rows]
-
-    # -- deliveries and inbound messages ----------------------------------------------
-    @staticmethod
-    def _delivery(row: tuple[Any, ...]) -> DeliveryRecord:
-        return DeliveryRecord(*row)
-
-    def insert_delivery(
-        self,
-        *,
-        id: str,
-        account_id: str,
-        interaction_id: str | None,
-        channel: str,
-        kind: str,
-        from_addr: str | None,
-        to_addr: str,
-        text: str,
-        form_url: str | None,
-        created_at: float,
-    ) -> DeliveryRecord:
-        with self._write():
-            cursor = self._db.execute(
-                "INSERT INTO deliveries (id, account_id, interaction_id, channel, kind, "
-                "from_addr, to_addr, text, form_url, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    id,
-                    account_id,
-                    interaction_id,
-                    channel,
-                    kind,
-                    from_addr,
-                    to_addr,
-                    text,
-                    form_url,
-                    created_at,
-                ),
-            )
-            seq = cursor.lastrowid
-        assert seq is not None
-        return DeliveryRecord(
-            seq=seq,
-            id=id,
-            account_id=account_id,
-            interaction_id=interaction_id,
-            channel=channel,
-            kind=kind,
-            from_addr=from_addr,
-            to_addr=to_addr,
-            text=text,
-            form_url=form_url,
-            created_at=created_at,
-        )
-
-    def list_deliveries(
-        self,
-        account_id: str,
-        to_addr: str | None = None,
-        channel: str | None = None,
-        interaction_id: str | None = None,
-        limit: int = 500,
-    ) -> list[DeliveryRecord]:
-        where = ["account_id = ?"]
-        params: list[Any] = [account_id]
-        for column, value in (
-            ("to_addr", to_addr),
-            ("channel", channel),
-            ("interaction_id", interaction_id),
-        ):
-            if value is not None:
-                where.append(f"{column} = ?")
-                params.append(value)
-        params.append(limit)
-        rows = self._all(
-            f"SELECT {_DELIVERY_COLUMNS} FROM deliveries WHERE {' AND '.join(where)} "
-            "ORDER BY seq DESC LIMIT ?",
-            tuple(params),
-        )
-        return [self._delivery(row) for row in rows]
-
-    def delivery_seq(self, account_id: str, delivery_id: str) -> int | None:
-        row = self._one(
-            "SELECT seq FROM deliveries WHERE account_id = ? AND id = ?", (account_id, delivery_id)
-        )
-        return int(row[0]) if row else None
-
-    def max_delivery_seq(self, account_id: str) -> int:
-        row = self._one("SELECT MAX(seq) FROM deliveries WHERE account_id = ?", (account_id,))
-        return int(row[0]) if row and row[0] is not None else 0
-
-    def insert_inbound(self, record: InboundRecord) -> None:
-        self._run(
-            f"INSERT INTO inbound ({INBOUND_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            inbound_values(record),
-        )
-
-    def inbound_by_ref(self, ref: str) -> InboundRecord | None:
-        rows = self._inbound_where("ref = ? LIMIT 1", (ref,))
-        return rows[0] if rows else None
-
-    def list_inbound(self, account_id: str, limit: int) -> list[InboundRecord]:
-        return self._inbound_where(
-            "account_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?", (account_id, limit)
-        )
-
-    def _inbound_where(self, where: str, params: tuple[Any, ...]) -> list[InboundRecord]:
-        rows = self._all(
-            f"SELECT {INBOUND_COLUMNS} FROM inbound WHERE {where}",
-            params,
-        )
-        return [
-            InboundRecord(
-                id=row[0],
-                account_id=row[1],
-                channel=row[2],
-                from_addr=row[3],
-                to_addr=row[4],
-                body=row[5],
-                media_urls=json.loads(row[6]),
-                interaction_id=row[7],
-                created_at=row[8],
-                ref=row[9],
-            )
-            for row in rows
-        ]
-
-    # -- numbers ----------------------------------------------------------------------
     def insert_number(self, record: NumberRecord) -> None:
         # One number per account (PostgreSQL: a unique index).
         with self._lock:
-            if self._one("SELECT 1 FROM numbers WHERE account_id = ?", (record.account_id,)):
+            if self._one(self.q.account_has_number, (record.account_id,)):
                 raise Duplicate(f"account {record.account_id!r} has a number already")
-            self._insert_number(record)
-
-    def _insert_number(self, record: NumberRecord) -> None:
-        try:
-            self._run(
-                "INSERT INTO numbers (id, account_id, phone_number, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (
-                    record.id,
-                    record.account_id,
-                    record.phone_number,
-                    record.created_at,
-                    record.updated_at,
-                ),
-            )
-        except sqlite3.IntegrityError as exc:
-            raise Duplicate(str(exc)) from None
-
-    def number_by_phone(self, phone_number: str) -> NumberRecord | None:
-        row = self._one(
-            "SELECT id, account_id, phone_number, created_at, updated_at FROM numbers "
-            "WHERE phone_number = ?",
-            (phone_number,),
-        )
-        return NumberRecord(*row) if row else None
-
-    def numbers_of(self, account_id: str) -> list[NumberRecord]:
-        rows = self._all(
-            "SELECT id, account_id, phone_number, created_at, updated_at FROM numbers "
-            "WHERE account_id = ? ORDER BY created_at",
-            (account_id,),
-        )
-        return [NumberRecord(*row) for row in rows]
-
-    def reserved_phone_numbers(self) -> set[str]:
-        return {row[0] for row in self._all("SELECT phone_number FROM numbers")}
-
-    def delete_number(self, account_id: str, number_id: str) -> bool:
-        return (
-            self._run(
-                "DELETE FROM numbers WHERE id = ? AND account_id = ?", (number_id, account_id)
-            )
-            > 0
-        )
-
-    # -- webhooks ---------------------------------------------------------------------
-    @staticmethod
-    def _webhook(row: tuple[Any, ...]) -> WebhookRecord:
-        return WebhookRecord(
-            id=row[0],
-            account_id=row[1],
-            url=row[2],
-            event_types=json.loads(row[3]),
-            headers=json.loads(row[4]),
-            secret=row[5],
-            created_at=row[6],
-        )
-
-    _WEBHOOK_COLUMNS = "id, account_id, url, event_types, headers, secret, created_at"
-
-    def insert_webhook(self, record: WebhookRecord) -> None:
-        self._run(
-            f"INSERT INTO webhooks ({self._WEBHOOK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                record.id,
-                record.account_id,
-                record.url,
-                _dumps(record.event_types),
-                _dumps(record.headers),
-                record.secret,
-                record.created_at,
-            ),
-        )
-
-    def webhooks_of(self, account_id: str) -> list[WebhookRecord]:
-        rows = self._all(
-            f"SELECT {self._WEBHOOK_COLUMNS} FROM webhooks WHERE account_id = ? "
-            "ORDER BY created_at, rowid",
-            (account_id,),
-        )
-        return [self._webhook(row) for row in rows]
-
-    def get_webhook(self, webhook_id: str) -> WebhookRecord | None:
-        row = self._one(f"SELECT {self._WEBHOOK_COLUMNS} FROM webhooks WHERE id = ?", (webhook_id,))
-        return self._webhook(row) if row else None
-
-    def delete_webhook(self, account_id: str, webhook_id: str) -> bool:
-        return (
-            self._run(
-                "DELETE FROM webhooks WHERE id = ? AND account_id = ?", (webhook_id, account_id)
-            )
-            > 0
-        )
-
-    # -- channel cards ----------------------------------------------------------------
-    _CHANNEL_COLUMNS = (
-        "id, account_id, type, to_addr, wait_time, follow_up_time, message_template, "
-        "response_template, no_response_template, reply_link, created_at, metadata"
-    )
-
-    @staticmethod
-    def _channel(row: tuple[Any, ...]) -> ChannelRecord:
-        return ChannelRecord(
-            id=row[0],
-            account_id=row[1],
-            type=row[2],
-            to_addr=row[3],
-            wait_time=_loads_number(row[4]),
-            follow_up_time=_loads_number(row[5]),
-            message_template=row[6],
-            response_template=row[7],
-            no_response_template=row[8],
-            reply_link=bool(row[9]),
-            created_at=row[10],
-            metadata=json.loads(row[11]) if row[11] else None,
-        )
-
-    def insert_channel(self, record: ChannelRecord) -> None:
-        self._run(
-            f"INSERT INTO channels ({self._CHANNEL_COLUMNS}) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                record.id,
-                record.account_id,
-                record.type,
-                record.to_addr,
-                _dumps(record.wait_time) if record.wait_time is not None else None,
-                _dumps(record.follow_up_time) if record.follow_up_time is not None else None,
-                record.message_template,
-                record.response_template,
-                record.no_response_template,
-                int(record.reply_link),
-                record.created_at,
-                _dumps(record.metadata) if record.metadata else None,
-            ),
-        )
-
-    def get_channel(self, account_id: str, channel_id: str) -> ChannelRecord | None:
-        row = self._one(
-            f"SELECT {self._CHANNEL_COLUMNS} FROM channels WHERE id = ? AND account_id = ?",
-            (channel_id, account_id),
-        )
-        return self._channel(row) if row else None
-
-    def channels_of(self, account_id: str) -> list[ChannelRecord]:
-        rows = self._all(
-            f"SELECT {self._CHANNEL_COLUMNS} FROM channels WHERE account_id = ? "
-            "ORDER BY created_at, rowid",
-            (account_id,),
-        )
-        return [self._channel(row) for row in rows]
-
-    def delete_channel(self, account_id: str, channel_id: str) -> bool:
-        return (
-            self._run(
-                "DELETE FROM channels WHERE id = ? AND account_id = ?", (channel_id, account_id)
-            )
-            > 0
-        )
-
-    # -- events and the outbox --------------------------------------------------------
-    @staticmethod
-    def _event(row: tuple[Any, ...]) -> EventRecord:
-        return EventRecord(
-            id=row[0],
-            account_id=row[1],
-            event_type=row[2],
-            interaction_id=row[3],
-            body=json.loads(row[4]),
-            created_at=row[5],
-        )
-
-    @staticmethod
-    def _outbox(row: tuple[Any, ...]) -> OutboxRecord:
-        return OutboxRecord(
-            id=row[0],
-            event_id=row[1],
-            webhook_id=row[2],
-            account_id=row[3],
-            status=row[4],
-            attempts=row[5],
-            next_attempt_at=row[6],
-            last_error=row[7],
-            created_at=row[8],
-            updated_at=row[9],
-            delivered_at=row[10],
-            last_status_code=row[11],
-        )
-
-    def insert_event(self, record: EventRecord, outbox: list[OutboxRecord]) -> None:
-        with self._tx() as db:
-            db.execute(
-                "INSERT INTO events (id, account_id, event_type, interaction_id, body, "
-                "created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    record.id,
-                    record.account_id,
-                    record.event_type,
-                    record.interaction_id,
-                    _dumps(record.body),
-                    record.created_at,
-                ),
-            )
-            db.executemany(
-                f"INSERT INTO outbox ({_OUTBOX_COLUMNS}) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        item.id,
-                        item.event_id,
-                        item.webhook_id,
-                        item.account_id,
-                        item.status,
-                        item.attempts,
-                        item.next_attempt_at,
-                        item.last_error,
-                        item.created_at,
-                        item.updated_at,
-                        item.delivered_at,
-                        item.last_status_code,
-                    )
-                    for item in outbox
-                ],
-            )
-
-    def get_event(self, event_id: str) -> EventRecord | None:
-        row = self._one(
-            "SELECT id, account_id, event_type, interaction_id, body, created_at FROM events "
-            "WHERE id = ?",
-            (event_id,),
-        )
-        return self._event(row) if row else None
-
-    def list_events(self, account_id: str, limit: int) -> list[EventRecord]:
-        rows = self._all(
-            "SELECT id, account_id, event_type, interaction_id, body, created_at FROM events "
-            "WHERE account_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?",
-            (account_id, limit),
-        )
-        return [self._event(row) for row in rows]
-
-    def next_outbox_due(self) -> float | None:
-        row = self._one("SELECT MIN(next_attempt_at) FROM outbox WHERE status = 'pending'")
-        return float(row[0]) if row and row[0] is not None else None
-
-    def outbox_depth(self) -> int:
-        row = self._one("SELECT COUNT(*) FROM outbox WHERE status = 'pending'")
-        return int(row[0]) if row else 0
+            super().insert_number(record)
 
     def claim_outbox(self, now: float, limit: int, until: float) -> list[OutboxRecord]:
         # One process per SQLite file, one thread at a time (the store's lock): nothing
         # can claim between the read and the lease. Nothing due writes nothing.
         with self._lock:
-            rows = self._all(
-                f"SELECT {_OUTBOX_COLUMNS} FROM outbox WHERE status = 'pending' "
-                "AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?",
-                (now, limit),
-            )
-            if rows:
-                with self._tx() as db:
-                    db.executemany(
-                        "UPDATE outbox SET next_attempt_at = ? WHERE id = ?",
-                        [(until, row[0]) for row in rows],
-                    )
+            due = self._all(self.q.due_outbox, (now, limit))
+            if due:
+                with self._tx() as tx:
+                    tx.executemany(self.q.lease_outbox, [(until, row[0]) for row in due])
         # As PostgreSQL's RETURNING does: the rows as leased.
-        return [replace(self._outbox(row), next_attempt_at=until) for row in rows]
-
-    def update_outbox(
-        self,
-        outbox_id: str,
-        *,
-        status: str,
-        attempts: int,
-        next_attempt_at: float,
-        last_error: str | None,
-        last_status_code: int | None,
-        delivered_at: float | None,
-        updated_at: float,
-    ) -> None:
-        # A row cancelled meanwhile (its webhook deleted) stays cancelled.
-        self._run(
-            "UPDATE outbox SET status = ?, attempts = ?, next_attempt_at = ?, last_error = ?, "
-            "last_status_code = ?, delivered_at = ?, updated_at = ? "
-            "WHERE id = ? AND status != 'cancelled'",
-            (
-                status,
-                attempts,
-                next_attempt_at,
-                last_error,
-                last_status_code,
-                delivered_at,
-                updated_at,
-                outbox_id,
-            ),
-        )
-
-    def cancel_outbox_for_webhook(self, webhook_id: str, now: float) -> None:
-        self._run(
-            "UPDATE outbox SET status = 'cancelled', updated_at = ? "
-            "WHERE webhook_id = ? AND status = 'pending'",
-            (now, webhook_id),
-        )
-
-    def list_outbox(self, account_id: str, limit: int) -> list[OutboxRecord]:
-        rows = self._all(
-            f"SELECT {_OUTBOX_COLUMNS} FROM outbox WHERE account_id = ? "
-            "ORDER BY created_at DESC, rowid DESC LIMIT ?",
-            (account_id, limit),
-        )
-        return [self._outbox(row) for row in rows]
-
-    # -- idempotency ------------------------------------------------------------------
-    def get_idempotency(self, account_id: str, key: str) -> IdempotencyRecord | None:
-        row = self._one(
-            "SELECT account_id, key, fingerprint, status_code, body, created_at "
-            "FROM idempotency WHERE account_id = ? AND key = ?",
-            (account_id, key),
-        )
-        if row is None:
-            return None
-        return IdempotencyRecord(
-            account_id=row[0],
-            key=row[1],
-            fingerprint=row[2],
-            status_code=row[3],
-            body=bytes(row[4]),
-            created_at=row[5],
-        )
-
-    def put_idempotency(self, record: IdempotencyRecord) -> None:
-        self._run(
-            "INSERT OR REPLACE INTO idempotency "
-            "(account_id, key, fingerprint, status_code, body, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (
-                record.account_id,
-                record.key,
-                record.fingerprint,
-                record.status_code,
-                record.body,
-                record.created_at,
-            ),
-        )
-
-    def get_idempotency_link(self, account_id: str, key: str) -> IdempotencyLinkRecord | None:
-        row = self._one(
-            "SELECT account_id, key, fingerprint, interaction_id, created_at "
-            "FROM idempotency_links WHERE account_id = ? AND key = ?",
-            (account_id, key),
-        )
-        if row is None:
-            return None
-        return IdempotencyLinkRecord(
-            account_id=row[0],
-            key=row[1],
-            fingerprint=row[2],
-            interaction_id=row[3],
-            created_at=row[4],
-        )
-
-    def delete_idempotency_before(self, cutoff: float) -> None:
-        with self._tx() as db:
-            db.execute("DELETE FROM idempotency WHERE created_at < ?", (cutoff,))
-            db.execute("DELETE FROM idempotency_links WHERE created_at < ?", (cutoff,))
+        return [replace(rows.outbox(row), next_attempt_at=until) for row in due]

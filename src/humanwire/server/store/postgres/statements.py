@@ -1,0 +1,50 @@
+"""``Statements`` in PostgreSQL's words: ``%s`` placeholders, ``ord`` for insertion order,
+the replicas' two interaction columns, and the few statements it writes its own way."""
+
+from __future__ import annotations
+
+from ..sql.statements import INTERACTION_COLUMNS, Statements
+
+__all__ = ["INTERACTION_COLUMNS_SHARED", "PostgresStatements"]
+
+INTERACTION_COLUMNS_SHARED = INTERACTION_COLUMNS + ", owner, held_by"
+"""The interaction columns with the replicas' window owner and send holder."""
+_TIMES = ("created_at", "wait_deadline", "follow_up_deadline", "ended_at")
+
+
+class PostgresStatements(Statements):
+    """``Statements`` in PostgreSQL's words: where it differs, and what only it runs."""
+
+    placeholder = "%s"
+    order = "ord"
+    interaction_columns = INTERACTION_COLUMNS_SHARED
+    interaction_values = ", ".join(
+        "?::double precision" if column in _TIMES else "?"
+        for column in INTERACTION_COLUMNS_SHARED.split(", ")
+    )
+    """Typed where a NULL in an ``INSERT ... SELECT`` would otherwise be taken for text."""
+    list_accounts = "SELECT {account_columns} FROM accounts ORDER BY created_at, id"
+    # Locks the row: a concurrent rotate or suspend waits, then finds nothing.
+    account_to_delete = "SELECT 1 FROM accounts WHERE id = ? FOR UPDATE"
+    delete_provider_state_of_account = (
+        "DELETE FROM provider_state WHERE "
+        "key IN (SELECT id FROM interactions WHERE account_id = ?) "
+        "OR key IN (SELECT phone_number FROM numbers WHERE account_id = ?) "
+        "OR (CASE WHEN jsonb_typeof(value::jsonb) = 'object' THEN "
+        "value::jsonb ->> 'account' = ? OR value::jsonb ->> 'interactionId' "
+        "IN (SELECT id FROM interactions WHERE account_id = ?) END)"
+    )
+    insert_delivery = Statements.insert_delivery + " RETURNING seq"
+    # One statement (one round trip, atomic): the link is written first and the
+    # interaction only if it was.
+    insert_linked_interaction = (
+        "WITH link AS ({upsert_idempotency_link} RETURNING 1) "
+        "INSERT INTO interactions ({interaction_columns}) "
+        "SELECT {interaction_values} WHERE EXISTS (SELECT 1 FROM link)"
+    )
+    claim_outbox = (
+        "UPDATE outbox SET next_attempt_at = ? WHERE id IN (SELECT id FROM outbox "
+        "WHERE status = 'pending' AND next_attempt_at <= ? "
+        "ORDER BY next_attempt_at, ord LIMIT ? FOR UPDATE SKIP LOCKED) "
+        "RETURNING {outbox_columns}"
+    )

@@ -1,0 +1,393 @@
+"""Records to the values of a statement and rows back to records, for both stores.
+
+Pure functions of one row or one record: they do not care how the statement is run
+(synchronously, awaited, in a pipeline). JSON columns are ``TEXT`` written by one compact
+``json.dumps`` in both stores, so key order and numbers (a window of ``30`` stays ``30``)
+come back exactly as stored.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..base import (
+    AccountRecord,
+    AccountUsage,
+    ChannelRecord,
+    DeliveryRecord,
+    EventRecord,
+    IdempotencyLinkRecord,
+    IdempotencyRecord,
+    InboundRecord,
+    InboxSessionRecord,
+    InteractionRecord,
+    NumberRecord,
+    OutboxRecord,
+    WebhookRecord,
+)
+
+__all__ = [
+    "account",
+    "channel",
+    "channel_values",
+    "delivery",
+    "dumps_json",
+    "event",
+    "event_values",
+    "idempotency",
+    "idempotency_link",
+    "idempotency_values",
+    "inbound",
+    "inbound_values",
+    "inbox_session",
+    "interaction",
+    "interaction_values",
+    "link_values",
+    "loads_number",
+    "number",
+    "number_values",
+    "outbox",
+    "outbox_values",
+    "usage_from_counts",
+    "webhook",
+    "webhook_values",
+]
+
+Row = tuple[Any, ...]
+
+
+def dumps_json(value: Any) -> str:
+    """How both stores write a JSON column."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _dumps_or_none(value: Any) -> str | None:
+    return dumps_json(value) if value is not None else None
+
+
+def loads_number(text: str | None) -> float | None:
+    # Windows are stored as JSON text so 30 stays 30 (not 30.0) when shown back.
+    if text is None:
+        return None
+    value = json.loads(text)
+    assert isinstance(value, (int, float))
+    return value
+
+
+# -- accounts ---------------------------------------------------------------------------
+def account(row: Row) -> AccountRecord:
+    return AccountRecord(
+        id=row[0], name=row[1], key_hash=row[2], suspended=bool(row[3]), created_at=row[4]
+    )
+
+
+def account_values(record: AccountRecord) -> Row:
+    return (record.id, record.name, record.key_hash, bool(record.suspended), record.created_at)
+
+
+def usage_from_counts(
+    interactions: list[Row], counts: dict[str, list[Row]]
+) -> dict[str, AccountUsage]:
+    """``account_usage`` from its grouped counts."""
+    usage: dict[str, dict[str, Any]] = {}
+    for account_id, total, pending, last in interactions:
+        usage[account_id] = {
+            "interactions": int(total),
+            "open_interactions": int(pending or 0),
+            "last_interaction_at": last,
+        }
+    for table, rows in counts.items():
+        for account_id, count in rows:
+            usage.setdefault(account_id, {})[table] = int(count)
+    return {account_id: AccountUsage(**fields) for account_id, fields in usage.items()}
+
+
+def inbox_session(row: Row) -> tuple[InboxSessionRecord, AccountRecord]:
+    """A row of ``Statements.inbox_session``: the session and its account."""
+    session = InboxSessionRecord(*row[:6])
+    owner = AccountRecord(
+        id=session.account_id,
+        name=row[6],
+        key_hash=session.key_hash,
+        suspended=bool(row[7]),
+        created_at=row[8],
+    )
+    return session, owner
+
+
+def inbox_session_values(record: InboxSessionRecord) -> Row:
+    return (
+        record.id_hash,
+        record.account_id,
+        record.key_hash,
+        record.created_at,
+        record.expires_at,
+        record.seen_at,
+    )
+
+
+# -- interactions -----------------------------------------------------------------------
+def interaction(row: Row) -> InteractionRecord:
+    """A row of ``interaction_columns``: with the replicas' ``owner`` and ``held_by``
+    where the store has them (PostgreSQL)."""
+    shared = len(row) > 19
+    return InteractionRecord(
+        id=row[0],
+        account_id=row[1],
+        kind=row[2],
+        channel=row[3],
+        to_addr=row[4],
+        from_addr=row[5],
+        request=json.loads(row[6]),
+        created_at=row[7],
+        status=row[8],
+        wait_deadline=row[9],
+        follow_up_deadline=row[10],
+        result=json.loads(row[11]) if row[11] is not None else None,
+        outcome=row[12],
+        form_token=row[13],
+        reply_token=row[14],
+        card_id=row[15],
+        ended_at=row[16],
+        delivery_status=row[17],
+        provider_ref=row[18],
+        owner=row[19] if shared else None,
+        held_by=row[20] if shared else None,
+    )
+
+
+def interaction_values(record: InteractionRecord) -> Row:
+    """``record`` as the values of ``INTERACTION_COLUMNS``, in order."""
+    return (
+        record.id,
+        record.account_id,
+        record.kind,
+        record.channel,
+        record.to_addr,
+        record.from_addr,
+        dumps_json(record.request),
+        record.created_at,
+        record.status,
+        record.wait_deadline,
+        record.follow_up_deadline,
+        _dumps_or_none(record.result),
+        record.outcome,
+        record.form_token,
+        record.reply_token,
+        record.card_id,
+        record.ended_at,
+        record.delivery_status,
+        record.provider_ref,
+    )
+
+
+def link_values(link: IdempotencyLinkRecord, stale_before: float) -> Row:
+    """The values of ``Statements.upsert_idempotency_link``."""
+    return (
+        link.account_id,
+        link.key,
+        link.fingerprint,
+        link.interaction_id,
+        link.created_at,
+        stale_before,
+    )
+
+
+# -- deliveries and inbound messages ------------------------------------------------------
+def delivery(row: Row) -> DeliveryRecord:
+    return DeliveryRecord(int(row[0]), *row[1:])
+
+
+def inbound(row: Row) -> InboundRecord:
+    return InboundRecord(
+        id=row[0],
+        account_id=row[1],
+        channel=row[2],
+        from_addr=row[3],
+        to_addr=row[4],
+        body=row[5],
+        media_urls=json.loads(row[6]),
+        interaction_id=row[7],
+        created_at=row[8],
+        ref=row[9],
+    )
+
+
+def inbound_values(record: InboundRecord) -> Row:
+    """``record`` as the values of ``INBOUND_COLUMNS``, in order."""
+    return (
+        record.id,
+        record.account_id,
+        record.channel,
+        record.from_addr,
+        record.to_addr,
+        record.body,
+        dumps_json(record.media_urls),
+        record.interaction_id,
+        record.created_at,
+        record.ref,
+    )
+
+
+# -- numbers, webhooks, channel cards -------------------------------------------------------
+def number(row: Row) -> NumberRecord:
+    return NumberRecord(*row)
+
+
+def number_values(record: NumberRecord) -> Row:
+    return (
+        record.id,
+        record.account_id,
+        record.phone_number,
+        record.created_at,
+        record.updated_at,
+    )
+
+
+def webhook(row: Row) -> WebhookRecord:
+    return WebhookRecord(
+        id=row[0],
+        account_id=row[1],
+        url=row[2],
+        event_types=json.loads(row[3]),
+        headers=json.loads(row[4]),
+        secret=row[5],
+        created_at=row[6],
+    )
+
+
+def webhook_values(record: WebhookRecord) -> Row:
+    return (
+        record.id,
+        record.account_id,
+        record.url,
+        dumps_json(record.event_types),
+        dumps_json(record.headers),
+        record.secret,
+        record.created_at,
+    )
+
+
+def channel(row: Row) -> ChannelRecord:
+    return ChannelRecord(
+        id=row[0],
+        account_id=row[1],
+        type=row[2],
+        to_addr=row[3],
+        wait_time=loads_number(row[4]),
+        follow_up_time=loads_number(row[5]),
+        message_template=row[6],
+        response_template=row[7],
+        no_response_template=row[8],
+        reply_link=bool(row[9]),
+        created_at=row[10],
+        metadata=json.loads(row[11]) if row[11] else None,
+    )
+
+
+def channel_values(record: ChannelRecord) -> Row:
+    return (
+        record.id,
+        record.account_id,
+        record.type,
+        record.to_addr,
+        _dumps_or_none(record.wait_time),
+        _dumps_or_none(record.follow_up_time),
+        record.message_template,
+        record.response_template,
+        record.no_response_template,
+        bool(record.reply_link),
+        record.created_at,
+        dumps_json(record.metadata) if record.metadata else None,
+    )
+
+
+# -- events and the outbox --------------------------------------------------------------------
+def event(row: Row) -> EventRecord:
+    return EventRecord(
+        id=row[0],
+        account_id=row[1],
+        event_type=row[2],
+        interaction_id=row[3],
+        body=json.loads(row[4]),
+        created_at=row[5],
+    )
+
+
+def event_values(record: EventRecord) -> Row:
+    return (
+        record.id,
+        record.account_id,
+        record.event_type,
+        record.interaction_id,
+        dumps_json(record.body),
+        record.created_at,
+    )
+
+
+def outbox(row: Row) -> OutboxRecord:
+    return OutboxRecord(
+        id=row[0],
+        event_id=row[1],
+        webhook_id=row[2],
+        account_id=row[3],
+        status=row[4],
+        attempts=row[5],
+        next_attempt_at=row[6],
+        last_error=row[7],
+        created_at=row[8],
+        updated_at=row[9],
+        delivered_at=row[10],
+        last_status_code=row[11],
+    )
+
+
+def outbox_values(record: OutboxRecord) -> Row:
+    return (
+        record.id,
+        record.event_id,
+        record.webhook_id,
+        record.account_id,
+        record.status,
+        record.attempts,
+        record.next_attempt_at,
+        record.last_error,
+        record.created_at,
+        record.updated_at,
+        record.delivered_at,
+        record.last_status_code,
+    )
+
+
+# -- idempotency ----------------------------------------------------------------------------
+def idempotency(row: Row) -> IdempotencyRecord:
+    return IdempotencyRecord(
+        account_id=row[0],
+        key=row[1],
+        fingerprint=row[2],
+        status_code=row[3],
+        body=bytes(row[4]),
+        created_at=row[5],
+    )
+
+
+def idempotency_values(record: IdempotencyRecord) -> Row:
+    return (
+        record.account_id,
+        record.key,
+        record.fingerprint,
+        record.status_code,
+        bytes(record.body),
+        record.created_at,
+    )
+
+
+def idempotency_link(row: Row) -> IdempotencyLinkRecord:
+    return IdempotencyLinkRecord(
+        account_id=row[0],
+        key=row[1],
+        fingerprint=row[2],
+        interaction_id=row[3],
+        created_at=row[4],
+    )

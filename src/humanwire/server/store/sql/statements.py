@@ -1,0 +1,293 @@
+"""The statements both stores run, each written once.
+
+A ``Statements`` class holds SQL text as class attributes, written with SQLite's ``?``
+placeholders. A dialect is a subclass that sets ``placeholder`` and overrides only the
+statements (or fragments) it writes differently; an instance of it holds every statement
+rendered for that database, once, when the store class is made:
+
+* ``{name}`` is replaced by the class attribute ``name`` (a fragment: a column list, the
+  column that orders rows as inserted, another statement);
+* every ``?`` becomes ``placeholder`` (``%s`` for psycopg, which also needs a literal
+  ``%`` doubled).
+
+The stores read them as ``self.q.get_account`` and so on: no text is built per call.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+__all__ = ["INBOUND_COLUMNS", "INTERACTION_COLUMNS", "Statements"]
+
+INTERACTION_COLUMNS = (
+    "id, account_id, kind, channel, to_addr, from_addr, request, created_at, status, "
+    "wait_deadline, follow_up_deadline, result, outcome, form_token, reply_token, card_id, "
+    "ended_at, delivery_status, provider_ref"
+)
+"""The interaction columns both stores have (PostgreSQL adds the replicas' two)."""
+
+INBOUND_COLUMNS = (
+    "id, account_id, channel, from_addr, to_addr, body, media_urls, interaction_id, created_at, ref"
+)
+"""The inbound columns of both stores."""
+
+_FRAGMENT = re.compile(r"\{([a-z_]+)\}")
+
+
+class Statements:
+    """The statements of ``SQLStore``, in SQLite's words where the two agree."""
+
+    placeholder: ClassVar[str] = "?"
+
+    # -- fragments (not statements: ``{name}`` in a statement names one) --------------------
+    order = "rowid"
+    """A column that orders a table's rows as inserted: ties of ``created_at`` are broken
+    by it (SQLite's ``rowid``; PostgreSQL's tables have an ``ord BIGSERIAL`` for it)."""
+    interaction_columns = INTERACTION_COLUMNS
+    interaction_values = ", ".join("?" for _ in INTERACTION_COLUMNS.split(", "))
+    """The placeholders of ``interaction_columns``."""
+    account_columns = "id, name, key_hash, suspended, created_at"
+    delivery_columns = (
+        "seq, id, account_id, interaction_id, channel, kind, from_addr, to_addr, text, "
+        "form_url, created_at"
+    )
+    inbound_columns = INBOUND_COLUMNS
+    number_columns = "id, account_id, phone_number, created_at, updated_at"
+    webhook_columns = "id, account_id, url, event_types, headers, secret, created_at"
+    channel_columns = (
+        "id, account_id, type, to_addr, wait_time, follow_up_time, message_template, "
+        "response_template, no_response_template, reply_link, created_at, metadata"
+    )
+    event_columns = "id, account_id, event_type, interaction_id, body, created_at"
+    outbox_columns = (
+        "id, event_id, webhook_id, account_id, status, attempts, next_attempt_at, last_error, "
+        "created_at, updated_at, delivered_at, last_status_code"
+    )
+    idempotency_columns = "account_id, key, fingerprint, status_code, body, created_at"
+    link_columns = "account_id, key, fingerprint, interaction_id, created_at"
+    session_columns = "id_hash, account_id, key_hash, created_at, expires_at, seen_at"
+
+    # -- accounts -----------------------------------------------------------------------
+    insert_account = "INSERT INTO accounts ({account_columns}) VALUES (?, ?, ?, ?, ?)"
+    account_by_key_hash = "SELECT {account_columns} FROM accounts WHERE key_hash = ?"
+    get_account = "SELECT {account_columns} FROM accounts WHERE id = ?"
+    set_account_suspended = "UPDATE accounts SET suspended = ? WHERE id = ?"
+    set_account_key_hash = "UPDATE accounts SET key_hash = ? WHERE id = ?"
+    count_accounts = "SELECT COUNT(*) FROM accounts"
+    list_accounts = "SELECT {account_columns} FROM accounts ORDER BY created_at, {order}"
+    interactions_per_account = (
+        "SELECT account_id, COUNT(*), COUNT(CASE WHEN status = 'pending' THEN 1 END), "
+        "MAX(created_at) FROM interactions GROUP BY account_id"
+    )
+    numbers_per_account = "SELECT account_id, COUNT(*) FROM numbers GROUP BY account_id"
+    webhooks_per_account = "SELECT account_id, COUNT(*) FROM webhooks GROUP BY account_id"
+    channels_per_account = "SELECT account_id, COUNT(*) FROM channels GROUP BY account_id"
+    account_to_delete = "SELECT 1 FROM accounts WHERE id = ?"
+    delete_provider_state_of_account: str
+    """The provider state naming the account (its four ``?`` are the account's id): each
+    dialect reads JSON its own way."""
+    delete_account = "DELETE FROM accounts WHERE id = ?"
+
+    # -- the inbox's sessions -------------------------------------------------------------
+    insert_inbox_session = (
+        "INSERT INTO inbox_sessions ({session_columns}) VALUES (?, ?, ?, ?, ?, ?)"
+    )
+    # The join on the key's hash is what makes a rotated key end the sessions: no store
+    # method has to remember to delete them, and a login racing a rotation (the session
+    # written with the old key's hash just after) opens nothing.
+    inbox_session = (
+        "SELECT s.id_hash, s.account_id, s.key_hash, s.created_at, s.expires_at, s.seen_at, "
+        "a.name, a.suspended, a.created_at FROM inbox_sessions s "
+        "JOIN accounts a ON a.id = s.account_id AND a.key_hash = s.key_hash "
+        "WHERE s.id_hash = ? AND s.expires_at > ? AND s.seen_at > ?"
+    )
+    touch_inbox_session = "UPDATE inbox_sessions SET seen_at = ? WHERE id_hash = ? AND seen_at < ?"
+    delete_inbox_session = "DELETE FROM inbox_sessions WHERE id_hash = ?"
+    prune_inbox_sessions = (
+        "DELETE FROM inbox_sessions WHERE expires_at <= ? OR seen_at <= ? OR NOT EXISTS "
+        "(SELECT 1 FROM accounts a WHERE a.id = inbox_sessions.account_id "
+        "AND a.key_hash = inbox_sessions.key_hash)"
+    )
+
+    # -- interactions ---------------------------------------------------------------------
+    insert_interaction = (
+        "INSERT INTO interactions ({interaction_columns}) VALUES ({interaction_values})"
+    )
+    upsert_idempotency_link = (
+        "INSERT INTO idempotency_links ({link_columns}) VALUES (?, ?, ?, ?, ?) "
+        "ON CONFLICT (account_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, "
+        "interaction_id = excluded.interaction_id, created_at = excluded.created_at "
+        "WHERE idempotency_links.created_at < ? OR EXISTS (SELECT 1 FROM "
+        "interactions i WHERE i.id = idempotency_links.interaction_id "
+        "AND i.outcome = 'failed')"
+    )
+    """An idempotent send's link: replaces a link whose interaction failed to deliver, or
+    one created before the last ``?``; any other stays (no row changed)."""
+    get_interaction = "SELECT {interaction_columns} FROM interactions WHERE id = ?"
+    interaction_by_form_token = (
+        "SELECT {interaction_columns} FROM interactions WHERE form_token = ?"
+    )
+    interaction_by_reply_token = (
+        "SELECT {interaction_columns} FROM interactions WHERE reply_token = ?"
+    )
+    # LIMIT 1: the first of several rows with one ref.
+    interaction_by_provider_ref = (
+        "SELECT {interaction_columns} FROM interactions WHERE provider_ref = ? "
+        "ORDER BY {order} LIMIT 1"
+    )
+    latest_open_message = (
+        "SELECT {interaction_columns} FROM interactions WHERE account_id = ? AND channel = ? "
+        "AND to_addr = ? AND from_addr = ? AND kind = 'message' AND status = 'pending' "
+        "ORDER BY created_at DESC, {order} DESC LIMIT 1"
+    )
+    latest_open_message_of_anyone = (
+        "SELECT {interaction_columns} FROM interactions WHERE channel = ? "
+        "AND to_addr = ? AND from_addr = ? AND kind = 'message' AND status = 'pending' "
+        "ORDER BY created_at DESC, {order} DESC LIMIT 1"
+    )
+    open_interactions = (
+        "SELECT {interaction_columns} FROM interactions WHERE status = 'pending' ORDER BY {order}"
+    )
+    list_interactions = (
+        "SELECT {interaction_columns} FROM interactions WHERE account_id = ? "
+        "ORDER BY created_at DESC, {order} DESC LIMIT ?"
+    )
+    end_interaction = (
+        "UPDATE interactions SET status = 'ended', ended_at = ?, result = ?, outcome = ? "
+        "WHERE id = ? AND status = 'pending'"
+    )
+    set_delivery = "UPDATE interactions SET delivery_status = ? WHERE id = ?"
+    set_delivery_and_ref = (
+        "UPDATE interactions SET delivery_status = ?, provider_ref = ? WHERE id = ?"
+    )
+
+    # -- what real providers keep between callbacks -----------------------------------------
+    get_provider_state = "SELECT value FROM provider_state WHERE scope = ? AND key = ?"
+    put_provider_state = (
+        "INSERT INTO provider_state (scope, key, value, updated_at) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value, "
+        "updated_at = excluded.updated_at"
+    )
+    provider_states = (
+        "SELECT key, value FROM provider_state WHERE scope = ? ORDER BY updated_at, key"
+    )
+    delete_provider_state = "DELETE FROM provider_state WHERE scope = ? AND key = ?"
+    delete_provider_state_before = "DELETE FROM provider_state WHERE scope = ? AND updated_at < ?"
+
+    # -- the outcome stream ---------------------------------------------------------------
+    outcomes_after = (
+        "SELECT id, body FROM outcomes WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?"
+    )
+    last_outcome_id = "SELECT MAX(id) FROM outcomes"
+    delete_outcomes_before = "DELETE FROM outcomes WHERE created_at < ?"
+
+    # -- deliveries and inbound messages ------------------------------------------------------
+    insert_delivery = (
+        "INSERT INTO deliveries (id, account_id, interaction_id, channel, kind, from_addr, "
+        "to_addr, text, form_url, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    )
+    """Run by ``_insert_id``: the new row's ``seq``."""
+    list_deliveries = "SELECT {delivery_columns} FROM deliveries WHERE account_id = ?"
+    """Followed by ``AND column = ?`` per filter and ``list_deliveries_end``."""
+    list_deliveries_end = " ORDER BY seq DESC LIMIT ?"
+    delivery_seq = "SELECT seq FROM deliveries WHERE account_id = ? AND id = ?"
+    max_delivery_seq = "SELECT MAX(seq) FROM deliveries WHERE account_id = ?"
+    insert_inbound = "INSERT INTO inbound ({inbound_columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    inbound_by_ref = "SELECT {inbound_columns} FROM inbound WHERE ref = ? LIMIT 1"
+    list_inbound = (
+        "SELECT {inbound_columns} FROM inbound WHERE account_id = ? "
+        "ORDER BY created_at DESC, {order} DESC LIMIT ?"
+    )
+
+    # -- numbers --------------------------------------------------------------------------
+    insert_number = "INSERT INTO numbers ({number_columns}) VALUES (?, ?, ?, ?, ?)"
+    number_by_phone = "SELECT {number_columns} FROM numbers WHERE phone_number = ?"
+    numbers_of = (
+        "SELECT {number_columns} FROM numbers WHERE account_id = ? ORDER BY created_at, {order}"
+    )
+    reserved_phone_numbers = "SELECT phone_number FROM numbers"
+    delete_number = "DELETE FROM numbers WHERE id = ? AND account_id = ?"
+
+    # -- webhooks -------------------------------------------------------------------------
+    insert_webhook = "INSERT INTO webhooks ({webhook_columns}) VALUES (?, ?, ?, ?, ?, ?, ?)"
+    webhooks_of = (
+        "SELECT {webhook_columns} FROM webhooks WHERE account_id = ? ORDER BY created_at, {order}"
+    )
+    get_webhook = "SELECT {webhook_columns} FROM webhooks WHERE id = ?"
+    delete_webhook = "DELETE FROM webhooks WHERE id = ? AND account_id = ?"
+
+    # -- channel cards --------------------------------------------------------------------
+    insert_channel = (
+        "INSERT INTO channels ({channel_columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    )
+    get_channel = "SELECT {channel_columns} FROM channels WHERE id = ? AND account_id = ?"
+    channels_of = (
+        "SELECT {channel_columns} FROM channels WHERE account_id = ? ORDER BY created_at, {order}"
+    )
+    delete_channel = "DELETE FROM channels WHERE id = ? AND account_id = ?"
+
+    # -- events and the outbox ----------------------------------------------------------------
+    insert_event = "INSERT INTO events ({event_columns}) VALUES (?, ?, ?, ?, ?, ?)"
+    insert_outbox = (
+        "INSERT INTO outbox ({outbox_columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    )
+    get_event = "SELECT {event_columns} FROM events WHERE id = ?"
+    list_events = (
+        "SELECT {event_columns} FROM events WHERE account_id = ? "
+        "ORDER BY created_at DESC, {order} DESC LIMIT ?"
+    )
+    next_outbox_due = "SELECT MIN(next_attempt_at) FROM outbox WHERE status = 'pending'"
+    outbox_depth = "SELECT COUNT(*) FROM outbox WHERE status = 'pending'"
+    # A row cancelled meanwhile (its webhook deleted) stays cancelled.
+    update_outbox = (
+        "UPDATE outbox SET status = ?, attempts = ?, next_attempt_at = ?, last_error = ?, "
+        "last_status_code = ?, delivered_at = ?, updated_at = ? "
+        "WHERE id = ? AND status != 'cancelled'"
+    )
+    cancel_outbox_for_webhook = (
+        "UPDATE outbox SET status = 'cancelled', updated_at = ? "
+        "WHERE webhook_id = ? AND status = 'pending'"
+    )
+    list_outbox = (
+        "SELECT {outbox_columns} FROM outbox WHERE account_id = ? "
+        "ORDER BY created_at DESC, {order} DESC LIMIT ?"
+    )
+
+    # -- idempotency ----------------------------------------------------------------------
+    get_idempotency = (
+        "SELECT {idempotency_columns} FROM idempotency WHERE account_id = ? AND key = ?"
+    )
+    put_idempotency = (
+        "INSERT INTO idempotency ({idempotency_columns}) VALUES (?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (account_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, "
+        "status_code = excluded.status_code, body = excluded.body, "
+        "created_at = excluded.created_at"
+    )
+    get_idempotency_link = (
+        "SELECT {link_columns} FROM idempotency_links WHERE account_id = ? AND key = ?"
+    )
+    delete_idempotency_before = "DELETE FROM idempotency WHERE created_at < ?"
+    delete_idempotency_links_before = "DELETE FROM idempotency_links WHERE created_at < ?"
+
+    def __init__(self) -> None:
+        cls = type(self)
+        for name in dir(cls):
+            value = getattr(cls, name)
+            if name.startswith("_") or name == "placeholder" or not isinstance(value, str):
+                continue
+            setattr(self, name, self.render(value))
+
+    def render(self, text: str) -> str:
+        """``text`` in this dialect: fragments filled in, placeholders swapped."""
+        cls = type(self)
+        for _ in range(4):  # fragments may name fragments
+            filled = _FRAGMENT.sub(lambda match: str(getattr(cls, match.group(1))), text)
+            if filled == text:
+                break
+            text = filled
+        if self.placeholder == "?":
+            return text
+        if self.placeholder == "%s":
+            text = text.replace("%", "%%")
+        return text.replace("?", self.placeholder)

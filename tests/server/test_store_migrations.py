@@ -1,0 +1,256 @@
+"""Schemas as SQL files: a database written by an older humanwire is brought to the same
+schema as a fresh one, and keeps its data.
+
+SQLite's schema is a set of scripts run again on any file whose version is not this
+code's (``store/sqlite_schema``); PostgreSQL's are versioned migrations run once each
+(``store/postgres/migrations``). Each test makes an old database, opens it with the store,
+and compares every table's columns and every index with those of a fresh database.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from humanwire.server.store.base import AccountRecord
+from humanwire.server.store.sqlite import SCHEMA_VERSION, SQLiteStore, schema_statements
+
+ACCOUNT = AccountRecord(id="acct_1", name="old", key_hash="hash_1", suspended=False, created_at=1.0)
+
+SCHEMA_1 = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE accounts (
+    id TEXT PRIMARY KEY, name TEXT NOT NULL, key_hash TEXT NOT NULL UNIQUE,
+    suspended INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL
+);
+CREATE TABLE interactions (
+    id TEXT PRIMARY KEY, account_id TEXT NOT NULL, kind TEXT NOT NULL,
+    channel TEXT NOT NULL, to_addr TEXT NOT NULL, from_addr TEXT NOT NULL,
+    request TEXT NOT NULL, created_at REAL NOT NULL, status TEXT NOT NULL,
+    wait_deadline REAL, follow_up_deadline REAL, result TEXT, outcome TEXT,
+    form_token TEXT UNIQUE, reply_token TEXT UNIQUE, card_id TEXT, ended_at REAL
+);
+CREATE INDEX interactions_match ON interactions (account_id, channel, to_addr, status);
+CREATE INDEX interactions_account ON interactions (account_id, created_at);
+CREATE INDEX interactions_open ON interactions (status);
+CREATE TABLE deliveries (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE,
+    account_id TEXT NOT NULL, interaction_id TEXT, channel TEXT NOT NULL,
+    kind TEXT NOT NULL, from_addr TEXT, to_addr TEXT NOT NULL, text TEXT NOT NULL,
+    form_url TEXT, created_at REAL NOT NULL
+);
+CREATE INDEX deliveries_account ON deliveries (account_id, seq);
+CREATE TABLE inbound (
+    id TEXT PRIMARY KEY, account_id TEXT NOT NULL, channel TEXT NOT NULL,
+    from_addr TEXT NOT NULL, to_addr TEXT NOT NULL, body TEXT NOT NULL,
+    media_urls TEXT NOT NULL, interaction_id TEXT, created_at REAL NOT NULL
+);
+CREATE INDEX inbound_account ON inbound (account_id, created_at);
+CREATE TABLE numbers (
+    id TEXT PRIMARY KEY, account_id TEXT NOT NULL, phone_number TEXT NOT NULL UNIQUE,
+    created_at REAL NOT NULL, updated_at REAL NOT NULL
+);
+CREATE INDEX numbers_account ON numbers (account_id);
+CREATE TABLE webhooks (
+    id TEXT PRIMARY KEY, account_id TEXT NOT NULL, url TEXT NOT NULL,
+    event_types TEXT NOT NULL, headers TEXT NOT NULL, secret TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE INDEX webhooks_account ON webhooks (account_id);
+CREATE TABLE channels (
+    id TEXT PRIMARY KEY, account_id TEXT NOT NULL, type TEXT NOT NULL,
+    to_addr TEXT NOT NULL, wait_time TEXT, follow_up_time TEXT, message_template TEXT,
+    response_template TEXT NOT NULL, no_response_template TEXT NOT NULL,
+    reply_link INTEGER NOT NULL, created_at REAL NOT NULL
+);
+CREATE INDEX channels_account ON channels (account_id);
+CREATE TABLE events (
+    id TEXT PRIMARY KEY, account_id TEXT NOT NULL, event_type TEXT NOT NULL,
+    interaction_id TEXT, body TEXT NOT NULL, created_at REAL NOT NULL
+);
+CREATE INDEX events_account ON events (account_id, created_at);
+CREATE TABLE outbox (
+    id TEXT PRIMARY KEY, event_id TEXT NOT NULL, webhook_id TEXT NOT NULL,
+    account_id TEXT NOT NULL, status TEXT NOT NULL, attempts INTEGER NOT NULL,
+    next_attempt_at REAL NOT NULL, last_error TEXT, last_status_code INTEGER,
+    created_at REAL NOT NULL, updated_at REAL NOT NULL, delivered_at REAL
+);
+CREATE INDEX outbox_due ON outbox (status, next_attempt_at);
+CREATE INDEX outbox_account ON outbox (account_id, created_at);
+CREATE TABLE idempotency (
+    account_id TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL,
+    status_code INTEGER NOT NULL, body BLOB NOT NULL, created_at REAL NOT NULL,
+    PRIMARY KEY (account_id, key)
+);
+INSERT INTO meta (key, value) VALUES ('schema_version', '1');
+INSERT INTO accounts (id, name, key_hash, suspended, created_at)
+    VALUES ('acct_1', 'old', 'hash_1', 0, 1.0);
+"""
+"""A file as the first release wrote it (schema 1, its tables as they were then), with
+one account."""
+
+
+def sqlite_schema(path: Path) -> dict[str, Any]:
+    """Every table's columns (name, type, not null, default, key) and every index
+    (table, unique, columns) of the file, by name."""
+    with sqlite3.connect(path) as db:
+        tables = [
+            str(row[0])
+            for row in db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' "
+                "AND name NOT LIKE 'sqlite_%' ORDER BY name"
+            )
+        ]
+        schema: dict[str, Any] = {}
+        for table in tables:
+            schema[table] = [tuple(row[1:]) for row in db.execute(f"PRAGMA table_info({table})")]
+            for index in db.execute(f"PRAGMA index_list({table})").fetchall():
+                name, unique = index[1], index[2]
+                columns = [row[2] for row in db.execute(f"PRAGMA index_info({name})")]
+                schema[f"index {name}"] = (table, unique, columns)
+    return schema
+
+
+def fresh_sqlite(tmp_path: Path) -> dict[str, Any]:
+    SQLiteStore(str(tmp_path / "fresh.db")).close()
+    return sqlite_schema(tmp_path / "fresh.db")
+
+
+def open_upgraded(path: Path) -> SQLiteStore:
+    store = SQLiteStore(str(path))
+    assert store.pending_migrations() == []
+    assert store.get_account("acct_1") == ACCOUNT  # nothing lost
+    return store
+
+
+def test_a_sqlite_file_of_the_first_release_upgrades_to_the_fresh_schema(tmp_path: Path) -> None:
+    path = tmp_path / "v1.db"
+    with sqlite3.connect(path) as db:
+        db.executescript(SCHEMA_1)
+    fresh = fresh_sqlite(tmp_path)
+    assert sqlite_schema(path) != fresh
+    open_upgraded(path).close()
+    assert sqlite_schema(path) == fresh
+    with sqlite3.connect(path) as db:
+        version = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    assert version == (str(SCHEMA_VERSION),)
+
+
+def test_a_sqlite_file_of_schema_5_upgrades_to_the_fresh_schema(tmp_path: Path) -> None:
+    """Schema 5: every table but the inbox's sessions (schema 6); its columns as made
+    (the columns added after the first release are in its tables already)."""
+    path = tmp_path / "v5.db"
+    with sqlite3.connect(path) as db:
+        for statement in schema_statements():
+            if "inbox_sessions" not in statement and not statement.startswith("ALTER"):
+                db.execute(statement)
+        db.execute("INSERT INTO meta (key, value) VALUES ('schema_version', '5')")
+        db.execute(
+            "INSERT INTO accounts (id, name, key_hash, suspended, created_at) "
+            "VALUES ('acct_1', 'old', 'hash_1', 0, 1.0)"
+        )
+    fresh = fresh_sqlite(tmp_path)
+    assert "inbox_sessions" in fresh and "inbox_sessions" not in sqlite_schema(path)
+    open_upgraded(path).close()
+    assert sqlite_schema(path) == fresh
+
+
+# -- PostgreSQL ----------------------------------------------------------------------------
+def postgres_schema(schema: str) -> dict[str, Any]:
+    """Every column (type, nullable, default), index and function of ``schema``, by name
+    (the schema's own name left out, so two schemas compare)."""
+    import psycopg
+
+    from pg_support import DATABASE_URL
+
+    with psycopg.connect(DATABASE_URL, autocommit=True) as conn:
+        columns = conn.execute(
+            "SELECT table_name, column_name, data_type, is_nullable, column_default "
+            "FROM information_schema.columns WHERE table_schema = %s "
+            "ORDER BY table_name, ordinal_position",
+            (schema,),
+        ).fetchall()
+        indexes = conn.execute(
+            "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = %s", (schema,)
+        ).fetchall()
+        functions = conn.execute(
+            "SELECT p.proname, pg_get_functiondef(p.oid) FROM pg_proc p "
+            "JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = %s",
+            (schema,),
+        ).fetchall()
+    found: dict[str, Any] = {}
+    for table, column, kind, nullable, default in columns:
+        default = default.replace(f"{schema}.", "") if default else default
+        found.setdefault(table, []).append((column, kind, nullable, default))
+    for kind, rows in (("index", indexes), ("function", functions)):
+        for name, definition in rows:
+            found[f"{kind} {name}"] = str(definition).replace(f"{schema}.", "")
+    return found
+
+
+def test_a_postgres_schema_at_migration_3_upgrades_to_the_fresh_schema() -> None:
+    import psycopg
+    from psycopg import sql
+
+    from humanwire.server.store.postgres import MIGRATIONS, PostgresStore
+    from pg_support import DATABASE_URL, drop_schema, new_schema
+
+    old, url = new_schema("hw_migrate_old")
+    fresh, _ = new_schema("hw_migrate_new")
+    try:
+        with psycopg.connect(url) as conn:  # as the code of migration 3 left it
+            conn.execute(
+                "CREATE TABLE schema_migrations ("
+                "version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)"
+            )
+            for version, script in MIGRATIONS[:3]:
+                conn.execute(script.encode())
+                conn.execute("INSERT INTO schema_migrations VALUES (%s, 0)", (version,))
+            conn.execute(
+                "INSERT INTO accounts (id, name, key_hash, suspended, created_at) "
+                "VALUES ('acct_1', 'old', 'hash_1', FALSE, 1.0)"
+            )
+        with psycopg.connect(DATABASE_URL, autocommit=True) as conn:
+            found = conn.execute(
+                sql.SQL("SELECT version FROM {}.schema_migrations").format(sql.Identifier(old))
+            ).fetchall()
+        assert sorted(found) == [(1,), (2,), (3,)]
+        PostgresStore(DATABASE_URL, schema=fresh).close()
+        assert postgres_schema(old) != postgres_schema(fresh)
+        upgraded = PostgresStore(DATABASE_URL, schema=old)
+        try:
+            assert upgraded.pending_migrations() == []
+            assert upgraded.schema_version() == len(MIGRATIONS)
+            assert upgraded.get_account("acct_1") == ACCOUNT  # nothing lost
+        finally:
+            upgraded.close()
+        assert postgres_schema(old) == postgres_schema(fresh)
+    finally:
+        drop_schema(old)
+        drop_schema(fresh)
+
+
+RELEASED = {
+    1: "f4c64eb0ea6d9bfb6538ae9c3ea7cb6d34e190d26b0d1da9c897bdd58a93a4c1",
+    2: "4f152fd99fb78218342643cc8f570824022411a70fa9c824b7612fe4c5c2b571",
+    3: "78ca7e836d2f186f1797a7b205f4b6a39d2a1a4178b21e376777ad4583f3f7be",
+    4: "b7eb5f78a4d8ccd1f1e60bb52a14a7e3eba65489a1e60c70994a7dd1a5eb1389",
+}
+"""The SHA-256 of each released migration's SQL (its comments left out). A database that
+ran one never runs it again, so an edit would reach new databases only: a change is a
+new migration."""
+
+
+def test_released_postgres_migrations_are_never_edited() -> None:
+    import hashlib
+
+    from humanwire.server.store.postgres import MIGRATIONS
+
+    def digest(script: str) -> str:
+        lines = [line for line in script.splitlines() if not line.startswith("--")]
+        return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+    assert {version: digest(script) for version, script in MIGRATIONS if version in RELEASED} == (
+        RELEASED
+    )

@@ -57,8 +57,14 @@ def deliveries_to(replica: Replica, text: str) -> list[dict[str, Any]]:
 
 
 def outcomes(replica: Replica, after: str, wait: float = 0) -> tuple[list[dict[str, Any]], str]:
+    """The events past ``after`` ("": from now; an empty ``?after=`` is a 400)."""
+    params: dict[str, Any] = {"wait": wait}
+    if after:
+        params["after"] = after
     with replica.client() as http:
-        page = http.get("/events", params={"after": after, "wait": wait}).json()
+        response = http.get("/events", params=params)
+    assert response.status_code == 200, response.text
+    page = response.json()
     return page["events"], page["cursor"]
 
 

@@ -58,6 +58,7 @@ from ._common import (
 )
 from .accounts import Accounts
 from .channels import ChannelCards
+from .holds import Hold
 from .human import InboundText
 from .idempotency import Idempotency
 from .links import LinkPages
@@ -80,6 +81,7 @@ __all__ = [
     "FormRequest",
     "FormState",
     "FormView",
+    "Hold",
     "InboundText",
     "InboxChange",
     "MessageRequest",

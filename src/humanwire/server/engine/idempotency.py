@@ -24,10 +24,10 @@ from ._common import (
     ACCEPT_ASYNC,
     REQUESTER_GONE,
     Account,
-    _IdempotentRun,
-    _Requesters,
 )
+from .context import IdempotentRun, Requesters
 from .core import EngineCore
+from .holds import Follow, Hold
 
 logger = logging.getLogger("humanwire.engine")
 
@@ -83,9 +83,9 @@ class Idempotency(EngineCore):
             first = self.store.get_interaction(link.interaction_id)
             if first is not None and first.account_id == account.id and first.outcome != "failed":
                 resume = first
-        state = _IdempotentRun(account.id, key, fingerprint, resume)
+        state = IdempotentRun(account.id, key, fingerprint, resume)
         loop = asyncio.get_running_loop()
-        requesters = _Requesters(loop)
+        requesters = Requesters(loop)
         requesters.attach(REQUESTER_GONE.get())
 
         async def call() -> tuple[int, bytes]:
@@ -111,7 +111,7 @@ class Idempotency(EngineCore):
         self, slot: tuple[str, str], fingerprint: str, task: asyncio.Task[tuple[int, bytes]]
     ) -> None:
         running = self._idempotent_runs.get(slot)
-        followed: str | None = None
+        followed: Hold | None = None
         if running is not None and running[1] is task:
             del self._idempotent_runs[slot]
             followed = running[3].holding_async
@@ -128,19 +128,15 @@ class Idempotency(EngineCore):
             body=body,
             created_at=time.time(),
         )
-        if followed is not None and followed in self._async_followed:
+        if followed is not None and followed.followed:
             # Answered 202: its answer goes out as ``wait.ended`` (``follow_async``),
             # written here with the stored result, in one transaction: one round trip
             # fewer before a replica's reader hears it, and no moment when one is
             # stored without the other.
             self.append_wait_ended(
-                slot[0],
-                followed,
-                status,
-                json.loads(body) if body else {},
-                idempotency=record,
+                followed, status, json.loads(body) if body else {}, idempotency=record
             )
-            self._wait_ended_written.add(followed)
+            followed.follow = Follow.WRITTEN
             return
         try:
             self.store.put_idempotency(record)

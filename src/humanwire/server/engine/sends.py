@@ -162,16 +162,16 @@ class Sends(EngineCore):
         delivered = text
         if record.reply_token is not None:
             delivered = templates.reply_link_text(text, self.reply_link_url(record.reply_token))
-        future = self._register(record) if wait_time is not None else None
+        hold = self._register(record) if wait_time is not None else None
         await self._send_out(
             record,
             resumed,
-            future,
-            functools.partial(self._deliver, record, delivered, future=future, template=template),
+            hold,
+            functools.partial(self._deliver, record, delivered, hold=hold, template=template),
         )
-        if future is None:
+        if hold is None:
             return MessageResponse(**self._as_now(record.id))
-        answered = await self._hold(record.id, future)
+        answered = await self._hold(hold)
         if answered is not None and answered.result is not None:
             reply = str(answered.result["payload"]["body"])
             return MessageResponse(
@@ -247,14 +247,14 @@ class Sends(EngineCore):
             request={**wire, "prompt": prompt, "to": card.to_addr},
             card_id=card.id,
         )
-        future = self._register(record) if card.wait_time is not None else None
+        hold = self._register(record) if card.wait_time is not None else None
         await self._send_out(
-            record, resumed, future, functools.partial(self._deliver, record, prompt, future=future)
+            record, resumed, hold, functools.partial(self._deliver, record, prompt, hold=hold)
         )
-        if future is None:
+        if hold is None:
             return MessageResponse(**self._as_now(record.id))
         limit = self._remaining(record, float(card.wait_time or 0), resumed)
-        ended = await self._hold(record.id, future, limit=limit)
+        ended = await self._hold(hold, limit=limit)
         if ended is not None and ended.result is not None and ended.outcome != "no_answer":
             summary = str(ended.result["payload"]["summary"])
             return MessageResponse(
@@ -322,19 +322,19 @@ class Sends(EngineCore):
         )
         assert record.form_token is not None
         url = self.form_url(record.form_token)
-        future = self._register(record) if request.wait_time is not None else None
+        hold = self._register(record) if request.wait_time is not None else None
         deliver = functools.partial(
             self._deliver,
             record,
             text_for(url),
             form_url=url,
-            future=future,
+            hold=hold,
             template=template_for(url),
         )
-        await self._send_out(record, resumed, future, deliver)
-        if future is None:
+        await self._send_out(record, resumed, hold, deliver)
+        if hold is None:
             return FormResponse(**self._as_now(record.id), form_url=url)
-        answered = await self._hold(record.id, future)
+        answered = await self._hold(hold)
         if answered is not None and answered.result is not None:
             from ..forms.validate import format_content
 
@@ -379,14 +379,12 @@ class Sends(EngineCore):
         record, resumed = await self._open_interaction(
             account, kind="call", channel="call", to=to, from_addr=sender, request=request
         )
-        future = self._register(record) if wait else None
+        hold = self._register(record) if wait else None
         await self._send_out(
-            record, resumed, future, functools.partial(self._deliver, record, prompt, future=future)
+            record, resumed, hold, functools.partial(self._deliver, record, prompt, hold=hold)
         )
-        if future is not None:
-            ended = await self._hold(
-                record.id, future, limit=self._remaining(record, limit, resumed)
-            )
+        if hold is not None:
+            ended = await self._hold(hold, limit=self._remaining(record, limit, resumed))
             if ended is not None and ended.result is not None:
                 return self._call_response(ended)
         return CallResponse(**self._as_now(record.id))

@@ -27,7 +27,7 @@ from starlette.types import Receive
 from humanwire.types._base import IDEMPOTENCY_KEY
 
 from ..config import ServiceConfig
-from ..engine import ACCEPT_ASYNC, REQUESTER_GONE, Account, Engine, RateCount
+from ..engine import ACCEPT_ASYNC, REQUESTER_GONE, Account, Engine, Hold, RateCount
 from ..errors import InvalidRequest, NotFound, ServiceUnavailable, Unauthorized
 from ..forms.worker import off_loop
 from ..http_body import parse_json_body
@@ -404,26 +404,27 @@ async def run_respond_async(
             return await run()
         return await engine.idempotent(account, key, fingerprint, run)
 
-    accepted: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
-    token = ACCEPT_ASYNC.set(accepted)  # type: ignore[arg-type]
+    accepted: asyncio.Future[Hold | None] = asyncio.get_running_loop().create_future()
+    token = ACCEPT_ASYNC.set(accepted)
     try:
-        hold = asyncio.ensure_future(run_keyed())  # the task copies the context: it sees it
+        task = asyncio.ensure_future(run_keyed())  # the task copies the context: it sees it
     finally:
         ACCEPT_ASYNC.reset(token)
 
-    # Settled by the engine once the send holds (its interaction id), or None when the
-    # send ended first: one future to await, no ``asyncio.wait`` per send.
+    # Settled by the engine once the send holds (its hold), or None when the send ended
+    # first: one future to await, no ``asyncio.wait`` per send.
     def ended(_: asyncio.Future[Any]) -> None:
         if not accepted.done():
             accepted.set_result(None)
 
-    hold.add_done_callback(ended)
-    interaction_id = await accepted
-    if interaction_id is None or (hold.done() and not hold.cancelled()):
-        status, content = await hold
+    task.add_done_callback(ended)
+    hold = await accepted
+    if hold is None or (task.done() and not task.cancelled()):
+        status, content = await task
         return status, content, ({REPLAYED_HEADER: "true"} if not ran else {})
-    engine.follow_async(account, interaction_id, hold)
-    content = json.dumps(engine.accepted_body(interaction_id), separators=(",", ":")).encode()
+    engine.follow_async(hold, task)
+    body = engine.accepted_body(hold.interaction_id)
+    content = json.dumps(body, separators=(",", ":")).encode()
     return 202, content, {"Preference-Applied": "respond-async"}
 
 

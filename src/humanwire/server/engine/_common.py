@@ -1,10 +1,8 @@
-"""Names every part of the engine shares: records handed to the pages, the context of an
-idempotent run, small helpers."""
+"""Names every part of the engine shares: records handed to the pages, small helpers."""
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -20,9 +18,6 @@ from humanwire.types import (
     WhatsAppOwnNumberFormRequest,
     WhatsAppSharedFormRequest,
 )
-
-from .context import IdempotentRun
-from .holds import Hold
 
 MessageRequest = SMSMessageRequest | WhatsAppMessageRequest | SlackMessageRequest
 FormRequest = (
@@ -144,26 +139,6 @@ class InboxChange:
     account_id: str
     kind: Literal["delivery", "interaction", "webhook", "number", "channel", "inbound"]
     id: str
-
-
-_IDEMPOTENT_RUN: contextvars.ContextVar[IdempotentRun | None] = contextvars.ContextVar(
-    "humanwire_idempotent_run", default=None
-)
-
-REQUESTER_GONE: contextvars.ContextVar[asyncio.Future[None] | None] = contextvars.ContextVar(
-    "humanwire_requester_gone", default=None
-)
-"""Set by the HTTP layer around a send: a future settled when the client's connection
-closes. A held request whose requester is gone lets go of its interaction, so a reply
-inside ``waitTime`` goes to the webhooks instead of to nobody. Unset: held to the end."""
-
-
-ACCEPT_ASYNC: contextvars.ContextVar[asyncio.Future[Hold | None] | None] = contextvars.ContextVar(
-    "humanwire_accept_async", default=None
-)
-"""Set by the HTTP layer around a send made with ``Prefer: respond-async``: the engine
-settles it with the send's ``Hold`` when the send starts to hold (delivered, waiting), and
-the request is answered 202 at once while the hold goes on in the background."""
 
 
 def _hash_key(api_key: str) -> str:

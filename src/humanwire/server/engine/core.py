@@ -72,12 +72,9 @@ from ..store.base import (
 from ..store.commits import StoreUnavailable
 from ._common import (
     _FORM_KEYS,
-    _IDEMPOTENT_RUN,
     _SUBSCRIBER_QUEUE,
-    ACCEPT_ASYNC,
     CALL_NOT_ANSWERED,
     DELETED_MESSAGE,
-    REQUESTER_GONE,
     SPAM_MESSAGE,
     SUSPENDED_MESSAGE,
     Account,
@@ -89,7 +86,7 @@ from ._common import (
     _settle,
     _timestamp,
 )
-from .context import IdempotentRun, Requesters, SendContext
+from .context import HELD_TO_THE_END, IdempotentRun, Requesters, SendContext
 from .holds import Hold, Holds, HoldState, Release
 from .windows import Phase, Windows
 
@@ -630,11 +627,8 @@ class EngineCore:
             release=release,
         )
 
-    def _register(self, record: InteractionRecord) -> Hold:
+    def _register(self, record: InteractionRecord, context: SendContext) -> Hold:
         # Registered before the delivery goes out, so even an instant reply finds it.
-        context = SendContext(
-            gone=REQUESTER_GONE.get(), accept=ACCEPT_ASYNC.get(), run=_IDEMPOTENT_RUN.get()
-        )
         hold = Hold(record, asyncio.get_running_loop().create_future(), context)
         self._holds.add(hold)
         return hold
@@ -714,9 +708,7 @@ class EngineCore:
         try:
             self.shared.release_hold(hold.interaction_id, self.replicas.id)
         except Exception:
-            logger.warning(
-                "could not let go of the hold on %s", hold.interaction_id, exc_info=True
-            )
+            logger.warning("could not let go of the hold on %s", hold.interaction_id, exc_info=True)
 
     def _changed(self, record: InteractionRecord, *, published: bool = False) -> None:
         """Wakes what waits for a change of ``record``; ``published``: the other
@@ -815,10 +807,12 @@ class EngineCore:
         form_token: str | None = None,
         reply_token: str | None = None,
         card_id: str | None = None,
+        context: SendContext = HELD_TO_THE_END,
     ) -> tuple[InteractionRecord, bool]:
         """The interaction of a send: a new one (linked to the ``Idempotency-Key`` the
         send runs under, if any), or, for a retry whose first run created one and never
         finished, that one as it is now. True when re-attached: deliver nothing then.
+        ``context.run`` is that key's run (None: the send runs under no key).
 
         A new one is returned once committed: nothing goes out for a write the database
         may yet roll back (its disk full). If it is rolled back, ``StoreUnavailable``
@@ -827,7 +821,7 @@ class EngineCore:
         a rollback fails the delivery, which ends the interaction as for a refusal."""
         if self._draining:
             raise self._unavailable()  # before anything is stored or delivered
-        run = _IDEMPOTENT_RUN.get()
+        run = context.run
         if run is not None and (run.used or run.account_id != account.id):
             run = None
         if run is not None:

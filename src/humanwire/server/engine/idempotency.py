@@ -19,13 +19,8 @@ from ..store.base import (
     InteractionRecord,
 )
 from ..store.commits import StoreUnavailable
-from ._common import (
-    _IDEMPOTENT_RUN,
-    ACCEPT_ASYNC,
-    REQUESTER_GONE,
-    Account,
-)
-from .context import IdempotentRun, Requesters
+from ._common import Account
+from .context import HELD_TO_THE_END, IdempotentRun, Requesters, SendContext
 from .core import EngineCore
 from .holds import Follow, Hold
 
@@ -38,13 +33,17 @@ class Idempotency(EngineCore):
         account: Account,
         key: str,
         fingerprint: str,
-        run: Callable[[], Awaitable[tuple[int, bytes]]],
+        run: Callable[[SendContext], Awaitable[tuple[int, bytes]]],
+        context: SendContext = HELD_TO_THE_END,
     ) -> tuple[int, bytes]:
         """Runs ``run`` (which produces the HTTP status and body) at most once per
         ``(account, key)`` within ``config.idempotency_ttl``: a later call with the same
         key and ``fingerprint`` (method, path and a hash of the body) returns the stored
         result; one arriving while the first is still held waits for it; a different
         fingerprint raises ``Conflict``. Results are stored, so a restart keeps them.
+
+        ``run`` gets the ``SendContext`` its send must be made with: ``context`` (the
+        request's) with the key's run, held until every request waiting for it is gone.
 
         A send run under a key stores a link key → interaction with the interaction it
         creates, before anything is delivered. A retry whose first run never finished
@@ -62,12 +61,12 @@ class Idempotency(EngineCore):
         if running is not None:
             if running[0] != fingerprint:
                 raise self._idempotency_conflict()
-            accept = ACCEPT_ASYNC.get()
+            accept = context.accept
             if accept is not None and running[3].holding_async and not accept.done():
                 # A respond-async retry of a send holding after its 202 (the first answer
                 # was lost on the way): 202 again, and one ``wait.ended`` for both.
                 accept.set_result(running[3].holding_async)
-            running[2].attach(REQUESTER_GONE.get())
+            running[2].attach(context.gone)
             return await asyncio.shield(running[1])
         now = time.time()
         stored = self.store.get_idempotency(account.id, key)
@@ -86,14 +85,13 @@ class Idempotency(EngineCore):
         state = IdempotentRun(account.id, key, fingerprint, resume)
         loop = asyncio.get_running_loop()
         requesters = Requesters(loop)
-        requesters.attach(REQUESTER_GONE.get())
+        requesters.attach(context.gone)
+        # Held until every joined request left (not tracked: until the end).
+        gone = None if requesters.untracked else requesters.gone
+        given = SendContext(gone=gone, accept=context.accept, run=state)
 
         async def call() -> tuple[int, bytes]:
-            # Set inside the task: its context is its own copy, the caller's stays clean.
-            _IDEMPOTENT_RUN.set(state)
-            # Held until every joined request left (not tracked: until the end).
-            REQUESTER_GONE.set(None if requesters.untracked else requesters.gone)
-            return await run()
+            return await run(given)
 
         task = loop.create_task(call())
         self._idempotent_runs[slot] = (fingerprint, task, requesters, state)

@@ -7,7 +7,7 @@ import asyncio
 import dataclasses
 
 from humanwire.server.engine.context import SendContext
-from humanwire.server.engine.holds import Follow, Hold, HoldState, Holds, Release
+from humanwire.server.engine.holds import Follow, Hold, Holds, HoldState, Release
 from humanwire.server.store.base import InteractionRecord
 
 

@@ -55,7 +55,6 @@ from ..errors import (
     Unauthorized,
 )
 from ..limits import RateLimiter, SpamGuard, fingerprint
-from ..observe import Metrics, log_event, mask_address, new_metrics, note_interaction
 from ..outbox import RESOLVE_TIMEOUT, Outbox, Resolver
 from ..replicas import Replicas
 from ..store import Store, open_store
@@ -70,6 +69,7 @@ from ..store.base import (
     shared_store,
 )
 from ..store.commits import StoreUnavailable
+from ..telemetry import Metrics, log_event, mask_address, new_metrics, note_interaction
 from ._common import (
     _FORM_KEYS,
     _SUBSCRIBER_QUEUE,

@@ -391,7 +391,7 @@ def _serve(args: argparse.Namespace) -> int:
     if args.print_config:
         _print_config(settings, args.api_key)
         return 0
-    from humanwire.server.observe import configure_logging
+    from humanwire.server.telemetry import configure_logging
 
     # Only the command configures logging; the library and the embedded service never do.
     handler = configure_logging(settings.log_format, settings.log_level)
@@ -463,7 +463,7 @@ def _serve_until(
         print(f"Inbox:    {base_url}/inbox", flush=True)
         if settings.log_format == "json":
             # stderr is a log stream then: one JSON line, and the key stays on stdout.
-            from humanwire.server.observe import log_event
+            from humanwire.server.telemetry import log_event
 
             log_event(
                 logging.getLogger("humanwire.serve"),
@@ -537,7 +537,7 @@ def _wait_for_stop(runner: ServiceRunner, stop: threading.Event, *, quiet: bool 
     while runner.running and not stop.is_set():
         time.sleep(0.1)
     if quiet:
-        from humanwire.server.observe import log_event
+        from humanwire.server.telemetry import log_event
 
         log_event(logging.getLogger("humanwire.serve"), "service.stopping")
     else:

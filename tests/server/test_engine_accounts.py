@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from engine_support import HUMAN, SLACK_HUMAN, account, engine, fast_config, sms, sms_form
 
-from humanwire.server.engine import Account, Engine
+from humanwire.server.engine import Account, Engine, SendContext
 from humanwire.server.errors import AccountSuspended, Conflict, NotFound, RateLimited
 from humanwire.types import SandboxCallOutcomeRequest, WebhookCreateRequest
 
@@ -65,7 +65,7 @@ async def test_idempotent_replays_and_refuses_another_body(
 ) -> None:
     runs = 0
 
-    async def run() -> tuple[int, bytes]:
+    async def run(context: SendContext) -> tuple[int, bytes]:
         nonlocal runs
         runs += 1
         return 200, f'{{"run": {runs}}}'.encode()
@@ -87,7 +87,7 @@ async def test_concurrent_duplicate_waits_for_the_first_and_survives_its_cancel(
     release = asyncio.Event()
     runs = 0
 
-    async def run() -> tuple[int, bytes]:
+    async def run(context: SendContext) -> tuple[int, bytes]:
         nonlocal runs
         runs += 1
         await release.wait()
@@ -111,7 +111,7 @@ async def test_concurrent_duplicate_waits_for_the_first_and_survives_its_cancel(
 async def test_failures_are_not_stored(engine: Engine, account: Account) -> None:
     results = iter([(500, b"boom"), (200, b"fine")])
 
-    async def run() -> tuple[int, bytes]:
+    async def run(context: SendContext) -> tuple[int, bytes]:
         return next(results)
 
     assert await engine.idempotent(account, "k", "fp", run) == (500, b"boom")

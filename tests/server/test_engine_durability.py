@@ -13,7 +13,7 @@ import pytest
 from engine_support import HUMAN, fast_config, reply, sms, sms_form
 
 from humanwire.server.config import SHARED_SMS_NUMBER
-from humanwire.server.engine import Account, Engine
+from humanwire.server.engine import Account, Engine, SendContext
 from humanwire.server.errors import ServiceUnavailable
 from humanwire.server.store import SQLiteStore, open_store
 from humanwire.server.store.base import AccountRecord
@@ -80,7 +80,7 @@ async def test_idempotent_results_survive_a_restart(tmp_path: Path, database: st
     account, key = first.create_account()
     runs = 0
 
-    async def run() -> tuple[int, bytes]:
+    async def run(context: SendContext) -> tuple[int, bytes]:
         nonlocal runs
         runs += 1
         return 200, b'{"first": true}'
@@ -144,7 +144,9 @@ async def test_a_database_of_the_first_schema_gains_the_idempotency_links(
     try:
         assert engine.store.get_account("acc") is not None  # nothing lost
         account = Account(id="acc", name="old")
-        sent = await engine.idempotent(account, "k", "fp", lambda: _send(engine, account))
+        sent = await engine.idempotent(
+            account, "k", "fp", lambda context: _send(engine, account, context)
+        )
         link = engine.store.get_idempotency_link("acc", "k")
         assert link is not None and link.fingerprint == "fp"
         assert link.interaction_id == json.loads(sent[1])["interactionId"]
@@ -152,6 +154,6 @@ async def test_a_database_of_the_first_schema_gains_the_idempotency_links(
         await engine.close()
 
 
-async def _send(engine: Engine, account: Account) -> tuple[int, bytes]:
-    response = await engine.send_message(account, sms(follow_up_time=5))
+async def _send(engine: Engine, account: Account, context: SendContext) -> tuple[int, bytes]:
+    response = await engine.send_message(account, sms(follow_up_time=5), context)
     return 200, response.model_dump_json(by_alias=True, exclude_none=True).encode()

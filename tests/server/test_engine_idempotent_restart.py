@@ -36,7 +36,7 @@ from humanwire.server.config import (
     SHARED_WHATSAPP_NUMBER,
 )
 from humanwire.server.delivery import Outbound, Provider, Sent
-from humanwire.server.engine import Account, Engine
+from humanwire.server.engine import Account, Engine, SendContext
 from humanwire.server.errors import CallTimeout, Conflict, ServiceUnavailable
 from humanwire.types import (
     CallRequest,
@@ -52,7 +52,8 @@ KEY = "retry-key-1"
 FINGERPRINT = "POST /messages/sms 0f0f"
 NO_RESPONSE = "Human did not respond. Continue where you left off."
 
-Send = Callable[[Engine, Account], Awaitable[BaseModel]]
+Send = Callable[[Engine, Account, SendContext], Awaitable[BaseModel]]
+"""A send made with the context ``Engine.idempotent`` gives its run (the key's link)."""
 
 
 def encode(model: BaseModel) -> bytes:
@@ -82,9 +83,9 @@ class Service:
         stored (what a crash between sending and answering leaves behind)."""
         engine = self.engine
 
-        async def run() -> tuple[int, bytes]:
+        async def run(context: SendContext) -> tuple[int, bytes]:
             self.runs += 1
-            body = encode(await send(engine, account))
+            body = encode(await send(engine, account, context))
             if crash_after_send:
                 raise RuntimeError("the service went down before answering")
             return 200, body
@@ -146,9 +147,13 @@ def answer(channel: str, interaction_id: str, text: str) -> SandboxReplyRequest:
 
 
 MESSAGE_SENDS: dict[str, Send] = {
-    "sms": lambda engine, account: engine.send_message(account, sms(wait_time=5)),
-    "whatsapp": lambda engine, account: engine.send_message(account, whatsapp(wait_time=5)),
-    "slack": lambda engine, account: engine.send_message(account, slack(wait_time=5)),
+    "sms": lambda engine, account, context: engine.send_message(account, sms(wait_time=5), context),
+    "whatsapp": lambda engine, account, context: engine.send_message(
+        account, whatsapp(wait_time=5), context
+    ),
+    "slack": lambda engine, account, context: engine.send_message(
+        account, slack(wait_time=5), context
+    ),
 }
 
 
@@ -189,8 +194,8 @@ async def test_retry_waits_only_for_what_is_left_of_the_window(service: Service)
     account, _ = service.engine.create_account()
     started = time.monotonic()
 
-    def send(engine: Engine, account: Account) -> Awaitable[BaseModel]:
-        return engine.send_message(account, sms(wait_time=1.0))
+    def send(engine: Engine, account: Account, context: SendContext) -> Awaitable[BaseModel]:
+        return engine.send_message(account, sms(wait_time=1.0), context)
 
     first = service.submit(account, send)
     await next_delivery(service.engine, account)
@@ -210,8 +215,8 @@ async def test_retry_waits_only_for_what_is_left_of_the_window(service: Service)
 async def test_reply_that_came_while_away_is_returned_to_the_retry(service: Service) -> None:
     account, _ = service.engine.create_account()
 
-    def send(engine: Engine, account: Account) -> Awaitable[BaseModel]:
-        return engine.send_message(account, sms(wait_time=5, follow_up_time=30))
+    def send(engine: Engine, account: Account, context: SendContext) -> Awaitable[BaseModel]:
+        return engine.send_message(account, sms(wait_time=5, follow_up_time=30), context)
 
     first = service.submit(account, send)
     _delivery, interaction_id = await sent(service.engine, account)
@@ -229,8 +234,8 @@ async def test_reply_that_came_while_away_is_returned_to_the_retry(service: Serv
 async def test_retry_after_the_window_passed_gets_the_no_response_text(service: Service) -> None:
     account, _ = service.engine.create_account()
 
-    def send(engine: Engine, account: Account) -> Awaitable[BaseModel]:
-        return engine.send_message(account, sms(wait_time=0.2, follow_up_time=30))
+    def send(engine: Engine, account: Account, context: SendContext) -> Awaitable[BaseModel]:
+        return engine.send_message(account, sms(wait_time=0.2, follow_up_time=30), context)
 
     first = service.submit(account, send)
     _delivery, interaction_id = await sent(service.engine, account)
@@ -257,7 +262,7 @@ async def test_same_key_with_another_body_after_a_restart_is_a_conflict(
     await service.restart()
     await cut_off(first)
 
-    async def run() -> tuple[int, bytes]:
+    async def run(context: SendContext) -> tuple[int, bytes]:
         raise AssertionError("must not run")
 
     with pytest.raises(Conflict):
@@ -268,8 +273,8 @@ async def test_same_key_with_another_body_after_a_restart_is_a_conflict(
 async def test_held_form_retry_gets_the_submission_and_the_same_link(service: Service) -> None:
     account, _ = service.engine.create_account()
 
-    def send(engine: Engine, account: Account) -> Awaitable[BaseModel]:
-        return engine.send_form(account, sms_form(wait_time=5))
+    def send(engine: Engine, account: Account, context: SendContext) -> Awaitable[BaseModel]:
+        return engine.send_form(account, sms_form(wait_time=5), context)
 
     first = service.submit(account, send)
     delivery, interaction_id = await sent(service.engine, account)
@@ -298,8 +303,8 @@ async def test_follow_up_only_form_sent_but_unanswered_returns_its_link(
 ) -> None:
     account, _ = service.engine.create_account()
 
-    def send(engine: Engine, account: Account) -> Awaitable[BaseModel]:
-        return engine.send_form(account, sms_form(follow_up_time=30))
+    def send(engine: Engine, account: Account, context: SendContext) -> Awaitable[BaseModel]:
+        return engine.send_form(account, sms_form(follow_up_time=30), context)
 
     with pytest.raises(RuntimeError):
         await service.submit(account, send, crash_after_send=True)
@@ -318,7 +323,7 @@ def place_call(wait: bool) -> Send:
     request = CallRequest.model_validate(
         {"prompt": "Ask whether the deploy may go ahead.", "to": HUMAN, "waitForCallEnd": wait}
     )
-    return lambda engine, account: engine.place_call(account, request)
+    return lambda engine, account, context: engine.place_call(account, request, context)
 
 
 async def test_call_waiting_for_its_end_is_not_placed_twice(service: Service) -> None:
@@ -369,8 +374,8 @@ async def test_phone_call_retry_keeps_the_first_limit_and_is_never_placed_again(
         account, _ = service.engine.create_account()
         started = time.monotonic()
 
-        def send(engine: Engine, account: Account) -> Awaitable[BaseModel]:
-            return engine.phone_call(account, PhoneCallRequest(message="Call.", to=HUMAN))
+        def send(engine: Engine, account: Account, context: SendContext) -> Awaitable[BaseModel]:
+            return engine.phone_call(account, PhoneCallRequest(message="Call.", to=HUMAN), context)
 
         first = service.submit(account, send)
         _delivery, interaction_id = await sent(service.engine, account)
@@ -405,8 +410,10 @@ async def test_channel_card_with_reply_link_reattaches(service: Service) -> None
         ),
     )
 
-    def send(engine: Engine, account: Account) -> Awaitable[BaseModel]:
-        return engine.send_channel_message(account, card.id, ChannelMessageRequest(message="Ok?"))
+    def send(engine: Engine, account: Account, context: SendContext) -> Awaitable[BaseModel]:
+        return engine.send_channel_message(
+            account, card.id, ChannelMessageRequest(message="Ok?"), context
+        )
 
     first = service.submit(account, send)
     delivery, interaction_id = await sent(service.engine, account)
@@ -431,8 +438,10 @@ async def test_call_card_reattaches_and_gets_the_summary(service: Service) -> No
         ChannelCardCreateRequest.model_validate({"type": "call", "to": HUMAN, "waitTime": 5}),
     )
 
-    def send(engine: Engine, account: Account) -> Awaitable[BaseModel]:
-        return engine.send_channel_message(account, card.id, ChannelMessageRequest(message="Ok?"))
+    def send(engine: Engine, account: Account, context: SendContext) -> Awaitable[BaseModel]:
+        return engine.send_channel_message(
+            account, card.id, ChannelMessageRequest(message="Ok?"), context
+        )
 
     first = service.submit(account, send)
     _delivery, interaction_id = await sent(service.engine, account)
@@ -489,10 +498,10 @@ async def test_a_send_whose_delivery_failed_is_sent_by_the_retry(service: Servic
 async def test_sends_without_a_key_or_with_another_key_still_send(service: Service) -> None:
     account, _ = service.engine.create_account()
 
-    def send(engine: Engine, account: Account) -> Awaitable[BaseModel]:
-        return engine.send_message(account, sms(follow_up_time=5))
+    def send(engine: Engine, account: Account, context: SendContext) -> Awaitable[BaseModel]:
+        return engine.send_message(account, sms(follow_up_time=5), context)
 
     await service.submit(account, send, key="a")
     await service.submit(account, send, key="b")
-    await send(service.engine, account)
+    await send(service.engine, account, SendContext())
     assert service.deliveries(account) == 3

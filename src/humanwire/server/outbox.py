@@ -34,8 +34,8 @@ from humanwire.webhooks import sign
 
 from .config import ServiceConfig
 from .errors import InvalidRequest
-from .observe import Metrics, log_event
 from .store.base import EventRecord, OutboxRecord, Store
+from .telemetry import Metrics, log_event
 
 __all__ = [
     "EVENT_ID_HEADER",

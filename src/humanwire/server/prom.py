@@ -17,7 +17,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import Collector
 
-from .observe import Metrics
+from .telemetry import Metrics
 
 if TYPE_CHECKING:
     from .engine.core import EngineCore

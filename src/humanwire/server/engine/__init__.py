@@ -39,10 +39,8 @@ Decisions this module makes where the specification is silent:
 from __future__ import annotations
 
 from ._common import (
-    ACCEPT_ASYNC,
     CALL_NOT_ANSWERED,
     DELETED_MESSAGE,
-    REQUESTER_GONE,
     SPAM_MESSAGE,
     SUSPENDED_MESSAGE,
     Account,
@@ -58,6 +56,8 @@ from ._common import (
 )
 from .accounts import Accounts
 from .channels import ChannelCards
+from .context import HELD_TO_THE_END, SendContext
+from .holds import Hold
 from .human import InboundText
 from .idempotency import Idempotency
 from .links import LinkPages
@@ -68,10 +68,9 @@ from .sessions import InboxSessions
 from .webhooks import Webhooks
 
 __all__ = [
-    "ACCEPT_ASYNC",
     "CALL_NOT_ANSWERED",
     "DELETED_MESSAGE",
-    "REQUESTER_GONE",
+    "HELD_TO_THE_END",
     "SPAM_MESSAGE",
     "SUSPENDED_MESSAGE",
     "Account",
@@ -80,12 +79,14 @@ __all__ = [
     "FormRequest",
     "FormState",
     "FormView",
+    "Hold",
     "InboundText",
     "InboxChange",
     "MessageRequest",
     "RateCount",
     "ReplyLinkState",
     "ReplyLinkView",
+    "SendContext",
 ]
 
 

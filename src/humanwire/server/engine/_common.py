@@ -1,10 +1,8 @@
-"""Names every part of the engine shares: records handed to the pages, the context of an
-idempotent run, small helpers."""
+"""Names every part of the engine shares: records handed to the pages, small helpers."""
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -19,10 +17,6 @@ from humanwire.types import (
     WhatsAppMessageRequest,
     WhatsAppOwnNumberFormRequest,
     WhatsAppSharedFormRequest,
-)
-
-from ..store.base import (
-    InteractionRecord,
 )
 
 MessageRequest = SMSMessageRequest | WhatsAppMessageRequest | SlackMessageRequest
@@ -145,69 +139,6 @@ class InboxChange:
     account_id: str
     kind: Literal["delivery", "interaction", "webhook", "number", "channel", "inbound"]
     id: str
-
-
-@dataclass
-class _IdempotentRun:
-    """The ``Idempotency-Key`` a send runs under (a context variable of its task): the
-    interaction it creates is linked to the key, or, when ``resume`` names the one a
-    first run created, re-attached to instead of sending again."""
-
-    account_id: str
-    key: str
-    fingerprint: str
-    resume: InteractionRecord | None
-    used: bool = False
-    holding_async: str | None = None
-    """The interaction the run holds after answering 202 (its answer will be a
-    ``wait.ended`` event)."""
-
-
-_IDEMPOTENT_RUN: contextvars.ContextVar[_IdempotentRun | None] = contextvars.ContextVar(
-    "humanwire_idempotent_run", default=None
-)
-
-REQUESTER_GONE: contextvars.ContextVar[asyncio.Future[None] | None] = contextvars.ContextVar(
-    "humanwire_requester_gone", default=None
-)
-"""Set by the HTTP layer around a send: a future settled when the client's connection
-closes. A held request whose requester is gone lets go of its interaction, so a reply
-inside ``waitTime`` goes to the webhooks instead of to nobody. Unset: held to the end."""
-
-
-ACCEPT_ASYNC: contextvars.ContextVar[asyncio.Future[str] | None] = contextvars.ContextVar(
-    "humanwire_accept_async", default=None
-)
-"""Set by the HTTP layer around a send made with ``Prefer: respond-async``: the engine
-settles it with the interaction id when the send starts to hold (delivered, waiting), and
-the request is answered 202 at once while the hold goes on in the background."""
-
-
-class _Requesters:
-    """The requests waiting for one idempotent run (the first and retries that joined
-    it): ``gone`` settles once every one of them has gone; never while one of them
-    cannot tell (no ``REQUESTER_GONE``)."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.gone: asyncio.Future[None] = loop.create_future()
-        self._waiting = 0
-        self._untracked = False
-
-    @property
-    def untracked(self) -> bool:
-        return self._untracked
-
-    def attach(self, left: asyncio.Future[None] | None) -> None:
-        if left is None:
-            self._untracked = True
-            return
-        self._waiting += 1
-        left.add_done_callback(self._left)
-
-    def _left(self, _future: asyncio.Future[None]) -> None:
-        self._waiting -= 1
-        if self._waiting <= 0 and not self._untracked:
-            _settle(self.gone, None)
 
 
 def _hash_key(api_key: str) -> str:

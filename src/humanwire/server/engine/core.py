@@ -1,20 +1,19 @@
 """The waiting core of the engine: the engine's state, its start and stop, the window
-timers, the held requests and what wakes them, the spam and suspension checks of a send,
+deadlines, the held requests and what wakes them, the spam and suspension checks of a send,
 and the live change notices. Every other part of the engine builds on ``EngineCore``.
 
-Waiting is event-driven: a held request awaits an ``asyncio.Future`` that the reply,
-submission or call end resolves; the ``waitTime`` deadline is one ``loop.call_at`` timer
-per interaction that resolves it with "no response" and then re-arms itself for the end
-of the follow-up window. No polling loops and no task per wait, so ten thousand held
-requests cost ten thousand futures and timer handles. Timers are re-armed from the store
-on ``start()``, so open windows survive a restart.
-"""
+Waiting is event-driven: each held request is a ``Hold`` (``holds``: its future, its
+state, its hold in the store) registered in ``Holds``; the reply, submission or call end
+answers it. The ``waitTime`` deadline is one timer per interaction (``windows.Windows``)
+that expires the hold with "no response" and then re-arms itself for the end of the
+follow-up window. No polling loops and no task per wait, so ten thousand held requests
+cost ten thousand holds and timer handles. Deadlines are re-armed from the store on
+``start()``, so open windows survive a restart."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import dataclasses
 import functools
 import logging
@@ -56,7 +55,6 @@ from ..errors import (
     Unauthorized,
 )
 from ..limits import RateLimiter, SpamGuard, fingerprint
-from ..observe import Metrics, log_event, mask_address, new_metrics, note_interaction
 from ..outbox import RESOLVE_TIMEOUT, Outbox, Resolver
 from ..replicas import Replicas
 from ..store import Store, open_store
@@ -71,14 +69,12 @@ from ..store.base import (
     shared_store,
 )
 from ..store.commits import StoreUnavailable
+from ..telemetry import Metrics, log_event, mask_address, new_metrics, note_interaction
 from ._common import (
     _FORM_KEYS,
-    _IDEMPOTENT_RUN,
     _SUBSCRIBER_QUEUE,
-    ACCEPT_ASYNC,
     CALL_NOT_ANSWERED,
     DELETED_MESSAGE,
-    REQUESTER_GONE,
     SPAM_MESSAGE,
     SUSPENDED_MESSAGE,
     Account,
@@ -86,12 +82,13 @@ from ._common import (
     InboxChange,
     OutcomeCollector,
     OutcomeHandoff,
-    _IdempotentRun,
     _metadata,
-    _Requesters,
     _settle,
     _timestamp,
 )
+from .context import HELD_TO_THE_END, IdempotentRun, Requesters, SendContext
+from .holds import Hold, Holds, HoldState, Release
+from .windows import Phase, Windows
 
 logger = logging.getLogger("humanwire.engine")
 
@@ -186,35 +183,24 @@ class EngineCore:
         # are refused too. Only a hint, checked against the store (a reinstatement from
         # another process must hold at once).
         self._suspended: set[str] = set()
-        # Per held interaction: the future its request awaits, and its one window timer.
-        self._waiters: dict[str, asyncio.Future[InteractionRecord | None]] = {}
-        # Held requests whose hold (replicas: ``held_by``) was let go as they took their
-        # answer, so ``_let_go`` has nothing left to do.
-        self._let_go_early: set[str] = set()
-        # The interaction each held request was sent as (immutable parts: its kind,
-        # request, metadata), to answer from another replica's notice of its end.
-        self._held: dict[str, InteractionRecord] = {}
-        # Answered from such a notice with the hold still recorded here (``held_by``):
-        # let go with its ``wait.ended`` (one transaction), or by ``_let_go``.
-        self._unreleased: set[str] = set()
-        self._timers: dict[str, asyncio.TimerHandle] = {}
+        # The requests held here (``holds``), and the open interactions' window deadlines.
+        self._holds = Holds()
+        self._windows = Windows(self._on_deadline)
         # Status long-polls and delivery followers, woken by the change they wait for.
         self._watchers: dict[str, list[asyncio.Future[None]]] = {}
         self._delivery_waiters: dict[str, list[asyncio.Future[None]]] = {}
         self._subscribers: dict[str, set[asyncio.Queue[InboxChange | None]]] = {}
         self._idempotent_runs: dict[
             tuple[str, str],
-            tuple[str, asyncio.Task[tuple[int, bytes]], _Requesters, _IdempotentRun],
+            tuple[str, asyncio.Task[tuple[int, bytes]], Requesters, IdempotentRun],
         ] = {}
         # GET /events long-polls by account, and the holds of respond-async sends.
         self._outcome_waiters: dict[str, set[asyncio.Future[None]]] = {}
         self._outcome_collectors: dict[str, set[OutcomeCollector]] = {}
         """Per account: its stream readers' collectors of what was appended."""
         self._outcomes_appended = 0
+        # The tasks of requests answered 202 whose hold goes on (kept from the collector).
         self._async_holds: set[asyncio.Task[Any]] = set()
-        self._async_followed: set[str] = set()
-        self._wait_ended_written: set[str] = set()
-        """Followed sends whose ``wait.ended`` went out with their stored result."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._draining = False
         self._closed = False
@@ -223,6 +209,7 @@ class EngineCore:
         """Re-arm open windows from the store, start the webhook outbox worker. Must be
         called from the event loop that serves requests."""
         self._loop = asyncio.get_running_loop()
+        self._windows.start(self._loop)
         now = time.time()
         self.store.delete_idempotency_before(now - self.config.idempotency_ttl)
         # Statuses of refs never stored (another app's messages on the same account).
@@ -270,8 +257,8 @@ class EngineCore:
         end (the browser reconnects). Idempotent; must run on the engine's loop."""
         self._draining = True
         # Each woken coroutine sees ``draining`` and raises (see ``_hold`` and the polls).
-        for waiter in self._waiters.values():
-            _settle(waiter, None)
+        for hold in self._holds:
+            hold.drain()
         futures: list[Iterable[asyncio.Future[Any]]] = [
             *self._watchers.values(),
             *self._delivery_waiters.values(),
@@ -301,10 +288,8 @@ class EngineCore:
         else:
             await asyncio.sleep(0)
         self._closed = True
-        for handle in self._timers.values():
-            handle.cancel()
-        self._timers.clear()
-        self._waiters.clear()
+        self._windows.close()
+        self._holds.clear()
         runs = [task for _fingerprint, task, _requesters, _state in self._idempotent_runs.values()]
         for task in runs:
             task.cancel()
@@ -319,12 +304,12 @@ class EngineCore:
     @property
     def held_waits(self) -> int:
         """Requests held open right now (waiting for a reply, a submission, a call end)."""
-        return len(self._waiters)
+        return len(self._holds)
 
     @property
     def open_windows(self) -> int:
         """Interactions with an armed window timer."""
-        return len(self._timers)
+        return len(self._windows)
 
     def outbox_depth(self) -> int:
         """Webhook deliveries waiting in the outbox (0 once the store is closed)."""
@@ -380,26 +365,14 @@ class EngineCore:
         return self._rate.hit(account_id, time.monotonic())
 
     # -- the waiting core -----------------------------------------------------------
-    def _arm(self, interaction_id: str, at: float, phase: Literal["wait", "close"]) -> None:
-        """One timer per interaction: ``wait`` ends the held window, ``close`` the last."""
-        loop = self._loop or asyncio.get_running_loop()
-        old = self._timers.pop(interaction_id, None)
-        if old is not None:
-            old.cancel()
-        when = loop.time() + (at - time.time())
-        # A context of its own: the timer is no part of the request that armed it (its
-        # log lines carry no request id) and keeps none of its state alive.
-        self._timers[interaction_id] = loop.call_at(
-            when, self._on_deadline, interaction_id, phase, context=contextvars.Context()
-        )
+    def _arm(self, interaction_id: str, at: float, phase: Phase) -> None:
+        """One deadline per interaction: ``wait`` ends the held window, ``close`` the last."""
+        self._windows.arm(interaction_id, at, phase)
 
     def _disarm(self, interaction_id: str) -> None:
-        handle = self._timers.pop(interaction_id, None)
-        if handle is not None:
-            handle.cancel()
+        self._windows.disarm(interaction_id)
 
-    def _on_deadline(self, interaction_id: str, phase: Literal["wait", "close"]) -> None:
-        self._timers.pop(interaction_id, None)
+    def _on_deadline(self, interaction_id: str, phase: Phase) -> None:
         if self._closed:
             return
         retry = functools.partial(self._retry_deadline, interaction_id, phase)
@@ -411,33 +384,32 @@ class EngineCore:
         # What it wrote (the end, its outcome) may yet be rolled back with its batch.
         self.store.committed().on_rollback(retry)
 
-    def _retry_deadline(self, interaction_id: str, phase: Literal["wait", "close"]) -> None:
+    def _retry_deadline(self, interaction_id: str, phase: Phase) -> None:
         """The database could not store what a deadline did: it runs again shortly (the
         window stays open in the store until then), so no restart is needed."""
-        if not self._closed and interaction_id not in self._timers:
+        if not self._closed and not self._windows.armed(interaction_id):
             at = time.time() + self.config.unavailable_retry_after
             self._arm(interaction_id, at, phase)
 
-    def _deadline_passed(self, interaction_id: str, phase: Literal["wait", "close"]) -> None:
+    def _deadline_passed(self, interaction_id: str, phase: Phase) -> None:
         record = self.store.get_interaction(interaction_id)
+        hold = self._holds.get(interaction_id)
         if record is None:
             # Its account was deleted: a request held for it ends now (401, ``_current``).
-            waiter = self._waiters.get(interaction_id)
-            if waiter is not None and not waiter.done():
-                waiter.set_result(None)
+            if hold is not None:
+                hold.expire()
             return
         if record.status != "pending":
             return
         if phase == "wait":
-            waiter = self._waiters.get(interaction_id)
-            if waiter is not None and not waiter.done():
-                waiter.set_result(None)
+            if hold is not None:
+                hold.expire()
             log_event(
                 logger,
                 "interaction.wait_expired",
                 interaction_id=interaction_id,
                 account_id=record.account_id,
-                held=waiter is not None,
+                held=hold is not None,
                 follow_up=record.follow_up_deadline is not None,
             )
             if record.follow_up_deadline is not None:
@@ -449,9 +421,9 @@ class EngineCore:
         """Ends an interaction without a response (its last window closed)."""
         self._disarm(record.id)
         if self.store.end_interaction(record.id, time.time(), outcome=outcome):
-            waiter = self._waiters.get(record.id)
-            if waiter is not None and not waiter.done():
-                waiter.set_result(None)
+            hold = self._holds.get(record.id)
+            if hold is not None:
+                hold.expire()
             label = outcome or "no_response"
             self.metrics.ended(record.kind, record.channel, label)
             log_event(
@@ -484,8 +456,8 @@ class EngineCore:
         published = stored = False
         reported: tuple[int, int] | None = None
         report = self._ended_report(record, event, outcome)
-        waiter = self._waiters.get(record.id)
-        handed_over = waiter is not None and not waiter.done()
+        hold = self._holds.waiting(record.id)
+        handed_over = hold is not None
         if self.shared is not None:
             # A request held here takes the answer now: its hold is let go in the same
             # statement (not in one more when it wakes, ``_let_go``).
@@ -511,8 +483,8 @@ class EngineCore:
                 done, holder = self.shared.end_held_interaction(
                     record.id, now, result=event, outcome=outcome, release=release
                 )
-            if done and release is not None:
-                self._let_go_early.add(record.id)
+            if done and release is not None and hold is not None:
+                hold.let_go()  # with the end, in the same statement
         else:
             done = self.store.end_interaction(record.id, now, result=event, outcome=outcome)
         if inbound is not None and not stored:
@@ -527,8 +499,8 @@ class EngineCore:
         ended = dataclasses.replace(
             record, status="ended", result=event, outcome=outcome, ended_at=now
         )
-        if waiter is not None and handed_over:
-            waiter.set_result(ended)
+        if hold is not None:
+            hold.answer(ended)
         # With replicas, a send held when it ended is its holder's to hand over: another
         # replica's gets it from the notice ``_changed`` publishes; this one's, whose
         # hold is just ending, takes it when it lets go (``_let_go``).
@@ -628,8 +600,7 @@ class EngineCore:
 
     def append_wait_ended(
         self,
-        account_id: str,
-        interaction_id: str,
+        hold: Hold,
         status: int,
         body: dict[str, Any],
         *,
@@ -637,10 +608,12 @@ class EngineCore:
     ) -> None:
         """The ``wait.ended`` event of a send answered 202: ``status`` and ``body``, what
         its held request would have answered (and the hold let go, if it is left)."""
-        release = interaction_id in self._unreleased
-        self._unreleased.discard(interaction_id)
+        release = hold.release is Release.UNRELEASED
+        if release:
+            hold.let_go()  # in the same transaction as the event
+        interaction_id = hold.interaction_id
         self.append_outcome(
-            account_id,
+            hold.record.account_id,
             interaction_id,
             {
                 "interactionId": interaction_id,
@@ -654,55 +627,38 @@ class EngineCore:
             release=release,
         )
 
-    def _register(self, record: InteractionRecord) -> asyncio.Future[InteractionRecord | None]:
+    def _register(self, record: InteractionRecord, context: SendContext) -> Hold:
         # Registered before the delivery goes out, so even an instant reply finds it.
-        future: asyncio.Future[InteractionRecord | None] = (
-            asyncio.get_running_loop().create_future()
-        )
-        self._waiters[record.id] = future
-        self._held[record.id] = record
-        return future
+        hold = Hold(record, asyncio.get_running_loop().create_future(), context)
+        self._holds.add(hold)
+        return hold
 
-    def _unregister(self, interaction_id: str, future: asyncio.Future[Any]) -> None:
-        if self._waiters.get(interaction_id) is future:
-            del self._waiters[interaction_id]
-            self._held.pop(interaction_id, None)
-            self._let_go_early.discard(interaction_id)
+    def _unregister(self, hold: Hold) -> None:
+        self._holds.remove(hold)
 
-    async def _hold(
-        self,
-        interaction_id: str,
-        future: asyncio.Future[InteractionRecord | None],
-        limit: float | None = None,
-    ) -> InteractionRecord | None:
+    async def _hold(self, hold: Hold, limit: float | None = None) -> InteractionRecord | None:
         """Awaits the response (the ended record) or None when the window closed first.
         ``limit`` (seconds) is for calls, which have no window timer of their own."""
-        accept = ACCEPT_ASYNC.get()
+        accept = hold.context.accept
         if accept is not None and not accept.done():
-            accept.set_result(interaction_id)  # Prefer: respond-async: 202 now, hold on
-            run = _IDEMPOTENT_RUN.get()
+            accept.set_result(hold)  # Prefer: respond-async: 202 now, hold on
+            run = hold.context.run
             if run is not None:
-                run.holding_async = interaction_id  # a retry under its key gets 202 too
+                run.holding_async = hold  # a retry under its key gets 202 too
         handle: asyncio.TimerHandle | None = None
         if limit is not None:
-            handle = asyncio.get_running_loop().call_later(limit, _settle, future, None)
+            handle = asyncio.get_running_loop().call_later(limit, hold.expire)
         if self._draining:
-            _settle(future, None)  # registered after drain() woke the others
-        gone = REQUESTER_GONE.get()
-        left = False
+            hold.drain()  # registered after drain() woke the others
         answered: InteractionRecord | None = None
         try:
-            if gone is not None:
-                either: set[asyncio.Future[Any]] = {future, gone}
-                await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
-                left = not future.done()
-            if not left:
-                answered = await future
+            answered = await hold.wait()
         finally:
             if handle is not None:
                 handle.cancel()
-            handed = self._let_go(interaction_id)
-            self._unregister(interaction_id, future)
+            handed = self._let_go(hold)
+            self._unregister(hold)
+        left = hold.state is HoldState.LEFT
         if answered is None and handed is not None:
             if not left:
                 answered = handed
@@ -720,18 +676,18 @@ class EngineCore:
             raise self._unavailable()
         return answered
 
-    def _let_go(self, interaction_id: str) -> InteractionRecord | None:
+    def _let_go(self, hold: Hold) -> InteractionRecord | None:
         """With replicas: ends this replica's hold on the send (from now on an answer
         goes to the webhooks). Returns the interaction when it ended while held here
         with an answer nobody else sent on (its ender left it to this hold)."""
         if self.shared is None or self.replicas is None or self._closed:
             return None
-        if interaction_id in self._let_go_early:
+        if hold.release is Release.LET_GO:
             return None  # let go when it ended with the answer this hold took
-        if interaction_id in self._unreleased:
-            if interaction_id in self._async_followed:
-                return None  # let go as its wait.ended is written (append_wait_ended)
-            self._unreleased.discard(interaction_id)
+        if hold.release is Release.UNRELEASED and hold.followed:
+            return None  # let go as its wait.ended is written (append_wait_ended)
+        hold.let_go()
+        interaction_id = hold.interaction_id
         try:
             released = self.shared.release_hold(interaction_id, self.replicas.id)
         except Exception:  # the sweep of a dead holder covers it; never hide the answer
@@ -741,18 +697,18 @@ class EngineCore:
             return None
         return released
 
-    def _release_unreleased(self, interaction_id: str) -> None:
-        """A hold answered from a notice (``_unreleased``) whose ``wait.ended`` will not
-        be written: let go now, so a sweep never sends its answer again."""
-        if interaction_id not in self._unreleased:
+    def _release_unreleased(self, hold: Hold) -> None:
+        """A hold answered from a notice (``Release.UNRELEASED``) whose ``wait.ended``
+        will not be written: let go now, so a sweep never sends its answer again."""
+        if hold.release is not Release.UNRELEASED:
             return
-        self._unreleased.discard(interaction_id)
+        hold.let_go()
         if self.shared is None or self.replicas is None or self._closed:
             return
         try:
-            self.shared.release_hold(interaction_id, self.replicas.id)
+            self.shared.release_hold(hold.interaction_id, self.replicas.id)
         except Exception:
-            logger.warning("could not let go of the hold on %s", interaction_id, exc_info=True)
+            logger.warning("could not let go of the hold on %s", hold.interaction_id, exc_info=True)
 
     def _changed(self, record: InteractionRecord, *, published: bool = False) -> None:
         """Wakes what waits for a change of ``record``; ``published``: the other
@@ -776,7 +732,7 @@ class EngineCore:
         form_token: str | None = None,
         reply_token: str | None = None,
         card_id: str | None = None,
-        run: _IdempotentRun | None = None,
+        run: IdempotentRun | None = None,
     ) -> InteractionRecord:
         now = time.time()
         wait_deadline = now + float(wait_time) if wait_time is not None else None
@@ -851,10 +807,12 @@ class EngineCore:
         form_token: str | None = None,
         reply_token: str | None = None,
         card_id: str | None = None,
+        context: SendContext = HELD_TO_THE_END,
     ) -> tuple[InteractionRecord, bool]:
         """The interaction of a send: a new one (linked to the ``Idempotency-Key`` the
         send runs under, if any), or, for a retry whose first run created one and never
         finished, that one as it is now. True when re-attached: deliver nothing then.
+        ``context.run`` is that key's run (None: the send runs under no key).
 
         A new one is returned once committed: nothing goes out for a write the database
         may yet roll back (its disk full). If it is rolled back, ``StoreUnavailable``
@@ -863,7 +821,7 @@ class EngineCore:
         a rollback fails the delivery, which ends the interaction as for a refusal."""
         if self._draining:
             raise self._unavailable()  # before anything is stored or delivered
-        run = _IDEMPOTENT_RUN.get()
+        run = context.run
         if run is not None and (run.used or run.account_id != account.id):
             run = None
         if run is not None:
@@ -918,7 +876,7 @@ class EngineCore:
             return first, True
         return record, False
 
-    def _linked(self, account: Account, run: _IdempotentRun) -> InteractionRecord | None:
+    def _linked(self, account: Account, run: IdempotentRun) -> InteractionRecord | None:
         link = self.store.get_idempotency_link(account.id, run.key)
         if link is None:
             return None
@@ -933,7 +891,7 @@ class EngineCore:
         self,
         record: InteractionRecord,
         resumed: bool,
-        future: asyncio.Future[InteractionRecord | None] | None,
+        hold: Hold | None,
         deliver: Callable[[], Awaitable[None]],
     ) -> None:
         """Re-attaches a retry to ``record`` (``resumed``), or delivers it. If that fails
@@ -941,35 +899,33 @@ class EngineCore:
         request is let go here: no wait stays registered for a request that left."""
         try:
             if resumed:
-                self._rejoin(record, future)
+                self._rejoin(record, hold)
             else:
                 await deliver()
         except BaseException:
-            if future is not None:
-                self._unregister(record.id, future)
+            if hold is not None:
+                self._unregister(hold)
             raise
 
-    def _rejoin(
-        self, record: InteractionRecord, future: asyncio.Future[InteractionRecord | None] | None
-    ) -> None:
+    def _rejoin(self, record: InteractionRecord, hold: Hold | None) -> None:
         """A retry re-attached to ``record``: its held request gets what the interaction
         became, or "no response" when the ``waitTime`` window has passed; else it waits
         on the window timer armed at creation (or re-armed at start) like the first."""
         if self.shared is not None and self.replicas is not None and record.status == "pending":
             # Re-attached on this replica (its first may have died): the windows and the
             # held request are this replica's from now on.
-            if self.shared.take_interaction(record.id, self.replicas.id, hold=future is not None):
+            if self.shared.take_interaction(record.id, self.replicas.id, hold=hold is not None):
                 self._rearm([record])
             else:
                 record = self._current(record.id)
-        if future is None:
+        if hold is None:
             return
         if record.status != "pending":
-            _settle(future, record if record.result is not None else None)
+            hold.settle(record)
         elif record.kind != "call" and (
             record.wait_deadline is None or record.wait_deadline <= time.time()
         ):
-            _settle(future, None)
+            hold.expire()
 
     def _remaining(self, record: InteractionRecord, limit: float, resumed: bool) -> float:
         """A call's hold limit, counted from its creation for a re-attached retry."""
@@ -992,7 +948,7 @@ class EngineCore:
         text: str,
         *,
         form_url: str | None = None,
-        future: asyncio.Future[Any] | None = None,
+        hold: Hold | None = None,
         template: WhatsAppTemplate | None = None,
     ) -> None:
         """Hands the item to its channel's provider and stores what it answered (the
@@ -1027,8 +983,8 @@ class EngineCore:
             sent = await provider.deliver(item)
         except BaseException as exc:
             # Nothing reached the human: the interaction must not stay open for a reply.
-            if future is not None:
-                self._unregister(record.id, future)
+            if hold is not None:
+                self._unregister(hold)
             result = (
                 "unreachable"
                 if isinstance(exc, RecipientUnreachable)
@@ -1218,23 +1174,23 @@ class EngineCore:
         """A request held here for an interaction that ended elsewhere gets what it
         became (its answer, or "no response"): from the notice's ``detail`` when it
         carries the ending, else read (and the hold let go) in one statement."""
-        waiter = self._waiters.get(interaction_id)
-        if waiter is None or waiter.done():
+        hold = self._holds.waiting(interaction_id)
+        if hold is None:
             return
-        record = _ended_from_notice(self._held.get(interaction_id), detail)
+        record = _ended_from_notice(hold.record, detail)
         if record is not None:
-            self._unreleased.add(interaction_id)
+            hold.unreleased()  # let go with its wait.ended, or as its wait ends
         elif self.shared is not None and self.replicas is not None:
             # Ended with the hold still here: let go and read it in one statement.
             record = self.shared.release_hold(interaction_id, self.replicas.id, ended_only=True)
             if record is not None:
-                self._let_go_early.add(interaction_id)
+                hold.let_go()
         if record is None:
             record = self.store.get_interaction(interaction_id)
         if record is None or record.status == "pending":
             return  # another change (a delivery status): keep holding
         self._disarm(interaction_id)
-        waiter.set_result(record if record.result is not None else None)
+        hold.settle(record)
 
     def _swept(self, records: list[InteractionRecord]) -> None:
         """Holds of a replica that died: answers handed to it go to the webhooks."""
@@ -1262,8 +1218,8 @@ class EngineCore:
     def _resync(self) -> None:
         """The notice connection was down: what it missed is re-read. Held requests
         check their interaction; long-polls wake and look again, stream readers read."""
-        for interaction_id in list(self._waiters):
-            self._settle_held(interaction_id)
+        for hold in self._holds:
+            self._settle_held(hold.interaction_id)
         for collectors in self._outcome_collectors.values():
             for collector in collectors:
                 collector.add(None)
@@ -1277,11 +1233,11 @@ class EngineCore:
                 _settle(future, None)
 
 
-def _ended_from_notice(held: InteractionRecord | None, detail: Any) -> InteractionRecord | None:
+def _ended_from_notice(held: InteractionRecord, detail: Any) -> InteractionRecord | None:
     """The held interaction as another replica's notice says it ended (``end_and_report``
     carries ``{"ended": {"endedAt", "outcome", "result"}, "deliveryStatus"}``; None: not
     carried, read it)."""
-    if held is None or not isinstance(detail, dict):
+    if not isinstance(detail, dict):
         return None
     ended = detail.get("ended")
     if not isinstance(ended, dict):

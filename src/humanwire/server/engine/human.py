@@ -32,11 +32,11 @@ from ..errors import (
     InvalidToNumber,
     NotFound,
 )
-from ..observe import log_event, mask_address
 from ..store.base import (
     InboundRecord,
     InteractionRecord,
 )
+from ..telemetry import log_event, mask_address
 from ._common import Account, _event_dict, _metadata, _timestamp
 from .core import EngineCore, logger
 

@@ -19,15 +19,10 @@ from ..store.base import (
     InteractionRecord,
 )
 from ..store.commits import StoreUnavailable
-from ._common import (
-    _IDEMPOTENT_RUN,
-    ACCEPT_ASYNC,
-    REQUESTER_GONE,
-    Account,
-    _IdempotentRun,
-    _Requesters,
-)
+from ._common import Account
+from .context import HELD_TO_THE_END, IdempotentRun, Requesters, SendContext
 from .core import EngineCore
+from .holds import Follow, Hold
 
 logger = logging.getLogger("humanwire.engine")
 
@@ -38,13 +33,17 @@ class Idempotency(EngineCore):
         account: Account,
         key: str,
         fingerprint: str,
-        run: Callable[[], Awaitable[tuple[int, bytes]]],
+        run: Callable[[SendContext], Awaitable[tuple[int, bytes]]],
+        context: SendContext = HELD_TO_THE_END,
     ) -> tuple[int, bytes]:
         """Runs ``run`` (which produces the HTTP status and body) at most once per
         ``(account, key)`` within ``config.idempotency_ttl``: a later call with the same
         key and ``fingerprint`` (method, path and a hash of the body) returns the stored
         result; one arriving while the first is still held waits for it; a different
         fingerprint raises ``Conflict``. Results are stored, so a restart keeps them.
+
+        ``run`` gets the ``SendContext`` its send must be made with: ``context`` (the
+        request's) with the key's run, held until every request waiting for it is gone.
 
         A send run under a key stores a link key → interaction with the interaction it
         creates, before anything is delivered. A retry whose first run never finished
@@ -62,12 +61,12 @@ class Idempotency(EngineCore):
         if running is not None:
             if running[0] != fingerprint:
                 raise self._idempotency_conflict()
-            accept = ACCEPT_ASYNC.get()
+            accept = context.accept
             if accept is not None and running[3].holding_async and not accept.done():
                 # A respond-async retry of a send holding after its 202 (the first answer
                 # was lost on the way): 202 again, and one ``wait.ended`` for both.
                 accept.set_result(running[3].holding_async)
-            running[2].attach(REQUESTER_GONE.get())
+            running[2].attach(context.gone)
             return await asyncio.shield(running[1])
         now = time.time()
         stored = self.store.get_idempotency(account.id, key)
@@ -83,17 +82,16 @@ class Idempotency(EngineCore):
             first = self.store.get_interaction(link.interaction_id)
             if first is not None and first.account_id == account.id and first.outcome != "failed":
                 resume = first
-        state = _IdempotentRun(account.id, key, fingerprint, resume)
+        state = IdempotentRun(account.id, key, fingerprint, resume)
         loop = asyncio.get_running_loop()
-        requesters = _Requesters(loop)
-        requesters.attach(REQUESTER_GONE.get())
+        requesters = Requesters(loop)
+        requesters.attach(context.gone)
+        # Held until every joined request left (not tracked: until the end).
+        gone = None if requesters.untracked else requesters.gone
+        given = SendContext(gone=gone, accept=context.accept, run=state)
 
         async def call() -> tuple[int, bytes]:
-            # Set inside the task: its context is its own copy, the caller's stays clean.
-            _IDEMPOTENT_RUN.set(state)
-            # Held until every joined request left (not tracked: until the end).
-            REQUESTER_GONE.set(None if requesters.untracked else requesters.gone)
-            return await run()
+            return await run(given)
 
         task = loop.create_task(call())
         self._idempotent_runs[slot] = (fingerprint, task, requesters, state)
@@ -111,7 +109,7 @@ class Idempotency(EngineCore):
         self, slot: tuple[str, str], fingerprint: str, task: asyncio.Task[tuple[int, bytes]]
     ) -> None:
         running = self._idempotent_runs.get(slot)
-        followed: str | None = None
+        followed: Hold | None = None
         if running is not None and running[1] is task:
             del self._idempotent_runs[slot]
             followed = running[3].holding_async
@@ -128,19 +126,15 @@ class Idempotency(EngineCore):
             body=body,
             created_at=time.time(),
         )
-        if followed is not None and followed in self._async_followed:
+        if followed is not None and followed.followed:
             # Answered 202: its answer goes out as ``wait.ended`` (``follow_async``),
             # written here with the stored result, in one transaction: one round trip
             # fewer before a replica's reader hears it, and no moment when one is
             # stored without the other.
             self.append_wait_ended(
-                slot[0],
-                followed,
-                status,
-                json.loads(body) if body else {},
-                idempotency=record,
+                followed, status, json.loads(body) if body else {}, idempotency=record
             )
-            self._wait_ended_written.add(followed)
+            followed.follow = Follow.WRITTEN
             return
         try:
             self.store.put_idempotency(record)

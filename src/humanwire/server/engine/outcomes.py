@@ -23,6 +23,7 @@ from humanwire.types import ErrorBody, ErrorDetail, OutcomeEvent, OutcomePage
 from ..errors import InvalidRequest, ServiceError
 from ._common import Account, OutcomeCollector, _metadata
 from .core import EngineCore
+from .holds import Follow, Hold
 
 __all__ = ["CURSOR", "EVENT_TYPES", "Outcomes", "PassedOver", "parse_cursor", "parse_event_type"]
 
@@ -191,25 +192,23 @@ class Outcomes(EngineCore):
             body["metadata"] = metadata
         return body
 
-    def follow_async(
-        self, account: Account, interaction_id: str, hold: asyncio.Task[tuple[int, bytes]]
-    ) -> None:
-        """Once ``hold`` (the send's own request, answered 202 already) ends its wait, its
-        answer becomes the account's ``wait.ended`` event: once per interaction (a
-        retry that joined the hold gets the same event)."""
-        if interaction_id in self._async_followed:
+    def follow_async(self, hold: Hold, task: asyncio.Task[tuple[int, bytes]]) -> None:
+        """Once ``task`` (the send's own request, answered 202 already) ends, its answer
+        becomes the account's ``wait.ended`` event: once per hold (a retry that joined
+        the hold gets the same event)."""
+        if hold.followed:
             return
-        self._async_followed.add(interaction_id)
-        self._async_holds.add(hold)
+        hold.follow = Follow.FOLLOWED
+        self._async_holds.add(task)
 
         def done(task: asyncio.Task[tuple[int, bytes]]) -> None:
             self._async_holds.discard(task)
-            self._async_followed.discard(interaction_id)
-            if interaction_id in self._wait_ended_written:
-                self._wait_ended_written.discard(interaction_id)  # with its stored result
+            written = hold.follow is Follow.WRITTEN  # with its stored result
+            hold.follow = Follow.NONE
+            if written:
                 return
             if task.cancelled():
-                self._release_unreleased(interaction_id)
+                self._release_unreleased(hold)
                 return
             failure = task.exception()
             if isinstance(failure, ServiceError):
@@ -224,15 +223,17 @@ class Outcomes(EngineCore):
                     )
                 ).model_dump(mode="json", by_alias=True)
             elif failure is not None:
-                logger.error("respond-async hold of %s failed", interaction_id, exc_info=failure)
-                self._release_unreleased(interaction_id)
+                logger.error(
+                    "respond-async hold of %s failed", hold.interaction_id, exc_info=failure
+                )
+                self._release_unreleased(hold)
                 return
             else:
                 status, content = task.result()
                 body = json.loads(content) if content else {}
-            self.append_wait_ended(account.id, interaction_id, status, body)
+            self.append_wait_ended(hold, status, body)
 
-        hold.add_done_callback(done)
+        task.add_done_callback(done)
 
 
 def _wanted(body: dict[str, Any], only: str | None) -> bool:

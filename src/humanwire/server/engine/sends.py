@@ -44,6 +44,7 @@ from ..errors import (
 )
 from ..store.base import ChannelRecord, InteractionRecord
 from ._common import Account, Channel, FormRequest, MessageRequest, _metadata
+from .context import HELD_TO_THE_END, SendContext
 from .core import UNDELIVERED, EngineCore
 
 
@@ -102,7 +103,12 @@ class Sends(EngineCore):
         return answer
 
     # -- sends: each delivers through the provider, then holds for waitTime -----
-    async def send_message(self, account: Account, request: MessageRequest) -> MessageResponse:
+    async def send_message(
+        self,
+        account: Account,
+        request: MessageRequest,
+        context: SendContext = HELD_TO_THE_END,
+    ) -> MessageResponse:
         template: WhatsAppTemplate | None = None
         if isinstance(request, SMSMessageRequest):
             channel: Channel = "sms"
@@ -128,6 +134,7 @@ class Sends(EngineCore):
             wait_time=request.wait_time,
             follow_up_time=request.follow_up_time,
             template=template,
+            context=context,
         )
 
     async def _message_flow(
@@ -146,6 +153,7 @@ class Sends(EngineCore):
         card_id: str | None = None,
         reply_link: bool = False,
         template: WhatsAppTemplate | None = None,
+        context: SendContext = HELD_TO_THE_END,
     ) -> MessageResponse:
         record, resumed = await self._open_interaction(
             account,
@@ -158,20 +166,21 @@ class Sends(EngineCore):
             follow_up_time=follow_up_time,
             reply_token=secrets.token_urlsafe(32) if reply_link else None,
             card_id=card_id,
+            context=context,
         )
         delivered = text
         if record.reply_token is not None:
             delivered = templates.reply_link_text(text, self.reply_link_url(record.reply_token))
-        future = self._register(record) if wait_time is not None else None
+        hold = self._register(record, context) if wait_time is not None else None
         await self._send_out(
             record,
             resumed,
-            future,
-            functools.partial(self._deliver, record, delivered, future=future, template=template),
+            hold,
+            functools.partial(self._deliver, record, delivered, hold=hold, template=template),
         )
-        if future is None:
+        if hold is None:
             return MessageResponse(**self._as_now(record.id))
-        answered = await self._hold(record.id, future)
+        answered = await self._hold(hold)
         if answered is not None and answered.result is not None:
             reply = str(answered.result["payload"]["body"])
             return MessageResponse(
@@ -188,7 +197,11 @@ class Sends(EngineCore):
         )
 
     async def send_channel_message(
-        self, account: Account, channel_id: str, request: ChannelMessageRequest
+        self,
+        account: Account,
+        channel_id: str,
+        request: ChannelMessageRequest,
+        context: SendContext = HELD_TO_THE_END,
     ) -> MessageResponse:
         """Applies the card. A call card places a call with the rendered message as the
         prompt and, with a waitTime, holds for its end (response template on the summary)."""
@@ -209,7 +222,7 @@ class Sends(EngineCore):
         if metadata:
             wire["metadata"] = metadata
         if card.type == "call":
-            return await self._call_card(account, card, text, wire)
+            return await self._call_card(account, card, text, wire, context)
         template = None
         if card.type == "sms":
             sender = self._phone_sender(account, None)
@@ -233,10 +246,16 @@ class Sends(EngineCore):
             card_id=card.id,
             reply_link=card.reply_link,
             template=template,
+            context=context,
         )
 
     async def _call_card(
-        self, account: Account, card: ChannelRecord, prompt: str, wire: dict[str, Any]
+        self,
+        account: Account,
+        card: ChannelRecord,
+        prompt: str,
+        wire: dict[str, Any],
+        context: SendContext,
     ) -> MessageResponse:
         record, resumed = await self._open_interaction(
             account,
@@ -246,15 +265,16 @@ class Sends(EngineCore):
             from_addr=self._phone_sender(account, None),
             request={**wire, "prompt": prompt, "to": card.to_addr},
             card_id=card.id,
+            context=context,
         )
-        future = self._register(record) if card.wait_time is not None else None
+        hold = self._register(record, context) if card.wait_time is not None else None
         await self._send_out(
-            record, resumed, future, functools.partial(self._deliver, record, prompt, future=future)
+            record, resumed, hold, functools.partial(self._deliver, record, prompt, hold=hold)
         )
-        if future is None:
+        if hold is None:
             return MessageResponse(**self._as_now(record.id))
         limit = self._remaining(record, float(card.wait_time or 0), resumed)
-        ended = await self._hold(record.id, future, limit=limit)
+        ended = await self._hold(hold, limit=limit)
         if ended is not None and ended.result is not None and ended.outcome != "no_answer":
             summary = str(ended.result["payload"]["summary"])
             return MessageResponse(
@@ -270,7 +290,9 @@ class Sends(EngineCore):
             **self._unanswered(record.id, templates.no_response_text(card.no_response_template)),
         )
 
-    async def send_form(self, account: Account, request: FormRequest) -> FormResponse:
+    async def send_form(
+        self, account: Account, request: FormRequest, context: SendContext = HELD_TO_THE_END
+    ) -> FormResponse:
         text_for: Callable[[str], str]
         template_for: Callable[[str], WhatsAppTemplate | None] = _no_template
         if isinstance(request, SMSFormRequest):
@@ -319,22 +341,23 @@ class Sends(EngineCore):
             wait_time=request.wait_time,
             follow_up_time=request.effective_follow_up_time,
             form_token=secrets.token_urlsafe(32),
+            context=context,
         )
         assert record.form_token is not None
         url = self.form_url(record.form_token)
-        future = self._register(record) if request.wait_time is not None else None
+        hold = self._register(record, context) if request.wait_time is not None else None
         deliver = functools.partial(
             self._deliver,
             record,
             text_for(url),
             form_url=url,
-            future=future,
+            hold=hold,
             template=template_for(url),
         )
-        await self._send_out(record, resumed, future, deliver)
-        if future is None:
+        await self._send_out(record, resumed, hold, deliver)
+        if hold is None:
             return FormResponse(**self._as_now(record.id), form_url=url)
-        answered = await self._hold(record.id, future)
+        answered = await self._hold(hold)
         if answered is not None and answered.result is not None:
             from ..forms.validate import format_content
 
@@ -354,7 +377,9 @@ class Sends(EngineCore):
             **self._unanswered(record.id, DEFAULT_NO_RESPONSE_TEMPLATE),
         )
 
-    async def place_call(self, account: Account, request: CallRequest) -> CallResponse:
+    async def place_call(
+        self, account: Account, request: CallRequest, context: SendContext = HELD_TO_THE_END
+    ) -> CallResponse:
         return await self._call(
             account,
             prompt=request.prompt,
@@ -362,6 +387,7 @@ class Sends(EngineCore):
             request=request.model_dump(mode="json", by_alias=True),
             wait=request.wait_for_call_end,
             limit=self.config.call_wait_limit,
+            context=context,
         )
 
     async def _call(
@@ -373,31 +399,41 @@ class Sends(EngineCore):
         request: dict[str, Any],
         wait: bool,
         limit: float,
+        context: SendContext,
     ) -> CallResponse:
         sender = self._phone_sender(account, None)
         self._check_send(account, prompt, to)
         record, resumed = await self._open_interaction(
-            account, kind="call", channel="call", to=to, from_addr=sender, request=request
+            account,
+            kind="call",
+            channel="call",
+            to=to,
+            from_addr=sender,
+            request=request,
+            context=context,
         )
-        future = self._register(record) if wait else None
+        hold = self._register(record, context) if wait else None
         await self._send_out(
-            record, resumed, future, functools.partial(self._deliver, record, prompt, future=future)
+            record, resumed, hold, functools.partial(self._deliver, record, prompt, hold=hold)
         )
-        if future is not None:
-            ended = await self._hold(
-                record.id, future, limit=self._remaining(record, limit, resumed)
-            )
+        if hold is not None:
+            ended = await self._hold(hold, limit=self._remaining(record, limit, resumed))
             if ended is not None and ended.result is not None:
                 return self._call_response(ended)
         return CallResponse(**self._as_now(record.id))
 
-    async def phone_sms(self, account: Account, request: PhoneSMSRequest) -> MessageResponse:
+    async def phone_sms(
+        self, account: Account, request: PhoneSMSRequest, context: SendContext = HELD_TO_THE_END
+    ) -> MessageResponse:
         return await self.send_message(
             account,
             SMSMessageRequest(message=request.message, to=request.to, metadata=request.metadata),
+            context,
         )
 
-    async def phone_call(self, account: Account, request: PhoneCallRequest) -> CallResponse:
+    async def phone_call(
+        self, account: Account, request: PhoneCallRequest, context: SendContext = HELD_TO_THE_END
+    ) -> CallResponse:
         """Holds up to ``config.phone_call_limit``; past it raises ``CallTimeout``
         (the call is not retried). A transferTo comes from the skill setting
         ``SERVICE_TRANSFER_NUMBER`` in the environment, when set."""
@@ -419,6 +455,7 @@ class Sends(EngineCore):
             request=wire,
             wait=True,
             limit=self.config.phone_call_limit,
+            context=context,
         )
         if response.status == "ended" and response.outcome is not None:
             return response

@@ -10,6 +10,7 @@ serialized from the wire model.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 import re
@@ -27,7 +28,7 @@ from starlette.types import Receive
 from humanwire.types._base import IDEMPOTENCY_KEY
 
 from ..config import ServiceConfig
-from ..engine import ACCEPT_ASYNC, REQUESTER_GONE, Account, Engine, RateCount
+from ..engine import HELD_TO_THE_END, Account, Engine, Hold, RateCount, SendContext
 from ..errors import InvalidRequest, NotFound, ServiceUnavailable, Unauthorized
 from ..forms.worker import off_loop
 from ..http_body import parse_json_body
@@ -126,13 +127,16 @@ class Operation:
 
 @dataclass
 class ApiCall:
-    """What a handler gets: the validated body, the path and query, the account."""
+    """What a handler gets: the validated body, the path and query, the account, and
+    what a send passes on to the engine (``send``: is its client still there, does it
+    take a 202, the ``Idempotency-Key`` run it belongs to)."""
 
     request: Request
     engine: Engine
     config: ServiceConfig
     body: Any
     caller: Account | None
+    send: SendContext = HELD_TO_THE_END
 
     @property
     def account(self) -> Account:
@@ -323,12 +327,12 @@ def _pipeline(operation: Operation) -> Callable[[Request], Awaitable[Response]]:
             # A send may be held: the engine lets go of it once its client is gone.
             gone: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             watcher = asyncio.ensure_future(_watch_disconnect(request.receive, gone))
-            REQUESTER_GONE.set(gone)
+            call.send = SendContext(gone=gone)
 
-        async def run() -> tuple[int, bytes]:
+        async def run(context: SendContext) -> tuple[int, bytes]:
             nonlocal ran
             ran = True
-            return operation.status, encode(await operation.handler(call))
+            return operation.status, encode(await operation.handler(_with(call, context)))
 
         if operation.stream or operation.unavailable_body is not None:
             # Read (and size-check) any body now: the stream listens for the client's
@@ -339,16 +343,21 @@ def _pipeline(operation: Operation) -> Callable[[Request], Awaitable[Response]]:
             return streamed
         try:
             if key is None or account is None:
-                status, content = await run()
+                status, content = await run(call.send)
             else:
                 fingerprint = request_fingerprint(request.method, request.url.path, raw)
-                status, content = await engine.idempotent(account, key, fingerprint, run)
+                status, content = await engine.idempotent(account, key, fingerprint, run, call.send)
         finally:
             if watcher is not None:
                 watcher.cancel()
         return _respond(status, content, replayed=not ran)
 
     return endpoint
+
+
+def _with(call: ApiCall, context: SendContext) -> ApiCall:
+    """``call`` with the context its send is made with (an idempotent run's own)."""
+    return call if context is call.send else dataclasses.replace(call, send=context)
 
 
 def _prefers_respond_async(request: Request) -> bool:
@@ -393,37 +402,36 @@ async def run_respond_async(
     """``_accept_async``'s work, as status, body and the headers that matter (a batch
     item's answer is this, not a ``Response``)."""
     ran = False
+    # Settled by the engine once the send holds (its hold), or None when the send ended
+    # first. No requester-gone future: the hold outlives the request (a 202 ends it).
+    accepted: asyncio.Future[Hold | None] = asyncio.get_running_loop().create_future()
+    context = SendContext(accept=accepted)
 
-    async def run() -> tuple[int, bytes]:
+    async def run(given: SendContext) -> tuple[int, bytes]:
         nonlocal ran
         ran = True
-        return operation.status, encode(await operation.handler(call))
+        return operation.status, encode(await operation.handler(_with(call, given)))
 
     async def run_keyed() -> tuple[int, bytes]:
         if key is None:
-            return await run()
-        return await engine.idempotent(account, key, fingerprint, run)
+            return await run(context)
+        return await engine.idempotent(account, key, fingerprint, run, context)
 
-    accepted: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
-    token = ACCEPT_ASYNC.set(accepted)  # type: ignore[arg-type]
-    try:
-        hold = asyncio.ensure_future(run_keyed())  # the task copies the context: it sees it
-    finally:
-        ACCEPT_ASYNC.reset(token)
+    task = asyncio.ensure_future(run_keyed())
 
-    # Settled by the engine once the send holds (its interaction id), or None when the
-    # send ended first: one future to await, no ``asyncio.wait`` per send.
+    # One future to await, no ``asyncio.wait`` per send.
     def ended(_: asyncio.Future[Any]) -> None:
         if not accepted.done():
             accepted.set_result(None)
 
-    hold.add_done_callback(ended)
-    interaction_id = await accepted
-    if interaction_id is None or (hold.done() and not hold.cancelled()):
-        status, content = await hold
+    task.add_done_callback(ended)
+    hold = await accepted
+    if hold is None or (task.done() and not task.cancelled()):
+        status, content = await task
         return status, content, ({REPLAYED_HEADER: "true"} if not ran else {})
-    engine.follow_async(account, interaction_id, hold)
-    content = json.dumps(engine.accepted_body(interaction_id), separators=(",", ":")).encode()
+    engine.follow_async(hold, task)
+    body = engine.accepted_body(hold.interaction_id)
+    content = json.dumps(body, separators=(",", ":")).encode()
     return 202, content, {"Preference-Applied": "respond-async"}
 
 

@@ -31,7 +31,6 @@ from starlette.routing import compile_path
 from humanwire.types import BatchItem, BatchRequest, BatchResponse
 from humanwire.types._base import IDEMPOTENCY_KEY
 
-from ..engine import REQUESTER_GONE
 from ..errors import InvalidRequest, NotFound, ServiceError
 from ..http_errors import error_response, service_error_response, store_unavailable_response
 from ..store.commits import TOUCHED, StoreUnavailable, Touched
@@ -84,8 +83,7 @@ def operations(sends: Sequence[Operation]) -> list[Operation]:
 
     async def run_item(call: ApiCall, item: BatchItem) -> tuple[int, bytes, dict[str, str]]:
         # The batch's connection says nothing about the items' holds: like a 202 alone,
-        # each hold outlives the request.
-        REQUESTER_GONE.set(None)
+        # each hold outlives the request (``run_respond_async`` watches no client).
         # Each item answers for its own writes (its own 503), not the batch as a whole:
         # one item's rolled-back write must not hide the others' answers.
         TOUCHED.set(Touched())

@@ -14,7 +14,7 @@ import logging
 import time
 from typing import Any
 
-from ...observe import Metrics
+from ...telemetry import Metrics
 
 __all__ = ["RATE_LIMIT_BUDGET", "TIMEOUT", "SlackError", "SlackWeb"]
 

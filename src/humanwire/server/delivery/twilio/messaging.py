@@ -21,7 +21,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ...observe import redact_numbers
+from ...telemetry import redact_numbers
 from ..base import Outbound, ProviderFailure, RecipientUnreachable, Sent
 from .rest import TwilioAPIError, TwilioREST
 

@@ -26,7 +26,7 @@ import httpx
 
 from humanwire.errors import parse_retry_after
 
-from ...observe import Metrics
+from ...telemetry import Metrics
 
 __all__ = ["TwilioAPIError", "TwilioREST"]
 

@@ -1,0 +1,229 @@
+"""Held requests: one ``Hold`` per send that waits for its answer, and ``Holds``, the
+registry of those waiting now.
+
+A send with a ``waitTime`` (or a call awaited to its end) holds its request open until the
+human answers, its window closes, the service stops or its client goes away. Everything
+that request's wait is made of lives on its ``Hold``:
+
+- ``record``: the interaction as it was sent (kind, request, metadata), so an answer that
+  another replica's notice carries can be turned into the ended interaction without a read;
+- ``answered``: the future the request awaits (the ended interaction, or None when it ended
+  without a response);
+- ``state`` (``HoldState``), why it stopped waiting::
+
+      HOLDING ──answer(record)──▶ ANSWERED   the reply, submission or call end
+              ──expire()────────▶ EXPIRED    no response: its waitTime passed, it ended
+                                             without one (undelivered, a call's limit,
+                                             its account deleted), or a retry re-attached
+                                             after its window
+              ──drain()─────────▶ DRAINED    the service is stopping (503, Retry-After)
+              ──leave()─────────▶ LEFT       its requester went away first (503)
+
+  Each is final: the first one wins, later ones do nothing (an answer that reaches a
+  request the stop already woke is not handed to it).
+- ``release`` (``Release``), its hold in the store (replicas: ``interactions.held_by``
+  names the replica holding it, so an answer that arrives elsewhere is handed here)::
+
+      HELD ──let go with the end that answered it (one statement)──▶ LET_GO
+           ──let go as the wait ends (``Engine._let_go``)──────────▶ LET_GO
+           ──answered from another replica's notice──▶ UNRELEASED
+      UNRELEASED ──its wait.ended written (same transaction)───────▶ LET_GO
+                 ──let go as the wait ends, or its 202 follow ended
+                   without a wait.ended──────────────────────────────▶ LET_GO
+
+  In one process nothing is recorded: it stays HELD and letting go does nothing.
+- ``follow`` (``Follow``), a send answered 202 at once (``Prefer: respond-async``) whose
+  answer becomes the account's ``wait.ended`` event::
+
+      NONE ──follow_async──▶ FOLLOWED ──written with its stored result──▶ WRITTEN
+      FOLLOWED / WRITTEN ──its request's task done──▶ NONE
+
+  An UNRELEASED hold that is FOLLOWED (or WRITTEN) is let go by its ``wait.ended``, not
+  when its wait ends.
+- ``context``: what its request passed (``SendContext``): the requester-gone future and
+  the respond-async acceptance.
+
+Before these objects the same state was kept in parallel collections of the engine keyed
+by interaction id: ``_waiters`` (``answered``), ``_held`` (``record``), ``_let_go_early``
+(``release`` LET_GO before the wait ended), ``_unreleased`` (``release`` UNRELEASED),
+``_async_followed`` and ``_wait_ended_written`` (``follow``), and the context variables
+``REQUESTER_GONE`` / ``ACCEPT_ASYNC`` (``context``). The window deadline is not the hold's:
+it belongs to the interaction (a send without a wait has one too) and lives in
+``Windows``.
+
+Nothing here touches the store or the loop's clock: the engine decides, the hold records.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from ..store.base import InteractionRecord
+
+if TYPE_CHECKING:
+    from .context import SendContext
+
+__all__ = ["Follow", "Hold", "HoldState", "Holds", "Release"]
+
+
+class HoldState(enum.Enum):
+    """Why a held request stopped waiting (``HOLDING`` while it waits)."""
+
+    HOLDING = "holding"
+    ANSWERED = "answered"
+    EXPIRED = "expired"
+    DRAINED = "drained"
+    LEFT = "left"
+
+
+class Release(enum.Enum):
+    """Where the hold stands in the store (replicas: ``interactions.held_by``)."""
+
+    HELD = "held"
+    """Recorded as held here (one process: nothing recorded, nothing to let go)."""
+    LET_GO = "let go"
+    """Let go: an answer arriving from now on goes to the webhooks."""
+    UNRELEASED = "unreleased"
+    """Answered from another replica's notice while still recorded as held here: to let
+    go with its ``wait.ended`` (one transaction) or as its wait ends."""
+
+
+class Follow(enum.Enum):
+    """A hold whose request was answered 202 at once (``Prefer: respond-async``)."""
+
+    NONE = "none"
+    FOLLOWED = "followed"
+    """Its answer becomes a ``wait.ended`` event once its request's task ends."""
+    WRITTEN = "written"
+    """That ``wait.ended`` was written already, with the send's stored result."""
+
+
+class Hold:
+    """One held request (see the module docstring for its states)."""
+
+    __slots__ = ("answered", "context", "follow", "record", "release", "state")
+
+    def __init__(
+        self,
+        record: InteractionRecord,
+        answered: asyncio.Future[InteractionRecord | None],
+        context: SendContext,
+    ) -> None:
+        self.record = record
+        self.answered = answered
+        self.context = context
+        self.state = HoldState.HOLDING
+        self.release = Release.HELD
+        self.follow = Follow.NONE
+
+    @property
+    def interaction_id(self) -> str:
+        return self.record.id
+
+    @property
+    def holding(self) -> bool:
+        """Still waiting: an answer handed to it now is what its request returns."""
+        return self.state is HoldState.HOLDING
+
+    # -- why it stops waiting (the first one wins) ---------------------------------------
+    def answer(self, ended: InteractionRecord) -> bool:
+        """Hands it the ended interaction; False if it stopped waiting already."""
+        return self._stop(HoldState.ANSWERED, ended)
+
+    def expire(self) -> bool:
+        """No response will come to it (its window passed, it ended without one)."""
+        return self._stop(HoldState.EXPIRED, None)
+
+    def settle(self, ended: InteractionRecord) -> bool:
+        """What the interaction became: answered when it carries a result, else expired."""
+        return self.answer(ended) if ended.result is not None else self.expire()
+
+    def drain(self) -> bool:
+        """The service is stopping: it answers 503 (unless it was answered first)."""
+        return self._stop(HoldState.DRAINED, None)
+
+    def leave(self) -> bool:
+        """Its requester went away before anything came."""
+        if self.state is not HoldState.HOLDING:
+            return False
+        self.state = HoldState.LEFT
+        return True
+
+    def _stop(self, state: HoldState, ended: InteractionRecord | None) -> bool:
+        if self.state is not HoldState.HOLDING:
+            return False
+        self.state = state
+        if not self.answered.done():
+            self.answered.set_result(ended)
+        return True
+
+    async def wait(self) -> InteractionRecord | None:
+        """Until it stops waiting: the ended interaction when ANSWERED, else None (LEFT
+        when its requester went away first)."""
+        gone = self.context.gone
+        if gone is not None:
+            either: set[asyncio.Future[Any]] = {self.answered, gone}
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+            if not self.answered.done():
+                self.leave()
+                return None
+        return await self.answered
+
+    # -- its hold in the store ---------------------------------------------------------
+    def let_go(self) -> None:
+        """Recorded as let go (the engine did, or is about to, in the store)."""
+        self.release = Release.LET_GO
+
+    def unreleased(self) -> None:
+        """Answered from another replica's notice: still recorded as held here."""
+        self.release = Release.UNRELEASED
+
+    @property
+    def followed(self) -> bool:
+        """Answered 202: its ``wait.ended`` lets it go (not the end of its wait)."""
+        return self.follow is not Follow.NONE
+
+    def __repr__(self) -> str:
+        return (
+            f"Hold({self.interaction_id!r}, {self.state.value}, {self.release.value}, "
+            f"follow={self.follow.value})"
+        )
+
+
+class Holds:
+    """The requests held here right now, by interaction id. A hold is added before its
+    delivery goes out (so even an instant reply finds it) and removed when its wait ends;
+    a hold that outlives that (followed, unreleased) is kept by whoever follows it."""
+
+    __slots__ = ("_holding",)
+
+    def __init__(self) -> None:
+        self._holding: dict[str, Hold] = {}
+
+    def add(self, hold: Hold) -> None:
+        self._holding[hold.interaction_id] = hold
+
+    def remove(self, hold: Hold) -> None:
+        """Removes ``hold`` if it is the one registered for its interaction."""
+        if self._holding.get(hold.interaction_id) is hold:
+            del self._holding[hold.interaction_id]
+
+    def get(self, interaction_id: str) -> Hold | None:
+        return self._holding.get(interaction_id)
+
+    def waiting(self, interaction_id: str) -> Hold | None:
+        """The hold of ``interaction_id`` if it still waits (an answer now is its)."""
+        hold = self._holding.get(interaction_id)
+        return hold if hold is not None and hold.holding else None
+
+    def clear(self) -> None:
+        self._holding.clear()
+
+    def __len__(self) -> int:
+        return len(self._holding)
+
+    def __iter__(self) -> Iterator[Hold]:
+        return iter(list(self._holding.values()))

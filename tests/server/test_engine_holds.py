@@ -1,0 +1,168 @@
+"""A held request's states as the engine moves it through them (the ``Hold`` alone:
+``tests/unit/test_engine_holds.py``). Each test observes the hold between the event that
+moves it and the held request waking, where a missed transition shows."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from engine_support import SLACK_HUMAN, account, engine, eventually, fast_config, slack
+
+from humanwire.server.config import SHARED_SLACK_WORKSPACE
+from humanwire.server.engine import Account, Engine, Hold, InboundText, SendContext
+from humanwire.server.engine.holds import HoldState, Release
+from humanwire.server.errors import ServiceUnavailable
+from humanwire.types import MessageResponse
+from pg_support import drop_schema, new_schema
+
+__all__ = ["account", "engine"]
+
+
+async def held_send(
+    engine: Engine,
+    account: Account,
+    *,
+    gone: asyncio.Future[None] | None = None,
+    then: Awaitable[Any] | None = None,
+) -> tuple[asyncio.Task[tuple[int, bytes]], Hold]:
+    """A slack send held for 30 s as the HTTP layer runs it (its task answers status and
+    body), and its hold, handed over by the context's accept future as for a 202.
+    ``then``: awaited after the send returned, before its task ends."""
+    accepted: asyncio.Future[Hold | None] = asyncio.get_running_loop().create_future()
+    context = SendContext(gone=gone, accept=accepted)
+
+    async def send() -> tuple[int, bytes]:
+        response = await engine.send_message(account, slack(wait_time=30), context)
+        if then is not None:
+            await then
+        return 200, response.model_dump_json(by_alias=True, exclude_none=True).encode()
+
+    task = asyncio.create_task(send())
+    hold = await asyncio.wait_for(accepted, 5)
+    assert hold is not None and hold.state is HoldState.HOLDING
+    assert engine.held_waits == 1
+    return task, hold
+
+
+def answer(engine: Engine, account: Account, hold: Hold, body: str = "yes") -> None:
+    """The human replies in the send's Slack thread."""
+    engine.receive_text(
+        InboundText(
+            channel="slack",
+            from_addr=SLACK_HUMAN,
+            to_addr=SHARED_SLACK_WORKSPACE,
+            body=body,
+            thread=hold.interaction_id,
+        ),
+        account.id,
+    )
+
+
+def reply_of(answered: tuple[int, bytes]) -> MessageResponse:
+    status, body = answered
+    assert status == 200
+    return MessageResponse.model_validate_json(body)
+
+
+def held_by(engine: Engine, hold: Hold) -> str | None:
+    stored = engine.store.get_interaction(hold.interaction_id)
+    assert stored is not None
+    return stored.held_by
+
+
+async def test_a_hold_answered_is_let_go_with_the_end_that_answered_it(
+    engine: Engine, account: Account
+) -> None:
+    task, hold = await held_send(engine, account)
+    answer(engine, account, hold)
+    # Before the request wakes: answered, and (replicas) let go in the end's statement,
+    # so the request's wake-up has nothing left to let go.
+    assert hold.state is HoldState.ANSWERED
+    replicated = engine.replicas is not None
+    assert hold.release is (Release.LET_GO if replicated else Release.HELD)
+    response = reply_of(await asyncio.wait_for(task, 5))
+    assert (response.responded, response.reply) == (True, "yes")
+    assert engine.held_waits == 0
+    assert held_by(engine, hold) is None
+
+
+async def test_a_drained_hold_answers_503_and_leaves_its_interaction_open(
+    engine: Engine, account: Account
+) -> None:
+    task, hold = await held_send(engine, account)
+    engine.drain()
+    assert hold.state is HoldState.DRAINED
+    with pytest.raises(ServiceUnavailable):
+        await asyncio.wait_for(task, 5)
+    assert engine.held_waits == 0
+    stored = engine.store.get_interaction(hold.interaction_id)
+    assert stored is not None and stored.status == "pending"  # the retry re-attaches
+    answer(engine, account, hold)  # too late for the drained request
+    assert hold.state is HoldState.DRAINED and await hold.answered is None
+
+
+async def test_a_hold_whose_requester_left_lets_go_and_takes_no_answer(
+    engine: Engine, account: Account
+) -> None:
+    gone: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    task, hold = await held_send(engine, account, gone=gone)
+    gone.set_result(None)  # the client closed its connection
+    with pytest.raises(ServiceUnavailable, match="closed by the client"):
+        await asyncio.wait_for(task, 5)
+    assert hold.state is HoldState.LEFT
+    assert engine.held_waits == 0
+    assert held_by(engine, hold) is None  # an answer now is the webhooks'
+    answer(engine, account, hold)
+    assert not hold.answered.done()
+    stored = engine.store.get_interaction(hold.interaction_id)
+    assert stored is not None and stored.status == "ended"
+
+
+@pytest.fixture
+def schema_url() -> Iterator[str]:
+    schema, url = new_schema("hw_holds")
+    yield url
+    drop_schema(schema)
+
+
+async def test_a_hold_answered_from_another_replicas_notice_is_let_go_with_its_wait_ended(
+    tmp_path: Path, schema_url: str
+) -> None:
+    """Replica A holds a send answered 202 (followed); the reply reaches replica B. A's
+    hold is answered from B's notice while the database still names A as its holder
+    (UNRELEASED), and is let go in the transaction of its ``wait.ended``."""
+    config = fast_config(tmp_path, db_path=schema_url)
+    a, b = Engine(config), Engine(replace(config))
+    await a.start()
+    await b.start()
+    try:
+        account, _key = a.create_account("held")
+        finish = asyncio.Event()
+        task, hold = await held_send(a, account, then=finish.wait())
+        a.follow_async(hold, task)
+        assert a.replicas is not None and held_by(a, hold) == a.replicas.id
+        answer(b, account, hold)
+        await eventually(lambda: hold.state is HoldState.ANSWERED, timeout=10)
+        await eventually(lambda: a.held_waits == 0)  # the request woke and returned
+        # Answered from the notice, its wait over, and still A's in the database: its
+        # wait.ended (not yet written) is what lets it go.
+        assert hold.release is Release.UNRELEASED
+        assert held_by(a, hold) == a.replicas.id
+        finish.set()
+        assert reply_of(await asyncio.wait_for(task, 5)).reply == "yes"
+
+        def wait_ended() -> bool:
+            events = a.store.outcomes_after(account.id, 0, 100)
+            return any(body["eventType"] == "wait.ended" for _seq, body in events)
+
+        await eventually(wait_ended, timeout=5)
+        assert hold.release is Release.LET_GO
+        assert held_by(a, hold) is None
+    finally:
+        await a.close()
+        await b.close()

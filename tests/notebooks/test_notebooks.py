@@ -31,7 +31,13 @@ _CONFIG_VARIABLES = {
 }
 NO_RESPONSE = "Human did not respond. Continue where you left off."
 
-EXECUTED = ["01_quickstart.ipynb", "02_langgraph_approval.ipynb", "03_llama_index.ipynb"]
+EXECUTED = [
+    "01_quickstart.ipynb",
+    "02_langgraph_approval.ipynb",
+    "03_llama_index.ipynb",
+    "04_openai_agents.ipynb",
+    "05_pydantic_ai.ipynb",
+]
 """The notebooks the tests below run."""
 
 pytestmark = pytest.mark.notebook
@@ -156,6 +162,35 @@ def test_llama_index(tmp_path: Path) -> None:
         "saved runs left: []",
         "forms sent for this approval: 1",
     ]
+
+
+def _assert_agent_and_approvals(out: dict[str, str]) -> None:
+    """The checks notebooks 04 and 05 share: their scripted model answers with every
+    tool result it was given, so what it printed is what reached the model."""
+    assert out["run-agent"].splitlines() == [
+        "Human response: Aisle, please",
+        "The human submitted the form:",
+        "Departure date: 2026-05-04",
+        "Checked bag: Yes",
+    ]
+    # Approved: the tool ran, once.
+    assert out["approved"].splitlines() == [
+        "Sent 900 EUR to ACME.",
+        "payments made: [(900, 'ACME')]",
+    ]
+    # Rejected: the tool did not run, and the person's reason reached the model.
+    assert out["rejected"].splitlines() == [
+        "send_payment was not run: a human rejected it. Reason: Wrong account, ask finance",
+        "payments made: [(900, 'ACME')]",
+    ]
+
+
+def test_openai_agents(tmp_path: Path) -> None:
+    _assert_agent_and_approvals(run_notebook(EXECUTED[3], tmp_path))
+
+
+def test_pydantic_ai(tmp_path: Path) -> None:
+    _assert_agent_and_approvals(run_notebook(EXECUTED[4], tmp_path))
 
 
 def test_every_notebook_is_executed_here() -> None:

@@ -144,10 +144,14 @@ def test_a_cursor_is_an_event_id_never_empty(api: Api) -> None:
         }
 
 
-def read_events(response: httpx.Response, count: int) -> list[dict[str, Any]]:
+def read_events(
+    response: httpx.Response, count: int, deadline: float | None = None
+) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
     current: dict[str, str] = {}
     for line in response.iter_lines():
+        # A keepalive comes every 15 s: a stream that has stopped carrying events fails here.
+        assert deadline is None or time.monotonic() < deadline, f"{len(events)} of {count}"
         if line.startswith(("id:", "event:", "data:")):
             name, _, value = line.partition(":")
             current[name] = value.strip()
@@ -167,18 +171,20 @@ def test_the_stream_delivers_in_order_and_resumes_from_last_event_id(
     start = api.cursor()
     with api.http.stream("GET", "/events/stream", params={"after": start}) as stream:
         assert stream.headers["content-type"].startswith("text/event-stream")
-        human.reply("first")
-        api.http.post(
+        human.reply("first", delay=0.5)  # after the 202 (a reply first is answered 200)
+        sent = api.http.post(
             "/messages/sms", json={"to": HUMAN, "message": "1?", "waitTime": 20}, headers=ASYNC
         )
+        assert sent.status_code == 202, sent.text
         first = read_events(stream, 2)
     assert {e["eventType"] for e in first} == {"interaction.ended", "wait.ended"}
     last = max(int(e["id"]) for e in first)
     # While nobody listens, another answer; the reconnect gets it, and nothing twice.
-    human.reply("second")
-    api.http.post(
+    human.reply("second", delay=0.5)  # after the 202 (a reply first is answered 200)
+    sent = api.http.post(
         "/messages/sms", json={"to": HUMAN, "message": "2?", "waitTime": 20}, headers=ASYNC
     )
+    assert sent.status_code == 202, sent.text
     api.events_until(str(last), 2)  # both happened
     with api.http.stream("GET", "/events/stream", headers={"Last-Event-ID": str(last)}) as stream:
         second = read_events(stream, 2)
@@ -216,10 +222,11 @@ def test_a_filtered_streams_keepalive_moves_last_event_id_past_what_it_left_out(
                 block = []
     assert block == [": keepalive", f"id: {ended['id']}"]
     # A reconnect from there starts after it: the next event it gets is the next answer.
-    human.reply("then one that waits")
-    api.http.post(
+    human.reply("then one that waits", delay=0.5)  # after the 202 (a reply first is answered 200)
+    sent = api.http.post(
         "/messages/sms", json={"to": HUMAN, "message": "2?", "waitTime": 20}, headers=ASYNC
     )
+    assert sent.status_code == 202, sent.text
     resumed = {"Last-Event-ID": ended["id"]}
     with api.http.stream(
         "GET", "/events/stream", params={"eventType": "wait.ended"}, headers=resumed
@@ -237,11 +244,14 @@ def test_a_stream_and_a_long_poll_for_wait_ended_only(
     only = {"after": start, "eventType": "wait.ended"}
     with api.http.stream("GET", "/events/stream", params=only) as stream:
         for text in ("first", "second"):
-            human.reply(text)
-            api.http.post(
+            # After the 202: a reply that beats the hold is answered 200 with it (the
+            # preference is only a preference), and no wait.ended follows.
+            human.reply(text, delay=0.5)
+            sent = api.http.post(
                 "/messages/sms", json={"to": HUMAN, "message": "?", "waitTime": 20}, headers=ASYNC
             )
-        got = read_events(stream, 2)
+            assert sent.status_code == 202, sent.text
+        got = read_events(stream, 2, deadline=time.monotonic() + 60)
     # Each answer ended an interaction too: those two were left out, not sent.
     assert [(e["eventType"], e["response"]["reply"]) for e in got] == [
         ("wait.ended", "first"),
@@ -268,10 +278,11 @@ def test_accounts_never_see_each_others_events(
     other = Api(humanwire_service.base_url, humanwire_service.create_account("other-events"))
     theirs = other.cursor()
     start = api.cursor()
-    human.reply("mine")
-    api.http.post(
+    human.reply("mine", delay=0.5)  # after the 202 (a reply first is answered 200)
+    sent = api.http.post(
         "/messages/sms", json={"to": HUMAN, "message": "?", "waitTime": 20}, headers=ASYNC
     )
+    assert sent.status_code == 202, sent.text
     assert len(api.events_until(start, 2)) == 2
     page = other.http.get("/events", params={"after": theirs, "wait": 1}).json()
     assert page["events"] == []

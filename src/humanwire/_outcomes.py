@@ -1,4 +1,4 @@
-"""Many waits over a handful of connections (DESIGN.md "Many waits from one client").
+"""Many waits over a handful of connections (docs/design.md "Many waits from one client").
 
 A held send keeps its HTTP connection for the whole wait, so a client holding thousands
 of waits would need thousands of connections. Past ``MULTIPLEX_WAITS_AFTER`` waits in

@@ -94,7 +94,7 @@ class APIResponseValidationError(HumanWireError):
 
 
 class APIStatusError(HumanWireError):
-    """The service answered with an error status and DESIGN.md's error body."""
+    """The service answered with an error status and docs/design.md's error body."""
 
     def __init__(
         self,

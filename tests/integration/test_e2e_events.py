@@ -1,4 +1,4 @@
-"""Many waits without a connection each (DESIGN.md "Many waits from one client"), on the
+"""Many waits without a connection each (docs/design.md "Many waits from one client"), on the
 service over loopback: ``Prefer: respond-async`` answers 202 at once, the wait goes on,
 and its held answer arrives on the account's outcome stream (``GET /events`` long-poll,
 ``GET /events/stream`` server-sent events) beside ``interaction.ended``."""

@@ -1,4 +1,4 @@
-"""One client, many waits (DESIGN.md "Many waits from one client"): past a handful of
+"""One client, many waits (docs/design.md "Many waits from one client"): past a handful of
 held sends in flight, the client asks for 202s and collects each answer from the
 account's outcome stream, so waiting holds no connection; each call still returns what a
 held send returns. Against the real service on loopback, with a responder answering

@@ -1,4 +1,4 @@
-"""``metadata`` on every send, end to end (DESIGN.md "Metadata"): stored with the
+"""``metadata`` on every send, end to end (docs/design.md "Metadata"): stored with the
 interaction, echoed on the send's response, the status and every event about it; the
 limits are 400 on ``metadata`` and lose nothing."""
 

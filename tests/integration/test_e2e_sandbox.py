@@ -71,7 +71,7 @@ def test_whatsapp_form_from_the_accounts_own_number(
 
 
 def test_every_delivery_carries_the_design_keys(humanwire_client: HumanWire) -> None:
-    """DESIGN.md lists each delivery as ``{"id", "interactionId", "channel", "kind",
+    """docs/design.md lists each delivery as ``{"id", "interactionId", "channel", "kind",
     "from", "to", "text", "formUrl", "createdAt"}``: ``formUrl`` is there (null) for
     messages and calls too, so a reader needs no key check."""
     import httpx

@@ -1,4 +1,4 @@
-"""Resume in any process (DESIGN.md "Metadata"): one process pauses a LangGraph graph at
+"""Resume in any process (docs/design.md "Metadata"): one process pauses a LangGraph graph at
 an approval on a persistent checkpointer (SQLite) and exits; another, which never saw
 the pause and has no registry, receives the signed ``form.received`` webhook and resumes
 the thread from the event's metadata alone."""

@@ -196,7 +196,7 @@ def test_suspend_refuses_every_request_and_the_inbox_shows_it_until_reinstated(
     assert refused.json()["error"]["code"] == "account_suspended"
     assert "operator can reinstate" in refused.json()["error"]["message"]
     with http(service, key) as client:
-        # Reads too: "403 from then on" (DESIGN.md).
+        # Reads too: "403 from then on" (docs/design.md).
         status = client.get(f"/interactions/{sent.json()['interactionId']}/status")
         assert status.status_code == 403
         assert client.get("/numbers").status_code == 403

@@ -167,7 +167,7 @@ async def test_every_body_refuses_garbage(sweep: AppUnderTest, op: Operation) ->
 @pytest.mark.parametrize("op", [op for op in OPERATIONS if op.auth], ids=_ids)
 async def test_every_route_refuses_oversized_bodies(sweep: AppUnderTest, op: Operation) -> None:
     limit = sweep.config.max_body_bytes
-    assert limit == 1 << 20  # DESIGN.md: 1 MiB
+    assert limit == 1 << 20  # docs/design.md: 1 MiB
     padding = "x" * (limit + 1 - len('{"message":""}'))
     oversized = ('{"message":"' + padding + '"}').encode()
     assert len(oversized) == limit + 1

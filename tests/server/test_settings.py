@@ -150,7 +150,7 @@ def test_empty_variables_count_as_unset(tmp_path: Path) -> None:
 
 
 def test_environment_names_are_the_documented_ones() -> None:
-    # PROVIDERS.md "Configuration"; whatsapp_templates has no environment form.
+    # docs/providers.md "Configuration"; whatsapp_templates has no environment form.
     assert env_var_names() == {
         "host": "HUMANWIRE_HOST",
         "port": "HUMANWIRE_PORT",

@@ -49,7 +49,7 @@ class HumanWireBaseTool(BaseTool):
     is built from the environment (``HUMANWIRE_API_KEY``, ``HUMANWIRE_BASE_URL``; the
     embedded service otherwise) the first time it is needed. LangChain's ``metadata=``
     (given to callbacks) is also every send's metadata on the service: string keys and
-    values within DESIGN.md's limits, echoed on the status and events.
+    values within docs/design.md's limits, echoed on the status and events.
     """
 
     client: Any = Field(default=None, exclude=True, repr=False)
@@ -97,7 +97,7 @@ class HumanWireBaseTool(BaseTool):
 
     def send_metadata(self) -> dict[str, Any]:
         """``{"metadata": …}`` for a send when the tool has LangChain's ``metadata`` (also
-        the interaction's metadata on the service: string keys and values, DESIGN.md
+        the interaction's metadata on the service: string keys and values, docs/design.md
         "Metadata"), else nothing."""
         return {"metadata": dict(self.metadata)} if self.metadata else {}
 

@@ -170,7 +170,7 @@ class ApprovalCheckpoint:
     @staticmethod
     def resume_metadata(config: RunnableConfig) -> dict[str, str]:
         """What the form carries so any process can resume the thread from the webhook
-        alone (DESIGN.md "Metadata"): the thread id and checkpoint namespace."""
+        alone (docs/design.md "Metadata"): the thread id and checkpoint namespace."""
         thread_id = _thread_id(config)
         if thread_id is None or len(thread_id) > METADATA_MAX_VALUE_LENGTH:
             return {}  # no thread to resume, or one only a registry can name

@@ -117,7 +117,7 @@ class HumanWireToolSpec(BaseToolSpec):
     ``form_fields`` (with ``form_title``) fixes the form ``ask_human_form`` sends; without
     them the model designs the form. ``channel_id`` adds ``ask_human_channel`` for a
     channel card. ``to_tool_list()`` returns every tool; pass ``spec_functions`` (names of
-    the sync functions) to pick some. ``metadata`` (string keys and values, DESIGN.md
+    the sync functions) to pick some. ``metadata`` (string keys and values, docs/design.md
     "Metadata") goes with every send and comes back on its status and events.
     """
 
@@ -178,7 +178,7 @@ class HumanWireToolSpec(BaseToolSpec):
         )
         self.transfer_to = transfer_to
         try:
-            # Every send carries it (DESIGN.md "Metadata"); checked now, not at the first call.
+            # Every send carries it (docs/design.md "Metadata"); checked now, not at the first call.
             self.metadata = check_metadata(metadata) if metadata is not None else None
         except PydanticCustomError as exc:
             raise ValueError(f"metadata: {exc}") from None

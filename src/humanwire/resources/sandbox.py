@@ -1,4 +1,4 @@
-"""The sandbox API: the human's side of the embedded service (DESIGN.md "Sandbox API").
+"""The sandbox API: the human's side of the embedded service (docs/design.md "Sandbox API").
 
 Tests and demos use it to see what reached a recipient and to answer as the human.
 Forms are filled through their ``form_url``, as a browser would.

@@ -1,4 +1,4 @@
-"""The service's ASGI application: the API of DESIGN.md, the sandbox API, and the pages.
+"""The service's ASGI application: the API of docs/design.md, the sandbox API, and the pages.
 
 ``create_app`` builds it around one ``Engine``; the app owns the engine's life: it is
 started in the serving event loop at startup and closed at shutdown.

@@ -17,7 +17,7 @@ SHARED_SLACK_WORKSPACE = "T0SHARED01"
 
 @dataclass(frozen=True)
 class TwilioConfig:
-    """Twilio credentials and senders (PROVIDERS.md "Configuration")."""
+    """Twilio credentials and senders (docs/providers.md "Configuration")."""
 
     account_sid: str
     auth_token: str = field(repr=False)
@@ -111,7 +111,7 @@ CHANNELS = ("sms", "whatsapp", "slack", "call")
 
 
 def channel_routes(config: ServiceConfig) -> dict[str, str]:
-    """Where each channel goes: ``"twilio"``, ``"slack"`` or ``"sandbox"`` (PROVIDERS.md).
+    """Where each channel goes: ``"twilio"``, ``"slack"`` or ``"sandbox"`` (docs/providers.md).
 
     sms goes through Twilio when Twilio is configured; whatsapp when it also has a
     ``whatsapp_from``; calls when it also has a voice model (``voice_chat_model`` or

@@ -1,4 +1,4 @@
-"""Errors the engine raises; the HTTP layer turns each into DESIGN.md's error body."""
+"""Errors the engine raises; the HTTP layer turns each into docs/design.md's error body."""
 
 from __future__ import annotations
 

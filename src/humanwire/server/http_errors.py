@@ -1,4 +1,4 @@
-"""Every error the HTTP layer sends, in one place: DESIGN.md's body
+"""Every error the HTTP layer sends, in one place: docs/design.md's body
 ``{"error": {"code", "message", "field"}}`` with the status of its code."""
 
 from __future__ import annotations

@@ -77,7 +77,7 @@ async def _resolve_on_loop(host: str, port: int) -> list[str]:
 
 
 def signature_header(secret: str, body: bytes, timestamp: int) -> str:
-    """``t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`` (DESIGN.md), made
+    """``t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`` (docs/design.md), made
     by the same code the receiving side verifies with."""
     return sign(secret, body, timestamp)
 

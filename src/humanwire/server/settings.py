@@ -1,7 +1,7 @@
 """``humanwire serve``'s settings: a TOML file, the ``HUMANWIRE_*`` environment and flags.
 
 One precedence rule: flags beat the environment, which beats the file, which beats the
-defaults (PROVIDERS.md "Configuration")::
+defaults (docs/providers.md "Configuration")::
 
     settings = load_settings("humanwire.toml", os.environ, {"port": 8080})
     config = settings.to_service_config()

@@ -7,7 +7,7 @@ unknown properties so an older client keeps working against a newer service.
 Validation errors raised here carry a ``field`` in their context when the offending
 path is deeper than pydantic's own location (for example ``options`` under a field),
 and the error type ``invalid_to_number`` for recipients, so the service can map them
-to DESIGN.md's error body without guessing.
+to docs/design.md's error body without guessing.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ __all__ = [
 
 
 DeliveryStatus = Literal["queued", "sent", "delivered", "read", "undelivered", "failed"]
-"""How far a message, form link or call got (PROVIDERS.md): the sandbox reports
+"""How far a message, form link or call got (docs/providers.md): the sandbox reports
 ``delivered``; Twilio reports each step through its status callbacks; Slack ``sent`` once
 ``chat.postMessage`` answers ok."""
 

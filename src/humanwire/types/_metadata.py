@@ -1,4 +1,4 @@
-"""``metadata``: the caller's own labels on a send (DESIGN.md "Metadata"), stored with the
+"""``metadata``: the caller's own labels on a send (docs/design.md "Metadata"), stored with the
 interaction and echoed on its response, its status and every event about it.
 
 Up to ``METADATA_MAX_KEYS`` string keys of 1 to ``METADATA_MAX_KEY_LENGTH`` characters,

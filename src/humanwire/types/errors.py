@@ -60,7 +60,7 @@ def field_path(loc: tuple[int | str, ...], extra: str | None = None) -> str | No
 
 
 def detail_from_validation_error(exc: ValidationError) -> ErrorDetail:
-    """The first error of a pydantic ``ValidationError`` as DESIGN.md's error detail.
+    """The first error of a pydantic ``ValidationError`` as docs/design.md's error detail.
 
     Recipients that are malformed or unroutable become ``invalid_to_number``; every other
     rule ``invalid_request``, with ``field`` naming the offending path.

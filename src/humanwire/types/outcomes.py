@@ -1,4 +1,4 @@
-"""The account's outcome stream (DESIGN.md "Many waits from one client"): ``GET /events``
+"""The account's outcome stream (docs/design.md "Many waits from one client"): ``GET /events``
 (long-poll) and ``GET /events/stream`` (server-sent events).
 
 Two kinds, in the order they happened:

@@ -101,7 +101,7 @@ _STATUS_RANK = {"queued": 1, "sent": 2, "delivered": 3, "read": 4, "undelivered"
 
 
 OUTCOME_TTL = 25 * 3600.0
-"""Outcome events are kept at least 24 hours (DESIGN.md), pruned after 25."""
+"""Outcome events are kept at least 24 hours (docs/design.md), pruned after 25."""
 OUTCOME_PRUNE_EVERY = 1000
 
 

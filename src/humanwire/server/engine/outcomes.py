@@ -1,5 +1,5 @@
 """The account's outcome stream (``GET /events``, ``/events/stream``) and the sends that
-answer 202 at once (``Prefer: respond-async``): DESIGN.md "Many waits from one client".
+answer 202 at once (``Prefer: respond-async``): docs/design.md "Many waits from one client".
 
 Every interaction that ends appends ``interaction.ended`` (``core``); a respond-async send
 appends ``wait.ended`` with the body its held request would have returned once its wait

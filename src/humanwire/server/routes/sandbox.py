@@ -56,7 +56,7 @@ async def _deliveries(call: ApiCall) -> Payload:
         while not found and (remaining := deadline - time.monotonic()) > 0:
             await call.engine.wait_for_delivery(call.account, newest, remaining)
             found, newest = _matching(call, after)
-    # DESIGN.md lists ``formUrl`` on every delivery: null, not left out, when no form.
+    # docs/design.md lists ``formUrl`` on every delivery: null, not left out, when no form.
     return [{**delivery.to_wire(), "formUrl": delivery.form_url} for delivery in found]
 
 

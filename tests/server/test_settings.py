@@ -188,6 +188,16 @@ def test_environment_names_are_the_documented_ones() -> None:
         "twilio.whatsapp_from": "HUMANWIRE_TWILIO_WHATSAPP_FROM",
         "twilio.numbers": "HUMANWIRE_TWILIO_NUMBERS",
         "twilio.buy_numbers": "HUMANWIRE_TWILIO_BUY_NUMBERS",
+        "telnyx.api_key": "HUMANWIRE_TELNYX_API_KEY",
+        "telnyx.public_key": "HUMANWIRE_TELNYX_PUBLIC_KEY",
+        "telnyx.api_base": "HUMANWIRE_TELNYX_API_BASE",
+        "telnyx.sms_from": "HUMANWIRE_TELNYX_SMS_FROM",
+        "telnyx.messaging_profile_id": "HUMANWIRE_TELNYX_MESSAGING_PROFILE_ID",
+        "telnyx.connection_id": "HUMANWIRE_TELNYX_CONNECTION_ID",
+        "telnyx.account_sid": "HUMANWIRE_TELNYX_ACCOUNT_SID",
+        "telnyx.numbers": "HUMANWIRE_TELNYX_NUMBERS",
+        "telnyx.buy_numbers": "HUMANWIRE_TELNYX_BUY_NUMBERS",
+        "telephony.order": "HUMANWIRE_TELEPHONY_ORDER",
         "slack.bot_token": "HUMANWIRE_SLACK_BOT_TOKEN",
         "slack.signing_secret": "HUMANWIRE_SLACK_SIGNING_SECRET",
         "slack.api_base": "HUMANWIRE_SLACK_API_BASE",
@@ -656,6 +666,7 @@ def test_every_tunable_is_a_setting() -> None:
     # Every ServiceConfig field an operator tunes is reachable from the settings; the
     # rest are built from other keys (db_path, local_mode, providers) or are for tests.
     derived = {"db_path", "public_url", "local_mode", "sandbox_enabled", "twilio", "slack"}
+    derived |= {"telnyx", "telephony_order"}  # [telnyx], [telephony] order
     derived |= {"voice_model", "voice_chat_model", "metrics_token"}  # a secret: unwrapped
     derived |= {"trusted_proxies"}  # a list: test_trusted_proxies_*
     service_fields = {field.name for field in fields(ServiceConfig)}

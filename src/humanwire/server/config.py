@@ -34,6 +34,30 @@ class TwilioConfig:
 
 
 @dataclass(frozen=True)
+class TelnyxConfig:
+    """Telnyx credentials and senders (docs/providers.md "Telnyx")."""
+
+    api_key: str = field(repr=False)
+    public_key: str
+    """The account's Ed25519 webhook key (base64): every callback is verified with it."""
+    api_base: str = "https://api.telnyx.com/v2"
+    sms_from: str | None = None
+    """The shared number texts and calls come from (E.164), when Telnyx carries them."""
+    messaging_profile_id: str | None = None
+    """The messaging profile numbers are attached to (inbound texts reach its webhook)."""
+    connection_id: str | None = None
+    """The TeXML application calls run on; without it calls never go through Telnyx."""
+    account_sid: str | None = None
+    """The TeXML REST API's account id (calls are placed and hung up under it)."""
+    numbers: tuple[str, ...] = ()
+    """The pool of the operator's Telnyx numbers that accounts may reserve."""
+    buy_numbers: bool = False
+
+
+TELEPHONY_PROVIDERS = ("twilio", "telnyx")
+
+
+@dataclass(frozen=True)
 class SlackConfig:
     bot_token: str = field(repr=False)
     signing_secret: str = field(repr=False)
@@ -73,6 +97,10 @@ class ServiceConfig:
     past it the call is returned ``pending`` (it goes on; poll or await the webhook)."""
     max_status_wait: float = 60.0
     twilio: TwilioConfig | None = None
+    telnyx: TelnyxConfig | None = None
+    telephony_order: tuple[str, ...] = TELEPHONY_PROVIDERS
+    """With both carriers configured: the first carries the shared sends (sms, calls);
+    a number another one owns still goes out through its owner."""
     slack: SlackConfig | None = None
     voice_model: str | None = None
     """The voice agent's chat model, as ``init_chat_model`` takes it."""
@@ -110,21 +138,48 @@ CHANNELS = ("sms", "whatsapp", "slack", "call")
 """The channels a real provider can carry; forms are always served by the service."""
 
 
-def channel_routes(config: ServiceConfig) -> dict[str, str]:
-    """Where each channel goes: ``"twilio"``, ``"slack"`` or ``"sandbox"`` (docs/providers.md).
+def telephony_carriers(config: ServiceConfig) -> list[str]:
+    """The configured telephony providers, in ``telephony_order`` (docs/providers.md
+    "Two carriers"): the first carries the shared sends."""
+    configured = {"twilio": config.twilio is not None, "telnyx": config.telnyx is not None}
+    ordered = [name for name in config.telephony_order if configured.get(name)]
+    return ordered + [
+        name for name in TELEPHONY_PROVIDERS if configured[name] and name not in ordered
+    ]
 
-    sms goes through Twilio when Twilio is configured; whatsapp when it also has a
-    ``whatsapp_from``; calls when it also has a voice model (``voice_chat_model`` or
-    ``voice_model``); slack through Slack when Slack is configured; the rest stays on
-    the sandbox.
+
+def call_carriers(config: ServiceConfig) -> list[str]:
+    """The telephony providers that can place calls, in order: Twilio always, Telnyx
+    with a TeXML application (``connection_id`` and ``account_sid``); none without a
+    voice model."""
+    if config.voice_chat_model is None and not config.voice_model:
+        return []
+    telnyx = config.telnyx
+    able = {
+        "twilio": config.twilio is not None,
+        "telnyx": telnyx is not None and bool(telnyx.connection_id and telnyx.account_sid),
+    }
+    return [name for name in telephony_carriers(config) if able[name]]
+
+
+def channel_routes(config: ServiceConfig) -> dict[str, str]:
+    """Where each channel's shared sends go: ``"twilio"``, ``"telnyx"``, ``"slack"`` or
+    ``"sandbox"`` (docs/providers.md).
+
+    sms goes through the first configured telephony provider of ``telephony_order``;
+    whatsapp through Twilio when it has a ``whatsapp_from``; calls through the first
+    that can place them (a voice model, ``voice_chat_model`` or ``voice_model``, and for
+    Telnyx a TeXML application); slack through Slack when Slack is configured; the rest
+    stays on the sandbox. A number another provider owns goes out through its owner.
     """
     twilio = config.twilio
-    has_voice = config.voice_chat_model is not None or bool(config.voice_model)
+    carriers = telephony_carriers(config)
+    calls = call_carriers(config)
     return {
-        "sms": "twilio" if twilio is not None else "sandbox",
+        "sms": carriers[0] if carriers else "sandbox",
         "whatsapp": "twilio" if twilio is not None and twilio.whatsapp_from else "sandbox",
         "slack": "slack" if config.slack is not None else "sandbox",
-        "call": "twilio" if twilio is not None and has_voice else "sandbox",
+        "call": calls[0] if calls else "sandbox",
     }
 
 
@@ -154,12 +209,25 @@ def startup_lines(config: ServiceConfig) -> list[str]:
     """What ``humanwire serve`` says at start: which channel goes where, the sandbox,
     the public URL. Never a secret: tokens are not shown, account SIDs are masked."""
     routes = channel_routes(config)
-    twilio, slack = config.twilio, config.slack
+    twilio, telnyx, slack = config.twilio, config.telnyx, config.slack
     has_voice = config.voice_chat_model is not None or bool(config.voice_model)
+    calls = call_carriers(config)
     lines: list[str] = []
 
     def line(label: str, text: str) -> None:
         lines.append(f"{label:<9} {text}")
+
+    def telnyx_details(channel: str) -> list[str]:
+        assert telnyx is not None
+        details = [f"from {telnyx.sms_from or 'no sender'}"]
+        if channel == "sms" and telnyx.messaging_profile_id:
+            details.append(f"messaging profile {mask_sid(telnyx.messaging_profile_id)}")
+        if channel == "call":
+            details.append(f"TeXML application {mask_sid(telnyx.connection_id or '')}")
+            details.append(f"voice model {_voice_name(config)}")
+        if telnyx.api_base != TelnyxConfig.api_base:
+            details.append(f"api {display_url(telnyx.api_base)}")
+        return details
 
     for channel in CHANNELS:
         route = routes[channel]
@@ -175,6 +243,8 @@ def startup_lines(config: ServiceConfig) -> list[str]:
             if channel == "call":
                 details.append(f"voice model {_voice_name(config)}")
             line(channel, f"→ Twilio ({'; '.join(details)})")
+        elif route == "telnyx":
+            line(channel, f"→ Telnyx ({'; '.join(telnyx_details(channel))})")
         elif route == "slack":
             assert slack is not None
             details = ["the shared workspace's bot"]
@@ -183,20 +253,34 @@ def startup_lines(config: ServiceConfig) -> list[str]:
                 details.append(f"api {display_url(slack.api_base)}")
             line(channel, f"→ Slack ({'; '.join(details)})")
         else:
-            if channel == "call" and twilio is not None:
+            if channel == "call" and (twilio is not None or telnyx is not None) and not has_voice:
                 reason = "no voice.model: calls stay on the sandbox"
+            elif channel == "call" and telnyx is not None:
+                reason = "no telnyx.connection_id and telnyx.account_sid (a TeXML application)"
             elif channel == "call" and has_voice:
                 reason = "no twilio: voice.model unused, calls stay on the sandbox"
             elif channel == "whatsapp" and twilio is not None:
                 reason = "no twilio.whatsapp_from"
+            elif channel == "whatsapp" and telnyx is not None:
+                reason = "no twilio (Telnyx carries no WhatsApp here)"
             elif channel == "slack":
                 reason = "no slack"
             else:
                 reason = "no twilio"
             line(channel, f"→ sandbox ({reason})")
-    if twilio is not None:
-        pool = f"pool of {len(twilio.numbers)}" if twilio.numbers else "no pool"
-        line("numbers", f"Twilio ({pool}; buying {'on' if twilio.buy_numbers else 'off'})")
+        # The second carrier still carries what goes out from its own numbers.
+        carriers = telephony_carriers(config) if channel == "sms" else calls
+        if channel in ("sms", "call"):
+            for other in carriers[1:]:
+                owner = "Twilio" if other == "twilio" else "Telnyx"
+                shared = (twilio.sms_from if other == "twilio" and twilio else None) or (
+                    telnyx.sms_from if other == "telnyx" and telnyx else None
+                )
+                line(channel, f"→ {owner} for its own numbers ({shared or 'no shared number'})")
+    for name, provider in (("Twilio", twilio), ("Telnyx", telnyx)):
+        if provider is not None:
+            pool = f"pool of {len(provider.numbers)}" if provider.numbers else "no pool"
+            line("numbers", f"{name} ({pool}; buying {'on' if provider.buy_numbers else 'off'})")
     if config.sandbox_enabled:
         line("sandbox", "on (the sandbox API and the inbox's human side)")
     else:

@@ -48,7 +48,7 @@ from pydantic_core import PydanticCustomError
 
 from humanwire.types._base import check_e164
 
-from .config import ServiceConfig, SlackConfig, TwilioConfig
+from .config import TELEPHONY_PROVIDERS, ServiceConfig, SlackConfig, TelnyxConfig, TwilioConfig
 from .store import is_database_url
 
 if sys.version_info >= (3, 11):
@@ -69,6 +69,8 @@ __all__ = [
     "SettingsError",
     "SlackSettings",
     "SpamSettings",
+    "TelephonySettings",
+    "TelnyxSettings",
     "TwilioSettings",
     "VoiceSettings",
     "WebhooksSettings",
@@ -202,6 +204,34 @@ def _switch(expected: str) -> Callable[[Any], Any]:
 
     setattr(parse, "words", expected.split(" or "))  # noqa: B010 - for the reference
     return parse
+
+
+def _ed25519_key(value: str) -> str:
+    import base64
+    import binascii
+
+    value = value.strip()
+    try:
+        raw = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        raw = b""
+    if len(raw) != 32:
+        raise ValueError("must be the account's Ed25519 public key, base64 (32 bytes)")
+    return value
+
+
+def _carriers(value: Any) -> Any:
+    value = _comma_separated(value)
+    if not isinstance(value, (list, tuple)):
+        return value
+    names = [str(name).strip().lower() for name in value]
+    unknown = [name for name in names if name not in TELEPHONY_PROVIDERS]
+    if unknown or len(set(names)) != len(names) or not names:
+        raise ValueError(
+            f"must list {' and '.join(TELEPHONY_PROVIDERS)}, each once, the first carrying "
+            "the shared sends"
+        )
+    return tuple(names)
 
 
 def _one_of(*choices: str) -> Callable[[str], str]:
@@ -408,6 +438,77 @@ class TwilioSettings(_Strict):
     def given(self) -> bool:
         """Any key of the section was given: then it has to be complete."""
         return bool(self.model_fields_set)
+
+
+class TelnyxSettings(_Strict):
+    api_key: Annotated[
+        Secret | None,
+        _about(
+            "Telnyx API key (`KEY…`); with `public_key`, turns Telnyx on for sms (and calls, "
+            "with a TeXML application)."
+        ),
+    ] = None
+    public_key: Annotated[
+        Annotated[str, AfterValidator(_ed25519_key)] | None,
+        _about(
+            "The account's Ed25519 public key (base64, Mission Control, Keys & "
+            "Credentials): every Telnyx webhook is verified with it."
+        ),
+    ] = None
+    api_base: Annotated[
+        HttpURL, _about("Telnyx's REST address (with `/v2`); tests point it at the fake.")
+    ] = TelnyxConfig.api_base
+    sms_from: Annotated[
+        E164 | None,
+        _about("The shared Telnyx number texts and calls come from (E.164); required with Telnyx."),
+    ] = None
+    messaging_profile_id: Annotated[
+        Text | None,
+        _about(
+            "The messaging profile the numbers belong to; its inbound webhook is "
+            "`<public_url>/providers/telnyx/messages`."
+        ),
+    ] = None
+    connection_id: Annotated[
+        Text | None,
+        _about(
+            "The TeXML application calls run on (its voice URL `<public_url>/providers/telnyx/"
+            "voice`); with `account_sid` and a voice model, calls can go through Telnyx."
+        ),
+    ] = None
+    account_sid: Annotated[
+        Text | None,
+        _about("The account id of Telnyx's TeXML REST API (`/texml/Accounts/<it>/Calls`)."),
+    ] = None
+    numbers: Annotated[
+        tuple[E164, ...],
+        BeforeValidator(_comma_separated),
+        _about(
+            "The pool of the operator's Telnyx numbers accounts may reserve (a list, or "
+            "comma-separated in the variable)."
+        ),
+    ] = ()
+    buy_numbers: Annotated[
+        Switch,
+        _about(
+            "Lets an account's reserve buy a Telnyx number when no pool has one (it costs money)."
+        ),
+    ] = False
+
+    @property
+    def given(self) -> bool:
+        return bool(self.model_fields_set)
+
+
+class TelephonySettings(_Strict):
+    order: Annotated[
+        tuple[str, ...],
+        BeforeValidator(_carriers),
+        _about(
+            "With Twilio and Telnyx both configured: which carries the shared sends first (a "
+            "`from` or reserved number goes out through the provider that owns it)."
+        ),
+    ] = TELEPHONY_PROVIDERS
 
 
 class SlackSettings(_Strict):
@@ -679,6 +780,12 @@ class Settings(_Strict):
     twilio: Annotated[TwilioSettings, _about("Twilio: sms, whatsapp, calls.")] = Field(
         default_factory=TwilioSettings
     )
+    telnyx: Annotated[TelnyxSettings, _about("Telnyx: sms, calls.")] = Field(
+        default_factory=TelnyxSettings
+    )
+    telephony: Annotated[TelephonySettings, _about("Twilio and Telnyx together.")] = Field(
+        default_factory=TelephonySettings
+    )
     slack: Annotated[SlackSettings, _about("Slack.")] = Field(default_factory=SlackSettings)
     voice: Annotated[VoiceSettings, _about("The voice agent.")] = Field(
         default_factory=VoiceSettings
@@ -727,6 +834,24 @@ class Settings(_Strict):
                     "twilio needs twilio.sms_from (the shared number texts and calls come "
                     f"from): set it {_how('twilio', 'sms_from')}"
                 )
+        telnyx = self.telnyx
+        if telnyx.given:
+            missing = [key for key in ("api_key", "public_key") if getattr(telnyx, key) is None]
+            if missing:
+                problems.append(
+                    f"telnyx is half-configured: missing {_keys('telnyx', missing)} "
+                    f"(telnyx was given {_keys('telnyx', sorted(telnyx.model_fields_set))})"
+                )
+            if telnyx.sms_from is None:
+                problems.append(
+                    "telnyx needs telnyx.sms_from (the shared number texts and calls come "
+                    f"from): set it {_how('telnyx', 'sms_from')}"
+                )
+            if (telnyx.connection_id is None) != (telnyx.account_sid is None):
+                problems.append(
+                    "telnyx calls are half-configured: telnyx.connection_id and "
+                    "telnyx.account_sid go together (the TeXML application and its account)"
+                )
         if slack.given:
             missing = [
                 key for key in ("bot_token", "signing_secret") if getattr(slack, key) is None
@@ -743,7 +868,7 @@ class Settings(_Strict):
                     f"slack OAuth is half-configured: missing {_keys('slack', oauth_missing)} "
                     "(client_id and client_secret go together)"
                 )
-        providers = [name for name in ("twilio", "slack") if getattr(self, name).given]
+        providers = [name for name in ("twilio", "telnyx", "slack") if getattr(self, name).given]
         if providers and self.public_url is None:
             problems.append(
                 f"{' and '.join(providers)} {'need' if len(providers) > 1 else 'needs'} "
@@ -777,6 +902,22 @@ class Settings(_Strict):
             buy_numbers=twilio.buy_numbers,
         )
 
+    def telnyx_config(self) -> TelnyxConfig | None:
+        telnyx = self.telnyx
+        if telnyx.api_key is None or telnyx.public_key is None:
+            return None
+        return TelnyxConfig(
+            api_key=telnyx.api_key.get_secret_value(),
+            public_key=telnyx.public_key,
+            api_base=telnyx.api_base,
+            sms_from=telnyx.sms_from,
+            messaging_profile_id=telnyx.messaging_profile_id,
+            connection_id=telnyx.connection_id,
+            account_sid=telnyx.account_sid,
+            numbers=telnyx.numbers,
+            buy_numbers=telnyx.buy_numbers,
+        )
+
     def slack_config(self) -> SlackConfig | None:
         slack = self.slack
         if slack.bot_token is None or slack.signing_secret is None:
@@ -801,6 +942,8 @@ class Settings(_Strict):
             local_mode=is_loopback(self.host),
             sandbox_enabled=self.sandbox,
             twilio=self.twilio_config(),
+            telnyx=self.telnyx_config(),
+            telephony_order=self.telephony.order,
             slack=self.slack_config(),
             voice_model=self.voice.model,
             **{field: self.value(key) for key, field in SERVICE_CONFIG_FIELDS.items()},
@@ -1134,7 +1277,7 @@ def effective_configuration(settings: Settings) -> list[tuple[str, str, str]]:
             shown = "(not set)"
         elif isinstance(value, SecretStr):
             shown = _MASK
-        elif key == "twilio.account_sid":
+        elif key in ("twilio.account_sid", "telnyx.account_sid", "telnyx.connection_id"):
             shown = mask_sid(value)
         else:
             shown = _literal(value)

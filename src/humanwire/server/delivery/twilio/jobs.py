@@ -1,18 +1,11 @@
-"""Status work for Twilio that must happen even if Twilio is down right now: hanging up
-a call the service gave up on, releasing a number bought for an account. Each job is
-stored (``provider_state``) before it is tried, retried with back-off, and picked up
-again at the next start, so a slow or failing Twilio delays it but never loses it, and
-never holds up a send."""
+"""Twilio's status work (hanging up, releasing a bought number): the shared
+``ProviderJobs`` over Twilio's REST calls."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import functools
-import logging
-import time
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING
 
+from ..jobs import ProviderJobs
 from .rest import TwilioAPIError, TwilioREST
 
 if TYPE_CHECKING:
@@ -20,13 +13,10 @@ if TYPE_CHECKING:
 
 __all__ = ["JOB_SCOPE", "TwilioJobs"]
 
-logger = logging.getLogger("humanwire.twilio")
-
 JOB_SCOPE = "twilio-jobs"
-Kind = Literal["hang_up", "release_number"]
 
 
-class TwilioJobs:
+class TwilioJobs(ProviderJobs):
     def __init__(
         self,
         rest: TwilioREST,
@@ -37,67 +27,19 @@ class TwilioJobs:
         max_attempts: int = 12,
     ) -> None:
         self.rest = rest
-        self.store = store
-        self.first_delay = first_delay
-        self.max_delay = max_delay
-        self.max_attempts = max_attempts
-        self._tasks: dict[str, asyncio.Task[None]] = {}
+        super().__init__(
+            store,
+            scope=JOB_SCOPE,
+            label="Twilio",
+            do=self._twilio,
+            error=TwilioAPIError,
+            first_delay=first_delay,
+            max_delay=max_delay,
+            max_attempts=max_attempts,
+        )
 
-    def start(self) -> None:
-        """Picks up the jobs a previous run left."""
-        for key, job in self.store.provider_states(JOB_SCOPE):
-            self._schedule(key, job)
-
-    def add(self, kind: Kind, sid: str) -> None:
-        key = f"{kind}:{sid}"
-        job: dict[str, Any] = {"kind": kind, "sid": sid, "attempts": 0}
-        self.store.put_provider_state(JOB_SCOPE, key, job, time.time())
-        self._schedule(key, job)
-
-    def pending(self) -> list[str]:
-        return [key for key, _job in self.store.provider_states(JOB_SCOPE)]
-
-    def _schedule(self, key: str, job: dict[str, Any]) -> None:
-        if key in self._tasks and not self._tasks[key].done():
-            return
-        task = asyncio.get_running_loop().create_task(self._run(key, job))
-        self._tasks[key] = task
-        task.add_done_callback(functools.partial(self._forget, key))
-
-    def _forget(self, key: str, _task: asyncio.Task[None]) -> None:
-        self._tasks.pop(key, None)
-
-    async def _run(self, key: str, job: dict[str, Any]) -> None:
-        attempts = int(job.get("attempts", 0))
-        while attempts < self.max_attempts:
-            try:
-                await self._do(str(job["kind"]), str(job["sid"]))
-            except TwilioAPIError as exc:
-                if exc.status in (400, 404):  # gone already, or nothing to do
-                    break
-                attempts += 1
-                self.store.put_provider_state(
-                    JOB_SCOPE, key, {**job, "attempts": attempts}, time.time()
-                )
-                delay = min(self.max_delay, self.first_delay * 2 ** (attempts - 1))
-                if exc.retry_after is not None:
-                    delay = max(delay, min(exc.retry_after, self.max_delay))
-                await asyncio.sleep(delay)
-                continue
-            break
-        else:
-            logger.warning("gave up on Twilio job %s after %d attempts", key, attempts)
-        self.store.delete_provider_state(JOB_SCOPE, key)
-
-    async def _do(self, kind: str, sid: str) -> None:
+    async def _twilio(self, kind: str, sid: str) -> None:
         if kind == "hang_up":
             await self.rest.update_call(sid, {"Status": "completed"})
         elif kind == "release_number":
             await self.rest.release_number(sid)
-
-    async def aclose(self) -> None:
-        for task in list(self._tasks.values()):
-            task.cancel()
-        for task in list(self._tasks.values()):
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task

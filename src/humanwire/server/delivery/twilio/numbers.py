@@ -12,9 +12,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-import phonenumbers
-
 from ..base import ProviderFailure
+from ..phone_numbers import NumberOffer, describe
 from .jobs import TwilioJobs
 from .rest import TwilioAPIError, TwilioREST
 
@@ -24,23 +23,6 @@ if TYPE_CHECKING:
 __all__ = ["NumberOffer", "TwilioNumbers", "describe"]
 
 logger = logging.getLogger("humanwire.twilio")
-
-NumberOffer = tuple[str, str, str]
-"""``(phone number, country, area code)``."""
-
-
-def describe(phone_number: str) -> NumberOffer | None:
-    """Country (``US`` / ``GB``) and area code of an E.164 number; None for others."""
-    try:
-        parsed = phonenumbers.parse(phone_number, None)
-    except phonenumbers.NumberParseException:
-        return None
-    country = phonenumbers.region_code_for_number(parsed)
-    if country not in ("US", "GB"):
-        return None
-    national = str(parsed.national_number)
-    length = 3 if country == "US" else phonenumbers.length_of_geographical_area_code(parsed)
-    return phone_number, country, national[: length or 0]
 
 
 class TwilioNumbers:

@@ -1,0 +1,242 @@
+"""Calls run turn by turn by the voice agent, over TwiML or TeXML (Telnyx's
+Twilio-compatible markup and callback parameters): what both carriers share, written once.
+
+A carrier's voice class places the call (its REST API) and hands each markup request
+(``turn``) and status callback (``status``) here. Each turn's speech is added to the
+transcript kept in the store (``provider_state``, keyed by the carrier's call id under the
+carrier's ``scope``), so a turn may land on any process and survive a restart. The call's
+interaction id travels in the URLs the carrier calls back, so the first turn never depends
+on the create request's answer having been stored.
+
+Outcomes (docs/providers.md): a person who spoke → ``completed`` (or ``transferred`` after a
+``<Dial>``); no answer, busy, failed, canceled, an answering machine (the voicemail the
+prompt describes is left) or a call where nobody said anything → ``no_answer``, "human did
+not respond". The summary is the chat model's, written in the background once the carrier
+reports the end, so the status callback is answered at once.
+
+Inbound calls to a reserved number get the voicemail-style agent: it takes a message and
+shares nothing; the summary reaches the webhooks as ``call.conversation.ended``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from .base import Outbound, Sent
+from .jobs import ProviderJobs
+
+if TYPE_CHECKING:
+    from ..engine import Engine
+    from ..store.base import InteractionRecord
+    from ..voice import VoiceAgent
+
+__all__ = ["MACHINE", "UNANSWERED", "CallTurns"]
+
+logger = logging.getLogger("humanwire.providers")
+
+UNANSWERED = {
+    "busy": "the line was busy",
+    "no-answer": "nobody picked up",
+    "failed": "the call could not be connected",
+    "canceled": "the call was canceled before it was answered",
+}
+MACHINE = ("machine_start", "machine_end_beep", "machine_end_silence", "machine_end_other")
+
+
+class CallTurns:
+    """The turns and the end of a carrier's calls; ``place`` is the carrier's."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        agent: VoiceAgent | None,
+        *,
+        scope: str,
+        voice_url: str,
+        status_url: str,
+        jobs: ProviderJobs,
+    ) -> None:
+        self.jobs = jobs
+        self.engine = engine
+        self.agent = agent
+        self.scope = scope
+        self.voice_url = voice_url
+        self.status_url = status_url
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def aclose(self) -> None:
+        if self._tasks:
+            await asyncio.wait(self._tasks, timeout=5.0)
+
+    async def place(self, item: Outbound) -> Sent:
+        raise NotImplementedError
+
+    def time_limit(self, item: Outbound) -> int | None:
+        """``/phone/call`` is over after five minutes: the carrier hangs up a little after."""
+        if item.interaction_id is None:
+            return None
+        record = self.engine.store.get_interaction(item.interaction_id)
+        if record is None or not record.request.get("_phone"):
+            return None
+        return int(self.engine.config.phone_call_limit) + 30
+
+    def hang_up(self, sid: str) -> None:
+        """Ends a call still running (the skill's five minutes passed): a stored job,
+        retried until the carrier takes it, so a slow carrier holds nothing up."""
+        self.jobs.add("hang_up", sid)
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # -- state kept between turns -----------------------------------------------------
+    def _load(self, sid: str) -> dict[str, Any] | None:
+        return self.engine.store.get_provider_state(self.scope, sid)
+
+    def _save(self, sid: str, state: dict[str, Any]) -> None:
+        self.engine.store.put_provider_state(self.scope, sid, state, time.time())
+
+    def _state(
+        self, sid: str, params: Mapping[str, str], query: Mapping[str, str], *, create: bool
+    ) -> dict[str, Any] | None:
+        """The call's state; on its first turn, built from the interaction named in the
+        URL (outbound) or opened for the reserved number called (inbound). None for a
+        call this service does not know (answered harmlessly)."""
+        state = self._load(sid) if sid else None
+        if state is not None or not sid:
+            return state
+        interaction_id = query.get("interaction")
+        if interaction_id:
+            record = self.engine.store.get_interaction(interaction_id)
+            if record is None or record.kind != "call":
+                return None
+            state = {"interactionId": record.id, "direction": "outbound"}
+        elif create and params.get("Direction", "").startswith("inbound"):
+            called = params.get("To", "")
+            number = self.engine.store.number_by_phone(called)
+            if number is None or self.agent is None:
+                return None
+            record = self.engine.open_inbound_call(
+                number.account_id, from_addr=params.get("From", ""), to_addr=called
+            )
+            state = {"interactionId": record.id, "direction": "inbound"}
+        else:
+            return None
+        state.update(transcript=[], started=False, transferred=False, voicemail=None)
+        return state
+
+    # -- a markup turn (TwiML / TeXML) --------------------------------------------------
+    async def turn(self, params: Mapping[str, str], query: Mapping[str, str]) -> str:
+        from ..voice import hangup, say_and_dial, say_and_hangup, say_and_listen, voicemail
+
+        sid = params.get("CallSid", "")
+        state = self._state(sid, params, query, create=True)
+        if state is None:
+            return say_and_hangup("Sorry, this number does not take calls. Goodbye.")
+        record = self.engine.store.get_interaction(str(state["interactionId"]))
+        if record is None or record.status != "pending" or self.agent is None:
+            return hangup()
+        request = record.request
+        voice = str(request.get("voice") or "female")
+        language = str(request.get("language") or "en-US")
+        action = f"{self.voice_url}?interaction={record.id}"
+        transcript: list[list[str]] = state["transcript"]
+        if state["started"]:
+            heard = "" if query.get("silence") else params.get("SpeechResult", "").strip()
+            transcript.append(["callee", heard])
+        inbound = state["direction"] == "inbound"
+        prompt = str(request.get("prompt") or request.get("message") or "")
+        transfer_to = str(request.get("transferTo") or "") or None
+        if inbound:
+            if not state["started"]:
+                text = await self.agent.inbound_greeting()
+                turn_action = "say"
+            else:
+                turn = await self.agent.inbound_next([tuple(t) for t in transcript])  # type: ignore[misc]
+                text, turn_action = turn.text, turn.action
+        elif not state["started"] and params.get("AnsweredBy", "") in (*MACHINE, "fax"):
+            message = await self.agent.voicemail(prompt)
+            state.update(started=True, voicemail=message)
+            transcript.append(["agent", message])
+            self._save(sid, state)
+            return voicemail(message, voice=voice, language=language)
+        elif not state["started"]:
+            turn = await self.agent.opening(prompt, transfer_available=transfer_to is not None)
+            text, turn_action = turn.text, turn.action
+        else:
+            turn = await self.agent.next_turn(
+                prompt,
+                [tuple(t) for t in transcript],  # type: ignore[misc]
+                transfer_available=transfer_to is not None,
+            )
+            text, turn_action = turn.text, turn.action
+        state["started"] = True
+        transcript.append(["agent", text])
+        if turn_action == "transfer" and transfer_to is not None:
+            state["transferred"] = True
+            self._save(sid, state)
+            return say_and_dial(
+                text, transfer_to, caller_id=record.from_addr, voice=voice, language=language
+            )
+        self._save(sid, state)
+        if turn_action == "say":
+            return say_and_listen(text, action_url=action, voice=voice, language=language)
+        return say_and_hangup(text, voice=voice, language=language)
+
+    # -- the end of a call ------------------------------------------------------------------
+    def status(self, params: Mapping[str, str], query: Mapping[str, str]) -> None:
+        """A status callback: a final status ends the interaction (the summary is written
+        in the background); anything else, or an unknown call, changes nothing."""
+        call_status = params.get("CallStatus", "")
+        if call_status not in (*UNANSWERED, "completed"):
+            return
+        sid = params.get("CallSid", "")
+        state = self._state(sid, params, query, create=False)
+        if state is None:
+            return
+        record = self.engine.store.get_interaction(str(state["interactionId"]))
+        if record is None or record.status != "pending" or state.get("ending"):
+            return
+        state["ending"] = True
+        self._save(sid, state)
+        self._spawn(self._finish(record, state, call_status))
+
+    async def _finish(self, record: InteractionRecord, state: dict[str, Any], how: str) -> None:
+        transcript = [(str(s), str(t)) for s, t in state.get("transcript", [])]
+        spoken = [("agent" if s == "agent" else "human", t) for s, t in transcript if t]
+        heard = any(s == "callee" and t for s, t in transcript)
+        inbound = state.get("direction") == "inbound"
+        prompt = (
+            None
+            if inbound
+            else str(record.request.get("prompt") or record.request.get("message") or "")
+        )
+        outcome = "completed"
+        if how in UNANSWERED:
+            outcome = "no_answer"
+            summary = f"The call was not answered ({UNANSWERED[how]}): human did not respond."
+        elif state.get("voicemail"):
+            outcome = "no_answer"
+            summary = (
+                "An answering machine picked up; the voicemail left was: "
+                f"{state['voicemail']} (human did not respond)"
+            )
+        elif not heard and not inbound:
+            outcome = "no_answer"
+            summary = "The call connected but nobody spoke: human did not respond."
+        else:
+            if state.get("transferred"):
+                outcome = "transferred"
+            assert self.agent is not None
+            summary = await self.agent.summarize(prompt, transcript, outcome)
+            transfer_to = record.request.get("transferTo")
+            if outcome == "transferred" and transfer_to and str(transfer_to) not in summary:
+                summary += f" The call was transferred to {transfer_to}."
+        current = self.engine.store.get_interaction(record.id)
+        if current is not None and current.status == "pending":
+            self.engine.end_call(current, outcome=outcome, summary=summary, transcript=spoken)  # type: ignore[arg-type]

@@ -159,8 +159,9 @@ class Provider(Protocol):
 
     def accepts_sender(self, account_id: str, channel: str, sender: str) -> bool:
         """Whether the account may send from ``sender`` (a requested ``from`` that is not
-        the shared one): Slack checks the account installed the bot in that workspace;
-        the phone channels' numbers are the engine's to check."""
+        the shared one nor the account's reserved number): Slack checks the account
+        installed the bot in that workspace; a telephony provider says whether it is one
+        of its own shared numbers (with two carriers, the second's goes out through it)."""
         ...
 
     def hang_up(self, ref: str) -> None:

@@ -47,20 +47,54 @@ def voice_agent(config: ServiceConfig) -> VoiceAgent | None:
 
 def real_providers(config: ServiceConfig, engine: Engine) -> list[AttachedProvider]:
     """Attaches each configured provider to the channels ``channel_routes`` gives it
-    (the same rule the start-up lines print)."""
-    from ..config import channel_routes
+    (the same rule the start-up lines print). With two telephony carriers, sms and calls
+    go through a ``TelephonyRouter`` (the shared sends through the first in
+    ``[telephony] order``, a number through its owner) and the numbers come from both."""
+    from ..config import call_carriers, channel_routes, telephony_carriers
 
     routes = channel_routes(config)
+    callers = call_carriers(config)
     attached: list[AttachedProvider] = []
-    if config.twilio is not None:
-        from .twilio import TwilioProvider
+    carriers: dict[str, Any] = {}
+    agent = voice_agent(config) if callers else None
+    for name in telephony_carriers(config):
+        if name == "twilio":
+            from .twilio import TwilioProvider
 
-        channels = [channel for channel, route in routes.items() if route == "twilio"]
-        agent = voice_agent(config) if "call" in channels else None
-        provider = TwilioProvider(config.twilio, engine, public_url=config.public_url, agent=agent)
-        engine.use_provider(provider, channels)
-        engine.use_numbers(provider.numbers)
-        attached.append(provider)
+            assert config.twilio is not None
+            carriers[name] = TwilioProvider(
+                config.twilio,
+                engine,
+                public_url=config.public_url,
+                agent=agent if name in callers else None,
+            )
+        else:
+            from .telnyx import TelnyxProvider
+
+            assert config.telnyx is not None
+            carriers[name] = TelnyxProvider(
+                config.telnyx,
+                engine,
+                public_url=config.public_url,
+                agent=agent if name in callers else None,
+            )
+        attached.append(carriers[name])
+    if carriers:
+        ordered = list(carriers.values())
+        if len(ordered) == 1:
+            [carrier] = ordered
+            engine.use_provider(carrier, [c for c in ("sms", "call") if routes[c] == carrier.name])
+            engine.use_numbers(carrier.numbers)
+        else:
+            from .telephony import CarrierNumbers, TelephonyRouter
+
+            engine.use_provider(TelephonyRouter(ordered, engine.store), ["sms"])
+            if callers:
+                calling = [carriers[name] for name in callers]
+                engine.use_provider(TelephonyRouter(calling, engine.store), ["call"])
+            engine.use_numbers(CarrierNumbers(ordered))
+        if routes["whatsapp"] == "twilio":
+            engine.use_provider(carriers["twilio"], ["whatsapp"])
     if config.slack is not None and routes["slack"] == "slack":
         from .slack import SlackProvider
 

@@ -54,8 +54,9 @@ class SandboxProvider:
         return Sent(ref=record.id, status="delivered")
 
     def accepts_sender(self, account_id: str, channel: str, sender: str) -> bool:
-        """Any workspace id: the sandbox has no installs to check."""
-        return True
+        """Any workspace id: the sandbox has no installs to check; its one shared number
+        is the engine's to check."""
+        return channel == "slack"
 
     def hang_up(self, ref: str) -> None:
         """Nothing runs on the sandbox once the engine ended the call's interaction."""

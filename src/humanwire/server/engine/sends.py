@@ -60,12 +60,15 @@ class Sends(EngineCore):
 
     def _phone_sender(self, account: Account, requested: str | None) -> str:
         """The number a text or call goes out from. A requested ``from`` must be the
-        account's reserved number or the shared number (400 ``from`` otherwise)."""
+        account's reserved number or a shared number (400 ``from`` otherwise): with two
+        carriers, either one's (it goes out through its owner)."""
         reserved = self._reserved_number(account)
         shared = self._shared_sender("sms")
         if requested is None:
             return reserved or shared
-        if requested in (reserved, shared):
+        if requested in (reserved, shared) or self.providers["sms"].accepts_sender(
+            account.id, "sms", requested
+        ):
             return requested
         raise InvalidRequest(
             "from must be the account's reserved number (GET /numbers); "

@@ -50,6 +50,10 @@ class TwilioNumbers:
             if n not in self._shared and (offer := describe(n)) is not None
         ]
 
+    @property
+    def buys(self) -> bool:
+        return self.config.buy_numbers
+
     def pool(self) -> list[NumberOffer]:
         return list(self._pool)
 

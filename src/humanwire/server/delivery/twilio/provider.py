@@ -98,8 +98,12 @@ class TwilioProvider:
         return list(twilio_routes(self))
 
     def accepts_sender(self, account_id: str, channel: str, sender: str) -> bool:
-        """The engine checks numbers (the account's reserved one or the shared one)."""
-        return True
+        """Its shared numbers (the engine checks the account's reserved one)."""
+        return sender in {self.config.sms_from, self.config.whatsapp_from} - {None}
+
+    def placed(self, ref: str) -> bool:
+        """A call sid (``CA…``): Twilio's."""
+        return ref.startswith("CA")
 
     def hang_up(self, ref: str) -> None:
         self.voice.hang_up(ref)

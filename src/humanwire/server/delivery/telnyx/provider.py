@@ -1,0 +1,137 @@
+"""``TelnyxProvider``: the channels Telnyx carries (sms; calls with a TeXML application and
+a voice agent) and the routes Telnyx calls back."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import httpx
+from starlette.routing import BaseRoute
+
+from ..base import Credentials, Outbound, Sent
+from ..jobs import ProviderJobs
+from .messaging import send_message
+from .numbers import TelnyxNumbers
+from .rest import TelnyxAPIError, TelnyxREST
+from .routes import ROUTE_PREFIX
+from .voice import REF_PREFIX, TelnyxVoice
+
+if TYPE_CHECKING:
+    from ...config import TelnyxConfig
+    from ...engine import Engine
+    from ...voice import VoiceAgent
+
+__all__ = ["JOB_SCOPE", "TelnyxProvider"]
+
+JOB_SCOPE = "telnyx-jobs"
+CREDENTIALS_TIMEOUT = 5.0
+
+logger = logging.getLogger("humanwire.telnyx")
+
+
+class TelnyxProvider:
+    name = "telnyx"
+
+    def __init__(
+        self,
+        config: TelnyxConfig,
+        engine: Engine,
+        *,
+        public_url: str,
+        agent: VoiceAgent | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.config = config
+        self.engine = engine
+        self.public_url = public_url.rstrip("/")
+        self.rest = TelnyxREST(
+            config.api_key,
+            config.api_base,
+            account_sid=config.account_sid,
+            transport=transport,
+            metrics=getattr(engine, "metrics", None),
+        )
+        shared = config.sms_from or ""
+        self.senders: Mapping[str, str] = {"sms": shared, "call": shared}
+        self.credentials = Credentials()
+        self.jobs = ProviderJobs(
+            engine.store, scope=JOB_SCOPE, label="Telnyx", do=self._job, error=TelnyxAPIError
+        )
+        self.numbers = TelnyxNumbers(self.rest, config, jobs=self.jobs)
+        self.voice = TelnyxVoice(
+            self.rest,
+            engine,
+            agent,
+            connection_id=config.connection_id or "",
+            voice_url=self.url("voice"),
+            status_url=self.url("call-status"),
+            jobs=self.jobs,
+        )
+
+    def url(self, route: str) -> str:
+        """The address Telnyx calls for ``route``, built from ``public_url``."""
+        return f"{self.public_url}{ROUTE_PREFIX}/{route}"
+
+    async def deliver(self, item: Outbound) -> Sent:
+        if item.channel == "call":
+            return await self.voice.place(item)
+        return await send_message(self.rest, self.config, item, self.url("messages"))
+
+    def routes(self) -> list[BaseRoute]:
+        from .routes import telnyx_routes
+
+        return list(telnyx_routes(self))
+
+    def accepts_sender(self, account_id: str, channel: str, sender: str) -> bool:
+        """Its shared number: a ``from`` naming it goes out through Telnyx."""
+        return bool(self.config.sms_from) and sender == self.config.sms_from
+
+    def placed(self, ref: str) -> bool:
+        """Its calls' references are ``texml-<interaction id>`` (``voice``)."""
+        return ref.startswith(REF_PREFIX)
+
+    def hang_up(self, ref: str) -> None:
+        self.voice.hang_up(ref)
+
+    async def _job(self, kind: str, ref: str) -> None:
+        if kind == "hang_up":
+            sid = ref
+            if ref.startswith(REF_PREFIX):
+                found = self.voice.call_sid(ref.removeprefix(REF_PREFIX))
+                if found is None:  # not answered yet: no CallSid to end; try again later
+                    raise TelnyxAPIError(0, None, "the call has no CallSid yet")
+                sid = found
+            await self.rest.update_call(sid, {"Status": "completed"})
+        elif kind == "release_number":
+            await self.rest.release_number(ref)
+
+    async def start(self) -> None:
+        """Checks the API key (``credentials``, for ``/readyz``), then picks up the status
+        work a previous run left."""
+        try:
+            await asyncio.wait_for(self.rest.phone_numbers(), CREDENTIALS_TIMEOUT)
+        except TelnyxAPIError as exc:
+            if exc.status in (401, 403):
+                self.credentials = Credentials("refused", f"telnyx.api_key refused ({exc})")
+                logger.error("Telnyx refused telnyx.api_key: %s", exc)
+            else:
+                self.credentials = Credentials(
+                    "unverified", f"Telnyx could not be reached at start ({exc})"
+                )
+                logger.warning("Telnyx credentials not verified at start: %s", exc)
+        except asyncio.TimeoutError:
+            self.credentials = Credentials(
+                "unverified", f"Telnyx did not answer within {CREDENTIALS_TIMEOUT:g} s at start"
+            )
+            logger.warning("Telnyx credentials not verified at start: no answer in time")
+        else:
+            self.credentials = Credentials("accepted", "telnyx credentials accepted")
+        self.jobs.start()
+
+    async def aclose(self) -> None:
+        await self.voice.aclose()
+        await self.jobs.aclose()
+        await self.rest.aclose()

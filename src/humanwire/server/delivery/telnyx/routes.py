@@ -1,0 +1,195 @@
+"""The routes Telnyx calls: no bearer key, each request verified through
+``signed_route`` with Ed25519 over ``"{telnyx-timestamp}|{raw body}"`` (headers
+``telnyx-signature-ed25519``, ``telnyx-timestamp``) and the account's public key, the
+timestamp within 300 s. A request that is unsigned, wrongly signed or stale is 403 and
+changes nothing; one whose signature was already acted on (a replay inside the 300 s) is
+403 too. A callback about a message or call this service does not know is answered
+harmlessly.
+
+Verified with ``cryptography`` rather than ``telnyx.lib.webhook_verification``: that
+helper needs PyNaCl, decodes the body as text (a body that is not UTF-8 would be its
+error, not a refusal) and reads the clock itself; the rule is the same.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from ...http_errors import error_response
+from ..provider_routes import (
+    ProviderRoute,
+    Unverified,
+    form_params,
+    json_value,
+    signed_route,
+    without_nul,
+)
+from .messaging import TelnyxEvent, message_event, parse_event
+
+if TYPE_CHECKING:
+    from ...store.base import Store
+    from .provider import TelnyxProvider
+
+__all__ = [
+    "ROUTE_PREFIX",
+    "SIGNATURE_HEADER",
+    "TIMESTAMP_HEADER",
+    "TOLERANCE",
+    "Replays",
+    "TelnyxCallback",
+    "TelnyxSignature",
+    "telnyx_routes",
+]
+
+logger = logging.getLogger("humanwire.telnyx")
+refusals = logging.getLogger("humanwire.providers")
+
+ROUTE_PREFIX = "/providers/telnyx"
+SIGNATURE_HEADER = "telnyx-signature-ed25519"
+TIMESTAMP_HEADER = "telnyx-timestamp"
+TOLERANCE = 300.0
+"""Seconds a signed request stays acceptable either side of its timestamp."""
+REPLAY_SCOPE = "telnyx-seen"
+
+
+class TelnyxSignature:
+    header = SIGNATURE_HEADER
+
+    def __init__(
+        self,
+        public_key: str,
+        *,
+        tolerance: float = TOLERANCE,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+        self._key = Ed25519PublicKey.from_public_bytes(base64.b64decode(public_key))
+        self._tolerance = tolerance
+        self._clock = clock
+
+    def verify(self, request: Request, body: bytes) -> None:
+        from cryptography.exceptions import InvalidSignature
+
+        signature = request.headers.get(SIGNATURE_HEADER, "")
+        stamp = request.headers.get(TIMESTAMP_HEADER, "")
+        if not signature or not stamp:
+            raise Unverified(f"missing {SIGNATURE_HEADER} or {TIMESTAMP_HEADER}")
+        # Digits only (int() would take "١٧٠٠", "+5", " 5", "1_0"), and a sane length.
+        if not (stamp.isascii() and stamp.isdigit() and len(stamp) <= 12):
+            raise Unverified(f"{TIMESTAMP_HEADER} is not a unix time")
+        if abs(self._clock() - int(stamp)) > self._tolerance:
+            raise Unverified(
+                f"{TIMESTAMP_HEADER} is more than {self._tolerance:g} s away (stale or replayed)"
+            )
+        try:
+            raw = base64.b64decode(signature.encode("ascii"), validate=True)
+        except (binascii.Error, ValueError, UnicodeEncodeError):
+            raise Unverified(f"{SIGNATURE_HEADER} is not base64") from None
+        if len(raw) != 64:
+            raise Unverified(f"missing or invalid {SIGNATURE_HEADER}")
+        try:
+            self._key.verify(raw, stamp.encode("ascii") + b"|" + body)
+        except InvalidSignature:
+            raise Unverified(f"missing or invalid {SIGNATURE_HEADER}") from None
+
+
+class Replays:
+    """Signatures already acted on, kept in the store (every replica sees them) for twice
+    the tolerance: past it, the timestamp refuses the request anyway."""
+
+    def __init__(self, store: Store, *, keep: float = 2 * TOLERANCE) -> None:
+        self._store = store
+        self._keep = keep
+
+    def seen(self, signature: str) -> bool:
+        return self._store.get_provider_state(REPLAY_SCOPE, signature) is not None
+
+    def remember(self, signature: str) -> None:
+        now = time.time()
+        self._store.put_provider_state(REPLAY_SCOPE, signature, {"at": now}, now)
+        self._store.delete_provider_state_before(REPLAY_SCOPE, now - self._keep)
+
+
+@dataclass(frozen=True)
+class TelnyxCallback:
+    """A verified TeXML callback's POST parameters and query (the interaction a call's
+    URLs name), without NUL characters."""
+
+    params: Mapping[str, str]
+    query: Mapping[str, str]
+
+
+def _callback(request: Request, body: bytes) -> TelnyxCallback:
+    return TelnyxCallback(
+        params=without_nul(form_params(body)), query=without_nul(dict(request.query_params))
+    )
+
+
+def _event(request: Request, body: bytes) -> TelnyxEvent:
+    return parse_event(json_value(body))
+
+
+def _texml(xml: str) -> Response:
+    return Response(xml, media_type="text/xml")
+
+
+def telnyx_routes(provider: TelnyxProvider) -> list[ProviderRoute]:
+    verifier = TelnyxSignature(provider.config.public_key)
+    replays = Replays(provider.engine.store)
+
+    def once(
+        path: str, handler: Callable[[Request, Any], Awaitable[Response]]
+    ) -> Callable[[Request, Any], Awaitable[Response]]:
+        """``handler``, unless this signature was acted on before (then 403)."""
+
+        async def run(request: Request, parsed: Any) -> Response:
+            signature = request.headers[SIGNATURE_HEADER]
+            if replays.seen(signature):
+                refusals.info("telnyx %s refused (403): a replay", path)
+                return error_response(
+                    403, "forbidden", "this signed request was already received (a replay)"
+                )
+            response = await handler(request, parsed)
+            if response.status_code < 400:
+                replays.remember(signature)
+            return response
+
+        return run
+
+    async def messages(request: Request, event: TelnyxEvent) -> Response:
+        outcome = message_event(provider.engine, event)
+        logger.debug("telnyx %s %s: %s", event.event_type, event.message_id or "?", outcome)
+        return Response(status_code=204)
+
+    async def voice(request: Request, callback: TelnyxCallback) -> Response:
+        return _texml(await provider.voice.turn(callback.params, callback.query))
+
+    async def call_status(request: Request, callback: TelnyxCallback) -> Response:
+        provider.voice.status(callback.params, callback.query)
+        return Response(status_code=204)
+
+    def signed(
+        name: str,
+        handler: Callable[[Request, Any], Awaitable[Response]],
+        parse: Callable[[Request, bytes], Any],
+    ) -> ProviderRoute:
+        path = f"{ROUTE_PREFIX}/{name}"
+        return signed_route(
+            path, once(path, handler), provider="telnyx", verifier=verifier, parse=parse
+        )
+
+    return [
+        signed("messages", messages, _event),
+        signed("voice", voice, _callback),
+        signed("call-status", call_status, _callback),
+    ]

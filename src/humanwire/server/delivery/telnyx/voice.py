@@ -1,0 +1,100 @@
+"""Calls through Telnyx's TeXML (``POST /v2/texml/Accounts/{account_sid}/Calls`` on the
+TeXML application ``connection_id``), run turn by turn by the same voice agent as
+Twilio's (``delivery.call_turns``): TeXML is Twilio-compatible markup, and its callbacks
+carry Twilio's parameter names (``CallSid``, ``CallStatus``, ``SpeechResult``,
+``AnsweredBy``, ``Direction``), so the turns, transfer, voicemail, summary and the skill's
+errors are the same code.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..base import Outbound, ProviderFailure, Sent
+from ..call_turns import CallTurns
+from ..jobs import ProviderJobs
+from .messaging import refusal
+from .rest import TelnyxAPIError, TelnyxREST
+
+if TYPE_CHECKING:
+    from ...engine import Engine
+    from ...voice import VoiceAgent
+
+__all__ = ["CALL_SCOPE", "TelnyxVoice"]
+
+CALL_SCOPE = "telnyx-call"
+SID_SCOPE = "telnyx-call-sid"
+"""interaction id → the ``CallSid`` Telnyx's callbacks carry: the create answer has none
+(the published ``CallCallsResponse`` is ``from``, ``to``, ``status``), so a call's
+reference is ``texml-<interaction id>`` until its first callback names it."""
+REF_PREFIX = "texml-"
+
+
+class TelnyxVoice(CallTurns):
+    def __init__(
+        self,
+        rest: TelnyxREST,
+        engine: Engine,
+        agent: VoiceAgent | None,
+        *,
+        connection_id: str,
+        voice_url: str,
+        status_url: str,
+        jobs: ProviderJobs,
+    ) -> None:
+        super().__init__(
+            engine,
+            agent,
+            scope=CALL_SCOPE,
+            voice_url=voice_url,
+            status_url=status_url,
+            jobs=jobs,
+        )
+        self.rest = rest
+        self.connection_id = connection_id
+
+    async def place(self, item: Outbound) -> Sent:
+        query = f"?interaction={item.interaction_id}"
+        body: dict[str, Any] = {
+            "ApplicationSid": self.connection_id,
+            "To": item.to_addr,
+            "From": item.from_addr or "",
+            "Url": self.voice_url + query,
+            "UrlMethod": "POST",
+            "StatusCallback": self.status_url + query,
+            "StatusCallbackMethod": "POST",
+            "StatusCallbackEvent": "completed",
+            "MachineDetection": "Enable",
+        }
+        limit = self.time_limit(item)
+        if limit is not None:
+            body["TimeLimit"] = limit
+        try:
+            created = await self.rest.create_call(body, account=item.account_id)
+        except TelnyxAPIError as exc:
+            raise refusal(exc, "call") from None
+        if not isinstance(created, dict) or not created.get("status"):
+            raise ProviderFailure("Telnyx answered without a call")
+        return Sent(ref=f"{REF_PREFIX}{item.interaction_id}", status="queued")
+
+    # -- the CallSid of a call this service placed ---------------------------------------
+    def _learn_sid(self, params: Mapping[str, str], query: Mapping[str, str]) -> None:
+        interaction_id, sid = query.get("interaction", ""), params.get("CallSid", "")
+        if interaction_id and sid and self.call_sid(interaction_id) is None:
+            self.engine.store.put_provider_state(
+                SID_SCOPE, interaction_id, {"sid": sid}, time.time()
+            )
+
+    def call_sid(self, interaction_id: str) -> str | None:
+        known = self.engine.store.get_provider_state(SID_SCOPE, interaction_id)
+        return str(known["sid"]) if known and known.get("sid") else None
+
+    async def turn(self, params: Mapping[str, str], query: Mapping[str, str]) -> str:
+        self._learn_sid(params, query)
+        return await super().turn(params, query)
+
+    def status(self, params: Mapping[str, str], query: Mapping[str, str]) -> None:
+        self._learn_sid(params, query)
+        super().status(params, query)

@@ -1,4 +1,5 @@
 from slack_support import fake_slack, slack_live
+from telnyx_support import fake_telnyx, telnyx_live
 from twilio_support import fake_twilio, live
 
-__all__ = ["fake_slack", "fake_twilio", "live", "slack_live"]
+__all__ = ["fake_slack", "fake_telnyx", "fake_twilio", "live", "slack_live", "telnyx_live"]

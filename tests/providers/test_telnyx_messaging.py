@@ -126,7 +126,9 @@ def test_unsigned_wrongly_signed_stale_or_replayed_webhooks_are_403_and_change_n
     other = FakeTelnyx()  # another key pair: a signature Telnyx never made
     attempts = {
         "unsigned": {},
-        "no timestamp": {"telnyx-signature-ed25519": live.fake.sign(body)["telnyx-signature-ed25519"]},
+        "no timestamp": {
+            "telnyx-signature-ed25519": live.fake.sign(body)["telnyx-signature-ed25519"]
+        },
         "another key": other.sign(body),
         "another body": live.fake.sign(body + b" "),
         "stale": live.fake.sign(body, now - 301),
@@ -167,7 +169,10 @@ def test_webhooks_about_unknown_messages_are_answered_harmlessly(telnyx_live: Te
             "data": {
                 "event_type": "message.finalized",
                 "id": "ev-1",
-                "payload": {"id": "nobody-sent-this", "to": [{"phone_number": HUMAN, "status": "delivered"}]},
+                "payload": {
+                    "id": "nobody-sent-this",
+                    "to": [{"phone_number": HUMAN, "status": "delivered"}],
+                },
             }
         }
     ).encode()

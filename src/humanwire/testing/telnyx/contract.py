@@ -123,6 +123,8 @@ def check(tp: Any, value: Any, pointer: str = "", *, text: bool = False) -> None
         "SequenceNotStr",
         "List",
     ):
+        if text and isinstance(value, str):
+            value = value.split(",")  # the package's query arrays: array_format="comma"
         if not isinstance(value, list):
             raise ContractViolation("must be an array", pointer)
         [item_type] = get_args(tp) or (Any,)
@@ -138,8 +140,9 @@ def check(tp: Any, value: Any, pointer: str = "", *, text: bool = False) -> None
 
 def query(params: Iterable[tuple[str, str]], typed_dict: type) -> dict[str, Any]:
     """A query string in deepObject form as the nested value ``check`` takes: a
-    top-level wire name is taken whole (``page[size]``), any other ``a[b][c]`` nests;
-    ``a[]`` or a repeated name is an array."""
+        top-level wire name is taken whole (``page[size]``), any other ``a[b][c]`` nests;
+        ``a[]`` or a repeated name is an array (as is a comma-separated value where the type
+    wants one: the package sends arrays that way)."""
     top, _required = _fields(typed_dict)
     result: dict[str, Any] = {}
     for key, value in params:

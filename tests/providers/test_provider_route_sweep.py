@@ -10,8 +10,10 @@ added later is swept too, and fails here until ``SIGNERS`` knows how it signs.""
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import hmac
+import itertools
 import json
 import logging
 import time
@@ -29,12 +31,13 @@ from twilio_support import HUMAN, POOL, SMS_FROM, WHATSAPP_FROM
 
 from humanwire import HumanWire
 from humanwire.approval import ApprovalRequest, Approver
-from humanwire.server.config import SlackConfig, TwilioConfig
+from humanwire.server.config import SlackConfig, TelnyxConfig, TwilioConfig
 from humanwire.server.delivery.provider_routes import ProviderRoute
 from humanwire.server.delivery.slack.provider import REF_WAIT
 from humanwire.server.runner import ServiceRunner
 from humanwire.testing.service import fast_config
 from humanwire.testing.slack import FakeSlackMessage, FakeWorkspace, SlackFakeServer
+from humanwire.testing.telnyx import FakeTelnyx, TelnyxFakeServer
 from humanwire.testing.twilio import FakeTwilio, TwilioFakeServer
 
 KNOWN_SIGNED = {
@@ -44,7 +47,13 @@ KNOWN_SIGNED = {
     "/providers/twilio/message-status",
     "/providers/twilio/voice",
     "/providers/twilio/call-status",
+    "/providers/telnyx/messages",
+    "/providers/telnyx/voice",
+    "/providers/telnyx/call-status",
 }
+TELNYX_SECRET = "telnyx-test-signing-seed"
+"""The Telnyx fake's key pair is derived from it (``telnyx_key``), so the sweep signs as
+Telnyx does with the same ``SIGNERS`` call as the others."""
 KNOWN_PAGES = {"/providers/slack/install", "/providers/slack/oauth"}
 
 
@@ -55,6 +64,7 @@ class Providers:
 
     slack: SlackLive
     twilio: FakeTwilio
+    telnyx: FakeTelnyx
     own: FakeWorkspace
     account_id: str
     sms_id: str
@@ -85,7 +95,11 @@ class Providers:
         ]
 
     def secret(self, provider: str) -> str:
-        return {"slack": self.slack.fake.signing_secret, "twilio": self.twilio.auth_token}[provider]
+        return {
+            "slack": self.slack.fake.signing_secret,
+            "twilio": self.twilio.auth_token,
+            "telnyx": TELNYX_SECRET,
+        }[provider]
 
     def sign(self, provider: str, path: str, body: bytes) -> dict[str, str]:
         """Headers signing ``body`` to ``path`` as ``provider`` does."""
@@ -102,6 +116,7 @@ class Providers:
             "slack notices": len(self.slack.fake.ephemerals),
             "approval message updates": len(self.approval_message.updates),
             "twilio requests": [(r.method, r.path) for r in self.twilio.requests],
+            "telnyx requests": [(r.method, r.path) for r in self.telnyx.requests],
             "installs": sorted(
                 key for key, _ in self.runner.call(store.provider_states, "slack-install")
             ),
@@ -120,6 +135,9 @@ def providers(
     fake_twilio: TwilioFakeServer,
     caplog: pytest.LogCaptureFixture,
 ) -> Iterator[Providers]:
+    telnyx_fake = FakeTelnyx(signing_seed=telnyx_key(TELNYX_SECRET))
+    telnyx_fake.add_number("+13125550142")
+    telnyx_server = TelnyxFakeServer(telnyx_fake).start()
     slack_fake, twilio_fake = fake_slack.fake, fake_twilio.fake
     slack = SlackConfig(
         bot_token=slack_fake.workspace.bot_token,
@@ -136,7 +154,17 @@ def providers(
         whatsapp_from=WHATSAPP_FROM,
         numbers=POOL,
     )
-    runner = ServiceRunner(replace(fast_config(database), slack=slack, twilio=twilio))
+    telnyx = TelnyxConfig(
+        api_key=telnyx_fake.api_key,
+        public_key=telnyx_fake.public_key,
+        api_base=telnyx_server.api_base,
+        sms_from="+13125550142",
+        connection_id=telnyx_fake.connection_id,
+        account_sid=telnyx_fake.account_sid,
+    )
+    runner = ServiceRunner(
+        replace(fast_config(database), slack=slack, twilio=twilio, telnyx=telnyx)
+    )
     runner.start()
     slack_fake.events_url = f"{runner.base_url}/providers/slack/events"
     slack_fake.interactions_url = f"{runner.base_url}/providers/slack/interactions"
@@ -158,6 +186,7 @@ def providers(
         state = Providers(
             live,
             twilio_fake,
+            telnyx_fake,
             own,
             account.id,
             sms.interaction_id,
@@ -172,12 +201,13 @@ def providers(
         yield state
         time.sleep(0.5)  # what an acknowledged event started in the background
         assert state.state() == before
-        assert slack_fake.errors == [] and twilio_fake.errors == []
+        assert slack_fake.errors == [] and twilio_fake.errors == [] and telnyx_fake.errors == []
         logged = [r for r in caplog.records if r.name.startswith("humanwire")]
         assert [r.getMessage() for r in logged if r.exc_info or r.levelno >= logging.WARNING] == []
     finally:
         client.close()
         runner.stop()
+        telnyx_server.stop()
 
 
 # -- signing as each provider does ---------------------------------------------------------
@@ -195,9 +225,33 @@ def sign_twilio(secret: str, url: str, body: bytes) -> dict[str, str]:
     return {"X-Twilio-Signature": RequestValidator(secret).compute_signature(url, params)}
 
 
+def telnyx_key(secret: str) -> bytes:
+    """The 32-byte Ed25519 seed of ``secret``."""
+    return hashlib.sha256(secret.encode()).digest()
+
+
+_TELNYX_STAMPS = itertools.count()
+
+
+def sign_telnyx(secret: str, url: str, body: bytes) -> dict[str, str]:
+    """Ed25519 over ``"{timestamp}|{body}"`` with the key of ``secret``. Each call a
+    timestamp of its own (a second further back, within the tolerance): Ed25519 is
+    deterministic, and the same body signed in the same second twice is a replay."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    stamp = str(int(time.time()) - next(_TELNYX_STAMPS) % 240)
+    key = Ed25519PrivateKey.from_private_bytes(telnyx_key(secret))
+    signature = key.sign(stamp.encode() + b"|" + body)
+    return {
+        "telnyx-timestamp": stamp,
+        "telnyx-signature-ed25519": base64.b64encode(signature).decode(),
+    }
+
+
 SIGNERS: dict[str, Callable[[str, str, bytes], dict[str, str]]] = {
     "slack": sign_slack,
     "twilio": sign_twilio,
+    "telnyx": sign_telnyx,
 }
 
 
@@ -247,11 +301,21 @@ def unverifiable() -> list[dict[bytes, bytes]]:
         zeros,
     ]
     twilio = [b"bad", b"\xff\xfe", "é".encode(), b"=" * 5000, b"", b"bm90IHNpZ25lZA=="]
+    telnyx_signatures = [*twilio, base64.b64encode(b"\0" * 64), b"A" * 88]
+    telnyx_stamps = [*stamps, str(int(time.time()) - 301).encode(), b"+" + now, b"0" + now]
     return [
         {},
         *({b"X-Slack-Request-Timestamp": stamp, b"X-Slack-Signature": zeros} for stamp in stamps),
         *({b"X-Slack-Request-Timestamp": now, b"X-Slack-Signature": sig} for sig in signatures),
         *({b"X-Twilio-Signature": signature} for signature in twilio),
+        *(
+            {b"telnyx-timestamp": now, b"telnyx-signature-ed25519": signature}
+            for signature in telnyx_signatures
+        ),
+        *(
+            {b"telnyx-timestamp": stamp, b"telnyx-signature-ed25519": b"A" * 86 + b"=="}
+            for stamp in telnyx_stamps
+        ),
     ]
 
 
@@ -298,6 +362,9 @@ async def test_what_cannot_be_verified_is_403(
             posts.append(Post(path, body, SIGNERS[provider]("another-secret", url, body)))
         if provider == "slack":
             stale = sign_slack(providers.secret("slack"), url, b"{}", at=time.time() - 3600)
+            posts.append(Post(path, b"{}", stale))
+        if provider == "telnyx":
+            stale = providers.telnyx.sign(b"{}", int(time.time()) - 3600)
             posts.append(Post(path, b"{}", stale))
     for post, response in zip(posts, await post_all(providers.base_url, posts), strict=True):
         try:

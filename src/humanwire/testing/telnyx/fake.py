@@ -167,6 +167,7 @@ class FakeTelnyx:
         connection_id: str | None = None,
         messaging_profile_id: str | None = None,
         auto_status: bool = True,
+        signing_seed: bytes | None = None,
     ) -> None:
         from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
         from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
@@ -176,7 +177,12 @@ class FakeTelnyx:
         self.connection_id = connection_id or str(secrets.randbelow(10**18) + 10**18)
         self.messaging_profile_id = messaging_profile_id or str(uuid.uuid4())
         # A key pair of its own: the service is given the public half, nothing secret.
-        self._signing_key = Ed25519PrivateKey.generate()
+        # ``signing_seed`` (32 bytes) fixes it, for tests that sign requests themselves.
+        self._signing_key = (
+            Ed25519PrivateKey.from_private_bytes(signing_seed)
+            if signing_seed is not None
+            else Ed25519PrivateKey.generate()
+        )
         raw = self._signing_key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
         self.public_key = base64.b64encode(raw).decode()
         self.auto_status = auto_status

@@ -98,6 +98,10 @@ class TelnyxSignature:
         if len(raw) != 64:
             raise Unverified(f"missing or invalid {SIGNATURE_HEADER}")
         try:
+            body.decode("utf-8")
+        except UnicodeDecodeError:
+            raise Unverified("the body is not UTF-8 (Telnyx signs UTF-8 payloads)") from None
+        try:
             self._key.verify(raw, stamp.encode("ascii") + b"|" + body)
         except InvalidSignature:
             raise Unverified(f"missing or invalid {SIGNATURE_HEADER}") from None

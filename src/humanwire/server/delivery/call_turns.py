@@ -132,19 +132,26 @@ class CallTurns:
 
     # -- a markup turn (TwiML / TeXML) --------------------------------------------------
     async def turn(self, params: Mapping[str, str], query: Mapping[str, str]) -> str:
+        """The markup answering one of the carrier's requests for the call. Each answer
+        names the next turn in its URLs (``turn=N``); a request for a turn already
+        answered (the carrier retrying, or a replay) gets the same answer again and
+        changes nothing."""
         from ..voice import hangup, say_and_dial, say_and_hangup, say_and_listen, voicemail
 
         sid = params.get("CallSid", "")
         state = self._state(sid, params, query, create=True)
         if state is None:
             return say_and_hangup("Sorry, this number does not take calls. Goodbye.")
+        if state["started"] and query.get("turn") != str(state.get("turn", 0)):
+            return str(state.get("last") or hangup())
         record = self.engine.store.get_interaction(str(state["interactionId"]))
         if record is None or record.status != "pending" or self.agent is None:
             return hangup()
         request = record.request
         voice = str(request.get("voice") or "female")
         language = str(request.get("language") or "en-US")
-        action = f"{self.voice_url}?interaction={record.id}"
+        next_turn = int(state.get("turn", 0)) + 1
+        action = f"{self.voice_url}?interaction={record.id}&turn={next_turn}"
         transcript: list[list[str]] = state["transcript"]
         if state["started"]:
             heard = "" if query.get("silence") else params.get("SpeechResult", "").strip()
@@ -160,11 +167,9 @@ class CallTurns:
                 turn = await self.agent.inbound_next([tuple(t) for t in transcript])  # type: ignore[misc]
                 text, turn_action = turn.text, turn.action
         elif not state["started"] and params.get("AnsweredBy", "") in (*MACHINE, "fax"):
-            message = await self.agent.voicemail(prompt)
-            state.update(started=True, voicemail=message)
-            transcript.append(["agent", message])
-            self._save(sid, state)
-            return voicemail(message, voice=voice, language=language)
+            text = await self.agent.voicemail(prompt)
+            state["voicemail"] = text
+            turn_action = "voicemail"
         elif not state["started"]:
             turn = await self.agent.opening(prompt, transfer_available=transfer_to is not None)
             text, turn_action = turn.text, turn.action
@@ -175,18 +180,21 @@ class CallTurns:
                 transfer_available=transfer_to is not None,
             )
             text, turn_action = turn.text, turn.action
-        state["started"] = True
         transcript.append(["agent", text])
-        if turn_action == "transfer" and transfer_to is not None:
+        if turn_action == "voicemail":
+            markup = voicemail(text, voice=voice, language=language)
+        elif turn_action == "transfer" and transfer_to is not None:
             state["transferred"] = True
-            self._save(sid, state)
-            return say_and_dial(
+            markup = say_and_dial(
                 text, transfer_to, caller_id=record.from_addr, voice=voice, language=language
             )
+        elif turn_action == "say":
+            markup = say_and_listen(text, action_url=action, voice=voice, language=language)
+        else:
+            markup = say_and_hangup(text, voice=voice, language=language)
+        state.update(started=True, turn=next_turn, last=markup)
         self._save(sid, state)
-        if turn_action == "say":
-            return say_and_listen(text, action_url=action, voice=voice, language=language)
-        return say_and_hangup(text, voice=voice, language=language)
+        return markup
 
     # -- the end of a call ------------------------------------------------------------------
     def status(self, params: Mapping[str, str], query: Mapping[str, str]) -> None:

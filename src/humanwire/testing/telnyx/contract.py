@@ -22,7 +22,7 @@ from typing import Any, Union, get_args, get_origin
 
 from typing_extensions import NotRequired, Required, is_typeddict
 
-__all__ = ["ContractViolation", "check", "query"]
+__all__ = ["ContractViolation", "check", "query", "wire_fields"]
 
 
 class ContractViolation(Exception):
@@ -33,7 +33,7 @@ class ContractViolation(Exception):
 
 
 @cache
-def _fields(typed_dict: type) -> tuple[dict[str, tuple[str, Any]], frozenset[str]]:
+def wire_fields(typed_dict: type) -> tuple[dict[str, tuple[str, Any]], frozenset[str]]:
     """wire name → (python name, type), and the required wire names."""
     hints = typing.get_type_hints(typed_dict, include_extras=True)
     required_python = set(getattr(typed_dict, "__required_keys__", ()))
@@ -90,7 +90,7 @@ def check(tp: Any, value: Any, pointer: str = "", *, text: bool = False) -> None
     if is_typeddict(tp):
         if not isinstance(value, Mapping):
             raise ContractViolation("must be an object", pointer)
-        fields, required = _fields(tp)
+        fields, required = wire_fields(tp)
         for key in value:
             if key not in fields:
                 raise ContractViolation(f"unknown parameter {key!r}", f"{pointer}/{key}")
@@ -143,7 +143,7 @@ def query(params: Iterable[tuple[str, str]], typed_dict: type) -> dict[str, Any]
         top-level wire name is taken whole (``page[size]``), any other ``a[b][c]`` nests;
         ``a[]`` or a repeated name is an array (as is a comma-separated value where the type
     wants one: the package sends arrays that way)."""
-    top, _required = _fields(typed_dict)
+    top, _required = wire_fields(typed_dict)
     result: dict[str, Any] = {}
     for key, value in params:
         array = key.endswith("[]")

@@ -24,10 +24,11 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from typing_extensions import is_typeddict
 
 from .._fake_server import poll_until
 from ..twilio.fake import CalleeScript
-from .contract import ContractViolation, check, query
+from .contract import ContractViolation, check, query, wire_fields
 
 __all__ = [
     "CalleeScript",
@@ -410,10 +411,10 @@ class FakeTelnyx:
         ("DELETE", re.compile(r"/v2/phone_numbers/(?P<id>[^/]+)"), "numbers.release"),
         ("GET", re.compile(r"/v2/available_phone_numbers"), "numbers.available"),
         ("POST", re.compile(r"/v2/number_orders"), "numbers.order"),
-        ("POST", re.compile(r"/v2/texml/Accounts/(?P<account>[^/]+)/Calls"), "calls.create"),
+        ("POST", re.compile(r"/v2/texml/Accounts/(?P<account_sid>[^/]+)/Calls"), "calls.create"),
         (
             "POST",
-            re.compile(r"/v2/texml/Accounts/(?P<account>[^/]+)/Calls/(?P<sid>[^/]+)"),
+            re.compile(r"/v2/texml/Accounts/(?P<account_sid>[^/]+)/Calls/(?P<sid>[^/]+)"),
             "calls.update",
         ),
     )
@@ -428,7 +429,7 @@ class FakeTelnyx:
                 break
         else:
             return self._violation(method, path, "", "no such operation", 404, "10005")
-        if matched.groupdict().get("account") not in (None, self.account_sid):
+        if matched.groupdict().get("account_sid") not in (None, self.account_sid):
             return self._violation(method, path, operation, "not this account", 404, "10005")
         # The contract: the request's parameters against the published type.
         params: Any = None
@@ -443,7 +444,12 @@ class FakeTelnyx:
                 if not request.headers.get("content-type", "").startswith("application/json"):
                     raise ContractViolation("the body must be application/json", "")
                 params = json.loads(await request.body())
-                check(self.types[operation], params)
+                kind = self.types[operation]
+                # A path parameter the client takes as a keyword (account_sid) is a
+                # field of the published type: checked as if sent.
+                fields = wire_fields(kind)[0] if is_typeddict(kind) else {}
+                in_path = {k: v for k, v in matched.groupdict().items() if k in fields}
+                check(kind, {**in_path, **params} if isinstance(params, dict) else params)
         except (ContractViolation, ValueError) as exc:
             pointer = exc.pointer if isinstance(exc, ContractViolation) else ""
             return self._violation(method, path, operation, str(exc), 422, "10015", pointer)

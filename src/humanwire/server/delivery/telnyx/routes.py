@@ -2,8 +2,11 @@
 ``signed_route`` with Ed25519 over ``"{telnyx-timestamp}|{raw body}"`` (headers
 ``telnyx-signature-ed25519``, ``telnyx-timestamp``) and the account's public key, the
 timestamp within 300 s. A request that is unsigned, wrongly signed or stale is 403 and
-changes nothing; one whose signature was already acted on (a replay inside the 300 s) is
-403 too. A callback about a message or call this service does not know is answered
+changes nothing; one whose signature was already acted on at that URL (a replay inside
+the 300 s) is 403 too. A TeXML turn's URL names the turn (``turn=N``), so two turns with
+the same body in the same second are two requests, and a turn asked again (at another
+URL) is answered as before without changing anything (``delivery.call_turns``).
+A callback about a message or call this service does not know is answered
 harmlessly.
 
 Verified with ``cryptography`` rather than ``telnyx.lib.webhook_verification``: that
@@ -157,7 +160,10 @@ def telnyx_routes(provider: TelnyxProvider) -> list[ProviderRoute]:
         """``handler``, unless this signature was acted on before (then 403)."""
 
         async def run(request: Request, parsed: Any) -> Response:
-            signature = request.headers[SIGNATURE_HEADER]
+            # The URL is not signed: the same body to another turn's URL is another request.
+            signature = (
+                f"{request.headers[SIGNATURE_HEADER]} {request.url.path}?{request.url.query}"
+            )
             if replays.seen(signature):
                 refusals.info("telnyx %s refused (403): a replay", path)
                 return error_response(

@@ -1,0 +1,177 @@
+"""Calls through Telnyx's TeXML run by the same voice agent as Twilio's, end to end: the
+service places the call on the contract fake, the fake's scripted callee answers the
+service's TeXML turn by turn (callbacks signed with Ed25519), and a scripted chat model
+plays the agent's brain. The same outcomes, texts and errors as the Twilio path."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import httpx
+import pytest
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+from telnyx_support import HUMAN, OTHER_HUMAN, TELNYX_FROM, TELNYX_POOL, TelnyxLive, start_telnyx
+
+from humanwire import CallTimeoutError, HumanWire
+from humanwire.testing.receiver import WebhookReceiver
+from humanwire.testing.telnyx import CalleeScript, TelnyxFakeServer
+
+TRANSFER = "+13125550123"
+
+
+def brain(*replies: str) -> GenericFakeChatModel:
+    return GenericFakeChatModel(messages=iter([AIMessage(content=r) for r in replies]))
+
+
+def say(text: str) -> str:
+    return f'{{"action": "say", "text": "{text}"}}'
+
+
+def end(text: str) -> str:
+    return f'{{"action": "end", "text": "{text}"}}'
+
+
+Make = Callable[..., TelnyxLive]
+
+
+@pytest.fixture
+def voice_live(database: str, fake_telnyx: TelnyxFakeServer) -> Iterator[Make]:
+    made: list[TelnyxLive] = []
+
+    def make(model: GenericFakeChatModel, **changes: object) -> TelnyxLive:
+        runner, key = start_telnyx(database, fake_telnyx, voice_chat_model=model, **changes)
+        live = TelnyxLive(
+            fake_telnyx.fake,
+            runner,
+            HumanWire(api_key=key, base_url=runner.base_url, max_retries=0),
+            key,
+        )
+        made.append(live)
+        return live
+
+    yield make
+    for live in made:
+        live.client.close()
+        live.runner.stop()
+        assert live.fake.violations == []
+
+
+def test_a_call_is_talked_through_and_summarised(voice_live: Make) -> None:
+    live = voice_live(
+        brain(
+            say("Hi, this is Acme. Can you work Friday?"),
+            end("Great, see you Friday. Goodbye."),
+            "The person agreed to work on Friday.",
+        )
+    )
+    live.fake.callee(HUMAN, CalleeScript(says=["Yes, Friday works"]))
+    with WebhookReceiver() as receiver:
+        receiver.register(live.client)
+        ended = live.client.calls.create(
+            to=HUMAN,
+            prompt="You are Acme's scheduler. Ask if they can work Friday.",
+            wait_for_call_end=True,
+            voice="male",
+            language="en-GB",
+        )
+        [event] = receiver.wait_for("call.conversation.ended")
+    assert (ended.status, ended.outcome) == ("ended", "completed")
+    assert ended.summary == "The person agreed to work on Friday."
+    [call] = live.fake.calls
+    assert call.params["From"] == TELNYX_FROM and call.params["To"] == HUMAN
+    assert call.params["ApplicationSid"] == live.fake.connection_id
+    assert call.params["MachineDetection"] == "Enable"
+    assert call.params["StatusCallback"].startswith(f"{live.base_url}/providers/telnyx/call-status")
+    assert call.said == [
+        "Hi, this is Acme. Can you work Friday?",
+        "Great, see you Friday. Goodbye.",
+    ]
+    assert call.heard == ["Yes, Friday works"]
+    assert 'voice="Polly.Brian"' in call.texml[0]  # male, en-GB: the same markup as Twilio's
+    assert [(t.speaker, t.text) for t in event.payload.transcript or []] == [
+        ("agent", "Hi, this is Acme. Can you work Friday?"),
+        ("human", "Yes, Friday works"),
+        ("agent", "Great, see you Friday. Goodbye."),
+    ]
+
+
+def test_the_callee_asking_for_a_human_is_transferred(voice_live: Make) -> None:
+    live = voice_live(
+        brain(
+            say("Hello, this is the clinic about your appointment."),
+            '{"action": "transfer", "text": "Let me put you through."}',
+            "The patient asked for a person and was put through.",
+        )
+    )
+    live.fake.callee(HUMAN, CalleeScript(says=["I want to talk to a person"]))
+    ended = live.client.calls.create(
+        to=HUMAN,
+        prompt="Confirm the appointment; transfer if they ask for a person.",
+        transfer_to=TRANSFER,
+        wait_for_call_end=True,
+    )
+    assert ended.outcome == "transferred"
+    assert TRANSFER in (ended.summary or "")
+    assert live.fake.calls[0].transferred_to == TRANSFER
+
+
+def test_an_answering_machine_gets_the_voicemail_and_no_answer(voice_live: Make) -> None:
+    live = voice_live(brain('{"text": "Hi, Acme here: please call us back about Friday."}'))
+    live.fake.callee(HUMAN, CalleeScript(answer="machine"))
+    ended = live.client.calls.create(
+        to=HUMAN,
+        prompt="Ask about Friday. Voicemail: ask them to call back.",
+        wait_for_call_end=True,
+    )
+    assert (ended.outcome, ended.error) == ("no_answer", "human did not respond")
+    assert live.fake.calls[0].said == ["Hi, Acme here: please call us back about Friday."]
+    assert "voicemail" in (ended.summary or "")
+
+
+@pytest.mark.parametrize("answer", ["no-answer", "busy", "failed"])
+def test_a_call_nobody_takes_is_no_answer(voice_live: Make, answer: str) -> None:
+    live = voice_live(brain())
+    live.fake.callee(HUMAN, CalleeScript(answer=answer))  # type: ignore[arg-type]
+    ended = live.client.calls.create(to=HUMAN, prompt="Ask about Friday.", wait_for_call_end=True)
+    assert (ended.outcome, ended.error) == ("no_answer", "human did not respond")
+    assert live.fake.calls[0].said == []
+
+
+def test_phone_call_past_its_limit_is_a_timeout_and_the_call_is_hung_up(voice_live: Make) -> None:
+    live = voice_live(brain(*[say(f"Question {i}?") for i in range(40)]), phone_call_limit=2.0)
+    live.fake.callee(HUMAN, CalleeScript(says=["hmm"] * 200, seconds_per_turn=0.3))
+    with pytest.raises(CallTimeoutError):
+        live.client.phone.call(to=HUMAN, message="Keep them talking.")
+    live.fake.wait_for(lambda: live.fake.calls[0].done, timeout=10)
+    call = live.fake.calls[0]
+    assert call.hang_up_requested and call.ended_by == "api"
+    assert call.params["TimeLimit"] == 32
+    assert any(r.operation == "calls.update" and call.sid in r.path for r in live.fake.requests)
+
+
+def test_an_inbound_call_to_a_reserved_number_takes_a_message(voice_live: Make) -> None:
+    live = voice_live(brain("A caller asked whether the flat is still available."))
+    live.client.numbers.reserve(TELNYX_POOL[0])
+    with WebhookReceiver() as receiver:
+        receiver.register(live.client)
+        call = live.fake.inbound_call(
+            OTHER_HUMAN, TELNYX_POOL[0], CalleeScript(says=["Is the flat still available?"])
+        )
+        [event] = receiver.wait_for("call.conversation.ended")
+    assert event.payload.summary == "A caller asked whether the flat is still available."
+    assert (event.payload.from_, event.payload.to) == (OTHER_HUMAN, TELNYX_POOL[0])
+    assert call.heard == ["Is the flat still available?"]
+    assert len(call.said) == 2  # the greeting, then the thanks
+
+
+def test_voice_turns_need_telnyxs_signature(voice_live: Make) -> None:
+    live = voice_live(brain())
+    url = f"{live.base_url}/providers/telnyx/voice"
+    assert httpx.post(url, data={"CallSid": "v3:x"}).status_code == 403
+    unknown = live.fake.post_signed(
+        url,
+        b"CallSid=v3%3Aunknown&Direction=outbound-api&To=%2B12025550100",
+        content_type="application/x-www-form-urlencoded",
+    )
+    assert unknown.status_code == 200 and "<Hangup" in unknown.text

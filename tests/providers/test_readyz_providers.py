@@ -9,9 +9,11 @@ import socket
 
 import httpx
 from slack_support import start_slack_live
+from telnyx_support import start_telnyx
 from twilio_support import start_live
 
 from humanwire.testing.slack import SlackFakeServer
+from humanwire.testing.telnyx import TelnyxFakeServer
 from humanwire.testing.twilio import TwilioFakeServer
 
 
@@ -95,3 +97,30 @@ def test_slack_token_accepted_or_refused(database: str, fake_slack: SlackFakeSer
     slack = refused.json()["checks"]["slack"]
     assert slack == {"ok": False, "detail": "slack.bot_token refused by auth.test (invalid_auth)"}
     assert revoked not in refused.text
+
+
+def test_telnyx_credentials_accepted_and_a_wrong_key_is_not_ready(
+    database: str, fake_telnyx: TelnyxFakeServer
+) -> None:
+    runner, _key = start_telnyx(database, fake_telnyx)
+    try:
+        response = _readyz(runner.base_url)
+    finally:
+        runner.stop()
+    assert response.status_code == 200, response.text
+    assert response.json()["checks"]["telnyx"] == {
+        "ok": True,
+        "detail": "telnyx credentials accepted",
+    }
+    assert [r.operation for r in fake_telnyx.fake.requests] == ["numbers.list"]
+    wrong = "KEY" + "0" * 32
+    runner, _key = start_telnyx(database, fake_telnyx, telnyx={"api_key": wrong})
+    try:
+        response = _readyz(runner.base_url)
+    finally:
+        runner.stop()
+    assert response.status_code == 503, response.text
+    telnyx = response.json()["checks"]["telnyx"]
+    assert telnyx["ok"] is False and telnyx["detail"].startswith("telnyx.api_key refused")
+    assert "10009" in telnyx["detail"] and wrong not in response.text
+    assert fake_telnyx.fake.violations == []

@@ -822,6 +822,7 @@ def test_trusted_proxies_default_to_this_machine(tmp_path: Path) -> None:
 
     settings = load_settings(None, {}, {})
     assert settings.to_service_config().trusted_proxies == ("127.0.0.1", "::1")
+
     rows = {key: (value, source) for key, value, source in effective_configuration(settings)}
     assert rows["trusted_proxies"] == ("127.0.0.1, ::1", "default")
 
@@ -888,6 +889,7 @@ def test_the_effective_configuration_masks_every_secret(tmp_path: Path) -> None:
     )
     env = {"HUMANWIRE_DATABASE_URL": "postgresql://hw:db-5ecret-pw@db.internal:5432/hw"}
     settings = load_settings(path, env, {"port": 9000})
+
     rows = {key: (value, source) for key, value, source in effective_configuration(settings)}
     assert set(rows) == {key for key in env_var_names() if key != "twilio.whatsapp_templates"} | {
         f"twilio.whatsapp_templates.{name}" for name in ("notification", "request", "form")
@@ -939,3 +941,75 @@ def test_the_reference_writer_replaces_only_its_block(tmp_path: Path) -> None:
     assert write_reference(path) is True
     assert path.read_text() == f"# Title\n\n{config_reference()}\n\nAfter.\n"
     assert write_reference(path) is False
+
+
+# -- Telnyx and the carrier order ---------------------------------------------------------
+TELNYX_KEY = "KEY0123456789ABCDEF0123456789ABCDEF"
+TELNYX_PUBLIC = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
+
+
+def test_telnyx_from_the_file_and_the_environment(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        'public_url = "https://hw.example.com"\n'
+        f'[telnyx]\npublic_key = "{TELNYX_PUBLIC}"\nsms_from = "+13125550100"\n'
+        'connection_id = "1293384261075731499"\naccount_sid = "acct-1"\n'
+        '[telephony]\norder = ["telnyx", "twilio"]\n',
+    )
+    settings = load_settings(
+        path,
+        {"HUMANWIRE_TELNYX_API_KEY": TELNYX_KEY, "HUMANWIRE_TELNYX_NUMBERS": "+13125550101"},
+        {},
+    )
+    config = settings.to_service_config(voice_model="openai:gpt-4o-mini")
+    assert config.telnyx is not None and config.telnyx.api_key == TELNYX_KEY
+    assert config.telnyx.numbers == ("+13125550101",)
+    assert config.telephony_order == ("telnyx", "twilio")
+    assert channel_routes(config) == {
+        "sms": "telnyx",
+        "whatsapp": "sandbox",
+        "slack": "sandbox",
+        "call": "telnyx",
+    }
+    from humanwire.server.settings import effective_configuration, format_configuration
+
+    rows = {key: (value, source) for key, value, source in effective_configuration(settings)}
+    assert rows["telnyx.api_key"][0] == "********"
+    text = format_configuration(effective_configuration(settings))
+    assert TELNYX_KEY not in text and "acct-1" not in text
+
+
+@pytest.mark.parametrize(
+    ("toml", "expected"),
+    [
+        (f'[telnyx]\napi_key = "{TELNYX_KEY}"\nsms_from = "+13125550100"\n', "telnyx.public_key"),
+        (f'[telnyx]\napi_key = "{TELNYX_KEY}"\npublic_key = "{TELNYX_PUBLIC}"\n', "sms_from"),
+        (
+            f'[telnyx]\napi_key = "{TELNYX_KEY}"\npublic_key = "{TELNYX_PUBLIC}"\n'
+            'sms_from = "+13125550100"\nconnection_id = "1"\n',
+            "account_sid go together",
+        ),
+        ('[telnyx]\npublic_key = "bm90IGEga2V5"\n', "Ed25519 public key"),
+        ('[telephony]\norder = ["twilio", "vonage"]\n', "telephony.order"),
+        ('[telephony]\norder = ["twilio", "twilio"]\n', "each once"),
+    ],
+)
+def test_a_half_or_wrongly_configured_telnyx_is_refused(
+    tmp_path: Path, toml: str, expected: str
+) -> None:
+    path = write(tmp_path, 'public_url = "https://hw.example.com"\n' + toml)
+    with pytest.raises(SettingsError) as refused:
+        load_settings(path, {}, {}).check()
+    assert expected in str(refused.value)
+    assert TELNYX_KEY not in str(refused.value)
+
+
+def test_telnyx_without_a_teXML_application_keeps_calls_elsewhere() -> None:
+    from humanwire.server.config import TelnyxConfig
+
+    telnyx = TelnyxConfig(api_key=TELNYX_KEY, public_key=TELNYX_PUBLIC, sms_from="+13125550100")
+    config = ServiceConfig(telnyx=telnyx, voice_model="openai:gpt-4o-mini")
+    assert channel_routes(config)["sms"] == "telnyx"
+    assert channel_routes(config)["call"] == "sandbox"
+    [call] = [line for line in startup_lines(config) if line.startswith("call")]
+    assert "telnyx.connection_id" in call

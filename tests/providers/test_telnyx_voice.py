@@ -5,6 +5,7 @@ plays the agent's brain. The same outcomes, texts and errors as the Twilio path.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 
 import httpx
@@ -12,6 +13,7 @@ import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from telnyx_support import HUMAN, OTHER_HUMAN, TELNYX_FROM, TELNYX_POOL, TelnyxLive, start_telnyx
+from twilio_support import in_background
 
 from humanwire import CallTimeoutError, HumanWire
 from humanwire.testing.receiver import WebhookReceiver
@@ -175,3 +177,53 @@ def test_voice_turns_need_telnyxs_signature(voice_live: Make) -> None:
         content_type="application/x-www-form-urlencoded",
     )
     assert unknown.status_code == 200 and "<Hangup" in unknown.text
+
+
+def test_a_turn_asked_again_is_answered_as_before_and_changes_nothing(voice_live: Make) -> None:
+    """Telnyx retrying a turn (or a replay of it, freshly signed, which the signature
+    cannot tell apart): the same markup, no second entry in the transcript, no extra
+    question to the brain. Shared with Twilio's turns (``delivery.call_turns``)."""
+    live = voice_live(
+        brain(
+            say("Can you work Friday?"),
+            say("Morning or afternoon?"),
+            end("Morning it is. Goodbye."),
+            "They will work Friday morning.",
+        )
+    )
+    live.fake.callee(HUMAN, CalleeScript(says=["Yes", "Morning"], seconds_per_turn=1.5))
+
+    def place() -> None:
+        ended = live.client.calls.create(
+            to=HUMAN, prompt="Ask about Friday.", wait_for_call_end=True
+        )
+        assert ended.summary == "They will work Friday morning."
+
+    with WebhookReceiver() as receiver:
+        receiver.register(live.client)
+        placed = in_background(place)
+        live.fake.wait_for(
+            lambda: live.fake.calls and len(live.fake.calls[0].texml) >= 2, timeout=10
+        )
+        [(url, body)] = [
+            (url, body)
+            for url, body, _status in live.fake.callbacks
+            if "turn=1" in url and b"Yes" in body
+        ]
+        # Signed anew (another timestamp: the same signature at the same URL is a replay, 403).
+        again = live.fake.post_signed(
+            url,
+            body,
+            timestamp=int(time.time()) - 2,
+            content_type="application/x-www-form-urlencoded",
+        )
+        assert again.status_code == 200 and again.text == live.fake.calls[0].texml[1]
+        placed()
+        [event] = receiver.wait_for("call.conversation.ended")
+    assert [(t.speaker, t.text) for t in event.payload.transcript or []] == [
+        ("agent", "Can you work Friday?"),
+        ("human", "Yes"),
+        ("agent", "Morning or afternoon?"),
+        ("human", "Morning"),
+        ("agent", "Morning it is. Goodbye."),
+    ]

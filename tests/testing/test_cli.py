@@ -392,3 +392,51 @@ numbers = ["+14155550102"]
     everything = "\n".join(served.lines) + out + err
     assert TOKEN not in everything and "5ecret" not in everything
     assert SID not in everything
+
+
+def test_serve_with_twilio_and_telnyx_says_which_carrier_carries_what(
+    serve: Callable[..., Served], tmp_path: Path
+) -> None:
+    port = _free_port()
+    closed = _free_port()  # nothing listens there: the carriers are unverified, not called
+    telnyx_key = "KEY" + "5ecret" * 5
+    config = tmp_path / "humanwire.toml"
+    config.write_text(
+        f"""
+port = {port}
+db = "served.db"
+public_url = "http://127.0.0.1:{port}"
+
+[twilio]
+account_sid = "{SID}"
+api_base = "http://127.0.0.1:{closed}"
+sms_from = "+14155550100"
+
+[telnyx]
+public_key = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
+api_base = "http://127.0.0.1:{closed}/v2"
+sms_from = "+13125550100"
+numbers = ["+13125550102"]
+
+[telephony]
+order = ["telnyx", "twilio"]
+""",
+        encoding="utf-8",
+    )
+    served = serve(
+        "--config",
+        str(config),
+        port=str(port),
+        env={"HUMANWIRE_TWILIO_AUTH_TOKEN": TOKEN, "HUMANWIRE_TELNYX_API_KEY": telnyx_key},
+    )
+    assert served.get("/healthz").json() == {"status": "ok"}
+    served.process.send_signal(signal.SIGTERM)
+    out, err = served.process.communicate(timeout=20)
+    assert served.process.returncode == 0, err
+    lines = [line.strip() for line in err.splitlines()]
+    assert f"sms       → Telnyx (from +13125550100; api http://127.0.0.1:{closed}/v2)" in lines
+    assert "sms       → Twilio for its own numbers (+14155550100)" in lines
+    assert "numbers   Twilio (no pool; buying off)" in lines
+    assert "numbers   Telnyx (pool of 1; buying off)" in lines
+    everything = "\n".join(served.lines) + out + err
+    assert TOKEN not in everything and "5ecret" not in everything

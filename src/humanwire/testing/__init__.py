@@ -40,6 +40,12 @@ callbacks as Twilio does and plays the phone (replies, delivery failures, script
 callees). Point ``twilio.api_base`` at it to test a deployment end to end with no
 account; see that module's docstring.
 
+``humanwire.testing.telnyx`` is the same for Telnyx (``humanwire[telnyx]``): it checks
+every request against the ``telnyx`` package's published request types, signs its webhooks
+with an Ed25519 key pair it makes (the service is given ``fake.public_key``) and runs a
+call's TeXML with scripted callees. Point ``telnyx.api_base`` at ``server.api_base``; see
+that module's docstring and ``docs/going-live/telnyx.md``.
+
 Example::
 
     def test_agent_asks_before_deploying(humanwire_client, human):

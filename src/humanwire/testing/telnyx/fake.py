@@ -487,7 +487,7 @@ class FakeTelnyx:
                     for n in self.numbers.values()
                     if not n.released and (wanted is None or n.phone_number == wanted)
                 ]
-            return JSONResponse({"data": found, "meta": {"total_results": len(found)}})
+            return JSONResponse(_page(found, params))
         if operation in ("numbers.update", "numbers.messaging", "numbers.release"):
             with self.lock:
                 number = self.numbers.get(str(path["id"]))
@@ -797,6 +797,22 @@ _TITLES = {
     "40310": "Invalid 'to' address",
     "40300": "Blocked due to STOP message",
 }
+
+
+def _page(items: list[dict[str, Any]], params: Mapping[str, Any]) -> dict[str, Any]:
+    """One page holding everything (``page[number]`` past 1 is empty), with the ``meta``
+    the package's paginator reads to stop."""
+    number = int(params.get("page[number]") or 1)
+    size = int(params.get("page[size]") or 20)
+    return {
+        "data": items if number == 1 else [],
+        "meta": {
+            "page_number": number,
+            "page_size": size,
+            "total_pages": 1,
+            "total_results": len(items),
+        },
+    }
 
 
 def _now() -> str:

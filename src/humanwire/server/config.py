@@ -6,9 +6,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-DEFAULT_HUMAN_PHONE = "+12025550100"
-"""The inbox's default human on the embedded service; never handed out as reservable."""
-DEFAULT_HUMAN_SLACK = "U0HUMAN0001"
+# The sandbox's default human is the client's too (approval.default_recipient): defined
+# with the wire types, re-exported here.
+from humanwire.types.sandbox import DEFAULT_HUMAN_PHONE as DEFAULT_HUMAN_PHONE
+from humanwire.types.sandbox import DEFAULT_HUMAN_SLACK as DEFAULT_HUMAN_SLACK
+
 SHARED_SMS_NUMBER = "+12025550199"
 """The shared number texts come from when the account has no reserved number."""
 SHARED_WHATSAPP_NUMBER = "+12025550198"

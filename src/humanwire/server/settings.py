@@ -46,7 +46,7 @@ from pydantic import (
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError
 
-from humanwire.types._base import check_e164
+from humanwire.types.rules import check_e164
 
 from .config import ServiceConfig, SlackConfig, TwilioConfig
 from .store import is_database_url

@@ -15,7 +15,7 @@ import phonenumbers
 from email_validator import SPECIAL_USE_DOMAIN_NAMES, EmailNotValidError, validate_email
 
 from humanwire.types import Form, FormField
-from humanwire.types._pattern import PatternError, compiled_pattern
+from humanwire.types.rules import PatternError, compiled_pattern
 
 from .address import AddressValidator, get_address_validator
 from .worker import off_loop

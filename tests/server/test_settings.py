@@ -897,16 +897,16 @@ def test_the_effective_configuration_masks_every_secret(tmp_path: Path) -> None:
         assert secret not in text
 
 
-# -- the reference in the README ----------------------------------------------------------------
-def test_the_readme_reference_is_the_generated_one() -> None:
+# -- the reference in docs/operating/configuration.md -------------------------------------------
+def test_the_documented_reference_is_the_generated_one() -> None:
     from humanwire.server.settings import REFERENCE_END, REFERENCE_START, config_reference
 
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = (REPO / "docs" / "operating" / "configuration.md").read_text(encoding="utf-8")
     start, end = readme.index(REFERENCE_START), readme.index(REFERENCE_END)
     in_readme = readme[start : end + len(REFERENCE_END)]
     assert in_readme == config_reference(), (
-        "the README's configuration reference is stale: "
-        "python -m humanwire.server.settings --write README.md"
+        "the configuration reference is stale: "
+        "python -m humanwire.server.settings --write docs/operating/configuration.md"
     )
     # Every key with its variable, and a meaning for every key.
     for key, variable in env_var_names().items():

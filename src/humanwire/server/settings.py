@@ -14,7 +14,8 @@ unset. A relative ``db`` in the file is relative to the file's directory.
 Sections: the service's tunables (``[limits]``, ``[spam]``, ``[webhooks]``, ``[calls]``,
 ``[inbox]``, ``[http]``, mapped onto :class:`ServiceConfig` by :data:`SERVICE_CONFIG_FIELDS`) and
 the providers (``[twilio]``, ``[slack]``, ``[voice]``). :func:`effective_configuration` is what
-``humanwire serve --print-config`` shows; :func:`config_reference` the README's table.
+``humanwire serve --print-config`` shows; :func:`config_reference` the table of
+docs/operating/configuration.md.
 
 Nothing unknown or invalid is let through: an unknown key, a bad value or a
 half-configured provider raises :class:`SettingsError`, naming the key and where its
@@ -336,7 +337,7 @@ class _Strict(BaseModel):
 
 
 def _about(text: str) -> Any:
-    """The field's meaning: shown in the configuration reference (README)."""
+    """The field's meaning: shown in the configuration reference (docs/operating)."""
     return Field(description=text)
 
 
@@ -1062,8 +1063,8 @@ REFERENCE_END = "<!-- end of the configuration reference -->"
 def config_reference() -> str:
     """The configuration reference (Markdown, between its marker comments), walked from
     the model: every key, its environment variable, what it takes and its default, and
-    its description. ``python -m humanwire.server.settings --write README.md`` puts it in
-    the README; a test keeps the two equal."""
+    its description. ``python -m humanwire.server.settings --write
+    docs/operating/configuration.md`` puts it in that page; a test keeps the two equal."""
     variables = env_var_names()
     lines = [
         REFERENCE_START,
@@ -1169,9 +1170,12 @@ def _main(argv: list[str]) -> int:
         changed = write_reference(argv[1])
         print(f"{argv[1]}: {'updated' if changed else 'up to date'}")
         return 0
-    print("usage: python -m humanwire.server.settings --reference | --write README.md")
+    print(
+        "usage: python -m humanwire.server.settings --reference"
+        " | --write docs/operating/configuration.md"
+    )
     return 2
 
 
-if __name__ == "__main__":  # pragma: no cover - the README test runs the functions
+if __name__ == "__main__":  # pragma: no cover - the reference's test runs the functions
     sys.exit(_main(sys.argv[1:]))

@@ -54,7 +54,6 @@ HUMANWIRE_ENVIRONMENT = (
 )
 
 
-
 # --- fixtures (imported by each folder's conftest) --------------------------------------
 
 

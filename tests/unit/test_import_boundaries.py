@@ -36,3 +36,37 @@ def test_the_slack_fake_grants_the_scopes_the_service_asks_for() -> None:
     from humanwire.testing.slack import DEFAULT_SCOPES
 
     assert set(DEFAULT_SCOPES) == set(BOT_SCOPES)
+
+
+def _private_names_across_the_server_boundary() -> list[str]:
+    """``from X import _name`` where one side is ``humanwire.server`` and the other not:
+    import-linter sees modules, not the names taken from them."""
+    import ast
+
+    src = ROOT / "src"
+    found = []
+    for path in (src / "humanwire").rglob("*.py"):
+        parts = list(path.relative_to(src).with_suffix("").parts)
+        package = parts[:-1]  # a module's package; an __init__'s is its own
+        module = ".".join(parts if parts[-1] != "__init__" else parts[:-1])
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                target = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                target = node.module or ""
+            if not target.startswith("humanwire"):
+                continue
+            in_server = module.startswith("humanwire.server")
+            if in_server == target.startswith("humanwire.server"):
+                continue
+            private = [a.name for a in node.names if a.name.startswith("_")]
+            private = [name for name in private if not name.startswith("__")]
+            found += [f"{module} imports {target}.{name}" for name in private]
+    return found
+
+
+def test_no_private_name_crosses_the_server_boundary() -> None:
+    assert _private_names_across_the_server_boundary() == []

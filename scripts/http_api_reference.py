@@ -154,9 +154,7 @@ def render(document: dict[str, Any]) -> str:
                 for param in params:
                     required = "yes" if param.get("required") else "no"
                     meaning = _cell(param.get("description", ""))
-                    lines.append(
-                        f"| `{param['name']}` | {param['in']} | {required} | {meaning} |"
-                    )
+                    lines.append(f"| `{param['name']}` | {param['in']} | {required} | {meaning} |")
                 lines.append("")
             body = op.get("requestBody")
             if body:

@@ -41,6 +41,7 @@ from humanwire.server.forms.address import (
     NOT_FOUND_MESSAGE,
     UNAVAILABLE_MESSAGE,
     UNCHECKED_NOTICE,
+    corrected_message_for_json,
 )
 from humanwire.server.runner import ServiceRunner
 from humanwire.testing.service import fast_config
@@ -158,6 +159,9 @@ def test_a_corrected_address_is_offered_and_accepted_without_javascript(
     box = re.search(r'<input type="checkbox" id="f-home-use" name="([^"]+)" value="([^"]+)"', html)
     assert box is not None and box.groups() == ("home:use-suggestion", GOOGLE_FORMATTED)
     assert CORRECTED in html  # the typed address is still in the box, unticked
+    as_json = httpx.post(sent.form_url, json={"values": {"name": "Ada", "home": CORRECTED}})
+    assert as_json.status_code == 400
+    assert as_json.json()["error"]["message"] == corrected_message_for_json(GOOGLE_FORMATTED)
     # Ticking "Use this address" and sending again: the suggestion is the answer.
     accepted = post(
         sent.form_url, {"name": "Ada", "home": CORRECTED, "home:use-suggestion": GOOGLE_FORMATTED}

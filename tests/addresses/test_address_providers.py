@@ -41,6 +41,7 @@ from humanwire.server.forms.address import (
     AddressCheck,
 )
 from humanwire.server.forms.address_providers import (
+    TOO_LONG_MESSAGE,
     ProviderAddressValidator,
     build_address_validator,
 )
@@ -273,3 +274,14 @@ async def test_a_slow_provider_does_not_hold_the_event_loop(
         ticker.cancel()
     # Five checks waited on the provider together, for one timeout, and the loop ran on.
     assert ticks >= (TIMEOUT / 0.01) * 0.5
+
+
+async def test_an_address_too_long_is_refused_without_asking(
+    fakes: dict[type[AddressFake], AddressFakeServer],
+) -> None:
+    server = fakes[GoogleFake]
+    config = AddressConfig(provider="google", api_key=API_KEY, api_base=server.base_url)
+    before = server.fake.count()
+    result = await check(config, VALID + ", " + "x" * 300)
+    assert result == AddressCheck(ok=False, message=TOO_LONG_MESSAGE)
+    assert server.fake.count() == before

@@ -19,6 +19,7 @@ from starlette.staticfiles import StaticFiles
 from .config import ServiceConfig
 from .engine import Engine, FormView
 from .errors import Conflict, Gone, InvalidRequest, NotFound, ServiceError
+from .forms.address import corrected_message_for_json
 from .forms.countries import countries_json
 from .forms.html import SECURITY_HEADERS, Html
 from .forms.render import (
@@ -185,9 +186,12 @@ class FormPages:
             if view.state == "expired":
                 raise Gone("this form has expired")
             raw = _json_values(body)
-            errors = (await check_submission(view.form, raw, self.engine.addresses)).errors
-            if errors:
-                field, message = _first_error(view, errors)
+            checked = await check_submission(view.form, raw, self.engine.addresses)
+            if checked.errors:
+                field, message = _first_error(view, checked.errors)
+                if field in checked.suggestions:
+                    # No page to show it on: the correction is in the message.
+                    message = corrected_message_for_json(checked.suggestions[field])
                 raise InvalidRequest(message, field=field)
             await self.engine.submit_form(token, raw)
         except ServiceError as exc:

@@ -28,6 +28,7 @@ __all__ = [
     "AddressCheck",
     "AddressValidator",
     "StructuralAddressValidator",
+    "corrected_message_for_json",
     "country_name",
     "country_of",
     "same_address",
@@ -38,6 +39,14 @@ CORRECTED_MESSAGE = (
     "We found a closer match for this address. Use the suggested address below, "
     "or correct what you typed."
 )
+
+
+def corrected_message_for_json(suggestion: str) -> str:
+    """The corrected-address message of a JSON post, which has no page to show the
+    suggestion on."""
+    return f"We found a closer match for this address: {suggestion}. Send that address to use it."
+
+
 UNAVAILABLE_MESSAGE = (
     "We could not check this address just now. Your answers are kept: send the form "
     "again in a moment."

@@ -38,8 +38,10 @@ from .address import (
 
 __all__ = [
     "GOOGLE_API_BASE",
+    "MAX_CHECKED_LENGTH",
     "SMARTY_INTERNATIONAL_BASE",
     "SMARTY_US_BASE",
+    "TOO_LONG_MESSAGE",
     "GoogleAddressValidator",
     "NominatimAddressValidator",
     "ProviderAddressValidator",
@@ -54,6 +56,10 @@ GOOGLE_API_BASE = "https://addressvalidation.googleapis.com"
 SMARTY_US_BASE = "https://us-street.api.smarty.com"
 SMARTY_INTERNATIONAL_BASE = "https://international-street.api.smarty.com"
 
+MAX_CHECKED_LENGTH = 280
+"""Longest address a provider is asked about (Google's own bound on its input); a
+postal address is far shorter, and a paid call is not spent on a 10,000-character one."""
+TOO_LONG_MESSAGE = f"This address is too long to check (at most {MAX_CHECKED_LENGTH} characters)."
 NEEDS_UNIT_MESSAGE = "This address needs an apartment, suite or unit number. Add it and try again."
 
 
@@ -95,6 +101,8 @@ class ProviderAddressValidator:
 
     async def validate(self, address: str) -> AddressCheck:
         key = " ".join(address.split())
+        if len(key) > MAX_CHECKED_LENGTH:
+            return AddressCheck.not_found(TOO_LONG_MESSAGE)
         cached = self._cached(key)
         if cached is not None:
             return cached

@@ -254,6 +254,9 @@ def test_the_other_providers_offer_and_take_their_correction(provider: str, tmp_
                 refused = post(sent.form_url, {"name": "Ada", "home": CORRECTED})
                 assert refused.status_code == 400
                 assert f'value="{suggestion}"' in unescape(refused.text)
+                # OpenStreetMap's data is shown: its licence asks for the credit.
+                credit = "Address data © OpenStreetMap contributors (ODbL)"
+                assert (credit in unescape(refused.text)) == (provider == "nominatim")
                 accepted = post(
                     sent.form_url,
                     {"name": "Ada", "home": CORRECTED, "home:use-suggestion": suggestion},

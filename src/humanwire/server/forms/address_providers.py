@@ -83,6 +83,8 @@ class ProviderAddressValidator:
     address that could not be checked. A subclass implements ``lookup``."""
 
     name = "provider"
+    attribution = ""
+    """Shown under a suggested address when the data's licence asks for it."""
 
     def __init__(
         self, config: AddressConfig, *, transport: httpx.AsyncBaseTransport | None = None
@@ -331,6 +333,7 @@ class NominatimAddressValidator(ProviderAddressValidator):
     A valid address is stored as typed (OSM's names are not postal formatting)."""
 
     name = "nominatim"
+    attribution = "Address data © OpenStreetMap contributors (ODbL)"
 
     def __init__(
         self, config: AddressConfig, *, transport: httpx.AsyncBaseTransport | None = None

@@ -277,7 +277,7 @@ def _phone(form_field: FormField, value: str, region: str, error: str | None) ->
     )
 
 
-def _suggestion(form_field: FormField, suggestion: str) -> Html:
+def _suggestion(form_field: FormField, suggestion: str, attribution: str) -> Html:
     """The corrected address and the box that accepts it: a real form control, so the
     page works without JavaScript (``form.js`` also puts it in the text box)."""
     input_id, _, _ = _ids(form_field)
@@ -287,10 +287,11 @@ def _suggestion(form_field: FormField, suggestion: str) -> Html:
         '<p class="suggested" id="{id}-suggestion">{text}</p>'
         '<div class="check"><input type="checkbox" id="{id}-use" name="{name}" value="{text}" '
         'data-use-suggestion="{id}" aria-describedby="{id}-suggestion">'
-        '<label class="label" for="{id}-use">Use this address</label></div></div>',
+        '<label class="label" for="{id}-use">Use this address</label></div>{credit}</div>',
         id=input_id,
         name=form_field.id + USE_SUGGESTION_SUFFIX,
         text=suggestion,
+        credit=render('<p class="helper">{text}</p>', text=attribution) if attribution else "",
     )
 
 
@@ -300,6 +301,7 @@ def _field(
     default_phone: str,
     error: str | None,
     suggestion: str | None = None,
+    attribution: str = "",
 ) -> Html:
     value = posted.get(form_field.id, "")
     if form_field.type == "select":
@@ -312,9 +314,8 @@ def _field(
     else:
         inner = _text_like(form_field, value, error)
     if form_field.type == "address" and suggestion:
-        inner = render(
-            "{inner}{suggestion}", inner=inner, suggestion=_suggestion(form_field, suggestion)
-        )
+        offered = _suggestion(form_field, suggestion, attribution)
+        inner = render("{inner}{offered}", inner=inner, offered=offered)
     return render(
         '<div class="field field-{type}" data-field="{id}" data-type="{type}">{inner}</div>',
         type=form_field.type,
@@ -448,7 +449,14 @@ def render_form_page(
         summary = Html('<div class="summary" role="alert" tabindex="-1" data-summary hidden></div>')
     suggestions = suggestions or {}
     fields = join(
-        _field(f, posted, default_phone, field_errors.get(f.id), suggestions.get(f.id))
+        _field(
+            f,
+            posted,
+            default_phone,
+            field_errors.get(f.id),
+            suggestions.get(f.id),
+            str(getattr(addresses, "attribution", "")),
+        )
         for f in form.fields
     )
     body = render(

@@ -9,7 +9,8 @@ Shapes, from the providers' references:
   ``{"address": {"addressLines": [...], "regionCode"?}}``; answer ``{"result": {"verdict":
   {...possibleNextAction}, "address": {"formattedAddress", ...}}, "responseId"}``; errors
   ``{"error": {"code", "message", "status"}}``.
-- Smarty US Street: ``GET /street-address?auth-id&auth-token&street&candidates``; answer a
+- Smarty US Street: ``GET /street-address?street&candidates``, the secret key pair in
+  the query (``auth-id``, ``auth-token``) or as HTTP Basic credentials; answer a
   JSON array of candidates (``delivery_line_1``, ``last_line``, ``components``,
   ``analysis.dpv_match_code``, ``analysis.footnotes``); ``[]`` when nothing matches; 401
   for bad keys. International: ``GET /verify?auth-id&auth-token&country&freeform``;
@@ -24,6 +25,7 @@ Shapes, from the providers' references:
 from __future__ import annotations
 
 import asyncio
+import base64
 import re
 import threading
 import uuid
@@ -175,12 +177,23 @@ class SmartyFake(AddressFake):
         )
 
     def _authorized(self, request: Request) -> bool:
+        """Secret keys in the query (``auth-id``, ``auth-token``) or as HTTP Basic
+        credentials (what the SDK's ``BasicAuthCredentials`` sends)."""
         params = request.query_params
-        return params.get("auth-id") == AUTH_ID and params.get("auth-token") == AUTH_TOKEN
+        if params.get("auth-id") == AUTH_ID and params.get("auth-token") == AUTH_TOKEN:
+            return True
+        scheme, _, encoded = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "basic":
+            return False
+        try:
+            user, _, password = base64.b64decode(encoded).decode().partition(":")
+        except ValueError:
+            return False
+        return user == AUTH_ID and password == AUTH_TOKEN
 
     async def us_street(self, request: Request) -> Response:
         params = dict(request.query_params)
-        self.seen({"api": "us-street", "params": params})
+        self.seen({"api": "us-street", "params": params, "headers": dict(request.headers)})
         if not self._authorized(request):
             return Response("Unauthorized: The credentials were provided incorrectly.", 401)
         street = params.get("street")

@@ -191,8 +191,7 @@ async def test_refused_credentials_leave_the_address_unchecked_and_are_logged(
             ok=True, normalized=VALID, unchecked=True
         )
     assert "refused the credentials" in caplog.text
-    # Never a secret in the log: Smarty's token travels in the query.
-    assert "wrong" not in caplog.text
+    assert "wrong" not in caplog.text  # never a secret in the log
 
 
 async def test_google_sends_the_key_in_a_header_and_the_named_country(
@@ -228,7 +227,9 @@ async def test_smarty_picks_its_us_or_international_api(
     await check(config, VALID + ", USA")
     await check(config, UK_VALID)
     us, international = fake.requests[-2:]
-    assert us["api"] == "us-street" and us["params"]["street"] == VALID
+    assert us["api"] == "us-street" and us["params"] == {"street": VALID, "candidates": "1"}
+    # The key pair as HTTP Basic credentials, never in the URL.
+    assert us["headers"]["authorization"].startswith("Basic ")
     assert international["api"] == "international"
     assert international["params"]["country"] == "GB"
 

@@ -163,7 +163,7 @@ def _reason(exc: BaseException) -> str:
     if isinstance(exc, asyncio.TimeoutError | httpx.TimeoutException):
         return "timed out"
     if isinstance(exc, httpx.HTTPError):
-        return f"{type(exc).__name__}"  # never the URL: Smarty's carries the token
+        return f"{type(exc).__name__}"  # never the URL: it holds the address
     return str(exc) or type(exc).__name__
 
 
@@ -248,9 +248,9 @@ class SmartyAddressValidator(ProviderAddressValidator):
     """The US Street API (``GET /street-address``, freeform ``street``, strict matching:
     only deliverable addresses come back) for the US, the International Street API
     (``GET /verify``, ``freeform`` and ``country``) elsewhere. The country: the one the
-    address names, else ``[address] region``, else the US. Secret keys as Smarty
-    documents them: ``auth-id`` and ``auth-token`` in the query (the service never logs
-    a provider URL)."""
+    address names, else ``[address] region``, else the US. The secret key pair goes as
+    HTTP Basic credentials, as Smarty's own SDK sends it (``BasicAuthCredentials``), not
+    in the query: a URL ends up in logs."""
 
     name = "smarty"
 
@@ -260,16 +260,17 @@ class SmartyAddressValidator(ProviderAddressValidator):
             return await self._us(address)
         return await self._international(address, region)
 
-    def _auth(self) -> dict[str, str]:
-        return {"auth-id": self.config.auth_id or "", "auth-token": self.config.auth_token or ""}
+    async def _get(self, url: str, params: Mapping[str, str]) -> Any:
+        auth = (self.config.auth_id or "", self.config.auth_token or "")
+        return _json(await self._client.get(url, params=params, auth=auth))
 
     async def _us(self, address: str) -> AddressCheck:
         parts = _parts(address)
         if len(parts) > 1 and country_of(address) == "US":
             parts = parts[:-1]  # "…, USA": the US API wants no country
         base = (self.config.api_base or SMARTY_US_BASE).rstrip("/")
-        params = self._auth() | {"street": ", ".join(parts), "candidates": "1"}
-        data = await self._get_json(f"{base}/street-address", params)
+        params = {"street": ", ".join(parts), "candidates": "1"}
+        data = await self._get(f"{base}/street-address", params)
         if not isinstance(data, list):
             raise ProviderUnavailable("the answer is not a list of candidates")
         if not data:
@@ -292,8 +293,8 @@ class SmartyAddressValidator(ProviderAddressValidator):
 
     async def _international(self, address: str, region: str) -> AddressCheck:
         base = (self.config.api_base or SMARTY_INTERNATIONAL_BASE).rstrip("/")
-        params = self._auth() | {"freeform": _tidy(address), "country": region}
-        data = await self._get_json(f"{base}/verify", params)
+        params = {"freeform": _tidy(address), "country": region}
+        data = await self._get(f"{base}/verify", params)
         if not isinstance(data, list):
             raise ProviderUnavailable("the answer is not a list of candidates")
         if not data:

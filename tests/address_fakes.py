@@ -66,6 +66,8 @@ class AddressFake:
     """What every fake shares: the requests it saw, how long the slow address takes."""
 
     delay: float = 5.0
+    latency: float = 0.0
+    """Seconds every answer takes (benchmarks: a provider's round trip)."""
     requests: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -78,6 +80,8 @@ class AddressFake:
             return len(self.requests)
 
     async def slow(self, text: str) -> None:
+        if self.latency:
+            await asyncio.sleep(self.latency)
         if "slow lane" in key(text):
             await asyncio.sleep(self.delay)
 

@@ -70,6 +70,8 @@ class AddressConfig:
     cache_size: int = 1024
     """Checks remembered (an answer posted twice, re-checked by the engine: one call)."""
     cache_ttl: float = 600.0
+    unchecked_ttl: float = 5.0
+    """An unchecked answer is remembered this long only (one post: one timeout)."""
 
 
 @dataclass

@@ -9,7 +9,9 @@ A provider that is slow, down, over quota or refuses the credentials leaves the 
 *unchecked*: ``[address] on_unavailable`` accepts it as typed or refuses it with a
 message saying so; either way the person's input is kept. Answers are remembered for
 ``cache_ttl`` seconds (the page and the engine check one post each; a person who resends
-the same address costs one call)."""
+the same address costs one call), an unchecked one for ``unchecked_ttl`` seconds only
+(the engine's check of the same post does not wait out a second timeout, a person who
+sends again a little later is asked about again)."""
 
 from __future__ import annotations
 
@@ -118,11 +120,13 @@ class ProviderAddressValidator:
                 self.name,
                 _reason(exc),
             )
-            return self._unchecked(address)
+            unchecked = self._unchecked(address)
+            self._remember(key, unchecked, self.config.unchecked_ttl)
+            return unchecked
         if check.suggestion and same_address(check.suggestion, address):
             # The person accepted the suggestion: it is the provider's own version.
             check = AddressCheck.valid(check.suggestion)
-        self._remember(key, check)
+        self._remember(key, check, self.config.cache_ttl)
         return check
 
     async def lookup(self, address: str) -> AddressCheck:
@@ -140,17 +144,17 @@ class ProviderAddressValidator:
         entry = self._cache.get(key)
         if entry is None:
             return None
-        stored_at, check = entry
-        if time.monotonic() - stored_at > self.config.cache_ttl:
+        expires_at, check = entry
+        if time.monotonic() >= expires_at:
             del self._cache[key]
             return None
         self._cache.move_to_end(key)
         return check
 
-    def _remember(self, key: str, check: AddressCheck) -> None:
-        if self.config.cache_size <= 0:
+    def _remember(self, key: str, check: AddressCheck, ttl: float) -> None:
+        if self.config.cache_size <= 0 or ttl <= 0:
             return
-        self._cache[key] = (time.monotonic(), check)
+        self._cache[key] = (time.monotonic() + ttl, check)
         self._cache.move_to_end(key)
         while len(self._cache) > self.config.cache_size:
             self._cache.popitem(last=False)

@@ -299,3 +299,14 @@ async def test_an_address_too_long_is_refused_without_asking(
     result = await check(config, VALID + ", " + "x" * 300)
     assert result == AddressCheck(ok=False, message=TOO_LONG_MESSAGE)
     assert server.fake.count() == before
+
+
+async def test_an_answer_not_shaped_as_documented_leaves_the_address_unchecked(
+    fakes: dict[type[AddressFake], AddressFakeServer], caplog: pytest.LogCaptureFixture
+) -> None:
+    config = AddressConfig(provider="google", api_key=API_KEY, api_base=fakes[GoogleFake].base_url)
+    with caplog.at_level(logging.WARNING, logger="humanwire.addresses"):
+        result = await check(config, "1 Garbled Road, Springfield 12345")
+    assert result == AddressCheck(ok=False, message=UNAVAILABLE_MESSAGE, unchecked=True)
+    assert "not shaped as documented" in caplog.text
+    assert "Garbled" not in caplog.text  # never the address

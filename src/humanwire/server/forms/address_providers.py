@@ -114,7 +114,16 @@ class ProviderAddressValidator:
             # The whole lookup, connect to last byte, within the timeout (httpx's own
             # timeouts are per phase: a slow drip of bytes would outlast them).
             check = await asyncio.wait_for(self.lookup(address), self.config.timeout)
-        except (httpx.HTTPError, asyncio.TimeoutError, ProviderUnavailable, ValueError) as exc:
+        except (
+            httpx.HTTPError,
+            asyncio.TimeoutError,
+            ProviderUnavailable,
+            # An answer not shaped as documented: unchecked, never a 500 for the person.
+            ValueError,
+            TypeError,
+            KeyError,
+            AttributeError,
+        ) as exc:
             logger.warning(
                 "address provider %s gave no answer (%s): the address is unchecked",
                 self.name,
@@ -168,7 +177,9 @@ def _reason(exc: BaseException) -> str:
         return "timed out"
     if isinstance(exc, httpx.HTTPError):
         return f"{type(exc).__name__}"  # never the URL: it holds the address
-    return str(exc) or type(exc).__name__
+    if isinstance(exc, ProviderUnavailable):
+        return str(exc)
+    return f"an answer not shaped as documented: {type(exc).__name__}"
 
 
 def _json(response: httpx.Response) -> Any:

@@ -35,6 +35,7 @@ from address_fakes import (
 )
 from humanwire.server.config import AddressConfig
 from humanwire.server.forms.address import (
+    CANNOT_CHECK_MESSAGE,
     CORRECTED_MESSAGE,
     NOT_FOUND_MESSAGE,
     UNAVAILABLE_MESSAGE,
@@ -310,3 +311,24 @@ async def test_an_answer_not_shaped_as_documented_leaves_the_address_unchecked(
     assert result == AddressCheck(ok=False, message=UNAVAILABLE_MESSAGE, unchecked=True)
     assert "not shaped as documented" in caplog.text
     assert "Garbled" not in caplog.text  # never the address
+
+
+async def test_an_address_the_provider_does_not_take_is_refused_for_good(
+    fakes: dict[type[AddressFake], AddressFakeServer],
+) -> None:
+    # Google answers 400 for a country it does not cover: asking again will not help.
+    server = fakes[GoogleFake]
+    config = AddressConfig(provider="google", api_key=API_KEY, api_base=server.base_url)
+    validator = build_address_validator(config)
+    try:
+        tokyo = "1-1 Chiyoda, Chiyoda City, Tokyo 100-8111, Japan"
+        before = server.fake.count()
+        result = await validator.validate(tokyo)
+        assert result == AddressCheck(ok=False, message=CANNOT_CHECK_MESSAGE, unchecked=True)
+        assert server.fake.requests[-1]["body"]["address"]["regionCode"] == "JP"
+        assert await validator.validate(tokyo) == result
+        assert server.fake.count() == before + 1  # remembered like an answer
+    finally:
+        await validator.aclose()
+    accepting = replace(config, on_unavailable="accept")
+    assert (await check(accepting, "1-1 Chiyoda, Tokyo 100-8111, Japan")).unchecked

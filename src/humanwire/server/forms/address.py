@@ -21,6 +21,7 @@ from functools import lru_cache
 from typing import Protocol, runtime_checkable
 
 __all__ = [
+    "CANNOT_CHECK_MESSAGE",
     "CORRECTED_MESSAGE",
     "NOT_FOUND_MESSAGE",
     "UNAVAILABLE_MESSAGE",
@@ -51,7 +52,11 @@ UNAVAILABLE_MESSAGE = (
     "We could not check this address just now. Your answers are kept: send the form "
     "again in a moment."
 )
-UNCHECKED_NOTICE = "Your address could not be checked just now, so it was sent as you typed it."
+CANNOT_CHECK_MESSAGE = (
+    "This address cannot be checked here: its country may not be covered. Check that it "
+    "is complete and names its country, or ask the sender."
+)
+UNCHECKED_NOTICE = "Your address could not be checked, so it was sent as you typed it."
 
 
 @dataclass(frozen=True)

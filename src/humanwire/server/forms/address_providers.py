@@ -28,6 +28,7 @@ import httpx
 
 from ..config import AddressConfig
 from .address import (
+    CANNOT_CHECK_MESSAGE,
     PART_SEPARATOR_PATTERN,
     UNAVAILABLE_MESSAGE,
     AddressCheck,
@@ -67,7 +68,13 @@ NEEDS_UNIT_MESSAGE = "This address needs an apartment, suite or unit number. Add
 
 class ProviderUnavailable(Exception):
     """The provider gave no usable answer (a status other than 2xx, a body that is not
-    what it documents); the message is for the log and never holds a secret."""
+    what it documents); the message is for the log and never holds a secret. ``lasting``:
+    asking again will not help (a 400: the provider does not take this address, e.g. a
+    country it does not cover)."""
+
+    def __init__(self, message: str, *, lasting: bool = False) -> None:
+        super().__init__(message)
+        self.lasting = lasting
 
 
 def _parts(address: str) -> list[str]:
@@ -129,8 +136,10 @@ class ProviderAddressValidator:
                 self.name,
                 _reason(exc),
             )
-            unchecked = self._unchecked(address)
-            self._remember(key, unchecked, self.config.unchecked_ttl)
+            lasting = isinstance(exc, ProviderUnavailable) and exc.lasting
+            unchecked = self._unchecked(address, lasting=lasting)
+            ttl = self.config.cache_ttl if lasting else self.config.unchecked_ttl
+            self._remember(key, unchecked, ttl)
             return unchecked
         if check.suggestion and same_address(check.suggestion, address):
             # The person accepted the suggestion: it is the provider's own version.
@@ -144,10 +153,11 @@ class ProviderAddressValidator:
     def region_of(self, address: str) -> str | None:
         return country_of(address) or self.config.region
 
-    def _unchecked(self, address: str) -> AddressCheck:
+    def _unchecked(self, address: str, *, lasting: bool = False) -> AddressCheck:
         if self.config.on_unavailable == "accept":
             return AddressCheck(ok=True, normalized=_tidy(address), unchecked=True)
-        return AddressCheck(ok=False, message=UNAVAILABLE_MESSAGE, unchecked=True)
+        message = CANNOT_CHECK_MESSAGE if lasting else UNAVAILABLE_MESSAGE
+        return AddressCheck(ok=False, message=message, unchecked=True)
 
     def _cached(self, key: str) -> AddressCheck | None:
         entry = self._cache.get(key)
@@ -190,7 +200,8 @@ def _json(response: httpx.Response) -> Any:
             response.status_code,
         )
     if not 200 <= response.status_code < 300:
-        raise ProviderUnavailable(f"HTTP {response.status_code}")
+        lasting = response.status_code in (400, 422)
+        raise ProviderUnavailable(f"HTTP {response.status_code}", lasting=lasting)
     try:
         return response.json()
     except ValueError:

@@ -194,6 +194,15 @@ def test_environment_names_are_the_documented_ones() -> None:
         "slack.client_id": "HUMANWIRE_SLACK_CLIENT_ID",
         "slack.client_secret": "HUMANWIRE_SLACK_CLIENT_SECRET",
         "voice.model": "HUMANWIRE_VOICE_MODEL",
+        "address.provider": "HUMANWIRE_ADDRESS_PROVIDER",
+        "address.api_key": "HUMANWIRE_ADDRESS_API_KEY",
+        "address.auth_id": "HUMANWIRE_ADDRESS_AUTH_ID",
+        "address.auth_token": "HUMANWIRE_ADDRESS_AUTH_TOKEN",
+        "address.url": "HUMANWIRE_ADDRESS_URL",
+        "address.api_base": "HUMANWIRE_ADDRESS_API_BASE",
+        "address.region": "HUMANWIRE_ADDRESS_REGION",
+        "address.timeout": "HUMANWIRE_ADDRESS_TIMEOUT",
+        "address.on_unavailable": "HUMANWIRE_ADDRESS_ON_UNAVAILABLE",
     }
 
 
@@ -658,6 +667,7 @@ def test_every_tunable_is_a_setting() -> None:
     derived = {"db_path", "public_url", "local_mode", "sandbox_enabled", "twilio", "slack"}
     derived |= {"voice_model", "voice_chat_model", "metrics_token"}  # a secret: unwrapped
     derived |= {"trusted_proxies"}  # a list: test_trusted_proxies_*
+    derived |= {"address", "address_validator"}  # [address]: test_address_settings_*
     service_fields = {field.name for field in fields(ServiceConfig)}
     assert service_fields - derived == set(SERVICE_CONFIG_FIELDS.values())
 

@@ -27,6 +27,7 @@ def pytest_report_header() -> str:
         f"scripts/test-isolated {' '.join(collect_ignore)}"
     )
 
+
 # No test may touch ~/.humanwire or the default port 8765 (several test runs share a
 # machine): embedded mode gets a private home and a free port unless told otherwise.
 os.environ.setdefault("HUMANWIRE_HOME", tempfile.mkdtemp(prefix="humanwire-home-"))

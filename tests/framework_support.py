@@ -29,6 +29,7 @@ from typing import Any
 
 import pytest
 
+from docs_support import block
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.testing import RunningService, ScriptedHuman
 from humanwire.testing.receiver import ReceivedDelivery, WebhookReceiver
@@ -51,8 +52,6 @@ HUMANWIRE_ENVIRONMENT = (
     "HUMANWIRE_BASE_URL",
     "HUMANWIRE_API_KEY",
 )
-
-README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 # --- fixtures (imported by each folder's conftest) --------------------------------------
@@ -79,12 +78,25 @@ def service_environment(
 # --- the README -------------------------------------------------------------------------
 
 
+FRAMEWORK_PAGES = {
+    "OpenAI Agents SDK": "frameworks/openai-agents.md",
+    "Pydantic AI": "frameworks/pydantic-ai.md",
+    "Google ADK": "frameworks/google-adk.md",
+    "Strands Agents": "frameworks/strands.md",
+    "CrewAI": "frameworks/crewai.md",
+}
+"""The documentation page that opens with the README section's example."""
+
+
 def readme_example(heading: str) -> str:
-    """The first Python block of the README section ``## <heading>``."""
-    section = README.read_text(encoding="utf-8").split(f"## {heading}", 1)[1]
-    found = re.search(r"```python\n(.*?)```", section.split("\n## ", 1)[0], re.S)
-    assert found is not None, f"no Python example under ## {heading}"
-    return found.group(1)
+    """The first Python block of the README section ``## <heading>``, which the framework's
+    page (``FRAMEWORK_PAGES``) shows too, under ``## In ten lines``: the one run checks
+    both."""
+    code = block("README.md", heading, "python")
+    page = FRAMEWORK_PAGES.get(heading)
+    if page is not None:
+        assert block(page, "In ten lines", "python") == code, f"docs/{page} differs"
+    return code
 
 
 # --- another Python process -------------------------------------------------------------

@@ -46,7 +46,7 @@ def new_schema(prefix: str = "hw_test") -> tuple[str, str]:
     except psycopg.OperationalError as exc:
         pytest.fail(
             f"PostgreSQL is not reachable at {DATABASE_URL} ({exc}): install Debian's "
-            "postgresql (README) or set HUMANWIRE_TEST_DATABASE_URL"
+            "postgresql (README.md, Development) or set HUMANWIRE_TEST_DATABASE_URL"
         )
     separator = "&" if "?" in DATABASE_URL else "?"
     return schema, f"{DATABASE_URL}{separator}options={quote(f'-csearch_path={schema}')}"

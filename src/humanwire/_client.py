@@ -29,13 +29,13 @@ from .resources import (
     Forms,
     Interactions,
     Messages,
+    ModeT,
     Numbers,
     Phone,
     Sandbox,
     SyncMode,
     Webhooks,
 )
-from .resources._base import ModeT
 
 __all__ = ["AsyncHumanWire", "HumanWire", "TimeoutTypes"]
 
@@ -65,9 +65,9 @@ def _resolve(api_key: str | None, base_url: str | None) -> tuple[str, str]:
     base_url = base_url or os.environ.get(C.BASE_URL_ENV) or None
     if base_url is None:
         # Imported only now: `import humanwire` must not pull in the server stack.
-        from humanwire.server.embedded import ensure_embedded_service
+        from .embedded_service import embedded_service
 
-        service = ensure_embedded_service()
+        service = embedded_service()
         return str(service.base_url), str(service.api_key)
     api_key = api_key or os.environ.get(C.API_KEY_ENV) or None
     if api_key is None:

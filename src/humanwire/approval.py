@@ -125,8 +125,7 @@ def is_local_service(client: object | None = None) -> bool:
 
 def default_recipient(channel: str) -> str:
     """The inbox's default human on the embedded service, for ``channel``."""
-    # Imported here: humanwire.server is never loaded by ``import humanwire``.
-    from .server.config import DEFAULT_HUMAN_PHONE, DEFAULT_HUMAN_SLACK
+    from .types.sandbox import DEFAULT_HUMAN_PHONE, DEFAULT_HUMAN_SLACK
 
     return DEFAULT_HUMAN_SLACK if channel == "slack" else DEFAULT_HUMAN_PHONE
 

@@ -403,8 +403,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _print_config(settings: Settings, api_key: str | None) -> None:
-    """The effective configuration, nothing opened or created (README "Operating
-    humanwire")."""
+    """The effective configuration, nothing opened or created (docs/operating/configuration.md)."""
     from humanwire.server.settings import effective_configuration, format_configuration
 
     rows = effective_configuration(settings)

@@ -26,4 +26,3 @@ os.environ.setdefault("CREWAI_STORAGE_DIR", tempfile.mkdtemp(prefix="crewai-stor
 def pytest_configure(config: pytest.Config) -> None:
     # CrewAI warns about its own deprecated fields as it builds every crew: noise here.
     config.addinivalue_line("filterwarnings", r"ignore::DeprecationWarning:crewai\.")
-

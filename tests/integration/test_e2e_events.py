@@ -252,8 +252,9 @@ def test_a_stream_and_a_long_poll_for_wait_ended_only(
             )
             assert sent.status_code == 202, sent.text
         got = read_events(stream, 2, deadline=time.monotonic() + 60)
-    # Each answer ended an interaction too: those two were left out, not sent.
-    assert [(e["eventType"], e["response"]["reply"]) for e in got] == [
+    # Each answer ended an interaction too: those two were left out, not sent. Both asks
+    # went to one number, so which reply answered which (and ended first) may vary.
+    assert sorted((e["eventType"], e["response"]["reply"]) for e in got) == [
         ("wait.ended", "first"),
         ("wait.ended", "second"),
     ]

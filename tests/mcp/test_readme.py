@@ -1,11 +1,10 @@
-"""The README's "Use it from any MCP client": its JSON snippets are the files under
-``docs/mcp/``, and each one, used as written, gives a client the working tools."""
+"""The MCP page (docs/start/mcp.md): its JSON snippets are the files under ``docs/mcp/``,
+and each one, used as written, gives a client the working tools."""
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from mcp.client import Client
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 from mcp_helpers import text
 
+from docs_support import blocks, page
 from humanwire.testing import RunningService, ScriptedHuman
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,14 +23,8 @@ DESKTOP = ROOT / "docs" / "mcp" / "claude_desktop_config.json"
 REMOTE = ROOT / "docs" / "mcp" / "remote_config.json"
 
 
-def readme_blocks() -> list[str]:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Use it from any MCP client", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```json\n(.*?)```", section, re.S)
-
-
-def test_the_readme_shows_the_tested_files() -> None:
-    assert readme_blocks() == [
+def test_the_page_shows_the_tested_files() -> None:
+    assert blocks(page("start/mcp.md"), "json") == [
         DESKTOP.read_text(encoding="utf-8"),
         REMOTE.read_text(encoding="utf-8"),
     ]

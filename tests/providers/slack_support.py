@@ -77,7 +77,7 @@ def start_slack_live(
     runner = ServiceRunner(config, "127.0.0.1", 0)
     runner.start()
     # The app's Event Subscriptions and Interactivity URLs, as the operator sets them
-    # (README "Going live with Slack").
+    # (docs/going-live/slack.md).
     fake.events_url = f"{runner.base_url}/providers/slack/events"
     fake.interactions_url = f"{runner.base_url}/providers/slack/interactions"
     return runner, runner.create_account("tester")

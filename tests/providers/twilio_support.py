@@ -73,7 +73,7 @@ def start_live(
     runner = ServiceRunner(config, "127.0.0.1", 0)
     runner.start()
     # The shared senders' "a message comes in" webhook, as the operator sets it in the
-    # console (README "Going live with Twilio").
+    # console (docs/going-live/twilio.md).
     for number in (SMS_FROM, WHATSAPP_FROM):
         found = fake.number(number)
         assert found is not None

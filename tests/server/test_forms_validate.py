@@ -6,12 +6,13 @@ from typing import Any
 
 import pytest
 
-from humanwire.server.forms.address import (
-    AddressCheck,
-    StructuralAddressValidator,
-    set_address_validator,
+from humanwire.server.forms.address import AddressCheck, StructuralAddressValidator
+from humanwire.server.forms.validate import (
+    check_submission,
+    format_content,
+    normalize_phone,
+    validate_submission,
 )
-from humanwire.server.forms.validate import format_content, normalize_phone, validate_submission
 from humanwire.types import Form
 
 
@@ -178,7 +179,7 @@ def test_too_long_refused() -> None:
     ],
 )
 def test_structural_address_says_what_is_missing(address: str, missing: list[str]) -> None:
-    check = StructuralAddressValidator().validate(address)
+    check = StructuralAddressValidator().check(address)
     assert not check.ok
     for part in missing:
         assert part in check.message
@@ -196,27 +197,26 @@ def test_structural_address_says_what_is_missing(address: str, missing: list[str
     ],
 )
 def test_structural_address_accepts_real_shapes(address: str) -> None:
-    assert StructuralAddressValidator().validate(address).ok
+    assert StructuralAddressValidator().check(address).ok
 
 
-def test_address_validator_is_pluggable() -> None:
+async def test_address_validator_is_pluggable() -> None:
     class OnlyBakerStreet:
         name = "baker"
 
-        def validate(self, address: str) -> AddressCheck:
+        async def validate(self, address: str) -> AddressCheck:
             if "baker" in address.lower():
                 return AddressCheck(ok=True, normalized="221B Baker St, London NW1 6XE, UK")
             return AddressCheck(ok=False, message="Address not found.")
 
+        async def aclose(self) -> None:
+            return None
+
     form = make_form({"id": "a", "label": "A", "type": "address"})
-    previous = set_address_validator(OnlyBakerStreet())
-    try:
-        assert validate_submission(form, {"a": "221b baker"})[0] == {
-            "a": "221B Baker St, London NW1 6XE, UK"
-        }
-        assert validate_submission(form, {"a": "10 Downing St, London SW1A 2AA"})[1] == {
-            "a": "Address not found."
-        }
-    finally:
-        set_address_validator(previous)
-    assert validate_submission(form, {"a": "10 Downing St, London SW1A 2AA"})[1] == {}
+    baker = OnlyBakerStreet()
+    checked = await check_submission(form, {"a": "221b baker"}, baker)
+    assert checked.values == {"a": "221B Baker St, London NW1 6XE, UK"}
+    checked = await check_submission(form, {"a": "10 Downing St, London SW1A 2AA"}, baker)
+    assert checked.errors == {"a": "Address not found."}
+    # Without a validator: the structural check.
+    assert (await check_submission(form, {"a": "10 Downing St, London SW1A 2AA"})).errors == {}

@@ -1,7 +1,7 @@
 """The OpenAPI document says what the service enforces: requests generated from it
 (schemathesis, in its positive mode: bodies, query strings and headers the document
-allows) are never refused with a 400, except for the rules the README lists as beyond
-JSON Schema (``UNDECLARABLE`` below). A rule the service gains without the document
+allows) are never refused with a 400, except for the rules docs/reference/http-api.md
+lists as beyond JSON Schema (``UNDECLARABLE`` below). A rule the service gains without the document
 saying it fails here.
 
 Every request goes to the real app (its ASGI interface, as every HTTP test here) on
@@ -31,8 +31,8 @@ from humanwire.server.routes import api_operations
 EXAMPLES = 40
 """Requests per operation: about 1,100 in all, under 20 s on a loaded machine."""
 
-# The rules JSON Schema cannot state (README, "The OpenAPI document"), as (field, the
-# words of the message) of the 400 the service answers for them.
+# The rules JSON Schema cannot state (docs/reference/http-api.md, "What the document
+# states"), as (field, the words of the message) of the 400 the service answers for them.
 UNDECLARABLE: list[tuple[str, str]] = [
     # The sender must be one of the account's own (reserved number, installed workspace).
     ("from", "from must be the account's reserved number"),
@@ -75,7 +75,7 @@ def schema() -> Iterator[Any]:
     config = SchemathesisConfig.from_dict(
         {
             "generation": {
-                # No string carries a NUL (the README says so; PostgreSQL cannot store it).
+                # No string carries a NUL (the HTTP API page says so; PostgreSQL cannot store it).
                 "allow-x00": False,
                 "deterministic": True,
                 "allow-extra-parameters": False,

@@ -1,30 +1,26 @@
-"""The README's "Going live with Slack" is a working configuration: its TOML routes slack
-to Slack, its app manifest asks for exactly the bot's scopes and points at the service's
-routes, and its offline example runs against the contract fake."""
+"""The Slack page (docs/going-live/slack.md) is a working configuration: its TOML routes
+slack to Slack, its app manifest asks for exactly the bot's scopes and points at the
+service's routes; and the offline examples of docs/guides/provider-fakes.md run against
+the contract fakes."""
 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
 
+from docs_support import block, blocks, page
 from humanwire.server.config import channel_routes
 from humanwire.server.settings import load_settings
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-
-
-def _section() -> str:
-    text = README.read_text(encoding="utf-8")
-    return text.split("## Going live with Slack", 1)[1].split("\n## ", 1)[0]
+SLACK = "going-live/slack.md"
 
 
 def _block(language: str) -> str:
-    found = re.search(rf"```{language}\n(.*?)```", _section(), re.S)
-    assert found is not None, language
-    return found.group(1)
+    found = blocks(page(SLACK), language)
+    assert found, language
+    return found[0]
 
 
 def test_the_toml_passes_validation_and_routes_slack_to_slack(tmp_path: Path) -> None:
@@ -51,6 +47,8 @@ def test_the_manifest_matches_the_service() -> None:
     assert settings["token_rotation_enabled"] is False
 
 
-def test_the_offline_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    exec(compile(_block("python"), "README-slack-example", "exec"), {})
+@pytest.mark.parametrize("provider", ["Slack", "Twilio"])
+def test_the_offline_example_runs(capsys: pytest.CaptureFixture[str], provider: str) -> None:
+    code = block("guides/provider-fakes.md", provider, "python")
+    exec(compile(code, f"docs-{provider.lower()}-fake-example", "exec"), {})
     assert capsys.readouterr().out.strip() == "ended yes"

@@ -1,23 +1,19 @@
-"""The README's "Going live with Twilio" configuration is a working one."""
+"""The configuration of the Twilio page (docs/going-live/twilio.md) is a working one."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
+from docs_support import blocks, page
 from humanwire.server.config import channel_routes
 from humanwire.server.settings import load_settings
 
-README = Path(__file__).resolve().parents[2] / "README.md"
 
-
-def test_the_readme_toml_passes_validation_and_routes_to_twilio(tmp_path: Path) -> None:
-    text = README.read_text(encoding="utf-8")
-    section = text.split("## Going live with Twilio", 1)[1]
-    block = re.search(r"```toml\n(.*?)```", section, re.S)
-    assert block is not None
+def test_the_page_toml_passes_validation_and_routes_to_twilio(tmp_path: Path) -> None:
+    found = blocks(page("going-live/twilio.md"), "toml")
+    assert found
     path = tmp_path / "humanwire.toml"
-    path.write_text(block.group(1), encoding="utf-8")
+    path.write_text(found[0], encoding="utf-8")
     config = load_settings(path, {}, {}).to_service_config()
     assert channel_routes(config) == {
         "sms": "twilio",

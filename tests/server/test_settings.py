@@ -204,6 +204,15 @@ def test_environment_names_are_the_documented_ones() -> None:
         "slack.client_id": "HUMANWIRE_SLACK_CLIENT_ID",
         "slack.client_secret": "HUMANWIRE_SLACK_CLIENT_SECRET",
         "voice.model": "HUMANWIRE_VOICE_MODEL",
+        "address.provider": "HUMANWIRE_ADDRESS_PROVIDER",
+        "address.api_key": "HUMANWIRE_ADDRESS_API_KEY",
+        "address.auth_id": "HUMANWIRE_ADDRESS_AUTH_ID",
+        "address.auth_token": "HUMANWIRE_ADDRESS_AUTH_TOKEN",
+        "address.url": "HUMANWIRE_ADDRESS_URL",
+        "address.api_base": "HUMANWIRE_ADDRESS_API_BASE",
+        "address.region": "HUMANWIRE_ADDRESS_REGION",
+        "address.timeout": "HUMANWIRE_ADDRESS_TIMEOUT",
+        "address.on_unavailable": "HUMANWIRE_ADDRESS_ON_UNAVAILABLE",
     }
 
 
@@ -669,6 +678,7 @@ def test_every_tunable_is_a_setting() -> None:
     derived |= {"telnyx", "telephony_order"}  # [telnyx], [telephony] order
     derived |= {"voice_model", "voice_chat_model", "metrics_token"}  # a secret: unwrapped
     derived |= {"trusted_proxies"}  # a list: test_trusted_proxies_*
+    derived |= {"address", "address_validator"}  # [address]: test_address_settings_*
     service_fields = {field.name for field in fields(ServiceConfig)}
     assert service_fields - derived == set(SERVICE_CONFIG_FIELDS.values())
 
@@ -910,16 +920,16 @@ def test_the_effective_configuration_masks_every_secret(tmp_path: Path) -> None:
         assert secret not in text
 
 
-# -- the reference in the README ----------------------------------------------------------------
-def test_the_readme_reference_is_the_generated_one() -> None:
+# -- the reference in docs/operating/configuration.md -------------------------------------------
+def test_the_documented_reference_is_the_generated_one() -> None:
     from humanwire.server.settings import REFERENCE_END, REFERENCE_START, config_reference
 
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = (REPO / "docs" / "operating" / "configuration.md").read_text(encoding="utf-8")
     start, end = readme.index(REFERENCE_START), readme.index(REFERENCE_END)
     in_readme = readme[start : end + len(REFERENCE_END)]
     assert in_readme == config_reference(), (
-        "the README's configuration reference is stale: "
-        "python -m humanwire.server.settings --write README.md"
+        "the configuration reference is stale: "
+        "python -m humanwire.server.settings --write docs/operating/configuration.md"
     )
     # Every key with its variable, and a meaning for every key.
     for key, variable in env_var_names().items():

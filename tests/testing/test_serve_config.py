@@ -1,6 +1,6 @@
 """``humanwire serve``'s configuration end to end: ``--print-config`` through the real
 command, the tunables a real ``humanwire serve`` process is given (environment, file)
-actually used over HTTP, and the systemd unit the README shows."""
+actually used over HTTP, and the systemd unit docs/operating/systemd.md shows."""
 
 from __future__ import annotations
 
@@ -240,8 +240,8 @@ def test_the_systemd_unit_runs_serve_with_the_config_and_is_in_the_readme(tmp_pa
     # A descriptor per connection: far above systemd's default of 1,024.
     assert int(service["LimitNOFILE"]) >= 65536
     assert unit["Install"]["WantedBy"] == "multi-user.target"
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert f"```ini\n{text}```" in readme
+    shown = (REPO / "docs" / "operating" / "systemd.md").read_text(encoding="utf-8")
+    assert f"```ini\n{text}```" in shown
     analyze = shutil.which("systemd-analyze")
     if analyze is not None:
         # systemd's own check, with ExecStart pointing at this install of humanwire.

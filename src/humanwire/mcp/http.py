@@ -124,7 +124,7 @@ class _BearerGate:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         from humanwire.server.errors import NotFound, ServiceError
         from humanwire.server.http_errors import service_error_response
-        from humanwire.server.routes._api import _authenticate as authenticate
+        from humanwire.server.routes import authenticate
 
         request = Request(scope)
         try:

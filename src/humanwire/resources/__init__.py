@@ -1,6 +1,6 @@
 """The resources of a client, each endpoint written once for sync and async."""
 
-from ._base import AsyncMode, Resource, SyncMode, endpoint
+from ._base import AsyncMode, ModeT, Resource, SyncMode, endpoint
 from .calls import Calls
 from .channels import Channels
 from .forms import Forms
@@ -18,6 +18,7 @@ __all__ = [
     "Forms",
     "Interactions",
     "Messages",
+    "ModeT",
     "Numbers",
     "Phone",
     "Resource",

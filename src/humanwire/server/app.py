@@ -7,12 +7,8 @@ started in the serving event loop at startup and closed at shutdown.
 from __future__ import annotations
 
 import contextlib
-import importlib.metadata
-import importlib.util
-import re
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -22,6 +18,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from .config import ServiceConfig
 from .delivery.real import real_providers
 from .engine import Engine
+from .extensions import load_extensions
 from .health import ReadinessProbe
 from .http_body import BodyLimitMiddleware
 from .http_errors import exception_handlers, store_unavailable_response
@@ -46,9 +43,8 @@ def create_app(config: ServiceConfig | None = None, engine: Engine | None = None
     providers = real_providers(config, service_engine)
     for provider in providers:
         routes += provider.routes()
-    mcp = _mcp_endpoint(config, service_engine)
-    if mcp is not None:
-        routes.append(mcp.route)
+    extensions = load_extensions(config, service_engine)
+    routes += [extension.route for extension in extensions]
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -57,8 +53,8 @@ def create_app(config: ServiceConfig | None = None, engine: Engine | None = None
             await provider.start()
         try:
             async with AsyncExitStack() as stack:
-                if mcp is not None:
-                    await stack.enter_async_context(mcp.running())
+                for extension in extensions:
+                    await stack.enter_async_context(extension.running())
                 yield
         finally:
             await service_engine.close()
@@ -128,31 +124,3 @@ class _CommitBeforeAnswering:
             await self.app(scope, receive, send_committed)
         finally:
             TOUCHED.reset(token)
-
-
-MCP_MINIMUM = (2, 3)
-"""The MCP SDK release ``humanwire.mcp`` is written for (the ``mcp`` extra's floor)."""
-
-
-def mcp_usable() -> bool:
-    """Whether an ``mcp`` that ``humanwire.mcp`` can use is installed, without importing
-    it. An older one (CrewAI pins ``mcp<2``) leaves ``/mcp`` off instead of stopping the
-    service from starting."""
-    if importlib.util.find_spec("mcp") is None:
-        return False
-    try:
-        version = importlib.metadata.version("mcp")
-    except importlib.metadata.PackageNotFoundError:
-        return False
-    found = re.match(r"(\d+)\.(\d+)", version)
-    return found is not None and (int(found[1]), int(found[2])) >= MCP_MINIMUM
-
-
-def _mcp_endpoint(config: ServiceConfig, engine: Engine) -> Any:
-    """``/mcp`` (the MCP server over streamable HTTP) when a usable ``mcp`` is installed."""
-    # Not through humanwire.mcp: importing that package needs mcp.
-    if not mcp_usable():
-        return None
-    from humanwire.mcp.http import McpEndpoint
-
-    return McpEndpoint(config, engine)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-DEFAULT_HUMAN_PHONE = "+12025550100"
-"""The inbox's default human on the embedded service; never handed out as reservable."""
-DEFAULT_HUMAN_SLACK = "U0HUMAN0001"
+# The sandbox's default human is the client's too (approval.default_recipient): defined
+# with the wire types, re-exported here.
+from humanwire.types.sandbox import DEFAULT_HUMAN_PHONE as DEFAULT_HUMAN_PHONE
+from humanwire.types.sandbox import DEFAULT_HUMAN_SLACK as DEFAULT_HUMAN_SLACK
+
 SHARED_SMS_NUMBER = "+12025550199"
 """The shared number texts come from when the account has no reserved number."""
 SHARED_WHATSAPP_NUMBER = "+12025550198"
@@ -64,6 +66,38 @@ class SlackConfig:
     api_base: str = "https://slack.com/api"
     client_id: str | None = None
     client_secret: str | None = field(default=None, repr=False)
+
+
+AddressProvider = Literal["structural", "google", "smarty", "nominatim"]
+OnUnavailable = Literal["accept", "refuse"]
+
+
+@dataclass(frozen=True)
+class AddressConfig:
+    """How ``address`` form fields are checked (docs/guides/checking-addresses.md)."""
+
+    provider: AddressProvider = "structural"
+    api_key: str | None = field(default=None, repr=False)
+    """Google: the Maps Platform API key."""
+    auth_id: str | None = None
+    """Smarty: the secret key's ID."""
+    auth_token: str | None = field(default=None, repr=False)
+    """Smarty: the secret key's token."""
+    url: str | None = None
+    """Nominatim: the self-hosted server (``…/api`` for Photon)."""
+    api_base: str | None = None
+    """Google or Smarty: another address than the provider's own (tests: the fake)."""
+    region: str | None = None
+    """ISO 3166-1 alpha-2 country assumed when an address names none."""
+    timeout: float = 5.0
+    """Seconds a provider has to answer one check; past it the address is unchecked."""
+    on_unavailable: OnUnavailable = "refuse"
+    """An address the provider could not check: accepted as typed, or refused."""
+    cache_size: int = 1024
+    """Checks remembered (an answer posted twice, re-checked by the engine: one call)."""
+    cache_ttl: float = 600.0
+    unchecked_ttl: float = 5.0
+    """An unchecked answer is remembered this long only (one post: one timeout)."""
 
 
 @dataclass
@@ -129,6 +163,10 @@ class ServiceConfig:
     """An inbox login lasts this long at most, however active (then the login page)."""
     inbox_session_idle: float = 2 * 3600.0
     """An inbox login unused this long ends (an open inbox page keeps it in use)."""
+    address: AddressConfig = field(default_factory=AddressConfig)
+    """How ``address`` form fields are checked: offline, or by a provider."""
+    address_validator: Any = None
+    """An ``AddressValidator`` object; takes precedence over ``address`` (embedding)."""
     trusted_proxies: tuple[str, ...] = ("127.0.0.1", "::1")
     """Peers (addresses or networks) whose ``X-Forwarded-Proto`` / ``X-Forwarded-For``
     are believed (uvicorn's ``forwarded_allow_ips``); from anyone else they are ignored."""
@@ -281,6 +319,20 @@ def startup_lines(config: ServiceConfig) -> list[str]:
         if provider is not None:
             pool = f"pool of {len(provider.numbers)}" if provider.numbers else "no pool"
             line("numbers", f"{name} ({pool}; buying {'on' if provider.buy_numbers else 'off'})")
+    address = config.address
+    if config.address_validator is None and address.provider != "structural":
+        where = {"google": "Google", "smarty": "Smarty", "nominatim": "Nominatim"}[address.provider]
+        details = []
+        base = address.url if address.provider == "nominatim" else address.api_base
+        if base:
+            details.append(f"at {display_url(base)}")
+        details.append(f"timeout {address.timeout:g} s")
+        details.append(
+            "unchecked addresses accepted as typed"
+            if address.on_unavailable == "accept"
+            else "unchecked addresses refused"
+        )
+        line("address", f"→ {where} ({'; '.join(details)})")
     if config.sandbox_enabled:
         line("sandbox", "on (the sandbox API and the inbox's human side)")
     else:

@@ -17,7 +17,7 @@ Without them a connection that never finished its request stayed open for ever, 
 hundred from one client took every descriptor the process had.
 
 ``guarded_protocol(config)`` is the protocol class for ``uvicorn.Config(http=...)``: h11's,
-the implementation the service runs on (README "Performance": httptools gave nothing).
+the implementation the service runs on (docs/explanation/performance.md: httptools gave nothing).
 """
 
 from __future__ import annotations

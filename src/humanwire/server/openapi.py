@@ -10,9 +10,9 @@ from pydantic import TypeAdapter
 from pydantic.json_schema import JsonSchemaMode
 
 from humanwire.types import ErrorBody
-from humanwire.types._base import IDEMPOTENCY_KEY, schema_pattern
+from humanwire.types.rules import IDEMPOTENCY_KEY, schema_pattern
 
-from .routes._api import IDEMPOTENCY_HEADER, REPLAYED_HEADER, Operation
+from .routes import IDEMPOTENCY_HEADER, REPLAYED_HEADER, Operation
 
 __all__ = ["API_VERSION", "build_openapi"]
 

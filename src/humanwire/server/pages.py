@@ -19,9 +19,11 @@ from starlette.staticfiles import StaticFiles
 from .config import ServiceConfig
 from .engine import Engine, FormView
 from .errors import Conflict, Gone, InvalidRequest, NotFound, ServiceError
+from .forms.address import corrected_message_for_json
 from .forms.countries import countries_json
-from .forms.html import SECURITY_HEADERS
+from .forms.html import SECURITY_HEADERS, Html
 from .forms.render import (
+    USE_SUGGESTION_SUFFIX,
     raw_from_post,
     render_already_submitted,
     render_expired,
@@ -29,7 +31,7 @@ from .forms.render import (
     render_not_found,
     render_submitted,
 )
-from .forms.validate import validate_off_loop
+from .forms.validate import check_submission
 from .forms.web import html_response, json_error, read_urlencoded
 from .inbox.replies import reply_routes
 from .inbox.routes import inbox_routes
@@ -74,6 +76,16 @@ def _json_values(body: bytes) -> dict[str, str]:
     return out
 
 
+def _with_accepted_suggestions(posted: Mapping[str, str]) -> dict[str, str]:
+    """The post as the page shows it again: an accepted address suggestion in its
+    field's box (the box is what the person sends next time)."""
+    shown = {k: v for k, v in posted.items() if not k.endswith(USE_SUGGESTION_SUFFIX)}
+    for name, value in posted.items():
+        if name.endswith(USE_SUGGESTION_SUFFIX) and value:
+            shown[name.removesuffix(USE_SUGGESTION_SUFFIX)] = value
+    return shown
+
+
 def _first_error(view: FormView, errors: Mapping[str, str]) -> tuple[str, str]:
     order = [f.id for f in view.form.fields]
     ranked = sorted(errors, key=lambda k: order.index(k) if k in order else len(order))
@@ -98,10 +110,29 @@ class FormPages:
         if view is None:
             return html_response(render_not_found(), 404)
         if view.state == "submitted":
-            return html_response(render_submitted(view))
+            # Set by the redirect after a post whose address could not be checked.
+            unchecked = request.query_params.get("address") == "unchecked"
+            return html_response(render_submitted(view, unchecked_address=unchecked))
         if view.state == "expired":
             return html_response(render_expired(view), 410)
-        return html_response(render_form_page(view, recipient=self._recipient(view)))
+        return html_response(self._page(view))
+
+    def _page(
+        self,
+        view: FormView,
+        *,
+        posted: Mapping[str, str] | None = None,
+        errors: Mapping[str, str] | None = None,
+        suggestions: Mapping[str, str] | None = None,
+    ) -> Html:
+        return render_form_page(
+            view,
+            posted=posted,
+            errors=errors,
+            recipient=self._recipient(view),
+            suggestions=suggestions,
+            addresses=self.engine.addresses,
+        )
 
     def _recipient(self, view: FormView) -> str | None:
         """The number the form went to: its country is the phone fields' default."""
@@ -122,19 +153,17 @@ class FormPages:
         try:
             posted = await read_urlencoded(request)
         except InvalidRequest as exc:
-            return html_response(
-                render_form_page(view, errors={"": exc.message}, recipient=self._recipient(view)),
-                400,
-            )
+            return html_response(self._page(view, errors={"": exc.message}), 400)
         raw = raw_from_post(view.form, posted)
-        _, errors = await validate_off_loop(view.form, raw)
-        if errors:
-            return html_response(
-                render_form_page(
-                    view, posted=posted, errors=errors, recipient=self._recipient(view)
-                ),
-                400,
+        checked = await check_submission(view.form, raw, self.engine.addresses)
+        if checked.errors:
+            page = self._page(
+                view,
+                posted=_with_accepted_suggestions(posted),
+                errors=checked.errors,
+                suggestions=checked.suggestions,
             )
+            return html_response(page, 400)
         try:
             await self.engine.submit_form(token, raw)
         except Conflict:
@@ -144,12 +173,10 @@ class FormPages:
         except InvalidRequest as exc:
             # The engine re-validates; a refusal here is shown like any other.
             errors = dict(getattr(exc, "errors", None) or {exc.field or "": exc.message})
-            page = render_form_page(
-                view, posted=posted, errors=errors, recipient=self._recipient(view)
-            )
-            return html_response(page, 400)
+            return html_response(self._page(view, posted=posted, errors=errors), 400)
         # Post/redirect/get: reloading the confirmation never posts again.
-        return RedirectResponse(f"/f/{token}", status_code=303, headers=dict(SECURITY_HEADERS))
+        location = f"/f/{token}?address=unchecked" if checked.unchecked else f"/f/{token}"
+        return RedirectResponse(location, status_code=303, headers=dict(SECURITY_HEADERS))
 
     async def _submit_json(self, token: str, body: bytes) -> Response:
         try:
@@ -159,9 +186,12 @@ class FormPages:
             if view.state == "expired":
                 raise Gone("this form has expired")
             raw = _json_values(body)
-            _, errors = await validate_off_loop(view.form, raw)
-            if errors:
-                field, message = _first_error(view, errors)
+            checked = await check_submission(view.form, raw, self.engine.addresses)
+            if checked.errors:
+                field, message = _first_error(view, checked.errors)
+                if field in checked.suggestions:
+                    # No page to show it on: the correction is in the message.
+                    message = corrected_message_for_json(checked.suggestions[field])
                 raise InvalidRequest(message, field=field)
             await self.engine.submit_form(token, raw)
         except ServiceError as exc:

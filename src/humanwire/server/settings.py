@@ -14,7 +14,8 @@ unset. A relative ``db`` in the file is relative to the file's directory.
 Sections: the service's tunables (``[limits]``, ``[spam]``, ``[webhooks]``, ``[calls]``,
 ``[inbox]``, ``[http]``, mapped onto :class:`ServiceConfig` by :data:`SERVICE_CONFIG_FIELDS`) and
 the providers (``[twilio]``, ``[slack]``, ``[voice]``). :func:`effective_configuration` is what
-``humanwire serve --print-config`` shows; :func:`config_reference` the README's table.
+``humanwire serve --print-config`` shows; :func:`config_reference` the table of
+docs/operating/configuration.md.
 
 Nothing unknown or invalid is let through: an unknown key, a bad value or a
 half-configured provider raises :class:`SettingsError`, naming the key and where its
@@ -46,9 +47,16 @@ from pydantic import (
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError
 
-from humanwire.types._base import check_e164
+from humanwire.types.rules import check_e164
 
-from .config import TELEPHONY_PROVIDERS, ServiceConfig, SlackConfig, TelnyxConfig, TwilioConfig
+from .config import (
+    TELEPHONY_PROVIDERS,
+    AddressConfig,
+    ServiceConfig,
+    SlackConfig,
+    TelnyxConfig,
+    TwilioConfig,
+)
 from .store import is_database_url
 
 if sys.version_info >= (3, 11):
@@ -61,6 +69,7 @@ __all__ = [
     "ENV_PREFIX",
     "FLAG_KEYS",
     "SERVICE_CONFIG_FIELDS",
+    "AddressSettings",
     "CallsSettings",
     "HttpSettings",
     "InboxSettings",
@@ -366,7 +375,7 @@ class _Strict(BaseModel):
 
 
 def _about(text: str) -> Any:
-    """The field's meaning: shown in the configuration reference (README)."""
+    """The field's meaning: shown in the configuration reference (docs/operating)."""
     return Field(description=text)
 
 
@@ -696,6 +705,99 @@ class HttpSettings(_Strict):
     ] = ServiceConfig.max_connections_per_address
 
 
+class AddressSettings(_Strict):
+    """How ``address`` form fields are checked (docs/guides/checking-addresses.md)."""
+
+    provider: Annotated[
+        Annotated[str, AfterValidator(_one_of("structural", "google", "smarty", "nominatim"))],
+        _about(
+            "Who checks `address` form fields: `structural` (the shape, offline), `google` "
+            "(Address Validation API), `smarty` (US Street and International) or `nominatim` "
+            "(your own Nominatim or Photon at `url`)."
+        ),
+    ] = AddressConfig.provider
+    api_key: Annotated[
+        Secret | None, _about("Google: the Maps Platform API key (Address Validation API on).")
+    ] = None
+    auth_id: Annotated[Text | None, _about("Smarty: the secret key's Auth ID.")] = None
+    auth_token: Annotated[Secret | None, _about("Smarty: the secret key's Auth Token.")] = None
+    url: Annotated[
+        HttpURL | None,
+        _about(
+            "Nominatim: your own server (`https://nominatim.example.com`), or Photon's `…/api`; "
+            "never the public Nominatim (its usage policy forbids this use)."
+        ),
+    ] = None
+    api_base: Annotated[
+        HttpURL | None,
+        _about("Google or Smarty: another address than the provider's own; tests use a fake."),
+    ] = None
+    region: Annotated[
+        Annotated[str, AfterValidator(_matching(r"[A-Za-z]{2}", "a two-letter country code"))]
+        | None,
+        _about(
+            "The country (ISO 3166-1 alpha-2, e.g. `US`) assumed for an address that names "
+            "none; Smarty uses its US API for the US and unnamed countries."
+        ),
+    ] = None
+    timeout: Annotated[
+        float,
+        _seconds(60),
+        _about(
+            "Seconds the provider has to answer one check; past it the address is unchecked "
+            "(see `on_unavailable`)."
+        ),
+    ] = AddressConfig.timeout
+    on_unavailable: Annotated[
+        Annotated[str, AfterValidator(_one_of("accept", "refuse"))],
+        _about(
+            "An address the provider could not check (slow, down, over quota): `refuse` asks "
+            "the person to send again later, `accept` takes it as typed; the person is told "
+            "either way and keeps what they typed."
+        ),
+    ] = AddressConfig.on_unavailable
+
+    @property
+    def given(self) -> bool:
+        return bool(self.model_fields_set)
+
+    def config(self) -> AddressConfig:
+        provider: Any = self.provider
+        on_unavailable: Any = self.on_unavailable
+        return AddressConfig(
+            provider=provider,
+            api_key=self.api_key.get_secret_value() if self.api_key else None,
+            auth_id=self.auth_id,
+            auth_token=self.auth_token.get_secret_value() if self.auth_token else None,
+            url=self.url,
+            api_base=self.api_base,
+            region=self.region.upper() if self.region else None,
+            timeout=self.timeout,
+            on_unavailable=on_unavailable,
+        )
+
+    def problems(self) -> list[str]:
+        needs = {
+            "google": ("api_key",),
+            "smarty": ("auth_id", "auth_token"),
+            "nominatim": ("url",),
+        }.get(self.provider, ())
+        missing = [key for key in needs if getattr(self, key) is None]
+        problems: list[str] = []
+        if missing:
+            problems.append(
+                f"address.provider {self.provider} needs {_keys('address', missing)}: set "
+                + " and ".join(_how("address", key) for key in missing)
+            )
+        host = urlsplit(self.url).hostname if self.url else None
+        if self.provider == "nominatim" and host == "nominatim.openstreetmap.org":
+            problems.append(
+                "address.url: the public Nominatim's usage policy forbids checking a "
+                "service's form answers with it; run your own Nominatim or Photon"
+            )
+        return problems
+
+
 class Settings(_Strict):
     """The settings of ``humanwire serve``; build with :func:`load_settings`."""
 
@@ -790,6 +892,9 @@ class Settings(_Strict):
     voice: Annotated[VoiceSettings, _about("The voice agent.")] = Field(
         default_factory=VoiceSettings
     )
+    address: Annotated[AddressSettings, _about("Checking `address` form fields.")] = Field(
+        default_factory=AddressSettings
+    )
 
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)
 
@@ -868,6 +973,7 @@ class Settings(_Strict):
                     f"slack OAuth is half-configured: missing {_keys('slack', oauth_missing)} "
                     "(client_id and client_secret go together)"
                 )
+        problems += self.address.problems()
         providers = [name for name in ("twilio", "telnyx", "slack") if getattr(self, name).given]
         if providers and self.public_url is None:
             problems.append(
@@ -946,6 +1052,7 @@ class Settings(_Strict):
             telephony_order=self.telephony.order,
             slack=self.slack_config(),
             voice_model=self.voice.model,
+            address=self.address.config(),
             **{field: self.value(key) for key, field in SERVICE_CONFIG_FIELDS.items()},
             metrics_token=(
                 self.metrics_token.get_secret_value() if self.metrics_token is not None else None
@@ -1205,8 +1312,8 @@ REFERENCE_END = "<!-- end of the configuration reference -->"
 def config_reference() -> str:
     """The configuration reference (Markdown, between its marker comments), walked from
     the model: every key, its environment variable, what it takes and its default, and
-    its description. ``python -m humanwire.server.settings --write README.md`` puts it in
-    the README; a test keeps the two equal."""
+    its description. ``python -m humanwire.server.settings --write
+    docs/operating/configuration.md`` puts it in that page; a test keeps the two equal."""
     variables = env_var_names()
     lines = [
         REFERENCE_START,
@@ -1312,9 +1419,12 @@ def _main(argv: list[str]) -> int:
         changed = write_reference(argv[1])
         print(f"{argv[1]}: {'updated' if changed else 'up to date'}")
         return 0
-    print("usage: python -m humanwire.server.settings --reference | --write README.md")
+    print(
+        "usage: python -m humanwire.server.settings --reference"
+        " | --write docs/operating/configuration.md"
+    )
     return 2
 
 
-if __name__ == "__main__":  # pragma: no cover - the README test runs the functions
+if __name__ == "__main__":  # pragma: no cover - the reference's test runs the functions
     sys.exit(_main(sys.argv[1:]))

@@ -1,6 +1,7 @@
 """``FakeServer``: a provider's contract fake served over loopback HTTP by uvicorn in a
-daemon thread (as ``humanwire.server.runner`` runs the service), so the code under test
-reaches it as it would reach the provider (``twilio.api_base``, ``slack.api_base``).
+daemon thread, so the code under test reaches it as it would reach the provider
+(``twilio.api_base``, ``slack.api_base``). It imports nothing of ``humanwire.server``: a
+fake that loaded the implementation it checks could agree with it by construction.
 
 The socket is bound before the thread starts (``port=0``: a free port), so
 ``base_url`` is known at once; ``start`` returns once uvicorn accepts connections and
@@ -10,6 +11,7 @@ the fake is bound to the server's loop (its callbacks run there).
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -18,8 +20,6 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from typing_extensions import Self
-
-from humanwire.server.runner import bind_listener, thread_server
 
 if TYPE_CHECKING:
     import uvicorn
@@ -40,6 +40,42 @@ class ServedFake(Protocol):
 
 F = TypeVar("F", bound=ServedFake)
 T = TypeVar("T")
+
+
+def _bind_listener(host: str, port: int) -> socket.socket:
+    """A listening, non-blocking socket (``port=0``: a free port), bound before uvicorn
+    starts so the real port is known at once."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # Nagle off (inherited by accepted sockets): uvicorn writes a head and a body
+        # apart, and the body would wait for the client's delayed ACK (~40 ms).
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+        sock.setblocking(False)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def _thread_server(config: uvicorn.Config, ready: threading.Event) -> uvicorn.Server:
+    """A uvicorn server for a thread: no signal handlers, ``ready`` set once it accepts
+    connections."""
+    import uvicorn
+
+    class ThreadServer(uvicorn.Server):
+        def install_signal_handlers(self) -> None:  # uvicorn < 0.29
+            pass
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started:
+                ready.set()
+
+    return ThreadServer(config)
 
 
 def poll_until(
@@ -92,7 +128,7 @@ class FakeServer(Generic[F]):
         with self._lock:
             if self._thread is not None:
                 return self
-            sock = bind_listener(self.host, self.requested_port)
+            sock = _bind_listener(self.host, self.requested_port)
             self.port = sock.getsockname()[1]
             config = uvicorn.Config(
                 self.fake.app(),
@@ -102,7 +138,7 @@ class FakeServer(Generic[F]):
                 access_log=False,
                 timeout_graceful_shutdown=2,
             )
-            server = thread_server(config, self._ready)
+            server = _thread_server(config, self._ready)
             self._server = server
             self._failure = None
             self._ready.clear()

@@ -11,12 +11,19 @@ from .calls import CallOutcome
 from .events import Medium
 
 __all__ = [
+    "DEFAULT_HUMAN_PHONE",
+    "DEFAULT_HUMAN_SLACK",
     "DeliveryKind",
     "SandboxCallOutcomeRequest",
     "SandboxDelivery",
     "SandboxInboundCallRequest",
     "SandboxReplyRequest",
 ]
+
+DEFAULT_HUMAN_PHONE = "+12025550100"
+"""The inbox's default human on the embedded service; never handed out as reservable."""
+DEFAULT_HUMAN_SLACK = "U0HUMAN0001"
+"""The same human's Slack member id."""
 
 DeliveryKind = Literal["message", "form", "call"]
 _NOT_BLANK = r"[^\s\x1c-\x1f\x85\ufeff]"

@@ -54,6 +54,8 @@ from ..errors import (
     ServiceUnavailable,
     Unauthorized,
 )
+from ..forms.address import AddressValidator
+from ..forms.address_providers import build_address_validator
 from ..limits import RateLimiter, SpamGuard, fingerprint
 from ..outbox import RESOLVE_TIMEOUT, Outbox, Resolver
 from ..replicas import Replicas
@@ -147,6 +149,10 @@ class EngineCore:
         # Where reserved numbers come from: the sandbox's fictional pool unless a real
         # provider supplies them (``use_numbers``).
         self.number_source: NumberSource | None = None
+        # How address fields of forms are checked: offline, or a provider over HTTP.
+        self.addresses: AddressValidator = config.address_validator or build_address_validator(
+            config.address
+        )
         self._resolve = resolve
         self._resolve_timeout = resolve_timeout
         # This service's own metrics (a registry per engine: several share a process).
@@ -297,6 +303,7 @@ class EngineCore:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         await self.outbox.close()
+        await self.addresses.aclose()
         if self.replicas is not None:
             await self.replicas.close()
         self.store.close()

@@ -68,7 +68,7 @@ class LinkPages(HumanSide):
             raise Conflict("this form was already submitted")
         if view.state == "expired":
             raise Gone("this form has expired")
-        normalized, errors = await validate_off_loop(view.form, values)
+        normalized, errors = await validate_off_loop(view.form, values, self.addresses)
         if errors:
             raise FormInvalid(errors)
         record = self.store.get_interaction(view.interaction_id)

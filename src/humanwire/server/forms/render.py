@@ -25,7 +25,9 @@ from .address import (
     PART_SEPARATOR_PATTERN,
     POSTAL_CODE_PATTERN,
     STREET_NAME_PATTERN,
-    get_address_validator,
+    UNCHECKED_NOTICE,
+    AddressValidator,
+    StructuralAddressValidator,
 )
 from .countries import countries, default_region
 from .html import Html, attrs, document, join, json_attr, render
@@ -44,6 +46,7 @@ from .validate import (
 __all__ = [
     "COUNTRY_SUFFIX",
     "DEFAULT_SUBMIT_LABEL",
+    "USE_SUGGESTION_SUFFIX",
     "format_duration",
     "join_phone",
     "raw_from_post",
@@ -57,6 +60,9 @@ __all__ = [
 DEFAULT_SUBMIT_LABEL = "Submit"
 COUNTRY_SUFFIX = ":country"
 """A phone field posts its country as ``<id>:country``; a colon is never in a field id."""
+USE_SUGGESTION_SUFFIX = ":use-suggestion"
+"""An address field with a suggested correction posts ``<id>:use-suggestion`` (the
+suggested address) when the person ticks "Use this address": it replaces the typed one."""
 
 
 def format_duration(seconds: float) -> str:
@@ -79,9 +85,18 @@ def join_phone(region: str, number: str) -> str:
 
 def raw_from_post(form: Form, posted: Mapping[str, str]) -> dict[str, str]:
     """A browser post as ``validate_submission`` takes it: each phone field's country
-    and number joined. Unknown names are kept so validation refuses them."""
-    raw = {k: v for k, v in posted.items() if not k.endswith(COUNTRY_SUFFIX)}
+    and number joined; an accepted address suggestion in place of the typed address.
+    Unknown names are kept so validation refuses them."""
+    raw = {
+        k: v
+        for k, v in posted.items()
+        if not k.endswith(COUNTRY_SUFFIX) and not k.endswith(USE_SUGGESTION_SUFFIX)
+    }
     for form_field in form.fields:
+        accepted = posted.get(form_field.id + USE_SUGGESTION_SUFFIX)
+        if form_field.type == "address" and accepted:
+            # Checked again like anything typed: the post is the person's, not ours.
+            raw[form_field.id] = accepted
         if form_field.type == "phone_number" and form_field.id in raw:
             region = posted.get(form_field.id + COUNTRY_SUFFIX, "")
             raw[form_field.id] = join_phone(region, raw[form_field.id])
@@ -262,8 +277,31 @@ def _phone(form_field: FormField, value: str, region: str, error: str | None) ->
     )
 
 
+def _suggestion(form_field: FormField, suggestion: str, attribution: str) -> Html:
+    """The corrected address and the box that accepts it: a real form control, so the
+    page works without JavaScript (``form.js`` also puts it in the text box)."""
+    input_id, _, _ = _ids(form_field)
+    return render(
+        '<div class="suggestion" data-suggestion>'
+        '<p class="suggestion-label" id="{id}-suggestion-label">Suggested address</p>'
+        '<p class="suggested" id="{id}-suggestion">{text}</p>'
+        '<div class="check"><input type="checkbox" id="{id}-use" name="{name}" value="{text}" '
+        'data-use-suggestion="{id}" aria-describedby="{id}-suggestion">'
+        '<label class="label" for="{id}-use">Use this address</label></div>{credit}</div>',
+        id=input_id,
+        name=form_field.id + USE_SUGGESTION_SUFFIX,
+        text=suggestion,
+        credit=render('<p class="helper">{text}</p>', text=attribution) if attribution else "",
+    )
+
+
 def _field(
-    form_field: FormField, posted: Mapping[str, str], default_phone: str, error: str | None
+    form_field: FormField,
+    posted: Mapping[str, str],
+    default_phone: str,
+    error: str | None,
+    suggestion: str | None = None,
+    attribution: str = "",
 ) -> Html:
     value = posted.get(form_field.id, "")
     if form_field.type == "select":
@@ -275,6 +313,9 @@ def _field(
         inner = _phone(form_field, value, region, error)
     else:
         inner = _text_like(form_field, value, error)
+    if form_field.type == "address" and suggestion:
+        offered = _suggestion(form_field, suggestion, attribution)
+        inner = render("{inner}{offered}", inner=inner, offered=offered)
     return render(
         '<div class="field field-{type}" data-field="{id}" data-type="{type}">{inner}</div>',
         type=form_field.type,
@@ -330,9 +371,11 @@ def _countdown(view: FormView, now: float) -> Html:
     )
 
 
-def _browser_config() -> dict[str, object]:
-    """The rules the browser mirrors, from the same constants the server uses."""
-    validator = get_address_validator()
+def _browser_config(addresses: AddressValidator | None) -> dict[str, object]:
+    """The rules the browser mirrors, from the same constants the server uses. The
+    browser runs the structural address rules only when the service's validator is the
+    structural one (a provider is asked by the server)."""
+    validator = addresses or StructuralAddressValidator()
     return {
         "messages": {
             "required": REQUIRED_MESSAGE,
@@ -368,10 +411,14 @@ def render_form_page(
     errors: Mapping[str, str] | None = None,
     now: float | None = None,
     recipient: str | None = None,
+    suggestions: Mapping[str, str] | None = None,
+    addresses: AddressValidator | None = None,
 ) -> Html:
     """The open form; after a refused post, ``posted`` (the browser's fields as sent)
-    and ``errors`` (field id → message) re-render it with the input kept. ``recipient``
-    (the number the link went to) picks the phone fields' default country."""
+    and ``errors`` (field id → message) re-render it with the input kept, and
+    ``suggestions`` (field id → a corrected address) offer a provider's correction.
+    ``recipient`` (the number the link went to) picks the phone fields' default
+    country; ``addresses`` is the service's address validator (structural by default)."""
     now = time.time() if now is None else now
     form = view.form
     posted = posted or {}
@@ -400,7 +447,18 @@ def render_form_page(
         )
     else:
         summary = Html('<div class="summary" role="alert" tabindex="-1" data-summary hidden></div>')
-    fields = join(_field(f, posted, default_phone, field_errors.get(f.id)) for f in form.fields)
+    suggestions = suggestions or {}
+    fields = join(
+        _field(
+            f,
+            posted,
+            default_phone,
+            field_errors.get(f.id),
+            suggestions.get(f.id),
+            str(getattr(addresses, "attribution", "")),
+        )
+        for f in form.fields
+    )
     body = render(
         '<main class="sheet">{header}{countdown}'
         '<form method="post" action="/f/{token}" class="hw-form" data-config="{config}" '
@@ -414,7 +472,7 @@ def render_form_page(
         header=_header(form),
         countdown=_countdown(view, now),
         token=view.token,
-        config=json_attr(_browser_config()),
+        config=json_attr(_browser_config(addresses)),
         summary=summary,
         fields=fields,
         submit=form.submit_label or DEFAULT_SUBMIT_LABEL,
@@ -443,13 +501,13 @@ def _notice(form: Form | None, heading: str, text: str, *, tone: str) -> Html:
     return document(title, body, body_class="form-page")
 
 
-def render_submitted(view: FormView) -> Html:
-    return _notice(
-        view.form,
-        "Thank you, your answers were sent",
-        "You can close this page now.",
-        tone="ok",
-    )
+def render_submitted(view: FormView, *, unchecked_address: bool = False) -> Html:
+    """``unchecked_address``: an address was accepted without the provider's check
+    (``[address] on_unavailable = "accept"``), and the person is told so."""
+    text = "You can close this page now."
+    if unchecked_address:
+        text = f"{UNCHECKED_NOTICE} {text}"
+    return _notice(view.form, "Thank you, your answers were sent", text, tone="ok")
 
 
 def render_already_submitted(view: FormView) -> Html:

@@ -1,23 +1,27 @@
 """Server-side validation of a submitted form, with the rules the browser applies too
 (``static/form.js`` mirrors each rule; the server is the authority).
 
-The engine calls ``validate_off_loop`` from ``submit_form``; the form page calls it
-first to re-render a refused submission with the person's input and the messages.
-The form's own patterns are matched by RE2 (``humanwire.types._pattern``), in linear
-time and in a worker thread."""
+The engine calls ``validate_off_loop`` from ``submit_form``; the form page calls
+``check_submission`` first to re-render a refused submission with the person's input,
+the messages and any suggested address. Addresses are checked first, on the event loop
+(a provider is asked over the network, asynchronously, within its timeout); then the
+rest runs in a worker thread with those verdicts: the form's own patterns are matched by
+RE2 (``humanwire.types._pattern``), in linear time."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import phonenumbers
 from email_validator import SPECIAL_USE_DOMAIN_NAMES, EmailNotValidError, validate_email
 
 from humanwire.types import Form, FormField
-from humanwire.types._pattern import PatternError, compiled_pattern
+from humanwire.types.rules import PatternError, compiled_pattern
 
-from .address import AddressValidator, get_address_validator
+from .address import AddressCheck, AddressValidator, StructuralAddressValidator
 from .worker import off_loop
 
 __all__ = [
@@ -26,6 +30,8 @@ __all__ = [
     "MAX_VALUE_LENGTH",
     "SPECIAL_USE_DOMAINS",
     "TRUE_VALUES",
+    "SubmissionCheck",
+    "check_submission",
     "format_content",
     "normalize_phone",
     "validate_off_loop",
@@ -63,16 +69,21 @@ NOT_TEXT_MESSAGE = "This answer holds characters that are not text."
 UNKNOWN_FIELD_MESSAGE = "This form has no such field."
 
 
+_STRUCTURAL = StructuralAddressValidator()
+
+
 def validate_submission(
     form: Form,
     raw: Mapping[str, str],
     *,
-    address_validator: AddressValidator | None = None,
+    address_checks: Mapping[str, AddressCheck] | None = None,
 ) -> tuple[dict[str, str], dict[str, str]]:
     """Checks ``raw`` (field id → submitted text, as a browser or JSON post sends it)
     against ``form``: required, email, phone number (parsed, stored as E.164), select
     value among the options, checkbox, regex rules (search semantics), address (the
-    pluggable validator). Unknown field ids are an error.
+    verdict in ``address_checks`` by field id, made beforehand by the service's
+    validator; the structural check for a field without one). Unknown field ids are an
+    error.
 
     Returns ``(values, errors)``: ``values`` normalized for storage (checkbox
     ``"true"``/``"false"``, phone in E.164, unanswered optional fields left out);
@@ -83,7 +94,7 @@ def validate_submission(
     followed by the national number as typed (``+44 020 7946 0018``); the form page
     joins its country dropdown and number input that way.
     """
-    addresses = address_validator or get_address_validator()
+    checks = address_checks or {}
     known = {f.id for f in form.fields}
     values: dict[str, str] = {}
     errors: dict[str, str] = {}
@@ -92,7 +103,7 @@ def validate_submission(
             errors[field_id] = UNKNOWN_FIELD_MESSAGE
     for form_field in form.fields:
         text = raw.get(form_field.id)
-        value, error = _check_field(form_field, text, addresses)
+        value, error = _check_field(form_field, text, checks.get(form_field.id))
         if error is not None:
             errors[form_field.id] = error
         elif value is not None:
@@ -100,17 +111,70 @@ def validate_submission(
     return values, errors
 
 
-async def validate_off_loop(
-    form: Form, raw: Mapping[str, str]
+@dataclass
+class SubmissionCheck:
+    """What ``check_submission`` found: ``values`` and ``errors`` as
+    ``validate_submission`` returns them, the addresses a provider offered a correction
+    for (``suggestions``: field id → the corrected address) and the fields whose address
+    could not be checked (``unchecked``: accepted as typed, or refused saying so)."""
+
+    values: dict[str, str]
+    errors: dict[str, str]
+    suggestions: dict[str, str] = field(default_factory=dict)
+    unchecked: list[str] = field(default_factory=list)
+
+
+async def check_submission(
+    form: Form, raw: Mapping[str, str], addresses: AddressValidator | None = None
+) -> SubmissionCheck:
+    """Checks the address fields with ``addresses`` (the service's validator; the
+    structural check by default) on the loop, all at once, then the whole submission on
+    the answers' worker thread (``worker.off_loop``): RE2 is linear, but a 10,000-character
+    answer against a pattern near its size limit still takes tens of milliseconds, and a
+    form has up to 50 of them."""
+    validator = addresses or _STRUCTURAL
+    asked: dict[str, str] = {}
+    for form_field in form.fields:
+        if form_field.type == "address":
+            answer = _clean_answer(raw.get(form_field.id))
+            if answer:
+                asked[form_field.id] = answer
+    verdicts = await asyncio.gather(*(validator.validate(a) for a in asked.values()))
+    checks = dict(zip(asked, verdicts, strict=True))
+    values, errors = await off_loop("answers", _validate_with, form, raw, checks)
+    return SubmissionCheck(
+        values=values,
+        errors=errors,
+        suggestions={k: c.suggestion for k, c in checks.items() if c.suggestion and k in errors},
+        unchecked=[k for k, c in checks.items() if c.unchecked],
+    )
+
+
+def _validate_with(
+    form: Form, raw: Mapping[str, str], checks: Mapping[str, AddressCheck]
 ) -> tuple[dict[str, str], dict[str, str]]:
-    """``validate_submission`` on the answers' worker thread (``worker.off_loop``). RE2 is
-    linear, but a 10,000-character answer against a pattern near its size limit still
-    takes tens of milliseconds, and a form has up to 50 of them."""
-    return await off_loop("answers", validate_submission, form, raw)
+    return validate_submission(form, raw, address_checks=checks)
+
+
+async def validate_off_loop(
+    form: Form, raw: Mapping[str, str], addresses: AddressValidator | None = None
+) -> tuple[dict[str, str], dict[str, str]]:
+    """``(values, errors)`` of ``check_submission``."""
+    checked = await check_submission(form, raw, addresses)
+    return checked.values, checked.errors
+
+
+def _clean_answer(text: object) -> str:
+    """The answer a field's checks see, or "" when it is unanswered or refused before
+    any check (not text, too long, lone surrogates)."""
+    if not isinstance(text, str) or len(text) > MAX_VALUE_LENGTH or not _is_text(text):
+        return ""
+    # Browsers post a textarea's line breaks as CRLF; store them as typed: \n.
+    return text.replace("\r\n", "\n").strip()
 
 
 def _check_field(
-    form_field: FormField, text: str | None, addresses: AddressValidator
+    form_field: FormField, text: str | None, address_check: AddressCheck | None
 ) -> tuple[str | None, str | None]:
     """``(normalized value or None when unanswered, error message or None)``."""
     if text is not None and not isinstance(text, str):
@@ -121,8 +185,7 @@ def _check_field(
         return None, NOT_TEXT_MESSAGE
     if form_field.type == "checkbox":
         return _check_checkbox(form_field, text)
-    # Browsers post a textarea's line breaks as CRLF; store them as typed: \n.
-    answer = (text or "").replace("\r\n", "\n").strip()
+    answer = _clean_answer(text)
     if not answer:
         return None, REQUIRED_MESSAGE if form_field.required else None
 
@@ -142,7 +205,7 @@ def _check_field(
         if answer not in {o.value for o in form_field.options or ()}:
             return None, SELECT_MESSAGE
     elif form_field.type == "address":
-        check = addresses.validate(answer)
+        check = address_check or _STRUCTURAL.check(answer)
         if not check.ok:
             return None, check.message or "Enter a full address."
         answer = check.normalized or answer

@@ -755,7 +755,7 @@ def render_slack_page(
             '<section class="panel"><h2>Slack</h2><p>Slack messages go to the sandbox: '
             "they appear in this inbox (the shared workspace is "
             '<span class="mono">{shared}</span>). Configure <span class="mono">slack.*</span> '
-            "to post in a real workspace (README, “Going live with Slack”).</p></section>",
+            "to post in a real workspace (the docs: “Going live with Slack”).</p></section>",
             shared=SHARED_SLACK_WORKSPACE,
         )
         return _shell("Slack: humanwire inbox", "slack", viewer, content, flash=flash)

@@ -16,9 +16,16 @@ from . import (
     sandbox,
     webhooks,
 )
-from ._api import Operation, to_routes
+from ._api import IDEMPOTENCY_HEADER, REPLAYED_HEADER, Operation, authenticate, to_routes
 
-__all__ = ["Operation", "api_operations", "to_routes"]
+__all__ = [
+    "IDEMPOTENCY_HEADER",
+    "REPLAYED_HEADER",
+    "Operation",
+    "api_operations",
+    "authenticate",
+    "to_routes",
+]
 
 
 def api_operations(*, sandbox_enabled: bool) -> list[Operation]:

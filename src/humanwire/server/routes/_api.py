@@ -25,7 +25,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive
 
-from humanwire.types._base import IDEMPOTENCY_KEY
+from humanwire.types.rules import IDEMPOTENCY_KEY
 
 from ..config import ServiceConfig
 from ..engine import HELD_TO_THE_END, Account, Engine, Hold, RateCount, SendContext
@@ -174,8 +174,9 @@ def query_wait(call: ApiCall, name: str = "wait") -> float | None:
     return value
 
 
-def _authenticate(request: Request, engine: Engine) -> Account:
-    """The account of the request's key; ``Unauthorized`` without a valid one."""
+def authenticate(request: Request, engine: Engine) -> Account:
+    """The account of the request's key; ``Unauthorized`` without a valid one. Public (as
+    ``humanwire.server.routes.authenticate``): ``/mcp`` checks its requests with it."""
     account = engine.authenticate(_api_key(request))
     if account is None:
         raise Unauthorized("invalid API key")
@@ -183,7 +184,7 @@ def _authenticate(request: Request, engine: Engine) -> Account:
 
 
 def _authenticate_counted(request: Request, engine: Engine) -> tuple[Account, RateCount | None]:
-    """``_authenticate`` for an API request, counted against the rate limit on the way
+    """``authenticate`` for an API request, counted against the rate limit on the way
     where the store can (``Engine.authenticate_request``)."""
     account, counted = engine.authenticate_request(_api_key(request))
     if account is None:

@@ -29,7 +29,7 @@ from starlette.responses import Response
 from starlette.routing import compile_path
 
 from humanwire.types import BatchItem, BatchRequest, BatchResponse
-from humanwire.types._base import IDEMPOTENCY_KEY
+from humanwire.types.rules import IDEMPOTENCY_KEY
 
 from ..errors import InvalidRequest, NotFound, ServiceError
 from ..http_errors import error_response, service_error_response, store_unavailable_response

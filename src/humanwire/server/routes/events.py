@@ -9,7 +9,7 @@ from pydantic import TypeAdapter
 from starlette.responses import StreamingResponse
 
 from humanwire.types import OutcomePage
-from humanwire.types._base import schema_pattern
+from humanwire.types.rules import schema_pattern
 
 from ..engine.outcomes import CURSOR, EVENT_TYPES, PassedOver, parse_cursor, parse_event_type
 from ._api import ApiCall, HeaderParam, Operation, Payload, QueryParam, query_wait

@@ -208,6 +208,28 @@
     });
   });
 
+  // -- a provider's corrected address, offered beside what was typed ---------------
+  // Ticking "Use this address" puts the suggestion in the box (what is sent is what is
+  // shown); unticking brings back what was typed; editing the box unticks it. Without
+  // this script the ticked box still sends the suggestion (the server takes it).
+  Array.prototype.forEach.call(form.querySelectorAll("[data-use-suggestion]"), function (box) {
+    var control = document.getElementById(box.getAttribute("data-use-suggestion"));
+    var fieldEl = control.closest("[data-field]");
+    var typed = control.value;
+    box.addEventListener("change", function () {
+      if (box.checked) {
+        typed = control.value;
+        control.value = box.value;
+      } else {
+        control.value = typed;
+      }
+      show(fieldEl, "");
+    });
+    control.addEventListener("input", function () {
+      if (box.checked && control.value !== box.value) box.checked = false;
+    });
+  });
+
   var submitting = false;
   var expired = false;
   var button = form.querySelector("button[type=submit]");

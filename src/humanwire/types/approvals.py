@@ -1,0 +1,344 @@
+"""Approval requests (``POST /approvals``): a decision asked of one or more people, over
+any channel, about one action; the record it builds; ``consume``; the audit log.
+
+The rules a request must meet are checked here, so the client refuses a bad request
+before it is sent and the service answers 400 naming the field (docs/design.md
+"Approval requests"):
+
+* approvers (the first ones and every escalation tier's, together) are 1 to
+  ``MAX_APPROVERS``, no two alike (the same channel and address);
+* ``quorum`` and ``rejectQuorum`` are at most the number of distinct *people* among
+  them: the sms, whatsapp and call approvers of one number are one person (their
+  decisions count once);
+* escalation tiers come at increasing ``after``;
+* ``waitTime``, ``followUpTime`` or both.
+
+``action_digest`` is the digest that binds a decision to its action: ``sha256:`` and the
+hex digest of the action's canonical JSON (RFC 8785: sorted keys, no spaces, UTF-8,
+numbers as ECMAScript writes them), so a client in any language computes the same one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, PlainValidator, WithJsonSchema, model_validator
+from pydantic_core import PydanticCustomError
+
+from ._base import (
+    FollowUpTime,
+    RequestModel,
+    ResponseModel,
+    Timestamp,
+    WaitTime,
+    check_e164,
+    check_slack_id,
+)
+from ._metadata import Metadata
+
+__all__ = [
+    "ACTION_DIGEST",
+    "MAX_APPROVERS",
+    "Approval",
+    "ApprovalAction",
+    "ApprovalDecision",
+    "ApprovalRequest",
+    "Approver",
+    "ApproverChannel",
+    "ApproverDecision",
+    "ApproverLink",
+    "AuditEntry",
+    "AuditEntryType",
+    "AuditPage",
+    "ConsumeRequest",
+    "ConsumeResponse",
+    "DecisionVia",
+    "Escalation",
+    "OnTimeout",
+    "action_digest",
+    "person_of",
+]
+
+MAX_APPROVERS = 20
+"""Approvers of one request, escalation tiers included."""
+
+ApproverChannel = Literal["sms", "whatsapp", "slack", "email", "call", "link"]
+"""How an approver is asked. ``link``: nothing is sent; the approver's page comes back in
+the response (``links``) for the caller to hand over."""
+
+ApprovalDecision = Literal["approve", "reject"]
+OnTimeout = Literal["reject", "approve", "none"]
+DecisionVia = Literal[
+    "sms_reply",
+    "whatsapp_reply",
+    "slack_button",
+    "page",
+    "email_link",
+    "email_reply",
+    "call_keypad",
+    "call_speech",
+    "inbox",
+]
+"""How a decision came in (``inbox``: the embedded service's inbox, playing an approver)."""
+
+ACTION_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+
+_PHONE_CHANNELS = ("sms", "whatsapp", "call")
+
+
+def _invalid(message: str, field: str | None = None) -> PydanticCustomError:
+    return PydanticCustomError("invalid_request", message, {"field": field} if field else None)
+
+
+def action_digest(action: Any) -> str:
+    """``sha256:`` + the hex digest of ``action``'s canonical JSON (RFC 8785). ``action``
+    is what the request's ``action`` holds (``{"name": …, "arguments": {…}}``) as plain
+    JSON values; ``ValueError`` for what JSON cannot hold (NaN, an infinity, a set)."""
+    import rfc8785  # lazily: only approvals need it
+
+    try:
+        canonical = rfc8785.dumps(action)
+    except (rfc8785.CanonicalizationError, TypeError) as exc:
+        raise ValueError(f"the action is not plain JSON: {exc}") from None
+    return "sha256:" + hashlib.sha256(canonical).hexdigest()
+
+
+class Approver(RequestModel):
+    """Who is asked, and how: ``to`` is a number (E.164) for ``sms``, ``whatsapp`` and
+    ``call``; a Slack member id for ``slack``; an email address for ``email``; a name the
+    caller chooses for ``link`` (shown on the page and in the decisions)."""
+
+    channel: ApproverChannel
+    to: str = Field(min_length=1, max_length=254)
+
+    @model_validator(mode="after")
+    def _check_to(self) -> Approver:
+        if self.channel in _PHONE_CHANNELS:
+            try:
+                check_e164(self.to)
+            except PydanticCustomError:
+                raise _invalid(
+                    f"to must be a phone number in E.164 form for {self.channel}"
+                ) from None
+        elif self.channel == "slack":
+            try:
+                check_slack_id(self.to)
+            except PydanticCustomError:
+                raise _invalid("to must be a Slack member id such as U0123ABCD for slack") from None
+        elif self.channel == "email":
+            from email_validator import EmailNotValidError, validate_email
+
+            try:
+                validate_email(self.to, check_deliverability=False)
+            except EmailNotValidError as exc:
+                raise _invalid(f"to must be an email address for email ({exc})") from None
+        elif not self.to.strip() or any(ord(c) < 32 or ord(c) == 127 for c in self.to):
+            raise _invalid("to must be a name (printable, not blank) for link")
+        return self
+
+
+def person_of(approver: Approver) -> tuple[str, str]:
+    """Who an approver is, for counting: the number for sms, whatsapp and call (one
+    person, however reached), the channel and address otherwise (an email address is
+    compared without case)."""
+    if approver.channel in _PHONE_CHANNELS:
+        return ("phone", approver.to)
+    if approver.channel == "email":
+        return ("email", approver.to.lower())
+    return (approver.channel, approver.to)
+
+
+class ApprovalAction(RequestModel):
+    """The action a decision is about: shown readably to approvers; its digest binds
+    the decision (``actionDigest``)."""
+
+    name: str = Field(min_length=1, max_length=200)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class Escalation(RequestModel):
+    """Approvers asked too when the request is still undecided ``after`` seconds from its
+    start (the earlier ones can still answer)."""
+
+    # At most the longest the windows can run (waitTime 600 + followUpTime 60000).
+    after: Annotated[float, Field(gt=0, le=60600)]
+    approvers: list[Approver] = Field(min_length=1, max_length=MAX_APPROVERS)
+
+
+def _check_comment_flag(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise _invalid("allowComment must be true or false")
+    return value
+
+
+class ApprovalRequest(RequestModel):
+    """``POST /approvals``."""
+
+    title: str = Field(min_length=1, max_length=200)
+    description: str | None = Field(default=None, max_length=4000)
+    action: ApprovalAction | None = None
+    approvers: list[Approver] = Field(min_length=1, max_length=MAX_APPROVERS)
+    quorum: Annotated[int, Field(ge=1, le=MAX_APPROVERS)] = 1
+    reject_quorum: Annotated[int, Field(ge=1, le=MAX_APPROVERS)] | None = None
+    escalation: list[Escalation] | None = Field(default=None, max_length=MAX_APPROVERS)
+    remind_every: Annotated[float, Field(ge=1, le=60000)] | None = None
+    wait_time: WaitTime | None = None
+    follow_up_time: FollowUpTime | None = None
+    on_timeout: OnTimeout = "reject"
+    allow_comment: Annotated[
+        bool, PlainValidator(_check_comment_flag), WithJsonSchema({"type": "boolean"})
+    ] = True
+    metadata: Metadata | None = None
+
+    @model_validator(mode="after")
+    def _check_approvers(self) -> ApprovalRequest:
+        seen: dict[tuple[str, str], str] = {}
+        people: set[tuple[str, str]] = set()
+        for path, approver in self.all_approvers_with_paths():
+            key = (approver.channel, person_of(approver)[1])
+            if key in seen:
+                raise _invalid(f"{path} is the same approver as {seen[key]}", path)
+            seen[key] = path
+            people.add(person_of(approver))
+        if len(seen) > MAX_APPROVERS:
+            raise _invalid(
+                f"{len(seen)} approvers with the escalation tiers; at most {MAX_APPROVERS}",
+                "escalation",
+            )
+        if self.quorum > len(people):
+            raise _invalid(
+                f"quorum is {self.quorum} but the approvers are {len(people)} "
+                f"{'person' if len(people) == 1 else 'different people'}",
+                "quorum",
+            )
+        if self.reject_quorum is not None and self.reject_quorum > len(people):
+            raise _invalid(
+                f"rejectQuorum is {self.reject_quorum} but the approvers are {len(people)} "
+                f"{'person' if len(people) == 1 else 'different people'}",
+                "rejectQuorum",
+            )
+        previous = 0.0
+        for index, tier in enumerate(self.escalation or ()):
+            if tier.after <= previous:
+                raise _invalid(
+                    "escalation tiers must come at increasing after (seconds from the start)",
+                    f"escalation[{index}].after",
+                )
+            previous = tier.after
+        if self.wait_time is None and self.follow_up_time is None:
+            raise _invalid("an approval needs waitTime, followUpTime or both", "waitTime")
+        if self.action is not None:
+            try:
+                action_digest(self.action.model_dump())
+            except ValueError as exc:
+                raise _invalid(str(exc), "action.arguments") from None
+        return self
+
+    def all_approvers_with_paths(self) -> list[tuple[str, Approver]]:
+        """Every approver with its path in the request: the first ones, then each
+        escalation tier's."""
+        found = [(f"approvers[{i}]", approver) for i, approver in enumerate(self.approvers)]
+        for t, tier in enumerate(self.escalation or ()):
+            found += [(f"escalation[{t}].approvers[{i}]", a) for i, a in enumerate(tier.approvers)]
+        return found
+
+    @property
+    def action_digest(self) -> str | None:
+        """The digest that binds the decision (None without an ``action``)."""
+        return None if self.action is None else action_digest(self.action.model_dump())
+
+
+class ApproverDecision(ResponseModel):
+    """One approver's decision, as recorded."""
+
+    approver: Approver
+    decision: ApprovalDecision
+    comment: str | None = None
+    at: Timestamp
+    via: DecisionVia | str
+    """A ``DecisionVia`` (a newer service may name more ways)."""
+
+
+class ApproverLink(ResponseModel):
+    """The page of a ``link`` approver (nothing is sent to them)."""
+
+    to: str
+    url: str
+
+
+class Approval(ResponseModel):
+    """An approval request: what ``POST /approvals`` returns (held, or at once) and what
+    ``GET /approvals/{interactionId}`` reads.
+
+    ``decision`` is None while pending (and when the windows closed undecided with
+    ``onTimeout: none``); ``response`` is the text for a model ("Approved by +1202… (2 of
+    2).", "No decision in time: rejected by default.").
+    """
+
+    interaction_id: str
+    status: Literal["pending", "ended"]
+    decision: Literal["approved", "rejected"] | None = None
+    timed_out: bool = False
+    decisions: list[ApproverDecision] = Field(default_factory=list)
+    action_digest: str | None = None
+    approval_url: str | None = None
+    """The page of the first ``link`` approver (``links`` has each one's)."""
+    links: list[ApproverLink] = Field(default_factory=list)
+    response: str | None = None
+    metadata: dict[str, str] | None = None
+
+
+class ConsumeRequest(RequestModel):
+    """``POST /approvals/{interactionId}/consume``: the digest of the action about to run
+    (the request's ``actionDigest``; null or left out for a request without an action)."""
+
+    action_digest: Annotated[str, Field(pattern=ACTION_DIGEST.pattern, max_length=71)] | None = None
+
+
+class ConsumeResponse(ResponseModel):
+    """200 the first time an approved request is consumed with its digest; later calls
+    are 409 ``already_consumed``."""
+
+    consumed: bool
+
+
+AuditEntryType = Literal[
+    "approval.requested",
+    "approval.asked",
+    "approval.reminded",
+    "approval.escalated",
+    "approval.decision",
+    "approval.decided",
+    "approval.timed_out",
+    "approval.consumed",
+]
+"""What an audit entry records: the request; an approver asked (at the start or by an
+escalation tier); a reminder sent; a tier escalated to; one approver's decision; the
+request decided; its windows closed undecided; its action consumed."""
+
+
+class AuditEntry(ResponseModel):
+    """One entry of an account's audit log. Entries are hash-chained: ``hash`` is
+    ``sha256:`` + the hex digest of ``prev`` and the entry's canonical JSON, so an edited
+    or removed entry breaks the chain (``humanwire audit verify``)."""
+
+    sequence: int
+    """1, 2, 3… in the account's log, with no gaps."""
+    at: Timestamp
+    type: AuditEntryType | str
+    interaction_id: str
+    actor: Approver | None = None
+    """The approver the entry is about, if one is."""
+    data: dict[str, Any] = Field(default_factory=dict)
+    prev: str
+    hash: str
+
+
+class AuditPage(ResponseModel):
+    """``GET /audit?after=<cursor>&limit=``: entries in order; ``next`` is the cursor of
+    the following page (None at the end of the log, for now)."""
+
+    entries: list[AuditEntry]
+    next: str | None = None

@@ -34,11 +34,20 @@ def end(text: str) -> str:
 Make = Callable[..., Live]
 
 
+@pytest.fixture(params=["gather", "relay"])
+def voice_mode(request: pytest.FixtureRequest) -> str:
+    """Every call test runs over both: turn by turn (``<Gather>``) and ConversationRelay
+    (the fake speaks its WebSocket messages)."""
+    return str(request.param)
+
+
 @pytest.fixture
-def voice_live(database: str, fake_twilio: TwilioFakeServer) -> Iterator[Make]:
+def voice_live(database: str, fake_twilio: TwilioFakeServer, voice_mode: str) -> Iterator[Make]:
     made: list[Live] = []
 
     def make(model: GenericFakeChatModel, **changes: object) -> Live:
+        changes.setdefault("voice_mode", voice_mode)
+        changes.setdefault("voice_relay_silence", 0.3)
         runner, key = start_live(database, fake_twilio, voice_chat_model=model, **changes)
         live = Live(
             fake_twilio.fake,
@@ -55,7 +64,7 @@ def voice_live(database: str, fake_twilio: TwilioFakeServer) -> Iterator[Make]:
         live.runner.stop()
 
 
-def test_a_call_is_talked_through_and_summarised(voice_live: Make) -> None:
+def test_a_call_is_talked_through_and_summarised(voice_live: Make, voice_mode: str) -> None:
     live = voice_live(
         brain(
             say("Hi, this is Acme. Can you work Friday?"),
@@ -84,7 +93,14 @@ def test_a_call_is_talked_through_and_summarised(voice_live: Make) -> None:
         "Great, see you Friday. Goodbye.",
     ]
     assert call.heard == ["Yes, Friday works"]
-    assert 'voice="Polly.Brian"' in call.twiml[0]  # male, en-GB
+    if voice_mode == "gather":
+        assert 'voice="Polly.Brian"' in call.twiml[0]  # male, en-GB
+    else:
+        assert 'voice="Brian"' in call.twiml[0] and 'ttsProvider="Amazon"' in call.twiml[0]
+        # the words went out as the model wrote them, several tokens per turn
+        tokens = [m for m in call.relay_messages if m["type"] == "text" and m["token"]]
+        assert len(tokens) > 4
+        assert [m["type"] for m in call.relay_messages][-1] == "end"
     assert event.payload.interaction_id == ended.interaction_id
     assert [(t.speaker, t.text) for t in event.payload.transcript or []] == [
         ("agent", "Hi, this is Acme. Can you work Friday?"),

@@ -180,6 +180,23 @@ def guarded_protocol(config: ServiceConfig) -> type[H11Protocol]:
             super().data_received(data)
             self._follow_request()
 
+        def handle_websocket_upgrade(self, event: h11.Request) -> None:
+            # The WebSocket protocol takes the transport over: this connection's count
+            # is released when that protocol loses it.
+            self._stop()
+            super().handle_websocket_upgrade(event)
+            upgraded = self.transport.get_protocol()
+            address, self._address = self._address, None
+            if address is None or upgraded is self:
+                return
+            lost = upgraded.connection_lost
+
+            def connection_lost(exc: Exception | None) -> None:
+                counts.release(address)
+                lost(exc)
+
+            upgraded.connection_lost = connection_lost  # type: ignore[method-assign]
+
         def on_response_complete(self) -> None:
             # A pipelined request already buffered is parsed here.
             super().on_response_complete()

@@ -310,10 +310,12 @@ class ServiceRunner:
             proxy_headers=True,
             forwarded_allow_ips=list(self.config.trusted_proxies),
             # h11 with the request time limits and the per-address bound
-            # (humanwire.server.connections); no WebSocket upgrades (the service has no
-            # WebSocket route, and an upgraded connection would leave the guard's count).
+            # (humanwire.server.connections), which counts an upgraded connection until
+            # it closes. WebSockets only for the relay of real-time calls; a frame larger
+            # than any relay message closes the socket (1009).
             http=guarded_protocol(self.config),
-            ws="none",
+            ws="websockets-sansio",
+            ws_max_size=WS_MAX_SIZE,
             # humanwire.access logs requests (only `humanwire serve` shows it), and
             # uvicorn must not configure logging in an embedding process.
             access_log=False,
@@ -322,6 +324,10 @@ class ServiceRunner:
         server = thread_server(uv_config, self._ready, engine.drain)
         self._server = server
         await server.serve(sockets=[sock])
+
+
+WS_MAX_SIZE = 64 * 1024
+"""Largest WebSocket frame the service reads (relay messages are a few hundred bytes)."""
 
 
 def _make_thread_server() -> type[uvicorn.Server]:

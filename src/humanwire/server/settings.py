@@ -31,7 +31,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any, get_args, get_origin
+from typing import Annotated, Any, Literal, get_args, get_origin
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -558,6 +558,16 @@ class VoiceSettings(_Strict):
             "(`openai:gpt-4o-mini`); without it calls stay on the sandbox."
         ),
     ] = None
+    mode: Annotated[
+        Literal["gather", "relay"],
+        _about(
+            "How Twilio calls talk: `gather` turn by turn (`<Gather>` speech, the whole "
+            "answer per turn), `relay` over ConversationRelay's WebSocket "
+            "(`<public_url>/providers/twilio/relay`, `wss://` behind HTTPS): the model's "
+            "words spoken as they come, the person may interrupt. Telnyx calls stay "
+            "`gather` (docs/guides/voice-modes.md)."
+        ),
+    ] = "gather"
 
 
 class LimitsSettings(_Strict):
@@ -1052,6 +1062,7 @@ class Settings(_Strict):
             telephony_order=self.telephony.order,
             slack=self.slack_config(),
             voice_model=self.voice.model,
+            voice_mode=self.voice.mode,
             address=self.address.config(),
             **{field: self.value(key) for key, field in SERVICE_CONFIG_FIELDS.items()},
             metrics_token=(

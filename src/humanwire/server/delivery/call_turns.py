@@ -32,7 +32,7 @@ from .jobs import ProviderJobs
 if TYPE_CHECKING:
     from ..engine import Engine
     from ..store.base import InteractionRecord
-    from ..voice import VoiceAgent
+    from ..voice import OnText, VoiceAgent
 
 __all__ = ["MACHINE", "UNANSWERED", "CallTurns"]
 
@@ -59,8 +59,16 @@ class CallTurns:
         voice_url: str,
         status_url: str,
         jobs: ProviderJobs,
+        relay_url: str | None = None,
+        relay_silence: float = 5.0,
     ) -> None:
         self.jobs = jobs
+        self.relay_url = relay_url
+        """The relay WebSocket's ``wss://`` URL in relay mode (``[voice] mode``); None:
+        calls run turn by turn over markup (``<Gather>``)."""
+        self.relay_silence = relay_silence
+        """Seconds of silence after the agent's turn before the relay counts a silent
+        answer (a ``<Gather>``'s ``timeout``)."""
         self.engine = engine
         self.agent = agent
         self.scope = scope
@@ -135,13 +143,19 @@ class CallTurns:
         """The markup answering one of the carrier's requests for the call. Each answer
         names the next turn in its URLs (``turn=N``); a request for a turn already
         answered (the carrier retrying, or a replay) gets the same answer again and
-        changes nothing."""
+        changes nothing. In relay mode a person who answers is connected to the relay
+        WebSocket (``RelaySession`` runs the turns there); the session's end comes back
+        here (``relay=ended``) for the transfer or the hang-up."""
         from ..voice import hangup, say_and_dial, say_and_hangup, say_and_listen, voicemail
 
         sid = params.get("CallSid", "")
         state = self._state(sid, params, query, create=True)
         if state is None:
             return say_and_hangup("Sorry, this number does not take calls. Goodbye.")
+        if state.get("relay"):
+            if query.get("relay") != "ended":
+                return str(state.get("last") or hangup())
+            return self._relay_ended(state)
         if state["started"] and query.get("turn") != str(state.get("turn", 0)):
             return str(state.get("last") or hangup())
         record = self.engine.store.get_interaction(str(state["interactionId"]))
@@ -152,39 +166,20 @@ class CallTurns:
         language = str(request.get("language") or "en-US")
         next_turn = int(state.get("turn", 0)) + 1
         action = f"{self.voice_url}?interaction={record.id}&turn={next_turn}"
-        transcript: list[list[str]] = state["transcript"]
+        answered_by = params.get("AnsweredBy", "")
+        machine = not state["started"] and answered_by in (*MACHINE, "fax")
+        if self.relay_url is not None and not state["started"] and not machine:
+            markup = await self._connect(state, record, voice=voice, language=language)
+            self._save(sid, state)
+            return markup
         if state["started"]:
             heard = "" if query.get("silence") else params.get("SpeechResult", "").strip()
-            transcript.append(["callee", heard])
-        inbound = state["direction"] == "inbound"
-        prompt = str(request.get("prompt") or request.get("message") or "")
+            state["transcript"].append(["callee", heard])
+        text, turn_action = await self.agent_turn(state, record, answered_by=answered_by)
         transfer_to = str(request.get("transferTo") or "") or None
-        if inbound:
-            if not state["started"]:
-                text = await self.agent.inbound_greeting()
-                turn_action = "say"
-            else:
-                turn = await self.agent.inbound_next([tuple(t) for t in transcript])  # type: ignore[misc]
-                text, turn_action = turn.text, turn.action
-        elif not state["started"] and params.get("AnsweredBy", "") in (*MACHINE, "fax"):
-            text = await self.agent.voicemail(prompt)
-            state["voicemail"] = text
-            turn_action = "voicemail"
-        elif not state["started"]:
-            turn = await self.agent.opening(prompt, transfer_available=transfer_to is not None)
-            text, turn_action = turn.text, turn.action
-        else:
-            turn = await self.agent.next_turn(
-                prompt,
-                [tuple(t) for t in transcript],  # type: ignore[misc]
-                transfer_available=transfer_to is not None,
-            )
-            text, turn_action = turn.text, turn.action
-        transcript.append(["agent", text])
         if turn_action == "voicemail":
             markup = voicemail(text, voice=voice, language=language)
         elif turn_action == "transfer" and transfer_to is not None:
-            state["transferred"] = True
             markup = say_and_dial(
                 text, transfer_to, caller_id=record.from_addr, voice=voice, language=language
             )
@@ -195,6 +190,104 @@ class CallTurns:
         state.update(started=True, turn=next_turn, last=markup)
         self._save(sid, state)
         return markup
+
+    async def agent_turn(
+        self,
+        state: dict[str, Any],
+        record: InteractionRecord,
+        *,
+        answered_by: str = "",
+        on_text: OnText | None = None,
+    ) -> tuple[str, str]:
+        """The agent's next turn, whatever carries it (markup or the relay): ``(text,
+        action)`` with action ``say``, ``transfer``, ``end`` or ``voicemail``, the text
+        added to ``state``'s transcript (the callee's words already are). With
+        ``on_text``, the words are handed to it as the model writes them."""
+        assert self.agent is not None
+        request = record.request
+        transcript: list[list[str]] = state["transcript"]
+        prompt = str(request.get("prompt") or request.get("message") or "")
+        transfer_to = str(request.get("transferTo") or "") or None
+        if state["direction"] == "inbound":
+            if not state["started"]:
+                text = await self.agent.inbound_greeting()
+                turn_action = "say"
+                if on_text is not None:
+                    await on_text(text)
+            else:
+                turn = await self.agent.inbound_next([tuple(t) for t in transcript])  # type: ignore[misc]
+                text, turn_action = turn.text, turn.action
+                if on_text is not None:
+                    await on_text(text)
+        elif not state["started"] and answered_by in (*MACHINE, "fax"):
+            text = await self.agent.voicemail(prompt)
+            state["voicemail"] = text
+            turn_action = "voicemail"
+        elif not state["started"]:
+            turn = await self.agent.opening(
+                prompt, transfer_available=transfer_to is not None, on_text=on_text
+            )
+            text, turn_action = turn.text, turn.action
+        else:
+            turn = await self.agent.next_turn(
+                prompt,
+                [tuple(t) for t in transcript],  # type: ignore[misc]
+                transfer_available=transfer_to is not None,
+                on_text=on_text,
+            )
+            text, turn_action = turn.text, turn.action
+        transcript.append(["agent", text])
+        if turn_action == "transfer" and transfer_to is not None:
+            state["transferred"] = True
+        state["started"] = True
+        return text, turn_action
+
+    # -- relay mode (ConversationRelay) -------------------------------------------------
+    async def _connect(
+        self, state: dict[str, Any], record: InteractionRecord, *, voice: str, language: str
+    ) -> str:
+        """The markup handing an answered call to the relay: an inbound call's fixed
+        greeting is the welcome greeting (spoken at once); an outbound call's opening is
+        streamed once the socket is up."""
+        from ..voice import connect_relay
+
+        assert self.relay_url is not None and self.agent is not None
+        greeting = None
+        if state["direction"] == "inbound":
+            greeting, _ = await self.agent_turn(state, record)
+        action = f"{self.voice_url}?interaction={record.id}&relay=ended"
+        markup = connect_relay(
+            self.relay_url,
+            action_url=action,
+            welcome_greeting=greeting,
+            voice=voice,
+            language=language,
+        )
+        state.update(relay=True, last=markup)
+        return markup
+
+    def _relay_ended(self, state: dict[str, Any]) -> str:
+        """What follows the relay session: the transfer the agent decided, or the end.
+        The state decides, never the session's ``HandoffData`` (a replay could forge
+        nothing but its own call's end)."""
+        from ..voice import hangup, say_and_dial
+
+        record = self.engine.store.get_interaction(str(state["interactionId"]))
+        transfer_to = str(record.request.get("transferTo") or "") if record else ""
+        if state.get("transferred") and transfer_to and record is not None:
+            return say_and_dial("", transfer_to, caller_id=record.from_addr)
+        return hangup()
+
+    def relay_state(self, sid: str) -> dict[str, Any] | None:
+        """The state of a call connected to the relay (None: no such call here)."""
+        state = self._load(sid) if sid else None
+        return state if state is not None and state.get("relay") else None
+
+    def save_state(self, sid: str, state: dict[str, Any]) -> None:
+        self._save(sid, state)
+
+    def interaction(self, state: Mapping[str, Any]) -> InteractionRecord | None:
+        return self.engine.store.get_interaction(str(state["interactionId"]))
 
     # -- the end of a call ------------------------------------------------------------------
     def status(self, params: Mapping[str, str], query: Mapping[str, str]) -> None:

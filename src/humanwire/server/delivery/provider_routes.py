@@ -23,26 +23,32 @@ the log. A provider added later gets this by building its routes with ``signed_r
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 from urllib.parse import parse_qsl
 
 from pydantic_core import from_json
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import Response
-from starlette.routing import Route
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket, WebSocketState
 
 from ..http_errors import error_response
 
 __all__ = [
     "Malformed",
     "ProviderRoute",
+    "ProviderWebSocketRoute",
+    "SocketVerifier",
     "Unverified",
     "Verifier",
     "form_params",
     "json_value",
     "signed_route",
+    "signed_websocket_route",
     "without_nul",
 ]
 
@@ -140,6 +146,89 @@ def signed_route(
         return await handler(request, parsed)
 
     return ProviderRoute(path, endpoint, provider=provider, methods=methods, verifier=verifier)
+
+
+class SocketVerifier(Protocol):
+    """Checks a provider's signature over a WebSocket handshake (no body)."""
+
+    header: str
+
+    def verify_handshake(self, connection: HTTPConnection) -> None:
+        """Returns when the handshake is the provider's; raises ``Unverified``
+        otherwise (anything else it raises is taken as such)."""
+        ...
+
+
+class ProviderWebSocketRoute(WebSocketRoute):
+    """A WebSocket a provider opens (the relay of real-time calls), its handshake
+    verified by ``verifier`` before it is accepted."""
+
+    def __init__(
+        self,
+        path: str,
+        endpoint: Callable[[WebSocket], Awaitable[None]],
+        *,
+        provider: str,
+        verifier: SocketVerifier,
+    ) -> None:
+        super().__init__(path, endpoint)
+        self.provider = provider
+        self.verifier = verifier
+
+
+Frames = Callable[[], Awaitable[str | None]]
+SendJSON = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+def signed_websocket_route(
+    path: str,
+    handler: Callable[[WebSocket, Frames, SendJSON], Awaitable[None]],
+    *,
+    provider: str,
+    verifier: SocketVerifier,
+) -> ProviderWebSocketRoute:
+    """``path`` running ``handler(websocket, receive, send)`` once ``verifier`` has
+    verified the handshake; otherwise the socket is closed before it is accepted, which
+    the client sees as **403** (one log line, as ``signed_route``'s refusals).
+    ``receive`` gives the next text frame (a binary frame as ``""``; None once the
+    socket closed), ``send`` writes one JSON object. However the handler ends, the
+    socket is closed."""
+
+    async def endpoint(websocket: WebSocket) -> None:
+        try:
+            verifier.verify_handshake(websocket)
+        except Exception as exc:
+            why = (
+                exc.message
+                if isinstance(exc, Unverified)
+                else f"missing or invalid {verifier.header}"
+            )
+            level = logging.INFO if isinstance(exc, Unverified) else logging.WARNING
+            logger.log(level, "%s %s refused (403): %s", provider, path, why)
+            await websocket.close(code=1008)
+            return
+        await websocket.accept()
+
+        async def receive() -> str | None:
+            if websocket.client_state != WebSocketState.CONNECTED:
+                return None
+            message = await websocket.receive()
+            if message["type"] == "websocket.disconnect":
+                return None
+            text = message.get("text")
+            return text if isinstance(text, str) else ""
+
+        async def send(value: dict[str, Any]) -> None:
+            await websocket.send_text(json.dumps(value, separators=(",", ":")))
+
+        try:
+            await handler(websocket, receive, send)
+        finally:
+            if websocket.application_state == WebSocketState.CONNECTED:
+                with contextlib.suppress(Exception):  # already gone: nothing to close
+                    await websocket.close()
+
+    return ProviderWebSocketRoute(path, endpoint, provider=provider, verifier=verifier)
 
 
 # -- parsing helpers ---------------------------------------------------------------------

@@ -67,6 +67,8 @@ def real_providers(config: ServiceConfig, engine: Engine) -> list[AttachedProvid
                 engine,
                 public_url=config.public_url,
                 agent=agent if name in callers else None,
+                voice_mode=config.voice_mode,
+                relay_silence=config.voice_relay_silence,
             )
         else:
             from .telnyx import TelnyxProvider

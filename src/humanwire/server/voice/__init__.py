@@ -22,9 +22,19 @@ called or loaded (``humanwire[voice]``) and when TwiML is built (``humanwire[twi
 
 from __future__ import annotations
 
-from .agent import FALLBACK_GOODBYE, INBOUND_GREETING, Transcript, Turn, VoiceAgent, load_chat_model
+from .agent import (
+    FALLBACK_GOODBYE,
+    INBOUND_GREETING,
+    OnText,
+    SpokenStream,
+    Transcript,
+    Turn,
+    VoiceAgent,
+    load_chat_model,
+)
 from .twiml import (
     VOICE_TABLE,
+    connect_relay,
     hangup,
     provider_voice,
     resolve_voice,
@@ -39,9 +49,12 @@ __all__ = [
     "FALLBACK_GOODBYE",
     "INBOUND_GREETING",
     "VOICE_TABLE",
+    "OnText",
+    "SpokenStream",
     "Transcript",
     "Turn",
     "VoiceAgent",
+    "connect_relay",
     "hangup",
     "load_chat_model",
     "provider_voice",

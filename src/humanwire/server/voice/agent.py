@@ -26,10 +26,11 @@ loaded (extra ``humanwire[voice]``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -41,6 +42,8 @@ __all__ = [
     "FALLBACK_GOODBYE",
     "INBOUND_GREETING",
     "Action",
+    "OnText",
+    "SpokenStream",
     "Transcript",
     "Turn",
     "VoiceAgent",
@@ -54,6 +57,9 @@ Action = Literal["say", "transfer", "end"]
 #: ``(speaker, text)`` pairs, oldest first; speaker ``"agent"`` or ``"callee"``. An empty
 #: callee text stands for silence (the turn came back without speech).
 Transcript = Sequence[tuple[str, str]]
+#: Receives the words to speak as the model writes them (real-time voice); the turn's
+#: methods still return the whole :class:`Turn` at the end.
+OnText = Callable[[str], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -280,6 +286,100 @@ def _message_text(message: BaseMessage) -> str:
     return "".join(parts)
 
 
+class SpokenStream:
+    """The words to speak out of a model's reply as it streams: the ``text`` string of
+    the JSON turn object, decoded as its characters arrive, or (a reply that does not
+    start as JSON) the reply itself up to any ``{``. Markdown marks are dropped; the
+    whole reply is still parsed by :func:`parse_turn` at the end."""
+
+    _KEY = re.compile(r'"(?:text|message|say)"\s*:\s*"')
+    _ESCAPES: Final = {
+        "n": " ",
+        "t": " ",
+        "r": " ",
+        "b": "",
+        "f": "",
+        "/": "/",
+        "\\": "\\",
+        '"': '"',
+    }
+
+    def __init__(self) -> None:
+        self._buffer = ""
+        self._mode: Literal["start", "plain", "seek", "string", "done"] = "start"
+        self.spoken = ""
+        """Everything handed out so far."""
+
+    def feed(self, chunk: str) -> str:
+        """The new words ``chunk`` completes ("" when it completes none)."""
+        self._buffer += chunk
+        out: list[str] = []
+        while True:
+            if self._mode == "start":
+                stripped = self._buffer.lstrip()
+                if not stripped:
+                    break
+                self._mode = "seek" if stripped[0] in "{`[" else "plain"
+            elif self._mode == "plain":
+                cut = self._buffer.find("{")
+                if cut == -1:
+                    out.append(self._buffer)
+                    self._buffer = ""
+                    break
+                out.append(self._buffer[:cut])
+                self._buffer = self._buffer[cut:]
+                self._mode = "seek"
+            elif self._mode == "seek":
+                match = self._KEY.search(self._buffer)
+                if match is None:
+                    break
+                self._buffer = self._buffer[match.end() :]
+                self._mode = "string"
+            elif self._mode == "string":
+                taken, rest, closed = self._decode(self._buffer)
+                out.append(taken)
+                self._buffer = rest
+                if closed:
+                    self._mode = "done"
+                break
+            else:
+                self._buffer = ""
+                break
+        text = _MD_EMPHASIS.sub("", "".join(out)).replace("#", "")
+        if not self.spoken:
+            text = text.lstrip()
+        self.spoken += text
+        return text
+
+    @classmethod
+    def _decode(cls, raw: str) -> tuple[str, str, bool]:
+        """(decoded text, what is left undecided, whether the string closed)."""
+        out: list[str] = []
+        index = 0
+        while index < len(raw):
+            char = raw[index]
+            if char == '"':
+                return "".join(out), "", True
+            if char != "\\":
+                out.append(char)
+                index += 1
+                continue
+            if index + 1 >= len(raw):
+                break  # the escape's next character has not come yet
+            code = raw[index + 1]
+            if code == "u":
+                digits = raw[index + 2 : index + 6]
+                if len(digits) < 4:
+                    break
+                with contextlib.suppress(ValueError):
+                    out.append(chr(int(digits, 16)))
+                index += 6
+                continue
+            out.append(cls._ESCAPES.get(code, code))
+            index += 2
+        return "".join(out), raw[index:], False
+
+
 # --- prompts -------------------------------------------------------------------------
 
 _CALL_RULES: Final = """\
@@ -415,16 +515,22 @@ class VoiceAgent:
         self.max_silences = max_silences
         self.timeout = timeout
 
-    async def _ask(self, system: str, user: str, purpose: str) -> str | None:
-        """The model's reply text, or ``None`` when the model failed (logged)."""
+    async def _ask(
+        self, system: str, user: str, purpose: str, on_text: OnText | None = None
+    ) -> str | None:
+        """The model's reply text, or ``None`` when the model failed (logged). With
+        ``on_text``, the reply is streamed and its words to speak handed to ``on_text`` as
+        they come (``timeout`` bounds the whole stream)."""
         from langchain_core.messages import HumanMessage, SystemMessage
 
         messages = [SystemMessage(content=system), HumanMessage(content=user)]
+        work = self.model.ainvoke(messages) if on_text is None else None
         try:
-            if self.timeout is None:
-                reply = await self.model.ainvoke(messages)
-            else:
-                reply = await asyncio.wait_for(self.model.ainvoke(messages), self.timeout)
+            if on_text is not None:
+                content = await asyncio.wait_for(self._stream(messages, on_text), self.timeout)
+                return content
+            assert work is not None
+            reply = await asyncio.wait_for(work, self.timeout)
         except Exception as exc:
             # the exception's message may echo the request: log its type only
             logger.warning(
@@ -435,33 +541,83 @@ class VoiceAgent:
             return None
         return _message_text(reply)
 
+    async def _stream(self, messages: list[BaseMessage], on_text: OnText) -> str:
+        spoken = SpokenStream()
+        parts: list[str] = []
+        async for chunk in self.model.astream(messages):
+            text = _message_text(chunk)
+            if not text:
+                continue
+            parts.append(text)
+            words = spoken.feed(text)
+            if words:
+                await on_text(words)
+        return "".join(parts)
+
+    async def _streamed_turn(
+        self,
+        content: str | None,
+        on_text: OnText | None,
+        streamed: str,
+        *,
+        transfer_available: bool,
+    ) -> Turn:
+        """The turn of a reply, its words already handed to ``on_text`` (``streamed``):
+        what was spoken is what the transcript keeps; anything the guard rails add (a
+        fallback, a refused transfer, nothing streamed) is handed over too."""
+        if content is None:
+            turn = Turn("end", FALLBACK_GOODBYE)
+        else:
+            turn = self._allowed(parse_turn(content), transfer_available=transfer_available)
+        if on_text is None:
+            return turn
+        said = _speakable(streamed)
+        if not said or content is None:
+            await on_text((" " if said else "") + turn.text)
+            return Turn(turn.action, f"{said} {turn.text}".strip())
+        if turn.text == _NO_TRANSFER:
+            await on_text(" " + turn.text)
+            return Turn(turn.action, f"{said} {turn.text}")
+        return Turn(turn.action, said)
+
     @staticmethod
     def _allowed(turn: Turn, *, transfer_available: bool) -> Turn:
         if turn.action == "transfer" and not transfer_available:
             return Turn("say", _NO_TRANSFER)
         return turn
 
-    async def opening(self, prompt: str, *, transfer_available: bool) -> Turn:
-        """The first thing to say when a person answers."""
+    async def opening(
+        self, prompt: str, *, transfer_available: bool, on_text: OnText | None = None
+    ) -> Turn:
+        """The first thing to say when a person answers (its words streamed to
+        ``on_text`` when given)."""
+        streamed: list[str] = []
         content = await self._ask(
             _call_system(prompt, transfer_available=transfer_available),
             "The person has just answered the phone; nothing has been said yet. Reply "
             "with the JSON object for your opening line: greet them, say who you are "
             "calling as and why.",
             "the opening",
+            _recording(on_text, streamed),
         )
-        if content is None:
-            return Turn("end", FALLBACK_GOODBYE)
-        return self._allowed(parse_turn(content), transfer_available=transfer_available)
+        return await self._streamed_turn(
+            content, on_text, "".join(streamed), transfer_available=transfer_available
+        )
 
     async def next_turn(
-        self, prompt: str, transcript: Transcript, *, transfer_available: bool
+        self,
+        prompt: str,
+        transcript: Transcript,
+        *,
+        transfer_available: bool,
+        on_text: OnText | None = None,
     ) -> Turn:
-        """The agent's next turn after the callee's last answer (or silence)."""
+        """The agent's next turn after the callee's last answer (or silence); its words
+        streamed to ``on_text`` when given (a fixed sentence in one piece)."""
         lines = _normalized(transcript)
         agent_turns = sum(1 for speaker, _ in lines if speaker == "agent")
         if agent_turns >= self.max_turns - 1:
-            return Turn("end", _MAX_TURNS_GOODBYE)
+            return await _handed(Turn("end", _MAX_TURNS_GOODBYE), on_text)
         silent = 0
         for speaker, text in reversed(lines):
             if speaker != "callee":
@@ -470,16 +626,18 @@ class VoiceAgent:
                 break
             silent += 1
         if silent >= self.max_silences:
-            return Turn("end", _SILENCE_GOODBYE)
+            return await _handed(Turn("end", _SILENCE_GOODBYE), on_text)
+        streamed: list[str] = []
         content = await self._ask(
             _call_system(prompt, transfer_available=transfer_available),
             "Transcript of the call so far (Agent is you, Person is the person you "
             f"called):\n{_render(lines)}\n\nReply with the JSON object for your next turn.",
             "a turn",
+            _recording(on_text, streamed),
         )
-        if content is None:
-            return Turn("end", FALLBACK_GOODBYE)
-        return self._allowed(parse_turn(content), transfer_available=transfer_available)
+        return await self._streamed_turn(
+            content, on_text, "".join(streamed), transfer_available=transfer_available
+        )
 
     async def voicemail(self, prompt: str) -> str:
         """The message to leave on an answering machine: the prompt's voicemail script, or
@@ -548,6 +706,24 @@ class VoiceAgent:
         if silences >= 2:
             return Turn("end", _INBOUND_NOTHING)
         return Turn("say", _INBOUND_AGAIN)
+
+
+def _recording(on_text: OnText | None, streamed: list[str]) -> OnText | None:
+    """``on_text`` that also keeps what it was handed in ``streamed``."""
+    if on_text is None:
+        return None
+
+    async def record(text: str) -> None:
+        streamed.append(text)
+        await on_text(text)
+
+    return record
+
+
+async def _handed(turn: Turn, on_text: OnText | None) -> Turn:
+    if on_text is not None:
+        await on_text(turn.text)
+    return turn
 
 
 def load_chat_model(spec: str) -> BaseChatModel:

@@ -30,6 +30,7 @@ __all__ = [
     "DEFAULT_LANGUAGE",
     "DEFAULT_VOICE",
     "VOICE_TABLE",
+    "connect_relay",
     "hangup",
     "provider_voice",
     "resolve_voice",
@@ -245,4 +246,39 @@ def voicemail(
         response.pause(length=pause)
     _say(response, text, voice, language)
     response.hangup()
+    return _xml(response)
+
+
+def connect_relay(
+    relay_url: str,
+    *,
+    action_url: str,
+    welcome_greeting: str | None = None,
+    voice: str | None = DEFAULT_VOICE,
+    language: str | None = DEFAULT_LANGUAGE,
+) -> str:
+    """``<Connect action=action_url><ConversationRelay url=relay_url .../></Connect>``:
+    the call talks over the WebSocket at ``relay_url`` (real-time voice, the carrier
+    doing speech-to-text and text-to-speech); when the session ends, the carrier asks
+    ``action_url`` for what comes next. A Polly voice (``female`` / ``male`` resolve to
+    one) is given as Amazon's voice name with ``ttsProvider="Amazon"``; DTMF is on and
+    the agent's speech may be interrupted."""
+    say_voice, say_language = resolve_voice(voice, language)
+    response = _response()
+    connect = response.connect(action=action_url, method="POST")
+    attributes: dict[str, Any] = {
+        "url": relay_url,
+        "language": say_language,
+        "dtmf_detection": True,
+        "interruptible": "any",
+    }
+    if say_voice.startswith("Polly."):
+        attributes["tts_provider"] = "Amazon"
+        attributes["voice"] = say_voice.removeprefix("Polly.")
+    else:
+        attributes["voice"] = say_voice
+    greeting = _clean(welcome_greeting or "")
+    if greeting:
+        attributes["welcome_greeting"] = greeting
+    connect.conversation_relay(**attributes)
     return _xml(response)

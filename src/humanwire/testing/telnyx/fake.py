@@ -27,7 +27,7 @@ from starlette.routing import Route
 from typing_extensions import is_typeddict
 
 from .._fake_server import poll_until
-from ..twilio.fake import CalleeScript
+from ..twilio.fake import BargeIn, CalleeScript
 from .contract import ContractViolation, check, query, wire_fields
 
 __all__ = [
@@ -715,7 +715,10 @@ class FakeTelnyx:
         """Runs the TeXML: ``<Say>``, ``<Gather input="speech">`` (the next of ``says``
         as ``SpeechResult``; silence goes on after it), ``<Redirect>``, ``<Dial>``,
         ``<Hangup>``, ``<Pause>``; anything else is the service's error."""
-        says: collections.deque[str | None] = collections.deque(script.says)
+        # a BargeIn is an ordinary answer to a <Gather> (its <Say> is cut by speech)
+        says: collections.deque[str | None] = collections.deque(
+            said.text if isinstance(said, BargeIn) else said for said in script.says
+        )
         step: _Next | None = _Next(url)
         for _turn in range(100):
             if step is None or call.hang_up_requested:

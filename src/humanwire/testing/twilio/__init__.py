@@ -122,6 +122,7 @@ from contextlib import contextmanager
 from .fake import (
     REFUSAL_MESSAGES,
     Answer,
+    BargeIn,
     CalleeScript,
     FakeAvailable,
     FakeCall,
@@ -138,6 +139,7 @@ from .spec import SpecViolation, TwilioSpec, load_spec
 __all__ = [
     "REFUSAL_MESSAGES",
     "Answer",
+    "BargeIn",
     "CalleeScript",
     "FakeAvailable",
     "FakeCall",

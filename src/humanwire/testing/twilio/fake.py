@@ -161,6 +161,16 @@ def _segments(body: str) -> int:
 
 
 # -- records ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class BargeIn:
+    """A callee's answer spoken over the agent: over ConversationRelay, once the agent's
+    next turn has sent its first words, the fake sends ``interrupt`` (what was heard so
+    far) and then ``text`` as the prompt. Over ``<Gather>`` it is an ordinary answer (a
+    Gather's ``<Say>`` is cut by speech anyway)."""
+
+    text: str
+
+
 @dataclass
 class CalleeScript:
     """How the person at a number takes a call.
@@ -170,10 +180,14 @@ class CalleeScript:
     ``no-answer``, ``busy``, ``failed``. ``says``: one entry per ``<Gather>``: a
     sentence (sent as ``SpeechResult``; as ``Digits`` to a DTMF-only Gather), or None
     for silence (the Gather times out: TwiML goes on after it). When the script runs
-    out, or after ``hang_up_after`` Gathers, the callee hangs up."""
+    out, or after ``hang_up_after`` Gathers, the callee hangs up.
+
+    Over ConversationRelay each entry answers one of the agent's turns: a sentence is a
+    final ``prompt``, digits (``[0-9*#]+``) are ``dtmf`` messages, None is silence
+    (nothing sent), a :class:`BargeIn` interrupts the agent's next turn."""
 
     answer: Answer = "human"
-    says: Sequence[str | None] = ()
+    says: Sequence[str | BargeIn | None] = ()
     hang_up_after: int | None = None
     seconds_per_turn: float = 0.0
     """How long each answer takes (speaking, or the Gather's silence timeout)."""
@@ -341,6 +355,10 @@ class FakeCall:
     played: list[str] = field(default_factory=list)
     transferred_to: str | None = None
     """The last ``<Dial>`` target."""
+    relay_messages: list[dict[str, Any]] = field(default_factory=list)
+    """Over ConversationRelay: every message the service sent on the socket, in order."""
+    interrupted: list[str] = field(default_factory=list)
+    """Over ConversationRelay: what the callee had heard of each turn it spoke over."""
     twiml: list[str] = field(default_factory=list)
     """Every TwiML document the call ran, in order."""
     errors: list[str] = field(default_factory=list)
@@ -1608,7 +1626,7 @@ class FakeTwilio:
 
     # -- the TwiML loop --------------------------------------------------------------------
     async def _converse(self, call: FakeCall, script: CalleeScript) -> None:
-        says: collections.deque[str | None] = collections.deque(script.says)
+        says: collections.deque[str | BargeIn | None] = collections.deque(script.says)
         gathers = 0
         url = call.params.get("Url")
         if url:
@@ -1721,7 +1739,7 @@ class FakeTwilio:
         script: CalleeScript,
         verb: ET.Element,
         base: str | None,
-        says: collections.deque[str | None],
+        says: collections.deque[str | BargeIn | None],
         gathers: int,
     ) -> Literal["next", "end", "gathered"] | tuple[_Next, int]:
         """Plays one verb: ``next`` (go on), ``end`` (the call is over), ``gathered`` (a
@@ -1749,6 +1767,8 @@ class FakeTwilio:
             return self._dial(call, verb, base)
         if tag == "Gather":
             return await self._gather(call, script, verb, base, says, gathers)
+        if tag == "Connect" and verb.find("ConversationRelay") is not None:
+            return await self._relay(call, script, verb, base, says)
         self._call_error(call, f"<{tag}> is not played by the fake")
         return "next"
 
@@ -1773,7 +1793,7 @@ class FakeTwilio:
         script: CalleeScript,
         verb: ET.Element,
         base: str | None,
-        says: collections.deque[str | None],
+        says: collections.deque[str | BargeIn | None],
         gathers: int,
     ) -> Literal["next", "end", "gathered"] | tuple[_Next, int]:
         for inner in verb:
@@ -1791,7 +1811,8 @@ class FakeTwilio:
                     call.hang_up_requested = True
                     call.ended_by = call.ended_by or "callee"
                 return "end"
-            speech = says.popleft()
+            said = says.popleft()
+            speech = said.text if isinstance(said, BargeIn) else said
             await self._wait(call, script.seconds_per_turn)
             if call.hang_up_requested or call.redirect is not None:
                 return "next"  # the interruption is taken before the next verb
@@ -1809,6 +1830,199 @@ class FakeTwilio:
             self._call_error(call, "a <Gather> without action in inline TwiML")
             return "end"
         return (_Next(action, method, extra), 1)
+
+    # -- ConversationRelay ------------------------------------------------------------------
+    async def _relay(
+        self,
+        call: FakeCall,
+        script: CalleeScript,
+        verb: ET.Element,
+        base: str | None,
+        says: collections.deque[str | BargeIn | None],
+    ) -> Literal["next", "end"] | tuple[_Next, int]:
+        """``<Connect><ConversationRelay url=...>``: opens the WebSocket signed as Twilio
+        signs it (the ``wss://`` URL, no parameters), says the ``welcomeGreeting``, sends
+        ``setup``, then plays the callee: each of the agent's turns (its ``text`` tokens
+        up to ``last``) is answered by the next entry of ``says``. The agent's ``end``
+        ends the session and the ``<Connect>``'s action is asked what follows
+        (``SessionStatus``, ``HandoffData``); the service closing the socket alike
+        (``SessionStatus=failed``)."""
+        from twilio.request_validator import RequestValidator  # type: ignore[import-untyped]
+        from websockets.asyncio.client import connect
+        from websockets.exceptions import InvalidStatus, WebSocketException
+
+        relay = verb.find("ConversationRelay")
+        assert relay is not None
+        url = relay.get("url", "")
+        signature = RequestValidator(self.auth_token).compute_signature(url, {})
+        started = time.monotonic()
+        greeting = relay.get("welcomeGreeting")
+        if greeting:
+            with self.lock:
+                call.said.append(greeting)
+        status, handoff = "failed", ""
+        try:
+            async with connect(
+                url,
+                additional_headers={"X-Twilio-Signature": signature},
+                open_timeout=CALLBACK_TIMEOUT,
+            ) as socket:
+                await socket.send(json.dumps(self._setup(call)))
+                status, handoff = await self._relay_session(
+                    call, script, socket, says, greeted=bool(greeting)
+                )
+        except InvalidStatus as exc:
+            self._call_error(
+                call, f"ConversationRelay: {url} refused the WebSocket ({exc.response.status_code})"
+            )
+            return "end"
+        except (OSError, WebSocketException, TimeoutError) as exc:
+            self._call_error(call, f"ConversationRelay: {url}: {exc!r}")
+        if status == "hung-up":
+            return "end"
+        action = verb.get("action")
+        if not action:
+            return "next"
+        extra = {
+            "SessionId": _sid("VX"),
+            "SessionStatus": status,
+            "SessionDuration": str(int(time.monotonic() - started)),
+        }
+        if handoff:
+            extra["HandoffData"] = handoff
+        return (_Next(urljoin(base or "", action), verb.get("method", "POST"), extra), 0)
+
+    def _setup(self, call: FakeCall) -> dict[str, Any]:
+        return {
+            "type": "setup",
+            "sessionId": _sid("VX"),
+            "accountSid": self.account_sid,
+            "parentCallSid": "",
+            "callSid": call.sid,
+            "from": call.from_,
+            "to": call.to,
+            "forwardedFrom": "",
+            "callType": "PSTN",
+            "callerName": "",
+            "direction": "inbound" if call.direction == "inbound" else "outbound-api",
+            "callStatus": "IN-PROGRESS",
+            "customParameters": {},
+        }
+
+    async def _relay_session(
+        self,
+        call: FakeCall,
+        script: CalleeScript,
+        socket: Any,
+        says: collections.deque[str | BargeIn | None],
+        *,
+        greeted: bool,
+    ) -> tuple[str, str]:
+        """(``SessionStatus``, ``HandoffData``), or ``("hung-up", "")`` when the callee
+        (or the API, or the time limit) ended the call. After a welcome greeting the
+        callee answers it first."""
+        from websockets.exceptions import ConnectionClosed
+
+        tokens: list[str] = []
+        answers = 0
+
+        async def reply(entry: str | BargeIn | None) -> None:
+            if entry is None:
+                with self.lock:
+                    call.heard.append(None)
+                return
+            text = entry.text if isinstance(entry, BargeIn) else entry
+            with self.lock:
+                call.heard.append(text)
+            if re.fullmatch(r"[0-9*#]+", text):
+                for digit in text:
+                    await socket.send(json.dumps({"type": "dtmf", "digit": digit}))
+                return
+            prompt = {"type": "prompt", "voicePrompt": text, "lang": "en-US", "last": True}
+            await socket.send(json.dumps(prompt))
+
+        def hang_up_now() -> bool:
+            return call.hang_up_requested or self._over_time(call) or call.redirect is not None
+
+        def finish_turn() -> None:
+            spoken = "".join(tokens).strip()
+            tokens.clear()
+            if spoken:
+                with self.lock:
+                    call.said.append(spoken)
+
+        try:
+            if greeted:
+                if not says or script.hang_up_after == 0:
+                    with self.lock:
+                        call.hang_up_requested = True
+                        call.ended_by = call.ended_by or "callee"
+                    return "hung-up", ""
+                answers += 1
+                await self._wait(call, script.seconds_per_turn)
+                await reply(says.popleft())
+            while True:
+                if hang_up_now():
+                    return "hung-up", ""
+                try:
+                    frame = await asyncio.wait_for(socket.recv(), 0.05)
+                except TimeoutError:
+                    continue
+                message = json.loads(frame)
+                with self.lock:
+                    call.relay_messages.append(message)
+                kind = message.get("type")
+                if kind == "end":
+                    finish_turn()
+                    return "completed", str(message.get("handoffData") or "")
+                if kind != "text":
+                    continue
+                tokens.append(str(message.get("token", "")))
+                if says and isinstance(says[0], BargeIn) and "".join(tokens).strip():
+                    barge = says.popleft()
+                    heard_so_far = "".join(tokens).strip()
+                    tokens.clear()
+                    with self.lock:
+                        call.said.append(heard_so_far)
+                        call.interrupted.append(heard_so_far)
+                    interrupt = {
+                        "type": "interrupt",
+                        "utteranceUntilInterrupt": heard_so_far,
+                        "durationUntilInterruptMs": 400,
+                    }
+                    await socket.send(json.dumps(interrupt))
+                    answers += 1
+                    await reply(barge)
+                    continue
+                if not message.get("last"):
+                    continue
+                finish_turn()
+                # the agent may end the call right after its words: listen while the
+                # callee takes its time to answer
+                await self._wait(call, script.seconds_per_turn)
+                try:
+                    frame = await asyncio.wait_for(socket.recv(), 0.05)
+                except TimeoutError:
+                    frame = None
+                if frame is not None:
+                    message = json.loads(frame)
+                    with self.lock:
+                        call.relay_messages.append(message)
+                    if message.get("type") == "end":
+                        return "completed", str(message.get("handoffData") or "")
+                if hang_up_now():
+                    return "hung-up", ""
+                limit = script.hang_up_after
+                if not says or (limit is not None and answers >= limit):
+                    with self.lock:
+                        call.hang_up_requested = True
+                        call.ended_by = call.ended_by or "callee"
+                    return "hung-up", ""
+                answers += 1
+                await reply(says.popleft())
+        except ConnectionClosed:
+            finish_turn()
+            return "failed", ""
 
 
 def _contains_pattern(pattern: Any) -> re.Pattern[str] | None:

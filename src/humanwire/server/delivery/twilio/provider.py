@@ -42,6 +42,8 @@ class TwilioProvider:
         public_url: str,
         agent: VoiceAgent | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
+        voice_mode: str = "gather",
+        relay_silence: float = 5.0,
     ) -> None:
         self.config = config
         self.engine = engine
@@ -78,7 +80,15 @@ class TwilioProvider:
             voice_url=self.url("voice"),
             status_url=self.url("call-status"),
             jobs=self.jobs,
+            relay_url=self.socket_url("relay") if voice_mode == "relay" else None,
+            relay_silence=relay_silence,
         )
+
+    def socket_url(self, route: str) -> str:
+        """The ``wss://`` address Twilio opens for ``route`` (signed as it is)."""
+        from .routes import socket_url
+
+        return f"{socket_url(self.public_url)}{ROUTE_PREFIX}/{route}"
 
     def url(self, route: str) -> str:
         """The address Twilio calls for ``route``, built from ``public_url``: Twilio

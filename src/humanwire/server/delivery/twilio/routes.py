@@ -11,24 +11,30 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import Response
+from starlette.routing import BaseRoute
+from starlette.websockets import WebSocket
 
 from ..provider_routes import (
+    Frames,
     Malformed,
     ProviderRoute,
+    SendJSON,
     Unverified,
     form_params,
     signed_route,
+    signed_websocket_route,
     without_nul,
 )
+from ..relay import RelaySession
 from .messaging import inbound_text, status_callback
 from .provider import ROUTE_PREFIX
 
 if TYPE_CHECKING:
     from .provider import TwilioProvider
 
-__all__ = ["TwilioCallback", "TwilioSignature", "twilio_routes"]
+__all__ = ["TwilioCallback", "TwilioSignature", "socket_url", "twilio_routes"]
 
 logger = logging.getLogger("humanwire.twilio")
 
@@ -65,6 +71,28 @@ class TwilioSignature:
         if not self._validator.validate(url, params, signature):
             raise Unverified(f"missing or invalid {self.header}")
 
+    def verify_handshake(self, connection: HTTPConnection) -> None:
+        """The relay's WebSocket: Twilio signs the ``wss://`` URL it opened, with no
+        parameters."""
+        signature = connection.headers.get(self.header, "")
+        if not signature:
+            raise Unverified(f"missing or invalid {self.header}")
+        url = socket_url(self._public_url) + connection.url.path
+        if connection.url.query:
+            url += "?" + connection.url.query
+        if not self._validator.validate(url, {}, signature):
+            raise Unverified(f"missing or invalid {self.header}")
+
+
+def socket_url(public_url: str) -> str:
+    """``public_url`` as the WebSocket scheme says it: ``https`` → ``wss``, ``http`` →
+    ``ws``."""
+    if public_url.startswith("https://"):
+        return "wss://" + public_url.removeprefix("https://")
+    if public_url.startswith("http://"):
+        return "ws://" + public_url.removeprefix("http://")
+    return public_url
+
 
 @dataclass(frozen=True)
 class TwilioCallback:
@@ -81,7 +109,7 @@ def _callback(request: Request, body: bytes) -> TwilioCallback:
     )
 
 
-def twilio_routes(provider: TwilioProvider) -> list[ProviderRoute]:
+def twilio_routes(provider: TwilioProvider) -> list[BaseRoute]:
     verifier = TwilioSignature(provider.config.auth_token, provider.public_url)
 
     async def messages(request: Request, callback: TwilioCallback) -> Response:
@@ -111,9 +139,15 @@ def twilio_routes(provider: TwilioProvider) -> list[ProviderRoute]:
             parse=_callback,
         )
 
+    async def relay(websocket: WebSocket, receive: Frames, send: SendJSON) -> None:
+        await RelaySession(provider.voice, receive, send).run()
+
     return [
         signed("messages", messages),
         signed("message-status", message_status),
         signed("voice", voice),
         signed("call-status", call_status),
+        signed_websocket_route(
+            f"{ROUTE_PREFIX}/relay", relay, provider="twilio", verifier=verifier
+        ),
     ]

@@ -34,6 +34,8 @@ class TwilioVoice(CallTurns):
         voice_url: str,
         status_url: str,
         jobs: TwilioJobs,
+        relay_url: str | None = None,
+        relay_silence: float = 5.0,
     ) -> None:
         super().__init__(
             engine,
@@ -42,6 +44,8 @@ class TwilioVoice(CallTurns):
             voice_url=voice_url,
             status_url=status_url,
             jobs=jobs,
+            relay_url=relay_url,
+            relay_silence=relay_silence,
         )
         self.rest = rest
 

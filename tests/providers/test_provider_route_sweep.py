@@ -25,14 +25,14 @@ from urllib.parse import parse_qsl, quote, urlencode
 import httpx
 import pytest
 from slack_support import SlackLive, install
-from starlette.routing import Route
+from starlette.routing import Route, WebSocketRoute
 from twilio.request_validator import RequestValidator  # type: ignore[import-untyped]
 from twilio_support import HUMAN, POOL, SMS_FROM, WHATSAPP_FROM
 
 from humanwire import HumanWire
 from humanwire.approval import ApprovalRequest, Approver
 from humanwire.server.config import SlackConfig, TelnyxConfig, TwilioConfig
-from humanwire.server.delivery.provider_routes import ProviderRoute
+from humanwire.server.delivery.provider_routes import ProviderRoute, ProviderWebSocketRoute
 from humanwire.server.delivery.slack.provider import REF_WAIT
 from humanwire.server.runner import ServiceRunner
 from humanwire.testing.service import fast_config
@@ -55,6 +55,7 @@ TELNYX_SECRET = "telnyx-test-signing-seed"
 """The Telnyx fake's key pair is derived from it (``telnyx_key``), so the sweep signs as
 Telnyx does with the same ``SIGNERS`` call as the others."""
 KNOWN_PAGES = {"/providers/slack/install", "/providers/slack/oauth"}
+KNOWN_SOCKETS = {"/providers/twilio/relay"}
 
 
 @dataclass
@@ -275,6 +276,35 @@ def test_every_provider_route_is_guarded(providers: Providers) -> None:
             assert route.provider in SIGNERS, f"add how {route.provider} signs to SIGNERS"
     others = [r for r in providers.runner.app.routes if isinstance(r, ProviderRoute)]
     assert {r.path for r in others} == {r.path for r in routes}
+
+
+def test_every_provider_websocket_refuses_an_unsigned_handshake(providers: Providers) -> None:
+    """Every WebSocket under /providers/ is built by ``signed_websocket_route`` and
+    answers a handshake without a valid signature 403, before anything is read."""
+    from websockets.exceptions import InvalidStatus
+    from websockets.sync.client import connect
+
+    sockets = [
+        route
+        for route in providers.runner.app.routes
+        if isinstance(route, WebSocketRoute) and route.path.startswith("/providers/")
+    ]
+    assert {route.path for route in sockets} >= KNOWN_SOCKETS
+    base = providers.base_url.replace("http://", "ws://", 1)
+    for route in sockets:
+        assert isinstance(route, ProviderWebSocketRoute), f"{route.path} is not signed"
+        assert route.provider in SIGNERS, f"add how {route.provider} signs to SIGNERS"
+        url = base + route.path
+        forged = SIGNERS[route.provider](providers.secret(route.provider), url + "?x=1", b"")
+        for headers in (
+            {},
+            {"X-Twilio-Signature": "bad"},
+            {"X-Twilio-Signature": "x" * 5000},
+            forged,
+        ):
+            with pytest.raises(InvalidStatus) as refused:
+                connect(url, additional_headers=headers, open_timeout=5).close()
+            assert refused.value.response.status_code == 403, (route.path, headers)
 
 
 def unverifiable() -> list[dict[bytes, bytes]]:

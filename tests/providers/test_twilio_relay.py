@@ -1,0 +1,222 @@
+"""The relay WebSocket of real-time calls (``[voice] mode = "relay"``) against hostile
+input: the test plays Twilio's side by hand (the TwiML request, then the socket), so it
+can send what Twilio never would. Whatever arrives, the socket is refused (403) or closed
+cleanly, the call goes on where it can, and nothing is logged at error level."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+from twilio.request_validator import RequestValidator  # type: ignore[import-untyped]
+from twilio_support import HUMAN, start_live
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.sync.client import ClientConnection, connect
+
+from humanwire import HumanWire
+from humanwire.server.runner import ServiceRunner
+from humanwire.testing.twilio import CalleeScript, FakeTwilio, TwilioFakeServer
+
+CALL_SID = "CA" + "7" * 32
+
+
+@dataclass
+class Relay:
+    fake: FakeTwilio
+    runner: ServiceRunner
+    client: HumanWire
+
+    @property
+    def url(self) -> str:
+        return self.runner.base_url.replace("http://", "ws://", 1) + "/providers/twilio/relay"
+
+    def open(self, *, signature: str | None = None) -> ClientConnection:
+        if signature is None:
+            signature = RequestValidator(self.fake.auth_token).compute_signature(self.url, {})
+        return connect(self.url, additional_headers={"X-Twilio-Signature": signature})
+
+    interaction_id: str = ""
+
+    def answered_call(self) -> str:
+        """A call placed and answered (the TwiML request as Twilio makes it, by hand):
+        its TwiML connects to the relay. The fake's own callee keeps ringing."""
+        self.fake.callee(HUMAN, CalleeScript(ring_seconds=60))
+        created = self.client.calls.create(to=HUMAN, prompt="Ask about Friday.")
+        self.interaction_id = created.interaction_id
+        answer = self.fake.post_signed(
+            f"{self.runner.base_url}/providers/twilio/voice?interaction={created.interaction_id}",
+            {
+                "CallSid": CALL_SID,
+                "AccountSid": self.fake.account_sid,
+                "From": "+14155550142",
+                "To": HUMAN,
+                "CallStatus": "in-progress",
+                "Direction": "outbound-api",
+                "AnsweredBy": "human",
+            },
+        )
+        assert answer.status_code == 200 and "<ConversationRelay" in answer.text
+        return CALL_SID
+
+
+def setup(call_sid: str) -> str:
+    return json.dumps({"type": "setup", "callSid": call_sid, "sessionId": "VX1"})
+
+
+def turn(socket: ClientConnection) -> tuple[str, list[dict[str, Any]]]:
+    """The agent's next turn: its words and every message up to ``last`` (or ``end``)."""
+    messages: list[dict[str, Any]] = []
+    while True:
+        message = json.loads(socket.recv(timeout=10))
+        messages.append(message)
+        if message["type"] == "end" or (message["type"] == "text" and message["last"]):
+            words = "".join(m.get("token", "") for m in messages if m["type"] == "text")
+            return words.strip(), messages
+
+
+@pytest.fixture
+def relay(
+    database: str, fake_twilio: TwilioFakeServer, caplog: pytest.LogCaptureFixture
+) -> Iterator[Relay]:
+    model = GenericFakeChatModel(
+        messages=iter(
+            [
+                AIMessage(content='{"action": "say", "text": "Hi, this is Acme. Friday?"}'),
+                AIMessage(content='{"action": "end", "text": "Thanks, goodbye."}'),
+                AIMessage(content="They said Friday works."),
+            ]
+        )
+    )
+    runner, key = start_live(database, fake_twilio, voice_chat_model=model, voice_mode="relay")
+    client = HumanWire(api_key=key, base_url=runner.base_url, max_retries=0)
+    caplog.set_level(logging.DEBUG, logger="humanwire")
+    try:
+        yield Relay(fake_twilio.fake, runner, client)
+        logged = [r for r in caplog.records if r.name.startswith("humanwire")]
+        assert [r.getMessage() for r in logged if r.exc_info or r.levelno >= logging.ERROR] == []
+    finally:
+        client.close()
+        runner.stop()
+
+
+@pytest.mark.parametrize("signature", ["", "bad", "x" * 5000, "other-url"])
+def test_a_handshake_without_twilios_signature_is_403(relay: Relay, signature: str) -> None:
+    if signature == "other-url":  # a real signature, of another URL
+        signature = RequestValidator(relay.fake.auth_token).compute_signature(
+            relay.url + "?interaction=x", {}
+        )
+    with pytest.raises(InvalidStatus) as refused:
+        relay.open(signature=signature)
+    assert refused.value.response.status_code == 403
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        setup("CA" + "0" * 32),  # a call this service does not know
+        setup(""),
+        json.dumps({"type": "setup"}),
+        json.dumps({"type": "setup", "callSid": ["CA1"]}),
+        json.dumps({"type": "prompt", "voicePrompt": "hi", "last": True}),
+    ],
+)
+def test_a_socket_for_no_known_call_is_closed(relay: Relay, first: str) -> None:
+    with relay.open() as socket:
+        socket.send(first)
+        with pytest.raises(ConnectionClosed):
+            socket.recv(timeout=5)
+
+
+def test_garbage_is_ignored_and_the_call_goes_on(relay: Relay) -> None:
+    sid = relay.answered_call()
+    with relay.open() as socket:
+        socket.send("not json")
+        socket.send(b"\x00\xff binary")
+        socket.send(setup(sid))
+        words, messages = turn(socket)
+        assert words == "Hi, this is Acme. Friday?"
+        assert len([m for m in messages if m["type"] == "text"]) > 3  # streamed
+        for garbage in (
+            "[1, 2, 3]",
+            '"a string"',
+            "{" * 10_000,  # nested deeper than any parser likes
+            json.dumps({"type": "no-such-type"}),
+            json.dumps({"type": "prompt"}),
+            json.dumps({"type": "prompt", "voicePrompt": 42, "last": True}),
+            json.dumps({"type": "dtmf", "digit": "12"}),
+            json.dumps({"type": "dtmf"}),
+            json.dumps({"type": "interrupt", "utteranceUntilInterrupt": ["x"]}),
+            json.dumps({"type": "error", "description": "x" * 10_000}),
+            json.dumps({"type": "prompt", "voicePrompt": "Fri", "last": False}),  # partial
+        ):
+            socket.send(garbage)
+        socket.send(json.dumps({"type": "prompt", "voicePrompt": "Friday works", "last": True}))
+        words, messages = turn(socket)
+        assert words == "Thanks, goodbye."
+        end = json.loads(socket.recv(timeout=5))
+        assert end["type"] == "end"
+        assert json.loads(end["handoffData"]) == {"reason": "end"}
+    state = relay.runner.call(relay.runner.engine.store.get_provider_state, "twilio-call", sid)
+    assert state["transcript"] == [
+        ["agent", "Hi, this is Acme. Friday?"],
+        ["callee", "Friday works"],
+        ["agent", "Thanks, goodbye."],
+    ]
+
+
+def test_a_frame_too_large_closes_the_socket(relay: Relay) -> None:
+    sid = relay.answered_call()
+    with relay.open() as socket:
+        socket.send(setup(sid))
+        turn(socket)
+        socket.send(json.dumps({"type": "prompt", "voicePrompt": "x" * 200_000, "last": True}))
+        with pytest.raises(ConnectionClosed) as closed:
+            while True:
+                socket.recv(timeout=5)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
+
+
+def test_only_garbage_closes_the_socket(relay: Relay) -> None:
+    with relay.open() as socket:
+        socket.send(setup(relay.answered_call()))
+        turn(socket)
+        with pytest.raises(ConnectionClosed):
+            for _ in range(500):
+                socket.send("garbage")
+            socket.recv(timeout=5)
+
+
+def test_a_dropped_socket_ends_the_call_with_its_summary(relay: Relay) -> None:
+    """The socket drops mid-call: Twilio asks the Connect's action (the call hangs up)
+    and reports the end; the summary is written from what was said."""
+    sid = relay.answered_call()
+    with relay.open() as socket:
+        socket.send(setup(sid))
+        turn(socket)
+        socket.send(json.dumps({"type": "prompt", "voicePrompt": "Friday works", "last": True}))
+        turn(socket)
+    base, interaction = relay.runner.base_url, relay.interaction_id
+    params = {"CallSid": sid, "AccountSid": relay.fake.account_sid, "SessionStatus": "failed"}
+    action = relay.fake.post_signed(
+        f"{base}/providers/twilio/voice?interaction={interaction}&relay=ended", params
+    )
+    assert "<Hangup" in action.text
+    relay.fake.post_signed(
+        f"{base}/providers/twilio/call-status?interaction={interaction}",
+        {**params, "CallStatus": "completed", "CallDuration": "12"},
+    )
+    store = relay.runner.engine.store
+
+    def ended() -> Any:
+        record = relay.runner.call(store.get_interaction, interaction)
+        return record if record.status != "pending" else None
+
+    record = relay.fake.wait_for(ended, timeout=10)
+    assert record.outcome == "completed"
+    assert record.result["payload"]["summary"] == "They said Friday works."

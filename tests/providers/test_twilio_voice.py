@@ -13,7 +13,7 @@ from twilio_support import HUMAN, OTHER_HUMAN, POOL, SMS_FROM, Live, in_backgrou
 
 from humanwire import CallTimeoutError, HumanWire
 from humanwire.testing.receiver import WebhookReceiver
-from humanwire.testing.twilio import CalleeScript, TwilioFakeServer
+from humanwire.testing.twilio import BargeIn, CalleeScript, TwilioFakeServer
 
 TRANSFER = "+13125550123"
 
@@ -243,3 +243,69 @@ def test_the_hang_up_is_retried_while_twilio_fails(voice_live: Make) -> None:
     live.fake.wait_for(lambda: updates() >= 5, timeout=15)
     live.fake.wait_for(lambda: not live.fake._failures, timeout=5)
     assert call.done
+
+
+def test_the_callee_speaking_over_the_agent_is_the_next_turn(
+    voice_live: Make, voice_mode: str
+) -> None:
+    """Barge-in: over the relay the agent's speech and the model's stream stop at the
+    first words and the transcript keeps what was heard; over <Gather> the answer is
+    an ordinary one."""
+    opening = "Hi, this is Acme calling about your shift on Friday and the new rota."
+    live = voice_live(brain(say(opening), end("Sorry to bother you. Goodbye."), "A wrong number."))
+    live.fake.callee(HUMAN, CalleeScript(says=[BargeIn("Wrong number, sorry")]))
+    with WebhookReceiver() as receiver:
+        receiver.register(live.client)
+        ended = live.client.calls.create(
+            to=HUMAN, prompt="Ask about Friday.", wait_for_call_end=True
+        )
+        [event] = receiver.wait_for("call.conversation.ended")
+    assert ended.outcome == "completed"
+    [call] = live.fake.calls
+    assert call.heard == ["Wrong number, sorry"]
+    spoken = [(t.speaker, t.text) for t in event.payload.transcript or []]
+    if voice_mode == "relay":
+        [cut] = call.interrupted
+        assert cut and opening.startswith(cut) and len(cut) < len(opening)
+        assert call.said == [cut, "Sorry to bother you. Goodbye."]
+        assert spoken[0] == ("agent", cut)
+    else:
+        assert call.said == [opening, "Sorry to bother you. Goodbye."]
+        assert spoken[0] == ("agent", opening)
+    assert spoken[1:] == [
+        ("human", "Wrong number, sorry"),
+        ("agent", "Sorry to bother you. Goodbye."),
+    ]
+
+
+def test_keys_pressed_are_the_answer(voice_live: Make, voice_mode: str) -> None:
+    """DTMF: over the relay the digits (``dtmf`` messages) are one answer once the person
+    stops pressing; over <Gather> the fake's callee says them."""
+    live = voice_live(
+        brain(
+            say("Press 1 to confirm Friday, 2 to cancel."),
+            end("Confirmed. Goodbye."),
+            "Confirmed Friday with the keypad.",
+        )
+    )
+    live.fake.callee(HUMAN, CalleeScript(says=["1"]))
+    with WebhookReceiver() as receiver:
+        receiver.register(live.client)
+        ended = live.client.calls.create(to=HUMAN, prompt="Confirm Friday.", wait_for_call_end=True)
+        [event] = receiver.wait_for("call.conversation.ended")
+    assert (ended.outcome, ended.summary) == ("completed", "Confirmed Friday with the keypad.")
+    assert [(t.speaker, t.text) for t in event.payload.transcript or []] == [
+        ("agent", "Press 1 to confirm Friday, 2 to cancel."),
+        ("human", "1"),
+        ("agent", "Confirmed. Goodbye."),
+    ]
+
+
+def test_a_model_that_fails_ends_the_call_politely(voice_live: Make) -> None:
+    live = voice_live(brain())  # every request to the model fails
+    live.fake.callee(HUMAN, CalleeScript(says=["Hello?"]))
+    ended = live.client.calls.create(to=HUMAN, prompt="Ask about Friday.", wait_for_call_end=True)
+    assert (ended.outcome, ended.error) == ("no_answer", "human did not respond")
+    [call] = live.fake.calls
+    assert call.said == ["Sorry, I have to go. Goodbye."]
+    assert call.errors == []

@@ -1991,6 +1991,18 @@ class FakeTwilio:
                         "durationUntilInterruptMs": 400,
                     }
                     await socket.send(json.dumps(interrupt))
+                    # Twilio drops what was still coming of the cut turn: wait until
+                    # the agent is quiet, then speak
+                    while True:
+                        try:
+                            frame = await asyncio.wait_for(socket.recv(), 0.1)
+                        except TimeoutError:
+                            break
+                        message = json.loads(frame)
+                        with self.lock:
+                            call.relay_messages.append(message)
+                        if message.get("type") == "end":
+                            return "completed", str(message.get("handoffData") or "")
                     answers += 1
                     await reply(barge)
                     continue

@@ -15,9 +15,10 @@ side of each call by hand: the signed TwiML request of an answered call, then
   the model's time to the token carrying the first words (the JSON's ``{"action": …``
   comes first).
 
-Then ``--calls`` (100) relay calls at once, each answering ``--turns`` turns: p50 / p99
-of the service's share under that load. Both the service and this load generator share
-one process (and the GIL), so the figures are an upper bound.
+Then ``--calls`` (100) relay calls at once, each answering ``--turns`` turns, each answer
+``0..--think`` s (uniform) after the agent's turn (``--think 0``: all in lockstep, the
+worst case): p50 / p99 of the service's share under that load. Both the service and
+this load generator share one process (and the GIL), so the figures are an upper bound.
 
 Run::
 
@@ -30,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import random
 import secrets
 import statistics
 import tempfile
@@ -45,7 +47,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from humanwire import HumanWire
 from humanwire.server.config import TwilioConfig
-from humanwire.server.runner import ServiceRunner
+from humanwire.server.runner import ServiceRunner, tune_gc_for_service
 from humanwire.server.voice import SpokenStream
 from humanwire.testing.service import fast_config
 from humanwire.testing.twilio import CalleeScript, FakeTwilio, TwilioFakeServer
@@ -98,6 +100,7 @@ class Bench:
         self.runner.start()
         self.client = HumanWire(api_key=self.runner.create_account("bench"), base_url=self.base)
         self.validator = RequestValidator(self.fake.auth_token)
+        self.http: httpx.AsyncClient | None = None
 
     @property
     def base(self) -> str:
@@ -111,7 +114,9 @@ class Bench:
         """A placed call: (interaction id, the call sid this script answers it as)."""
         human = "+1202555" + f"{secrets.randbelow(10_000):04d}"
         self.fake.callee(human, CalleeScript(ring_seconds=3600))
-        created = self.client.calls.create(to=human, prompt="Confirm the Friday shift.")
+        # each its own text: the same text to many numbers is what the spam guard stops
+        prompt = f"Confirm the Friday shift (ref {secrets.token_hex(4)})."
+        created = self.client.calls.create(to=human, prompt=prompt)
         return created.interaction_id, "CA" + secrets.token_hex(16)
 
     def signed(self, url: str, params: dict[str, str]) -> dict[str, str]:
@@ -146,17 +151,30 @@ class Bench:
         return times
 
     # -- relay --------------------------------------------------------------------------
-    async def relay_turns(self, turns: int) -> list[float]:
-        interaction, sid = self.call()
+    async def relay_turns(
+        self,
+        turns: int,
+        call: tuple[str, str] | None = None,
+        think: float = 0.0,
+        ready: asyncio.Barrier | None = None,
+    ) -> list[float]:
+        """The first-token times of ``turns`` turns; with ``ready``, every call is
+        connected and past its opening before any is timed."""
+        interaction, sid = call or self.call()
         voice = f"{self.base}/providers/twilio/voice?interaction={interaction}"
-        async with httpx.AsyncClient(timeout=60) as http:
-            await self.post(http, voice, self.params(sid, AnsweredBy="human"))
+        if self.http is None:
+            self.http = httpx.AsyncClient(timeout=60)
+        await self.post(self.http, voice, self.params(sid, AnsweredBy="human"))
         url = self.base.replace("http://", "ws://") + "/providers/twilio/relay"
         times = []
         async with connect(url, additional_headers=self.signed(url, {})) as socket:
             await socket.send(json.dumps({"type": "setup", "callSid": sid}))
             await until_last(socket)  # the opening
+            if ready is not None:
+                await ready.wait()
             for _ in range(turns):
+                # a person pauses before answering: calls do not answer in lockstep
+                await asyncio.sleep(random.uniform(0, think))
                 prompt = {"type": "prompt", "voicePrompt": "Yes, Friday is fine", "last": True}
                 start = time.perf_counter()
                 await socket.send(json.dumps(prompt))
@@ -190,6 +208,18 @@ def main() -> None:
     parser.add_argument("--per-token", type=float, default=0.02)
     parser.add_argument("--turns", type=int, default=5, help="turns per call")
     parser.add_argument("--calls", type=int, default=100, help="concurrent relay calls")
+    parser.add_argument(
+        "--tune-gc",
+        action="store_true",
+        help="the collector as `humanwire serve` sets it (tune_gc_for_service)",
+    )
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=1.0,
+        help="under load, each answer comes 0..THINK s after the agent's turn "
+        "(0: all calls answer at once, in lockstep)",
+    )
     args = parser.parse_args()
     model = PacedChatModel(reply, first_token=args.first_token, per_token=args.per_token)
     whole = model.duration(ANSWER)
@@ -217,10 +247,14 @@ def main() -> None:
 
         bench = Bench("relay", model, fake)
         try:
+            calls = [bench.call() for _ in range(args.calls)]  # placed before the clock runs
+            if args.tune_gc:
+                tune_gc_for_service()
 
             async def many() -> list[float]:
+                ready = asyncio.Barrier(len(calls))
                 runs = await asyncio.gather(
-                    *(bench.relay_turns(args.turns) for _ in range(args.calls))
+                    *(bench.relay_turns(args.turns, c, args.think, ready) for c in calls)
                 )
                 return [t - first for run in runs for t in run]
 
@@ -230,7 +264,8 @@ def main() -> None:
         finally:
             bench.stop()
         print(
-            f"{args.calls} concurrent relay calls, {args.turns} turns each ({took:.1f} s): "
+            f"{args.calls} concurrent relay calls, {args.turns} turns each, answers "
+            f"0..{args.think:g} s after each turn ({took:.1f} s): "
             f"service's share p50 {ms(percentile(shares, 0.5))}, "
             f"p99 {ms(percentile(shares, 0.99))}, max {ms(max(shares))}"
         )

@@ -16,6 +16,9 @@ then asks the ``<Connect>``'s action URL what follows (``CallTurns._relay_ended`
 - Digits are one answer once the person stops pressing (``DTMF_PAUSE``) or presses ``#``.
 - Nothing heard for ``relay_silence`` seconds after the agent spoke is a silent answer,
   as a ``<Gather>``'s timeout is.
+- The call's state (the transcript) is stored when the agent ends or transfers the call
+  and when the socket closes, not after every turn: a socket stays on one process, and a
+  write per turn of every call was what slowed the others' turns most.
 - A frame that is not a JSON object, a message of an unknown type or a missing field is
   ignored (logged at debug); a socket that names no known call is closed. The socket
   closing ends nothing by itself: the carrier then asks the action URL (the call hangs
@@ -264,8 +267,9 @@ class RelaySession:
                 return
             _, action = await self.turns.agent_turn(self.state, record, on_text=self._token)
             await self._send({"type": "text", "token": "", "last": True})
-            self.turns.save_state(self.sid, self.state)
             if action in ("end", "transfer", "voicemail"):
+                # stored before Twilio asks the action what follows (the transfer)
+                self.turns.save_state(self.sid, self.state)
                 await self._end(action)
             else:
                 self._listen()

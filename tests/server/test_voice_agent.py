@@ -699,3 +699,70 @@ def test_unknown_language_falls_back_and_other_voices_pass_through() -> None:
     assert provider_voice("Polly.Takumi-Neural", "en-US") == "Polly.Takumi-Neural"
     root = parse(voice.say_and_hangup("Hallo", voice="Polly.Marlene", language="de-DE"))
     assert root[0].attrib == {"voice": "Polly.Marlene", "language": "de-DE"}
+
+
+# --- streaming (relay mode) -------------------------------------------------------------
+
+
+def stream_turn(model: BaseChatModel, **options: Any) -> tuple[Turn, list[str]]:
+    """The opening, streamed: the turn and the pieces handed out, in order."""
+    pieces: list[str] = []
+
+    async def on_text(text: str) -> None:
+        pieces.append(text)
+
+    agent = VoiceAgent(model, **options)
+    turn = asyncio.run(agent.opening(PROMPT, transfer_available=False, on_text=on_text))
+    return turn, pieces
+
+
+def test_the_spoken_stream_reads_the_json_text_as_it_comes() -> None:
+    from humanwire.server.voice import SpokenStream
+
+    stream = SpokenStream()
+    chunks = [
+        '```json\n{"act',
+        'ion": "say", "te',
+        'xt": "Hel',
+        "lo \\",
+        '"Sam\\u00',
+        "e9\\",
+        'n!"}',
+    ]
+    pieces = [stream.feed(chunk) for chunk in chunks]
+    assert pieces == ["", "", "Hel", "lo ", '"Sam', "é", " !"]
+    plain = SpokenStream()
+    assert [plain.feed(c) for c in ["  Hi **there**", ' friend {"x": 1}']] == [
+        "Hi there",
+        " friend ",
+    ]
+
+
+def test_an_opening_streamed_hands_out_its_words_before_the_end() -> None:
+    from humanwire.testing.voice import PacedChatModel
+
+    text = "Hi Sam, this is Dana from Acme Dental. Can you still make Tuesday?"
+    model = PacedChatModel(
+        lambda _: f'{{"action": "say", "text": "{text}"}}', first_token=0, per_token=0
+    )
+    turn, pieces = stream_turn(model)
+    assert turn == Turn("say", text)
+    assert len(pieces) > 5 and "".join(pieces) == text
+
+
+def test_a_streamed_turn_keeps_its_guard_rails() -> None:
+    # a transfer with nobody to transfer to: what was said, then why nobody comes
+    model = GenericFakeChatModel(
+        messages=iter([AIMessage(content='{"action": "transfer", "text": "Connecting you."}')])
+    )
+    turn, pieces = stream_turn(model)
+    assert turn.action == "say" and turn.text.startswith("Connecting you. I'm sorry")
+    assert "".join(pieces) == turn.text
+    # a model that fails: the fixed goodbye, handed out too
+    turn, pieces = stream_turn(BrokenModel())
+    assert turn == Turn("end", FALLBACK_GOODBYE) and pieces == [FALLBACK_GOODBYE]
+    # nothing to say: the fallback sentence
+    turn, pieces = stream_turn(
+        GenericFakeChatModel(messages=iter([AIMessage(content='{"action": "say"}')]))
+    )
+    assert pieces == [turn.text] and turn.text

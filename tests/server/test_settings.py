@@ -204,6 +204,7 @@ def test_environment_names_are_the_documented_ones() -> None:
         "slack.client_id": "HUMANWIRE_SLACK_CLIENT_ID",
         "slack.client_secret": "HUMANWIRE_SLACK_CLIENT_SECRET",
         "voice.model": "HUMANWIRE_VOICE_MODEL",
+        "voice.mode": "HUMANWIRE_VOICE_MODE",
         "address.provider": "HUMANWIRE_ADDRESS_PROVIDER",
         "address.api_key": "HUMANWIRE_ADDRESS_API_KEY",
         "address.auth_id": "HUMANWIRE_ADDRESS_AUTH_ID",
@@ -679,6 +680,7 @@ def test_every_tunable_is_a_setting() -> None:
     derived |= {"voice_model", "voice_chat_model", "metrics_token"}  # a secret: unwrapped
     derived |= {"trusted_proxies"}  # a list: test_trusted_proxies_*
     derived |= {"address", "address_validator"}  # [address]: test_address_settings_*
+    derived |= {"voice_mode", "voice_relay_silence"}  # test_voice_mode_*; silence: tests
     service_fields = {field.name for field in fields(ServiceConfig)}
     assert service_fields - derived == set(SERVICE_CONFIG_FIELDS.values())
 
@@ -1023,3 +1025,13 @@ def test_telnyx_without_a_teXML_application_keeps_calls_elsewhere() -> None:
     assert channel_routes(config)["call"] == "sandbox"
     [call] = [line for line in startup_lines(config) if line.startswith("call")]
     assert "telnyx.connection_id" in call
+
+
+def test_voice_mode_from_the_file_and_the_environment(tmp_path: Path) -> None:
+    assert Settings().to_service_config().voice_mode == "gather"
+    path = write(tmp_path, '[voice]\nmode = "relay"\n')
+    assert load_settings(path, {}, {}).to_service_config().voice_mode == "relay"
+    from_env = load_settings(None, {"HUMANWIRE_VOICE_MODE": "relay"}, {})
+    assert from_env.to_service_config().voice_mode == "relay"
+    [problem] = problems(tmp_path, '[voice]\nmode = "stream"\n')
+    assert problem.startswith("voice.mode")

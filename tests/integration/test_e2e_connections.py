@@ -295,3 +295,22 @@ def test_a_trusted_proxy_is_not_bounded(
     sockets += [connect(service) for _ in range(10)]
     for sock in sockets:
         assert exchange(sock, HEALTHZ)[0] == 200
+
+
+def test_an_upgraded_connection_is_counted_until_it_closes(
+    bounded: RunningService, sockets: list[socket.socket]
+) -> None:
+    """The relay of real-time calls is a WebSocket: the upgraded connection leaves uvicorn's
+    HTTP protocol, and its place under the bound is given back when it closes."""
+    from websockets.exceptions import InvalidStatus
+    from websockets.sync.client import connect as open_websocket
+
+    url = bounded.base_url.replace("http://", "ws://", 1) + "/providers/no-such-socket"
+    for _ in range(5):  # more than the bound, one after the other
+        with pytest.raises(InvalidStatus) as refused:
+            open_websocket(url, open_timeout=5)
+        assert refused.value.response.status_code == 403
+    time.sleep(0.2)  # the service sees the last one go
+    sockets += [connect(bounded) for _ in range(3)]
+    for sock in sockets:
+        assert exchange(sock, HEALTHZ)[0] == 200

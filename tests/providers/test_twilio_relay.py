@@ -5,15 +5,17 @@ cleanly, the call goes on where it can, and nothing is logged at error level."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
-from collections.abc import Iterator
+import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, BaseMessage
 from twilio.request_validator import RequestValidator  # type: ignore[import-untyped]
 from twilio_support import HUMAN, start_live
 from websockets.exceptions import ConnectionClosed, InvalidStatus
@@ -22,6 +24,7 @@ from websockets.sync.client import ClientConnection, connect
 from humanwire import HumanWire
 from humanwire.server.runner import ServiceRunner
 from humanwire.testing.twilio import CalleeScript, FakeTwilio, TwilioFakeServer
+from humanwire.testing.voice import PacedChatModel
 
 CALL_SID = "CA" + "7" * 32
 
@@ -43,26 +46,26 @@ class Relay:
 
     interaction_id: str = ""
 
-    def answered_call(self) -> str:
+    def answered_call(self, sid: str = CALL_SID, to: str = HUMAN) -> str:
         """A call placed and answered (the TwiML request as Twilio makes it, by hand):
         its TwiML connects to the relay. The fake's own callee keeps ringing."""
-        self.fake.callee(HUMAN, CalleeScript(ring_seconds=60))
-        created = self.client.calls.create(to=HUMAN, prompt="Ask about Friday.")
+        self.fake.callee(to, CalleeScript(ring_seconds=60))
+        created = self.client.calls.create(to=to, prompt=f"Ask about Friday ({sid}).")
         self.interaction_id = created.interaction_id
         answer = self.fake.post_signed(
             f"{self.runner.base_url}/providers/twilio/voice?interaction={created.interaction_id}",
             {
-                "CallSid": CALL_SID,
+                "CallSid": sid,
                 "AccountSid": self.fake.account_sid,
                 "From": "+14155550142",
-                "To": HUMAN,
+                "To": to,
                 "CallStatus": "in-progress",
                 "Direction": "outbound-api",
                 "AnsweredBy": "human",
             },
         )
         assert answer.status_code == 200 and "<ConversationRelay" in answer.text
-        return CALL_SID
+        return sid
 
 
 def setup(call_sid: str) -> str:
@@ -80,11 +83,31 @@ def turn(socket: ClientConnection) -> tuple[str, list[dict[str, Any]]]:
             return words.strip(), messages
 
 
+def slow_when_asked(messages: Sequence[BaseMessage]) -> str:
+    said = str(messages[-1].content)
+    if "slow please" in said:
+        return '{"action": "say", "text": "Let me think about that for a long while."}'
+    return '{"action": "say", "text": "Right away."}'
+
+
+class SlowWhenAsked(PacedChatModel):
+    """Answers in no time, except a turn after "slow please": three seconds."""
+
+    async def _astream(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+        if "slow please" in str(messages[-1].content):
+            await asyncio.sleep(3.0)
+        async for chunk in super()._astream(messages, *args, **kwargs):
+            yield chunk
+
+
 @pytest.fixture
 def relay(
-    database: str, fake_twilio: TwilioFakeServer, caplog: pytest.LogCaptureFixture
+    database: str,
+    fake_twilio: TwilioFakeServer,
+    caplog: pytest.LogCaptureFixture,
+    request: pytest.FixtureRequest,
 ) -> Iterator[Relay]:
-    model = GenericFakeChatModel(
+    model: Any = GenericFakeChatModel(
         messages=iter(
             [
                 AIMessage(content='{"action": "say", "text": "Hi, this is Acme. Friday?"}'),
@@ -93,6 +116,8 @@ def relay(
             ]
         )
     )
+    if "slow" in request.node.name:
+        model = SlowWhenAsked(slow_when_asked, first_token=0.0, per_token=0.0)
     runner, key = start_live(database, fake_twilio, voice_chat_model=model, voice_mode="relay")
     client = HumanWire(api_key=key, base_url=runner.base_url, max_retries=0)
     caplog.set_level(logging.DEBUG, logger="humanwire")
@@ -220,3 +245,21 @@ def test_a_dropped_socket_ends_the_call_with_its_summary(relay: Relay) -> None:
     record = relay.fake.wait_for(ended, timeout=10)
     assert record.outcome == "completed"
     assert record.result["payload"]["summary"] == "They said Friday works."
+
+
+def test_one_calls_slow_model_never_slows_another(relay: Relay) -> None:
+    slow = relay.open()
+    fast = relay.open()
+    with slow, fast:
+        slow.send(setup(relay.answered_call("CA" + "1" * 32, "+12025550101")))
+        fast.send(setup(relay.answered_call("CA" + "2" * 32, "+12025550102")))
+        turn(slow)
+        turn(fast)
+        slow.send(json.dumps({"type": "prompt", "voicePrompt": "slow please", "last": True}))
+        time.sleep(0.2)  # the slow turn has started
+        started = time.monotonic()
+        fast.send(json.dumps({"type": "prompt", "voicePrompt": "quick one", "last": True}))
+        words, _ = turn(fast)
+        assert words == "Right away." and time.monotonic() - started < 1.0
+        words, _ = turn(slow)
+        assert words == "Let me think about that for a long while."

@@ -94,8 +94,15 @@ redirect a live call; delete), ``IncomingPhoneNumbers.json`` (list with ``PhoneN
   ``<Redirect>`` followed (relative URLs too); ``<Dial>`` (a number or ``<Number>``) →
   ``call.transferred_to``, then its ``action`` or the verbs after it, as Twilio does;
   ``<Hangup/>`` or the end of the document → ``completed``; ``<Pause>`` ignored,
-  ``<Play>`` → ``call.played``. ``hang_up(call_sid)`` is the callee hanging up; a REST
-  update ``Status=completed`` ends the call, also mid-loop (``canceled`` while ringing).
+  ``<Play>`` → ``call.played``; ``<Connect><ConversationRelay url=...>`` → the relay's
+  WebSocket, opened signed (``X-Twilio-Signature`` over the URL), ``welcomeGreeting`` and
+  the agent's ``text`` tokens (up to ``last``) → ``call.said``, each entry of ``says`` a
+  final ``prompt`` (digits: ``dtmf``; None: nothing; ``BargeIn(text)``: ``interrupt``
+  after the agent's first words, then ``text``) → ``call.heard``, every message received
+  → ``call.relay_messages``; the agent's ``end`` (or the socket closing) asks the
+  ``<Connect>``'s action (``SessionStatus``, ``HandoffData``). ``hang_up(call_sid)`` is
+  the callee hanging up; a REST update ``Status=completed`` ends the call, also mid-loop
+  (``canceled`` while ringing).
   ``inbound_call(from_, to, script)`` runs the same loop against the ``VoiceUrl`` of
   ``to`` (``Direction`` inbound) and returns the finished ``FakeCall``.
 - waiting: ``wait_for(predicate, timeout=5)``, ``wait_idle(timeout=5)``.

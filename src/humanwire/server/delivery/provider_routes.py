@@ -19,6 +19,10 @@ or ``Malformed``, which is theirs to fix), so requests without a signature canno
 the log. A provider added later gets this by building its routes with ``signed_route``
 (``tests/providers/test_provider_route_sweep.py`` fails for a route under
 ``/providers/`` built otherwise).
+
+A WebSocket a provider opens (Twilio's relay of real-time calls) is built with
+``signed_websocket_route``: its handshake is verified the same way (``SocketVerifier``)
+and refused with 403 before the socket is accepted; the sweep refuses any other.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ side of each call by hand: the signed TwiML request of an answered call, then
   service's share = t1 − t0 − the model's whole answer.
 - relay: the signed WebSocket, ``setup``, then a final ``prompt`` at t0 and the first
   ``text`` token at t1. Time to first word = t1 − t0; the service's share = t1 − t0 −
-  the model's time to the token carrying the first words (the JSON's ``{"action": …``
+  the model's time to the token carrying the first words (the JSON's ``{"text":``
   comes first).
 
 Then ``--calls`` (100) relay calls at once, each answering ``--turns`` turns, each answer
@@ -55,9 +55,9 @@ from humanwire.testing.voice import PacedChatModel, tokens
 
 SENDER = "+14155550142"
 ANSWER = (
-    '{"action": "say", "text": "Thanks, that helps a lot. I have you down for the '
-    "morning shift on Friday, from eight until two. Is there anything you need from "
-    'us before then?"}'
+    '{"text": "Thanks, that helps a lot. I have you down for the morning shift on '
+    'Friday, from eight until two. Is there anything you need from us before then?", '
+    '"action": "say"}'
 )
 
 

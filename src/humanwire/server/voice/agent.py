@@ -3,7 +3,8 @@
 Each call to :class:`VoiceAgent` is one request to the model: a system message with the
 rules and the call's ``prompt`` (the only context the agent has), and a user message with
 the transcript so far. The model answers with one JSON object
-``{"action": "say" | "transfer" | "end", "text": "..."}``; :func:`parse_turn` reads it
+``{"text": "...", "action": "say" | "transfer" | "end"}`` (text first: over the relay its
+words are spoken while the model still writes); :func:`parse_turn` reads it
 leniently (code fences, prose around it, a truncated object; content that is not JSON is
 taken as text to say). The result is a :class:`Turn`.
 
@@ -412,8 +413,8 @@ is available and offer to pass on a message.
 """
 
 _REPLY_FORMAT: Final = """\
-Reply with exactly ONE JSON object and nothing else:
-{{"action": {actions}, "text": "what you say"}}
+Reply with exactly ONE JSON object and nothing else, "text" first:
+{{"text": "what you say", "action": {actions}}}
 - "say": say the text, then listen for the answer.
 {transfer_line}- "end": say the text (a goodbye), then hang up.
 """

@@ -44,12 +44,21 @@ def _compose(text: str = "Ship the release on Friday?", **kwargs: object) -> obj
 
 async def test_a_message_reaches_the_relay_with_reply_address_threading_and_both_parts() -> None:
     first = compose_email(
-        sender=ACME, to="ada@example.com", subject="Release", text="Ship it?",
-        token=TOKEN, reply_domain=DOMAIN,
+        sender=ACME,
+        to="ada@example.com",
+        subject="Release",
+        text="Ship it?",
+        token=TOKEN,
+        reply_domain=DOMAIN,
     )
     follow_up = compose_email(
-        sender=ACME, to="ada@example.com", subject="Re: Release", text="Still there?",
-        token=TOKEN, reply_domain=DOMAIN, thread=[first.message_id],
+        sender=ACME,
+        to="ada@example.com",
+        subject="Re: Release",
+        text="Still there?",
+        token=TOKEN,
+        reply_domain=DOMAIN,
+        thread=[first.message_id],
     )
     with smtp_relay_fake() as relay:
         sending = SmtpRelay(host="127.0.0.1", port=relay.port, starttls=False, timeout=5)
@@ -118,15 +127,25 @@ async def test_starttls_and_login_and_a_wrong_password(
     server_tls, client_tls = tls_pair
     with smtp_relay_fake(username="svc", password="s3cret", tls_context=server_tls) as relay:
         good = SmtpRelay(
-            host="127.0.0.1", port=relay.port, username="svc", password="s3cret",
-            starttls=True, tls_context=client_tls, timeout=5,
+            host="127.0.0.1",
+            port=relay.port,
+            username="svc",
+            password="s3cret",
+            starttls=True,
+            tls_context=client_tls,
+            timeout=5,
         )
         await good.send(_compose())  # type: ignore[arg-type]
         (mail,) = relay.wait_for(1)
         assert mail.over_tls and mail.authenticated_as == "svc"
         bad = SmtpRelay(
-            host="127.0.0.1", port=relay.port, username="svc", password="wrong",
-            starttls=True, tls_context=client_tls, timeout=5,
+            host="127.0.0.1",
+            port=relay.port,
+            username="svc",
+            password="wrong",
+            starttls=True,
+            tls_context=client_tls,
+            timeout=5,
         )
         with pytest.raises(EmailRelayUnavailable) as refused:
             await bad.send(_compose())  # type: ignore[arg-type]

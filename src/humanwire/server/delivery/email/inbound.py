@@ -29,7 +29,6 @@ from email import message_from_bytes, policy
 from email.message import EmailMessage, Message
 from email.parser import BytesHeaderParser
 from email.utils import getaddresses
-from pathlib import PurePath
 from typing import Any
 
 from .compose import token_of, token_of_message_id
@@ -60,7 +59,7 @@ MAX_HEADER_VALUE = 2000
 _log = logging.getLogger("humanwire.email")
 _MESSAGE_ID = re.compile(r"<[^<>\s]{1,250}>")
 _STATUS_TYPES = ("message/delivery-status", "message/global-delivery-status")
-_FILENAME_JUNK = re.compile(r"[\x00-\x1f\x7f/\\]+")
+_FILENAME_JUNK = re.compile(r"[\x00-\x1f\x7f]+")
 
 
 @dataclass(frozen=True)
@@ -164,8 +163,9 @@ def _body(message: EmailMessage) -> tuple[str, Message | None]:
 
 
 def _safe_filename(name: str | None, index: int) -> str:
-    cleaned = _FILENAME_JUNK.sub(" ", name or "").strip()
-    cleaned = PurePath(cleaned).name.strip(". ")[:200]
+    # The last path element only (either slash), then no control characters.
+    last = re.split(r"[/\\]", name or "")[-1]
+    cleaned = " ".join(_FILENAME_JUNK.sub(" ", last).split()).strip(". ")[:200]
     return cleaned or f"attachment-{index}"
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -308,10 +309,8 @@ async def test_a_silent_or_trickling_client_is_cut_off(inbox: tuple[Inbox, Email
     while not reader.at_eof() and time.monotonic() - started < 10:
         writer.write(b"NOOP\r\n")
         await asyncio.sleep(0.5)
-        try:
+        with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(reader.readline(), timeout=0.1)
-        except asyncio.TimeoutError:
-            pass
     assert reader.at_eof() and time.monotonic() - started < 5
     writer.close()
 

@@ -19,6 +19,10 @@ MAX_REPLY_INPUT = 64_000
 """Characters of a body looked at: a reply sits at the top; what is past this is history
 (or an attack on the splitter's regular expressions)."""
 
+MAX_SPLIT_LINE = 400
+"""Longer lines are no attribution ("On … wrote:"): they reach the splitter as a short
+placeholder, since its patterns take cubic time in the length of one line."""
+
 _QUOTED = re.compile(r"^\s*>")
 # Outlook's and Gmail's quote containers, Apple Mail's cite blocks.
 _QUOTE_IDS = frozenset({"divrplyfwdmsg", "appendonsend", "mail-editor-reference-message-container"})
@@ -96,16 +100,23 @@ def reply_text(body: str, *, languages: tuple[str, ...] = ("en",)) -> str:
     text = body.replace("\r\n", "\n")[:MAX_REPLY_INPUT]
     if not text.strip():
         return ""
-    parsed = EmailReplyParser(languages=list(languages)).read(text)
+    long_lines: list[str] = []
+
+    def park(match: re.Match[str]) -> str:
+        long_lines.append(match.group(0).strip())
+        return f"hw-long-line-{len(long_lines) - 1}-hw"
+
+    shortened = re.sub(rf"[^\n]{{{MAX_SPLIT_LINE + 1},}}", park, text)
+    parsed = EmailReplyParser(languages=list(languages)).read(shortened)
     latest = parsed.replies[0] if parsed.replies else None
     if latest is not None and latest.headers:
         return ""  # the body starts with an attribution: nothing was written above it
     candidates = []
     if latest is not None:
         candidates += [latest.body, latest.full_body]
-    candidates.append(text)
+    candidates.append(shortened)
     for candidate in candidates:
         cleaned = _without_trailing_quotes(candidate)
         if cleaned:
-            return cleaned
+            return re.sub(r"hw-long-line-(\d+)-hw", lambda m: long_lines[int(m.group(1))], cleaned)
     return ""

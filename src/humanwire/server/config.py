@@ -265,6 +265,16 @@ def startup_lines(config: ServiceConfig) -> list[str]:
             else:
                 reason = "no twilio"
             line(channel, f"→ sandbox ({reason})")
+    email = config.email
+    if email is not None:
+        relay = f"{email.smtp_host}:{email.smtp_port}"
+        tls = "TLS" if email.use_tls else ("STARTTLS" if email.starttls else "no TLS")
+        login = "login" if email.smtp_username else "no login"
+        line(
+            "email",
+            f"→ SMTP relay {relay} ({tls}; {login}); from {email.from_addr}; replies to "
+            f"reply+…@{email.reply_domain}, listener {email.inbound_host}:{email.inbound_port}",
+        )
     if twilio is not None:
         pool = f"pool of {len(twilio.numbers)}" if twilio.numbers else "no pool"
         line("numbers", f"Twilio ({pool}; buying {'on' if twilio.buy_numbers else 'off'})")

@@ -83,8 +83,7 @@ def store_unavailable_response(retry_after: float) -> Response:
     return error_response(
         503,
         "unavailable",
-        "the database cannot store this request right now; retry with the same "
-        "Idempotency-Key",
+        "the database cannot store this request right now; retry with the same Idempotency-Key",
         headers={"Retry-After": str(max(1, math.ceil(retry_after)))},
     )
 

@@ -152,9 +152,9 @@ def smtp_relay_fake(
     class _AnyPort(Controller):  # type: ignore[misc]
         def _trigger_server(self) -> None:
             # Port 0 binds any free port; the readiness probe must dial the real one.
-            assert self.server is not None
-            self.port = self.server.sockets[0].getsockname()[1]
-            super()._trigger_server()
+            server: Any = self.server
+            self.port = server.sockets[0].getsockname()[1]
+            super()._trigger_server()  # type: ignore[no-untyped-call]
 
     controller = _AnyPort(fake, hostname=host, port=0, server_hostname="localhost", **options)
     controller.start()

@@ -1,6 +1,7 @@
 """Email: out through any SMTP relay, in through the service's own SMTP listener.
 
-The parts the engine calls (docs/going-live/email.md says how to deploy them):
+The parts the engine calls (docs/going-live/email.md says how to deploy them);
+:class:`EmailChannel` puts them together from ``[email]``:
 
 - :func:`compose_email` builds one message of an interaction (text + HTML, the reply
   address ``reply+<token>@<reply_domain>``, a ``Message-ID`` on the reply domain, the
@@ -14,6 +15,7 @@ The parts the engine calls (docs/going-live/email.md says how to deploy them):
   approver's domain (approvals by email reply).
 """
 
+from .channel import EmailChannel, new_reply_token
 from .compose import (
     ComposedEmail,
     Sender,
@@ -42,6 +44,7 @@ __all__ = [
     "Attachment",
     "Bounce",
     "ComposedEmail",
+    "EmailChannel",
     "EmailListener",
     "EmailRecipientRefused",
     "EmailRelayUnavailable",
@@ -56,6 +59,7 @@ __all__ = [
     "dkim_verifies_async",
     "html_to_text",
     "new_message_id",
+    "new_reply_token",
     "parse_message",
     "parse_sender",
     "reply_address",

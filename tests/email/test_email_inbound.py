@@ -61,6 +61,7 @@ async def inbox() -> AsyncIterator[tuple[Inbox, EmailListener]]:
         max_recipients=2,
         idle_timeout=1.0,
         session_timeout=3.0,
+        max_connections=3,
     )
     async with listener:
         yield box, listener
@@ -353,3 +354,23 @@ async def test_a_big_message_is_parsed_off_the_loop(monkeypatch: pytest.MonkeyPa
     assert len(box.emails[0].attachments[0].data) == 256 * 24_000
     # Parsing 8 MB takes ~0.2 s: on a worker thread, never on the loop's.
     assert parsed_on and threading.get_ident() not in parsed_on
+
+
+async def test_connections_past_the_bound_are_turned_away(
+    inbox: tuple[Inbox, EmailListener],
+) -> None:
+    box, listener = inbox
+    held = [await asyncio.open_connection("127.0.0.1", listener.port) for _ in range(3)]
+    for reader, _writer in held:
+        assert (await reader.readline()).startswith(b"220")
+    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+    assert (await asyncio.wait_for(reader.readline(), timeout=5)).startswith(b"421 4.7.0")
+    assert await asyncio.wait_for(reader.read(), timeout=5) == b""
+    writer.close()
+    for _reader, held_writer in held:
+        held_writer.close()
+        await held_writer.wait_closed()
+    await asyncio.sleep(0.1)
+    # Once they are gone, senders are served again.
+    await _send(listener, GMAIL_REPLY, [TO_KNOWN])
+    assert len(box.emails) == 1

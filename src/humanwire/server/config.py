@@ -73,6 +73,8 @@ class EmailConfig:
     """Seconds a connected sender may stay silent before the listener closes it."""
     session_timeout: float = 600.0
     """Seconds one connection may last in all (a sender trickling bytes is cut off)."""
+    max_connections: int = 100
+    """Connections the listener holds at once; past it a new one gets 421 and is closed."""
 
 
 AddressProvider = Literal["structural", "google", "smarty", "nominatim"]

@@ -86,4 +86,5 @@ class EmailChannel:
             max_recipients=config.max_recipients,
             idle_timeout=config.idle_timeout,
             session_timeout=config.session_timeout,
+            max_connections=config.max_connections,
         )

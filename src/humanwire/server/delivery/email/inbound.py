@@ -388,6 +388,7 @@ class EmailListener:
         max_recipients: int = 20,
         idle_timeout: float = 60.0,
         session_timeout: float = 600.0,
+        max_connections: int = 100,
         hostname: str | None = None,
     ) -> None:
         self.reply_domain = reply_domain.lower()
@@ -400,6 +401,7 @@ class EmailListener:
         self.max_recipients = max_recipients
         self.idle_timeout = idle_timeout
         self.session_timeout = session_timeout
+        self.max_connections = max_connections
         self.hostname = hostname or self.reply_domain
         self._server: asyncio.AbstractServer | None = None
         self._sessions: set[asyncio.BaseTransport] = set()
@@ -409,20 +411,31 @@ class EmailListener:
 
         session_timeout = self.session_timeout
         sessions = self._sessions
+        max_connections = self.max_connections
 
         class _Session(SMTP):  # type: ignore[misc]
             """aiosmtpd's session with a bound on its whole length: the idle timeout
             alone lets a sender trickle one byte a minute forever."""
 
             _cutoff: asyncio.TimerHandle | None = None
+            _turned_away = False
 
             def connection_made(self, transport: asyncio.BaseTransport) -> None:
+                if len(sessions) >= max_connections:
+                    # Past the bound: answered and closed before a session is made.
+                    self._turned_away = True
+                    assert isinstance(transport, asyncio.WriteTransport)
+                    transport.write(b"421 4.7.0 Too many connections, try again later\r\n")
+                    transport.close()
+                    return
                 super().connection_made(transport)
                 sessions.add(transport)
                 if self._cutoff is None:
                     self._cutoff = self.loop.call_later(session_timeout, transport.close)
 
             def connection_lost(self, error: Exception | None) -> None:
+                if self._turned_away:
+                    return
                 if self._cutoff is not None:
                     self._cutoff.cancel()
                 if self.transport is not None:

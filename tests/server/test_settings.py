@@ -997,7 +997,7 @@ def test_email_settings_make_the_email_config_and_say_where_email_goes(tmp_path:
         (EMAIL, "email.smtp_username and email.smtp_password go together"),
         (EMAIL.replace("Acme Agent <agent@acme.example>", "not an address"), "email.from:"),
         (EMAIL.replace('"Replies.Acme.Example."', '"no_domain"'), "email.reply_domain:"),
-        (EMAIL + 'form = "x"\n', "email.form: unknown key"),
+        (EMAIL + 'form = "x"\n', "email.form: unknown key (did you mean email.from?)"),
     ],
 )
 def test_email_settings_refuse_what_cannot_send(tmp_path: Path, text: str, problem: str) -> None:

@@ -183,7 +183,8 @@ class HumanWireTool(ToolCore, BaseTool):
     ) -> dict[str, Any]:
         dumped: dict[str, Any] = handler(self)
         settings = {
-            key: value for key, value in self.__dict__.get("_settings", {}).items()
+            key: value
+            for key, value in self.__dict__.get("_settings", {}).items()
             if isinstance(key, str) and key not in dumped
         }
         if info.mode_is_json():

@@ -1192,7 +1192,8 @@ def _explain(error: Any, sources: Mapping[str, str]) -> str:
         message = "unknown key"
         model = _model_at(loc[:-1])
         if model is not None:
-            close = difflib.get_close_matches(loc[-1], list(model.model_fields), n=1)
+            keys = [field.alias or name for name, field in model.model_fields.items()]
+            close = difflib.get_close_matches(loc[-1], keys, n=1)
             if close:
                 message += f" (did you mean {'.'.join([*loc[:-1], close[0]])}?)"
     elif kind == "value_error":

@@ -275,6 +275,15 @@ async def test_hostile_messages_are_read_or_refused_never_crash_the_listener(
     assert len(box.emails) == len(hostile)
     assert "d\ufffdj\ufffd vu" in box.emails[0].text or "déjà vu" in box.emails[0].text
     assert box.emails[-1].text == "hello" and box.emails[-1].message_id is None
+    # Multiparts nested 3,000 deep (the parser recurses): 554, nothing handed on.
+    nested = b"".join(
+        b'Content-Type: multipart/mixed; boundary="b%d"\r\n\r\n--b%d\r\n' % (i, i)
+        for i in range(3000)
+    )
+    with pytest.raises(aiosmtplib.SMTPResponseException) as unreadable:
+        await _send(listener, head + nested + b"Content-Type: text/plain\r\n\r\nhi\r\n", [TO_KNOWN])
+    assert unreadable.value.code == 554
+    assert len(box.emails) == len(hostile)
     # A header line longer than SMTP allows: refused, and the next sender is served.
     with pytest.raises(aiosmtplib.SMTPResponseException) as too_long:
         await _send(listener, head + b"Subject: " + b"z" * 5000 + b"\r\n\r\nbody\r\n", [TO_KNOWN])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import ssl
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -29,6 +30,7 @@ class Inbox:
         self.bounces: list[Bounce] = []
         self.fail_next = False
         self.lookup_fails = False
+        self.delay = 0.0
         self.arrived = asyncio.Event()
 
     async def known(self, token: str) -> bool:
@@ -40,6 +42,7 @@ class Inbox:
         if self.fail_next:
             self.fail_next = False
             raise RuntimeError("engine busy")
+        await asyncio.sleep(self.delay)
         self.emails.append(email)
         self.arrived.set()
 
@@ -60,7 +63,7 @@ async def inbox() -> AsyncIterator[tuple[Inbox, EmailListener]]:
         max_message_bytes=200_000,
         max_recipients=2,
         idle_timeout=1.0,
-        session_timeout=3.0,
+        session_timeout=6.0,
         max_connections=3,
     )
     async with listener:
@@ -312,16 +315,16 @@ async def test_a_silent_or_trickling_client_is_cut_off(inbox: tuple[Inbox, Email
     assert time.monotonic() - started < 3  # idle_timeout 1 s
     writer.close()
     # Trickling a command every half second stays under the idle timeout; the session
-    # bound (3 s) ends it anyway.
+    # bound (6 s) ends it anyway.
     reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
     await reader.readline()
     started = time.monotonic()
-    while not reader.at_eof() and time.monotonic() - started < 10:
+    while not reader.at_eof() and time.monotonic() - started < 15:
         writer.write(b"NOOP\r\n")
         await asyncio.sleep(0.5)
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(reader.readline(), timeout=0.1)
-    assert reader.at_eof() and time.monotonic() - started < 5
+    assert reader.at_eof() and time.monotonic() - started < 9
     writer.close()
 
 
@@ -382,4 +385,42 @@ async def test_connections_past_the_bound_are_turned_away(
     await asyncio.sleep(0.1)
     # Once they are gone, senders are served again.
     await _send(listener, GMAIL_REPLY, [TO_KNOWN])
+    assert len(box.emails) == 1
+
+
+async def test_the_listener_offers_starttls_when_it_has_a_certificate(
+    tls_pair: tuple[ssl.SSLContext, ssl.SSLContext],
+) -> None:
+    server_tls, client_tls = tls_pair
+    box = Inbox()
+    async with EmailListener(
+        reply_domain=DOMAIN,
+        known_token=box.known,
+        on_email=box.on_email,
+        on_bounce=box.on_bounce,
+        port=0,
+        max_connections=1,
+        tls_context=server_tls,
+    ) as listener:
+        for _ in range(2):  # the upgraded connection counts once, and is let go
+            client = aiosmtplib.SMTP(
+                hostname="127.0.0.1", port=listener.port, start_tls=False, tls_context=client_tls
+            )
+            async with client:
+                await client.starttls()
+                assert client.transport is not None
+                assert client.transport.get_extra_info("ssl_object") is not None
+                await client.sendmail("ada@example.com", [TO_KNOWN], GMAIL_REPLY)
+            await asyncio.sleep(0.05)
+    assert [email.text for email in box.emails] == [
+        "Yes, ship it on Friday. Caf\u00e9 is fine."
+    ] * 2
+
+
+async def test_a_slow_callback_is_waited_for_past_the_idle_timeout(
+    inbox: tuple[Inbox, EmailListener],
+) -> None:
+    box, listener = inbox
+    box.delay = 2.5  # the fixture's idle timeout is 1 s
+    await _send(listener, GMAIL_REPLY, [TO_KNOWN])  # 250, not a cut connection
     assert len(box.emails) == 1

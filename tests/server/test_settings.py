@@ -208,6 +208,8 @@ def test_environment_names_are_the_documented_ones() -> None:
         "email.reply_domain": "HUMANWIRE_EMAIL_REPLY_DOMAIN",
         "email.inbound_host": "HUMANWIRE_EMAIL_INBOUND_HOST",
         "email.inbound_port": "HUMANWIRE_EMAIL_INBOUND_PORT",
+        "email.inbound_tls_cert": "HUMANWIRE_EMAIL_INBOUND_TLS_CERT",
+        "email.inbound_tls_key": "HUMANWIRE_EMAIL_INBOUND_TLS_KEY",
         "email.timeout": "HUMANWIRE_EMAIL_TIMEOUT",
         "email.max_message_bytes": "HUMANWIRE_EMAIL_MAX_MESSAGE_BYTES",
         "voice.model": "HUMANWIRE_VOICE_MODEL",
@@ -998,6 +1000,12 @@ def test_email_settings_make_the_email_config_and_say_where_email_goes(tmp_path:
         (EMAIL.replace("Acme Agent <agent@acme.example>", "not an address"), "email.from:"),
         (EMAIL.replace('"Replies.Acme.Example."', '"no_domain"'), "email.reply_domain:"),
         (EMAIL + 'form = "x"\n', "email.form: unknown key (did you mean email.from?)"),
+        (EMAIL + 'inbound_tls_cert = "/nonexistent/mx.pem"\n', "go together"),
+        (
+            EMAIL
+            + 'inbound_tls_cert = "/nonexistent/mx.pem"\ninbound_tls_key = "/nonexistent/k"\n',
+            "email.inbound_tls_cert: no such file",
+        ),
     ],
 )
 def test_email_settings_refuse_what_cannot_send(tmp_path: Path, text: str, problem: str) -> None:

@@ -75,6 +75,9 @@ class EmailConfig:
     """Seconds one connection may last in all (a sender trickling bytes is cut off)."""
     max_connections: int = 100
     """Connections the listener holds at once; past it a new one gets 421 and is closed."""
+    inbound_tls_cert: str | None = None
+    """PEM certificate chain the listener offers STARTTLS with (with ``inbound_tls_key``)."""
+    inbound_tls_key: str | None = None
 
 
 AddressProvider = Literal["structural", "google", "smarty", "nominatim"]

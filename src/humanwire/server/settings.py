@@ -458,6 +458,10 @@ class SlackSettings(_Strict):
         return bool(self.model_fields_set)
 
 
+def _expand(path: str | None) -> str | None:
+    return str(Path(path).expanduser()) if path else None
+
+
 class EmailSettings(_Strict):
     """Email out through an SMTP relay, replies in through the service's listener
     (docs/going-live/email.md)."""
@@ -505,6 +509,18 @@ class EmailSettings(_Strict):
         Port,
         _about("Port of the SMTP listener (25 to take mail from the internet; `0`: any free)."),
     ] = EmailConfig.inbound_port
+    inbound_tls_cert: Annotated[
+        Annotated[str, AfterValidator(_text)] | None,
+        _about(
+            "PEM certificate chain (a file) the listener offers STARTTLS with, for the name "
+            "the MX record points at; with `inbound_tls_key`. Without it replies arrive "
+            "unencrypted."
+        ),
+    ] = None
+    inbound_tls_key: Annotated[
+        Annotated[str, AfterValidator(_text)] | None,
+        _about("The certificate's private key (a PEM file)."),
+    ] = None
     timeout: Annotated[
         float, _seconds(300), _about("Seconds the relay has for each step of one send.")
     ] = EmailConfig.timeout
@@ -535,6 +551,8 @@ class EmailSettings(_Strict):
             inbound_host=self.inbound_host,
             inbound_port=self.inbound_port,
             max_message_bytes=self.max_message_bytes,
+            inbound_tls_cert=_expand(self.inbound_tls_cert),
+            inbound_tls_key=_expand(self.inbound_tls_key),
         )
 
     def problems(self) -> list[str]:
@@ -552,6 +570,15 @@ class EmailSettings(_Strict):
             problems.append(
                 "email.smtp_username and email.smtp_password go together (the relay's login)"
             )
+        tls = {"inbound_tls_cert": self.inbound_tls_cert, "inbound_tls_key": self.inbound_tls_key}
+        if (tls["inbound_tls_cert"] is None) != (tls["inbound_tls_key"] is None):
+            problems.append(
+                "email.inbound_tls_cert and email.inbound_tls_key go together (the listener's "
+                "certificate and its key)"
+            )
+        for key, value in tls.items():
+            if value is not None and not Path(_expand(value) or "").is_file():
+                problems.append(f"email.{key}: no such file")
         return problems
 
 

@@ -72,9 +72,14 @@ class EmailChannel:
     def listener(
         self, *, known_token: TokenLookup, on_email: OnEmail, on_bounce: OnBounce
     ) -> EmailListener:
-        """The listener at ``inbound_host``:``inbound_port`` (start it on the service's
-        loop; stop it before the store closes)."""
+        """The listener at ``inbound_host``:``inbound_port``, offering STARTTLS when a
+        certificate is configured (start it on the service's loop; stop it before the
+        store closes)."""
         config = self.config
+        tls: ssl.SSLContext | None = None
+        if config.inbound_tls_cert and config.inbound_tls_key:
+            tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            tls.load_cert_chain(config.inbound_tls_cert, config.inbound_tls_key)
         return EmailListener(
             reply_domain=config.reply_domain,
             known_token=known_token,
@@ -87,4 +92,5 @@ class EmailChannel:
             idle_timeout=config.idle_timeout,
             session_timeout=config.session_timeout,
             max_connections=config.max_connections,
+            tls_context=tls,
         )

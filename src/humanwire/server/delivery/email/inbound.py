@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import logging
 import re
+import ssl
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from email import message_from_bytes, policy
@@ -345,6 +346,13 @@ class _Handler:
     async def handle_DATA(  # aiosmtpd's hook name
         self, server: Any, session: Any, envelope: Any
     ) -> str:
+        server.busy = True
+        try:
+            return await self._handle_data(server, envelope)
+        finally:
+            server.busy = False
+
+    async def _handle_data(self, server: Any, envelope: Any) -> str:
         listener = self.listener
         raw = envelope.original_content or b""
         tokens: list[str] = []
@@ -389,6 +397,7 @@ class EmailListener:
         idle_timeout: float = 60.0,
         session_timeout: float = 600.0,
         max_connections: int = 100,
+        tls_context: ssl.SSLContext | None = None,
         hostname: str | None = None,
     ) -> None:
         self.reply_domain = reply_domain.lower()
@@ -402,6 +411,8 @@ class EmailListener:
         self.idle_timeout = idle_timeout
         self.session_timeout = session_timeout
         self.max_connections = max_connections
+        self.tls_context = tls_context
+        """Offered with STARTTLS (mail servers upgrade when it is offered); None: plain."""
         self.hostname = hostname or self.reply_domain
         self._server: asyncio.AbstractServer | None = None
         self._sessions: set[asyncio.BaseTransport] = set()
@@ -418,9 +429,14 @@ class EmailListener:
             alone lets a sender trickle one byte a minute forever."""
 
             _cutoff: asyncio.TimerHandle | None = None
+            _first: asyncio.BaseTransport | None = None
             _turned_away = False
 
             def connection_made(self, transport: asyncio.BaseTransport) -> None:
+                if self._first is not None:
+                    # STARTTLS: the same connection, now over TLS (counted already).
+                    super().connection_made(transport)
+                    return
                 if len(sessions) >= max_connections:
                     # Past the bound: answered and closed before a session is made.
                     self._turned_away = True
@@ -429,17 +445,35 @@ class EmailListener:
                     transport.close()
                     return
                 super().connection_made(transport)
+                self._first = transport
                 sessions.add(transport)
-                if self._cutoff is None:
-                    self._cutoff = self.loop.call_later(session_timeout, transport.close)
+                self._cutoff = self.loop.call_later(session_timeout, self._cut_off)
+
+            busy = False
+            """A message is being parsed or handed on: the idle timeout waits for it."""
+
+            def _timeout_cb(self) -> None:
+                # aiosmtpd times silence from the last line read, also while its handler
+                # works; a slow parse or callback must not cut the sender off (it would
+                # send again: a duplicate).
+                if self.busy:
+                    self._reset_timeout()
+                    return
+                super()._timeout_cb()  # type: ignore[no-untyped-call]
+
+            def _cut_off(self) -> None:
+                if self.transport is not None:
+                    self.transport.close()
+                if self._first is not None:
+                    self._first.close()
 
             def connection_lost(self, error: Exception | None) -> None:
                 if self._turned_away:
                     return
                 if self._cutoff is not None:
                     self._cutoff.cancel()
-                if self.transport is not None:
-                    sessions.discard(self.transport)
+                if self._first is not None:
+                    sessions.discard(self._first)
                 super().connection_lost(error)
 
         return _Session(
@@ -450,6 +484,7 @@ class EmailListener:
             hostname=self.hostname,
             ident="humanwire",
             timeout=self.idle_timeout,
+            tls_context=self.tls_context,
             loop=asyncio.get_running_loop(),
         )
 

@@ -15,7 +15,13 @@ from humanwire.server.config import (
     channel_routes,
     startup_lines,
 )
-from humanwire.server.settings import Settings, SettingsError, env_var_names, load_settings
+from humanwire.server.settings import (
+    Settings,
+    SettingsError,
+    effective_configuration,
+    env_var_names,
+    load_settings,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "docs" / "humanwire.example.toml"
@@ -203,6 +209,19 @@ def test_environment_names_are_the_documented_ones() -> None:
         "slack.api_base": "HUMANWIRE_SLACK_API_BASE",
         "slack.client_id": "HUMANWIRE_SLACK_CLIENT_ID",
         "slack.client_secret": "HUMANWIRE_SLACK_CLIENT_SECRET",
+        "email.smtp_host": "HUMANWIRE_EMAIL_SMTP_HOST",
+        "email.smtp_port": "HUMANWIRE_EMAIL_SMTP_PORT",
+        "email.smtp_username": "HUMANWIRE_EMAIL_SMTP_USERNAME",
+        "email.smtp_password": "HUMANWIRE_EMAIL_SMTP_PASSWORD",
+        "email.starttls": "HUMANWIRE_EMAIL_STARTTLS",
+        "email.from": "HUMANWIRE_EMAIL_FROM",
+        "email.reply_domain": "HUMANWIRE_EMAIL_REPLY_DOMAIN",
+        "email.inbound_host": "HUMANWIRE_EMAIL_INBOUND_HOST",
+        "email.inbound_port": "HUMANWIRE_EMAIL_INBOUND_PORT",
+        "email.inbound_tls_cert": "HUMANWIRE_EMAIL_INBOUND_TLS_CERT",
+        "email.inbound_tls_key": "HUMANWIRE_EMAIL_INBOUND_TLS_KEY",
+        "email.timeout": "HUMANWIRE_EMAIL_TIMEOUT",
+        "email.max_message_bytes": "HUMANWIRE_EMAIL_MAX_MESSAGE_BYTES",
         "voice.model": "HUMANWIRE_VOICE_MODEL",
         "voice.mode": "HUMANWIRE_VOICE_MODE",
         "address.provider": "HUMANWIRE_ADDRESS_PROVIDER",
@@ -681,6 +700,7 @@ def test_every_tunable_is_a_setting() -> None:
     derived |= {"trusted_proxies"}  # a list: test_trusted_proxies_*
     derived |= {"address", "address_validator"}  # [address]: test_address_settings_*
     derived |= {"voice_mode", "voice_relay_silence"}  # test_voice_mode_*; silence: tests
+    derived |= {"email"}  # [email]: test_email_settings_*
     service_fields = {field.name for field in fields(ServiceConfig)}
     assert service_fields - derived == set(SERVICE_CONFIG_FIELDS.values())
 
@@ -1035,3 +1055,57 @@ def test_voice_mode_from_the_file_and_the_environment(tmp_path: Path) -> None:
     assert from_env.to_service_config().voice_mode == "relay"
     [problem] = problems(tmp_path, '[voice]\nmode = "stream"\n')
     assert problem.startswith("voice.mode")
+
+
+# -- [email] ---------------------------------------------------------------------------------
+EMAIL = """[email]
+smtp_host = "smtp.example.net"
+smtp_username = "apikey"
+from = "Acme Agent <agent@acme.example>"
+reply_domain = "Replies.Acme.Example."
+inbound_port = 0
+"""
+
+
+def test_email_settings_make_the_email_config_and_say_where_email_goes(tmp_path: Path) -> None:
+    env = {"HUMANWIRE_EMAIL_SMTP_PASSWORD": "s3cret-key"}
+    settings = load_settings(write(tmp_path, EMAIL), env, {})
+    config = settings.to_service_config()
+    assert config.email is not None
+    assert config.email.from_addr == "Acme Agent <agent@acme.example>"
+    assert config.email.reply_domain == "replies.acme.example"
+    assert (config.email.smtp_port, config.email.starttls) == (587, True)
+    assert config.email.smtp_password == "s3cret-key"
+    assert settings.source("email.from").startswith("in ")
+    rows = {key: value for key, value, _source in effective_configuration(settings)}
+    assert rows["email.from"] == "Acme Agent <agent@acme.example>"
+    assert rows["email.smtp_password"] == "********"
+    lines = startup_lines(config)
+    (email,) = [line for line in lines if line.startswith("email")]
+    assert "smtp.example.net:587 (STARTTLS; login)" in email
+    assert "reply+…@replies.acme.example" in email and "s3cret" not in "\n".join(lines)
+    tls = load_settings(write(tmp_path, EMAIL + "smtp_port = 465\n"), env, {})
+    assert tls.to_service_config().email.use_tls  # type: ignore[union-attr]
+    assert load_settings(None, {}, {}).to_service_config().email is None
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('[email]\nsmtp_host = "smtp.example.net"\n', "email is half-configured: missing"),
+        (EMAIL, "email.smtp_username and email.smtp_password go together"),
+        (EMAIL.replace("Acme Agent <agent@acme.example>", "not an address"), "email.from:"),
+        (EMAIL.replace('"Replies.Acme.Example."', '"no_domain"'), "email.reply_domain:"),
+        (EMAIL + 'form = "x"\n', "email.form: unknown key (did you mean email.from?)"),
+        (EMAIL + 'inbound_tls_cert = "/nonexistent/mx.pem"\n', "go together"),
+        (
+            EMAIL
+            + 'inbound_tls_cert = "/nonexistent/mx.pem"\ninbound_tls_key = "/nonexistent/k"\n',
+            "email.inbound_tls_cert: no such file",
+        ),
+    ],
+)
+def test_email_settings_refuse_what_cannot_send(tmp_path: Path, text: str, problem: str) -> None:
+    with pytest.raises(SettingsError) as refused:
+        load_settings(write(tmp_path, text), {}, {})
+    assert problem in str(refused.value)

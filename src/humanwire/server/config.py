@@ -68,6 +68,42 @@ class SlackConfig:
     client_secret: str | None = field(default=None, repr=False)
 
 
+@dataclass(frozen=True)
+class EmailConfig:
+    """Email out through an SMTP relay and in through the service's own listener
+    (docs/going-live/email.md)."""
+
+    smtp_host: str
+    from_addr: str
+    """The sender: ``agent@example.com`` or ``Acme Agent <agent@example.com>``."""
+    reply_domain: str
+    """Replies go to ``reply+<token>@<reply_domain>``, whose MX points at the listener."""
+    smtp_port: int = 587
+    smtp_username: str | None = None
+    smtp_password: str | None = field(default=None, repr=False)
+    starttls: bool = True
+    """Upgrade the relay connection with STARTTLS (port 587); off for a loopback relay."""
+    use_tls: bool = False
+    """Implicit TLS from the first byte (port 465)."""
+    timeout: float = 30.0
+    """Seconds the relay has for each step of one send."""
+    inbound_host: str = "127.0.0.1"
+    inbound_port: int = 2525
+    max_message_bytes: int = 10 << 20
+    """The largest message the listener takes (SIZE is announced; past it: 552)."""
+    max_recipients: int = 20
+    """Recipients one incoming message may name; past it: 452 at RCPT."""
+    idle_timeout: float = 60.0
+    """Seconds a connected sender may stay silent before the listener closes it."""
+    session_timeout: float = 600.0
+    """Seconds one connection may last in all (a sender trickling bytes is cut off)."""
+    max_connections: int = 100
+    """Connections the listener holds at once; past it a new one gets 421 and is closed."""
+    inbound_tls_cert: str | None = None
+    """PEM certificate chain the listener offers STARTTLS with (with ``inbound_tls_key``)."""
+    inbound_tls_key: str | None = None
+
+
 AddressProvider = Literal["structural", "google", "smarty", "nominatim"]
 OnUnavailable = Literal["accept", "refuse"]
 
@@ -136,6 +172,8 @@ class ServiceConfig:
     """With both carriers configured: the first carries the shared sends (sms, calls);
     a number another one owns still goes out through its owner."""
     slack: SlackConfig | None = None
+    email: EmailConfig | None = None
+    """Email: the relay out and the listener in; None keeps email off."""
     voice_model: str | None = None
     """The voice agent's chat model, as ``init_chat_model`` takes it."""
     voice_chat_model: Any = None
@@ -321,6 +359,16 @@ def startup_lines(config: ServiceConfig) -> list[str]:
                     telnyx.sms_from if other == "telnyx" and telnyx else None
                 )
                 line(channel, f"→ {owner} for its own numbers ({shared or 'no shared number'})")
+    email = config.email
+    if email is not None:
+        relay = f"{email.smtp_host}:{email.smtp_port}"
+        tls = "TLS" if email.use_tls else ("STARTTLS" if email.starttls else "no TLS")
+        login = "login" if email.smtp_username else "no login"
+        line(
+            "email",
+            f"→ SMTP relay {relay} ({tls}; {login}); from {email.from_addr}; replies to "
+            f"reply+…@{email.reply_domain}, listener {email.inbound_host}:{email.inbound_port}",
+        )
     for name, provider in (("Twilio", twilio), ("Telnyx", telnyx)):
         if provider is not None:
             pool = f"pool of {len(provider.numbers)}" if provider.numbers else "no pool"

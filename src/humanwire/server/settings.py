@@ -52,6 +52,7 @@ from humanwire.types.rules import check_e164
 from .config import (
     TELEPHONY_PROVIDERS,
     AddressConfig,
+    EmailConfig,
     ServiceConfig,
     SlackConfig,
     TelnyxConfig,
@@ -71,6 +72,7 @@ __all__ = [
     "SERVICE_CONFIG_FIELDS",
     "AddressSettings",
     "CallsSettings",
+    "EmailSettings",
     "HttpSettings",
     "InboxSettings",
     "LimitsSettings",
@@ -346,6 +348,21 @@ def _seconds(high: float, low: float = 0) -> BeforeValidator:
     return BeforeValidator(_Number(whole=False, low=low, high=high))
 
 
+def _sender(value: str) -> str:
+    from .delivery.email.compose import parse_sender
+
+    parse_sender(value.strip())
+    return value.strip()
+
+
+def _domain(value: str) -> str:
+    value = value.strip().lower().rstrip(".")
+    label = r"(?!-)[a-z0-9-]{1,63}(?<!-)"
+    if not re.fullmatch(rf"{label}(\.{label})+", value):
+        raise ValueError("must be a domain name, such as replies.example.com")
+    return value
+
+
 Text = Annotated[str, AfterValidator(_token)]
 Proxy = Annotated[str, AfterValidator(_proxy)]
 HttpURL = Annotated[str, AfterValidator(_http_url)]
@@ -548,6 +565,130 @@ class SlackSettings(_Strict):
     @property
     def given(self) -> bool:
         return bool(self.model_fields_set)
+
+
+def _expand(path: str | None) -> str | None:
+    return str(Path(path).expanduser()) if path else None
+
+
+class EmailSettings(_Strict):
+    """Email out through an SMTP relay, replies in through the service's listener
+    (docs/going-live/email.md)."""
+
+    smtp_host: Annotated[
+        Text | None,
+        _about(
+            "The SMTP relay mail goes out through (your provider's, e.g. `smtp.sendgrid.net`); "
+            "with `from` and `reply_domain`, turns email on."
+        ),
+    ] = None
+    smtp_port: Annotated[
+        Port, _about("The relay's port: 587 (STARTTLS), 465 (TLS from the start) or 25.")
+    ] = EmailConfig.smtp_port
+    smtp_username: Annotated[Text | None, _about("The relay's login name, if it asks for one.")] = (
+        None
+    )
+    smtp_password: Annotated[Secret | None, _about("The relay's password or API key.")] = None
+    starttls: Annotated[
+        Switch,
+        _about(
+            "Upgrade the relay connection with STARTTLS (port 587); port 465 always uses TLS; "
+            "`false` only for a relay on loopback."
+        ),
+    ] = EmailConfig.starttls
+    from_: Annotated[
+        Annotated[str, AfterValidator(_sender)] | None,
+        Field(alias="from"),
+        _about(
+            "The sender, with the name mail clients show: `Acme Agent <agent@acme.example>` "
+            "(its domain needs SPF and DKIM at the relay)."
+        ),
+    ] = None
+    reply_domain: Annotated[
+        Annotated[str, AfterValidator(_domain)] | None,
+        _about(
+            "Replies go to `reply+<token>@<reply_domain>`; its MX record points at this "
+            "service's listener (`inbound_host`, `inbound_port`)."
+        ),
+    ] = None
+    inbound_host: Annotated[
+        Text, _about("Address the SMTP listener for replies binds (`0.0.0.0`: every interface).")
+    ] = EmailConfig.inbound_host
+    inbound_port: Annotated[
+        Port,
+        _about("Port of the SMTP listener (25 to take mail from the internet; `0`: any free)."),
+    ] = EmailConfig.inbound_port
+    inbound_tls_cert: Annotated[
+        Annotated[str, AfterValidator(_text)] | None,
+        _about(
+            "PEM certificate chain (a file) the listener offers STARTTLS with, for the name "
+            "the MX record points at; with `inbound_tls_key`. Without it replies arrive "
+            "unencrypted."
+        ),
+    ] = None
+    inbound_tls_key: Annotated[
+        Annotated[str, AfterValidator(_text)] | None,
+        _about("The certificate's private key (a PEM file)."),
+    ] = None
+    timeout: Annotated[
+        float, _seconds(300), _about("Seconds the relay has for each step of one send.")
+    ] = EmailConfig.timeout
+    max_message_bytes: Annotated[
+        int,
+        _count(10_000, 100 << 20),
+        _about("Largest reply the listener takes, attachments included; past it: 552."),
+    ] = EmailConfig.max_message_bytes
+
+    @property
+    def given(self) -> bool:
+        return bool(self.model_fields_set)
+
+    def config(self) -> EmailConfig | None:
+        if self.smtp_host is None or self.from_ is None or self.reply_domain is None:
+            return None
+        port_465 = self.smtp_port == 465
+        return EmailConfig(
+            smtp_host=self.smtp_host,
+            from_addr=self.from_,
+            reply_domain=self.reply_domain,
+            smtp_port=self.smtp_port,
+            smtp_username=self.smtp_username,
+            smtp_password=self.smtp_password.get_secret_value() if self.smtp_password else None,
+            starttls=self.starttls and not port_465,
+            use_tls=port_465,
+            timeout=self.timeout,
+            inbound_host=self.inbound_host,
+            inbound_port=self.inbound_port,
+            max_message_bytes=self.max_message_bytes,
+            inbound_tls_cert=_expand(self.inbound_tls_cert),
+            inbound_tls_key=_expand(self.inbound_tls_key),
+        )
+
+    def problems(self) -> list[str]:
+        if not self.given:
+            return []
+        needs = {"smtp_host": self.smtp_host, "from": self.from_, "reply_domain": self.reply_domain}
+        missing = [key for key, value in needs.items() if value is None]
+        problems: list[str] = []
+        if missing:
+            problems.append(
+                f"email is half-configured: missing {_keys('email', missing)}: set "
+                + " and ".join(_how("email", key) for key in missing)
+            )
+        if (self.smtp_username is None) != (self.smtp_password is None):
+            problems.append(
+                "email.smtp_username and email.smtp_password go together (the relay's login)"
+            )
+        tls = {"inbound_tls_cert": self.inbound_tls_cert, "inbound_tls_key": self.inbound_tls_key}
+        if (tls["inbound_tls_cert"] is None) != (tls["inbound_tls_key"] is None):
+            problems.append(
+                "email.inbound_tls_cert and email.inbound_tls_key go together (the listener's "
+                "certificate and its key)"
+            )
+        for key, value in tls.items():
+            if value is not None and not Path(_expand(value) or "").is_file():
+                problems.append(f"email.{key}: no such file")
+        return problems
 
 
 class VoiceSettings(_Strict):
@@ -899,6 +1040,7 @@ class Settings(_Strict):
         default_factory=TelephonySettings
     )
     slack: Annotated[SlackSettings, _about("Slack.")] = Field(default_factory=SlackSettings)
+    email: Annotated[EmailSettings, _about("Email.")] = Field(default_factory=EmailSettings)
     voice: Annotated[VoiceSettings, _about("The voice agent.")] = Field(
         default_factory=VoiceSettings
     )
@@ -912,7 +1054,7 @@ class Settings(_Strict):
         """The value of a dotted key (``limits.rate_limit_requests``)."""
         node: Any = self
         for name in key.split("."):
-            node = getattr(node, name)
+            node = getattr(node, _attribute(type(node), name))
         return node
 
     def source(self, key: str) -> str:
@@ -984,6 +1126,7 @@ class Settings(_Strict):
                     "(client_id and client_secret go together)"
                 )
         problems += self.address.problems()
+        problems += self.email.problems()
         providers = [name for name in ("twilio", "telnyx", "slack") if getattr(self, name).given]
         if providers and self.public_url is None:
             problems.append(
@@ -1061,6 +1204,7 @@ class Settings(_Strict):
             telnyx=self.telnyx_config(),
             telephony_order=self.telephony.order,
             slack=self.slack_config(),
+            email=self.email.config(),
             voice_model=self.voice.model,
             voice_mode=self.voice.mode,
             address=self.address.config(),
@@ -1095,6 +1239,15 @@ def _model_at(path: Iterable[str]) -> type[BaseModel] | None:
     return model
 
 
+def _attribute(model: type[BaseModel], key: str) -> str:
+    """The attribute of a key (``from`` → ``from_``: keys that are Python keywords have
+    an alias)."""
+    for name, field in model.model_fields.items():
+        if (field.alias or name) == key:
+            return name
+    return key
+
+
 def env_var_names() -> dict[str, str]:
     """Dotted key → its environment variable, walked from the model: top-level keys as
     ``HUMANWIRE_<KEY>``, section keys as ``HUMANWIRE_<SECTION>_<KEY>``; tables inside a
@@ -1105,7 +1258,8 @@ def env_var_names() -> dict[str, str]:
         if section is None:
             names[name] = f"{ENV_PREFIX}{name.upper()}"
             continue
-        for key, inner in section.model_fields.items():
+        for attribute, inner in section.model_fields.items():
+            key = inner.alias or attribute
             if _section_model(inner.annotation) is None:
                 names[f"{name}.{key}"] = f"{ENV_PREFIX}{name.upper()}_{key.upper()}"
     return names
@@ -1227,7 +1381,8 @@ def _explain(error: Any, sources: Mapping[str, str]) -> str:
         message = "unknown key"
         model = _model_at(loc[:-1])
         if model is not None:
-            close = difflib.get_close_matches(loc[-1], list(model.model_fields), n=1)
+            keys = [field.alias or name for name, field in model.model_fields.items()]
+            close = difflib.get_close_matches(loc[-1], keys, n=1)
             if close:
                 message += f" (did you mean {'.'.join([*loc[:-1], close[0]])}?)"
     elif kind == "value_error":
@@ -1306,7 +1461,7 @@ def _walk(
     leaves = [(name, field) for name, field in fields if _section_model(field.annotation) is None]
     tables = [(name, field) for name, field in fields if _section_model(field.annotation)]
     for name, field in leaves:
-        yield f"{prefix}{name}", field, None
+        yield f"{prefix}{field.alias or name}", field, None
     for name, field in tables:
         section = _section_model(field.annotation)
         yield f"{prefix}{name}", field, section

@@ -38,7 +38,8 @@ Real providers, offline
 Twilio that checks every request against Twilio's published API description, signs its
 callbacks as Twilio does and plays the phone (replies, delivery failures, scripted
 callees). Point ``twilio.api_base`` at it to test a deployment end to end with no
-account; see that module's docstring.
+account; see that module's docstring. ``humanwire.testing.email`` is a recording SMTP relay
+(``humanwire[email]``) for ``[email] smtp_host``.
 
 ``humanwire.testing.telnyx`` is the same for Telnyx (``humanwire[telnyx]``): it checks
 every request against the ``telnyx`` package's published request types, signs its webhooks

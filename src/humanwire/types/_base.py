@@ -31,10 +31,13 @@ from pydantic_core import PydanticCustomError
 __all__ = [
     "E164",
     "E164_SCHEMA",
+    "EMAIL_SCHEMA",
     "IDEMPOTENCY_KEY",
     "SLACK_ID_SCHEMA",
     "UNDELIVERED_TEXT",
     "DeliveryStatus",
+    "EmailAddress",
+    "EmailSubject",
     "FollowUpTime",
     "HttpUrl",
     "RequestModel",
@@ -44,6 +47,7 @@ __all__ = [
     "Timestamp",
     "WaitTime",
     "check_e164",
+    "check_email_address",
     "check_slack_id",
     "format_seconds",
     "schema_pattern",
@@ -181,6 +185,39 @@ E164_SCHEMA: dict[str, Any] = {
     "format": "e164",
 }
 E164 = Annotated[str, PlainValidator(check_e164), WithJsonSchema(E164_SCHEMA)]
+
+MAX_EMAIL_ADDRESS = 254
+"""The longest address SMTP carries (RFC 5321's path limit less the brackets)."""
+
+
+def check_email_address(value: Any) -> str:
+    """An email address as ``email-validator`` judges it (no DNS lookup), normalized
+    (the domain lower-cased, international names in Unicode); else ``invalid_request``
+    naming the field."""
+    if not isinstance(value, str) or not value.strip():
+        raise PydanticCustomError("invalid_request", "to must be an email address")
+    if len(value) > MAX_EMAIL_ADDRESS:
+        raise PydanticCustomError(
+            "invalid_request",
+            f"to must be an email address of at most {MAX_EMAIL_ADDRESS} characters",
+        )
+    from email_validator import EmailNotValidError, validate_email  # lazily: ~20 ms
+
+    try:
+        return validate_email(value.strip(), check_deliverability=False).normalized
+    except EmailNotValidError as exc:
+        raise PydanticCustomError(
+            "invalid_request", "to must be an email address ({reason})", {"reason": str(exc)}
+        ) from None
+
+
+EMAIL_SCHEMA: dict[str, Any] = {"type": "string", "format": "email", "maxLength": MAX_EMAIL_ADDRESS}
+EmailAddress = Annotated[str, PlainValidator(check_email_address), WithJsonSchema(EMAIL_SCHEMA)]
+"""A recipient's email address (``/messages/email``, ``/forms/email``)."""
+
+EmailSubject = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]*$")]
+"""An email's subject: one line of at most 200 characters (no control characters, so
+no header injection)."""
 
 # Member ids start with U or W, channels with C, G (private) or D (direct message).
 _SLACK_ID = re.compile(r"[UWCGD][A-Z0-9]{6,20}")

@@ -20,6 +20,8 @@ from pydantic_core import PydanticCustomError
 from ._base import (
     E164,
     DeliveryStatus,
+    EmailAddress,
+    EmailSubject,
     FollowUpTime,
     HttpUrl,
     RequestModel,
@@ -40,6 +42,7 @@ __all__ = [
     "MAX_FORM_PATTERN_CHARS",
     "MAX_FORM_RULES",
     "STORED_FORM",
+    "EmailFormRequest",
     "FieldOption",
     "FieldType",
     "Form",
@@ -297,6 +300,16 @@ class SlackFormRequest(Form):
     to: SlackId
     message: str | None = None
     from_: SlackWorkspaceId | None = Field(default=None, alias="from")
+    metadata: Metadata | None = None
+
+
+class EmailFormRequest(Form):
+    """``POST /forms/email``: the body of ``/forms/sms`` with an email address in ``to``
+    and an optional ``subject``; ``message`` may hold ``{{url}}``."""
+
+    to: EmailAddress
+    subject: EmailSubject | None = None
+    message: str | None = None
     metadata: Metadata | None = None
 
 

@@ -9,6 +9,8 @@ from pydantic import Field
 from ._base import (
     E164,
     DeliveryStatus,
+    EmailAddress,
+    EmailSubject,
     FollowUpTime,
     RequestModel,
     ResponseModel,
@@ -22,6 +24,7 @@ __all__ = [
     "DEFAULT_NO_RESPONSE_TEMPLATE",
     "DEFAULT_RESPONSE_TEMPLATE",
     "ChannelMessageRequest",
+    "EmailMessageRequest",
     "MessageResponse",
     "SMSMessageRequest",
     "SlackMessageRequest",
@@ -57,6 +60,14 @@ class SlackMessageRequest(_MessageRequest):
 
     to: SlackId
     from_: SlackWorkspaceId | None = Field(default=None, alias="from")
+
+
+class EmailMessageRequest(_MessageRequest):
+    """``POST /messages/email``. Without ``subject`` the service makes one from the
+    message; a reply to the message (its per-interaction reply address) is the answer."""
+
+    to: EmailAddress
+    subject: EmailSubject | None = None
 
 
 class ChannelMessageRequest(RequestModel):

@@ -1,0 +1,514 @@
+"""Mail coming back: the service's own SMTP listener (aiosmtpd), and what it makes of a
+message.
+
+The reply domain's MX points at the listener (or a relay forwards to it). It takes mail
+only for ``reply+<token>@<reply_domain>`` of a token the engine knows (asked at RCPT
+through an async callback, so a stranger's mail is refused before its data is sent),
+bounds what a sender may cost (message size, recipients, silence, the whole session),
+and parses each message off the event loop:
+
+- a delivery status notification (``multipart/report; report-type=delivery-status``)
+  becomes a :class:`Bounce` for ``on_bounce``;
+- anything else an :class:`InboundEmail` for ``on_email``, once per token it was sent
+  to: the subject, the reply without its quoted history and signature, the attachments,
+  ``In-Reply-To`` / ``References``, and the raw bytes (for :func:`dkim_verifies_async`).
+
+A callback that raises makes the listener answer ``451`` (the sending server tries again
+later); a message that cannot be read at all gets ``554``. Neither stops the listener.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import ssl
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from email import message_from_bytes, policy
+from email.message import EmailMessage, Message
+from email.parser import BytesHeaderParser
+from email.utils import getaddresses
+from typing import Any
+
+from .compose import token_of, token_of_message_id
+from .reply_text import html_to_text, reply_text
+
+__all__ = [
+    "MAX_ATTACHMENTS",
+    "Attachment",
+    "Bounce",
+    "EmailListener",
+    "InboundEmail",
+    "OnBounce",
+    "OnEmail",
+    "TokenLookup",
+    "parse_message",
+]
+
+TokenLookup = Callable[[str], Awaitable[bool]]
+"""``await known(token)``: whether ``reply+<token>@…`` may receive mail (asked at RCPT)."""
+OnEmail = Callable[["InboundEmail"], Awaitable[None]]
+OnBounce = Callable[["Bounce"], Awaitable[None]]
+
+MAX_ATTACHMENTS = 20
+"""Attachments kept of one message; the rest are dropped (and logged)."""
+MAX_HEADER_VALUE = 2000
+"""Characters of a subject or a threading header kept."""
+
+_log = logging.getLogger("humanwire.email")
+_MESSAGE_ID = re.compile(r"<[^<>\s]{1,250}>")
+_STATUS_TYPES = ("message/delivery-status", "message/global-delivery-status")
+_FILENAME_JUNK = re.compile(r"[\x00-\x1f\x7f]+")
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """A file that came with a reply (its name made safe: no path, no control
+    characters)."""
+
+    filename: str
+    content_type: str
+    data: bytes = field(repr=False)
+
+
+@dataclass(frozen=True)
+class InboundEmail:
+    """A reply (or any mail) to ``reply+<token>@<reply_domain>``."""
+
+    token: str
+    sender: str
+    """The ``From`` address (lower-cased domain); forgeable: see :attr:`raw`."""
+    envelope_from: str
+    subject: str
+    text: str
+    """What the person wrote: no quoted history, no signature."""
+    full_text: str
+    """The whole text body (an HTML-only message: its text)."""
+    message_id: str | None
+    in_reply_to: str | None
+    references: tuple[str, ...]
+    attachments: tuple[Attachment, ...]
+    automatic: bool
+    """An auto-reply or bulk mail (``Auto-Submitted``, ``Precedence: bulk``, an
+    out-of-office): not the person's answer."""
+    raw: bytes = field(repr=False)
+    """The message as received, for :func:`dkim_verifies_async` (approvals)."""
+
+    @property
+    def sender_domain(self) -> str:
+        return self.sender.rpartition("@")[2].lower()
+
+
+@dataclass(frozen=True)
+class Bounce:
+    """A delivery status notification about a message the service sent."""
+
+    token: str | None
+    """The interaction's token: from the address the bounce came to, else from the
+    original ``Message-ID``."""
+    original_message_id: str | None
+    recipient: str | None
+    """The address that could not be reached (``Final-Recipient``)."""
+    action: str
+    """``failed``, ``delayed``, ``delivered``, ``relayed`` or ``expanded`` (RFC 3464)."""
+    status: str
+    """The enhanced status code, e.g. ``5.1.1``."""
+    diagnostic: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        """The message will not be delivered (a ``delayed`` notice is not a failure)."""
+        return self.action == "failed" or (self.action == "" and self.status.startswith("5"))
+
+
+# -- parsing (sync, run in a thread) --------------------------------------------------------
+def _header(message: Message, name: str) -> str:
+    try:
+        value = message.get(name)
+    except Exception:  # a malformed header reads as absent
+        return ""
+    return " ".join(str(value).split())[:MAX_HEADER_VALUE] if value is not None else ""
+
+
+def _message_ids(text: str) -> tuple[str, ...]:
+    return tuple(_MESSAGE_ID.findall(text))[:50]
+
+
+def _decoded(part: Message) -> str:
+    try:
+        content = part.get_content() if isinstance(part, EmailMessage) else None
+        if isinstance(content, str):
+            return content
+    except (LookupError, UnicodeError, ValueError, AssertionError):
+        pass  # an unknown charset or broken encoding: decode by hand below
+    payload = part.get_payload(decode=True)
+    if not isinstance(payload, bytes):
+        return ""
+    charset = part.get_content_charset() or "utf-8"
+    try:
+        return payload.decode(charset, errors="replace")
+    except LookupError:
+        return payload.decode("utf-8", errors="replace")
+
+
+def _body(message: EmailMessage) -> tuple[str, Message | None]:
+    part = message.get_body(preferencelist=("plain", "html"))
+    if part is None:
+        return "", None
+    text = _decoded(part)
+    if part.get_content_type() == "text/html":
+        text = html_to_text(text)
+    return text, part
+
+
+def _safe_filename(name: str | None, index: int) -> str:
+    # The last path element only (either slash), then no control characters.
+    last = re.split(r"[/\\]", name or "")[-1]
+    cleaned = " ".join(_FILENAME_JUNK.sub(" ", last).split()).strip(". ")[:200]
+    return cleaned or f"attachment-{index}"
+
+
+def _attachments(message: EmailMessage, body: Message | None) -> tuple[Attachment, ...]:
+    found: list[Attachment] = []
+    for part in message.walk():
+        if part is body or part.is_multipart():
+            continue
+        disposition = part.get_content_disposition()
+        filename = part.get_filename()
+        if disposition != "attachment" and not (disposition == "inline" and filename):
+            continue
+        if len(found) == MAX_ATTACHMENTS:
+            _log.info("email: attachments past %d dropped", MAX_ATTACHMENTS)
+            break
+        data = part.get_payload(decode=True)
+        if not isinstance(data, bytes):
+            continue
+        found.append(
+            Attachment(
+                filename=_safe_filename(filename, len(found) + 1),
+                content_type=part.get_content_type(),
+                data=data,
+            )
+        )
+    return tuple(found)
+
+
+def _automatic(message: Message) -> bool:
+    auto = _header(message, "Auto-Submitted").lower()
+    if auto and auto != "no":
+        return True
+    if _header(message, "Precedence").lower() in ("bulk", "junk", "list", "auto_reply"):
+        return True
+    return any(_header(message, name) for name in ("X-Autoreply", "X-Autorespond"))
+
+
+def _is_report(message: Message) -> bool:
+    return (
+        message.get_content_type() == "multipart/report"
+        and str(message.get_param("report-type", "")).lower() == "delivery-status"
+    )
+
+
+def _status_blocks(part: Message) -> list[Message]:
+    payload = part.get_payload()
+    if isinstance(payload, list):
+        return [block for block in payload if isinstance(block, Message)]
+    if isinstance(payload, str):
+        # Some servers send the fields as text: parse its blocks as headers.
+        parser = BytesHeaderParser(policy=policy.default)
+        return [
+            parser.parsebytes(block.encode("utf-8", "replace") + b"\n\n")
+            for block in re.split(r"\r?\n\s*\r?\n", payload)
+            if block.strip()
+        ]
+    return []
+
+
+def _original_headers(message: Message) -> Message | None:
+    for part in message.walk():
+        kind = part.get_content_type()
+        if kind in ("message/rfc822", "message/global"):
+            inner = part.get_payload()
+            if isinstance(inner, list) and inner and isinstance(inner[0], Message):
+                return inner[0]
+        if kind in ("text/rfc822-headers", "message/global-headers"):
+            raw = part.get_payload(decode=True)
+            if isinstance(raw, bytes):
+                return BytesHeaderParser(policy=policy.default).parsebytes(raw)
+    return None
+
+
+def _bounce(message: Message, reply_domain: str, tokens: tuple[str, ...]) -> Bounce:
+    recipient, action, status, diagnostic = None, "", "", None
+    for part in message.walk():
+        if part.get_content_type() not in (
+            "message/delivery-status",
+            "message/global-delivery-status",
+        ):
+            continue
+        for block in _status_blocks(part)[1:2] or _status_blocks(part)[:1]:
+            final = _header(block, "Final-Recipient") or _header(block, "Original-Recipient")
+            recipient = final.split(";", 1)[-1].strip() or None if final else None
+            action = _header(block, "Action").lower()
+            status = _header(block, "Status").split(" ")[0]
+            diagnostic = _header(block, "Diagnostic-Code") or None
+        break
+    original = _original_headers(message)
+    original_id = _header(original, "Message-ID") if original is not None else ""
+    ids = _message_ids(original_id)
+    original_message_id = ids[0] if ids else None
+    token = tokens[0] if tokens else None
+    if token is None and original_message_id is not None:
+        token = token_of_message_id(original_message_id, reply_domain)
+    return Bounce(
+        token=token,
+        original_message_id=original_message_id,
+        recipient=recipient,
+        action=action,
+        status=status,
+        diagnostic=diagnostic,
+    )
+
+
+def _from_address(message: Message) -> str:
+    try:
+        pairs = getaddresses([_header(message, "From")])
+    except Exception:
+        return ""
+    address = pairs[0][1] if pairs else ""
+    local, at, domain = address.rpartition("@")
+    return f"{local}@{domain.lower()}" if at else ""
+
+
+def parse_message(
+    raw: bytes, reply_domain: str, tokens: tuple[str, ...], envelope_from: str = ""
+) -> list[InboundEmail] | Bounce:
+    """What a received message is: a :class:`Bounce`, or one :class:`InboundEmail` per
+    token it was sent to. Raises ``ValueError`` only when it cannot be read at all."""
+    try:
+        message = message_from_bytes(raw, policy=policy.default)
+    except Exception as exc:  # the parser is lenient; this is a last resort
+        raise ValueError(f"unreadable message ({type(exc).__name__})") from None
+    assert isinstance(message, EmailMessage)
+    if _is_report(message):
+        return _bounce(message, reply_domain, tokens)
+    try:
+        full_text, body = _body(message)
+        attachments = _attachments(message, body)
+    except Exception as exc:  # broken MIME: keep the headers' facts
+        _log.info("email: body unreadable (%s)", type(exc).__name__)
+        full_text, attachments = "", ()
+    in_reply_to = _message_ids(_header(message, "In-Reply-To"))
+    message_ids = _message_ids(_header(message, "Message-ID"))
+    common: dict[str, Any] = {
+        "sender": _from_address(message),
+        "envelope_from": envelope_from,
+        "subject": _header(message, "Subject"),
+        "text": reply_text(full_text),
+        "full_text": full_text.strip(),
+        "message_id": message_ids[0] if message_ids else None,
+        "in_reply_to": in_reply_to[0] if in_reply_to else None,
+        "references": _message_ids(_header(message, "References")),
+        "attachments": attachments,
+        "automatic": _automatic(message),
+        "raw": raw,
+    }
+    return [InboundEmail(token=token, **common) for token in tokens]
+
+
+# -- the listener ----------------------------------------------------------------------------
+class _Handler:
+    def __init__(self, listener: EmailListener) -> None:
+        self.listener = listener
+
+    async def handle_RCPT(  # aiosmtpd's hook name
+        self, server: Any, session: Any, envelope: Any, address: str, rcpt_options: list[str]
+    ) -> str:
+        listener = self.listener
+        if len(envelope.rcpt_tos) >= listener.max_recipients:
+            return "452 4.5.3 Too many recipients"
+        token = token_of(address, listener.reply_domain)
+        if token is None:
+            return "550 5.1.1 No such recipient here"
+        try:
+            known = await listener.known_token(token)
+        except Exception:
+            _log.exception("email: the recipient lookup failed")
+            return "451 4.3.0 Try again later"
+        if not known:
+            return "550 5.1.1 No such recipient here"
+        envelope.rcpt_tos.append(address)
+        envelope.rcpt_options.extend(rcpt_options)
+        return "250 OK"
+
+    async def handle_DATA(  # aiosmtpd's hook name
+        self, server: Any, session: Any, envelope: Any
+    ) -> str:
+        server.busy = True
+        try:
+            return await self._handle_data(server, envelope)
+        finally:
+            server.busy = False
+
+    async def _handle_data(self, server: Any, envelope: Any) -> str:
+        listener = self.listener
+        raw = envelope.original_content or b""
+        tokens: list[str] = []
+        for address in envelope.rcpt_tos:
+            token = token_of(address, listener.reply_domain)
+            if token is not None and token not in tokens:
+                tokens.append(token)
+        try:
+            parsed = await asyncio.to_thread(
+                parse_message, raw, listener.reply_domain, tuple(tokens), envelope.mail_from or ""
+            )
+        except Exception:
+            _log.exception("email: a message could not be read")
+            return "554 5.6.0 The message cannot be read"
+        try:
+            if isinstance(parsed, Bounce):
+                await listener.on_bounce(parsed)
+            else:
+                for email in parsed:
+                    await listener.on_email(email)
+        except Exception:
+            _log.exception("email: handing a received message on failed")
+            return "451 4.3.0 Try again later"
+        return "250 OK"
+
+
+class EmailListener:
+    """The SMTP listener at ``host``:``port`` (``0``: any free port; :attr:`port` says
+    which). Use ``async with`` or :meth:`start` / :meth:`stop`, on the service's loop."""
+
+    def __init__(
+        self,
+        *,
+        reply_domain: str,
+        known_token: TokenLookup,
+        on_email: OnEmail,
+        on_bounce: OnBounce,
+        host: str = "127.0.0.1",
+        port: int = 2525,
+        max_message_bytes: int = 10 << 20,
+        max_recipients: int = 20,
+        idle_timeout: float = 60.0,
+        session_timeout: float = 600.0,
+        max_connections: int = 100,
+        tls_context: ssl.SSLContext | None = None,
+        hostname: str | None = None,
+    ) -> None:
+        self.reply_domain = reply_domain.lower()
+        self.known_token = known_token
+        self.on_email = on_email
+        self.on_bounce = on_bounce
+        self.host = host
+        self.port = port
+        self.max_message_bytes = max_message_bytes
+        self.max_recipients = max_recipients
+        self.idle_timeout = idle_timeout
+        self.session_timeout = session_timeout
+        self.max_connections = max_connections
+        self.tls_context = tls_context
+        """Offered with STARTTLS (mail servers upgrade when it is offered); None: plain."""
+        self.hostname = hostname or self.reply_domain
+        self._server: asyncio.AbstractServer | None = None
+        self._sessions: set[asyncio.BaseTransport] = set()
+
+    def _protocol(self) -> Any:
+        from aiosmtpd.smtp import SMTP
+
+        session_timeout = self.session_timeout
+        sessions = self._sessions
+        max_connections = self.max_connections
+
+        class _Session(SMTP):  # type: ignore[misc]
+            """aiosmtpd's session with a bound on its whole length: the idle timeout
+            alone lets a sender trickle one byte a minute forever."""
+
+            _cutoff: asyncio.TimerHandle | None = None
+            _first: asyncio.BaseTransport | None = None
+            _turned_away = False
+
+            def connection_made(self, transport: asyncio.BaseTransport) -> None:
+                if self._first is not None:
+                    # STARTTLS: the same connection, now over TLS (counted already).
+                    super().connection_made(transport)
+                    return
+                if len(sessions) >= max_connections:
+                    # Past the bound: answered and closed before a session is made.
+                    self._turned_away = True
+                    assert isinstance(transport, asyncio.WriteTransport)
+                    transport.write(b"421 4.7.0 Too many connections, try again later\r\n")
+                    transport.close()
+                    return
+                super().connection_made(transport)
+                self._first = transport
+                sessions.add(transport)
+                self._cutoff = self.loop.call_later(session_timeout, self._cut_off)
+
+            busy = False
+            """A message is being parsed or handed on: the idle timeout waits for it."""
+
+            def _timeout_cb(self) -> None:
+                # aiosmtpd times silence from the last line read, also while its handler
+                # works; a slow parse or callback must not cut the sender off (it would
+                # send again: a duplicate).
+                if self.busy:
+                    self._reset_timeout()
+                    return
+                super()._timeout_cb()  # type: ignore[no-untyped-call]
+
+            def _cut_off(self) -> None:
+                if self.transport is not None:
+                    self.transport.close()
+                if self._first is not None:
+                    self._first.close()
+
+            def connection_lost(self, error: Exception | None) -> None:
+                if self._turned_away:
+                    return
+                if self._cutoff is not None:
+                    self._cutoff.cancel()
+                if self._first is not None:
+                    sessions.discard(self._first)
+                super().connection_lost(error)
+
+        return _Session(
+            _Handler(self),
+            data_size_limit=self.max_message_bytes,
+            enable_SMTPUTF8=True,
+            decode_data=False,
+            hostname=self.hostname,
+            ident="humanwire",
+            timeout=self.idle_timeout,
+            tls_context=self.tls_context,
+            loop=asyncio.get_running_loop(),
+        )
+
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(self._protocol, self.host, self.port)
+        sockets = self._server.sockets
+        if sockets:
+            self.port = sockets[0].getsockname()[1]
+        _log.info("email: listening for replies on %s:%d", self.host, self.port)
+
+    async def stop(self) -> None:
+        server, self._server = self._server, None
+        if server is not None:
+            server.close()
+            for transport in list(self._sessions):
+                transport.close()
+            self._sessions.clear()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(server.wait_closed(), timeout=5)
+
+    async def __aenter__(self) -> EmailListener:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -143,9 +143,9 @@ def wire_round_trips(store: PostgresStore) -> Iterator[WireTrips]:
     pool = store._pool
     take = pool.connection
 
-    @contextmanager
-    def traced(*args: Any, **kwargs: Any) -> Iterator[Any]:
-        with take(*args, **kwargs) as conn:
+    @asynccontextmanager
+    async def traced(*args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        async with take(*args, **kwargs) as conn:
             trace = tempfile.TemporaryFile()  # noqa: SIM115 (read and closed at the end)
             traces.append(trace)
             conn.pgconn.trace(trace.fileno())

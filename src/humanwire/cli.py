@@ -241,14 +241,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "serve":
         return _serve(args)
+    # The commands that work on the store directly run its (async) methods on a loop of
+    # their own.
     if args.command == "accounts":
         if args.accounts_command == "create":
-            return _accounts_create(args)
-        return _accounts_admin(args)
+            return asyncio.run(_accounts_create(args))
+        return asyncio.run(_accounts_admin(args))
     if args.command == "slack":
-        return _slack(args)
+        return asyncio.run(_slack(args))
     if args.command == "db":
-        return _db_migrate(args)
+        return asyncio.run(_db_migrate(args))
     if args.command == "mcp":
         return _mcp(args)
     return _demo(auto=args.auto)
@@ -301,7 +303,7 @@ def _db_of(args: argparse.Namespace) -> str:
     return db if is_database_url(db) else str(Path(db).expanduser())
 
 
-def _db_migrate(args: argparse.Namespace) -> int:
+async def _db_migrate(args: argparse.Namespace) -> int:
     """Opens the database, which brings its schema up to date, and says where it is."""
     from humanwire.server.store import open_store, redact, schema_version
 
@@ -314,9 +316,9 @@ def _db_migrate(args: argparse.Namespace) -> int:
         print(f"humanwire: cannot open {redact(db_path)}: {exc}", file=sys.stderr)
         return 1
     try:
-        print(f"{redact(db_path)}: schema version {schema_version(store)}", flush=True)
+        print(f"{redact(db_path)}: schema version {await schema_version(store)}", flush=True)
     finally:
-        store.close()
+        await store.close()
     return 0
 
 
@@ -544,7 +546,7 @@ def _wait_for_stop(runner: ServiceRunner, stop: threading.Event, *, quiet: bool 
 
 
 # -- accounts create ------------------------------------------------------------------------
-def _accounts_create(args: argparse.Namespace) -> int:
+async def _accounts_create(args: argparse.Namespace) -> int:
     from humanwire.server.config import ServiceConfig
     from humanwire.server.engine import Engine
 
@@ -555,16 +557,16 @@ def _accounts_create(args: argparse.Namespace) -> int:
     # while a service runs on the same database.
     engine = Engine(ServiceConfig(db_path=db_path))
     try:
-        _account, key = engine.create_account(args.name)
+        _account, key = await engine.create_account(args.name)
     finally:
         with contextlib.suppress(Exception):
-            asyncio.run(engine.close())
+            await engine.close()
     print(key, flush=True)
     return 0
 
 
 # -- accounts list | suspend | reinstate | rotate-key | delete --------------------------------
-def _accounts_admin(args: argparse.Namespace) -> int:
+async def _accounts_admin(args: argparse.Namespace) -> int:
     """Works on the store directly, like ``accounts create``: what it changes holds from
     the next request of every service on the database (nothing about accounts is cached
     in a service)."""
@@ -584,8 +586,8 @@ def _accounts_admin(args: argparse.Namespace) -> int:
         return 1
     try:
         if args.accounts_command == "list":
-            return _accounts_list(engine, as_json=args.json)
-        return _account_action(engine, args, db_path)
+            return await _accounts_list(engine, as_json=args.json)
+        return await _account_action(engine, args, db_path)
     except NotFound:
         print(
             f"humanwire: no account {_printable(args.account_id)} on {redact(db_path)} "
@@ -595,14 +597,14 @@ def _accounts_admin(args: argparse.Namespace) -> int:
         return 1
     finally:
         with contextlib.suppress(Exception):
-            asyncio.run(engine.close())
+            await engine.close()
 
 
-def _account_action(engine: Engine, args: argparse.Namespace, db_path: str) -> int:
+async def _account_action(engine: Engine, args: argparse.Namespace, db_path: str) -> int:
     account_id: str = args.account_id
     action: str = args.accounts_command
     if action == "suspend":
-        changed = engine.suspend_account(account_id)
+        changed = await engine.suspend_account(account_id)
         print(
             f"suspended: {account_id} (every request of it is refused 403 account_suspended)"
             if changed
@@ -610,11 +612,11 @@ def _account_action(engine: Engine, args: argparse.Namespace, db_path: str) -> i
         )
         return 0
     if action == "reinstate":
-        changed = engine.reinstate_account(account_id)
+        changed = await engine.reinstate_account(account_id)
         print(f"reinstated: {account_id}" if changed else f"{account_id} was not suspended")
         return 0
     if action == "rotate-key":
-        old_hash, key = engine.rotate_key(account_id)
+        old_hash, key = await engine.rotate_key(account_id)
         print(key, flush=True)
         print(
             "humanwire: the new key works now and the old one is refused; it is shown "
@@ -624,13 +626,13 @@ def _account_action(engine: Engine, args: argparse.Namespace, db_path: str) -> i
         for where in _replace_recorded_key(db_path, old_hash, key):
             print(f"humanwire: {where} held the old key: it holds the new one", file=sys.stderr)
         return 0
-    info = engine.account_info(account_id)
-    record = engine.store.get_account(account_id)
+    info = await engine.account_info(account_id)
+    record = await engine.store.get_account(account_id)
     assert record is not None  # account_info found it
     key_hash = record.key_hash
     if not args.yes and not _confirm_delete(info):
         return 1
-    deleted = engine.delete_account(account_id)
+    deleted = await engine.delete_account(account_id)
     rows = sum(count for table, count in deleted.removed.items() if table != "accounts")
     print(f"deleted: {account_id} ({_printable(deleted.name)}) and {rows} rows of its data")
     if deleted.numbers:
@@ -722,8 +724,8 @@ def _printable(text: str) -> str:
     return "".join(ch if ch.isprintable() else "?" for ch in text)
 
 
-def _accounts_list(engine: Engine, *, as_json: bool) -> int:
-    infos = engine.account_list()
+async def _accounts_list(engine: Engine, *, as_json: bool) -> int:
+    infos = await engine.account_list()
     if as_json:
         print(json.dumps([_account_json(info) for info in infos], indent=2, ensure_ascii=False))
         return 0
@@ -790,7 +792,7 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 
 
 # -- slack ---------------------------------------------------------------------------------
-def _slack(args: argparse.Namespace) -> int:
+async def _slack(args: argparse.Namespace) -> int:
     """Works on the store directly, like ``accounts create``; listing and revoking need
     no Slack credentials (tokens are only ever deleted here, never read)."""
     from humanwire.server.delivery.slack.installs import SlackInstalls
@@ -804,10 +806,10 @@ def _slack(args: argparse.Namespace) -> int:
     try:
         installs = SlackInstalls(store, None)
         if args.slack_command == "workspaces":
-            for found in installs.all():
+            for found in await installs.all():
                 print(f"{found.team_id}\t{found.team_name}\taccount {found.account_id}")
             return 0
-        if not installs.revoke(args.team):
+        if not await installs.revoke(args.team):
             print(f"humanwire: no installed workspace {args.team}", file=sys.stderr)
             return 1
         print(
@@ -816,7 +818,7 @@ def _slack(args: argparse.Namespace) -> int:
         )
         return 0
     finally:
-        store.close()
+        await store.close()
 
 
 # -- demo ---------------------------------------------------------------------------------

@@ -80,7 +80,7 @@ def test_address_settings_refused_with_the_reason(env: dict[str, str], problem: 
     assert problem in str(raised.value)
 
 
-def test_an_address_validator_object_takes_precedence() -> None:
+async def test_an_address_validator_object_takes_precedence() -> None:
     from humanwire.server.engine import Engine
     from humanwire.server.forms.address import StructuralAddressValidator
 
@@ -89,4 +89,4 @@ def test_an_address_validator_object_takes_precedence() -> None:
     try:
         assert engine.addresses is validator
     finally:
-        engine.store.close()
+        await engine.store.close()

@@ -4,6 +4,7 @@ next request (nothing about an account is cached in a replica)."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import uuid
 from collections.abc import Iterator
@@ -27,13 +28,16 @@ def pair(database: str, tmp_path: Path) -> Iterator[list[Replica]]:
 
 
 def account_of(database: str, key: str) -> str:
-    store = open_store(database)
-    try:
-        record = store.account_by_key_hash(hashlib.sha256(key.encode()).hexdigest())
-        assert record is not None
-        return record.id
-    finally:
-        store.close()
+    async def look_up() -> str:  # a loop of its own, as the CLI these tests run
+        store = open_store(database)
+        try:
+            record = await store.account_by_key_hash(hashlib.sha256(key.encode()).hexdigest())
+            assert record is not None
+            return record.id
+        finally:
+            await store.close()
+
+    return asyncio.run(look_up())
 
 
 def status_on(replica: Replica | LoadBalancer, key: str, path: str = "/numbers") -> int:

@@ -5,6 +5,7 @@ any float), and a tiny real webhook receiver on 127.0.0.1."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
@@ -59,8 +60,8 @@ async def engine(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
 
 
 @pytest.fixture
-def account(engine: Engine) -> Account:
-    created, _key = engine.create_account("tester")
+async def account(engine: Engine) -> Account:
+    created, _key = await engine.create_account("tester")
     return created
 
 
@@ -111,23 +112,29 @@ async def next_delivery(
 ) -> SandboxDelivery:
     """The newest delivery, waiting (event-driven) for one newer than ``after``."""
     await engine.wait_for_delivery(account, after, timeout)
-    deliveries = engine.list_sandbox_deliveries(account)
+    deliveries = await engine.list_sandbox_deliveries(account)
     assert deliveries, "nothing was delivered"
     assert deliveries[0].id != after, "no new delivery arrived"
     return deliveries[0]
 
 
 async def eventually(check: Any, timeout: float = 3.0, step: float = 0.02) -> None:
-    """For outcomes of background work (the outbox worker); fails after ``timeout``."""
+    """For outcomes of background work (the outbox worker); fails after ``timeout``.
+    ``check`` may be a coroutine function (one that reads the store)."""
+
+    async def checked() -> Any:
+        found = check()
+        return await found if inspect.isawaitable(found) else found
+
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
         try:
-            if check():
+            if await checked():
                 return
         except AssertionError:
             pass
         if asyncio.get_running_loop().time() > deadline:
-            assert check(), "condition not met in time"
+            assert await checked(), "condition not met in time"
             return
         await asyncio.sleep(step)
 

@@ -4,14 +4,15 @@ changes holds from the service's next request, over real HTTP."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import io
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import pytest
@@ -19,9 +20,11 @@ import pytest
 from humanwire import HumanWire
 from humanwire.cli import _key_file, _read_key, _write_key, main
 from humanwire.server.runner import ServiceRunner
-from humanwire.server.store import open_store
+from humanwire.server.store import Store, open_store
 from humanwire.testing.service import fast_config
 from pg_support import stored_bytes
+
+T = TypeVar("T")
 
 HUMAN = "+12025550100"
 
@@ -284,11 +287,21 @@ def test_delete_removes_the_account_and_its_data(
     assert ident.encode() not in stored and key[-6:].encode() not in stored
     assert kept.encode() in stored and other[-6:].encode() in stored
     # Its number is free for another account.
-    store = open_store(database)
-    try:
-        assert store.number_by_phone(doomed_number) is None
-    finally:
-        store.close()
+    assert on_store(database, lambda store: store.number_by_phone(doomed_number)) is None
+
+
+def on_store(database: str, work: Callable[[Store], Awaitable[T]]) -> T:
+    """``work`` on the database's store, opened and closed on a loop of its own (these
+    tests run the CLI, which runs its own)."""
+
+    async def run_work() -> T:
+        store = open_store(database)
+        try:
+            return await work(store)
+        finally:
+            await store.close()
+
+    return asyncio.run(run_work())
 
 
 def _numbers(runner: ServiceRunner, key: str) -> list[str]:
@@ -367,20 +380,21 @@ def test_a_number_bought_for_a_deleted_account_is_queued_for_release(
     with HumanWire(api_key=key, base_url=service.base_url) as client:
         number = client.numbers.reserve(client.numbers.available(country="US")[0].phone_number)
     # What the Twilio number source keeps about a number it bought for the account.
-    store = open_store(database)
-    try:
-        store.put_provider_state(
+    on_store(
+        database,
+        lambda store: store.put_provider_state(
             "reserved-number", number.phone_number, {"sid": "PN0123", "bought": True}, 1.0
-        )
-        code, out, _err = run(capsys, "delete", account_id(service, key), "--yes", "--db", database)
-        assert code == 0
-        assert f"bought at Twilio for it: {number.phone_number}" in out
-        # The job Twilio's job runner picks up at the service's next start.
-        assert store.get_provider_state("twilio-jobs", "release_number:PN0123") == {
-            "kind": "release_number",
-            "sid": "PN0123",
-            "attempts": 0,
-        }
-        assert store.get_provider_state("reserved-number", number.phone_number) is None
-    finally:
-        store.close()
+        ),
+    )
+    code, out, _err = run(capsys, "delete", account_id(service, key), "--yes", "--db", database)
+    assert code == 0
+    assert f"bought at Twilio for it: {number.phone_number}" in out
+    # The job Twilio's job runner picks up at the service's next start.
+    job = on_store(
+        database, lambda store: store.get_provider_state("twilio-jobs", "release_number:PN0123")
+    )
+    assert job == {"kind": "release_number", "sid": "PN0123", "attempts": 0}
+    kept = on_store(
+        database, lambda store: store.get_provider_state("reserved-number", number.phone_number)
+    )
+    assert kept is None

@@ -19,24 +19,24 @@ from humanwire.types import SandboxCallOutcomeRequest, WebhookCreateRequest
 __all__ = ["account", "engine"]
 
 
-def test_api_key_is_stored_only_as_a_hash(engine: Engine, tmp_path: Path) -> None:
-    created, key = engine.create_account("me")
+async def test_api_key_is_stored_only_as_a_hash(engine: Engine, tmp_path: Path) -> None:
+    created, key = await engine.create_account("me")
     assert key.startswith("hw_") and len(key) == 35
-    assert engine.authenticate(key) == created
-    assert engine.authenticate(key + "x") is None
-    assert engine.authenticate("") is None
+    assert await engine.authenticate(key) == created
+    assert await engine.authenticate(key + "x") is None
+    assert await engine.authenticate("") is None
     stored = [row[0] for row in _query(engine, "SELECT key_hash FROM accounts")]
     assert key not in stored
     assert hashlib.sha256(key.encode()).hexdigest() in stored
-    given, same = engine.create_account("given", api_key="my-own-key")
+    given, same = await engine.create_account("given", api_key="my-own-key")
     assert same == "my-own-key"
-    assert engine.authenticate("my-own-key") == given
+    assert await engine.authenticate("my-own-key") == given
     with pytest.raises(Conflict):
-        engine.create_account("dup", api_key="my-own-key")
+        await engine.create_account("dup", api_key="my-own-key")
 
 
 async def test_accounts_never_see_each_other(engine: Engine, account: Account) -> None:
-    other, _ = engine.create_account("other")
+    other, _ = await engine.create_account("other")
     message = await engine.send_message(account, sms(follow_up_time=30))
     form = await engine.send_form(account, sms_form(follow_up_time=30))
     with pytest.raises(NotFound):
@@ -45,19 +45,19 @@ async def test_accounts_never_see_each_other(engine: Engine, account: Account) -
         await engine.sandbox_end_call(
             other, message.interaction_id, SandboxCallOutcomeRequest(outcome="completed")
         )
-    assert engine.list_interactions(other) == []
-    assert engine.list_sandbox_deliveries(other) == []
-    assert engine.list_sandbox_deliveries(account, to=HUMAN)
-    assert engine.list_sandbox_deliveries(account, to=SLACK_HUMAN) == []
-    assert {d.interaction_id for d in engine.list_sandbox_deliveries(account)} == {
+    assert await engine.list_interactions(other) == []
+    assert await engine.list_sandbox_deliveries(other) == []
+    assert await engine.list_sandbox_deliveries(account, to=HUMAN)
+    assert await engine.list_sandbox_deliveries(account, to=SLACK_HUMAN) == []
+    assert {d.interaction_id for d in await engine.list_sandbox_deliveries(account)} == {
         message.interaction_id,
         form.interaction_id,
     }
     await engine.create_webhook(
         account, WebhookCreateRequest(url="http://127.0.0.1:9/x", event_types=["form.received"])
     )
-    assert engine.list_webhooks(other) == []
-    assert engine.list_events(other) == []
+    assert await engine.list_webhooks(other) == []
+    assert await engine.list_events(other) == []
 
 
 async def test_idempotent_replays_and_refuses_another_body(
@@ -76,7 +76,7 @@ async def test_idempotent_replays_and_refuses_another_body(
     with pytest.raises(Conflict) as caught:
         await engine.idempotent(account, "key-1", "fp-b", run)
     assert caught.value.status == 409
-    other, _ = engine.create_account("other")
+    other, _ = await engine.create_account("other")
     assert await engine.idempotent(other, "key-1", "fp-b", run) == (200, b'{"run": 2}')
     assert runs == 2
 
@@ -119,53 +119,53 @@ async def test_failures_are_not_stored(engine: Engine, account: Account) -> None
     assert await engine.idempotent(account, "k", "fp", run) == (200, b"fine")
 
 
-def test_rate_limit_refuses_with_retry_after(tmp_path: Path, database: str) -> None:
+async def test_rate_limit_refuses_with_retry_after(tmp_path: Path, database: str) -> None:
     config = fast_config(tmp_path, db_path=database, rate_limit_requests=3, rate_limit_window=30)
     engine = Engine(config)
-    account, _ = engine.create_account()
-    other, _ = engine.create_account()
+    account, _ = await engine.create_account()
+    other, _ = await engine.create_account()
     for _ in range(3):
-        engine.check_limits(account)
+        await engine.check_limits(account)
     with pytest.raises(RateLimited) as caught:
-        engine.check_limits(account)
+        await engine.check_limits(account)
     assert 0 < caught.value.retry_after <= 30
-    engine.check_limits(other)  # per account
-    engine.store.close()
+    await engine.check_limits(other)  # per account
+    await engine.store.close()
 
 
 async def test_spam_guard_suspends_and_it_is_persisted(tmp_path: Path, database: str) -> None:
     config = fast_config(tmp_path, db_path=database, spam_recipients=3, spam_window=60)
     engine = Engine(config)
     await engine.start()
-    account, key = engine.create_account()
+    account, key = await engine.create_account()
     await engine.send_message(account, sms("BUY NOW", to="+14155550101"))
     await engine.send_message(account, sms("buy   now", to="+14155550102"))
     # Another text, or the same text to the same people, is conversation, not bulk.
     await engine.send_message(account, sms("something else", to="+14155550103"))
     await engine.send_message(account, sms("BUY NOW", to="+14155550101"))
-    engine.check_limits(account)
+    await engine.check_limits(account)
     with pytest.raises(AccountSuspended):
         await engine.send_message(account, sms("BUY NOW", to="+14155550103"))
-    assert len(engine.list_sandbox_deliveries(account)) == 4  # the third bulk text never left
-    current = engine.authenticate(key)  # every request reads its account again
+    assert len(await engine.list_sandbox_deliveries(account)) == 4  # the third bulk text never left
+    current = await engine.authenticate(key)  # every request reads its account again
     assert current is not None and current.suspended
     with pytest.raises(AccountSuspended):
-        engine.check_limits(current)
+        await engine.check_limits(current)
     # A send whose account was read before the suspension sends nothing either.
     with pytest.raises(AccountSuspended):
         await engine.send_message(account, sms("hello", to="+14155550104"))
-    assert len(engine.list_sandbox_deliveries(account)) == 4
+    assert len(await engine.list_sandbox_deliveries(account)) == 4
     await engine.close()
 
     reopened = Engine(config)
     try:
-        restored = reopened.authenticate(key)
+        restored = await reopened.authenticate(key)
         assert restored is not None and restored.suspended
         with pytest.raises(AccountSuspended) as caught:
-            reopened.check_limits(restored)
+            await reopened.check_limits(restored)
         assert caught.value.status == 403
     finally:
-        reopened.store.close()
+        await reopened.store.close()
 
 
 async def test_accounts_created_by_another_connection_while_running(
@@ -175,14 +175,17 @@ async def test_accounts_created_by_another_connection_while_running(
     await engine.send_message(account, sms())  # the service is writing (a batch is open)
 
     def other_process() -> tuple[Account, str]:
-        cli = Engine(replace(engine.config))  # its own connection to the same file
-        try:
-            return cli.create_account("from the cli")
-        finally:
-            cli.store.close()
+        async def create() -> tuple[Account, str]:
+            cli = Engine(replace(engine.config))  # its own connection to the same file
+            try:
+                return await cli.create_account("from the cli")
+            finally:
+                await cli.store.close()
+
+        return asyncio.run(create())  # a loop of its own, as the CLI runs
 
     created, key = await asyncio.to_thread(other_process)
-    found = engine.authenticate(key)
+    found = await engine.authenticate(key)
     assert found is not None and found.id == created.id
     # And the service's own writes are visible to the other connection.
     await asyncio.sleep(0)  # the service's batch commits on the loop's next turn
@@ -191,7 +194,9 @@ async def test_accounts_created_by_another_connection_while_running(
 
 
 def _query(engine: Engine, query: str) -> list[tuple[Any, ...]]:
-    """``query`` on the engine's database through a connection of its own (either store)."""
+    """``query`` on the engine's database through a connection of its own (either store),
+    once the writes of this loop turn are committed (SQLite's batch)."""
+    engine.store.commit()
     db = str(engine.config.db_path)
     if db.startswith("postgresql://"):
         import psycopg

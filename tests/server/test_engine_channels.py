@@ -35,29 +35,29 @@ def message(text: str = "Deploy?") -> ChannelMessageRequest:
     return ChannelMessageRequest(message=text)
 
 
-def test_card_crud_and_id_format(engine: Engine, account: Account) -> None:
-    created = engine.create_channel(account, card())
+async def test_card_crud_and_id_format(engine: Engine, account: Account) -> None:
+    created = await engine.create_channel(account, card())
     assert re.fullmatch(r"ch_[A-Za-z0-9_-]{24}", created.id)
     assert created.response_template == "Human response: {{message}}"
     assert created.no_response_template == "Human did not respond. Continue where you left off."
     assert created.wait_time == 30 and isinstance(created.wait_time, int)
-    assert engine.get_channel(account, created.id) == created
-    assert engine.list_channels(account) == [created]
-    other, _ = engine.create_account("other")
+    assert await engine.get_channel(account, created.id) == created
+    assert await engine.list_channels(account) == [created]
+    other, _ = await engine.create_account("other")
     with pytest.raises(NotFound):
-        engine.get_channel(other, created.id)
+        await engine.get_channel(other, created.id)
     with pytest.raises(NotFound):
-        engine.delete_channel(other, created.id)
-    engine.delete_channel(account, created.id)
-    assert engine.list_channels(account) == []
+        await engine.delete_channel(other, created.id)
+    await engine.delete_channel(account, created.id)
+    assert await engine.list_channels(account) == []
     with pytest.raises(NotFound):
-        engine.get_channel(account, created.id)
+        await engine.get_channel(account, created.id)
 
 
 async def test_card_templates_apply_to_the_text_and_the_answer(
     engine: Engine, account: Account
 ) -> None:
-    created = engine.create_channel(
+    created = await engine.create_channel(
         account,
         card(
             messageTemplate="[ops] {{message}} (answer within {{waitTime}}s)",
@@ -74,7 +74,7 @@ async def test_card_templates_apply_to_the_text_and_the_answer(
 
 
 async def test_card_no_response_template(engine: Engine, account: Account) -> None:
-    created = engine.create_channel(
+    created = await engine.create_channel(
         account, card(wait_time=0.1, noResponseTemplate="Nobody answered; skip the deploy.")
     )
     response = await engine.send_channel_message(account, created.id, message())
@@ -87,30 +87,32 @@ async def test_unknown_card_is_not_found(engine: Engine, account: Account) -> No
 
 
 async def test_reply_link_answers_the_held_request(engine: Engine, account: Account) -> None:
-    created = engine.create_channel(account, card(type="slack", to=SLACK_HUMAN, replyLink=True))
+    created = await engine.create_channel(
+        account, card(type="slack", to=SLACK_HUMAN, replyLink=True)
+    )
     held = asyncio.create_task(engine.send_channel_message(account, created.id, message()))
     delivery = await next_delivery(engine, account)
     found = re.search(r"http://127\.0\.0\.1:8765/r/(\S+)$", delivery.text)
     assert found, delivery.text
     token = found.group(1)
-    view = engine.get_reply_link(token)
+    view = await engine.get_reply_link(token)
     assert (view.state, view.text, view.to) == ("open", "Deploy?", SLACK_HUMAN)
     await engine.reply_by_link(token, "approved via link")
     response = await held
     assert response.response == "Human response: approved via link"
-    assert engine.get_reply_link(token).state == "answered"
+    assert (await engine.get_reply_link(token)).state == "answered"
     with pytest.raises(Conflict):
         await engine.reply_by_link(token, "again")
     with pytest.raises(NotFound):
-        engine.get_reply_link("unknown")
+        await engine.get_reply_link("unknown")
 
 
 async def test_reply_link_expires_with_the_windows(engine: Engine, account: Account) -> None:
-    created = engine.create_channel(account, card(wait_time=0.05, replyLink=True))
+    created = await engine.create_channel(account, card(wait_time=0.05, replyLink=True))
     response = await engine.send_channel_message(account, created.id, message())
     assert response.status == "ended"
-    token = engine.list_sandbox_deliveries(account)[0].text.rsplit("/r/", 1)[1]
-    assert engine.get_reply_link(token).state == "expired"
+    token = (await engine.list_sandbox_deliveries(account))[0].text.rsplit("/r/", 1)[1]
+    assert (await engine.get_reply_link(token)).state == "expired"
     with pytest.raises(Gone):
         await engine.reply_by_link(token, "late")
 
@@ -118,7 +120,7 @@ async def test_reply_link_expires_with_the_windows(engine: Engine, account: Acco
 async def test_call_card_places_a_call_with_the_rendered_prompt(
     engine: Engine, account: Account
 ) -> None:
-    created = engine.create_channel(
+    created = await engine.create_channel(
         account,
         card(
             type="call",

@@ -66,8 +66,8 @@ async def test_the_shared_sender_is_the_providers(engine: Engine, account: Accou
 async def test_statuses_only_move_forward(engine: Engine, account: Account) -> None:
     carried(engine)
     sent = await engine.send_message(account, sms(follow_up_time=5))
-    engine.delivery_status("SM1", "delivered")
-    engine.delivery_status("SM1", "sent")  # late, out of order
+    await engine.delivery_status("SM1", "delivered")
+    await engine.delivery_status("SM1", "sent")  # late, out of order
     status = await engine.interaction_status(account, sent.interaction_id)
     assert status.delivery_status == "delivered"
     assert status.status == "pending"  # still listening for a reply
@@ -79,7 +79,7 @@ async def test_a_failure_reported_later_ends_the_held_wait_at_once(
     carried(engine)
     held = asyncio.create_task(engine.send_message(account, sms(wait_time=30)))
     await asyncio.sleep(0.05)
-    engine.delivery_status("SM1", "undelivered")
+    await engine.delivery_status("SM1", "undelivered")
     answered = await asyncio.wait_for(held, 1)
     assert answered.responded is False
     assert answered.response == UNDELIVERED_TEXT
@@ -94,7 +94,7 @@ async def test_a_form_whose_link_was_not_delivered_says_so(
     carried(engine)
     held = asyncio.create_task(engine.send_form(account, sms_form(wait_time=30)))
     await asyncio.sleep(0.05)
-    engine.delivery_status("SM1", "failed")
+    await engine.delivery_status("SM1", "failed")
     answered = await asyncio.wait_for(held, 1)
     assert (answered.responded, answered.response) == (False, UNDELIVERED_TEXT)
     assert answered.text == UNDELIVERED_TEXT
@@ -104,19 +104,19 @@ async def test_a_status_that_overtakes_the_providers_answer_is_applied(
     engine: Engine, account: Account
 ) -> None:
     carried(engine)
-    assert engine.delivery_status("SM1", "delivered") is None  # not stored yet
-    assert engine.delivery_status("SM1", "sent") is None  # late and out of order
+    assert await engine.delivery_status("SM1", "delivered") is None  # not stored yet
+    assert await engine.delivery_status("SM1", "sent") is None  # late and out of order
     sent = await engine.send_message(account, sms(follow_up_time=5))
     status = await engine.interaction_status(account, sent.interaction_id)
     assert status.delivery_status == "delivered"
-    assert engine.store.provider_states("early-delivery-status") == []  # applied, gone
+    assert await engine.store.provider_states("early-delivery-status") == []  # applied, gone
 
 
 async def test_an_unknown_ref_or_status_changes_nothing(engine: Engine, account: Account) -> None:
     carried(engine)
     sent = await engine.send_message(account, sms(follow_up_time=5))
-    assert engine.delivery_status("SM1", "receiving") is None
-    assert engine.delivery_status("SMunknown", "failed") is None
+    assert await engine.delivery_status("SM1", "receiving") is None
+    assert await engine.delivery_status("SMunknown", "failed") is None
     status = await engine.interaction_status(account, sent.interaction_id)
     assert (status.status, status.delivery_status) == ("pending", "queued")
 
@@ -128,7 +128,7 @@ async def test_an_unreachable_recipient_is_invalid_to_number_and_nothing_is_sent
     with pytest.raises(InvalidToNumber) as caught:
         await engine.send_message(account, sms(wait_time=30))
     assert caught.value.field == "to"
-    [record] = engine.store.list_interactions(account.id, 10)
+    [record] = await engine.store.list_interactions(account.id, 10)
     assert record.status == "ended" and record.outcome == "failed"
     assert engine.held_waits == 0
 

@@ -27,7 +27,7 @@ async def test_drain_answers_held_requests_unavailable_and_ends_nothing(
     config = fast_config(tmp_path, db_path=database)
     engine = Engine(config)
     await engine.start()
-    account, key = engine.create_account()
+    account, key = await engine.create_account()
     held_message = asyncio.create_task(engine.send_message(account, sms(wait_time=30)))
     held_form = asyncio.create_task(
         engine.send_form(account, sms_form(to="+14155550123", wait_time=30))
@@ -35,8 +35,10 @@ async def test_drain_answers_held_requests_unavailable_and_ends_nothing(
     call = CallRequest.model_validate({"prompt": "Call", "to": HUMAN, "waitForCallEnd": True})
     held_call = asyncio.create_task(engine.place_call(account, call))
     await _until_held(engine, 3)
-    delivered = engine.list_sandbox_deliveries(account)
-    [message_id, form_id, call_id] = [str(d.interaction_id) for d in reversed(delivered)]
+    delivered = await engine.list_sandbox_deliveries(account)
+    # By kind: on PostgreSQL the three sends' store calls interleave (any order).
+    of_kind = {d.kind: str(d.interaction_id) for d in delivered}
+    message_id, form_id, call_id = of_kind["message"], of_kind["form"], of_kind["call"]
     poll = asyncio.create_task(engine.interaction_status(account, message_id, wait=30))
     follow = asyncio.create_task(engine.wait_for_delivery(account, delivered[0].id, 30))
     await asyncio.sleep(0.01)
@@ -52,7 +54,7 @@ async def test_drain_answers_held_requests_unavailable_and_ends_nothing(
     assert engine.held_waits == 0
     # Nothing ended: the windows stay open in the store and armed until close.
     for interaction_id in (message_id, form_id, call_id):
-        record = engine.store.get_interaction(interaction_id)
+        record = await engine.store.get_interaction(interaction_id)
         assert record is not None and record.status == "pending"
     assert engine.open_windows == 2  # the message and the form (a call has no window)
     await engine.close()
@@ -61,7 +63,7 @@ async def test_drain_answers_held_requests_unavailable_and_ends_nothing(
     await again.start()
     try:
         assert again.open_windows == 2  # re-armed from the store
-        restored = again.authenticate(key)
+        restored = await again.authenticate(key)
         assert restored is not None
         await again.sandbox_reply(restored, reply("sms", HUMAN, SHARED_SMS_NUMBER, "after"))
         status = await again.interaction_status(restored, message_id)
@@ -76,14 +78,14 @@ async def test_a_send_after_drain_is_refused_before_anything_is_delivered(
     engine = Engine(fast_config(tmp_path, db_path=database))
     await engine.start()
     try:
-        account, _key = engine.create_account()
+        account, _key = await engine.create_account()
         engine.drain()
         with pytest.raises(ServiceUnavailable):
             await engine.send_message(account, sms(wait_time=30))
         with pytest.raises(ServiceUnavailable):
             await engine.send_form(account, sms_form(follow_up_time=30))
-        assert engine.list_sandbox_deliveries(account) == []
-        assert engine.list_interactions(account) == []
+        assert await engine.list_sandbox_deliveries(account) == []
+        assert await engine.list_interactions(account) == []
     finally:
         await engine.close()
 
@@ -92,7 +94,7 @@ async def test_a_reply_already_handed_over_is_still_answered(tmp_path: Path, dat
     engine = Engine(fast_config(tmp_path, db_path=database))
     await engine.start()
     try:
-        account, _key = engine.create_account()
+        account, _key = await engine.create_account()
         held = asyncio.create_task(engine.send_message(account, sms(wait_time=30)))
         await _until_held(engine, 1)
         await engine.sandbox_reply(account, reply("sms", HUMAN, SHARED_SMS_NUMBER, "yes"))
@@ -106,7 +108,7 @@ async def test_a_reply_already_handed_over_is_still_answered(tmp_path: Path, dat
 async def test_close_answers_what_is_still_held_unavailable(tmp_path: Path, database: str) -> None:
     engine = Engine(fast_config(tmp_path, db_path=database))
     await engine.start()
-    account, _key = engine.create_account()
+    account, _key = await engine.create_account()
     held = asyncio.create_task(engine.send_message(account, sms(wait_time=30)))
     await _until_held(engine, 1)
     await engine.close()  # a host that never called drain(): close drains first
@@ -118,7 +120,7 @@ async def test_drain_ends_live_inbox_streams(tmp_path: Path, database: str) -> N
     engine = Engine(fast_config(tmp_path, db_path=database))
     await engine.start()
     try:
-        account, _key = engine.create_account()
+        account, _key = await engine.create_account()
         changes = engine.subscribe(account)
         reading = asyncio.ensure_future(changes.__anext__())
         await asyncio.sleep(0.01)

@@ -23,7 +23,7 @@ async def test_open_follow_up_window_survives_a_restart(tmp_path: Path, database
     config = fast_config(tmp_path, db_path=database)
     first = Engine(config)
     await first.start()
-    account, key = first.create_account()
+    account, key = await first.create_account()
     listening = await first.send_message(account, sms(wait_time=0.05, follow_up_time=30))
     closing = await first.send_message(account, sms("b", to="+14155550123", follow_up_time=0.4))
     await first.close()
@@ -31,7 +31,7 @@ async def test_open_follow_up_window_survives_a_restart(tmp_path: Path, database
     second = Engine(config)
     await second.start()
     try:
-        restored = second.authenticate(key)
+        restored = await second.authenticate(key)
         assert restored is not None
         assert (await second.interaction_status(restored, listening.interaction_id)).status == (
             "pending"
@@ -41,7 +41,7 @@ async def test_open_follow_up_window_survives_a_restart(tmp_path: Path, database
         assert status.status == "ended"
         # And the late reply still finds the open interaction, as a webhook event.
         await second.sandbox_reply(restored, reply("sms", HUMAN, SHARED_SMS_NUMBER, "back"))
-        events = second.list_events(restored)
+        events = await second.list_events(restored)
         assert events[0]["interactionId"] == listening.interaction_id
     finally:
         await second.close()
@@ -53,7 +53,7 @@ async def test_windows_that_passed_while_down_are_ended_at_start(
     config = fast_config(tmp_path, db_path=database)
     first = Engine(config)
     await first.start()
-    account, key = first.create_account()
+    account, key = await first.create_account()
     message = await first.send_message(account, sms(follow_up_time=0.1))
     form = await first.send_form(account, sms_form(follow_up_time=0.1))
     await first.close()
@@ -62,13 +62,13 @@ async def test_windows_that_passed_while_down_are_ended_at_start(
     second = Engine(config)
     await second.start()
     try:
-        restored = second.authenticate(key)
+        restored = await second.authenticate(key)
         assert restored is not None
         for interaction_id in (message.interaction_id, form.interaction_id):
             status = await second.interaction_status(restored, interaction_id)
             assert (status.status, status.result) == ("ended", None)
         assert form.form_url is not None
-        assert second.get_form(form.form_url.rsplit("/", 1)[1]).state == "expired"
+        assert (await second.get_form(form.form_url.rsplit("/", 1)[1])).state == "expired"
     finally:
         await second.close()
 
@@ -77,7 +77,7 @@ async def test_idempotent_results_survive_a_restart(tmp_path: Path, database: st
     config = fast_config(tmp_path, db_path=database)
     first = Engine(config)
     await first.start()
-    account, key = first.create_account()
+    account, key = await first.create_account()
     runs = 0
 
     async def run(context: SendContext) -> tuple[int, bytes]:
@@ -93,7 +93,7 @@ async def test_idempotent_results_survive_a_restart(tmp_path: Path, database: st
     second = Engine(config)
     await second.start()
     try:
-        restored = second.authenticate(key)
+        restored = await second.authenticate(key)
         assert restored is not None
         again = await second.idempotent(restored, "k1", "POST /messages/sms abc", run)
         assert again == (200, b'{"first": true}')
@@ -107,7 +107,7 @@ async def test_close_answers_long_polls_and_held_requests_unavailable(
 ) -> None:
     engine = Engine(fast_config(tmp_path, db_path=database))
     await engine.start()
-    account, _ = engine.create_account()
+    account, _ = await engine.create_account()
     listening = await engine.send_message(account, sms(follow_up_time=30))
     poll = asyncio.create_task(
         engine.interaction_status(account, listening.interaction_id, wait=30)
@@ -123,9 +123,9 @@ async def test_close_answers_long_polls_and_held_requests_unavailable(
             await asyncio.wait_for(task, 1)
     reopened = open_store(database)
     try:
-        assert len(reopened.open_interactions()) == 2
+        assert len(await reopened.open_interactions()) == 2
     finally:
-        reopened.close()
+        await reopened.close()
 
 
 async def test_a_database_of_the_first_schema_gains_the_idempotency_links(
@@ -133,21 +133,21 @@ async def test_a_database_of_the_first_schema_gains_the_idempotency_links(
 ) -> None:
     path = str(tmp_path / "old.db")
     old = SQLiteStore(path)
-    old.insert_account(AccountRecord("acc", "old", "hash", False, 1.0))
-    with old._tx() as db:  # what a file written by schema version 1 looks like
-        db.execute("DROP TABLE idempotency_links")
-        db.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
-    old.close()
+    await old.insert_account(AccountRecord("acc", "old", "hash", False, 1.0))
+    async with old._tx() as db:  # what a file written by schema version 1 looks like
+        await db.execute("DROP TABLE idempotency_links")
+        await db.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    await old.close()
 
     engine = Engine(fast_config(tmp_path, db_path=path))
     await engine.start()
     try:
-        assert engine.store.get_account("acc") is not None  # nothing lost
+        assert await engine.store.get_account("acc") is not None  # nothing lost
         account = Account(id="acc", name="old")
         sent = await engine.idempotent(
             account, "k", "fp", lambda context: _send(engine, account, context)
         )
-        link = engine.store.get_idempotency_link("acc", "k")
+        link = await engine.store.get_idempotency_link("acc", "k")
         assert link is not None and link.fingerprint == "fp"
         assert link.interaction_id == json.loads(sent[1])["interactionId"]
     finally:

@@ -51,7 +51,7 @@ async def test_submission_inside_wait_returns_values_and_content(
     assert delivery.text == f"Please fill out this form: {delivery.form_url}"
     token = token_of(delivery.form_url)
     assert len(token) >= 43  # 32 random bytes, url-safe
-    view = engine.get_form(token)
+    view = await engine.get_form(token)
     assert view.state == "open"
     assert view.form.title == "Approval"
     assert view.wait_deadline is not None and view.follow_up_deadline > view.wait_deadline
@@ -66,7 +66,7 @@ async def test_submission_inside_wait_returns_values_and_content(
     status = await engine.interaction_status(account, response.interaction_id)
     assert isinstance(status.result, FormReceivedEvent)
     assert status.result.payload.values == {"name": "Ada", "ok": "true"}
-    assert engine.list_events(account) == []
+    assert await engine.list_events(account) == []
 
 
 async def test_submission_after_wait_becomes_form_received_event(
@@ -78,7 +78,7 @@ async def test_submission_after_wait_becomes_form_received_event(
     assert response.status == "pending"
     assert response.form_url is not None
     await engine.submit_form(token_of(response.form_url), {"name": "Late"})
-    events = engine.list_events(account)
+    events = await engine.list_events(account)
     assert events[0]["eventType"] == "form.received"
     assert events[0]["payload"] == {
         "interactionId": response.interaction_id,
@@ -94,7 +94,7 @@ async def test_only_follow_up_returns_at_once_pending_with_form_url(
     assert response.status == "pending"
     assert response.responded is None
     assert response.form_url is not None
-    view = engine.get_form(token_of(response.form_url))
+    view = await engine.get_form(token_of(response.form_url))
     assert view.wait_deadline is None
     assert view.state == "open"
 
@@ -104,7 +104,7 @@ async def test_expired_form_is_gone(engine: Engine, account: Account) -> None:
     assert response.form_url is not None
     token = token_of(response.form_url)
     await engine.interaction_status(account, response.interaction_id, wait=2)
-    assert engine.get_form(token).state == "expired"
+    assert (await engine.get_form(token)).state == "expired"
     with pytest.raises(Gone):
         await engine.submit_form(token, {"name": "Too late"})
 
@@ -116,8 +116,8 @@ async def test_second_submission_is_conflict(engine: Engine, account: Account) -
     await engine.submit_form(token, {"name": "One"})
     with pytest.raises(Conflict):
         await engine.submit_form(token, {"name": "Two"})
-    assert engine.get_form(token).values is not None
-    assert engine.get_form(token).values["name"] == "One"  # type: ignore[index]
+    assert (await engine.get_form(token)).values is not None
+    assert (await engine.get_form(token)).values["name"] == "One"  # type: ignore[index]
 
 
 async def test_invalid_submission_names_the_field_and_keeps_form_open(
@@ -131,9 +131,9 @@ async def test_invalid_submission_names_the_field_and_keeps_form_open(
     assert isinstance(caught.value, InvalidRequest)
     assert caught.value.field == "name"
     assert "name" in caught.value.errors
-    assert engine.get_form(token).state == "open"
+    assert (await engine.get_form(token)).state == "open"
     await engine.submit_form(token, {"name": "Fixed"})
-    assert engine.get_form(token).state == "submitted"
+    assert (await engine.get_form(token)).state == "submitted"
 
 
 async def test_a_form_stored_before_the_pattern_dialect_still_opens(
@@ -154,7 +154,7 @@ async def test_a_form_stored_before_the_pattern_dialect_still_opens(
     response = await engine.send_form(account, legacy)
     assert response.form_url is not None
     token = token_of(response.form_url)
-    assert engine.get_form(token).state == "open"
+    assert (await engine.get_form(token)).state == "open"
     with pytest.raises(FormInvalid) as caught:
         await engine.submit_form(token, {"name": "ab"})
     assert caught.value.errors == {"name": "Three letters at least"}
@@ -164,7 +164,7 @@ async def test_a_form_stored_before_the_pattern_dialect_still_opens(
 
 async def test_unknown_token_is_not_found(engine: Engine) -> None:
     with pytest.raises(NotFound):
-        engine.get_form("nope")
+        await engine.get_form("nope")
     with pytest.raises(NotFound):
         await engine.submit_form("", {})
 
@@ -205,7 +205,7 @@ async def test_whatsapp_own_number_form_needs_the_reserved_number(
     with pytest.raises(InvalidRequest) as caught:
         await engine.send_form(account, own)
     assert caught.value.field == "from"
-    engine.reserve_number(account, "+12125550101")
+    await engine.reserve_number(account, "+12125550101")
     response = await engine.send_form(account, own)
     delivery = await next_delivery(engine, account)
     assert delivery.from_ == "+12125550101"

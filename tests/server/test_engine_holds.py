@@ -49,9 +49,9 @@ async def held_send(
     return task, hold
 
 
-def answer(engine: Engine, account: Account, hold: Hold, body: str = "yes") -> None:
+async def answer(engine: Engine, account: Account, hold: Hold, body: str = "yes") -> None:
     """The human replies in the send's Slack thread."""
-    engine.receive_text(
+    await engine.receive_text(
         InboundText(
             channel="slack",
             from_addr=SLACK_HUMAN,
@@ -69,8 +69,8 @@ def reply_of(answered: tuple[int, bytes]) -> MessageResponse:
     return MessageResponse.model_validate_json(body)
 
 
-def held_by(engine: Engine, hold: Hold) -> str | None:
-    stored = engine.store.get_interaction(hold.interaction_id)
+async def held_by(engine: Engine, hold: Hold) -> str | None:
+    stored = await engine.store.get_interaction(hold.interaction_id)
     assert stored is not None
     return stored.held_by
 
@@ -79,7 +79,7 @@ async def test_a_hold_answered_is_let_go_with_the_end_that_answered_it(
     engine: Engine, account: Account
 ) -> None:
     task, hold = await held_send(engine, account)
-    answer(engine, account, hold)
+    await answer(engine, account, hold)
     # Before the request wakes: answered, and (replicas) let go in the end's statement,
     # so the request's wake-up has nothing left to let go.
     assert hold.state is HoldState.ANSWERED
@@ -88,7 +88,7 @@ async def test_a_hold_answered_is_let_go_with_the_end_that_answered_it(
     response = reply_of(await asyncio.wait_for(task, 5))
     assert (response.responded, response.reply) == (True, "yes")
     assert engine.held_waits == 0
-    assert held_by(engine, hold) is None
+    assert await held_by(engine, hold) is None
 
 
 async def test_a_drained_hold_answers_503_and_leaves_its_interaction_open(
@@ -100,9 +100,9 @@ async def test_a_drained_hold_answers_503_and_leaves_its_interaction_open(
     with pytest.raises(ServiceUnavailable):
         await asyncio.wait_for(task, 5)
     assert engine.held_waits == 0
-    stored = engine.store.get_interaction(hold.interaction_id)
+    stored = await engine.store.get_interaction(hold.interaction_id)
     assert stored is not None and stored.status == "pending"  # the retry re-attaches
-    answer(engine, account, hold)  # too late for the drained request
+    await answer(engine, account, hold)  # too late for the drained request
     assert hold.state is HoldState.DRAINED and await hold.answered is None
 
 
@@ -116,10 +116,10 @@ async def test_a_hold_whose_requester_left_lets_go_and_takes_no_answer(
         await asyncio.wait_for(task, 5)
     assert hold.state is HoldState.LEFT
     assert engine.held_waits == 0
-    assert held_by(engine, hold) is None  # an answer now is the webhooks'
-    answer(engine, account, hold)
+    assert await held_by(engine, hold) is None  # an answer now is the webhooks'
+    await answer(engine, account, hold)
     assert not hold.answered.done()
-    stored = engine.store.get_interaction(hold.interaction_id)
+    stored = await engine.store.get_interaction(hold.interaction_id)
     assert stored is not None and stored.status == "ended"
 
 
@@ -141,28 +141,28 @@ async def test_a_hold_answered_from_another_replicas_notice_is_let_go_with_its_w
     await a.start()
     await b.start()
     try:
-        account, _key = a.create_account("held")
+        account, _key = await a.create_account("held")
         finish = asyncio.Event()
         task, hold = await held_send(a, account, then=finish.wait())
         a.follow_async(hold, task)
-        assert a.replicas is not None and held_by(a, hold) == a.replicas.id
-        answer(b, account, hold)
+        assert a.replicas is not None and await held_by(a, hold) == a.replicas.id
+        await answer(b, account, hold)
         await eventually(lambda: hold.state is HoldState.ANSWERED, timeout=10)
         await eventually(lambda: a.held_waits == 0)  # the request woke and returned
         # Answered from the notice, its wait over, and still A's in the database: its
         # wait.ended (not yet written) is what lets it go.
         assert hold.release is Release.UNRELEASED
-        assert held_by(a, hold) == a.replicas.id
+        assert await held_by(a, hold) == a.replicas.id
         finish.set()
         assert reply_of(await asyncio.wait_for(task, 5)).reply == "yes"
 
-        def wait_ended() -> bool:
-            events = a.store.outcomes_after(account.id, 0, 100)
+        async def wait_ended() -> bool:
+            events = await a.store.outcomes_after(account.id, 0, 100)
             return any(body["eventType"] == "wait.ended" for _seq, body in events)
 
         await eventually(wait_ended, timeout=5)
         assert hold.release is Release.LET_GO
-        assert held_by(a, hold) is None
+        assert await held_by(a, hold) is None
     finally:
         await a.close()
         await b.close()

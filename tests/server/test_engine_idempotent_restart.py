@@ -92,8 +92,8 @@ class Service:
 
         return asyncio.create_task(engine.idempotent(account, key, FINGERPRINT, run))
 
-    def deliveries(self, account: Account) -> int:
-        return len(self.engine.list_sandbox_deliveries(account))
+    async def deliveries(self, account: Account) -> int:
+        return len(await self.engine.list_sandbox_deliveries(account))
 
     async def held(self, count: int = 1) -> None:
         deadline = time.monotonic() + 3
@@ -161,7 +161,7 @@ MESSAGE_SENDS: dict[str, Send] = {
 async def test_held_message_retry_after_restart_gets_the_reply_sent_once(
     service: Service, channel: str
 ) -> None:
-    account, _ = service.engine.create_account()
+    account, _ = await service.engine.create_account()
     send = MESSAGE_SENDS[channel]
     first = service.submit(account, send)
     _delivery, interaction_id = await sent(service.engine, account)
@@ -170,7 +170,7 @@ async def test_held_message_retry_after_restart_gets_the_reply_sent_once(
 
     retry = service.submit(account, send)
     await service.held()
-    assert service.deliveries(account) == 1  # re-attached, not sent again
+    assert await service.deliveries(account) == 1  # re-attached, not sent again
     await service.engine.sandbox_reply(account, answer(channel, interaction_id, "yes"))
     assert body_of(await asyncio.wait_for(retry, 2)) == {
         "interactionId": interaction_id,
@@ -180,9 +180,9 @@ async def test_held_message_retry_after_restart_gets_the_reply_sent_once(
         "reply": "yes",
         "deliveryStatus": "delivered",
     }
-    assert service.deliveries(account) == 1
+    assert await service.deliveries(account) == 1
     # The held retry got the reply, so no webhook event carries it.
-    assert service.engine.list_events(account) == []
+    assert await service.engine.list_events(account) == []
     # The retry's result is stored: a third try replays it without running.
     runs = service.runs
     replayed = await service.submit(account, send)
@@ -191,7 +191,7 @@ async def test_held_message_retry_after_restart_gets_the_reply_sent_once(
 
 
 async def test_retry_waits_only_for_what_is_left_of_the_window(service: Service) -> None:
-    account, _ = service.engine.create_account()
+    account, _ = await service.engine.create_account()
     started = time.monotonic()
 
     def send(engine: Engine, account: Account, context: SendContext) -> Awaitable[BaseModel]:
@@ -209,11 +209,11 @@ async def test_retry_waits_only_for_what_is_left_of_the_window(service: Service)
     assert result["status"] == "ended"  # no follow-up window: the interaction is over
     # The first window (1 s from the first send), not a fresh one from the retry (1.6 s+).
     assert 0.95 <= elapsed < 1.45
-    assert service.deliveries(account) == 1
+    assert await service.deliveries(account) == 1
 
 
 async def test_reply_that_came_while_away_is_returned_to_the_retry(service: Service) -> None:
-    account, _ = service.engine.create_account()
+    account, _ = await service.engine.create_account()
 
     def send(engine: Engine, account: Account, context: SendContext) -> Awaitable[BaseModel]:
         return engine.send_message(account, sms(wait_time=5, follow_up_time=30), context)
@@ -228,11 +228,11 @@ async def test_reply_that_came_while_away_is_returned_to_the_retry(service: Serv
     assert result["responded"] is True
     assert result["response"] == "Human response: ok"
     assert result["interactionId"] == interaction_id
-    assert service.deliveries(account) == 1
+    assert await service.deliveries(account) == 1
 
 
 async def test_retry_after_the_window_passed_gets_the_no_response_text(service: Service) -> None:
-    account, _ = service.engine.create_account()
+    account, _ = await service.engine.create_account()
 
     def send(engine: Engine, account: Account, context: SendContext) -> Awaitable[BaseModel]:
         return engine.send_message(account, sms(wait_time=0.2, follow_up_time=30), context)
@@ -250,13 +250,13 @@ async def test_retry_after_the_window_passed_gets_the_no_response_text(service: 
         "response": NO_RESPONSE,
         "deliveryStatus": "delivered",
     }
-    assert service.deliveries(account) == 1
+    assert await service.deliveries(account) == 1
 
 
 async def test_same_key_with_another_body_after_a_restart_is_a_conflict(
     service: Service,
 ) -> None:
-    account, _ = service.engine.create_account()
+    account, _ = await service.engine.create_account()
     first = service.submit(account, MESSAGE_SENDS["sms"])
     await next_delivery(service.engine, account)
     await service.restart()
@@ -267,11 +267,11 @@ async def test_same_key_with_another_body_after_a_restart_is_a_conflict(
 
     with pytest.raises(Conflict):
         await service.engine.idempotent(account, KEY, "POST /messages/sms another-body", run)
-    assert service.deliveries(account) == 1
+    assert await service.deliveries(account) == 1
 
 
 async def test_held_form_retry_gets_the_submission_and_the_same_link(service: Service) -> None:
-    account, _ = service.engine.create_account()
+    account, _ = await service.engine.create_account()
 
     def send(engine: Engine, account: Account, context: SendContext) -> Awaitable[BaseModel]:
         return engine.send_form(account, sms_form(wait_time=5), context)
@@ -295,13 +295,13 @@ async def test_held_form_retry_gets_the_submission_and_the_same_link(service: Se
         "content": "Name: Ada\nApprove: Yes",
         "deliveryStatus": "delivered",
     }
-    assert service.deliveries(account) == 1
+    assert await service.deliveries(account) == 1
 
 
 async def test_follow_up_only_form_sent_but_unanswered_returns_its_link(
     service: Service,
 ) -> None:
-    account, _ = service.engine.create_account()
+    account, _ = await service.engine.create_account()
 
     def send(engine: Engine, account: Account, context: SendContext) -> Awaitable[BaseModel]:
         return engine.send_form(account, sms_form(follow_up_time=30), context)
@@ -316,7 +316,7 @@ async def test_follow_up_only_form_sent_but_unanswered_returns_its_link(
         "formUrl": delivery.form_url,
         "deliveryStatus": "delivered",
     }
-    assert service.deliveries(account) == 1
+    assert await service.deliveries(account) == 1
 
 
 def place_call(wait: bool) -> Send:
@@ -327,7 +327,7 @@ def place_call(wait: bool) -> Send:
 
 
 async def test_call_waiting_for_its_end_is_not_placed_twice(service: Service) -> None:
-    account, _ = service.engine.create_account()
+    account, _ = await service.engine.create_account()
     first = service.submit(account, place_call(True))
     delivery, interaction_id = await sent(service.engine, account)
     assert delivery.kind == "call"
@@ -347,11 +347,11 @@ async def test_call_waiting_for_its_end_is_not_placed_twice(service: Service) ->
         "completed",
         "Go ahead.",
     )
-    assert service.deliveries(account) == 1
+    assert await service.deliveries(account) == 1
 
 
 async def test_call_not_waited_for_returns_its_interaction_once(service: Service) -> None:
-    account, _ = service.engine.create_account()
+    account, _ = await service.engine.create_account()
     with pytest.raises(RuntimeError):
         await service.submit(account, place_call(False), crash_after_send=True)
     _delivery, interaction_id = await sent(service.engine, account)
@@ -362,7 +362,7 @@ async def test_call_not_waited_for_returns_its_interaction_once(service: Service
         "status": "pending",
         "deliveryStatus": "delivered",
     }
-    assert service.deliveries(account) == 1
+    assert await service.deliveries(account) == 1
 
 
 async def test_phone_call_retry_keeps_the_first_limit_and_is_never_placed_again(
@@ -371,7 +371,7 @@ async def test_phone_call_retry_keeps_the_first_limit_and_is_never_placed_again(
     service = Service(tmp_path, database, phone_call_limit=0.6)
     await service.engine.start()
     try:
-        account, _ = service.engine.create_account()
+        account, _ = await service.engine.create_account()
         started = time.monotonic()
 
         def send(engine: Engine, account: Account, context: SendContext) -> Awaitable[BaseModel]:
@@ -390,14 +390,14 @@ async def test_phone_call_retry_keeps_the_first_limit_and_is_never_placed_again(
         # "A pending call is never retried": another try times out again, placing none.
         with pytest.raises(CallTimeout):
             await asyncio.wait_for(service.submit(account, send), 1)
-        assert service.deliveries(account) == 1
+        assert await service.deliveries(account) == 1
     finally:
         await service.engine.close()
 
 
 async def test_channel_card_with_reply_link_reattaches(service: Service) -> None:
-    account, _ = service.engine.create_account()
-    card = service.engine.create_channel(
+    account, _ = await service.engine.create_account()
+    card = await service.engine.create_channel(
         account,
         ChannelCardCreateRequest.model_validate(
             {
@@ -428,12 +428,12 @@ async def test_channel_card_with_reply_link_reattaches(service: Service) -> None
     result = body_of(await asyncio.wait_for(retry, 2))
     assert result["interactionId"] == interaction_id
     assert result["response"] == "Card says: approved"
-    assert service.deliveries(account) == 1
+    assert await service.deliveries(account) == 1
 
 
 async def test_call_card_reattaches_and_gets_the_summary(service: Service) -> None:
-    account, _ = service.engine.create_account()
-    card = service.engine.create_channel(
+    account, _ = await service.engine.create_account()
+    card = await service.engine.create_channel(
         account,
         ChannelCardCreateRequest.model_validate({"type": "call", "to": HUMAN, "waitTime": 5}),
     )
@@ -457,7 +457,7 @@ async def test_call_card_reattaches_and_gets_the_summary(service: Service) -> No
         interaction_id,
         "Human response: Yes.",
     )
-    assert service.deliveries(account) == 1
+    assert await service.deliveries(account) == 1
 
 
 class FailingOnce:
@@ -481,22 +481,22 @@ class FailingOnce:
 
 
 async def test_a_send_whose_delivery_failed_is_sent_by_the_retry(service: Service) -> None:
-    account, _ = service.engine.create_account()
+    account, _ = await service.engine.create_account()
     service.engine.use_provider(FailingOnce(service.engine.provider), ["sms"])
     with pytest.raises(ConnectionError):
         await service.submit(account, MESSAGE_SENDS["sms"])
-    [failed] = service.engine.store.list_interactions(account.id, 10)
+    [failed] = await service.engine.store.list_interactions(account.id, 10)
     assert failed.outcome == "failed"
     retry = service.submit(account, MESSAGE_SENDS["sms"])
     _delivery, interaction_id = await sent(service.engine, account)
     assert interaction_id != failed.id
     await service.engine.sandbox_reply(account, answer("sms", interaction_id, "sure"))
     assert body_of(await asyncio.wait_for(retry, 2))["response"] == "Human response: sure"
-    assert service.deliveries(account) == 1
+    assert await service.deliveries(account) == 1
 
 
 async def test_sends_without_a_key_or_with_another_key_still_send(service: Service) -> None:
-    account, _ = service.engine.create_account()
+    account, _ = await service.engine.create_account()
 
     def send(engine: Engine, account: Account, context: SendContext) -> Awaitable[BaseModel]:
         return engine.send_message(account, sms(follow_up_time=5), context)
@@ -504,4 +504,4 @@ async def test_sends_without_a_key_or_with_another_key_still_send(service: Servi
     await service.submit(account, send, key="a")
     await service.submit(account, send, key="b")
     await send(service.engine, account, SendContext())
-    assert service.deliveries(account) == 3
+    assert await service.deliveries(account) == 3

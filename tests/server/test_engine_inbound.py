@@ -19,14 +19,14 @@ __all__ = ["account", "engine"]
 
 
 async def test_a_text_to_the_shared_number_answers_the_right_account(engine: Engine) -> None:
-    first, _ = engine.create_account("first")
-    second, _ = engine.create_account("second")
+    first, _ = await engine.create_account("first")
+    second, _ = await engine.create_account("second")
     held_first = asyncio.create_task(engine.send_message(first, sms("a?", wait_time=5)))
     held_second = asyncio.create_task(
         engine.send_message(second, sms("b?", to=OTHER_HUMAN, wait_time=5))
     )
     await asyncio.sleep(0.05)
-    stored = engine.receive_text(
+    stored = await engine.receive_text(
         InboundText(channel="sms", from_addr=OTHER_HUMAN, to_addr=SHARED_SMS_NUMBER, body="B!")
     )
     assert stored is not None and stored.account_id == second.id
@@ -41,30 +41,30 @@ async def test_a_redelivered_text_is_taken_once(engine: Engine, account: Account
     text = InboundText(
         channel="sms", from_addr=HUMAN, to_addr=SHARED_SMS_NUMBER, body="yes", ref="SM1"
     )
-    first = engine.receive_text(text)
-    again = engine.receive_text(text)
+    first = await engine.receive_text(text)
+    again = await engine.receive_text(text)
     assert first is not None and first.interaction_id == sent.interaction_id
     assert again is None
-    assert len(engine.list_inbound(account)) == 1
-    assert [e["eventType"] for e in engine.list_events(account)] == ["message.received"]
+    assert len(await engine.list_inbound(account)) == 1
+    assert [e["eventType"] for e in await engine.list_events(account)] == ["message.received"]
 
 
 async def test_a_text_nobody_is_waiting_for_on_the_shared_number_belongs_to_nobody(
     engine: Engine, account: Account
 ) -> None:
-    stored = engine.receive_text(
+    stored = await engine.receive_text(
         InboundText(channel="sms", from_addr=HUMAN, to_addr=SHARED_SMS_NUMBER, body="hi")
     )
     assert stored is None
-    assert engine.list_inbound(account) == []
+    assert await engine.list_inbound(account) == []
 
 
 async def test_an_unsolicited_text_to_a_reserved_number_goes_to_its_account(
     engine: Engine, account: Account
 ) -> None:
-    number = engine.available_numbers(country="US")[0].phone_number
-    engine.reserve_number(account, number)
-    stored = engine.receive_text(
+    number = (await engine.available_numbers(country="US"))[0].phone_number
+    await engine.reserve_number(account, number)
+    stored = await engine.receive_text(
         InboundText(
             channel="sms",
             from_addr=HUMAN,
@@ -75,7 +75,7 @@ async def test_an_unsolicited_text_to_a_reserved_number_goes_to_its_account(
     )
     assert stored is not None and stored.account_id == account.id
     assert stored.interaction_id is None
-    events = engine.list_events(account)
+    events = await engine.list_events(account)
     assert events[0]["payload"] == {
         "medium": "sms",
         "from": HUMAN,
@@ -87,17 +87,17 @@ async def test_an_unsolicited_text_to_a_reserved_number_goes_to_its_account(
 
 async def test_end_call_carries_the_transcript(engine: Engine, account: Account) -> None:
     placed = await engine.place_call(account, CallRequest(prompt="Ask about Friday.", to=HUMAN))
-    record = engine.store.get_interaction(placed.interaction_id)
+    record = await engine.store.get_interaction(placed.interaction_id)
     assert record is not None
-    ended = engine.end_call(
+    ended = await engine.end_call(
         record,
         outcome="completed",
         summary="Friday works.",
         transcript=[("agent", "Is Friday OK?"), ("human", "Yes.")],
     )
     assert ended is not None and ended.outcome == "completed"
-    assert engine.end_call(record, outcome="completed", summary="again") is None
-    payload = engine.list_events(account)[0]["payload"]
+    assert await engine.end_call(record, outcome="completed", summary="again") is None
+    payload = (await engine.list_events(account))[0]["payload"]
     assert payload["summary"] == "Friday works."
     assert payload["transcript"] == [
         {"speaker": "agent", "text": "Is Friday OK?"},
@@ -106,11 +106,11 @@ async def test_end_call_carries_the_transcript(engine: Engine, account: Account)
 
 
 async def test_an_inbound_call_is_pending_until_it_ends(engine: Engine, account: Account) -> None:
-    number = engine.available_numbers(country="US")[0].phone_number
-    engine.reserve_number(account, number)
-    record = engine.open_inbound_call(account.id, from_addr=HUMAN, to_addr=number)
+    number = (await engine.available_numbers(country="US"))[0].phone_number
+    await engine.reserve_number(account, number)
+    record = await engine.open_inbound_call(account.id, from_addr=HUMAN, to_addr=number)
     assert (await engine.interaction_status(account, record.id)).status == "pending"
-    engine.end_call(record, outcome="completed", summary="Left a message about rent.")
+    await engine.end_call(record, outcome="completed", summary="Left a message about rent.")
     status = await engine.interaction_status(account, record.id)
     assert status.status == "ended" and status.result is not None
     assert status.result.payload.summary == "Left a message about rent."  # type: ignore[union-attr]
@@ -119,32 +119,32 @@ async def test_an_inbound_call_is_pending_until_it_ends(engine: Engine, account:
 async def test_a_file_of_schema_2_gains_the_provider_columns(tmp_path: Path) -> None:
     path = str(tmp_path / "v2.db")
     old = SQLiteStore(path)
-    old.insert_account(AccountRecord("acc", "old", "hash", False, 1.0))
-    with old._tx() as db:  # what a file written by schema version 2 looks like
-        db.execute("DROP INDEX inbound_ref")
-        db.execute("DROP INDEX interactions_provider_ref")
-        db.execute("DROP TABLE provider_state")
-        db.execute("ALTER TABLE inbound DROP COLUMN ref")
-        db.execute("ALTER TABLE interactions DROP COLUMN delivery_status")
-        db.execute("ALTER TABLE interactions DROP COLUMN provider_ref")
-        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", ("2",))
-    old.close()
+    await old.insert_account(AccountRecord("acc", "old", "hash", False, 1.0))
+    async with old._tx() as db:  # what a file written by schema version 2 looks like
+        await db.execute("DROP INDEX inbound_ref")
+        await db.execute("DROP INDEX interactions_provider_ref")
+        await db.execute("DROP TABLE provider_state")
+        await db.execute("ALTER TABLE inbound DROP COLUMN ref")
+        await db.execute("ALTER TABLE interactions DROP COLUMN delivery_status")
+        await db.execute("ALTER TABLE interactions DROP COLUMN provider_ref")
+        await db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", ("2",))
+    await old.close()
 
     upgraded = Engine(fast_config(tmp_path, db_path=path))
     await upgraded.start()
     try:
         account = Account(id="acc", name="old")
         sent = await upgraded.send_message(account, sms(follow_up_time=5))
-        upgraded.store.set_delivery(sent.interaction_id, "sent", provider_ref="SMabc")
-        found = upgraded.store.interaction_by_provider_ref("SMabc")
+        await upgraded.store.set_delivery(sent.interaction_id, "sent", provider_ref="SMabc")
+        found = await upgraded.store.interaction_by_provider_ref("SMabc")
         assert found is not None and found.delivery_status == "sent"
-        upgraded.store.put_provider_state("call", "CA1", {"turns": 2}, 1.0)
-        assert upgraded.store.get_provider_state("call", "CA1") == {"turns": 2}
+        await upgraded.store.put_provider_state("call", "CA1", {"turns": 2}, 1.0)
+        assert await upgraded.store.get_provider_state("call", "CA1") == {"turns": 2}
         text = InboundText(
             channel="sms", from_addr=HUMAN, to_addr=SHARED_SMS_NUMBER, body="y", ref="SM9"
         )
-        assert upgraded.receive_text(text) is not None
-        assert upgraded.receive_text(text) is None
+        assert await upgraded.receive_text(text) is not None
+        assert await upgraded.receive_text(text) is None
     finally:
         await upgraded.close()
 
@@ -155,7 +155,7 @@ async def test_a_text_carrying_a_nul_is_taken_without_it(engine: Engine, account
     it), and the text still answers the held send."""
     held = asyncio.create_task(engine.send_message(account, sms("ok?", wait_time=5)))
     await asyncio.sleep(0.05)
-    stored = engine.receive_text(
+    stored = await engine.receive_text(
         InboundText(
             channel="sms", from_addr=HUMAN, to_addr=SHARED_SMS_NUMBER, body="ye\x00s", ref="S\x001"
         )
@@ -163,4 +163,4 @@ async def test_a_text_carrying_a_nul_is_taken_without_it(engine: Engine, account
     assert stored is not None and stored.body == "yes"
     answered = await held
     assert answered.reply == "yes"
-    assert [inbound.body for inbound in engine.list_inbound(account)] == ["yes"]
+    assert [inbound.body for inbound in await engine.list_inbound(account)] == ["yes"]

@@ -51,7 +51,7 @@ async def next_event(stream: AsyncIterator[OutcomeEvent | None]) -> OutcomeEvent
 async def test_a_caught_up_reader_takes_the_next_event_without_reading(
     engine: Engine, account: Account, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    first = engine.append_outcome(account.id, "int_0", ended(0))
+    first = await engine.append_outcome(account.id, "int_0", ended(0))
     reads = counted_reads(engine, monkeypatch)
     stream = engine.outcome_stream(account, first - 1 if first > 1 else 0, keepalive=30)
     # Behind: reads (its first event), then waits.
@@ -60,14 +60,14 @@ async def test_a_caught_up_reader_takes_the_next_event_without_reading(
     await asyncio.sleep(0.05)
     assert len(reads) == 1 and not waiting.done()
 
-    second = engine.append_outcome(account.id, "int_1", ended(1))
+    second = await engine.append_outcome(account.id, "int_1", ended(1))
     event = await waiting
     assert (event.id, event.interaction_id) == (str(second), "int_1")
     assert len(reads) == 1  # handed over: no read
 
     # Two appends before the reader is back: both heard, both sent on unread.
-    third = engine.append_outcome(account.id, "int_2", ended(2))
-    fourth = engine.append_outcome(account.id, "int_3", ended(3))
+    third = await engine.append_outcome(account.id, "int_2", ended(2))
+    fourth = await engine.append_outcome(account.id, "int_3", ended(3))
     assert (await next_event(stream)).id == str(third)
     assert (await next_event(stream)).id == str(fourth)
     assert len(reads) == 1
@@ -75,8 +75,8 @@ async def test_a_caught_up_reader_takes_the_next_event_without_reading(
     # not come yet), then one heard: the gap before it is read, nothing skipped.
     waiting = asyncio.ensure_future(next_event(stream))
     await asyncio.sleep(0.05)
-    unheard, _ = engine.store.append_outcome(account.id, "int_4", ended(4), time.time())
-    fifth = engine.append_outcome(account.id, "int_5", ended(5))
+    unheard, _ = await engine.store.append_outcome(account.id, "int_4", ended(4), time.time())
+    fifth = await engine.append_outcome(account.id, "int_5", ended(5))
     assert (await waiting).id == str(unheard)
     assert (await next_event(stream)).id == str(fifth)
     assert reads[1:] == [fourth]
@@ -86,16 +86,16 @@ async def test_a_caught_up_reader_takes_the_next_event_without_reading(
 async def test_a_reader_whose_cursor_is_not_the_accounts_last_event_reads(
     engine: Engine, account: Account, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    engine.append_outcome(account.id, "int_0", ended(0))
-    other, _key = engine.create_account("other")
-    engine.append_outcome(other.id, "int_x", ended(9))
+    await engine.append_outcome(account.id, "int_0", ended(0))
+    other, _key = await engine.create_account("other")
+    await engine.append_outcome(other.id, "int_x", ended(9))
     reads = counted_reads(engine, monkeypatch)
     # From now on: its cursor is the service's last id (the other account's event).
     stream = engine.outcome_stream(account, None, keepalive=30)
     waiting = asyncio.ensure_future(next_event(stream))
     await asyncio.sleep(0.05)
     assert len(reads) == 1 and not waiting.done()
-    appended = engine.append_outcome(account.id, "int_1", ended(1))
+    appended = await engine.append_outcome(account.id, "int_1", ended(1))
     assert (await waiting).id == str(appended)
     assert len(reads) == 2  # its event follows int_0, not the cursor: read
     await stream.aclose()  # type: ignore[attr-defined]
@@ -104,14 +104,14 @@ async def test_a_reader_whose_cursor_is_not_the_accounts_last_event_reads(
 async def test_an_event_another_replica_stored_is_handed_over_from_its_notice(
     engine: Engine, account: Account, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    first = engine.append_outcome(account.id, "int_0", ended(0))
+    first = await engine.append_outcome(account.id, "int_0", ended(0))
     stream = engine.outcome_stream(account, first, keepalive=30)
     reads = counted_reads(engine, monkeypatch)
     waiting = asyncio.ensure_future(next_event(stream))
     await asyncio.sleep(0.05)
     # Stored by "another replica" (the store directly: nothing here wakes), then its
     # notice, as the listener hands it on.
-    seq, after = engine.store.append_outcome(account.id, "int_7", ended(7), time.time())
+    seq, after = await engine.store.append_outcome(account.id, "int_7", ended(7), time.time())
     engine._on_notice("outcome", account.id, str(seq), {"after": after, "body": ended(7)})
     event = await waiting
     assert (event.id, event.interaction_id) == (str(seq), "int_7")
@@ -120,7 +120,7 @@ async def test_an_event_another_replica_stored_is_handed_over_from_its_notice(
     for detail in ({"after": seq, "body": None}, {"after": str(seq), "body": {}}, None):
         waiting = asyncio.ensure_future(next_event(stream))
         await asyncio.sleep(0.05)
-        later, _ = engine.store.append_outcome(account.id, "int_8", ended(8), time.time())
+        later, _ = await engine.store.append_outcome(account.id, "int_8", ended(8), time.time())
         engine._on_notice("outcome", account.id, str(later), detail)
         assert (await waiting).id == str(later)
         assert reads[-1] == seq
@@ -134,7 +134,7 @@ async def test_an_answers_end_is_handed_to_a_caught_up_reader(
 ) -> None:
     """A reply ends its interaction (on PostgreSQL with its outcome, in one transaction,
     ``end_and_report``): a reader caught up gets ``interaction.ended`` at once, unread."""
-    first = engine.append_outcome(account.id, "int_0", ended(0))
+    first = await engine.append_outcome(account.id, "int_0", ended(0))
     stream = engine.outcome_stream(account, first, keepalive=30)
     reads = counted_reads(engine, monkeypatch)
     waiting = asyncio.ensure_future(next_event(stream))
@@ -159,15 +159,15 @@ def waited(n: int) -> dict[str, Any]:
 async def test_a_reader_asking_for_one_event_type_gets_only_those_and_no_gap(
     engine: Engine, account: Account, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    start = engine.store.last_outcome_id()
+    start = await engine.store.last_outcome_id()
     reads = counted_reads(engine, monkeypatch)
     stream = engine.outcome_stream(account, start, keepalive=30, only="wait.ended")
     waiting = asyncio.ensure_future(next_event(stream))
     await asyncio.sleep(0.05)
-    engine.append_outcome(account.id, "int_1", ended(1))
+    await engine.append_outcome(account.id, "int_1", ended(1))
     await asyncio.sleep(0.05)
     assert not waiting.done()  # passed over, not sent
-    second = engine.append_outcome(account.id, "int_1", waited(1))
+    second = await engine.append_outcome(account.id, "int_1", waited(1))
     event = await waiting
     assert (event.id, event.event_type, event.interaction_id) == (
         str(second),
@@ -175,8 +175,8 @@ async def test_a_reader_asking_for_one_event_type_gets_only_those_and_no_gap(
         "int_1",
     )
     # The left-out events still count as heard: the next one follows without a read.
-    engine.append_outcome(account.id, "int_2", ended(2))
-    fourth = engine.append_outcome(account.id, "int_2", waited(2))
+    await engine.append_outcome(account.id, "int_2", ended(2))
+    fourth = await engine.append_outcome(account.id, "int_2", waited(2))
     assert (await next_event(stream)).id == str(fourth)
     assert len(reads) == 1
 
@@ -190,7 +190,9 @@ async def test_a_busy_stream_of_left_out_events_still_sends_its_keepalive(
     n = 0
     last = 0
     while not first.done():
-        last = engine.append_outcome(account.id, f"int_{n}", ended(n))  # quicker than keepalive
+        last = await engine.append_outcome(
+            account.id, f"int_{n}", ended(n)
+        )  # quicker than keepalive
         n += 1
         await asyncio.sleep(0.05)
     # The keepalive, not an event; it carries the id of the last event left out before it.
@@ -208,18 +210,18 @@ async def test_a_keepalive_names_the_last_event_left_out_once(
 ) -> None:
     stream = engine.outcome_stream(account, None, keepalive=0.2, only="wait.ended")
     assert await asyncio.wait_for(stream.__anext__(), 5) is None  # nothing left out yet
-    engine.append_outcome(account.id, "int_1", ended(1))
-    skipped = engine.append_outcome(account.id, "int_2", ended(2))
+    await engine.append_outcome(account.id, "int_1", ended(1))
+    skipped = await engine.append_outcome(account.id, "int_2", ended(2))
     assert await asyncio.wait_for(stream.__anext__(), 5) == PassedOver(skipped)
     assert await asyncio.wait_for(stream.__anext__(), 5) is None  # said once
-    wanted = engine.append_outcome(account.id, "int_2", waited(2))
+    wanted = await engine.append_outcome(account.id, "int_2", waited(2))
     event = await asyncio.wait_for(stream.__anext__(), 5)
     assert isinstance(event, OutcomeEvent) and event.id == str(wanted)
     assert await asyncio.wait_for(stream.__anext__(), 5) is None  # nothing left out since
     await stream.aclose()  # type: ignore[attr-defined]
     # Unfiltered, nothing is ever left out: keepalives stay plain.
-    everything = engine.outcome_stream(account, engine.store.last_outcome_id(), keepalive=0.2)
-    engine.append_outcome(account.id, "int_3", ended(3))
+    everything = engine.outcome_stream(account, await engine.store.last_outcome_id(), keepalive=0.2)
+    await engine.append_outcome(account.id, "int_3", ended(3))
     assert isinstance(await asyncio.wait_for(everything.__anext__(), 5), OutcomeEvent)
     assert await asyncio.wait_for(everything.__anext__(), 5) is None
     await everything.aclose()  # type: ignore[attr-defined]
@@ -228,18 +230,18 @@ async def test_a_keepalive_names_the_last_event_left_out_once(
 async def test_a_long_poll_for_one_event_type_passes_the_others(
     engine: Engine, account: Account
 ) -> None:
-    start = engine.store.last_outcome_id()
-    skipped = engine.append_outcome(account.id, "int_1", ended(1))
+    start = await engine.store.last_outcome_id()
+    skipped = await engine.append_outcome(account.id, "int_1", ended(1))
     # Nothing of that type: the cursor still passes what was left out.
     page = await engine.outcomes(account, start, 0, "wait.ended")
     assert (page.events, page.cursor) == ([], str(skipped))
     # Held past left-out events until one of its type comes.
     polling = asyncio.ensure_future(engine.outcomes(account, skipped, 5, "wait.ended"))
     await asyncio.sleep(0.05)
-    engine.append_outcome(account.id, "int_2", ended(2))
+    await engine.append_outcome(account.id, "int_2", ended(2))
     await asyncio.sleep(0.1)
     assert not polling.done()
-    wanted = engine.append_outcome(account.id, "int_2", waited(2))
+    wanted = await engine.append_outcome(account.id, "int_2", waited(2))
     page = await asyncio.wait_for(polling, 5)
     assert [(e.id, e.event_type) for e in page.events] == [(str(wanted), "wait.ended")]
     assert page.cursor == str(wanted)

@@ -31,18 +31,22 @@ async def test_ten_thousand_held_waits_are_all_answered(
 async def _held_waits_are_all_answered(engine: Engine, count: int) -> None:
     await engine.start()
     try:
-        account, _ = engine.create_account()
+        account, _ = await engine.create_account()
         started = time.perf_counter()
         held = [
             asyncio.ensure_future(engine.send_message(account, slack(f"q{i}", wait_time=120)))
             for i in range(count)
         ]
         await asyncio.sleep(0)
-        while engine.held_waits < count:  # every send has delivered and is holding
-            await asyncio.sleep(0.01)
+        # Every send has delivered and is holding (a hold is registered before its
+        # delivery goes out, and the delivery is stored as it goes).
+        while engine.held_waits < count or (
+            len(await engine.store.list_deliveries(account.id, limit=count)) < count
+        ):
+            await asyncio.sleep(0.05)
         assert engine.open_windows == count
         sent = time.perf_counter()
-        for delivery in engine.store.list_deliveries(account.id, limit=count):
+        for delivery in await engine.store.list_deliveries(account.id, limit=count):
             assert delivery.interaction_id is not None
             await engine.sandbox_reply(
                 account,

@@ -61,17 +61,17 @@ async def test_registration_shows_secret_once_and_masks_headers(
     assert created.secret is not None and created.secret.startswith("whsec_")
     assert len(created.secret) > 40
     assert created.headers == {"Authorization": "Bearer agent-token"}
-    listed = engine.list_webhooks(account)
+    listed = await engine.list_webhooks(account)
     assert len(listed) == 1
     assert listed[0].id == created.id
     assert listed[0].secret is None
     assert listed[0].headers == {"Authorization": "Bear…"}
-    other, _ = engine.create_account("other")
-    assert engine.list_webhooks(other) == []
+    other, _ = await engine.create_account("other")
+    assert await engine.list_webhooks(other) == []
     with pytest.raises(NotFound):
-        engine.delete_webhook(other, created.id)
-    engine.delete_webhook(account, created.id)
-    assert engine.list_webhooks(account) == []
+        await engine.delete_webhook(other, created.id)
+    await engine.delete_webhook(account, created.id)
+    assert await engine.list_webhooks(account) == []
 
 
 @pytest.mark.parametrize(
@@ -120,13 +120,13 @@ async def test_engine_applies_the_guard_from_config(tmp_path: Path, database: st
     engine = Engine(
         fast_config(tmp_path, db_path=database, local_mode=False), resolve=lambda h, p: ["10.0.0.1"]
     )
-    account, _ = engine.create_account()
+    account, _ = await engine.create_account()
     with pytest.raises(InvalidRequest):
         await engine.create_webhook(account, hook("http://127.0.0.1:9/x"))
     with pytest.raises(InvalidRequest):
         await engine.create_webhook(account, hook("http://hooks.internal/x"))
-    assert engine.list_webhooks(account) == []
-    engine.store.close()
+    assert await engine.list_webhooks(account) == []
+    await engine.store.close()
 
 
 async def test_hostname_resolving_to_loopback_is_refused_outside_local_mode(
@@ -136,19 +136,19 @@ async def test_hostname_resolving_to_loopback_is_refused_outside_local_mode(
         return {"hooks.example": ["127.0.0.1"]}[host]
 
     public = Engine(fast_config(tmp_path, db_path=database, local_mode=False), resolve=resolve)
-    account, _ = public.create_account()
+    account, _ = await public.create_account()
     with pytest.raises(InvalidRequest) as caught:
         await public.create_webhook(account, hook("http://hooks.example:9000/x"))
     assert caught.value.field == "url"
     assert "public address" in caught.value.message
-    assert public.list_webhooks(account) == []
-    public.store.close()
+    assert await public.list_webhooks(account) == []
+    await public.store.close()
 
     local = Engine(fast_config(tmp_path, db_path=database), resolve=resolve)
-    account, _ = local.create_account()
+    account, _ = await local.create_account()
     created = await local.create_webhook(account, hook("http://hooks.example:9000/x"))
-    assert [w.id for w in local.list_webhooks(account)] == [created.id]
-    local.store.close()
+    assert [w.id for w in await local.list_webhooks(account)] == [created.id]
+    await local.store.close()
 
 
 async def test_host_lookup_runs_off_the_event_loop(tmp_path: Path, database: str) -> None:
@@ -160,7 +160,7 @@ async def test_host_lookup_runs_off_the_event_loop(tmp_path: Path, database: str
         return ["93.184.215.14"]
 
     engine = Engine(fast_config(tmp_path, db_path=database, local_mode=False), resolve=slow_resolve)
-    account, _ = engine.create_account()
+    account, _ = await engine.create_account()
     ticks = 0
     stop = asyncio.Event()
 
@@ -178,7 +178,7 @@ async def test_host_lookup_runs_off_the_event_loop(tmp_path: Path, database: str
     assert lookups == [("hooks.example", 443, lookups[0][2])]
     assert lookups[0][2] != threading.get_ident()  # not on the loop's thread
     assert ticks >= 10  # the loop kept running during the 0.3 s lookup
-    engine.store.close()
+    await engine.store.close()
 
 
 async def test_a_lookup_past_the_timeout_refuses_the_url(tmp_path: Path, database: str) -> None:
@@ -191,7 +191,7 @@ async def test_a_lookup_past_the_timeout_refuses_the_url(tmp_path: Path, databas
         resolve=hanging_resolve,
         resolve_timeout=0.1,
     )
-    account, _ = engine.create_account()
+    account, _ = await engine.create_account()
     started = time.monotonic()
     with pytest.raises(HostLookupTimeout) as caught:
         await engine.create_webhook(account, hook("https://slow.example/in"))
@@ -199,8 +199,8 @@ async def test_a_lookup_past_the_timeout_refuses_the_url(tmp_path: Path, databas
     assert isinstance(caught.value, InvalidRequest)  # a 400 on url, not a 500
     assert caught.value.field == "url"
     assert "did not resolve within 0.1 s" in caught.value.message
-    assert engine.list_webhooks(account) == []
-    engine.store.close()
+    assert await engine.list_webhooks(account) == []
+    await engine.store.close()
 
 
 async def test_default_lookup_goes_through_loop_getaddrinfo(
@@ -215,17 +215,17 @@ async def test_default_lookup_goes_through_loop_getaddrinfo(
 
     monkeypatch.setattr(asyncio.get_running_loop(), "getaddrinfo", getaddrinfo)
     engine = Engine(fast_config(tmp_path, db_path=database, local_mode=False))
-    account, _ = engine.create_account()
+    account, _ = await engine.create_account()
     with pytest.raises(InvalidRequest):
         await engine.create_webhook(account, hook("http://loopback.example/x"))
     created = await engine.create_webhook(account, hook("https://public.example:8443/x"))
     assert asked == [("loopback.example", 80), ("public.example", 8443)]
-    assert [w.id for w in engine.list_webhooks(account)] == [created.id]
+    assert [w.id for w in await engine.list_webhooks(account)] == [created.id]
     # An IP literal needs no lookup.
     with pytest.raises(InvalidRequest):
         await engine.create_webhook(account, hook("http://10.0.0.1/x"))
     assert len(asked) == 2
-    engine.store.close()
+    await engine.store.close()
 
 
 async def test_a_lookup_timeout_at_delivery_is_retried_not_final(
@@ -250,11 +250,15 @@ async def test_a_lookup_timeout_at_delivery_is_retried_not_final(
     )
     await engine.start()
     try:
-        account, _ = engine.create_account()
+        account, _ = await engine.create_account()
         await engine.create_webhook(account, hook("https://hooks.example/in"))
         await engine.sandbox_reply(account, reply("sms", HUMAN, SHARED_SMS_NUMBER, "hi"))
-        await eventually(lambda: engine.store.list_outbox(account.id, 1)[0].attempts >= 2)
-        log = engine.list_deliveries_log(account)[0]
+
+        async def check() -> bool:
+            return bool((await engine.store.list_outbox(account.id, 1))[0].attempts >= 2)
+
+        await eventually(check)
+        log = (await engine.list_deliveries_log(account))[0]
         assert "did not resolve within" in str(log["lastError"])
     finally:
         await engine.close()
@@ -277,7 +281,7 @@ async def test_late_reply_is_delivered_signed_with_headers(
     event = event_adapter.validate_json(request.body)
     assert event.event_type == "message.received"
     assert event.payload.interaction_id == response.interaction_id
-    assert request.headers["humanwire-event-id"] == engine.list_events(account)[0]["id"]
+    assert request.headers["humanwire-event-id"] == (await engine.list_events(account))[0]["id"]
     signature = dict(
         part.split("=", 1) for part in request.headers["humanwire-signature"].split(",")
     )
@@ -285,8 +289,12 @@ async def test_late_reply_is_delivered_signed_with_headers(
         created.secret.encode(), f"{signature['t']}.".encode() + request.body, hashlib.sha256
     ).hexdigest()
     assert hmac.compare_digest(signature["v1"], expected)
-    await eventually(lambda: engine.list_deliveries_log(account)[0]["status"] == "delivered")
-    log = engine.list_deliveries_log(account)[0]
+
+    async def check() -> bool:
+        return bool((await engine.list_deliveries_log(account))[0]["status"] == "delivered")
+
+    await eventually(check)
+    log = (await engine.list_deliveries_log(account))[0]
     assert (log["attempts"], log["eventType"], log["url"]) == (1, "message.received", receiver.url)
 
 
@@ -311,10 +319,14 @@ async def test_a_stored_header_that_cannot_be_sent_is_left_out_of_deliveries(
         secret="whsec_test",
         created_at=time.time(),
     )
-    engine.store.insert_webhook(record)
+    await engine.store.insert_webhook(record)
     with caplog.at_level(logging.WARNING, logger="humanwire"):
         await engine.sandbox_reply(account, reply("sms", HUMAN, SHARED_SMS_NUMBER, "hi"))
-        await eventually(lambda: engine.list_deliveries_log(account)[0]["status"] == "delivered")
+
+        async def check() -> bool:
+            return bool((await engine.list_deliveries_log(account))[0]["status"] == "delivered")
+
+        await eventually(check)
     [request] = receiver.requests
     assert request.headers["authorization"] == "Bearer agent-token"
     assert request.headers["host"] == f"127.0.0.1:{receiver.port}"
@@ -330,8 +342,8 @@ async def test_only_subscribed_event_types_are_delivered(
 ) -> None:
     await engine.create_webhook(account, hook(receiver.url, "form.received"))
     await engine.sandbox_reply(account, reply("sms", HUMAN, SHARED_SMS_NUMBER, "unsolicited"))
-    assert len(engine.list_events(account)) == 1
-    assert engine.list_deliveries_log(account) == []
+    assert len(await engine.list_events(account)) == 1
+    assert await engine.list_deliveries_log(account) == []
     assert receiver.requests == []
 
 
@@ -342,11 +354,15 @@ async def test_retries_until_the_receiver_comes_back(
     await engine.create_webhook(account, hook(receiver.url))
     await engine.sandbox_reply(account, reply("sms", HUMAN, SHARED_SMS_NUMBER, "hello"))
     await eventually(lambda: len(receiver.requests) >= 2)
-    log = engine.list_deliveries_log(account)[0]
+    log = (await engine.list_deliveries_log(account))[0]
     assert log["status"] == "pending"
     assert log["lastError"] == "HTTP 503"
     receiver.status = 200
-    await eventually(lambda: engine.list_deliveries_log(account)[0]["status"] == "delivered")
+
+    async def check() -> bool:
+        return bool((await engine.list_deliveries_log(account))[0]["status"] == "delivered")
+
+    await eventually(check)
     bodies = {request.body for request in receiver.requests}
     ids = {request.headers["humanwire-event-id"] for request in receiver.requests}
     assert len(bodies) == 1 and len(ids) == 1  # the same event each time
@@ -359,8 +375,12 @@ async def test_unreachable_receiver_is_retried_then_given_up(
     await receiver.stop()  # nothing listens on the port any more
     await engine.create_webhook(account, hook(url))
     await engine.sandbox_reply(account, reply("sms", HUMAN, SHARED_SMS_NUMBER, "hello"))
-    await eventually(lambda: engine.list_deliveries_log(account)[0]["status"] == "failed")
-    log = engine.list_deliveries_log(account)[0]
+
+    async def check() -> bool:
+        return bool((await engine.list_deliveries_log(account))[0]["status"] == "failed")
+
+    await eventually(check)
+    log = (await engine.list_deliveries_log(account))[0]
     assert log["attempts"] == engine.config.webhook_max_attempts
     assert "Connect" in str(log["lastError"])
 
@@ -369,23 +389,31 @@ async def test_outbox_survives_a_restart(tmp_path: Path, database: str, receiver
     config = fast_config(tmp_path, db_path=database, webhook_retry_base=0.05)
     first = Engine(config)
     await first.start()
-    account, key = first.create_account()
+    account, key = await first.create_account()
     url = receiver.url
     await receiver.stop()
     await first.create_webhook(account, hook(url))
     await first.sandbox_reply(account, reply("sms", HUMAN, SHARED_SMS_NUMBER, "kept"))
-    await eventually(lambda: first.list_deliveries_log(account)[0]["attempts"] != 0)
+
+    async def check() -> bool:
+        return bool((await first.list_deliveries_log(account))[0]["attempts"] != 0)
+
+    await eventually(check)
     await first.close()
 
     await receiver.start(port=int(url.split(":")[2].split("/")[0]))
     second = Engine(config)
     await second.start()
     try:
-        restored = second.authenticate(key)
+        restored = await second.authenticate(key)
         assert restored is not None
         await eventually(lambda: len(receiver.requests) == 1)
         assert receiver.requests[0].json()["payload"]["body"] == "kept"
-        await eventually(lambda: second.list_deliveries_log(restored)[0]["status"] == "delivered")
+
+        async def check() -> bool:
+            return bool((await second.list_deliveries_log(restored))[0]["status"] == "delivered")
+
+        await eventually(check)
     finally:
         await second.close()
 
@@ -397,5 +425,5 @@ async def test_deleting_a_webhook_cancels_its_pending_deliveries(
     created = await engine.create_webhook(account, hook(receiver.url))
     await engine.sandbox_reply(account, reply("sms", HUMAN, SHARED_SMS_NUMBER, "x"))
     await eventually(lambda: len(receiver.requests) >= 1)
-    engine.delete_webhook(account, created.id)
-    assert engine.list_deliveries_log(account)[0]["status"] == "cancelled"
+    await engine.delete_webhook(account, created.id)
+    assert (await engine.list_deliveries_log(account))[0]["status"] == "cancelled"

@@ -29,7 +29,7 @@ async def answered(
     async def receive() -> Message:
         if request:
             return request.pop()
-        await asyncio.Event().wait()  # the client stays connected
+        (await asyncio.Event()).wait()  # the client stays connected
         raise AssertionError
 
     async def send(message: Message) -> None:

@@ -67,6 +67,9 @@ def test_session_cookie_is_httponly_strict_and_the_key_dropped_from_the_url(
 
 
 def test_login_form_and_safe_next(browser_like: httpx.Client, humanwire_api_key: str) -> None:
+    # Not logged in: the form itself (a logged-in person is sent on to ``next``).
+    form = browser_like.get("/inbox/login", params={"next": "/inbox/channels"})
+    assert form.status_code == 200 and 'name="key"' in form.text
     refused = browser_like.post("/inbox/login", data={"key": "hw_wrong"})
     assert refused.status_code == 401 and "That API key is not valid." in refused.text
     response = browser_like.post(

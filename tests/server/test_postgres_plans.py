@@ -31,14 +31,14 @@ ROWS_READ = re.compile(r"Rows Removed by (?:Filter|Index Recheck): (\d+)")
 
 
 @pytest.fixture
-def store() -> Iterator[PostgresStore]:
+async def store() -> Iterator[PostgresStore]:
     schema, url = new_schema("hw_plans")
     # One pooled connection, so every statement below runs on the one that reports.
     store = PostgresStore(url, min_size=1, max_size=1)
     try:
         yield store
     finally:
-        store.close()
+        await store.close()
         drop_schema(schema)
 
 
@@ -60,34 +60,36 @@ def pending(account_id: str) -> InteractionRecord:
     )
 
 
-def send_and_answer(store: PostgresStore, record: InteractionRecord) -> None:
+async def send_and_answer(store: PostgresStore, record: InteractionRecord) -> None:
     """What a held send and its answer ask of the store for one interaction."""
-    store.insert_interaction(record)
-    store.set_delivery(record.id, "delivered", "1700000000.000100")
-    assert store.get_interaction(record.id) is not None
-    assert store.take_interaction(record.id, REPLICA, hold=True)
-    ended, holder = store.end_held_interaction(record.id, time.time(), result={"eventType": "x"})
+    await store.insert_interaction(record)
+    await store.set_delivery(record.id, "delivered", "1700000000.000100")
+    assert await store.get_interaction(record.id) is not None
+    assert await store.take_interaction(record.id, REPLICA, hold=True)
+    ended, holder = await store.end_held_interaction(
+        record.id, time.time(), result={"eventType": "x"}
+    )
     assert ended and holder == REPLICA
-    assert store.release_hold(record.id, REPLICA, ended_only=True) is not None
+    assert await store.release_hold(record.id, REPLICA, ended_only=True) is not None
 
 
-def test_an_interaction_is_read_by_its_id_however_many_are_open(store: PostgresStore) -> None:
-    store.insert_account(
+async def test_an_interaction_is_read_by_its_id_however_many_are_open(store: PostgresStore) -> None:
+    await store.insert_account(
         AccountRecord(id="acct", name="a", key_hash="h", suspended=False, created_at=time.time())
     )
     for _ in range(12):  # past psycopg's prepare threshold (5) and PostgreSQL's (5)
-        send_and_answer(store, pending("acct"))
+        await send_and_answer(store, pending("acct"))
     for _ in range(1500):  # open waits the next statements must not read
-        store.insert_interaction(pending("acct"))
+        await store.insert_interaction(pending("acct"))
 
     plans: list[str] = []
-    with store._connection() as conn:
-        conn.execute("LOAD 'auto_explain'")
-        conn.execute("SET auto_explain.log_min_duration = 0")
-        conn.execute("SET auto_explain.log_analyze = on")
-        conn.execute("SET auto_explain.log_timing = off")
-        conn.execute("SET auto_explain.log_level = notice")
-        conn.execute("SET client_min_messages = notice")
+    async with store._connection() as conn:
+        await conn.execute("LOAD 'auto_explain'")
+        await conn.execute("SET auto_explain.log_min_duration = 0")
+        await conn.execute("SET auto_explain.log_analyze = on")
+        await conn.execute("SET auto_explain.log_timing = off")
+        await conn.execute("SET auto_explain.log_level = notice")
+        await conn.execute("SET client_min_messages = notice")
 
         def heard(notice: psycopg.errors.Diagnostic) -> None:
             plans.append(notice.message_primary or "")
@@ -95,11 +97,11 @@ def test_an_interaction_is_read_by_its_id_however_many_are_open(store: PostgresS
         conn.add_notice_handler(heard)
     try:
         for _ in range(3):
-            send_and_answer(store, pending("acct"))
+            await send_and_answer(store, pending("acct"))
     finally:
-        with store._connection() as conn:
+        async with store._connection() as conn:
             conn.remove_notice_handler(heard)
-            conn.execute("SET auto_explain.log_min_duration = -1")
+            await conn.execute("SET auto_explain.log_min_duration = -1")
 
     by_id = [plan for plan in plans if "interactions" in plan and "id = $" in plan]
     statements = {plan.split("Query Text: ", 1)[-1].split("\n", 1)[0][:40] for plan in by_id}

@@ -6,6 +6,7 @@ URL's ``search_path`` option), dropped afterwards."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -66,12 +67,16 @@ def test_db_migrate_accounts_and_slack_commands(
     assert cli_main(["accounts", "create", "--db", database_url, "--name", "pg"]) == 0
     key = capsys.readouterr().out.strip()
     assert key.startswith("hw_")
-    store = open_store(database_url)
-    try:
-        assert schema_version(store) == latest
-        assert store.count_accounts() == 1
-    finally:
-        store.close()
+
+    async def check() -> None:  # the CLI runs loops of its own: this test has none
+        store = open_store(database_url)
+        try:
+            assert await schema_version(store) == latest
+            assert await store.count_accounts() == 1
+        finally:
+            await store.close()
+
+    asyncio.run(check())
     assert cli_main(["slack", "workspaces", "--db", database_url]) == 0
     assert capsys.readouterr().out == ""  # none installed
 

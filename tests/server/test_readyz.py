@@ -9,7 +9,6 @@ import contextlib
 import socket
 import sqlite3
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -185,10 +184,10 @@ async def test_concurrent_probes_share_one_database_question(svc: AppUnderTest) 
     store: Any = svc.engine.store
     original = store.pending_migrations
 
-    def counted() -> list[int]:
+    async def counted() -> list[int]:
         calls.append(0)
-        time.sleep(0.3)  # a slow database: the probes arriving meanwhile wait with it
-        return list(original())
+        await asyncio.sleep(0.3)  # a slow database: the probes arriving meanwhile wait with it
+        return list(await original())
 
     store.pending_migrations = counted
     async with svc.anonymous() as anonymous:

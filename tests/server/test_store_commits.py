@@ -45,14 +45,14 @@ async def test_sqlite_writes_on_the_loop_commit_together(tmp_path: Path) -> None
     try:
         assert store.committed() is COMMITTED
         for n in range(3):
-            store.insert_account(AccountRecord(f"a{n}", f"n{n}", f"h{n}", False, 0.0))
+            await store.insert_account(AccountRecord(f"a{n}", f"n{n}", f"h{n}", False, 0.0))
         batch = store.committed()
         assert not batch.settled
         await batch  # the loop's next turn commits it
         assert batch.settled and batch.error is None
         assert store.committed() is COMMITTED
     finally:
-        store.close()
+        await store.close()
 
 
 async def test_a_sqlite_batch_whose_commit_fails_is_rolled_back(tmp_path: Path) -> None:
@@ -68,19 +68,19 @@ async def test_a_sqlite_batch_whose_commit_fails_is_rolled_back(tmp_path: Path) 
             "BEGIN INSERT INTO child VALUES (1); END",
         ):
             store._db.execute(statement)
-        store.insert_account(AccountRecord("a", "n", "h", False, 0.0))
+        await store.insert_account(AccountRecord("a", "n", "h", False, 0.0))
         batch = store.committed()
         with pytest.raises(StoreUnavailable):
             store.commit()
         with pytest.raises(StoreUnavailable):
             await batch
         assert store.write_failure is not None
-        assert store.get_account("a") is None  # rolled back
+        assert await store.get_account("a") is None  # rolled back
         store._db.execute("DROP TRIGGER temp.fault")
         await store.check_writable()  # a test write works: writable again
         assert store.write_failure is None
     finally:
-        store.close()
+        await store.close()
 
 
 async def _wait(commit: PendingCommit) -> str:

@@ -8,11 +8,12 @@ one (Debian: ``apt-get install postgresql``) or point the variable at one.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sqlite3
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -24,6 +25,7 @@ from humanwire.server.store import SQLiteStore, Store
 from humanwire.server.store.base import (
     AccountRecord,
     AccountUsage,
+    AuditDraft,
     ChannelRecord,
     Duplicate,
     EventRecord,
@@ -34,6 +36,7 @@ from humanwire.server.store.base import (
     InteractionRecord,
     NumberRecord,
     OutboxRecord,
+    StepRecord,
     WebhookRecord,
     shared_store,
 )
@@ -77,20 +80,20 @@ def pg_schema() -> Iterator[str]:
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def store(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Store]:
+async def store(request: pytest.FixtureRequest, tmp_path: Any) -> AsyncIterator[Store]:
     if request.param == "sqlite":
         lite = SQLiteStore(str(tmp_path / "contract.db"))
         try:
             yield lite
         finally:
-            lite.close()
+            await lite.close()
         return
     schema = request.getfixturevalue("pg_schema")
     pg = PostgresStore(DATABASE_URL, schema=schema, connect_timeout=5)
     try:
         yield pg
     finally:
-        pg.close()
+        await pg.close()
 
 
 # -- records ----------------------------------------------------------------------------
@@ -159,7 +162,7 @@ def outbox(id: str, event_id: str, **changes: Any) -> OutboxRecord:
     return OutboxRecord(**fields)
 
 
-def delivery(store: Store, id: str, **changes: Any) -> Any:
+async def delivery(store: Store, id: str, **changes: Any) -> Any:
     fields: dict[str, Any] = {
         "id": id,
         "account_id": "acct_1",
@@ -173,52 +176,54 @@ def delivery(store: Store, id: str, **changes: Any) -> Any:
         "created_at": 10.0,
     }
     fields.update(changes)
-    return store.insert_delivery(**fields)
+    return await store.insert_delivery(**fields)
 
 
 # -- accounts ---------------------------------------------------------------------------
-def test_accounts_round_trip_suspend_and_count(store: Store) -> None:
-    assert store.count_accounts() == 0
-    assert store.get_account("acct_1") is None
-    assert store.account_by_key_hash("hash_1") is None
+async def test_accounts_round_trip_suspend_and_count(store: Store) -> None:
+    assert await store.count_accounts() == 0
+    assert await store.get_account("acct_1") is None
+    assert await store.account_by_key_hash("hash_1") is None
     first, second = account(1), account(2, suspended=True)
-    store.insert_account(first)
-    store.insert_account(second)
-    assert store.count_accounts() == 2
-    assert store.get_account("acct_1") == first
-    assert store.account_by_key_hash("hash_2") == second
-    store.set_account_suspended("acct_1", True)
-    store.set_account_suspended("acct_2", False)
-    got = store.get_account("acct_1")
+    await store.insert_account(first)
+    await store.insert_account(second)
+    assert await store.count_accounts() == 2
+    assert await store.get_account("acct_1") == first
+    assert await store.account_by_key_hash("hash_2") == second
+    await store.set_account_suspended("acct_1", True)
+    await store.set_account_suspended("acct_2", False)
+    got = await store.get_account("acct_1")
     assert got is not None and got.suspended is True
-    got = store.account_by_key_hash("hash_2")
+    got = await store.account_by_key_hash("hash_2")
     assert got is not None and got.suspended is False
 
 
-def test_accounts_duplicate_id_or_key_hash(store: Store) -> None:
-    store.insert_account(account(1))
+async def test_accounts_duplicate_id_or_key_hash(store: Store) -> None:
+    await store.insert_account(account(1))
     with pytest.raises(Duplicate):
-        store.insert_account(account(1, key_hash="other"))
+        await store.insert_account(account(1, key_hash="other"))
     with pytest.raises(Duplicate):
-        store.insert_account(account(2, key_hash="hash_1"))
-    assert store.count_accounts() == 1
-    store.insert_account(account(2))
-    assert store.count_accounts() == 2
+        await store.insert_account(account(2, key_hash="hash_1"))
+    assert await store.count_accounts() == 1
+    await store.insert_account(account(2))
+    assert await store.count_accounts() == 2
 
 
 # -- account administration (humanwire accounts) -------------------------------------------
-def test_accounts_listed_oldest_first_with_their_usage(store: Store) -> None:
-    assert store.list_accounts() == [] and store.account_usage() == {}
+async def test_accounts_listed_oldest_first_with_their_usage(store: Store) -> None:
+    assert await store.list_accounts() == [] and await store.account_usage() == {}
     first, second, third = account(1), account(2, created_at=900.0), account(3)
     for record in (first, second, third):
-        store.insert_account(record)
-    assert store.list_accounts() == [second, first, third]
-    store.insert_interaction(interaction("int_1", created_at=50.0))
-    store.insert_interaction(interaction("int_2", status="ended", created_at=70.0))
-    store.insert_interaction(interaction("int_3", account_id="acct_2"))
-    store.insert_number(NumberRecord("num_1", "acct_1", "+15550000001", 1.0, 1.0))
-    store.insert_webhook(WebhookRecord("wh_1", "acct_2", "https://h.example", [], {}, "s", 1.0))
-    usage = store.account_usage()
+        await store.insert_account(record)
+    assert await store.list_accounts() == [second, first, third]
+    await store.insert_interaction(interaction("int_1", created_at=50.0))
+    await store.insert_interaction(interaction("int_2", status="ended", created_at=70.0))
+    await store.insert_interaction(interaction("int_3", account_id="acct_2"))
+    await store.insert_number(NumberRecord("num_1", "acct_1", "+15550000001", 1.0, 1.0))
+    await store.insert_webhook(
+        WebhookRecord("wh_1", "acct_2", "https://h.example", [], {}, "s", 1.0)
+    )
+    usage = await store.account_usage()
     assert usage["acct_1"] == AccountUsage(
         interactions=2, open_interactions=1, numbers=1, last_interaction_at=70.0
     )
@@ -228,17 +233,17 @@ def test_accounts_listed_oldest_first_with_their_usage(store: Store) -> None:
     assert "acct_3" not in usage  # holds nothing
 
 
-def test_account_key_rotation(store: Store) -> None:
-    store.insert_account(account(1))
-    store.insert_account(account(2))
-    assert store.set_account_key_hash("acct_1", "hash_new") is True
-    assert store.account_by_key_hash("hash_1") is None  # the old key opens nothing
-    got = store.account_by_key_hash("hash_new")
+async def test_account_key_rotation(store: Store) -> None:
+    await store.insert_account(account(1))
+    await store.insert_account(account(2))
+    assert await store.set_account_key_hash("acct_1", "hash_new") is True
+    assert await store.account_by_key_hash("hash_1") is None  # the old key opens nothing
+    got = await store.account_by_key_hash("hash_new")
     assert got is not None and got.id == "acct_1" and got.name == account(1).name
-    assert store.set_account_key_hash("acct_9", "hash_9") is False
+    assert await store.set_account_key_hash("acct_9", "hash_9") is False
     with pytest.raises(REFUSED):  # another account's key
-        store.set_account_key_hash("acct_1", "hash_2")
-    assert store.account_by_key_hash("hash_new") is not None
+        await store.set_account_key_hash("acct_1", "hash_2")
+    assert await store.account_by_key_hash("hash_new") is not None
 
 
 # -- the inbox's sessions ----------------------------------------------------------------
@@ -255,129 +260,132 @@ def session(id_hash: str, **changes: Any) -> InboxSessionRecord:
     return InboxSessionRecord(**fields)
 
 
-def test_inbox_session_create_look_up_and_log_out(store: Store) -> None:
-    store.insert_account(account(1))
-    store.insert_account(account(2, suspended=True))
-    assert store.inbox_session("sess_a", 150.0, 0.0) is None
-    store.insert_inbox_session(session("sess_a"))
-    store.insert_inbox_session(session("sess_b", account_id="acct_2", key_hash="hash_2"))
-    found = store.inbox_session("sess_a", 150.0, 0.0)
+async def test_inbox_session_create_look_up_and_log_out(store: Store) -> None:
+    await store.insert_account(account(1))
+    await store.insert_account(account(2, suspended=True))
+    assert await store.inbox_session("sess_a", 150.0, 0.0) is None
+    await store.insert_inbox_session(session("sess_a"))
+    await store.insert_inbox_session(session("sess_b", account_id="acct_2", key_hash="hash_2"))
+    found = await store.inbox_session("sess_a", 150.0, 0.0)
     assert found == (session("sess_a"), account(1))
-    found = store.inbox_session("sess_b", 150.0, 0.0)
+    found = await store.inbox_session("sess_b", 150.0, 0.0)
     assert found is not None and found[1] == account(2, suspended=True)
     with pytest.raises(REFUSED):  # a token's hash is one session's
-        store.insert_inbox_session(session("sess_a", account_id="acct_2"))
-    assert store.delete_inbox_session("sess_a") is True
-    assert store.inbox_session("sess_a", 150.0, 0.0) is None
-    assert store.delete_inbox_session("sess_a") is False
-    assert store.inbox_session("sess_b", 150.0, 0.0) is not None  # the other stays
+        await store.insert_inbox_session(session("sess_a", account_id="acct_2"))
+    assert await store.delete_inbox_session("sess_a") is True
+    assert await store.inbox_session("sess_a", 150.0, 0.0) is None
+    assert await store.delete_inbox_session("sess_a") is False
+    assert await store.inbox_session("sess_b", 150.0, 0.0) is not None  # the other stays
 
 
-def test_inbox_session_expires_at_its_end_and_when_idle(store: Store) -> None:
-    store.insert_account(account(1))
-    store.insert_inbox_session(session("sess_a", expires_at=200.0, seen_at=100.0))
+async def test_inbox_session_expires_at_its_end_and_when_idle(store: Store) -> None:
+    await store.insert_account(account(1))
+    await store.insert_inbox_session(session("sess_a", expires_at=200.0, seen_at=100.0))
     # Absolute: valid up to (not at) expires_at, whatever its last use.
-    assert store.inbox_session("sess_a", 199.5, 0.0) is not None
-    assert store.inbox_session("sess_a", 200.0, 0.0) is None
+    assert await store.inbox_session("sess_a", 199.5, 0.0) is not None
+    assert await store.inbox_session("sess_a", 200.0, 0.0) is None
     # Idle: valid while seen after the cutoff; a use moves it on, never back.
-    assert store.inbox_session("sess_a", 150.0, 100.0) is None
-    store.touch_inbox_session("sess_a", 140.0)
-    found = store.inbox_session("sess_a", 150.0, 100.0)
+    assert await store.inbox_session("sess_a", 150.0, 100.0) is None
+    await store.touch_inbox_session("sess_a", 140.0)
+    found = await store.inbox_session("sess_a", 150.0, 100.0)
     assert found is not None and found[0].seen_at == 140.0
-    store.touch_inbox_session("sess_a", 120.0)
-    found = store.inbox_session("sess_a", 150.0, 130.0)
+    await store.touch_inbox_session("sess_a", 120.0)
+    found = await store.inbox_session("sess_a", 150.0, 130.0)
     assert found is not None and found[0].seen_at == 140.0
 
 
-def test_inbox_sessions_end_when_the_key_rotates(store: Store) -> None:
-    store.insert_account(account(1))
-    store.insert_account(account(2))
-    store.insert_inbox_session(session("sess_a"))
-    store.insert_inbox_session(session("sess_b", account_id="acct_2", key_hash="hash_2"))
-    assert store.set_account_key_hash("acct_1", "hash_new") is True
-    assert store.inbox_session("sess_a", 150.0, 0.0) is None  # opened with the old key
-    assert store.inbox_session("sess_b", 150.0, 0.0) is not None
+async def test_inbox_sessions_end_when_the_key_rotates(store: Store) -> None:
+    await store.insert_account(account(1))
+    await store.insert_account(account(2))
+    await store.insert_inbox_session(session("sess_a"))
+    await store.insert_inbox_session(session("sess_b", account_id="acct_2", key_hash="hash_2"))
+    assert await store.set_account_key_hash("acct_1", "hash_new") is True
+    assert await store.inbox_session("sess_a", 150.0, 0.0) is None  # opened with the old key
+    assert await store.inbox_session("sess_b", 150.0, 0.0) is not None
     # One opened with the new key works; rotating back does not revive the old one's
     # successor (each session is tied to the key it was opened with).
-    store.insert_inbox_session(session("sess_c", key_hash="hash_new"))
-    assert store.inbox_session("sess_c", 150.0, 0.0) is not None
-    store.set_account_key_hash("acct_1", "hash_1")
-    assert store.inbox_session("sess_c", 150.0, 0.0) is None
+    await store.insert_inbox_session(session("sess_c", key_hash="hash_new"))
+    assert await store.inbox_session("sess_c", 150.0, 0.0) is not None
+    await store.set_account_key_hash("acct_1", "hash_1")
+    assert await store.inbox_session("sess_c", 150.0, 0.0) is None
 
 
-def test_prune_inbox_sessions_drops_only_the_ended(store: Store) -> None:
-    store.insert_account(account(1))
-    store.insert_account(account(2))
-    store.insert_inbox_session(session("live", seen_at=130.0))
-    store.insert_inbox_session(session("expired", expires_at=150.0, seen_at=130.0))
-    store.insert_inbox_session(session("idle", seen_at=110.0))
-    store.insert_inbox_session(session("old_key", account_id="acct_2", key_hash="hash_old"))
-    store.insert_inbox_session(session("no_account", account_id="acct_9", key_hash="hash_9"))
-    assert store.prune_inbox_sessions(160.0, 120.0) == 4
-    assert store.inbox_session("live", 160.0, 120.0) is not None
-    assert store.prune_inbox_sessions(160.0, 120.0) == 0
-    assert store.delete_inbox_session("expired") is False  # gone, not just hidden
+async def test_prune_inbox_sessions_drops_only_the_ended(store: Store) -> None:
+    await store.insert_account(account(1))
+    await store.insert_account(account(2))
+    await store.insert_inbox_session(session("live", seen_at=130.0))
+    await store.insert_inbox_session(session("expired", expires_at=150.0, seen_at=130.0))
+    await store.insert_inbox_session(session("idle", seen_at=110.0))
+    await store.insert_inbox_session(session("old_key", account_id="acct_2", key_hash="hash_old"))
+    await store.insert_inbox_session(session("no_account", account_id="acct_9", key_hash="hash_9"))
+    assert await store.prune_inbox_sessions(160.0, 120.0) == 4
+    assert await store.inbox_session("live", 160.0, 120.0) is not None
+    assert await store.prune_inbox_sessions(160.0, 120.0) == 0
+    assert await store.delete_inbox_session("expired") is False  # gone, not just hidden
 
 
-def test_a_sqlite_file_of_schema_5_gains_the_inbox_sessions(tmp_path: Any) -> None:
+async def test_a_sqlite_file_of_schema_5_gains_the_inbox_sessions(tmp_path: Any) -> None:
     path = str(tmp_path / "v5.db")
     old = SQLiteStore(path)
-    old.insert_account(account(1))
-    with old._tx() as db:  # what a file written by schema version 5 looks like
-        db.execute("DROP TABLE inbox_sessions")
-        db.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
-    old.close()
+    await old.insert_account(account(1))
+    async with old._tx() as db:  # what a file written by schema version 5 looks like
+        await db.execute("DROP TABLE inbox_sessions")
+        await db.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
+    await old.close()
     upgraded = SQLiteStore(path)
     try:
-        assert upgraded.pending_migrations() == []
-        assert upgraded.get_account("acct_1") == account(1)  # nothing lost
-        upgraded.insert_inbox_session(session("sess_a"))
-        assert upgraded.inbox_session("sess_a", 150.0, 0.0) is not None
+        assert await upgraded.pending_migrations() == []
+        assert await upgraded.get_account("acct_1") == account(1)  # nothing lost
+        await upgraded.insert_inbox_session(session("sess_a"))
+        assert await upgraded.inbox_session("sess_a", 150.0, 0.0) is not None
     finally:
-        upgraded.close()
+        await upgraded.close()
 
 
-def _fill(store: Store, n: int) -> None:
+async def _fill(store: Store, n: int) -> None:
     """Account ``acct_<n>`` with a row in every table that holds account data."""
     a, i = f"acct_{n}", f"int_{n}"
     phone = f"+1555000000{n}"
-    store.insert_account(account(n))
-    store.insert_interaction(
+    await store.insert_account(account(n))
+    await store.insert_interaction(
         replace(full_interaction(i), account_id=a),
         IdempotencyLinkRecord(a, "k", "fp", i, 10.0),
     )
-    store.put_idempotency(IdempotencyRecord(a, "k", "fp", 200, b"{}", 10.0))
-    delivery(store, f"dl_{n}", account_id=a, interaction_id=i)
-    store.insert_inbound(
+    await store.put_idempotency(IdempotencyRecord(a, "k", "fp", 200, b"{}", 10.0))
+    await delivery(store, f"dl_{n}", account_id=a, interaction_id=i)
+    await store.insert_inbound(
         InboundRecord(f"in_{n}", a, "sms", phone, "+15559990000", "yes", [], i, 1.0, f"SMin{n}")
     )
-    store.insert_number(NumberRecord(f"num_{n}", a, phone, 1.0, 1.0))
-    store.insert_webhook(WebhookRecord(f"wh_{n}", a, "https://h.example", [], {}, "s", 1.0))
-    store.insert_channel(
+    await store.insert_number(NumberRecord(f"num_{n}", a, phone, 1.0, 1.0))
+    await store.insert_webhook(WebhookRecord(f"wh_{n}", a, "https://h.example", [], {}, "s", 1.0))
+    await store.insert_channel(
         ChannelRecord(f"ch_{n}", a, "sms", phone, None, None, None, "r", "n", False, 1.0)
     )
-    store.insert_event(
+    await store.insert_event(
         replace(event(f"ev_{n}", 1.0, a), interaction_id=i),
         [outbox(f"ob_{n}", f"ev_{n}", account_id=a, webhook_id=f"wh_{n}")],
     )
-    store.append_outcome(a, i, {"interactionId": i}, 1.0)
-    store.insert_inbox_session(session(f"s{n}", account_id=a, key_hash=f"hash_{n}"))
+    await store.append_outcome(a, i, {"interactionId": i}, 1.0)
+    await store.insert_inbox_session(session(f"s{n}", account_id=a, key_hash=f"hash_{n}"))
+    await store.put_steps([StepRecord("window", i, 5.0, account_id=a)], None, None)
+    await store.append_audit(a, [AuditDraft(1.0, "approval.requested", i)])
     # Provider state about the account: a Slack install and an OAuth state (naming the
     # account), a decision (keyed by its interaction), a call (naming its interaction),
     # its reserved number's provider data (keyed by the number).
-    store.put_provider_state("slack-install", f"T{n}", {"account": a, "token": "x"}, 1.0)
-    store.put_provider_state("slack-oauth-state", f"st{n}", {"account": a}, 1.0)
-    store.put_provider_state("slack-decision", i, {"user": "U1", "decision": "approve"}, 1.0)
-    store.put_provider_state("twilio-call", f"CA{n}", {"interactionId": i}, 1.0)
-    store.put_provider_state("reserved-number", phone, {"sid": f"PN{n}"}, 1.0)
+    await store.put_provider_state("slack-install", f"T{n}", {"account": a, "token": "x"}, 1.0)
+    await store.put_provider_state("slack-oauth-state", f"st{n}", {"account": a}, 1.0)
+    await store.put_provider_state("slack-decision", i, {"user": "U1", "decision": "approve"}, 1.0)
+    await store.put_provider_state("twilio-call", f"CA{n}", {"interactionId": i}, 1.0)
+    await store.put_provider_state("reserved-number", phone, {"sid": f"PN{n}"}, 1.0)
     shared = shared_store(store)
     if shared is not None:
-        shared.rate_hit(a, 1.0, 100, 60.0)
-        shared.spam_hit(a, "fp", phone, 1.0, 60.0)
+        await shared.rate_hit(a, 1.0, 100, 60.0)
+        await shared.spam_hit(a, "fp", phone, 1.0, 60.0)
 
 
 def _rows(store: Store) -> dict[str, list[str]]:
     """Every row of every table of the store, as text, by table."""
+    store.commit()  # read from another connection: SQLite's batch of this loop turn first
     if isinstance(store, SQLiteStore):
         with sqlite3.connect(store.path) as db:
             tables = [
@@ -431,9 +439,9 @@ def _account_columns(store: Store) -> set[str]:
         }
 
 
-def test_delete_account_leaves_no_row_of_it_in_any_table(store: Store) -> None:
-    _fill(store, 1)
-    _fill(store, 2)
+async def test_delete_account_leaves_no_row_of_it_in_any_table(store: Store) -> None:
+    await _fill(store, 1)
+    await _fill(store, 2)
 
     def of_first(row: str) -> bool:
         # Its id, its interaction's id, its number's provider data.
@@ -446,7 +454,7 @@ def test_delete_account_leaves_no_row_of_it_in_any_table(store: Store) -> None:
     assert _account_columns(store) | {"accounts", "provider_state"} <= holding
     theirs = {t: [row for row in rows if not of_first(row)] for t, rows in before.items()}
 
-    removed = store.delete_account("acct_1")
+    removed = await store.delete_account("acct_1")
     assert removed is not None and removed["accounts"] == 1
     assert removed["interactions"] == 1 and removed["provider_state"] == 5
     after = _rows(store)
@@ -457,70 +465,70 @@ def test_delete_account_leaves_no_row_of_it_in_any_table(store: Store) -> None:
         if table in ("meta", "schema_migrations", "sqlite_sequence"):
             continue
         assert sorted(after[table]) == sorted(rows), table
-    assert store.get_account("acct_2") is not None
-    assert store.number_by_phone("+15550000001") is None  # released
-    assert store.get_provider_state("twilio-call", "CA2") == {"interactionId": "int_2"}
-    assert store.delete_account("acct_1") is None
-    assert store.delete_account("acct_9") is None
+    assert await store.get_account("acct_2") is not None
+    assert await store.number_by_phone("+15550000001") is None  # released
+    assert await store.get_provider_state("twilio-call", "CA2") == {"interactionId": "int_2"}
+    assert await store.delete_account("acct_1") is None
+    assert await store.delete_account("acct_9") is None
 
 
 # -- interactions -----------------------------------------------------------------------
-def test_interaction_round_trip_all_fields_and_lookups(store: Store) -> None:
+async def test_interaction_round_trip_all_fields_and_lookups(store: Store) -> None:
     plain = interaction("int_plain")
     full = full_interaction("int_full")
-    store.insert_interaction(plain)
-    store.insert_interaction(full)
-    assert store.get_interaction("int_plain") == plain
-    assert store.get_interaction("int_full") == full
-    assert store.get_interaction("nope") is None
-    assert store.interaction_by_form_token("ft_int_full") == full
-    assert store.interaction_by_reply_token("rt_int_full") == full
-    assert store.interaction_by_provider_ref("SM_int_full") == full
-    assert store.interaction_by_form_token("ft_nope") is None
-    assert store.interaction_by_reply_token("rt_nope") is None
-    assert store.interaction_by_provider_ref("SM_nope") is None
-    got = store.get_interaction("int_plain")
+    await store.insert_interaction(plain)
+    await store.insert_interaction(full)
+    assert await store.get_interaction("int_plain") == plain
+    assert await store.get_interaction("int_full") == full
+    assert await store.get_interaction("nope") is None
+    assert await store.interaction_by_form_token("ft_int_full") == full
+    assert await store.interaction_by_reply_token("rt_int_full") == full
+    assert await store.interaction_by_provider_ref("SM_int_full") == full
+    assert await store.interaction_by_form_token("ft_nope") is None
+    assert await store.interaction_by_reply_token("rt_nope") is None
+    assert await store.interaction_by_provider_ref("SM_nope") is None
+    got = await store.get_interaction("int_plain")
     assert got is not None and isinstance(got.request["waitTime"], int)
 
 
-def test_interaction_with_link_one_transaction(store: Store) -> None:
+async def test_interaction_with_link_one_transaction(store: Store) -> None:
     link = IdempotencyLinkRecord("acct_1", "key-1", "fp-1", "int_1", 500.0)
-    store.insert_interaction(interaction("int_1"), link)
-    assert store.get_idempotency_link("acct_1", "key-1") == link
-    assert store.get_idempotency_link("acct_1", "key-2") is None
-    assert store.get_idempotency_link("acct_2", "key-1") is None
+    await store.insert_interaction(interaction("int_1"), link)
+    assert await store.get_idempotency_link("acct_1", "key-1") == link
+    assert await store.get_idempotency_link("acct_1", "key-2") is None
+    assert await store.get_idempotency_link("acct_2", "key-1") is None
     # a live link is not replaced: another request with the key got there first
     rival = IdempotencyLinkRecord("acct_1", "key-1", "fp-2", "int_2", 600.0)
     with pytest.raises(Duplicate):
-        store.insert_interaction(interaction("int_2"), rival, link_stale_before=400.0)
-    assert store.get_interaction("int_2") is None  # nothing of it stored
-    assert store.get_idempotency_link("acct_1", "key-1") == link
+        await store.insert_interaction(interaction("int_2"), rival, link_stale_before=400.0)
+    assert await store.get_interaction("int_2") is None  # nothing of it stored
+    assert await store.get_idempotency_link("acct_1", "key-1") == link
     # one older than the key's lifetime is
-    store.insert_interaction(interaction("int_2"), rival, link_stale_before=550.0)
-    assert store.get_idempotency_link("acct_1", "key-1") == rival
+    await store.insert_interaction(interaction("int_2"), rival, link_stale_before=550.0)
+    assert await store.get_idempotency_link("acct_1", "key-1") == rival
     # and so is one whose interaction failed to deliver
-    store.end_interaction("int_2", 601.0, outcome="failed")
+    await store.end_interaction("int_2", 601.0, outcome="failed")
     retry = IdempotencyLinkRecord("acct_1", "key-1", "fp-2", "int_3", 602.0)
-    store.insert_interaction(interaction("int_3"), retry, link_stale_before=0.0)
-    assert store.get_idempotency_link("acct_1", "key-1") == retry
+    await store.insert_interaction(interaction("int_3"), retry, link_stale_before=0.0)
+    assert await store.get_idempotency_link("acct_1", "key-1") == retry
     # a failed insert stores no link either
     with pytest.raises(REFUSED):
-        store.insert_interaction(
+        await store.insert_interaction(
             interaction("int_1"), IdempotencyLinkRecord("acct_1", "key-3", "fp", "int_1", 1.0)
         )
-    assert store.get_idempotency_link("acct_1", "key-3") is None
-    assert store.get_interaction("int_1") == interaction("int_1")
+    assert await store.get_idempotency_link("acct_1", "key-3") is None
+    assert await store.get_interaction("int_1") == interaction("int_1")
 
 
-def test_end_interaction_happens_once(store: Store) -> None:
-    store.insert_interaction(interaction("int_1", wait_deadline=99.0))
-    store.insert_interaction(interaction("int_2"))
-    assert {i.id for i in store.open_interactions()} == {"int_1", "int_2"}
+async def test_end_interaction_happens_once(store: Store) -> None:
+    await store.insert_interaction(interaction("int_1", wait_deadline=99.0))
+    await store.insert_interaction(interaction("int_2"))
+    assert {i.id for i in await store.open_interactions()} == {"int_1", "int_2"}
     result = {"eventType": "message.response", "payload": {"text": "yes"}}
-    assert store.end_interaction("int_1", 3000.5, result, "completed") is True
-    assert store.end_interaction("int_1", 4000.0, {"other": 1}, "timeout") is False
-    assert store.end_interaction("missing", 1.0) is False
-    got = store.get_interaction("int_1")
+    assert await store.end_interaction("int_1", 3000.5, result, "completed") is True
+    assert await store.end_interaction("int_1", 4000.0, {"other": 1}, "timeout") is False
+    assert await store.end_interaction("missing", 1.0) is False
+    got = await store.get_interaction("int_1")
     assert got is not None
     assert (got.status, got.ended_at, got.result, got.outcome) == (
         "ended",
@@ -529,91 +537,93 @@ def test_end_interaction_happens_once(store: Store) -> None:
         "completed",
     )
     assert got.wait_deadline == 99.0
-    assert store.end_interaction("int_2", 3001.0) is True
-    got = store.get_interaction("int_2")
+    assert await store.end_interaction("int_2", 3001.0) is True
+    got = await store.get_interaction("int_2")
     assert got is not None and got.result is None and got.outcome is None
-    assert store.open_interactions() == []
+    assert await store.open_interactions() == []
 
 
-def test_latest_open_message(store: Store) -> None:
+async def test_latest_open_message(store: Store) -> None:
     args = ("sms", "+15550000001", "+15559990000")
-    assert store.latest_open_message("acct_1", *args) is None
-    store.insert_interaction(interaction("old", created_at=10.0))
-    store.insert_interaction(interaction("tie_a", created_at=20.0))
-    store.insert_interaction(interaction("tie_b", created_at=20.0))
-    store.insert_interaction(interaction("form", kind="form", created_at=30.0))
-    store.insert_interaction(interaction("other_from", from_addr="+15551112222", created_at=31.0))
-    store.insert_interaction(interaction("other_chan", channel="whatsapp", created_at=32.0))
-    store.insert_interaction(interaction("acct2", account_id="acct_2", created_at=25.0))
-    found = store.latest_open_message("acct_1", *args)
+    assert await store.latest_open_message("acct_1", *args) is None
+    await store.insert_interaction(interaction("old", created_at=10.0))
+    await store.insert_interaction(interaction("tie_a", created_at=20.0))
+    await store.insert_interaction(interaction("tie_b", created_at=20.0))
+    await store.insert_interaction(interaction("form", kind="form", created_at=30.0))
+    await store.insert_interaction(
+        interaction("other_from", from_addr="+15551112222", created_at=31.0)
+    )
+    await store.insert_interaction(interaction("other_chan", channel="whatsapp", created_at=32.0))
+    await store.insert_interaction(interaction("acct2", account_id="acct_2", created_at=25.0))
+    found = await store.latest_open_message("acct_1", *args)
     assert found is not None and found.id == "tie_b"  # same time: the later insert
-    found = store.latest_open_message(None, *args)
+    found = await store.latest_open_message(None, *args)
     assert found is not None and found.id == "acct2"
-    found = store.latest_open_message("acct_2", *args)
+    found = await store.latest_open_message("acct_2", *args)
     assert found is not None and found.id == "acct2"
-    assert store.end_interaction("tie_b", 40.0)
-    assert store.end_interaction("acct2", 40.0)
-    found = store.latest_open_message(None, *args)
+    assert await store.end_interaction("tie_b", 40.0)
+    assert await store.end_interaction("acct2", 40.0)
+    found = await store.latest_open_message(None, *args)
     assert found is not None and found.id == "tie_a"
-    assert store.latest_open_message("acct_2", *args) is None
-    assert store.latest_open_message("acct_1", "sms", "+15550000001", "+10000000000") is None
+    assert await store.latest_open_message("acct_2", *args) is None
+    assert await store.latest_open_message("acct_1", "sms", "+15550000001", "+10000000000") is None
 
 
-def test_set_delivery(store: Store) -> None:
-    store.insert_interaction(interaction("int_1"))
-    store.set_delivery("int_1", "queued", "SM123")
-    got = store.get_interaction("int_1")
+async def test_set_delivery(store: Store) -> None:
+    await store.insert_interaction(interaction("int_1"))
+    await store.set_delivery("int_1", "queued", "SM123")
+    got = await store.get_interaction("int_1")
     assert got is not None and (got.delivery_status, got.provider_ref) == ("queued", "SM123")
-    store.set_delivery("int_1", "delivered")  # keeps the provider's id
-    got = store.interaction_by_provider_ref("SM123")
+    await store.set_delivery("int_1", "delivered")  # keeps the provider's id
+    got = await store.interaction_by_provider_ref("SM123")
     assert got is not None and got.id == "int_1"
     assert (got.delivery_status, got.provider_ref) == ("delivered", "SM123")
-    store.set_delivery("int_1", "read", "SM456")
-    assert store.interaction_by_provider_ref("SM123") is None
-    got = store.interaction_by_provider_ref("SM456")
+    await store.set_delivery("int_1", "read", "SM456")
+    assert await store.interaction_by_provider_ref("SM123") is None
+    got = await store.interaction_by_provider_ref("SM456")
     assert got is not None and got.delivery_status == "read"
 
 
-def test_list_interactions_order_limit_and_account(store: Store) -> None:
+async def test_list_interactions_order_limit_and_account(store: Store) -> None:
     for id, at in (("a", 10.0), ("b", 30.0), ("c", 20.0), ("d", 30.0)):
-        store.insert_interaction(interaction(id, created_at=at))
-    store.insert_interaction(interaction("x", account_id="acct_2", created_at=99.0))
-    assert [i.id for i in store.list_interactions("acct_1", 10)] == ["d", "b", "c", "a"]
-    assert [i.id for i in store.list_interactions("acct_1", 2)] == ["d", "b"]
-    assert [i.id for i in store.list_interactions("acct_2", 10)] == ["x"]
-    assert store.list_interactions("acct_3", 10) == []
-    assert {i.id for i in store.open_interactions()} == {"a", "b", "c", "d", "x"}
+        await store.insert_interaction(interaction(id, created_at=at))
+    await store.insert_interaction(interaction("x", account_id="acct_2", created_at=99.0))
+    assert [i.id for i in await store.list_interactions("acct_1", 10)] == ["d", "b", "c", "a"]
+    assert [i.id for i in await store.list_interactions("acct_1", 2)] == ["d", "b"]
+    assert [i.id for i in await store.list_interactions("acct_2", 10)] == ["x"]
+    assert await store.list_interactions("acct_3", 10) == []
+    assert {i.id for i in await store.open_interactions()} == {"a", "b", "c", "d", "x"}
 
 
 # -- deliveries and inbound ---------------------------------------------------------------
-def test_deliveries(store: Store) -> None:
-    assert store.max_delivery_seq("acct_1") == 0
-    first = delivery(store, "d1", form_url="https://forms.example/f/1", from_addr=None)
-    second = delivery(store, "d2", to_addr="+15550000002", channel="whatsapp")
-    third = delivery(store, "d3", interaction_id=None, kind="form")
-    other = delivery(store, "d4", account_id="acct_2")
+async def test_deliveries(store: Store) -> None:
+    assert await store.max_delivery_seq("acct_1") == 0
+    first = await delivery(store, "d1", form_url="https://forms.example/f/1", from_addr=None)
+    second = await delivery(store, "d2", to_addr="+15550000002", channel="whatsapp")
+    third = await delivery(store, "d3", interaction_id=None, kind="form")
+    other = await delivery(store, "d4", account_id="acct_2")
     assert first.seq < second.seq < third.seq < other.seq
     assert first.form_url == "https://forms.example/f/1" and first.from_addr is None
-    assert store.list_deliveries("acct_1") == [third, second, first]
-    assert store.list_deliveries("acct_1", limit=2) == [third, second]
-    assert store.list_deliveries("acct_1", to_addr="+15550000002") == [second]
-    assert store.list_deliveries("acct_1", channel="sms") == [third, first]
-    assert store.list_deliveries("acct_1", interaction_id="int_1") == [second, first]
-    assert store.list_deliveries("acct_1", to_addr="+15550000001", channel="sms") == [
+    assert await store.list_deliveries("acct_1") == [third, second, first]
+    assert await store.list_deliveries("acct_1", limit=2) == [third, second]
+    assert await store.list_deliveries("acct_1", to_addr="+15550000002") == [second]
+    assert await store.list_deliveries("acct_1", channel="sms") == [third, first]
+    assert await store.list_deliveries("acct_1", interaction_id="int_1") == [second, first]
+    assert await store.list_deliveries("acct_1", to_addr="+15550000001", channel="sms") == [
         third,
         first,
     ]
-    assert store.list_deliveries("acct_2") == [other]
-    assert store.delivery_seq("acct_1", "d2") == second.seq
-    assert store.delivery_seq("acct_2", "d2") is None
-    assert store.delivery_seq("acct_1", "nope") is None
-    assert store.max_delivery_seq("acct_1") == third.seq
-    assert store.max_delivery_seq("acct_2") == other.seq
+    assert await store.list_deliveries("acct_2") == [other]
+    assert await store.delivery_seq("acct_1", "d2") == second.seq
+    assert await store.delivery_seq("acct_2", "d2") is None
+    assert await store.delivery_seq("acct_1", "nope") is None
+    assert await store.max_delivery_seq("acct_1") == third.seq
+    assert await store.max_delivery_seq("acct_2") == other.seq
     with pytest.raises(REFUSED):
-        delivery(store, "d1")
+        await delivery(store, "d1")
 
 
-def test_inbound(store: Store) -> None:
+async def test_inbound(store: Store) -> None:
     first = InboundRecord(
         id="in_1",
         account_id="acct_1",
@@ -649,48 +659,48 @@ def test_inbound(store: Store) -> None:
         created_at=200.0,
     )
     for record in (first, second, third):
-        store.insert_inbound(record)
-    assert store.inbound_by_ref("SM_in_1") == first
-    assert store.inbound_by_ref("SM_nope") is None
-    assert store.list_inbound("acct_1", 10) == [third, second, first]
-    assert store.list_inbound("acct_1", 2) == [third, second]
-    assert store.list_inbound("acct_2", 10) == []
+        await store.insert_inbound(record)
+    assert await store.inbound_by_ref("SM_in_1") == first
+    assert await store.inbound_by_ref("SM_nope") is None
+    assert await store.list_inbound("acct_1", 10) == [third, second, first]
+    assert await store.list_inbound("acct_1", 2) == [third, second]
+    assert await store.list_inbound("acct_2", 10) == []
     # the carrier's id is taken once
     with pytest.raises(REFUSED):
-        store.insert_inbound(InboundRecord(**{**first.__dict__, "id": "in_4"}))
-    assert len(store.list_inbound("acct_1", 10)) == 3
+        await store.insert_inbound(InboundRecord(**{**first.__dict__, "id": "in_4"}))
+    assert len(await store.list_inbound("acct_1", 10)) == 3
 
 
 # -- numbers ----------------------------------------------------------------------------
-def test_numbers(store: Store) -> None:
+async def test_numbers(store: Store) -> None:
     mine = NumberRecord("num_1", "acct_1", "+15550000001", 20.0, 21.0)
     theirs = NumberRecord("num_3", "acct_2", "+15550000003", 5.0, 5.5)
     for record in (mine, theirs):
-        store.insert_number(record)
+        await store.insert_number(record)
     with pytest.raises(Duplicate):  # taken by another account
-        store.insert_number(NumberRecord("num_4", "acct_3", "+15550000001", 30.0, 30.0))
+        await store.insert_number(NumberRecord("num_4", "acct_3", "+15550000001", 30.0, 30.0))
     with pytest.raises(Duplicate):  # one number per account
-        store.insert_number(NumberRecord("num_2", "acct_1", "+15550000002", 10.0, 11.0))
-    assert store.number_by_phone("+15550000001") == mine
-    assert store.number_by_phone("+15550000002") is None
-    assert store.numbers_of("acct_1") == [mine]
-    assert store.numbers_of("acct_2") == [theirs]
-    assert store.numbers_of("acct_3") == []
-    assert store.reserved_phone_numbers() == {"+15550000001", "+15550000003"}
-    assert store.delete_number("acct_2", "num_1") is False
-    assert store.delete_number("acct_1", "num_1") is True
-    assert store.delete_number("acct_1", "num_1") is False
-    assert store.number_by_phone("+15550000001") is None
-    assert store.reserved_phone_numbers() == {"+15550000003"}
+        await store.insert_number(NumberRecord("num_2", "acct_1", "+15550000002", 10.0, 11.0))
+    assert await store.number_by_phone("+15550000001") == mine
+    assert await store.number_by_phone("+15550000002") is None
+    assert await store.numbers_of("acct_1") == [mine]
+    assert await store.numbers_of("acct_2") == [theirs]
+    assert await store.numbers_of("acct_3") == []
+    assert await store.reserved_phone_numbers() == {"+15550000001", "+15550000003"}
+    assert await store.delete_number("acct_2", "num_1") is False
+    assert await store.delete_number("acct_1", "num_1") is True
+    assert await store.delete_number("acct_1", "num_1") is False
+    assert await store.number_by_phone("+15550000001") is None
+    assert await store.reserved_phone_numbers() == {"+15550000003"}
     # a released number can be taken again, and the account can reserve another
-    store.insert_number(NumberRecord("num_5", "acct_3", "+15550000001", 40.0, 40.0))
-    store.insert_number(NumberRecord("num_6", "acct_1", "+15550000002", 41.0, 41.0))
-    assert [n.id for n in store.numbers_of("acct_3")] == ["num_5"]
-    assert [n.id for n in store.numbers_of("acct_1")] == ["num_6"]
+    await store.insert_number(NumberRecord("num_5", "acct_3", "+15550000001", 40.0, 40.0))
+    await store.insert_number(NumberRecord("num_6", "acct_1", "+15550000002", 41.0, 41.0))
+    assert [n.id for n in await store.numbers_of("acct_3")] == ["num_5"]
+    assert [n.id for n in await store.numbers_of("acct_1")] == ["num_6"]
 
 
 # -- webhooks ---------------------------------------------------------------------------
-def test_webhooks(store: Store) -> None:
+async def test_webhooks(store: Store) -> None:
     first = WebhookRecord(
         "wh_1",
         "acct_1",
@@ -703,19 +713,19 @@ def test_webhooks(store: Store) -> None:
     second = WebhookRecord("wh_2", "acct_1", "https://hooks.example/b", [], {}, "sec_2", 10.0)
     third = WebhookRecord("wh_3", "acct_1", "https://hooks.example/c", ["*"], {}, "s", 5.0)
     for record in (first, second, third):
-        store.insert_webhook(record)
-    assert store.get_webhook("wh_1") == first
-    assert store.get_webhook("wh_9") is None
-    assert store.webhooks_of("acct_1") == [third, first, second]
-    assert store.webhooks_of("acct_2") == []
-    assert store.delete_webhook("acct_2", "wh_1") is False
-    assert store.delete_webhook("acct_1", "wh_1") is True
-    assert store.delete_webhook("acct_1", "wh_1") is False
-    assert store.webhooks_of("acct_1") == [third, second]
+        await store.insert_webhook(record)
+    assert await store.get_webhook("wh_1") == first
+    assert await store.get_webhook("wh_9") is None
+    assert await store.webhooks_of("acct_1") == [third, first, second]
+    assert await store.webhooks_of("acct_2") == []
+    assert await store.delete_webhook("acct_2", "wh_1") is False
+    assert await store.delete_webhook("acct_1", "wh_1") is True
+    assert await store.delete_webhook("acct_1", "wh_1") is False
+    assert await store.webhooks_of("acct_1") == [third, second]
 
 
 # -- channel cards ----------------------------------------------------------------------
-def test_channels(store: Store) -> None:
+async def test_channels(store: Store) -> None:
     first = ChannelRecord(
         id="ch_1",
         account_id="acct_1",
@@ -743,19 +753,19 @@ def test_channels(store: Store) -> None:
         reply_link=False,
         created_at=10.0,
     )
-    store.insert_channel(first)
-    store.insert_channel(second)
-    got = store.get_channel("acct_1", "ch_1")
+    await store.insert_channel(first)
+    await store.insert_channel(second)
+    got = await store.get_channel("acct_1", "ch_1")
     assert got == first
     assert got is not None and isinstance(got.wait_time, int) and got.reply_link is True
-    assert store.get_channel("acct_1", "ch_2") == second
-    assert store.get_channel("acct_2", "ch_1") is None
-    assert store.channels_of("acct_1") == [first, second]
-    assert store.channels_of("acct_2") == []
-    assert store.delete_channel("acct_2", "ch_1") is False
-    assert store.delete_channel("acct_1", "ch_1") is True
-    assert store.delete_channel("acct_1", "ch_1") is False
-    assert store.channels_of("acct_1") == [second]
+    assert await store.get_channel("acct_1", "ch_2") == second
+    assert await store.get_channel("acct_2", "ch_1") is None
+    assert await store.channels_of("acct_1") == [first, second]
+    assert await store.channels_of("acct_2") == []
+    assert await store.delete_channel("acct_2", "ch_1") is False
+    assert await store.delete_channel("acct_1", "ch_1") is True
+    assert await store.delete_channel("acct_1", "ch_1") is False
+    assert await store.channels_of("acct_1") == [second]
 
 
 # -- events and the outbox ----------------------------------------------------------------
@@ -770,53 +780,57 @@ def event(id: str, created_at: float, account_id: str = "acct_1") -> EventRecord
     )
 
 
-def test_events_round_trip_order_and_atomicity(store: Store) -> None:
-    store.insert_event(event("ev_1", 10.0), [])
-    store.insert_event(event("ev_2", 30.0), [outbox("ob_1", "ev_2")])
-    store.insert_event(event("ev_3", 20.0), [])
-    store.insert_event(event("ev_4", 30.0), [])
-    store.insert_event(event("ev_5", 1.0, "acct_2"), [])
-    store.insert_event(EventRecord("ev_6", "acct_3", "call.completed", None, {}, 2.0), [])
-    assert store.get_event("ev_2") == event("ev_2", 30.0)
-    assert store.get_event("ev_6") == EventRecord("ev_6", "acct_3", "call.completed", None, {}, 2.0)
-    assert store.get_event("ev_9") is None
-    assert [e.id for e in store.list_events("acct_1", 10)] == ["ev_4", "ev_2", "ev_3", "ev_1"]
-    assert [e.id for e in store.list_events("acct_1", 1)] == ["ev_4"]
-    assert [e.id for e in store.list_events("acct_2", 10)] == ["ev_5"]
+async def test_events_round_trip_order_and_atomicity(store: Store) -> None:
+    await store.insert_event(event("ev_1", 10.0), [])
+    await store.insert_event(event("ev_2", 30.0), [outbox("ob_1", "ev_2")])
+    await store.insert_event(event("ev_3", 20.0), [])
+    await store.insert_event(event("ev_4", 30.0), [])
+    await store.insert_event(event("ev_5", 1.0, "acct_2"), [])
+    await store.insert_event(EventRecord("ev_6", "acct_3", "call.completed", None, {}, 2.0), [])
+    assert await store.get_event("ev_2") == event("ev_2", 30.0)
+    assert await store.get_event("ev_6") == EventRecord(
+        "ev_6", "acct_3", "call.completed", None, {}, 2.0
+    )
+    assert await store.get_event("ev_9") is None
+    assert [e.id for e in await store.list_events("acct_1", 10)] == ["ev_4", "ev_2", "ev_3", "ev_1"]
+    assert [e.id for e in await store.list_events("acct_1", 1)] == ["ev_4"]
+    assert [e.id for e in await store.list_events("acct_2", 10)] == ["ev_5"]
     # the event and its deliveries are one unit: a refused delivery stores no event
     with pytest.raises(REFUSED):
-        store.insert_event(event("ev_7", 40.0), [outbox("ob_2", "ev_7"), outbox("ob_1", "ev_7")])
-    assert store.get_event("ev_7") is None
-    assert [o.id for o in store.list_outbox("acct_1", 10)] == ["ob_1"]
+        await store.insert_event(
+            event("ev_7", 40.0), [outbox("ob_2", "ev_7"), outbox("ob_1", "ev_7")]
+        )
+    assert await store.get_event("ev_7") is None
+    assert [o.id for o in await store.list_outbox("acct_1", 10)] == ["ob_1"]
 
 
-def test_outbox_claim_update_cancel(store: Store) -> None:
-    assert store.next_outbox_due() is None
-    assert store.claim_outbox(1e12, 10, 2e12) == []
+async def test_outbox_claim_update_cancel(store: Store) -> None:
+    assert await store.next_outbox_due() is None
+    assert await store.claim_outbox(1e12, 10, 2e12) == []
     rows = [
         outbox("ob_a", "ev_1", next_attempt_at=300.0, created_at=1.0),
         outbox("ob_b", "ev_1", next_attempt_at=100.0, created_at=1.0, webhook_id="wh_2"),
         outbox("ob_c", "ev_1", next_attempt_at=200.0, created_at=2.0),
         outbox("ob_d", "ev_1", next_attempt_at=100.0, created_at=3.0, account_id="acct_2"),
     ]
-    store.insert_event(event("ev_1", 1.0), rows)
-    assert store.list_outbox("acct_1", 10) == [rows[2], rows[1], rows[0]]
-    assert store.list_outbox("acct_1", 1) == [rows[2]]
-    assert store.list_outbox("acct_2", 10) == [rows[3]]
-    assert store.next_outbox_due() == 100.0
-    assert store.claim_outbox(99.0, 10, 500.0) == []  # nothing due yet
+    await store.insert_event(event("ev_1", 1.0), rows)
+    assert await store.list_outbox("acct_1", 10) == [rows[2], rows[1], rows[0]]
+    assert await store.list_outbox("acct_1", 1) == [rows[2]]
+    assert await store.list_outbox("acct_2", 10) == [rows[3]]
+    assert await store.next_outbox_due() == 100.0
+    assert await store.claim_outbox(99.0, 10, 500.0) == []  # nothing due yet
     # the most overdue first (a batch: in no particular order), at most ``limit``; each
     # claimed row is leased until ``until`` (its next attempt), so the next claim passes it
-    claimed = store.claim_outbox(250.0, 2, 500.0)
+    claimed = await store.claim_outbox(250.0, 2, 500.0)
     assert sorted(o.id for o in claimed) == ["ob_b", "ob_d"]
     assert [o.next_attempt_at for o in claimed] == [500.0, 500.0]
-    assert [o.id for o in store.claim_outbox(250.0, 10, 260.0)] == ["ob_c"]
-    assert store.claim_outbox(250.0, 10, 900.0) == []
-    assert store.next_outbox_due() == 260.0
+    assert [o.id for o in await store.claim_outbox(250.0, 10, 260.0)] == ["ob_c"]
+    assert await store.claim_outbox(250.0, 10, 900.0) == []
+    assert await store.next_outbox_due() == 260.0
     # a lease that ran out (the claimer died) makes the row due again
-    assert [o.id for o in store.claim_outbox(270.0, 10, 280.0)] == ["ob_c"]
+    assert [o.id for o in await store.claim_outbox(270.0, 10, 280.0)] == ["ob_c"]
 
-    store.update_outbox(
+    await store.update_outbox(
         "ob_d",
         status="delivered",
         attempts=1,
@@ -826,7 +840,7 @@ def test_outbox_claim_update_cancel(store: Store) -> None:
         delivered_at=151.5,
         updated_at=151.5,
     )
-    store.update_outbox(
+    await store.update_outbox(
         "ob_c",
         status="pending",
         attempts=2,
@@ -836,7 +850,7 @@ def test_outbox_claim_update_cancel(store: Store) -> None:
         delivered_at=None,
         updated_at=201.0,
     )
-    (done,) = store.list_outbox("acct_2", 10)
+    (done,) = await store.list_outbox("acct_2", 10)
     assert done == outbox(
         "ob_d",
         "ev_1",
@@ -849,23 +863,27 @@ def test_outbox_claim_update_cancel(store: Store) -> None:
         created_at=3.0,
         updated_at=151.5,
     )
-    retried = {o.id: o for o in store.list_outbox("acct_1", 10)}["ob_c"]
+    retried = {o.id: o for o in await store.list_outbox("acct_1", 10)}["ob_c"]
     assert (retried.attempts, retried.last_error, retried.last_status_code) == (2, "HTTP 500", 500)
     assert retried.next_attempt_at == 260.0 and retried.updated_at == 201.0
     # only pending rows are claimed (and leased)
-    assert sorted(o.id for o in store.claim_outbox(1e12, 10, 999.0)) == ["ob_a", "ob_b", "ob_c"]
-    (done,) = store.list_outbox("acct_2", 10)
+    assert sorted(o.id for o in await store.claim_outbox(1e12, 10, 999.0)) == [
+        "ob_a",
+        "ob_b",
+        "ob_c",
+    ]
+    (done,) = await store.list_outbox("acct_2", 10)
     assert done.next_attempt_at == 150.0
 
-    store.cancel_outbox_for_webhook("wh_1", 300.0)
-    by_id = {o.id: o for o in store.list_outbox("acct_1", 10)}
+    await store.cancel_outbox_for_webhook("wh_1", 300.0)
+    by_id = {o.id: o for o in await store.list_outbox("acct_1", 10)}
     assert by_id["ob_a"].status == "cancelled" and by_id["ob_a"].updated_at == 300.0
     assert by_id["ob_c"].status == "cancelled"
     assert by_id["ob_b"].status == "pending"  # another webhook's row
-    (done,) = store.list_outbox("acct_2", 10)
+    (done,) = await store.list_outbox("acct_2", 10)
     assert done.status == "delivered"  # only pending rows are cancelled
     # a delivery that finishes after the cancel leaves it cancelled
-    store.update_outbox(
+    await store.update_outbox(
         "ob_a",
         status="delivered",
         attempts=1,
@@ -875,43 +893,47 @@ def test_outbox_claim_update_cancel(store: Store) -> None:
         delivered_at=301.0,
         updated_at=301.0,
     )
-    by_id = {o.id: o for o in store.list_outbox("acct_1", 10)}
+    by_id = {o.id: o for o in await store.list_outbox("acct_1", 10)}
     assert by_id["ob_a"].status == "cancelled" and by_id["ob_a"].delivered_at is None
-    assert store.next_outbox_due() == 999.0  # ob_b's lease, the one pending row left
-    assert [o.id for o in store.claim_outbox(1e12, 10, 2e12)] == ["ob_b"]
+    assert await store.next_outbox_due() == 999.0  # ob_b's lease, the one pending row left
+    assert [o.id for o in await store.claim_outbox(1e12, 10, 2e12)] == ["ob_b"]
 
 
 # -- provider state -----------------------------------------------------------------------
-def test_provider_state(store: Store) -> None:
-    assert store.get_provider_state("call", "CA1") is None
-    assert store.provider_states("call") == []
-    store.put_provider_state("call", "CA1", {"turns": [{"role": "agent", "text": "hi"}]}, 10.0)
-    store.put_provider_state("call", "CA2", {"n": 2}, 5.0)
-    store.put_provider_state("chat", "CA1", {"other": True}, 1.0)
-    assert store.get_provider_state("call", "CA1") == {"turns": [{"role": "agent", "text": "hi"}]}
-    assert store.provider_states("call") == [
+async def test_provider_state(store: Store) -> None:
+    assert await store.get_provider_state("call", "CA1") is None
+    assert await store.provider_states("call") == []
+    await store.put_provider_state(
+        "call", "CA1", {"turns": [{"role": "agent", "text": "hi"}]}, 10.0
+    )
+    await store.put_provider_state("call", "CA2", {"n": 2}, 5.0)
+    await store.put_provider_state("chat", "CA1", {"other": True}, 1.0)
+    assert await store.get_provider_state("call", "CA1") == {
+        "turns": [{"role": "agent", "text": "hi"}]
+    }
+    assert await store.provider_states("call") == [
         ("CA2", {"n": 2}),
         ("CA1", {"turns": [{"role": "agent", "text": "hi"}]}),
     ]
     # put replaces the value and its time
-    store.put_provider_state("call", "CA2", {"n": 3}, 20.0)
-    assert store.get_provider_state("call", "CA2") == {"n": 3}
-    assert [key for key, _ in store.provider_states("call")] == ["CA1", "CA2"]
-    store.delete_provider_state("call", "CA1")
-    assert store.get_provider_state("call", "CA1") is None
-    assert store.get_provider_state("chat", "CA1") == {"other": True}
-    store.put_provider_state("call", "CA3", {}, 15.0)
-    store.delete_provider_state_before("call", 16.0)
-    assert store.provider_states("call") == [("CA2", {"n": 3})]
-    assert store.provider_states("chat") == [("CA1", {"other": True})]
+    await store.put_provider_state("call", "CA2", {"n": 3}, 20.0)
+    assert await store.get_provider_state("call", "CA2") == {"n": 3}
+    assert [key for key, _ in await store.provider_states("call")] == ["CA1", "CA2"]
+    await store.delete_provider_state("call", "CA1")
+    assert await store.get_provider_state("call", "CA1") is None
+    assert await store.get_provider_state("chat", "CA1") == {"other": True}
+    await store.put_provider_state("call", "CA3", {}, 15.0)
+    await store.delete_provider_state_before("call", 16.0)
+    assert await store.provider_states("call") == [("CA2", {"n": 3})]
+    assert await store.provider_states("chat") == [("CA1", {"other": True})]
 
 
 # -- the outcome stream -------------------------------------------------------------------
-def test_outcomes(store: Store) -> None:
-    assert store.last_outcome_id() == 0
-    assert store.outcomes_after("acct_1", 0, 10) == []
+async def test_outcomes(store: Store) -> None:
+    assert await store.last_outcome_id() == 0
+    assert await store.outcomes_after("acct_1", 0, 10) == []
     appended = [
-        store.append_outcome(
+        await store.append_outcome(
             "acct_1" if n % 2 == 0 else "acct_2", f"int_{n}", {"n": n, "t": "é"}, 10.0 + n
         )
         for n in range(6)
@@ -920,39 +942,39 @@ def test_outcomes(store: Store) -> None:
     assert ids == sorted(ids) and len(set(ids)) == 6 and ids[0] >= 1
     # Each names the account's outcome just before it (0: its first).
     assert [after for _added, after in appended] == [0, 0, ids[0], ids[1], ids[2], ids[3]]
-    assert store.last_outcome_id() == ids[-1]
-    mine = store.outcomes_after("acct_1", 0, 10)
+    assert await store.last_outcome_id() == ids[-1]
+    mine = await store.outcomes_after("acct_1", 0, 10)
     assert mine == [
         (ids[0], {"n": 0, "t": "é"}),
         (ids[2], {"n": 2, "t": "é"}),
         (ids[4], {"n": 4, "t": "é"}),
     ]
-    page = store.outcomes_after("acct_1", 0, 2)
+    page = await store.outcomes_after("acct_1", 0, 2)
     assert [i for i, _ in page] == [ids[0], ids[2]]
-    assert [i for i, _ in store.outcomes_after("acct_1", page[-1][0], 2)] == [ids[4]]
-    assert store.outcomes_after("acct_1", ids[4], 2) == []
-    assert [b["n"] for _, b in store.outcomes_after("acct_2", ids[1], 10)] == [3, 5]
-    store.delete_outcomes_before(13.0)
-    assert [b["n"] for _, b in store.outcomes_after("acct_1", 0, 10)] == [4]
-    store.delete_outcomes_before(100.0)
-    assert store.last_outcome_id() == 0
+    assert [i for i, _ in await store.outcomes_after("acct_1", page[-1][0], 2)] == [ids[4]]
+    assert await store.outcomes_after("acct_1", ids[4], 2) == []
+    assert [b["n"] for _, b in await store.outcomes_after("acct_2", ids[1], 10)] == [3, 5]
+    await store.delete_outcomes_before(13.0)
+    assert [b["n"] for _, b in await store.outcomes_after("acct_1", 0, 10)] == [4]
+    await store.delete_outcomes_before(100.0)
+    assert await store.last_outcome_id() == 0
     # ids are never reused: a cursor a client holds stays behind new outcomes
-    later, after = store.append_outcome("acct_1", "int_9", {}, 200.0)
+    later, after = await store.append_outcome("acct_1", "int_9", {}, 200.0)
     assert later > ids[-1] and after == 0  # the account's earlier outcomes are gone
-    assert store.outcomes_after("acct_1", ids[-1], 10) == [(later, {})]
+    assert await store.outcomes_after("acct_1", ids[-1], 10) == [(later, {})]
 
 
-def test_outcome_with_the_result_of_its_send(store: Store) -> None:
+async def test_outcome_with_the_result_of_its_send(store: Store) -> None:
     result = IdempotencyRecord("acct_1", "k1", "fp-1", 200, b'{"responded":true}', 10.0)
-    seq, _ = store.append_outcome(
+    seq, _ = await store.append_outcome(
         "acct_1", "int_1", {"eventType": "wait.ended"}, 10.0, idempotency=result
     )
-    assert store.outcomes_after("acct_1", 0, 10) == [(seq, {"eventType": "wait.ended"})]
-    assert store.get_idempotency("acct_1", "k1") == result
+    assert await store.outcomes_after("acct_1", 0, 10) == [(seq, {"eventType": "wait.ended"})]
+    assert await store.get_idempotency("acct_1", "k1") == result
     # A stored result is replaced, as put_idempotency replaces it.
     again = replace(result, status_code=201, created_at=11.0)
-    later, after = store.append_outcome("acct_1", "int_1", {}, 11.0, idempotency=again)
-    assert later > seq and after == seq and store.get_idempotency("acct_1", "k1") == again
+    later, after = await store.append_outcome("acct_1", "int_1", {}, 11.0, idempotency=again)
+    assert later > seq and after == seq and await store.get_idempotency("acct_1", "k1") == again
 
 
 def _listener(pg: PostgresStore, heard: list[tuple[str, str, str, Any]]) -> Any:
@@ -970,7 +992,7 @@ def _listener(pg: PostgresStore, heard: list[tuple[str, str, str, Any]]) -> Any:
     )
 
 
-def test_published_outcome_notifies_the_replicas_as_it_commits(pg_schema: str) -> None:
+async def test_published_outcome_notifies_the_replicas_as_it_commits(pg_schema: str) -> None:
     from humanwire.server.store.base import OUTCOME_NOTICE_BODY
 
     pg = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
@@ -980,12 +1002,12 @@ def test_published_outcome_notifies_the_replicas_as_it_commits(pg_schema: str) -
     try:
         with psycopg.connect(DATABASE_URL, autocommit=True) as conn:
             conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(pg.channel)))
-            first, _ = pg.append_outcome("acct_1", "int_0", {"n": 0}, 9.0)
+            first, _ = await pg.append_outcome("acct_1", "int_0", {"n": 0}, 9.0)
             result = IdempotencyRecord("acct_1", "k1", "fp-1", 200, b"{}", 10.0)
-            seq, after = pg.append_published_outcome(
+            seq, after = await pg.append_published_outcome(
                 "acct_1", "int_1", {"n": 1, "t": "é"}, 10.0, "replica-b", idempotency=result
             )
-            large, _ = pg.append_published_outcome("acct_1", "int_2", big, 11.0, "replica-b")
+            large, _ = await pg.append_published_outcome("acct_1", "int_2", big, 11.0, "replica-b")
             payloads = [notice.payload for notice in conn.notifies(timeout=5, stop_after=2)]
         assert after == first and len(payloads) == 2
         for payload in payloads:
@@ -996,39 +1018,39 @@ def test_published_outcome_notifies_the_replicas_as_it_commits(pg_schema: str) -
             # Too large to carry: the readers read it.
             ("outcome", "acct_1", str(large), {"after": seq, "body": None}),
         ]
-        assert pg.outcomes_after("acct_1", first, 1) == [(seq, {"n": 1, "t": "é"})]
-        assert pg.get_idempotency("acct_1", "k1") == result
+        assert await pg.outcomes_after("acct_1", first, 1) == [(seq, {"n": 1, "t": "é"})]
+        assert await pg.get_idempotency("acct_1", "k1") == result
         listener.id = "replica-b"  # its own notices are ignored by the replica that sent them
         listener._received(payloads[0])
         assert len(heard) == 2
     finally:
-        pg.close()
+        await pg.close()
 
 
-def test_an_end_reported_with_its_outcome_in_one_transaction(pg_schema: str) -> None:
+async def test_an_end_reported_with_its_outcome_in_one_transaction(pg_schema: str) -> None:
     pg = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
     heard: list[tuple[str, str, str, Any]] = []
     listener = _listener(pg, heard)
     try:
-        pg.insert_interaction(interaction("int_1", owner="a", held_by="a"))
-        pg.set_delivery("int_1", "delivered", None)
-        first, _ = pg.append_outcome("acct_1", "int_0", {"n": 0}, 9.0)
+        await pg.insert_interaction(interaction("int_1", owner="a", held_by="a"))
+        await pg.set_delivery("int_1", "delivered", None)
+        first, _ = await pg.append_outcome("acct_1", "int_0", {"n": 0}, 9.0)
         report = {"interactionId": "int_1", "eventType": "interaction.ended"}
         with psycopg.connect(DATABASE_URL, autocommit=True) as conn:
             conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(pg.channel)))
             trips = pg.round_trips
-            done, holder, reported = pg.end_and_report(
+            done, holder, reported = await pg.end_and_report(
                 "int_1", "acct_1", 1001.0, {"x": 1}, None, report, "replica-b"
             )
             assert pg.round_trips == trips + 1
             # Once only: ended already, nothing appended, nothing published.
-            again = pg.end_and_report("int_1", "acct_1", 1002.0, {"x": 2}, None, report, "b")
+            again = await pg.end_and_report("int_1", "acct_1", 1002.0, {"x": 2}, None, report, "b")
             payloads = [notice.payload for notice in conn.notifies(timeout=2, stop_after=2)]
         assert (done, holder) == (True, "a") and reported is not None
         seq, after = reported
         assert after == first and again == (False, None, None)
-        assert pg.outcomes_after("acct_1", first, 10) == [(seq, report)]
-        ended = pg.get_interaction("int_1")
+        assert await pg.outcomes_after("acct_1", first, 10) == [(seq, report)]
+        ended = await pg.get_interaction("int_1")
         assert ended is not None and ended.status == "ended" and ended.result == {"x": 1}
         assert len(payloads) == 1
         listener._received(payloads[0])
@@ -1039,10 +1061,10 @@ def test_an_end_reported_with_its_outcome_in_one_transaction(pg_schema: str) -> 
             ("outcome", "acct_1", str(seq), {"after": first, "body": report}),
         ]
     finally:
-        pg.close()
+        await pg.close()
 
 
-def test_the_text_that_ends_an_interaction_is_stored_with_the_end(pg_schema: str) -> None:
+async def test_the_text_that_ends_an_interaction_is_stored_with_the_end(pg_schema: str) -> None:
     pg = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
     heard: list[tuple[str, str, str, Any]] = []
     listener = _listener(pg, heard)
@@ -1051,22 +1073,22 @@ def test_the_text_that_ends_an_interaction_is_stored_with_the_end(pg_schema: str
         return InboundRecord(f"in_{n}", "acct_1", "sms", "+1555", "+1999", "yes", [], "int_1", 9.0)
 
     try:
-        pg.insert_interaction(interaction("int_1"))
+        await pg.insert_interaction(interaction("int_1"))
         report = {"interactionId": "int_1", "eventType": "interaction.ended"}
         with psycopg.connect(DATABASE_URL, autocommit=True) as conn:
             conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(pg.channel)))
             trips = pg.round_trips
-            done, _, reported = pg.end_and_report(
+            done, _, reported = await pg.end_and_report(
                 "int_1", "acct_1", 10.0, {"x": 1}, None, report, "replica-b", inbound=text(1)
             )
             # Ended already: the text is kept, linked to nothing, and not announced.
-            again = pg.end_and_report(
+            again = await pg.end_and_report(
                 "int_1", "acct_1", 11.0, {"x": 2}, None, report, "replica-b", inbound=text(2)
             )
             assert pg.round_trips == trips + 2
             payloads = [notice.payload for notice in conn.notifies(timeout=2, stop_after=2)]
         assert done and reported is not None and again == (False, None, None)
-        assert [(r.id, r.interaction_id) for r in pg.list_inbound("acct_1", 10)] == [
+        assert [(r.id, r.interaction_id) for r in await pg.list_inbound("acct_1", 10)] == [
             ("in_2", None),
             ("in_1", "int_1"),
         ]
@@ -1075,14 +1097,14 @@ def test_the_text_that_ends_an_interaction_is_stored_with_the_end(pg_schema: str
         assert [entry[0] for entry in heard] == ["interaction", "outcome", "inbound"]
         assert heard[2] == ("inbound", "acct_1", "in_1", None)
     finally:
-        pg.close()
+        await pg.close()
 
 
 @pytest.mark.parametrize(
     ("size", "ending_carried", "body_carried"),
     [(3000, True, True), (5000, False, True), (6500, True, False), (9000, False, False)],
 )
-def test_an_end_reported_with_a_large_answer_stays_one_notice(
+async def test_an_end_reported_with_a_large_answer_stays_one_notice(
     pg_schema: str, size: int, ending_carried: bool, body_carried: bool
 ) -> None:
     """The ending and the outcome body are carried while they fit (the ending second):
@@ -1091,12 +1113,12 @@ def test_an_end_reported_with_a_large_answer_stays_one_notice(
     heard: list[tuple[str, str, str, Any]] = []
     listener = _listener(pg, heard)
     try:
-        pg.insert_interaction(interaction("int_1", held_by="a"))
+        await pg.insert_interaction(interaction("int_1", held_by="a"))
         result = {"text": "x" * size}
         report = {"interactionId": "int_1", "eventType": "interaction.ended", "result": result}
         with psycopg.connect(DATABASE_URL, autocommit=True) as conn:
             conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(pg.channel)))
-            done, _, reported = pg.end_and_report(
+            done, _, reported = await pg.end_and_report(
                 "int_1", "acct_1", 5.0, result, "completed", report, "replica-b"
             )
             payloads = [notice.payload for notice in conn.notifies(timeout=2, stop_after=1)]
@@ -1108,35 +1130,39 @@ def test_an_end_reported_with_a_large_answer_stays_one_notice(
         assert entry == {"ended": expected if ending_carried else None, "deliveryStatus": None}
         assert outcome["body"] == (report if body_carried else None)
     finally:
-        pg.close()
+        await pg.close()
 
 
-def test_a_wait_ended_lets_go_of_the_hold_in_its_transaction(pg_schema: str) -> None:
+async def test_a_wait_ended_lets_go_of_the_hold_in_its_transaction(pg_schema: str) -> None:
     pg = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
     try:
-        pg.insert_interaction(interaction("int_1", held_by="replica-a"))
-        pg.insert_interaction(interaction("int_2", held_by="replica-c"))
-        pg.append_published_outcome("acct_1", "int_0", {"n": 0}, 9.0, "replica-a")
+        await pg.insert_interaction(interaction("int_1", held_by="replica-a"))
+        await pg.insert_interaction(interaction("int_2", held_by="replica-c"))
+        await pg.append_published_outcome("acct_1", "int_0", {"n": 0}, 9.0, "replica-a")
         trips = pg.round_trips
-        pg.append_published_outcome("acct_1", "int_1", {"n": 1}, 10.0, "replica-a", release=True)
+        await pg.append_published_outcome(
+            "acct_1", "int_1", {"n": 1}, 10.0, "replica-a", release=True
+        )
         # Only the replica's own hold: another replica's stays.
-        pg.append_published_outcome("acct_1", "int_2", {"n": 2}, 11.0, "replica-a", release=True)
-        pg.append_published_outcome("acct_1", "int_2", {"n": 3}, 12.0, "replica-c")
+        await pg.append_published_outcome(
+            "acct_1", "int_2", {"n": 2}, 11.0, "replica-a", release=True
+        )
+        await pg.append_published_outcome("acct_1", "int_2", {"n": 3}, 12.0, "replica-c")
         assert pg.round_trips == trips + 3
-        first, second = pg.get_interaction("int_1"), pg.get_interaction("int_2")
+        first, second = await pg.get_interaction("int_1"), await pg.get_interaction("int_2")
         assert first is not None and first.held_by is None
         assert second is not None and second.held_by == "replica-c"
-        assert [body for _, body in pg.outcomes_after("acct_1", 0, 10)] == [
+        assert [body for _, body in await pg.outcomes_after("acct_1", 0, 10)] == [
             {"n": 0},
             {"n": 1},
             {"n": 2},
             {"n": 3},
         ]
     finally:
-        pg.close()
+        await pg.close()
 
 
-def test_each_round_trip_the_store_counts_is_one_on_the_wire(pg_schema: str) -> None:
+async def test_each_round_trip_the_store_counts_is_one_on_the_wire(pg_schema: str) -> None:
     """``round_trips`` is what the round-trip tests pin and the benchmark reports: each
     method makes exactly the exchanges with the server it counts. (psycopg reads a
     result taken inside a pipeline with a Flush and an exchange of its own before the
@@ -1144,12 +1170,12 @@ def test_each_round_trip_the_store_counts_is_one_on_the_wire(pg_schema: str) -> 
     one.)"""
     pg = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
     try:
-        pg.insert_account(account(1))
-        pg.insert_webhook(
+        await pg.insert_account(account(1))
+        await pg.insert_webhook(
             WebhookRecord("wh_1", "acct_1", "https://x.test/h", ["message.received"], {}, "s", 1.0)
         )
         for n in range(1, 5):
-            pg.insert_interaction(interaction(f"int_{n}", held_by="replica-a"))
+            await pg.insert_interaction(interaction(f"int_{n}", held_by="replica-a"))
         assert pg.channel  # read once, then kept
         text = InboundRecord("in_1", "acct_1", "sms", "+1555", "+1999", "yes", [], None, 9.0)
         result = IdempotencyRecord("acct_1", "k1", "fp", 200, b"{}", 10.0)
@@ -1195,44 +1221,44 @@ def test_each_round_trip_the_store_counts_is_one_on_the_wire(pg_schema: str) -> 
         for name, step in steps:
             before = pg.round_trips
             with wire_round_trips(pg) as wire:
-                step()
+                await step()
             assert (name, wire.trips) == (name, pg.round_trips - before)
             assert wire.trips >= 1
     finally:
-        pg.close()
+        await pg.close()
 
 
 # -- idempotency --------------------------------------------------------------------------
-def test_idempotency(store: Store) -> None:
-    assert store.get_idempotency("acct_1", "k1") is None
+async def test_idempotency(store: Store) -> None:
+    assert await store.get_idempotency("acct_1", "k1") is None
     old = IdempotencyRecord("acct_1", "k1", "fp-1", 201, b'{"id":"int_1"}\x00\xff', 10.0)
     new = IdempotencyRecord("acct_1", "k2", "fp-2", 200, b"", 30.0)
-    store.put_idempotency(old)
-    store.put_idempotency(new)
-    got = store.get_idempotency("acct_1", "k1")
+    await store.put_idempotency(old)
+    await store.put_idempotency(new)
+    got = await store.get_idempotency("acct_1", "k1")
     assert got == old and isinstance(got.body, bytes)
-    assert store.get_idempotency("acct_2", "k1") is None
+    assert await store.get_idempotency("acct_2", "k1") is None
     replaced = IdempotencyRecord("acct_1", "k2", "fp-3", 409, b"again", 31.0)
-    store.put_idempotency(replaced)
-    assert store.get_idempotency("acct_1", "k2") == replaced
+    await store.put_idempotency(replaced)
+    assert await store.get_idempotency("acct_1", "k2") == replaced
 
     old_link = IdempotencyLinkRecord("acct_1", "k1", "fp-1", "int_1", 10.0)
     new_link = IdempotencyLinkRecord("acct_1", "k3", "fp-9", "int_2", 30.0)
-    store.insert_interaction(interaction("int_1"), old_link)
-    store.insert_interaction(interaction("int_2"), new_link)
-    store.delete_idempotency_before(20.0)
-    assert store.get_idempotency("acct_1", "k1") is None
-    assert store.get_idempotency_link("acct_1", "k1") is None
-    assert store.get_idempotency("acct_1", "k2") == replaced
-    assert store.get_idempotency_link("acct_1", "k3") == new_link
+    await store.insert_interaction(interaction("int_1"), old_link)
+    await store.insert_interaction(interaction("int_2"), new_link)
+    await store.delete_idempotency_before(20.0)
+    assert await store.get_idempotency("acct_1", "k1") is None
+    assert await store.get_idempotency_link("acct_1", "k1") is None
+    assert await store.get_idempotency("acct_1", "k2") == replaced
+    assert await store.get_idempotency_link("acct_1", "k3") == new_link
     # the interactions themselves stay
-    assert store.get_interaction("int_1") is not None
+    assert await store.get_interaction("int_1") is not None
 
 
-def test_close_twice(store: Store) -> None:
-    store.insert_account(account(1))
-    store.close()
-    store.close()
+async def test_close_twice(store: Store) -> None:
+    await store.insert_account(account(1))
+    await store.close()
+    await store.close()
 
 
 # -- PostgreSQL only: the migrations ------------------------------------------------------
@@ -1244,22 +1270,22 @@ def _migrations(schema: str) -> list[int]:
         return [int(row[0]) for row in conn.execute(query)]
 
 
-def test_postgres_migrations_recorded_once_and_data_kept(pg_schema: str) -> None:
+async def test_postgres_migrations_recorded_once_and_data_kept(pg_schema: str) -> None:
     first = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
     try:
-        first.insert_account(account(1))
-        assert first.schema_version() == MIGRATIONS[-1][0]
+        await first.insert_account(account(1))
+        assert await first.schema_version() == MIGRATIONS[-1][0]
     finally:
-        first.close()
+        await first.close()
     again = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
     try:
-        assert again.get_account("acct_1") == account(1)
+        assert await again.get_account("acct_1") == account(1)
     finally:
-        again.close()
+        await again.close()
     assert _migrations(pg_schema) == [version for version, _ in MIGRATIONS]
 
 
-def test_postgres_concurrent_starts_migrate_once(pg_schema: str) -> None:
+async def test_postgres_concurrent_starts_migrate_once(pg_schema: str) -> None:
     stores: list[PostgresStore] = []
     failures: list[BaseException] = []
     lock = threading.Lock()
@@ -1282,134 +1308,134 @@ def test_postgres_concurrent_starts_migrate_once(pg_schema: str) -> None:
     try:
         assert failures == []
         assert len(stores) == 4
-        stores[0].insert_account(account(1))
-        assert all(s.get_account("acct_1") == account(1) for s in stores)
+        await stores[0].insert_account(account(1))
+        assert [await s.get_account("acct_1") for s in stores] == [account(1)] * 4
     finally:
         for opened in stores:
-            opened.close()
+            await opened.close()
     assert _migrations(pg_schema) == [version for version, _ in MIGRATIONS]
 
 
-def test_postgres_concurrent_claims_never_share_a_row(pg_schema: str) -> None:
+async def test_postgres_concurrent_claims_never_share_a_row(pg_schema: str) -> None:
     # Two replicas' stores claim the same due rows at once: each row goes to one.
     one = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
     two = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
     rows = [outbox(f"ob_{i:02d}", "ev_1", next_attempt_at=float(i)) for i in range(60)]
-    one.insert_event(event("ev_1", 1.0), rows)
+    await one.insert_event(event("ev_1", 1.0), rows)
     taken: dict[str, list[str]] = {"one": [], "two": []}
-    barrier = threading.Barrier(2)
 
-    def claim(name: str, store: PostgresStore) -> None:
-        barrier.wait()
-        while batch := store.claim_outbox(1000.0, 3, 5000.0):
+    async def claim(name: str, store: PostgresStore) -> None:
+        # Interleaved on the loop: each claim's round trip lets the other's run.
+        while batch := await store.claim_outbox(1000.0, 3, 5000.0):
             taken[name].extend(o.id for o in batch)
 
     try:
-        threads = [
-            threading.Thread(target=claim, args=item) for item in (("one", one), ("two", two))
-        ]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=60)
+        await asyncio.gather(claim("one", one), claim("two", two))
         assert sorted(taken["one"] + taken["two"]) == [row.id for row in rows]
         assert not set(taken["one"]) & set(taken["two"])
     finally:
-        one.close()
-        two.close()
+        await one.close()
+        await two.close()
 
 
-def test_postgres_replica_coordination(pg_schema: str) -> None:
+async def test_postgres_replica_coordination(pg_schema: str) -> None:
     store = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
     try:
-        store.heartbeat("alive", 1000.0)
-        store.heartbeat("dead", 900.0)
+        await store.heartbeat("alive", 1000.0)
+        await store.heartbeat("dead", 900.0)
         for name, owner, held in (
             ("int_mine", "alive", "alive"),
             ("int_orphan", "dead", "dead"),
             ("int_nobody", None, None),
         ):
-            store.insert_interaction(interaction(name, owner=owner, held_by=held))
-        store.insert_interaction(interaction("int_call", kind="call", channel="call", owner="dead"))
+            await store.insert_interaction(interaction(name, owner=owner, held_by=held))
+        await store.insert_interaction(
+            interaction("int_call", kind="call", channel="call", owner="dead")
+        )
         # windows whose owner is dead (or nobody) go to the claimer; a call has none
-        claimed = store.claim_windows("alive", 950.0, 10)
+        claimed = await store.claim_windows("alive", 950.0, 10)
         assert sorted(r.id for r in claimed) == ["int_nobody", "int_orphan"]
         assert {r.owner for r in claimed} == {"alive"}
-        assert store.claim_windows("other", 950.0, 10) == []  # all have a live owner now
+        assert await store.claim_windows("other", 950.0, 10) == []  # all have a live owner now
         # ending tells who held the send; only once
-        assert store.end_held_interaction("int_mine", 1001.0, {"x": 1}) == (True, "alive")
-        assert store.end_held_interaction("int_mine", 1002.0, {"x": 2}) == (False, None)
+        assert await store.end_held_interaction("int_mine", 1001.0, {"x": 1}) == (True, "alive")
+        assert await store.end_held_interaction("int_mine", 1002.0, {"x": 2}) == (False, None)
         # the holder letting go gets the ended interaction with the answer left to it
-        released = store.release_hold("int_mine", "alive")
+        released = await store.release_hold("int_mine", "alive")
         assert released is not None and released.result == {"x": 1}
-        assert store.release_hold("int_mine", "alive") is None  # let go already
+        assert await store.release_hold("int_mine", "alive") is None  # let go already
         # a dead replica's holds are let go of by the sweep, once
-        assert store.end_held_interaction("int_orphan", 1003.0, {"y": 1}) == (True, "dead")
-        swept = store.sweep_holds(950.0, 10)
+        assert await store.end_held_interaction("int_orphan", 1003.0, {"y": 1}) == (True, "dead")
+        swept = await store.sweep_holds(950.0, 10)
         assert [(r.id, r.result, r.held_by) for r in swept] == [("int_orphan", {"y": 1}, None)]
-        assert store.sweep_holds(950.0, 10) == []
+        assert await store.sweep_holds(950.0, 10) == []
         # a retry taking a pending interaction over; an ended one cannot be taken
-        assert store.take_interaction("int_nobody", "other", hold=True) is True
-        taken = store.get_interaction("int_nobody")
+        assert await store.take_interaction("int_nobody", "other", hold=True) is True
+        taken = await store.get_interaction("int_nobody")
         assert taken is not None and (taken.owner, taken.held_by) == ("other", "other")
-        assert store.take_interaction("int_mine", "other", hold=True) is False
+        assert await store.take_interaction("int_mine", "other", hold=True) is False
         # retiring gives the windows up at once
-        store.retire_replica("other")
-        assert [r.id for r in store.claim_windows("alive", 950.0, 10)] == ["int_nobody"]
+        await store.retire_replica("other")
+        assert [r.id for r in await store.claim_windows("alive", 950.0, 10)] == ["int_nobody"]
     finally:
-        store.close()
+        await store.close()
 
 
-def test_postgres_rate_limit_and_spam_counts(pg_schema: str) -> None:
+async def test_postgres_rate_limit_and_spam_counts(pg_schema: str) -> None:
     store = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
     try:
         # 3 requests per 10 s: the 4th waits until the oldest leaves the window
-        assert [store.rate_hit("acct_1", t, 3, 10.0) for t in (100.0, 101.0, 102.0)] == [None] * 3
-        assert store.rate_hit("acct_1", 103.0, 3, 10.0) == pytest.approx(7.0)
-        assert store.rate_hit("acct_2", 103.0, 3, 10.0) is None  # accounts apart
-        assert store.rate_hit("acct_1", 110.5, 3, 10.0) is None  # 100.0 left the window
+        assert [await store.rate_hit("acct_1", t, 3, 10.0) for t in (100.0, 101.0, 102.0)] == [
+            None
+        ] * 3
+        assert await store.rate_hit("acct_1", 103.0, 3, 10.0) == pytest.approx(7.0)
+        assert await store.rate_hit("acct_2", 103.0, 3, 10.0) is None  # accounts apart
+        assert await store.rate_hit("acct_1", 110.5, 3, 10.0) is None  # 100.0 left the window
         # distinct recipients of one text inside the window
-        assert store.spam_hit("acct_1", "fp", "+1", 100.0, 60.0) == 1
-        assert store.spam_hit("acct_1", "fp", "+1", 101.0, 60.0) == 1  # same recipient
-        assert store.spam_hit("acct_1", "fp", "+2", 102.0, 60.0) == 2
-        assert store.spam_hit("acct_1", "other", "+3", 102.0, 60.0) == 1
-        assert store.spam_hit("acct_1", "fp", "+3", 161.5, 60.0) == 2  # +1 (101.0) expired
-        store.forget_spam("acct_1")
-        assert store.spam_hit("acct_1", "fp", "+4", 162.0, 60.0) == 1
+        assert await store.spam_hit("acct_1", "fp", "+1", 100.0, 60.0) == 1
+        assert await store.spam_hit("acct_1", "fp", "+1", 101.0, 60.0) == 1  # same recipient
+        assert await store.spam_hit("acct_1", "fp", "+2", 102.0, 60.0) == 2
+        assert await store.spam_hit("acct_1", "other", "+3", 102.0, 60.0) == 1
+        assert await store.spam_hit("acct_1", "fp", "+3", 161.5, 60.0) == 2  # +1 (101.0) expired
+        await store.forget_spam("acct_1")
+        assert await store.spam_hit("acct_1", "fp", "+4", 162.0, 60.0) == 1
     finally:
-        store.close()
+        await store.close()
 
 
-def test_postgres_key_lookup_counts_the_request(pg_schema: str) -> None:
+async def test_postgres_key_lookup_counts_the_request(pg_schema: str) -> None:
     # What every API request asks first, in one round trip: the key's account and, for
     # one not suspended, its rate count (as rate_hit counts it).
     store = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
     try:
-        store.insert_account(account(1))
-        store.insert_account(account(2))
+        await store.insert_account(account(1))
+        await store.insert_account(account(2))
         key = account(1).key_hash
         trips = store.round_trips
-        found = [store.account_by_key_hash_counted(key, t, 2, 10.0) for t in (100.0, 101.0)]
+        found = [await store.account_by_key_hash_counted(key, t, 2, 10.0) for t in (100.0, 101.0)]
         assert store.round_trips == trips + 2
         assert found == [(account(1), None), (account(1), None)]
-        assert store.account_by_key_hash_counted(key, 102.0, 2, 10.0) == (
+        assert await store.account_by_key_hash_counted(key, 102.0, 2, 10.0) == (
             account(1),
             pytest.approx(8.0),
         )
-        assert store.rate_hit("acct_1", 110.5, 2, 10.0) is None  # the same count
-        assert store.account_by_key_hash_counted("no such hash", 103.0, 2, 10.0) == (None, None)
+        assert await store.rate_hit("acct_1", 110.5, 2, 10.0) is None  # the same count
+        assert await store.account_by_key_hash_counted("no such hash", 103.0, 2, 10.0) == (
+            None,
+            None,
+        )
         # A suspended account is found and not counted.
-        store.set_account_suspended("acct_2", True)
+        await store.set_account_suspended("acct_2", True)
         other = account(2).key_hash
         for t in (100.0, 100.1, 100.2):
-            found_2, retry = store.account_by_key_hash_counted(other, t, 2, 10.0)
+            found_2, retry = await store.account_by_key_hash_counted(other, t, 2, 10.0)
             assert found_2 is not None and found_2.suspended and retry is None
-        assert store.rate_hit("acct_2", 100.3, 2, 10.0) is None
+        assert await store.rate_hit("acct_2", 100.3, 2, 10.0) is None
     finally:
-        store.close()
+        await store.close()
 
 
-def test_postgres_rate_limit_agrees_with_the_sliding_log(pg_schema: str) -> None:
+async def test_postgres_rate_limit_agrees_with_the_sliding_log(pg_schema: str) -> None:
     # Random requests of two accounts, with prunes between them: the database's count
     # answers exactly as the in-memory sliding log (RateLimiter) does.
     import random
@@ -1424,16 +1450,16 @@ def test_postgres_rate_limit_agrees_with_the_sliding_log(pg_schema: str) -> None
         for step in range(400):
             now += rng.choice((0.25, 0.5, 1.0, 3.0, 12.0))
             if step % 37 == 0:
-                store.prune_limits(now - 10.0, now - 60.0)
+                await store.prune_limits(now - 10.0, now - 60.0)
             account_id = rng.choice(("acct_1", "acct_2"))
             expected = memory.hit(account_id, now)
-            got = store.rate_hit(account_id, now, 5, 10.0)
+            got = await store.rate_hit(account_id, now, 5, 10.0)
             if expected is None:
                 assert got is None, (step, account_id, now)
             else:
                 assert got == pytest.approx(expected), (step, account_id, now)
     finally:
-        store.close()
+        await store.close()
 
 
 def _index_reads(conn: psycopg.Connection[Any], schema: str) -> int:
@@ -1446,7 +1472,7 @@ def _index_reads(conn: psycopg.Connection[Any], schema: str) -> int:
     return int(row[0])
 
 
-def test_postgres_rate_hit_costs_the_same_however_many_came_in_the_window(
+async def test_postgres_rate_hit_costs_the_same_however_many_came_in_the_window(
     pg_schema: str,
 ) -> None:
     # Issue 13: every request counted all of its account's hits in the window (and
@@ -1464,28 +1490,28 @@ def test_postgres_rate_hit_costs_the_same_however_many_came_in_the_window(
             conn.execute("SELECT pg_stat_force_next_flush()")
             before = _index_reads(conn, pg_schema)
             for t in (1004.0, 1004.5, 1005.0):  # 3,000 hits in the window
-                assert store.rate_hit("acct_1", t, 1_000_000, 60.0) is None
+                assert await store.rate_hit("acct_1", t, 1_000_000, 60.0) is None
             conn.execute("SELECT pg_stat_force_next_flush()")
             # The store's connection flushes its counts when it goes idle.
-            store._one("SELECT pg_stat_force_next_flush()")
-            store._one("SELECT 1")
+            await store._one("SELECT pg_stat_force_next_flush()")
+            await store._one("SELECT 1")
             read = _index_reads(conn, pg_schema) - before
         assert read < 100, f"{read} index entries read by three requests"
     finally:
-        store.close()
+        await store.close()
 
 
-def test_postgres_schemas_are_separate(pg_schema: str) -> None:
+async def test_postgres_schemas_are_separate(pg_schema: str) -> None:
     other = f"{pg_schema}_b"
     one = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
     second = PostgresStore(DATABASE_URL, schema=other, connect_timeout=5)
     try:
-        one.insert_account(account(1))
-        assert second.count_accounts() == 0
-        assert one.count_accounts() == 1
+        await one.insert_account(account(1))
+        assert await second.count_accounts() == 0
+        assert await one.count_accounts() == 1
     finally:
-        one.close()
-        second.close()
+        await one.close()
+        await second.close()
         _drop_schema(other)
 
 
@@ -1502,12 +1528,12 @@ async def test_engine_on_a_postgresql_url_uses_postgres(pg_schema: str) -> None:
     engine = Engine(ServiceConfig(db_path=url))
     try:
         assert isinstance(engine.store, PostgresStore)
-        created, _key = engine.create_account("on postgres")
+        created, _key = await engine.create_account("on postgres")
     finally:
         await engine.close()
     reopened = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
     try:
-        stored = reopened.get_account(created.id)
+        stored = await reopened.get_account(created.id)
         assert stored is not None and stored.name == "on postgres"
     finally:
-        reopened.close()
+        await reopened.close()

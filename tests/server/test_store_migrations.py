@@ -113,31 +113,33 @@ def sqlite_schema(path: Path) -> dict[str, Any]:
 
 
 def fresh_sqlite(tmp_path: Path) -> dict[str, Any]:
-    SQLiteStore(str(tmp_path / "fresh.db")).close()
+    SQLiteStore(str(tmp_path / "fresh.db")).close_now()
     return sqlite_schema(tmp_path / "fresh.db")
 
 
-def open_upgraded(path: Path) -> SQLiteStore:
+async def open_upgraded(path: Path) -> SQLiteStore:
     store = SQLiteStore(str(path))
-    assert store.pending_migrations() == []
-    assert store.get_account("acct_1") == ACCOUNT  # nothing lost
+    assert await store.pending_migrations() == []
+    assert await store.get_account("acct_1") == ACCOUNT  # nothing lost
     return store
 
 
-def test_a_sqlite_file_of_the_first_release_upgrades_to_the_fresh_schema(tmp_path: Path) -> None:
+async def test_a_sqlite_file_of_the_first_release_upgrades_to_the_fresh_schema(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "v1.db"
     with sqlite3.connect(path) as db:
         db.executescript(SCHEMA_1)
     fresh = fresh_sqlite(tmp_path)
     assert sqlite_schema(path) != fresh
-    open_upgraded(path).close()
+    await (await open_upgraded(path)).close()
     assert sqlite_schema(path) == fresh
     with sqlite3.connect(path) as db:
         version = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     assert version == (str(SCHEMA_VERSION),)
 
 
-def test_a_sqlite_file_of_schema_5_upgrades_to_the_fresh_schema(tmp_path: Path) -> None:
+async def test_a_sqlite_file_of_schema_5_upgrades_to_the_fresh_schema(tmp_path: Path) -> None:
     """Schema 5: every table but the inbox's sessions (schema 6); its columns as made
     (the columns added after the first release are in its tables already)."""
     path = tmp_path / "v5.db"
@@ -152,7 +154,7 @@ def test_a_sqlite_file_of_schema_5_upgrades_to_the_fresh_schema(tmp_path: Path) 
         )
     fresh = fresh_sqlite(tmp_path)
     assert "inbox_sessions" in fresh and "inbox_sessions" not in sqlite_schema(path)
-    open_upgraded(path).close()
+    await (await open_upgraded(path)).close()
     assert sqlite_schema(path) == fresh
 
 
@@ -189,7 +191,7 @@ def postgres_schema(schema: str) -> dict[str, Any]:
     return found
 
 
-def test_a_postgres_schema_at_migration_3_upgrades_to_the_fresh_schema() -> None:
+async def test_a_postgres_schema_at_migration_3_upgrades_to_the_fresh_schema() -> None:
     import psycopg
     from psycopg import sql
 
@@ -216,15 +218,15 @@ def test_a_postgres_schema_at_migration_3_upgrades_to_the_fresh_schema() -> None
                 sql.SQL("SELECT version FROM {}.schema_migrations").format(sql.Identifier(old))
             ).fetchall()
         assert sorted(found) == [(1,), (2,), (3,)]
-        PostgresStore(DATABASE_URL, schema=fresh).close()
+        await PostgresStore(DATABASE_URL, schema=fresh).close()
         assert postgres_schema(old) != postgres_schema(fresh)
         upgraded = PostgresStore(DATABASE_URL, schema=old)
         try:
-            assert upgraded.pending_migrations() == []
-            assert upgraded.schema_version() == len(MIGRATIONS)
-            assert upgraded.get_account("acct_1") == ACCOUNT  # nothing lost
+            assert await upgraded.pending_migrations() == []
+            assert await upgraded.schema_version() == len(MIGRATIONS)
+            assert await upgraded.get_account("acct_1") == ACCOUNT  # nothing lost
         finally:
-            upgraded.close()
+            await upgraded.close()
         assert postgres_schema(old) == postgres_schema(fresh)
     finally:
         drop_schema(old)

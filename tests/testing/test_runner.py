@@ -192,14 +192,13 @@ def test_a_request_arriving_while_stopping_is_refused_503(database: str) -> None
         assert (late.status_code, late.json()) == (503, UNAVAILABLE)
         health = httpx.get(f"{runner.base_url}/healthz", trust_env=False)
         assert health.status_code == 503  # not ready: embedded mode must not reuse it
-        assert (
-            runner.call(
-                lambda: runner.engine.list_sandbox_deliveries(
-                    runner.engine.authenticate(key)  # type: ignore[arg-type]
-                )
-            )
-            == []
-        )
+
+        async def deliveries() -> list[Any]:
+            account = await runner.engine.authenticate(key)
+            assert account is not None
+            return await runner.engine.list_sandbox_deliveries(account)
+
+        assert runner.call(deliveries) == []
     finally:
         runner.stop()
 

@@ -128,7 +128,7 @@ class _BearerGate:
 
         request = Request(scope)
         try:
-            account = authenticate(request, self.engine)
+            account = await authenticate(request, self.engine)
             session = request.headers.get(_SESSION_HEADER)
             if session is not None and self._sessions.get(session, account.id) != account.id:
                 raise NotFound("no such MCP session")

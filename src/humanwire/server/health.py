@@ -64,9 +64,7 @@ class ReadinessProbe:
 
     async def _database(self) -> dict[str, Check]:
         if self._query is None or self._query.done():
-            self._query = asyncio.ensure_future(
-                asyncio.to_thread(self.engine.store.pending_migrations)
-            )
+            self._query = asyncio.ensure_future(self.engine.store.pending_migrations())
         unchecked = Check(False, "not checked: the database did not answer")
         try:
             pending = await asyncio.wait_for(asyncio.shield(self._query), self.timeout)

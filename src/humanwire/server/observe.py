@@ -181,5 +181,7 @@ async def metrics_endpoint(request: Request) -> Response:
     metrics: Metrics = request.app.state.engine.metrics
     if not metrics.enabled:
         return service_error_response(NotFound(f"metrics need prometheus-client: {METRICS_EXTRA}"))
+    # The store is read here, where it can be awaited; the collector reads what it found.
+    await request.app.state.engine.read_outbox_depth()
     body, content_type = metrics.exposition()
     return Response(body, 200, headers={"Content-Type": content_type})

@@ -225,7 +225,7 @@ class Outbox:
         self._in_flight: dict[str, asyncio.Task[None]] = {}
 
     # -- producing ------------------------------------------------------------------
-    def emit(
+    async def emit(
         self, account_id: str, event: dict[str, Any], interaction_id: str | None
     ) -> EventRecord:
         """Stores ``event`` and one outbox row per webhook of the account that subscribed
@@ -252,10 +252,10 @@ class Outbox:
                 created_at=now,
                 updated_at=now,
             )
-            for webhook in self._store.webhooks_of(account_id)
+            for webhook in await self._store.webhooks_of(account_id)
             if record.event_type in webhook.event_types
         ]
-        self._store.insert_event(record, rows)
+        await self._store.insert_event(record, rows)
         if rows and self._wake is not None:
             self._wake.set()
         return record
@@ -311,7 +311,7 @@ class Outbox:
                 # The lease keeps a row out of every worker's next claim while it is sent
                 # (several replicas share the rows); it runs out if this process dies.
                 lease = now + self._config.webhook_timeout + 5
-                for row in self._store.claim_outbox(now, free, lease):
+                for row in await self._store.claim_outbox(now, free, lease):
                     if row.id in self._in_flight:
                         continue
                     task = asyncio.get_running_loop().create_task(self._deliver(row))
@@ -319,7 +319,7 @@ class Outbox:
                     task.add_done_callback(functools.partial(self._finished, row.id))
             timeout: float | None = None
             if len(self._in_flight) < limit:
-                due = self._store.next_outbox_due()
+                due = await self._store.next_outbox_due()
                 if due is not None:
                     timeout = max(0.0, due - time.time())
             if timeout == 0.0:
@@ -338,14 +338,14 @@ class Outbox:
         result, status_code, error = "retry", None, None
         event: EventRecord | None = None
         try:
-            event = self._store.get_event(row.event_id)
+            event = await self._store.get_event(row.event_id)
             result, status_code, error = await self._attempt(row, event)
         except asyncio.CancelledError:
             raise
         except Exception:  # a bug must not kill the worker; the row is retried
             logger.exception("webhook delivery %s failed unexpectedly", row.id)
             error = "internal error while delivering"
-            result = self._record_failure(row, error, None)
+            result = await self._record_failure(row, error, None)
         seconds = time.perf_counter() - started
         self._metrics.webhook_attempt(result, seconds)
         log_event(
@@ -370,10 +370,10 @@ class Outbox:
         """One delivery attempt: its result (``delivered``, ``retry``, ``failed``,
         ``cancelled``), the receiver's status code and the error, if any."""
         assert self._client is not None
-        webhook = self._store.get_webhook(row.webhook_id)
+        webhook = await self._store.get_webhook(row.webhook_id)
         now = time.time()
         if event is None or webhook is None:
-            self._store.update_outbox(
+            await self._store.update_outbox(
                 row.id,
                 status="cancelled",
                 attempts=row.attempts,
@@ -395,9 +395,13 @@ class Outbox:
                 )
             except HostLookupTimeout as exc:
                 # DNS may answer next time
-                return self._record_failure(row, exc.message, None), None, exc.message
+                return await self._record_failure(row, exc.message, None), None, exc.message
             except InvalidRequest as exc:
-                return self._record_failure(row, exc.message, None, final=True), None, exc.message
+                return (
+                    await self._record_failure(row, exc.message, None, final=True),
+                    None,
+                    exc.message,
+                )
         body = event_body(event.body)
         headers = _sendable(webhook.id, webhook.headers)
         headers["Content-Type"] = "application/json"
@@ -407,11 +411,13 @@ class Outbox:
             response = await self._client.post(webhook.url, content=body, headers=headers)
         except httpx.HTTPError as exc:
             # The type only in the returned (logged) error: a message may quote the URL.
-            failed = self._record_failure(row, f"{type(exc).__name__}: {exc}".rstrip(": "), None)
+            failed = await self._record_failure(
+                row, f"{type(exc).__name__}: {exc}".rstrip(": "), None
+            )
             return failed, None, type(exc).__name__
         if 200 <= response.status_code < 300:
             done = time.time()
-            self._store.update_outbox(
+            await self._store.update_outbox(
                 row.id,
                 status="delivered",
                 attempts=row.attempts + 1,
@@ -424,9 +430,13 @@ class Outbox:
             self._changed(row)
             return "delivered", response.status_code, None
         error = f"HTTP {response.status_code}"
-        return self._record_failure(row, error, response.status_code), response.status_code, error
+        return (
+            await self._record_failure(row, error, response.status_code),
+            response.status_code,
+            error,
+        )
 
-    def _record_failure(
+    async def _record_failure(
         self, row: OutboxRecord, error: str, status_code: int | None, *, final: bool = False
     ) -> str:
         """Records a failed attempt: ``retry`` when another is due, else ``failed``."""
@@ -434,7 +444,7 @@ class Outbox:
         now = time.time()
         exhausted = final or attempts >= self._config.webhook_max_attempts
         delay = self._config.webhook_retry_base * 2 ** (attempts - 1)
-        self._store.update_outbox(
+        await self._store.update_outbox(
             row.id,
             status="failed" if exhausted else "pending",
             attempts=attempts,

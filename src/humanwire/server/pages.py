@@ -99,14 +99,14 @@ class FormPages:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    def _view(self, token: str) -> FormView | None:
+    async def _view(self, token: str) -> FormView | None:
         try:
-            return self.engine.get_form(token)
+            return await self.engine.get_form(token)
         except NotFound:
             return None
 
     async def show(self, request: Request) -> Response:
-        view = self._view(request.path_params["token"])
+        view = await self._view(request.path_params["token"])
         if view is None:
             return html_response(render_not_found(), 404)
         if view.state == "submitted":
@@ -115,9 +115,9 @@ class FormPages:
             return html_response(render_submitted(view, unchecked_address=unchecked))
         if view.state == "expired":
             return html_response(render_expired(view), 410)
-        return html_response(self._page(view))
+        return html_response(await self._page(view))
 
-    def _page(
+    async def _page(
         self,
         view: FormView,
         *,
@@ -129,21 +129,21 @@ class FormPages:
             view,
             posted=posted,
             errors=errors,
-            recipient=self._recipient(view),
+            recipient=await self._recipient(view),
             suggestions=suggestions,
             addresses=self.engine.addresses,
         )
 
-    def _recipient(self, view: FormView) -> str | None:
+    async def _recipient(self, view: FormView) -> str | None:
         """The number the form went to: its country is the phone fields' default."""
-        record = self.engine.store.get_interaction(view.interaction_id)
+        record = await self.engine.store.get_interaction(view.interaction_id)
         return record.to_addr if record is not None else None
 
     async def submit(self, request: Request) -> Response:
         token = request.path_params["token"]
         if _is_json(request):
             return await self._submit_json(token, await request.body())
-        view = self._view(token)
+        view = await self._view(token)
         if view is None:
             return html_response(render_not_found(), 404)
         if view.state == "submitted":
@@ -153,11 +153,11 @@ class FormPages:
         try:
             posted = await read_urlencoded(request)
         except InvalidRequest as exc:
-            return html_response(self._page(view, errors={"": exc.message}), 400)
+            return html_response(await self._page(view, errors={"": exc.message}), 400)
         raw = raw_from_post(view.form, posted)
         checked = await check_submission(view.form, raw, self.engine.addresses)
         if checked.errors:
-            page = self._page(
+            page = await self._page(
                 view,
                 posted=_with_accepted_suggestions(posted),
                 errors=checked.errors,
@@ -173,14 +173,14 @@ class FormPages:
         except InvalidRequest as exc:
             # The engine re-validates; a refusal here is shown like any other.
             errors = dict(getattr(exc, "errors", None) or {exc.field or "": exc.message})
-            return html_response(self._page(view, posted=posted, errors=errors), 400)
+            return html_response(await self._page(view, posted=posted, errors=errors), 400)
         # Post/redirect/get: reloading the confirmation never posts again.
         location = f"/f/{token}?address=unchecked" if checked.unchecked else f"/f/{token}"
         return RedirectResponse(location, status_code=303, headers=dict(SECURITY_HEADERS))
 
     async def _submit_json(self, token: str, body: bytes) -> Response:
         try:
-            view = self.engine.get_form(token)
+            view = await self.engine.get_form(token)
             if view.state == "submitted":
                 raise Conflict("this form was already submitted")
             if view.state == "expired":

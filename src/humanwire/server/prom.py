@@ -50,7 +50,7 @@ class _EngineGauges(Collector):
         yield GaugeMetricFamily(
             "humanwire_webhook_outbox_depth",
             "Webhook deliveries waiting in the outbox (pending rows of the database).",
-            value=engine.outbox_depth(),
+            value=engine.outbox_depth_read,
         )
 
 

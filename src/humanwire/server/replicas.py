@@ -32,7 +32,9 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from .store.base import InteractionRecord, SharedStore
@@ -49,6 +51,8 @@ _RECONNECT_DELAYS = (0.1, 0.5, 1.0, 2.0, 5.0)
 
 Notice = tuple[str, str, str]
 """``(kind, account_id, item_id)``: what changed, as the engine's inbox notices name it."""
+_GATHERED: ContextVar[list[Notice] | None] = ContextVar("humanwire_notices", default=None)
+"""The notices of a ``Replicas.together`` block, gathered until it ends."""
 
 
 class Replicas:
@@ -60,10 +64,10 @@ class Replicas:
         *,
         lease: float,
         on_notice: Callable[[str, str, str, Any], None],
-        on_claimed: Callable[[list[InteractionRecord]], None],
-        on_swept: Callable[[list[InteractionRecord]], None],
+        on_claimed: Callable[[list[InteractionRecord]], Awaitable[None]],
+        on_swept: Callable[[list[InteractionRecord]], Awaitable[None]],
         on_tick: Callable[[], None],
-        on_resync: Callable[[], None],
+        on_resync: Callable[[], Awaitable[None]],
     ) -> None:
         self.store = store
         self.lease = lease
@@ -78,6 +82,9 @@ class Replicas:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._listening = asyncio.Event()
+        # One publication at a time: notices go out in the order they were published.
+        self._flushing = asyncio.Lock()
+        self._flushes: set[asyncio.Task[None]] = set()
         self._closed = False
 
     # -- start and stop -----------------------------------------------------------------
@@ -85,11 +92,11 @@ class Replicas:
         """Records this replica alive, starts listening (before the first claim, so
         nothing announced from now on is missed) and claims what has no live owner."""
         self._loop = asyncio.get_running_loop()
-        self.store.heartbeat(self.id, time.time())
+        await self.store.heartbeat(self.id, time.time())
         self._tasks.append(self._loop.create_task(self._listen(), name="humanwire-listen"))
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self._listening.wait(), 10.0)
-        self._claim()
+        await self._claim()
         self._tasks.append(self._loop.create_task(self._beat(), name="humanwire-heartbeat"))
 
     async def close(self) -> None:
@@ -98,7 +105,7 @@ class Replicas:
         if self._closed:
             return
         self._closed = True
-        self._flush()
+        await self._flush()
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
@@ -106,22 +113,46 @@ class Replicas:
                 await task
         self._tasks.clear()
         try:
-            self.store.retire_replica(self.id)
+            await self.store.retire_replica(self.id)
         except Exception:  # the database may be gone; the lease then runs out instead
             logger.warning("could not retire replica %s", self.id, exc_info=True)
 
     # -- notices ------------------------------------------------------------------------
+    @contextmanager
+    def together(self) -> Iterator[None]:
+        """Notices this task publishes inside the block go out together as it ends (one
+        NOTIFY), however many turns of the loop its store calls take."""
+        gathered: list[Notice] = []
+        token = _GATHERED.set(gathered)
+        try:
+            yield
+        finally:
+            _GATHERED.reset(token)
+            for notice in gathered:
+                self.publish(*notice)
+
     def publish(self, kind: str, account_id: str, item_id: str) -> None:
         """Announces a change to the other replicas, once this loop turn's writes are
         done (every store method commits before it returns)."""
         if self._closed:
             return
+        gathered = _GATHERED.get()
+        if gathered is not None:
+            gathered.append((kind, account_id, item_id))
+            return
         self._pending.append((kind, account_id, item_id))
         if not self._flush_scheduled and self._loop is not None:
             self._flush_scheduled = True
-            self._loop.call_soon(self._flush)
+            # A task runs after the callbacks of this loop turn: its notices go together.
+            task = self._loop.create_task(self._flush())
+            self._flushes.add(task)
+            task.add_done_callback(self._flushes.discard)
 
-    def _flush(self) -> None:
+    async def _flush(self) -> None:
+        async with self._flushing:
+            await self._publish()
+
+    async def _publish(self) -> None:
         self._flush_scheduled = False
         notices, self._pending = self._pending, []
         if not notices:
@@ -138,7 +169,7 @@ class Replicas:
             size += cost
         payloads.append(self._payload(batch))
         try:
-            self.store.notify(payloads)
+            await self.store.notify(payloads)
         except Exception:
             # The others catch up when their long-polls and holds time out; not fatal.
             logger.warning("could not publish %d notices", len(notices), exc_info=True)
@@ -179,7 +210,7 @@ class Replicas:
                         sql.SQL("LISTEN {}").format(sql.Identifier(self.store.channel))
                     )
                     if attempt:
-                        self._on_resync()  # announced while the connection was down
+                        await self._on_resync()  # announced while the connection was down
                     attempt = 0
                     self._listening.set()
                     async for notify in conn.notifies():
@@ -195,26 +226,25 @@ class Replicas:
     # -- heartbeat, claims, sweeps ------------------------------------------------------
     async def _beat(self) -> None:
         every = max(self.lease / 3, 0.05)
-        loop = asyncio.get_running_loop()
         while not self._closed:
             await asyncio.sleep(every)
             try:
                 # The heartbeat and the claim and sweep queries (each reads every open
-                # interaction: tens of ms at 30,000 held) run on a worker thread, not
-                # on the loop that answers requests; what they found is handled here.
-                claimed, swept = await loop.run_in_executor(None, self._beat_queries)
-                self._found(claimed, swept)
+                # interaction: tens of ms at 30,000 held) are awaited: the loop answers
+                # requests meanwhile.
+                claimed, swept = await self._beat_queries()
+                await self._found(claimed, swept)
                 self._on_tick()
             except Exception:
                 logger.warning("replica heartbeat failed", exc_info=True)
 
-    def _beat_queries(
+    async def _beat_queries(
         self,
     ) -> tuple[list[list[InteractionRecord]], list[list[InteractionRecord]]]:
-        self.store.heartbeat(self.id, time.time())
-        return self._claim_queries()
+        await self.store.heartbeat(self.id, time.time())
+        return await self._claim_queries()
 
-    def _claim_queries(
+    async def _claim_queries(
         self,
     ) -> tuple[list[list[InteractionRecord]], list[list[InteractionRecord]]]:
         """The windows and holds left by dead replicas, claimed and swept in batches."""
@@ -222,26 +252,26 @@ class Replicas:
         claimed: list[list[InteractionRecord]] = []
         swept: list[list[InteractionRecord]] = []
         while True:
-            batch = self.store.claim_windows(self.id, alive_after, _CLAIM_BATCH)
+            batch = await self.store.claim_windows(self.id, alive_after, _CLAIM_BATCH)
             if batch:
                 claimed.append(batch)
             if len(batch) < _CLAIM_BATCH:
                 break
         while True:
-            batch = self.store.sweep_holds(alive_after, _CLAIM_BATCH)
+            batch = await self.store.sweep_holds(alive_after, _CLAIM_BATCH)
             if batch:
                 swept.append(batch)
             if len(batch) < _CLAIM_BATCH:
                 break
         return claimed, swept
 
-    def _found(
+    async def _found(
         self, claimed: list[list[InteractionRecord]], swept: list[list[InteractionRecord]]
     ) -> None:
         for batch in claimed:
-            self._on_claimed(batch)
+            await self._on_claimed(batch)
         for batch in swept:
-            self._on_swept(batch)
+            await self._on_swept(batch)
 
-    def _claim(self) -> None:
-        self._found(*self._claim_queries())
+    async def _claim(self) -> None:
+        await self._found(*await self._claim_queries())

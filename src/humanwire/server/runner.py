@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import inspect
 import ipaddress
 import logging
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from .config import ServiceConfig
 
@@ -252,15 +253,23 @@ class ServiceRunner:
         self.stop()
 
     # -- talking to the engine from other threads ------------------------------------
-    def call(self, function: Callable[..., T], *args: Any, timeout: float = 30.0) -> T:
+    @overload
+    def call(
+        self, function: Callable[..., Awaitable[T]], *args: Any, timeout: float = 30.0
+    ) -> T: ...
+    @overload
+    def call(self, function: Callable[..., T], *args: Any, timeout: float = 30.0) -> T: ...
+    def call(self, function: Callable[..., Any], *args: Any, timeout: float = 30.0) -> Any:
         """Runs ``function(*args)`` on the server's event loop thread and returns its
-        result: the engine and its SQLite connection belong to that thread."""
+        result (awaited, for a coroutine function such as a store's or the engine's):
+        the engine and its store belong to that loop."""
         loop = self._loop
         if loop is None or not self.running:
             raise RuntimeError("the service is not running")
 
-        async def run() -> T:
-            return function(*args)
+        async def run() -> Any:
+            result = function(*args)
+            return await result if inspect.isawaitable(result) else result
 
         return asyncio.run_coroutine_threadsafe(run(), loop).result(timeout)
 

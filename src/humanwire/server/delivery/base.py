@@ -139,7 +139,7 @@ class NumberSource(Protocol):
         Returns what to keep about it for ``detach``."""
         ...
 
-    def detach(self, data: dict[str, Any]) -> None:
+    async def detach(self, data: dict[str, Any]) -> None:
         """Lets go of a number an account deleted (in the background)."""
         ...
 
@@ -157,14 +157,14 @@ class Provider(Protocol):
 
     async def deliver(self, item: Outbound) -> Sent: ...
 
-    def accepts_sender(self, account_id: str, channel: str, sender: str) -> bool:
+    async def accepts_sender(self, account_id: str, channel: str, sender: str) -> bool:
         """Whether the account may send from ``sender`` (a requested ``from`` that is not
         the shared one nor the account's reserved number): Slack checks the account
         installed the bot in that workspace; a telephony provider says whether it is one
         of its own shared numbers (with two carriers, the second's goes out through it)."""
         ...
 
-    def hang_up(self, ref: str) -> None:
+    async def hang_up(self, ref: str) -> None:
         """Ends the call ``ref`` if it still runs (the engine gave up on it); must not
         block: a provider that talks to an API does it in the background."""
         ...
@@ -187,9 +187,9 @@ class WorkspaceInstaller(Protocol):
     shared_team: str
     oauth_enabled: bool
 
-    def workspaces(self, account_id: str) -> list[Workspace]: ...
-    def install_url(self, account_id: str) -> str:
+    async def workspaces(self, account_id: str) -> list[Workspace]: ...
+    async def install_url(self, account_id: str) -> str:
         """Where the browser goes to install (a one-time state inside)."""
         ...
 
-    def disconnect(self, account_id: str, team_id: str) -> bool: ...
+    async def disconnect(self, account_id: str, team_id: str) -> bool: ...

@@ -83,19 +83,19 @@ class CallTurns:
     async def place(self, item: Outbound) -> Sent:
         raise NotImplementedError
 
-    def time_limit(self, item: Outbound) -> int | None:
+    async def time_limit(self, item: Outbound) -> int | None:
         """``/phone/call`` is over after five minutes: the carrier hangs up a little after."""
         if item.interaction_id is None:
             return None
-        record = self.engine.store.get_interaction(item.interaction_id)
+        record = await self.engine.store.get_interaction(item.interaction_id)
         if record is None or not record.request.get("_phone"):
             return None
         return int(self.engine.config.phone_call_limit) + 30
 
-    def hang_up(self, sid: str) -> None:
+    async def hang_up(self, sid: str) -> None:
         """Ends a call still running (the skill's five minutes passed): a stored job,
         retried until the carrier takes it, so a slow carrier holds nothing up."""
-        self.jobs.add("hang_up", sid)
+        await self.jobs.add("hang_up", sid)
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)
@@ -103,33 +103,33 @@ class CallTurns:
         task.add_done_callback(self._tasks.discard)
 
     # -- state kept between turns -----------------------------------------------------
-    def _load(self, sid: str) -> dict[str, Any] | None:
-        return self.engine.store.get_provider_state(self.scope, sid)
+    async def _load(self, sid: str) -> dict[str, Any] | None:
+        return await self.engine.store.get_provider_state(self.scope, sid)
 
-    def _save(self, sid: str, state: dict[str, Any]) -> None:
-        self.engine.store.put_provider_state(self.scope, sid, state, time.time())
+    async def _save(self, sid: str, state: dict[str, Any]) -> None:
+        await self.engine.store.put_provider_state(self.scope, sid, state, time.time())
 
-    def _state(
+    async def _state(
         self, sid: str, params: Mapping[str, str], query: Mapping[str, str], *, create: bool
     ) -> dict[str, Any] | None:
         """The call's state; on its first turn, built from the interaction named in the
         URL (outbound) or opened for the reserved number called (inbound). None for a
         call this service does not know (answered harmlessly)."""
-        state = self._load(sid) if sid else None
+        state = await self._load(sid) if sid else None
         if state is not None or not sid:
             return state
         interaction_id = query.get("interaction")
         if interaction_id:
-            record = self.engine.store.get_interaction(interaction_id)
+            record = await self.engine.store.get_interaction(interaction_id)
             if record is None or record.kind != "call":
                 return None
             state = {"interactionId": record.id, "direction": "outbound"}
         elif create and params.get("Direction", "").startswith("inbound"):
             called = params.get("To", "")
-            number = self.engine.store.number_by_phone(called)
+            number = await self.engine.store.number_by_phone(called)
             if number is None or self.agent is None:
                 return None
-            record = self.engine.open_inbound_call(
+            record = await self.engine.open_inbound_call(
                 number.account_id, from_addr=params.get("From", ""), to_addr=called
             )
             state = {"interactionId": record.id, "direction": "inbound"}
@@ -149,16 +149,16 @@ class CallTurns:
         from ..voice import hangup, say_and_dial, say_and_hangup, say_and_listen, voicemail
 
         sid = params.get("CallSid", "")
-        state = self._state(sid, params, query, create=True)
+        state = await self._state(sid, params, query, create=True)
         if state is None:
             return say_and_hangup("Sorry, this number does not take calls. Goodbye.")
         if state.get("relay"):
             if query.get("relay") != "ended":
                 return str(state.get("last") or hangup())
-            return self._relay_ended(state)
+            return await self._relay_ended(state)
         if state["started"] and query.get("turn") != str(state.get("turn", 0)):
             return str(state.get("last") or hangup())
-        record = self.engine.store.get_interaction(str(state["interactionId"]))
+        record = await self.engine.store.get_interaction(str(state["interactionId"]))
         if record is None or record.status != "pending" or self.agent is None:
             return hangup()
         request = record.request
@@ -170,7 +170,7 @@ class CallTurns:
         machine = not state["started"] and answered_by in (*MACHINE, "fax")
         if self.relay_url is not None and not state["started"] and not machine:
             markup = await self._connect(state, record, voice=voice, language=language)
-            self._save(sid, state)
+            await self._save(sid, state)
             return markup
         if state["started"]:
             heard = "" if query.get("silence") else params.get("SpeechResult", "").strip()
@@ -188,7 +188,7 @@ class CallTurns:
         else:
             markup = say_and_hangup(text, voice=voice, language=language)
         state.update(started=True, turn=next_turn, last=markup)
-        self._save(sid, state)
+        await self._save(sid, state)
         return markup
 
     async def agent_turn(
@@ -266,45 +266,45 @@ class CallTurns:
         state.update(relay=True, last=markup)
         return markup
 
-    def _relay_ended(self, state: dict[str, Any]) -> str:
+    async def _relay_ended(self, state: dict[str, Any]) -> str:
         """What follows the relay session: the transfer the agent decided, or the end.
         The state decides, never the session's ``HandoffData`` (a replay could forge
         nothing but its own call's end)."""
         from ..voice import hangup, say_and_dial
 
-        record = self.engine.store.get_interaction(str(state["interactionId"]))
+        record = await self.engine.store.get_interaction(str(state["interactionId"]))
         transfer_to = str(record.request.get("transferTo") or "") if record else ""
         if state.get("transferred") and transfer_to and record is not None:
             return say_and_dial("", transfer_to, caller_id=record.from_addr)
         return hangup()
 
-    def relay_state(self, sid: str) -> dict[str, Any] | None:
+    async def relay_state(self, sid: str) -> dict[str, Any] | None:
         """The state of a call connected to the relay (None: no such call here)."""
-        state = self._load(sid) if sid else None
+        state = await self._load(sid) if sid else None
         return state if state is not None and state.get("relay") else None
 
-    def save_state(self, sid: str, state: dict[str, Any]) -> None:
-        self._save(sid, state)
+    async def save_state(self, sid: str, state: dict[str, Any]) -> None:
+        await self._save(sid, state)
 
-    def interaction(self, state: Mapping[str, Any]) -> InteractionRecord | None:
-        return self.engine.store.get_interaction(str(state["interactionId"]))
+    async def interaction(self, state: Mapping[str, Any]) -> InteractionRecord | None:
+        return await self.engine.store.get_interaction(str(state["interactionId"]))
 
     # -- the end of a call ------------------------------------------------------------------
-    def status(self, params: Mapping[str, str], query: Mapping[str, str]) -> None:
+    async def status(self, params: Mapping[str, str], query: Mapping[str, str]) -> None:
         """A status callback: a final status ends the interaction (the summary is written
         in the background); anything else, or an unknown call, changes nothing."""
         call_status = params.get("CallStatus", "")
         if call_status not in (*UNANSWERED, "completed"):
             return
         sid = params.get("CallSid", "")
-        state = self._state(sid, params, query, create=False)
+        state = await self._state(sid, params, query, create=False)
         if state is None:
             return
-        record = self.engine.store.get_interaction(str(state["interactionId"]))
+        record = await self.engine.store.get_interaction(str(state["interactionId"]))
         if record is None or record.status != "pending" or state.get("ending"):
             return
         state["ending"] = True
-        self._save(sid, state)
+        await self._save(sid, state)
         self._spawn(self._finish(record, state, call_status))
 
     async def _finish(self, record: InteractionRecord, state: dict[str, Any], how: str) -> None:
@@ -338,6 +338,6 @@ class CallTurns:
             transfer_to = record.request.get("transferTo")
             if outcome == "transferred" and transfer_to and str(transfer_to) not in summary:
                 summary += f" The call was transferred to {transfer_to}."
-        current = self.engine.store.get_interaction(record.id)
+        current = await self.engine.store.get_interaction(record.id)
         if current is not None and current.status == "pending":
-            self.engine.end_call(current, outcome=outcome, summary=summary, transcript=spoken)  # type: ignore[arg-type]
+            await self.engine.end_call(current, outcome=outcome, summary=summary, transcript=spoken)  # type: ignore[arg-type]

@@ -58,19 +58,19 @@ class ProviderJobs:
         self.max_attempts = max_attempts
         self._tasks: dict[str, asyncio.Task[None]] = {}
 
-    def start(self) -> None:
+    async def start(self) -> None:
         """Picks up the jobs a previous run left."""
-        for key, job in self.store.provider_states(self.scope):
+        for key, job in await self.store.provider_states(self.scope):
             self._schedule(key, job)
 
-    def add(self, kind: JobKind, sid: str) -> None:
+    async def add(self, kind: JobKind, sid: str) -> None:
         key = f"{kind}:{sid}"
         job: dict[str, Any] = {"kind": kind, "sid": sid, "attempts": 0}
-        self.store.put_provider_state(self.scope, key, job, time.time())
+        await self.store.put_provider_state(self.scope, key, job, time.time())
         self._schedule(key, job)
 
-    def pending(self) -> list[str]:
-        return [key for key, _job in self.store.provider_states(self.scope)]
+    async def pending(self) -> list[str]:
+        return [key for key, _job in await self.store.provider_states(self.scope)]
 
     def _schedule(self, key: str, job: dict[str, Any]) -> None:
         if key in self._tasks and not self._tasks[key].done():
@@ -92,7 +92,7 @@ class ProviderJobs:
                 if failure.status in (400, 404):  # gone already, or nothing to do
                     break
                 attempts += 1
-                self.store.put_provider_state(
+                await self.store.put_provider_state(
                     self.scope, key, {**job, "attempts": attempts}, time.time()
                 )
                 delay = min(self.max_delay, self.first_delay * 2 ** (attempts - 1))
@@ -103,7 +103,7 @@ class ProviderJobs:
             break
         else:
             logger.warning("gave up on %s job %s after %d attempts", self.label, key, attempts)
-        self.store.delete_provider_state(self.scope, key)
+        await self.store.delete_provider_state(self.scope, key)
 
     async def aclose(self) -> None:
         for task in list(self._tasks.values()):

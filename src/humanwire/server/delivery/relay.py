@@ -86,18 +86,18 @@ class RelaySession:
         except TimeoutError:
             logger.info("relay: no setup within %g s; closing", SETUP_TIMEOUT)
             return
-        if setup is None or setup.get("type") != "setup" or not self._open(setup):
+        if setup is None or setup.get("type") != "setup" or not await self._open(setup):
             return
         try:
             await self._converse()
         finally:
             await self._stop_turn()
             if self.state is not None:
-                self.turns.save_state(self.sid, self.state)
+                await self.turns.save_state(self.sid, self.state)
 
-    def _open(self, setup: dict[str, Any]) -> bool:
+    async def _open(self, setup: dict[str, Any]) -> bool:
         sid = setup.get("callSid")
-        state = self.turns.relay_state(sid) if isinstance(sid, str) else None
+        state = await self.turns.relay_state(sid) if isinstance(sid, str) else None
         if state is None:
             logger.info("relay: a socket for a call this service does not know; closing")
             return False
@@ -261,7 +261,7 @@ class RelaySession:
     async def _agent_turn(self) -> None:
         assert self.state is not None
         try:
-            record = self.turns.interaction(self.state)
+            record = await self.turns.interaction(self.state)
             if record is None or record.status != "pending":
                 await self._end("end")
                 return
@@ -269,7 +269,7 @@ class RelaySession:
             await self._send({"type": "text", "token": "", "last": True})
             if action in ("end", "transfer", "voicemail"):
                 # stored before Twilio asks the action what follows (the transfer)
-                self.turns.save_state(self.sid, self.state)
+                await self.turns.save_state(self.sid, self.state)
                 await self._end(action)
             else:
                 self._listen()

@@ -35,7 +35,7 @@ class SandboxProvider:
         self._on_delivered = on_delivered
 
     async def deliver(self, item: Outbound) -> Sent:
-        record = self._store.insert_delivery(
+        record = await self._store.insert_delivery(
             id=str(uuid.uuid4()),
             account_id=item.account_id,
             interaction_id=item.interaction_id,
@@ -53,10 +53,10 @@ class SandboxProvider:
         self._on_delivered(record)
         return Sent(ref=record.id, status="delivered")
 
-    def accepts_sender(self, account_id: str, channel: str, sender: str) -> bool:
+    async def accepts_sender(self, account_id: str, channel: str, sender: str) -> bool:
         """Any workspace id: the sandbox has no installs to check; its one shared number
         is the engine's to check."""
         return channel == "slack"
 
-    def hang_up(self, ref: str) -> None:
+    async def hang_up(self, ref: str) -> None:
         """Nothing runs on the sandbox once the engine ended the call's interaction."""

@@ -38,7 +38,7 @@ class Carrier(Provider, Protocol):
     def placed(self, ref: str) -> bool: ...
 
 
-def owner_of_number(carriers: Sequence[Carrier], store: Store, number: str) -> Carrier:
+async def owner_of_number(carriers: Sequence[Carrier], store: Store, number: str) -> Carrier:
     """The carrier ``number`` goes out through (the first, for a number none owns)."""
     from ..engine.numbers import NUMBER_SCOPE
 
@@ -48,7 +48,7 @@ def owner_of_number(carriers: Sequence[Carrier], store: Store, number: str) -> C
     for carrier in carriers:
         if carrier.numbers.in_pool(number):
             return carrier
-    kept = store.get_provider_state(NUMBER_SCOPE, number) if number else None
+    kept = await store.get_provider_state(NUMBER_SCOPE, number) if number else None
     if kept is not None:
         for carrier in carriers:
             if carrier.name == kept.get("provider"):
@@ -69,16 +69,19 @@ class TelephonyRouter:
         return self.carriers[0].senders
 
     async def deliver(self, item: Outbound) -> Sent:
-        owner = owner_of_number(self.carriers, self.store, item.from_addr or "")
+        owner = await owner_of_number(self.carriers, self.store, item.from_addr or "")
         return await owner.deliver(item)
 
-    def accepts_sender(self, account_id: str, channel: str, sender: str) -> bool:
-        return any(c.accepts_sender(account_id, channel, sender) for c in self.carriers)
+    async def accepts_sender(self, account_id: str, channel: str, sender: str) -> bool:
+        for carrier in self.carriers:
+            if await carrier.accepts_sender(account_id, channel, sender):
+                return True
+        return False
 
-    def hang_up(self, ref: str) -> None:
+    async def hang_up(self, ref: str) -> None:
         for carrier in self.carriers:
             if carrier.placed(ref):
-                carrier.hang_up(ref)
+                await carrier.hang_up(ref)
                 return
 
 
@@ -114,9 +117,9 @@ class CarrierNumbers:
         owner = owner or self._buyer(phone_number) or self.carriers[0]
         return {**await owner.numbers.attach(phone_number), "provider": owner.name}
 
-    def detach(self, data: dict[str, Any]) -> None:
+    async def detach(self, data: dict[str, Any]) -> None:
         name = data.get("provider", "twilio")  # kept before there were two carriers
         for carrier in self.carriers:
             if carrier.name == name:
-                carrier.numbers.detach(data)
+                await carrier.numbers.detach(data)
                 return

@@ -57,7 +57,7 @@ def _new_key() -> str:
 
 
 class Accounts(EngineCore):
-    def create_account(
+    async def create_account(
         self, name: str | None = None, api_key: str | None = None
     ) -> tuple[Account, str]:
         """Creates an account and returns it with its API key (the given one, or a new
@@ -67,30 +67,30 @@ class Accounts(EngineCore):
             raise InvalidRequest("the API key must not be empty", field="apiKey")
         record = AccountRecord(
             id=str(uuid.uuid4()),
-            name=name or f"account {self.store.count_accounts() + 1}",
+            name=name or f"account {await self.store.count_accounts() + 1}",
             key_hash=_hash_key(key),
             suspended=False,
             created_at=time.time(),
         )
         try:
-            self.store.insert_account(record)
+            await self.store.insert_account(record)
         except Duplicate:
             raise Conflict("an account with this API key exists already") from None
         return Account(id=record.id, name=record.name), key
 
-    def authenticate(self, api_key: str) -> Account | None:
-        record = self.store.account_by_key_hash(_hash_key(api_key))
+    async def authenticate(self, api_key: str) -> Account | None:
+        record = await self.store.account_by_key_hash(_hash_key(api_key))
         if record is None:
             return None
         return Account(id=record.id, name=record.name, suspended=record.suspended)
 
-    def authenticate_request(self, api_key: str) -> tuple[Account | None, RateCount | None]:
+    async def authenticate_request(self, api_key: str) -> tuple[Account | None, RateCount | None]:
         """``authenticate`` for an API request, which ``check_limits`` then limits: with
         replicas, the key's account and the request's rate count come in one round trip
         (the count, not None, is passed on to ``check_limits``)."""
         if self.shared is None:
-            return self.authenticate(api_key), None
-        record, retry_after = self.shared.account_by_key_hash_counted(
+            return await self.authenticate(api_key), None
+        record, retry_after = await self.shared.account_by_key_hash_counted(
             _hash_key(api_key),
             time.time(),
             self.config.rate_limit_requests,
@@ -101,12 +101,14 @@ class Accounts(EngineCore):
         account = Account(id=record.id, name=record.name, suspended=record.suspended)
         return account, (None if record.suspended else RateCount(retry_after))
 
-    def check_limits(self, account: Account, counted: RateCount | None = None) -> None:
+    async def check_limits(self, account: Account, counted: RateCount | None = None) -> None:
         """Raises ``AccountSuspended`` or ``RateLimited`` (with ``retry_after``). The
         HTTP layer calls it once per authenticated request; ``counted``: the request
         was counted already (``authenticate_request``)."""
-        self._require_active(account)
-        retry_after = counted.retry_after if counted is not None else self._rate_hit(account.id)
+        await self._require_active(account)
+        retry_after = (
+            counted.retry_after if counted is not None else await self._rate_hit(account.id)
+        )
         if retry_after is not None:
             raise RateLimited(
                 f"rate limit of {self.config.rate_limit_requests} requests per "
@@ -115,15 +117,15 @@ class Accounts(EngineCore):
             )
 
     # -- what operators do (``humanwire accounts``) --------------------------------------
-    def _record(self, account_id: str) -> AccountRecord:
-        record = self.store.get_account(account_id)
+    async def _record(self, account_id: str) -> AccountRecord:
+        record = await self.store.get_account(account_id)
         if record is None:
             raise NotFound(f"no account {account_id!r}")
         return record
 
-    def account_list(self) -> list[AccountInfo]:
+    async def account_list(self) -> list[AccountInfo]:
         """Every account, oldest first, with what it holds."""
-        usage = self.store.account_usage()
+        usage = await self.store.account_usage()
         return [
             AccountInfo(
                 id=record.id,
@@ -132,60 +134,60 @@ class Accounts(EngineCore):
                 suspended=record.suspended,
                 usage=usage.get(record.id, AccountUsage()),
             )
-            for record in self.store.list_accounts()
+            for record in await self.store.list_accounts()
         ]
 
-    def account_info(self, account_id: str) -> AccountInfo:
+    async def account_info(self, account_id: str) -> AccountInfo:
         """One account as ``account_list`` shows it; ``NotFound`` when unknown."""
-        for info in self.account_list():
+        for info in await self.account_list():
             if info.id == account_id:
                 return info
         raise NotFound(f"no account {account_id!r}")
 
-    def suspend_account(self, account_id: str) -> bool:
+    async def suspend_account(self, account_id: str) -> bool:
         """Every request of the account is refused 403 ``account_suspended`` from the
         next one on, as when the spam guard suspends it. False when it was already."""
-        record = self._record(account_id)
-        self.store.set_account_suspended(account_id, True)
+        record = await self._record(account_id)
+        await self.store.set_account_suspended(account_id, True)
         return not record.suspended
 
-    def reinstate_account(self, account_id: str) -> bool:
+    async def reinstate_account(self, account_id: str) -> bool:
         """Lifts a suspension (the spam guard's or an operator's). The spam guard's counts
         of the account are forgotten, so what led to the suspension does not suspend it
         again at its next send: here, and in the database replicas share (a service
         process forgets its own counts when it sees the account suspended). False when
         it was not suspended."""
-        record = self._record(account_id)
-        self.store.set_account_suspended(account_id, False)
+        record = await self._record(account_id)
+        await self.store.set_account_suspended(account_id, False)
         self._spam.forget(account_id)
         if self.shared is not None:
-            self.shared.forget_spam(account_id)
+            await self.shared.forget_spam(account_id)
         return record.suspended
 
-    def rotate_key(self, account_id: str) -> tuple[str, str]:
+    async def rotate_key(self, account_id: str) -> tuple[str, str]:
         """A new API key for the account: ``(old key's hash, new key)``. The old key is
         refused (401) from the next request on, the new one works at once."""
-        record = self._record(account_id)
+        record = await self._record(account_id)
         key = _new_key()
-        if not self.store.set_account_key_hash(account_id, _hash_key(key)):
+        if not await self.store.set_account_key_hash(account_id, _hash_key(key)):
             raise NotFound(f"no account {account_id!r}")  # deleted meanwhile
         return record.key_hash, key
 
-    def delete_account(self, account_id: str) -> DeletedAccount:
+    async def delete_account(self, account_id: str) -> DeletedAccount:
         """Removes the account and all its data in one transaction (``Store.
         delete_account``). Its key is refused (401) from the next request on; a request
         of it held open ends 401 when its window closes."""
         from ..delivery.twilio.jobs import JOB_SCOPE  # a module without Twilio's extras
         from .numbers import NUMBER_SCOPE
 
-        record = self._record(account_id)
-        numbers = [number.phone_number for number in self.store.numbers_of(account_id)]
+        record = await self._record(account_id)
+        numbers = [number.phone_number for number in await self.store.numbers_of(account_id)]
         bought = []
         for phone_number in numbers:
-            data = self.store.get_provider_state(NUMBER_SCOPE, phone_number)
+            data = await self.store.get_provider_state(NUMBER_SCOPE, phone_number)
             if data is not None and data.get("bought") and data.get("sid"):
                 bought.append((phone_number, str(data["sid"])))
-        removed = self.store.delete_account(account_id)
+        removed = await self.store.delete_account(account_id)
         if removed is None:
             raise NotFound(f"no account {account_id!r}")
         self._spam.forget(account_id)
@@ -194,7 +196,7 @@ class Accounts(EngineCore):
             # Twilio's job runner (``TwilioJobs``) picks it up; it is what
             # ``Numbers.delete_number`` queues through the number source.
             job = {"kind": "release_number", "sid": sid, "attempts": 0}
-            self.store.put_provider_state(JOB_SCOPE, f"release_number:{sid}", job, now)
+            await self.store.put_provider_state(JOB_SCOPE, f"release_number:{sid}", job, now)
         return DeletedAccount(
             id=record.id,
             name=record.name,

@@ -24,7 +24,9 @@ from .core import EngineCore
 
 
 class ChannelCards(EngineCore):
-    def create_channel(self, account: Account, request: ChannelCardCreateRequest) -> ChannelCard:
+    async def create_channel(
+        self, account: Account, request: ChannelCardCreateRequest
+    ) -> ChannelCard:
         record = ChannelRecord(
             id="ch_" + secrets.token_urlsafe(18),
             account_id=account.id,
@@ -39,7 +41,7 @@ class ChannelCards(EngineCore):
             created_at=time.time(),
             metadata=request.metadata,
         )
-        self.store.insert_channel(record)
+        await self.store.insert_channel(record)
         self._notify(account.id, "channel", record.id)
         return self._card(record)
 
@@ -59,16 +61,16 @@ class ChannelCards(EngineCore):
             metadata=record.metadata,
         )
 
-    def list_channels(self, account: Account) -> list[ChannelCard]:
-        return [self._card(record) for record in self.store.channels_of(account.id)]
+    async def list_channels(self, account: Account) -> list[ChannelCard]:
+        return [self._card(record) for record in await self.store.channels_of(account.id)]
 
-    def get_channel(self, account: Account, channel_id: str) -> ChannelCard:
-        record = self.store.get_channel(account.id, channel_id)
+    async def get_channel(self, account: Account, channel_id: str) -> ChannelCard:
+        record = await self.store.get_channel(account.id, channel_id)
         if record is None:
             raise NotFound(f"no channel {channel_id!r}", field="channelId")
         return self._card(record)
 
-    def delete_channel(self, account: Account, channel_id: str) -> None:
-        if not self.store.delete_channel(account.id, channel_id):
+    async def delete_channel(self, account: Account, channel_id: str) -> None:
+        if not await self.store.delete_channel(account.id, channel_id):
             raise NotFound(f"no channel {channel_id!r}", field="channelId")
         self._notify(account.id, "channel", channel_id)

@@ -19,7 +19,7 @@ import functools
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
 from typing import Any, Literal
 
 import httpx
@@ -180,6 +180,8 @@ class EngineCore:
                 on_resync=self._resync,
             )
         self._ticks = 0
+        self.outbox_depth_read = 0
+        """``outbox_depth`` as ``read_outbox_depth`` last found it."""
         self._rate = RateLimiter(config.rate_limit_requests, config.rate_limit_window)
         # No account or key is cached here: every request reads its account from the
         # store, so a suspension, reinstatement, key rotation or deletion (``humanwire
@@ -200,6 +202,8 @@ class EngineCore:
             tuple[str, str],
             tuple[str, asyncio.Task[tuple[int, bytes]], Requesters, IdempotentRun],
         ] = {}
+        # Keys whose stored result and link one request is reading (``idempotent``).
+        self._idempotent_lookups: dict[tuple[str, str], asyncio.Future[None]] = {}
         # GET /events long-polls by account, and the holds of respond-async sends.
         self._outcome_waiters: dict[str, set[asyncio.Future[None]]] = {}
         self._outcome_collectors: dict[str, set[OutcomeCollector]] = {}
@@ -207,6 +211,8 @@ class EngineCore:
         self._outcomes_appended = 0
         # The tasks of requests answered 202 whose hold goes on (kept from the collector).
         self._async_holds: set[asyncio.Task[Any]] = set()
+        # Deadlines and notices handled beside the requests (``_spawn``).
+        self._background: set[asyncio.Task[None]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._draining = False
         self._closed = False
@@ -217,19 +223,19 @@ class EngineCore:
         self._loop = asyncio.get_running_loop()
         self._windows.start(self._loop)
         now = time.time()
-        self.store.delete_idempotency_before(now - self.config.idempotency_ttl)
+        await self.store.delete_idempotency_before(now - self.config.idempotency_ttl)
         # Statuses of refs never stored (another app's messages on the same account).
-        self.store.delete_provider_state_before(_EARLY_STATUS, now - _EARLY_STATUS_TTL)
-        self.store.delete_outcomes_before(now - OUTCOME_TTL)
-        self.store.prune_inbox_sessions(now, now - self.config.inbox_session_idle)
+        await self.store.delete_provider_state_before(_EARLY_STATUS, now - _EARLY_STATUS_TTL)
+        await self.store.delete_outcomes_before(now - OUTCOME_TTL)
+        await self.store.prune_inbox_sessions(now, now - self.config.inbox_session_idle)
         if self.replicas is not None:
             # Claims the windows no live replica owns (all of them when alone).
             await self.replicas.start()
         else:
-            self._rearm(self.store.open_interactions())
+            await self._rearm(await self.store.open_interactions())
         await self.outbox.start()
 
-    def _rearm(self, records: list[InteractionRecord]) -> None:
+    async def _rearm(self, records: list[InteractionRecord]) -> None:
         """Arms the window timers of open interactions (at start, or claimed from a
         replica that died); ends those whose last window passed meanwhile."""
         now = time.time()
@@ -239,7 +245,7 @@ class EngineCore:
             close = record.close_deadline
             if close is None or close <= now:
                 # The window passed while the service (or its owner) was down.
-                self._end(record)
+                await self._end(record)
             elif record.wait_deadline is not None and record.wait_deadline > now:
                 self._arm(record.id, record.wait_deadline, "wait")
             else:
@@ -295,6 +301,11 @@ class EngineCore:
             await asyncio.sleep(0)
         self._closed = True
         self._windows.close()
+        background = set(self._background)
+        if background:  # deadlines and notices under way finish their writes
+            await asyncio.wait(background, timeout=5.0)
+            for work in background:
+                work.cancel()
         self._holds.clear()
         runs = [task for _fingerprint, task, _requesters, _state in self._idempotent_runs.values()]
         for task in runs:
@@ -306,7 +317,7 @@ class EngineCore:
         await self.addresses.aclose()
         if self.replicas is not None:
             await self.replicas.close()
-        self.store.close()
+        await self.store.close()
 
     @property
     def held_waits(self) -> int:
@@ -318,22 +329,27 @@ class EngineCore:
         """Interactions with an armed window timer."""
         return len(self._windows)
 
-    def outbox_depth(self) -> int:
+    async def outbox_depth(self) -> int:
         """Webhook deliveries waiting in the outbox (0 once the store is closed)."""
-        return 0 if self._closed else self.store.outbox_depth()
+        return 0 if self._closed else await self.store.outbox_depth()
 
-    def _account(self, account_id: str) -> Account:
+    async def read_outbox_depth(self) -> None:
+        """Reads ``outbox_depth`` into ``outbox_depth_read``, for ``/metrics`` (whose
+        collector cannot await)."""
+        self.outbox_depth_read = await self.outbox_depth()
+
+    async def _account(self, account_id: str) -> Account:
         """The account of a record found by something other than its key (a number, a
         provider's callback)."""
-        record = self.store.get_account(account_id)
+        record = await self.store.get_account(account_id)
         if record is None:
             raise NotFound(f"no account {account_id!r}")
         return Account(id=record.id, name=record.name, suspended=record.suspended)
 
-    def _require_active(self, account: Account) -> None:
+    async def _require_active(self, account: Account) -> None:
         suspended = account.suspended
         if not suspended and account.id in self._suspended:
-            current = self.store.get_account(account.id)
+            current = await self.store.get_account(account.id)
             if current is None:
                 raise Unauthorized(DELETED_MESSAGE)
             suspended = current.suspended
@@ -344,31 +360,31 @@ class EngineCore:
             self._spam.forget(account.id)
             raise AccountSuspended(SUSPENDED_MESSAGE)
 
-    def _check_send(self, account: Account, text: str, to: str) -> None:
+    async def _check_send(self, account: Account, text: str, to: str) -> None:
         """The spam guard, run on every send before anything goes out (counted in the
         database when replicas share it)."""
-        self._require_active(account)
+        await self._require_active(account)
         if self.shared is not None:
-            recipients = self.shared.spam_hit(
+            recipients = await self.shared.spam_hit(
                 account.id, fingerprint(text), to, time.time(), self.config.spam_window
             )
             spam = recipients >= self.config.spam_recipients
         else:
             spam = self._spam.would_be_spam(account.id, text, to, time.monotonic())
         if spam:
-            self.store.set_account_suspended(account.id, True)
+            await self.store.set_account_suspended(account.id, True)
             self._suspended.add(account.id)
             self._spam.forget(account.id)
             if self.shared is not None:
-                self.shared.forget_spam(account.id)
+                await self.shared.forget_spam(account.id)
             raise AccountSuspended(SPAM_MESSAGE)
 
-    def _rate_hit(self, account_id: str) -> float | None:
+    async def _rate_hit(self, account_id: str) -> float | None:
         """Counts a request against the rate limit: None when allowed, else seconds to
         wait (counted in the database when replicas share it)."""
         limit, window = self.config.rate_limit_requests, self.config.rate_limit_window
         if self.shared is not None:
-            return self.shared.rate_hit(account_id, time.time(), limit, window)
+            return await self.shared.rate_hit(account_id, time.time(), limit, window)
         return self._rate.hit(account_id, time.monotonic())
 
     # -- the waiting core -----------------------------------------------------------
@@ -380,11 +396,30 @@ class EngineCore:
         self._windows.disarm(interaction_id)
 
     def _on_deadline(self, interaction_id: str, phase: Phase) -> None:
+        """A window's timer fired: what it does reads and writes the store, so it runs
+        as a task of its own (the timer callback cannot await)."""
+        if not self._closed:
+            self._spawn(self._deadline(interaction_id, phase))
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Runs ``work`` beside the requests (a deadline, a notice's reads); kept until
+        it ends, its failure logged, and awaited (or cancelled) by ``close``."""
+        assert self._loop is not None
+        task = self._loop.create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background_done)
+
+    def _background_done(self, task: asyncio.Task[None]) -> None:
+        self._background.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            logger.error("background work of the engine failed", exc_info=task.exception())
+
+    async def _deadline(self, interaction_id: str, phase: Phase) -> None:
         if self._closed:
             return
         retry = functools.partial(self._retry_deadline, interaction_id, phase)
         try:
-            self._deadline_passed(interaction_id, phase)
+            await self._deadline_passed(interaction_id, phase)
         except StoreUnavailable:
             retry()
             return
@@ -398,8 +433,8 @@ class EngineCore:
             at = time.time() + self.config.unavailable_retry_after
             self._arm(interaction_id, at, phase)
 
-    def _deadline_passed(self, interaction_id: str, phase: Phase) -> None:
-        record = self.store.get_interaction(interaction_id)
+    async def _deadline_passed(self, interaction_id: str, phase: Phase) -> None:
+        record = await self.store.get_interaction(interaction_id)
         hold = self._holds.get(interaction_id)
         if record is None:
             # Its account was deleted: a request held for it ends now (401, ``_current``).
@@ -409,8 +444,6 @@ class EngineCore:
         if record.status != "pending":
             return
         if phase == "wait":
-            if hold is not None:
-                hold.expire()
             log_event(
                 logger,
                 "interaction.wait_expired",
@@ -420,14 +453,20 @@ class EngineCore:
                 follow_up=record.follow_up_deadline is not None,
             )
             if record.follow_up_deadline is not None:
+                if hold is not None:
+                    hold.expire()
                 self._arm(interaction_id, record.follow_up_deadline, "close")
                 return
-        self._end(record)
+        await self._end(record)
+        if hold is not None:
+            # After the end is stored (an awaited write): the request it wakes reads
+            # the interaction ended, as when the deadline ran without a pause.
+            hold.expire()
 
-    def _end(self, record: InteractionRecord, outcome: str | None = None) -> None:
+    async def _end(self, record: InteractionRecord, outcome: str | None = None) -> None:
         """Ends an interaction without a response (its last window closed)."""
         self._disarm(record.id)
-        if self.store.end_interaction(record.id, time.time(), outcome=outcome):
+        if await self.store.end_interaction(record.id, time.time(), outcome=outcome):
             hold = self._holds.get(record.id)
             if hold is not None:
                 hold.expire()
@@ -442,10 +481,10 @@ class EngineCore:
                 channel=record.channel,
                 outcome=label,
             )
-            self._ended_outcome(record, None, outcome)
+            await self._ended_outcome(record, None, outcome)
             self._changed(record)
 
-    def _answer(
+    async def _answer(
         self,
         record: InteractionRecord,
         event: dict[str, Any],
@@ -474,7 +513,7 @@ class EngineCore:
                 # transaction: a request held on another replica is answered, and the
                 # outcome streams there are handed the event, as soon as it commits.
                 published = True
-                done, holder, reported = self.shared.end_and_report(
+                done, holder, reported = await self.shared.end_and_report(
                     record.id,
                     record.account_id,
                     now,
@@ -487,17 +526,17 @@ class EngineCore:
                 )
                 stored = inbound is not None  # linked if it ended, named in its notice
             else:
-                done, holder = self.shared.end_held_interaction(
+                done, holder = await self.shared.end_held_interaction(
                     record.id, now, result=event, outcome=outcome, release=release
                 )
             if done and release is not None and hold is not None:
                 hold.let_go()  # with the end, in the same statement
         else:
-            done = self.store.end_interaction(record.id, now, result=event, outcome=outcome)
+            done = await self.store.end_interaction(record.id, now, result=event, outcome=outcome)
         if inbound is not None and not stored:
             if not done:
                 inbound = dataclasses.replace(inbound, interaction_id=None)
-            self.store.insert_inbound(inbound)
+            await self.store.insert_inbound(inbound)
         if not done:
             if inbound is not None:
                 self._notify(inbound.account_id, "inbound", inbound.id)
@@ -513,7 +552,7 @@ class EngineCore:
         # hold is just ending, takes it when it lets go (``_let_go``).
         webhook = always_emit or (not handed_over and holder is None)
         if webhook:
-            self.outbox.emit(record.account_id, event, record.id)
+            await self.outbox.emit(record.account_id, event, record.id)
         seconds = now - record.created_at
         self.metrics.ended(record.kind, record.channel, outcome or "answered")
         if outcome != "no_answer":
@@ -531,19 +570,19 @@ class EngineCore:
         )
         if reported is not None:
             seq, after = reported
-            self._outcome_stored(record.account_id, OutcomeHandoff(after, seq, report), now)
+            await self._outcome_stored(record.account_id, OutcomeHandoff(after, seq, report), now)
         else:
-            self.append_outcome(record.account_id, record.id, report)
+            await self.append_outcome(record.account_id, record.id, report)
         self._changed(record, published=published)
         if inbound is not None:
             self._notify(inbound.account_id, "inbound", inbound.id, publish=not published)
         return ended
 
     # -- the outcome stream (GET /events) -------------------------------------------
-    def _ended_outcome(
+    async def _ended_outcome(
         self, record: InteractionRecord, event: dict[str, Any] | None, outcome: str | None
     ) -> None:
-        self.append_outcome(
+        await self.append_outcome(
             record.account_id, record.id, self._ended_report(record, event, outcome)
         )
 
@@ -560,7 +599,7 @@ class EngineCore:
             "metadata": _metadata(record),
         }
 
-    def append_outcome(
+    async def append_outcome(
         self,
         account_id: str,
         interaction_id: str,
@@ -575,7 +614,7 @@ class EngineCore:
         (whose notice the write itself publishes)."""
         now = time.time()
         if self.shared is not None and self.replicas is not None:
-            seq, after = self.shared.append_published_outcome(
+            seq, after = await self.shared.append_published_outcome(
                 account_id,
                 interaction_id,
                 body,
@@ -585,17 +624,17 @@ class EngineCore:
                 release=release,
             )
         else:
-            seq, after = self.store.append_outcome(
+            seq, after = await self.store.append_outcome(
                 account_id, interaction_id, body, now, idempotency=idempotency
             )
-        self._outcome_stored(account_id, OutcomeHandoff(after, seq, body), now)
+        await self._outcome_stored(account_id, OutcomeHandoff(after, seq, body), now)
         return seq
 
-    def _outcome_stored(self, account_id: str, handoff: OutcomeHandoff, now: float) -> None:
+    async def _outcome_stored(self, account_id: str, handoff: OutcomeHandoff, now: float) -> None:
         self._outcome_heard(account_id, handoff)
         self._outcomes_appended += 1
         if self._outcomes_appended % OUTCOME_PRUNE_EVERY == 0:
-            self.store.delete_outcomes_before(now - OUTCOME_TTL)
+            await self.store.delete_outcomes_before(now - OUTCOME_TTL)
 
     def _outcome_heard(self, account_id: str, handoff: OutcomeHandoff | None) -> None:
         """An outcome of the account was stored (here or by another replica): handed to
@@ -605,7 +644,7 @@ class EngineCore:
         for waiter in self._outcome_waiters.pop(account_id, set()):
             _settle(waiter, None)
 
-    def append_wait_ended(
+    async def append_wait_ended(
         self,
         hold: Hold,
         status: int,
@@ -619,7 +658,7 @@ class EngineCore:
         if release:
             hold.let_go()  # in the same transaction as the event
         interaction_id = hold.interaction_id
-        self.append_outcome(
+        await self.append_outcome(
             hold.record.account_id,
             interaction_id,
             {
@@ -663,14 +702,14 @@ class EngineCore:
         finally:
             if handle is not None:
                 handle.cancel()
-            handed = self._let_go(hold)
+            handed = await self._let_go(hold)
             self._unregister(hold)
         left = hold.state is HoldState.LEFT
         if answered is None and handed is not None:
             if not left:
                 answered = handed
             elif handed.kind != "call":  # a call's end always goes to the webhooks
-                self.outbox.emit(handed.account_id, handed.result or {}, handed.id)
+                await self.outbox.emit(handed.account_id, handed.result or {}, handed.id)
         if left:
             # Nobody to answer: unregistered (above), a reply inside waitTime goes to
             # the webhooks; the window and the idempotency link stay.
@@ -683,7 +722,7 @@ class EngineCore:
             raise self._unavailable()
         return answered
 
-    def _let_go(self, hold: Hold) -> InteractionRecord | None:
+    async def _let_go(self, hold: Hold) -> InteractionRecord | None:
         """With replicas: ends this replica's hold on the send (from now on an answer
         goes to the webhooks). Returns the interaction when it ended while held here
         with an answer nobody else sent on (its ender left it to this hold)."""
@@ -696,7 +735,7 @@ class EngineCore:
         hold.let_go()
         interaction_id = hold.interaction_id
         try:
-            released = self.shared.release_hold(interaction_id, self.replicas.id)
+            released = await self.shared.release_hold(interaction_id, self.replicas.id)
         except Exception:  # the sweep of a dead holder covers it; never hide the answer
             logger.warning("could not let go of the hold on %s", interaction_id, exc_info=True)
             return None
@@ -704,7 +743,7 @@ class EngineCore:
             return None
         return released
 
-    def _release_unreleased(self, hold: Hold) -> None:
+    async def _release_unreleased(self, hold: Hold) -> None:
         """A hold answered from a notice (``Release.UNRELEASED``) whose ``wait.ended``
         will not be written: let go now, so a sweep never sends its answer again."""
         if hold.release is not Release.UNRELEASED:
@@ -713,7 +752,7 @@ class EngineCore:
         if self.shared is None or self.replicas is None or self._closed:
             return
         try:
-            self.shared.release_hold(hold.interaction_id, self.replicas.id)
+            await self.shared.release_hold(hold.interaction_id, self.replicas.id)
         except Exception:
             logger.warning("could not let go of the hold on %s", hold.interaction_id, exc_info=True)
 
@@ -725,7 +764,7 @@ class EngineCore:
                 watcher.set_result(None)
         self._notify(record.account_id, "interaction", record.id, publish=not published)
 
-    def _create_interaction(
+    async def _create_interaction(
         self,
         account: Account,
         *,
@@ -778,7 +817,7 @@ class EngineCore:
                 interaction_id=record.id,
                 created_at=now,
             )
-        self.store.insert_interaction(
+        await self.store.insert_interaction(
             record, link, link_stale_before=now - self.config.idempotency_ttl
         )
         note_interaction(record.id)
@@ -836,9 +875,9 @@ class EngineCore:
             first = run.resume
             if first is not None and first.kind == kind:
                 note_interaction(first.id)
-                return self.store.get_interaction(first.id) or first, True
+                return await self.store.get_interaction(first.id) or first, True
         try:
-            record = self._create_interaction(
+            record = await self._create_interaction(
                 account,
                 kind=kind,
                 channel=channel,
@@ -873,7 +912,7 @@ class EngineCore:
                 raise
             # The same key on another replica created its interaction first: this
             # request re-attaches to it (one text to the human), as a retry would.
-            first = self._linked(account, run)
+            first = await self._linked(account, run)
             if first is None or first.kind != kind:
                 raise Conflict(
                     "a request with this Idempotency-Key is running on another replica",
@@ -883,8 +922,8 @@ class EngineCore:
             return first, True
         return record, False
 
-    def _linked(self, account: Account, run: IdempotentRun) -> InteractionRecord | None:
-        link = self.store.get_idempotency_link(account.id, run.key)
+    async def _linked(self, account: Account, run: IdempotentRun) -> InteractionRecord | None:
+        link = await self.store.get_idempotency_link(account.id, run.key)
         if link is None:
             return None
         if link.fingerprint != run.fingerprint:
@@ -892,7 +931,7 @@ class EngineCore:
                 "this Idempotency-Key was already used with a different request",
                 field="Idempotency-Key",
             )
-        return self.store.get_interaction(link.interaction_id)
+        return await self.store.get_interaction(link.interaction_id)
 
     async def _send_out(
         self,
@@ -906,25 +945,37 @@ class EngineCore:
         request is let go here: no wait stays registered for a request that left."""
         try:
             if resumed:
-                self._rejoin(record, hold)
+                await self._rejoin(record, hold)
             else:
                 await deliver()
         except BaseException:
             if hold is not None:
                 self._unregister(hold)
+                await self._abandon(hold)
             raise
 
-    def _rejoin(self, record: InteractionRecord, hold: Hold | None) -> None:
+    async def _abandon(self, hold: Hold) -> None:
+        """A held send left before it held (its client gone mid-delivery, a refusal):
+        with replicas, this replica lets go of it in the store too, so an answer goes to
+        the webhooks instead of to a hold nobody waits on; one it took already goes
+        there now."""
+        handed = await self._let_go(hold)
+        if handed is not None and handed.kind != "call":
+            await self.outbox.emit(handed.account_id, handed.result or {}, handed.id)
+
+    async def _rejoin(self, record: InteractionRecord, hold: Hold | None) -> None:
         """A retry re-attached to ``record``: its held request gets what the interaction
         became, or "no response" when the ``waitTime`` window has passed; else it waits
         on the window timer armed at creation (or re-armed at start) like the first."""
         if self.shared is not None and self.replicas is not None and record.status == "pending":
             # Re-attached on this replica (its first may have died): the windows and the
             # held request are this replica's from now on.
-            if self.shared.take_interaction(record.id, self.replicas.id, hold=hold is not None):
-                self._rearm([record])
+            if await self.shared.take_interaction(
+                record.id, self.replicas.id, hold=hold is not None
+            ):
+                await self._rearm([record])
             else:
-                record = self._current(record.id)
+                record = await self._current(record.id)
         if hold is None:
             return
         if record.status != "pending":
@@ -950,6 +1001,24 @@ class EngineCore:
             self.providers[channel] = provider
 
     async def _deliver(
+        self,
+        record: InteractionRecord,
+        text: str,
+        *,
+        form_url: str | None = None,
+        hold: Hold | None = None,
+        template: WhatsAppTemplate | None = None,
+    ) -> None:
+        """``_deliver_now``, whose notices (the delivery, the interaction's status) go to
+        the other replicas together: one NOTIFY, though the store calls between them
+        span several turns of the loop."""
+        together = (
+            self.replicas.together() if self.replicas is not None else contextlib.nullcontext()
+        )
+        with together:
+            await self._deliver_now(record, text, form_url=form_url, hold=hold, template=template)
+
+    async def _deliver_now(
         self,
         record: InteractionRecord,
         text: str,
@@ -1009,13 +1078,13 @@ class EngineCore:
                 result=result,
                 level=logging.WARNING if result != "unreachable" else logging.INFO,
             )
-            self._end(record, outcome="failed")
+            await self._end(record, outcome="failed")
             if isinstance(exc, RecipientUnreachable):
                 raise InvalidToNumber(exc.message, field=exc.field) from None
             if isinstance(exc, ProviderFailure):
                 raise ProviderError(exc.message, retry_after=exc.retry_after) from None
             raise
-        self.store.set_delivery(record.id, sent.status, provider_ref=sent.ref)
+        await self.store.set_delivery(record.id, sent.status, provider_ref=sent.ref)
         self.metrics.sent(record.kind, record.channel, "ok")
         log_event(
             logger,
@@ -1027,13 +1096,13 @@ class EngineCore:
             delivery_status=sent.status,
         )
         if provider is not self.provider:  # a real provider's callbacks can overtake it
-            early = self.store.get_provider_state(_EARLY_STATUS, sent.ref)
+            early = await self.store.get_provider_state(_EARLY_STATUS, sent.ref)
             if early is not None:
-                self.store.delete_provider_state(_EARLY_STATUS, sent.ref)
-                self.delivery_status(sent.ref, str(early["status"]))
+                await self.store.delete_provider_state(_EARLY_STATUS, sent.ref)
+                await self.delivery_status(sent.ref, str(early["status"]))
         self._notify(record.account_id, "interaction", record.id)
 
-    def delivery_status(self, ref: str, status: str) -> InteractionRecord | None:
+    async def delivery_status(self, ref: str, status: str) -> InteractionRecord | None:
         """A provider reports how far what it sent as ``ref`` got (a neutral entry
         point: Twilio's status callbacks, Slack's answer). Statuses only move forward
         (``queued`` < ``sent`` < ``delivered`` < ``read``); ``failed`` / ``undelivered``
@@ -1043,16 +1112,18 @@ class EngineCore:
         Returns the interaction, None when unknown."""
         if status not in _STATUS_RANK:
             return None
-        record = self.store.interaction_by_provider_ref(ref)
+        record = await self.store.interaction_by_provider_ref(ref)
         if record is None:
-            kept = self.store.get_provider_state(_EARLY_STATUS, ref)
+            kept = await self.store.get_provider_state(_EARLY_STATUS, ref)
             if kept is None or _STATUS_RANK.get(str(kept["status"]), 0) < _STATUS_RANK[status]:
-                self.store.put_provider_state(_EARLY_STATUS, ref, {"status": status}, time.time())
+                await self.store.put_provider_state(
+                    _EARLY_STATUS, ref, {"status": status}, time.time()
+                )
             return None
         current = record.delivery_status
         if current is not None and _STATUS_RANK.get(current, 0) >= _STATUS_RANK[status]:
             return record
-        self.store.set_delivery(record.id, status)
+        await self.store.set_delivery(record.id, status)
         record = dataclasses.replace(record, delivery_status=status)
         log_event(
             logger,
@@ -1063,20 +1134,20 @@ class EngineCore:
             delivery_status=status,
         )
         if status in ("failed", "undelivered") and record.status == "pending":
-            self._end(record, outcome=UNDELIVERED)
+            await self._end(record, outcome=UNDELIVERED)
         else:
             self._changed(record)
         return record
 
-    def _current(self, interaction_id: str) -> InteractionRecord:
-        record = self.store.get_interaction(interaction_id)
+    async def _current(self, interaction_id: str) -> InteractionRecord:
+        record = await self.store.get_interaction(interaction_id)
         if record is None:
             # Interactions go only with their account (``humanwire accounts delete``).
             raise Unauthorized(DELETED_MESSAGE)
         return record
 
-    def _interaction_of(self, account: Account, interaction_id: str) -> InteractionRecord:
-        record = self.store.get_interaction(interaction_id)
+    async def _interaction_of(self, account: Account, interaction_id: str) -> InteractionRecord:
+        record = await self.store.get_interaction(interaction_id)
         if record is None or record.account_id != account.id:
             raise NotFound(f"no interaction {interaction_id!r}", field="interactionId")
         return record
@@ -1169,15 +1240,21 @@ class EngineCore:
             self._outcome_heard(account_id, _outcome_handoff(item_id, detail))
             return
         if kind == "interaction":
-            self._settle_held(item_id, detail)
-            for watcher in self._watchers.pop(item_id, []):
-                _settle(watcher, None)
-        elif kind == "delivery":
+            # A request held here may need the row (a task: the listener reads on).
+            self._spawn(self._interaction_changed(account_id, item_id, detail))
+            return
+        if kind == "delivery":
             for future in self._delivery_waiters.pop(account_id, []):
                 _settle(future, None)
         self._notify_here(account_id, kind, item_id)
 
-    def _settle_held(self, interaction_id: str, detail: Any = None) -> None:
+    async def _interaction_changed(self, account_id: str, item_id: str, detail: Any) -> None:
+        await self._settle_held(item_id, detail)
+        for watcher in self._watchers.pop(item_id, []):
+            _settle(watcher, None)
+        self._notify_here(account_id, "interaction", item_id)
+
+    async def _settle_held(self, interaction_id: str, detail: Any = None) -> None:
         """A request held here for an interaction that ended elsewhere gets what it
         became (its answer, or "no response"): from the notice's ``detail`` when it
         carries the ending, else read (and the hold let go) in one statement."""
@@ -1189,44 +1266,48 @@ class EngineCore:
             hold.unreleased()  # let go with its wait.ended, or as its wait ends
         elif self.shared is not None and self.replicas is not None:
             # Ended with the hold still here: let go and read it in one statement.
-            record = self.shared.release_hold(interaction_id, self.replicas.id, ended_only=True)
+            record = await self.shared.release_hold(
+                interaction_id, self.replicas.id, ended_only=True
+            )
             if record is not None:
                 hold.let_go()
         if record is None:
-            record = self.store.get_interaction(interaction_id)
+            record = await self.store.get_interaction(interaction_id)
         if record is None or record.status == "pending":
             return  # another change (a delivery status): keep holding
         self._disarm(interaction_id)
         hold.settle(record)
 
-    def _swept(self, records: list[InteractionRecord]) -> None:
+    async def _swept(self, records: list[InteractionRecord]) -> None:
         """Holds of a replica that died: answers handed to it go to the webhooks."""
         for record in records:
             if record.status == "ended" and record.result is not None and record.kind != "call":
-                self.outbox.emit(record.account_id, record.result, record.id)
+                await self.outbox.emit(record.account_id, record.result, record.id)
 
     def _on_tick(self) -> None:
         """Every heartbeat: rows other replicas left in the outbox, old counts."""
         self.outbox.wake()
         self._ticks += 1
         if self.shared is not None and self._ticks % 30 == 1 and self._loop is not None:
-            # Deletes of old counts: on a worker thread, not on the loop serving requests.
+            # Deletes of old counts: a task beside the requests.
             shared, config, now = self.shared, self.config, time.time()
 
-            def prune() -> None:
+            async def prune() -> None:
                 try:
-                    shared.prune_limits(now - config.rate_limit_window, now - config.spam_window)
-                    shared.forget_replicas_before(now - 24 * 3600.0)
+                    await shared.prune_limits(
+                        now - config.rate_limit_window, now - config.spam_window
+                    )
+                    await shared.forget_replicas_before(now - 24 * 3600.0)
                 except Exception:
                     logger.warning("pruning the shared counts failed", exc_info=True)
 
-            self._loop.run_in_executor(None, prune)
+            self._spawn(prune())
 
-    def _resync(self) -> None:
+    async def _resync(self) -> None:
         """The notice connection was down: what it missed is re-read. Held requests
         check their interaction; long-polls wake and look again, stream readers read."""
         for hold in self._holds:
-            self._settle_held(hold.interaction_id)
+            await self._settle_held(hold.interaction_id)
         for collectors in self._outcome_collectors.values():
             for collector in collectors:
                 collector.add(None)

@@ -82,10 +82,14 @@ def _without_nul(text: InboundText) -> InboundText:
 
 class HumanSide(EngineCore):
     # -- what the sandbox shows of deliveries -----------------------------------
-    def list_interactions(self, account: Account, limit: int = 200) -> list[InteractionStatus]:
-        return [self._status(record) for record in self.store.list_interactions(account.id, limit)]
+    async def list_interactions(
+        self, account: Account, limit: int = 200
+    ) -> list[InteractionStatus]:
+        return [
+            self._status(record) for record in await self.store.list_interactions(account.id, limit)
+        ]
 
-    def list_sandbox_deliveries(
+    async def list_sandbox_deliveries(
         self,
         account: Account,
         to: str | None = None,
@@ -105,7 +109,7 @@ class HumanSide(EngineCore):
                 form_url=record.form_url,
                 created_at=_timestamp(record.created_at),
             )
-            for record in self.store.list_deliveries(
+            for record in await self.store.list_deliveries(
                 account.id, to_addr=to, channel=channel, interaction_id=interaction_id
             )
         ]
@@ -118,8 +122,8 @@ class HumanSide(EngineCore):
         ``after_id`` None (or unknown) any delivery of the account counts."""
         if self._draining:
             raise self._unavailable()
-        after = self.store.delivery_seq(account.id, after_id) if after_id else None
-        if self.store.max_delivery_seq(account.id) > (after or 0):
+        after = await self.store.delivery_seq(account.id, after_id) if after_id else None
+        if await self.store.max_delivery_seq(account.id) > (after or 0):
             return
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         waiters = self._delivery_waiters.setdefault(account.id, [])
@@ -133,7 +137,7 @@ class HumanSide(EngineCore):
             raise self._unavailable()
 
     # -- provider-neutral entry points -------------------------------------------
-    def receive_text(
+    async def receive_text(
         self, text: InboundText, account_id: str | None = None
     ) -> InboundRecord | None:
         """A text from a human, whatever carried it: answers the matching open
@@ -147,9 +151,9 @@ class HumanSide(EngineCore):
         account the carrier already knows (the sandbox's caller); without it the
         account is the matched interaction's, else the owner of the reserved number
         ``to_addr``. A text to a shared sender that matches nothing belongs to nobody."""
-        return self._receive(text, account_id)
+        return await self._receive(text, account_id)
 
-    def _receive(
+    async def _receive(
         self,
         text: InboundText,
         account_id: str | None,
@@ -157,27 +161,27 @@ class HumanSide(EngineCore):
     ) -> InboundRecord | None:
         """``receive_text``; ``thread``: the Slack thread's interaction, read already."""
         text = _without_nul(text)
-        if text.ref is not None and self.store.inbound_by_ref(text.ref) is not None:
+        if text.ref is not None and await self.store.inbound_by_ref(text.ref) is not None:
             return None  # a carrier's retry of a message already taken
-        record = self._match(text, account_id, thread)
+        record = await self._match(text, account_id, thread)
         if account_id is None:
             if record is not None:
                 account_id = record.account_id
             else:
-                number = self.store.number_by_phone(text.to_addr)
+                number = await self.store.number_by_phone(text.to_addr)
                 account_id = number.account_id if number is not None else None
         if account_id is None:
             return None
-        return self._inbound_text(account_id=account_id, text=text, record=record)
+        return await self._inbound_text(account_id=account_id, text=text, record=record)
 
-    def _match(
+    async def _match(
         self, text: InboundText, account_id: str | None, thread: InteractionRecord | None = None
     ) -> InteractionRecord | None:
         if text.channel == "slack":
             if text.thread is None:
                 return None
             if thread is None or thread.id != text.thread:
-                thread = self.store.get_interaction(text.thread)
+                thread = await self.store.get_interaction(text.thread)
             if (
                 thread is None
                 or (account_id is not None and thread.account_id != account_id)
@@ -187,11 +191,11 @@ class HumanSide(EngineCore):
             ):
                 return None
             return thread
-        return self.store.latest_open_message(
+        return await self.store.latest_open_message(
             account_id, text.channel, to_addr=text.from_addr, from_addr=text.to_addr
         )
 
-    def _inbound_text(
+    async def _inbound_text(
         self, *, account_id: str, text: InboundText, record: InteractionRecord | None
     ) -> InboundRecord:
         def event_for(interaction_id: str | None) -> dict[str, Any]:
@@ -224,12 +228,12 @@ class HumanSide(EngineCore):
         answered = None
         if record is not None:
             # Stored and announced with the end (one transaction with replicas).
-            answered = self._answer(record, event_for(record.id), inbound=inbound)
+            answered = await self._answer(record, event_for(record.id), inbound=inbound)
         else:
-            self.store.insert_inbound(inbound)
+            await self.store.insert_inbound(inbound)
             self._notify(account_id, "inbound", inbound.id)
         if answered is None:
-            self.outbox.emit(account_id, event_for(None), None)
+            await self.outbox.emit(account_id, event_for(None), None)
         self.metrics.reply(text.channel, answered is not None)
         log_event(
             logger,
@@ -244,7 +248,7 @@ class HumanSide(EngineCore):
             inbound = dataclasses.replace(inbound, interaction_id=None)  # as stored
         return inbound
 
-    def end_call(
+    async def end_call(
         self,
         record: InteractionRecord,
         *,
@@ -272,16 +276,16 @@ class HumanSide(EngineCore):
             ),
         )
         event = _event_dict(CallConversationEndedEvent(payload=payload))
-        return self._answer(record, event, outcome=outcome, always_emit=True)
+        return await self._answer(record, event, outcome=outcome, always_emit=True)
 
-    def open_inbound_call(
+    async def open_inbound_call(
         self, account_id: str, *, from_addr: str, to_addr: str
     ) -> InteractionRecord:
         """Someone calls ``to_addr``, a reserved number of ``account_id``: the call's
         interaction, pending until ``end_call`` reports what the voicemail-style agent
         took down."""
-        account = self._account(account_id)
-        record = self._create_interaction(
+        account = await self._account(account_id)
+        record = await self._create_interaction(
             account,
             kind="call",
             channel="call",
@@ -300,8 +304,8 @@ class HumanSide(EngineCore):
         phone."""
         thread = None
         if request.channel == "slack" and request.interaction_id is not None:
-            thread = self._interaction_of(account, request.interaction_id)
-        self._receive(
+            thread = await self._interaction_of(account, request.interaction_id)
+        await self._receive(
             InboundText(
                 channel=request.channel,
                 from_addr=request.from_,
@@ -319,12 +323,12 @@ class HumanSide(EngineCore):
     ) -> CallResponse:
         """The callee ends an outbound call. ``Conflict`` if it has ended already;
         ``NotFound`` for an interaction that is not one of the account's calls."""
-        record = self._interaction_of(account, interaction_id)
+        record = await self._interaction_of(account, interaction_id)
         if record.kind != "call":
             raise NotFound(f"no call {interaction_id!r}", field="interactionId")
         if record.status != "pending":
             raise Conflict("this call has already ended")
-        ended = self.end_call(
+        ended = await self.end_call(
             record, outcome=request.outcome, summary=self._call_summary(record, request)
         )
         if ended is None:
@@ -352,10 +356,12 @@ class HumanSide(EngineCore):
         """``to`` must be the account's reserved number (else ``NotFound``). The
         voicemail-style agent takes the message at once: the call's interaction is
         opened and ended, and ``call.conversation.ended`` carries the summary."""
-        number = self.store.number_by_phone(request.to)
+        number = await self.store.number_by_phone(request.to)
         if number is None or number.account_id != account.id:
             raise NotFound(f"{request.to} is not a reserved number of this account", field="to")
         if not request.from_.strip():
             raise InvalidToNumber(field="from")
-        record = self.open_inbound_call(account.id, from_addr=request.from_, to_addr=request.to)
-        self.end_call(record, outcome="completed", summary=request.summary)
+        record = await self.open_inbound_call(
+            account.id, from_addr=request.from_, to_addr=request.to
+        )
+        await self.end_call(record, outcome="completed", summary=request.summary)

@@ -5,7 +5,6 @@ a restart."""
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import logging
 import time
@@ -22,7 +21,7 @@ from ..store.commits import StoreUnavailable
 from ._common import Account
 from .context import HELD_TO_THE_END, IdempotentRun, Requesters, SendContext
 from .core import EngineCore
-from .holds import Follow, Hold
+from .holds import Follow
 
 logger = logging.getLogger("humanwire.engine")
 
@@ -57,6 +56,10 @@ class Idempotency(EngineCore):
         retries finds the first run still holding, not cancelled. Results with status
         429 or 5xx are not stored (a retry may succeed); an exception is not stored."""
         slot = (account.id, key)
+        # Another request with this key is reading the store for it (its reads are
+        # awaited): this one waits, then joins the run it starts or finds what it stored.
+        while (looking := self._idempotent_lookups.get(slot)) is not None:
+            await asyncio.shield(looking)
         running = self._idempotent_runs.get(slot)
         if running is not None:
             if running[0] != fingerprint:
@@ -68,34 +71,58 @@ class Idempotency(EngineCore):
                 accept.set_result(running[3].holding_async)
             running[2].attach(context.gone)
             return await asyncio.shield(running[1])
-        now = time.time()
-        stored = self.store.get_idempotency(account.id, key)
-        if stored is not None and stored.created_at + self.config.idempotency_ttl > now:
-            if stored.fingerprint != fingerprint:
-                raise self._idempotency_conflict()
-            return stored.status_code, stored.body
-        resume: InteractionRecord | None = None
-        link = self.store.get_idempotency_link(account.id, key)
-        if link is not None and link.created_at + self.config.idempotency_ttl > now:
-            if link.fingerprint != fingerprint:
-                raise self._idempotency_conflict()
-            first = self.store.get_interaction(link.interaction_id)
-            if first is not None and first.account_id == account.id and first.outcome != "failed":
-                resume = first
-        state = IdempotentRun(account.id, key, fingerprint, resume)
-        loop = asyncio.get_running_loop()
-        requesters = Requesters(loop)
-        requesters.attach(context.gone)
-        # Held until every joined request left (not tracked: until the end).
-        gone = None if requesters.untracked else requesters.gone
-        given = SendContext(gone=gone, accept=context.accept, run=state)
+        lookup: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._idempotent_lookups[slot] = lookup
+        try:
+            now = time.time()
+            stored = await self.store.get_idempotency(account.id, key)
+            if stored is not None and stored.created_at + self.config.idempotency_ttl > now:
+                if stored.fingerprint != fingerprint:
+                    raise self._idempotency_conflict()
+                return stored.status_code, stored.body
+            resume: InteractionRecord | None = None
+            link = await self.store.get_idempotency_link(account.id, key)
+            if link is not None and link.created_at + self.config.idempotency_ttl > now:
+                if link.fingerprint != fingerprint:
+                    raise self._idempotency_conflict()
+                first = await self.store.get_interaction(link.interaction_id)
+                if (
+                    first is not None
+                    and first.account_id == account.id
+                    and first.outcome != "failed"
+                ):
+                    resume = first
+            state = IdempotentRun(account.id, key, fingerprint, resume)
+            loop = asyncio.get_running_loop()
+            requesters = Requesters(loop)
+            requesters.attach(context.gone)
+            # Held until every joined request left (not tracked: until the end).
+            gone = None if requesters.untracked else requesters.gone
+            given = SendContext(gone=gone, accept=context.accept, run=state)
 
-        async def call() -> tuple[int, bytes]:
-            return await run(given)
+            async def call() -> tuple[int, bytes]:
+                me = asyncio.current_task()
+                try:
+                    status, body = await run(given)
+                    if not self._closed:
+                        # Stored before the run ends: a retry under the key finds it the
+                        # moment the run is no longer in ``_idempotent_runs``. The answer
+                        # stands even if this fails (as when a done callback stored it).
+                        try:
+                            await self._idempotent_done(slot, fingerprint, status, body, state)
+                        except Exception:
+                            logger.exception("storing the result of an idempotent request failed")
+                    return status, body
+                finally:
+                    running = self._idempotent_runs.get(slot)
+                    if running is not None and running[1] is me:
+                        del self._idempotent_runs[slot]
 
-        task = loop.create_task(call())
-        self._idempotent_runs[slot] = (fingerprint, task, requesters, state)
-        task.add_done_callback(functools.partial(self._idempotent_done, slot, fingerprint))
+            task = loop.create_task(call())
+            self._idempotent_runs[slot] = (fingerprint, task, requesters, state)
+        finally:
+            del self._idempotent_lookups[slot]
+            lookup.set_result(None)
         return await asyncio.shield(task)
 
     @staticmethod
@@ -105,19 +132,12 @@ class Idempotency(EngineCore):
             field="Idempotency-Key",
         )
 
-    def _idempotent_done(
-        self, slot: tuple[str, str], fingerprint: str, task: asyncio.Task[tuple[int, bytes]]
+    async def _idempotent_done(
+        self, slot: tuple[str, str], fingerprint: str, status: int, body: bytes, run: IdempotentRun
     ) -> None:
-        running = self._idempotent_runs.get(slot)
-        followed: Hold | None = None
-        if running is not None and running[1] is task:
-            del self._idempotent_runs[slot]
-            followed = running[3].holding_async
-        if task.cancelled() or task.exception() is not None or self._closed:
-            return
-        status, body = task.result()
         if status >= 500 or status == 429:
             return
+        followed = run.holding_async
         record = IdempotencyRecord(
             account_id=slot[0],
             key=slot[1],
@@ -131,13 +151,13 @@ class Idempotency(EngineCore):
             # written here with the stored result, in one transaction: one round trip
             # fewer before a replica's reader hears it, and no moment when one is
             # stored without the other.
-            self.append_wait_ended(
+            await self.append_wait_ended(
                 followed, status, json.loads(body) if body else {}, idempotency=record
             )
             followed.follow = Follow.WRITTEN
             return
         try:
-            self.store.put_idempotency(record)
+            await self.store.put_idempotency(record)
         except StoreUnavailable:
             # Answered all the same: a retry under the key re-attaches to the stored
             # interaction (its link) and answers the same.

@@ -48,9 +48,9 @@ class LinkPages(HumanSide):
             values=values,
         )
 
-    def get_form(self, token: str) -> FormView:
+    async def get_form(self, token: str) -> FormView:
         """Raises ``NotFound`` for an unknown token."""
-        record = self.store.interaction_by_form_token(token) if token else None
+        record = await self.store.interaction_by_form_token(token) if token else None
         if record is None:
             raise NotFound("no such form")
         return self._form_view(token, record)
@@ -63,7 +63,7 @@ class LinkPages(HumanSide):
         gets the values; after it, a ``form.received`` event goes to the webhooks."""
         from ..forms.validate import validate_off_loop
 
-        view = self.get_form(token)
+        view = await self.get_form(token)
         if view.state == "submitted":
             raise Conflict("this form was already submitted")
         if view.state == "expired":
@@ -71,7 +71,7 @@ class LinkPages(HumanSide):
         normalized, errors = await validate_off_loop(view.form, values, self.addresses)
         if errors:
             raise FormInvalid(errors)
-        record = self.store.get_interaction(view.interaction_id)
+        record = await self.store.get_interaction(view.interaction_id)
         assert record is not None
         event = _event_dict(
             FormReceivedEvent(
@@ -80,21 +80,21 @@ class LinkPages(HumanSide):
                 )
             )
         )
-        if self._answer(record, event) is None:
+        if await self._answer(record, event) is None:
             # Ended between the check and now (its window closed): same answers as above.
-            return self._raise_closed_form(token)
+            return await self._raise_closed_form(token)
         return dataclasses.replace(view, state="submitted", values=normalized)
 
-    def _raise_closed_form(self, token: str) -> FormView:
-        view = self.get_form(token)
+    async def _raise_closed_form(self, token: str) -> FormView:
+        view = await self.get_form(token)
         if view.state == "submitted":
             raise Conflict("this form was already submitted")
         raise Gone("this form has expired")
 
     # -- reply links of channel cards ---------------------------------------------
-    def get_reply_link(self, token: str) -> ReplyLinkView:
+    async def get_reply_link(self, token: str) -> ReplyLinkView:
         """What the reply page shows; ``NotFound`` for an unknown token."""
-        record = self.store.interaction_by_reply_token(token) if token else None
+        record = await self.store.interaction_by_reply_token(token) if token else None
         if record is None:
             raise NotFound("no such reply link")
         reply: str | None = None
@@ -120,16 +120,16 @@ class LinkPages(HumanSide):
     async def reply_by_link(self, token: str, body: str) -> None:
         """The recipient answers through the card's reply link: as if they had replied
         in the channel. ``Conflict`` once answered, ``Gone`` once the windows closed."""
-        view = self.get_reply_link(token)
+        view = await self.get_reply_link(token)
         if view.state == "answered":
             raise Conflict("this message was already answered")
         if view.state == "expired":
             raise Gone("this reply link has expired")
         if not body.strip():
             raise InvalidRequest("the reply must not be empty", field="body")
-        record = self.store.get_interaction(view.interaction_id)
+        record = await self.store.get_interaction(view.interaction_id)
         assert record is not None
-        self._inbound_text(
+        await self._inbound_text(
             account_id=record.account_id,
             text=InboundText(
                 channel=record.channel,  # type: ignore[arg-type]

@@ -40,19 +40,19 @@ class Numbers(EngineCore):
             return self.number_source.pool()
         return [(e.phone_number, e.country, e.area_code) for e in pool()]
 
-    def available_numbers(
+    async def available_numbers(
         self, country: str | None = None, area_code: str | None = None
     ) -> list[AvailableNumber]:
         """Every free number of the pool (``US``, then ``GB``), filtered: the sandbox's
         fictional numbers, or the operator's (``twilio.numbers``) with Twilio."""
         if country is not None and country not in ("US", "GB"):
             raise InvalidRequest("country must be US or GB", field="country")
-        return self._free(self._offers(), country, area_code)
+        return await self._free(self._offers(), country, area_code)
 
-    def _free(
+    async def _free(
         self, offers: list[tuple[str, str, str]], country: str | None, area_code: str | None
     ) -> list[AvailableNumber]:
-        taken = self.store.reserved_phone_numbers()
+        taken = await self.store.reserved_phone_numbers()
         seen: set[str] = set()
         free: list[AvailableNumber] = []
         for phone_number, offer_country, offer_area in offers:
@@ -78,7 +78,7 @@ class Numbers(EngineCore):
         """``available_numbers`` plus, when the provider may buy numbers, the ones it
         offers for sale (the pool first)."""
         if self.number_source is None:
-            return self.available_numbers(country, area_code)
+            return await self.available_numbers(country, area_code)
         if country is not None and country not in ("US", "GB"):
             raise InvalidRequest("country must be US or GB", field="country")
         offers = self.number_source.pool()
@@ -86,9 +86,9 @@ class Numbers(EngineCore):
             offers += await self.number_source.search(country, area_code)
         except ProviderFailure as exc:
             raise ProviderError(exc.message, retry_after=exc.retry_after) from None
-        return self._free(offers, country, area_code)
+        return await self._free(offers, country, area_code)
 
-    def _check_reservable(self, account: Account, phone_number: str) -> None:
+    async def _check_reservable(self, account: Account, phone_number: str) -> None:
         try:
             check_e164(phone_number)
         except PydanticCustomError:
@@ -104,7 +104,7 @@ class Numbers(EngineCore):
                 f"{phone_number} is not an available number (GET /numbers/available)",
                 field="phoneNumber",
             )
-        own = self.store.numbers_of(account.id)
+        own = await self.store.numbers_of(account.id)
         if own:
             if own[0].phone_number == phone_number:
                 raise Conflict("this number is already reserved by this account")
@@ -112,17 +112,17 @@ class Numbers(EngineCore):
                 "the account already has a reserved number: delete it first "
                 "(one number per account)"
             )
-        holder = self.store.number_by_phone(phone_number)
+        holder = await self.store.number_by_phone(phone_number)
         if holder is not None:
             raise Conflict("this number is taken")
 
-    def reserve_number(self, account: Account, phone_number: str) -> ReservedNumber:
+    async def reserve_number(self, account: Account, phone_number: str) -> ReservedNumber:
         """Reserves a number of the sandbox's pool (``reserve`` is the API's: it also
         does a real provider's part)."""
-        self._check_reservable(account, phone_number)
-        return self._store_number(account, phone_number)
+        await self._check_reservable(account, phone_number)
+        return await self._store_number(account, phone_number)
 
-    def _store_number(self, account: Account, phone_number: str) -> ReservedNumber:
+    async def _store_number(self, account: Account, phone_number: str) -> ReservedNumber:
         now = time.time()
         record = NumberRecord(
             id=str(uuid.uuid4()),
@@ -132,11 +132,11 @@ class Numbers(EngineCore):
             updated_at=now,
         )
         try:
-            self.store.insert_number(record)
+            await self.store.insert_number(record)
         except Duplicate:
             # Replicas: another request of this account may have reserved one meanwhile
             # (a shared store allows one number per account).
-            if any(n.phone_number != phone_number for n in self.store.numbers_of(account.id)):
+            if any(n.phone_number != phone_number for n in await self.store.numbers_of(account.id)):
                 raise Conflict(
                     "the account already has a reserved number: delete it first "
                     "(one number per account)"
@@ -151,19 +151,19 @@ class Numbers(EngineCore):
         502 and nothing is reserved."""
         source = self.number_source
         if source is None:
-            return self.reserve_number(account, phone_number)
-        self._check_reservable(account, phone_number)
+            return await self.reserve_number(account, phone_number)
+        await self._check_reservable(account, phone_number)
         try:
             data = await source.attach(phone_number)
         except ProviderFailure as exc:
             raise ProviderError(exc.message, retry_after=exc.retry_after) from None
         try:
-            self._check_reservable(account, phone_number)  # another request may have won
-            reserved = self._store_number(account, phone_number)
+            await self._check_reservable(account, phone_number)  # another request may have won
+            reserved = await self._store_number(account, phone_number)
         except Conflict:
-            source.detach(data)
+            await source.detach(data)
             raise
-        self.store.put_provider_state(NUMBER_SCOPE, phone_number, data, time.time())
+        await self.store.put_provider_state(NUMBER_SCOPE, phone_number, data, time.time())
         return reserved
 
     @staticmethod
@@ -175,17 +175,17 @@ class Numbers(EngineCore):
             updated_at=_timestamp(record.updated_at),
         )
 
-    def list_numbers(self, account: Account) -> list[ReservedNumber]:
-        return [self._reserved(record) for record in self.store.numbers_of(account.id)]
+    async def list_numbers(self, account: Account) -> list[ReservedNumber]:
+        return [self._reserved(record) for record in await self.store.numbers_of(account.id)]
 
-    def delete_number(self, account: Account, number_id: str) -> None:
+    async def delete_number(self, account: Account, number_id: str) -> None:
         """Releases the reservation; a number the provider bought for it is released
         back to the provider (in the background)."""
-        held = [r for r in self.store.numbers_of(account.id) if r.id == number_id]
-        if not self.store.delete_number(account.id, number_id):
+        held = [r for r in await self.store.numbers_of(account.id) if r.id == number_id]
+        if not await self.store.delete_number(account.id, number_id):
             raise NotFound(f"no reserved number {number_id!r}", field="numberId")
         if held and self.number_source is not None:
-            data = self.store.get_provider_state(NUMBER_SCOPE, held[0].phone_number)
+            data = await self.store.get_provider_state(NUMBER_SCOPE, held[0].phone_number)
             if data is not None:
-                self.number_source.detach(data)
+                await self.number_source.detach(data)
         self._notify(account.id, "number", number_id)

@@ -87,8 +87,8 @@ class Outcomes(EngineCore):
             if not waiters:
                 del self._outcome_waiters[account.id]
 
-    def _page(self, account: Account, after: int) -> list[tuple[int, dict[str, Any]]]:
-        return self.store.outcomes_after(account.id, after, PAGE_SIZE)
+    async def _page(self, account: Account, after: int) -> list[tuple[int, dict[str, Any]]]:
+        return await self.store.outcomes_after(account.id, after, PAGE_SIZE)
 
     async def outcomes(
         self,
@@ -100,14 +100,14 @@ class Outcomes(EngineCore):
         """The account's events past ``after`` (None: from now), holding up to ``wait``
         seconds for the first one; ``only``: the events of that type (the cursor passes
         the others)."""
-        position = self.store.last_outcome_id() if after is None else after
+        position = await self.store.last_outcome_id() if after is None else after
         loop = asyncio.get_running_loop()
         deadline = loop.time() + (wait or 0.0)
         while True:
             # Registered before the read, so an event appended in between still wakes us.
             waiter = self._outcome_waiter(account)
             try:
-                found = self._page(account, position)
+                found = await self._page(account, position)
                 if found:
                     position = found[-1][0]
                 kept = [(seq, body) for seq, body in found if _wanted(body, only)]
@@ -135,7 +135,7 @@ class Outcomes(EngineCore):
         collector = OutcomeCollector()
         collectors = self._outcome_collectors.setdefault(account.id, set())
         collectors.add(collector)
-        position = self.store.last_outcome_id() if after is None else after
+        position = await self.store.last_outcome_id() if after is None else after
         found: list[tuple[int, dict[str, Any]]] | None = None
         loop = asyncio.get_running_loop()
         sent_at = loop.time()
@@ -150,7 +150,7 @@ class Outcomes(EngineCore):
                 try:
                     if found is None:
                         collector.take(position)  # what the read below sees
-                        found = self._page(account, position)
+                        found = await self._page(account, position)
                     for seq, body in found:
                         position = seq
                         if _wanted(body, only):
@@ -178,9 +178,9 @@ class Outcomes(EngineCore):
                 self._outcome_collectors.pop(account.id, None)
 
     # -- Prefer: respond-async ---------------------------------------------------------
-    def accepted_body(self, interaction_id: str) -> dict[str, Any]:
+    async def accepted_body(self, interaction_id: str) -> dict[str, Any]:
         """The 202's body: what the send answers without a wait."""
-        record = self.store.get_interaction(interaction_id)
+        record = await self.store.get_interaction(interaction_id)
         assert record is not None
         body: dict[str, Any] = {"interactionId": record.id, "status": record.status}
         if record.delivery_status is not None:
@@ -201,14 +201,14 @@ class Outcomes(EngineCore):
         hold.follow = Follow.FOLLOWED
         self._async_holds.add(task)
 
-        def done(task: asyncio.Task[tuple[int, bytes]]) -> None:
+        async def done(task: asyncio.Task[tuple[int, bytes]]) -> None:
             self._async_holds.discard(task)
             written = hold.follow is Follow.WRITTEN  # with its stored result
             hold.follow = Follow.NONE
             if written:
                 return
             if task.cancelled():
-                self._release_unreleased(hold)
+                await self._release_unreleased(hold)
                 return
             failure = task.exception()
             if isinstance(failure, ServiceError):
@@ -226,14 +226,15 @@ class Outcomes(EngineCore):
                 logger.error(
                     "respond-async hold of %s failed", hold.interaction_id, exc_info=failure
                 )
-                self._release_unreleased(hold)
+                await self._release_unreleased(hold)
                 return
             else:
                 status, content = task.result()
                 body = json.loads(content) if content else {}
-            self.append_wait_ended(hold, status, body)
+            await self.append_wait_ended(hold, status, body)
 
-        task.add_done_callback(done)
+        # A done callback cannot await: what it writes runs as a task.
+        task.add_done_callback(lambda ended: self._spawn(done(ended)))
 
 
 def _wanted(body: dict[str, Any], only: str | None) -> bool:

@@ -54,19 +54,19 @@ class Sends(EngineCore):
         """The shared number (or workspace) ``channel`` goes out from: its provider's."""
         return self.providers[channel].senders[channel]
 
-    def _reserved_number(self, account: Account) -> str | None:
-        numbers = self.store.numbers_of(account.id)
+    async def _reserved_number(self, account: Account) -> str | None:
+        numbers = await self.store.numbers_of(account.id)
         return numbers[0].phone_number if numbers else None
 
-    def _phone_sender(self, account: Account, requested: str | None) -> str:
+    async def _phone_sender(self, account: Account, requested: str | None) -> str:
         """The number a text or call goes out from. A requested ``from`` must be the
         account's reserved number or a shared number (400 ``from`` otherwise): with two
         carriers, either one's (it goes out through its owner)."""
-        reserved = self._reserved_number(account)
+        reserved = await self._reserved_number(account)
         shared = self._shared_sender("sms")
         if requested is None:
             return reserved or shared
-        if requested in (reserved, shared) or self.providers["sms"].accepts_sender(
+        if requested in (reserved, shared) or await self.providers["sms"].accepts_sender(
             account.id, "sms", requested
         ):
             return requested
@@ -76,14 +76,14 @@ class Sends(EngineCore):
             field="from",
         )
 
-    def _slack_sender(self, account: Account, requested: str | None) -> str:
+    async def _slack_sender(self, account: Account, requested: str | None) -> str:
         """The workspace a Slack send goes out from: the shared one, or a requested
         ``from`` the provider accepts for the account (a workspace it installed the bot
         in); 400 ``from`` otherwise."""
         shared = self._shared_sender("slack")
         if requested is None or requested == shared:
             return shared
-        if not self.providers["slack"].accepts_sender(account.id, "slack", requested):
+        if not await self.providers["slack"].accepts_sender(account.id, "slack", requested):
             raise InvalidRequest(
                 "from must be the shared workspace or a workspace this account installed "
                 "the bot in (the inbox's Slack page)",
@@ -91,15 +91,15 @@ class Sends(EngineCore):
             )
         return requested
 
-    def _as_now(self, interaction_id: str) -> dict[str, Any]:
+    async def _as_now(self, interaction_id: str) -> dict[str, Any]:
         """``interactionId``, ``status`` and ``deliveryStatus`` as they are now."""
-        return _fields(self._current(interaction_id))
+        return _fields(await self._current(interaction_id))
 
-    def _unanswered(self, interaction_id: str, text: str) -> dict[str, Any]:
+    async def _unanswered(self, interaction_id: str, text: str) -> dict[str, Any]:
         """What a held send answers when no response came: the no-response ``text``, or,
         when the provider reported the delivery failed, the "could not be delivered"
         text with ``deliveryStatus`` ``failed`` (the human never saw it)."""
-        now = self._current(interaction_id)
+        now = await self._current(interaction_id)
         answer = {**_fields(now), "responded": False, "response": text}
         if now.outcome == UNDELIVERED:
             answer.update(response=UNDELIVERED_TEXT, delivery_status="failed")
@@ -115,7 +115,7 @@ class Sends(EngineCore):
         template: WhatsAppTemplate | None = None
         if isinstance(request, SMSMessageRequest):
             channel: Channel = "sms"
-            sender = self._phone_sender(account, request.from_)
+            sender = await self._phone_sender(account, request.from_)
             text = request.message
         elif isinstance(request, WhatsAppMessageRequest):
             channel = "whatsapp"
@@ -124,9 +124,9 @@ class Sends(EngineCore):
             template = _shared_template(request.message, request.wait_time)
         else:
             channel = "slack"
-            sender = self._slack_sender(account, request.from_)
+            sender = await self._slack_sender(account, request.from_)
             text = request.message
-        self._check_send(account, request.message, request.to)
+        await self._check_send(account, request.message, request.to)
         return await self._message_flow(
             account,
             channel=channel,
@@ -182,7 +182,7 @@ class Sends(EngineCore):
             functools.partial(self._deliver, record, delivered, hold=hold, template=template),
         )
         if hold is None:
-            return MessageResponse(**self._as_now(record.id))
+            return MessageResponse(**await self._as_now(record.id))
         answered = await self._hold(hold)
         if answered is not None and answered.result is not None:
             reply = str(answered.result["payload"]["body"])
@@ -196,7 +196,7 @@ class Sends(EngineCore):
                 metadata=_metadata(answered),
             )
         return MessageResponse(
-            **self._unanswered(record.id, templates.no_response_text(no_response_template)),
+            **await self._unanswered(record.id, templates.no_response_text(no_response_template)),
         )
 
     async def send_channel_message(
@@ -208,11 +208,11 @@ class Sends(EngineCore):
     ) -> MessageResponse:
         """Applies the card. A call card places a call with the rendered message as the
         prompt and, with a waitTime, holds for its end (response template on the summary)."""
-        card = self.store.get_channel(account.id, channel_id)
+        card = await self.store.get_channel(account.id, channel_id)
         if card is None:
             raise NotFound(f"no channel {channel_id!r}", field="channelId")
         text = templates.card_message(card.message_template, request.message, card.wait_time)
-        self._check_send(account, request.message, card.to_addr)
+        await self._check_send(account, request.message, card.to_addr)
         wire = {**request.to_wire(), "_channelId": card.id}
         metadata = {**(card.metadata or {}), **(request.metadata or {})}
         if len(metadata) > METADATA_MAX_KEYS:
@@ -228,7 +228,7 @@ class Sends(EngineCore):
             return await self._call_card(account, card, text, wire, context)
         template = None
         if card.type == "sms":
-            sender = self._phone_sender(account, None)
+            sender = await self._phone_sender(account, None)
         elif card.type == "whatsapp":
             sender = self._shared_sender("whatsapp")
             template = _shared_template(text, card.wait_time)
@@ -265,7 +265,7 @@ class Sends(EngineCore):
             kind="call",
             channel="call",
             to=card.to_addr,
-            from_addr=self._phone_sender(account, None),
+            from_addr=await self._phone_sender(account, None),
             request={**wire, "prompt": prompt, "to": card.to_addr},
             card_id=card.id,
             context=context,
@@ -275,7 +275,7 @@ class Sends(EngineCore):
             record, resumed, hold, functools.partial(self._deliver, record, prompt, hold=hold)
         )
         if hold is None:
-            return MessageResponse(**self._as_now(record.id))
+            return MessageResponse(**await self._as_now(record.id))
         limit = self._remaining(record, float(card.wait_time or 0), resumed)
         ended = await self._hold(hold, limit=limit)
         if ended is not None and ended.result is not None and ended.outcome != "no_answer":
@@ -290,7 +290,9 @@ class Sends(EngineCore):
                 metadata=_metadata(ended),
             )
         return MessageResponse(
-            **self._unanswered(record.id, templates.no_response_text(card.no_response_template)),
+            **await self._unanswered(
+                record.id, templates.no_response_text(card.no_response_template)
+            ),
         )
 
     async def send_form(
@@ -300,15 +302,15 @@ class Sends(EngineCore):
         template_for: Callable[[str], WhatsAppTemplate | None] = _no_template
         if isinstance(request, SMSFormRequest):
             channel: Channel = "sms"
-            sender = self._phone_sender(account, None)
+            sender = await self._phone_sender(account, None)
             text_for = functools.partial(templates.form_message, request.message)
         elif isinstance(request, SlackFormRequest):
             channel = "slack"
-            sender = self._slack_sender(account, request.from_)
+            sender = await self._slack_sender(account, request.from_)
             text_for = functools.partial(templates.form_message, request.message)
         elif isinstance(request, WhatsAppOwnNumberFormRequest):
             channel = "whatsapp"
-            if request.from_ != self._reserved_number(account):
+            if request.from_ != await self._reserved_number(account):
                 raise InvalidRequest(
                     "from must be the account's own (reserved) whatsapp number", field="from"
                 )
@@ -333,7 +335,7 @@ class Sends(EngineCore):
                 return WhatsAppTemplate(name="form", variables={"1": url})
 
         message = getattr(request, "message", None)
-        self._check_send(account, f"{request.title}\n{message or ''}", request.to)
+        await self._check_send(account, f"{request.title}\n{message or ''}", request.to)
         record, resumed = await self._open_interaction(
             account,
             kind="form",
@@ -359,7 +361,7 @@ class Sends(EngineCore):
         )
         await self._send_out(record, resumed, hold, deliver)
         if hold is None:
-            return FormResponse(**self._as_now(record.id), form_url=url)
+            return FormResponse(**await self._as_now(record.id), form_url=url)
         answered = await self._hold(hold)
         if answered is not None and answered.result is not None:
             from ..forms.validate import format_content
@@ -377,7 +379,7 @@ class Sends(EngineCore):
             )
         return FormResponse(
             form_url=url,
-            **self._unanswered(record.id, DEFAULT_NO_RESPONSE_TEMPLATE),
+            **await self._unanswered(record.id, DEFAULT_NO_RESPONSE_TEMPLATE),
         )
 
     async def place_call(
@@ -404,8 +406,8 @@ class Sends(EngineCore):
         limit: float,
         context: SendContext,
     ) -> CallResponse:
-        sender = self._phone_sender(account, None)
-        self._check_send(account, prompt, to)
+        sender = await self._phone_sender(account, None)
+        await self._check_send(account, prompt, to)
         record, resumed = await self._open_interaction(
             account,
             kind="call",
@@ -423,7 +425,7 @@ class Sends(EngineCore):
             ended = await self._hold(hold, limit=self._remaining(record, limit, resumed))
             if ended is not None and ended.result is not None:
                 return self._call_response(ended)
-        return CallResponse(**self._as_now(record.id))
+        return CallResponse(**await self._as_now(record.id))
 
     async def phone_sms(
         self, account: Account, request: PhoneSMSRequest, context: SendContext = HELD_TO_THE_END
@@ -462,11 +464,11 @@ class Sends(EngineCore):
         )
         if response.status == "ended" and response.outcome is not None:
             return response
-        record = self.store.get_interaction(response.interaction_id)
+        record = await self.store.get_interaction(response.interaction_id)
         if record is not None and record.status == "pending":
-            self._end(record, outcome="timeout")  # never retried: it is over for the skill
+            await self._end(record, outcome="timeout")  # never retried: it is over for the skill
             if record.provider_ref is not None:
-                self.providers["call"].hang_up(record.provider_ref)
+                await self.providers["call"].hang_up(record.provider_ref)
         raise CallTimeout("timeout")
 
     async def interaction_status(
@@ -474,7 +476,7 @@ class Sends(EngineCore):
     ) -> InteractionStatus:
         """With ``wait``: holds until the status changes or ``wait`` seconds pass;
         returns at once for an ended interaction."""
-        record = self._interaction_of(account, interaction_id)
+        record = await self._interaction_of(account, interaction_id)
         if wait is not None and wait > 0 and record.status == "pending":
             if self._draining:
                 raise self._unavailable()
@@ -490,7 +492,7 @@ class Sends(EngineCore):
                         del self._watchers[record.id]
             if self._draining:
                 raise self._unavailable()
-            record = self._interaction_of(account, interaction_id)
+            record = await self._interaction_of(account, interaction_id)
         return self._status(record)
 
 

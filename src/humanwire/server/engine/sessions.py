@@ -23,17 +23,17 @@ TOUCH_EVERY = 60.0
 
 
 class InboxSessions(EngineCore):
-    def open_inbox_session(self, api_key: str) -> tuple[Account, str] | None:
+    async def open_inbox_session(self, api_key: str) -> tuple[Account, str] | None:
         """A new session for the key's account: ``(account, token)``, the token for the
         cookie; None when the key opens no account. Sessions no longer valid are dropped
         here (logins are rare; nothing else has to sweep them)."""
-        record = self.store.account_by_key_hash(_hash_key(api_key))
+        record = await self.store.account_by_key_hash(_hash_key(api_key))
         if record is None:
             return None
         now = time.time()
-        self.store.prune_inbox_sessions(now, now - self.config.inbox_session_idle)
+        await self.store.prune_inbox_sessions(now, now - self.config.inbox_session_idle)
         token = secrets.token_urlsafe(TOKEN_BYTES)
-        self.store.insert_inbox_session(
+        await self.store.insert_inbox_session(
             InboxSessionRecord(
                 id_hash=_hash_key(token),
                 account_id=record.id,
@@ -45,19 +45,19 @@ class InboxSessions(EngineCore):
         )
         return Account(id=record.id, name=record.name, suspended=record.suspended), token
 
-    def inbox_session(self, token: str) -> Account | None:
+    async def inbox_session(self, token: str) -> Account | None:
         """The account of a valid session (None: unknown, logged out, expired, or its
         key rotated); marks it used."""
         now = time.time()
         idle = self.config.inbox_session_idle
-        found = self.store.inbox_session(_hash_key(token), now, now - idle)
+        found = await self.store.inbox_session(_hash_key(token), now, now - idle)
         if found is None:
             return None
         session, record = found
         if now - session.seen_at >= min(TOUCH_EVERY, idle / 4):
-            self.store.touch_inbox_session(session.id_hash, now)
+            await self.store.touch_inbox_session(session.id_hash, now)
         return Account(id=record.id, name=record.name, suspended=record.suspended)
 
-    def close_inbox_session(self, token: str) -> bool:
+    async def close_inbox_session(self, token: str) -> bool:
         """Ends the session (a logout): its token opens nothing from now on."""
-        return self.store.delete_inbox_session(_hash_key(token))
+        return await self.store.delete_inbox_session(_hash_key(token))

@@ -44,7 +44,7 @@ class Webhooks(EngineCore):
             secret="whsec_" + secrets.token_urlsafe(32),
             created_at=time.time(),
         )
-        self.store.insert_webhook(record)
+        await self.store.insert_webhook(record)
         self._notify(account.id, "webhook", record.id)
         return self._webhook(record, reveal=True)
 
@@ -63,23 +63,24 @@ class Webhooks(EngineCore):
             secret=record.secret if reveal else None,
         )
 
-    def list_webhooks(self, account: Account) -> list[Webhook]:
+    async def list_webhooks(self, account: Account) -> list[Webhook]:
         return [
-            self._webhook(record, reveal=False) for record in self.store.webhooks_of(account.id)
+            self._webhook(record, reveal=False)
+            for record in await self.store.webhooks_of(account.id)
         ]
 
-    def delete_webhook(self, account: Account, webhook_id: str) -> None:
-        if not self.store.delete_webhook(account.id, webhook_id):
+    async def delete_webhook(self, account: Account, webhook_id: str) -> None:
+        if not await self.store.delete_webhook(account.id, webhook_id):
             raise NotFound(f"no webhook {webhook_id!r}", field="webhookId")
-        self.store.cancel_outbox_for_webhook(webhook_id, time.time())
+        await self.store.cancel_outbox_for_webhook(webhook_id, time.time())
         self._notify(account.id, "webhook", webhook_id)
 
-    def list_deliveries_log(self, account: Account) -> list[dict[str, object]]:
+    async def list_deliveries_log(self, account: Account) -> list[dict[str, object]]:
         """Webhook deliveries with status and attempts, newest first, for the inbox."""
-        urls = {record.id: record.url for record in self.store.webhooks_of(account.id)}
+        urls = {record.id: record.url for record in await self.store.webhooks_of(account.id)}
         log: list[dict[str, object]] = []
-        for row in self.store.list_outbox(account.id, 500):
-            event = self.store.get_event(row.event_id)
+        for row in await self.store.list_outbox(account.id, 500):
+            event = await self.store.get_event(row.event_id)
             log.append(
                 {
                     "id": row.id,
@@ -99,7 +100,7 @@ class Webhooks(EngineCore):
             )
         return log
 
-    def list_events(self, account: Account, limit: int = 200) -> list[dict[str, object]]:
+    async def list_events(self, account: Account, limit: int = 200) -> list[dict[str, object]]:
         """Every event the account's webhooks would get (delivered or not, wanted by a
         webhook or not), newest first: ``{"id", "eventType", "payload", "interactionId",
         "createdAt"}``. Inbound texts and calls with no webhook are visible here."""
@@ -111,9 +112,9 @@ class Webhooks(EngineCore):
                 "interactionId": record.interaction_id,
                 "createdAt": _iso(record.created_at),
             }
-            for record in self.store.list_events(account.id, limit)
+            for record in await self.store.list_events(account.id, limit)
         ]
 
-    def list_inbound(self, account: Account, limit: int = 200) -> list[InboundRecord]:
+    async def list_inbound(self, account: Account, limit: int = 200) -> list[InboundRecord]:
         """Every inbound text, matched to an interaction or not, newest first."""
-        return self.store.list_inbound(account.id, limit)
+        return await self.store.list_inbound(account.id, limit)

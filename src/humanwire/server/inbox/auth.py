@@ -71,15 +71,15 @@ def session_token(request: Request) -> str | None:
     return request.cookies.get(SESSION_COOKIE) or None
 
 
-def identify(request: Request, engine: Engine) -> Viewer | None:
+async def identify(request: Request, engine: Engine) -> Viewer | None:
     bearer = key_from_bearer(request)
     if bearer is not None:
-        account = engine.authenticate(bearer)
+        account = await engine.authenticate(bearer)
         return Viewer(account, True, "") if account is not None else None
     token = session_token(request)
     if token is None:
         return None
-    account = engine.inbox_session(token)
+    account = await engine.inbox_session(token)
     if account is None:
         return None
     return Viewer(account, False, request.cookies.get(CSRF_COOKIE, ""))

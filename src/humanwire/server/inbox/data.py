@@ -12,15 +12,15 @@ DELIVERY_LIMIT = 200
 """The newest deliveries shown; a development inbox, not an archive."""
 
 
-def _windows(engine: Engine, account: Account) -> dict[str, Windows]:
+async def _windows(engine: Engine, account: Account) -> dict[str, Windows]:
     # The wire status carries no windows; the store's records do.
     return {
         r.id: Windows(r.wait_deadline, r.close_deadline)
-        for r in engine.store.list_interactions(account.id, INTERACTION_LIMIT)
+        for r in await engine.store.list_interactions(account.id, INTERACTION_LIMIT)
     }
 
 
-def _inbound(engine: Engine, account: Account) -> list[InboundMessage]:
+async def _inbound(engine: Engine, account: Account) -> list[InboundMessage]:
     return [
         InboundMessage(
             id=m.id,
@@ -31,11 +31,11 @@ def _inbound(engine: Engine, account: Account) -> list[InboundMessage]:
             interaction_id=m.interaction_id,
             created_at=m.created_at,
         )
-        for m in engine.list_inbound(account)
+        for m in await engine.list_inbound(account)
     ]
 
 
-def gather_inbox(
+async def gather_inbox(
     engine: Engine,
     account: Account,
     *,
@@ -43,7 +43,7 @@ def gather_inbox(
     recipient: str | None,
     sandbox: bool = True,
 ) -> InboxData:
-    everything = engine.list_sandbox_deliveries(account)
+    everything = await engine.list_sandbox_deliveries(account)
     shown = [
         d
         for d in everything
@@ -52,12 +52,12 @@ def gather_inbox(
     return InboxData(
         deliveries=shown[:DELIVERY_LIMIT],
         interactions={
-            s.interaction_id: s for s in engine.list_interactions(account, INTERACTION_LIMIT)
+            s.interaction_id: s for s in await engine.list_interactions(account, INTERACTION_LIMIT)
         },
-        windows=_windows(engine, account),
-        inbound=_inbound(engine, account),
-        webhook_log=list(engine.list_deliveries_log(account)),
-        numbers=engine.list_numbers(account),
+        windows=await _windows(engine, account),
+        inbound=await _inbound(engine, account),
+        webhook_log=list(await engine.list_deliveries_log(account)),
+        numbers=await engine.list_numbers(account),
         conversations=conversations_of(everything),
         channel=channel,
         recipient=recipient,

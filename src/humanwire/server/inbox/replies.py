@@ -95,14 +95,14 @@ class ReplyPages:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    def _view(self, token: str) -> ReplyLinkView | None:
+    async def _view(self, token: str) -> ReplyLinkView | None:
         try:
-            return self.engine.get_reply_link(token)
+            return await self.engine.get_reply_link(token)
         except NotFound:
             return None
 
     async def show(self, request: Request) -> Response:
-        view = self._view(request.path_params["token"])
+        view = await self._view(request.path_params["token"])
         if view is None:
             return html_response(render_reply_page(None), 404)
         status = 410 if view.state == "expired" else 200
@@ -113,7 +113,7 @@ class ReplyPages:
         content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type == "application/json":
             return await self._reply_json(token, await request.body())
-        view = self._view(token)
+        view = await self._view(token)
         if view is None:
             return html_response(render_reply_page(None), 404)
         try:
@@ -134,7 +134,7 @@ class ReplyPages:
         try:
             await self.engine.reply_by_link(token, body)
         except ServiceError as exc:
-            fresh = self._view(token) or view
+            fresh = await self._view(token) or view
             page = render_reply_page(fresh, error=exc.message, draft=body)
             return html_response(page, exc.status)
         return RedirectResponse(f"/r/{token}", status_code=303, headers=dict(SECURITY_HEADERS))

@@ -112,8 +112,8 @@ class InboxPages:
         async def endpoint(request: Request) -> Response:
             key = request.query_params.get("key")
             if key is not None:
-                return self._login_by_query(request, key)
-            viewer = identify(request, self.engine)
+                return await self._login_by_query(request, key)
+            viewer = await identify(request, self.engine)
             if viewer is None:
                 if request.headers.get("authorization"):
                     return _problem(401, "Wrong API key", "The bearer key is not valid.")
@@ -142,13 +142,13 @@ class InboxPages:
                 return _problem(
                     404, "Sandbox disabled", "This service does not let the inbox play the human."
                 )
-            viewer = identify(request, self.engine)
+            viewer = await identify(request, self.engine)
             if viewer is None:
                 return _problem(401, "Not logged in", "Log in to the inbox with the API key.")
             try:
                 # Acting as the human counts like the sandbox API does.
                 if limited:
-                    self.engine.check_limits(viewer.account)
+                    await self.engine.check_limits(viewer.account)
             except RateLimited as exc:
                 problem = _problem(429, "Too many requests", exc.message)
                 problem.headers["Retry-After"] = str(max(1, math.ceil(exc.retry_after)))
@@ -171,10 +171,10 @@ class InboxPages:
     def _secure(self, request: Request) -> bool:
         return cookie_secure(request, self.config.public_url)
 
-    def _logged_in(self, request: Request, key: str, target: str) -> Response | None:
+    async def _logged_in(self, request: Request, key: str, target: str) -> Response | None:
         """Opens a session for the key and goes to ``target`` with its cookie; None
         when the key opens no account."""
-        opened = self.engine.open_inbox_session(key)
+        opened = await self.engine.open_inbox_session(key)
         if opened is None:
             return None
         _account, token = opened
@@ -188,18 +188,18 @@ class InboxPages:
         )
         return response
 
-    def _login_by_query(self, request: Request, key: str) -> Response:
+    async def _login_by_query(self, request: Request, key: str) -> Response:
         # Drop the key from the address bar and history.
         params = [(k, v) for k, v in request.query_params.multi_items() if k != "key"]
         target = request.url.path + ("?" + urlencode(params) if params else "")
-        response = self._logged_in(request, key, target)
+        response = await self._logged_in(request, key, target)
         if response is None:
             return html_response(render_login_page("That API key is not valid."), 401)
         return response
 
     async def login_form(self, request: Request) -> Response:
         next_path = _safe_next(request.query_params.get("next"))
-        if identify(request, self.engine) is not None:
+        if await identify(request, self.engine) is not None:
             return _redirect(next_path)
         return html_response(render_login_page(next_path=next_path))
 
@@ -210,7 +210,7 @@ class InboxPages:
             return html_response(render_login_page(exc.message), 400)
         key = posted.get("key", "").strip()
         next_path = _safe_next(posted.get("next"))
-        response = self._logged_in(request, key, next_path) if key else None
+        response = await self._logged_in(request, key, next_path) if key else None
         if response is None:
             return html_response(render_login_page("That API key is not valid.", next_path), 401)
         return response
@@ -220,7 +220,7 @@ class InboxPages:
         if a copy of it outlives the browser's deleting it."""
         token = session_token(request)
         if token is not None:
-            self.engine.close_inbox_session(token)
+            await self.engine.close_inbox_session(token)
         response = _redirect("/inbox/login")
         clear_session(response, request, secure=self._secure(request))
         return response
@@ -230,7 +230,7 @@ class InboxPages:
     async def inbox(self, request: Request, viewer: Viewer) -> Response:
         channel = request.query_params.get("channel") or None
         recipient = request.query_params.get("to") or None
-        data = gather_inbox(
+        data = await gather_inbox(
             self.engine,
             viewer.account,
             channel=channel,
@@ -242,7 +242,7 @@ class InboxPages:
         return response
 
     async def channels(self, request: Request, viewer: Viewer) -> Response:
-        cards = self.engine.list_channels(viewer.account)
+        cards = await self.engine.list_channels(viewer.account)
         page = render_channels_page(cards, viewer, flash=read_flash(request))
         response = html_response(page)
         clear_flash(request, response)
@@ -261,7 +261,7 @@ class InboxPages:
                 oauth_enabled=installer.oauth_enabled,
                 installed=[
                     (found.team_id, found.team_name, found.installed_at)
-                    for found in installer.workspaces(viewer.account.id)
+                    for found in await installer.workspaces(viewer.account.id)
                 ],
             )
         response = html_response(render_slack_page(shown, viewer, flash=read_flash(request)))
@@ -272,7 +272,7 @@ class InboxPages:
         installer = self._installer()
         if installer is None or not installer.oauth_enabled:
             return _problem(404, "Slack installs are off", "This service has no Slack OAuth.")
-        return _redirect(installer.install_url(viewer.account.id))
+        return _redirect(await installer.install_url(viewer.account.id))
 
     async def slack_disconnect(self, request: Request, viewer: Viewer) -> Response:
         posted: dict[str, str] = request.state.posted
@@ -280,7 +280,7 @@ class InboxPages:
 
         async def run() -> str:
             installer = self._installer()
-            if installer is None or not installer.disconnect(viewer.account.id, team):
+            if installer is None or not await installer.disconnect(viewer.account.id, team):
                 raise InvalidRequest(f"No workspace {team} of yours is connected.")
             return f"Disconnected {team}: its token is forgotten."
 
@@ -325,11 +325,11 @@ class InboxPages:
 
         return await self._act(request, run)
 
-    def _account_address(self, viewer: Viewer, channel: str) -> str:
+    async def _account_address(self, viewer: Viewer, channel: str) -> str:
         """Where an unsolicited text goes when no ``to`` is given."""
         if channel == "slack":
             return SHARED_SLACK_WORKSPACE
-        numbers = self.engine.list_numbers(viewer.account)
+        numbers = await self.engine.list_numbers(viewer.account)
         if numbers:
             return numbers[0].phone_number
         return SHARED_WHATSAPP_NUMBER if channel == "whatsapp" else SHARED_SMS_NUMBER
@@ -339,7 +339,7 @@ class InboxPages:
 
         async def run() -> str:
             channel = posted.get("channel", "sms")
-            to = posted.get("to", "").strip() or self._account_address(viewer, channel)
+            to = posted.get("to", "").strip() or await self._account_address(viewer, channel)
             request_body = SandboxReplyRequest.model_validate(
                 {
                     "channel": channel,
@@ -407,11 +407,11 @@ class InboxPages:
                 if posted.get(name, "").strip():
                     body[name] = posted[name]
             body["replyLink"] = posted.get("replyLink") == "true"
-            card = self.engine.create_channel(
+            card = await self.engine.create_channel(
                 viewer.account, ChannelCardCreateRequest.model_validate(body)
             )
         except (ValidationError, ServiceError) as exc:
-            cards = self.engine.list_channels(viewer.account)
+            cards = await self.engine.list_channels(viewer.account)
             page = render_channels_page(cards, viewer, posted=posted, error=_describe(exc))
             return html_response(page, 400)
         response = _redirect("/inbox/channels")
@@ -422,7 +422,7 @@ class InboxPages:
         channel_id = request.path_params["channel_id"]
 
         async def run() -> str:
-            self.engine.delete_channel(viewer.account, channel_id)
+            await self.engine.delete_channel(viewer.account, channel_id)
             return f"Deleted channel card {channel_id}."
 
         return await self._act(request, run, back="/inbox/channels")

@@ -174,19 +174,21 @@ def query_wait(call: ApiCall, name: str = "wait") -> float | None:
     return value
 
 
-def authenticate(request: Request, engine: Engine) -> Account:
+async def authenticate(request: Request, engine: Engine) -> Account:
     """The account of the request's key; ``Unauthorized`` without a valid one. Public (as
     ``humanwire.server.routes.authenticate``): ``/mcp`` checks its requests with it."""
-    account = engine.authenticate(_api_key(request))
+    account = await engine.authenticate(_api_key(request))
     if account is None:
         raise Unauthorized("invalid API key")
     return account
 
 
-def _authenticate_counted(request: Request, engine: Engine) -> tuple[Account, RateCount | None]:
+async def _authenticate_counted(
+    request: Request, engine: Engine
+) -> tuple[Account, RateCount | None]:
     """``authenticate`` for an API request, counted against the rate limit on the way
     where the store can (``Engine.authenticate_request``)."""
-    account, counted = engine.authenticate_request(_api_key(request))
+    account, counted = await engine.authenticate_request(_api_key(request))
     if account is None:
         raise Unauthorized("invalid API key")
     return account, counted
@@ -297,9 +299,9 @@ def _pipeline(operation: Operation) -> Callable[[Request], Awaitable[Response]]:
             raise ServiceUnavailable(retry_after=config.unavailable_retry_after)
         account: Account | None = None
         if operation.auth:
-            account, counted = _authenticate_counted(request, engine)
+            account, counted = await _authenticate_counted(request, engine)
             note_account(account.id)
-            engine.check_limits(account, counted)
+            await engine.check_limits(account, counted)
         check_path(request, operation.path_params)
         named = request.path_params.get("interactionId")
         if named is not None:
@@ -431,7 +433,7 @@ async def run_respond_async(
         status, content = await task
         return status, content, ({REPLAYED_HEADER: "true"} if not ran else {})
     engine.follow_async(hold, task)
-    body = engine.accepted_body(hold.interaction_id)
+    body = await engine.accepted_body(hold.interaction_id)
     content = json.dumps(body, separators=(",", ":")).encode()
     return 202, content, {"Preference-Applied": "respond-async"}
 

@@ -55,7 +55,7 @@ async def _stream(call: ApiCall) -> Payload:
         after = parse_cursor(call.query.get("after"))
     only = parse_event_type(call.query.get("eventType"))
     if after is None:
-        after = call.engine.store.last_outcome_id()
+        after = await call.engine.store.last_outcome_id()
     events = call.engine.outcome_stream(call.account, after, KEEPALIVE, only)
 
     async def lines() -> AsyncIterator[str]:

@@ -34,11 +34,11 @@ async def _reserve(call: ApiCall) -> Payload:
 
 
 async def _list(call: ApiCall) -> Payload:
-    return call.engine.list_numbers(call.account)
+    return await call.engine.list_numbers(call.account)
 
 
 async def _delete(call: ApiCall) -> Payload:
-    call.engine.delete_number(call.account, call.path("number_id"))
+    await call.engine.delete_number(call.account, call.path("number_id"))
     return None
 
 

@@ -23,12 +23,12 @@ __all__ = ["operations"]
 CHANNELS = ("sms", "whatsapp", "slack", "call")
 
 
-def _matching(call: ApiCall, after: str | None) -> tuple[list[SandboxDelivery], str | None]:
+async def _matching(call: ApiCall, after: str | None) -> tuple[list[SandboxDelivery], str | None]:
     """The filtered deliveries (newest first; only those newer than ``after`` when given)
     and the id of the newest delivery of the account, filter or not."""
-    every = call.engine.list_sandbox_deliveries(call.account)
+    every = await call.engine.list_sandbox_deliveries(call.account)
     newest = every[0].id if every else None
-    filtered = call.engine.list_sandbox_deliveries(
+    filtered = await call.engine.list_sandbox_deliveries(
         call.account,
         to=call.query.get("to"),
         channel=call.query.get("channel"),
@@ -49,13 +49,13 @@ async def _deliveries(call: ApiCall) -> Payload:
         raise InvalidRequest("channel must be sms, whatsapp, slack or call", field="channel")
     wait = query_wait(call)
     after = call.query.get("after")
-    found, newest = _matching(call, after)
+    found, newest = await _matching(call, after)
     if wait is not None:
         # Event-driven: each wake-up means a new delivery exists; re-check the filter.
         deadline = time.monotonic() + wait
         while not found and (remaining := deadline - time.monotonic()) > 0:
             await call.engine.wait_for_delivery(call.account, newest, remaining)
-            found, newest = _matching(call, after)
+            found, newest = await _matching(call, after)
     # docs/design.md lists ``formUrl`` on every delivery: null, not left out, when no form.
     return [{**delivery.to_wire(), "formUrl": delivery.form_url} for delivery in found]
 

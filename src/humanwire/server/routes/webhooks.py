@@ -16,11 +16,11 @@ async def _create(call: ApiCall) -> Payload:
 
 
 async def _list(call: ApiCall) -> Payload:
-    return call.engine.list_webhooks(call.account)
+    return await call.engine.list_webhooks(call.account)
 
 
 async def _delete(call: ApiCall) -> Payload:
-    call.engine.delete_webhook(call.account, call.path("webhook_id"))
+    await call.engine.delete_webhook(call.account, call.path("webhook_id"))
     return None
 
 

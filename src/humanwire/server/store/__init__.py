@@ -31,11 +31,11 @@ def open_store(db: str) -> Store:
     return SQLiteStore(db)
 
 
-def schema_version(store: Store) -> int:
+async def schema_version(store: Store) -> int:
     """The schema version ``store`` is at (after ``open_store`` brought it up to date)."""
     version = getattr(store, "schema_version", None)
     if callable(version):
-        return int(version())
+        return int(await version())
     return SCHEMA_VERSION
 
 

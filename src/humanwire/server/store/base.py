@@ -8,6 +8,7 @@ windows are absolute deadlines, JSON-ish values are plain dicts.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -23,6 +24,8 @@ __all__ = [
     "ACCOUNT_TABLES",
     "AccountRecord",
     "AccountUsage",
+    "AuditDraft",
+    "AuditRecord",
     "ChannelRecord",
     "DeliveryRecord",
     "Duplicate",
@@ -38,6 +41,7 @@ __all__ = [
     "OutboxRecord",
     "OutboxStatus",
     "SharedStore",
+    "StepRecord",
     "Store",
     "WebhookRecord",
     "shared_store",
@@ -241,6 +245,51 @@ class IdempotencyLinkRecord:
 
 
 @dataclass(frozen=True)
+class AuditDraft:
+    """An audit entry to append: the store gives it its sequence, ``prev`` and ``hash``."""
+
+    at: float
+    type: str
+    interaction_id: str
+    actor: dict[str, Any] | None = None
+    """The approver the entry is about (``{"channel", "to"}``), if one is."""
+    data: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class AuditRecord:
+    """An entry of an account's audit log as stored."""
+
+    account_id: str
+    sequence: int
+    interaction_id: str
+    created_at: float
+    entry: dict[str, Any]
+    """Its wire form without ``prev`` and ``hash`` (what the hash covers)."""
+    prev: str
+    hash: str
+
+    def wire(self) -> dict[str, Any]:
+        """The entry as ``GET /audit`` and ``humanwire audit export`` give it."""
+        return {**self.entry, "prev": self.prev, "hash": self.hash}
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """A step of the schedule: ``kind`` and ``key`` name it (arming it again replaces
+    it), ``due_at`` is when it runs (unix seconds)."""
+
+    kind: str
+    key: str
+    due_at: float
+    account_id: str = ""
+    payload: dict[str, Any] | None = None
+    """A little JSON the step's handler needs (most need only the key)."""
+    attempts: int = 0
+    """Runs that failed so far (``retry_step``)."""
+
+
+@dataclass(frozen=True)
 class InboxSessionRecord:
     """A browser logged in to the inbox. Only the SHA-256 of its token is stored (the
     cookie holds the token), with the hash of the API key it was opened with: a new key
@@ -257,6 +306,9 @@ class InboxSessionRecord:
 
 
 ACCOUNT_TABLES = (
+    "audit",
+    "audit_heads",
+    "schedule",
     "inbox_sessions",
     "outbox",
     "events",
@@ -278,10 +330,11 @@ class Duplicate(Exception):
 
 
 class Store(Protocol):
-    """What the engine needs from storage. Every method is short and synchronous; the
-    engine calls them from its event loop."""
+    """What the engine needs from storage. Every method is short and a coroutine: the
+    engine awaits them on its event loop, which serves other requests while a database
+    across the network answers (``docs/explanation/stores.md``)."""
 
-    def close(self) -> None: ...
+    async def close(self) -> None: ...
     def commit(self) -> None:
         """Makes every write so far visible to other connections and durable. The
         service calls it before a response starts (a store that commits each method
@@ -307,31 +360,31 @@ class Store(Protocol):
         while writes work. For ``/readyz``."""
         ...
 
-    def pending_migrations(self) -> list[int]:
+    async def pending_migrations(self) -> list[int]:
         """The schema versions this code needs that the database lacks (empty: up to
         date). Queries the database, so it raises when the database cannot answer."""
         ...
 
     # accounts
-    def insert_account(self, record: AccountRecord) -> None: ...
-    def account_by_key_hash(self, key_hash: str) -> AccountRecord | None: ...
-    def get_account(self, account_id: str) -> AccountRecord | None: ...
-    def set_account_suspended(self, account_id: str, suspended: bool) -> None: ...
-    def count_accounts(self) -> int: ...
-    def list_accounts(self) -> list[AccountRecord]:
+    async def insert_account(self, record: AccountRecord) -> None: ...
+    async def account_by_key_hash(self, key_hash: str) -> AccountRecord | None: ...
+    async def get_account(self, account_id: str) -> AccountRecord | None: ...
+    async def set_account_suspended(self, account_id: str, suspended: bool) -> None: ...
+    async def count_accounts(self) -> int: ...
+    async def list_accounts(self) -> list[AccountRecord]:
         """Every account, oldest first."""
         ...
 
-    def account_usage(self) -> dict[str, AccountUsage]:
+    async def account_usage(self) -> dict[str, AccountUsage]:
         """Per account id, what it holds (accounts holding nothing may be missing)."""
         ...
 
-    def set_account_key_hash(self, account_id: str, key_hash: str) -> bool:
+    async def set_account_key_hash(self, account_id: str, key_hash: str) -> bool:
         """A new key for the account (the old one stops opening it with this write).
         False when there is no such account; ``Duplicate`` when another has the key."""
         ...
 
-    def delete_account(self, account_id: str) -> dict[str, int] | None:
+    async def delete_account(self, account_id: str) -> dict[str, int] | None:
         """Removes the account and every row of its data, in one transaction: its inbox
         sessions, interactions, deliveries, inbound messages, numbers, webhooks and their outbox,
         channel cards, events, outcomes, idempotency results and links, the counts of
@@ -341,8 +394,8 @@ class Store(Protocol):
         ...
 
     # the inbox's sessions
-    def insert_inbox_session(self, record: InboxSessionRecord) -> None: ...
-    def inbox_session(
+    async def insert_inbox_session(self, record: InboxSessionRecord) -> None: ...
+    async def inbox_session(
         self, id_hash: str, now: float, idle_after: float
     ) -> tuple[InboxSessionRecord, AccountRecord] | None:
         """The session and its account, while the session is valid: before its
@@ -350,20 +403,20 @@ class Store(Protocol):
         key it was opened with (a rotated key ends it)."""
         ...
 
-    def touch_inbox_session(self, id_hash: str, seen_at: float) -> None:
+    async def touch_inbox_session(self, id_hash: str, seen_at: float) -> None:
         """Marks the session used at ``seen_at`` (never moves it back)."""
         ...
 
-    def delete_inbox_session(self, id_hash: str) -> bool:
+    async def delete_inbox_session(self, id_hash: str) -> bool:
         """Ends the session (a logout); False when there was none."""
         ...
 
-    def prune_inbox_sessions(self, now: float, idle_after: float) -> int:
+    async def prune_inbox_sessions(self, now: float, idle_after: float) -> int:
         """Drops every session no longer valid (``inbox_session``); how many."""
         ...
 
     # interactions
-    def insert_interaction(
+    async def insert_interaction(
         self,
         record: InteractionRecord,
         link: IdempotencyLinkRecord | None = None,
@@ -377,10 +430,10 @@ class Store(Protocol):
         request with the same key on another process can have made."""
         ...
 
-    def get_interaction(self, interaction_id: str) -> InteractionRecord | None: ...
-    def interaction_by_form_token(self, token: str) -> InteractionRecord | None: ...
-    def interaction_by_reply_token(self, token: str) -> InteractionRecord | None: ...
-    def end_interaction(
+    async def get_interaction(self, interaction_id: str) -> InteractionRecord | None: ...
+    async def interaction_by_form_token(self, token: str) -> InteractionRecord | None: ...
+    async def interaction_by_reply_token(self, token: str) -> InteractionRecord | None: ...
+    async def end_interaction(
         self,
         interaction_id: str,
         ended_at: float,
@@ -390,7 +443,7 @@ class Store(Protocol):
         """Sets ``ended`` (and the result) only if still pending; True when it changed."""
         ...
 
-    def latest_open_message(
+    async def latest_open_message(
         self, account_id: str | None, channel: str, to_addr: str, from_addr: str
     ) -> InteractionRecord | None:
         """The most recent pending message interaction sent to ``to_addr`` from
@@ -398,15 +451,15 @@ class Store(Protocol):
         (a reply to a shared sender)."""
         ...
 
-    def set_delivery(
+    async def set_delivery(
         self, interaction_id: str, delivery_status: str, provider_ref: str | None = None
     ) -> None: ...
-    def interaction_by_provider_ref(self, provider_ref: str) -> InteractionRecord | None: ...
-    def open_interactions(self) -> list[InteractionRecord]: ...
-    def list_interactions(self, account_id: str, limit: int) -> list[InteractionRecord]: ...
+    async def interaction_by_provider_ref(self, provider_ref: str) -> InteractionRecord | None: ...
+    async def open_interactions(self) -> list[InteractionRecord]: ...
+    async def list_interactions(self, account_id: str, limit: int) -> list[InteractionRecord]: ...
 
     # deliveries and inbound messages
-    def insert_delivery(
+    async def insert_delivery(
         self,
         *,
         id: str,
@@ -420,7 +473,7 @@ class Store(Protocol):
         form_url: str | None,
         created_at: float,
     ) -> DeliveryRecord: ...
-    def list_deliveries(
+    async def list_deliveries(
         self,
         account_id: str,
         to_addr: str | None = None,
@@ -428,54 +481,54 @@ class Store(Protocol):
         interaction_id: str | None = None,
         limit: int = 500,
     ) -> list[DeliveryRecord]: ...
-    def delivery_seq(self, account_id: str, delivery_id: str) -> int | None: ...
-    def max_delivery_seq(self, account_id: str) -> int: ...
-    def insert_inbound(self, record: InboundRecord) -> None: ...
-    def inbound_by_ref(self, ref: str) -> InboundRecord | None: ...
-    def list_inbound(self, account_id: str, limit: int) -> list[InboundRecord]: ...
+    async def delivery_seq(self, account_id: str, delivery_id: str) -> int | None: ...
+    async def max_delivery_seq(self, account_id: str) -> int: ...
+    async def insert_inbound(self, record: InboundRecord) -> None: ...
+    async def inbound_by_ref(self, ref: str) -> InboundRecord | None: ...
+    async def list_inbound(self, account_id: str, limit: int) -> list[InboundRecord]: ...
 
     # numbers
-    def insert_number(self, record: NumberRecord) -> None:
+    async def insert_number(self, record: NumberRecord) -> None:
         """Raises ``Duplicate`` when the number is taken or the account has one already
         (one number per account, held by the store so replicas cannot race past it)."""
         ...
 
-    def number_by_phone(self, phone_number: str) -> NumberRecord | None: ...
-    def numbers_of(self, account_id: str) -> list[NumberRecord]: ...
-    def reserved_phone_numbers(self) -> set[str]: ...
-    def delete_number(self, account_id: str, number_id: str) -> bool: ...
+    async def number_by_phone(self, phone_number: str) -> NumberRecord | None: ...
+    async def numbers_of(self, account_id: str) -> list[NumberRecord]: ...
+    async def reserved_phone_numbers(self) -> set[str]: ...
+    async def delete_number(self, account_id: str, number_id: str) -> bool: ...
 
     # webhooks
-    def insert_webhook(self, record: WebhookRecord) -> None: ...
-    def webhooks_of(self, account_id: str) -> list[WebhookRecord]: ...
-    def get_webhook(self, webhook_id: str) -> WebhookRecord | None: ...
-    def delete_webhook(self, account_id: str, webhook_id: str) -> bool: ...
+    async def insert_webhook(self, record: WebhookRecord) -> None: ...
+    async def webhooks_of(self, account_id: str) -> list[WebhookRecord]: ...
+    async def get_webhook(self, webhook_id: str) -> WebhookRecord | None: ...
+    async def delete_webhook(self, account_id: str, webhook_id: str) -> bool: ...
 
     # channel cards
-    def insert_channel(self, record: ChannelRecord) -> None: ...
-    def get_channel(self, account_id: str, channel_id: str) -> ChannelRecord | None: ...
-    def channels_of(self, account_id: str) -> list[ChannelRecord]: ...
-    def delete_channel(self, account_id: str, channel_id: str) -> bool: ...
+    async def insert_channel(self, record: ChannelRecord) -> None: ...
+    async def get_channel(self, account_id: str, channel_id: str) -> ChannelRecord | None: ...
+    async def channels_of(self, account_id: str) -> list[ChannelRecord]: ...
+    async def delete_channel(self, account_id: str, channel_id: str) -> bool: ...
 
     # events and the webhook outbox
-    def insert_event(self, record: EventRecord, outbox: list[OutboxRecord]) -> None:
+    async def insert_event(self, record: EventRecord, outbox: list[OutboxRecord]) -> None:
         """The event and its deliveries, in one transaction."""
         ...
 
-    def get_event(self, event_id: str) -> EventRecord | None: ...
-    def list_events(self, account_id: str, limit: int) -> list[EventRecord]: ...
-    def claim_outbox(self, now: float, limit: int, until: float) -> list[OutboxRecord]:
+    async def get_event(self, event_id: str) -> EventRecord | None: ...
+    async def list_events(self, account_id: str, limit: int) -> list[EventRecord]: ...
+    async def claim_outbox(self, now: float, limit: int, until: float) -> list[OutboxRecord]:
         """Up to ``limit`` due rows, each leased until ``until`` (its next attempt moved
         there) in the same transaction: rows another process claimed are skipped, and a
         process that dies mid-delivery leaves its rows due again when the lease ends."""
         ...
 
-    def next_outbox_due(self) -> float | None: ...
-    def outbox_depth(self) -> int:
+    async def next_outbox_due(self) -> float | None: ...
+    async def outbox_depth(self) -> int:
         """Pending rows of the outbox (every replica's: the database's)."""
         ...
 
-    def update_outbox(
+    async def update_outbox(
         self,
         outbox_id: str,
         *,
@@ -487,23 +540,23 @@ class Store(Protocol):
         delivered_at: float | None,
         updated_at: float,
     ) -> None: ...
-    def cancel_outbox_for_webhook(self, webhook_id: str, now: float) -> None: ...
-    def list_outbox(self, account_id: str, limit: int) -> list[OutboxRecord]: ...
+    async def cancel_outbox_for_webhook(self, webhook_id: str, now: float) -> None: ...
+    async def list_outbox(self, account_id: str, limit: int) -> list[OutboxRecord]: ...
 
     # what real providers keep between callbacks (a call's transcript, a chat window)
-    def get_provider_state(self, scope: str, key: str) -> dict[str, Any] | None: ...
-    def put_provider_state(
+    async def get_provider_state(self, scope: str, key: str) -> dict[str, Any] | None: ...
+    async def put_provider_state(
         self, scope: str, key: str, value: dict[str, Any], updated_at: float
     ) -> None: ...
-    def provider_states(self, scope: str) -> list[tuple[str, dict[str, Any]]]:
+    async def provider_states(self, scope: str) -> list[tuple[str, dict[str, Any]]]:
         """Every ``(key, value)`` of ``scope``, oldest first."""
         ...
 
-    def delete_provider_state(self, scope: str, key: str) -> None: ...
-    def delete_provider_state_before(self, scope: str, cutoff: float) -> None: ...
+    async def delete_provider_state(self, scope: str, key: str) -> None: ...
+    async def delete_provider_state_before(self, scope: str, cutoff: float) -> None: ...
 
     # the account's outcome stream (GET /events): ids increase, across accounts
-    def append_outcome(
+    async def append_outcome(
         self,
         account_id: str,
         interaction_id: str,
@@ -518,25 +571,81 @@ class Store(Protocol):
         reports, stored with it (``put_idempotency``), at once."""
         ...
 
-    def outcomes_after(
+    async def outcomes_after(
         self, account_id: str, after: int, limit: int
     ) -> list[tuple[int, dict[str, Any]]]:
         """``(id, body)`` of the account's outcomes past ``after``, oldest first."""
         ...
 
-    def last_outcome_id(self) -> int:
+    async def last_outcome_id(self) -> int:
         """The newest outcome id of any account (0: none)."""
         ...
 
-    def delete_outcomes_before(self, cutoff: float) -> None: ...
+    async def delete_outcomes_before(self, cutoff: float) -> None: ...
 
     # idempotency
-    def get_idempotency(self, account_id: str, key: str) -> IdempotencyRecord | None: ...
-    def put_idempotency(self, record: IdempotencyRecord) -> None: ...
-    def get_idempotency_link(self, account_id: str, key: str) -> IdempotencyLinkRecord | None: ...
-    def delete_idempotency_before(self, cutoff: float) -> None:
+    async def get_idempotency(self, account_id: str, key: str) -> IdempotencyRecord | None: ...
+    async def put_idempotency(self, record: IdempotencyRecord) -> None: ...
+    async def get_idempotency_link(
+        self, account_id: str, key: str
+    ) -> IdempotencyLinkRecord | None: ...
+    async def delete_idempotency_before(self, cutoff: float) -> None:
         """Drops stored results and links created before ``cutoff``."""
         ...
+
+    # -- the audit log ---------------------------------------------------------------------
+    async def append_audit(
+        self, account_id: str, drafts: Sequence[AuditDraft]
+    ) -> list[AuditRecord]:
+        """Appends the entries to the account's log, chained after its head, in one
+        transaction (appends of one account wait for each other)."""
+        ...
+
+    async def audit_after(self, account_id: str, after: int, limit: int) -> list[AuditRecord]:
+        """Entries with a sequence above ``after``, in order."""
+        ...
+
+    async def audit_head(self, account_id: str) -> tuple[int, str] | None:
+        """The ``(sequence, hash)`` the account's log reached, kept apart from it."""
+        ...
+
+    async def audit_heads(self) -> dict[str, tuple[int, str]]: ...
+
+    # -- the schedule (every future step: docs/explanation/schedule.md) --------------------
+    async def put_steps(
+        self, steps: Sequence[StepRecord], claimed_by: str | None, claimed_until: float | None
+    ) -> None:
+        """Arms each step (replacing one of the same kind and key: attempts start again),
+        claimed by ``claimed_by`` until ``claimed_until`` when given (a step the caller
+        runs itself, due soon)."""
+        ...
+
+    async def cancel_step(self, kind: str, key: str) -> None: ...
+    async def claim_steps(
+        self, owner: str, *, due_before: float, now: float, lease: float, limit: int
+    ) -> list[StepRecord]:
+        """Up to ``limit`` steps due by ``due_before`` that nobody holds (never claimed, or
+        a claim that ran out before ``now``), earliest first, now claimed by ``owner``
+        until ``lease`` seconds past their due time (or past ``now``, for one overdue).
+        Replicas never claim one step together."""
+        ...
+
+    async def finish_step(self, step: StepRecord) -> bool:
+        """Removes the step as it was claimed; False when it was armed again (another due
+        time) or cancelled meanwhile."""
+        ...
+
+    async def retry_step(self, step: StepRecord, due_at: float) -> None:
+        """The step failed: it runs again at ``due_at`` (unclaimed, one more attempt),
+        unless it was armed again or cancelled meanwhile."""
+        ...
+
+    async def release_steps(self, owner: str) -> None:
+        """Gives up ``owner``'s claims (a graceful stop): others take them at once."""
+        ...
+
+    async def get_step(self, kind: str, key: str) -> StepRecord | None: ...
+    async def count_steps(self) -> int: ...
 
 
 class SharedStore(Store, Protocol):
@@ -552,25 +661,25 @@ class SharedStore(Store, Protocol):
     channel: str
     url: str
 
-    def heartbeat(self, replica_id: str, now: float) -> None: ...
-    def retire_replica(self, replica_id: str) -> None:
+    async def heartbeat(self, replica_id: str, now: float) -> None: ...
+    async def retire_replica(self, replica_id: str) -> None:
         """Gives up the replica's windows (another claims them) and forgets it."""
         ...
 
-    def forget_replicas_before(self, cutoff: float) -> None: ...
-    def claim_windows(
+    async def forget_replicas_before(self, cutoff: float) -> None: ...
+    async def claim_windows(
         self, replica_id: str, alive_after: float, limit: int
     ) -> list[InteractionRecord]:
         """Open (non-call) interactions owned by nobody alive, now owned by
         ``replica_id``; rows another replica is claiming at the same time are skipped."""
         ...
 
-    def take_interaction(self, interaction_id: str, replica_id: str, *, hold: bool) -> bool:
+    async def take_interaction(self, interaction_id: str, replica_id: str, *, hold: bool) -> bool:
         """A retry re-attached here: the pending interaction's windows (and, with
         ``hold``, its held request) are this replica's now. False when it ended."""
         ...
 
-    def end_held_interaction(
+    async def end_held_interaction(
         self,
         interaction_id: str,
         ended_at: float,
@@ -585,7 +694,7 @@ class SharedStore(Store, Protocol):
         (its held request takes the answer at once)."""
         ...
 
-    def end_and_report(
+    async def end_and_report(
         self,
         interaction_id: str,
         account_id: str,
@@ -610,7 +719,7 @@ class SharedStore(Store, Protocol):
         does), and named in the notice."""
         ...
 
-    def release_hold(
+    async def release_hold(
         self, interaction_id: str, replica_id: str, *, ended_only: bool = False
     ) -> InteractionRecord | None:
         """Lets go of the hold if ``replica_id`` still has it: the interaction as it is
@@ -618,13 +727,13 @@ class SharedStore(Store, Protocol):
         ``ended_only``, only once the interaction ended (None while it is pending)."""
         ...
 
-    def sweep_holds(self, alive_after: float, limit: int) -> list[InteractionRecord]:
+    async def sweep_holds(self, alive_after: float, limit: int) -> list[InteractionRecord]:
         """Lets go of the holds of dead replicas; the interactions, so the answers handed
         to them go to the webhooks."""
         ...
 
-    def notify(self, payloads: list[str]) -> None: ...
-    def append_published_outcome(
+    async def notify(self, payloads: list[str]) -> None: ...
+    async def append_published_outcome(
         self,
         account_id: str,
         interaction_id: str,
@@ -643,25 +752,27 @@ class SharedStore(Store, Protocol):
         ``wait.ended``: the answer is out, so a later sweep must not send it again)."""
         ...
 
-    def rate_hit(self, account_id: str, now: float, limit: int, window: float) -> float | None:
+    async def rate_hit(
+        self, account_id: str, now: float, limit: int, window: float
+    ) -> float | None:
         """The sliding-window rate limit, counted in the database (``RateLimiter.hit``)."""
         ...
 
-    def account_by_key_hash_counted(
+    async def account_by_key_hash_counted(
         self, key_hash: str, now: float, limit: int, window: float
     ) -> tuple[AccountRecord | None, float | None]:
         """``account_by_key_hash`` and, for an account not suspended, its ``rate_hit``:
         one round trip for what every API request asks first."""
         ...
 
-    def spam_hit(
+    async def spam_hit(
         self, account_id: str, fingerprint: str, to: str, now: float, window: float
     ) -> int:
         """Records ``to`` for the text; the distinct recipients of it inside ``window``."""
         ...
 
-    def forget_spam(self, account_id: str) -> None: ...
-    def prune_limits(self, rate_before: float, spam_before: float) -> None: ...
+    async def forget_spam(self, account_id: str) -> None: ...
+    async def prune_limits(self, rate_before: float, spam_before: float) -> None: ...
 
 
 OUTCOME_NOTICE_BODY = 6000

@@ -19,8 +19,9 @@ import re
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractAsyncContextManager, AbstractContextManager, contextmanager
 from dataclasses import replace
+from types import TracebackType
 from typing import Any
 
 from .base import (
@@ -30,6 +31,7 @@ from .base import (
     InteractionRecord,
     NumberRecord,
     OutboxRecord,
+    StepRecord,
 )
 from .commits import COMMITTED, TOUCHED, PendingCommit, StoreUnavailable
 from .sql import SQLStore, Statements, rows
@@ -48,12 +50,12 @@ _PROBE_PAGES = 64
 
 logger = logging.getLogger("humanwire.store")
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 8
 """The version a file written by this code records. 2: ``idempotency_links`` (the
 interaction an idempotent send created). 3: real providers: ``interactions.delivery_status``
 / ``provider_ref``, ``inbound.ref`` (unique), ``provider_state``. 4: ``channels.metadata``.
-5: ``outcomes``. 6: ``inbox_sessions`` (the inbox's logins). Bump it with any change to
-``sqlite_schema/``."""
+5: ``outcomes``. 6: ``inbox_sessions`` (the inbox's logins). 7: ``schedule`` (future
+steps). 8: ``audit``, ``audit_heads``. Bump it with any change to ``sqlite_schema/``."""
 
 _SCHEMA_FOLDER = "sqlite_schema"
 """Scripts run in the order of their names on a file whose version is not
@@ -121,32 +123,66 @@ class SQLiteStatements(Statements):
     )
     lease_outbox = "UPDATE outbox SET next_attempt_at = ? WHERE id = ?"
     schema_version = "SELECT value FROM meta WHERE key = 'schema_version'"
+    due_steps = (
+        "SELECT {schedule_columns} FROM schedule WHERE due_at <= ? "
+        "AND (claimed_until IS NULL OR claimed_until < ?) ORDER BY due_at LIMIT ?"
+    )
+    lease_step = (
+        "UPDATE schedule SET claimed_by = ?, claimed_until = MAX(due_at, ?) + ? "
+        "WHERE kind = ? AND key = ?"
+    )
 
 
 class _Transaction:
-    """``Transaction`` on the store's connection (``_tx``)."""
+    """``Transaction`` on the store's connection (``_tx``): each statement runs at once
+    (a coroutine that never suspends, so nothing else on the loop runs in between)."""
 
     __slots__ = ("_db",)
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self._db = db
 
-    def execute(self, query: str, params: Sequence[Any] = (), /) -> None:
+    async def execute(self, query: str, params: Sequence[Any] = (), /) -> None:
         self._db.execute(query, params)
 
-    def executemany(self, query: str, params: Iterable[Sequence[Any]], /) -> None:
+    async def executemany(self, query: str, params: Iterable[Sequence[Any]], /) -> None:
         self._db.executemany(query, params)
 
-    def one(self, query: str, params: Sequence[Any] = (), /) -> tuple[Any, ...] | None:
+    async def one(self, query: str, params: Sequence[Any] = (), /) -> tuple[Any, ...] | None:
         row: tuple[Any, ...] | None = self._db.execute(query, params).fetchone()
         return row
 
-    def run(self, query: str, params: Sequence[Any] = (), /) -> int:
+    async def run(self, query: str, params: Sequence[Any] = (), /) -> int:
         return self._db.execute(query, params).rowcount
 
 
+class _AsyncUnit:
+    """A synchronous context manager behind ``async with`` (``_tx``): entered and left
+    at once, without the generator and task machinery of ``asynccontextmanager``."""
+
+    __slots__ = ("_unit",)
+
+    def __init__(self, unit: AbstractContextManager[_Transaction]) -> None:
+        self._unit = unit
+
+    async def __aenter__(self) -> _Transaction:
+        return self._unit.__enter__()
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        return self._unit.__exit__(kind, exc, tb)
+
+
 class SQLiteStore(SQLStore):
-    """``Store`` on sqlite3. ``path`` is a file name or ``:memory:``."""
+    """``Store`` on sqlite3. ``path`` is a file name or ``:memory:``.
+
+    Its methods are coroutines (the ``Store`` interface) that run their statements at
+    once, on the loop: a statement on a local file takes microseconds, less than handing
+    it to a thread would, and the group commit below needs the loop's turns anyway."""
 
     q = SQLiteStatements()
 
@@ -191,11 +227,11 @@ class SQLiteStore(SQLStore):
                 (str(SCHEMA_VERSION),),
             )
 
-    def pending_migrations(self) -> list[int]:
+    async def pending_migrations(self) -> list[int]:
         """``[SCHEMA_VERSION]`` when the file's schema is not at this code's version
         (changed under a running service, or by a newer or older humanwire)."""
         try:
-            row = self._one(self.q.schema_version)
+            row = await self._one(self.q.schema_version)
         except sqlite3.OperationalError as exc:
             if "no such table" not in str(exc):
                 raise
@@ -305,8 +341,11 @@ class SQLiteStore(SQLStore):
                     raise
                 raise Duplicate(str(exc)) from None
 
+    def _tx(self, statements: int = 1) -> AbstractAsyncContextManager[_Transaction]:
+        return _AsyncUnit(self._unit())
+
     @contextmanager
-    def _tx(self, statements: int = 1) -> Iterator[_Transaction]:
+    def _unit(self) -> Iterator[_Transaction]:
         """Several statements as one unit: a savepoint inside the batch, else its own
         transaction. They may read on the way (``statements`` is PostgreSQL's concern)."""
         with self._write() as db:
@@ -330,8 +369,8 @@ class SQLiteStore(SQLStore):
                     db.execute("ROLLBACK")
                 raise
 
-    def _transaction(self) -> AbstractContextManager[_Transaction]:
-        return self._tx()
+    def _transaction(self) -> AbstractAsyncContextManager[_Transaction]:
+        return _AsyncUnit(self._unit())
 
     async def check_writable(self) -> None:
         """On the loop (a probe is a few statements and a small commit). The test write
@@ -361,28 +400,32 @@ class SQLiteStore(SQLStore):
                 raise StoreUnavailable(str(exc)) from exc
             self._write_failure = None
 
-    def _one(self, query: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
+    async def _one(self, query: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
         with self._lock:
             self._touch()
             row: tuple[Any, ...] | None = self._db.execute(query, params).fetchone()
             return row
 
-    def _all(self, query: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    async def _all(self, query: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
             self._touch()
             return list(self._db.execute(query, params).fetchall())
 
-    def _run(self, query: str, params: Sequence[Any] = ()) -> int:
+    async def _run(self, query: str, params: Sequence[Any] = ()) -> int:
         with self._write() as db:
             return db.execute(query, params).rowcount
 
-    def _insert_id(self, query: str, params: Sequence[Any]) -> int:
+    async def _insert_id(self, query: str, params: Sequence[Any]) -> int:
         with self._write() as db:
             key = db.execute(query, params).lastrowid
         assert key is not None
         return key
 
-    def close(self) -> None:
+    async def close(self) -> None:
+        self.close_now()
+
+    def close_now(self) -> None:
+        """``close`` outside an event loop (the store's owner is a plain script)."""
         with self._lock:
             if self._closed:
                 return
@@ -392,7 +435,7 @@ class SQLiteStore(SQLStore):
             self._db.close()
 
     # -- what SQLite runs its own way ----------------------------------------------------
-    def delete_account(self, account_id: str) -> dict[str, int] | None:
+    async def delete_account(self, account_id: str) -> dict[str, int] | None:
         with self._lock:
             # Deleted content is overwritten, not left in free pages of the file; the
             # write-ahead log is emptied after (when no reader holds it), so the data is
@@ -400,30 +443,34 @@ class SQLiteStore(SQLStore):
             previous = self._db.execute("PRAGMA secure_delete").fetchone()
             self._db.execute("PRAGMA secure_delete = ON")
             try:
-                removed = super().delete_account(account_id)
+                removed = await super().delete_account(account_id)
             finally:
                 self._db.execute(f"PRAGMA secure_delete = {int(previous[0]) if previous else 0}")
-            if removed is not None and not self._db.in_transaction and self.path != ":memory:":
-                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            if removed is not None and self.path != ":memory:":
+                # Committed now, with the loop turn's batch (the log can only be emptied
+                # of committed pages), then emptied.
+                self.commit()
+                if not self._db.in_transaction:
+                    self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             return removed
 
-    def insert_interaction(
+    async def insert_interaction(
         self,
         record: InteractionRecord,
         link: IdempotencyLinkRecord | None = None,
         *,
         link_stale_before: float = 0.0,
     ) -> None:
-        with self._tx() as tx:
-            tx.execute(self.q.insert_interaction, rows.interaction_values(record))
+        with self._unit() as tx:
+            await tx.execute(self.q.insert_interaction, rows.interaction_values(record))
             # Replaces a link whose interaction failed to deliver, or one older than
             # ``link_stale_before``; any other is a concurrent request's: ``Duplicate``.
-            if link is not None and not tx.run(
+            if link is not None and not await tx.run(
                 self.q.upsert_idempotency_link, rows.link_values(link, link_stale_before)
             ):
                 raise Duplicate(f"idempotency key {link.key!r} is linked already")
 
-    def append_outcome(
+    async def append_outcome(
         self,
         account_id: str,
         interaction_id: str,
@@ -433,7 +480,7 @@ class SQLiteStore(SQLStore):
         idempotency: IdempotencyRecord | None = None,
     ) -> tuple[int, int]:
         if idempotency is not None:
-            self.put_idempotency(idempotency)  # in this loop turn's batch, as the event
+            await self.put_idempotency(idempotency)  # in this loop turn's batch, as the event
         with self._write() as db:
             cursor = db.execute(
                 self.q.append_outcome,
@@ -443,20 +490,32 @@ class SQLiteStore(SQLStore):
             row = db.execute(self.q.outcome_before, (account_id, added)).fetchone()
             return added, int(row[0]) if row and row[0] is not None else 0
 
-    def insert_number(self, record: NumberRecord) -> None:
+    async def insert_number(self, record: NumberRecord) -> None:
         # One number per account (PostgreSQL: a unique index).
         with self._lock:
-            if self._one(self.q.account_has_number, (record.account_id,)):
+            if await self._one(self.q.account_has_number, (record.account_id,)):
                 raise Duplicate(f"account {record.account_id!r} has a number already")
-            super().insert_number(record)
+            await super().insert_number(record)
 
-    def claim_outbox(self, now: float, limit: int, until: float) -> list[OutboxRecord]:
+    async def claim_steps(
+        self, owner: str, *, due_before: float, now: float, lease: float, limit: int
+    ) -> list[StepRecord]:
+        # As claim_outbox: one process, the store's lock; no RETURNING (SQLite 3.35+).
+        with self._lock:
+            due = await self._all(self.q.due_steps, (due_before, now, limit))
+            if due:
+                leases = [(owner, now, lease, row[0], row[1]) for row in due]
+                async with self._tx(len(leases)) as tx:
+                    await tx.executemany(self.q.lease_step, leases)
+        return [rows.step(row) for row in due]
+
+    async def claim_outbox(self, now: float, limit: int, until: float) -> list[OutboxRecord]:
         # One process per SQLite file, one thread at a time (the store's lock): nothing
         # can claim between the read and the lease. Nothing due writes nothing.
         with self._lock:
-            due = self._all(self.q.due_outbox, (now, limit))
+            due = await self._all(self.q.due_outbox, (now, limit))
             if due:
-                with self._tx() as tx:
-                    tx.executemany(self.q.lease_outbox, [(until, row[0]) for row in due])
+                with self._unit() as tx:
+                    await tx.executemany(self.q.lease_outbox, [(until, row[0]) for row in due])
         # As PostgreSQL's RETURNING does: the rows as leased.
         return [replace(rows.outbox(row), next_attempt_at=until) for row in due]

@@ -64,30 +64,32 @@ class SlackInstalls:
         self._fernet = _fernet(secret) if secret else None
 
     # -- OAuth state -----------------------------------------------------------------
-    def new_state(self, account_id: str) -> str:
+    async def new_state(self, account_id: str) -> str:
         """An unguessable, single-use ``state`` for ``account_id``'s install."""
         now = time.time()
-        self._store.delete_provider_state_before(STATE_SCOPE, now - STATE_TTL)
+        await self._store.delete_provider_state_before(STATE_SCOPE, now - STATE_TTL)
         state = secrets.token_urlsafe(32)
-        self._store.put_provider_state(STATE_SCOPE, state, {"account": account_id, "at": now}, now)
+        await self._store.put_provider_state(
+            STATE_SCOPE, state, {"account": account_id, "at": now}, now
+        )
         return state
 
-    def state_account(self, state: str, *, consume: bool) -> str | None:
+    async def state_account(self, state: str, *, consume: bool) -> str | None:
         """The account a live ``state`` was made for (None: unknown or expired);
         ``consume`` uses it up."""
         if not _STATE.fullmatch(state):
             return None  # not one of ours (a NUL in it would not even reach PostgreSQL)
-        data = self._store.get_provider_state(STATE_SCOPE, state)
+        data = await self._store.get_provider_state(STATE_SCOPE, state)
         if data is None:
             return None
         if consume:
-            self._store.delete_provider_state(STATE_SCOPE, state)
+            await self._store.delete_provider_state(STATE_SCOPE, state)
         if float(data.get("at", 0) or 0) + STATE_TTL < time.time():
             return None
         return str(data["account"])
 
     # -- installations ---------------------------------------------------------------
-    def save(
+    async def save(
         self,
         *,
         account_id: str,
@@ -103,7 +105,7 @@ class SlackInstalls:
             raise InstallRefused(
                 "this is the shared workspace: its bot is already there for every account"
             )
-        holder = self.team_account(team_id)
+        holder = await self.team_account(team_id)
         if holder is not None and holder != account_id:
             raise InstallRefused(
                 "this workspace is connected to another humanwire account; it must "
@@ -111,7 +113,7 @@ class SlackInstalls:
             )
         now = time.time()
         sealed = self._fernet.encrypt(token.encode()).decode()
-        self._store.put_provider_state(
+        await self._store.put_provider_state(
             INSTALL_SCOPE,
             team_id,
             {
@@ -125,21 +127,21 @@ class SlackInstalls:
         )
         return Installation(team_id, team_name, account_id, bot_user_id, now)
 
-    def _data(self, team_id: str) -> dict[str, Any] | None:
-        return self._store.get_provider_state(INSTALL_SCOPE, team_id) if team_id else None
+    async def _data(self, team_id: str) -> dict[str, Any] | None:
+        return await self._store.get_provider_state(INSTALL_SCOPE, team_id) if team_id else None
 
-    def team_account(self, team_id: str) -> str | None:
-        data = self._data(team_id)
+    async def team_account(self, team_id: str) -> str | None:
+        data = await self._data(team_id)
         return str(data["account"]) if data is not None else None
 
-    def get(self, team_id: str) -> Installation | None:
-        data = self._data(team_id)
+    async def get(self, team_id: str) -> Installation | None:
+        data = await self._data(team_id)
         return _installation(team_id, data) if data is not None else None
 
-    def token(self, team_id: str) -> str | None:
+    async def token(self, team_id: str) -> str | None:
         """The bot token of ``team_id``'s installation (None: none, or not readable
         with this client secret)."""
-        data = self._data(team_id)
+        data = await self._data(team_id)
         if data is None or self._fernet is None:
             return None
         from cryptography.fernet import InvalidToken
@@ -154,28 +156,29 @@ class SlackInstalls:
             )
             return None
 
-    def of_account(self, account_id: str) -> list[Installation]:
+    async def of_account(self, account_id: str) -> list[Installation]:
         return sorted(
             (
                 _installation(team, data)
-                for team, data in self._store.provider_states(INSTALL_SCOPE)
+                for team, data in await self._store.provider_states(INSTALL_SCOPE)
                 if data.get("account") == account_id
             ),
             key=lambda found: found.installed_at,
         )
 
-    def all(self) -> list[Installation]:
+    async def all(self) -> list[Installation]:
         return [
-            _installation(team, data) for team, data in self._store.provider_states(INSTALL_SCOPE)
+            _installation(team, data)
+            for team, data in await self._store.provider_states(INSTALL_SCOPE)
         ]
 
-    def revoke(self, team_id: str, *, account_id: str | None = None) -> bool:
+    async def revoke(self, team_id: str, *, account_id: str | None = None) -> bool:
         """Forgets ``team_id``'s token (only ``account_id``'s, when given). True when
         there was one."""
-        data = self._data(team_id)
+        data = await self._data(team_id)
         if data is None or (account_id is not None and data.get("account") != account_id):
             return False
-        self._store.delete_provider_state(INSTALL_SCOPE, team_id)
+        await self._store.delete_provider_state(INSTALL_SCOPE, team_id)
         return True
 
 

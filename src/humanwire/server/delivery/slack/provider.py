@@ -161,35 +161,35 @@ class SlackProvider:
             logger.error("Slack background work failed", exc_info=task.exception())
 
     # -- senders -------------------------------------------------------------------
-    def accepts_sender(self, account_id: str, channel: str, sender: str) -> bool:
+    async def accepts_sender(self, account_id: str, channel: str, sender: str) -> bool:
         if sender == self.shared_team:
             return True
-        return self.installs.team_account(sender) == account_id
+        return await self.installs.team_account(sender) == account_id
 
-    def workspaces(self, account_id: str) -> list[Workspace]:
+    async def workspaces(self, account_id: str) -> list[Workspace]:
         return [
             Workspace(found.team_id, found.team_name, found.installed_at)
-            for found in self.installs.of_account(account_id)
+            for found in await self.installs.of_account(account_id)
         ]
 
-    def install_url(self, account_id: str) -> str:
-        return f"{ROUTE_PREFIX}/install?state={self.installs.new_state(account_id)}"
+    async def install_url(self, account_id: str) -> str:
+        return f"{ROUTE_PREFIX}/install?state={await self.installs.new_state(account_id)}"
 
-    def disconnect(self, account_id: str, team_id: str) -> bool:
+    async def disconnect(self, account_id: str, team_id: str) -> bool:
         """The account's revoke: its token for ``team_id`` is forgotten (removing the app
         in Slack's settings is the workspace admin's)."""
-        token = self.installs.token(team_id)
-        if not self.installs.revoke(team_id, account_id=account_id):
+        token = await self.installs.token(team_id)
+        if not await self.installs.revoke(team_id, account_id=account_id):
             return False
         if token is not None:
             self.web.forget(token)
         logger.info("Slack workspace %s disconnected by its account", team_id)
         return True
 
-    def _token(self, team: str) -> str | None:
+    async def _token(self, team: str) -> str | None:
         if not team or team == self.shared_team:
             return self.config.bot_token
-        return self.installs.token(team)
+        return await self.installs.token(team)
 
     async def _workspace(self, account_id: str, team: str | None) -> tuple[str, str]:
         """The team and bot token a send from ``team`` uses."""
@@ -201,7 +201,9 @@ class SlackProvider:
         if not team or team == self.shared_team:
             return self.shared_team, self.config.bot_token
         token = (
-            self.installs.token(team) if self.installs.team_account(team) == account_id else None
+            await self.installs.token(team)
+            if await self.installs.team_account(team) == account_id
+            else None
         )
         if token is None:
             raise RecipientUnreachable(
@@ -226,7 +228,7 @@ class SlackProvider:
                 deadline=deadline,
                 channel=channel,
                 text=blocks.escape(item.text),
-                blocks=self._blocks(item),
+                blocks=await self._blocks(item),
                 unfurl_links=False,
                 unfurl_media=False,
             )
@@ -238,28 +240,28 @@ class SlackProvider:
             raise _failure(exc, "the message") from None
         return Sent(ref=message_ref(team, str(posted["channel"]), str(posted["ts"])), status="sent")
 
-    def _blocks(self, item: Outbound) -> list[dict[str, Any]]:
+    async def _blocks(self, item: Outbound) -> list[dict[str, Any]]:
         if item.kind == "form" and item.form_url and item.interaction_id:
-            record = self.engine.store.get_interaction(item.interaction_id)
+            record = await self.engine.store.get_interaction(item.interaction_id)
             if record is not None:
                 return blocks.form_blocks(item.text, self.engine.form_of(record), item.form_url)
         return blocks.text_blocks(item.text)
 
-    def hang_up(self, ref: str) -> None:
+    async def hang_up(self, ref: str) -> None:
         """Slack carries no calls."""
 
     # -- events --------------------------------------------------------------------
-    def first_delivery(self, event_id: str) -> bool:
+    async def first_delivery(self, event_id: str) -> bool:
         """False for an event id seen before (Slack's retries): it is acknowledged and
         dropped."""
         if not event_id:
             return True
         store = self.engine.store
-        if store.get_provider_state(EVENT_SCOPE, event_id) is not None:
+        if await store.get_provider_state(EVENT_SCOPE, event_id) is not None:
             return False
         now = time.time()
-        store.delete_provider_state_before(EVENT_SCOPE, now - EVENT_TTL)
-        store.put_provider_state(EVENT_SCOPE, event_id, {"at": now}, now)
+        await store.delete_provider_state_before(EVENT_SCOPE, now - EVENT_TTL)
+        await store.put_provider_state(EVENT_SCOPE, event_id, {"at": now}, now)
         return True
 
     async def _posted(self, team: str, channel: str, ts: str) -> InteractionRecord | None:
@@ -271,15 +273,15 @@ class SlackProvider:
         ref = message_ref(team, channel, ts)
         deadline = time.monotonic() + REF_WAIT
         while True:
-            record = self.engine.store.interaction_by_provider_ref(ref)
+            record = await self.engine.store.interaction_by_provider_ref(ref)
             if record is not None or time.monotonic() >= deadline:
                 return record
             await asyncio.sleep(0.05)
 
-    def _our_bot(self, team: str, user: object) -> bool:
+    async def _our_bot(self, team: str, user: object) -> bool:
         if team == self.shared_team:
             return bool(user) and user == self.bot_user_id
-        found = self.installs.get(team)
+        found = await self.installs.get(team)
         return found is not None and bool(user) and user == found.bot_user_id
 
     async def on_event(self, envelope: Mapping[str, Any]) -> str:
@@ -294,7 +296,7 @@ class SlackProvider:
         team = str(envelope.get("team_id") or event.get("team") or "")
         kind = event.get("type")
         if kind in ("app_uninstalled", "tokens_revoked"):
-            return self._uninstalled(team, event)
+            return await self._uninstalled(team, event)
         if kind != "message":
             return "ignored"
         if event.get("subtype") not in ACTED_SUBTYPES:
@@ -303,24 +305,24 @@ class SlackProvider:
         if not user or event.get("bot_id") or user == self.bot_user_id:
             return "ignored"
         shared = team == self.shared_team
-        account_id = None if shared else self.installs.team_account(team)
+        account_id = None if shared else await self.installs.team_account(team)
         if not shared and account_id is None:
             return "ignored"  # a workspace no account holds
         channel = str(event.get("channel") or "")
         thread_ts, ts = event.get("thread_ts"), event.get("ts")
         record = None
         if thread_ts and thread_ts != ts:
-            if self._our_bot(team, event.get("parent_user_id")):
+            if await self._our_bot(team, event.get("parent_user_id")):
                 record = await self._posted(team, channel, str(thread_ts))
             else:
                 ref = message_ref(team, channel, str(thread_ts))
-                record = self.engine.store.interaction_by_provider_ref(ref)
+                record = await self.engine.store.interaction_by_provider_ref(ref)
         if record is not None:
             account_id = record.account_id
         elif shared or event.get("channel_type") != "im":
             return "ignored"  # not a reply to us, not a DM to an account's own bot
         assert account_id is not None
-        stored = self.engine.receive_text(
+        stored = await self.engine.receive_text(
             InboundText(
                 channel="slack",
                 from_addr=user,
@@ -335,16 +337,16 @@ class SlackProvider:
             return "duplicate"
         return "matched" if stored.interaction_id else "unsolicited"
 
-    def _uninstalled(self, team: str, event: Mapping[str, Any]) -> str:
+    async def _uninstalled(self, team: str, event: Mapping[str, Any]) -> str:
         if event.get("type") == "tokens_revoked":
             bots = (event.get("tokens") or {}).get("bot") or []
-            found = self.installs.get(team)
+            found = await self.installs.get(team)
             if found is None or (bots and found.bot_user_id not in bots):
                 return "ignored"
         if team == self.shared_team:
             logger.error("the app was uninstalled from the shared workspace %s", team)
             return "ignored"
-        if self.installs.revoke(team):
+        if await self.installs.revoke(team):
             logger.info("Slack workspace %s uninstalled the app: its token is forgotten", team)
             return "revoked"
         return "ignored"
@@ -378,11 +380,11 @@ class SlackProvider:
             return "ignored"
         decision = "approve" if action.get("action_id") == blocks.APPROVE else "reject"
         form = self.engine.form_of(record)
-        token = self._token(team)
+        token = await self._token(team)
         try:
             await self.engine.submit_form(record.form_token, {"decision": decision})
         except Conflict:
-            self.spawn(self._notice(token, channel, user, self._already(record.id)))
+            self.spawn(self._notice(token, channel, user, await self._already(record.id)))
             return "already decided"
         except Gone:
             self.spawn(
@@ -396,7 +398,7 @@ class SlackProvider:
             self.spawn(self._notice(token, channel, user, "Open the form to answer it."))
             return "invalid"
         now = time.time()
-        self.engine.store.put_provider_state(
+        await self.engine.store.put_provider_state(
             DECISION_SCOPE, record.id, {"user": user, "decision": decision, "at": now}, now
         )
         self.spawn(
@@ -410,8 +412,8 @@ class SlackProvider:
         )
         return "approved" if decision == "approve" else "rejected"
 
-    def _already(self, interaction_id: str) -> str:
-        decided = self.engine.store.get_provider_state(DECISION_SCOPE, interaction_id)
+    async def _already(self, interaction_id: str) -> str:
+        decided = await self.engine.store.get_provider_state(DECISION_SCOPE, interaction_id)
         if decided is None:
             return "This was already answered through the form."
         label = "approved" if decided.get("decision") == "approve" else "rejected"

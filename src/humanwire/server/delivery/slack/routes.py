@@ -112,7 +112,7 @@ def slack_routes(provider: SlackProvider) -> list[ProviderRoute]:
             return JSONResponse({"challenge": envelope["challenge"]})
         if envelope["type"] != "event_callback":
             return Response(status_code=200)
-        if not provider.first_delivery(envelope.get("event_id") or ""):
+        if not await provider.first_delivery(envelope.get("event_id") or ""):
             return Response(status_code=200)  # a retry of an event already taken
 
         async def work() -> None:
@@ -139,13 +139,13 @@ def slack_routes(provider: SlackProvider) -> list[ProviderRoute]:
             )
         state = request.query_params.get("state", "")
         if state:
-            if provider.installs.state_account(state, consume=False) is None:
+            if await provider.installs.state_account(state, consume=False) is None:
                 return _page(400, "Install link expired", "Start again from the inbox.")
         else:
             from ...inbox.auth import key_from_bearer
 
             key = key_from_bearer(request)
-            account = engine.authenticate(key) if key else None
+            account = await engine.authenticate(key) if key else None
             if account is None:
                 return _page(
                     401,
@@ -153,7 +153,7 @@ def slack_routes(provider: SlackProvider) -> list[ProviderRoute]:
                     "Open the inbox's Slack page and choose “Add to Slack” (or send the "
                     "account's API key as a bearer header).",
                 )
-            state = provider.installs.new_state(account.id)
+            state = await provider.installs.new_state(account.id)
         generator = AuthorizeUrlGenerator(
             client_id=provider.config.client_id or "",
             redirect_uri=redirect_uri,
@@ -166,7 +166,7 @@ def slack_routes(provider: SlackProvider) -> list[ProviderRoute]:
         if not provider.oauth_enabled:
             return _page(404, "Slack installs are off", "This service has no Slack OAuth.")
         params = request.query_params
-        account_id = provider.installs.state_account(params.get("state", ""), consume=True)
+        account_id = await provider.installs.state_account(params.get("state", ""), consume=True)
         if account_id is None:
             return _page(
                 400, "Install link expired", "This install was not started here, or too long ago."
@@ -193,7 +193,7 @@ def slack_routes(provider: SlackProvider) -> list[ProviderRoute]:
         if not token or not team.get("id"):
             return _page(502, "Slack refused the install", "Slack sent no bot token.")
         try:
-            found = provider.installs.save(
+            found = await provider.installs.save(
                 account_id=account_id,
                 team_id=str(team["id"]),
                 team_name=str(team.get("name") or team["id"]),

@@ -176,7 +176,7 @@ def parse_event(document: Any) -> TelnyxEvent:
     )
 
 
-def message_event(engine: Engine, event: TelnyxEvent) -> str:
+async def message_event(engine: Engine, event: TelnyxEvent) -> str:
     """An inbound text or a delivery report; returns what became of it for the log."""
     from ...engine import InboundText
 
@@ -184,13 +184,13 @@ def message_event(engine: Engine, event: TelnyxEvent) -> str:
         statuses = [delivery_status(status) for _number, status in event.to_numbers]
         known = [status for status in statuses if status is not None]
         if event.message_id and known:
-            engine.delivery_status(event.message_id, known[0])
+            await engine.delivery_status(event.message_id, known[0])
             return f"status {known[0]}"
         return "status ignored"
     if event.event_type != "message.received":
         return f"{event.event_type} ignored"
     receiver = event.to_numbers[0][0] if event.to_numbers else ""
-    stored = engine.receive_text(
+    stored = await engine.receive_text(
         InboundText(
             channel="sms",
             from_addr=event.from_number,

@@ -114,9 +114,9 @@ class TelnyxNumbers:
             "provider": "telnyx",
         }
 
-    def detach(self, data: dict[str, Any]) -> None:
+    async def detach(self, data: dict[str, Any]) -> None:
         """Releases a bought number back to Telnyx (a stored job); a pool number stays the
         operator's."""
         number_id = str(data.get("id") or "")
         if data.get("bought") and number_id:
-            self.jobs.add("release_number", number_id)
+            await self.jobs.add("release_number", number_id)

@@ -85,7 +85,7 @@ class TelnyxProvider:
 
         return list(telnyx_routes(self))
 
-    def accepts_sender(self, account_id: str, channel: str, sender: str) -> bool:
+    async def accepts_sender(self, account_id: str, channel: str, sender: str) -> bool:
         """Its shared number: a ``from`` naming it goes out through Telnyx."""
         return bool(self.config.sms_from) and sender == self.config.sms_from
 
@@ -93,14 +93,14 @@ class TelnyxProvider:
         """Its calls' references are ``texml-<interaction id>`` (``voice``)."""
         return ref.startswith(REF_PREFIX)
 
-    def hang_up(self, ref: str) -> None:
-        self.voice.hang_up(ref)
+    async def hang_up(self, ref: str) -> None:
+        await self.voice.hang_up(ref)
 
     async def _job(self, kind: str, ref: str) -> None:
         if kind == "hang_up":
             sid = ref
             if ref.startswith(REF_PREFIX):
-                found = self.voice.call_sid(ref.removeprefix(REF_PREFIX))
+                found = await self.voice.call_sid(ref.removeprefix(REF_PREFIX))
                 if found is None:  # not answered yet: no CallSid to end; try again later
                     raise TelnyxAPIError(0, None, "the call has no CallSid yet")
                 sid = found
@@ -129,7 +129,7 @@ class TelnyxProvider:
             logger.warning("Telnyx credentials not verified at start: no answer in time")
         else:
             self.credentials = Credentials("accepted", "telnyx credentials accepted")
-        self.jobs.start()
+        await self.jobs.start()
 
     async def aclose(self) -> None:
         await self.voice.aclose()

@@ -118,13 +118,13 @@ class Replays:
         self._store = store
         self._keep = keep
 
-    def seen(self, signature: str) -> bool:
-        return self._store.get_provider_state(REPLAY_SCOPE, signature) is not None
+    async def seen(self, signature: str) -> bool:
+        return await self._store.get_provider_state(REPLAY_SCOPE, signature) is not None
 
-    def remember(self, signature: str) -> None:
+    async def remember(self, signature: str) -> None:
         now = time.time()
-        self._store.put_provider_state(REPLAY_SCOPE, signature, {"at": now}, now)
-        self._store.delete_provider_state_before(REPLAY_SCOPE, now - self._keep)
+        await self._store.put_provider_state(REPLAY_SCOPE, signature, {"at": now}, now)
+        await self._store.delete_provider_state_before(REPLAY_SCOPE, now - self._keep)
 
 
 @dataclass(frozen=True)
@@ -164,20 +164,20 @@ def telnyx_routes(provider: TelnyxProvider) -> list[ProviderRoute]:
             signature = (
                 f"{request.headers[SIGNATURE_HEADER]} {request.url.path}?{request.url.query}"
             )
-            if replays.seen(signature):
+            if await replays.seen(signature):
                 refusals.info("telnyx %s refused (403): a replay", path)
                 return error_response(
                     403, "forbidden", "this signed request was already received (a replay)"
                 )
             response = await handler(request, parsed)
             if response.status_code < 400:
-                replays.remember(signature)
+                await replays.remember(signature)
             return response
 
         return run
 
     async def messages(request: Request, event: TelnyxEvent) -> Response:
-        outcome = message_event(provider.engine, event)
+        outcome = await message_event(provider.engine, event)
         logger.debug("telnyx %s %s: %s", event.event_type, event.message_id or "?", outcome)
         return Response(status_code=204)
 
@@ -185,7 +185,7 @@ def telnyx_routes(provider: TelnyxProvider) -> list[ProviderRoute]:
         return _texml(await provider.voice.turn(callback.params, callback.query))
 
     async def call_status(request: Request, callback: TelnyxCallback) -> Response:
-        provider.voice.status(callback.params, callback.query)
+        await provider.voice.status(callback.params, callback.query)
         return Response(status_code=204)
 
     def signed(

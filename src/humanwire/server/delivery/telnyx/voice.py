@@ -68,7 +68,7 @@ class TelnyxVoice(CallTurns):
             "StatusCallbackEvent": "completed",
             "MachineDetection": "Enable",
         }
-        limit = self.time_limit(item)
+        limit = await self.time_limit(item)
         if limit is not None:
             body["TimeLimit"] = limit
         try:
@@ -80,21 +80,21 @@ class TelnyxVoice(CallTurns):
         return Sent(ref=f"{REF_PREFIX}{item.interaction_id}", status="queued")
 
     # -- the CallSid of a call this service placed ---------------------------------------
-    def _learn_sid(self, params: Mapping[str, str], query: Mapping[str, str]) -> None:
+    async def _learn_sid(self, params: Mapping[str, str], query: Mapping[str, str]) -> None:
         interaction_id, sid = query.get("interaction", ""), params.get("CallSid", "")
-        if interaction_id and sid and self.call_sid(interaction_id) is None:
-            self.engine.store.put_provider_state(
+        if interaction_id and sid and await self.call_sid(interaction_id) is None:
+            await self.engine.store.put_provider_state(
                 SID_SCOPE, interaction_id, {"sid": sid}, time.time()
             )
 
-    def call_sid(self, interaction_id: str) -> str | None:
-        known = self.engine.store.get_provider_state(SID_SCOPE, interaction_id)
+    async def call_sid(self, interaction_id: str) -> str | None:
+        known = await self.engine.store.get_provider_state(SID_SCOPE, interaction_id)
         return str(known["sid"]) if known and known.get("sid") else None
 
     async def turn(self, params: Mapping[str, str], query: Mapping[str, str]) -> str:
-        self._learn_sid(params, query)
+        await self._learn_sid(params, query)
         return await super().turn(params, query)
 
-    def status(self, params: Mapping[str, str], query: Mapping[str, str]) -> None:
-        self._learn_sid(params, query)
-        super().status(params, query)
+    async def status(self, params: Mapping[str, str], query: Mapping[str, str]) -> None:
+        await self._learn_sid(params, query)
+        await super().status(params, query)

@@ -113,7 +113,7 @@ async def send_message(
     params: list[tuple[str, str]] = []
     if item.channel == "whatsapp":
         params += [("To", WHATSAPP + to), ("From", WHATSAPP + sender)]
-        content = _template(config, engine, item, to, sender)
+        content = await _template(config, engine, item, to, sender)
         if content is not None:
             sid, variables = content
             params += [("ContentSid", sid), ("ContentVariables", json.dumps(variables))]
@@ -132,7 +132,7 @@ async def send_message(
     return Sent(ref=sid, status=delivery_status(created.get("status")) or "queued")  # type: ignore[arg-type]
 
 
-def _template(
+async def _template(
     config: TwilioConfig, engine: Engine, item: Outbound, to: str, sender: str
 ) -> tuple[str, Mapping[str, str]] | None:
     """The Content template to send instead of the text, or None (inside the window,
@@ -143,7 +143,7 @@ def _template(
         return None
     if template.content_sid is not None:
         return template.content_sid, template.variables
-    window = engine.store.get_provider_state(WINDOW_SCOPE, _window_key(to, sender))
+    window = await engine.store.get_provider_state(WINDOW_SCOPE, _window_key(to, sender))
     if window is not None and float(window.get("at", 0)) + WINDOW_SECONDS > time.time():
         return None  # the person wrote in the last 24 hours: free text is allowed
     sid = config.whatsapp_templates.get(template.name or "")
@@ -157,7 +157,7 @@ def _template(
     return sid, template.variables
 
 
-def inbound_text(engine: Engine, params: Mapping[str, str]) -> str:
+async def inbound_text(engine: Engine, params: Mapping[str, str]) -> str:
     """An inbound SMS or WhatsApp message Twilio posted; returns what became of it
     (``matched``, ``unsolicited``, ``duplicate or unrouted``) for the log."""
     from ...engine import InboundText
@@ -175,10 +175,10 @@ def inbound_text(engine: Engine, params: Mapping[str, str]) -> str:
         params[f"MediaUrl{i}"] for i in range(min(count, 10)) if params.get(f"MediaUrl{i}")
     )
     if channel == "whatsapp" and human and number:
-        engine.store.put_provider_state(
+        await engine.store.put_provider_state(
             WINDOW_SCOPE, _window_key(human, number), {"at": time.time()}, time.time()
         )
-    stored = engine.receive_text(
+    stored = await engine.receive_text(
         InboundText(
             channel=channel,  # type: ignore[arg-type]
             from_addr=human,
@@ -193,8 +193,8 @@ def inbound_text(engine: Engine, params: Mapping[str, str]) -> str:
     return "matched" if stored.interaction_id else "unsolicited"
 
 
-def status_callback(engine: Engine, params: Mapping[str, Any]) -> None:
+async def status_callback(engine: Engine, params: Mapping[str, Any]) -> None:
     sid = str(params.get("MessageSid") or params.get("SmsSid") or "")
     status = delivery_status(str(params.get("MessageStatus") or params.get("SmsStatus") or ""))
     if sid and status is not None:
-        engine.delivery_status(sid, status)
+        await engine.delivery_status(sid, status)

@@ -115,9 +115,9 @@ class TwilioNumbers:
             raise ProviderFailure(f"Twilio refused the number: {exc}") from None
         return {"sid": str(bought.get("sid") or ""), "bought": True}
 
-    def detach(self, data: dict[str, Any]) -> None:
+    async def detach(self, data: dict[str, Any]) -> None:
         """Releases a bought number back to Twilio: a stored job, retried until Twilio
         takes it. A pool number stays the operator's (nothing to do)."""
         sid = str(data.get("sid") or "")
         if data.get("bought") and sid:
-            self.jobs.add("release_number", sid)
+            await self.jobs.add("release_number", sid)

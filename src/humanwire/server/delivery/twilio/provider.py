@@ -107,7 +107,7 @@ class TwilioProvider:
 
         return list(twilio_routes(self))
 
-    def accepts_sender(self, account_id: str, channel: str, sender: str) -> bool:
+    async def accepts_sender(self, account_id: str, channel: str, sender: str) -> bool:
         """Its shared numbers (the engine checks the account's reserved one)."""
         return sender in {self.config.sms_from, self.config.whatsapp_from} - {None}
 
@@ -115,14 +115,14 @@ class TwilioProvider:
         """A call sid (``CA…``): Twilio's."""
         return ref.startswith("CA")
 
-    def hang_up(self, ref: str) -> None:
-        self.voice.hang_up(ref)
+    async def hang_up(self, ref: str) -> None:
+        await self.voice.hang_up(ref)
 
     async def start(self) -> None:
         """Checks the credentials (``credentials``, for ``/readyz``), then picks up the
         status work a previous run left (``jobs``)."""
         await self._check_credentials()
-        self.jobs.start()
+        await self.jobs.start()
 
     async def _check_credentials(self) -> None:
         """One cheap authenticated read (a page of one of the account's numbers): Twilio

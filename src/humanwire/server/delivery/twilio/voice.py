@@ -61,7 +61,7 @@ class TwilioVoice(CallTurns):
             ("StatusCallbackEvent", "completed"),
             ("MachineDetection", "Enable"),
         ]
-        limit = self.time_limit(item)
+        limit = await self.time_limit(item)
         if limit is not None:
             params.append(("TimeLimit", str(limit)))
         try:

@@ -42,9 +42,10 @@ MIGRATIONS: tuple[tuple[int, str], ...] = _load()
 ``schema_migrations``."""
 
 
-def migrate(url: str, schema: str | None, connect_timeout: float) -> None:
+def migrate(url: str, schema: str | None, connect_timeout: float) -> str:
     """Applies the migrations the database lacks, in one transaction under an advisory
-    lock (released at its end), so concurrent starts apply each once."""
+    lock (released at its end), so concurrent starts apply each once. Returns the schema
+    the tables are in (``current_schema()``)."""
     with (
         psycopg.connect(url, connect_timeout=max(1, int(connect_timeout))) as conn,
         conn.transaction(),
@@ -69,3 +70,5 @@ def migrate(url: str, schema: str | None, connect_timeout: float) -> None:
                 "INSERT INTO schema_migrations (version, applied_at) VALUES (%s, %s)",
                 (version, time.time()),
             )
+        row = conn.execute("SELECT current_schema()").fetchone()
+        return str(row[0]) if row and row[0] is not None else ""

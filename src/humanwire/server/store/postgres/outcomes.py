@@ -47,7 +47,7 @@ class PostgresOutcomes(PostgresConnection):
     """``append_outcome`` and, for replicas, ``append_published_outcome`` and
     ``end_and_report``."""
 
-    def append_outcome(
+    async def append_outcome(
         self,
         account_id: str,
         interaction_id: str,
@@ -56,9 +56,9 @@ class PostgresOutcomes(PostgresConnection):
         *,
         idempotency: IdempotencyRecord | None = None,
     ) -> tuple[int, int]:
-        return self._append_outcome(account_id, interaction_id, body, created_at, idempotency)
+        return await self._append_outcome(account_id, interaction_id, body, created_at, idempotency)
 
-    def append_published_outcome(
+    async def append_published_outcome(
         self,
         account_id: str,
         interaction_id: str,
@@ -69,11 +69,11 @@ class PostgresOutcomes(PostgresConnection):
         idempotency: IdempotencyRecord | None = None,
         release: bool = False,
     ) -> tuple[int, int]:
-        return self._append_outcome(
+        return await self._append_outcome(
             account_id, interaction_id, body, created_at, idempotency, replica_id, release
         )
 
-    def _append_outcome(
+    async def _append_outcome(
         self,
         account_id: str,
         interaction_id: str,
@@ -104,37 +104,37 @@ class PostgresOutcomes(PostgresConnection):
                 f"json_build_array({_OUTCOME_NOTICE}))::text) FROM placed"
             )
             params = (*params, self.channel, replica_id, account_id, _notice_body(text))
-        with self._connection() as conn:
-            with conn.pipeline():
+        async with self._connection() as conn:
+            async with conn.pipeline():
                 self.transactions += 1
                 self.round_trips += 1
                 self.statements += 2 + (idempotency is not None) + release
-                self._lock_outcomes(conn, account_id)
+                await self._lock_outcomes(conn, account_id)
                 if idempotency is not None:
-                    conn.execute(
+                    await conn.execute(
                         self.q.put_idempotency.encode(), rows.idempotency_values(idempotency)
                     )
                 if release:
-                    conn.execute(
+                    await conn.execute(
                         b"UPDATE interactions SET held_by = NULL WHERE id = %s AND held_by = %s",
                         (interaction_id, replica_id),
                     )
-                cursor = conn.execute(query.encode(), params)
-            row = cursor.fetchone()  # after the pipeline's Sync: see ``_tx``
+                cursor = await conn.execute(query.encode(), params)
+            row = await cursor.fetchone()  # after the pipeline's Sync: see ``_tx``
         assert row is not None
         return int(row[0]), int(row[1])
 
     @staticmethod
-    def _lock_outcomes(conn: psycopg.Connection[Any], account_id: str) -> None:
+    async def _lock_outcomes(conn: psycopg.AsyncConnection[Any], account_id: str) -> None:
         """The account's outcome lock, until the transaction ends: in a statement of its
         own, so the next statement's snapshot sees every earlier outcome of the account
         (the previous id ``_PLACED`` reads is exact)."""
-        conn.execute(
+        await conn.execute(
             b"SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
             (f"humanwire.outcomes:{account_id}",),
         )
 
-    def end_and_report(
+    async def end_and_report(
         self,
         interaction_id: str,
         account_id: str,
@@ -192,14 +192,14 @@ class PostgresOutcomes(PostgresConnection):
             f"ended.delivery_status)), {_OUTCOME_NOTICE}{inbound_notice}))::text) "
             "FROM ended, placed"
         )
-        with self._connection() as conn:
-            with conn.pipeline():
+        async with self._connection() as conn:
+            async with conn.pipeline():
                 self.transactions += 1
                 self.round_trips += 1
                 self.statements += 2
-                self._lock_outcomes(conn, account_id)
-                cursor = conn.execute(query.encode(), params)
-            row = cursor.fetchone()  # after the pipeline's Sync: see ``_tx``
+                await self._lock_outcomes(conn, account_id)
+                cursor = await conn.execute(query.encode(), params)
+            row = await cursor.fetchone()  # after the pipeline's Sync: see ``_tx``
         if row is None:
             return False, None, None
         holder = str(row[0]) if row[0] is not None else None

@@ -23,28 +23,28 @@ class PostgresReplicas(PostgresConnection):
     shared = True
     """Other processes may serve from this database (see ``SharedStore``)."""
 
-    def heartbeat(self, replica_id: str, now: float) -> None:
-        self._run(
+    async def heartbeat(self, replica_id: str, now: float) -> None:
+        await self._run(
             "INSERT INTO replicas (id, started_at, seen_at) VALUES (%s, %s, %s) "
             "ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at",
             (replica_id, now, now),
         )
 
-    def retire_replica(self, replica_id: str) -> None:
-        with self._tx(2) as conn:
-            conn.execute(
+    async def retire_replica(self, replica_id: str) -> None:
+        async with self._tx(2) as conn:
+            await conn.execute(
                 "UPDATE interactions SET owner = NULL WHERE owner = %s AND status = 'pending'",
                 (replica_id,),
             )
-            conn.execute("DELETE FROM replicas WHERE id = %s", (replica_id,))
+            await conn.execute("DELETE FROM replicas WHERE id = %s", (replica_id,))
 
-    def forget_replicas_before(self, cutoff: float) -> None:
-        self._run("DELETE FROM replicas WHERE seen_at < %s", (cutoff,))
+    async def forget_replicas_before(self, cutoff: float) -> None:
+        await self._run("DELETE FROM replicas WHERE seen_at < %s", (cutoff,))
 
-    def claim_windows(
+    async def claim_windows(
         self, replica_id: str, alive_after: float, limit: int
     ) -> list[InteractionRecord]:
-        found = self._all(
+        found = await self._all(
             "UPDATE interactions SET owner = %s WHERE id IN (SELECT i.id FROM interactions i "
             "WHERE i.status = 'pending' AND i.kind <> 'call' AND (i.owner IS NULL OR NOT "
             "EXISTS (SELECT 1 FROM replicas r WHERE r.id = i.owner AND r.seen_at > %s)) "
@@ -54,9 +54,9 @@ class PostgresReplicas(PostgresConnection):
         )
         return [rows.interaction(row) for row in found]
 
-    def take_interaction(self, interaction_id: str, replica_id: str, *, hold: bool) -> bool:
+    async def take_interaction(self, interaction_id: str, replica_id: str, *, hold: bool) -> bool:
         return (
-            self._run(
+            await self._run(
                 "UPDATE interactions SET owner = %s, held_by = CASE WHEN %s THEN %s "
                 "ELSE held_by END WHERE id = %s AND status = 'pending'",
                 (replica_id, hold, replica_id, interaction_id),
@@ -64,7 +64,7 @@ class PostgresReplicas(PostgresConnection):
             > 0
         )
 
-    def end_held_interaction(
+    async def end_held_interaction(
         self,
         interaction_id: str,
         ended_at: float,
@@ -73,7 +73,7 @@ class PostgresReplicas(PostgresConnection):
         *,
         release: str | None = None,
     ) -> tuple[bool, str | None]:
-        row = self._one(
+        row = await self._one(
             "UPDATE interactions SET status = 'ended', ended_at = %s, result = %s, outcome = %s, "
             "held_by = CASE WHEN held_by = %s THEN NULL ELSE held_by END "
             "WHERE id = %s AND status = 'pending' RETURNING held_by",
@@ -87,10 +87,10 @@ class PostgresReplicas(PostgresConnection):
         )
         return (row is not None, str(row[0]) if row and row[0] is not None else None)
 
-    def release_hold(
+    async def release_hold(
         self, interaction_id: str, replica_id: str, *, ended_only: bool = False
     ) -> InteractionRecord | None:
-        row = self._one(
+        row = await self._one(
             "UPDATE interactions SET held_by = NULL WHERE id = %s AND held_by = %s "
             + ("AND status <> 'pending' " if ended_only else "")
             + f"RETURNING {INTERACTION_COLUMNS_SHARED}",
@@ -98,8 +98,8 @@ class PostgresReplicas(PostgresConnection):
         )
         return rows.interaction(row) if row else None
 
-    def sweep_holds(self, alive_after: float, limit: int) -> list[InteractionRecord]:
-        found = self._all(
+    async def sweep_holds(self, alive_after: float, limit: int) -> list[InteractionRecord]:
+        found = await self._all(
             "UPDATE interactions SET held_by = NULL WHERE id IN (SELECT i.id FROM "
             "interactions i WHERE i.held_by IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "
             "replicas r WHERE r.id = i.held_by AND r.seen_at > %s) "
@@ -109,34 +109,36 @@ class PostgresReplicas(PostgresConnection):
         )
         return [rows.interaction(row) for row in found]
 
-    def notify(self, payloads: list[str]) -> None:
+    async def notify(self, payloads: list[str]) -> None:
         if not payloads:
             return
         # One statement: delivered together, in order, when it commits.
-        self._run(
+        await self._run(
             "SELECT pg_notify(%s, payload) FROM unnest(%s::text[]) AS payload",
             (self.channel, payloads),
         )
 
-    def rate_hit(self, account_id: str, now: float, limit: int, window: float) -> float | None:
-        row = self._counted(
+    async def rate_hit(
+        self, account_id: str, now: float, limit: int, window: float
+    ) -> float | None:
+        row = await self._counted(
             "SELECT humanwire_rate_hit(%s, %s, %s, %s)", (account_id, now, window, limit)
         )
         return float(row[0]) if row and row[0] is not None else None
 
-    def spam_hit(
+    async def spam_hit(
         self, account_id: str, fingerprint: str, to: str, now: float, window: float
     ) -> int:
-        row = self._counted(
+        row = await self._counted(
             "SELECT humanwire_spam_hit(%s, %s, %s, %s, %s)",
             (account_id, fingerprint, to, now, window),
         )
         return int(row[0]) if row else 0
 
-    def account_by_key_hash_counted(
+    async def account_by_key_hash_counted(
         self, key_hash: str, now: float, limit: int, window: float
     ) -> tuple[AccountRecord | None, float | None]:
-        row = self._counted(
+        row = await self._counted(
             "SELECT id, name, key_hash, suspended, created_at, CASE WHEN suspended THEN NULL "
             "ELSE humanwire_rate_hit(id, %s, %s, %s) END FROM accounts WHERE key_hash = %s",
             (now, window, limit, key_hash),
@@ -145,30 +147,30 @@ class PostgresReplicas(PostgresConnection):
             return None, None
         return rows.account(row), float(row[5]) if row[5] is not None else None
 
-    def _counted(self, query: str, params: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    async def _counted(self, query: str, params: tuple[Any, ...]) -> tuple[Any, ...] | None:
         """A rate or spam count: committed without waiting for the disk (a count lost
         to a crash of the database server only forgets a few requests, as a restart of
         one SQLite service forgets all of them), so a send does not wait on two more
         WAL flushes. One transaction, one round trip."""
-        with self._connection() as conn:
-            with conn.pipeline():
+        async with self._connection() as conn:
+            async with conn.pipeline():
                 self.transactions += 1
                 self.round_trips += 1
                 self.statements += 2
-                conn.execute(b"SELECT set_config('synchronous_commit', 'off', true)")
-                cursor = conn.execute(query.encode(), params)
-            return cursor.fetchone()  # after the pipeline's Sync: see ``_tx``
+                await conn.execute(b"SELECT set_config('synchronous_commit', 'off', true)")
+                cursor = await conn.execute(query.encode(), params)
+            return await cursor.fetchone()  # after the pipeline's Sync: see ``_tx``
 
-    def forget_spam(self, account_id: str) -> None:
-        self._run("DELETE FROM spam_marks WHERE account_id = %s", (account_id,))
+    async def forget_spam(self, account_id: str) -> None:
+        await self._run("DELETE FROM spam_marks WHERE account_id = %s", (account_id,))
 
-    def prune_limits(self, rate_before: float, spam_before: float) -> None:
-        with self._tx(2) as conn:
+    async def prune_limits(self, rate_before: float, spam_before: float) -> None:
+        async with self._tx(2) as conn:
             # Only hits counted out of their account's window (``rate_counts``): the
             # next hit subtracts the rest itself.
-            conn.execute(
+            await conn.execute(
                 "DELETE FROM rate_hits h WHERE h.at <= %s AND h.at <= COALESCE((SELECT "
                 "c.counted_to FROM rate_counts c WHERE c.account_id = h.account_id), %s)",
                 (rate_before, rate_before),
             )
-            conn.execute("DELETE FROM spam_marks WHERE at <= %s", (spam_before,))
+            await conn.execute("DELETE FROM spam_marks WHERE at <= %s", (spam_before,))

@@ -48,3 +48,6 @@ class PostgresStatements(Statements):
         "ORDER BY next_attempt_at, ord LIMIT ? FOR UPDATE SKIP LOCKED) "
         "RETURNING {outbox_columns}"
     )
+    greatest = "GREATEST"
+    skip_locked = "FOR UPDATE SKIP LOCKED"
+    for_update = "FOR UPDATE"

@@ -24,7 +24,7 @@ class PostgresStore(PostgresOutcomes, PostgresReplicas):
     account_tables = (*ACCOUNT_TABLES, "rate_hits", "rate_counts", "spam_marks")
     """Every table with an ``account_id`` column (besides ``accounts``): replicas' counts too."""
 
-    def insert_interaction(
+    async def insert_interaction(
         self,
         record: InteractionRecord,
         link: IdempotencyLinkRecord | None = None,
@@ -33,7 +33,7 @@ class PostgresStore(PostgresOutcomes, PostgresReplicas):
     ) -> None:
         values = (*rows.interaction_values(record), record.owner, record.held_by)
         if link is None:
-            self._run(self.q.insert_interaction, values)
+            await self._run(self.q.insert_interaction, values)
             return
         # One statement (one round trip, atomic): the link is written first and the
         # interaction only if it was. The link replaces one whose interaction failed to
@@ -41,9 +41,9 @@ class PostgresStore(PostgresOutcomes, PostgresReplicas):
         # request with this key (on another replica) got there first: ``Duplicate``,
         # nothing stored.
         linked = (*rows.link_values(link, link_stale_before), *values)
-        if not self._run(self.q.insert_linked_interaction, linked):
+        if not await self._run(self.q.insert_linked_interaction, linked):
             raise Duplicate(f"idempotency key {link.key!r} is linked already")
 
-    def claim_outbox(self, now: float, limit: int, until: float) -> list[OutboxRecord]:
-        found = self._all(self.q.claim_outbox, (until, now, limit))
+    async def claim_outbox(self, now: float, limit: int, until: float) -> list[OutboxRecord]:
+        found = await self._all(self.q.claim_outbox, (until, now, limit))
         return [rows.outbox(row) for row in found]

@@ -9,11 +9,14 @@ come back exactly as stored.
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from typing import Any
 
 from ..base import (
     AccountRecord,
     AccountUsage,
+    AuditDraft,
+    AuditRecord,
     ChannelRecord,
     DeliveryRecord,
     EventRecord,
@@ -24,11 +27,15 @@ from ..base import (
     InteractionRecord,
     NumberRecord,
     OutboxRecord,
+    StepRecord,
     WebhookRecord,
 )
 
 __all__ = [
     "account",
+    "audit",
+    "audit_values",
+    "chained_audit",
     "channel",
     "channel_values",
     "delivery",
@@ -49,6 +56,8 @@ __all__ = [
     "number_values",
     "outbox",
     "outbox_values",
+    "step",
+    "step_values",
     "usage_from_counts",
     "webhook",
     "webhook_values",
@@ -390,4 +399,91 @@ def idempotency_link(row: Row) -> IdempotencyLinkRecord:
         fingerprint=row[2],
         interaction_id=row[3],
         created_at=row[4],
+    )
+
+
+def step_values(
+    record: StepRecord, claimed_by: str | None, claimed_until: float | None
+) -> tuple[Any, ...]:
+    """``put_step``'s parameters."""
+    payload = dumps_json(record.payload) if record.payload is not None else None
+    return (
+        record.kind,
+        record.key,
+        float(record.due_at),
+        record.account_id,
+        payload,
+        claimed_by,
+        claimed_until,
+    )
+
+
+def step(row: tuple[Any, ...]) -> StepRecord:
+    """A ``schedule_columns`` row."""
+    kind, key, due_at, account_id, payload, attempts = row
+    return StepRecord(
+        kind=kind,
+        key=key,
+        due_at=float(due_at),
+        account_id=account_id,
+        payload=json.loads(payload) if payload is not None else None,
+        attempts=int(attempts),
+    )
+
+
+def _audit_time(at: float) -> str:
+    """An entry's ``at`` as hashed: UTC, always to the millisecond, with a ``Z``."""
+    moment = datetime.fromtimestamp(round(at, 3), timezone.utc)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def chained_audit(account_id: str, sequence: int, prev: str, draft: AuditDraft) -> AuditRecord:
+    """``draft`` as the entry ``sequence`` of its log, after the entry hashed ``prev``."""
+    from ...approvals.audit import entry_hash
+
+    entry = {
+        "sequence": sequence,
+        "at": _audit_time(draft.at),
+        "type": draft.type,
+        "interactionId": draft.interaction_id,
+        "actor": draft.actor,
+        "data": draft.data or {},
+    }
+    return AuditRecord(
+        account_id=account_id,
+        sequence=sequence,
+        interaction_id=draft.interaction_id,
+        created_at=draft.at,
+        entry=entry,
+        prev=prev,
+        hash=entry_hash(prev, entry),
+    )
+
+
+def audit_values(record: AuditRecord) -> tuple[Any, ...]:
+    """``insert_audit``'s parameters: the entry as the canonical JSON its hash covers."""
+    import rfc8785
+
+    return (
+        record.account_id,
+        record.sequence,
+        record.interaction_id,
+        record.created_at,
+        rfc8785.dumps(record.entry).decode("utf-8"),
+        record.prev,
+        record.hash,
+    )
+
+
+def audit(row: tuple[Any, ...]) -> AuditRecord:
+    """An ``audit_columns`` row."""
+    account_id, sequence, interaction_id, created_at, entry, prev, hash_ = row
+    return AuditRecord(
+        account_id=account_id,
+        sequence=int(sequence),
+        interaction_id=interaction_id,
+        created_at=float(created_at),
+        entry=json.loads(entry),
+        prev=prev,
+        hash=hash_,
     )

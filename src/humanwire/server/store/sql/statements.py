@@ -270,6 +270,60 @@ class Statements:
     delete_idempotency_before = "DELETE FROM idempotency WHERE created_at < ?"
     delete_idempotency_links_before = "DELETE FROM idempotency_links WHERE created_at < ?"
 
+    # -- the audit log ----------------------------------------------------------------------
+    for_update = ""
+    """Locks the rows read until the transaction ends (PostgreSQL; SQLite has one writer)."""
+    audit_columns = "account_id, sequence, interaction_id, created_at, entry, prev, hash"
+    start_audit_head = (
+        "INSERT INTO audit_heads (account_id, sequence, hash) VALUES (?, 0, ?) "
+        "ON CONFLICT (account_id) DO NOTHING"
+    )
+    lock_audit_head = "SELECT sequence, hash FROM audit_heads WHERE account_id = ? {for_update}"
+    insert_audit = "INSERT INTO audit ({audit_columns}) VALUES (?, ?, ?, ?, ?, ?, ?)"
+    set_audit_head = "UPDATE audit_heads SET sequence = ?, hash = ? WHERE account_id = ?"
+    audit_after = (
+        "SELECT {audit_columns} FROM audit WHERE account_id = ? AND sequence > ? "
+        "ORDER BY sequence LIMIT ?"
+    )
+    audit_head = "SELECT sequence, hash FROM audit_heads WHERE account_id = ?"
+    audit_heads = "SELECT account_id, sequence, hash FROM audit_heads ORDER BY account_id"
+
+    # -- the schedule ----------------------------------------------------------------------
+    greatest = "MAX"
+    """The larger of its arguments (PostgreSQL's ``GREATEST``)."""
+    skip_locked = ""
+    """What keeps two replicas from claiming one row (PostgreSQL's ``FOR UPDATE SKIP
+    LOCKED``; SQLite has one writer)."""
+    schedule_columns = "kind, key, due_at, account_id, payload, attempts"
+    # Armed again: the new due time, and a fresh start (attempts, claim).
+    put_step = (
+        "INSERT INTO schedule (kind, key, due_at, account_id, payload, attempts, claimed_by, "
+        "claimed_until) VALUES (?, ?, ?, ?, ?, 0, ?, ?) ON CONFLICT (kind, key) DO UPDATE SET "
+        "due_at = excluded.due_at, account_id = excluded.account_id, "
+        "payload = excluded.payload, attempts = 0, claimed_by = excluded.claimed_by, "
+        "claimed_until = excluded.claimed_until"
+    )
+    cancel_step = "DELETE FROM schedule WHERE kind = ? AND key = ?"
+    # Only the step as claimed: one armed again meanwhile (another due time) stays.
+    finish_step = "DELETE FROM schedule WHERE kind = ? AND key = ? AND due_at = ?"
+    retry_step = (
+        "UPDATE schedule SET due_at = ?, attempts = attempts + 1, claimed_by = NULL, "
+        "claimed_until = NULL WHERE kind = ? AND key = ? AND due_at = ?"
+    )
+    # Walks the due-time index from the earliest: what is claimed and due soon is
+    # passed over; nothing later than ``due_before`` is read.
+    claim_steps = (
+        "UPDATE schedule SET claimed_by = ?, claimed_until = {greatest}(due_at, ?) + ? "
+        "WHERE (kind, key) IN (SELECT kind, key FROM schedule WHERE due_at <= ? "
+        "AND (claimed_until IS NULL OR claimed_until < ?) ORDER BY due_at LIMIT ? "
+        "{skip_locked}) RETURNING {schedule_columns}"
+    )
+    release_steps = (
+        "UPDATE schedule SET claimed_by = NULL, claimed_until = NULL WHERE claimed_by = ?"
+    )
+    get_step = "SELECT {schedule_columns} FROM schedule WHERE kind = ? AND key = ?"
+    count_steps = "SELECT COUNT(*) FROM schedule"
+
     def __init__(self) -> None:
         cls = type(self)
         for name in dir(cls):

@@ -12,6 +12,10 @@ differently. The executor is all that knows how a statement is run:
   sends them as one pipeline: one round trip);
 * ``_transaction()``: statements that commit together and may read on the way.
 
+Every method and the executor are coroutines: on PostgreSQL a round trip is awaited
+(psycopg's async connections), so the event loop serves other requests meanwhile. SQLite
+runs its statements at once inside them (a local file; nothing to wait on).
+
 On PostgreSQL each executor call is one round trip (``_transaction``'s statements aside),
 and the round trips of a send and of an answer are pinned by tests: a method here makes
 no call it does not need. How to add a column or a method: ``docs/explanation/stores.md``.
@@ -21,13 +25,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractAsyncContextManager
 from typing import Any, ClassVar, Protocol
 
 from ..base import (
     ACCOUNT_TABLES,
     AccountRecord,
     AccountUsage,
+    AuditDraft,
+    AuditRecord,
     ChannelRecord,
     DeliveryRecord,
     EventRecord,
@@ -38,6 +44,7 @@ from ..base import (
     InteractionRecord,
     NumberRecord,
     OutboxRecord,
+    StepRecord,
     WebhookRecord,
 )
 from . import rows
@@ -51,13 +58,13 @@ Row = tuple[Any, ...]
 class Transaction(Protocol):
     """Statements run inside ``_tx`` / ``_transaction``."""
 
-    def execute(self, query: str, params: Sequence[Any] = (), /) -> None: ...
-    def executemany(self, query: str, params: Iterable[Sequence[Any]], /) -> None: ...
-    def one(self, query: str, params: Sequence[Any] = (), /) -> Row | None:
+    async def execute(self, query: str, params: Sequence[Any] = (), /) -> None: ...
+    async def executemany(self, query: str, params: Iterable[Sequence[Any]], /) -> None: ...
+    async def one(self, query: str, params: Sequence[Any] = (), /) -> Row | None:
         """The first row (``_transaction`` only: a ``_tx`` reads nothing on the way)."""
         ...
 
-    def run(self, query: str, params: Sequence[Any] = (), /) -> int:
+    async def run(self, query: str, params: Sequence[Any] = (), /) -> int:
         """The rows the statement changed (``_transaction`` only)."""
         ...
 
@@ -71,135 +78,137 @@ class SQLStore:
     """Tables whose rows an account's deletion removes (by their ``account_id``)."""
 
     # -- the executor (each backend's) ----------------------------------------------------
-    def _one(self, query: str, params: Sequence[Any] = ()) -> Row | None:
+    async def _one(self, query: str, params: Sequence[Any] = ()) -> Row | None:
         raise NotImplementedError
 
-    def _all(self, query: str, params: Sequence[Any] = ()) -> list[Row]:
+    async def _all(self, query: str, params: Sequence[Any] = ()) -> list[Row]:
         raise NotImplementedError
 
-    def _run(self, query: str, params: Sequence[Any] = ()) -> int:
+    async def _run(self, query: str, params: Sequence[Any] = ()) -> int:
         raise NotImplementedError
 
-    def _insert_id(self, query: str, params: Sequence[Any]) -> int:
+    async def _insert_id(self, query: str, params: Sequence[Any]) -> int:
         raise NotImplementedError
 
-    def _tx(self, statements: int) -> AbstractContextManager[Transaction]:
+    def _tx(self, statements: int) -> AbstractAsyncContextManager[Transaction]:
         raise NotImplementedError
 
-    def _transaction(self) -> AbstractContextManager[Transaction]:
+    def _transaction(self) -> AbstractAsyncContextManager[Transaction]:
         raise NotImplementedError
 
     # -- accounts ---------------------------------------------------------------------------
-    def insert_account(self, record: AccountRecord) -> None:
-        self._run(self.q.insert_account, rows.account_values(record))
+    async def insert_account(self, record: AccountRecord) -> None:
+        await self._run(self.q.insert_account, rows.account_values(record))
 
-    def account_by_key_hash(self, key_hash: str) -> AccountRecord | None:
-        row = self._one(self.q.account_by_key_hash, (key_hash,))
+    async def account_by_key_hash(self, key_hash: str) -> AccountRecord | None:
+        row = await self._one(self.q.account_by_key_hash, (key_hash,))
         return rows.account(row) if row else None
 
-    def get_account(self, account_id: str) -> AccountRecord | None:
-        row = self._one(self.q.get_account, (account_id,))
+    async def get_account(self, account_id: str) -> AccountRecord | None:
+        row = await self._one(self.q.get_account, (account_id,))
         return rows.account(row) if row else None
 
-    def set_account_suspended(self, account_id: str, suspended: bool) -> None:
-        self._run(self.q.set_account_suspended, (bool(suspended), account_id))
+    async def set_account_suspended(self, account_id: str, suspended: bool) -> None:
+        await self._run(self.q.set_account_suspended, (bool(suspended), account_id))
 
-    def count_accounts(self) -> int:
-        row = self._one(self.q.count_accounts)
+    async def count_accounts(self) -> int:
+        row = await self._one(self.q.count_accounts)
         return int(row[0]) if row else 0
 
-    def list_accounts(self) -> list[AccountRecord]:
-        return [rows.account(row) for row in self._all(self.q.list_accounts)]
+    async def list_accounts(self) -> list[AccountRecord]:
+        return [rows.account(row) for row in await self._all(self.q.list_accounts)]
 
-    def account_usage(self) -> dict[str, AccountUsage]:
+    async def account_usage(self) -> dict[str, AccountUsage]:
         q = self.q
         return rows.usage_from_counts(
-            self._all(q.interactions_per_account),
+            await self._all(q.interactions_per_account),
             {
-                "numbers": self._all(q.numbers_per_account),
-                "webhooks": self._all(q.webhooks_per_account),
-                "channels": self._all(q.channels_per_account),
+                "numbers": await self._all(q.numbers_per_account),
+                "webhooks": await self._all(q.webhooks_per_account),
+                "channels": await self._all(q.channels_per_account),
             },
         )
 
-    def set_account_key_hash(self, account_id: str, key_hash: str) -> bool:
-        return self._run(self.q.set_account_key_hash, (key_hash, account_id)) > 0
+    async def set_account_key_hash(self, account_id: str, key_hash: str) -> bool:
+        return await self._run(self.q.set_account_key_hash, (key_hash, account_id)) > 0
 
-    def delete_account(self, account_id: str) -> dict[str, int] | None:
-        with self._transaction() as tx:
-            return self._delete_account_rows(tx, account_id)
+    async def delete_account(self, account_id: str) -> dict[str, int] | None:
+        async with self._transaction() as tx:
+            return await self._delete_account_rows(tx, account_id)
 
-    def _delete_account_rows(self, tx: Transaction, account_id: str) -> dict[str, int] | None:
+    async def _delete_account_rows(self, tx: Transaction, account_id: str) -> dict[str, int] | None:
         q = self.q
         # Locks the row where the database can (PostgreSQL): a concurrent rotate or
         # suspend waits, then finds nothing.
-        if tx.one(q.account_to_delete, (account_id,)) is None:
+        if await tx.one(q.account_to_delete, (account_id,)) is None:
             return None
         # Provider state names the account in its value (Slack installs, OAuth states)
         # or is keyed by one of its interactions (decisions) or numbers; a call's state
         # names its interaction. Deleted before those rows go.
-        removed = {"provider_state": tx.run(q.delete_provider_state_of_account, (account_id,) * 4)}
+        removed = {
+            "provider_state": await tx.run(q.delete_provider_state_of_account, (account_id,) * 4)
+        }
         for table in self.account_tables:
             statement = q.render(f"DELETE FROM {table} WHERE account_id = ?")
-            removed[table] = tx.run(statement, (account_id,))
-        removed["accounts"] = tx.run(q.delete_account, (account_id,))
+            removed[table] = await tx.run(statement, (account_id,))
+        removed["accounts"] = await tx.run(q.delete_account, (account_id,))
         return removed
 
     # -- the inbox's sessions ---------------------------------------------------------------
-    def insert_inbox_session(self, record: InboxSessionRecord) -> None:
-        self._run(self.q.insert_inbox_session, rows.inbox_session_values(record))
+    async def insert_inbox_session(self, record: InboxSessionRecord) -> None:
+        await self._run(self.q.insert_inbox_session, rows.inbox_session_values(record))
 
-    def inbox_session(
+    async def inbox_session(
         self, id_hash: str, now: float, idle_after: float
     ) -> tuple[InboxSessionRecord, AccountRecord] | None:
-        row = self._one(self.q.inbox_session, (id_hash, now, idle_after))
+        row = await self._one(self.q.inbox_session, (id_hash, now, idle_after))
         return rows.inbox_session(row) if row is not None else None
 
-    def touch_inbox_session(self, id_hash: str, seen_at: float) -> None:
-        self._run(self.q.touch_inbox_session, (seen_at, id_hash, seen_at))
+    async def touch_inbox_session(self, id_hash: str, seen_at: float) -> None:
+        await self._run(self.q.touch_inbox_session, (seen_at, id_hash, seen_at))
 
-    def delete_inbox_session(self, id_hash: str) -> bool:
-        return self._run(self.q.delete_inbox_session, (id_hash,)) > 0
+    async def delete_inbox_session(self, id_hash: str) -> bool:
+        return await self._run(self.q.delete_inbox_session, (id_hash,)) > 0
 
-    def prune_inbox_sessions(self, now: float, idle_after: float) -> int:
-        return self._run(self.q.prune_inbox_sessions, (now, idle_after))
+    async def prune_inbox_sessions(self, now: float, idle_after: float) -> int:
+        return await self._run(self.q.prune_inbox_sessions, (now, idle_after))
 
     # -- interactions -----------------------------------------------------------------------
-    def _interaction_by(self, query: str, params: Sequence[Any]) -> InteractionRecord | None:
-        row = self._one(query, params)
+    async def _interaction_by(self, query: str, params: Sequence[Any]) -> InteractionRecord | None:
+        row = await self._one(query, params)
         return rows.interaction(row) if row else None
 
-    def get_interaction(self, interaction_id: str) -> InteractionRecord | None:
-        return self._interaction_by(self.q.get_interaction, (interaction_id,))
+    async def get_interaction(self, interaction_id: str) -> InteractionRecord | None:
+        return await self._interaction_by(self.q.get_interaction, (interaction_id,))
 
-    def interaction_by_form_token(self, token: str) -> InteractionRecord | None:
-        return self._interaction_by(self.q.interaction_by_form_token, (token,))
+    async def interaction_by_form_token(self, token: str) -> InteractionRecord | None:
+        return await self._interaction_by(self.q.interaction_by_form_token, (token,))
 
-    def interaction_by_reply_token(self, token: str) -> InteractionRecord | None:
-        return self._interaction_by(self.q.interaction_by_reply_token, (token,))
+    async def interaction_by_reply_token(self, token: str) -> InteractionRecord | None:
+        return await self._interaction_by(self.q.interaction_by_reply_token, (token,))
 
-    def interaction_by_provider_ref(self, provider_ref: str) -> InteractionRecord | None:
-        return self._interaction_by(self.q.interaction_by_provider_ref, (provider_ref,))
+    async def interaction_by_provider_ref(self, provider_ref: str) -> InteractionRecord | None:
+        return await self._interaction_by(self.q.interaction_by_provider_ref, (provider_ref,))
 
-    def latest_open_message(
+    async def latest_open_message(
         self, account_id: str | None, channel: str, to_addr: str, from_addr: str
     ) -> InteractionRecord | None:
         if account_id is None:
-            return self._interaction_by(
+            return await self._interaction_by(
                 self.q.latest_open_message_of_anyone, (channel, to_addr, from_addr)
             )
-        return self._interaction_by(
+        return await self._interaction_by(
             self.q.latest_open_message, (account_id, channel, to_addr, from_addr)
         )
 
-    def open_interactions(self) -> list[InteractionRecord]:
-        return [rows.interaction(row) for row in self._all(self.q.open_interactions)]
+    async def open_interactions(self) -> list[InteractionRecord]:
+        return [rows.interaction(row) for row in await self._all(self.q.open_interactions)]
 
-    def list_interactions(self, account_id: str, limit: int) -> list[InteractionRecord]:
-        found = self._all(self.q.list_interactions, (account_id, limit))
+    async def list_interactions(self, account_id: str, limit: int) -> list[InteractionRecord]:
+        found = await self._all(self.q.list_interactions, (account_id, limit))
         return [rows.interaction(row) for row in found]
 
-    def end_interaction(
+    async def end_interaction(
         self,
         interaction_id: str,
         ended_at: float,
@@ -208,56 +217,58 @@ class SQLStore:
     ) -> bool:
         result_text = rows.dumps_json(result) if result is not None else None
         params = (ended_at, result_text, outcome, interaction_id)
-        return self._run(self.q.end_interaction, params) > 0
+        return await self._run(self.q.end_interaction, params) > 0
 
-    def set_delivery(
+    async def set_delivery(
         self, interaction_id: str, delivery_status: str, provider_ref: str | None = None
     ) -> None:
         if provider_ref is None:
-            self._run(self.q.set_delivery, (delivery_status, interaction_id))
+            await self._run(self.q.set_delivery, (delivery_status, interaction_id))
         else:
-            self._run(self.q.set_delivery_and_ref, (delivery_status, provider_ref, interaction_id))
+            await self._run(
+                self.q.set_delivery_and_ref, (delivery_status, provider_ref, interaction_id)
+            )
 
     # -- what real providers keep between callbacks -------------------------------------------
-    def get_provider_state(self, scope: str, key: str) -> dict[str, Any] | None:
-        row = self._one(self.q.get_provider_state, (scope, key))
+    async def get_provider_state(self, scope: str, key: str) -> dict[str, Any] | None:
+        row = await self._one(self.q.get_provider_state, (scope, key))
         if row is None:
             return None
         value = json.loads(row[0])
         assert isinstance(value, dict)
         return value
 
-    def put_provider_state(
+    async def put_provider_state(
         self, scope: str, key: str, value: dict[str, Any], updated_at: float
     ) -> None:
-        self._run(self.q.put_provider_state, (scope, key, rows.dumps_json(value), updated_at))
+        await self._run(self.q.put_provider_state, (scope, key, rows.dumps_json(value), updated_at))
 
-    def provider_states(self, scope: str) -> list[tuple[str, dict[str, Any]]]:
-        found = self._all(self.q.provider_states, (scope,))
+    async def provider_states(self, scope: str) -> list[tuple[str, dict[str, Any]]]:
+        found = await self._all(self.q.provider_states, (scope,))
         return [(str(row[0]), json.loads(row[1])) for row in found]
 
-    def delete_provider_state(self, scope: str, key: str) -> None:
-        self._run(self.q.delete_provider_state, (scope, key))
+    async def delete_provider_state(self, scope: str, key: str) -> None:
+        await self._run(self.q.delete_provider_state, (scope, key))
 
-    def delete_provider_state_before(self, scope: str, cutoff: float) -> None:
-        self._run(self.q.delete_provider_state_before, (scope, cutoff))
+    async def delete_provider_state_before(self, scope: str, cutoff: float) -> None:
+        await self._run(self.q.delete_provider_state_before, (scope, cutoff))
 
     # -- the outcome stream ---------------------------------------------------------------------
-    def outcomes_after(
+    async def outcomes_after(
         self, account_id: str, after: int, limit: int
     ) -> list[tuple[int, dict[str, Any]]]:
-        found = self._all(self.q.outcomes_after, (account_id, after, limit))
+        found = await self._all(self.q.outcomes_after, (account_id, after, limit))
         return [(int(row[0]), json.loads(row[1])) for row in found]
 
-    def last_outcome_id(self) -> int:
-        row = self._one(self.q.last_outcome_id)
+    async def last_outcome_id(self) -> int:
+        row = await self._one(self.q.last_outcome_id)
         return int(row[0]) if row and row[0] is not None else 0
 
-    def delete_outcomes_before(self, cutoff: float) -> None:
-        self._run(self.q.delete_outcomes_before, (cutoff,))
+    async def delete_outcomes_before(self, cutoff: float) -> None:
+        await self._run(self.q.delete_outcomes_before, (cutoff,))
 
     # -- deliveries and inbound messages ----------------------------------------------------
-    def insert_delivery(
+    async def insert_delivery(
         self,
         *,
         id: str,
@@ -283,10 +294,10 @@ class SQLStore:
             form_url,
             created_at,
         )
-        seq = self._insert_id(self.q.insert_delivery, values)
+        seq = await self._insert_id(self.q.insert_delivery, values)
         return rows.delivery((seq, *values))
 
-    def list_deliveries(
+    async def list_deliveries(
         self,
         account_id: str,
         to_addr: str | None = None,
@@ -306,94 +317,98 @@ class SQLStore:
                 query += f" AND {column} = {q.placeholder}"
                 params.append(value)
         params.append(limit)
-        return [rows.delivery(row) for row in self._all(query + q.list_deliveries_end, params)]
+        return [
+            rows.delivery(row) for row in await self._all(query + q.list_deliveries_end, params)
+        ]
 
-    def delivery_seq(self, account_id: str, delivery_id: str) -> int | None:
-        row = self._one(self.q.delivery_seq, (account_id, delivery_id))
+    async def delivery_seq(self, account_id: str, delivery_id: str) -> int | None:
+        row = await self._one(self.q.delivery_seq, (account_id, delivery_id))
         return int(row[0]) if row else None
 
-    def max_delivery_seq(self, account_id: str) -> int:
-        row = self._one(self.q.max_delivery_seq, (account_id,))
+    async def max_delivery_seq(self, account_id: str) -> int:
+        row = await self._one(self.q.max_delivery_seq, (account_id,))
         return int(row[0]) if row and row[0] is not None else 0
 
-    def insert_inbound(self, record: InboundRecord) -> None:
-        self._run(self.q.insert_inbound, rows.inbound_values(record))
+    async def insert_inbound(self, record: InboundRecord) -> None:
+        await self._run(self.q.insert_inbound, rows.inbound_values(record))
 
-    def inbound_by_ref(self, ref: str) -> InboundRecord | None:
-        row = self._one(self.q.inbound_by_ref, (ref,))
+    async def inbound_by_ref(self, ref: str) -> InboundRecord | None:
+        row = await self._one(self.q.inbound_by_ref, (ref,))
         return rows.inbound(row) if row else None
 
-    def list_inbound(self, account_id: str, limit: int) -> list[InboundRecord]:
-        return [rows.inbound(row) for row in self._all(self.q.list_inbound, (account_id, limit))]
+    async def list_inbound(self, account_id: str, limit: int) -> list[InboundRecord]:
+        return [
+            rows.inbound(row) for row in await self._all(self.q.list_inbound, (account_id, limit))
+        ]
 
     # -- numbers ----------------------------------------------------------------------------
-    def insert_number(self, record: NumberRecord) -> None:
-        self._run(self.q.insert_number, rows.number_values(record))
+    async def insert_number(self, record: NumberRecord) -> None:
+        await self._run(self.q.insert_number, rows.number_values(record))
 
-    def number_by_phone(self, phone_number: str) -> NumberRecord | None:
-        row = self._one(self.q.number_by_phone, (phone_number,))
+    async def number_by_phone(self, phone_number: str) -> NumberRecord | None:
+        row = await self._one(self.q.number_by_phone, (phone_number,))
         return rows.number(row) if row else None
 
-    def numbers_of(self, account_id: str) -> list[NumberRecord]:
-        return [rows.number(row) for row in self._all(self.q.numbers_of, (account_id,))]
+    async def numbers_of(self, account_id: str) -> list[NumberRecord]:
+        return [rows.number(row) for row in await self._all(self.q.numbers_of, (account_id,))]
 
-    def reserved_phone_numbers(self) -> set[str]:
-        return {row[0] for row in self._all(self.q.reserved_phone_numbers)}
+    async def reserved_phone_numbers(self) -> set[str]:
+        return {row[0] for row in await self._all(self.q.reserved_phone_numbers)}
 
-    def delete_number(self, account_id: str, number_id: str) -> bool:
-        return self._run(self.q.delete_number, (number_id, account_id)) > 0
+    async def delete_number(self, account_id: str, number_id: str) -> bool:
+        return await self._run(self.q.delete_number, (number_id, account_id)) > 0
 
     # -- webhooks ---------------------------------------------------------------------------
-    def insert_webhook(self, record: WebhookRecord) -> None:
-        self._run(self.q.insert_webhook, rows.webhook_values(record))
+    async def insert_webhook(self, record: WebhookRecord) -> None:
+        await self._run(self.q.insert_webhook, rows.webhook_values(record))
 
-    def webhooks_of(self, account_id: str) -> list[WebhookRecord]:
-        return [rows.webhook(row) for row in self._all(self.q.webhooks_of, (account_id,))]
+    async def webhooks_of(self, account_id: str) -> list[WebhookRecord]:
+        return [rows.webhook(row) for row in await self._all(self.q.webhooks_of, (account_id,))]
 
-    def get_webhook(self, webhook_id: str) -> WebhookRecord | None:
-        row = self._one(self.q.get_webhook, (webhook_id,))
+    async def get_webhook(self, webhook_id: str) -> WebhookRecord | None:
+        row = await self._one(self.q.get_webhook, (webhook_id,))
         return rows.webhook(row) if row else None
 
-    def delete_webhook(self, account_id: str, webhook_id: str) -> bool:
-        return self._run(self.q.delete_webhook, (webhook_id, account_id)) > 0
+    async def delete_webhook(self, account_id: str, webhook_id: str) -> bool:
+        return await self._run(self.q.delete_webhook, (webhook_id, account_id)) > 0
 
     # -- channel cards ----------------------------------------------------------------------
-    def insert_channel(self, record: ChannelRecord) -> None:
-        self._run(self.q.insert_channel, rows.channel_values(record))
+    async def insert_channel(self, record: ChannelRecord) -> None:
+        await self._run(self.q.insert_channel, rows.channel_values(record))
 
-    def get_channel(self, account_id: str, channel_id: str) -> ChannelRecord | None:
-        row = self._one(self.q.get_channel, (channel_id, account_id))
+    async def get_channel(self, account_id: str, channel_id: str) -> ChannelRecord | None:
+        row = await self._one(self.q.get_channel, (channel_id, account_id))
         return rows.channel(row) if row else None
 
-    def channels_of(self, account_id: str) -> list[ChannelRecord]:
-        return [rows.channel(row) for row in self._all(self.q.channels_of, (account_id,))]
+    async def channels_of(self, account_id: str) -> list[ChannelRecord]:
+        return [rows.channel(row) for row in await self._all(self.q.channels_of, (account_id,))]
 
-    def delete_channel(self, account_id: str, channel_id: str) -> bool:
-        return self._run(self.q.delete_channel, (channel_id, account_id)) > 0
+    async def delete_channel(self, account_id: str, channel_id: str) -> bool:
+        return await self._run(self.q.delete_channel, (channel_id, account_id)) > 0
 
     # -- events and the outbox ------------------------------------------------------------------
-    def insert_event(self, record: EventRecord, outbox: list[OutboxRecord]) -> None:
-        with self._tx(1 + len(outbox)) as tx:
-            tx.execute(self.q.insert_event, rows.event_values(record))
+    async def insert_event(self, record: EventRecord, outbox: list[OutboxRecord]) -> None:
+        async with self._tx(1 + len(outbox)) as tx:
+            await tx.execute(self.q.insert_event, rows.event_values(record))
             if outbox:
-                tx.executemany(self.q.insert_outbox, [rows.outbox_values(o) for o in outbox])
+                await tx.executemany(self.q.insert_outbox, [rows.outbox_values(o) for o in outbox])
 
-    def get_event(self, event_id: str) -> EventRecord | None:
-        row = self._one(self.q.get_event, (event_id,))
+    async def get_event(self, event_id: str) -> EventRecord | None:
+        row = await self._one(self.q.get_event, (event_id,))
         return rows.event(row) if row else None
 
-    def list_events(self, account_id: str, limit: int) -> list[EventRecord]:
-        return [rows.event(row) for row in self._all(self.q.list_events, (account_id, limit))]
+    async def list_events(self, account_id: str, limit: int) -> list[EventRecord]:
+        return [rows.event(row) for row in await self._all(self.q.list_events, (account_id, limit))]
 
-    def next_outbox_due(self) -> float | None:
-        row = self._one(self.q.next_outbox_due)
+    async def next_outbox_due(self) -> float | None:
+        row = await self._one(self.q.next_outbox_due)
         return float(row[0]) if row and row[0] is not None else None
 
-    def outbox_depth(self) -> int:
-        row = self._one(self.q.outbox_depth)
+    async def outbox_depth(self) -> int:
+        row = await self._one(self.q.outbox_depth)
         return int(row[0]) if row else 0
 
-    def update_outbox(
+    async def update_outbox(
         self,
         outbox_id: str,
         *,
@@ -405,7 +420,7 @@ class SQLStore:
         delivered_at: float | None,
         updated_at: float,
     ) -> None:
-        self._run(
+        await self._run(
             self.q.update_outbox,
             (
                 status,
@@ -419,25 +434,101 @@ class SQLStore:
             ),
         )
 
-    def cancel_outbox_for_webhook(self, webhook_id: str, now: float) -> None:
-        self._run(self.q.cancel_outbox_for_webhook, (now, webhook_id))
+    async def cancel_outbox_for_webhook(self, webhook_id: str, now: float) -> None:
+        await self._run(self.q.cancel_outbox_for_webhook, (now, webhook_id))
 
-    def list_outbox(self, account_id: str, limit: int) -> list[OutboxRecord]:
-        return [rows.outbox(row) for row in self._all(self.q.list_outbox, (account_id, limit))]
+    async def list_outbox(self, account_id: str, limit: int) -> list[OutboxRecord]:
+        return [
+            rows.outbox(row) for row in await self._all(self.q.list_outbox, (account_id, limit))
+        ]
 
     # -- idempotency ------------------------------------------------------------------------
-    def get_idempotency(self, account_id: str, key: str) -> IdempotencyRecord | None:
-        row = self._one(self.q.get_idempotency, (account_id, key))
+    async def get_idempotency(self, account_id: str, key: str) -> IdempotencyRecord | None:
+        row = await self._one(self.q.get_idempotency, (account_id, key))
         return rows.idempotency(row) if row else None
 
-    def put_idempotency(self, record: IdempotencyRecord) -> None:
-        self._run(self.q.put_idempotency, rows.idempotency_values(record))
+    async def put_idempotency(self, record: IdempotencyRecord) -> None:
+        await self._run(self.q.put_idempotency, rows.idempotency_values(record))
 
-    def get_idempotency_link(self, account_id: str, key: str) -> IdempotencyLinkRecord | None:
-        row = self._one(self.q.get_idempotency_link, (account_id, key))
+    async def get_idempotency_link(self, account_id: str, key: str) -> IdempotencyLinkRecord | None:
+        row = await self._one(self.q.get_idempotency_link, (account_id, key))
         return rows.idempotency_link(row) if row else None
 
-    def delete_idempotency_before(self, cutoff: float) -> None:
-        with self._tx(2) as tx:
-            tx.execute(self.q.delete_idempotency_before, (cutoff,))
-            tx.execute(self.q.delete_idempotency_links_before, (cutoff,))
+    async def delete_idempotency_before(self, cutoff: float) -> None:
+        async with self._tx(2) as tx:
+            await tx.execute(self.q.delete_idempotency_before, (cutoff,))
+            await tx.execute(self.q.delete_idempotency_links_before, (cutoff,))
+
+    # -- the audit log ----------------------------------------------------------------------
+    async def append_audit(
+        self, account_id: str, drafts: Sequence[AuditDraft]
+    ) -> list[AuditRecord]:
+        from ...approvals.audit import GENESIS
+
+        if not drafts:
+            return []
+        q = self.q
+        async with self._transaction() as tx:
+            await tx.execute(q.start_audit_head, (account_id, GENESIS))
+            head = await tx.one(q.lock_audit_head, (account_id,))
+            assert head is not None  # made by the statement before, in this transaction
+            sequence, prev = int(head[0]), str(head[1])
+            records = []
+            for draft in drafts:
+                sequence += 1
+                record = rows.chained_audit(account_id, sequence, prev, draft)
+                records.append(record)
+                prev = record.hash
+            await tx.executemany(q.insert_audit, [rows.audit_values(r) for r in records])
+            await tx.execute(q.set_audit_head, (sequence, prev, account_id))
+        return records
+
+    async def audit_after(self, account_id: str, after: int, limit: int) -> list[AuditRecord]:
+        found = await self._all(self.q.audit_after, (account_id, after, limit))
+        return [rows.audit(row) for row in found]
+
+    async def audit_head(self, account_id: str) -> tuple[int, str] | None:
+        row = await self._one(self.q.audit_head, (account_id,))
+        return (int(row[0]), str(row[1])) if row else None
+
+    async def audit_heads(self) -> dict[str, tuple[int, str]]:
+        return {str(r[0]): (int(r[1]), str(r[2])) for r in await self._all(self.q.audit_heads)}
+
+    # -- the schedule -----------------------------------------------------------------------
+    async def put_steps(
+        self, steps: Sequence[StepRecord], claimed_by: str | None, claimed_until: float | None
+    ) -> None:
+        if not steps:
+            return
+        values = [rows.step_values(step, claimed_by, claimed_until) for step in steps]
+        if len(values) == 1:
+            await self._run(self.q.put_step, values[0])
+            return
+        async with self._tx(1) as tx:
+            await tx.executemany(self.q.put_step, values)
+
+    async def cancel_step(self, kind: str, key: str) -> None:
+        await self._run(self.q.cancel_step, (kind, key))
+
+    async def claim_steps(
+        self, owner: str, *, due_before: float, now: float, lease: float, limit: int
+    ) -> list[StepRecord]:
+        params = (owner, now, lease, due_before, now, limit)
+        return [rows.step(row) for row in await self._all(self.q.claim_steps, params)]
+
+    async def finish_step(self, step: StepRecord) -> bool:
+        return await self._run(self.q.finish_step, (step.kind, step.key, step.due_at)) > 0
+
+    async def retry_step(self, step: StepRecord, due_at: float) -> None:
+        await self._run(self.q.retry_step, (due_at, step.kind, step.key, step.due_at))
+
+    async def release_steps(self, owner: str) -> None:
+        await self._run(self.q.release_steps, (owner,))
+
+    async def get_step(self, kind: str, key: str) -> StepRecord | None:
+        row = await self._one(self.q.get_step, (kind, key))
+        return rows.step(row) if row else None
+
+    async def count_steps(self) -> int:
+        row = await self._one(self.q.count_steps)
+        return int(row[0]) if row else 0

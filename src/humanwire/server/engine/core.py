@@ -59,6 +59,7 @@ from ..forms.address_providers import build_address_validator
 from ..limits import RateLimiter, SpamGuard, fingerprint
 from ..outbox import RESOLVE_TIMEOUT, Outbox, Resolver
 from ..replicas import Replicas
+from ..schedule import Schedule
 from ..store import Store, open_store
 from ..store.base import (
     DeliveryRecord,
@@ -179,6 +180,17 @@ class EngineCore:
                 on_tick=self._on_tick,
                 on_resync=self._resync,
             )
+        # Every future step that is not a window (reminders, escalations, ...): a row
+        # with a due time, claimed when due by one replica. Parts of the engine register
+        # a handler per kind (``schedule.handlers[kind] = ...``) before ``start``.
+        self.schedule = Schedule(
+            self.store,
+            owner=self.replicas.id if self.replicas is not None else uuid.uuid4().hex[:16],
+            handlers={},
+            # A dead replica's steps go to the others after the replicas' own lease.
+            lease=config.replica_lease,
+            horizon=min(5.0, config.replica_lease / 2),
+        )
         self._ticks = 0
         self.outbox_depth_read = 0
         """``outbox_depth`` as ``read_outbox_depth`` last found it."""
@@ -234,6 +246,7 @@ class EngineCore:
         else:
             await self._rearm(await self.store.open_interactions())
         await self.outbox.start()
+        self.schedule.start()
 
     async def _rearm(self, records: list[InteractionRecord]) -> None:
         """Arms the window timers of open interactions (at start, or claimed from a
@@ -313,6 +326,7 @@ class EngineCore:
         for task in runs:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        await self.schedule.close()
         await self.outbox.close()
         await self.addresses.aclose()
         if self.replicas is not None:

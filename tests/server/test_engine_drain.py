@@ -35,7 +35,11 @@ async def test_drain_answers_held_requests_unavailable_and_ends_nothing(
     call = CallRequest.model_validate({"prompt": "Call", "to": HUMAN, "waitForCallEnd": True})
     held_call = asyncio.create_task(engine.place_call(account, call))
     await _until_held(engine, 3)
+    # A hold registers before its delivery is stored: wait for all three deliveries.
     delivered = await engine.list_sandbox_deliveries(account)
+    while len(delivered) < 3:
+        await asyncio.sleep(0.005)
+        delivered = await engine.list_sandbox_deliveries(account)
     # By kind: on PostgreSQL the three sends' store calls interleave (any order).
     of_kind = {d.kind: str(d.interaction_id) for d in delivered}
     message_id, form_id, call_id = of_kind["message"], of_kind["form"], of_kind["call"]

@@ -115,6 +115,8 @@ async def test_close_answers_what_is_still_held_unavailable(tmp_path: Path, data
     account, _key = await engine.create_account()
     held = asyncio.create_task(engine.send_message(account, sms(wait_time=30)))
     await _until_held(engine, 1)
+    while not await engine.list_sandbox_deliveries(account):  # delivered, then held
+        await asyncio.sleep(0.005)
     await engine.close()  # a host that never called drain(): close drains first
     with pytest.raises(ServiceUnavailable):
         await asyncio.wait_for(held, 1)

@@ -143,8 +143,8 @@ class PostgresConnection(SQLStore):
     async def _connection(self) -> AsyncIterator[psycopg.AsyncConnection[tuple[Any, ...]]]:
         """A pooled connection (autocommit: each statement outside ``_tx`` commits on
         its own); a unique violation becomes ``Duplicate``."""
-        if self._closed:
-            raise RuntimeError("the store is closed")
+        if self._closed:  # a stopping service: not done, as on SQLite (503, retry)
+            raise StoreUnavailable("the store is closed")
         if not self._opened:
             # Starts filling the pool in the background; the first caller waits for a
             # connection as any other does. Opening twice is harmless.

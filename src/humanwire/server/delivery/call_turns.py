@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from .base import Outbound, Sent
 from .jobs import ProviderJobs
+from .relay import SETUP_TIMEOUT, TWILIO_RELAY, RelayDialect
 
 if TYPE_CHECKING:
     from ..engine import Engine
@@ -61,6 +62,8 @@ class CallTurns:
         jobs: ProviderJobs,
         relay_url: str | None = None,
         relay_silence: float = 5.0,
+        relay_setup_timeout: float = SETUP_TIMEOUT,
+        relay_dialect: RelayDialect = TWILIO_RELAY,
     ) -> None:
         self.jobs = jobs
         self.relay_url = relay_url
@@ -69,6 +72,10 @@ class CallTurns:
         self.relay_silence = relay_silence
         """Seconds of silence after the agent's turn before the relay counts a silent
         answer (a ``<Gather>``'s ``timeout``)."""
+        self.relay_setup_timeout = relay_setup_timeout
+        """Seconds a relay socket has to send its ``setup`` before it is closed."""
+        self.relay_dialect = relay_dialect
+        """The carrier's relay messages and markup (``relay.RelayDialect``)."""
         self.engine = engine
         self.agent = agent
         self.scope = scope
@@ -257,14 +264,21 @@ class CallTurns:
             greeting, _ = await self.agent_turn(state, record)
         action = f"{self.voice_url}?interaction={record.id}&relay=ended"
         markup = connect_relay(
-            self.relay_url,
+            self.relay_socket_url(record.id),
             action_url=action,
             welcome_greeting=greeting,
             voice=voice,
             language=language,
+            polly_provider_attribute=self.relay_dialect.polly_provider_attribute,
         )
         state.update(relay=True, last=markup)
         return markup
+
+    def relay_socket_url(self, interaction_id: str) -> str:
+        """The socket the carrier opens for this call: the URL names the interaction, so
+        the handshake's check covers it (Twilio signs the URL; Telnyx's adds a token)."""
+        assert self.relay_url is not None
+        return f"{self.relay_url}?interaction={interaction_id}"
 
     async def _relay_ended(self, state: dict[str, Any]) -> str:
         """What follows the relay session: the transfer the agent decided, or the end.

@@ -21,6 +21,7 @@ shares nothing; the summary reaches the webhooks as ``call.conversation.ended``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Mapping
@@ -82,6 +83,9 @@ class CallTurns:
         self.voice_url = voice_url
         self.status_url = status_url
         self._tasks: set[asyncio.Task[None]] = set()
+        self._relays: dict[str, asyncio.Event] = {}
+        """Calls whose relay socket is open on this process: set once the session has
+        stored the call's state (``relay_settled``)."""
 
     async def aclose(self) -> None:
         if self._tasks:
@@ -156,6 +160,8 @@ class CallTurns:
         from ..voice import hangup, say_and_dial, say_and_hangup, say_and_listen, voicemail
 
         sid = params.get("CallSid", "")
+        if query.get("relay") == "ended":
+            await self.relay_settled(sid)
         state = await self._state(sid, params, query, create=True)
         if state is None:
             return say_and_hangup("Sorry, this number does not take calls. Goodbye.")
@@ -292,6 +298,27 @@ class CallTurns:
             return say_and_dial("", transfer_to, caller_id=record.from_addr)
         return hangup()
 
+    def relay_opened(self, sid: str) -> None:
+        self._relays.setdefault(sid, asyncio.Event())
+
+    def relay_stored(self, sid: str) -> None:
+        """The session stored the call's final state (the agent ended the call, or the
+        socket closed)."""
+        settled = self._relays.pop(sid, None)
+        if settled is not None:
+            settled.set()
+
+    async def relay_settled(self, sid: str, timeout: float = 5.0) -> None:
+        """Returns once a relay session of ``sid`` open on this process has stored the
+        call's state (at most ``timeout`` seconds). The carrier asks the action URL and
+        reports the end right after the socket closes; read before the session's last
+        save, the transcript would lack the last turns (the summary would say nobody
+        spoke). A socket on another replica is not waited for."""
+        settled = self._relays.get(sid)
+        if settled is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(settled.wait(), timeout)
+
     async def relay_state(self, sid: str) -> dict[str, Any] | None:
         """The state of a call connected to the relay (None: no such call here)."""
         state = await self._load(sid) if sid else None
@@ -311,6 +338,7 @@ class CallTurns:
         if call_status not in (*UNANSWERED, "completed"):
             return
         sid = params.get("CallSid", "")
+        await self.relay_settled(sid)
         state = await self._state(sid, params, query, create=False)
         if state is None:
             return

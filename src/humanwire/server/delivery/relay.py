@@ -27,7 +27,9 @@ then asks the ``<Connect>``'s action URL what follows (``CallTurns._relay_ended`
   as a ``<Gather>``'s timeout is.
 - The call's state (the transcript) is stored when the agent ends or transfers the call
   and when the socket closes, not after every turn: a socket stays on one process, and a
-  write per turn of every call was what slowed the others' turns most.
+  write per turn of every call was what slowed the others' turns most. The carrier's
+  action request and status callback, which follow the socket's close at once, wait on
+  this process for that last write (``CallTurns.relay_settled``).
 - A frame that is not a JSON object, a message of an unknown type or a missing field is
   ignored (logged at debug); a socket that names no known call is closed. The socket
   closing ends nothing by itself: the carrier then asks the action URL (the call hangs
@@ -116,9 +118,10 @@ class RelayClosed(Exception):
 
 
 class RelaySession:
-    """One call's socket: ``await RelaySession(turns, receive, send).run()``.
+    """One call's socket: ``await RelaySession(turns, receive, send, interaction=…).run()``.
     ``interaction``: the interaction the socket's URL names (the handshake's check
-    covered it); a ``setup`` for another call closes the socket. ``setup_timeout``:
+    covered it); a ``setup`` for another call (or a URL naming none) closes the socket.
+    ``setup_timeout``:
     seconds the socket has to send its ``setup`` (the call's ``CallTurns`` decides by
     default)."""
 
@@ -128,7 +131,7 @@ class RelaySession:
         receive: Receive,
         send: Send,
         *,
-        interaction: str | None = None,
+        interaction: str,
         setup_timeout: float | None = None,
     ) -> None:
         self.turns = turns
@@ -159,12 +162,16 @@ class RelaySession:
             return
         if setup is None or setup.get("type") != "setup" or not await self._open(setup):
             return
+        self.turns.relay_opened(self.sid)
         try:
             await self._converse()
         finally:
-            await self._stop_turn()
-            if self.state is not None:
-                await self.turns.save_state(self.sid, self.state)
+            try:
+                await self._stop_turn()
+                if self.state is not None:
+                    await self.turns.save_state(self.sid, self.state)
+            finally:
+                self.turns.relay_stored(self.sid)
 
     async def _open(self, setup: dict[str, Any]) -> bool:
         sid = setup.get("callSid")
@@ -172,7 +179,7 @@ class RelaySession:
         if state is None:
             logger.info("relay: a socket for a call this service does not know; closing")
             return False
-        if self.interaction is not None and state.get("interactionId") != self.interaction:
+        if not self.interaction or state.get("interactionId") != self.interaction:
             logger.info("relay: a socket opened for another call than its setup's; closing")
             return False
         self.sid, self.state = str(sid), state
@@ -342,8 +349,10 @@ class RelaySession:
             _, action = await self.turns.agent_turn(self.state, record, on_text=self._token)
             await self._send(self.dialect.text("", last=True))
             if action in ("end", "transfer", "voicemail"):
-                # stored before Twilio asks the action what follows (the transfer)
+                # stored before the carrier asks the action what follows (the transfer),
+                # which need not wait for the socket to close (``relay_settled``)
                 await self.turns.save_state(self.sid, self.state)
+                self.turns.relay_stored(self.sid)
                 await self._end(action)
             else:
                 self._listen()

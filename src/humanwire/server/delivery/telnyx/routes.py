@@ -230,7 +230,7 @@ def telnyx_routes(provider: TelnyxProvider) -> list[BaseRoute]:
         )
 
     async def relay(websocket: WebSocket, receive: Frames, send: SendJSON) -> None:
-        interaction = websocket.query_params.get("interaction")
+        interaction = websocket.query_params.get("interaction", "")
         await RelaySession(provider.voice, receive, send, interaction=interaction).run()
 
     return [

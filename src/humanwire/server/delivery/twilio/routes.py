@@ -131,7 +131,7 @@ def twilio_routes(provider: TwilioProvider) -> list[BaseRoute]:
         )
 
     async def relay(websocket: WebSocket, receive: Frames, send: SendJSON) -> None:
-        interaction = websocket.query_params.get("interaction")
+        interaction = websocket.query_params.get("interaction", "")
         await RelaySession(provider.voice, receive, send, interaction=interaction).run()
 
     return [

@@ -31,6 +31,8 @@ from ..twilio.fake import BargeIn, CalleeScript
 from .contract import ContractViolation, check, query, wire_fields
 
 __all__ = [
+    "RELAY_FRAMES",
+    "BargeIn",
     "CalleeScript",
     "FakeCall",
     "FakeMessage",

@@ -11,13 +11,14 @@ it, how the markup names a voice) and the handshake's check (the carrier's route
 From the carrier: ``setup`` (first, names the ``callSid``), ``prompt`` (``voicePrompt``;
 ``last`` marks the final transcript of an utterance), ``interrupt`` (the person spoke
 over the agent: ``utteranceUntilInterrupt`` is what they heard), ``dtmf`` (``digit``),
-``error``. To the carrier: ``text`` (``token``, ``last``, ``interruptible``) as the model
-writes, ``end`` (``handoffData``) when the agent transfers or ends the call; the carrier
-then asks the ``<Connect>``'s action URL what follows (``CallTurns._relay_ended``).
+``error``. To the carrier: ``text`` (``token``, ``last``; Twilio's also
+``interruptible``) as the model writes, ``end`` (Twilio's with ``handoffData``) when the
+agent transfers or ends the call; the carrier then asks the ``<Connect>``'s action URL
+what follows (``CallTurns._relay_ended``).
 
 - The socket's URL names the call's interaction (``?interaction=``, signed or tokened with
-  it): a ``setup`` naming another call is closed, so one call's handshake never opens
-  another's session.
+  it): a ``setup`` naming another call (or a URL naming none) is closed, so one call's
+  handshake never opens another's session.
 - A socket that sends no ``setup`` within ``setup_timeout`` seconds is closed; the carrier
   then ends the call (nothing was said: ``no_answer``, with its summary).
 - A final ``prompt`` cancels the agent's turn still running and is the next turn; an

@@ -166,6 +166,7 @@ class Bench:
             self.http = httpx.AsyncClient(timeout=60)
         await self.post(self.http, voice, self.params(sid, AnsweredBy="human"))
         url = self.base.replace("http://", "ws://") + "/providers/twilio/relay"
+        url += f"?interaction={interaction}"
         times = []
         async with connect(url, additional_headers=self.signed(url, {})) as socket:
             await socket.send(json.dumps({"type": "setup", "callSid": sid}))

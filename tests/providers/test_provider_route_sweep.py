@@ -55,7 +55,7 @@ TELNYX_SECRET = "telnyx-test-signing-seed"
 """The Telnyx fake's key pair is derived from it (``telnyx_key``), so the sweep signs as
 Telnyx does with the same ``SIGNERS`` call as the others."""
 KNOWN_PAGES = {"/providers/slack/install", "/providers/slack/oauth"}
-KNOWN_SOCKETS = {"/providers/twilio/relay"}
+KNOWN_SOCKETS = {"/providers/twilio/relay", "/providers/telnyx/relay"}
 
 
 @dataclass
@@ -302,9 +302,10 @@ def test_every_provider_websocket_refuses_an_unsigned_handshake(providers: Provi
             {"X-Twilio-Signature": "x" * 5000},
             forged,
         ):
-            with pytest.raises(InvalidStatus) as refused:
-                connect(url, additional_headers=headers, open_timeout=5).close()
-            assert refused.value.response.status_code == 403, (route.path, headers)
+            for query in ("", "?interaction=x", "?interaction=x&token=bad", "?token=" + "x" * 5000):
+                with pytest.raises(InvalidStatus) as refused:
+                    connect(url + query, additional_headers=headers, open_timeout=5).close()
+                assert refused.value.response.status_code == 403, (route.path, query, headers)
 
 
 def unverifiable() -> list[dict[bytes, bytes]]:

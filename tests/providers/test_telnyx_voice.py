@@ -1,7 +1,9 @@
 """Calls through Telnyx's TeXML run by the same voice agent as Twilio's, end to end: the
 service places the call on the contract fake, the fake's scripted callee answers the
 service's TeXML turn by turn (callbacks signed with Ed25519), and a scripted chat model
-plays the agent's brain. The same outcomes, texts and errors as the Twilio path."""
+plays the agent's brain. The same outcomes, texts and errors as the Twilio path, turn by
+turn and over ConversationRelay (the fake speaks its socket's messages); the behaviours
+both carriers share over the relay are ``test_call_behaviours``'s."""
 
 from __future__ import annotations
 
@@ -37,11 +39,19 @@ def end(text: str) -> str:
 Make = Callable[..., TelnyxLive]
 
 
+@pytest.fixture(params=["gather", "relay"])
+def voice_mode(request: pytest.FixtureRequest) -> str:
+    """Every call test runs over both: turn by turn (``<Gather>``) and ConversationRelay."""
+    return str(request.param)
+
+
 @pytest.fixture
-def voice_live(database: str, fake_telnyx: TelnyxFakeServer) -> Iterator[Make]:
+def voice_live(database: str, fake_telnyx: TelnyxFakeServer, voice_mode: str) -> Iterator[Make]:
     made: list[TelnyxLive] = []
 
     def make(model: GenericFakeChatModel, **changes: object) -> TelnyxLive:
+        changes.setdefault("voice_mode", voice_mode)
+        changes.setdefault("voice_relay_silence", 0.3)
         runner, key = start_telnyx(database, fake_telnyx, voice_chat_model=model, **changes)
         live = TelnyxLive(
             fake_telnyx.fake,
@@ -59,7 +69,7 @@ def voice_live(database: str, fake_telnyx: TelnyxFakeServer) -> Iterator[Make]:
         assert live.fake.violations == []
 
 
-def test_a_call_is_talked_through_and_summarised(voice_live: Make) -> None:
+def test_a_call_is_talked_through_and_summarised(voice_live: Make, voice_mode: str) -> None:
     live = voice_live(
         brain(
             say("Hi, this is Acme. Can you work Friday?"),
@@ -90,7 +100,14 @@ def test_a_call_is_talked_through_and_summarised(voice_live: Make) -> None:
         "Great, see you Friday. Goodbye.",
     ]
     assert call.heard == ["Yes, Friday works"]
-    assert 'voice="Polly.Brian"' in call.texml[0]  # male, en-GB: the same markup as Twilio's
+    assert 'voice="Polly.Brian"' in call.texml[0]  # male, en-GB: as Telnyx's <Say> takes it
+    if voice_mode == "relay":
+        assert "<ConversationRelay" in call.texml[0] and "ttsProvider" not in call.texml[0]
+        # the words went out as the model wrote them, in the frames Telnyx publishes
+        # (the fake counts any other field as a violation)
+        tokens = [m for m in call.relay_messages if m["type"] == "text" and m["token"]]
+        assert len(tokens) > 4
+        assert call.relay_messages[-1] == {"type": "end"}
     assert [(t.speaker, t.text) for t in event.payload.transcript or []] == [
         ("agent", "Hi, this is Acme. Can you work Friday?"),
         ("human", "Yes, Friday works"),
@@ -179,6 +196,7 @@ def test_voice_turns_need_telnyxs_signature(voice_live: Make) -> None:
     assert unknown.status_code == 200 and "<Hangup" in unknown.text
 
 
+@pytest.mark.parametrize("voice_mode", ["gather"])
 def test_a_turn_asked_again_is_answered_as_before_and_changes_nothing(voice_live: Make) -> None:
     """Telnyx retrying a turn (or a replay of it, freshly signed, which the signature
     cannot tell apart): the same markup, no second entry in the transcript, no extra

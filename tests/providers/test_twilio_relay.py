@@ -35,16 +35,22 @@ class Relay:
     runner: ServiceRunner
     client: HumanWire
 
+    interaction_id: str = ""
+    """The last call answered's (``answered_call``)."""
+
     @property
     def url(self) -> str:
         return self.runner.base_url.replace("http://", "ws://", 1) + "/providers/twilio/relay"
 
-    def open(self, *, signature: str | None = None) -> ClientConnection:
+    def open(
+        self, *, signature: str | None = None, interaction: str | None = None
+    ) -> ClientConnection:
+        """The socket as Twilio opens it for ``interaction`` (the last call answered's by
+        default): the URL the TwiML named, signed."""
+        url = f"{self.url}?interaction={interaction or self.interaction_id or 'none'}"
         if signature is None:
-            signature = RequestValidator(self.fake.auth_token).compute_signature(self.url, {})
-        return connect(self.url, additional_headers={"X-Twilio-Signature": signature})
-
-    interaction_id: str = ""
+            signature = RequestValidator(self.fake.auth_token).compute_signature(url, {})
+        return connect(url, additional_headers={"X-Twilio-Signature": signature})
 
     def answered_call(self, sid: str = CALL_SID, to: str = HUMAN) -> str:
         """A call placed and answered (the TwiML request as Twilio makes it, by hand):
@@ -158,6 +164,28 @@ def test_a_socket_for_no_known_call_is_closed(relay: Relay, first: str) -> None:
             socket.recv(timeout=5)
 
 
+def test_a_socket_opened_for_one_call_cannot_run_another(relay: Relay) -> None:
+    """The signature covers the URL, which names the call's interaction: a handshake
+    signed for one call whose setup names another is closed, and a URL naming no call
+    too."""
+    other_sid = relay.answered_call("CA" + "3" * 32, "+12025550103")
+    other_interaction = relay.interaction_id
+    sid = relay.answered_call()
+    with relay.open(interaction=other_interaction) as socket:
+        socket.send(setup(sid))
+        with pytest.raises(ConnectionClosed):
+            socket.recv(timeout=5)
+    bare = RequestValidator(relay.fake.auth_token).compute_signature(relay.url, {})
+    with connect(relay.url, additional_headers={"X-Twilio-Signature": bare}) as socket:
+        socket.send(setup(sid))
+        with pytest.raises(ConnectionClosed):
+            socket.recv(timeout=5)
+    with relay.open(interaction=other_interaction) as socket:  # its own call: it runs
+        socket.send(setup(other_sid))
+        words, _ = turn(socket)
+        assert words == "Hi, this is Acme. Friday?"
+
+
 def test_garbage_is_ignored_and_the_call_goes_on(relay: Relay) -> None:
     sid = relay.answered_call()
     with relay.open() as socket:
@@ -208,8 +236,9 @@ def test_a_frame_too_large_closes_the_socket(relay: Relay) -> None:
 
 
 def test_only_garbage_closes_the_socket(relay: Relay) -> None:
+    sid = relay.answered_call()
     with relay.open() as socket:
-        socket.send(setup(relay.answered_call()))
+        socket.send(setup(sid))
         turn(socket)
         with pytest.raises(ConnectionClosed):
             for _ in range(500):
@@ -248,11 +277,13 @@ def test_a_dropped_socket_ends_the_call_with_its_summary(relay: Relay) -> None:
 
 
 def test_one_calls_slow_model_never_slows_another(relay: Relay) -> None:
+    slow_sid = relay.answered_call("CA" + "1" * 32, "+12025550101")
     slow = relay.open()
+    fast_sid = relay.answered_call("CA" + "2" * 32, "+12025550102")
     fast = relay.open()
     with slow, fast:
-        slow.send(setup(relay.answered_call("CA" + "1" * 32, "+12025550101")))
-        fast.send(setup(relay.answered_call("CA" + "2" * 32, "+12025550102")))
+        slow.send(setup(slow_sid))
+        fast.send(setup(fast_sid))
         turn(slow)
         turn(fast)
         slow.send(json.dumps({"type": "prompt", "voicePrompt": "slow please", "last": True}))

@@ -1,6 +1,8 @@
 """Calls through Twilio run by the voice agent, end to end: the service places the call
 on the contract fake, the fake's scripted callee answers the service's TwiML turn by
-turn, and a scripted chat model plays the agent's brain."""
+turn, and a scripted chat model plays the agent's brain. The behaviours both carriers
+share over the relay (barge-in, keys, silence, a failing model, the setup timeout) are
+``test_call_behaviours``'s, on each carrier in each mode."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from twilio_support import HUMAN, OTHER_HUMAN, POOL, SMS_FROM, Live, in_backgrou
 
 from humanwire import CallTimeoutError, HumanWire
 from humanwire.testing.receiver import WebhookReceiver
-from humanwire.testing.twilio import BargeIn, CalleeScript, TwilioFakeServer
+from humanwire.testing.twilio import CalleeScript, TwilioFakeServer
 
 TRANSFER = "+13125550123"
 
@@ -152,15 +154,6 @@ def test_a_call_nobody_takes_is_no_answer(voice_live: Make, answer: str) -> None
     assert live.fake.calls[0].said == []
 
 
-def test_silence_ends_the_call_as_no_answer(voice_live: Make) -> None:
-    live = voice_live(brain(say("Hello? This is Acme."), say("Are you there?")))
-    live.fake.callee(HUMAN, CalleeScript(says=[None, None]))
-    ended = live.client.calls.create(to=HUMAN, prompt="Ask about Friday.", wait_for_call_end=True)
-    assert ended.outcome == "no_answer"
-    assert live.fake.calls[0].heard == [None, None]
-    assert len(live.fake.calls[0].said) == 3  # opening, a second try, the goodbye
-
-
 def test_phone_call_past_its_limit_is_a_timeout_and_the_call_is_hung_up(voice_live: Make) -> None:
     live = voice_live(brain(*[say(f"Question {i}?") for i in range(40)]), phone_call_limit=2.0)
     live.fake.callee(HUMAN, CalleeScript(says=["hmm"] * 200, seconds_per_turn=0.3))
@@ -245,42 +238,10 @@ def test_the_hang_up_is_retried_while_twilio_fails(voice_live: Make) -> None:
     assert call.done
 
 
-def test_the_callee_speaking_over_the_agent_is_the_next_turn(
-    voice_live: Make, voice_mode: str
-) -> None:
-    """Barge-in: over the relay the agent's speech and the model's stream stop at the
-    first words and the transcript keeps what was heard; over <Gather> the answer is
-    an ordinary one."""
-    opening = "Hi, this is Acme calling about your shift on Friday and the new rota."
-    live = voice_live(brain(say(opening), end("Sorry to bother you. Goodbye."), "A wrong number."))
-    live.fake.callee(HUMAN, CalleeScript(says=[BargeIn("Wrong number, sorry")]))
-    with WebhookReceiver() as receiver:
-        receiver.register(live.client)
-        ended = live.client.calls.create(
-            to=HUMAN, prompt="Ask about Friday.", wait_for_call_end=True
-        )
-        [event] = receiver.wait_for("call.conversation.ended")
-    assert ended.outcome == "completed"
-    [call] = live.fake.calls
-    assert call.heard == ["Wrong number, sorry"]
-    spoken = [(t.speaker, t.text) for t in event.payload.transcript or []]
-    if voice_mode == "relay":
-        [cut] = call.interrupted
-        assert cut and opening.startswith(cut) and len(cut) < len(opening)
-        assert call.said == [cut, "Sorry to bother you. Goodbye."]
-        assert spoken[0] == ("agent", cut)
-    else:
-        assert call.said == [opening, "Sorry to bother you. Goodbye."]
-        assert spoken[0] == ("agent", opening)
-    assert spoken[1:] == [
-        ("human", "Wrong number, sorry"),
-        ("agent", "Sorry to bother you. Goodbye."),
-    ]
-
-
+@pytest.mark.parametrize("voice_mode", ["gather"])
 def test_keys_pressed_are_the_answer(voice_live: Make, voice_mode: str) -> None:
-    """DTMF: over the relay the digits (``dtmf`` messages) are one answer once the person
-    stops pressing; over <Gather> the fake's callee says them."""
+    """DTMF over <Gather>: the fake's callee says the digits (over the relay, on both
+    carriers: ``test_call_behaviours``)."""
     live = voice_live(
         brain(
             say("Press 1 to confirm Friday, 2 to cancel."),
@@ -299,13 +260,3 @@ def test_keys_pressed_are_the_answer(voice_live: Make, voice_mode: str) -> None:
         ("human", "1"),
         ("agent", "Confirmed. Goodbye."),
     ]
-
-
-def test_a_model_that_fails_ends_the_call_politely(voice_live: Make) -> None:
-    live = voice_live(brain())  # every request to the model fails
-    live.fake.callee(HUMAN, CalleeScript(says=["Hello?"]))
-    ended = live.client.calls.create(to=HUMAN, prompt="Ask about Friday.", wait_for_call_end=True)
-    assert (ended.outcome, ended.error) == ("no_answer", "human did not respond")
-    [call] = live.fake.calls
-    assert call.said == ["Sorry, I have to go. Goodbye."]
-    assert call.errors == []

@@ -180,10 +180,14 @@ class ServiceConfig:
     """A chat model object; takes precedence over ``voice_model`` (tests, embedding)."""
     voice_mode: str = "gather"
     """``gather``: calls run turn by turn over markup; ``relay``: over ConversationRelay's
-    WebSocket (Twilio), the model's words streamed (docs/guides/voice-modes.md)."""
+    WebSocket (Twilio's or Telnyx's), the model's words streamed
+    (docs/guides/voice-modes.md)."""
     voice_relay_silence: float = 5.0
     """Relay mode: seconds without speech after the agent's turn that count as a silent
     answer (a ``<Gather>``'s timeout)."""
+    voice_relay_setup_timeout: float = 10.0
+    """Relay mode: seconds a carrier's socket has to send its ``setup`` before it is
+    closed (the carrier then ends the call)."""
     unavailable_retry_after: float = 1.0
     """``Retry-After`` (seconds) of the 503 a stopping service answers held requests with,
     and of the 503 of a request the database could not store."""

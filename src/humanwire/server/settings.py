@@ -702,11 +702,11 @@ class VoiceSettings(_Strict):
     mode: Annotated[
         Literal["gather", "relay"],
         _about(
-            "How Twilio calls talk: `gather` turn by turn (`<Gather>` speech, the whole "
-            "answer per turn), `relay` over ConversationRelay's WebSocket "
-            "(`<public_url>/providers/twilio/relay`, `wss://` behind HTTPS): the model's "
-            "words spoken as they come, the person may interrupt. Telnyx calls stay "
-            "`gather` (docs/guides/voice-modes.md)."
+            "How calls talk, on Twilio and Telnyx alike: `gather` turn by turn (`<Gather>` "
+            "speech, the whole answer per turn), `relay` over ConversationRelay's WebSocket "
+            "(`<public_url>/providers/twilio/relay` or `/providers/telnyx/relay`, `wss://` "
+            "behind HTTPS): the model's words spoken as they come, the person may interrupt "
+            "(docs/guides/voice-modes.md)."
         ),
     ] = "gather"
 

@@ -21,6 +21,7 @@ shares nothing; the summary reaches the webhooks as ``call.conversation.ended``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Mapping
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from .base import Outbound, Sent
 from .jobs import ProviderJobs
+from .relay import SETUP_TIMEOUT, TWILIO_RELAY, RelayDialect
 
 if TYPE_CHECKING:
     from ..engine import Engine
@@ -61,6 +63,8 @@ class CallTurns:
         jobs: ProviderJobs,
         relay_url: str | None = None,
         relay_silence: float = 5.0,
+        relay_setup_timeout: float = SETUP_TIMEOUT,
+        relay_dialect: RelayDialect = TWILIO_RELAY,
     ) -> None:
         self.jobs = jobs
         self.relay_url = relay_url
@@ -69,12 +73,19 @@ class CallTurns:
         self.relay_silence = relay_silence
         """Seconds of silence after the agent's turn before the relay counts a silent
         answer (a ``<Gather>``'s ``timeout``)."""
+        self.relay_setup_timeout = relay_setup_timeout
+        """Seconds a relay socket has to send its ``setup`` before it is closed."""
+        self.relay_dialect = relay_dialect
+        """The carrier's relay messages and markup (``relay.RelayDialect``)."""
         self.engine = engine
         self.agent = agent
         self.scope = scope
         self.voice_url = voice_url
         self.status_url = status_url
         self._tasks: set[asyncio.Task[None]] = set()
+        self._relays: dict[str, asyncio.Event] = {}
+        """Calls whose relay socket is open on this process: set once the session has
+        stored the call's state (``relay_settled``)."""
 
     async def aclose(self) -> None:
         if self._tasks:
@@ -149,6 +160,8 @@ class CallTurns:
         from ..voice import hangup, say_and_dial, say_and_hangup, say_and_listen, voicemail
 
         sid = params.get("CallSid", "")
+        if query.get("relay") == "ended":
+            await self.relay_settled(sid)
         state = await self._state(sid, params, query, create=True)
         if state is None:
             return say_and_hangup("Sorry, this number does not take calls. Goodbye.")
@@ -257,14 +270,21 @@ class CallTurns:
             greeting, _ = await self.agent_turn(state, record)
         action = f"{self.voice_url}?interaction={record.id}&relay=ended"
         markup = connect_relay(
-            self.relay_url,
+            self.relay_socket_url(record.id),
             action_url=action,
             welcome_greeting=greeting,
             voice=voice,
             language=language,
+            polly_provider_attribute=self.relay_dialect.polly_provider_attribute,
         )
         state.update(relay=True, last=markup)
         return markup
+
+    def relay_socket_url(self, interaction_id: str) -> str:
+        """The socket the carrier opens for this call: the URL names the interaction, so
+        the handshake's check covers it (Twilio signs the URL; Telnyx's adds a token)."""
+        assert self.relay_url is not None
+        return f"{self.relay_url}?interaction={interaction_id}"
 
     async def _relay_ended(self, state: dict[str, Any]) -> str:
         """What follows the relay session: the transfer the agent decided, or the end.
@@ -277,6 +297,27 @@ class CallTurns:
         if state.get("transferred") and transfer_to and record is not None:
             return say_and_dial("", transfer_to, caller_id=record.from_addr)
         return hangup()
+
+    def relay_opened(self, sid: str) -> None:
+        self._relays.setdefault(sid, asyncio.Event())
+
+    def relay_stored(self, sid: str) -> None:
+        """The session stored the call's final state (the agent ended the call, or the
+        socket closed)."""
+        settled = self._relays.pop(sid, None)
+        if settled is not None:
+            settled.set()
+
+    async def relay_settled(self, sid: str, timeout: float = 5.0) -> None:
+        """Returns once a relay session of ``sid`` open on this process has stored the
+        call's state (at most ``timeout`` seconds). The carrier asks the action URL and
+        reports the end right after the socket closes; read before the session's last
+        save, the transcript would lack the last turns (the summary would say nobody
+        spoke). A socket on another replica is not waited for."""
+        settled = self._relays.get(sid)
+        if settled is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(settled.wait(), timeout)
 
     async def relay_state(self, sid: str) -> dict[str, Any] | None:
         """The state of a call connected to the relay (None: no such call here)."""
@@ -297,6 +338,7 @@ class CallTurns:
         if call_status not in (*UNANSWERED, "completed"):
             return
         sid = params.get("CallSid", "")
+        await self.relay_settled(sid)
         state = await self._state(sid, params, query, create=False)
         if state is None:
             return

@@ -53,6 +53,7 @@ __all__ = [
     "json_value",
     "signed_route",
     "signed_websocket_route",
+    "socket_url",
     "without_nul",
 ]
 
@@ -233,6 +234,16 @@ def signed_websocket_route(
                     await websocket.close()
 
     return ProviderWebSocketRoute(path, endpoint, provider=provider, verifier=verifier)
+
+
+def socket_url(public_url: str) -> str:
+    """``public_url`` as the WebSocket scheme says it: ``https`` → ``wss``, ``http`` →
+    ``ws``."""
+    if public_url.startswith("https://"):
+        return "wss://" + public_url.removeprefix("https://")
+    if public_url.startswith("http://"):
+        return "ws://" + public_url.removeprefix("http://")
+    return public_url
 
 
 # -- parsing helpers ---------------------------------------------------------------------

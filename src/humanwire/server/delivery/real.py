@@ -69,6 +69,7 @@ def real_providers(config: ServiceConfig, engine: Engine) -> list[AttachedProvid
                 agent=agent if name in callers else None,
                 voice_mode=config.voice_mode,
                 relay_silence=config.voice_relay_silence,
+                relay_setup_timeout=config.voice_relay_setup_timeout,
             )
         else:
             from .telnyx import TelnyxProvider
@@ -79,6 +80,9 @@ def real_providers(config: ServiceConfig, engine: Engine) -> list[AttachedProvid
                 engine,
                 public_url=config.public_url,
                 agent=agent if name in callers else None,
+                voice_mode=config.voice_mode,
+                relay_silence=config.voice_relay_silence,
+                relay_setup_timeout=config.voice_relay_setup_timeout,
             )
         attached.append(carriers[name])
     if carriers:

@@ -4,13 +4,23 @@ WebSocket per call. The turns are ``CallTurns.agent_turn``'s, the same as over m
 this module only speaks the relay's messages (no HTTP, no WebSocket here: the route hands
 it ``receive`` and ``send``).
 
+Twilio's ConversationRelay and Telnyx's (the same verb and messages) are one session
+here; what differs per carrier is a ``RelayDialect`` (the fields of the messages sent to
+it, how the markup names a voice) and the handshake's check (the carrier's routes).
+
 From the carrier: ``setup`` (first, names the ``callSid``), ``prompt`` (``voicePrompt``;
 ``last`` marks the final transcript of an utterance), ``interrupt`` (the person spoke
 over the agent: ``utteranceUntilInterrupt`` is what they heard), ``dtmf`` (``digit``),
-``error``. To the carrier: ``text`` (``token``, ``last``, ``interruptible``) as the model
-writes, ``end`` (``handoffData``) when the agent transfers or ends the call; the carrier
-then asks the ``<Connect>``'s action URL what follows (``CallTurns._relay_ended``).
+``error``. To the carrier: ``text`` (``token``, ``last``; Twilio's also
+``interruptible``) as the model writes, ``end`` (Twilio's with ``handoffData``) when the
+agent transfers or ends the call; the carrier then asks the ``<Connect>``'s action URL
+what follows (``CallTurns._relay_ended``).
 
+- The socket's URL names the call's interaction (``?interaction=``, signed or tokened with
+  it): a ``setup`` naming another call (or a URL naming none) is closed, so one call's
+  handshake never opens another's session.
+- A socket that sends no ``setup`` within ``setup_timeout`` seconds is closed; the carrier
+  then ends the call (nothing was said: ``no_answer``, with its summary).
 - A final ``prompt`` cancels the agent's turn still running and is the next turn; an
   ``interrupt`` cancels the model's stream, and the transcript keeps what was heard.
 - Digits are one answer once the person stops pressing (``DTMF_PAUSE``) or presses ``#``.
@@ -18,7 +28,9 @@ then asks the ``<Connect>``'s action URL what follows (``CallTurns._relay_ended`
   as a ``<Gather>``'s timeout is.
 - The call's state (the transcript) is stored when the agent ends or transfers the call
   and when the socket closes, not after every turn: a socket stays on one process, and a
-  write per turn of every call was what slowed the others' turns most.
+  write per turn of every call was what slowed the others' turns most. The carrier's
+  action request and status callback, which follow the socket's close at once, wait on
+  this process for that last write (``CallTurns.relay_settled``).
 - A frame that is not a JSON object, a message of an unknown type or a missing field is
   ignored (logged at debug); a socket that names no known call is closed. The socket
   closing ends nothing by itself: the carrier then asks the action URL (the call hangs
@@ -33,12 +45,21 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from .call_turns import CallTurns
 
-__all__ = ["DTMF_PAUSE", "SETUP_TIMEOUT", "RelayClosed", "RelaySession"]
+__all__ = [
+    "DTMF_PAUSE",
+    "SETUP_TIMEOUT",
+    "TELNYX_RELAY",
+    "TWILIO_RELAY",
+    "RelayClosed",
+    "RelayDialect",
+    "RelaySession",
+]
 
 logger = logging.getLogger("humanwire.providers")
 
@@ -55,15 +76,69 @@ Receive = Callable[[], Awaitable[str | None]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 
+@dataclass(frozen=True)
+class RelayDialect:
+    """What differs between carriers' ConversationRelay once the socket is open: the
+    fields of the messages sent to the carrier (what it reads from us is the same), and
+    how the ``<ConversationRelay>`` markup names a voice."""
+
+    carrier: str
+    text_interruptible: bool
+    """``text`` carries ``interruptible`` (Twilio); otherwise the markup's
+    ``interruptible`` attribute alone decides (Telnyx publishes ``token``, ``last``)."""
+    end_handoff: bool
+    """``end`` carries ``handoffData`` (Twilio); Telnyx publishes a bare ``end``. The
+    service never reads it back: what follows the session is decided by the stored
+    state (``CallTurns._relay_ended``)."""
+    polly_provider_attribute: bool
+    """A Polly voice is written ``ttsProvider="Amazon" voice="Joanna"`` (Twilio), or
+    ``voice="Polly.Joanna"`` as the carrier's ``<Say>`` takes it (Telnyx)."""
+
+    def text(self, token: str, *, last: bool) -> dict[str, Any]:
+        message: dict[str, Any] = {"type": "text", "token": token, "last": last}
+        if self.text_interruptible and not last:
+            message["interruptible"] = True
+        return message
+
+    def end(self, reason: str) -> dict[str, Any]:
+        if self.end_handoff:
+            return {"type": "end", "handoffData": json.dumps({"reason": reason})}
+        return {"type": "end"}
+
+
+TWILIO_RELAY: Final = RelayDialect(
+    "twilio", text_interruptible=True, end_handoff=True, polly_provider_attribute=True
+)
+TELNYX_RELAY: Final = RelayDialect(
+    "telnyx", text_interruptible=False, end_handoff=False, polly_provider_attribute=False
+)
+
+
 class RelayClosed(Exception):
     """The socket went away while the session was sending."""
 
 
 class RelaySession:
-    """One call's socket: ``await RelaySession(turns, receive, send).run()``."""
+    """One call's socket: ``await RelaySession(turns, receive, send, interaction=…).run()``.
+    ``interaction``: the interaction the socket's URL names (the handshake's check
+    covered it); a ``setup`` for another call (or a URL naming none) closes the socket.
+    ``setup_timeout``:
+    seconds the socket has to send its ``setup`` (the call's ``CallTurns`` decides by
+    default)."""
 
-    def __init__(self, turns: CallTurns, receive: Receive, send: Send) -> None:
+    def __init__(
+        self,
+        turns: CallTurns,
+        receive: Receive,
+        send: Send,
+        *,
+        interaction: str,
+        setup_timeout: float | None = None,
+    ) -> None:
         self.turns = turns
+        self.dialect = turns.relay_dialect
+        self.interaction = interaction
+        self.setup_timeout = turns.relay_setup_timeout if setup_timeout is None else setup_timeout
         self._receive = receive
         self._frame = send
         self.sid = ""
@@ -82,24 +157,31 @@ class RelaySession:
     # -- the loop -------------------------------------------------------------------------
     async def run(self) -> None:
         try:
-            setup = await asyncio.wait_for(self._next_message(), SETUP_TIMEOUT)
+            setup = await asyncio.wait_for(self._next_message(), self.setup_timeout)
         except TimeoutError:
-            logger.info("relay: no setup within %g s; closing", SETUP_TIMEOUT)
+            logger.info("relay: no setup within %g s; closing", self.setup_timeout)
             return
         if setup is None or setup.get("type") != "setup" or not await self._open(setup):
             return
+        self.turns.relay_opened(self.sid)
         try:
             await self._converse()
         finally:
-            await self._stop_turn()
-            if self.state is not None:
-                await self.turns.save_state(self.sid, self.state)
+            try:
+                await self._stop_turn()
+                if self.state is not None:
+                    await self.turns.save_state(self.sid, self.state)
+            finally:
+                self.turns.relay_stored(self.sid)
 
     async def _open(self, setup: dict[str, Any]) -> bool:
         sid = setup.get("callSid")
         state = await self.turns.relay_state(sid) if isinstance(sid, str) else None
         if state is None:
             logger.info("relay: a socket for a call this service does not know; closing")
+            return False
+        if not self.interaction or state.get("interactionId") != self.interaction:
+            logger.info("relay: a socket opened for another call than its setup's; closing")
             return False
         self.sid, self.state = str(sid), state
         return True
@@ -266,10 +348,12 @@ class RelaySession:
                 await self._end("end")
                 return
             _, action = await self.turns.agent_turn(self.state, record, on_text=self._token)
-            await self._send({"type": "text", "token": "", "last": True})
+            await self._send(self.dialect.text("", last=True))
             if action in ("end", "transfer", "voicemail"):
-                # stored before Twilio asks the action what follows (the transfer)
+                # stored before the carrier asks the action what follows (the transfer),
+                # which need not wait for the socket to close (``relay_settled``)
                 await self.turns.save_state(self.sid, self.state)
+                self.turns.relay_stored(self.sid)
                 await self._end(action)
             else:
                 self._listen()
@@ -289,11 +373,11 @@ class RelaySession:
         if self.first_token_at is None:
             self.first_token_at = time.perf_counter()
         self._spoken.append(token)
-        await self._send({"type": "text", "token": token, "last": False, "interruptible": True})
+        await self._send(self.dialect.text(token, last=False))
 
     async def _end(self, reason: str) -> None:
         self._ended = True
-        await self._send({"type": "end", "handoffData": json.dumps({"reason": reason})})
+        await self._send(self.dialect.end(reason))
 
     async def _send(self, message: dict[str, Any]) -> None:
         try:

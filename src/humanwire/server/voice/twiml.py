@@ -256,13 +256,15 @@ def connect_relay(
     welcome_greeting: str | None = None,
     voice: str | None = DEFAULT_VOICE,
     language: str | None = DEFAULT_LANGUAGE,
+    polly_provider_attribute: bool = True,
 ) -> str:
     """``<Connect action=action_url><ConversationRelay url=relay_url .../></Connect>``:
     the call talks over the WebSocket at ``relay_url`` (real-time voice, the carrier
     doing speech-to-text and text-to-speech); when the session ends, the carrier asks
     ``action_url`` for what comes next. A Polly voice (``female`` / ``male`` resolve to
-    one) is given as Amazon's voice name with ``ttsProvider="Amazon"``; DTMF is on and
-    the agent's speech may be interrupted."""
+    one) is given as Amazon's voice name with ``ttsProvider="Amazon"`` (Twilio), or
+    without ``polly_provider_attribute`` as ``Polly.Name``, the form Telnyx's TeXML
+    takes; DTMF is on and the agent's speech may be interrupted."""
     say_voice, say_language = resolve_voice(voice, language)
     response = _response()
     connect = response.connect(action=action_url, method="POST")
@@ -272,7 +274,7 @@ def connect_relay(
         "dtmf_detection": True,
         "interruptible": "any",
     }
-    if say_voice.startswith("Polly."):
+    if say_voice.startswith("Polly.") and polly_provider_attribute:
         attributes["tts_provider"] = "Amazon"
         attributes["voice"] = say_voice.removeprefix("Polly.")
     else:

@@ -60,6 +60,13 @@ the fake runs the call's TeXML with Twilio-compatible form callbacks (``CallSid`
 ``<Say>`` → ``call.said``, ``<Gather>`` → the next of ``says`` to its action (silence
 goes on after it), ``<Redirect>``, ``<Dial>`` → ``call.transferred_to``, ``<Hangup/>``;
 then the final status to ``StatusCallback``. ``wait_for(predicate)``, ``wait_idle()``.
+``<Connect><ConversationRelay url=…>`` (relay mode): the fake opens the WebSocket at the
+URL as given (Telnyx signs no handshake), sends Telnyx's ``setup`` (``relay_setup =
+False``: never), plays the same callee as the Twilio fake (a sentence a final ``prompt``,
+digits ``dtmf``, None silence, ``BargeIn`` an ``interrupt``), records every frame the
+service sends in ``call.relay_messages`` and counts one outside Telnyx's published frames
+(``RELAY_FRAMES``) as a violation; when the session ends it asks the ``<Connect>``'s
+action what follows.
 
 Every callback is signed as Telnyx signs: ``telnyx-timestamp`` and
 ``telnyx-signature-ed25519``, the Ed25519 signature of ``"{timestamp}|{raw body}"``.
@@ -77,6 +84,8 @@ from contextlib import contextmanager
 
 from .contract import ContractViolation, check, query
 from .fake import (
+    RELAY_FRAMES,
+    BargeIn,
     CalleeScript,
     FakeCall,
     FakeMessage,
@@ -88,6 +97,8 @@ from .fake import (
 from .server import TelnyxFakeServer
 
 __all__ = [
+    "RELAY_FRAMES",
+    "BargeIn",
     "CalleeScript",
     "ContractViolation",
     "FakeCall",

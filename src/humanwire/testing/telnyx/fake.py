@@ -31,6 +31,8 @@ from ..twilio.fake import BargeIn, CalleeScript
 from .contract import ContractViolation, check, query, wire_fields
 
 __all__ = [
+    "RELAY_FRAMES",
+    "BargeIn",
     "CalleeScript",
     "FakeCall",
     "FakeMessage",
@@ -121,6 +123,10 @@ class FakeCall:
     said: list[str] = field(default_factory=list)
     heard: list[str | None] = field(default_factory=list)
     transferred_to: str | None = None
+    relay_messages: list[dict[str, Any]] = field(default_factory=list)
+    """Over ConversationRelay: every message the service sent on the socket, in order."""
+    interrupted: list[str] = field(default_factory=list)
+    """Over ConversationRelay: what the callee had heard of each turn it spoke over."""
     texml: list[str] = field(default_factory=list)
     """Every TeXML document the call ran, in order."""
     errors: list[str] = field(default_factory=list)
@@ -216,6 +222,9 @@ class FakeTelnyx:
             self._failing: dict[str, str] = {}
             self._fail_next: list[tuple[int, float | None]] = []
             self._scripts: dict[str, CalleeScript] = {}
+            self.relay_setup = True
+            """ConversationRelay: send ``setup`` once the socket is open (off: a carrier
+            that never does, for the service's setup timeout)."""
 
     # -- test controls -------------------------------------------------------------------
     def add_number(self, phone_number: str) -> str:
@@ -715,10 +724,7 @@ class FakeTelnyx:
         """Runs the TeXML: ``<Say>``, ``<Gather input="speech">`` (the next of ``says``
         as ``SpeechResult``; silence goes on after it), ``<Redirect>``, ``<Dial>``,
         ``<Hangup>``, ``<Pause>``; anything else is the service's error."""
-        # a BargeIn is an ordinary answer to a <Gather> (its <Say> is cut by speech)
-        says: collections.deque[str | None] = collections.deque(
-            said.text if isinstance(said, BargeIn) else said for said in script.says
-        )
+        says: collections.deque[str | BargeIn | None] = collections.deque(script.says)
         step: _Next | None = _Next(url)
         for _turn in range(100):
             if step is None or call.hang_up_requested:
@@ -756,6 +762,11 @@ class FakeTelnyx:
                 elif verb.tag == "Redirect":
                     step = _Next(urljoin(base, text))
                     break
+                elif verb.tag == "Connect" and verb.find("ConversationRelay") is not None:
+                    step = await self._relay(call, script, verb, base, says)
+                    if step is None:
+                        return
+                    break
                 elif verb.tag == "Dial":
                     numbers = [n.text for n in verb if n.tag == "Number" and n.text]
                     call.transferred_to = (numbers[-1] if numbers else text).strip()
@@ -771,7 +782,9 @@ class FakeTelnyx:
                         call.hang_up_requested = True
                         call.ended_by = call.ended_by or "callee"
                         return
-                    speech = says.popleft()
+                    said = says.popleft()
+                    # a BargeIn is an ordinary answer to a <Gather> (its <Say> is cut by speech)
+                    speech = said.text if isinstance(said, BargeIn) else said
                     if script.seconds_per_turn:
                         await asyncio.sleep(script.seconds_per_turn)
                     call.heard.append(speech)
@@ -786,6 +799,122 @@ class FakeTelnyx:
                     self._record_error(f"call {call.sid}: <{verb.tag}> is not played")
             if step is None and call.ended_by is None:
                 call.ended_by = "service"
+
+    # -- ConversationRelay ------------------------------------------------------------------
+    async def _relay(
+        self,
+        call: FakeCall,
+        script: CalleeScript,
+        verb: ET.Element,
+        base: str,
+        says: collections.deque[str | BargeIn | None],
+    ) -> _Next | None:
+        """``<Connect><ConversationRelay url=...>``: says the ``welcomeGreeting``, opens
+        the WebSocket at ``url`` as given (Telnyx publishes no handshake signature), sends
+        Telnyx's ``setup`` (unless ``relay_setup`` is off) and plays the callee
+        (``testing._relay``); each frame the service sends is checked against Telnyx's
+        published frames (``RELAY_FRAMES``). When the session ends (the service's
+        ``end`` or its closing the socket) the ``<Connect>``'s action is asked what
+        follows; None: the call is over (the callee hung up, or no action)."""
+        from websockets.exceptions import InvalidStatus, WebSocketException
+
+        from .._relay import relay_session
+
+        relay = verb.find("ConversationRelay")
+        assert relay is not None
+        url = relay.get("url", "")
+        if not url.startswith(("ws://", "wss://")):
+            self._call_problem(call, f"ConversationRelay url {url!r} is not ws:// or wss://")
+            return None
+        greeting = relay.get("welcomeGreeting")
+        if greeting:
+            with self.lock:
+                call.said.append(greeting)
+        status = "failed"
+        try:
+            status, _ = await relay_session(
+                url,
+                headers={},
+                setup=self._setup(call) if self.relay_setup else None,
+                call=call,
+                script=script,
+                says=says,
+                lock=self.lock,
+                wait=asyncio.sleep,
+                hang_up_now=lambda: call.hang_up_requested,
+                greeted=bool(greeting),
+                check=lambda message: self._check_frame(call, message),
+                open_timeout=CALLBACK_TIMEOUT,
+            )
+        except InvalidStatus as exc:
+            self._call_problem(
+                call, f"ConversationRelay: {url} refused the WebSocket ({exc.response.status_code})"
+            )
+            return None
+        except (OSError, WebSocketException, TimeoutError) as exc:
+            self._call_problem(call, f"ConversationRelay: {url}: {exc!r}")
+        action = verb.get("action")
+        if status == "hung-up" or not action:
+            return None
+        return _Next(urljoin(base, action))
+
+    def _setup(self, call: FakeCall) -> dict[str, Any]:
+        return {
+            "type": "setup",
+            "sessionId": str(uuid.uuid4()),
+            "accountSid": self.account_sid,
+            "callSid": call.sid,
+            "callControlId": call.sid,
+            "callSessionId": str(uuid.uuid4()),
+            "callLegId": str(uuid.uuid4()),
+            "from": call.from_,
+            "to": call.to,
+            "direction": "inbound" if call.direction == "inbound" else "outbound",
+            "callerName": "",
+            "callStatus": "active",
+            "customParameters": {},
+        }
+
+    def _check_frame(self, call: FakeCall, message: Mapping[str, Any]) -> None:
+        """A frame the service sent, against Telnyx's published ones: a known ``type``,
+        only its fields, each of its type. Anything else is a violation (Telnyx answers
+        it with an ``error`` frame)."""
+        kind = message.get("type")
+        fields = RELAY_FRAMES.get(str(kind))
+        if fields is None:
+            problem = f"unknown type {kind!r}"
+        else:
+            extra = sorted(set(message) - {"type"} - set(fields))
+            wrong = [
+                name
+                for name, kinds in fields.items()
+                if name in message and not isinstance(message[name], kinds)
+            ]
+            if extra:
+                problem = f"{kind}: fields Telnyx does not publish: {', '.join(extra)}"
+            elif wrong:
+                problem = f"{kind}: wrong type for {', '.join(wrong)}"
+            else:
+                return
+        with self.lock:
+            self.violations.append(Violation("WS", "ConversationRelay", problem))
+        self._call_problem(call, f"ConversationRelay frame: {problem}")
+
+    def _call_problem(self, call: FakeCall, problem: str) -> None:
+        with self.lock:
+            call.errors.append(problem)
+        self._record_error(f"call {call.sid}: {problem}")
+
+
+RELAY_FRAMES: dict[str, dict[str, type | tuple[type, ...]]] = {
+    "text": {"token": str, "last": bool},
+    "play": {"source": str},
+    "sendDigits": {"digits": str},
+    "language": {"ttsLanguage": str, "transcriptionLanguage": str},
+    "end": {},
+}
+"""The frames a service may send Telnyx's ConversationRelay, with their published fields
+(the ConversationRelay WebSocket channel's AsyncAPI description)."""
 
 
 _TITLES = {

@@ -488,6 +488,9 @@ class FakeTwilio:
             """Problems on the phone's side: callbacks that could not connect, TwiML
             that could not be run, exceptions in the fake's background work."""
             self.callees: dict[str, CalleeScript] = {}
+            self.relay_setup = True
+            """ConversationRelay: send ``setup`` once the socket is open (off: a carrier
+            that never does, for the service's setup timeout)."""
             self._refused: dict[str, tuple[int, int]] = {}
             self._undeliverable: dict[str, tuple[str, int]] = {}
             self._failures: list[_Failure] = []
@@ -1842,14 +1845,14 @@ class FakeTwilio:
     ) -> Literal["next", "end"] | tuple[_Next, int]:
         """``<Connect><ConversationRelay url=...>``: opens the WebSocket signed as Twilio
         signs it (the ``wss://`` URL, no parameters), says the ``welcomeGreeting``, sends
-        ``setup``, then plays the callee: each of the agent's turns (its ``text`` tokens
-        up to ``last``) is answered by the next entry of ``says``. The agent's ``end``
-        ends the session and the ``<Connect>``'s action is asked what follows
-        (``SessionStatus``, ``HandoffData``); the service closing the socket alike
-        (``SessionStatus=failed``)."""
+        ``setup`` (unless ``relay_setup`` is off), then plays the callee
+        (``testing._relay``). The agent's ``end`` ends the session and the
+        ``<Connect>``'s action is asked what follows (``SessionStatus``,
+        ``HandoffData``); the service closing the socket alike (``SessionStatus=failed``)."""
         from twilio.request_validator import RequestValidator  # type: ignore[import-untyped]
-        from websockets.asyncio.client import connect
         from websockets.exceptions import InvalidStatus, WebSocketException
+
+        from .._relay import relay_session
 
         relay = verb.find("ConversationRelay")
         assert relay is not None
@@ -1862,15 +1865,21 @@ class FakeTwilio:
                 call.said.append(greeting)
         status, handoff = "failed", ""
         try:
-            async with connect(
+            status, handoff = await relay_session(
                 url,
-                additional_headers={"X-Twilio-Signature": signature},
+                headers={"X-Twilio-Signature": signature},
+                setup=self._setup(call) if self.relay_setup else None,
+                call=call,
+                script=script,
+                says=says,
+                lock=self.lock,
+                wait=lambda seconds: self._wait(call, seconds),
+                hang_up_now=lambda: (
+                    call.hang_up_requested or self._over_time(call) or call.redirect is not None
+                ),
+                greeted=bool(greeting),
                 open_timeout=CALLBACK_TIMEOUT,
-            ) as socket:
-                await socket.send(json.dumps(self._setup(call)))
-                status, handoff = await self._relay_session(
-                    call, script, socket, says, greeted=bool(greeting)
-                )
+            )
         except InvalidStatus as exc:
             self._call_error(
                 call, f"ConversationRelay: {url} refused the WebSocket ({exc.response.status_code})"
@@ -1908,133 +1917,6 @@ class FakeTwilio:
             "callStatus": "IN-PROGRESS",
             "customParameters": {},
         }
-
-    async def _relay_session(
-        self,
-        call: FakeCall,
-        script: CalleeScript,
-        socket: Any,
-        says: collections.deque[str | BargeIn | None],
-        *,
-        greeted: bool,
-    ) -> tuple[str, str]:
-        """(``SessionStatus``, ``HandoffData``), or ``("hung-up", "")`` when the callee
-        (or the API, or the time limit) ended the call. After a welcome greeting the
-        callee answers it first."""
-        from websockets.exceptions import ConnectionClosed
-
-        tokens: list[str] = []
-        answers = 0
-
-        async def reply(entry: str | BargeIn | None) -> None:
-            if entry is None:
-                with self.lock:
-                    call.heard.append(None)
-                return
-            text = entry.text if isinstance(entry, BargeIn) else entry
-            with self.lock:
-                call.heard.append(text)
-            if re.fullmatch(r"[0-9*#]+", text):
-                for digit in text:
-                    await socket.send(json.dumps({"type": "dtmf", "digit": digit}))
-                return
-            prompt = {"type": "prompt", "voicePrompt": text, "lang": "en-US", "last": True}
-            await socket.send(json.dumps(prompt))
-
-        def hang_up_now() -> bool:
-            return call.hang_up_requested or self._over_time(call) or call.redirect is not None
-
-        def finish_turn() -> None:
-            spoken = "".join(tokens).strip()
-            tokens.clear()
-            if spoken:
-                with self.lock:
-                    call.said.append(spoken)
-
-        try:
-            if greeted:
-                if not says or script.hang_up_after == 0:
-                    with self.lock:
-                        call.hang_up_requested = True
-                        call.ended_by = call.ended_by or "callee"
-                    return "hung-up", ""
-                answers += 1
-                await self._wait(call, script.seconds_per_turn)
-                await reply(says.popleft())
-            while True:
-                if hang_up_now():
-                    return "hung-up", ""
-                try:
-                    frame = await asyncio.wait_for(socket.recv(), 0.05)
-                except TimeoutError:
-                    continue
-                message = json.loads(frame)
-                with self.lock:
-                    call.relay_messages.append(message)
-                kind = message.get("type")
-                if kind == "end":
-                    finish_turn()
-                    return "completed", str(message.get("handoffData") or "")
-                if kind != "text":
-                    continue
-                tokens.append(str(message.get("token", "")))
-                if says and isinstance(says[0], BargeIn) and "".join(tokens).strip():
-                    barge = says.popleft()
-                    heard_so_far = "".join(tokens).strip()
-                    tokens.clear()
-                    with self.lock:
-                        call.said.append(heard_so_far)
-                        call.interrupted.append(heard_so_far)
-                    interrupt = {
-                        "type": "interrupt",
-                        "utteranceUntilInterrupt": heard_so_far,
-                        "durationUntilInterruptMs": 400,
-                    }
-                    await socket.send(json.dumps(interrupt))
-                    # Twilio drops what was still coming of the cut turn: wait until
-                    # the agent is quiet, then speak
-                    while True:
-                        try:
-                            frame = await asyncio.wait_for(socket.recv(), 0.1)
-                        except TimeoutError:
-                            break
-                        message = json.loads(frame)
-                        with self.lock:
-                            call.relay_messages.append(message)
-                        if message.get("type") == "end":
-                            return "completed", str(message.get("handoffData") or "")
-                    answers += 1
-                    await reply(barge)
-                    continue
-                if not message.get("last"):
-                    continue
-                finish_turn()
-                # the agent may end the call right after its words: listen while the
-                # callee takes its time to answer
-                await self._wait(call, script.seconds_per_turn)
-                try:
-                    frame = await asyncio.wait_for(socket.recv(), 0.05)
-                except TimeoutError:
-                    frame = None
-                if frame is not None:
-                    message = json.loads(frame)
-                    with self.lock:
-                        call.relay_messages.append(message)
-                    if message.get("type") == "end":
-                        return "completed", str(message.get("handoffData") or "")
-                if hang_up_now():
-                    return "hung-up", ""
-                limit = script.hang_up_after
-                if not says or (limit is not None and answers >= limit):
-                    with self.lock:
-                        call.hang_up_requested = True
-                        call.ended_by = call.ended_by or "callee"
-                    return "hung-up", ""
-                answers += 1
-                await reply(says.popleft())
-        except ConnectionClosed:
-            finish_turn()
-            return "failed", ""
 
 
 def _contains_pattern(pattern: Any) -> re.Pattern[str] | None:

@@ -17,7 +17,7 @@ from .messaging import send_message
 from .numbers import TelnyxNumbers
 from .rest import TelnyxAPIError, TelnyxREST
 from .routes import ROUTE_PREFIX
-from .voice import REF_PREFIX, TelnyxVoice
+from .voice import REF_PREFIX, RelayTokens, TelnyxVoice
 
 if TYPE_CHECKING:
     from ...config import TelnyxConfig
@@ -43,6 +43,9 @@ class TelnyxProvider:
         public_url: str,
         agent: VoiceAgent | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
+        voice_mode: str = "gather",
+        relay_silence: float = 5.0,
+        relay_setup_timeout: float = 10.0,
     ) -> None:
         self.config = config
         self.engine = engine
@@ -61,6 +64,7 @@ class TelnyxProvider:
             engine.store, scope=JOB_SCOPE, label="Telnyx", do=self._job, error=TelnyxAPIError
         )
         self.numbers = TelnyxNumbers(self.rest, config, jobs=self.jobs)
+        self.relay_tokens = RelayTokens(config.api_key)
         self.voice = TelnyxVoice(
             self.rest,
             engine,
@@ -69,7 +73,17 @@ class TelnyxProvider:
             voice_url=self.url("voice"),
             status_url=self.url("call-status"),
             jobs=self.jobs,
+            relay_tokens=self.relay_tokens,
+            relay_url=self.socket_url("relay") if voice_mode == "relay" else None,
+            relay_silence=relay_silence,
+            relay_setup_timeout=relay_setup_timeout,
         )
+
+    def socket_url(self, route: str) -> str:
+        """The ``wss://`` address Telnyx opens for ``route``."""
+        from ..provider_routes import socket_url
+
+        return f"{socket_url(self.public_url)}{ROUTE_PREFIX}/{route}"
 
     def url(self, route: str) -> str:
         """The address Telnyx calls for ``route``, built from ``public_url``."""

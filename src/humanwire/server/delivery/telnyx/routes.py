@@ -9,6 +9,11 @@ URL) is answered as before without changing anything (``delivery.call_turns``).
 A callback about a message or call this service does not know is answered
 harmlessly.
 
+The relay socket of real-time calls (``/providers/telnyx/relay``): Telnyx publishes no
+signature for a ConversationRelay handshake, so its URL carries the service's own token
+(``voice.RelayTokens``, an HMAC of the interaction it names); a handshake without a valid
+one is 403 before the socket is accepted (``signed_websocket_route``).
+
 Verified with ``cryptography`` rather than ``telnyx.lib.webhook_verification``: that
 helper needs PyNaCl, decodes the body as text (a body that is not UTF-8 would be its
 error, not a refusal) and reads the clock itself; the rule is the same.
@@ -24,19 +29,26 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import Response
+from starlette.routing import BaseRoute
+from starlette.websockets import WebSocket
 
 from ...http_errors import error_response
 from ..provider_routes import (
+    Frames,
     ProviderRoute,
+    SendJSON,
     Unverified,
     form_params,
     json_value,
     signed_route,
+    signed_websocket_route,
     without_nul,
 )
+from ..relay import RelaySession
 from .messaging import TelnyxEvent, message_event, parse_event
+from .voice import RelayTokens
 
 if TYPE_CHECKING:
     from ...store.base import Store
@@ -47,6 +59,7 @@ __all__ = [
     "SIGNATURE_HEADER",
     "TIMESTAMP_HEADER",
     "TOLERANCE",
+    "RelayToken",
     "Replays",
     "TelnyxCallback",
     "TelnyxSignature",
@@ -110,6 +123,24 @@ class TelnyxSignature:
             raise Unverified(f"missing or invalid {SIGNATURE_HEADER}") from None
 
 
+class RelayToken:
+    """The relay socket's handshake check: ``interaction`` and its ``token`` in the
+    query (``voice.RelayTokens``)."""
+
+    header = "token"
+
+    def __init__(self, tokens: RelayTokens) -> None:
+        self._tokens = tokens
+
+    def verify_handshake(self, connection: HTTPConnection) -> None:
+        interaction = connection.query_params.get("interaction", "")
+        token = connection.query_params.get("token", "")
+        if not interaction or not token or len(token) > 100 or not token.isascii():
+            raise Unverified("missing or invalid token")
+        if not self._tokens.valid(interaction, token):
+            raise Unverified("missing or invalid token")
+
+
 class Replays:
     """Signatures already acted on, kept in the store (every replica sees them) for twice
     the tolerance: past it, the timestamp refuses the request anyway."""
@@ -150,7 +181,7 @@ def _texml(xml: str) -> Response:
     return Response(xml, media_type="text/xml")
 
 
-def telnyx_routes(provider: TelnyxProvider) -> list[ProviderRoute]:
+def telnyx_routes(provider: TelnyxProvider) -> list[BaseRoute]:
     verifier = TelnyxSignature(provider.config.public_key)
     replays = Replays(provider.engine.store)
 
@@ -198,8 +229,18 @@ def telnyx_routes(provider: TelnyxProvider) -> list[ProviderRoute]:
             path, once(path, handler), provider="telnyx", verifier=verifier, parse=parse
         )
 
+    async def relay(websocket: WebSocket, receive: Frames, send: SendJSON) -> None:
+        interaction = websocket.query_params.get("interaction", "")
+        await RelaySession(provider.voice, receive, send, interaction=interaction).run()
+
     return [
         signed("messages", messages, _event),
         signed("voice", voice, _callback),
         signed("call-status", call_status, _callback),
+        signed_websocket_route(
+            f"{ROUTE_PREFIX}/relay",
+            relay,
+            provider="telnyx",
+            verifier=RelayToken(provider.relay_tokens),
+        ),
     ]

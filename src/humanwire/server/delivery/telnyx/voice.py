@@ -4,10 +4,19 @@ Twilio's (``delivery.call_turns``): TeXML is Twilio-compatible markup, and its c
 carry Twilio's parameter names (``CallSid``, ``CallStatus``, ``SpeechResult``,
 ``AnsweredBy``, ``Direction``), so the turns, transfer, voicemail, summary and the skill's
 errors are the same code.
+
+In relay mode the answered call is connected to ``/providers/telnyx/relay`` (Telnyx's
+``<Connect><ConversationRelay>``, the same session as Twilio's: ``delivery.relay``, with
+Telnyx's ``RelayDialect``). Telnyx publishes no signature of the socket's handshake, so
+the socket's URL carries a token of the service's own (``RelayTokens``): an HMAC of the
+call's interaction id.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -15,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..base import Outbound, ProviderFailure, Sent
 from ..call_turns import CallTurns
 from ..jobs import ProviderJobs
+from ..relay import SETUP_TIMEOUT, TELNYX_RELAY
 from .messaging import refusal
 from .rest import TelnyxAPIError, TelnyxREST
 
@@ -22,7 +32,7 @@ if TYPE_CHECKING:
     from ...engine import Engine
     from ...voice import VoiceAgent
 
-__all__ = ["CALL_SCOPE", "TelnyxVoice"]
+__all__ = ["CALL_SCOPE", "RelayTokens", "TelnyxVoice"]
 
 CALL_SCOPE = "telnyx-call"
 SID_SCOPE = "telnyx-call-sid"
@@ -30,6 +40,23 @@ SID_SCOPE = "telnyx-call-sid"
 (the published ``CallCallsResponse`` is ``from``, ``to``, ``status``), so a call's
 reference is ``texml-<interaction id>`` until its first callback names it."""
 REF_PREFIX = "texml-"
+
+
+class RelayTokens:
+    """The relay socket's credential on Telnyx: ``token`` in the URL, the HMAC-SHA256 of
+    the interaction id under a key derived from the account's API key (a secret Telnyx
+    and the service share; nothing to store, every replica computes the same). It opens
+    that one call's session only (``RelaySession`` checks the ``setup`` names it)."""
+
+    def __init__(self, api_key: str) -> None:
+        self._key = hmac.new(api_key.encode(), b"humanwire relay socket", hashlib.sha256).digest()
+
+    def token(self, interaction_id: str) -> str:
+        digest = hmac.new(self._key, interaction_id.encode(), hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(digest).decode().rstrip("=")
+
+    def valid(self, interaction_id: str, token: str) -> bool:
+        return hmac.compare_digest(self.token(interaction_id).encode(), token.encode())
 
 
 class TelnyxVoice(CallTurns):
@@ -43,6 +70,10 @@ class TelnyxVoice(CallTurns):
         voice_url: str,
         status_url: str,
         jobs: ProviderJobs,
+        relay_tokens: RelayTokens,
+        relay_url: str | None = None,
+        relay_silence: float = 5.0,
+        relay_setup_timeout: float = SETUP_TIMEOUT,
     ) -> None:
         super().__init__(
             engine,
@@ -51,9 +82,18 @@ class TelnyxVoice(CallTurns):
             voice_url=voice_url,
             status_url=status_url,
             jobs=jobs,
+            relay_url=relay_url,
+            relay_silence=relay_silence,
+            relay_setup_timeout=relay_setup_timeout,
+            relay_dialect=TELNYX_RELAY,
         )
         self.rest = rest
         self.connection_id = connection_id
+        self.relay_tokens = relay_tokens
+
+    def relay_socket_url(self, interaction_id: str) -> str:
+        token = self.relay_tokens.token(interaction_id)
+        return f"{super().relay_socket_url(interaction_id)}&token={token}"
 
     async def place(self, item: Outbound) -> Sent:
         query = f"?interaction={item.interaction_id}"

@@ -44,6 +44,7 @@ class TwilioProvider:
         transport: httpx.AsyncBaseTransport | None = None,
         voice_mode: str = "gather",
         relay_silence: float = 5.0,
+        relay_setup_timeout: float = 10.0,
     ) -> None:
         self.config = config
         self.engine = engine
@@ -82,6 +83,7 @@ class TwilioProvider:
             jobs=self.jobs,
             relay_url=self.socket_url("relay") if voice_mode == "relay" else None,
             relay_silence=relay_silence,
+            relay_setup_timeout=relay_setup_timeout,
         )
 
     def socket_url(self, route: str) -> str:

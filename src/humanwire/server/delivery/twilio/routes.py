@@ -25,6 +25,7 @@ from ..provider_routes import (
     form_params,
     signed_route,
     signed_websocket_route,
+    socket_url,
     without_nul,
 )
 from ..relay import RelaySession
@@ -84,16 +85,6 @@ class TwilioSignature:
             raise Unverified(f"missing or invalid {self.header}")
 
 
-def socket_url(public_url: str) -> str:
-    """``public_url`` as the WebSocket scheme says it: ``https`` → ``wss``, ``http`` →
-    ``ws``."""
-    if public_url.startswith("https://"):
-        return "wss://" + public_url.removeprefix("https://")
-    if public_url.startswith("http://"):
-        return "ws://" + public_url.removeprefix("http://")
-    return public_url
-
-
 @dataclass(frozen=True)
 class TwilioCallback:
     """A verified callback's POST parameters and query (the interaction a call's URLs
@@ -140,7 +131,8 @@ def twilio_routes(provider: TwilioProvider) -> list[BaseRoute]:
         )
 
     async def relay(websocket: WebSocket, receive: Frames, send: SendJSON) -> None:
-        await RelaySession(provider.voice, receive, send).run()
+        interaction = websocket.query_params.get("interaction", "")
+        await RelaySession(provider.voice, receive, send, interaction=interaction).run()
 
     return [
         signed("messages", messages),

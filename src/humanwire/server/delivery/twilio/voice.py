@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from ..base import Outbound, ProviderFailure, Sent
 from ..call_turns import CallTurns
+from ..relay import SETUP_TIMEOUT, TWILIO_RELAY
 from .jobs import TwilioJobs
 from .messaging import refusal
 from .rest import TwilioAPIError, TwilioREST
@@ -36,6 +37,7 @@ class TwilioVoice(CallTurns):
         jobs: TwilioJobs,
         relay_url: str | None = None,
         relay_silence: float = 5.0,
+        relay_setup_timeout: float = SETUP_TIMEOUT,
     ) -> None:
         super().__init__(
             engine,
@@ -46,6 +48,8 @@ class TwilioVoice(CallTurns):
             jobs=jobs,
             relay_url=relay_url,
             relay_silence=relay_silence,
+            relay_setup_timeout=relay_setup_timeout,
+            relay_dialect=TWILIO_RELAY,
         )
         self.rest = rest
 

@@ -1,0 +1,190 @@
+"""The call behaviours both carriers share, each test on Twilio and Telnyx, turn by turn
+(``<Gather>``) and over ConversationRelay: the service places the call on the carrier's
+contract fake, the fake's scripted callee answers (over the relay it speaks the socket's
+messages), a scripted chat model plays the agent's brain. Carrier-specific details (the
+create request, the markup's voice, signatures) stay in ``test_twilio_voice.py`` and
+``test_telnyx_voice.py``."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+from telnyx_support import start_telnyx
+from twilio_support import HUMAN, start_live
+
+from humanwire import HumanWire
+from humanwire.server.runner import ServiceRunner
+from humanwire.testing.receiver import WebhookReceiver
+from humanwire.testing.telnyx import TelnyxFakeServer
+from humanwire.testing.twilio import BargeIn, CalleeScript, TwilioFakeServer
+
+
+def brain(*replies: str) -> GenericFakeChatModel:
+    """The chat model's answers, in the order the agent asks: opening, turns, summary."""
+    return GenericFakeChatModel(messages=iter([AIMessage(content=r) for r in replies]))
+
+
+def say(text: str) -> str:
+    return f'{{"action": "say", "text": "{text}"}}'
+
+
+def end(text: str) -> str:
+    return f'{{"action": "end", "text": "{text}"}}'
+
+
+@dataclass
+class CallLive:
+    carrier: str
+    mode: str
+    fake: Any
+    """The carrier's fake (``FakeTwilio`` or ``FakeTelnyx``: the same callee controls)."""
+    runner: ServiceRunner
+    client: HumanWire
+
+
+Make = Callable[..., CallLive]
+
+
+@pytest.fixture(params=["twilio", "telnyx"])
+def carrier(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture(params=["gather", "relay"])
+def voice_mode(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def call_live(
+    database: str,
+    carrier: str,
+    voice_mode: str,
+    request: pytest.FixtureRequest,
+) -> Iterator[Make]:
+    made: list[CallLive] = []
+    server: TwilioFakeServer | TelnyxFakeServer = request.getfixturevalue(f"fake_{carrier}")
+
+    def make(model: GenericFakeChatModel, **changes: object) -> CallLive:
+        changes.setdefault("voice_mode", voice_mode)
+        changes.setdefault("voice_relay_silence", 0.3)
+        if isinstance(server, TwilioFakeServer):
+            runner, key = start_live(database, server, voice_chat_model=model, **changes)
+        else:
+            runner, key = start_telnyx(database, server, voice_chat_model=model, **changes)
+        client = HumanWire(api_key=key, base_url=runner.base_url, max_retries=0)
+        live = CallLive(carrier, voice_mode, server.fake, runner, client)
+        made.append(live)
+        return live
+
+    yield make
+    for live in made:
+        live.client.close()
+        live.runner.stop()
+        assert live.fake.violations == []
+
+
+def test_the_callee_speaking_over_the_agent_is_the_next_turn(call_live: Make) -> None:
+    """Barge-in: over the relay the agent's speech and the model's stream stop at the
+    first words and the transcript keeps what was heard; over <Gather> the answer is
+    an ordinary one."""
+    opening = "Hi, this is Acme calling about your shift on Friday and the new rota."
+    live = call_live(brain(say(opening), end("Sorry to bother you. Goodbye."), "A wrong number."))
+    live.fake.callee(HUMAN, CalleeScript(says=[BargeIn("Wrong number, sorry")]))
+    with WebhookReceiver() as receiver:
+        receiver.register(live.client)
+        ended = live.client.calls.create(
+            to=HUMAN, prompt="Ask about Friday.", wait_for_call_end=True
+        )
+        [event] = receiver.wait_for("call.conversation.ended")
+    assert ended.outcome == "completed"
+    [call] = live.fake.calls
+    assert call.heard == ["Wrong number, sorry"]
+    spoken = [(t.speaker, t.text) for t in event.payload.transcript or []]
+    if live.mode == "relay":
+        [cut] = call.interrupted
+        assert cut and opening.startswith(cut) and len(cut) < len(opening)
+        assert call.said == [cut, "Sorry to bother you. Goodbye."]
+        assert spoken[0] == ("agent", cut)
+    else:
+        assert call.said == [opening, "Sorry to bother you. Goodbye."]
+        assert spoken[0] == ("agent", opening)
+    assert spoken[1:] == [
+        ("human", "Wrong number, sorry"),
+        ("agent", "Sorry to bother you. Goodbye."),
+    ]
+
+
+@pytest.mark.parametrize("voice_mode", ["relay"])
+def test_keys_pressed_are_the_answer(call_live: Make) -> None:
+    """DTMF over the relay: the digits (``dtmf`` messages) are one answer once the person
+    stops pressing. (Over <Gather> the fakes' callees say digits as speech; Twilio's
+    keypad Gather is ``test_twilio_voice``'s.)"""
+    live = call_live(
+        brain(
+            say("Press 1 to confirm Friday, 2 to cancel."),
+            end("Confirmed. Goodbye."),
+            "Confirmed Friday with the keypad.",
+        )
+    )
+    live.fake.callee(HUMAN, CalleeScript(says=["12"]))
+    with WebhookReceiver() as receiver:
+        receiver.register(live.client)
+        ended = live.client.calls.create(to=HUMAN, prompt="Confirm Friday.", wait_for_call_end=True)
+        [event] = receiver.wait_for("call.conversation.ended")
+    assert (ended.outcome, ended.summary) == ("completed", "Confirmed Friday with the keypad.")
+    assert [(t.speaker, t.text) for t in event.payload.transcript or []] == [
+        ("agent", "Press 1 to confirm Friday, 2 to cancel."),
+        ("human", "12"),
+        ("agent", "Confirmed. Goodbye."),
+    ]
+
+
+def test_silence_ends_the_call_as_no_answer(call_live: Make) -> None:
+    live = call_live(brain(say("Hello? This is Acme."), say("Are you there?")))
+    live.fake.callee(HUMAN, CalleeScript(says=[None, None]))
+    ended = live.client.calls.create(to=HUMAN, prompt="Ask about Friday.", wait_for_call_end=True)
+    assert ended.outcome == "no_answer"
+    assert live.fake.calls[0].heard == [None, None]
+    assert len(live.fake.calls[0].said) == 3  # opening, a second try, the goodbye
+
+
+def test_a_model_that_fails_ends_the_call_politely(call_live: Make) -> None:
+    live = call_live(brain())  # every request to the model fails
+    live.fake.callee(HUMAN, CalleeScript(says=["Hello?"]))
+    ended = live.client.calls.create(to=HUMAN, prompt="Ask about Friday.", wait_for_call_end=True)
+    assert (ended.outcome, ended.error) == ("no_answer", "human did not respond")
+    [call] = live.fake.calls
+    assert call.said == ["Sorry, I have to go. Goodbye."]
+    assert call.errors == []
+
+
+@pytest.mark.parametrize("voice_mode", ["relay"])
+def test_a_socket_that_never_sends_setup_is_closed_and_the_call_ends(call_live: Make) -> None:
+    """The carrier opens the relay socket but never sends ``setup``: the service closes
+    it after ``voice_relay_setup_timeout``, the carrier asks the <Connect>'s action (the
+    call hangs up) and the call ends with its summary (nobody spoke: no answer)."""
+    live = call_live(brain(say("Hi, this is Acme.")), voice_relay_setup_timeout=0.5)
+    live.fake.relay_setup = False
+    live.fake.callee(HUMAN, CalleeScript(says=["Yes, Friday works"]))
+    started = time.monotonic()
+    with WebhookReceiver() as receiver:
+        receiver.register(live.client)
+        ended = live.client.calls.create(
+            to=HUMAN, prompt="Ask about Friday.", wait_for_call_end=True
+        )
+        [event] = receiver.wait_for("call.conversation.ended")
+    assert time.monotonic() - started < 8  # the timeout, not a hung call
+    assert (ended.outcome, ended.error) == ("no_answer", "human did not respond")
+    assert ended.summary == "The call connected but nobody spoke: human did not respond."
+    assert event.payload.interaction_id == ended.interaction_id
+    [call] = live.fake.calls
+    assert call.said == [] and call.relay_messages == []  # the agent never spoke
+    assert call.done or live.fake.wait_for(lambda: call.done, timeout=5)
+    assert call.statuses[-1] == "completed"

@@ -164,7 +164,9 @@ def test_phone_call_past_its_limit_is_a_timeout_and_the_call_is_hung_up(voice_li
         live.client.phone.call(to=HUMAN, message="Keep them talking.")
     live.fake.wait_for(lambda: live.fake.calls[0].done, timeout=10)
     call = live.fake.calls[0]
-    assert call.hang_up_requested and call.ended_by == "api"
+    # Hung up through the API, or by the service's answer to a turn that came in after
+    # the call ended (whichever reaches the carrier first): the API call is made anyway.
+    assert call.hang_up_requested and call.ended_by in ("api", "service")
     assert call.params["TimeLimit"] == 32
     assert any(r.operation == "calls.update" and call.sid in r.path for r in live.fake.requests)
 

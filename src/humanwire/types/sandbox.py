@@ -34,7 +34,7 @@ class SandboxDelivery(ResponseModel):
 
     id: str
     interaction_id: str | None = None
-    channel: Literal["sms", "whatsapp", "slack", "call"]
+    channel: Literal["sms", "whatsapp", "slack", "email", "call"]
     kind: DeliveryKind
     from_: str | None = Field(default=None, alias="from")
     to: str

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from humanwire.types.sandbox import DEFAULT_HUMAN_EMAIL as DEFAULT_HUMAN_EMAIL
+
 # The sandbox's default human is the client's too (approval.default_recipient): defined
 # with the wire types, re-exported here.
 from humanwire.types.sandbox import DEFAULT_HUMAN_PHONE as DEFAULT_HUMAN_PHONE

@@ -178,7 +178,7 @@ class Sends(EngineCore):
             context=context,
         )
         delivered = text
-        if record.reply_token is not None:
+        if reply_link and record.reply_token is not None:
             delivered = templates.reply_link_text(text, self.reply_link_url(record.reply_token))
         hold = self._register(record, context) if wait_time is not None else None
         await self._send_out(

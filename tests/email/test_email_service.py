@@ -172,6 +172,8 @@ def test_replies_without_a_held_wait_reach_the_webhooks(email_live: EmailLive) -
         assert sent.status == "pending" and sent.responded is None
         mail = live.sent()
         assert str(mail.message["Subject"]) == "Anything to add?"  # the first line
+        # An out-of-office is not the answer: dropped.
+        live.deliver(live.reply(mail, "I am away until Monday.", Auto_Submitted="auto-replied"))
         reply = live.reply(mail, "See the attached list.")
         reply.add_attachment(
             b"%PDF-1.4 the list", maintype="application", subtype="pdf", filename="list.pdf"

@@ -41,6 +41,8 @@ PHONE = "+12025550100"
 SLACK = "U0HUMAN0001"
 """The inbox's default human on Slack."""
 OTHER_PHONE = "+442079460123"
+EMAIL = "human@example.com"
+"""The inbox's default human by email."""
 
 PAY = ("send_payment", {"amount": 50, "to": "bob"})
 """The tool call the approval tests gate: a payment that must run once at most."""
@@ -49,6 +51,7 @@ HUMANWIRE_ENVIRONMENT = (
     "HUMANWIRE_SMS_TO",
     "HUMANWIRE_WHATSAPP_TO",
     "HUMANWIRE_SLACK_TO",
+    "HUMANWIRE_EMAIL_TO",
     "HUMANWIRE_BASE_URL",
     "HUMANWIRE_API_KEY",
 )
@@ -266,6 +269,7 @@ def assert_default_human_on_loopback(tools: ModuleType) -> None:
     local = HumanWire(api_key="k", base_url="http://127.0.0.1:9")
     assert tools.AskHumanSMS(client=local).to == PHONE
     assert tools.AskHumanSlack(client=local).to == SLACK
+    assert tools.AskHumanEmail(client=local).to == EMAIL
 
 
 FORM_FIELDS = [
@@ -285,6 +289,8 @@ LANGCHAIN_CASES: list[tuple[str, dict[str, Any]]] = [
     ("NotifyHumanSMS", {"to": PHONE}),
     ("NotifyHumanWhatsApp", {"to": PHONE}),
     ("NotifyHumanSlack", {"to": SLACK}),
+    ("AskHumanEmail", {"to": EMAIL, "expose_recipient": True}),
+    ("NotifyHumanEmail", {"to": EMAIL}),
     ("AskHumanChannel", {"channel_id": "ch_1"}),
     ("HumanForm", {"to": PHONE}),
     ("HumanForm", {"to": PHONE, "channel": "whatsapp", "expose_recipient": True}),

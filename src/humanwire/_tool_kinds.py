@@ -39,6 +39,7 @@ from humanwire._tooling import (
     ASK_CHANNEL_DESCRIPTION,
     CHANNEL_NAMES,
     CHECK_DESCRIPTION,
+    MessageChannel,
     Operation,
     ask_description,
     call_description,
@@ -52,7 +53,7 @@ from humanwire._tooling import (
     sent_text,
     with_link,
 )
-from humanwire.approval import Channel, check_follow_up_time, check_wait_time, resolve_recipient
+from humanwire.approval import check_follow_up_time, check_wait_time, resolve_recipient
 from humanwire.types import CallRequest, FormField, FormResponse, MessageResponse, Voice
 
 if TYPE_CHECKING:
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_WAIT_TIME",
     "AskHumanChannel",
+    "AskHumanEmail",
     "AskHumanSMS",
     "AskHumanSlack",
     "AskHumanWhatsApp",
@@ -68,6 +70,7 @@ __all__ = [
     "CheckHumanInteraction",
     "HumanForm",
     "MessageTool",
+    "NotifyHumanEmail",
     "NotifyHumanSMS",
     "NotifyHumanSlack",
     "NotifyHumanWhatsApp",
@@ -169,9 +172,9 @@ class MessageTool(ToolCore):
     """Send a text to one person over a channel; wait for the reply unless ``wait_time``
     is ``None`` (then only the interaction id comes back). ``from_`` chooses the sender:
     an sms number of the account, or the slack workspace id (a WhatsApp message goes from
-    the account's number)."""
+    the account's number, an email from the service's sender)."""
 
-    channel: ClassVar[Channel]
+    channel: ClassVar[MessageChannel]
     default_name: ClassVar[str]
     default_wait_time: ClassVar[float | None] = DEFAULT_WAIT_TIME
 
@@ -191,6 +194,8 @@ class MessageTool(ToolCore):
     ) -> None:
         if from_ is not None and self.channel == "whatsapp":
             raise ValueError("a WhatsApp message goes from the account's number: no from_")
+        if from_ is not None and self.channel == "email":
+            raise ValueError("an email goes from the service's configured sender: no from_")
         if wait_time is _UNSET:
             wait_time = self.default_wait_time
         self.wait_time = check_wait_time(wait_time)
@@ -244,14 +249,14 @@ class MessageTool(ToolCore):
 class AskHumanSMS(MessageTool):
     """Text a person by SMS and wait for the reply (``ask_human_sms``)."""
 
-    channel: ClassVar[Channel] = "sms"
+    channel: ClassVar[MessageChannel] = "sms"
     default_name: ClassVar[str] = "ask_human_sms"
 
 
 class AskHumanWhatsApp(MessageTool):
     """Message a person on WhatsApp and wait for the reply (``ask_human_whatsapp``)."""
 
-    channel: ClassVar[Channel] = "whatsapp"
+    channel: ClassVar[MessageChannel] = "whatsapp"
     default_name: ClassVar[str] = "ask_human_whatsapp"
 
 
@@ -259,8 +264,15 @@ class AskHumanSlack(MessageTool):
     """Message a person or channel on Slack and wait for a reply in the thread
     (``ask_human_slack``)."""
 
-    channel: ClassVar[Channel] = "slack"
+    channel: ClassVar[MessageChannel] = "slack"
     default_name: ClassVar[str] = "ask_human_slack"
+
+
+class AskHumanEmail(MessageTool):
+    """Email a person and wait for their reply to it (``ask_human_email``)."""
+
+    channel: ClassVar[MessageChannel] = "email"
+    default_name: ClassVar[str] = "ask_human_email"
 
 
 class NotifyHumanSMS(AskHumanSMS):
@@ -281,6 +293,13 @@ class NotifyHumanSlack(AskHumanSlack):
     """Send a Slack message without waiting (``notify_human_slack``)."""
 
     default_name: ClassVar[str] = "notify_human_slack"
+    default_wait_time: ClassVar[float | None] = None
+
+
+class NotifyHumanEmail(AskHumanEmail):
+    """Send an email without waiting (``notify_human_email``)."""
+
+    default_name: ClassVar[str] = "notify_human_email"
     default_wait_time: ClassVar[float | None] = None
 
 
@@ -329,7 +348,7 @@ class HumanForm(ToolCore):
         *,
         client: HumanWire | AsyncHumanWire | None = None,
         async_client: AsyncHumanWire | None = None,
-        channel: Channel = "sms",
+        channel: MessageChannel = "sms",
         to: str | None = None,
         expose_recipient: bool = False,
         title: str | None = None,
@@ -345,7 +364,7 @@ class HumanForm(ToolCore):
         **options: Any,
     ) -> None:
         if channel not in CHANNEL_NAMES:
-            raise ValueError("channel must be sms, whatsapp or slack")
+            raise ValueError("channel must be sms, whatsapp, slack or email")
         if (title is None) != (fields is None):
             raise ValueError("a fixed form needs both title and fields (or neither: dynamic)")
         if fields is not None and not fields:
@@ -354,7 +373,7 @@ class HumanForm(ToolCore):
         self.follow_up_time = check_follow_up_time(follow_up_time)
         if self.wait_time is None and self.follow_up_time is None:
             raise ValueError("a form needs wait_time, follow_up_time or both")
-        self.channel: Channel = channel
+        self.channel: MessageChannel = channel
         self.to = resolve_recipient(channel, to, client or async_client)
         self.expose_recipient = expose_recipient
         self.title = title

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field, create_model
 
 from ._tooling import (
     CALL_PROMPT,
+    EMAIL_TO,
     FORM_DESCRIPTION,
     FORM_FIELDS,
     FORM_MESSAGE,
@@ -48,23 +49,31 @@ class NoteInput(BaseModel):
     message: str = Field(min_length=1, description=NOTE)
 
 
-def _recipient_field(slack: bool) -> tuple[Any, Any]:
-    return (OptionalText, optional_text(SLACK_TO if slack else PHONE_TO))
+_RECIPIENTS = {"Phone": PHONE_TO, "Slack": SLACK_TO, "Email": EMAIL_TO}
+"""What a recipient is, by kind: how the model is told to write one."""
 
 
-def _build_message_schema(note: bool, slack: bool, expose: bool) -> type[BaseModel]:
+def _recipient_kind(channel: str) -> str:
+    return "Slack" if channel == "slack" else "Email" if channel == "email" else "Phone"
+
+
+def _recipient_field(kind: str) -> tuple[Any, Any]:
+    return (OptionalText, optional_text(_RECIPIENTS[kind]))
+
+
+def _build_message_schema(note: bool, kind: str, expose: bool) -> type[BaseModel]:
     base = NoteInput if note else MessageInput
     if not expose:
         return base
-    name = ("Note" if note else "Message") + ("Slack" if slack else "Phone") + "WithRecipientInput"
-    model: type[BaseModel] = create_model(name, __base__=base, to=_recipient_field(slack))
+    name = ("Note" if note else "Message") + kind + "WithRecipientInput"
+    model: type[BaseModel] = create_model(name, __base__=base, to=_recipient_field(kind))
     return model
 
 
 _MESSAGE_SCHEMAS = {
-    (note, slack, expose): _build_message_schema(note, slack, expose)
+    (note, kind, expose): _build_message_schema(note, kind, expose)
     for note in (False, True)
-    for slack in (False, True)
+    for kind in _RECIPIENTS
     for expose in (False, True)
 }
 
@@ -72,7 +81,7 @@ _MESSAGE_SCHEMAS = {
 def message_input_schema(*, note: bool, channel: str, expose_recipient: bool) -> type[BaseModel]:
     """The arguments of a message tool: the text (a question, or a note when nothing is
     awaited) and the recipient only when exposed."""
-    return _MESSAGE_SCHEMAS[(note, channel == "slack", expose_recipient)]
+    return _MESSAGE_SCHEMAS[(note, _recipient_kind(channel), expose_recipient)]
 
 
 class NoInput(BaseModel):
@@ -83,10 +92,11 @@ def form_input_schema(*, dynamic: bool, channel: str, expose_recipient: bool) ->
     """The arguments of a ``HumanForm``: the form itself when the model designs it, the
     link message on sms and slack (whatsapp wraps the link in fixed text), and the
     recipient only when exposed."""
-    return _FORM_SCHEMAS[(dynamic, channel == "whatsapp", channel == "slack", expose_recipient)]
+    kind = "WhatsApp" if channel == "whatsapp" else _recipient_kind(channel)
+    return _FORM_SCHEMAS[(dynamic, kind, expose_recipient)]
 
 
-def _build_form_schema(dynamic: bool, whatsapp: bool, slack: bool, expose: bool) -> type[BaseModel]:
+def _build_form_schema(dynamic: bool, kind: str, expose: bool) -> type[BaseModel]:
     definitions: dict[str, Any] = {}
     if dynamic:
         definitions["title"] = (str, Field(min_length=1, description=FORM_TITLE))
@@ -95,22 +105,21 @@ def _build_form_schema(dynamic: bool, whatsapp: bool, slack: bool, expose: bool)
             Field(min_length=1, max_length=30, description=FORM_FIELDS),
         )
         definitions["description"] = (OptionalText, optional_text(FORM_DESCRIPTION))
-    if not whatsapp:
+    if kind != "WhatsApp":
         definitions["message"] = (OptionalText, optional_text(FORM_MESSAGE))
     if expose:
-        definitions["to"] = _recipient_field(slack)
-    name = ("DynamicForm" if dynamic else "FixedForm") + (
-        "WhatsApp" if whatsapp else "Slack" if slack else "SMS"
-    )
+        definitions["to"] = _recipient_field("Phone" if kind == "WhatsApp" else kind)
+    # The names of the models before email ("…SMS…" for a phone number) are kept.
+    name = ("DynamicForm" if dynamic else "FixedForm") + ("SMS" if kind == "Phone" else kind)
     name += "WithRecipientInput" if expose else "Input"
     model: type[BaseModel] = create_model(name, **definitions)
     return model
 
 
-_FORM_SCHEMAS: dict[tuple[bool, bool, bool, bool], type[BaseModel]] = {
-    (dynamic, whatsapp, slack, expose): _build_form_schema(dynamic, whatsapp, slack, expose)
+_FORM_SCHEMAS: dict[tuple[bool, str, bool], type[BaseModel]] = {
+    (dynamic, kind, expose): _build_form_schema(dynamic, kind, expose)
     for dynamic in (False, True)
-    for whatsapp, slack in ((False, False), (True, False), (False, True))
+    for kind in ("Phone", "WhatsApp", "Slack", "Email")
     for expose in (False, True)
 }
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import (
     AliasChoices,
@@ -52,6 +52,7 @@ __all__ = [
     "CALL_PROMPT",
     "CHANNEL_NAMES",
     "CHECK_DESCRIPTION",
+    "EMAIL_TO",
     "FORM_DESCRIPTION",
     "FORM_FIELDS",
     "FORM_MESSAGE",
@@ -64,6 +65,7 @@ __all__ = [
     "SLACK_TO",
     "FormFieldList",
     "FormFieldSpec",
+    "MessageChannel",
     "Operation",
     "OptionalText",
     "ask_description",
@@ -315,6 +317,9 @@ PHONE_TO = (
     "Recipient phone number in E.164 form, e.g. +14155550123. Leave it out to reach the "
     "default person."
 )
+EMAIL_TO = (
+    "Recipient email address, e.g. ada@example.com. Leave it out to reach the default person."
+)
 SLACK_TO = (
     "Slack member ID (starts with U or W) or channel ID (starts with C). Leave it out to "
     "reach the default person."
@@ -416,13 +421,17 @@ def describe_status(status: InteractionStatus) -> str:
 
 # --- tool descriptions --------------------------------------------------------------------
 
-CHANNEL_NAMES = {"sms": "SMS", "whatsapp": "WhatsApp", "slack": "Slack"}
+CHANNEL_NAMES = {"sms": "SMS", "whatsapp": "WhatsApp", "slack": "Slack", "email": "email"}
 """How a channel is named in the texts a model reads."""
+
+MessageChannel = Literal["sms", "whatsapp", "slack", "email"]
+"""The channels the message tools send on."""
 
 _ASKS = {
     "sms": "Ask a human a question by SMS text message.",
     "whatsapp": "Ask a human a question on WhatsApp.",
     "slack": "Ask a human a question on Slack (they reply in the thread).",
+    "email": "Ask a human a question by email (their reply to the email is the answer).",
 }
 
 

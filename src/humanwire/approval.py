@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from ._client import AsyncHumanWire, HumanWire
 
 __all__ = [
+    "MESSAGE_RECIPIENT_ENV",
     "RECIPIENT_ENV",
     "ApprovalDecision",
     "ApprovalRequest",
@@ -71,6 +72,8 @@ RECIPIENT_ENV: dict[str, str] = {
     "slack": "HUMANWIRE_SLACK_TO",
 }
 """The environment variable holding each channel's default recipient."""
+MESSAGE_RECIPIENT_ENV: dict[str, str] = {"email": "HUMANWIRE_EMAIL_TO"}
+"""The same for channels the message tools reach but approvals do not (yet)."""
 
 DEFAULT_APPROVAL_WAIT_TIME = 300
 _MAX_VALUE_CHARS = 500
@@ -125,8 +128,10 @@ def is_local_service(client: object | None = None) -> bool:
 
 def default_recipient(channel: str) -> str:
     """The inbox's default human on the embedded service, for ``channel``."""
-    from .types.sandbox import DEFAULT_HUMAN_PHONE, DEFAULT_HUMAN_SLACK
+    from .types.sandbox import DEFAULT_HUMAN_EMAIL, DEFAULT_HUMAN_PHONE, DEFAULT_HUMAN_SLACK
 
+    if channel == "email":
+        return DEFAULT_HUMAN_EMAIL
     return DEFAULT_HUMAN_SLACK if channel == "slack" else DEFAULT_HUMAN_PHONE
 
 
@@ -135,9 +140,9 @@ def resolve_recipient(channel: str, to: str | None = None, client: object | None
     human. Raises ``ValueError`` naming the variable to set when none applies."""
     if to:
         return to
-    variable = RECIPIENT_ENV.get(channel)
+    variable = RECIPIENT_ENV.get(channel) or MESSAGE_RECIPIENT_ENV.get(channel)
     if variable is None:
-        raise ValueError(f"unknown channel {channel!r}: use one of sms, whatsapp, slack")
+        raise ValueError(f"unknown channel {channel!r}: use one of sms, whatsapp, slack, email")
     from_env = os.environ.get(variable, "").strip()
     if from_env:
         return from_env

@@ -179,6 +179,7 @@ def _add_mcp_parser(commands: Any) -> None:
     mcp.add_argument(
         "--slack-to", default=None, help="slack member or channel (HUMANWIRE_SLACK_TO)"
     )
+    mcp.add_argument("--email-to", default=None, help="email address (HUMANWIRE_EMAIL_TO)")
     mcp.add_argument(
         "--expose-recipients",
         action="store_true",
@@ -261,6 +262,7 @@ _MCP_FLAGS = (
     "to",
     "whatsapp_to",
     "slack_to",
+    "email_to",
     "expose_recipients",
     "wait_time",
     "follow_up_time",

@@ -13,6 +13,7 @@ from crewai_helpers import NativeLLM, ScriptedLLM, kickoff, run_tool
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.crewai import (
     AskHumanChannel,
+    AskHumanEmail,
     AskHumanSlack,
     AskHumanSMS,
     AskHumanWhatsApp,
@@ -36,7 +37,8 @@ def test_ask_by_sms_returns_the_reply(humanwire_client: HumanWire, human: Script
 
 
 @pytest.mark.parametrize(
-    ("tool_class", "channel"), [(AskHumanWhatsApp, "whatsapp"), (AskHumanSlack, "slack")]
+    ("tool_class", "channel"),
+    [(AskHumanWhatsApp, "whatsapp"), (AskHumanSlack, "slack"), (AskHumanEmail, "email")],
 )
 def test_ask_on_whatsapp_and_slack(
     humanwire_client: HumanWire, human: ScriptedHuman, tool_class: type[Any], channel: str

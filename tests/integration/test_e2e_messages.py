@@ -11,7 +11,12 @@ from e2e_support import HUMAN, NO_RESPONSE, SLACK_HUMAN
 
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.errors import InvalidToNumberError, NotFoundError
-from humanwire.server.config import SHARED_SLACK_WORKSPACE, SHARED_SMS_NUMBER
+from humanwire.server.config import (
+    DEFAULT_HUMAN_EMAIL,
+    SHARED_EMAIL_ADDRESS,
+    SHARED_SLACK_WORKSPACE,
+    SHARED_SMS_NUMBER,
+)
 from humanwire.testing import RunningService, ScriptedHuman, WebhookReceiver
 from humanwire.types import MessageReceivedEvent
 
@@ -228,3 +233,36 @@ def test_a_retry_that_joined_keeps_the_hold_when_the_first_request_hangs_up(
     assert len(humanwire_client.sandbox.deliveries(to=HUMAN)) == 1
     time.sleep(0.3)
     assert webhook_receiver.deliveries == []
+
+
+def test_email_on_the_sandbox_the_scripted_human_replies(
+    humanwire_client: HumanWire, human: ScriptedHuman, webhook_receiver: WebhookReceiver
+) -> None:
+    # No [email]: emails land in the sandbox (the inbox shows them) and the scripted
+    # human answers the email itself, not merely the newest one from the sender.
+    webhook_receiver.register(humanwire_client, ["message.received"])
+    first = humanwire_client.messages.email(
+        to=DEFAULT_HUMAN_EMAIL, message="Old question", follow_up_time=60
+    )
+    action = human.reply("Friday works.", channel="email", interaction_id=first.interaction_id)
+    late = human.reply("Yes, ship it.", channel="email")
+    result = humanwire_client.messages.email(
+        to=DEFAULT_HUMAN_EMAIL, subject="Release", message="Ship it on Friday?", wait_time=5
+    )
+    assert (result.responded, result.reply) == (True, "Yes, ship it.")
+    delivery = late.wait()
+    assert (delivery.channel, delivery.from_) == ("email", SHARED_EMAIL_ADDRESS)
+    assert delivery.text == "Ship it on Friday?"
+    action.wait()
+    [event] = webhook_receiver.wait_for("message.received")
+    assert event.payload.interaction_id == first.interaction_id
+    assert (event.payload.medium, event.payload.body) == ("email", "Friday works.")
+    card = humanwire_client.channels.create(
+        type="email", to="Ops@Example.com", wait_time=1, no_response_template="Ops is away."
+    )
+    assert card.to == "Ops@example.com"
+    assert humanwire_client.messages.channel(card.id, message="anyone?").response == (
+        "Ops is away."
+    )
+    [sent] = humanwire_client.sandbox.deliveries(to="Ops@example.com")
+    assert (sent.channel, sent.text) == ("email", "anyone?")

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from humanwire.langchain import (
     AskHumanChannel,
+    AskHumanEmail,
     AskHumanSlack,
     AskHumanSMS,
     AskHumanWhatsApp,
@@ -28,6 +29,7 @@ def test_no_argument_tools_use_the_embedded_default_human() -> None:
     assert AskHumanSMS().to == "+12025550100"
     assert AskHumanWhatsApp().to == "+12025550100"
     assert AskHumanSlack().to == "U0HUMAN0001"
+    assert AskHumanEmail().to == "human@example.com"
     assert HumanForm().to == "+12025550100"
     assert HumanForm(channel="slack").to == "U0HUMAN0001"
     assert CallHuman().to == "+12025550100"
@@ -37,6 +39,8 @@ def test_environment_recipients(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HUMANWIRE_SMS_TO", "+442079460001")
     monkeypatch.setenv("HUMANWIRE_WHATSAPP_TO", "+442079460002")
     monkeypatch.setenv("HUMANWIRE_SLACK_TO", "C0OPS00001")
+    monkeypatch.setenv("HUMANWIRE_EMAIL_TO", "ops@example.com")
+    assert AskHumanEmail().to == "ops@example.com"
     assert AskHumanSMS().to == "+442079460001"
     assert AskHumanWhatsApp().to == "+442079460002"
     assert AskHumanSlack().to == "C0OPS00001"
@@ -50,6 +54,7 @@ def test_environment_recipients(monkeypatch: pytest.MonkeyPatch) -> None:
         (lambda: AskHumanSMS(), "HUMANWIRE_SMS_TO"),
         (lambda: AskHumanWhatsApp(), "HUMANWIRE_WHATSAPP_TO"),
         (lambda: AskHumanSlack(), "HUMANWIRE_SLACK_TO"),
+        (lambda: AskHumanEmail(), "HUMANWIRE_EMAIL_TO"),
         (lambda: HumanForm(channel="slack"), "HUMANWIRE_SLACK_TO"),
         (lambda: CallHuman(), "HUMANWIRE_SMS_TO"),
     ],

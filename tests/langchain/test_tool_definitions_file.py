@@ -26,17 +26,21 @@ REMOTE = HumanWire(api_key="k", base_url="https://humanwire.example")
 """A remote base URL: nothing is sent, no embedded service starts, no default human."""
 TO = {"to": "+14155550123"}
 SLACK_TO = {"to": "U0TEAM0001"}
+EMAIL_TO = {"to": "ada@example.com"}
 FIELDS = [{"id": "venue", "label": "Venue", "type": "text", "required": True}]
 
 CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("ask sms", "AskHumanSMS", {**TO, "wait_time": 120}),
     ("ask whatsapp", "AskHumanWhatsApp", TO),
     ("ask slack", "AskHumanSlack", SLACK_TO),
+    ("ask email", "AskHumanEmail", EMAIL_TO),
+    ("email exposed", "AskHumanEmail", {**EMAIL_TO, "expose_recipient": True}),
     ("ask exposed", "AskHumanSMS", {**TO, "expose_recipient": True}),
     ("slack exposed", "AskHumanSlack", {**SLACK_TO, "expose_recipient": True}),
     ("notify sms", "NotifyHumanSMS", TO),
     ("notify whatsapp", "NotifyHumanWhatsApp", TO),
     ("notify slack", "NotifyHumanSlack", SLACK_TO),
+    ("notify email", "NotifyHumanEmail", EMAIL_TO),
     ("channel card", "AskHumanChannel", {"channel_id": "ch_1"}),
     ("dynamic form", "HumanForm", TO),
     ("whatsapp form", "HumanForm", {**TO, "channel": "whatsapp"}),

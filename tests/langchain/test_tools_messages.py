@@ -12,10 +12,12 @@ from lc_helpers import OTHER_PHONE, PHONE, SLACK, Mode, model_schema, properties
 from humanwire import HumanWire
 from humanwire.langchain import (
     AskHumanChannel,
+    AskHumanEmail,
     AskHumanSlack,
     AskHumanSMS,
     AskHumanWhatsApp,
     CheckHumanInteraction,
+    NotifyHumanEmail,
     NotifyHumanSlack,
     NotifyHumanSMS,
     NotifyHumanWhatsApp,
@@ -24,14 +26,25 @@ from humanwire.testing import ScriptedHuman
 from humanwire.testing.receiver import WebhookReceiver
 from humanwire.types import DEFAULT_NO_RESPONSE_TEMPLATE, MessageResponse
 
-ASK = {"sms": AskHumanSMS, "whatsapp": AskHumanWhatsApp, "slack": AskHumanSlack}
-NOTIFY = {"sms": NotifyHumanSMS, "whatsapp": NotifyHumanWhatsApp, "slack": NotifyHumanSlack}
+ASK = {
+    "sms": AskHumanSMS,
+    "whatsapp": AskHumanWhatsApp,
+    "slack": AskHumanSlack,
+    "email": AskHumanEmail,
+}
+NOTIFY = {
+    "sms": NotifyHumanSMS,
+    "whatsapp": NotifyHumanWhatsApp,
+    "slack": NotifyHumanSlack,
+    "email": NotifyHumanEmail,
+}
 MODES = ["sync", "async"]
-CHANNELS = ["sms", "whatsapp", "slack"]
+CHANNELS = ["sms", "whatsapp", "slack", "email"]
+EMAIL = "human@example.com"
 
 
 def recipient(channel: str) -> str:
-    return SLACK if channel == "slack" else PHONE
+    return {"slack": SLACK, "email": EMAIL}.get(channel, PHONE)
 
 
 @pytest.mark.parametrize("mode", MODES)

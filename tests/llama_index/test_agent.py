@@ -147,3 +147,18 @@ async def test_approval_tool_runs_with_edited_arguments(
     answer, _ = await _run(FunctionAgent(tools=[tool], llm=llm), "Refund C-3.")
     assert calls == [{"order_id": "C-3", "amount": 40}]
     assert "edited arguments" in answer and "Refunded 40.00 on C-3." in answer
+
+
+async def test_agent_asks_by_email(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
+) -> None:
+    # The embedded service's inbox has a default human by email too.
+    tools = HumanWireToolSpec(async_client=async_humanwire_client, wait_time=10).to_tool_list()
+    llm = scripted_llm("ask_human_email", {"message": "Which city is the offsite in?"})
+    reply = human.reply("Porto", channel="email")
+
+    answer, _ = await _run(FunctionAgent(tools=tools, llm=llm), "Find out where.")
+
+    assert answer == "Done. Human response: Porto"
+    delivery = reply.wait(5)
+    assert (delivery.channel, delivery.to) == ("email", "human@example.com")

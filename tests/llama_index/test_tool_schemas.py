@@ -195,3 +195,14 @@ def test_environment_recipient_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ValueError, match="HUMANWIRE_WHATSAPP_TO"):
         spec._recipient("whatsapp", None)
     assert _spec(to="+442079460123")._recipient("sms", None) == ("+442079460123")
+
+
+def test_email_is_offered_once_it_has_a_recipient() -> None:
+    spec = _spec(email_to="ada@example.com")
+    schemas = _schemas(spec)
+    assert set(schemas) == ALL | {"ask_human_email"}
+    assert schemas["ask_human_email"]["required"] == ["message"]
+    notify = schemas["notify_human"]["properties"]["channel"]
+    assert notify["enum"] == ["sms", "whatsapp", "slack", "email"]
+    exposed = _schemas(_spec(expose_recipients=True))
+    assert "email address" in exposed["ask_human_email"]["properties"]["to"]["description"]

@@ -12,12 +12,14 @@ from humanwire import HumanWire
 from humanwire._tooling import plain_json_schema
 from humanwire.langchain import (
     AskHumanChannel,
+    AskHumanEmail,
     AskHumanSlack,
     AskHumanSMS,
     AskHumanWhatsApp,
     CallHuman,
     CheckHumanInteraction,
     HumanForm,
+    NotifyHumanEmail,
     NotifyHumanSlack,
     NotifyHumanSMS,
     NotifyHumanWhatsApp,
@@ -26,7 +28,7 @@ from humanwire.mcp import FixedForm
 from humanwire.testing import ScriptedHuman
 from humanwire.types import DEFAULT_NO_RESPONSE_TEMPLATE, FormField
 
-CHANNELS = ["sms", "whatsapp", "slack"]
+CHANNELS = ["sms", "whatsapp", "slack", "email"]
 NO_LIMIT: dict[str, Any] = {"client_timeout": None}
 """A client with no known request limit: the tools hold the whole wait."""
 
@@ -36,9 +38,11 @@ async def test_tools_mirror_the_langchain_tools(humanwire_client: HumanWire) -> 
         AskHumanSMS(client=humanwire_client),
         AskHumanWhatsApp(client=humanwire_client),
         AskHumanSlack(client=humanwire_client),
+        AskHumanEmail(client=humanwire_client),
         NotifyHumanSMS(client=humanwire_client),
         NotifyHumanWhatsApp(client=humanwire_client),
         NotifyHumanSlack(client=humanwire_client),
+        NotifyHumanEmail(client=humanwire_client),
         HumanForm(client=humanwire_client),
         CallHuman(client=humanwire_client),
         CheckHumanInteraction(client=humanwire_client),

@@ -16,6 +16,7 @@ from humanwire import AsyncHumanWire, HumanWire
 from humanwire.errors import NotFoundError
 from humanwire.openai_agents import (
     AskHumanChannel,
+    AskHumanEmail,
     AskHumanSlack,
     AskHumanSMS,
     AskHumanWhatsApp,
@@ -48,7 +49,8 @@ async def test_ask_by_sms_returns_the_reply(
 
 
 @pytest.mark.parametrize(
-    ("tool_class", "channel"), [(AskHumanWhatsApp, "whatsapp"), (AskHumanSlack, "slack")]
+    ("tool_class", "channel"),
+    [(AskHumanWhatsApp, "whatsapp"), (AskHumanSlack, "slack"), (AskHumanEmail, "email")],
 )
 async def test_ask_on_whatsapp_and_slack(
     async_humanwire_client: AsyncHumanWire,

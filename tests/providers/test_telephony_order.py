@@ -164,6 +164,7 @@ def test_serve_says_at_start_which_channel_goes_where(
         "whatsapp": "sandbox",
         "slack": "sandbox",
         "call": "twilio",
+        "email": "sandbox",
     }
     lines = [" ".join(line.split()) for line in startup_lines(config)]
     assert any(line.startswith(f"sms → Twilio (from {SMS_FROM}") for line in lines), lines

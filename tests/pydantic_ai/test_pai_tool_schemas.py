@@ -23,6 +23,7 @@ REMOTE = HumanWire(api_key="k", base_url="https://humanwire.example")
 """A remote base URL: nothing is sent, no embedded service starts, no default human."""
 TO = {"to": "+14155550123"}
 SLACK_TO = {"to": "U0TEAM0001"}
+EMAIL_TO = {"to": "ada@example.com"}
 FIELDS = [FormField(id="venue", label="Venue", type="text", required=True)]
 
 PAIRS: list[tuple[str, Any, Any, dict[str, Any]]] = [
@@ -34,6 +35,8 @@ PAIRS: list[tuple[str, Any, Any, dict[str, Any]]] = [
     ("notify sms", pai.NotifyHumanSMS, lc.NotifyHumanSMS, TO),
     ("notify whatsapp", pai.NotifyHumanWhatsApp, lc.NotifyHumanWhatsApp, TO),
     ("notify slack", pai.NotifyHumanSlack, lc.NotifyHumanSlack, SLACK_TO),
+    ("email exposed", pai.AskHumanEmail, lc.AskHumanEmail, {**EMAIL_TO, "expose_recipient": True}),
+    ("notify email", pai.NotifyHumanEmail, lc.NotifyHumanEmail, EMAIL_TO),
     ("dynamic form", pai.HumanForm, lc.HumanForm, TO),
     ("whatsapp form", pai.HumanForm, lc.HumanForm, {**TO, "channel": "whatsapp"}),
     (
@@ -103,7 +106,7 @@ def test_the_toolset_offers_what_the_toolkit_and_the_mcp_server_offer() -> None:
         channel_ids=("ch_1",),
         client_timeout=None,  # no client limit: the MCP texts say nothing about handing back
     )
-    mcp = {tool.name: tool for tool in build_tools(settings)}
+    mcp = {tool.name: tool for tool in build_tools(settings, ("sms", "whatsapp", "slack"))}
     assert set(mcp) == set(ours)
     for name, tool in mcp.items():
         assert ours[name].description == tool.description, name

@@ -13,10 +13,11 @@ from pai_helpers import once, scripted
 from pydantic_ai import Agent
 from pydantic_ai.models.test import TestModel
 
-from framework_support import OTHER_PHONE, PHONE, SLACK
+from framework_support import EMAIL, OTHER_PHONE, PHONE, SLACK
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.pydantic_ai import (
     AskHumanChannel,
+    AskHumanEmail,
     AskHumanSlack,
     AskHumanSMS,
     AskHumanWhatsApp,
@@ -24,6 +25,7 @@ from humanwire.pydantic_ai import (
     CheckHumanInteraction,
     HumanForm,
     HumanWireToolset,
+    NotifyHumanEmail,
     NotifyHumanSlack,
     NotifyHumanSMS,
     NotifyHumanWhatsApp,
@@ -39,13 +41,23 @@ from humanwire.types import (
     MessageResponse,
 )
 
-ASK = {"sms": AskHumanSMS, "whatsapp": AskHumanWhatsApp, "slack": AskHumanSlack}
-NOTIFY = {"sms": NotifyHumanSMS, "whatsapp": NotifyHumanWhatsApp, "slack": NotifyHumanSlack}
-CHANNELS = ["sms", "whatsapp", "slack"]
+ASK = {
+    "sms": AskHumanSMS,
+    "whatsapp": AskHumanWhatsApp,
+    "slack": AskHumanSlack,
+    "email": AskHumanEmail,
+}
+NOTIFY = {
+    "sms": NotifyHumanSMS,
+    "whatsapp": NotifyHumanWhatsApp,
+    "slack": NotifyHumanSlack,
+    "email": NotifyHumanEmail,
+}
+CHANNELS = ["sms", "whatsapp", "slack", "email"]
 
 
 def recipient(channel: str) -> str:
-    return SLACK if channel == "slack" else PHONE
+    return {"slack": SLACK, "email": EMAIL}.get(channel, PHONE)
 
 
 # --- messages -----------------------------------------------------------------------------

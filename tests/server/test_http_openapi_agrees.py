@@ -72,6 +72,12 @@ def schema() -> Iterator[Any]:
     urls = st.from_regex(r"\Ahttps?://127\.0\.0\.1:9(/[a-z0-9]{0,8}){0,2}\Z")
     schemathesis.openapi.format("e164", st.sampled_from(_valid_numbers()))
     schemathesis.openapi.format("uri", urls)
+    # An address email-validator accepts (declared as ``format: email``): no special-use
+    # domain (``.test``, ``.invalid``), which it refuses as never deliverable.
+    emails = st.from_regex(
+        r"\A[a-z0-9_+-]{1,20}(\.[a-z0-9_+-]{1,10})?@[a-z0-9]{1,10}\.example\.com\Z"
+    )
+    schemathesis.openapi.format("email", emails)
     config = SchemathesisConfig.from_dict(
         {
             "generation": {
@@ -87,6 +93,7 @@ def schema() -> Iterator[Any]:
     yield schemathesis.openapi.from_dict(document, config=config)
     schemathesis.specs.openapi.formats.unregister_string_format("e164")
     schemathesis.specs.openapi.formats.unregister_string_format("uri")
+    schemathesis.specs.openapi.formats.unregister_string_format("email")
 
 
 @pytest.fixture(name="svc")

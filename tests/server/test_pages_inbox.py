@@ -256,3 +256,34 @@ def test_without_the_sandbox_the_inbox_only_watches(database: str) -> None:
         assert cards.status_code == 200 and "Create a channel card" in cards.text
     finally:
         service.stop()
+
+
+def test_an_email_is_answered_from_the_inbox(
+    browser_like: httpx.Client, humanwire_api_key: str, humanwire_client: HumanWire
+) -> None:
+    login(browser_like, humanwire_api_key)  # the reply form carries the CSRF token
+    with ThreadPoolExecutor(1) as pool:
+        held = pool.submit(
+            humanwire_client.messages.email,
+            to="human@example.com",
+            subject="Release",
+            message="Ship it on Friday?",
+            wait_time=10,
+        )
+        deadline = time.monotonic() + 10
+        page = ""
+        while "Reply by email" not in page and time.monotonic() < deadline:
+            page = browser_like.get("/inbox").text
+            time.sleep(0.1)
+        form = re.search(
+            r'<form method="post" action="/inbox/reply".*?</form>', page, flags=re.DOTALL
+        )
+        assert form is not None, page
+        fields = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', form[0]))
+        assert fields["channel"] == "email" and fields["from"] == "human@example.com"
+        assert fields["to"] == "agent@sandbox.humanwire.invalid" and fields["interactionId"]
+        answered = browser_like.post("/inbox/reply", data=fields | {"body": "Yes, ship it."})
+        assert answered.status_code == 303
+        result = held.result(timeout=10)
+    assert (result.responded, result.reply) == (True, "Yes, ship it.")
+    assert fields["interactionId"] == result.interaction_id

@@ -20,6 +20,7 @@ def test_the_page_toml_passes_validation_and_routes_to_twilio(tmp_path: Path) ->
         "whatsapp": "twilio",
         "slack": "sandbox",
         "call": "twilio",
+        "email": "sandbox",
     }
     assert config.twilio is not None and config.twilio.numbers
     assert set(config.twilio.whatsapp_templates) == {"notification", "request", "form"}

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from humanwire.server.config import (
+    EmailConfig,
     ServiceConfig,
     SlackConfig,
     TwilioConfig,
@@ -147,6 +148,7 @@ def test_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         "whatsapp": "sandbox",
         "slack": "sandbox",
         "call": "sandbox",
+        "email": "sandbox",
     }
 
 
@@ -559,6 +561,7 @@ def test_channel_routes() -> None:
         "whatsapp": "sandbox",
         "slack": "sandbox",
         "call": "sandbox",
+        "email": "sandbox",
     }
     config = ServiceConfig(
         twilio=twilio_config(whatsapp_from="+14155550101"),
@@ -570,6 +573,7 @@ def test_channel_routes() -> None:
         ("whatsapp", "twilio"),
         ("slack", "slack"),
         ("call", "twilio"),
+        ("email", "sandbox"),
     }
     # A chat model object is a voice model too; neither without Twilio routes calls.
     with_object = ServiceConfig(twilio=twilio_config(), voice_chat_model=object())
@@ -591,6 +595,7 @@ def test_startup_lines_say_where_each_channel_goes_without_secrets() -> None:
         "whatsapp  → sandbox (no twilio.whatsapp_from)",
         "slack     → sandbox (no slack)",
         "call      → sandbox (no voice.model: calls stay on the sandbox)",
+        "email     → sandbox (no email)",
         "numbers   Twilio (no pool; buying off)",
         "sandbox   off (no sandbox API, no human side in the inbox)",
         "public url https://hw.example.com",
@@ -610,16 +615,26 @@ def test_startup_lines_with_every_provider() -> None:
             bot_token=BOT_TOKEN, signing_secret=SIGNING, client_id="1.2", client_secret="c"
         ),
         voice_chat_model=ChatModelWithKey(),
+        email=EmailConfig(
+            smtp_host="smtp.acme.example",
+            smtp_username="apikey",
+            smtp_password="pw-5ecret",
+            from_addr="Acme Agent <agent@acme.example>",
+            reply_domain="replies.acme.example",
+        ),
     )
     lines = startup_lines(config)
-    assert lines[:5] == [
+    assert lines[:6] == [
         "sms       → Twilio (from +14155550100; account AC01…)",
         "whatsapp  → Twilio (from +14155550101; account AC01…; templates: none)",
         "slack     → Slack (the shared workspace's bot; OAuth installs on)",
         "call      → Twilio (from +14155550100; account AC01…; voice model ChatModelWithKey)",
+        "email     → SMTP relay smtp.acme.example:587 (STARTTLS; login); from Acme Agent "
+        "<agent@acme.example>; replies to reply+…@replies.acme.example, listener "
+        "127.0.0.1:2525",
         "numbers   Twilio (pool of 1; buying off)",
     ]
-    assert lines[5] == "sandbox   on (the sandbox API and the inbox's human side)"
+    assert lines[6] == "sandbox   on (the sandbox API and the inbox's human side)"
     assert "5ecret" not in "\n".join(lines)
 
 
@@ -641,6 +656,7 @@ def test_the_example_file_parses_and_passes_validation() -> None:
         "whatsapp": "twilio",
         "slack": "slack",
         "call": "twilio",
+        "email": "sandbox",
     }
     assert config.twilio is not None
     assert set(config.twilio.whatsapp_templates) == {"notification", "request", "form"}
@@ -1002,6 +1018,7 @@ def test_telnyx_from_the_file_and_the_environment(tmp_path: Path) -> None:
         "whatsapp": "sandbox",
         "slack": "sandbox",
         "call": "telnyx",
+        "email": "sandbox",
     }
     from humanwire.server.settings import effective_configuration, format_configuration
 

@@ -13,8 +13,10 @@ and resumed from the webhook in any process::
         crew.kickoff()
 
 Tools (each one *is* a ``crewai.tools.BaseTool``)
-    ``AskHumanSMS``, ``AskHumanWhatsApp``, ``AskHumanSlack`` (send and wait for the reply),
-    ``NotifyHumanSMS``, ``NotifyHumanWhatsApp``, ``NotifyHumanSlack`` (send, don't wait),
+    ``AskHumanSMS``, ``AskHumanWhatsApp``, ``AskHumanSlack``, ``AskHumanEmail`` (send and
+    wait for the reply),
+    ``NotifyHumanSMS``, ``NotifyHumanWhatsApp``, ``NotifyHumanSlack``, ``NotifyHumanEmail``
+    (send, don't wait),
     ``AskHumanChannel(channel_id=...)`` (through a channel card), ``HumanForm`` (fixed or
     model-designed form), ``CallHuman`` (voice call), ``CheckHumanInteraction`` (status and
     result of an earlier interaction).
@@ -86,6 +88,7 @@ from .flow import (  # noqa: E402
 from .ledger import ApprovalLedger, FileLedger, MemoryLedger, SQLiteLedger  # noqa: E402
 from .tools import (  # noqa: E402
     AskHumanChannel,
+    AskHumanEmail,
     AskHumanSlack,
     AskHumanSMS,
     AskHumanWhatsApp,
@@ -93,6 +96,7 @@ from .tools import (  # noqa: E402
     CheckHumanInteraction,
     HumanForm,
     HumanWireTool,
+    NotifyHumanEmail,
     NotifyHumanSlack,
     NotifyHumanSMS,
     NotifyHumanWhatsApp,
@@ -106,6 +110,7 @@ __all__ = [
     "ApprovalTool",
     "Approver",
     "AskHumanChannel",
+    "AskHumanEmail",
     "AskHumanSMS",
     "AskHumanSlack",
     "AskHumanWhatsApp",
@@ -117,6 +122,7 @@ __all__ = [
     "HumanWireInput",
     "HumanWireTool",
     "MemoryLedger",
+    "NotifyHumanEmail",
     "NotifyHumanSMS",
     "NotifyHumanSlack",
     "NotifyHumanWhatsApp",

@@ -60,6 +60,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_WAIT_TIME",
     "AskHumanChannel",
+    "AskHumanEmail",
     "AskHumanSMS",
     "AskHumanSlack",
     "AskHumanWhatsApp",
@@ -67,6 +68,7 @@ __all__ = [
     "CheckHumanInteraction",
     "HumanForm",
     "HumanWireTool",
+    "NotifyHumanEmail",
     "NotifyHumanSMS",
     "NotifyHumanSlack",
     "NotifyHumanWhatsApp",
@@ -246,6 +248,10 @@ class AskHumanSlack(kinds.AskHumanSlack, HumanWireTool):
     (``ask_human_slack``)."""
 
 
+class AskHumanEmail(kinds.AskHumanEmail, HumanWireTool):
+    """Email a person and wait for their reply to it (``ask_human_email``)."""
+
+
 class NotifyHumanSMS(kinds.NotifyHumanSMS, AskHumanSMS):
     """Send an SMS without waiting (``notify_human_sms``)."""
 
@@ -256,6 +262,10 @@ class NotifyHumanWhatsApp(kinds.NotifyHumanWhatsApp, AskHumanWhatsApp):
 
 class NotifyHumanSlack(kinds.NotifyHumanSlack, AskHumanSlack):
     """Send a Slack message without waiting (``notify_human_slack``)."""
+
+
+class NotifyHumanEmail(kinds.NotifyHumanEmail, AskHumanEmail):
+    """Send an email without waiting (``notify_human_email``)."""
 
 
 class AskHumanChannel(kinds.AskHumanChannel, HumanWireTool):

@@ -11,8 +11,10 @@ process::
                      tools=[AskHumanSMS(), HumanForm(), require_approval(refund, wait=True)])
 
 Tools (each one *is* a ``google.adk.tools.BaseTool``)
-    ``AskHumanSMS``, ``AskHumanWhatsApp``, ``AskHumanSlack`` (send and wait for the reply),
-    ``NotifyHumanSMS``, ``NotifyHumanWhatsApp``, ``NotifyHumanSlack`` (send, don't wait),
+    ``AskHumanSMS``, ``AskHumanWhatsApp``, ``AskHumanSlack``, ``AskHumanEmail`` (send and
+    wait for the reply),
+    ``NotifyHumanSMS``, ``NotifyHumanWhatsApp``, ``NotifyHumanSlack``, ``NotifyHumanEmail``
+    (send, don't wait),
     ``AskHumanChannel(channel_id)`` (through a channel card), ``HumanForm`` (fixed or
     model-designed form), ``CallHuman`` (voice call), ``CheckHumanInteraction`` (status and
     result of an earlier interaction).
@@ -38,7 +40,8 @@ Decisions (what ADK leaves open, settled here)
   telemetry records it as a tool error); ``raise_errors=True`` raises instead, for an
   ``on_tool_error_callback``.
 - **Recipients and windows** as in the other adapters: ``to``, else
-  ``HUMANWIRE_SMS_TO`` / ``HUMANWIRE_WHATSAPP_TO`` / ``HUMANWIRE_SLACK_TO``, else the
+  ``HUMANWIRE_SMS_TO`` / ``HUMANWIRE_WHATSAPP_TO`` / ``HUMANWIRE_SLACK_TO`` /
+  ``HUMANWIRE_EMAIL_TO``, else the
   embedded service's default human; ``expose_recipient=True`` lets the model choose.
   ``wait_time`` (default 300 s) and ``follow_up_time`` are checked at construction.
 - **The gate asks by hand** with ``tool_context.request_confirmation(hint, payload)``
@@ -82,6 +85,7 @@ from .durable import (  # noqa: E402
 )
 from .tools import (  # noqa: E402
     AskHumanChannel,
+    AskHumanEmail,
     AskHumanSlack,
     AskHumanSMS,
     AskHumanWhatsApp,
@@ -89,6 +93,7 @@ from .tools import (  # noqa: E402
     CheckHumanInteraction,
     HumanForm,
     HumanWireTool,
+    NotifyHumanEmail,
     NotifyHumanSlack,
     NotifyHumanSMS,
     NotifyHumanWhatsApp,
@@ -103,6 +108,7 @@ __all__ = [
     "ApprovalRequest",
     "Approver",
     "AskHumanChannel",
+    "AskHumanEmail",
     "AskHumanSMS",
     "AskHumanSlack",
     "AskHumanWhatsApp",
@@ -114,6 +120,7 @@ __all__ = [
     "FileClaimStore",
     "HumanForm",
     "HumanWireTool",
+    "NotifyHumanEmail",
     "NotifyHumanSMS",
     "NotifyHumanSlack",
     "NotifyHumanWhatsApp",

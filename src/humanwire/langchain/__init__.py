@@ -8,8 +8,10 @@ client (``HumanWire`` / ``AsyncHumanWire``); nothing here speaks HTTP itself::
     agent = create_agent(model, tools=[AskHumanSMS(), HumanForm()])
 
 Tools
-    ``AskHumanSMS``, ``AskHumanWhatsApp``, ``AskHumanSlack`` (send and wait for the reply),
-    ``NotifyHumanSMS``, ``NotifyHumanWhatsApp``, ``NotifyHumanSlack`` (send, don't wait),
+    ``AskHumanSMS``, ``AskHumanWhatsApp``, ``AskHumanSlack``, ``AskHumanEmail`` (send and
+    wait for the reply),
+    ``NotifyHumanSMS``, ``NotifyHumanWhatsApp``, ``NotifyHumanSlack``, ``NotifyHumanEmail``
+    (send, don't wait),
     ``AskHumanChannel(channel_id=...)`` (through a channel card), ``HumanForm`` (fixed or
     model-designed form), ``CallHuman`` (voice call), ``CheckHumanInteraction`` (status
     and result of an earlier interaction), ``HumanWireToolkit(...).get_tools()``.
@@ -28,7 +30,8 @@ Decisions (what the service's specification leaves open, settled here)
   ``HUMANWIRE_BASE_URL`` (the embedded service when no base URL is set). ``invoke`` uses
   the sync client, ``ainvoke`` the async one (a real ``_arun``, not a thread).
 - **Recipients.** Fixed at construction so a model cannot text an arbitrary number:
-  ``to=``, else ``HUMANWIRE_SMS_TO`` / ``HUMANWIRE_WHATSAPP_TO`` / ``HUMANWIRE_SLACK_TO``,
+  ``to=``, else ``HUMANWIRE_SMS_TO`` / ``HUMANWIRE_WHATSAPP_TO`` / ``HUMANWIRE_SLACK_TO`` /
+  ``HUMANWIRE_EMAIL_TO``,
   else, on the embedded service (no base URL, or a loopback one such as ``humanwire
   serve``), the inbox's default human (``+12025550100``, slack ``U0HUMAN0001``);
   otherwise construction fails naming the variable to set. ``CallHuman`` calls a phone
@@ -84,12 +87,14 @@ from .approval import ApprovalRejected, HumanApprovalCallbackHandler, require_ap
 from .toolkit import HumanWireToolkit  # noqa: E402
 from .tools import (  # noqa: E402
     AskHumanChannel,
+    AskHumanEmail,
     AskHumanSlack,
     AskHumanSMS,
     AskHumanWhatsApp,
     CallHuman,
     CheckHumanInteraction,
     HumanForm,
+    NotifyHumanEmail,
     NotifyHumanSlack,
     NotifyHumanSMS,
     NotifyHumanWhatsApp,
@@ -106,6 +111,7 @@ __all__ = [
     "ApprovalRequest",
     "Approver",
     "AskHumanChannel",
+    "AskHumanEmail",
     "AskHumanSMS",
     "AskHumanSlack",
     "AskHumanWhatsApp",
@@ -115,6 +121,7 @@ __all__ = [
     "HumanForm",
     "HumanInTheLoopApprover",
     "HumanWireToolkit",
+    "NotifyHumanEmail",
     "NotifyHumanSMS",
     "NotifyHumanSlack",
     "NotifyHumanWhatsApp",

@@ -15,6 +15,7 @@ from humanwire._tooling import (
     ASK_CHANNEL_DESCRIPTION,
     CHANNEL_NAMES,
     CHECK_DESCRIPTION,
+    MessageChannel,
     Operation,
     ask_description,
     call_description,
@@ -51,12 +52,14 @@ from ._schemas import (
 
 __all__ = [
     "AskHumanChannel",
+    "AskHumanEmail",
     "AskHumanSMS",
     "AskHumanSlack",
     "AskHumanWhatsApp",
     "CallHuman",
     "CheckHumanInteraction",
     "HumanForm",
+    "NotifyHumanEmail",
     "NotifyHumanSMS",
     "NotifyHumanSlack",
     "NotifyHumanWhatsApp",
@@ -72,7 +75,7 @@ class _MessageTool(WindowedTool):
     """Send a text to one person over a channel; wait for the reply unless
     ``wait_time`` is ``None`` (then only the interaction id comes back)."""
 
-    channel: ClassVar[Channel]
+    channel: ClassVar[MessageChannel]
 
     description: str = ""
     args_schema: ArgsSchema | None = None
@@ -133,22 +136,29 @@ class _FromMixin(_MessageTool):
 class AskHumanSMS(_FromMixin):
     """Text a person by SMS and wait for the reply."""
 
-    channel: ClassVar[Channel] = "sms"
+    channel: ClassVar[MessageChannel] = "sms"
     name: str = "ask_human_sms"
 
 
 class AskHumanWhatsApp(_MessageTool):
     """Message a person on WhatsApp and wait for the reply."""
 
-    channel: ClassVar[Channel] = "whatsapp"
+    channel: ClassVar[MessageChannel] = "whatsapp"
     name: str = "ask_human_whatsapp"
 
 
 class AskHumanSlack(_FromMixin):
     """Message a person or channel on Slack and wait for a reply in the thread."""
 
-    channel: ClassVar[Channel] = "slack"
+    channel: ClassVar[MessageChannel] = "slack"
     name: str = "ask_human_slack"
+
+
+class AskHumanEmail(_MessageTool):
+    """Email a person and wait for their reply to it."""
+
+    channel: ClassVar[MessageChannel] = "email"
+    name: str = "ask_human_email"
 
 
 class NotifyHumanSMS(AskHumanSMS):
@@ -165,6 +175,11 @@ class NotifyHumanWhatsApp(AskHumanWhatsApp):
 
 class NotifyHumanSlack(AskHumanSlack):
     name: str = "notify_human_slack"
+    wait_time: float | None = None
+
+
+class NotifyHumanEmail(AskHumanEmail):
+    name: str = "notify_human_email"
     wait_time: float | None = None
 
 

@@ -22,6 +22,7 @@ from humanwire._tooling import (
     CALL_PROMPT,
     CHANNEL_NAMES,
     CHECK_DESCRIPTION,
+    EMAIL_TO,
     FORM_DESCRIPTION,
     FORM_FIELDS,
     FORM_MESSAGE,
@@ -48,6 +49,7 @@ from humanwire._tooling import (
     with_link,
 )
 from humanwire.approval import (
+    MESSAGE_RECIPIENT_ENV,
     RECIPIENT_ENV,
     check_follow_up_time,
     check_wait_time,
@@ -71,9 +73,12 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_WAIT_TIME", "HumanWireToolSpec", "describe_status"]
 
-TextChannel = Literal["sms", "whatsapp", "slack"]
-FormChannel = Literal["sms", "whatsapp", "slack"]
-_CHANNELS: tuple[TextChannel, ...] = ("sms", "whatsapp", "slack")
+TextChannel = Literal["sms", "whatsapp", "slack", "email"]
+FormChannel = Literal["sms", "whatsapp", "slack", "email"]
+_CHANNELS: tuple[TextChannel, ...] = ("sms", "whatsapp", "slack", "email")
+_ARGS_NAMES = {**CHANNEL_NAMES, "email": "Email"}
+"""How a channel is written in an argument model's name."""
+_RECIPIENT_TEXT = {"sms": PHONE_TO, "whatsapp": PHONE_TO, "slack": SLACK_TO, "email": EMAIL_TO}
 
 DEFAULT_WAIT_TIME = 300
 """Seconds an ``ask_*`` tool holds the request open for the answer, unless told."""
@@ -106,9 +111,10 @@ class HumanWireToolSpec(BaseToolSpec):
     """Tools that reach a human through humanwire and return what they answered.
 
     Recipients are fixed here, not chosen by the model: ``to`` (a phone number, used for
-    sms, whatsapp and calls), ``whatsapp_to`` and ``slack_to`` override per channel; left
-    out, each comes from ``HUMANWIRE_SMS_TO`` / ``HUMANWIRE_WHATSAPP_TO`` /
-    ``HUMANWIRE_SLACK_TO``, else (embedded service) the inbox's default human. They are
+    sms, whatsapp and calls), ``whatsapp_to``, ``slack_to`` and ``email_to`` override per
+    channel; left out, each comes from ``HUMANWIRE_SMS_TO`` / ``HUMANWIRE_WHATSAPP_TO`` /
+    ``HUMANWIRE_SLACK_TO`` / ``HUMANWIRE_EMAIL_TO``, else (embedded service) the inbox's
+    default human. ``ask_human_email`` is offered only when email has a recipient. They are
     resolved here, once; ``to_tool_list()`` refuses a tool whose recipient is missing
     (naming the variable to set) and offers ``notify_human`` only the channels that have
     one. With ``expose_recipients=True`` the tools take an optional ``to`` the model may
@@ -125,6 +131,7 @@ class HumanWireToolSpec(BaseToolSpec):
         ("ask_human_sms", "aask_human_sms"),
         ("ask_human_whatsapp", "aask_human_whatsapp"),
         ("ask_human_slack", "aask_human_slack"),
+        ("ask_human_email", "aask_human_email"),
         ("ask_human_channel", "aask_human_channel"),
         ("notify_human", "anotify_human"),
         ("ask_human_form", "aask_human_form"),
@@ -140,6 +147,7 @@ class HumanWireToolSpec(BaseToolSpec):
         to: str | None = None,
         whatsapp_to: str | None = None,
         slack_to: str | None = None,
+        email_to: str | None = None,
         expose_recipients: bool = False,
         wait_time: float = DEFAULT_WAIT_TIME,
         follow_up_time: float | None = None,
@@ -155,7 +163,9 @@ class HumanWireToolSpec(BaseToolSpec):
         metadata: Mapping[str, str] | None = None,
     ) -> None:
         if form_channel not in _CHANNELS:
-            raise ValueError(f"form_channel must be sms, whatsapp or slack, got {form_channel!r}")
+            raise ValueError(
+                f"form_channel must be sms, whatsapp, slack or email, got {form_channel!r}"
+            )
         if wait_time is None:
             raise ValueError("wait_time is required: the ask tools wait for the answer")
         self.wait_time = cast(float, check_wait_time(wait_time))
@@ -187,7 +197,12 @@ class HumanWireToolSpec(BaseToolSpec):
         self.wait_for_call_end = wait_for_call_end
         self._recipients: dict[str, str | None] = {}
         self._missing: dict[str, str] = {}
-        configured = {"sms": to, "whatsapp": whatsapp_to or to, "slack": slack_to}
+        configured = {
+            "sms": to,
+            "whatsapp": whatsapp_to or to,
+            "slack": slack_to,
+            "email": email_to,
+        }
         for channel in _CHANNELS:
             try:
                 self._recipients[channel] = resolve_recipient(
@@ -196,9 +211,16 @@ class HumanWireToolSpec(BaseToolSpec):
             except ValueError as exc:
                 self._recipients[channel] = None
                 self._missing[channel] = str(exc)
+        left_out = set()
         if channel_id is None:
+            left_out.add("ask_human_channel")
+        if self._recipients["email"] is None and not expose_recipients:
+            # Email is newer than the other channels: offered once it has a recipient, so
+            # a tool list that needed none before does not start refusing.
+            left_out.add("ask_human_email")
+        if left_out:
             self.spec_functions = [
-                pair for pair in type(self).spec_functions if pair[0] != "ask_human_channel"
+                pair for pair in type(self).spec_functions if pair[0] not in left_out
             ]
         self._tools = {tool.sync: tool for tool in self._tool_table()}
 
@@ -251,7 +273,7 @@ class HumanWireToolSpec(BaseToolSpec):
 
     def _notify(self, message: str, channel: str, to: str | None) -> Operation[Any, str]:
         if channel not in _CHANNELS:
-            raise invalid_request("channel must be sms, whatsapp or slack", field="channel")
+            raise invalid_request("channel must be sms, whatsapp, slack or email", field="channel")
         kwargs = {"message": message, "to": self._recipient(channel, to), **self._metadata()}
 
         def finish(response: MessageResponse) -> str:
@@ -342,6 +364,13 @@ class HumanWireToolSpec(BaseToolSpec):
     async def aask_human_slack(self, message: str, to: str | None = None) -> str:
         return await self._ask("slack", message, to).arun(self.async_client)
 
+    def ask_human_email(self, message: str, to: str | None = None) -> str:
+        """Email a person and wait for their reply to it."""
+        return self._ask("email", message, to).run(self.client)
+
+    async def aask_human_email(self, message: str, to: str | None = None) -> str:
+        return await self._ask("email", message, to).arun(self.async_client)
+
     def ask_human_channel(self, message: str) -> str:
         """Send through the configured channel card and return what it answers."""
         return self._channel(message).run(self.client)
@@ -397,10 +426,10 @@ class HumanWireToolSpec(BaseToolSpec):
 
     # --- tools --------------------------------------------------------------------------
 
-    def _to_field(self, slack: bool) -> dict[str, Any]:
+    def _to_field(self, channel: str) -> dict[str, Any]:
         if not self.expose_recipients:
             return {}
-        return {"to": (OptionalText, optional_text(SLACK_TO if slack else PHONE_TO))}
+        return {"to": (OptionalText, optional_text(_RECIPIENT_TEXT[channel]))}
 
     def _notify_channels(self) -> tuple[TextChannel, ...]:
         """The channels ``notify_human`` offers: those with a recipient (all of them when
@@ -413,7 +442,7 @@ class HumanWireToolSpec(BaseToolSpec):
         link: dict[str, Any] = {}
         if self.form_channel != "whatsapp":  # whatsapp wraps the link in fixed text
             link["message"] = (OptionalText, optional_text(FORM_MESSAGE))
-        to = self._to_field(self.form_channel == "slack")
+        to = self._to_field(self.form_channel)
         if self.form_fields is not None:
             labels = [f.label for f in self.form_fields]
             schema = _args("AskHumanFixedFormArgs", **link, **to)
@@ -444,9 +473,9 @@ class HumanWireToolSpec(BaseToolSpec):
 
         def ask(channel: TextChannel) -> _Tool:
             schema = _args(
-                f"AskHuman{CHANNEL_NAMES[channel]}Args",
+                f"AskHuman{_ARGS_NAMES[channel]}Args",
                 message=question,
-                **self._to_field(channel == "slack"),
+                **self._to_field(channel),
             )
             return _Tool(
                 f"ask_human_{channel}",
@@ -463,6 +492,7 @@ class HumanWireToolSpec(BaseToolSpec):
             ask("sms"),
             ask("whatsapp"),
             ask("slack"),
+            ask("email"),
             _Tool(
                 "ask_human_channel",
                 "ask_human_channel",
@@ -486,7 +516,7 @@ class HumanWireToolSpec(BaseToolSpec):
                             description=f"Where to send it: {', '.join(notify_channels)}.",
                         ),
                     ),
-                    **self._to_field(False),
+                    **self._to_field("sms"),
                 ),
                 self._notify_channels(),
             ),
@@ -499,7 +529,7 @@ class HumanWireToolSpec(BaseToolSpec):
                 _args(
                     "CallHumanArgs",
                     prompt=(str, Field(min_length=1, description=CALL_PROMPT)),
-                    **self._to_field(False),
+                    **self._to_field("sms"),
                 ),
                 ("sms",),
             ),
@@ -523,7 +553,8 @@ class HumanWireToolSpec(BaseToolSpec):
         if tool.name == "notify_human":
             if self._notify_channels():
                 return
-            variables = ", ".join(RECIPIENT_ENV[c] for c in _CHANNELS)
+            names = {**RECIPIENT_ENV, **MESSAGE_RECIPIENT_ENV}
+            variables = ", ".join(names[c] for c in _CHANNELS)
             raise ValueError(
                 f"notify_human needs a recipient on some channel: pass to=... or set one of "
                 f"{variables}, or leave the tool out with to_tool_list(spec_functions=[...])"

@@ -8,7 +8,8 @@ same service at its public address, like any other client, so a held wait, a clo
 request and a late answer behave exactly as they do for any client.
 
 Recipients come from the request headers the MCP client is configured with
-(``Humanwire-Sms-To``, ``Humanwire-WhatsApp-To``, ``Humanwire-Slack-To``), else, in
+(``Humanwire-Sms-To``, ``Humanwire-WhatsApp-To``, ``Humanwire-Slack-To``,
+``Humanwire-Email-To``), else, in
 local mode, the inbox's default human. Waits, the client limit, channel cards and the
 fixed form come from the service's environment (``HUMANWIRE_MCP_*``, as for
 ``humanwire mcp``).
@@ -48,6 +49,7 @@ RECIPIENT_HEADERS: dict[str, str] = {
     "sms": "Humanwire-Sms-To",
     "whatsapp": "Humanwire-WhatsApp-To",
     "slack": "Humanwire-Slack-To",
+    "email": "Humanwire-Email-To",
 }
 """The request header naming each channel's recipient on ``/mcp``."""
 

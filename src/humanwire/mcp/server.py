@@ -19,7 +19,7 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetad
 from pydantic import ValidationError, create_model
 
 from humanwire._tooling import plain_json_schema
-from humanwire.approval import RECIPIENT_ENV, resolve_recipient
+from humanwire.approval import MESSAGE_RECIPIENT_ENV, RECIPIENT_ENV, resolve_recipient
 from humanwire.errors import HumanWireError
 
 from .settings import CHANNELS, McpSettings, SettingsError
@@ -148,7 +148,7 @@ class ConfiguredSource:
             return CHANNELS
         offered = tuple(channel for channel in CHANNELS if channel in self.recipients)
         if not offered:
-            variables = ", ".join(RECIPIENT_ENV.values())
+            variables = ", ".join([*RECIPIENT_ENV.values(), *MESSAGE_RECIPIENT_ENV.values()])
             raise SettingsError(f"no recipient configured: pass --to or set one of {variables}")
         return offered
 

@@ -1,7 +1,8 @@
 """What the MCP server offers and how it waits: flags, then ``HUMANWIRE_*`` variables.
 
-- recipients: ``--to`` / ``--whatsapp-to`` / ``--slack-to``, else ``HUMANWIRE_SMS_TO`` /
-  ``HUMANWIRE_WHATSAPP_TO`` / ``HUMANWIRE_SLACK_TO``, else (embedded service) the inbox's
+- recipients: ``--to`` / ``--whatsapp-to`` / ``--slack-to`` / ``--email-to``, else
+  ``HUMANWIRE_SMS_TO`` / ``HUMANWIRE_WHATSAPP_TO`` / ``HUMANWIRE_SLACK_TO`` /
+  ``HUMANWIRE_EMAIL_TO``, else (embedded service) the inbox's
   default human; ``--expose-recipients`` (``HUMANWIRE_MCP_EXPOSE_RECIPIENTS=1``) lets
   the model name one;
 - ``--wait-time`` (``HUMANWIRE_MCP_WAIT_TIME``, 300 s): how long the service listens for
@@ -23,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from humanwire.approval import Channel, check_follow_up_time, check_wait_time
+from humanwire._tooling import MessageChannel
+from humanwire.approval import check_follow_up_time, check_wait_time
 from humanwire.types import FormField
 
 __all__ = [
@@ -36,7 +38,7 @@ __all__ = [
     "SettingsError",
 ]
 
-CHANNELS: tuple[Channel, ...] = ("sms", "whatsapp", "slack")
+CHANNELS: tuple[MessageChannel, ...] = ("sms", "whatsapp", "slack", "email")
 DEFAULT_WAIT_TIME = 300.0
 """Seconds the service listens for the answer to an ``ask`` or a form."""
 DEFAULT_CLIENT_TIMEOUT = 60.0
@@ -80,6 +82,7 @@ class McpSettings:
     sms_to: str | None = None
     whatsapp_to: str | None = None
     slack_to: str | None = None
+    email_to: str | None = None
     expose_recipients: bool = False
     wait_time: float = DEFAULT_WAIT_TIME
     follow_up_time: float | None = None
@@ -88,7 +91,7 @@ class McpSettings:
     progress_interval: float = DEFAULT_PROGRESS_INTERVAL
     channel_ids: tuple[str, ...] = ()
     form: FixedForm | None = None
-    form_channel: Channel = "sms"
+    form_channel: MessageChannel = "sms"
     wait_for_call_end: bool = True
     metadata: Mapping[str, str] = field(default_factory=dict)
 
@@ -104,12 +107,14 @@ class McpSettings:
         if self.progress_interval <= 0:
             raise SettingsError("progress_interval must be more than 0 seconds")
         if self.form_channel not in CHANNELS:
-            raise SettingsError("form_channel must be sms, whatsapp or slack")
+            raise SettingsError("form_channel must be sms, whatsapp, slack or email")
 
     def configured_recipient(self, channel: str) -> str | None:
         """The recipient set for ``channel`` (whatsapp falls back to the sms number)."""
         if channel == "whatsapp":
             return self.whatsapp_to or self.sms_to
+        if channel == "email":
+            return self.email_to
         return self.slack_to if channel == "slack" else self.sms_to
 
     @classmethod
@@ -142,6 +147,7 @@ class McpSettings:
             sms_to=pick("to", "HUMANWIRE_SMS_TO"),
             whatsapp_to=pick("whatsapp_to", "HUMANWIRE_WHATSAPP_TO"),
             slack_to=pick("slack_to", "HUMANWIRE_SLACK_TO"),
+            email_to=pick("email_to", "HUMANWIRE_EMAIL_TO"),
             expose_recipients=bool(expose),
             wait_time=_given(seconds("wait_time", "HUMANWIRE_MCP_WAIT_TIME", DEFAULT_WAIT_TIME)),
             follow_up_time=seconds("follow_up_time", "HUMANWIRE_MCP_FOLLOW_UP_TIME", None),

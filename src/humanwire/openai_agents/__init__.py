@@ -11,8 +11,10 @@ webhook in another process::
     result = await run_with_approvals(agent, "Refund order 1042 if the customer agrees.")
 
 Tools (each one *is* an ``agents.FunctionTool``)
-    ``AskHumanSMS``, ``AskHumanWhatsApp``, ``AskHumanSlack`` (send and wait for the reply),
-    ``NotifyHumanSMS``, ``NotifyHumanWhatsApp``, ``NotifyHumanSlack`` (send, don't wait),
+    ``AskHumanSMS``, ``AskHumanWhatsApp``, ``AskHumanSlack``, ``AskHumanEmail`` (send and
+    wait for the reply),
+    ``NotifyHumanSMS``, ``NotifyHumanWhatsApp``, ``NotifyHumanSlack``, ``NotifyHumanEmail``
+    (send, don't wait),
     ``AskHumanChannel(channel_id)`` (through a channel card), ``HumanForm`` (fixed or
     model-designed form), ``CallHuman`` (voice call), ``CheckHumanInteraction`` (status and
     result of an earlier interaction).
@@ -42,7 +44,8 @@ Decisions (what the SDK leaves open, settled here)
   ``"humanwire: <the service's reason>"`` and the tool's trace span is marked with the
   error; ``failure_error_function=None`` raises, and the SDK ends the run.
 - **Recipients and windows** as in the other adapters: ``to``, else
-  ``HUMANWIRE_SMS_TO`` / ``HUMANWIRE_WHATSAPP_TO`` / ``HUMANWIRE_SLACK_TO``, else the
+  ``HUMANWIRE_SMS_TO`` / ``HUMANWIRE_WHATSAPP_TO`` / ``HUMANWIRE_SLACK_TO`` /
+  ``HUMANWIRE_EMAIL_TO``, else the
   embedded service's default human; ``expose_recipient=True`` lets the model choose.
   ``wait_time`` (default 300 s) and ``follow_up_time`` are checked at construction.
 - **The gate sends, the host waits.** ``needs_approval`` returns a bool and runs once
@@ -89,6 +92,7 @@ from .durable import (  # noqa: E402
 )
 from .tools import (  # noqa: E402
     AskHumanChannel,
+    AskHumanEmail,
     AskHumanSlack,
     AskHumanSMS,
     AskHumanWhatsApp,
@@ -96,6 +100,7 @@ from .tools import (  # noqa: E402
     CheckHumanInteraction,
     HumanForm,
     HumanWireTool,
+    NotifyHumanEmail,
     NotifyHumanSlack,
     NotifyHumanSMS,
     NotifyHumanWhatsApp,
@@ -110,6 +115,7 @@ __all__ = [
     "ApprovalRequest",
     "Approver",
     "AskHumanChannel",
+    "AskHumanEmail",
     "AskHumanSMS",
     "AskHumanSlack",
     "AskHumanWhatsApp",
@@ -119,6 +125,7 @@ __all__ = [
     "FilePausedRunStore",
     "HumanForm",
     "HumanWireTool",
+    "NotifyHumanEmail",
     "NotifyHumanSMS",
     "NotifyHumanSlack",
     "NotifyHumanWhatsApp",

@@ -10,8 +10,9 @@ any process. Everything goes through the core client; nothing here speaks HTTP i
     agent = Agent("openai:gpt-5", tools=[AskHumanSMS(), HumanForm()])
 
 Tools (``humanwire.pydantic_ai.tools``)
-    ``AskHumanSMS``, ``AskHumanWhatsApp``, ``AskHumanSlack`` (send and wait for the reply),
-    ``NotifyHumanSMS`` / ``…WhatsApp`` / ``…Slack`` (send, don't wait),
+    ``AskHumanSMS``, ``AskHumanWhatsApp``, ``AskHumanSlack``, ``AskHumanEmail`` (send and
+    wait for the reply),
+    ``NotifyHumanSMS`` / ``…WhatsApp`` / ``…Slack`` / ``…Email`` (send, don't wait),
     ``AskHumanChannel(channel_id)`` (through a channel card), ``HumanForm`` (fixed or
     model-designed), ``CallHuman``, ``CheckHumanInteraction``: each a ``pydantic_ai.Tool``
     named, described and shaped as the LangChain and MCP tools (``ask_human_sms``, …).
@@ -27,7 +28,8 @@ Approval, paused (``humanwire.pydantic_ai.durable``)
 Decisions (what Pydantic AI leaves open, settled here)
 
 - **Recipients** are fixed when a tool is built, as for LangChain: ``to=``, else
-  ``HUMANWIRE_SMS_TO`` / ``HUMANWIRE_WHATSAPP_TO`` / ``HUMANWIRE_SLACK_TO``, else (embedded
+  ``HUMANWIRE_SMS_TO`` / ``HUMANWIRE_WHATSAPP_TO`` / ``HUMANWIRE_SLACK_TO`` /
+  ``HUMANWIRE_EMAIL_TO``, else (embedded
   service) the inbox's default human; ``expose_recipient=True`` lets the model give one.
 - **Clients.** ``client=`` may be a ``HumanWire`` or an ``AsyncHumanWire``; the tools run
   on an async client (the one given, else one per event loop on the sync client's
@@ -85,6 +87,7 @@ from .durable import (  # noqa: E402
 )
 from .tools import (  # noqa: E402
     AskHumanChannel,
+    AskHumanEmail,
     AskHumanSlack,
     AskHumanSMS,
     AskHumanWhatsApp,
@@ -92,6 +95,7 @@ from .tools import (  # noqa: E402
     CheckHumanInteraction,
     HumanForm,
     HumanWireTool,
+    NotifyHumanEmail,
     NotifyHumanSlack,
     NotifyHumanSMS,
     NotifyHumanWhatsApp,
@@ -106,6 +110,7 @@ __all__ = [
     "ApprovalRequest",
     "Approver",
     "AskHumanChannel",
+    "AskHumanEmail",
     "AskHumanSMS",
     "AskHumanSlack",
     "AskHumanWhatsApp",
@@ -119,6 +124,7 @@ __all__ = [
     "HumanWireTool",
     "HumanWireToolset",
     "MemoryApprovalLedger",
+    "NotifyHumanEmail",
     "NotifyHumanSMS",
     "NotifyHumanSlack",
     "NotifyHumanWhatsApp",

@@ -35,6 +35,7 @@ from humanwire.errors import HumanWireError
 __all__ = [
     "DEFAULT_WAIT_TIME",
     "AskHumanChannel",
+    "AskHumanEmail",
     "AskHumanSMS",
     "AskHumanSlack",
     "AskHumanWhatsApp",
@@ -43,6 +44,7 @@ __all__ = [
     "HumanForm",
     "HumanWireTool",
     "MessageTool",
+    "NotifyHumanEmail",
     "NotifyHumanSMS",
     "NotifyHumanSlack",
     "NotifyHumanWhatsApp",
@@ -110,6 +112,10 @@ class AskHumanSlack(kinds.AskHumanSlack, HumanWireTool):
     (``ask_human_slack``)."""
 
 
+class AskHumanEmail(kinds.AskHumanEmail, HumanWireTool):
+    """Email a person and wait for their reply to it (``ask_human_email``)."""
+
+
 class NotifyHumanSMS(kinds.NotifyHumanSMS, AskHumanSMS):
     """Send an SMS without waiting (``notify_human_sms``)."""
 
@@ -120,6 +126,10 @@ class NotifyHumanWhatsApp(kinds.NotifyHumanWhatsApp, AskHumanWhatsApp):
 
 class NotifyHumanSlack(kinds.NotifyHumanSlack, AskHumanSlack):
     """Send a Slack message without waiting (``notify_human_slack``)."""
+
+
+class NotifyHumanEmail(kinds.NotifyHumanEmail, AskHumanEmail):
+    """Send an email without waiting (``notify_human_email``)."""
 
 
 class AskHumanChannel(kinds.AskHumanChannel, HumanWireTool):

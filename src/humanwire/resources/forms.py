@@ -1,4 +1,5 @@
-"""Forms defined inline: ``/forms/sms``, ``/forms/slack``, ``/forms/whatsapp``."""
+"""Forms defined inline: ``/forms/sms``, ``/forms/slack``, ``/forms/email``,
+``/forms/whatsapp``."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pydantic import ConfigDict, TypeAdapter
 
 from humanwire._http import Flow
 from humanwire.types import (
+    EmailFormRequest,
     FormField,
     FormResponse,
     SlackFormRequest,
@@ -106,6 +108,43 @@ class Forms(Resource[ModeT]):
         )
         return self._post(
             "/forms/slack", body, FormResponse, wait=body.wait_time, idempotency_key=idempotency_key
+        )
+
+    @endpoint
+    def email(
+        self,
+        *,
+        to: str,
+        title: str,
+        fields: Sequence[FieldSpec],
+        subject: str | None = None,
+        message: str | None = None,
+        description: str | None = None,
+        brand_image_url: str | None = None,
+        submit_label: str | None = None,
+        wait_time: float | None = None,
+        follow_up_time: float | None = None,
+        metadata: Mapping[str, str] | None = None,
+        idempotency_key: str | None = None,
+    ) -> Flow[FormResponse]:
+        """``POST /forms/email``: ``to`` an email address; ``subject`` defaults to the
+        title; ``message`` may hold ``{{url}}``."""
+        body = build(
+            EmailFormRequest,
+            to=to,
+            title=title,
+            fields=list(fields),
+            subject=subject,
+            message=message,
+            description=description,
+            brand_image_url=brand_image_url,
+            submit_label=submit_label,
+            wait_time=wait_time,
+            follow_up_time=follow_up_time,
+            metadata=metadata,
+        )
+        return self._post(
+            "/forms/email", body, FormResponse, wait=body.wait_time, idempotency_key=idempotency_key
         )
 
     @endpoint

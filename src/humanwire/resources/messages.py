@@ -1,5 +1,5 @@
-"""Text messages: ``/messages/sms``, ``/messages/whatsapp``, ``/messages/slack`` and
-``/messages/{channel_id}`` (a channel card)."""
+"""Text messages: ``/messages/sms``, ``/messages/whatsapp``, ``/messages/slack``,
+``/messages/email`` and ``/messages/{channel_id}`` (a channel card)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from humanwire._http import Flow
 from humanwire.errors import invalid_request
 from humanwire.types import (
     ChannelMessageRequest,
+    EmailMessageRequest,
     MessageResponse,
     SlackMessageRequest,
     SMSMessageRequest,
@@ -112,6 +113,38 @@ class Messages(Resource[ModeT]):
         )
         return self._post(
             "/messages/slack",
+            body,
+            MessageResponse,
+            wait=body.wait_time,
+            idempotency_key=idempotency_key,
+        )
+
+    @endpoint
+    def email(
+        self,
+        *,
+        to: str,
+        message: str,
+        subject: str | None = None,
+        wait_time: float | None = None,
+        follow_up_time: float | None = None,
+        metadata: Mapping[str, str] | None = None,
+        idempotency_key: str | None = None,
+    ) -> Flow[MessageResponse]:
+        """``POST /messages/email``: ``to`` an email address; without ``subject`` the
+        message's first line is the subject. The human's reply to the email is the
+        answer (without the quoted history)."""
+        body = build(
+            EmailMessageRequest,
+            to=to,
+            message=message,
+            subject=subject,
+            wait_time=wait_time,
+            follow_up_time=follow_up_time,
+            metadata=metadata,
+        )
+        return self._post(
+            "/messages/email",
             body,
             MessageResponse,
             wait=body.wait_time,

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from humanwire.types.sandbox import DEFAULT_HUMAN_EMAIL as DEFAULT_HUMAN_EMAIL
+
 # The sandbox's default human is the client's too (approval.default_recipient): defined
 # with the wire types, re-exported here.
 from humanwire.types.sandbox import DEFAULT_HUMAN_PHONE as DEFAULT_HUMAN_PHONE
@@ -15,6 +17,8 @@ SHARED_SMS_NUMBER = "+12025550199"
 """The shared number texts come from when the account has no reserved number."""
 SHARED_WHATSAPP_NUMBER = "+12025550198"
 SHARED_SLACK_WORKSPACE = "T0SHARED01"
+SHARED_EMAIL_ADDRESS = "agent@sandbox.humanwire.invalid"
+"""The sender of email on the sandbox (no ``[email]``): nothing leaves the service."""
 
 
 @dataclass(frozen=True)
@@ -220,7 +224,7 @@ class ServiceConfig:
     are believed (uvicorn's ``forwarded_allow_ips``); from anyone else they are ignored."""
 
 
-CHANNELS = ("sms", "whatsapp", "slack", "call")
+CHANNELS = ("sms", "whatsapp", "slack", "call", "email")
 """The channels a real provider can carry; forms are always served by the service."""
 
 
@@ -249,13 +253,14 @@ def call_carriers(config: ServiceConfig) -> list[str]:
 
 
 def channel_routes(config: ServiceConfig) -> dict[str, str]:
-    """Where each channel's shared sends go: ``"twilio"``, ``"telnyx"``, ``"slack"`` or
-    ``"sandbox"`` (docs/providers.md).
+    """Where each channel's shared sends go: ``"twilio"``, ``"telnyx"``, ``"slack"``,
+    ``"email"`` or ``"sandbox"`` (docs/providers.md).
 
     sms goes through the first configured telephony provider of ``telephony_order``;
     whatsapp through Twilio when it has a ``whatsapp_from``; calls through the first
     that can place them (a voice model, ``voice_chat_model`` or ``voice_model``, and for
-    Telnyx a TeXML application); slack through Slack when Slack is configured; the rest
+    Telnyx a TeXML application); slack through Slack when Slack is configured; email
+    through the SMTP relay when ``[email]`` is configured; the rest
     stays on the sandbox. A number another provider owns goes out through its owner.
     """
     twilio = config.twilio
@@ -266,6 +271,7 @@ def channel_routes(config: ServiceConfig) -> dict[str, str]:
         "whatsapp": "twilio" if twilio is not None and twilio.whatsapp_from else "sandbox",
         "slack": "slack" if config.slack is not None else "sandbox",
         "call": calls[0] if calls else "sandbox",
+        "email": "email" if config.email is not None else "sandbox",
     }
 
 
@@ -338,6 +344,18 @@ def startup_lines(config: ServiceConfig) -> list[str]:
             if slack.api_base != SlackConfig.api_base:
                 details.append(f"api {display_url(slack.api_base)}")
             line(channel, f"→ Slack ({'; '.join(details)})")
+        elif route == "email":
+            email = config.email
+            assert email is not None
+            relay = f"{email.smtp_host}:{email.smtp_port}"
+            tls = "TLS" if email.use_tls else ("STARTTLS" if email.starttls else "no TLS")
+            login = "login" if email.smtp_username else "no login"
+            line(
+                channel,
+                f"→ SMTP relay {relay} ({tls}; {login}); from {email.from_addr}; replies to "
+                f"reply+…@{email.reply_domain}, listener "
+                f"{email.inbound_host}:{email.inbound_port}",
+            )
         else:
             if channel == "call" and (twilio is not None or telnyx is not None) and not has_voice:
                 reason = "no voice.model: calls stay on the sandbox"
@@ -351,6 +369,8 @@ def startup_lines(config: ServiceConfig) -> list[str]:
                 reason = "no twilio (Telnyx carries no WhatsApp here)"
             elif channel == "slack":
                 reason = "no slack"
+            elif channel == "email":
+                reason = "no email"
             else:
                 reason = "no twilio"
             line(channel, f"→ sandbox ({reason})")
@@ -363,16 +383,6 @@ def startup_lines(config: ServiceConfig) -> list[str]:
                     telnyx.sms_from if other == "telnyx" and telnyx else None
                 )
                 line(channel, f"→ {owner} for its own numbers ({shared or 'no shared number'})")
-    email = config.email
-    if email is not None:
-        relay = f"{email.smtp_host}:{email.smtp_port}"
-        tls = "TLS" if email.use_tls else ("STARTTLS" if email.starttls else "no TLS")
-        login = "login" if email.smtp_username else "no login"
-        line(
-            "email",
-            f"→ SMTP relay {relay} ({tls}; {login}); from {email.from_addr}; replies to "
-            f"reply+…@{email.reply_domain}, listener {email.inbound_host}:{email.inbound_port}",
-        )
     for name, provider in (("Twilio", twilio), ("Telnyx", telnyx)):
         if provider is not None:
             pool = f"pool of {len(provider.numbers)}" if provider.numbers else "no pool"

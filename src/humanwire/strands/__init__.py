@@ -11,8 +11,9 @@ in any process. Everything goes through the core client; nothing here speaks HTT
                   hooks=[HumanWireApprovals(["send_payment"])])
 
 Tools (``humanwire.strands.tools``)
-    ``AskHumanSMS``, ``AskHumanWhatsApp``, ``AskHumanSlack`` (send and wait for the reply),
-    ``NotifyHumanSMS`` / ``…WhatsApp`` / ``…Slack`` (send, don't wait),
+    ``AskHumanSMS``, ``AskHumanWhatsApp``, ``AskHumanSlack``, ``AskHumanEmail`` (send and
+    wait for the reply),
+    ``NotifyHumanSMS`` / ``…WhatsApp`` / ``…Slack`` / ``…Email`` (send, don't wait),
     ``AskHumanChannel(channel_id)`` (through a channel card), ``HumanForm`` (fixed or
     model-designed), ``CallHuman``, ``CheckHumanInteraction``: each a Strands
     ``AgentTool`` named, described and shaped as the LangChain and MCP tools.
@@ -91,6 +92,7 @@ from .durable import (  # noqa: E402
 )
 from .tools import (  # noqa: E402
     AskHumanChannel,
+    AskHumanEmail,
     AskHumanSlack,
     AskHumanSMS,
     AskHumanWhatsApp,
@@ -98,6 +100,7 @@ from .tools import (  # noqa: E402
     CheckHumanInteraction,
     HumanForm,
     HumanWireTool,
+    NotifyHumanEmail,
     NotifyHumanSlack,
     NotifyHumanSMS,
     NotifyHumanWhatsApp,
@@ -112,6 +115,7 @@ __all__ = [
     "ApprovalRequest",
     "Approver",
     "AskHumanChannel",
+    "AskHumanEmail",
     "AskHumanSMS",
     "AskHumanSlack",
     "AskHumanWhatsApp",
@@ -124,6 +128,7 @@ __all__ = [
     "HumanWireApprovals",
     "HumanWireTool",
     "MemoryApprovalLedger",
+    "NotifyHumanEmail",
     "NotifyHumanSMS",
     "NotifyHumanSlack",
     "NotifyHumanWhatsApp",

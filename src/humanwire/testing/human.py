@@ -13,8 +13,10 @@ import httpx
 from pydantic import TypeAdapter
 
 from humanwire.server.config import (
+    DEFAULT_HUMAN_EMAIL,
     DEFAULT_HUMAN_PHONE,
     DEFAULT_HUMAN_SLACK,
+    SHARED_EMAIL_ADDRESS,
     SHARED_SLACK_WORKSPACE,
     SHARED_SMS_NUMBER,
     SHARED_WHATSAPP_NUMBER,
@@ -29,6 +31,7 @@ _SHARED_SENDER = {
     "sms": SHARED_SMS_NUMBER,
     "whatsapp": SHARED_WHATSAPP_NUMBER,
     "slack": SHARED_SLACK_WORKSPACE,
+    "email": SHARED_EMAIL_ADDRESS,
 }
 
 
@@ -118,8 +121,9 @@ class ScriptedHuman:
     acted on before. An action that fails (a refused form) leaves its delivery unclaimed.
 
     Defaults: ``to`` is the inbox's default human — ``+12025550100`` for sms, whatsapp
-    and calls, ``U0HUMAN0001`` for slack; a form (``channel=None``) may come by any
-    channel to either of them. ``delay`` counts from the moment the delivery is seen.
+    and calls, ``U0HUMAN0001`` for slack, ``human@example.com`` for email; a form
+    (``channel=None``) may come by any channel to any of them. ``delay`` counts from the
+    moment the delivery is seen.
     """
 
     def __init__(
@@ -129,12 +133,14 @@ class ScriptedHuman:
         *,
         phone: str = DEFAULT_HUMAN_PHONE,
         slack_id: str = DEFAULT_HUMAN_SLACK,
+        email: str = DEFAULT_HUMAN_EMAIL,
         poll_wait: float = 1.0,
         http_timeout: float = 15.0,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.phone = phone
         self.slack_id = slack_id
+        self.email = email
         self._poll_wait = poll_wait
         headers = {"Authorization": f"Bearer {api_key}"}
         timeout = httpx.Timeout(http_timeout, read=http_timeout + poll_wait)
@@ -194,8 +200,8 @@ class ScriptedHuman:
         interaction_id: str | None = None,
     ) -> HumanAction:
         """Reply ``text`` to the next message delivered to ``to`` on ``channel`` (slack:
-        in the message's thread; sms and whatsapp: from the human's number back to the
-        sender, as on a phone)."""
+        in the message's thread; email: a reply to that email; sms and whatsapp: from the
+        human's number back to the sender, as on a phone)."""
         recipient = to or self._default_recipient(channel)
 
         def perform(delivery: SandboxDelivery) -> httpx.Response:
@@ -205,7 +211,7 @@ class ScriptedHuman:
                 "to": delivery.from_ or _SHARED_SENDER[delivery.channel],
                 "body": text,
             }
-            if delivery.channel == "slack" and delivery.interaction_id:
+            if delivery.channel in ("slack", "email") and delivery.interaction_id:
                 body["interactionId"] = delivery.interaction_id
             return self._expect_ok(self._http.post("/sandbox/replies", json=body))
 
@@ -254,7 +260,7 @@ class ScriptedHuman:
         elif channel is not None:
             recipients = frozenset({self._default_recipient(channel)})
         else:
-            recipients = frozenset({self.phone, self.slack_id})
+            recipients = frozenset({self.phone, self.slack_id, self.email})
 
         def perform(delivery: SandboxDelivery) -> httpx.Response:
             if not delivery.form_url:
@@ -308,7 +314,7 @@ class ScriptedHuman:
         elif channel is not None:
             recipients = frozenset({self._default_recipient(channel)})
         else:
-            recipients = frozenset({self.phone, self.slack_id})
+            recipients = frozenset({self.phone, self.slack_id, self.email})
         return self._script(
             f"stay_silent on the next delivery to {'/'.join(sorted(recipients))}",
             channels=frozenset({channel}) if channel is not None else None,
@@ -367,11 +373,15 @@ class ScriptedHuman:
 
     # -- internals --------------------------------------------------------------------------------
     def _default_recipient(self, channel: str) -> str:
+        if channel == "email":
+            return self.email
         return self.slack_id if channel == "slack" else self.phone
 
     def _account_number(self, channel: str) -> str:
         if channel == "slack":
             return SHARED_SLACK_WORKSPACE
+        if channel == "email":
+            return SHARED_EMAIL_ADDRESS
         response = self._http.get("/numbers")
         self._immediate("list numbers", response)
         numbers = response.json()

@@ -10,6 +10,7 @@ from pydantic_core import PydanticCustomError
 
 from ._base import (
     E164_SCHEMA,
+    EMAIL_SCHEMA,
     SLACK_ID_SCHEMA,
     FollowUpTime,
     RequestModel,
@@ -17,20 +18,22 @@ from ._base import (
     Timestamp,
     WaitTime,
     check_e164,
+    check_email_address,
     check_slack_id,
 )
 from ._metadata import Metadata
 
 __all__ = ["ChannelCard", "ChannelCardCreateRequest", "ChannelType"]
 
-ChannelType = Literal["sms", "whatsapp", "slack", "call"]
+ChannelType = Literal["sms", "whatsapp", "slack", "email", "call"]
 
 _MESSAGE_PLACEHOLDER = "{{message}}"
 
 
 class ChannelCardCreateRequest(RequestModel):
     """``POST /channels``. sms and whatsapp need ``to`` (a number) and ``waitTime``; slack
-    a member or channel id and ``waitTime``; call a number. ``messageTemplate`` wraps the
+    a member or channel id and ``waitTime``; email an address and ``waitTime``; call a
+    number. ``messageTemplate`` wraps the
     agent's ``{{message}}`` and may use ``{{waitTime}}``."""
 
     # What ``_by_type`` enforces, said to the schema too.
@@ -40,7 +43,11 @@ class ChannelCardCreateRequest(RequestModel):
                 {
                     "if": {"properties": {"type": {"const": "slack"}}},
                     "then": {"properties": {"to": SLACK_ID_SCHEMA}},
-                    "else": {"properties": {"to": E164_SCHEMA}},
+                    "else": {
+                        "if": {"properties": {"type": {"const": "email"}}},
+                        "then": {"properties": {"to": EMAIL_SCHEMA}},
+                        "else": {"properties": {"to": E164_SCHEMA}},
+                    },
                 },
                 {
                     "if": {"properties": {"type": {"const": "call"}}},
@@ -69,12 +76,21 @@ class ChannelCardCreateRequest(RequestModel):
 
     @model_validator(mode="after")
     def _by_type(self) -> ChannelCardCreateRequest:
-        try:
-            check_slack_id(self.to) if self.type == "slack" else check_e164(self.to)
-        except PydanticCustomError:
-            raise PydanticCustomError(
-                "invalid_to_number", "invalid to number", {"field": "to"}
-            ) from None
+        if self.type == "email":
+            # An address is checked as /messages/email checks it (invalid_request naming to).
+            try:
+                self.to = check_email_address(self.to)
+            except PydanticCustomError as exc:
+                raise PydanticCustomError(
+                    "invalid_request", "{reason}", {"field": "to", "reason": exc.message()}
+                ) from None
+        else:
+            try:
+                check_slack_id(self.to) if self.type == "slack" else check_e164(self.to)
+            except PydanticCustomError:
+                raise PydanticCustomError(
+                    "invalid_to_number", "invalid to number", {"field": "to"}
+                ) from None
         if self.type != "call" and self.wait_time is None:
             raise PydanticCustomError(
                 "invalid_request",
@@ -84,7 +100,7 @@ class ChannelCardCreateRequest(RequestModel):
         if self.type == "call" and self.reply_link:
             raise PydanticCustomError(
                 "invalid_request",
-                "replyLink is only for sms, whatsapp and slack cards",
+                "replyLink is only for sms, whatsapp, slack and email cards",
                 {"field": "replyLink"},
             )
         if self.message_template is not None and _MESSAGE_PLACEHOLDER not in self.message_template:

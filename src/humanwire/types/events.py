@@ -21,7 +21,7 @@ __all__ = [
     "event_adapter",
 ]
 
-Medium = Literal["sms", "whatsapp", "slack"]
+Medium = Literal["sms", "whatsapp", "slack", "email"]
 
 
 class MessageReceivedPayload(ResponseModel):
@@ -32,7 +32,11 @@ class MessageReceivedPayload(ResponseModel):
     from_: str = Field(alias="from")
     to: str
     body: str
+    """An email: what the person wrote, without the quoted history and the signature."""
     media_urls: list[str] = Field(default_factory=list)
+    """An email: its attachments, as expiring signed links of the service."""
+    subject: str | None = None
+    """An email's subject (absent for the other media)."""
     metadata: dict[str, str] | None = None
 
 

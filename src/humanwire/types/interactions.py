@@ -10,7 +10,7 @@ from .events import Event
 __all__ = ["MAX_STATUS_WAIT", "InteractionChannel", "InteractionKind", "InteractionStatus"]
 
 InteractionKind = Literal["message", "form", "call"]
-InteractionChannel = Literal["sms", "whatsapp", "slack", "call"]
+InteractionChannel = Literal["sms", "whatsapp", "slack", "email", "call"]
 
 MAX_STATUS_WAIT = 60
 """``?wait=`` holds a status request at most this many seconds."""

@@ -11,6 +11,7 @@ from .calls import CallOutcome
 from .events import Medium
 
 __all__ = [
+    "DEFAULT_HUMAN_EMAIL",
     "DEFAULT_HUMAN_PHONE",
     "DEFAULT_HUMAN_SLACK",
     "DeliveryKind",
@@ -24,6 +25,8 @@ DEFAULT_HUMAN_PHONE = "+12025550100"
 """The inbox's default human on the embedded service; never handed out as reservable."""
 DEFAULT_HUMAN_SLACK = "U0HUMAN0001"
 """The same human's Slack member id."""
+DEFAULT_HUMAN_EMAIL = "human@example.com"
+"""The same human's email address."""
 
 DeliveryKind = Literal["message", "form", "call"]
 _NOT_BLANK = r"[^\s\x1c-\x1f\x85\ufeff]"
@@ -34,7 +37,7 @@ class SandboxDelivery(ResponseModel):
 
     id: str
     interaction_id: str | None = None
-    channel: Literal["sms", "whatsapp", "slack", "call"]
+    channel: Literal["sms", "whatsapp", "slack", "email", "call"]
     kind: DeliveryKind
     from_: str | None = Field(default=None, alias="from")
     to: str
@@ -45,7 +48,8 @@ class SandboxDelivery(ResponseModel):
 
 class SandboxReplyRequest(RequestModel):
     """The human texts back: ``from`` is the human, ``to`` the number or workspace that
-    sent the message. For slack, ``interactionId`` means "in that message's thread"."""
+    sent the message. For slack, ``interactionId`` means "in that message's thread"; for
+    email, "a reply to that email" (without it: to the newest open email from ``to``)."""
 
     channel: Medium
     from_: str = Field(alias="from")

@@ -61,7 +61,7 @@ class Outbound:
 
     account_id: str
     interaction_id: str | None
-    channel: Literal["sms", "whatsapp", "slack", "call"]
+    channel: Literal["sms", "whatsapp", "slack", "email", "call"]
     kind: Literal["message", "form", "call"]
     from_addr: str | None
     to_addr: str
@@ -75,6 +75,10 @@ class Outbound:
     wait_deadline: float | None = None
     """When the wait window ends (unix time): a provider retrying a rate-limited send
     stops trying past it."""
+    subject: str | None = None
+    """email: the subject line."""
+    reply_token: str | None = None
+    """email: the interaction's token, which its reply address and Message-ID carry."""
 
 
 @dataclass(frozen=True)

@@ -107,4 +107,10 @@ def real_providers(config: ServiceConfig, engine: Engine) -> list[AttachedProvid
         slack = SlackProvider(config.slack, engine, public_url=config.public_url)
         engine.use_provider(slack, ["slack"])
         attached.append(slack)
+    if config.email is not None and routes["email"] == "email":
+        from .email.provider import EmailProvider
+
+        email = EmailProvider(config.email, engine, public_url=config.public_url)
+        engine.use_provider(email, ["email"])
+        attached.append(email)
     return attached

@@ -8,7 +8,12 @@ import uuid
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
-from ..config import SHARED_SLACK_WORKSPACE, SHARED_SMS_NUMBER, SHARED_WHATSAPP_NUMBER
+from ..config import (
+    SHARED_EMAIL_ADDRESS,
+    SHARED_SLACK_WORKSPACE,
+    SHARED_SMS_NUMBER,
+    SHARED_WHATSAPP_NUMBER,
+)
 from ..store.base import DeliveryRecord, Store
 from .base import Outbound, Sent
 
@@ -26,6 +31,7 @@ class SandboxProvider:
             "sms": SHARED_SMS_NUMBER,
             "whatsapp": SHARED_WHATSAPP_NUMBER,
             "slack": SHARED_SLACK_WORKSPACE,
+            "email": SHARED_EMAIL_ADDRESS,
             "call": SHARED_SMS_NUMBER,
         }
     )

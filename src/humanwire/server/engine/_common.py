@@ -9,6 +9,8 @@ from datetime import datetime, timezone
 from typing import Any, Literal
 
 from humanwire.types import (
+    EmailFormRequest,
+    EmailMessageRequest,
     Form,
     SlackFormRequest,
     SlackMessageRequest,
@@ -19,13 +21,19 @@ from humanwire.types import (
     WhatsAppSharedFormRequest,
 )
 
-MessageRequest = SMSMessageRequest | WhatsAppMessageRequest | SlackMessageRequest
+MessageRequest = (
+    SMSMessageRequest | WhatsAppMessageRequest | SlackMessageRequest | EmailMessageRequest
+)
 FormRequest = (
-    SMSFormRequest | SlackFormRequest | WhatsAppSharedFormRequest | WhatsAppOwnNumberFormRequest
+    SMSFormRequest
+    | SlackFormRequest
+    | EmailFormRequest
+    | WhatsAppSharedFormRequest
+    | WhatsAppOwnNumberFormRequest
 )
 FormState = Literal["open", "submitted", "expired"]
 ReplyLinkState = Literal["open", "answered", "expired"]
-Channel = Literal["sms", "whatsapp", "slack", "call"]
+Channel = Literal["sms", "whatsapp", "slack", "email", "call"]
 
 SPAM_MESSAGE = "this account was shut down automatically for sending bulk or promotional texts"
 SUSPENDED_MESSAGE = (

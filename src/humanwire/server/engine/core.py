@@ -17,6 +17,7 @@ import contextlib
 import dataclasses
 import functools
 import logging
+import secrets
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
@@ -95,7 +96,7 @@ from .windows import Phase, Windows
 
 logger = logging.getLogger("humanwire.engine")
 
-CHANNELS = ("sms", "whatsapp", "slack", "call")
+CHANNELS = ("sms", "whatsapp", "slack", "call", "email")
 UNDELIVERED = "undelivered"
 """The outcome of an interaction the provider could not deliver."""
 _EARLY_STATUS = "early-delivery-status"
@@ -800,6 +801,9 @@ class EngineCore:
             (wait_deadline or now) + float(follow_up_time) if follow_up_time is not None else None
         )
         listening = kind == "call" or wait_deadline is not None or follow_up_deadline is not None
+        if channel == "email" and reply_token is None:
+            # Its reply address reply+<token>@…: replies and bounces find it by the token.
+            reply_token = secrets.token_urlsafe(18)
         record = InteractionRecord(
             id=str(uuid.uuid4()),
             account_id=account.id,
@@ -1067,6 +1071,8 @@ class EngineCore:
             call=call,
             listening=record.status == "pending",
             wait_deadline=record.wait_deadline,
+            subject=_email_subject(record, text) if record.channel == "email" else None,
+            reply_token=record.reply_token,
         )
         provider = self.providers.get(record.channel, self.provider)
         try:
@@ -1333,6 +1339,20 @@ class EngineCore:
         for group in futures:
             for future in group:
                 _settle(future, None)
+
+
+def _email_subject(record: InteractionRecord, text: str) -> str:
+    """An email's subject: the one asked for, else a form's title, else the message's
+    first line (cut at a word, at most 78 characters)."""
+    request = record.request
+    given = request.get("subject") or request.get("title")
+    if given:
+        return str(given)
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    if len(first) <= 78:
+        return first or "A message for you"
+    cut = first[:77].rsplit(" ", 1)[0] or first[:77]
+    return cut + "…"
 
 
 def _ended_from_notice(held: InteractionRecord, detail: Any) -> InteractionRecord | None:

@@ -45,7 +45,7 @@ from .core import EngineCore, logger
 class InboundText:
     """A text from a human, as any carrier reports it."""
 
-    channel: Literal["sms", "whatsapp", "slack"]
+    channel: Literal["sms", "whatsapp", "slack", "email"]
     from_addr: str
     """The human."""
     to_addr: str
@@ -53,10 +53,13 @@ class InboundText:
     body: str
     media_urls: tuple[str, ...] = ()
     thread: str | None = None
-    """slack: the interaction whose message thread the reply is in (None: outside any)."""
+    """slack: the interaction whose message thread the reply is in (None: outside any);
+    email: the interaction whose reply address the mail came to."""
     ref: str | None = None
-    """The carrier's id of the message (Twilio's ``MessageSid``, Slack's event id): the
-    same message delivered twice is taken once."""
+    """The carrier's id of the message (Twilio's ``MessageSid``, Slack's event id, an
+    email's ``Message-ID``): the same message delivered twice is taken once."""
+    subject: str | None = None
+    """email: the subject line."""
 
 
 def _without_nul(text: InboundText) -> InboundText:
@@ -68,6 +71,7 @@ def _without_nul(text: InboundText) -> InboundText:
         "body": text.body,
         "thread": text.thread,
         "ref": text.ref,
+        "subject": text.subject,
     }
     changed: dict[str, Any] = {
         name: value.replace("\x00", "")
@@ -155,6 +159,15 @@ class HumanSide(EngineCore):
         ``to_addr``. A text to a shared sender that matches nothing belongs to nobody."""
         return await self._receive(text, account_id)
 
+    async def receive_reply(
+        self, text: InboundText, thread: InteractionRecord
+    ) -> InboundRecord | None:
+        """A reply that names its interaction ``thread`` (an email to its reply
+        address): answers it while it is an open message, else becomes the account's
+        unsolicited ``message.received``. None for a duplicate (its ``ref`` seen)."""
+        text = dataclasses.replace(text, thread=thread.id)
+        return await self._receive(text, thread.account_id, thread)
+
     async def _receive(
         self,
         text: InboundText,
@@ -179,7 +192,8 @@ class HumanSide(EngineCore):
     async def _match(
         self, text: InboundText, account_id: str | None, thread: InteractionRecord | None = None
     ) -> InteractionRecord | None:
-        if text.channel == "slack":
+        threaded = text.channel == "slack" or (text.channel == "email" and text.thread is not None)
+        if threaded:
             if text.thread is None:
                 return None
             if thread is None or thread.id != text.thread:
@@ -187,7 +201,7 @@ class HumanSide(EngineCore):
             if (
                 thread is None
                 or (account_id is not None and thread.account_id != account_id)
-                or thread.channel != "slack"
+                or thread.channel != text.channel
                 or thread.kind != "message"
                 or thread.status != "pending"
             ):
@@ -210,6 +224,7 @@ class HumanSide(EngineCore):
                         to=text.to_addr,
                         body=text.body,
                         media_urls=list(text.media_urls),
+                        subject=text.subject,
                         metadata=_metadata(record),
                     )
                 )
@@ -305,7 +320,7 @@ class HumanSide(EngineCore):
         account's (``NotFound`` otherwise); for sms and whatsapp it is ignored, as on a
         phone."""
         thread = None
-        if request.channel == "slack" and request.interaction_id is not None:
+        if request.channel in ("slack", "email") and request.interaction_id is not None:
             thread = await self._interaction_of(account, request.interaction_id)
         await self._receive(
             InboundText(
@@ -314,7 +329,7 @@ class HumanSide(EngineCore):
                 to_addr=request.to,
                 body=request.body,
                 media_urls=tuple(request.media_urls or ()),
-                thread=request.interaction_id if request.channel == "slack" else None,
+                thread=request.interaction_id if request.channel in ("slack", "email") else None,
             ),
             account.id,
             thread,

@@ -95,6 +95,12 @@ class LinkPages(HumanSide):
     async def get_reply_link(self, token: str) -> ReplyLinkView:
         """What the reply page shows; ``NotFound`` for an unknown token."""
         record = await self.store.interaction_by_reply_token(token) if token else None
+        if (
+            record is not None
+            and record.channel == "email"
+            and not record.request.get("_replyLink")
+        ):
+            record = None  # an email's reply-address token, not a reply link of a card
         if record is None:
             raise NotFound("no such reply link")
         reply: str | None = None

@@ -20,6 +20,8 @@ from humanwire.types import (
     CallRequest,
     CallResponse,
     ChannelMessageRequest,
+    EmailFormRequest,
+    EmailMessageRequest,
     FormResponse,
     InteractionStatus,
     MessageResponse,
@@ -122,6 +124,10 @@ class Sends(EngineCore):
             sender = self._shared_sender("whatsapp")
             text = templates.whatsapp_message(request.message, request.wait_time)
             template = _shared_template(request.message, request.wait_time)
+        elif isinstance(request, EmailMessageRequest):
+            channel = "email"
+            sender = self._shared_sender("email")
+            text = request.message
         else:
             channel = "slack"
             sender = await self._slack_sender(account, request.from_)
@@ -164,7 +170,7 @@ class Sends(EngineCore):
             channel=channel,
             to=to,
             from_addr=sender,
-            request={**request, "_text": text},
+            request={**request, "_text": text, **({"_replyLink": True} if reply_link else {})},
             wait_time=wait_time,
             follow_up_time=follow_up_time,
             reply_token=secrets.token_urlsafe(32) if reply_link else None,
@@ -172,7 +178,7 @@ class Sends(EngineCore):
             context=context,
         )
         delivered = text
-        if record.reply_token is not None:
+        if reply_link and record.reply_token is not None:
             delivered = templates.reply_link_text(text, self.reply_link_url(record.reply_token))
         hold = self._register(record, context) if wait_time is not None else None
         await self._send_out(
@@ -233,6 +239,8 @@ class Sends(EngineCore):
             sender = self._shared_sender("whatsapp")
             template = _shared_template(text, card.wait_time)
             text = templates.whatsapp_message(text, card.wait_time)
+        elif card.type == "email":
+            sender = self._shared_sender("email")
         else:
             sender = self._shared_sender("slack")
         return await self._message_flow(
@@ -307,6 +315,10 @@ class Sends(EngineCore):
         elif isinstance(request, SlackFormRequest):
             channel = "slack"
             sender = await self._slack_sender(account, request.from_)
+            text_for = functools.partial(templates.form_message, request.message)
+        elif isinstance(request, EmailFormRequest):
+            channel = "email"
+            sender = self._shared_sender("email")
             text_for = functools.partial(templates.form_message, request.message)
         elif isinstance(request, WhatsAppOwnNumberFormRequest):
             channel = "whatsapp"

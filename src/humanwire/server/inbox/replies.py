@@ -21,7 +21,7 @@ from ..forms.web import html_response, json_error, read_urlencoded
 __all__ = ["ReplyPages", "render_reply_page", "reply_routes"]
 
 MAX_REPLY_LENGTH = 10_000
-CHANNEL_NAMES = {"sms": "SMS", "whatsapp": "WhatsApp", "slack": "Slack"}
+CHANNEL_NAMES = {"sms": "SMS", "whatsapp": "WhatsApp", "slack": "Slack", "email": "Email"}
 
 
 def render_reply_page(

@@ -329,6 +329,8 @@ class InboxPages:
         """Where an unsolicited text goes when no ``to`` is given."""
         if channel == "slack":
             return SHARED_SLACK_WORKSPACE
+        if channel == "email":
+            return self.engine.providers["email"].senders["email"]
         numbers = await self.engine.list_numbers(viewer.account)
         if numbers:
             return numbers[0].phone_number

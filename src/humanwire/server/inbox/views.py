@@ -19,7 +19,12 @@ from humanwire.types import (
     format_seconds,
 )
 
-from ..config import DEFAULT_HUMAN_PHONE, DEFAULT_HUMAN_SLACK, SHARED_SLACK_WORKSPACE
+from ..config import (
+    DEFAULT_HUMAN_EMAIL,
+    DEFAULT_HUMAN_PHONE,
+    DEFAULT_HUMAN_SLACK,
+    SHARED_SLACK_WORKSPACE,
+)
 from ..forms.html import Html, attrs, document, join, render
 from .auth import CSRF_FIELD, Viewer
 
@@ -39,7 +44,13 @@ __all__ = [
 # A card's reply link inside a delivered text (``{base_url}/r/<token>``).
 _REPLY_LINK = re.compile(r"https?://[^\s/]+/r/[A-Za-z0-9_-]{20,}")
 
-CHANNEL_LABELS = {"sms": "SMS", "whatsapp": "WhatsApp", "slack": "Slack", "call": "Call"}
+CHANNEL_LABELS = {
+    "sms": "SMS",
+    "whatsapp": "WhatsApp",
+    "slack": "Slack",
+    "email": "Email",
+    "call": "Call",
+}
 
 
 @dataclass(frozen=True)
@@ -265,7 +276,9 @@ def _status_chip(status: InteractionStatus | None) -> Html:
 
 
 def _reply_form(delivery: SandboxDelivery, viewer: Viewer) -> Html:
-    thread = delivery.channel == "slack"
+    # A slack reply goes in the message's thread, an email reply answers that email.
+    thread = delivery.channel in ("slack", "email")
+    email = delivery.channel == "email"
     return render(
         '<form method="post" action="/inbox/reply" data-action="reply">{csrf}'
         '<input type="hidden" name="channel" value="{channel}">'
@@ -286,8 +299,14 @@ def _reply_form(delivery: SandboxDelivery, viewer: Viewer) -> Html:
         if thread and delivery.interaction_id
         else Html(""),
         id=delivery.id,
-        placeholder="Reply in thread…" if thread else f"Reply as {delivery.to}…",
-        button="Reply in thread" if thread else "Reply",
+        placeholder=(
+            f"Reply to this email as {delivery.to}…"
+            if email
+            else "Reply in thread…"
+            if thread
+            else f"Reply as {delivery.to}…"
+        ),
+        button="Reply by email" if email else "Reply in thread" if thread else "Reply",
     )
 
 
@@ -480,14 +499,14 @@ def _act_panel(data: InboxData, viewer: Viewer) -> Html:
     )
     channel_options = join(
         render('<option value="{v}">{label}</option>', v=v, label=CHANNEL_LABELS[v])
-        for v in ("sms", "whatsapp", "slack")
+        for v in ("sms", "whatsapp", "slack", "email")
     )
     return render(
         '<section class="panel" data-live-panel="act"><h2>Write to the agent</h2>'
         '<form method="post" action="/inbox/text" class="stack" data-action="text">{csrf}'
         '<div class="row"><div class="block"><label for="text-channel">Channel</label>'
         '<select id="text-channel" name="channel" data-human-phone="{human}" '
-        'data-human-slack="{slack}">{options}</select></div>'
+        'data-human-slack="{slack}" data-human-email="{email}">{options}</select></div>'
         '<label class="block" for="text-from">From<input type="text" id="text-from" '
         'name="from" value="{human}" required></label></div>'
         '<label class="block" for="text-to">To (a number or workspace of the account; '
@@ -501,6 +520,7 @@ def _act_panel(data: InboxData, viewer: Viewer) -> Html:
         options=channel_options,
         human=DEFAULT_HUMAN_PHONE,
         slack=DEFAULT_HUMAN_SLACK,
+        email=DEFAULT_HUMAN_EMAIL,
         to=reserved,
         call_form=call_form,
     )
@@ -599,7 +619,8 @@ def render_inbox_page(
         '<section class="panel" data-live-panel="numbers"><h2>Reserved number</h2>{numbers}'
         '<p class="small muted">The inbox\'s human: <span class="mono">{phone}</span> '
         '(slack <span class="mono">{slack}</span>, shared workspace '
-        '<span class="mono">{workspace}</span>).</p></section>'
+        '<span class="mono">{workspace}</span>; email <span class="mono">{email}</span>).'
+        "</p></section>"
         "{act}"
         '<section class="panel" data-live-panel="inbound"><h2>Texts to the agent</h2>'
         "{unsolicited}</section>"
@@ -614,6 +635,7 @@ def render_inbox_page(
         phone=DEFAULT_HUMAN_PHONE,
         slack=DEFAULT_HUMAN_SLACK,
         workspace=SHARED_SLACK_WORKSPACE,
+        email=DEFAULT_HUMAN_EMAIL,
         act=_act_panel(data, viewer) if data.sandbox else Html(""),
         unsolicited=_unsolicited(data),
         interactions=_interactions_table(data),
@@ -676,7 +698,7 @@ def render_channels_page(
             sel=attrs({"selected": posted.get("type") == v}),
             label=CHANNEL_LABELS[v],
         )
-        for v in ("sms", "whatsapp", "slack", "call")
+        for v in ("sms", "whatsapp", "slack", "email", "call")
     )
     error_html = render('<div class="flash bad" role="alert">{e}</div>', e=error) if error else ""
 
@@ -703,7 +725,7 @@ def render_channels_page(
         error=error_html,
         csrf=_csrf(viewer),
         types=type_options,
-        to=text_input("to", "Recipient (number or slack id)", DEFAULT_HUMAN_PHONE),
+        to=text_input("to", "Recipient (number, slack id or email address)", DEFAULT_HUMAN_PHONE),
         wait=text_input("waitTime", "Wait time (s)", "60"),
         follow=text_input("followUpTime", "Follow-up time (s)", "600"),
         message=text_input(

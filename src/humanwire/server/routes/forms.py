@@ -1,4 +1,4 @@
-"""``POST /forms/sms|slack|whatsapp``: a form link goes out, the submission comes back."""
+"""``POST /forms/sms|slack|email|whatsapp``: a form link goes out, the submission comes back."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from humanwire.types import (
+    EmailFormRequest,
     FormResponse,
     SlackFormRequest,
     SMSFormRequest,
@@ -29,6 +30,10 @@ async def _sms(call: ApiCall) -> Payload:
 
 async def _slack(call: ApiCall) -> Payload:
     return await call.engine.send_form(call.account, call.body_as(SlackFormRequest), call.send)
+
+
+async def _email(call: ApiCall) -> Payload:
+    return await call.engine.send_form(call.account, call.body_as(EmailFormRequest), call.send)
 
 
 async def _whatsapp_form(call: ApiCall) -> Payload:
@@ -70,6 +75,20 @@ def operations() -> list[Operation]:
             batchable=True,
             body_off_loop=True,
             body=TypeAdapter(SlackFormRequest),
+            response=_response,
+        ),
+        Operation(
+            "POST",
+            "/forms/email",
+            _email,
+            operation_id="sendEmailForm",
+            summary="Email a form link",
+            description="The body of /forms/sms with an email address in `to` and an "
+            "optional `subject` (default: the form's title)." + _WINDOWS,
+            tag="forms",
+            batchable=True,
+            body_off_loop=True,
+            body=TypeAdapter(EmailFormRequest),
             response=_response,
         ),
         Operation(

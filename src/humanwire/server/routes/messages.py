@@ -1,4 +1,4 @@
-"""``POST /messages/sms|whatsapp|slack`` and ``POST /messages/{channel_id}``."""
+"""``POST /messages/sms|whatsapp|slack|email`` and ``POST /messages/{channel_id}``."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from pydantic import TypeAdapter
 
 from humanwire.types import (
     ChannelMessageRequest,
+    EmailMessageRequest,
     MessageResponse,
     SlackMessageRequest,
     SMSMessageRequest,
@@ -33,6 +34,11 @@ async def _send_whatsapp(call: ApiCall) -> Payload:
 
 async def _send_slack(call: ApiCall) -> Payload:
     request = call.body_as(SlackMessageRequest)
+    return await call.engine.send_message(call.account, request, call.send)
+
+
+async def _send_email(call: ApiCall) -> Payload:
+    request = call.body_as(EmailMessageRequest)
     return await call.engine.send_message(call.account, request, call.send)
 
 
@@ -84,6 +90,20 @@ def operations() -> list[Operation]:
             tag="messages",
             batchable=True,
             body=TypeAdapter(SlackMessageRequest),
+            response=_response,
+        ),
+        Operation(
+            "POST",
+            "/messages/email",
+            _send_email,
+            operation_id="sendEmail",
+            summary="Email a human",
+            description="Sends an email (text and HTML) whose replies come back to its own "
+            "reply address; without `subject` the message's first line is the subject."
+            + _WAIT_NOTE,
+            tag="messages",
+            batchable=True,
+            body=TypeAdapter(EmailMessageRequest),
             response=_response,
         ),
         Operation(

@@ -138,16 +138,22 @@
     });
   }
 
-  // Writing to the agent: the sender follows the channel (a number, or a slack member).
-  // Delegated: live refreshes replace the panel and its controls.
+  // Writing to the agent: the sender follows the channel (a number, a slack member or
+  // an email address). Delegated: live refreshes replace the panel and its controls.
   document.addEventListener("change", function (ev) {
     var channel = ev.target;
     var sender = document.getElementById("text-from");
     if (!channel || channel.id !== "text-channel" || !sender) return;
-    var phone = channel.getAttribute("data-human-phone");
-    var slack = channel.getAttribute("data-human-slack");
-    if (channel.value === "slack" && sender.value === phone) sender.value = slack;
-    if (channel.value !== "slack" && sender.value === slack) sender.value = phone;
+    var defaults = {
+      phone: channel.getAttribute("data-human-phone"),
+      slack: channel.getAttribute("data-human-slack"),
+      email: channel.getAttribute("data-human-email")
+    };
+    var wanted = channel.value === "slack" ? defaults.slack
+      : channel.value === "email" ? defaults.email : defaults.phone;
+    // Only a default is replaced: what the person typed stays.
+    if (sender.value === defaults.phone || sender.value === defaults.slack ||
+        sender.value === defaults.email) sender.value = wanted;
   });
 
   // A notice from the last action fades after a while.

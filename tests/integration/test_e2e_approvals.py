@@ -10,6 +10,8 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
@@ -18,9 +20,11 @@ import pytest
 from e2e_support import HUMAN, StartService
 
 from humanwire.server.approvals.audit import verify
-from humanwire.testing import WebhookReceiver
+from humanwire.server.runner import ServiceRunner
+from humanwire.testing import WebhookReceiver, fast_config
 from humanwire.types import ApprovalDecidedEvent
 from humanwire.types.approvals import action_digest
+from pg_support import STORES, store_database
 
 OTHER = "+12025550111"
 THIRD = "+12025550122"
@@ -419,3 +423,38 @@ def test_respond_async_with_a_key_then_the_decision_after_the_wait_goes_to_webho
     assert event.payload.response == "Approved by Ada (1 of 1)."
     assert event.payload.decisions[0].comment == "go"
     assert len(_deliveries(api, HUMAN)) == 0
+
+
+@pytest.mark.parametrize("store", STORES)
+def test_escalation_and_reminders_survive_a_restart(store: str, tmp_path: Path) -> None:
+    with store_database(store, tmp_path / "restart.db", "hw_approvals") as db:
+        config = replace(fast_config(tmp_path / "unused.db"), db_path=db)
+        runner = ServiceRunner(config, "127.0.0.1", 0).start()
+        port = runner.port
+        try:
+            key = runner.create_account("restart")
+            headers = {"Authorization": f"Bearer {key}"}
+            with httpx.Client(base_url=runner.base_url, headers=headers, timeout=30) as api:
+                asked = _ask(
+                    api,
+                    title="Refund $900",
+                    approvers=[{"channel": "sms", "to": OTHER}],
+                    escalation=[{"after": 2, "approvers": [{"channel": "sms", "to": THIRD}]}],
+                    remindEvery=1.5,
+                    followUpTime=60,
+                )
+                runner.stop()  # down while the escalation and a reminder fall due
+                time.sleep(2.5)
+                runner = ServiceRunner(replace(config), "127.0.0.1", port).start()
+                lead = _until(lambda: _deliveries(api, THIRD), timeout=15)
+                assert "Approval requested: Refund $900" in lead[0]["text"]
+                _until(lambda: len(_deliveries(api, OTHER)) >= 2, timeout=15)  # reminded
+                time.sleep(1)
+                assert len(_deliveries(api, THIRD)) == 1  # escalated once
+                _reply(api, THIRD, "no", lead[0]["from"])
+                decided = api.get(f"/approvals/{asked['interactionId']}").json()
+                assert decided["decision"] == "rejected"
+                types = [e["type"] for e in _audit(api)]
+                assert types.count("approval.escalated") == 1
+        finally:
+            runner.stop()

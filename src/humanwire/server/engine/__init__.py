@@ -13,8 +13,9 @@ One class, ``Engine``, assembled from one part per concern, each a module of its
 - ``human``: what comes back from recipients, through provider-neutral entry points
   that the sandbox API, the inbox and the real providers all use;
 - ``links``: forms and reply links reached by their token;
-- ``approvals`` and ``approval_replies``: approval requests, their decisions (pages,
-  sms / whatsapp replies), reminders, escalation, ``consume`` and the audit log.
+- ``approvals``, ``approval_steps`` and ``approval_replies``: approval requests, their
+  decisions (pages, sms / whatsapp replies), reminders and escalation (schedule steps),
+  ``consume`` and the audit log.
 
 Waiting is event-driven (see ``core``): no polling loops and no task per wait.
 

@@ -18,15 +18,14 @@ from collections.abc import Sequence
 from ..approvals import texts
 from ..delivery import Outbound, ProviderFailure, RecipientUnreachable
 from ..store.base import ApproverRecord, InboundRecord, InteractionRecord
-from .approvals import Approvals, logger
+from .approval_steps import ApprovalSteps
+from .approvals import REPLY_CHANNELS, logger
 from .human import InboundText
 
 __all__ = ["ApprovalReplies"]
 
-_REPLY_CHANNELS = ("sms", "whatsapp")
 
-
-class ApprovalReplies(Approvals):
+class ApprovalReplies(ApprovalSteps):
     async def _open_approvers(
         self, text: InboundText, account_id: str | None
     ) -> list[ApproverRecord]:
@@ -39,7 +38,7 @@ class ApprovalReplies(Approvals):
         self, text: InboundText, account_id: str | None, thread: InteractionRecord | None = None
     ) -> InteractionRecord | None:
         record = await super()._match(text, account_id, thread)
-        if text.channel not in _REPLY_CHANNELS:
+        if text.channel not in REPLY_CHANNELS:
             return record
         reply = texts.parse_reply(text.body)
         if record is not None and (reply is None or reply.code is None):

@@ -44,7 +44,6 @@ from ..store.base import (
     ApproverRecord,
     AuditDraft,
     InteractionRecord,
-    StepRecord,
 )
 from ..telemetry import log_event, mask_address
 from ._common import Account, _metadata, _timestamp
@@ -61,7 +60,7 @@ MAX_REMINDERS = 3
 """Reminders one approver gets at most."""
 REMIND = "approval.remind"
 ESCALATE = "approval.escalate"
-_REPLY_CHANNELS = ("sms", "whatsapp")
+REPLY_CHANNELS = ("sms", "whatsapp")
 _SENT_CHANNELS = ("sms", "whatsapp", "slack")
 _NOT_YET = ("email", "call")
 """Approver channels the wire names that this service does not deliver yet."""
@@ -122,8 +121,6 @@ def _code(taken: set[str]) -> str:
 class Approvals(Sends, LinkPages, Outcomes):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.schedule.handlers[REMIND] = self._remind_step
-        self.schedule.handlers[ESCALATE] = self._escalate_step
         # Approvals held here: their 202 (respond-async) is the approval, not a send's.
         self._held_approvals: set[str] = set()
 
@@ -181,7 +178,7 @@ class Approvals(Sends, LinkPages, Outcomes):
         codes: set[str] = set()
         for tier, approvers in enumerate(tiers):
             for approver in approvers:
-                code = _code(codes) if approver.channel in _REPLY_CHANNELS else None
+                code = _code(codes) if approver.channel in REPLY_CHANNELS else None
                 if code is not None:
                     codes.add(code)
                 rows.append(
@@ -230,7 +227,7 @@ class Approvals(Sends, LinkPages, Outcomes):
                     None if request.action is None else request.action.model_dump(),
                     url,
                     shown,
-                    replies=row.channel in _REPLY_CHANNELS,
+                    replies=row.channel in REPLY_CHANNELS,
                 )
                 delivered = await self._send_to(record, row, text)
             data: dict[str, Any] = {"tier": row.tier}
@@ -250,7 +247,7 @@ class Approvals(Sends, LinkPages, Outcomes):
 
     async def _shares_number(self, row: ApproverRecord) -> bool:
         """Whether the number has other open approvals (its replies must name a code)."""
-        if row.channel not in _REPLY_CHANNELS:
+        if row.channel not in REPLY_CHANNELS:
             return False
         found = await self.store.open_approvers_at(row.channel, row.to_addr)
         return any(r.interaction_id != row.interaction_id for r in found)
@@ -452,65 +449,6 @@ class Approvals(Sends, LinkPages, Outcomes):
         if row is None or row.asked_at is None:
             raise NotFound("no approval at this link")
         return await self._decide(row, decision, comment, "page")
-
-    # -- reminders and escalation (steps of the schedule) -------------------------------
-    async def _open_request(
-        self, interaction_id: str
-    ) -> tuple[InteractionRecord, ApprovalRequest, list[ApproverRecord]] | None:
-        """The request when it is still undecided, None otherwise."""
-        record = await self.store.get_interaction(interaction_id)
-        approval = await self.store.get_approval(interaction_id)
-        if record is None or record.status != "pending":
-            return None
-        if approval is None or approval.settled_at is not None:
-            return None
-        request = ApprovalRequest.model_validate(record.request)
-        return record, request, await self.store.approvers_of(interaction_id)
-
-    async def _remind_step(self, step: StepRecord) -> None:
-        interaction_id, _, position = step.key.rpartition(":")
-        found = await self._open_request(interaction_id)
-        if found is None:
-            return
-        record, request, rows = found
-        row = next((r for r in rows if r.position == int(position)), None)
-        if row is None or row.reminders >= MAX_REMINDERS:
-            return
-        if _tally(request, rows).has_decided(_approver(row)):
-            return
-        url = self.approval_page_url(row.token)
-        shown = row.code if await self._shares_number(row) else None
-        text = texts.reminder_text(
-            request.title, url, shown, replies=row.channel in _REPLY_CHANNELS
-        )
-        await self._send_to(record, row, text)
-        await self.store.add_approver_reminder(record.id, row.position)
-        now = time.time()
-        data = {"reminder": row.reminders + 1}
-        await self._audit(
-            record.account_id,
-            [AuditDraft(now, "approval.reminded", record.id, _actor(row), data)],
-        )
-        if row.reminders + 1 < MAX_REMINDERS and request.remind_every is not None:
-            await self.schedule.arm(
-                REMIND, step.key, now + request.remind_every, account_id=record.account_id
-            )
-
-    async def _escalate_step(self, step: StepRecord) -> None:
-        interaction_id, _, tier = step.key.rpartition(":")
-        found = await self._open_request(interaction_id)
-        if found is None:
-            return
-        record, request, rows = found
-        asked = [r for r in rows if r.tier == int(tier) and r.asked_at is None]
-        if not asked:
-            return  # escalated already (a step runs at least once)
-        data = {"tier": int(tier), "approvers": [_actor(r) for r in asked]}
-        await self._audit(
-            record.account_id,
-            [AuditDraft(time.time(), "approval.escalated", record.id, data=data)],
-        )
-        await self._ask(record, request, asked)
 
     # -- used once ----------------------------------------------------------------------
     async def consume_approval(

@@ -1,5 +1,6 @@
-"""Approvals decided by text: an sms or whatsapp reply (YES / NO, a reason may follow,
-"YES 4821" naming a request by its short code when one number has several open).
+"""Approvals decided over a channel: an sms or whatsapp reply (YES / NO, a reason may
+follow, "YES 4821" naming a request by its short code when one number has several open),
+and Slack's Approve / Reject buttons (``decide_by_slack``: the approver's click only).
 
 Replies are matched as every text is (``HumanSide._receive``): a message waiting for a
 reply from that number takes it first, as before approvals existed, unless the reply
@@ -26,6 +27,35 @@ __all__ = ["ApprovalReplies"]
 
 
 class ApprovalReplies(ApprovalSteps):
+    # -- Slack buttons ------------------------------------------------------------------
+    async def slack_approver(self, interaction_id: str, to_addr: str) -> int | None:
+        """The position of the ``slack`` approver ``to_addr`` of an approval request
+        (None: the interaction is no approval, or they are none of its approvers)."""
+        for row in await self.store.approvers_of(interaction_id):
+            if row.channel == "slack" and row.to_addr == to_addr:
+                return row.position
+        return None
+
+    async def decide_by_slack(
+        self, interaction_id: str, position: int, user: str, decision: str
+    ) -> tuple[str, str]:
+        """A click on an approval's button by ``user``: ``refused`` (not this approver),
+        else what ``_decide`` says; with the text to show (the refusal, or the
+        approval's ``response`` once closed)."""
+        rows = await self.store.approvers_of(interaction_id)
+        row = next((r for r in rows if r.position == position), None)
+        if row is None or row.channel != "slack":
+            return "refused", "This is not an approval request of this service."
+        if row.to_addr != user:
+            return "refused", f"Only <@{row.to_addr}> can decide this approval."
+        result = await self._decide(row, decision, None, "slack_button")
+        text = ""
+        if result == "closed":
+            record = await self.store.get_interaction(interaction_id)
+            if record is not None:
+                text = (await self.approval_view(record)).response or ""
+        return result, text
+
     async def _open_approvers(
         self, text: InboundText, account_id: str | None
     ) -> list[ApproverRecord]:

@@ -269,6 +269,8 @@ class Approvals(Sends, LinkPages, Outcomes):
             from_addr=sender,
             to_addr=row.to_addr,
             text=text,
+            # Slack shows Approve / Reject beside a button to the approver's page.
+            form_url=self.approval_page_url(row.token) if row.channel == "slack" else None,
             listening=True,
             wait_deadline=record.wait_deadline,
         )

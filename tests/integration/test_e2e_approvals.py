@@ -458,3 +458,35 @@ def test_escalation_and_reminders_survive_a_restart(store: str, tmp_path: Path) 
                 assert types.count("approval.escalated") == 1
         finally:
             runner.stop()
+
+
+def test_hostile_input_is_answered_in_the_documented_shape(api: httpx.Client) -> None:
+    anonymous = {"Authorization": ""}
+    for token in ("nope", "x" * 3000, "%00", "..%2F..%2Fetc"):
+        shown = api.get(f"/a/{token}", headers=anonymous)
+        assert shown.status_code == 404
+        assert "Approval not found" in shown.text or "no such endpoint" in shown.text
+        posted = api.post(f"/a/{token}", data={"decision": "approve"}, headers=anonymous)
+        assert posted.status_code == 404
+    asked = _ask(api, title="T", approvers=[{"channel": "link", "to": "Ada"}], followUpTime=30)
+    path = _page(api, asked["links"][0]["url"])
+    for body in ({"decision": "maybe"}, {}, {"decision": "approve" * 1000}):
+        assert api.post(path, data=body, headers=anonymous).status_code == 400
+    as_json = api.post(path, json={"decision": "approve"}, headers=anonymous)
+    assert as_json.status_code == 400
+    long = api.post(path, data={"decision": "reject", "comment": "x" * 100_000}, headers=anonymous)
+    assert long.status_code in (303, 413)
+    if long.status_code == 303:  # recorded, the comment cut to 2,000 characters
+        decided = api.get(f"/approvals/{asked['interactionId']}").json()
+        assert len(decided["decisions"][0]["comment"]) == 2000
+    for params, field in (
+        ({"after": "-1"}, "after"),
+        ({"limit": "0"}, "limit"),
+        ({"limit": "x"}, "limit"),
+    ):
+        response = api.get("/audit", params=params)
+        assert (response.status_code, response.json()["error"]["field"]) == (400, field)
+    missing = api.get("/approvals/00000000-0000-0000-0000-000000000000")
+    assert missing.json()["error"]["code"] == "not_found"
+    consume = api.post("/approvals/nope/consume", json={"actionDigest": "sha256:xyz"})
+    assert consume.status_code in (400, 404)

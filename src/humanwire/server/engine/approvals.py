@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
+import re
 import secrets
 import time
 from collections.abc import Sequence
@@ -64,6 +65,8 @@ REPLY_CHANNELS = ("sms", "whatsapp")
 _SENT_CHANNELS = ("sms", "whatsapp", "slack")
 _NOT_YET = ("email", "call")
 """Approver channels the wire names that this service does not deliver yet."""
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
+"""The shape of an approver's page token (``secrets.token_urlsafe``)."""
 _OUTCOME = {"approve": "approved", "reject": "rejected", "none": None}
 
 
@@ -435,10 +438,16 @@ class Approvals(Sends, LinkPages, Outcomes):
         await super()._end(record, outcome)
 
     # -- the page -----------------------------------------------------------------------
-    async def approval_page(self, token: str) -> ApprovalPage:
-        row = await self.store.approver_by_token(token)
+    async def _approver_at(self, token: str) -> ApproverRecord:
+        """The approver whose page ``token`` is (asked already), else ``NotFound``; a
+        token of another shape is not looked up."""
+        row = await self.store.approver_by_token(token) if _TOKEN.fullmatch(token) else None
         if row is None or row.asked_at is None:
             raise NotFound("no approval at this link")
+        return row
+
+    async def approval_page(self, token: str) -> ApprovalPage:
+        row = await self._approver_at(token)
         record = await self._current(row.interaction_id)
         request = ApprovalRequest.model_validate(record.request)
         approval = await self.approval_view(record)
@@ -447,9 +456,7 @@ class Approvals(Sends, LinkPages, Outcomes):
         return ApprovalPage(row, request, approval, open_)
 
     async def decide_on_page(self, token: str, decision: str, comment: str | None) -> str:
-        row = await self.store.approver_by_token(token)
-        if row is None or row.asked_at is None:
-            raise NotFound("no approval at this link")
+        row = await self._approver_at(token)
         return await self._decide(row, decision, comment, "page")
 
     # -- used once ----------------------------------------------------------------------

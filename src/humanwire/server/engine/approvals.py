@@ -38,7 +38,7 @@ from humanwire.types.forms import DEFAULT_FORM_FOLLOW_UP_TIME
 
 from ..approvals import texts
 from ..approvals.tally import Counted, Rules, Tally, response_text, timeout_text
-from ..delivery import Outbound, ProviderFailure, RecipientUnreachable
+from ..delivery import Outbound, ProviderFailure, RecipientUnreachable, WhatsAppTemplate
 from ..errors import AlreadyConsumed, InvalidRequest, NotApproved, NotFound
 from ..store.base import (
     ApprovalRecord,
@@ -162,6 +162,9 @@ class Approvals(Sends, LinkPages, Outcomes):
             follow_up_time=follow_up,
             context=context,
         )
+        if resumed and await self.store.get_approval(record.id) is None:
+            # The first run stopped between the interaction and its approvers: asked now.
+            await self._start_approval(account, record, request)
         hold = self._register(record, context) if request.wait_time is not None else None
         start = functools.partial(self._start_approval, account, record, request)
         await self._send_out(record, resumed, hold, start)
@@ -272,6 +275,13 @@ class Approvals(Sends, LinkPages, Outcomes):
             from_addr=sender,
             to_addr=row.to_addr,
             text=text,
+            # Outside WhatsApp's 24-hour window only a template goes out: the shared
+            # account's ``notification`` ({{1}} the text), as for a message without a wait.
+            template=(
+                WhatsAppTemplate(name="notification", variables={"1": text})
+                if row.channel == "whatsapp"
+                else None
+            ),
             # Slack shows Approve / Reject beside a button to the approver's page.
             form_url=self.approval_page_url(row.token) if row.channel == "slack" else None,
             listening=True,

@@ -184,8 +184,12 @@ class Approvals(Sends, LinkPages, Outcomes):
         codes: set[str] = set()
         for tier, approvers in enumerate(tiers):
             for approver in approvers:
-                code = _code(codes) if approver.channel in REPLY_CHANNELS else None
-                if code is not None:
+                code = None
+                if approver.channel in REPLY_CHANNELS:
+                    # Unlike the codes of the number's other open requests: a reply
+                    # naming one is never two requests' answer.
+                    open_ = await self.store.open_approvers_at(approver.channel, approver.to)
+                    code = _code(codes | {r.code for r in open_ if r.code})
                     codes.add(code)
                 rows.append(
                     ApproverRecord(

@@ -211,7 +211,7 @@ def test_a_rejection_with_its_reason(api: httpx.Client) -> None:
         ({"title": ""}, "title"),
         ({"waitTime": None, "followUpTime": None}, "waitTime"),
         ({"approvers": [{"channel": "sms", "to": "12345"}]}, "approvers[0]"),
-        ({"approvers": [{"channel": "call", "to": HUMAN}]}, "approvers[0].channel"),
+        ({"approvers": [{"channel": "email", "to": "ada@example.com"}]}, "approvers[0].channel"),
     ],
 )
 def test_bad_requests_name_the_field_and_send_nothing(
@@ -490,3 +490,38 @@ def test_hostile_input_is_answered_in_the_documented_shape(api: httpx.Client) ->
     assert missing.json()["error"]["code"] == "not_found"
     consume = api.post("/approvals/nope/consume", json={"actionDigest": "sha256:xyz"})
     assert consume.status_code in (400, 404)
+
+
+def test_a_call_approver_decides_by_key_or_word(api: httpx.Client) -> None:
+    asked = _ask(
+        api,
+        title="Wire $4,200",
+        action=ACTION,
+        approvers=[{"channel": "call", "to": THIRD}, {"channel": "call", "to": OTHER}],
+        quorum=2,
+        remindEvery=1,
+        followUpTime=30,
+        metadata={"run": "r7"},
+    )
+    calls = _until(
+        lambda: (
+            len(_deliveries(api, THIRD) + _deliveries(api, OTHER)) == 2
+            and (_deliveries(api, THIRD) + _deliveries(api, OTHER))
+        )
+    )
+    assert all(c["kind"] == "call" for c in calls)
+    assert "press 1 to approve or 2 to reject" in calls[0]["text"]
+    assert 'wire_money(amount=4200, to="ACME Ltd")' in calls[0]["text"]
+    first, second = (c["interactionId"] for c in calls)
+    assert asked["interactionId"] not in (first, second)  # each call is its own
+    ended = api.post(f"/sandbox/calls/{first}", json={"outcome": "completed", "summary": "1"})
+    assert ended.status_code == 200, ended.text
+    view = api.get(f"/approvals/{asked['interactionId']}").json()
+    assert [d["via"] for d in view["decisions"]] == ["call_keypad"]
+    unclear = api.post(f"/sandbox/calls/{second}", json={"outcome": "completed", "summary": "hmm"})
+    assert unclear.status_code == 200
+    assert api.get(f"/approvals/{asked['interactionId']}").json()["decision"] is None
+    time.sleep(1.5)  # nobody is called again by a reminder
+    assert len(_deliveries(api, THIRD) + _deliveries(api, OTHER)) == 2
+    status = api.get(f"/interactions/{first}/status").json()
+    assert status["kind"] == "call" and status["metadata"] == {"run": "r7"}

@@ -62,3 +62,15 @@ def test_the_texts() -> None:
     assert "YES 1111" in clarify_text([("A", "1111"), ("B", "2222")])
     assert "YES 2222" in clarify_text([("A", "1111"), ("B", "2222")])
     assert "Reply YES or NO" in clarify_text([("A", None)])
+
+
+def test_a_callees_answer() -> None:
+    from humanwire.server.approvals.texts import call_answer, call_prompt
+
+    assert call_answer(["1"]) == ("approve", "call_keypad")
+    assert call_answer(["2#"]) == ("reject", "call_keypad")
+    assert call_answer(["hello?", "Reject, too much"]) == ("reject", "call_speech")
+    assert call_answer(["yes", "no"]) == ("approve", "call_speech")  # the first stands
+    assert call_answer(["3", "what is this", ""]) is None
+    prompt = call_prompt("Wire", None, {"name": "pay", "arguments": {"n": 1}})
+    assert "The action: pay(n=1)." in prompt and "press 1 to approve" in prompt

@@ -39,7 +39,14 @@ from humanwire.types.forms import DEFAULT_FORM_FOLLOW_UP_TIME
 from ..approvals import texts
 from ..approvals.tally import Counted, Rules, Tally, response_text, timeout_text
 from ..delivery import Outbound, ProviderFailure, RecipientUnreachable, WhatsAppTemplate
-from ..errors import AlreadyConsumed, InvalidRequest, NotApproved, NotFound
+from ..errors import (
+    AlreadyConsumed,
+    InvalidRequest,
+    InvalidToNumber,
+    NotApproved,
+    NotFound,
+    ProviderError,
+)
 from ..store.base import (
     ApprovalRecord,
     ApproverRecord,
@@ -63,7 +70,7 @@ REMIND = "approval.remind"
 ESCALATE = "approval.escalate"
 REPLY_CHANNELS = ("sms", "whatsapp")
 _SENT_CHANNELS = ("sms", "whatsapp", "slack")
-_NOT_YET = ("email", "call")
+_NOT_YET = ("email",)
 """Approver channels the wire names that this service does not deliver yet."""
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
 """The shape of an approver's page token (``secrets.token_urlsafe``)."""
@@ -247,7 +254,7 @@ class Approvals(Sends, LinkPages, Outcomes):
         await self._audit(record.account_id, drafts)
         if request.remind_every is not None:
             for row in rows:
-                if row.channel != "link":
+                if row.channel not in ("link", "call"):  # nobody is called again
                     await self.schedule.arm(
                         REMIND,
                         f"{record.id}:{row.position}",
@@ -265,6 +272,8 @@ class Approvals(Sends, LinkPages, Outcomes):
     async def _send_to(self, record: InteractionRecord, row: ApproverRecord, text: str) -> bool:
         """Sends ``text`` to an approver; False (logged) when the provider refused it."""
         account = await self._account(record.account_id)
+        if row.channel == "call":
+            return await self._call_to(account, record, row)
         if row.channel == "sms":
             sender = await self._phone_sender(account, None)
         elif row.channel == "whatsapp":
@@ -302,6 +311,42 @@ class Approvals(Sends, LinkPages, Outcomes):
                 channel=row.channel,
                 to=mask_address(row.to_addr),
                 error=str(exc),
+                level=logging.WARNING,
+            )
+            return False
+        return True
+
+    async def _call_to(
+        self, account: Account, record: InteractionRecord, row: ApproverRecord
+    ) -> bool:
+        """Calls a ``call`` approver: a call of its own (kind ``call``, reported as calls
+        are) whose request names the approval; its end is read as the decision
+        (``ApprovalReplies.end_call``)."""
+        request = ApprovalRequest.model_validate(record.request)
+        prompt = texts.call_prompt(
+            request.title,
+            request.description,
+            None if request.action is None else request.action.model_dump(),
+        )
+        link = {"interactionId": record.id, "position": row.position}
+        wire: dict[str, Any] = {"to": row.to_addr, "prompt": prompt, "approval": link}
+        if metadata := _metadata(record):
+            wire["metadata"] = metadata
+        sender = await self._phone_sender(account, None)
+        call = await self._create_interaction(
+            account, kind="call", channel="call", to=row.to_addr, from_addr=sender, request=wire
+        )
+        try:
+            await self._deliver(call, prompt)
+        except (InvalidToNumber, ProviderError) as exc:
+            log_event(
+                logger,
+                "approval.delivery_failed",
+                interaction_id=record.id,
+                account_id=record.account_id,
+                channel="call",
+                to=mask_address(row.to_addr),
+                error=exc.message,
                 level=logging.WARNING,
             )
             return False

@@ -18,7 +18,7 @@ from ..forms.web import html_response, read_urlencoded
 
 if TYPE_CHECKING:
     from ..engine import Engine
-    from ..engine.approvals import ApprovalPage
+    from ..engine.approval_access import ApprovalPage
 
 __all__ = ["approval_page_routes"]
 

@@ -5,21 +5,22 @@ An approval is an interaction of kind ``approval``: its windows, its held reques
 ``Idempotency-Key`` and ``Prefer: respond-async`` are those of every send. Beside it the
 store keeps the request's state (``ApprovalRecord``: settled how, consumed) and one row per
 approver (``ApproverRecord``: their page's token, their sms short code, their decision).
-Every way a person decides (their page, an sms / whatsapp reply) ends in ``_decide``; once
+Every way a person decides (their page, an sms / whatsapp reply, a Slack button, a call)
+ends in ``_decide``; once
 the tally settles the request (``server.approvals.tally``), the interaction ends with an
 ``approval.decided`` event: the held request gets it, else the webhooks. When the windows
-close undecided, ``onTimeout`` applies (``_end``). Reminders and escalation tiers are
-steps of the schedule (they survive a restart and run once across replicas). Every
-decision, reminder, escalation, timeout and consumption is an entry of the account's
-hash-chained audit log.
+close undecided, ``onTimeout`` applies (``_end``). Every decision, reminder, escalation,
+timeout and consumption is an entry of the account's hash-chained audit log.
+
+The other parts: ``approval_steps`` (reminders and escalation tiers, steps of the
+schedule), ``approval_replies`` (decisions by sms / whatsapp reply, Slack button, call),
+``approval_access`` (the approver's page, ``consume``, the audit log).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import logging
-import re
 import secrets
 import time
 from collections.abc import Sequence
@@ -31,8 +32,6 @@ from humanwire.types.approvals import (
     Approver,
     ApproverDecision,
     ApproverLink,
-    ConsumeRequest,
-    ConsumeResponse,
 )
 from humanwire.types.forms import DEFAULT_FORM_FOLLOW_UP_TIME
 
@@ -40,10 +39,8 @@ from ..approvals import texts
 from ..approvals.tally import Counted, Rules, Tally, response_text, timeout_text
 from ..delivery import Outbound, ProviderFailure, RecipientUnreachable, WhatsAppTemplate
 from ..errors import (
-    AlreadyConsumed,
     InvalidRequest,
     InvalidToNumber,
-    NotApproved,
     NotFound,
     ProviderError,
 )
@@ -60,7 +57,7 @@ from .links import LinkPages
 from .outcomes import Outcomes
 from .sends import Sends
 
-__all__ = ["MAX_REMINDERS", "ApprovalPage", "Approvals", "approval_wire"]
+__all__ = ["MAX_REMINDERS", "Approvals", "approval_wire"]
 
 logger = logging.getLogger("humanwire.engine")
 
@@ -72,20 +69,7 @@ REPLY_CHANNELS = ("sms", "whatsapp")
 _SENT_CHANNELS = ("sms", "whatsapp", "slack")
 _NOT_YET = ("email",)
 """Approver channels the wire names that this service does not deliver yet."""
-_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
-"""The shape of an approver's page token (``secrets.token_urlsafe``)."""
 _OUTCOME = {"approve": "approved", "reject": "rejected", "none": None}
-
-
-@dataclasses.dataclass(frozen=True)
-class ApprovalPage:
-    """What an approver's page shows."""
-
-    approver: ApproverRecord
-    request: ApprovalRequest
-    approval: Approval
-    open: bool
-    """Whether a decision is still taken (pending, and this person has not decided)."""
 
 
 def _approver(row: ApproverRecord) -> Approver:
@@ -495,58 +479,3 @@ class Approvals(Sends, LinkPages, Outcomes):
                 await self._answer(record, _decided_event(view))
             return
         await super()._end(record, outcome)
-
-    # -- the page -----------------------------------------------------------------------
-    async def _approver_at(self, token: str) -> ApproverRecord:
-        """The approver whose page ``token`` is (asked already), else ``NotFound``; a
-        token of another shape is not looked up."""
-        row = await self.store.approver_by_token(token) if _TOKEN.fullmatch(token) else None
-        if row is None or row.asked_at is None:
-            raise NotFound("no approval at this link")
-        return row
-
-    async def approval_page(self, token: str) -> ApprovalPage:
-        row = await self._approver_at(token)
-        record = await self._current(row.interaction_id)
-        request = ApprovalRequest.model_validate(record.request)
-        approval = await self.approval_view(record)
-        tally = _tally(request, await self.store.approvers_of(record.id))
-        open_ = approval.status == "pending" and not tally.has_decided(_approver(row))
-        return ApprovalPage(row, request, approval, open_)
-
-    async def decide_on_page(self, token: str, decision: str, comment: str | None) -> str:
-        row = await self._approver_at(token)
-        return await self._decide(row, decision, comment, "page")
-
-    # -- used once ----------------------------------------------------------------------
-    async def consume_approval(
-        self, account: Account, interaction_id: str, body: ConsumeRequest
-    ) -> ConsumeResponse:
-        record = await self._interaction_of(account, interaction_id)
-        approval = await self.store.get_approval(record.id)
-        if record.kind != "approval" or approval is None:
-            raise NotFound(f"no approval {interaction_id!r}", field="interactionId")
-        if body.action_digest != approval.action_digest:
-            raise InvalidRequest(
-                "actionDigest is not the digest of the action this approval is about",
-                field="actionDigest",
-            )
-        now = time.time()
-        if await self.store.consume_approval(record.id, now):
-            data = {"actionDigest": approval.action_digest}
-            await self._audit(
-                account.id, [AuditDraft(now, "approval.consumed", record.id, data=data)]
-            )
-            return ConsumeResponse(consumed=True)
-        approval = await self.store.get_approval(record.id)
-        if approval is None or approval.outcome != "approved":
-            raise NotApproved("this approval is not approved (rejected, or still pending)")
-        raise AlreadyConsumed("this approval was consumed already")
-
-    # -- the audit log ------------------------------------------------------------------
-    async def audit_page(self, account: Account, after: int, limit: int) -> dict[str, Any]:
-        """``GET /audit``: the entries exactly as stored and hashed (an ``actor`` of null
-        stays: the hash covers it), and ``next`` (null at the end of the log)."""
-        found = await self.store.audit_after(account.id, after, limit)
-        following = str(found[-1].sequence) if len(found) == limit else None
-        return {"entries": [record.wire() for record in found], "next": following}

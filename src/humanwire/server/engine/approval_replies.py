@@ -1,0 +1,172 @@
+"""Approvals decided over a channel: an sms or whatsapp reply (YES / NO, a reason may
+follow, "YES 4821" naming a request by its short code when one number has several open),
+Slack's Approve / Reject buttons (``decide_by_slack``: the approver's click only), and a
+call (``end_call``: the keys 1 / 2 or the words the callee said).
+
+Replies are matched as every text is (``HumanSide._receive``): a message waiting for a
+reply from that number takes it first, as before approvals existed, unless the reply
+names an open approval's code. A text that matched nothing else is looked up among the
+number's open approvals: read as a decision when it is one and names one request; else
+one clarifying text goes back, never a guess. So a text that is no approval reply costs
+no query more than before, and one to a shared number (no account known yet) is found.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Sequence
+from typing import Literal
+
+from ..approvals import texts
+from ..delivery import Outbound, ProviderFailure, RecipientUnreachable
+from ..store.base import ApproverRecord, InboundRecord, InteractionRecord
+from .approval_steps import ApprovalSteps
+from .approvals import REPLY_CHANNELS, logger
+from .human import InboundText
+
+__all__ = ["ApprovalReplies"]
+
+
+class ApprovalReplies(ApprovalSteps):
+    # -- calls --------------------------------------------------------------------------
+    async def end_call(
+        self,
+        record: InteractionRecord,
+        *,
+        outcome: Literal["completed", "no_answer", "transferred"],
+        summary: str,
+        transcript: Sequence[tuple[str, str]] | None = None,
+    ) -> InteractionRecord | None:
+        """A ``call`` approver's call ended: what they said or pressed is their decision
+        (the human's turns; without a transcript, as the sandbox ends a call, the
+        summary). An answer that is no decision decides nothing."""
+        link = record.request.get("approval") if record.kind == "call" else None
+        if isinstance(link, dict) and outcome == "completed" and record.status == "pending":
+            if transcript is not None:
+                said = [text for speaker, text in transcript if speaker == "human"]
+            else:
+                said = [summary]
+            answer = texts.call_answer(said)
+            rows = await self.store.approvers_of(str(link.get("interactionId")))
+            row = next((r for r in rows if r.position == link.get("position")), None)
+            if answer is not None and row is not None and row.channel == "call":
+                decision, via = answer
+                await self._decide(row, decision, None, via)
+        return await super().end_call(
+            record, outcome=outcome, summary=summary, transcript=transcript
+        )
+
+    # -- Slack buttons ------------------------------------------------------------------
+    async def slack_approver(self, interaction_id: str, to_addr: str) -> int | None:
+        """The position of the ``slack`` approver ``to_addr`` of an approval request
+        (None: the interaction is no approval, or they are none of its approvers)."""
+        for row in await self.store.approvers_of(interaction_id):
+            if row.channel == "slack" and row.to_addr == to_addr:
+                return row.position
+        return None
+
+    async def decide_by_slack(
+        self, interaction_id: str, position: int, user: str, decision: str
+    ) -> tuple[str, str]:
+        """A click on an approval's button by ``user``: ``refused`` (not this approver),
+        else what ``_decide`` says; with the text to show (the refusal, or the
+        approval's ``response`` once closed)."""
+        rows = await self.store.approvers_of(interaction_id)
+        row = next((r for r in rows if r.position == position), None)
+        if row is None or row.channel != "slack":
+            return "refused", "This is not an approval request of this service."
+        if row.to_addr != user:
+            return "refused", f"Only <@{row.to_addr}> can decide this approval."
+        result = await self._decide(row, decision, None, "slack_button")
+        text = ""
+        if result == "closed":
+            record = await self.store.get_interaction(interaction_id)
+            if record is not None:
+                text = (await self.approval_view(record)).response or ""
+        return result, text
+
+    async def _open_approvers(
+        self, text: InboundText, account_id: str | None
+    ) -> list[ApproverRecord]:
+        rows = await self.store.open_approvers_at(text.channel, text.from_addr)
+        if account_id is not None:
+            rows = [r for r in rows if r.account_id == account_id]
+        return rows
+
+    async def _match(
+        self, text: InboundText, account_id: str | None, thread: InteractionRecord | None = None
+    ) -> InteractionRecord | None:
+        record = await super()._match(text, account_id, thread)
+        if text.channel not in REPLY_CHANNELS:
+            return record
+        reply = texts.parse_reply(text.body)
+        if record is not None and (reply is None or reply.code is None):
+            return record
+        rows = await self._open_approvers(text, account_id)
+        if record is not None:
+            assert reply is not None
+            rows = [r for r in rows if r.code == reply.code]
+        if not rows:
+            return record
+        # The approval the text is about (or one of them): ``_inbound_text`` reads it.
+        return await self.store.get_interaction(rows[0].interaction_id)
+
+    async def _inbound_text(
+        self, *, account_id: str, text: InboundText, record: InteractionRecord | None
+    ) -> InboundRecord:
+        if record is None or record.kind != "approval":
+            return await super()._inbound_text(account_id=account_id, text=text, record=record)
+        rows = await self._open_approvers(text, account_id)
+        reply = texts.parse_reply(text.body)
+        chosen: ApproverRecord | None = None
+        if reply is not None:
+            named = [r for r in rows if reply.code is not None and r.code == reply.code]
+            if reply.code is None and len({r.interaction_id for r in rows}) == 1:
+                named = rows[:1]
+            chosen = named[0] if len(named) == 1 else None
+        if chosen is not None and reply is not None:
+            await self._decide(chosen, reply.decision, reply.comment, f"{text.channel}_reply")
+        elif rows:
+            await self._clarify(text, rows)
+        inbound = InboundRecord(
+            id=secrets.token_hex(16),
+            account_id=account_id,
+            channel=text.channel,
+            from_addr=text.from_addr,
+            to_addr=text.to_addr,
+            body=text.body,
+            media_urls=list(text.media_urls),
+            interaction_id=(chosen.interaction_id if chosen is not None else record.id),
+            created_at=time.time(),
+            ref=text.ref,
+        )
+        await self.store.insert_inbound(inbound)
+        self._notify(account_id, "inbound", inbound.id)
+        return inbound
+
+    async def _clarify(self, text: InboundText, rows: Sequence[ApproverRecord]) -> None:
+        titles: list[tuple[str, str | None]] = []
+        seen: set[str] = set()
+        for row in rows:
+            if row.interaction_id in seen:
+                continue
+            seen.add(row.interaction_id)
+            record = await self.store.get_interaction(row.interaction_id)
+            if record is not None:
+                shown = row.code if len(rows) > 1 else None
+                titles.append((str(record.request.get("title", "")), shown))
+        item = Outbound(
+            account_id=rows[0].account_id,
+            interaction_id=rows[0].interaction_id,
+            channel=text.channel,  # type: ignore[arg-type]
+            kind="message",
+            from_addr=text.to_addr,
+            to_addr=text.from_addr,
+            text=texts.clarify_text(titles),
+            listening=False,
+        )
+        try:
+            await self.providers.get(text.channel, self.provider).deliver(item)
+        except (RecipientUnreachable, ProviderFailure):
+            logger.warning("could not send the clarifying text", exc_info=True)

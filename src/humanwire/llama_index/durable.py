@@ -42,6 +42,7 @@ from workflows.handler import WorkflowHandler
 
 from humanwire.approval import ApprovalDecision, decision_from_values
 from humanwire.types import (
+    ApprovalDecidedEvent,
     CallConversationEndedEvent,
     Event,
     FormReceivedEvent,
@@ -194,7 +195,10 @@ def parse_delivery(
     """The event a webhook delivery carries. With ``secret`` the ``Humanwire-Signature``
     header is verified against the raw body first (``humanwire.webhooks``), and a delivery
     that cannot be trusted raises ``WebhookVerificationError``."""
-    if isinstance(body, (MessageReceivedEvent, FormReceivedEvent, CallConversationEndedEvent)):
+    if isinstance(
+        body,
+        (MessageReceivedEvent, FormReceivedEvent, CallConversationEndedEvent, ApprovalDecidedEvent),
+    ):
         if secret is not None:
             raise TypeError("verifying a signature needs the raw body (bytes or str)")
         return body

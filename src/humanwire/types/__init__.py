@@ -35,6 +35,7 @@ from .calls import VOICES, CallOutcome, CallRequest, CallResponse, Voice
 from .channels import ChannelCard, ChannelCardCreateRequest, ChannelType
 from .errors import ErrorBody, ErrorCode, ErrorDetail, detail_from_validation_error, field_path
 from .events import (
+    ApprovalDecidedEvent,
     CallConversationEndedEvent,
     CallConversationEndedPayload,
     Event,
@@ -108,6 +109,7 @@ __all__ = [
     "PHONE_CALL_LIMIT_SECONDS",
     "UNDELIVERED_TEXT",
     "VOICES",
+    "ApprovalDecidedEvent",
     "AvailableNumber",
     "BatchItem",
     "BatchItemResponse",

@@ -1,4 +1,4 @@
-"""The three events a webhook receives, as one discriminated union on ``eventType``."""
+"""The events a webhook receives, as one discriminated union on ``eventType``."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ from typing import Annotated, Literal
 from pydantic import ConfigDict, Field, TypeAdapter
 
 from ._base import ResponseModel
+from .approvals import Approval
 
 __all__ = [
+    "ApprovalDecidedEvent",
     "CallConversationEndedEvent",
     "CallConversationEndedPayload",
     "Event",
@@ -74,8 +76,17 @@ class CallConversationEndedEvent(ResponseModel):
     payload: CallConversationEndedPayload
 
 
+class ApprovalDecidedEvent(ResponseModel):
+    """An approval request settled (decided, or its windows closed undecided) while no
+    request held it: ``payload`` is the approval as ``GET /approvals/{interactionId}``
+    reads it."""
+
+    event_type: Literal["approval.decided"] = "approval.decided"
+    payload: Approval
+
+
 Event = Annotated[
-    MessageReceivedEvent | FormReceivedEvent | CallConversationEndedEvent,
+    MessageReceivedEvent | FormReceivedEvent | CallConversationEndedEvent | ApprovalDecidedEvent,
     Field(discriminator="event_type"),
 ]
 

@@ -20,8 +20,15 @@ __all__ = [
     "webhook_header_problem",
 ]
 
-EventType = Literal["message.received", "form.received", "call.conversation.ended"]
-EVENT_TYPES: tuple[str, ...] = ("message.received", "form.received", "call.conversation.ended")
+EventType = Literal[
+    "message.received", "form.received", "call.conversation.ended", "approval.decided"
+]
+EVENT_TYPES: tuple[str, ...] = (
+    "message.received",
+    "form.received",
+    "call.conversation.ended",
+    "approval.decided",
+)
 
 RESERVED_HEADERS = frozenset(
     {

@@ -148,7 +148,7 @@ class ConfiguredSource:
             return CHANNELS
         offered = tuple(channel for channel in CHANNELS if channel in self.recipients)
         if not offered:
-            variables = ", ".join(RECIPIENT_ENV.values())
+            variables = ", ".join(RECIPIENT_ENV[channel] for channel in CHANNELS)
             raise SettingsError(f"no recipient configured: pass --to or set one of {variables}")
         return offered
 

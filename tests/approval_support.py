@@ -13,13 +13,25 @@ from __future__ import annotations
 import re
 import threading
 import time
-from typing import Literal
+from typing import Literal, Protocol
 
 import httpx
 
 from humanwire import HumanWire
+from humanwire.types import SandboxDelivery
 
 Decision = Literal["approve", "reject"]
+
+
+class _Deliveries(Protocol):
+    """What was delivered to the sandbox's human: ``client.sandbox`` or a
+    ``ScriptedHuman``."""
+
+    def deliveries(
+        self, *, to: str | None = None, interaction_id: str | None = None
+    ) -> list[SandboxDelivery]: ...
+
+
 _LINK = re.compile(r"https?://[^\s]+/a/[A-Za-z0-9_-]+")
 
 
@@ -44,7 +56,7 @@ class PageDecider:
 
     def __init__(
         self,
-        client: HumanWire,
+        client: HumanWire | _Deliveries,
         decision: Decision,
         comment: str | None,
         *,
@@ -54,13 +66,14 @@ class PageDecider:
     ) -> None:
         self.error: BaseException | None = None
         self.url: str | None = None
-        seen = {d.id for d in client.sandbox.deliveries()}
+        source: _Deliveries = client.sandbox if isinstance(client, HumanWire) else client
+        seen = {d.id for d in source.deliveries()}
 
         def run() -> None:
             try:
                 deadline = time.monotonic() + timeout
                 while time.monotonic() < deadline:
-                    for delivery in client.sandbox.deliveries(to=to):
+                    for delivery in source.deliveries(to=to):
                         link = approval_link(delivery.text)
                         if delivery.id not in seen and link:
                             time.sleep(delay)
@@ -76,15 +89,21 @@ class PageDecider:
         self._thread.start()
 
     def wait(self, timeout: float = 15.0) -> str:
+        """The page's address, once decided."""
         self._thread.join(timeout)
         if self.error is not None:
             raise self.error
         assert self.url is not None, "the decision was not made"
         return self.url
 
+    async def async_wait(self, timeout: float = 15.0) -> str:
+        import asyncio
+
+        return await asyncio.to_thread(self.wait, timeout)
+
 
 def decide_next(
-    client: HumanWire,
+    client: HumanWire | _Deliveries,
     decision: Decision = "approve",
     comment: str | None = None,
     *,
@@ -93,3 +112,29 @@ def decide_next(
     timeout: float = 15.0,
 ) -> PageDecider:
     return PageDecider(client, decision, comment, to=to, delay=delay, timeout=timeout)
+
+
+def page_of(human: _Deliveries, interaction_id: str, timeout: float = 10.0) -> str:
+    """The approval page's address, from the text an approval request delivered to the
+    sandbox's human (``human``: a ``ScriptedHuman``)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        for delivery in human.deliveries(interaction_id=interaction_id):
+            link = approval_link(delivery.text)
+            if link:
+                return link
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no approval text was delivered for {interaction_id}")
+        time.sleep(0.1)
+
+
+def decide_interaction(
+    human: _Deliveries, interaction_id: str, decision: Decision, comment: str | None = None
+) -> None:
+    """The sandbox's human decides the approval request ``interaction_id`` on its page."""
+    decide_on_page(page_of(human, interaction_id), decision, comment)
+
+
+def approval_texts(human: _Deliveries) -> list[SandboxDelivery]:
+    """The approval requests' texts delivered to the sandbox's human so far."""
+    return [d for d in human.deliveries() if approval_link(d.text)]

@@ -14,6 +14,7 @@ from crewai.flow import Flow, HumanFeedbackPending, start
 from crewai.flow.persistence.sqlite import SQLiteFlowPersistence
 from crewai_flows import payment_flow, subject_flow
 
+from approval_support import decide_interaction, decide_next
 from humanwire import HumanWire
 from humanwire.approval import ApprovalDecision
 from humanwire.crewai import (
@@ -69,7 +70,7 @@ def test_a_paused_flow_resumes_from_the_webhook_and_pays_once(
     }
     assert not ledger.exists()
 
-    human.fill_form({"decision": "approve", "comment": "Go"}, interaction_id=interaction_id)
+    decide_interaction(human, interaction_id, "approve", "Go")
     event = answered(humanwire_client, interaction_id)
     saved = persistence.load_pending_feedback(flow_id)
     assert saved is not None
@@ -103,9 +104,7 @@ def test_rejected_the_flow_takes_its_rejected_path_with_the_comment(
     flow_class = payment_flow(HumanWireFeedback(client=humanwire_client), ledger)
     paused = pause(flow_class, persistence)
     interaction_id = paused.callback_info["interaction_id"]
-    human.fill_form(
-        {"decision": "reject", "comment": "wrong account"}, interaction_id=interaction_id
-    )
+    decide_interaction(human, interaction_id, "reject", "wrong account")
 
     resumed = resume_from_webhook(
         answered(humanwire_client, interaction_id), None, flow_class, persistence
@@ -121,7 +120,7 @@ def test_waiting_in_the_run_needs_no_resume(
 ) -> None:
     ledger = tmp_path / "paid.txt"
     provider = HumanWireFeedback(client=humanwire_client, wait_time=10, wait=True)
-    human.fill_form({"decision": "approve"})
+    decide_next(human, "approve")
 
     result = payment_flow(provider, ledger)().kickoff()
 
@@ -198,7 +197,7 @@ def test_other_events_resume_nothing(
     def form(metadata: dict[str, str], interaction_id: str = "int_1") -> FormReceivedEvent:
         return FormReceivedEvent.model_validate(
             {
-                "eventType": "form.received",
+                "eventType": "approval.decided",
                 "payload": {
                     "interactionId": interaction_id,
                     "values": {"decision": "approve"},

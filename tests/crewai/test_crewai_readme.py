@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from crewai_helpers import ScriptedLLM
 
+from approval_support import decide_next
 from framework_support import readme_example
 from humanwire.testing import RunningService, ScriptedHuman
 
@@ -26,7 +27,7 @@ def test_the_readme_example_runs(
         ],
     )
     human.reply("yes please")
-    approval = human.fill_form({"decision": "approve"})
+    approval = decide_next(human, "approve")
 
     exec(compile(code.replace('llm="gpt-5"', "llm=llm"), "README-crewai", "exec"), {"llm": llm})
 

@@ -34,7 +34,7 @@ def test_a_webhook_resumes_a_flow_paused_by_another_process(
     human: ScriptedHuman,
     webhook_receiver: WebhookReceiver,
 ) -> None:
-    webhook_receiver.register(humanwire_client, event_types=["form.received"])
+    webhook_receiver.register(humanwire_client, event_types=["approval.decided"])
     common = (str(tmp_path), humanwire_service.base_url, humanwire_api_key)
     paid = tmp_path / "paid.txt"
 

@@ -16,6 +16,7 @@ from google.adk.sessions import InMemorySessionService
 from google.adk.tools.function_tool import FunctionTool
 from google.genai import types
 
+from approval_support import decide_interaction, decide_next
 from framework_support import PAY, forms
 from humanwire import AsyncHumanWire
 from humanwire._pauses import send_pending_approval
@@ -49,7 +50,7 @@ async def test_waiting_approved_the_call_runs_once(
 ) -> None:
     ran: list[str] = []
     gate = require_approval(payment_tool(ran), client=async_humanwire_client, wait=True)
-    filled = human.fill_form({"decision": "approve", "comment": "fine"})
+    filled = decide_next(human, "approve", "fine")
 
     output = await run_agent(FakeLlm.script(PAY), [gate], "pay bob 50")
 
@@ -75,7 +76,7 @@ async def test_waiting_rejected_the_comment_reaches_the_model(
 ) -> None:
     ran: list[str] = []
     gate = require_approval(payment_tool(ran), client=async_humanwire_client, wait=True)
-    human.fill_form({"decision": "reject", "comment": "not this quarter"})
+    decide_next(human, "reject", "not this quarter")
     model = FakeLlm.script(PAY)
 
     output = await run_agent(model, [gate], "pay")
@@ -159,7 +160,7 @@ async def test_any_truthy_policy_answer_asks(
     gate = require_approval(
         payment_tool(ran), client=async_humanwire_client, when=lambda amount: amount, wait=True
     )
-    human.fill_form({"decision": "approve"})
+    decide_next(human, "approve")
 
     assert await run_agent(FakeLlm.script(PAY), [gate], "pay") == "FINAL: sent 50 to bob"
     assert len(forms(human)) == 1
@@ -177,7 +178,7 @@ async def test_adks_own_require_confirmation_becomes_the_gates(
 
     tool = FunctionTool(payment_tool(ran), require_confirmation=large)
     gate = require_approval(tool, client=async_humanwire_client, wait=True)
-    human.fill_form({"decision": "approve"})
+    decide_next(human, "approve")
 
     output = await run_agent(FakeLlm.script(PAY), [gate], "pay")
 
@@ -200,7 +201,7 @@ async def test_the_decorator_gates_a_plain_function_and_shows_the_subtitle(
         return f"sent {amount} to {to}"
 
     assert isinstance(send_payment, ApprovalGate)
-    filled = human.fill_form({"decision": "approve"})
+    filled = decide_next(human, "approve")
     model = FakeLlm.script(PAY)
 
     output = await run_agent(model, [send_payment], "pay")
@@ -296,7 +297,7 @@ async def test_the_run_pauses_at_adks_confirmation_and_resumes_once(
         "client": async_humanwire_client,
     }
     assert await resume_session(runner, claims, **kwargs) is None  # still open
-    human.fill_form({"decision": "approve"}, interaction_id=form.interaction_id)
+    decide_interaction(human, form.interaction_id, "approve")
     await async_humanwire_client.interactions.wait(form.interaction_id, timeout=10)
     done = await resume_session(runner, claims, **kwargs)
 
@@ -365,9 +366,7 @@ async def test_a_rejection_on_the_service_wins_over_a_confirmed_answer(
         runner, user_id="u1", session_id=session.id, new_message=user_text("pay")
     )
     [paused] = outcome.paused
-    human.fill_form(
-        {"decision": "reject", "comment": "wrong account"}, interaction_id=paused.interaction_id
-    )
+    decide_interaction(human, paused.interaction_id, "reject", "wrong account")
     await async_humanwire_client.interactions.wait(paused.interaction_id, timeout=10)
 
     final = await answer(runner, session.id, paused.confirmation_id, {"confirmed": True})

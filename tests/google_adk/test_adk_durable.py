@@ -15,7 +15,8 @@ from google.adk.agents import LlmAgent
 from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService
 
-from framework_support import approved_later, decided, delivery_files, form_received, run_process
+from approval_support import decide_interaction
+from framework_support import approval_decided, approved_later, decided, delivery_files, run_process
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.errors import InvalidSignatureError
 from humanwire.google_adk import (
@@ -44,7 +45,7 @@ def test_a_webhook_resumes_in_another_process_and_the_payment_runs_once(
     human: ScriptedHuman,
     webhook_receiver: WebhookReceiver,
 ) -> None:
-    webhook_receiver.register(humanwire_client, event_types=["form.received"])
+    webhook_receiver.register(humanwire_client, event_types=["approval.decided"])
     db, ran = tmp_path / "sessions.db", tmp_path / "ran.txt"
     common = (
         str(db),
@@ -105,9 +106,7 @@ async def test_a_rejection_resumes_with_the_comment(
 
     paused = await pause(runner)
     [pending] = paused.paused
-    human.fill_form(
-        {"decision": "reject", "comment": "wrong account"}, interaction_id=pending.interaction_id
-    )
+    decide_interaction(human, pending.interaction_id, "reject", "wrong account")
     event = await decided(async_humanwire_client, pending.interaction_id)
     outcome = await resume_from_webhook(runner, claims, event, client=async_humanwire_client)
 
@@ -132,14 +131,14 @@ async def test_parallel_calls_resume_once_both_are_decided(
     paused = await pause(runner, "pay both")
     by_amount = {p.arguments["amount"]: p for p in paused.paused}
     assert sorted(by_amount) == [7, 50]
-    human.fill_form({"decision": "approve"}, interaction_id=by_amount[50].interaction_id)
+    decide_interaction(human, by_amount[50].interaction_id, "approve")
     early = await decided(async_humanwire_client, by_amount[50].interaction_id)
     # One decided, one open: the run keeps waiting (ADK would run on with the other
     # call's placeholder if one confirmation were answered alone).
     assert await resume_from_webhook(runner, claims, early, client=async_humanwire_client) is None
     assert ran == []
 
-    human.fill_form({"decision": "reject"}, interaction_id=by_amount[7].interaction_id)
+    decide_interaction(human, by_amount[7].interaction_id, "reject")
     late = await decided(async_humanwire_client, by_amount[7].interaction_id)
     outcome = await resume_from_webhook(runner, claims, late, client=async_humanwire_client)
 
@@ -162,7 +161,7 @@ async def test_a_run_pauses_again_at_its_next_approval(
     claims = FileClaimStore(tmp_path)
 
     paused = await pause(runner, "pay twice")
-    human.fill_form({"decision": "approve"}, interaction_id=paused.paused[0].interaction_id)
+    decide_interaction(human, paused.paused[0].interaction_id, "approve")
     event = await decided(async_humanwire_client, paused.paused[0].interaction_id)
     again = await resume_from_webhook(runner, claims, event, client=async_humanwire_client)
 
@@ -171,7 +170,7 @@ async def test_a_run_pauses_again_at_its_next_approval(
     [next_call] = again.paused
     assert next_call.arguments == {"amount": 6, "to": "ann"}
     assert next_call.interaction_id != paused.paused[0].interaction_id
-    human.fill_form({"decision": "approve"}, interaction_id=next_call.interaction_id)
+    decide_interaction(human, next_call.interaction_id, "approve")
     event = await decided(async_humanwire_client, next_call.interaction_id)
     done = await resume_from_webhook(runner, claims, event, client=async_humanwire_client)
     assert done is not None and done.final_output == "FINAL: sent 6 to ann"
@@ -208,7 +207,7 @@ async def test_other_forms_and_bad_signatures_resume_nothing(
     claims = FileClaimStore(tmp_path)
 
     def event(metadata: dict[str, str]) -> FormReceivedEvent:
-        return FormReceivedEvent.model_validate(form_received("int_1", metadata))
+        return FormReceivedEvent.model_validate(approval_decided("int_1", metadata))
 
     langgraph = event({"humanwire_resume": "langgraph", "langgraph_thread_id": "t"})
     assert await resume_from_webhook(runner, claims, langgraph) is None
@@ -237,7 +236,7 @@ async def test_a_form_of_an_earlier_pause_or_another_app_resumes_nothing(
     claims = FileClaimStore(tmp_path)
     paused = await pause(runner)
     [pending] = paused.paused
-    human.fill_form({"decision": "approve"}, interaction_id=pending.interaction_id)
+    decide_interaction(human, pending.interaction_id, "approve")
     real = await decided(async_humanwire_client, pending.interaction_id)
 
     def changed(**payload: Any) -> FormReceivedEvent:

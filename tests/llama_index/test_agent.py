@@ -9,6 +9,7 @@ from llama_index.core.agent.workflow import FunctionAgent, ToolCallResult
 from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallBlock
 from llama_index.core.llms import MockFunctionCallingLLM
 
+from approval_support import decide_next
 from humanwire import AsyncHumanWire
 from humanwire.approval import Approver
 from humanwire.llama_index import ApprovalRequiredEvent, HumanWireToolSpec, approval_tool
@@ -105,7 +106,7 @@ async def test_approval_tool_runs_the_action_once_approved(
     approver = Approver(async_humanwire_client, follow_up_time=30)
     tool = approval_tool(_guarded(calls), approver=approver)
     llm = scripted_llm("refund_order", {"order_id": "A-17", "amount": 25.0})
-    form = human.fill_form({"decision": "approve"})
+    form = decide_next(human, "approve")
 
     answer, events = await _run(FunctionAgent(tools=[tool], llm=llm), "Refund A-17.")
 
@@ -126,7 +127,7 @@ async def test_approval_tool_does_not_run_a_rejected_action(
     approver = Approver(async_humanwire_client, follow_up_time=30)
     tool = approval_tool(_guarded(calls), approver=approver)
     llm = scripted_llm("refund_order", {"order_id": "B-2", "amount": 900.0})
-    human.fill_form({"decision": "reject", "comment": "Too large, escalate to finance"})
+    decide_next(human, "reject", "Too large, escalate to finance")
 
     answer, _ = await _run(FunctionAgent(tools=[tool], llm=llm), "Refund B-2.")
 

@@ -9,6 +9,7 @@ import ast
 import pytest
 from oa_helpers import FakeModel
 
+from approval_support import decide_next
 from framework_support import readme_example
 from humanwire.testing import RunningService, ScriptedHuman
 
@@ -25,7 +26,7 @@ async def test_the_readme_example_runs(
         ("refund", {"order_id": "1042", "amount": 25.0}),
     )
     human.reply("yes please")
-    approval = human.fill_form({"decision": "approve"})
+    approval = decide_next(human, "approve")
 
     compiled = compile(
         code.replace('model="gpt-5"', "model=model"),

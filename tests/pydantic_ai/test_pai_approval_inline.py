@@ -7,6 +7,7 @@ from __future__ import annotations
 from pai_helpers import Payments, once, scripted
 from pydantic_ai import Agent, CallDeferred, DeferredToolRequests, DeferredToolResults
 
+from approval_support import decide_next
 from framework_support import PAY, PHONE
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.pydantic_ai import ApprovalGuard, HumanApprovals, MemoryApprovalLedger
@@ -17,7 +18,7 @@ from humanwire.types import DEFAULT_NO_RESPONSE_TEMPLATE
 async def test_an_approved_call_runs(
     async_humanwire_client: AsyncHumanWire, humanwire_client: HumanWire, human: ScriptedHuman
 ) -> None:
-    filled = human.fill_form({"decision": "approve"})
+    filled = decide_next(human, "approve")
     payments, model = Payments(), once(*PAY)
     approvals = HumanApprovals(client=async_humanwire_client, wait_time=10)
     agent = Agent(model.model, tools=[payments.tool()], capabilities=[approvals])
@@ -39,7 +40,7 @@ async def test_an_approved_call_runs(
 async def test_a_rejection_reaches_the_model_with_the_comment(
     async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
 ) -> None:
-    human.fill_form({"decision": "reject", "comment": "Not this quarter"})
+    decide_next(human, "reject", "Not this quarter")
     payments, model = Payments(), once(*PAY)
     approvals = HumanApprovals(client=async_humanwire_client, wait_time=10)
     agent = Agent(model.model, tools=[payments.tool()], capabilities=[approvals])
@@ -137,8 +138,8 @@ async def test_an_approval_that_cannot_be_sent_is_denied(
 async def test_two_calls_in_one_step_are_asked_together(
     async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
 ) -> None:
-    human.fill_form({"decision": "approve"})
-    human.fill_form({"decision": "reject", "comment": "too much"})
+    decide_next(human, "approve")
+    decide_next(human, "reject", "too much")
     payments = Payments()
     model = scripted(
         [

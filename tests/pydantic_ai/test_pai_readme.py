@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from pai_helpers import scripted
 
+from approval_support import decide_next
 from framework_support import readme_example
 from humanwire.testing import RunningService, ScriptedHuman
 
@@ -24,7 +25,7 @@ def test_the_readme_example_runs(
     monkeypatch.setenv("HUMANWIRE_API_KEY", humanwire_api_key)
     code = readme_example("Pydantic AI")
     model = scripted([("wire_money", {"amount": 4200, "to_account": "venue"})])
-    filled = human.fill_form({"decision": "approve"})
+    filled = decide_next(human, "approve")
     namespace: dict[str, Any] = {"model": model.model}
     exec(compile(code.replace('"openai:gpt-5"', "model"), "README-pydantic-ai", "exec"), namespace)
     assert filled.wait(10).form_url is not None

@@ -102,18 +102,10 @@ def test_no_decision_in_time_rejects_and_says_so(
     ]
 
 
-def test_an_edit_runs_the_call_with_the_persons_arguments(
-    humanwire_client: HumanWire,
-    payment: BaseTool,
-    ran: list[dict[str, Any]],
-    human: ScriptedHuman,
-) -> None:
-    human.fill_form({"decision": "edit", "arguments": '{"amount": 30, "to": "bob"}'})
-    approver = Approver(humanwire_client, wait_time=10, allow_edit=True)
-    with require_approval(["send_payment"], approver):
-        output = kickoff(ScriptedLLM(model="fake", steps=[PAY]), [payment])
-    assert ran == [{"amount": 30, "to": "bob"}]
-    assert output.raw == "sent 30 to bob"
+def test_an_edit_is_no_longer_offered(humanwire_client: HumanWire) -> None:
+    # An approval request is about the call as asked (its digest binds the decision).
+    with pytest.raises(ValueError, match="allow_edit"):
+        Approver(humanwire_client, wait_time=10, allow_edit=True)
 
 
 def test_an_approval_that_cannot_be_requested_refuses_the_call(

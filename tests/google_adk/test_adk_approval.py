@@ -126,7 +126,7 @@ async def test_waiting_parallel_calls_are_asked_at_the_same_time(
             await asyncio.sleep(0.05)
         first, second = forms(human)
         for delivery, decision in ((first, "approve"), (second, "reject")):
-            human.fill_form({"decision": decision}, interaction_id=delivery.interaction_id)
+            decide_interaction(human, delivery.interaction_id or "", decision)
         await asyncio.wait_for(run, 20)
     finally:
         run.cancel()

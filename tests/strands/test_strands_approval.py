@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from strands import tool
 from strands.hooks import AfterToolCallEvent, HookProvider, HookRegistry
 from strands_helpers import agent, final, once, scripted
@@ -93,19 +94,12 @@ async def test_no_decision_in_time_rejects_and_says_so(
     assert gate.decisions[0].timed_out
 
 
-async def test_an_edited_call_runs_with_the_new_arguments(
-    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
-) -> None:
-    ran: list[dict[str, Any]] = []
-    gate = HumanWireApprovals(
-        ["send_payment"], client=async_humanwire_client, wait_time=10, allow_edit=True
-    )
-    human.fill_form({"decision": "edit", "arguments": '{"amount": 20, "to": "bob"}'})
-
-    result = await agent(once(*PAY), [payment_tool(ran)], hooks=[gate]).invoke_async("pay")
-
-    assert ran == [{"amount": 20, "to": "bob"}]
-    assert final(result) == "FINAL: success: sent 20 to bob"
+def test_an_edit_is_no_longer_offered(async_humanwire_client: AsyncHumanWire) -> None:
+    # An approval request is about the call as asked (its digest binds the decision).
+    with pytest.raises(ValueError, match="allow_edit"):
+        HumanWireApprovals(
+            ["send_payment"], client=async_humanwire_client, wait_time=10, allow_edit=True
+        )
 
 
 async def test_only_gated_calls_wait_for_a_person(

@@ -563,10 +563,7 @@ class Approver:
         if metadata:
             kwargs["metadata"] = dict(metadata)
         if validate:
-            from .resources._base import build
-            from .types.approvals import ApprovalRequest as WireRequest
-
-            build(WireRequest, **{k: v for k, v in kwargs.items() if k != "idempotency_key"})
+            _check_request(kwargs)
         return kwargs
 
     def form_request(self, request: ApprovalRequest, **options: Any) -> dict[str, Any]:
@@ -678,6 +675,25 @@ async def consume_approval(
 
 
 _CHANNELS = ("sms", "whatsapp", "slack", "email", "call", "link")
+
+
+def _check_request(kwargs: Mapping[str, Any]) -> None:
+    """Refuse what ``POST /approvals`` would: the typed 400 the service would answer."""
+    from pydantic import ValidationError
+    from pydantic.alias_generators import to_camel
+
+    from .errors import error_from_validation
+    from .types.approvals import ApprovalRequest as WireRequest
+
+    body = {
+        to_camel(name): value
+        for name, value in kwargs.items()
+        if value is not None and name != "idempotency_key"
+    }
+    try:
+        WireRequest.model_validate(body)
+    except ValidationError as exc:
+        raise error_from_validation(exc) from None
 
 
 def _approver_dict(approver: Mapping[str, str] | ApproverSpec) -> dict[str, str]:

@@ -195,7 +195,9 @@ def run(
     progress.say("humanwire demo — an agent pipeline that needs a human")
     progress.say(f"  service: {client.base_url} (embedded, no account, no network)")
     progress.say(f"  inbox:   {inbox}")
-    progress.say("  Open the inbox to play the human: reply to the text, then open the approval page.")
+    progress.say(
+        "  Open the inbox to play the human: reply to the text, then open the approval page."
+    )
     progress.say("")
     stop_human = _script_auto_human(client) if auto else None
     try:

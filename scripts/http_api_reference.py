@@ -32,8 +32,9 @@ client or a fuzzer agrees with it: lengths, bounds and patterns (field ids, Slac
 `metadata` limits, a webhook's `headers` (names HTTP tokens, values printable ASCII), and
 the rules between fields (`options` only on, and required by, a select field;
 `validations` only on text, textarea, email and phone_number fields; a form needs
-`waitTime` or `followUpTime`; a channel card's `to` by its `type`, its `waitTime` unless it
-is a call, no `replyLink` on a call, `{{message}}` in `messageTemplate`). A test sends
+`waitTime` or `followUpTime`, and so does an approval; a channel card's `to` by its `type`,
+its `waitTime` unless it is a call, no `replyLink` on a call, `{{message}}` in
+`messageTemplate`; an approver's `to` by its `channel`). A test sends
 requests generated from it (schemathesis) and checks that none is refused but for what
 JSON Schema cannot say, which is:
 
@@ -50,7 +51,13 @@ JSON Schema cannot say, which is:
 - no string holds a NUL character (`\\u0000`; said in the document's description, not as
   a pattern on every string);
 - a batch item's `body` is validated by its `path`'s operation (its error is that item's
-  answer, not the batch's).
+  answer, not the batch's);
+- an approval's approvers are no two alike and at most 20 with the escalation tiers;
+  `quorum` and `rejectQuorum` count people (one number reached by sms and by call is one);
+  the tiers come at increasing `after`; an email approver's `to` is an address
+  `email_validator` accepts; approvers of a channel the service does not deliver yet
+  (`email`, `call`) are refused, naming their `channel`
+  ([Approval requests](../design.md#approval-requests-what-the-service-does)).
 """
 
 

@@ -555,7 +555,10 @@ class Approver:
         }
         if wait:
             kwargs["wait_time"] = self.wait_time
-            kwargs["follow_up_time"] = self.follow_up_time
+            # Without a follow-up window of its own, the request closes a second after
+            # the hold (the service would keep it open 90 s): the timeout is then the
+            # service's decision (``on_timeout``), consumable like any other.
+            kwargs["follow_up_time"] = self.follow_up_time or _CLOSE_AFTER_HOLD
         else:
             kwargs["follow_up_time"] = window or self.follow_up_time or 90
         if idempotency_key is not None:
@@ -601,6 +604,29 @@ class Approver:
         )
         return await self.async_client.approvals.create(**kwargs)
 
+    def decided(self, approval: Approval, client: HumanWire | None = None) -> ApprovalDecision:
+        """The decision a held request came back with. Still open after the hold: when
+        this approver sends no ``follow_up_time`` the request closes a second later and
+        the service's timeout decision is read (on ``client``, else the approver's);
+        otherwise (it stays open) not approved, as a timeout that says so."""
+        found = decision_from_approval(approval)
+        if found is None and self.follow_up_time is None:
+            reader = client if client is not None else self.client
+            closed = reader.approvals.wait(approval.interaction_id, timeout=_CLOSING_WAIT)
+            found = decision_from_approval(closed)
+        return found or _open_after_hold(approval)
+
+    async def adecided(
+        self, approval: Approval, client: AsyncHumanWire | None = None
+    ) -> ApprovalDecision:
+        """:meth:`decided` on the async client."""
+        found = decision_from_approval(approval)
+        if found is None and self.follow_up_time is None:
+            reader = client if client is not None else self.async_client
+            closed = await reader.approvals.wait(approval.interaction_id, timeout=_CLOSING_WAIT)
+            found = decision_from_approval(closed)
+        return found or _open_after_hold(approval)
+
     def request(
         self,
         request: ApprovalRequest,
@@ -613,7 +639,7 @@ class Approver:
         ``consume``), consume the approval for ``request``'s action: call it right before
         the action runs. A decision of kind ``consumed`` means it ran already."""
         approval = self.send(request, idempotency_key=idempotency_key, metadata=metadata)
-        decision = decision_from_approval(approval) or _open_after_hold(approval)
+        decision = self.decided(approval)
         return self.consume(decision, request) if consume else decision
 
     async def arequest(
@@ -626,7 +652,7 @@ class Approver:
     ) -> ApprovalDecision:
         """:meth:`request` on the async client."""
         approval = await self.asend(request, idempotency_key=idempotency_key, metadata=metadata)
-        decision = decision_from_approval(approval) or _open_after_hold(approval)
+        decision = await self.adecided(approval)
         return await self.aconsume(decision, request) if consume else decision
 
     def consume(self, decision: ApprovalDecision, request: ApprovalRequest) -> ApprovalDecision:
@@ -675,6 +701,10 @@ async def consume_approval(
 
 
 _CHANNELS = ("sms", "whatsapp", "slack", "email", "call", "link")
+_CLOSE_AFTER_HOLD = 1.0
+"""``followUpTime`` of a held request whose approver sets none: it closes right after."""
+_CLOSING_WAIT = 15.0
+"""How long a held request's caller waits for it to close after the hold."""
 
 
 def _check_request(kwargs: Mapping[str, Any]) -> None:

@@ -1,186 +1,460 @@
-"""``client.approvals`` and ``client.audit`` against the real service on both stores:
-a request held and decided on its page, one decided after the hold by two of two
-approvers, consumed once (``AlreadyConsumedError``), refused when rejected
-(``NotApprovedError``) or for another action (400), replayed under its key, and the
-account's audit log read page after page, its chain intact, also to ``humanwire audit
-verify`` on the service's own database."""
+"""Approval requests end to end: the real service over loopback HTTP on both stores
+(``start_service``), driven over plain HTTP: ``POST /approvals``, the approvers' pages
+(browser form posts), sms replies through the sandbox, reminders and escalation as steps
+of the schedule, ``onTimeout``, ``consume`` and the audit log."""
 
 from __future__ import annotations
 
+import asyncio
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
 import httpx
 import pytest
+from e2e_support import HUMAN, StartService
 
-from approval_support import decide_next, decide_on_page
-from humanwire import AlreadyConsumedError, AsyncHumanWire, HumanWire, NotApprovedError
-from humanwire.cli import main
-from humanwire.errors import InvalidRequestError
 from humanwire.server.approvals.audit import verify
-from humanwire.server.config import ServiceConfig
+from humanwire.server.runner import ServiceRunner
+from humanwire.testing import WebhookReceiver, fast_config
+from humanwire.types import ApprovalDecidedEvent
 from humanwire.types.approvals import action_digest
+from pg_support import STORES, store_database
 
-ACTION = {"name": "wire", "arguments": {"amount": 4200, "to": "ACME Ltd"}}
-DIGEST = action_digest(ACTION)
-PHONE = "+12025550100"
+OTHER = "+12025550111"
+THIRD = "+12025550122"
+ACTION = {"name": "wire_money", "arguments": {"amount": 4200, "to": "ACME Ltd"}}
 
 
-def test_held_request_decided_on_the_page_then_consumed_once(
-    humanwire_client: HumanWire,
-) -> None:
-    decider = decide_next(humanwire_client, "approve", "ok by me")
-    approval = humanwire_client.approvals.create(
-        title="Wire $4,200 to ACME Ltd",
-        action=ACTION,
-        approvers=[{"channel": "sms", "to": PHONE}],
-        wait_time=10,
-        metadata={"run": "r-1"},
-        idempotency_key="wire-r-1",
+@pytest.fixture
+def api(start_service: StartService) -> Iterator[httpx.Client]:
+    service = start_service()
+    key = service.create_account("approvals")
+    with httpx.Client(
+        base_url=service.base_url, headers={"Authorization": f"Bearer {key}"}, timeout=30
+    ) as client:
+        yield client
+
+
+def _ask(api: httpx.Client, **body: Any) -> dict[str, Any]:
+    response = api.post("/approvals", json=body)
+    assert response.status_code == 200, response.text
+    result: dict[str, Any] = response.json()
+    return result
+
+
+def _page(api: httpx.Client, url: str) -> str:
+    return urlparse(url).path
+
+
+def _decide(api: httpx.Client, url: str, decision: str, comment: str = "") -> httpx.Response:
+    return api.post(
+        _page(api, url),
+        data={"decision": decision, "comment": comment},
+        headers={"Authorization": ""},
+        follow_redirects=True,
     )
-    decider.wait()
-    assert approval.status == "ended" and approval.decision == "approved"
-    assert approval.action_digest == DIGEST and approval.metadata == {"run": "r-1"}
-    (decided,) = approval.decisions
-    assert decided.decision == "approve" and decided.comment == "ok by me"
-    assert decided.approver.to == PHONE
-    assert approval.response and "Approved" in approval.response
 
-    # The same key and body: the first answer again, nobody asked twice.
-    again = humanwire_client.approvals.create(
-        title="Wire $4,200 to ACME Ltd",
-        action=ACTION,
-        approvers=[{"channel": "sms", "to": PHONE}],
-        wait_time=10,
-        metadata={"run": "r-1"},
-        idempotency_key="wire-r-1",
+
+def _deliveries(api: httpx.Client, to: str) -> list[dict[str, Any]]:
+    response = api.get("/sandbox/messages", params={"to": to})
+    assert response.status_code == 200, response.text
+    found: list[dict[str, Any]] = response.json()
+    return found
+
+
+def _until(check: Callable[[], Any], timeout: float = 10.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def _reply(api: httpx.Client, sender: str, body: str, to: str) -> None:
+    response = api.post(
+        "/sandbox/replies", json={"channel": "sms", "from": sender, "to": to, "body": body}
     )
-    assert again.interaction_id == approval.interaction_id
-    assert len(humanwire_client.sandbox.deliveries(to=PHONE)) == 1
-
-    other = {"name": "wire", "arguments": {"amount": 42000, "to": "ACME Ltd"}}
-    refused = pytest.raises(InvalidRequestError)
-    with refused:
-        humanwire_client.approvals.consume(
-            approval.interaction_id, action_digest=action_digest(other)
-        )
-    assert refused.value.field == "actionDigest"
-    used = humanwire_client.approvals.consume(approval.interaction_id, action_digest=DIGEST)
-    assert used.consumed is True
-    with pytest.raises(AlreadyConsumedError):
-        humanwire_client.approvals.consume(approval.interaction_id, action_digest=DIGEST)
+    assert response.status_code == 204, response.text
 
 
-def test_two_of_two_after_the_hold_and_a_rejection(humanwire_client: HumanWire) -> None:
-    pending = humanwire_client.approvals.create(
-        title="Deploy 1.4 to production",
-        action={"name": "deploy", "arguments": {"version": "1.4"}},
-        approvers=[{"channel": "link", "to": "alice"}, {"channel": "link", "to": "bob"}],
+def _audit(api: httpx.Client) -> list[dict[str, Any]]:
+    entries: list[dict[str, Any]] = []
+    after = "0"
+    while True:
+        page = api.get("/audit", params={"after": after, "limit": 5}).json()
+        entries += page["entries"]
+        if page["next"] is None:
+            return entries
+        after = page["next"]
+
+
+def test_two_of_three_on_their_pages_then_consumed_once(api: httpx.Client) -> None:
+    asked = _ask(
+        api,
+        title="Wire $4,200 to ACME Ltd",
+        description="Invoice 118",
+        action=ACTION,
+        approvers=[
+            {"channel": "link", "to": "Ada"},
+            {"channel": "link", "to": "Bob"},
+            {"channel": "link", "to": "Cy"},
+        ],
         quorum=2,
-        follow_up_time=120,
+        followUpTime=30,
+        metadata={"run": "r1"},
     )
-    assert pending.status == "pending" and pending.decision is None
-    alice, bob = pending.links
-    assert (alice.to, bob.to) == ("alice", "bob") and pending.approval_url == alice.url
-    decide_on_page(alice.url, "approve")
-    halfway = humanwire_client.approvals.wait(pending.interaction_id, timeout=1)
-    assert halfway.status == "pending" and len(halfway.decisions) == 1
-    with pytest.raises(NotApprovedError):  # pending: not approved yet
-        humanwire_client.approvals.consume(
-            pending.interaction_id, action_digest=pending.action_digest
-        )
-    decide_on_page(bob.url, "approve")
-    decided = humanwire_client.approvals.wait(pending.interaction_id, timeout=10)
-    assert decided.decision == "approved" and [d.approver.to for d in decided.decisions] == [
-        "alice",
-        "bob",
+    assert asked["status"] == "pending"
+    assert asked["decision"] is None
+    assert asked["actionDigest"] == action_digest(ACTION)
+    assert [link["to"] for link in asked["links"]] == ["Ada", "Bob", "Cy"]
+    assert asked["approvalUrl"] == asked["links"][0]["url"]
+    assert asked["metadata"] == {"run": "r1"}
+    ada, bob, _cy = (link["url"] for link in asked["links"])
+    assert len({ada, bob, _cy}) == 3
+
+    page = api.get(_page(api, ada), headers={"Authorization": ""})
+    assert page.status_code == 200
+    assert "Wire $4,200 to ACME Ltd" in page.text
+    assert "wire_money" in page.text and "ACME Ltd" in page.text
+    assert 'value="approve"' in page.text and "<script" not in page.text
+
+    assert "your decision was recorded" in _decide(api, ada, "approve").text
+    assert "You decided already" in _decide(api, ada, "reject", "changed my mind").text
+    pending = api.get(f"/approvals/{asked['interactionId']}").json()
+    assert pending["decision"] is None
+    assert pending["response"] == "Waiting for a decision (1 of 2 approvals)."
+
+    consume = f"/approvals/{asked['interactionId']}/consume"
+    early = api.post(consume, json={"actionDigest": action_digest(ACTION)})
+    assert (early.status_code, early.json()["error"]["code"]) == (409, "not_approved")
+
+    _decide(api, bob, "approve", "fine")
+    decided = api.get(f"/approvals/{asked['interactionId']}").json()
+    assert decided["status"] == "ended"
+    assert decided["decision"] == "approved"
+    assert decided["timedOut"] is False
+    assert decided["response"] == "Approved by Ada and Bob (2 of 2)."
+    assert [(d["approver"]["to"], d["decision"], d["via"]) for d in decided["decisions"]] == [
+        ("Ada", "approve", "page"),
+        ("Bob", "approve", "page"),
     ]
+    assert decided["decisions"][1]["comment"] == "fine"
+    assert "no longer open" in _decide(api, _cy, "reject").text
 
-    rejected = humanwire_client.approvals.create(
-        title="Drop the users table",
-        approvers=[{"channel": "link", "to": "dba"}],
-        follow_up_time=120,
+    other = action_digest({**ACTION, "arguments": {"amount": 42000, "to": "ACME Ltd"}})
+    wrong = api.post(consume, json={"actionDigest": other})
+    assert (wrong.status_code, wrong.json()["error"]["field"]) == (400, "actionDigest")
+    first = api.post(consume, json={"actionDigest": action_digest(ACTION)})
+    assert (first.status_code, first.json()) == (200, {"consumed": True})
+    again = api.post(consume, json={"actionDigest": action_digest(ACTION)})
+    assert (again.status_code, again.json()["error"]["code"]) == (409, "already_consumed")
+
+    entries = _audit(api)
+    assert [e["type"] for e in entries] == [
+        "approval.requested",
+        "approval.asked",
+        "approval.asked",
+        "approval.asked",
+        "approval.decision",
+        "approval.decision",
+        "approval.decided",
+        "approval.consumed",
+    ]
+    assert verify(entries) == []
+    assert entries[4]["actor"] == {"channel": "link", "to": "Ada"}
+
+
+def test_a_rejection_with_its_reason(api: httpx.Client) -> None:
+    asked = _ask(
+        api,
+        title="Deploy to production",
+        approvers=[{"channel": "link", "to": "Ada"}, {"channel": "link", "to": "Bob"}],
+        followUpTime=30,
     )
-    decide_on_page(rejected.approval_url or "", "reject", "not this quarter")
-    closed = humanwire_client.approvals.wait(rejected.interaction_id, timeout=10)
-    assert closed.decision == "rejected" and closed.action_digest is None
-    assert closed.decisions[0].comment == "not this quarter"
-    with pytest.raises(NotApprovedError):
-        humanwire_client.approvals.consume(rejected.interaction_id)
+    _decide(api, asked["links"][1]["url"], "reject", "not this quarter")
+    decided = api.get(f"/approvals/{asked['interactionId']}").json()
+    assert decided["decision"] == "rejected"
+    assert decided["response"] == "Rejected by Bob: not this quarter."
+    assert decided["actionDigest"] is None
+    consumed = api.post(f"/approvals/{asked['interactionId']}/consume", json={})
+    assert consumed.json()["error"]["code"] == "not_approved"
 
 
-def test_no_decision_in_time_is_decided_by_on_timeout(humanwire_client: HumanWire) -> None:
-    lenient = humanwire_client.approvals.create(
-        title="Rotate the logs",
-        approvers=[{"channel": "link", "to": "ops"}],
-        wait_time=1,
-        on_timeout="approve",
-    )
-    assert lenient.status == "ended" and lenient.decision == "approved" and lenient.timed_out
-    assert humanwire_client.approvals.consume(lenient.interaction_id).consumed
-    strict = humanwire_client.approvals.create(
-        title="Rotate the logs", approvers=[{"channel": "link", "to": "ops"}], wait_time=1
-    )
-    assert strict.decision == "rejected" and strict.timed_out
-
-
-async def test_the_async_client(
-    async_humanwire_client: AsyncHumanWire, humanwire_client: HumanWire
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        (
+            {"approvers": [{"channel": "sms", "to": HUMAN}, {"channel": "sms", "to": HUMAN}]},
+            "approvers[1]",
+        ),
+        ({"approvers": [{"channel": "link", "to": f"p{i}"} for i in range(21)]}, "approvers"),
+        ({"quorum": 2}, "quorum"),
+        ({"rejectQuorum": 3}, "rejectQuorum"),
+        (
+            {
+                "escalation": [
+                    {"after": 5, "approvers": [{"channel": "link", "to": "Lead"}]},
+                    {"after": 5, "approvers": [{"channel": "link", "to": "Boss"}]},
+                ]
+            },
+            "escalation[1].after",
+        ),
+        ({"onTimeout": "maybe"}, "onTimeout"),
+        ({"title": ""}, "title"),
+        ({"waitTime": None, "followUpTime": None}, "waitTime"),
+        ({"approvers": [{"channel": "sms", "to": "12345"}]}, "approvers[0]"),
+        ({"approvers": [{"channel": "call", "to": HUMAN}]}, "approvers[0].channel"),
+    ],
+)
+def test_bad_requests_name_the_field_and_send_nothing(
+    api: httpx.Client, changes: dict[str, Any], field: str
 ) -> None:
-    pending = await async_humanwire_client.approvals.create(
-        title="Refund order 118",
+    body = {"title": "Refund", "approvers": [{"channel": "sms", "to": HUMAN}], "followUpTime": 30}
+    body.update(changes)
+    body = {k: v for k, v in body.items() if v is not None}
+    response = api.post("/approvals", json=body)
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["code"] == "invalid_request"
+    assert error["field"] == field, error
+    assert _deliveries(api, HUMAN) == []
+
+
+def test_sms_yes_answers_the_held_request(api: httpx.Client) -> None:
+    def approver() -> None:
+        sent = _until(lambda: _deliveries(api, HUMAN))
+        assert "Reply YES or NO" in sent[0]["text"]
+        assert "Action: wire_money(amount=4200" in sent[0]["text"]
+        _reply(api, HUMAN, "yes", sent[0]["from"])
+
+    thread = threading.Thread(target=approver)
+    thread.start()
+    held = _ask(
+        api,
+        title="Wire $4,200",
         action=ACTION,
-        approvers=[{"channel": "link", "to": "finance"}],
-        follow_up_time=60,
+        approvers=[{"channel": "sms", "to": HUMAN}],
+        waitTime=10,
     )
-    decide_on_page(pending.approval_url or "", "approve")
-    decided = await async_humanwire_client.approvals.wait(pending.interaction_id, timeout=10)
-    assert decided.decision == "approved"
-    assert (await async_humanwire_client.approvals.get(pending.interaction_id)) == decided
-    consumed = await async_humanwire_client.approvals.consume(
-        pending.interaction_id, action_digest=DIGEST
-    )
-    assert consumed.consumed
-    entries = [entry async for entry in async_humanwire_client.audit.entries(page_size=2)]
-    assert [e.sequence for e in entries] == list(range(1, len(entries) + 1))
-    assert entries[-1].type == "approval.consumed"
+    thread.join()
+    assert held["status"] == "ended"
+    assert held["decision"] == "approved"
+    assert held["decisions"][0]["via"] == "sms_reply"
+    assert held["response"] == f"Approved by {HUMAN} (1 of 1)."
 
 
-def test_the_audit_log_pages_and_verifies(
-    humanwire_client: HumanWire,
-    humanwire_config: ServiceConfig,
-    capsys: pytest.CaptureFixture[str],
+def test_one_number_two_requests_needs_the_code(api: httpx.Client) -> None:
+    first = _ask(
+        api, title="Refund A", approvers=[{"channel": "sms", "to": OTHER}], followUpTime=30
+    )
+    second = _ask(
+        api, title="Refund B", approvers=[{"channel": "sms", "to": OTHER}], followUpTime=30
+    )
+    texts = [d["text"] for d in reversed(_deliveries(api, OTHER))]
+    assert "Reply YES or NO" in texts[0]
+    code = re.search(r"Reply YES (\d{4}) or NO \1", texts[1])
+    assert code is not None, texts[1]
+    sender = _deliveries(api, OTHER)[0]["from"]
+
+    _reply(api, OTHER, "YES", sender)  # which one? never a guess
+    clarifying = _until(lambda: len(_deliveries(api, OTHER)) == 3 and _deliveries(api, OTHER))
+    assert "could not tell which request" in clarifying[0]["text"]
+    assert code.group(1) in clarifying[0]["text"]
+    _reply(api, OTHER, "banana", sender)  # unclear: one text back
+    _until(lambda: len(_deliveries(api, OTHER)) == 4)
+    for approval in (first, second):
+        assert api.get(f"/approvals/{approval['interactionId']}").json()["decision"] is None
+
+    _reply(api, OTHER, f"NO {code.group(1)} not this quarter", sender)
+    rejected = api.get(f"/approvals/{second['interactionId']}").json()
+    assert rejected["decision"] == "rejected"
+    assert rejected["decisions"][0]["comment"] == "not this quarter"
+    assert api.get(f"/approvals/{first['interactionId']}").json()["decision"] is None
+    _reply(api, OTHER, "y", sender)  # one open now: no code needed
+    assert api.get(f"/approvals/{first['interactionId']}").json()["decision"] == "approved"
+
+
+def test_the_same_person_counts_once(api: httpx.Client) -> None:
+    asked = _ask(
+        api,
+        title="Rotate keys",
+        approvers=[
+            {"channel": "sms", "to": THIRD},
+            {"channel": "whatsapp", "to": THIRD},
+            {"channel": "link", "to": "Ada"},
+        ],
+        quorum=2,
+        followUpTime=30,
+    )
+    sender = _deliveries(api, THIRD)[-1]["from"]
+    _reply(api, THIRD, "yes", sender)
+    view = api.get(f"/approvals/{asked['interactionId']}").json()
+    assert view["decision"] is None and len(view["decisions"]) == 1
+    _decide(api, asked["links"][0]["url"], "approve")
+    assert api.get(f"/approvals/{asked['interactionId']}").json()["decision"] == "approved"
+
+
+def test_undecided_windows_apply_on_timeout(api: httpx.Client) -> None:
+    asked = _ask(
+        api,
+        title="Ship it",
+        approvers=[{"channel": "link", "to": "Ada"}],
+        followUpTime=1,
+        onTimeout="approve",
+    )
+    ended = _until(
+        lambda: (
+            (v := api.get(f"/approvals/{asked['interactionId']}").json())["status"] == "ended" and v
+        )
+    )
+    assert ended["decision"] == "approved"
+    assert ended["timedOut"] is True
+    assert ended["response"] == "No decision in time: approved by default."
+    status = api.get(f"/interactions/{asked['interactionId']}/status").json()
+    assert status["kind"] == "approval"
+    assert status["result"]["eventType"] == "approval.decided"
+    assert status["result"]["payload"]["timedOut"] is True
+    assert [e["type"] for e in _audit(api)][-1] == "approval.timed_out"
+
+    none = _ask(
+        api,
+        title="Maybe",
+        approvers=[{"channel": "link", "to": "Ada"}],
+        waitTime=1,
+        followUpTime=1,
+        onTimeout="none",
+    )
+    assert none["status"] == "pending"  # the held wait ended first
+    ended = _until(
+        lambda: (
+            (v := api.get(f"/approvals/{none['interactionId']}").json())["status"] == "ended" and v
+        )
+    )
+    assert ended["decision"] is None and ended["timedOut"] is True
+    assert ended["response"] == "No decision in time (0 of 1 approvals); nothing was decided."
+
+
+def test_reminders_then_escalation_to_the_lead(api: httpx.Client) -> None:
+    asked = _ask(
+        api,
+        title="Refund $900",
+        approvers=[{"channel": "sms", "to": OTHER}],
+        escalation=[{"after": 2.5, "approvers": [{"channel": "sms", "to": THIRD}]}],
+        remindEvery=1,
+        followUpTime=30,
+    )
+    _until(lambda: len(_deliveries(api, OTHER)) == 4, timeout=15)  # asked + 3 reminders
+    lead = _until(lambda: _deliveries(api, THIRD))
+    assert "Approval requested: Refund $900" in lead[-1]["text"]
+    time.sleep(1.5)
+    assert len(_deliveries(api, OTHER)) == 4  # at most 3 reminders
+    assert "Reminder" in _deliveries(api, OTHER)[0]["text"]
+    _reply(api, THIRD, "yes ok", lead[-1]["from"])
+    decided = api.get(f"/approvals/{asked['interactionId']}").json()
+    assert decided["decision"] == "approved"
+    assert decided["decisions"][0]["approver"] == {"channel": "sms", "to": THIRD}
+    types = [e["type"] for e in _audit(api)]
+    assert types.count("approval.reminded") >= 3
+    assert "approval.escalated" in types
+    assert verify(_audit(api)) == []
+
+
+def test_consume_is_exactly_once_under_200_concurrent_calls(api: httpx.Client) -> None:
+    asked = _ask(
+        api,
+        title="Wire",
+        action=ACTION,
+        approvers=[{"channel": "link", "to": "Ada"}],
+        followUpTime=30,
+    )
+    _decide(api, asked["links"][0]["url"], "approve")
+    path = f"/approvals/{asked['interactionId']}/consume"
+
+    async def race() -> list[int]:
+        async with httpx.AsyncClient(
+            base_url=str(api.base_url),
+            headers=dict(api.headers),
+            timeout=60,
+            limits=httpx.Limits(max_connections=200),
+        ) as client:
+            answers = await asyncio.gather(
+                *(
+                    client.post(path, json={"actionDigest": action_digest(ACTION)})
+                    for _ in range(200)
+                )
+            )
+        return [a.status_code for a in answers]
+
+    statuses = asyncio.run(race())
+    assert statuses.count(200) == 1
+    assert statuses.count(409) == 199
+    assert [e["type"] for e in _audit(api)].count("approval.consumed") == 1
+
+
+def test_respond_async_with_a_key_then_the_decision_after_the_wait_goes_to_webhooks(
+    api: httpx.Client,
 ) -> None:
-    pending = humanwire_client.approvals.create(
-        title="Wire $4,200 to ACME Ltd",
-        action=ACTION,
-        approvers=[{"channel": "link", "to": "cfo"}],
-        follow_up_time=60,
-    )
-    decide_on_page(pending.approval_url or "", "approve", "fine")
-    humanwire_client.approvals.wait(pending.interaction_id, timeout=10)
-    humanwire_client.approvals.consume(pending.interaction_id, action_digest=DIGEST)
+    with WebhookReceiver() as receiver:
+        hook = api.post("/webhooks", json={"url": receiver.url, "eventTypes": ["approval.decided"]})
+        assert hook.status_code == 201, hook.text
+        body = {"title": "Pay", "approvers": [{"channel": "link", "to": "Ada"}], "waitTime": 1}
+        headers = {"Prefer": "respond-async", "Idempotency-Key": "pay-1"}
+        first = api.post("/approvals", json=body, headers=headers)
+        assert first.status_code == 202, first.text
+        assert first.headers["Preference-Applied"] == "respond-async"
+        accepted = first.json()
+        assert accepted["status"] == "pending" and accepted["links"][0]["to"] == "Ada"
+        again = api.post("/approvals", json=body, headers=headers)
+        assert again.json()["interactionId"] == accepted["interactionId"]
+        time.sleep(1.5)  # the held wait is over: the decision goes to the webhooks
+        _decide(api, accepted["links"][0]["url"], "approve", "go")
+        (event,) = receiver.wait_for("approval.decided", timeout=10)
+    assert isinstance(event, ApprovalDecidedEvent)
+    assert event.payload.interaction_id == accepted["interactionId"]
+    assert event.payload.decision == "approved"
+    assert event.payload.response == "Approved by Ada (1 of 1)."
+    assert event.payload.decisions[0].comment == "go"
+    assert len(_deliveries(api, HUMAN)) == 0
 
-    everything = list(humanwire_client.audit.entries())
-    types = [e.type for e in everything if e.interaction_id == pending.interaction_id]
-    for expected in ("approval.requested", "approval.decision", "approval.decided"):
-        assert expected in types
-    assert types[-1] == "approval.consumed"
-    paged = list(humanwire_client.audit.entries(page_size=1))
-    assert paged == everything
-    first = humanwire_client.audit.list(limit=1)
-    assert len(first.entries) == 1 and first.next is not None
-    rest = humanwire_client.audit.list(after=first.next)
-    assert [e.sequence for e in rest.entries] == [e.sequence for e in everything[1:]]
-    # Anyone holding the log checks it with nothing but the rule (the entries as sent).
-    raw = httpx.get(
-        f"{humanwire_client.base_url}/audit",
-        params={"limit": 1000},
-        headers={"Authorization": f"Bearer {humanwire_client.api_key}"},
-        timeout=10,
-    ).json()["entries"]
-    assert [e["sequence"] for e in raw] == [e.sequence for e in everything]
-    assert verify(raw) == []
 
-    # The operator's side: the service's own database, while it runs.
-    code = main(["audit", "verify", "--db", humanwire_config.db_path])
-    out = capsys.readouterr().out
-    assert code == 0, out
-    assert "chain intact" in out
+@pytest.mark.parametrize("store", STORES)
+def test_escalation_and_reminders_survive_a_restart(store: str, tmp_path: Path) -> None:
+    with store_database(store, tmp_path / "restart.db", "hw_approvals") as db:
+        config = replace(fast_config(tmp_path / "unused.db"), db_path=db)
+        runner = ServiceRunner(config, "127.0.0.1", 0).start()
+        port = runner.port
+        try:
+            key = runner.create_account("restart")
+            headers = {"Authorization": f"Bearer {key}"}
+            with httpx.Client(base_url=runner.base_url, headers=headers, timeout=30) as api:
+                asked = _ask(
+                    api,
+                    title="Refund $900",
+                    approvers=[{"channel": "sms", "to": OTHER}],
+                    escalation=[{"after": 2, "approvers": [{"channel": "sms", "to": THIRD}]}],
+                    remindEvery=1.5,
+                    followUpTime=60,
+                )
+                runner.stop()  # down while the escalation and a reminder fall due
+                time.sleep(2.5)
+                runner = ServiceRunner(replace(config), "127.0.0.1", port).start()
+                lead = _until(lambda: _deliveries(api, THIRD), timeout=15)
+                assert "Approval requested: Refund $900" in lead[0]["text"]
+                _until(lambda: len(_deliveries(api, OTHER)) >= 2, timeout=15)  # reminded
+                time.sleep(1)
+                assert len(_deliveries(api, THIRD)) == 1  # escalated once
+                _reply(api, THIRD, "no", lead[0]["from"])
+                decided = api.get(f"/approvals/{asked['interactionId']}").json()
+                assert decided["decision"] == "rejected"
+                types = [e["type"] for e in _audit(api)]
+                assert types.count("approval.escalated") == 1
+        finally:
+            runner.stop()

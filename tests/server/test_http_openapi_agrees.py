@@ -33,6 +33,7 @@ EXAMPLES = 40
 
 # The rules JSON Schema cannot state (docs/reference/http-api.md, "What the document
 # states"), as (field, the words of the message) of the 400 the service answers for them.
+_APPROVER = r"(escalation\[\d+\]\.)?approvers\[\d+\]"
 UNDECLARABLE: list[tuple[str, str]] = [
     # The sender must be one of the account's own (reserved number, installed workspace).
     ("from", "from must be the account's reserved number"),
@@ -45,6 +46,17 @@ UNDECLARABLE: list[tuple[str, str]] = [
     # The part of ECMA 262's dialect (JSON Schema's "regex" format) that RE2 reads alike,
     # and a form's budget of patterns.
     (r"fields\[\d+\]\.validations(\[\d+\]\.pattern)?", "pattern "),
+    # Approval requests: approvers no two alike and at most 20 across the tiers, quorums
+    # counted in people (one number is one person), tiers at increasing ``after``, an
+    # email address as ``email_validator`` reads it, a digest of numbers JSON-exact.
+    (_APPROVER, "is the same approver as"),
+    ("escalation", "approvers with the escalation tiers"),
+    ("quorum", "quorum is"),
+    ("rejectQuorum", "rejectQuorum is"),
+    (r"escalation\[\d+\]\.after", "escalation tiers must come at increasing after"),
+    (_APPROVER, "to must be an email address"),
+    (_APPROVER + r"\.channel", "approvers are not available on this service yet"),
+    ("action.arguments", "the action is not plain JSON"),
 ]
 
 

@@ -39,6 +39,12 @@ VALID_BODIES: dict[str, dict[str, Any]] = {
     "sandboxReply": {"channel": "sms", "from": HUMAN, "to": "+12025550199", "body": "yes"},
     "sandboxEndCall": {"outcome": "completed", "summary": "done"},
     "sandboxInboundCall": {"from": HUMAN, "to": "+12125550142", "summary": "call me"},
+    "requestApproval": {
+        "title": "T",
+        "approvers": [{"channel": "link", "to": "Ada"}],
+        "waitTime": 1,
+    },
+    "consumeApproval": {"actionDigest": "sha256:" + "0" * 64},
     "sendBatch": {"requests": [{"path": "/messages/sms", "body": {"message": "hi", "to": HUMAN}}]},
 }
 

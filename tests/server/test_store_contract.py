@@ -25,6 +25,8 @@ from humanwire.server.store import SQLiteStore, Store
 from humanwire.server.store.base import (
     AccountRecord,
     AccountUsage,
+    ApprovalRecord,
+    ApproverRecord,
     AuditDraft,
     ChannelRecord,
     Duplicate,
@@ -369,6 +371,8 @@ async def _fill(store: Store, n: int) -> None:
     await store.insert_inbox_session(session(f"s{n}", account_id=a, key_hash=f"hash_{n}"))
     await store.put_steps([StepRecord("window", i, 5.0, account_id=a)], None, None)
     await store.append_audit(a, [AuditDraft(1.0, "approval.requested", i)])
+    approver = ApproverRecord(i, 0, a, 0, "sms", f"+1202555010{n}", f"tok_{n}", "1234")
+    await store.insert_approval(ApprovalRecord(i, a), [approver])
     # Provider state about the account: a Slack install and an OAuth state (naming the
     # account), a decision (keyed by its interaction), a call (naming its interaction),
     # its reserved number's provider data (keyed by the number).

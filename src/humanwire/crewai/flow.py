@@ -42,7 +42,6 @@ from humanwire.approval import (
     Channel,
     check_follow_up_time,
     check_wait_time,
-    decision_after_hold,
     decision_from_approval,
     decision_from_values,
     resolve_recipient,
@@ -263,7 +262,7 @@ class HumanWireFeedback:
             if not self.wait:
                 return self._pause(context, response.interaction_id, response.approval_url)
             # Used once: consumed before the flow goes on with it.
-            decision = approver.consume(decision_after_hold(response), request)
+            decision = approver.consume(approver.decided(response), request)
         except HumanWireError as exc:
             logger.warning("approval of %s could not be requested: %s", action, exc)
             return f"reject: its approval could not be requested (humanwire: {exc})"

@@ -64,7 +64,6 @@ from humanwire.approval import (
     ApprovalRequest,
     Approver,
     consume_approval,
-    decision_after_hold,
     format_arguments,
 )
 from humanwire.errors import HumanWireError
@@ -304,7 +303,7 @@ class HumanApprovals(ApprovalGuard):
             # Fail closed: an approval nobody could be asked for is no approval.
             denied = f"{call.tool_name} was not run: its approval could not be requested "
             return ToolDenied(f"{denied}(humanwire: {exc})."), None
-        decision = decision_after_hold(response)
+        decision = await self.approver.adecided(response)
         self.decisions.append(decision)
         return approval_result(call.tool_name, decision), response.interaction_id
 

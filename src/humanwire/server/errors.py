@@ -50,6 +50,18 @@ class Conflict(ServiceError):
     status, code = 409, "conflict"
 
 
+class AlreadyConsumed(Conflict):
+    """An approval's action was consumed before (``POST /approvals/{id}/consume``)."""
+
+    code = "already_consumed"
+
+
+class NotApproved(Conflict):
+    """An approval that is rejected or still pending cannot be consumed."""
+
+    code = "not_approved"
+
+
 class Gone(ServiceError):
     status, code = 410, "gone"
 

@@ -1,4 +1,5 @@
-"""The service's web pages: the form behind ``formUrl`` (``/f/{token}``), the reply page
+"""The service's web pages: the form behind ``formUrl`` (``/f/{token}``), the approval
+page of each approver (``/a/{token}``), the reply page
 of cards with ``replyLink`` (``/r/{token}``), the web inbox (``/inbox``) and the local
 assets (``/static``). ``create_app`` mounts ``page_routes``.
 
@@ -16,6 +17,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from .approvals.page import approval_page_routes
 from .config import ServiceConfig
 from .engine import Engine, FormView
 from .errors import Conflict, Gone, InvalidRequest, NotFound, ServiceError
@@ -212,6 +214,7 @@ def page_routes(engine: Engine, config: ServiceConfig) -> list[BaseRoute]:
     return [
         Route("/f/{token}", forms.show, methods=["GET"]),
         Route("/f/{token}", forms.submit, methods=["POST"]),
+        *approval_page_routes(engine),
         *reply_routes(engine, config),
         *inbox_routes(engine, config),
         Route("/static/countries.json", _countries, methods=["GET"]),

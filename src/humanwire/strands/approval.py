@@ -58,7 +58,6 @@ from humanwire.approval import (
     ApprovalRequest,
     Approver,
     consume_approval,
-    decision_after_hold,
 )
 from humanwire.errors import HumanWireError
 
@@ -264,7 +263,7 @@ class HumanWireApprovals(HookProvider):
         except HumanWireError as exc:
             # Fail closed: an approval nobody could be asked for is no approval.
             return f"{name} was not run: its approval could not be requested (humanwire: {exc})."
-        return decision_after_hold(response)
+        return await approver.adecided(response, client)
 
     async def _apply(
         self,

@@ -24,10 +24,12 @@ import hashlib
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, PlainValidator, WithJsonSchema, model_validator
+from pydantic import ConfigDict, Field, PlainValidator, WithJsonSchema, model_validator
 from pydantic_core import PydanticCustomError
 
 from ._base import (
+    E164_SCHEMA,
+    SLACK_ID_SCHEMA,
     FollowUpTime,
     RequestModel,
     ResponseModel,
@@ -86,6 +88,8 @@ DecisionVia = Literal[
 ACTION_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 
 _PHONE_CHANNELS = ("sms", "whatsapp", "call")
+_NAME = r"^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*$"
+"""A ``link`` approver's name: printable, not blank."""
 
 
 def _invalid(message: str, field: str | None = None) -> PydanticCustomError:
@@ -109,6 +113,31 @@ class Approver(RequestModel):
     """Who is asked, and how: ``to`` is a number (E.164) for ``sms``, ``whatsapp`` and
     ``call``; a Slack member id for ``slack``; an email address for ``email``; a name the
     caller chooses for ``link`` (shown on the page and in the decisions)."""
+
+    # What ``_check_to`` enforces, said to the schema too (an email address beyond its
+    # ``@`` and a valid number beyond its pattern JSON Schema cannot say).
+    model_config = ConfigDict(
+        json_schema_extra={
+            "allOf": [
+                {
+                    "if": {"properties": {"channel": {"enum": list(_PHONE_CHANNELS)}}},
+                    "then": {"properties": {"to": E164_SCHEMA}},
+                },
+                {
+                    "if": {"properties": {"channel": {"const": "slack"}}},
+                    "then": {"properties": {"to": SLACK_ID_SCHEMA}},
+                },
+                {
+                    "if": {"properties": {"channel": {"const": "email"}}},
+                    "then": {"properties": {"to": {"type": "string", "format": "email"}}},
+                },
+                {
+                    "if": {"properties": {"channel": {"const": "link"}}},
+                    "then": {"properties": {"to": {"type": "string", "pattern": _NAME}}},
+                },
+            ]
+        }
+    )
 
     channel: ApproverChannel
     to: str = Field(min_length=1, max_length=254)
@@ -175,6 +204,15 @@ def _check_comment_flag(value: Any) -> bool:
 
 class ApprovalRequest(RequestModel):
     """``POST /approvals``."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "anyOf": [
+                {"required": [name], "properties": {name: {"type": "number"}}}
+                for name in ("waitTime", "followUpTime")
+            ]
+        }
+    )
 
     title: str = Field(min_length=1, max_length=200)
     description: str | None = Field(default=None, max_length=4000)

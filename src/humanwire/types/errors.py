@@ -19,6 +19,8 @@ ErrorCode = Literal[
     "method_not_allowed",
     "gone",
     "conflict",
+    "already_consumed",
+    "not_approved",
     "payload_too_large",
     "rate_limited",
     "timeout",

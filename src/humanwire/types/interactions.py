@@ -9,8 +9,10 @@ from .events import Event
 
 __all__ = ["MAX_STATUS_WAIT", "InteractionChannel", "InteractionKind", "InteractionStatus"]
 
-InteractionKind = Literal["message", "form", "call"]
-InteractionChannel = Literal["sms", "whatsapp", "slack", "call"]
+InteractionKind = Literal["message", "form", "call", "approval"]
+InteractionChannel = Literal["sms", "whatsapp", "slack", "call", "approval"]
+"""``approval``: an approval request (``POST /approvals``), which reaches its approvers
+over several channels."""
 
 MAX_STATUS_WAIT = 60
 """``?wait=`` holds a status request at most this many seconds."""

@@ -12,7 +12,10 @@ One class, ``Engine``, assembled from one part per concern, each a module of its
 - ``numbers``, ``webhooks``, ``channels``: the account's resources;
 - ``human``: what comes back from recipients, through provider-neutral entry points
   that the sandbox API, the inbox and the real providers all use;
-- ``links``: forms and reply links reached by their token.
+- ``links``: forms and reply links reached by their token;
+- ``approvals``, ``approval_steps`` and ``approval_replies``: approval requests, their
+  decisions (pages, sms / whatsapp replies), reminders and escalation (schedule steps),
+  ``consume`` and the audit log.
 
 Waiting is event-driven (see ``core``): no polling loops and no task per wait.
 
@@ -55,6 +58,7 @@ from ._common import (
     ReplyLinkView,
 )
 from .accounts import Accounts
+from .approval_replies import ApprovalReplies
 from .channels import ChannelCards
 from .context import HELD_TO_THE_END, SendContext
 from .holds import Hold
@@ -91,6 +95,7 @@ __all__ = [
 
 
 class Engine(
+    ApprovalReplies,
     Accounts,
     InboxSessions,
     Idempotency,

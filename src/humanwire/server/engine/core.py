@@ -20,7 +20,7 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
-from typing import Any, Literal
+from typing import Any
 
 import httpx
 
@@ -31,6 +31,7 @@ from humanwire.types import (
     event_adapter,
 )
 from humanwire.types.forms import STORED_FORM
+from humanwire.types.interactions import InteractionChannel, InteractionKind
 
 from ..config import (
     ServiceConfig,
@@ -81,7 +82,6 @@ from ._common import (
     SPAM_MESSAGE,
     SUSPENDED_MESSAGE,
     Account,
-    Channel,
     InboxChange,
     OutcomeCollector,
     OutcomeHandoff,
@@ -782,8 +782,8 @@ class EngineCore:
         self,
         account: Account,
         *,
-        kind: Literal["message", "form", "call"],
-        channel: Channel,
+        kind: InteractionKind,
+        channel: InteractionChannel,
         to: str,
         from_addr: str,
         request: dict[str, Any],
@@ -857,8 +857,8 @@ class EngineCore:
         self,
         account: Account,
         *,
-        kind: Literal["message", "form", "call"],
-        channel: Channel,
+        kind: InteractionKind,
+        channel: InteractionChannel,
         to: str,
         from_addr: str,
         request: dict[str, Any],
@@ -908,7 +908,7 @@ class EngineCore:
             commit = self.store.committed()  # the batch the insert joined
             # The sandbox's message is a row of that same batch: it awaits the commit
             # itself before showing it, so the two stand or fall together.
-            if not commit.settled and not isinstance(self.providers[channel], SandboxProvider):
+            if not commit.settled and not isinstance(self.providers.get(channel), SandboxProvider):
                 try:
                     await commit
                 except StoreUnavailable:

@@ -4,6 +4,7 @@ app's routes and the OpenAPI document are built from."""
 from __future__ import annotations
 
 from . import (
+    approvals,
     batch,
     calls,
     channels,
@@ -35,6 +36,7 @@ def api_operations(*, sandbox_enabled: bool) -> list[Operation]:
         *messages.operations(),
         *forms.operations(),
         *calls.operations(),
+        *approvals.operations(),
         *interactions.operations(),
         *events.operations(),
         *numbers.operations(),

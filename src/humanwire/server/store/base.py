@@ -24,6 +24,8 @@ __all__ = [
     "ACCOUNT_TABLES",
     "AccountRecord",
     "AccountUsage",
+    "ApprovalRecord",
+    "ApproverRecord",
     "AuditDraft",
     "AuditRecord",
     "ChannelRecord",
@@ -245,6 +247,44 @@ class IdempotencyLinkRecord:
 
 
 @dataclass(frozen=True)
+class ApprovalRecord:
+    """An approval request's state beside its interaction: how it was settled (``outcome``
+    ``approved`` / ``rejected``, None while pending or timed out with ``onTimeout: none``)
+    and whether its action was consumed."""
+
+    interaction_id: str
+    account_id: str
+    action_digest: str | None = None
+    outcome: str | None = None
+    timed_out: bool = False
+    settled_at: float | None = None
+    consumed_at: float | None = None
+
+
+@dataclass(frozen=True)
+class ApproverRecord:
+    """One approver of a request: how they are reached, their page's token, the short
+    code an sms reply names when their number has several open requests, what they
+    decided (None until they do)."""
+
+    interaction_id: str
+    position: int
+    account_id: str
+    tier: int
+    """0: asked at the start; 1, 2…: the escalation tier that asks them."""
+    channel: str
+    to_addr: str
+    token: str
+    code: str | None = None
+    asked_at: float | None = None
+    reminders: int = 0
+    decision: str | None = None
+    comment: str | None = None
+    via: str | None = None
+    decided_at: float | None = None
+
+
+@dataclass(frozen=True)
 class AuditDraft:
     """An audit entry to append: the store gives it its sequence, ``prev`` and ``hash``."""
 
@@ -306,6 +346,8 @@ class InboxSessionRecord:
 
 
 ACCOUNT_TABLES = (
+    "approval_approvers",
+    "approvals",
     "audit",
     "audit_heads",
     "schedule",
@@ -610,6 +652,51 @@ class Store(Protocol):
         ...
 
     async def audit_heads(self) -> dict[str, tuple[int, str]]: ...
+
+    # -- approval requests -----------------------------------------------------------------
+    async def insert_approval(
+        self, record: ApprovalRecord, approvers: Sequence[ApproverRecord]
+    ) -> None:
+        """Stores a request's state and its approvers, together."""
+        ...
+
+    async def get_approval(self, interaction_id: str) -> ApprovalRecord | None: ...
+    async def approvers_of(self, interaction_id: str) -> list[ApproverRecord]:
+        """In ``position`` order."""
+        ...
+
+    async def approver_by_token(self, token: str) -> ApproverRecord | None: ...
+    async def open_approvers_at(self, channel: str, to_addr: str) -> list[ApproverRecord]:
+        """The approvers reached at ``to_addr`` by ``channel`` who were asked, have not
+        decided, on requests not yet settled; the earliest asked first."""
+        ...
+
+    async def mark_approvers_asked(
+        self, interaction_id: str, positions: Sequence[int], at: float
+    ) -> None: ...
+    async def add_approver_reminder(self, interaction_id: str, position: int) -> None: ...
+    async def record_approver_decision(
+        self,
+        interaction_id: str,
+        position: int,
+        decision: str,
+        comment: str | None,
+        via: str,
+        at: float,
+    ) -> bool:
+        """The approver's decision, unless they decided already (their first stands)."""
+        ...
+
+    async def settle_approval(
+        self, interaction_id: str, outcome: str | None, timed_out: bool, at: float
+    ) -> bool:
+        """Settles the request once; False when it was settled already."""
+        ...
+
+    async def consume_approval(self, interaction_id: str, at: float) -> bool:
+        """Marks an approved request's action consumed; True only the first time (one
+        statement: of many concurrent calls, one wins)."""
+        ...
 
     # -- the schedule (every future step: docs/explanation/schedule.md) --------------------
     async def put_steps(

@@ -15,6 +15,8 @@ from typing import Any
 from ..base import (
     AccountRecord,
     AccountUsage,
+    ApprovalRecord,
+    ApproverRecord,
     AuditDraft,
     AuditRecord,
     ChannelRecord,
@@ -33,6 +35,10 @@ from ..base import (
 
 __all__ = [
     "account",
+    "approval",
+    "approval_values",
+    "approver",
+    "approver_values",
     "audit",
     "audit_values",
     "chained_audit",
@@ -486,4 +492,71 @@ def audit(row: tuple[Any, ...]) -> AuditRecord:
         entry=json.loads(entry),
         prev=prev,
         hash=hash_,
+    )
+
+
+def approval_values(record: ApprovalRecord) -> tuple[Any, ...]:
+    return (
+        record.interaction_id,
+        record.account_id,
+        record.action_digest,
+        record.outcome,
+        1 if record.timed_out else 0,
+        record.settled_at,
+        record.consumed_at,
+    )
+
+
+def approval(row: tuple[Any, ...]) -> ApprovalRecord:
+    """An ``approval_columns`` row."""
+    interaction_id, account_id, digest, outcome, timed_out, settled_at, consumed_at = row
+    return ApprovalRecord(
+        interaction_id=interaction_id,
+        account_id=account_id,
+        action_digest=digest,
+        outcome=outcome,
+        timed_out=bool(timed_out),
+        settled_at=None if settled_at is None else float(settled_at),
+        consumed_at=None if consumed_at is None else float(consumed_at),
+    )
+
+
+def approver_values(record: ApproverRecord) -> tuple[Any, ...]:
+    return (
+        record.interaction_id,
+        record.position,
+        record.account_id,
+        record.tier,
+        record.channel,
+        record.to_addr,
+        record.token,
+        record.code,
+        record.asked_at,
+        record.reminders,
+        record.decision,
+        record.comment,
+        record.via,
+        record.decided_at,
+    )
+
+
+def approver(row: tuple[Any, ...]) -> ApproverRecord:
+    """An ``approver_columns`` row."""
+    (interaction_id, position, account_id, tier, channel, to_addr, token, code, asked_at) = row[:9]
+    reminders, decision, comment, via, decided_at = row[9:]
+    return ApproverRecord(
+        interaction_id=interaction_id,
+        position=int(position),
+        account_id=account_id,
+        tier=int(tier),
+        channel=channel,
+        to_addr=to_addr,
+        token=token,
+        code=code,
+        asked_at=None if asked_at is None else float(asked_at),
+        reminders=int(reminders),
+        decision=decision,
+        comment=comment,
+        via=via,
+        decided_at=None if decided_at is None else float(decided_at),
     )

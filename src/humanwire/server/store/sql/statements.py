@@ -288,6 +288,52 @@ class Statements:
     audit_head = "SELECT sequence, hash FROM audit_heads WHERE account_id = ?"
     audit_heads = "SELECT account_id, sequence, hash FROM audit_heads ORDER BY account_id"
 
+    # -- approval requests -------------------------------------------------------------------
+    approval_columns = (
+        "interaction_id, account_id, action_digest, outcome, timed_out, settled_at, consumed_at"
+    )
+    approver_columns = (
+        "interaction_id, position, account_id, tier, channel, to_addr, token, code, asked_at, "
+        "reminders, decision, comment, via, decided_at"
+    )
+    insert_approval = "INSERT INTO approvals ({approval_columns}) VALUES (?, ?, ?, ?, ?, ?, ?)"
+    insert_approver = (
+        "INSERT INTO approval_approvers ({approver_columns}) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    )
+    get_approval = "SELECT {approval_columns} FROM approvals WHERE interaction_id = ?"
+    approvers_of = (
+        "SELECT {approver_columns} FROM approval_approvers WHERE interaction_id = ? "
+        "ORDER BY position"
+    )
+    approver_by_token = "SELECT {approver_columns} FROM approval_approvers WHERE token = ?"
+    open_approvers_at = (
+        "SELECT {approver_columns} FROM approval_approvers WHERE to_addr = ? AND channel = ? "
+        "AND asked_at IS NOT NULL AND decision IS NULL AND interaction_id IN "
+        "(SELECT interaction_id FROM approvals WHERE settled_at IS NULL) "
+        "ORDER BY asked_at, position"
+    )
+    mark_approver_asked = (
+        "UPDATE approval_approvers SET asked_at = ? WHERE interaction_id = ? AND position = ? "
+        "AND asked_at IS NULL"
+    )
+    add_approver_reminder = (
+        "UPDATE approval_approvers SET reminders = reminders + 1 "
+        "WHERE interaction_id = ? AND position = ?"
+    )
+    record_approver_decision = (
+        "UPDATE approval_approvers SET decision = ?, comment = ?, via = ?, decided_at = ? "
+        "WHERE interaction_id = ? AND position = ? AND decision IS NULL"
+    )
+    settle_approval = (
+        "UPDATE approvals SET outcome = ?, timed_out = ?, settled_at = ? "
+        "WHERE interaction_id = ? AND settled_at IS NULL"
+    )
+    consume_approval = (
+        "UPDATE approvals SET consumed_at = ? WHERE interaction_id = ? "
+        "AND outcome = 'approved' AND consumed_at IS NULL"
+    )
+
     # -- the schedule ----------------------------------------------------------------------
     greatest = "MAX"
     """The larger of its arguments (PostgreSQL's ``GREATEST``)."""

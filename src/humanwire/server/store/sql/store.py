@@ -32,6 +32,8 @@ from ..base import (
     ACCOUNT_TABLES,
     AccountRecord,
     AccountUsage,
+    ApprovalRecord,
+    ApproverRecord,
     AuditDraft,
     AuditRecord,
     ChannelRecord,
@@ -493,6 +495,63 @@ class SQLStore:
 
     async def audit_heads(self) -> dict[str, tuple[int, str]]:
         return {str(r[0]): (int(r[1]), str(r[2])) for r in await self._all(self.q.audit_heads)}
+
+    # -- approval requests --------------------------------------------------------------------
+    async def insert_approval(
+        self, record: ApprovalRecord, approvers: Sequence[ApproverRecord]
+    ) -> None:
+        q = self.q
+        async with self._transaction() as tx:
+            await tx.execute(q.insert_approval, rows.approval_values(record))
+            await tx.executemany(q.insert_approver, [rows.approver_values(a) for a in approvers])
+
+    async def get_approval(self, interaction_id: str) -> ApprovalRecord | None:
+        row = await self._one(self.q.get_approval, (interaction_id,))
+        return rows.approval(row) if row else None
+
+    async def approvers_of(self, interaction_id: str) -> list[ApproverRecord]:
+        return [rows.approver(r) for r in await self._all(self.q.approvers_of, (interaction_id,))]
+
+    async def approver_by_token(self, token: str) -> ApproverRecord | None:
+        row = await self._one(self.q.approver_by_token, (token,))
+        return rows.approver(row) if row else None
+
+    async def open_approvers_at(self, channel: str, to_addr: str) -> list[ApproverRecord]:
+        found = await self._all(self.q.open_approvers_at, (to_addr, channel))
+        return [rows.approver(r) for r in found]
+
+    async def mark_approvers_asked(
+        self, interaction_id: str, positions: Sequence[int], at: float
+    ) -> None:
+        if positions:
+            async with self._transaction() as tx:
+                await tx.executemany(
+                    self.q.mark_approver_asked, [(at, interaction_id, p) for p in positions]
+                )
+
+    async def add_approver_reminder(self, interaction_id: str, position: int) -> None:
+        await self._run(self.q.add_approver_reminder, (interaction_id, position))
+
+    async def record_approver_decision(
+        self,
+        interaction_id: str,
+        position: int,
+        decision: str,
+        comment: str | None,
+        via: str,
+        at: float,
+    ) -> bool:
+        params = (decision, comment, via, at, interaction_id, position)
+        return await self._run(self.q.record_approver_decision, params) > 0
+
+    async def settle_approval(
+        self, interaction_id: str, outcome: str | None, timed_out: bool, at: float
+    ) -> bool:
+        params = (outcome, 1 if timed_out else 0, at, interaction_id)
+        return await self._run(self.q.settle_approval, params) > 0
+
+    async def consume_approval(self, interaction_id: str, at: float) -> bool:
+        return await self._run(self.q.consume_approval, (at, interaction_id)) > 0
 
     # -- the schedule -----------------------------------------------------------------------
     async def put_steps(

@@ -1,0 +1,124 @@
+"""What approvers read and what they text back: the request as one text (title, the
+action in one line, how to answer, the page's link), reminders, the clarifying text, and
+the reading of a reply ("YES", "no not this quarter", "YES 4821").
+
+A reply is read strictly: it must start with a yes or a no word; anything else is unclear
+and gets one clarifying text back, never a guess."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "Reply",
+    "action_line",
+    "ask_text",
+    "clarify_text",
+    "parse_reply",
+    "reminder_text",
+]
+
+_YES = frozenset({"yes", "y", "approve", "approved", "ok", "okay"})
+_NO = frozenset({"no", "n", "reject", "rejected", "deny", "denied"})
+_CODE = re.compile(r"\d{4}")
+_SEPARATORS = " \t\r\n,.:;!-"
+_ACTION_LINE = 160
+"""A text gives the action in one line, cut to this many characters."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A reply read as a decision: ``approve`` / ``reject``, the short code it named (if
+    any) and the reason that followed."""
+
+    decision: str
+    code: str | None
+    comment: str | None
+
+
+def parse_reply(body: str) -> Reply | None:
+    """``body`` as a decision, or None when it is not one (unclear)."""
+    words = body.strip().split(maxsplit=1)
+    if not words:
+        return None
+    first = words[0].strip(_SEPARATORS).lower()
+    rest = words[1].strip() if len(words) > 1 else ""
+    if first in _YES:
+        decision = "approve"
+    elif first in _NO:
+        decision = "reject"
+    else:
+        return None
+    code = None
+    head = rest.split(maxsplit=1)
+    if head and _CODE.fullmatch(head[0].strip(_SEPARATORS)):
+        code = head[0].strip(_SEPARATORS)
+        rest = head[1].strip() if len(head) > 1 else ""
+    comment = rest.lstrip(_SEPARATORS).strip() or None
+    return Reply(decision, code, comment)
+
+
+def action_line(action: Mapping[str, Any] | None) -> str | None:
+    """The action in one line: ``wire_money(amount=4200, to="ACME Ltd")``."""
+    if not action:
+        return None
+    arguments = action.get("arguments") or {}
+    parts = [
+        f"{name}={json.dumps(value, ensure_ascii=False, separators=(',', ':'))}"
+        for name, value in arguments.items()
+    ]
+    line = f"{action.get('name')}({', '.join(parts)})"
+    return line if len(line) <= _ACTION_LINE else line[: _ACTION_LINE - 1] + "…"
+
+
+def _answer_hint(code: str | None) -> str:
+    if code is None:
+        return "Reply YES or NO (a reason may follow)."
+    return f"Reply YES {code} or NO {code} (a reason may follow)."
+
+
+def ask_text(
+    title: str,
+    description: str | None,
+    action: Mapping[str, Any] | None,
+    url: str,
+    code: str | None,
+    *,
+    replies: bool,
+) -> str:
+    """The text that asks an approver. ``replies``: the channel takes a YES / NO reply
+    (sms, whatsapp); otherwise the page's link is the way to answer."""
+    lines = [f"Approval requested: {title}"]
+    if description:
+        lines.append(description)
+    if line := action_line(action):
+        lines.append(f"Action: {line}")
+    if replies:
+        lines.append(_answer_hint(code))
+    lines.append(f"Decide here: {url}")
+    return "\n".join(lines)
+
+
+def reminder_text(title: str, url: str, code: str | None, *, replies: bool) -> str:
+    lines = [f"Reminder: your decision is still needed: {title}"]
+    if replies:
+        lines.append(_answer_hint(code))
+    lines.append(f"Decide here: {url}")
+    return "\n".join(lines)
+
+
+def clarify_text(open_requests: Sequence[tuple[str, str | None]]) -> str:
+    """One text back for a reply that could not be read (``(title, code)`` of each
+    request open for the number)."""
+    if len(open_requests) == 1:
+        title, code = open_requests[0]
+        return f'Sorry, we could not read that as a decision on "{title}". ' + _answer_hint(code)
+    listed = "; ".join(f'"{title}": YES {code} or NO {code}' for title, code in open_requests)
+    return (
+        "Sorry, we could not tell which request that answers. "
+        f"Reply with its code: {listed} (a reason may follow)."
+    )

@@ -1,0 +1,112 @@
+"""Approvals decided by text: an sms or whatsapp reply (YES / NO, a reason may follow,
+"YES 4821" naming a request by its short code when one number has several open).
+
+Replies are matched as every text is (``HumanSide._receive``): a message waiting for a
+reply from that number takes it first, as before approvals existed, unless the reply
+names an open approval's code. A text that matched nothing else is looked up among the
+number's open approvals: read as a decision when it is one and names one request; else
+one clarifying text goes back, never a guess. So a text that is no approval reply costs
+no query more than before, and one to a shared number (no account known yet) is found.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Sequence
+
+from ..approvals import texts
+from ..delivery import Outbound, ProviderFailure, RecipientUnreachable
+from ..store.base import ApproverRecord, InboundRecord, InteractionRecord
+from .approval_steps import ApprovalSteps
+from .approvals import REPLY_CHANNELS, logger
+from .human import InboundText
+
+__all__ = ["ApprovalReplies"]
+
+
+class ApprovalReplies(ApprovalSteps):
+    async def _open_approvers(
+        self, text: InboundText, account_id: str | None
+    ) -> list[ApproverRecord]:
+        rows = await self.store.open_approvers_at(text.channel, text.from_addr)
+        if account_id is not None:
+            rows = [r for r in rows if r.account_id == account_id]
+        return rows
+
+    async def _match(
+        self, text: InboundText, account_id: str | None, thread: InteractionRecord | None = None
+    ) -> InteractionRecord | None:
+        record = await super()._match(text, account_id, thread)
+        if text.channel not in REPLY_CHANNELS:
+            return record
+        reply = texts.parse_reply(text.body)
+        if record is not None and (reply is None or reply.code is None):
+            return record
+        rows = await self._open_approvers(text, account_id)
+        if record is not None:
+            assert reply is not None
+            rows = [r for r in rows if r.code == reply.code]
+        if not rows:
+            return record
+        # The approval the text is about (or one of them): ``_inbound_text`` reads it.
+        return await self.store.get_interaction(rows[0].interaction_id)
+
+    async def _inbound_text(
+        self, *, account_id: str, text: InboundText, record: InteractionRecord | None
+    ) -> InboundRecord:
+        if record is None or record.kind != "approval":
+            return await super()._inbound_text(account_id=account_id, text=text, record=record)
+        rows = await self._open_approvers(text, account_id)
+        reply = texts.parse_reply(text.body)
+        chosen: ApproverRecord | None = None
+        if reply is not None:
+            named = [r for r in rows if reply.code is not None and r.code == reply.code]
+            if reply.code is None and len({r.interaction_id for r in rows}) == 1:
+                named = rows[:1]
+            chosen = named[0] if len(named) == 1 else None
+        if chosen is not None and reply is not None:
+            await self._decide(chosen, reply.decision, reply.comment, f"{text.channel}_reply")
+        elif rows:
+            await self._clarify(text, rows)
+        inbound = InboundRecord(
+            id=secrets.token_hex(16),
+            account_id=account_id,
+            channel=text.channel,
+            from_addr=text.from_addr,
+            to_addr=text.to_addr,
+            body=text.body,
+            media_urls=list(text.media_urls),
+            interaction_id=(chosen.interaction_id if chosen is not None else record.id),
+            created_at=time.time(),
+            ref=text.ref,
+        )
+        await self.store.insert_inbound(inbound)
+        self._notify(account_id, "inbound", inbound.id)
+        return inbound
+
+    async def _clarify(self, text: InboundText, rows: Sequence[ApproverRecord]) -> None:
+        titles: list[tuple[str, str | None]] = []
+        seen: set[str] = set()
+        for row in rows:
+            if row.interaction_id in seen:
+                continue
+            seen.add(row.interaction_id)
+            record = await self.store.get_interaction(row.interaction_id)
+            if record is not None:
+                shown = row.code if len(rows) > 1 else None
+                titles.append((str(record.request.get("title", "")), shown))
+        item = Outbound(
+            account_id=rows[0].account_id,
+            interaction_id=rows[0].interaction_id,
+            channel=text.channel,  # type: ignore[arg-type]
+            kind="message",
+            from_addr=text.to_addr,
+            to_addr=text.from_addr,
+            text=texts.clarify_text(titles),
+            listening=False,
+        )
+        try:
+            await self.providers.get(text.channel, self.provider).deliver(item)
+        except (RecipientUnreachable, ProviderFailure):
+            logger.warning("could not send the clarifying text", exc_info=True)

@@ -1,0 +1,484 @@
+"""Approval requests (``POST /approvals``): a decision asked of one or more people about
+one action, held like a form (``waitTime``, then the ``followUpTime`` window).
+
+An approval is an interaction of kind ``approval``: its windows, its held request, its
+``Idempotency-Key`` and ``Prefer: respond-async`` are those of every send. Beside it the
+store keeps the request's state (``ApprovalRecord``: settled how, consumed) and one row per
+approver (``ApproverRecord``: their page's token, their sms short code, their decision).
+Every way a person decides (their page, an sms / whatsapp reply) ends in ``_decide``; once
+the tally settles the request (``server.approvals.tally``), the interaction ends with an
+``approval.decided`` event: the held request gets it, else the webhooks. When the windows
+close undecided, ``onTimeout`` applies (``_end``). Reminders and escalation tiers are
+steps of the schedule (they survive a restart and run once across replicas). Every
+decision, reminder, escalation, timeout and consumption is an entry of the account's
+hash-chained audit log.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import logging
+import secrets
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from humanwire.types.approvals import (
+    Approval,
+    ApprovalRequest,
+    Approver,
+    ApproverDecision,
+    ApproverLink,
+    ConsumeRequest,
+    ConsumeResponse,
+)
+from humanwire.types.forms import DEFAULT_FORM_FOLLOW_UP_TIME
+
+from ..approvals import texts
+from ..approvals.tally import Counted, Rules, Tally, response_text, timeout_text
+from ..delivery import Outbound, ProviderFailure, RecipientUnreachable
+from ..errors import AlreadyConsumed, InvalidRequest, NotApproved, NotFound
+from ..store.base import (
+    ApprovalRecord,
+    ApproverRecord,
+    AuditDraft,
+    InteractionRecord,
+)
+from ..telemetry import log_event, mask_address
+from ._common import Account, _metadata, _timestamp
+from .context import HELD_TO_THE_END, SendContext
+from .links import LinkPages
+from .outcomes import Outcomes
+from .sends import Sends
+
+__all__ = ["MAX_REMINDERS", "ApprovalPage", "Approvals", "approval_wire"]
+
+logger = logging.getLogger("humanwire.engine")
+
+MAX_REMINDERS = 3
+"""Reminders one approver gets at most."""
+REMIND = "approval.remind"
+ESCALATE = "approval.escalate"
+REPLY_CHANNELS = ("sms", "whatsapp")
+_SENT_CHANNELS = ("sms", "whatsapp", "slack")
+_NOT_YET = ("email", "call")
+"""Approver channels the wire names that this service does not deliver yet."""
+_OUTCOME = {"approve": "approved", "reject": "rejected", "none": None}
+
+
+@dataclasses.dataclass(frozen=True)
+class ApprovalPage:
+    """What an approver's page shows."""
+
+    approver: ApproverRecord
+    request: ApprovalRequest
+    approval: Approval
+    open: bool
+    """Whether a decision is still taken (pending, and this person has not decided)."""
+
+
+def _approver(row: ApproverRecord) -> Approver:
+    return Approver.model_construct(channel=row.channel, to=row.to_addr)  # type: ignore[arg-type]
+
+
+def _actor(row: ApproverRecord) -> dict[str, Any]:
+    return {"channel": row.channel, "to": row.to_addr}
+
+
+def _decided(rows: Sequence[ApproverRecord]) -> list[ApproverRecord]:
+    """The decisions, in the order they came."""
+    found = [r for r in rows if r.decision is not None and r.decided_at is not None]
+    return sorted(found, key=lambda r: (r.decided_at or 0.0, r.position))
+
+
+def _tally(request: ApprovalRequest, rows: Sequence[ApproverRecord]) -> Tally:
+    counted = [Counted(_approver(r), r.decision, r.comment) for r in _decided(rows)]  # type: ignore[arg-type]
+    return Tally.of(Rules.of(request), counted)
+
+
+def approval_wire(approval: Approval) -> dict[str, Any]:
+    """The approval as the wire gives it: ``decision``, ``actionDigest``, ``approvalUrl``
+    and a decision's ``comment`` are null when unset (not left out); ``metadata`` only
+    when the request had some."""
+    wire = approval.model_dump(mode="json", by_alias=True)
+    if wire.get("metadata") is None:
+        wire.pop("metadata", None)
+    return wire
+
+
+def _decided_event(approval: Approval) -> dict[str, Any]:
+    return {"eventType": "approval.decided", "payload": approval_wire(approval)}
+
+
+def _code(taken: set[str]) -> str:
+    while True:
+        code = f"{secrets.randbelow(9000) + 1000}"
+        if code not in taken:
+            return code
+
+
+class Approvals(Sends, LinkPages, Outcomes):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Approvals held here: their 202 (respond-async) is the approval, not a send's.
+        self._held_approvals: set[str] = set()
+
+    def approval_page_url(self, token: str) -> str:
+        return f"{self.config.public_url.rstrip('/')}/a/{token}"
+
+    # -- asking -------------------------------------------------------------------------
+    async def request_approval(
+        self,
+        account: Account,
+        request: ApprovalRequest,
+        context: SendContext = HELD_TO_THE_END,
+    ) -> Approval:
+        for path, approver in request.all_approvers_with_paths():
+            if approver.channel in _NOT_YET:
+                raise InvalidRequest(
+                    f"{approver.channel} approvers are not available on this service yet",
+                    field=f"{path}.channel",
+                )
+        sent = [a for a in request.approvers if a.channel != "link"]
+        for approver in sent:
+            await self._check_send(account, request.title, approver.to)
+        if not sent:
+            await self._require_active(account)
+        follow_up = request.follow_up_time
+        if follow_up is None and request.wait_time is not None:
+            follow_up = DEFAULT_FORM_FOLLOW_UP_TIME
+        record, resumed = await self._open_interaction(
+            account,
+            kind="approval",
+            channel="approval",
+            to=request.approvers[0].to,
+            from_addr="",
+            request=request.to_wire(),
+            wait_time=request.wait_time,
+            follow_up_time=follow_up,
+            context=context,
+        )
+        hold = self._register(record, context) if request.wait_time is not None else None
+        start = functools.partial(self._start_approval, account, record, request)
+        await self._send_out(record, resumed, hold, start)
+        if hold is not None:
+            self._held_approvals.add(record.id)
+            try:
+                await self._hold(hold)
+            finally:
+                self._held_approvals.discard(record.id)
+        return await self.approval_view(await self._current(record.id))
+
+    async def _start_approval(
+        self, account: Account, record: InteractionRecord, request: ApprovalRequest
+    ) -> None:
+        tiers = [request.approvers, *(tier.approvers for tier in request.escalation or ())]
+        rows: list[ApproverRecord] = []
+        codes: set[str] = set()
+        for tier, approvers in enumerate(tiers):
+            for approver in approvers:
+                code = _code(codes) if approver.channel in REPLY_CHANNELS else None
+                if code is not None:
+                    codes.add(code)
+                rows.append(
+                    ApproverRecord(
+                        interaction_id=record.id,
+                        position=len(rows),
+                        account_id=account.id,
+                        tier=tier,
+                        channel=approver.channel,
+                        to_addr=approver.to,
+                        token=secrets.token_urlsafe(24),
+                        code=code,
+                    )
+                )
+        approval = ApprovalRecord(record.id, account.id, request.action_digest)
+        await self.store.insert_approval(approval, rows)
+        data = {"title": request.title, "actionDigest": request.action_digest}
+        await self._audit(
+            account.id, [AuditDraft(time.time(), "approval.requested", record.id, data=data)]
+        )
+        for index, escalation in enumerate(request.escalation or (), start=1):
+            await self.schedule.arm(
+                ESCALATE,
+                f"{record.id}:{index}",
+                record.created_at + escalation.after,
+                account_id=account.id,
+            )
+        await self._ask(record, request, [r for r in rows if r.tier == 0])
+
+    async def _ask(
+        self, record: InteractionRecord, request: ApprovalRequest, rows: Sequence[ApproverRecord]
+    ) -> None:
+        """Asks ``rows`` (a tier): marked asked first (a reply at once finds them), then
+        each sent its text (``link`` approvers: nothing), their reminders armed."""
+        now = time.time()
+        await self.store.mark_approvers_asked(record.id, [r.position for r in rows], now)
+        drafts = []
+        for row in rows:
+            delivered: bool | None = None
+            if row.channel != "link":
+                url = self.approval_page_url(row.token)
+                shown = row.code if await self._shares_number(row) else None
+                text = texts.ask_text(
+                    request.title,
+                    request.description,
+                    None if request.action is None else request.action.model_dump(),
+                    url,
+                    shown,
+                    replies=row.channel in REPLY_CHANNELS,
+                )
+                delivered = await self._send_to(record, row, text)
+            data: dict[str, Any] = {"tier": row.tier}
+            if delivered is False:
+                data["delivered"] = False
+            drafts.append(AuditDraft(now, "approval.asked", record.id, _actor(row), data))
+        await self._audit(record.account_id, drafts)
+        if request.remind_every is not None:
+            for row in rows:
+                if row.channel != "link":
+                    await self.schedule.arm(
+                        REMIND,
+                        f"{record.id}:{row.position}",
+                        now + request.remind_every,
+                        account_id=record.account_id,
+                    )
+
+    async def _shares_number(self, row: ApproverRecord) -> bool:
+        """Whether the number has other open approvals (its replies must name a code)."""
+        if row.channel not in REPLY_CHANNELS:
+            return False
+        found = await self.store.open_approvers_at(row.channel, row.to_addr)
+        return any(r.interaction_id != row.interaction_id for r in found)
+
+    async def _send_to(self, record: InteractionRecord, row: ApproverRecord, text: str) -> bool:
+        """Sends ``text`` to an approver; False (logged) when the provider refused it."""
+        account = await self._account(record.account_id)
+        if row.channel == "sms":
+            sender = await self._phone_sender(account, None)
+        elif row.channel == "whatsapp":
+            sender = self._shared_sender("whatsapp")
+        else:
+            sender = await self._slack_sender(account, None)
+        item = Outbound(
+            account_id=record.account_id,
+            interaction_id=record.id,
+            channel=row.channel,  # type: ignore[arg-type]
+            kind="message",
+            from_addr=sender,
+            to_addr=row.to_addr,
+            text=text,
+            listening=True,
+            wait_deadline=record.wait_deadline,
+        )
+        try:
+            await self.providers.get(row.channel, self.provider).deliver(item)
+        except (RecipientUnreachable, ProviderFailure) as exc:
+            log_event(
+                logger,
+                "approval.delivery_failed",
+                interaction_id=record.id,
+                account_id=record.account_id,
+                channel=row.channel,
+                to=mask_address(row.to_addr),
+                error=str(exc),
+                level=logging.WARNING,
+            )
+            return False
+        return True
+
+    async def _audit(self, account_id: str, drafts: Sequence[AuditDraft]) -> None:
+        await self.store.append_audit(account_id, drafts)
+
+    # -- what the caller reads ----------------------------------------------------------
+    async def get_approval(self, account: Account, interaction_id: str) -> Approval:
+        record = await self._interaction_of(account, interaction_id)
+        if record.kind != "approval":
+            raise NotFound(f"no approval {interaction_id!r}", field="interactionId")
+        return await self.approval_view(record)
+
+    async def accepted_body(self, interaction_id: str) -> dict[str, Any]:
+        """``Prefer: respond-async``'s 202: an approval as it is now (its links)."""
+        if interaction_id in self._held_approvals:
+            return approval_wire(await self.approval_view(await self._current(interaction_id)))
+        return await super().accepted_body(interaction_id)
+
+    async def approval_view(
+        self, record: InteractionRecord, *, status: str | None = None
+    ) -> Approval:
+        """The approval as the wire shows it (``status`` in place of the record's)."""
+        approval = await self.store.get_approval(record.id)
+        rows = await self.store.approvers_of(record.id)
+        request = ApprovalRequest.model_validate(record.request)
+        tally = _tally(request, rows)
+        outcome = approval.outcome if approval is not None else None
+        response: str | None
+        if approval is not None and approval.timed_out:
+            response = timeout_text(request.on_timeout, tally)
+        elif outcome is not None:
+            response = response_text(tally)
+        else:
+            response = (
+                f"Waiting for a decision ({len(tally.approvals)} of {tally.rules.quorum} "
+                "approvals)."
+            )
+        links = [
+            ApproverLink(to=r.to_addr, url=self.approval_page_url(r.token))
+            for r in rows
+            if r.channel == "link" and r.asked_at is not None
+        ]
+        return Approval(
+            interaction_id=record.id,
+            status=status or record.status,  # type: ignore[arg-type]
+            decision=outcome,  # type: ignore[arg-type]
+            timed_out=approval is not None and approval.timed_out,
+            decisions=[
+                ApproverDecision(
+                    approver=_approver(r),
+                    decision=r.decision,  # type: ignore[arg-type]
+                    comment=r.comment,
+                    at=_timestamp(r.decided_at or 0.0),
+                    via=r.via or "page",
+                )
+                for r in _decided(rows)
+            ],
+            action_digest=request.action_digest,
+            approval_url=links[0].url if links else None,
+            links=links,
+            response=response,
+            metadata=_metadata(record),
+        )
+
+    # -- deciding -----------------------------------------------------------------------
+    async def _decide(
+        self, row: ApproverRecord, decision: str, comment: str | None, via: str
+    ) -> str:
+        """One approver's decision, however it came: ``recorded``, ``already`` (this
+        person decided before: their first stands) or ``closed`` (settled or ended)."""
+        approval = await self.store.get_approval(row.interaction_id)
+        record = await self.store.get_interaction(row.interaction_id)
+        if approval is None or approval.settled_at is not None:
+            return "closed"
+        if record is None or record.status != "pending" or row.asked_at is None:
+            return "closed"
+        request = ApprovalRequest.model_validate(record.request)
+        rows = await self.store.approvers_of(record.id)
+        if _tally(request, rows).has_decided(_approver(row)):
+            return "already"
+        if not request.allow_comment:
+            comment = None
+        now = time.time()
+        if not await self.store.record_approver_decision(
+            record.id, row.position, decision, comment, via, now
+        ):
+            return "already"
+        data = {"decision": decision, "comment": comment, "via": via}
+        await self._audit(
+            record.account_id,
+            [AuditDraft(now, "approval.decision", record.id, _actor(row), data)],
+        )
+        log_event(
+            logger,
+            "approval.decision",
+            interaction_id=record.id,
+            account_id=record.account_id,
+            decision=decision,
+            via=via,
+        )
+        tally = _tally(request, await self.store.approvers_of(record.id))
+        if tally.outcome is not None:
+            await self._settle(record, request, tally.outcome, timed_out=False)
+        return "recorded"
+
+    async def _settle(
+        self,
+        record: InteractionRecord,
+        request: ApprovalRequest,
+        outcome: str | None,
+        *,
+        timed_out: bool,
+    ) -> bool:
+        """Settles the request once (False: it was settled before): its steps cancelled,
+        the audit entry, and the interaction ended with its ``approval.decided`` event."""
+        now = time.time()
+        if not await self.store.settle_approval(record.id, outcome, timed_out, now):
+            return False
+        for row in await self.store.approvers_of(record.id):
+            await self.schedule.cancel(REMIND, f"{record.id}:{row.position}")
+        for index in range(1, len(request.escalation or ()) + 1):
+            await self.schedule.cancel(ESCALATE, f"{record.id}:{index}")
+        kind = "approval.timed_out" if timed_out else "approval.decided"
+        data = {"decision": outcome, "timedOut": timed_out}
+        await self._audit(record.account_id, [AuditDraft(now, kind, record.id, data=data)])
+        view = await self.approval_view(record, status="ended")
+        event = _decided_event(view)
+        await self._answer(record, event)
+        return True
+
+    async def _end(self, record: InteractionRecord, outcome: str | None = None) -> None:
+        """An approval's last window closed undecided: ``onTimeout`` applies."""
+        approval = None
+        if record.kind == "approval" and outcome is None:
+            approval = await self.store.get_approval(record.id)
+        if approval is not None:
+            request = ApprovalRequest.model_validate(record.request)
+            self._disarm(record.id)
+            timeout = _OUTCOME[request.on_timeout]
+            if not await self._settle(record, request, timeout, timed_out=True):
+                # Settled before (a decision whose end was not stored): ended now.
+                view = await self.approval_view(record, status="ended")
+                await self._answer(record, _decided_event(view))
+            return
+        await super()._end(record, outcome)
+
+    # -- the page -----------------------------------------------------------------------
+    async def approval_page(self, token: str) -> ApprovalPage:
+        row = await self.store.approver_by_token(token)
+        if row is None or row.asked_at is None:
+            raise NotFound("no approval at this link")
+        record = await self._current(row.interaction_id)
+        request = ApprovalRequest.model_validate(record.request)
+        approval = await self.approval_view(record)
+        tally = _tally(request, await self.store.approvers_of(record.id))
+        open_ = approval.status == "pending" and not tally.has_decided(_approver(row))
+        return ApprovalPage(row, request, approval, open_)
+
+    async def decide_on_page(self, token: str, decision: str, comment: str | None) -> str:
+        row = await self.store.approver_by_token(token)
+        if row is None or row.asked_at is None:
+            raise NotFound("no approval at this link")
+        return await self._decide(row, decision, comment, "page")
+
+    # -- used once ----------------------------------------------------------------------
+    async def consume_approval(
+        self, account: Account, interaction_id: str, body: ConsumeRequest
+    ) -> ConsumeResponse:
+        record = await self._interaction_of(account, interaction_id)
+        approval = await self.store.get_approval(record.id)
+        if record.kind != "approval" or approval is None:
+            raise NotFound(f"no approval {interaction_id!r}", field="interactionId")
+        if body.action_digest != approval.action_digest:
+            raise InvalidRequest(
+                "actionDigest is not the digest of the action this approval is about",
+                field="actionDigest",
+            )
+        now = time.time()
+        if await self.store.consume_approval(record.id, now):
+            data = {"actionDigest": approval.action_digest}
+            await self._audit(
+                account.id, [AuditDraft(now, "approval.consumed", record.id, data=data)]
+            )
+            return ConsumeResponse(consumed=True)
+        approval = await self.store.get_approval(record.id)
+        if approval is None or approval.outcome != "approved":
+            raise NotApproved("this approval is not approved (rejected, or still pending)")
+        raise AlreadyConsumed("this approval was consumed already")
+
+    # -- the audit log ------------------------------------------------------------------
+    async def audit_page(self, account: Account, after: int, limit: int) -> dict[str, Any]:
+        """``GET /audit``: the entries exactly as stored and hashed (an ``actor`` of null
+        stays: the hash covers it), and ``next`` (null at the end of the log)."""
+        found = await self.store.audit_after(account.id, after, limit)
+        following = str(found[-1].sequence) if len(found) == limit else None
+        return {"entries": [record.wire() for record in found], "next": following}

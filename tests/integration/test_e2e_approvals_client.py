@@ -56,8 +56,7 @@ def test_held_request_decided_on_the_page_then_consumed_once(
     assert len(humanwire_client.sandbox.deliveries(to=PHONE)) == 1
 
     other = {"name": "wire", "arguments": {"amount": 42000, "to": "ACME Ltd"}}
-    refused = pytest.raises(InvalidRequestError)
-    with refused:
+    with pytest.raises(InvalidRequestError) as refused:
         humanwire_client.approvals.consume(
             approval.interaction_id, action_digest=action_digest(other)
         )

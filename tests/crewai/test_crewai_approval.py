@@ -13,7 +13,6 @@ from crewai.hooks import get_after_tool_call_hooks, get_before_tool_call_hooks
 from crewai.tools import BaseTool, tool
 from crewai_helpers import NativeLLM, ScriptedLLM, kickoff
 
-from approval_support import decide_next
 from framework_support import PAY, forms
 from humanwire import HumanWire
 from humanwire.approval import Approver
@@ -46,7 +45,7 @@ def gate(humanwire_client: HumanWire) -> Iterator[ToolApproval]:
 def test_approved_the_call_runs_once(
     gate: ToolApproval, payment: BaseTool, ran: list[dict[str, Any]], human: ScriptedHuman
 ) -> None:
-    filled = decide_next(human, "approve", "fine")
+    filled = human.decide_approval("approve", "fine")
 
     output = kickoff(ScriptedLLM(model="fake", steps=[PAY]), [payment])
 
@@ -61,7 +60,7 @@ def test_approved_the_call_runs_once(
 def test_rejected_the_model_reads_the_comment(
     gate: ToolApproval, payment: BaseTool, ran: list[dict[str, Any]], human: ScriptedHuman
 ) -> None:
-    decide_next(human, "reject", "not this quarter")
+    human.decide_approval("reject", "not this quarter")
     llm = ScriptedLLM(model="fake", steps=[PAY])
 
     kickoff(llm, [payment])
@@ -75,7 +74,7 @@ def test_rejected_the_model_reads_the_comment(
 def test_rejected_on_the_native_path_too(
     gate: ToolApproval, payment: BaseTool, ran: list[dict[str, Any]], human: ScriptedHuman
 ) -> None:
-    decide_next(human, "reject", "wrong account")
+    human.decide_approval("reject", "wrong account")
     llm = NativeLLM(model="fake", steps=[PAY])
 
     output = kickoff(llm, [payment])
@@ -169,7 +168,7 @@ def test_a_wrapped_tool_asks_then_runs(
     ran: list[dict[str, Any]],
     human: ScriptedHuman,
 ) -> None:
-    decide_next(human, "approve")
+    human.decide_approval("approve")
     wrapped = approval_tool(payment, client=humanwire_client, wait_time=10)
     assert (wrapped.name, wrapped.description) == (payment.name, payment.description)
     assert wrapped.args_schema is payment.args_schema
@@ -187,7 +186,7 @@ def test_a_wrapped_tool_rejected_returns_the_comment(
     ran: list[dict[str, Any]],
     human: ScriptedHuman,
 ) -> None:
-    decide_next(human, "reject", "ask finance first")
+    human.decide_approval("reject", "ask finance first")
     wrapped = approval_tool(payment, client=humanwire_client, wait_time=10)
     llm = ScriptedLLM(model="fake", steps=[PAY])
 

@@ -14,7 +14,7 @@ from crewai.flow import Flow, HumanFeedbackPending, start
 from crewai.flow.persistence.sqlite import SQLiteFlowPersistence
 from crewai_flows import payment_flow, subject_flow
 
-from approval_support import decide_interaction, decide_next
+from approval_support import approval_link
 from humanwire import HumanWire
 from humanwire.approval import ApprovalDecision
 from humanwire.crewai import (
@@ -61,7 +61,8 @@ def test_a_paused_flow_resumes_from_the_webhook_and_pays_once(
     paused = pause(flow_class, persistence)
     flow_id = paused.context.flow_id
     interaction_id = paused.callback_info["interaction_id"]
-    assert paused.callback_info["form_url"].startswith("http")
+    (text,) = humanwire_client.sandbox.deliveries(interaction_id=interaction_id)
+    assert approval_link(text.text)  # the approver's text links to the approval page
     status = humanwire_client.interactions.status(interaction_id)
     assert status.metadata == {
         "humanwire_resume": "crewai",
@@ -70,7 +71,7 @@ def test_a_paused_flow_resumes_from_the_webhook_and_pays_once(
     }
     assert not ledger.exists()
 
-    decide_interaction(human, interaction_id, "approve", "Go")
+    human.decide_approval("approve", "Go", interaction_id=interaction_id)
     event = answered(humanwire_client, interaction_id)
     saved = persistence.load_pending_feedback(flow_id)
     assert saved is not None
@@ -104,7 +105,7 @@ def test_rejected_the_flow_takes_its_rejected_path_with_the_comment(
     flow_class = payment_flow(HumanWireFeedback(client=humanwire_client), ledger)
     paused = pause(flow_class, persistence)
     interaction_id = paused.callback_info["interaction_id"]
-    decide_interaction(human, interaction_id, "reject", "wrong account")
+    human.decide_approval("reject", "wrong account", interaction_id=interaction_id)
 
     resumed = resume_from_webhook(
         answered(humanwire_client, interaction_id), None, flow_class, persistence
@@ -120,7 +121,7 @@ def test_waiting_in_the_run_needs_no_resume(
 ) -> None:
     ledger = tmp_path / "paid.txt"
     provider = HumanWireFeedback(client=humanwire_client, wait_time=10, wait=True)
-    decide_next(human, "approve")
+    human.decide_approval("approve")
 
     result = payment_flow(provider, ledger)().kickoff()
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 from crewai_helpers import ScriptedLLM
 
-from approval_support import decide_next
 from framework_support import readme_example
 from humanwire.testing import RunningService, ScriptedHuman
 
@@ -27,7 +26,7 @@ def test_the_readme_example_runs(
         ],
     )
     human.reply("yes please")
-    approval = decide_next(human, "approve")
+    approval = human.decide_approval("approve")
 
     exec(compile(code.replace('llm="gpt-5"', "llm=llm"), "README-crewai", "exec"), {"llm": llm})
 

@@ -15,7 +15,6 @@ from google.adk.agents import LlmAgent
 from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService
 
-from approval_support import decide_interaction
 from framework_support import approval_decided, approved_later, decided, delivery_files, run_process
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.errors import InvalidSignatureError
@@ -106,7 +105,7 @@ async def test_a_rejection_resumes_with_the_comment(
 
     paused = await pause(runner)
     [pending] = paused.paused
-    decide_interaction(human, pending.interaction_id, "reject", "wrong account")
+    human.decide_approval("reject", "wrong account", interaction_id=pending.interaction_id)
     event = await decided(async_humanwire_client, pending.interaction_id)
     outcome = await resume_from_webhook(runner, claims, event, client=async_humanwire_client)
 
@@ -131,14 +130,14 @@ async def test_parallel_calls_resume_once_both_are_decided(
     paused = await pause(runner, "pay both")
     by_amount = {p.arguments["amount"]: p for p in paused.paused}
     assert sorted(by_amount) == [7, 50]
-    decide_interaction(human, by_amount[50].interaction_id, "approve")
+    human.decide_approval("approve", interaction_id=by_amount[50].interaction_id)
     early = await decided(async_humanwire_client, by_amount[50].interaction_id)
     # One decided, one open: the run keeps waiting (ADK would run on with the other
     # call's placeholder if one confirmation were answered alone).
     assert await resume_from_webhook(runner, claims, early, client=async_humanwire_client) is None
     assert ran == []
 
-    decide_interaction(human, by_amount[7].interaction_id, "reject")
+    human.decide_approval("reject", interaction_id=by_amount[7].interaction_id)
     late = await decided(async_humanwire_client, by_amount[7].interaction_id)
     outcome = await resume_from_webhook(runner, claims, late, client=async_humanwire_client)
 
@@ -161,7 +160,7 @@ async def test_a_run_pauses_again_at_its_next_approval(
     claims = FileClaimStore(tmp_path)
 
     paused = await pause(runner, "pay twice")
-    decide_interaction(human, paused.paused[0].interaction_id, "approve")
+    human.decide_approval("approve", interaction_id=paused.paused[0].interaction_id)
     event = await decided(async_humanwire_client, paused.paused[0].interaction_id)
     again = await resume_from_webhook(runner, claims, event, client=async_humanwire_client)
 
@@ -170,7 +169,7 @@ async def test_a_run_pauses_again_at_its_next_approval(
     [next_call] = again.paused
     assert next_call.arguments == {"amount": 6, "to": "ann"}
     assert next_call.interaction_id != paused.paused[0].interaction_id
-    decide_interaction(human, next_call.interaction_id, "approve")
+    human.decide_approval("approve", interaction_id=next_call.interaction_id)
     event = await decided(async_humanwire_client, next_call.interaction_id)
     done = await resume_from_webhook(runner, claims, event, client=async_humanwire_client)
     assert done is not None and done.final_output == "FINAL: sent 6 to ann"
@@ -236,7 +235,7 @@ async def test_a_form_of_an_earlier_pause_or_another_app_resumes_nothing(
     claims = FileClaimStore(tmp_path)
     paused = await pause(runner)
     [pending] = paused.paused
-    decide_interaction(human, pending.interaction_id, "approve")
+    human.decide_approval("approve", interaction_id=pending.interaction_id)
     real = await decided(async_humanwire_client, pending.interaction_id)
 
     def changed(**payload: Any) -> FormReceivedEvent:

@@ -9,7 +9,7 @@ from llama_index.core.agent.workflow import FunctionAgent, ToolCallResult
 from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallBlock
 from llama_index.core.llms import MockFunctionCallingLLM
 
-from approval_support import decide_next
+from approval_support import approval_link
 from humanwire import AsyncHumanWire
 from humanwire.approval import Approver
 from humanwire.llama_index import ApprovalRequiredEvent, HumanWireToolSpec, approval_tool
@@ -106,7 +106,7 @@ async def test_approval_tool_runs_the_action_once_approved(
     approver = Approver(async_humanwire_client, follow_up_time=30)
     tool = approval_tool(_guarded(calls), approver=approver)
     llm = scripted_llm("refund_order", {"order_id": "A-17", "amount": 25.0})
-    form = decide_next(human, "approve")
+    form = human.decide_approval("approve")
 
     answer, events = await _run(FunctionAgent(tools=[tool], llm=llm), "Refund A-17.")
 
@@ -114,7 +114,7 @@ async def test_approval_tool_runs_the_action_once_approved(
     assert calls == [{"order_id": "A-17", "amount": 25.0}]
     delivery = form.wait(5)
     [paused] = [e for e in events if isinstance(e, ApprovalRequiredEvent)]
-    assert paused.form_url == delivery.form_url
+    assert approval_link(delivery.text)  # the text links to the approval page
     assert paused.arguments == {"order_id": "A-17", "amount": 25.0}
     # The tool replays after the decision: the form still went out exactly once.
     assert len(human.deliveries()) == 1
@@ -127,7 +127,7 @@ async def test_approval_tool_does_not_run_a_rejected_action(
     approver = Approver(async_humanwire_client, follow_up_time=30)
     tool = approval_tool(_guarded(calls), approver=approver)
     llm = scripted_llm("refund_order", {"order_id": "B-2", "amount": 900.0})
-    decide_next(human, "reject", "Too large, escalate to finance")
+    human.decide_approval("reject", "Too large, escalate to finance")
 
     answer, _ = await _run(FunctionAgent(tools=[tool], llm=llm), "Refund B-2.")
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from approval_support import decide_interaction, decide_next
+from approval_support import approval_link
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.approval import Approver
 from humanwire.errors import InvalidSignatureError
@@ -42,7 +42,7 @@ async def _run_live(flow: Any, **start: Any) -> tuple[dict[str, Any], list[Any]]
 
 async def test_approved(async_humanwire_client: AsyncHumanWire, human: ScriptedHuman) -> None:
     approver = Approver(async_humanwire_client, follow_up_time=30)
-    form = decide_next(human, "approve", "ship it")
+    form = human.decide_approval("approve", "ship it")
 
     result, events = await _run_live(DeployFlow(approver, timeout=None), version="2.4.0")
 
@@ -54,7 +54,7 @@ async def test_approved(async_humanwire_client: AsyncHumanWire, human: ScriptedH
     )
     delivery = await form.async_wait(5)
     [asked] = [e for e in events if isinstance(e, ApprovalRequiredEvent)]
-    assert asked.form_url == delivery.form_url
+    assert approval_link(delivery.text)  # the text links to the approval page
     assert asked.interaction_id == result["interaction_id"] == delivery.interaction_id
     assert asked.arguments == {"version": "2.4.0"}
     assert len(human.deliveries()) == 1  # the step replayed; the form went out once
@@ -62,7 +62,7 @@ async def test_approved(async_humanwire_client: AsyncHumanWire, human: ScriptedH
 
 async def test_rejected(async_humanwire_client: AsyncHumanWire, human: ScriptedHuman) -> None:
     approver = Approver(async_humanwire_client, follow_up_time=30)
-    decide_next(human, "reject", "freeze until Monday")
+    human.decide_approval("reject", "freeze until Monday")
     result, _ = await _run_live(DeployFlow(approver, timeout=None), version="2.4.1")
     assert (result["approved"], result["decision"], result["comment"]) == (
         False,
@@ -181,8 +181,8 @@ async def test_durable_resume_from_webhook_in_another_process(
     assert store.interaction_ids() == [paused["interaction_id"]]
 
     # Later, the human decides; the service tells the webhook.
-    filled = decide_interaction(human, paused["interaction_id"], "approve", "go")
-    assert (await filled.async_wait(10)).form_url == paused["form_url"]
+    filled = human.decide_approval("approve", "go", interaction_id=paused["interaction_id"])
+    assert approval_link((await filled.async_wait(10)).text)
     [received] = await webhook_receiver.async_wait_for("approval.decided", timeout=10)
     [delivery] = _form_deliveries(webhook_receiver)
     # The form says whose pause it is: a LangGraph receiver on the same webhook skips it.
@@ -229,7 +229,7 @@ async def test_durable_run_pauses_again_at_its_next_approval(
         TwoApprovalFlow(approver, watch=False, timeout=None).run(version="5.0"), store
     )
     assert first.paused is not None and first.paused.action == "deploy"
-    decide_interaction(human, first.paused.interaction_id, "approve")
+    human.decide_approval("approve", interaction_id=first.paused.interaction_id)
     [event] = await webhook_receiver.async_wait_for("approval.decided", timeout=10)
 
     second = await resume_from_webhook(
@@ -239,7 +239,7 @@ async def test_durable_run_pauses_again_at_its_next_approval(
     assert second.paused.action == "announce"
     assert store.interaction_ids() == [second.paused.interaction_id]
 
-    decide_interaction(human, second.paused.interaction_id, "reject", "not today")
+    human.decide_approval("reject", "not today", interaction_id=second.paused.interaction_id)
     events = await webhook_receiver.async_wait_for("approval.decided", count=2, timeout=10)
     [latest] = [
         e
@@ -306,7 +306,7 @@ async def test_default_approver_comes_from_the_environment(
 ) -> None:
     monkeypatch.setenv("HUMANWIRE_BASE_URL", humanwire_service.base_url)
     monkeypatch.setenv("HUMANWIRE_API_KEY", humanwire_api_key)
-    form = decide_next(human, "approve")
+    form = human.decide_approval("approve")
     result, events = await _run_live(DeployFlow(None, timeout=None), version="8.0")
     assert result["approved"] is True
     # On a loopback service the default human is the recipient.
@@ -323,7 +323,7 @@ async def test_typed_state_needs_room_for_the_approval(
         await PlainStateFlow(approver, timeout=None).run()
     assert human.deliveries() == []  # refused before anyone was asked
 
-    decide_next(human, "approve")
+    human.decide_approval("approve")
     result, _ = await _run_live(ApprovalStateFlow(approver, timeout=None))
     assert result["approved"] is True
 

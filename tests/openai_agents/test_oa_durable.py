@@ -13,7 +13,6 @@ import pytest
 from agents import Agent, FunctionTool, function_tool
 from oa_helpers import FakeModel
 
-from approval_support import decide_interaction
 from framework_support import approval_decided, approved_later, decided, delivery_files, run_process
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.errors import InvalidSignatureError
@@ -94,7 +93,7 @@ async def test_a_rejection_resumes_with_the_comment(
 
     paused = await run_until_approval(agent, "pay", store)
     [pending] = paused.paused
-    decide_interaction(human, pending.interaction_id, "reject", "wrong account")
+    human.decide_approval("reject", "wrong account", interaction_id=pending.interaction_id)
     event = await decided(async_humanwire_client, pending.interaction_id)
     outcome = await resume_from_webhook(agent, store, event, client=async_humanwire_client)
 
@@ -121,13 +120,13 @@ async def test_parallel_calls_resume_once_both_are_decided(
     paused = await run_until_approval(agent, "pay both", store)
     first, second = paused.paused
     assert (first.call_id, second.call_id) == ("call_1", "call_2")
-    decide_interaction(human, first.interaction_id, "approve")
+    human.decide_approval("approve", interaction_id=first.interaction_id)
     early = await decided(async_humanwire_client, first.interaction_id)
     # One decided, one open: the run keeps waiting.
     assert await resume_from_webhook(agent, store, early, client=async_humanwire_client) is None
     assert ran == []
 
-    decide_interaction(human, second.interaction_id, "reject")
+    human.decide_approval("reject", interaction_id=second.interaction_id)
     late = await decided(async_humanwire_client, second.interaction_id)
     outcome = await resume_from_webhook(agent, store, late, client=async_humanwire_client)
 
@@ -150,7 +149,7 @@ async def test_a_run_pauses_again_at_its_next_approval(
     store = FilePausedRunStore(tmp_path)
 
     paused = await run_until_approval(agent, "pay twice", store, run_id="twice")
-    decide_interaction(human, paused.paused[0].interaction_id, "approve")
+    human.decide_approval("approve", interaction_id=paused.paused[0].interaction_id)
     event = await decided(async_humanwire_client, paused.paused[0].interaction_id)
     again = await resume_from_webhook(agent, store, event, client=async_humanwire_client)
 
@@ -159,7 +158,7 @@ async def test_a_run_pauses_again_at_its_next_approval(
     [next_call] = again.paused
     assert next_call.call_id == "call_2"
     assert store.load("twice") is not None
-    decide_interaction(human, next_call.interaction_id, "approve")
+    human.decide_approval("approve", interaction_id=next_call.interaction_id)
     event = await decided(async_humanwire_client, next_call.interaction_id)
     done = await resume_from_webhook(agent, store, event, client=async_humanwire_client)
     assert done is not None and done.final_output == "FINAL: sent 6 to ann"

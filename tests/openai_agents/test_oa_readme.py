@@ -9,7 +9,6 @@ import ast
 import pytest
 from oa_helpers import FakeModel
 
-from approval_support import decide_next
 from framework_support import readme_example
 from humanwire.testing import RunningService, ScriptedHuman
 
@@ -26,7 +25,7 @@ async def test_the_readme_example_runs(
         ("refund", {"order_id": "1042", "amount": 25.0}),
     )
     human.reply("yes please")
-    approval = decide_next(human, "approve")
+    approval = human.decide_approval("approve")
 
     compiled = compile(
         code.replace('model="gpt-5"', "model=model"),

@@ -8,7 +8,6 @@ import pytest
 from pai_helpers import Payments, once, scripted
 from pydantic_ai import Agent, CallDeferred, DeferredToolRequests, DeferredToolResults
 
-from approval_support import decide_next
 from framework_support import PAY, PHONE
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.pydantic_ai import ApprovalGuard, HumanApprovals, MemoryApprovalLedger
@@ -19,7 +18,7 @@ from humanwire.types import DEFAULT_NO_RESPONSE_TEMPLATE
 async def test_an_approved_call_runs(
     async_humanwire_client: AsyncHumanWire, humanwire_client: HumanWire, human: ScriptedHuman
 ) -> None:
-    filled = decide_next(human, "approve")
+    filled = human.decide_approval("approve")
     payments, model = Payments(), once(*PAY)
     approvals = HumanApprovals(client=async_humanwire_client, wait_time=10)
     agent = Agent(model.model, tools=[payments.tool()], capabilities=[approvals])
@@ -41,7 +40,7 @@ async def test_an_approved_call_runs(
 async def test_a_rejection_reaches_the_model_with_the_comment(
     async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
 ) -> None:
-    decide_next(human, "reject", "Not this quarter")
+    human.decide_approval("reject", "Not this quarter")
     payments, model = Payments(), once(*PAY)
     approvals = HumanApprovals(client=async_humanwire_client, wait_time=10)
     agent = Agent(model.model, tools=[payments.tool()], capabilities=[approvals])
@@ -133,8 +132,8 @@ async def test_an_approval_that_cannot_be_sent_is_denied(
 async def test_two_calls_in_one_step_are_asked_together(
     async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
 ) -> None:
-    decide_next(human, "approve")
-    decide_next(human, "reject", "too much")
+    human.decide_approval("approve")
+    human.decide_approval("reject", "too much")
     payments = Payments()
     model = scripted(
         [

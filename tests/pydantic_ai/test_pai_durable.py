@@ -14,7 +14,6 @@ import pytest
 from pai_helpers import Payments, once, scripted
 from pydantic_ai import Agent, CallDeferred, DeferredToolRequests, Tool
 
-from approval_support import decide_interaction
 from framework_support import PAY, approval_decided, deliveries_of, signed
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.approval import decision_from_values
@@ -66,7 +65,7 @@ async def test_an_approval_resumes_from_its_webhook(
     }
     assert status.status == "pending" and payments.sent == []
 
-    decide_interaction(human, call.interaction_id, "approve", "Go")
+    human.decide_approval("approve", "Go", interaction_id=call.interaction_id)
     (delivery,) = await deliveries_of(webhook_receiver, "approval.decided")
     secret = webhook_receiver.secret
     resumed = await paused_runs.resume_from_webhook(
@@ -110,7 +109,7 @@ async def test_concurrent_deliveries_resume_the_run_once(
     outcome = await paused_runs.run(make_agent(model, payments), "Pay Bob 50")
     assert outcome.paused is not None
     (call,) = outcome.paused.pending
-    decide_interaction(human, call.interaction_id, "approve")
+    human.decide_approval("approve", interaction_id=call.interaction_id)
     (delivery,) = await deliveries_of(webhook_receiver, "approval.decided")
     # The same delivery handled twice at once (a retry racing the first attempt): the run
     # is claimed before it resumes, so only one of them resumes it.
@@ -137,7 +136,9 @@ async def test_a_rejection_reaches_the_model_with_the_comment(
     outcome = await paused_runs.run(make_agent(model, payments), "Pay Bob 50")
     assert outcome.paused is not None
     (call,) = outcome.paused.pending
-    await decide_interaction(human, call.interaction_id, "reject", "Not this quarter").async_wait()
+    await human.decide_approval(
+        "reject", "Not this quarter", interaction_id=call.interaction_id
+    ).async_wait()
     # No webhook: wait on the service for the decision instead.
     resumed = await paused_runs.resume(make_agent(model, payments), outcome.paused.run_id)
     assert resumed is not None
@@ -160,7 +161,7 @@ async def test_resume_waits_for_a_late_decision(
     agent = make_agent(model, payments)
     # Still open: a look (timeout=0) resumes nothing.
     assert await paused_runs.resume(agent, outcome.paused.run_id, timeout=0) is None
-    decide_interaction(human, call.interaction_id, "approve")
+    human.decide_approval("approve", interaction_id=call.interaction_id)
     resumed = await paused_runs.resume(agent, outcome.paused.run_id, timeout=20)
     assert resumed is not None and resumed.output == "FINAL: sent 50 to bob"
 
@@ -183,7 +184,7 @@ async def test_a_step_with_two_calls_resumes_on_the_last_answer(
     by_kind = {call.kind: call for call in outcome.paused.pending}
     secret = webhook_receiver.secret
 
-    decide_interaction(human, by_kind["approval"].interaction_id, "approve")
+    human.decide_approval("approve", interaction_id=by_kind["approval"].interaction_id)
     (form,) = await deliveries_of(webhook_receiver, "approval.decided")
     first = await paused_runs.resume_from_webhook(
         make_agent(model, payments), form.body, signed(form), secret=secret
@@ -228,7 +229,7 @@ async def test_an_approval_is_consumed_before_its_tool_runs(
     paused = outcome.paused
     assert paused is not None
     (call,) = paused.pending
-    await decide_interaction(human, call.interaction_id, "approve").async_wait()
+    await human.decide_approval("approve", interaction_id=call.interaction_id).async_wait()
     assert await paused_runs.resume(make_agent(model, payments), paused.run_id) is not None
     # The host kept the history and resumes it once more with the same decision, past
     # the store: the approval is consumed, so the payment does not go out again.
@@ -251,7 +252,7 @@ async def test_a_failed_resume_gives_the_run_back(
     outcome = await paused_runs.run(make_agent(model, payments), "Pay Bob 50")
     assert outcome.paused is not None
     (call,) = outcome.paused.pending
-    await decide_interaction(human, call.interaction_id, "approve").async_wait()
+    await human.decide_approval("approve", interaction_id=call.interaction_id).async_wait()
 
     def broken(*_: Any) -> Any:
         raise RuntimeError("model provider down")

@@ -13,7 +13,6 @@ from strands import tool
 from strands.hooks import AfterToolCallEvent, HookProvider, HookRegistry
 from strands_helpers import agent, final, once, scripted
 
-from approval_support import decide_next
 from framework_support import PAY, forms
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.strands import HumanWireApprovals
@@ -35,7 +34,7 @@ async def test_approved_the_tool_runs(
 ) -> None:
     ran: list[dict[str, Any]] = []
     gate = HumanWireApprovals(["send_payment"], client=async_humanwire_client, wait_time=10)
-    filled = decide_next(human, "approve", "fine")
+    filled = human.decide_approval("approve", "fine")
     model = once(*PAY)
 
     result = await agent(model, [payment_tool(ran)], hooks=[gate]).invoke_async("pay bob 50")
@@ -58,7 +57,7 @@ async def test_rejected_the_comment_reaches_the_model(
 ) -> None:
     ran: list[dict[str, Any]] = []
     gate = HumanWireApprovals(["send_payment"], client=async_humanwire_client, wait_time=10)
-    decide_next(human, "reject", "not this quarter")
+    human.decide_approval("reject", "not this quarter")
     model = once(*PAY)
 
     result = await agent(model, [payment_tool(ran)], hooks=[gate]).invoke_async("pay")
@@ -166,7 +165,7 @@ async def test_a_retried_call_does_not_run_the_approved_action_again(
     # (same Idempotency-Key), its approval is consumed already, and the call is cancelled.
     ran: list[dict[str, Any]] = []
     gate = HumanWireApprovals(["send_payment"], client=async_humanwire_client, wait_time=10)
-    decide_next(human, "approve")
+    human.decide_approval("approve")
     model = once(*PAY)
 
     hooks = [gate, RetryOnce()]
@@ -190,7 +189,7 @@ def test_the_gate_serves_sync_calls_on_several_event_loops(
     gate = HumanWireApprovals(["send_payment"], client=humanwire_client, wait_time=10)
     strands_agent = agent(once(*PAY), [payment_tool(ran)], hooks=[gate])
     for comment in ("first", "second"):
-        decide_next(human, "approve", comment)
+        human.decide_approval("approve", comment)
         strands_agent.messages.clear()
         assert final(strands_agent("pay")) == "FINAL: success: sent 50 to bob"
     assert [d.comment for d in gate.decisions] == ["first", "second"]

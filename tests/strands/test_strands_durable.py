@@ -16,7 +16,6 @@ from strands.hooks import BeforeToolCallEvent
 from strands.session.file_session_manager import FileSessionManager
 from strands_helpers import ScriptedModel, agent, once, scripted
 
-from approval_support import decide_interaction
 from framework_support import PAY, approval_decided, deliveries_of, signed
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.errors import WebhookVerificationError
@@ -101,7 +100,7 @@ async def test_a_paused_approval_resumes_from_the_webhook_once(
     }
     assert runs.store.load("order-1042") == outcome.paused
 
-    decide_interaction(human, pending.interaction_id, "approve", "go")
+    human.decide_approval("approve", "go", interaction_id=pending.interaction_id)
     delivery = await delivery_of(webhook_receiver, "approval.decided")
     secret = webhook_receiver.secret
 
@@ -131,7 +130,7 @@ async def test_a_rejection_from_the_webhook_carries_the_comment(
     assert outcome.paused is not None
     (pending,) = outcome.paused.pending
 
-    decide_interaction(human, pending.interaction_id, "reject", "wrong account")
+    human.decide_approval("reject", "wrong account", interaction_id=pending.interaction_id)
     delivery = await delivery_of(webhook_receiver, "approval.decided")
     resumed = await runs.resume_from_webhook(delivery.body)
 
@@ -155,7 +154,7 @@ async def test_a_run_driven_by_paused_runs_pauses_an_in_run_gate(
     assert outcome.paused is not None
     assert await runs.resume("s-poll", timeout=0) is None  # nobody decided yet
     (pending,) = outcome.paused.pending
-    decide_interaction(human, pending.interaction_id, "approve")
+    human.decide_approval("approve", interaction_id=pending.interaction_id)
     resumed = await runs.resume("s-poll", timeout=10)
 
     assert resumed is not None and resumed.text == "FINAL: success: sent 50 to bob"
@@ -178,7 +177,7 @@ async def test_two_calls_in_one_step_resume_when_both_are_answered(
     assert outcome.paused is not None
     first, second = outcome.paused.pending
 
-    decide_interaction(human, first.interaction_id, "approve")
+    human.decide_approval("approve", interaction_id=first.interaction_id)
     assert (
         await runs.resume_from_webhook(
             (await delivery_of(webhook_receiver, "approval.decided")).body
@@ -187,7 +186,7 @@ async def test_two_calls_in_one_step_resume_when_both_are_answered(
     )  # the other call is still open: its answer resumes the run
     assert sessions.ran == []
 
-    decide_interaction(human, second.interaction_id, "reject", "not Ann")
+    human.decide_approval("reject", "not Ann", interaction_id=second.interaction_id)
     resumed = await runs.resume_from_webhook(
         (await delivery_of(webhook_receiver, "approval.decided", count=2)).body
     )
@@ -208,7 +207,7 @@ async def test_a_resumed_run_that_stops_again_is_paused_again(
     runs = paused_runs(tmp_path, sessions, async_humanwire_client)
     first = await runs.run("s-again", "Pay Bob twice")
     assert first.paused is not None
-    decide_interaction(human, first.paused.pending[0].interaction_id, "approve")
+    human.decide_approval("approve", interaction_id=first.paused.pending[0].interaction_id)
     resumed = await runs.resume("s-again", timeout=10)
 
     assert resumed is not None and resumed.paused is not None
@@ -218,7 +217,7 @@ async def test_a_resumed_run_that_stops_again_is_paused_again(
     assert second.interaction_id != first.paused.pending[0].interaction_id
     assert resumed.paused.round > first.paused.round
     assert runs.store.load("s-again") == resumed.paused
-    decide_interaction(human, second.interaction_id, "approve")
+    human.decide_approval("approve", interaction_id=second.interaction_id)
     done = await runs.resume("s-again", timeout=10)
     assert done is not None and done.finished
     assert sessions.ran == [{"amount": 50, "to": "bob"}] * 2

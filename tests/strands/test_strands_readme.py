@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 from strands_helpers import scripted
 
-from approval_support import decide_next
 from framework_support import readme_example
 from humanwire.testing import RunningService, ScriptedHuman
 
@@ -25,7 +24,7 @@ def test_the_readme_example_runs(
         [("refund", {"order_id": "1042", "amount": 25.0})],
     )
     human.reply("yes please")
-    approval = decide_next(human, "approve")
+    approval = human.decide_approval("approve")
 
     exec(code.replace("Agent(tools=", "Agent(model=model, tools="), {"model": model})
 

@@ -576,6 +576,15 @@ def decision_from_value(value: Any) -> ApprovalDecision:
 # --- webhooks ---------------------------------------------------------------------------
 
 
+def plain_json(value: Any) -> Any:
+    """A value ``json`` cannot write, as its wire form: an event dumped without
+    ``mode="json"`` holds datetimes (an approval's decisions), written as ISO 8601."""
+    isoformat = getattr(value, "isoformat", None)
+    if callable(isoformat):
+        return isoformat()
+    raise TypeError(f"not JSON: {type(value).__name__}")
+
+
 def parse_delivery(
     body: bytes | str | Mapping[str, Any] | Event,
     headers: Mapping[str, str] | None = None,
@@ -591,7 +600,7 @@ def parse_delivery(
             raise TypeError("verifying a signature needs the raw body (bytes or str)")
         if not isinstance(body, Mapping):
             return body
-        body = json.dumps(dict(body))
+        body = json.dumps(dict(body), default=plain_json)
     signature = None
     if secret is not None:
         lowered = {key.lower(): value for key, value in (headers or {}).items()}

@@ -13,6 +13,7 @@ from crewai.hooks import get_after_tool_call_hooks, get_before_tool_call_hooks
 from crewai.tools import BaseTool, tool
 from crewai_helpers import NativeLLM, ScriptedLLM, kickoff
 
+from approval_support import approval_link
 from framework_support import PAY, forms
 from humanwire import HumanWire
 from humanwire.approval import Approver
@@ -51,7 +52,7 @@ def test_approved_the_call_runs_once(
 
     assert output.raw == "sent 50 to bob"
     assert ran == [{"amount": 50, "to": "bob"}]
-    assert filled.wait(5).kind == "form"
+    assert approval_link(filled.wait(5).text)
     assert len(forms(human)) == 1
     [decision] = gate.decisions
     assert decision.approved and decision.comment == "fine"

@@ -27,7 +27,7 @@ from humanwire.crewai import (
 )
 from humanwire.errors import InvalidSignatureError
 from humanwire.testing import RunningService, ScriptedHuman
-from humanwire.types import FormReceivedEvent, MessageReceivedEvent
+from humanwire.types import ApprovalDecidedEvent, MessageReceivedEvent
 
 
 @pytest.fixture
@@ -195,13 +195,14 @@ def test_other_events_resume_nothing(
     paused = pause(flow_class, persistence)
     flow_id = paused.context.flow_id
 
-    def form(metadata: dict[str, str], interaction_id: str = "int_1") -> FormReceivedEvent:
-        return FormReceivedEvent.model_validate(
+    def form(metadata: dict[str, str], interaction_id: str = "int_1") -> ApprovalDecidedEvent:
+        return ApprovalDecidedEvent.model_validate(
             {
                 "eventType": "approval.decided",
                 "payload": {
                     "interactionId": interaction_id,
-                    "values": {"decision": "approve"},
+                    "status": "ended",
+                    "decision": "approved",
                     "metadata": metadata,
                 },
             }

@@ -15,6 +15,7 @@ from google.adk.agents import LlmAgent
 from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService
 
+from approval_support import approval_link
 from framework_support import approval_decided, approved_later, decided, delivery_files, run_process
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.errors import InvalidSignatureError
@@ -27,7 +28,7 @@ from humanwire.google_adk import (
     run_until_approval,
 )
 from humanwire.testing import RunningService, ScriptedHuman, WebhookReceiver
-from humanwire.types import FormReceivedEvent
+from humanwire.types import ApprovalDecidedEvent
 
 SCRIPT = Path(__file__).with_name("adk_resume_process.py")
 
@@ -75,7 +76,7 @@ def test_a_webhook_resumes_in_another_process_and_the_payment_runs_once(
     shutil.copy(stale, db)
     assert run("resume", *common, *webhook) == {"resumed": False}
     assert ran.read_text() == "50 bob\n"
-    assert len([d for d in humanwire_client.sandbox.deliveries() if d.kind == "form"]) == 1
+    assert len([d for d in humanwire_client.sandbox.deliveries() if approval_link(d.text)]) == 1
 
 
 def payments(ran: list[str], client: AsyncHumanWire, *steps: Any, **approver: Any) -> Runner:
@@ -205,8 +206,8 @@ async def test_other_forms_and_bad_signatures_resume_nothing(
     runner = payments([], async_humanwire_client)
     claims = FileClaimStore(tmp_path)
 
-    def event(metadata: dict[str, str]) -> FormReceivedEvent:
-        return FormReceivedEvent.model_validate(approval_decided("int_1", metadata))
+    def event(metadata: dict[str, str]) -> ApprovalDecidedEvent:
+        return ApprovalDecidedEvent.model_validate(approval_decided("int_1", metadata))
 
     langgraph = event({"humanwire_resume": "langgraph", "langgraph_thread_id": "t"})
     assert await resume_from_webhook(runner, claims, langgraph) is None
@@ -238,7 +239,7 @@ async def test_a_form_of_an_earlier_pause_or_another_app_resumes_nothing(
     human.decide_approval("approve", interaction_id=pending.interaction_id)
     real = await decided(async_humanwire_client, pending.interaction_id)
 
-    def changed(**payload: Any) -> FormReceivedEvent:
+    def changed(**payload: Any) -> ApprovalDecidedEvent:
         return real.model_copy(update={"payload": real.payload.model_copy(update=payload)})
 
     # Same session and call, another interaction (an earlier pause's form): ignored.

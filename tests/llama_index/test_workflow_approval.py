@@ -97,26 +97,36 @@ async def test_a_workflow_timeout_shorter_than_the_window_is_refused(
     assert human.deliveries() == []
 
 
-async def test_anyone_may_answer_with_a_response_event(
+async def test_a_response_event_counts_as_far_as_the_service_approved(
     async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
 ) -> None:
     # watch=False: nothing polls the service; a UI answers through the handler instead.
+    # Its answer counts only once the service lets the approval be consumed.
     approver = Approver(async_humanwire_client, follow_up_time=30)
-    handler = DeployFlow(approver, watch=False, timeout=None).run(version="3.0.0")
-    async for event in handler.stream_events():
-        if isinstance(event, ApprovalRequiredEvent):
-            handler.ctx.send_event(
-                ApprovalResponseEvent(
-                    interaction_id=event.interaction_id,
-                    approved=True,
-                    decision="approve",
-                    comment="approved in the dashboard",
-                    response="ok",
+    for decided_on_the_service in (False, True):
+        handler = DeployFlow(approver, watch=False, timeout=None).run(version="3.0.0")
+        async for event in handler.stream_events():
+            if isinstance(event, ApprovalRequiredEvent):
+                if decided_on_the_service:
+                    await human.decide_approval(
+                        "approve", interaction_id=event.interaction_id
+                    ).async_wait(10)
+                handler.ctx.send_event(
+                    ApprovalResponseEvent(
+                        interaction_id=event.interaction_id,
+                        approved=True,
+                        decision="approve",
+                        comment="approved in the dashboard",
+                        response="ok",
+                    )
                 )
-            )
-    result: dict[str, Any] = await handler
-    assert (result["approved"], result["comment"]) == (True, "approved in the dashboard")
-    assert len(human.deliveries()) == 1
+        result: dict[str, Any] = await handler
+        if decided_on_the_service:
+            assert (result["approved"], result["comment"]) == (True, "approved in the dashboard")
+        else:  # approved by nobody the service knows: refused when consumed, not run
+            assert result["approved"] is False
+            assert "refused to consume" in result["comment"]
+    assert len(human.deliveries()) == 2
 
 
 PAUSE_SCRIPT = """
@@ -335,7 +345,8 @@ async def test_a_webhook_for_another_frameworks_pause_is_left_alone(tmp_path: Pa
         "eventType": "approval.decided",
         "payload": {
             "interactionId": "iid-1",
-            "values": {"decision": "approve"},
+            "status": "ended",
+            "decision": "approved",
             "metadata": {"humanwire_resume": "langgraph", "langgraph_thread_id": "t"},
         },
     }

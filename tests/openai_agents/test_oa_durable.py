@@ -13,6 +13,7 @@ import pytest
 from agents import Agent, FunctionTool, function_tool
 from oa_helpers import FakeModel
 
+from approval_support import approval_link
 from framework_support import approval_decided, approved_later, decided, delivery_files, run_process
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.errors import InvalidSignatureError
@@ -24,7 +25,7 @@ from humanwire.openai_agents import (
     run_until_approval,
 )
 from humanwire.testing import RunningService, ScriptedHuman, WebhookReceiver
-from humanwire.types import FormReceivedEvent
+from humanwire.types import ApprovalDecidedEvent
 
 SCRIPT = Path(__file__).with_name("oa_resume_process.py")
 
@@ -70,7 +71,7 @@ def test_a_webhook_resumes_in_another_process_and_the_payment_runs_once(
     shutil.copy(stale, saved)
     assert run("resume", *common, *webhook) == {"resumed": False}
     assert ran.read_text() == "50 bob\n"
-    assert len([d for d in humanwire_client.sandbox.deliveries() if d.kind == "form"]) == 1
+    assert len([d for d in humanwire_client.sandbox.deliveries() if approval_link(d.text)]) == 1
 
 
 def payment_tool(ran: list[str], client: AsyncHumanWire, **approver: Any) -> FunctionTool:
@@ -192,7 +193,7 @@ async def test_other_forms_and_bad_signatures_resume_nothing(
 ) -> None:
     agent = Agent(name="payer", tools=[], model=FakeModel())
     store = FilePausedRunStore(tmp_path)
-    langgraph = FormReceivedEvent.model_validate(
+    langgraph = ApprovalDecidedEvent.model_validate(
         approval_decided("int_1", {"humanwire_resume": "langgraph", "langgraph_thread_id": "t"})
     )
     assert await resume_from_webhook(agent, store, langgraph) is None

@@ -45,7 +45,7 @@ async def test_approved_the_tool_runs(
     assert "send_payment will run with" not in delivery.text  # the form is a link
     (form,) = forms(human)
     status = await async_humanwire_client.interactions.status(form.interaction_id)
-    assert status.kind == "form"
+    assert status.kind == "approval"
     assert status.metadata is not None and status.metadata["strands_tool_use_id"] == "call_0_0"
     assert len(status.metadata["strands_run_id"]) == 32
     (decision,) = gate.decisions

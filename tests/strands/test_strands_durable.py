@@ -16,6 +16,7 @@ from strands.hooks import BeforeToolCallEvent
 from strands.session.file_session_manager import FileSessionManager
 from strands_helpers import ScriptedModel, agent, once, scripted
 
+from approval_support import approval_link
 from framework_support import PAY, approval_decided, deliveries_of, signed
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.errors import WebhookVerificationError
@@ -90,7 +91,7 @@ async def test_a_paused_approval_resumes_from_the_webhook_once(
     assert (pending.kind, pending.tool_name) == ("approval", "send_payment")
     assert pending.interrupt_id.startswith("v1:before_tool_call:call_0_0:")
     assert sessions.ran == []
-    (form,) = [d for d in human.deliveries() if d.kind == "form"]
+    (form,) = [d for d in human.deliveries() if approval_link(d.text)]
     assert form.interaction_id == pending.interaction_id
     status = await async_humanwire_client.interactions.status(pending.interaction_id)
     assert status.metadata == {
@@ -159,7 +160,7 @@ async def test_a_run_driven_by_paused_runs_pauses_an_in_run_gate(
 
     assert resumed is not None and resumed.text == "FINAL: success: sent 50 to bob"
     assert sessions.ran == [{"amount": 50, "to": "bob"}]
-    assert len([d for d in human.deliveries() if d.kind == "form"]) == 1
+    assert len([d for d in human.deliveries() if approval_link(d.text)]) == 1
 
 
 async def test_two_calls_in_one_step_resume_when_both_are_answered(

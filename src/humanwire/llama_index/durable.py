@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from llama_index.core.workflow import Context, Workflow
 from workflows.handler import WorkflowHandler
 
+from humanwire._pauses import plain_json
 from humanwire.approval import ApprovalDecision, decision_from_approval, decision_from_values
 from humanwire.types import (
     ApprovalDecidedEvent,
@@ -208,7 +209,7 @@ def parse_delivery(
     if isinstance(body, Mapping):
         if secret is not None:
             raise TypeError("verifying a signature needs the raw body (bytes or str)")
-        body = json.dumps(dict(body))
+        body = json.dumps(dict(body), default=plain_json)
     signature = None
     if secret is not None:
         lowered = {key.lower(): value for key, value in (headers or {}).items()}

@@ -273,7 +273,7 @@ async def test_a_failed_resume_gives_the_run_back(
     assert retried is not None
     # The approved action did not run twice, and the model is told it ran before.
     assert payments.sent == [(50, "bob")]
-    assert "already used, so the action ran before" in retried.output
+    assert "its approval was used already, so it ran before" in retried.output
 
 
 async def test_deliveries_that_are_not_ours_resume_nothing(

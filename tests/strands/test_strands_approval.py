@@ -176,7 +176,7 @@ async def test_a_retried_call_does_not_run_the_approved_action_again(
     (returned,) = model.results
     assert returned["status"] == "error"
     assert returned["content"][0]["text"].startswith(
-        "send_payment was not run again: its approval (interaction "
+        "send_payment was not run again: its approval was used already"
     )
 
 

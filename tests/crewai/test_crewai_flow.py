@@ -76,7 +76,7 @@ def test_a_paused_flow_resumes_from_the_webhook_and_pays_once(
     saved = persistence.load_pending_feedback(flow_id)
     assert saved is not None
 
-    resumed = resume_from_webhook(event, None, flow_class, persistence)
+    resumed = resume_from_webhook(event, None, flow_class, persistence, client=humanwire_client)
 
     assert resumed is not None and not resumed.paused
     assert resumed.result == "paid 50 to bob"
@@ -86,12 +86,16 @@ def test_a_paused_flow_resumes_from_the_webhook_and_pays_once(
     assert ledger.read_text() == "50 bob\n"
 
     # The same delivery again (webhooks are retried): nothing to resume.
-    assert resume_from_webhook(event, None, flow_class, persistence) is None
+    assert (
+        resume_from_webhook(event, None, flow_class, persistence, client=humanwire_client) is None
+    )
     # The paused state back, as a crash after paying or a racing receiver would leave it:
     # the approval was consumed, so the payment does not run again.
     state, context = saved
     persistence.save_pending_feedback(flow_id, context, state)
-    assert resume_from_webhook(event, None, flow_class, persistence) is None
+    assert (
+        resume_from_webhook(event, None, flow_class, persistence, client=humanwire_client) is None
+    )
     assert ledger.read_text() == "50 bob\n"
 
 
@@ -108,7 +112,11 @@ def test_rejected_the_flow_takes_its_rejected_path_with_the_comment(
     human.decide_approval("reject", "wrong account", interaction_id=interaction_id)
 
     resumed = resume_from_webhook(
-        answered(humanwire_client, interaction_id), None, flow_class, persistence
+        answered(humanwire_client, interaction_id),
+        None,
+        flow_class,
+        persistence,
+        client=humanwire_client,
     )
 
     assert resumed is not None
@@ -155,7 +163,7 @@ def test_a_question_pauses_and_the_reply_resumes(
     event = answered(humanwire_client, paused.callback_info["interaction_id"])
     assert isinstance(event, MessageReceivedEvent)
 
-    resumed = resume_from_webhook(event, None, flow_class, persistence)
+    resumed = resume_from_webhook(event, None, flow_class, persistence, client=humanwire_client)
 
     assert resumed is not None and resumed.result == "subject: Q3: a record quarter"
 

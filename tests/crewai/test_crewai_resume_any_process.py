@@ -70,6 +70,8 @@ def test_a_webhook_resumes_a_flow_paused_by_another_process(
     provider = HumanWireFeedback(client=humanwire_client)
     flow_class = payment_flow(provider, paid)
     headers = {SIGNATURE_HEADER: webhook[1]}
-    replayed = resume_from_webhook(delivery.body, headers, flow_class, persistence, secret=secret)
+    replayed = resume_from_webhook(
+        delivery.body, headers, flow_class, persistence, secret=secret, client=humanwire_client
+    )
     assert replayed is None
     assert paid.read_text() == "50 bob\n"

@@ -56,7 +56,7 @@ JSON Schema cannot say, which is:
   `quorum` and `rejectQuorum` count people (one number reached by sms and by call is one);
   the tiers come at increasing `after`; an email approver's `to` is an address
   `email_validator` accepts; approvers of a channel the service does not deliver yet
-  (`email`, `call`) are refused, naming their `channel`
+  (`email`) are refused, naming their `channel`
   ([Approval requests](../design.md#approval-requests-what-the-service-does)).
 """
 

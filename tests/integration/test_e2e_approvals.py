@@ -211,7 +211,7 @@ def test_a_rejection_with_its_reason(api: httpx.Client) -> None:
         ({"title": ""}, "title"),
         ({"waitTime": None, "followUpTime": None}, "waitTime"),
         ({"approvers": [{"channel": "sms", "to": "12345"}]}, "approvers[0]"),
-        ({"approvers": [{"channel": "call", "to": HUMAN}]}, "approvers[0].channel"),
+        ({"approvers": [{"channel": "email", "to": "ada@example.com"}]}, "approvers[0].channel"),
     ],
 )
 def test_bad_requests_name_the_field_and_send_nothing(
@@ -458,3 +458,70 @@ def test_escalation_and_reminders_survive_a_restart(store: str, tmp_path: Path) 
                 assert types.count("approval.escalated") == 1
         finally:
             runner.stop()
+
+
+def test_hostile_input_is_answered_in_the_documented_shape(api: httpx.Client) -> None:
+    anonymous = {"Authorization": ""}
+    for token in ("nope", "x" * 3000, "%00", "..%2F..%2Fetc"):
+        shown = api.get(f"/a/{token}", headers=anonymous)
+        assert shown.status_code == 404
+        assert "Approval not found" in shown.text or "no such endpoint" in shown.text
+        posted = api.post(f"/a/{token}", data={"decision": "approve"}, headers=anonymous)
+        assert posted.status_code == 404
+    asked = _ask(api, title="T", approvers=[{"channel": "link", "to": "Ada"}], followUpTime=30)
+    path = _page(api, asked["links"][0]["url"])
+    for body in ({"decision": "maybe"}, {}, {"decision": "approve" * 1000}):
+        assert api.post(path, data=body, headers=anonymous).status_code == 400
+    as_json = api.post(path, json={"decision": "approve"}, headers=anonymous)
+    assert as_json.status_code == 400
+    long = api.post(path, data={"decision": "reject", "comment": "x" * 100_000}, headers=anonymous)
+    assert long.status_code in (303, 413)
+    if long.status_code == 303:  # recorded, the comment cut to 2,000 characters
+        decided = api.get(f"/approvals/{asked['interactionId']}").json()
+        assert len(decided["decisions"][0]["comment"]) == 2000
+    for params, field in (
+        ({"after": "-1"}, "after"),
+        ({"limit": "0"}, "limit"),
+        ({"limit": "x"}, "limit"),
+    ):
+        response = api.get("/audit", params=params)
+        assert (response.status_code, response.json()["error"]["field"]) == (400, field)
+    missing = api.get("/approvals/00000000-0000-0000-0000-000000000000")
+    assert missing.json()["error"]["code"] == "not_found"
+    consume = api.post("/approvals/nope/consume", json={"actionDigest": "sha256:xyz"})
+    assert consume.status_code in (400, 404)
+
+
+def test_a_call_approver_decides_by_key_or_word(api: httpx.Client) -> None:
+    asked = _ask(
+        api,
+        title="Wire $4,200",
+        action=ACTION,
+        approvers=[{"channel": "call", "to": THIRD}, {"channel": "call", "to": OTHER}],
+        quorum=2,
+        remindEvery=1,
+        followUpTime=30,
+        metadata={"run": "r7"},
+    )
+    calls = _until(
+        lambda: (
+            len(_deliveries(api, THIRD) + _deliveries(api, OTHER)) == 2
+            and (_deliveries(api, THIRD) + _deliveries(api, OTHER))
+        )
+    )
+    assert all(c["kind"] == "call" for c in calls)
+    assert "press 1 to approve or 2 to reject" in calls[0]["text"]
+    assert 'wire_money(amount=4200, to="ACME Ltd")' in calls[0]["text"]
+    first, second = (c["interactionId"] for c in calls)
+    assert asked["interactionId"] not in (first, second)  # each call is its own
+    ended = api.post(f"/sandbox/calls/{first}", json={"outcome": "completed", "summary": "1"})
+    assert ended.status_code == 200, ended.text
+    view = api.get(f"/approvals/{asked['interactionId']}").json()
+    assert [d["via"] for d in view["decisions"]] == ["call_keypad"]
+    unclear = api.post(f"/sandbox/calls/{second}", json={"outcome": "completed", "summary": "hmm"})
+    assert unclear.status_code == 200
+    assert api.get(f"/approvals/{asked['interactionId']}").json()["decision"] is None
+    time.sleep(1.5)  # nobody is called again by a reminder
+    assert len(_deliveries(api, THIRD) + _deliveries(api, OTHER)) == 2
+    status = api.get(f"/interactions/{first}/status").json()
+    assert status["kind"] == "call" and status["metadata"] == {"run": "r7"}

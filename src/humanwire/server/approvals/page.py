@@ -18,7 +18,7 @@ from ..forms.web import html_response, read_urlencoded
 
 if TYPE_CHECKING:
     from ..engine import Engine
-    from ..engine.approvals import ApprovalPage
+    from ..engine.approval_access import ApprovalPage
 
 __all__ = ["approval_page_routes"]
 
@@ -106,14 +106,15 @@ def render_approval_page(page: ApprovalPage) -> Html:
             '<form method="post" action="/a/{token}" accept-charset="utf-8">{comment}'
             '<button type="submit" name="decision" value="approve" class="primary">'
             "Approve</button> "
-            '<button type="submit" name="decision" value="reject">Reject</button></form>',
+            '<button type="submit" name="decision" value="reject" class="danger">Reject</button>'
+            "</form>",
             token=page.approver.token,
             comment=comment,
         )
     else:
         decide = Html('<p class="legend">No decision is taken here any more.</p>')
     body = render(
-        '<main class="sheet"><header><h1>{title}</h1>{description}</header>'
+        '<main class="sheet approval"><header><h1>{title}</h1>{description}</header>'
         "<p>Asked of you as {who}.</p>{action}{tally}{decide}</main>{footer}",
         title=request.title,
         description=description,

@@ -17,6 +17,8 @@ __all__ = [
     "Reply",
     "action_line",
     "ask_text",
+    "call_answer",
+    "call_prompt",
     "clarify_text",
     "parse_reply",
     "reminder_text",
@@ -122,3 +124,36 @@ def clarify_text(open_requests: Sequence[tuple[str, str | None]]) -> str:
         "Sorry, we could not tell which request that answers. "
         f"Reply with its code: {listed} (a reason may follow)."
     )
+
+
+def call_prompt(title: str, description: str | None, action: Mapping[str, Any] | None) -> str:
+    """What the voice agent is told when it calls an approver."""
+    lines = [
+        f"You are calling to ask for an approval: {title}.",
+    ]
+    if description:
+        lines.append(description)
+    if line := action_line(action):
+        lines.append(f"The action: {line}.")
+    lines.append(
+        "Ask them to say approve or reject, or to press 1 to approve or 2 to reject. "
+        "Once they have answered, thank them and end the call. Decide nothing for them."
+    )
+    return "\n".join(lines)
+
+
+_KEYS = {"1": "approve", "2": "reject"}
+
+
+def call_answer(answers: Sequence[str]) -> tuple[str, str] | None:
+    """The first of the callee's ``answers`` (in order) that is a decision: a key (1
+    approves, 2 rejects: ``call_keypad``) or a spoken yes / no word (``call_speech``);
+    None when none is."""
+    for answer in answers:
+        text = answer.strip().rstrip("#")
+        if text in _KEYS:
+            return _KEYS[text], "call_keypad"
+        reply = parse_reply(text)
+        if reply is not None:
+            return reply.decision, "call_speech"
+    return None

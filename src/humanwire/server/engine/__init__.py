@@ -13,9 +13,9 @@ One class, ``Engine``, assembled from one part per concern, each a module of its
 - ``human``: what comes back from recipients, through provider-neutral entry points
   that the sandbox API, the inbox and the real providers all use;
 - ``links``: forms and reply links reached by their token;
-- ``approvals``, ``approval_steps`` and ``approval_replies``: approval requests, their
-  decisions (pages, sms / whatsapp replies), reminders and escalation (schedule steps),
-  ``consume`` and the audit log.
+- ``approvals``, ``approval_steps``, ``approval_replies`` and ``approval_access``:
+  approval requests, their decisions (pages, sms / whatsapp replies, Slack buttons,
+  calls), reminders and escalation (schedule steps), ``consume`` and the audit log.
 
 Waiting is event-driven (see ``core``): no polling loops and no task per wait.
 
@@ -58,7 +58,7 @@ from ._common import (
     ReplyLinkView,
 )
 from .accounts import Accounts
-from .approval_replies import ApprovalReplies
+from .approval_access import ApprovalAccess
 from .channels import ChannelCards
 from .context import HELD_TO_THE_END, SendContext
 from .holds import Hold
@@ -95,7 +95,7 @@ __all__ = [
 
 
 class Engine(
-    ApprovalReplies,
+    ApprovalAccess,
     Accounts,
     InboxSessions,
     Idempotency,

@@ -1,5 +1,7 @@
-"""Approvals decided by text: an sms or whatsapp reply (YES / NO, a reason may follow,
-"YES 4821" naming a request by its short code when one number has several open).
+"""Approvals decided over a channel: an sms or whatsapp reply (YES / NO, a reason may
+follow, "YES 4821" naming a request by its short code when one number has several open),
+Slack's Approve / Reject buttons (``decide_by_slack``: the approver's click only), and a
+call (``end_call``: the keys 1 / 2 or the words the callee said).
 
 Replies are matched as every text is (``HumanSide._receive``): a message waiting for a
 reply from that number takes it first, as before approvals existed, unless the reply
@@ -14,6 +16,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Sequence
+from typing import Literal
 
 from ..approvals import texts
 from ..delivery import Outbound, ProviderFailure, RecipientUnreachable
@@ -26,6 +29,63 @@ __all__ = ["ApprovalReplies"]
 
 
 class ApprovalReplies(ApprovalSteps):
+    # -- calls --------------------------------------------------------------------------
+    async def end_call(
+        self,
+        record: InteractionRecord,
+        *,
+        outcome: Literal["completed", "no_answer", "transferred"],
+        summary: str,
+        transcript: Sequence[tuple[str, str]] | None = None,
+    ) -> InteractionRecord | None:
+        """A ``call`` approver's call ended: what they said or pressed is their decision
+        (the human's turns; without a transcript, as the sandbox ends a call, the
+        summary). An answer that is no decision decides nothing."""
+        link = record.request.get("approval") if record.kind == "call" else None
+        if isinstance(link, dict) and outcome == "completed" and record.status == "pending":
+            if transcript is not None:
+                said = [text for speaker, text in transcript if speaker == "human"]
+            else:
+                said = [summary]
+            answer = texts.call_answer(said)
+            rows = await self.store.approvers_of(str(link.get("interactionId")))
+            row = next((r for r in rows if r.position == link.get("position")), None)
+            if answer is not None and row is not None and row.channel == "call":
+                decision, via = answer
+                await self._decide(row, decision, None, via)
+        return await super().end_call(
+            record, outcome=outcome, summary=summary, transcript=transcript
+        )
+
+    # -- Slack buttons ------------------------------------------------------------------
+    async def slack_approver(self, interaction_id: str, to_addr: str) -> int | None:
+        """The position of the ``slack`` approver ``to_addr`` of an approval request
+        (None: the interaction is no approval, or they are none of its approvers)."""
+        for row in await self.store.approvers_of(interaction_id):
+            if row.channel == "slack" and row.to_addr == to_addr:
+                return row.position
+        return None
+
+    async def decide_by_slack(
+        self, interaction_id: str, position: int, user: str, decision: str
+    ) -> tuple[str, str]:
+        """A click on an approval's button by ``user``: ``refused`` (not this approver),
+        else what ``_decide`` says; with the text to show (the refusal, or the
+        approval's ``response`` once closed)."""
+        rows = await self.store.approvers_of(interaction_id)
+        row = next((r for r in rows if r.position == position), None)
+        if row is None or row.channel != "slack":
+            return "refused", "This is not an approval request of this service."
+        if row.to_addr != user:
+            return "refused", f"Only <@{row.to_addr}> can decide this approval."
+        result = await self._decide(row, decision, None, "slack_button")
+        text = ""
+        if result == "closed":
+            record = await self.store.get_interaction(interaction_id)
+            if record is not None:
+                text = (await self.approval_view(record)).response or ""
+        return result, text
+
     async def _open_approvers(
         self, text: InboundText, account_id: str | None
     ) -> list[ApproverRecord]:

@@ -5,18 +5,20 @@ An approval is an interaction of kind ``approval``: its windows, its held reques
 ``Idempotency-Key`` and ``Prefer: respond-async`` are those of every send. Beside it the
 store keeps the request's state (``ApprovalRecord``: settled how, consumed) and one row per
 approver (``ApproverRecord``: their page's token, their sms short code, their decision).
-Every way a person decides (their page, an sms / whatsapp reply) ends in ``_decide``; once
+Every way a person decides (their page, an sms / whatsapp reply, a Slack button, a call)
+ends in ``_decide``; once
 the tally settles the request (``server.approvals.tally``), the interaction ends with an
 ``approval.decided`` event: the held request gets it, else the webhooks. When the windows
-close undecided, ``onTimeout`` applies (``_end``). Reminders and escalation tiers are
-steps of the schedule (they survive a restart and run once across replicas). Every
-decision, reminder, escalation, timeout and consumption is an entry of the account's
-hash-chained audit log.
+close undecided, ``onTimeout`` applies (``_end``). Every decision, reminder, escalation,
+timeout and consumption is an entry of the account's hash-chained audit log.
+
+The other parts: ``approval_steps`` (reminders and escalation tiers, steps of the
+schedule), ``approval_replies`` (decisions by sms / whatsapp reply, Slack button, call),
+``approval_access`` (the approver's page, ``consume``, the audit log).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import logging
 import secrets
@@ -30,15 +32,18 @@ from humanwire.types.approvals import (
     Approver,
     ApproverDecision,
     ApproverLink,
-    ConsumeRequest,
-    ConsumeResponse,
 )
 from humanwire.types.forms import DEFAULT_FORM_FOLLOW_UP_TIME
 
 from ..approvals import texts
 from ..approvals.tally import Counted, Rules, Tally, response_text, timeout_text
-from ..delivery import Outbound, ProviderFailure, RecipientUnreachable
-from ..errors import AlreadyConsumed, InvalidRequest, NotApproved, NotFound
+from ..delivery import Outbound, ProviderFailure, RecipientUnreachable, WhatsAppTemplate
+from ..errors import (
+    InvalidRequest,
+    InvalidToNumber,
+    NotFound,
+    ProviderError,
+)
 from ..store.base import (
     ApprovalRecord,
     ApproverRecord,
@@ -52,7 +57,7 @@ from .links import LinkPages
 from .outcomes import Outcomes
 from .sends import Sends
 
-__all__ = ["MAX_REMINDERS", "ApprovalPage", "Approvals", "approval_wire"]
+__all__ = ["MAX_REMINDERS", "Approvals", "approval_wire"]
 
 logger = logging.getLogger("humanwire.engine")
 
@@ -62,20 +67,9 @@ REMIND = "approval.remind"
 ESCALATE = "approval.escalate"
 REPLY_CHANNELS = ("sms", "whatsapp")
 _SENT_CHANNELS = ("sms", "whatsapp", "slack")
-_NOT_YET = ("email", "call")
+_NOT_YET = ("email",)
 """Approver channels the wire names that this service does not deliver yet."""
 _OUTCOME = {"approve": "approved", "reject": "rejected", "none": None}
-
-
-@dataclasses.dataclass(frozen=True)
-class ApprovalPage:
-    """What an approver's page shows."""
-
-    approver: ApproverRecord
-    request: ApprovalRequest
-    approval: Approval
-    open: bool
-    """Whether a decision is still taken (pending, and this person has not decided)."""
 
 
 def _approver(row: ApproverRecord) -> Approver:
@@ -159,6 +153,9 @@ class Approvals(Sends, LinkPages, Outcomes):
             follow_up_time=follow_up,
             context=context,
         )
+        if resumed and await self.store.get_approval(record.id) is None:
+            # The first run stopped between the interaction and its approvers: asked now.
+            await self._start_approval(account, record, request)
         hold = self._register(record, context) if request.wait_time is not None else None
         start = functools.partial(self._start_approval, account, record, request)
         await self._send_out(record, resumed, hold, start)
@@ -178,8 +175,12 @@ class Approvals(Sends, LinkPages, Outcomes):
         codes: set[str] = set()
         for tier, approvers in enumerate(tiers):
             for approver in approvers:
-                code = _code(codes) if approver.channel in REPLY_CHANNELS else None
-                if code is not None:
+                code = None
+                if approver.channel in REPLY_CHANNELS:
+                    # Unlike the codes of the number's other open requests: a reply
+                    # naming one is never two requests' answer.
+                    open_ = await self.store.open_approvers_at(approver.channel, approver.to)
+                    code = _code(codes | {r.code for r in open_ if r.code})
                     codes.add(code)
                 rows.append(
                     ApproverRecord(
@@ -237,7 +238,7 @@ class Approvals(Sends, LinkPages, Outcomes):
         await self._audit(record.account_id, drafts)
         if request.remind_every is not None:
             for row in rows:
-                if row.channel != "link":
+                if row.channel not in ("link", "call"):  # nobody is called again
                     await self.schedule.arm(
                         REMIND,
                         f"{record.id}:{row.position}",
@@ -255,6 +256,8 @@ class Approvals(Sends, LinkPages, Outcomes):
     async def _send_to(self, record: InteractionRecord, row: ApproverRecord, text: str) -> bool:
         """Sends ``text`` to an approver; False (logged) when the provider refused it."""
         account = await self._account(record.account_id)
+        if row.channel == "call":
+            return await self._call_to(account, record, row)
         if row.channel == "sms":
             sender = await self._phone_sender(account, None)
         elif row.channel == "whatsapp":
@@ -269,6 +272,15 @@ class Approvals(Sends, LinkPages, Outcomes):
             from_addr=sender,
             to_addr=row.to_addr,
             text=text,
+            # Outside WhatsApp's 24-hour window only a template goes out: the shared
+            # account's ``notification`` ({{1}} the text), as for a message without a wait.
+            template=(
+                WhatsAppTemplate(name="notification", variables={"1": text})
+                if row.channel == "whatsapp"
+                else None
+            ),
+            # Slack shows Approve / Reject beside a button to the approver's page.
+            form_url=self.approval_page_url(row.token) if row.channel == "slack" else None,
             listening=True,
             wait_deadline=record.wait_deadline,
         )
@@ -283,6 +295,42 @@ class Approvals(Sends, LinkPages, Outcomes):
                 channel=row.channel,
                 to=mask_address(row.to_addr),
                 error=str(exc),
+                level=logging.WARNING,
+            )
+            return False
+        return True
+
+    async def _call_to(
+        self, account: Account, record: InteractionRecord, row: ApproverRecord
+    ) -> bool:
+        """Calls a ``call`` approver: a call of its own (kind ``call``, reported as calls
+        are) whose request names the approval; its end is read as the decision
+        (``ApprovalReplies.end_call``)."""
+        request = ApprovalRequest.model_validate(record.request)
+        prompt = texts.call_prompt(
+            request.title,
+            request.description,
+            None if request.action is None else request.action.model_dump(),
+        )
+        link = {"interactionId": record.id, "position": row.position}
+        wire: dict[str, Any] = {"to": row.to_addr, "prompt": prompt, "approval": link}
+        if metadata := _metadata(record):
+            wire["metadata"] = metadata
+        sender = await self._phone_sender(account, None)
+        call = await self._create_interaction(
+            account, kind="call", channel="call", to=row.to_addr, from_addr=sender, request=wire
+        )
+        try:
+            await self._deliver(call, prompt)
+        except (InvalidToNumber, ProviderError) as exc:
+            log_event(
+                logger,
+                "approval.delivery_failed",
+                interaction_id=record.id,
+                account_id=record.account_id,
+                channel="call",
+                to=mask_address(row.to_addr),
+                error=exc.message,
                 level=logging.WARNING,
             )
             return False
@@ -431,54 +479,3 @@ class Approvals(Sends, LinkPages, Outcomes):
                 await self._answer(record, _decided_event(view))
             return
         await super()._end(record, outcome)
-
-    # -- the page -----------------------------------------------------------------------
-    async def approval_page(self, token: str) -> ApprovalPage:
-        row = await self.store.approver_by_token(token)
-        if row is None or row.asked_at is None:
-            raise NotFound("no approval at this link")
-        record = await self._current(row.interaction_id)
-        request = ApprovalRequest.model_validate(record.request)
-        approval = await self.approval_view(record)
-        tally = _tally(request, await self.store.approvers_of(record.id))
-        open_ = approval.status == "pending" and not tally.has_decided(_approver(row))
-        return ApprovalPage(row, request, approval, open_)
-
-    async def decide_on_page(self, token: str, decision: str, comment: str | None) -> str:
-        row = await self.store.approver_by_token(token)
-        if row is None or row.asked_at is None:
-            raise NotFound("no approval at this link")
-        return await self._decide(row, decision, comment, "page")
-
-    # -- used once ----------------------------------------------------------------------
-    async def consume_approval(
-        self, account: Account, interaction_id: str, body: ConsumeRequest
-    ) -> ConsumeResponse:
-        record = await self._interaction_of(account, interaction_id)
-        approval = await self.store.get_approval(record.id)
-        if record.kind != "approval" or approval is None:
-            raise NotFound(f"no approval {interaction_id!r}", field="interactionId")
-        if body.action_digest != approval.action_digest:
-            raise InvalidRequest(
-                "actionDigest is not the digest of the action this approval is about",
-                field="actionDigest",
-            )
-        now = time.time()
-        if await self.store.consume_approval(record.id, now):
-            data = {"actionDigest": approval.action_digest}
-            await self._audit(
-                account.id, [AuditDraft(now, "approval.consumed", record.id, data=data)]
-            )
-            return ConsumeResponse(consumed=True)
-        approval = await self.store.get_approval(record.id)
-        if approval is None or approval.outcome != "approved":
-            raise NotApproved("this approval is not approved (rejected, or still pending)")
-        raise AlreadyConsumed("this approval was consumed already")
-
-    # -- the audit log ------------------------------------------------------------------
-    async def audit_page(self, account: Account, after: int, limit: int) -> dict[str, Any]:
-        """``GET /audit``: the entries exactly as stored and hashed (an ``actor`` of null
-        stays: the hash covers it), and ``next`` (null at the end of the log)."""
-        found = await self.store.audit_after(account.id, after, limit)
-        following = str(found[-1].sequence) if len(found) == limit else None
-        return {"entries": [record.wire() for record in found], "next": following}

@@ -5,6 +5,9 @@
 - An approval form (``humanwire.approval``'s: a required ``decision`` select offering
   approve and reject, nothing else required): its title and what will run, then Approve
   and Reject buttons beside the form link (which still takes a comment or an edit).
+- An approval request's message (``POST /approvals``, a ``slack`` approver): its text,
+  then Approve and Reject buttons (their value names the request and the approver) beside
+  a link to the approver's page (which takes a comment).
 - Decided: the buttons give way to who decided and when (Slack's ``<!date>`` shows it in
   the reader's time zone).
 
@@ -20,11 +23,16 @@ from typing import Any
 from humanwire.types import Form
 
 __all__ = [
+    "APPROVAL_APPROVE",
+    "APPROVAL_REJECT",
     "APPROVE",
     "OPEN_FORM",
     "REJECT",
     "approval_choices",
+    "approval_request_blocks",
+    "approval_settled_blocks",
     "decided_blocks",
+    "decided_line",
     "escape",
     "expired_blocks",
     "form_blocks",
@@ -34,6 +42,8 @@ __all__ = [
 APPROVE = "humanwire_approve"
 REJECT = "humanwire_reject"
 OPEN_FORM = "humanwire_open_form"
+APPROVAL_APPROVE = "humanwire_approval_approve"
+APPROVAL_REJECT = "humanwire_approval_reject"
 _SECTION_LIMIT = 3000
 
 
@@ -131,3 +141,30 @@ def expired_blocks(form: Form) -> list[dict[str, Any]]:
     return _dicts(
         [_section(_approval_text(form)), ContextBlock(elements=[MarkdownTextObject(text=line)])]
     )
+
+
+def approval_request_blocks(text: str, value: str, url: str) -> list[dict[str, Any]]:
+    """An approval request for one approver: ``value`` (``interactionId:position``) names
+    the request and the approver on both buttons."""
+    from slack_sdk.models.blocks import ActionsBlock, ButtonElement
+
+    buttons = [
+        ButtonElement(text="Approve", action_id=APPROVAL_APPROVE, value=value, style="primary"),
+        ButtonElement(text="Reject", action_id=APPROVAL_REJECT, value=value, style="danger"),
+        ButtonElement(text="Open the page", url=url, action_id=OPEN_FORM),
+    ]
+    return _dicts([_section(escape(text)), ActionsBlock(elements=buttons)])
+
+
+def approval_settled_blocks(text: str, line: str) -> list[dict[str, Any]]:
+    """An approval request's message once the approver decided or it closed: no buttons,
+    ``line`` (mrkdwn, escaped by the caller) under the text."""
+    from slack_sdk.models.blocks import ContextBlock, MarkdownTextObject
+
+    return _dicts([_section(escape(text)), ContextBlock(elements=[MarkdownTextObject(text=line)])])
+
+
+def decided_line(decision: str, user: str, at: float) -> str:
+    label = "Approved" if decision == "approve" else "Rejected"
+    mark = ":white_check_mark:" if decision == "approve" else ":x:"
+    return f"{mark} *{label}* by <@{escape(user)}> {_when(at)}"

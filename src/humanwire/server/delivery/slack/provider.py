@@ -241,6 +241,12 @@ class SlackProvider:
         return Sent(ref=message_ref(team, str(posted["channel"]), str(posted["ts"])), status="sent")
 
     async def _blocks(self, item: Outbound) -> list[dict[str, Any]]:
+        if item.kind == "message" and item.form_url and item.interaction_id:
+            # An approval request's text carries its approver's page: the buttons too.
+            position = await self.engine.slack_approver(item.interaction_id, item.to_addr)
+            if position is not None:
+                value = f"{item.interaction_id}:{position}"
+                return blocks.approval_request_blocks(item.text, value, item.form_url)
         if item.kind == "form" and item.form_url and item.interaction_id:
             record = await self.engine.store.get_interaction(item.interaction_id)
             if record is not None:
@@ -359,12 +365,12 @@ class SlackProvider:
         in the background."""
         from ...errors import Conflict, Gone, InvalidRequest
 
+        ids = (blocks.APPROVE, blocks.REJECT, blocks.APPROVAL_APPROVE, blocks.APPROVAL_REJECT)
         action = next(
             (
                 found
                 for found in payload.get("actions") or ()
-                if isinstance(found, Mapping)
-                and found.get("action_id") in (blocks.APPROVE, blocks.REJECT)
+                if isinstance(found, Mapping) and found.get("action_id") in ids
             ),
             None,
         )
@@ -375,6 +381,8 @@ class SlackProvider:
         container = payload.get("container") or {}
         channel = str(container.get("channel_id") or (payload.get("channel") or {}).get("id") or "")
         ts = str(container.get("message_ts") or (payload.get("message") or {}).get("ts") or "")
+        if action.get("action_id") in (blocks.APPROVAL_APPROVE, blocks.APPROVAL_REJECT):
+            return await self._approval_click(payload, action, team, user, channel, ts)
         record = await self._posted(team, channel, ts)
         if record is None or record.kind != "form" or record.form_token is None:
             return "ignored"
@@ -411,6 +419,46 @@ class SlackProvider:
             )
         )
         return "approved" if decision == "approve" else "rejected"
+
+    async def _approval_click(
+        self,
+        payload: Mapping[str, Any],
+        action: Mapping[str, Any],
+        team: str,
+        user: str,
+        channel: str,
+        ts: str,
+    ) -> str:
+        """Approve / Reject of an approval request: only its approver decides (anyone
+        else gets an ephemeral refusal); the message then shows the decision."""
+        interaction_id, _, position = str(action.get("value") or "").rpartition(":")
+        if not interaction_id or not position.isdigit():
+            return "ignored"
+        decision = "approve" if action.get("action_id") == blocks.APPROVAL_APPROVE else "reject"
+        result, text = await self.engine.decide_by_slack(
+            interaction_id, int(position), user, decision
+        )
+        token = await self._token(team)
+        # The message's text as posted (escaped for mrkdwn then; shown again, escaped again).
+        posted = str((payload.get("message") or {}).get("text") or "")
+        original = posted.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+        if result == "refused":
+            self.spawn(self._notice(token, channel, user, text))
+        elif result == "recorded":
+            line = blocks.decided_line(decision, user, time.time())
+            content = blocks.approval_settled_blocks(original, line)
+            self.spawn(self._update(token, channel, ts, content, line))
+        elif result == "already":
+            self.spawn(self._notice(token, channel, user, "You decided this approval already."))
+        elif result == "closed":
+            self.spawn(self._notice(token, channel, user, f"This approval is closed: {text}"))
+            line = f":lock: {blocks.escape(text)}"
+            self.spawn(
+                self._update(
+                    token, channel, ts, blocks.approval_settled_blocks(original, line), line
+                )
+            )
+        return result
 
     async def _already(self, interaction_id: str) -> str:
         decided = await self.engine.store.get_provider_state(DECISION_SCOPE, interaction_id)

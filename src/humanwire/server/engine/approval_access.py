@@ -1,0 +1,91 @@
+"""What reaches an approval request from outside its flow: an approver's page
+(``/a/{token}``: what it shows, the decision it posts), ``consume`` (used once), and the
+account's audit log (``GET /audit``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import time
+from typing import Any
+
+from humanwire.types.approvals import Approval, ApprovalRequest, ConsumeRequest, ConsumeResponse
+
+from ..errors import AlreadyConsumed, InvalidRequest, NotApproved, NotFound
+from ..store.base import ApproverRecord, AuditDraft
+from ._common import Account
+from .approval_replies import ApprovalReplies
+from .approvals import _approver, _tally
+
+__all__ = ["ApprovalAccess", "ApprovalPage"]
+
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
+"""The shape of an approver's page token (``secrets.token_urlsafe``)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ApprovalPage:
+    """What an approver's page shows."""
+
+    approver: ApproverRecord
+    request: ApprovalRequest
+    approval: Approval
+    open: bool
+    """Whether a decision is still taken (pending, and this person has not decided)."""
+
+
+class ApprovalAccess(ApprovalReplies):
+    # -- the page -----------------------------------------------------------------------
+    async def _approver_at(self, token: str) -> ApproverRecord:
+        """The approver whose page ``token`` is (asked already), else ``NotFound``; a
+        token of another shape is not looked up."""
+        row = await self.store.approver_by_token(token) if _TOKEN.fullmatch(token) else None
+        if row is None or row.asked_at is None:
+            raise NotFound("no approval at this link")
+        return row
+
+    async def approval_page(self, token: str) -> ApprovalPage:
+        row = await self._approver_at(token)
+        record = await self._current(row.interaction_id)
+        request = ApprovalRequest.model_validate(record.request)
+        approval = await self.approval_view(record)
+        tally = _tally(request, await self.store.approvers_of(record.id))
+        open_ = approval.status == "pending" and not tally.has_decided(_approver(row))
+        return ApprovalPage(row, request, approval, open_)
+
+    async def decide_on_page(self, token: str, decision: str, comment: str | None) -> str:
+        row = await self._approver_at(token)
+        return await self._decide(row, decision, comment, "page")
+
+    # -- used once ----------------------------------------------------------------------
+    async def consume_approval(
+        self, account: Account, interaction_id: str, body: ConsumeRequest
+    ) -> ConsumeResponse:
+        record = await self._interaction_of(account, interaction_id)
+        approval = await self.store.get_approval(record.id)
+        if record.kind != "approval" or approval is None:
+            raise NotFound(f"no approval {interaction_id!r}", field="interactionId")
+        if body.action_digest != approval.action_digest:
+            raise InvalidRequest(
+                "actionDigest is not the digest of the action this approval is about",
+                field="actionDigest",
+            )
+        now = time.time()
+        if await self.store.consume_approval(record.id, now):
+            data = {"actionDigest": approval.action_digest}
+            await self._audit(
+                account.id, [AuditDraft(now, "approval.consumed", record.id, data=data)]
+            )
+            return ConsumeResponse(consumed=True)
+        approval = await self.store.get_approval(record.id)
+        if approval is None or approval.outcome != "approved":
+            raise NotApproved("this approval is not approved (rejected, or still pending)")
+        raise AlreadyConsumed("this approval was consumed already")
+
+    # -- the audit log ------------------------------------------------------------------
+    async def audit_page(self, account: Account, after: int, limit: int) -> dict[str, Any]:
+        """``GET /audit``: the entries exactly as stored and hashed (an ``actor`` of null
+        stays: the hash covers it), and ``next`` (null at the end of the log)."""
+        found = await self.store.audit_after(account.id, after, limit)
+        following = str(found[-1].sequence) if len(found) == limit else None
+        return {"entries": [record.wire() for record in found], "next": following}

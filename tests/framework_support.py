@@ -29,11 +29,12 @@ from typing import Any
 
 import pytest
 
+from approval_support import approval_texts, decide_interaction
 from docs_support import block
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.testing import RunningService, ScriptedHuman
 from humanwire.testing.receiver import ReceivedDelivery, WebhookReceiver
-from humanwire.types import FormReceivedEvent
+from humanwire.types import ApprovalDecidedEvent
 from humanwire.webhooks import SIGNATURE_HEADER
 
 PHONE = "+12025550100"
@@ -176,14 +177,13 @@ def run_process(script: Path, *args: str) -> dict[str, Any]:
 
 def approved_later(
     human: ScriptedHuman, receiver: WebhookReceiver, interaction_id: str
-) -> FormReceivedEvent:
-    """The person approves (with a comment) once the pausing process is gone; the
-    ``form.received`` event the receiver got for it (the only one)."""
-    human.fill_form({"decision": "approve", "comment": "Go"}, interaction_id=interaction_id).wait(
-        10
-    )
-    (event,) = receiver.wait_for("form.received", timeout=10)
-    assert isinstance(event, FormReceivedEvent)
+) -> ApprovalDecidedEvent:
+    """The person approves (with a comment, on the approval page) once the pausing
+    process is gone; the ``approval.decided`` event the receiver got for it (the only
+    one)."""
+    decide_interaction(human, interaction_id, "approve", "Go")
+    (event,) = receiver.wait_for("approval.decided", timeout=10)
+    assert isinstance(event, ApprovalDecidedEvent)
     return event
 
 
@@ -211,31 +211,34 @@ async def deliveries_of(
     return [d for d in receiver.deliveries if d.event and d.event.event_type == event_type]
 
 
-async def decided(client: AsyncHumanWire, interaction_id: str) -> FormReceivedEvent:
-    """The ``form.received`` event of a submitted approval, as its webhook carries it."""
-    status = await client.interactions.wait(interaction_id, timeout=10)
-    assert isinstance(status.result, FormReceivedEvent)
-    return status.result
+async def decided(client: AsyncHumanWire, interaction_id: str) -> ApprovalDecidedEvent:
+    """The ``approval.decided`` event of a decided approval, as its webhook carries it."""
+    approval = await client.approvals.wait(interaction_id, timeout=10)
+    assert approval.status == "ended"
+    return ApprovalDecidedEvent(payload=approval)
 
 
-def form_received(
-    interaction_id: str, metadata: Mapping[str, str], values: Mapping[str, str] | None = None
+def approval_decided(
+    interaction_id: str, metadata: Mapping[str, str], decision: str = "approved"
 ) -> dict[str, Any]:
-    """A ``form.received`` delivery's body (approved unless ``values`` say otherwise), as
-    a receiver could be sent it: forged, for another framework, or for another call."""
+    """An ``approval.decided`` delivery's body (approved unless ``decision`` says
+    otherwise), as a receiver could be sent it: forged, for another framework, or for
+    another call."""
     return {
-        "eventType": "form.received",
+        "eventType": "approval.decided",
         "payload": {
             "interactionId": interaction_id,
-            "values": dict(values or {"decision": "approve"}),
+            "status": "ended",
+            "decision": decision,
             "metadata": dict(metadata),
         },
     }
 
 
 def forms(human: ScriptedHuman) -> list[Any]:
-    """The forms sent to the scripted human so far."""
-    return [delivery for delivery in human.deliveries() if delivery.kind == "form"]
+    """The approval requests' texts sent to the scripted human so far (the name is
+    older than approval requests)."""
+    return approval_texts(human)
 
 
 # --- the tools --------------------------------------------------------------------------

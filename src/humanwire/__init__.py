@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from ._client import AsyncHumanWire, HumanWire
     from .errors import (
         AccountSuspendedError,
+        AlreadyConsumedError,
         APIConnectionError,
         APIResponseValidationError,
         APIStatusError,
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
         InvalidRequestError,
         InvalidSignatureError,
         InvalidToNumberError,
+        NotApprovedError,
         NotFoundError,
         PayloadTooLargeError,
         ProviderError,
@@ -53,6 +55,7 @@ if TYPE_CHECKING:
         ValidationRule,
         Webhook,
     )
+    from .types.approvals import Approval, AuditEntry
 
     __version__: str
 
@@ -71,8 +74,12 @@ _LAZY: dict[str, str] = {
     "AuthenticationError": "errors",
     "BadRequestError": "errors",
     "CallTimeoutError": "errors",
+    "AlreadyConsumedError": "errors",
     "ConflictError": "errors",
     "GoneError": "errors",
+    "NotApprovedError": "errors",
+    "Approval": "types.approvals",
+    "AuditEntry": "types.approvals",
     "HumanWireError": "errors",
     "InternalServerError": "errors",
     "InvalidRequestError": "errors",
@@ -139,7 +146,10 @@ __all__ = [
     "APIStatusError",
     "APITimeoutError",
     "AccountSuspendedError",
+    "AlreadyConsumedError",
+    "Approval",
     "AsyncHumanWire",
+    "AuditEntry",
     "AuthenticationError",
     "AvailableNumber",
     "BadRequestError",
@@ -163,6 +173,7 @@ __all__ = [
     "InvalidToNumberError",
     "MessageReceivedEvent",
     "MessageResponse",
+    "NotApprovedError",
     "NotFoundError",
     "PayloadTooLargeError",
     "ProviderError",

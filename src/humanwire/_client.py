@@ -23,7 +23,9 @@ from . import _constants as C
 from ._http import AsyncDriver, ClientOptions, SyncDriver, default_timeout
 from .errors import HumanWireError
 from .resources import (
+    Approvals,
     AsyncMode,
+    Audit,
     Calls,
     Channels,
     Forms,
@@ -97,6 +99,10 @@ class _BaseClient(Generic[ModeT]):
     phone: Phone[ModeT]
     sandbox: Sandbox[ModeT]
     """The human's side (embedded service): see deliveries, reply, end calls."""
+    approvals: Approvals[ModeT]
+    """Approval requests: ask people to approve an action, wait, consume it once."""
+    audit: Audit[ModeT]
+    """The account's audit log of approvals."""
 
     _options: ClientOptions
     _driver: SyncDriver | AsyncDriver
@@ -133,6 +139,8 @@ class _BaseClient(Generic[ModeT]):
         self.channels = Channels(self)
         self.phone = Phone(self)
         self.sandbox = Sandbox(self)
+        self.approvals = Approvals(self)
+        self.audit = Audit(self)
 
     def _copied_options(self, timeout: TimeoutTypes, max_retries: int | None) -> ClientOptions:
         changes: dict[str, Any] = {}

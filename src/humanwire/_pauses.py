@@ -1,15 +1,17 @@
 """Paused tool calls, written once for every agent framework adapter: a call waits for a
-person (an approval form, or a question sent as a message) without holding a request; the
-answer comes back by the status long-poll or a webhook, maybe in another process; and
-each approval is used once.
+person (an approval request, ``POST /approvals``, or a question sent as a message) without
+holding a request; the answer comes back by the long-poll or a webhook
+(``approval.decided``, ``message.received``), maybe in another process; and each approval
+is used once: consumed on the service (``POST /approvals/{id}/consume`` with the digest of
+the call about to run, :func:`consume_on_service`) before the call runs.
 
 - Keys: :data:`RESUME_KEY` (which adapter's pause a send belongs to), :func:`metadata_value`
   (a key a resume needs, checked) and :func:`optional_metadata` (keys that only inform),
   :func:`idempotency_key` (one send per run and call), :func:`check_id` /
   :func:`store_key` (ids that may name files).
-- Sending without waiting: :func:`send_approval_form`, :func:`send_pending_approval` (a
-  :class:`PendingApproval`, no "edit" choice), :func:`send_question`, open for
-  :func:`pause_window`.
+- Sending without waiting: :func:`send_approval_form` (an approval request, whatever its
+  older name says), :func:`send_pending_approval` (a :class:`PendingApproval`),
+  :func:`send_question`, open for :func:`pause_window`.
 - Answers: :func:`decision_from_status`, :func:`reply_from_status`,
   :func:`answer_from_event`, :func:`answer_from_status`, :func:`read_answer`,
   :func:`wait_for_decision`, :func:`decisions_from_service`; decisions as JSON
@@ -18,9 +20,11 @@ each approval is used once.
   run.
 - Webhooks: :func:`parse_delivery` (verified), :func:`delivery_for` (an answer to one of
   this adapter's pauses, or ``None``).
-- Used once: an :class:`ApprovalLedger` consumes an approval's interaction id exactly once
-  (:class:`MemoryApprovalLedger` in one process, :class:`FileApprovalLedger` across
-  processes sharing a directory); :func:`consume_all` takes a whole pause's.
+- Used once: :func:`consume_on_service` consumes a pause's approved calls on the service,
+  bound to each call's action; an :class:`ApprovalLedger` also consumes an approval's
+  interaction id exactly once on the adapter's side (:class:`MemoryApprovalLedger` in one
+  process, :class:`FileApprovalLedger` across processes sharing a directory), which marks
+  a pause resumed; :func:`consume_all` takes a whole pause's.
 - :class:`FileRecordStore`: paused runs as JSON files, claimed by an atomic rename, so of
   two deliveries resuming the same run only one gets it; :func:`resume_once` resumes a
   claimed run and gives it back when the resume fails.
@@ -47,15 +51,17 @@ from humanwire.approval import (
     ApprovalDecision,
     ApprovalRequest,
     Approver,
+    action_digest_of,
+    decision_from_approval,
     decision_from_values,
     timeout_decision,
 )
 from humanwire.types import (
     DEFAULT_NO_RESPONSE_TEMPLATE,
     METADATA_MAX_VALUE_LENGTH,
+    ApprovalDecidedEvent,
     Event,
     FormReceivedEvent,
-    FormResponse,
     InteractionStatus,
     MessageReceivedEvent,
     MessageResponse,
@@ -64,6 +70,7 @@ from humanwire.webhooks import SIGNATURE_HEADER, parse_event
 
 if TYPE_CHECKING:
     from humanwire._client import AsyncHumanWire
+    from humanwire.types.approvals import Approval
 
 __all__ = [
     "DEFAULT_PAUSE_WINDOW",
@@ -86,6 +93,7 @@ __all__ = [
     "approver_source",
     "check_id",
     "consume_all",
+    "consume_on_service",
     "decision_from_status",
     "decision_from_value",
     "decision_to_dict",
@@ -98,6 +106,7 @@ __all__ = [
     "parse_delivery",
     "pause_window",
     "read_answer",
+    "read_decision",
     "reply_from_status",
     "reply_text",
     "resume_once",
@@ -120,7 +129,7 @@ DEFAULT_PAUSE_WINDOW = 3600.0
 ``follow_up_time``: a paused run can wait longer than a held request."""
 
 AnswerKind = Literal["approval", "question"]
-"""What a paused call waits for: an approval form, or the reply to a question."""
+"""What a paused call waits for: an approval request, or the reply to a question."""
 
 Answer = ApprovalDecision | str
 """An approval's decision, or a question's answer (the text the model reads)."""
@@ -186,7 +195,7 @@ def optional_metadata(keys: Mapping[str, str | None]) -> dict[str, str]:
 
 
 def pause_window(approver: Approver, window: float | None = None) -> float:
-    """Seconds a paused call's form or question stays open: ``window``, else the
+    """Seconds a paused call's approval or question stays open: ``window``, else the
     approver's ``follow_up_time``, else :data:`DEFAULT_PAUSE_WINDOW`."""
     return float(window or approver.follow_up_time or DEFAULT_PAUSE_WINDOW)
 
@@ -200,20 +209,23 @@ async def send_approval_form(
     window: float | None = None,
     allow_edit: bool | None = None,
     client: AsyncHumanWire | None = None,
-) -> FormResponse:
-    """Send ``request``'s approval form without holding the request (the answer comes by
-    the status long-poll or the webhook), open for :func:`pause_window`, on ``client``
-    (else the approver's). The same ``idempotency_key`` gets the same form back."""
-    kwargs = approver.form_request(
+) -> Approval:
+    """Send ``request``'s approval request (``POST /approvals``; the name is older than
+    it) without holding the request (the answer comes by the long-poll or the
+    ``approval.decided`` webhook), open for :func:`pause_window`, on ``client`` (else the
+    approver's). The same ``idempotency_key`` gets the same request back. ``allow_edit``
+    is refused: an approval is about the action as asked."""
+    if allow_edit:
+        raise ValueError("an approval request offers no edit: it is about the action as asked")
+    kwargs = approver.approval_kwargs(
         request,
-        allow_edit=allow_edit,
         wait=False,
+        window=pause_window(approver, window),
         idempotency_key=idempotency_key,
         metadata=metadata,
     )
-    kwargs["follow_up_time"] = pause_window(approver, window)
     sender = client if client is not None else approver.async_client
-    return cast(FormResponse, await getattr(sender.forms, approver.channel)(**kwargs))
+    return await sender.approvals.create(**kwargs)
 
 
 async def send_question(
@@ -241,7 +253,8 @@ async def send_question(
 
 @dataclass(frozen=True)
 class PendingApproval:
-    """A tool call waiting for a person's approval: what it is and where its form is."""
+    """A tool call waiting for a person's approval: what it is and where its approval
+    page is (``form_url``, the name it had when approvals were forms)."""
 
     call_id: str
     tool_name: str
@@ -249,6 +262,11 @@ class PendingApproval:
     interaction_id: str
     form_url: str | None = None
     default_on_timeout: Literal["approve", "reject"] = "reject"
+
+    @property
+    def request(self) -> ApprovalRequest:
+        """The call as an approval request: what its approval is bound to."""
+        return ApprovalRequest(self.tool_name, self.arguments)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -269,15 +287,14 @@ async def send_pending_approval(
     description: str | None = None,
     client: AsyncHumanWire | None = None,
 ) -> PendingApproval:
-    """Send one paused call's approval form (:func:`send_approval_form`) with no "edit"
-    choice, for a framework that runs a paused call with its own arguments or not at all;
-    returns its :class:`PendingApproval`."""
+    """Send one paused call's approval request (:func:`send_approval_form`), for a
+    framework that runs a paused call with its own arguments or not at all; returns its
+    :class:`PendingApproval`."""
     response = await send_approval_form(
         approver,
         ApprovalRequest(tool_name, arguments, description),
         idempotency_key=idempotency_key,
         metadata=metadata,
-        allow_edit=False,
         client=client,
     )
     return PendingApproval(
@@ -285,7 +302,7 @@ async def send_pending_approval(
         tool_name=tool_name,
         arguments=arguments,
         interaction_id=response.interaction_id,
-        form_url=response.form_url,
+        form_url=response.approval_url,
         default_on_timeout=approver.default_on_timeout,
     )
 
@@ -328,8 +345,9 @@ def reply_text(body: str) -> str:
 def decision_from_status(
     status: InteractionStatus, default_on_timeout: Literal["approve", "reject"] = "reject"
 ) -> ApprovalDecision | None:
-    """The decision an approval form's status holds; the timeout default once it ended
-    unanswered; ``None`` while it is open."""
+    """The decision an approval *form*'s status holds (forms sent before approval
+    requests); the timeout default once it ended unanswered; ``None`` while it is open.
+    An approval request's decision is in its record: :func:`read_decision`."""
     if isinstance(status.result, FormReceivedEvent):
         return decision_from_values(
             status.result.payload.values, interaction_id=status.interaction_id
@@ -350,8 +368,11 @@ def reply_from_status(status: InteractionStatus) -> str | None:
 
 
 def answer_from_event(kind: AnswerKind, event: Event) -> Answer | None:
-    """The answer ``event`` carries for a paused call of ``kind``: a submitted approval
-    form's decision, or the reply to a question; ``None`` for anything else."""
+    """The answer ``event`` carries for a paused call of ``kind``: an approval's decision
+    (``approval.decided``; a submitted form of an older pause too), or the reply to a
+    question; ``None`` for anything else."""
+    if kind == "approval" and isinstance(event, ApprovalDecidedEvent):
+        return decision_from_approval(event.payload)
     if kind == "approval" and isinstance(event, FormReceivedEvent):
         return decision_from_values(
             event.payload.values, interaction_id=event.payload.interaction_id
@@ -382,9 +403,11 @@ async def read_answer(
     *,
     timeout: float | None = None,
 ) -> Answer | None:
-    """The answer of a paused call from the service: waits for it (the status long-poll,
-    at most ``timeout`` seconds; ``None``: until the interaction ends), or looks once
+    """The answer of a paused call from the service: waits for it (the long-poll, at most
+    ``timeout`` seconds; ``None``: until the interaction ends), or looks once
     (``timeout=0``). ``None`` while it is still open."""
+    if kind == "approval":
+        return await read_decision(client, interaction_id, timeout=timeout)
     if timeout == 0:
         status = await client.interactions.status(interaction_id)
     else:
@@ -429,12 +452,24 @@ async def answers_from_service(
     return answers
 
 
+async def read_decision(
+    client: AsyncHumanWire, interaction_id: str, *, timeout: float | None = 0
+) -> ApprovalDecision | None:
+    """An approval request's decision from the service: looks once (``timeout=0``) or
+    waits (``client.approvals.wait``, at most ``timeout`` seconds; ``None``: until it is
+    decided or its windows close). ``None`` while it is pending."""
+    if timeout == 0:
+        approval = await client.approvals.get(interaction_id)
+    else:
+        approval = await client.approvals.wait(interaction_id, timeout=timeout)
+    return decision_from_approval(approval)
+
+
 async def wait_for_decision(client: AsyncHumanWire, pending: PendingApproval) -> ApprovalDecision:
-    """Hold on the service (the status long-poll, 60 s a request) until the approval is
-    submitted or its window closes."""
-    status = await client.interactions.wait(pending.interaction_id)
-    decision = decision_from_status(status, pending.default_on_timeout)
-    assert decision is not None  # wait() returns once the interaction ended
+    """Hold on the service (60 s a request) until the approval is decided or its windows
+    close."""
+    decision = await read_decision(client, pending.interaction_id, timeout=None)
+    assert decision is not None  # wait() returns once it ended
     return decision
 
 
@@ -449,8 +484,7 @@ async def decisions_from_service(
     for call_id, approval in pending.items():
         if call_id in decisions:
             continue
-        status = await client.interactions.status(approval.interaction_id)
-        decision = decision_from_status(status, approval.default_on_timeout)
+        decision = await read_decision(client, approval.interaction_id)
         if decision is None:
             return None
         decisions[call_id] = decision
@@ -464,6 +498,11 @@ def denial_text(action: str, decision: ApprovalDecision) -> str:
         return (
             f"{action} was not run: no approval decision arrived in time "
             "(timeout; rejected by default)."
+        )
+    if decision.decision == "consumed":
+        return (
+            f"{action} was not run again: its approval was used already, so it ran before "
+            "(a repeated or resumed step)."
         )
     if decision.decision == "respond":
         return f"{action} was not run. The human answered instead: {decision.comment or ''}".strip()
@@ -491,10 +530,11 @@ def decision_to_dict(decision: ApprovalDecision) -> dict[str, Any]:
         "timed_out": decision.timed_out,
         "arguments": decision.arguments,
         "interaction_id": decision.interaction_id,
+        "action_digest": decision.action_digest,
     }
 
 
-_KINDS = ("approve", "reject", "edit", "respond", "timeout")
+_KINDS = ("approve", "reject", "edit", "respond", "timeout", "consumed")
 
 
 def decision_from_value(value: Any) -> ApprovalDecision:
@@ -515,6 +555,7 @@ def decision_from_value(value: Any) -> ApprovalDecision:
         if "approved" in value and kind in _KINDS:
             # Approved only when the kind agrees: a "reject" marked approved is a rejection.
             agrees = kind in ("approve", "edit", "timeout")
+            digest = value.get("action_digest")
             return ApprovalDecision(
                 approved=value["approved"] is True and agrees,
                 decision=kind,
@@ -522,6 +563,7 @@ def decision_from_value(value: Any) -> ApprovalDecision:
                 timed_out=value.get("timed_out") is True,
                 arguments=dict(arguments) if isinstance(arguments, Mapping) else None,
                 interaction_id=interaction_id,
+                action_digest=digest if isinstance(digest, str) else None,
             )
         values = {key: str(item) for key, item in value.items() if isinstance(item, str)}
         if isinstance(arguments, Mapping):
@@ -532,6 +574,15 @@ def decision_from_value(value: Any) -> ApprovalDecision:
 
 
 # --- webhooks ---------------------------------------------------------------------------
+
+
+def plain_json(value: Any) -> Any:
+    """A value ``json`` cannot write, as its wire form: an event dumped without
+    ``mode="json"`` holds datetimes (an approval's decisions), written as ISO 8601."""
+    isoformat = getattr(value, "isoformat", None)
+    if callable(isoformat):
+        return isoformat()
+    raise TypeError(f"not JSON: {type(value).__name__}")
 
 
 def parse_delivery(
@@ -549,7 +600,7 @@ def parse_delivery(
             raise TypeError("verifying a signature needs the raw body (bytes or str)")
         if not isinstance(body, Mapping):
             return body
-        body = json.dumps(dict(body))
+        body = json.dumps(dict(body), default=plain_json)
     signature = None
     if secret is not None:
         lowered = {key.lower(): value for key, value in (headers or {}).items()}
@@ -562,7 +613,7 @@ class Delivery:
     """An answer a webhook brings to one of an adapter's pauses: the event, and the keys
     its send carried (``metadata``)."""
 
-    event: FormReceivedEvent | MessageReceivedEvent
+    event: ApprovalDecidedEvent | FormReceivedEvent | MessageReceivedEvent
     metadata: dict[str, str]
 
     @property
@@ -579,12 +630,14 @@ def delivery_for(
     questions: bool = False,
 ) -> Delivery | None:
     """The delivery (:func:`parse_delivery`, verified with ``secret``) when it answers a
-    pause of ``framework`` (its ``metadata[humanwire_resume]``): a ``form.received``, or
-    with ``questions`` a ``message.received`` too; ``None`` for any other event and for
+    pause of ``framework`` (its ``metadata[humanwire_resume]``): an ``approval.decided``
+    (or the ``form.received`` of a pause older than approval requests), or with
+    ``questions`` a ``message.received`` too; ``None`` for any other event and for
     another adapter's sends."""
     event = parse_delivery(body, headers, secret=secret)
-    answers = (FormReceivedEvent, MessageReceivedEvent) if questions else (FormReceivedEvent,)
-    if not isinstance(event, answers):
+    if isinstance(event, MessageReceivedEvent) and not questions:
+        return None
+    if not isinstance(event, (ApprovalDecidedEvent, FormReceivedEvent, MessageReceivedEvent)):
         return None
     metadata = dict(event.payload.metadata or {})
     if metadata.get(RESUME_KEY) != framework:
@@ -664,6 +717,25 @@ class FileApprovalLedger:
 
     async def consume(self, interaction_id: str) -> bool:
         return self.consume_now(interaction_id)
+
+
+async def consume_on_service(
+    client: AsyncHumanWire, approved: Mapping[str, ApprovalRequest]
+) -> bool:
+    """Consume on the service each approved call's approval (interaction id → the call
+    as asked: its digest is presented), in a fixed order, before any of them runs:
+    ``False`` (run none) at the first one used already (``already_consumed``: the pause
+    was resumed before) or refused as not approved."""
+    from humanwire.errors import AlreadyConsumedError, NotApprovedError
+
+    for interaction_id in sorted(approved):
+        try:
+            await client.approvals.consume(
+                interaction_id, action_digest=action_digest_of(approved[interaction_id])
+            )
+        except (AlreadyConsumedError, NotApprovedError):
+            return False
+    return True
 
 
 async def consume_all(ledger: ApprovalLedger, interaction_ids: Iterable[str]) -> bool:

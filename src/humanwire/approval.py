@@ -1,39 +1,51 @@
-"""Framework-neutral human approval: ask a person, by form, whether an action may run.
+"""Framework-neutral human approval: ask people, by an approval request (``POST
+/approvals``), whether an action may run, and use each approval once.
 
-The adapters (``humanwire.langchain``, ``humanwire.llama_index``) build on this module; it
-uses only the core client and imports no agent framework.
+The adapters (``humanwire.langchain``, ``humanwire.llama_index``, ``humanwire.mcp`` and the
+newer ones) build on this module; it uses only the core client and imports no agent
+framework.
 
 - :class:`ApprovalRequest` is what needs approving: an action name, its arguments and an
-  optional description.
-- :func:`build_approval_form` turns it into a form: a required ``decision`` select
-  (approve / reject, plus edit / respond when allowed), an optional ``comment`` and, when
-  editing is allowed, an ``arguments`` textarea showing the current arguments as JSON.
-- :func:`decision_from_values` reads a submission (from the HTTP response, a
-  ``form.received`` webhook or the interaction status) back into an :class:`ApprovalDecision`.
-- :class:`Approver` sends the form and blocks (``request``) or awaits (``arequest``) until
-  it comes back.
+  optional description. The approval is bound to it: ``action = {"name", "arguments"}``
+  travels with the request, and its digest (``action_digest_of``) is what
+  :meth:`Approver.consume` presents before the action runs.
+- :class:`Approver` says whom to ask (one recipient by ``to`` / ``channel``, or several
+  ``approvers`` with a ``quorum``, ``escalation`` tiers, ``remind_every``), how long to
+  hold (``wait_time``) and keep the request open (``follow_up_time``), and what a timeout
+  decides (``on_timeout``, or the older ``default_on_timeout``). ``request`` /
+  ``arequest`` ask, wait and, approved, consume the approval.
+- :func:`decision_from_approval` reads the service's record (the response, ``GET
+  /approvals/{id}``, an ``approval.decided`` webhook) into an :class:`ApprovalDecision`.
 
 Decisions this module makes:
 
-- A timeout is not a rejection. When nobody answers within ``wait_time`` the decision is
-  ``decision="timeout"``, ``timed_out=True``, and ``approved`` follows
-  ``default_on_timeout`` ("reject" unless told otherwise).
-- An ``edit`` whose arguments are left empty approves the original arguments. An edit
-  whose arguments are not a JSON object is treated as a rejection (the action never runs
-  with arguments nobody could read), and the comment says why.
-- A ``respond`` decision does not run the action: the comment is the human's answer.
+- The service decides timeouts: ``on_timeout`` ("reject" unless told otherwise) is sent
+  with the request and the decision then says ``timed_out``; so a timeout approval can be
+  consumed like any other. A blocking ``request`` whose hold ends while the request stays
+  open (a ``follow_up_time`` longer than the hold) is not approved: it fails closed.
+- Used once: an approved decision is consumed (``POST /approvals/{id}/consume``) with the
+  digest of the action about to run, before it runs. ``already_consumed`` means the
+  action ran already (a retried step, a resumed run, a repeated webhook): the decision
+  becomes ``decision="consumed"``, ``approved=False``, and the action is not run again;
+  the text the model reads says so. ``not_approved`` is a rejection.
+- No "edit" and no "respond": an approval is about the action as asked (its digest), so
+  ``allow_edit=True`` / ``allow_respond=True`` are refused (the approval forms that
+  offered them are gone; ``build_approval_form`` and ``decision_from_values`` still read
+  old forms).
 - An unknown decision value is a rejection: approval fails closed.
 - The recipient comes from ``to``, else ``HUMANWIRE_SMS_TO`` / ``HUMANWIRE_WHATSAPP_TO`` /
-  ``HUMANWIRE_SLACK_TO``, else, on the embedded service (no base URL, or a loopback one),
-  the inbox's default human; otherwise a ``ValueError`` names the variable to set.
+  ``HUMANWIRE_SLACK_TO`` / ``HUMANWIRE_EMAIL_TO``, else, on the embedded service (no base
+  URL, or a loopback one), the inbox's default human; otherwise a ``ValueError`` names the
+  variable to set.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, cast
 from urllib.parse import urlsplit
@@ -42,6 +54,8 @@ from .types import FieldOption, FormField, FormResponse
 
 if TYPE_CHECKING:
     from ._client import AsyncHumanWire, HumanWire
+    from .types.approvals import Approval, Escalation, OnTimeout
+    from .types.approvals import Approver as ApproverSpec
 
 __all__ = [
     "MESSAGE_RECIPIENT_ENV",
@@ -51,9 +65,15 @@ __all__ = [
     "Approver",
     "Channel",
     "DecisionKind",
+    "action_digest_of",
+    "action_of",
     "build_approval_form",
     "check_follow_up_time",
     "check_wait_time",
+    "consume_approval",
+    "consumed_decision",
+    "decision_after_hold",
+    "decision_from_approval",
     "decision_from_response",
     "decision_from_values",
     "default_recipient",
@@ -63,13 +83,18 @@ __all__ = [
     "timeout_decision",
 ]
 
-Channel = Literal["sms", "whatsapp", "slack"]
-DecisionKind = Literal["approve", "reject", "edit", "respond", "timeout"]
+Channel = Literal["sms", "whatsapp", "slack", "email", "call", "link"]
+"""How the one recipient of ``to`` is asked (an approver's ``channel``)."""
+DecisionKind = Literal["approve", "reject", "edit", "respond", "timeout", "consumed"]
+"""``consumed``: approved, but the approval was used already: the action ran before and
+does not run again. (``edit`` and ``respond`` only come from old approval forms.)"""
 
 RECIPIENT_ENV: dict[str, str] = {
     "sms": "HUMANWIRE_SMS_TO",
     "whatsapp": "HUMANWIRE_WHATSAPP_TO",
     "slack": "HUMANWIRE_SLACK_TO",
+    "email": "HUMANWIRE_EMAIL_TO",
+    "call": "HUMANWIRE_SMS_TO",
 }
 """The environment variable holding each channel's default recipient."""
 MESSAGE_RECIPIENT_ENV: dict[str, str] = {"email": "HUMANWIRE_EMAIL_TO"}
@@ -77,7 +102,7 @@ MESSAGE_RECIPIENT_ENV: dict[str, str] = {"email": "HUMANWIRE_EMAIL_TO"}
 
 DEFAULT_APPROVAL_WAIT_TIME = 300
 _MAX_VALUE_CHARS = 500
-_MAX_TITLE_CHARS = 120
+_MAX_TITLE_CHARS = 200
 
 
 # --- bounds and recipients ----------------------------------------------------------
@@ -140,9 +165,13 @@ def resolve_recipient(channel: str, to: str | None = None, client: object | None
     human. Raises ``ValueError`` naming the variable to set when none applies."""
     if to:
         return to
+    if channel == "link":
+        return "approver"  # a name on the page: nothing is sent to a link approver
     variable = RECIPIENT_ENV.get(channel) or MESSAGE_RECIPIENT_ENV.get(channel)
     if variable is None:
-        raise ValueError(f"unknown channel {channel!r}: use one of sms, whatsapp, slack, email")
+        raise ValueError(
+            f"unknown channel {channel!r}: use one of sms, whatsapp, slack, email, call, link"
+        )
     from_env = os.environ.get(variable, "").strip()
     if from_env:
         return from_env
@@ -180,11 +209,15 @@ class ApprovalDecision:
     timed_out: bool = False
     arguments: dict[str, Any] | None = None
     interaction_id: str = ""
+    action_digest: str | None = None
+    """The digest of the action the approval is bound to (what ``consume`` presents)."""
 
     @property
     def text(self) -> str:
         """A sentence for an agent or a log: who decided what, and why."""
         comment = f": {self.comment}" if self.comment else ""
+        if self.decision == "consumed":
+            return "Approved, but this approval was used already: the action ran before."
         if self.timed_out:
             outcome = "approved" if self.approved else "rejected"
             return f"No approval decision arrived in time; {outcome} by default (timeout)."
@@ -195,6 +228,21 @@ class ApprovalDecision:
         if self.decision == "respond":
             return f"The human answered instead of running it{comment}."
         return f"Rejected by a human{comment}."
+
+
+def action_of(request: ApprovalRequest) -> dict[str, Any]:
+    """The ``action`` an approval request carries for ``request``: its name and its
+    arguments as plain JSON (a value JSON cannot hold, a date or an object, as its text),
+    so the digest is computable on both sides."""
+    arguments = json.loads(json.dumps(request.arguments, default=str))
+    return {"name": request.action, "arguments": arguments}
+
+
+def action_digest_of(request: ApprovalRequest) -> str:
+    """The digest binding an approval to ``request``'s action (``sha256:…``)."""
+    from .types.approvals import action_digest
+
+    return action_digest(action_of(request))
 
 
 def format_arguments(arguments: dict[str, Any]) -> str:
@@ -319,11 +367,70 @@ def decision_from_response(
     return timeout_decision(default_on_timeout, interaction_id=response.interaction_id)
 
 
+# --- the approval request's record as a decision ------------------------------------------
+
+
+def decision_from_approval(approval: Approval) -> ApprovalDecision | None:
+    """The decision the service's record holds (``POST`` / ``GET /approvals``, the
+    ``approval.decided`` payload); ``None`` while it is pending. Ended undecided
+    (``onTimeout: none``) is a timeout that is not approved."""
+    if approval.status != "ended" and approval.decision is None:
+        return None
+    approved = approval.decision == "approved"
+    wanted: DecisionKind = "approve" if approved else "reject"
+    comments = [d.comment for d in approval.decisions if d.decision == wanted and d.comment]
+    kind: DecisionKind = "timeout" if approval.timed_out or approval.decision is None else wanted
+    return ApprovalDecision(
+        approved=approved,
+        decision=kind,
+        comment="; ".join(comments) or None,
+        timed_out=approval.timed_out or approval.decision is None,
+        interaction_id=approval.interaction_id,
+        action_digest=approval.action_digest,
+    )
+
+
+def consumed_decision(decision: ApprovalDecision) -> ApprovalDecision:
+    """``decision`` once its approval turned out used already: not to run again."""
+    return dataclasses.replace(decision, approved=False, decision="consumed")
+
+
+def _not_approved(decision: ApprovalDecision, message: str) -> ApprovalDecision:
+    note = f"The service refused to consume the approval ({message}); not run."
+    return dataclasses.replace(decision, approved=False, decision="reject", comment=note)
+
+
+def decision_after_hold(approval: Approval) -> ApprovalDecision:
+    """The decision a held request came back with: the record's, else (still open after
+    the hold) not approved, as a timeout that says the request stays open."""
+    return decision_from_approval(approval) or _open_after_hold(approval)
+
+
+def _open_after_hold(approval: Approval) -> ApprovalDecision:
+    """A blocking request whose hold ended while the request stays open: fails closed."""
+    return ApprovalDecision(
+        approved=False,
+        decision="timeout",
+        comment="No decision within the wait; the request stays open.",
+        timed_out=True,
+        interaction_id=approval.interaction_id,
+        action_digest=approval.action_digest,
+    )
+
+
 # --- the approver ---------------------------------------------------------------------
 
 
 class Approver:
-    """Sends approval forms to one person and waits for the decision.
+    """Sends approval requests (``POST /approvals``) and waits for the decision.
+
+    Whom to ask: ``to`` on ``channel`` (one person; ``to`` resolved as
+    :func:`resolve_recipient` says), or ``approvers`` (``[{"channel", "to"}, …]``, 1 to
+    20) with ``quorum`` approvals needed (``reject_quorum`` rejections reject; one
+    rejection by default), ``escalation`` tiers (``[{"after": s, "approvers": […]}]``)
+    and ``remind_every`` seconds between reminders. ``on_timeout`` (``"reject"``,
+    ``"approve"``, ``"none"``) is what the service decides when nobody did in time;
+    ``default_on_timeout`` is its older name.
 
     ``client`` may be a ``HumanWire`` (used by :meth:`request`) or an ``AsyncHumanWire``
     (used by :meth:`arequest`); give the other as ``async_client`` / leave it out to have
@@ -337,16 +444,33 @@ class Approver:
         async_client: AsyncHumanWire | None = None,
         to: str | None = None,
         channel: Channel = "sms",
+        approvers: Sequence[Mapping[str, str] | ApproverSpec] | None = None,
+        quorum: int | None = None,
+        reject_quorum: int | None = None,
+        escalation: Sequence[Mapping[str, Any] | Escalation] | None = None,
+        remind_every: float | None = None,
         wait_time: float = DEFAULT_APPROVAL_WAIT_TIME,
         follow_up_time: float | None = None,
-        default_on_timeout: Literal["approve", "reject"] = "reject",
+        on_timeout: OnTimeout | None = None,
+        default_on_timeout: Literal["approve", "reject"] | None = None,
+        allow_comment: bool | None = None,
         allow_edit: bool = False,
         allow_respond: bool = False,
     ) -> None:
-        if channel not in RECIPIENT_ENV:
-            raise ValueError(f"channel must be sms, whatsapp or slack, got {channel!r}")
-        if default_on_timeout not in ("approve", "reject"):
+        if channel not in _CHANNELS:
+            raise ValueError(f"channel must be one of {', '.join(_CHANNELS)}, got {channel!r}")
+        if default_on_timeout not in (None, "approve", "reject"):
             raise ValueError("default_on_timeout must be 'approve' or 'reject'")
+        if on_timeout not in (None, "approve", "reject", "none"):
+            raise ValueError("on_timeout must be 'reject', 'approve' or 'none'")
+        if on_timeout is not None and default_on_timeout not in (None, on_timeout):
+            raise ValueError("give on_timeout or default_on_timeout (its older name), not both")
+        if allow_edit or allow_respond:
+            raise ValueError(
+                "allow_edit and allow_respond are no longer offered: an approval request is "
+                "about the action as asked (its digest binds the decision); ask again with "
+                "the new arguments instead"
+            )
         if wait_time is None:
             raise ValueError("wait_time is required: an approval waits for its answer")
         self.wait_time = cast(float, check_wait_time(wait_time))
@@ -358,11 +482,36 @@ class Approver:
                 self._async_client = cast("AsyncHumanWire", client)
             else:
                 self._client = cast("HumanWire", client)
-        self.channel: Channel = channel
-        self.to = resolve_recipient(channel, to, client or async_client)
-        self.default_on_timeout: Literal["approve", "reject"] = default_on_timeout
-        self.allow_edit = allow_edit
-        self.allow_respond = allow_respond
+        if approvers is not None and to is not None:
+            raise ValueError("give to= (one recipient) or approvers= (several), not both")
+        if approvers is not None:
+            listed = [_approver_dict(a) for a in approvers]
+            if not listed:
+                raise ValueError("approvers needs at least one approver")
+            self.approvers: list[dict[str, str]] = listed
+            self.channel: Channel = cast(Channel, listed[0]["channel"])
+            self.to = listed[0]["to"]
+        else:
+            self.channel = channel
+            self.to = resolve_recipient(channel, to, client or async_client)
+            self.approvers = [{"channel": channel, "to": self.to}]
+        self.quorum = quorum
+        self.reject_quorum = reject_quorum
+        self.escalation = (
+            None if escalation is None else [_escalation_dict(tier) for tier in escalation]
+        )
+        self.remind_every = remind_every
+        self.on_timeout: OnTimeout = on_timeout or default_on_timeout or "reject"
+        self.allow_comment = allow_comment
+        self.allow_edit = False
+        self.allow_respond = False
+        # Refuse a request the service would refuse, now rather than at the first action.
+        self.approval_kwargs(ApprovalRequest("check"), idempotency_key=None, validate=True)
+
+    @property
+    def default_on_timeout(self) -> Literal["approve", "reject"]:
+        """What a timeout decides, as the older name says it (``none`` is a rejection)."""
+        return "approve" if self.on_timeout == "approve" else "reject"
 
     @property
     def client(self) -> HumanWire:
@@ -380,45 +529,57 @@ class Approver:
         self._async_client = async_client_for(self._client, self._async_client)
         return self._async_client
 
-    def form_request(
+    def approval_kwargs(
         self,
         request: ApprovalRequest,
         *,
-        allow_edit: bool | None = None,
-        allow_respond: bool | None = None,
         wait: bool = True,
+        window: float | None = None,
         idempotency_key: str | None = None,
         metadata: Mapping[str, str] | None = None,
+        validate: bool = False,
     ) -> dict[str, Any]:
-        """The keyword arguments of ``client.forms.<channel>(...)`` for ``request``.
+        """The keyword arguments of ``client.approvals.create(...)`` for ``request``.
 
-        ``wait=False`` sends without holding the request (only the follow-up window, 90 s
-        unless ``follow_up_time`` says otherwise), for approvals resumed by a webhook.
-        """
-        title, fields = build_approval_form(
-            request,
-            allow_edit=self.allow_edit if allow_edit is None else allow_edit,
-            allow_respond=self.allow_respond if allow_respond is None else allow_respond,
-        )
-        description = request.description or f"An AI agent asks to run {request.action}."
+        ``wait=False`` sends without holding the request (open for ``window`` seconds,
+        else ``follow_up_time``, else 90), for approvals resumed by a webhook."""
+        title = f"Approve {request.action}?"
+        if len(title) > _MAX_TITLE_CHARS:
+            title = title[: _MAX_TITLE_CHARS - 2] + "…?"
         kwargs: dict[str, Any] = {
-            "to": self.to,
             "title": title,
-            "fields": fields,
-            "description": description,
-            "submit_label": "Send decision",
+            "description": request.description or f"An AI agent asks to run {request.action}.",
+            "action": action_of(request),
+            "approvers": [dict(a) for a in self.approvers],
+            "quorum": self.quorum,
+            "reject_quorum": self.reject_quorum,
+            "escalation": self.escalation,
+            "remind_every": self.remind_every,
+            "on_timeout": self.on_timeout,
+            "allow_comment": self.allow_comment,
         }
         if wait:
             kwargs["wait_time"] = self.wait_time
-            if self.follow_up_time is not None:
-                kwargs["follow_up_time"] = self.follow_up_time
+            # Without a follow-up window of its own, the request closes a second after
+            # the hold (the service would keep it open 90 s): the timeout is then the
+            # service's decision (``on_timeout``), consumable like any other.
+            kwargs["follow_up_time"] = self.follow_up_time or _CLOSE_AFTER_HOLD
         else:
-            kwargs["follow_up_time"] = self.follow_up_time or 90
+            kwargs["follow_up_time"] = window or self.follow_up_time or 90
         if idempotency_key is not None:
             kwargs["idempotency_key"] = idempotency_key
         if metadata:
             kwargs["metadata"] = dict(metadata)
+        if validate:
+            _check_request(kwargs)
         return kwargs
+
+    def form_request(self, request: ApprovalRequest, **options: Any) -> dict[str, Any]:
+        """Gone with the approval forms: :meth:`approval_kwargs` builds the request now."""
+        raise TypeError(
+            "Approver.form_request is gone: approvals are sent as approval requests "
+            "(Approver.approval_kwargs gives client.approvals.create's arguments)"
+        )
 
     def send(
         self,
@@ -426,21 +587,13 @@ class Approver:
         *,
         wait: bool = True,
         idempotency_key: str | None = None,
-        allow_edit: bool | None = None,
-        allow_respond: bool | None = None,
         metadata: Mapping[str, str] | None = None,
-    ) -> FormResponse:
-        """Send the approval form; with ``wait`` hold until it is submitted or times out."""
-        kwargs = self.form_request(
-            request,
-            allow_edit=allow_edit,
-            allow_respond=allow_respond,
-            wait=wait,
-            idempotency_key=idempotency_key,
-            metadata=metadata,
+    ) -> Approval:
+        """Send the approval request; with ``wait`` hold until decided or ``wait_time``."""
+        kwargs = self.approval_kwargs(
+            request, wait=wait, idempotency_key=idempotency_key, metadata=metadata
         )
-        send = getattr(self.client.forms, self.channel)
-        return cast(FormResponse, send(**kwargs))
+        return self.client.approvals.create(**kwargs)
 
     async def asend(
         self,
@@ -448,54 +601,149 @@ class Approver:
         *,
         wait: bool = True,
         idempotency_key: str | None = None,
-        allow_edit: bool | None = None,
-        allow_respond: bool | None = None,
         metadata: Mapping[str, str] | None = None,
-    ) -> FormResponse:
-        kwargs = self.form_request(
-            request,
-            allow_edit=allow_edit,
-            allow_respond=allow_respond,
-            wait=wait,
-            idempotency_key=idempotency_key,
-            metadata=metadata,
+    ) -> Approval:
+        """:meth:`send` on the async client."""
+        kwargs = self.approval_kwargs(
+            request, wait=wait, idempotency_key=idempotency_key, metadata=metadata
         )
-        send = getattr(self.async_client.forms, self.channel)
-        return cast(FormResponse, await send(**kwargs))
+        return await self.async_client.approvals.create(**kwargs)
+
+    def decided(self, approval: Approval, client: HumanWire | None = None) -> ApprovalDecision:
+        """The decision a held request came back with. Still open after the hold: when
+        this approver sends no ``follow_up_time`` the request closes a second later and
+        the service's timeout decision is read (on ``client``, else the approver's);
+        otherwise (it stays open) not approved, as a timeout that says so."""
+        found = decision_from_approval(approval)
+        if found is None and self.follow_up_time is None:
+            reader = client if client is not None else self.client
+            closed = reader.approvals.wait(approval.interaction_id, timeout=_CLOSING_WAIT)
+            found = decision_from_approval(closed)
+        return found or _open_after_hold(approval)
+
+    async def adecided(
+        self, approval: Approval, client: AsyncHumanWire | None = None
+    ) -> ApprovalDecision:
+        """:meth:`decided` on the async client."""
+        found = decision_from_approval(approval)
+        if found is None and self.follow_up_time is None:
+            reader = client if client is not None else self.async_client
+            closed = await reader.approvals.wait(approval.interaction_id, timeout=_CLOSING_WAIT)
+            found = decision_from_approval(closed)
+        return found or _open_after_hold(approval)
 
     def request(
         self,
         request: ApprovalRequest,
         *,
         idempotency_key: str | None = None,
-        allow_edit: bool | None = None,
-        allow_respond: bool | None = None,
+        metadata: Mapping[str, str] | None = None,
+        consume: bool = True,
     ) -> ApprovalDecision:
-        """Ask and block until the human decides or ``wait_time`` passes."""
-        response = self.send(
-            request,
-            idempotency_key=idempotency_key,
-            allow_edit=allow_edit,
-            allow_respond=allow_respond,
-        )
-        return decision_from_response(response, default_on_timeout=self.default_on_timeout)
+        """Ask and block until the people decide or ``wait_time`` passes; approved (and
+        ``consume``), consume the approval for ``request``'s action: call it right before
+        the action runs. A decision of kind ``consumed`` means it ran already."""
+        approval = self.send(request, idempotency_key=idempotency_key, metadata=metadata)
+        decision = self.decided(approval)
+        return self.consume(decision, request) if consume else decision
 
     async def arequest(
         self,
         request: ApprovalRequest,
         *,
         idempotency_key: str | None = None,
-        allow_edit: bool | None = None,
-        allow_respond: bool | None = None,
+        metadata: Mapping[str, str] | None = None,
+        consume: bool = True,
     ) -> ApprovalDecision:
         """:meth:`request` on the async client."""
-        response = await self.asend(
-            request,
-            idempotency_key=idempotency_key,
-            allow_edit=allow_edit,
-            allow_respond=allow_respond,
+        approval = await self.asend(request, idempotency_key=idempotency_key, metadata=metadata)
+        decision = await self.adecided(approval)
+        return await self.aconsume(decision, request) if consume else decision
+
+    def consume(self, decision: ApprovalDecision, request: ApprovalRequest) -> ApprovalDecision:
+        """Use an approved ``decision`` for ``request``'s action, once (``POST
+        /approvals/{id}/consume`` with its digest): the decision itself the first time;
+        of kind ``consumed`` (not approved) when it was used already; a rejection when
+        the service says it is not approved. Anything not approved is returned as is."""
+        from .errors import AlreadyConsumedError, NotApprovedError
+
+        if not decision.approved or not decision.interaction_id:
+            return decision
+        try:
+            self.client.approvals.consume(
+                decision.interaction_id, action_digest=action_digest_of(request)
+            )
+        except AlreadyConsumedError:
+            return consumed_decision(decision)
+        except NotApprovedError as exc:
+            return _not_approved(decision, exc.message)
+        return decision
+
+    async def aconsume(
+        self, decision: ApprovalDecision, request: ApprovalRequest
+    ) -> ApprovalDecision:
+        """:meth:`consume` on the async client."""
+        return await consume_approval(self.async_client, decision, request)
+
+
+async def consume_approval(
+    client: AsyncHumanWire, decision: ApprovalDecision, request: ApprovalRequest
+) -> ApprovalDecision:
+    """:meth:`Approver.consume` on ``client``, for code that holds no approver."""
+    from .errors import AlreadyConsumedError, NotApprovedError
+
+    if not decision.approved or not decision.interaction_id:
+        return decision
+    try:
+        await client.approvals.consume(
+            decision.interaction_id, action_digest=action_digest_of(request)
         )
-        return decision_from_response(response, default_on_timeout=self.default_on_timeout)
+    except AlreadyConsumedError:
+        return consumed_decision(decision)
+    except NotApprovedError as exc:
+        return _not_approved(decision, exc.message)
+    return decision
+
+
+_CHANNELS = ("sms", "whatsapp", "slack", "email", "call", "link")
+_CLOSE_AFTER_HOLD = 1.0
+"""``followUpTime`` of a held request whose approver sets none: it closes right after."""
+_CLOSING_WAIT = 15.0
+"""How long a held request's caller waits for it to close after the hold."""
+
+
+def _check_request(kwargs: Mapping[str, Any]) -> None:
+    """Refuse what ``POST /approvals`` would: the typed 400 the service would answer."""
+    from pydantic import ValidationError
+    from pydantic.alias_generators import to_camel
+
+    from .errors import error_from_validation
+    from .types.approvals import ApprovalRequest as WireRequest
+
+    body = {
+        to_camel(name): value
+        for name, value in kwargs.items()
+        if value is not None and name != "idempotency_key"
+    }
+    try:
+        WireRequest.model_validate(body)
+    except ValidationError as exc:
+        raise error_from_validation(exc) from None
+
+
+def _approver_dict(approver: Mapping[str, str] | ApproverSpec) -> dict[str, str]:
+    if isinstance(approver, Mapping):
+        return {"channel": str(approver.get("channel")), "to": str(approver.get("to"))}
+    return {"channel": approver.channel, "to": approver.to}
+
+
+def _escalation_dict(tier: Mapping[str, Any] | Escalation) -> dict[str, Any]:
+    if isinstance(tier, Mapping):
+        return {
+            "after": tier.get("after"),
+            "approvers": [_approver_dict(a) for a in tier.get("approvers") or ()],
+        }
+    return {"after": tier.after, "approvers": [_approver_dict(a) for a in tier.approvers]}
 
 
 def _is_async_client(client: object) -> bool:

@@ -9,6 +9,8 @@
                                side of accounts (also while services run on the database);
 ``humanwire slack workspaces`` lists the Slack workspaces accounts installed the bot in;
 ``humanwire slack revoke TEAM``  forgets a workspace's bot token (also while a service runs);
+``humanwire audit export | verify``  an account's audit log of approvals, and the check of
+                               its hash chain (also on a copy of the database);
 ``humanwire demo [--auto]``    an agent pipeline reaching a human through the embedded service;
 ``humanwire mcp``              the tools over stdio for MCP clients (``humanwire[mcp]``).
 """
@@ -138,6 +140,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     migrate.add_argument("--db", default=None, help=DB_HELP)
 
+    from humanwire._audit_cli import add_audit_parser
+
+    add_audit_parser(commands, DB_HELP)
+
     demo = commands.add_parser("demo", help="run the demo: an agent reaching a human")
     demo.add_argument("--auto", action="store_true", help="play the human automatically")
     _add_mcp_parser(commands)
@@ -252,6 +258,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return asyncio.run(_slack(args))
     if args.command == "db":
         return asyncio.run(_db_migrate(args))
+    if args.command == "audit":
+        from humanwire._audit_cli import run_audit
+
+        return asyncio.run(run_audit(args, _db_of(args)))
     if args.command == "mcp":
         return _mcp(args)
     return _demo(auto=args.auto)

@@ -3,10 +3,10 @@
 A small LangGraph pipeline (no LLM needed) plans a team offsite:
 
 1. it texts the human a question with the ``AskHumanSMS`` tool and waits for the reply;
-2. it sends an approval form (``ApprovalCheckpoint``) for the booking it is about to make;
+2. it sends an approval request (``ApprovalCheckpoint``) for the booking it is about to make;
 3. it books, or not, and prints what it got.
 
-Answer in the inbox (the address is printed) or on the form page, in your browser.
+Answer in the inbox (the address is printed) or on the approval page, in your browser.
 Nobody answering is not an error: the wait runs out, the agent gets the no-response text
 and carries on (an unanswered approval is a rejection). ``--auto`` lets a scripted human
 answer, so the demo also runs unattended.
@@ -132,7 +132,7 @@ def build_pipeline(
         return {"city": city, "reply": text}
 
     def approve(state: OffsiteState, config: RunnableConfig) -> dict[str, Any]:
-        with progress.waiting("waiting for the approval form", wait_time):
+        with progress.waiting("waiting for the approval", wait_time):
             return checkpoint(state, config)
 
     def book(state: OffsiteState) -> OffsiteState:
@@ -170,7 +170,7 @@ def _script_auto_human(client: HumanWire) -> Callable[[], None]:
 
     human = ScriptedHuman(client.base_url, client.api_key)
     human.reply("Lisbon", delay=1.0)
-    human.fill_form({"decision": "approve", "comment": "Looks good, go ahead"}, delay=1.0)
+    human.decide_approval("approve", "Looks good, go ahead", delay=1.0)
     return human.close
 
 
@@ -195,7 +195,9 @@ def run(
     progress.say("humanwire demo — an agent pipeline that needs a human")
     progress.say(f"  service: {client.base_url} (embedded, no account, no network)")
     progress.say(f"  inbox:   {inbox}")
-    progress.say("  Open the inbox to play the human: reply to the text, then open the form.")
+    progress.say(
+        "  Open the inbox to play the human: reply to the text, then open the approval page."
+    )
     progress.say("")
     stop_human = _script_auto_human(client) if auto else None
     try:
@@ -204,9 +206,9 @@ def run(
         progress.say("1. The agent asks by SMS:")
         state = graph.invoke({}, config)
         while "__interrupt__" in state:
-            # Paused: the wait window closed, but the form stays open in its follow-up
+            # Paused: the wait window closed, but the approval stays open in its follow-up
             # window. Resume from the service's status (a webhook would do this too).
-            progress.say("  (paused: the form is still open; waiting for it durably)")
+            progress.say("  (paused: the approval is still open; waiting for it durably)")
             resumed = checkpoint.poll(graph, config, wait=30)
             if resumed is not None:
                 state = resumed

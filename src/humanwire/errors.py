@@ -15,6 +15,8 @@ normal result. These are failures of the request itself::
     │   ├── AccountSuspendedError       403 account_suspended
     │   ├── NotFoundError               404 not_found
     │   ├── ConflictError               409 conflict
+    │   │   ├── AlreadyConsumedError    409 already_consumed (an approval used once already)
+    │   │   └── NotApprovedError        409 not_approved (consumed while rejected or pending)
     │   ├── GoneError                   410 gone
     │   ├── PayloadTooLargeError        413 payload_too_large
     │   ├── RateLimitError              429 rate_limited (``retry_after``)
@@ -47,6 +49,7 @@ __all__ = [
     "APIStatusError",
     "APITimeoutError",
     "AccountSuspendedError",
+    "AlreadyConsumedError",
     "AuthenticationError",
     "BadRequestError",
     "CallTimeoutError",
@@ -57,6 +60,7 @@ __all__ = [
     "InvalidRequestError",
     "InvalidSignatureError",
     "InvalidToNumberError",
+    "NotApprovedError",
     "NotFoundError",
     "PayloadTooLargeError",
     "ProviderError",
@@ -147,6 +151,16 @@ class ConflictError(APIStatusError):
     pass
 
 
+class AlreadyConsumedError(ConflictError):
+    """``POST /approvals/{id}/consume``: the approval was consumed before, so its action
+    already ran (or is running) elsewhere: do not run it again."""
+
+
+class NotApprovedError(ConflictError):
+    """``POST /approvals/{id}/consume`` on a request that is rejected or still pending:
+    the action must not run."""
+
+
 class GoneError(APIStatusError):
     pass
 
@@ -224,6 +238,10 @@ def _error_class(status_code: int, code: str | None) -> type[APIStatusError]:
         return InvalidRequestError
     if status_code == 400 and code == "invalid_to_number":
         return InvalidToNumberError
+    if status_code == 409 and code == "already_consumed":
+        return AlreadyConsumedError
+    if status_code == 409 and code == "not_approved":
+        return NotApprovedError
     if status_code == 504 and code == "timeout":
         return CallTimeoutError
     if status_code == 502 and code == "provider_error":

@@ -40,7 +40,9 @@ def main(argv: list[str]) -> dict[str, Any]:
         }
     body = Path(argv[4]).read_bytes()
     headers = {SIGNATURE_HEADER: argv[5]}
-    resumed = resume_from_webhook(body, headers, flow_class, persistence, secret=argv[6])
+    resumed = resume_from_webhook(
+        body, headers, flow_class, persistence, secret=argv[6], client=client
+    )
     if resumed is None:
         return {"resumed": False}
     return {"resumed": True, "paused": resumed.paused, "result": resumed.result}

@@ -13,6 +13,7 @@ from crewai.hooks import get_after_tool_call_hooks, get_before_tool_call_hooks
 from crewai.tools import BaseTool, tool
 from crewai_helpers import NativeLLM, ScriptedLLM, kickoff
 
+from approval_support import approval_link
 from framework_support import PAY, forms
 from humanwire import HumanWire
 from humanwire.approval import Approver
@@ -45,13 +46,13 @@ def gate(humanwire_client: HumanWire) -> Iterator[ToolApproval]:
 def test_approved_the_call_runs_once(
     gate: ToolApproval, payment: BaseTool, ran: list[dict[str, Any]], human: ScriptedHuman
 ) -> None:
-    filled = human.fill_form({"decision": "approve", "comment": "fine"})
+    filled = human.decide_approval("approve", "fine")
 
     output = kickoff(ScriptedLLM(model="fake", steps=[PAY]), [payment])
 
     assert output.raw == "sent 50 to bob"
     assert ran == [{"amount": 50, "to": "bob"}]
-    assert filled.wait(5).kind == "form"
+    assert approval_link(filled.wait(5).text)
     assert len(forms(human)) == 1
     [decision] = gate.decisions
     assert decision.approved and decision.comment == "fine"
@@ -60,7 +61,7 @@ def test_approved_the_call_runs_once(
 def test_rejected_the_model_reads_the_comment(
     gate: ToolApproval, payment: BaseTool, ran: list[dict[str, Any]], human: ScriptedHuman
 ) -> None:
-    human.fill_form({"decision": "reject", "comment": "not this quarter"})
+    human.decide_approval("reject", "not this quarter")
     llm = ScriptedLLM(model="fake", steps=[PAY])
 
     kickoff(llm, [payment])
@@ -74,7 +75,7 @@ def test_rejected_the_model_reads_the_comment(
 def test_rejected_on_the_native_path_too(
     gate: ToolApproval, payment: BaseTool, ran: list[dict[str, Any]], human: ScriptedHuman
 ) -> None:
-    human.fill_form({"decision": "reject", "comment": "wrong account"})
+    human.decide_approval("reject", "wrong account")
     llm = NativeLLM(model="fake", steps=[PAY])
 
     output = kickoff(llm, [payment])
@@ -101,18 +102,10 @@ def test_no_decision_in_time_rejects_and_says_so(
     ]
 
 
-def test_an_edit_runs_the_call_with_the_persons_arguments(
-    humanwire_client: HumanWire,
-    payment: BaseTool,
-    ran: list[dict[str, Any]],
-    human: ScriptedHuman,
-) -> None:
-    human.fill_form({"decision": "edit", "arguments": '{"amount": 30, "to": "bob"}'})
-    approver = Approver(humanwire_client, wait_time=10, allow_edit=True)
-    with require_approval(["send_payment"], approver):
-        output = kickoff(ScriptedLLM(model="fake", steps=[PAY]), [payment])
-    assert ran == [{"amount": 30, "to": "bob"}]
-    assert output.raw == "sent 30 to bob"
+def test_an_edit_is_no_longer_offered(humanwire_client: HumanWire) -> None:
+    # An approval request is about the call as asked (its digest binds the decision).
+    with pytest.raises(ValueError, match="allow_edit"):
+        Approver(humanwire_client, wait_time=10, allow_edit=True)
 
 
 def test_an_approval_that_cannot_be_requested_refuses_the_call(
@@ -176,7 +169,7 @@ def test_a_wrapped_tool_asks_then_runs(
     ran: list[dict[str, Any]],
     human: ScriptedHuman,
 ) -> None:
-    human.fill_form({"decision": "approve"})
+    human.decide_approval("approve")
     wrapped = approval_tool(payment, client=humanwire_client, wait_time=10)
     assert (wrapped.name, wrapped.description) == (payment.name, payment.description)
     assert wrapped.args_schema is payment.args_schema
@@ -194,7 +187,7 @@ def test_a_wrapped_tool_rejected_returns_the_comment(
     ran: list[dict[str, Any]],
     human: ScriptedHuman,
 ) -> None:
-    human.fill_form({"decision": "reject", "comment": "ask finance first"})
+    human.decide_approval("reject", "ask finance first")
     wrapped = approval_tool(payment, client=humanwire_client, wait_time=10)
     llm = ScriptedLLM(model="fake", steps=[PAY])
 

@@ -14,6 +14,7 @@ from crewai.flow import Flow, HumanFeedbackPending, start
 from crewai.flow.persistence.sqlite import SQLiteFlowPersistence
 from crewai_flows import payment_flow, subject_flow
 
+from approval_support import approval_link
 from humanwire import HumanWire
 from humanwire.approval import ApprovalDecision
 from humanwire.crewai import (
@@ -26,7 +27,7 @@ from humanwire.crewai import (
 )
 from humanwire.errors import InvalidSignatureError
 from humanwire.testing import RunningService, ScriptedHuman
-from humanwire.types import FormReceivedEvent, MessageReceivedEvent
+from humanwire.types import ApprovalDecidedEvent, MessageReceivedEvent
 
 
 @pytest.fixture
@@ -60,7 +61,8 @@ def test_a_paused_flow_resumes_from_the_webhook_and_pays_once(
     paused = pause(flow_class, persistence)
     flow_id = paused.context.flow_id
     interaction_id = paused.callback_info["interaction_id"]
-    assert paused.callback_info["form_url"].startswith("http")
+    (text,) = humanwire_client.sandbox.deliveries(interaction_id=interaction_id)
+    assert approval_link(text.text)  # the approver's text links to the approval page
     status = humanwire_client.interactions.status(interaction_id)
     assert status.metadata == {
         "humanwire_resume": "crewai",
@@ -69,12 +71,12 @@ def test_a_paused_flow_resumes_from_the_webhook_and_pays_once(
     }
     assert not ledger.exists()
 
-    human.fill_form({"decision": "approve", "comment": "Go"}, interaction_id=interaction_id)
+    human.decide_approval("approve", "Go", interaction_id=interaction_id)
     event = answered(humanwire_client, interaction_id)
     saved = persistence.load_pending_feedback(flow_id)
     assert saved is not None
 
-    resumed = resume_from_webhook(event, None, flow_class, persistence)
+    resumed = resume_from_webhook(event, None, flow_class, persistence, client=humanwire_client)
 
     assert resumed is not None and not resumed.paused
     assert resumed.result == "paid 50 to bob"
@@ -84,12 +86,16 @@ def test_a_paused_flow_resumes_from_the_webhook_and_pays_once(
     assert ledger.read_text() == "50 bob\n"
 
     # The same delivery again (webhooks are retried): nothing to resume.
-    assert resume_from_webhook(event, None, flow_class, persistence) is None
+    assert (
+        resume_from_webhook(event, None, flow_class, persistence, client=humanwire_client) is None
+    )
     # The paused state back, as a crash after paying or a racing receiver would leave it:
     # the approval was consumed, so the payment does not run again.
     state, context = saved
     persistence.save_pending_feedback(flow_id, context, state)
-    assert resume_from_webhook(event, None, flow_class, persistence) is None
+    assert (
+        resume_from_webhook(event, None, flow_class, persistence, client=humanwire_client) is None
+    )
     assert ledger.read_text() == "50 bob\n"
 
 
@@ -103,12 +109,14 @@ def test_rejected_the_flow_takes_its_rejected_path_with_the_comment(
     flow_class = payment_flow(HumanWireFeedback(client=humanwire_client), ledger)
     paused = pause(flow_class, persistence)
     interaction_id = paused.callback_info["interaction_id"]
-    human.fill_form(
-        {"decision": "reject", "comment": "wrong account"}, interaction_id=interaction_id
-    )
+    human.decide_approval("reject", "wrong account", interaction_id=interaction_id)
 
     resumed = resume_from_webhook(
-        answered(humanwire_client, interaction_id), None, flow_class, persistence
+        answered(humanwire_client, interaction_id),
+        None,
+        flow_class,
+        persistence,
+        client=humanwire_client,
     )
 
     assert resumed is not None
@@ -121,7 +129,7 @@ def test_waiting_in_the_run_needs_no_resume(
 ) -> None:
     ledger = tmp_path / "paid.txt"
     provider = HumanWireFeedback(client=humanwire_client, wait_time=10, wait=True)
-    human.fill_form({"decision": "approve"})
+    human.decide_approval("approve")
 
     result = payment_flow(provider, ledger)().kickoff()
 
@@ -155,7 +163,7 @@ def test_a_question_pauses_and_the_reply_resumes(
     event = answered(humanwire_client, paused.callback_info["interaction_id"])
     assert isinstance(event, MessageReceivedEvent)
 
-    resumed = resume_from_webhook(event, None, flow_class, persistence)
+    resumed = resume_from_webhook(event, None, flow_class, persistence, client=humanwire_client)
 
     assert resumed is not None and resumed.result == "subject: Q3: a record quarter"
 
@@ -195,13 +203,14 @@ def test_other_events_resume_nothing(
     paused = pause(flow_class, persistence)
     flow_id = paused.context.flow_id
 
-    def form(metadata: dict[str, str], interaction_id: str = "int_1") -> FormReceivedEvent:
-        return FormReceivedEvent.model_validate(
+    def form(metadata: dict[str, str], interaction_id: str = "int_1") -> ApprovalDecidedEvent:
+        return ApprovalDecidedEvent.model_validate(
             {
-                "eventType": "form.received",
+                "eventType": "approval.decided",
                 "payload": {
                     "interactionId": interaction_id,
-                    "values": {"decision": "approve"},
+                    "status": "ended",
+                    "decision": "approved",
                     "metadata": metadata,
                 },
             }

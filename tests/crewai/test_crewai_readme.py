@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from crewai_helpers import ScriptedLLM
 
+from approval_support import approval_link
 from framework_support import readme_example
 from humanwire.testing import RunningService, ScriptedHuman
 
@@ -26,10 +27,10 @@ def test_the_readme_example_runs(
         ],
     )
     human.reply("yes please")
-    approval = human.fill_form({"decision": "approve"})
+    approval = human.decide_approval("approve")
 
     exec(compile(code.replace('llm="gpt-5"', "llm=llm"), "README-crewai", "exec"), {"llm": llm})
 
     assert capsys.readouterr().out.strip().splitlines()[-1] == "Refunded 25.0 on order 1042."
     assert llm.observations[0] == "Human response: yes please"
-    assert approval.wait(5).kind == "form"
+    assert approval_link(approval.wait(5).text)

@@ -34,7 +34,7 @@ def test_a_webhook_resumes_a_flow_paused_by_another_process(
     human: ScriptedHuman,
     webhook_receiver: WebhookReceiver,
 ) -> None:
-    webhook_receiver.register(humanwire_client, event_types=["form.received"])
+    webhook_receiver.register(humanwire_client, event_types=["approval.decided"])
     common = (str(tmp_path), humanwire_service.base_url, humanwire_api_key)
     paid = tmp_path / "paid.txt"
 
@@ -70,6 +70,8 @@ def test_a_webhook_resumes_a_flow_paused_by_another_process(
     provider = HumanWireFeedback(client=humanwire_client)
     flow_class = payment_flow(provider, paid)
     headers = {SIGNATURE_HEADER: webhook[1]}
-    replayed = resume_from_webhook(delivery.body, headers, flow_class, persistence, secret=secret)
+    replayed = resume_from_webhook(
+        delivery.body, headers, flow_class, persistence, secret=secret, client=humanwire_client
+    )
     assert replayed is None
     assert paid.read_text() == "50 bob\n"

@@ -30,7 +30,7 @@ def test_demo_auto_books_with_the_scripted_answers(embedded_home: Path) -> None:
     # What was sent where, as the human saw it, and what came back.
     assert "→ sms to +12025550100: Hi! Which city" in text
     assert "← Human response: Lisbon" in text
-    assert "/f/" in text  # the approval form's link was shown while waiting
+    assert "/a/" in text  # the approval page's link was shown while waiting
     assert "Approval: Approved by a human: Looks good, go ahead." in text
     assert "/inbox?key=hw_" in text
 
@@ -57,6 +57,6 @@ def test_demo_without_an_answer_carries_on_and_does_not_book(embedded_home: Path
     text = out.getvalue()
     # Silence is not an error: the agent got the no-response text and went on...
     assert "← Human did not respond. Continue where you left off." in text
-    # ... the approval paused durably, then the expired form counted as a timeout.
-    assert "paused: the form is still open" in text
+    # ... the approval paused durably, then closed undecided: rejected by default.
+    assert "paused: the approval is still open" in text
     assert outcome.startswith("Did not book: No approval decision arrived in time")

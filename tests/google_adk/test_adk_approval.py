@@ -16,6 +16,7 @@ from google.adk.sessions import InMemorySessionService
 from google.adk.tools.function_tool import FunctionTool
 from google.genai import types
 
+from approval_support import approval_link
 from framework_support import PAY, forms
 from humanwire import AsyncHumanWire
 from humanwire._pauses import send_pending_approval
@@ -49,7 +50,7 @@ async def test_waiting_approved_the_call_runs_once(
 ) -> None:
     ran: list[str] = []
     gate = require_approval(payment_tool(ran), client=async_humanwire_client, wait=True)
-    filled = human.fill_form({"decision": "approve", "comment": "fine"})
+    filled = human.decide_approval("approve", "fine")
 
     output = await run_agent(FakeLlm.script(PAY), [gate], "pay bob 50")
 
@@ -75,7 +76,7 @@ async def test_waiting_rejected_the_comment_reaches_the_model(
 ) -> None:
     ran: list[str] = []
     gate = require_approval(payment_tool(ran), client=async_humanwire_client, wait=True)
-    human.fill_form({"decision": "reject", "comment": "not this quarter"})
+    human.decide_approval("reject", "not this quarter")
     model = FakeLlm.script(PAY)
 
     output = await run_agent(model, [gate], "pay")
@@ -125,7 +126,7 @@ async def test_waiting_parallel_calls_are_asked_at_the_same_time(
             await asyncio.sleep(0.05)
         first, second = forms(human)
         for delivery, decision in ((first, "approve"), (second, "reject")):
-            human.fill_form({"decision": decision}, interaction_id=delivery.interaction_id)
+            human.decide_approval(decision, interaction_id=delivery.interaction_id or "")
         await asyncio.wait_for(run, 20)
     finally:
         run.cancel()
@@ -159,7 +160,7 @@ async def test_any_truthy_policy_answer_asks(
     gate = require_approval(
         payment_tool(ran), client=async_humanwire_client, when=lambda amount: amount, wait=True
     )
-    human.fill_form({"decision": "approve"})
+    human.decide_approval("approve")
 
     assert await run_agent(FakeLlm.script(PAY), [gate], "pay") == "FINAL: sent 50 to bob"
     assert len(forms(human)) == 1
@@ -177,7 +178,7 @@ async def test_adks_own_require_confirmation_becomes_the_gates(
 
     tool = FunctionTool(payment_tool(ran), require_confirmation=large)
     gate = require_approval(tool, client=async_humanwire_client, wait=True)
-    human.fill_form({"decision": "approve"})
+    human.decide_approval("approve")
 
     output = await run_agent(FakeLlm.script(PAY), [gate], "pay")
 
@@ -200,7 +201,7 @@ async def test_the_decorator_gates_a_plain_function_and_shows_the_subtitle(
         return f"sent {amount} to {to}"
 
     assert isinstance(send_payment, ApprovalGate)
-    filled = human.fill_form({"decision": "approve"})
+    filled = human.decide_approval("approve")
     model = FakeLlm.script(PAY)
 
     output = await run_agent(model, [send_payment], "pay")
@@ -209,9 +210,10 @@ async def test_the_decorator_gates_a_plain_function_and_shows_the_subtitle(
     [declaration] = model.declarations  # the model sees the wrapped tool's own declaration
     assert declaration.name == "send_payment" and declaration.description == "Send money."
     delivery = await filled.async_wait(5)
-    assert delivery.form_url is not None
-    async with httpx.AsyncClient() as browser:
-        assert "Payments desk" in (await browser.get(delivery.form_url)).text
+    page = approval_link(delivery.text)
+    assert page is not None
+    async with httpx.AsyncClient() as browser:  # the gate's request: its description shows
+        assert "Payments desk" in (await browser.get(page)).text
 
 
 async def test_an_approval_that_cannot_be_asked_runs_nothing(
@@ -296,7 +298,7 @@ async def test_the_run_pauses_at_adks_confirmation_and_resumes_once(
         "client": async_humanwire_client,
     }
     assert await resume_session(runner, claims, **kwargs) is None  # still open
-    human.fill_form({"decision": "approve"}, interaction_id=form.interaction_id)
+    human.decide_approval("approve", interaction_id=form.interaction_id)
     await async_humanwire_client.interactions.wait(form.interaction_id, timeout=10)
     done = await resume_session(runner, claims, **kwargs)
 
@@ -365,9 +367,7 @@ async def test_a_rejection_on_the_service_wins_over_a_confirmed_answer(
         runner, user_id="u1", session_id=session.id, new_message=user_text("pay")
     )
     [paused] = outcome.paused
-    human.fill_form(
-        {"decision": "reject", "comment": "wrong account"}, interaction_id=paused.interaction_id
-    )
+    human.decide_approval("reject", "wrong account", interaction_id=paused.interaction_id)
     await async_humanwire_client.interactions.wait(paused.interaction_id, timeout=10)
 
     final = await answer(runner, session.id, paused.confirmation_id, {"confirmed": True})

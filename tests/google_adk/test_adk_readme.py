@@ -9,6 +9,7 @@ import ast
 import pytest
 from adk_helpers import FakeLlm
 
+from approval_support import approval_link
 from framework_support import readme_example
 from humanwire.testing import RunningService, ScriptedHuman
 
@@ -25,7 +26,7 @@ async def test_the_readme_example_runs(
         ("refund", {"order_id": "1042", "amount": 25.0}),
     )
     human.reply("yes please")
-    approval = human.fill_form({"decision": "approve"})
+    approval = human.decide_approval("approve")
 
     compiled = compile(
         code.replace('model="gemini-2.5-flash"', "model=model"),
@@ -38,4 +39,4 @@ async def test_the_readme_example_runs(
     # run_debug prints the conversation too; the example's own print is the last line.
     assert capsys.readouterr().out.strip().splitlines()[-1] == "FINAL: Refunded 25.0 on order 1042."
     assert model.outputs[0] == "Human response: yes please"
-    assert (await approval.async_wait(5)).kind == "form"
+    assert approval_link((await approval.async_wait(5)).text)

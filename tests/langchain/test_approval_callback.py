@@ -1,5 +1,7 @@
 """Human approval of tool calls through the callback handler and the decorator, against
-the real service: approving, rejecting with a comment, timing out."""
+the real service: an approval request per call, approved or rejected on its page (the link
+the approver's text carries), timing out, and consumed once: a re-run of the same tool
+call does not run the tool again."""
 
 from __future__ import annotations
 
@@ -11,9 +13,9 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, tool
 from lc_helpers import properties
 
+from approval_support import approval_link, decide_next
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.langchain import ApprovalRejected, HumanApprovalCallbackHandler, require_approval
-from humanwire.testing import ScriptedHuman
 
 
 def make_tools(log: list[str]) -> tuple[BaseTool, BaseTool]:
@@ -32,10 +34,10 @@ def make_tools(log: list[str]) -> tuple[BaseTool, BaseTool]:
     return delete_file, list_files
 
 
-def test_approve_runs_the_tool(humanwire_client: HumanWire, human: ScriptedHuman) -> None:
+def test_approve_runs_the_tool(humanwire_client: HumanWire) -> None:
     log: list[str] = []
     delete_file, _ = make_tools(log)
-    human.fill_form({"decision": "approve"})
+    decide_next(humanwire_client, "approve")
     handler = HumanApprovalCallbackHandler(
         client=humanwire_client, tools=["delete_file"], wait_time=5
     )
@@ -46,12 +48,10 @@ def test_approve_runs_the_tool(humanwire_client: HumanWire, human: ScriptedHuman
     assert decision.approved and decision.decision == "approve" and not decision.timed_out
 
 
-def test_reject_with_comment_stops_the_tool(
-    humanwire_client: HumanWire, human: ScriptedHuman
-) -> None:
+def test_reject_with_comment_stops_the_tool(humanwire_client: HumanWire) -> None:
     log: list[str] = []
     delete_file, _ = make_tools(log)
-    human.fill_form({"decision": "reject", "comment": "That log is still needed"})
+    decide_next(humanwire_client, "reject", "That log is still needed")
     handler = HumanApprovalCallbackHandler(
         client=humanwire_client, tools=["delete_file"], wait_time=5
     )
@@ -76,12 +76,11 @@ def test_timeout_rejects_by_default_and_says_so(humanwire_client: HumanWire) -> 
     assert caught.value.decision.decision == "timeout"
     assert "a human rejected it" not in str(caught.value)
 
-    # The form (still open in its follow-up window) shows the call readably.
+    # The request was about this call: its page shows it readably.
     (delivery,) = humanwire_client.sandbox.deliveries()
-    page = httpx.get(delivery.form_url or "", timeout=5).text
+    page = httpx.get(approval_link(delivery.text) or "", timeout=5).text
     assert "Approve delete_file?" in page
-    assert "path: /srv/old.log" in page
-    assert 'value="approve"' in page and 'value="reject"' in page
+    assert "delete_file" in page and "/srv/old.log" in page
 
 
 def test_timeout_can_default_to_approve(humanwire_client: HumanWire) -> None:
@@ -94,7 +93,7 @@ def test_timeout_can_default_to_approve(humanwire_client: HumanWire) -> None:
     assert handler.decisions[0].timed_out and handler.decisions[0].approved
 
 
-def test_unguarded_tools_run_without_a_form(humanwire_client: HumanWire) -> None:
+def test_unguarded_tools_run_without_asking(humanwire_client: HumanWire) -> None:
     log: list[str] = []
     _, list_files = make_tools(log)
     handler = HumanApprovalCallbackHandler(
@@ -107,19 +106,17 @@ def test_unguarded_tools_run_without_a_form(humanwire_client: HumanWire) -> None
     assert humanwire_client.sandbox.deliveries() == []
 
 
-async def test_async_invoke_approve_and_reject(
-    humanwire_client: HumanWire, human: ScriptedHuman
-) -> None:
+async def test_async_invoke_approve_and_reject(humanwire_client: HumanWire) -> None:
     log: list[str] = []
     delete_file, _ = make_tools(log)
     handler = HumanApprovalCallbackHandler(
         client=humanwire_client, tools=["delete_file"], wait_time=5
     )
-    human.fill_form({"decision": "approve"})
+    decide_next(humanwire_client, "approve")
     assert await delete_file.ainvoke({"path": "/a"}, config={"callbacks": [handler]}) == (
         "deleted /a"
     )
-    human.fill_form({"decision": "reject", "comment": "no"})
+    decide_next(humanwire_client, "reject", "no")
     with pytest.raises(ApprovalRejected, match="no"):
         await delete_file.ainvoke({"path": "/b"}, config={"callbacks": [handler]})
     assert log == ["/a"]
@@ -136,9 +133,7 @@ def test_handler_is_sync_raises_and_resolves_lazily(monkeypatch: pytest.MonkeyPa
 
 
 # --- the decorator --------------------------------------------------------------------------
-def test_decorated_function_approved_and_rejected(
-    humanwire_client: HumanWire, human: ScriptedHuman
-) -> None:
+def test_decorated_function_approved_and_rejected(humanwire_client: HumanWire) -> None:
     paid: list[tuple[int, str]] = []
 
     @require_approval(client=humanwire_client, wait_time=5, description="Pays a supplier")
@@ -146,10 +141,10 @@ def test_decorated_function_approved_and_rejected(
         paid.append((amount, to))
         return "paid"
 
-    human.fill_form({"decision": "approve"})
+    decide_next(humanwire_client, "approve")
     assert pay(120) == "paid"
 
-    human.fill_form({"decision": "reject", "comment": "Wrong supplier"})
+    decide_next(humanwire_client, "reject", "Wrong supplier")
     with pytest.raises(ApprovalRejected, match="Wrong supplier"):
         pay(99, to="EVIL")
     assert paid == [(120, "ACME")]
@@ -165,19 +160,13 @@ def test_decorated_function_form_shows_description_and_arguments(
     with pytest.raises(ApprovalRejected, match="timeout"):
         pay(120, memo="May invoice")
     (delivery,) = humanwire_client.sandbox.deliveries()
-    page = httpx.get(delivery.form_url or "", timeout=5).text
-    for shown in (
-        "Approve pay?",
-        "Pays a supplier",
-        "amount: 120",
-        "to: ACME",
-        "memo: May invoice",
-    ):
+    page = httpx.get(approval_link(delivery.text) or "", timeout=5).text
+    for shown in ("Approve pay?", "Pays a supplier", "120", "ACME", "memo", "May invoice"):
         assert shown in page
 
 
 async def test_decorated_async_function_uses_the_async_client(
-    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
+    async_humanwire_client: AsyncHumanWire, humanwire_client: HumanWire
 ) -> None:
     calls: list[str] = []
 
@@ -186,21 +175,19 @@ async def test_decorated_async_function_uses_the_async_client(
         calls.append(service)
         return "restarted"
 
-    human.fill_form({"decision": "approve"})
+    decide_next(humanwire_client, "approve")
     assert await restart("db") == "restarted"
     with pytest.raises(ApprovalRejected, match="timeout"):
         await require_approval(client=async_humanwire_client, wait_time=1)(restart)("web")
     assert calls == ["db"]
 
 
-def test_decorated_tool_is_a_guarded_copy(
-    humanwire_client: HumanWire, human: ScriptedHuman
-) -> None:
+def test_decorated_tool_is_a_guarded_copy(humanwire_client: HumanWire) -> None:
     log: list[str] = []
     delete_file, _ = make_tools(log)
     guarded = require_approval(client=humanwire_client, wait_time=5)(delete_file)
     assert isinstance(guarded, BaseTool) and guarded.name == "delete_file"
-    human.fill_form({"decision": "reject", "comment": "no"})
+    decide_next(humanwire_client, "reject", "no")
     with pytest.raises(ApprovalRejected):
         guarded.invoke({"path": "/etc/passwd"})
     assert log == []
@@ -208,9 +195,7 @@ def test_decorated_tool_is_a_guarded_copy(
     assert delete_file.invoke({"path": "/tmp/a"}) == "deleted /tmp/a"
 
 
-def test_decorator_under_tool_makes_rejection_an_error_message(
-    humanwire_client: HumanWire, human: ScriptedHuman
-) -> None:
+def test_decorator_under_tool_makes_rejection_an_error_message(humanwire_client: HumanWire) -> None:
     @tool
     @require_approval(client=humanwire_client, wait_time=5)
     def drop_table(table: str) -> str:
@@ -219,7 +204,7 @@ def test_decorator_under_tool_makes_rejection_an_error_message(
 
     drop_table.handle_tool_error = True
     assert properties(drop_table) == {"table"}
-    human.fill_form({"decision": "reject", "comment": "Production data"})
+    decide_next(humanwire_client, "reject", "Production data")
     message = drop_table.invoke(
         {"type": "tool_call", "name": "drop_table", "id": "c1", "args": {"table": "users"}}
     )
@@ -228,9 +213,7 @@ def test_decorator_under_tool_makes_rejection_an_error_message(
     assert "Production data" in message.content
 
 
-def test_rejection_inside_an_agent_stops_the_run(
-    humanwire_client: HumanWire, human: ScriptedHuman
-) -> None:
+def test_rejection_inside_an_agent_stops_the_run(humanwire_client: HumanWire) -> None:
     from langchain.agents import create_agent
     from langchain_core.messages import AIMessage
     from lc_helpers import scripted_model
@@ -243,7 +226,7 @@ def test_rejection_inside_an_agent_stops_the_run(
     handler = HumanApprovalCallbackHandler(
         client=humanwire_client, tools=["delete_file"], wait_time=5
     )
-    human.fill_form({"decision": "reject", "comment": "That is the database"})
+    decide_next(humanwire_client, "reject", "That is the database")
     with pytest.raises(ApprovalRejected, match="That is the database"):
         agent.invoke(
             {"messages": [{"role": "user", "content": "clean up"}]},
@@ -252,26 +235,27 @@ def test_rejection_inside_an_agent_stops_the_run(
     assert log == []
 
 
-def test_a_rerun_of_the_same_tool_call_asks_once(
-    humanwire_client: HumanWire, human: ScriptedHuman
-) -> None:
+def test_a_rerun_of_the_same_tool_call_asks_once(humanwire_client: HumanWire) -> None:
     log: list[str] = []
     delete_file, _ = make_tools(log)
-    human.fill_form({"decision": "approve", "comment": "once is enough"})
+    decide_next(humanwire_client, "approve", "once is enough")
     handler = HumanApprovalCallbackHandler(
         client=humanwire_client, tools=["delete_file"], wait_time=5
     )
     call = {"type": "tool_call", "id": "call-42", "name": "delete_file", "args": {"path": "/a"}}
     first = delete_file.invoke(call, config={"callbacks": [handler]})
-    again = delete_file.invoke(call, config={"callbacks": [handler]})
-    assert first.content == again.content == "deleted /a"
-    # The second run got the first form's answer back: one form reached the human.
-    forms = [d for d in humanwire_client.sandbox.deliveries() if d.kind == "form"]
-    assert len(forms) == 1
-    assert [d.comment for d in handler.decisions] == ["once is enough", "once is enough"]
+    assert first.content == "deleted /a"
+    # The second run gets the first request's decision back (one text reached the
+    # human), but its approval is used: the tool does not run again.
+    with pytest.raises(ApprovalRejected, match="not run again") as caught:
+        delete_file.invoke(call, config={"callbacks": [handler]})
+    assert log == ["/a"]
+    assert caught.value.decision.decision == "consumed"
+    assert len(humanwire_client.sandbox.deliveries()) == 1
+    assert [d.decision for d in handler.decisions] == ["approve", "consumed"]
     # Another tool call is another question.
-    human.fill_form({"decision": "reject"})
+    decide_next(humanwire_client, "reject")
     other = {**call, "id": "call-43"}
     with pytest.raises(ApprovalRejected):
         delete_file.invoke(other, config={"callbacks": [handler]})
-    assert len([d for d in humanwire_client.sandbox.deliveries() if d.kind == "form"]) == 2
+    assert len(humanwire_client.sandbox.deliveries()) == 2

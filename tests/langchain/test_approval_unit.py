@@ -136,3 +136,64 @@ def test_recipient_resolution(monkeypatch: pytest.MonkeyPatch) -> None:
         resolve_recipient("sms")
     with pytest.raises(ValueError, match="HUMANWIRE_WHATSAPP_TO"):
         resolve_recipient("whatsapp")
+
+
+# --- approval requests ------------------------------------------------------------------
+def _record(**fields: object) -> object:
+    from humanwire.types.approvals import Approval
+
+    body = {"interactionId": "i-9", "status": "ended", "actionDigest": "sha256:" + "a" * 64}
+    return Approval.model_validate({**body, **fields})
+
+
+def _decided(decision: str, comment: str | None = None) -> dict[str, object]:
+    return {
+        "approver": {"channel": "sms", "to": "+12025550100"},
+        "decision": decision,
+        "comment": comment,
+        "at": "2026-11-25T12:00:00Z",
+        "via": "page",
+    }
+
+
+def test_decision_from_approval_reads_the_record() -> None:
+    from humanwire.approval import decision_from_approval
+
+    assert decision_from_approval(_record(status="pending")) is None  # type: ignore[arg-type]
+    approved = decision_from_approval(
+        _record(decision="approved", decisions=[_decided("approve", "ok")])  # type: ignore[arg-type]
+    )
+    assert approved is not None and approved.approved and approved.decision == "approve"
+    assert approved.comment == "ok" and approved.action_digest == "sha256:" + "a" * 64
+    rejected = decision_from_approval(
+        _record(decision="rejected", decisions=[_decided("approve"), _decided("reject", "no")])  # type: ignore[arg-type]
+    )
+    assert rejected is not None and not rejected.approved and rejected.comment == "no"
+    by_default = decision_from_approval(_record(decision="approved", timedOut=True))  # type: ignore[arg-type]
+    assert by_default is not None and by_default.approved and by_default.decision == "timeout"
+    undecided = decision_from_approval(_record(decision=None))  # type: ignore[arg-type]
+    assert undecided is not None and not undecided.approved and undecided.timed_out
+
+
+def test_the_approver_binds_the_request_to_the_action(monkeypatch: pytest.MonkeyPatch) -> None:
+    from humanwire.approval import Approver, action_digest_of
+    from humanwire.types.approvals import action_digest
+
+    monkeypatch.delenv("HUMANWIRE_BASE_URL", raising=False)
+    approver = Approver(
+        to="+12025550100",
+        wait_time=30,
+        on_timeout="none",
+        escalation=[{"after": 60, "approvers": [{"channel": "slack", "to": "U0123ABCD"}]}],
+        quorum=2,
+    )
+    request = ApprovalRequest("pay", {"amount": 10, "when": object()})
+    kwargs = approver.approval_kwargs(request, metadata={"run": "1"})
+    assert kwargs["action"]["name"] == "pay" and kwargs["action"]["arguments"]["amount"] == 10
+    assert isinstance(kwargs["action"]["arguments"]["when"], str)  # as its text
+    assert action_digest_of(request) == action_digest(kwargs["action"])
+    assert kwargs["approvers"] == [{"channel": "sms", "to": "+12025550100"}]
+    assert kwargs["quorum"] == 2 and kwargs["on_timeout"] == "none"
+    assert kwargs["wait_time"] == 30 and kwargs["metadata"] == {"run": "1"}
+    paused = approver.approval_kwargs(request, wait=False, window=600)
+    assert "wait_time" not in paused and paused["follow_up_time"] == 600

@@ -1,4 +1,5 @@
-"""HumanInTheLoopApprover: HumanInTheLoopMiddleware's interrupts answered by forms."""
+"""HumanInTheLoopApprover: HumanInTheLoopMiddleware's interrupts answered by approval
+requests, consumed before the agent runs the tool."""
 
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from lc_helpers import scripted_model
 
+from approval_support import approval_link, decide_next
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.langchain import HumanInTheLoopApprover
-from humanwire.testing import ScriptedHuman
 
 CALL = {"name": "send_email", "args": {"to": "all@example.com", "subject": "Q3"}, "id": "c1"}
 
@@ -54,52 +55,27 @@ INPUT = {"messages": [{"role": "user", "content": "Email everyone about Q3"}]}
 
 
 @pytest.mark.parametrize("mode", ["batched", "per_call"])
-def test_approve(humanwire_client: HumanWire, human: ScriptedHuman, mode: str) -> None:
+def test_approve(humanwire_client: HumanWire, mode: str) -> None:
     sent: list[dict[str, str]] = []
     agent = build_agent(sent, ["approve", "reject"], mode)
-    human.fill_form({"decision": "approve"})
-    approver = HumanInTheLoopApprover(client=humanwire_client, wait_time=5)
+    decide_next(humanwire_client, "approve")
+    approver = HumanInTheLoopApprover(client=humanwire_client, wait_time=10)
     result = approver.invoke(agent, INPUT, config(f"approve-{mode}"))
     assert sent == [{"to": "all@example.com", "subject": "Q3"}]
     assert tool_message(result).content == "sent to all@example.com"
     assert result["messages"][-1].content == "All done."
 
 
-@pytest.mark.parametrize("mode", ["batched", "per_call"])
-def test_edit_the_arguments(humanwire_client: HumanWire, human: ScriptedHuman, mode: str) -> None:
-    sent: list[dict[str, str]] = []
-    agent = build_agent(sent, ["approve", "edit", "reject"], mode)
-    human.fill_form(
-        {"decision": "edit", "arguments": '{"to": "team@example.com", "subject": "Q3 draft"}'}
-    )
-    approver = HumanInTheLoopApprover(client=humanwire_client, wait_time=5)
-    result = approver.invoke(agent, INPUT, config(f"edit-{mode}"))
-    assert sent == [{"to": "team@example.com", "subject": "Q3 draft"}]
-    assert "sent to team@example.com" in tool_message(result).content
-
-
-def test_reject_with_a_message(humanwire_client: HumanWire, human: ScriptedHuman) -> None:
+def test_reject_with_a_message(humanwire_client: HumanWire) -> None:
     sent: list[dict[str, str]] = []
     agent = build_agent(sent, ["approve", "reject"])
-    human.fill_form({"decision": "reject", "comment": "Not before the board meeting"})
-    approver = HumanInTheLoopApprover(client=humanwire_client, wait_time=5)
+    decide_next(humanwire_client, "reject", "Not before the board meeting")
+    approver = HumanInTheLoopApprover(client=humanwire_client, wait_time=10)
     result = approver.invoke(agent, INPUT, config("reject"))
     assert sent == []
     message = tool_message(result)
     assert message.status == "error"
     assert "Not before the board meeting" in message.content
-
-
-def test_respond_instead(humanwire_client: HumanWire, human: ScriptedHuman) -> None:
-    sent: list[dict[str, str]] = []
-    agent = build_agent(sent, ["approve", "reject", "respond"])
-    human.fill_form({"decision": "respond", "comment": "I already emailed them."})
-    approver = HumanInTheLoopApprover(client=humanwire_client, wait_time=5)
-    result = approver.invoke(agent, INPUT, config("respond"))
-    assert sent == []
-    message = tool_message(result)
-    assert message.status == "success"
-    assert message.content == "I already emailed them."
 
 
 def test_timeout_rejects_and_says_it_was_a_timeout(humanwire_client: HumanWire) -> None:
@@ -112,38 +88,49 @@ def test_timeout_rejects_and_says_it_was_a_timeout(humanwire_client: HumanWire) 
     assert "timeout" in content and "not a human rejection" in content
 
 
-def test_form_offers_only_the_allowed_decisions(humanwire_client: HumanWire) -> None:
-    approver = HumanInTheLoopApprover(client=humanwire_client, wait_time=1)
-    decision = approver.decide("send_email", {"to": "x"}, allowed=["approve", "reject", "edit"])
-    assert decision["type"] == "reject"
+def test_edit_and_respond_are_asked_as_approve_or_reject(humanwire_client: HumanWire) -> None:
+    """A tool allowing "edit" / "respond" is asked approve / reject: an approval is about
+    the action as asked (docs: breaking change)."""
+    sent: list[dict[str, str]] = []
+    agent = build_agent(sent, ["approve", "edit", "reject", "respond"])
+    decide_next(humanwire_client, "approve")
+    approver = HumanInTheLoopApprover(client=humanwire_client, wait_time=10)
+    approver.invoke(agent, INPUT, config("edit-allowed"))
+    assert sent == [{"to": "all@example.com", "subject": "Q3"}]
     (delivery,) = humanwire_client.sandbox.deliveries()
-    page = httpx.get(delivery.form_url or "", timeout=5).text
-    assert 'value="edit"' in page and 'value="respond"' not in page
-    assert 'name="arguments"' in page
+    assert "Reply YES or NO" in delivery.text  # approve or reject, nothing else
+    page = httpx.get(approval_link(delivery.text) or "", timeout=5).text
+    assert 'value="edit"' not in page and 'value="respond"' not in page
 
 
-def test_resume_is_idempotent_per_thread_and_interrupt(
-    humanwire_client: HumanWire, human: ScriptedHuman
+def test_a_rerun_driver_replays_the_decision_and_never_runs_the_tool_twice(
+    humanwire_client: HumanWire,
 ) -> None:
     sent: list[dict[str, str]] = []
     agent = build_agent(sent, ["approve", "reject"])
     cfg = config("idempotent")
     agent.invoke(INPUT, cfg)
     interrupts = agent.get_state(cfg).interrupts
-    approver = HumanInTheLoopApprover(client=humanwire_client, wait_time=5)
-    human.fill_form({"decision": "approve"})
+    approver = HumanInTheLoopApprover(client=humanwire_client, wait_time=10)
+    decide_next(humanwire_client, "approve")
     first = approver.resume(interrupts, cfg)
-    # A driver re-run (say, after a crash) replays the human's answer: no second form.
+    # A driver re-run (say, after a crash) replays the decision: nobody is asked again,
+    # and the approval, used by the first run, is not used twice.
     second = approver.resume(interrupts, cfg)
-    assert first.resume == second.resume
+    (interrupt,) = interrupts
+    assert first.resume[interrupt.id]["decisions"] == [{"type": "approve"}]
+    (again,) = second.resume[interrupt.id]["decisions"]
+    assert again["type"] == "reject" and "not run again" in again["message"]
     assert len(humanwire_client.sandbox.deliveries()) == 1
 
 
-async def test_async_driver(async_humanwire_client: AsyncHumanWire, human: ScriptedHuman) -> None:
+async def test_async_driver(
+    async_humanwire_client: AsyncHumanWire, humanwire_client: HumanWire
+) -> None:
     sent: list[dict[str, str]] = []
     agent = build_agent(sent, ["approve", "reject"], "per_call")
-    human.fill_form({"decision": "approve"})
-    approver = HumanInTheLoopApprover(client=async_humanwire_client, wait_time=5)
+    decide_next(humanwire_client, "approve")
+    approver = HumanInTheLoopApprover(client=async_humanwire_client, wait_time=10)
     result = await approver.ainvoke(agent, INPUT, config("async"))
     assert sent == [{"to": "all@example.com", "subject": "Q3"}]
     assert result["messages"][-1].content == "All done."

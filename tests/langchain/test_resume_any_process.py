@@ -1,6 +1,6 @@
 """Resume in any process (docs/design.md "Metadata"): one process pauses a LangGraph graph at
 an approval on a persistent checkpointer (SQLite) and exits; another, which never saw
-the pause and has no registry, receives the signed ``form.received`` webhook and resumes
+the pause and has no registry, receives the signed ``approval.decided`` webhook and resumes
 the thread from the event's metadata alone."""
 
 from __future__ import annotations
@@ -36,16 +36,14 @@ def test_a_webhook_resumes_a_pause_made_by_another_process(
     human: ScriptedHuman,
     webhook_receiver: WebhookReceiver,
 ) -> None:
-    webhook_receiver.register(humanwire_client, event_types=["form.received"])
+    webhook_receiver.register(humanwire_client, event_types=["approval.decided"])
     db = str(tmp_path / "checkpoints.sqlite")
     base = humanwire_service.base_url
     paused = run("pause", db, base, humanwire_api_key, "thread-7")
     interaction_id = paused["interaction_id"]
     # The pausing process is gone; the human answers later.
-    human.fill_form({"decision": "approve", "comment": "Go"}, interaction_id=interaction_id).wait(
-        10
-    )
-    (event,) = webhook_receiver.wait_for("form.received", timeout=10)
+    human.decide_approval("approve", "Go", interaction_id=interaction_id).wait(10)
+    (event,) = webhook_receiver.wait_for("approval.decided", timeout=10)
     metadata = event.payload.metadata or {}
     assert (metadata["humanwire_resume"], metadata["langgraph_thread_id"]) == (
         "langgraph",
@@ -63,5 +61,5 @@ def test_a_webhook_resumes_a_pause_made_by_another_process(
     # A repeated delivery finds the thread no longer paused there: nothing happens twice.
     again = run("resume", db, base, humanwire_api_key, str(body), signature, secret)
     assert again == {"resumed": False}
-    forms = [d for d in humanwire_client.sandbox.deliveries() if d.kind == "form"]
-    assert len(forms) == 1  # the node re-ran on resume without sending a second form
+    # The node re-ran on resume without asking again: one text reached the approver.
+    assert len(humanwire_client.sandbox.deliveries()) == 1

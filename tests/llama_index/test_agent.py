@@ -9,6 +9,7 @@ from llama_index.core.agent.workflow import FunctionAgent, ToolCallResult
 from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallBlock
 from llama_index.core.llms import MockFunctionCallingLLM
 
+from approval_support import approval_link
 from humanwire import AsyncHumanWire
 from humanwire.approval import Approver
 from humanwire.llama_index import ApprovalRequiredEvent, HumanWireToolSpec, approval_tool
@@ -105,7 +106,7 @@ async def test_approval_tool_runs_the_action_once_approved(
     approver = Approver(async_humanwire_client, follow_up_time=30)
     tool = approval_tool(_guarded(calls), approver=approver)
     llm = scripted_llm("refund_order", {"order_id": "A-17", "amount": 25.0})
-    form = human.fill_form({"decision": "approve"})
+    form = human.decide_approval("approve")
 
     answer, events = await _run(FunctionAgent(tools=[tool], llm=llm), "Refund A-17.")
 
@@ -113,7 +114,7 @@ async def test_approval_tool_runs_the_action_once_approved(
     assert calls == [{"order_id": "A-17", "amount": 25.0}]
     delivery = form.wait(5)
     [paused] = [e for e in events if isinstance(e, ApprovalRequiredEvent)]
-    assert paused.form_url == delivery.form_url
+    assert approval_link(delivery.text)  # the text links to the approval page
     assert paused.arguments == {"order_id": "A-17", "amount": 25.0}
     # The tool replays after the decision: the form still went out exactly once.
     assert len(human.deliveries()) == 1
@@ -126,7 +127,7 @@ async def test_approval_tool_does_not_run_a_rejected_action(
     approver = Approver(async_humanwire_client, follow_up_time=30)
     tool = approval_tool(_guarded(calls), approver=approver)
     llm = scripted_llm("refund_order", {"order_id": "B-2", "amount": 900.0})
-    human.fill_form({"decision": "reject", "comment": "Too large, escalate to finance"})
+    human.decide_approval("reject", "Too large, escalate to finance")
 
     answer, _ = await _run(FunctionAgent(tools=[tool], llm=llm), "Refund B-2.")
 
@@ -136,17 +137,10 @@ async def test_approval_tool_does_not_run_a_rejected_action(
     )
 
 
-async def test_approval_tool_runs_with_edited_arguments(
-    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
-) -> None:
-    calls: list[dict[str, Any]] = []
-    approver = Approver(async_humanwire_client, follow_up_time=30, allow_edit=True)
-    tool = approval_tool(_guarded(calls), approver=approver)
-    llm = scripted_llm("refund_order", {"order_id": "C-3", "amount": 80.0})
-    human.fill_form({"decision": "edit", "arguments": '{"order_id": "C-3", "amount": 40}'})
-    answer, _ = await _run(FunctionAgent(tools=[tool], llm=llm), "Refund C-3.")
-    assert calls == [{"order_id": "C-3", "amount": 40}]
-    assert "edited arguments" in answer and "Refunded 40.00 on C-3." in answer
+def test_an_edit_is_no_longer_offered(async_humanwire_client: AsyncHumanWire) -> None:
+    # An approval request is about the call as asked (its digest binds the decision).
+    with pytest.raises(ValueError, match="allow_edit"):
+        Approver(async_humanwire_client, follow_up_time=30, allow_edit=True)
 
 
 async def test_agent_asks_by_email(

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from approval_support import approval_link
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.approval import Approver
 from humanwire.errors import InvalidSignatureError
@@ -41,7 +42,7 @@ async def _run_live(flow: Any, **start: Any) -> tuple[dict[str, Any], list[Any]]
 
 async def test_approved(async_humanwire_client: AsyncHumanWire, human: ScriptedHuman) -> None:
     approver = Approver(async_humanwire_client, follow_up_time=30)
-    form = human.fill_form({"decision": "approve", "comment": "ship it"})
+    form = human.decide_approval("approve", "ship it")
 
     result, events = await _run_live(DeployFlow(approver, timeout=None), version="2.4.0")
 
@@ -53,7 +54,7 @@ async def test_approved(async_humanwire_client: AsyncHumanWire, human: ScriptedH
     )
     delivery = await form.async_wait(5)
     [asked] = [e for e in events if isinstance(e, ApprovalRequiredEvent)]
-    assert asked.form_url == delivery.form_url
+    assert approval_link(delivery.text)  # the text links to the approval page
     assert asked.interaction_id == result["interaction_id"] == delivery.interaction_id
     assert asked.arguments == {"version": "2.4.0"}
     assert len(human.deliveries()) == 1  # the step replayed; the form went out once
@@ -61,7 +62,7 @@ async def test_approved(async_humanwire_client: AsyncHumanWire, human: ScriptedH
 
 async def test_rejected(async_humanwire_client: AsyncHumanWire, human: ScriptedHuman) -> None:
     approver = Approver(async_humanwire_client, follow_up_time=30)
-    human.fill_form({"decision": "reject", "comment": "freeze until Monday"})
+    human.decide_approval("reject", "freeze until Monday")
     result, _ = await _run_live(DeployFlow(approver, timeout=None), version="2.4.1")
     assert (result["approved"], result["decision"], result["comment"]) == (
         False,
@@ -96,26 +97,36 @@ async def test_a_workflow_timeout_shorter_than_the_window_is_refused(
     assert human.deliveries() == []
 
 
-async def test_anyone_may_answer_with_a_response_event(
+async def test_a_response_event_counts_as_far_as_the_service_approved(
     async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
 ) -> None:
     # watch=False: nothing polls the service; a UI answers through the handler instead.
+    # Its answer counts only once the service lets the approval be consumed.
     approver = Approver(async_humanwire_client, follow_up_time=30)
-    handler = DeployFlow(approver, watch=False, timeout=None).run(version="3.0.0")
-    async for event in handler.stream_events():
-        if isinstance(event, ApprovalRequiredEvent):
-            handler.ctx.send_event(
-                ApprovalResponseEvent(
-                    interaction_id=event.interaction_id,
-                    approved=True,
-                    decision="approve",
-                    comment="approved in the dashboard",
-                    response="ok",
+    for decided_on_the_service in (False, True):
+        handler = DeployFlow(approver, watch=False, timeout=None).run(version="3.0.0")
+        async for event in handler.stream_events():
+            if isinstance(event, ApprovalRequiredEvent):
+                if decided_on_the_service:
+                    await human.decide_approval(
+                        "approve", interaction_id=event.interaction_id
+                    ).async_wait(10)
+                handler.ctx.send_event(
+                    ApprovalResponseEvent(
+                        interaction_id=event.interaction_id,
+                        approved=True,
+                        decision="approve",
+                        comment="approved in the dashboard",
+                        response="ok",
+                    )
                 )
-            )
-    result: dict[str, Any] = await handler
-    assert (result["approved"], result["comment"]) == (True, "approved in the dashboard")
-    assert len(human.deliveries()) == 1
+        result: dict[str, Any] = await handler
+        if decided_on_the_service:
+            assert (result["approved"], result["comment"]) == (True, "approved in the dashboard")
+        else:  # approved by nobody the service knows: refused when consumed, not run
+            assert result["approved"] is False
+            assert "refused to consume" in result["comment"]
+    assert len(human.deliveries()) == 2
 
 
 PAUSE_SCRIPT = """
@@ -143,7 +154,7 @@ def _form_deliveries(receiver: WebhookReceiver) -> list[Any]:
     return [
         d
         for d in receiver.deliveries
-        if d.accepted and d.event is not None and d.event.event_type == "form.received"
+        if d.accepted and d.event is not None and d.event.event_type == "approval.decided"
     ]
 
 
@@ -156,7 +167,7 @@ async def test_durable_resume_from_webhook_in_another_process(
     human: ScriptedHuman,
     webhook_receiver: WebhookReceiver,
 ) -> None:
-    webhook_receiver.register(humanwire_client, event_types=["form.received"])
+    webhook_receiver.register(humanwire_client, event_types=["approval.decided"])
     store_dir = tmp_path / "paused"
     script = PAUSE_SCRIPT.format(
         tests_dir=str(Path(__file__).parent),
@@ -180,11 +191,9 @@ async def test_durable_resume_from_webhook_in_another_process(
     assert store.interaction_ids() == [paused["interaction_id"]]
 
     # Later, the human decides; the service tells the webhook.
-    filled = human.fill_form(
-        {"decision": "approve", "comment": "go"}, interaction_id=paused["interaction_id"]
-    )
-    assert (await filled.async_wait(10)).form_url == paused["form_url"]
-    [received] = await webhook_receiver.async_wait_for("form.received", timeout=10)
+    filled = human.decide_approval("approve", "go", interaction_id=paused["interaction_id"])
+    assert approval_link((await filled.async_wait(10)).text)
+    [received] = await webhook_receiver.async_wait_for("approval.decided", timeout=10)
     [delivery] = _form_deliveries(webhook_receiver)
     # The form says whose pause it is: a LangGraph receiver on the same webhook skips it.
     metadata = received.payload.metadata or {}
@@ -222,7 +231,7 @@ async def test_durable_run_pauses_again_at_its_next_approval(
     human: ScriptedHuman,
     webhook_receiver: WebhookReceiver,
 ) -> None:
-    webhook_receiver.register(humanwire_client, event_types=["form.received"])
+    webhook_receiver.register(humanwire_client, event_types=["approval.decided"])
     store = FilePausedRunStore(tmp_path)
     approver = Approver(async_humanwire_client, follow_up_time=60)
 
@@ -230,10 +239,8 @@ async def test_durable_run_pauses_again_at_its_next_approval(
         TwoApprovalFlow(approver, watch=False, timeout=None).run(version="5.0"), store
     )
     assert first.paused is not None and first.paused.action == "deploy"
-    await human.fill_form(
-        {"decision": "approve"}, interaction_id=first.paused.interaction_id
-    ).async_wait(10)
-    [event] = await webhook_receiver.async_wait_for("form.received", timeout=10)
+    human.decide_approval("approve", interaction_id=first.paused.interaction_id)
+    [event] = await webhook_receiver.async_wait_for("approval.decided", timeout=10)
 
     second = await resume_from_webhook(
         TwoApprovalFlow(approver, watch=False), store, event.model_dump(by_alias=True)
@@ -242,11 +249,8 @@ async def test_durable_run_pauses_again_at_its_next_approval(
     assert second.paused.action == "announce"
     assert store.interaction_ids() == [second.paused.interaction_id]
 
-    await human.fill_form(
-        {"decision": "reject", "comment": "not today"},
-        interaction_id=second.paused.interaction_id,
-    ).async_wait(10)
-    events = await webhook_receiver.async_wait_for("form.received", count=2, timeout=10)
+    human.decide_approval("reject", "not today", interaction_id=second.paused.interaction_id)
+    events = await webhook_receiver.async_wait_for("approval.decided", count=2, timeout=10)
     [latest] = [
         e
         for e in events
@@ -312,7 +316,7 @@ async def test_default_approver_comes_from_the_environment(
 ) -> None:
     monkeypatch.setenv("HUMANWIRE_BASE_URL", humanwire_service.base_url)
     monkeypatch.setenv("HUMANWIRE_API_KEY", humanwire_api_key)
-    form = human.fill_form({"decision": "approve"})
+    form = human.decide_approval("approve")
     result, events = await _run_live(DeployFlow(None, timeout=None), version="8.0")
     assert result["approved"] is True
     # On a loopback service the default human is the recipient.
@@ -329,7 +333,7 @@ async def test_typed_state_needs_room_for_the_approval(
         await PlainStateFlow(approver, timeout=None).run()
     assert human.deliveries() == []  # refused before anyone was asked
 
-    human.fill_form({"decision": "approve"})
+    human.decide_approval("approve")
     result, _ = await _run_live(ApprovalStateFlow(approver, timeout=None))
     assert result["approved"] is True
 
@@ -338,10 +342,11 @@ async def test_a_webhook_for_another_frameworks_pause_is_left_alone(tmp_path: Pa
     store = FilePausedRunStore(tmp_path)
     store.save("iid-1", {"context": {}, "pause": {}})
     event = {
-        "eventType": "form.received",
+        "eventType": "approval.decided",
         "payload": {
             "interactionId": "iid-1",
-            "values": {"decision": "approve"},
+            "status": "ended",
+            "decision": "approved",
             "metadata": {"humanwire_resume": "langgraph", "langgraph_thread_id": "t"},
         },
     }

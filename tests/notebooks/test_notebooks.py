@@ -118,22 +118,22 @@ def test_quickstart(tmp_path: Path) -> None:
 def test_langgraph_approval(tmp_path: Path) -> None:
     out = run_notebook(EXECUTED[1], tmp_path)
 
-    assert "['form.received']" in out["setup"]
+    assert "['approval.decided']" in out["setup"]
     assert out["decided-in-window"].strip() == (
         "Not published. Rejected by a human: Wrong topic for this week."
     )
     paused = out["paused"]
     assert "paused: True" in paused
-    assert "form still open at: http://127.0.0.1:" in paused
+    assert "approval page still open at:" in paused
     assert "next node: ('approve',)" in paused
     resumed = out["webhook-resume"]
-    assert "webhook: form.received {'decision': 'approve', 'comment': 'Great, ship it'}" in resumed
+    assert "webhook: approval.decided approved" in resumed
     assert "signature verified: True" in resumed
     assert "Published: 'Five things we learned about webhooks'" in resumed
     assert "decision: Approved by a human: Great, ship it." in resumed
     assert out["repeated-event"].strip() == "resumed again: None"
-    assert "forms sent for the paused approval: 1\n" in out["one-form"]
-    assert "forms sent in total (two threads): 2" in out["one-form"]
+    assert "approval texts sent for the paused approval: 1\n" in out["one-form"]
+    assert "approval texts sent in total (two threads): 2" in out["one-form"]
 
 
 def test_llama_index(tmp_path: Path) -> None:
@@ -147,7 +147,7 @@ def test_llama_index(tmp_path: Path) -> None:
     assert "Booking with what the traveller told me:" in agent
     workflow = out["workflow-approval"]
     assert "waiting for approval of deploy {'version': '2.4.0', 'env': 'production'}" in workflow
-    assert "form: http://127.0.0.1:" in workflow
+    assert "approval request: " in workflow
     assert "Deployed 2.4.0. Approved by a human: Go ahead, I'm on call." in workflow
     assert out["guarded-tool"].splitlines() == [
         "refund_order was not run. Rejected by a human: Amount too high, send it to finance.",
@@ -155,12 +155,12 @@ def test_llama_index(tmp_path: Path) -> None:
     ]
     pause = out["durable-pause"].splitlines()
     assert pause[0] == "finished: False"
-    assert pause[1].startswith("waiting for: deploy http://127.0.0.1:")
+    assert pause[1].startswith("waiting for: deploy ") and len(pause[1].split()) == 4
     assert pause[2] == "saved runs: 1"
     assert out["durable-resume"].splitlines() == [
         "Deployed 3.0.0. Approved by a human: Approved after review.",
         "saved runs left: []",
-        "forms sent for this approval: 1",
+        "texts sent for this approval: 1",
     ]
 
 

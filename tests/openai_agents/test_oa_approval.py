@@ -10,6 +10,7 @@ import httpx
 from agents import Agent, FunctionTool, RunContextWrapper, Runner, function_tool
 from oa_helpers import FakeModel
 
+from approval_support import approval_link
 from framework_support import PAY, forms
 from humanwire import AsyncHumanWire
 from humanwire.approval import Approver
@@ -33,7 +34,7 @@ async def test_approved_the_call_runs_once(
 ) -> None:
     ran: list[dict[str, Any]] = []
     tool = require_approval(payment_tool(ran), client=async_humanwire_client)
-    filled = human.fill_form({"decision": "approve", "comment": "fine"})
+    filled = human.decide_approval("approve", "fine")
     agent = Agent(name="payer", tools=[tool], model=FakeModel(PAY))
 
     result = await run_with_approvals(agent, "pay bob 50", run_id="run-approved")
@@ -55,7 +56,7 @@ async def test_rejected_the_comment_reaches_the_model(
 ) -> None:
     ran: list[dict[str, Any]] = []
     tool = require_approval(payment_tool(ran), client=async_humanwire_client)
-    human.fill_form({"decision": "reject", "comment": "not this quarter"})
+    human.decide_approval("reject", "not this quarter")
     model = FakeModel(PAY)
 
     result = await run_with_approvals(Agent(name="payer", tools=[tool], model=model), "pay")
@@ -114,7 +115,7 @@ async def test_tools_gated_by_the_sdk_alone_are_asked_by_the_host(
 ) -> None:
     ran: list[dict[str, Any]] = []
     tool = payment_tool(ran, needs_approval=True)  # plain SDK gate: nothing is sent by it
-    human.fill_form({"decision": "approve"})
+    human.decide_approval("approve")
     agent = Agent(name="payer", tools=[tool], model=FakeModel(PAY))
 
     result = await run_with_approvals(agent, "pay", approver=Approver(async_humanwire_client))
@@ -186,7 +187,7 @@ async def test_a_call_the_sdk_holds_without_asking_the_gate_is_still_asked(
     tool = require_approval(
         send_payment, client=async_humanwire_client, when=never, description="Payments desk"
     )
-    filled = human.fill_form({"decision": "approve"})
+    filled = human.decide_approval("approve")
 
     result = await run_with_approvals(
         Agent(name="payer", tools=[tool], model=FakeModel(PAY)), "pay"
@@ -196,6 +197,7 @@ async def test_a_call_the_sdk_holds_without_asking_the_gate_is_still_asked(
     assert result.final_output == "FINAL: sent 50 to bob"
     assert ran == ["50 bob ''"]
     delivery = await filled.async_wait(5)
-    assert delivery.form_url is not None
-    async with httpx.AsyncClient() as browser:  # the gate's form: its subtitle is shown
-        assert "Payments desk" in (await browser.get(delivery.form_url)).text
+    page = approval_link(delivery.text)
+    assert page is not None
+    async with httpx.AsyncClient() as browser:  # the gate's request: its description shows
+        assert "Payments desk" in (await browser.get(page)).text

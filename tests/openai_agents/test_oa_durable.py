@@ -13,7 +13,8 @@ import pytest
 from agents import Agent, FunctionTool, function_tool
 from oa_helpers import FakeModel
 
-from framework_support import approved_later, decided, delivery_files, form_received, run_process
+from approval_support import approval_link
+from framework_support import approval_decided, approved_later, decided, delivery_files, run_process
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.errors import InvalidSignatureError
 from humanwire.openai_agents import (
@@ -24,7 +25,7 @@ from humanwire.openai_agents import (
     run_until_approval,
 )
 from humanwire.testing import RunningService, ScriptedHuman, WebhookReceiver
-from humanwire.types import FormReceivedEvent
+from humanwire.types import ApprovalDecidedEvent
 
 SCRIPT = Path(__file__).with_name("oa_resume_process.py")
 
@@ -41,7 +42,7 @@ def test_a_webhook_resumes_in_another_process_and_the_payment_runs_once(
     human: ScriptedHuman,
     webhook_receiver: WebhookReceiver,
 ) -> None:
-    webhook_receiver.register(humanwire_client, event_types=["form.received"])
+    webhook_receiver.register(humanwire_client, event_types=["approval.decided"])
     store, ran = tmp_path / "paused", tmp_path / "ran.txt"
     common = (str(store), humanwire_service.base_url, humanwire_api_key, str(ran))
 
@@ -70,7 +71,7 @@ def test_a_webhook_resumes_in_another_process_and_the_payment_runs_once(
     shutil.copy(stale, saved)
     assert run("resume", *common, *webhook) == {"resumed": False}
     assert ran.read_text() == "50 bob\n"
-    assert len([d for d in humanwire_client.sandbox.deliveries() if d.kind == "form"]) == 1
+    assert len([d for d in humanwire_client.sandbox.deliveries() if approval_link(d.text)]) == 1
 
 
 def payment_tool(ran: list[str], client: AsyncHumanWire, **approver: Any) -> FunctionTool:
@@ -93,9 +94,7 @@ async def test_a_rejection_resumes_with_the_comment(
 
     paused = await run_until_approval(agent, "pay", store)
     [pending] = paused.paused
-    human.fill_form(
-        {"decision": "reject", "comment": "wrong account"}, interaction_id=pending.interaction_id
-    )
+    human.decide_approval("reject", "wrong account", interaction_id=pending.interaction_id)
     event = await decided(async_humanwire_client, pending.interaction_id)
     outcome = await resume_from_webhook(agent, store, event, client=async_humanwire_client)
 
@@ -122,13 +121,13 @@ async def test_parallel_calls_resume_once_both_are_decided(
     paused = await run_until_approval(agent, "pay both", store)
     first, second = paused.paused
     assert (first.call_id, second.call_id) == ("call_1", "call_2")
-    human.fill_form({"decision": "approve"}, interaction_id=first.interaction_id)
+    human.decide_approval("approve", interaction_id=first.interaction_id)
     early = await decided(async_humanwire_client, first.interaction_id)
     # One decided, one open: the run keeps waiting.
     assert await resume_from_webhook(agent, store, early, client=async_humanwire_client) is None
     assert ran == []
 
-    human.fill_form({"decision": "reject"}, interaction_id=second.interaction_id)
+    human.decide_approval("reject", interaction_id=second.interaction_id)
     late = await decided(async_humanwire_client, second.interaction_id)
     outcome = await resume_from_webhook(agent, store, late, client=async_humanwire_client)
 
@@ -151,7 +150,7 @@ async def test_a_run_pauses_again_at_its_next_approval(
     store = FilePausedRunStore(tmp_path)
 
     paused = await run_until_approval(agent, "pay twice", store, run_id="twice")
-    human.fill_form({"decision": "approve"}, interaction_id=paused.paused[0].interaction_id)
+    human.decide_approval("approve", interaction_id=paused.paused[0].interaction_id)
     event = await decided(async_humanwire_client, paused.paused[0].interaction_id)
     again = await resume_from_webhook(agent, store, event, client=async_humanwire_client)
 
@@ -160,7 +159,7 @@ async def test_a_run_pauses_again_at_its_next_approval(
     [next_call] = again.paused
     assert next_call.call_id == "call_2"
     assert store.load("twice") is not None
-    human.fill_form({"decision": "approve"}, interaction_id=next_call.interaction_id)
+    human.decide_approval("approve", interaction_id=next_call.interaction_id)
     event = await decided(async_humanwire_client, next_call.interaction_id)
     done = await resume_from_webhook(agent, store, event, client=async_humanwire_client)
     assert done is not None and done.final_output == "FINAL: sent 6 to ann"
@@ -194,8 +193,8 @@ async def test_other_forms_and_bad_signatures_resume_nothing(
 ) -> None:
     agent = Agent(name="payer", tools=[], model=FakeModel())
     store = FilePausedRunStore(tmp_path)
-    langgraph = FormReceivedEvent.model_validate(
-        form_received("int_1", {"humanwire_resume": "langgraph", "langgraph_thread_id": "t"})
+    langgraph = ApprovalDecidedEvent.model_validate(
+        approval_decided("int_1", {"humanwire_resume": "langgraph", "langgraph_thread_id": "t"})
     )
     assert await resume_from_webhook(agent, store, langgraph) is None
     body = json.dumps(langgraph.model_dump(mode="json", by_alias=True))

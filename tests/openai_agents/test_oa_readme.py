@@ -9,6 +9,7 @@ import ast
 import pytest
 from oa_helpers import FakeModel
 
+from approval_support import approval_link
 from framework_support import readme_example
 from humanwire.testing import RunningService, ScriptedHuman
 
@@ -25,7 +26,7 @@ async def test_the_readme_example_runs(
         ("refund", {"order_id": "1042", "amount": 25.0}),
     )
     human.reply("yes please")
-    approval = human.fill_form({"decision": "approve"})
+    approval = human.decide_approval("approve")
 
     compiled = compile(
         code.replace('model="gpt-5"', "model=model"),
@@ -37,4 +38,4 @@ async def test_the_readme_example_runs(
 
     assert capsys.readouterr().out.strip() == "FINAL: Refunded 25.0 on order 1042."
     assert model.outputs[0] == "Human response: yes please"
-    assert (await approval.async_wait(5)).kind == "form"
+    assert approval_link((await approval.async_wait(5)).text)

@@ -4,6 +4,7 @@ approval form or replying to a question."""
 
 from __future__ import annotations
 
+import pytest
 from pai_helpers import Payments, once, scripted
 from pydantic_ai import Agent, CallDeferred, DeferredToolRequests, DeferredToolResults
 
@@ -17,7 +18,7 @@ from humanwire.types import DEFAULT_NO_RESPONSE_TEMPLATE
 async def test_an_approved_call_runs(
     async_humanwire_client: AsyncHumanWire, humanwire_client: HumanWire, human: ScriptedHuman
 ) -> None:
-    filled = human.fill_form({"decision": "approve"})
+    filled = human.decide_approval("approve")
     payments, model = Payments(), once(*PAY)
     approvals = HumanApprovals(client=async_humanwire_client, wait_time=10)
     agent = Agent(model.model, tools=[payments.tool()], capabilities=[approvals])
@@ -39,7 +40,7 @@ async def test_an_approved_call_runs(
 async def test_a_rejection_reaches_the_model_with_the_comment(
     async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
 ) -> None:
-    human.fill_form({"decision": "reject", "comment": "Not this quarter"})
+    human.decide_approval("reject", "Not this quarter")
     payments, model = Payments(), once(*PAY)
     approvals = HumanApprovals(client=async_humanwire_client, wait_time=10)
     agent = Agent(model.model, tools=[payments.tool()], capabilities=[approvals])
@@ -66,16 +67,10 @@ async def test_nobody_deciding_in_time_is_a_timeout_rejection(
     assert "no approval decision arrived in time (timeout" in str(returned.content)
 
 
-async def test_an_edit_runs_the_tool_with_the_edited_arguments(
-    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
-) -> None:
-    human.fill_form({"decision": "edit", "arguments": '{"amount": 40, "to": "bob"}'})
-    payments, model = Payments(), once(*PAY)
-    approvals = HumanApprovals(client=async_humanwire_client, wait_time=10, allow_edit=True)
-    agent = Agent(model.model, tools=[payments.tool()], capabilities=[approvals])
-    result = await agent.run("Pay Bob 50")
-    assert payments.sent == [(40, "bob")]
-    assert result.output == "FINAL: sent 40 to bob"
+def test_an_edit_is_no_longer_offered(async_humanwire_client: AsyncHumanWire) -> None:
+    # An approval request is about the call as asked (its digest binds the decision).
+    with pytest.raises(ValueError, match="allow_edit"):
+        HumanApprovals(client=async_humanwire_client, wait_time=10, allow_edit=True)
 
 
 async def test_a_question_call_is_asked_and_its_reply_returned(
@@ -137,8 +132,8 @@ async def test_an_approval_that_cannot_be_sent_is_denied(
 async def test_two_calls_in_one_step_are_asked_together(
     async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
 ) -> None:
-    human.fill_form({"decision": "approve"})
-    human.fill_form({"decision": "reject", "comment": "too much"})
+    human.decide_approval("approve")
+    human.decide_approval("reject", "too much")
     payments = Payments()
     model = scripted(
         [

@@ -14,7 +14,7 @@ import pytest
 from pai_helpers import Payments, once, scripted
 from pydantic_ai import Agent, CallDeferred, DeferredToolRequests, Tool
 
-from framework_support import PAY, deliveries_of, form_received, signed
+from framework_support import PAY, approval_decided, deliveries_of, signed
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.approval import decision_from_values
 from humanwire.pydantic_ai import ApprovalGuard, FilePausedRunStore, PausedRuns
@@ -48,7 +48,7 @@ async def test_an_approval_resumes_from_its_webhook(
     human: ScriptedHuman,
     webhook_receiver: WebhookReceiver,
 ) -> None:
-    webhook_receiver.register(humanwire_client, event_types=["form.received"])
+    webhook_receiver.register(humanwire_client, event_types=["approval.decided"])
     payments, model = Payments(), once(*PAY)
     paused_runs = runs(tmp_path, async_humanwire_client)
     outcome = await paused_runs.run(make_agent(model, payments), "Pay Bob 50")
@@ -65,8 +65,8 @@ async def test_an_approval_resumes_from_its_webhook(
     }
     assert status.status == "pending" and payments.sent == []
 
-    human.fill_form({"decision": "approve", "comment": "Go"}, interaction_id=call.interaction_id)
-    (delivery,) = await deliveries_of(webhook_receiver, "form.received")
+    human.decide_approval("approve", "Go", interaction_id=call.interaction_id)
+    (delivery,) = await deliveries_of(webhook_receiver, "approval.decided")
     secret = webhook_receiver.secret
     resumed = await paused_runs.resume_from_webhook(
         make_agent(model, payments), delivery.body, signed(delivery), secret=secret
@@ -103,14 +103,14 @@ async def test_concurrent_deliveries_resume_the_run_once(
     human: ScriptedHuman,
     webhook_receiver: WebhookReceiver,
 ) -> None:
-    webhook_receiver.register(humanwire_client, event_types=["form.received"])
+    webhook_receiver.register(humanwire_client, event_types=["approval.decided"])
     payments, model = Payments(), once(*PAY)
     paused_runs = runs(tmp_path, async_humanwire_client)
     outcome = await paused_runs.run(make_agent(model, payments), "Pay Bob 50")
     assert outcome.paused is not None
     (call,) = outcome.paused.pending
-    human.fill_form({"decision": "approve"}, interaction_id=call.interaction_id)
-    (delivery,) = await deliveries_of(webhook_receiver, "form.received")
+    human.decide_approval("approve", interaction_id=call.interaction_id)
+    (delivery,) = await deliveries_of(webhook_receiver, "approval.decided")
     # The same delivery handled twice at once (a retry racing the first attempt): the run
     # is claimed before it resumes, so only one of them resumes it.
     both = await asyncio.gather(
@@ -136,8 +136,8 @@ async def test_a_rejection_reaches_the_model_with_the_comment(
     outcome = await paused_runs.run(make_agent(model, payments), "Pay Bob 50")
     assert outcome.paused is not None
     (call,) = outcome.paused.pending
-    await human.fill_form(
-        {"decision": "reject", "comment": "Not this quarter"}, interaction_id=call.interaction_id
+    await human.decide_approval(
+        "reject", "Not this quarter", interaction_id=call.interaction_id
     ).async_wait()
     # No webhook: wait on the service for the decision instead.
     resumed = await paused_runs.resume(make_agent(model, payments), outcome.paused.run_id)
@@ -161,7 +161,7 @@ async def test_resume_waits_for_a_late_decision(
     agent = make_agent(model, payments)
     # Still open: a look (timeout=0) resumes nothing.
     assert await paused_runs.resume(agent, outcome.paused.run_id, timeout=0) is None
-    human.fill_form({"decision": "approve"}, interaction_id=call.interaction_id, delay=1.0)
+    human.decide_approval("approve", interaction_id=call.interaction_id)
     resumed = await paused_runs.resume(agent, outcome.paused.run_id, timeout=20)
     assert resumed is not None and resumed.output == "FINAL: sent 50 to bob"
 
@@ -173,7 +173,9 @@ async def test_a_step_with_two_calls_resumes_on_the_last_answer(
     human: ScriptedHuman,
     webhook_receiver: WebhookReceiver,
 ) -> None:
-    webhook_receiver.register(humanwire_client, event_types=["form.received", "message.received"])
+    webhook_receiver.register(
+        humanwire_client, event_types=["approval.decided", "message.received"]
+    )
     payments = Payments()
     model = scripted([PAY, ("ask_human", {"question": "Which invoice?"})])
     paused_runs = runs(tmp_path, async_humanwire_client)
@@ -182,8 +184,8 @@ async def test_a_step_with_two_calls_resumes_on_the_last_answer(
     by_kind = {call.kind: call for call in outcome.paused.pending}
     secret = webhook_receiver.secret
 
-    human.fill_form({"decision": "approve"}, interaction_id=by_kind["approval"].interaction_id)
-    (form,) = await deliveries_of(webhook_receiver, "form.received")
+    human.decide_approval("approve", interaction_id=by_kind["approval"].interaction_id)
+    (form,) = await deliveries_of(webhook_receiver, "approval.decided")
     first = await paused_runs.resume_from_webhook(
         make_agent(model, payments), form.body, signed(form), secret=secret
     )
@@ -227,7 +229,7 @@ async def test_an_approval_is_consumed_before_its_tool_runs(
     paused = outcome.paused
     assert paused is not None
     (call,) = paused.pending
-    await human.fill_form({"decision": "approve"}, interaction_id=call.interaction_id).async_wait()
+    await human.decide_approval("approve", interaction_id=call.interaction_id).async_wait()
     assert await paused_runs.resume(make_agent(model, payments), paused.run_id) is not None
     # The host kept the history and resumes it once more with the same decision, past
     # the store: the approval is consumed, so the payment does not go out again.
@@ -250,7 +252,7 @@ async def test_a_failed_resume_gives_the_run_back(
     outcome = await paused_runs.run(make_agent(model, payments), "Pay Bob 50")
     assert outcome.paused is not None
     (call,) = outcome.paused.pending
-    await human.fill_form({"decision": "approve"}, interaction_id=call.interaction_id).async_wait()
+    await human.decide_approval("approve", interaction_id=call.interaction_id).async_wait()
 
     def broken(*_: Any) -> Any:
         raise RuntimeError("model provider down")
@@ -271,7 +273,7 @@ async def test_a_failed_resume_gives_the_run_back(
     assert retried is not None
     # The approved action did not run twice, and the model is told it ran before.
     assert payments.sent == [(50, "bob")]
-    assert "already used, so the action ran before" in retried.output
+    assert "its approval was used already, so it ran before" in retried.output
 
 
 async def test_deliveries_that_are_not_ours_resume_nothing(
@@ -285,7 +287,7 @@ async def test_deliveries_that_are_not_ours_resume_nothing(
     agent = make_agent(model, payments)
 
     def form_event(interaction_id: str, **metadata: str) -> dict[str, Any]:
-        return form_received(interaction_id, metadata)
+        return approval_decided(interaction_id, metadata)
 
     ours = {"humanwire_resume": "pydantic_ai", "pydantic_ai_run_id": run_id}
     forged = [

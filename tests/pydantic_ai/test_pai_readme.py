@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from pai_helpers import scripted
 
+from approval_support import approval_link
 from framework_support import readme_example
 from humanwire.testing import RunningService, ScriptedHuman
 
@@ -24,10 +25,10 @@ def test_the_readme_example_runs(
     monkeypatch.setenv("HUMANWIRE_API_KEY", humanwire_api_key)
     code = readme_example("Pydantic AI")
     model = scripted([("wire_money", {"amount": 4200, "to_account": "venue"})])
-    filled = human.fill_form({"decision": "approve"})
+    filled = human.decide_approval("approve")
     namespace: dict[str, Any] = {"model": model.model}
     exec(compile(code.replace('"openai:gpt-5"', "model"), "README-pydantic-ai", "exec"), namespace)
-    assert filled.wait(10).form_url is not None
+    assert approval_link(filled.wait(10).text) is not None
     # The approved call ran: its result (the example's body is ``...``) reached the model.
     (returned,) = model.returns()
     assert returned.tool_name == "wire_money" and returned.outcome == "success"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from strands import tool
 from strands.hooks import AfterToolCallEvent, HookProvider, HookRegistry
 from strands_helpers import agent, final, once, scripted
@@ -33,7 +34,7 @@ async def test_approved_the_tool_runs(
 ) -> None:
     ran: list[dict[str, Any]] = []
     gate = HumanWireApprovals(["send_payment"], client=async_humanwire_client, wait_time=10)
-    filled = human.fill_form({"decision": "approve", "comment": "fine"})
+    filled = human.decide_approval("approve", "fine")
     model = once(*PAY)
 
     result = await agent(model, [payment_tool(ran)], hooks=[gate]).invoke_async("pay bob 50")
@@ -44,7 +45,7 @@ async def test_approved_the_tool_runs(
     assert "send_payment will run with" not in delivery.text  # the form is a link
     (form,) = forms(human)
     status = await async_humanwire_client.interactions.status(form.interaction_id)
-    assert status.kind == "form"
+    assert status.kind == "approval"
     assert status.metadata is not None and status.metadata["strands_tool_use_id"] == "call_0_0"
     assert len(status.metadata["strands_run_id"]) == 32
     (decision,) = gate.decisions
@@ -56,7 +57,7 @@ async def test_rejected_the_comment_reaches_the_model(
 ) -> None:
     ran: list[dict[str, Any]] = []
     gate = HumanWireApprovals(["send_payment"], client=async_humanwire_client, wait_time=10)
-    human.fill_form({"decision": "reject", "comment": "not this quarter"})
+    human.decide_approval("reject", "not this quarter")
     model = once(*PAY)
 
     result = await agent(model, [payment_tool(ran)], hooks=[gate]).invoke_async("pay")
@@ -92,19 +93,12 @@ async def test_no_decision_in_time_rejects_and_says_so(
     assert gate.decisions[0].timed_out
 
 
-async def test_an_edited_call_runs_with_the_new_arguments(
-    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
-) -> None:
-    ran: list[dict[str, Any]] = []
-    gate = HumanWireApprovals(
-        ["send_payment"], client=async_humanwire_client, wait_time=10, allow_edit=True
-    )
-    human.fill_form({"decision": "edit", "arguments": '{"amount": 20, "to": "bob"}'})
-
-    result = await agent(once(*PAY), [payment_tool(ran)], hooks=[gate]).invoke_async("pay")
-
-    assert ran == [{"amount": 20, "to": "bob"}]
-    assert final(result) == "FINAL: success: sent 20 to bob"
+def test_an_edit_is_no_longer_offered(async_humanwire_client: AsyncHumanWire) -> None:
+    # An approval request is about the call as asked (its digest binds the decision).
+    with pytest.raises(ValueError, match="allow_edit"):
+        HumanWireApprovals(
+            ["send_payment"], client=async_humanwire_client, wait_time=10, allow_edit=True
+        )
 
 
 async def test_only_gated_calls_wait_for_a_person(
@@ -171,7 +165,7 @@ async def test_a_retried_call_does_not_run_the_approved_action_again(
     # (same Idempotency-Key), its approval is consumed already, and the call is cancelled.
     ran: list[dict[str, Any]] = []
     gate = HumanWireApprovals(["send_payment"], client=async_humanwire_client, wait_time=10)
-    human.fill_form({"decision": "approve"})
+    human.decide_approval("approve")
     model = once(*PAY)
 
     hooks = [gate, RetryOnce()]
@@ -182,7 +176,7 @@ async def test_a_retried_call_does_not_run_the_approved_action_again(
     (returned,) = model.results
     assert returned["status"] == "error"
     assert returned["content"][0]["text"].startswith(
-        "send_payment was not run again: its approval (interaction "
+        "send_payment was not run again: its approval was used already"
     )
 
 
@@ -195,7 +189,7 @@ def test_the_gate_serves_sync_calls_on_several_event_loops(
     gate = HumanWireApprovals(["send_payment"], client=humanwire_client, wait_time=10)
     strands_agent = agent(once(*PAY), [payment_tool(ran)], hooks=[gate])
     for comment in ("first", "second"):
-        human.fill_form({"decision": "approve", "comment": comment})
+        human.decide_approval("approve", comment)
         strands_agent.messages.clear()
         assert final(strands_agent("pay")) == "FINAL: success: sent 50 to bob"
     assert [d.comment for d in gate.decisions] == ["first", "second"]

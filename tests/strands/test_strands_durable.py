@@ -16,7 +16,8 @@ from strands.hooks import BeforeToolCallEvent
 from strands.session.file_session_manager import FileSessionManager
 from strands_helpers import ScriptedModel, agent, once, scripted
 
-from framework_support import PAY, deliveries_of, form_received, signed
+from approval_support import approval_link
+from framework_support import PAY, approval_decided, deliveries_of, signed
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.errors import WebhookVerificationError
 from humanwire.strands import (
@@ -78,7 +79,7 @@ async def test_a_paused_approval_resumes_from_the_webhook_once(
     human: ScriptedHuman,
     webhook_receiver: WebhookReceiver,
 ) -> None:
-    webhook_receiver.register(humanwire_client, event_types=["form.received"])
+    webhook_receiver.register(humanwire_client, event_types=["approval.decided"])
     sessions = Sessions(tmp_path, once(*PAY))
     runs = paused_runs(tmp_path, sessions, async_humanwire_client)
 
@@ -90,7 +91,7 @@ async def test_a_paused_approval_resumes_from_the_webhook_once(
     assert (pending.kind, pending.tool_name) == ("approval", "send_payment")
     assert pending.interrupt_id.startswith("v1:before_tool_call:call_0_0:")
     assert sessions.ran == []
-    (form,) = [d for d in human.deliveries() if d.kind == "form"]
+    (form,) = [d for d in human.deliveries() if approval_link(d.text)]
     assert form.interaction_id == pending.interaction_id
     status = await async_humanwire_client.interactions.status(pending.interaction_id)
     assert status.metadata == {
@@ -100,10 +101,8 @@ async def test_a_paused_approval_resumes_from_the_webhook_once(
     }
     assert runs.store.load("order-1042") == outcome.paused
 
-    await human.fill_form(
-        {"decision": "approve", "comment": "go"}, interaction_id=pending.interaction_id
-    ).async_wait(10)
-    delivery = await delivery_of(webhook_receiver, "form.received")
+    human.decide_approval("approve", "go", interaction_id=pending.interaction_id)
+    delivery = await delivery_of(webhook_receiver, "approval.decided")
     secret = webhook_receiver.secret
 
     resumed = await runs.resume_from_webhook(delivery.body, signed(delivery), secret=secret)
@@ -125,17 +124,15 @@ async def test_a_rejection_from_the_webhook_carries_the_comment(
     human: ScriptedHuman,
     webhook_receiver: WebhookReceiver,
 ) -> None:
-    webhook_receiver.register(humanwire_client, event_types=["form.received"])
+    webhook_receiver.register(humanwire_client, event_types=["approval.decided"])
     sessions = Sessions(tmp_path, once(*PAY))
     runs = paused_runs(tmp_path, sessions, async_humanwire_client)
     outcome = await runs.run("s-reject", "Pay Bob 50")
     assert outcome.paused is not None
     (pending,) = outcome.paused.pending
 
-    await human.fill_form(
-        {"decision": "reject", "comment": "wrong account"}, interaction_id=pending.interaction_id
-    ).async_wait(10)
-    delivery = await delivery_of(webhook_receiver, "form.received")
+    human.decide_approval("reject", "wrong account", interaction_id=pending.interaction_id)
+    delivery = await delivery_of(webhook_receiver, "approval.decided")
     resumed = await runs.resume_from_webhook(delivery.body)
 
     assert resumed is not None
@@ -158,12 +155,12 @@ async def test_a_run_driven_by_paused_runs_pauses_an_in_run_gate(
     assert outcome.paused is not None
     assert await runs.resume("s-poll", timeout=0) is None  # nobody decided yet
     (pending,) = outcome.paused.pending
-    human.fill_form({"decision": "approve"}, interaction_id=pending.interaction_id)
+    human.decide_approval("approve", interaction_id=pending.interaction_id)
     resumed = await runs.resume("s-poll", timeout=10)
 
     assert resumed is not None and resumed.text == "FINAL: success: sent 50 to bob"
     assert sessions.ran == [{"amount": 50, "to": "bob"}]
-    assert len([d for d in human.deliveries() if d.kind == "form"]) == 1
+    assert len([d for d in human.deliveries() if approval_link(d.text)]) == 1
 
 
 async def test_two_calls_in_one_step_resume_when_both_are_answered(
@@ -173,7 +170,7 @@ async def test_two_calls_in_one_step_resume_when_both_are_answered(
     human: ScriptedHuman,
     webhook_receiver: WebhookReceiver,
 ) -> None:
-    webhook_receiver.register(humanwire_client, event_types=["form.received"])
+    webhook_receiver.register(humanwire_client, event_types=["approval.decided"])
     model = scripted([PAY, ("send_payment", {"amount": 7, "to": "ann"})])
     sessions = Sessions(tmp_path, model)
     runs = paused_runs(tmp_path, sessions, async_humanwire_client)
@@ -181,20 +178,18 @@ async def test_two_calls_in_one_step_resume_when_both_are_answered(
     assert outcome.paused is not None
     first, second = outcome.paused.pending
 
-    await human.fill_form({"decision": "approve"}, interaction_id=first.interaction_id).async_wait(
-        10
-    )
+    human.decide_approval("approve", interaction_id=first.interaction_id)
     assert (
-        await runs.resume_from_webhook((await delivery_of(webhook_receiver, "form.received")).body)
+        await runs.resume_from_webhook(
+            (await delivery_of(webhook_receiver, "approval.decided")).body
+        )
         is None
     )  # the other call is still open: its answer resumes the run
     assert sessions.ran == []
 
-    await human.fill_form(
-        {"decision": "reject", "comment": "not Ann"}, interaction_id=second.interaction_id
-    ).async_wait(10)
+    human.decide_approval("reject", "not Ann", interaction_id=second.interaction_id)
     resumed = await runs.resume_from_webhook(
-        (await delivery_of(webhook_receiver, "form.received", count=2)).body
+        (await delivery_of(webhook_receiver, "approval.decided", count=2)).body
     )
 
     assert resumed is not None and resumed.finished
@@ -213,7 +208,7 @@ async def test_a_resumed_run_that_stops_again_is_paused_again(
     runs = paused_runs(tmp_path, sessions, async_humanwire_client)
     first = await runs.run("s-again", "Pay Bob twice")
     assert first.paused is not None
-    human.fill_form({"decision": "approve"}, interaction_id=first.paused.pending[0].interaction_id)
+    human.decide_approval("approve", interaction_id=first.paused.pending[0].interaction_id)
     resumed = await runs.resume("s-again", timeout=10)
 
     assert resumed is not None and resumed.paused is not None
@@ -223,7 +218,7 @@ async def test_a_resumed_run_that_stops_again_is_paused_again(
     assert second.interaction_id != first.paused.pending[0].interaction_id
     assert resumed.paused.round > first.paused.round
     assert runs.store.load("s-again") == resumed.paused
-    human.fill_form({"decision": "approve"}, interaction_id=second.interaction_id)
+    human.decide_approval("approve", interaction_id=second.interaction_id)
     done = await runs.resume("s-again", timeout=10)
     assert done is not None and done.finished
     assert sessions.ran == [{"amount": 50, "to": "bob"}] * 2
@@ -296,7 +291,7 @@ async def test_deliveries_that_are_not_ours_resume_nothing(
     (pending,) = outcome.paused.pending
 
     def form_event(metadata: dict[str, str], interaction_id: str) -> dict[str, Any]:
-        return form_received(interaction_id, metadata)
+        return approval_decided(interaction_id, metadata)
 
     ours = {
         "humanwire_resume": "strands",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from strands_helpers import scripted
 
+from approval_support import approval_link
 from framework_support import readme_example
 from humanwire.testing import RunningService, ScriptedHuman
 
@@ -24,7 +25,7 @@ def test_the_readme_example_runs(
         [("refund", {"order_id": "1042", "amount": 25.0})],
     )
     human.reply("yes please")
-    approval = human.fill_form({"decision": "approve"})
+    approval = human.decide_approval("approve")
 
     exec(code.replace("Agent(tools=", "Agent(model=model, tools="), {"model": model})
 
@@ -33,4 +34,4 @@ def test_the_readme_example_runs(
     assert "Tool #2: refund" in out
     assert out.rstrip().endswith("FINAL: success: Refunded 25.0 on order 1042.")
     assert model.results[0]["content"] == [{"text": "Human response: yes please"}]
-    assert approval.wait(5).kind == "form"
+    assert approval_link(approval.wait(5).text)

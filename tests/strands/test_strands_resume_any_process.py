@@ -32,7 +32,7 @@ def test_a_webhook_resumes_an_agent_paused_by_another_process(
     human: ScriptedHuman,
     webhook_receiver: WebhookReceiver,
 ) -> None:
-    webhook_receiver.register(humanwire_client, event_types=["form.received"])
+    webhook_receiver.register(humanwire_client, event_types=["approval.decided"])
     base = humanwire_service.base_url
     paused = run("pause", str(tmp_path), base, humanwire_api_key)
     assert paused["stop_reason"] == "interrupt"

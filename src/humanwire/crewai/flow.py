@@ -42,17 +42,17 @@ from humanwire.approval import (
     Channel,
     check_follow_up_time,
     check_wait_time,
-    decision_from_response,
+    decision_from_approval,
     decision_from_values,
     resolve_recipient,
     timeout_decision,
 )
-from humanwire.errors import HumanWireError
+from humanwire.errors import AlreadyConsumedError, HumanWireError, NotApprovedError
 from humanwire.types import (
     METADATA_MAX_VALUE_LENGTH,
+    ApprovalDecidedEvent,
     Event,
     FormReceivedEvent,
-    FormResponse,
     InteractionStatus,
     MessageReceivedEvent,
     MessageResponse,
@@ -111,11 +111,17 @@ Kind = Literal["approval", "question"]
 # --- the feedback text ------------------------------------------------------------------
 
 
+USED_NOTE = "its approval was used already, so it ran before (not run again)"
+"""The feedback of an approval consumed already (a repeated step)."""
+
+
 def feedback_text(decision: ApprovalDecision) -> str:
     """The decision as the feedback a flow resumes with: ``approve`` or ``reject``,
     followed by ``": <comment>"`` when the person wrote one. A timeout says
     ``"<the default>: no approval decision arrived in time (timeout)"``; an answer
     instead of a decision (``allow_respond``) ``"respond: <answer>"``."""
+    if decision.decision == "consumed":
+        return f"reject: {USED_NOTE}"
     if decision.timed_out:
         head = "approve" if decision.approved else "reject"
         return f"{head}: {TIMEOUT_NOTE}"
@@ -243,24 +249,23 @@ class HumanWireFeedback:
     def _approve(self, context: PendingFeedbackContext) -> str:
         approver = self.approver
         action = self.action or context.method_name
-        kwargs = approver.form_request(
-            self._approval(context),
-            wait=self.wait,
-            # The flow resumes with a text: an edit could not reach the output.
-            allow_edit=False,
-            idempotency_key=_idempotency_key("approval", context),
-            metadata=_resume_metadata(context),
-        )
-        if not self.wait:
-            kwargs["follow_up_time"] = self.window
+        request = self._approval(context)
         try:
-            response: FormResponse = getattr(approver.client.forms, approver.channel)(**kwargs)
+            kwargs = approver.approval_kwargs(
+                request,
+                wait=self.wait,
+                window=self.window,
+                idempotency_key=_idempotency_key("approval", context),
+                metadata=_resume_metadata(context),
+            )
+            response = approver.client.approvals.create(**kwargs)
             if not self.wait:
-                return self._pause(context, response.interaction_id, response.form_url)
+                return self._pause(context, response.interaction_id, response.approval_url)
+            # Used once: consumed before the flow goes on with it.
+            decision = approver.consume(approver.decided(response), request)
         except HumanWireError as exc:
             logger.warning("approval of %s could not be requested: %s", action, exc)
             return f"reject: its approval could not be requested (humanwire: {exc})"
-        decision = decision_from_response(response, default_on_timeout=approver.default_on_timeout)
         return feedback_text(decision)
 
     def _question_text(self, context: PendingFeedbackContext) -> str:
@@ -403,29 +408,34 @@ def _pending_interaction(
     return context, interaction_id
 
 
-def _feedback_from_event(kind: str, event: Event) -> str | None:
-    if kind == "approval" and isinstance(event, FormReceivedEvent):
-        decision = decision_from_values(
+def _answer_from_event(kind: str, event: Event) -> ApprovalDecision | str | None:
+    if kind == "approval" and isinstance(event, ApprovalDecidedEvent):
+        return decision_from_approval(event.payload)
+    if kind == "approval" and isinstance(event, FormReceivedEvent):  # an older pause
+        return decision_from_values(
             event.payload.values, interaction_id=event.payload.interaction_id
         )
-        return feedback_text(decision)
     if kind == "question" and isinstance(event, MessageReceivedEvent):
         return event.payload.body
     return None
 
 
-def _feedback_from_status(
-    kind: str, status: InteractionStatus, default: Literal["approve", "reject"]
-) -> str | None:
-    if status.result is not None:
-        found = _feedback_from_event(kind, status.result)
-        if found is not None:
-            return found
-    if not status.ended:
-        return None
-    if kind == "approval":
-        return feedback_text(timeout_decision(default, interaction_id=status.interaction_id))
-    return ""  # an unanswered question: no feedback
+def _answer_from_status(kind: str, status: InteractionStatus) -> str | None:
+    if isinstance(status.result, MessageReceivedEvent):
+        return status.result.payload.body
+    return "" if status.ended else None  # an unanswered question: no feedback
+
+
+def _consumed_on_service(client: HumanWire, decision: ApprovalDecision) -> bool:
+    """Consume an approved decision on the service (the digest its record holds: the
+    review the paused flow asked about); false when it was used already."""
+    if not decision.approved or not decision.interaction_id:
+        return True
+    try:
+        client.approvals.consume(decision.interaction_id, action_digest=decision.action_digest)
+    except (AlreadyConsumedError, NotApprovedError):
+        return False
+    return True
 
 
 def _resume(
@@ -434,10 +444,20 @@ def _resume(
     persistence: FlowPersistence,
     ledger: ApprovalLedger,
     interaction_id: str,
-    feedback: str,
+    answer: ApprovalDecision | str,
+    client: HumanWire | None,
     flow_kwargs: dict[str, Any],
 ) -> ResumedFlow | None:
-    # Consume the approval before anything runs: of two deliveries, one resumes.
+    # Consume the approval before anything runs: of two deliveries, one resumes. On the
+    # service first (across every process and ledger), then in the ledger.
+    if isinstance(answer, ApprovalDecision):
+        from humanwire._client import HumanWire
+
+        if not _consumed_on_service(client if client is not None else HumanWire(), answer):
+            return None
+        feedback = feedback_text(answer)
+    else:
+        feedback = answer
     if not ledger.consume(interaction_id):
         return None
     try:
@@ -456,9 +476,12 @@ def resume_from_webhook(
     *,
     secret: str | None = None,
     ledger: ApprovalLedger | None = None,
+    client: HumanWire | None = None,
     **flow_kwargs: Any,
 ) -> ResumedFlow | None:
-    """Resume the flow a delivery answers, in this process, whichever process paused it.
+    """Resume the flow a delivery answers (``approval.decided``, ``message.received``),
+    in this process, whichever process paused it; an approval is consumed on the service
+    first (``client``, else one from the environment).
 
     ``body`` is the raw delivery (verified against ``secret`` when given) or its event;
     ``flow_class`` is the paused flow's class and ``persistence`` where it was saved (the
@@ -469,7 +492,7 @@ def resume_from_webhook(
     ``Flow.resume``: from an async receiver, call it through ``asyncio.to_thread``.
     """
     event = parse_delivery(body, headers, secret=secret)
-    if not isinstance(event, (FormReceivedEvent, MessageReceivedEvent)):
+    if not isinstance(event, (ApprovalDecidedEvent, FormReceivedEvent, MessageReceivedEvent)):
         return None
     metadata = event.payload.metadata or {}
     flow_id = metadata.get(FLOW_KEY)
@@ -479,11 +502,13 @@ def resume_from_webhook(
     if pending is None or pending[1] != event.payload.interaction_id:
         return None
     context, interaction_id = pending
-    feedback = _feedback_from_event(str(context.metadata.get(KIND_KEY, "approval")), event)
-    if feedback is None:
+    answer = _answer_from_event(str(context.metadata.get(KIND_KEY, "approval")), event)
+    if answer is None:
         return None
     chosen = ledger if ledger is not None else default_ledger(persistence)
-    return _resume(flow_class, flow_id, persistence, chosen, interaction_id, feedback, flow_kwargs)
+    return _resume(
+        flow_class, flow_id, persistence, chosen, interaction_id, answer, client, flow_kwargs
+    )
 
 
 def resume_flow(
@@ -510,16 +535,26 @@ def resume_flow(
     from humanwire._client import HumanWire
 
     reader = client if client is not None else HumanWire()
-    if timeout == 0:
-        status = reader.interactions.status(interaction_id)
-    else:
-        status = reader.interactions.wait(interaction_id, timeout=timeout)
-    default: Literal["approve", "reject"] = (
-        "approve" if context.metadata.get(DEFAULT_KEY) == "approve" else "reject"
-    )
     kind = str(context.metadata.get(KIND_KEY, "approval"))
-    feedback = _feedback_from_status(kind, status, default)
-    if feedback is None:
+    answer: ApprovalDecision | str | None
+    if kind == "approval":
+        approvals = reader.approvals
+        record = (
+            approvals.get(interaction_id)
+            if timeout == 0
+            else approvals.wait(interaction_id, timeout=timeout)
+        )
+        answer = decision_from_approval(record)
+    else:
+        status = (
+            reader.interactions.status(interaction_id)
+            if timeout == 0
+            else reader.interactions.wait(interaction_id, timeout=timeout)
+        )
+        answer = _answer_from_status(kind, status)
+    if answer is None:
         return None
     chosen = ledger if ledger is not None else default_ledger(persistence)
-    return _resume(flow_class, flow_id, persistence, chosen, interaction_id, feedback, flow_kwargs)
+    return _resume(
+        flow_class, flow_id, persistence, chosen, interaction_id, answer, reader, flow_kwargs
+    )

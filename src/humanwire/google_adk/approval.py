@@ -45,15 +45,15 @@ from humanwire._pauses import (
     RESUME_KEY,
     PendingApproval,
     approver_source,
-    decision_from_status,
     denial_text,
     idempotency_key,
     metadata_value,
+    read_decision,
     send_pending_approval,
     wait_for_decision,
 )
 from humanwire._tool_kinds import error_text
-from humanwire.approval import ApprovalDecision, Approver
+from humanwire.approval import ApprovalDecision, ApprovalRequest, Approver, consume_approval
 from humanwire.errors import HumanWireError
 
 if TYPE_CHECKING:
@@ -342,8 +342,7 @@ class ApprovalGate(BaseTool):
         pending = _own_request(tool_context.session, tool_context.function_call_id or "")
         if pending is None:
             return {"error": f"{self.name} was not run: no humanwire approval was asked for it."}
-        status = await self.approver.async_client.interactions.status(pending.interaction_id)
-        decision = decision_from_status(status, default_on_timeout=pending.default_on_timeout)
+        decision = await read_decision(self.approver.async_client, pending.interaction_id)
         if decision is None:
             return {
                 "error": (
@@ -358,6 +357,12 @@ class ApprovalGate(BaseTool):
     ) -> Any:
         call_id = tool_context.function_call_id
         logger.info("approval of %s (%s): %s", self.name, call_id, decision.text)
+        if decision.approved and decision.arguments is None:
+            # Used once: consumed for this call as asked, before it runs; used already
+            # (a resumed or repeated step), it ran before and does not run again.
+            decision = await consume_approval(
+                self.approver.async_client, decision, ApprovalRequest(self.name, dict(args))
+            )
         if decision.approved and decision.arguments is None:
             return await self.tool.run_async(args=args, tool_context=tool_context)
         return {"error": denial_text(self.name, decision)}

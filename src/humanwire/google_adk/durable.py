@@ -48,14 +48,14 @@ from google.genai import types
 from humanwire._pauses import (
     ApprovalLedger,
     FileApprovalLedger,
+    answer_from_event,
     consume_all,
     decisions_from_service,
     delivery_for,
     service_client,
 )
-from humanwire.approval import ApprovalDecision, decision_from_values
+from humanwire.approval import ApprovalDecision
 from humanwire.types import Event as WebhookEvent
-from humanwire.types import FormReceivedEvent
 
 from .approval import (
     APP_KEY,
@@ -212,7 +212,7 @@ async def resume_from_webhook(
     client: AsyncHumanWire | None = None,
     **run_kwargs: Any,
 ) -> DurableOutcome | None:
-    """Resume the session a ``form.received`` delivery decides (its metadata names it).
+    """Resume the session an ``approval.decided`` delivery decides (its metadata names it).
 
     With ``secret`` the ``Humanwire-Signature`` header is verified against the raw body
     first (``WebhookVerificationError`` otherwise). ``None`` for any other event, another
@@ -222,7 +222,8 @@ async def resume_from_webhook(
     environment) reads the other approvals' decisions.
     """
     delivery = delivery_for(RESUME_GOOGLE_ADK, body, headers, secret=secret)
-    if delivery is None or not isinstance(delivery.event, FormReceivedEvent):
+    decision = None if delivery is None else answer_from_event("approval", delivery.event)
+    if delivery is None or not isinstance(decision, ApprovalDecision):
         return None
     metadata, interaction_id = delivery.metadata, delivery.interaction_id
     if metadata.get(APP_KEY) != runner.app_name:
@@ -235,8 +236,6 @@ async def resume_from_webhook(
     answered = {approval.call_id: approval for approval in paused_approvals(session)}.get(call_id)
     if answered is None or answered.interaction_id != interaction_id:
         return None  # a form of an earlier pause, or one answered already
-    values = delivery.event.payload.values
-    decision = decision_from_values(values, interaction_id=interaction_id)
     return await _resume(
         runner, ledger, session, {call_id: decision}, service_client(None, client), run_kwargs
     )

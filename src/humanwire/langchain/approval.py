@@ -1,9 +1,14 @@
 """Human approval of tool calls: a blocking callback handler and a decorator.
 
-Both send an approval form (the tool name, its arguments shown readably, approve /
-reject, an optional comment) and wait for it. A rejection stops the tool with
-``ApprovalRejected`` carrying the human's comment; a timeout applies the approver's
-``default_on_timeout`` ("reject" unless told otherwise) and says it was a timeout.
+Both send an approval request (``POST /approvals``: the tool name and its arguments as
+the ``action``, shown readably to the approvers) and wait for the decision. Approved, the
+approval is consumed for exactly this call (``POST /approvals/{id}/consume`` with the
+action's digest) before the tool runs. A rejection stops the tool with
+``ApprovalRejected`` carrying the comment; a timeout applies the approver's
+``on_timeout`` ("reject" unless told otherwise) and says it was a timeout. An approval
+used already (the same tool call run again: a retried step, a resumed graph; the
+request's key derives from the tool call id) stops the tool with ``ApprovalRejected``
+whose decision is ``"consumed"``: the tool ran before and is not run again.
 """
 
 from __future__ import annotations
@@ -42,7 +47,12 @@ class ApprovalRejected(ToolException):
     def __init__(self, action: str, decision: ApprovalDecision) -> None:
         self.action = action
         self.decision = decision
-        if decision.timed_out:
+        if decision.decision == "consumed":
+            message = (
+                f"{action} was not run again: its approval was used already, so it ran "
+                "before (a repeated or resumed step)."
+            )
+        elif decision.timed_out:
             message = (
                 f"{action} was not run: no approval decision arrived in time "
                 "(timeout; rejected by default)."
@@ -74,9 +84,10 @@ class HumanApprovalCallbackHandler(BaseCallbackHandler):
     """Asks a human before the tools it guards run, and blocks until they decide.
 
     ``tools``: the names to guard, or a predicate ``(name, arguments) -> bool``; ``None``
-    guards every tool. ``approver`` (or ``Approver`` options: ``to``, ``channel``,
-    ``wait_time``, ``follow_up_time``, ``default_on_timeout``, ``client``) says whom to ask
-    and how long to wait. ``describe(name, arguments)`` may give the form's subtitle.
+    guards every tool. ``approver`` (or ``Approver`` options: ``to``, ``channel``, or
+    ``approvers`` with ``quorum``, ``escalation``, ``remind_every``; ``wait_time``,
+    ``follow_up_time``, ``on_timeout``, ``client``) says whom to ask and how long to wait.
+    ``describe(name, arguments)`` may give the request's description.
 
     Synchronous on purpose, with ``raise_error = True``: an exception from an async
     handler is swallowed when a sync tool runs through ``ainvoke``, and without
@@ -139,7 +150,8 @@ class HumanApprovalCallbackHandler(BaseCallbackHandler):
             return None
         description = self.describe(name, arguments) if self.describe else None
         # A tool call re-run (a retried step, a resumed graph) asks once: the service
-        # replays the first form's answer for the same key and body.
+        # replays the first request's answer for the same key and body, and its consume
+        # says already_consumed.
         tool_call_id = kwargs.get("tool_call_id")
         key = f"humanwire-approval:tool-call:{tool_call_id}" if tool_call_id else None
         decision = self.approver.request(

@@ -1,4 +1,4 @@
-"""LangGraph approval checkpoint: a node that sends an approval form and pauses the graph.
+"""LangGraph approval checkpoint: a node that sends an approval request and pauses the graph.
 
 ::
 
@@ -11,20 +11,28 @@
                                   {"approved": "publish", "rejected": END})
     graph = builder.compile(checkpointer=InMemorySaver())   # interrupt needs one
 
-The node sends the form and holds it for ``wait_time``. Answered in that window, the node
-returns the decision at once. Otherwise it calls ``interrupt()`` and the graph pauses; a
-submission inside the follow-up window reaches the account's webhooks as
-``form.received``, and ``checkpoint.resume_from_event(graph, event)`` maps its
-interaction id back to the thread and resumes the graph with ``Command(resume=...)``.
-Without a webhook, ``checkpoint.poll(graph, config)`` (``apoll`` on the async client) asks
-the service instead, and resumes with the submission, or with a timeout once the form has
-expired. Run the graph with ``ainvoke``? Add ``checkpoint.anode`` as the node and use
-``aresume_from_event`` / ``apoll``.
+The node sends an approval request (``POST /approvals``, the action bound by
+``{"name", "arguments"}``) and holds it for ``wait_time``. Decided in that window, the
+node returns the decision at once. Otherwise it calls ``interrupt()`` and the graph
+pauses; a decision inside the follow-up window reaches the account's webhooks as
+``approval.decided``, and ``checkpoint.resume_from_event(graph, event)`` maps its
+interaction id back to the thread (by the request's ``metadata``) and resumes the graph
+with ``Command(resume=...)``. Without a webhook, ``checkpoint.poll(graph, config)``
+(``apoll`` on the async client) asks the service instead. Run the graph with
+``ainvoke``? Add ``checkpoint.anode`` as the node and use ``aresume_from_event`` /
+``apoll``.
 
 LangGraph re-runs the node from its start on resume, so the send must not repeat: its
 Idempotency-Key derives from the thread id and the node's task (checkpoint namespace,
 which names the node and the step), and the service answers the same key and body with
-the first response instead of sending a second form.
+the first response instead of asking again.
+
+**Used once.** An approved decision is consumed in the node (``POST
+/approvals/{id}/consume`` with the action's digest) before the node returns, so the
+gated node after it runs at most once per approval: a graph resumed twice (the same
+webhook delivered twice, two processes racing) gets ``decision="consumed"`` the second
+time, not approved, and routes to ``"rejected"``. (A crash between the consume and the
+gated node leaves the action not run: at most once, never twice.)
 
 The decision goes into the state under ``output_key`` (default ``"approval"``) as a plain
 dict (``ApprovalDecision`` fields), so any checkpointer can store it;
@@ -44,17 +52,18 @@ from humanwire.approval import (
     ApprovalDecision,
     ApprovalRequest,
     Approver,
+    decision_from_approval,
     decision_from_values,
     timeout_decision,
 )
 from humanwire.types import (
     METADATA_MAX_VALUE_LENGTH,
+    ApprovalDecidedEvent,
     Event,
     FormReceivedEvent,
-    FormResponse,
-    InteractionStatus,
     event_adapter,
 )
+from humanwire.types.approvals import Approval
 
 __all__ = ["INTERRUPT_TYPE", "ApprovalCheckpoint"]
 
@@ -67,7 +76,7 @@ RESUME_KEY = "humanwire_resume"
 RESUME_LANGGRAPH = "langgraph"
 THREAD_KEY = "langgraph_thread_id"
 NAMESPACE_KEY = "langgraph_checkpoint_ns"
-"""The approval form's metadata keys: a webhook names the thread to resume by itself."""
+"""The approval request's metadata keys: a webhook names the thread to resume by itself."""
 
 
 class ApprovalCheckpoint:
@@ -76,8 +85,10 @@ class ApprovalCheckpoint:
     ``request``: an ``ApprovalRequest``, or a function of the state returning one (it
     must return the same request when the node re-runs on resume, or the service
     refuses the repeated key with another body). ``approver`` or its options say whom
-    to ask and how long to hold the request (``wait_time``, 1-600 s) and keep the form
-    open (``follow_up_time``, up to 60000 s). The form carries the thread id in its
+    to ask (``to`` / ``channel``, or ``approvers`` with ``quorum``, ``escalation``,
+    ``remind_every``), how long to hold the request (``wait_time``, 1-600 s), keep it
+    open (``follow_up_time``, up to 60000 s) and what a timeout decides
+    (``on_timeout``). The request carries the thread id in its
     metadata, so ``resume_from_event`` resumes the right thread in any process that has
     the graph on the same (persistent) checkpointer, with no registry; ``registry``
     (interaction id → thread id) is still consulted first, for thread ids longer than
@@ -118,28 +129,35 @@ class ApprovalCheckpoint:
         return f"humanwire-approval:{thread_id}:{task}"
 
     def _pause_value(
-        self, request: ApprovalRequest, response: FormResponse, thread_id: str | None
+        self, request: ApprovalRequest, response: Approval, thread_id: str | None
     ) -> dict[str, Any]:
         return {
             "type": INTERRUPT_TYPE,
             "interaction_id": response.interaction_id,
-            "form_url": response.form_url,
+            "form_url": response.approval_url,
             "thread_id": thread_id,
             "action": request.action,
             "arguments": request.arguments,
             "description": request.description,
         }
 
-    def _finish(self, response: FormResponse, resumed: Any | None) -> dict[str, Any]:
-        if response.responded and response.values is not None:
-            decision = decision_from_values(response.values, interaction_id=response.interaction_id)
-        else:
+    def _decided(self, response: Approval, resumed: Any | None) -> ApprovalDecision:
+        decision = decision_from_approval(response)
+        if decision is None:
             decision = self._decision_from_resume(resumed, response.interaction_id)
+        return decision
+
+    def _output(self, decision: ApprovalDecision) -> dict[str, Any]:
         return {self.output_key: dataclasses.asdict(decision)}
 
     def _decision_from_resume(self, resumed: Any, interaction_id: str) -> ApprovalDecision:
         if isinstance(resumed, ApprovalDecision):
             return resumed
+        if isinstance(resumed, Mapping) and isinstance(resumed.get("approval"), Mapping):
+            record = Approval.model_validate(dict(resumed["approval"]))
+            found = decision_from_approval(record)
+            if found is not None:
+                return found
         if isinstance(resumed, Mapping):
             if resumed.get("timed_out"):
                 return timeout_decision(
@@ -151,21 +169,21 @@ class ApprovalCheckpoint:
                     {str(k): str(v) for k, v in values.items()}, interaction_id=interaction_id
                 )
         raise ValueError(
-            "resume an approval checkpoint with {'values': {...}} (the submitted form) "
-            "or {'timed_out': True}"
+            "resume an approval checkpoint with {'approval': {...}} (the decided request, "
+            "as GET /approvals gives it) or {'timed_out': True}"
         )
 
     def _after_send(
-        self, request: ApprovalRequest, response: FormResponse, config: RunnableConfig
-    ) -> dict[str, Any]:
-        """The decision, answered in the window; else pause until resumed with it."""
+        self, request: ApprovalRequest, response: Approval, config: RunnableConfig
+    ) -> ApprovalDecision:
+        """The decision, made in the window; else pause until resumed with it."""
         resumed = None
-        if not response.responded:
+        if decision_from_approval(response) is None:
             thread_id = _thread_id(config)
             if thread_id is not None:
                 self.registry[response.interaction_id] = thread_id
             resumed = interrupt(self._pause_value(request, response, thread_id))
-        return self._finish(response, resumed)
+        return self._decided(response, resumed)
 
     @staticmethod
     def resume_metadata(config: RunnableConfig) -> dict[str, str]:
@@ -191,7 +209,8 @@ class ApprovalCheckpoint:
             idempotency_key=self.idempotency_key(config),
             metadata=self.resume_metadata(config),
         )
-        return self._after_send(request, response, config)
+        decision = self._after_send(request, response, config)
+        return self._output(self.approver.consume(decision, request))
 
     async def anode(self, state: Any, config: RunnableConfig) -> dict[str, Any]:
         """The node on the async client, for graphs run with ``ainvoke``."""
@@ -201,7 +220,8 @@ class ApprovalCheckpoint:
             idempotency_key=self.idempotency_key(config),
             metadata=self.resume_metadata(config),
         )
-        return self._after_send(request, response, config)
+        decision = self._after_send(request, response, config)
+        return self._output(await self.approver.aconsume(decision, request))
 
     # -- reading the result --------------------------------------------------------------------
     def decision(self, state: Mapping[str, Any]) -> ApprovalDecision | None:
@@ -212,7 +232,7 @@ class ApprovalCheckpoint:
 
     def route(self, state: Mapping[str, Any]) -> Literal["approved", "rejected"]:
         """For ``add_conditional_edges``: ``"approved"`` or ``"rejected"`` (a timeout
-        follows ``default_on_timeout``)."""
+        follows ``on_timeout``; an approval used already is ``"rejected"``)."""
         decision = self.decision(state)
         return "approved" if decision is not None and decision.approved else "rejected"
 
@@ -238,12 +258,13 @@ class ApprovalCheckpoint:
     def _event_target(
         self, event: Event | Mapping[str, Any] | bytes | str, thread_id: str | None
     ) -> tuple[RunnableConfig, str, dict[str, Any]] | None:
-        """The thread, interaction and resume value a ``form.received`` event decides;
-        ``None`` for another event or an interaction this checkpoint does not know."""
+        """The thread, interaction and resume value an ``approval.decided`` event (or an
+        older pause's ``form.received``) decides; ``None`` for another event or an
+        interaction this checkpoint does not know."""
         parsed = _parse(event)
-        if not isinstance(parsed, FormReceivedEvent):
+        if not isinstance(parsed, (ApprovalDecidedEvent, FormReceivedEvent)):
             return None
-        interaction_id = parsed.payload.interaction_id
+        interaction_id = parsed.payload.interaction_id or ""
         if thread_id is None and interaction_id not in self.registry:
             # A process that never saw the pause: the form's metadata names the thread.
             metadata = parsed.payload.metadata or {}
@@ -251,7 +272,9 @@ class ApprovalCheckpoint:
                 return None
             thread_id = metadata[THREAD_KEY]
         config = self.thread_config(interaction_id, thread_id)
-        return config, interaction_id, {"values": parsed.payload.values}
+        if isinstance(parsed, FormReceivedEvent):
+            return config, interaction_id, {"values": parsed.payload.values}
+        return config, interaction_id, {"approval": parsed.payload.to_wire()}
 
     def resume_from_event(
         self,
@@ -260,7 +283,7 @@ class ApprovalCheckpoint:
         *,
         thread_id: str | None = None,
     ) -> Any:
-        """Resume the thread a ``form.received`` event answers; the graph's result, or
+        """Resume the thread an ``approval.decided`` event answers; the graph's result, or
         ``None`` when the event is not for a pause of this checkpoint (another event
         type, an unknown interaction, or a thread already resumed: deliveries may repeat).
         """
@@ -292,21 +315,20 @@ class ApprovalCheckpoint:
         return [str(i.value["interaction_id"]) for i in interrupts if _is_ours(i)]
 
     @staticmethod
-    def _polled_value(status: InteractionStatus) -> dict[str, Any] | None:
-        if isinstance(status.result, FormReceivedEvent):
-            return {"values": status.result.payload.values}
-        if status.ended:
-            return {"timed_out": True}
-        return None
+    def _polled_value(approval: Approval) -> dict[str, Any] | None:
+        if decision_from_approval(approval) is None:
+            return None
+        return {"approval": approval.to_wire()}
 
     def poll(self, graph: Any, config: RunnableConfig, *, wait: float | None = None) -> Any:
-        """Without webhooks: resume the thread's paused approval if its form was submitted
-        (with the values) or has expired (as a timeout); ``None`` while it is still open.
-        ``wait`` holds the status request up to that many seconds (at most 60)."""
+        """Without webhooks: resume the thread's paused approval if it was decided (or its
+        windows closed); ``None`` while it is still open. ``wait`` holds the request up to
+        that many seconds for the decision."""
         interrupts = graph.get_state(config).interrupts
         for interaction_id in self._paused_on(interrupts):
-            status = self.approver.client.interactions.status(interaction_id, wait=wait)
-            value = self._polled_value(status)
+            approvals = self.approver.client.approvals
+            record = approvals.wait(interaction_id, timeout=wait) if wait else None
+            value = self._polled_value(record or approvals.get(interaction_id))
             command = None if value is None else self._command(interrupts, interaction_id, value)
             if command is not None:
                 return graph.invoke(command, config)
@@ -316,8 +338,13 @@ class ApprovalCheckpoint:
         """:meth:`poll` on the async client, resuming with ``graph.ainvoke``."""
         interrupts = (await graph.aget_state(config)).interrupts
         for interaction_id in self._paused_on(interrupts):
-            status = await self.approver.async_client.interactions.status(interaction_id, wait=wait)
-            value = self._polled_value(status)
+            approvals = self.approver.async_client.approvals
+            record = await (
+                approvals.wait(interaction_id, timeout=wait)
+                if wait
+                else approvals.get(interaction_id)
+            )
+            value = self._polled_value(record)
             command = None if value is None else self._command(interrupts, interaction_id, value)
             if command is not None:
                 return await graph.ainvoke(command, config)

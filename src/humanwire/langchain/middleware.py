@@ -1,9 +1,10 @@
 """A humanwire approver for ``langchain.agents.middleware.HumanInTheLoopMiddleware``.
 
 The middleware pauses the agent with ``interrupt()``; :class:`HumanInTheLoopApprover`
-turns each pending action request into an approval form (approve / edit the arguments /
-reject with a message / respond instead, as the tool's ``allowed_decisions`` permit),
-waits for it, and turns the submission into the resume decisions::
+turns each pending action request into an approval request (``POST /approvals``, the
+action bound by its name and arguments; approve, or reject with a comment), waits for the
+decision, consumes an approval before the agent resumes to run the tool, and turns it
+into the resume decisions::
 
     agent = create_agent(model, tools, middleware=[HumanInTheLoopMiddleware(
         interrupt_on={"send_email": {"allowed_decisions": ["approve", "edit", "reject"]}})],
@@ -14,10 +15,14 @@ waits for it, and turns the submission into the resume decisions::
 Both interrupt modes are handled: ``batched`` (one ``HITLRequest`` per model turn,
 answered with ``{"decisions": [...]}``) and ``per_call`` (one ``tool_approval``
 interrupt per call, answered with a single decision keyed by interrupt id). A timeout
-applies the approver's default: a rejection whose message says it was a timeout, or an
-approval when ``default_on_timeout="approve"``. Each form's Idempotency-Key derives
+applies the approver's ``on_timeout``: a rejection whose message says it was a timeout,
+or an approval when ``on_timeout="approve"``. Each request's Idempotency-Key derives
 from the thread, the interrupt and the action, so re-running the driver after a crash
-replays the human's decision instead of sending a second form.
+replays the decision instead of asking again, and the replayed approval, consumed
+already, is answered as a rejection saying the tool ran before (never run twice).
+
+"edit" and "respond" (``allowed_decisions``) are not offered any more: an approval is
+about the action as asked. A tool that allows them is asked approve / reject.
 """
 
 from __future__ import annotations
@@ -47,6 +52,14 @@ class _Question(NamedTuple):
 
 def hitl_decision(name: str, decision: ApprovalDecision, *, wait_time: float) -> dict[str, Any]:
     """An :class:`ApprovalDecision` as the middleware's decision dict."""
+    if decision.decision == "consumed":
+        return {
+            "type": "reject",
+            "message": (
+                f"`{name}` was not run again: its approval was used already, so it ran "
+                "before (a repeated or resumed step)."
+            ),
+        }
     if decision.timed_out:
         if decision.approved:
             return {"type": "approve"}
@@ -100,8 +113,9 @@ def _is_per_call(value: Any) -> bool:
 class HumanInTheLoopApprover:
     """Answers ``HumanInTheLoopMiddleware`` interrupts with humanwire approval forms.
 
-    Give an ``Approver`` or its options (``to``, ``channel``, ``wait_time``,
-    ``follow_up_time``, ``default_on_timeout``, ``client``).
+    Give an ``Approver`` or its options (``to``, ``channel``, or ``approvers`` with
+    ``quorum``, ``escalation``, ``remind_every``; ``wait_time``, ``follow_up_time``,
+    ``on_timeout``, ``client``).
     """
 
     def __init__(self, approver: Approver | None = None, **approver_options: Any) -> None:
@@ -110,11 +124,9 @@ class HumanInTheLoopApprover:
         self.approver = approver if approver is not None else Approver(**approver_options)
 
     # -- one action --------------------------------------------------------------------------
-    def _ask(
-        self, name: str, args: Mapping[str, Any], description: str | None, allowed: Sequence[str]
-    ) -> tuple[ApprovalRequest, dict[str, bool]]:
-        request = ApprovalRequest(name, dict(args), description or None)
-        return request, {"allow_edit": "edit" in allowed, "allow_respond": "respond" in allowed}
+    @staticmethod
+    def _ask(name: str, args: Mapping[str, Any], description: str | None) -> ApprovalRequest:
+        return ApprovalRequest(name, dict(args), description or None)
 
     def decide(
         self,
@@ -125,9 +137,11 @@ class HumanInTheLoopApprover:
         allowed: Sequence[str] = ("approve", "reject"),
         idempotency_key: str | None = None,
     ) -> dict[str, Any]:
-        """Ask about one action; the middleware decision dict."""
-        request, options = self._ask(name, args, description, allowed)
-        decision = self.approver.request(request, idempotency_key=idempotency_key, **options)
+        """Ask about one action (``allowed`` is read for compatibility: only approve /
+        reject are offered); the middleware decision dict. Approved, the approval is
+        consumed before the agent resumes and runs the tool."""
+        request = self._ask(name, args, description)
+        decision = self.approver.request(request, idempotency_key=idempotency_key)
         return hitl_decision(name, decision, wait_time=self.approver.wait_time)
 
     async def adecide(
@@ -139,8 +153,8 @@ class HumanInTheLoopApprover:
         allowed: Sequence[str] = ("approve", "reject"),
         idempotency_key: str | None = None,
     ) -> dict[str, Any]:
-        request, options = self._ask(name, args, description, allowed)
-        decision = await self.approver.arequest(request, idempotency_key=idempotency_key, **options)
+        request = self._ask(name, args, description)
+        decision = await self.approver.arequest(request, idempotency_key=idempotency_key)
         return hitl_decision(name, decision, wait_time=self.approver.wait_time)
 
     # -- interrupts ----------------------------------------------------------------------------

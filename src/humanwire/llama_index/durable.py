@@ -1,5 +1,5 @@
 """Durable approval: pause a workflow run at an approval, let the process exit, and
-resume it when the ``form.received`` webhook arrives — in this process or another.
+resume it when the ``approval.decided`` webhook arrives — in this process or another.
 
 1. The step calls ``request_approval(ctx, ..., watch=False)``.
 2. :func:`run_until_approval` drives the run; when the step starts waiting it saves the
@@ -8,8 +8,12 @@ resume it when the ``form.received`` webhook arrives — in this process or anot
 3. The webhook receiver calls :func:`resume_from_webhook` with the delivery: the run is
    rebuilt (``Context.from_dict``), the decision is sent in, and the run continues until
    it finishes or pauses at its next approval.
-4. A form that expires sends no webhook: :func:`resume_expired` (run it from a scheduler)
-   resumes runs whose form closed unanswered with the timeout decision.
+4. :func:`resume_expired` (run it from a scheduler) resumes runs whose approval was
+   decided or closed while no webhook reached this store.
+
+The step consumes an approved decision for its action before it goes on
+(``request_approval``), so a run resumed twice from the same delivery, in two processes
+each holding a copy of the pause, runs the approved action once.
 
 A receiver, in any web framework::
 
@@ -19,9 +23,9 @@ A receiver, in any web framework::
         outcome = await resume_from_webhook(
             MyWorkflow(timeout=None), store, raw_body, headers, secret=WEBHOOK_SECRET
         )
-        # None: not a form.received for a run of ours (or already resumed)
+        # None: not an approval.decided for a run of ours (or already resumed)
 
-The workflow's steps must be safe to replay: the approval form itself is sent once (its
+The workflow's steps must be safe to replay: the approval request itself is sent once (its
 interaction is kept in the run's state), but other work before ``request_approval`` in
 the same step runs again on resume.
 """
@@ -40,7 +44,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from llama_index.core.workflow import Context, Workflow
 from workflows.handler import WorkflowHandler
 
-from humanwire.approval import ApprovalDecision, decision_from_values
+from humanwire._pauses import plain_json
+from humanwire.approval import ApprovalDecision, decision_from_approval, decision_from_values
 from humanwire.types import (
     ApprovalDecidedEvent,
     CallConversationEndedEvent,
@@ -55,7 +60,6 @@ from .workflow import (
     RESUME_LLAMA_INDEX,
     ApprovalRequiredEvent,
     ApprovalResponseEvent,
-    decision_from_status,
 )
 
 if TYPE_CHECKING:
@@ -205,7 +209,7 @@ def parse_delivery(
     if isinstance(body, Mapping):
         if secret is not None:
             raise TypeError("verifying a signature needs the raw body (bytes or str)")
-        body = json.dumps(dict(body))
+        body = json.dumps(dict(body), default=plain_json)
     signature = None
     if secret is not None:
         lowered = {key.lower(): value for key, value in (headers or {}).items()}
@@ -221,17 +225,25 @@ async def resume_from_webhook(
     *,
     secret: str | None = None,
 ) -> DurableOutcome | None:
-    """Resume the run a ``form.received`` delivery decides. Returns ``None`` for any other
-    event, or when no run waits for that interaction (so a retried delivery is harmless).
+    """Resume the run an ``approval.decided`` delivery decides (or an older pause's
+    ``form.received``). Returns ``None`` for any other event, or when no run waits for
+    that interaction (so a retried delivery is harmless).
     """
     event = parse_delivery(body, headers, secret=secret)
-    if not isinstance(event, FormReceivedEvent):
+    if not isinstance(event, (ApprovalDecidedEvent, FormReceivedEvent)):
         return None
     payload = event.payload
     kind = (payload.metadata or {}).get(RESUME_KEY)
     if kind is not None and kind != RESUME_LLAMA_INDEX:
         return None  # another framework's pause (a LangGraph approval…): not ours
-    decision = decision_from_values(payload.values, interaction_id=payload.interaction_id)
+    if isinstance(event, FormReceivedEvent):
+        decision: ApprovalDecision | None = decision_from_values(
+            event.payload.values, interaction_id=event.payload.interaction_id
+        )
+    else:
+        decision = decision_from_approval(event.payload)
+    if decision is None:
+        return None
     return await resume_approval(workflow, store, decision)
 
 
@@ -240,16 +252,14 @@ async def resume_expired(
     store: PausedRunStore,
     client: AsyncHumanWire,
 ) -> list[DurableOutcome]:
-    """Resume every saved run whose approval form has closed: submitted (a webhook that
-    was missed) or expired unanswered (the timeout default, as the approver set it)."""
+    """Resume every saved run whose approval request was decided or closed undecided (a
+    webhook that was missed; the timeout decided by the service, as ``onTimeout`` said)."""
     outcomes: list[DurableOutcome] = []
     for interaction_id in store.interaction_ids():
         record = store.load(interaction_id)
         if record is None:
             continue
-        default = record.get("pause", {}).get("default_on_timeout", "reject")
-        status = await client.interactions.status(interaction_id)
-        decision = decision_from_status(status, default_on_timeout=default)
+        decision = decision_from_approval(await client.approvals.get(interaction_id))
         if decision is None:
             continue
         outcome = await resume_approval(workflow, store, decision)

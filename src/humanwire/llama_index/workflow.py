@@ -1,13 +1,17 @@
 """Human approval inside a LlamaIndex workflow, driven by the humanwire service.
 
-A step calls :func:`request_approval`: it sends the approval form (once, even though the
-step is replayed), announces it with an :class:`ApprovalRequiredEvent`
-(an ``InputRequiredEvent`` carrying the form link) and waits, with no timeout of its own,
-for the matching :class:`ApprovalResponseEvent` (a ``HumanResponseEvent``). The service
-produces that event: a watcher long-polls the interaction and sends the decision into the
-run — or, for a durable run (``watch=False``), the ``form.received`` webhook does it
-through :mod:`humanwire.llama_index.durable`. Anyone else may answer too, by sending an
-``ApprovalResponseEvent`` for the same interaction with ``handler.ctx.send_event``.
+A step calls :func:`request_approval`: it sends the approval request (``POST
+/approvals``, once, even though the step is replayed), announces it with an
+:class:`ApprovalRequiredEvent` (an ``InputRequiredEvent`` carrying the approval page's
+link) and waits, with no timeout of its own, for the matching
+:class:`ApprovalResponseEvent` (a ``HumanResponseEvent``). The service produces that
+event: a watcher long-polls the request and sends the decision into the run — or, for a
+durable run (``watch=False``), the ``approval.decided`` webhook does it through
+:mod:`humanwire.llama_index.durable`. Anyone else may send an ``ApprovalResponseEvent``
+for the same interaction with ``handler.ctx.send_event``, but an approval only counts
+once the service lets it be consumed: before ``request_approval`` returns an approved
+decision it consumes it for the request's action (``already_consumed``: the decision
+comes back of kind ``consumed``, not approved: the step ran the action before).
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from humanwire.approval import (
     ApprovalRequest,
     Approver,
     DecisionKind,
+    consume_approval,
+    decision_from_approval,
     decision_from_values,
     timeout_decision,
 )
@@ -122,8 +128,9 @@ class ApprovalResponseEvent(HumanResponseEvent):
 def decision_from_status(
     status: InteractionStatus, *, default_on_timeout: Literal["approve", "reject"] = "reject"
 ) -> ApprovalDecision | None:
-    """The decision an interaction's status carries; the timeout default once it ended
-    without a submission; ``None`` while it is still open."""
+    """The decision an approval *form*'s status carries (forms sent before approval
+    requests); the timeout default once it ended without a submission; ``None`` while it
+    is still open. An approval request's decision: ``decision_from_approval``."""
     if isinstance(status.result, FormReceivedEvent):
         return decision_from_values(
             status.result.payload.values, interaction_id=status.interaction_id
@@ -139,16 +146,17 @@ async def watch_approval(
     *,
     default_on_timeout: Literal["approve", "reject"] = "reject",
 ) -> ApprovalDecision:
-    """Wait on the service until the approval form is submitted or expires.
+    """Wait on the service until the approval request is decided or its windows close.
 
-    Long-polls ``GET /interactions/{id}/status?wait=`` in slices, so it waits past any
-    single request's limit without busy polling; a failed poll is retried a few times
-    before it gives up with :class:`ApprovalError`.
+    Long-polls (``client.approvals.wait``) in slices, so it waits past any single
+    request's limit without busy polling; a failed poll is retried a few times before it
+    gives up with :class:`ApprovalError`. (``default_on_timeout`` is kept for
+    compatibility: the service decides a timeout, as the request's ``onTimeout`` says.)
     """
     failures = 0
     while True:
         try:
-            status = await client.interactions.status(interaction_id, wait=_WATCH_SLICE)
+            approval = await client.approvals.wait(interaction_id, timeout=_WATCH_SLICE)
         except HumanWireError as exc:
             if failures >= len(_WATCH_RETRY_DELAYS):
                 raise ApprovalError(f"could not read approval {interaction_id}: {exc}") from exc
@@ -156,7 +164,7 @@ async def watch_approval(
             failures += 1
             continue
         failures = 0
-        decision = decision_from_status(status, default_on_timeout=default_on_timeout)
+        decision = decision_from_approval(approval)
         if decision is not None:
             return decision
 
@@ -306,14 +314,14 @@ async def request_approval(
             )
         # Written before sending: a state model that refuses it fails before anyone is asked.
         await _save_record(ctx, path, {"key": key})
-        kwargs = approver.form_request(request, wait=False, metadata=resume_metadata(key))
-        kwargs["follow_up_time"] = window
-        send = getattr(approver_async_client(approver).forms, approver.channel)
-        response = await send(**kwargs)
+        kwargs = approver.approval_kwargs(
+            request, wait=False, window=window, metadata=resume_metadata(key)
+        )
+        response = await approver_async_client(approver).approvals.create(**kwargs)
         record = {
             "key": key,
             "interaction_id": response.interaction_id,
-            "form_url": response.form_url,
+            "form_url": response.approval_url,
         }
         await _save_record(ctx, path, record)
     interaction_id: str = record["interaction_id"]
@@ -341,4 +349,5 @@ async def request_approval(
     _watchers.pop(interaction_id, None)
     if event.error:
         raise ApprovalError(event.error)
-    return event.to_decision()
+    # Used once: consumed for this action before the step goes on to run it.
+    return await consume_approval(approver_async_client(approver), event.to_decision(), request)

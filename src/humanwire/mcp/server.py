@@ -148,7 +148,11 @@ class ConfiguredSource:
             return CHANNELS
         offered = tuple(channel for channel in CHANNELS if channel in self.recipients)
         if not offered:
-            variables = ", ".join([*RECIPIENT_ENV.values(), *MESSAGE_RECIPIENT_ENV.values()])
+            variables = ", ".join(
+                dict.fromkeys(
+                    (RECIPIENT_ENV | MESSAGE_RECIPIENT_ENV)[channel] for channel in CHANNELS
+                )
+            )
             raise SettingsError(f"no recipient configured: pass --to or set one of {variables}")
         return offered
 

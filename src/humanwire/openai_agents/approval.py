@@ -28,7 +28,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, cast, overload
+from typing import TYPE_CHECKING, Any, cast, overload
 
 from agents import Agent, FunctionTool, RunContextWrapper, Runner, RunResult, RunState
 from agents.items import ToolApprovalItem
@@ -45,8 +45,11 @@ from humanwire._pauses import (
     wait_for_decision,
 )
 from humanwire._pauses import denial_text as rejection_message
-from humanwire.approval import ApprovalDecision, Approver
+from humanwire.approval import ApprovalDecision, Approver, consume_approval
 from humanwire.errors import HumanWireError
+
+if TYPE_CHECKING:
+    from humanwire._client import AsyncHumanWire
 
 __all__ = [
     "CALL_KEY",
@@ -345,6 +348,15 @@ def apply_decision(
 # --- in process ---------------------------------------------------------------------------
 
 
+async def _decided_and_consumed(
+    client: AsyncHumanWire, pending: PendingApproval
+) -> ApprovalDecision:
+    """The call's decision, its approval consumed for the call as asked before the SDK is
+    told to run it (used already: kind ``consumed``, the call is rejected saying so)."""
+    decision = await wait_for_decision(client, pending)
+    return await consume_approval(client, decision, pending.request)
+
+
 async def run_with_approvals(
     agent: Agent[Any],
     input: Any,
@@ -372,7 +384,7 @@ async def run_with_approvals(
         pending = await run.pending_for(items)
         decisions = await asyncio.gather(
             *(
-                wait_for_decision(run.approver_of(item).async_client, p)
+                _decided_and_consumed(run.approver_of(item).async_client, p)
                 for item, p in zip(items, pending, strict=True)
             )
         )

@@ -41,14 +41,16 @@ from agents import Agent, Runner, RunResult, RunState
 from humanwire._pauses import (
     FileRecordStore,
     PendingApproval,
+    answer_from_event,
     approver_source,
     consume_all,
+    consume_on_service,
     decisions_from_service,
     delivery_for,
     service_client,
 )
-from humanwire.approval import ApprovalDecision, Approver, decision_from_values
-from humanwire.types import Event, FormReceivedEvent
+from humanwire.approval import ApprovalDecision, Approver
+from humanwire.types import Event
 
 from .approval import (
     CALL_KEY,
@@ -190,13 +192,16 @@ async def resume_run(
     decisions: Mapping[str, ApprovalDecision],
     *,
     approver: Approver | None = None,
+    client: AsyncHumanWire | None = None,
     **run_kwargs: Any,
 ) -> DurableOutcome | None:
     """Resume the run paused under ``run_id`` with a decision per paused call id.
 
     ``None`` when there is nothing to do: no such run, a paused call without a decision
-    (it still waits), or an approval already used (another resume ran, or runs, it).
-    Otherwise the run goes on until it finishes or pauses again (saved again).
+    (it still waits), or an approval already used (another resume ran, or runs, it: the
+    service answered ``already_consumed``, or the store's ledger had it). Otherwise the
+    run goes on until it finishes or pauses again (saved again). ``client`` (else the
+    ``approver``'s, else one from the environment) consumes the approvals.
     """
     record = store.load(run_id)
     if record is None:
@@ -204,7 +209,15 @@ async def resume_run(
     pending = _pending_of(record)
     if not pending or any(call_id not in decisions for call_id in pending):
         return None
-    # Used once: consume every approval before anything runs.
+    # Used once: consume every approval before anything runs, on the service (bound to
+    # the call as asked), then in the store's ledger (which also marks a pause resumed).
+    approved = {
+        approval.interaction_id: approval.request
+        for call_id, approval in pending.items()
+        if decisions[call_id].approved
+    }
+    if not await consume_on_service(service_client(approver, client), approved):
+        return None
     if not await consume_all(store, [approval.interaction_id for approval in pending.values()]):
         return None
     state = await RunState.from_json(agent, record["state"])
@@ -229,13 +242,14 @@ async def resume_from_webhook(
     client: AsyncHumanWire | None = None,
     **run_kwargs: Any,
 ) -> DurableOutcome | None:
-    """Resume the run a ``form.received`` delivery decides (its metadata names the run
-    and the call). ``None`` for any other event or another framework's form, for a run
+    """Resume the run an ``approval.decided`` delivery decides (its metadata names the
+    run and the call). ``None`` for any other event or another framework's request, for a run
     this store does not hold (or holds at a later pause), while another call of the run
     is still undecided, and for a delivery already acted on. ``client`` (else the
     ``approver``'s, else one from the environment) reads the other calls' decisions."""
     delivery = delivery_for(RESUME_OPENAI_AGENTS, body, headers, secret=secret)
-    if delivery is None or not isinstance(delivery.event, FormReceivedEvent):
+    decision = None if delivery is None else answer_from_event("approval", delivery.event)
+    if delivery is None or not isinstance(decision, ApprovalDecision):
         return None
     metadata, interaction_id = delivery.metadata, delivery.interaction_id
     run_id, call_id = metadata.get(RUN_KEY, ""), metadata.get(CALL_KEY, "")
@@ -246,14 +260,14 @@ async def resume_from_webhook(
     answered = pending.get(call_id)
     if answered is None or answered.interaction_id != interaction_id:
         return None  # a form of an earlier pause of this run
-    values = delivery.event.payload.values
-    decision = decision_from_values(values, interaction_id=interaction_id)
     decisions = await decisions_from_service(
         pending, {call_id: decision}, service_client(approver, client)
     )
     if decisions is None:
         return None
-    return await resume_run(agent, store, run_id, decisions, approver=approver, **run_kwargs)
+    return await resume_run(
+        agent, store, run_id, decisions, approver=approver, client=client, **run_kwargs
+    )
 
 
 async def resume_expired(
@@ -277,7 +291,9 @@ async def resume_expired(
         decisions = await decisions_from_service(pending, {}, service)
         if decisions is None:
             continue
-        outcome = await resume_run(agent, store, run_id, decisions, approver=approver, **run_kwargs)
+        outcome = await resume_run(
+            agent, store, run_id, decisions, approver=approver, client=client, **run_kwargs
+        )
         if outcome is not None:
             outcomes.append(outcome)
     return outcomes

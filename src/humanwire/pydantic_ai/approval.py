@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_ai import (
     DeferredToolRequests,
@@ -63,10 +63,13 @@ from humanwire.approval import (
     ApprovalDecision,
     ApprovalRequest,
     Approver,
-    decision_from_response,
+    consume_approval,
     format_arguments,
 )
 from humanwire.errors import HumanWireError
+
+if TYPE_CHECKING:
+    from humanwire._client import AsyncHumanWire
 
 __all__ = [
     "APPROVAL_METADATA_KEY",
@@ -142,15 +145,28 @@ def send_key(kind: str, run_id: str | None, tool_call_id: str) -> str:
 
 
 class ApprovalGuard(AbstractCapability[Any]):
-    """Consumes a call's approval before the tool runs; an approval already consumed
-    stops the call with ``ToolFailed`` (the model reads that it ran before).
+    """Consumes a call's approval before the tool runs: on the service (``POST
+    /approvals/{id}/consume`` with the digest of the call about to run, through
+    ``client``) and in ``ledger``; an approval already consumed stops the call with
+    ``ToolFailed`` (the model reads that it ran before), and so does one the service
+    says is not approved.
 
     Only calls approved through humanwire are guarded (their results carry
     ``humanwire_approval`` metadata); every other call runs untouched.
     """
 
-    def __init__(self, ledger: ApprovalLedger | None = None) -> None:
+    def __init__(
+        self,
+        ledger: ApprovalLedger | None = None,
+        *,
+        client: AsyncHumanWire | Callable[[], AsyncHumanWire] | None = None,
+    ) -> None:
         self.ledger: ApprovalLedger = ledger if ledger is not None else MemoryApprovalLedger()
+        self._client = client
+
+    def _service(self) -> AsyncHumanWire | None:
+        client = self._client
+        return client() if callable(client) else client
 
     # The base class is a dataclass without fields of ours: equal would mean "same class".
     # Two guards are the same guard only when they are one object (they hold state).
@@ -180,6 +196,17 @@ class ApprovalGuard(AbstractCapability[Any]):
                         f"{call.tool_name} was not run: approval {interaction_id} was given "
                         f"for another call ({approved_call})."
                     )
+                service = self._service()
+                if service is not None:
+                    used = await consume_approval(
+                        service,
+                        ApprovalDecision(True, "approve", interaction_id=interaction_id),
+                        approval_request(call),
+                    )
+                    if used.decision == "consumed":
+                        raise ToolFailed(denial_text(call.tool_name, used))
+                    if not used.approved:
+                        raise ToolFailed(f"{call.tool_name} was not run: {used.comment}")
                 if not await self.ledger.consume(interaction_id):
                     raise ToolFailed(
                         f"{call.tool_name} was not run again: its approval (interaction "
@@ -219,8 +246,8 @@ class HumanApprovals(ApprovalGuard):
         ledger: ApprovalLedger | None = None,
         **approver_options: Any,
     ) -> None:
-        super().__init__(ledger)
         self.approver = approver_source(approver, **approver_options)()
+        super().__init__(ledger, client=lambda: self.approver.async_client)
         self.describe = describe
         self.questions = questions
         self.decisions: list[ApprovalDecision] = []
@@ -276,9 +303,7 @@ class HumanApprovals(ApprovalGuard):
             # Fail closed: an approval nobody could be asked for is no approval.
             denied = f"{call.tool_name} was not run: its approval could not be requested "
             return ToolDenied(f"{denied}(humanwire: {exc})."), None
-        decision = decision_from_response(
-            response, default_on_timeout=self.approver.default_on_timeout
-        )
+        decision = await self.approver.adecided(response)
         self.decisions.append(decision)
         return approval_result(call.tool_name, decision), response.interaction_id
 

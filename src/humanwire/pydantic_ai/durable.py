@@ -277,11 +277,13 @@ class PausedRuns:
     """Pauses runs at their deferred calls and resumes them when answered.
 
     ``store`` keeps the paused runs; ``approver`` (or its options: ``to``, ``channel``,
-    ``follow_up_time``, ``default_on_timeout``, ``allow_edit``, ``client``) says whom to
-    ask. The forms and questions stay open for ``window`` seconds (default: the
-    approver's ``follow_up_time``, else :data:`DEFAULT_PAUSE_WINDOW`). ``ledger`` is
-    where approvals are consumed before their tool runs: by default the store when it is
-    one (``FilePausedRunStore`` is), else this process's memory.
+    or ``approvers`` with ``quorum``, ``escalation``, ``remind_every``;
+    ``follow_up_time``, ``on_timeout``, ``client``) says whom to ask. The approval
+    requests and questions stay open for ``window`` seconds (default: the approver's
+    ``follow_up_time``, else :data:`DEFAULT_PAUSE_WINDOW`). Approvals are consumed
+    before their tool runs, on the service (bound to the call) and in ``ledger``: by
+    default the store when it is one (``FilePausedRunStore`` is), else this process's
+    memory.
     """
 
     def __init__(
@@ -300,7 +302,7 @@ class PausedRuns:
         self.describe = describe
         if ledger is None and isinstance(store, ApprovalLedger):
             ledger = store
-        self.guard = ApprovalGuard(ledger)
+        self.guard = ApprovalGuard(ledger, client=lambda: self.approver.async_client)
 
     @property
     def client(self) -> AsyncHumanWire:
@@ -385,7 +387,7 @@ class PausedRuns:
         secret: str | None = None,
         **run_options: Any,
     ) -> DurableOutcome | None:
-        """Resume the run a delivery answers (``form.received`` for an approval,
+        """Resume the run a delivery answers (``approval.decided`` for an approval,
         ``message.received`` for a question). ``None`` for any other event, a send that
         is not a paused Pydantic AI run's, a run with another call still open (its answer
         resumes it), or a run already resumed (so a repeated delivery is harmless).

@@ -1,6 +1,8 @@
 """The resources of a client, each endpoint written once for sync and async."""
 
 from ._base import AsyncMode, ModeT, Resource, SyncMode, endpoint
+from .approvals import Approvals
+from .audit import Audit
 from .calls import Calls
 from .channels import Channels
 from .forms import Forms
@@ -12,7 +14,9 @@ from .sandbox import Sandbox
 from .webhooks import Webhooks
 
 __all__ = [
+    "Approvals",
     "AsyncMode",
+    "Audit",
     "Calls",
     "Channels",
     "Forms",

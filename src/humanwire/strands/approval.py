@@ -57,7 +57,7 @@ from humanwire.approval import (
     ApprovalDecision,
     ApprovalRequest,
     Approver,
-    decision_from_response,
+    consume_approval,
 )
 from humanwire.errors import HumanWireError
 
@@ -82,9 +82,11 @@ QUESTION_INTERRUPT = "humanwire:question"
 
 PAUSE_STATE = "humanwire_pause"
 LEDGER_STATE = "humanwire_ledger"
+CLIENTS_STATE = "humanwire_clients"
 RUN_STATE = "humanwire_run_id"
 """Keys in a run's ``invocation_state``: pause instead of waiting; the ledger approvals
-are consumed in; the run's id (in the in-run forms' Idempotency-Key)."""
+are consumed in; the clients (``ToolClients``) that consume them on the service; the
+run's id (in the in-run requests' Idempotency-Key)."""
 
 RUN_KEY = "strands_run_id"
 TOOL_USE_KEY = "strands_tool_use_id"
@@ -227,7 +229,14 @@ class HumanWireApprovals(HookProvider):
             decision = asked
         self.decisions.append(decision)
         ledger = state.get(LEDGER_STATE)
-        await self._apply(event, decision, ledger if isinstance(ledger, ApprovalLedger) else None)
+        clients = state.get(CLIENTS_STATE)
+        await self._apply(
+            event,
+            decision,
+            ApprovalRequest(name, arguments),
+            ledger if isinstance(ledger, ApprovalLedger) else None,
+            clients if isinstance(clients, ToolClients) else self.clients,
+        )
 
     async def _ask(
         self,
@@ -236,32 +245,42 @@ class HumanWireApprovals(HookProvider):
         arguments: dict[str, Any],
         description: str | None,
     ) -> ApprovalDecision | str:
-        """Send the form and wait: the decision, or why none could be asked for."""
+        """Send the approval request and wait: the decision, or why none could be asked
+        for."""
         approver, clients = self.approver, self.clients
         if approver is None or clients is None:
             return f"{name} was not run: no approver is configured to ask in the run."
         tool_use_id = str(event.tool_use["toolUseId"])
         run_id = str(event.invocation_state.get(RUN_STATE) or "")
-        kwargs = approver.form_request(
-            ApprovalRequest(name, arguments, description),
-            idempotency_key=idempotency_key("approval", "strands", run_id, tool_use_id),
-            metadata=optional_metadata({RUN_KEY: run_id, TOOL_USE_KEY: tool_use_id}),
-        )
         try:
+            kwargs = approver.approval_kwargs(
+                ApprovalRequest(name, arguments, description),
+                idempotency_key=idempotency_key("approval", "strands", run_id, tool_use_id),
+                metadata=optional_metadata({RUN_KEY: run_id, TOOL_USE_KEY: tool_use_id}),
+            )
             client = await clients.get()
-            response = await getattr(client.forms, approver.channel)(**kwargs)
+            response = await client.approvals.create(**kwargs)
         except HumanWireError as exc:
             # Fail closed: an approval nobody could be asked for is no approval.
             return f"{name} was not run: its approval could not be requested (humanwire: {exc})."
-        return decision_from_response(response, default_on_timeout=approver.default_on_timeout)
+        return await approver.adecided(response, client)
 
     async def _apply(
         self,
         event: BeforeToolCallEvent,
         decision: ApprovalDecision,
+        request: ApprovalRequest,
         ledger: ApprovalLedger | None,
+        clients: ToolClients | None,
     ) -> None:
         name = event.tool_use["name"]
+        if decision.approved and clients is not None:
+            # Consumed on the service for this call as asked, before it runs.
+            try:
+                decision = await consume_approval(await clients.get(), decision, request)
+            except HumanWireError as exc:
+                event.cancel_tool = f"{name} was not run: its approval could not be used ({exc})."
+                return
         if not decision.approved:
             event.cancel_tool = denial_text(name, decision)
             return

@@ -68,7 +68,13 @@ from humanwire._tool_clients import ToolClients
 from humanwire.approval import ApprovalDecision, ApprovalRequest, Approver
 from humanwire.types import Event
 
-from .approval import APPROVAL_INTERRUPT, LEDGER_STATE, PAUSE_STATE, QUESTION_INTERRUPT
+from .approval import (
+    APPROVAL_INTERRUPT,
+    CLIENTS_STATE,
+    LEDGER_STATE,
+    PAUSE_STATE,
+    QUESTION_INTERRUPT,
+)
 
 if TYPE_CHECKING:
     from humanwire._client import AsyncHumanWire
@@ -297,8 +303,14 @@ class PausedRuns:
         return await self.clients.get()
 
     def invocation_state(self, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """A run's ``invocation_state``: the hook pauses and consumes in this ledger."""
-        return {**(given or {}), PAUSE_STATE: True, LEDGER_STATE: self.ledger}
+        """A run's ``invocation_state``: the hook pauses, and consumes on the service
+        (these clients) and in this ledger."""
+        return {
+            **(given or {}),
+            PAUSE_STATE: True,
+            LEDGER_STATE: self.ledger,
+            CLIENTS_STATE: self.clients,
+        }
 
     # -- pausing ---------------------------------------------------------------------------
     async def run(

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 from pydantic import TypeAdapter
@@ -88,8 +89,12 @@ class _Pending:
     delay: float
     perform: Callable[[SandboxDelivery], httpx.Response | None]
     matched: bool = field(default=False)
+    wanted: Callable[[SandboxDelivery], bool] | None = None
+    """A further test of the delivery (an approval action wants a text with a page link)."""
 
     def accepts(self, delivery: SandboxDelivery) -> bool:
+        if self.wanted is not None and not self.wanted(delivery):
+            return False
         if self.interaction_id is not None:
             if delivery.interaction_id != self.interaction_id:
                 return False
@@ -100,6 +105,15 @@ class _Pending:
         if self.channels is not None and delivery.channel not in self.channels:
             return False
         return self.recipients is None or delivery.to in self.recipients
+
+
+_APPROVAL_PAGE = re.compile(r"https?://\S+/a/[A-Za-z0-9_-]+")
+
+
+def approval_page(text: str) -> str | None:
+    """The approval page's address in a delivered text, if it carries one."""
+    found = _APPROVAL_PAGE.search(text)
+    return found.group(0) if found else None
 
 
 class ScriptedHuman:
@@ -278,6 +292,44 @@ class ScriptedHuman:
             perform=perform,
         )
 
+    def decide_approval(
+        self,
+        decision: Literal["approve", "reject"] = "approve",
+        comment: str | None = None,
+        *,
+        to: str | None = None,
+        channel: str | None = None,
+        delay: float = 0.0,
+        interaction_id: str | None = None,
+    ) -> HumanAction:
+        """Open the approval page the next approval request's text to ``to`` links to
+        (every approver's message carries it) and decide there, ``comment`` with it, as a
+        browser posts the page's form. A refused decision makes ``wait()`` fail."""
+        if to is not None:
+            recipients: frozenset[str] | None = frozenset({to})
+        elif channel is not None:
+            recipients = frozenset({self._default_recipient(channel)})
+        else:
+            recipients = frozenset({self.phone, self.slack_id})
+
+        def perform(delivery: SandboxDelivery) -> httpx.Response:
+            link = approval_page(delivery.text)
+            if link is None:
+                raise _ActionFailed(f"the delivery {delivery.id} carries no approval page link")
+            data = {"decision": decision, **({"comment": comment} if comment else {})}
+            return self._expect_ok(self._browser.post(link, data=data, follow_redirects=True))
+
+        return self._script(
+            f"decide_approval({decision!r}) for the next approval to {recipients}",
+            channels=frozenset({channel}) if channel is not None else None,
+            kinds=frozenset({"message", "form", "approval"}),
+            recipients=recipients,
+            interaction_id=interaction_id,
+            delay=delay,
+            perform=perform,
+            wanted=lambda delivery: approval_page(delivery.text) is not None,
+        )
+
     def answer_call(
         self,
         summary: str,
@@ -443,6 +495,7 @@ class ScriptedHuman:
         interaction_id: str | None,
         delay: float,
         perform: Callable[[SandboxDelivery], httpx.Response | None],
+        wanted: Callable[[SandboxDelivery], bool] | None = None,
     ) -> HumanAction:
         if self._closed.is_set():
             raise RuntimeError("the scripted human is closed")
@@ -459,6 +512,7 @@ class ScriptedHuman:
             existing=frozenset(delivery.id for delivery in snapshot),
             delay=delay,
             perform=perform,
+            wanted=wanted,
         )
         with self._cond:
             self._merge(snapshot)

@@ -224,7 +224,7 @@ def test_channel_cards_created_and_deleted_in_the_inbox(
     page.goto(f"{humanwire_service.base_url}/inbox/channels?key={humanwire_api_key}")
     expect(page.get_by_text("No channel cards yet.")).to_be_visible()
     page.get_by_label("Type").select_option("whatsapp")
-    page.get_by_label("Recipient (number or slack id)").fill(HUMAN)
+    page.get_by_label("Recipient (number, slack id or email address)").fill(HUMAN)
     page.get_by_label("Follow-up time").fill("90")
     page.get_by_label("Outgoing message template").fill("Ops: {{message}} ({{waitTime}} s)")
     page.get_by_role("button", name="Create card").click()

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.toolsets import FunctionToolset
 
-from humanwire.approval import Channel, check_wait_time
+from humanwire._tooling import MessageChannel
+from humanwire.approval import check_wait_time
 
 from .tools import (
     DEFAULT_WAIT_TIME,
@@ -57,7 +58,7 @@ class HumanWireToolset(FunctionToolset[Any]):
         *,
         client: HumanWire | AsyncHumanWire | None = None,
         async_client: AsyncHumanWire | None = None,
-        channels: Sequence[Channel] = ("sms",),
+        channels: Sequence[MessageChannel] = ("sms",),
         sms_to: str | None = None,
         whatsapp_to: str | None = None,
         slack_to: str | None = None,
@@ -65,7 +66,7 @@ class HumanWireToolset(FunctionToolset[Any]):
         wait_time: float = DEFAULT_WAIT_TIME,
         follow_up_time: float | None = None,
         form: bool = True,
-        form_channel: Channel | None = None,
+        form_channel: MessageChannel | None = None,
         notify: bool = False,
         call: bool = False,
         call_transfer_to: str | None = None,

@@ -12,14 +12,17 @@ import pytest
 from engine_support import HUMAN, fast_config, reply, sms, sms_form
 
 from humanwire.server.config import SHARED_SMS_NUMBER
-from humanwire.server.engine import Engine
+from humanwire.server.engine import Account, Engine
 from humanwire.server.errors import ServiceUnavailable
 from humanwire.server.store.base import WINDOW_STEP
 from humanwire.types import CallRequest
 
 
-async def _until_held(engine: Engine, count: int) -> None:
-    while engine.held_waits < count:
+async def _until_held(engine: Engine, account: Account, count: int) -> None:
+    """Until ``count`` sends are held and their deliveries stored (a hold is registered
+    before its delivery goes out: on PostgreSQL the delivery's write may still be on
+    its way when the hold is there)."""
+    while engine.held_waits < count or (len(await engine.list_sandbox_deliveries(account)) < count):
         await asyncio.sleep(0.005)
 
 
@@ -36,7 +39,7 @@ async def test_drain_answers_held_requests_unavailable_and_ends_nothing(
     )
     call = CallRequest.model_validate({"prompt": "Call", "to": HUMAN, "waitForCallEnd": True})
     held_call = asyncio.create_task(engine.place_call(account, call))
-    await _until_held(engine, 3)
+    await _until_held(engine, account, 3)
     delivered = await engine.list_sandbox_deliveries(account)
     # By kind: on PostgreSQL the three sends' store calls interleave (any order).
     of_kind = {d.kind: str(d.interaction_id) for d in delivered}
@@ -102,7 +105,7 @@ async def test_a_reply_already_handed_over_is_still_answered(tmp_path: Path, dat
     try:
         account, _key = await engine.create_account()
         held = asyncio.create_task(engine.send_message(account, sms(wait_time=30)))
-        await _until_held(engine, 1)
+        await _until_held(engine, account, 1)
         await engine.sandbox_reply(account, reply("sms", HUMAN, SHARED_SMS_NUMBER, "yes"))
         engine.drain()  # the reply reached the held request first: it gets the answer
         answered = await asyncio.wait_for(held, 1)
@@ -116,7 +119,7 @@ async def test_close_answers_what_is_still_held_unavailable(tmp_path: Path, data
     await engine.start()
     account, _key = await engine.create_account()
     held = asyncio.create_task(engine.send_message(account, sms(wait_time=30)))
-    await _until_held(engine, 1)
+    await _until_held(engine, account, 1)
     await engine.close()  # a host that never called drain(): close drains first
     with pytest.raises(ServiceUnavailable):
         await asyncio.wait_for(held, 1)

@@ -125,6 +125,8 @@ class HumanSide(EngineCore):
         after = await self.store.delivery_seq(account.id, after_id) if after_id else None
         if await self.store.max_delivery_seq(account.id) > (after or 0):
             return
+        if self._draining:  # drain() ran while the reads above were awaited
+            raise self._unavailable()
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         waiters = self._delivery_waiters.setdefault(account.id, [])
         waiters.append(future)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import replace
 
 from engine_support import HUMAN, account, engine, reply, sms
 
@@ -71,3 +72,18 @@ async def test_a_window_step_left_claimed_by_a_dead_replica_runs_once_its_claim_
     # Taken over by the first tick after the claim ran out (a tick every half horizon).
     assert status.status == "ended" and time.time() >= claimed_until
     assert await engine.store.count_steps() == 0
+
+
+async def test_a_window_step_armed_for_an_older_deadline_moves_to_the_window(
+    engine: Engine, account: Account
+) -> None:
+    sent = await engine.send_message(account, sms(follow_up_time=3600))
+    step = await engine.store.get_step(WINDOW_STEP, sent.interaction_id)
+    assert step is not None
+    close = step.due_at
+    await engine.store.put_steps([replace(step, due_at=time.time())], None, None)
+    await engine.schedule.tick()  # claims it, due now
+    await asyncio.sleep(0.3)
+    assert (await engine.interaction_status(account, sent.interaction_id)).status == "pending"
+    moved = await engine.store.get_step(WINDOW_STEP, sent.interaction_id)
+    assert moved is not None and moved.due_at == close

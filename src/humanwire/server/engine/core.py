@@ -111,9 +111,9 @@ _STATUS_RANK = {"queued": 1, "sent": 2, "delivered": 3, "read": 4, "undelivered"
 OUTCOME_TTL = 25 * 3600.0
 """Outcome events are kept at least 24 hours (docs/design.md), pruned after 25."""
 OUTCOME_PRUNE_EVERY = 1000
-_WINDOW_EARLY = 0.05
-"""Seconds a window step may run before its window's end and still end it (timers fire
-a hair early); earlier, the step was armed for an older deadline and moves."""
+_WINDOW_MOVED = 0.001
+"""Seconds an interaction's last window may be past its step's due time before the step
+counts as armed for an older deadline (and moves) rather than due."""
 
 
 class EngineCore:
@@ -430,8 +430,10 @@ class EngineCore:
                 hold.expire()  # its account was deleted
             return
         close = record.close_deadline
-        if close is not None and close > time.time() + _WINDOW_EARLY:
-            # Its window is later than this step (armed again): the step moves there.
+        if close is not None and close > step.due_at + _WINDOW_MOVED:
+            # Its window is later than this step was armed for: the step moves there.
+            # (Compared with the step's time, not this replica's clock: a clock a little
+            # behind the one that armed it must not arm it again at the same time.)
             await self.schedule.arm(WINDOW_STEP, record.id, close, account_id=record.account_id)
             return
         # Without a follow-up window, the last window is the wait: it passes as the

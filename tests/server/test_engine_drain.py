@@ -1,6 +1,7 @@
 """Graceful stop: ``Engine.drain()`` answers every held request with ``ServiceUnavailable``
 (503 ``unavailable``) without ending anything, refuses new sends before they deliver, and
-the windows it left open are re-armed by the next engine on the same database."""
+the windows it left open stay armed (steps of the schedule) for the next engine on the same
+database."""
 
 from __future__ import annotations
 
@@ -11,13 +12,17 @@ import pytest
 from engine_support import HUMAN, fast_config, reply, sms, sms_form
 
 from humanwire.server.config import SHARED_SMS_NUMBER
-from humanwire.server.engine import Engine
+from humanwire.server.engine import Account, Engine
 from humanwire.server.errors import ServiceUnavailable
+from humanwire.server.store.base import WINDOW_STEP
 from humanwire.types import CallRequest
 
 
-async def _until_held(engine: Engine, count: int) -> None:
-    while engine.held_waits < count:
+async def _until_held(engine: Engine, account: Account, count: int) -> None:
+    """Until ``count`` sends are held and their deliveries stored (a hold is registered
+    before its delivery goes out: on PostgreSQL the delivery's write may still be on
+    its way when the hold is there)."""
+    while engine.held_waits < count or (len(await engine.list_sandbox_deliveries(account)) < count):
         await asyncio.sleep(0.005)
 
 
@@ -34,12 +39,8 @@ async def test_drain_answers_held_requests_unavailable_and_ends_nothing(
     )
     call = CallRequest.model_validate({"prompt": "Call", "to": HUMAN, "waitForCallEnd": True})
     held_call = asyncio.create_task(engine.place_call(account, call))
-    await _until_held(engine, 3)
-    # A hold registers before its delivery is stored: wait for all three deliveries.
+    await _until_held(engine, account, 3)
     delivered = await engine.list_sandbox_deliveries(account)
-    while len(delivered) < 3:
-        await asyncio.sleep(0.005)
-        delivered = await engine.list_sandbox_deliveries(account)
     # By kind: on PostgreSQL the three sends' store calls interleave (any order).
     of_kind = {d.kind: str(d.interaction_id) for d in delivered}
     message_id, form_id, call_id = of_kind["message"], of_kind["form"], of_kind["call"]
@@ -60,13 +61,17 @@ async def test_drain_answers_held_requests_unavailable_and_ends_nothing(
     for interaction_id in (message_id, form_id, call_id):
         record = await engine.store.get_interaction(interaction_id)
         assert record is not None and record.status == "pending"
-    assert engine.open_windows == 2  # the message and the form (a call has no window)
+    # The windows are steps of the schedule, in the store: the message's and the form's
+    # (a call has no window). Nothing of them is in memory once their holds went.
+    steps = [await engine.store.get_step(WINDOW_STEP, i) for i in (message_id, form_id, call_id)]
+    assert [step is not None for step in steps] == [True, True, False]
+    assert engine.open_windows == 0
     await engine.close()
 
     again = Engine(config)
     await again.start()
     try:
-        assert again.open_windows == 2  # re-armed from the store
+        assert await again.store.count_steps() == 2  # still armed after the restart
         restored = await again.authenticate(key)
         assert restored is not None
         await again.sandbox_reply(restored, reply("sms", HUMAN, SHARED_SMS_NUMBER, "after"))
@@ -100,7 +105,7 @@ async def test_a_reply_already_handed_over_is_still_answered(tmp_path: Path, dat
     try:
         account, _key = await engine.create_account()
         held = asyncio.create_task(engine.send_message(account, sms(wait_time=30)))
-        await _until_held(engine, 1)
+        await _until_held(engine, account, 1)
         await engine.sandbox_reply(account, reply("sms", HUMAN, SHARED_SMS_NUMBER, "yes"))
         engine.drain()  # the reply reached the held request first: it gets the answer
         answered = await asyncio.wait_for(held, 1)
@@ -114,9 +119,7 @@ async def test_close_answers_what_is_still_held_unavailable(tmp_path: Path, data
     await engine.start()
     account, _key = await engine.create_account()
     held = asyncio.create_task(engine.send_message(account, sms(wait_time=30)))
-    await _until_held(engine, 1)
-    while not await engine.list_sandbox_deliveries(account):  # delivered, then held
-        await asyncio.sleep(0.005)
+    await _until_held(engine, account, 1)
     await engine.close()  # a host that never called drain(): close drains first
     with pytest.raises(ServiceUnavailable):
         await asyncio.wait_for(held, 1)

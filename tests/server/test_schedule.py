@@ -275,3 +275,54 @@ async def test_replicas_run_each_step_once_and_take_over_a_dead_ones(pg_url: str
             await schedule.close()
         for s in stores:
             await s.close()
+
+
+# -- provider jobs (``delivery/jobs.py``) on the schedule ---------------------------------
+class CarrierDown(Exception):
+    def __init__(self, status: int, retry_after: float | None = None) -> None:
+        super().__init__(f"carrier answered {status}")
+        self.status = status
+        self.retry_after = retry_after
+
+
+async def test_provider_jobs_are_steps_retried_with_back_off(store: Store) -> None:
+    from humanwire.server.delivery.jobs import ProviderJobs
+
+    tries: list[tuple[str, str, float]] = []
+    refusals = {"CA1": [503, 503], "PN1": [404]}
+
+    async def carrier(kind: str, sid: str) -> None:
+        tries.append((kind, sid, time.time()))
+        if refusals.get(sid):
+            raise CarrierDown(refusals[sid].pop(0))
+
+    schedule = Schedule(store, owner="r1", handlers={}, horizon=1.0, lease=5)
+    jobs = ProviderJobs(
+        store,
+        scope="carrier-jobs",
+        label="Carrier",
+        do=carrier,
+        error=CarrierDown,
+        schedule=schedule,
+        first_delay=0.2,
+    )
+    # A job an older version left in provider_state is moved onto the schedule.
+    job = {"kind": "release_number", "sid": "PN1", "attempts": 0}
+    await store.put_provider_state("carrier-jobs", "release_number:PN1", job, time.time())
+    schedule.start()
+    try:
+        await jobs.start()
+        assert await store.provider_states("carrier-jobs") == []
+        started = time.time()
+        await jobs.add("hang_up", "CA1")
+        await wait_for(lambda: [sid for _, sid, _ in tries].count("CA1") == 3)
+        times = [at for _, sid, at in tries if sid == "CA1"]
+        # At once, then after 0.2 s, then 0.4 s more (back-off); a 404 is not retried.
+        assert times[0] - started < 0.5
+        assert times[1] - times[0] >= 0.19 and times[2] - times[1] >= 0.39
+        assert [sid for _, sid, _ in tries].count("PN1") == 1
+        await wait_for(lambda: schedule.held() == 0)
+        await asyncio.sleep(0.1)
+        assert await store.count_steps() == 0
+    finally:
+        await schedule.close()

@@ -23,6 +23,7 @@ from psycopg import sql
 
 from humanwire.server.store import SQLiteStore, Store
 from humanwire.server.store.base import (
+    WINDOW_STEP,
     AccountRecord,
     AccountUsage,
     ApprovalRecord,
@@ -524,6 +525,46 @@ async def test_interaction_with_link_one_transaction(store: Store) -> None:
     assert await store.get_interaction("int_1") == interaction("int_1")
 
 
+async def test_an_interaction_arms_its_window_step_and_its_end_drops_it(store: Store) -> None:
+    """The window step is written with the interaction (with or without an idempotency
+    link, claimed or not) and goes with its end, however it ends."""
+    soon = StepRecord(WINDOW_STEP, "int_1", 2030.0, "acct_1")
+    await store.insert_interaction(
+        interaction("int_1", wait_deadline=2030.0),
+        step=soon,
+        claimed_by="r1",
+        claimed_until=2060.0,
+    )
+    later = StepRecord(WINDOW_STEP, "int_2", 9000.0, "acct_1")
+    link = IdempotencyLinkRecord("acct_1", "key-1", "fp", "int_2", 2000.0)
+    await store.insert_interaction(interaction("int_2"), link, step=later)
+    assert await store.get_step(WINDOW_STEP, "int_1") == soon
+    assert await store.get_step(WINDOW_STEP, "int_2") == later
+    # Claimed as written: a tick finds int_1 held (until 2060) and int_2 not yet due.
+    assert await store.claim_steps("r2", due_before=9999.0, now=2031.0, lease=30, limit=9) == [
+        later
+    ]
+    # A link refused: neither the interaction nor its step is stored.
+    with pytest.raises(REFUSED):
+        await store.insert_interaction(
+            interaction("int_3"),
+            IdempotencyLinkRecord("acct_1", "key-1", "fp", "int_3", 2000.0),
+            step=StepRecord(WINDOW_STEP, "int_3", 9000.0, "acct_1"),
+        )
+    assert await store.get_step(WINDOW_STEP, "int_3") is None
+    assert await store.end_interaction("int_1", 2040.0) is True
+    assert await store.get_step(WINDOW_STEP, "int_1") is None
+    assert await store.get_step(WINDOW_STEP, "int_2") == later
+    pg = shared_store(store)
+    if pg is not None:  # the replicas' ends drop it too
+        assert await pg.end_held_interaction("int_2", 2041.0, {"x": 1}) == (True, None)
+        assert await store.count_steps() == 0
+        await store.insert_interaction(interaction("int_4"), step=replace(later, key="int_4"))
+        report = {"eventType": "interaction.ended"}
+        ended = await pg.end_and_report("int_4", "acct_1", 2042.0, {"y": 1}, None, report, "r1")
+        assert ended[0] is True and await store.count_steps() == 0
+
+
 async def test_end_interaction_happens_once(store: Store) -> None:
     await store.insert_interaction(interaction("int_1", wait_deadline=99.0))
     await store.insert_interaction(interaction("int_2"))
@@ -989,7 +1030,6 @@ def _listener(pg: PostgresStore, heard: list[tuple[str, str, str, Any]]) -> Any:
         pg,
         lease=30.0,
         on_notice=lambda *notice: heard.append(notice),
-        on_claimed=lambda _: None,
         on_swept=lambda _: None,
         on_tick=lambda: None,
         on_resync=lambda: None,
@@ -1356,11 +1396,6 @@ async def test_postgres_replica_coordination(pg_schema: str) -> None:
         await store.insert_interaction(
             interaction("int_call", kind="call", channel="call", owner="dead")
         )
-        # windows whose owner is dead (or nobody) go to the claimer; a call has none
-        claimed = await store.claim_windows("alive", 950.0, 10)
-        assert sorted(r.id for r in claimed) == ["int_nobody", "int_orphan"]
-        assert {r.owner for r in claimed} == {"alive"}
-        assert await store.claim_windows("other", 950.0, 10) == []  # all have a live owner now
         # ending tells who held the send; only once
         assert await store.end_held_interaction("int_mine", 1001.0, {"x": 1}) == (True, "alive")
         assert await store.end_held_interaction("int_mine", 1002.0, {"x": 2}) == (False, None)
@@ -1378,9 +1413,11 @@ async def test_postgres_replica_coordination(pg_schema: str) -> None:
         taken = await store.get_interaction("int_nobody")
         assert taken is not None and (taken.owner, taken.held_by) == ("other", "other")
         assert await store.take_interaction("int_mine", "other", hold=True) is False
-        # retiring gives the windows up at once
+        # retiring leaves its holds to the sweep at once (not after the lease)
+        assert await store.end_held_interaction("int_nobody", 1004.0, {"z": 1}) == (True, "other")
         await store.retire_replica("other")
-        assert [r.id for r in await store.claim_windows("alive", 950.0, 10)] == ["int_nobody"]
+        swept = await store.sweep_holds(950.0, 10)
+        assert [(r.id, r.result) for r in swept] == [("int_nobody", {"z": 1})]
     finally:
         await store.close()
 

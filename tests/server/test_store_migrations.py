@@ -13,7 +13,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from humanwire.server.store.base import AccountRecord
+from humanwire.server.store import Store
+from humanwire.server.store.base import WINDOW_STEP, AccountRecord, StepRecord
 from humanwire.server.store.sqlite import SCHEMA_VERSION, SQLiteStore, schema_statements
 
 ACCOUNT = AccountRecord(id="acct_1", name="old", key_hash="hash_1", suspended=False, created_at=1.0)
@@ -256,3 +257,84 @@ def test_released_postgres_migrations_are_never_edited() -> None:
     assert {version: digest(script) for version, script in MIGRATIONS if version in RELEASED} == (
         RELEASED
     )
+
+
+# -- window steps for open interactions written before (SQLite 9, PostgreSQL 7) ------------
+_OPEN = (
+    "INSERT INTO interactions (id, account_id, kind, channel, to_addr, from_addr, request, "
+    "created_at, status, wait_deadline, follow_up_deadline) VALUES "
+    "('int_wait', 'acct_1', 'message', 'sms', 'to', 'from', '{}', 1.0, 'pending', 50.0, NULL), "
+    "('int_follow', 'acct_1', 'form', 'sms', 'to', 'from', '{}', 1.0, 'pending', 50.0, 90.0), "
+    "('int_call', 'acct_1', 'call', 'call', 'to', 'from', '{}', 1.0, 'pending', NULL, NULL), "
+    "('int_ended', 'acct_1', 'message', 'sms', 'to', 'from', '{}', 1.0, 'ended', 50.0, NULL)"
+)
+_STEPS = {
+    ("int_follow", StepRecord(WINDOW_STEP, "int_follow", 90.0, "acct_1")),
+    ("int_wait", StepRecord(WINDOW_STEP, "int_wait", 50.0, "acct_1")),
+}
+"""What the migration arms: the open windows' ends (a call has none, an ended one none)."""
+
+
+async def _window_steps(store: Store) -> set[tuple[str, StepRecord | None]]:
+    ids = ("int_wait", "int_follow", "int_call", "int_ended")
+    steps = {(i, await store.get_step(WINDOW_STEP, i)) for i in ids}
+    return {(i, step) for i, step in steps if step is not None}
+
+
+async def test_a_sqlite_file_of_schema_8_arms_a_window_step_per_open_interaction(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "v8.db"
+    with sqlite3.connect(path) as db:
+        for statement in schema_statements():
+            # Every script but 08_window_steps.sql (the columns added later are in the
+            # tables already).
+            if "'window'" not in statement and not statement.startswith("ALTER"):
+                db.execute(statement)
+        db.execute("INSERT INTO meta (key, value) VALUES ('schema_version', '8')")
+        db.execute(
+            "INSERT INTO accounts (id, name, key_hash, suspended, created_at) "
+            "VALUES ('acct_1', 'old', 'hash_1', 0, 1.0)"
+        )
+        db.execute(_OPEN)
+    store = await open_upgraded(path)
+    try:
+        assert await _window_steps(store) == _STEPS
+    finally:
+        await store.close()
+    store = await open_upgraded(path)  # opened again: nothing armed twice
+    try:
+        assert await store.count_steps() == 2
+    finally:
+        await store.close()
+
+
+async def test_a_postgres_schema_at_migration_6_arms_a_window_step_per_open_interaction() -> None:
+    import psycopg
+
+    from humanwire.server.store.postgres import MIGRATIONS, PostgresStore
+    from pg_support import DATABASE_URL, drop_schema, new_schema
+
+    old, url = new_schema("hw_migrate_steps")
+    try:
+        with psycopg.connect(url) as conn:  # as the code of migration 6 left it
+            conn.execute(
+                "CREATE TABLE schema_migrations ("
+                "version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)"
+            )
+            for version, script in MIGRATIONS[:6]:
+                conn.execute(script.encode())
+                conn.execute("INSERT INTO schema_migrations VALUES (%s, 0)", (version,))
+            conn.execute(
+                "INSERT INTO accounts (id, name, key_hash, suspended, created_at) "
+                "VALUES ('acct_1', 'old', 'hash_1', FALSE, 1.0)"
+            )
+            conn.execute(_OPEN)
+        upgraded = PostgresStore(DATABASE_URL, schema=old)
+        try:
+            assert await upgraded.pending_migrations() == []
+            assert await _window_steps(upgraded) == _STEPS
+        finally:
+            await upgraded.close()
+    finally:
+        drop_schema(old)

@@ -197,8 +197,9 @@ class ServiceConfig:
     and of the 503 of a request the database could not store."""
     replica_lease: float = 10.0
     """Replicas on one PostgreSQL database: seconds without a heartbeat after which a
-    replica counts as dead and the others take over its windows, held sends and
-    webhook deliveries (it beats every third of it). Clocks must agree far better."""
+    replica counts as dead and the others take over its held sends, the steps of the
+    schedule it claimed (windows due) and its webhook deliveries (it beats every third
+    of it). Clocks must agree far better."""
     head_timeout: float = 10.0
     """Seconds a client has to send a request's head: from the connection's start, or on
     a kept-alive connection from the request's first byte. Past it the connection is

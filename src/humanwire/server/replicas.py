@@ -11,14 +11,15 @@ Each replica runs the whole service; what one of them does, the others must hear
   inbox's live streams, the scripted human's and the outcome stream's readers (an
   outcome's notice carries the event and the id before it: a reader that read up to
   that one sends it on without reading). A replica ignores its own.
-* **Heartbeats and leases.** Every ``lease / 3`` seconds a replica records that it is
-  alive (``replicas.seen_at``). The windows of the interactions it created are its own
-  (``interactions.owner``) while it is alive; once its heartbeat is older than the lease
-  (it died) or it retired (a graceful stop), another replica claims them
-  (``FOR UPDATE SKIP LOCKED``) and arms their timers. Held sends name their replica
-  (``held_by``): an answer arriving elsewhere is handed to it; when it dies, what was
-  handed to it goes to the webhooks (``sweep_holds``). Webhook deliveries are leased
-  rows of the outbox (``Store.claim_outbox``).
+* **Heartbeats.** Every ``lease / 3`` seconds a replica records that it is alive
+  (``replicas.seen_at``). Held sends name their replica (``held_by``): an answer
+  arriving elsewhere is handed to it; once its heartbeat is older than the lease (it
+  died) or it retired (a graceful stop), what was handed to it goes to the webhooks
+  (``sweep_holds``, which reads only held sends: an index of ``held_by``). Nothing here
+  reads the open interactions: their windows are steps of the schedule
+  (``server/schedule.py``), claimed when due by one replica and taken over from a dead
+  one when its claims run out. Webhook deliveries are leased rows of the outbox
+  (``Store.claim_outbox``).
 
 A lost listening connection is reconnected; what was announced meanwhile is caught up by
 re-reading (``on_resync``). The engine wires the callbacks; nothing here knows HTTP.
@@ -46,7 +47,7 @@ logger = logging.getLogger("humanwire.replicas")
 NOTIFY_PAYLOAD_BYTES = 7000
 """Notices are packed into payloads below PostgreSQL's 8,000-byte NOTIFY limit."""
 
-_CLAIM_BATCH = 1000
+_SWEEP_BATCH = 1000
 _RECONNECT_DELAYS = (0.1, 0.5, 1.0, 2.0, 5.0)
 
 Notice = tuple[str, str, str]
@@ -64,7 +65,6 @@ class Replicas:
         *,
         lease: float,
         on_notice: Callable[[str, str, str, Any], None],
-        on_claimed: Callable[[list[InteractionRecord]], Awaitable[None]],
         on_swept: Callable[[list[InteractionRecord]], Awaitable[None]],
         on_tick: Callable[[], None],
         on_resync: Callable[[], Awaitable[None]],
@@ -73,7 +73,6 @@ class Replicas:
         self.lease = lease
         self.id = uuid.uuid4().hex[:16]
         self._on_notice = on_notice
-        self._on_claimed = on_claimed
         self._on_swept = on_swept
         self._on_tick = on_tick
         self._on_resync = on_resync
@@ -89,19 +88,19 @@ class Replicas:
 
     # -- start and stop -----------------------------------------------------------------
     async def start(self) -> None:
-        """Records this replica alive, starts listening (before the first claim, so
-        nothing announced from now on is missed) and claims what has no live owner."""
+        """Records this replica alive, starts listening (before the first sweep, so
+        nothing announced from now on is missed) and sweeps the holds of dead replicas."""
         self._loop = asyncio.get_running_loop()
         await self.store.heartbeat(self.id, time.time())
         self._tasks.append(self._loop.create_task(self._listen(), name="humanwire-listen"))
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self._listening.wait(), 10.0)
-        await self._claim()
+        await self._sweep()
         self._tasks.append(self._loop.create_task(self._beat(), name="humanwire-heartbeat"))
 
     async def close(self) -> None:
-        """Stops listening and beating and retires: this replica's windows are left to
-        the others at once (not after the lease)."""
+        """Stops listening and beating and retires: the holds it left are swept by the
+        others at once (not after the lease)."""
         if self._closed:
             return
         self._closed = True
@@ -223,55 +222,25 @@ class Replicas:
                 logger.warning("listening for notices failed (%s); again in %g s", exc, delay)
                 await asyncio.sleep(delay)
 
-    # -- heartbeat, claims, sweeps ------------------------------------------------------
+    # -- heartbeat and sweeps -----------------------------------------------------------
     async def _beat(self) -> None:
         every = max(self.lease / 3, 0.05)
         while not self._closed:
             await asyncio.sleep(every)
             try:
-                # The heartbeat and the claim and sweep queries (each reads every open
-                # interaction: tens of ms at 30,000 held) are awaited: the loop answers
-                # requests meanwhile.
-                claimed, swept = await self._beat_queries()
-                await self._found(claimed, swept)
+                await self.store.heartbeat(self.id, time.time())
+                await self._sweep()
                 self._on_tick()
             except Exception:
                 logger.warning("replica heartbeat failed", exc_info=True)
 
-    async def _beat_queries(
-        self,
-    ) -> tuple[list[list[InteractionRecord]], list[list[InteractionRecord]]]:
-        await self.store.heartbeat(self.id, time.time())
-        return await self._claim_queries()
-
-    async def _claim_queries(
-        self,
-    ) -> tuple[list[list[InteractionRecord]], list[list[InteractionRecord]]]:
-        """The windows and holds left by dead replicas, claimed and swept in batches."""
+    async def _sweep(self) -> None:
+        """The holds of dead replicas let go of, in batches; the answers handed to them
+        go on (``on_swept``)."""
         alive_after = time.time() - self.lease
-        claimed: list[list[InteractionRecord]] = []
-        swept: list[list[InteractionRecord]] = []
         while True:
-            batch = await self.store.claim_windows(self.id, alive_after, _CLAIM_BATCH)
+            batch = await self.store.sweep_holds(alive_after, _SWEEP_BATCH)
             if batch:
-                claimed.append(batch)
-            if len(batch) < _CLAIM_BATCH:
+                await self._on_swept(batch)
+            if len(batch) < _SWEEP_BATCH:
                 break
-        while True:
-            batch = await self.store.sweep_holds(alive_after, _CLAIM_BATCH)
-            if batch:
-                swept.append(batch)
-            if len(batch) < _CLAIM_BATCH:
-                break
-        return claimed, swept
-
-    async def _found(
-        self, claimed: list[list[InteractionRecord]], swept: list[list[InteractionRecord]]
-    ) -> None:
-        for batch in claimed:
-            await self._on_claimed(batch)
-        for batch in swept:
-            await self._on_swept(batch)
-
-    async def _claim(self) -> None:
-        await self._found(*await self._claim_queries())

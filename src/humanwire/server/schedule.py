@@ -151,14 +151,40 @@ class Schedule:
             for step in soon:
                 self._hold(step)
 
+    def claim(self, step: StepRecord) -> tuple[str | None, float | None]:
+        """``(claimed_by, claimed_until)`` to write ``step`` with, when another write
+        arms it (``Store.insert_interaction``): claimed by this replica when due within
+        the horizon. Call ``armed`` once it is written."""
+        if step.kind not in self.handlers:
+            raise ValueError(f"no handler for steps of kind {step.kind!r}")
+        now = self.clock()
+        if step.due_at > now + self.horizon:
+            return None, None
+        return self.owner, max(step.due_at, now) + self.lease
+
+    def armed(self, step: StepRecord, claimed_by: str | None) -> None:
+        """``step`` was written as ``claim`` said: its timer is set now if it is this
+        replica's, else forgotten here (armed again further off)."""
+        if claimed_by == self.owner:
+            self._hold(step)
+        else:
+            self._forget(step.kind, step.key)
+
     async def cancel(self, kind: str, key: str) -> None:
         """Drops the step, armed or held."""
         self._forget(kind, key)
         await self.store.cancel_step(kind, key)
 
-    def held(self) -> int:
-        """Steps held in memory (due within the horizon, not yet run)."""
-        return len(self._timers)
+    def forget(self, kind: str, key: str) -> None:
+        """Drops the step from memory only (the store removed it with another write)."""
+        self._forget(kind, key)
+
+    def held(self, kind: str | None = None) -> int:
+        """Steps held in memory (due within the horizon, not yet run), of ``kind`` or
+        of any."""
+        if kind is None:
+            return len(self._timers)
+        return sum(1 for held_kind, _ in self._timers if held_kind == kind)
 
     def wake(self) -> None:
         """Ticks now (another process armed a step due soon)."""

@@ -1,8 +1,12 @@
 """Status work a carrier must do even if it is down right now (hanging up a call the
 service gave up on, releasing a number bought for an account), for any carrier. Each job
-is stored (``provider_state``) before it is tried, retried with back-off, and picked up
-again at the next start, so a slow or failing carrier delays it but never loses it, and
-never holds up a send."""
+is a step of the engine's schedule (kind: the jobs' ``scope``; ``docs/explanation/
+schedule.md``), armed due now and run by whichever replica claims it, retried with
+back-off by arming it again later, so a slow or failing carrier delays it but never
+loses it (a replica that dies leaves it to another once its claim runs out), and never
+holds up a send. Jobs an older version stored in ``provider_state`` are moved onto the
+schedule at start. Without a schedule (a provider built on a bare store), a job is a task
+of this process, stored in ``provider_state`` and picked up again at the next start."""
 
 from __future__ import annotations
 
@@ -15,7 +19,8 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
-    from ..store.base import Store
+    from ..schedule import Schedule
+    from ..store.base import StepRecord, Store
 
 __all__ = ["CarrierError", "JobKind", "ProviderJobs"]
 
@@ -44,6 +49,7 @@ class ProviderJobs:
         label: str,
         do: Callable[[str, str], Awaitable[None]],
         error: type[Exception],
+        schedule: Schedule | None = None,
         first_delay: float = 1.0,
         max_delay: float = 300.0,
         max_attempts: int = 12,
@@ -57,17 +63,59 @@ class ProviderJobs:
         self.max_delay = max_delay
         self.max_attempts = max_attempts
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        self.schedule = schedule
+        if schedule is not None:
+            schedule.handlers[scope] = self._step
 
     async def start(self) -> None:
-        """Picks up the jobs a previous run left."""
+        """Picks up the jobs a previous run left in ``provider_state``: onto the
+        schedule (once: any replica starting may move them, arming replaces), or as
+        tasks here without one."""
         for key, job in await self.store.provider_states(self.scope):
-            self._schedule(key, job)
+            if self.schedule is None:
+                self._schedule(key, job)
+                continue
+            await self.schedule.arm(self.scope, key, time.time(), payload=job)
+            await self.store.delete_provider_state(self.scope, key)
 
     async def add(self, kind: JobKind, sid: str) -> None:
         key = f"{kind}:{sid}"
         job: dict[str, Any] = {"kind": kind, "sid": sid, "attempts": 0}
+        if self.schedule is not None:
+            # Due now: claimed by this replica as it is armed, run at once.
+            await self.schedule.arm(self.scope, key, time.time(), payload=job)
+            return
         await self.store.put_provider_state(self.scope, key, job, time.time())
         self._schedule(key, job)
+
+    async def _step(self, step: StepRecord) -> None:
+        """One try of a job on the schedule; a failure arms it again after its back-off
+        (``Retry-After`` honoured), until ``max_attempts``."""
+        assert self.schedule is not None
+        job = dict(step.payload or {})
+        attempts = int(job.get("attempts", 0))
+        try:
+            await self._do(str(job["kind"]), str(job["sid"]))
+        except self._error as exc:
+            failure: CarrierError = exc  # type: ignore[assignment]
+            if failure.status in (400, 404):  # gone already, or nothing to do
+                return
+            attempts += 1
+            if attempts >= self.max_attempts:
+                logger.warning(
+                    "gave up on %s job %s after %d attempts", self.label, step.key, attempts
+                )
+                return
+            delay = self._delay(attempts, failure)
+            await self.schedule.arm(
+                self.scope, step.key, time.time() + delay, payload={**job, "attempts": attempts}
+            )
+
+    def _delay(self, attempts: int, failure: CarrierError) -> float:
+        delay = min(self.max_delay, self.first_delay * 2.0 ** (attempts - 1))
+        if failure.retry_after is not None:
+            delay = max(delay, min(failure.retry_after, self.max_delay))
+        return delay
 
     async def pending(self) -> list[str]:
         return [key for key, _job in await self.store.provider_states(self.scope)]
@@ -95,10 +143,7 @@ class ProviderJobs:
                 await self.store.put_provider_state(
                     self.scope, key, {**job, "attempts": attempts}, time.time()
                 )
-                delay = min(self.max_delay, self.first_delay * 2 ** (attempts - 1))
-                if failure.retry_after is not None:
-                    delay = max(delay, min(failure.retry_after, self.max_delay))
-                await asyncio.sleep(delay)
+                await asyncio.sleep(self._delay(attempts, failure))
                 continue
             break
         else:

@@ -4,16 +4,19 @@ and the live change notices. Every other part of the engine builds on ``EngineCo
 
 Waiting is event-driven: each held request is a ``Hold`` (``holds``: its future, its
 state, its hold in the store) registered in ``Holds``; the reply, submission or call end
-answers it. The ``waitTime`` deadline is one timer per interaction (``windows.Windows``)
-that expires the hold with "no response" and then re-arms itself for the end of the
-follow-up window. No polling loops and no task per wait, so ten thousand held requests
-cost ten thousand holds and timer handles. Deadlines are re-armed from the store on
-``start()``, so open windows survive a restart."""
+answers it. A held request's ``waitTime`` is a timer of its own on the replica holding it
+(it expires the hold with "no response"). An interaction's last window (the end of its
+follow-up window, or of its wait when it has none) is a step of the schedule
+(``WINDOW_STEP``, ``docs/explanation/schedule.md``), armed in the statement that creates
+the interaction and run, once due, by whichever replica claimed it: an open window no
+request holds costs no memory and no work until it falls due, and survives a restart or
+the death of the replica that created it. No polling loops and no task per wait."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import dataclasses
 import functools
 import logging
@@ -64,6 +67,7 @@ from ..replicas import Replicas
 from ..schedule import Schedule
 from ..store import Store, open_store
 from ..store.base import (
+    WINDOW_STEP,
     DeliveryRecord,
     Duplicate,
     IdempotencyLinkRecord,
@@ -71,6 +75,7 @@ from ..store.base import (
     InboundRecord,
     InteractionRecord,
     SharedStore,
+    StepRecord,
     shared_store,
 )
 from ..store.commits import StoreUnavailable
@@ -107,6 +112,9 @@ _STATUS_RANK = {"queued": 1, "sent": 2, "delivered": 3, "read": 4, "undelivered"
 OUTCOME_TTL = 25 * 3600.0
 """Outcome events are kept at least 24 hours (docs/design.md), pruned after 25."""
 OUTCOME_PRUNE_EVERY = 1000
+_WINDOW_MOVED = 0.001
+"""Seconds an interaction's last window may be past its step's due time before the step
+counts as armed for an older deadline (and moves) rather than due."""
 
 
 class EngineCore:
@@ -176,12 +184,11 @@ class EngineCore:
                 self.shared,
                 lease=config.replica_lease,
                 on_notice=self._on_notice,
-                on_claimed=self._rearm,
                 on_swept=self._swept,
                 on_tick=self._on_tick,
                 on_resync=self._resync,
             )
-        # Every future step that is not a window (reminders, escalations, ...): a row
+        # Every future step (interactions' windows, reminders, escalations, ...): a row
         # with a due time, claimed when due by one replica. Parts of the engine register
         # a handler per kind (``schedule.handlers[kind] = ...``) before ``start``.
         self.schedule = Schedule(
@@ -192,6 +199,7 @@ class EngineCore:
             lease=config.replica_lease,
             horizon=min(5.0, config.replica_lease / 2),
         )
+        self.schedule.handlers[WINDOW_STEP] = self._window_due
         self._ticks = 0
         self.outbox_depth_read = 0
         """``outbox_depth`` as ``read_outbox_depth`` last found it."""
@@ -204,8 +212,11 @@ class EngineCore:
         # are refused too. Only a hint, checked against the store (a reinstatement from
         # another process must hold at once).
         self._suspended: set[str] = set()
-        # The requests held here (``holds``), and the open interactions' window deadlines.
+        # The requests held here (``holds``) and their waitTime timers; the deadlines
+        # run again after the store could not take what they did (``_retry_deadline``).
         self._holds = Holds()
+        self._wait_timers: dict[Hold, asyncio.TimerHandle] = {}
+        self._deadlines_running: dict[tuple[str, Phase], asyncio.Future[bool]] = {}
         self._windows = Windows(self._on_deadline)
         # Status long-polls and delivery followers, woken by the change they wait for.
         self._watchers: dict[str, list[asyncio.Future[None]]] = {}
@@ -231,8 +242,9 @@ class EngineCore:
         self._closed = False
 
     async def start(self) -> None:
-        """Re-arm open windows from the store, start the webhook outbox worker. Must be
-        called from the event loop that serves requests."""
+        """Prunes what expired, joins the replicas, starts the webhook outbox worker and
+        the schedule (which runs the windows falling due). Must be called from the event
+        loop that serves requests."""
         self._loop = asyncio.get_running_loop()
         self._windows.start(self._loop)
         now = time.time()
@@ -242,28 +254,12 @@ class EngineCore:
         await self.store.delete_outcomes_before(now - OUTCOME_TTL)
         await self.store.prune_inbox_sessions(now, now - self.config.inbox_session_idle)
         if self.replicas is not None:
-            # Claims the windows no live replica owns (all of them when alone).
+            # Sweeps the holds of replicas that died (the windows are the schedule's).
             await self.replicas.start()
-        else:
-            await self._rearm(await self.store.open_interactions())
         await self.outbox.start()
+        # Windows that passed while the service (or the replica holding them) was down
+        # are claimed by the first tick and end.
         self.schedule.start()
-
-    async def _rearm(self, records: list[InteractionRecord]) -> None:
-        """Arms the window timers of open interactions (at start, or claimed from a
-        replica that died); ends those whose last window passed meanwhile."""
-        now = time.time()
-        for record in records:
-            if record.kind == "call":
-                continue  # a call has no window: it ends when the callee hangs up
-            close = record.close_deadline
-            if close is None or close <= now:
-                # The window passed while the service (or its owner) was down.
-                await self._end(record)
-            elif record.wait_deadline is not None and record.wait_deadline > now:
-                self._arm(record.id, record.wait_deadline, "wait")
-            else:
-                self._arm(record.id, close, "close")
 
     @property
     def draining(self) -> bool:
@@ -277,7 +273,8 @@ class EngineCore:
         long polls) is answered ``ServiceUnavailable`` (503 ``unavailable`` with
         ``Retry-After``) instead of being cut off; from now on sends are refused before
         anything is created or delivered. Nothing is ended: windows stay open in the store
-        (their timers run until ``close``; the next start re-arms them), so the client's
+        (their steps stay in the store: those this replica holds in memory are given up
+        at ``close`` to the other replicas or the next start), so the client's
         retry with the same ``Idempotency-Key`` re-attaches after the restart. A response
         that reached a held request before this still answers it. Live inbox streams
         end (the browser reconnects). Idempotent; must run on the engine's loop."""
@@ -315,6 +312,9 @@ class EngineCore:
             await asyncio.sleep(0)
         self._closed = True
         self._windows.close()
+        for timer in self._wait_timers.values():
+            timer.cancel()
+        self._wait_timers.clear()
         background = set(self._background)
         if background:  # deadlines and notices under way finish their writes
             await asyncio.wait(background, timeout=5.0)
@@ -341,8 +341,10 @@ class EngineCore:
 
     @property
     def open_windows(self) -> int:
-        """Interactions with an armed window timer."""
-        return len(self._windows)
+        """Window timers in this process's memory: held requests' waits, window steps
+        due within the schedule's horizon, deadlines to run again. An open window no
+        request holds is a row of the schedule, not counted here until it falls due."""
+        return len(self._wait_timers) + len(self._windows) + self.schedule.held(WINDOW_STEP)
 
     async def outbox_depth(self) -> int:
         """Webhook deliveries waiting in the outbox (0 once the store is closed)."""
@@ -404,11 +406,45 @@ class EngineCore:
 
     # -- the waiting core -----------------------------------------------------------
     def _arm(self, interaction_id: str, at: float, phase: Phase) -> None:
-        """One deadline per interaction: ``wait`` ends the held window, ``close`` the last."""
+        """A deadline run again in memory (``_retry_deadline``)."""
         self._windows.arm(interaction_id, at, phase)
 
     def _disarm(self, interaction_id: str) -> None:
+        """The interaction ended: nothing of its windows is left in memory (the store
+        dropped its step with the end)."""
         self._windows.disarm(interaction_id)
+        self.schedule.forget(WINDOW_STEP, interaction_id)
+
+    def _wait_passed(self, hold: Hold) -> None:
+        """A held request's ``waitTime`` passed (its timer, on the replica holding it)."""
+        self._wait_timers.pop(hold, None)
+        if self._holds.get(hold.interaction_id) is hold:
+            self._on_deadline(hold.interaction_id, "wait")
+
+    async def _window_due(self, step: StepRecord) -> None:
+        """The schedule's handler of ``WINDOW_STEP``: the interaction's last window
+        closes, if it really did (steps run at least once: read it first). Raises when the
+        store could not take the end (the schedule runs it again)."""
+        record = await self.store.get_interaction(step.key)
+        if record is None or record.status != "pending" or record.kind == "call":
+            if record is None and (hold := self._holds.get(step.key)) is not None:
+                hold.expire()  # its account was deleted
+            return
+        close = record.close_deadline
+        if close is not None and close > step.due_at + _WINDOW_MOVED:
+            # Its window is later than this step was armed for: the step moves there.
+            # (Compared with the step's time, not this replica's clock: a clock a little
+            # behind the one that armed it must not arm it again at the same time.)
+            await self.schedule.arm(WINDOW_STEP, record.id, close, account_id=record.account_id)
+            return
+        # Without a follow-up window, the last window is the wait: it passes as the
+        # held request's own timer would have it (``interaction.wait_expired``).
+        phase: Phase = "close" if record.follow_up_deadline is not None else "wait"
+        await self._deadline_passed(record.id, phase, record)
+        # What it wrote (the end, its outcome) may yet be rolled back with its batch.
+        self.store.committed().on_rollback(
+            functools.partial(self._retry_deadline, record.id, phase)
+        )
 
     def _on_deadline(self, interaction_id: str, phase: Phase) -> None:
         """A window's timer fired: what it does reads and writes the store, so it runs
@@ -448,8 +484,31 @@ class EngineCore:
             at = time.time() + self.config.unavailable_retry_after
             self._arm(interaction_id, at, phase)
 
-    async def _deadline_passed(self, interaction_id: str, phase: Phase) -> None:
-        record = await self.store.get_interaction(interaction_id)
+    async def _deadline_passed(
+        self, interaction_id: str, phase: Phase, record: InteractionRecord | None = None
+    ) -> None:
+        """What a passed deadline does. The held request's wait timer and the window's
+        step may fall due together (a wait without a follow-up): the second waits for
+        the first here and does it again only if the first failed."""
+        running = self._deadlines_running.get((interaction_id, phase))
+        if running is not None and await asyncio.shield(running):
+            return
+        done = asyncio.get_running_loop().create_future()
+        self._deadlines_running[(interaction_id, phase)] = done
+        ok = False
+        try:
+            await self._deadline_passed_now(interaction_id, phase, record)
+            ok = True
+        finally:
+            if self._deadlines_running.get((interaction_id, phase)) is done:
+                del self._deadlines_running[(interaction_id, phase)]
+            done.set_result(ok)
+
+    async def _deadline_passed_now(
+        self, interaction_id: str, phase: Phase, record: InteractionRecord | None
+    ) -> None:
+        if record is None:
+            record = await self.store.get_interaction(interaction_id)
         hold = self._holds.get(interaction_id)
         if record is None:
             # Its account was deleted: a request held for it ends now (401, ``_current``).
@@ -468,9 +527,9 @@ class EngineCore:
                 follow_up=record.follow_up_deadline is not None,
             )
             if record.follow_up_deadline is not None:
+                # The follow-up window's end is the interaction's step (armed with it).
                 if hold is not None:
                     hold.expire()
-                self._arm(interaction_id, record.follow_up_deadline, "close")
                 return
         await self._end(record)
         if hold is not None:
@@ -690,11 +749,21 @@ class EngineCore:
 
     def _register(self, record: InteractionRecord, context: SendContext) -> Hold:
         # Registered before the delivery goes out, so even an instant reply finds it.
-        hold = Hold(record, asyncio.get_running_loop().create_future(), context)
+        loop = asyncio.get_running_loop()
+        hold = Hold(record, loop.create_future(), context)
         self._holds.add(hold)
+        if record.kind != "call" and record.wait_deadline is not None:
+            # Its waitTime: a timer here, the request's own (a call's is ``limit``).
+            when = loop.time() + (record.wait_deadline - time.time())
+            self._wait_timers[hold] = loop.call_at(
+                when, self._wait_passed, hold, context=contextvars.Context()
+            )
         return hold
 
     def _unregister(self, hold: Hold) -> None:
+        timer = self._wait_timers.pop(hold, None)
+        if timer is not None:
+            timer.cancel()
         self._holds.remove(hold)
 
     async def _hold(self, hold: Hold, limit: float | None = None) -> InteractionRecord | None:
@@ -822,10 +891,18 @@ class EngineCore:
             ended_at=None if listening else now,
         )
         if self.replicas is not None:
-            # Its windows are this replica's, and so is the request a wait holds here.
+            # Made here, and the request a wait holds is held here.
             held = wait_deadline is not None or kind == "call"
             me = self.replicas.id
             record = dataclasses.replace(record, owner=me, held_by=me if held else None)
+        # Its last window, a step of the schedule written with it (a call has none: it
+        # ends when the callee hangs up).
+        close = follow_up_deadline or wait_deadline
+        step = None
+        claimed_by = claimed_until = None
+        if listening and kind != "call" and close is not None:
+            step = StepRecord(WINDOW_STEP, record.id, close, account.id)
+            claimed_by, claimed_until = self.schedule.claim(step)
         link = None
         if run is not None:
             link = IdempotencyLinkRecord(
@@ -836,8 +913,15 @@ class EngineCore:
                 created_at=now,
             )
         await self.store.insert_interaction(
-            record, link, link_stale_before=now - self.config.idempotency_ttl
+            record,
+            link,
+            link_stale_before=now - self.config.idempotency_ttl,
+            step=step,
+            claimed_by=claimed_by,
+            claimed_until=claimed_until,
         )
+        if step is not None:
+            self.schedule.armed(step, claimed_by)
         note_interaction(record.id)
         self.metrics.opened(kind, channel)
         log_event(
@@ -851,10 +935,6 @@ class EngineCore:
             wait_s=wait_time,
             follow_up_s=follow_up_time,
         )
-        if wait_deadline is not None:
-            self._arm(record.id, wait_deadline, "wait")
-        elif follow_up_deadline is not None:
-            self._arm(record.id, follow_up_deadline, "close")
         return record
 
     async def _open_interaction(
@@ -880,7 +960,7 @@ class EngineCore:
 
         A new one is returned once committed: nothing goes out for a write the database
         may yet roll back (its disk full). If it is rolled back, ``StoreUnavailable``
-        (503) and nothing of it is left here (its window timer). On the sandbox, the
+        (503) and nothing of it is left here (its window's step in memory). On the sandbox, the
         delivery's row joins the same batch and is shown once it commits (``deliver``);
         a rollback fails the delivery, which ends the interaction as for a refusal."""
         if self._draining:
@@ -984,15 +1064,24 @@ class EngineCore:
     async def _rejoin(self, record: InteractionRecord, hold: Hold | None) -> None:
         """A retry re-attached to ``record``: its held request gets what the interaction
         became, or "no response" when the ``waitTime`` window has passed; else it waits
-        on the window timer armed at creation (or re-armed at start) like the first."""
-        if self.shared is not None and self.replicas is not None and record.status == "pending":
-            # Re-attached on this replica (its first may have died): the windows and the
-            # held request are this replica's from now on.
-            if await self.shared.take_interaction(
+        on its own wait timer (``_register``), like the first."""
+        # Re-attached on this replica (its first may have died): the held request is
+        # this replica's from now on.
+        if (
+            self.shared is not None
+            and self.replicas is not None
+            and record.status == "pending"
+            and not await self.shared.take_interaction(
                 record.id, self.replicas.id, hold=hold is not None
-            ):
-                await self._rearm([record])
-            else:
+            )
+        ):
+            record = await self._current(record.id)
+        if record.status == "pending" and record.kind != "call":
+            close = record.close_deadline
+            if close is None or close <= time.time():
+                # Its last window passed and its step has not run yet (its replica may
+                # have died holding it): it ends now.
+                await self._end(record)
                 record = await self._current(record.id)
         if hold is None:
             return

@@ -1,14 +1,12 @@
-"""The interactions' window deadlines.
+"""Window deadlines run again in memory.
 
-An open interaction has one deadline at a time: the end of its ``waitTime`` (phase
-``wait``: the held request gets "no response"), then the end of its follow-up window
-(phase ``close``: the interaction ends). ``Windows`` keeps one ``loop.call_at`` timer per
-interaction and calls ``on_deadline(interaction_id, phase)`` when it passes; re-arming
-replaces the timer. No task per window, so ten thousand open windows cost ten thousand
-timer handles.
-
-The engine only arms, disarms and asks how many are armed: a schedule of due-time rows
-claimed in batches can take this class's place behind the same four methods.
+An interaction's last window is a step of the schedule (``WINDOW_STEP``) and a held
+request's ``waitTime`` a timer of its own (``EngineCore._register``). What is left here:
+a deadline whose writes the store could not take (full, rolled back) is run again
+shortly (``EngineCore._retry_deadline``), as a ``loop.call_at`` timer per interaction that
+calls ``on_deadline(interaction_id, phase)``; re-arming replaces the timer. The step
+stays in the store meanwhile, so a process that dies before the retry leaves it to the
+schedule.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from .commits import PendingCommit
 
 __all__ = [
     "ACCOUNT_TABLES",
+    "WINDOW_STEP",
     "AccountRecord",
     "AccountUsage",
     "ApprovalRecord",
@@ -112,7 +113,8 @@ class InteractionRecord:
     provider_ref: str | None = None
     """The provider's id of what was sent (Twilio's MessageSid or CallSid, Slack's ts)."""
     owner: str | None = None
-    """Shared stores (several replicas): the replica whose timers close the windows."""
+    """Shared stores (several replicas): the replica that created it (or that a retry
+    re-attached it to). Only informative: its windows are steps of the schedule."""
     held_by: str | None = None
     """Shared stores: the replica holding the send's request open; an answer arriving
     while it is set is that replica's to hand over (or to send to the webhooks)."""
@@ -329,6 +331,11 @@ class StepRecord:
     """Runs that failed so far (``retry_step``)."""
 
 
+WINDOW_STEP = "window"
+"""The kind of an interaction's window step (keyed by its id, due when its last window
+closes): armed with the interaction (``insert_interaction``), dropped as it ends."""
+
+
 @dataclass(frozen=True)
 class InboxSessionRecord:
     """A browser logged in to the inbox. Only the SHA-256 of its token is stored (the
@@ -464,12 +471,17 @@ class Store(Protocol):
         link: IdempotencyLinkRecord | None = None,
         *,
         link_stale_before: float = 0.0,
+        step: StepRecord | None = None,
+        claimed_by: str | None = None,
+        claimed_until: float | None = None,
     ) -> None:
         """The interaction and, for an idempotent send, its link, in one transaction. A
         link already stored for the key is replaced when its interaction failed to
         deliver or it is older than ``link_stale_before``; a shared store raises
         ``Duplicate`` (and stores nothing) for any other, which only a concurrent
-        request with the same key on another process can have made."""
+        request with the same key on another process can have made. ``step`` (its
+        window step) is armed in the same statement where the store can (``put_steps``,
+        with ``claimed_by`` / ``claimed_until``)."""
         ...
 
     async def get_interaction(self, interaction_id: str) -> InteractionRecord | None: ...
@@ -482,7 +494,9 @@ class Store(Protocol):
         result: dict[str, Any] | None = None,
         outcome: str | None = None,
     ) -> bool:
-        """Sets ``ended`` (and the result) only if still pending; True when it changed."""
+        """Sets ``ended`` (and the result) only if still pending; True when it changed.
+        Its window step (``WINDOW_STEP``) goes with it, as with every end of an
+        interaction (``end_held_interaction``, ``end_and_report``)."""
         ...
 
     async def latest_open_message(
@@ -740,9 +754,9 @@ class SharedStore(Store, Protocol):
     engine needs on top of ``Store`` to share the work (``server/replicas.py``).
 
     Liveness is a heartbeat: a replica is alive while its row in ``replicas`` was seen
-    after ``alive_after`` (now minus the lease). Windows belong to the replica that
-    created them (``owner``) until it dies or retires; sends are held by one replica
-    (``held_by``), which an answer ending the interaction is handed to."""
+    after ``alive_after`` (now minus the lease). Sends are held by one replica
+    (``held_by``), which an answer ending the interaction is handed to. Windows are
+    steps of the schedule, shared by every store (``put_steps``, ``claim_steps``)."""
 
     shared: bool
     channel: str
@@ -750,20 +764,14 @@ class SharedStore(Store, Protocol):
 
     async def heartbeat(self, replica_id: str, now: float) -> None: ...
     async def retire_replica(self, replica_id: str) -> None:
-        """Gives up the replica's windows (another claims them) and forgets it."""
+        """Forgets the replica (a graceful stop): the holds it left are swept at once."""
         ...
 
     async def forget_replicas_before(self, cutoff: float) -> None: ...
-    async def claim_windows(
-        self, replica_id: str, alive_after: float, limit: int
-    ) -> list[InteractionRecord]:
-        """Open (non-call) interactions owned by nobody alive, now owned by
-        ``replica_id``; rows another replica is claiming at the same time are skipped."""
-        ...
 
     async def take_interaction(self, interaction_id: str, replica_id: str, *, hold: bool) -> bool:
-        """A retry re-attached here: the pending interaction's windows (and, with
-        ``hold``, its held request) are this replica's now. False when it ended."""
+        """A retry re-attached here: the pending interaction is this replica's now
+        (``owner``; with ``hold``, its held request too). False when it ended."""
         ...
 
     async def end_held_interaction(

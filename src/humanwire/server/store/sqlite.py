@@ -50,12 +50,13 @@ _PROBE_PAGES = 64
 
 logger = logging.getLogger("humanwire.store")
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 """The version a file written by this code records. 2: ``idempotency_links`` (the
 interaction an idempotent send created). 3: real providers: ``interactions.delivery_status``
 / ``provider_ref``, ``inbound.ref`` (unique), ``provider_state``. 4: ``channels.metadata``.
 5: ``outcomes``. 6: ``inbox_sessions`` (the inbox's logins). 7: ``schedule`` (future
-steps). 8: ``audit``, ``audit_heads``. 9: ``approvals``, ``approval_approvers``. Bump it
+steps). 8: ``audit``, ``audit_heads``. 9: ``approvals``, ``approval_approvers``. 10: a
+window step for each open interaction written before (``08_window_steps.sql``). Bump it
 with any change to ``sqlite_schema/``."""
 
 _SCHEMA_FOLDER = "sqlite_schema"
@@ -461,9 +462,14 @@ class SQLiteStore(SQLStore):
         link: IdempotencyLinkRecord | None = None,
         *,
         link_stale_before: float = 0.0,
+        step: StepRecord | None = None,
+        claimed_by: str | None = None,
+        claimed_until: float | None = None,
     ) -> None:
         with self._unit() as tx:
             await tx.execute(self.q.insert_interaction, rows.interaction_values(record))
+            if step is not None:
+                await tx.execute(self.q.put_step, rows.step_values(step, claimed_by, claimed_until))
             # Replaces a link whose interaction failed to deliver, or one older than
             # ``link_stale_before``; any other is a concurrent request's: ``Duplicate``.
             if link is not None and not await tx.run(

@@ -61,7 +61,12 @@ class TelnyxProvider:
         self.senders: Mapping[str, str] = {"sms": shared, "call": shared}
         self.credentials = Credentials()
         self.jobs = ProviderJobs(
-            engine.store, scope=JOB_SCOPE, label="Telnyx", do=self._job, error=TelnyxAPIError
+            engine.store,
+            scope=JOB_SCOPE,
+            label="Telnyx",
+            do=self._job,
+            error=TelnyxAPIError,
+            schedule=engine.schedule,
         )
         self.numbers = TelnyxNumbers(self.rest, config, jobs=self.jobs)
         self.relay_tokens = RelayTokens(config.api_key)

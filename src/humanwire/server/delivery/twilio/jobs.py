@@ -9,6 +9,7 @@ from ..jobs import ProviderJobs
 from .rest import TwilioAPIError, TwilioREST
 
 if TYPE_CHECKING:
+    from ...schedule import Schedule
     from ...store.base import Store
 
 __all__ = ["JOB_SCOPE", "TwilioJobs"]
@@ -22,6 +23,7 @@ class TwilioJobs(ProviderJobs):
         rest: TwilioREST,
         store: Store,
         *,
+        schedule: Schedule | None = None,
         first_delay: float = 1.0,
         max_delay: float = 300.0,
         max_attempts: int = 12,
@@ -33,6 +35,7 @@ class TwilioJobs(ProviderJobs):
             label="Twilio",
             do=self._twilio,
             error=TwilioAPIError,
+            schedule=schedule,
             first_delay=first_delay,
             max_delay=max_delay,
             max_attempts=max_attempts,

@@ -65,7 +65,7 @@ class TwilioProvider:
             "whatsapp": config.whatsapp_from or "",
         }
         self.credentials = Credentials()
-        self.jobs = TwilioJobs(self.rest, engine.store)
+        self.jobs = TwilioJobs(self.rest, engine.store, schedule=engine.schedule)
         self.numbers = TwilioNumbers(
             self.rest,
             config,

@@ -157,6 +157,7 @@ class PostgresOutcomes(PostgresConnection):
         ending = dumps_json({"endedAt": ended_at, "outcome": outcome, "result": result})
         fits = len(ending.encode()) + len((carried or "").encode()) <= ENDING_NOTICE_BYTES
         params: list[Any] = [
+            interaction_id,
             ended_at,
             dumps_json(result) if result is not None else None,
             outcome,
@@ -179,7 +180,9 @@ class PostgresOutcomes(PostgresConnection):
         if inbound is not None:
             params += [inbound.account_id, inbound.id]
         query = (
-            "WITH ended AS (UPDATE interactions SET status = 'ended', ended_at = %s, "
+            # The window step goes with the end (whether or not this ended it).
+            "WITH unarmed AS (DELETE FROM schedule WHERE kind = 'window' AND key = %s), "
+            "ended AS (UPDATE interactions SET status = 'ended', ended_at = %s, "
             "result = %s, outcome = %s, held_by = CASE WHEN held_by = %s THEN NULL "
             "ELSE held_by END WHERE id = %s AND status = 'pending' "
             "RETURNING held_by, delivery_status), "

@@ -1,6 +1,6 @@
 """What replicas share on one PostgreSQL database (``SharedStore``, ``server/replicas.py``):
-the replicas' heartbeats, window owners claimed with ``FOR UPDATE SKIP LOCKED``, held
-sends handed over and let go, notices (LISTEN/NOTIFY), and the rate limit's and spam
+the replicas' heartbeats, held sends handed over and let go (and those of dead replicas
+swept, ``FOR UPDATE SKIP LOCKED``), notices (LISTEN/NOTIFY), and the rate limit's and spam
 guard's counts (PL/pgSQL functions under advisory locks, committed without waiting for
 the disk)."""
 
@@ -31,28 +31,10 @@ class PostgresReplicas(PostgresConnection):
         )
 
     async def retire_replica(self, replica_id: str) -> None:
-        async with self._tx(2) as conn:
-            await conn.execute(
-                "UPDATE interactions SET owner = NULL WHERE owner = %s AND status = 'pending'",
-                (replica_id,),
-            )
-            await conn.execute("DELETE FROM replicas WHERE id = %s", (replica_id,))
+        await self._run("DELETE FROM replicas WHERE id = %s", (replica_id,))
 
     async def forget_replicas_before(self, cutoff: float) -> None:
         await self._run("DELETE FROM replicas WHERE seen_at < %s", (cutoff,))
-
-    async def claim_windows(
-        self, replica_id: str, alive_after: float, limit: int
-    ) -> list[InteractionRecord]:
-        found = await self._all(
-            "UPDATE interactions SET owner = %s WHERE id IN (SELECT i.id FROM interactions i "
-            "WHERE i.status = 'pending' AND i.kind <> 'call' AND (i.owner IS NULL OR NOT "
-            "EXISTS (SELECT 1 FROM replicas r WHERE r.id = i.owner AND r.seen_at > %s)) "
-            "ORDER BY i.ord LIMIT %s FOR UPDATE SKIP LOCKED) "
-            f"RETURNING {INTERACTION_COLUMNS_SHARED}",
-            (replica_id, alive_after, limit),
-        )
-        return [rows.interaction(row) for row in found]
 
     async def take_interaction(self, interaction_id: str, replica_id: str, *, hold: bool) -> bool:
         return (
@@ -74,10 +56,12 @@ class PostgresReplicas(PostgresConnection):
         release: str | None = None,
     ) -> tuple[bool, str | None]:
         row = await self._one(
+            "WITH unarmed AS (DELETE FROM schedule WHERE kind = 'window' AND key = %s) "
             "UPDATE interactions SET status = 'ended', ended_at = %s, result = %s, outcome = %s, "
             "held_by = CASE WHEN held_by = %s THEN NULL ELSE held_by END "
             "WHERE id = %s AND status = 'pending' RETURNING held_by",
             (
+                interaction_id,
                 ended_at,
                 dumps_json(result) if result is not None else None,
                 outcome,

@@ -42,6 +42,24 @@ class PostgresStatements(Statements):
         "INSERT INTO interactions ({interaction_columns}) "
         "SELECT {interaction_values} WHERE EXISTS (SELECT 1 FROM link)"
     )
+    # The interaction and its window step in one statement (one round trip).
+    insert_scheduled_interaction = "WITH step AS ({put_step}) {insert_interaction}"
+    # The link, then the interaction only if the link was written, then its window step
+    # only if the interaction was: one statement, whose row count says if it was.
+    insert_linked_scheduled_interaction = (
+        "WITH link AS ({upsert_idempotency_link} RETURNING 1), "
+        "added AS (INSERT INTO interactions ({interaction_columns}) "
+        "SELECT {interaction_values} WHERE EXISTS (SELECT 1 FROM link) RETURNING id) "
+        "INSERT INTO schedule (kind, key, due_at, account_id, payload, attempts, claimed_by, "
+        "claimed_until) SELECT ?::text, added.id, ?::double precision, ?::text, ?::text, 0, "
+        "?::text, ?::double precision FROM added ON CONFLICT (kind, key) DO UPDATE SET "
+        "due_at = excluded.due_at, account_id = excluded.account_id, "
+        "payload = excluded.payload, attempts = 0, claimed_by = excluded.claimed_by, "
+        "claimed_until = excluded.claimed_until"
+    )
+    # The end and the window step's removal in one statement (the step goes whether or
+    # not this ended it: an ended interaction has no window left).
+    end_interaction = "WITH unarmed AS ({unarm_window}) " + Statements.end_interaction
     claim_outbox = (
         "UPDATE outbox SET next_attempt_at = ? WHERE id IN (SELECT id FROM outbox "
         "WHERE status = 'pending' AND next_attempt_at <= ? "

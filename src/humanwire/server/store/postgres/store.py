@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..base import (
     ACCOUNT_TABLES,
     Duplicate,
     IdempotencyLinkRecord,
     InteractionRecord,
     OutboxRecord,
+    StepRecord,
 )
 from ..sql import rows
 from .outcomes import PostgresOutcomes
@@ -30,19 +33,46 @@ class PostgresStore(PostgresOutcomes, PostgresReplicas):
         link: IdempotencyLinkRecord | None = None,
         *,
         link_stale_before: float = 0.0,
+        step: StepRecord | None = None,
+        claimed_by: str | None = None,
+        claimed_until: float | None = None,
     ) -> None:
         values = (*rows.interaction_values(record), record.owner, record.held_by)
+        step_values = rows.step_values(step, claimed_by, claimed_until) if step else ()
         if link is None:
-            await self._run(self.q.insert_interaction, values)
+            if step is None:
+                await self._run(self.q.insert_interaction, values)
+            else:
+                await self._run(self.q.insert_scheduled_interaction, (*step_values, *values))
             return
         # One statement (one round trip, atomic): the link is written first and the
-        # interaction only if it was. The link replaces one whose interaction failed to
-        # deliver, or one older than ``link_stale_before``; any other link means another
-        # request with this key (on another replica) got there first: ``Duplicate``,
-        # nothing stored.
+        # interaction (and its window step) only if it was. The link replaces one whose
+        # interaction failed to deliver, or one older than ``link_stale_before``; any
+        # other link means another request with this key (on another replica) got there
+        # first: ``Duplicate``, nothing stored.
         linked = (*rows.link_values(link, link_stale_before), *values)
-        if not await self._run(self.q.insert_linked_interaction, linked):
+        if step is None:
+            written = await self._run(self.q.insert_linked_interaction, linked)
+        else:
+            # The step's values but its key (the interaction's id, from the insert).
+            kind, _key, *rest = step_values
+            written = await self._run(
+                self.q.insert_linked_scheduled_interaction, (*linked, kind, *rest)
+            )
+        if not written:
             raise Duplicate(f"idempotency key {link.key!r} is linked already")
+
+    async def end_interaction(
+        self,
+        interaction_id: str,
+        ended_at: float,
+        result: dict[str, Any] | None = None,
+        outcome: str | None = None,
+    ) -> bool:
+        # One statement: the window step goes with the end.
+        result_text = rows.dumps_json(result) if result is not None else None
+        params = (interaction_id, ended_at, result_text, outcome, interaction_id)
+        return await self._run(self.q.end_interaction, params) > 0
 
     async def claim_outbox(self, now: float, limit: int, until: float) -> list[OutboxRecord]:
         found = await self._all(self.q.claim_outbox, (until, now, limit))

@@ -157,6 +157,8 @@ class Statements:
         "UPDATE interactions SET status = 'ended', ended_at = ?, result = ?, outcome = ? "
         "WHERE id = ? AND status = 'pending'"
     )
+    # An ended interaction's window step (``WINDOW_STEP``): nothing left to close.
+    unarm_window = "DELETE FROM schedule WHERE kind = 'window' AND key = ?"
     set_delivery = "UPDATE interactions SET delivery_status = ? WHERE id = ?"
     set_delivery_and_ref = (
         "UPDATE interactions SET delivery_status = ?, provider_ref = ? WHERE id = ?"

@@ -217,9 +217,12 @@ class SQLStore:
         result: dict[str, Any] | None = None,
         outcome: str | None = None,
     ) -> bool:
+        # The window step goes with the end (PostgreSQL: one statement of its own).
         result_text = rows.dumps_json(result) if result is not None else None
         params = (ended_at, result_text, outcome, interaction_id)
-        return await self._run(self.q.end_interaction, params) > 0
+        async with self._transaction() as tx:
+            await tx.execute(self.q.unarm_window, (interaction_id,))
+            return await tx.run(self.q.end_interaction, params) > 0
 
     async def set_delivery(
         self, interaction_id: str, delivery_status: str, provider_ref: str | None = None

@@ -434,6 +434,8 @@ class Approvals(Sends, LinkPages, Outcomes):
             decision=decision,
             via=via,
         )
+        # The inbox shows the tally as it grows, not only once settled.
+        self._notify(record.account_id, "approval", record.id)
         tally = _tally(request, await self.store.approvers_of(record.id))
         if tally.outcome is not None:
             await self._settle(record, request, tally.outcome, timed_out=False)

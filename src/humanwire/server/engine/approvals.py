@@ -236,6 +236,8 @@ class Approvals(Sends, LinkPages, Outcomes):
                 data["delivered"] = False
             drafts.append(AuditDraft(now, "approval.asked", record.id, _actor(row), data))
         await self._audit(record.account_id, drafts)
+        # The inbox shows whom a request asks (a request of link approvers sends nothing).
+        self._notify(record.account_id, "approval", record.id)
         if request.remind_every is not None:
             for row in rows:
                 if row.channel not in ("link", "call"):  # nobody is called again

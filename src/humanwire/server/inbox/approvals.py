@@ -165,15 +165,14 @@ def _decide_form(item: InboxApproval, csrf: Html) -> Html:
         else Html("")
     )
     return render(
-        '<form method="post" action="/inbox/approvals/{iid}" class="stack" '
-        'data-action="decide">{csrf}'
-        '<div class="block"><label for="approval-approver-{iid}">Decide as</label>'
-        '<select id="approval-approver-{iid}" name="approver">{options}</select></div>'
-        "{comment}<div>"
+        '<form method="post" action="/inbox/approvals/{iid}" data-action="decide">{csrf}'
+        '<label class="block" for="approval-approver-{iid}">Decide as'
+        '<select id="approval-approver-{iid}" name="approver">{options}</select></label>'
+        "{comment}"
         '<button type="submit" name="decision" value="approve" class="small primary">'
-        "Approve</button> "
+        "Approve</button>"
         '<button type="submit" name="decision" value="reject" class="small danger">'
-        "Reject</button></div></form>",
+        "Reject</button></form>",
         iid=iid,
         csrf=csrf,
         options=options,

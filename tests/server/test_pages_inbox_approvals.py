@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import re
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -187,3 +188,54 @@ def test_a_decision_is_a_live_change(service: RunningService) -> None:
     assert decided.status_code == 303
     listener.join(5)
     assert received == [f'data: {{"kind": "approval", "id": "{iid}"}}']
+
+
+def _state_of(page: str, iid: str) -> str:
+    item = page[page.index(f'data-approval="{iid}"') :]
+    found = re.search(r'data-approval-state="([a-z_]+)">(.*?)</span>\s*</span>', item)
+    assert found is not None
+    return found.group(1) + " " + " ".join(re.findall(r">([a-z ]+)</span>", found.group(0)))
+
+
+def test_timed_out_and_consumed_requests_say_so(service: RunningService) -> None:
+    key = service.create_account("approvals states")
+    headers = {"Authorization": f"Bearer {key}"}
+    base = service.base_url
+    quiet = _ask(
+        service,
+        key,
+        title="Nobody answers",
+        approvers=[{"channel": "link", "to": "Ada"}],
+        followUpTime=1,
+        onTimeout="none",
+    )["interactionId"]
+    used = _ask(
+        service,
+        key,
+        title="Used once",
+        action=ACTION,
+        approvers=[{"channel": "link", "to": "Ada"}],
+        followUpTime=120,
+    )
+    with _logged_in(service, key) as (client, csrf):
+        approved = client.post(
+            f"/inbox/approvals/{used['interactionId']}",
+            data={"csrf": csrf, "approver": "0", "decision": "approve"},
+        )
+        assert _flash(approved) == "Approved as Ada (Link)."
+        assert _state_of(approved.text, used["interactionId"]) == "approved approved"
+        consumed = httpx.post(
+            f"{base}/approvals/{used['interactionId']}/consume",
+            json={"actionDigest": used["actionDigest"]},
+            headers=headers,
+        )
+        assert consumed.status_code == 200
+        deadline = time.monotonic() + 10
+        while httpx.get(f"{base}/approvals/{quiet}", headers=headers).json()["status"] == "pending":
+            assert time.monotonic() < deadline, "the windows never closed"
+            time.sleep(0.05)
+        page = client.get("/inbox").text
+    assert _state_of(page, used["interactionId"]) == "approved approved consumed"
+    assert _state_of(page, quiet) == "timed_out timed out"
+    assert "No decision in time (0 of 1 approvals); nothing was decided." in page
+    assert f'action="/inbox/approvals/{quiet}"' not in page

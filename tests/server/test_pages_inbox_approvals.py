@@ -239,3 +239,26 @@ def test_timed_out_and_consumed_requests_say_so(service: RunningService) -> None
     assert _state_of(page, quiet) == "timed_out timed out"
     assert "No decision in time (0 of 1 approvals); nothing was decided." in page
     assert f'action="/inbox/approvals/{quiet}"' not in page
+
+
+def test_without_the_sandbox_the_inbox_shows_approvals_but_decides_none(database: str) -> None:
+    config = fast_config(database)
+    config.sandbox_enabled = False
+    watching = start_test_service(database, config)
+    try:
+        key = watching.create_account("watch only")
+        iid = _two_of_three(watching, key)["interactionId"]
+        headers = {"Authorization": f"Bearer {key}"}
+        page = httpx.get(f"{watching.base_url}/inbox", headers=headers).text
+        assert f'data-approval="{iid}"' in page and "0 of 2 approvals" in page
+        assert f'action="/inbox/approvals/{iid}"' not in page
+        refused = httpx.post(
+            f"{watching.base_url}/inbox/approvals/{iid}",
+            data={"approver": "0", "decision": "approve"},
+            headers=headers,
+        )
+        assert refused.status_code == 404
+        pending = httpx.get(f"{watching.base_url}/approvals/{iid}", headers=headers).json()
+        assert pending["decisions"] == []
+    finally:
+        watching.stop()

@@ -7,6 +7,7 @@ import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import httpx
 import pytest
 from browser_helpers import held
 from playwright.sync_api import BrowserContext, Page, expect
@@ -291,3 +292,56 @@ def test_reply_link_page_answers_the_waiting_request(
     # The link takes one answer.
     again = page.request.post(link.group(0), form={"body": "Changed my mind"})
     assert again.status == 409
+
+
+def test_a_two_of_three_approval_decided_in_the_inbox_as_two_approvers(
+    humanwire_service: RunningService, humanwire_api_key: str, page: Page
+) -> None:
+    open_inbox(page, humanwire_service, humanwire_api_key)
+    # Asked after the page opened: it appears live, without a reload.
+    asked = httpx.post(
+        f"{humanwire_service.base_url}/approvals",
+        json={
+            "title": "Deploy <v2> to production",
+            "action": {"name": "deploy", "arguments": {"service": "api", "version": "2.0.1"}},
+            "approvers": [
+                {"channel": "link", "to": "Ada"},
+                {"channel": "link", "to": "Bob"},
+                {"channel": "link", "to": "Cy"},
+            ],
+            "quorum": 2,
+            "followUpTime": 120,
+        },
+        headers={"Authorization": f"Bearer {humanwire_api_key}"},
+    ).json()
+    card = page.locator(f'li[data-approval="{asked["interactionId"]}"]')
+    expect(card.get_by_text("Deploy <v2> to production")).to_be_visible()
+    expect(card.get_by_role("row", name="version 2.0.1")).to_be_visible()
+    expect(card.locator("[data-tally]")).to_have_text("0 of 2 approvals · 0 of 1 rejections")
+
+    card.get_by_label("Decide as").select_option(label="Ada (Link)")
+    card.get_by_label("Comment (optional)").fill("looks right")
+    card.get_by_role("button", name="Approve").click()
+    expect(page.locator("[data-flash]")).to_have_text("Approved as Ada (Link).")
+    expect(card.locator("[data-tally]")).to_have_text("1 of 2 approvals · 0 of 1 rejections")
+    expect(card.get_by_text("approved via the inbox: “looks right”")).to_be_visible()
+    expect(card.locator("[data-approval-state]")).to_have_attribute(
+        "data-approval-state", "pending"
+    )
+
+    card.get_by_label("Decide as").select_option(label="Cy (Link)")
+    card.get_by_role("button", name="Approve").click()
+    expect(card.locator("[data-approval-state]")).to_have_attribute(
+        "data-approval-state", "approved"
+    )
+    expect(card.get_by_text("Approved by Ada and Cy (2 of 2).")).to_be_visible()
+    expect(card.get_by_role("button", name="Approve")).to_have_count(0)
+    decided = httpx.get(
+        f"{humanwire_service.base_url}/approvals/{asked['interactionId']}",
+        headers={"Authorization": f"Bearer {humanwire_api_key}"},
+    ).json()
+    assert decided["decision"] == "approved"
+    assert [(d["approver"]["to"], d["via"]) for d in decided["decisions"]] == [
+        ("Ada", "inbox"),
+        ("Cy", "inbox"),
+    ]

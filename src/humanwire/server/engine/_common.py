@@ -145,7 +145,7 @@ class InboxChange:
     """A notice for live inbox pages: something of this account changed."""
 
     account_id: str
-    kind: Literal["delivery", "interaction", "webhook", "number", "channel", "inbound"]
+    kind: Literal["delivery", "interaction", "webhook", "number", "channel", "inbound", "approval"]
     id: str
 
 

@@ -17,7 +17,7 @@ from ._common import Account
 from .approval_replies import ApprovalReplies
 from .approvals import _approver, _tally
 
-__all__ = ["ApprovalAccess", "ApprovalPage"]
+__all__ = ["ApprovalAccess", "ApprovalPage", "InboxApproval"]
 
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
 """The shape of an approver's page token (``secrets.token_urlsafe``)."""
@@ -32,6 +32,21 @@ class ApprovalPage:
     approval: Approval
     open: bool
     """Whether a decision is still taken (pending, and this person has not decided)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class InboxApproval:
+    """What the inbox shows of one approval request, and whom it may decide as."""
+
+    request: ApprovalRequest
+    approval: Approval
+    approvers: tuple[ApproverRecord, ...]
+    """Every approver, in the request's order (escalation tiers not asked yet too)."""
+    undecided: frozenset[int]
+    """Positions of approvers asked whose person has not decided: the inbox may decide
+    as them while the request is pending."""
+    consumed: bool
+    created_at: float
 
 
 class ApprovalAccess(ApprovalReplies):
@@ -57,6 +72,52 @@ class ApprovalAccess(ApprovalReplies):
         row = await self._approver_at(token)
         return await self._decide(row, decision, comment, "page")
 
+    # -- the inbox ----------------------------------------------------------------------
+    async def inbox_approvals(self, account: Account, limit: int) -> list[InboxApproval]:
+        """The account's newest approval requests (open and decided), newest first."""
+        found = []
+        for record in await self.store.list_interactions(account.id, limit):
+            if record.kind != "approval":
+                continue
+            approval = await self.store.get_approval(record.id)
+            rows = tuple(sorted(await self.store.approvers_of(record.id), key=lambda r: r.position))
+            request = ApprovalRequest.model_validate(record.request)
+            view = await self.approval_view(record)
+            tally = _tally(request, rows)
+            undecided = frozenset(
+                r.position
+                for r in rows
+                if view.status == "pending"
+                and r.asked_at is not None
+                and not tally.has_decided(_approver(r))
+            )
+            consumed = approval is not None and approval.consumed_at is not None
+            found.append(InboxApproval(request, view, rows, undecided, consumed, record.created_at))
+        return sorted(found, key=lambda a: a.created_at, reverse=True)
+
+    async def decide_in_inbox(
+        self,
+        account: Account,
+        interaction_id: str,
+        position: int,
+        decision: str,
+        comment: str | None,
+    ) -> tuple[str, ApproverRecord]:
+        """The inbox deciding as one approver of the account's request, the way their
+        page would: ``recorded``, ``already`` or ``closed``, and the approver."""
+        record = await self._interaction_of(account, interaction_id)
+        if record.kind != "approval":
+            raise NotFound(f"no approval {interaction_id!r}", field="interactionId")
+        if decision not in ("approve", "reject"):
+            raise InvalidRequest("decision must be approve or reject", field="decision")
+        row = next(
+            (r for r in await self.store.approvers_of(record.id) if r.position == position),
+            None,
+        )
+        if row is None:
+            raise InvalidRequest("no such approver of this request", field="approver")
+        return await self._decide(row, decision, comment, "inbox"), row
+
     # -- used once ----------------------------------------------------------------------
     async def consume_approval(
         self, account: Account, interaction_id: str, body: ConsumeRequest
@@ -76,6 +137,7 @@ class ApprovalAccess(ApprovalReplies):
             await self._audit(
                 account.id, [AuditDraft(now, "approval.consumed", record.id, data=data)]
             )
+            self._notify(account.id, "approval", record.id)
             return ConsumeResponse(consumed=True)
         approval = await self.store.get_approval(record.id)
         if approval is None or approval.outcome != "approved":

@@ -236,6 +236,8 @@ class Approvals(Sends, LinkPages, Outcomes):
                 data["delivered"] = False
             drafts.append(AuditDraft(now, "approval.asked", record.id, _actor(row), data))
         await self._audit(record.account_id, drafts)
+        # The inbox shows whom a request asks (a request of link approvers sends nothing).
+        self._notify(record.account_id, "approval", record.id)
         if request.remind_every is not None:
             for row in rows:
                 if row.channel not in ("link", "call"):  # nobody is called again
@@ -434,6 +436,8 @@ class Approvals(Sends, LinkPages, Outcomes):
             decision=decision,
             via=via,
         )
+        # The inbox shows the tally as it grows, not only once settled.
+        self._notify(record.account_id, "approval", record.id)
         tally = _tally(request, await self.store.approvers_of(record.id))
         if tally.outcome is not None:
             await self._settle(record, request, tally.outcome, timed_out=False)

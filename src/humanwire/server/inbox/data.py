@@ -62,4 +62,5 @@ async def gather_inbox(
         channel=channel,
         recipient=recipient,
         sandbox=sandbox,
+        approvals=await engine.inbox_approvals(account, INTERACTION_LIMIT),
     )

@@ -39,6 +39,7 @@ from ..engine import Engine
 from ..errors import InvalidRequest, RateLimited, ServiceError
 from ..forms.html import SECURITY_HEADERS
 from ..forms.web import html_response, read_urlencoded
+from .approvals import approver_label
 from .auth import (
     CSRF_FIELD,
     Viewer,
@@ -67,6 +68,8 @@ from .views import (
 __all__ = ["SSE_KEEPALIVE", "SSE_LIFETIME", "InboxPages", "inbox_routes"]
 
 SSE_KEEPALIVE = 15.0
+MAX_COMMENT = 2000
+"""An approver's comment, as their page takes it."""
 SSE_LIFETIME = 300.0
 """A stream ends after this long and the browser reconnects: no connection lives on."""
 
@@ -393,6 +396,32 @@ class InboxPages:
 
         return await self._act(request, run)
 
+    async def decide_approval(self, request: Request, viewer: Viewer) -> Response:
+        """Decides as the approver picked, as their page would (``via: inbox``)."""
+        posted: dict[str, str] = request.state.posted
+        interaction_id = request.path_params["interaction_id"]
+
+        async def run() -> str:
+            decision = posted.get("decision", "")
+            if decision not in ("approve", "reject"):
+                raise InvalidRequest("Choose Approve or Reject.", field="decision")
+            try:
+                position = int(posted.get("approver", ""))
+            except ValueError:
+                raise InvalidRequest("Choose an approver.", field="approver") from None
+            comment = posted.get("comment", "").strip()[:MAX_COMMENT] or None
+            result, approver = await self.engine.decide_in_inbox(
+                viewer.account, interaction_id, position, decision, comment
+            )
+            if result == "already":
+                raise InvalidRequest("That approver decided already: their first decision stands.")
+            if result == "closed":
+                raise InvalidRequest("This approval request is no longer open.")
+            verb = "Approved" if decision == "approve" else "Rejected"
+            return f"{verb} as {approver_label(approver)}."
+
+        return await self._act(request, run)
+
     async def create_channel(self, request: Request, viewer: Viewer) -> Response:
         posted: dict[str, str] = request.state.posted
         body: dict[str, Any] = {"type": posted.get("type", ""), "to": posted.get("to", "").strip()}
@@ -483,6 +512,11 @@ def inbox_routes(engine: Engine, config: ServiceConfig) -> list[BaseRoute]:
         Route(
             "/inbox/calls/{interaction_id}",
             pages.action(pages.end_call, plays_the_human=True),
+            methods=["POST"],
+        ),
+        Route(
+            "/inbox/approvals/{interaction_id}",
+            pages.action(pages.decide_approval, plays_the_human=True),
             methods=["POST"],
         ),
         Route(

@@ -25,7 +25,9 @@ from ..config import (
     DEFAULT_HUMAN_SLACK,
     SHARED_SLACK_WORKSPACE,
 )
+from ..engine.approval_access import InboxApproval
 from ..forms.html import Html, attrs, document, join, render
+from .approvals import render_approvals_panel
 from .auth import CSRF_FIELD, Viewer
 
 __all__ = [
@@ -94,6 +96,7 @@ class InboxData:
     recipient: str | None = None
     sandbox: bool = True
     """Playing the human (reply, answer calls, write first) is allowed."""
+    approvals: list[InboxApproval] = field(default_factory=list)
     now: float = field(default_factory=time.time)
 
 
@@ -614,7 +617,7 @@ def render_inbox_page(
     content = render(
         '<div class="grid"><div>'
         '<section class="panel" data-live-panel="filters"><h2>What your agents sent</h2>'
-        "{filters}</section>"
+        "{filters}</section>{approvals}"
         '<div data-live-panel="feed">{feed}</div></div><aside>'
         '<section class="panel" data-live-panel="numbers"><h2>Reserved number</h2>{numbers}'
         '<p class="small muted">The inbox\'s human: <span class="mono">{phone}</span> '
@@ -630,6 +633,7 @@ def render_inbox_page(
         '<section class="panel" data-live-panel="webhooks"><h2>Webhook deliveries</h2>'
         "{webhooks}</section>",
         filters=_filters(data),
+        approvals=render_approvals_panel(data.approvals, _csrf(viewer), sandbox=data.sandbox),
         feed=feed,
         numbers=_numbers_panel(data),
         phone=DEFAULT_HUMAN_PHONE,

@@ -1,6 +1,8 @@
 """Forms in Slack: a link button to the form page; an approval form (as
-``humanwire.approval`` builds it) also gets Approve / Reject buttons whose click is the
-form's submission, decided once, shown in the message."""
+``humanwire.approval.build_approval_form`` builds it, sent as a form) also gets Approve /
+Reject buttons whose click is the form's submission, decided once, shown in the message.
+(Approval requests, ``POST /approvals``, have their own Slack tests:
+``test_slack_approval_requests.py``.)"""
 
 from __future__ import annotations
 
@@ -12,9 +14,10 @@ import pytest
 from slack_support import SlackLive
 from twilio_support import in_background
 
-from humanwire.approval import ApprovalRequest, Approver, build_approval_form
+from humanwire.approval import ApprovalRequest, build_approval_form
 from humanwire.testing.receiver import WebhookReceiver
 from humanwire.testing.slack import FakeSlackMessage
+from humanwire.types import FormResponse
 
 
 def _actions(message: FakeSlackMessage) -> list[dict[str, Any]]:
@@ -55,13 +58,13 @@ def test_a_form_goes_out_with_a_button_to_its_page(slack_live: SlackLive) -> Non
     assert live.fake.violations == []
 
 
-def _approval(live: SlackLive, **options: Any) -> Approver:
-    return Approver(live.client, to=live.member, channel="slack", **options)
+def _send_approval_form(live: SlackLive, request: ApprovalRequest, **windows: Any) -> FormResponse:
+    title, fields = build_approval_form(request)
+    return live.client.forms.slack(to=live.member, title=title, fields=fields, **windows)
 
 
 def test_approve_in_slack_is_the_held_forms_answer(slack_live: SlackLive) -> None:
     live = slack_live
-    approver = _approval(live, wait_time=20)
 
     def click() -> None:
         message = live.posted(live.member)
@@ -71,9 +74,10 @@ def test_approve_in_slack_is_the_held_forms_answer(slack_live: SlackLive) -> Non
         assert response.status_code == 200
 
     clicked = in_background(click)
-    decision = approver.request(ApprovalRequest("deploy", {"env": "prod"}))
+    answered = _send_approval_form(live, ApprovalRequest("deploy", {"env": "prod"}), wait_time=20)
     clicked()
-    assert (decision.approved, decision.decision) == (True, "approve")
+    assert answered.responded and answered.values is not None
+    assert answered.values["decision"] == "approve"
     message = live.posted(live.member)
     live.fake.wait_for(lambda: bool(message.updates))
     assert _actions(message) == []  # the buttons are gone
@@ -87,7 +91,7 @@ def test_a_double_click_decides_once(slack_live: SlackLive) -> None:
     live = slack_live
     with WebhookReceiver() as receiver:
         receiver.register(live.client)
-        sent = _approval(live, wait_time=1, follow_up_time=60).send(ApprovalRequest("restart"))
+        sent = _send_approval_form(live, ApprovalRequest("restart"), wait_time=1, follow_up_time=60)
         assert sent.responded is False
         message = live.posted(live.member)
         first = live.fake.click(message, "humanwire_reject", live.member)
@@ -105,7 +109,7 @@ def test_a_double_click_decides_once(slack_live: SlackLive) -> None:
 
 def test_an_expired_approvals_buttons_say_so(slack_live: SlackLive) -> None:
     live = slack_live
-    sent = _approval(live, wait_time=1, follow_up_time=1).send(ApprovalRequest("drop table"))
+    sent = _send_approval_form(live, ApprovalRequest("drop table"), wait_time=1, follow_up_time=1)
     assert sent.responded is False
     time.sleep(2.2)
     message = live.posted(live.member)
@@ -120,7 +124,7 @@ def test_an_expired_approvals_buttons_say_so(slack_live: SlackLive) -> None:
 
 def test_a_click_from_a_forged_request_is_403(slack_live: SlackLive) -> None:
     live = slack_live
-    sent = _approval(live, wait_time=1, follow_up_time=60).send(ApprovalRequest("restart"))
+    sent = _send_approval_form(live, ApprovalRequest("restart"), wait_time=1, follow_up_time=60)
     body = b"payload=%7B%22type%22%3A%22block_actions%22%7D"
     response = live.fake.post_signed(
         f"{live.base_url}/providers/slack/interactions",
@@ -148,7 +152,7 @@ def test_a_form_with_other_required_fields_gets_no_decision_buttons(
 def test_the_web_form_and_the_buttons_agree(slack_live: SlackLive, decision: str) -> None:
     """Answered on the page first, a click afterwards is told it was already answered."""
     live = slack_live
-    sent = _approval(live, wait_time=1, follow_up_time=60).send(ApprovalRequest("x"))
+    sent = _send_approval_form(live, ApprovalRequest("x"), wait_time=1, follow_up_time=60)
     answered = httpx.post(sent.form_url, json={"values": {"decision": decision}})
     assert answered.status_code == 200
     message = live.posted(live.member)

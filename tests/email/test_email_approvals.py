@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterator
 from email.message import EmailMessage
 from email.policy import SMTP
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import urlparse
 
@@ -252,3 +253,40 @@ def test_quorum_of_an_email_approver_and_an_sms_one(live: EmailLive, api: httpx.
     decided = api.get(path).json()
     assert decided["decision"] == "approved"
     assert [d["via"] for d in decided["decisions"]] == ["email_link", "sms_reply"]
+
+
+def test_escalation_reaches_an_email_approver(live: EmailLive, api: httpx.Client) -> None:
+    asked = _ask(
+        api,
+        title="Refund $900",
+        approvers=[{"channel": "sms", "to": HUMAN}],
+        escalation=[{"after": 1, "approvers": [{"channel": "email", "to": ADA}]}],
+    )
+    lead = live.sent()
+    assert lead.recipients == (ADA,)
+    assert str(lead.message["Subject"]) == "Approval requested: Refund $900"
+    _use(api, _links(lead)["reject"])
+    decided = api.get(f"/approvals/{asked['interactionId']}").json()
+    assert decided["decision"] == "rejected"
+    assert decided["decisions"][0]["approver"] == {"channel": "email", "to": ADA}
+
+
+def test_without_email_set_up_an_email_approver_is_refused(
+    live: EmailLive, api: httpx.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A carrier's provider carrying the email channel: it has no email sender.
+    monkeypatch.setitem(live.runner.engine.providers, "email", SimpleNamespace(senders={}))
+    response = api.post(
+        "/approvals",
+        json={
+            "title": "Refund",
+            "approvers": [{"channel": "sms", "to": HUMAN}],
+            "escalation": [{"after": 60, "approvers": [{"channel": "email", "to": ADA}]}],
+            "followUpTime": 60,
+        },
+    )
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["field"] == "escalation[0].approvers[0].channel"
+    assert "email" in error["message"]
+    assert api.get("/sandbox/messages", params={"to": HUMAN}).json() == []

@@ -42,6 +42,7 @@ from ..approvals import texts
 from ..approvals.tally import Counted, Rules, Tally, response_text, timeout_text
 from ..delivery import Outbound, ProviderFailure, RecipientUnreachable, WhatsAppTemplate
 from ..errors import (
+    InvalidRequest,
     InvalidToNumber,
     NotFound,
     ProviderError,
@@ -119,12 +120,15 @@ class Approvals(Sends, LinkPages, Outcomes):
         super().__init__(*args, **kwargs)
         # Approvals held here: their 202 (respond-async) is the approval, not a send's.
         self._held_approvals: set[str] = set()
+        self._link_key_bytes: bytes | None = None
 
     def approval_page_url(self, token: str) -> str:
         return f"{self.config.public_url.rstrip('/')}/a/{token}"
 
     # -- email approvers' signed links ---------------------------------------------------
     async def _link_key(self) -> bytes:
+        if self._link_key_bytes is not None:
+            return self._link_key_bytes
         stored = await self.store.get_provider_state(*_LINK_KEY)
         if stored is None:
             await self.store.put_provider_state(
@@ -133,7 +137,8 @@ class Approvals(Sends, LinkPages, Outcomes):
             await self.store.committed()
             stored = await self.store.get_provider_state(*_LINK_KEY)
         assert stored is not None
-        return bytes.fromhex(str(stored["key"]))
+        self._link_key_bytes = bytes.fromhex(str(stored["key"]))
+        return self._link_key_bytes
 
     async def link_signature(self, token: str, decision: str) -> str:
         """The signature of an email approver's ``decision`` link: binds the decision to
@@ -156,6 +161,14 @@ class Approvals(Sends, LinkPages, Outcomes):
         request: ApprovalRequest,
         context: SendContext = HELD_TO_THE_END,
     ) -> Approval:
+        for path, approver in request.all_approvers_with_paths():
+            if approver.channel == "email" and "email" not in self.providers["email"].senders:
+                # No relay configured (the carrier carries no email): refused before
+                # anyone is asked, not a failure halfway through the asking.
+                raise InvalidRequest(
+                    "email approvers need the service's email set up ([email])",
+                    field=f"{path}.channel",
+                )
         sent = [a for a in request.approvers if a.channel != "link"]
         for approver in sent:
             await self._check_send(account, request.title, approver.to)

@@ -224,6 +224,10 @@ def test_an_unsigned_reply_gets_the_links_back(
         live, _signed(signing_key[0], live.reply(mail, "Maybe?")), str(mail.message["Reply-To"])
     )
     assert "did not decide" in live.sent(4).text
+    # At most three answers (an auto-responder that does not say so cannot ping-pong).
+    live.deliver(live.reply(mail, "Out of the office"))
+    time.sleep(0.5)
+    assert len(live.relay.messages) == 4
     approval = api.get(f"/approvals/{asked['interactionId']}").json()
     assert (approval["status"], approval["decisions"]) == ("pending", [])
 

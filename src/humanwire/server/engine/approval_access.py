@@ -21,6 +21,10 @@ from .approvals import _approver, _tally
 
 __all__ = ["ApprovalAccess", "ApprovalPage"]
 
+MAX_LINKS_BACK = 3
+"""Answers with the links one email approver gets at most: an auto-responder that does not
+say it is one must not ping-pong with the service."""
+_LINKS_BACK = "approvals.links-back"
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
 """The shape of an approver's page token (``secrets.token_urlsafe``)."""
 
@@ -94,11 +98,20 @@ class ApprovalAccess(ApprovalReplies):
         if signed and reply is not None:
             return await self._decide(row, reply.decision, reply.comment, "email_reply")
         found = await self._open_request(row.interaction_id)
-        if found is not None:
+        if found is not None and await self._may_answer(row):
             record, request, _rows = found
             text = texts.email_unread_text(request.title, await self.email_links(row))
             await self._send_to(record, row, text, subject=f"Re: {request.title}")
         return "unread"
+
+    async def _may_answer(self, row: ApproverRecord) -> bool:
+        """Counts one answer with the links to ``row``; False past ``MAX_LINKS_BACK``."""
+        state = await self.store.get_provider_state(_LINKS_BACK, row.token)
+        sent = int(state["sent"]) if state is not None else 0
+        if sent >= MAX_LINKS_BACK:
+            return False
+        await self.store.put_provider_state(_LINKS_BACK, row.token, {"sent": sent + 1}, time.time())
+        return True
 
     # -- used once ----------------------------------------------------------------------
     async def consume_approval(

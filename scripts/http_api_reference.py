@@ -55,8 +55,7 @@ JSON Schema cannot say, which is:
 - an approval's approvers are no two alike and at most 20 with the escalation tiers;
   `quorum` and `rejectQuorum` count people (one number reached by sms and by call is one);
   the tiers come at increasing `after`; an email approver's `to` is an address
-  `email_validator` accepts; approvers of a channel the service does not deliver yet
-  (`email`) are refused, naming their `channel`
+  `email_validator` accepts
   ([Approval requests](../design.md#approval-requests-what-the-service-does)).
 """
 

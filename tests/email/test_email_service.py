@@ -317,3 +317,39 @@ def test_bad_addresses_are_refused_naming_to(email_live: EmailLive) -> None:
         live.client.messages.email(to="gone@example.com", message="hi", wait_time=5)
     assert refused.value.field == "to"
     assert live.relay.messages == []
+
+
+def test_a_reply_to_a_gone_address_finds_its_interaction_by_in_reply_to(
+    email_live: EmailLive,
+) -> None:
+    live = email_live
+    runner = live.runner
+    other, other_key = runner.call(runner.engine.create_account, "other", None)
+    with HumanWire(api_key=other_key, base_url=runner.base_url, max_retries=0) as theirs:
+        theirs.messages.email(to=ADA, message="An old question", follow_up_time=60)
+    gone = live.sent(1)
+    with WebhookReceiver() as receiver:
+        receiver.register(live.client)
+        sent = live.client.messages.email(to=ADA, message="Anything to add?", follow_up_time=60)
+        mail = live.sent(2)
+        # Ada's client threads her answer under our message but addresses it to the old
+        # one's reply address, whose interaction goes (its account deleted) between the
+        # listener's RCPT check and the message's data.
+        reply = live.reply(mail, "Yes: the budget.")
+        reply.replace_header("To", str(gone.message["Reply-To"]))
+
+        async def session() -> None:
+            smtp = aiosmtplib.SMTP(
+                hostname="127.0.0.1", port=live.listener_port, start_tls=False, timeout=10
+            )
+            await smtp.connect()
+            await smtp.mail(ADA)
+            await smtp.rcpt(str(gone.message["Reply-To"]))
+            await asyncio.to_thread(runner.call, runner.engine.delete_account, other.id)
+            await smtp.data(reply.as_bytes())
+            await smtp.quit()
+
+        asyncio.run(session())
+        [event] = receiver.wait_for("message.received")
+        assert event.payload.interaction_id == sent.interaction_id
+        assert event.payload.body == "Yes: the budget."

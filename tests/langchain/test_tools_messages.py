@@ -241,3 +241,26 @@ async def test_the_tools_metadata_goes_with_every_send(
     bad = make(NotifyHumanSMS, metadata={"run": 7})
     refused = await run_tool(bad, {"message": "hi"}, mode)
     assert refused.status == "error" and "metadata" in str(refused.content)
+
+
+async def test_the_toolkit_emails_and_reads_the_reply(
+    humanwire_client: HumanWire, human: ScriptedHuman
+) -> None:
+    from humanwire.langchain import HumanWireToolkit
+
+    human.reply("Friday works", channel="email")
+    toolkit = HumanWireToolkit(
+        client=humanwire_client, channels=["email"], email_to=EMAIL, notify=True, wait_time=5
+    )
+    tools = {tool.name: tool for tool in toolkit.get_tools()}
+    assert list(tools) == [
+        "ask_human_email",
+        "notify_human_email",
+        "human_form",
+        "check_human_interaction",
+    ]
+    message = await run_tool(tools["ask_human_email"], {"message": "Which day?"}, "async")
+    assert message.content == "Human response: Friday works"
+    assert isinstance(message.artifact, MessageResponse)
+    status = humanwire_client.interactions.status(message.artifact.interaction_id)
+    assert status.channel == "email"

@@ -85,7 +85,8 @@ def test_the_toolset_offers_what_the_toolkit_and_the_mcp_server_offer() -> None:
         "sms_to": "+14155550123",
         "whatsapp_to": "+14155550123",
         "slack_to": "U0TEAM0001",
-        "channels": ["sms", "whatsapp", "slack"],
+        "email_to": "ada@example.com",
+        "channels": ["sms", "whatsapp", "slack", "email"],
         "notify": True,
         "call": True,
         "channel_ids": ["ch_1"],
@@ -103,10 +104,11 @@ def test_the_toolset_offers_what_the_toolkit_and_the_mcp_server_offer() -> None:
         sms_to="+14155550123",
         whatsapp_to="+14155550123",
         slack_to="U0TEAM0001",
+        email_to="ada@example.com",
         channel_ids=("ch_1",),
         client_timeout=None,  # no client limit: the MCP texts say nothing about handing back
     )
-    mcp = {tool.name: tool for tool in build_tools(settings, ("sms", "whatsapp", "slack"))}
+    mcp = {tool.name: tool for tool in build_tools(settings, ("sms", "whatsapp", "slack", "email"))}
     assert set(mcp) == set(ours)
     for name, tool in mcp.items():
         assert ours[name].description == tool.description, name

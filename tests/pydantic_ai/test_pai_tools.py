@@ -331,6 +331,28 @@ async def test_the_toolset_in_an_agent(
     }
 
 
+async def test_the_toolset_emails_and_reads_the_reply(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
+) -> None:
+    human.reply("Friday works", channel="email")
+    toolset = HumanWireToolset(
+        client=async_humanwire_client,
+        channels=["email"],
+        email_to="human@example.com",
+        wait_time=5,
+        notify=True,
+    )
+    model = once("ask_human_email", {"message": "Which day?"})
+    result = await Agent(model.model, toolsets=[toolset]).run("Ask")
+    assert result.output == "FINAL: Human response: Friday works"
+    assert set(model.tools) == {
+        "ask_human_email",
+        "notify_human_email",
+        "human_form",
+        "check_human_interaction",
+    }
+
+
 def test_a_sync_client_serves_runs_on_several_event_loops(
     humanwire_client: HumanWire, human: ScriptedHuman
 ) -> None:

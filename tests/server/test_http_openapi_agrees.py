@@ -55,7 +55,6 @@ UNDECLARABLE: list[tuple[str, str]] = [
     ("rejectQuorum", "rejectQuorum is"),
     (r"escalation\[\d+\]\.after", "escalation tiers must come at increasing after"),
     (_APPROVER, "to must be an email address"),
-    (_APPROVER + r"\.channel", "approvers are not available on this service yet"),
     ("action.arguments", "the action is not plain JSON"),
 ]
 

@@ -8,17 +8,20 @@ from typing import Any
 from langchain_core.tools import BaseTool, BaseToolkit
 from pydantic import Field, field_validator
 
-from humanwire.approval import Channel, check_follow_up_time, check_wait_time
+from humanwire._tooling import MessageChannel
+from humanwire.approval import check_follow_up_time, check_wait_time
 
 from ._base import DEFAULT_WAIT_TIME
 from .tools import (
     AskHumanChannel,
+    AskHumanEmail,
     AskHumanSlack,
     AskHumanSMS,
     AskHumanWhatsApp,
     CallHuman,
     CheckHumanInteraction,
     HumanForm,
+    NotifyHumanEmail,
     NotifyHumanSlack,
     NotifyHumanSMS,
     NotifyHumanWhatsApp,
@@ -26,8 +29,18 @@ from .tools import (
 
 __all__ = ["HumanWireToolkit"]
 
-_ASK = {"sms": AskHumanSMS, "whatsapp": AskHumanWhatsApp, "slack": AskHumanSlack}
-_NOTIFY = {"sms": NotifyHumanSMS, "whatsapp": NotifyHumanWhatsApp, "slack": NotifyHumanSlack}
+_ASK = {
+    "sms": AskHumanSMS,
+    "whatsapp": AskHumanWhatsApp,
+    "slack": AskHumanSlack,
+    "email": AskHumanEmail,
+}
+_NOTIFY = {
+    "sms": NotifyHumanSMS,
+    "whatsapp": NotifyHumanWhatsApp,
+    "slack": NotifyHumanSlack,
+    "email": NotifyHumanEmail,
+}
 
 
 class HumanWireToolkit(BaseToolkit):
@@ -41,15 +54,16 @@ class HumanWireToolkit(BaseToolkit):
 
     client: Any = Field(default=None, exclude=True, repr=False)
     async_client: Any = Field(default=None, exclude=True, repr=False)
-    channels: Sequence[Channel] = ("sms",)
+    channels: Sequence[MessageChannel] = ("sms",)
     sms_to: str | None = None
     whatsapp_to: str | None = None
     slack_to: str | None = None
+    email_to: str | None = None
     expose_recipient: bool = False
     wait_time: float = DEFAULT_WAIT_TIME
     follow_up_time: float | None = None
     form: bool = True
-    form_channel: Channel | None = None
+    form_channel: MessageChannel | None = None
     notify: bool = False
     call: bool = False
     call_transfer_to: str | None = None
@@ -61,7 +75,7 @@ class HumanWireToolkit(BaseToolkit):
     @classmethod
     def _known_channels(cls, value: Sequence[str]) -> Sequence[str]:
         if not value:
-            raise ValueError("channels: name at least one of sms, whatsapp, slack")
+            raise ValueError("channels: name at least one of sms, whatsapp, slack, email")
         return tuple(dict.fromkeys(value))
 
     @field_validator("wait_time")
@@ -78,7 +92,12 @@ class HumanWireToolkit(BaseToolkit):
         return check_follow_up_time(value)
 
     def _recipient(self, channel: str) -> str | None:
-        return {"sms": self.sms_to, "whatsapp": self.whatsapp_to, "slack": self.slack_to}[channel]
+        return {
+            "sms": self.sms_to,
+            "whatsapp": self.whatsapp_to,
+            "slack": self.slack_to,
+            "email": self.email_to,
+        }[channel]
 
     def _common(self) -> dict[str, Any]:
         return {"client": self.client, "async_client": self.async_client}

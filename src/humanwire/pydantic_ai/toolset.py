@@ -13,6 +13,7 @@ from humanwire.approval import check_wait_time
 from .tools import (
     DEFAULT_WAIT_TIME,
     AskHumanChannel,
+    AskHumanEmail,
     AskHumanSlack,
     AskHumanSMS,
     AskHumanWhatsApp,
@@ -20,6 +21,7 @@ from .tools import (
     CheckHumanInteraction,
     HumanForm,
     HumanWireTool,
+    NotifyHumanEmail,
     NotifyHumanSlack,
     NotifyHumanSMS,
     NotifyHumanWhatsApp,
@@ -34,11 +36,13 @@ _ASK: dict[str, Callable[..., HumanWireTool]] = {
     "sms": AskHumanSMS,
     "whatsapp": AskHumanWhatsApp,
     "slack": AskHumanSlack,
+    "email": AskHumanEmail,
 }
 _NOTIFY: dict[str, Callable[..., HumanWireTool]] = {
     "sms": NotifyHumanSMS,
     "whatsapp": NotifyHumanWhatsApp,
     "slack": NotifyHumanSlack,
+    "email": NotifyHumanEmail,
 }
 
 
@@ -62,6 +66,7 @@ class HumanWireToolset(FunctionToolset[Any]):
         sms_to: str | None = None,
         whatsapp_to: str | None = None,
         slack_to: str | None = None,
+        email_to: str | None = None,
         expose_recipient: bool = False,
         wait_time: float = DEFAULT_WAIT_TIME,
         follow_up_time: float | None = None,
@@ -78,13 +83,18 @@ class HumanWireToolset(FunctionToolset[Any]):
     ) -> None:
         channels = tuple(dict.fromkeys(channels))
         if not channels:
-            raise ValueError("channels: name at least one of sms, whatsapp, slack")
+            raise ValueError("channels: name at least one of sms, whatsapp, slack, email")
         unknown = [channel for channel in channels if channel not in _ASK]
         if unknown:
-            raise ValueError(f"channels: unknown {unknown}; use sms, whatsapp, slack")
+            raise ValueError(f"channels: unknown {unknown}; use sms, whatsapp, slack, email")
         if check_wait_time(wait_time) is None:
             raise ValueError("wait_time is required")
-        recipients = {"sms": sms_to, "whatsapp": whatsapp_to, "slack": slack_to}
+        recipients = {
+            "sms": sms_to,
+            "whatsapp": whatsapp_to,
+            "slack": slack_to,
+            "email": email_to,
+        }
         common: dict[str, Any] = {"client": client, "async_client": async_client}
         if metadata:
             common["metadata"] = metadata

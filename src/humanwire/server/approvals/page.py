@@ -127,6 +127,52 @@ def render_approval_page(page: ApprovalPage) -> Html:
     return document(request.title, body, body_class="form-page")
 
 
+def _recorded(page: ApprovalPage) -> str:
+    """What a used email link shows: this approver's decision, and where the request is."""
+    mine = next(
+        (d for d in page.approval.decisions if d.approver.to == page.approver.to_addr), None
+    )
+    said = ""
+    if mine is not None:
+        said = "You " + ("approved" if mine.decision == "approve" else "rejected") + " it. "
+    return said + (page.approval.response or "")
+
+
+def render_link_confirmation(page: ApprovalPage, decision: str, signature: str) -> Html:
+    """An email link's page: one button confirms its decision (a link scanner fetching
+    the link decides nothing: only the post does)."""
+    request = page.request
+    comment = (
+        Html(
+            '<div class="field"><label for="comment">Comment (optional)</label>'
+            '<textarea id="comment" name="comment" rows="3" maxlength="2000"></textarea></div>'
+        )
+        if request.allow_comment
+        else Html("")
+    )
+    verb = "Approve" if decision == "approve" else "Reject"
+    body = render(
+        '<main class="sheet approval"><header><h1>{title}</h1></header>'
+        "<p>Asked of you as {who}.</p>{action}{tally}"
+        '<form method="post" action="/a/{token}/{decision}" accept-charset="utf-8">'
+        '<input type="hidden" name="signature" value="{signature}">{comment}'
+        '<button type="submit" class="{tone}">Confirm: {verb}</button></form>'
+        '<p class="legend"><a href="/a/{token}">See the request</a></p></main>{footer}',
+        title=request.title,
+        who=page.approver.to_addr,
+        action=_action(page),
+        tally=_tally(page),
+        token=page.approver.token,
+        decision=decision,
+        signature=signature,
+        comment=comment,
+        tone="primary" if decision == "approve" else "danger",
+        verb=verb,
+        footer=_FOOTER,
+    )
+    return document(request.title, body, body_class="form-page")
+
+
 def approval_page_routes(engine: Engine) -> list[BaseRoute]:
     async def show(request: Request) -> Response:
         token = request.path_params["token"]
@@ -168,7 +214,48 @@ def approval_page_routes(engine: Engine) -> list[BaseRoute]:
         # Post / redirect / get: a reload does not post again.
         return RedirectResponse(f"/a/{token}?done={result}", status_code=303)
 
+    def _not_found() -> Response:
+        return html_response(
+            _notice(
+                "Approval not found",
+                "This link does not lead to an approval request. "
+                "Check that it was copied completely.",
+                "warn",
+            ),
+            404,
+        )
+
+    async def show_link(request: Request) -> Response:
+        token, decision = request.path_params["token"], request.path_params["decision"]
+        signature = request.query_params.get("signature", "")
+        try:
+            page = await engine.email_link(token, decision, signature)
+        except NotFound:
+            return _not_found()
+        if not page.open:
+            # Used already (or the request closed): the decision recorded, no second.
+            heading, tone = _RESULT["already" if page.approval.status == "pending" else "closed"]
+            return html_response(_notice(heading, _recorded(page), tone))
+        return html_response(render_link_confirmation(page, decision, signature))
+
+    async def decide_by_link(request: Request) -> Response:
+        token, decision = request.path_params["token"], request.path_params["decision"]
+        try:
+            posted = await read_urlencoded(request)
+        except InvalidRequest as exc:
+            return html_response(_notice("That did not work", exc.message, "warn"), 400)
+        comment = (posted.get("comment") or "").strip()[:_MAX_COMMENT] or None
+        try:
+            result = await engine.decide_by_email_link(
+                token, decision, posted.get("signature") or "", comment
+            )
+        except NotFound:
+            return _not_found()
+        return RedirectResponse(f"/a/{token}?done={result}", status_code=303)
+
     return [
+        Route("/a/{token}/{decision}", show_link, methods=["GET"]),
+        Route("/a/{token}/{decision}", decide_by_link, methods=["POST"]),
         Route("/a/{token}", show, methods=["GET"]),
         Route("/a/{token}", decide, methods=["POST"]),
     ]

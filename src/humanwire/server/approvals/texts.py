@@ -14,12 +14,16 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "EmailLinks",
     "Reply",
     "action_line",
     "ask_text",
     "call_answer",
     "call_prompt",
     "clarify_text",
+    "email_ask_text",
+    "email_reminder_text",
+    "email_unread_text",
     "parse_reply",
     "reminder_text",
 ]
@@ -123,6 +127,69 @@ def clarify_text(open_requests: Sequence[tuple[str, str | None]]) -> str:
     return (
         "Sorry, we could not tell which request that answers. "
         f"Reply with its code: {listed} (a reason may follow)."
+    )
+
+
+@dataclass(frozen=True)
+class EmailLinks:
+    """An email approver's three links: their page, and the signed approve / reject
+    links (each leads to a one-click confirmation on the service)."""
+
+    page: str
+    approve: str
+    reject: str
+
+
+def _action_lines(action: Mapping[str, Any] | None) -> list[str]:
+    """The action readably, an argument a line (an email has room for it)."""
+    if not action:
+        return []
+    lines = [f"Action: {action.get('name')}"]
+    for name, value in (action.get("arguments") or {}).items():
+        shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        lines.append(f"  {name}: {shown}")
+    return lines
+
+
+def _email_answers(links: EmailLinks) -> list[str]:
+    return [
+        f"Approve: {links.approve}",
+        f"Reject: {links.reject}",
+        "",
+        "Or reply to this email with YES or NO (a reason may follow).",
+        f"The request and its decisions so far: {links.page}",
+    ]
+
+
+def email_ask_text(
+    title: str, description: str | None, action: Mapping[str, Any] | None, links: EmailLinks
+) -> str:
+    """The email that asks an email approver (its HTML part makes the links clickable)."""
+    lines = [f"Approval requested: {title}", ""]
+    if description:
+        lines += [description, ""]
+    if action_lines := _action_lines(action):
+        lines += [*action_lines, ""]
+    return "\n".join(lines + _email_answers(links))
+
+
+def email_reminder_text(title: str, links: EmailLinks) -> str:
+    return "\n".join(
+        [f"Reminder: your decision is still needed: {title}", "", *_email_answers(links)]
+    )
+
+
+def email_unread_text(title: str, links: EmailLinks) -> str:
+    """The answer to an email reply that decides nothing (unsigned, or no YES / NO)."""
+    return "\n".join(
+        [
+            f'Your reply did not decide "{title}": a reply decides only when it reads YES or '
+            "NO and your mail system signed it for your address. Use a link instead:",
+            "",
+            f"Approve: {links.approve}",
+            f"Reject: {links.reject}",
+            f"The request: {links.page}",
+        ]
     )
 
 

@@ -5,12 +5,14 @@ account's audit log (``GET /audit``)."""
 from __future__ import annotations
 
 import dataclasses
+import hmac
 import re
 import time
 from typing import Any
 
 from humanwire.types.approvals import Approval, ApprovalRequest, ConsumeRequest, ConsumeResponse
 
+from ..approvals import texts
 from ..errors import AlreadyConsumed, InvalidRequest, NotApproved, NotFound
 from ..store.base import ApproverRecord, AuditDraft
 from ._common import Account
@@ -19,6 +21,10 @@ from .approvals import _approver, _tally
 
 __all__ = ["ApprovalAccess", "ApprovalPage", "InboxApproval"]
 
+MAX_LINKS_BACK = 3
+"""Answers with the links one email approver gets at most: an auto-responder that does not
+say it is one must not ping-pong with the service."""
+_LINKS_BACK = "approvals.links-back"
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
 """The shape of an approver's page token (``secrets.token_urlsafe``)."""
 
@@ -117,6 +123,56 @@ class ApprovalAccess(ApprovalReplies):
         if row is None:
             raise InvalidRequest("no such approver of this request", field="approver")
         return await self._decide(row, decision, comment, "inbox"), row
+
+    # -- email approvers ------------------------------------------------------------------
+    async def email_link(self, token: str, decision: str, signature: str) -> ApprovalPage:
+        """The page of the email approver whose signed ``decision`` link this is; else
+        ``NotFound`` (another's token, the other decision, an edited signature)."""
+        row = await self._approver_at(token)
+        if decision not in ("approve", "reject") or row.channel != "email":
+            raise NotFound("no approval at this link")
+        expected = await self.link_signature(token, decision)
+        if not hmac.compare_digest(signature.encode(), expected.encode()):
+            raise NotFound("no approval at this link")
+        return await self.approval_page(token)
+
+    async def decide_by_email_link(
+        self, token: str, decision: str, signature: str, comment: str | None
+    ) -> str:
+        """A signed link's decision, confirmed: what ``_decide`` says. Single use: the
+        approver's first decision stands, a second use finds it (``already``)."""
+        page = await self.email_link(token, decision, signature)
+        return await self._decide(page.approver, decision, comment, "email_link")
+
+    async def email_approver(self, token: str) -> ApproverRecord | None:
+        """The email approver whose reply address ``reply+<token>@…`` is (asked)."""
+        row = await self.store.approver_by_token(token) if _TOKEN.fullmatch(token) else None
+        if row is None or row.channel != "email" or row.asked_at is None:
+            return None
+        return row
+
+    async def decide_by_email_reply(self, row: ApproverRecord, body: str, *, signed: bool) -> str:
+        """An email approver's reply: a YES / NO decides (``email_reply``) only when
+        ``signed`` (its DKIM signature verifies for their domain, from their address);
+        any other reply to an open request gets the links back (``unread``)."""
+        reply = texts.parse_reply(body)
+        if signed and reply is not None:
+            return await self._decide(row, reply.decision, reply.comment, "email_reply")
+        found = await self._open_request(row.interaction_id)
+        if found is not None and await self._may_answer(row):
+            record, request, _rows = found
+            text = texts.email_unread_text(request.title, await self.email_links(row))
+            await self._send_to(record, row, text, subject=f"Re: {request.title}")
+        return "unread"
+
+    async def _may_answer(self, row: ApproverRecord) -> bool:
+        """Counts one answer with the links to ``row``; False past ``MAX_LINKS_BACK``."""
+        state = await self.store.get_provider_state(_LINKS_BACK, row.token)
+        sent = int(state["sent"]) if state is not None else 0
+        if sent >= MAX_LINKS_BACK:
+            return False
+        await self.store.put_provider_state(_LINKS_BACK, row.token, {"sent": sent + 1}, time.time())
+        return True
 
     # -- used once ----------------------------------------------------------------------
     async def consume_approval(

@@ -57,10 +57,16 @@ class ApprovalSteps(Approvals):
             return
         if _tally(request, rows).has_decided(_approver(row)):
             return
-        url = self.approval_page_url(row.token)
-        shown = row.code if await self._shares_number(row) else None
-        text = texts.reminder_text(request.title, url, shown, replies=row.channel in REPLY_CHANNELS)
-        await self._send_to(record, row, text)
+        if row.channel == "email":
+            text = texts.email_reminder_text(request.title, await self.email_links(row))
+            await self._send_to(record, row, text, subject=f"Reminder: {request.title}")
+        else:
+            url = self.approval_page_url(row.token)
+            shown = row.code if await self._shares_number(row) else None
+            text = texts.reminder_text(
+                request.title, url, shown, replies=row.channel in REPLY_CHANNELS
+            )
+            await self._send_to(record, row, text)
         await self.store.add_approver_reminder(record.id, row.position)
         now = time.time()
         data = {"reminder": row.reminders + 1}

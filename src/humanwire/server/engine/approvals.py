@@ -5,8 +5,8 @@ An approval is an interaction of kind ``approval``: its windows, its held reques
 ``Idempotency-Key`` and ``Prefer: respond-async`` are those of every send. Beside it the
 store keeps the request's state (``ApprovalRecord``: settled how, consumed) and one row per
 approver (``ApproverRecord``: their page's token, their sms short code, their decision).
-Every way a person decides (their page, an sms / whatsapp reply, a Slack button, a call)
-ends in ``_decide``; once
+Every way a person decides (their page, an sms / whatsapp reply, a Slack button, a call,
+an email's signed link or DKIM-signed reply) ends in ``_decide``; once
 the tally settles the request (``server.approvals.tally``), the interaction ends with an
 ``approval.decided`` event: the held request gets it, else the webhooks. When the windows
 close undecided, ``onTimeout`` applies (``_end``). Every decision, reminder, escalation,
@@ -14,12 +14,15 @@ timeout and consumption is an entry of the account's hash-chained audit log.
 
 The other parts: ``approval_steps`` (reminders and escalation tiers, steps of the
 schedule), ``approval_replies`` (decisions by sms / whatsapp reply, Slack button, call),
-``approval_access`` (the approver's page, ``consume``, the audit log).
+``approval_access`` (the approver's page, email approvers' signed links and replies,
+``consume``, the audit log).
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
+import hmac
 import logging
 import secrets
 import time
@@ -67,8 +70,8 @@ REMIND = "approval.remind"
 ESCALATE = "approval.escalate"
 REPLY_CHANNELS = ("sms", "whatsapp")
 _SENT_CHANNELS = ("sms", "whatsapp", "slack")
-_NOT_YET = ("email",)
-"""Approver channels the wire names that this service does not deliver yet."""
+_LINK_KEY = ("approvals", "email-link-key")
+"""Where the key signing email approvers' approve / reject links is kept (made once)."""
 _OUTCOME = {"approve": "approved", "reject": "rejected", "none": None}
 
 
@@ -117,9 +120,39 @@ class Approvals(Sends, LinkPages, Outcomes):
         super().__init__(*args, **kwargs)
         # Approvals held here: their 202 (respond-async) is the approval, not a send's.
         self._held_approvals: set[str] = set()
+        self._link_key_bytes: bytes | None = None
 
     def approval_page_url(self, token: str) -> str:
         return f"{self.config.public_url.rstrip('/')}/a/{token}"
+
+    # -- email approvers' signed links ---------------------------------------------------
+    async def _link_key(self) -> bytes:
+        if self._link_key_bytes is not None:
+            return self._link_key_bytes
+        stored = await self.store.get_provider_state(*_LINK_KEY)
+        if stored is None:
+            await self.store.put_provider_state(
+                *_LINK_KEY, {"key": secrets.token_hex(32)}, time.time()
+            )
+            await self.store.committed()
+            stored = await self.store.get_provider_state(*_LINK_KEY)
+        assert stored is not None
+        self._link_key_bytes = bytes.fromhex(str(stored["key"]))
+        return self._link_key_bytes
+
+    async def link_signature(self, token: str, decision: str) -> str:
+        """The signature of an email approver's ``decision`` link: binds the decision to
+        their token, so a link is never edited into the other decision or another's."""
+        message = f"{token}.{decision}".encode()
+        return hmac.new(await self._link_key(), message, hashlib.sha256).hexdigest()
+
+    async def email_links(self, row: ApproverRecord) -> texts.EmailLinks:
+        page = self.approval_page_url(row.token)
+        signed = [
+            f"{page}/{d}?signature={await self.link_signature(row.token, d)}"
+            for d in ("approve", "reject")
+        ]
+        return texts.EmailLinks(page, signed[0], signed[1])
 
     # -- asking -------------------------------------------------------------------------
     async def request_approval(
@@ -129,9 +162,11 @@ class Approvals(Sends, LinkPages, Outcomes):
         context: SendContext = HELD_TO_THE_END,
     ) -> Approval:
         for path, approver in request.all_approvers_with_paths():
-            if approver.channel in _NOT_YET:
+            if approver.channel == "email" and "email" not in self.providers["email"].senders:
+                # No relay configured (the carrier carries no email): refused before
+                # anyone is asked, not a failure halfway through the asking.
                 raise InvalidRequest(
-                    f"{approver.channel} approvers are not available on this service yet",
+                    "email approvers need the service's email set up ([email])",
                     field=f"{path}.channel",
                 )
         sent = [a for a in request.approvers if a.channel != "link"]
@@ -219,7 +254,16 @@ class Approvals(Sends, LinkPages, Outcomes):
         drafts = []
         for row in rows:
             delivered: bool | None = None
-            if row.channel != "link":
+            if row.channel == "email":
+                text = texts.email_ask_text(
+                    request.title,
+                    request.description,
+                    None if request.action is None else request.action.model_dump(),
+                    await self.email_links(row),
+                )
+                subject = f"Approval requested: {request.title}"
+                delivered = await self._send_to(record, row, text, subject=subject)
+            elif row.channel != "link":
                 url = self.approval_page_url(row.token)
                 shown = row.code if await self._shares_number(row) else None
                 text = texts.ask_text(
@@ -255,12 +299,18 @@ class Approvals(Sends, LinkPages, Outcomes):
         found = await self.store.open_approvers_at(row.channel, row.to_addr)
         return any(r.interaction_id != row.interaction_id for r in found)
 
-    async def _send_to(self, record: InteractionRecord, row: ApproverRecord, text: str) -> bool:
-        """Sends ``text`` to an approver; False (logged) when the provider refused it."""
+    async def _send_to(
+        self, record: InteractionRecord, row: ApproverRecord, text: str, subject: str | None = None
+    ) -> bool:
+        """Sends ``text`` to an approver; False (logged) when the provider refused it.
+        An email approver's replies come to ``reply+<their page token>@…``: the token
+        names them (and only them), as their page's link does."""
         account = await self._account(record.account_id)
         if row.channel == "call":
             return await self._call_to(account, record, row)
-        if row.channel == "sms":
+        if row.channel == "email":
+            sender = self._shared_sender("email")
+        elif row.channel == "sms":
             sender = await self._phone_sender(account, None)
         elif row.channel == "whatsapp":
             sender = self._shared_sender("whatsapp")
@@ -285,6 +335,8 @@ class Approvals(Sends, LinkPages, Outcomes):
             form_url=self.approval_page_url(row.token) if row.channel == "slack" else None,
             listening=True,
             wait_deadline=record.wait_deadline,
+            subject=subject,
+            reply_token=row.token if row.channel == "email" else None,
         )
         try:
             await self.providers.get(row.channel, self.provider).deliver(item)

@@ -13,6 +13,11 @@ service's own listener (docs/going-live/email.md).
   reply to a form's email). The reply address names the interaction; a mail that came
   without it is matched by the token in its ``In-Reply-To``. Automatic replies (an
   out-of-office) are dropped: they are not the person's answer.
+- **Approvers**: an email approver's reply address is ``reply+<their page token>@…``;
+  their reply (or one whose ``In-Reply-To`` names their message) decides only when it
+  comes from their address and its DKIM signature verifies for their domain
+  (``dkim_dns``: the key lookup, DNS unless a test injects one); any other gets the
+  links back (``Engine.decide_by_email_reply``).
 - **Bounces**: a failed delivery status notification is ``deliveryStatus`` ``failed``:
   the interaction ends and a held wait returns the could-not-be-delivered text.
 - **Attachments** are kept (``media``) and named in the reply's ``mediaUrls`` as
@@ -31,13 +36,14 @@ from starlette.routing import BaseRoute
 from ..base import Credentials, Outbound, Sent
 from .channel import EmailChannel
 from .compose import token_of_message_id
+from .dkim import DnsTxt, dkim_verifies_async
 from .inbound import Bounce, EmailListener, InboundEmail
 from .media import EmailMedia
 
 if TYPE_CHECKING:
     from ...config import EmailConfig
     from ...engine import Engine
-    from ...store.base import InteractionRecord
+    from ...store.base import ApproverRecord, InteractionRecord
 
 __all__ = ["EmailProvider"]
 
@@ -54,6 +60,8 @@ class EmailProvider:
         self.media = EmailMedia(engine.store, public_url=public_url)
         self.credentials = Credentials()
         self.listener: EmailListener | None = None
+        self.dkim_dns: DnsTxt | None = None
+        """The DKIM key lookup (None: DNS); tests serve their key's public half."""
 
     @property
     def senders(self) -> Mapping[str, str]:
@@ -107,13 +115,21 @@ class EmailProvider:
         return record if record is not None and record.channel == "email" else None
 
     async def _known(self, token: str) -> bool:
-        return await self._interaction(token) is not None
+        if await self._interaction(token) is not None:
+            return True
+        return await self.engine.email_approver(token) is not None
 
     async def _on_email(self, email: InboundEmail) -> None:
         record = await self._interaction(email.token)
-        if record is None and email.in_reply_to is not None:
+        approver = None if record is not None else await self.engine.email_approver(email.token)
+        if record is None and approver is None and email.in_reply_to is not None:
             other = token_of_message_id(email.in_reply_to, self.channel.reply_domain)
-            record = await self._interaction(other) if other is not None else None
+            if other is not None:
+                record = await self._interaction(other)
+                approver = None if record is not None else await self.engine.email_approver(other)
+        if approver is not None:
+            await self._approver_reply(approver, email)
+            return
         if record is None:
             return  # its interaction went with its account meanwhile
         if email.automatic:
@@ -135,6 +151,19 @@ class EmailProvider:
             ),
             record,
         )
+
+    async def _approver_reply(self, approver: ApproverRecord, email: InboundEmail) -> None:
+        """A reply to an approval request: signed when it comes from the approver's
+        address and its DKIM signature verifies for their domain (a ``From`` alone is
+        forged in one line)."""
+        if email.automatic:
+            logger.info("email: an automatic reply to an approval request dropped")
+            return
+        domain = approver.to_addr.rpartition("@")[2]
+        signed = email.sender.lower() == approver.to_addr.lower() and await dkim_verifies_async(
+            email.raw, domain, dns=self.dkim_dns
+        )
+        await self.engine.decide_by_email_reply(approver, email.text, signed=signed)
 
     async def _on_bounce(self, bounce: Bounce) -> None:
         if bounce.token is None:

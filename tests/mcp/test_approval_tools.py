@@ -101,3 +101,31 @@ async def test_undecided_under_a_client_limit_says_how_to_check_later(
     assert result.is_error is False
     assert text(result).startswith("No decision yet (interaction_id ")
     assert "call consume_approval with these later" in text(result)
+
+
+async def test_escalation_asks_the_next_tier(connect: Connect, human: ScriptedHuman) -> None:
+    human.stay_silent(to=PHONE)
+    escalated = human.decide_approval("approve", to=SLACK)
+    escalation = [{"after": 1, "approvers": [{"channel": "slack", "to": SLACK}]}]
+    async with connect(wait_time=20, **NO_LIMIT) as client:
+        result = await client.call_tool(
+            "request_approval", {"title": "Refund", "escalation": escalation, **REFUND}
+        )
+    await escalated.async_wait()
+    assert text(result).startswith("Approved."), text(result)
+
+
+async def test_bad_approvers_are_tool_errors(connect: Connect) -> None:
+    async with connect(**NO_LIMIT) as client:
+        bad_number = await client.call_tool(
+            "request_approval",
+            {"title": "Refund", "approvers": [{"channel": "sms", "to": "nope"}], **REFUND},
+        )
+        too_many = await client.call_tool(
+            "request_approval", {"title": "Refund", "quorum": 2, **REFUND}
+        )
+    assert bad_number.is_error is True
+    assert text(bad_number).startswith("humanwire: ")
+    assert "E.164" in text(bad_number)
+    assert too_many.is_error is True
+    assert "quorum" in text(too_many)

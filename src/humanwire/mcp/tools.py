@@ -15,6 +15,17 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from humanwire._approval_tools import (
+    CONSUME_APPROVAL_DESCRIPTION,
+    CONSUME_TOOL,
+    REQUEST_TOOL,
+    ConsumeApprovalInput,
+    RequestApprovalInput,
+    approval_text,
+    consumed_text,
+    not_consumed_text,
+    request_approval_description,
+)
 from humanwire._tool_schemas import (
     CallInput,
     CallWithRecipientInput,
@@ -41,6 +52,7 @@ from humanwire._tooling import (
     sent_text,
     with_link,
 )
+from humanwire.errors import AlreadyConsumedError, NotApprovedError
 from humanwire.types import FormResponse, MessageResponse
 
 from .settings import CHANNELS, McpSettings
@@ -77,6 +89,15 @@ class McpTool:
     description: str
     schema: type[BaseModel]
     run: Runner
+
+
+def _plain(value: Any) -> Any:
+    """Arguments as plain JSON: the SDK hands nested argument models over as models."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(exclude_none=True)
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value
 
 
 def _meta(call: ToolCall) -> dict[str, Any]:
@@ -241,6 +262,63 @@ class _Catalog:
             run,
         )
 
+    # -- approvals --------------------------------------------------------------------
+    def request_approval(self, channel: str) -> McpTool:
+        """``request_approval``: approvers default to ``channel``'s configured human."""
+        settings = self.settings
+
+        async def run(call: ToolCall, args: dict[str, Any]) -> str:
+            approvers = _plain(args.get("approvers")) or [
+                {"channel": channel, "to": call.recipient(channel, None)}
+            ]
+            plan = plan_wait(
+                args.get("wait_time") or settings.wait_time,
+                settings.follow_up_time,
+                settings.client_timeout,
+            )
+            names = ("description", "quorum", "reject_quorum", "escalation", "remind_every")
+            request: dict[str, Any] = {
+                name: _plain(args[name]) for name in (*names, "on_timeout") if args.get(name)
+            }
+            arguments = args.get("action_arguments") or {}
+            request.update(plan.windows(), **_meta(call))
+            send = call.client.approvals.create(
+                title=args["title"],
+                action={"name": args["action_name"], "arguments": arguments},
+                approvers=approvers,
+                **request,
+            )
+            approval = await hold_with_progress(
+                send,
+                call.progress,
+                total=plan.held,
+                what="approval decision",
+                interval=settings.progress_interval,
+            )
+            return approval_text(approval)
+
+        return McpTool(
+            REQUEST_TOOL,
+            request_approval_description(settings.wait_time),
+            RequestApprovalInput,
+            run,
+        )
+
+    def consume_approval(self) -> McpTool:
+        async def run(call: ToolCall, args: dict[str, Any]) -> str:
+            interaction_id = args["interaction_id"]
+            try:
+                await call.client.approvals.consume(
+                    interaction_id, action_digest=args["action_digest"]
+                )
+            except AlreadyConsumedError as exc:
+                return not_consumed_text(interaction_id, already=True, reason=exc.message)
+            except NotApprovedError as exc:
+                return not_consumed_text(interaction_id, already=False, reason=exc.message)
+            return consumed_text(interaction_id)
+
+        return McpTool(CONSUME_TOOL, CONSUME_APPROVAL_DESCRIPTION, ConsumeApprovalInput, run)
+
     # -- interactions -----------------------------------------------------------------
     def check(self) -> McpTool:
         async def run(call: ToolCall, args: dict[str, Any]) -> str:
@@ -266,7 +344,8 @@ def build_tools(settings: McpSettings, channels: Sequence[str] = CHANNELS) -> li
     """The tools of ``settings`` for the channels that have a recipient: ``ask_human_<ch>``
     and ``notify_human_<ch>`` per channel, ``human_form`` (when its channel is offered),
     ``ask_human_<channel_id>`` per channel card, ``call_human`` (when sms is offered: a
-    call goes to the sms number) and ``check_human_interaction``."""
+    call goes to the sms number), ``check_human_interaction``, and ``request_approval``
+    (approvers default to the first channel's recipient) with ``consume_approval``."""
     catalog = _Catalog(settings)
     tools = [catalog.ask(channel) for channel in channels]
     tools += [catalog.notify(channel) for channel in channels]
@@ -276,4 +355,6 @@ def build_tools(settings: McpSettings, channels: Sequence[str] = CHANNELS) -> li
     if "sms" in channels:
         tools.append(catalog.call())
     tools.append(catalog.check())
+    if channels:
+        tools += [catalog.request_approval(channels[0]), catalog.consume_approval()]
     return tools

@@ -75,6 +75,11 @@ class AsyncBatcher:
         self._slots = asyncio.Semaphore(C.BATCHES_AT_ONCE)
         self._posts: set[asyncio.Task[None]] = set()
 
+    @property
+    def in_flight(self) -> int:
+        """Sends queued plus batches posted whose answers have not come back yet (tests)."""
+        return len(self._queue) + sum(1 for post in self._posts if not post.done())
+
     async def send(self, send: Send, path: str) -> httpx.Response | None:
         """The send's answer; None: send it alone. Raises the batch's transport error."""
         loop = asyncio.get_running_loop()

@@ -42,7 +42,7 @@ async def test_approver_given_a_sync_client_asks_through_its_account_when_async(
     from humanwire.approval import ApprovalRequest
 
     approver = Approver(humanwire_client, wait_time=10)
-    human.fill_form({"decision": "approve"})
+    human.decide_approval("approve")
     decision = await approver.arequest(ApprovalRequest("deploy", {"version": "1.2"}))
     assert decision.approved and not decision.timed_out
     assert approver.async_client.api_key == humanwire_client.api_key

@@ -15,7 +15,7 @@ from humanwire import AlreadyConsumedError, AsyncHumanWire, HumanWire, NotApprov
 from humanwire.cli import main
 from humanwire.errors import InvalidRequestError
 from humanwire.server.approvals.audit import verify
-from humanwire.server.config import ServiceConfig
+from humanwire.testing import RunningService
 from humanwire.types.approvals import action_digest
 
 ACTION = {"name": "wire", "arguments": {"amount": 4200, "to": "ACME Ltd"}}
@@ -148,7 +148,7 @@ async def test_the_async_client(
 
 def test_the_audit_log_pages_and_verifies(
     humanwire_client: HumanWire,
-    humanwire_config: ServiceConfig,
+    humanwire_service: RunningService,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     pending = humanwire_client.approvals.create(
@@ -182,8 +182,10 @@ def test_the_audit_log_pages_and_verifies(
     assert [e["sequence"] for e in raw] == [e.sequence for e in everything]
     assert verify(raw) == []
 
-    # The operator's side: the service's own database, while it runs.
-    code = main(["audit", "verify", "--db", humanwire_config.db_path])
+    # The operator's side: the service's own database, while it runs. Its config, not
+    # ``humanwire_config``: the session's service is whichever one the worker started
+    # first, maybe under another directory's override of that fixture (another database).
+    code = main(["audit", "verify", "--db", humanwire_service.config.db_path])
     out = capsys.readouterr().out
     assert code == 0, out
     assert "chain intact" in out

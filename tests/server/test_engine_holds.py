@@ -83,7 +83,7 @@ async def test_a_hold_answered_is_let_go_with_the_end_that_answered_it(
     # Before the request wakes: answered, and (replicas) let go in the end's statement,
     # so the request's wake-up has nothing left to let go.
     assert hold.state is HoldState.ANSWERED
-    replicated = engine.replicas is not None
+    replicated = engine.coordinator.shared is not None
     assert hold.release is (Release.LET_GO if replicated else Release.HELD)
     response = reply_of(await asyncio.wait_for(task, 5))
     assert (response.responded, response.reply) == (True, "yes")
@@ -145,14 +145,14 @@ async def test_a_hold_answered_from_another_replicas_notice_is_let_go_with_its_w
         finish = asyncio.Event()
         task, hold = await held_send(a, account, then=finish.wait())
         a.follow_async(hold, task)
-        assert a.replicas is not None and await held_by(a, hold) == a.replicas.id
+        assert await held_by(a, hold) == a.coordinator.id
         await answer(b, account, hold)
         await eventually(lambda: hold.state is HoldState.ANSWERED, timeout=10)
         await eventually(lambda: a.held_waits == 0)  # the request woke and returned
         # Answered from the notice, its wait over, and still A's in the database: its
         # wait.ended (not yet written) is what lets it go.
         assert hold.release is Release.UNRELEASED
-        assert await held_by(a, hold) == a.replicas.id
+        assert await held_by(a, hold) == a.coordinator.id
         finish.set()
         assert reply_of(await asyncio.wait_for(task, 5)).reply == "yes"
 

@@ -20,7 +20,7 @@ from prometheus_client.registry import Collector
 from .telemetry import Metrics
 
 if TYPE_CHECKING:
-    from .engine.core import EngineCore
+    from .engine.state import EngineState
 
 __all__ = ["PrometheusMetrics"]
 
@@ -32,7 +32,7 @@ LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 
 class _EngineGauges(Collector):
     """Read at scrape time (on the engine's loop: ``/metrics`` runs there)."""
 
-    def __init__(self, engine: EngineCore) -> None:
+    def __init__(self, engine: EngineState) -> None:
         self._engine = engine
 
     def collect(self) -> Iterator[Metric]:
@@ -57,7 +57,7 @@ class _EngineGauges(Collector):
 class PrometheusMetrics(Metrics):
     enabled = True
 
-    def __init__(self, engine: EngineCore) -> None:
+    def __init__(self, engine: EngineState) -> None:
         self.registry = registry = CollectorRegistry()
         registry.register(_EngineGauges(engine))
         self._opened = Counter(

@@ -63,6 +63,7 @@ class Replicas:
         self,
         store: SharedStore,
         *,
+        replica_id: str | None = None,
         lease: float,
         on_notice: Callable[[str, str, str, Any], None],
         on_swept: Callable[[list[InteractionRecord]], Awaitable[None]],
@@ -71,7 +72,7 @@ class Replicas:
     ) -> None:
         self.store = store
         self.lease = lease
-        self.id = uuid.uuid4().hex[:16]
+        self.id = replica_id or uuid.uuid4().hex[:16]
         self._on_notice = on_notice
         self._on_swept = on_swept
         self._on_tick = on_tick

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .engine.core import EngineCore
+    from .engine.state import EngineState
 
 __all__ = [
     "LOG_FORMATS",
@@ -286,7 +286,7 @@ def metrics_available() -> bool:
     return importlib.util.find_spec("prometheus_client") is not None
 
 
-def new_metrics(engine: EngineCore) -> Metrics:
+def new_metrics(engine: EngineState) -> Metrics:
     """Prometheus metrics of ``engine`` on a registry of their own when
     ``prometheus-client`` is installed, else the no-op :class:`Metrics`."""
     if not metrics_available():

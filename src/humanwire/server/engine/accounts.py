@@ -88,18 +88,10 @@ class Accounts(EngineCore):
         """``authenticate`` for an API request, which ``check_limits`` then limits: with
         replicas, the key's account and the request's rate count come in one round trip
         (the count, not None, is passed on to ``check_limits``)."""
-        if self.shared is None:
-            return await self.authenticate(api_key), None
-        record, retry_after = await self.shared.account_by_key_hash_counted(
-            _hash_key(api_key),
-            time.time(),
-            self.config.rate_limit_requests,
-            self.config.rate_limit_window,
-        )
+        record, counted = await self.coordinator.account_by_key(_hash_key(api_key))
         if record is None:
             return None, None
-        account = Account(id=record.id, name=record.name, suspended=record.suspended)
-        return account, (None if record.suspended else RateCount(retry_after))
+        return Account(id=record.id, name=record.name, suspended=record.suspended), counted
 
     async def check_limits(self, account: Account, counted: RateCount | None = None) -> None:
         """Raises ``AccountSuspended`` or ``RateLimited`` (with ``retry_after``). The
@@ -159,9 +151,7 @@ class Accounts(EngineCore):
         it was not suspended."""
         record = await self._record(account_id)
         await self.store.set_account_suspended(account_id, False)
-        self._spam.forget(account_id)
-        if self.shared is not None:
-            await self.shared.forget_spam(account_id)
+        await self.coordinator.forget_spam(account_id)
         return record.suspended
 
     async def rotate_key(self, account_id: str) -> tuple[str, str]:
@@ -190,7 +180,7 @@ class Accounts(EngineCore):
         removed = await self.store.delete_account(account_id)
         if removed is None:
             raise NotFound(f"no account {account_id!r}")
-        self._spam.forget(account_id)
+        self.coordinator.forget_spam_here(account_id)
         now = time.time()
         for _phone_number, sid in bought:
             # Twilio's job runner (``TwilioJobs``) picks it up; it is what

@@ -42,12 +42,15 @@ that request's wait is made of lives on its ``Hold``:
   when its wait ends.
 - ``context``: what its request passed (``SendContext``): the requester-gone future and
   the respond-async acceptance.
+- ``timer``: its ``waitTime`` on the loop (a call's limit is its request's own), cancelled
+  when it is let go of (``Holds.remove``).
 
 Before these objects the same state was kept in parallel collections of the engine keyed
 by interaction id: ``_waiters`` (``answered``), ``_held`` (``record``), ``_let_go_early``
 (``release`` LET_GO before the wait ended), ``_unreleased`` (``release`` UNRELEASED),
-``_async_followed`` and ``_wait_ended_written`` (``follow``), and the context variables
-``REQUESTER_GONE`` / ``ACCEPT_ASYNC`` (``context``). The window deadline is not the hold's:
+``_async_followed`` and ``_wait_ended_written`` (``follow``), ``_wait_timers``
+(``timer``), and the context variables ``REQUESTER_GONE`` / ``ACCEPT_ASYNC``
+(``context``). The window deadline is not the hold's:
 it belongs to the interaction (a send without a wait has one too) and lives in
 ``Windows``.
 
@@ -104,7 +107,7 @@ class Follow(enum.Enum):
 class Hold:
     """One held request (see the module docstring for its states)."""
 
-    __slots__ = ("answered", "context", "follow", "record", "release", "state")
+    __slots__ = ("answered", "context", "follow", "record", "release", "state", "timer")
 
     def __init__(
         self,
@@ -118,6 +121,7 @@ class Hold:
         self.state = HoldState.HOLDING
         self.release = Release.HELD
         self.follow = Follow.NONE
+        self.timer: asyncio.TimerHandle | None = None
 
     @property
     def interaction_id(self) -> str:
@@ -207,7 +211,11 @@ class Holds:
         self._holding[hold.interaction_id] = hold
 
     def remove(self, hold: Hold) -> None:
-        """Removes ``hold`` if it is the one registered for its interaction."""
+        """Removes ``hold`` (its timer stopped) if it is the one registered for its
+        interaction."""
+        if hold.timer is not None:
+            hold.timer.cancel()
+            hold.timer = None
         if self._holding.get(hold.interaction_id) is hold:
             del self._holding[hold.interaction_id]
 
@@ -221,6 +229,17 @@ class Holds:
 
     def clear(self) -> None:
         self._holding.clear()
+
+    def stop_timers(self) -> None:
+        """Every hold's ``waitTime`` timer is cancelled (the service stops)."""
+        for hold in self._holding.values():
+            if hold.timer is not None:
+                hold.timer.cancel()
+                hold.timer = None
+
+    def timed(self) -> int:
+        """Holds whose ``waitTime`` timer runs."""
+        return sum(1 for hold in self._holding.values() if hold.timer is not None)
 
     def __len__(self) -> int:
         return len(self._holding)

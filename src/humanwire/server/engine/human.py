@@ -5,7 +5,6 @@ delivered, following deliveries) live here too."""
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import time
 import uuid
@@ -38,7 +37,8 @@ from ..store.base import (
 )
 from ..telemetry import log_event, mask_address
 from ._common import Account, _event_dict, _metadata, _timestamp
-from .core import EngineCore, logger
+from .core import EngineCore
+from .state import logger
 
 
 @dataclass(frozen=True)
@@ -131,14 +131,7 @@ class HumanSide(EngineCore):
             return
         if self._draining:  # a drain while the store answered woke no waiter of ours
             raise self._unavailable()
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        waiters = self._delivery_waiters.setdefault(account.id, [])
-        waiters.append(future)
-        try:
-            await asyncio.wait({future}, timeout=max(timeout, 0.0))
-        finally:
-            if future in waiters:
-                waiters.remove(future)
+        await self._delivery_wakeups.wait(account.id, timeout)
         if self._draining:
             raise self._unavailable()
 

@@ -76,16 +76,10 @@ class PassedOver:
 
 class Outcomes(EngineCore):
     def _outcome_waiter(self, account: Account) -> asyncio.Future[None]:
-        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._outcome_waiters.setdefault(account.id, set()).add(waiter)
-        return waiter
+        return self._outcome_wakeups.add(account.id)
 
     def _drop_waiter(self, account: Account, waiter: asyncio.Future[None]) -> None:
-        waiters = self._outcome_waiters.get(account.id)
-        if waiters is not None:
-            waiters.discard(waiter)
-            if not waiters:
-                del self._outcome_waiters[account.id]
+        self._outcome_wakeups.discard(account.id, waiter)
 
     async def _page(self, account: Account, after: int) -> list[tuple[int, dict[str, Any]]]:
         return await self.store.outcomes_after(account.id, after, PAGE_SIZE)

@@ -4,7 +4,6 @@ provider, then holds for ``waitTime``."""
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import os
 import secrets
@@ -47,7 +46,8 @@ from ..errors import (
 from ..store.base import ChannelRecord, InteractionRecord
 from ._common import Account, Channel, FormRequest, MessageRequest, _metadata
 from .context import HELD_TO_THE_END, SendContext
-from .core import UNDELIVERED, EngineCore
+from .core import EngineCore
+from .state import UNDELIVERED
 
 
 class Sends(EngineCore):
@@ -492,16 +492,7 @@ class Sends(EngineCore):
         if wait is not None and wait > 0 and record.status == "pending":
             if self._draining:
                 raise self._unavailable()
-            future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self._watchers.setdefault(record.id, []).append(future)
-            try:
-                await asyncio.wait({future}, timeout=min(wait, self.config.max_status_wait))
-            finally:
-                watchers = self._watchers.get(record.id)
-                if watchers is not None and future in watchers:
-                    watchers.remove(future)
-                    if not watchers:
-                        del self._watchers[record.id]
+            await self._status_wakeups.wait(record.id, min(wait, self.config.max_status_wait))
             if self._draining:
                 raise self._unavailable()
             record = await self._interaction_of(account, interaction_id)

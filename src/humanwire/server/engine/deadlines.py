@@ -1,0 +1,169 @@
+"""Windows closing. An interaction's last window is a step of the schedule
+(``WINDOW_STEP``), run when due by whichever replica claimed it; a held request's
+``waitTime`` is its hold's own timer (``holding``). Both end here: the interaction ends
+with no response (unless a follow-up window is still open), its held request expires.
+A deadline whose writes the store could not take runs again shortly (``Windows``)."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import time
+from typing import Any
+
+from ..config import ServiceConfig
+from ..store.base import (
+    WINDOW_STEP,
+    InteractionRecord,
+    StepRecord,
+)
+from ..store.commits import StoreUnavailable
+from ..telemetry import log_event
+from .state import WINDOW_MOVED, logger
+from .stream import OutcomeAppends
+from .windows import Phase, Windows
+
+
+class Deadlines(OutcomeAppends):
+    """Windows closing (see the module docstring)."""
+
+    def __init__(self, config: ServiceConfig, **options: Any) -> None:
+        super().__init__(config, **options)
+        self._windows = Windows(self._on_deadline)
+        # A held request's wait timer and its window's step may fall due together.
+        self._deadlines_running: dict[tuple[str, Phase], asyncio.Future[bool]] = {}
+        self.schedule.handlers[WINDOW_STEP] = self._window_due
+
+    def _arm(self, interaction_id: str, at: float, phase: Phase) -> None:
+        """A deadline run again in memory (``_retry_deadline``)."""
+        self._windows.arm(interaction_id, at, phase)
+
+    def _disarm(self, interaction_id: str) -> None:
+        """The interaction ended: nothing of its windows is left in memory (the store
+        dropped its step with the end)."""
+        self._windows.disarm(interaction_id)
+        self.schedule.forget(WINDOW_STEP, interaction_id)
+
+    async def _window_due(self, step: StepRecord) -> None:
+        """The schedule's handler of ``WINDOW_STEP``: the interaction's last window
+        closes, if it really did (steps run at least once: read it first). Raises when the
+        store could not take the end (the schedule runs it again)."""
+        record = await self.store.get_interaction(step.key)
+        if record is None or record.status != "pending" or record.kind == "call":
+            if record is None and (hold := self._holds.get(step.key)) is not None:
+                hold.expire()  # its account was deleted
+            return
+        close = record.close_deadline
+        if close is not None and close > step.due_at + WINDOW_MOVED:
+            # Its window is later than this step was armed for: the step moves there.
+            # (Compared with the step's time, not this replica's clock: a clock a little
+            # behind the one that armed it must not arm it again at the same time.)
+            await self.schedule.arm(WINDOW_STEP, record.id, close, account_id=record.account_id)
+            return
+        # Without a follow-up window, the last window is the wait: it passes as the
+        # held request's own timer would have it (``interaction.wait_expired``).
+        phase: Phase = "close" if record.follow_up_deadline is not None else "wait"
+        await self._deadline_passed(record.id, phase, record)
+        # What it wrote (the end, its outcome) may yet be rolled back with its batch.
+        self.store.committed().on_rollback(
+            functools.partial(self._retry_deadline, record.id, phase)
+        )
+
+    def _on_deadline(self, interaction_id: str, phase: Phase) -> None:
+        """A window's timer fired: what it does reads and writes the store, so it runs
+        as a task of its own (the timer callback cannot await)."""
+        if not self._closed:
+            self._spawn(self._deadline(interaction_id, phase))
+
+    async def _deadline(self, interaction_id: str, phase: Phase) -> None:
+        if self._closed:
+            return
+        retry = functools.partial(self._retry_deadline, interaction_id, phase)
+        try:
+            await self._deadline_passed(interaction_id, phase)
+        except StoreUnavailable:
+            retry()
+            return
+        # What it wrote (the end, its outcome) may yet be rolled back with its batch.
+        self.store.committed().on_rollback(retry)
+
+    def _retry_deadline(self, interaction_id: str, phase: Phase) -> None:
+        """The database could not store what a deadline did: it runs again shortly (the
+        window stays open in the store until then), so no restart is needed."""
+        if not self._closed and not self._windows.armed(interaction_id):
+            at = time.time() + self.config.unavailable_retry_after
+            self._arm(interaction_id, at, phase)
+
+    async def _deadline_passed(
+        self, interaction_id: str, phase: Phase, record: InteractionRecord | None = None
+    ) -> None:
+        """What a passed deadline does. The held request's wait timer and the window's
+        step may fall due together (a wait without a follow-up): the second waits for
+        the first here and does it again only if the first failed."""
+        running = self._deadlines_running.get((interaction_id, phase))
+        if running is not None and await asyncio.shield(running):
+            return
+        done = asyncio.get_running_loop().create_future()
+        self._deadlines_running[(interaction_id, phase)] = done
+        ok = False
+        try:
+            await self._deadline_passed_now(interaction_id, phase, record)
+            ok = True
+        finally:
+            if self._deadlines_running.get((interaction_id, phase)) is done:
+                del self._deadlines_running[(interaction_id, phase)]
+            done.set_result(ok)
+
+    async def _deadline_passed_now(
+        self, interaction_id: str, phase: Phase, record: InteractionRecord | None
+    ) -> None:
+        if record is None:
+            record = await self.store.get_interaction(interaction_id)
+        hold = self._holds.get(interaction_id)
+        if record is None:
+            # Its account was deleted: a request held for it ends now (401, ``_current``).
+            if hold is not None:
+                hold.expire()
+            return
+        if record.status != "pending":
+            return
+        if phase == "wait":
+            log_event(
+                logger,
+                "interaction.wait_expired",
+                interaction_id=interaction_id,
+                account_id=record.account_id,
+                held=hold is not None,
+                follow_up=record.follow_up_deadline is not None,
+            )
+            if record.follow_up_deadline is not None:
+                # The follow-up window's end is the interaction's step (armed with it).
+                if hold is not None:
+                    hold.expire()
+                return
+        await self._end(record)
+        if hold is not None:
+            # After the end is stored (an awaited write): the request it wakes reads
+            # the interaction ended, as when the deadline ran without a pause.
+            hold.expire()
+
+    async def _end(self, record: InteractionRecord, outcome: str | None = None) -> None:
+        """Ends an interaction without a response (its last window closed)."""
+        self._disarm(record.id)
+        if await self.store.end_interaction(record.id, time.time(), outcome=outcome):
+            hold = self._holds.get(record.id)
+            if hold is not None:
+                hold.expire()
+            label = outcome or "no_response"
+            self.metrics.ended(record.kind, record.channel, label)
+            log_event(
+                logger,
+                "interaction.expired" if outcome is None else "interaction.ended",
+                interaction_id=record.id,
+                account_id=record.account_id,
+                kind=record.kind,
+                channel=record.channel,
+                outcome=label,
+            )
+            await self._ended_outcome(record, None, outcome)
+            self._changed(record)

@@ -1,0 +1,197 @@
+"""Held requests: a ``Hold`` registered before its delivery goes out (so even an instant
+reply finds it), awaited by its request, and answered (``_answer``), expired, drained or
+left; with replicas its hold in the store is let go of as it ends (``Coordinator``)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import dataclasses
+import time
+from typing import Any
+
+from ..errors import (
+    ServiceUnavailable,
+)
+from ..store.base import (
+    InboundRecord,
+    InteractionRecord,
+)
+from ..telemetry import log_event
+from ._common import (
+    OutcomeHandoff,
+)
+from .context import SendContext
+from .deadlines import Deadlines
+from .holds import Hold, HoldState, Release
+from .state import logger
+
+
+class Holding(Deadlines):
+    """Held requests: registered before their delivery, answered, expired or let go."""
+
+    def _register(self, record: InteractionRecord, context: SendContext) -> Hold:
+        # Registered before the delivery goes out, so even an instant reply finds it.
+        loop = asyncio.get_running_loop()
+        hold = Hold(record, loop.create_future(), context)
+        self._holds.add(hold)
+        if record.kind != "call" and record.wait_deadline is not None:
+            # Its waitTime: a timer here, the request's own (a call's is ``limit``). A
+            # context of its own: no part of the request that armed it.
+            when = loop.time() + (record.wait_deadline - time.time())
+            hold.timer = loop.call_at(when, self._wait_passed, hold, context=contextvars.Context())
+        return hold
+
+    def _unregister(self, hold: Hold) -> None:
+        self._holds.remove(hold)
+
+    def _wait_passed(self, hold: Hold) -> None:
+        """A held request's ``waitTime`` passed (its timer, on the replica holding it)."""
+        hold.timer = None
+        if self._holds.get(hold.interaction_id) is hold:
+            self._on_deadline(hold.interaction_id, "wait")
+
+    async def _hold(self, hold: Hold, limit: float | None = None) -> InteractionRecord | None:
+        """Awaits the response (the ended record) or None when the window closed first.
+        ``limit`` (seconds) is for calls, which have no window timer of their own."""
+        accept = hold.context.accept
+        if accept is not None and not accept.done():
+            accept.set_result(hold)  # Prefer: respond-async: 202 now, hold on
+            run = hold.context.run
+            if run is not None:
+                run.holding_async = hold  # a retry under its key gets 202 too
+        handle: asyncio.TimerHandle | None = None
+        if limit is not None:
+            handle = asyncio.get_running_loop().call_later(limit, hold.expire)
+        if self._draining:
+            hold.drain()  # registered after drain() woke the others
+        answered: InteractionRecord | None = None
+        try:
+            answered = await hold.wait()
+        finally:
+            if handle is not None:
+                handle.cancel()
+            handed = await self._let_go(hold)
+            self._unregister(hold)
+        left = hold.state is HoldState.LEFT
+        if answered is None and handed is not None:
+            if not left:
+                answered = handed
+            elif handed.kind != "call":  # a call's end always goes to the webhooks
+                await self.outbox.emit(handed.account_id, handed.result or {}, handed.id)
+        if left:
+            # Nobody to answer: unregistered (above), a reply inside waitTime goes to
+            # the webhooks; the window and the idempotency link stay.
+            raise ServiceUnavailable(
+                "the held request was closed by the client; retry",
+                retry_after=self.config.unavailable_retry_after,
+            )
+        if answered is None and self._draining:
+            # Stopping: 503, the interaction stays open for the retry to re-attach to.
+            raise self._unavailable()
+        return answered
+
+    async def _let_go(self, hold: Hold) -> InteractionRecord | None:
+        """Ends this process's hold on the send (from now on an answer goes to the
+        webhooks; in one process nothing is recorded). Returns the interaction when it
+        ended while held here with an answer nobody else sent on (its ender left it to
+        this hold)."""
+        if self._closed:
+            return None
+        if hold.release is Release.LET_GO:
+            return None  # let go when it ended with the answer this hold took
+        if hold.release is Release.UNRELEASED and hold.followed:
+            return None  # let go as its wait.ended is written (append_wait_ended)
+        hold.let_go()
+        interaction_id = hold.interaction_id
+        try:
+            released = await self.coordinator.release_hold(interaction_id)
+        except Exception:  # the sweep of a dead holder covers it; never hide the answer
+            logger.warning("could not let go of the hold on %s", interaction_id, exc_info=True)
+            return None
+        if released is None or released.status == "pending" or released.result is None:
+            return None
+        return released
+
+    async def _release_unreleased(self, hold: Hold) -> None:
+        """A hold answered from a notice (``Release.UNRELEASED``) whose ``wait.ended``
+        will not be written: let go now, so a sweep never sends its answer again."""
+        if hold.release is not Release.UNRELEASED:
+            return
+        hold.let_go()
+        if self._closed:
+            return
+        try:
+            await self.coordinator.release_hold(hold.interaction_id)
+        except Exception:
+            logger.warning("could not let go of the hold on %s", hold.interaction_id, exc_info=True)
+
+    async def _answer(
+        self,
+        record: InteractionRecord,
+        event: dict[str, Any],
+        *,
+        outcome: str | None = None,
+        always_emit: bool = False,
+        inbound: InboundRecord | None = None,
+    ) -> InteractionRecord | None:
+        """Ends ``record`` with its response ``event``: the held request gets it, else
+        (or with ``always_emit``) it goes to the webhooks. None if it had ended already.
+        ``inbound``, the text that answered (linked to ``record``), is stored and
+        announced too: with the end, or without the link if it had ended already."""
+        now = time.time()
+        report = self._ended_report(record, event, outcome)
+        hold = self._holds.waiting(record.id)
+        handed_over = hold is not None
+        # A request held here takes the answer now: with replicas its hold is let go in
+        # the same statement (not in one more when it wakes, ``_let_go``).
+        ending = await self.coordinator.end_answered(
+            record, now, event, outcome, report, release=handed_over, inbound=inbound
+        )
+        done, published = ending.done, ending.published
+        if ending.let_go and hold is not None:
+            hold.let_go()  # with the end, in the same statement
+        if inbound is not None and not ending.inbound_stored:
+            if not done:
+                inbound = dataclasses.replace(inbound, interaction_id=None)
+            await self.store.insert_inbound(inbound)
+        if not done:
+            if inbound is not None:
+                self._notify(inbound.account_id, "inbound", inbound.id)
+            return None
+        self._disarm(record.id)
+        ended = dataclasses.replace(
+            record, status="ended", result=event, outcome=outcome, ended_at=now
+        )
+        if hold is not None:
+            hold.answer(ended)
+        # With replicas, a send held when it ended is its holder's to hand over: another
+        # replica's gets it from the notice ``_changed`` publishes; this one's, whose
+        # hold is just ending, takes it when it lets go (``_let_go``).
+        webhook = always_emit or (not handed_over and ending.holder is None)
+        if webhook:
+            await self.outbox.emit(record.account_id, event, record.id)
+        seconds = now - record.created_at
+        self.metrics.ended(record.kind, record.channel, outcome or "answered")
+        if outcome != "no_answer":
+            self.metrics.answered(record.kind, record.channel, seconds)
+        log_event(
+            logger,
+            "interaction.answered",
+            interaction_id=record.id,
+            account_id=record.account_id,
+            kind=record.kind,
+            channel=record.channel,
+            outcome=outcome or "answered",
+            after_s=round(seconds, 3),
+            handed_to="held_request" if handed_over else "webhooks" if webhook else "holder",
+        )
+        if ending.reported is not None:
+            seq, after = ending.reported
+            await self._outcome_stored(record.account_id, OutcomeHandoff(after, seq, report), now)
+        else:
+            await self.append_outcome(record.account_id, record.id, report)
+        self._changed(record, published=published)
+        if inbound is not None:
+            self._notify(inbound.account_id, "inbound", inbound.id, publish=not published)
+        return ended

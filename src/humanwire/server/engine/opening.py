@@ -1,0 +1,282 @@
+"""An interaction opened for a send: created (its window's step written with it, linked
+to the send's ``Idempotency-Key``), or re-attached to for a retry whose first run
+created it; returned only once committed, so nothing goes out for a write the database
+may yet roll back."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from humanwire.types.interactions import InteractionChannel, InteractionKind
+
+from ..delivery import (
+    SandboxProvider,
+)
+from ..errors import (
+    Conflict,
+)
+from ..store.base import (
+    WINDOW_STEP,
+    Duplicate,
+    IdempotencyLinkRecord,
+    InteractionRecord,
+    StepRecord,
+)
+from ..store.commits import StoreUnavailable
+from ..telemetry import log_event, mask_address, note_interaction
+from ._common import (
+    Account,
+)
+from .context import HELD_TO_THE_END, IdempotentRun, SendContext
+from .holding import Holding
+from .holds import Hold
+from .state import logger
+
+
+class Opening(Holding):
+    async def _create_interaction(
+        self,
+        account: Account,
+        *,
+        kind: InteractionKind,
+        channel: InteractionChannel,
+        to: str,
+        from_addr: str,
+        request: dict[str, Any],
+        wait_time: float | None = None,
+        follow_up_time: float | None = None,
+        form_token: str | None = None,
+        reply_token: str | None = None,
+        card_id: str | None = None,
+        run: IdempotentRun | None = None,
+    ) -> InteractionRecord:
+        now = time.time()
+        wait_deadline = now + float(wait_time) if wait_time is not None else None
+        follow_up_deadline = (
+            (wait_deadline or now) + float(follow_up_time) if follow_up_time is not None else None
+        )
+        listening = kind == "call" or wait_deadline is not None or follow_up_deadline is not None
+        if channel == "email" and reply_token is None:
+            # Its reply address reply+<token>@…: replies and bounces find it by the token.
+            reply_token = secrets.token_urlsafe(18)
+        record = InteractionRecord(
+            id=str(uuid.uuid4()),
+            account_id=account.id,
+            kind=kind,
+            channel=channel,
+            to_addr=to,
+            from_addr=from_addr,
+            request=request,
+            created_at=now,
+            status="pending" if listening else "ended",
+            wait_deadline=wait_deadline,
+            follow_up_deadline=follow_up_deadline,
+            form_token=form_token,
+            reply_token=reply_token,
+            card_id=card_id,
+            ended_at=None if listening else now,
+        )
+        # With replicas: made here, and the request a wait holds is held here.
+        record = self.coordinator.stamp(record, held=wait_deadline is not None or kind == "call")
+        # Its last window, a step of the schedule written with it (a call has none: it
+        # ends when the callee hangs up).
+        close = follow_up_deadline or wait_deadline
+        step = None
+        claimed_by = claimed_until = None
+        if listening and kind != "call" and close is not None:
+            step = StepRecord(WINDOW_STEP, record.id, close, account.id)
+            claimed_by, claimed_until = self.schedule.claim(step)
+        link = None
+        if run is not None:
+            link = IdempotencyLinkRecord(
+                account_id=account.id,
+                key=run.key,
+                fingerprint=run.fingerprint,
+                interaction_id=record.id,
+                created_at=now,
+            )
+        await self.store.insert_interaction(
+            record,
+            link,
+            link_stale_before=now - self.config.idempotency_ttl,
+            step=step,
+            claimed_by=claimed_by,
+            claimed_until=claimed_until,
+        )
+        if step is not None:
+            self.schedule.armed(step, claimed_by)
+        note_interaction(record.id)
+        self.metrics.opened(kind, channel)
+        log_event(
+            logger,
+            "interaction.opened",
+            interaction_id=record.id,
+            account_id=account.id,
+            kind=kind,
+            channel=channel,
+            to=mask_address(to),
+            wait_s=wait_time,
+            follow_up_s=follow_up_time,
+        )
+        return record
+
+    async def _open_interaction(
+        self,
+        account: Account,
+        *,
+        kind: InteractionKind,
+        channel: InteractionChannel,
+        to: str,
+        from_addr: str,
+        request: dict[str, Any],
+        wait_time: float | None = None,
+        follow_up_time: float | None = None,
+        form_token: str | None = None,
+        reply_token: str | None = None,
+        card_id: str | None = None,
+        context: SendContext = HELD_TO_THE_END,
+    ) -> tuple[InteractionRecord, bool]:
+        """The interaction of a send: a new one (linked to the ``Idempotency-Key`` the
+        send runs under, if any), or, for a retry whose first run created one and never
+        finished, that one as it is now. True when re-attached: deliver nothing then.
+        ``context.run`` is that key's run (None: the send runs under no key).
+
+        A new one is returned once committed: nothing goes out for a write the database
+        may yet roll back (its disk full). If it is rolled back, ``StoreUnavailable``
+        (503) and nothing of it is left here (its window's step in memory). On the sandbox, the
+        delivery's row joins the same batch and is shown once it commits (``deliver``);
+        a rollback fails the delivery, which ends the interaction as for a refusal."""
+        if self._draining:
+            raise self._unavailable()  # before anything is stored or delivered
+        run = context.run
+        if run is not None and (run.used or run.account_id != account.id):
+            run = None
+        if run is not None:
+            run.used = True  # one interaction per send; anything after it is not linked
+            first = run.resume
+            if first is not None and first.kind == kind:
+                note_interaction(first.id)
+                return await self.store.get_interaction(first.id) or first, True
+        try:
+            record = await self._create_interaction(
+                account,
+                kind=kind,
+                channel=channel,
+                to=to,
+                from_addr=from_addr,
+                request=request,
+                wait_time=wait_time,
+                follow_up_time=follow_up_time,
+                form_token=form_token,
+                reply_token=reply_token,
+                card_id=card_id,
+                run=run,
+            )
+            commit = self.store.committed()  # the batch the insert joined
+            # The sandbox's message is a row of that same batch: it awaits the commit
+            # itself before showing it, so the two stand or fall together.
+            if not commit.settled and not isinstance(self.providers.get(channel), SandboxProvider):
+                try:
+                    await commit
+                except StoreUnavailable:
+                    self._disarm(record.id)
+                    log_event(
+                        logger,
+                        "interaction.not_stored",
+                        interaction_id=record.id,
+                        account_id=account.id,
+                        level=logging.WARNING,
+                    )
+                    raise
+        except Duplicate:
+            if run is None:
+                raise
+            # The same key on another replica created its interaction first: this
+            # request re-attaches to it (one text to the human), as a retry would.
+            first = await self._linked(account, run)
+            if first is None or first.kind != kind:
+                raise Conflict(
+                    "a request with this Idempotency-Key is running on another replica",
+                    field="Idempotency-Key",
+                ) from None
+            note_interaction(first.id)
+            return first, True
+        return record, False
+
+    async def _linked(self, account: Account, run: IdempotentRun) -> InteractionRecord | None:
+        link = await self.store.get_idempotency_link(account.id, run.key)
+        if link is None:
+            return None
+        if link.fingerprint != run.fingerprint:
+            raise Conflict(
+                "this Idempotency-Key was already used with a different request",
+                field="Idempotency-Key",
+            )
+        return await self.store.get_interaction(link.interaction_id)
+
+    async def _send_out(
+        self,
+        record: InteractionRecord,
+        resumed: bool,
+        hold: Hold | None,
+        deliver: Callable[[], Awaitable[None]],
+    ) -> None:
+        """Re-attaches a retry to ``record`` (``resumed``), or delivers it. If that fails
+        (a refusal, the database unable to store what the provider answered), the held
+        request is let go here: no wait stays registered for a request that left."""
+        try:
+            if resumed:
+                await self._rejoin(record, hold)
+            else:
+                await deliver()
+        except BaseException:
+            if hold is not None:
+                self._unregister(hold)
+                await self._abandon(hold)
+            raise
+
+    async def _abandon(self, hold: Hold) -> None:
+        """A held send left before it held (its client gone mid-delivery, a refusal):
+        with replicas, this replica lets go of it in the store too, so an answer goes to
+        the webhooks instead of to a hold nobody waits on; one it took already goes
+        there now."""
+        handed = await self._let_go(hold)
+        if handed is not None and handed.kind != "call":
+            await self.outbox.emit(handed.account_id, handed.result or {}, handed.id)
+
+    async def _rejoin(self, record: InteractionRecord, hold: Hold | None) -> None:
+        """A retry re-attached to ``record``: its held request gets what the interaction
+        became, or "no response" when the ``waitTime`` window has passed; else it waits
+        on its own wait timer (``_register``), like the first."""
+        # Re-attached on this replica (its first may have died): the held request is
+        # this replica's from now on.
+        if record.status == "pending" and not await self.coordinator.take(
+            record.id, hold=hold is not None
+        ):
+            record = await self._current(record.id)
+        if record.status == "pending" and record.kind != "call":
+            close = record.close_deadline
+            if close is None or close <= time.time():
+                # Its last window passed and its step has not run yet (its replica may
+                # have died holding it): it ends now.
+                await self._end(record)
+                record = await self._current(record.id)
+        if hold is None:
+            return
+        if record.status != "pending":
+            hold.settle(record)
+        elif record.kind != "call" and (
+            record.wait_deadline is None or record.wait_deadline <= time.time()
+        ):
+            hold.expire()
+
+    def _remaining(self, record: InteractionRecord, limit: float, resumed: bool) -> float:
+        """A call's hold limit, counted from its creation for a re-attached retry."""
+        if not resumed:
+            return limit
+        return max(0.0, record.created_at + limit - time.time())

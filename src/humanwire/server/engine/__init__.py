@@ -5,7 +5,10 @@ Errors are raised as ``humanwire.server.errors.ServiceError`` subclasses.
 
 One class, ``Engine``, assembled from one part per concern, each a module of its own:
 
-- ``core``: state, start / drain / close, window timers, held requests, live notices;
+- ``core`` and the parts it builds on (``state``, ``stream``, ``deadlines``, ``holding``,
+  ``opening``, ``delivering``): start / drain / close, outcome events, windows closing,
+  held requests (``Hold``), interactions opened and delivered, other replicas' notices;
+  what differs with replicas is the ``Coordinator``'s (``coordination``);
 - ``accounts`` and ``idempotency``: keys, limits, ``Idempotency-Key``;
 - ``sessions``: the inbox's logins (a token in the cookie, never the key);
 - ``sends``: messages, channel-card messages, forms, calls, ``/phone/*``, status;

@@ -11,7 +11,8 @@ One class, ``Engine``, assembled from one part per concern, each a module of its
   what differs with replicas is the ``Coordinator``'s (``coordination``);
 - ``accounts`` and ``idempotency``: keys, limits, ``Idempotency-Key``;
 - ``sessions``: the inbox's logins (a token in the cookie, never the key);
-- ``sends``: messages, channel-card messages, forms, calls, ``/phone/*``, status;
+- ``sends`` and ``calls``: messages, channel-card messages, forms, status; calls and
+  ``/phone/*``;
 - ``numbers``, ``webhooks``, ``channels``: the account's resources;
 - ``human``: what comes back from recipients, through provider-neutral entry points
   that the sandbox API, the inbox and the real providers all use;
@@ -62,6 +63,7 @@ from ._common import (
 )
 from .accounts import Accounts
 from .approval_access import ApprovalAccess
+from .calls import Calls
 from .channels import ChannelCards
 from .context import HELD_TO_THE_END, SendContext
 from .holds import Hold
@@ -102,6 +104,7 @@ class Engine(
     Accounts,
     InboxSessions,
     Idempotency,
+    Calls,
     Sends,
     Numbers,
     Webhooks,

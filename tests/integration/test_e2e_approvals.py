@@ -78,9 +78,9 @@ def _until(check: Callable[[], Any], timeout: float = 10.0) -> Any:
         time.sleep(0.05)
 
 
-def _reply(api: httpx.Client, sender: str, body: str, to: str) -> None:
+def _reply(api: httpx.Client, sender: str, body: str, to: str, channel: str = "sms") -> None:
     response = api.post(
-        "/sandbox/replies", json={"channel": "sms", "from": sender, "to": to, "body": body}
+        "/sandbox/replies", json={"channel": channel, "from": sender, "to": to, "body": body}
     )
     assert response.status_code == 204, response.text
 
@@ -525,3 +525,141 @@ def test_a_call_approver_decides_by_key_or_word(api: httpx.Client) -> None:
     assert len(_deliveries(api, THIRD) + _deliveries(api, OTHER)) == 2
     status = api.get(f"/interactions/{first}/status").json()
     assert status["kind"] == "call" and status["metadata"] == {"run": "r7"}
+
+
+def test_whatsapp_replies_decide_and_name_the_code(api: httpx.Client) -> None:
+    alone = _ask(
+        api,
+        title="Refund $90",
+        approvers=[{"channel": "whatsapp", "to": OTHER}],
+        followUpTime=30,
+    )
+    (asked,) = _deliveries(api, OTHER)
+    assert asked["channel"] == "whatsapp"
+    assert "Reply YES or NO" in asked["text"]
+    sender = asked["from"]
+    _reply(api, OTHER, "Approve: looks fine", sender, channel="whatsapp")
+    approved = api.get(f"/approvals/{alone['interactionId']}").json()
+    assert approved["decision"] == "approved"
+    assert [(d["via"], d["comment"]) for d in approved["decisions"]] == [
+        ("whatsapp_reply", "looks fine")
+    ]
+
+    first = _ask(
+        api, title="Refund A", approvers=[{"channel": "whatsapp", "to": OTHER}], followUpTime=30
+    )
+    second = _ask(
+        api, title="Refund B", approvers=[{"channel": "whatsapp", "to": OTHER}], followUpTime=30
+    )
+    texts = [d["text"] for d in reversed(_deliveries(api, OTHER))]
+    assert len(texts) == 3
+    assert "Reply YES or NO" in texts[1]  # alone on the number when asked
+    code = re.search(r"Reply YES (\d{4}) or NO \1", texts[2])
+    assert code is not None, texts[2]
+
+    _reply(api, OTHER, "no", sender, channel="whatsapp")  # which one? never a guess
+    clarifying = _until(lambda: len(_deliveries(api, OTHER)) == 4 and _deliveries(api, OTHER))
+    assert clarifying[0]["channel"] == "whatsapp"
+    assert "could not tell which request" in clarifying[0]["text"]
+    assert code.group(1) in clarifying[0]["text"]
+    # The code names a whatsapp approver: an sms from the number decides nothing.
+    _reply(api, OTHER, f"NO {code.group(1)}", sender, channel="sms")
+    for approval in (first, second):
+        assert api.get(f"/approvals/{approval['interactionId']}").json()["decision"] is None
+
+    _reply(api, OTHER, f"NO {code.group(1)} not this quarter", sender, channel="whatsapp")
+    rejected = api.get(f"/approvals/{second['interactionId']}").json()
+    assert rejected["decision"] == "rejected"
+    assert [(d["via"], d["comment"]) for d in rejected["decisions"]] == [
+        ("whatsapp_reply", "not this quarter")
+    ]
+    assert api.get(f"/approvals/{first['interactionId']}").json()["decision"] is None
+    _reply(api, OTHER, "yes", sender, channel="whatsapp")  # one open now: no code needed
+    assert api.get(f"/approvals/{first['interactionId']}").json()["decision"] == "approved"
+
+
+def test_a_call_approver_decides_by_a_spoken_word(api: httpx.Client) -> None:
+    approving = _ask(
+        api,
+        title="Wire $4,200",
+        action=ACTION,
+        approvers=[{"channel": "call", "to": THIRD}, {"channel": "call", "to": OTHER}],
+        quorum=2,
+        followUpTime=30,
+    )
+    _until(lambda: len(_deliveries(api, THIRD) + _deliveries(api, OTHER)) == 2)
+    calls = {c["to"]: c["interactionId"] for c in _deliveries(api, THIRD) + _deliveries(api, OTHER)}
+    assert "say approve or reject" in _deliveries(api, THIRD)[0]["text"]
+    said = {"outcome": "completed", "summary": "Approve."}
+    assert api.post(f"/sandbox/calls/{calls[THIRD]}", json=said).status_code == 200
+    said = {"outcome": "completed", "summary": "yes, go ahead"}
+    assert api.post(f"/sandbox/calls/{calls[OTHER]}", json=said).status_code == 200
+    approved = api.get(f"/approvals/{approving['interactionId']}").json()
+    assert approved["decision"] == "approved"
+    assert [(d["approver"]["to"], d["decision"], d["via"]) for d in approved["decisions"]] == [
+        (THIRD, "approve", "call_speech"),
+        (OTHER, "approve", "call_speech"),
+    ]
+
+    rejecting = _ask(
+        api,
+        title="Delete the backups",
+        approvers=[{"channel": "call", "to": THIRD}],
+        followUpTime=30,
+    )
+    _until(lambda: len(_deliveries(api, THIRD)) == 2)
+    call = _deliveries(api, THIRD)[0]["interactionId"]
+    said = {"outcome": "completed", "summary": "reject, not this quarter"}
+    assert api.post(f"/sandbox/calls/{call}", json=said).status_code == 200
+    rejected = api.get(f"/approvals/{rejecting['interactionId']}").json()
+    assert rejected["decision"] == "rejected"
+    assert [(d["decision"], d["via"]) for d in rejected["decisions"]] == [("reject", "call_speech")]
+    assert rejected["response"].startswith(f"Rejected by {THIRD}")
+
+
+def test_reject_quorum_takes_that_many_distinct_people(api: httpx.Client) -> None:
+    asked = _ask(
+        api,
+        title="Drop the table",
+        approvers=[
+            {"channel": "sms", "to": THIRD},
+            {"channel": "whatsapp", "to": THIRD},
+            {"channel": "link", "to": "Ada"},
+            {"channel": "link", "to": "Bob"},
+        ],
+        quorum=2,
+        rejectQuorum=2,
+        followUpTime=30,
+    )
+    path = f"/approvals/{asked['interactionId']}"
+    ada, bob = (link["url"] for link in asked["links"])
+    sms_from = next(d["from"] for d in _deliveries(api, THIRD) if d["channel"] == "sms")
+    wa_from = next(d["from"] for d in _deliveries(api, THIRD) if d["channel"] == "whatsapp")
+
+    _reply(api, THIRD, "no too risky", sms_from)
+    one = api.get(path).json()
+    assert one["status"] == "pending" and one["decision"] is None
+    assert [(d["approver"], d["decision"]) for d in one["decisions"]] == [
+        ({"channel": "sms", "to": THIRD}, "reject")
+    ]
+    # The same person again, by their other channel: still one rejection.
+    _reply(api, THIRD, "no", wa_from, channel="whatsapp")
+    again = api.get(path).json()
+    assert again["status"] == "pending" and again["decision"] is None
+    assert len(again["decisions"]) == 1
+
+    assert "your decision was recorded" in _decide(api, ada, "approve").text
+    assert api.get(path).json()["decision"] is None  # 1 approval, 1 rejection: open
+
+    _decide(api, bob, "reject", "agreed, too risky")
+    rejected = api.get(path).json()
+    assert rejected["status"] == "ended"
+    assert rejected["decision"] == "rejected"
+    assert [(d["approver"]["to"], d["decision"]) for d in rejected["decisions"]] == [
+        (THIRD, "reject"),
+        ("Ada", "approve"),
+        ("Bob", "reject"),
+    ]
+    types = [e["type"] for e in _audit(api)]
+    assert types.count("approval.decision") == 3
+    assert types.count("approval.decided") == 1

@@ -663,3 +663,45 @@ def test_reject_quorum_takes_that_many_distinct_people(api: httpx.Client) -> Non
     types = [e["type"] for e in _audit(api)]
     assert types.count("approval.decision") == 3
     assert types.count("approval.decided") == 1
+
+
+def test_without_comments_none_is_offered_nor_kept(api: httpx.Client) -> None:
+    asked = _ask(
+        api,
+        title="Restart the cluster",
+        approvers=[
+            {"channel": "link", "to": "Ada"},
+            {"channel": "sms", "to": OTHER},
+        ],
+        quorum=2,
+        remindEvery=1,
+        allowComment=False,
+        followUpTime=30,
+    )
+    page = api.get(_page(api, asked["links"][0]["url"]), headers={"Authorization": ""})
+    assert page.status_code == 200
+    assert 'value="approve"' in page.text
+    assert 'name="comment"' not in page.text and "Comment" not in page.text
+
+    (sms,) = _deliveries(api, OTHER)
+    assert "Reply YES or NO." in sms["text"]
+    assert "reason" not in sms["text"]
+    reminders = _until(lambda: len(_deliveries(api, OTHER)) == 2 and _deliveries(api, OTHER))
+    assert "Reminder" in reminders[0]["text"] and "reason" not in reminders[0]["text"]
+    _reply(api, OTHER, "banana", sms["from"])  # unclear: the clarifying text offers none
+    clarifying = _until(lambda: len(_deliveries(api, OTHER)) >= 3 and _deliveries(api, OTHER))
+    assert "could not read that" in clarifying[0]["text"]
+    assert "reason" not in clarifying[0]["text"]
+
+    # A comment sent anyway is not kept: not on the record, not in the audit log.
+    _decide(api, asked["links"][0]["url"], "approve", "ship it")
+    _reply(api, OTHER, "yes but only after 6pm", sms["from"])
+    decided = api.get(f"/approvals/{asked['interactionId']}").json()
+    assert decided["decision"] == "approved"
+    assert [(d["via"], d["comment"]) for d in decided["decisions"]] == [
+        ("page", None),
+        ("sms_reply", None),
+    ]
+    decisions = [e for e in _audit(api) if e["type"] == "approval.decision"]
+    assert [e["data"]["comment"] for e in decisions] == [None, None]
+    assert "ship it" not in str(_audit(api)) and "6pm" not in str(_audit(api))

@@ -64,7 +64,11 @@ class ApprovalSteps(Approvals):
             url = self.approval_page_url(row.token)
             shown = row.code if await self._shares_number(row) else None
             text = texts.reminder_text(
-                request.title, url, shown, replies=row.channel in REPLY_CHANNELS
+                request.title,
+                url,
+                shown,
+                replies=row.channel in REPLY_CHANNELS,
+                comments=request.allow_comment,
             )
             await self._send_to(record, row, text)
         await self.store.add_approver_reminder(record.id, row.position)

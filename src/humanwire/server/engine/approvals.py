@@ -273,6 +273,7 @@ class Approvals(Sends, LinkPages, Outcomes):
                     url,
                     shown,
                     replies=row.channel in REPLY_CHANNELS,
+                    comments=request.allow_comment,
                 )
                 delivered = await self._send_to(record, row, text)
             data: dict[str, Any] = {"tier": row.tier}

@@ -6,11 +6,13 @@ of the schedule, ``onTimeout``, ``consume`` and the audit log."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import re
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -342,7 +344,13 @@ def test_undecided_windows_apply_on_timeout(api: httpx.Client) -> None:
     assert ended["response"] == "No decision in time (0 of 1 approvals); nothing was decided."
 
 
+def _at(delivery: dict[str, Any]) -> float:
+    """When the service delivered it (unix seconds)."""
+    return datetime.fromisoformat(delivery["createdAt"]).timestamp()
+
+
 def test_reminders_then_escalation_to_the_lead(api: httpx.Client) -> None:
+    started = time.time()
     asked = _ask(
         api,
         title="Refund $900",
@@ -351,20 +359,30 @@ def test_reminders_then_escalation_to_the_lead(api: httpx.Client) -> None:
         remindEvery=1,
         followUpTime=30,
     )
-    _until(lambda: len(_deliveries(api, OTHER)) == 4, timeout=15)  # asked + 3 reminders
+    while time.time() < started + 2.3:  # not before its ``after``
+        assert _deliveries(api, THIRD) == []
+        time.sleep(0.05)
     lead = _until(lambda: _deliveries(api, THIRD))
     assert "Approval requested: Refund $900" in lead[-1]["text"]
+    # Due 2.5 s after the request was made (which was after ``started``), on time.
+    assert started + 2.5 <= _at(lead[-1]) < started + 4.5
+    _until(lambda: len(_deliveries(api, OTHER)) == 4, timeout=15)  # asked + 3 reminders
+    sent = list(reversed(_deliveries(api, OTHER)))
+    assert ["Reminder" in d["text"] for d in sent] == [False, True, True, True]
+    gaps = [_at(b) - _at(a) for a, b in itertools.pairwise(sent)]
+    assert all(gap >= 0.9 for gap in gaps), gaps  # remindEvery apart
     time.sleep(1.5)
     assert len(_deliveries(api, OTHER)) == 4  # at most 3 reminders
-    assert "Reminder" in _deliveries(api, OTHER)[0]["text"]
     _reply(api, THIRD, "yes ok", lead[-1]["from"])
     decided = api.get(f"/approvals/{asked['interactionId']}").json()
     assert decided["decision"] == "approved"
     assert decided["decisions"][0]["approver"] == {"channel": "sms", "to": THIRD}
-    types = [e["type"] for e in _audit(api)]
-    assert types.count("approval.reminded") >= 3
-    assert "approval.escalated" in types
-    assert verify(_audit(api)) == []
+    entries = _audit(api)
+    types = [e["type"] for e in entries]
+    reminded = [e for e in entries if e["type"] == "approval.reminded"]
+    assert [e["data"]["reminder"] for e in reminded if e["actor"]["to"] == OTHER] == [1, 2, 3]
+    assert types.count("approval.escalated") == 1
+    assert verify(entries) == []
 
 
 def test_consume_is_exactly_once_under_200_concurrent_calls(api: httpx.Client) -> None:
@@ -435,6 +453,7 @@ def test_escalation_and_reminders_survive_a_restart(store: str, tmp_path: Path) 
             key = runner.create_account("restart")
             headers = {"Authorization": f"Bearer {key}"}
             with httpx.Client(base_url=runner.base_url, headers=headers, timeout=30) as api:
+                started = time.time()
                 asked = _ask(
                     api,
                     title="Refund $900",
@@ -447,15 +466,30 @@ def test_escalation_and_reminders_survive_a_restart(store: str, tmp_path: Path) 
                 time.sleep(2.5)
                 runner = ServiceRunner(replace(config), "127.0.0.1", port).start()
                 lead = _until(lambda: _deliveries(api, THIRD), timeout=15)
-                assert "Approval requested: Refund $900" in lead[0]["text"]
-                _until(lambda: len(_deliveries(api, OTHER)) >= 2, timeout=15)  # reminded
-                time.sleep(1)
-                assert len(_deliveries(api, THIRD)) == 1  # escalated once
-                _reply(api, THIRD, "no", lead[0]["from"])
+                assert "Approval requested: Refund $900" in lead[-1]["text"]
+                assert _at(lead[-1]) >= started + 2
+                # Every reminder of both, once: the first approver's 3, and the lead's 3
+                # (asked by the escalation, reminded from then on).
+                _until(lambda: len(_deliveries(api, OTHER)) == 4, timeout=15)
+                _until(lambda: len(_deliveries(api, THIRD)) == 4, timeout=15)
+                time.sleep(2)  # nothing more comes
+                assert len(_deliveries(api, OTHER)) == 4
+                assert len(_deliveries(api, THIRD)) == 4
+                for to in (OTHER, THIRD):
+                    sent = list(reversed(_deliveries(api, to)))
+                    assert ["Reminder" in d["text"] for d in sent] == [False, True, True, True]
+                _reply(api, THIRD, "no", lead[-1]["from"])
                 decided = api.get(f"/approvals/{asked['interactionId']}").json()
                 assert decided["decision"] == "rejected"
-                types = [e["type"] for e in _audit(api)]
+                entries = _audit(api)
+                types = [e["type"] for e in entries]
                 assert types.count("approval.escalated") == 1
+                assert types.count("approval.asked") == 2
+                reminded = [e for e in entries if e["type"] == "approval.reminded"]
+                for to in (OTHER, THIRD):
+                    numbers = [e["data"]["reminder"] for e in reminded if e["actor"]["to"] == to]
+                    assert numbers == [1, 2, 3], (to, numbers)
+                assert verify(entries) == []
         finally:
             runner.stop()
 

@@ -22,6 +22,8 @@ import pytest
 from e2e_support import HUMAN, StartService
 
 from humanwire.server.approvals.audit import verify
+from humanwire.server.delivery import Outbound, Sent
+from humanwire.server.delivery.sandbox import SandboxProvider
 from humanwire.server.runner import ServiceRunner
 from humanwire.testing import WebhookReceiver, fast_config
 from humanwire.types import ApprovalDecidedEvent
@@ -739,3 +741,40 @@ def test_without_comments_none_is_offered_nor_kept(api: httpx.Client) -> None:
     decisions = [e for e in _audit(api) if e["type"] == "approval.decision"]
     assert [e["data"]["comment"] for e in decisions] == [None, None]
     assert "ship it" not in str(_audit(api)) and "6pm" not in str(_audit(api))
+
+
+def test_an_escalation_interrupted_before_its_text_went_is_asked_again(
+    api: httpx.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The escalation's step dies after marking the lead asked, before the text goes (as
+    a replica killed there would): run again, it asks the lead (their text has no
+    ``approval.asked`` entry yet), once, and their reminders follow."""
+    lead = "+12025550133"
+    failed: list[str] = []
+    deliver = SandboxProvider.deliver
+
+    async def dies_once(self: SandboxProvider, item: Outbound) -> Sent:
+        if item.to_addr == lead and not failed:
+            failed.append(item.text)
+            raise RuntimeError("the step died before the text went out")
+        return await deliver(self, item)
+
+    monkeypatch.setattr(SandboxProvider, "deliver", dies_once)
+    _ask(
+        api,
+        title="Refund $900",
+        approvers=[{"channel": "link", "to": "Ada"}],
+        escalation=[{"after": 1, "approvers": [{"channel": "sms", "to": lead}]}],
+        remindEvery=1,
+        followUpTime=30,
+    )
+    asked = _until(lambda: _deliveries(api, lead), timeout=15)
+    assert failed and "Approval requested: Refund $900" in failed[0]
+    assert "Approval requested: Refund $900" in asked[-1]["text"]
+    _until(lambda: len(_deliveries(api, lead)) == 4, timeout=15)  # asked + 3 reminders
+    time.sleep(1.5)
+    sent = list(reversed(_deliveries(api, lead)))
+    assert ["Reminder" in d["text"] for d in sent] == [False, True, True, True]
+    types = [e["type"] for e in _audit(api)]
+    assert (types.count("approval.escalated"), types.count("approval.asked")) == (1, 2)
+    assert types.count("approval.reminded") == 3

@@ -6,11 +6,13 @@ of the schedule, ``onTimeout``, ``consume`` and the audit log."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import re
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -20,6 +22,8 @@ import pytest
 from e2e_support import HUMAN, StartService
 
 from humanwire.server.approvals.audit import verify
+from humanwire.server.delivery import Outbound, Sent
+from humanwire.server.delivery.sandbox import SandboxProvider
 from humanwire.server.runner import ServiceRunner
 from humanwire.testing import WebhookReceiver, fast_config
 from humanwire.types import ApprovalDecidedEvent
@@ -78,9 +82,9 @@ def _until(check: Callable[[], Any], timeout: float = 10.0) -> Any:
         time.sleep(0.05)
 
 
-def _reply(api: httpx.Client, sender: str, body: str, to: str) -> None:
+def _reply(api: httpx.Client, sender: str, body: str, to: str, channel: str = "sms") -> None:
     response = api.post(
-        "/sandbox/replies", json={"channel": "sms", "from": sender, "to": to, "body": body}
+        "/sandbox/replies", json={"channel": channel, "from": sender, "to": to, "body": body}
     )
     assert response.status_code == 204, response.text
 
@@ -342,7 +346,13 @@ def test_undecided_windows_apply_on_timeout(api: httpx.Client) -> None:
     assert ended["response"] == "No decision in time (0 of 1 approvals); nothing was decided."
 
 
+def _at(delivery: dict[str, Any]) -> float:
+    """When the service delivered it (unix seconds)."""
+    return datetime.fromisoformat(delivery["createdAt"]).timestamp()
+
+
 def test_reminders_then_escalation_to_the_lead(api: httpx.Client) -> None:
+    started = time.time()
     asked = _ask(
         api,
         title="Refund $900",
@@ -351,20 +361,30 @@ def test_reminders_then_escalation_to_the_lead(api: httpx.Client) -> None:
         remindEvery=1,
         followUpTime=30,
     )
-    _until(lambda: len(_deliveries(api, OTHER)) == 4, timeout=15)  # asked + 3 reminders
+    while time.time() < started + 2.3:  # not before its ``after``
+        assert _deliveries(api, THIRD) == []
+        time.sleep(0.05)
     lead = _until(lambda: _deliveries(api, THIRD))
     assert "Approval requested: Refund $900" in lead[-1]["text"]
+    # Due 2.5 s after the request was made (which was after ``started``), on time.
+    assert started + 2.5 <= _at(lead[-1]) < started + 4.5
+    _until(lambda: len(_deliveries(api, OTHER)) == 4, timeout=15)  # asked + 3 reminders
+    sent = list(reversed(_deliveries(api, OTHER)))
+    assert ["Reminder" in d["text"] for d in sent] == [False, True, True, True]
+    gaps = [_at(b) - _at(a) for a, b in itertools.pairwise(sent)]
+    assert all(gap >= 0.9 for gap in gaps), gaps  # remindEvery apart
     time.sleep(1.5)
     assert len(_deliveries(api, OTHER)) == 4  # at most 3 reminders
-    assert "Reminder" in _deliveries(api, OTHER)[0]["text"]
     _reply(api, THIRD, "yes ok", lead[-1]["from"])
     decided = api.get(f"/approvals/{asked['interactionId']}").json()
     assert decided["decision"] == "approved"
     assert decided["decisions"][0]["approver"] == {"channel": "sms", "to": THIRD}
-    types = [e["type"] for e in _audit(api)]
-    assert types.count("approval.reminded") >= 3
-    assert "approval.escalated" in types
-    assert verify(_audit(api)) == []
+    entries = _audit(api)
+    types = [e["type"] for e in entries]
+    reminded = [e for e in entries if e["type"] == "approval.reminded"]
+    assert [e["data"]["reminder"] for e in reminded if e["actor"]["to"] == OTHER] == [1, 2, 3]
+    assert types.count("approval.escalated") == 1
+    assert verify(entries) == []
 
 
 def test_consume_is_exactly_once_under_200_concurrent_calls(api: httpx.Client) -> None:
@@ -435,6 +455,7 @@ def test_escalation_and_reminders_survive_a_restart(store: str, tmp_path: Path) 
             key = runner.create_account("restart")
             headers = {"Authorization": f"Bearer {key}"}
             with httpx.Client(base_url=runner.base_url, headers=headers, timeout=30) as api:
+                started = time.time()
                 asked = _ask(
                     api,
                     title="Refund $900",
@@ -447,15 +468,30 @@ def test_escalation_and_reminders_survive_a_restart(store: str, tmp_path: Path) 
                 time.sleep(2.5)
                 runner = ServiceRunner(replace(config), "127.0.0.1", port).start()
                 lead = _until(lambda: _deliveries(api, THIRD), timeout=15)
-                assert "Approval requested: Refund $900" in lead[0]["text"]
-                _until(lambda: len(_deliveries(api, OTHER)) >= 2, timeout=15)  # reminded
-                time.sleep(1)
-                assert len(_deliveries(api, THIRD)) == 1  # escalated once
-                _reply(api, THIRD, "no", lead[0]["from"])
+                assert "Approval requested: Refund $900" in lead[-1]["text"]
+                assert _at(lead[-1]) >= started + 2
+                # Every reminder of both, once: the first approver's 3, and the lead's 3
+                # (asked by the escalation, reminded from then on).
+                _until(lambda: len(_deliveries(api, OTHER)) == 4, timeout=15)
+                _until(lambda: len(_deliveries(api, THIRD)) == 4, timeout=15)
+                time.sleep(2)  # nothing more comes
+                assert len(_deliveries(api, OTHER)) == 4
+                assert len(_deliveries(api, THIRD)) == 4
+                for to in (OTHER, THIRD):
+                    sent = list(reversed(_deliveries(api, to)))
+                    assert ["Reminder" in d["text"] for d in sent] == [False, True, True, True]
+                _reply(api, THIRD, "no", lead[-1]["from"])
                 decided = api.get(f"/approvals/{asked['interactionId']}").json()
                 assert decided["decision"] == "rejected"
-                types = [e["type"] for e in _audit(api)]
+                entries = _audit(api)
+                types = [e["type"] for e in entries]
                 assert types.count("approval.escalated") == 1
+                assert types.count("approval.asked") == 2
+                reminded = [e for e in entries if e["type"] == "approval.reminded"]
+                for to in (OTHER, THIRD):
+                    numbers = [e["data"]["reminder"] for e in reminded if e["actor"]["to"] == to]
+                    assert numbers == [1, 2, 3], (to, numbers)
+                assert verify(entries) == []
         finally:
             runner.stop()
 
@@ -525,3 +561,220 @@ def test_a_call_approver_decides_by_key_or_word(api: httpx.Client) -> None:
     assert len(_deliveries(api, THIRD) + _deliveries(api, OTHER)) == 2
     status = api.get(f"/interactions/{first}/status").json()
     assert status["kind"] == "call" and status["metadata"] == {"run": "r7"}
+
+
+def test_whatsapp_replies_decide_and_name_the_code(api: httpx.Client) -> None:
+    alone = _ask(
+        api,
+        title="Refund $90",
+        approvers=[{"channel": "whatsapp", "to": OTHER}],
+        followUpTime=30,
+    )
+    (asked,) = _deliveries(api, OTHER)
+    assert asked["channel"] == "whatsapp"
+    assert "Reply YES or NO" in asked["text"]
+    sender = asked["from"]
+    _reply(api, OTHER, "Approve: looks fine", sender, channel="whatsapp")
+    approved = api.get(f"/approvals/{alone['interactionId']}").json()
+    assert approved["decision"] == "approved"
+    assert [(d["via"], d["comment"]) for d in approved["decisions"]] == [
+        ("whatsapp_reply", "looks fine")
+    ]
+
+    first = _ask(
+        api, title="Refund A", approvers=[{"channel": "whatsapp", "to": OTHER}], followUpTime=30
+    )
+    second = _ask(
+        api, title="Refund B", approvers=[{"channel": "whatsapp", "to": OTHER}], followUpTime=30
+    )
+    texts = [d["text"] for d in reversed(_deliveries(api, OTHER))]
+    assert len(texts) == 3
+    assert "Reply YES or NO" in texts[1]  # alone on the number when asked
+    code = re.search(r"Reply YES (\d{4}) or NO \1", texts[2])
+    assert code is not None, texts[2]
+
+    _reply(api, OTHER, "no", sender, channel="whatsapp")  # which one? never a guess
+    clarifying = _until(lambda: len(_deliveries(api, OTHER)) == 4 and _deliveries(api, OTHER))
+    assert clarifying[0]["channel"] == "whatsapp"
+    assert "could not tell which request" in clarifying[0]["text"]
+    assert code.group(1) in clarifying[0]["text"]
+    # The code names a whatsapp approver: an sms from the number decides nothing.
+    _reply(api, OTHER, f"NO {code.group(1)}", sender, channel="sms")
+    for approval in (first, second):
+        assert api.get(f"/approvals/{approval['interactionId']}").json()["decision"] is None
+
+    _reply(api, OTHER, f"NO {code.group(1)} not this quarter", sender, channel="whatsapp")
+    rejected = api.get(f"/approvals/{second['interactionId']}").json()
+    assert rejected["decision"] == "rejected"
+    assert [(d["via"], d["comment"]) for d in rejected["decisions"]] == [
+        ("whatsapp_reply", "not this quarter")
+    ]
+    assert api.get(f"/approvals/{first['interactionId']}").json()["decision"] is None
+    _reply(api, OTHER, "yes", sender, channel="whatsapp")  # one open now: no code needed
+    assert api.get(f"/approvals/{first['interactionId']}").json()["decision"] == "approved"
+
+
+def test_a_call_approver_decides_by_a_spoken_word(api: httpx.Client) -> None:
+    approving = _ask(
+        api,
+        title="Wire $4,200",
+        action=ACTION,
+        approvers=[{"channel": "call", "to": THIRD}, {"channel": "call", "to": OTHER}],
+        quorum=2,
+        followUpTime=30,
+    )
+    _until(lambda: len(_deliveries(api, THIRD) + _deliveries(api, OTHER)) == 2)
+    calls = {c["to"]: c["interactionId"] for c in _deliveries(api, THIRD) + _deliveries(api, OTHER)}
+    assert "say approve or reject" in _deliveries(api, THIRD)[0]["text"]
+    said = {"outcome": "completed", "summary": "Approve."}
+    assert api.post(f"/sandbox/calls/{calls[THIRD]}", json=said).status_code == 200
+    said = {"outcome": "completed", "summary": "yes, go ahead"}
+    assert api.post(f"/sandbox/calls/{calls[OTHER]}", json=said).status_code == 200
+    approved = api.get(f"/approvals/{approving['interactionId']}").json()
+    assert approved["decision"] == "approved"
+    assert [(d["approver"]["to"], d["decision"], d["via"]) for d in approved["decisions"]] == [
+        (THIRD, "approve", "call_speech"),
+        (OTHER, "approve", "call_speech"),
+    ]
+
+    rejecting = _ask(
+        api,
+        title="Delete the backups",
+        approvers=[{"channel": "call", "to": THIRD}],
+        followUpTime=30,
+    )
+    _until(lambda: len(_deliveries(api, THIRD)) == 2)
+    call = _deliveries(api, THIRD)[0]["interactionId"]
+    said = {"outcome": "completed", "summary": "reject, not this quarter"}
+    assert api.post(f"/sandbox/calls/{call}", json=said).status_code == 200
+    rejected = api.get(f"/approvals/{rejecting['interactionId']}").json()
+    assert rejected["decision"] == "rejected"
+    assert [(d["decision"], d["via"]) for d in rejected["decisions"]] == [("reject", "call_speech")]
+    assert rejected["response"].startswith(f"Rejected by {THIRD}")
+
+
+def test_reject_quorum_takes_that_many_distinct_people(api: httpx.Client) -> None:
+    asked = _ask(
+        api,
+        title="Drop the table",
+        approvers=[
+            {"channel": "sms", "to": THIRD},
+            {"channel": "whatsapp", "to": THIRD},
+            {"channel": "link", "to": "Ada"},
+            {"channel": "link", "to": "Bob"},
+        ],
+        quorum=2,
+        rejectQuorum=2,
+        followUpTime=30,
+    )
+    path = f"/approvals/{asked['interactionId']}"
+    ada, bob = (link["url"] for link in asked["links"])
+    sms_from = next(d["from"] for d in _deliveries(api, THIRD) if d["channel"] == "sms")
+    wa_from = next(d["from"] for d in _deliveries(api, THIRD) if d["channel"] == "whatsapp")
+
+    _reply(api, THIRD, "no too risky", sms_from)
+    one = api.get(path).json()
+    assert one["status"] == "pending" and one["decision"] is None
+    assert [(d["approver"], d["decision"]) for d in one["decisions"]] == [
+        ({"channel": "sms", "to": THIRD}, "reject")
+    ]
+    # The same person again, by their other channel: still one rejection.
+    _reply(api, THIRD, "no", wa_from, channel="whatsapp")
+    again = api.get(path).json()
+    assert again["status"] == "pending" and again["decision"] is None
+    assert len(again["decisions"]) == 1
+
+    assert "your decision was recorded" in _decide(api, ada, "approve").text
+    assert api.get(path).json()["decision"] is None  # 1 approval, 1 rejection: open
+
+    _decide(api, bob, "reject", "agreed, too risky")
+    rejected = api.get(path).json()
+    assert rejected["status"] == "ended"
+    assert rejected["decision"] == "rejected"
+    assert [(d["approver"]["to"], d["decision"]) for d in rejected["decisions"]] == [
+        (THIRD, "reject"),
+        ("Ada", "approve"),
+        ("Bob", "reject"),
+    ]
+    types = [e["type"] for e in _audit(api)]
+    assert types.count("approval.decision") == 3
+    assert types.count("approval.decided") == 1
+
+
+def test_without_comments_none_is_offered_nor_kept(api: httpx.Client) -> None:
+    asked = _ask(
+        api,
+        title="Restart the cluster",
+        approvers=[
+            {"channel": "link", "to": "Ada"},
+            {"channel": "sms", "to": OTHER},
+        ],
+        quorum=2,
+        remindEvery=1,
+        allowComment=False,
+        followUpTime=30,
+    )
+    page = api.get(_page(api, asked["links"][0]["url"]), headers={"Authorization": ""})
+    assert page.status_code == 200
+    assert 'value="approve"' in page.text
+    assert 'name="comment"' not in page.text and "Comment" not in page.text
+
+    (sms,) = _deliveries(api, OTHER)
+    assert "Reply YES or NO." in sms["text"]
+    assert "reason" not in sms["text"]
+    reminders = _until(lambda: len(_deliveries(api, OTHER)) == 2 and _deliveries(api, OTHER))
+    assert "Reminder" in reminders[0]["text"] and "reason" not in reminders[0]["text"]
+    _reply(api, OTHER, "banana", sms["from"])  # unclear: the clarifying text offers none
+    clarifying = _until(lambda: len(_deliveries(api, OTHER)) >= 3 and _deliveries(api, OTHER))
+    assert "could not read that" in clarifying[0]["text"]
+    assert "reason" not in clarifying[0]["text"]
+
+    # A comment sent anyway is not kept: not on the record, not in the audit log.
+    _decide(api, asked["links"][0]["url"], "approve", "ship it")
+    _reply(api, OTHER, "yes but only after 6pm", sms["from"])
+    decided = api.get(f"/approvals/{asked['interactionId']}").json()
+    assert decided["decision"] == "approved"
+    assert [(d["via"], d["comment"]) for d in decided["decisions"]] == [
+        ("page", None),
+        ("sms_reply", None),
+    ]
+    decisions = [e for e in _audit(api) if e["type"] == "approval.decision"]
+    assert [e["data"]["comment"] for e in decisions] == [None, None]
+    assert "ship it" not in str(_audit(api)) and "6pm" not in str(_audit(api))
+
+
+def test_an_escalation_interrupted_before_its_text_went_is_asked_again(
+    api: httpx.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The escalation's step dies after marking the lead asked, before the text goes (as
+    a replica killed there would): run again, it asks the lead (their text has no
+    ``approval.asked`` entry yet), once, and their reminders follow."""
+    lead = "+12025550133"
+    failed: list[str] = []
+    deliver = SandboxProvider.deliver
+
+    async def dies_once(self: SandboxProvider, item: Outbound) -> Sent:
+        if item.to_addr == lead and not failed:
+            failed.append(item.text)
+            raise RuntimeError("the step died before the text went out")
+        return await deliver(self, item)
+
+    monkeypatch.setattr(SandboxProvider, "deliver", dies_once)
+    _ask(
+        api,
+        title="Refund $900",
+        approvers=[{"channel": "link", "to": "Ada"}],
+        escalation=[{"after": 1, "approvers": [{"channel": "sms", "to": lead}]}],
+        remindEvery=1,
+        followUpTime=30,
+    )
+    asked = _until(lambda: _deliveries(api, lead), timeout=15)
+    assert failed and "Approval requested: Refund $900" in failed[0]
+    assert "Approval requested: Refund $900" in asked[-1]["text"]
+    _until(lambda: len(_deliveries(api, lead)) == 4, timeout=15)  # asked + 3 reminders
+    time.sleep(1.5)
+    sent = list(reversed(_deliveries(api, lead)))
+    assert ["Reminder" in d["text"] for d in sent] == [False, True, True, True]
+    types = [e["type"] for e in _audit(api)]
+    assert (types.count("approval.escalated"), types.count("approval.asked")) == (1, 2)
+    assert types.count("approval.reminded") == 3

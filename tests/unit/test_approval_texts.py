@@ -62,6 +62,12 @@ def test_the_texts() -> None:
     assert "YES 1111" in clarify_text([("A", "1111"), ("B", "2222")])
     assert "YES 2222" in clarify_text([("A", "1111"), ("B", "2222")])
     assert "Reply YES or NO" in clarify_text([("A", None)])
+    # allowComment false: no reason is offered.
+    bare = ask_text("Wire", None, None, "u", "4821", replies=True, comments=False)
+    assert "Reply YES 4821 or NO 4821.\n" in bare
+    assert reminder_text("Wire", "u", None, replies=True, comments=False).count("reason") == 0
+    assert "reason" not in clarify_text([("A", None)], comments=False)
+    assert "reason" not in clarify_text([("A", "1111"), ("B", "2222")], comments=False)
 
 
 def test_a_callees_answer() -> None:

@@ -81,10 +81,13 @@ def action_line(action: Mapping[str, Any] | None) -> str | None:
     return line if len(line) <= _ACTION_LINE else line[: _ACTION_LINE - 1] + "…"
 
 
-def _answer_hint(code: str | None) -> str:
+def _answer_hint(code: str | None, comments: bool = True) -> str:
+    """How to answer; ``comments``: the request takes a comment (``allowComment``), so
+    the text says a reason may follow."""
+    reason = " (a reason may follow)" if comments else ""
     if code is None:
-        return "Reply YES or NO (a reason may follow)."
-    return f"Reply YES {code} or NO {code} (a reason may follow)."
+        return f"Reply YES or NO{reason}."
+    return f"Reply YES {code} or NO {code}{reason}."
 
 
 def ask_text(
@@ -95,38 +98,44 @@ def ask_text(
     code: str | None,
     *,
     replies: bool,
+    comments: bool = True,
 ) -> str:
     """The text that asks an approver. ``replies``: the channel takes a YES / NO reply
-    (sms, whatsapp); otherwise the page's link is the way to answer."""
+    (sms, whatsapp); otherwise the page's link is the way to answer. ``comments``: the
+    request takes a comment (else no reason is offered)."""
     lines = [f"Approval requested: {title}"]
     if description:
         lines.append(description)
     if line := action_line(action):
         lines.append(f"Action: {line}")
     if replies:
-        lines.append(_answer_hint(code))
+        lines.append(_answer_hint(code, comments))
     lines.append(f"Decide here: {url}")
     return "\n".join(lines)
 
 
-def reminder_text(title: str, url: str, code: str | None, *, replies: bool) -> str:
+def reminder_text(
+    title: str, url: str, code: str | None, *, replies: bool, comments: bool = True
+) -> str:
     lines = [f"Reminder: your decision is still needed: {title}"]
     if replies:
-        lines.append(_answer_hint(code))
+        lines.append(_answer_hint(code, comments))
     lines.append(f"Decide here: {url}")
     return "\n".join(lines)
 
 
-def clarify_text(open_requests: Sequence[tuple[str, str | None]]) -> str:
+def clarify_text(open_requests: Sequence[tuple[str, str | None]], comments: bool = True) -> str:
     """One text back for a reply that could not be read (``(title, code)`` of each
-    request open for the number)."""
+    request open for the number). ``comments``: every one of them takes a comment."""
     if len(open_requests) == 1:
         title, code = open_requests[0]
-        return f'Sorry, we could not read that as a decision on "{title}". ' + _answer_hint(code)
+        hint = _answer_hint(code, comments)
+        return f'Sorry, we could not read that as a decision on "{title}". ' + hint
     listed = "; ".join(f'"{title}": YES {code} or NO {code}' for title, code in open_requests)
+    reason = " (a reason may follow)" if comments else ""
     return (
         "Sorry, we could not tell which request that answers. "
-        f"Reply with its code: {listed} (a reason may follow)."
+        f"Reply with its code: {listed}{reason}."
     )
 
 

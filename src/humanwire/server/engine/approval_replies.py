@@ -18,6 +18,8 @@ import time
 from collections.abc import Sequence
 from typing import Literal
 
+from humanwire.types.approvals import ApprovalRequest
+
 from ..approvals import texts
 from ..delivery import Outbound, ProviderFailure, RecipientUnreachable
 from ..store.base import ApproverRecord, InboundRecord, InteractionRecord
@@ -148,6 +150,7 @@ class ApprovalReplies(ApprovalSteps):
     async def _clarify(self, text: InboundText, rows: Sequence[ApproverRecord]) -> None:
         titles: list[tuple[str, str | None]] = []
         seen: set[str] = set()
+        comments = True  # a reason is offered only when every request listed takes one
         for row in rows:
             if row.interaction_id in seen:
                 continue
@@ -156,6 +159,8 @@ class ApprovalReplies(ApprovalSteps):
             if record is not None:
                 shown = row.code if len(rows) > 1 else None
                 titles.append((str(record.request.get("title", "")), shown))
+                request = ApprovalRequest.model_validate(record.request)
+                comments = comments and request.allow_comment
         item = Outbound(
             account_id=rows[0].account_id,
             interaction_id=rows[0].interaction_id,
@@ -163,7 +168,7 @@ class ApprovalReplies(ApprovalSteps):
             kind="message",
             from_addr=text.to_addr,
             to_addr=text.from_addr,
-            text=texts.clarify_text(titles),
+            text=texts.clarify_text(titles, comments),
             listening=False,
         )
         try:

@@ -248,11 +248,23 @@ class Approvals(Sends, LinkPages, Outcomes):
         self, record: InteractionRecord, request: ApprovalRequest, rows: Sequence[ApproverRecord]
     ) -> None:
         """Asks ``rows`` (a tier): marked asked first (a reply at once finds them), then
-        each sent its text (``link`` approvers: nothing), their reminders armed."""
+        each in turn: its reminders armed, its text sent (``link`` approvers: nothing),
+        its ``approval.asked`` audit entry written. That entry is the durable mark that
+        the text went out: a tier's step run again after its replica died mid-way asks
+        only the approvers without one (``ApprovalSteps._escalate_step``), and reminders
+        go only to approvers with one."""
         now = time.time()
         await self.store.mark_approvers_asked(record.id, [r.position for r in rows], now)
-        drafts = []
         for row in rows:
+            if request.remind_every is not None and row.channel not in ("link", "call"):
+                # Armed before the text goes (nobody is called again): once its entry is
+                # written, the approver's reminders are armed whatever happens next.
+                await self.schedule.arm(
+                    REMIND,
+                    f"{record.id}:{row.position}",
+                    time.time() + request.remind_every,
+                    account_id=record.account_id,
+                )
             delivered: bool | None = None
             if row.channel == "email":
                 text = texts.email_ask_text(
@@ -273,24 +285,16 @@ class Approvals(Sends, LinkPages, Outcomes):
                     url,
                     shown,
                     replies=row.channel in REPLY_CHANNELS,
+                    comments=request.allow_comment,
                 )
                 delivered = await self._send_to(record, row, text)
             data: dict[str, Any] = {"tier": row.tier}
             if delivered is False:
                 data["delivered"] = False
-            drafts.append(AuditDraft(now, "approval.asked", record.id, _actor(row), data))
-        await self._audit(record.account_id, drafts)
+            draft = AuditDraft(time.time(), "approval.asked", record.id, _actor(row), data)
+            await self._audit(record.account_id, [draft])
         # The inbox shows whom a request asks (a request of link approvers sends nothing).
         self._notify(record.account_id, "approval", record.id)
-        if request.remind_every is not None:
-            for row in rows:
-                if row.channel not in ("link", "call"):  # nobody is called again
-                    await self.schedule.arm(
-                        REMIND,
-                        f"{record.id}:{row.position}",
-                        now + request.remind_every,
-                        account_id=record.account_id,
-                    )
 
     async def _shares_number(self, row: ApproverRecord) -> bool:
         """Whether the number has other open approvals (its replies must name a code)."""

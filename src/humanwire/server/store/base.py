@@ -661,6 +661,10 @@ class Store(Protocol):
         """Entries with a sequence above ``after``, in order."""
         ...
 
+    async def audit_of(self, interaction_id: str) -> list[AuditRecord]:
+        """An interaction's entries, in order (a handful: what one approval logged)."""
+        ...
+
     async def audit_head(self, account_id: str) -> tuple[int, str] | None:
         """The ``(sequence, hash)`` the account's log reached, kept apart from it."""
         ...

@@ -287,6 +287,9 @@ class Statements:
         "SELECT {audit_columns} FROM audit WHERE account_id = ? AND sequence > ? "
         "ORDER BY sequence LIMIT ?"
     )
+    audit_of = (
+        "SELECT {audit_columns} FROM audit WHERE interaction_id = ? ORDER BY account_id, sequence"
+    )
     audit_head = "SELECT sequence, hash FROM audit_heads WHERE account_id = ?"
     audit_heads = "SELECT account_id, sequence, hash FROM audit_heads ORDER BY account_id"
 

@@ -492,6 +492,10 @@ class SQLStore:
         found = await self._all(self.q.audit_after, (account_id, after, limit))
         return [rows.audit(row) for row in found]
 
+    async def audit_of(self, interaction_id: str) -> list[AuditRecord]:
+        found = await self._all(self.q.audit_of, (interaction_id,))
+        return [rows.audit(row) for row in found]
+
     async def audit_head(self, account_id: str) -> tuple[int, str] | None:
         row = await self._one(self.q.audit_head, (account_id,))
         return (int(row[0]), str(row[1])) if row else None

@@ -407,3 +407,97 @@ def test_attachment_links_expire_and_expired_attachments_go_at_the_next_start(
     # The signing key outlives the restart: the fresh link works at the new address.
     moved = live.runner.base_url + httpx.URL(url).raw_path.decode()
     assert httpx.get(moved).content == b"plan A"
+
+
+def test_an_email_channel_card_goes_through_the_relay_and_its_reply_ends_it(
+    email_live: EmailLive,
+) -> None:
+    live = email_live
+    card = live.client.channels.create(
+        type="email",
+        to="Ops@Example.com",
+        wait_time=20,
+        message_template="[ops] {{message}} (answer within {{waitTime}}s)",
+        response_template="Ops said: {{message}}",
+        no_response_template="Ops is away.",
+        metadata={"team": "ops"},
+    )
+    assert (card.type, card.to) == ("email", "Ops@example.com")
+
+    def answer() -> None:
+        reply = live.reply(live.sent(), "Restart it.")
+        reply.replace_header("From", "Ops <ops@example.com>")
+        live.deliver(reply)
+
+    done = in_background(answer)
+    result = live.client.messages.channel(card.id, message="Disk full on db-1")
+    done()
+    assert (result.responded, result.reply) == (True, "Restart it.")
+    assert result.response == "Ops said: Restart it."
+    assert result.metadata == {"team": "ops"}
+    mail = live.sent()
+    assert mail.recipients == ("Ops@example.com",)
+    assert str(mail.message["Subject"]) == "[ops] Disk full on db-1 (answer within 20s)"
+    assert "[ops] Disk full on db-1 (answer within 20s)" in mail.text
+    assert str(mail.message["Reply-To"]).endswith(f"@{DOMAIN}")
+    status = live.client.interactions.status(result.interaction_id)
+    assert (status.status, status.channel) == ("ended", "email")
+    assert status.result is not None and status.result.payload.body == "Restart it."
+
+
+def test_an_email_without_windows_ends_at_once_and_a_reply_is_unsolicited(
+    email_live: EmailLive,
+) -> None:
+    live = email_live
+    with WebhookReceiver() as receiver:
+        receiver.register(live.client)
+        sent = live.client.messages.email(to=ADA, subject="Deploy", message="FYI: deploy done.")
+        assert sent.status == "ended"
+        assert (sent.responded, sent.response) == (None, None)
+        mail = live.sent()
+        assert mail.recipients == (ADA,)
+        assert str(mail.message["Subject"]) == "Deploy"
+        assert "FYI: deploy done." in mail.text
+        status = live.client.interactions.status(sent.interaction_id)
+        assert (status.status, status.channel, status.delivery_status) == (
+            "ended",
+            "email",
+            "sent",
+        )
+        assert status.result is None
+        # Its reply address still takes mail: the reply is the account's, unsolicited.
+        live.deliver(live.reply(mail, "Thanks, noted."))
+        [event] = receiver.wait_for("message.received")
+        payload = event.payload
+        assert (payload.interaction_id, payload.medium) == (None, "email")
+        assert (payload.from_, payload.body) == (ADA, "Thanks, noted.")
+        assert payload.subject == "Re: Deploy"
+    assert live.client.interactions.status(sent.interaction_id).result is None
+
+
+def test_a_held_email_form_ends_when_the_form_is_submitted(email_live: EmailLive) -> None:
+    live = email_live
+
+    def fill() -> None:
+        mail = live.sent()
+        base = live.runner.base_url
+        [url] = [link for link in re.findall(r"https?://\S+", mail.text) if link.startswith(base)]
+        submitted = httpx.post(url, json={"values": {"amount": "42.50"}})
+        assert submitted.status_code == 200, submitted.text
+
+    done = in_background(fill)
+    form = live.client.forms.email(
+        to=ADA,
+        title="Expense report",
+        fields=[{"id": "amount", "label": "Amount", "type": "text", "required": True}],
+        wait_time=20,
+    )
+    done()
+    assert (form.responded, form.status) == (True, "ended")
+    assert form.values == {"amount": "42.50"}
+    assert form.content == "Amount: 42.50"
+    mail = live.sent()
+    assert form.form_url is not None and form.form_url in mail.text
+    assert str(mail.message["Subject"]) == "Expense report"
+    status = live.client.interactions.status(form.interaction_id)
+    assert (status.kind, status.status, status.channel) == ("form", "ended", "email")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -20,6 +21,7 @@ import pytest
 
 from humanwire import HumanWire, InvalidToNumberError
 from humanwire.server.config import EmailConfig
+from humanwire.server.delivery.email.media import MEDIA_PREFIX, MEDIA_TTL
 from humanwire.server.runner import ServiceRunner
 from humanwire.testing.email import RelayedMail, SmtpRelayFake, smtp_relay_fake
 from humanwire.testing.receiver import WebhookReceiver
@@ -353,3 +355,149 @@ def test_a_reply_to_a_gone_address_finds_its_interaction_by_in_reply_to(
         [event] = receiver.wait_for("message.received")
         assert event.payload.interaction_id == sent.interaction_id
         assert event.payload.body == "Yes: the budget."
+
+
+def _media_id(url: str) -> str:
+    path = httpx.URL(url).path
+    assert path.startswith(MEDIA_PREFIX + "/")
+    return path.removeprefix(MEDIA_PREFIX + "/")
+
+
+def _stored_media(runner: ServiceRunner, url: str) -> Any:
+    store = runner.engine.store
+    return runner.call(store.get_provider_state, "email-media", _media_id(url))
+
+
+def test_attachment_links_expire_and_expired_attachments_go_at_the_next_start(
+    email_live: EmailLive,
+) -> None:
+    live = email_live
+    media = live.runner.engine.providers["email"].media  # type: ignore[attr-defined]
+    with WebhookReceiver() as receiver:
+        receiver.register(live.client)
+        live.client.messages.email(to=ADA, message="Send the plans?", follow_up_time=60)
+        mail = live.sent()
+        fresh = live.reply(mail, "Here they are.")
+        fresh.add_attachment(b"plan A", maintype="text", subtype="plain", filename="a.txt")
+        live.deliver(fresh)
+        [url] = receiver.wait_for("message.received")[0].payload.media_urls
+        assert httpx.get(url).content == b"plan A"
+        # Past its expiry the link is refused, though the attachment is still kept ...
+        media.clock = lambda: time.time() + MEDIA_TTL + 60
+        assert httpx.get(url).status_code == 404
+        assert _stored_media(live.runner, url) is not None
+        # ... and a link whose expiry is moved on no longer matches its signature.
+        later = re.sub(r"expires=\d+", f"expires={int(time.time() + 2 * MEDIA_TTL)}", url)
+        assert httpx.get(later).status_code == 404
+        # An attachment kept as long ago as its links last: its link is dead from the
+        # start, and the next start deletes it (the fresh one stays).
+        media.clock = lambda: time.time() - MEDIA_TTL - 3600
+        old = live.reply(mail, "And the old ones.")
+        old.add_attachment(b"plan B", maintype="text", subtype="plain", filename="b.txt")
+        live.deliver(old)
+        [old_url] = receiver.wait_for("message.received", count=2)[1].payload.media_urls
+        media.clock = time.time
+        assert httpx.get(old_url).status_code == 404
+        assert httpx.get(url).content == b"plan A"
+    assert _stored_media(live.runner, old_url) is not None
+    live.runner.stop()
+    live.runner.start()
+    assert _stored_media(live.runner, old_url) is None
+    assert _stored_media(live.runner, url) is not None
+    # The signing key outlives the restart: the fresh link works at the new address.
+    moved = live.runner.base_url + httpx.URL(url).raw_path.decode()
+    assert httpx.get(moved).content == b"plan A"
+
+
+def test_an_email_channel_card_goes_through_the_relay_and_its_reply_ends_it(
+    email_live: EmailLive,
+) -> None:
+    live = email_live
+    card = live.client.channels.create(
+        type="email",
+        to="Ops@Example.com",
+        wait_time=20,
+        message_template="[ops] {{message}} (answer within {{waitTime}}s)",
+        response_template="Ops said: {{message}}",
+        no_response_template="Ops is away.",
+        metadata={"team": "ops"},
+    )
+    assert (card.type, card.to) == ("email", "Ops@example.com")
+
+    def answer() -> None:
+        reply = live.reply(live.sent(), "Restart it.")
+        reply.replace_header("From", "Ops <ops@example.com>")
+        live.deliver(reply)
+
+    done = in_background(answer)
+    result = live.client.messages.channel(card.id, message="Disk full on db-1")
+    done()
+    assert (result.responded, result.reply) == (True, "Restart it.")
+    assert result.response == "Ops said: Restart it."
+    assert result.metadata == {"team": "ops"}
+    mail = live.sent()
+    assert mail.recipients == ("Ops@example.com",)
+    assert str(mail.message["Subject"]) == "[ops] Disk full on db-1 (answer within 20s)"
+    assert "[ops] Disk full on db-1 (answer within 20s)" in mail.text
+    assert str(mail.message["Reply-To"]).endswith(f"@{DOMAIN}")
+    status = live.client.interactions.status(result.interaction_id)
+    assert (status.status, status.channel) == ("ended", "email")
+    assert status.result is not None and status.result.payload.body == "Restart it."
+
+
+def test_an_email_without_windows_ends_at_once_and_a_reply_is_unsolicited(
+    email_live: EmailLive,
+) -> None:
+    live = email_live
+    with WebhookReceiver() as receiver:
+        receiver.register(live.client)
+        sent = live.client.messages.email(to=ADA, subject="Deploy", message="FYI: deploy done.")
+        assert sent.status == "ended"
+        assert (sent.responded, sent.response) == (None, None)
+        mail = live.sent()
+        assert mail.recipients == (ADA,)
+        assert str(mail.message["Subject"]) == "Deploy"
+        assert "FYI: deploy done." in mail.text
+        status = live.client.interactions.status(sent.interaction_id)
+        assert (status.status, status.channel, status.delivery_status) == (
+            "ended",
+            "email",
+            "sent",
+        )
+        assert status.result is None
+        # Its reply address still takes mail: the reply is the account's, unsolicited.
+        live.deliver(live.reply(mail, "Thanks, noted."))
+        [event] = receiver.wait_for("message.received")
+        payload = event.payload
+        assert (payload.interaction_id, payload.medium) == (None, "email")
+        assert (payload.from_, payload.body) == (ADA, "Thanks, noted.")
+        assert payload.subject == "Re: Deploy"
+    assert live.client.interactions.status(sent.interaction_id).result is None
+
+
+def test_a_held_email_form_ends_when_the_form_is_submitted(email_live: EmailLive) -> None:
+    live = email_live
+
+    def fill() -> None:
+        mail = live.sent()
+        base = live.runner.base_url
+        [url] = [link for link in re.findall(r"https?://\S+", mail.text) if link.startswith(base)]
+        submitted = httpx.post(url, json={"values": {"amount": "42.50"}})
+        assert submitted.status_code == 200, submitted.text
+
+    done = in_background(fill)
+    form = live.client.forms.email(
+        to=ADA,
+        title="Expense report",
+        fields=[{"id": "amount", "label": "Amount", "type": "text", "required": True}],
+        wait_time=20,
+    )
+    done()
+    assert (form.responded, form.status) == (True, "ended")
+    assert form.values == {"amount": "42.50"}
+    assert form.content == "Amount: 42.50"
+    mail = live.sent()
+    assert form.form_url is not None and form.form_url in mail.text
+    assert str(mail.message["Subject"]) == "Expense report"
+    status = live.client.interactions.status(form.interaction_id)
+    assert (status.kind, status.status, status.channel) == ("form", "ended", "email")

@@ -266,3 +266,6 @@ def test_email_on_the_sandbox_the_scripted_human_replies(
     )
     [sent] = humanwire_client.sandbox.deliveries(to="Ops@example.com")
     assert (sent.channel, sent.text) == ("email", "anyone?")
+    # The sandbox lists email deliveries by channel too.
+    emails = humanwire_client.sandbox.deliveries(channel="email")
+    assert [d.text for d in emails] == ["anyone?", "Ship it on Friday?", "Old question"]

@@ -156,3 +156,20 @@ async def test_agent_asks_by_email(
     assert answer == "Done. Human response: Porto"
     delivery = reply.wait(5)
     assert (delivery.channel, delivery.to) == ("email", "human@example.com")
+
+
+async def test_agent_notifies_by_email(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
+) -> None:
+    tools = HumanWireToolSpec(async_client=async_humanwire_client).to_tool_list()
+    llm = scripted_llm("notify_human", {"message": "The offsite is in Porto.", "channel": "email"})
+
+    answer, events = await _run(FunctionAgent(tools=tools, llm=llm), "Tell them by email.")
+
+    [delivery] = human.deliveries(channel="email")
+    assert (delivery.to, delivery.text) == ("human@example.com", "The offsite is in Porto.")
+    [call] = [e for e in events if isinstance(e, ToolCallResult)]
+    assert call.tool_name == "notify_human" and not call.tool_output.is_error
+    assert answer.startswith(
+        f"Done. Message sent by email (interaction {delivery.interaction_id}); no reply is awaited."
+    )

@@ -284,6 +284,20 @@ def test_notify_sends_without_waiting(humanwire_client: HumanWire, human: Script
     assert str(delivered[0].interaction_id) in output.content
 
 
+def test_notify_by_email_sends_without_waiting(
+    humanwire_client: HumanWire, human: ScriptedHuman
+) -> None:
+    tools = _tools(HumanWireToolSpec(humanwire_client, email_to="ada@example.com"))
+    output = tools["notify_human"].call(message="The invoice is paid.", channel="email")
+    assert not output.is_error
+    assert "Message sent by email (interaction" in output.content
+    [delivered] = human.deliveries(channel="email")
+    assert (delivered.to, delivered.text) == ("ada@example.com", "The invoice is paid.")
+    assert str(delivered.interaction_id) in output.content
+    status = humanwire_client.interactions.status(delivered.interaction_id)
+    assert (status.channel, status.status) == ("email", "ended")
+
+
 async def test_notify_async_and_bad_channel(
     async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
 ) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 PHONE = "+12025550100"
 SLACK = "U0HUMAN0001"
 OTHER_PHONE = "+442079460123"
+EMAIL = "human@example.com"
 
 Connect = Callable[..., Any]
 """The ``connect`` fixture: ``async with connect(**settings) as client``."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from mcp_helpers import OTHER_PHONE, Connect, text
+from mcp_helpers import EMAIL, OTHER_PHONE, PHONE, Connect, text
 
 from humanwire import HumanWire
 from humanwire._tooling import plain_json_schema
@@ -79,15 +79,21 @@ async def test_no_answer_is_a_normal_result(connect: Connect, human: ScriptedHum
     assert (await silent.async_wait()).text == "Anyone there?"
 
 
-async def test_notify(connect: Connect, human: ScriptedHuman) -> None:
-    silent = human.stay_silent(channel="whatsapp")
+@pytest.mark.parametrize(("channel", "to"), [("whatsapp", PHONE), ("email", EMAIL)])
+async def test_notify(
+    connect: Connect, human: ScriptedHuman, humanwire_client: HumanWire, channel: str, to: str
+) -> None:
+    silent = human.stay_silent(channel=channel)
     async with connect() as client:
-        result = await client.call_tool("notify_human_whatsapp", {"message": "Deployed."})
+        result = await client.call_tool(f"notify_human_{channel}", {"message": "Deployed."})
     delivery = await silent.async_wait()
+    assert (delivery.channel, delivery.to) == (channel, to)
+    assert "Deployed." in delivery.text
     assert result.is_error is False
     assert text(result).startswith(
-        f"Message sent by whatsapp (interaction {delivery.interaction_id}); no reply is awaited."
+        f"Message sent by {channel} (interaction {delivery.interaction_id}); no reply is awaited."
     )
+    assert humanwire_client.interactions.status(delivery.interaction_id).status == "ended"
 
 
 async def test_designed_form(connect: Connect, human: ScriptedHuman) -> None:

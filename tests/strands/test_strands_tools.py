@@ -12,17 +12,19 @@ import pytest
 from strands.hooks import AfterToolCallEvent
 from strands_helpers import agent, final, once, scripted
 
-from framework_support import OTHER_PHONE, PHONE, SLACK
+from framework_support import EMAIL, OTHER_PHONE, PHONE, SLACK
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.errors import HumanWireError
 from humanwire.strands import (
     AskHumanChannel,
+    AskHumanEmail,
     AskHumanSlack,
     AskHumanSMS,
     AskHumanWhatsApp,
     CallHuman,
     CheckHumanInteraction,
     HumanForm,
+    NotifyHumanEmail,
     NotifyHumanSlack,
     NotifyHumanSMS,
     NotifyHumanWhatsApp,
@@ -31,13 +33,23 @@ from humanwire.testing import RunningService, ScriptedHuman
 from humanwire.testing.receiver import WebhookReceiver
 from humanwire.types import DEFAULT_NO_RESPONSE_TEMPLATE, FormField
 
-ASK = {"sms": AskHumanSMS, "whatsapp": AskHumanWhatsApp, "slack": AskHumanSlack}
-NOTIFY = {"sms": NotifyHumanSMS, "whatsapp": NotifyHumanWhatsApp, "slack": NotifyHumanSlack}
-CHANNELS = ["sms", "whatsapp", "slack"]
+ASK = {
+    "sms": AskHumanSMS,
+    "whatsapp": AskHumanWhatsApp,
+    "slack": AskHumanSlack,
+    "email": AskHumanEmail,
+}
+NOTIFY = {
+    "sms": NotifyHumanSMS,
+    "whatsapp": NotifyHumanWhatsApp,
+    "slack": NotifyHumanSlack,
+    "email": NotifyHumanEmail,
+}
+CHANNELS = ["sms", "whatsapp", "slack", "email"]
 
 
 def recipient(channel: str) -> str:
-    return SLACK if channel == "slack" else PHONE
+    return {"slack": SLACK, "email": EMAIL}.get(channel, PHONE)
 
 
 def text(result: dict[str, Any]) -> str:

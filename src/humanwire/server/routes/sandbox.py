@@ -20,7 +20,7 @@ from ._api import ApiCall, Operation, PathParam, Payload, QueryParam, query_wait
 
 __all__ = ["operations"]
 
-CHANNELS = ("sms", "whatsapp", "slack", "call")
+CHANNELS = ("sms", "whatsapp", "slack", "call", "email")
 
 
 async def _matching(call: ApiCall, after: str | None) -> tuple[list[SandboxDelivery], str | None]:
@@ -46,7 +46,7 @@ async def _matching(call: ApiCall, after: str | None) -> tuple[list[SandboxDeliv
 async def _deliveries(call: ApiCall) -> Payload:
     channel = call.query.get("channel")
     if channel is not None and channel not in CHANNELS:
-        raise InvalidRequest("channel must be sms, whatsapp, slack or call", field="channel")
+        raise InvalidRequest("channel must be sms, whatsapp, slack, call or email", field="channel")
     wait = query_wait(call)
     after = call.query.get("after")
     found, newest = await _matching(call, after)

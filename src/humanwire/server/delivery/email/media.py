@@ -6,6 +6,9 @@ the signature is an HMAC-SHA256 of the id and the expiry under a key the service
 once and keeps in the database (every replica signs and checks alike, across restarts).
 A link past its expiry, or with a signature that does not check, is 404; an attachment
 is deleted once its links have expired (at the next start).
+
+``clock`` (``time.time`` unless a test moves it) is the time links are made, checked and
+swept by.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import hashlib
 import hmac
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from urllib.parse import quote
 
 from starlette.requests import Request
@@ -41,10 +44,18 @@ origin)."""
 
 
 class EmailMedia:
-    def __init__(self, store: Store, *, public_url: str, ttl: float = MEDIA_TTL) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        public_url: str,
+        ttl: float = MEDIA_TTL,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.store = store
         self.public_url = public_url.rstrip("/")
         self.ttl = ttl
+        self.clock = clock
         self._key: bytes | None = None
 
     async def start(self) -> None:
@@ -58,7 +69,7 @@ class EmailMedia:
             stored = await self.store.get_provider_state(_KEY_SCOPE, "key")
         assert stored is not None
         self._key = bytes.fromhex(str(stored["key"]))
-        await self.store.delete_provider_state_before(_SCOPE, time.time() - self.ttl)
+        await self.store.delete_provider_state_before(_SCOPE, self.clock() - self.ttl)
 
     def _signature(self, media_id: str, expires: int) -> str:
         assert self._key is not None, "start() first"
@@ -104,7 +115,7 @@ class EmailMedia:
         given = request.query_params.get("signature", "")
         if (
             self._key is None
-            or expires < time.time()
+            or expires < self.clock()
             or not hmac.compare_digest(given.encode(), self._signature(media_id, expires).encode())
         ):
             return missing

@@ -27,7 +27,6 @@ service's own listener (docs/going-live/email.md).
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -137,7 +136,7 @@ class EmailProvider:
             return
         from ...engine.human import InboundText
 
-        media = await self.media.keep(record.account_id, email.attachments, time.time())
+        media = await self.media.keep(record.account_id, email.attachments, self.media.clock())
         ref = f"email:{email.token}:{email.message_id}" if email.message_id else None
         await self.engine.receive_reply(
             InboundText(

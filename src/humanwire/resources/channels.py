@@ -29,8 +29,9 @@ class Channels(Resource[ModeT]):
         metadata: Mapping[str, str] | None = None,
         idempotency_key: str | None = None,
     ) -> Flow[ChannelCard]:
-        """``POST /channels``: ``type`` is sms, whatsapp, slack or call. sms, whatsapp and
-        slack cards need ``wait_time``; ``message_template`` must contain ``{{message}}``."""
+        """``POST /channels``: ``type`` is sms, whatsapp, slack, email or call. sms,
+        whatsapp, slack and email cards need ``wait_time``; ``message_template`` must
+        contain ``{{message}}``."""
         body = build(
             ChannelCardCreateRequest,
             type=type,

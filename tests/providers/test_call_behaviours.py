@@ -165,6 +165,33 @@ def test_an_interruption_mid_stream_stops_the_speech_and_the_model(call_live: Ma
 
 
 @pytest.mark.parametrize("voice_mode", ["relay"])
+def test_the_first_words_reach_the_carrier_before_the_model_has_finished(
+    call_live: Make,
+) -> None:
+    """Streaming: a three-sentence answer written a word every 50 ms; when the model
+    is about to write its last word, the carrier has already got the first sentence
+    (the ``text`` frames it had by then are recorded)."""
+    opening = "Hi, this is Acme. I am calling about your shift on Friday. Can you work it?"
+    script = Script([say(opening), end("Great. Goodbye."), "They can work Friday."])
+    live = call_live(Scripted(script, first_token=0.0, per_token=0.05))
+
+    def carrier_got() -> str:
+        with live.fake.lock:
+            frames = list(live.fake.calls[0].relay_messages)
+        return "".join(m.get("token", "") for m in frames if m["type"] == "text")
+
+    script.probe = carrier_got
+    live.fake.callee(HUMAN, CalleeScript(says=["Yes, I can"]))
+    ended = live.client.calls.create(to=HUMAN, prompt="Ask about Friday.", wait_for_call_end=True)
+    assert (ended.outcome, ended.summary) == ("completed", "They can work Friday.")
+    first = script.asked[0]
+    assert first.finished and first.probed is not None
+    assert first.probed.strip().startswith("Hi, this is Acme.")
+    assert len(first.probed.strip()) < len(opening)  # the last word was still to come
+    assert live.fake.calls[0].said[0] == opening
+
+
+@pytest.mark.parametrize("voice_mode", ["relay"])
 def test_keys_pressed_are_the_answer(call_live: Make) -> None:
     """DTMF over the relay: the digits (``dtmf`` messages) are one answer once the person
     stops pressing. (Over <Gather> the fakes' callees say digits as speech; Twilio's

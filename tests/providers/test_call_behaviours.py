@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
+from relay_support import Script, Scripted
 from telnyx_support import start_telnyx
 from twilio_support import HUMAN, start_live
 
@@ -23,6 +24,7 @@ from humanwire.server.runner import ServiceRunner
 from humanwire.testing.receiver import WebhookReceiver
 from humanwire.testing.telnyx import TelnyxFakeServer
 from humanwire.testing.twilio import BargeIn, CalleeScript, TwilioFakeServer
+from humanwire.testing.voice import tokens
 
 
 def brain(*replies: str) -> GenericFakeChatModel:
@@ -71,7 +73,7 @@ def call_live(
     made: list[CallLive] = []
     server: TwilioFakeServer | TelnyxFakeServer = request.getfixturevalue(f"fake_{carrier}")
 
-    def make(model: GenericFakeChatModel, **changes: object) -> CallLive:
+    def make(model: GenericFakeChatModel | Scripted, **changes: object) -> CallLive:
         changes.setdefault("voice_mode", voice_mode)
         changes.setdefault("voice_relay_silence", 0.3)
         if isinstance(server, TwilioFakeServer):
@@ -119,6 +121,74 @@ def test_the_callee_speaking_over_the_agent_is_the_next_turn(call_live: Make) ->
         ("human", "Wrong number, sorry"),
         ("agent", "Sorry to bother you. Goodbye."),
     ]
+
+
+@pytest.mark.parametrize("voice_mode", ["relay"])
+def test_an_interruption_mid_stream_stops_the_speech_and_the_model(call_live: Make) -> None:
+    """The person speaks over the agent while the model is still writing its answer
+    (a model streaming a word every 80 ms), for a second before their final transcript:
+    from the ``interrupt`` on, not one more token of that turn goes to the carrier (nor
+    its ``last``), the model's stream is stopped then (not at the transcript), and what
+    the person said is the next turn."""
+    opening = (
+        "Hi, this is Acme calling about your shift on Friday and the new rota "
+        "we sent out to everyone last week."
+    )
+    goodbye = "Sorry to bother you. Goodbye."
+    script = Script([say(opening), end(goodbye), "A wrong number."])
+    model = Scripted(script, first_token=0.0, per_token=0.08)
+    live = call_live(model)
+    live.fake.callee(HUMAN, CalleeScript(says=[BargeIn("Wrong number, sorry", speaking=1.0)]))
+    ended = live.client.calls.create(to=HUMAN, prompt="Ask about Friday.", wait_for_call_end=True)
+    assert (ended.outcome, ended.summary) == ("completed", "A wrong number.")
+    [call] = live.fake.calls
+    [cut] = call.interrupted  # what the person had heard: the first words
+    assert cut and opening.startswith(cut) and len(cut) < len(opening) / 2
+    # every text frame, the interrupt's included in order (the fake records the frames
+    # that were still coming after it): the cut turn's stop at what was heard, without
+    # a ``last``; then the goodbye
+    frames = [m for m in call.relay_messages if m["type"] == "text"]
+    assert "".join(m["token"] for m in frames).split() == cut.split() + goodbye.split()
+    assert [m for m in frames if m["last"]] == [frames[-1]]
+    assert call.said == [cut, goodbye]
+    first, second, _summary = script.asked
+    time.sleep(model.duration(first.answer))  # the whole opening's time: was it stopped?
+    assert first.streamed and not first.finished
+    # stopped at the interrupt: the tokens up to the words heard (the JSON's three
+    # first, then the words), a few more in flight at most; a second more would be 12
+    heard = 3 + len(tokens(cut))
+    assert heard <= first.yielded <= heard + 3
+    assert second.prompt.endswith(
+        f"Agent: {cut}\nPerson: Wrong number, sorry\n\nReply with the JSON object for your "
+        "next turn."
+    )
+
+
+@pytest.mark.parametrize("voice_mode", ["relay"])
+def test_the_first_words_reach_the_carrier_before_the_model_has_finished(
+    call_live: Make,
+) -> None:
+    """Streaming: a three-sentence answer written a word every 50 ms; when the model
+    is about to write its last word, the carrier has already got the first sentence
+    (the ``text`` frames it had by then are recorded)."""
+    opening = "Hi, this is Acme. I am calling about your shift on Friday. Can you work it?"
+    script = Script([say(opening), end("Great. Goodbye."), "They can work Friday."])
+    live = call_live(Scripted(script, first_token=0.0, per_token=0.05))
+
+    def carrier_got() -> str:
+        with live.fake.lock:
+            frames = list(live.fake.calls[0].relay_messages)
+        return "".join(m.get("token", "") for m in frames if m["type"] == "text")
+
+    script.probe = carrier_got
+    live.fake.callee(HUMAN, CalleeScript(says=["Yes, I can"]))
+    ended = live.client.calls.create(to=HUMAN, prompt="Ask about Friday.", wait_for_call_end=True)
+    assert (ended.outcome, ended.summary) == ("completed", "They can work Friday.")
+    first = script.asked[0]
+    assert first.finished and first.probed is not None
+    assert first.probed.strip().startswith("Hi, this is Acme.")
+    assert len(first.probed.strip()) < len(opening)  # the last word was still to come
+    assert live.fake.calls[0].said[0] == opening
 
 
 @pytest.mark.parametrize("voice_mode", ["relay"])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
+from relay_support import Script, Scripted, SlowWhenAsked, kill, slow_when_asked
 from telnyx_support import HUMAN, start_telnyx
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import ClientConnection, connect
@@ -34,6 +36,7 @@ class Relay:
     fake: FakeTelnyx
     runner: ServiceRunner
     client: HumanWire
+    model: Any
 
     @property
     def url(self) -> str:
@@ -63,6 +66,43 @@ class Relay:
         assert relay is not None
         return relay.get("url", "")
 
+    def session_failed(self, sid: str, url: str) -> Any:
+        """What Telnyx does when the socket went away: it asks the ``<Connect>``'s action
+        (the answer hangs up), then reports the call completed. The interaction once
+        ended."""
+        [interaction] = parse_qs(urlsplit(url).query)["interaction"]
+        base = self.runner.base_url
+        params = {"CallSid": sid, "AccountSid": self.fake.account_sid, "To": HUMAN}
+
+        def post(path: str, extra: dict[str, str]) -> Any:
+            return self.fake.post_signed(
+                f"{base}/providers/telnyx/{path}",
+                urlencode({**params, **extra}).encode(),
+                content_type="application/x-www-form-urlencoded",
+            )
+
+        action = post(f"voice?interaction={interaction}&relay=ended", {})
+        assert action.status_code == 200 and "<Hangup" in action.text
+        status = post(f"call-status?interaction={interaction}", {"CallStatus": "completed"})
+        assert status.status_code == 204
+        store = self.runner.engine.store
+
+        def ended() -> Any:
+            record = self.runner.call(store.get_interaction, interaction)
+            return record if record.status != "pending" else None
+
+        return self.fake.wait_for(ended, timeout=10)
+
+
+KILLED_MID_TURN = (
+    '{"action": "say", "text": "Hi, this is Acme. Friday?"}',
+    '{"action": "say", "text": "Great. And would you also be able to stay on until '
+    'six on Friday, or would you rather leave at four as you usually do?"}',
+    "They said Friday works.",
+)
+"""The killed-socket test's model's answers: the second turn streams for about a
+second."""
+
 
 def setup(call_sid: str) -> str:
     return json.dumps({"type": "setup", "callSid": call_sid, "callControlId": call_sid})
@@ -80,9 +120,12 @@ def turn(socket: ClientConnection) -> tuple[str, list[dict[str, Any]]]:
 
 @pytest.fixture
 def relay(
-    database: str, fake_telnyx: TelnyxFakeServer, caplog: pytest.LogCaptureFixture
+    database: str,
+    fake_telnyx: TelnyxFakeServer,
+    caplog: pytest.LogCaptureFixture,
+    request: pytest.FixtureRequest,
 ) -> Iterator[Relay]:
-    model = GenericFakeChatModel(
+    model: Any = GenericFakeChatModel(
         messages=iter(
             [
                 AIMessage(content='{"action": "say", "text": "Hi, this is Acme. Friday?"}'),
@@ -90,11 +133,15 @@ def relay(
             ]
         )
     )
+    if "slow" in request.node.name:
+        model = SlowWhenAsked(slow_when_asked, first_token=0.0, per_token=0.0)
+    if "killed" in request.node.name:
+        model = Scripted(Script(KILLED_MID_TURN), first_token=0.0, per_token=0.05)
     runner, key = start_telnyx(database, fake_telnyx, voice_chat_model=model, voice_mode="relay")
     client = HumanWire(api_key=key, base_url=runner.base_url, max_retries=0)
     caplog.set_level(logging.DEBUG, logger="humanwire")
     try:
-        yield Relay(fake_telnyx.fake, runner, client)
+        yield Relay(fake_telnyx.fake, runner, client, model)
         logged = [r for r in caplog.records if r.name.startswith("humanwire")]
         assert [r.getMessage() for r in logged if r.exc_info or r.levelno >= logging.ERROR] == []
     finally:
@@ -155,3 +202,56 @@ def test_a_socket_tokened_for_one_call_cannot_run_another(relay: Relay) -> None:
         socket.send(setup("v3:relay-call-two"))
         words, _ = turn(socket)
         assert words == "Hi, this is Acme. Friday?"
+
+
+def prompt(words: str) -> str:
+    return json.dumps({"type": "prompt", "voicePrompt": words, "last": True})
+
+
+def test_a_socket_killed_mid_turn_ends_the_call_with_its_summary(
+    relay: Relay, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The TCP connection dies while the agent is speaking (no close frame): the
+    session stops the turn (the model's stream too) and stores what was said, and no
+    error is raised or logged anywhere (the web server's included); Telnyx then asks
+    the action and reports the end, and the summary is written."""
+    url = relay.answered_call()
+    socket = connect(url)
+    socket.send(setup(CALL_SID))
+    turn(socket)
+    socket.send(prompt("Friday works"))
+    first = json.loads(socket.recv(timeout=10))
+    assert first["type"] == "text" and first["token"].strip() == "Great."
+    kill(socket)
+    record = relay.session_failed(CALL_SID, url)
+    assert record.outcome == "completed"
+    assert record.result["payload"]["summary"] == "They said Friday works."
+    state = relay.runner.call(relay.runner.engine.store.get_provider_state, "telnyx-call", CALL_SID)
+    assert state["transcript"] == [
+        ["agent", "Hi, this is Acme. Friday?"],
+        ["callee", "Friday works"],
+    ]
+    _, cut, _ = relay.model.reply.asked
+    time.sleep(relay.model.duration(cut.answer))  # the whole answer's time: it was stopped
+    assert cut.streamed and not cut.finished and cut.yielded < cut.tokens
+    failed = [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+    assert [f"{r.name}: {r.getMessage()}" for r in failed] == []
+
+
+def test_one_calls_slow_model_never_slows_another(relay: Relay) -> None:
+    slow_sid, fast_sid = "v3:relay-call-slow", "v3:relay-call-fast"
+    slow = connect(relay.answered_call(slow_sid, "+12025550101"))
+    fast = connect(relay.answered_call(fast_sid, "+12025550102"))
+    with slow, fast:
+        slow.send(setup(slow_sid))
+        fast.send(setup(fast_sid))
+        turn(slow)
+        turn(fast)
+        slow.send(prompt("slow please"))
+        time.sleep(0.2)  # the slow turn has started
+        started = time.monotonic()
+        fast.send(prompt("quick one"))
+        words, _ = turn(fast)
+        assert words == "Right away." and time.monotonic() - started < 1.0
+        words, _ = turn(slow)
+        assert words == "Let me think about that for a long while."

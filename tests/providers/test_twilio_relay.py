@@ -5,17 +5,17 @@ cleanly, the call goes on where it can, and nothing is logged at error level."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage
+from relay_support import Script, Scripted, SlowWhenAsked, kill, slow_when_asked
 from twilio.request_validator import RequestValidator  # type: ignore[import-untyped]
 from twilio_support import HUMAN, start_live
 from websockets.exceptions import ConnectionClosed, InvalidStatus
@@ -24,7 +24,6 @@ from websockets.sync.client import ClientConnection, connect
 from humanwire import HumanWire
 from humanwire.server.runner import ServiceRunner
 from humanwire.testing.twilio import CalleeScript, FakeTwilio, TwilioFakeServer
-from humanwire.testing.voice import PacedChatModel
 
 CALL_SID = "CA" + "7" * 32
 
@@ -34,6 +33,7 @@ class Relay:
     fake: FakeTwilio
     runner: ServiceRunner
     client: HumanWire
+    model: Any
 
     interaction_id: str = ""
     """The last call answered's (``answered_call``)."""
@@ -73,6 +73,38 @@ class Relay:
         assert answer.status_code == 200 and "<ConversationRelay" in answer.text
         return sid
 
+    def session_failed(self, sid: str) -> Any:
+        """What Twilio does when the socket went away: it asks the ``<Connect>``'s action
+        (``SessionStatus=failed``; the answer hangs up), then reports the call completed.
+        The interaction once ended."""
+        base, interaction = self.runner.base_url, self.interaction_id
+        params = {"CallSid": sid, "AccountSid": self.fake.account_sid, "SessionStatus": "failed"}
+        action = self.fake.post_signed(
+            f"{base}/providers/twilio/voice?interaction={interaction}&relay=ended", params
+        )
+        assert "<Hangup" in action.text
+        self.fake.post_signed(
+            f"{base}/providers/twilio/call-status?interaction={interaction}",
+            {**params, "CallStatus": "completed", "CallDuration": "12"},
+        )
+        store = self.runner.engine.store
+
+        def ended() -> Any:
+            record = self.runner.call(store.get_interaction, interaction)
+            return record if record.status != "pending" else None
+
+        return self.fake.wait_for(ended, timeout=10)
+
+
+KILLED_MID_TURN = (
+    '{"action": "say", "text": "Hi, this is Acme. Friday?"}',
+    '{"action": "say", "text": "Great. And would you also be able to stay on until '
+    'six on Friday, or would you rather leave at four as you usually do?"}',
+    "They said Friday works.",
+)
+"""The killed-socket test's model's answers: the second turn streams for about a
+second."""
+
 
 def setup(call_sid: str) -> str:
     return json.dumps({"type": "setup", "callSid": call_sid, "sessionId": "VX1"})
@@ -87,23 +119,6 @@ def turn(socket: ClientConnection) -> tuple[str, list[dict[str, Any]]]:
         if message["type"] == "end" or (message["type"] == "text" and message["last"]):
             words = "".join(m.get("token", "") for m in messages if m["type"] == "text")
             return words.strip(), messages
-
-
-def slow_when_asked(messages: Sequence[BaseMessage]) -> str:
-    said = str(messages[-1].content)
-    if "slow please" in said:
-        return '{"action": "say", "text": "Let me think about that for a long while."}'
-    return '{"action": "say", "text": "Right away."}'
-
-
-class SlowWhenAsked(PacedChatModel):
-    """Answers in no time, except a turn after "slow please": three seconds."""
-
-    async def _astream(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
-        if "slow please" in str(messages[-1].content):
-            await asyncio.sleep(3.0)
-        async for chunk in super()._astream(messages, *args, **kwargs):
-            yield chunk
 
 
 @pytest.fixture
@@ -124,11 +139,13 @@ def relay(
     )
     if "slow" in request.node.name:
         model = SlowWhenAsked(slow_when_asked, first_token=0.0, per_token=0.0)
+    if "killed" in request.node.name:
+        model = Scripted(Script(KILLED_MID_TURN), first_token=0.0, per_token=0.05)
     runner, key = start_live(database, fake_twilio, voice_chat_model=model, voice_mode="relay")
     client = HumanWire(api_key=key, base_url=runner.base_url, max_retries=0)
     caplog.set_level(logging.DEBUG, logger="humanwire")
     try:
-        yield Relay(fake_twilio.fake, runner, client)
+        yield Relay(fake_twilio.fake, runner, client, model)
         logged = [r for r in caplog.records if r.name.startswith("humanwire")]
         assert [r.getMessage() for r in logged if r.exc_info or r.levelno >= logging.ERROR] == []
     finally:
@@ -255,23 +272,7 @@ def test_a_dropped_socket_ends_the_call_with_its_summary(relay: Relay) -> None:
         turn(socket)
         socket.send(json.dumps({"type": "prompt", "voicePrompt": "Friday works", "last": True}))
         turn(socket)
-    base, interaction = relay.runner.base_url, relay.interaction_id
-    params = {"CallSid": sid, "AccountSid": relay.fake.account_sid, "SessionStatus": "failed"}
-    action = relay.fake.post_signed(
-        f"{base}/providers/twilio/voice?interaction={interaction}&relay=ended", params
-    )
-    assert "<Hangup" in action.text
-    relay.fake.post_signed(
-        f"{base}/providers/twilio/call-status?interaction={interaction}",
-        {**params, "CallStatus": "completed", "CallDuration": "12"},
-    )
-    store = relay.runner.engine.store
-
-    def ended() -> Any:
-        record = relay.runner.call(store.get_interaction, interaction)
-        return record if record.status != "pending" else None
-
-    record = relay.fake.wait_for(ended, timeout=10)
+    record = relay.session_failed(sid)
     assert record.outcome == "completed"
     assert record.result["payload"]["summary"] == "They said Friday works."
 
@@ -294,3 +295,33 @@ def test_one_calls_slow_model_never_slows_another(relay: Relay) -> None:
         assert words == "Right away." and time.monotonic() - started < 1.0
         words, _ = turn(slow)
         assert words == "Let me think about that for a long while."
+
+
+def test_a_socket_killed_mid_turn_ends_the_call_with_its_summary(
+    relay: Relay, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The TCP connection dies while the agent is speaking (no close frame): the
+    session stops the turn (the model's stream too) and stores what was said, and no
+    error is raised or logged anywhere (the web server's included); Twilio then asks
+    the action and reports the end, and the summary is written."""
+    sid = relay.answered_call()
+    socket = relay.open()
+    socket.send(setup(sid))
+    turn(socket)
+    socket.send(json.dumps({"type": "prompt", "voicePrompt": "Friday works", "last": True}))
+    first = json.loads(socket.recv(timeout=10))
+    assert first["type"] == "text" and first["token"].strip() == "Great."
+    kill(socket)
+    record = relay.session_failed(sid)
+    assert record.outcome == "completed"
+    assert record.result["payload"]["summary"] == "They said Friday works."
+    state = relay.runner.call(relay.runner.engine.store.get_provider_state, "twilio-call", sid)
+    assert state["transcript"] == [
+        ["agent", "Hi, this is Acme. Friday?"],
+        ["callee", "Friday works"],
+    ]
+    _, cut, _ = relay.model.reply.asked
+    time.sleep(relay.model.duration(cut.answer))  # the whole answer's time: it was stopped
+    assert cut.streamed and not cut.finished and cut.yielded < cut.tokens
+    failed = [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+    assert [f"{r.name}: {r.getMessage()}" for r in failed] == []

@@ -167,7 +167,9 @@ def test_phone_call_past_its_limit_is_a_timeout_and_the_call_is_hung_up(voice_li
     )
 
 
-def test_an_inbound_call_to_a_reserved_number_takes_a_message(voice_live: Make) -> None:
+def test_an_inbound_call_to_a_reserved_number_takes_a_message(
+    voice_live: Make, voice_mode: str
+) -> None:
     live = voice_live(brain("A caller asked whether the flat is still available."))
     live.client.numbers.reserve(POOL[0])
     with WebhookReceiver() as receiver:
@@ -180,6 +182,13 @@ def test_an_inbound_call_to_a_reserved_number_takes_a_message(voice_live: Make) 
     assert (event.payload.from_, event.payload.to) == (OTHER_HUMAN, POOL[0])
     assert call.heard == ["Is the flat still available?"]
     assert len(call.said) == 2  # the greeting, then the thanks
+    if voice_mode == "relay":  # the greeting is the relay's welcome, the thanks streamed
+        assert "<ConversationRelay" in call.twiml[0] and "<Gather" not in call.twiml[0]
+        spoken = [m for m in call.relay_messages if m["type"] == "text"]
+        assert spoken and spoken[-1]["last"] is True
+        assert "".join(m["token"] for m in spoken).strip() == call.said[1]
+    else:
+        assert call.relay_messages == [] and "<Gather" in call.twiml[0]
 
 
 def test_voice_turns_need_twilios_signature(voice_live: Make) -> None:

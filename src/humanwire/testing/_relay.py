@@ -148,6 +148,7 @@ async def _play(
             tokens.append(str(message.get("token", "")))
             if says and isinstance(says[0], BargeIn) and "".join(tokens).strip():
                 barge = says.popleft()
+                assert isinstance(barge, BargeIn)
                 heard_so_far = "".join(tokens).strip()
                 tokens.clear()
                 with lock:
@@ -160,12 +161,15 @@ async def _play(
                 }
                 await socket.send(json.dumps(interrupt))
                 # the carrier drops what was still coming of the cut turn: wait until
-                # the agent is quiet, then speak
+                # the agent is quiet and the person has finished speaking, then prompt
+                done_speaking = asyncio.get_running_loop().time() + barge.speaking
                 while True:
                     try:
                         frame = await asyncio.wait_for(socket.recv(), 0.1)
                     except TimeoutError:
-                        break
+                        if asyncio.get_running_loop().time() >= done_speaking:
+                            break
+                        continue
                     message = record(frame)
                     if message.get("type") == "end":
                         return "completed", end_data(message)

@@ -25,7 +25,9 @@ what follows (``CallTurns._relay_ended``).
   ``interrupt`` cancels the model's stream, and the transcript keeps what was heard.
 - Digits are one answer once the person stops pressing (``DTMF_PAUSE``) or presses ``#``.
 - Nothing heard for ``relay_silence`` seconds after the agent spoke is a silent answer,
-  as a ``<Gather>``'s timeout is.
+  as a ``<Gather>``'s timeout is. After an ``interrupt`` the person is speaking: the
+  final ``prompt`` comes when they stop, so the wait is ``SPEAKING_TIMEOUT`` longer
+  (silence then: the interrupt was a noise that transcribed to nothing).
 - The call's state (the transcript) is stored when the agent ends or transfers the call
   and when the socket closes, not after every turn: a socket stays on one process, and a
   write per turn of every call was what slowed the others' turns most. The carrier's
@@ -54,6 +56,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DTMF_PAUSE",
     "SETUP_TIMEOUT",
+    "SPEAKING_TIMEOUT",
     "TELNYX_RELAY",
     "TWILIO_RELAY",
     "RelayClosed",
@@ -67,6 +70,9 @@ SETUP_TIMEOUT: Final = 10.0
 """Seconds a new socket has to send its ``setup``."""
 DTMF_PAUSE: Final = 1.5
 """Seconds after the last key before the digits are taken as the answer."""
+SPEAKING_TIMEOUT: Final = 30.0
+"""Seconds the person may go on speaking after an ``interrupt`` before its silence timer
+counts (their final transcript comes when they stop)."""
 MAX_IGNORED: Final = 100
 """Frames a session ignores (malformed, unknown) before it closes: a loop that only ever
 gets garbage is not a call."""
@@ -253,8 +259,9 @@ class RelaySession:
         logger.debug("relay %s: ignored %s", self.sid or "(no call)", what)
 
     # -- timers: silence and digits -----------------------------------------------------
-    def _listen(self) -> None:
-        self._listening_since = time.monotonic()
+    def _listen(self, speaking: float = 0.0) -> None:
+        """The silence timer starts (``speaking``: seconds later, the person being heard)."""
+        self._listening_since = time.monotonic() + speaking
 
     def _wait_time(self) -> float | None:
         deadlines: list[float] = []
@@ -300,7 +307,7 @@ class RelaySession:
             self.state["started"] = True
         elif transcript and transcript[-1][0] == "agent" and isinstance(heard, str):
             transcript[-1][1] = cut  # the turn was written whole; this much was heard
-        self._listen()
+        self._listen(speaking=SPEAKING_TIMEOUT)  # they are speaking: not silence yet
 
     def _on_dtmf(self, message: dict[str, Any]) -> None:
         digit = message.get("digit")

@@ -169,6 +169,9 @@ class BargeIn:
     Gather's ``<Say>`` is cut by speech anyway)."""
 
     text: str
+    speaking: float = 0.0
+    """Over ConversationRelay: seconds from the ``interrupt`` (the person starts
+    speaking) to the final ``prompt`` (they stop), at the least."""
 
 
 @dataclass

@@ -155,9 +155,10 @@ def test_an_interruption_mid_stream_stops_the_speech_and_the_model(call_live: Ma
     time.sleep(model.duration(first.answer))  # the whole opening's time: was it stopped?
     assert first.streamed and not first.finished
     # stopped at the interrupt: the tokens up to the words heard (the JSON's three
-    # first, then the words), a few more in flight at most; a second more would be 12
+    # first, then the words), a few more in flight at most (half a second's on a loaded
+    # machine); stopped only at the transcript, a second later, would be 12 more
     heard = 3 + len(tokens(cut))
-    assert heard <= first.yielded <= heard + 3
+    assert heard <= first.yielded <= heard + 6
     assert second.prompt.endswith(
         f"Agent: {cut}\nPerson: Wrong number, sorry\n\nReply with the JSON object for your "
         "next turn."

@@ -432,13 +432,13 @@ class Approvals(Sends, LinkPages, Outcomes):
         ]
         return Approval(
             interaction_id=record.id,
-            status=status or record.status,  # type: ignore[arg-type]
-            decision=outcome,  # type: ignore[arg-type]
+            status=status or record.status,
+            decision=outcome,
             timed_out=approval is not None and approval.timed_out,
             decisions=[
                 ApproverDecision(
                     approver=_approver(r),
-                    decision=r.decision,  # type: ignore[arg-type]
+                    decision=r.decision,
                     comment=r.comment,
                     at=_timestamp(r.decided_at or 0.0),
                     via=r.via or "page",

@@ -125,12 +125,12 @@ class EngineCore:
         return CallResponse(
             interaction_id=record.id,
             status="ended",
-            outcome=record.outcome,  # type: ignore[arg-type]
+            outcome=record.outcome,
             summary=payload["summary"],
             from_=payload["from"],
             to=payload["to"],
             error=CALL_NOT_ANSWERED if record.outcome == "no_answer" else None,
-            delivery_status=record.delivery_status,  # type: ignore[arg-type]
+            delivery_status=record.delivery_status,
             metadata=_metadata(record),
         )
 
@@ -1265,12 +1265,12 @@ class EngineCore:
     def _status(record: InteractionRecord) -> InteractionStatus:
         return InteractionStatus(
             interaction_id=record.id,
-            status=record.status,  # type: ignore[arg-type]
+            status=record.status,
             created_at=_timestamp(record.created_at),
-            kind=record.kind,  # type: ignore[arg-type]
-            channel=record.channel,  # type: ignore[arg-type]
+            kind=record.kind,
+            channel=record.channel,
             result=event_adapter.validate_python(record.result) if record.result else None,
-            delivery_status=record.delivery_status,  # type: ignore[arg-type]
+            delivery_status=record.delivery_status,
             metadata=_metadata(record),
         )
 

@@ -105,8 +105,8 @@ class HumanSide(EngineCore):
             SandboxDelivery(
                 id=record.id,
                 interaction_id=record.interaction_id,
-                channel=record.channel,  # type: ignore[arg-type]
-                kind=record.kind,  # type: ignore[arg-type]
+                channel=record.channel,
+                kind=record.kind,
                 from_=record.from_addr,
                 to=record.to_addr,
                 text=record.text,
@@ -287,8 +287,7 @@ class HumanSide(EngineCore):
                 None
                 if transcript is None
                 else [
-                    TranscriptTurn(speaker=speaker, text=spoken)  # type: ignore[arg-type]
-                    for speaker, spoken in transcript
+                    TranscriptTurn(speaker=speaker, text=spoken) for speaker, spoken in transcript
                 ]
             ),
         )

@@ -18,6 +18,8 @@ import time
 from collections.abc import Sequence
 from typing import Literal
 
+from humanwire.types import Speaker
+
 from ..approvals import texts
 from ..delivery import Outbound, ProviderFailure, RecipientUnreachable
 from ..store.base import ApproverRecord, InboundRecord, InteractionRecord
@@ -36,7 +38,7 @@ class ApprovalReplies(ApprovalSteps):
         *,
         outcome: Literal["completed", "no_answer", "transferred"],
         summary: str,
-        transcript: Sequence[tuple[str, str]] | None = None,
+        transcript: Sequence[tuple[Speaker, str]] | None = None,
     ) -> InteractionRecord | None:
         """A ``call`` approver's call ended: what they said or pressed is their decision
         (the human's turns; without a transcript, as the sandbox ends a call, the
@@ -159,7 +161,7 @@ class ApprovalReplies(ApprovalSteps):
         item = Outbound(
             account_id=rows[0].account_id,
             interaction_id=rows[0].interaction_id,
-            channel=text.channel,  # type: ignore[arg-type]
+            channel=text.channel,
             kind="message",
             from_addr=text.to_addr,
             to_addr=text.from_addr,

@@ -24,6 +24,7 @@ from humanwire.types import (
     SandboxDelivery,
     SandboxInboundCallRequest,
     SandboxReplyRequest,
+    Speaker,
     TranscriptTurn,
 )
 
@@ -271,7 +272,7 @@ class HumanSide(EngineCore):
         *,
         outcome: Literal["completed", "no_answer", "transferred"],
         summary: str,
-        transcript: Sequence[tuple[str, str]] | None = None,
+        transcript: Sequence[tuple[Speaker, str]] | None = None,
     ) -> InteractionRecord | None:
         """A call ended, whoever ran it: the held request (if any) gets the outcome and
         ``call.conversation.ended`` always goes to the webhooks, with the ``transcript``

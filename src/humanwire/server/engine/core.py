@@ -62,17 +62,20 @@ from ..errors import (
 from ..forms.address import AddressValidator
 from ..forms.address_providers import build_address_validator
 from ..limits import RateLimiter, SpamGuard, fingerprint
+from ..literals import CALL_OUTCOME, DELIVERY_CHANNEL, DELIVERY_KIND, DELIVERY_STATUS
 from ..outbox import RESOLVE_TIMEOUT, Outbox, Resolver
 from ..replicas import Replicas
 from ..schedule import Schedule
 from ..store import Store, open_store
 from ..store.base import (
+    INTERACTION_OUTCOME,
     WINDOW_STEP,
     DeliveryRecord,
     Duplicate,
     IdempotencyLinkRecord,
     IdempotencyRecord,
     InboundRecord,
+    InteractionOutcome,
     InteractionRecord,
     SharedStore,
     StepRecord,
@@ -102,7 +105,7 @@ from .windows import Phase, Windows
 logger = logging.getLogger("humanwire.engine")
 
 CHANNELS = ("sms", "whatsapp", "slack", "call", "email")
-UNDELIVERED = "undelivered"
+UNDELIVERED: InteractionOutcome = "undelivered"
 """The outcome of an interaction the provider could not deliver."""
 _EARLY_STATUS = "early-delivery-status"
 _EARLY_STATUS_TTL = 24 * 3600.0
@@ -125,7 +128,7 @@ class EngineCore:
         return CallResponse(
             interaction_id=record.id,
             status="ended",
-            outcome=record.outcome,
+            outcome=CALL_OUTCOME.optional(record.outcome),  # an answered call's
             summary=payload["summary"],
             from_=payload["from"],
             to=payload["to"],
@@ -537,7 +540,9 @@ class EngineCore:
             # the interaction ended, as when the deadline ran without a pause.
             hold.expire()
 
-    async def _end(self, record: InteractionRecord, outcome: str | None = None) -> None:
+    async def _end(
+        self, record: InteractionRecord, outcome: InteractionOutcome | None = None
+    ) -> None:
         """Ends an interaction without a response (its last window closed)."""
         self._disarm(record.id)
         if await self.store.end_interaction(record.id, time.time(), outcome=outcome):
@@ -563,7 +568,7 @@ class EngineCore:
         record: InteractionRecord,
         event: dict[str, Any],
         *,
-        outcome: str | None = None,
+        outcome: InteractionOutcome | None = None,
         always_emit: bool = False,
         inbound: InboundRecord | None = None,
     ) -> InteractionRecord | None:
@@ -1150,8 +1155,8 @@ class EngineCore:
         item = Outbound(
             account_id=record.account_id,
             interaction_id=record.id,
-            channel=record.channel,  # type: ignore[arg-type]
-            kind=record.kind,  # type: ignore[arg-type]
+            channel=DELIVERY_CHANNEL(record.channel),  # an approval is not delivered (its asks are)
+            kind=DELIVERY_KIND(record.kind),
             from_addr=record.from_addr,
             to_addr=record.to_addr,
             text=text,
@@ -1219,7 +1224,7 @@ class EngineCore:
         delivered" text, no reply is waited for any more. A status for a ref not yet
         stored (it overtook the provider's answer) is kept and applied when it is.
         Returns the interaction, None when unknown."""
-        if status not in _STATUS_RANK:
+        if not DELIVERY_STATUS.holds(status):
             return None
         record = await self.store.interaction_by_provider_ref(ref)
         if record is None:
@@ -1458,8 +1463,8 @@ def _ended_from_notice(held: InteractionRecord, detail: Any) -> InteractionRecor
     if (
         not isinstance(ended_at, (int, float))
         or not (result is None or isinstance(result, dict))
-        or not (outcome is None or isinstance(outcome, str))
-        or not (delivery is None or isinstance(delivery, str))
+        or not (outcome is None or INTERACTION_OUTCOME.holds(outcome))
+        or not (delivery is None or DELIVERY_STATUS.holds(delivery))
     ):
         return None
     return dataclasses.replace(

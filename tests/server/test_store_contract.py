@@ -9,6 +9,7 @@ one (Debian: ``apt-get install postgresql``) or point the variable at one.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sqlite3
 import threading
@@ -21,6 +22,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from humanwire.server.literals import UnknownValue
 from humanwire.server.store import SQLiteStore, Store
 from humanwire.server.store.base import (
     WINDOW_STEP,
@@ -750,13 +752,15 @@ async def test_webhooks(store: Store) -> None:
         "wh_1",
         "acct_1",
         "https://hooks.example/a",
-        ["message.response", "call.completed"],
+        ["message.received", "call.conversation.ended"],
         {"X-Token": "t ✓", "X-Other": "2"},
         "sec_1",
         10.0,
     )
     second = WebhookRecord("wh_2", "acct_1", "https://hooks.example/b", [], {}, "sec_2", 10.0)
-    third = WebhookRecord("wh_3", "acct_1", "https://hooks.example/c", ["*"], {}, "s", 5.0)
+    third = WebhookRecord(
+        "wh_3", "acct_1", "https://hooks.example/c", ["approval.decided"], {}, "s", 5.0
+    )
     for record in (first, second, third):
         await store.insert_webhook(record)
     assert await store.get_webhook("wh_1") == first
@@ -813,14 +817,44 @@ async def test_channels(store: Store) -> None:
     assert await store.channels_of("acct_1") == [second]
 
 
+def _write(store: Store, statement: str) -> None:
+    """Runs ``statement`` on the store's database from another connection."""
+    store.commit()
+    if isinstance(store, SQLiteStore):
+        with contextlib.closing(sqlite3.connect(store.path)) as db, db:
+            db.execute(statement)
+        return
+    assert isinstance(store, PostgresStore) and store.schema is not None
+    with psycopg.connect(DATABASE_URL, connect_timeout=5) as conn:
+        conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(store.schema)))
+        conn.execute(statement)
+
+
+async def test_a_value_none_of_its_literals_is_refused_as_the_row_is_read(store: Store) -> None:
+    # A kind, a channel, a status becomes the wire's Literal where its row becomes a
+    # record: a value that is none of the Literal's (written by hand, or by a newer
+    # version) raises there, naming it, rather than reaching the engine as a str.
+    card = ChannelRecord("ch_1", "acct_1", "sms", "+1555", None, None, None, "r", "n", False, 1.0)
+    await store.insert_channel(card)
+    await store.insert_webhook(
+        WebhookRecord("wh_1", "acct_1", "https://hooks.example/a", ["form.received"], {}, "s", 1.0)
+    )
+    _write(store, "UPDATE channels SET type = 'pager' WHERE id = 'ch_1'")
+    _write(store, """UPDATE webhooks SET event_types = '["form.sent"]' WHERE id = 'wh_1'""")
+    with pytest.raises(UnknownValue, match="unknown channel card type 'pager'"):
+        await store.get_channel("acct_1", "ch_1")
+    with pytest.raises(UnknownValue, match=r"unknown event type 'form\.sent'"):
+        await store.get_webhook("wh_1")
+
+
 # -- events and the outbox ----------------------------------------------------------------
 def event(id: str, created_at: float, account_id: str = "acct_1") -> EventRecord:
     return EventRecord(
         id=id,
         account_id=account_id,
-        event_type="message.response",
+        event_type="message.received",
         interaction_id="int_1",
-        body={"eventType": "message.response", "payload": {"text": "ok", "n": 1}},
+        body={"eventType": "message.received", "payload": {"text": "ok", "n": 1}},
         created_at=created_at,
     )
 
@@ -831,10 +865,10 @@ async def test_events_round_trip_order_and_atomicity(store: Store) -> None:
     await store.insert_event(event("ev_3", 20.0), [])
     await store.insert_event(event("ev_4", 30.0), [])
     await store.insert_event(event("ev_5", 1.0, "acct_2"), [])
-    await store.insert_event(EventRecord("ev_6", "acct_3", "call.completed", None, {}, 2.0), [])
+    await store.insert_event(EventRecord("ev_6", "acct_3", "form.received", None, {}, 2.0), [])
     assert await store.get_event("ev_2") == event("ev_2", 30.0)
     assert await store.get_event("ev_6") == EventRecord(
-        "ev_6", "acct_3", "call.completed", None, {}, 2.0
+        "ev_6", "acct_3", "form.received", None, {}, 2.0
     )
     assert await store.get_event("ev_9") is None
     assert [e.id for e in await store.list_events("acct_1", 10)] == ["ev_4", "ev_2", "ev_3", "ev_1"]

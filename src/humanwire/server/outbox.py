@@ -34,6 +34,7 @@ from humanwire.webhooks import sign
 
 from .config import ServiceConfig
 from .errors import InvalidRequest
+from .literals import EVENT_TYPE
 from .store.base import EventRecord, OutboxRecord, Store
 from .telemetry import Metrics, log_event
 
@@ -234,7 +235,7 @@ class Outbox:
         record = EventRecord(
             id=str(uuid.uuid4()),
             account_id=account_id,
-            event_type=str(event["eventType"]),
+            event_type=EVENT_TYPE(event["eventType"]),
             interaction_id=interaction_id,
             body=event,
             created_at=now,

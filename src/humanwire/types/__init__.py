@@ -44,6 +44,7 @@ from .events import (
     Medium,
     MessageReceivedEvent,
     MessageReceivedPayload,
+    Speaker,
     TranscriptTurn,
     event_adapter,
 )
@@ -65,7 +66,13 @@ from .forms import (
     WhatsAppSharedFormRequest,
     WhatsAppTemplate,
 )
-from .interactions import MAX_STATUS_WAIT, InteractionChannel, InteractionKind, InteractionStatus
+from .interactions import (
+    MAX_STATUS_WAIT,
+    InteractionChannel,
+    InteractionKind,
+    InteractionState,
+    InteractionStatus,
+)
 from .messages import (
     DEFAULT_NO_RESPONSE_TEMPLATE,
     DEFAULT_RESPONSE_TEMPLATE,
@@ -83,6 +90,7 @@ from .sandbox import (
     DEFAULT_HUMAN_EMAIL,
     DEFAULT_HUMAN_PHONE,
     DEFAULT_HUMAN_SLACK,
+    DeliveryChannel,
     DeliveryKind,
     SandboxCallOutcomeRequest,
     SandboxDelivery,
@@ -127,6 +135,7 @@ __all__ = [
     "ChannelMessageRequest",
     "ChannelType",
     "Country",
+    "DeliveryChannel",
     "DeliveryKind",
     "DeliveryStatus",
     "EmailFormRequest",
@@ -147,6 +156,7 @@ __all__ = [
     "HttpUrl",
     "InteractionChannel",
     "InteractionKind",
+    "InteractionState",
     "InteractionStatus",
     "Medium",
     "MessageReceivedEvent",
@@ -172,6 +182,7 @@ __all__ = [
     "SlackId",
     "SlackMessageRequest",
     "SlackWorkspaceId",
+    "Speaker",
     "Timestamp",
     "TranscriptTurn",
     "ValidationRule",

@@ -46,6 +46,7 @@ __all__ = [
     "Approval",
     "ApprovalAction",
     "ApprovalDecision",
+    "ApprovalOutcome",
     "ApprovalRequest",
     "Approver",
     "ApproverChannel",
@@ -71,6 +72,9 @@ ApproverChannel = Literal["sms", "whatsapp", "slack", "email", "call", "link"]
 the response (``links``) for the caller to hand over."""
 
 ApprovalDecision = Literal["approve", "reject"]
+"""One approver's decision."""
+ApprovalOutcome = Literal["approved", "rejected"]
+"""What the decisions settled (``Approval.decision``)."""
 OnTimeout = Literal["reject", "approve", "none"]
 DecisionVia = Literal[
     "sms_reply",
@@ -317,7 +321,7 @@ class Approval(ResponseModel):
 
     interaction_id: str
     status: Literal["pending", "ended"]
-    decision: Literal["approved", "rejected"] | None = None
+    decision: ApprovalOutcome | None = None
     timed_out: bool = False
     decisions: list[ApproverDecision] = Field(default_factory=list)
     action_digest: str | None = None

@@ -19,11 +19,14 @@ __all__ = [
     "Medium",
     "MessageReceivedEvent",
     "MessageReceivedPayload",
+    "Speaker",
     "TranscriptTurn",
     "event_adapter",
 ]
 
 Medium = Literal["sms", "whatsapp", "slack", "email"]
+Speaker = Literal["agent", "human"]
+"""Who spoke a turn of a call: the voice agent or the human."""
 
 
 class MessageReceivedPayload(ResponseModel):
@@ -51,7 +54,7 @@ class FormReceivedPayload(ResponseModel):
 class TranscriptTurn(ResponseModel):
     """One turn of a call: who spoke (the voice ``agent`` or the ``human``) and what."""
 
-    speaker: Literal["agent", "human"]
+    speaker: Speaker
     text: str
 
 

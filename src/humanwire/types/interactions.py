@@ -7,12 +7,20 @@ from typing import Literal
 from ._base import DeliveryStatus, ResponseModel, Timestamp
 from .events import Event
 
-__all__ = ["MAX_STATUS_WAIT", "InteractionChannel", "InteractionKind", "InteractionStatus"]
+__all__ = [
+    "MAX_STATUS_WAIT",
+    "InteractionChannel",
+    "InteractionKind",
+    "InteractionState",
+    "InteractionStatus",
+]
 
 InteractionKind = Literal["message", "form", "call", "approval"]
 InteractionChannel = Literal["sms", "whatsapp", "slack", "email", "call", "approval"]
 """``approval``: an approval request (``POST /approvals``), which reaches its approvers
 over several channels."""
+InteractionState = Literal["pending", "ended"]
+"""Listening for an answer (or a call under way), or not any more."""
 
 MAX_STATUS_WAIT = 60
 """``?wait=`` holds a status request at most this many seconds."""
@@ -23,7 +31,7 @@ class InteractionStatus(ResponseModel):
     present once the interaction completed with one."""
 
     interaction_id: str
-    status: Literal["pending", "ended"]
+    status: InteractionState
     created_at: Timestamp
     kind: InteractionKind
     channel: InteractionChannel

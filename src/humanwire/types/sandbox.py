@@ -14,6 +14,7 @@ __all__ = [
     "DEFAULT_HUMAN_EMAIL",
     "DEFAULT_HUMAN_PHONE",
     "DEFAULT_HUMAN_SLACK",
+    "DeliveryChannel",
     "DeliveryKind",
     "SandboxCallOutcomeRequest",
     "SandboxDelivery",
@@ -29,6 +30,8 @@ DEFAULT_HUMAN_EMAIL = "human@example.com"
 """The same human's email address."""
 
 DeliveryKind = Literal["message", "form", "call"]
+DeliveryChannel = Literal["sms", "whatsapp", "slack", "email", "call"]
+"""The channel something was delivered on (an approval reaches its approvers on these)."""
 _NOT_BLANK = r"[^\s\x1c-\x1f\x85\ufeff]"
 
 
@@ -37,7 +40,7 @@ class SandboxDelivery(ResponseModel):
 
     id: str
     interaction_id: str | None = None
-    channel: Literal["sms", "whatsapp", "slack", "email", "call"]
+    channel: DeliveryChannel
     kind: DeliveryKind
     from_: str | None = Field(default=None, alias="from")
     to: str

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 from humanwire.types.approvals import (
     ApprovalDecision,
+    ApprovalOutcome,
     ApprovalRequest,
     Approver,
     OnTimeout,
@@ -28,7 +28,7 @@ from humanwire.types.approvals import (
 
 __all__ = ["Counted", "Outcome", "Rules", "Tally", "response_text", "timeout_text"]
 
-Outcome = Literal["approved", "rejected"]
+Outcome = ApprovalOutcome
 Person = tuple[str, str]
 
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from humanwire.types import DeliveryStatus
+from humanwire.types import DeliveryChannel, DeliveryKind, DeliveryStatus
 
 __all__ = [
     "CallSpec",
@@ -61,8 +61,8 @@ class Outbound:
 
     account_id: str
     interaction_id: str | None
-    channel: Literal["sms", "whatsapp", "slack", "email", "call"]
-    kind: Literal["message", "form", "call"]
+    channel: DeliveryChannel
+    kind: DeliveryKind
     from_addr: str | None
     to_addr: str
     text: str

@@ -27,6 +27,8 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from humanwire.types import CallOutcome, Speaker
+
 from .base import Outbound, Sent
 from .jobs import ProviderJobs
 from .relay import SETUP_TIMEOUT, TWILIO_RELAY, RelayDialect
@@ -351,7 +353,9 @@ class CallTurns:
 
     async def _finish(self, record: InteractionRecord, state: dict[str, Any], how: str) -> None:
         transcript = [(str(s), str(t)) for s, t in state.get("transcript", [])]
-        spoken = [("agent" if s == "agent" else "human", t) for s, t in transcript if t]
+        spoken: list[tuple[Speaker, str]] = [
+            ("agent" if s == "agent" else "human", t) for s, t in transcript if t
+        ]
         heard = any(s == "callee" and t for s, t in transcript)
         inbound = state.get("direction") == "inbound"
         prompt = (
@@ -359,7 +363,7 @@ class CallTurns:
             if inbound
             else str(record.request.get("prompt") or record.request.get("message") or "")
         )
-        outcome = "completed"
+        outcome: CallOutcome = "completed"
         if how in UNANSWERED:
             outcome = "no_answer"
             summary = f"The call was not answered ({UNANSWERED[how]}): human did not respond."
@@ -382,4 +386,4 @@ class CallTurns:
                 summary += f" The call was transferred to {transfer_to}."
         current = await self.engine.store.get_interaction(record.id)
         if current is not None and current.status == "pending":
-            await self.engine.end_call(current, outcome=outcome, summary=summary, transcript=spoken)  # type: ignore[arg-type]
+            await self.engine.end_call(current, outcome=outcome, summary=summary, transcript=spoken)

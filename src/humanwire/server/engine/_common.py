@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from typing import Any, Literal
 
 from humanwire.types import (
+    DeliveryChannel,
     EmailFormRequest,
     EmailMessageRequest,
     Form,
@@ -33,7 +34,7 @@ FormRequest = (
 )
 FormState = Literal["open", "submitted", "expired"]
 ReplyLinkState = Literal["open", "answered", "expired"]
-Channel = Literal["sms", "whatsapp", "slack", "email", "call"]
+Channel = DeliveryChannel
 
 SPAM_MESSAGE = "this account was shut down automatically for sending bulk or promotional texts"
 SUSPENDED_MESSAGE = (

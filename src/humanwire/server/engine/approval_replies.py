@@ -18,6 +18,7 @@ import time
 from collections.abc import Sequence
 from typing import Literal
 
+from humanwire.types import Speaker
 from humanwire.types.approvals import ApprovalRequest
 
 from ..approvals import texts
@@ -38,7 +39,7 @@ class ApprovalReplies(ApprovalSteps):
         *,
         outcome: Literal["completed", "no_answer", "transferred"],
         summary: str,
-        transcript: Sequence[tuple[str, str]] | None = None,
+        transcript: Sequence[tuple[Speaker, str]] | None = None,
     ) -> InteractionRecord | None:
         """A ``call`` approver's call ended: what they said or pressed is their decision
         (the human's turns; without a transcript, as the sandbox ends a call, the
@@ -164,7 +165,7 @@ class ApprovalReplies(ApprovalSteps):
         item = Outbound(
             account_id=rows[0].account_id,
             interaction_id=rows[0].interaction_id,
-            channel=text.channel,  # type: ignore[arg-type]
+            channel=text.channel,
             kind="message",
             from_addr=text.to_addr,
             to_addr=text.from_addr,

@@ -29,12 +29,16 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from humanwire.types import InteractionState
 from humanwire.types.approvals import (
     Approval,
+    ApprovalDecision,
+    ApprovalOutcome,
     ApprovalRequest,
     Approver,
     ApproverDecision,
     ApproverLink,
+    AuditEntryType,
 )
 from humanwire.types.forms import DEFAULT_FORM_FOLLOW_UP_TIME
 
@@ -47,10 +51,12 @@ from ..errors import (
     NotFound,
     ProviderError,
 )
+from ..literals import APPROVAL_DECISION, DELIVERY_CHANNEL
 from ..store.base import (
     ApprovalRecord,
     ApproverRecord,
     AuditDraft,
+    InteractionOutcome,
     InteractionRecord,
 )
 from ..telemetry import log_event, mask_address
@@ -72,25 +78,29 @@ REPLY_CHANNELS = ("sms", "whatsapp")
 _SENT_CHANNELS = ("sms", "whatsapp", "slack")
 _LINK_KEY = ("approvals", "email-link-key")
 """Where the key signing email approvers' approve / reject links is kept (made once)."""
-_OUTCOME = {"approve": "approved", "reject": "rejected", "none": None}
+_OUTCOME: dict[str, ApprovalOutcome | None] = {
+    "approve": "approved",
+    "reject": "rejected",
+    "none": None,
+}
 
 
 def _approver(row: ApproverRecord) -> Approver:
-    return Approver.model_construct(channel=row.channel, to=row.to_addr)  # type: ignore[arg-type]
+    return Approver.model_construct(channel=row.channel, to=row.to_addr)
 
 
 def _actor(row: ApproverRecord) -> dict[str, Any]:
     return {"channel": row.channel, "to": row.to_addr}
 
 
-def _decided(rows: Sequence[ApproverRecord]) -> list[ApproverRecord]:
-    """The decisions, in the order they came."""
-    found = [r for r in rows if r.decision is not None and r.decided_at is not None]
-    return sorted(found, key=lambda r: (r.decided_at or 0.0, r.position))
+def _decided(rows: Sequence[ApproverRecord]) -> list[tuple[ApproverRecord, ApprovalDecision]]:
+    """The decisions, in the order they came: each approver with theirs."""
+    found = [(r, r.decision) for r in rows if r.decision is not None and r.decided_at is not None]
+    return sorted(found, key=lambda found: (found[0].decided_at or 0.0, found[0].position))
 
 
 def _tally(request: ApprovalRequest, rows: Sequence[ApproverRecord]) -> Tally:
-    counted = [Counted(_approver(r), r.decision, r.comment) for r in _decided(rows)]  # type: ignore[arg-type]
+    counted = [Counted(_approver(r), decision, r.comment) for r, decision in _decided(rows)]
     return Tally.of(Rules.of(request), counted)
 
 
@@ -323,7 +333,7 @@ class Approvals(Sends, LinkPages, Outcomes):
         item = Outbound(
             account_id=record.account_id,
             interaction_id=record.id,
-            channel=row.channel,  # type: ignore[arg-type]
+            channel=DELIVERY_CHANNEL(row.channel),  # not call (above), nor link (never sent)
             kind="message",
             from_addr=sender,
             to_addr=row.to_addr,
@@ -411,7 +421,7 @@ class Approvals(Sends, LinkPages, Outcomes):
         return await super().accepted_body(interaction_id)
 
     async def approval_view(
-        self, record: InteractionRecord, *, status: str | None = None
+        self, record: InteractionRecord, *, status: InteractionState | None = None
     ) -> Approval:
         """The approval as the wire shows it (``status`` in place of the record's)."""
         approval = await self.store.get_approval(record.id)
@@ -436,18 +446,18 @@ class Approvals(Sends, LinkPages, Outcomes):
         ]
         return Approval(
             interaction_id=record.id,
-            status=status or record.status,  # type: ignore[arg-type]
-            decision=outcome,  # type: ignore[arg-type]
+            status=status or record.status,
+            decision=outcome,
             timed_out=approval is not None and approval.timed_out,
             decisions=[
                 ApproverDecision(
                     approver=_approver(r),
-                    decision=r.decision,  # type: ignore[arg-type]
+                    decision=decision,
                     comment=r.comment,
                     at=_timestamp(r.decided_at or 0.0),
                     via=r.via or "page",
                 )
-                for r in _decided(rows)
+                for r, decision in _decided(rows)
             ],
             action_digest=request.action_digest,
             approval_url=links[0].url if links else None,
@@ -461,7 +471,9 @@ class Approvals(Sends, LinkPages, Outcomes):
         self, row: ApproverRecord, decision: str, comment: str | None, via: str
     ) -> str:
         """One approver's decision, however it came: ``recorded``, ``already`` (this
-        person decided before: their first stands) or ``closed`` (settled or ended)."""
+        person decided before: their first stands) or ``closed`` (settled or ended).
+        ``decision`` is ``approve`` or ``reject`` (every caller checked it)."""
+        choice = APPROVAL_DECISION(decision)
         approval = await self.store.get_approval(row.interaction_id)
         record = await self.store.get_interaction(row.interaction_id)
         if approval is None or approval.settled_at is not None:
@@ -476,10 +488,10 @@ class Approvals(Sends, LinkPages, Outcomes):
             comment = None
         now = time.time()
         if not await self.store.record_approver_decision(
-            record.id, row.position, decision, comment, via, now
+            record.id, row.position, choice, comment, via, now
         ):
             return "already"
-        data = {"decision": decision, "comment": comment, "via": via}
+        data = {"decision": choice, "comment": comment, "via": via}
         await self._audit(
             record.account_id,
             [AuditDraft(now, "approval.decision", record.id, _actor(row), data)],
@@ -489,7 +501,7 @@ class Approvals(Sends, LinkPages, Outcomes):
             "approval.decision",
             interaction_id=record.id,
             account_id=record.account_id,
-            decision=decision,
+            decision=choice,
             via=via,
         )
         # The inbox shows the tally as it grows, not only once settled.
@@ -503,7 +515,7 @@ class Approvals(Sends, LinkPages, Outcomes):
         self,
         record: InteractionRecord,
         request: ApprovalRequest,
-        outcome: str | None,
+        outcome: ApprovalOutcome | None,
         *,
         timed_out: bool,
     ) -> bool:
@@ -516,7 +528,7 @@ class Approvals(Sends, LinkPages, Outcomes):
             await self.schedule.cancel(REMIND, f"{record.id}:{row.position}")
         for index in range(1, len(request.escalation or ()) + 1):
             await self.schedule.cancel(ESCALATE, f"{record.id}:{index}")
-        kind = "approval.timed_out" if timed_out else "approval.decided"
+        kind: AuditEntryType = "approval.timed_out" if timed_out else "approval.decided"
         data = {"decision": outcome, "timedOut": timed_out}
         await self._audit(record.account_id, [AuditDraft(now, kind, record.id, data=data)])
         view = await self.approval_view(record, status="ended")
@@ -524,7 +536,9 @@ class Approvals(Sends, LinkPages, Outcomes):
         await self._answer(record, event)
         return True
 
-    async def _end(self, record: InteractionRecord, outcome: str | None = None) -> None:
+    async def _end(
+        self, record: InteractionRecord, outcome: InteractionOutcome | None = None
+    ) -> None:
         """An approval's last window closed undecided: ``onTimeout`` applies."""
         approval = None
         if record.kind == "approval" and outcome is None:

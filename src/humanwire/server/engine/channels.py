@@ -49,7 +49,7 @@ class ChannelCards(EngineCore):
     def _card(record: ChannelRecord) -> ChannelCard:
         return ChannelCard(
             id=record.id,
-            type=record.type,  # type: ignore[arg-type]
+            type=record.type,
             to=record.to_addr,
             wait_time=record.wait_time,
             follow_up_time=record.follow_up_time,

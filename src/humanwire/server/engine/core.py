@@ -18,7 +18,9 @@ import dataclasses
 from typing import Any
 
 from ..config import ServiceConfig
+from ..literals import DELIVERY_STATUS
 from ..store.base import (
+    INTERACTION_OUTCOME,
     InteractionRecord,
 )
 from ._common import (
@@ -118,8 +120,8 @@ def _ended_from_notice(held: InteractionRecord, detail: Any) -> InteractionRecor
     if (
         not isinstance(ended_at, (int, float))
         or not (result is None or isinstance(result, dict))
-        or not (outcome is None or isinstance(outcome, str))
-        or not (delivery is None or isinstance(delivery, str))
+        or not (outcome is None or INTERACTION_OUTCOME.holds(outcome))
+        or not (delivery is None or DELIVERY_STATUS.holds(delivery))
     ):
         return None
     return dataclasses.replace(

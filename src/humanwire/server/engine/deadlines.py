@@ -14,6 +14,7 @@ from typing import Any
 from ..config import ServiceConfig
 from ..store.base import (
     WINDOW_STEP,
+    InteractionOutcome,
     InteractionRecord,
     StepRecord,
 )
@@ -147,7 +148,9 @@ class Deadlines(OutcomeAppends):
             # the interaction ended, as when the deadline ran without a pause.
             hold.expire()
 
-    async def _end(self, record: InteractionRecord, outcome: str | None = None) -> None:
+    async def _end(
+        self, record: InteractionRecord, outcome: InteractionOutcome | None = None
+    ) -> None:
         """Ends an interaction without a response (its last window closed)."""
         self._disarm(record.id)
         if await self.store.end_interaction(record.id, time.time(), outcome=outcome):

@@ -19,6 +19,7 @@ from ..errors import (
     InvalidToNumber,
     ProviderError,
 )
+from ..literals import DELIVERY_CHANNEL, DELIVERY_KIND, DELIVERY_STATUS
 from ..store.base import (
     InteractionRecord,
 )
@@ -69,8 +70,8 @@ class Delivering(Opening):
         item = Outbound(
             account_id=record.account_id,
             interaction_id=record.id,
-            channel=record.channel,  # type: ignore[arg-type]
-            kind=record.kind,  # type: ignore[arg-type]
+            channel=DELIVERY_CHANNEL(record.channel),  # an approval is not delivered (its asks are)
+            kind=DELIVERY_KIND(record.kind),
             from_addr=record.from_addr,
             to_addr=record.to_addr,
             text=text,
@@ -138,7 +139,7 @@ class Delivering(Opening):
         delivered" text, no reply is waited for any more. A status for a ref not yet
         stored (it overtook the provider's answer) is kept and applied when it is.
         Returns the interaction, None when unknown."""
-        if status not in STATUS_RANK:
+        if not DELIVERY_STATUS.holds(status):
             return None
         record = await self.store.interaction_by_provider_ref(ref)
         if record is None:

@@ -15,6 +15,7 @@ from ..errors import (
 )
 from ..store.base import (
     InboundRecord,
+    InteractionOutcome,
     InteractionRecord,
 )
 from ..telemetry import log_event
@@ -131,7 +132,7 @@ class Holding(Deadlines):
         record: InteractionRecord,
         event: dict[str, Any],
         *,
-        outcome: str | None = None,
+        outcome: InteractionOutcome | None = None,
         always_emit: bool = False,
         inbound: InboundRecord | None = None,
     ) -> InteractionRecord | None:

@@ -23,6 +23,7 @@ from humanwire.types import (
     SandboxDelivery,
     SandboxInboundCallRequest,
     SandboxReplyRequest,
+    Speaker,
     TranscriptTurn,
 )
 
@@ -105,8 +106,8 @@ class HumanSide(EngineCore):
             SandboxDelivery(
                 id=record.id,
                 interaction_id=record.interaction_id,
-                channel=record.channel,  # type: ignore[arg-type]
-                kind=record.kind,  # type: ignore[arg-type]
+                channel=record.channel,
+                kind=record.kind,
                 from_=record.from_addr,
                 to=record.to_addr,
                 text=record.text,
@@ -264,7 +265,7 @@ class HumanSide(EngineCore):
         *,
         outcome: Literal["completed", "no_answer", "transferred"],
         summary: str,
-        transcript: Sequence[tuple[str, str]] | None = None,
+        transcript: Sequence[tuple[Speaker, str]] | None = None,
     ) -> InteractionRecord | None:
         """A call ended, whoever ran it: the held request (if any) gets the outcome and
         ``call.conversation.ended`` always goes to the webhooks, with the ``transcript``
@@ -280,8 +281,7 @@ class HumanSide(EngineCore):
                 None
                 if transcript is None
                 else [
-                    TranscriptTurn(speaker=speaker, text=spoken)  # type: ignore[arg-type]
-                    for speaker, spoken in transcript
+                    TranscriptTurn(speaker=speaker, text=spoken) for speaker, spoken in transcript
                 ]
             ),
         )

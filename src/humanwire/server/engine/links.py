@@ -18,6 +18,7 @@ from ..errors import (
     InvalidRequest,
     NotFound,
 )
+from ..literals import MEDIUM
 from ..store.base import (
     InteractionRecord,
 )
@@ -138,7 +139,7 @@ class LinkPages(HumanSide):
         await self._inbound_text(
             account_id=record.account_id,
             text=InboundText(
-                channel=record.channel,  # type: ignore[arg-type]
+                channel=MEDIUM(record.channel),  # a card's message: never a call
                 from_addr=record.to_addr,
                 to_addr=record.from_addr,
                 body=body,

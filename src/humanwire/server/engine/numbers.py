@@ -66,7 +66,7 @@ class Numbers(EngineCore):
                 free.append(
                     AvailableNumber(
                         phone_number=phone_number,
-                        country=offer_country,  # type: ignore[arg-type]
+                        country=offer_country,
                         area_code=offer_area,
                     )
                 )

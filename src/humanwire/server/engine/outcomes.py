@@ -211,7 +211,7 @@ class Outcomes(EngineCore):
                 status = failure.status
                 body: dict[str, Any] = ErrorBody(
                     error=ErrorDetail(
-                        code=failure.code,  # type: ignore[arg-type]
+                        code=failure.code,
                         message=failure.message,
                         field=failure.field,
                     )

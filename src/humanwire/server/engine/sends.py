@@ -188,7 +188,7 @@ class Sends(EngineCore):
                 responded=True,
                 response=templates.response_text(response_template, reply),
                 reply=reply,
-                delivery_status=answered.delivery_status,  # type: ignore[arg-type]
+                delivery_status=answered.delivery_status,
                 metadata=_metadata(answered),
             )
         return MessageResponse(
@@ -235,7 +235,7 @@ class Sends(EngineCore):
             sender = self._shared_sender("slack")
         return await self._message_flow(
             account,
-            channel=card.type,  # type: ignore[arg-type]
+            channel=card.type,
             to=card.to_addr,
             sender=sender,
             text=text,
@@ -284,7 +284,7 @@ class Sends(EngineCore):
                 responded=True,
                 response=templates.response_text(card.response_template, summary),
                 reply=summary,
-                delivery_status=ended.delivery_status,  # type: ignore[arg-type]
+                delivery_status=ended.delivery_status,
                 metadata=_metadata(ended),
             )
         return MessageResponse(
@@ -376,7 +376,7 @@ class Sends(EngineCore):
                 responded=True,
                 values=values,
                 content=format_content(self._form_of(answered), values),
-                delivery_status=answered.delivery_status,  # type: ignore[arg-type]
+                delivery_status=answered.delivery_status,
                 metadata=_metadata(answered),
             )
         return FormResponse(

@@ -41,12 +41,14 @@ from ..errors import (
 )
 from ..forms.address import AddressValidator
 from ..forms.address_providers import build_address_validator
+from ..literals import CALL_OUTCOME
 from ..outbox import RESOLVE_TIMEOUT, Outbox, Resolver
 from ..schedule import Schedule
 from ..store import Store, open_store
 from ..store.base import (
     WINDOW_STEP,
     DeliveryRecord,
+    InteractionOutcome,
     InteractionRecord,
 )
 from ..telemetry import Metrics, new_metrics
@@ -71,7 +73,7 @@ from .windows import Windows
 logger = logging.getLogger("humanwire.engine")
 
 CHANNELS = ("sms", "whatsapp", "slack", "call", "email")
-UNDELIVERED = "undelivered"
+UNDELIVERED: InteractionOutcome = "undelivered"
 """The outcome of an interaction the provider could not deliver."""
 EARLY_STATUS = "early-delivery-status"
 EARLY_STATUS_TTL = 24 * 3600.0
@@ -99,12 +101,12 @@ class EngineState:
         return CallResponse(
             interaction_id=record.id,
             status="ended",
-            outcome=record.outcome,  # type: ignore[arg-type]
+            outcome=CALL_OUTCOME.optional(record.outcome),  # an answered call's
             summary=payload["summary"],
             from_=payload["from"],
             to=payload["to"],
             error=CALL_NOT_ANSWERED if record.outcome == "no_answer" else None,
-            delivery_status=record.delivery_status,  # type: ignore[arg-type]
+            delivery_status=record.delivery_status,
             metadata=_metadata(record),
         )
 
@@ -379,12 +381,12 @@ class EngineState:
     def _status(record: InteractionRecord) -> InteractionStatus:
         return InteractionStatus(
             interaction_id=record.id,
-            status=record.status,  # type: ignore[arg-type]
+            status=record.status,
             created_at=_timestamp(record.created_at),
-            kind=record.kind,  # type: ignore[arg-type]
-            channel=record.channel,  # type: ignore[arg-type]
+            kind=record.kind,
+            channel=record.channel,
             result=event_adapter.validate_python(record.result) if record.result else None,
-            delivery_status=record.delivery_status,  # type: ignore[arg-type]
+            delivery_status=record.delivery_status,
             metadata=_metadata(record),
         )
 

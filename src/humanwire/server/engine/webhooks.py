@@ -53,7 +53,7 @@ class Webhooks(EngineCore):
         return Webhook(
             id=record.id,
             url=record.url,
-            event_types=record.event_types,  # type: ignore[arg-type]
+            event_types=record.event_types,
             headers=(
                 record.headers
                 if reveal

@@ -12,16 +12,26 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from ...types import DeliveryStatus
+from ...types.approvals import (
+    ApprovalDecision,
+    ApprovalOutcome,
+    ApproverChannel,
+    AuditEntryType,
+)
 from ...types.calls import CallOutcome
 from ...types.channels import ChannelType
 from ...types.events import Medium
-from ...types.interactions import InteractionChannel, InteractionKind
-from ...types.sandbox import DeliveryKind
+from ...types.interactions import InteractionChannel, InteractionKind, InteractionState
+from ...types.sandbox import DeliveryChannel, DeliveryKind
 from ...types.webhooks import EventType
+from ..literals import OneOf
 from .commits import PendingCommit
 
 __all__ = [
     "ACCOUNT_TABLES",
+    "INTERACTION_OUTCOME",
+    "OUTBOX_STATUS",
     "WINDOW_STEP",
     "AccountRecord",
     "AccountUsage",
@@ -51,13 +61,14 @@ __all__ = [
 ]
 
 
-InteractionState = Literal["pending", "ended"]
-"""Listening for an answer (or a call under way), or not any more."""
-InteractionOutcome = Literal[CallOutcome, "timeout", "failed"]
+InteractionOutcome = Literal[CallOutcome, "timeout", "failed", "undelivered"]
 """How an interaction ended: a call's outcome, ``timeout`` (a call the service gave up
-on) or ``failed`` (it could not be delivered)."""
+on), ``failed`` (the provider refused it) or ``undelivered`` (the provider reported it
+could not be delivered). None: answered, or its windows closed."""
 OutboxStatus = Literal["pending", "delivered", "failed", "cancelled"]
 """Where one delivery of an event to a webhook is."""
+INTERACTION_OUTCOME = OneOf[InteractionOutcome](InteractionOutcome, "interaction outcome")
+OUTBOX_STATUS = OneOf[OutboxStatus](OutboxStatus, "outbox status")
 
 
 @dataclass(frozen=True)
@@ -100,16 +111,13 @@ class InteractionRecord:
     """Unix time the follow-up window closes (None: no follow-up window)."""
     result: dict[str, Any] | None = None
     """The event (``{"eventType", "payload"}``) that reported the response."""
-    outcome: str | None = None
-    """An ``InteractionOutcome`` (typed ``str`` while the engine passes on what it read
-    from a notice or a provider unchecked)."""
+    outcome: InteractionOutcome | None = None
     form_token: str | None = None
     reply_token: str | None = None
     card_id: str | None = None
     ended_at: float | None = None
-    delivery_status: str | None = None
-    """A ``DeliveryStatus`` (typed ``str`` while the engine passes on a provider's status
-    unchecked); None until the provider took it."""
+    delivery_status: DeliveryStatus | None = None
+    """None until the provider took it."""
     provider_ref: str | None = None
     """The provider's id of what was sent (Twilio's MessageSid or CallSid, Slack's ts)."""
     owner: str | None = None
@@ -135,7 +143,7 @@ class DeliveryRecord:
     id: str
     account_id: str
     interaction_id: str | None
-    channel: InteractionChannel
+    channel: DeliveryChannel
     kind: DeliveryKind
     from_addr: str | None
     to_addr: str
@@ -201,7 +209,7 @@ class EventRecord:
 
     id: str
     account_id: str
-    event_type: str
+    event_type: EventType
     interaction_id: str | None
     body: dict[str, Any]
     created_at: float
@@ -257,7 +265,7 @@ class ApprovalRecord:
     interaction_id: str
     account_id: str
     action_digest: str | None = None
-    outcome: str | None = None
+    outcome: ApprovalOutcome | None = None
     timed_out: bool = False
     settled_at: float | None = None
     consumed_at: float | None = None
@@ -274,15 +282,16 @@ class ApproverRecord:
     account_id: str
     tier: int
     """0: asked at the start; 1, 2…: the escalation tier that asks them."""
-    channel: str
+    channel: ApproverChannel
     to_addr: str
     token: str
     code: str | None = None
     asked_at: float | None = None
     reminders: int = 0
-    decision: str | None = None
+    decision: ApprovalDecision | None = None
     comment: str | None = None
     via: str | None = None
+    """A ``DecisionVia`` (left open, as the wire's ``ApproverDecision.via`` is)."""
     decided_at: float | None = None
 
 
@@ -291,7 +300,7 @@ class AuditDraft:
     """An audit entry to append: the store gives it its sequence, ``prev`` and ``hash``."""
 
     at: float
-    type: str
+    type: AuditEntryType
     interaction_id: str
     actor: dict[str, Any] | None = None
     """The approver the entry is about (``{"channel", "to"}``), if one is."""
@@ -492,7 +501,7 @@ class Store(Protocol):
         interaction_id: str,
         ended_at: float,
         result: dict[str, Any] | None = None,
-        outcome: str | None = None,
+        outcome: InteractionOutcome | None = None,
     ) -> bool:
         """Sets ``ended`` (and the result) only if still pending; True when it changed.
         Its window step (``WINDOW_STEP``) goes with it, as with every end of an
@@ -508,7 +517,7 @@ class Store(Protocol):
         ...
 
     async def set_delivery(
-        self, interaction_id: str, delivery_status: str, provider_ref: str | None = None
+        self, interaction_id: str, delivery_status: DeliveryStatus, provider_ref: str | None = None
     ) -> None: ...
     async def interaction_by_provider_ref(self, provider_ref: str) -> InteractionRecord | None: ...
     async def open_interactions(self) -> list[InteractionRecord]: ...
@@ -521,8 +530,8 @@ class Store(Protocol):
         id: str,
         account_id: str,
         interaction_id: str | None,
-        channel: str,
-        kind: str,
+        channel: DeliveryChannel,
+        kind: DeliveryKind,
         from_addr: str | None,
         to_addr: str,
         text: str,
@@ -697,7 +706,7 @@ class Store(Protocol):
         self,
         interaction_id: str,
         position: int,
-        decision: str,
+        decision: ApprovalDecision,
         comment: str | None,
         via: str,
         at: float,
@@ -706,7 +715,7 @@ class Store(Protocol):
         ...
 
     async def settle_approval(
-        self, interaction_id: str, outcome: str | None, timed_out: bool, at: float
+        self, interaction_id: str, outcome: ApprovalOutcome | None, timed_out: bool, at: float
     ) -> bool:
         """Settles the request once; False when it was settled already."""
         ...
@@ -783,7 +792,7 @@ class SharedStore(Store, Protocol):
         interaction_id: str,
         ended_at: float,
         result: dict[str, Any] | None = None,
-        outcome: str | None = None,
+        outcome: InteractionOutcome | None = None,
         *,
         release: str | None = None,
     ) -> tuple[bool, str | None]:
@@ -799,7 +808,7 @@ class SharedStore(Store, Protocol):
         account_id: str,
         ended_at: float,
         result: dict[str, Any] | None,
-        outcome: str | None,
+        outcome: InteractionOutcome | None,
         report: dict[str, Any],
         replica_id: str,
         *,

@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from humanwire.types import DeliveryStatus
+
 from ...telemetry import redact_numbers
 from ..base import Outbound, ProviderFailure, RecipientUnreachable, Sent
 from ..provider_routes import Malformed
@@ -45,7 +47,7 @@ operator's to fix: 502."""
 _NUMBER_CODES = frozenset({"10002", "10016"})
 
 # Telnyx's per-recipient statuses → the wire's deliveryStatus (others are ignored).
-_STATUS = {
+_STATUS: dict[str, DeliveryStatus] = {
     "queued": "queued",
     "sending": "sent",
     "sent": "sent",
@@ -58,7 +60,7 @@ _STATUS = {
 }
 
 
-def delivery_status(telnyx_status: str | None) -> str | None:
+def delivery_status(telnyx_status: str | None) -> DeliveryStatus | None:
     return _STATUS.get((telnyx_status or "").lower())
 
 
@@ -97,7 +99,7 @@ async def send_message(
     recipients = created.get("to")
     first = recipients[0] if isinstance(recipients, list) and recipients else {}
     status = delivery_status(first.get("status") if isinstance(first, dict) else None)
-    return Sent(ref=ref, status=status or "queued")  # type: ignore[arg-type]
+    return Sent(ref=ref, status=status or "queued")
 
 
 # -- what Telnyx posts --------------------------------------------------------------------

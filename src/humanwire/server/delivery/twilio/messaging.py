@@ -21,6 +21,8 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from humanwire.types import DeliveryStatus, Medium
+
 from ...telemetry import redact_numbers
 from ..base import Outbound, ProviderFailure, RecipientUnreachable, Sent
 from .rest import TwilioAPIError, TwilioREST
@@ -65,7 +67,7 @@ UNREACHABLE_CODES = frozenset(
 ``invalid_to_number``. Any other refusal is the operator's to fix: 502."""
 
 # Twilio's message statuses → the wire's deliveryStatus (others are ignored).
-_STATUS = {
+_STATUS: dict[str, DeliveryStatus] = {
     "accepted": "queued",
     "scheduled": "queued",
     "queued": "queued",
@@ -79,7 +81,7 @@ _STATUS = {
 }
 
 
-def delivery_status(twilio_status: str | None) -> str | None:
+def delivery_status(twilio_status: str | None) -> DeliveryStatus | None:
     return _STATUS.get((twilio_status or "").lower())
 
 
@@ -129,7 +131,7 @@ async def send_message(
     sid = str(created.get("sid") or "")
     if not sid:
         raise ProviderFailure("Twilio answered without a message sid")
-    return Sent(ref=sid, status=delivery_status(created.get("status")) or "queued")  # type: ignore[arg-type]
+    return Sent(ref=sid, status=delivery_status(created.get("status")) or "queued")
 
 
 async def _template(
@@ -164,7 +166,7 @@ async def inbound_text(engine: Engine, params: Mapping[str, str]) -> str:
 
     sender = params.get("From", "")
     receiver = params.get("To", "")
-    channel = "whatsapp" if sender.startswith(WHATSAPP) else "sms"
+    channel: Medium = "whatsapp" if sender.startswith(WHATSAPP) else "sms"
     human = sender.removeprefix(WHATSAPP)
     number = receiver.removeprefix(WHATSAPP)
     try:
@@ -180,7 +182,7 @@ async def inbound_text(engine: Engine, params: Mapping[str, str]) -> str:
         )
     stored = await engine.receive_text(
         InboundText(
-            channel=channel,  # type: ignore[arg-type]
+            channel=channel,
             from_addr=human,
             to_addr=number,
             body=params.get("Body", ""),

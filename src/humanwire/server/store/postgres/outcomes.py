@@ -13,7 +13,7 @@ from typing import Any
 
 import psycopg
 
-from ..base import OUTCOME_NOTICE_BODY, IdempotencyRecord, InboundRecord
+from ..base import OUTCOME_NOTICE_BODY, IdempotencyRecord, InboundRecord, InteractionOutcome
 from ..sql import INBOUND_COLUMNS, rows
 from ..sql.rows import dumps_json
 from .connection import PostgresConnection
@@ -140,7 +140,7 @@ class PostgresOutcomes(PostgresConnection):
         account_id: str,
         ended_at: float,
         result: dict[str, Any] | None,
-        outcome: str | None,
+        outcome: InteractionOutcome | None,
         report: dict[str, Any],
         replica_id: str,
         *,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..base import AccountRecord, InteractionRecord
+from ..base import AccountRecord, InteractionOutcome, InteractionRecord
 from ..sql import rows
 from ..sql.rows import dumps_json
 from .connection import PostgresConnection
@@ -51,7 +51,7 @@ class PostgresReplicas(PostgresConnection):
         interaction_id: str,
         ended_at: float,
         result: dict[str, Any] | None = None,
-        outcome: str | None = None,
+        outcome: InteractionOutcome | None = None,
         *,
         release: str | None = None,
     ) -> tuple[bool, str | None]:

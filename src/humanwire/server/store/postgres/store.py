@@ -8,6 +8,7 @@ from ..base import (
     ACCOUNT_TABLES,
     Duplicate,
     IdempotencyLinkRecord,
+    InteractionOutcome,
     InteractionRecord,
     OutboxRecord,
     StepRecord,
@@ -67,7 +68,7 @@ class PostgresStore(PostgresOutcomes, PostgresReplicas):
         interaction_id: str,
         ended_at: float,
         result: dict[str, Any] | None = None,
-        outcome: str | None = None,
+        outcome: InteractionOutcome | None = None,
     ) -> bool:
         # One statement: the window step goes with the end.
         result_text = rows.dumps_json(result) if result is not None else None

@@ -3,7 +3,9 @@
 Pure functions of one row or one record: they do not care how the statement is run
 (synchronously, awaited, in a pipeline). JSON columns are ``TEXT`` written by one compact
 ``json.dumps`` in both stores, so key order and numbers (a window of ``30`` stays ``30``)
-come back exactly as stored.
+come back exactly as stored. A column holding one of the wire's Literal values (a kind, a
+channel, a status) is checked as its row becomes a record (``humanwire.server.literals``):
+a value none of them raises ``UnknownValue``.
 """
 
 from __future__ import annotations
@@ -12,7 +14,23 @@ import json
 from datetime import datetime, timezone
 from typing import Any
 
+from ...literals import (
+    APPROVAL_DECISION,
+    APPROVAL_OUTCOME,
+    APPROVER_CHANNEL,
+    CHANNEL_TYPE,
+    DELIVERY_CHANNEL,
+    DELIVERY_KIND,
+    DELIVERY_STATUS,
+    EVENT_TYPE,
+    INTERACTION_CHANNEL,
+    INTERACTION_KIND,
+    INTERACTION_STATE,
+    MEDIUM,
+)
 from ..base import (
+    INTERACTION_OUTCOME,
+    OUTBOX_STATUS,
     AccountRecord,
     AccountUsage,
     ApprovalRecord,
@@ -150,22 +168,22 @@ def interaction(row: Row) -> InteractionRecord:
     return InteractionRecord(
         id=row[0],
         account_id=row[1],
-        kind=row[2],
-        channel=row[3],
+        kind=INTERACTION_KIND(row[2]),
+        channel=INTERACTION_CHANNEL(row[3]),
         to_addr=row[4],
         from_addr=row[5],
         request=json.loads(row[6]),
         created_at=row[7],
-        status=row[8],
+        status=INTERACTION_STATE(row[8]),
         wait_deadline=row[9],
         follow_up_deadline=row[10],
         result=json.loads(row[11]) if row[11] is not None else None,
-        outcome=row[12],
+        outcome=INTERACTION_OUTCOME.optional(row[12]),
         form_token=row[13],
         reply_token=row[14],
         card_id=row[15],
         ended_at=row[16],
-        delivery_status=row[17],
+        delivery_status=DELIVERY_STATUS.optional(row[17]),
         provider_ref=row[18],
         owner=row[19] if shared else None,
         held_by=row[20] if shared else None,
@@ -211,14 +229,28 @@ def link_values(link: IdempotencyLinkRecord, stale_before: float) -> Row:
 
 # -- deliveries and inbound messages ------------------------------------------------------
 def delivery(row: Row) -> DeliveryRecord:
-    return DeliveryRecord(int(row[0]), *row[1:])
+    seq, id_, account_id, interaction_id, channel, kind, from_addr, to_addr = row[:8]
+    text, form_url, created_at = row[8:]
+    return DeliveryRecord(
+        seq=int(seq),
+        id=id_,
+        account_id=account_id,
+        interaction_id=interaction_id,
+        channel=DELIVERY_CHANNEL(channel),
+        kind=DELIVERY_KIND(kind),
+        from_addr=from_addr,
+        to_addr=to_addr,
+        text=text,
+        form_url=form_url,
+        created_at=created_at,
+    )
 
 
 def inbound(row: Row) -> InboundRecord:
     return InboundRecord(
         id=row[0],
         account_id=row[1],
-        channel=row[2],
+        channel=MEDIUM(row[2]),
         from_addr=row[3],
         to_addr=row[4],
         body=row[5],
@@ -265,7 +297,7 @@ def webhook(row: Row) -> WebhookRecord:
         id=row[0],
         account_id=row[1],
         url=row[2],
-        event_types=json.loads(row[3]),
+        event_types=[EVENT_TYPE(name) for name in json.loads(row[3])],
         headers=json.loads(row[4]),
         secret=row[5],
         created_at=row[6],
@@ -288,7 +320,7 @@ def channel(row: Row) -> ChannelRecord:
     return ChannelRecord(
         id=row[0],
         account_id=row[1],
-        type=row[2],
+        type=CHANNEL_TYPE(row[2]),
         to_addr=row[3],
         wait_time=loads_number(row[4]),
         follow_up_time=loads_number(row[5]),
@@ -323,7 +355,7 @@ def event(row: Row) -> EventRecord:
     return EventRecord(
         id=row[0],
         account_id=row[1],
-        event_type=row[2],
+        event_type=EVENT_TYPE(row[2]),
         interaction_id=row[3],
         body=json.loads(row[4]),
         created_at=row[5],
@@ -347,7 +379,7 @@ def outbox(row: Row) -> OutboxRecord:
         event_id=row[1],
         webhook_id=row[2],
         account_id=row[3],
-        status=row[4],
+        status=OUTBOX_STATUS(row[4]),
         attempts=row[5],
         next_attempt_at=row[6],
         last_error=row[7],
@@ -514,7 +546,7 @@ def approval(row: tuple[Any, ...]) -> ApprovalRecord:
         interaction_id=interaction_id,
         account_id=account_id,
         action_digest=digest,
-        outcome=outcome,
+        outcome=APPROVAL_OUTCOME.optional(outcome),
         timed_out=bool(timed_out),
         settled_at=None if settled_at is None else float(settled_at),
         consumed_at=None if consumed_at is None else float(consumed_at),
@@ -549,13 +581,13 @@ def approver(row: tuple[Any, ...]) -> ApproverRecord:
         position=int(position),
         account_id=account_id,
         tier=int(tier),
-        channel=channel,
+        channel=APPROVER_CHANNEL(channel),
         to_addr=to_addr,
         token=token,
         code=code,
         asked_at=None if asked_at is None else float(asked_at),
         reminders=int(reminders),
-        decision=decision,
+        decision=APPROVAL_DECISION.optional(decision),
         comment=comment,
         via=via,
         decided_at=None if decided_at is None else float(decided_at),

@@ -28,6 +28,9 @@ from collections.abc import Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, ClassVar, Protocol
 
+from ....types import DeliveryStatus
+from ....types.approvals import ApprovalDecision, ApprovalOutcome
+from ....types.sandbox import DeliveryChannel, DeliveryKind
 from ..base import (
     ACCOUNT_TABLES,
     AccountRecord,
@@ -43,6 +46,7 @@ from ..base import (
     IdempotencyRecord,
     InboundRecord,
     InboxSessionRecord,
+    InteractionOutcome,
     InteractionRecord,
     NumberRecord,
     OutboxRecord,
@@ -215,7 +219,7 @@ class SQLStore:
         interaction_id: str,
         ended_at: float,
         result: dict[str, Any] | None = None,
-        outcome: str | None = None,
+        outcome: InteractionOutcome | None = None,
     ) -> bool:
         # The window step goes with the end (PostgreSQL: one statement of its own).
         result_text = rows.dumps_json(result) if result is not None else None
@@ -225,7 +229,7 @@ class SQLStore:
             return await tx.run(self.q.end_interaction, params) > 0
 
     async def set_delivery(
-        self, interaction_id: str, delivery_status: str, provider_ref: str | None = None
+        self, interaction_id: str, delivery_status: DeliveryStatus, provider_ref: str | None = None
     ) -> None:
         if provider_ref is None:
             await self._run(self.q.set_delivery, (delivery_status, interaction_id))
@@ -279,8 +283,8 @@ class SQLStore:
         id: str,
         account_id: str,
         interaction_id: str | None,
-        channel: str,
-        kind: str,
+        channel: DeliveryChannel,
+        kind: DeliveryKind,
         from_addr: str | None,
         to_addr: str,
         text: str,
@@ -543,7 +547,7 @@ class SQLStore:
         self,
         interaction_id: str,
         position: int,
-        decision: str,
+        decision: ApprovalDecision,
         comment: str | None,
         via: str,
         at: float,
@@ -552,7 +556,7 @@ class SQLStore:
         return await self._run(self.q.record_approver_decision, params) > 0
 
     async def settle_approval(
-        self, interaction_id: str, outcome: str | None, timed_out: bool, at: float
+        self, interaction_id: str, outcome: ApprovalOutcome | None, timed_out: bool, at: float
     ) -> bool:
         params = (outcome, 1 if timed_out else 0, at, interaction_id)
         return await self._run(self.q.settle_approval, params) > 0

@@ -1333,6 +1333,24 @@ async def test_idempotency(store: Store) -> None:
     assert await store.get_interaction("int_1") is not None
 
 
+async def test_a_keys_result_and_link_read_together(store: Store) -> None:
+    """``get_idempotency_state``: what ``get_idempotency`` and ``get_idempotency_link``
+    read, in one statement, either or both missing."""
+    assert await store.get_idempotency_state("acct_1", "k1") == (None, None)
+    result = IdempotencyRecord("acct_1", "k1", "fp-1", 201, b'{"id":"int_1"}\x00\xff', 10.0)
+    await store.put_idempotency(result)
+    assert await store.get_idempotency_state("acct_1", "k1") == (result, None)
+    link = IdempotencyLinkRecord("acct_1", "k2", "fp-2", "int_2", 11.0)
+    await store.insert_interaction(interaction("int_2"), link)
+    assert await store.get_idempotency_state("acct_1", "k2") == (None, link)
+    both = IdempotencyLinkRecord("acct_1", "k1", "fp-1", "int_1", 12.0)
+    await store.insert_interaction(interaction("int_1"), both)
+    stored, linked = await store.get_idempotency_state("acct_1", "k1")
+    assert (stored, linked) == (result, both) and isinstance(stored.body, bytes)
+    # another account's key of the same name is not this one's
+    assert await store.get_idempotency_state("acct_2", "k1") == (None, None)
+
+
 async def test_close_twice(store: Store) -> None:
     await store.insert_account(account(1))
     await store.close()

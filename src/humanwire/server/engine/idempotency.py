@@ -75,13 +75,12 @@ class Idempotency(EngineCore):
         self._idempotent_lookups[slot] = lookup
         try:
             now = time.time()
-            stored = await self.store.get_idempotency(account.id, key)
+            stored, link = await self.store.get_idempotency_state(account.id, key)
             if stored is not None and stored.created_at + self.config.idempotency_ttl > now:
                 if stored.fingerprint != fingerprint:
                     raise self._idempotency_conflict()
                 return stored.status_code, stored.body
             resume: InteractionRecord | None = None
-            link = await self.store.get_idempotency_link(account.id, key)
             if link is not None and link.created_at + self.config.idempotency_ttl > now:
                 if link.fingerprint != fingerprint:
                     raise self._idempotency_conflict()

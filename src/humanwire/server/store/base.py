@@ -654,6 +654,13 @@ class Store(Protocol):
     async def get_idempotency_link(
         self, account_id: str, key: str
     ) -> IdempotencyLinkRecord | None: ...
+    async def get_idempotency_state(
+        self, account_id: str, key: str
+    ) -> tuple[IdempotencyRecord | None, IdempotencyLinkRecord | None]:
+        """``get_idempotency`` and ``get_idempotency_link`` in one statement (what every
+        send under a key reads first)."""
+        ...
+
     async def delete_idempotency_before(self, cutoff: float) -> None:
         """Drops stored results and links created before ``cutoff``."""
         ...

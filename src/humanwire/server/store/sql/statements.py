@@ -257,6 +257,13 @@ class Statements:
     )
 
     # -- idempotency ----------------------------------------------------------------------
+    # The stored result and the link of one key, either or both missing: one row always.
+    get_idempotency_state = (
+        "SELECT i.fingerprint, i.status_code, i.body, i.created_at, "
+        "l.fingerprint, l.interaction_id, l.created_at FROM (SELECT 1) AS one "
+        "LEFT JOIN idempotency i ON i.account_id = ? AND i.key = ? "
+        "LEFT JOIN idempotency_links l ON l.account_id = ? AND l.key = ?"
+    )
     get_idempotency = (
         "SELECT {idempotency_columns} FROM idempotency WHERE account_id = ? AND key = ?"
     )

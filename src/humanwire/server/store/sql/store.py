@@ -463,6 +463,18 @@ class SQLStore:
         row = await self._one(self.q.get_idempotency_link, (account_id, key))
         return rows.idempotency_link(row) if row else None
 
+    async def get_idempotency_state(
+        self, account_id: str, key: str
+    ) -> tuple[IdempotencyRecord | None, IdempotencyLinkRecord | None]:
+        row = await self._one(self.q.get_idempotency_state, (account_id, key, account_id, key))
+        assert row is not None  # the join of nothing with one row is that row
+        stored = link = None
+        if row[0] is not None:
+            stored = rows.idempotency((account_id, key, *row[0:4]))
+        if row[4] is not None:
+            link = rows.idempotency_link((account_id, key, *row[4:7]))
+        return stored, link
+
     async def delete_idempotency_before(self, cutoff: float) -> None:
         async with self._tx(2) as tx:
             await tx.execute(self.q.delete_idempotency_before, (cutoff,))

@@ -16,8 +16,8 @@ from ..approvals import texts
 from ..errors import AlreadyConsumed, InvalidRequest, NotApproved, NotFound
 from ..store.base import ApproverRecord, AuditDraft
 from ._common import Account
+from .approval_records import _approver, _tally
 from .approval_replies import ApprovalReplies
-from .approvals import _approver, _tally
 
 __all__ = ["ApprovalAccess", "ApprovalPage", "InboxApproval"]
 

@@ -24,8 +24,9 @@ from humanwire.types.approvals import ApprovalRequest
 from ..approvals import texts
 from ..delivery import Outbound, ProviderFailure, RecipientUnreachable
 from ..store.base import ApproverRecord, InboundRecord, InteractionRecord
+from .approval_records import REPLY_CHANNELS
 from .approval_steps import ApprovalSteps
-from .approvals import REPLY_CHANNELS, logger
+from .approvals import logger
 from .human import InboundText
 
 __all__ = ["ApprovalReplies"]

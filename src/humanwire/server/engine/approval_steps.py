@@ -18,15 +18,12 @@ from humanwire.types.approvals import ApprovalRequest
 
 from ..approvals import texts
 from ..store.base import ApproverRecord, AuditDraft, InteractionRecord, StepRecord
+from .approval_records import REPLY_CHANNELS, _actor, _approver, _tally
 from .approvals import (
     ESCALATE,
     MAX_REMINDERS,
     REMIND,
-    REPLY_CHANNELS,
     Approvals,
-    _actor,
-    _approver,
-    _tally,
 )
 
 __all__ = ["ApprovalSteps"]

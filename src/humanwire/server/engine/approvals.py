@@ -21,8 +21,6 @@ schedule), ``approval_replies`` (decisions by sms / whatsapp reply, Slack button
 from __future__ import annotations
 
 import functools
-import hashlib
-import hmac
 import logging
 import secrets
 import time
@@ -32,10 +30,8 @@ from typing import Any
 from humanwire.types import InteractionState
 from humanwire.types.approvals import (
     Approval,
-    ApprovalDecision,
     ApprovalOutcome,
     ApprovalRequest,
-    Approver,
     ApproverDecision,
     ApproverLink,
     AuditEntryType,
@@ -43,15 +39,12 @@ from humanwire.types.approvals import (
 from humanwire.types.forms import DEFAULT_FORM_FOLLOW_UP_TIME
 
 from ..approvals import texts
-from ..approvals.tally import Counted, Rules, Tally, response_text, timeout_text
-from ..delivery import Outbound, ProviderFailure, RecipientUnreachable, WhatsAppTemplate
+from ..approvals.tally import response_text, timeout_text
 from ..errors import (
     InvalidRequest,
-    InvalidToNumber,
     NotFound,
-    ProviderError,
 )
-from ..literals import APPROVAL_DECISION, DELIVERY_CHANNEL
+from ..literals import APPROVAL_DECISION
 from ..store.base import (
     ApprovalRecord,
     ApproverRecord,
@@ -59,12 +52,21 @@ from ..store.base import (
     InteractionOutcome,
     InteractionRecord,
 )
-from ..telemetry import log_event, mask_address
+from ..telemetry import log_event
 from ._common import Account, _metadata, _timestamp
+from .approval_asks import ApprovalAsks
+from .approval_records import (
+    _OUTCOME,
+    REPLY_CHANNELS,
+    _actor,
+    _approver,
+    _code,
+    _decided,
+    _decided_event,
+    _tally,
+    approval_wire,
+)
 from .context import HELD_TO_THE_END, SendContext
-from .links import LinkPages
-from .outcomes import Outcomes
-from .sends import Sends
 
 __all__ = ["MAX_REMINDERS", "Approvals", "approval_wire"]
 
@@ -74,95 +76,15 @@ MAX_REMINDERS = 3
 """Reminders one approver gets at most."""
 REMIND = "approval.remind"
 ESCALATE = "approval.escalate"
-REPLY_CHANNELS = ("sms", "whatsapp")
-_SENT_CHANNELS = ("sms", "whatsapp", "slack")
-_LINK_KEY = ("approvals", "email-link-key")
-"""Where the key signing email approvers' approve / reject links is kept (made once)."""
-_OUTCOME: dict[str, ApprovalOutcome | None] = {
-    "approve": "approved",
-    "reject": "rejected",
-    "none": None,
-}
 
 
-def _approver(row: ApproverRecord) -> Approver:
-    return Approver.model_construct(channel=row.channel, to=row.to_addr)
-
-
-def _actor(row: ApproverRecord) -> dict[str, Any]:
-    return {"channel": row.channel, "to": row.to_addr}
-
-
-def _decided(rows: Sequence[ApproverRecord]) -> list[tuple[ApproverRecord, ApprovalDecision]]:
-    """The decisions, in the order they came: each approver with theirs."""
-    found = [(r, r.decision) for r in rows if r.decision is not None and r.decided_at is not None]
-    return sorted(found, key=lambda found: (found[0].decided_at or 0.0, found[0].position))
-
-
-def _tally(request: ApprovalRequest, rows: Sequence[ApproverRecord]) -> Tally:
-    counted = [Counted(_approver(r), decision, r.comment) for r, decision in _decided(rows)]
-    return Tally.of(Rules.of(request), counted)
-
-
-def approval_wire(approval: Approval) -> dict[str, Any]:
-    """The approval as the wire gives it: ``decision``, ``actionDigest``, ``approvalUrl``
-    and a decision's ``comment`` are null when unset (not left out); ``metadata`` only
-    when the request had some."""
-    wire = approval.model_dump(mode="json", by_alias=True)
-    if wire.get("metadata") is None:
-        wire.pop("metadata", None)
-    return wire
-
-
-def _decided_event(approval: Approval) -> dict[str, Any]:
-    return {"eventType": "approval.decided", "payload": approval_wire(approval)}
-
-
-def _code(taken: set[str]) -> str:
-    while True:
-        code = f"{secrets.randbelow(9000) + 1000}"
-        if code not in taken:
-            return code
-
-
-class Approvals(Sends, LinkPages, Outcomes):
+class Approvals(ApprovalAsks):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # Approvals held here: their 202 (respond-async) is the approval, not a send's.
         self._held_approvals: set[str] = set()
-        self._link_key_bytes: bytes | None = None
-
-    def approval_page_url(self, token: str) -> str:
-        return f"{self.config.public_url.rstrip('/')}/a/{token}"
 
     # -- email approvers' signed links ---------------------------------------------------
-    async def _link_key(self) -> bytes:
-        if self._link_key_bytes is not None:
-            return self._link_key_bytes
-        stored = await self.store.get_provider_state(*_LINK_KEY)
-        if stored is None:
-            await self.store.put_provider_state(
-                *_LINK_KEY, {"key": secrets.token_hex(32)}, time.time()
-            )
-            await self.store.committed()
-            stored = await self.store.get_provider_state(*_LINK_KEY)
-        assert stored is not None
-        self._link_key_bytes = bytes.fromhex(str(stored["key"]))
-        return self._link_key_bytes
-
-    async def link_signature(self, token: str, decision: str) -> str:
-        """The signature of an email approver's ``decision`` link: binds the decision to
-        their token, so a link is never edited into the other decision or another's."""
-        message = f"{token}.{decision}".encode()
-        return hmac.new(await self._link_key(), message, hashlib.sha256).hexdigest()
-
-    async def email_links(self, row: ApproverRecord) -> texts.EmailLinks:
-        page = self.approval_page_url(row.token)
-        signed = [
-            f"{page}/{d}?signature={await self.link_signature(row.token, d)}"
-            for d in ("approve", "reject")
-        ]
-        return texts.EmailLinks(page, signed[0], signed[1])
 
     # -- asking -------------------------------------------------------------------------
     async def request_approval(
@@ -305,104 +227,6 @@ class Approvals(Sends, LinkPages, Outcomes):
             await self._audit(record.account_id, [draft])
         # The inbox shows whom a request asks (a request of link approvers sends nothing).
         self._notify(record.account_id, "approval", record.id)
-
-    async def _shares_number(self, row: ApproverRecord) -> bool:
-        """Whether the number has other open approvals (its replies must name a code)."""
-        if row.channel not in REPLY_CHANNELS:
-            return False
-        found = await self.store.open_approvers_at(row.channel, row.to_addr)
-        return any(r.interaction_id != row.interaction_id for r in found)
-
-    async def _send_to(
-        self, record: InteractionRecord, row: ApproverRecord, text: str, subject: str | None = None
-    ) -> bool:
-        """Sends ``text`` to an approver; False (logged) when the provider refused it.
-        An email approver's replies come to ``reply+<their page token>@…``: the token
-        names them (and only them), as their page's link does."""
-        account = await self._account(record.account_id)
-        if row.channel == "call":
-            return await self._call_to(account, record, row)
-        if row.channel == "email":
-            sender = self._shared_sender("email")
-        elif row.channel == "sms":
-            sender = await self._phone_sender(account, None)
-        elif row.channel == "whatsapp":
-            sender = self._shared_sender("whatsapp")
-        else:
-            sender = await self._slack_sender(account, None)
-        item = Outbound(
-            account_id=record.account_id,
-            interaction_id=record.id,
-            channel=DELIVERY_CHANNEL(row.channel),  # not call (above), nor link (never sent)
-            kind="message",
-            from_addr=sender,
-            to_addr=row.to_addr,
-            text=text,
-            # Outside WhatsApp's 24-hour window only a template goes out: the shared
-            # account's ``notification`` ({{1}} the text), as for a message without a wait.
-            template=(
-                WhatsAppTemplate(name="notification", variables={"1": text})
-                if row.channel == "whatsapp"
-                else None
-            ),
-            # Slack shows Approve / Reject beside a button to the approver's page.
-            form_url=self.approval_page_url(row.token) if row.channel == "slack" else None,
-            listening=True,
-            wait_deadline=record.wait_deadline,
-            subject=subject,
-            reply_token=row.token if row.channel == "email" else None,
-        )
-        try:
-            await self.providers.get(row.channel, self.provider).deliver(item)
-        except (RecipientUnreachable, ProviderFailure) as exc:
-            log_event(
-                logger,
-                "approval.delivery_failed",
-                interaction_id=record.id,
-                account_id=record.account_id,
-                channel=row.channel,
-                to=mask_address(row.to_addr),
-                error=str(exc),
-                level=logging.WARNING,
-            )
-            return False
-        return True
-
-    async def _call_to(
-        self, account: Account, record: InteractionRecord, row: ApproverRecord
-    ) -> bool:
-        """Calls a ``call`` approver: a call of its own (kind ``call``, reported as calls
-        are) whose request names the approval; its end is read as the decision
-        (``ApprovalReplies.end_call``)."""
-        request = ApprovalRequest.model_validate(record.request)
-        prompt = texts.call_prompt(
-            request.title,
-            request.description,
-            None if request.action is None else request.action.model_dump(),
-        )
-        link = {"interactionId": record.id, "position": row.position}
-        wire: dict[str, Any] = {"to": row.to_addr, "prompt": prompt, "approval": link}
-        if metadata := _metadata(record):
-            wire["metadata"] = metadata
-        sender = await self._phone_sender(account, None)
-        call = await self._create_interaction(
-            account, kind="call", channel="call", to=row.to_addr, from_addr=sender, request=wire
-        )
-        try:
-            await self._deliver(call, prompt)
-        except (InvalidToNumber, ProviderError) as exc:
-            log_event(
-                logger,
-                "approval.delivery_failed",
-                interaction_id=record.id,
-                account_id=record.account_id,
-                channel="call",
-                to=mask_address(row.to_addr),
-                error=exc.message,
-                level=logging.WARNING,
-            )
-            return False
-        return True
 
     async def _audit(self, account_id: str, drafts: Sequence[AuditDraft]) -> None:
         await self.store.append_audit(account_id, drafts)

@@ -17,7 +17,8 @@ One class, ``Engine``, assembled from one part per concern, each a module of its
 - ``human``: what comes back from recipients, through provider-neutral entry points
   that the sandbox API, the inbox and the real providers all use;
 - ``links``: forms and reply links reached by their token;
-- ``approvals``, ``approval_steps``, ``approval_replies`` and ``approval_access``:
+- ``approvals``, ``approval_records``, ``approval_asks``, ``approval_steps``,
+  ``approval_replies`` and ``approval_access``:
   approval requests, their decisions (pages, sms / whatsapp replies, Slack buttons,
   calls), reminders and escalation (schedule steps), ``consume`` and the audit log.
 

@@ -28,6 +28,7 @@ from humanwire.langchain import (
     HumanInTheLoopApprover,
     require_approval,
 )
+from pg_support import humanwire_config  # noqa: F401  (on each store in turn)
 
 WAIT = 20
 

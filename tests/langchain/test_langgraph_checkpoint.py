@@ -18,6 +18,7 @@ from humanwire import AsyncHumanWire, HumanWire
 from humanwire.approval import ApprovalRequest
 from humanwire.langchain import ApprovalCheckpoint
 from humanwire.testing.receiver import WebhookReceiver
+from pg_support import humanwire_config  # noqa: F401  (on each store in turn)
 
 OPS = [{"channel": "link", "to": "ops"}]
 

@@ -11,6 +11,7 @@ from approval_quorum_support import EXPECTED, OPTIONS, aobserve, both_approve
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.approval import ApprovalRequest, Approver
 from humanwire.llama_index import request_approval
+from pg_support import humanwire_config  # noqa: F401  (on each store in turn)
 
 
 class RefundFlow(Workflow):

@@ -11,6 +11,7 @@ from humanwire._approval_tools import ConsumeApprovalInput, RequestApprovalInput
 from humanwire._tooling import plain_json_schema
 from humanwire.testing import ScriptedHuman
 from humanwire.types.approvals import action_digest
+from pg_support import humanwire_config  # noqa: F401  (on each store in turn)
 
 NO_LIMIT: dict[str, Any] = {"client_timeout": None}
 REFUND = {"action_name": "refund", "action_arguments": {"order": 1042, "amount": 30}}

@@ -199,19 +199,23 @@ async def test_notify_late_reply_reaches_webhook(
 async def test_channel_card_answered_and_timed_out(
     make: Callable[..., Any], humanwire_client: HumanWire, human: ScriptedHuman, mode: Mode
 ) -> None:
-    card = humanwire_client.channels.create(
-        type="sms",
-        to=PHONE,
-        wait_time=1,
-        response_template="The operator said: {{message}}",
-        no_response_template="The operator is away; carry on.",
-    )
-    tool = make(AskHumanChannel, channel_id=card.id)
+    def card(wait_time: float) -> Any:
+        return humanwire_client.channels.create(
+            type="sms",
+            to=PHONE,
+            wait_time=wait_time,
+            response_template="The operator said: {{message}}",
+            no_response_template="The operator is away; carry on.",
+        )
+
+    tool = make(AskHumanChannel, channel_id=card(1).id)
     silent = await run_tool(tool, {"message": "Status?"}, mode)
     assert silent.status == "success"
     assert silent.content == "The operator is away; carry on."
 
+    # A wait the scripted human answers well within, however loaded the machine.
     human.reply("all good")
+    tool = make(AskHumanChannel, channel_id=card(30).id)
     answered = await run_tool(tool, {"message": "Status now?"}, mode)
     assert answered.content == "The operator said: all good"
     assert answered.artifact.responded is True

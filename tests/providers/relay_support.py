@@ -17,6 +17,15 @@ from websockets.sync.client import ClientConnection
 
 from humanwire.testing.voice import PacedChatModel, tokens
 
+KILLED_MID_TURN = (
+    '{"action": "say", "text": "Hi, this is Acme. Friday?"}',
+    '{"action": "say", "text": "Great. And would you also be able to stay on until '
+    'six on Friday, or would you rather leave at four as you usually do?"}',
+    "They said Friday works.",
+)
+"""The killed-socket test's model's answers: the second turn streams for about a
+second."""
+
 
 @dataclass
 class Asked:

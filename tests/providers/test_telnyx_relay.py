@@ -19,7 +19,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
-from relay_support import Script, Scripted, SlowWhenAsked, kill, slow_when_asked
+from relay_support import KILLED_MID_TURN, Script, Scripted, SlowWhenAsked, kill, slow_when_asked
 from telnyx_support import HUMAN, start_telnyx
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import ClientConnection, connect
@@ -92,16 +92,6 @@ class Relay:
             return record if record.status != "pending" else None
 
         return self.fake.wait_for(ended, timeout=10)
-
-
-KILLED_MID_TURN = (
-    '{"action": "say", "text": "Hi, this is Acme. Friday?"}',
-    '{"action": "say", "text": "Great. And would you also be able to stay on until '
-    'six on Friday, or would you rather leave at four as you usually do?"}',
-    "They said Friday works.",
-)
-"""The killed-socket test's model's answers: the second turn streams for about a
-second."""
 
 
 def setup(call_sid: str) -> str:

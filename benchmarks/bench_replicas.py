@@ -197,7 +197,9 @@ and each notice heard from another replica (``notice <kinds>``, at its arrival).
 
 def trace_notices(engine: Any) -> None:
     """Records in ``TRACE`` when each notice payload arrives (LISTEN), with its kinds."""
-    replicas = getattr(engine, "replicas", None)
+    # The replicas' listener: the coordinator's (an older engine kept it itself).
+    replicas = getattr(getattr(engine, "coordinator", None), "_replicas", None)
+    replicas = replicas if replicas is not None else getattr(engine, "replicas", None)
     if replicas is None:
         return
     received = replicas._received
@@ -226,6 +228,20 @@ def count_calls(store: Any) -> Counter[str]:
     calls: Counter[str] = Counter()
 
     def counted(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
+        if inspect.iscoroutinefunction(method):
+
+            async def call_async(*args: Any, **kwargs: Any) -> Any:
+                calls[name] += 1
+                if not TRACING[0]:
+                    return await method(*args, **kwargs)
+                started = time.time()
+                try:
+                    return await method(*args, **kwargs)
+                finally:
+                    TRACE.append((started, time.time(), name))
+
+            return call_async
+
         def call(*args: Any, **kwargs: Any) -> Any:
             calls[name] += 1
             if not TRACING[0]:

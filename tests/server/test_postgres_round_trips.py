@@ -204,3 +204,12 @@ def test_a_held_request_answered_from_the_notice_lets_go_of_its_hold(schema_url:
         response = held.result(20)
     assert (response["interactionId"], response["reply"]) == (interaction_id, "yes")
     assert held_by(schema_url, interaction_id) is None
+
+
+def test_the_pool_holds_db_pool_size_connections_at_most(schema_url: str) -> None:
+    # A far database needs more connections in flight than the default (docs: stores).
+    config = replace(fast_config(Path("unused.db")), db_path=schema_url, db_pool_size=23)
+    with ServiceRunner(config, "127.0.0.1", 0) as runner:
+        store = runner.engine.store
+        assert isinstance(store, PostgresStore)
+        assert store._pool.max_size == 23

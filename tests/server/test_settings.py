@@ -166,6 +166,7 @@ def test_environment_names_are_the_documented_ones() -> None:
         "public_url": "HUMANWIRE_PUBLIC_URL",
         "trusted_proxies": "HUMANWIRE_TRUSTED_PROXIES",
         "sandbox": "HUMANWIRE_SANDBOX",
+        "db_pool_size": "HUMANWIRE_DB_POOL_SIZE",
         "replica_lease": "HUMANWIRE_REPLICA_LEASE",
         "unavailable_retry_after": "HUMANWIRE_UNAVAILABLE_RETRY_AFTER",
         "limits.rate_limit_requests": "HUMANWIRE_LIMITS_RATE_LIMIT_REQUESTS",
@@ -674,6 +675,7 @@ def test_the_example_file_parses_and_passes_validation() -> None:
 # -- the service's tunables ------------------------------------------------------------------
 TUNABLES: dict[str, tuple[str, Any]] = {
     # key: (a valid value as the file writes it, the value the service then uses)
+    "db_pool_size": ("24", 24),
     "replica_lease": ("4.5", 4.5),
     "unavailable_retry_after": ("3", 3.0),
     "limits.rate_limit_requests": ("7", 7),

@@ -101,6 +101,7 @@ FLAG_KEYS = ("host", "port", "db", "public_url", "sandbox", "log_format", "log_l
 """The keys ``humanwire serve`` has flags for (``--public-url`` for ``public_url``)."""
 SERVICE_CONFIG_FIELDS = {
     "replica_lease": "replica_lease",
+    "db_pool_size": "db_pool_size",
     "unavailable_retry_after": "unavailable_retry_after",
     "limits.rate_limit_requests": "rate_limit_requests",
     "limits.rate_limit_window": "rate_limit_window",
@@ -987,6 +988,15 @@ class Settings(_Strict):
     sandbox: Annotated[
         OnOff, _about("The sandbox API and the inbox's human side; `off` in production.")
     ] = True
+    db_pool_size: Annotated[
+        int,
+        _count(1, 1000),
+        _about(
+            "PostgreSQL: connections each service process keeps to the database at most "
+            "(each replica's count against the server's `max_connections`); raise it when "
+            "the database is far. Ignored on SQLite."
+        ),
+    ] = ServiceConfig.db_pool_size
     replica_lease: Annotated[
         float,
         _seconds(3600),

@@ -127,7 +127,7 @@ class EngineState:
         network. A lookup longer than ``resolve_timeout`` seconds refuses the URL."""
         self.config = config
         # A SQLite file, or a postgresql:// URL (the ``postgres`` extra).
-        self.store: Store = open_store(config.db_path)
+        self.store: Store = open_store(config.db_path, pool_size=config.db_pool_size)
         self.provider: Provider = provider or SandboxProvider(self.store, self._delivered)
         # Which provider carries each channel: the sandbox unless a real one took it over
         # (``use_provider``; the app wires the configured ones).

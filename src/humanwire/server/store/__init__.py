@@ -16,9 +16,10 @@ def is_database_url(db: str) -> bool:
     return str(db).startswith(_URL_SCHEMES)
 
 
-def open_store(db: str) -> Store:
+def open_store(db: str, *, pool_size: int | None = None) -> Store:
     """The store ``db`` names: a PostgreSQL URL (the ``postgres`` extra) or a SQLite
-    file (``:memory:`` for a throwaway one). Either brings its schema up to date."""
+    file (``:memory:`` for a throwaway one). Either brings its schema up to date.
+    ``pool_size``: PostgreSQL's connections at most (the store's default if None)."""
     if is_database_url(db):
         try:
             from .postgres import PostgresStore
@@ -27,7 +28,9 @@ def open_store(db: str) -> Store:
                 "a postgresql:// database needs the postgres extra: "
                 'pip install "humanwire[postgres]"'
             ) from exc
-        return PostgresStore(str(db))
+        if pool_size is None:
+            return PostgresStore(str(db))
+        return PostgresStore(str(db), max_size=pool_size)
     return SQLiteStore(db)
 
 

@@ -90,6 +90,47 @@ def test_answers_arriving_on_other_replicas_reach_the_held_requests(
     assert time.monotonic() - started < 20
 
 
+def test_a_respond_async_answer_is_written_once_by_the_replica_it_reaches(
+    cluster: list[Replica],
+) -> None:
+    # Sent on A with Prefer: respond-async, answered through B: B writes the wait.ended
+    # (and the key's result) with the end; A, told by the notice, writes nothing more.
+    a, b, c = cluster
+    body = {"to": HUMAN, "message": "Ship it?", "waitTime": 30, "metadata": {"ticket": "7"}}
+    headers = {"Prefer": "respond-async", "Idempotency-Key": "ship-1"}
+    with a.client() as http:
+        sent = http.post("/messages/sms", json=body, headers=headers)
+        _, cursor = outcomes(a, "")
+    assert sent.status_code == 202, sent.text
+    interaction_id = sent.json()["interactionId"]
+    with b.client() as http:
+        replied = http.post(
+            "/sandbox/replies",
+            json={"channel": "sms", "from": HUMAN, "to": SHARED_SMS_NUMBER, "body": "yes"},
+        )
+    assert replied.status_code < 300, replied.text
+    with c.client() as http:
+        page = http.get(
+            "/events", params={"after": cursor, "wait": 10, "eventType": "wait.ended"}
+        ).json()
+    [event] = [e for e in page["events"] if e["interactionId"] == interaction_id]
+    assert event["status"] == 200 and event["responded"] is True
+    response = event["response"]
+    assert response["reply"] == "yes" and response["status"] == "ended"
+    assert response["metadata"] == {"ticket": "7"}
+    # The key's result is the same answer: a retry on C is answered it, byte for byte.
+    with c.client() as http:
+        retried = http.post("/messages/sms", json=body, headers={"Idempotency-Key": "ship-1"})
+    assert retried.status_code == 200 and retried.json() == response
+    time.sleep(1.0)  # A heard the notice; anything it wrote after is in the stream now
+    events, _ = outcomes(c, cursor)
+    mine = [e["eventType"] for e in events if e["interactionId"] == interaction_id]
+    assert sorted(mine) == ["interaction.ended", "wait.ended"]
+    with a.client() as http:
+        shown = http.get(f"/interactions/{interaction_id}/status").json()
+    assert shown["status"] == "ended"
+
+
 def test_status_long_poll_and_inbox_stream_wake_on_other_replicas(
     cluster: list[Replica],
 ) -> None:

@@ -33,6 +33,7 @@ from humanwire.server.store.base import (
     AuditDraft,
     ChannelRecord,
     Duplicate,
+    EndReport,
     EventRecord,
     IdempotencyLinkRecord,
     IdempotencyRecord,
@@ -42,6 +43,7 @@ from humanwire.server.store.base import (
     NumberRecord,
     OutboxRecord,
     StepRecord,
+    WaitEndedAnswer,
     WebhookRecord,
     shared_store,
 )
@@ -564,7 +566,7 @@ async def test_an_interaction_arms_its_window_step_and_its_end_drops_it(store: S
         await store.insert_interaction(interaction("int_4"), step=replace(later, key="int_4"))
         report = {"eventType": "interaction.ended"}
         ended = await pg.end_and_report("int_4", "acct_1", 2042.0, {"y": 1}, None, report, "r1")
-        assert ended[0] is True and await store.count_steps() == 0
+        assert ended.done is True and await store.count_steps() == 0
 
 
 async def test_end_interaction_happens_once(store: Store) -> None:
@@ -1117,16 +1119,17 @@ async def test_an_end_reported_with_its_outcome_in_one_transaction(pg_schema: st
         with psycopg.connect(DATABASE_URL, autocommit=True) as conn:
             conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(pg.channel)))
             trips = pg.round_trips
-            done, holder, reported = await pg.end_and_report(
+            ended = await pg.end_and_report(
                 "int_1", "acct_1", 1001.0, {"x": 1}, None, report, "replica-b"
             )
+            done, holder, reported = ended.done, ended.holder, ended.reported
             assert pg.round_trips == trips + 1
             # Once only: ended already, nothing appended, nothing published.
             again = await pg.end_and_report("int_1", "acct_1", 1002.0, {"x": 2}, None, report, "b")
             payloads = [notice.payload for notice in conn.notifies(timeout=2, stop_after=2)]
         assert (done, holder) == (True, "a") and reported is not None
         seq, after = reported
-        assert after == first and again == (False, None, None)
+        assert after == first and again == EndReport(False)
         assert await pg.outcomes_after("acct_1", first, 10) == [(seq, report)]
         ended = await pg.get_interaction("int_1")
         assert ended is not None and ended.status == "ended" and ended.result == {"x": 1}
@@ -1135,9 +1138,62 @@ async def test_an_end_reported_with_its_outcome_in_one_transaction(pg_schema: st
         # The interaction's entry says how it ended (a holder answers without reading).
         ending = {"endedAt": 1001.0, "outcome": None, "result": {"x": 1}}
         assert heard == [
-            ("interaction", "acct_1", "int_1", {"ended": ending, "deliveryStatus": "delivered"}),
+            (
+                "interaction",
+                "acct_1",
+                "int_1",
+                {"ended": ending, "deliveryStatus": "delivered", "waitEnded": False},
+            ),
             ("outcome", "acct_1", str(seq), {"after": first, "body": report}),
         ]
+    finally:
+        await pg.close()
+
+
+async def test_a_held_sends_wait_ended_is_written_with_the_end(pg_schema: str) -> None:
+    # A respond-async send held on replica "a", answered on "replica-b": its wait.ended
+    # and its key's result go with the end, its hold is let go, and "a" is told.
+    pg = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
+    heard: list[tuple[str, str, str, Any]] = []
+    listener = _listener(pg, heard)
+    try:
+        await pg.insert_interaction(interaction("int_1", owner="a", held_by="a"))
+        await pg.insert_interaction(interaction("int_2", owner="a"))  # not held
+        report = {"interactionId": "int_1", "eventType": "interaction.ended"}
+        waited = {"interactionId": "int_1", "eventType": "wait.ended", "status": 200}
+        stored = IdempotencyRecord("acct_1", "key-1", "POST /x", 200, b'{"a":1}', 1001.0)
+        answer = WaitEndedAnswer(waited, stored)
+        with psycopg.connect(DATABASE_URL, autocommit=True) as conn:
+            conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(pg.channel)))
+            trips = pg.round_trips
+            ended = await pg.end_and_report(
+                "int_1", "acct_1", 1001.0, {"x": 1}, None, report, "replica-b", wait_ended=answer
+            )
+            assert pg.round_trips == trips + 1
+            other = await pg.end_and_report(
+                "int_2", "acct_1", 1002.0, {"x": 2}, None, report, "replica-b", wait_ended=answer
+            )
+            payloads = [notice.payload for notice in conn.notifies(timeout=2, stop_after=2)]
+        assert ended.done and ended.holder == "a" and ended.reported is not None
+        seq, _ = ended.reported
+        assert ended.waited is not None and ended.waited[1] == seq
+        assert await pg.outcomes_after("acct_1", 0, 10) == [
+            (seq, report),
+            (ended.waited[0], waited),
+            (other.reported[0] if other.reported else -1, report),
+        ]
+        assert other.done and other.holder is None and other.waited is None
+        assert await pg.get_idempotency("acct_1", "key-1") == stored
+        row = await pg.get_interaction("int_1")
+        assert row is not None and row.status == "ended" and row.held_by is None
+        listener._received(payloads[0])
+        assert [(kind, item) for kind, _, item, _ in heard] == [
+            ("interaction", "int_1"),
+            ("outcome", str(seq)),
+            ("outcome", str(ended.waited[0])),
+        ]
+        assert heard[0][3]["waitEnded"] is True
+        assert heard[2][3] == {"after": seq, "body": waited}
     finally:
         await pg.close()
 
@@ -1156,16 +1212,17 @@ async def test_the_text_that_ends_an_interaction_is_stored_with_the_end(pg_schem
         with psycopg.connect(DATABASE_URL, autocommit=True) as conn:
             conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(pg.channel)))
             trips = pg.round_trips
-            done, _, reported = await pg.end_and_report(
+            ended = await pg.end_and_report(
                 "int_1", "acct_1", 10.0, {"x": 1}, None, report, "replica-b", inbound=text(1)
             )
+            done, reported = ended.done, ended.reported
             # Ended already: the text is kept, linked to nothing, and not announced.
             again = await pg.end_and_report(
                 "int_1", "acct_1", 11.0, {"x": 2}, None, report, "replica-b", inbound=text(2)
             )
             assert pg.round_trips == trips + 2
             payloads = [notice.payload for notice in conn.notifies(timeout=2, stop_after=2)]
-        assert done and reported is not None and again == (False, None, None)
+        assert done and reported is not None and again == EndReport(False)
         assert [(r.id, r.interaction_id) for r in await pg.list_inbound("acct_1", 10)] == [
             ("in_2", None),
             ("in_1", "int_1"),
@@ -1196,16 +1253,21 @@ async def test_an_end_reported_with_a_large_answer_stays_one_notice(
         report = {"interactionId": "int_1", "eventType": "interaction.ended", "result": result}
         with psycopg.connect(DATABASE_URL, autocommit=True) as conn:
             conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(pg.channel)))
-            done, _, reported = await pg.end_and_report(
+            ended = await pg.end_and_report(
                 "int_1", "acct_1", 5.0, result, "completed", report, "replica-b"
             )
+            done, reported = ended.done, ended.reported
             payloads = [notice.payload for notice in conn.notifies(timeout=2, stop_after=1)]
         assert done and reported is not None and len(payloads) == 1
         assert len(payloads[0].encode()) < 8000
         listener._received(payloads[0])
         (_, _, _, entry), (_, _, _, outcome) = heard
         expected = {"endedAt": 5.0, "outcome": "completed", "result": result}
-        assert entry == {"ended": expected if ending_carried else None, "deliveryStatus": None}
+        assert entry == {
+            "ended": expected if ending_carried else None,
+            "deliveryStatus": None,
+            "waitEnded": False,
+        }
         assert outcome["body"] == (report if body_carried else None)
     finally:
         await pg.close()

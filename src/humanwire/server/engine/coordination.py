@@ -40,6 +40,7 @@ from ..store.base import (
     InteractionOutcome,
     InteractionRecord,
     SharedStore,
+    WaitEndedAnswer,
     shared_store,
 )
 from ._common import RateCount
@@ -74,6 +75,9 @@ class Ending:
     """The inbound text was stored with it (linked if it ended, named in its notice)."""
     published: bool = False
     """The other replicas were told by the write itself."""
+    waited: tuple[int, int] | None = None
+    """The held send's ``wait.ended`` was written with the end: ``(id, previous id)``;
+    its hold was let go in the store, and its holder writes nothing more."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,11 +162,15 @@ class Coordinator(abc.ABC):
         *,
         release: bool,
         inbound: InboundRecord | None,
+        wait_ended: WaitEndedAnswer | None = None,
     ) -> Ending:
         """Ends ``record`` with its answer ``event``. ``release``: the request held here
         takes the answer now (replicas let go of its hold in the same statement);
         ``report`` is its ``interaction.ended`` outcome (appended with it where the store
-        can); ``inbound`` the text that answered (stored with it where the store can)."""
+        can); ``inbound`` the text that answered (stored with it where the store can);
+        ``wait_ended`` the answer of a send held after its 202, written with the end
+        while it is held (replicas: ``Ending.waited``; one process leaves it to the
+        hold)."""
         done = await self.store.end_interaction(record.id, now, result=event, outcome=outcome)
         return Ending(done)
 
@@ -327,12 +335,14 @@ class ReplicaCoordinator(Coordinator):
         *,
         release: bool,
         inbound: InboundRecord | None,
+        wait_ended: WaitEndedAnswer | None = None,
     ) -> Ending:
         # The end, its interaction.ended outcome and their notice in one transaction: a
         # request held on another replica is answered, and the outcome streams there are
         # handed the event, as soon as it commits. A request held here takes the answer
-        # now: its hold is let go in the same statement.
-        done, holder, reported = await self._shared.end_and_report(
+        # now: its hold is let go in the same statement. A send held after its 202 gets
+        # its wait.ended in it too: its holder writes nothing more.
+        ended = await self._shared.end_and_report(
             record.id,
             record.account_id,
             now,
@@ -342,12 +352,14 @@ class ReplicaCoordinator(Coordinator):
             self.id,
             release=self.id if release else None,
             inbound=inbound,
+            wait_ended=wait_ended,
         )
         return Ending(
-            done,
-            holder=holder,
-            let_go=done and release,
-            reported=reported,
+            ended.done,
+            holder=ended.holder,
+            let_go=ended.done and release,
+            reported=ended.reported,
+            waited=ended.waited,
             # Linked if it ended, named in its notice.
             inbound_stored=inbound is not None,
             published=True,

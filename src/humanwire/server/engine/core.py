@@ -28,6 +28,8 @@ from ._common import (
 )
 from .coordination import ReplicaEvents
 from .delivering import Delivering
+from .held_answers import HELD_ANSWER
+from .holds import Follow
 
 
 class EngineCore(Delivering):
@@ -75,17 +77,28 @@ class EngineCore(Delivering):
         if hold is None:
             return
         record = _ended_from_notice(hold.record, detail)
-        if record is not None:
+        missed = False
+        if isinstance(detail, dict) and detail.get("waitEnded") is True:
+            # Its ender wrote its wait.ended and let go of it, in the same statement.
+            hold.follow = Follow.WRITTEN
+            hold.let_go()
+        elif record is not None:
             hold.unreleased()  # let go with its wait.ended, or as its wait ends
         else:
             # Ended with the hold still here: let go and read it in one statement.
             record = await self.coordinator.release_hold(interaction_id, ended_only=True)
             if record is not None:
                 hold.let_go()
+            missed = record is None
         if record is None:
             record = await self.store.get_interaction(interaction_id)
         if record is None or record.status == "pending":
             return  # another change (a delivery status): keep holding
+        if missed and HELD_ANSWER in hold.record.request:
+            # Ended and no longer held here: its ender let go of it as it wrote its
+            # wait.ended (the notice that said so was missed: ``_resync``).
+            hold.follow = Follow.WRITTEN
+            hold.let_go()
         self._disarm(interaction_id)
         hold.settle(record)
 

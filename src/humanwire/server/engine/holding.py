@@ -24,7 +24,8 @@ from ._common import (
 )
 from .context import SendContext
 from .deadlines import Deadlines
-from .holds import Hold, HoldState, Release
+from .held_answers import wait_ended
+from .holds import Follow, Hold, HoldState, Release
 from .state import logger
 
 
@@ -147,7 +148,14 @@ class Holding(Deadlines):
         # A request held here takes the answer now: with replicas its hold is let go in
         # the same statement (not in one more when it wakes, ``_let_go``).
         ending = await self.coordinator.end_answered(
-            record, now, event, outcome, report, release=handed_over, inbound=inbound
+            record,
+            now,
+            event,
+            outcome,
+            report,
+            release=handed_over,
+            inbound=inbound,
+            wait_ended=(answer := wait_ended(record, event, outcome, now)),
         )
         done, published = ending.done, ending.published
         if ending.let_go and hold is not None:
@@ -165,6 +173,8 @@ class Holding(Deadlines):
             record, status="ended", result=event, outcome=outcome, ended_at=now
         )
         if hold is not None:
+            if ending.waited is not None:
+                hold.follow = Follow.WRITTEN  # its wait.ended went with the end
             hold.answer(ended)
         # With replicas, a send held when it ended is its holder's to hand over: another
         # replica's gets it from the notice ``_changed`` publishes; this one's, whose
@@ -192,6 +202,11 @@ class Holding(Deadlines):
             await self._outcome_stored(record.account_id, OutcomeHandoff(after, seq, report), now)
         else:
             await self.append_outcome(record.account_id, record.id, report)
+        if ending.waited is not None and answer is not None:
+            seq, after = ending.waited
+            await self._outcome_stored(
+                record.account_id, OutcomeHandoff(after, seq, answer.event), now
+            )
         self._changed(record, published=published)
         if inbound is not None:
             self._notify(inbound.account_id, "inbound", inbound.id, publish=not published)

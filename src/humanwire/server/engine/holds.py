@@ -26,6 +26,7 @@ that request's wait is made of lives on its ``Hold``:
 
       HELD ──let go with the end that answered it (one statement)──▶ LET_GO
            ──let go as the wait ends (``Engine._let_go``)──────────▶ LET_GO
+           ──let go by the end that wrote its wait.ended (notice)──▶ LET_GO
            ──answered from another replica's notice──▶ UNRELEASED
       UNRELEASED ──its wait.ended written (same transaction)───────▶ LET_GO
                  ──let go as the wait ends, or its 202 follow ended
@@ -36,7 +37,12 @@ that request's wait is made of lives on its ``Hold``:
   answer becomes the account's ``wait.ended`` event::
 
       NONE ──follow_async──▶ FOLLOWED ──written with its stored result──▶ WRITTEN
+      NONE / FOLLOWED ──written by the end that answered it──────────▶ WRITTEN
       FOLLOWED / WRITTEN ──its request's task done──▶ NONE
+
+  The end that answers a message send held after its 202 writes its ``wait.ended``
+  itself, whichever replica it runs on (``held_answers``): the hold is then WRITTEN
+  before its request's task ends, and nothing more is written for it.
 
   An UNRELEASED hold that is FOLLOWED (or WRITTEN) is let go by its ``wait.ended``, not
   when its wait ends.

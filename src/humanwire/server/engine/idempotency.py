@@ -137,6 +137,8 @@ class Idempotency(EngineCore):
         if status >= 500 or status == 429:
             return
         followed = run.holding_async
+        if followed is not None and followed.follow is Follow.WRITTEN:
+            return  # written with its wait.ended, by the end that answered it
         record = IdempotencyRecord(
             account_id=slot[0],
             key=slot[1],

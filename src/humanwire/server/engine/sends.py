@@ -37,6 +37,7 @@ from ..store.base import ChannelRecord, InteractionRecord
 from ._common import Account, Channel, FormRequest, MessageRequest, _metadata
 from .context import HELD_TO_THE_END, SendContext
 from .core import EngineCore
+from .held_answers import answered_message, held_answer
 from .state import UNDELIVERED
 
 
@@ -160,7 +161,12 @@ class Sends(EngineCore):
             channel=channel,
             to=to,
             from_addr=sender,
-            request={**request, "_text": text, **({"_replyLink": True} if reply_link else {})},
+            request={
+                **request,
+                "_text": text,
+                **({"_replyLink": True} if reply_link else {}),
+                **(held_answer(context, response_template) if wait_time is not None else {}),
+            },
             wait_time=wait_time,
             follow_up_time=follow_up_time,
             reply_token=secrets.token_urlsafe(32) if reply_link else None,
@@ -181,16 +187,7 @@ class Sends(EngineCore):
             return MessageResponse(**await self._as_now(record.id))
         answered = await self._hold(hold)
         if answered is not None and answered.result is not None:
-            reply = str(answered.result["payload"]["body"])
-            return MessageResponse(
-                interaction_id=record.id,
-                status="ended",
-                responded=True,
-                response=templates.response_text(response_template, reply),
-                reply=reply,
-                delivery_status=answered.delivery_status,
-                metadata=_metadata(answered),
-            )
+            return answered_message(record.id, response_template, answered)
         return MessageResponse(
             **await self._unanswered(record.id, templates.no_response_text(no_response_template)),
         )

@@ -91,14 +91,20 @@ class OutcomeAppends(EngineState):
         await self.append_outcome(
             hold.record.account_id,
             interaction_id,
-            {
-                "interactionId": interaction_id,
-                "eventType": "wait.ended",
-                "response": body,
-                "responded": body.get("responded") is True,
-                "metadata": body.get("metadata"),
-                "status": status,
-            },
+            wait_ended_event(interaction_id, status, body),
             idempotency=idempotency,
             release=release,
         )
+
+
+def wait_ended_event(interaction_id: str, status: int, body: dict[str, Any]) -> dict[str, Any]:
+    """A send's ``wait.ended`` outcome: ``status`` and ``body``, what its held request
+    would have answered."""
+    return {
+        "interactionId": interaction_id,
+        "eventType": "wait.ended",
+        "response": body,
+        "responded": body.get("responded") is True,
+        "metadata": body.get("metadata"),
+        "status": status,
+    }

@@ -42,6 +42,7 @@ __all__ = [
     "ChannelRecord",
     "DeliveryRecord",
     "Duplicate",
+    "EndReport",
     "EventRecord",
     "IdempotencyLinkRecord",
     "IdempotencyRecord",
@@ -56,6 +57,7 @@ __all__ = [
     "SharedStore",
     "StepRecord",
     "Store",
+    "WaitEndedAnswer",
     "WebhookRecord",
     "shared_store",
 ]
@@ -241,6 +243,31 @@ class IdempotencyRecord:
     status_code: int
     body: bytes
     created_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class WaitEndedAnswer:
+    """The answer of a send held after answering 202 (``Prefer: respond-async``), its
+    ``wait.ended`` outcome ``event``, written by ``end_and_report`` with the end while the
+    send is held (by any replica), with its key's stored result ``idempotency``."""
+
+    event: dict[str, Any]
+    idempotency: IdempotencyRecord | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EndReport:
+    """What ``end_and_report`` did."""
+
+    done: bool
+    """It ended the interaction (False: it had ended already; nothing else was written)."""
+    holder: str | None = None
+    """The replica holding the send once it ended (None: nobody, or the releaser)."""
+    reported: tuple[int, int] | None = None
+    """The ``interaction.ended`` outcome: ``(id, previous id)``."""
+    waited: tuple[int, int] | None = None
+    """The ``wait.ended`` written with it (``WaitEndedAnswer``): ``(id, previous id)``;
+    None when none was asked for or the send was not held."""
 
 
 @dataclass(frozen=True)
@@ -821,11 +848,14 @@ class SharedStore(Store, Protocol):
         *,
         release: str | None = None,
         inbound: InboundRecord | None = None,
-    ) -> tuple[bool, str | None, tuple[int, int] | None]:
+        wait_ended: WaitEndedAnswer | None = None,
+    ) -> EndReport:
         """``end_held_interaction`` with the outcome event ``report`` of its end appended
         in the same transaction (``append_published_outcome``), and one notice from
-        ``replica_id`` naming both: ``(ended, holder, (outcome id, previous id))``, the
-        last None when it had ended already (nothing appended). The notice's
+        ``replica_id`` naming both (``EndReport``). ``wait_ended``: if the send is held
+        (here or on another replica), its ``wait.ended`` is appended right after the
+        report, its key's result stored, its hold let go, and the notice names it too;
+        the holder then writes nothing. The notice's
         interaction entry carries ``{"ended": {"endedAt", "outcome", "result"},
         "deliveryStatus"}`` (``ended`` null when it would not fit), so a replica holding
         the request answers without reading the row. ``inbound`` (the text that ended

@@ -13,7 +13,14 @@ from typing import Any
 
 import psycopg
 
-from ..base import OUTCOME_NOTICE_BODY, IdempotencyRecord, InboundRecord, InteractionOutcome
+from ..base import (
+    OUTCOME_NOTICE_BODY,
+    EndReport,
+    IdempotencyRecord,
+    InboundRecord,
+    InteractionOutcome,
+    WaitEndedAnswer,
+)
 from ..sql import INBOUND_COLUMNS, rows
 from ..sql.rows import dumps_json
 from .connection import PostgresConnection
@@ -146,24 +153,50 @@ class PostgresOutcomes(PostgresConnection):
         *,
         release: str | None = None,
         inbound: InboundRecord | None = None,
-    ) -> tuple[bool, str | None, tuple[int, int] | None]:
+        wait_ended: WaitEndedAnswer | None = None,
+    ) -> EndReport:
         # The account's outcome lock first (``_lock_outcomes``), then the end, its
-        # outcome, the inbound text that ended it and one notice naming them, in one
-        # transaction.
+        # outcome, the inbound text that ended it, the held send's wait.ended and one
+        # notice naming them, in one transaction.
         text = dumps_json(report)
+        waited = dumps_json(wait_ended.event) if wait_ended is not None else ""
         carried = _notice_body(text)
         # The interaction's entry carries how it ended (a holder elsewhere answers from
-        # it without reading the row) when both fit in one notice.
+        # it without reading the row) when it fits in one notice with the outcomes; a
+        # wait.ended too large to ride along is read by the readers.
         ending = dumps_json({"endedAt": ended_at, "outcome": outcome, "result": result})
-        fits = len(ending.encode()) + len((carried or "").encode()) <= ENDING_NOTICE_BYTES
-        params: list[Any] = [
-            interaction_id,
-            ended_at,
-            dumps_json(result) if result is not None else None,
-            outcome,
-            release,
-            interaction_id,
-        ]
+        size = len(ending.encode()) + len((carried or "").encode())
+        waited_carried = (
+            waited if waited and size + len(waited.encode()) <= ENDING_NOTICE_BYTES else None
+        )
+        fits = size <= ENDING_NOTICE_BYTES
+        params: list[Any] = [interaction_id]
+        if wait_ended is None:
+            params += [ended_at, dumps_json(result) if result is not None else None]
+            params += [outcome, release, interaction_id]
+            ended_cte = (
+                "ended AS (UPDATE interactions SET status = 'ended', ended_at = %s, "
+                "result = %s, outcome = %s, held_by = CASE WHEN held_by = %s THEN NULL "
+                "ELSE held_by END WHERE id = %s AND status = 'pending' "
+                "RETURNING held_by, delivery_status, FALSE AS answered_held), "
+            )
+        else:
+            # A send held answered 202 (``Prefer: respond-async``): its hold's answer,
+            # the wait.ended, is written here with the end, and its hold let go (the
+            # answer is out), so its holder writes nothing. Only while it is held: the
+            # hold as it was before this statement (``prior``, the row locked).
+            params += [interaction_id, ended_at, dumps_json(result) if result is not None else None]
+            params += [outcome, release]
+            ended_cte = (
+                "prior AS (SELECT id, held_by FROM interactions WHERE id = %s "
+                "AND status = 'pending' FOR UPDATE), "
+                "ended AS (UPDATE interactions i SET status = 'ended', ended_at = %s, "
+                "result = %s, outcome = %s, held_by = CASE WHEN prior.held_by IS NOT NULL "
+                "THEN NULL ELSE i.held_by END FROM prior WHERE i.id = prior.id "
+                "AND i.status = 'pending' RETURNING "
+                "CASE WHEN prior.held_by = %s THEN NULL ELSE prior.held_by END AS held_by, "
+                "i.delivery_status, prior.held_by IS NOT NULL AS answered_held), "
+            )
         received = inbound_notice = ""
         if inbound is not None:
             # Stored whether or not this ended the interaction (a data-modifying WITH
@@ -173,27 +206,53 @@ class PostgresOutcomes(PostgresConnection):
                 "%s, %s, %s, %s, (SELECT %s::text FROM ended), %s, %s), "
             )
             params += rows.inbound_values(inbound)
-            inbound_notice = ", json_build_array('inbound', %s::text, %s::text)"
         params += [account_id, interaction_id, text, ended_at, account_id]
+        answered = stored = waited_notice = ""
+        if wait_ended is not None:
+            # After ``added`` (it reads it), so its id follows the interaction.ended's.
+            answered = (
+                "answered AS (INSERT INTO outcomes (account_id, interaction_id, body, "
+                "created_at) SELECT %s, %s, %s, %s FROM ended, added "
+                "WHERE ended.answered_held RETURNING id), "
+            )
+            params += [account_id, interaction_id, waited, ended_at]
+            if wait_ended.idempotency is not None:
+                stored = (
+                    "stored AS (INSERT INTO idempotency (account_id, key, fingerprint, "
+                    "status_code, body, created_at) SELECT %s, %s, %s, %s, %s, %s FROM answered "
+                    "ON CONFLICT (account_id, key) DO UPDATE SET fingerprint = "
+                    "excluded.fingerprint, status_code = excluded.status_code, "
+                    "body = excluded.body, created_at = excluded.created_at), "
+                )
+                params += rows.idempotency_values(wait_ended.idempotency)
         params += [self.channel, replica_id, account_id, interaction_id]
         params += [ending if fits else None, account_id, carried]
         if inbound is not None:
             params += [inbound.account_id, inbound.id]
+            inbound_notice = ", (3, json_build_array('inbound', %s::text, %s::text))"
+        if wait_ended is not None:
+            waited_notice = (
+                ", (4, (SELECT json_build_array('outcome', %s::text, answered.id::text, "
+                "json_build_object('after', placed.id, 'body', %s::json)) FROM answered))"
+            )
+            params += [account_id, waited_carried]
         query = (
             # The window step goes with the end (whether or not this ended it).
             "WITH unarmed AS (DELETE FROM schedule WHERE kind = 'window' AND key = %s), "
-            "ended AS (UPDATE interactions SET status = 'ended', ended_at = %s, "
-            "result = %s, outcome = %s, held_by = CASE WHEN held_by = %s THEN NULL "
-            "ELSE held_by END WHERE id = %s AND status = 'pending' "
-            "RETURNING held_by, delivery_status), "
+            + ended_cte
             + received
             + "added AS (INSERT INTO outcomes (account_id, interaction_id, body, created_at) "
-            "SELECT %s, %s, %s, %s FROM ended RETURNING id), " + _PLACED + "SELECT "
-            "ended.held_by, placed.id, placed.after, pg_notify(%s, json_build_object('r', "
-            "%s::text, 'n', json_build_array(json_build_array('interaction', %s::text, "
-            "%s::text, json_build_object('ended', %s::json, 'deliveryStatus', "
-            f"ended.delivery_status)), {_OUTCOME_NOTICE}{inbound_notice}))::text) "
-            "FROM ended, placed"
+            "SELECT %s, %s, %s, %s FROM ended RETURNING id), "
+            + _PLACED.rstrip()
+            + (", " + answered + stored).rstrip(", ")
+            + " SELECT ended.held_by, placed.id, placed.after, "
+            + ("(SELECT id FROM answered), " if wait_ended is not None else "NULL, ")
+            + "pg_notify(%s, json_build_object('r', %s::text, 'n', (SELECT json_agg(e ORDER "
+            "BY i) FROM (VALUES (1, json_build_array('interaction', %s::text, %s::text, "
+            "json_build_object('ended', %s::json, 'deliveryStatus', ended.delivery_status, "
+            "'waitEnded', ended.answered_held))), "
+            f"(2, {_OUTCOME_NOTICE}){inbound_notice}{waited_notice}) AS notices (i, e) "
+            "WHERE e IS NOT NULL))::text) FROM ended, placed"
         )
         async with self._connection() as conn:
             async with conn.pipeline():
@@ -204,6 +263,12 @@ class PostgresOutcomes(PostgresConnection):
                 cursor = await conn.execute(query.encode(), params)
             row = await cursor.fetchone()  # after the pipeline's Sync: see ``_tx``
         if row is None:
-            return False, None, None
+            return EndReport(False)
         holder = str(row[0]) if row[0] is not None else None
-        return True, holder, (int(row[1]), int(row[2]))
+        answered_id = int(row[3]) if row[3] is not None else None
+        return EndReport(
+            True,
+            holder,
+            (int(row[1]), int(row[2])),
+            (answered_id, int(row[1])) if answered_id is not None else None,
+        )

@@ -14,8 +14,8 @@ import pytest
 from engine_support import SLACK_HUMAN, account, engine, eventually, fast_config, slack
 
 from humanwire.server.config import SHARED_SLACK_WORKSPACE
-from humanwire.server.engine import Account, Engine, Hold, InboundText, SendContext
-from humanwire.server.engine.holds import HoldState, Release
+from humanwire.server.engine import Account, Engine, Hold, InboundText, SendContext, held_answers
+from humanwire.server.engine.holds import Follow, HoldState, Release
 from humanwire.server.errors import ServiceUnavailable
 from humanwire.types import MessageResponse
 from pg_support import drop_schema, new_schema
@@ -130,12 +130,50 @@ def schema_url() -> Iterator[str]:
     drop_schema(schema)
 
 
-async def test_a_hold_answered_from_another_replicas_notice_is_let_go_with_its_wait_ended(
+async def test_a_hold_answered_on_another_replica_gets_its_wait_ended_from_the_end(
     tmp_path: Path, schema_url: str
 ) -> None:
-    """Replica A holds a send answered 202 (followed); the reply reaches replica B. A's
-    hold is answered from B's notice while the database still names A as its holder
-    (UNRELEASED), and is let go in the transaction of its ``wait.ended``."""
+    """Replica A holds a message send answered 202 (followed); the reply reaches replica
+    B, whose end writes the send's ``wait.ended`` and lets go of A's hold in one
+    statement: A's hold is WRITTEN and LET_GO from the notice, and A writes nothing."""
+    config = fast_config(tmp_path, db_path=schema_url)
+    a, b = Engine(config), Engine(replace(config))
+    await a.start()
+    await b.start()
+    try:
+        account, _key = await a.create_account("held")
+        finish = asyncio.Event()
+        task, hold = await held_send(a, account, then=finish.wait())
+        a.follow_async(hold, task)
+        assert await held_by(a, hold) == a.coordinator.id
+        await answer(b, account, hold)
+        assert await held_by(a, hold) is None  # let go by B's end
+        await eventually(lambda: hold.state is HoldState.ANSWERED, timeout=10)
+        assert (hold.release, hold.follow) == (Release.LET_GO, Follow.WRITTEN)
+        written = a.store.round_trips  # type: ignore[attr-defined]
+        finish.set()
+        assert reply_of(await asyncio.wait_for(task, 5)).reply == "yes"
+        await asyncio.sleep(0.2)  # whatever A would write after its task, written
+        assert a.store.round_trips == written  # type: ignore[attr-defined]
+        events = await a.store.outcomes_after(account.id, 0, 100)
+        waits = [body for _seq, body in events if body["eventType"] == "wait.ended"]
+        assert [body["response"]["reply"] for body in waits] == ["yes"]
+        # A retry under the key would get the same answer: stored by B's end.
+        held = reply_of(await task).model_dump(mode="json", by_alias=True, exclude_none=True)
+        assert waits[0]["response"] == held
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_a_hold_answered_from_another_replicas_notice_is_let_go_with_its_wait_ended(
+    tmp_path: Path, schema_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Replica A holds a send answered 202 (followed); the reply reaches replica B near
+    the end of its wait, where A writes its ``wait.ended`` itself. A's hold is answered
+    from B's notice while the database still names A as its holder (UNRELEASED), and is
+    let go in the transaction of its ``wait.ended``."""
+    monkeypatch.setattr(held_answers, "HELD_ANSWER_MARGIN", 3600.0)  # always "near"
     config = fast_config(tmp_path, db_path=schema_url)
     a, b = Engine(config), Engine(replace(config))
     await a.start()

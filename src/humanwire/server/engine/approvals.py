@@ -67,6 +67,7 @@ from .approval_records import (
     approval_wire,
 )
 from .context import HELD_TO_THE_END, SendContext
+from .holds import Hold
 
 __all__ = ["MAX_REMINDERS", "Approvals", "approval_wire"]
 
@@ -238,11 +239,12 @@ class Approvals(ApprovalAsks):
             raise NotFound(f"no approval {interaction_id!r}", field="interactionId")
         return await self.approval_view(record)
 
-    async def accepted_body(self, interaction_id: str) -> dict[str, Any]:
+    async def accepted_body(self, hold: Hold) -> dict[str, Any]:
         """``Prefer: respond-async``'s 202: an approval as it is now (its links)."""
-        if interaction_id in self._held_approvals:
-            return approval_wire(await self.approval_view(await self._current(interaction_id)))
-        return await super().accepted_body(interaction_id)
+        if hold.interaction_id in self._held_approvals:
+            current = await self._current(hold.interaction_id)
+            return approval_wire(await self.approval_view(current))
+        return await super().accepted_body(hold)
 
     async def approval_view(
         self, record: InteractionRecord, *, status: InteractionState | None = None

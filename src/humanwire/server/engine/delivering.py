@@ -114,6 +114,10 @@ class Delivering(Opening):
                 raise ProviderError(exc.message, retry_after=exc.retry_after) from None
             raise
         await self.store.set_delivery(record.id, sent.status, provider_ref=sent.ref)
+        if hold is not None:  # as delivered: its 202 (``accepted_body``) is built from it
+            hold.record = dataclasses.replace(
+                hold.record, delivery_status=sent.status, provider_ref=sent.ref
+            )
         self.metrics.sent(record.kind, record.channel, "ok")
         log_event(
             logger,

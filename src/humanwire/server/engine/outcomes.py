@@ -172,11 +172,11 @@ class Outcomes(EngineCore):
                 self._outcome_collectors.pop(account.id, None)
 
     # -- Prefer: respond-async ---------------------------------------------------------
-    async def accepted_body(self, interaction_id: str) -> dict[str, Any]:
-        """The 202's body: what the send answers without a wait."""
-        record = await self.store.get_interaction(interaction_id)
-        assert record is not None
-        body: dict[str, Any] = {"interactionId": record.id, "status": record.status}
+    async def accepted_body(self, hold: Hold) -> dict[str, Any]:
+        """The 202's body: what the send answers without a wait, from its hold (the
+        interaction as sent, with the delivery status its delivery wrote): no read."""
+        record = hold.record
+        body: dict[str, Any] = {"interactionId": record.id, "status": "pending"}
         if record.delivery_status is not None:
             body["deliveryStatus"] = record.delivery_status
         if record.kind == "form" and record.form_token is not None:

@@ -433,7 +433,7 @@ async def run_respond_async(
         status, content = await task
         return status, content, ({REPLAYED_HEADER: "true"} if not ran else {})
     engine.follow_async(hold, task)
-    body = await engine.accepted_body(hold.interaction_id)
+    body = await engine.accepted_body(hold)
     content = json.dumps(body, separators=(",", ":")).encode()
     return 202, content, {"Preference-Applied": "respond-async"}
 

@@ -5,8 +5,8 @@ moves it and the held request waking, where a missed transition shows."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Iterator
-from dataclasses import replace
+from collections.abc import AsyncIterator, Awaitable, Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -130,12 +130,21 @@ def schema_url() -> Iterator[str]:
     drop_schema(schema)
 
 
-async def test_a_hold_answered_on_another_replica_gets_its_wait_ended_from_the_end(
-    tmp_path: Path, schema_url: str
-) -> None:
-    """Replica A holds a message send answered 202 (followed); the reply reaches replica
-    B, whose end writes the send's ``wait.ended`` and lets go of A's hold in one
-    statement: A's hold is WRITTEN and LET_GO from the notice, and A writes nothing."""
+@dataclass
+class Replicated:
+    """Replica A holding a send answered 202 (followed) until ``finish`` is set, and
+    replica B, on one database."""
+
+    a: Engine
+    b: Engine
+    account: Account
+    task: asyncio.Task[tuple[int, bytes]]
+    hold: Hold
+    finish: asyncio.Event
+
+
+@pytest.fixture
+async def replicated(tmp_path: Path, schema_url: str) -> AsyncIterator[Replicated]:
     config = fast_config(tmp_path, db_path=schema_url)
     a, b = Engine(config), Engine(replace(config))
     await a.start()
@@ -146,61 +155,60 @@ async def test_a_hold_answered_on_another_replica_gets_its_wait_ended_from_the_e
         task, hold = await held_send(a, account, then=finish.wait())
         a.follow_async(hold, task)
         assert await held_by(a, hold) == a.coordinator.id
-        await answer(b, account, hold)
-        assert await held_by(a, hold) is None  # let go by B's end
-        await eventually(lambda: hold.state is HoldState.ANSWERED, timeout=10)
-        assert (hold.release, hold.follow) == (Release.LET_GO, Follow.WRITTEN)
-        written = a.store.round_trips  # type: ignore[attr-defined]
-        finish.set()
-        assert reply_of(await asyncio.wait_for(task, 5)).reply == "yes"
-        await asyncio.sleep(0.2)  # whatever A would write after its task, written
-        assert a.store.round_trips == written  # type: ignore[attr-defined]
-        events = await a.store.outcomes_after(account.id, 0, 100)
-        waits = [body for _seq, body in events if body["eventType"] == "wait.ended"]
-        assert [body["response"]["reply"] for body in waits] == ["yes"]
-        # A retry under the key would get the same answer: stored by B's end.
-        held = reply_of(await task).model_dump(mode="json", by_alias=True, exclude_none=True)
-        assert waits[0]["response"] == held
+        yield Replicated(a, b, account, task, hold, finish)
     finally:
         await a.close()
         await b.close()
 
 
+async def test_a_hold_answered_on_another_replica_gets_its_wait_ended_from_the_end(
+    replicated: Replicated,
+) -> None:
+    """Replica A holds a message send answered 202 (followed); the reply reaches replica
+    B, whose end writes the send's ``wait.ended`` and lets go of A's hold in one
+    statement: A's hold is WRITTEN and LET_GO from the notice, and A writes nothing."""
+    a, hold = replicated.a, replicated.hold
+    await answer(replicated.b, replicated.account, hold)
+    assert await held_by(a, hold) is None  # let go by B's end
+    await eventually(lambda: hold.state is HoldState.ANSWERED, timeout=10)
+    assert (hold.release, hold.follow) == (Release.LET_GO, Follow.WRITTEN)
+    written = a.store.round_trips  # type: ignore[attr-defined]
+    replicated.finish.set()
+    answered = reply_of(await asyncio.wait_for(replicated.task, 5))
+    assert answered.reply == "yes"
+    await asyncio.sleep(0.2)  # whatever A would write after its task, written
+    assert a.store.round_trips == written  # type: ignore[attr-defined]
+    events = await a.store.outcomes_after(replicated.account.id, 0, 100)
+    waits = [body for _seq, body in events if body["eventType"] == "wait.ended"]
+    # The answer A's request computed, written by B: what a retry under its key gets.
+    assert [body["response"] for body in waits] == [
+        answered.model_dump(mode="json", by_alias=True, exclude_none=True)
+    ]
+
+
 async def test_a_hold_answered_from_another_replicas_notice_is_let_go_with_its_wait_ended(
-    tmp_path: Path, schema_url: str, monkeypatch: pytest.MonkeyPatch
+    replicated: Replicated, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Replica A holds a send answered 202 (followed); the reply reaches replica B near
     the end of its wait, where A writes its ``wait.ended`` itself. A's hold is answered
     from B's notice while the database still names A as its holder (UNRELEASED), and is
     let go in the transaction of its ``wait.ended``."""
     monkeypatch.setattr(held_answers, "HELD_ANSWER_MARGIN", 3600.0)  # always "near"
-    config = fast_config(tmp_path, db_path=schema_url)
-    a, b = Engine(config), Engine(replace(config))
-    await a.start()
-    await b.start()
-    try:
-        account, _key = await a.create_account("held")
-        finish = asyncio.Event()
-        task, hold = await held_send(a, account, then=finish.wait())
-        a.follow_async(hold, task)
-        assert await held_by(a, hold) == a.coordinator.id
-        await answer(b, account, hold)
-        await eventually(lambda: hold.state is HoldState.ANSWERED, timeout=10)
-        await eventually(lambda: a.held_waits == 0)  # the request woke and returned
-        # Answered from the notice, its wait over, and still A's in the database: its
-        # wait.ended (not yet written) is what lets it go.
-        assert hold.release is Release.UNRELEASED
-        assert await held_by(a, hold) == a.coordinator.id
-        finish.set()
-        assert reply_of(await asyncio.wait_for(task, 5)).reply == "yes"
+    a, hold = replicated.a, replicated.hold
+    await answer(replicated.b, replicated.account, hold)
+    await eventually(lambda: hold.state is HoldState.ANSWERED, timeout=10)
+    await eventually(lambda: a.held_waits == 0)  # the request woke and returned
+    # Answered from the notice, its wait over, and still A's in the database: its
+    # wait.ended (not yet written) is what lets it go.
+    assert hold.release is Release.UNRELEASED
+    assert await held_by(a, hold) == a.coordinator.id
+    replicated.finish.set()
+    assert reply_of(await asyncio.wait_for(replicated.task, 5)).reply == "yes"
 
-        async def wait_ended() -> bool:
-            events = await a.store.outcomes_after(account.id, 0, 100)
-            return any(body["eventType"] == "wait.ended" for _seq, body in events)
+    async def wait_ended() -> bool:
+        events = await a.store.outcomes_after(replicated.account.id, 0, 100)
+        return any(body["eventType"] == "wait.ended" for _seq, body in events)
 
-        await eventually(wait_ended, timeout=5)
-        assert hold.release is Release.LET_GO
-        assert await held_by(a, hold) is None
-    finally:
-        await a.close()
-        await b.close()
+    await eventually(wait_ended, timeout=5)
+    assert hold.release is Release.LET_GO
+    assert await held_by(a, hold) is None

@@ -6,10 +6,10 @@ import asyncio
 from dataclasses import replace
 
 import pytest
-from engine_support import HUMAN, account, engine, next_delivery
+from engine_support import HUMAN, account, engine, eventually, next_delivery
 
 from humanwire.server.config import SHARED_SMS_NUMBER
-from humanwire.server.engine import Account, Engine
+from humanwire.server.engine import Account, Engine, deadlines
 from humanwire.server.errors import CallTimeout, Conflict, InvalidToNumber, NotFound
 from humanwire.types import (
     CallConversationEndedEvent,
@@ -179,3 +179,29 @@ async def test_inbound_call_to_a_number_not_reserved_is_not_found(
     with pytest.raises(NotFound):
         await engine.sandbox_inbound_call(account, request)
     assert await engine.list_events(other) == []
+
+
+async def test_a_call_whose_end_never_comes_is_ended_at_its_limit(
+    engine: Engine, account: Account, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Nobody ends the call (the carrier's callback lost): its window step, due a little
+    # past the longest a call lasts, ends it as a timeout on whichever process holds it.
+    monkeypatch.setattr(deadlines, "CALL_LONGEST", 0.0)
+    monkeypatch.setattr(deadlines, "CALL_LIMIT_AFTER", 0.3)
+    response = await engine.place_call(account, call(wait=False))
+
+    async def ended() -> bool:
+        record = await engine.store.get_interaction(response.interaction_id)
+        return record is not None and record.status == "ended"
+
+    await eventually(ended, timeout=15)
+    record = await engine.store.get_interaction(response.interaction_id)
+    assert record is not None and record.outcome == "timeout"
+    assert await engine.store.count_steps() == 0
+
+
+async def test_a_call_that_ends_leaves_no_step(engine: Engine, account: Account) -> None:
+    response = await engine.place_call(account, call(wait=False))
+    assert await engine.store.count_steps() == 1  # its limit, written with it
+    await engine.sandbox_end_call(account, response.interaction_id, outcome("completed"))
+    assert await engine.store.count_steps() == 0

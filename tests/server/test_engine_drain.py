@@ -61,17 +61,17 @@ async def test_drain_answers_held_requests_unavailable_and_ends_nothing(
     for interaction_id in (message_id, form_id, call_id):
         record = await engine.store.get_interaction(interaction_id)
         assert record is not None and record.status == "pending"
-    # The windows are steps of the schedule, in the store: the message's and the form's
-    # (a call has no window). Nothing of them is in memory once their holds went.
+    # The windows are steps of the schedule, in the store: the message's, the form's and
+    # the call's (its limit). Nothing of them is in memory once their holds went.
     steps = [await engine.store.get_step(WINDOW_STEP, i) for i in (message_id, form_id, call_id)]
-    assert [step is not None for step in steps] == [True, True, False]
+    assert [step is not None for step in steps] == [True, True, True]
     assert engine.open_windows == 0
     await engine.close()
 
     again = Engine(config)
     await again.start()
     try:
-        assert await again.store.count_steps() == 2  # still armed after the restart
+        assert await again.store.count_steps() == 3  # still armed after the restart
         restored = await again.authenticate(key)
         assert restored is not None
         await again.sandbox_reply(restored, reply("sms", HUMAN, SHARED_SMS_NUMBER, "after"))

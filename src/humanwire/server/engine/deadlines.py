@@ -2,12 +2,18 @@
 (``WINDOW_STEP``), run when due by whichever replica claimed it; a held request's
 ``waitTime`` is its hold's own timer (``holding``). Both end here: the interaction ends
 with no response (unless a follow-up window is still open), its held request expires.
-A deadline whose writes the store could not take runs again shortly (``Windows``)."""
+A deadline whose writes the store could not take runs again shortly (``Windows``).
+
+A call's window step is its limit (``call_window``): its end comes from the carrier, and
+a call still pending well past the longest the carrier lets it last lost that end (its
+callback never came, or the replica it came to died before storing it). It is ended as
+``timeout`` and hung up, on whichever replica the step falls to."""
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import time
 from typing import Any
 
@@ -23,6 +29,19 @@ from ..telemetry import log_event
 from .state import WINDOW_MOVED, logger
 from .stream import OutcomeAppends
 from .windows import Phase, Windows
+
+CALL_LONGEST = 4 * 3600.0
+"""Seconds a call placed by ``POST /calls`` lasts at most: the carriers' own cap (Twilio's
+and Telnyx's default time limit is four hours)."""
+CALL_LIMIT_AFTER = 90.0
+"""Seconds a call's step waits past the end the carrier puts to it (for ``/phone/call``,
+its ``Time-Limit``: ``phone_call_limit`` and 30 s) for the callback that ends it."""
+
+
+def call_window(config: ServiceConfig, request: dict[str, Any]) -> float:
+    """Seconds from a call's placing to its window step (see the module docstring)."""
+    longest = config.phone_call_limit + 30 if request.get("_phone") else CALL_LONGEST
+    return longest + CALL_LIMIT_AFTER
 
 
 class Deadlines(OutcomeAppends):
@@ -50,9 +69,12 @@ class Deadlines(OutcomeAppends):
         closes, if it really did (steps run at least once: read it first). Raises when the
         store could not take the end (the schedule runs it again)."""
         record = await self.store.get_interaction(step.key)
-        if record is None or record.status != "pending" or record.kind == "call":
+        if record is None or record.status != "pending":
             if record is None and (hold := self._holds.get(step.key)) is not None:
                 hold.expire()  # its account was deleted
+            return
+        if record.kind == "call":
+            await self._call_window_passed(record)
             return
         close = record.close_deadline
         if close is not None and close > step.due_at + WINDOW_MOVED:
@@ -69,6 +91,20 @@ class Deadlines(OutcomeAppends):
         self.store.committed().on_rollback(
             functools.partial(self._retry_deadline, record.id, phase)
         )
+
+    async def _call_window_passed(self, record: InteractionRecord) -> None:
+        """A call still pending past its limit: its end was lost. Ended as ``timeout``
+        (its held request, if any, answered so) and hung up, in case it still runs."""
+        log_event(
+            logger,
+            "call.limit_passed",
+            interaction_id=record.id,
+            account_id=record.account_id,
+            level=logging.WARNING,
+        )
+        await self._end(record, outcome="timeout")
+        if record.provider_ref is not None:
+            await self.providers["call"].hang_up(record.provider_ref)
 
     def _on_deadline(self, interaction_id: str, phase: Phase) -> None:
         """A window's timer fired: what it does reads and writes the store, so it runs

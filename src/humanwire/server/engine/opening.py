@@ -33,6 +33,7 @@ from ._common import (
     Account,
 )
 from .context import HELD_TO_THE_END, IdempotentRun, SendContext
+from .deadlines import call_window
 from .holding import Holding
 from .holds import Hold
 from .state import logger
@@ -83,12 +84,14 @@ class Opening(Holding):
         )
         # With replicas: made here, and the request a wait holds is held here.
         record = self.coordinator.stamp(record, held=wait_deadline is not None or kind == "call")
-        # Its last window, a step of the schedule written with it (a call has none: it
-        # ends when the callee hangs up).
+        # Its last window, a step of the schedule written with it (a call's is its limit:
+        # it ends when the callee hangs up, and the step only if that end was lost).
         close = follow_up_deadline or wait_deadline
+        if kind == "call":
+            close = now + call_window(self.config, request)
         step = None
         claimed_by = claimed_until = None
-        if listening and kind != "call" and close is not None:
+        if listening and close is not None:
             step = StepRecord(WINDOW_STEP, record.id, close, account.id)
             claimed_by, claimed_until = self.schedule.claim(step)
         link = None

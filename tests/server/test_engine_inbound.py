@@ -164,3 +164,23 @@ async def test_a_text_carrying_a_nul_is_taken_without_it(engine: Engine, account
     answered = await held
     assert answered.reply == "yes"
     assert [inbound.body for inbound in await engine.list_inbound(account)] == ["yes"]
+
+
+async def test_two_texts_from_one_phone_at_once_answer_two_open_messages(
+    engine: Engine, account: Account
+) -> None:
+    # Both texts find the latest open message; taken together, the second lost it to the
+    # first and became unsolicited while the older message waited on. One at a time per
+    # number pair, each answers one.
+    first = asyncio.create_task(engine.send_message(account, sms("First?", wait_time=30)))
+    await asyncio.sleep(0.05)
+    second = asyncio.create_task(engine.send_message(account, sms("Second?", wait_time=30)))
+    await asyncio.sleep(0.05)
+    texts = [
+        InboundText(channel="sms", from_addr=HUMAN, to_addr=SHARED_SMS_NUMBER, body=body)
+        for body in ("a", "b")
+    ]
+    stored = await asyncio.gather(*(engine.receive_text(text) for text in texts))
+    assert all(text is not None and text.interaction_id is not None for text in stored)
+    answers = await asyncio.wait_for(asyncio.gather(first, second), 5)
+    assert sorted(str(answer.reply) for answer in answers) == ["a", "b"]

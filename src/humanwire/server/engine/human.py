@@ -172,6 +172,17 @@ class HumanSide(EngineCore):
         text = _without_nul(text)
         if text.ref is not None and await self.store.inbound_by_ref(text.ref) is not None:
             return None  # a carrier's retry of a message already taken
+        if text.channel in ("sms", "whatsapp"):
+            # Matched by the number pair: two texts from one phone taken at once would both
+            # find the same latest open message, and the second lose it to the first
+            # (unsolicited) while an older one waits on. One at a time per pair here.
+            async with self._number_pairs.hold((text.channel, text.from_addr, text.to_addr)):
+                return await self._receive_matched(text, account_id, thread)
+        return await self._receive_matched(text, account_id, thread)
+
+    async def _receive_matched(
+        self, text: InboundText, account_id: str | None, thread: InteractionRecord | None
+    ) -> InboundRecord | None:
         record = await self._match(text, account_id, thread)
         if account_id is None:
             if record is not None:

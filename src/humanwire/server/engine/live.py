@@ -4,6 +4,8 @@
   account's deliveries or outcome events), each a future woken with the others of its key.
 - ``InboxStreams``: the inbox's live streams (server-sent events) per account, each a
   bounded queue: a slow reader loses the oldest notices, never blocks the engine.
+- ``KeyedLocks``: one lock per key while anyone holds or waits for it (texts from one
+  number pair matched one at a time).
 
 Both are woken by the engine, for a change made here or announced by another replica,
 and ended by ``drain``.
@@ -18,7 +20,7 @@ from typing import Any, Generic, TypeVar
 
 from ._common import InboxChange
 
-__all__ = ["InboxStreams", "Wakeups"]
+__all__ = ["InboxStreams", "KeyedLocks", "Wakeups"]
 
 K = TypeVar("K", bound=Hashable)
 
@@ -125,3 +127,28 @@ def _put_dropping_oldest(
         with contextlib.suppress(asyncio.QueueEmpty):
             queue.get_nowait()
     queue.put_nowait(item)
+
+
+class KeyedLocks(Generic[K]):
+    """``async with locks.hold(key)``: one holder per key at a time; a key's lock is kept
+    only while someone holds or waits for it."""
+
+    def __init__(self) -> None:
+        self._locks: dict[K, tuple[asyncio.Lock, int]] = {}
+
+    @contextlib.asynccontextmanager
+    async def hold(self, key: K) -> AsyncIterator[None]:
+        lock, users = self._locks.get(key, (asyncio.Lock(), 0))
+        self._locks[key] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._locks[key]
+            if users == 1:
+                del self._locks[key]
+            else:
+                self._locks[key] = (lock, users - 1)
+
+    def __len__(self) -> int:
+        return len(self._locks)

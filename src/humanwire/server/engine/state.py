@@ -67,7 +67,7 @@ from ._common import (
 from .context import IdempotentRun, Requesters
 from .coordination import Coordinator, coordinator_for
 from .holds import Holds
-from .live import InboxStreams, Wakeups
+from .live import InboxStreams, KeyedLocks, Wakeups
 from .windows import Windows
 
 logger = logging.getLogger("humanwire.engine")
@@ -177,6 +177,8 @@ class EngineState:
         self._suspended: set[str] = set()
         # The requests held here, each with its waitTime timer (``holds``).
         self._holds = Holds()
+        # Texts matched by their number pair, taken one at a time per pair (``_receive``).
+        self._number_pairs: KeyedLocks[tuple[str, str, str]] = KeyedLocks()
         # Status long-polls (by interaction) and delivery followers (by account), woken
         # by the change they wait for; the inbox's live streams.
         self._status_wakeups: Wakeups[str] = Wakeups()

@@ -155,7 +155,12 @@ class Holding(Deadlines):
             report,
             release=handed_over,
             inbound=inbound,
-            wait_ended=(answer := wait_ended(record, event, outcome, now)),
+            # Replicas only: in one process the holder writes it (no round trip to save).
+            wait_ended=(
+                answer := wait_ended(record, event, outcome, now)
+                if self.coordinator.shared is not None
+                else None
+            ),
         )
         done, published = ending.done, ending.published
         if ending.let_go and hold is not None:

@@ -61,6 +61,7 @@ from ._common import (
     RateCount,
     ReplyLinkState,
     ReplyLinkView,
+    wire_json,
 )
 from .accounts import Accounts
 from .approval_access import ApprovalAccess
@@ -97,6 +98,7 @@ __all__ = [
     "ReplyLinkState",
     "ReplyLinkView",
     "SendContext",
+    "wire_json",
 ]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Literal
@@ -184,3 +185,9 @@ def _settle(future: asyncio.Future[Any], value: Any) -> None:
 
 def _mask(value: str) -> str:
     return f"{value[:4]}…" if len(value) > 4 else "…"
+
+
+def wire_json(data: Any) -> bytes:
+    """A JSON body as the service writes it (compact, UTF-8): what an HTTP answer carries
+    and what an idempotency key stores of it."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")

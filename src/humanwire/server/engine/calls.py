@@ -116,7 +116,5 @@ class Calls(Sends):
             return response
         record = await self.store.get_interaction(response.interaction_id)
         if record is not None and record.status == "pending":
-            await self._end(record, outcome="timeout")  # never retried: it is over for the skill
-            if record.provider_ref is not None:
-                await self.providers["call"].hang_up(record.provider_ref)
+            await self._give_up_call(record)  # never retried: it is over for the skill
         raise CallTimeout("timeout")

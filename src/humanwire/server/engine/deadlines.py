@@ -102,6 +102,11 @@ class Deadlines(OutcomeAppends):
             account_id=record.account_id,
             level=logging.WARNING,
         )
+        await self._give_up_call(record)
+
+    async def _give_up_call(self, record: InteractionRecord) -> None:
+        """Ends the call as ``timeout`` (its held request answered so) and hangs it up,
+        in case it still runs (a stored job, retried until the carrier takes it)."""
         await self._end(record, outcome="timeout")
         if record.provider_ref is not None:
             await self.providers["call"].hang_up(record.provider_ref)

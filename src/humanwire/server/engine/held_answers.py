@@ -19,7 +19,6 @@ same moment, and it stays the holder's to write.
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import Any
 
 from humanwire.types import MessageResponse
@@ -31,7 +30,7 @@ from ..store.base import (
     InteractionRecord,
     WaitEndedAnswer,
 )
-from ._common import _metadata
+from ._common import _metadata, wire_json
 from .context import SendContext
 from .stream import wait_ended_event
 
@@ -107,8 +106,7 @@ def wait_ended(
             key=key,
             fingerprint=fingerprint,
             status_code=HELD_STATUS,
-            # As the HTTP layer encodes the send's answer (``routes._api.encode``).
-            body=json.dumps(response, ensure_ascii=False, separators=(",", ":")).encode(),
+            body=wire_json(response),  # as the HTTP layer encodes the send's answer
             created_at=now,
         )
     return WaitEndedAnswer(wait_ended_event(record.id, HELD_STATUS, response), idempotency)

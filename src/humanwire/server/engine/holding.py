@@ -145,6 +145,10 @@ class Holding(Deadlines):
         report = self._ended_report(record, event, outcome)
         hold = self._holds.waiting(record.id)
         handed_over = hold is not None
+        # Replicas only: in one process the holder writes it (no round trip to save).
+        answer = (
+            wait_ended(record, event, outcome, now) if self.coordinator.shared is not None else None
+        )
         # A request held here takes the answer now: with replicas its hold is let go in
         # the same statement (not in one more when it wakes, ``_let_go``).
         ending = await self.coordinator.end_answered(
@@ -155,12 +159,7 @@ class Holding(Deadlines):
             report,
             release=handed_over,
             inbound=inbound,
-            # Replicas only: in one process the holder writes it (no round trip to save).
-            wait_ended=(
-                answer := wait_ended(record, event, outcome, now)
-                if self.coordinator.shared is not None
-                else None
-            ),
+            wait_ended=answer,
         )
         done, published = ending.done, ending.published
         if ending.let_go and hold is not None:

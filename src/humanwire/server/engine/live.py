@@ -149,6 +149,3 @@ class KeyedLocks(Generic[K]):
                 del self._locks[key]
             else:
                 self._locks[key] = (lock, users - 1)
-
-    def __len__(self) -> int:
-        return len(self._locks)

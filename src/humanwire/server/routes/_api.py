@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
-import json
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ from starlette.types import Receive
 from humanwire.types.rules import IDEMPOTENCY_KEY
 
 from ..config import ServiceConfig
-from ..engine import HELD_TO_THE_END, Account, Engine, Hold, RateCount, SendContext
+from ..engine import HELD_TO_THE_END, Account, Engine, Hold, RateCount, SendContext, wire_json
 from ..errors import InvalidRequest, NotFound, ServiceUnavailable, Unauthorized
 from ..forms.worker import off_loop
 from ..http_body import parse_json_body
@@ -261,7 +260,7 @@ def encode(payload: Payload) -> bytes:
         data: Any = [_wire(item) for item in payload]
     else:
         data = _wire(payload)
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return wire_json(data)
 
 
 def _respond(status: int, content: bytes, replayed: bool) -> Response:
@@ -434,7 +433,7 @@ async def run_respond_async(
         return status, content, ({REPLAYED_HEADER: "true"} if not ran else {})
     engine.follow_async(hold, task)
     body = await engine.accepted_body(hold)
-    content = json.dumps(body, separators=(",", ":")).encode()
+    content = wire_json(body)
     return 202, content, {"Preference-Applied": "respond-async"}
 
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
+import pytest
 from engine_support import HUMAN, OTHER_HUMAN, account, engine, fast_config, sms
 
 from humanwire.server.config import SHARED_SMS_NUMBER
@@ -184,3 +186,24 @@ async def test_two_texts_from_one_phone_at_once_answer_two_open_messages(
     assert all(text is not None and text.interaction_id is not None for text in stored)
     answers = await asyncio.wait_for(asyncio.gather(first, second), 5)
     assert sorted(str(answer.reply) for answer in answers) == ["a", "b"]
+
+
+async def test_a_text_taken_as_its_message_is_stored_answers_the_send_holding_it(
+    engine: Engine, account: Account, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A text matched by its number pair can answer a message the moment its row is
+    # stored, before its send goes on: the send held for it takes that answer (it waited
+    # to the end of its waitTime, and then past it, when its hold came after the row).
+    store = engine.store
+    insert = store.insert_interaction
+    taken: list[object] = []
+
+    async def insert_then_reply(*args: Any, **kwargs: Any) -> None:
+        await insert(*args, **kwargs)
+        text = InboundText(channel="sms", from_addr=HUMAN, to_addr=SHARED_SMS_NUMBER, body="yes")
+        taken.append(await engine.receive_text(text))
+
+    monkeypatch.setattr(store, "insert_interaction", insert_then_reply)
+    answered = await asyncio.wait_for(engine.send_message(account, sms(wait_time=30)), 5)
+    assert answered.responded is True and answered.reply == "yes"
+    assert len(taken) == 1 and getattr(taken[0], "interaction_id", None) == answered.interaction_id

@@ -156,7 +156,7 @@ class ApprovalAsks(Sends, LinkPages, Outcomes):
         if metadata := _metadata(record):
             wire["metadata"] = metadata
         sender = await self._phone_sender(account, None)
-        call = await self._create_interaction(
+        call, _ = await self._create_interaction(
             account, kind="call", channel="call", to=row.to_addr, from_addr=sender, request=wire
         )
         try:

@@ -110,7 +110,7 @@ class Approvals(ApprovalAsks):
         follow_up = request.follow_up_time
         if follow_up is None and request.wait_time is not None:
             follow_up = DEFAULT_FORM_FOLLOW_UP_TIME
-        record, resumed = await self._open_interaction(
+        record, resumed, hold = await self._open_interaction(
             account,
             kind="approval",
             channel="approval",
@@ -119,12 +119,12 @@ class Approvals(ApprovalAsks):
             request=request.to_wire(),
             wait_time=request.wait_time,
             follow_up_time=follow_up,
+            holding=request.wait_time is not None,
             context=context,
         )
         if resumed and await self.store.get_approval(record.id) is None:
             # The first run stopped between the interaction and its approvers: asked now.
             await self._start_approval(account, record, request)
-        hold = self._register(record, context) if request.wait_time is not None else None
         start = functools.partial(self._start_approval, account, record, request)
         await self._send_out(record, resumed, hold, start)
         if hold is not None:

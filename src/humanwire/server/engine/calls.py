@@ -58,16 +58,16 @@ class Calls(Sends):
     ) -> CallResponse:
         sender = await self._phone_sender(account, None)
         await self._check_send(account, prompt, to)
-        record, resumed = await self._open_interaction(
+        record, resumed, hold = await self._open_interaction(
             account,
             kind="call",
             channel="call",
             to=to,
             from_addr=sender,
             request=request,
+            holding=wait,
             context=context,
         )
-        hold = self._register(record, context) if wait else None
         await self._send_out(
             record, resumed, hold, functools.partial(self._deliver, record, prompt, hold=hold)
         )

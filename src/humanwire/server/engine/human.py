@@ -306,7 +306,7 @@ class HumanSide(EngineCore):
         interaction, pending until ``end_call`` reports what the voicemail-style agent
         took down."""
         account = await self._account(account_id)
-        record = await self._create_interaction(
+        record, _ = await self._create_interaction(
             account,
             kind="call",
             channel="call",

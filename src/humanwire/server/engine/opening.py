@@ -55,7 +55,11 @@ class Opening(Holding):
         reply_token: str | None = None,
         card_id: str | None = None,
         run: IdempotentRun | None = None,
-    ) -> InteractionRecord:
+        holding: SendContext | None = None,
+    ) -> tuple[InteractionRecord, Hold | None]:
+        """A new interaction, stored; with ``holding`` (the context of a send that waits),
+        its hold too, registered before the row is stored: a text matched by its number
+        pair may answer it the moment it is, and must find the hold."""
         now = time.time()
         wait_deadline = now + float(wait_time) if wait_time is not None else None
         follow_up_deadline = (
@@ -103,14 +107,20 @@ class Opening(Holding):
                 interaction_id=record.id,
                 created_at=now,
             )
-        await self.store.insert_interaction(
-            record,
-            link,
-            link_stale_before=now - self.config.idempotency_ttl,
-            step=step,
-            claimed_by=claimed_by,
-            claimed_until=claimed_until,
-        )
+        hold = self._register(record, holding) if holding is not None else None
+        try:
+            await self.store.insert_interaction(
+                record,
+                link,
+                link_stale_before=now - self.config.idempotency_ttl,
+                step=step,
+                claimed_by=claimed_by,
+                claimed_until=claimed_until,
+            )
+        except BaseException:
+            if hold is not None:
+                self._unregister(hold)
+            raise
         if step is not None:
             self.schedule.armed(step, claimed_by)
         note_interaction(record.id)
@@ -126,7 +136,7 @@ class Opening(Holding):
             wait_s=wait_time,
             follow_up_s=follow_up_time,
         )
-        return record
+        return record, hold
 
     async def _open_interaction(
         self,
@@ -142,12 +152,15 @@ class Opening(Holding):
         form_token: str | None = None,
         reply_token: str | None = None,
         card_id: str | None = None,
+        holding: bool = False,
         context: SendContext = HELD_TO_THE_END,
-    ) -> tuple[InteractionRecord, bool]:
+    ) -> tuple[InteractionRecord, bool, Hold | None]:
         """The interaction of a send: a new one (linked to the ``Idempotency-Key`` the
         send runs under, if any), or, for a retry whose first run created one and never
         finished, that one as it is now. True when re-attached: deliver nothing then.
-        ``context.run`` is that key's run (None: the send runs under no key).
+        ``context.run`` is that key's run (None: the send runs under no key). With
+        ``holding`` (the send waits), the hold of its request, registered before a new
+        interaction is stored.
 
         A new one is returned once committed: nothing goes out for a write the database
         may yet roll back (its disk full). If it is rolled back, ``StoreUnavailable``
@@ -164,9 +177,10 @@ class Opening(Holding):
             first = run.resume
             if first is not None and first.kind == kind:
                 note_interaction(first.id)
-                return await self.store.get_interaction(first.id) or first, True
+                resumed = await self.store.get_interaction(first.id) or first
+                return resumed, True, self._register(resumed, context) if holding else None
         try:
-            record = await self._create_interaction(
+            record, hold = await self._create_interaction(
                 account,
                 kind=kind,
                 channel=channel,
@@ -179,6 +193,7 @@ class Opening(Holding):
                 reply_token=reply_token,
                 card_id=card_id,
                 run=run,
+                holding=context if holding else None,
             )
             commit = self.store.committed()  # the batch the insert joined
             # The sandbox's message is a row of that same batch: it awaits the commit
@@ -188,6 +203,8 @@ class Opening(Holding):
                     await commit
                 except StoreUnavailable:
                     self._disarm(record.id)
+                    if hold is not None:
+                        self._unregister(hold)
                     log_event(
                         logger,
                         "interaction.not_stored",
@@ -208,8 +225,8 @@ class Opening(Holding):
                     field="Idempotency-Key",
                 ) from None
             note_interaction(first.id)
-            return first, True
-        return record, False
+            return first, True, self._register(first, context) if holding else None
+        return record, False, hold
 
     async def _linked(self, account: Account, run: IdempotentRun) -> InteractionRecord | None:
         link = await self.store.get_idempotency_link(account.id, run.key)

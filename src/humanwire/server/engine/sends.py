@@ -155,7 +155,7 @@ class Sends(EngineCore):
         template: WhatsAppTemplate | None = None,
         context: SendContext = HELD_TO_THE_END,
     ) -> MessageResponse:
-        record, resumed = await self._open_interaction(
+        record, resumed, hold = await self._open_interaction(
             account,
             kind="message",
             channel=channel,
@@ -171,12 +171,12 @@ class Sends(EngineCore):
             follow_up_time=follow_up_time,
             reply_token=secrets.token_urlsafe(32) if reply_link else None,
             card_id=card_id,
+            holding=wait_time is not None,
             context=context,
         )
         delivered = text
         if reply_link and record.reply_token is not None:
             delivered = templates.reply_link_text(text, self.reply_link_url(record.reply_token))
-        hold = self._register(record, context) if wait_time is not None else None
         await self._send_out(
             record,
             resumed,
@@ -255,7 +255,7 @@ class Sends(EngineCore):
         wire: dict[str, Any],
         context: SendContext,
     ) -> MessageResponse:
-        record, resumed = await self._open_interaction(
+        record, resumed, hold = await self._open_interaction(
             account,
             kind="call",
             channel="call",
@@ -263,9 +263,9 @@ class Sends(EngineCore):
             from_addr=await self._phone_sender(account, None),
             request={**wire, "prompt": prompt, "to": card.to_addr},
             card_id=card.id,
+            holding=card.wait_time is not None,
             context=context,
         )
-        hold = self._register(record, context) if card.wait_time is not None else None
         await self._send_out(
             record, resumed, hold, functools.partial(self._deliver, record, prompt, hold=hold)
         )
@@ -335,7 +335,7 @@ class Sends(EngineCore):
 
         message = getattr(request, "message", None)
         await self._check_send(account, f"{request.title}\n{message or ''}", request.to)
-        record, resumed = await self._open_interaction(
+        record, resumed, hold = await self._open_interaction(
             account,
             kind="form",
             channel=channel,
@@ -345,11 +345,11 @@ class Sends(EngineCore):
             wait_time=request.wait_time,
             follow_up_time=request.effective_follow_up_time,
             form_token=secrets.token_urlsafe(32),
+            holding=request.wait_time is not None,
             context=context,
         )
         assert record.form_token is not None
         url = self.form_url(record.form_token)
-        hold = self._register(record, context) if request.wait_time is not None else None
         deliver = functools.partial(
             self._deliver,
             record,

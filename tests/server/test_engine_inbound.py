@@ -5,6 +5,7 @@ a call ended with its transcript, an inbound call opened then ended."""
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
@@ -207,3 +208,38 @@ async def test_a_text_taken_as_its_message_is_stored_answers_the_send_holding_it
     answered = await asyncio.wait_for(engine.send_message(account, sms(wait_time=30)), 5)
     assert answered.responded is True and answered.reply == "yes"
     assert len(taken) == 1 and getattr(taken[0], "interaction_id", None) == answered.interaction_id
+
+
+async def test_a_carriers_text_is_checked_for_a_retry_beside_its_match(
+    engine: Engine, account: Account, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Seen before (its ref) and what it answers are two reads: made at once, they take
+    # one round trip's time, not two in turn.
+    held = asyncio.create_task(engine.send_message(account, sms(wait_time=30)))
+    await asyncio.sleep(0.05)
+    store = engine.store
+    spans: dict[str, tuple[float, float]] = {}
+
+    def timed(name: str, delay: float) -> None:
+        original = getattr(store, name)
+
+        async def wrapper(*args: Any, **kwargs: Any) -> Any:
+            started = time.monotonic()
+            await asyncio.sleep(delay)
+            try:
+                return await original(*args, **kwargs)
+            finally:
+                spans[name] = (started, time.monotonic())
+
+        monkeypatch.setattr(store, name, wrapper)
+
+    timed("inbound_by_ref", 0.2)
+    timed("latest_open_message", 0.0)
+    text = InboundText(
+        channel="sms", from_addr=HUMAN, to_addr=SHARED_SMS_NUMBER, body="yes", ref="SM9"
+    )
+    stored = await engine.receive_text(text)
+    assert stored is not None and (await held).reply == "yes"
+    (ref_start, ref_end), (match_start, _) = spans["inbound_by_ref"], spans["latest_open_message"]
+    assert ref_start <= match_start < ref_end
+    assert await engine.receive_text(text) is None  # and a retry is still taken once

@@ -146,10 +146,10 @@ def test_round_trips_per_send_and_per_answer_on_another_replica(schema_url: str)
     # statement), the spam count, the interaction with its link, the sandbox's delivery,
     # its status, and the notice of it (the 202's body is built from the hold: no read).
     assert one_send <= 7, f"{one_send} round trips for one send"
-    # An answer on B: the key's account with the rate count, the thread, then the end
-    # with its outcome, the held send's wait.ended and its key's result, the inbound text,
-    # the hold let go and one notice of them (which says how it ended). A, told by that
-    # notice, writes nothing.
+    # An answer on B: the key's account with the rate count and, beside it (read ahead),
+    # the thread; then the end with its outcome, the held send's wait.ended and its key's
+    # result, the inbound text, the hold let go and one notice of them (which says how it
+    # ended). A, told by that notice, writes nothing. Two of the three are in turn.
     assert one_answer <= 3, f"{one_answer} round trips for one answer"
     assert answered_on_a == sent_on_a, "the holder wrote something after the answer"
     # Each round trip is one transaction: no BEGIN or COMMIT of their own.

@@ -5,6 +5,7 @@ delivered, following deliveries) live here too."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import time
 import uuid
@@ -170,8 +171,6 @@ class HumanSide(EngineCore):
     ) -> InboundRecord | None:
         """``receive_text``; ``thread``: the Slack thread's interaction, read already."""
         text = _without_nul(text)
-        if text.ref is not None and await self.store.inbound_by_ref(text.ref) is not None:
-            return None  # a carrier's retry of a message already taken
         if text.channel in ("sms", "whatsapp"):
             # Matched by the number pair: two texts from one phone taken at once would both
             # find the same latest open message, and the second lose it to the first
@@ -183,7 +182,16 @@ class HumanSide(EngineCore):
     async def _receive_matched(
         self, text: InboundText, account_id: str | None, thread: InteractionRecord | None
     ) -> InboundRecord | None:
-        record = await self._match(text, account_id, thread)
+        if text.ref is None:
+            record = await self._match(text, account_id, thread)
+        else:
+            # Whether the carrier sent it before, read beside what it answers: one round
+            # trip's time for the two.
+            seen, record = await asyncio.gather(
+                self.store.inbound_by_ref(text.ref), self._match(text, account_id, thread)
+            )
+            if seen is not None:
+                return None  # a carrier's retry of a message already taken
         if account_id is None:
             if record is not None:
                 account_id = record.account_id
@@ -318,14 +326,19 @@ class HumanSide(EngineCore):
         return record
 
     # -- the sandbox: the human played through the API and the inbox ----------------
-    async def sandbox_reply(self, account: Account, request: SandboxReplyRequest) -> None:
+    async def sandbox_reply(
+        self,
+        account: Account,
+        request: SandboxReplyRequest,
+        named: InteractionRecord | None = None,
+    ) -> None:
         """An inbound text through the sandbox (``receive_text`` with the caller's
         account). For slack, ``interactionId`` names the thread and must be one of the
         account's (``NotFound`` otherwise); for sms and whatsapp it is ignored, as on a
-        phone."""
+        phone. ``named``: that thread as read ahead (``peek_interaction``)."""
         thread = None
         if request.channel in ("slack", "email") and request.interaction_id is not None:
-            thread = await self._interaction_of(account, request.interaction_id)
+            thread = await self._interaction_of(account, request.interaction_id, named)
         await self._receive(
             InboundText(
                 channel=request.channel,

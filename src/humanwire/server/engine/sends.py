@@ -382,11 +382,16 @@ class Sends(EngineCore):
         )
 
     async def interaction_status(
-        self, account: Account, interaction_id: str, wait: float | None = None
+        self,
+        account: Account,
+        interaction_id: str,
+        wait: float | None = None,
+        named: InteractionRecord | None = None,
     ) -> InteractionStatus:
         """With ``wait``: holds until the status changes or ``wait`` seconds pass;
-        returns at once for an ended interaction."""
-        record = await self._interaction_of(account, interaction_id)
+        returns at once for an ended interaction. ``named``: the interaction as read
+        ahead (``peek_interaction``)."""
+        record = await self._interaction_of(account, interaction_id, named)
         if wait is not None and wait > 0 and record.status == "pending":
             if self._draining:
                 raise self._unavailable()

@@ -5,6 +5,11 @@ Order: refused while the service stops (503) → bearer key → account limits �
 check → body read (size-limited) and full validation → the engine call (through
 ``Engine.idempotent`` when the POST carries an ``Idempotency-Key``) → the response
 serialized from the wire model.
+
+An operation that names an interaction (``Operation.names``) has it read beside the key
+check (``ReadAhead``): the two reads take one round trip's time, not two in turn. What
+is read ahead is used only once the key passed, by the engine call that checks the
+interaction is the account's.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ import asyncio
 import dataclasses
 import hashlib
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -32,6 +37,7 @@ from ..errors import InvalidRequest, NotFound, ServiceUnavailable, Unauthorized
 from ..forms.worker import off_loop
 from ..http_body import parse_json_body
 from ..observe import note_account, note_interaction
+from ..store.base import InteractionRecord
 
 __all__ = [
     "ApiCall",
@@ -41,7 +47,9 @@ __all__ = [
     "Payload",
     "QueryParam",
     "RawJson",
+    "ReadAhead",
     "check_path",
+    "named_in_path",
     "parse_body",
     "query_wait",
     "request_fingerprint",
@@ -65,10 +73,14 @@ Payload = (
     | None
 )
 Handler = Callable[["ApiCall"], Awaitable[Payload]]
+Names = Callable[[Mapping[str, Any], bytes], "str | None"]
+"""The interaction a request names, from its path parameters and its body's bytes."""
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
 _MAX_API_KEY_LENGTH = 512
+READ_AHEAD_BODY = 16 * 1024
+"""The largest body read ahead of its key check (bytes)."""
 
 
 @dataclass(frozen=True)
@@ -122,6 +134,8 @@ class Operation:
     unavailable_body: TypeAdapter[Any] | None = None
     """The body of the operation's own 503: it runs while the service stops too, and
     its handler returns its own ``Response`` (``/readyz``)."""
+    names: Names | None = None
+    """The interaction the request names, read beside its key check (``ApiCall.named``)."""
 
 
 @dataclass
@@ -136,6 +150,10 @@ class ApiCall:
     body: Any
     caller: Account | None
     send: SendContext = HELD_TO_THE_END
+    named: InteractionRecord | None = None
+    """The interaction the request names (``Operation.names``), read beside its key
+    check; not checked against the account (the engine call it is passed to checks it).
+    None when not read ahead or not found: the engine call then reads it itself."""
 
     @property
     def account(self) -> Account:
@@ -297,22 +315,31 @@ def _pipeline(operation: Operation) -> Callable[[Request], Awaitable[Response]]:
             # Stopping (also /healthz: not ready, so nothing new is routed here).
             raise ServiceUnavailable(retry_after=config.unavailable_retry_after)
         account: Account | None = None
-        if operation.auth:
-            account, counted = await _authenticate_counted(request, engine)
-            note_account(account.id)
-            await engine.check_limits(account, counted)
-        check_path(request, operation.path_params)
-        named = request.path_params.get("interactionId")
-        if named is not None:
-            note_interaction(named)
-        _check_query(request, operation.query)
+        ahead = ReadAhead.start(operation, engine, request)
+        try:
+            if operation.auth:
+                account, counted = await _authenticate_counted(request, engine)
+                note_account(account.id)
+                await engine.check_limits(account, counted)
+            check_path(request, operation.path_params)
+            named = request.path_params.get("interactionId")
+            if named is not None:
+                note_interaction(named)
+            _check_query(request, operation.query)
+            read = await ahead.result() if ahead is not None else None
+        except BaseException:
+            if ahead is not None:
+                ahead.drop()
+            raise
         key = _idempotency_key(request) if operation.method == "POST" else None
         raw = b""
         body: Any = None
         if operation.body is not None:
-            raw = await request.body()
+            raw = await request.body()  # read already when read ahead (kept by the request)
             body = await parse_body(raw, request.headers.get("content-type"), operation)
-        call = ApiCall(request=request, engine=engine, config=config, body=body, caller=account)
+        call = ApiCall(
+            request=request, engine=engine, config=config, body=body, caller=account, named=read
+        )
         ran = False
         watcher: asyncio.Task[None] | None = None
         respond_async = (
@@ -355,6 +382,61 @@ def _pipeline(operation: Operation) -> Callable[[Request], Awaitable[Response]]:
         return _respond(status, content, replayed=not ran)
 
     return endpoint
+
+
+class ReadAhead:
+    """The interaction a request names (``Operation.names``), read while its key is
+    checked. Its body, when the name is in it, is read first (a small one only: nothing
+    is parsed for a caller not yet known past ``READ_AHEAD_BODY`` bytes); an error
+    reading it is raised where the body would have been read. A failed or unknown read
+    is None: the engine call reads again and answers as without it."""
+
+    __slots__ = ("_task",)
+
+    def __init__(self, task: asyncio.Task[InteractionRecord | None]) -> None:
+        self._task = task
+
+    @classmethod
+    def start(cls, operation: Operation, engine: Engine, request: Request) -> ReadAhead | None:
+        if operation.names is None or not operation.auth:
+            return None
+        if operation.body is not None:
+            length = request.headers.get("content-length", "")
+            if not length.isdigit() or int(length) > READ_AHEAD_BODY:
+                return None
+        return cls(asyncio.ensure_future(cls._read(operation.names, operation, engine, request)))
+
+    @staticmethod
+    async def _read(
+        names: Names, operation: Operation, engine: Engine, request: Request
+    ) -> InteractionRecord | None:
+        raw = await request.body() if operation.body is not None else b""
+        interaction_id = names(request.path_params, raw)
+        if not interaction_id or len(interaction_id) > 200 or "\x00" in interaction_id:
+            return None
+        try:
+            return await engine.peek_interaction(interaction_id)
+        except Exception:  # the engine call reads again, and reports what fails then
+            return None
+
+    async def result(self) -> InteractionRecord | None:
+        return await self._task
+
+    def drop(self) -> None:
+        """Not wanted (the key failed): stopped, and any error it had is not reported."""
+        self._task.cancel()
+        self._task.add_done_callback(_quiet)
+
+
+def _quiet(task: asyncio.Task[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
+
+
+def named_in_path(params: Mapping[str, Any], raw: bytes) -> str | None:
+    """``Operation.names`` for an operation whose path names it (``{interactionId}``)."""
+    value = params.get("interactionId")
+    return value if isinstance(value, str) else None
 
 
 def _with(call: ApiCall, context: SendContext) -> ApiCall:

@@ -6,14 +6,16 @@ from pydantic import TypeAdapter
 
 from humanwire.types import InteractionStatus
 
-from ._api import ApiCall, Operation, PathParam, Payload, QueryParam, query_wait
+from ._api import ApiCall, Operation, PathParam, Payload, QueryParam, named_in_path, query_wait
 
 __all__ = ["operations"]
 
 
 async def _status(call: ApiCall) -> Payload:
     wait = query_wait(call)
-    return await call.engine.interaction_status(call.account, call.path("interactionId"), wait)
+    return await call.engine.interaction_status(
+        call.account, call.path("interactionId"), wait, call.named
+    )
 
 
 def operations() -> list[Operation]:
@@ -30,6 +32,7 @@ def operations() -> list[Operation]:
             response=TypeAdapter(InteractionStatus),
             errors=(404,),
             path_params=(PathParam("interactionId", "Returned by an earlier request."),),
+            names=named_in_path,
             query=(
                 QueryParam(
                     "wait",

@@ -4,8 +4,11 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
+from typing import Any
 
 from pydantic import TypeAdapter
+from pydantic_core import from_json
 
 from humanwire.types import (
     CallResponse,
@@ -61,8 +64,20 @@ async def _deliveries(call: ApiCall) -> Payload:
 
 
 async def _reply(call: ApiCall) -> Payload:
-    await call.engine.sandbox_reply(call.account, call.body_as(SandboxReplyRequest))
+    await call.engine.sandbox_reply(call.account, call.body_as(SandboxReplyRequest), call.named)
     return None
+
+
+def _thread_named(params: Mapping[str, Any], raw: bytes) -> str | None:
+    """A slack or email reply's thread, ``interactionId`` in its body (read ahead)."""
+    try:
+        data = from_json(raw)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or data.get("channel") not in ("slack", "email"):
+        return None
+    named = data.get("interactionId")
+    return named if isinstance(named, str) else None
 
 
 async def _end_call(call: ApiCall) -> Payload:
@@ -110,6 +125,7 @@ def operations() -> list[Operation]:
             tag="sandbox",
             status=204,
             body=TypeAdapter(SandboxReplyRequest),
+            names=_thread_named,
         ),
         Operation(
             "POST",

@@ -568,6 +568,7 @@ async def hold_and_answer(
         if time.perf_counter() > deadline:
             raise TimeoutError(f"{service.held()} of {n} waits held after {PHASE_LIMIT:.0f} s")
 
+    tasks: list[asyncio.Task[None]] = []
     try:
         rss_before = service.rss()
         spy = start_profiler(service.pid, f"{profile}-open.txt") if profile else None
@@ -576,7 +577,6 @@ async def hold_and_answer(
         client_cpu = time.process_time()
         started = time.perf_counter()
         deadline = started + PHASE_LIMIT
-        tasks: list[asyncio.Task[None]] = []
         for i in range(n):
             tasks.append(asyncio.create_task(hold(i)))
             tasks[-1].add_done_callback(note_failure)

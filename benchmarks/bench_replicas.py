@@ -60,13 +60,15 @@ Run by hand, never in tests::
     python benchmarks/bench_replicas.py --runs 2 --skip-sqlite
     python benchmarks/bench_replicas.py --skip-sqlite --per-replica 1000 --trace
     python benchmarks/bench_replicas.py --skip-sqlite --busy 1   # one core taken by others
-    python benchmarks/bench_replicas.py --skip-sqlite --db-latency-ms 1 --per-replica 2000
+    python benchmarks/bench_replicas.py --skip-sqlite --db-latency-ms 0.75 --per-replica 3000
 
 ``--db-latency-ms X`` puts a forwarding proxy (``latency_proxy.py``, a process of its own)
 between the replicas and PostgreSQL that adds X ms each way, and prints the round trip
 measured through it (``SELECT 1``, median); each run then measures the replicas twice,
 the database far and the database local, alternately, and the table's ratio column is
-far over local. The load generator's own queries go to the database directly.
+far over local. The load generator's own queries go to the database directly. The proxy
+itself adds about 0.3 ms to a round trip: ``--db-latency-ms 0.75`` measures about 2.05 ms
+here, the issue's "2 ms away".
 
 ``--busy K`` runs K processes that only spin, at normal priority, for the whole run: a
 reproducible stand-in for the other tenants of a shared machine (its "slow hours").

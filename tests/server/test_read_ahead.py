@@ -6,6 +6,7 @@ key check is slowed so that the overlap, or its absence, is plain."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -24,6 +25,7 @@ KEY_CHECK = 0.3
 """Seconds the key check is slowed by."""
 
 Spans = list[tuple[str, float, float]]
+JSON = {"Content-Type": "application/json"}
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -134,3 +136,22 @@ def test_what_is_read_ahead_is_shown_only_to_its_account(runner: ServiceRunner) 
         assert http.post("/sandbox/replies", json=slack_reply(interaction_id)).status_code == 401
     with client(runner, owner) as http:  # still open: nobody else's reply took it
         assert http.get(f"/interactions/{interaction_id}/status").json()["status"] == "pending"
+
+
+def test_a_body_read_ahead_is_still_checked_as_any_other(runner: ServiceRunner) -> None:
+    # Read before its key passed, a body is refused afterwards as it always was: not JSON
+    # is 400 (and 401 without a key), too large 413, never a 500.
+    key = runner.create_account("read ahead")
+    broken = b'{"channel": "slack", "interactionId": '
+    with client(runner, key) as http:
+        interaction_id = slack_send(http)
+        sent = http.post("/sandbox/replies", content=broken, headers=JSON)
+        assert sent.status_code == 400 and sent.json()["error"]["code"] == "invalid_request"
+        nested = b'{"channel": "slack", "interactionId": ' + b"[" * 5000 + b"]" * 5000 + b"}"
+        assert http.post("/sandbox/replies", content=nested, headers=JSON).status_code == 400
+        large = json.dumps({**slack_reply(interaction_id), "body": "x" * 2_000_000})
+        assert http.post("/sandbox/replies", content=large, headers=JSON).status_code == 413
+        status = http.get(f"/interactions/{interaction_id}/status").json()
+    assert status["status"] == "pending"
+    with client(runner, "hw_not_a_key") as http:
+        assert http.post("/sandbox/replies", content=broken, headers=JSON).status_code == 401

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from engine_support import HUMAN, fast_config, reply, sms, sms_form
@@ -102,6 +103,37 @@ async def test_idempotent_results_survive_a_restart(tmp_path: Path, database: st
         assert runs == 1
     finally:
         await second.close()
+
+
+async def test_a_send_is_a_held_wait_once_its_delivery_went_out(
+    tmp_path: Path, database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its hold is registered before its interaction is stored (an instant reply finds
+    # it), but counted held only once the send waits: a test or an operator waiting for
+    # "held" must not act on a send still being stored and delivered.
+    engine = Engine(fast_config(tmp_path, db_path=database))
+    await engine.start()
+    try:
+        account, _ = await engine.create_account()
+        store = engine.store
+        set_delivery = store.set_delivery
+        delivering = asyncio.Event()
+
+        async def slow_set_delivery(*args: Any, **kwargs: Any) -> None:
+            delivering.set()
+            await asyncio.sleep(0.3)
+            await set_delivery(*args, **kwargs)
+
+        monkeypatch.setattr(store, "set_delivery", slow_set_delivery)
+        held = asyncio.create_task(engine.send_message(account, sms(wait_time=30)))
+        await asyncio.wait_for(delivering.wait(), 5)
+        assert engine.held_waits == 0
+        while engine.held_waits < 1:
+            await asyncio.sleep(0.01)
+        assert not held.done()
+        held.cancel()
+    finally:
+        await engine.close()
 
 
 async def test_close_answers_long_polls_and_held_requests_unavailable(

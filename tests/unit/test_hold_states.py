@@ -118,3 +118,23 @@ async def test_the_registry_removes_only_the_hold_registered_for_the_interaction
     assert holds.waiting("int_1") is None  # still registered, no longer waiting
     holds.remove(retry)
     assert len(holds) == 0 and holds.get("int_1") is None
+
+
+async def test_the_registry_counts_holds_whose_request_waits() -> None:
+    # Registered before its interaction is stored, a hold is a held wait only once its
+    # request waits on it; a retry's hold taking its place is counted once.
+    holds = Holds()
+    first, retry = new_hold(), new_hold()
+    holds.add(first)
+    assert holds.started == 0
+    holds.start(first)
+    holds.start(first)
+    assert holds.started == 1
+    holds.add(retry)
+    holds.start(first)  # no longer the one registered
+    assert holds.started == 0
+    holds.start(retry)
+    holds.remove(first)
+    assert holds.started == 1
+    holds.remove(retry)
+    assert holds.started == 0

@@ -56,6 +56,7 @@ class Holding(Deadlines):
     async def _hold(self, hold: Hold, limit: float | None = None) -> InteractionRecord | None:
         """Awaits the response (the ended record) or None when the window closed first.
         ``limit`` (seconds) is for calls, which have no window timer of their own."""
+        self._holds.start(hold)
         accept = hold.context.accept
         if accept is not None and not accept.done():
             accept.set_result(hold)  # Prefer: respond-async: 202 now, hold on

@@ -113,7 +113,16 @@ class Follow(enum.Enum):
 class Hold:
     """One held request (see the module docstring for its states)."""
 
-    __slots__ = ("answered", "context", "follow", "record", "release", "state", "timer")
+    __slots__ = (
+        "answered",
+        "context",
+        "follow",
+        "record",
+        "release",
+        "started",
+        "state",
+        "timer",
+    )
 
     def __init__(
         self,
@@ -128,6 +137,9 @@ class Hold:
         self.release = Release.HELD
         self.follow = Follow.NONE
         self.timer: asyncio.TimerHandle | None = None
+        self.started = False
+        """Its request waits on it (its delivery went out): registered before the
+        interaction is stored, a hold counts as a held wait only from then on."""
 
     @property
     def interaction_id(self) -> str:
@@ -205,16 +217,32 @@ class Hold:
 
 class Holds:
     """The requests held here right now, by interaction id. A hold is added before its
-    delivery goes out (so even an instant reply finds it) and removed when its wait ends;
-    a hold that outlives that (followed, unreleased) is kept by whoever follows it."""
+    interaction is stored (so even an instant reply finds it), counted (``started``) once
+    its request waits on it, and removed when its wait ends; a hold that outlives that
+    (followed, unreleased) is kept by whoever follows it."""
 
-    __slots__ = ("_holding",)
+    __slots__ = ("_holding", "_started")
 
     def __init__(self) -> None:
         self._holding: dict[str, Hold] = {}
+        self._started = 0
 
     def add(self, hold: Hold) -> None:
+        replaced = self._holding.get(hold.interaction_id)
+        if replaced is not None and replaced.started:
+            self._started -= 1  # a retry's hold takes its place: no longer counted
         self._holding[hold.interaction_id] = hold
+
+    def start(self, hold: Hold) -> None:
+        """``hold``'s request waits on it from now on (``started``)."""
+        if not hold.started and self._holding.get(hold.interaction_id) is hold:
+            hold.started = True
+            self._started += 1
+
+    @property
+    def started(self) -> int:
+        """Registered holds whose request waits on them."""
+        return self._started
 
     def remove(self, hold: Hold) -> None:
         """Removes ``hold`` (its timer stopped) if it is the one registered for its
@@ -224,6 +252,8 @@ class Holds:
             hold.timer = None
         if self._holding.get(hold.interaction_id) is hold:
             del self._holding[hold.interaction_id]
+            if hold.started:
+                self._started -= 1
 
     def get(self, interaction_id: str) -> Hold | None:
         return self._holding.get(interaction_id)
@@ -235,6 +265,7 @@ class Holds:
 
     def clear(self) -> None:
         self._holding.clear()
+        self._started = 0
 
     def stop_timers(self) -> None:
         """Every hold's ``waitTime`` timer is cancelled (the service stops)."""

@@ -288,8 +288,9 @@ class EngineState:
 
     @property
     def held_waits(self) -> int:
-        """Requests held open right now (waiting for a reply, a submission, a call end)."""
-        return len(self._holds)
+        """Requests held open right now (waiting for a reply, a submission, a call end),
+        counted once their delivery went out."""
+        return self._holds.started
 
     @property
     def open_windows(self) -> int:

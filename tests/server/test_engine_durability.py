@@ -11,13 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_support import HUMAN, fast_config, reply, sms, sms_form
+from engine_support import HUMAN, account, engine, fast_config, reply, sms, sms_form
 
 from humanwire.server.config import SHARED_SMS_NUMBER
 from humanwire.server.engine import Account, Engine, SendContext
 from humanwire.server.errors import ServiceUnavailable
 from humanwire.server.store import SQLiteStore, open_store
 from humanwire.server.store.base import AccountRecord
+
+__all__ = ["account", "engine"]
 
 
 async def test_open_follow_up_window_survives_a_restart(tmp_path: Path, database: str) -> None:
@@ -191,3 +193,32 @@ async def test_a_database_of_the_first_schema_gains_the_idempotency_links(
 async def _send(engine: Engine, account: Account, context: SendContext) -> tuple[int, bytes]:
     response = await engine.send_message(account, sms(follow_up_time=5), context)
     return 200, response.model_dump_json(by_alias=True, exclude_none=True).encode()
+
+
+async def test_a_send_cancelled_while_its_interaction_commits_leaves_no_hold(
+    engine: Engine, account: Account, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The hold is registered before the row; a send whose request goes away while it
+    # waits for the commit (a real provider's send waits for it) must not leave it behind.
+    class Pending:
+        settled = False
+
+        def __await__(self) -> Any:
+            return asyncio.get_running_loop().create_future().__await__()  # never settles
+
+    class NotTheSandbox:  # a real provider's send waits for the commit
+        def __init__(self, sandbox: object) -> None:
+            self.sandbox = sandbox
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.sandbox, name)
+
+    monkeypatch.setattr(engine.store, "committed", Pending)
+    monkeypatch.setitem(engine.providers, "sms", NotTheSandbox(engine.providers["sms"]))
+    send = asyncio.create_task(engine.send_message(account, sms(wait_time=30)))
+    await asyncio.sleep(0.2)
+    assert len(list(engine._holds)) == 1
+    send.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await send
+    assert list(engine._holds) == []

@@ -55,9 +55,9 @@ class Opening(Holding):
         reply_token: str | None = None,
         card_id: str | None = None,
         run: IdempotentRun | None = None,
-        holding: SendContext | None = None,
+        hold_for: SendContext | None = None,
     ) -> tuple[InteractionRecord, Hold | None]:
-        """A new interaction, stored; with ``holding`` (the context of a send that waits),
+        """A new interaction, stored; with ``hold_for`` (the context of a send that waits),
         its hold too, registered before the row is stored: a text matched by its number
         pair may answer it the moment it is, and must find the hold."""
         now = time.time()
@@ -107,7 +107,7 @@ class Opening(Holding):
                 interaction_id=record.id,
                 created_at=now,
             )
-        hold = self._register(record, holding) if holding is not None else None
+        hold = self._register(record, hold_for) if hold_for is not None else None
         try:
             await self.store.insert_interaction(
                 record,
@@ -193,7 +193,7 @@ class Opening(Holding):
                 reply_token=reply_token,
                 card_id=card_id,
                 run=run,
-                holding=context if holding else None,
+                hold_for=context if holding else None,
             )
             commit = self.store.committed()  # the batch the insert joined
             # The sandbox's message is a row of that same batch: it awaits the commit
@@ -201,17 +201,20 @@ class Opening(Holding):
             if not commit.settled and not isinstance(self.providers.get(channel), SandboxProvider):
                 try:
                     await commit
-                except StoreUnavailable:
-                    self._disarm(record.id)
+                except BaseException as exc:
+                    # Not stored, or its request gone while it waited (cancelled): no
+                    # hold stays registered for a send that goes no further.
                     if hold is not None:
                         self._unregister(hold)
-                    log_event(
-                        logger,
-                        "interaction.not_stored",
-                        interaction_id=record.id,
-                        account_id=account.id,
-                        level=logging.WARNING,
-                    )
+                    if isinstance(exc, StoreUnavailable):
+                        self._disarm(record.id)
+                        log_event(
+                            logger,
+                            "interaction.not_stored",
+                            interaction_id=record.id,
+                            account_id=account.id,
+                            level=logging.WARNING,
+                        )
                     raise
         except Duplicate:
             if run is None:

@@ -696,7 +696,7 @@ async def bench_engine(n: int, sample: int) -> Result:
     with tempfile.TemporaryDirectory(prefix="humanwire-bench-") as directory:
         engine = Engine(bench_config(str(Path(directory) / "bench.db")))
         await engine.start()
-        account, _ = engine.create_account("bench")
+        account, _ = await engine.create_account("bench")
         requests = [
             SlackMessageRequest(message=question(i), to=SLACK_HUMAN, wait_time=WAIT_TIME)
             for i in range(n)
@@ -721,7 +721,7 @@ async def bench_engine(n: int, sample: int) -> Result:
         held_bytes = tracemalloc.get_traced_memory()[0] - before
         tracemalloc.stop()
 
-        ids = [d.interaction_id for d in engine.store.list_deliveries(account.id, limit=n)]
+        ids = [d.interaction_id for d in await engine.store.list_deliveries(account.id, limit=n)]
         rng = random.Random(n)
         measured = ids if n <= sample else rng.sample(ids, sample)
         replied_at: dict[str, float] = {}

@@ -61,6 +61,8 @@ Run by hand, never in tests::
     python benchmarks/bench_replicas.py --skip-sqlite --per-replica 1000 --trace
     python benchmarks/bench_replicas.py --skip-sqlite --busy 1   # one core taken by others
     python benchmarks/bench_replicas.py --skip-sqlite --db-latency-ms 0.75 --per-replica 3000
+    python benchmarks/bench_replicas.py --skip-sqlite --db-latency-ms 0.75 --per-replica 3000 \
+        --runs 5 --floor
 
 ``--db-latency-ms X`` puts a forwarding proxy (``latency_proxy.py``, a process of its own)
 between the replicas and PostgreSQL that adds X ms each way, and prints the round trip
@@ -69,6 +71,16 @@ the database far and the database local, alternately, and the table's ratio colu
 far over local. The load generator's own queries go to the database directly. The proxy
 itself adds about 0.3 ms to a round trip: ``--db-latency-ms 0.75`` measures about 2.05 ms
 here, the issue's "2 ms away".
+
+The proxy is a process on the same two cores: the CPU it takes is printed with the send
+phase's (``latency proxy``, per send and in cores), since a real network takes none of the
+replicas' CPU and the far sends/s would otherwise read as the service's alone.
+
+``--floor`` adds, after each measurement of the replicas, the same waits written bare
+(``floor_replicas.py``: R bare Starlette servers that read the key and the thread at once,
+end the item with one durable statement and its ``pg_notify``, and stream the notice) on
+the same database, far or local, and prints the replicas' p50 beside the floor's: what the
+service adds to what the network, PostgreSQL and the machine cost anyway.
 
 ``--busy K`` runs K processes that only spin, at normal priority, for the whole run: a
 reproducible stand-in for the other tenants of a shared machine (its "slow hours").
@@ -119,6 +131,7 @@ from bench_waits import (  # the benchmarks directory is not a package
     reply_body,
     rss_bytes,
 )
+from floor_replicas import Floor, run_floor
 from latency_proxy import LatencyProxy, postgres_round_trip_ms
 
 if TYPE_CHECKING:
@@ -517,6 +530,12 @@ class Cluster:
         where = "far" if self.latency_ms > 0 else "local"
         self.label += f", database {where} ({self.round_trip_ms:.2f} ms round trip)"
 
+    def proxy_cpu(self) -> float | None:
+        """The latency proxy's CPU seconds so far (None without one)."""
+        if self._proxy is None or self._proxy.pid is None:
+            return None
+        return cpu_seconds(self._proxy.pid)
+
     @property
     def base_urls(self) -> list[str]:
         return [replica.base_url for replica in self.replicas]
@@ -567,6 +586,8 @@ class Round:
     replicas_cpu: float
     client_cpu: float
     backends_cpu: float | None
+    proxy_cpu: float | None
+    """The latency proxy's, with the database far: CPU a real network would not take."""
     transactions: float | None
     reply_transactions: float | None
     """Per timed reply (the POST, the answer reaching its ask), PostgreSQL only."""
@@ -669,6 +690,7 @@ async def run_round(
     queries_before = db.queries
     calls_before = all_calls(cluster)
     replicas_cpu = sum(replica.cpu_seconds() for replica in cluster.replicas)
+    proxy_cpu = cluster.proxy_cpu()
     client_cpu = time.process_time()
     started = time.perf_counter()
     deadline = started + limit
@@ -683,6 +705,8 @@ async def run_round(
             await asyncio.sleep(POLL if now_held >= NEAR * n else FAR_POLL)
         send_seconds = time.perf_counter() - started
         replicas_cpu = sum(r.cpu_seconds() for r in cluster.replicas) - replicas_cpu
+        if proxy_cpu is not None:
+            proxy_cpu = (cluster.proxy_cpu() or 0.0) - proxy_cpu
         send_calls = all_calls(cluster) - calls_before
         client_cpu = time.process_time() - client_cpu
         backends = None
@@ -786,6 +810,7 @@ async def run_round(
         replicas_cpu=replicas_cpu,
         client_cpu=client_cpu,
         backends_cpu=backends,
+        proxy_cpu=proxy_cpu,
         transactions=transactions,
         reply_transactions=reply_transactions,
         idle_rate=idle_rate,
@@ -878,6 +903,8 @@ def describe(label: str, r: Round, load: str) -> str:
     )
     if r.backends_cpu is not None:
         text += f", PostgreSQL backends {r.backends_cpu / r.n * 1000:.2f} ms"
+    if r.proxy_cpu is not None:
+        text += f", latency proxy {r.proxy_cpu / r.n * 1000:.2f} ms"
     if r.transactions is not None:
         text += f"; transactions/send={r.transactions / r.n:.2f}"
     if r.reply_transactions is not None:
@@ -961,6 +988,8 @@ def figures(rounds: list[Round]) -> dict[str, tuple[float, str] | None]:
             if chosen:
                 split[same].append(percentiles(chosen)[0])
     backends = [r.backends_cpu / r.n * 1000 for r in rounds if r.backends_cpu is not None]
+    proxy = [r.proxy_cpu / r.n * 1000 for r in rounds if r.proxy_cpu is not None]
+    proxy_cores = [r.proxy_cpu / r.send_seconds for r in rounds if r.proxy_cpu is not None]
     transactions = [r.transactions / r.n for r in rounds if r.transactions is not None]
     per_reply = [r.reply_transactions for r in rounds if r.reply_transactions is not None]
     return {
@@ -981,6 +1010,10 @@ def figures(rounds: list[Round]) -> dict[str, tuple[float, str] | None]:
             [r.replicas_cpu / r.n * 1000 for r in rounds], "{:.2f} ms"
         ),
         "PostgreSQL backends' CPU per send": fig(backends, "{:.2f} ms") if backends else None,
+        "latency proxy's CPU per send": fig(proxy, "{:.2f} ms") if proxy else None,
+        "latency proxy busy while sending": fig(proxy_cores, "{:.2f} cores")
+        if proxy_cores
+        else None,
         "load generator CPU per send": fig(
             [r.client_cpu / r.n * 1000 for r in rounds], "{:.2f} ms"
         ),
@@ -1035,6 +1068,23 @@ def latency_verdict(far: Result, local: Result) -> str:
     )
 
 
+def floor_verdict(result: Result, floors: list[Floor]) -> str:
+    """The replicas' p50 beside the floor's: the same waits written bare, in the same run
+    (``--floor``)."""
+    p50 = median([percentiles(r.latencies)[0] for r in result.rounds])
+    floor_p50 = median([floor.p50 for floor in floors])
+    ratios = [
+        percentiles(r.latencies)[0] / floor.p50
+        for r, floor in zip(result.rounds, floors, strict=True)
+    ]
+    return (
+        f"{result.label}: p50 {p50:.2f} ms against the floor's {floor_p50:.2f} ms "
+        f"({', '.join(f'{floor.p50:.2f}' for floor in floors)}; floor p99 "
+        f"{median([floor.p99 for floor in floors]):.2f} ms): the service adds "
+        f"{p50 - floor_p50:.2f} ms, {median(ratios):.2f}x the floor (median of the runs' ratios)"
+    )
+
+
 def verdict(result: Result) -> str:
     p50 = median([percentiles(r.latencies)[0] for r in result.rounds])
     p99 = median([percentiles(r.latencies)[1] for r in result.rounds])
@@ -1075,6 +1125,12 @@ def main(argv: list[str] | None = None) -> int:
         default=0.0,
         help="measure the replicas with the database X ms away each way (a forwarding "
         "proxy) beside the database local, alternately in each run",
+    )
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="after each measurement of the replicas, the same waits written bare "
+        "(floor_replicas.py) on the same database, far or local",
     )
     parser.add_argument("--database-url", default=DATABASE_URL, help="the PostgreSQL server")
     parser.add_argument(
@@ -1120,6 +1176,7 @@ def run_all(args: argparse.Namespace) -> int:
     far = Result(f"{args.replicas} x PostgreSQL far", args.replicas)
     replicas = Result(f"{args.replicas} x PostgreSQL", args.replicas)
     sqlite = Result("SQLite, 1 process", 1)
+    floors: dict[float, list[Floor]] = {}
     started = time.perf_counter()
     for run in range(args.runs):
         # With a far database, the order alternates from run to run (the machine drifts).
@@ -1136,6 +1193,15 @@ def run_all(args: argparse.Namespace) -> int:
             )
             result.rounds.append(measured)
             print(f"run {run + 1}: {describe(label, measured, load)}", flush=True)
+            if args.floor:
+                floor = run_floor(
+                    args.database_url,
+                    servers=args.replicas,
+                    sample=args.sample,
+                    latency_ms=latency,
+                )
+                floors.setdefault(latency, []).append(floor)
+                print(f"run {run + 1}: {floor.describe()}", flush=True)
         if not args.skip_sqlite:
             label, measured, load = bench("sqlite", 1, args.sqlite_n, args.sample, args)
             sqlite.label = label
@@ -1159,6 +1225,8 @@ def run_all(args: argparse.Namespace) -> int:
     if args.db_latency_ms:
         print(verdict(far))
         print(latency_verdict(far, replicas))
+    for latency, measured_floors in floors.items():
+        print(floor_verdict(far if latency else replicas, measured_floors))
     faults = sum(
         r.lost + r.wrong + r.duplicated_events + r.left_pending
         for result in results

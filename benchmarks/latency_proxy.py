@@ -114,6 +114,12 @@ class LatencyProxy:
         self._listen.close()  # the child serves it
         return self
 
+    @property
+    def pid(self) -> int | None:
+        """The forwarding process's (for its CPU: on one machine it is taken from the
+        processes it stands between, as a real network's is not)."""
+        return self._process.pid
+
     def __exit__(
         self,
         exc_type: type[BaseException] | None,

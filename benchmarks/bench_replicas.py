@@ -76,6 +76,10 @@ The proxy is a process on the same two cores: the CPU it takes is printed with t
 phase's (``latency proxy``, per send and in cores), since a real network takes none of the
 replicas' CPU and the far sends/s would otherwise read as the service's alone.
 
+``--proxied-local`` sends the local measurement through the same proxy at no delay (its
+round trip then about 0.4 ms): the far/local ratios then measure the added delay alone.
+Without it the local leg has no proxy, so they measure the delay and the proxy's CPU.
+
 ``--floor`` adds, after each measurement of the replicas, the same waits written bare
 (``floor_replicas.py``: R bare Starlette servers that read the key and the thread at once,
 end the item with one durable statement and its ``pg_notify``, and stream the notice) on
@@ -441,6 +445,7 @@ class Cluster:
         database_url: str,
         schema_only: bool,
         latency_ms: float = 0.0,
+        proxied: bool = False,
     ) -> None:
         self.kind = kind
         self.count = replicas
@@ -453,6 +458,8 @@ class Cluster:
         self.replica_location = ""
         """Where the replicas reach it: through the latency proxy when there is one."""
         self.latency_ms = latency_ms
+        self.proxied = proxied or latency_ms > 0
+        """Through the latency proxy, at no delay when ``latency_ms`` is 0."""
         self.round_trip_ms: float | None = None
         self._proxy: LatencyProxy | None = None
         self.label = ""
@@ -515,10 +522,10 @@ class Cluster:
         )
 
     def _reach_through_proxy(self) -> None:
-        """With ``latency_ms``, the replicas' URL goes through a latency proxy; the round
-        trip through it is measured either way (the label says it)."""
+        """With ``latency_ms`` (or ``proxied``), the replicas' URL goes through a latency
+        proxy; the round trip through it is measured either way (the label says it)."""
         parts = urlsplit(self.location)
-        if self.latency_ms > 0:
+        if self.proxied:
             self._proxy = LatencyProxy(
                 parts.hostname or "127.0.0.1", parts.port or 5432, self.latency_ms
             ).__enter__()
@@ -528,6 +535,8 @@ class Cluster:
             self.replica_location = urlunsplit(parts._replace(netloc=netloc))
         self.round_trip_ms = postgres_round_trip_ms(self.replica_location)
         where = "far" if self.latency_ms > 0 else "local"
+        if self.proxied and self.latency_ms <= 0:
+            where += " through the proxy"
         self.label += f", database {where} ({self.round_trip_ms:.2f} ms round trip)"
 
     def proxy_cpu(self) -> float | None:
@@ -878,7 +887,10 @@ def bench(
     args: argparse.Namespace,
     latency_ms: float = 0.0,
 ) -> tuple[str, Round, str]:
-    with Cluster(kind, replicas, args.database_url, args.schema_only, latency_ms) as cluster:
+    proxied = bool(args.db_latency_ms and args.proxied_local)
+    with Cluster(
+        kind, replicas, args.database_url, args.schema_only, latency_ms, proxied
+    ) as cluster:
         load = load_average()
         try:
             measured = asyncio.run(
@@ -1063,7 +1075,8 @@ def latency_verdict(far: Result, local: Result) -> str:
     local_rate = median([r.n / r.send_seconds for r in local.rounds])
     share = far_rate / local_rate
     return (
-        f"database far: {far_rate:,.0f} sends/s against {local_rate:,.0f} local = "
+        f"database far: {far_rate:,.0f} sends/s against {local_rate:,.0f} "
+        f"({local.label}) = "
         f"{share:.0%} (target >= 80 %: {'met' if share >= 0.8 else 'NOT met'})"
     )
 
@@ -1125,6 +1138,12 @@ def main(argv: list[str] | None = None) -> int:
         default=0.0,
         help="measure the replicas with the database X ms away each way (a forwarding "
         "proxy) beside the database local, alternately in each run",
+    )
+    parser.add_argument(
+        "--proxied-local",
+        action="store_true",
+        help="with --db-latency-ms, the local measurement goes through the same proxy at "
+        "no delay: the far/local ratios then measure the delay alone, not the proxy's CPU",
     )
     parser.add_argument(
         "--floor",
@@ -1191,6 +1210,8 @@ def run_all(args: argparse.Namespace) -> int:
             result.label = label.replace(", database far", " far").replace(
                 ", database local", " local"
             )
+            if latency and args.proxied_local:
+                result.label += ", against local through the proxy"
             result.rounds.append(measured)
             print(f"run {run + 1}: {describe(label, measured, load)}", flush=True)
             if args.floor:
@@ -1199,6 +1220,7 @@ def run_all(args: argparse.Namespace) -> int:
                     servers=args.replicas,
                     sample=args.sample,
                     latency_ms=latency,
+                    proxied=bool(args.proxied_local),
                 )
                 floors.setdefault(latency, []).append(floor)
                 print(f"run {run + 1}: {floor.describe()}", flush=True)

@@ -243,13 +243,15 @@ def run_floor(
     servers: int = 3,
     sample: int = 300,
     latency_ms: float = 0.0,
+    proxied: bool = False,
 ) -> Floor:
     """One floor round: ``servers`` bare servers, ``sample`` replies timed one by one, the
-    database ``latency_ms`` away each way (0: local)."""
+    database ``latency_ms`` away each way (0: local; through the proxy at no delay if
+    ``proxied``)."""
     name, url = new_schema(database_url, sample)
     target = urlsplit(url)
     proxy = None
-    if latency_ms:
+    if latency_ms or proxied:
         proxy = LatencyProxy(target.hostname or "127.0.0.1", target.port or 5432, latency_ms)
     context = multiprocessing.get_context("spawn")
     processes = []
@@ -279,7 +281,7 @@ def run_floor(
         if proxy is not None:
             proxy.__exit__(None, None, None)
         drop_schema(database_url, name)
-    where = "far" if latency_ms else "local"
+    where = "far" if latency_ms else "local" + (" through the proxy" if proxied else "")
     label = f"floor, {servers} bare servers, database {where} ({round_trip:.2f} ms round trip)"
     return Floor(label, round_trip, other, own)
 

@@ -116,7 +116,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -136,7 +136,7 @@ from bench_waits import (  # the benchmarks directory is not a package
     rss_bytes,
 )
 from floor_replicas import Floor, run_floor
-from latency_proxy import LatencyProxy, postgres_round_trip_ms
+from latency_proxy import LatencyProxy, in_schema, postgres_round_trip_ms
 
 if TYPE_CHECKING:
     import httpx
@@ -529,10 +529,7 @@ class Cluster:
             self._proxy = LatencyProxy(
                 parts.hostname or "127.0.0.1", parts.port or 5432, self.latency_ms
             ).__enter__()
-            netloc = f"127.0.0.1:{self._proxy.port}"
-            if parts.username:
-                netloc = f"{parts.username}@{netloc}"
-            self.replica_location = urlunsplit(parts._replace(netloc=netloc))
+            self.replica_location = self._proxy.url(self.location)
         self.round_trip_ms = postgres_round_trip_ms(self.replica_location)
         where = "far" if self.latency_ms > 0 else "local"
         if self.proxied and self.latency_ms <= 0:
@@ -577,9 +574,7 @@ class Cluster:
         self._drop = drop
         self.label = f"{self.count} x PostgreSQL"
         if self.schema_only:
-            option = "options=" + quote(f"-csearch_path={name}")
-            query = f"{parts.query}&{option}" if parts.query else option
-            return urlunsplit(parts._replace(query=query))
+            return in_schema(self.database_url, name)
         return urlunsplit(parts._replace(path=f"/{name}"))
 
 

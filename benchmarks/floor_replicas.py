@@ -32,16 +32,16 @@ import json
 import multiprocessing
 import random
 import socket
-import statistics
 import time
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
-from latency_proxy import LatencyProxy, postgres_round_trip_ms
+from bench_waits import percentiles  # the benchmarks directory is not a package
+from latency_proxy import LatencyProxy, in_schema, postgres_round_trip_ms
 
 DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/test"
 CHANNEL = "floor_ended"
@@ -130,24 +130,23 @@ def server_main(sock: socket.socket, url: str, ready: Connection) -> None:
 class Floor:
     label: str
     round_trip_ms: float
-    other_ms: list[float]  # the reply posted to another server than the ask's
-    own_ms: list[float]  # to the ask's own server
+    other: list[float]  # seconds; the reply posted to another server than the ask's
+    own: list[float]  # to the ask's own server
 
     @property
     def p50(self) -> float:
-        return statistics.median(self.other_ms + self.own_ms)
+        return percentiles(self.other + self.own)[0]
 
     @property
     def p99(self) -> float:
-        ordered = sorted(self.other_ms + self.own_ms)
-        return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+        return percentiles(self.other + self.own)[1]
 
     def describe(self) -> str:
         return (
             f"{self.label}: reply->response p50={self.p50:.2f} ms p99={self.p99:.2f} ms "
-            f"(n={len(self.other_ms) + len(self.own_ms)}; on another server "
-            f"{statistics.median(self.other_ms):.2f} ms, on the ask's own "
-            f"{statistics.median(self.own_ms):.2f} ms)"
+            f"(n={len(self.other) + len(self.own)}; on another server "
+            f"{percentiles(self.other)[0]:.2f} ms, on the ask's own "
+            f"{percentiles(self.own)[0]:.2f} ms)"
         )
 
 
@@ -168,10 +167,7 @@ def new_schema(database_url: str, items: int) -> tuple[str, str]:
                 f"INSERT INTO {name}.floor_items VALUES (%s, %s, 'acct', 'pending', NULL)",
                 [(f"i{n}", f"t{n}") for n in range(items)],
             )
-    parts = urlsplit(database_url)
-    option = "options=" + quote(f"-csearch_path={name}")
-    query = f"{parts.query}&{option}" if parts.query else option
-    return name, urlunsplit(parts._replace(query=query))
+    return name, in_schema(database_url, name)
 
 
 def drop_schema(database_url: str, name: str) -> None:
@@ -179,14 +175,6 @@ def drop_schema(database_url: str, name: str) -> None:
 
     with psycopg.connect(database_url, autocommit=True, connect_timeout=5) as conn:
         conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
-
-
-def through_proxy(url: str, proxy: LatencyProxy) -> str:
-    parts = urlsplit(url)
-    netloc = f"127.0.0.1:{proxy.port}"
-    if parts.username:
-        netloc = f"{parts.username}@{netloc}"
-    return urlunsplit(parts._replace(netloc=netloc))
 
 
 async def drive(base_urls: Sequence[str], items: Sequence[int]) -> tuple[list[float], list[float]]:
@@ -229,7 +217,7 @@ async def drive(base_urls: Sequence[str], items: Sequence[int]) -> tuple[list[fl
                     headers={"x-key": "k"},
                 )
                 assert response.status_code == 200, response.text
-                took = (await asyncio.wait_for(done, 10) - started) * 1000
+                took = await asyncio.wait_for(done, 10) - started
                 (own if target == ask_server else other).append(took)
         finally:
             for reader in readers:
@@ -258,7 +246,7 @@ def run_floor(
     try:
         if proxy is not None:
             proxy.__enter__()
-            url = through_proxy(url, proxy)
+            url = proxy.url(url)
         round_trip = postgres_round_trip_ms(url)
         base_urls = []
         for _ in range(servers):

@@ -24,6 +24,7 @@ import sys
 import threading
 import time
 from types import TracebackType
+from urllib.parse import quote, urlsplit, urlunsplit
 
 CHUNK = 256 * 1024
 
@@ -114,6 +115,14 @@ class LatencyProxy:
         self._listen.close()  # the child serves it
         return self
 
+    def url(self, url: str) -> str:
+        """``url`` (a database URL pointing at the target) through this proxy."""
+        parts = urlsplit(url)
+        netloc = f"127.0.0.1:{self.port}"
+        if parts.username:
+            netloc = f"{parts.username}@{netloc}"
+        return urlunsplit(parts._replace(netloc=netloc))
+
     @property
     def pid(self) -> int | None:
         """The forwarding process's (for its CPU: on one machine it is taken from the
@@ -128,6 +137,14 @@ class LatencyProxy:
     ) -> None:
         self._process.terminate()
         self._process.join()
+
+
+def in_schema(url: str, schema: str) -> str:
+    """A PostgreSQL ``url`` whose connections use ``schema`` (``search_path``)."""
+    parts = urlsplit(url)
+    option = "options=" + quote(f"-csearch_path={schema}")
+    query = f"{parts.query}&{option}" if parts.query else option
+    return urlunsplit(parts._replace(query=query))
 
 
 def postgres_round_trip_ms(url: str, samples: int = 50) -> float:

@@ -471,11 +471,10 @@ def _serve_until(
             _record_for_embedded(runner.base_url, key)
 
         base_url = runner.base_url
-        print(f"Base URL: {base_url}", flush=True)
-        print(f"API key:  {key}", flush=True)
-        print(f"Inbox:    {base_url}/inbox", flush=True)
         if settings.log_format == "json":
-            # stderr is a log stream then: one JSON line, and the key stays on stdout.
+            # stderr is a log stream then: one JSON line, and the key stays on stdout. It
+            # is written before the lines below, which tell a caller it may send: its
+            # first request's lines come after it.
             from humanwire.server.telemetry import log_event
 
             log_event(
@@ -485,7 +484,10 @@ def _serve_until(
                 local_mode=local,
                 routes=[" ".join(line.split()) for line in startup_lines(runner.config)],
             )
-        else:
+        print(f"Base URL: {base_url}", flush=True)
+        print(f"API key:  {key}", flush=True)
+        print(f"Inbox:    {base_url}/inbox", flush=True)
+        if settings.log_format != "json":
             print(
                 f"humanwire: serving (local mode {'on' if local else 'off'}); Ctrl+C to stop.\n"
                 f"  export HUMANWIRE_BASE_URL={base_url} HUMANWIRE_API_KEY={key}",

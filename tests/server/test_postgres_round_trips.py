@@ -146,11 +146,11 @@ def test_round_trips_per_send_and_per_answer_on_another_replica(schema_url: str)
     # statement), the spam count, the interaction with its link, the sandbox's delivery,
     # its status, and the notice of it (the 202's body is built from the hold: no read).
     assert one_send <= 7, f"{one_send} round trips for one send"
-    # An answer on B: the key's account with the rate count and, beside it (read ahead),
+    # An answer on B: the key's account with the rate count and, in the same round trip,
     # the thread; then the end with its outcome, the held send's wait.ended and its key's
     # result, the inbound text, the hold let go and one notice of them (which says how it
-    # ended). A, told by that notice, writes nothing. Two of the three are in turn.
-    assert one_answer <= 3, f"{one_answer} round trips for one answer"
+    # ended). A, told by that notice, writes nothing.
+    assert one_answer <= 2, f"{one_answer} round trips for one answer"
     assert answered_on_a == sent_on_a, "the holder wrote something after the answer"
     # Each round trip is one transaction: no BEGIN or COMMIT of their own.
     assert answered[1] - start[1] == answered[0] - start[0]
@@ -173,7 +173,7 @@ def test_an_answer_too_large_for_the_notice_is_read_by_its_holder(schema_url: st
     assert [e["response"]["reply"] for e in ended] == [f"{long} 1"]
     # One more than from a notice: the holder reads the row (its wait.ended, too large
     # for the notice, was written with the end on B; A writes nothing).
-    assert after[0] - before[0] == 4
+    assert after[0] - before[0] == 3
     assert held_by(schema_url, interaction_id) is None
 
 

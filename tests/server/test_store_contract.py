@@ -1326,6 +1326,10 @@ async def test_each_round_trip_the_store_counts_is_one_on_the_wire(pg_schema: st
                 "account_by_key_hash_counted",
                 lambda: pg.account_by_key_hash_counted("hash_1", 10.0, 100, 60.0),
             ),
+            (
+                "account_by_key_hash_counted with the interaction named",
+                lambda: pg.account_by_key_hash_counted("hash_1", 10.0, 100, 60.0, "int_1"),
+            ),
             ("rate_hit", lambda: pg.rate_hit("acct_1", 10.0, 100, 60.0)),
             ("spam_hit", lambda: pg.spam_hit("acct_1", "fp", "+1555", 10.0, 60.0)),
             ("get_interaction", lambda: pg.get_interaction("int_1")),
@@ -1560,30 +1564,31 @@ async def test_postgres_rate_limit_and_spam_counts(pg_schema: str) -> None:
 
 async def test_postgres_key_lookup_counts_the_request(pg_schema: str) -> None:
     # What every API request asks first, in one round trip: the key's account and, for
-    # one not suspended, its rate count (as rate_hit counts it).
+    # one not suspended, its rate count (as rate_hit counts it); and the interaction the
+    # request names, whoever's it is.
     store = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
     try:
         await store.insert_account(account(1))
         await store.insert_account(account(2))
+        await store.insert_interaction(interaction("int_1", account_id="acct_2"))
         key = account(1).key_hash
         trips = store.round_trips
         found = [await store.account_by_key_hash_counted(key, t, 2, 10.0) for t in (100.0, 101.0)]
         assert store.round_trips == trips + 2
-        assert found == [(account(1), None), (account(1), None)]
-        assert await store.account_by_key_hash_counted(key, 102.0, 2, 10.0) == (
-            account(1),
-            pytest.approx(8.0),
-        )
+        assert found == [(account(1), None, None), (account(1), None, None)]
+        named = await store.account_by_key_hash_counted(key, 102.0, 2, 10.0, "int_1")
+        assert store.round_trips == trips + 3
+        assert named.account == account(1) and named.retry_after == pytest.approx(8.0)
+        assert named.named == await store.get_interaction("int_1")
+        assert named.named is not None and named.named.account_id == "acct_2"
         assert await store.rate_hit("acct_1", 110.5, 2, 10.0) is None  # the same count
-        assert await store.account_by_key_hash_counted("no such hash", 103.0, 2, 10.0) == (
-            None,
-            None,
-        )
+        nobody = await store.account_by_key_hash_counted("no such hash", 103.0, 2, 10.0, "int_9")
+        assert nobody == (None, None, None)
         # A suspended account is found and not counted.
         await store.set_account_suspended("acct_2", True)
         other = account(2).key_hash
         for t in (100.0, 100.1, 100.2):
-            found_2, retry = await store.account_by_key_hash_counted(other, t, 2, 10.0)
+            found_2, retry, _ = await store.account_by_key_hash_counted(other, t, 2, 10.0)
             assert found_2 is not None and found_2.suspended and retry is None
         assert await store.rate_hit("acct_2", 100.3, 2, 10.0) is None
     finally:

@@ -23,6 +23,7 @@ from ..store.base import (
     AccountRecord,
     AccountUsage,
     Duplicate,
+    InteractionRecord,
 )
 from ._common import Account, RateCount, _hash_key
 from .core import EngineCore
@@ -84,14 +85,22 @@ class Accounts(EngineCore):
             return None
         return Account(id=record.id, name=record.name, suspended=record.suspended)
 
-    async def authenticate_request(self, api_key: str) -> tuple[Account | None, RateCount | None]:
+    async def authenticate_request(
+        self, api_key: str, named: str | None = None
+    ) -> tuple[Account | None, RateCount | None, InteractionRecord | None]:
         """``authenticate`` for an API request, which ``check_limits`` then limits: with
         replicas, the key's account and the request's rate count come in one round trip
-        (the count, not None, is passed on to ``check_limits``)."""
-        record, counted = await self.coordinator.account_by_key(_hash_key(api_key))
+        (the count, not None, is passed on to ``check_limits``), and with them the
+        interaction ``named`` by the request. That interaction is not checked against
+        the account: pass it on to the engine call that checks it (None: not found, or
+        no account)."""
+        record, counted, interaction = await self.coordinator.account_by_key(
+            _hash_key(api_key), named
+        )
         if record is None:
-            return None, None
-        return Account(id=record.id, name=record.name, suspended=record.suspended), counted
+            return None, None, None
+        account = Account(id=record.id, name=record.name, suspended=record.suspended)
+        return account, counted, interaction
 
     async def check_limits(self, account: Account, counted: RateCount | None = None) -> None:
         """Raises ``AccountSuspended`` or ``RateLimited`` (with ``retry_after``). The

@@ -122,10 +122,19 @@ class Coordinator(abc.ABC):
         return contextlib.nullcontext()
 
     # -- limits -------------------------------------------------------------------------
-    async def account_by_key(self, key_hash: str) -> tuple[AccountRecord | None, RateCount | None]:
-        """The key's account, and the request's rate count when it is counted with the
-        lookup (one round trip with replicas; None: count it with ``rate_hit``)."""
-        return await self.store.account_by_key_hash(key_hash), None
+    async def account_by_key(
+        self, key_hash: str, named: str | None = None
+    ) -> tuple[AccountRecord | None, RateCount | None, InteractionRecord | None]:
+        """The key's account; the request's rate count when it is counted with the
+        lookup (with replicas; None: count it with ``rate_hit``); and the interaction
+        ``named`` by the request, read with the key (one round trip with replicas) and
+        not checked against its account (the caller checks)."""
+        if named is None:
+            return await self.store.account_by_key_hash(key_hash), None, None
+        account, interaction = await asyncio.gather(
+            self.store.account_by_key_hash(key_hash), self.store.get_interaction(named)
+        )
+        return account, None, interaction
 
     @abc.abstractmethod
     async def rate_hit(self, account_id: str) -> float | None:
@@ -296,14 +305,16 @@ class ReplicaCoordinator(Coordinator):
         return self.replicas.together()
 
     # -- limits, counted in the database -------------------------------------------------
-    async def account_by_key(self, key_hash: str) -> tuple[AccountRecord | None, RateCount | None]:
+    async def account_by_key(
+        self, key_hash: str, named: str | None = None
+    ) -> tuple[AccountRecord | None, RateCount | None, InteractionRecord | None]:
         config = self.config
-        record, retry_after = await self._shared.account_by_key_hash_counted(
-            key_hash, time.time(), config.rate_limit_requests, config.rate_limit_window
+        record, retry_after, interaction = await self._shared.account_by_key_hash_counted(
+            key_hash, time.time(), config.rate_limit_requests, config.rate_limit_window, named
         )
         if record is None:
-            return None, None
-        return record, (None if record.suspended else RateCount(retry_after))
+            return None, None, interaction
+        return record, (None if record.suspended else RateCount(retry_after)), interaction
 
     async def rate_hit(self, account_id: str) -> float | None:
         config = self.config

@@ -335,7 +335,7 @@ class HumanSide(EngineCore):
         """An inbound text through the sandbox (``receive_text`` with the caller's
         account). For slack, ``interactionId`` names the thread and must be one of the
         account's (``NotFound`` otherwise); for sms and whatsapp it is ignored, as on a
-        phone. ``named``: that thread as read ahead (``peek_interaction``)."""
+        phone. ``named``: that thread as read with the key (``authenticate_request``)."""
         thread = None
         if request.channel in ("slack", "email") and request.interaction_id is not None:
             thread = await self._interaction_of(account, request.interaction_id, named)

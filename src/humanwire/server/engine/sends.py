@@ -390,7 +390,7 @@ class Sends(EngineCore):
     ) -> InteractionStatus:
         """With ``wait``: holds until the status changes or ``wait`` seconds pass;
         returns at once for an ended interaction. ``named``: the interaction as read
-        ahead (``peek_interaction``)."""
+        with its key (``authenticate_request``)."""
         record = await self._interaction_of(account, interaction_id, named)
         if wait is not None and wait > 0 and record.status == "pending":
             if self._draining:

@@ -374,16 +374,11 @@ class EngineState:
             raise Unauthorized(DELETED_MESSAGE)
         return record
 
-    async def peek_interaction(self, interaction_id: str) -> InteractionRecord | None:
-        """The interaction, checked against no account: a read started beside a request's
-        key check (the HTTP layer's read-ahead), passed to the call that checks it."""
-        return await self.store.get_interaction(interaction_id)
-
     async def _interaction_of(
         self, account: Account, interaction_id: str, named: InteractionRecord | None = None
     ) -> InteractionRecord:
         """The account's interaction (``NotFound`` for none or another's). ``named``: the
-        interaction as read ahead (``peek_interaction``); read here when None."""
+        interaction as read with the key (``authenticate_request``); read here when None."""
         record = named if named is not None and named.id == interaction_id else None
         if record is None:
             record = await self.store.get_interaction(interaction_id)

@@ -6,10 +6,10 @@ check → body read (size-limited) and full validation → the engine call (thro
 ``Engine.idempotent`` when the POST carries an ``Idempotency-Key``) → the response
 serialized from the wire model.
 
-An operation that names an interaction (``Operation.names``) has it read beside the key
-check (``ReadAhead``): the two reads take one round trip's time, not two in turn. What
-is read ahead is used only once the key passed, by the engine call that checks the
-interaction is the account's.
+An operation that names an interaction (``Operation.names``) has it read with the key
+(``_named``, ``Engine.authenticate_request``): on PostgreSQL in the key check's own round
+trip, not in one more. What is read is used only once the key passed, by the engine call
+that checks the interaction is the account's.
 """
 
 from __future__ import annotations
@@ -47,7 +47,6 @@ __all__ = [
     "Payload",
     "QueryParam",
     "RawJson",
-    "ReadAhead",
     "check_path",
     "named_in_path",
     "parse_body",
@@ -135,7 +134,7 @@ class Operation:
     """The body of the operation's own 503: it runs while the service stops too, and
     its handler returns its own ``Response`` (``/readyz``)."""
     names: Names | None = None
-    """The interaction the request names, read beside its key check (``ApiCall.named``)."""
+    """The interaction the request names, read with its key (``ApiCall.named``)."""
 
 
 @dataclass
@@ -151,9 +150,9 @@ class ApiCall:
     caller: Account | None
     send: SendContext = HELD_TO_THE_END
     named: InteractionRecord | None = None
-    """The interaction the request names (``Operation.names``), read beside its key
-    check; not checked against the account (the engine call it is passed to checks it).
-    None when not read ahead or not found: the engine call then reads it itself."""
+    """The interaction the request names (``Operation.names``), read with its key; not
+    checked against the account (the engine call it is passed to checks it). None when
+    not read or not found: the engine call then reads it itself."""
 
     @property
     def account(self) -> Account:
@@ -201,14 +200,15 @@ async def authenticate(request: Request, engine: Engine) -> Account:
 
 
 async def _authenticate_counted(
-    request: Request, engine: Engine
-) -> tuple[Account, RateCount | None]:
+    engine: Engine, api_key: str, named: str | None
+) -> tuple[Account, RateCount | None, InteractionRecord | None]:
     """``authenticate`` for an API request, counted against the rate limit on the way
-    where the store can (``Engine.authenticate_request``)."""
-    account, counted = await engine.authenticate_request(_api_key(request))
+    where the store can, and the interaction ``named`` read with it
+    (``Engine.authenticate_request``)."""
+    account, counted, interaction = await engine.authenticate_request(api_key, named)
     if account is None:
         raise Unauthorized("invalid API key")
-    return account, counted
+    return account, counted, interaction
 
 
 def _api_key(request: Request) -> str:
@@ -315,22 +315,19 @@ def _pipeline(operation: Operation) -> Callable[[Request], Awaitable[Response]]:
             # Stopping (also /healthz: not ready, so nothing new is routed here).
             raise ServiceUnavailable(retry_after=config.unavailable_retry_after)
         account: Account | None = None
-        ahead = ReadAhead.start(operation, engine, request)
-        try:
-            if operation.auth:
-                account, counted = await _authenticate_counted(request, engine)
-                note_account(account.id)
-                await engine.check_limits(account, counted)
-            check_path(request, operation.path_params)
-            named = request.path_params.get("interactionId")
-            if named is not None:
-                note_interaction(named)
-            _check_query(request, operation.query)
-            read = await ahead.result() if ahead is not None else None
-        except BaseException:
-            if ahead is not None:
-                ahead.drop()
-            raise
+        read: InteractionRecord | None = None
+        if operation.auth:
+            api_key = _api_key(request)
+            account, counted, read = await _authenticate_counted(
+                engine, api_key, await _named(operation, request)
+            )
+            note_account(account.id)
+            await engine.check_limits(account, counted)
+        check_path(request, operation.path_params)
+        named = request.path_params.get("interactionId")
+        if named is not None:
+            note_interaction(named)
+        _check_query(request, operation.query)
         key = _idempotency_key(request) if operation.method == "POST" else None
         raw = b""
         body: Any = None
@@ -384,53 +381,28 @@ def _pipeline(operation: Operation) -> Callable[[Request], Awaitable[Response]]:
     return endpoint
 
 
-class ReadAhead:
-    """The interaction a request names (``Operation.names``), read while its key is
-    checked. Its body, when the name is in it, is read first (a small one only: nothing
-    is parsed for a caller not yet known past ``READ_AHEAD_BODY`` bytes); an error
-    reading it is raised where the body would have been read. A failed or unknown read
-    is None: the engine call reads again and answers as without it."""
-
-    __slots__ = ("_task",)
-
-    def __init__(self, task: asyncio.Task[InteractionRecord | None]) -> None:
-        self._task = task
-
-    @classmethod
-    def start(cls, operation: Operation, engine: Engine, request: Request) -> ReadAhead | None:
-        if operation.names is None or not operation.auth:
-            return None
-        if operation.body is not None:
-            length = request.headers.get("content-length", "")
-            if not length.isdigit() or int(length) > READ_AHEAD_BODY:
-                return None
-        return cls(asyncio.ensure_future(cls._read(operation.names, operation, engine, request)))
-
-    @staticmethod
-    async def _read(
-        names: Names, operation: Operation, engine: Engine, request: Request
-    ) -> InteractionRecord | None:
-        raw = await request.body() if operation.body is not None else b""
-        interaction_id = names(request.path_params, raw)
-        if not interaction_id or len(interaction_id) > 200 or "\x00" in interaction_id:
+async def _named(operation: Operation, request: Request) -> str | None:
+    """The interaction the request names (``Operation.names``), read with its key. Its
+    body, when the name is in it, is read first (a small one only: nothing is parsed for
+    a caller not yet known past ``READ_AHEAD_BODY`` bytes), so its key is checked once
+    that body is in (a request without a key is refused before); an error reading it is
+    raised where the body is read again, once the key passed. None: no name, or none that
+    could be an interaction's (the engine call reads and answers as without it)."""
+    if operation.names is None:
+        return None
+    raw = b""
+    if operation.body is not None:
+        length = request.headers.get("content-length", "")
+        if not length.isdigit() or int(length) > READ_AHEAD_BODY:
             return None
         try:
-            return await engine.peek_interaction(interaction_id)
-        except Exception:  # the engine call reads again, and reports what fails then
+            raw = await request.body()  # kept by the request for the handler
+        except Exception:
             return None
-
-    async def result(self) -> InteractionRecord | None:
-        return await self._task
-
-    def drop(self) -> None:
-        """Not wanted (the key failed): stopped, and any error it had is not reported."""
-        self._task.cancel()
-        self._task.add_done_callback(_quiet)
-
-
-def _quiet(task: asyncio.Task[Any]) -> None:
-    if not task.cancelled():
-        task.exception()
+    name = operation.names(request.path_params, raw)
+    if not name or len(name) > 200 or not name.isprintable():  # NUL, lone surrogates
+        return None
+    return name
 
 
 def named_in_path(params: Mapping[str, Any], raw: bytes) -> str | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 from ...types import DeliveryStatus
 from ...types.approvals import (
@@ -51,6 +51,7 @@ __all__ = [
     "InteractionOutcome",
     "InteractionRecord",
     "InteractionState",
+    "KeyCheck",
     "NumberRecord",
     "OutboxRecord",
     "OutboxStatus",
@@ -253,6 +254,16 @@ class WaitEndedAnswer:
 
     event: dict[str, Any]
     idempotency: IdempotencyRecord | None = None
+
+
+class KeyCheck(NamedTuple):
+    """What ``account_by_key_hash_counted`` read."""
+
+    account: AccountRecord | None
+    retry_after: float | None = None
+    """The rate limit's wait (None: allowed, or not counted: no account, or suspended)."""
+    named: InteractionRecord | None = None
+    """The interaction the request named, if asked for and found."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -904,10 +915,17 @@ class SharedStore(Store, Protocol):
         ...
 
     async def account_by_key_hash_counted(
-        self, key_hash: str, now: float, limit: int, window: float
-    ) -> tuple[AccountRecord | None, float | None]:
+        self,
+        key_hash: str,
+        now: float,
+        limit: int,
+        window: float,
+        named: str | None = None,
+    ) -> KeyCheck:
         """``account_by_key_hash`` and, for an account not suspended, its ``rate_hit``:
-        one round trip for what every API request asks first."""
+        one round trip for what every API request asks first. ``named``: an interaction
+        the request names, read in the same round trip (whatever its account: the
+        caller checks)."""
         ...
 
     async def spam_hit(

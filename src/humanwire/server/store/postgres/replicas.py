@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..base import AccountRecord, InteractionOutcome, InteractionRecord
+from ..base import InteractionOutcome, InteractionRecord, KeyCheck
 from ..sql import rows
 from ..sql.rows import dumps_json
 from .connection import PostgresConnection
@@ -105,7 +105,7 @@ class PostgresReplicas(PostgresConnection):
     async def rate_hit(
         self, account_id: str, now: float, limit: int, window: float
     ) -> float | None:
-        row = await self._counted(
+        row, _ = await self._counted(
             "SELECT humanwire_rate_hit(%s, %s, %s, %s)", (account_id, now, window, limit)
         )
         return float(row[0]) if row and row[0] is not None else None
@@ -113,37 +113,57 @@ class PostgresReplicas(PostgresConnection):
     async def spam_hit(
         self, account_id: str, fingerprint: str, to: str, now: float, window: float
     ) -> int:
-        row = await self._counted(
+        row, _ = await self._counted(
             "SELECT humanwire_spam_hit(%s, %s, %s, %s, %s)",
             (account_id, fingerprint, to, now, window),
         )
         return int(row[0]) if row else 0
 
     async def account_by_key_hash_counted(
-        self, key_hash: str, now: float, limit: int, window: float
-    ) -> tuple[AccountRecord | None, float | None]:
-        row = await self._counted(
+        self,
+        key_hash: str,
+        now: float,
+        limit: int,
+        window: float,
+        named: str | None = None,
+    ) -> KeyCheck:
+        # The named interaction is read in the count's transaction, after it: one
+        # connection and one round trip for both (two at once would wake two server
+        # processes and this one twice, and start the second read late).
+        account, interaction = await self._counted(
             "SELECT id, name, key_hash, suspended, created_at, CASE WHEN suspended THEN NULL "
             "ELSE humanwire_rate_hit(id, %s, %s, %s) END FROM accounts WHERE key_hash = %s",
             (now, window, limit, key_hash),
+            named,
         )
-        if row is None:
-            return None, None
-        return rows.account(row), float(row[5]) if row[5] is not None else None
+        if account is None:
+            return KeyCheck(None, named=rows.interaction(interaction) if interaction else None)
+        return KeyCheck(
+            rows.account(account),
+            float(account[5]) if account[5] is not None else None,
+            rows.interaction(interaction) if interaction else None,
+        )
 
-    async def _counted(self, query: str, params: tuple[Any, ...]) -> tuple[Any, ...] | None:
-        """A rate or spam count: committed without waiting for the disk (a count lost
-        to a crash of the database server only forgets a few requests, as a restart of
-        one SQLite service forgets all of them), so a send does not wait on two more
-        WAL flushes. One transaction, one round trip."""
+    async def _counted(
+        self, query: str, params: tuple[Any, ...], named: str | None = None
+    ) -> tuple[tuple[Any, ...] | None, tuple[Any, ...] | None]:
+        """A rate or spam count (its row), and the interaction ``named`` (its row, if
+        asked for): committed without waiting for the disk (a count lost to a crash of
+        the database server only forgets a few requests, as a restart of one SQLite
+        service forgets all of them), so a send does not wait on two more WAL flushes.
+        One transaction, one round trip."""
         async with self._connection() as conn:
             async with conn.pipeline():
                 self.transactions += 1
                 self.round_trips += 1
-                self.statements += 2
+                self.statements += 2 + (named is not None)
                 await conn.execute(b"SELECT set_config('synchronous_commit', 'off', true)")
                 cursor = await conn.execute(query.encode(), params)
-            return await cursor.fetchone()  # after the pipeline's Sync: see ``_tx``
+                read = None
+                if named is not None:
+                    read = await conn.execute(self.q.get_interaction.encode(), (named,))
+            # After the pipeline's Sync: see ``_tx``.
+            return await cursor.fetchone(), (await read.fetchone() if read is not None else None)
 
     async def forget_spam(self, account_id: str) -> None:
         await self._run("DELETE FROM spam_marks WHERE account_id = %s", (account_id,))

@@ -105,7 +105,7 @@ class PostgresReplicas(PostgresConnection):
     async def rate_hit(
         self, account_id: str, now: float, limit: int, window: float
     ) -> float | None:
-        row, _ = await self._counted(
+        row = await self._counted(
             "SELECT humanwire_rate_hit(%s, %s, %s, %s)", (account_id, now, window, limit)
         )
         return float(row[0]) if row and row[0] is not None else None
@@ -113,7 +113,7 @@ class PostgresReplicas(PostgresConnection):
     async def spam_hit(
         self, account_id: str, fingerprint: str, to: str, now: float, window: float
     ) -> int:
-        row, _ = await self._counted(
+        row = await self._counted(
             "SELECT humanwire_spam_hit(%s, %s, %s, %s, %s)",
             (account_id, fingerprint, to, now, window),
         )
@@ -130,7 +130,7 @@ class PostgresReplicas(PostgresConnection):
         # The named interaction is read in the count's transaction, after it: one
         # connection and one round trip for both (two at once would wake two server
         # processes and this one twice, and start the second read late).
-        account, interaction = await self._counted(
+        account, interaction = await self._counted_reading(
             "SELECT id, name, key_hash, suspended, created_at, CASE WHEN suspended THEN NULL "
             "ELSE humanwire_rate_hit(id, %s, %s, %s) END FROM accounts WHERE key_hash = %s",
             (now, window, limit, key_hash),
@@ -144,14 +144,19 @@ class PostgresReplicas(PostgresConnection):
             rows.interaction(interaction) if interaction else None,
         )
 
-    async def _counted(
-        self, query: str, params: tuple[Any, ...], named: str | None = None
+    async def _counted(self, query: str, params: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        """A rate or spam count (its row): committed without waiting for the disk (a count
+        lost to a crash of the database server only forgets a few requests, as a restart
+        of one SQLite service forgets all of them), so a send does not wait on two more
+        WAL flushes. One transaction, one round trip."""
+        row, _ = await self._counted_reading(query, params, None)
+        return row
+
+    async def _counted_reading(
+        self, query: str, params: tuple[Any, ...], named: str | None
     ) -> tuple[tuple[Any, ...] | None, tuple[Any, ...] | None]:
-        """A rate or spam count (its row), and the interaction ``named`` (its row, if
-        asked for): committed without waiting for the disk (a count lost to a crash of
-        the database server only forgets a few requests, as a restart of one SQLite
-        service forgets all of them), so a send does not wait on two more WAL flushes.
-        One transaction, one round trip."""
+        """``_counted``, and the row of the interaction ``named`` (if given) read after the
+        count in the same transaction and round trip."""
         async with self._connection() as conn:
             async with conn.pipeline():
                 self.transactions += 1

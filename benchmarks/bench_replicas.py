@@ -874,6 +874,12 @@ async def bench_cluster(
         db.close()
 
 
+def proxied_local(args: argparse.Namespace) -> bool:
+    """``--proxied-local``, which counts only beside ``--db-latency-ms``: the local leg
+    (the replicas' and the floor's) goes through the latency proxy at no delay."""
+    return bool(args.db_latency_ms and args.proxied_local)
+
+
 def bench(
     kind: str,
     replicas: int,
@@ -882,7 +888,7 @@ def bench(
     args: argparse.Namespace,
     latency_ms: float = 0.0,
 ) -> tuple[str, Round, str]:
-    proxied = bool(args.db_latency_ms and args.proxied_local)
+    proxied = proxied_local(args)
     with Cluster(
         kind, replicas, args.database_url, args.schema_only, latency_ms, proxied
     ) as cluster:
@@ -1215,7 +1221,7 @@ def run_all(args: argparse.Namespace) -> int:
                     servers=args.replicas,
                     sample=args.sample,
                     latency_ms=latency,
-                    proxied=bool(args.proxied_local),
+                    proxied=proxied_local(args),
                 )
                 floors.setdefault(latency, []).append(floor)
                 print(f"run {run + 1}: {floor.describe()}", flush=True)

@@ -153,22 +153,24 @@ class Approver(RequestModel):
                 check_e164(self.to)
             except PydanticCustomError:
                 raise _invalid(
-                    f"to must be a phone number in E.164 form for {self.channel}"
+                    f"to must be a phone number in E.164 form for {self.channel}", "to"
                 ) from None
         elif self.channel == "slack":
             try:
                 check_slack_id(self.to)
             except PydanticCustomError:
-                raise _invalid("to must be a Slack member id such as U0123ABCD for slack") from None
+                raise _invalid(
+                    "to must be a Slack member id such as U0123ABCD for slack", "to"
+                ) from None
         elif self.channel == "email":
             from email_validator import EmailNotValidError, validate_email
 
             try:
                 validate_email(self.to, check_deliverability=False)
             except EmailNotValidError as exc:
-                raise _invalid(f"to must be an email address for email ({exc})") from None
+                raise _invalid(f"to must be an email address for email ({exc})", "to") from None
         elif not self.to.strip() or any(ord(c) < 32 or ord(c) == 127 for c in self.to):
-            raise _invalid("to must be a name (printable, not blank) for link")
+            raise _invalid("to must be a name (printable, not blank) for link", "to")
         return self
 
 

@@ -30,6 +30,7 @@ from pydantic_core import PydanticCustomError
 from ._base import (
     E164_SCHEMA,
     SLACK_ID_SCHEMA,
+    WAIT_OR_FOLLOW_UP_SCHEMA,
     FollowUpTime,
     RequestModel,
     ResponseModel,
@@ -211,14 +212,7 @@ def _check_comment_flag(value: Any) -> bool:
 class ApprovalRequest(RequestModel):
     """``POST /approvals``."""
 
-    model_config = ConfigDict(
-        json_schema_extra={
-            "anyOf": [
-                {"required": [name], "properties": {name: {"type": "number"}}}
-                for name in ("waitTime", "followUpTime")
-            ]
-        }
-    )
+    model_config = ConfigDict(json_schema_extra=WAIT_OR_FOLLOW_UP_SCHEMA)
 
     title: str = Field(min_length=1, max_length=200)
     description: str | None = Field(default=None, max_length=4000)

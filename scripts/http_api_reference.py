@@ -34,9 +34,12 @@ the rules between fields (`options` only on, and required by, a select field;
 `validations` only on text, textarea, email and phone_number fields; a form needs
 `waitTime` or `followUpTime`, and so does an approval; a channel card's `to` by its `type`,
 its `waitTime` unless it is a call, no `replyLink` on a call, `{{message}}` in
-`messageTemplate`; an approver's `to` by its `channel`). A test sends
-requests generated from it (schemathesis) and checks that none is refused but for what
-JSON Schema cannot say, which is:
+`messageTemplate`; an approver's `to` by its `channel`). Those rules sit inside `allOf`,
+never in an `anyOf` beside a body's properties, which generators read as a union of its
+branches: each body is one typed model in a generated client (a test generates one with
+openapi-python-client and sends an SMS ask, a form and an approval through it). A test
+sends requests generated from the document (schemathesis) and checks that none is refused
+but for what JSON Schema cannot say, which is:
 
 - a phone number must be one `phonenumbers` finds valid (the document has the pattern and
   `format: e164`), and, live, one the provider reaches (`invalid_to_number` otherwise);

@@ -214,8 +214,20 @@ def test_a_rejection_with_its_reason(api: httpx.Client) -> None:
         ({"onTimeout": "maybe"}, "onTimeout"),
         ({"title": ""}, "title"),
         ({"waitTime": None, "followUpTime": None}, "waitTime"),
-        ({"approvers": [{"channel": "sms", "to": "12345"}]}, "approvers[0]"),
-        ({"approvers": [{"channel": "email", "to": "ada@example"}]}, "approvers[0]"),
+        # The innermost field, for a bad address as for an unknown channel.
+        (
+            {"approvers": [{"channel": "sms", "to": HUMAN}, {"channel": "sms", "to": "12345"}]},
+            "approvers[1].to",
+        ),
+        (
+            {"approvers": [{"channel": "sms", "to": HUMAN}, {"channel": "fax", "to": HUMAN}]},
+            "approvers[1].channel",
+        ),
+        ({"approvers": [{"channel": "email", "to": "ada@example"}]}, "approvers[0].to"),
+        (
+            {"escalation": [{"after": 5, "approvers": [{"channel": "call", "to": "12"}]}]},
+            "escalation[0].approvers[0].to",
+        ),
     ],
 )
 def test_bad_requests_name_the_field_and_send_nothing(

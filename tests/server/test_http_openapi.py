@@ -139,6 +139,29 @@ def test_request_schemas_are_closed_and_carry_the_bounds() -> None:
     assert error["required"] == ["error"]
 
 
+def _object_schemas(node: Any) -> list[dict[str, Any]]:
+    if isinstance(node, list):
+        return [found for value in node for found in _object_schemas(value)]
+    if not isinstance(node, dict):
+        return []
+    here = [node] if isinstance(node.get("properties"), dict) else []
+    return here + [found for value in node.values() for found in _object_schemas(value)]
+
+
+def test_no_schema_has_its_properties_beside_a_union() -> None:
+    """Generators read a top-level ``anyOf``/``oneOf`` as a union of its branches and drop
+    the properties beside it (openapi-python-client made ``POST /approvals`` a body of
+    ``waitTime`` alone): a rule between fields goes inside ``allOf``."""
+    schemas = _object_schemas(DOCUMENT)
+    assert len(schemas) > 50
+    beside = [
+        sorted(schema["properties"]) for schema in schemas if "anyOf" in schema or "oneOf" in schema
+    ]
+    assert beside == []
+    for name in ("ApprovalRequest", "SMSFormRequest", "WhatsAppOwnNumberFormRequest"):
+        assert DOCUMENT["components"]["schemas"][name]["allOf"], name
+
+
 def test_webhook_header_rules_are_in_the_schema() -> None:
     """Names must be tokens and values visible ASCII, as the service checks (the reserved
     names are in the description: JSON Schema has no case-insensitive pattern)."""
@@ -225,6 +248,7 @@ BODIES = {op.path: op.body for op in api_operations(sandbox_enabled=True) if op.
 _TEXT = {"id": "name", "label": "Name", "type": "text"}
 _FORM = {"title": "T", "to": "+12025550100", "waitTime": 5, "fields": [_TEXT]}
 _CARD = {"type": "sms", "to": "+12025550100", "waitTime": 5}
+_APPROVAL = {"title": "T", "approvers": [{"channel": "link", "to": "Ada"}], "waitTime": 5}
 
 # What the service refuses (400) and the document now says: each beside a body it takes.
 REFUSED_BODIES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
@@ -250,6 +274,12 @@ REFUSED_BODIES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
         {**_FORM, "fields": [{**_TEXT, "type": "checkbox", "validations": []}]},
     ),
     ("/forms/sms", {**_FORM, "waitTime": None, "followUpTime": 60}, {**_FORM, "waitTime": None}),
+    ("/approvals", _APPROVAL, {**_APPROVAL, "waitTime": None}),
+    (
+        "/approvals",
+        {**_APPROVAL, "waitTime": None, "followUpTime": 60},
+        {**_APPROVAL, "waitTime": None, "followUpTime": None},
+    ),
     (
         "/webhooks",
         {"url": "https://example.com/h", "eventTypes": ["form.received", "message.received"]},

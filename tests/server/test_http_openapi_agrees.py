@@ -54,7 +54,7 @@ UNDECLARABLE: list[tuple[str, str]] = [
     ("quorum", "quorum is"),
     ("rejectQuorum", "rejectQuorum is"),
     (r"escalation\[\d+\]\.after", "escalation tiers must come at increasing after"),
-    (_APPROVER, "to must be an email address"),
+    (_APPROVER + r"\.to", "to must be an email address"),
     ("action.arguments", "the action is not plain JSON"),
 ]
 

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from humanwire.server.approvals.audit import GENESIS, entry_hash, verify
 from humanwire.server.approvals.tally import Counted, Rules, Tally, response_text, timeout_text
 from humanwire.types.approvals import Approval, ApprovalRequest, Approver, action_digest
+from humanwire.types.errors import detail_from_validation_error
 
 A = {"channel": "sms", "to": "+12025550100"}
 B = {"channel": "slack", "to": "U0123ABCD"}
@@ -27,10 +28,9 @@ def refusal(**fields: Any) -> tuple[str, str]:
     """The (field, message) a bad request is refused with, as the service reports it."""
     with pytest.raises(ValidationError) as caught:
         request(**fields)
-    error = caught.value.errors()[0]
-    context = error.get("ctx") or {}
-    field = context.get("field") or ".".join(str(part) for part in error["loc"])
-    return field, error["msg"]
+    detail = detail_from_validation_error(caught.value)
+    assert detail.field is not None
+    return detail.field, detail.message
 
 
 def test_a_request_with_every_field_reads_from_the_wire() -> None:
@@ -86,11 +86,21 @@ def test_a_request_with_every_field_reads_from_the_wire() -> None:
             "escalation[1].after",
             "increasing",
         ),
-        ({"approvers": [{"channel": "sms", "to": "U0123ABCD"}]}, "approvers.0", "E.164"),
-        ({"approvers": [{"channel": "slack", "to": "+12025550100"}]}, "approvers.0", "Slack"),
-        ({"approvers": [{"channel": "email", "to": "not an address"}]}, "approvers.0", "email"),
-        ({"approvers": [{"channel": "link", "to": "  "}]}, "approvers.0", "name"),
-        ({"approvers": [{"channel": "fax", "to": "1"}]}, "approvers.0.channel", "sms"),
+        # The innermost field is named, whichever rule the approver breaks.
+        ({"approvers": [A, {"channel": "sms", "to": "U0123ABCD"}]}, "approvers[1].to", "E.164"),
+        ({"approvers": [{"channel": "slack", "to": "+12025550100"}]}, "approvers[0].to", "Slack"),
+        (
+            {"approvers": [{"channel": "email", "to": "not an address"}]},
+            "approvers[0].to",
+            "email",
+        ),
+        ({"approvers": [{"channel": "link", "to": "  "}]}, "approvers[0].to", "name"),
+        ({"approvers": [A, {"channel": "fax", "to": "1"}]}, "approvers[1].channel", "sms"),
+        (
+            {"escalation": [{"after": 60, "approvers": [{"channel": "call", "to": "12"}]}]},
+            "escalation[0].approvers[0].to",
+            "E.164",
+        ),
         ({"waitTime": None}, "waitTime", "waitTime, followUpTime or both"),
     ],
 )

@@ -35,6 +35,7 @@ __all__ = [
     "IDEMPOTENCY_KEY",
     "SLACK_ID_SCHEMA",
     "UNDELIVERED_TEXT",
+    "WAIT_OR_FOLLOW_UP_SCHEMA",
     "DeliveryStatus",
     "EmailAddress",
     "EmailSubject",
@@ -146,6 +147,20 @@ WaitTime = _seconds(1, 600, "waitTime")
 
 FollowUpTime = _seconds(1, 60000, "followUpTime")
 """Seconds the service keeps listening after ``waitTime``: 1 to 60000."""
+
+WAIT_OR_FOLLOW_UP_SCHEMA: dict[str, Any] = {
+    # Inside allOf, not beside the properties: generators (openapi-python-client) read a
+    # top-level anyOf as a union of its branches and drop the properties beside it.
+    "allOf": [
+        {
+            "anyOf": [
+                {"required": [name], "properties": {name: {"type": "number"}}}
+                for name in ("waitTime", "followUpTime")
+            ]
+        }
+    ]
+}
+"""A body's JSON Schema rule for ``waitTime``, ``followUpTime`` or both (forms, approvals)."""
 
 
 def format_seconds(value: float) -> str:

@@ -30,6 +30,7 @@ from pydantic_core import PydanticCustomError
 from ._base import (
     E164_SCHEMA,
     SLACK_ID_SCHEMA,
+    WAIT_OR_FOLLOW_UP_SCHEMA,
     FollowUpTime,
     RequestModel,
     ResponseModel,
@@ -153,22 +154,24 @@ class Approver(RequestModel):
                 check_e164(self.to)
             except PydanticCustomError:
                 raise _invalid(
-                    f"to must be a phone number in E.164 form for {self.channel}"
+                    f"to must be a phone number in E.164 form for {self.channel}", "to"
                 ) from None
         elif self.channel == "slack":
             try:
                 check_slack_id(self.to)
             except PydanticCustomError:
-                raise _invalid("to must be a Slack member id such as U0123ABCD for slack") from None
+                raise _invalid(
+                    "to must be a Slack member id such as U0123ABCD for slack", "to"
+                ) from None
         elif self.channel == "email":
             from email_validator import EmailNotValidError, validate_email
 
             try:
                 validate_email(self.to, check_deliverability=False)
             except EmailNotValidError as exc:
-                raise _invalid(f"to must be an email address for email ({exc})") from None
+                raise _invalid(f"to must be an email address for email ({exc})", "to") from None
         elif not self.to.strip() or any(ord(c) < 32 or ord(c) == 127 for c in self.to):
-            raise _invalid("to must be a name (printable, not blank) for link")
+            raise _invalid("to must be a name (printable, not blank) for link", "to")
         return self
 
 
@@ -209,14 +212,7 @@ def _check_comment_flag(value: Any) -> bool:
 class ApprovalRequest(RequestModel):
     """``POST /approvals``."""
 
-    model_config = ConfigDict(
-        json_schema_extra={
-            "anyOf": [
-                {"required": [name], "properties": {name: {"type": "number"}}}
-                for name in ("waitTime", "followUpTime")
-            ]
-        }
-    )
+    model_config = ConfigDict(json_schema_extra=WAIT_OR_FOLLOW_UP_SCHEMA)
 
     title: str = Field(min_length=1, max_length=200)
     description: str | None = Field(default=None, max_length=4000)

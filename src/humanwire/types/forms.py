@@ -19,6 +19,7 @@ from pydantic_core import PydanticCustomError
 
 from ._base import (
     E164,
+    WAIT_OR_FOLLOW_UP_SCHEMA,
     DeliveryStatus,
     EmailAddress,
     EmailSubject,
@@ -191,14 +192,7 @@ class FormField(RequestModel):
 class Form(RequestModel):
     """What every form request shares: the form itself and its windows."""
 
-    model_config = ConfigDict(
-        json_schema_extra={
-            "anyOf": [
-                {"required": [name], "properties": {name: {"type": "number"}}}
-                for name in ("waitTime", "followUpTime")
-            ]
-        }
-    )
+    model_config = ConfigDict(json_schema_extra=WAIT_OR_FOLLOW_UP_SCHEMA)
 
     title: str
     fields: list[FormField] = Field(min_length=1)

@@ -1,0 +1,25 @@
+"""The README's "The core client" runs as written against the loopback service: the text
+sent to the number it names, the reply printed."""
+
+from __future__ import annotations
+
+import pytest
+
+from docs_support import block
+from humanwire.testing import RunningService, ScriptedHuman
+
+
+def test_the_core_client_prints_the_reply(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    humanwire_service: RunningService,
+    humanwire_api_key: str,
+    human: ScriptedHuman,
+) -> None:
+    monkeypatch.setenv("HUMANWIRE_BASE_URL", humanwire_service.base_url)
+    monkeypatch.setenv("HUMANWIRE_API_KEY", humanwire_api_key)
+    code = block("README.md", "The core client", "python")
+    reply = human.reply("yes")
+    exec(compile(code, "README-core-client", "exec"), {})
+    assert reply.wait(10).text == "Ship it?"
+    assert capsys.readouterr().out.strip() == "True yes Human response: yes"

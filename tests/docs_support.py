@@ -19,10 +19,12 @@ literal arguments to ``block``, ``blocks(section(...))``, ``blocks(page(...))`` 
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -118,17 +120,22 @@ def block(path: str, heading: str | None, language: str) -> str:
     return found[0]
 
 
-def page_blocks(path: str) -> list[DocBlock]:
+@functools.cache
+def page_blocks(path: str) -> tuple[DocBlock, ...]:
     """Every fenced block of a page, in order."""
-    found, heading, line = [], None, 0
+    found = []
     text = page(path)
-    headings = [(n + 1, l[3:].rstrip()) for n, l in enumerate(text.splitlines()) if l[:3] == "## "]
-    for line, language, code, before in _fenced(text):
-        heading = next((h for n, h in reversed(headings) if n < line), None)
+    headings = [
+        (number, line[3:].rstrip())
+        for number, line in enumerate(text.splitlines(), start=1)
+        if line.startswith("## ")
+    ]
+    for fence, language, code, before in _fenced(text):
+        heading = next((h for n, h in reversed(headings) if n < fence), None)
         marker = NOT_RUN.match(before)
         reason = marker.group(1).strip() if marker else None
-        found.append(DocBlock(path, line, heading, language, code, reason))
-    return found
+        found.append(DocBlock(path, fence, heading, language, code, reason))
+    return tuple(found)
 
 
 # -- which blocks the tests use ------------------------------------------------------------
@@ -140,23 +147,37 @@ def used_blocks(tests: Path = TESTS) -> dict[tuple[str, int], list[str]]:
     literal arguments (a string, or a module-level constant holding one)."""
     used: dict[tuple[str, int], list[str]] = {}
     for source in sorted(tests.rglob("*.py")):
-        tree = ast.parse(source.read_text(encoding="utf-8"))
+        text = source.read_text(encoding="utf-8")
+        if "docs_support" not in text and "readme_example" not in text:
+            continue  # reads no block (and parsing every test file takes seconds)
+        tree = ast.parse(text)
         constants = _string_constants(tree)
         for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
-            for path, heading, language, first in _reads(call, constants):
-                chosen = [
-                    b
-                    for b in page_blocks(path)
-                    if b.language == language and (heading is False or b.heading == heading)
-                ]
-                for found in chosen[:1] if first else chosen:
-                    used.setdefault((path, found.line), []).append(str(source.relative_to(ROOT)))
+            for read in _reads(call, constants):
+                for found in read.blocks():
+                    used.setdefault((read.path, found.line), []).append(
+                        str(source.relative_to(tests.parent))
+                    )
     return used
 
 
-_Read = tuple[str, "str | None | bool", str, bool]
-"""(page, heading: a section's, None for the opening, False for the whole page,
-language, only the first block)."""
+class _Read(NamedTuple):
+    """What one call reads: the ``language`` blocks of a page's section (``heading``,
+    None for the opening) or of the whole page; all of them, or the first."""
+
+    path: str
+    heading: str | None
+    whole_page: bool
+    language: str
+    first: bool
+
+    def blocks(self) -> list[DocBlock]:
+        chosen = [
+            b
+            for b in page_blocks(self.path)
+            if b.language == self.language and (self.whole_page or b.heading == self.heading)
+        ]
+        return chosen[:1] if self.first else chosen
 
 
 def _reads(call: ast.Call, constants: dict[str, str]) -> list[_Read]:
@@ -172,25 +193,25 @@ def _reads(call: ast.Call, constants: dict[str, str]) -> list[_Read]:
     try:
         if name == "readme_example" and len(call.args) == 1:
             heading = literal(call.args[0])
-            reads: list[_Read] = [("README.md", heading, "python", True)]
+            reads = [_Read("README.md", heading, False, "python", True)]
             if heading in FRAMEWORK_PAGES:
-                reads.append((FRAMEWORK_PAGES[heading], "In ten lines", "python", True))
+                reads.append(_Read(FRAMEWORK_PAGES[heading], "In ten lines", False, "python", True))
             return reads
         if name == "block" and len(call.args) == 3:
             path, heading, language = (literal(a) for a in call.args)
             assert path is not None and language is not None
-            return [(path, heading, language, True)]
+            return [_Read(path, heading, False, language, True)]
         if name == "blocks" and len(call.args) == 2 and isinstance(call.args[0], ast.Call):
             inner, language = call.args[0], literal(call.args[1])
             assert language is not None
             if _called(inner) == "section" and len(inner.args) == 2:
                 path, heading = (literal(a) for a in inner.args)
                 assert path is not None
-                return [(path, heading, language, False)]
+                return [_Read(path, heading, False, language, False)]
             if _called(inner) == "page" and len(inner.args) == 1:
                 path = literal(inner.args[0])
                 assert path is not None
-                return [(path, False, language, False)]
+                return [_Read(path, None, True, language, False)]
     except _NotLiteral:
         pass
     return []
@@ -211,9 +232,10 @@ def _called(call: ast.Call) -> str | None:
 def _string_constants(tree: ast.Module) -> dict[str, str]:
     constants = {}
     for node in tree.body:
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
-            if isinstance(node.value.value, str):
-                for target in node.targets:
-                    if isinstance(target, ast.Name):
-                        constants[target.id] = node.value.value
+        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)):
+            continue
+        if isinstance(node.value.value, str):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    constants[target.id] = node.value.value
     return constants

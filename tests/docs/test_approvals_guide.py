@@ -11,15 +11,7 @@ import pytest
 
 from docs_support import block
 from humanwire import HumanWire
-from humanwire.testing import RunningService, ScriptedHuman
-
-
-@pytest.fixture
-def service_environment(
-    monkeypatch: pytest.MonkeyPatch, humanwire_service: RunningService, humanwire_api_key: str
-) -> None:
-    monkeypatch.setenv("HUMANWIRE_BASE_URL", humanwire_service.base_url)
-    monkeypatch.setenv("HUMANWIRE_API_KEY", humanwire_api_key)
+from humanwire.testing import ScriptedHuman
 
 
 @pytest.mark.usefixtures("service_environment")

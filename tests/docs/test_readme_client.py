@@ -6,18 +6,13 @@ from __future__ import annotations
 import pytest
 
 from docs_support import block
-from humanwire.testing import RunningService, ScriptedHuman
+from humanwire.testing import ScriptedHuman
 
 
+@pytest.mark.usefixtures("service_environment")
 def test_the_core_client_prints_the_reply(
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    humanwire_service: RunningService,
-    humanwire_api_key: str,
-    human: ScriptedHuman,
+    capsys: pytest.CaptureFixture[str], human: ScriptedHuman
 ) -> None:
-    monkeypatch.setenv("HUMANWIRE_BASE_URL", humanwire_service.base_url)
-    monkeypatch.setenv("HUMANWIRE_API_KEY", humanwire_api_key)
     code = block("README.md", "The core client", "python")
     reply = human.reply("yes")
     exec(compile(code, "README-core-client", "exec"), {})

@@ -7,19 +7,14 @@ from __future__ import annotations
 import pytest
 
 from docs_support import block
-from humanwire.testing import RunningService, ScriptedHuman
+from humanwire.testing import ScriptedHuman
 
 
+@pytest.mark.usefixtures("service_environment")
 def test_the_guides_gated_tools_run_once_approved(
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    humanwire_service: RunningService,
-    humanwire_api_key: str,
-    human: ScriptedHuman,
+    capsys: pytest.CaptureFixture[str], human: ScriptedHuman
 ) -> None:
     code = block("guides/approvals.md", "LangChain: block chosen tools", "python")
-    monkeypatch.setenv("HUMANWIRE_BASE_URL", humanwire_service.base_url)
-    monkeypatch.setenv("HUMANWIRE_API_KEY", humanwire_api_key)
     decisions = [
         human.decide_approval("approve"),  # the handler's approver: the inbox's human
         human.decide_approval("approve", to="+14155550123"),

@@ -40,16 +40,11 @@ def test_the_ten_lines_run(
     assert tool_answer.content == "Human response: Lisbon"
 
 
+@pytest.mark.usefixtures("service_environment")
 def test_the_langchain_pages_agent_runs_offline_as_written(
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    humanwire_service: RunningService,
-    humanwire_api_key: str,
-    human: ScriptedHuman,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], human: ScriptedHuman
 ) -> None:
     code = block("start/langchain.md", "An agent that asks", "python")
-    monkeypatch.setenv("HUMANWIRE_BASE_URL", humanwire_service.base_url)
-    monkeypatch.setenv("HUMANWIRE_API_KEY", humanwire_api_key)
     # No model key anywhere: the page's model is its own.
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     reply = human.reply("Lisbon")

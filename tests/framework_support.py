@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 
 from approval_support import approval_texts, decide_interaction
-from docs_support import block
+from docs_support import FRAMEWORK_PAGES, block
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.testing import RunningService, ScriptedHuman
 from humanwire.testing.receiver import ReceivedDelivery, WebhookReceiver
@@ -80,16 +80,6 @@ def service_environment(
 
 
 # --- the README -------------------------------------------------------------------------
-
-
-FRAMEWORK_PAGES = {
-    "OpenAI Agents SDK": "frameworks/openai-agents.md",
-    "Pydantic AI": "frameworks/pydantic-ai.md",
-    "Google ADK": "frameworks/google-adk.md",
-    "Strands Agents": "frameworks/strands.md",
-    "CrewAI": "frameworks/crewai.md",
-}
-"""The documentation page that opens with the README section's example."""
 
 
 def readme_example(heading: str) -> str:

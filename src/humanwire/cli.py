@@ -146,6 +146,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser("demo", help="run the demo: an agent reaching a human")
     demo.add_argument("--auto", action="store_true", help="play the human automatically")
+    demo.add_argument(
+        "--stay-online",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="how long the inbox stays online after the pipeline ends (not with --auto)",
+    )
     _add_mcp_parser(commands)
     return parser
 
@@ -264,7 +271,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return asyncio.run(run_audit(args, _db_of(args)))
     if args.command == "mcp":
         return _mcp(args)
-    return _demo(auto=args.auto)
+    return _demo(auto=args.auto, stay_online=args.stay_online)
 
 
 # -- mcp ----------------------------------------------------------------------------------
@@ -836,7 +843,7 @@ async def _slack(args: argparse.Namespace) -> int:
 
 
 # -- demo ---------------------------------------------------------------------------------
-def _demo(*, auto: bool) -> int:
+def _demo(*, auto: bool, stay_online: float | None = None) -> int:
     try:
         demo = importlib.import_module("humanwire.demo")
     except ModuleNotFoundError as exc:
@@ -844,7 +851,8 @@ def _demo(*, auto: bool) -> int:
             raise
         print("humanwire: the demo is not available in this version.", file=sys.stderr)
         return 1
-    result = demo.main(auto=auto)
+    argv = [] if stay_online is None else ["--stay-online", str(stay_online)]
+    result = demo.main(argv, auto=auto)
     return result if isinstance(result, int) else 0
 
 

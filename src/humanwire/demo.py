@@ -17,6 +17,7 @@ Needs the ``langchain`` extra: ``pip install "humanwire[langchain]"``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import threading
 import time
@@ -27,6 +28,9 @@ from humanwire import HumanWire
 
 QUESTION = "Hi! Which city should the team offsite be in this spring?"
 DEFAULT_CITY = "Lisbon"
+STAY_ONLINE = 60.0
+"""Seconds the inbox stays online after the pipeline ended (its last decision read), when
+a person plays the human."""
 
 
 class OffsiteState(TypedDict, total=False):
@@ -179,9 +183,12 @@ def run(
     auto: bool = False,
     wait_time: float | None = None,
     follow_up_time: float | None = None,
+    stay_online_for: float | None = None,
     out: TextIO = sys.stdout,
 ) -> str:
-    """Runs the demo and returns the pipeline's outcome line."""
+    """Runs the demo and returns the pipeline's outcome line. Played by a person (not
+    ``auto``), the service then stays online ``stay_online_for`` seconds (default
+    ``STAY_ONLINE``; Ctrl+C ends it sooner), so the page they are on still loads."""
     try:
         import langgraph  # noqa: F401
     except ImportError:
@@ -214,6 +221,8 @@ def run(
                 state = resumed
         progress.say(f"2. Approval: {checkpoint.decision(state).text}")  # type: ignore[union-attr]
         progress.say(f"3. {state['outcome']}")
+        if not auto:
+            stay_online(progress, STAY_ONLINE if stay_online_for is None else stay_online_for)
         return str(state["outcome"])
     finally:
         if stop_human is not None:
@@ -221,10 +230,34 @@ def run(
         client.close()
 
 
+def stay_online(progress: Progress, seconds: float) -> None:
+    """Keeps this process's embedded service serving ``seconds`` more (Ctrl+C ends it
+    sooner): the human who just decided is on a page of it (the approval's thank-you
+    page loads after the decision the pipeline already read), and stopping the service
+    now would leave them on the browser's connection-refused page. Says when the inbox
+    goes offline. A service of another process (``humanwire serve``) stays as it is."""
+    from humanwire.server import embedded
+
+    if not embedded.ensure_embedded_service().in_process:
+        return
+    progress.say("")
+    progress.say(f"The inbox stays online for {seconds:.0f} s (Ctrl+C to stop it now).")
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl+C: offline now
+        time.sleep(seconds)
+    embedded.stop_embedded_service()
+    progress.say("The inbox is offline: the demo's service stopped.")
+
+
 def main(argv: list[str] | None = None, *, auto: bool | None = None) -> int:
     parser = argparse.ArgumentParser(prog="humanwire demo", description=__doc__.split("\n")[0])
     parser.add_argument("--auto", action="store_true", help="a scripted human answers")
     parser.add_argument("--wait", type=float, default=None, help="seconds each wait is held")
+    parser.add_argument(
+        "--stay-online",
+        type=float,
+        default=None,
+        help=f"seconds the inbox stays online after the pipeline ends (default {STAY_ONLINE:.0f})",
+    )
     args = parser.parse_args(argv if argv is not None else [])
-    run(auto=bool(auto) or args.auto, wait_time=args.wait)
+    run(auto=bool(auto) or args.auto, wait_time=args.wait, stay_online_for=args.stay_online)
     return 0

@@ -53,7 +53,7 @@ def test_demo_without_an_answer_carries_on_and_does_not_book(embedded_home: Path
     from humanwire.demo import run
 
     out = io.StringIO()
-    outcome = run(auto=False, wait_time=1, follow_up_time=2, out=out)
+    outcome = run(auto=False, wait_time=1, follow_up_time=2, stay_online_for=0, out=out)
     text = out.getvalue()
     # Silence is not an error: the agent got the no-response text and went on...
     assert "← Human did not respond. Continue where you left off." in text

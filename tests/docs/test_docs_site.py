@@ -18,7 +18,7 @@ from types import ModuleType
 
 import pytest
 
-from docs_support import DOCS, README, ROOT, blocks
+from docs_support import DOCS, NOT_RUN, README, ROOT, blocks
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -112,7 +112,8 @@ def test_every_code_block_parses(page: Path) -> None:
 
 def test_the_readme_is_a_front_page() -> None:
     text = README.read_text(encoding="utf-8")
-    assert len(text.splitlines()) <= 200
+    # Lines a reader sees: the not-run markers are HTML comments.
+    assert len([line for line in text.splitlines() if not NOT_RUN.match(line)]) <= 200
     # Its links lead to files that exist (the site's own links are checked by the build).
     for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
         if not re.match(r"[a-z]+:", target):

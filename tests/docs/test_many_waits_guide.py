@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from docs_support import blocks, page
+from docs_support import blocks, section
 from humanwire.testing import RunningService, ScriptedHuman
 
 
@@ -21,7 +21,7 @@ def test_everyone_is_asked_and_each_answer_comes_back(
 ) -> None:
     monkeypatch.setenv("HUMANWIRE_BASE_URL", humanwire_service.base_url)
     monkeypatch.setenv("HUMANWIRE_API_KEY", humanwire_api_key)
-    (code,) = blocks(page("guides/many-waits.md").split("\n## ", 1)[0], "python")
+    (code,) = blocks(section("guides/many-waits.md", None), "python")
     namespace: dict[str, Any] = {}
     exec(compile(code, "many-waits", "exec"), namespace)
     ask_everyone: Callable[[list[str]], Coroutine[Any, Any, list[str]]] = namespace["ask_everyone"]

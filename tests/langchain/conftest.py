@@ -8,7 +8,10 @@ from typing import Any, TypeVar
 import pytest
 from langchain_core.tools import BaseTool
 
+from framework_support import service_environment
 from humanwire import AsyncHumanWire, HumanWire
+
+__all__ = ["service_environment"]
 
 T = TypeVar("T", bound=BaseTool)
 

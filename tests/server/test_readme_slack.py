@@ -10,22 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from docs_support import block, blocks, page
+from docs_support import block
 from humanwire.server.config import channel_routes
 from humanwire.server.settings import load_settings
 
 SLACK = "going-live/slack.md"
 
 
-def _block(language: str) -> str:
-    found = blocks(page(SLACK), language)
-    assert found, language
-    return found[0]
-
-
 def test_the_toml_passes_validation_and_routes_slack_to_slack(tmp_path: Path) -> None:
     path = tmp_path / "humanwire.toml"
-    path.write_text(_block("toml"), encoding="utf-8")
+    path.write_text(block(SLACK, None, "toml"), encoding="utf-8")
     config = load_settings(path, {}, {}).to_service_config()
     assert channel_routes(config)["slack"] == "slack"
     assert config.slack is not None and config.slack.client_id and config.slack.client_secret
@@ -34,7 +28,7 @@ def test_the_toml_passes_validation_and_routes_slack_to_slack(tmp_path: Path) ->
 def test_the_manifest_matches_the_service() -> None:
     from humanwire.server.delivery.slack import BOT_SCOPES, ROUTE_PREFIX
 
-    manifest = json.loads(_block("json"))
+    manifest = json.loads(block(SLACK, "The Slack app", "json"))
     assert manifest["oauth_config"]["scopes"]["bot"] == list(BOT_SCOPES)
     base = "https://hw.example.com" + ROUTE_PREFIX
     assert manifest["oauth_config"]["redirect_urls"] == [f"{base}/oauth"]
@@ -47,8 +41,14 @@ def test_the_manifest_matches_the_service() -> None:
     assert settings["token_rotation_enabled"] is False
 
 
-@pytest.mark.parametrize("provider", ["Slack", "Twilio"])
-def test_the_offline_example_runs(capsys: pytest.CaptureFixture[str], provider: str) -> None:
-    code = block("guides/provider-fakes.md", provider, "python")
-    exec(compile(code, f"docs-{provider.lower()}-fake-example", "exec"), {})
+@pytest.mark.parametrize(
+    "code",
+    [
+        block("guides/provider-fakes.md", "Slack", "python"),
+        block("guides/provider-fakes.md", "Twilio", "python"),
+    ],
+    ids=["slack", "twilio"],
+)
+def test_the_offline_example_runs(capsys: pytest.CaptureFixture[str], code: str) -> None:
+    exec(compile(code, "docs-provider-fake-example", "exec"), {})
     assert capsys.readouterr().out.strip() == "ended yes"

@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
+from docs_support import block
 from humanwire import HumanWire, cli
 from humanwire.server.settings import env_var_names
 from humanwire.testing import WebhookReceiver
@@ -240,8 +241,7 @@ def test_the_systemd_unit_runs_serve_with_the_config_and_is_in_the_readme(tmp_pa
     # A descriptor per connection: far above systemd's default of 1,024.
     assert int(service["LimitNOFILE"]) >= 65536
     assert unit["Install"]["WantedBy"] == "multi-user.target"
-    shown = (REPO / "docs" / "operating" / "systemd.md").read_text(encoding="utf-8")
-    assert f"```ini\n{text}```" in shown
+    assert block("operating/systemd.md", None, "ini") == text
     analyze = shutil.which("systemd-analyze")
     if analyze is not None:
         # systemd's own check, with ExecStart pointing at this install of humanwire.

@@ -1,0 +1,49 @@
+"""The configurations the pages show load as the service's settings (``load_settings``,
+what ``humanwire serve --config`` reads): every key known, every value valid. The Slack
+and Twilio pages' are checked further in tests/server."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+import pytest
+
+from docs_support import block
+from humanwire.server.config import ServiceConfig, channel_routes
+from humanwire.server.settings import load_settings
+
+TELNYX = block("going-live/telnyx.md", None, "toml")
+
+
+def _loaded(tmp_path: Path, text: str) -> ServiceConfig:
+    path = tmp_path / "humanwire.toml"
+    path.write_text(text, encoding="utf-8")
+    return load_settings(path, {}, {}).to_service_config()
+
+
+def test_the_email_page_routes_email_to_smtp(tmp_path: Path) -> None:
+    config = _loaded(tmp_path, block("going-live/email.md", None, "toml"))
+    assert channel_routes(config)["email"] != "sandbox"
+
+
+def test_the_telnyx_page_routes_texts_and_calls_to_telnyx(tmp_path: Path) -> None:
+    # Its one placeholder the service checks the shape of: the account's public key.
+    key = base64.b64encode(bytes(32)).decode()
+    config = _loaded(tmp_path, TELNYX.replace('"base64 of 32 bytes"', repr(key)))
+    routes = channel_routes(config)
+    assert routes["sms"] == routes["call"] == "telnyx"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        block("going-live/telnyx.md", "Both carriers", "toml"),
+        block("guides/checking-addresses.md", "Configuration", "toml"),
+        block("guides/voice-modes.md", None, "toml"),
+        block("operating/security.md", "Trusted proxies and the inbox session", "toml"),
+    ],
+    ids=["both-carriers", "checking-addresses", "voice-modes", "security"],
+)
+def test_the_pages_configuration_loads(tmp_path: Path, text: str) -> None:
+    assert isinstance(_loaded(tmp_path, text), ServiceConfig)

@@ -24,11 +24,9 @@ from humanwire.types import Speaker
 from humanwire.types.approvals import ApprovalRequest
 
 from ..approvals import texts
-from ..delivery import Outbound, ProviderFailure, RecipientUnreachable
 from ..store.base import ApproverRecord, InboundRecord, InteractionRecord
 from .approval_records import REPLY_CHANNELS
 from .approval_steps import ApprovalSteps
-from .approvals import logger
 from .human import InboundText
 from .shared_senders import Waiting
 
@@ -195,17 +193,9 @@ class ApprovalReplies(ApprovalSteps):
                 titles.append((str(record.request.get("title", "")), shown))
                 request = ApprovalRequest.model_validate(record.request)
                 comments = comments and request.allow_comment
-        item = Outbound(
+        await self._text_back(
+            text,
+            texts.clarify_text(titles, comments),
             account_id=rows[0].account_id,
             interaction_id=rows[0].interaction_id,
-            channel=text.channel,
-            kind="message",
-            from_addr=text.to_addr,
-            to_addr=text.from_addr,
-            text=texts.clarify_text(titles, comments),
-            listening=False,
         )
-        try:
-            await self.providers.get(text.channel, self.provider).deliver(item)
-        except (RecipientUnreachable, ProviderFailure):
-            logger.warning("could not send the clarifying text", exc_info=True)

@@ -289,14 +289,26 @@ class HumanSide(EngineCore):
             sender=mask_address(text.from_addr),
             waiting=len({item.interaction_id for item in waiting}),
         )
+        await self._text_back(text, clarify_several_text(waiting))
+
+    async def _text_back(
+        self,
+        text: InboundText,
+        body: str,
+        *,
+        account_id: str = "",
+        interaction_id: str | None = None,
+    ) -> None:
+        """A clarifying text to the person, from the number they wrote to, awaiting no
+        reply of its own; ``account_id`` "" when it is on behalf of no account."""
         item = Outbound(
-            account_id="",
-            interaction_id=None,
+            account_id=account_id,
+            interaction_id=interaction_id,
             channel=text.channel,
             kind="message",
             from_addr=text.to_addr,
             to_addr=text.from_addr,
-            text=clarify_several_text(waiting),
+            text=body,
             listening=False,
         )
         try:

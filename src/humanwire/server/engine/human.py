@@ -221,11 +221,20 @@ class HumanSide(EngineCore):
     async def _receive_unaddressed(self, text: InboundText) -> InboundRecord | None:
         """A text to a number that no carrier said the account of: whose it is first
         (``shared_senders``), then matched within that account only."""
-        if text.ref is None:
+
+        async def addressed() -> tuple[Addressee | list[Waiting] | None, InteractionRecord | None]:
             whose = await self._whose(text)
+            if isinstance(whose, Addressee) and whose.request is None:
+                return whose, await self._match(text, whose.account_id)
+            return whose, None
+
+        if text.ref is None:
+            whose, record = await addressed()
         else:
-            seen, whose = await asyncio.gather(
-                self.store.inbound_by_ref(text.ref), self._whose(text)
+            # Whether the carrier sent it before, read beside whose it is and what it
+            # answers, as for any text.
+            seen, (whose, record) = await asyncio.gather(
+                self.store.inbound_by_ref(text.ref), addressed()
             )
             if seen is not None:
                 return None  # a carrier's retry of a message already taken
@@ -236,10 +245,7 @@ class HumanSide(EngineCore):
             return None  # a text to a shared sender that nobody waits on: nobody's
         if whose.request is not None:  # the request its code named, as it takes the text
             text = dataclasses.replace(text, body=whose.body)
-            return await self._inbound_text(
-                account_id=whose.account_id, text=text, record=whose.request
-            )
-        record = await self._match(text, whose.account_id)
+            record = whose.request
         return await self._inbound_text(account_id=whose.account_id, text=text, record=record)
 
     async def _whose(self, text: InboundText) -> Addressee | list[Waiting] | None:

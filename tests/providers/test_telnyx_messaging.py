@@ -5,6 +5,7 @@ its webhooks with Ed25519 and plays the person's phone."""
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import httpx
@@ -209,3 +210,23 @@ def test_signed_bodies_of_the_wrong_shape_are_400_naming_the_field(
         assert response.status_code == 400, document
         assert response.json()["error"]["field"] == field, document
     assert httpx.post(url, content=b"{}").status_code == 403
+
+
+def test_two_accounts_asks_on_the_shared_number_need_the_code(telnyx_live: TelnyxLive) -> None:
+    """The shared-sender rule (tests/providers/test_twilio_shared_replies.py) through the
+    other carrier: a reply naming no code answers neither account's ask."""
+    live = telnyx_live
+    other = live.account("other")
+    first = live.client.messages.sms(to=HUMAN, message="Which colour?", follow_up_time=120)
+    second = other.messages.sms(to=HUMAN, message="Which day?", follow_up_time=120)
+    live.fake.send_inbound(HUMAN, TELNYX_FROM, "blue")
+    live.fake.wait_for(lambda: len(live.fake.sent_to(HUMAN)) == 3, timeout=20)
+    clarified = live.fake.sent_to(HUMAN)[2].text
+    code = re.search(r'"Which day\?": reply (\d{4})', clarified)
+    assert code is not None, clarified
+    for client, asked in ((live.client, first), (other, second)):
+        assert client.interactions.status(asked.interaction_id).status == "pending"
+    live.fake.send_inbound(HUMAN, TELNYX_FROM, f"{code.group(1)} Tuesday")
+    status = other.interactions.status(second.interaction_id, wait=20)
+    assert status.result is not None and status.result.payload.body == "Tuesday"  # type: ignore[union-attr]
+    assert live.client.interactions.status(first.interaction_id).status == "pending"

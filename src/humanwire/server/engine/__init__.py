@@ -15,7 +15,8 @@ One class, ``Engine``, assembled from one part per concern, each a module of its
   ``/phone/*``;
 - ``numbers``, ``webhooks``, ``channels``: the account's resources;
 - ``human``: what comes back from recipients, through provider-neutral entry points
-  that the sandbox API, the inbox and the real providers all use;
+  that the sandbox API, the inbox and the real providers all use (``shared_senders``:
+  whose a reply to a shared sender is);
 - ``links``: forms and reply links reached by their token;
 - ``approvals``, ``approval_records``, ``approval_asks``, ``approval_steps``,
   ``approval_replies`` and ``approval_access``:

@@ -3,16 +3,18 @@ follow, "YES 4821" naming a request by its short code when one number has severa
 Slack's Approve / Reject buttons (``decide_by_slack``: the approver's click only), and a
 call (``end_call``: the keys 1 / 2 or the words the callee said).
 
-Replies are matched as every text is (``HumanSide._receive``): a message waiting for a
-reply from that number takes it first, as before approvals existed, unless the reply
-names an open approval's code. A text that matched nothing else is looked up among the
-number's open approvals: read as a decision when it is one and names one request; else
-one clarifying text goes back, never a guess. So a text that is no approval reply costs
-no query more than before, and one to a shared number (no account known yet) is found.
+Replies are matched as every text is (``HumanSide._receive``), within the one account
+the text belongs to (``shared_senders``: on a shared sender, the account that waits on
+the person there; approvals are among what waits, ``_waiting_for``): a message waiting
+for a reply from that number takes it first, as before approvals existed, unless the
+reply names an open approval's code. A text that matched nothing else is looked up among
+the account's open approvals for the number: read as a decision when it is one and names
+one request; else one clarifying text goes back, never a guess.
 """
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import time
 from collections.abc import Sequence
@@ -22,12 +24,11 @@ from humanwire.types import Speaker
 from humanwire.types.approvals import ApprovalRequest
 
 from ..approvals import texts
-from ..delivery import Outbound, ProviderFailure, RecipientUnreachable
 from ..store.base import ApproverRecord, InboundRecord, InteractionRecord
 from .approval_records import REPLY_CHANNELS
 from .approval_steps import ApprovalSteps
-from .approvals import logger
 from .human import InboundText
+from .shared_senders import Waiting
 
 __all__ = ["ApprovalReplies"]
 
@@ -98,6 +99,35 @@ class ApprovalReplies(ApprovalSteps):
             rows = [r for r in rows if r.account_id == account_id]
         return rows
 
+    async def _waiting_for(self, text: InboundText) -> list[Waiting]:
+        """The asks waiting on the shared sender, and every account's approvals asked of
+        the person on that channel (an approver's row does not keep the number it was
+        asked from: one asked from a reserved number counts too, never a guess)."""
+        if text.channel not in REPLY_CHANNELS:
+            return await super()._waiting_for(text)
+        asks, rows = await asyncio.gather(
+            super()._waiting_for(text), self.store.open_approvers_at(text.channel, text.from_addr)
+        )
+        requests: dict[str, ApprovalRequest | None] = {}
+        for row in rows:
+            if row.interaction_id not in requests:
+                record = await self.store.get_interaction(row.interaction_id)
+                requests[row.interaction_id] = (
+                    None if record is None else ApprovalRequest.model_validate(record.request)
+                )
+        return asks + [
+            Waiting(
+                account_id=row.account_id,
+                interaction_id=row.interaction_id,
+                label=request.title,
+                codes=(row.code,) if row.code else (),
+                decision=True,
+                comments=request.allow_comment,
+            )
+            for row in rows
+            if (request := requests[row.interaction_id]) is not None
+        ]
+
     async def _match(
         self, text: InboundText, account_id: str | None, thread: InteractionRecord | None = None
     ) -> InteractionRecord | None:
@@ -163,17 +193,9 @@ class ApprovalReplies(ApprovalSteps):
                 titles.append((str(record.request.get("title", "")), shown))
                 request = ApprovalRequest.model_validate(record.request)
                 comments = comments and request.allow_comment
-        item = Outbound(
+        await self._text_back(
+            text,
+            texts.clarify_text(titles, comments),
             account_id=rows[0].account_id,
             interaction_id=rows[0].interaction_id,
-            channel=text.channel,
-            kind="message",
-            from_addr=text.to_addr,
-            to_addr=text.from_addr,
-            text=texts.clarify_text(titles, comments),
-            listening=False,
         )
-        try:
-            await self.providers.get(text.channel, self.provider).deliver(item)
-        except (RecipientUnreachable, ProviderFailure):
-            logger.warning("could not send the clarifying text", exc_info=True)

@@ -28,6 +28,7 @@ from humanwire.types import (
     TranscriptTurn,
 )
 
+from ..delivery import Outbound, ProviderFailure, RecipientUnreachable
 from ..errors import (
     Conflict,
     InvalidToNumber,
@@ -40,6 +41,16 @@ from ..store.base import (
 from ..telemetry import log_event, mask_address
 from ._common import Account, _event_dict, _metadata, _timestamp
 from .core import EngineCore
+from .shared_senders import (
+    NUMBER_PAIR_CHANNELS,
+    Addressee,
+    Waiting,
+    ask_codes,
+    ask_label,
+    clarify_several_text,
+    named,
+    without_code,
+)
 from .state import logger
 
 
@@ -146,12 +157,15 @@ class HumanSide(EngineCore):
         stored, or None when it was a duplicate (its ``ref`` seen before) or belongs to
         no account.
 
-        Matching: sms / whatsapp answer the most recent open message interaction sent to
-        ``from_addr`` from ``to_addr`` on that channel (the number pair, as on a phone);
-        slack only the interaction whose thread the reply is in. ``account_id`` is the
-        account the carrier already knows (the sandbox's caller); without it the
-        account is the matched interaction's, else the owner of the reserved number
-        ``to_addr``. A text to a shared sender that matches nothing belongs to nobody."""
+        Matching: sms / whatsapp answer the most recent open message interaction of the
+        account sent to ``from_addr`` from ``to_addr`` on that channel (the number pair,
+        as on a phone); slack only the interaction whose thread the reply is in.
+        ``account_id`` is the account the carrier already knows (the sandbox's caller);
+        without it the account is settled first (``shared_senders``): the owner of the
+        reserved number ``to_addr``, else the one account waiting on ``from_addr`` there.
+        A text to a shared sender that nobody waits on belongs to nobody; one that
+        several accounts wait on goes to the request its code names, or to nobody (the
+        person is told the codes)."""
         return await self._receive(text, account_id)
 
     async def receive_reply(
@@ -182,6 +196,8 @@ class HumanSide(EngineCore):
     async def _receive_matched(
         self, text: InboundText, account_id: str | None, thread: InteractionRecord | None
     ) -> InboundRecord | None:
+        if account_id is None and text.channel in NUMBER_PAIR_CHANNELS:
+            return await self._receive_unaddressed(text)
         if text.ref is None:
             record = await self._match(text, account_id, thread)
         else:
@@ -201,6 +217,110 @@ class HumanSide(EngineCore):
         if account_id is None:
             return None
         return await self._inbound_text(account_id=account_id, text=text, record=record)
+
+    async def _receive_unaddressed(self, text: InboundText) -> InboundRecord | None:
+        """A text to a number that no carrier said the account of: whose it is first
+        (``shared_senders``), then matched within that account only."""
+
+        async def addressed() -> tuple[Addressee | list[Waiting] | None, InteractionRecord | None]:
+            whose = await self._whose(text)
+            if isinstance(whose, Addressee) and whose.request is None:
+                return whose, await self._match(text, whose.account_id)
+            return whose, None
+
+        if text.ref is None:
+            whose, record = await addressed()
+        else:
+            # Whether the carrier sent it before, read beside whose it is and what it
+            # answers, as for any text.
+            seen, (whose, record) = await asyncio.gather(
+                self.store.inbound_by_ref(text.ref), addressed()
+            )
+            if seen is not None:
+                return None  # a carrier's retry of a message already taken
+        if isinstance(whose, list):
+            await self._clarify_several(text, whose)
+            return None
+        if whose is None:
+            return None  # a text to a shared sender that nobody waits on: nobody's
+        if whose.request is not None:  # the request its code named, as it takes the text
+            text = dataclasses.replace(text, body=whose.body)
+            record = whose.request
+        return await self._inbound_text(account_id=whose.account_id, text=text, record=record)
+
+    async def _whose(self, text: InboundText) -> Addressee | list[Waiting] | None:
+        """The account a text to ``text.to_addr`` belongs to (with the request its code
+        named when it took the code to tell); the open requests of several accounts when
+        it named none of them; None when it is nobody's."""
+        number = await self.store.number_by_phone(text.to_addr)
+        if number is not None:
+            return Addressee(number.account_id)
+        waiting = await self._waiting_for(text)
+        accounts = {item.account_id for item in waiting}
+        if len(accounts) <= 1:
+            return Addressee(accounts.pop()) if accounts else None
+        chosen = named(waiting, text.body)
+        if len(chosen) != 1:
+            return waiting
+        record = await self.store.get_interaction(chosen[0].interaction_id)
+        if record is None:
+            return waiting
+        body = text.body if chosen[0].decision else without_code(text.body, chosen[0].codes)
+        return Addressee(record.account_id, record, body)
+
+    async def _waiting_for(self, text: InboundText) -> list[Waiting]:
+        """What every account has open for a reply from ``text.from_addr`` to the shared
+        sender ``text.to_addr``: here the asks sent from it (approvals add theirs)."""
+        found = await self.store.open_messages(
+            text.channel, to_addr=text.from_addr, from_addr=text.to_addr
+        )
+        return [
+            Waiting(
+                account_id=record.account_id,
+                interaction_id=record.id,
+                label=ask_label(str(record.request.get("message", ""))),
+                codes=ask_codes(record.id),
+                decision=False,
+            )
+            for record in found
+        ]
+
+    async def _clarify_several(self, text: InboundText, waiting: Sequence[Waiting]) -> None:
+        """Tells the person a text went to none of several accounts' requests, and how to
+        name the one it answers. The text is no account's (none is charged for it)."""
+        log_event(
+            logger,
+            "reply.unaddressed",
+            channel=text.channel,
+            sender=mask_address(text.from_addr),
+            waiting=len({item.interaction_id for item in waiting}),
+        )
+        await self._text_back(text, clarify_several_text(waiting))
+
+    async def _text_back(
+        self,
+        text: InboundText,
+        body: str,
+        *,
+        account_id: str = "",
+        interaction_id: str | None = None,
+    ) -> None:
+        """A clarifying text to the person, from the number they wrote to, awaiting no
+        reply of its own; ``account_id`` "" when it is on behalf of no account."""
+        item = Outbound(
+            account_id=account_id,
+            interaction_id=interaction_id,
+            channel=text.channel,
+            kind="message",
+            from_addr=text.to_addr,
+            to_addr=text.from_addr,
+            text=body,
+            listening=False,
+        )
+        try:
+            await self.providers.get(text.channel, self.provider).deliver(item)
+        except (RecipientUnreachable, ProviderFailure):
+            logger.warning("could not send the clarifying text", exc_info=True)
 
     async def _match(
         self, text: InboundText, account_id: str | None, thread: InteractionRecord | None = None

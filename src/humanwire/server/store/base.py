@@ -554,6 +554,14 @@ class Store(Protocol):
         (a reply to a shared sender)."""
         ...
 
+    async def open_messages(
+        self, channel: str, to_addr: str, from_addr: str
+    ) -> list[InteractionRecord]:
+        """Every account's pending message interactions sent to ``to_addr`` from
+        ``from_addr`` on ``channel``, the oldest first: whose a reply to a shared
+        sender can be."""
+        ...
+
     async def set_delivery(
         self, interaction_id: str, delivery_status: DeliveryStatus, provider_ref: str | None = None
     ) -> None: ...

@@ -146,6 +146,11 @@ class Statements:
         "AND to_addr = ? AND from_addr = ? AND kind = 'message' AND status = 'pending' "
         "ORDER BY created_at DESC, {order} DESC LIMIT 1"
     )
+    open_messages = (
+        "SELECT {interaction_columns} FROM interactions WHERE channel = ? "
+        "AND to_addr = ? AND from_addr = ? AND kind = 'message' AND status = 'pending' "
+        "ORDER BY created_at, {order}"
+    )
     open_interactions = (
         "SELECT {interaction_columns} FROM interactions WHERE status = 'pending' ORDER BY {order}"
     )

@@ -207,6 +207,12 @@ class SQLStore:
             self.q.latest_open_message, (account_id, channel, to_addr, from_addr)
         )
 
+    async def open_messages(
+        self, channel: str, to_addr: str, from_addr: str
+    ) -> list[InteractionRecord]:
+        found = await self._all(self.q.open_messages, (channel, to_addr, from_addr))
+        return [rows.interaction(row) for row in found]
+
     async def open_interactions(self) -> list[InteractionRecord]:
         return [rows.interaction(row) for row in await self._all(self.q.open_interactions)]
 

@@ -303,20 +303,20 @@ class Approvals(ApprovalAsks):
         approval = await self.store.get_approval(row.interaction_id)
         record = await self.store.get_interaction(row.interaction_id)
         if approval is None or approval.settled_at is not None:
-            return "closed"
+            return await self._refuse(row, choice, via, "closed")
         if record is None or record.status != "pending" or row.asked_at is None:
-            return "closed"
+            return await self._refuse(row, choice, via, "closed")
         request = ApprovalRequest.model_validate(record.request)
         rows = await self.store.approvers_of(record.id)
         if _tally(request, rows).has_decided(_approver(row)):
-            return "already"
+            return await self._refuse(row, choice, via, "already")
         if not request.allow_comment:
             comment = None
         now = time.time()
         if not await self.store.record_approver_decision(
             record.id, row.position, choice, comment, via, now
         ):
-            return "already"
+            return await self._refuse(row, choice, via, "already")
         data = {"decision": choice, "comment": comment, "via": via}
         await self._audit(
             record.account_id,
@@ -336,6 +336,16 @@ class Approvals(ApprovalAsks):
         if tally.outcome is not None:
             await self._settle(record, request, tally.outcome, timed_out=False)
         return "recorded"
+
+    async def _refuse(self, row: ApproverRecord, choice: str, via: str, result: str) -> str:
+        """A decision not counted is an entry too (``approval.decision_refused``): who
+        tried what, how, and why it did not count. Returns ``result``."""
+        reason = "decided_before" if result == "already" else "closed"
+        data = {"decision": choice, "via": via, "reason": reason}
+        kind: AuditEntryType = "approval.decision_refused"
+        draft = AuditDraft(time.time(), kind, row.interaction_id, _actor(row), data)
+        await self._audit(row.account_id, [draft])
+        return result
 
     async def _settle(
         self,

@@ -21,7 +21,6 @@ from humanwire.cli import main
 from humanwire.server.approvals.audit import GENESIS, entry_hash
 from humanwire.server.approvals.checkpoints import (
     Checkpoint,
-    CheckpointSigner,
     checkpoint_marks,
     generate_key_pair,
 )
@@ -29,7 +28,7 @@ from humanwire.server.config import ServiceConfig
 from humanwire.server.engine.audit_checkpoints import AuditCheckpoints
 from humanwire.server.outbox import Outbox
 from humanwire.server.schedule import Schedule
-from humanwire.server.store import open_store
+from humanwire.server.store import Store, open_store
 from humanwire.server.store.base import AuditDraft
 
 SIGNING_KEY, PUBLIC_KEY = generate_key_pair()
@@ -47,14 +46,20 @@ def draft(n: int) -> AuditDraft:
     )
 
 
+def service_checkpoints(store: Store) -> AuditCheckpoints:
+    """The service's checkpoints on ``store``, as an engine with a signing key builds them."""
+    schedule = Schedule(store, owner="test", handlers={})
+    config = ServiceConfig(audit_signing_key=SIGNING_KEY)
+    checkpoints = AuditCheckpoints.configured(config, store, schedule, Outbox(store, config))
+    assert checkpoints is not None
+    return checkpoints
+
+
 async def _checkpointed(database: str, rounds: list[int], after: int) -> list[Checkpoint]:
     """``acct_a``'s log appended in ``rounds``, the service's checkpoints taken after each,
     then ``after`` entries more (past the latest checkpoint)."""
     store = open_store(database)
-    schedule = Schedule(store, owner="test", handlers={})
-    checkpoints = AuditCheckpoints(
-        store, schedule, Outbox(store, ServiceConfig()), CheckpointSigner(SIGNING_KEY), 300.0
-    )
+    checkpoints = service_checkpoints(store)
     taken: list[Checkpoint] = []
     written = 0
     try:
@@ -281,3 +286,24 @@ def test_checkpoints_are_published_only_for_heads_that_moved(database: str) -> N
     assert breaks == [] and [(m.sequence, m.hash) for m in marks] == [
         (c.sequence, c.hash) for c in taken
     ]
+
+
+def test_the_service_never_signs_a_log_rewritten_since_its_last_checkpoint(
+    database: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    checkpointed(database)  # checkpoints at 2, 3, 4; the head at 6
+    rewrite(database, edited)  # entry 3 on: re-hashed, the head moved to the forgery's
+
+    async def take() -> tuple[list[Checkpoint], list[Checkpoint]]:
+        store = open_store(database)
+        try:
+            taken = await service_checkpoints(store).take()
+            return taken, await store.audit_checkpoints("acct_a")
+        finally:
+            await store.close()
+
+    with caplog.at_level("ERROR", logger="humanwire.audit"):
+        taken, stored = asyncio.run(take())
+    assert taken == [] and [c.sequence for c in stored] == [2, 3, 4]
+    (refused,) = [r for r in caplog.records if "audit.checkpoint_refused" in r.getMessage()]
+    assert "acct_a" in refused.getMessage() and "prev is not the hash" in refused.getMessage()

@@ -151,6 +151,20 @@ def test_verify_with_a_noted_head(database: str, capsys: pytest.CaptureFixture[s
     assert code == 2 and "--head" in err
 
 
+def test_verify_names_a_log_whose_head_was_removed(
+    database: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seed(database, acct_a=3, acct_b=2)
+    tamper(database, "DELETE FROM audit_heads WHERE account_id = 'acct_a'")
+    code, out, _ = audit(capsys, "verify", "--db", database)
+    assert code == 1
+    assert out.splitlines() == [
+        "acct_a: entry 3: the store keeps no head for this log (removed behind the service's "
+        "back?)",
+        "acct_b: 2 entries, chain intact",
+    ]
+
+
 @pytest.mark.parametrize(
     ("statement", "says"),
     [

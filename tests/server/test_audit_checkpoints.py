@@ -21,6 +21,7 @@ from humanwire.cli import main
 from humanwire.server.approvals.audit import GENESIS, entry_hash
 from humanwire.server.approvals.checkpoints import (
     Checkpoint,
+    CheckpointSigner,
     checkpoint_marks,
     generate_key_pair,
 )
@@ -307,3 +308,17 @@ def test_the_service_never_signs_a_log_rewritten_since_its_last_checkpoint(
     assert taken == [] and [c.sequence for c in stored] == [2, 3, 4]
     (refused,) = [r for r in caplog.records if "audit.checkpoint_refused" in r.getMessage()]
     assert "acct_a" in refused.getMessage() and "prev is not the hash" in refused.getMessage()
+
+
+def test_keygen_makes_a_pair_the_service_and_verify_take(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["audit", "keygen"]) == 0
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert [line.split(" = ")[0] for line in lines] == ["signing_key", "public_key"]
+    signing_key, public_key = (line.split(" = ")[1].strip('"') for line in lines)
+    assert CheckpointSigner(signing_key).public_key == public_key != PUBLIC_KEY
+    assert "HUMANWIRE_AUDIT_SIGNING_KEY" in err and signing_key not in err
+    assert main(["audit", "keygen"]) == 0
+    assert capsys.readouterr().out != out  # a new pair each time

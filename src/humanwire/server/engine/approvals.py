@@ -9,8 +9,9 @@ Every way a person decides (their page, an sms / whatsapp reply, a Slack button,
 an email's signed link or DKIM-signed reply) ends in ``_decide``; once
 the tally settles the request (``server.approvals.tally``), the interaction ends with an
 ``approval.decided`` event: the held request gets it, else the webhooks. When the windows
-close undecided, ``onTimeout`` applies (``_end``). Every decision, reminder, escalation,
-timeout and consumption is an entry of the account's hash-chained audit log.
+close undecided, ``onTimeout`` applies (``_end``). Every decision (a refused one too:
+``_refuse``), reminder, escalation, timeout and consumption is an entry of the account's
+hash-chained audit log, whose heads ``audit_checkpoints`` signs.
 
 The other parts: ``approval_steps`` (reminders and escalation tiers, steps of the
 schedule), ``approval_replies`` (decisions by sms / whatsapp reply, Slack button, call),

@@ -219,6 +219,8 @@ async def _verify(store: Store, account: str | None, verifying: _Verifying, out:
 
     heads = await store.audit_heads()
     accounts = [account] if account is not None else await store.audit_accounts()
+    if account is None:  # a log the database lost whole still shows against its copies
+        accounts = sorted({*accounts, *(c.account_id for c in verifying.kept)})
     broken = 0
     for account_id in accounts:
         try:
@@ -248,7 +250,8 @@ async def _breaks(
     head: tuple[int, str] | None,
     verifying: _Verifying,
 ) -> tuple[list[Break], str]:
-    """The log's breaks, and what its line says of the checkpoints when there are none."""
+    """The log's breaks, in entry order, and what its line says of the checkpoints when
+    there are none."""
     from humanwire.server.approvals.audit import Break, Mark, verify
     from humanwire.server.approvals.checkpoints import checkpoint_marks
 
@@ -268,7 +271,8 @@ async def _breaks(
     if verifying.public_keys:
         stored = await store.audit_checkpoints(account_id)
         kept = [c for c in verifying.kept if c.account_id == account_id]
-        signatures, unsigned = checkpoint_marks([*stored, *kept], verifying.public_keys)
+        checkpoints = dict.fromkeys([*stored, *kept])  # a copy kept of a stored one: once
+        signatures, unsigned = checkpoint_marks(checkpoints, verifying.public_keys)
         marks += signatures
         breaks += unsigned
         latest = max(signatures, key=lambda mark: mark.sequence, default=None)

@@ -27,6 +27,14 @@ def _audit(api: httpx.Client) -> list[dict[str, Any]]:
     return entries
 
 
+def _ask(api: httpx.Client, approver: str) -> dict[str, Any]:
+    body = {"title": "Ship it", "approvers": [{"channel": "link", "to": approver}]}
+    asked = api.post("/approvals", json={**body, "followUpTime": 60})
+    assert asked.status_code == 200, asked.text
+    found: dict[str, Any] = asked.json()
+    return found
+
+
 def _checkpoint_at(receiver: WebhookReceiver, sequence: int) -> Checkpoint:
     """The first checkpoint event signing entry ``sequence`` (waiting for it)."""
     count = 1
@@ -51,16 +59,7 @@ def test_heads_are_signed_as_they_move_and_published_to_webhooks(
     ):
         hook = api.post("/webhooks", json={"url": receiver.url, "eventTypes": ["audit.checkpoint"]})
         assert hook.status_code == 201, hook.text
-        asked = api.post(
-            "/approvals",
-            json={
-                "title": "Ship it",
-                "approvers": [{"channel": "link", "to": "Ada"}],
-                "followUpTime": 60,
-            },
-        )
-        assert asked.status_code == 200, asked.text
-        page = asked.json()["links"][0]["url"].split("/", 3)[3]
+        page = _ask(api, "Ada")["links"][0]["url"].split("/", 3)[3]
         for decision in ("approve", "reject"):  # the second comes after the request settled
             answer = api.post(
                 f"/{page}",
@@ -81,15 +80,7 @@ def test_heads_are_signed_as_they_move_and_published_to_webhooks(
         marks, breaks = checkpoint_marks([first], [PUBLIC_KEY])
         assert breaks == [] and len(marks) == 1
 
-        asked_again = api.post(
-            "/approvals",
-            json={
-                "title": "Ship it",
-                "approvers": [{"channel": "link", "to": "Bo"}],
-                "followUpTime": 60,
-            },
-        )
-        assert asked_again.status_code == 200, asked_again.text
+        _ask(api, "Bo")
         entries = _audit(api)
         later = _checkpoint_at(receiver, entries[-1]["sequence"])  # the head moved: signed again
         assert later.hash == entries[-1]["hash"] and later.sequence > first.sequence

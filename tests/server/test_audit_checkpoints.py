@@ -247,6 +247,17 @@ def test_checkpoints_kept_outside_show_a_rewrite_whose_checkpoints_were_removed(
     assert lines[0].startswith(
         f"acct_a: entry 3: it is not the entry the checkpoint of {taken[1].at} had"
     )
+    # The whole log gone from the database, its head too: the copies still name it.
+    run_sql(database, [("DELETE FROM audit", ()), ("DELETE FROM audit_heads", ())])
+    with_copies = ("--public-key", PUBLIC_KEY, "--checkpoints", str(kept))
+    code, lines = audit(capsys, "verify", "--db", database, *with_copies)
+    assert code == 1
+    assert lines[0] == (
+        f"acct_a: entry 1: the log ends at entry 0 but the checkpoint of {taken[0].at} had "
+        "reached 2 (entries removed from its end?)"
+    )
+    code, lines = audit(capsys, "verify", "--db", database, "--checkpoints", str(kept))
+    assert code == 2 and "--checkpoints needs --public-key" in lines[0]
 
 
 def test_an_intact_log_passes_and_says_how_far_it_is_signed(

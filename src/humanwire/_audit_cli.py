@@ -1,23 +1,25 @@
-"""``humanwire audit export`` and ``humanwire audit verify``: the accounts' audit logs read
-from the store directly (a service may run on the database meanwhile; a copy of the
-database works as well), so an operator can hand over a log and check that nobody edited
-or removed an entry of it (``humanwire.server.approvals.audit``)."""
+"""``humanwire audit export``, ``verify`` and ``keygen``: the accounts' audit logs read from
+the store directly (a service may run on the database meanwhile; a copy of the database
+works as well), so an operator can hand over a log and check that nobody appended, edited,
+re-hashed, reordered or removed an entry of it: against its head, and with the public key
+against the service's signed checkpoints, stored and kept outside
+(``humanwire.server.approvals.audit``, ``.checkpoints``)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
+    from humanwire.server.approvals.audit import Break
+    from humanwire.server.approvals.checkpoints import Checkpoint
     from humanwire.server.store import Store
 
 __all__ = ["add_audit_parser", "run_audit"]
-
-_PAGE = 500
 
 
 def add_audit_parser(commands: Any, db_help: str) -> None:
@@ -43,7 +45,8 @@ def add_audit_parser(commands: Any, db_help: str) -> None:
     )
     verify = actions.add_parser(
         "verify",
-        help="check the hash chains: name the first edited or removed entry (exit 1)",
+        help="check the hash chains against their heads and signed checkpoints: name the "
+        "first entry appended, edited, re-hashed, reordered or removed (exit 1)",
     )
     verify.add_argument("--db", default=None, help=db_help)
     verify.add_argument(
@@ -53,26 +56,44 @@ def add_audit_parser(commands: Any, db_help: str) -> None:
         "--head",
         default=None,
         metavar="SEQUENCE:HASH",
-        help="the head noted down earlier (shows entries removed from the end even when "
-        "the store's own head was rewritten too); with --account",
+        help="a head noted down earlier: the log must still have that entry (shows entries "
+        "removed from the end even when the store's own head was rewound too); with --account",
+    )
+    verify.add_argument(
+        "--public-key",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help="the public key of the service's [audit] signing_key (base64; again for a key "
+        "used before): checks every checkpoint's signature and that the log still has each "
+        "checkpointed entry",
+    )
+    verify.add_argument(
+        "--checkpoints",
+        default=None,
+        metavar="FILE",
+        help="checkpoints kept outside the database (JSON lines: audit.checkpoint events, or "
+        "their payloads), checked beside the stored ones; with --public-key",
+    )
+    actions.add_parser(
+        "keygen",
+        help="make an Ed25519 key pair for the checkpoints: [audit] signing_key and the "
+        "public key for verify --public-key",
     )
 
 
 async def run_audit(args: argparse.Namespace, db_path: str) -> int:
     from humanwire.server.store import is_database_url, open_store, redact
 
+    if args.audit_command == "keygen":
+        return _keygen(sys.stdout)
+    verifying = _Verifying.of(args) if args.audit_command == "verify" else _Verifying()
+    if isinstance(verifying, str):
+        print(f"humanwire: {verifying}", file=sys.stderr)
+        return 2
     if not is_database_url(db_path) and not Path(db_path).exists():
         print(f"humanwire: no database at {db_path}", file=sys.stderr)
         return 1
-    head = None
-    if args.audit_command == "verify" and args.head is not None:
-        head = _parse_head(args.head)
-        if head is None or args.account is None:
-            print(
-                "humanwire: --head takes SEQUENCE:sha256:HEX and needs --account",
-                file=sys.stderr,
-            )
-            return 2
     try:
         store = open_store(db_path)
     except Exception as exc:  # unreachable server, missing extra: said plainly
@@ -81,9 +102,84 @@ async def run_audit(args: argparse.Namespace, db_path: str) -> int:
     try:
         if args.audit_command == "export":
             return await _export(store, args.account, args.format, args.after, sys.stdout)
-        return await _verify(store, args.account, head, sys.stdout)
+        return await _verify(store, args.account, verifying, sys.stdout)
     finally:
         await store.close()
+
+
+def _keygen(out: TextIO) -> int:
+    from humanwire.server.approvals.checkpoints import generate_key_pair, key_problem
+
+    problem = key_problem()
+    if problem is not None:
+        print(f"humanwire: {problem}", file=sys.stderr)
+        return 1
+    signing_key, public_key = generate_key_pair()
+    out.write(f'signing_key = "{signing_key}"\npublic_key = "{public_key}"\n')
+    print(
+        "humanwire: signing_key goes in [audit] (or HUMANWIRE_AUDIT_SIGNING_KEY), out of the "
+        "database's reach; public_key is for humanwire audit verify --public-key",
+        file=sys.stderr,
+    )
+    return 0
+
+
+@dataclass(frozen=True)
+class _Verifying:
+    """What ``verify`` checks the logs against besides their chains and heads."""
+
+    head: tuple[int, str] | None = None
+    public_keys: tuple[str, ...] = ()
+    kept: tuple[Checkpoint, ...] = ()
+    """Checkpoints from ``--checkpoints``."""
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> _Verifying | str:
+        """The options checked (a problem with them: its sentence)."""
+        from humanwire.server.approvals.checkpoints import key_problem, parse_key
+
+        head = None
+        if args.head is not None:
+            head = _parse_head(args.head)
+            if head is None or args.account is None:
+                return "--head takes SEQUENCE:sha256:HEX and needs --account"
+        for key in args.public_key:
+            try:
+                parse_key(key)
+            except ValueError as exc:
+                return f"--public-key {exc}"
+        if args.public_key and (problem := key_problem()) is not None:
+            return problem
+        if args.checkpoints is not None and not args.public_key:
+            return "--checkpoints needs --public-key (the key that signed them)"
+        kept: tuple[Checkpoint, ...] = ()
+        if args.checkpoints is not None:
+            found = _read_checkpoints(Path(args.checkpoints))
+            if isinstance(found, str):
+                return found
+            kept = found
+        return cls(head, tuple(args.public_key), kept)
+
+
+def _read_checkpoints(path: Path) -> tuple[Checkpoint, ...] | str:
+    from humanwire.server.approvals.checkpoints import Checkpoint
+
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeError) as exc:
+        return f"--checkpoints {path}: {exc}"
+    found: list[Checkpoint] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+            if not isinstance(data, dict):
+                raise ValueError("not a JSON object")
+            found.append(Checkpoint.from_wire(data))
+        except ValueError as exc:  # JSONDecodeError is one
+            return f"--checkpoints {path}, line {number}: {exc}"
+    return tuple(found)
 
 
 def _parse_head(text: str) -> tuple[int, str] | None:
@@ -93,17 +189,9 @@ def _parse_head(text: str) -> tuple[int, str] | None:
     return int(sequence), digest
 
 
-async def _entries(store: Store, account_id: str, after: int) -> AsyncIterator[dict[str, Any]]:
-    while True:
-        page = await store.audit_after(account_id, after, _PAGE)
-        for record in page:
-            yield record.wire()
-        if len(page) < _PAGE:
-            return
-        after = page[-1].sequence
-
-
 async def _export(store: Store, account: str | None, form: str, after: int, out: TextIO) -> int:
+    from humanwire.server.approvals.audit import read_log
+
     heads = await store.audit_heads()
     if account is None:
         if len(heads) > 1:
@@ -118,32 +206,32 @@ async def _export(store: Store, account: str | None, form: str, after: int, out:
             return 0
         account = next(iter(heads))
     if form == "jsonl":
-        async for entry in _entries(store, account, after):
+        async for entry in read_log(store, account, after):
             out.write(json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n")
         return 0
-    entries = [entry async for entry in _entries(store, account, after)]
+    entries = [entry async for entry in read_log(store, account, after)]
     out.write(json.dumps(entries, ensure_ascii=False, indent=2) + "\n")
     return 0
 
 
-async def _verify(
-    store: Store, account: str | None, head: tuple[int, str] | None, out: TextIO
-) -> int:
-    from humanwire.server.approvals.audit import verify
+async def _verify(store: Store, account: str | None, verifying: _Verifying, out: TextIO) -> int:
+    from humanwire.server.approvals.audit import read_log
 
     heads = await store.audit_heads()
-    accounts = [account] if account is not None else sorted(heads)
+    accounts = [account] if account is not None else await store.audit_accounts()
+    if account is None:  # a log the database lost whole still shows against its copies
+        accounts = sorted({*accounts, *(c.account_id for c in verifying.kept)})
     broken = 0
     for account_id in accounts:
         try:
-            entries = [entry async for entry in _entries(store, account_id, 0)]
+            entries = [entry async for entry in read_log(store, account_id)]
         except Exception as exc:  # an entry edited into something no longer JSON
             print(f"{account_id}: the log cannot be read ({exc}): edited?", file=out)
             broken += 1
             continue
-        breaks = verify(entries, head=head or heads.get(account_id))
+        breaks, signed = await _breaks(store, account_id, entries, heads.get(account_id), verifying)
         if not breaks:
-            print(f"{account_id}: {len(entries)} entries, chain intact", file=out)
+            print(f"{account_id}: {len(entries)} entries, chain intact{signed}", file=out)
             continue
         broken += 1
         first = breaks[0]
@@ -153,3 +241,45 @@ async def _verify(
     if not accounts:
         print("no audit log on this database", file=out)
     return 1 if broken else 0
+
+
+async def _breaks(
+    store: Store,
+    account_id: str,
+    entries: list[dict[str, Any]],
+    head: tuple[int, str] | None,
+    verifying: _Verifying,
+) -> tuple[list[Break], str]:
+    """The log's breaks, in entry order, and what its line says of the checkpoints when
+    there are none."""
+    from humanwire.server.approvals.audit import Break, Mark, verify
+    from humanwire.server.approvals.checkpoints import checkpoint_marks
+
+    breaks: list[Break] = []
+    if head is None and entries:
+        last = entries[-1].get("sequence")
+        breaks.append(
+            Break(
+                last if isinstance(last, int) else 1,
+                "the store keeps no head for this log (removed behind the service's back?)",
+            )
+        )
+    marks: list[Mark] = []
+    if verifying.head is not None:
+        marks.append(Mark(*verifying.head, by="the noted head"))
+    signed = ""
+    if verifying.public_keys:
+        stored = await store.audit_checkpoints(account_id)
+        kept = [c for c in verifying.kept if c.account_id == account_id]
+        checkpoints = dict.fromkeys([*stored, *kept])  # a copy kept of a stored one: once
+        signatures, unsigned = checkpoint_marks(checkpoints, verifying.public_keys)
+        marks += signatures
+        breaks += unsigned
+        latest = max(signatures, key=lambda mark: mark.sequence, default=None)
+        signed = (
+            f", signed up to entry {latest.sequence} ({latest.by})"
+            if latest is not None
+            else ", no checkpoint signs it"
+        )
+    breaks = verify(entries, head=head, marks=marks) + breaks
+    return sorted(breaks, key=lambda found: found.sequence), signed

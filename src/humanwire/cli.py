@@ -9,8 +9,9 @@
                                side of accounts (also while services run on the database);
 ``humanwire slack workspaces`` lists the Slack workspaces accounts installed the bot in;
 ``humanwire slack revoke TEAM``  forgets a workspace's bot token (also while a service runs);
-``humanwire audit export | verify``  an account's audit log of approvals, and the check of
-                               its hash chain (also on a copy of the database);
+``humanwire audit export | verify | keygen``  an account's audit log of approvals, the check
+                               of its hash chain and signed checkpoints (also on a copy of
+                               the database), and a key pair to sign them with;
 ``humanwire demo [--auto]``    an agent pipeline reaching a human through the embedded service;
 ``humanwire mcp``              the tools over stdio for MCP clients (``humanwire[mcp]``).
 """
@@ -268,7 +269,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "audit":
         from humanwire._audit_cli import run_audit
 
-        return asyncio.run(run_audit(args, _db_of(args)))
+        return asyncio.run(run_audit(args, _db_of(args) if "db" in args else ""))
     if args.command == "mcp":
         return _mcp(args)
     return _demo(auto=args.auto, stay_online=args.stay_online)

@@ -168,12 +168,19 @@ def test_two_of_three_on_their_pages_then_consumed_once(api: httpx.Client) -> No
         "approval.asked",
         "approval.asked",
         "approval.decision",
+        "approval.decision_refused",
         "approval.decision",
         "approval.decided",
+        "approval.decision_refused",
         "approval.consumed",
     ]
     assert verify(entries) == []
     assert entries[4]["actor"] == {"channel": "link", "to": "Ada"}
+    # Refused decisions are entries too: Ada's second, and Cy's after the request settled.
+    assert entries[5]["actor"] == {"channel": "link", "to": "Ada"}
+    assert entries[5]["data"] == {"decision": "reject", "via": "page", "reason": "decided_before"}
+    assert entries[8]["actor"] == {"channel": "link", "to": "Cy"}
+    assert entries[8]["data"] == {"decision": "reject", "via": "page", "reason": "closed"}
 
 
 def test_a_rejection_with_its_reason(api: httpx.Client) -> None:

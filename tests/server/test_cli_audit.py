@@ -130,17 +130,39 @@ def test_verify_names_a_removed_entry_and_a_removed_last_one(
 def test_verify_with_a_noted_head(database: str, capsys: pytest.CaptureFixture[str]) -> None:
     seed(database, acct_a=3)
     code, out, _ = audit(capsys, "export", "--db", database, "--account", "acct_a")
-    last = json.loads(out.splitlines()[-1])
+    *before, last = (json.loads(line) for line in out.splitlines())
     noted = f"{last['sequence']}:{last['hash']}"
-    # The last entry and the store's own head both rewound: only the noted head shows it.
+    # The last entry removed and the store's own head rewound: only the noted head shows it.
     tamper(database, "DELETE FROM audit WHERE account_id = 'acct_a' AND sequence = 3")
-    tamper(database, "DELETE FROM audit_heads WHERE account_id = 'acct_a'")
+    tamper(
+        database,
+        f"UPDATE audit_heads SET sequence = 2, hash = '{before[-1]['hash']}' "
+        "WHERE account_id = 'acct_a'",
+    )
     code, out, _ = audit(capsys, "verify", "--db", database, "--account", "acct_a")
     assert code == 0  # without the noted head the shortened log looks whole
     code, out, _ = audit(capsys, "verify", "--db", database, "--account", "acct_a", "--head", noted)
-    assert code == 1 and "removed from its end" in out
+    assert code == 1
+    assert out == (
+        "acct_a: entry 3: the log ends at entry 2 but the noted head had reached 3 "
+        "(entries removed from its end?)\n"
+    )
     code, _, err = audit(capsys, "verify", "--db", database, "--head", "3:nothex")
     assert code == 2 and "--head" in err
+
+
+def test_verify_names_a_log_whose_head_was_removed(
+    database: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seed(database, acct_a=3, acct_b=2)
+    tamper(database, "DELETE FROM audit_heads WHERE account_id = 'acct_a'")
+    code, out, _ = audit(capsys, "verify", "--db", database)
+    assert code == 1
+    assert out.splitlines() == [
+        "acct_a: entry 3: the store keeps no head for this log (removed behind the service's "
+        "back?)",
+        "acct_b: 2 entries, chain intact",
+    ]
 
 
 @pytest.mark.parametrize(

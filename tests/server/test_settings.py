@@ -236,6 +236,8 @@ def test_environment_names_are_the_documented_ones() -> None:
         "address.region": "HUMANWIRE_ADDRESS_REGION",
         "address.timeout": "HUMANWIRE_ADDRESS_TIMEOUT",
         "address.on_unavailable": "HUMANWIRE_ADDRESS_ON_UNAVAILABLE",
+        "audit.signing_key": "HUMANWIRE_AUDIT_SIGNING_KEY",
+        "audit.checkpoint_every": "HUMANWIRE_AUDIT_CHECKPOINT_EVERY",
     }
 
 
@@ -696,6 +698,7 @@ TUNABLES: dict[str, tuple[str, Any]] = {
     "http.head_timeout": ("2.5", 2.5),
     "http.body_timeout": ("30", 30.0),
     "http.max_connections_per_address": ("100", 100),
+    "audit.checkpoint_every": ("60", 60.0),
 }
 
 
@@ -719,6 +722,7 @@ def test_every_tunable_is_a_setting() -> None:
     derived |= {"address", "address_validator"}  # [address]: test_address_settings_*
     derived |= {"voice_mode", "voice_relay_silence", "voice_relay_setup_timeout"}  # tests
     derived |= {"email"}  # [email]: test_email_settings_*
+    derived |= {"audit_signing_key"}  # a secret: test_audit_signing_key_*
     service_fields = {field.name for field in fields(ServiceConfig)}
     assert service_fields - derived == set(SERVICE_CONFIG_FIELDS.values())
 
@@ -1128,3 +1132,51 @@ def test_email_settings_refuse_what_cannot_send(tmp_path: Path, text: str, probl
     with pytest.raises(SettingsError) as refused:
         load_settings(write(tmp_path, text), {}, {})
     assert problem in str(refused.value)
+
+
+# -- [audit] ---------------------------------------------------------------------------------
+def test_audit_signing_key_from_the_environment_never_shown(tmp_path: Path) -> None:
+    from humanwire.server.approvals.checkpoints import generate_key_pair
+    from humanwire.server.settings import effective_configuration, format_configuration
+
+    signing_key, _ = generate_key_pair()
+    path = write(tmp_path, "[audit]\ncheckpoint_every = 60\n")
+    settings = load_settings(path, {"HUMANWIRE_AUDIT_SIGNING_KEY": signing_key}, {})
+    config = settings.to_service_config()
+    assert (config.audit_signing_key, config.audit_checkpoint_every) == (signing_key, 60.0)
+    assert load_settings(None, {}, {}).to_service_config().audit_signing_key is None
+    text = format_configuration(effective_configuration(settings))
+    assert signing_key not in text and signing_key not in repr(config)
+
+
+@pytest.mark.parametrize("value", ["bm90IGEga2V5", "not base64 at all", "A" * 60])
+def test_audit_signing_key_that_is_no_key_is_refused_without_repeating_it(
+    tmp_path: Path, value: str
+) -> None:
+    with pytest.raises(SettingsError) as refused:
+        load_settings(None, {"HUMANWIRE_AUDIT_SIGNING_KEY": value}, {})
+    message = str(refused.value)
+    assert "audit.signing_key: must be an Ed25519 key" in message
+    assert "HUMANWIRE_AUDIT_SIGNING_KEY" in message and value not in message
+
+
+def test_audit_signing_key_without_cryptography_stops_the_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import importlib.util
+
+    from humanwire.server.approvals.checkpoints import generate_key_pair
+
+    signing_key, _ = generate_key_pair()
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *args: None if name == "cryptography" else real(name, *args),
+    )
+    with pytest.raises(SettingsError) as refused:
+        load_settings(None, {"HUMANWIRE_AUDIT_SIGNING_KEY": signing_key}, {})
+    assert str(refused.value) == (
+        "audit.signing_key: signing audit checkpoints needs the cryptography package: "
+        'pip install "humanwire[audit]"'
+    )

@@ -22,6 +22,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from humanwire.server.approvals.checkpoints import Checkpoint
 from humanwire.server.literals import UnknownValue
 from humanwire.server.store import SQLiteStore, Store
 from humanwire.server.store.base import (
@@ -376,6 +377,7 @@ async def _fill(store: Store, n: int) -> None:
     await store.insert_inbox_session(session(f"s{n}", account_id=a, key_hash=f"hash_{n}"))
     await store.put_steps([StepRecord("window", i, 5.0, account_id=a)], None, None)
     await store.append_audit(a, [AuditDraft(1.0, "approval.requested", i)])
+    await store.insert_audit_checkpoint(Checkpoint(a, 1, "sha256:x", "at", "key", "signature"))
     approver = ApproverRecord(i, 0, a, 0, "sms", f"+1202555010{n}", f"tok_{n}", "1234")
     await store.insert_approval(ApprovalRecord(i, a), [approver])
     # Provider state about the account: a Slack install and an OAuth state (naming the

@@ -48,10 +48,8 @@ from humanwire._pauses import plain_json
 from humanwire.approval import ApprovalDecision, decision_from_approval, decision_from_values
 from humanwire.types import (
     ApprovalDecidedEvent,
-    CallConversationEndedEvent,
     Event,
     FormReceivedEvent,
-    MessageReceivedEvent,
 )
 from humanwire.webhooks import SIGNATURE_HEADER, parse_event
 
@@ -199,10 +197,7 @@ def parse_delivery(
     """The event a webhook delivery carries. With ``secret`` the ``Humanwire-Signature``
     header is verified against the raw body first (``humanwire.webhooks``), and a delivery
     that cannot be trusted raises ``WebhookVerificationError``."""
-    if isinstance(
-        body,
-        (MessageReceivedEvent, FormReceivedEvent, CallConversationEndedEvent, ApprovalDecidedEvent),
-    ):
+    if not isinstance(body, (bytes, str, Mapping)):  # an event parsed already
         if secret is not None:
             raise TypeError("verifying a signature needs the raw body (bytes or str)")
         return body

@@ -231,6 +231,12 @@ class ServiceConfig:
     trusted_proxies: tuple[str, ...] = ("127.0.0.1", "::1")
     """Peers (addresses or networks) whose ``X-Forwarded-Proto`` / ``X-Forwarded-For``
     are believed (uvicorn's ``forwarded_allow_ips``); from anyone else they are ignored."""
+    audit_signing_key: str | None = field(default=None, repr=False)
+    """The Ed25519 key (base64 of its 32-byte seed) audit checkpoints are signed with;
+    None: no checkpoints (``approvals.checkpoints``). Never stored in the database."""
+    audit_checkpoint_every: float = 300.0
+    """Seconds between two checkpoints of the accounts' audit heads (only the heads that
+    moved are signed)."""
 
 
 CHANNELS = ("sms", "whatsapp", "slack", "call", "email")

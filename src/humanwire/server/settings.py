@@ -12,9 +12,10 @@ Every key of the file can come from the environment as ``HUMANWIRE_<SECTION>_<KE
 unset. A relative ``db`` in the file is relative to the file's directory.
 
 Sections: the service's tunables (``[limits]``, ``[spam]``, ``[webhooks]``, ``[calls]``,
-``[inbox]``, ``[http]``, mapped onto :class:`ServiceConfig` by :data:`SERVICE_CONFIG_FIELDS`) and
-the providers (``[twilio]``, ``[slack]``, ``[voice]``). :func:`effective_configuration` is what
-``humanwire serve --print-config`` shows; :func:`config_reference` the table of
+``[inbox]``, ``[http]``, ``[audit]``, mapped onto :class:`ServiceConfig` by
+:data:`SERVICE_CONFIG_FIELDS`) and the providers (``[twilio]``, ``[slack]``, ``[voice]``).
+:func:`effective_configuration` is what ``humanwire serve --print-config`` shows;
+:func:`config_reference` the table of
 docs/operating/configuration.md.
 
 Nothing unknown or invalid is let through: an unknown key, a bad value or a
@@ -71,6 +72,7 @@ __all__ = [
     "FLAG_KEYS",
     "SERVICE_CONFIG_FIELDS",
     "AddressSettings",
+    "AuditSettings",
     "CallsSettings",
     "EmailSettings",
     "HttpSettings",
@@ -121,6 +123,7 @@ SERVICE_CONFIG_FIELDS = {
     "http.head_timeout": "head_timeout",
     "http.body_timeout": "body_timeout",
     "http.max_connections_per_address": "max_connections_per_address",
+    "audit.checkpoint_every": "audit_checkpoint_every",
 }
 """Dotted key → the :class:`ServiceConfig` field it sets, as it is (a new tunable is a
 field in the model and a line here)."""
@@ -230,6 +233,13 @@ def _ed25519_key(value: str) -> str:
     if len(raw) != 32:
         raise ValueError("must be the account's Ed25519 public key, base64 (32 bytes)")
     return value
+
+
+def _signing_key(value: SecretStr) -> SecretStr:
+    from .approvals.checkpoints import parse_key
+
+    parse_key(value.get_secret_value())  # its message never repeats the value
+    return SecretStr(value.get_secret_value().strip())
 
 
 def _carriers(value: Any) -> Any:
@@ -857,6 +867,34 @@ class HttpSettings(_Strict):
     ] = ServiceConfig.max_connections_per_address
 
 
+class AuditSettings(_Strict):
+    """Signed checkpoints of the accounts' audit logs (docs/operating/security.md, "The
+    audit log")."""
+
+    signing_key: Annotated[
+        Annotated[SecretStr, AfterValidator(_signing_key)] | None,
+        _about(
+            "The Ed25519 key audit checkpoints are signed with: base64 of its 32-byte seed "
+            "(`humanwire audit keygen` makes one). Keep it out of the database's reach (the "
+            "environment, a secret store); unset: no checkpoints. Needs `humanwire[audit]`."
+        ),
+    ] = None
+    checkpoint_every: Annotated[
+        float,
+        _seconds(86_400, low=1),
+        _about(
+            "Seconds between two checkpoints: each account's head is signed, stored and "
+            "published as an `audit.checkpoint` event when it moved since the last one."
+        ),
+    ] = ServiceConfig.audit_checkpoint_every
+
+    def problems(self) -> list[str]:
+        from .approvals.checkpoints import key_problem
+
+        problem = key_problem() if self.signing_key is not None else None
+        return [] if problem is None else [f"audit.signing_key: {problem}"]
+
+
 class AddressSettings(_Strict):
     """How ``address`` form fields are checked (docs/guides/checking-addresses.md)."""
 
@@ -1040,6 +1078,9 @@ class Settings(_Strict):
         default_factory=InboxSettings
     )
     http: Annotated[HttpSettings, _about("Connections.")] = Field(default_factory=HttpSettings)
+    audit: Annotated[AuditSettings, _about("The audit log's signed checkpoints.")] = Field(
+        default_factory=AuditSettings
+    )
     twilio: Annotated[TwilioSettings, _about("Twilio: sms, whatsapp, calls.")] = Field(
         default_factory=TwilioSettings
     )
@@ -1137,6 +1178,7 @@ class Settings(_Strict):
                 )
         problems += self.address.problems()
         problems += self.email.problems()
+        problems += self.audit.problems()
         providers = [name for name in ("twilio", "telnyx", "slack") if getattr(self, name).given]
         if providers and self.public_url is None:
             problems.append(
@@ -1223,6 +1265,11 @@ class Settings(_Strict):
                 self.metrics_token.get_secret_value() if self.metrics_token is not None else None
             ),
             trusted_proxies=self.trusted_proxies,
+            audit_signing_key=(
+                self.audit.signing_key.get_secret_value()
+                if self.audit.signing_key is not None
+                else None
+            ),
         )
         if self.public_url is not None:
             config.public_url = self.public_url

@@ -36,6 +36,8 @@ from .channels import ChannelCard, ChannelCardCreateRequest, ChannelType
 from .errors import ErrorBody, ErrorCode, ErrorDetail, detail_from_validation_error, field_path
 from .events import (
     ApprovalDecidedEvent,
+    AuditCheckpoint,
+    AuditCheckpointEvent,
     CallConversationEndedEvent,
     CallConversationEndedPayload,
     Event,
@@ -120,6 +122,8 @@ __all__ = [
     "UNDELIVERED_TEXT",
     "VOICES",
     "ApprovalDecidedEvent",
+    "AuditCheckpoint",
+    "AuditCheckpointEvent",
     "AvailableNumber",
     "BatchItem",
     "BatchItemResponse",

@@ -348,13 +348,16 @@ AuditEntryType = Literal[
     "approval.reminded",
     "approval.escalated",
     "approval.decision",
+    "approval.decision_refused",
     "approval.decided",
     "approval.timed_out",
     "approval.consumed",
 ]
 """What an audit entry records: the request; an approver asked (at the start or by an
-escalation tier); a reminder sent; a tier escalated to; one approver's decision; the
-request decided; its windows closed undecided; its action consumed."""
+escalation tier); a reminder sent; a tier escalated to; one approver's decision; a
+decision refused (``data.reason``: ``closed``, the request settled or ended, or the
+approver's tier not asked yet; ``decided_before``, this person's first decision stands);
+the request decided; its windows closed undecided; its action consumed."""
 
 
 class AuditEntry(ResponseModel):

@@ -11,6 +11,8 @@ from .approvals import Approval
 
 __all__ = [
     "ApprovalDecidedEvent",
+    "AuditCheckpoint",
+    "AuditCheckpointEvent",
     "CallConversationEndedEvent",
     "CallConversationEndedPayload",
     "Event",
@@ -92,8 +94,37 @@ class ApprovalDecidedEvent(ResponseModel):
     payload: Approval
 
 
+class AuditCheckpoint(ResponseModel):
+    """The account's audit log as the service signed it: its head (``sequence``,
+    ``hash``) at ``at``. ``signature`` is the base64 Ed25519 signature, by ``publicKey``,
+    of ``humanwire.audit.checkpoint`` and a newline followed by the canonical JSON (RFC
+    8785) of ``accountId``, ``sequence``, ``hash`` and ``at``; ``humanwire audit verify
+    --checkpoints`` checks the log against copies kept like this one."""
+
+    account_id: str
+    sequence: int
+    hash: str
+    at: str
+    """UTC to the millisecond, as signed (``2026-03-01T12:00:00.000Z``)."""
+    public_key: str
+    signature: str
+
+
+class AuditCheckpointEvent(ResponseModel):
+    """A signed checkpoint of the account's audit log (the service's ``[audit]
+    signing_key``): kept outside the service's database, it shows any entry up to it
+    edited, re-hashed, reordered or removed there."""
+
+    event_type: Literal["audit.checkpoint"] = "audit.checkpoint"
+    payload: AuditCheckpoint
+
+
 Event = Annotated[
-    MessageReceivedEvent | FormReceivedEvent | CallConversationEndedEvent | ApprovalDecidedEvent,
+    MessageReceivedEvent
+    | FormReceivedEvent
+    | CallConversationEndedEvent
+    | ApprovalDecidedEvent
+    | AuditCheckpointEvent,
     Field(discriminator="event_type"),
 ]
 

@@ -21,13 +21,18 @@ __all__ = [
 ]
 
 EventType = Literal[
-    "message.received", "form.received", "call.conversation.ended", "approval.decided"
+    "message.received",
+    "form.received",
+    "call.conversation.ended",
+    "approval.decided",
+    "audit.checkpoint",
 ]
 EVENT_TYPES: tuple[str, ...] = (
     "message.received",
     "form.received",
     "call.conversation.ended",
     "approval.decided",
+    "audit.checkpoint",
 )
 
 RESERVED_HEADERS = frozenset(

@@ -9,8 +9,9 @@ Every way a person decides (their page, an sms / whatsapp reply, a Slack button,
 an email's signed link or DKIM-signed reply) ends in ``_decide``; once
 the tally settles the request (``server.approvals.tally``), the interaction ends with an
 ``approval.decided`` event: the held request gets it, else the webhooks. When the windows
-close undecided, ``onTimeout`` applies (``_end``). Every decision, reminder, escalation,
-timeout and consumption is an entry of the account's hash-chained audit log.
+close undecided, ``onTimeout`` applies (``_end``). Every decision (a refused one too:
+``_refuse``), reminder, escalation, timeout and consumption is an entry of the account's
+hash-chained audit log, whose heads ``audit_checkpoints`` signs.
 
 The other parts: ``approval_steps`` (reminders and escalation tiers, steps of the
 schedule), ``approval_replies`` (decisions by sms / whatsapp reply, Slack button, call),
@@ -303,20 +304,20 @@ class Approvals(ApprovalAsks):
         approval = await self.store.get_approval(row.interaction_id)
         record = await self.store.get_interaction(row.interaction_id)
         if approval is None or approval.settled_at is not None:
-            return "closed"
+            return await self._refuse(row, choice, via, "closed")
         if record is None or record.status != "pending" or row.asked_at is None:
-            return "closed"
+            return await self._refuse(row, choice, via, "closed")
         request = ApprovalRequest.model_validate(record.request)
         rows = await self.store.approvers_of(record.id)
         if _tally(request, rows).has_decided(_approver(row)):
-            return "already"
+            return await self._refuse(row, choice, via, "already")
         if not request.allow_comment:
             comment = None
         now = time.time()
         if not await self.store.record_approver_decision(
             record.id, row.position, choice, comment, via, now
         ):
-            return "already"
+            return await self._refuse(row, choice, via, "already")
         data = {"decision": choice, "comment": comment, "via": via}
         await self._audit(
             record.account_id,
@@ -336,6 +337,16 @@ class Approvals(ApprovalAsks):
         if tally.outcome is not None:
             await self._settle(record, request, tally.outcome, timed_out=False)
         return "recorded"
+
+    async def _refuse(self, row: ApproverRecord, choice: str, via: str, result: str) -> str:
+        """A decision not counted is an entry too (``approval.decision_refused``): who
+        tried what, how, and why it did not count. Returns ``result``."""
+        reason = "decided_before" if result == "already" else "closed"
+        data = {"decision": choice, "via": via, "reason": reason}
+        kind: AuditEntryType = "approval.decision_refused"
+        draft = AuditDraft(time.time(), kind, row.interaction_id, _actor(row), data)
+        await self._audit(row.account_id, [draft])
+        return result
 
     async def _settle(
         self,

@@ -64,6 +64,7 @@ from ._common import (
     _metadata,
     _timestamp,
 )
+from .audit_checkpoints import AuditCheckpoints
 from .context import IdempotentRun, Requesters
 from .coordination import Coordinator, coordinator_for
 from .holds import Holds
@@ -166,6 +167,10 @@ class EngineState:
             lease=config.replica_lease,
             horizon=min(5.0, config.replica_lease / 2),
         )
+        # Signed checkpoints of the accounts' audit heads, with ``[audit] signing_key``.
+        self.audit_checkpoints = AuditCheckpoints.configured(
+            config, self.store, self.schedule, self.outbox
+        )
         self.outbox_depth_read = 0
         """``outbox_depth`` as ``read_outbox_depth`` last found it."""
         # No account or key is cached here: every request reads its account from the
@@ -218,6 +223,8 @@ class EngineState:
         # Replicas: sweeps the holds of replicas that died (the windows are the schedule's).
         await self.coordinator.start()
         await self.outbox.start()
+        if self.audit_checkpoints is not None:
+            await self.audit_checkpoints.start()
         # Windows that passed while the service (or the replica holding them) was down
         # are claimed by the first tick and end.
         self.schedule.start()

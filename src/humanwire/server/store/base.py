@@ -25,6 +25,7 @@ from ...types.events import Medium
 from ...types.interactions import InteractionChannel, InteractionKind, InteractionState
 from ...types.sandbox import DeliveryChannel, DeliveryKind
 from ...types.webhooks import EventType
+from ..approvals.checkpoints import Checkpoint
 from ..literals import OneOf
 from .commits import PendingCommit
 
@@ -404,6 +405,7 @@ ACCOUNT_TABLES = (
     "approvals",
     "audit",
     "audit_heads",
+    "audit_checkpoints",
     "schedule",
     "inbox_sessions",
     "outbox",
@@ -732,6 +734,25 @@ class Store(Protocol):
         ...
 
     async def audit_heads(self) -> dict[str, tuple[int, str]]: ...
+    async def audit_accounts(self) -> list[str]:
+        """The accounts with a log, a head or a checkpoint (any of them may have been
+        removed behind the service's back), in order."""
+        ...
+
+    async def insert_audit_checkpoint(self, checkpoint: Checkpoint) -> bool:
+        """Stores a signed checkpoint; False when the account has one at that sequence."""
+        ...
+
+    async def audit_checkpoints(self, account_id: str) -> list[Checkpoint]:
+        """The account's checkpoints, in sequence order."""
+        ...
+
+    async def unsigned_audit_heads(
+        self,
+    ) -> list[tuple[str, tuple[int, str], tuple[int, str] | None]]:
+        """``(account_id, head, latest checkpoint's (sequence, hash) or None)`` of each
+        account whose head moved past its latest checkpoint."""
+        ...
 
     # -- approval requests -----------------------------------------------------------------
     async def insert_approval(

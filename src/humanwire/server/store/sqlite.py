@@ -50,14 +50,14 @@ _PROBE_PAGES = 64
 
 logger = logging.getLogger("humanwire.store")
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 """The version a file written by this code records. 2: ``idempotency_links`` (the
 interaction an idempotent send created). 3: real providers: ``interactions.delivery_status``
 / ``provider_ref``, ``inbound.ref`` (unique), ``provider_state``. 4: ``channels.metadata``.
 5: ``outcomes``. 6: ``inbox_sessions`` (the inbox's logins). 7: ``schedule`` (future
 steps). 8: ``audit``, ``audit_heads``. 9: ``approvals``, ``approval_approvers``. 10: a
-window step for each open interaction written before (``08_window_steps.sql``). Bump it
-with any change to ``sqlite_schema/``."""
+window step for each open interaction written before (``08_window_steps.sql``). 11:
+``audit_checkpoints``. Bump it with any change to ``sqlite_schema/``."""
 
 _SCHEMA_FOLDER = "sqlite_schema"
 """Scripts run in the order of their names on a file whose version is not

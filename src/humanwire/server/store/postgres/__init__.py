@@ -32,7 +32,8 @@ How it maps to ``SQLiteStore`` (``store/sqlite.py``), whose semantics it keeps:
   functions, each one round trip under an advisory lock); 3 keeps the rate count per
   account (``rate_counts``), so a request costs the same however many came in the
   window; 4 adds the inbox's sessions (SQLite's version 6); 5 the schedule (7); 6 the
-  audit log (8); 7 arms a window step for each open interaction written before (9).
+  audit log (8); 7 arms a window step for each open interaction written before (9); 9
+  the audit log's signed checkpoints (11).
 * Several service processes share one database (``server/replicas.py``): claims use
   ``FOR UPDATE SKIP LOCKED``; ``outcomes.id`` comes from a sequence, taken and committed
   under the account's advisory lock so one account's ids commit in order and paging with

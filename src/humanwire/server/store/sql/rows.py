@@ -11,9 +11,9 @@ a value none of them raises ``UnknownValue``.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
 from typing import Any
 
+from ...approvals.checkpoints import Checkpoint
 from ...literals import (
     APPROVAL_DECISION,
     APPROVAL_OUTCOME,
@@ -62,6 +62,8 @@ __all__ = [
     "chained_audit",
     "channel",
     "channel_values",
+    "checkpoint",
+    "checkpoint_values",
     "delivery",
     "dumps_json",
     "event",
@@ -469,19 +471,13 @@ def step(row: tuple[Any, ...]) -> StepRecord:
     )
 
 
-def _audit_time(at: float) -> str:
-    """An entry's ``at`` as hashed: UTC, always to the millisecond, with a ``Z``."""
-    moment = datetime.fromtimestamp(round(at, 3), timezone.utc)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
 def chained_audit(account_id: str, sequence: int, prev: str, draft: AuditDraft) -> AuditRecord:
     """``draft`` as the entry ``sequence`` of its log, after the entry hashed ``prev``."""
-    from ...approvals.audit import entry_hash
+    from ...approvals.audit import audit_time, entry_hash
 
     entry = {
         "sequence": sequence,
-        "at": _audit_time(draft.at),
+        "at": audit_time(draft.at),
         "type": draft.type,
         "interactionId": draft.interaction_id,
         "actor": draft.actor,
@@ -525,6 +521,24 @@ def audit(row: tuple[Any, ...]) -> AuditRecord:
         prev=prev,
         hash=hash_,
     )
+
+
+def checkpoint_values(checkpoint: Checkpoint) -> tuple[Any, ...]:
+    """``insert_audit_checkpoint``'s parameters."""
+    return (
+        checkpoint.account_id,
+        checkpoint.sequence,
+        checkpoint.hash,
+        checkpoint.at,
+        checkpoint.public_key,
+        checkpoint.signature,
+    )
+
+
+def checkpoint(row: tuple[Any, ...]) -> Checkpoint:
+    """A ``checkpoint_columns`` row."""
+    account_id, sequence, hash_, at, public_key, signature = row
+    return Checkpoint(account_id, int(sequence), hash_, at, public_key, signature)
 
 
 def approval_values(record: ApprovalRecord) -> tuple[Any, ...]:

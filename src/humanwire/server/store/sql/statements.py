@@ -304,6 +304,25 @@ class Statements:
     )
     audit_head = "SELECT sequence, hash FROM audit_heads WHERE account_id = ?"
     audit_heads = "SELECT account_id, sequence, hash FROM audit_heads ORDER BY account_id"
+    audit_accounts = (
+        "SELECT account_id FROM audit_heads UNION SELECT account_id FROM audit "
+        "UNION SELECT account_id FROM audit_checkpoints ORDER BY account_id"
+    )
+    checkpoint_columns = "account_id, sequence, hash, at, public_key, signature"
+    insert_audit_checkpoint = (
+        "INSERT INTO audit_checkpoints ({checkpoint_columns}) VALUES (?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (account_id, sequence) DO NOTHING"
+    )
+    audit_checkpoints = (
+        "SELECT {checkpoint_columns} FROM audit_checkpoints WHERE account_id = ? ORDER BY sequence"
+    )
+    # The heads past their account's latest checkpoint, with that checkpoint's position.
+    unsigned_audit_heads = (
+        "SELECT h.account_id, h.sequence, h.hash, c.sequence, c.hash FROM audit_heads h "
+        "LEFT JOIN audit_checkpoints c ON c.account_id = h.account_id AND c.sequence = "
+        "(SELECT MAX(sequence) FROM audit_checkpoints WHERE account_id = h.account_id) "
+        "WHERE h.sequence > COALESCE(c.sequence, 0) ORDER BY h.account_id"
+    )
 
     # -- approval requests -------------------------------------------------------------------
     approval_columns = (

@@ -31,6 +31,7 @@ from typing import Any, ClassVar, Protocol
 from ....types import DeliveryStatus
 from ....types.approvals import ApprovalDecision, ApprovalOutcome
 from ....types.sandbox import DeliveryChannel, DeliveryKind
+from ...approvals.checkpoints import Checkpoint
 from ..base import (
     ACCOUNT_TABLES,
     AccountRecord,
@@ -524,6 +525,31 @@ class SQLStore:
 
     async def audit_heads(self) -> dict[str, tuple[int, str]]:
         return {str(r[0]): (int(r[1]), str(r[2])) for r in await self._all(self.q.audit_heads)}
+
+    async def audit_accounts(self) -> list[str]:
+        return [str(row[0]) for row in await self._all(self.q.audit_accounts)]
+
+    async def insert_audit_checkpoint(self, checkpoint: Checkpoint) -> bool:
+        changed = await self._run(
+            self.q.insert_audit_checkpoint, rows.checkpoint_values(checkpoint)
+        )
+        return changed > 0
+
+    async def audit_checkpoints(self, account_id: str) -> list[Checkpoint]:
+        found = await self._all(self.q.audit_checkpoints, (account_id,))
+        return [rows.checkpoint(row) for row in found]
+
+    async def unsigned_audit_heads(
+        self,
+    ) -> list[tuple[str, tuple[int, str], tuple[int, str] | None]]:
+        return [
+            (
+                str(r[0]),
+                (int(r[1]), str(r[2])),
+                None if r[3] is None else (int(r[3]), str(r[4])),
+            )
+            for r in await self._all(self.q.unsigned_audit_heads)
+        ]
 
     # -- approval requests --------------------------------------------------------------------
     async def insert_approval(

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import html
 import re
+import unicodedata
 
-__all__ = ["MAX_HTML_INPUT", "MAX_REPLY_INPUT", "html_to_text", "reply_text"]
+__all__ = ["MAX_HTML_INPUT", "MAX_REPLY_INPUT", "html_to_text", "readable", "reply_text"]
 
 MAX_REPLY_INPUT = 32_000
 """Characters of a body looked at: a reply sits at the top; what is past this is history
@@ -206,3 +207,10 @@ def reply_text(body: str, *, languages: tuple[str, ...] = ("en",)) -> str:
         if cleaned:
             return re.sub(r"hw-long-line-(\d+)-hw", lambda m: long_lines[int(m.group(1))], cleaned)
     return ""
+
+
+def readable(text: str) -> bool:
+    """Whether ``text`` has anything a person wrote: a letter, digit, punctuation or
+    symbol (an emoji counts), not only spaces, control or format characters and the
+    replacement character a broken encoding decodes to."""
+    return any(char != "\ufffd" and unicodedata.category(char)[0] not in "CZ" for char in text)

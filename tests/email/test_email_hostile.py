@@ -176,13 +176,15 @@ def _hostile(mail: RelayedMail) -> dict[str, bytes]:
     shapes = {
         "subject": _raw_reply(mail, ADA, b"Subject: " + words + b"\r\n" + plain, b"hi\r\n"),
         "from": _raw_reply(mail, "x@y.example", b"From: " + words + b"\r\n" + plain, b"hi\r\n"),
-        "comments": _raw_reply(mail, ADA, html, (b"<!--" * 50 + b"\r\n") * 800),
         "redos": _raw_reply(mail, ADA, plain, (b"On " + b"a " * 78 + b"\r\n") * 1000),
         "nested": _raw_reply(mail, ADA, b"", nested + plain + b"\r\nhi\r\n"),
     }
-    for index in range(6):
-        markup = b"<div class='m'><p>quoted <b>history</b> <i>%d</i></p></div>\r\n" % index
-        shapes[f"html-{index}"] = _raw_reply(mail, ADA, html, markup * 2000)
+    for index in range(6):  # as many as the loop's default thread pool has threads
+        comments = (b"<!--" * 50 + b"\r\n") * 600
+        shapes[f"comments-{index}"] = _raw_reply(mail, ADA, html, comments)
+    shapes["html"] = _raw_reply(
+        mail, ADA, html, b"<div><p>quoted <b>history</b></p></div>\r\n" * 3000
+    )
     return shapes
 
 
@@ -222,7 +224,7 @@ def test_hostile_mail_slows_neither_a_legitimate_reply_nor_http(
     caplog.set_level(logging.INFO, logger="humanwire.email")
     for sender in senders:
         sender.start()
-    time.sleep(0.5)  # the hostile messages are in the listener's hands
+    time.sleep(2)  # the hostile messages are in the listener's hands
     busy_http = max(_timed(lambda: httpx.get(health).raise_for_status()) for _ in range(3))
     busy_reply = _timed(legitimate_reply)
     for sender in senders:

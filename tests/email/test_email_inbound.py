@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import os
 import ssl
-import threading
 import time
 from collections.abc import AsyncIterator
 from email.message import EmailMessage
@@ -80,7 +80,7 @@ async def _send(
         hostname="127.0.0.1",
         port=listener.port,
         start_tls=False,
-        timeout=5,
+        timeout=kw.pop("timeout", 30),
         **kw,
     )
 
@@ -328,17 +328,7 @@ async def test_a_silent_or_trickling_client_is_cut_off(inbox: tuple[Inbox, Email
     writer.close()
 
 
-async def test_a_big_message_is_parsed_off_the_loop(monkeypatch: pytest.MonkeyPatch) -> None:
-    from humanwire.server.delivery.email import inbound
-
-    parsed_on: list[int] = []
-    parse = inbound.parse_message
-
-    def spy(*args: Any) -> Any:
-        parsed_on.append(threading.get_ident())
-        return parse(*args)
-
-    monkeypatch.setattr(inbound, "parse_message", spy)
+async def test_a_big_message_is_parsed_in_a_worker_process() -> None:
     box = Inbox()
     attachment = base64.encodebytes(bytes(range(256)) * 24_000).replace(b"\n", b"\r\n")
     raw = (
@@ -361,11 +351,14 @@ async def test_a_big_message_is_parsed_off_the_loop(monkeypatch: pytest.MonkeyPa
         port=0,
         max_message_bytes=32 << 20,
     ) as listener:
-        await _send(listener, raw, [TO_KNOWN])
+        assert listener.parsers.pids == ()  # started with the first message
+        await _send(listener, raw, [TO_KNOWN], timeout=120)
+        pids = listener.parsers.pids
     assert box.emails[0].text == "Sure."
     assert len(box.emails[0].attachments[0].data) == 256 * 24_000
-    # Parsing 8 MB takes ~0.2 s: on a worker thread, never on the loop's.
-    assert parsed_on and threading.get_ident() not in parsed_on
+    assert box.emails[0].raw == raw  # the bytes stayed here; DKIM reads them
+    # Parsed by a child process: the loop's thread, and its GIL, never did the work.
+    assert len(pids) == 1 and os.getpid() not in pids
 
 
 async def test_connections_past_the_bound_are_turned_away(
@@ -424,3 +417,55 @@ async def test_a_slow_callback_is_waited_for_past_the_idle_timeout(
     box.delay = 2.5  # the fixture's idle timeout is 1 s
     await _send(listener, GMAIL_REPLY, [TO_KNOWN])  # 250, not a cut connection
     assert len(box.emails) == 1
+
+
+async def test_a_parse_past_its_time_limit_kills_its_worker_and_the_next_gets_a_new_one() -> None:
+    from humanwire.server.delivery.email.parsing import MessageParsers, ParseOverrun
+
+    parsers = MessageParsers(workers=1, timeout=30)
+    try:
+        assert (await parsers.parse(GMAIL_REPLY, DOMAIN, (KNOWN,), ""))[0].token == KNOWN  # type: ignore[index]
+        (first,) = parsers.pids
+        parsers.timeout = 0.01  # far less than reading 8 MB takes
+        big = GMAIL_REPLY + b"x" * (8 << 20)
+        with pytest.raises(ParseOverrun):
+            await parsers.parse(big, DOMAIN, (KNOWN,), "")
+        assert parsers.pids == ()  # killed, not kept
+        parsers.timeout = 30
+        parsed = await parsers.parse(GMAIL_REPLY, DOMAIN, (KNOWN,), "")
+        assert isinstance(parsed, list) and parsed[0].text.startswith("Yes, ship it")
+        (second,) = parsers.pids
+        assert second != first
+    finally:
+        await parsers.aclose()
+
+
+async def test_a_full_listener_makes_room_by_closing_the_longest_silent_session() -> None:
+    box = Inbox()
+    async with EmailListener(
+        reply_domain=DOMAIN,
+        known_token=box.known,
+        on_email=box.on_email,
+        on_bounce=box.on_bounce,
+        port=0,
+        max_connections=3,
+        evict_after=0.5,
+    ) as listener:
+        held = []
+        for _ in range(3):
+            reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+            assert (await reader.readline()).startswith(b"220")
+            held.append((reader, writer))
+        await asyncio.sleep(1)  # all silent past evict_after
+        # The newest of them speaks: it is no longer the longest silent.
+        held[2][1].write(b"NOOP\r\n")
+        assert (await held[2][0].readline()).startswith(b"250")
+        await _send(listener, GMAIL_REPLY, [TO_KNOWN])
+        assert len(box.emails) == 1
+        # The first connection was the one closed, told why.
+        assert (await asyncio.wait_for(held[0][0].readline(), 10)).startswith(b"421 4.4.2")
+        assert await asyncio.wait_for(held[0][0].read(), 10) == b""
+        held[2][1].write(b"NOOP\r\n")
+        assert (await asyncio.wait_for(held[2][0].readline(), 10)).startswith(b"250")
+        for _reader, writer in held:
+            writer.close()

@@ -8,6 +8,7 @@ import time
 import pytest
 
 from humanwire.server.delivery.email import html_to_text, reply_text
+from humanwire.server.delivery.email.reply_text import readable
 
 GMAIL = """Yes, ship it on Friday.
 
@@ -123,3 +124,28 @@ def test_hostile_bodies_are_bounded() -> None:
         started = time.monotonic()
         reply_text(body)
         assert time.monotonic() - started < 5
+
+
+def _seconds(action: object) -> float:
+    started = time.monotonic()
+    action()  # type: ignore[operator]
+    return time.monotonic() - started
+
+
+def test_hostile_html_costs_what_plain_markup_of_its_size_costs() -> None:
+    plain = "<div class='m'><p>some <b>text</b></p></div>\n" * 5_000
+    baseline = min(_seconds(lambda: html_to_text(plain)) for _ in range(3))
+    for body in (
+        "<!--" * 60_000,  # html.parser rescanned from each: minutes
+        "<" * 240_000,
+        "<a " + 'x="' * 80_000,
+        "<div>" * 48_000 + "</span>" * 48_000,
+        "<script>" * 30_000,
+        "&#" * 120_000,
+    ):
+        assert _seconds(lambda body=body: html_to_text(body)) < 10 * baseline + 1, body[:10]
+
+
+def test_readable_text_is_something_a_person_wrote() -> None:
+    assert readable("ok") and readable("👍") and readable("?") and readable("42")
+    assert not readable("") and not readable(" \n\t") and not readable("\ufffd\ufffd \x01\u200b")

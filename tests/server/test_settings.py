@@ -225,6 +225,7 @@ def test_environment_names_are_the_documented_ones() -> None:
         "email.inbound_tls_key": "HUMANWIRE_EMAIL_INBOUND_TLS_KEY",
         "email.timeout": "HUMANWIRE_EMAIL_TIMEOUT",
         "email.max_message_bytes": "HUMANWIRE_EMAIL_MAX_MESSAGE_BYTES",
+        "email.require_dkim": "HUMANWIRE_EMAIL_REQUIRE_DKIM",
         "voice.model": "HUMANWIRE_VOICE_MODEL",
         "voice.mode": "HUMANWIRE_VOICE_MODE",
         "address.provider": "HUMANWIRE_ADDRESS_PROVIDER",

@@ -105,6 +105,9 @@ class EmailConfig:
     """Connections the listener holds at once; past it a new one gets 421 and is closed."""
     inbound_tls_cert: str | None = None
     """PEM certificate chain the listener offers STARTTLS with (with ``inbound_tls_key``)."""
+    require_dkim: bool = False
+    """A reply answers only when a DKIM signature of it verifies for the asked address's
+    domain (as an approver's reply must); else its ``From`` being the asked address does."""
     inbound_tls_key: str | None = None
 
 

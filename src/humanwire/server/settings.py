@@ -649,6 +649,13 @@ class EmailSettings(_Strict):
         _count(10_000, 100 << 20),
         _about("Largest reply the listener takes, attachments included; past it: 552."),
     ] = EmailConfig.max_message_bytes
+    require_dkim: Annotated[
+        Switch,
+        _about(
+            "A reply answers only when its DKIM signature verifies for the asked address's "
+            "domain (as approvals by reply demand); else coming `From` that address suffices."
+        ),
+    ] = EmailConfig.require_dkim
 
     @property
     def given(self) -> bool:
@@ -671,6 +678,7 @@ class EmailSettings(_Strict):
             inbound_host=self.inbound_host,
             inbound_port=self.inbound_port,
             max_message_bytes=self.max_message_bytes,
+            require_dkim=self.require_dkim,
             inbound_tls_cert=_expand(self.inbound_tls_cert),
             inbound_tls_key=_expand(self.inbound_tls_key),
         )

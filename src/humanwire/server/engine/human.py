@@ -177,6 +177,15 @@ class HumanSide(EngineCore):
         text = dataclasses.replace(text, thread=thread.id)
         return await self._receive(text, thread.account_id, thread)
 
+    async def receive_unsolicited(self, text: InboundText, account_id: str) -> InboundRecord | None:
+        """A message kept as the account's unsolicited ``message.received`` whatever is
+        open (an email reply that is no answer: from an address not asked, or with no
+        text to read). None for a duplicate (its ``ref`` seen)."""
+        text = _without_nul(dataclasses.replace(text, thread=None))
+        if text.ref is not None and await self.store.inbound_by_ref(text.ref) is not None:
+            return None
+        return await self._inbound_text(account_id=account_id, text=text, record=None)
+
     async def _receive(
         self,
         text: InboundText,

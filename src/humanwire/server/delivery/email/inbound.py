@@ -27,6 +27,7 @@ import ssl
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from email import message_from_bytes, policy
+from email.header import decode_header, make_header
 from email.message import EmailMessage, Message
 from email.parser import BytesHeaderParser
 from email.utils import getaddresses
@@ -37,10 +38,14 @@ from .reply_text import html_to_text, reply_text
 
 __all__ = [
     "MAX_ATTACHMENTS",
+    "MAX_DEPTH",
+    "MAX_HEADER_BYTES",
+    "MAX_PARTS",
     "Attachment",
     "Bounce",
     "EmailListener",
     "InboundEmail",
+    "MessageRefused",
     "OnBounce",
     "OnEmail",
     "TokenLookup",
@@ -56,11 +61,20 @@ MAX_ATTACHMENTS = 20
 """Attachments kept of one message; the rest are dropped (and logged)."""
 MAX_HEADER_VALUE = 2000
 """Characters of a subject or a threading header kept."""
+MAX_HEADER_BYTES = 256 << 10
+"""The largest top-level header section taken (552 past it)."""
+MAX_PARTS = 100
+"""MIME parts (and ``Content-Type`` lines) of one message at most (554 past it)."""
+MAX_DEPTH = 8
+"""Multiparts nested at most (554 past it)."""
+MAX_MIME_HEADER = 4000
+"""Characters of one ``Content-*`` header of a part at most (554 past it)."""
 
 _log = logging.getLogger("humanwire.email")
 _MESSAGE_ID = re.compile(r"<[^<>\s]{1,250}>")
 _STATUS_TYPES = ("message/delivery-status", "message/global-delivery-status")
 _FILENAME_JUNK = re.compile(r"[\x00-\x1f\x7f]+")
+_CONTENT_TYPE_LINE = re.compile(rb"^content-type:", re.IGNORECASE | re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -125,11 +139,19 @@ class Bounce:
 
 # -- parsing (sync, run in a thread) --------------------------------------------------------
 def _header(message: Message, name: str) -> str:
-    try:
-        value = message.get(name)
-    except Exception:  # a malformed header reads as absent
+    """The first ``name`` header: read raw, cut, and its encoded words decoded, never
+    through the policy's structured parser (superlinear: a 4 kB ``From`` of short words
+    costs it a second)."""
+    wanted = name.lower()
+    raw = next((value for key, value in message.raw_items() if key.lower() == wanted), None)
+    if raw is None:
         return ""
-    return " ".join(str(value).split())[:MAX_HEADER_VALUE] if value is not None else ""
+    unfolded = str(raw).replace("\r", "").replace("\n", "")[: 2 * MAX_HEADER_VALUE]
+    try:
+        value = str(make_header(decode_header(unfolded)))
+    except Exception:  # an unknown charset, a broken encoded word: as it came
+        value = unfolded
+    return " ".join(value.split())[:MAX_HEADER_VALUE]
 
 
 def _message_ids(text: str) -> tuple[str, ...]:
@@ -282,16 +304,67 @@ def _from_address(message: Message) -> str:
     return f"{local}@{domain.lower()}" if at else ""
 
 
+class MessageRefused(ValueError):
+    """A message past the bounds of what is read (its header, its MIME structure), or
+    unreadable: ``reply`` is the SMTP answer."""
+
+    def __init__(self, reply: str) -> None:
+        super().__init__(reply)
+        self.reply = reply
+
+
+def _header_section(raw: bytes) -> int:
+    """The length of the top-level header section (to its blank line, else the whole)."""
+    ends = [at for at in (raw.find(b"\r\n\r\n"), raw.find(b"\n\n")) if at >= 0]
+    return min(ends) if ends else len(raw)
+
+
+def _check_before_parsing(raw: bytes) -> None:
+    """Bounds checked on the bytes, in linear time, before the parser runs: a header
+    section past ``MAX_HEADER_BYTES``; more ``Content-Type`` lines than ``MAX_PARTS``
+    (every nested multipart needs one, and the parser recurses per level)."""
+    if _header_section(raw) > MAX_HEADER_BYTES:
+        raise MessageRefused("552 5.3.4 The message header is too large")
+    if len(_CONTENT_TYPE_LINE.findall(raw)) > MAX_PARTS:
+        raise MessageRefused("554 5.6.0 The message has too many MIME parts")
+
+
+def _check_structure(message: Message) -> None:
+    """Parts counted, nesting measured and MIME headers sized without recursing (the
+    library's ``walk`` and ``get_body`` recurse), before anything reads the parts."""
+    pending: list[tuple[Message, int]] = [(message, 0)]
+    parts = 0
+    while pending:
+        part, depth = pending.pop()
+        parts += 1
+        if parts > MAX_PARTS or depth > MAX_DEPTH:
+            raise MessageRefused("554 5.6.0 The message has too many MIME parts")
+        for key, value in part.raw_items():
+            if key.lower().startswith("content-") and len(str(value)) > MAX_MIME_HEADER:
+                raise MessageRefused("554 5.6.0 A MIME header of the message is too large")
+        payload = part.get_payload()
+        if isinstance(payload, list):
+            pending.extend((inner, depth + 1) for inner in payload if isinstance(inner, Message))
+
+
 def parse_message(
     raw: bytes, reply_domain: str, tokens: tuple[str, ...], envelope_from: str = ""
 ) -> list[InboundEmail] | Bounce:
     """What a received message is: a :class:`Bounce`, or one :class:`InboundEmail` per
-    token it was sent to. Raises ``ValueError`` only when it cannot be read at all."""
+    token it was sent to. Raises :class:`MessageRefused` (a ``ValueError``) when it is
+    past the bounds or cannot be read at all.
+
+    Bounded: the header section in bytes and the MIME parts in count, depth and header
+    size, before any part is read; header values cut before they are decoded; the text
+    extraction linear (``reply_text``). Hostile input costs at most about a second."""
+    _check_before_parsing(raw)
     try:
         message = message_from_bytes(raw, policy=policy.default)
     except Exception as exc:  # the parser is lenient; this is a last resort
-        raise ValueError(f"unreadable message ({type(exc).__name__})") from None
+        kind = type(exc).__name__
+        raise MessageRefused(f"554 5.6.0 The message cannot be read ({kind})") from None
     assert isinstance(message, EmailMessage)
+    _check_structure(message)
     if _is_report(message):
         return _bounce(message, reply_domain, tokens)
     try:
@@ -346,11 +419,11 @@ class _Handler:
     async def handle_DATA(  # aiosmtpd's hook name
         self, server: Any, session: Any, envelope: Any
     ) -> str:
-        server.busy = True
+        server.handling = True
         try:
             return await self._handle_data(server, envelope)
         finally:
-            server.busy = False
+            server.handling = False
 
     async def _handle_data(self, server: Any, envelope: Any) -> str:
         listener = self.listener
@@ -360,13 +433,18 @@ class _Handler:
             token = token_of(address, listener.reply_domain)
             if token is not None and token not in tokens:
                 tokens.append(token)
+        from .parsing import ParseOverrun
+
         try:
-            parsed = await asyncio.to_thread(
-                parse_message, raw, listener.reply_domain, tuple(tokens), envelope.mail_from or ""
+            parsed = await listener.parsers.parse(
+                raw, listener.reply_domain, tuple(tokens), envelope.mail_from or ""
             )
-        except Exception:
-            _log.exception("email: a message could not be read")
-            return "554 5.6.0 The message cannot be read"
+        except MessageRefused as refused:
+            _log.info("email: a message refused (%s)", refused.reply)
+            return refused.reply
+        except ParseOverrun as overrun:
+            _log.warning("email: a message overran its parse and was refused (%s)", overrun)
+            return "554 5.6.0 The message cannot be read in time"
         try:
             if isinstance(parsed, Bounce):
                 await listener.on_bounce(parsed)
@@ -381,7 +459,16 @@ class _Handler:
 
 class EmailListener:
     """The SMTP listener at ``host``:``port`` (``0``: any free port; :attr:`port` says
-    which). Use ``async with`` or :meth:`start` / :meth:`stop`, on the service's loop."""
+    which). Use ``async with`` or :meth:`start` / :meth:`stop`, on the service's loop.
+
+    Connections: at most ``max_connections``; a sender silent for ``idle_timeout``
+    before or between commands is closed (``stressed_idle_timeout`` once more than
+    three quarters of the connections are taken), and one connection lasts at most
+    ``session_timeout``. When every connection is taken, a new one closes the session
+    that has been silent longest (at least ``evict_after`` seconds, not in the middle
+    of a message) to make room, else it gets 421: idle connections cannot lock senders
+    out. Messages are parsed by ``parse_workers`` child processes, each in at most
+    ``parse_timeout`` seconds (:class:`~.parsing.MessageParsers`)."""
 
     def __init__(
         self,
@@ -395,11 +482,17 @@ class EmailListener:
         max_message_bytes: int = 10 << 20,
         max_recipients: int = 20,
         idle_timeout: float = 60.0,
+        stressed_idle_timeout: float = 10.0,
         session_timeout: float = 600.0,
         max_connections: int = 100,
+        evict_after: float = 1.0,
+        parse_workers: int = 2,
+        parse_timeout: float = 10.0,
         tls_context: ssl.SSLContext | None = None,
         hostname: str | None = None,
     ) -> None:
+        from .parsing import MessageParsers
+
         self.reply_domain = reply_domain.lower()
         self.known_token = known_token
         self.on_email = on_email
@@ -409,35 +502,63 @@ class EmailListener:
         self.max_message_bytes = max_message_bytes
         self.max_recipients = max_recipients
         self.idle_timeout = idle_timeout
+        self.stressed_idle_timeout = min(stressed_idle_timeout, idle_timeout)
         self.session_timeout = session_timeout
         self.max_connections = max_connections
+        self.evict_after = evict_after
+        self.parsers = MessageParsers(workers=parse_workers, timeout=parse_timeout)
         self.tls_context = tls_context
         """Offered with STARTTLS (mail servers upgrade when it is offered); None: plain."""
         self.hostname = hostname or self.reply_domain
         self._server: asyncio.AbstractServer | None = None
-        self._sessions: set[asyncio.BaseTransport] = set()
+        self._sessions: dict[asyncio.BaseTransport, Any] = {}
+        """Each connection's first transport -> its session."""
+
+    def _idle_bound(self) -> float:
+        stressed = len(self._sessions) * 4 > self.max_connections * 3
+        return self.stressed_idle_timeout if stressed else self.idle_timeout
+
+    def _make_room(self) -> bool:
+        """Closes the session silent longest (past ``evict_after``, not in a message)
+        for a new connection; False when there is none."""
+        loop = asyncio.get_running_loop()
+        idle = [
+            session
+            for session in self._sessions.values()
+            if not session.in_message and loop.time() - session.last_heard >= self.evict_after
+        ]
+        if not idle:
+            return False
+        oldest = min(idle, key=lambda session: session.last_heard)
+        oldest.evict()
+        return True
 
     def _protocol(self) -> Any:
         from aiosmtpd.smtp import SMTP
 
-        session_timeout = self.session_timeout
+        listener = self
         sessions = self._sessions
-        max_connections = self.max_connections
 
         class _Session(SMTP):  # type: ignore[misc]
-            """aiosmtpd's session with a bound on its whole length: the idle timeout
-            alone lets a sender trickle one byte a minute forever."""
+            """aiosmtpd's session with a bound on its whole length (the idle timeout
+            alone lets a sender trickle one byte a minute forever), an idle bound that
+            tightens under load, and a place in the listener's count."""
 
             _cutoff: asyncio.TimerHandle | None = None
             _first: asyncio.BaseTransport | None = None
             _turned_away = False
+            last_heard = 0.0
+            in_message = False
+            """Between DATA and the answer to it: not evicted."""
+            handling = False
+            """The message is being parsed or handed on: the idle timeout waits."""
 
             def connection_made(self, transport: asyncio.BaseTransport) -> None:
                 if self._first is not None:
                     # STARTTLS: the same connection, now over TLS (counted already).
                     super().connection_made(transport)
                     return
-                if len(sessions) >= max_connections:
+                if len(sessions) >= listener.max_connections and not listener._make_room():
                     # Past the bound: answered and closed before a session is made.
                     self._turned_away = True
                     assert isinstance(transport, asyncio.WriteTransport)
@@ -446,26 +567,45 @@ class EmailListener:
                     return
                 super().connection_made(transport)
                 self._first = transport
-                sessions.add(transport)
-                self._cutoff = self.loop.call_later(session_timeout, self._cut_off)
+                sessions[transport] = self
+                self._cutoff = self.loop.call_later(listener.session_timeout, self._cut_off)
 
-            busy = False
-            """A message is being parsed or handed on: the idle timeout waits for it."""
+            def _reset_timeout(self, duration: float | None = None) -> None:
+                # Called at the greeting and after every command: the silence bound
+                # restarts, as tight as the listener's load says.
+                self.last_heard = self.loop.time()
+                super()._reset_timeout(duration or listener._idle_bound())
 
             def _timeout_cb(self) -> None:
                 # aiosmtpd times silence from the last line read, also while its handler
                 # works; a slow parse or callback must not cut the sender off (it would
                 # send again: a duplicate).
-                if self.busy:
+                if self.handling:
                     self._reset_timeout()
                     return
                 super()._timeout_cb()  # type: ignore[no-untyped-call]
+
+            async def smtp_DATA(self, arg: str) -> None:  # aiosmtpd's command hook
+                self.in_message = True
+                try:
+                    await super().smtp_DATA(arg)
+                finally:
+                    self.in_message = False
+                    self.last_heard = self.loop.time()
+
+            def evict(self) -> None:
+                if isinstance(self.transport, asyncio.WriteTransport):
+                    with contextlib.suppress(Exception):
+                        self.transport.write(b"421 4.4.2 Idle too long, closing\r\n")
+                self._cut_off()
 
             def _cut_off(self) -> None:
                 if self.transport is not None:
                     self.transport.close()
                 if self._first is not None:
                     self._first.close()
+                    # Counted out now: a closing transport may linger past this turn.
+                    sessions.pop(self._first, None)
 
             def connection_lost(self, error: Exception | None) -> None:
                 if self._turned_away:
@@ -473,7 +613,7 @@ class EmailListener:
                 if self._cutoff is not None:
                     self._cutoff.cancel()
                 if self._first is not None:
-                    sessions.discard(self._first)
+                    sessions.pop(self._first, None)
                 super().connection_lost(error)
 
         return _Session(
@@ -505,6 +645,7 @@ class EmailListener:
             self._sessions.clear()
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(server.wait_closed(), timeout=5)
+        await self.parsers.aclose()
 
     async def __aenter__(self) -> EmailListener:
         await self.start()

@@ -10,9 +10,13 @@ service's own listener (docs/going-live/email.md).
 - **Replies**: the listener takes mail only for the token of an email interaction
   (refused at ``RCPT`` otherwise); a reply answers that interaction while it is an open
   message, else it is the account's unsolicited ``message.received`` (a late reply, a
-  reply to a form's email). The reply address names the interaction; a mail that came
-  without it is matched by the token in its ``In-Reply-To``. Automatic replies (an
-  out-of-office) are dropped: they are not the person's answer.
+  reply to a form's email). It answers only from the address asked (with a DKIM
+  signature for its domain under ``require_dkim``) and with text to read (or an
+  attachment); any other is kept unsolicited, the ask waits on, and the address asked
+  is told why (``notices``; three times at most). The reply address names the
+  interaction; a mail that came without it is matched by the token in its
+  ``In-Reply-To``. Automatic replies (an out-of-office) are dropped: they are not the
+  person's answer.
 - **Approvers**: an email approver's reply address is ``reply+<their page token>@…``;
   their reply (or one whose ``In-Reply-To`` names their message) decides only when it
   comes from their address and its DKIM signature verifies for their domain
@@ -27,17 +31,20 @@ service's own listener (docs/going-live/email.md).
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from starlette.routing import BaseRoute
 
 from ..base import Credentials, Outbound, Sent
+from . import notices as texts
 from .channel import EmailChannel
 from .compose import token_of_message_id
 from .dkim import DnsTxt, dkim_verifies_async
 from .inbound import Bounce, EmailListener, InboundEmail
 from .media import EmailMedia
+from .reply_text import readable
 
 if TYPE_CHECKING:
     from ...config import EmailConfig
@@ -47,6 +54,10 @@ if TYPE_CHECKING:
 __all__ = ["EmailProvider"]
 
 logger = logging.getLogger("humanwire.email")
+
+MAX_NOTICES = 3
+"""Emails telling the person asked that a reply was no answer, per interaction."""
+_NOTICES = "email.notices"
 
 
 class EmailProvider:
@@ -138,18 +149,60 @@ class EmailProvider:
 
         media = await self.media.keep(record.account_id, email.attachments, self.media.clock())
         ref = f"email:{email.token}:{email.message_id}" if email.message_id else None
-        await self.engine.receive_reply(
-            InboundText(
-                channel="email",
-                from_addr=email.sender or email.envelope_from,
-                to_addr=record.from_addr,
-                body=email.text,
-                media_urls=media,
-                ref=ref,
-                subject=email.subject or None,
-            ),
-            record,
+        text = InboundText(
+            channel="email",
+            from_addr=email.sender or email.envelope_from,
+            to_addr=record.from_addr,
+            body=email.text,
+            media_urls=media,
+            ref=ref,
+            subject=email.subject or None,
         )
+        refusal = await self._why_no_answer(record, email)
+        if refusal is None:
+            await self.engine.receive_reply(text, record)
+            return
+        # Kept for the account, the ask left waiting, and the person asked told why
+        # (never the reply's From: that may be anyone's).
+        logger.info("email: a reply to %s is no answer (%s)", record.id, refusal.split(":")[0])
+        stored = await self.engine.receive_unsolicited(text, record.account_id)
+        if stored is not None and record.kind == "message" and record.status == "pending":
+            await self._tell_the_asked(record, email.token, refusal)
+
+    async def _why_no_answer(self, record: InteractionRecord, email: InboundEmail) -> str | None:
+        """None when ``email`` is the answer of the person ``record`` asked; else what
+        to tell them: a reply answers only from the address asked (a forwarded email
+        hands its reply address to anyone), signed for its domain when ``require_dkim``,
+        with something to read."""
+        asked = record.to_addr
+        if email.sender.lower() != asked.lower():
+            return texts.from_another_address(email.sender, asked)
+        if self.config.require_dkim:
+            domain = asked.rpartition("@")[2]
+            if not await dkim_verifies_async(email.raw, domain, dns=self.dkim_dns):
+                return texts.not_signed(domain)
+        if not readable(email.text) and not email.attachments:
+            return texts.nothing_to_read()
+        return None
+
+    async def _tell_the_asked(self, record: InteractionRecord, token: str, text: str) -> None:
+        """At most ``MAX_NOTICES`` per interaction (a loop with an auto-responder that
+        does not say it is one ends there); a relay that fails loses only the notice."""
+        state = await self.engine.store.get_provider_state(_NOTICES, token)
+        sent = int(state["sent"]) if state is not None else 0
+        if sent >= MAX_NOTICES:
+            return
+        await self.engine.store.put_provider_state(_NOTICES, token, {"sent": sent + 1}, time.time())
+        subject = str(record.request.get("subject") or record.request.get("title") or "")
+        try:
+            await self.channel.send(
+                to=record.to_addr,
+                subject=f"Re: {subject}" if subject else "Your reply",
+                text=text,
+                token=token,
+            )
+        except Exception as exc:
+            logger.warning("email: telling %s about a reply failed (%s)", record.id, exc)
 
     async def _approver_reply(self, approver: ApproverRecord, email: InboundEmail) -> None:
         """A reply to an approval request: signed when it comes from the approver's

@@ -96,6 +96,9 @@ class InboxData:
     recipient: str | None = None
     sandbox: bool = True
     """Playing the human (reply, answer calls, write first) is allowed."""
+    live: frozenset[str] = frozenset()
+    """Channels a real provider carries, where the inbox may not play the human
+    (``Engine.sandbox_answers``): no forms for them."""
     approvals: list[InboxApproval] = field(default_factory=list)
     now: float = field(default_factory=time.time)
 
@@ -339,7 +342,7 @@ def _delivery(delivery: SandboxDelivery, data: InboxData, viewer: Viewer) -> Htm
     status = data.interactions.get(delivery.interaction_id or "")
     windows = data.windows.get(delivery.interaction_id or "")
     open_ = status is not None and status.status == "pending"
-    if not data.sandbox and delivery.kind != "form":
+    if (not data.sandbox or delivery.channel in data.live) and delivery.kind != "form":
         actions = Html("")
     elif delivery.kind == "form" and delivery.form_url:
         actions = render(
@@ -482,8 +485,10 @@ def _numbers_panel(data: InboxData) -> Html:
 
 def _act_panel(data: InboxData, viewer: Viewer) -> Html:
     reserved = data.numbers[0].phone_number if data.numbers else ""
-    call_form = (
-        render(
+    if "call" in data.live:
+        call_form = Html('<p class="muted small">Calls go through a real provider here.</p>')
+    elif reserved:
+        call_form = render(
             '<form method="post" action="/inbox/inbound-call" class="stack" '
             'data-action="inbound-call">{csrf}'
             '<input type="hidden" name="to" value="{to}">'
@@ -497,34 +502,41 @@ def _act_panel(data: InboxData, viewer: Viewer) -> Html:
             to=reserved,
             human=DEFAULT_HUMAN_PHONE,
         )
-        if reserved
-        else Html('<p class="muted small">Reserve a number to receive inbound calls.</p>')
-    )
+    else:
+        call_form = Html('<p class="muted small">Reserve a number to receive inbound calls.</p>')
     channel_options = join(
         render('<option value="{v}">{label}</option>', v=v, label=CHANNEL_LABELS[v])
         for v in ("sms", "whatsapp", "slack", "email")
+        if v not in data.live
+    )
+    text_form = (
+        render(
+            '<form method="post" action="/inbox/text" class="stack" data-action="text">{csrf}'
+            '<div class="row"><div class="block"><label for="text-channel">Channel</label>'
+            '<select id="text-channel" name="channel" data-human-phone="{human}" '
+            'data-human-slack="{slack}" data-human-email="{email}">{options}</select></div>'
+            '<label class="block" for="text-from">From<input type="text" id="text-from" '
+            'name="from" value="{human}" required></label></div>'
+            '<label class="block" for="text-to">To (a number or workspace of the account; '
+            'empty: the reserved or shared one)<input type="text" id="text-to" name="to" '
+            'value="{to}"></label>'
+            '<label class="block" for="text-body">Message<input type="text" id="text-body" '
+            'name="body" required></label>'
+            '<button type="submit" class="small">Send text</button></form>',
+            csrf=_csrf(viewer),
+            options=channel_options,
+            human=DEFAULT_HUMAN_PHONE,
+            slack=DEFAULT_HUMAN_SLACK,
+            email=DEFAULT_HUMAN_EMAIL,
+            to=reserved,
+        )
+        if channel_options
+        else Html('<p class="muted small">Every channel goes through a real provider here.</p>')
     )
     return render(
-        '<section class="panel" data-live-panel="act"><h2>Write to the agent</h2>'
-        '<form method="post" action="/inbox/text" class="stack" data-action="text">{csrf}'
-        '<div class="row"><div class="block"><label for="text-channel">Channel</label>'
-        '<select id="text-channel" name="channel" data-human-phone="{human}" '
-        'data-human-slack="{slack}" data-human-email="{email}">{options}</select></div>'
-        '<label class="block" for="text-from">From<input type="text" id="text-from" '
-        'name="from" value="{human}" required></label></div>'
-        '<label class="block" for="text-to">To (a number or workspace of the account; '
-        'empty: the reserved or shared one)<input type="text" id="text-to" name="to" '
-        'value="{to}"></label>'
-        '<label class="block" for="text-body">Message<input type="text" id="text-body" '
-        'name="body" required></label>'
-        '<button type="submit" class="small">Send text</button></form>'
+        '<section class="panel" data-live-panel="act"><h2>Write to the agent</h2>{text_form}'
         "<h3>Call the reserved number</h3>{call_form}</section>",
-        csrf=_csrf(viewer),
-        options=channel_options,
-        human=DEFAULT_HUMAN_PHONE,
-        slack=DEFAULT_HUMAN_SLACK,
-        email=DEFAULT_HUMAN_EMAIL,
-        to=reserved,
+        text_form=text_form,
         call_form=call_form,
     )
 
@@ -633,7 +645,9 @@ def render_inbox_page(
         '<section class="panel" data-live-panel="webhooks"><h2>Webhook deliveries</h2>'
         "{webhooks}</section>",
         filters=_filters(data),
-        approvals=render_approvals_panel(data.approvals, _csrf(viewer), sandbox=data.sandbox),
+        approvals=render_approvals_panel(
+            data.approvals, _csrf(viewer), sandbox=data.sandbox, live=data.live
+        ),
         feed=feed,
         numbers=_numbers_panel(data),
         phone=DEFAULT_HUMAN_PHONE,

@@ -546,8 +546,10 @@ def _interactions_table(data: InboxData) -> Html:
         return Html('<p class="muted small">No interactions yet.</p>')
     rows = join(
         render(
-            '<tr data-key="x-{id}"><td class="mono">{short}</td><td>{kind}</td>'
-            "<td>{status}</td><td>{created}</td><td>{windows}</td></tr>",
+            '<tr data-key="x-{id}"><td data-label="Interaction"><span class="mono">{short}</span></td>'
+            '<td data-label="Kind">{kind}</td><td data-label="Status">{status}</td>'
+            '<td data-label="Created">{created}</td><td data-label="Windows">{windows}</td>'
+            "</tr>",
             id=s.interaction_id,
             short=s.interaction_id[:8],
             kind=f"{s.kind} · {CHANNEL_LABELS.get(s.channel, s.channel)}",
@@ -558,8 +560,8 @@ def _interactions_table(data: InboxData) -> Html:
         for s in sorted(data.interactions.values(), key=lambda s: s.created_at, reverse=True)[:50]
     )
     return render(
-        '<div class="table-scroll"><table><thead><tr><th>Interaction</th><th>Kind</th>'
-        "<th>Status</th><th>Created</th><th>Windows</th></tr></thead>"
+        '<div class="table-scroll"><table class="stacked"><thead><tr><th>Interaction</th>'
+        "<th>Kind</th><th>Status</th><th>Created</th><th>Windows</th></tr></thead>"
         '<tbody data-live="interactions">{rows}</tbody></table></div>',
         rows=rows,
     )
@@ -589,9 +591,12 @@ def _webhook_table(data: InboxData) -> Html:
         status = str(entry.get("status") or "")
         rows.append(
             render(
-                '<tr data-key="w-{id}"><td>{event}</td><td class="mono">{url}</td>'
-                "<td>{status}</td><td>{attempts}</td><td>{code}</td><td>{error}</td>"
-                "<td>{created}</td><td>{next}</td></tr>",
+                '<tr data-key="w-{id}"><td data-label="Event">{event}</td>'
+                '<td data-label="Webhook"><span class="mono">{url}</span></td>'
+                '<td data-label="Status">{status}</td><td data-label="Tries">{attempts}</td>'
+                '<td data-label="HTTP">{code}</td><td data-label="Last error">{error}</td>'
+                '<td data-label="Created">{created}</td><td data-label="Next try">{next}</td>'
+                "</tr>",
                 id=str(entry.get("id") or ""),
                 event=str(entry.get("eventType") or ""),
                 url=str(entry.get("url") or "(deleted webhook)"),
@@ -604,8 +609,9 @@ def _webhook_table(data: InboxData) -> Html:
             )
         )
     return render(
-        '<div class="table-scroll"><table><thead><tr><th>Event</th><th>Webhook</th>'
-        "<th>Status</th><th>Tries</th><th>HTTP</th><th>Last error</th><th>Created</th>"
+        '<div class="table-scroll"><table class="stacked"><thead><tr><th>Event</th>'
+        "<th>Webhook</th><th>Status</th><th>Tries</th><th>HTTP</th><th>Last error</th>"
+        "<th>Created</th>"
         '<th>Next try</th></tr></thead><tbody data-live="webhooks">{rows}</tbody></table>'
         "</div>",
         rows=join(rows),

@@ -14,9 +14,9 @@ from typing import Any
 
 import httpx
 import pytest
-from twilio_support import HUMAN, SMS_FROM, WHATSAPP_FROM, Live, start_live
+from twilio_support import HUMAN, SMS_FROM, WHATSAPP_FROM, Live, running_live
 
-from humanwire import HumanWire, LiveChannelError
+from humanwire import LiveChannelError
 from humanwire.server.config import startup_lines
 from humanwire.testing.twilio import TwilioFakeServer
 
@@ -144,13 +144,8 @@ def test_the_inbox_decides_only_as_approvers_the_sandbox_reaches(live: Live) -> 
 @pytest.fixture
 def lenient(database: str, fake_twilio: TwilioFakeServer) -> Iterator[Live]:
     """The service wired to the fake with ``sandbox_live_channels`` on."""
-    runner, key = start_live(database, fake_twilio, sandbox_live_channels=True)
-    client = HumanWire(api_key=key, base_url=runner.base_url, max_retries=0)
-    try:
-        yield Live(fake_twilio.fake, runner, client, key)
-    finally:
-        client.close()
-        runner.stop()
+    with running_live(database, fake_twilio, sandbox_live_channels=True) as running:
+        yield running
 
 
 def test_allowed_answers_are_recorded_with_their_true_origin(lenient: Live) -> None:

@@ -546,7 +546,8 @@ def _interactions_table(data: InboxData) -> Html:
         return Html('<p class="muted small">No interactions yet.</p>')
     rows = join(
         render(
-            '<tr data-key="x-{id}"><td data-label="Interaction"><span class="mono">{short}</span></td>'
+            '<tr data-key="x-{id}">'
+            '<td data-label="Interaction"><span class="mono">{short}</span></td>'
             '<td data-label="Kind">{kind}</td><td data-label="Status">{status}</td>'
             '<td data-label="Created">{created}</td><td data-label="Windows">{windows}</td>'
             "</tr>",

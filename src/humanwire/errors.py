@@ -13,6 +13,7 @@ normal result. These are failures of the request itself::
     │   │   └── InvalidToNumberError    400 invalid_to_number (also raised client-side)
     │   ├── AuthenticationError         401 unauthorized
     │   ├── AccountSuspendedError       403 account_suspended
+    │   ├── LiveChannelError            403 live_channel (the sandbox on a real provider's channel)
     │   ├── NotFoundError               404 not_found
     │   ├── ConflictError               409 conflict
     │   │   ├── AlreadyConsumedError    409 already_consumed (an approval used once already)
@@ -60,6 +61,7 @@ __all__ = [
     "InvalidRequestError",
     "InvalidSignatureError",
     "InvalidToNumberError",
+    "LiveChannelError",
     "NotApprovedError",
     "NotFoundError",
     "PayloadTooLargeError",
@@ -141,6 +143,11 @@ class AuthenticationError(APIStatusError):
 
 class AccountSuspendedError(APIStatusError):
     pass
+
+
+class LiveChannelError(APIStatusError):
+    """The sandbox (``client.sandbox``) answering on a channel a real provider carries:
+    only the real person's answer over it counts."""
 
 
 class NotFoundError(APIStatusError):
@@ -238,6 +245,8 @@ def _error_class(status_code: int, code: str | None) -> type[APIStatusError]:
         return InvalidRequestError
     if status_code == 400 and code == "invalid_to_number":
         return InvalidToNumberError
+    if status_code == 403 and code == "live_channel":
+        return LiveChannelError
     if status_code == 409 and code == "already_consumed":
         return AlreadyConsumedError
     if status_code == 409 and code == "not_approved":

@@ -345,3 +345,54 @@ def test_a_two_of_three_approval_decided_in_the_inbox_as_two_approvers(
         ("Ada", "inbox"),
         ("Cy", "inbox"),
     ]
+
+
+def _overflowing_cells(page: Page, table: str) -> list[str]:
+    """The cells of ``table`` (a CSS selector) that reach past the viewport or past the
+    table's own box (hidden in a sideways scroll), and the box if it scrolls sideways."""
+    found: list[str] = page.evaluate(
+        """(selector) => {
+          const table = document.querySelector(selector);
+          const box = table.closest(".table-scroll");
+          const width = document.documentElement.clientWidth;
+          const right = Math.min(width, box.getBoundingClientRect().right) + 0.5;
+          const out = [];
+          if (box.scrollWidth > box.clientWidth) out.push("the table scrolls sideways");
+          table.querySelectorAll("td").forEach((cell) => {
+            const r = cell.getBoundingClientRect();
+            if (r.right > right) out.push(cell.textContent + " ends at " + Math.round(r.right));
+          });
+          return out;
+        }""",
+        table,
+    )
+    return found
+
+
+def test_the_inbox_tables_fit_a_phone(
+    humanwire_service: RunningService,
+    humanwire_api_key: str,
+    humanwire_client: HumanWire,
+    page: Page,
+) -> None:
+    """At 390 px nothing of the interactions or webhook tables is cut off on the right:
+    each row stacks its cells, each under its column's name."""
+    assert page.viewport_size == {"width": 390, "height": 844}
+    with WebhookReceiver() as receiver:
+        humanwire_client.webhooks.create(url=receiver.url, event_types=["message.received"])
+        sent = humanwire_client.messages.sms(to=HUMAN, message="Deploy?", follow_up_time=120)
+        humanwire_client.calls.create(to=HUMAN, prompt="Confirm the delivery")
+        humanwire_client.sandbox.reply(
+            channel="sms", from_="+13125550177", to="+12025550199", body="unsolicited"
+        )
+        receiver.wait_for("message.received", timeout=10)
+        open_inbox(page, humanwire_service, humanwire_api_key)
+        page.locator("tbody[data-live=webhooks] tr").first.wait_for()
+        for table in (
+            "[data-live-panel=interactions] table",
+            "[data-live-panel=webhooks] table",
+        ):
+            assert _overflowing_cells(page, table) == [], table
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        row = page.locator(f'tbody[data-live=interactions] tr[data-key="x-{sent.interaction_id}"]')
+        expect(row.locator("td[data-label=Windows]")).to_contain_text("open until")

@@ -256,7 +256,7 @@ def test_quorum_of_an_email_approver_and_an_sms_one(live: EmailLive, api: httpx.
     assert sent.status_code == 204, sent.text
     decided = api.get(path).json()
     assert decided["decision"] == "approved"
-    assert [d["via"] for d in decided["decisions"]] == ["email_link", "sms_reply"]
+    assert [d["via"] for d in decided["decisions"]] == ["email_link", "sandbox"]
 
 
 def test_escalation_reaches_an_email_approver(live: EmailLive, api: httpx.Client) -> None:

@@ -270,7 +270,7 @@ def test_sms_yes_answers_the_held_request(api: httpx.Client) -> None:
     thread.join()
     assert held["status"] == "ended"
     assert held["decision"] == "approved"
-    assert held["decisions"][0]["via"] == "sms_reply"
+    assert held["decisions"][0]["via"] == "sandbox"  # who played the phone
     assert held["response"] == f"Approved by {HUMAN} (1 of 1)."
 
 
@@ -572,7 +572,7 @@ def test_a_call_approver_decides_by_key_or_word(api: httpx.Client) -> None:
     ended = api.post(f"/sandbox/calls/{first}", json={"outcome": "completed", "summary": "1"})
     assert ended.status_code == 200, ended.text
     view = api.get(f"/approvals/{asked['interactionId']}").json()
-    assert [d["via"] for d in view["decisions"]] == ["call_keypad"]
+    assert [d["via"] for d in view["decisions"]] == ["sandbox"]
     unclear = api.post(f"/sandbox/calls/{second}", json={"outcome": "completed", "summary": "hmm"})
     assert unclear.status_code == 200
     assert api.get(f"/approvals/{asked['interactionId']}").json()["decision"] is None
@@ -596,9 +596,7 @@ def test_whatsapp_replies_decide_and_name_the_code(api: httpx.Client) -> None:
     _reply(api, OTHER, "Approve: looks fine", sender, channel="whatsapp")
     approved = api.get(f"/approvals/{alone['interactionId']}").json()
     assert approved["decision"] == "approved"
-    assert [(d["via"], d["comment"]) for d in approved["decisions"]] == [
-        ("whatsapp_reply", "looks fine")
-    ]
+    assert [(d["via"], d["comment"]) for d in approved["decisions"]] == [("sandbox", "looks fine")]
 
     first = _ask(
         api, title="Refund A", approvers=[{"channel": "whatsapp", "to": OTHER}], followUpTime=30
@@ -626,7 +624,7 @@ def test_whatsapp_replies_decide_and_name_the_code(api: httpx.Client) -> None:
     rejected = api.get(f"/approvals/{second['interactionId']}").json()
     assert rejected["decision"] == "rejected"
     assert [(d["via"], d["comment"]) for d in rejected["decisions"]] == [
-        ("whatsapp_reply", "not this quarter")
+        ("sandbox", "not this quarter")
     ]
     assert api.get(f"/approvals/{first['interactionId']}").json()["decision"] is None
     _reply(api, OTHER, "yes", sender, channel="whatsapp")  # one open now: no code needed
@@ -652,8 +650,8 @@ def test_a_call_approver_decides_by_a_spoken_word(api: httpx.Client) -> None:
     approved = api.get(f"/approvals/{approving['interactionId']}").json()
     assert approved["decision"] == "approved"
     assert [(d["approver"]["to"], d["decision"], d["via"]) for d in approved["decisions"]] == [
-        (THIRD, "approve", "call_speech"),
-        (OTHER, "approve", "call_speech"),
+        (THIRD, "approve", "sandbox"),
+        (OTHER, "approve", "sandbox"),
     ]
 
     rejecting = _ask(
@@ -668,7 +666,7 @@ def test_a_call_approver_decides_by_a_spoken_word(api: httpx.Client) -> None:
     assert api.post(f"/sandbox/calls/{call}", json=said).status_code == 200
     rejected = api.get(f"/approvals/{rejecting['interactionId']}").json()
     assert rejected["decision"] == "rejected"
-    assert [(d["decision"], d["via"]) for d in rejected["decisions"]] == [("reject", "call_speech")]
+    assert [(d["decision"], d["via"]) for d in rejected["decisions"]] == [("reject", "sandbox")]
     assert rejected["response"].startswith(f"Rejected by {THIRD}")
 
 
@@ -755,7 +753,7 @@ def test_without_comments_none_is_offered_nor_kept(api: httpx.Client) -> None:
     assert decided["decision"] == "approved"
     assert [(d["via"], d["comment"]) for d in decided["decisions"]] == [
         ("page", None),
-        ("sms_reply", None),
+        ("sandbox", None),
     ]
     decisions = [e for e in _audit(api) if e["type"] == "approval.decision"]
     assert [e["data"]["comment"] for e in decisions] == [None, None]

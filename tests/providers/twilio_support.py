@@ -5,6 +5,7 @@ Twilio would (signed), and the test plays the person through the fake."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -81,16 +82,23 @@ def start_live(
     return runner, runner.create_account("tester")
 
 
-@pytest.fixture
-def live(database: str, fake_twilio: TwilioFakeServer) -> Iterator[Live]:
-    """The service wired to the fake, on each store in turn."""
-    runner, key = start_live(database, fake_twilio)
+@contextmanager
+def running_live(database: str, server: TwilioFakeServer, **changes: Any) -> Iterator[Live]:
+    """``start_live`` with a client of its account, stopped on leaving."""
+    runner, key = start_live(database, server, **changes)
     client = HumanWire(api_key=key, base_url=runner.base_url, max_retries=0)
     try:
-        yield Live(fake_twilio.fake, runner, client, key)
+        yield Live(server.fake, runner, client, key)
     finally:
         client.close()
         runner.stop()
+
+
+@pytest.fixture
+def live(database: str, fake_twilio: TwilioFakeServer) -> Iterator[Live]:
+    """The service wired to the fake, on each store in turn."""
+    with running_live(database, fake_twilio) as running:
+        yield running
 
 
 def in_background(action: Any) -> Any:

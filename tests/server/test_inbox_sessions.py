@@ -225,8 +225,8 @@ def test_secure_cookies_when_the_public_url_is_https(database: str) -> None:
         csrf = _cookie_value(cookies["hw_csrf"])
         header = {"Cookie": f"{SESSION}={_cookie_value(cookies[SESSION])}; hw_csrf={csrf}"}
         done = httpx.post(
-            f"{url}/inbox/channels/nope/delete",
-            data={"csrf": csrf},
+            f"{url}/inbox/text",
+            data={"csrf": csrf, "channel": "sms", "from": "+12025550100", "body": " "},
             headers=header,
             trust_env=False,
         )

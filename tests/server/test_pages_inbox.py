@@ -116,19 +116,23 @@ def test_accounts_never_see_each_other(
 ) -> None:
     humanwire_client.messages.sms(to=HUMAN, message="secret of account A <b>")
     call = humanwire_client.calls.create(to=HUMAN, prompt="A's call")
+    card = humanwire_client.channels.create(type="sms", to=HUMAN, wait_time=30)
     other_key = humanwire_service.create_account("B")
     with httpx.Client(base_url=humanwire_service.base_url) as other:
         csrf = login(other, other_key)
         page = other.get("/inbox").text
         assert "secret of account A" not in page and "A&#x27;s call" not in page
-        # B cannot end A's call through the inbox either.
+        # B cannot end A's call through the inbox either: a 404, as on the API.
         response = other.post(
             f"/inbox/calls/{call.interaction_id}",
             data={"csrf": csrf, "outcome": "completed", "summary": "hijack"},
         )
-        assert response.status_code == 303
-        assert 'class="flash bad"' in other.get("/inbox").text
+        assert response.status_code == 404 and "no interaction" in response.text
+        # Nor delete A's channel card.
+        deleted = other.post(f"/inbox/channels/{card.id}/delete", data={"csrf": csrf})
+        assert deleted.status_code == 404
     assert humanwire_client.interactions.status(call.interaction_id).status == "pending"
+    assert [c.id for c in humanwire_client.channels.list()] == [card.id]
     with httpx.Client(base_url=humanwire_service.base_url) as mine:
         login(mine, humanwire_api_key)
         page = mine.get("/inbox").text

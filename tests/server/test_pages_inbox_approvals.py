@@ -141,7 +141,7 @@ def test_the_inbox_refuses_what_is_not_a_decision(service: RunningService) -> No
         not_one = client.post(
             "/inbox/approvals/nope", data={"csrf": csrf, "approver": "0", "decision": "approve"}
         )
-        assert "no interaction" in _flash(not_one)
+        assert not_one.status_code == 404 and "no interaction" in not_one.text
     # Another account's inbox cannot decide this one, nor see it.
     with _logged_in(service, other_key) as (other, other_csrf):
         assert f'data-approval="{iid}"' not in other.get("/inbox").text
@@ -149,7 +149,14 @@ def test_the_inbox_refuses_what_is_not_a_decision(service: RunningService) -> No
             f"/inbox/approvals/{iid}",
             data={"csrf": other_csrf, "approver": "0", "decision": "approve"},
         )
-        assert "no interaction" in _flash(stranger)
+        assert stranger.status_code == 404 and "no interaction" in stranger.text
+    # Nor with its bearer key (no session, no CSRF): a 404, not a redirect.
+    by_key = httpx.post(
+        f"{service.base_url}/inbox/approvals/{iid}",
+        data={"approver": "0", "decision": "approve"},
+        headers={"Authorization": f"Bearer {other_key}"},
+    )
+    assert by_key.status_code == 404 and "no interaction" in by_key.text
     pending = httpx.get(
         f"{service.base_url}/approvals/{iid}", headers={"Authorization": f"Bearer {key}"}
     ).json()

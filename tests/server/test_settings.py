@@ -157,6 +157,14 @@ def test_empty_variables_count_as_unset(tmp_path: Path) -> None:
     assert load_settings(path, {"HUMANWIRE_PORT": "  "}, {}).port == 9001
 
 
+def test_sandbox_live_channels_from_the_file_and_the_environment(tmp_path: Path) -> None:
+    assert load_settings(None, {}, {}).to_service_config().sandbox_live_channels is False
+    path = write(tmp_path, 'sandbox_live_channels = "on"\n')
+    assert load_settings(path, {}, {}).to_service_config().sandbox_live_channels is True
+    env = {"HUMANWIRE_SANDBOX_LIVE_CHANNELS": "off"}
+    assert load_settings(path, env, {}).to_service_config().sandbox_live_channels is False
+
+
 def test_environment_names_are_the_documented_ones() -> None:
     # docs/providers.md "Configuration"; whatsapp_templates has no environment form.
     assert env_var_names() == {
@@ -166,6 +174,7 @@ def test_environment_names_are_the_documented_ones() -> None:
         "public_url": "HUMANWIRE_PUBLIC_URL",
         "trusted_proxies": "HUMANWIRE_TRUSTED_PROXIES",
         "sandbox": "HUMANWIRE_SANDBOX",
+        "sandbox_live_channels": "HUMANWIRE_SANDBOX_LIVE_CHANNELS",
         "db_pool_size": "HUMANWIRE_DB_POOL_SIZE",
         "replica_lease": "HUMANWIRE_REPLICA_LEASE",
         "unavailable_retry_after": "HUMANWIRE_UNAVAILABLE_RETRY_AFTER",
@@ -638,7 +647,11 @@ def test_startup_lines_with_every_provider() -> None:
         "127.0.0.1:2525",
         "numbers   Twilio (pool of 1; buying off)",
     ]
-    assert lines[6] == "sandbox   on (the sandbox API and the inbox's human side)"
+    # Every channel is live: the sandbox answers on none of them.
+    assert lines[6] == (
+        "sandbox   on (the sandbox API and the inbox's human side), not for sms, whatsapp, "
+        "slack, call, email: a real provider carries them"
+    )
     assert "5ecret" not in "\n".join(lines)
 
 
@@ -717,6 +730,7 @@ def test_every_tunable_is_a_setting() -> None:
     # Every ServiceConfig field an operator tunes is reachable from the settings; the
     # rest are built from other keys (db_path, local_mode, providers) or are for tests.
     derived = {"db_path", "public_url", "local_mode", "sandbox_enabled", "twilio", "slack"}
+    derived |= {"sandbox_live_channels"}  # beside `sandbox`: test_sandbox_live_channels_*
     derived |= {"telnyx", "telephony_order"}  # [telnyx], [telephony] order
     derived |= {"voice_model", "voice_chat_model", "metrics_token"}  # a secret: unwrapped
     derived |= {"trusted_proxies"}  # a list: test_trusted_proxies_*

@@ -152,6 +152,10 @@ class ServiceConfig:
     local_mode: bool = True
     """Loopback webhook targets allowed (the default when serving on loopback)."""
     sandbox_enabled: bool = True
+    sandbox_live_channels: bool = False
+    """Whether the sandbox API and the inbox's human side may answer channels a real
+    provider carries (anyone with an account's key then answers as its recipients there);
+    off, such an answer is ``403 live_channel``."""
 
     webhook_timeout: float = 10.0
     webhook_retry_base: float = 1.0
@@ -419,8 +423,23 @@ def startup_lines(config: ServiceConfig) -> list[str]:
             else "unchecked addresses refused"
         )
         line("address", f"→ {where} ({'; '.join(details)})")
-    if config.sandbox_enabled:
+    live = [channel for channel in CHANNELS if routes[channel] != "sandbox"]
+    if config.sandbox_enabled and not live:
         line("sandbox", "on (the sandbox API and the inbox's human side)")
+    elif config.sandbox_enabled and not config.sandbox_live_channels:
+        line(
+            "sandbox",
+            f"on (the sandbox API and the inbox's human side), not for {', '.join(live)}: "
+            "a real provider carries them",
+        )
+    elif config.sandbox_enabled:
+        line("sandbox", "on (the sandbox API and the inbox's human side), live channels too")
+        line(
+            "warning",
+            f"sandbox_live_channels is on: anyone with an account's key can answer "
+            f"{', '.join(live)} as its recipients through the sandbox or the inbox "
+            "(recorded via sandbox / inbox)",
+        )
     else:
         line("sandbox", "off (no sandbox API, no human side in the inbox)")
     line("public url", display_url(config.public_url))

@@ -42,6 +42,13 @@ class AccountSuspended(ServiceError):
     status, code = 403, "account_suspended"
 
 
+class LiveChannel(ServiceError):
+    """The sandbox or the inbox's human side answering a channel a real provider carries:
+    only a real answer over that provider may (``sandbox_live_channels`` allows it)."""
+
+    status, code = 403, "live_channel"
+
+
 class NotFound(ServiceError):
     status, code = 404, "not_found"
 

@@ -1034,6 +1034,15 @@ class Settings(_Strict):
     sandbox: Annotated[
         OnOff, _about("The sandbox API and the inbox's human side; `off` in production.")
     ] = True
+    sandbox_live_channels: Annotated[
+        OnOff,
+        _about(
+            "Whether the sandbox and the inbox's human side may also answer the channels a "
+            "real provider carries (anyone with an account's key then answers as its "
+            "recipients; recorded `via: sandbox` / `inbox`, and `humanwire serve` warns); "
+            "off, such an answer is 403 `live_channel`."
+        ),
+    ] = ServiceConfig.sandbox_live_channels
     db_pool_size: Annotated[
         int,
         _count(1, 1000),
@@ -1260,6 +1269,7 @@ class Settings(_Strict):
             db_path=self.db_path,
             local_mode=is_loopback(self.host),
             sandbox_enabled=self.sandbox,
+            sandbox_live_channels=self.sandbox_live_channels,
             twilio=self.twilio_config(),
             telnyx=self.telnyx_config(),
             telephony_order=self.telephony.order,

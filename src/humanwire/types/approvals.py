@@ -87,8 +87,10 @@ DecisionVia = Literal[
     "call_keypad",
     "call_speech",
     "inbox",
+    "sandbox",
 ]
-"""How a decision came in (``inbox``: the embedded service's inbox, playing an approver)."""
+"""How a decision came in (``inbox``: the embedded service's inbox, playing an approver;
+``sandbox``: the sandbox API, playing one, whatever the approver's channel)."""
 
 ACTION_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 

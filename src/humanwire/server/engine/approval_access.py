@@ -110,7 +110,8 @@ class ApprovalAccess(ApprovalReplies):
         comment: str | None,
     ) -> tuple[str, ApproverRecord]:
         """The inbox deciding as one approver of the account's request, the way their
-        page would: ``recorded``, ``already`` or ``closed``, and the approver."""
+        page would: ``recorded``, ``already`` or ``closed``, and the approver.
+        ``LiveChannel`` for an approver a real provider reaches (``sandbox_answers``)."""
         record = await self._interaction_of(account, interaction_id)
         if record.kind != "approval":
             raise NotFound(f"no approval {interaction_id!r}", field="interactionId")
@@ -122,6 +123,7 @@ class ApprovalAccess(ApprovalReplies):
         )
         if row is None:
             raise InvalidRequest("no such approver of this request", field="approver")
+        self.check_sandbox_answers(row.channel, field="approver")
         return await self._decide(row, decision, comment, "inbox"), row
 
     # -- email approvers ------------------------------------------------------------------

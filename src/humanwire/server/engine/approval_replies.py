@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from humanwire.types import Speaker
-from humanwire.types.approvals import ApprovalRequest
+from humanwire.types.approvals import ApprovalRequest, DecisionVia
 
 from ..approvals import texts
 from ..store.base import ApproverRecord, InboundRecord, InteractionRecord
@@ -42,10 +42,12 @@ class ApprovalReplies(ApprovalSteps):
         outcome: Literal["completed", "no_answer", "transferred"],
         summary: str,
         transcript: Sequence[tuple[Speaker, str]] | None = None,
+        via: DecisionVia | None = None,
     ) -> InteractionRecord | None:
         """A ``call`` approver's call ended: what they said or pressed is their decision
         (the human's turns; without a transcript, as the sandbox ends a call, the
-        summary). An answer that is no decision decides nothing."""
+        summary), recorded ``via`` who played the callee when no carrier ran the call.
+        An answer that is no decision decides nothing."""
         link = record.request.get("approval") if record.kind == "call" else None
         if isinstance(link, dict) and outcome == "completed" and record.status == "pending":
             if transcript is not None:
@@ -56,10 +58,10 @@ class ApprovalReplies(ApprovalSteps):
             rows = await self.store.approvers_of(str(link.get("interactionId")))
             row = next((r for r in rows if r.position == link.get("position")), None)
             if answer is not None and row is not None and row.channel == "call":
-                decision, via = answer
-                await self._decide(row, decision, None, via)
+                decision, heard = answer
+                await self._decide(row, decision, None, via or heard)
         return await super().end_call(
-            record, outcome=outcome, summary=summary, transcript=transcript
+            record, outcome=outcome, summary=summary, transcript=transcript, via=via
         )
 
     # -- Slack buttons ------------------------------------------------------------------
@@ -160,7 +162,8 @@ class ApprovalReplies(ApprovalSteps):
                 named = rows[:1]
             chosen = named[0] if len(named) == 1 else None
         if chosen is not None and reply is not None:
-            await self._decide(chosen, reply.decision, reply.comment, f"{text.channel}_reply")
+            via = text.via or f"{text.channel}_reply"
+            await self._decide(chosen, reply.decision, reply.comment, via)
         elif rows:
             await self._clarify(text, rows)
         inbound = InboundRecord(

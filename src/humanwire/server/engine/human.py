@@ -27,11 +27,14 @@ from humanwire.types import (
     Speaker,
     TranscriptTurn,
 )
+from humanwire.types.approvals import DecisionVia
 
 from ..delivery import Outbound, ProviderFailure, RecipientUnreachable
+from ..delivery.sandbox import SandboxProvider
 from ..errors import (
     Conflict,
     InvalidToNumber,
+    LiveChannel,
     NotFound,
 )
 from ..store.base import (
@@ -73,6 +76,9 @@ class InboundText:
     email's ``Message-ID``): the same message delivered twice is taken once."""
     subject: str | None = None
     """email: the subject line."""
+    via: DecisionVia | None = None
+    """Who played the human when no carrier did (``sandbox``, ``inbox``): what an
+    approval decision it makes records as its ``via``, never the channel's own."""
 
 
 def _without_nul(text: InboundText) -> InboundText:
@@ -95,6 +101,14 @@ def _without_nul(text: InboundText) -> InboundText:
     if media != text.media_urls:
         changed["media_urls"] = media
     return dataclasses.replace(text, **changed) if changed else text
+
+
+_CARRIER_NAMES = {
+    "twilio": "Twilio",
+    "telnyx": "Telnyx",
+    "slack": "Slack",
+    "email": "the email relay",
+}
 
 
 class HumanSide(EngineCore):
@@ -414,11 +428,13 @@ class HumanSide(EngineCore):
         outcome: Literal["completed", "no_answer", "transferred"],
         summary: str,
         transcript: Sequence[tuple[Speaker, str]] | None = None,
+        via: DecisionVia | None = None,
     ) -> InteractionRecord | None:
         """A call ended, whoever ran it: the held request (if any) gets the outcome and
         ``call.conversation.ended`` always goes to the webhooks, with the ``transcript``
         (``(speaker, text)`` pairs, speaker ``agent`` or ``human``) when a voice agent ran
-        the call. None when the call had ended already."""
+        the call. None when the call had ended already. ``via``: who played the callee
+        when no carrier ran the call (``InboundText.via``)."""
         payload = CallConversationEndedPayload(
             interaction_id=record.id,
             summary=summary,
@@ -455,16 +471,47 @@ class HumanSide(EngineCore):
         return record
 
     # -- the sandbox: the human played through the API and the inbox ----------------
+    def live_carrier(self, channel: str) -> str | None:
+        """The real provider carrying ``channel`` (``twilio``, ``slack``…), None when the
+        sandbox does (or nothing carries it: a ``link`` approver)."""
+        provider = self.providers.get(channel)
+        if provider is None or isinstance(provider, SandboxProvider):
+            return None
+        return provider.name
+
+    def sandbox_answers(self, channel: str) -> bool:
+        """Whether the sandbox and the inbox's human side may answer on ``channel``: on
+        the sandbox's own channels, and on live ones only when the operator says so
+        (``sandbox_live_channels``): else anyone with the account's key could answer as
+        the real person (an agent approving its own request)."""
+        return self.config.sandbox_live_channels or self.live_carrier(channel) is None
+
+    def check_sandbox_answers(self, channel: str, field: str | None = None) -> None:
+        """``LiveChannel`` (403) naming ``channel`` unless ``sandbox_answers`` it."""
+        if self.sandbox_answers(channel):
+            return
+        carrier = _CARRIER_NAMES.get(str(self.live_carrier(channel)), "a real provider")
+        raise LiveChannel(
+            f"{channel} is carried by {carrier}: only a real answer over it counts, not one "
+            "through the sandbox or the inbox",
+            field=field,
+        )
+
     async def sandbox_reply(
         self,
         account: Account,
         request: SandboxReplyRequest,
         named: InteractionRecord | None = None,
+        *,
+        via: DecisionVia = "sandbox",
     ) -> None:
         """An inbound text through the sandbox (``receive_text`` with the caller's
         account). For slack, ``interactionId`` names the thread and must be one of the
         account's (``NotFound`` otherwise); for sms and whatsapp it is ignored, as on a
-        phone. ``named``: that thread as read with the key (``authenticate_request``)."""
+        phone. ``named``: that thread as read with the key (``authenticate_request``).
+        ``LiveChannel`` on a channel a real provider carries (``check_sandbox_answers``);
+        ``via``: who plays the human (``sandbox``, or ``inbox`` for its forms)."""
+        self.check_sandbox_answers(request.channel, field="channel")
         thread = None
         if request.channel in ("slack", "email") and request.interaction_id is not None:
             thread = await self._interaction_of(account, request.interaction_id, named)
@@ -476,23 +523,34 @@ class HumanSide(EngineCore):
                 body=request.body,
                 media_urls=tuple(request.media_urls or ()),
                 thread=request.interaction_id if request.channel in ("slack", "email") else None,
+                via=via,
             ),
             account.id,
             thread,
         )
 
     async def sandbox_end_call(
-        self, account: Account, interaction_id: str, request: SandboxCallOutcomeRequest
+        self,
+        account: Account,
+        interaction_id: str,
+        request: SandboxCallOutcomeRequest,
+        *,
+        via: DecisionVia = "sandbox",
     ) -> CallResponse:
         """The callee ends an outbound call. ``Conflict`` if it has ended already;
-        ``NotFound`` for an interaction that is not one of the account's calls."""
+        ``NotFound`` for an interaction that is not one of the account's calls;
+        ``LiveChannel`` when a real carrier places calls."""
         record = await self._interaction_of(account, interaction_id)
         if record.kind != "call":
             raise NotFound(f"no call {interaction_id!r}", field="interactionId")
+        self.check_sandbox_answers("call")
         if record.status != "pending":
             raise Conflict("this call has already ended")
         ended = await self.end_call(
-            record, outcome=request.outcome, summary=self._call_summary(record, request)
+            record,
+            outcome=request.outcome,
+            summary=self._call_summary(record, request),
+            via=via,
         )
         if ended is None:
             raise Conflict("this call has already ended")
@@ -518,7 +576,9 @@ class HumanSide(EngineCore):
     ) -> None:
         """``to`` must be the account's reserved number (else ``NotFound``). The
         voicemail-style agent takes the message at once: the call's interaction is
-        opened and ended, and ``call.conversation.ended`` carries the summary."""
+        opened and ended, and ``call.conversation.ended`` carries the summary.
+        ``LiveChannel`` when a real carrier takes calls."""
+        self.check_sandbox_answers("call")
         number = await self.store.number_by_phone(request.to)
         if number is None or number.account_id != account.id:
             raise NotFound(f"{request.to} is not a reserved number of this account", field="to")

@@ -23,6 +23,7 @@ VIA_LABELS = {
     "call_keypad": "the call's keypad",
     "call_speech": "speech on the call",
     "inbox": "the inbox",
+    "sandbox": "the sandbox API",
 }
 _CHANNELS = {
     "sms": "SMS",
@@ -141,8 +142,8 @@ def _tally(item: InboxApproval) -> Html:
     )
 
 
-def _decide_form(item: InboxApproval, csrf: Html) -> Html:
-    choices = [r for r in item.approvers if r.position in item.undecided]
+def _decide_form(item: InboxApproval, csrf: Html, live: frozenset[str]) -> Html:
+    choices = [r for r in item.approvers if r.position in item.undecided and r.channel not in live]
     if not choices:
         return Html("")
     iid = item.approval.interaction_id
@@ -180,7 +181,7 @@ def _decide_form(item: InboxApproval, csrf: Html) -> Html:
     )
 
 
-def _item(item: InboxApproval, csrf: Html, sandbox: bool) -> Html:
+def _item(item: InboxApproval, csrf: Html, sandbox: bool, live: frozenset[str]) -> Html:
     request = item.request
     description = (
         render('<p class="small">{text}</p>', text=request.description)
@@ -201,18 +202,23 @@ def _item(item: InboxApproval, csrf: Html, sandbox: bool) -> Html:
         description=description,
         action=_action(item),
         tally=_tally(item),
-        actions=_decide_form(item, csrf) if sandbox else Html(""),
+        actions=_decide_form(item, csrf, live) if sandbox else Html(""),
     )
 
 
 def render_approvals_panel(
-    approvals: Sequence[InboxApproval], csrf: Html, *, sandbox: bool
+    approvals: Sequence[InboxApproval],
+    csrf: Html,
+    *,
+    sandbox: bool,
+    live: frozenset[str] = frozenset(),
 ) -> Html:
-    """The panel (empty when the account never asked for an approval)."""
+    """The panel (empty when the account never asked for an approval). Approvers on the
+    ``live`` channels (a real provider reaches them) are not offered to decide as."""
     if not approvals:
         return Html('<section class="panel" data-live-panel="approvals" hidden></section>')
     return render(
         '<section class="panel" data-live-panel="approvals"><h2>Approval requests</h2>'
         '<ul class="thread" data-live="approvals">{items}</ul></section>',
-        items=join(_item(a, csrf, sandbox) for a in approvals),
+        items=join(_item(a, csrf, sandbox, live) for a in approvals),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..config import CHANNELS
 from ..engine import Account, Engine
 from .views import InboundMessage, InboxData, Windows, conversations_of
 
@@ -62,5 +63,6 @@ async def gather_inbox(
         channel=channel,
         recipient=recipient,
         sandbox=sandbox,
+        live=frozenset(c for c in CHANNELS if not engine.sandbox_answers(c)),
         approvals=await engine.inbox_approvals(account, INTERACTION_LIMIT),
     )

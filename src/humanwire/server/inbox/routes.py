@@ -36,7 +36,7 @@ from ..config import (
 )
 from ..delivery import WorkspaceInstaller
 from ..engine import Engine
-from ..errors import InvalidRequest, RateLimited, ServiceError
+from ..errors import InvalidRequest, LiveChannel, NotFound, RateLimited, ServiceError
 from ..forms.html import SECURITY_HEADERS
 from ..forms.web import html_response, read_urlencoded
 from .approvals import approver_label
@@ -296,11 +296,22 @@ class InboxPages:
         request: Request,
         run: Callable[[], Awaitable[str]],
         back: str = "/inbox",
+        *,
+        named_in_path: bool = False,
     ) -> Response:
-        """Runs an action and goes back with a notice of how it went."""
+        """Runs an action and goes back with a notice of how it went. A channel a real
+        provider carries is its 403 page instead (``LiveChannel``), and so is a
+        ``NotFound`` when the path names what the action is on (``named_in_path``):
+        another account's, or nobody's, is a 404 as on the API, never a redirect."""
         try:
             done = await run()
             ok = True
+        except LiveChannel as exc:
+            return _problem(exc.status, "Not on the sandbox", exc.message)
+        except NotFound as exc:
+            if named_in_path:
+                return _problem(exc.status, "Not found", exc.message)
+            done, ok = exc.message, False
         except (ValidationError, ServiceError) as exc:
             done, ok = _describe(exc), False
         response = _redirect(back)
@@ -322,7 +333,7 @@ class InboxPages:
             if not body["body"].strip():
                 raise InvalidRequest("Write a reply first.")
             await self.engine.sandbox_reply(
-                viewer.account, SandboxReplyRequest.model_validate(body)
+                viewer.account, SandboxReplyRequest.model_validate(body), via="inbox"
             )
             return f"Replied as {body['from']}."
 
@@ -355,7 +366,7 @@ class InboxPages:
             )
             if not request_body.body.strip():
                 raise InvalidRequest("Write a message first.")
-            await self.engine.sandbox_reply(viewer.account, request_body)
+            await self.engine.sandbox_reply(viewer.account, request_body, via="inbox")
             return f"Text sent to {to}."
 
         return await self._act(request, run)
@@ -369,14 +380,14 @@ class InboxPages:
             if posted.get("summary", "").strip():
                 body["summary"] = posted["summary"].strip()
             outcome = SandboxCallOutcomeRequest.model_validate(body)
-            await self.engine.sandbox_end_call(viewer.account, interaction_id, outcome)
+            await self.engine.sandbox_end_call(viewer.account, interaction_id, outcome, via="inbox")
             return {
                 "completed": "Call answered and ended.",
                 "no_answer": "Call not answered.",
                 "transferred": "Call transferred.",
             }[outcome.outcome]
 
-        return await self._act(request, run)
+        return await self._act(request, run, named_in_path=True)
 
     async def inbound_call(self, request: Request, viewer: Viewer) -> Response:
         posted: dict[str, str] = request.state.posted
@@ -420,7 +431,7 @@ class InboxPages:
             verb = "Approved" if decision == "approve" else "Rejected"
             return f"{verb} as {approver_label(approver)}."
 
-        return await self._act(request, run)
+        return await self._act(request, run, named_in_path=True)
 
     async def create_channel(self, request: Request, viewer: Viewer) -> Response:
         posted: dict[str, str] = request.state.posted
@@ -456,7 +467,7 @@ class InboxPages:
             await self.engine.delete_channel(viewer.account, channel_id)
             return f"Deleted channel card {channel_id}."
 
-        return await self._act(request, run, back="/inbox/channels")
+        return await self._act(request, run, back="/inbox/channels", named_in_path=True)
 
     # -- live changes -----------------------------------------------------------------
 

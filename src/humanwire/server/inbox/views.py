@@ -96,6 +96,9 @@ class InboxData:
     recipient: str | None = None
     sandbox: bool = True
     """Playing the human (reply, answer calls, write first) is allowed."""
+    live: frozenset[str] = frozenset()
+    """Channels a real provider carries, where the inbox may not play the human
+    (``Engine.sandbox_answers``): no forms for them."""
     approvals: list[InboxApproval] = field(default_factory=list)
     now: float = field(default_factory=time.time)
 
@@ -339,7 +342,7 @@ def _delivery(delivery: SandboxDelivery, data: InboxData, viewer: Viewer) -> Htm
     status = data.interactions.get(delivery.interaction_id or "")
     windows = data.windows.get(delivery.interaction_id or "")
     open_ = status is not None and status.status == "pending"
-    if not data.sandbox and delivery.kind != "form":
+    if (not data.sandbox or delivery.channel in data.live) and delivery.kind != "form":
         actions = Html("")
     elif delivery.kind == "form" and delivery.form_url:
         actions = render(
@@ -482,8 +485,10 @@ def _numbers_panel(data: InboxData) -> Html:
 
 def _act_panel(data: InboxData, viewer: Viewer) -> Html:
     reserved = data.numbers[0].phone_number if data.numbers else ""
-    call_form = (
-        render(
+    if "call" in data.live:
+        call_form = Html('<p class="muted small">Calls go through a real provider here.</p>')
+    elif reserved:
+        call_form = render(
             '<form method="post" action="/inbox/inbound-call" class="stack" '
             'data-action="inbound-call">{csrf}'
             '<input type="hidden" name="to" value="{to}">'
@@ -497,34 +502,41 @@ def _act_panel(data: InboxData, viewer: Viewer) -> Html:
             to=reserved,
             human=DEFAULT_HUMAN_PHONE,
         )
-        if reserved
-        else Html('<p class="muted small">Reserve a number to receive inbound calls.</p>')
-    )
+    else:
+        call_form = Html('<p class="muted small">Reserve a number to receive inbound calls.</p>')
     channel_options = join(
         render('<option value="{v}">{label}</option>', v=v, label=CHANNEL_LABELS[v])
         for v in ("sms", "whatsapp", "slack", "email")
+        if v not in data.live
+    )
+    text_form = (
+        render(
+            '<form method="post" action="/inbox/text" class="stack" data-action="text">{csrf}'
+            '<div class="row"><div class="block"><label for="text-channel">Channel</label>'
+            '<select id="text-channel" name="channel" data-human-phone="{human}" '
+            'data-human-slack="{slack}" data-human-email="{email}">{options}</select></div>'
+            '<label class="block" for="text-from">From<input type="text" id="text-from" '
+            'name="from" value="{human}" required></label></div>'
+            '<label class="block" for="text-to">To (a number or workspace of the account; '
+            'empty: the reserved or shared one)<input type="text" id="text-to" name="to" '
+            'value="{to}"></label>'
+            '<label class="block" for="text-body">Message<input type="text" id="text-body" '
+            'name="body" required></label>'
+            '<button type="submit" class="small">Send text</button></form>',
+            csrf=_csrf(viewer),
+            options=channel_options,
+            human=DEFAULT_HUMAN_PHONE,
+            slack=DEFAULT_HUMAN_SLACK,
+            email=DEFAULT_HUMAN_EMAIL,
+            to=reserved,
+        )
+        if channel_options
+        else Html('<p class="muted small">Every channel goes through a real provider here.</p>')
     )
     return render(
-        '<section class="panel" data-live-panel="act"><h2>Write to the agent</h2>'
-        '<form method="post" action="/inbox/text" class="stack" data-action="text">{csrf}'
-        '<div class="row"><div class="block"><label for="text-channel">Channel</label>'
-        '<select id="text-channel" name="channel" data-human-phone="{human}" '
-        'data-human-slack="{slack}" data-human-email="{email}">{options}</select></div>'
-        '<label class="block" for="text-from">From<input type="text" id="text-from" '
-        'name="from" value="{human}" required></label></div>'
-        '<label class="block" for="text-to">To (a number or workspace of the account; '
-        'empty: the reserved or shared one)<input type="text" id="text-to" name="to" '
-        'value="{to}"></label>'
-        '<label class="block" for="text-body">Message<input type="text" id="text-body" '
-        'name="body" required></label>'
-        '<button type="submit" class="small">Send text</button></form>'
+        '<section class="panel" data-live-panel="act"><h2>Write to the agent</h2>{text_form}'
         "<h3>Call the reserved number</h3>{call_form}</section>",
-        csrf=_csrf(viewer),
-        options=channel_options,
-        human=DEFAULT_HUMAN_PHONE,
-        slack=DEFAULT_HUMAN_SLACK,
-        email=DEFAULT_HUMAN_EMAIL,
-        to=reserved,
+        text_form=text_form,
         call_form=call_form,
     )
 
@@ -534,8 +546,11 @@ def _interactions_table(data: InboxData) -> Html:
         return Html('<p class="muted small">No interactions yet.</p>')
     rows = join(
         render(
-            '<tr data-key="x-{id}"><td class="mono">{short}</td><td>{kind}</td>'
-            "<td>{status}</td><td>{created}</td><td>{windows}</td></tr>",
+            '<tr data-key="x-{id}">'
+            '<td data-label="Interaction"><span class="mono">{short}</span></td>'
+            '<td data-label="Kind">{kind}</td><td data-label="Status">{status}</td>'
+            '<td data-label="Created">{created}</td><td data-label="Windows">{windows}</td>'
+            "</tr>",
             id=s.interaction_id,
             short=s.interaction_id[:8],
             kind=f"{s.kind} · {CHANNEL_LABELS.get(s.channel, s.channel)}",
@@ -546,8 +561,8 @@ def _interactions_table(data: InboxData) -> Html:
         for s in sorted(data.interactions.values(), key=lambda s: s.created_at, reverse=True)[:50]
     )
     return render(
-        '<div class="table-scroll"><table><thead><tr><th>Interaction</th><th>Kind</th>'
-        "<th>Status</th><th>Created</th><th>Windows</th></tr></thead>"
+        '<div class="table-scroll"><table class="stacked"><thead><tr><th>Interaction</th>'
+        "<th>Kind</th><th>Status</th><th>Created</th><th>Windows</th></tr></thead>"
         '<tbody data-live="interactions">{rows}</tbody></table></div>',
         rows=rows,
     )
@@ -577,9 +592,12 @@ def _webhook_table(data: InboxData) -> Html:
         status = str(entry.get("status") or "")
         rows.append(
             render(
-                '<tr data-key="w-{id}"><td>{event}</td><td class="mono">{url}</td>'
-                "<td>{status}</td><td>{attempts}</td><td>{code}</td><td>{error}</td>"
-                "<td>{created}</td><td>{next}</td></tr>",
+                '<tr data-key="w-{id}"><td data-label="Event">{event}</td>'
+                '<td data-label="Webhook"><span class="mono">{url}</span></td>'
+                '<td data-label="Status">{status}</td><td data-label="Tries">{attempts}</td>'
+                '<td data-label="HTTP">{code}</td><td data-label="Last error">{error}</td>'
+                '<td data-label="Created">{created}</td><td data-label="Next try">{next}</td>'
+                "</tr>",
                 id=str(entry.get("id") or ""),
                 event=str(entry.get("eventType") or ""),
                 url=str(entry.get("url") or "(deleted webhook)"),
@@ -592,8 +610,9 @@ def _webhook_table(data: InboxData) -> Html:
             )
         )
     return render(
-        '<div class="table-scroll"><table><thead><tr><th>Event</th><th>Webhook</th>'
-        "<th>Status</th><th>Tries</th><th>HTTP</th><th>Last error</th><th>Created</th>"
+        '<div class="table-scroll"><table class="stacked"><thead><tr><th>Event</th>'
+        "<th>Webhook</th><th>Status</th><th>Tries</th><th>HTTP</th><th>Last error</th>"
+        "<th>Created</th>"
         '<th>Next try</th></tr></thead><tbody data-live="webhooks">{rows}</tbody></table>'
         "</div>",
         rows=join(rows),
@@ -633,7 +652,9 @@ def render_inbox_page(
         '<section class="panel" data-live-panel="webhooks"><h2>Webhook deliveries</h2>'
         "{webhooks}</section>",
         filters=_filters(data),
-        approvals=render_approvals_panel(data.approvals, _csrf(viewer), sandbox=data.sandbox),
+        approvals=render_approvals_panel(
+            data.approvals, _csrf(viewer), sandbox=data.sandbox, live=data.live
+        ),
         feed=feed,
         numbers=_numbers_panel(data),
         phone=DEFAULT_HUMAN_PHONE,

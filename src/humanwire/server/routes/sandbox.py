@@ -1,5 +1,8 @@
 """The sandbox API: the human's side of the embedded service (only when
-``config.sandbox_enabled``), scoped to the caller's account like everything else."""
+``config.sandbox_enabled``), scoped to the caller's account like everything else. It
+answers only on the channels the sandbox carries: one a real provider carries is 403
+``live_channel`` (unless ``sandbox_live_channels``), and whatever it decides is recorded
+``via: sandbox``."""
 
 from __future__ import annotations
 
@@ -121,7 +124,9 @@ def operations() -> list[Operation]:
             _reply,
             operation_id="sandboxReply",
             summary="The human texts back (or writes unsolicited)",
-            description="`from` is the human, `to` the number or workspace that sent.",
+            description="`from` is the human, `to` the number or workspace that sent. A "
+            "channel a real provider carries is 403 `live_channel`; an approval it decides "
+            "is recorded `via: sandbox`.",
             tag="sandbox",
             status=204,
             body=TypeAdapter(SandboxReplyRequest),
@@ -133,6 +138,7 @@ def operations() -> list[Operation]:
             _end_call,
             operation_id="sandboxEndCall",
             summary="The callee ends an outbound call",
+            description="403 `live_channel` when a real provider places calls.",
             tag="sandbox",
             body=TypeAdapter(SandboxCallOutcomeRequest),
             response=TypeAdapter(CallResponse),
@@ -145,6 +151,7 @@ def operations() -> list[Operation]:
             _inbound_call,
             operation_id="sandboxInboundCall",
             summary="Someone calls a reserved number and leaves a message",
+            description="403 `live_channel` when a real provider takes calls.",
             tag="sandbox",
             status=204,
             body=TypeAdapter(SandboxInboundCallRequest),

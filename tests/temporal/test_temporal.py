@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import ship_runner
 from ask_workflow import ShipDecision
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
@@ -206,7 +207,16 @@ async def test_a_retried_send_activity_sends_once(
     assert status.metadata == {"temporalWorkflowId": "wf-1", "temporalRunId": "run-1"}
 
 
-def test_the_guide_shows_the_tested_workflow() -> None:
-    workflow_source = (Path(__file__).parent / "ask_workflow.py").read_text()
-    body = workflow_source.split("\n", 1)[1]  # past the comment naming the page
+@pytest.mark.parametrize("example", ["ask_workflow.py", "ship_runner.py"])
+def test_the_guide_shows_the_tested_code(example: str) -> None:
+    source = (Path(__file__).parent / example).read_text()
+    body = source.split("\n", 1)[1]  # past the comment naming the page
     assert body in GUIDE.read_text()
+
+
+async def test_the_guide_runs_against_the_embedded_service(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # the runner keeps its cursor in the working directory
+    assert await asyncio.wait_for(ship_runner.main(), LIMIT) == "The human said: yes, ship it"
+    assert (tmp_path / "humanwire-temporal.cursor").read_text()

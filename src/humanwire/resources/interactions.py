@@ -7,7 +7,14 @@ import math
 from humanwire._constants import MIN_POLL_INTERVAL
 from humanwire._http import Flow, Sleep
 from humanwire.errors import invalid_request
-from humanwire.types import MAX_STATUS_WAIT, InteractionStatus, format_seconds
+from humanwire.types import (
+    MAX_EVENTS_WAIT,
+    MAX_STATUS_WAIT,
+    InteractionStatus,
+    OutcomeEventType,
+    OutcomePage,
+    format_seconds,
+)
 
 from ._base import ModeT, Resource, endpoint, path_id
 
@@ -42,6 +49,27 @@ class Interactions(Resource[ModeT]):
         if wait is not None:
             wait = _seconds(wait, "wait", MAX_STATUS_WAIT)
         return self._status(interaction_id, wait)
+
+    @endpoint
+    def events(
+        self,
+        *,
+        after: str | None = None,
+        wait: float | None = None,
+        event_type: OutcomeEventType | None = None,
+    ) -> Flow[OutcomePage]:
+        """``GET /events``: the account's outcome events after the cursor ``after`` (left
+        out: from now), oldest first; with ``wait`` (at most 60 s) the service holds the
+        request until one comes. Continue from the page's ``cursor``."""
+        params: dict[str, str | int | float | None] = {}
+        if after is not None:
+            params["after"] = after
+        if wait is not None:
+            wait = _seconds(wait, "wait", MAX_EVENTS_WAIT)
+            params["wait"] = format_seconds(wait)
+        if event_type is not None:
+            params["eventType"] = event_type
+        return self._get("/events", OutcomePage, params=params or None, wait=wait)
 
     @endpoint
     def wait(self, interaction_id: str, *, timeout: float | None = None) -> Flow[InteractionStatus]:

@@ -5,11 +5,18 @@ carry Twilio's parameter names (``CallSid``, ``CallStatus``, ``SpeechResult``,
 ``AnsweredBy``, ``Direction``), so the turns, transfer, voicemail, summary and the skill's
 errors are the same code.
 
+Telnyx's signature covers the timestamp and the body, not the URL: the interaction a
+callback's URL names (``?interaction=``) is believed only beside the service's own token
+of it (``RelayTokens``: an HMAC of the interaction id), which every URL the service gives
+Telnyx carries, and only for the ``CallSid`` first seen with it. A callback naming an
+interaction without its token, or for another ``CallSid`` than the one stored, is taken
+as naming none: a signed callback of a call this service never placed (another TeXML
+application's, say) cannot end or speak for one of its calls.
+
 In relay mode the answered call is connected to ``/providers/telnyx/relay`` (Telnyx's
 ``<Connect><ConversationRelay>``, the same session as Twilio's: ``delivery.relay``, with
 Telnyx's ``RelayDialect``). Telnyx publishes no signature of the socket's handshake, so
-the socket's URL carries a token of the service's own (``RelayTokens``): an HMAC of the
-call's interaction id.
+the socket's URL carries the same token.
 """
 
 from __future__ import annotations
@@ -43,10 +50,11 @@ REF_PREFIX = "texml-"
 
 
 class RelayTokens:
-    """The relay socket's credential on Telnyx: ``token`` in the URL, the HMAC-SHA256 of
-    the interaction id under a key derived from the account's API key (a secret Telnyx
-    and the service share; nothing to store, every replica computes the same). It opens
-    that one call's session only (``RelaySession`` checks the ``setup`` names it)."""
+    """The service's word for the interaction a Telnyx URL names (the callbacks' and the
+    relay socket's): ``token`` in the URL, the HMAC-SHA256 of the interaction id under a
+    key derived from the account's API key (a secret Telnyx and the service share;
+    nothing to store, every replica computes the same). It vouches for that one call
+    only (``RelaySession`` checks the socket's ``setup`` names it)."""
 
     def __init__(self, api_key: str) -> None:
         self._key = hmac.new(api_key.encode(), b"humanwire relay socket", hashlib.sha256).digest()
@@ -56,6 +64,8 @@ class RelayTokens:
         return base64.urlsafe_b64encode(digest).decode().rstrip("=")
 
     def valid(self, interaction_id: str, token: str) -> bool:
+        if not token or len(token) > 100 or not token.isascii():
+            return False
         return hmac.compare_digest(self.token(interaction_id).encode(), token.encode())
 
 
@@ -86,17 +96,14 @@ class TelnyxVoice(CallTurns):
             relay_silence=relay_silence,
             relay_setup_timeout=relay_setup_timeout,
             relay_dialect=TELNYX_RELAY,
+            url_token=relay_tokens.token,
         )
         self.rest = rest
         self.connection_id = connection_id
         self.relay_tokens = relay_tokens
 
-    def relay_socket_url(self, interaction_id: str) -> str:
-        token = self.relay_tokens.token(interaction_id)
-        return f"{super().relay_socket_url(interaction_id)}&token={token}"
-
     async def place(self, item: Outbound) -> Sent:
-        query = f"?interaction={item.interaction_id}"
+        query = f"?{self.interaction_query(str(item.interaction_id))}"
         body: dict[str, Any] = {
             "ApplicationSid": self.connection_id,
             "To": item.to_addr,
@@ -120,21 +127,34 @@ class TelnyxVoice(CallTurns):
         return Sent(ref=f"{REF_PREFIX}{item.interaction_id}", status="queued")
 
     # -- the CallSid of a call this service placed ---------------------------------------
-    async def _learn_sid(self, params: Mapping[str, str], query: Mapping[str, str]) -> None:
+    async def _vouched(
+        self, params: Mapping[str, str], query: Mapping[str, str]
+    ) -> Mapping[str, str]:
+        """``query`` with its interaction only when the service's token vouches for it
+        and the callback's ``CallSid`` is the interaction's (the first one seen with it,
+        stored then). Otherwise the callback names no interaction: it reaches only a
+        call known by its ``CallSid`` (or, inbound, the number called)."""
         interaction_id, sid = query.get("interaction", ""), params.get("CallSid", "")
-        if interaction_id and sid and await self.call_sid(interaction_id) is None:
-            await self.engine.store.put_provider_state(
+        if not interaction_id:
+            return query
+        unnamed = {name: value for name, value in query.items() if name != "interaction"}
+        if not sid or not self.relay_tokens.valid(interaction_id, query.get("token", "")):
+            return unnamed
+        known = await self.call_sid(interaction_id)
+        if known is None:
+            # First come, once: of two callbacks racing here only one sid is kept.
+            await self.engine.store.claim_provider_state(
                 SID_SCOPE, interaction_id, {"sid": sid}, time.time()
             )
+            known = await self.call_sid(interaction_id)
+        return query if known == sid else unnamed
 
     async def call_sid(self, interaction_id: str) -> str | None:
         known = await self.engine.store.get_provider_state(SID_SCOPE, interaction_id)
         return str(known["sid"]) if known and known.get("sid") else None
 
     async def turn(self, params: Mapping[str, str], query: Mapping[str, str]) -> str:
-        await self._learn_sid(params, query)
-        return await super().turn(params, query)
+        return await super().turn(params, await self._vouched(params, query))
 
     async def status(self, params: Mapping[str, str], query: Mapping[str, str]) -> None:
-        await self._learn_sid(params, query)
-        await super().status(params, query)
+        await super().status(params, await self._vouched(params, query))

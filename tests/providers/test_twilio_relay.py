@@ -131,7 +131,12 @@ def relay(
         model = SlowWhenAsked(slow_when_asked, first_token=0.0, per_token=0.0)
     if "killed" in request.node.name:
         model = Scripted(Script(KILLED_MID_TURN), first_token=0.0, per_token=0.05)
-    runner, key = start_live(database, fake_twilio, voice_chat_model=model, voice_mode="relay")
+    changes: dict[str, Any] = {}
+    if "outlives" in request.node.name:
+        changes = {"head_timeout": 1.0, "body_timeout": 1.0, "voice_relay_silence": 30.0}
+    runner, key = start_live(
+        database, fake_twilio, voice_chat_model=model, voice_mode="relay", **changes
+    )
     client = HumanWire(api_key=key, base_url=runner.base_url, max_retries=0)
     caplog.set_level(logging.DEBUG, logger="humanwire")
     try:
@@ -221,6 +226,19 @@ def test_a_replayed_handshake_is_refused_while_the_call_has_its_socket_and_after
     relay.answered_call("CA" + "4" * 32, "+12025550104")
     relay.session_failed("CA" + "4" * 32)
     assert refused() == 403
+
+
+def test_a_socket_outlives_the_request_time_limits(relay: Relay) -> None:
+    """The request limits time a request's head and body (1 s each here); an accepted
+    socket is no request: the call goes on past them (it was cut at ``body_timeout``,
+    a minute by default)."""
+    sid = relay.answered_call()
+    with relay.open() as socket:
+        socket.send(setup(sid))
+        assert turn(socket)[0] == "Hi, this is Acme. Friday?"
+        time.sleep(3.0)  # the callee thinks it over
+        socket.send(json.dumps({"type": "prompt", "voicePrompt": "Friday works", "last": True}))
+        assert turn(socket)[0] == "Thanks, goodbye."
 
 
 def test_garbage_is_ignored_and_the_call_goes_on(relay: Relay) -> None:

@@ -228,6 +228,44 @@ def test_a_replayed_handshake_is_refused_while_the_call_has_its_socket_and_after
     assert refused() == 403
 
 
+def test_a_replayed_handshake_is_refused_by_another_replica(fake_twilio: TwilioFakeServer) -> None:
+    """Replicas share PostgreSQL (and one public URL): the call's one socket is claimed
+    there, so the same handshake sent to another replica while the call has its socket
+    is refused too."""
+    from dataclasses import replace
+
+    from pg_support import drop_schema, new_schema
+
+    schema, url = new_schema("hw_relay")
+    model = GenericFakeChatModel(
+        messages=iter([AIMessage(content='{"action": "say", "text": "Hi. Friday?"}')])
+    )
+    first, key = start_live(url, fake_twilio, voice_chat_model=model, voice_mode="relay")
+    second = ServiceRunner(replace(first.config), "127.0.0.1", 0, public_url=first.base_url)
+    client = HumanWire(api_key=key, base_url=first.base_url, max_retries=0)
+    try:
+        second.start()
+        relay = Relay(fake_twilio.fake, first, client, model)
+        sid = relay.answered_call()
+        with relay.open() as socket:
+            socket.send(setup(sid))
+            assert turn(socket)[0] == "Hi. Friday?"
+            signed = f"{relay.url}?interaction={relay.interaction_id}"
+            signature = RequestValidator(relay.fake.auth_token).compute_signature(signed, {})
+            elsewhere = signed.replace(
+                first.base_url.removeprefix("http://"), second.bound_url.removeprefix("http://")
+            )
+            assert elsewhere != signed
+            with pytest.raises(InvalidStatus) as refused:
+                connect(elsewhere, additional_headers={"X-Twilio-Signature": signature}).close()
+            assert refused.value.response.status_code == 403
+    finally:
+        client.close()
+        second.stop()
+        first.stop()
+        drop_schema(schema)
+
+
 def test_a_socket_outlives_the_request_time_limits(relay: Relay) -> None:
     """The request limits time a request's head and body (1 s each here); an accepted
     socket is no request: the call goes on past them (it was cut at ``body_timeout``,

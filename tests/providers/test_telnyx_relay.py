@@ -12,7 +12,7 @@ import logging
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -37,6 +37,8 @@ class Relay:
     runner: ServiceRunner
     client: HumanWire
     model: Any
+    followed_by: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Each answered call's ``<Connect>`` action and status callback, by socket URL."""
 
     @property
     def url(self) -> str:
@@ -69,29 +71,31 @@ class Relay:
             content_type="application/x-www-form-urlencoded",
         )
         assert answer.status_code == 200
-        relay = ET.fromstring(answer.text).find("Connect/ConversationRelay")
-        assert relay is not None
-        return relay.get("url", "")
+        connect = ET.fromstring(answer.text).find("Connect")
+        relay = connect.find("ConversationRelay") if connect is not None else None
+        assert connect is not None and relay is not None
+        url = relay.get("url", "")
+        self.followed_by[url] = (connect.get("action", ""), placed.params["StatusCallback"])
+        return url
 
     def session_failed(self, sid: str, url: str) -> Any:
         """What Telnyx does when the socket went away: it asks the ``<Connect>``'s action
         (the answer hangs up), then reports the call completed. The interaction once
         ended."""
-        named = urlsplit(url).query  # the interaction and its token, as in every URL
-        [interaction] = parse_qs(named)["interaction"]
-        base = self.runner.base_url
+        [interaction] = parse_qs(urlsplit(url).query)["interaction"]
+        action_url, status_url = self.followed_by[url]  # the URLs the service gave
         params = {"CallSid": sid, "AccountSid": self.fake.account_sid, "To": HUMAN}
 
-        def post(path: str, extra: dict[str, str]) -> Any:
+        def post(to: str, extra: dict[str, str]) -> Any:
             return self.fake.post_signed(
-                f"{base}/providers/telnyx/{path}",
+                to,
                 urlencode({**params, **extra}).encode(),
                 content_type="application/x-www-form-urlencoded",
             )
 
-        action = post(f"voice?{named}&relay=ended", {})
+        action = post(action_url, {})
         assert action.status_code == 200 and "<Hangup" in action.text
-        status = post(f"call-status?{named}", {"CallStatus": "completed"})
+        status = post(status_url, {"CallStatus": "completed"})
         assert status.status_code == 204
         store = self.runner.engine.store
 

@@ -28,6 +28,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
 
 from humanwire.types import CallOutcome, Speaker
 
@@ -71,12 +72,13 @@ class CallTurns:
         relay_silence: float = 5.0,
         relay_setup_timeout: float = SETUP_TIMEOUT,
         relay_dialect: RelayDialect = TWILIO_RELAY,
-        url_token: Callable[[str], str] | None = None,
+        url_token: Callable[[Mapping[str, str]], str] | None = None,
     ) -> None:
         self.jobs = jobs
         self.url_token = url_token
-        """The service's token of an interaction, added beside it to every URL the
-        carrier is given (``interaction_query``); None: the carrier signs its URLs."""
+        """The service's token of a URL's query (the interaction, the turn), added to
+        every URL the carrier is given (``interaction_query``); None: the carrier signs
+        its URLs."""
         self.relay_url = relay_url
         """The relay WebSocket's ``wss://`` URL in relay mode (``[voice] mode``); None:
         calls run turn by turn over markup (``<Gather>``)."""
@@ -104,12 +106,15 @@ class CallTurns:
     async def place(self, item: Outbound) -> Sent:
         raise NotImplementedError
 
-    def interaction_query(self, interaction_id: str) -> str:
-        """The query naming the call's interaction in the URLs the carrier calls (with
-        ``url_token``'s token beside it, when there is one)."""
-        if self.url_token is None:
-            return f"interaction={interaction_id}"
-        return f"interaction={interaction_id}&token={self.url_token(interaction_id)}"
+    def interaction_query(self, interaction_id: str, **place: str) -> str:
+        """The query naming the call's interaction (and ``place``: the turn, the relay's
+        end) in the URLs the carrier calls, with ``url_token``'s token of it when there
+        is one."""
+        named = {"interaction": interaction_id, **place}
+        query = urlencode(named)
+        if self.url_token is not None:
+            query += f"&token={self.url_token(named)}"
+        return query
 
     async def time_limit(self, item: Outbound) -> int | None:
         """``/phone/call`` is over after five minutes: the carrier hangs up a little after."""
@@ -195,7 +200,7 @@ class CallTurns:
         voice = str(request.get("voice") or "female")
         language = str(request.get("language") or "en-US")
         next_turn = int(state.get("turn", 0)) + 1
-        action = f"{self.voice_url}?{self.interaction_query(record.id)}&turn={next_turn}"
+        action = f"{self.voice_url}?{self.interaction_query(record.id, turn=str(next_turn))}"
         answered_by = params.get("AnsweredBy", "")
         machine = not state["started"] and answered_by in (*MACHINE, "fax")
         if self.relay_url is not None and not state["started"] and not machine:
@@ -285,7 +290,7 @@ class CallTurns:
         greeting = None
         if state["direction"] == "inbound":
             greeting, _ = await self.agent_turn(state, record)
-        action = f"{self.voice_url}?{self.interaction_query(record.id)}&relay=ended"
+        action = f"{self.voice_url}?{self.interaction_query(record.id, relay='ended')}"
         markup = connect_relay(
             self.relay_socket_url(record.id),
             action_url=action,

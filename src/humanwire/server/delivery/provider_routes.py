@@ -112,6 +112,12 @@ class ReplayGuard:
     SHA-256 of that, never on the URL or on the signature's spelling (base64's padding
     bits, say, give one signature several spellings).
 
+    ``vouched(request)``, given, is what of the URL the service itself signed (Telnyx's
+    call URLs carry its token of the interaction and the turn), or None: the same body
+    at two URLs the service signed is two requests (two turns of a call may send the
+    same body in one second), and a request at a URL it did not sign is refused once the
+    body was taken at any.
+
     Kept in the store (``provider_state`` under ``scope``: every replica, PostgreSQL's
     too, sees one set) for twice the tolerance, past which the timestamp refuses the
     request anyway. A key is claimed in one statement before the handler runs, so two
@@ -126,22 +132,26 @@ class ReplayGuard:
         scope: str,
         tolerance: float,
         covered: Callable[[Request, bytes], bytes],
+        vouched: Callable[[Request], str | None] | None = None,
     ) -> None:
         self._store = store
         self._scope = scope
         self._keep = 2 * tolerance
         self._covered = covered
+        self._vouched = vouched
 
-    def key(self, route: str, request: Request, body: bytes) -> str:
-        return f"{route} {hashlib.sha256(self._covered(request, body)).hexdigest()}"
-
-    async def claim(self, key: str) -> bool:
-        """True the first time ``key`` is claimed (within the window), False after."""
+    async def claim(self, route: str, request: Request, body: bytes) -> str | None:
+        """The key this request is taken under, or None: a replay."""
+        content = f"{route} {hashlib.sha256(self._covered(request, body)).hexdigest()}"
+        own = self._vouched(request) if self._vouched is not None else None
+        key = content if own is None else f"{content} {own}"
         now = time.time()
         if not await self._store.claim_provider_state(self._scope, key, {"at": now}, now):
-            return False
+            return None
+        if own is not None:  # the same content at a URL the service did not sign: a replay
+            await self._store.put_provider_state(self._scope, content, {"at": now}, now)
         await self._store.delete_provider_state_before(self._scope, now - self._keep)
-        return True
+        return key
 
     async def release(self, key: str) -> None:
         await self._store.delete_provider_state(self._scope, key)
@@ -208,8 +218,8 @@ def signed_route(
             return error_response(400, "invalid_request", "the body could not be read")
         if replays is None:
             return await handler(request, parsed)
-        key = replays.key(path, request, body)
-        if not await replays.claim(key):
+        key = await replays.claim(path, request, body)
+        if key is None:
             refused(403, "a replay")
             return error_response(
                 403, "forbidden", "this signed request was already received (a replay)"

@@ -3,16 +3,18 @@
 ``telnyx-signature-ed25519``, ``telnyx-timestamp``) and the account's public key, the
 timestamp within 300 s. A request that is unsigned, wrongly signed or stale is 403 and
 changes nothing; one whose signed content (timestamp and body) was already acted on (a
-replay inside the 300 s, at any path or query of the route: the URL is not signed) is
-403 too (``ReplayGuard``). A turn asked again, freshly signed, is answered as before
-without changing anything (``delivery.call_turns``). The interaction a TeXML callback's
-URL names is believed only with the service's token beside it (``TelnyxVoice``): Telnyx's
-signature does not cover the query. A callback about a message or call this service
-does not know is answered harmlessly.
+replay inside the 300 s, at any path or query of the route: Telnyx does not sign the URL)
+is 403 too (``ReplayGuard``). Of a TeXML callback's URL only what the service's own token
+covers counts (``voice.CallTokens``: the interaction, the turn): the same body at two
+URLs the service gave (two turns of a call in one second) is two requests, at any other
+query a replay, and the interaction a URL names without the token is not believed
+(``TelnyxVoice``). A turn asked again, freshly signed, is answered as before without
+changing anything (``delivery.call_turns``). A callback about a message or call this
+service does not know is answered harmlessly.
 
 The relay socket of real-time calls (``/providers/telnyx/relay``): Telnyx publishes no
 signature for a ConversationRelay handshake, so its URL carries the service's own token
-(``voice.RelayTokens``, an HMAC of the interaction it names); a handshake without a valid
+(``voice.CallTokens``, an HMAC of the interaction it names); a handshake without a valid
 one, or for a call that has had its socket or has ended, is 403 before the socket is
 accepted (``signed_websocket_route``, ``CallTurns.take_relay``).
 
@@ -46,7 +48,7 @@ from ..provider_routes import (
     without_nul,
 )
 from .messaging import TelnyxEvent, message_event, parse_event
-from .voice import RelayTokens
+from .voice import CallTokens
 
 if TYPE_CHECKING:
     from .provider import TelnyxProvider
@@ -125,17 +127,15 @@ class TelnyxSignature:
 
 class RelayToken:
     """The relay socket's handshake check: ``interaction`` and its ``token`` in the
-    query (``voice.RelayTokens``)."""
+    query (``voice.CallTokens``)."""
 
     header = "token"
 
-    def __init__(self, tokens: RelayTokens) -> None:
+    def __init__(self, tokens: CallTokens) -> None:
         self._tokens = tokens
 
     def verify_handshake(self, connection: HTTPConnection) -> None:
-        interaction = connection.query_params.get("interaction", "")
-        token = connection.query_params.get("token", "")
-        if not interaction or not self._tokens.valid(interaction, token):
+        if self._tokens.signed(connection.query_params) is None:
             raise Unverified("missing or invalid token")
 
 
@@ -164,8 +164,13 @@ def _texml(xml: str) -> Response:
 
 def telnyx_routes(provider: TelnyxProvider) -> list[BaseRoute]:
     verifier = TelnyxSignature(provider.config.public_key)
+    tokens = provider.call_tokens
     replays = ReplayGuard(
-        provider.engine.store, scope=REPLAY_SCOPE, tolerance=TOLERANCE, covered=verifier.covered
+        provider.engine.store,
+        scope=REPLAY_SCOPE,
+        tolerance=TOLERANCE,
+        covered=verifier.covered,
+        vouched=lambda request: tokens.signed(request.query_params),
     )
 
     async def messages(request: Request, event: TelnyxEvent) -> Response:
@@ -202,6 +207,6 @@ def telnyx_routes(provider: TelnyxProvider) -> list[BaseRoute]:
             f"{ROUTE_PREFIX}/relay",
             provider.voice,
             provider="telnyx",
-            verifier=RelayToken(provider.relay_tokens),
+            verifier=RelayToken(tokens),
         ),
     ]

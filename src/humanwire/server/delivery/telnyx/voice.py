@@ -7,8 +7,8 @@ errors are the same code.
 
 Telnyx's signature covers the timestamp and the body, not the URL: the interaction a
 callback's URL names (``?interaction=``) is believed only beside the service's own token
-of it (``RelayTokens``: an HMAC of the interaction id), which every URL the service gives
-Telnyx carries, and only for the ``CallSid`` first seen with it. A callback naming an
+of it (``CallTokens``: an HMAC of the interaction and the turn), which every URL the
+service gives Telnyx carries, and only for the ``CallSid`` first seen with it. A callback naming an
 interaction without its token, or for another ``CallSid`` than the one stored, is taken
 as naming none: a signed callback of a call this service never placed (another TeXML
 application's, say) cannot end or speak for one of its calls.
@@ -24,9 +24,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import json
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from ..base import Outbound, ProviderFailure, Sent
 from ..call_turns import CallTurns
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
     from ...engine import Engine
     from ...voice import VoiceAgent
 
-__all__ = ["CALL_SCOPE", "RelayTokens", "TelnyxVoice"]
+__all__ = ["CALL_SCOPE", "SIGNED_QUERY", "CallTokens", "TelnyxVoice"]
 
 CALL_SCOPE = "telnyx-call"
 SID_SCOPE = "telnyx-call-sid"
@@ -49,24 +50,36 @@ reference is ``texml-<interaction id>`` until its first callback names it."""
 REF_PREFIX = "texml-"
 
 
-class RelayTokens:
-    """The service's word for the interaction a Telnyx URL names (the callbacks' and the
-    relay socket's): ``token`` in the URL, the HMAC-SHA256 of the interaction id under a
-    key derived from the account's API key (a secret Telnyx and the service share;
-    nothing to store, every replica computes the same). It vouches for that one call
-    only (``RelaySession`` checks the socket's ``setup`` names it)."""
+SIGNED_QUERY: Final = ("interaction", "turn", "relay")
+"""What the service's token covers of a URL's query: the interaction and where in the
+call the URL is (``turn=N``, the relay's end). ``silence`` (added by the markup to a
+turn that heard nothing) is not covered: the same signed body again is a replay anyway."""
+
+
+class CallTokens:
+    """The service's word for the query of a URL it gave Telnyx (the callbacks' and the
+    relay socket's): ``token``, the HMAC-SHA256 of ``SIGNED_QUERY``'s values under a key
+    derived from the account's API key (a secret Telnyx and the service share; nothing
+    to store, every replica computes the same). It vouches for that one call, at that
+    place in it, only (``RelaySession`` checks the socket's ``setup`` names the call)."""
 
     def __init__(self, api_key: str) -> None:
         self._key = hmac.new(api_key.encode(), b"humanwire relay socket", hashlib.sha256).digest()
 
-    def token(self, interaction_id: str) -> str:
-        digest = hmac.new(self._key, interaction_id.encode(), hashlib.sha256).digest()
+    def token(self, query: Mapping[str, str]) -> str:
+        signed = json.dumps([query.get(name, "") for name in SIGNED_QUERY])
+        digest = hmac.new(self._key, signed.encode(), hashlib.sha256).digest()
         return base64.urlsafe_b64encode(digest).decode().rstrip("=")
 
-    def valid(self, interaction_id: str, token: str) -> bool:
-        if not token or len(token) > 100 or not token.isascii():
-            return False
-        return hmac.compare_digest(self.token(interaction_id).encode(), token.encode())
+    def signed(self, query: Mapping[str, str]) -> str | None:
+        """What of ``query`` its ``token`` vouches for (``name=value`` of
+        ``SIGNED_QUERY``, in order), or None: no token, or not the service's."""
+        token = query.get("token", "")
+        if not query.get("interaction") or not token or len(token) > 100:
+            return None
+        if not token.isascii() or not hmac.compare_digest(self.token(query), token):
+            return None
+        return "&".join(f"{name}={query.get(name, '')}" for name in SIGNED_QUERY)
 
 
 class TelnyxVoice(CallTurns):
@@ -80,7 +93,7 @@ class TelnyxVoice(CallTurns):
         voice_url: str,
         status_url: str,
         jobs: ProviderJobs,
-        relay_tokens: RelayTokens,
+        call_tokens: CallTokens,
         relay_url: str | None = None,
         relay_silence: float = 5.0,
         relay_setup_timeout: float = SETUP_TIMEOUT,
@@ -96,11 +109,11 @@ class TelnyxVoice(CallTurns):
             relay_silence=relay_silence,
             relay_setup_timeout=relay_setup_timeout,
             relay_dialect=TELNYX_RELAY,
-            url_token=relay_tokens.token,
+            url_token=call_tokens.token,
         )
         self.rest = rest
         self.connection_id = connection_id
-        self.relay_tokens = relay_tokens
+        self.call_tokens = call_tokens
 
     async def place(self, item: Outbound) -> Sent:
         query = f"?{self.interaction_query(str(item.interaction_id))}"
@@ -137,8 +150,8 @@ class TelnyxVoice(CallTurns):
         interaction_id, sid = query.get("interaction", ""), params.get("CallSid", "")
         if not interaction_id:
             return query
-        unnamed = {name: value for name, value in query.items() if name != "interaction"}
-        if not sid or not self.relay_tokens.valid(interaction_id, query.get("token", "")):
+        unnamed = {name: value for name, value in query.items() if name not in SIGNED_QUERY}
+        if not sid or self.call_tokens.signed(query) is None:
             return unnamed
         known = await self.call_sid(interaction_id)
         if known is None:

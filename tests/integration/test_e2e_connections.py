@@ -130,6 +130,52 @@ def test_a_trickled_head_is_closed_at_the_limit_though_bytes_keep_coming(
     assert elapsed >= HEAD_TIMEOUT * 0.9
 
 
+def _upgrade(target: str, *extra: str) -> bytes:
+    """A WebSocket upgrade request for ``target``, with ``extra`` header lines."""
+    lines = [
+        f"GET {target} HTTP/1.1",
+        "Host: hw",
+        "Upgrade: websocket",
+        "Connection: Upgrade",
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+        "Sec-WebSocket-Version: 13",
+        *extra,
+    ]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+RELAY = "/providers/twilio/relay?interaction=int_x"
+
+
+@pytest.mark.parametrize(
+    ("request_", "status"),
+    [
+        (_upgrade(RELAY + "&pad=" + "x" * 9000), 431),  # a request line over 8 kB
+        (_upgrade(RELAY, "X-Pad: " + "x" * 9000), 431),  # a header line over 8 kB
+        (_upgrade(RELAY, *(f"X-Pad-{n}: x" for n in range(130))), 431),  # 136 headers
+        (_upgrade(RELAY, "Content-Length: 5") + b"hello", 400),  # a body
+    ],
+    ids=["request line", "header line", "headers", "body"],
+)
+def test_a_websocket_upgrade_the_websocket_parser_refuses_is_answered_and_closed(
+    service: RunningService, request_: bytes, status: int
+) -> None:
+    """h11 takes a head of up to 16 kB, then hands an upgrade to the WebSocket protocol,
+    which reads it again with its own limits (a line of 8 kB, 128 headers) and refused
+    what is past them without a word, the connection left open (for a minute, until
+    the client gave up). Answered now, in the service's error shape, and closed within
+    the head timeout."""
+    with connect(service) as sock:
+        sock.sendall(request_)
+        _, sent = read_until_closed(sock, HEAD_TIMEOUT + SLACK)
+    code, headers, body = response(sent)
+    assert code == status
+    assert headers["content-type"] == "application/json"
+    assert json.loads(body)["error"]["code"] == "invalid_request"
+    with connect(service) as sock:  # the service goes on
+        assert exchange(sock, HEALTHZ)[0] == 200
+
+
 def test_a_trickled_body_is_closed_at_the_body_timeout(
     service: RunningService, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -212,8 +212,18 @@ def providers(
 
 
 # -- signing as each provider does ---------------------------------------------------------
+_STAMPS = itertools.count()
+
+
+def fresh_stamp() -> str:
+    """A timestamp of its own for each signature (a second further back, within the
+    tolerances): Slack's and Telnyx's signatures cover a timestamp and the body, and the
+    same body signed in the same second twice is a replay."""
+    return str(int(time.time()) - next(_STAMPS) % 240)
+
+
 def sign_slack(secret: str, url: str, body: bytes, *, at: float | None = None) -> dict[str, str]:
-    stamp = str(int(time.time() if at is None else at))
+    stamp = fresh_stamp() if at is None else str(int(at))
     digest = hmac.new(secret.encode(), b"v0:" + stamp.encode() + b":" + body, hashlib.sha256)
     return {"X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": "v0=" + digest.hexdigest()}
 
@@ -231,16 +241,12 @@ def telnyx_key(secret: str) -> bytes:
     return hashlib.sha256(secret.encode()).digest()
 
 
-_TELNYX_STAMPS = itertools.count()
-
-
 def sign_telnyx(secret: str, url: str, body: bytes) -> dict[str, str]:
-    """Ed25519 over ``"{timestamp}|{body}"`` with the key of ``secret``. Each call a
-    timestamp of its own (a second further back, within the tolerance): Ed25519 is
-    deterministic, and the same body signed in the same second twice is a replay."""
+    """Ed25519 over ``"{timestamp}|{body}"`` with the key of ``secret``, at a
+    ``fresh_stamp`` (Ed25519 is deterministic)."""
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    stamp = str(int(time.time()) - next(_TELNYX_STAMPS) % 240)
+    stamp = fresh_stamp()
     key = Ed25519PrivateKey.from_private_bytes(telnyx_key(secret))
     signature = key.sign(stamp.encode() + b"|" + body)
     return {

@@ -192,6 +192,33 @@ def test_an_event_without_a_valid_signature_is_403_and_changes_nothing(
     assert (status.status, status.result) == ("pending", None)
 
 
+@pytest.mark.parametrize("route", ["events", "interactions"])
+def test_a_signed_request_sent_again_is_403_at_any_query(slack_live: SlackLive, route: str) -> None:
+    """Slack signs ``v0:{timestamp}:{body}``, not the URL: within its five minutes a
+    captured request sent again, to the same URL or another query of the route, is a
+    replay (403); signed anew (Slack's own retry) it is taken."""
+    live = slack_live
+    if route == "events":
+        body = json.dumps({"type": "url_verification", "challenge": "c", "token": "t"}).encode()
+        content_type = "application/json"
+    else:
+        body = b"payload=%7B%22type%22%3A%22view_closed%22%7D"
+        content_type = "application/x-www-form-urlencoded"
+    url = f"{live.base_url}/providers/slack/{route}"
+    stamp = int(time.time())
+
+    def post(to: str, at: int = stamp) -> httpx.Response:
+        return live.fake.post_signed(to, body, content_type=content_type, timestamp=at)
+
+    assert post(url).status_code == 200
+    for again in (url, f"{url}?again=1", f"{url}?team=T1&retry=1"):
+        replay = post(again)
+        assert replay.status_code == 403, again
+        assert replay.json()["error"]["code"] == "forbidden"
+        assert "replay" in replay.json()["error"]["message"]
+    assert post(url, stamp - 1).status_code == 200
+
+
 def test_an_old_timestamp_is_refused(slack_live: SlackLive) -> None:
     live = slack_live
     body = json.dumps({"type": "url_verification", "challenge": "c", "token": "t"}).encode()

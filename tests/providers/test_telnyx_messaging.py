@@ -4,8 +4,10 @@ its webhooks with Ed25519 and plays the person's phone."""
 
 from __future__ import annotations
 
+import base64
 import json
 import re
+import string
 import time
 
 import httpx
@@ -152,10 +154,30 @@ def test_unsigned_wrongly_signed_stale_or_replayed_webhooks_are_403_and_change_n
     assert live.fake.post_signed(url, body, headers=signed).status_code == 204
     replay = live.fake.post_signed(url, body, headers=signed)
     assert replay.status_code == 403 and "replay" in replay.json()["error"]["message"]
+    # Telnyx signs the timestamp and the body, not the URL: another query of the route
+    # is the same request; so is the signature spelled otherwise (base64's last
+    # character before the padding carries four bits nobody reads).
+    spelled = _respelled(signed["telnyx-signature-ed25519"])
+    for again, headers in (
+        (f"{url}?again=1", signed),
+        (f"{url}?interaction=int_x&token=t", signed),
+        (url, {**signed, "telnyx-signature-ed25519": spelled}),
+    ):
+        replay = live.fake.post_signed(again, body, headers=headers)
+        assert replay.status_code == 403 and "replay" in replay.json()["error"]["message"]
     status = live.client.interactions.status(result.interaction_id)
     assert status.status != "pending" and status.result is not None  # the signed one only
     inbound = live.runner.call(live.runner.engine.store.list_inbound, _account(live), 100)
     assert len(inbound) == 1
+
+
+def _respelled(signature: str) -> str:
+    """``signature`` (the base64 of 64 bytes) spelled otherwise: the same bytes."""
+    alphabet = string.ascii_uppercase + string.ascii_lowercase + string.digits + "+/"
+    last = alphabet[alphabet.index(signature[-3]) ^ 1]
+    spelled = signature[:-3] + last + "=="
+    assert spelled != signature and base64.b64decode(spelled) == base64.b64decode(signature)
+    return spelled
 
 
 def _account(live: TelnyxLive) -> str:

@@ -12,7 +12,7 @@ import logging
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -37,16 +37,25 @@ class Relay:
     runner: ServiceRunner
     client: HumanWire
     model: Any
+    followed_by: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Each answered call's ``<Connect>`` action and status callback, by socket URL."""
 
     @property
     def url(self) -> str:
         return self.runner.base_url.replace("http://", "ws://", 1) + "/providers/telnyx/relay"
 
     def answered_call(self, sid: str = CALL_SID, to: str = HUMAN) -> str:
-        """A call placed and answered (its TeXML requested as Telnyx does, by hand): the
-        ``wss://`` URL its ``<ConversationRelay>`` names."""
+        """A call placed and answered (its TeXML requested as Telnyx does, by hand, at
+        the URL the service gave: its interaction and token): the ``wss://`` URL its
+        ``<ConversationRelay>`` names."""
         self.fake.callee(to, CalleeScript(ring_seconds=60))
         created = self.client.calls.create(to=to, prompt=f"Ask about Friday ({sid}).")
+        [placed] = [
+            call
+            for call in self.fake.calls
+            if parse_qs(urlsplit(call.params["Url"]).query)["interaction"]
+            == [created.interaction_id]
+        ]
         params = {
             "CallSid": sid,
             "AccountSid": self.fake.account_sid,
@@ -57,33 +66,36 @@ class Relay:
             "AnsweredBy": "human",
         }
         answer = self.fake.post_signed(
-            f"{self.runner.base_url}/providers/telnyx/voice?interaction={created.interaction_id}",
+            placed.params["Url"],
             urlencode(params).encode(),
             content_type="application/x-www-form-urlencoded",
         )
         assert answer.status_code == 200
-        relay = ET.fromstring(answer.text).find("Connect/ConversationRelay")
-        assert relay is not None
-        return relay.get("url", "")
+        connect = ET.fromstring(answer.text).find("Connect")
+        relay = connect.find("ConversationRelay") if connect is not None else None
+        assert connect is not None and relay is not None
+        url = relay.get("url", "")
+        self.followed_by[url] = (connect.get("action", ""), placed.params["StatusCallback"])
+        return url
 
     def session_failed(self, sid: str, url: str) -> Any:
         """What Telnyx does when the socket went away: it asks the ``<Connect>``'s action
         (the answer hangs up), then reports the call completed. The interaction once
         ended."""
         [interaction] = parse_qs(urlsplit(url).query)["interaction"]
-        base = self.runner.base_url
+        action_url, status_url = self.followed_by[url]  # the URLs the service gave
         params = {"CallSid": sid, "AccountSid": self.fake.account_sid, "To": HUMAN}
 
-        def post(path: str, extra: dict[str, str]) -> Any:
+        def post(to: str, extra: dict[str, str]) -> Any:
             return self.fake.post_signed(
-                f"{base}/providers/telnyx/{path}",
+                to,
                 urlencode({**params, **extra}).encode(),
                 content_type="application/x-www-form-urlencoded",
             )
 
-        action = post(f"voice?interaction={interaction}&relay=ended", {})
+        action = post(action_url, {})
         assert action.status_code == 200 and "<Hangup" in action.text
-        status = post(f"call-status?interaction={interaction}", {"CallStatus": "completed"})
+        status = post(status_url, {"CallStatus": "completed"})
         assert status.status_code == 204
         store = self.runner.engine.store
 
@@ -120,6 +132,7 @@ def relay(
             [
                 AIMessage(content='{"action": "say", "text": "Hi, this is Acme. Friday?"}'),
                 AIMessage(content='{"action": "end", "text": "Thanks, goodbye."}'),
+                AIMessage(content="They said Friday works."),
             ]
         )
     )
@@ -192,6 +205,34 @@ def test_a_socket_tokened_for_one_call_cannot_run_another(relay: Relay) -> None:
         socket.send(setup("v3:relay-call-two"))
         words, _ = turn(socket)
         assert words == "Hi, this is Acme. Friday?"
+
+
+def test_a_replayed_handshake_is_refused_while_the_call_has_its_socket_and_after(
+    relay: Relay,
+) -> None:
+    """The socket's token is the URL's, with no timestamp or nonce: the same URL again
+    must not open a second socket and speak as the callee. A call takes one socket, and
+    an ended call none: refused (403) before the socket is accepted."""
+
+    def refused(url: str) -> int:
+        with pytest.raises(InvalidStatus) as refusal:
+            connect(url, open_timeout=5).close()
+        return int(refusal.value.response.status_code)
+
+    url = relay.answered_call()
+    with connect(url) as socket:
+        socket.send(setup(CALL_SID))
+        assert turn(socket)[0] == "Hi, this is Acme. Friday?"
+        assert refused(url) == 403
+        socket.send(prompt("Friday works"))  # the call's own socket goes on
+        assert turn(socket)[0] == "Thanks, goodbye."
+    assert refused(url) == 403  # closed, it is still the call's only socket
+    relay.session_failed(CALL_SID, url)
+    assert refused(url) == 403
+    # A call that ended before any socket opened takes none.
+    other = relay.answered_call("v3:relay-call-two", "+12025550104")
+    relay.session_failed("v3:relay-call-two", other)
+    assert refused(other) == 403
 
 
 def prompt(words: str) -> str:

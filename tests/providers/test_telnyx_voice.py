@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
 import pytest
@@ -256,3 +257,62 @@ def test_a_turn_asked_again_is_answered_as_before_and_changes_nothing(voice_live
         ("human", "Morning"),
         ("agent", "Morning it is. Goodbye."),
     ]
+
+
+@pytest.mark.parametrize("voice_mode", ["gather"])
+def test_a_signed_callback_of_a_call_never_placed_cannot_end_or_speak_for_one(
+    voice_live: Make,
+) -> None:
+    """Telnyx signs the timestamp and the body, not the URL. A callback genuinely signed
+    for a ``CallSid`` this service never placed (another TeXML application's, captured)
+    sent to a URL naming one of its calls (``?interaction=``) neither ends that call nor
+    takes its turns: the URL's interaction is believed only beside the service's token,
+    and only for the ``CallSid`` Telnyx first called back with."""
+    live = voice_live(
+        brain(say("Can you work Friday?"), end("Thanks, goodbye."), "They can work Friday.")
+    )
+    # The callee takes a while to answer: the call is mid-turn while the forgeries come.
+    live.fake.callee(HUMAN, CalleeScript(says=["Yes"], seconds_per_turn=5.0))
+
+    def place() -> None:
+        ended = live.client.calls.create(
+            to=HUMAN, prompt="Ask about Friday.", wait_for_call_end=True
+        )
+        assert (ended.outcome, ended.summary) == ("completed", "They can work Friday.")
+
+    placed = in_background(place)
+    # The call's first turn is answered: its CallSid is the interaction's now.
+    live.fake.wait_for(lambda: live.fake.calls and live.fake.calls[0].texml, timeout=10)
+    [call] = live.fake.calls
+    [interaction_id] = parse_qs(urlsplit(str(call.params["Url"])).query)["interaction"]
+    stranger = {
+        "CallSid": "v3:never-placed-here",
+        "AccountSid": live.fake.account_sid,
+        "From": TELNYX_FROM,
+        "To": HUMAN,
+        "Direction": "outbound-api",
+        "AnsweredBy": "human",
+    }
+    base = f"{live.base_url}/providers/telnyx"
+    named = f"interaction={interaction_id}"
+    for url, extra in (
+        (f"{base}/voice?{named}", {"CallStatus": "in-progress"}),
+        (f"{base}/voice?{named}&token=forged&turn=1", {"SpeechResult": "No, never."}),
+        (f"{base}/call-status?{named}", {"CallStatus": "completed"}),
+        (f"{base}/call-status?{named}&token=forged", {"CallStatus": "no-answer"}),
+        # the service's own URL, tokened: for another CallSid than the call's
+        (str(call.params["StatusCallback"]), {"CallStatus": "busy"}),
+    ):
+        answer = live.fake.post_signed(
+            url,
+            urlencode({**stranger, **extra}).encode(),
+            content_type="application/x-www-form-urlencoded",
+        )
+        if "/voice" in url:
+            assert answer.status_code == 200 and "does not take calls" in answer.text, url
+        else:
+            assert answer.status_code == 204, url
+    status = live.client.interactions.status(interaction_id)
+    assert status.status == "pending"
+    placed()  # the call's own callbacks end it: what the callee said is its summary
+    assert live.fake.calls[0].heard == ["Yes"]

@@ -131,7 +131,12 @@ def relay(
         model = SlowWhenAsked(slow_when_asked, first_token=0.0, per_token=0.0)
     if "killed" in request.node.name:
         model = Scripted(Script(KILLED_MID_TURN), first_token=0.0, per_token=0.05)
-    runner, key = start_live(database, fake_twilio, voice_chat_model=model, voice_mode="relay")
+    changes: dict[str, Any] = {}
+    if "outlives" in request.node.name:
+        changes = {"head_timeout": 1.0, "body_timeout": 1.0, "voice_relay_silence": 30.0}
+    runner, key = start_live(
+        database, fake_twilio, voice_chat_model=model, voice_mode="relay", **changes
+    )
     client = HumanWire(api_key=key, base_url=runner.base_url, max_retries=0)
     caplog.set_level(logging.DEBUG, logger="humanwire")
     try:
@@ -165,6 +170,7 @@ def test_a_handshake_without_twilios_signature_is_403(relay: Relay, signature: s
     ],
 )
 def test_a_socket_for_no_known_call_is_closed(relay: Relay, first: str) -> None:
+    relay.answered_call()  # the URL names a call; the setup names none of its own
     with relay.open() as socket:
         socket.send(first)
         with pytest.raises(ConnectionClosed):
@@ -173,8 +179,8 @@ def test_a_socket_for_no_known_call_is_closed(relay: Relay, first: str) -> None:
 
 def test_a_socket_opened_for_one_call_cannot_run_another(relay: Relay) -> None:
     """The signature covers the URL, which names the call's interaction: a handshake
-    signed for one call whose setup names another is closed, and a URL naming no call
-    too."""
+    signed for one call whose setup names another is closed (and the call's own socket
+    may still come), and a URL naming no call is refused before it is accepted."""
     other_sid = relay.answered_call("CA" + "3" * 32, "+12025550103")
     other_interaction = relay.interaction_id
     sid = relay.answered_call()
@@ -183,14 +189,94 @@ def test_a_socket_opened_for_one_call_cannot_run_another(relay: Relay) -> None:
         with pytest.raises(ConnectionClosed):
             socket.recv(timeout=5)
     bare = RequestValidator(relay.fake.auth_token).compute_signature(relay.url, {})
-    with connect(relay.url, additional_headers={"X-Twilio-Signature": bare}) as socket:
-        socket.send(setup(sid))
-        with pytest.raises(ConnectionClosed):
-            socket.recv(timeout=5)
+    with pytest.raises(InvalidStatus) as refused:
+        connect(relay.url, additional_headers={"X-Twilio-Signature": bare}, open_timeout=5)
+    assert refused.value.response.status_code == 403
     with relay.open(interaction=other_interaction) as socket:  # its own call: it runs
         socket.send(setup(other_sid))
         words, _ = turn(socket)
         assert words == "Hi, this is Acme. Friday?"
+
+
+def test_a_replayed_handshake_is_refused_while_the_call_has_its_socket_and_after(
+    relay: Relay,
+) -> None:
+    """Twilio's signature of the handshake has no timestamp or nonce: the same URL and
+    signature again (one captured header) must not open a second socket and speak as the
+    callee. A call takes one socket, and an ended call none: refused before accept."""
+
+    def refused() -> int:
+        with pytest.raises(InvalidStatus) as refusal:
+            relay.open().close()
+        return int(refusal.value.response.status_code)
+
+    sid = relay.answered_call()
+    with relay.open() as socket:
+        socket.send(setup(sid))
+        assert turn(socket)[0] == "Hi, this is Acme. Friday?"
+        assert refused() == 403
+        # the call's own socket goes on
+        socket.send(json.dumps({"type": "prompt", "voicePrompt": "Friday works", "last": True}))
+        assert turn(socket)[0] == "Thanks, goodbye."
+    assert refused() == 403  # closed, it is still the call's only socket
+    record = relay.session_failed(sid)
+    assert record.outcome == "completed"
+    assert refused() == 403
+    # A call that ended before any socket opened takes none.
+    relay.answered_call("CA" + "4" * 32, "+12025550104")
+    relay.session_failed("CA" + "4" * 32)
+    assert refused() == 403
+
+
+def test_a_replayed_handshake_is_refused_by_another_replica(fake_twilio: TwilioFakeServer) -> None:
+    """Replicas share PostgreSQL (and one public URL): the call's one socket is claimed
+    there, so the same handshake sent to another replica while the call has its socket
+    is refused too."""
+    from dataclasses import replace
+
+    from pg_support import drop_schema, new_schema
+
+    schema, url = new_schema("hw_relay")
+    model = GenericFakeChatModel(
+        messages=iter([AIMessage(content='{"action": "say", "text": "Hi. Friday?"}')])
+    )
+    first, key = start_live(url, fake_twilio, voice_chat_model=model, voice_mode="relay")
+    second = ServiceRunner(replace(first.config), "127.0.0.1", 0, public_url=first.base_url)
+    client = HumanWire(api_key=key, base_url=first.base_url, max_retries=0)
+    try:
+        second.start()
+        relay = Relay(fake_twilio.fake, first, client, model)
+        sid = relay.answered_call()
+        with relay.open() as socket:
+            socket.send(setup(sid))
+            assert turn(socket)[0] == "Hi. Friday?"
+            signed = f"{relay.url}?interaction={relay.interaction_id}"
+            signature = RequestValidator(relay.fake.auth_token).compute_signature(signed, {})
+            elsewhere = signed.replace(
+                first.base_url.removeprefix("http://"), second.bound_url.removeprefix("http://")
+            )
+            assert elsewhere != signed
+            with pytest.raises(InvalidStatus) as refused:
+                connect(elsewhere, additional_headers={"X-Twilio-Signature": signature}).close()
+            assert refused.value.response.status_code == 403
+    finally:
+        client.close()
+        second.stop()
+        first.stop()
+        drop_schema(schema)
+
+
+def test_a_socket_outlives_the_request_time_limits(relay: Relay) -> None:
+    """The request limits time a request's head and body (1 s each here); an accepted
+    socket is no request: the call goes on past them (it was cut at ``body_timeout``,
+    a minute by default)."""
+    sid = relay.answered_call()
+    with relay.open() as socket:
+        socket.send(setup(sid))
+        assert turn(socket)[0] == "Hi, this is Acme. Friday?"
+        time.sleep(3.0)  # the callee thinks it over
+        socket.send(json.dumps({"type": "prompt", "voicePrompt": "Friday works", "last": True}))
+        assert turn(socket)[0] == "Thanks, goodbye."
 
 
 def test_garbage_is_ignored_and_the_call_goes_on(relay: Relay) -> None:

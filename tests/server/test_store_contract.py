@@ -1011,6 +1011,21 @@ async def test_provider_state(store: Store) -> None:
     assert await store.provider_states("chat") == [("CA1", {"other": True})]
 
 
+async def test_a_provider_state_is_claimed_once(store: Store) -> None:
+    """The replay guards and the relay's one socket per call rest on it: of claims of
+    one key, only the first stores anything, concurrent ones too."""
+    assert await store.claim_provider_state("seen", "sig", {"at": 1.0}, 1.0)
+    assert not await store.claim_provider_state("seen", "sig", {"at": 2.0}, 2.0)
+    assert await store.get_provider_state("seen", "sig") == {"at": 1.0}
+    assert await store.claim_provider_state("other", "sig", {"at": 3.0}, 3.0)
+    won = await asyncio.gather(
+        *(store.claim_provider_state("seen", "race", {"n": n}, 4.0) for n in range(8))
+    )
+    assert won.count(True) == 1
+    await store.delete_provider_state("seen", "sig")
+    assert await store.claim_provider_state("seen", "sig", {"at": 5.0}, 5.0)
+
+
 # -- the outcome stream -------------------------------------------------------------------
 async def test_outcomes(store: Store) -> None:
     assert await store.last_outcome_id() == 0

@@ -7,6 +7,13 @@ connection is made before any request exists):
   ``body_timeout`` seconds of the head. Past either the connection is closed. Only the
   request is timed, never the answer: a held send, a long-poll or an event stream goes on
   as long as it needs once its request is in.
+- **A WebSocket upgrade's head is bounded as the WebSocket parser bounds it.** h11 takes a
+  head of up to 16 kB, but the upgraded protocol (``websockets``) re-reads it with its own
+  limits (a line of 8 kB, 128 headers) and, past them, said nothing and left the
+  connection open. A head over those limits is answered **431** here and closed; one the
+  WebSocket protocol still refuses (a request body, say) **400**. Once upgraded, the
+  connection is the WebSocket protocol's: no request limit times it (the body timer that
+  h11's state would start cut accepted sockets, relay calls, at ``body_timeout``).
 - **One client address holds a bounded number of connections**
   (``max_connections_per_address``; an IPv6 client counts by its /64). Past the bound a
   new connection is answered 429 ``rate_limited`` at once, before anything is read, and
@@ -112,24 +119,57 @@ class AddressCounts:
         return self._open.get(address, 0)
 
 
+def _answer(status: str, code: str, message: str, *extra_headers: str) -> bytes:
+    """A whole closing answer in the service's error shape, written to the transport
+    (below the app: no request exists to answer)."""
+    body = json.dumps(
+        {"error": {"code": code, "message": message, "field": None}},
+        separators=(",", ":"),
+    ).encode()
+    head = "".join(
+        [
+            f"HTTP/1.1 {status}\r\n",
+            "content-type: application/json\r\n",
+            f"content-length: {len(body)}\r\n",
+            *(f"{header}\r\n" for header in extra_headers),
+            "connection: close\r\n\r\n",
+        ]
+    )
+    return head.encode("ascii") + body
+
+
 def _refusal(bound: int) -> bytes:
-    """The whole answer to a connection over the bound, in the service's error shape."""
+    """The whole answer to a connection over the bound."""
     message = (
         f"too many open connections from this address (at most {bound}); retry once one "
         "of them has closed"
     )
-    body = json.dumps(
-        {"error": {"code": "rate_limited", "message": message, "field": None}},
-        separators=(",", ":"),
-    ).encode()
-    head = (
-        "HTTP/1.1 429 Too Many Requests\r\n"
-        "content-type: application/json\r\n"
-        f"content-length: {len(body)}\r\n"
-        f"retry-after: {REFUSED_RETRY_AFTER}\r\n"
-        "connection: close\r\n\r\n"
+    return _answer(
+        "429 Too Many Requests", "rate_limited", message, f"retry-after: {REFUSED_RETRY_AFTER}"
     )
-    return head.encode("ascii") + body
+
+
+def _upgrade_too_large(target: bytes, headers: list[tuple[bytes, bytes]]) -> bytes | None:
+    """The 431 answering a WebSocket upgrade whose head the WebSocket parser would refuse
+    (a line longer than it reads, more headers than it takes); None when it is within."""
+    from websockets import http11
+
+    longest = max(
+        [len(target) + len(b"GET  HTTP/1.1\r\n")]
+        + [len(name) + len(value) + len(b": \r\n") for name, value in headers]
+    )
+    if longest <= http11.MAX_LINE_LENGTH and len(headers) <= http11.MAX_NUM_HEADERS:
+        return None
+    message = (
+        f"the WebSocket upgrade's head is too large: a line may be {http11.MAX_LINE_LENGTH} "
+        f"bytes, and there may be {http11.MAX_NUM_HEADERS} headers"
+    )
+    return _answer("431 Request Header Fields Too Large", "invalid_request", message)
+
+
+_UNREADABLE_UPGRADE = _answer(
+    "400 Bad Request", "invalid_request", "the WebSocket upgrade request could not be read"
+)
 
 
 def guarded_protocol(config: ServiceConfig) -> type[H11Protocol]:
@@ -155,6 +195,8 @@ def guarded_protocol(config: ServiceConfig) -> type[H11Protocol]:
             self._deadline: asyncio.TimerHandle | None = None
             self._timing: str | None = None
             """What the deadline is for: ``"head"``, ``"body"``, or None."""
+            self._upgraded = False
+            """The transport is the WebSocket protocol's: nothing is timed here any more."""
 
         # -- the connection ---------------------------------------------------------
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -184,8 +226,18 @@ def guarded_protocol(config: ServiceConfig) -> type[H11Protocol]:
             # The WebSocket protocol takes the transport over: this connection's count
             # is released when that protocol loses it.
             self._stop()
+            too_large = _upgrade_too_large(event.target, self.headers)
+            if too_large is not None:
+                self.transport.write(too_large)
+                self.transport.close()
+                return
             super().handle_websocket_upgrade(event)
+            self._upgraded = True
             upgraded = self.transport.get_protocol()
+            if upgraded is not self and not getattr(upgraded, "handshake_initiated", True):
+                # It was handed the whole head and refused it without a word: answer.
+                self.transport.write(_UNREADABLE_UPGRADE)
+                self.transport.close()
             address, self._address = self._address, None
             if address is None or upgraded is self:
                 return
@@ -221,6 +273,10 @@ def guarded_protocol(config: ServiceConfig) -> type[H11Protocol]:
         # -- the deadline -----------------------------------------------------------
         def _follow_request(self) -> None:
             """Times whatever part of a request the client owes now."""
+            if self._upgraded:
+                # h11 never saw the upgrade's end (its state says a body is owed): a
+                # body timer would cut the socket at body_timeout, a minute into a call.
+                return
             state = self.conn.their_state
             if state is h11.IDLE:
                 # Between requests nothing is timed here (the keep-alive timeout is);

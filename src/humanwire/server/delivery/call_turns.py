@@ -6,7 +6,9 @@ A carrier's voice class places the call (its REST API) and hands each markup req
 transcript kept in the store (``provider_state``, keyed by the carrier's call id under the
 carrier's ``scope``), so a turn may land on any process and survive a restart. The call's
 interaction id travels in the URLs the carrier calls back, so the first turn never depends
-on the create request's answer having been stored.
+on the create request's answer having been stored; where the carrier's signature does not
+cover the URL (Telnyx), the URLs carry the service's token of the interaction beside it
+(``url_token``) and the carrier's voice class believes the interaction only with it.
 
 Outcomes (docs/providers.md): a person who spoke → ``completed`` (or ``transferred`` after a
 ``<Dial>``); no answer, busy, failed, canceled, an answering machine (the voicemail the
@@ -24,21 +26,22 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
 
 from humanwire.types import CallOutcome, Speaker
 
 from .base import Outbound, Sent
 from .jobs import ProviderJobs
-from .relay import SETUP_TIMEOUT, TWILIO_RELAY, RelayDialect
+from .relay import SETUP_TIMEOUT, TWILIO_RELAY, Receive, RelayDialect, RelaySession, Send
 
 if TYPE_CHECKING:
     from ..engine import Engine
     from ..store.base import InteractionRecord
     from ..voice import OnText, VoiceAgent
 
-__all__ = ["MACHINE", "UNANSWERED", "CallTurns"]
+__all__ = ["MACHINE", "RELAY_SOCKET_SCOPE", "UNANSWERED", "CallTurns"]
 
 logger = logging.getLogger("humanwire.providers")
 
@@ -49,6 +52,8 @@ UNANSWERED = {
     "canceled": "the call was canceled before it was answered",
 }
 MACHINE = ("machine_start", "machine_end_beep", "machine_end_silence", "machine_end_other")
+RELAY_SOCKET_SCOPE = "relay-socket"
+"""interaction id → the relay socket the call took (``CallTurns.take_relay``)."""
 
 
 class CallTurns:
@@ -67,8 +72,13 @@ class CallTurns:
         relay_silence: float = 5.0,
         relay_setup_timeout: float = SETUP_TIMEOUT,
         relay_dialect: RelayDialect = TWILIO_RELAY,
+        url_token: Callable[[Mapping[str, str]], str] | None = None,
     ) -> None:
         self.jobs = jobs
+        self.url_token = url_token
+        """The service's token of a URL's query (the interaction, the turn), added to
+        every URL the carrier is given (``interaction_query``); None: the carrier signs
+        its URLs."""
         self.relay_url = relay_url
         """The relay WebSocket's ``wss://`` URL in relay mode (``[voice] mode``); None:
         calls run turn by turn over markup (``<Gather>``)."""
@@ -95,6 +105,16 @@ class CallTurns:
 
     async def place(self, item: Outbound) -> Sent:
         raise NotImplementedError
+
+    def interaction_query(self, interaction_id: str, **place: str) -> str:
+        """The query naming the call's interaction (and ``place``: the turn, the relay's
+        end) in the URLs the carrier calls, with ``url_token``'s token of it when there
+        is one."""
+        named = {"interaction": interaction_id, **place}
+        query = urlencode(named)
+        if self.url_token is not None:
+            query += f"&token={self.url_token(named)}"
+        return query
 
     async def time_limit(self, item: Outbound) -> int | None:
         """``/phone/call`` is over after five minutes: the carrier hangs up a little after."""
@@ -180,7 +200,7 @@ class CallTurns:
         voice = str(request.get("voice") or "female")
         language = str(request.get("language") or "en-US")
         next_turn = int(state.get("turn", 0)) + 1
-        action = f"{self.voice_url}?interaction={record.id}&turn={next_turn}"
+        action = f"{self.voice_url}?{self.interaction_query(record.id, turn=str(next_turn))}"
         answered_by = params.get("AnsweredBy", "")
         machine = not state["started"] and answered_by in (*MACHINE, "fax")
         if self.relay_url is not None and not state["started"] and not machine:
@@ -270,7 +290,7 @@ class CallTurns:
         greeting = None
         if state["direction"] == "inbound":
             greeting, _ = await self.agent_turn(state, record)
-        action = f"{self.voice_url}?interaction={record.id}&relay=ended"
+        action = f"{self.voice_url}?{self.interaction_query(record.id, relay='ended')}"
         markup = connect_relay(
             self.relay_socket_url(record.id),
             action_url=action,
@@ -286,7 +306,7 @@ class CallTurns:
         """The socket the carrier opens for this call: the URL names the interaction, so
         the handshake's check covers it (Twilio signs the URL; Telnyx's adds a token)."""
         assert self.relay_url is not None
-        return f"{self.relay_url}?interaction={interaction_id}"
+        return f"{self.relay_url}?{self.interaction_query(interaction_id)}"
 
     async def _relay_ended(self, state: dict[str, Any]) -> str:
         """What follows the relay session: the transfer the agent decided, or the end.
@@ -299,6 +319,37 @@ class CallTurns:
         if state.get("transferred") and transfer_to and record is not None:
             return say_and_dial("", transfer_to, caller_id=record.from_addr)
         return hangup()
+
+    async def take_relay(self, interaction_id: str) -> str | None:
+        """Whether a relay socket naming ``interaction_id`` may be accepted (None), or
+        why not: the handshake carries no timestamp or nonce (Twilio signs the URL only,
+        Telnyx's token is the URL's), so a captured one could open a second socket and
+        speak for the callee. A call takes one socket, claimed in the store (one
+        statement: of two handshakes on any replicas, one wins), and an ended call
+        none."""
+        store = self.engine.store
+        record = await store.get_interaction(interaction_id) if interaction_id else None
+        if record is None or record.kind != "call":
+            return "the socket names no call of this service"
+        if record.status != "pending":
+            return "the call has ended"
+        now = time.time()
+        if not await store.claim_provider_state(
+            RELAY_SOCKET_SCOPE, interaction_id, {"at": now}, now
+        ):
+            return "the call already has its relay socket (a replayed handshake?)"
+        return None
+
+    async def run_relay(self, interaction_id: str, receive: Receive, send: Send) -> None:
+        """The relay session of a socket ``take_relay`` admitted. A socket that never
+        opened the call's session (no ``setup`` in time, or another call's) gives the
+        call back: the call's own socket may still come."""
+        session = RelaySession(self, receive, send, interaction=interaction_id)
+        try:
+            await session.run()
+        finally:
+            if not session.sid:
+                await self.engine.store.delete_provider_state(RELAY_SOCKET_SCOPE, interaction_id)
 
     def relay_opened(self, sid: str) -> None:
         self._relays.setdefault(sid, asyncio.Event())

@@ -11,27 +11,33 @@ only ever sees a request that passed the first two:
 2. ``parse(request, body)``: a verified body it cannot read (not JSON, nested too
    deeply, the wrong shape) is **400** ``invalid_request``, with ``field`` when one is
    to blame; it must check everything the handler and its background work rely on;
-3. the handler.
+3. with ``replays`` (a provider whose signature carries a timestamp: Slack, Telnyx), what
+   the signature covered is claimed once (``ReplayGuard``): the same signed content again,
+   at any path or query of the route, is **403** ``forbidden``, however it is spelled;
+4. the handler.
 
-Steps 1 and 2 never answer 500, whatever a verifier or parser raises: the refusal is one
+Steps 1 to 3 never answer 500, whatever a verifier or parser raises: the refusal is one
 log line, no traceback (INFO; WARNING when they raised something else than ``Unverified``
 or ``Malformed``, which is theirs to fix), so requests without a signature cannot fill
 the log. A provider added later gets this by building its routes with ``signed_route``
 (``tests/providers/test_provider_route_sweep.py`` fails for a route under
 ``/providers/`` built otherwise).
 
-A WebSocket a provider opens (Twilio's relay of real-time calls) is built with
-``signed_websocket_route``: its handshake is verified the same way (``SocketVerifier``)
-and refused with 403 before the socket is accepted; the sweep refuses any other.
+A WebSocket a provider opens (the relay of real-time calls) is built with
+``signed_websocket_route``: its handshake is verified the same way (``SocketVerifier``),
+then admitted by the route (``admit``: the relay takes one socket per call), and refused
+with 403 before the socket is accepted; the sweep refuses any other.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from urllib.parse import parse_qsl
 
 from pydantic_core import from_json
@@ -42,15 +48,21 @@ from starlette.websockets import WebSocket, WebSocketState
 
 from ..http_errors import error_response
 
+if TYPE_CHECKING:
+    from ..store.base import Store
+
 __all__ = [
     "Malformed",
     "ProviderRoute",
     "ProviderWebSocketRoute",
+    "RelaySockets",
+    "ReplayGuard",
     "SocketVerifier",
     "Unverified",
     "Verifier",
     "form_params",
     "json_value",
+    "relay_route",
     "signed_route",
     "signed_websocket_route",
     "socket_url",
@@ -91,6 +103,60 @@ class Verifier(Protocol):
         ...
 
 
+class ReplayGuard:
+    """The signed requests a provider's routes acted on, for a provider whose signature
+    covers a timestamp and the body but not the URL (Slack, Telnyx): within the
+    timestamp's tolerance a captured request could otherwise be sent again, to the same
+    URL or to another query of the route. ``covered(request, body)`` is what the
+    signature covers (the verifier's rule); a request is keyed on its route and the
+    SHA-256 of that, never on the URL or on the signature's spelling (base64's padding
+    bits, say, give one signature several spellings).
+
+    ``vouched(request)``, given, is what of the URL the service itself signed (Telnyx's
+    call URLs carry its token of the interaction and the turn), or None: the same body
+    at two URLs the service signed is two requests (two turns of a call may send the
+    same body in one second), and a request at a URL it did not sign is refused once the
+    body was taken at any.
+
+    Kept in the store (``provider_state`` under ``scope``: every replica, PostgreSQL's
+    too, sees one set) for twice the tolerance, past which the timestamp refuses the
+    request anyway. A key is claimed in one statement before the handler runs, so two
+    copies arriving at once are taken once; it is given back when the handler fails
+    (an answer of 400 or more, or an exception), so the provider's redelivery of a
+    request the service did not take is still taken."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        scope: str,
+        tolerance: float,
+        covered: Callable[[Request, bytes], bytes],
+        vouched: Callable[[Request], str | None] | None = None,
+    ) -> None:
+        self._store = store
+        self._scope = scope
+        self._keep = 2 * tolerance
+        self._covered = covered
+        self._vouched = vouched
+
+    async def claim(self, route: str, request: Request, body: bytes) -> str | None:
+        """The key this request is taken under, or None: a replay."""
+        content = f"{route} {hashlib.sha256(self._covered(request, body)).hexdigest()}"
+        own = self._vouched(request) if self._vouched is not None else None
+        key = content if own is None else f"{content} {own}"
+        now = time.time()
+        if not await self._store.claim_provider_state(self._scope, key, {"at": now}, now):
+            return None
+        if own is not None:  # the same content at a URL the service did not sign: a replay
+            await self._store.put_provider_state(self._scope, content, {"at": now}, now)
+        await self._store.delete_provider_state_before(self._scope, now - self._keep)
+        return key
+
+    async def release(self, key: str) -> None:
+        await self._store.delete_provider_state(self._scope, key)
+
+
 class ProviderRoute(Route):
     """A route a provider (or, for an install, an admin's browser) calls, with no bearer
     key. ``verifier`` is None for a page a browser opens."""
@@ -117,9 +183,11 @@ def signed_route(
     verifier: Verifier,
     parse: Callable[[Request, bytes], T],
     methods: Sequence[str] = ("POST",),
+    replays: ReplayGuard | None = None,
 ) -> ProviderRoute:
     """``path`` answering with ``handler(request, parse(request, body))`` once
-    ``verifier`` has verified the request (the module's steps)."""
+    ``verifier`` has verified the request, and ``replays`` has not seen it (the module's
+    steps)."""
 
     def refused(status: int, why: str, choked: Exception | None = None) -> None:
         # One line, no traceback: an unsigned request costs the log this much at most.
@@ -148,7 +216,22 @@ def signed_route(
         except Exception as exc:  # a parser that chokes has not parsed it
             refused(400, "the body could not be read", exc)
             return error_response(400, "invalid_request", "the body could not be read")
-        return await handler(request, parsed)
+        if replays is None:
+            return await handler(request, parsed)
+        key = await replays.claim(path, request, body)
+        if key is None:
+            refused(403, "a replay")
+            return error_response(
+                403, "forbidden", "this signed request was already received (a replay)"
+            )
+        try:
+            response = await handler(request, parsed)
+        except Exception:
+            await replays.release(key)
+            raise
+        if response.status_code >= 400:
+            await replays.release(key)
+        return response
 
     return ProviderRoute(path, endpoint, provider=provider, methods=methods, verifier=verifier)
 
@@ -191,10 +274,12 @@ def signed_websocket_route(
     *,
     provider: str,
     verifier: SocketVerifier,
+    admit: Callable[[HTTPConnection], Awaitable[str | None]] | None = None,
 ) -> ProviderWebSocketRoute:
     """``path`` running ``handler(websocket, receive, send)`` once ``verifier`` has
-    verified the handshake; otherwise the socket is closed before it is accepted, which
-    the client sees as **403** (one log line, as ``signed_route``'s refusals).
+    verified the handshake and ``admit`` (given) answered None rather than why not;
+    otherwise the socket is closed before it is accepted, which the client sees as
+    **403** (one log line, as ``signed_route``'s refusals).
     ``receive`` gives the next text frame (a binary frame as ``""``; None once the
     socket closed), ``send`` writes one JSON object. However the handler ends, the
     socket is closed."""
@@ -210,6 +295,11 @@ def signed_websocket_route(
             )
             level = logging.INFO if isinstance(exc, Unverified) else logging.WARNING
             logger.log(level, "%s %s refused (403): %s", provider, path, why)
+            await websocket.close(code=1008)
+            return
+        refusal = await admit(websocket) if admit is not None else None
+        if refusal is not None:
+            logger.info("%s %s refused (403): %s", provider, path, refusal)
             await websocket.close(code=1008)
             return
         await websocket.accept()
@@ -234,6 +324,37 @@ def signed_websocket_route(
                     await websocket.close()
 
     return ProviderWebSocketRoute(path, endpoint, provider=provider, verifier=verifier)
+
+
+class RelaySockets(Protocol):
+    """A carrier's calls, as the relay socket's route sees them (``CallTurns``)."""
+
+    async def take_relay(self, interaction_id: str) -> str | None:
+        """None when a socket for the call may be accepted; otherwise why not."""
+        ...
+
+    async def run_relay(self, interaction_id: str, receive: Frames, send: SendJSON) -> None:
+        """The call's session on an accepted socket."""
+        ...
+
+
+def relay_route(
+    path: str, calls: RelaySockets, *, provider: str, verifier: SocketVerifier
+) -> ProviderWebSocketRoute:
+    """The relay socket of real-time calls at ``path``: its URL names the call's
+    interaction (``?interaction=``, which ``verifier``'s check covers), and the call takes
+    one socket (``calls.take_relay``, before the socket is accepted)."""
+
+    def named(connection: HTTPConnection) -> str:
+        return connection.query_params.get("interaction", "")
+
+    async def run(websocket: WebSocket, receive: Frames, send: SendJSON) -> None:
+        await calls.run_relay(named(websocket), receive, send)
+
+    async def admit(connection: HTTPConnection) -> str | None:
+        return await calls.take_relay(named(connection))
+
+    return signed_websocket_route(path, run, provider=provider, verifier=verifier, admit=admit)
 
 
 def socket_url(public_url: str) -> str:

@@ -661,6 +661,14 @@ class Store(Protocol):
     async def put_provider_state(
         self, scope: str, key: str, value: dict[str, Any], updated_at: float
     ) -> None: ...
+    async def claim_provider_state(
+        self, scope: str, key: str, value: dict[str, Any], updated_at: float
+    ) -> bool:
+        """Stores ``value`` unless ``key`` already has one in ``scope``: True for the one
+        caller that stored it (one statement, so two replicas claiming at once cannot both
+        win), False when it was already there (nothing changed)."""
+        ...
+
     async def provider_states(self, scope: str) -> list[tuple[str, dict[str, Any]]]:
         """Every ``(key, value)`` of ``scope``, oldest first."""
         ...

@@ -43,6 +43,7 @@ import asyncio
 import base64
 import contextlib
 import json
+import math
 import re
 import secrets
 import string
@@ -252,6 +253,8 @@ class FakeAttempt(NamedTuple):
 class FakeEventDelivery:
     envelope: dict[str, Any]
     attempts: list[FakeAttempt] = field(default_factory=list)
+    signed_at: int = 0
+    """The ``X-Slack-Request-Timestamp`` of the last attempt."""
 
     @property
     def event(self) -> dict[str, Any]:
@@ -745,7 +748,13 @@ class FakeSlack:
     ) -> str | None:
         """One POST of ``delivery``; returns why it failed (None: acknowledged)."""
         body = json.dumps(delivery.envelope).encode()
-        headers = self._signed_headers(body, "application/json", None, None)
+        # Slack retries once the attempt before had its 3 s to be acknowledged, signed
+        # afresh: never the same timestamp (and signature) as that attempt's.
+        stamp = int(time.time())
+        if retry:
+            stamp = max(stamp, delivery.signed_at + math.ceil(self.ack_timeout))
+        delivery.signed_at = stamp
+        headers = self._signed_headers(body, "application/json", None, stamp)
         if retry:
             headers["X-Slack-Retry-Num"] = str(retry)
             headers["X-Slack-Retry-Reason"] = reason or "http_error"

@@ -3,7 +3,9 @@
 ``/events`` and ``/interactions`` carry no bearer key: each request is verified with
 ``slack_sdk``'s ``SignatureVerifier`` (``X-Slack-Signature`` over the raw body, 5-minute
 tolerance) through ``signed_route``: what cannot be verified is 403, a verified body of
-the wrong shape 400 (``shapes``), and either changes nothing. Both answer at once
+the wrong shape 400 (``shapes``), and either changes nothing; a request whose timestamp
+and body were already taken (a replay inside the five minutes, at any query) is 403
+(``ReplayGuard``). Both answer at once
 (Slack wants an answer within 3 seconds): an event is recorded by its ``event_id`` (a
 retry of one seen before is acknowledged and dropped), then worked on in the background;
 a click decides the form before answering (so a double click decides once) and tells
@@ -28,7 +30,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from ...forms.html import document, render
 from ...forms.web import html_response
-from ..provider_routes import ProviderRoute, Unverified, signed_route
+from ..provider_routes import ProviderRoute, ReplayGuard, Unverified, signed_route
 from .installs import InstallRefused
 from .provider import BOT_SCOPES, ROUTE_PREFIX
 from .shapes import event_envelope, interaction_payload
@@ -44,6 +46,8 @@ logger = logging.getLogger("humanwire.slack")
 DEFAULT_AUTHORIZE = "https://slack.com/oauth/v2/authorize"
 TOLERANCE = 300.0
 """Slack's requests are refused more than five minutes from their timestamp (replays)."""
+
+REPLAY_SCOPE = "slack-seen"
 
 _TIMESTAMP = re.compile(r"[0-9]{1,15}")
 _SIGNATURE = re.compile(r"v0=[0-9a-f]{64}")
@@ -80,6 +84,12 @@ class SlackSignature:
         if not self._verifier.is_valid(body=body, timestamp=timestamp, signature=signature):
             raise Unverified(f"missing or invalid {self.header}")
 
+    @staticmethod
+    def covered(request: Request, body: bytes) -> bytes:
+        """What the signature covers: ``v0:{timestamp}:{body}`` (not the URL)."""
+        timestamp = request.headers.get("X-Slack-Request-Timestamp", "")
+        return b"v0:" + timestamp.encode("ascii") + b":" + body
+
 
 def authorize_url(api_base: str) -> str:
     """Slack's consent page beside its Web API (``…/api`` → ``…/oauth/v2/authorize``),
@@ -105,6 +115,9 @@ def slack_routes(provider: SlackProvider) -> list[ProviderRoute]:
 
     verifier = SlackSignature(provider.config.signing_secret)
     engine = provider.engine
+    replays = ReplayGuard(
+        engine.store, scope=REPLAY_SCOPE, tolerance=TOLERANCE, covered=verifier.covered
+    )
     redirect_uri = provider.url("oauth")
 
     async def events(request: Request, envelope: dict[str, Any]) -> Response:
@@ -224,6 +237,7 @@ def slack_routes(provider: SlackProvider) -> list[ProviderRoute]:
             provider="slack",
             verifier=verifier,
             parse=lambda request, body: parse(body),
+            replays=replays,
         )
 
     def page(name: str, endpoint: Callable[[Request], Awaitable[Response]]) -> ProviderRoute:

@@ -17,7 +17,7 @@ from .messaging import send_message
 from .numbers import TelnyxNumbers
 from .rest import TelnyxAPIError, TelnyxREST
 from .routes import ROUTE_PREFIX
-from .voice import REF_PREFIX, RelayTokens, TelnyxVoice
+from .voice import REF_PREFIX, CallTokens, TelnyxVoice
 
 if TYPE_CHECKING:
     from ...config import TelnyxConfig
@@ -69,7 +69,7 @@ class TelnyxProvider:
             schedule=engine.schedule,
         )
         self.numbers = TelnyxNumbers(self.rest, config, jobs=self.jobs)
-        self.relay_tokens = RelayTokens(config.api_key)
+        self.call_tokens = CallTokens(config.api_key)
         self.voice = TelnyxVoice(
             self.rest,
             engine,
@@ -78,7 +78,7 @@ class TelnyxProvider:
             voice_url=self.url("voice"),
             status_url=self.url("call-status"),
             jobs=self.jobs,
-            relay_tokens=self.relay_tokens,
+            call_tokens=self.call_tokens,
             relay_url=self.socket_url("relay") if voice_mode == "relay" else None,
             relay_silence=relay_silence,
             relay_setup_timeout=relay_setup_timeout,

@@ -2,17 +2,21 @@
 ``signed_route`` with Ed25519 over ``"{telnyx-timestamp}|{raw body}"`` (headers
 ``telnyx-signature-ed25519``, ``telnyx-timestamp``) and the account's public key, the
 timestamp within 300 s. A request that is unsigned, wrongly signed or stale is 403 and
-changes nothing; one whose signature was already acted on at that URL (a replay inside
-the 300 s) is 403 too. A TeXML turn's URL names the turn (``turn=N``), so two turns with
-the same body in the same second are two requests, and a turn asked again (at another
-URL) is answered as before without changing anything (``delivery.call_turns``).
-A callback about a message or call this service does not know is answered
-harmlessly.
+changes nothing; one whose signed content (timestamp and body) was already acted on (a
+replay inside the 300 s, at any path or query of the route: Telnyx does not sign the URL)
+is 403 too (``ReplayGuard``). Of a TeXML callback's URL only what the service's own token
+covers counts (``voice.CallTokens``: the interaction, the turn): the same body at two
+URLs the service gave (two turns of a call in one second) is two requests, at any other
+query a replay, and the interaction a URL names without the token is not believed
+(``TelnyxVoice``). A turn asked again, freshly signed, is answered as before without
+changing anything (``delivery.call_turns``). A callback about a message or call this
+service does not know is answered harmlessly.
 
 The relay socket of real-time calls (``/providers/telnyx/relay``): Telnyx publishes no
 signature for a ConversationRelay handshake, so its URL carries the service's own token
-(``voice.RelayTokens``, an HMAC of the interaction it names); a handshake without a valid
-one is 403 before the socket is accepted (``signed_websocket_route``).
+(``voice.CallTokens``, an HMAC of the interaction it names); a handshake without a valid
+one, or for a call that has had its socket or has ended, is 403 before the socket is
+accepted (``signed_websocket_route``, ``CallTurns.take_relay``).
 
 Verified with ``cryptography`` rather than ``telnyx.lib.webhook_verification``: that
 helper needs PyNaCl, decodes the body as text (a body that is not UTF-8 would be its
@@ -32,26 +36,21 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute
-from starlette.websockets import WebSocket
 
-from ...http_errors import error_response
 from ..provider_routes import (
-    Frames,
     ProviderRoute,
-    SendJSON,
+    ReplayGuard,
     Unverified,
     form_params,
     json_value,
+    relay_route,
     signed_route,
-    signed_websocket_route,
     without_nul,
 )
-from ..relay import RelaySession
 from .messaging import TelnyxEvent, message_event, parse_event
-from .voice import RelayTokens
+from .voice import CallTokens
 
 if TYPE_CHECKING:
-    from ...store.base import Store
     from .provider import TelnyxProvider
 
 __all__ = [
@@ -60,14 +59,12 @@ __all__ = [
     "TIMESTAMP_HEADER",
     "TOLERANCE",
     "RelayToken",
-    "Replays",
     "TelnyxCallback",
     "TelnyxSignature",
     "telnyx_routes",
 ]
 
 logger = logging.getLogger("humanwire.telnyx")
-refusals = logging.getLogger("humanwire.providers")
 
 ROUTE_PREFIX = "/providers/telnyx"
 SIGNATURE_HEADER = "telnyx-signature-ed25519"
@@ -118,44 +115,28 @@ class TelnyxSignature:
         except UnicodeDecodeError:
             raise Unverified("the body is not UTF-8 (Telnyx signs UTF-8 payloads)") from None
         try:
-            self._key.verify(raw, stamp.encode("ascii") + b"|" + body)
+            self._key.verify(raw, self.covered(request, body))
         except InvalidSignature:
             raise Unverified(f"missing or invalid {SIGNATURE_HEADER}") from None
+
+    @staticmethod
+    def covered(request: Request, body: bytes) -> bytes:
+        """What the signature covers: ``"{timestamp}|{body}"`` (not the URL)."""
+        return request.headers.get(TIMESTAMP_HEADER, "").encode("ascii") + b"|" + body
 
 
 class RelayToken:
     """The relay socket's handshake check: ``interaction`` and its ``token`` in the
-    query (``voice.RelayTokens``)."""
+    query (``voice.CallTokens``)."""
 
     header = "token"
 
-    def __init__(self, tokens: RelayTokens) -> None:
+    def __init__(self, tokens: CallTokens) -> None:
         self._tokens = tokens
 
     def verify_handshake(self, connection: HTTPConnection) -> None:
-        interaction = connection.query_params.get("interaction", "")
-        token = connection.query_params.get("token", "")
-        if not interaction or not token or len(token) > 100 or not token.isascii():
+        if self._tokens.signed(connection.query_params) is None:
             raise Unverified("missing or invalid token")
-        if not self._tokens.valid(interaction, token):
-            raise Unverified("missing or invalid token")
-
-
-class Replays:
-    """Signatures already acted on, kept in the store (every replica sees them) for twice
-    the tolerance: past it, the timestamp refuses the request anyway."""
-
-    def __init__(self, store: Store, *, keep: float = 2 * TOLERANCE) -> None:
-        self._store = store
-        self._keep = keep
-
-    async def seen(self, signature: str) -> bool:
-        return await self._store.get_provider_state(REPLAY_SCOPE, signature) is not None
-
-    async def remember(self, signature: str) -> None:
-        now = time.time()
-        await self._store.put_provider_state(REPLAY_SCOPE, signature, {"at": now}, now)
-        await self._store.delete_provider_state_before(REPLAY_SCOPE, now - self._keep)
 
 
 @dataclass(frozen=True)
@@ -183,29 +164,14 @@ def _texml(xml: str) -> Response:
 
 def telnyx_routes(provider: TelnyxProvider) -> list[BaseRoute]:
     verifier = TelnyxSignature(provider.config.public_key)
-    replays = Replays(provider.engine.store)
-
-    def once(
-        path: str, handler: Callable[[Request, Any], Awaitable[Response]]
-    ) -> Callable[[Request, Any], Awaitable[Response]]:
-        """``handler``, unless this signature was acted on before (then 403)."""
-
-        async def run(request: Request, parsed: Any) -> Response:
-            # The URL is not signed: the same body to another turn's URL is another request.
-            signature = (
-                f"{request.headers[SIGNATURE_HEADER]} {request.url.path}?{request.url.query}"
-            )
-            if await replays.seen(signature):
-                refusals.info("telnyx %s refused (403): a replay", path)
-                return error_response(
-                    403, "forbidden", "this signed request was already received (a replay)"
-                )
-            response = await handler(request, parsed)
-            if response.status_code < 400:
-                await replays.remember(signature)
-            return response
-
-        return run
+    tokens = provider.call_tokens
+    replays = ReplayGuard(
+        provider.engine.store,
+        scope=REPLAY_SCOPE,
+        tolerance=TOLERANCE,
+        covered=verifier.covered,
+        vouched=lambda request: tokens.signed(request.query_params),
+    )
 
     async def messages(request: Request, event: TelnyxEvent) -> Response:
         outcome = await message_event(provider.engine, event)
@@ -224,23 +190,23 @@ def telnyx_routes(provider: TelnyxProvider) -> list[BaseRoute]:
         handler: Callable[[Request, Any], Awaitable[Response]],
         parse: Callable[[Request, bytes], Any],
     ) -> ProviderRoute:
-        path = f"{ROUTE_PREFIX}/{name}"
         return signed_route(
-            path, once(path, handler), provider="telnyx", verifier=verifier, parse=parse
+            f"{ROUTE_PREFIX}/{name}",
+            handler,
+            provider="telnyx",
+            verifier=verifier,
+            parse=parse,
+            replays=replays,
         )
-
-    async def relay(websocket: WebSocket, receive: Frames, send: SendJSON) -> None:
-        interaction = websocket.query_params.get("interaction", "")
-        await RelaySession(provider.voice, receive, send, interaction=interaction).run()
 
     return [
         signed("messages", messages, _event),
         signed("voice", voice, _callback),
         signed("call-status", call_status, _callback),
-        signed_websocket_route(
+        relay_route(
             f"{ROUTE_PREFIX}/relay",
-            relay,
+            provider.voice,
             provider="telnyx",
-            verifier=RelayToken(provider.relay_tokens),
+            verifier=RelayToken(tokens),
         ),
     ]

@@ -14,21 +14,17 @@ from typing import TYPE_CHECKING
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute
-from starlette.websockets import WebSocket
 
 from ..provider_routes import (
-    Frames,
     Malformed,
     ProviderRoute,
-    SendJSON,
     Unverified,
     form_params,
+    relay_route,
     signed_route,
-    signed_websocket_route,
     socket_url,
     without_nul,
 )
-from ..relay import RelaySession
 from .messaging import inbound_text, status_callback
 from .provider import ROUTE_PREFIX
 
@@ -130,16 +126,10 @@ def twilio_routes(provider: TwilioProvider) -> list[BaseRoute]:
             parse=_callback,
         )
 
-    async def relay(websocket: WebSocket, receive: Frames, send: SendJSON) -> None:
-        interaction = websocket.query_params.get("interaction", "")
-        await RelaySession(provider.voice, receive, send, interaction=interaction).run()
-
     return [
         signed("messages", messages),
         signed("message-status", message_status),
         signed("voice", voice),
         signed("call-status", call_status),
-        signed_websocket_route(
-            f"{ROUTE_PREFIX}/relay", relay, provider="twilio", verifier=verifier
-        ),
+        relay_route(f"{ROUTE_PREFIX}/relay", provider.voice, provider="twilio", verifier=verifier),
     ]

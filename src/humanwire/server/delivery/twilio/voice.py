@@ -54,7 +54,7 @@ class TwilioVoice(CallTurns):
         self.rest = rest
 
     async def place(self, item: Outbound) -> Sent:
-        query = f"?interaction={item.interaction_id}"
+        query = f"?{self.interaction_query(str(item.interaction_id))}"
         params: list[tuple[str, str]] = [
             ("To", item.to_addr),
             ("From", item.from_addr or ""),

@@ -176,6 +176,10 @@ class Statements:
         "ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value, "
         "updated_at = excluded.updated_at"
     )
+    claim_provider_state = (
+        "INSERT INTO provider_state (scope, key, value, updated_at) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (scope, key) DO NOTHING"
+    )
     provider_states = (
         "SELECT key, value FROM provider_state WHERE scope = ? ORDER BY updated_at, key"
     )

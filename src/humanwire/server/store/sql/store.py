@@ -259,6 +259,12 @@ class SQLStore:
     ) -> None:
         await self._run(self.q.put_provider_state, (scope, key, rows.dumps_json(value), updated_at))
 
+    async def claim_provider_state(
+        self, scope: str, key: str, value: dict[str, Any], updated_at: float
+    ) -> bool:
+        params = (scope, key, rows.dumps_json(value), updated_at)
+        return await self._run(self.q.claim_provider_state, params) > 0
+
     async def provider_states(self, scope: str) -> list[tuple[str, dict[str, Any]]]:
         found = await self._all(self.q.provider_states, (scope,))
         return [(str(row[0]), json.loads(row[1])) for row in found]

@@ -46,7 +46,11 @@ logger = logging.getLogger("humanwire")
 
 T = TypeVar("T")
 
-_START_TIMEOUT = 30.0
+_START_TIMEOUT = 300.0
+"""Seconds a start may take before it counts as hung. A start is seconds of work (the
+first in a process imports the app's modules, the MCP SDK's most of all; then the
+migrations and the startup steps), but on a heavily loaded machine it took 60-90 s, and
+a slow start is no reason to refuse to serve."""
 _STOP_TIMEOUT = 15.0
 _GRACEFUL_SHUTDOWN = 3
 """Seconds open requests get to finish before they are cancelled. Held requests do not

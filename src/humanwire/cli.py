@@ -447,12 +447,17 @@ def _serve_until(
     from humanwire.server.config import startup_lines
     from humanwire.server.embedded import embedded_home
     from humanwire.server.runner import ServiceRunner
+    from humanwire.server.startup import StartupAccount
 
     host, port, public_url = settings.host, settings.port, settings.public_url
     db_path, local = config.db_path, config.local_mode
     if db_path != ":memory:" and not is_database_url(db_path):
         Path(db_path).parent.mkdir(parents=True, exist_ok=True)
-    runner = ServiceRunner(config, host, port, public_url=public_url)
+    key_file = _key_file(db_path)
+    # Made before the service answers: a script that waits for /healthz and then calls
+    # with this key is never refused.
+    account = StartupAccount("default", api_key or _read_key(key_file))
+    runner = ServiceRunner(config, host, port, public_url=public_url, before_serving=[account])
     try:
         runner.start()
     except OSError as exc:
@@ -463,10 +468,7 @@ def _serve_until(
         return 1
 
     try:
-        key_file = _key_file(db_path)
-        key = api_key or _read_key(key_file)
-        if key is None or not runner.authenticate(key):
-            key = _create_default_account(runner, key)
+        key = account.key
         if not api_key:
             _write_key(key_file, key)
         if (
@@ -512,19 +514,6 @@ def _serve_until(
     finally:
         runner.stop()
     return 0
-
-
-def _create_default_account(runner: ServiceRunner, key: str | None) -> str:
-    """The account ``key`` opens, created now. Replicas starting together on one
-    database with the same ``--api-key`` race to create it: the losers use the winner's."""
-    from humanwire.server.errors import Conflict
-
-    try:
-        return runner.create_account("default", api_key=key)
-    except Conflict:
-        if key is not None and runner.authenticate(key):
-            return key
-        raise
 
 
 def _record_for_embedded(base_url: str, key: str) -> None:

@@ -4,6 +4,7 @@ checks are the runner's own (SQLite, ``:memory:`` where no file is needed)."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,9 @@ import httpx
 import pytest
 
 from humanwire.server.config import ServiceConfig
+from humanwire.server.engine import Engine
 from humanwire.server.runner import ServiceRunner, bind_listener, format_base_url, is_loopback
+from humanwire.server.startup import StartupAccount
 from humanwire.server.store.base import WINDOW_STEP
 
 
@@ -105,6 +108,47 @@ def test_a_failing_app_start_is_a_runtime_error_and_frees_the_port(tmp_path: Pat
     runner = ServiceRunner(config)
     with pytest.raises(RuntimeError, match="failed to start"):
         runner.start()
+    assert not runner.running
+
+
+def test_startup_steps_run_before_anything_is_answered(database: str) -> None:
+    account = StartupAccount("at start", "hw_startup_key_0123456789abcdefghij")
+    probed: list[str] = []
+    runner: ServiceRunner
+
+    def probe_healthz() -> str:
+        try:
+            answer = httpx.get(f"{runner.base_url}/healthz", timeout=1.0, trust_env=False)
+        except httpx.TimeoutException:
+            return "no answer"
+        return str(answer.status_code)
+
+    async def probe_then_create(engine: Engine) -> None:
+        probed.append(await asyncio.to_thread(probe_healthz))
+        await account(engine)
+
+    runner = ServiceRunner(ServiceConfig(db_path=database), before_serving=[probe_then_create])
+    with runner:
+        assert probed == ["no answer"]  # the probe waited in the listener's queue
+        numbers = httpx.get(
+            f"{runner.base_url}/numbers",
+            headers={"Authorization": f"Bearer {account.key}"},
+            trust_env=False,
+        )
+        assert numbers.status_code == 200
+    # Started again, the account is found, not made twice.
+    with ServiceRunner(ServiceConfig(db_path=database), before_serving=[account]) as again:
+        assert again.call(again.engine.store.count_accounts) == 1
+
+
+def test_a_failing_startup_step_fails_the_start_with_its_error(tmp_path: Path) -> None:
+    async def refuse(engine: Engine) -> None:
+        raise ValueError("this service may not start")
+
+    runner = ServiceRunner(ServiceConfig(db_path=str(tmp_path / "x.db")), before_serving=[refuse])
+    with pytest.raises(RuntimeError, match="failed to start: ValueError") as failed:
+        runner.start()
+    assert isinstance(failed.value.__cause__, ValueError)
     assert not runner.running
 
 

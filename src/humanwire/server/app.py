@@ -7,7 +7,7 @@ started in the serving event loop at startup and closed at shutdown.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 
 from starlette.applications import Starlette
@@ -26,12 +26,20 @@ from .observe import ObserveMiddleware, metrics_endpoint
 from .openapi import build_openapi
 from .pages import page_routes
 from .routes import api_operations, to_routes
+from .startup import StartupStep
 from .store.commits import TOUCHED, StoreUnavailable, Touched
 
 __all__ = ["create_app"]
 
 
-def create_app(config: ServiceConfig | None = None, engine: Engine | None = None) -> Starlette:
+def create_app(
+    config: ServiceConfig | None = None,
+    engine: Engine | None = None,
+    *,
+    before_serving: Sequence[StartupStep] = (),
+) -> Starlette:
+    """The app; ``before_serving``: steps its startup runs last, once everything started
+    (``humanwire.server.startup``), their writes committed before it serves."""
     if config is None:
         given = getattr(engine, "config", None)
         config = given if isinstance(given, ServiceConfig) else ServiceConfig()
@@ -55,6 +63,9 @@ def create_app(config: ServiceConfig | None = None, engine: Engine | None = None
             async with AsyncExitStack() as stack:
                 for extension in extensions:
                     await stack.enter_async_context(extension.running())
+                for step in before_serving:
+                    await step(service_engine)
+                service_engine.store.commit()
                 yield
         finally:
             await service_engine.close()

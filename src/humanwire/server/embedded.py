@@ -35,6 +35,7 @@ import httpx
 
 if TYPE_CHECKING:
     from .runner import ServiceRunner
+    from .startup import StartupAccount
 
 __all__ = [
     "DEFAULT_EMBEDDED_PORT",
@@ -150,36 +151,34 @@ def _find_or_start(home: Path) -> EmbeddedService:
                 logger.debug("humanwire: reusing the service listening at %s", url)
                 return EmbeddedService(url, recorded_key, f"{url}/inbox")
 
-    runner = _start_runner(home, port)
-    key = recorded_key if isinstance(recorded_key, str) else None
-    try:
-        if key is None or not runner.authenticate(key):
-            # Keep a recorded key (the database may have been deleted) so notebooks and
-            # shells that saved it keep working; otherwise create one.
-            key = runner.create_account(_ACCOUNT_NAME, api_key=key)
-    except BaseException:
-        runner.stop()
-        raise
+    from .startup import StartupAccount
+
+    # Keep a recorded key (the database may have been deleted) so notebooks and shells
+    # that saved it keep working; otherwise create one. Made before the service answers.
+    account = StartupAccount(_ACCOUNT_NAME, recorded_key if isinstance(recorded_key, str) else None)
+    runner = _start_runner(home, port, account)
+    key = account.key
     global _runner
     _runner = runner
     _write_state(home / "embedded.json", {"base_url": runner.base_url, "api_key": key})
     return EmbeddedService(runner.base_url, key, f"{runner.base_url}/inbox", in_process=True)
 
 
-def _start_runner(home: Path, port: int) -> ServiceRunner:
+def _start_runner(home: Path, port: int, account: StartupAccount) -> ServiceRunner:
     from .config import ServiceConfig
     from .runner import ServiceRunner
 
-    def make() -> ServiceConfig:
-        return ServiceConfig(db_path=str(home / "embedded.db"), local_mode=True)
+    def make(port: int) -> ServiceRunner:
+        config = ServiceConfig(db_path=str(home / "embedded.db"), local_mode=True)
+        return ServiceRunner(config, "127.0.0.1", port, before_serving=[account])
 
     try:
-        return ServiceRunner(make(), "127.0.0.1", port).start()
+        return make(port).start()
     except OSError:
         if port == 0:
             raise
         logger.info("humanwire: port %d is busy, using a free port", port)
-        return ServiceRunner(make(), "127.0.0.1", 0).start()
+        return make(0).start()
 
 
 def _probe(base_url: str, api_key: str) -> str:

@@ -7,7 +7,9 @@ Used by the embedded mode, ``humanwire serve`` and the pytest plugin::
         print(runner.base_url)
 
 The socket is bound before the app is built, so with ``port=0`` the real port is known
-and ``config.public_url`` (which form links are built from) is the real address.
+and ``config.public_url`` (which form links are built from) is the real address. Nothing
+is answered before the startup steps (``before_serving``, such as the account of a key
+given at start) have run: connections made meanwhile wait in the listener's queue.
 """
 
 from __future__ import annotations
@@ -19,11 +21,12 @@ import ipaddress
 import logging
 import socket
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from .config import ServiceConfig
+from .startup import StartupStep
 
 if TYPE_CHECKING:
     import uvicorn
@@ -43,7 +46,11 @@ logger = logging.getLogger("humanwire")
 
 T = TypeVar("T")
 
-_START_TIMEOUT = 30.0
+_START_TIMEOUT = 300.0
+"""Seconds a start may take before it counts as hung. A start is seconds of work (the
+first in a process imports the app's modules, the MCP SDK's most of all; then the
+migrations and the startup steps), but on a heavily loaded machine it took 60-90 s, and
+a slow start is no reason to refuse to serve."""
 _STOP_TIMEOUT = 15.0
 _GRACEFUL_SHUTDOWN = 3
 """Seconds open requests get to finish before they are cancelled. Held requests do not
@@ -124,6 +131,9 @@ class ServiceRunner:
     built. The runner works on its own copy of ``config`` (``runner.config``): the
     caller's object is left as it was, so two runners built from one config never share
     one address.
+
+    ``before_serving``: steps run at each start before anything is answered (``start``
+    returns after them; one that raises fails the start with its error).
     """
 
     def __init__(
@@ -133,8 +143,10 @@ class ServiceRunner:
         port: int = 0,
         *,
         public_url: str | None = None,
+        before_serving: Sequence[StartupStep] = (),
     ) -> None:
         self.config = dataclasses.replace(config)
+        self._before_serving = list(before_serving)
         self.host = host
         self.requested_port = port
         self._public_url = public_url.rstrip("/") if public_url else None
@@ -287,7 +299,8 @@ class ServiceRunner:
             asyncio.run(self._serve(sock))
         except BaseException as exc:  # SystemExit from uvicorn on a failed startup too
             if not self._ready.is_set():
-                self._failure = exc
+                # A startup step's own error says more than uvicorn's exit after it.
+                self._failure = self._failure or exc
             else:
                 logger.exception("humanwire service stopped with an error")
         finally:
@@ -305,7 +318,7 @@ class ServiceRunner:
         # Built in this thread: the engine's SQLite connection is used from this loop only.
         engine = Engine(self.config)
         self._engine = engine
-        app = create_app(self.config, engine=engine)
+        app = create_app(self.config, engine=engine, before_serving=[self._startup_step])
         self._app = app
         uv_config = uvicorn.Config(
             app,
@@ -333,6 +346,16 @@ class ServiceRunner:
         server = thread_server(uv_config, self._ready, engine.drain)
         self._server = server
         await server.serve(sockets=[sock])
+
+    async def _startup_step(self, engine: Engine) -> None:
+        """The given steps, a failure kept for ``start`` to raise (uvicorn only logs a
+        failed startup and returns)."""
+        try:
+            for step in self._before_serving:
+                await step(engine)
+        except BaseException as exc:
+            self._failure = exc
+            raise
 
 
 WS_MAX_SIZE = 64 * 1024

@@ -198,7 +198,7 @@ def test_demo_runs_the_demo_module(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[bool] = []
     fake = types.ModuleType("humanwire.demo")
 
-    def fake_main(auto: bool = False) -> int:
+    def fake_main(argv: list[str] | None = None, *, auto: bool = False) -> int:
         calls.append(auto)
         return 0
 

@@ -27,11 +27,15 @@ async def main() -> str:
         async with Worker(
             env.client, task_queue="ship", workflows=[ShipDecision], activities=activities
         ):
+            # The texts this phone had before the ask (the sandbox may be shared).
+            earlier = await humanwire.sandbox.deliveries(to="+12025550100")
             handle = await env.client.start_workflow(
                 ShipDecision.run, 72.0, id="ship-v2", task_queue="ship"
             )
             # Play the human on the embedded service's sandbox phone: read the text, reply.
-            (text,) = await humanwire.sandbox.deliveries(to="+12025550100", wait=60)
+            (text,) = await humanwire.sandbox.deliveries(
+                to="+12025550100", after=earlier[0].id if earlier else None, wait=60
+            )
             await humanwire.sandbox.reply(
                 channel="sms", from_=text.to, to=text.from_ or "", body="yes, ship it"
             )

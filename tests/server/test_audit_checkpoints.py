@@ -333,3 +333,15 @@ def test_keygen_makes_a_pair_the_service_and_verify_take(
     assert "HUMANWIRE_AUDIT_SIGNING_KEY" in err and signing_key not in err
     assert main(["audit", "keygen"]) == 0
     assert capsys.readouterr().out != out  # a new pair each time
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{"sequence": True}, {"sequence": "3"}, {"sequence": 0}, {"hash": None}, {"publicKey": 7}],
+)
+def test_a_checkpoint_kept_outside_is_read_as_written_or_refused(change: dict[str, Any]) -> None:
+    kept = Checkpoint("acc_1", 3, "ab" * 32, "2026-03-01T12:00:00.000Z", "key", "sig")
+    event = {"eventType": "audit.checkpoint", "payload": kept.wire()}
+    assert Checkpoint.from_wire(event) == Checkpoint.from_wire(kept.wire()) == kept
+    with pytest.raises(ValueError, match="checkpoint"):
+        Checkpoint.from_wire({**kept.wire(), **change})

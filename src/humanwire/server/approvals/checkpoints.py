@@ -25,6 +25,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import pydantic
+
+from humanwire.types.events import AuditCheckpoint
+
 from .audit import Break, Mark
 
 if TYPE_CHECKING:
@@ -123,14 +127,17 @@ class Checkpoint:
 
     def wire(self) -> dict[str, Any]:
         """The ``audit.checkpoint`` event's payload."""
-        return {
-            "accountId": self.account_id,
-            "sequence": self.sequence,
-            "hash": self.hash,
-            "at": self.at,
-            "publicKey": self.public_key,
-            "signature": self.signature,
-        }
+        return self._model().to_wire()
+
+    def _model(self) -> AuditCheckpoint:
+        return AuditCheckpoint(
+            account_id=self.account_id,
+            sequence=self.sequence,
+            hash=self.hash,
+            at=self.at,
+            public_key=self.public_key,
+            signature=self.signature,
+        )
 
     @classmethod
     def from_wire(cls, data: Mapping[str, Any]) -> Checkpoint:
@@ -138,19 +145,22 @@ class Checkpoint:
         ``ValueError`` for anything else."""
         if data.get("eventType") == CHECKPOINT_EVENT and isinstance(data.get("payload"), dict):
             data = data["payload"]
-        texts = ("accountId", "hash", "at", "publicKey", "signature")
-        if not all(isinstance(data.get(name), str) for name in texts):
-            raise ValueError(f"a checkpoint has {', '.join(texts)} as strings")
-        sequence = data.get("sequence")
-        if not isinstance(sequence, int) or isinstance(sequence, bool) or sequence < 1:
+        try:
+            # Strict: a copy kept outside is checked as written, "5" is not a sequence.
+            model = AuditCheckpoint.model_validate(data, strict=True)
+        except pydantic.ValidationError as invalid:
+            first = invalid.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            raise ValueError(f"not a checkpoint: {where}: {first['msg']}") from None
+        if model.sequence < 1:
             raise ValueError("a checkpoint's sequence is a number from 1")
         return cls(
-            account_id=data["accountId"],
-            sequence=sequence,
-            hash=data["hash"],
-            at=data["at"],
-            public_key=data["publicKey"],
-            signature=data["signature"],
+            account_id=model.account_id,
+            sequence=model.sequence,
+            hash=model.hash,
+            at=model.at,
+            public_key=model.public_key,
+            signature=model.signature,
         )
 
 

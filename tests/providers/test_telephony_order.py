@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
+from typing import Any
 
 import pytest
 from telnyx_support import (
@@ -177,3 +178,20 @@ def test_serve_says_at_start_which_channel_goes_where(
     assert any(line.startswith(f"sms → Telnyx (from {TELNYX_FROM}") for line in lines), lines
     assert f"sms → Twilio for its own numbers ({SMS_FROM})" in lines
     assert fake_telnyx.fake.api_key not in "\n".join(lines)
+
+
+def test_the_carriers_are_given_the_inbound_port_never_the_engine(twilio_first: Both) -> None:
+    # The wiring registers the router on sms (the providers do not register themselves),
+    # and each carrier and its calls hold the port only.
+    from humanwire.server.delivery.telephony import TelephonyRouter
+    from humanwire.server.engine.provider_port import EngineProviderPort
+
+    runner, _client, _twilio, _telnyx = twilio_first
+    router = runner.engine.providers["sms"]
+    assert isinstance(router, TelephonyRouter)
+    assert [carrier.name for carrier in router.carriers] == ["twilio", "telnyx"]
+    for carrier in router.carriers:
+        held: Any = carrier
+        assert isinstance(held.inbound, EngineProviderPort)
+        assert isinstance(held.voice.inbound, EngineProviderPort)
+        assert not hasattr(held, "engine") and not hasattr(held.voice, "engine")

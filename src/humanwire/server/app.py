@@ -18,6 +18,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from .config import ServiceConfig
 from .delivery.real import real_providers
 from .engine import Engine
+from .engine.provider_port import EngineProviderPort, register_providers
 from .extensions import load_extensions
 from .health import ReadinessProbe
 from .http_body import BodyLimitMiddleware
@@ -48,7 +49,10 @@ def create_app(
     routes: list[BaseRoute] = list(to_routes(operations))
     routes.append(Route("/metrics", metrics_endpoint, methods=["GET"]))
     routes += page_routes(service_engine, config)
-    providers = real_providers(config, service_engine)
+    # Providers get the inbound port, not the engine; the app registers what they carry.
+    wiring = real_providers(config, EngineProviderPort(service_engine))
+    register_providers(service_engine, wiring)
+    providers = wiring.attached
     for provider in providers:
         routes += provider.routes()
     extensions = load_extensions(config, service_engine)

@@ -4,9 +4,9 @@ The engine renders everything (templates applied) and hands the provider of the 
 channel one ``Outbound``; the provider answers with what it sent (``Sent``) or raises
 ``RecipientUnreachable`` / ``ProviderFailure``, which the engine maps to
 ``400 invalid_to_number`` / ``502 provider_error`` with nothing recorded as sent. What
-comes back later (replies, delivery status, a call's end) enters through the engine's
-provider-neutral entry points (``receive_text``, ``delivery_status``, ``end_call``,
-``open_inbound_call``), which the sandbox uses too.
+comes back later (replies, delivery status, a call's end) enters through the inbound
+port a provider is given (``delivery.port.InboundPort``: ``receive_text``,
+``delivery_status``, ``end_call``, ``open_inbound_call``, ...), never the engine itself.
 """
 
 from __future__ import annotations

@@ -37,9 +37,9 @@ from .jobs import ProviderJobs
 from .relay import SETUP_TIMEOUT, TWILIO_RELAY, Receive, RelayDialect, RelaySession, Send
 
 if TYPE_CHECKING:
-    from ..engine import Engine
     from ..store.base import InteractionRecord
     from ..voice import OnText, VoiceAgent
+    from .port import InboundPort
 
 __all__ = ["MACHINE", "RELAY_SOCKET_SCOPE", "UNANSWERED", "CallTurns"]
 
@@ -61,7 +61,7 @@ class CallTurns:
 
     def __init__(
         self,
-        engine: Engine,
+        inbound: InboundPort,
         agent: VoiceAgent | None,
         *,
         scope: str,
@@ -89,7 +89,7 @@ class CallTurns:
         """Seconds a relay socket has to send its ``setup`` before it is closed."""
         self.relay_dialect = relay_dialect
         """The carrier's relay messages and markup (``relay.RelayDialect``)."""
-        self.engine = engine
+        self.inbound = inbound
         self.agent = agent
         self.scope = scope
         self.voice_url = voice_url
@@ -120,10 +120,10 @@ class CallTurns:
         """``/phone/call`` is over after five minutes: the carrier hangs up a little after."""
         if item.interaction_id is None:
             return None
-        record = await self.engine.store.get_interaction(item.interaction_id)
+        record = await self.inbound.interaction(item.interaction_id)
         if record is None or not record.request.get("_phone"):
             return None
-        return int(self.engine.config.phone_call_limit) + 30
+        return int(self.inbound.phone_call_limit) + 30
 
     async def hang_up(self, sid: str) -> None:
         """Ends a call still running (the skill's five minutes passed): a stored job,
@@ -137,10 +137,10 @@ class CallTurns:
 
     # -- state kept between turns -----------------------------------------------------
     async def _load(self, sid: str) -> dict[str, Any] | None:
-        return await self.engine.store.get_provider_state(self.scope, sid)
+        return await self.inbound.state.get_provider_state(self.scope, sid)
 
     async def _save(self, sid: str, state: dict[str, Any]) -> None:
-        await self.engine.store.put_provider_state(self.scope, sid, state, time.time())
+        await self.inbound.state.put_provider_state(self.scope, sid, state, time.time())
 
     async def _state(
         self, sid: str, params: Mapping[str, str], query: Mapping[str, str], *, create: bool
@@ -153,16 +153,16 @@ class CallTurns:
             return state
         interaction_id = query.get("interaction")
         if interaction_id:
-            record = await self.engine.store.get_interaction(interaction_id)
+            record = await self.inbound.interaction(interaction_id)
             if record is None or record.kind != "call":
                 return None
             state = {"interactionId": record.id, "direction": "outbound"}
         elif create and params.get("Direction", "").startswith("inbound"):
             called = params.get("To", "")
-            number = await self.engine.store.number_by_phone(called)
+            number = await self.inbound.number_by_phone(called)
             if number is None or self.agent is None:
                 return None
-            record = await self.engine.open_inbound_call(
+            record = await self.inbound.open_inbound_call(
                 number.account_id, from_addr=params.get("From", ""), to_addr=called
             )
             state = {"interactionId": record.id, "direction": "inbound"}
@@ -193,7 +193,7 @@ class CallTurns:
             return await self._relay_ended(state)
         if state["started"] and query.get("turn") != str(state.get("turn", 0)):
             return str(state.get("last") or hangup())
-        record = await self.engine.store.get_interaction(str(state["interactionId"]))
+        record = await self.inbound.interaction(str(state["interactionId"]))
         if record is None or record.status != "pending" or self.agent is None:
             return hangup()
         request = record.request
@@ -314,7 +314,7 @@ class CallTurns:
         nothing but its own call's end)."""
         from ..voice import hangup, say_and_dial
 
-        record = await self.engine.store.get_interaction(str(state["interactionId"]))
+        record = await self.inbound.interaction(str(state["interactionId"]))
         transfer_to = str(record.request.get("transferTo") or "") if record else ""
         if state.get("transferred") and transfer_to and record is not None:
             return say_and_dial("", transfer_to, caller_id=record.from_addr)
@@ -327,14 +327,13 @@ class CallTurns:
         speak for the callee. A call takes one socket, claimed in the store (one
         statement: of two handshakes on any replicas, one wins), and an ended call
         none."""
-        store = self.engine.store
-        record = await store.get_interaction(interaction_id) if interaction_id else None
+        record = await self.inbound.interaction(interaction_id) if interaction_id else None
         if record is None or record.kind != "call":
             return "the socket names no call of this service"
         if record.status != "pending":
             return "the call has ended"
         now = time.time()
-        if not await store.claim_provider_state(
+        if not await self.inbound.state.claim_provider_state(
             RELAY_SOCKET_SCOPE, interaction_id, {"at": now}, now
         ):
             return "the call already has its relay socket (a replayed handshake?)"
@@ -349,7 +348,7 @@ class CallTurns:
             await session.run()
         finally:
             if not session.sid:
-                await self.engine.store.delete_provider_state(RELAY_SOCKET_SCOPE, interaction_id)
+                await self.inbound.state.delete_provider_state(RELAY_SOCKET_SCOPE, interaction_id)
 
     def relay_opened(self, sid: str) -> None:
         self._relays.setdefault(sid, asyncio.Event())
@@ -381,7 +380,7 @@ class CallTurns:
         await self._save(sid, state)
 
     async def interaction(self, state: Mapping[str, Any]) -> InteractionRecord | None:
-        return await self.engine.store.get_interaction(str(state["interactionId"]))
+        return await self.inbound.interaction(str(state["interactionId"]))
 
     # -- the end of a call ------------------------------------------------------------------
     async def status(self, params: Mapping[str, str], query: Mapping[str, str]) -> None:
@@ -395,7 +394,7 @@ class CallTurns:
         state = await self._state(sid, params, query, create=False)
         if state is None:
             return
-        record = await self.engine.store.get_interaction(str(state["interactionId"]))
+        record = await self.inbound.interaction(str(state["interactionId"]))
         if record is None or record.status != "pending" or state.get("ending"):
             return
         state["ending"] = True
@@ -435,6 +434,8 @@ class CallTurns:
             transfer_to = record.request.get("transferTo")
             if outcome == "transferred" and transfer_to and str(transfer_to) not in summary:
                 summary += f" The call was transferred to {transfer_to}."
-        current = await self.engine.store.get_interaction(record.id)
+        current = await self.inbound.interaction(record.id)
         if current is not None and current.status == "pending":
-            await self.engine.end_call(current, outcome=outcome, summary=summary, transcript=spoken)
+            await self.inbound.end_call(
+                current, outcome=outcome, summary=summary, transcript=spoken
+            )

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
     from ..schedule import Schedule
-    from ..store.base import StepRecord, Store
+    from ..store.base import StepRecord
+    from .port import ProviderState
 
 __all__ = ["CarrierError", "JobKind", "ProviderJobs"]
 
@@ -43,7 +44,7 @@ class ProviderJobs:
 
     def __init__(
         self,
-        store: Store,
+        store: ProviderState,
         *,
         scope: str,
         label: str,

@@ -49,7 +49,7 @@ from starlette.websockets import WebSocket, WebSocketState
 from ..http_errors import error_response
 
 if TYPE_CHECKING:
-    from ..store.base import Store
+    from .port import ProviderState
 
 __all__ = [
     "Malformed",
@@ -127,7 +127,7 @@ class ReplayGuard:
 
     def __init__(
         self,
-        store: Store,
+        store: ProviderState,
         *,
         scope: str,
         tolerance: float,

@@ -10,16 +10,17 @@ and one ``NumberSource``: nothing in it knows how many carriers there are.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Protocol
 
 from .base import NumberSource, Outbound, Provider, Sent
 from .phone_numbers import NumberOffer
 
-if TYPE_CHECKING:
-    from ..store.base import Store
+__all__ = ["Carrier", "CarrierNumbers", "NumberSeller", "TelephonyRouter", "owner_of_number"]
 
-__all__ = ["Carrier", "CarrierNumbers", "TelephonyRouter", "owner_of_number"]
+NumberSeller = Callable[[str], Awaitable[str | None]]
+"""The provider that sold a bought number, as its reservation recorded it
+(``InboundPort.number_seller``)."""
 
 
 class CarrierNumberSource(NumberSource, Protocol):
@@ -38,20 +39,20 @@ class Carrier(Provider, Protocol):
     def placed(self, ref: str) -> bool: ...
 
 
-async def owner_of_number(carriers: Sequence[Carrier], store: Store, number: str) -> Carrier:
+async def owner_of_number(
+    carriers: Sequence[Carrier], seller: NumberSeller, number: str
+) -> Carrier:
     """The carrier ``number`` goes out through (the first, for a number none owns)."""
-    from ..engine.numbers import NUMBER_SCOPE
-
     for carrier in carriers:
         if number and number == carrier.senders.get("sms"):
             return carrier
     for carrier in carriers:
         if carrier.numbers.in_pool(number):
             return carrier
-    kept = await store.get_provider_state(NUMBER_SCOPE, number) if number else None
-    if kept is not None:
+    sold_by = await seller(number) if number else None
+    if sold_by is not None:
         for carrier in carriers:
-            if carrier.name == kept.get("provider"):
+            if carrier.name == sold_by:
                 return carrier
     return carriers[0]
 
@@ -59,9 +60,9 @@ async def owner_of_number(carriers: Sequence[Carrier], store: Store, number: str
 class TelephonyRouter:
     """sms and calls over ``carriers`` (in ``[telephony] order``)."""
 
-    def __init__(self, carriers: Sequence[Carrier], store: Store) -> None:
+    def __init__(self, carriers: Sequence[Carrier], seller: NumberSeller) -> None:
         self.carriers = list(carriers)
-        self.store = store
+        self.seller = seller
         self.name = self.carriers[0].name
 
     @property
@@ -69,7 +70,7 @@ class TelephonyRouter:
         return self.carriers[0].senders
 
     async def deliver(self, item: Outbound) -> Sent:
-        owner = await owner_of_number(self.carriers, self.store, item.from_addr or "")
+        owner = await owner_of_number(self.carriers, self.seller, item.from_addr or "")
         return await owner.deliver(item)
 
     async def accepts_sender(self, account_id: str, channel: str, sender: str) -> bool:

@@ -19,6 +19,7 @@ import hmac
 import secrets
 import time
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from starlette.requests import Request
@@ -26,8 +27,10 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from ...http_errors import error_response
-from ...store.base import Store
 from .inbound import Attachment
+
+if TYPE_CHECKING:
+    from ..port import ProviderState
 
 __all__ = ["MEDIA_PREFIX", "MEDIA_TTL", "EmailMedia"]
 
@@ -46,7 +49,7 @@ origin)."""
 class EmailMedia:
     def __init__(
         self,
-        store: Store,
+        store: ProviderState,
         *,
         public_url: str,
         ttl: float = MEDIA_TTL,

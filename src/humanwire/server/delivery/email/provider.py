@@ -21,7 +21,7 @@ service's own listener (docs/going-live/email.md).
   their reply (or one whose ``In-Reply-To`` names their message) decides only when it
   comes from their address and its DKIM signature verifies for their domain
   (``dkim_dns``: the key lookup, DNS unless a test injects one); any other gets the
-  links back (``Engine.decide_by_email_reply``).
+  links back (``InboundPort.decide_by_email_reply``).
 - **Bounces**: a failed delivery status notification is ``deliveryStatus`` ``failed``:
   the interaction ends and a held wait returns the could-not-be-delivered text.
 - **Attachments** are kept (``media``) and named in the reply's ``mediaUrls`` as
@@ -48,8 +48,8 @@ from .reply_text import readable
 
 if TYPE_CHECKING:
     from ...config import EmailConfig
-    from ...engine import Engine
     from ...store.base import ApproverRecord, InteractionRecord
+    from ..port import InboundPort
 
 __all__ = ["EmailProvider"]
 
@@ -62,12 +62,13 @@ _NOTICES = "email.notices"
 
 class EmailProvider:
     name = "email"
+    channels = ("email",)
 
-    def __init__(self, config: EmailConfig, engine: Engine, *, public_url: str) -> None:
+    def __init__(self, config: EmailConfig, inbound: InboundPort, *, public_url: str) -> None:
         self.config = config
-        self.engine = engine
+        self.inbound = inbound
         self.channel = EmailChannel(config)
-        self.media = EmailMedia(engine.store, public_url=public_url)
+        self.media = EmailMedia(inbound.state, public_url=public_url)
         self.credentials = Credentials()
         self.listener: EmailListener | None = None
         self.dkim_dns: DnsTxt | None = None
@@ -121,22 +122,22 @@ class EmailProvider:
 
     # -- what comes back ---------------------------------------------------------------
     async def _interaction(self, token: str) -> InteractionRecord | None:
-        record = await self.engine.store.interaction_by_reply_token(token)
+        record = await self.inbound.interaction_by_reply_token(token)
         return record if record is not None and record.channel == "email" else None
 
     async def _known(self, token: str) -> bool:
         if await self._interaction(token) is not None:
             return True
-        return await self.engine.email_approver(token) is not None
+        return await self.inbound.email_approver(token) is not None
 
     async def _on_email(self, email: InboundEmail) -> None:
         record = await self._interaction(email.token)
-        approver = None if record is not None else await self.engine.email_approver(email.token)
+        approver = None if record is not None else await self.inbound.email_approver(email.token)
         if record is None and approver is None and email.in_reply_to is not None:
             other = token_of_message_id(email.in_reply_to, self.channel.reply_domain)
             if other is not None:
                 record = await self._interaction(other)
-                approver = None if record is not None else await self.engine.email_approver(other)
+                approver = None if record is not None else await self.inbound.email_approver(other)
         if approver is not None:
             await self._approver_reply(approver, email)
             return
@@ -145,7 +146,7 @@ class EmailProvider:
         if email.automatic:
             logger.info("email: an automatic reply (out-of-office, bulk) to %s dropped", record.id)
             return
-        from ...engine.human import InboundText
+        from ..port import InboundText
 
         media = await self.media.keep(record.account_id, email.attachments, self.media.clock())
         ref = f"email:{email.token}:{email.message_id}" if email.message_id else None
@@ -160,12 +161,12 @@ class EmailProvider:
         )
         refusal = await self._why_no_answer(record, email)
         if refusal is None:
-            await self.engine.receive_reply(text, record)
+            await self.inbound.receive_reply(text, record)
             return
         # Kept for the account, the ask left waiting, and the person asked told why
         # (never the reply's From: that may be anyone's).
         logger.info("email: a reply to %s is no answer (%s)", record.id, refusal.split(":")[0])
-        stored = await self.engine.receive_unsolicited(text, record.account_id)
+        stored = await self.inbound.receive_unsolicited(text, record.account_id)
         if stored is not None and record.kind == "message" and record.status == "pending":
             await self._tell_the_asked(record, email.token, refusal)
 
@@ -188,11 +189,13 @@ class EmailProvider:
     async def _tell_the_asked(self, record: InteractionRecord, token: str, text: str) -> None:
         """At most ``MAX_NOTICES`` per interaction (a loop with an auto-responder that
         does not say it is one ends there); a relay that fails loses only the notice."""
-        state = await self.engine.store.get_provider_state(_NOTICES, token)
+        state = await self.inbound.state.get_provider_state(_NOTICES, token)
         sent = int(state["sent"]) if state is not None else 0
         if sent >= MAX_NOTICES:
             return
-        await self.engine.store.put_provider_state(_NOTICES, token, {"sent": sent + 1}, time.time())
+        await self.inbound.state.put_provider_state(
+            _NOTICES, token, {"sent": sent + 1}, time.time()
+        )
         subject = str(record.request.get("subject") or record.request.get("title") or "")
         try:
             await self.channel.send(
@@ -215,13 +218,13 @@ class EmailProvider:
         signed = email.sender.lower() == approver.to_addr.lower() and await dkim_verifies_async(
             email.raw, domain, dns=self.dkim_dns
         )
-        await self.engine.decide_by_email_reply(approver, email.text, signed=signed)
+        await self.inbound.decide_by_email_reply(approver, email.text, signed=signed)
 
     async def _on_bounce(self, bounce: Bounce) -> None:
         if bounce.token is None:
             return
         if bounce.failed:
             logger.info("email: a bounce (%s) for %s", bounce.status or "?", bounce.token[:4])
-            await self.engine.delivery_status(bounce.token, "failed")
+            await self.inbound.delivery_status(bounce.token, "failed")
         elif bounce.action == "delivered":
-            await self.engine.delivery_status(bounce.token, "delivered")
+            await self.inbound.delivery_status(bounce.token, "delivered")

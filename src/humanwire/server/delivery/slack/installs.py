@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ...store.base import Store
+    from ..port import ProviderState
 
 __all__ = ["INSTALL_SCOPE", "STATE_SCOPE", "InstallRefused", "Installation", "SlackInstalls"]
 
@@ -59,7 +59,7 @@ def _fernet(secret: str) -> Any:
 
 
 class SlackInstalls:
-    def __init__(self, store: Store, secret: str | None) -> None:
+    def __init__(self, store: ProviderState, secret: str | None) -> None:
         self._store = store
         self._fernet = _fernet(secret) if secret else None
 

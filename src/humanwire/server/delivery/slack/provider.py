@@ -34,8 +34,8 @@ from .web import SlackError, SlackWeb
 
 if TYPE_CHECKING:
     from ...config import SlackConfig
-    from ...engine import Engine
     from ...store.base import InteractionRecord
+    from ..port import InboundPort
 
 __all__ = ["BOT_SCOPES", "ROUTE_PREFIX", "SlackProvider", "message_ref"]
 
@@ -95,13 +95,14 @@ def message_ref(team: str, channel: str, ts: str) -> str:
 
 class SlackProvider:
     name = "slack"
+    channels = ("slack",)
 
-    def __init__(self, config: SlackConfig, engine: Engine, *, public_url: str) -> None:
+    def __init__(self, config: SlackConfig, inbound: InboundPort, *, public_url: str) -> None:
         self.config = config
-        self.engine = engine
+        self.inbound = inbound
         self.public_url = public_url.rstrip("/")
-        self.web = SlackWeb(config.api_base, metrics=getattr(engine, "metrics", None))
-        self.installs = SlackInstalls(engine.store, config.client_secret)
+        self.web = SlackWeb(config.api_base, metrics=inbound.metrics)
+        self.installs = SlackInstalls(inbound.state, config.client_secret)
         self.shared_team = ""
         self.bot_user_id = ""
         self.credentials = Credentials()
@@ -243,14 +244,16 @@ class SlackProvider:
     async def _blocks(self, item: Outbound) -> list[dict[str, Any]]:
         if item.kind == "message" and item.form_url and item.interaction_id:
             # An approval request's text carries its approver's page: the buttons too.
-            position = await self.engine.slack_approver(item.interaction_id, item.to_addr)
+            position = await self.inbound.button_approver(
+                "slack", item.interaction_id, item.to_addr
+            )
             if position is not None:
                 value = f"{item.interaction_id}:{position}"
                 return blocks.approval_request_blocks(item.text, value, item.form_url)
         if item.kind == "form" and item.form_url and item.interaction_id:
-            record = await self.engine.store.get_interaction(item.interaction_id)
+            record = await self.inbound.interaction(item.interaction_id)
             if record is not None:
-                return blocks.form_blocks(item.text, self.engine.form_of(record), item.form_url)
+                return blocks.form_blocks(item.text, self.inbound.form_of(record), item.form_url)
         return blocks.text_blocks(item.text)
 
     async def hang_up(self, ref: str) -> None:
@@ -262,7 +265,7 @@ class SlackProvider:
         dropped."""
         if not event_id:
             return True
-        store = self.engine.store
+        store = self.inbound.state
         if await store.get_provider_state(EVENT_SCOPE, event_id) is not None:
             return False
         now = time.time()
@@ -279,7 +282,7 @@ class SlackProvider:
         ref = message_ref(team, channel, ts)
         deadline = time.monotonic() + REF_WAIT
         while True:
-            record = await self.engine.store.interaction_by_provider_ref(ref)
+            record = await self.inbound.interaction_by_ref(ref)
             if record is not None or time.monotonic() >= deadline:
                 return record
             await asyncio.sleep(0.05)
@@ -294,7 +297,7 @@ class SlackProvider:
         """An ``event_callback`` (after the acknowledgement), of the shape
         ``shapes.event_envelope`` checked; returns what became of it, for the log and the
         tests."""
-        from ...engine import InboundText
+        from ..port import InboundText
 
         event = envelope.get("event")
         if not isinstance(event, Mapping):
@@ -322,13 +325,13 @@ class SlackProvider:
                 record = await self._posted(team, channel, str(thread_ts))
             else:
                 ref = message_ref(team, channel, str(thread_ts))
-                record = await self.engine.store.interaction_by_provider_ref(ref)
+                record = await self.inbound.interaction_by_ref(ref)
         if record is not None:
             account_id = record.account_id
         elif shared or event.get("channel_type") != "im":
             return "ignored"  # not a reply to us, not a DM to an account's own bot
         assert account_id is not None
-        stored = await self.engine.receive_text(
+        stored = await self.inbound.receive_text(
             InboundText(
                 channel="slack",
                 from_addr=user,
@@ -387,10 +390,10 @@ class SlackProvider:
         if record is None or record.kind != "form" or record.form_token is None:
             return "ignored"
         decision = "approve" if action.get("action_id") == blocks.APPROVE else "reject"
-        form = self.engine.form_of(record)
+        form = self.inbound.form_of(record)
         token = await self._token(team)
         try:
-            await self.engine.submit_form(record.form_token, {"decision": decision})
+            await self.inbound.submit_form(record.form_token, {"decision": decision})
         except Conflict:
             self.spawn(self._notice(token, channel, user, await self._already(record.id)))
             return "already decided"
@@ -406,7 +409,7 @@ class SlackProvider:
             self.spawn(self._notice(token, channel, user, "Open the form to answer it."))
             return "invalid"
         now = time.time()
-        await self.engine.store.put_provider_state(
+        await self.inbound.state.put_provider_state(
             DECISION_SCOPE, record.id, {"user": user, "decision": decision, "at": now}, now
         )
         self.spawn(
@@ -435,8 +438,8 @@ class SlackProvider:
         if not interaction_id or not position.isdigit():
             return "ignored"
         decision = "approve" if action.get("action_id") == blocks.APPROVAL_APPROVE else "reject"
-        result, text = await self.engine.decide_by_slack(
-            interaction_id, int(position), user, decision
+        result, text = await self.inbound.decide_by_button(
+            "slack", interaction_id, int(position), user, decision
         )
         token = await self._token(team)
         # The message's text as posted (escaped for mrkdwn then; shown again, escaped again).
@@ -461,7 +464,7 @@ class SlackProvider:
         return result
 
     async def _already(self, interaction_id: str) -> str:
-        decided = await self.engine.store.get_provider_state(DECISION_SCOPE, interaction_id)
+        decided = await self.inbound.state.get_provider_state(DECISION_SCOPE, interaction_id)
         if decided is None:
             return "This was already answered through the form."
         label = "approved" if decided.get("decision") == "approve" else "rejected"

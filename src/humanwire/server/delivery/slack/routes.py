@@ -114,9 +114,9 @@ def slack_routes(provider: SlackProvider) -> list[ProviderRoute]:
     from slack_sdk.oauth import AuthorizeUrlGenerator
 
     verifier = SlackSignature(provider.config.signing_secret)
-    engine = provider.engine
+    inbound = provider.inbound
     replays = ReplayGuard(
-        engine.store, scope=REPLAY_SCOPE, tolerance=TOLERANCE, covered=verifier.covered
+        inbound.state, scope=REPLAY_SCOPE, tolerance=TOLERANCE, covered=verifier.covered
     )
     redirect_uri = provider.url("oauth")
 
@@ -158,15 +158,15 @@ def slack_routes(provider: SlackProvider) -> list[ProviderRoute]:
             from ...inbox.auth import key_from_bearer
 
             key = key_from_bearer(request)
-            account = await engine.authenticate(key) if key else None
-            if account is None:
+            account_id = await inbound.account_of_key(key) if key else None
+            if account_id is None:
                 return _page(
                     401,
                     "Log in first",
                     "Open the inbox's Slack page and choose “Add to Slack” (or send the "
                     "account's API key as a bearer header).",
                 )
-            state = await provider.installs.new_state(account.id)
+            state = await provider.installs.new_state(account_id)
         generator = AuthorizeUrlGenerator(
             client_id=provider.config.client_id or "",
             redirect_uri=redirect_uri,

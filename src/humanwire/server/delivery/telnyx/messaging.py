@@ -5,7 +5,7 @@ reports (``message.sent``, ``message.finalized``) of the messages sent with that
 
 Sends go out from the shared number (``telnyx.sms_from``) or the account's reserved
 number; every message names the webhook, whose reports become the interaction's
-``deliveryStatus``. Inbound texts enter the engine's ``receive_text`` (matched by number
+``deliveryStatus``. Inbound texts enter the inbound port's ``receive_text`` (matched by number
 pair as on Twilio; the message id de-duplicates Telnyx's retries).
 """
 
@@ -25,7 +25,7 @@ from .rest import TelnyxAPIError, TelnyxREST
 
 if TYPE_CHECKING:
     from ...config import TelnyxConfig
-    from ...engine import Engine
+    from ..port import InboundPort
 
 __all__ = [
     "UNREACHABLE_CODES",
@@ -178,21 +178,21 @@ def parse_event(document: Any) -> TelnyxEvent:
     )
 
 
-async def message_event(engine: Engine, event: TelnyxEvent) -> str:
+async def message_event(inbound: InboundPort, event: TelnyxEvent) -> str:
     """An inbound text or a delivery report; returns what became of it for the log."""
-    from ...engine import InboundText
+    from ..port import InboundText
 
     if event.event_type in ("message.sent", "message.finalized"):
         statuses = [delivery_status(status) for _number, status in event.to_numbers]
         known = [status for status in statuses if status is not None]
         if event.message_id and known:
-            await engine.delivery_status(event.message_id, known[0])
+            await inbound.delivery_status(event.message_id, known[0])
             return f"status {known[0]}"
         return "status ignored"
     if event.event_type != "message.received":
         return f"{event.event_type} ignored"
     receiver = event.to_numbers[0][0] if event.to_numbers else ""
-    stored = await engine.receive_text(
+    stored = await inbound.receive_text(
         InboundText(
             channel="sms",
             from_addr=event.from_number,

@@ -21,8 +21,8 @@ from .voice import REF_PREFIX, CallTokens, TelnyxVoice
 
 if TYPE_CHECKING:
     from ...config import TelnyxConfig
-    from ...engine import Engine
     from ...voice import VoiceAgent
+    from ..port import InboundPort
 
 __all__ = ["JOB_SCOPE", "TelnyxProvider"]
 
@@ -38,7 +38,7 @@ class TelnyxProvider:
     def __init__(
         self,
         config: TelnyxConfig,
-        engine: Engine,
+        inbound: InboundPort,
         *,
         public_url: str,
         agent: VoiceAgent | None = None,
@@ -48,31 +48,31 @@ class TelnyxProvider:
         relay_setup_timeout: float = 10.0,
     ) -> None:
         self.config = config
-        self.engine = engine
+        self.inbound = inbound
         self.public_url = public_url.rstrip("/")
         self.rest = TelnyxREST(
             config.api_key,
             config.api_base,
             account_sid=config.account_sid,
             transport=transport,
-            metrics=getattr(engine, "metrics", None),
+            metrics=inbound.metrics,
         )
         shared = config.sms_from or ""
         self.senders: Mapping[str, str] = {"sms": shared, "call": shared}
         self.credentials = Credentials()
         self.jobs = ProviderJobs(
-            engine.store,
+            inbound.state,
             scope=JOB_SCOPE,
             label="Telnyx",
             do=self._job,
             error=TelnyxAPIError,
-            schedule=engine.schedule,
+            schedule=inbound.schedule,
         )
         self.numbers = TelnyxNumbers(self.rest, config, jobs=self.jobs)
         self.call_tokens = CallTokens(config.api_key)
         self.voice = TelnyxVoice(
             self.rest,
-            engine,
+            inbound,
             agent,
             connection_id=config.connection_id or "",
             voice_url=self.url("voice"),

@@ -166,7 +166,7 @@ def telnyx_routes(provider: TelnyxProvider) -> list[BaseRoute]:
     verifier = TelnyxSignature(provider.config.public_key)
     tokens = provider.call_tokens
     replays = ReplayGuard(
-        provider.engine.store,
+        provider.inbound.state,
         scope=REPLAY_SCOPE,
         tolerance=TOLERANCE,
         covered=verifier.covered,
@@ -174,7 +174,7 @@ def telnyx_routes(provider: TelnyxProvider) -> list[BaseRoute]:
     )
 
     async def messages(request: Request, event: TelnyxEvent) -> Response:
-        outcome = await message_event(provider.engine, event)
+        outcome = await message_event(provider.inbound, event)
         logger.debug("telnyx %s %s: %s", event.event_type, event.message_id or "?", outcome)
         return Response(status_code=204)
 

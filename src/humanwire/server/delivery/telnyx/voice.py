@@ -37,8 +37,8 @@ from .messaging import refusal
 from .rest import TelnyxAPIError, TelnyxREST
 
 if TYPE_CHECKING:
-    from ...engine import Engine
     from ...voice import VoiceAgent
+    from ..port import InboundPort
 
 __all__ = ["CALL_SCOPE", "SIGNED_QUERY", "CallTokens", "TelnyxVoice"]
 
@@ -86,7 +86,7 @@ class TelnyxVoice(CallTurns):
     def __init__(
         self,
         rest: TelnyxREST,
-        engine: Engine,
+        inbound: InboundPort,
         agent: VoiceAgent | None,
         *,
         connection_id: str,
@@ -99,7 +99,7 @@ class TelnyxVoice(CallTurns):
         relay_setup_timeout: float = SETUP_TIMEOUT,
     ) -> None:
         super().__init__(
-            engine,
+            inbound,
             agent,
             scope=CALL_SCOPE,
             voice_url=voice_url,
@@ -156,14 +156,14 @@ class TelnyxVoice(CallTurns):
         known = await self.call_sid(interaction_id)
         if known is None:
             # First come, once: of two callbacks racing here only one sid is kept.
-            await self.engine.store.claim_provider_state(
+            await self.inbound.state.claim_provider_state(
                 SID_SCOPE, interaction_id, {"sid": sid}, time.time()
             )
             known = await self.call_sid(interaction_id)
         return query if known == sid else unnamed
 
     async def call_sid(self, interaction_id: str) -> str | None:
-        known = await self.engine.store.get_provider_state(SID_SCOPE, interaction_id)
+        known = await self.inbound.state.get_provider_state(SID_SCOPE, interaction_id)
         return str(known["sid"]) if known and known.get("sid") else None
 
     async def turn(self, params: Mapping[str, str], query: Mapping[str, str]) -> str:

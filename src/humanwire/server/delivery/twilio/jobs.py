@@ -10,7 +10,7 @@ from .rest import TwilioAPIError, TwilioREST
 
 if TYPE_CHECKING:
     from ...schedule import Schedule
-    from ...store.base import Store
+    from ..port import ProviderState
 
 __all__ = ["JOB_SCOPE", "TwilioJobs"]
 
@@ -21,7 +21,7 @@ class TwilioJobs(ProviderJobs):
     def __init__(
         self,
         rest: TwilioREST,
-        store: Store,
+        store: ProviderState,
         *,
         schedule: Schedule | None = None,
         first_delay: float = 1.0,

@@ -8,8 +8,8 @@ from that person to that sender in the last 24 hours) goes out as the configured
 template of the specification's shared-account text (``notification``, ``request``,
 ``form``) with its variables; inside it, the plain text goes.
 
-Inbound: ``whatsapp:`` addresses are WhatsApp, others SMS; the text enters the engine's
-``receive_text`` (matched by number pair as on the sandbox; ``MessageSid`` de-duplicates
+Inbound: ``whatsapp:`` addresses are WhatsApp, others SMS; the text enters the inbound
+port's ``receive_text`` (matched by number pair as on the sandbox; ``MessageSid`` de-duplicates
 Twilio's retries), media URLs included.
 """
 
@@ -29,7 +29,7 @@ from .rest import TwilioAPIError, TwilioREST
 
 if TYPE_CHECKING:
     from ...config import TwilioConfig
-    from ...engine import Engine
+    from ..port import InboundPort, ProviderState
 
 __all__ = [
     "UNREACHABLE_CODES",
@@ -107,7 +107,7 @@ def _window_key(human: str, sender: str) -> str:
 async def send_message(
     rest: TwilioREST,
     config: TwilioConfig,
-    engine: Engine,
+    state: ProviderState,
     item: Outbound,
     status_url: str,
 ) -> Sent:
@@ -115,7 +115,7 @@ async def send_message(
     params: list[tuple[str, str]] = []
     if item.channel == "whatsapp":
         params += [("To", WHATSAPP + to), ("From", WHATSAPP + sender)]
-        content = await _template(config, engine, item, to, sender)
+        content = await _template(config, state, item, to, sender)
         if content is not None:
             sid, variables = content
             params += [("ContentSid", sid), ("ContentVariables", json.dumps(variables))]
@@ -135,7 +135,7 @@ async def send_message(
 
 
 async def _template(
-    config: TwilioConfig, engine: Engine, item: Outbound, to: str, sender: str
+    config: TwilioConfig, state: ProviderState, item: Outbound, to: str, sender: str
 ) -> tuple[str, Mapping[str, str]] | None:
     """The Content template to send instead of the text, or None (inside the window,
     or no template applies). A form from the account's own number always names its
@@ -145,7 +145,7 @@ async def _template(
         return None
     if template.content_sid is not None:
         return template.content_sid, template.variables
-    window = await engine.store.get_provider_state(WINDOW_SCOPE, _window_key(to, sender))
+    window = await state.get_provider_state(WINDOW_SCOPE, _window_key(to, sender))
     if window is not None and float(window.get("at", 0)) + WINDOW_SECONDS > time.time():
         return None  # the person wrote in the last 24 hours: free text is allowed
     sid = config.whatsapp_templates.get(template.name or "")
@@ -159,10 +159,10 @@ async def _template(
     return sid, template.variables
 
 
-async def inbound_text(engine: Engine, params: Mapping[str, str]) -> str:
+async def inbound_text(inbound: InboundPort, params: Mapping[str, str]) -> str:
     """An inbound SMS or WhatsApp message Twilio posted; returns what became of it
     (``matched``, ``unsolicited``, ``duplicate or unrouted``) for the log."""
-    from ...engine import InboundText
+    from ..port import InboundText
 
     sender = params.get("From", "")
     receiver = params.get("To", "")
@@ -177,10 +177,10 @@ async def inbound_text(engine: Engine, params: Mapping[str, str]) -> str:
         params[f"MediaUrl{i}"] for i in range(min(count, 10)) if params.get(f"MediaUrl{i}")
     )
     if channel == "whatsapp" and human and number:
-        await engine.store.put_provider_state(
+        await inbound.state.put_provider_state(
             WINDOW_SCOPE, _window_key(human, number), {"at": time.time()}, time.time()
         )
-    stored = await engine.receive_text(
+    stored = await inbound.receive_text(
         InboundText(
             channel=channel,
             from_addr=human,
@@ -195,8 +195,8 @@ async def inbound_text(engine: Engine, params: Mapping[str, str]) -> str:
     return "matched" if stored.interaction_id else "unsolicited"
 
 
-async def status_callback(engine: Engine, params: Mapping[str, Any]) -> None:
+async def status_callback(inbound: InboundPort, params: Mapping[str, Any]) -> None:
     sid = str(params.get("MessageSid") or params.get("SmsSid") or "")
     status = delivery_status(str(params.get("MessageStatus") or params.get("SmsStatus") or ""))
     if sid and status is not None:
-        await engine.delivery_status(sid, status)
+        await inbound.delivery_status(sid, status)

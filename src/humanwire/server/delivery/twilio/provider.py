@@ -20,8 +20,8 @@ from .voice import TwilioVoice
 
 if TYPE_CHECKING:
     from ...config import TwilioConfig
-    from ...engine import Engine
     from ...voice import VoiceAgent
+    from ..port import InboundPort
 
 __all__ = ["ROUTE_PREFIX", "TwilioProvider"]
 
@@ -37,7 +37,7 @@ class TwilioProvider:
     def __init__(
         self,
         config: TwilioConfig,
-        engine: Engine,
+        inbound: InboundPort,
         *,
         public_url: str,
         agent: VoiceAgent | None = None,
@@ -47,16 +47,16 @@ class TwilioProvider:
         relay_setup_timeout: float = 10.0,
     ) -> None:
         self.config = config
-        self.engine = engine
+        self.inbound = inbound
         self.public_url = public_url.rstrip("/")
         self.rest = TwilioREST(
             config.account_sid,
             config.auth_token,
             config.api_base,
             transport=transport,
-            metrics=getattr(engine, "metrics", None),
+            metrics=inbound.metrics,
         )
-        # Which channels it carries is the engine's wiring (``delivery.real``); these
+        # Which channels it carries is the wiring's (``delivery.real``); these
         # are the shared senders of the ones it can.
         shared = config.sms_from or ""
         self.senders: Mapping[str, str] = {
@@ -65,7 +65,7 @@ class TwilioProvider:
             "whatsapp": config.whatsapp_from or "",
         }
         self.credentials = Credentials()
-        self.jobs = TwilioJobs(self.rest, engine.store, schedule=engine.schedule)
+        self.jobs = TwilioJobs(self.rest, inbound.state, schedule=inbound.schedule)
         self.numbers = TwilioNumbers(
             self.rest,
             config,
@@ -76,7 +76,7 @@ class TwilioProvider:
         )
         self.voice = TwilioVoice(
             self.rest,
-            engine,
+            inbound,
             agent,
             voice_url=self.url("voice"),
             status_url=self.url("call-status"),
@@ -101,7 +101,7 @@ class TwilioProvider:
         if item.channel == "call":
             return await self.voice.place(item)
         return await send_message(
-            self.rest, self.config, self.engine, item, self.url("message-status")
+            self.rest, self.config, self.inbound.state, item, self.url("message-status")
         )
 
     def routes(self) -> list[BaseRoute]:

@@ -100,12 +100,12 @@ def twilio_routes(provider: TwilioProvider) -> list[BaseRoute]:
     verifier = TwilioSignature(provider.config.auth_token, provider.public_url)
 
     async def messages(request: Request, callback: TwilioCallback) -> Response:
-        outcome = await inbound_text(provider.engine, callback.params)
+        outcome = await inbound_text(provider.inbound, callback.params)
         logger.debug("inbound message %s: %s", callback.params.get("MessageSid", "?"), outcome)
         return _twiml(_EMPTY_TWIML)
 
     async def message_status(request: Request, callback: TwilioCallback) -> Response:
-        await status_callback(provider.engine, callback.params)
+        await status_callback(provider.inbound, callback.params)
         return Response(status_code=204)
 
     async def voice(request: Request, callback: TwilioCallback) -> Response:

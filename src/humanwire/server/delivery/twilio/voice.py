@@ -17,8 +17,8 @@ from .messaging import refusal
 from .rest import TwilioAPIError, TwilioREST
 
 if TYPE_CHECKING:
-    from ...engine import Engine
     from ...voice import VoiceAgent
+    from ..port import InboundPort
 
 __all__ = ["CALL_SCOPE", "TwilioVoice"]
 
@@ -29,7 +29,7 @@ class TwilioVoice(CallTurns):
     def __init__(
         self,
         rest: TwilioREST,
-        engine: Engine,
+        inbound: InboundPort,
         agent: VoiceAgent | None,
         *,
         voice_url: str,
@@ -40,7 +40,7 @@ class TwilioVoice(CallTurns):
         relay_setup_timeout: float = SETUP_TIMEOUT,
     ) -> None:
         super().__init__(
-            engine,
+            inbound,
             agent,
             scope=CALL_SCOPE,
             voice_url=voice_url,

@@ -3,6 +3,7 @@ service over loopback, with the testing kit's scripted human."""
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -73,11 +74,12 @@ def test_a_redelivered_answer_is_dropped_by_its_idempotency_key(
         humanwire, DBOS, humanwire_dbos.FileCursor(tmp_path / "cursor"), poll_wait=1
     )
     before = answer_bridge.start_cursor()
+    replied = human.reply("yes, ship it")  # scripted before the send: it acts on the next
     handle = DBOS.start_workflow(ask_twice_on_one_topic, 120.0)
-    human.reply("yes, ship it").wait(LIMIT)
-    delivered = 0
-    while delivered == 0:
-        delivered = answer_bridge.deliver_once(wait=5)
+    replied.wait(LIMIT)
+    deadline = time.monotonic() + LIMIT
+    while answer_bridge.deliver_once(wait=5) == 0:
+        assert time.monotonic() < deadline, "gave up waiting for the bridge's delivery"
     # The crash between the send and the cursor's save: the same event comes again.
     answer_bridge.cursor.save(before)
     assert answer_bridge.deliver_once(wait=5) == 1

@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from dbos import DBOS, SetWorkflowID
 from dbos_support import SystemDatabase
@@ -157,3 +158,51 @@ def test_the_guide_runs_against_the_embedded_service(
     assert ship_runner.main() == "The human said: yes, ship it"
     assert (tmp_path / "humanwire-dbos.cursor").read_text()
     assert (tmp_path / "ship.sqlite").exists()
+
+
+class LosesTheFirstAnswer(httpx.BaseTransport):
+    """Forwards every request to the service, but drops the answer to the first send:
+    the send happened, the step never hears of it (as when a process dies right then)."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.HTTPTransport()
+        self.sends: list[str | None] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = self.inner.handle_request(request)
+        if request.method == "POST" and request.url.path == "/messages/sms":
+            self.sends.append(request.headers.get("Idempotency-Key"))
+            if len(self.sends) == 1:
+                response.read()
+                response.close()
+                raise httpx.ReadError("the answer was lost", request=request)
+        return response
+
+
+def test_a_send_step_run_again_sends_once(
+    system_database: SystemDatabase,
+    humanwire_service: RunningService,
+    humanwire_api_key: str,
+    human: ScriptedHuman,
+) -> None:
+    transport = LosesTheFirstAnswer()
+    with HumanWire(
+        base_url=humanwire_service.base_url,
+        api_key=humanwire_api_key,
+        max_retries=0,  # the step's own retry runs it again, not the client's
+        http_client=httpx.Client(transport=transport),
+    ) as lossy:
+        humanwire_dbos.configure(lossy)
+        DBOS(config=system_database.config("humanwire-dbos-test"))  # type: ignore[arg-type]
+        DBOS.launch()
+        try:
+            handle = DBOS.start_workflow(ask_once, 2.0)
+            assert handle.get_result() == humanwire_dbos.NO_RESPONSE
+            steps = DBOS.list_workflow_steps(handle.workflow_id)
+        finally:
+            DBOS.destroy()
+    first, again = transport.sends
+    assert first == again == f"dbos:{handle.workflow_id}:1"
+    (sent,) = human.deliveries(to=HUMAN)
+    (send,) = [s for s in steps if s["function_name"] == "humanwire.send_message"]
+    assert send["output"] == sent.interaction_id

@@ -9,12 +9,20 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, ParamSpec, TypeVar
 
 from dbos import DBOS
 
 from humanwire._client import HumanWire
+from humanwire.errors import (
+    AlreadyConsumedError,
+    APIConnectionError,
+    APIStatusError,
+    ConflictError,
+    NotApprovedError,
+    RateLimitError,
+)
 from humanwire.resources.approvals import ActionSpec, ApproverSpec
 from humanwire.resources.forms import FieldSpec
 from humanwire.types.approvals import OnTimeout
@@ -31,9 +39,12 @@ __all__ = [
     "request_approval_step",
     "send_form_step",
     "send_message_step",
+    "transient",
 ]
 
 _MAX_KEY = 255
+P = ParamSpec("P")
+R = TypeVar("R")
 MessageChannel = Literal["sms", "whatsapp", "slack", "email"]
 FormChannel = Literal["sms", "slack", "email"]
 
@@ -75,6 +86,32 @@ def idempotency_key() -> str:
     return "dbos:sha256:" + hashlib.sha256(key.encode()).hexdigest()
 
 
+def transient(error: BaseException) -> bool:
+    """Whether DBOS runs the step again: a lost connection, a 5xx, a 429, or a 409 of the
+    first attempt's send still in flight under the key. A refusal (bad number, rejected
+    approval) stays a refusal: no attempt can change it."""
+    if isinstance(error, APIConnectionError):
+        return True
+    if isinstance(error, (AlreadyConsumedError, NotApprovedError)):
+        return False
+    if isinstance(error, (RateLimitError, ConflictError)):
+        return True
+    return isinstance(error, APIStatusError) and error.status_code >= 500
+
+
+def _step(name: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """A humanwire step: retried on transient failures (each attempt under the same
+    idempotency key, so a send whose answer was lost is answered, not repeated)."""
+    return DBOS.step(
+        name=name,
+        retries_allowed=True,
+        max_attempts=5,
+        interval_seconds=1.0,
+        backoff_rate=2.0,
+        should_retry=transient,
+    )
+
+
 def _metadata(metadata: Mapping[str, str] | None) -> dict[str, str]:
     workflow_id = DBOS.workflow_id
     if workflow_id is None:
@@ -82,7 +119,7 @@ def _metadata(metadata: Mapping[str, str] | None) -> dict[str, str]:
     return {**(metadata or {}), WORKFLOW_ID_KEY: workflow_id}
 
 
-@DBOS.step(name="humanwire.send_message")
+@_step("humanwire.send_message")
 def send_message_step(
     channel: MessageChannel,
     to: str,
@@ -113,7 +150,7 @@ def send_message_step(
     return sent.interaction_id
 
 
-@DBOS.step(name="humanwire.send_form")
+@_step("humanwire.send_form")
 def send_form_step(
     channel: FormChannel,
     to: str,
@@ -147,7 +184,7 @@ def send_form_step(
     return sent.interaction_id
 
 
-@DBOS.step(name="humanwire.place_call")
+@_step("humanwire.place_call")
 def place_call_step(
     to: str,
     prompt: str,
@@ -167,7 +204,7 @@ def place_call_step(
     return sent.interaction_id
 
 
-@DBOS.step(name="humanwire.request_approval")
+@_step("humanwire.request_approval")
 def request_approval_step(
     title: str,
     approvers: Sequence[ApproverSpec],
@@ -193,7 +230,7 @@ def request_approval_step(
     return approval.interaction_id, approval.action_digest
 
 
-@DBOS.step(name="humanwire.consume_approval")
+@_step("humanwire.consume_approval")
 def consume_approval_step(interaction_id: str, action_digest: str | None) -> bool:
     """Claims the approval for the action about to run: True the first time; the step
     run again after a crash is answered as its first run was (its key is the same);

@@ -164,13 +164,14 @@ class LosesTheFirstAnswer(httpx.BaseTransport):
     """Forwards every request to the service, but drops the answer to the first send:
     the send happened, the step never hears of it (as when a process dies right then)."""
 
-    def __init__(self) -> None:
+    def __init__(self, path_ends: str = "/messages/sms") -> None:
         self.inner = httpx.HTTPTransport()
+        self.path_ends = path_ends
         self.sends: list[str | None] = []
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         response = self.inner.handle_request(request)
-        if request.method == "POST" and request.url.path == "/messages/sms":
+        if request.method == "POST" and request.url.path.endswith(self.path_ends):
             self.sends.append(request.headers.get("Idempotency-Key"))
             if len(self.sends) == 1:
                 response.read()
@@ -206,3 +207,45 @@ def test_a_send_step_run_again_sends_once(
     (sent,) = human.deliveries(to=HUMAN)
     (send,) = [s for s in steps if s["function_name"] == "humanwire.send_message"]
     assert send["output"] == sent.interaction_id
+
+
+def test_a_consume_step_run_again_claims_once(
+    system_database: SystemDatabase,
+    humanwire_service: RunningService,
+    humanwire_api_key: str,
+    humanwire: HumanWire,
+    human: ScriptedHuman,
+    tmp_path: Path,
+) -> None:
+    transport = LosesTheFirstAnswer("/consume")
+    human.decide_approval("approve", to=HUMAN)
+    human.decide_approval("approve", to="+12025550101")
+    with HumanWire(
+        base_url=humanwire_service.base_url,
+        api_key=humanwire_api_key,
+        max_retries=0,
+        http_client=httpx.Client(transport=transport),
+    ) as lossy:
+        humanwire_dbos.configure(lossy)
+        DBOS(config=system_database.config("humanwire-dbos-test"))  # type: ignore[arg-type]
+        DBOS.launch()
+        bridge = humanwire_dbos.AnswerBridge(
+            humanwire, DBOS, humanwire_dbos.FileCursor(tmp_path / "cursor"), poll_wait=1
+        )
+        bridge.start()
+        try:
+            handle = DBOS.start_workflow(gated_deploy, 2)
+            decision, consumed, _ = handle.get_result()
+            (claim,) = [
+                s
+                for s in DBOS.list_workflow_steps(handle.workflow_id)
+                if s["function_name"] == "humanwire.consume_approval"
+            ]
+        finally:
+            bridge.stop(LIMIT)
+            DBOS.destroy()
+    # The first claim went through but its answer was lost; the step ran again under the
+    # same key and was answered as the first claim was, not with already_consumed.
+    assert (decision, consumed) == ("approved", True)
+    first, again = transport.sends
+    assert first == again == f"dbos:{handle.workflow_id}:{claim['function_id']}"

@@ -12,7 +12,14 @@ import httpx
 import pytest
 from dbos import DBOS, SetWorkflowID
 from dbos_support import SystemDatabase
-from workflows import HUMAN, ask_once, ask_twice_on_one_topic, form_then_call, gated_deploy
+from workflows import (
+    HUMAN,
+    ask_once,
+    ask_twice_on_one_topic,
+    form_then_call,
+    gated_deploy,
+    undecided_approval,
+)
 
 import humanwire.dbos as humanwire_dbos
 from humanwire import HumanWire
@@ -249,3 +256,15 @@ def test_a_consume_step_run_again_claims_once(
     assert (decision, consumed) == ("approved", True)
     first, again = transport.sends
     assert first == again == f"dbos:{handle.workflow_id}:{claim['function_id']}"
+
+
+@pytest.mark.parametrize(
+    ("on_timeout", "decision"), [("reject", "rejected"), ("approve", "approved"), ("none", None)]
+)
+def test_an_undecided_approval_ends_as_on_timeout_says(
+    bridge: humanwire_dbos.AnswerBridge, on_timeout: str, decision: str | None
+) -> None:
+    # The service's decision at the end of its window arrives within the wait's grace.
+    got, timed_out, text = DBOS.start_workflow(undecided_approval, on_timeout).get_result()
+    assert (got, timed_out) == (decision, True)
+    assert text.startswith("No decision in time")

@@ -55,3 +55,14 @@ def gated_deploy(quorum: int) -> tuple[str | None, bool, str]:
         return decision.decision, False, decision.text
     consumed = humanwire_dbos.consume(decision)
     return decision.decision, consumed, decision.text
+
+
+@DBOS.workflow()
+def undecided_approval(on_timeout: str) -> tuple[str | None, bool, str]:
+    decision = humanwire_dbos.approval(
+        title="Deploy v2",
+        approvers=[{"channel": "sms", "to": HUMAN}],
+        timeout=1.2,  # the service listens 2 s (whole seconds): it decides past the deadline
+        on_timeout=on_timeout,  # type: ignore[arg-type]
+    )
+    return decision.decision, decision.timed_out, decision.text

@@ -18,9 +18,10 @@ from humanwire._durable_bridge import FileCursor
 from ._bridge import AnswerBridge, Sender
 from ._steps import SEND_STEP_NAMES, configure, idempotency_key
 from ._wire import WORKFLOW_ID_KEY, ApprovalDecision, answer_of, topic_of
-from ._workflow import MAX_LISTEN, NO_RESPONSE, approval, ask, call, consume, form
+from ._workflow import APPROVAL_GRACE, MAX_LISTEN, NO_RESPONSE, approval, ask, call, consume, form
 
 __all__ = [
+    "APPROVAL_GRACE",
     "MAX_LISTEN",
     "NO_RESPONSE",
     "SEND_STEP_NAMES",

@@ -56,6 +56,8 @@ class ApprovalDecision:
     decision: Literal["approved", "rejected"] | None
     text: str
     action_digest: str | None = None
+    timed_out: bool = False
+    """Nobody decided in time: ``on_timeout`` made the decision."""
 
     @property
     def approved(self) -> bool:

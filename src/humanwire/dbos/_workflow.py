@@ -33,12 +33,24 @@ from ._steps import (
 )
 from ._wire import ApprovalDecision, topic_of
 
-__all__ = ["MAX_LISTEN", "NO_RESPONSE", "approval", "ask", "call", "consume", "form"]
+__all__ = [
+    "APPROVAL_GRACE",
+    "MAX_LISTEN",
+    "NO_RESPONSE",
+    "approval",
+    "ask",
+    "call",
+    "consume",
+    "form",
+]
 
 NO_RESPONSE = DEFAULT_NO_RESPONSE_TEMPLATE
 """What a wait returns when nobody answered in time, as every humanwire tool does."""
 MAX_LISTEN = 60000.0
 """The longest the service listens for a reply (its ``followUpTime`` bound, seconds)."""
+APPROVAL_GRACE = 60.0
+"""Seconds an approval wait allows past its timeout for the service's ``on_timeout``
+decision to arrive."""
 
 
 def _seconds(timeout: timedelta | float) -> float:
@@ -148,7 +160,9 @@ def approval(
     metadata: Mapping[str, str] | None = None,
 ) -> ApprovalDecision:
     """Ask ``approvers`` to approve and wait up to ``timeout`` for the decision. Returns
-    the decision (``.approved``); at the timeout, a decision of None with the
+    the decision (``.approved``). Undecided at the timeout, ``on_timeout`` decides
+    (``timed_out`` true; reject by default; ``"none"``: decision None). When no decision
+    came at all (``APPROVAL_GRACE`` past the timeout), a decision of None with the
     ``NO_RESPONSE`` text. Pass it to ``consume`` right before the action runs."""
     seconds = _seconds(timeout)
     interaction_id, digest = request_approval_step(
@@ -161,7 +175,10 @@ def approval(
         on_timeout,
         dict(metadata or {}),
     )
-    message = DBOS.recv(topic_of(interaction_id), timeout_seconds=seconds)
+    # The service decides at the end of its window (``on_timeout``, reject by default):
+    # the wait allows the decision time to arrive, so it is that decision, not silence.
+    grace = APPROVAL_GRACE if seconds <= MAX_LISTEN else 0.0
+    message = DBOS.recv(topic_of(interaction_id), timeout_seconds=seconds + grace)
     payload = _payload(message if isinstance(message, dict) else None, "approval.decided")
     if payload is None:
         return ApprovalDecision(interaction_id, None, NO_RESPONSE, digest)
@@ -172,6 +189,7 @@ def approval(
         decision if decision in ("approved", "rejected") else None,
         text if isinstance(text, str) else NO_RESPONSE,
         digest,
+        timed_out=payload.get("timedOut") is True,
     )
 
 

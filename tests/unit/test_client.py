@@ -822,7 +822,8 @@ def test_import_humanwire_stays_light() -> None:
     code = (
         "import sys, humanwire, humanwire.webhooks;"
         "heavy = [m for m in sys.modules if m.split('.')[0] in "
-        "('starlette', 'uvicorn', 'langchain', 'langchain_core', 'langgraph', 'llama_index')"
+        "('starlette', 'uvicorn', 'langchain', 'langchain_core', 'langgraph', 'llama_index',"
+        " 'dbos')"
         " or m.startswith('humanwire.server')];"
         "print(heavy)"
     )

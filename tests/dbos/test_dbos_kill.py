@@ -1,0 +1,162 @@
+"""A workflow asks by SMS; the process running DBOS is killed with SIGKILL mid-wait; the
+human answers while no process runs it; the answer bridge (a ``DBOSClient`` on the
+system database, in this test's process) sends it in; a new process recovers the
+workflow, which completes once, its send step not run again. Then the same with the code
+changed between the pause and the answer (a deploy), the application version pinned."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from dbos import DBOSClient
+from dbos_support import SystemDatabase
+
+import humanwire.dbos as humanwire_dbos
+from humanwire import HumanWire
+from humanwire.testing import RunningService, ScriptedHuman
+
+HUMAN = "+12025550100"
+SHIP_APP = Path(__file__).parent / "ship_app.py"
+RELEASE_LINE = 'return f"The human said: {answer}"  # RELEASE-LINE'
+LIMIT = 120.0
+"""Seconds any one wait of these tests may take on a slow, loaded machine."""
+T = TypeVar("T")
+
+
+def _until(check: Callable[[], T | None], what: str) -> T:
+    deadline = time.monotonic() + LIMIT
+    while True:
+        value = check()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.2)
+
+
+@pytest.fixture
+def humanwire(humanwire_service: RunningService, humanwire_api_key: str) -> Iterator[HumanWire]:
+    with HumanWire(base_url=humanwire_service.base_url, api_key=humanwire_api_key) as client:
+        yield client
+
+
+class ShipApp:
+    """The app's processes: started, killed, and cleaned up whatever the test does."""
+
+    def __init__(self, path: Path, env: dict[str, str], logs: Path) -> None:
+        self.path = path
+        self.env = env
+        self.logs = logs
+        self.processes: list[subprocess.Popen[str]] = []
+
+    def run(self, command: str, workflow_id: str) -> subprocess.Popen[str]:
+        log = (self.logs / f"{command}-{len(self.processes)}.log").open("w")
+        process = subprocess.Popen(
+            [sys.executable, str(self.path), command, workflow_id],
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+        )
+        self.processes.append(process)
+        return process
+
+    def stderr(self) -> str:
+        return "\n".join(log.read_text() for log in sorted(self.logs.glob("*.log")))
+
+    def close(self) -> None:
+        for process in self.processes:
+            if process.poll() is None:
+                process.kill()
+            process.wait(LIMIT)
+            if process.stdout is not None:
+                process.stdout.close()
+
+
+@pytest.mark.parametrize("deploy", [False, True], ids=["same-code", "deploy-pinned-version"])
+def test_a_workflow_killed_mid_wait_completes_once_after_restart(
+    deploy: bool,
+    system_database: SystemDatabase,
+    humanwire_service: RunningService,
+    humanwire_api_key: str,
+    humanwire: HumanWire,
+    human: ScriptedHuman,
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "ship_app.py"
+    shutil.copy(SHIP_APP, path)
+    env = {
+        **os.environ,
+        "HW_BASE_URL": humanwire_service.base_url,
+        "HW_API_KEY": humanwire_api_key,
+        "DBOS_URL": system_database.url,
+        "DBOS_SCHEMA": system_database.schema,
+    }
+    if deploy:
+        env["DBOS_APP_VERSION"] = "ship-2026-12"
+    app = ShipApp(path, env, tmp_path)
+    workflow_id = f"ship-{uuid.uuid4()}"
+    bridge_cursor = humanwire_dbos.FileCursor(tmp_path / "cursor")
+    client: DBOSClient | None = None
+    try:
+        first = app.run("start", workflow_id)
+        assert first.stdout is not None
+        assert first.stdout.readline().strip() == "started", app.stderr()
+        client = DBOSClient(
+            system_database_url=system_database.url, dbos_system_schema=system_database.schema
+        )
+        bridge = humanwire_dbos.AnswerBridge(humanwire, client, bridge_cursor, poll_wait=1)
+        bridge.start_cursor()
+
+        def send_recorded() -> list[dict[str, Any]] | None:
+            steps = client.list_workflow_steps(workflow_id) if client else []
+            sends = [s for s in steps if s["function_name"] == "humanwire.send_message"]
+            return sends or None
+
+        (send,) = _until(send_recorded, "the send step's record")
+        first.send_signal(signal.SIGKILL)
+        assert first.wait(LIMIT) == -signal.SIGKILL
+
+        # No process runs the workflow: the human answers, and the bridge sends it in.
+        (sent,) = human.deliveries(to=HUMAN)
+        assert sent.interaction_id == send["output"]
+        human.reply("yes, after the restart", interaction_id=sent.interaction_id).wait(LIMIT)
+        _until(lambda: bridge.deliver_once(wait=5), "the bridge's delivery")
+        assert client.retrieve_workflow(workflow_id).get_status().status == "PENDING"
+        if deploy:
+            source = path.read_text()
+            assert RELEASE_LINE in source
+            path.write_text(source.replace(RELEASE_LINE, 'return f"v2: the human said {answer}"'))
+        expected = (
+            "v2: the human said yes, after the restart"
+            if deploy
+            else "The human said: yes, after the restart"
+        )
+
+        second = app.run("finish", workflow_id)
+        out, _ = second.communicate(timeout=LIMIT)
+        assert second.returncode == 0, app.stderr()
+        finished = json.loads(out.strip().splitlines()[-1])
+        assert finished["result"] == expected
+        assert finished["posts"] == []  # the recovered workflow sent nothing: no second ask
+        assert len(human.deliveries(to=HUMAN)) == 1
+        names = [s["function_name"] for s in client.list_workflow_steps(workflow_id)]
+        assert names.count("humanwire.send_message") == 1
+        status = client.retrieve_workflow(workflow_id).get_status()
+        assert status.status == "SUCCESS"
+        if deploy:
+            assert status.app_version == "ship-2026-12"
+    finally:
+        app.close()
+        if client is not None:
+            client.destroy()

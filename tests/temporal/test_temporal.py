@@ -6,101 +6,27 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import os
-import sysconfig
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 import ship_runner
 from ask_workflow import ShipDecision
+from temporal_support import HUMAN, LIMIT, at_least, binary, count_events, until
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client
 from temporalio.testing import ActivityEnvironment, WorkflowEnvironment
 from temporalio.worker import Worker
 
 from humanwire import AsyncHumanWire
-from humanwire.temporal import (
-    NO_RESPONSE,
-    AnswerBridge,
-    FileCursor,
-    HumanWireActivities,
-    SmsAsk,
-)
-from humanwire.testing import RunningService, ScriptedHuman
+from humanwire.temporal import NO_RESPONSE, AnswerBridge, HumanWireActivities, SmsAsk
+from humanwire.testing import ScriptedHuman
 
-HUMAN = "+12025550100"
 GUIDE = Path(__file__).parents[2] / "docs" / "guides" / "temporal.md"
-LIMIT = 90.0
-"""Seconds any one wait of these tests may take on a slow, loaded machine."""
 
 
-def _binary(name: str) -> str:
-    path = os.path.join(sysconfig.get_path("scripts"), name)
-    assert os.path.exists(path), f"{name} is installed by the dev extra ({path})"
-    return path
-
-
-async def _until(check: Callable[[], Awaitable[Any]], what: str) -> Any:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + LIMIT
-    while True:
-        value = await check()
-        if value:
-            return value
-        assert loop.time() < deadline, f"gave up waiting for {what}"
-        await asyncio.sleep(0.2)
-
-
-async def _events(handle: WorkflowHandle[Any, Any], kind: int) -> int:
-    history = await handle.fetch_history()
-    return sum(1 for event in history.events if event.event_type == kind)
-
-
-def _at_least(
-    handle: WorkflowHandle[Any, Any], kind: int, count: int
-) -> Callable[[], Awaitable[bool]]:
-    async def check() -> bool:
-        return await _events(handle, kind) >= count
-
-    return check
-
-
-@pytest.fixture
-async def humanwire(
-    humanwire_service: RunningService, humanwire_api_key: str
-) -> AsyncIterator[AsyncHumanWire]:
-    async with AsyncHumanWire(
-        base_url=humanwire_service.base_url, api_key=humanwire_api_key
-    ) as client:
-        yield client
-
-
-@pytest.fixture
-async def dev_server() -> AsyncIterator[WorkflowEnvironment]:
-    env = await WorkflowEnvironment.start_local(
-        dev_server_existing_path=_binary("temporal"), ui=False, dev_server_log_level="error"
-    )
-    async with env:
-        yield env
-
-
-@pytest.fixture
-async def bridge(
-    humanwire: AsyncHumanWire, dev_server: WorkflowEnvironment, tmp_path: Path
-) -> AsyncIterator[AnswerBridge]:
-    """The answer bridge, following the feed from before the test's first send."""
-    answer_bridge = AnswerBridge(
-        humanwire, dev_server.client, FileCursor(tmp_path / "cursor"), poll_wait=1
-    )
-    await answer_bridge.start_cursor()
-    task = asyncio.create_task(answer_bridge.run())
-    yield answer_bridge
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+async def _at(bridge: AnswerBridge, cursor: str | None) -> bool:
+    return bridge.cursor.load() == cursor
 
 
 def _worker(client: Client, humanwire: AsyncHumanWire, queue: str) -> Worker:
@@ -139,7 +65,7 @@ async def test_three_days_of_silence_end_in_the_no_response_text(
     queue = f"q-{uuid.uuid4()}"
     async with (
         await WorkflowEnvironment.start_time_skipping(
-            test_server_existing_path=_binary("temporal-test-server")
+            test_server_existing_path=binary("temporal-test-server")
         ) as env,
         _worker(env.client, humanwire, queue),
     ):
@@ -169,20 +95,23 @@ async def test_the_answer_given_while_no_worker_runs_completes_the_run_once(
         handle = await client.start_workflow(
             ShipDecision.run, 72.0, id=f"ship-{uuid.uuid4()}", task_queue=queue
         )
-        await _until(_at_least(handle, EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, 1), "the send")
+        await until(at_least(handle, EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, 1), "the send")
     # No worker runs now; the human answers, and the bridge signals the answer in.
     (sent,) = human.deliveries(to=HUMAN)
     before = bridge.cursor.load()
     human.reply("yes, after the restart", interaction_id=sent.interaction_id).wait(LIMIT)
-    await _until(_at_least(handle, signaled, 1), "the signal")
-    # A bridge that crashed before saving its cursor delivers the same event again.
+    await until(at_least(handle, signaled, 1), "the signal")
+    # A bridge that crashed before saving its cursor delivers the same event again,
+    # under the same request id (the event's): Temporal keeps the first Signal only.
     assert before is not None
+    after = bridge.cursor.load()
     bridge.cursor.save(before)
-    await _until(_at_least(handle, signaled, 2), "the redelivery")
+    await until(lambda: _at(bridge, after), "the redelivery")
+    assert await count_events(handle, signaled) == 1
     async with _worker(client, humanwire, queue):
         result = await asyncio.wait_for(handle.result(), LIMIT)
     assert result == "The human said: yes, after the restart"
-    assert await _events(handle, EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) == 1
+    assert await count_events(handle, EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) == 1
     assert len(human.deliveries(to=HUMAN)) == 1
 
 

@@ -147,7 +147,11 @@ class Approvals(Resource[ModeT]):
 
     @endpoint
     def consume(
-        self, interaction_id: str, *, action_digest: str | None = None
+        self,
+        interaction_id: str,
+        *,
+        action_digest: str | None = None,
+        idempotency_key: str | None = None,
     ) -> Flow[ConsumeResponse]:
         """``POST /approvals/{interactionId}/consume``: claim the approval for the action
         about to run, whose digest is ``action_digest`` (``humanwire.types.approvals.
@@ -158,7 +162,9 @@ class Approvals(Resource[ModeT]):
 
         Each call has a fresh ``Idempotency-Key`` (kept across the client's own retries),
         so a retry of a lost answer is answered as the first try was, while a step run
-        again is told ``already_consumed``."""
+        again is told ``already_consumed``. A step that is retried as a whole (a durable
+        engine's activity) passes an ``idempotency_key`` of its own, so each of its
+        attempts is answered as the first was."""
         body = build(ConsumeRequest, action_digest=action_digest)
         path = f"/approvals/{path_id(interaction_id, 'interactionId')}/consume"
-        return self._post(path, body, ConsumeResponse, idempotency_key=None)
+        return self._post(path, body, ConsumeResponse, idempotency_key=idempotency_key)

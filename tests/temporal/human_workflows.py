@@ -118,3 +118,31 @@ class DeployActivities:
         if attempt == 1:
             raise RuntimeError("the deploy broke after the claim")
         return f"deployed on attempt {attempt}"
+
+
+@workflow.defn
+class QuickSendAsk:
+    """The guide's ask with a 5 s bound on the send, so a send lost with its worker is
+    retried soon."""
+
+    @workflow.run
+    async def run(self, hours: float) -> str:
+        answer = await humanwire_temporal.ask(
+            to=HUMAN,
+            message="Ship v2 tonight? Reply yes or no.",
+            timeout=timedelta(hours=hours),
+            send_timeout=timedelta(seconds=5),
+        )
+        return f"The human said: {answer}"
+
+
+@workflow.defn
+class OneApproval:
+    @workflow.run
+    async def run(self, hours: float) -> ApprovalResult:
+        return await humanwire_temporal.request_approval(
+            title="Deploy v2",
+            approvers=[{"channel": "sms", "to": HUMAN}],
+            action=DEPLOY,
+            timeout=timedelta(hours=hours),
+        )

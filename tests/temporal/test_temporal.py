@@ -19,8 +19,9 @@ from temporalio.testing import ActivityEnvironment, WorkflowEnvironment
 from temporalio.worker import Worker
 
 from humanwire import AsyncHumanWire
-from humanwire.temporal import NO_RESPONSE, AnswerBridge, HumanWireActivities, SmsAsk
+from humanwire.temporal import MAX_LISTEN, NO_RESPONSE, AnswerBridge, HumanWireActivities, SmsAsk
 from humanwire.testing import ScriptedHuman
+from humanwire.types import OutcomeEvent
 
 GUIDE = Path(__file__).parents[2] / "docs" / "guides" / "temporal.md"
 
@@ -149,3 +150,43 @@ async def test_the_guide_runs_against_the_embedded_service(
     monkeypatch.chdir(tmp_path)  # the runner keeps its cursor in the working directory
     assert await asyncio.wait_for(ship_runner.main(), LIMIT) == "The human said: yes, ship it"
     assert (tmp_path / "humanwire-temporal.cursor").read_text()
+
+
+async def test_a_wait_past_the_services_listening_limit_ends_in_the_no_response_text(
+    dev_server: WorkflowEnvironment,
+    humanwire: AsyncHumanWire,
+    bridge: AnswerBridge,
+    human: ScriptedHuman,
+) -> None:
+    """A 72 h ask is sent with the service's longest followUpTime, 60000 s; when the
+    service stops listening it ends the interaction unanswered, and the bridge's Signal
+    of that end makes ``ask`` return the no-response text (before the workflow's own
+    timer, without an exception). The service's 60000 s cannot pass in a test: the end
+    is handed to the bridge as the service reports it (``interaction.ended``,
+    ``responded`` false, the send's metadata)."""
+    queue = f"q-{uuid.uuid4()}"
+    async with _worker(dev_server.client, humanwire, queue):
+        handle = await dev_server.client.start_workflow(
+            ShipDecision.run, 72.0, id=f"ship-{uuid.uuid4()}", task_queue=queue
+        )
+        await until(at_least(handle, EventType.EVENT_TYPE_TIMER_STARTED, 1), "the wait")
+        history = await handle.fetch_history()
+        (scheduled,) = [
+            event.activity_task_scheduled_event_attributes
+            for event in history.events
+            if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+        ]
+        (ask,) = await dev_server.client.data_converter.decode(scheduled.input.payloads, [SmsAsk])
+        assert ask.follow_up_time == MAX_LISTEN == 60000
+        (sent,) = human.deliveries(to=HUMAN)
+        status = await humanwire.interactions.status(sent.interaction_id)
+        unanswered = OutcomeEvent(
+            id=f"evt-{uuid.uuid4()}",
+            interaction_id=sent.interaction_id,
+            event_type="interaction.ended",
+            responded=False,
+            metadata=status.metadata,
+        )
+        assert await bridge.deliver(unanswered)
+        result = await asyncio.wait_for(handle.result(), LIMIT)
+    assert result == f"The human said: {NO_RESPONSE}"

@@ -19,13 +19,18 @@ sent again with the same id is answered by Temporal as the first was).
 
 from __future__ import annotations
 
-import asyncio
 import logging
+from datetime import timedelta
 from typing import Any
 
 from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.workflowservice.v1 import SignalWorkflowExecutionRequest
-from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.client import (
+    Client,
+    WorkflowHandle,
+    WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
+)
 from temporalio.service import RPCError, RPCStatusCode
 
 from humanwire._client import AsyncHumanWire
@@ -151,14 +156,16 @@ class AnswerBridge:
 
     async def _decide(self, handle: WorkflowHandle[Any, Any], decision: ApprovalDecision) -> bool:
         try:
-            await asyncio.wait_for(
-                handle.execute_update(APPROVAL_UPDATE, decision, id=decision.event_id),
-                self.update_timeout,
+            await handle.execute_update(
+                APPROVAL_UPDATE,
+                decision,
+                id=decision.event_id,
+                rpc_timeout=timedelta(seconds=self.update_timeout),
             )
         except WorkflowUpdateFailedError as refused:
             log.info("run %s refused %s: %s", handle.id, decision.interaction_id, refused.cause)
             return False
-        except asyncio.TimeoutError:
+        except WorkflowUpdateRPCTimeoutOrCancelledError:
             # No worker ran the validator in time: a Signal is stored at once.
             log.info("no worker took the decision on %s; signalling it", decision.interaction_id)
             await self._signal(handle, APPROVAL_SIGNAL, decision, decision.event_id)

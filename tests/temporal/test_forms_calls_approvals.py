@@ -138,6 +138,8 @@ async def test_a_quorum_of_two_is_consumed_once_though_the_gated_activity_is_ret
     # same Update id: Temporal answers it as the first, and nothing is applied again.
     assert await bridge.deliver(ended)
     assert await _update_ids(handle) == [ended.id]
+    # Another event for the completed run is passed over, not retried for ever.
+    assert not await bridge.deliver(ended.model_copy(update={"id": f"evt-{uuid.uuid4()}"}))
 
 
 async def _refusal(handle: WorkflowHandle[Any, Any], decision: ApprovalDecision) -> str:

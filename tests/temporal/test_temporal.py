@@ -144,6 +144,20 @@ def test_the_guide_shows_the_tested_code(example: str) -> None:
     assert body in GUIDE.read_text()
 
 
+def test_the_guides_approval_blocks_are_the_tested_code() -> None:
+    from docs_support import page_blocks
+
+    source = (Path(__file__).parent / "human_workflows.py").read_text()
+    shown = [
+        block
+        for block in page_blocks("guides/temporal.md")
+        if block.not_run is not None and "human_workflows.py" in block.not_run
+    ]
+    assert len(shown) == 2
+    for block in shown:
+        assert block.code in source, block.code
+
+
 async def test_the_guide_runs_against_the_embedded_service(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

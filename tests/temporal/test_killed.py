@@ -32,7 +32,10 @@ from humanwire import AsyncHumanWire
 from humanwire.temporal import AnswerBridge, FileCursor, HumanWireActivities
 from humanwire.testing import RunningService, ScriptedHuman
 
-SENT = EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED
+# Two child processes start in some tests; on a loaded machine each start may take
+# minutes (importing temporalio and humanwire), past the suite's 300 s per test.
+pytestmark = pytest.mark.timeout(900)
+
 SCHEDULED = EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
 TIMER = EventType.EVENT_TYPE_TIMER_STARTED
 STARTED = EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED

@@ -158,6 +158,18 @@ def test_the_guides_approval_blocks_are_the_tested_code() -> None:
         assert block.code in source, block.code
 
 
+def test_the_guides_agent_tools_are_the_tested_code() -> None:
+    from docs_support import page_blocks
+
+    tested = Path(__file__).parents[1] / "temporal_openai_agents" / "agent_workflows.py"
+    (shown,) = [
+        block
+        for block in page_blocks("guides/temporal.md")
+        if block.not_run is not None and "agent_workflows.py" in block.not_run
+    ]
+    assert shown.code in tested.read_text()
+
+
 async def test_the_guide_runs_against_the_embedded_service(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -14,7 +14,7 @@ from pg_support import STORES, store_database
 
 pytest_plugins = ["pytester"]
 
-ISOLATED = ("strands", "crewai")
+ISOLATED = ("strands", "crewai", "temporal_openai_agents")
 """Framework test folders run in environments of their own (``scripts/test-isolated``):
 their requirements clash with the dev environment's. The run of one of them
 (``HUMANWIRE_ISOLATED``) collects that folder; every other run leaves them all out."""

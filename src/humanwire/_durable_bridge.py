@@ -1,35 +1,46 @@
-"""What every durable-engine adapter's answer bridge shares: a cursor kept in a file, and a
-follower of the account's outcome feed (``GET /events``) that hands each ended
-interaction to an engine-specific ``deliver``.
+"""Following the account's outcome feed (``GET /events``) from a durable cursor, for the
+durable-engine adapters: each ended interaction is handed to the run waiting for it
+(``humanwire.temporal`` with ``OutcomeFeed``, async; ``humanwire.dbos`` with
+``OutcomeFollower``, blocking, as DBOS is). One flow, the two drivers beside each other.
 
-Why a feed reader, not a webhook receiver: the feed is ordered and resumable, so a
-follower that was down reads what it missed (events are kept 25 hours) and needs no
-public URL.
+Why a feed reader, not a webhook receiver: the feed is ordered and resumable, so a bridge
+that was down reads what it missed (events are kept 25 hours) and needs no public URL.
 
-The follower saves the cursor after each event is delivered, so a crash between the two
-delivers that event again on restart: at-least-once. The engine side makes it exactly
-once (DBOS: the event's id is the message's idempotency key).
+Guarantee: at-least-once. The cursor is saved after each event is handed over, so a crash
+between the two hands that event over again on restart; the engine side applies each
+event once by its id (a Temporal Update or Signal id, a DBOS idempotency key: the
+event's ``id`` is the same on every redelivery).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Protocol
 
-from humanwire._client import HumanWire
+from humanwire._client import AsyncHumanWire, HumanWire
 from humanwire.types import MAX_EVENTS_WAIT, OutcomeEvent
 
-__all__ = ["FileCursor", "OutcomeFollower"]
+__all__ = ["Cursor", "FileCursor", "OutcomeFeed", "OutcomeFollower"]
 
 log = logging.getLogger(__name__)
 
 
+class Cursor(Protocol):
+    """Where a bridge stands in the feed; kept where a restart finds it."""
+
+    def load(self) -> str | None: ...
+
+    def save(self, cursor: str) -> None: ...
+
+
 class FileCursor:
-    """A follower's position in the feed, in a file (replaced atomically, fsynced)."""
+    """The bridge's position in the feed, in a file (replaced atomically, fsynced)."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
@@ -55,6 +66,71 @@ class FileCursor:
             raise
 
 
+Deliver = Callable[[OutcomeEvent], Awaitable[bool]]
+"""Hands one event to the engine; True when a run took it (False: none waits for it).
+Raising stops the page there: the event is read again on the next try."""
+
+
+class OutcomeFeed:
+    """Reads ``interaction.ended`` events past the saved cursor and hands each to
+    ``deliver`` in order, saving the cursor after each."""
+
+    def __init__(
+        self,
+        humanwire: AsyncHumanWire,
+        cursor: Cursor,
+        deliver: Deliver,
+        *,
+        poll_wait: float = 30.0,
+        retry_delay: float = 1.0,
+    ) -> None:
+        self.humanwire = humanwire
+        self.cursor = cursor
+        self.deliver = deliver
+        self.poll_wait = min(poll_wait, float(MAX_EVENTS_WAIT))
+        self.retry_delay = retry_delay
+
+    async def start_cursor(self) -> str:
+        """The saved cursor; on the first start, "now" (saved at once, so events from
+        here on are not missed even if the bridge stops before reading any)."""
+        saved = self.cursor.load()
+        if saved is not None:
+            return saved
+        page = await self.humanwire.interactions.events(wait=0)
+        self.cursor.save(page.cursor)
+        return page.cursor
+
+    async def deliver_once(self, wait: float | None = None) -> int:
+        """Reads one page (holding up to ``wait`` seconds for it) and delivers it; returns
+        how many events a run took."""
+        after = await self.start_cursor()
+        page = await self.humanwire.interactions.events(
+            after=after,
+            wait=self.poll_wait if wait is None else wait,
+            event_type="interaction.ended",
+        )
+        taken = 0
+        for event in page.events:
+            if await self.deliver(event):
+                taken += 1
+            self.cursor.save(event.id)
+        if page.cursor != after:
+            self.cursor.save(page.cursor)
+        return taken
+
+    async def run(self) -> None:
+        """Delivers until cancelled; a failure (the service or the engine unreachable) is
+        retried after ``retry_delay`` from the saved cursor, losing nothing."""
+        while True:
+            try:
+                await self.deliver_once()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("outcome feed: delivery failed; retrying")
+                await asyncio.sleep(self.retry_delay)
+
+
 class OutcomeFollower:
     """Reads the account's ``interaction.ended`` events from ``cursor`` on and calls
     ``deliver(event)`` for each, in order (True: delivered to a waiting run; False:
@@ -63,7 +139,7 @@ class OutcomeFollower:
     def __init__(
         self,
         humanwire: HumanWire,
-        cursor: FileCursor,
+        cursor: Cursor,
         deliver: Callable[[OutcomeEvent], bool],
         *,
         poll_wait: float = 30.0,

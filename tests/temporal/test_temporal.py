@@ -6,101 +6,28 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import os
-import sysconfig
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 import ship_runner
 from ask_workflow import ShipDecision
+from temporal_support import HUMAN, LIMIT, at_least, binary, count_events, until
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client
 from temporalio.testing import ActivityEnvironment, WorkflowEnvironment
 from temporalio.worker import Worker
 
 from humanwire import AsyncHumanWire
-from humanwire.temporal import (
-    NO_RESPONSE,
-    AnswerBridge,
-    FileCursor,
-    HumanWireActivities,
-    SmsAsk,
-)
-from humanwire.testing import RunningService, ScriptedHuman
+from humanwire.temporal import MAX_LISTEN, NO_RESPONSE, AnswerBridge, HumanWireActivities, SmsAsk
+from humanwire.testing import ScriptedHuman
+from humanwire.types import OutcomeEvent
 
-HUMAN = "+12025550100"
 GUIDE = Path(__file__).parents[2] / "docs" / "guides" / "temporal.md"
-LIMIT = 90.0
-"""Seconds any one wait of these tests may take on a slow, loaded machine."""
 
 
-def _binary(name: str) -> str:
-    path = os.path.join(sysconfig.get_path("scripts"), name)
-    assert os.path.exists(path), f"{name} is installed by the dev extra ({path})"
-    return path
-
-
-async def _until(check: Callable[[], Awaitable[Any]], what: str) -> Any:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + LIMIT
-    while True:
-        value = await check()
-        if value:
-            return value
-        assert loop.time() < deadline, f"gave up waiting for {what}"
-        await asyncio.sleep(0.2)
-
-
-async def _events(handle: WorkflowHandle[Any, Any], kind: int) -> int:
-    history = await handle.fetch_history()
-    return sum(1 for event in history.events if event.event_type == kind)
-
-
-def _at_least(
-    handle: WorkflowHandle[Any, Any], kind: int, count: int
-) -> Callable[[], Awaitable[bool]]:
-    async def check() -> bool:
-        return await _events(handle, kind) >= count
-
-    return check
-
-
-@pytest.fixture
-async def humanwire(
-    humanwire_service: RunningService, humanwire_api_key: str
-) -> AsyncIterator[AsyncHumanWire]:
-    async with AsyncHumanWire(
-        base_url=humanwire_service.base_url, api_key=humanwire_api_key
-    ) as client:
-        yield client
-
-
-@pytest.fixture
-async def dev_server() -> AsyncIterator[WorkflowEnvironment]:
-    env = await WorkflowEnvironment.start_local(
-        dev_server_existing_path=_binary("temporal"), ui=False, dev_server_log_level="error"
-    )
-    async with env:
-        yield env
-
-
-@pytest.fixture
-async def bridge(
-    humanwire: AsyncHumanWire, dev_server: WorkflowEnvironment, tmp_path: Path
-) -> AsyncIterator[AnswerBridge]:
-    """The answer bridge, following the feed from before the test's first send."""
-    answer_bridge = AnswerBridge(
-        humanwire, dev_server.client, FileCursor(tmp_path / "cursor"), poll_wait=1
-    )
-    await answer_bridge.start_cursor()
-    task = asyncio.create_task(answer_bridge.run())
-    yield answer_bridge
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+async def _at(bridge: AnswerBridge, cursor: str | None) -> bool:
+    return bridge.cursor.load() == cursor
 
 
 def _worker(client: Client, humanwire: AsyncHumanWire, queue: str) -> Worker:
@@ -139,7 +66,7 @@ async def test_three_days_of_silence_end_in_the_no_response_text(
     queue = f"q-{uuid.uuid4()}"
     async with (
         await WorkflowEnvironment.start_time_skipping(
-            test_server_existing_path=_binary("temporal-test-server")
+            test_server_existing_path=binary("temporal-test-server")
         ) as env,
         _worker(env.client, humanwire, queue),
     ):
@@ -169,20 +96,23 @@ async def test_the_answer_given_while_no_worker_runs_completes_the_run_once(
         handle = await client.start_workflow(
             ShipDecision.run, 72.0, id=f"ship-{uuid.uuid4()}", task_queue=queue
         )
-        await _until(_at_least(handle, EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, 1), "the send")
+        await until(at_least(handle, EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, 1), "the send")
     # No worker runs now; the human answers, and the bridge signals the answer in.
     (sent,) = human.deliveries(to=HUMAN)
     before = bridge.cursor.load()
     human.reply("yes, after the restart", interaction_id=sent.interaction_id).wait(LIMIT)
-    await _until(_at_least(handle, signaled, 1), "the signal")
-    # A bridge that crashed before saving its cursor delivers the same event again.
+    await until(at_least(handle, signaled, 1), "the signal")
+    # A bridge that crashed before saving its cursor delivers the same event again,
+    # under the same request id (the event's): Temporal keeps the first Signal only.
     assert before is not None
+    after = bridge.cursor.load()
     bridge.cursor.save(before)
-    await _until(_at_least(handle, signaled, 2), "the redelivery")
+    await until(lambda: _at(bridge, after), "the redelivery")
+    assert await count_events(handle, signaled) == 1
     async with _worker(client, humanwire, queue):
         result = await asyncio.wait_for(handle.result(), LIMIT)
     assert result == "The human said: yes, after the restart"
-    assert await _events(handle, EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) == 1
+    assert await count_events(handle, EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) == 1
     assert len(human.deliveries(to=HUMAN)) == 1
 
 
@@ -214,9 +144,75 @@ def test_the_guide_shows_the_tested_code(example: str) -> None:
     assert body in GUIDE.read_text()
 
 
+def test_the_guides_approval_blocks_are_the_tested_code() -> None:
+    from docs_support import page_blocks
+
+    source = (Path(__file__).parent / "human_workflows.py").read_text()
+    shown = [
+        block
+        for block in page_blocks("guides/temporal.md")
+        if block.not_run is not None and "human_workflows.py" in block.not_run
+    ]
+    assert len(shown) == 2
+    for block in shown:
+        assert block.code in source, block.code
+
+
+def test_the_guides_agent_tools_are_the_tested_code() -> None:
+    from docs_support import page_blocks
+
+    tested = Path(__file__).parents[1] / "temporal_openai_agents" / "agent_workflows.py"
+    (shown,) = [
+        block
+        for block in page_blocks("guides/temporal.md")
+        if block.not_run is not None and "agent_workflows.py" in block.not_run
+    ]
+    assert shown.code in tested.read_text()
+
+
 async def test_the_guide_runs_against_the_embedded_service(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)  # the runner keeps its cursor in the working directory
     assert await asyncio.wait_for(ship_runner.main(), LIMIT) == "The human said: yes, ship it"
     assert (tmp_path / "humanwire-temporal.cursor").read_text()
+
+
+async def test_a_wait_past_the_services_listening_limit_ends_in_the_no_response_text(
+    dev_server: WorkflowEnvironment,
+    humanwire: AsyncHumanWire,
+    bridge: AnswerBridge,
+    human: ScriptedHuman,
+) -> None:
+    """A 72 h ask is sent with the service's longest followUpTime, 60000 s; when the
+    service stops listening it ends the interaction unanswered, and the bridge's Signal
+    of that end makes ``ask`` return the no-response text (before the workflow's own
+    timer, without an exception). The service's 60000 s cannot pass in a test: the end
+    is handed to the bridge as the service reports it (``interaction.ended``,
+    ``responded`` false, the send's metadata)."""
+    queue = f"q-{uuid.uuid4()}"
+    async with _worker(dev_server.client, humanwire, queue):
+        handle = await dev_server.client.start_workflow(
+            ShipDecision.run, 72.0, id=f"ship-{uuid.uuid4()}", task_queue=queue
+        )
+        await until(at_least(handle, EventType.EVENT_TYPE_TIMER_STARTED, 1), "the wait")
+        history = await handle.fetch_history()
+        (scheduled,) = [
+            event.activity_task_scheduled_event_attributes
+            for event in history.events
+            if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+        ]
+        (ask,) = await dev_server.client.data_converter.decode(scheduled.input.payloads, [SmsAsk])
+        assert ask.follow_up_time == MAX_LISTEN == 60000
+        (sent,) = human.deliveries(to=HUMAN)
+        status = await humanwire.interactions.status(sent.interaction_id)
+        unanswered = OutcomeEvent(
+            id=f"evt-{uuid.uuid4()}",
+            interaction_id=sent.interaction_id,
+            event_type="interaction.ended",
+            responded=False,
+            metadata=status.metadata,
+        )
+        assert await bridge.deliver(unanswered)
+        result = await asyncio.wait_for(handle.result(), LIMIT)
+    assert result == f"The human said: {NO_RESPONSE}"

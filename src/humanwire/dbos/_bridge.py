@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from dbos import error as dbos_error
 
 from humanwire._client import HumanWire
-from humanwire._durable_bridge import FileCursor, OutcomeFollower
+from humanwire._durable_bridge import Cursor, FileCursor, OutcomeFollower
 from humanwire.types import OutcomeEvent
 
 from ._wire import WORKFLOW_ID_KEY, answer_of, topic_of
@@ -65,7 +65,7 @@ class AnswerBridge:
         self._thread: threading.Thread | None = None
 
     @property
-    def cursor(self) -> FileCursor:
+    def cursor(self) -> Cursor:
         return self.follower.cursor
 
     def start_cursor(self) -> str:

@@ -164,7 +164,8 @@ class Approvals(Resource[ModeT]):
         so a retry of a lost answer is answered as the first try was, while a step run
         again is told ``already_consumed``. A durable engine's step passes its own
         ``idempotency_key`` (the same for every run of that step), so the step run again
-        after a crash is answered as its first run was."""
+        after a crash (or an activity retried as a whole) is answered as its first run
+        was."""
         body = build(ConsumeRequest, action_digest=action_digest)
         path = f"/approvals/{path_id(interaction_id, 'interactionId')}/consume"
         return self._post(path, body, ConsumeResponse, idempotency_key=idempotency_key)

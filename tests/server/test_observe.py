@@ -173,7 +173,7 @@ async def test_a_500_carries_the_request_id_too(
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(svc.engine, "list_numbers", broken)
+    monkeypatch.setattr(svc.engine.numbers, "of", broken)
     transport = httpx.ASGITransport(svc.app, raise_app_exceptions=False)
     headers = {"Authorization": f"Bearer {svc.api_key}", "Humanwire-Request-Id": "boom-1"}
     caplog.set_level(logging.INFO, logger="humanwire")

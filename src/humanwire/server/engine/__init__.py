@@ -3,17 +3,20 @@ numbers, webhooks and channel cards. It knows nothing of HTTP: the routes in ``a
 validate bodies into wire models, call one method here, and serialize what comes back.
 Errors are raised as ``humanwire.server.errors.ServiceError`` subclasses.
 
-One class, ``Engine``, assembled from one part per concern, each a module of its own:
+``Engine`` is a facade over role objects built on one runtime (``runtime``), each
+reached by its name, and the parts not yet role objects, still mixed in:
 
-- ``core`` and the parts it builds on (``state``, ``stream``, ``deadlines``, ``holding``,
-  ``opening``, ``delivering``): start / drain / close, outcome events, windows closing,
-  held requests (``Hold``), interactions opened and delivered, other replicas' notices;
-  what differs with replicas is the ``Coordinator``'s (``coordination``);
-- ``accounts`` and ``idempotency``: keys, limits, ``Idempotency-Key``;
-- ``sessions``: the inbox's logins (a token in the cookie, never the key);
+- roles: ``engine.accounts`` (keys, limits, suspension, operators' actions),
+  ``engine.sessions`` (the inbox's logins: a token in the cookie, never the key),
+  ``engine.idempotency`` (``Idempotency-Key``), ``engine.numbers``, ``engine.webhooks``,
+  ``engine.channel_cards`` (the account's resources), ``engine.events`` (the outcome
+  stream, appended and read);
+- ``core`` and the parts it builds on (``state``, ``deadlines``, ``holding``,
+  ``opening``, ``delivering``): start / drain / close, windows closing, held requests
+  (``Hold``), interactions opened and delivered, other replicas' notices; what differs
+  with replicas is the ``Coordinator``'s (``coordination``);
 - ``sends`` and ``calls``: messages, channel-card messages, forms, status; calls and
-  ``/phone/*``;
-- ``numbers``, ``webhooks``, ``channels``: the account's resources;
+  ``/phone/*``; ``outcomes``: the 202 of a respond-async send;
 - ``human``: what comes back from recipients, through provider-neutral entry points
   that the sandbox API, the inbox and the real providers all use (``shared_senders``:
   whose a reply to a shared sender is);

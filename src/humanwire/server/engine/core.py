@@ -34,10 +34,10 @@ from .holds import Follow
 
 class EngineCore(Delivering):
     """The engine's core, its parts in the order each builds on the last: ``state``
-    (what it keeps, start and stop, limits, live notices), ``stream`` (outcome events),
-    ``deadlines`` (windows closing), ``holding`` (held requests and their answers),
-    ``opening`` (an interaction created or re-attached to), ``delivering`` (handed to a
-    provider, its delivery status), and here what other replicas announce."""
+    (the runtime and the roles built on it, start and stop), ``deadlines`` (windows
+    closing), ``holding`` (held requests and their answers), ``opening`` (an interaction
+    created or re-attached to), ``delivering`` (handed to a provider, its delivery
+    status), and here what other replicas announce."""
 
     def __init__(self, config: ServiceConfig, **options: Any) -> None:
         super().__init__(config, **options)

@@ -1,9 +1,9 @@
-"""The engine's state and what every part of it uses: its start, drain and stop; the
-account checks of a request (suspension, the spam guard, the rate limit, through the
-``Coordinator``); the live notices (``live``); the interaction's status and form views.
+"""The engine's state: the runtime (``runtime``) and the roles built on it, its start,
+drain and stop; the interaction's status and form views.
 
-No account or key is cached: every request reads its account from the store. The parts
-built on this one are listed on ``core.EngineCore``.
+The parts still mixed in read the runtime's objects under their old attribute names, and
+reach the roles through the delegations below, each until that part is a role object.
+The parts built on this one are listed on ``core.EngineCore``.
 """
 
 from __future__ import annotations

@@ -214,7 +214,7 @@ def service_main(conn: Connection, db_path: str) -> None:
         engine = runner.engine
         key = runner.create_account("bench")
         tune_gc_for_service()  # as ``humanwire serve`` does in its process
-        account = runner.call(engine.authenticate, key)
+        account = runner.call(engine.accounts.authenticate, key)
         assert account is not None
         conn.send((runner.base_url, key))
         while True:
@@ -696,7 +696,7 @@ async def bench_engine(n: int, sample: int) -> Result:
     with tempfile.TemporaryDirectory(prefix="humanwire-bench-") as directory:
         engine = Engine(bench_config(str(Path(directory) / "bench.db")))
         await engine.start()
-        account, _ = await engine.create_account("bench")
+        account, _ = await engine.accounts.create("bench")
         requests = [
             SlackMessageRequest(message=question(i), to=SLACK_HUMAN, wait_time=WAIT_TIME)
             for i in range(n)

@@ -326,7 +326,7 @@ def test_a_reply_to_a_gone_address_finds_its_interaction_by_in_reply_to(
 ) -> None:
     live = email_live
     runner = live.runner
-    other, other_key = runner.call(runner.engine.create_account, "other", None)
+    other, other_key = runner.call(runner.engine.accounts.create, "other", None)
     with HumanWire(api_key=other_key, base_url=runner.base_url, max_retries=0) as theirs:
         theirs.messages.email(to=ADA, message="An old question", follow_up_time=60)
     gone = live.sent(1)
@@ -347,7 +347,7 @@ def test_a_reply_to_a_gone_address_finds_its_interaction_by_in_reply_to(
             await smtp.connect()
             await smtp.mail(ADA)
             await smtp.rcpt(str(gone.message["Reply-To"]))
-            await asyncio.to_thread(runner.call, runner.engine.delete_account, other.id)
+            await asyncio.to_thread(runner.call, runner.engine.accounts.delete, other.id)
             await smtp.data(reply.as_bytes())
             await smtp.quit()
 

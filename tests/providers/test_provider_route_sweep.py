@@ -181,7 +181,7 @@ def providers(
         sms = client.messages.sms(to=HUMAN, message="Still on?", follow_up_time=3600)
         approver = Approver(client, to=member, channel="slack", wait_time=1, follow_up_time=3600)
         approval = approver.send(ApprovalRequest("restart"))
-        account = runner.call(runner.engine.authenticate, key)
+        account = runner.call(runner.engine.accounts.authenticate, key)
         assert account is not None
         twilio_fake.wait_idle()
         state = Providers(

@@ -181,7 +181,7 @@ def _respelled(signature: str) -> str:
 
 
 def _account(live: TelnyxLive) -> str:
-    account = live.runner.call(live.runner.engine.authenticate, live.key)
+    account = live.runner.call(live.runner.engine.accounts.authenticate, live.key)
     assert account is not None
     return account.id
 

@@ -61,7 +61,7 @@ async def engine(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
 
 @pytest.fixture
 async def account(engine: Engine) -> Account:
-    created, _key = await engine.create_account("tester")
+    created, _key = await engine.accounts.create("tester")
     return created
 
 

@@ -49,7 +49,7 @@ class AppUnderTest:
         return httpx.AsyncClient(transport=httpx.ASGITransport(self.app), base_url=BASE_URL)
 
     async def new_account(self, name: str) -> httpx.AsyncClient:
-        _account, key = await self.engine.create_account(name)
+        _account, key = await self.engine.accounts.create(name)
         return httpx.AsyncClient(
             transport=httpx.ASGITransport(self.app),
             base_url=BASE_URL,
@@ -67,7 +67,7 @@ async def running_app(config: ServiceConfig) -> AsyncIterator[AppUnderTest]:
     engine = Engine(config)
     app = create_app(config, engine=engine)
     async with app.router.lifespan_context(app):
-        _account, key = await engine.create_account("http-tests")
+        _account, key = await engine.accounts.create("http-tests")
         async with httpx.AsyncClient(
             transport=httpx.ASGITransport(app),
             base_url=BASE_URL,

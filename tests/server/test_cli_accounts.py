@@ -51,7 +51,7 @@ def send(runner: ServiceRunner, key: str, text: str = "Deploy?", to: str = HUMAN
 
 
 def account_id(runner: ServiceRunner, key: str) -> str:
-    account = runner.call(runner.engine.authenticate, key)
+    account = runner.call(runner.engine.accounts.authenticate, key)
     assert account is not None
     return str(account.id)
 
@@ -101,7 +101,7 @@ def test_list_shows_accounts_and_what_they_hold_never_keys(
     for secret in (alpha_key, beta_key, _hash(alpha_key), _hash(beta_key)):
         assert secret not in out
 
-    service.call(service.engine.suspend_account, beta)
+    service.call(service.engine.accounts.suspend, beta)
     code, out, _err = run(capsys, "list", "--json", "--db", database)
     assert code == 0
     listed = {entry["id"]: entry for entry in json.loads(out)}

@@ -20,23 +20,23 @@ __all__ = ["account", "engine"]
 
 
 async def test_api_key_is_stored_only_as_a_hash(engine: Engine, tmp_path: Path) -> None:
-    created, key = await engine.create_account("me")
+    created, key = await engine.accounts.create("me")
     assert key.startswith("hw_") and len(key) == 35
-    assert await engine.authenticate(key) == created
-    assert await engine.authenticate(key + "x") is None
-    assert await engine.authenticate("") is None
+    assert await engine.accounts.authenticate(key) == created
+    assert await engine.accounts.authenticate(key + "x") is None
+    assert await engine.accounts.authenticate("") is None
     stored = [row[0] for row in _query(engine, "SELECT key_hash FROM accounts")]
     assert key not in stored
     assert hashlib.sha256(key.encode()).hexdigest() in stored
-    given, same = await engine.create_account("given", api_key="my-own-key")
+    given, same = await engine.accounts.create("given", api_key="my-own-key")
     assert same == "my-own-key"
-    assert await engine.authenticate("my-own-key") == given
+    assert await engine.accounts.authenticate("my-own-key") == given
     with pytest.raises(Conflict):
-        await engine.create_account("dup", api_key="my-own-key")
+        await engine.accounts.create("dup", api_key="my-own-key")
 
 
 async def test_accounts_never_see_each_other(engine: Engine, account: Account) -> None:
-    other, _ = await engine.create_account("other")
+    other, _ = await engine.accounts.create("other")
     message = await engine.send_message(account, sms(follow_up_time=30))
     form = await engine.send_form(account, sms_form(follow_up_time=30))
     with pytest.raises(NotFound):
@@ -53,11 +53,11 @@ async def test_accounts_never_see_each_other(engine: Engine, account: Account) -
         message.interaction_id,
         form.interaction_id,
     }
-    await engine.create_webhook(
+    await engine.webhooks.create(
         account, WebhookCreateRequest(url="http://127.0.0.1:9/x", event_types=["form.received"])
     )
-    assert await engine.list_webhooks(other) == []
-    assert await engine.list_events(other) == []
+    assert await engine.webhooks.of(other) == []
+    assert await engine.webhooks.events(other) == []
 
 
 async def test_idempotent_replays_and_refuses_another_body(
@@ -70,14 +70,14 @@ async def test_idempotent_replays_and_refuses_another_body(
         runs += 1
         return 200, f'{{"run": {runs}}}'.encode()
 
-    first = await engine.idempotent(account, "key-1", "fp-a", run)
-    again = await engine.idempotent(account, "key-1", "fp-a", run)
+    first = await engine.idempotency.run(account, "key-1", "fp-a", run)
+    again = await engine.idempotency.run(account, "key-1", "fp-a", run)
     assert first == again == (200, b'{"run": 1}')
     with pytest.raises(Conflict) as caught:
-        await engine.idempotent(account, "key-1", "fp-b", run)
+        await engine.idempotency.run(account, "key-1", "fp-b", run)
     assert caught.value.status == 409
-    other, _ = await engine.create_account("other")
-    assert await engine.idempotent(other, "key-1", "fp-b", run) == (200, b'{"run": 2}')
+    other, _ = await engine.accounts.create("other")
+    assert await engine.idempotency.run(other, "key-1", "fp-b", run) == (200, b'{"run": 2}')
     assert runs == 2
 
 
@@ -93,13 +93,13 @@ async def test_concurrent_duplicate_waits_for_the_first_and_survives_its_cancel(
         await release.wait()
         return 200, b"held result"
 
-    first = asyncio.create_task(engine.idempotent(account, "k", "fp", run))
+    first = asyncio.create_task(engine.idempotency.run(account, "k", "fp", run))
     await asyncio.sleep(0.01)
     first.cancel()  # the client gave up; its retry arrives while the run is still held
-    retry = asyncio.create_task(engine.idempotent(account, "k", "fp", run))
+    retry = asyncio.create_task(engine.idempotency.run(account, "k", "fp", run))
     await asyncio.sleep(0.01)
     with pytest.raises(Conflict):
-        await engine.idempotent(account, "k", "other-fp", run)
+        await engine.idempotency.run(account, "k", "other-fp", run)
     assert not retry.done()
     release.set()
     assert await retry == (200, b"held result")
@@ -114,22 +114,22 @@ async def test_failures_are_not_stored(engine: Engine, account: Account) -> None
     async def run(context: SendContext) -> tuple[int, bytes]:
         return next(results)
 
-    assert await engine.idempotent(account, "k", "fp", run) == (500, b"boom")
-    assert await engine.idempotent(account, "k", "fp", run) == (200, b"fine")
-    assert await engine.idempotent(account, "k", "fp", run) == (200, b"fine")
+    assert await engine.idempotency.run(account, "k", "fp", run) == (500, b"boom")
+    assert await engine.idempotency.run(account, "k", "fp", run) == (200, b"fine")
+    assert await engine.idempotency.run(account, "k", "fp", run) == (200, b"fine")
 
 
 async def test_rate_limit_refuses_with_retry_after(tmp_path: Path, database: str) -> None:
     config = fast_config(tmp_path, db_path=database, rate_limit_requests=3, rate_limit_window=30)
     engine = Engine(config)
-    account, _ = await engine.create_account()
-    other, _ = await engine.create_account()
+    account, _ = await engine.accounts.create()
+    other, _ = await engine.accounts.create()
     for _ in range(3):
-        await engine.check_limits(account)
+        await engine.accounts.check_limits(account)
     with pytest.raises(RateLimited) as caught:
-        await engine.check_limits(account)
+        await engine.accounts.check_limits(account)
     assert 0 < caught.value.retry_after <= 30
-    await engine.check_limits(other)  # per account
+    await engine.accounts.check_limits(other)  # per account
     await engine.store.close()
 
 
@@ -137,20 +137,20 @@ async def test_spam_guard_suspends_and_it_is_persisted(tmp_path: Path, database:
     config = fast_config(tmp_path, db_path=database, spam_recipients=3, spam_window=60)
     engine = Engine(config)
     await engine.start()
-    account, key = await engine.create_account()
+    account, key = await engine.accounts.create()
     await engine.send_message(account, sms("BUY NOW", to="+14155550101"))
     await engine.send_message(account, sms("buy   now", to="+14155550102"))
     # Another text, or the same text to the same people, is conversation, not bulk.
     await engine.send_message(account, sms("something else", to="+14155550103"))
     await engine.send_message(account, sms("BUY NOW", to="+14155550101"))
-    await engine.check_limits(account)
+    await engine.accounts.check_limits(account)
     with pytest.raises(AccountSuspended):
         await engine.send_message(account, sms("BUY NOW", to="+14155550103"))
     assert len(await engine.list_sandbox_deliveries(account)) == 4  # the third bulk text never left
-    current = await engine.authenticate(key)  # every request reads its account again
+    current = await engine.accounts.authenticate(key)  # every request reads its account again
     assert current is not None and current.suspended
     with pytest.raises(AccountSuspended):
-        await engine.check_limits(current)
+        await engine.accounts.check_limits(current)
     # A send whose account was read before the suspension sends nothing either.
     with pytest.raises(AccountSuspended):
         await engine.send_message(account, sms("hello", to="+14155550104"))
@@ -159,10 +159,10 @@ async def test_spam_guard_suspends_and_it_is_persisted(tmp_path: Path, database:
 
     reopened = Engine(config)
     try:
-        restored = await reopened.authenticate(key)
+        restored = await reopened.accounts.authenticate(key)
         assert restored is not None and restored.suspended
         with pytest.raises(AccountSuspended) as caught:
-            await reopened.check_limits(restored)
+            await reopened.accounts.check_limits(restored)
         assert caught.value.status == 403
     finally:
         await reopened.store.close()
@@ -178,14 +178,14 @@ async def test_accounts_created_by_another_connection_while_running(
         async def create() -> tuple[Account, str]:
             cli = Engine(replace(engine.config))  # its own connection to the same file
             try:
-                return await cli.create_account("from the cli")
+                return await cli.accounts.create("from the cli")
             finally:
                 await cli.store.close()
 
         return asyncio.run(create())  # a loop of its own, as the CLI runs
 
     created, key = await asyncio.to_thread(other_process)
-    found = await engine.authenticate(key)
+    found = await engine.accounts.authenticate(key)
     assert found is not None and found.id == created.id
     # And the service's own writes are visible to the other connection.
     await asyncio.sleep(0)  # the service's batch commits on the loop's next turn

@@ -51,7 +51,7 @@ async def test_call_without_waiting_is_pending_then_ends_with_event(
     status = await engine.interaction_status(account, response.interaction_id)
     assert isinstance(status.result, CallConversationEndedEvent)
     assert status.result.payload.summary == "They said yes."
-    events = await engine.list_events(account)
+    events = await engine.webhooks.events(account)
     assert [e["eventType"] for e in events] == ["call.conversation.ended"]
 
 
@@ -101,7 +101,7 @@ async def test_ending_twice_or_ending_a_message_is_refused(
     await engine.sandbox_end_call(account, response.interaction_id, outcome("completed"))
     with pytest.raises(Conflict):
         await engine.sandbox_end_call(account, response.interaction_id, outcome("completed"))
-    other, _ = await engine.create_account("other")
+    other, _ = await engine.accounts.create("other")
     with pytest.raises(NotFound):
         await engine.sandbox_end_call(other, response.interaction_id, outcome("completed"))
 
@@ -141,7 +141,7 @@ async def test_phone_call_applies_service_transfer_number(
 
 
 async def test_calls_go_out_from_the_reserved_number(engine: Engine, account: Account) -> None:
-    await engine.reserve_number(account, "+16175550142")
+    await engine.numbers.reserve_from_pool(account, "+16175550142")
     response = await engine.place_call(account, call(wait=False))
     ended = await engine.sandbox_end_call(account, response.interaction_id, outcome("completed"))
     assert ended.from_ == "+16175550142"
@@ -150,7 +150,7 @@ async def test_calls_go_out_from_the_reserved_number(engine: Engine, account: Ac
 async def test_inbound_call_to_reserved_number_emits_summary_event(
     engine: Engine, account: Account
 ) -> None:
-    await engine.reserve_number(account, "+16175550142")
+    await engine.numbers.reserve_from_pool(account, "+16175550142")
     request = SandboxInboundCallRequest.model_validate(
         {"from": "+14155550188", "to": "+16175550142", "summary": "Caller asked for a refund."}
     )
@@ -158,7 +158,7 @@ async def test_inbound_call_to_reserved_number_emits_summary_event(
     interaction = (await engine.list_interactions(account))[0]
     assert (interaction.kind, interaction.channel, interaction.status) == ("call", "call", "ended")
     assert isinstance(interaction.result, CallConversationEndedEvent)
-    events = await engine.list_events(account)
+    events = await engine.webhooks.events(account)
     assert events[0]["eventType"] == "call.conversation.ended"
     assert events[0]["payload"] == {
         "interactionId": interaction.interaction_id,
@@ -171,14 +171,14 @@ async def test_inbound_call_to_reserved_number_emits_summary_event(
 async def test_inbound_call_to_a_number_not_reserved_is_not_found(
     engine: Engine, account: Account
 ) -> None:
-    other, _ = await engine.create_account("other")
-    await engine.reserve_number(other, "+16175550142")
+    other, _ = await engine.accounts.create("other")
+    await engine.numbers.reserve_from_pool(other, "+16175550142")
     request = SandboxInboundCallRequest.model_validate(
         {"from": "+14155550188", "to": "+16175550142", "summary": "Hello"}
     )
     with pytest.raises(NotFound):
         await engine.sandbox_inbound_call(account, request)
-    assert await engine.list_events(other) == []
+    assert await engine.webhooks.events(other) == []
 
 
 async def test_a_call_whose_end_never_comes_is_ended_at_its_limit(

@@ -36,28 +36,28 @@ def message(text: str = "Deploy?") -> ChannelMessageRequest:
 
 
 async def test_card_crud_and_id_format(engine: Engine, account: Account) -> None:
-    created = await engine.create_channel(account, card())
+    created = await engine.channel_cards.create(account, card())
     assert re.fullmatch(r"ch_[A-Za-z0-9_-]{24}", created.id)
     assert created.response_template == "Human response: {{message}}"
     assert created.no_response_template == "Human did not respond. Continue where you left off."
     assert created.wait_time == 30 and isinstance(created.wait_time, int)
-    assert await engine.get_channel(account, created.id) == created
-    assert await engine.list_channels(account) == [created]
-    other, _ = await engine.create_account("other")
+    assert await engine.channel_cards.get(account, created.id) == created
+    assert await engine.channel_cards.of(account) == [created]
+    other, _ = await engine.accounts.create("other")
     with pytest.raises(NotFound):
-        await engine.get_channel(other, created.id)
+        await engine.channel_cards.get(other, created.id)
     with pytest.raises(NotFound):
-        await engine.delete_channel(other, created.id)
-    await engine.delete_channel(account, created.id)
-    assert await engine.list_channels(account) == []
+        await engine.channel_cards.delete(other, created.id)
+    await engine.channel_cards.delete(account, created.id)
+    assert await engine.channel_cards.of(account) == []
     with pytest.raises(NotFound):
-        await engine.get_channel(account, created.id)
+        await engine.channel_cards.get(account, created.id)
 
 
 async def test_card_templates_apply_to_the_text_and_the_answer(
     engine: Engine, account: Account
 ) -> None:
-    created = await engine.create_channel(
+    created = await engine.channel_cards.create(
         account,
         card(
             messageTemplate="[ops] {{message}} (answer within {{waitTime}}s)",
@@ -74,7 +74,7 @@ async def test_card_templates_apply_to_the_text_and_the_answer(
 
 
 async def test_card_no_response_template(engine: Engine, account: Account) -> None:
-    created = await engine.create_channel(
+    created = await engine.channel_cards.create(
         account, card(wait_time=0.1, noResponseTemplate="Nobody answered; skip the deploy.")
     )
     response = await engine.send_channel_message(account, created.id, message())
@@ -87,7 +87,7 @@ async def test_unknown_card_is_not_found(engine: Engine, account: Account) -> No
 
 
 async def test_reply_link_answers_the_held_request(engine: Engine, account: Account) -> None:
-    created = await engine.create_channel(
+    created = await engine.channel_cards.create(
         account, card(type="slack", to=SLACK_HUMAN, replyLink=True)
     )
     held = asyncio.create_task(engine.send_channel_message(account, created.id, message()))
@@ -108,7 +108,7 @@ async def test_reply_link_answers_the_held_request(engine: Engine, account: Acco
 
 
 async def test_reply_link_expires_with_the_windows(engine: Engine, account: Account) -> None:
-    created = await engine.create_channel(account, card(wait_time=0.05, replyLink=True))
+    created = await engine.channel_cards.create(account, card(wait_time=0.05, replyLink=True))
     response = await engine.send_channel_message(account, created.id, message())
     assert response.status == "ended"
     token = (await engine.list_sandbox_deliveries(account))[0].text.rsplit("/r/", 1)[1]
@@ -120,7 +120,7 @@ async def test_reply_link_expires_with_the_windows(engine: Engine, account: Acco
 async def test_call_card_places_a_call_with_the_rendered_prompt(
     engine: Engine, account: Account
 ) -> None:
-    created = await engine.create_channel(
+    created = await engine.channel_cards.create(
         account,
         card(
             type="call",

@@ -32,7 +32,7 @@ async def test_drain_answers_held_requests_unavailable_and_ends_nothing(
     config = fast_config(tmp_path, db_path=database)
     engine = Engine(config)
     await engine.start()
-    account, key = await engine.create_account()
+    account, key = await engine.accounts.create()
     held_message = asyncio.create_task(engine.send_message(account, sms(wait_time=30)))
     held_form = asyncio.create_task(
         engine.send_form(account, sms_form(to="+14155550123", wait_time=30))
@@ -72,7 +72,7 @@ async def test_drain_answers_held_requests_unavailable_and_ends_nothing(
     await again.start()
     try:
         assert await again.store.count_steps() == 3  # still armed after the restart
-        restored = await again.authenticate(key)
+        restored = await again.accounts.authenticate(key)
         assert restored is not None
         await again.sandbox_reply(restored, reply("sms", HUMAN, SHARED_SMS_NUMBER, "after"))
         status = await again.interaction_status(restored, message_id)
@@ -87,7 +87,7 @@ async def test_a_send_after_drain_is_refused_before_anything_is_delivered(
     engine = Engine(fast_config(tmp_path, db_path=database))
     await engine.start()
     try:
-        account, _key = await engine.create_account()
+        account, _key = await engine.accounts.create()
         engine.drain()
         with pytest.raises(ServiceUnavailable):
             await engine.send_message(account, sms(wait_time=30))
@@ -103,7 +103,7 @@ async def test_a_reply_already_handed_over_is_still_answered(tmp_path: Path, dat
     engine = Engine(fast_config(tmp_path, db_path=database))
     await engine.start()
     try:
-        account, _key = await engine.create_account()
+        account, _key = await engine.accounts.create()
         held = asyncio.create_task(engine.send_message(account, sms(wait_time=30)))
         await _until_held(engine, account, 1)
         await engine.sandbox_reply(account, reply("sms", HUMAN, SHARED_SMS_NUMBER, "yes"))
@@ -117,7 +117,7 @@ async def test_a_reply_already_handed_over_is_still_answered(tmp_path: Path, dat
 async def test_close_answers_what_is_still_held_unavailable(tmp_path: Path, database: str) -> None:
     engine = Engine(fast_config(tmp_path, db_path=database))
     await engine.start()
-    account, _key = await engine.create_account()
+    account, _key = await engine.accounts.create()
     held = asyncio.create_task(engine.send_message(account, sms(wait_time=30)))
     await _until_held(engine, account, 1)
     await engine.close()  # a host that never called drain(): close drains first
@@ -129,7 +129,7 @@ async def test_drain_ends_live_inbox_streams(tmp_path: Path, database: str) -> N
     engine = Engine(fast_config(tmp_path, db_path=database))
     await engine.start()
     try:
-        account, _key = await engine.create_account()
+        account, _key = await engine.accounts.create()
         changes = engine.subscribe(account)
         reading = asyncio.ensure_future(changes.__anext__())
         await asyncio.sleep(0.01)

@@ -26,7 +26,7 @@ async def test_open_follow_up_window_survives_a_restart(tmp_path: Path, database
     config = fast_config(tmp_path, db_path=database)
     first = Engine(config)
     await first.start()
-    account, key = await first.create_account()
+    account, key = await first.accounts.create()
     listening = await first.send_message(account, sms(wait_time=0.05, follow_up_time=30))
     closing = await first.send_message(account, sms("b", to="+14155550123", follow_up_time=0.4))
     await first.close()
@@ -34,7 +34,7 @@ async def test_open_follow_up_window_survives_a_restart(tmp_path: Path, database
     second = Engine(config)
     await second.start()
     try:
-        restored = await second.authenticate(key)
+        restored = await second.accounts.authenticate(key)
         assert restored is not None
         assert (await second.interaction_status(restored, listening.interaction_id)).status == (
             "pending"
@@ -44,7 +44,7 @@ async def test_open_follow_up_window_survives_a_restart(tmp_path: Path, database
         assert status.status == "ended"
         # And the late reply still finds the open interaction, as a webhook event.
         await second.sandbox_reply(restored, reply("sms", HUMAN, SHARED_SMS_NUMBER, "back"))
-        events = await second.list_events(restored)
+        events = await second.webhooks.events(restored)
         assert events[0]["interactionId"] == listening.interaction_id
     finally:
         await second.close()
@@ -56,7 +56,7 @@ async def test_windows_that_passed_while_down_are_ended_at_start(
     config = fast_config(tmp_path, db_path=database)
     first = Engine(config)
     await first.start()
-    account, key = await first.create_account()
+    account, key = await first.accounts.create()
     message = await first.send_message(account, sms(follow_up_time=0.1))
     form = await first.send_form(account, sms_form(follow_up_time=0.1))
     await first.close()
@@ -65,7 +65,7 @@ async def test_windows_that_passed_while_down_are_ended_at_start(
     second = Engine(config)
     await second.start()
     try:
-        restored = await second.authenticate(key)
+        restored = await second.accounts.authenticate(key)
         assert restored is not None
         # Their steps are overdue: the schedule's first tick, as the engine starts,
         # runs them (a status long-poll returns as they end).
@@ -82,7 +82,7 @@ async def test_idempotent_results_survive_a_restart(tmp_path: Path, database: st
     config = fast_config(tmp_path, db_path=database)
     first = Engine(config)
     await first.start()
-    account, key = await first.create_account()
+    account, key = await first.accounts.create()
     runs = 0
 
     async def run(context: SendContext) -> tuple[int, bytes]:
@@ -90,7 +90,7 @@ async def test_idempotent_results_survive_a_restart(tmp_path: Path, database: st
         runs += 1
         return 200, b'{"first": true}'
 
-    assert await first.idempotent(account, "k1", "POST /messages/sms abc", run) == (
+    assert await first.idempotency.run(account, "k1", "POST /messages/sms abc", run) == (
         200,
         b'{"first": true}',
     )
@@ -98,9 +98,9 @@ async def test_idempotent_results_survive_a_restart(tmp_path: Path, database: st
     second = Engine(config)
     await second.start()
     try:
-        restored = await second.authenticate(key)
+        restored = await second.accounts.authenticate(key)
         assert restored is not None
-        again = await second.idempotent(restored, "k1", "POST /messages/sms abc", run)
+        again = await second.idempotency.run(restored, "k1", "POST /messages/sms abc", run)
         assert again == (200, b'{"first": true}')
         assert runs == 1
     finally:
@@ -116,7 +116,7 @@ async def test_a_send_is_a_held_wait_once_its_delivery_went_out(
     engine = Engine(fast_config(tmp_path, db_path=database))
     await engine.start()
     try:
-        account, _ = await engine.create_account()
+        account, _ = await engine.accounts.create()
         store = engine.store
         set_delivery = store.set_delivery
         delivering = asyncio.Event()
@@ -143,7 +143,7 @@ async def test_close_answers_long_polls_and_held_requests_unavailable(
 ) -> None:
     engine = Engine(fast_config(tmp_path, db_path=database))
     await engine.start()
-    account, _ = await engine.create_account()
+    account, _ = await engine.accounts.create()
     listening = await engine.send_message(account, sms(follow_up_time=30))
     poll = asyncio.create_task(
         engine.interaction_status(account, listening.interaction_id, wait=30)
@@ -180,7 +180,7 @@ async def test_a_database_of_the_first_schema_gains_the_idempotency_links(
     try:
         assert await engine.store.get_account("acc") is not None  # nothing lost
         account = Account(id="acc", name="old")
-        sent = await engine.idempotent(
+        sent = await engine.idempotency.run(
             account, "k", "fp", lambda context: _send(engine, account, context)
         )
         link = await engine.store.get_idempotency_link("acc", "k")

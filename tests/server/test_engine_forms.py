@@ -66,7 +66,7 @@ async def test_submission_inside_wait_returns_values_and_content(
     status = await engine.interaction_status(account, response.interaction_id)
     assert isinstance(status.result, FormReceivedEvent)
     assert status.result.payload.values == {"name": "Ada", "ok": "true"}
-    assert await engine.list_events(account) == []
+    assert await engine.webhooks.events(account) == []
 
 
 async def test_submission_after_wait_becomes_form_received_event(
@@ -78,7 +78,7 @@ async def test_submission_after_wait_becomes_form_received_event(
     assert response.status == "pending"
     assert response.form_url is not None
     await engine.submit_form(token_of(response.form_url), {"name": "Late"})
-    events = await engine.list_events(account)
+    events = await engine.webhooks.events(account)
     assert events[0]["eventType"] == "form.received"
     assert events[0]["payload"] == {
         "interactionId": response.interaction_id,
@@ -205,7 +205,7 @@ async def test_whatsapp_own_number_form_needs_the_reserved_number(
     with pytest.raises(InvalidRequest) as caught:
         await engine.send_form(account, own)
     assert caught.value.field == "from"
-    await engine.reserve_number(account, "+12125550101")
+    await engine.numbers.reserve_from_pool(account, "+12125550101")
     response = await engine.send_form(account, own)
     delivery = await next_delivery(engine, account)
     assert delivery.from_ == "+12125550101"

@@ -150,7 +150,7 @@ async def replicated(tmp_path: Path, schema_url: str) -> AsyncIterator[Replicate
     await a.start()
     await b.start()
     try:
-        account, _key = await a.create_account("held")
+        account, _key = await a.accounts.create("held")
         finish = asyncio.Event()
         task, hold = await held_send(a, account, then=finish.wait())
         a.follow_async(hold, task)

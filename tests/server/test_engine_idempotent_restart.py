@@ -53,7 +53,7 @@ FINGERPRINT = "POST /messages/sms 0f0f"
 NO_RESPONSE = "Human did not respond. Continue where you left off."
 
 Send = Callable[[Engine, Account, SendContext], Awaitable[BaseModel]]
-"""A send made with the context ``Engine.idempotent`` gives its run (the key's link)."""
+"""A send made with the context ``engine.idempotency.run`` gives its run (the key's link)."""
 
 
 def encode(model: BaseModel) -> bytes:
@@ -78,7 +78,7 @@ class Service:
     def submit(
         self, account: Account, send: Send, *, key: str = KEY, crash_after_send: bool = False
     ) -> asyncio.Task[tuple[int, bytes]]:
-        """The request as the HTTP layer runs it: through ``Engine.idempotent``. With
+        """The request as the HTTP layer runs it: through ``engine.idempotency.run``. With
         ``crash_after_send`` the run fails after the send returned, so no result is
         stored (what a crash between sending and answering leaves behind)."""
         engine = self.engine
@@ -90,7 +90,7 @@ class Service:
                 raise RuntimeError("the service went down before answering")
             return 200, body
 
-        return asyncio.create_task(engine.idempotent(account, key, FINGERPRINT, run))
+        return asyncio.create_task(engine.idempotency.run(account, key, FINGERPRINT, run))
 
     async def deliveries(self, account: Account) -> int:
         return len(await self.engine.list_sandbox_deliveries(account))
@@ -161,7 +161,7 @@ MESSAGE_SENDS: dict[str, Send] = {
 async def test_held_message_retry_after_restart_gets_the_reply_sent_once(
     service: Service, channel: str
 ) -> None:
-    account, _ = await service.engine.create_account()
+    account, _ = await service.engine.accounts.create()
     send = MESSAGE_SENDS[channel]
     first = service.submit(account, send)
     _delivery, interaction_id = await sent(service.engine, account)
@@ -182,7 +182,7 @@ async def test_held_message_retry_after_restart_gets_the_reply_sent_once(
     }
     assert await service.deliveries(account) == 1
     # The held retry got the reply, so no webhook event carries it.
-    assert await service.engine.list_events(account) == []
+    assert await service.engine.webhooks.events(account) == []
     # The retry's result is stored: a third try replays it without running.
     runs = service.runs
     replayed = await service.submit(account, send)
@@ -191,7 +191,7 @@ async def test_held_message_retry_after_restart_gets_the_reply_sent_once(
 
 
 async def test_retry_waits_only_for_what_is_left_of_the_window(service: Service) -> None:
-    account, _ = await service.engine.create_account()
+    account, _ = await service.engine.accounts.create()
     started = time.monotonic()
 
     def send(engine: Engine, account: Account, context: SendContext) -> Awaitable[BaseModel]:
@@ -213,7 +213,7 @@ async def test_retry_waits_only_for_what_is_left_of_the_window(service: Service)
 
 
 async def test_reply_that_came_while_away_is_returned_to_the_retry(service: Service) -> None:
-    account, _ = await service.engine.create_account()
+    account, _ = await service.engine.accounts.create()
 
     def send(engine: Engine, account: Account, context: SendContext) -> Awaitable[BaseModel]:
         return engine.send_message(account, sms(wait_time=5, follow_up_time=30), context)
@@ -232,7 +232,7 @@ async def test_reply_that_came_while_away_is_returned_to_the_retry(service: Serv
 
 
 async def test_retry_after_the_window_passed_gets_the_no_response_text(service: Service) -> None:
-    account, _ = await service.engine.create_account()
+    account, _ = await service.engine.accounts.create()
 
     def send(engine: Engine, account: Account, context: SendContext) -> Awaitable[BaseModel]:
         return engine.send_message(account, sms(wait_time=0.2, follow_up_time=30), context)
@@ -256,7 +256,7 @@ async def test_retry_after_the_window_passed_gets_the_no_response_text(service: 
 async def test_same_key_with_another_body_after_a_restart_is_a_conflict(
     service: Service,
 ) -> None:
-    account, _ = await service.engine.create_account()
+    account, _ = await service.engine.accounts.create()
     first = service.submit(account, MESSAGE_SENDS["sms"])
     await next_delivery(service.engine, account)
     await service.restart()
@@ -266,12 +266,12 @@ async def test_same_key_with_another_body_after_a_restart_is_a_conflict(
         raise AssertionError("must not run")
 
     with pytest.raises(Conflict):
-        await service.engine.idempotent(account, KEY, "POST /messages/sms another-body", run)
+        await service.engine.idempotency.run(account, KEY, "POST /messages/sms another-body", run)
     assert await service.deliveries(account) == 1
 
 
 async def test_held_form_retry_gets_the_submission_and_the_same_link(service: Service) -> None:
-    account, _ = await service.engine.create_account()
+    account, _ = await service.engine.accounts.create()
 
     def send(engine: Engine, account: Account, context: SendContext) -> Awaitable[BaseModel]:
         return engine.send_form(account, sms_form(wait_time=5), context)
@@ -301,7 +301,7 @@ async def test_held_form_retry_gets_the_submission_and_the_same_link(service: Se
 async def test_follow_up_only_form_sent_but_unanswered_returns_its_link(
     service: Service,
 ) -> None:
-    account, _ = await service.engine.create_account()
+    account, _ = await service.engine.accounts.create()
 
     def send(engine: Engine, account: Account, context: SendContext) -> Awaitable[BaseModel]:
         return engine.send_form(account, sms_form(follow_up_time=30), context)
@@ -327,7 +327,7 @@ def place_call(wait: bool) -> Send:
 
 
 async def test_call_waiting_for_its_end_is_not_placed_twice(service: Service) -> None:
-    account, _ = await service.engine.create_account()
+    account, _ = await service.engine.accounts.create()
     first = service.submit(account, place_call(True))
     delivery, interaction_id = await sent(service.engine, account)
     assert delivery.kind == "call"
@@ -351,7 +351,7 @@ async def test_call_waiting_for_its_end_is_not_placed_twice(service: Service) ->
 
 
 async def test_call_not_waited_for_returns_its_interaction_once(service: Service) -> None:
-    account, _ = await service.engine.create_account()
+    account, _ = await service.engine.accounts.create()
     with pytest.raises(RuntimeError):
         await service.submit(account, place_call(False), crash_after_send=True)
     _delivery, interaction_id = await sent(service.engine, account)
@@ -371,7 +371,7 @@ async def test_phone_call_retry_keeps_the_first_limit_and_is_never_placed_again(
     service = Service(tmp_path, database, phone_call_limit=0.6)
     await service.engine.start()
     try:
-        account, _ = await service.engine.create_account()
+        account, _ = await service.engine.accounts.create()
         started = time.monotonic()
 
         def send(engine: Engine, account: Account, context: SendContext) -> Awaitable[BaseModel]:
@@ -396,8 +396,8 @@ async def test_phone_call_retry_keeps_the_first_limit_and_is_never_placed_again(
 
 
 async def test_channel_card_with_reply_link_reattaches(service: Service) -> None:
-    account, _ = await service.engine.create_account()
-    card = await service.engine.create_channel(
+    account, _ = await service.engine.accounts.create()
+    card = await service.engine.channel_cards.create(
         account,
         ChannelCardCreateRequest.model_validate(
             {
@@ -432,8 +432,8 @@ async def test_channel_card_with_reply_link_reattaches(service: Service) -> None
 
 
 async def test_call_card_reattaches_and_gets_the_summary(service: Service) -> None:
-    account, _ = await service.engine.create_account()
-    card = await service.engine.create_channel(
+    account, _ = await service.engine.accounts.create()
+    card = await service.engine.channel_cards.create(
         account,
         ChannelCardCreateRequest.model_validate({"type": "call", "to": HUMAN, "waitTime": 5}),
     )
@@ -481,7 +481,7 @@ class FailingOnce:
 
 
 async def test_a_send_whose_delivery_failed_is_sent_by_the_retry(service: Service) -> None:
-    account, _ = await service.engine.create_account()
+    account, _ = await service.engine.accounts.create()
     sandbox = service.engine.provider
     service.engine.use_provider(FailingOnce(sandbox), ["sms"])
     with pytest.raises(ConnectionError):
@@ -499,7 +499,7 @@ async def test_a_send_whose_delivery_failed_is_sent_by_the_retry(service: Servic
 
 
 async def test_sends_without_a_key_or_with_another_key_still_send(service: Service) -> None:
-    account, _ = await service.engine.create_account()
+    account, _ = await service.engine.accounts.create()
 
     def send(engine: Engine, account: Account, context: SendContext) -> Awaitable[BaseModel]:
         return engine.send_message(account, sms(follow_up_time=5), context)

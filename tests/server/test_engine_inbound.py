@@ -22,8 +22,8 @@ __all__ = ["account", "engine"]
 
 
 async def test_a_text_to_the_shared_number_answers_the_right_account(engine: Engine) -> None:
-    first, _ = await engine.create_account("first")
-    second, _ = await engine.create_account("second")
+    first, _ = await engine.accounts.create("first")
+    second, _ = await engine.accounts.create("second")
     held_first = asyncio.create_task(engine.send_message(first, sms("a?", wait_time=5)))
     held_second = asyncio.create_task(
         engine.send_message(second, sms("b?", to=OTHER_HUMAN, wait_time=5))
@@ -48,8 +48,8 @@ async def test_a_redelivered_text_is_taken_once(engine: Engine, account: Account
     again = await engine.receive_text(text)
     assert first is not None and first.interaction_id == sent.interaction_id
     assert again is None
-    assert len(await engine.list_inbound(account)) == 1
-    assert [e["eventType"] for e in await engine.list_events(account)] == ["message.received"]
+    assert len(await engine.webhooks.inbound(account)) == 1
+    assert [e["eventType"] for e in await engine.webhooks.events(account)] == ["message.received"]
 
 
 async def test_a_text_nobody_is_waiting_for_on_the_shared_number_belongs_to_nobody(
@@ -59,14 +59,14 @@ async def test_a_text_nobody_is_waiting_for_on_the_shared_number_belongs_to_nobo
         InboundText(channel="sms", from_addr=HUMAN, to_addr=SHARED_SMS_NUMBER, body="hi")
     )
     assert stored is None
-    assert await engine.list_inbound(account) == []
+    assert await engine.webhooks.inbound(account) == []
 
 
 async def test_an_unsolicited_text_to_a_reserved_number_goes_to_its_account(
     engine: Engine, account: Account
 ) -> None:
-    number = (await engine.available_numbers(country="US"))[0].phone_number
-    await engine.reserve_number(account, number)
+    number = (await engine.numbers.available(country="US"))[0].phone_number
+    await engine.numbers.reserve_from_pool(account, number)
     stored = await engine.receive_text(
         InboundText(
             channel="sms",
@@ -78,7 +78,7 @@ async def test_an_unsolicited_text_to_a_reserved_number_goes_to_its_account(
     )
     assert stored is not None and stored.account_id == account.id
     assert stored.interaction_id is None
-    events = await engine.list_events(account)
+    events = await engine.webhooks.events(account)
     assert events[0]["payload"] == {
         "medium": "sms",
         "from": HUMAN,
@@ -100,7 +100,7 @@ async def test_end_call_carries_the_transcript(engine: Engine, account: Account)
     )
     assert ended is not None and ended.outcome == "completed"
     assert await engine.end_call(record, outcome="completed", summary="again") is None
-    payload = (await engine.list_events(account))[0]["payload"]
+    payload = (await engine.webhooks.events(account))[0]["payload"]
     assert payload["summary"] == "Friday works."
     assert payload["transcript"] == [
         {"speaker": "agent", "text": "Is Friday OK?"},
@@ -109,8 +109,8 @@ async def test_end_call_carries_the_transcript(engine: Engine, account: Account)
 
 
 async def test_an_inbound_call_is_pending_until_it_ends(engine: Engine, account: Account) -> None:
-    number = (await engine.available_numbers(country="US"))[0].phone_number
-    await engine.reserve_number(account, number)
+    number = (await engine.numbers.available(country="US"))[0].phone_number
+    await engine.numbers.reserve_from_pool(account, number)
     record = await engine.open_inbound_call(account.id, from_addr=HUMAN, to_addr=number)
     assert (await engine.interaction_status(account, record.id)).status == "pending"
     await engine.end_call(record, outcome="completed", summary="Left a message about rent.")
@@ -166,7 +166,7 @@ async def test_a_text_carrying_a_nul_is_taken_without_it(engine: Engine, account
     assert stored is not None and stored.body == "yes"
     answered = await held
     assert answered.reply == "yes"
-    assert [inbound.body for inbound in await engine.list_inbound(account)] == ["yes"]
+    assert [inbound.body for inbound in await engine.webhooks.inbound(account)] == ["yes"]
 
 
 async def test_two_texts_from_one_phone_at_once_answer_two_open_messages(

@@ -53,7 +53,7 @@ async def test_reply_inside_wait_is_returned_within_milliseconds(
     assert isinstance(status.result, MessageReceivedEvent)
     assert status.result.payload.interaction_id == response.interaction_id
     assert status.result.payload.body == "ship it"
-    assert await engine.list_events(account) == []
+    assert await engine.webhooks.events(account) == []
 
 
 async def test_timeout_returns_no_response_text_and_late_reply_becomes_event(
@@ -64,7 +64,7 @@ async def test_timeout_returns_no_response_text_and_late_reply_becomes_event(
     assert response.response == "Human did not respond. Continue where you left off."
     assert response.status == "pending"  # the follow-up window still listens
     await engine.sandbox_reply(account, reply("sms", HUMAN, SHARED_SMS_NUMBER, "late yes"))
-    events = await engine.list_events(account)
+    events = await engine.webhooks.events(account)
     assert len(events) == 1
     assert events[0]["eventType"] == "message.received"
     assert events[0]["interactionId"] == response.interaction_id
@@ -83,7 +83,7 @@ async def test_timeout_without_follow_up_ends_and_later_text_is_unsolicited(
     response = await engine.send_message(account, sms(wait_time=0.1))
     assert (response.status, response.responded) == ("ended", False)
     await engine.sandbox_reply(account, reply("sms", HUMAN, SHARED_SMS_NUMBER, "too late"))
-    events = await engine.list_events(account)
+    events = await engine.webhooks.events(account)
     payload = events[0]["payload"]
     assert isinstance(payload, dict)
     assert "interactionId" not in payload
@@ -108,7 +108,7 @@ async def test_message_without_wait_is_ended_unless_follow_up_listens(
     listening = await engine.send_message(account, sms(follow_up_time=5))
     assert listening.status == "pending"
     await engine.sandbox_reply(account, reply("sms", HUMAN, SHARED_SMS_NUMBER, "ok"))
-    events = await engine.list_events(account)
+    events = await engine.webhooks.events(account)
     assert events[0]["interactionId"] == listening.interaction_id
 
 
@@ -179,9 +179,9 @@ async def test_reply_on_other_channel_or_to_other_number_does_not_match(
     await engine.sandbox_reply(account, reply("whatsapp", HUMAN, SHARED_WHATSAPP_NUMBER, "a"))
     await engine.sandbox_reply(account, reply("sms", HUMAN, "+12125550142", "b"))
     assert (await engine.interaction_status(account, pending.interaction_id)).status == "pending"
-    events = await engine.list_events(account)
+    events = await engine.webhooks.events(account)
     assert [event["interactionId"] for event in events] == [None, None]
-    inbound = await engine.list_inbound(account)
+    inbound = await engine.webhooks.inbound(account)
     assert [item.body for item in inbound] == ["b", "a"]
 
 
@@ -199,13 +199,13 @@ async def test_slack_reply_matches_only_in_thread(engine: Engine, account: Accou
     )
     response = await held
     assert response.response == "Human response: in thread"
-    assert (await engine.list_events(account))[0]["interactionId"] is None
+    assert (await engine.webhooks.events(account))[0]["interactionId"] is None
 
 
 async def test_slack_thread_of_another_account_is_not_found(
     engine: Engine, account: Account
 ) -> None:
-    other, _ = await engine.create_account("other")
+    other, _ = await engine.accounts.create("other")
     theirs = await engine.send_message(other, slack(follow_up_time=30))
     with pytest.raises(NotFound):
         await engine.sandbox_reply(
@@ -219,10 +219,10 @@ async def test_unsolicited_message_is_kept_without_webhooks(
     engine: Engine, account: Account
 ) -> None:
     await engine.sandbox_reply(account, reply("sms", HUMAN, SHARED_SMS_NUMBER, "hello?"))
-    events = await engine.list_events(account)
+    events = await engine.webhooks.events(account)
     assert len(events) == 1
     assert events[0]["eventType"] == "message.received"
-    assert await engine.list_deliveries_log(account) == []
+    assert await engine.webhooks.deliveries(account) == []
 
 
 async def test_reply_with_no_held_request_inside_wait_goes_to_webhooks(
@@ -235,10 +235,10 @@ async def test_reply_with_no_held_request_inside_wait_goes_to_webhooks(
     await engine.sandbox_reply(account, reply("sms", HUMAN, SHARED_SMS_NUMBER, "still here"))
 
     async def check() -> bool:
-        return bool(await engine.list_events(account))
+        return bool(await engine.webhooks.events(account))
 
     await eventually(check)
-    assert (await engine.list_events(account))[0]["interactionId"] == delivery.interaction_id
+    assert (await engine.webhooks.events(account))[0]["interactionId"] == delivery.interaction_id
 
 
 async def test_subscribe_sees_deliveries_and_interaction_changes(

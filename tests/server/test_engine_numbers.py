@@ -36,63 +36,64 @@ def test_every_pool_number_is_valid_and_none_is_reserved_by_the_service() -> Non
 
 
 async def test_available_filters_and_excludes_reserved(engine: Engine, account: Account) -> None:
-    gb = await engine.available_numbers(country="GB")
+    gb = await engine.numbers.available(country="GB")
     assert gb and all(n.country == "GB" and n.area_code == "20" for n in gb)
-    by_area = await engine.available_numbers(country="US", area_code="212")
+    by_area = await engine.numbers.available(country="US", area_code="212")
     assert by_area and all(n.phone_number.startswith("+1212555") for n in by_area)
-    assert await engine.available_numbers(area_code="999") == []
-    await engine.reserve_number(account, NUMBER)
-    assert NUMBER not in {n.phone_number for n in await engine.available_numbers(area_code="212")}
+    assert await engine.numbers.available(area_code="999") == []
+    await engine.numbers.reserve_from_pool(account, NUMBER)
+    assert NUMBER not in {n.phone_number for n in await engine.numbers.available(area_code="212")}
     with pytest.raises(InvalidRequest) as caught:
-        await engine.available_numbers(country="FR")
+        await engine.numbers.available(country="FR")
     assert caught.value.field == "country"
 
 
 async def test_one_number_per_account_and_taken_numbers(engine: Engine, account: Account) -> None:
-    reserved = await engine.reserve_number(account, NUMBER)
+    reserved = await engine.numbers.reserve_from_pool(account, NUMBER)
     assert reserved.phone_number == NUMBER
     assert reserved.created_at == reserved.updated_at
-    assert await engine.list_numbers(account) == [reserved]
+    assert await engine.numbers.of(account) == [reserved]
     with pytest.raises(Conflict):
-        await engine.reserve_number(account, "+12125550143")
+        await engine.numbers.reserve_from_pool(account, "+12125550143")
     with pytest.raises(Conflict):
-        await engine.reserve_number(account, NUMBER)
-    other, _ = await engine.create_account("other")
+        await engine.numbers.reserve_from_pool(account, NUMBER)
+    other, _ = await engine.accounts.create("other")
     with pytest.raises(Conflict):
-        await engine.reserve_number(other, NUMBER)
-    assert await engine.list_numbers(other) == []
+        await engine.numbers.reserve_from_pool(other, NUMBER)
+    assert await engine.numbers.of(other) == []
 
 
 async def test_numbers_outside_the_pool_or_malformed_are_refused(
     engine: Engine, account: Account
 ) -> None:
     with pytest.raises(InvalidRequest) as outside:
-        await engine.reserve_number(account, "+14155552671")  # valid, but not in the pool
+        # valid, but not in the pool
+        await engine.numbers.reserve_from_pool(account, "+14155552671")
     assert (outside.value.code, outside.value.field) == ("invalid_request", "phoneNumber")
     with pytest.raises(InvalidRequest):
-        await engine.reserve_number(account, DEFAULT_HUMAN_PHONE)
+        await engine.numbers.reserve_from_pool(account, DEFAULT_HUMAN_PHONE)
     with pytest.raises(InvalidToNumber) as malformed:
-        await engine.reserve_number(account, "12345")
+        await engine.numbers.reserve_from_pool(account, "12345")
     assert malformed.value.field == "phoneNumber"
-    assert await engine.list_numbers(account) == []
+    assert await engine.numbers.of(account) == []
 
 
 async def test_delete_frees_the_number_for_others(engine: Engine, account: Account) -> None:
-    reserved = await engine.reserve_number(account, NUMBER)
-    other, _ = await engine.create_account("other")
+    reserved = await engine.numbers.reserve_from_pool(account, NUMBER)
+    other, _ = await engine.accounts.create("other")
     with pytest.raises(NotFound):
-        await engine.delete_number(other, reserved.id)
-    await engine.delete_number(account, reserved.id)
-    assert await engine.list_numbers(account) == []
+        await engine.numbers.delete(other, reserved.id)
+    await engine.numbers.delete(account, reserved.id)
+    assert await engine.numbers.of(account) == []
     with pytest.raises(NotFound):
-        await engine.delete_number(account, reserved.id)
-    assert (await engine.reserve_number(other, NUMBER)).phone_number == NUMBER
+        await engine.numbers.delete(account, reserved.id)
+    assert (await engine.numbers.reserve_from_pool(other, NUMBER)).phone_number == NUMBER
 
 
 async def test_texts_go_out_from_the_reserved_number_and_replies_match_it(
     engine: Engine, account: Account
 ) -> None:
-    await engine.reserve_number(account, NUMBER)
+    await engine.numbers.reserve_from_pool(account, NUMBER)
     held = asyncio.create_task(engine.send_message(account, sms(wait_time=5)))
     delivery = await next_delivery(engine, account)
     assert delivery.from_ == NUMBER
@@ -110,6 +111,6 @@ async def test_sms_from_must_be_the_accounts_number(engine: Engine, account: Acc
         await engine.send_message(account, request)
     assert caught.value.field == "from"
     assert await engine.list_sandbox_deliveries(account) == []
-    await engine.reserve_number(account, NUMBER)
+    await engine.numbers.reserve_from_pool(account, NUMBER)
     await engine.send_message(account, request)
     assert (await engine.list_sandbox_deliveries(account))[0].from_ == NUMBER

@@ -18,7 +18,7 @@ from engine_support import HUMAN, account, engine, next_delivery, reply, sms
 
 from humanwire.server.config import SHARED_SMS_NUMBER
 from humanwire.server.engine import Account, Engine
-from humanwire.server.engine.outcomes import PassedOver
+from humanwire.server.engine.events import PassedOver
 from humanwire.types import OutcomeEvent
 
 __all__ = ["account", "engine"]
@@ -51,23 +51,23 @@ async def next_event(stream: AsyncIterator[OutcomeEvent | None]) -> OutcomeEvent
 async def test_a_caught_up_reader_takes_the_next_event_without_reading(
     engine: Engine, account: Account, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    first = await engine.append_outcome(account.id, "int_0", ended(0))
+    first = await engine.events.append(account.id, "int_0", ended(0))
     reads = counted_reads(engine, monkeypatch)
-    stream = engine.outcome_stream(account, first - 1 if first > 1 else 0, keepalive=30)
+    stream = engine.events.stream(account, first - 1 if first > 1 else 0, keepalive=30)
     # Behind: reads (its first event), then waits.
     assert (await next_event(stream)).interaction_id == "int_0"
     waiting = asyncio.ensure_future(next_event(stream))
     await asyncio.sleep(0.05)
     assert len(reads) == 1 and not waiting.done()
 
-    second = await engine.append_outcome(account.id, "int_1", ended(1))
+    second = await engine.events.append(account.id, "int_1", ended(1))
     event = await waiting
     assert (event.id, event.interaction_id) == (str(second), "int_1")
     assert len(reads) == 1  # handed over: no read
 
     # Two appends before the reader is back: both heard, both sent on unread.
-    third = await engine.append_outcome(account.id, "int_2", ended(2))
-    fourth = await engine.append_outcome(account.id, "int_3", ended(3))
+    third = await engine.events.append(account.id, "int_2", ended(2))
+    fourth = await engine.events.append(account.id, "int_3", ended(3))
     assert (await next_event(stream)).id == str(third)
     assert (await next_event(stream)).id == str(fourth)
     assert len(reads) == 1
@@ -76,7 +76,7 @@ async def test_a_caught_up_reader_takes_the_next_event_without_reading(
     waiting = asyncio.ensure_future(next_event(stream))
     await asyncio.sleep(0.05)
     unheard, _ = await engine.store.append_outcome(account.id, "int_4", ended(4), time.time())
-    fifth = await engine.append_outcome(account.id, "int_5", ended(5))
+    fifth = await engine.events.append(account.id, "int_5", ended(5))
     assert (await waiting).id == str(unheard)
     assert (await next_event(stream)).id == str(fifth)
     assert reads[1:] == [fourth]
@@ -86,16 +86,16 @@ async def test_a_caught_up_reader_takes_the_next_event_without_reading(
 async def test_a_reader_whose_cursor_is_not_the_accounts_last_event_reads(
     engine: Engine, account: Account, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    await engine.append_outcome(account.id, "int_0", ended(0))
-    other, _key = await engine.create_account("other")
-    await engine.append_outcome(other.id, "int_x", ended(9))
+    await engine.events.append(account.id, "int_0", ended(0))
+    other, _key = await engine.accounts.create("other")
+    await engine.events.append(other.id, "int_x", ended(9))
     reads = counted_reads(engine, monkeypatch)
     # From now on: its cursor is the service's last id (the other account's event).
-    stream = engine.outcome_stream(account, None, keepalive=30)
+    stream = engine.events.stream(account, None, keepalive=30)
     waiting = asyncio.ensure_future(next_event(stream))
     await asyncio.sleep(0.05)
     assert len(reads) == 1 and not waiting.done()
-    appended = await engine.append_outcome(account.id, "int_1", ended(1))
+    appended = await engine.events.append(account.id, "int_1", ended(1))
     assert (await waiting).id == str(appended)
     assert len(reads) == 2  # its event follows int_0, not the cursor: read
     await stream.aclose()  # type: ignore[attr-defined]
@@ -104,8 +104,8 @@ async def test_a_reader_whose_cursor_is_not_the_accounts_last_event_reads(
 async def test_an_event_another_replica_stored_is_handed_over_from_its_notice(
     engine: Engine, account: Account, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    first = await engine.append_outcome(account.id, "int_0", ended(0))
-    stream = engine.outcome_stream(account, first, keepalive=30)
+    first = await engine.events.append(account.id, "int_0", ended(0))
+    stream = engine.events.stream(account, first, keepalive=30)
     reads = counted_reads(engine, monkeypatch)
     waiting = asyncio.ensure_future(next_event(stream))
     await asyncio.sleep(0.05)
@@ -134,8 +134,8 @@ async def test_an_answers_end_is_handed_to_a_caught_up_reader(
 ) -> None:
     """A reply ends its interaction (on PostgreSQL with its outcome, in one transaction,
     ``end_and_report``): a reader caught up gets ``interaction.ended`` at once, unread."""
-    first = await engine.append_outcome(account.id, "int_0", ended(0))
-    stream = engine.outcome_stream(account, first, keepalive=30)
+    first = await engine.events.append(account.id, "int_0", ended(0))
+    stream = engine.events.stream(account, first, keepalive=30)
     reads = counted_reads(engine, monkeypatch)
     waiting = asyncio.ensure_future(next_event(stream))
     await asyncio.sleep(0.05)
@@ -161,13 +161,13 @@ async def test_a_reader_asking_for_one_event_type_gets_only_those_and_no_gap(
 ) -> None:
     start = await engine.store.last_outcome_id()
     reads = counted_reads(engine, monkeypatch)
-    stream = engine.outcome_stream(account, start, keepalive=30, only="wait.ended")
+    stream = engine.events.stream(account, start, keepalive=30, only="wait.ended")
     waiting = asyncio.ensure_future(next_event(stream))
     await asyncio.sleep(0.05)
-    await engine.append_outcome(account.id, "int_1", ended(1))
+    await engine.events.append(account.id, "int_1", ended(1))
     await asyncio.sleep(0.05)
     assert not waiting.done()  # passed over, not sent
-    second = await engine.append_outcome(account.id, "int_1", waited(1))
+    second = await engine.events.append(account.id, "int_1", waited(1))
     event = await waiting
     assert (event.id, event.event_type, event.interaction_id) == (
         str(second),
@@ -175,8 +175,8 @@ async def test_a_reader_asking_for_one_event_type_gets_only_those_and_no_gap(
         "int_1",
     )
     # The left-out events still count as heard: the next one follows without a read.
-    await engine.append_outcome(account.id, "int_2", ended(2))
-    fourth = await engine.append_outcome(account.id, "int_2", waited(2))
+    await engine.events.append(account.id, "int_2", ended(2))
+    fourth = await engine.events.append(account.id, "int_2", waited(2))
     assert (await next_event(stream)).id == str(fourth)
     assert len(reads) == 1
 
@@ -184,13 +184,13 @@ async def test_a_reader_asking_for_one_event_type_gets_only_those_and_no_gap(
 async def test_a_busy_stream_of_left_out_events_still_sends_its_keepalive(
     engine: Engine, account: Account
 ) -> None:
-    stream = engine.outcome_stream(account, None, keepalive=0.3, only="wait.ended")
+    stream = engine.events.stream(account, None, keepalive=0.3, only="wait.ended")
     first = asyncio.ensure_future(asyncio.wait_for(stream.__anext__(), 5))
     began = time.monotonic()
     n = 0
     last = 0
     while not first.done():
-        last = await engine.append_outcome(
+        last = await engine.events.append(
             account.id, f"int_{n}", ended(n)
         )  # quicker than keepalive
         n += 1
@@ -208,20 +208,20 @@ async def test_a_busy_stream_of_left_out_events_still_sends_its_keepalive(
 async def test_a_keepalive_names_the_last_event_left_out_once(
     engine: Engine, account: Account
 ) -> None:
-    stream = engine.outcome_stream(account, None, keepalive=0.2, only="wait.ended")
+    stream = engine.events.stream(account, None, keepalive=0.2, only="wait.ended")
     assert await asyncio.wait_for(stream.__anext__(), 5) is None  # nothing left out yet
-    await engine.append_outcome(account.id, "int_1", ended(1))
-    skipped = await engine.append_outcome(account.id, "int_2", ended(2))
+    await engine.events.append(account.id, "int_1", ended(1))
+    skipped = await engine.events.append(account.id, "int_2", ended(2))
     assert await asyncio.wait_for(stream.__anext__(), 5) == PassedOver(skipped)
     assert await asyncio.wait_for(stream.__anext__(), 5) is None  # said once
-    wanted = await engine.append_outcome(account.id, "int_2", waited(2))
+    wanted = await engine.events.append(account.id, "int_2", waited(2))
     event = await asyncio.wait_for(stream.__anext__(), 5)
     assert isinstance(event, OutcomeEvent) and event.id == str(wanted)
     assert await asyncio.wait_for(stream.__anext__(), 5) is None  # nothing left out since
     await stream.aclose()  # type: ignore[attr-defined]
     # Unfiltered, nothing is ever left out: keepalives stay plain.
-    everything = engine.outcome_stream(account, await engine.store.last_outcome_id(), keepalive=0.2)
-    await engine.append_outcome(account.id, "int_3", ended(3))
+    everything = engine.events.stream(account, await engine.store.last_outcome_id(), keepalive=0.2)
+    await engine.events.append(account.id, "int_3", ended(3))
     assert isinstance(await asyncio.wait_for(everything.__anext__(), 5), OutcomeEvent)
     assert await asyncio.wait_for(everything.__anext__(), 5) is None
     await everything.aclose()  # type: ignore[attr-defined]
@@ -231,22 +231,22 @@ async def test_a_long_poll_for_one_event_type_passes_the_others(
     engine: Engine, account: Account
 ) -> None:
     start = await engine.store.last_outcome_id()
-    skipped = await engine.append_outcome(account.id, "int_1", ended(1))
+    skipped = await engine.events.append(account.id, "int_1", ended(1))
     # Nothing of that type: the cursor still passes what was left out.
-    page = await engine.outcomes(account, start, 0, "wait.ended")
+    page = await engine.events.page(account, start, 0, "wait.ended")
     assert (page.events, page.cursor) == ([], str(skipped))
     # Held past left-out events until one of its type comes.
-    polling = asyncio.ensure_future(engine.outcomes(account, skipped, 5, "wait.ended"))
+    polling = asyncio.ensure_future(engine.events.page(account, skipped, 5, "wait.ended"))
     await asyncio.sleep(0.05)
-    await engine.append_outcome(account.id, "int_2", ended(2))
+    await engine.events.append(account.id, "int_2", ended(2))
     await asyncio.sleep(0.1)
     assert not polling.done()
-    wanted = await engine.append_outcome(account.id, "int_2", waited(2))
+    wanted = await engine.events.append(account.id, "int_2", waited(2))
     page = await asyncio.wait_for(polling, 5)
     assert [(e.id, e.event_type) for e in page.events] == [(str(wanted), "wait.ended")]
     assert page.cursor == str(wanted)
     # Both kinds without the filter, in order.
-    page = await engine.outcomes(account, start, 0)
+    page = await engine.events.page(account, start, 0)
     assert [e.event_type for e in page.events] == [
         "interaction.ended",
         "interaction.ended",

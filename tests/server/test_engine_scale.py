@@ -31,7 +31,7 @@ async def test_ten_thousand_held_waits_are_all_answered(
 async def _held_waits_are_all_answered(engine: Engine, count: int) -> None:
     await engine.start()
     try:
-        account, _ = await engine.create_account()
+        account, _ = await engine.accounts.create()
         started = time.perf_counter()
         held = [
             asyncio.ensure_future(engine.send_message(account, slack(f"q{i}", wait_time=120)))

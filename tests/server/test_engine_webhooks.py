@@ -55,23 +55,23 @@ async def receiver() -> AsyncIterator[Receiver]:
 async def test_registration_shows_secret_once_and_masks_headers(
     engine: Engine, account: Account
 ) -> None:
-    created = await engine.create_webhook(
+    created = await engine.webhooks.create(
         account, hook("http://127.0.0.1:9/x", headers={"Authorization": "Bearer agent-token"})
     )
     assert created.secret is not None and created.secret.startswith("whsec_")
     assert len(created.secret) > 40
     assert created.headers == {"Authorization": "Bearer agent-token"}
-    listed = await engine.list_webhooks(account)
+    listed = await engine.webhooks.of(account)
     assert len(listed) == 1
     assert listed[0].id == created.id
     assert listed[0].secret is None
     assert listed[0].headers == {"Authorization": "Bear…"}
-    other, _ = await engine.create_account("other")
-    assert await engine.list_webhooks(other) == []
+    other, _ = await engine.accounts.create("other")
+    assert await engine.webhooks.of(other) == []
     with pytest.raises(NotFound):
-        await engine.delete_webhook(other, created.id)
-    await engine.delete_webhook(account, created.id)
-    assert await engine.list_webhooks(account) == []
+        await engine.webhooks.delete(other, created.id)
+    await engine.webhooks.delete(account, created.id)
+    assert await engine.webhooks.of(account) == []
 
 
 @pytest.mark.parametrize(
@@ -120,12 +120,12 @@ async def test_engine_applies_the_guard_from_config(tmp_path: Path, database: st
     engine = Engine(
         fast_config(tmp_path, db_path=database, local_mode=False), resolve=lambda h, p: ["10.0.0.1"]
     )
-    account, _ = await engine.create_account()
+    account, _ = await engine.accounts.create()
     with pytest.raises(InvalidRequest):
-        await engine.create_webhook(account, hook("http://127.0.0.1:9/x"))
+        await engine.webhooks.create(account, hook("http://127.0.0.1:9/x"))
     with pytest.raises(InvalidRequest):
-        await engine.create_webhook(account, hook("http://hooks.internal/x"))
-    assert await engine.list_webhooks(account) == []
+        await engine.webhooks.create(account, hook("http://hooks.internal/x"))
+    assert await engine.webhooks.of(account) == []
     await engine.store.close()
 
 
@@ -136,18 +136,18 @@ async def test_hostname_resolving_to_loopback_is_refused_outside_local_mode(
         return {"hooks.example": ["127.0.0.1"]}[host]
 
     public = Engine(fast_config(tmp_path, db_path=database, local_mode=False), resolve=resolve)
-    account, _ = await public.create_account()
+    account, _ = await public.accounts.create()
     with pytest.raises(InvalidRequest) as caught:
-        await public.create_webhook(account, hook("http://hooks.example:9000/x"))
+        await public.webhooks.create(account, hook("http://hooks.example:9000/x"))
     assert caught.value.field == "url"
     assert "public address" in caught.value.message
-    assert await public.list_webhooks(account) == []
+    assert await public.webhooks.of(account) == []
     await public.store.close()
 
     local = Engine(fast_config(tmp_path, db_path=database), resolve=resolve)
-    account, _ = await local.create_account()
-    created = await local.create_webhook(account, hook("http://hooks.example:9000/x"))
-    assert [w.id for w in await local.list_webhooks(account)] == [created.id]
+    account, _ = await local.accounts.create()
+    created = await local.webhooks.create(account, hook("http://hooks.example:9000/x"))
+    assert [w.id for w in await local.webhooks.of(account)] == [created.id]
     await local.store.close()
 
 
@@ -160,7 +160,7 @@ async def test_host_lookup_runs_off_the_event_loop(tmp_path: Path, database: str
         return ["93.184.215.14"]
 
     engine = Engine(fast_config(tmp_path, db_path=database, local_mode=False), resolve=slow_resolve)
-    account, _ = await engine.create_account()
+    account, _ = await engine.accounts.create()
     ticks = 0
     stop = asyncio.Event()
 
@@ -171,7 +171,7 @@ async def test_host_lookup_runs_off_the_event_loop(tmp_path: Path, database: str
             await asyncio.sleep(0.01)
 
     ticker = asyncio.create_task(tick())
-    created = await engine.create_webhook(account, hook("https://hooks.example/in"))
+    created = await engine.webhooks.create(account, hook("https://hooks.example/in"))
     stop.set()
     await ticker
     assert created.url == "https://hooks.example/in"
@@ -191,15 +191,15 @@ async def test_a_lookup_past_the_timeout_refuses_the_url(tmp_path: Path, databas
         resolve=hanging_resolve,
         resolve_timeout=0.1,
     )
-    account, _ = await engine.create_account()
+    account, _ = await engine.accounts.create()
     started = time.monotonic()
     with pytest.raises(HostLookupTimeout) as caught:
-        await engine.create_webhook(account, hook("https://slow.example/in"))
+        await engine.webhooks.create(account, hook("https://slow.example/in"))
     assert time.monotonic() - started < 0.5
     assert isinstance(caught.value, InvalidRequest)  # a 400 on url, not a 500
     assert caught.value.field == "url"
     assert "did not resolve within 0.1 s" in caught.value.message
-    assert await engine.list_webhooks(account) == []
+    assert await engine.webhooks.of(account) == []
     await engine.store.close()
 
 
@@ -215,15 +215,15 @@ async def test_default_lookup_goes_through_loop_getaddrinfo(
 
     monkeypatch.setattr(asyncio.get_running_loop(), "getaddrinfo", getaddrinfo)
     engine = Engine(fast_config(tmp_path, db_path=database, local_mode=False))
-    account, _ = await engine.create_account()
+    account, _ = await engine.accounts.create()
     with pytest.raises(InvalidRequest):
-        await engine.create_webhook(account, hook("http://loopback.example/x"))
-    created = await engine.create_webhook(account, hook("https://public.example:8443/x"))
+        await engine.webhooks.create(account, hook("http://loopback.example/x"))
+    created = await engine.webhooks.create(account, hook("https://public.example:8443/x"))
     assert asked == [("loopback.example", 80), ("public.example", 8443)]
-    assert [w.id for w in await engine.list_webhooks(account)] == [created.id]
+    assert [w.id for w in await engine.webhooks.of(account)] == [created.id]
     # An IP literal needs no lookup.
     with pytest.raises(InvalidRequest):
-        await engine.create_webhook(account, hook("http://10.0.0.1/x"))
+        await engine.webhooks.create(account, hook("http://10.0.0.1/x"))
     assert len(asked) == 2
     await engine.store.close()
 
@@ -250,15 +250,15 @@ async def test_a_lookup_timeout_at_delivery_is_retried_not_final(
     )
     await engine.start()
     try:
-        account, _ = await engine.create_account()
-        await engine.create_webhook(account, hook("https://hooks.example/in"))
+        account, _ = await engine.accounts.create()
+        await engine.webhooks.create(account, hook("https://hooks.example/in"))
         await engine.sandbox_reply(account, reply("sms", HUMAN, SHARED_SMS_NUMBER, "hi"))
 
         async def check() -> bool:
             return bool((await engine.store.list_outbox(account.id, 1))[0].attempts >= 2)
 
         await eventually(check)
-        log = (await engine.list_deliveries_log(account))[0]
+        log = (await engine.webhooks.deliveries(account))[0]
         assert "did not resolve within" in str(log["lastError"])
     finally:
         await engine.close()
@@ -267,7 +267,7 @@ async def test_a_lookup_timeout_at_delivery_is_retried_not_final(
 async def test_late_reply_is_delivered_signed_with_headers(
     engine: Engine, account: Account, receiver: Receiver
 ) -> None:
-    created = await engine.create_webhook(
+    created = await engine.webhooks.create(
         account, hook(receiver.url, headers={"Authorization": "Bearer agent-token"})
     )
     assert created.secret is not None
@@ -281,7 +281,7 @@ async def test_late_reply_is_delivered_signed_with_headers(
     event = event_adapter.validate_json(request.body)
     assert event.event_type == "message.received"
     assert event.payload.interaction_id == response.interaction_id
-    assert request.headers["humanwire-event-id"] == (await engine.list_events(account))[0]["id"]
+    assert request.headers["humanwire-event-id"] == (await engine.webhooks.events(account))[0]["id"]
     signature = dict(
         part.split("=", 1) for part in request.headers["humanwire-signature"].split(",")
     )
@@ -291,10 +291,10 @@ async def test_late_reply_is_delivered_signed_with_headers(
     assert hmac.compare_digest(signature["v1"], expected)
 
     async def check() -> bool:
-        return bool((await engine.list_deliveries_log(account))[0]["status"] == "delivered")
+        return bool((await engine.webhooks.deliveries(account))[0]["status"] == "delivered")
 
     await eventually(check)
-    log = (await engine.list_deliveries_log(account))[0]
+    log = (await engine.webhooks.deliveries(account))[0]
     assert (log["attempts"], log["eventType"], log["url"]) == (1, "message.received", receiver.url)
 
 
@@ -324,7 +324,7 @@ async def test_a_stored_header_that_cannot_be_sent_is_left_out_of_deliveries(
         await engine.sandbox_reply(account, reply("sms", HUMAN, SHARED_SMS_NUMBER, "hi"))
 
         async def check() -> bool:
-            return bool((await engine.list_deliveries_log(account))[0]["status"] == "delivered")
+            return bool((await engine.webhooks.deliveries(account))[0]["status"] == "delivered")
 
         await eventually(check)
     [request] = receiver.requests
@@ -340,10 +340,10 @@ async def test_a_stored_header_that_cannot_be_sent_is_left_out_of_deliveries(
 async def test_only_subscribed_event_types_are_delivered(
     engine: Engine, account: Account, receiver: Receiver
 ) -> None:
-    await engine.create_webhook(account, hook(receiver.url, "form.received"))
+    await engine.webhooks.create(account, hook(receiver.url, "form.received"))
     await engine.sandbox_reply(account, reply("sms", HUMAN, SHARED_SMS_NUMBER, "unsolicited"))
-    assert len(await engine.list_events(account)) == 1
-    assert await engine.list_deliveries_log(account) == []
+    assert len(await engine.webhooks.events(account)) == 1
+    assert await engine.webhooks.deliveries(account) == []
     assert receiver.requests == []
 
 
@@ -351,16 +351,16 @@ async def test_retries_until_the_receiver_comes_back(
     engine: Engine, account: Account, receiver: Receiver
 ) -> None:
     receiver.status = 503
-    await engine.create_webhook(account, hook(receiver.url))
+    await engine.webhooks.create(account, hook(receiver.url))
     await engine.sandbox_reply(account, reply("sms", HUMAN, SHARED_SMS_NUMBER, "hello"))
     await eventually(lambda: len(receiver.requests) >= 2)
-    log = (await engine.list_deliveries_log(account))[0]
+    log = (await engine.webhooks.deliveries(account))[0]
     assert log["status"] == "pending"
     assert log["lastError"] == "HTTP 503"
     receiver.status = 200
 
     async def check() -> bool:
-        return bool((await engine.list_deliveries_log(account))[0]["status"] == "delivered")
+        return bool((await engine.webhooks.deliveries(account))[0]["status"] == "delivered")
 
     await eventually(check)
     bodies = {request.body for request in receiver.requests}
@@ -373,14 +373,14 @@ async def test_unreachable_receiver_is_retried_then_given_up(
 ) -> None:
     url = receiver.url
     await receiver.stop()  # nothing listens on the port any more
-    await engine.create_webhook(account, hook(url))
+    await engine.webhooks.create(account, hook(url))
     await engine.sandbox_reply(account, reply("sms", HUMAN, SHARED_SMS_NUMBER, "hello"))
 
     async def check() -> bool:
-        return bool((await engine.list_deliveries_log(account))[0]["status"] == "failed")
+        return bool((await engine.webhooks.deliveries(account))[0]["status"] == "failed")
 
     await eventually(check)
-    log = (await engine.list_deliveries_log(account))[0]
+    log = (await engine.webhooks.deliveries(account))[0]
     assert log["attempts"] == engine.config.webhook_max_attempts
     assert "Connect" in str(log["lastError"])
 
@@ -389,14 +389,14 @@ async def test_outbox_survives_a_restart(tmp_path: Path, database: str, receiver
     config = fast_config(tmp_path, db_path=database, webhook_retry_base=0.05)
     first = Engine(config)
     await first.start()
-    account, key = await first.create_account()
+    account, key = await first.accounts.create()
     url = receiver.url
     await receiver.stop()
-    await first.create_webhook(account, hook(url))
+    await first.webhooks.create(account, hook(url))
     await first.sandbox_reply(account, reply("sms", HUMAN, SHARED_SMS_NUMBER, "kept"))
 
     async def check() -> bool:
-        return bool((await first.list_deliveries_log(account))[0]["attempts"] != 0)
+        return bool((await first.webhooks.deliveries(account))[0]["attempts"] != 0)
 
     await eventually(check)
     await first.close()
@@ -405,13 +405,13 @@ async def test_outbox_survives_a_restart(tmp_path: Path, database: str, receiver
     second = Engine(config)
     await second.start()
     try:
-        restored = await second.authenticate(key)
+        restored = await second.accounts.authenticate(key)
         assert restored is not None
         await eventually(lambda: len(receiver.requests) == 1)
         assert receiver.requests[0].json()["payload"]["body"] == "kept"
 
         async def check() -> bool:
-            return bool((await second.list_deliveries_log(restored))[0]["status"] == "delivered")
+            return bool((await second.webhooks.deliveries(restored))[0]["status"] == "delivered")
 
         await eventually(check)
     finally:
@@ -422,8 +422,8 @@ async def test_deleting_a_webhook_cancels_its_pending_deliveries(
     engine: Engine, account: Account, receiver: Receiver
 ) -> None:
     receiver.status = 500
-    created = await engine.create_webhook(account, hook(receiver.url))
+    created = await engine.webhooks.create(account, hook(receiver.url))
     await engine.sandbox_reply(account, reply("sms", HUMAN, SHARED_SMS_NUMBER, "x"))
     await eventually(lambda: len(receiver.requests) >= 1)
-    await engine.delete_webhook(account, created.id)
-    assert (await engine.list_deliveries_log(account))[0]["status"] == "cancelled"
+    await engine.webhooks.delete(account, created.id)
+    assert (await engine.webhooks.deliveries(account))[0]["status"] == "cancelled"

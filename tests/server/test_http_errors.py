@@ -227,7 +227,7 @@ async def test_an_unexpected_failure_is_a_logged_500_with_the_error_body(
     def broken(*args: object) -> None:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(svc.engine, "list_numbers", broken)
+    monkeypatch.setattr(svc.engine.numbers, "of", broken)
     transport = httpx.ASGITransport(svc.app, raise_app_exceptions=False)
     headers = {"Authorization": f"Bearer {svc.api_key}"}
     async with httpx.AsyncClient(transport=transport, base_url=BASE_URL, headers=headers) as c:

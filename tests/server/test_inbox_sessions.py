@@ -77,7 +77,7 @@ def on_login_page(response: httpx.Response) -> bool:
 
 
 def account_id(runner: ServiceRunner, key: str) -> str:
-    account = runner.call(runner.engine.authenticate, key)
+    account = runner.call(runner.engine.accounts.authenticate, key)
     assert account is not None
     return str(account.id)
 

@@ -173,7 +173,7 @@ async def test_a_500_carries_the_request_id_too(
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(svc.engine, "list_numbers", broken)
+    monkeypatch.setattr(svc.engine.numbers, "of", broken)
     transport = httpx.ASGITransport(svc.app, raise_app_exceptions=False)
     headers = {"Authorization": f"Bearer {svc.api_key}", "Humanwire-Request-Id": "boom-1"}
     caplog.set_level(logging.INFO, logger="humanwire")
@@ -210,7 +210,7 @@ async def test_request_and_state_change_lines_carry_ids_and_no_secrets(
     interaction_id = sent.json()["interactionId"]
     status = await svc.client.get(f"/interactions/{interaction_id}/status")
     assert status.status_code == 200
-    account_id = (await svc.engine.authenticate(svc.api_key)).id  # type: ignore[union-attr]
+    account_id = (await svc.engine.accounts.authenticate(svc.api_key)).id  # type: ignore[union-attr]
 
     events = [(r.name, r.hw["event"], r.hw) for r in caplog.records if hasattr(r, "hw")]
     access = [hw for name, event, hw in events if event == "http.request"]

@@ -1705,7 +1705,7 @@ async def test_engine_on_a_postgresql_url_uses_postgres(pg_schema: str) -> None:
     engine = Engine(ServiceConfig(db_path=url))
     try:
         assert isinstance(engine.store, PostgresStore)
-        created, _key = await engine.create_account("on postgres")
+        created, _key = await engine.accounts.create("on postgres")
     finally:
         await engine.close()
     reopened = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)

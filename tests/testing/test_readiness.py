@@ -22,7 +22,7 @@ import pytest
 from account_gate import held_create_account
 
 from humanwire.server import embedded
-from humanwire.server.engine import Engine
+from humanwire.server.engine.accounts import Accounts
 
 GATE_SCRIPT = Path(__file__).with_name("account_gate.py")
 KEY = "hw_readiness_key_given_at_start_0000"
@@ -137,7 +137,7 @@ def test_the_embedded_service_answers_only_once_its_recorded_key_works(
     monkeypatch.setenv("HUMANWIRE_EMBEDDED_PORT", str(port))
     (tmp_path / "embedded.json").write_text(json.dumps({"base_url": base_url, "api_key": KEY}))
     gate, started = tmp_path / "gate", tmp_path / "creating"
-    monkeypatch.setattr(Engine, "create_account", held_create_account(gate, started))
+    monkeypatch.setattr(Accounts, "create", held_create_account(gate, started))
     embedded.stop_embedded_service()
     services: list[embedded.EmbeddedService] = []
     starting = threading.Thread(

@@ -242,7 +242,7 @@ def test_a_request_arriving_while_stopping_is_refused_503(database: str) -> None
         assert health.status_code == 503  # not ready: embedded mode must not reuse it
 
         async def deliveries() -> list[Any]:
-            account = await runner.engine.authenticate(key)
+            account = await runner.engine.accounts.authenticate(key)
             assert account is not None
             return await runner.engine.list_sandbox_deliveries(account)
 

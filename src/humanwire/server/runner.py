@@ -287,11 +287,11 @@ class ServiceRunner:
 
     def create_account(self, name: str | None = None, *, api_key: str | None = None) -> str:
         """Creates an account (with ``api_key`` when given) and returns its API key."""
-        _account, key = self.call(self.engine.create_account, name, api_key)
+        _account, key = self.call(self.engine.accounts.create, name, api_key)
         return key
 
     def authenticate(self, api_key: str) -> bool:
-        return self.call(self.engine.authenticate, api_key) is not None
+        return self.call(self.engine.accounts.authenticate, api_key) is not None
 
     # -- the thread -------------------------------------------------------------------
     def _run(self, sock: socket.socket) -> None:

@@ -42,12 +42,12 @@ class StartupAccount:
 
     async def __call__(self, engine: Engine) -> None:
         key = self._key
-        if key is None or await engine.authenticate(key) is None:
+        if key is None or await engine.accounts.authenticate(key) is None:
             try:
-                _account, key = await engine.create_account(self.name, key)
+                _account, key = await engine.accounts.create(self.name, key)
             except Conflict:
                 # Replicas starting together on one database with the same key race to
                 # create it: the losers use the winner's.
-                if key is None or await engine.authenticate(key) is None:
+                if key is None or await engine.accounts.authenticate(key) is None:
                     raise
         self._key, self._done = key, True

@@ -3,17 +3,20 @@ numbers, webhooks and channel cards. It knows nothing of HTTP: the routes in ``a
 validate bodies into wire models, call one method here, and serialize what comes back.
 Errors are raised as ``humanwire.server.errors.ServiceError`` subclasses.
 
-One class, ``Engine``, assembled from one part per concern, each a module of its own:
+``Engine`` is a facade over role objects built on one runtime (``runtime``), each
+reached by its name, and the parts not yet role objects, still mixed in:
 
-- ``core`` and the parts it builds on (``state``, ``stream``, ``deadlines``, ``holding``,
-  ``opening``, ``delivering``): start / drain / close, outcome events, windows closing,
-  held requests (``Hold``), interactions opened and delivered, other replicas' notices;
-  what differs with replicas is the ``Coordinator``'s (``coordination``);
-- ``accounts`` and ``idempotency``: keys, limits, ``Idempotency-Key``;
-- ``sessions``: the inbox's logins (a token in the cookie, never the key);
+- roles: ``engine.accounts`` (keys, limits, suspension, operators' actions),
+  ``engine.sessions`` (the inbox's logins: a token in the cookie, never the key),
+  ``engine.idempotency`` (``Idempotency-Key``), ``engine.numbers``, ``engine.webhooks``,
+  ``engine.channel_cards`` (the account's resources), ``engine.events`` (the outcome
+  stream, appended and read);
+- ``core`` and the parts it builds on (``state``, ``deadlines``, ``holding``,
+  ``opening``, ``delivering``): start / drain / close, windows closing, held requests
+  (``Hold``), interactions opened and delivered, other replicas' notices; what differs
+  with replicas is the ``Coordinator``'s (``coordination``);
 - ``sends`` and ``calls``: messages, channel-card messages, forms, status; calls and
-  ``/phone/*``;
-- ``numbers``, ``webhooks``, ``channels``: the account's resources;
+  ``/phone/*``; ``outcomes``: the 202 of a respond-async send;
 - ``human``: what comes back from recipients, through provider-neutral entry points
   that the sandbox API, the inbox and the real providers all use (``shared_senders``:
   whose a reply to a shared sender is);
@@ -64,20 +67,15 @@ from ._common import (
     ReplyLinkView,
     wire_json,
 )
-from .accounts import Accounts
+from .accounts import AccountInfo, DeletedAccount
 from .approval_access import ApprovalAccess
 from .calls import Calls
-from .channels import ChannelCards
 from .context import HELD_TO_THE_END, SendContext
 from .holds import Hold
 from .human import InboundText
-from .idempotency import Idempotency
 from .links import LinkPages
-from .numbers import Numbers
 from .outcomes import Outcomes
 from .sends import Sends
-from .sessions import InboxSessions
-from .webhooks import Webhooks
 
 __all__ = [
     "CALL_NOT_ANSWERED",
@@ -103,17 +101,37 @@ __all__ = [
 ]
 
 
-class Engine(
-    ApprovalAccess,
-    Accounts,
-    InboxSessions,
-    Idempotency,
-    Calls,
-    Sends,
-    Numbers,
-    Webhooks,
-    ChannelCards,
-    LinkPages,
-    Outcomes,
-):
-    """The service's rules, one instance per service (see the module docstring)."""
+class Engine(ApprovalAccess, Calls, Sends, LinkPages, Outcomes):
+    """The service's rules, one instance per service (see the module docstring).
+
+    The roles built on its runtime are attributes (``engine.accounts``,
+    ``engine.sessions``, ``engine.idempotency``, ``engine.numbers``, ``engine.webhooks``,
+    ``engine.channel_cards``, ``engine.events``: docs/explanation/architecture.md,
+    "Roles"); the parts below are still mixed in, until they are role objects too."""
+
+    # -- until ``humanwire accounts`` (cli) and the Slack routes call ``engine.accounts``
+    async def create_account(
+        self, name: str | None = None, api_key: str | None = None
+    ) -> tuple[Account, str]:
+        return await self.accounts.create(name, api_key)
+
+    async def authenticate(self, api_key: str) -> Account | None:
+        return await self.accounts.authenticate(api_key)
+
+    async def account_list(self) -> list[AccountInfo]:
+        return await self.accounts.list_all()
+
+    async def account_info(self, account_id: str) -> AccountInfo:
+        return await self.accounts.info(account_id)
+
+    async def suspend_account(self, account_id: str) -> bool:
+        return await self.accounts.suspend(account_id)
+
+    async def reinstate_account(self, account_id: str) -> bool:
+        return await self.accounts.reinstate(account_id)
+
+    async def rotate_key(self, account_id: str) -> tuple[str, str]:
+        return await self.accounts.rotate_key(account_id)
+
+    async def delete_account(self, account_id: str) -> DeletedAccount:
+        return await self.accounts.delete(account_id)

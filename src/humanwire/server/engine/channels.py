@@ -1,10 +1,9 @@
-"""Channel cards: stored routes (recipient, windows, templates) addressed by one id.
-Sending through a card is in ``sends``."""
+"""The channel cards role (``engine.channel_cards``): stored routes (recipient, windows,
+templates) addressed by one id. Sending through a card is in ``sends``."""
 
 from __future__ import annotations
 
 import secrets
-import time
 
 from humanwire.types import (
     DEFAULT_NO_RESPONSE_TEMPLATE,
@@ -20,13 +19,17 @@ from ..store.base import (
     ChannelRecord,
 )
 from ._common import Account, _timestamp
-from .core import EngineCore
+from .runtime import Runtime
 
 
-class ChannelCards(EngineCore):
-    async def create_channel(
-        self, account: Account, request: ChannelCardCreateRequest
-    ) -> ChannelCard:
+class ChannelCards:
+    """The account's channel cards."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+        self._store = runtime.store
+
+    async def create(self, account: Account, request: ChannelCardCreateRequest) -> ChannelCard:
         record = ChannelRecord(
             id="ch_" + secrets.token_urlsafe(18),
             account_id=account.id,
@@ -38,11 +41,11 @@ class ChannelCards(EngineCore):
             response_template=request.response_template or DEFAULT_RESPONSE_TEMPLATE,
             no_response_template=request.no_response_template or DEFAULT_NO_RESPONSE_TEMPLATE,
             reply_link=request.reply_link,
-            created_at=time.time(),
+            created_at=self._runtime.clock(),
             metadata=request.metadata,
         )
-        await self.store.insert_channel(record)
-        self._notify(account.id, "channel", record.id)
+        await self._store.insert_channel(record)
+        self._runtime.notices.notify(account.id, "channel", record.id)
         return self._card(record)
 
     @staticmethod
@@ -61,16 +64,16 @@ class ChannelCards(EngineCore):
             metadata=record.metadata,
         )
 
-    async def list_channels(self, account: Account) -> list[ChannelCard]:
-        return [self._card(record) for record in await self.store.channels_of(account.id)]
+    async def of(self, account: Account) -> list[ChannelCard]:
+        return [self._card(record) for record in await self._store.channels_of(account.id)]
 
-    async def get_channel(self, account: Account, channel_id: str) -> ChannelCard:
-        record = await self.store.get_channel(account.id, channel_id)
+    async def get(self, account: Account, channel_id: str) -> ChannelCard:
+        record = await self._store.get_channel(account.id, channel_id)
         if record is None:
             raise NotFound(f"no channel {channel_id!r}", field="channelId")
         return self._card(record)
 
-    async def delete_channel(self, account: Account, channel_id: str) -> None:
-        if not await self.store.delete_channel(account.id, channel_id):
+    async def delete(self, account: Account, channel_id: str) -> None:
+        if not await self._store.delete_channel(account.id, channel_id):
             raise NotFound(f"no channel {channel_id!r}", field="channelId")
-        self._notify(account.id, "channel", channel_id)
+        self._runtime.notices.notify(account.id, "channel", channel_id)

@@ -1,6 +1,6 @@
 """What a send's request tells the engine besides its body, passed as an argument.
 
-``SendContext`` is built by the HTTP layer for each send (and by ``Engine.idempotent`` for
+``SendContext`` is built by the HTTP layer for each send (and by ``engine.idempotency.run`` for
 the run of an ``Idempotency-Key``): whether the client is still there, whether it asked to
 be answered 202 at once, and the key the send runs under. A caller that passes none (a
 test, an embedding) gets a send held to its end, answered when it ends, under no key.
@@ -48,7 +48,7 @@ class SendContext:
     """``Prefer: respond-async``: settled with the send's ``Hold`` once it starts to hold
     (delivered, waiting); the request is answered 202 at once while the hold goes on."""
     run: IdempotentRun | None = None
-    """The ``Idempotency-Key`` run the send belongs to (``Engine.idempotent`` sets it)."""
+    """The ``Idempotency-Key`` run the send belongs to (``engine.idempotency.run`` sets it)."""
 
 
 HELD_TO_THE_END = SendContext()

@@ -34,10 +34,10 @@ from .holds import Follow
 
 class EngineCore(Delivering):
     """The engine's core, its parts in the order each builds on the last: ``state``
-    (what it keeps, start and stop, limits, live notices), ``stream`` (outcome events),
-    ``deadlines`` (windows closing), ``holding`` (held requests and their answers),
-    ``opening`` (an interaction created or re-attached to), ``delivering`` (handed to a
-    provider, its delivery status), and here what other replicas announce."""
+    (the runtime and the roles built on it, start and stop), ``deadlines`` (windows
+    closing), ``holding`` (held requests and their answers), ``opening`` (an interaction
+    created or re-attached to), ``delivering`` (handed to a provider, its delivery
+    status), and here what other replicas announce."""
 
     def __init__(self, config: ServiceConfig, **options: Any) -> None:
         super().__init__(config, **options)
@@ -54,20 +54,20 @@ class EngineCore(Delivering):
         """Another replica announced a change: wake what waits for it here, as the
         change would have had it happened here."""
         if kind == "outcome":
-            self._outcome_heard(account_id, _outcome_handoff(item_id, detail))
+            self.events.heard(account_id, _outcome_handoff(item_id, detail))
             return
         if kind == "interaction":
             # A request held here may need the row (a task: the listener reads on).
             self._spawn(self._interaction_changed(account_id, item_id, detail))
             return
         if kind == "delivery":
-            self._delivery_wakeups.wake(account_id)
-        self._inbox_streams.notify(account_id, kind, item_id)
+            self.runtime.notices.delivery.wake(account_id)
+        self.runtime.notices.inbox.notify(account_id, kind, item_id)
 
     async def _interaction_changed(self, account_id: str, item_id: str, detail: Any) -> None:
         await self._settle_held(item_id, detail)
-        self._status_wakeups.wake(item_id)
-        self._inbox_streams.notify(account_id, "interaction", item_id)
+        self.runtime.notices.status.wake(item_id)
+        self.runtime.notices.inbox.notify(account_id, "interaction", item_id)
 
     async def _settle_held(self, interaction_id: str, detail: Any = None) -> None:
         """A request held here for an interaction that ended elsewhere gets what it
@@ -113,10 +113,8 @@ class EngineCore(Delivering):
         check their interaction; long-polls wake and look again, stream readers read."""
         for hold in self._holds:
             await self._settle_held(hold.interaction_id)
-        for collectors in self._outcome_collectors.values():
-            for collector in collectors:
-                collector.add(None)
-        self._wake_long_polls()
+        self.events.missed()
+        self.runtime.notices.wake_all()
 
 
 def _ended_from_notice(held: InteractionRecord, detail: Any) -> InteractionRecord | None:

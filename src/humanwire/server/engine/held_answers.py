@@ -32,7 +32,7 @@ from ..store.base import (
 )
 from ._common import _metadata, wire_json
 from .context import SendContext
-from .stream import wait_ended_event
+from .events import wait_ended_event
 
 __all__ = ["HELD_ANSWER", "HELD_ANSWER_MARGIN", "answered_message", "held_answer", "wait_ended"]
 

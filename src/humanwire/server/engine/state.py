@@ -1,9 +1,9 @@
-"""The engine's state and what every part of it uses: its start, drain and stop; the
-account checks of a request (suspension, the spam guard, the rate limit, through the
-``Coordinator``); the live notices (``live``); the interaction's status and form views.
+"""The engine's state: the runtime (``runtime``) and the roles built on it, its start,
+drain and stop; the interaction's status and form views.
 
-No account or key is cached: every request reads its account from the store. The parts
-built on this one are listed on ``core.EngineCore``.
+The parts still mixed in read the runtime's objects under their old attribute names, and
+reach the roles through the delegations below, each until that part is a role object.
+The parts built on this one are listed on ``core.EngineCore``.
 """
 
 from __future__ import annotations
@@ -25,29 +25,16 @@ from humanwire.types import (
 )
 from humanwire.types.forms import STORED_FORM
 
-from ..config import (
-    ServiceConfig,
-)
-from ..delivery import (
-    NumberSource,
-    Provider,
-    SandboxProvider,
-)
-from ..errors import (
-    AccountSuspended,
-    NotFound,
-    ServiceUnavailable,
-    Unauthorized,
-)
+from ..config import ServiceConfig
+from ..delivery import NumberSource, Provider
+from ..errors import NotFound, ServiceUnavailable, Unauthorized
 from ..forms.address import AddressValidator
-from ..forms.address_providers import build_address_validator
 from ..literals import CALL_OUTCOME
-from ..outbox import RESOLVE_TIMEOUT, Outbox, Resolver
-from ..schedule import Schedule
-from ..store import Store, open_store
+from ..outbox import RESOLVE_TIMEOUT, Resolver
+from ..store import Store
 from ..store.base import (
     WINDOW_STEP,
-    DeliveryRecord,
+    IdempotencyRecord,
     InteractionOutcome,
     InteractionRecord,
 )
@@ -56,34 +43,36 @@ from ._common import (
     _FORM_KEYS,
     CALL_NOT_ANSWERED,
     DELETED_MESSAGE,
-    SPAM_MESSAGE,
-    SUSPENDED_MESSAGE,
     Account,
     InboxChange,
-    OutcomeCollector,
+    OutcomeHandoff,
     _metadata,
     _timestamp,
 )
+from .accounts import Accounts
 from .audit_checkpoints import AuditCheckpoints
-from .context import IdempotentRun, Requesters
-from .coordination import Coordinator, coordinator_for
-from .holds import Holds
+from .channels import ChannelCards
+from .coordination import Coordinator
+from .events import OUTCOME_TTL, OutcomeEvents
+from .holds import Hold, Holds
+from .idempotency import Idempotency
 from .live import InboxStreams, KeyedLocks, Wakeups
+from .numbers import Numbers
+from .runtime import CHANNELS, Runtime
+from .sessions import InboxSessions
+from .webhooks import Webhooks
 from .windows import Windows
+
+__all__ = ["CHANNELS", "EARLY_STATUS", "STATUS_RANK", "UNDELIVERED", "EngineState", "logger"]
 
 logger = logging.getLogger("humanwire.engine")
 
-CHANNELS = ("sms", "whatsapp", "slack", "call", "email")
 UNDELIVERED: InteractionOutcome = "undelivered"
 """The outcome of an interaction the provider could not deliver."""
 EARLY_STATUS = "early-delivery-status"
 EARLY_STATUS_TTL = 24 * 3600.0
 STATUS_RANK = {"queued": 1, "sent": 2, "delivered": 3, "read": 4, "undelivered": 5, "failed": 5}
 
-
-OUTCOME_TTL = 25 * 3600.0
-"""Outcome events are kept at least 24 hours (docs/design.md), pruned after 25."""
-OUTCOME_PRUNE_EVERY = 1000
 WINDOW_MOVED = 0.001
 """Seconds an interaction's last window may be past its step's due time before the step
 counts as armed for an older deadline (and moves) rather than due."""
@@ -120,53 +109,45 @@ class EngineState:
         resolve: Resolver | None = None,
         resolve_timeout: float = RESOLVE_TIMEOUT,
     ) -> None:
-        """Opens the store at ``config.db_path`` and the built-in sandbox provider.
+        """Opens the runtime (``Runtime.open``: the store at ``config.db_path``, the
+        built-in sandbox provider, ...) and builds the roles on it.
 
         ``provider`` replaces the sandbox provider; ``webhook_transport`` and ``resolve``
         (a blocking host lookup, run in a worker thread; default: the loop's
         ``getaddrinfo``) let tests drive webhook deliveries and the SSRF guard without a
         network. A lookup longer than ``resolve_timeout`` seconds refuses the URL."""
-        self.config = config
-        # A SQLite file, or a postgresql:// URL (the ``postgres`` extra).
-        self.store: Store = open_store(config.db_path, pool_size=config.db_pool_size)
-        self.provider: Provider = provider or SandboxProvider(self.store, self._delivered)
-        # Which provider carries each channel: the sandbox unless a real one took it over
-        # (``use_provider``; the app wires the configured ones).
-        self.providers: dict[str, Provider] = dict.fromkeys(CHANNELS, self.provider)
-        # Where reserved numbers come from: the sandbox's fictional pool unless a real
-        # provider supplies them (``use_numbers``).
-        self.number_source: NumberSource | None = None
-        # How address fields of forms are checked: offline, or a provider over HTTP.
-        self.addresses: AddressValidator = config.address_validator or build_address_validator(
-            config.address
-        )
-        self._resolve = resolve
-        self._resolve_timeout = resolve_timeout
         # This service's own metrics (a registry per engine: several share a process).
         self.metrics: Metrics = new_metrics(self)
-        self.outbox = Outbox(
-            self.store,
+        runtime = Runtime.open(
             config,
-            on_change=lambda account_id, row_id: self._notify(account_id, "webhook", row_id),
-            transport=webhook_transport,
+            metrics=self.metrics,
+            provider=provider,
+            webhook_transport=webhook_transport,
             resolve=resolve,
             resolve_timeout=resolve_timeout,
-            metrics=self.metrics,
         )
-        # What it agrees on with other processes on the store (``coordination``): one
-        # process alone, or replicas sharing a database (their notices, leases, counts).
-        self.coordinator: Coordinator = coordinator_for(self.store, config)
-        # Every future step (interactions' windows, reminders, escalations, ...): a row
-        # with a due time, claimed when due by one replica. Parts of the engine register
-        # a handler per kind (``schedule.handlers[kind] = ...``) before ``start``.
-        self.schedule = Schedule(
-            self.store,
-            owner=self.coordinator.id,
-            handlers={},
-            # A dead replica's steps go to the others after the replicas' own lease.
-            lease=config.replica_lease,
-            horizon=min(5.0, config.replica_lease / 2),
-        )
+        self.runtime = runtime
+        # The roles, each reached by its name (docs/explanation/architecture.md, "Roles").
+        self.events = OutcomeEvents(runtime)
+        self.accounts = Accounts(runtime)
+        self.sessions = InboxSessions(runtime)
+        self.idempotency = Idempotency(runtime, self.events)
+        self.numbers = Numbers(runtime)
+        self.webhooks = Webhooks(runtime)
+        self.channel_cards = ChannelCards(runtime)
+        # What the parts not yet role objects read through ``self``: the runtime's own
+        # objects, under their old names, until those parts are role objects too.
+        self.config = runtime.config
+        self.store: Store = runtime.store
+        self.provider: Provider = runtime.carriers.default
+        self.providers: dict[str, Provider] = runtime.carriers.by_channel
+        self.addresses: AddressValidator = runtime.addresses
+        self.outbox = runtime.outbox
+        self.coordinator: Coordinator = runtime.coordinator
+        self.schedule = runtime.schedule
+        self._status_wakeups: Wakeups[str] = runtime.notices.status
+        self._delivery_wakeups: Wakeups[str] = runtime.notices.delivery
+        self._inbox_streams: InboxStreams = runtime.notices.inbox
         # Signed checkpoints of the accounts' audit heads, with ``[audit] signing_key``.
         self.audit_checkpoints = AuditCheckpoints.configured(
             config, self.store, self.schedule, self.outbox
@@ -176,44 +157,28 @@ class EngineState:
         # No account or key is cached here: every request reads its account from the
         # store, so a suspension, reinstatement, key rotation or deletion (``humanwire
         # accounts``, from any process) holds from the next request on every replica.
-        # Accounts the spam guard suspended here: sends already past authentication
-        # are refused too. Only a hint, checked against the store (a reinstatement from
-        # another process must hold at once).
-        self._suspended: set[str] = set()
         # The requests held here, each with its waitTime timer (``holds``).
         self._holds = Holds()
         # Texts matched by their number pair, taken one at a time per pair (``_receive``).
         self._number_pairs: KeyedLocks[tuple[str, str, str]] = KeyedLocks()
-        # Status long-polls (by interaction) and delivery followers (by account), woken
-        # by the change they wait for; the inbox's live streams.
-        self._status_wakeups: Wakeups[str] = Wakeups()
-        self._delivery_wakeups: Wakeups[str] = Wakeups()
-        self._inbox_streams = InboxStreams()
-        self._idempotent_runs: dict[
-            tuple[str, str],
-            tuple[str, asyncio.Task[tuple[int, bytes]], Requesters, IdempotentRun],
-        ] = {}
-        # Keys whose stored result and link one request is reading (``idempotent``).
-        self._idempotent_lookups: dict[tuple[str, str], asyncio.Future[None]] = {}
-        # GET /events long-polls by account, and the holds of respond-async sends.
-        self._outcome_wakeups: Wakeups[str] = Wakeups()
-        self._outcome_collectors: dict[str, set[OutcomeCollector]] = {}
-        """Per account: its stream readers' collectors of what was appended."""
-        self._outcomes_appended = 0
         # The tasks of requests answered 202 whose hold goes on (kept from the collector).
         self._async_holds: set[asyncio.Task[Any]] = set()
-        # Deadlines and notices handled beside the requests (``_spawn``).
-        self._background: set[asyncio.Task[None]] = set()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._draining = False
-        self._closed = False
+
+    @property
+    def _draining(self) -> bool:
+        return self.runtime.lifecycle.draining
+
+    @property
+    def _closed(self) -> bool:
+        return self.runtime.lifecycle.closed
 
     async def start(self) -> None:
         """Prunes what expired, joins the replicas, starts the webhook outbox worker and
         the schedule (which runs the windows falling due). Must be called from the event
         loop that serves requests."""
-        self._loop = asyncio.get_running_loop()
-        self._windows.start(self._loop)
+        loop = asyncio.get_running_loop()
+        self.runtime.background.start(loop)
+        self._windows.start(loop)
         now = time.time()
         await self.store.delete_idempotency_before(now - self.config.idempotency_ttl)
         # Statuses of refs never stored (another app's messages on the same account).
@@ -232,7 +197,7 @@ class EngineState:
     @property
     def draining(self) -> bool:
         """True once ``drain()`` ran: the service is stopping."""
-        return self._draining
+        return self.runtime.lifecycle.draining
 
     def drain(self) -> None:
         """The first step of a graceful stop (the runner calls it as soon as the server
@@ -246,18 +211,17 @@ class EngineState:
         retry with the same ``Idempotency-Key`` re-attaches after the restart. A response
         that reached a held request before this still answers it. Live inbox streams
         end (the browser reconnects). Idempotent; must run on the engine's loop."""
-        self._draining = True
+        self.runtime.lifecycle.draining = True
         # Each woken coroutine sees ``draining`` and raises (see ``_hold`` and the polls).
         for hold in self._holds:
             hold.drain()
         self._wake_long_polls()
-        self._inbox_streams.end_all()
+        self.runtime.notices.inbox.end_all()
 
     def _wake_long_polls(self) -> None:
         """Every status, delivery and outcome long-poll looks again."""
-        self._status_wakeups.wake_all()
-        self._delivery_wakeups.wake_all()
-        self._outcome_wakeups.wake_all()
+        self.runtime.notices.wake_all()
+        self.events.wake_all()
 
     def _unavailable(self) -> ServiceUnavailable:
         return ServiceUnavailable(retry_after=self.config.unavailable_retry_after)
@@ -267,21 +231,18 @@ class EngineState:
             return
         # A host that did not drain first: what is still held is answered, not cancelled.
         self.drain()
-        held = [task for _fingerprint, task, _requesters, _state in self._idempotent_runs.values()]
+        held = self.idempotency.tasks()
         if held:  # the woken requests answer 503 before what is left is cancelled
             await asyncio.wait(held, timeout=1.0)
         else:
             await asyncio.sleep(0)
-        self._closed = True
+        self.runtime.lifecycle.closed = True
         self._windows.close()
         self._holds.stop_timers()
-        background = set(self._background)
-        if background:  # deadlines and notices under way finish their writes
-            await asyncio.wait(background, timeout=5.0)
-            for work in background:
-                work.cancel()
+        # Deadlines and notices under way finish their writes.
+        await self.runtime.background.finish(timeout=5.0)
         self._holds.clear()
-        runs = [task for _fingerprint, task, _requesters, _state in self._idempotent_runs.values()]
+        runs = self.idempotency.tasks()
         for task in runs:
             task.cancel()
         for task in runs:
@@ -315,64 +276,70 @@ class EngineState:
         collector cannot await)."""
         self.outbox_depth_read = await self.outbox_depth()
 
+    # -- until sends, calls, approvals and human are role objects: what they reach
+    # through ``self`` of the roles and the runtime ------------------------------------
     async def _account(self, account_id: str) -> Account:
-        """The account of a record found by something other than its key (a number, a
-        provider's callback)."""
-        record = await self.store.get_account(account_id)
-        if record is None:
-            raise NotFound(f"no account {account_id!r}")
-        return Account(id=record.id, name=record.name, suspended=record.suspended)
+        """Until human and approvals are role objects: ``accounts.by_id``."""
+        return await self.accounts.by_id(account_id)
 
     async def _require_active(self, account: Account) -> None:
-        suspended = account.suspended
-        if not suspended and account.id in self._suspended:
-            current = await self.store.get_account(account.id)
-            if current is None:
-                raise Unauthorized(DELETED_MESSAGE)
-            suspended = current.suspended
-            if not suspended:
-                self._suspended.discard(account.id)  # reinstated (by any process)
-        if suspended:
-            # Counts from before the suspension must not suspend it again once reinstated.
-            self.coordinator.forget_spam_here(account.id)
-            raise AccountSuspended(SUSPENDED_MESSAGE)
+        """Until approvals is a role object: ``accounts.require_active``."""
+        await self.accounts.require_active(account)
 
     async def _check_send(self, account: Account, text: str, to: str) -> None:
-        """The spam guard, run on every send before anything goes out (counted in the
-        database when replicas share it)."""
-        await self._require_active(account)
-        if await self.coordinator.spam_hit(account.id, text, to):
-            await self.store.set_account_suspended(account.id, True)
-            self._suspended.add(account.id)
-            await self.coordinator.forget_spam(account.id)
-            raise AccountSuspended(SPAM_MESSAGE)
-
-    async def _rate_hit(self, account_id: str) -> float | None:
-        """Counts a request against the rate limit: None when allowed, else seconds to
-        wait (counted in the database when replicas share it)."""
-        return await self.coordinator.rate_hit(account_id)
+        """Until sends, calls and approvals are role objects: ``accounts.check_send``."""
+        await self.accounts.check_send(account, text, to)
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
-        """Runs ``work`` beside the requests (a deadline, a notice's reads); kept until
-        it ends, its failure logged, and awaited (or cancelled) by ``close``."""
-        assert self._loop is not None
-        task = self._loop.create_task(work)
-        self._background.add(task)
-        task.add_done_callback(self._background_done)
+        """Runs ``work`` beside the requests (``runtime.background``)."""
+        self.runtime.background.spawn(work)
 
-    def _background_done(self, task: asyncio.Task[None]) -> None:
-        self._background.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            logger.error("background work of the engine failed", exc_info=task.exception())
+    async def append_outcome(
+        self,
+        account_id: str,
+        interaction_id: str,
+        body: dict[str, Any],
+        *,
+        idempotency: IdempotencyRecord | None = None,
+        release: bool = False,
+    ) -> int:
+        """Until holding is a role object: ``events.append``."""
+        return await self.events.append(
+            account_id, interaction_id, body, idempotency=idempotency, release=release
+        )
 
+    async def _ended_outcome(
+        self, record: InteractionRecord, event: dict[str, Any] | None, outcome: str | None
+    ) -> None:
+        """Until deadlines is a role object: ``events.ended``."""
+        await self.events.ended(record, event, outcome)
+
+    _ended_report = staticmethod(OutcomeEvents.ended_report)
+    """Until holding is a role object: ``events.ended_report``."""
+
+    async def _outcome_stored(self, account_id: str, handoff: OutcomeHandoff, now: float) -> None:
+        """Until holding is a role object: ``events.stored``."""
+        await self.events.stored(account_id, handoff, now)
+
+    async def append_wait_ended(
+        self,
+        hold: Hold,
+        status: int,
+        body: dict[str, Any],
+        *,
+        idempotency: IdempotencyRecord | None = None,
+    ) -> None:
+        """Until respond-async (``Outcomes``) is a role object: ``events.wait_ended``."""
+        await self.events.wait_ended(hold, status, body, idempotency=idempotency)
+
+    # -- the engine's public surface of the runtime -------------------------------------
     def use_numbers(self, source: NumberSource) -> None:
         """Reserved numbers come from ``source`` (a real provider's) from now on."""
-        self.number_source = source
+        self.runtime.carriers.use_numbers(source)
 
     def use_provider(self, provider: Provider, channels: Iterable[str]) -> None:
         """``provider`` carries ``channels`` from now on (the others keep theirs)."""
-        for channel in channels:
-            self.providers[channel] = provider
+        self.runtime.carriers.use(provider, channels)
 
     async def _current(self, interaction_id: str) -> InteractionRecord:
         record = await self.store.get_interaction(interaction_id)
@@ -427,25 +394,18 @@ class EngineState:
     def form_url(self, token: str) -> str:
         return f"{self.config.public_url.rstrip('/')}/f/{token}"
 
-    def _delivered(self, record: DeliveryRecord) -> None:
-        self._delivery_wakeups.wake(record.account_id)
-        self._notify(record.account_id, "delivery", record.id)
-
     def subscribe(self, account: Account) -> AsyncIterator[InboxChange]:
         """Live change notices for the inbox (server-sent events). Registered at once, so
         nothing between this call and the first iteration is lost; a slow reader loses
         the oldest notices, never blocks the engine. Close the iterator when done."""
-        return self._inbox_streams.subscribe(account.id, lambda: self._draining)
+        return self.runtime.notices.subscribe(account.id)
 
     def _notify(self, account_id: str, kind: Any, item_id: str, *, publish: bool = True) -> None:
         """A change for the inbox's live streams, here and (``publish``) on the other
-        replicas."""
-        self._inbox_streams.notify(account_id, kind, item_id)
-        if publish:
-            self.coordinator.publish(str(kind), account_id, item_id)
+        replicas (``runtime.notices``)."""
+        self.runtime.notices.notify(account_id, kind, item_id, publish=publish)
 
     def _changed(self, record: InteractionRecord, *, published: bool = False) -> None:
         """Wakes what waits for a change of ``record``; ``published``: the other
         replicas were told already (by the write itself)."""
-        self._status_wakeups.wake(record.id)
-        self._notify(record.account_id, "interaction", record.id, publish=not published)
+        self.runtime.notices.changed(record, published=published)

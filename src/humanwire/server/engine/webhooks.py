@@ -1,10 +1,9 @@
-"""Webhook registrations and what the inbox shows of events and their deliveries (the
-deliveries themselves are the outbox's)."""
+"""The webhooks role (``engine.webhooks``): webhook registrations, and what the inbox
+shows of events and their deliveries (the deliveries themselves are the outbox's)."""
 
 from __future__ import annotations
 
 import secrets
-import time
 import uuid
 
 from humanwire.types import (
@@ -21,19 +20,25 @@ from ..store.base import (
     WebhookRecord,
 )
 from ._common import Account, _iso, _mask, _timestamp
-from .core import EngineCore
+from .runtime import Runtime
 
 
-class Webhooks(EngineCore):
-    async def create_webhook(self, account: Account, request: WebhookCreateRequest) -> Webhook:
+class Webhooks:
+    """The account's webhook registrations, and what the inbox shows of events and deliveries."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+        self._store = runtime.store
+
+    async def create(self, account: Account, request: WebhookCreateRequest) -> Webhook:
         """Refuses private and loopback targets unless ``config.local_mode``. The host is
         resolved off the event loop (``loop.getaddrinfo``, or the ``resolve`` hook in a
         thread), within ``resolve_timeout`` seconds; IP literals need no lookup."""
         await check_webhook_url_async(
             request.url,
-            local_mode=self.config.local_mode,
-            resolve=self._resolve,
-            timeout=self._resolve_timeout,
+            local_mode=self._runtime.config.local_mode,
+            resolve=self._runtime.lookup.resolve,
+            timeout=self._runtime.lookup.timeout,
         )
         record = WebhookRecord(
             id=str(uuid.uuid4()),
@@ -42,10 +47,10 @@ class Webhooks(EngineCore):
             event_types=list(request.event_types),
             headers=dict(request.headers or {}),
             secret="whsec_" + secrets.token_urlsafe(32),
-            created_at=time.time(),
+            created_at=self._runtime.clock(),
         )
-        await self.store.insert_webhook(record)
-        self._notify(account.id, "webhook", record.id)
+        await self._store.insert_webhook(record)
+        self._runtime.notices.notify(account.id, "webhook", record.id)
         return self._webhook(record, reveal=True)
 
     @staticmethod
@@ -63,24 +68,24 @@ class Webhooks(EngineCore):
             secret=record.secret if reveal else None,
         )
 
-    async def list_webhooks(self, account: Account) -> list[Webhook]:
+    async def of(self, account: Account) -> list[Webhook]:
         return [
             self._webhook(record, reveal=False)
-            for record in await self.store.webhooks_of(account.id)
+            for record in await self._store.webhooks_of(account.id)
         ]
 
-    async def delete_webhook(self, account: Account, webhook_id: str) -> None:
-        if not await self.store.delete_webhook(account.id, webhook_id):
+    async def delete(self, account: Account, webhook_id: str) -> None:
+        if not await self._store.delete_webhook(account.id, webhook_id):
             raise NotFound(f"no webhook {webhook_id!r}", field="webhookId")
-        await self.store.cancel_outbox_for_webhook(webhook_id, time.time())
-        self._notify(account.id, "webhook", webhook_id)
+        await self._store.cancel_outbox_for_webhook(webhook_id, self._runtime.clock())
+        self._runtime.notices.notify(account.id, "webhook", webhook_id)
 
-    async def list_deliveries_log(self, account: Account) -> list[dict[str, object]]:
+    async def deliveries(self, account: Account) -> list[dict[str, object]]:
         """Webhook deliveries with status and attempts, newest first, for the inbox."""
-        urls = {record.id: record.url for record in await self.store.webhooks_of(account.id)}
+        urls = {record.id: record.url for record in await self._store.webhooks_of(account.id)}
         log: list[dict[str, object]] = []
-        for row in await self.store.list_outbox(account.id, 500):
-            event = await self.store.get_event(row.event_id)
+        for row in await self._store.list_outbox(account.id, 500):
+            event = await self._store.get_event(row.event_id)
             log.append(
                 {
                     "id": row.id,
@@ -100,7 +105,7 @@ class Webhooks(EngineCore):
             )
         return log
 
-    async def list_events(self, account: Account, limit: int = 200) -> list[dict[str, object]]:
+    async def events(self, account: Account, limit: int = 200) -> list[dict[str, object]]:
         """Every event the account's webhooks would get (delivered or not, wanted by a
         webhook or not), newest first: ``{"id", "eventType", "payload", "interactionId",
         "createdAt"}``. Inbound texts and calls with no webhook are visible here."""
@@ -112,9 +117,9 @@ class Webhooks(EngineCore):
                 "interactionId": record.interaction_id,
                 "createdAt": _iso(record.created_at),
             }
-            for record in await self.store.list_events(account.id, limit)
+            for record in await self._store.list_events(account.id, limit)
         ]
 
-    async def list_inbound(self, account: Account, limit: int = 200) -> list[InboundRecord]:
+    async def inbound(self, account: Account, limit: int = 200) -> list[InboundRecord]:
         """Every inbound text, matched to an interaction or not, newest first."""
-        return await self.store.list_inbound(account.id, limit)
+        return await self._store.list_inbound(account.id, limit)

@@ -74,12 +74,12 @@ def session_token(request: Request) -> str | None:
 async def identify(request: Request, engine: Engine) -> Viewer | None:
     bearer = key_from_bearer(request)
     if bearer is not None:
-        account = await engine.authenticate(bearer)
+        account = await engine.accounts.authenticate(bearer)
         return Viewer(account, True, "") if account is not None else None
     token = session_token(request)
     if token is None:
         return None
-    account = await engine.inbox_session(token)
+    account = await engine.sessions.account_of(token)
     if account is None:
         return None
     return Viewer(account, False, request.cookies.get(CSRF_COOKIE, ""))

@@ -32,7 +32,7 @@ async def _inbound(engine: Engine, account: Account) -> list[InboundMessage]:
             interaction_id=m.interaction_id,
             created_at=m.created_at,
         )
-        for m in await engine.list_inbound(account)
+        for m in await engine.webhooks.inbound(account)
     ]
 
 
@@ -57,8 +57,8 @@ async def gather_inbox(
         },
         windows=await _windows(engine, account),
         inbound=await _inbound(engine, account),
-        webhook_log=list(await engine.list_deliveries_log(account)),
-        numbers=await engine.list_numbers(account),
+        webhook_log=list(await engine.webhooks.deliveries(account)),
+        numbers=await engine.numbers.of(account),
         conversations=conversations_of(everything),
         channel=channel,
         recipient=recipient,

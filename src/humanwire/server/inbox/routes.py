@@ -151,7 +151,7 @@ class InboxPages:
             try:
                 # Acting as the human counts like the sandbox API does.
                 if limited:
-                    await self.engine.check_limits(viewer.account)
+                    await self.engine.accounts.check_limits(viewer.account)
             except RateLimited as exc:
                 problem = _problem(429, "Too many requests", exc.message)
                 problem.headers["Retry-After"] = str(max(1, math.ceil(exc.retry_after)))
@@ -177,7 +177,7 @@ class InboxPages:
     async def _logged_in(self, request: Request, key: str, target: str) -> Response | None:
         """Opens a session for the key and goes to ``target`` with its cookie; None
         when the key opens no account."""
-        opened = await self.engine.open_inbox_session(key)
+        opened = await self.engine.sessions.open(key)
         if opened is None:
             return None
         _account, token = opened
@@ -223,7 +223,7 @@ class InboxPages:
         if a copy of it outlives the browser's deleting it."""
         token = session_token(request)
         if token is not None:
-            await self.engine.close_inbox_session(token)
+            await self.engine.sessions.close(token)
         response = _redirect("/inbox/login")
         clear_session(response, request, secure=self._secure(request))
         return response
@@ -245,7 +245,7 @@ class InboxPages:
         return response
 
     async def channels(self, request: Request, viewer: Viewer) -> Response:
-        cards = await self.engine.list_channels(viewer.account)
+        cards = await self.engine.channel_cards.of(viewer.account)
         page = render_channels_page(cards, viewer, flash=read_flash(request))
         response = html_response(page)
         clear_flash(request, response)
@@ -345,7 +345,7 @@ class InboxPages:
             return SHARED_SLACK_WORKSPACE
         if channel == "email":
             return self.engine.providers["email"].senders["email"]
-        numbers = await self.engine.list_numbers(viewer.account)
+        numbers = await self.engine.numbers.of(viewer.account)
         if numbers:
             return numbers[0].phone_number
         return SHARED_WHATSAPP_NUMBER if channel == "whatsapp" else SHARED_SMS_NUMBER
@@ -449,11 +449,11 @@ class InboxPages:
                 if posted.get(name, "").strip():
                     body[name] = posted[name]
             body["replyLink"] = posted.get("replyLink") == "true"
-            card = await self.engine.create_channel(
+            card = await self.engine.channel_cards.create(
                 viewer.account, ChannelCardCreateRequest.model_validate(body)
             )
         except (ValidationError, ServiceError) as exc:
-            cards = await self.engine.list_channels(viewer.account)
+            cards = await self.engine.channel_cards.of(viewer.account)
             page = render_channels_page(cards, viewer, posted=posted, error=_describe(exc))
             return html_response(page, 400)
         response = _redirect("/inbox/channels")
@@ -464,7 +464,7 @@ class InboxPages:
         channel_id = request.path_params["channel_id"]
 
         async def run() -> str:
-            await self.engine.delete_channel(viewer.account, channel_id)
+            await self.engine.channel_cards.delete(viewer.account, channel_id)
             return f"Deleted channel card {channel_id}."
 
         return await self._act(request, run, back="/inbox/channels", named_in_path=True)

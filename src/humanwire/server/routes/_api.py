@@ -3,11 +3,11 @@ and the OpenAPI document are built from the same table.
 
 Order: refused while the service stops (503) → bearer key → account limits → query
 check → body read (size-limited) and full validation → the engine call (through
-``Engine.idempotent`` when the POST carries an ``Idempotency-Key``) → the response
+``engine.idempotency.run`` when the POST carries an ``Idempotency-Key``) → the response
 serialized from the wire model.
 
 An operation that names an interaction (``Operation.names``) has it read with the key
-(``_named``, ``Engine.authenticate_request``): on PostgreSQL in the key check's own round
+(``_named``, ``engine.accounts.authenticate_request``): on PostgreSQL in the key check's own round
 trip, not in one more. What is read is used only once the key passed, by the engine call
 that checks the interaction is the account's.
 """
@@ -193,7 +193,7 @@ def query_wait(call: ApiCall, name: str = "wait") -> float | None:
 async def authenticate(request: Request, engine: Engine) -> Account:
     """The account of the request's key; ``Unauthorized`` without a valid one. Public (as
     ``humanwire.server.routes.authenticate``): ``/mcp`` checks its requests with it."""
-    account = await engine.authenticate(_api_key(request))
+    account = await engine.accounts.authenticate(_api_key(request))
     if account is None:
         raise Unauthorized("invalid API key")
     return account
@@ -204,8 +204,8 @@ async def _authenticate_counted(
 ) -> tuple[Account, RateCount | None, InteractionRecord | None]:
     """``authenticate`` for an API request, counted against the rate limit on the way
     where the store can, and the interaction ``named`` read with it
-    (``Engine.authenticate_request``)."""
-    account, counted, interaction = await engine.authenticate_request(api_key, named)
+    (``engine.accounts.authenticate_request``)."""
+    account, counted, interaction = await engine.accounts.authenticate_request(api_key, named)
     if account is None:
         raise Unauthorized("invalid API key")
     return account, counted, interaction
@@ -322,7 +322,7 @@ def _pipeline(operation: Operation) -> Callable[[Request], Awaitable[Response]]:
                 engine, api_key, await _named(operation, request)
             )
             note_account(account.id)
-            await engine.check_limits(account, counted)
+            await engine.accounts.check_limits(account, counted)
         check_path(request, operation.path_params)
         named = request.path_params.get("interactionId")
         if named is not None:
@@ -372,7 +372,9 @@ def _pipeline(operation: Operation) -> Callable[[Request], Awaitable[Response]]:
                 status, content = await run(call.send)
             else:
                 fingerprint = request_fingerprint(request.method, request.url.path, raw)
-                status, content = await engine.idempotent(account, key, fingerprint, run, call.send)
+                status, content = await engine.idempotency.run(
+                    account, key, fingerprint, run, call.send
+                )
         finally:
             if watcher is not None:
                 watcher.cancel()
@@ -471,7 +473,7 @@ async def run_respond_async(
     async def run_keyed() -> tuple[int, bytes]:
         if key is None:
             return await run(context)
-        return await engine.idempotent(account, key, fingerprint, run, context)
+        return await engine.idempotency.run(account, key, fingerprint, run, context)
 
     task = asyncio.ensure_future(run_keyed())
 

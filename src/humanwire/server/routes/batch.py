@@ -90,7 +90,7 @@ def operations(sends: Sequence[Operation]) -> list[Operation]:
         request = call.request
         try:
             operation, params = table.find(item.path)
-            await call.engine.check_limits(call.account)
+            await call.engine.accounts.check_limits(call.account)
             scope = {**request.scope, "path": item.path, "path_params": params}
             scope["raw_path"] = item.path.encode()
             scope["query_string"] = b""

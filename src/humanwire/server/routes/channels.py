@@ -15,19 +15,21 @@ _channel_id = PathParam("channel_id", "A channel card id (`ch_` + 24 characters)
 
 
 async def _create(call: ApiCall) -> Payload:
-    return await call.engine.create_channel(call.account, call.body_as(ChannelCardCreateRequest))
+    return await call.engine.channel_cards.create(
+        call.account, call.body_as(ChannelCardCreateRequest)
+    )
 
 
 async def _list(call: ApiCall) -> Payload:
-    return await call.engine.list_channels(call.account)
+    return await call.engine.channel_cards.of(call.account)
 
 
 async def _get(call: ApiCall) -> Payload:
-    return await call.engine.get_channel(call.account, call.path("channel_id"))
+    return await call.engine.channel_cards.get(call.account, call.path("channel_id"))
 
 
 async def _delete(call: ApiCall) -> Payload:
-    await call.engine.delete_channel(call.account, call.path("channel_id"))
+    await call.engine.channel_cards.delete(call.account, call.path("channel_id"))
     return None
 
 

@@ -11,7 +11,7 @@ from starlette.responses import StreamingResponse
 from humanwire.types import OutcomePage
 from humanwire.types.rules import schema_pattern
 
-from ..engine.outcomes import CURSOR, EVENT_TYPES, PassedOver, parse_cursor, parse_event_type
+from ..engine.events import CURSOR, EVENT_TYPES, PassedOver, parse_cursor, parse_event_type
 from ._api import ApiCall, HeaderParam, Operation, Payload, QueryParam, query_wait
 
 __all__ = ["operations"]
@@ -43,7 +43,7 @@ _EVENT_TYPE = QueryParam(
 async def _events(call: ApiCall) -> Payload:
     after = parse_cursor(call.query.get("after"))
     only = parse_event_type(call.query.get("eventType"))
-    return await call.engine.outcomes(call.account, after, query_wait(call), only)
+    return await call.engine.events.page(call.account, after, query_wait(call), only)
 
 
 async def _stream(call: ApiCall) -> Payload:
@@ -56,7 +56,7 @@ async def _stream(call: ApiCall) -> Payload:
     only = parse_event_type(call.query.get("eventType"))
     if after is None:
         after = await call.engine.store.last_outcome_id()
-    events = call.engine.outcome_stream(call.account, after, KEEPALIVE, only)
+    events = call.engine.events.stream(call.account, after, KEEPALIVE, only)
 
     async def lines() -> AsyncIterator[str]:
         yield "retry: 1000\n: connected\n\n"

@@ -25,20 +25,20 @@ async def _available(call: ApiCall) -> Payload:
     area_code = call.query.get("areaCode")
     if area_code is not None and not _AREA_CODE.fullmatch(area_code):
         raise InvalidRequest("areaCode must be 1 to 5 digits", field="areaCode")
-    return await call.engine.find_numbers(country, area_code)
+    return await call.engine.numbers.find(country, area_code)
 
 
 async def _reserve(call: ApiCall) -> Payload:
     request = call.body_as(ReserveNumberRequest)
-    return await call.engine.reserve(call.account, request.phone_number)
+    return await call.engine.numbers.reserve(call.account, request.phone_number)
 
 
 async def _list(call: ApiCall) -> Payload:
-    return await call.engine.list_numbers(call.account)
+    return await call.engine.numbers.of(call.account)
 
 
 async def _delete(call: ApiCall) -> Payload:
-    await call.engine.delete_number(call.account, call.path("number_id"))
+    await call.engine.numbers.delete(call.account, call.path("number_id"))
     return None
 
 

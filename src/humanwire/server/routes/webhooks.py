@@ -12,15 +12,15 @@ __all__ = ["operations"]
 
 
 async def _create(call: ApiCall) -> Payload:
-    return await call.engine.create_webhook(call.account, call.body_as(WebhookCreateRequest))
+    return await call.engine.webhooks.create(call.account, call.body_as(WebhookCreateRequest))
 
 
 async def _list(call: ApiCall) -> Payload:
-    return await call.engine.list_webhooks(call.account)
+    return await call.engine.webhooks.of(call.account)
 
 
 async def _delete(call: ApiCall) -> Payload:
-    await call.engine.delete_webhook(call.account, call.path("webhook_id"))
+    await call.engine.webhooks.delete(call.account, call.path("webhook_id"))
     return None
 
 

@@ -1,0 +1,233 @@
+"""The engine's runtime: the plain value every role of the engine is built with.
+
+``Runtime.open`` opens what the service runs on (the store, the coordinator, the
+schedule, the webhook outbox) and the small objects the roles share: which provider
+carries each channel (``Carriers``), whether the engine is stopping (``Lifecycle``), the
+work it runs beside the requests (``Background``) and its live change notices
+(``Notices``). A role keeps the runtime and reaches another role only by a named
+attribute given to it (docs/explanation/architecture.md, "Roles")."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from ..config import ServiceConfig
+from ..delivery import NumberSource, Provider, SandboxProvider
+from ..forms.address import AddressValidator
+from ..forms.address_providers import build_address_validator
+from ..outbox import RESOLVE_TIMEOUT, Outbox, Resolver
+from ..schedule import Schedule
+from ..store import Store, open_store
+from ..store.base import DeliveryRecord, InteractionRecord
+from ..telemetry import Metrics
+from ._common import InboxChange
+from .coordination import Coordinator, coordinator_for
+from .live import InboxStreams, Wakeups
+
+__all__ = [
+    "CHANNELS",
+    "Background",
+    "Carriers",
+    "HostLookup",
+    "Lifecycle",
+    "Notices",
+    "Runtime",
+]
+
+logger = logging.getLogger("humanwire.engine")
+
+CHANNELS = ("sms", "whatsapp", "slack", "call", "email")
+
+
+@dataclass
+class Lifecycle:
+    """Where the engine is in its stop: ``draining`` once ``drain()`` ran (held requests
+    answer 503, sends are refused), ``closed`` once ``close()`` did."""
+
+    draining: bool = False
+    closed: bool = False
+
+
+class Background:
+    """Work run beside the requests (a deadline, a notice's reads): kept until it ends,
+    its failure logged, and awaited (or cancelled) when the engine closes."""
+
+    def __init__(self) -> None:
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def start(self, loop: asyncio.AbstractEventLoop) -> None:
+        """The loop that serves requests (``Engine.start``)."""
+        self.loop = loop
+
+    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        assert self.loop is not None
+        task = self.loop.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            logger.error("background work of the engine failed", exc_info=task.exception())
+
+    async def finish(self, timeout: float) -> None:
+        """What is under way finishes its writes within ``timeout`` seconds; the rest is
+        cancelled."""
+        running = set(self._tasks)
+        if running:
+            await asyncio.wait(running, timeout=timeout)
+            for work in running:
+                work.cancel()
+
+
+class Carriers:
+    """Which provider carries each channel (the sandbox unless a real one took it over),
+    and where reserved numbers come from (the sandbox's fictional pool unless a real
+    provider supplies them)."""
+
+    def __init__(self, default: Provider) -> None:
+        self.default = default
+        self.by_channel: dict[str, Provider] = dict.fromkeys(CHANNELS, default)
+        self.numbers: NumberSource | None = None
+
+    def use(self, provider: Provider, channels: Iterable[str]) -> None:
+        """``provider`` carries ``channels`` from now on (the others keep theirs)."""
+        for channel in channels:
+            self.by_channel[channel] = provider
+
+    def use_numbers(self, source: NumberSource) -> None:
+        """Reserved numbers come from ``source`` (a real provider's) from now on."""
+        self.numbers = source
+
+
+@dataclass(frozen=True)
+class HostLookup:
+    """How a webhook's host is resolved for the SSRF guard: ``resolve`` (a blocking
+    lookup run in a worker thread; None: the loop's ``getaddrinfo``) within ``timeout``
+    seconds."""
+
+    resolve: Resolver | None
+    timeout: float
+
+
+class Notices:
+    """The live change notices: status long-polls by interaction, delivery followers by
+    account, the inbox's live streams; a change made here is published to the other
+    replicas through the coordinator."""
+
+    def __init__(self, coordinator: Coordinator, lifecycle: Lifecycle) -> None:
+        self._coordinator = coordinator
+        self._lifecycle = lifecycle
+        self.status: Wakeups[str] = Wakeups()
+        self.delivery: Wakeups[str] = Wakeups()
+        self.inbox = InboxStreams()
+
+    def notify(self, account_id: str, kind: Any, item_id: str, *, publish: bool = True) -> None:
+        """A change for the inbox's live streams, here and (``publish``) on the other
+        replicas."""
+        self.inbox.notify(account_id, kind, item_id)
+        if publish:
+            self._coordinator.publish(str(kind), account_id, item_id)
+
+    def changed(self, record: InteractionRecord, *, published: bool = False) -> None:
+        """Wakes what waits for a change of ``record``; ``published``: the other
+        replicas were told already (by the write itself)."""
+        self.status.wake(record.id)
+        self.notify(record.account_id, "interaction", record.id, publish=not published)
+
+    def delivered(self, record: DeliveryRecord) -> None:
+        """A delivery was recorded (the sandbox's, or a provider's)."""
+        self.delivery.wake(record.account_id)
+        self.notify(record.account_id, "delivery", record.id)
+
+    def subscribe(self, account_id: str) -> AsyncIterator[InboxChange]:
+        """Live change notices for the inbox (server-sent events), ended by the stop."""
+        return self.inbox.subscribe(account_id, lambda: self._lifecycle.draining)
+
+    def wake_all(self) -> None:
+        """Every status and delivery long-poll looks again."""
+        self.status.wake_all()
+        self.delivery.wake_all()
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """What every role of the engine is built with (see the module docstring)."""
+
+    config: ServiceConfig
+    store: Store
+    coordinator: Coordinator
+    schedule: Schedule
+    outbox: Outbox
+    metrics: Metrics
+    carriers: Carriers
+    addresses: AddressValidator
+    """How address fields of forms are checked: offline, or a provider over HTTP."""
+    lookup: HostLookup
+    lifecycle: Lifecycle
+    background: Background
+    notices: Notices
+    clock: Callable[[], float] = time.time
+
+    @classmethod
+    def open(
+        cls,
+        config: ServiceConfig,
+        *,
+        metrics: Metrics,
+        provider: Provider | None = None,
+        webhook_transport: httpx.AsyncBaseTransport | None = None,
+        resolve: Resolver | None = None,
+        resolve_timeout: float = RESOLVE_TIMEOUT,
+    ) -> Runtime:
+        """Opens the store at ``config.db_path`` (a SQLite file, or a postgresql:// URL
+        with the ``postgres`` extra) and what runs on it; ``provider`` replaces the
+        built-in sandbox provider (see ``EngineState``)."""
+        store = open_store(config.db_path, pool_size=config.db_pool_size)
+        # What it agrees on with other processes on the store (``coordination``): one
+        # process alone, or replicas sharing a database (their notices, leases, counts).
+        coordinator = coordinator_for(store, config)
+        lifecycle = Lifecycle()
+        notices = Notices(coordinator, lifecycle)
+        outbox = Outbox(
+            store,
+            config,
+            on_change=lambda account_id, row_id: notices.notify(account_id, "webhook", row_id),
+            transport=webhook_transport,
+            resolve=resolve,
+            resolve_timeout=resolve_timeout,
+            metrics=metrics,
+        )
+        # Every future step (interactions' windows, reminders, escalations, ...): a row
+        # with a due time, claimed when due by one replica. Roles register a handler
+        # per kind (``schedule.handlers[kind] = ...``) before ``start``.
+        schedule = Schedule(
+            store,
+            owner=coordinator.id,
+            handlers={},
+            # A dead replica's steps go to the others after the replicas' own lease.
+            lease=config.replica_lease,
+            horizon=min(5.0, config.replica_lease / 2),
+        )
+        return cls(
+            config=config,
+            store=store,
+            coordinator=coordinator,
+            schedule=schedule,
+            outbox=outbox,
+            metrics=metrics,
+            carriers=Carriers(provider or SandboxProvider(store, notices.delivered)),
+            addresses=config.address_validator or build_address_validator(config.address),
+            lookup=HostLookup(resolve, resolve_timeout),
+            lifecycle=lifecycle,
+            background=Background(),
+            notices=notices,
+        )

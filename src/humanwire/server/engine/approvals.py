@@ -50,7 +50,6 @@ from ..store.base import (
     ApprovalRecord,
     ApproverRecord,
     AuditDraft,
-    InteractionOutcome,
     InteractionRecord,
 )
 from ..telemetry import log_event
@@ -240,12 +239,13 @@ class Approvals(ApprovalAsks):
             raise NotFound(f"no approval {interaction_id!r}", field="interactionId")
         return await self.approval_view(record)
 
-    async def accepted_body(self, hold: Hold) -> dict[str, Any]:
-        """``Prefer: respond-async``'s 202: an approval as it is now (its links)."""
+    async def _accepted_approval(self, hold: Hold) -> dict[str, Any] | None:
+        """``Prefer: respond-async``'s 202 (``accepted_bodies["approval"]``): an
+        approval held here as it is now (its links); None: the body of any send."""
         if hold.interaction_id in self._held_approvals:
             current = await self._current(hold.interaction_id)
             return approval_wire(await self.approval_view(current))
-        return await super().accepted_body(hold)
+        return None
 
     async def approval_view(
         self, record: InteractionRecord, *, status: InteractionState | None = None
@@ -373,20 +373,17 @@ class Approvals(ApprovalAsks):
         await self._answer(record, event)
         return True
 
-    async def _end(
-        self, record: InteractionRecord, outcome: InteractionOutcome | None = None
-    ) -> None:
-        """An approval's last window closed undecided: ``onTimeout`` applies."""
-        approval = None
-        if record.kind == "approval" and outcome is None:
-            approval = await self.store.get_approval(record.id)
-        if approval is not None:
-            request = ApprovalRequest.model_validate(record.request)
-            self._disarm(record.id)
-            timeout = _OUTCOME[request.on_timeout]
-            if not await self._settle(record, request, timeout, timed_out=True):
-                # Settled before (a decision whose end was not stored): ended now.
-                view = await self.approval_view(record, status="ended")
-                await self._answer(record, _decided_event(view))
-            return
-        await super()._end(record, outcome)
+    async def _time_out(self, record: InteractionRecord) -> bool:
+        """An approval's last window closed undecided (``window_closers["approval"]``):
+        ``onTimeout`` applies. False when it has no approval's state (the plain end)."""
+        approval = await self.store.get_approval(record.id)
+        if approval is None:
+            return False
+        request = ApprovalRequest.model_validate(record.request)
+        self._disarm(record.id)
+        timeout = _OUTCOME[request.on_timeout]
+        if not await self._settle(record, request, timeout, timed_out=True):
+            # Settled before (a decision whose end was not stored): ended now.
+            view = await self.approval_view(record, status="ended")
+            await self._answer(record, _decided_event(view))
+        return True

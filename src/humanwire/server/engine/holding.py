@@ -8,8 +8,10 @@ import asyncio
 import contextvars
 import dataclasses
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ..config import ServiceConfig
 from ..errors import (
     ServiceUnavailable,
 )
@@ -28,9 +30,19 @@ from .held_answers import wait_ended
 from .holds import Follow, Hold, HoldState, Release
 from .state import logger
 
+AcceptedBody = Callable[[Hold], Awaitable[dict[str, Any] | None]]
+"""The 202 of a send of its kind held after ``Prefer: respond-async`` (None: the body of
+any send, ``Outcomes.accepted_body``)."""
+
 
 class Holding(Deadlines):
     """Held requests: registered before their delivery, answered, expired or let go."""
+
+    def __init__(self, config: ServiceConfig, **options: Any) -> None:
+        super().__init__(config, **options)
+        self.accepted_bodies: dict[str, AcceptedBody] = {}
+        """By interaction kind: the 202's body of a send held after answering it
+        (approvals register theirs, ``ApprovalReplies.__init__``)."""
 
     def _register(self, record: InteractionRecord, context: SendContext) -> Hold:
         # Registered before the delivery goes out, so even an instant reply finds it.

@@ -30,6 +30,7 @@ from ..store.base import (
 from ..telemetry import log_event, mask_address
 from ._common import Account, _metadata
 from .approval_records import REPLY_CHANNELS
+from .context import NewInteraction
 from .links import LinkPages
 from .outcomes import Outcomes
 from .sends import Sends
@@ -156,9 +157,10 @@ class ApprovalAsks(Sends, LinkPages, Outcomes):
         if metadata := _metadata(record):
             wire["metadata"] = metadata
         sender = await self._phone_sender(account, None)
-        call, _ = await self._create_interaction(
-            account, kind="call", channel="call", to=row.to_addr, from_addr=sender, request=wire
+        new = NewInteraction(
+            kind="call", channel="call", to=row.to_addr, from_addr=sender, request=wire
         )
+        call, _ = await self._create_interaction(account, new)
         try:
             await self._deliver(call, prompt)
         except (InvalidToNumber, ProviderError) as exc:

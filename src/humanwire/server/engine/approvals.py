@@ -66,7 +66,7 @@ from .approval_records import (
     _tally,
     approval_wire,
 )
-from .context import HELD_TO_THE_END, SendContext
+from .context import HELD_TO_THE_END, NewInteraction, SendContext
 from .holds import Hold
 
 __all__ = ["MAX_REMINDERS", "Approvals", "approval_wire"]
@@ -110,8 +110,7 @@ class Approvals(ApprovalAsks):
         follow_up = request.follow_up_time
         if follow_up is None and request.wait_time is not None:
             follow_up = DEFAULT_FORM_FOLLOW_UP_TIME
-        record, resumed, hold = await self._open_interaction(
-            account,
+        new = NewInteraction(
             kind="approval",
             channel="approval",
             to=request.approvers[0].to,
@@ -119,8 +118,9 @@ class Approvals(ApprovalAsks):
             request=request.to_wire(),
             wait_time=request.wait_time,
             follow_up_time=follow_up,
-            holding=request.wait_time is not None,
-            context=context,
+        )
+        record, resumed, hold = await self._open_interaction(
+            account, new, holding=request.wait_time is not None, context=context
         )
         if resumed and await self.store.get_approval(record.id) is None:
             # The first run stopped between the interaction and its approvers: asked now.

@@ -44,6 +44,7 @@ from ..store.base import (
 )
 from ..telemetry import log_event, mask_address
 from ._common import Account, _event_dict, _metadata, _timestamp
+from .context import NewInteraction
 from .core import EngineCore
 from .shared_senders import (
     NUMBER_PAIR_CHANNELS,
@@ -550,14 +551,14 @@ class HumanSide(EngineCore):
         interaction, pending until ``end_call`` reports what the voicemail-style agent
         took down."""
         account = await self._account(account_id)
-        record, _ = await self._create_interaction(
-            account,
+        new = NewInteraction(
             kind="call",
             channel="call",
             to=to_addr,
             from_addr=from_addr,
             request={"inbound": True, "from": from_addr, "to": to_addr},
         )
+        record, _ = await self._create_interaction(account, new)
         self._notify(account_id, "inbound", record.id)
         return record
 

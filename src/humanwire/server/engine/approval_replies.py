@@ -3,7 +3,7 @@ follow, "YES 4821" naming a request by its short code when one number has severa
 Slack's Approve / Reject buttons (``decide_by_slack``: the approver's click only), and a
 call (``_call_decided``: the keys 1 / 2 or the words the callee said).
 
-Approvals plug into the human side by registering (``ApprovalReplies.__init__``): a
+Approvals plug into the human side by registering (``ApprovalAccess.__init__``): a
 matcher, a taker of texts matched to an approval, a source of who waits on a shared
 sender, a listener of calls' ends (``human.InboundRegistry``); and, for the holding
 code, what closes an approval whose windows passed and its 202's body.
@@ -22,7 +22,6 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Sequence
-from typing import Any
 
 from humanwire.types.approvals import ApprovalRequest
 
@@ -37,17 +36,6 @@ __all__ = ["ApprovalReplies"]
 
 
 class ApprovalReplies(ApprovalSteps):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        # Where approvals plug into the rest of the engine, each in its registry's order:
-        # after the message matcher and the asks, before nothing else.
-        self.inbound.matchers.append(self._match_approval)
-        self.inbound.takers["approval"] = self._take_decision
-        self.inbound.waiting.append(self._approvals_waiting)
-        self.inbound.call_ended.append(self._call_decided)
-        self.window_closers["approval"] = self._time_out
-        self.accepted_bodies["approval"] = self._accepted_approval
-
     # -- calls --------------------------------------------------------------------------
     async def _call_decided(self, record: InteractionRecord, end: CallEnd) -> None:
         """A ``call`` approver's call ended: what they said or pressed is their decision
@@ -184,7 +172,7 @@ class ApprovalReplies(ApprovalSteps):
             ref=text.ref,
         )
         await self.store.insert_inbound(inbound)
-        self._notify(account_id, "inbound", inbound.id)
+        self.host._notify(account_id, "inbound", inbound.id)
         return inbound
 
     async def _clarify(self, text: InboundText, rows: Sequence[ApproverRecord]) -> None:
@@ -201,7 +189,7 @@ class ApprovalReplies(ApprovalSteps):
                 titles.append((str(record.request.get("title", "")), shown))
                 request = ApprovalRequest.model_validate(record.request)
                 comments = comments and request.allow_comment
-        await self._text_back(
+        await self.host._text_back(
             text,
             texts.clarify_text(titles, comments),
             account_id=rows[0].account_id,

@@ -61,7 +61,7 @@ class Deadlines(OutcomeAppends):
         self.schedule.handlers[WINDOW_STEP] = self._window_due
         self.window_closers: dict[str, WindowCloser] = {}
         """By interaction kind: what closes one whose last window passed with no response
-        (``_end``; approvals register theirs, ``ApprovalReplies.__init__``)."""
+        (``_end``; approvals register theirs, ``ApprovalAccess.__init__``)."""
 
     def _arm(self, interaction_id: str, at: float, phase: Phase) -> None:
         """A deadline run again in memory (``_retry_deadline``)."""

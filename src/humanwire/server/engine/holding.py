@@ -43,7 +43,7 @@ class Holding(Deadlines):
         super().__init__(config, **options)
         self.accepted_bodies: dict[str, AcceptedBody] = {}
         """By interaction kind: the 202's body of a send held after answering it
-        (approvals register theirs, ``ApprovalReplies.__init__``)."""
+        (approvals register theirs, ``ApprovalAccess.__init__``)."""
 
     def _register(self, record: InteractionRecord, context: SendContext) -> Hold:
         # Registered before the delivery goes out, so even an instant reply finds it.

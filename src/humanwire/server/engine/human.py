@@ -134,7 +134,7 @@ CallEndListener = Callable[[InteractionRecord, CallEnd], Awaitable[None]]
 class InboundRegistry:
     """What the human side offers what comes back from people to, beside its own
     handling of messages' replies. Parts that read replies of their own register here,
-    at the engine's construction (approvals: ``ApprovalReplies.__init__``); each list
+    at the engine's construction (approvals: ``ApprovalAccess.__init__``); each list
     runs in the order registered."""
 
     matchers: list[TextMatcher] = field(default_factory=list)

@@ -22,7 +22,8 @@ reached by its name, and the parts not yet role objects, still mixed in:
   whose a reply to a shared sender is);
 - ``links``: forms and reply links reached by their token;
 - ``approvals``, ``approval_records``, ``approval_asks``, ``approval_steps``,
-  ``approval_replies`` and ``approval_access``:
+  ``approval_replies`` and ``approval_access``: a role of its own (``engine.approvals``,
+  reaching the rest through ``approval_host``, registered where it plugs in):
   approval requests, their decisions (pages, sms / whatsapp replies, Slack buttons,
   calls), reminders and escalation (schedule steps), ``consume`` and the audit log.
 
@@ -50,6 +51,12 @@ Decisions this module makes where the specification is silent:
 
 from __future__ import annotations
 
+from typing import Any
+
+from humanwire.types.approvals import Approval, ApprovalRequest, ConsumeRequest, ConsumeResponse
+
+from ..config import ServiceConfig
+from ..store.base import ApproverRecord
 from ._common import (
     CALL_NOT_ANSWERED,
     DELETED_MESSAGE,
@@ -68,7 +75,7 @@ from ._common import (
     wire_json,
 )
 from .accounts import AccountInfo, DeletedAccount
-from .approval_access import ApprovalAccess
+from .approval_access import ApprovalAccess, ApprovalPage, InboxApproval
 from .calls import Calls
 from .context import HELD_TO_THE_END, SendContext
 from .holds import Hold
@@ -101,13 +108,80 @@ __all__ = [
 ]
 
 
-class Engine(ApprovalAccess, Calls, Sends, LinkPages, Outcomes):
+class Engine(Calls, Sends, LinkPages, Outcomes):
     """The service's rules, one instance per service (see the module docstring).
 
     The roles built on its runtime are attributes (``engine.accounts``,
     ``engine.sessions``, ``engine.idempotency``, ``engine.numbers``, ``engine.webhooks``,
-    ``engine.channel_cards``, ``engine.events``: docs/explanation/architecture.md,
-    "Roles"); the parts below are still mixed in, until they are role objects too."""
+    ``engine.channel_cards``, ``engine.events``, ``engine.approvals``:
+    docs/explanation/architecture.md, "Roles"); the parts below are still mixed in, until
+    they are role objects too."""
+
+    def __init__(self, config: ServiceConfig, **options: Any) -> None:
+        super().__init__(config, **options)
+        self.approvals = ApprovalAccess(self)
+        """Approval requests and their decisions: a role of its own, which registers
+        where it plugs in (``ApprovalAccess.__init__``); its public methods below."""
+
+    # -- approvals (``self.approvals``) -------------------------------------------------
+    async def request_approval(
+        self, account: Account, request: ApprovalRequest, context: SendContext = HELD_TO_THE_END
+    ) -> Approval:
+        return await self.approvals.request_approval(account, request, context)
+
+    async def get_approval(self, account: Account, interaction_id: str) -> Approval:
+        return await self.approvals.get_approval(account, interaction_id)
+
+    async def consume_approval(
+        self, account: Account, interaction_id: str, body: ConsumeRequest
+    ) -> ConsumeResponse:
+        return await self.approvals.consume_approval(account, interaction_id, body)
+
+    async def audit_page(self, account: Account, after: int, limit: int) -> dict[str, Any]:
+        return await self.approvals.audit_page(account, after, limit)
+
+    async def approval_page(self, token: str) -> ApprovalPage:
+        return await self.approvals.approval_page(token)
+
+    async def decide_on_page(self, token: str, decision: str, comment: str | None) -> str:
+        return await self.approvals.decide_on_page(token, decision, comment)
+
+    async def inbox_approvals(self, account: Account, limit: int) -> list[InboxApproval]:
+        return await self.approvals.inbox_approvals(account, limit)
+
+    async def decide_in_inbox(
+        self,
+        account: Account,
+        interaction_id: str,
+        position: int,
+        decision: str,
+        comment: str | None,
+    ) -> tuple[str, ApproverRecord]:
+        return await self.approvals.decide_in_inbox(
+            account, interaction_id, position, decision, comment
+        )
+
+    async def slack_approver(self, interaction_id: str, to_addr: str) -> int | None:
+        return await self.approvals.slack_approver(interaction_id, to_addr)
+
+    async def decide_by_slack(
+        self, interaction_id: str, position: int, user: str, decision: str
+    ) -> tuple[str, str]:
+        return await self.approvals.decide_by_slack(interaction_id, position, user, decision)
+
+    async def email_link(self, token: str, decision: str, signature: str) -> ApprovalPage:
+        return await self.approvals.email_link(token, decision, signature)
+
+    async def decide_by_email_link(
+        self, token: str, decision: str, signature: str, comment: str | None
+    ) -> str:
+        return await self.approvals.decide_by_email_link(token, decision, signature, comment)
+
+    async def email_approver(self, token: str) -> ApproverRecord | None:
+        return await self.approvals.email_approver(token)
+
+    async def decide_by_email_reply(self, row: ApproverRecord, body: str, *, signed: bool) -> str:
+        return await self.approvals.decide_by_email_reply(row, body, signed=signed)
 
     # -- until ``humanwire accounts`` (cli) and the Slack routes call ``engine.accounts``
     async def create_account(

@@ -16,8 +16,10 @@ from ..approvals import texts
 from ..errors import AlreadyConsumed, InvalidRequest, NotApproved, NotFound
 from ..store.base import ApproverRecord, AuditDraft
 from ._common import Account
+from .approval_host import ApprovalHost
 from .approval_records import _approver, _tally
 from .approval_replies import ApprovalReplies
+from .approvals import ESCALATE, REMIND
 
 __all__ = ["ApprovalAccess", "ApprovalPage", "InboxApproval"]
 
@@ -56,6 +58,28 @@ class InboxApproval:
 
 
 class ApprovalAccess(ApprovalReplies):
+    """The approvals role: ``engine.approvals``, built with the engine as its ``host``
+    (what it reaches of the rest: ``approval_host``); ``Engine`` delegates its public
+    approval methods here. Its parts, each a module: ``approval_asks`` (asking an
+    approver), ``approvals`` (requests, views, decisions), ``approval_steps`` (reminders,
+    escalation), ``approval_replies`` (decisions by reply, button, call), and this one
+    (pages, the inbox, email links and replies, ``consume``, the audit log)."""
+
+    def __init__(self, host: ApprovalHost) -> None:
+        self.host = host
+        self._link_key_bytes = None
+        self._held_approvals = set()
+        # Where approvals plug into the rest of the engine, each in its registry's order:
+        # after the message matcher and the asks, before nothing else.
+        host.inbound.matchers.append(self._match_approval)
+        host.inbound.takers["approval"] = self._take_decision
+        host.inbound.waiting.append(self._approvals_waiting)
+        host.inbound.call_ended.append(self._call_decided)
+        host.window_closers["approval"] = self._time_out
+        host.accepted_bodies["approval"] = self._accepted_approval
+        host.schedule.handlers[REMIND] = self._remind_step
+        host.schedule.handlers[ESCALATE] = self._escalate_step
+
     # -- the page -----------------------------------------------------------------------
     async def _approver_at(self, token: str) -> ApproverRecord:
         """The approver whose page ``token`` is (asked already), else ``NotFound``; a
@@ -67,7 +91,7 @@ class ApprovalAccess(ApprovalReplies):
 
     async def approval_page(self, token: str) -> ApprovalPage:
         row = await self._approver_at(token)
-        record = await self._current(row.interaction_id)
+        record = await self.host._current(row.interaction_id)
         request = ApprovalRequest.model_validate(record.request)
         approval = await self.approval_view(record)
         tally = _tally(request, await self.store.approvers_of(record.id))
@@ -112,7 +136,7 @@ class ApprovalAccess(ApprovalReplies):
         """The inbox deciding as one approver of the account's request, the way their
         page would: ``recorded``, ``already`` or ``closed``, and the approver.
         ``LiveChannel`` for an approver a real provider reaches (``sandbox_answers``)."""
-        record = await self._interaction_of(account, interaction_id)
+        record = await self.host._interaction_of(account, interaction_id)
         if record.kind != "approval":
             raise NotFound(f"no approval {interaction_id!r}", field="interactionId")
         if decision not in ("approve", "reject"):
@@ -123,7 +147,7 @@ class ApprovalAccess(ApprovalReplies):
         )
         if row is None:
             raise InvalidRequest("no such approver of this request", field="approver")
-        self.check_sandbox_answers(row.channel, field="approver")
+        self.host.check_sandbox_answers(row.channel, field="approver")
         return await self._decide(row, decision, comment, "inbox"), row
 
     # -- email approvers ------------------------------------------------------------------
@@ -180,7 +204,7 @@ class ApprovalAccess(ApprovalReplies):
     async def consume_approval(
         self, account: Account, interaction_id: str, body: ConsumeRequest
     ) -> ConsumeResponse:
-        record = await self._interaction_of(account, interaction_id)
+        record = await self.host._interaction_of(account, interaction_id)
         approval = await self.store.get_approval(record.id)
         if record.kind != "approval" or approval is None:
             raise NotFound(f"no approval {interaction_id!r}", field="interactionId")
@@ -195,7 +219,7 @@ class ApprovalAccess(ApprovalReplies):
             await self._audit(
                 account.id, [AuditDraft(now, "approval.consumed", record.id, data=data)]
             )
-            self._notify(account.id, "approval", record.id)
+            self.host._notify(account.id, "approval", record.id)
             return ConsumeResponse(consumed=True)
         approval = await self.store.get_approval(record.id)
         if approval is None or approval.outcome != "approved":

@@ -17,22 +17,24 @@ from humanwire.types.approvals import (
 )
 
 from ..approvals import texts
+from ..config import ServiceConfig
 from ..delivery import Outbound, ProviderFailure, RecipientUnreachable, WhatsAppTemplate
 from ..errors import (
     InvalidToNumber,
     ProviderError,
 )
 from ..literals import DELIVERY_CHANNEL
+from ..schedule import Schedule
+from ..store import Store
 from ..store.base import (
     ApproverRecord,
     InteractionRecord,
 )
 from ..telemetry import log_event, mask_address
 from ._common import Account, _metadata
+from .approval_host import ApprovalHost
 from .approval_records import REPLY_CHANNELS
-from .links import LinkPages
-from .outcomes import Outcomes
-from .sends import Sends
+from .context import NewInteraction
 
 logger = logging.getLogger("humanwire.engine")
 
@@ -41,10 +43,25 @@ _LINK_KEY = ("approvals", "email-link-key")
 """Where the key signing email approvers' approve / reject links is kept (made once)."""
 
 
-class ApprovalAsks(Sends, LinkPages, Outcomes):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._link_key_bytes: bytes | None = None
+class ApprovalAsks:
+    """The first of the approvals role's parts (``ApprovalAccess`` is the role, built
+    with the engine as its ``host``)."""
+
+    host: ApprovalHost
+    """The rest of the engine, as far as approvals reach it (``approval_host``)."""
+    _link_key_bytes: bytes | None
+
+    @property
+    def store(self) -> Store:
+        return self.host.store
+
+    @property
+    def schedule(self) -> Schedule:
+        return self.host.schedule
+
+    @property
+    def config(self) -> ServiceConfig:
+        return self.host.config
 
     def approval_page_url(self, token: str) -> str:
         return f"{self.config.public_url.rstrip('/')}/a/{token}"
@@ -90,17 +107,17 @@ class ApprovalAsks(Sends, LinkPages, Outcomes):
         """Sends ``text`` to an approver; False (logged) when the provider refused it.
         An email approver's replies come to ``reply+<their page token>@…``: the token
         names them (and only them), as their page's link does."""
-        account = await self._account(record.account_id)
+        account = await self.host._account(record.account_id)
         if row.channel == "call":
             return await self._call_to(account, record, row)
         if row.channel == "email":
-            sender = self._shared_sender("email")
+            sender = self.host._shared_sender("email")
         elif row.channel == "sms":
-            sender = await self._phone_sender(account, None)
+            sender = await self.host._phone_sender(account, None)
         elif row.channel == "whatsapp":
-            sender = self._shared_sender("whatsapp")
+            sender = self.host._shared_sender("whatsapp")
         else:
-            sender = await self._slack_sender(account, None)
+            sender = await self.host._slack_sender(account, None)
         item = Outbound(
             account_id=record.account_id,
             interaction_id=record.id,
@@ -124,7 +141,7 @@ class ApprovalAsks(Sends, LinkPages, Outcomes):
             reply_token=row.token if row.channel == "email" else None,
         )
         try:
-            await self.providers.get(row.channel, self.provider).deliver(item)
+            await self.host.providers.get(row.channel, self.host.provider).deliver(item)
         except (RecipientUnreachable, ProviderFailure) as exc:
             log_event(
                 logger,
@@ -155,12 +172,13 @@ class ApprovalAsks(Sends, LinkPages, Outcomes):
         wire: dict[str, Any] = {"to": row.to_addr, "prompt": prompt, "approval": link}
         if metadata := _metadata(record):
             wire["metadata"] = metadata
-        sender = await self._phone_sender(account, None)
-        call, _ = await self._create_interaction(
-            account, kind="call", channel="call", to=row.to_addr, from_addr=sender, request=wire
+        sender = await self.host._phone_sender(account, None)
+        new = NewInteraction(
+            kind="call", channel="call", to=row.to_addr, from_addr=sender, request=wire
         )
+        call, _ = await self.host._create_interaction(account, new)
         try:
-            await self._deliver(call, prompt)
+            await self.host._deliver(call, prompt)
         except (InvalidToNumber, ProviderError) as exc:
             log_event(
                 logger,

@@ -1,11 +1,16 @@
 """Approvals decided over a channel: an sms or whatsapp reply (YES / NO, a reason may
 follow, "YES 4821" naming a request by its short code when one number has several open),
 Slack's Approve / Reject buttons (``decide_by_slack``: the approver's click only), and a
-call (``end_call``: the keys 1 / 2 or the words the callee said).
+call (``_call_decided``: the keys 1 / 2 or the words the callee said).
+
+Approvals plug into the human side by registering (``ApprovalAccess.__init__``): a
+matcher, a taker of texts matched to an approval, a source of who waits on a shared
+sender, a listener of calls' ends (``human.InboundRegistry``); and, for the holding
+code, what closes an approval whose windows passed and its 202's body.
 
 Replies are matched as every text is (``HumanSide._receive``), within the one account
 the text belongs to (``shared_senders``: on a shared sender, the account that waits on
-the person there; approvals are among what waits, ``_waiting_for``): a message waiting
+the person there; approvals are among what waits, ``_approvals_waiting``): a message waiting
 for a reply from that number takes it first, as before approvals existed, unless the
 reply names an open approval's code. A text that matched nothing else is looked up among
 the account's open approvals for the number: read as a decision when it is one and names
@@ -14,20 +19,17 @@ one request; else one clarifying text goes back, never a guess.
 
 from __future__ import annotations
 
-import asyncio
 import secrets
 import time
 from collections.abc import Sequence
-from typing import Literal
 
-from humanwire.types import Speaker
-from humanwire.types.approvals import ApprovalRequest, DecisionVia
+from humanwire.types.approvals import ApprovalRequest
 
 from ..approvals import texts
 from ..store.base import ApproverRecord, InboundRecord, InteractionRecord
 from .approval_records import REPLY_CHANNELS
 from .approval_steps import ApprovalSteps
-from .human import InboundText
+from .human import CallEnd, InboundText
 from .shared_senders import Waiting
 
 __all__ = ["ApprovalReplies"]
@@ -35,34 +37,23 @@ __all__ = ["ApprovalReplies"]
 
 class ApprovalReplies(ApprovalSteps):
     # -- calls --------------------------------------------------------------------------
-    async def end_call(
-        self,
-        record: InteractionRecord,
-        *,
-        outcome: Literal["completed", "no_answer", "transferred"],
-        summary: str,
-        transcript: Sequence[tuple[Speaker, str]] | None = None,
-        via: DecisionVia | None = None,
-    ) -> InteractionRecord | None:
+    async def _call_decided(self, record: InteractionRecord, end: CallEnd) -> None:
         """A ``call`` approver's call ended: what they said or pressed is their decision
         (the human's turns; without a transcript, as the sandbox ends a call, the
         summary), recorded ``via`` who played the callee when no carrier ran the call.
-        An answer that is no decision decides nothing."""
+        An answer that is no decision decides nothing (``inbound.call_ended``)."""
         link = record.request.get("approval") if record.kind == "call" else None
-        if isinstance(link, dict) and outcome == "completed" and record.status == "pending":
-            if transcript is not None:
-                said = [text for speaker, text in transcript if speaker == "human"]
+        if isinstance(link, dict) and end.outcome == "completed" and record.status == "pending":
+            if end.transcript is not None:
+                said = [text for speaker, text in end.transcript if speaker == "human"]
             else:
-                said = [summary]
+                said = [end.summary]
             answer = texts.call_answer(said)
             rows = await self.store.approvers_of(str(link.get("interactionId")))
             row = next((r for r in rows if r.position == link.get("position")), None)
             if answer is not None and row is not None and row.channel == "call":
                 decision, heard = answer
-                await self._decide(row, decision, None, via or heard)
-        return await super().end_call(
-            record, outcome=outcome, summary=summary, transcript=transcript, via=via
-        )
+                await self._decide(row, decision, None, end.via or heard)
 
     # -- Slack buttons ------------------------------------------------------------------
     async def slack_approver(self, interaction_id: str, to_addr: str) -> int | None:
@@ -101,15 +92,14 @@ class ApprovalReplies(ApprovalSteps):
             rows = [r for r in rows if r.account_id == account_id]
         return rows
 
-    async def _waiting_for(self, text: InboundText) -> list[Waiting]:
-        """The asks waiting on the shared sender, and every account's approvals asked of
-        the person on that channel (an approver's row does not keep the number it was
-        asked from: one asked from a reserved number counts too, never a guess)."""
+    async def _approvals_waiting(self, text: InboundText) -> list[Waiting]:
+        """Every account's approvals asked of the person on that channel
+        (``inbound.waiting``: beside the asks waiting on the shared sender). An
+        approver's row does not keep the number it was asked from: one asked from a
+        reserved number counts too, never a guess."""
         if text.channel not in REPLY_CHANNELS:
-            return await super()._waiting_for(text)
-        asks, rows = await asyncio.gather(
-            super()._waiting_for(text), self.store.open_approvers_at(text.channel, text.from_addr)
-        )
+            return []
+        rows = await self.store.open_approvers_at(text.channel, text.from_addr)
         requests: dict[str, ApprovalRequest | None] = {}
         for row in rows:
             if row.interaction_id not in requests:
@@ -117,7 +107,7 @@ class ApprovalReplies(ApprovalSteps):
                 requests[row.interaction_id] = (
                     None if record is None else ApprovalRequest.model_validate(record.request)
                 )
-        return asks + [
+        return [
             Waiting(
                 account_id=row.account_id,
                 interaction_id=row.interaction_id,
@@ -130,10 +120,12 @@ class ApprovalReplies(ApprovalSteps):
             if (request := requests[row.interaction_id]) is not None
         ]
 
-    async def _match(
-        self, text: InboundText, account_id: str | None, thread: InteractionRecord | None = None
+    async def _match_approval(
+        self, text: InboundText, account_id: str | None, record: InteractionRecord | None
     ) -> InteractionRecord | None:
-        record = await super()._match(text, account_id, thread)
+        """``inbound.matchers``: a message ``record`` the text matched keeps it unless
+        the text names an open approval's code; a text that matched nothing is looked up
+        among the open approvals of its sender (the account's, when known)."""
         if text.channel not in REPLY_CHANNELS:
             return record
         reply = texts.parse_reply(text.body)
@@ -148,11 +140,12 @@ class ApprovalReplies(ApprovalSteps):
         # The approval the text is about (or one of them): ``_inbound_text`` reads it.
         return await self.store.get_interaction(rows[0].interaction_id)
 
-    async def _inbound_text(
-        self, *, account_id: str, text: InboundText, record: InteractionRecord | None
+    async def _take_decision(
+        self, account_id: str, text: InboundText, record: InteractionRecord
     ) -> InboundRecord:
-        if record is None or record.kind != "approval":
-            return await super()._inbound_text(account_id=account_id, text=text, record=record)
+        """``inbound.takers["approval"]``: a text matched to an approval is read as a
+        decision when it is one and names one request; else one clarifying text goes
+        back. Either way it is stored, linked to the approval."""
         rows = await self._open_approvers(text, account_id)
         reply = texts.parse_reply(text.body)
         chosen: ApproverRecord | None = None
@@ -179,7 +172,7 @@ class ApprovalReplies(ApprovalSteps):
             ref=text.ref,
         )
         await self.store.insert_inbound(inbound)
-        self._notify(account_id, "inbound", inbound.id)
+        self.host._notify(account_id, "inbound", inbound.id)
         return inbound
 
     async def _clarify(self, text: InboundText, rows: Sequence[ApproverRecord]) -> None:
@@ -196,7 +189,7 @@ class ApprovalReplies(ApprovalSteps):
                 titles.append((str(record.request.get("title", "")), shown))
                 request = ApprovalRequest.model_validate(record.request)
                 comments = comments and request.allow_comment
-        await self._text_back(
+        await self.host._text_back(
             text,
             texts.clarify_text(titles, comments),
             account_id=rows[0].account_id,

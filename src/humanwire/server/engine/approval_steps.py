@@ -12,7 +12,6 @@ fell between the provider taking it and its entry being written (docs/design.md)
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from humanwire.types.approvals import ApprovalRequest
 
@@ -20,7 +19,6 @@ from ..approvals import texts
 from ..store.base import ApproverRecord, AuditDraft, InteractionRecord, StepRecord
 from .approval_records import REPLY_CHANNELS, _actor, _approver, _tally
 from .approvals import (
-    ESCALATE,
     MAX_REMINDERS,
     REMIND,
     Approvals,
@@ -30,11 +28,6 @@ __all__ = ["ApprovalSteps"]
 
 
 class ApprovalSteps(Approvals):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.schedule.handlers[REMIND] = self._remind_step
-        self.schedule.handlers[ESCALATE] = self._escalate_step
-
     # -- reminders and escalation (steps of the schedule) -------------------------------
     async def _open_request(
         self, interaction_id: str

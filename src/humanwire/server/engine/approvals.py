@@ -50,7 +50,6 @@ from ..store.base import (
     ApprovalRecord,
     ApproverRecord,
     AuditDraft,
-    InteractionOutcome,
     InteractionRecord,
 )
 from ..telemetry import log_event
@@ -67,7 +66,7 @@ from .approval_records import (
     _tally,
     approval_wire,
 )
-from .context import HELD_TO_THE_END, SendContext
+from .context import HELD_TO_THE_END, NewInteraction, SendContext
 from .holds import Hold
 
 __all__ = ["MAX_REMINDERS", "Approvals", "approval_wire"]
@@ -81,10 +80,8 @@ ESCALATE = "approval.escalate"
 
 
 class Approvals(ApprovalAsks):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        # Approvals held here: their 202 (respond-async) is the approval, not a send's.
-        self._held_approvals: set[str] = set()
+    _held_approvals: set[str]
+    """Approvals held here: their 202 (respond-async) is the approval, not a send's."""
 
     # -- email approvers' signed links ---------------------------------------------------
 
@@ -96,7 +93,7 @@ class Approvals(ApprovalAsks):
         context: SendContext = HELD_TO_THE_END,
     ) -> Approval:
         for path, approver in request.all_approvers_with_paths():
-            if approver.channel == "email" and "email" not in self.providers["email"].senders:
+            if approver.channel == "email" and "email" not in self.host.providers["email"].senders:
                 # No relay configured (the carrier carries no email): refused before
                 # anyone is asked, not a failure halfway through the asking.
                 raise InvalidRequest(
@@ -105,14 +102,13 @@ class Approvals(ApprovalAsks):
                 )
         sent = [a for a in request.approvers if a.channel != "link"]
         for approver in sent:
-            await self._check_send(account, request.title, approver.to)
+            await self.host._check_send(account, request.title, approver.to)
         if not sent:
-            await self._require_active(account)
+            await self.host._require_active(account)
         follow_up = request.follow_up_time
         if follow_up is None and request.wait_time is not None:
             follow_up = DEFAULT_FORM_FOLLOW_UP_TIME
-        record, resumed, hold = await self._open_interaction(
-            account,
+        new = NewInteraction(
             kind="approval",
             channel="approval",
             to=request.approvers[0].to,
@@ -120,21 +116,22 @@ class Approvals(ApprovalAsks):
             request=request.to_wire(),
             wait_time=request.wait_time,
             follow_up_time=follow_up,
-            holding=request.wait_time is not None,
-            context=context,
+        )
+        record, resumed, hold = await self.host._open_interaction(
+            account, new, holding=request.wait_time is not None, context=context
         )
         if resumed and await self.store.get_approval(record.id) is None:
             # The first run stopped between the interaction and its approvers: asked now.
             await self._start_approval(account, record, request)
         start = functools.partial(self._start_approval, account, record, request)
-        await self._send_out(record, resumed, hold, start)
+        await self.host._send_out(record, resumed, hold, start)
         if hold is not None:
             self._held_approvals.add(record.id)
             try:
-                await self._hold(hold)
+                await self.host._hold(hold)
             finally:
                 self._held_approvals.discard(record.id)
-        return await self.approval_view(await self._current(record.id))
+        return await self.approval_view(await self.host._current(record.id))
 
     async def _start_approval(
         self, account: Account, record: InteractionRecord, request: ApprovalRequest
@@ -228,24 +225,25 @@ class Approvals(ApprovalAsks):
             draft = AuditDraft(time.time(), "approval.asked", record.id, _actor(row), data)
             await self._audit(record.account_id, [draft])
         # The inbox shows whom a request asks (a request of link approvers sends nothing).
-        self._notify(record.account_id, "approval", record.id)
+        self.host._notify(record.account_id, "approval", record.id)
 
     async def _audit(self, account_id: str, drafts: Sequence[AuditDraft]) -> None:
         await self.store.append_audit(account_id, drafts)
 
     # -- what the caller reads ----------------------------------------------------------
     async def get_approval(self, account: Account, interaction_id: str) -> Approval:
-        record = await self._interaction_of(account, interaction_id)
+        record = await self.host._interaction_of(account, interaction_id)
         if record.kind != "approval":
             raise NotFound(f"no approval {interaction_id!r}", field="interactionId")
         return await self.approval_view(record)
 
-    async def accepted_body(self, hold: Hold) -> dict[str, Any]:
-        """``Prefer: respond-async``'s 202: an approval as it is now (its links)."""
+    async def _accepted_approval(self, hold: Hold) -> dict[str, Any] | None:
+        """``Prefer: respond-async``'s 202 (``accepted_bodies["approval"]``): an
+        approval held here as it is now (its links); None: the body of any send."""
         if hold.interaction_id in self._held_approvals:
-            current = await self._current(hold.interaction_id)
+            current = await self.host._current(hold.interaction_id)
             return approval_wire(await self.approval_view(current))
-        return await super().accepted_body(hold)
+        return None
 
     async def approval_view(
         self, record: InteractionRecord, *, status: InteractionState | None = None
@@ -332,7 +330,7 @@ class Approvals(ApprovalAsks):
             via=via,
         )
         # The inbox shows the tally as it grows, not only once settled.
-        self._notify(record.account_id, "approval", record.id)
+        self.host._notify(record.account_id, "approval", record.id)
         tally = _tally(request, await self.store.approvers_of(record.id))
         if tally.outcome is not None:
             await self._settle(record, request, tally.outcome, timed_out=False)
@@ -370,23 +368,20 @@ class Approvals(ApprovalAsks):
         await self._audit(record.account_id, [AuditDraft(now, kind, record.id, data=data)])
         view = await self.approval_view(record, status="ended")
         event = _decided_event(view)
-        await self._answer(record, event)
+        await self.host._answer(record, event)
         return True
 
-    async def _end(
-        self, record: InteractionRecord, outcome: InteractionOutcome | None = None
-    ) -> None:
-        """An approval's last window closed undecided: ``onTimeout`` applies."""
-        approval = None
-        if record.kind == "approval" and outcome is None:
-            approval = await self.store.get_approval(record.id)
-        if approval is not None:
-            request = ApprovalRequest.model_validate(record.request)
-            self._disarm(record.id)
-            timeout = _OUTCOME[request.on_timeout]
-            if not await self._settle(record, request, timeout, timed_out=True):
-                # Settled before (a decision whose end was not stored): ended now.
-                view = await self.approval_view(record, status="ended")
-                await self._answer(record, _decided_event(view))
-            return
-        await super()._end(record, outcome)
+    async def _time_out(self, record: InteractionRecord) -> bool:
+        """An approval's last window closed undecided (``window_closers["approval"]``):
+        ``onTimeout`` applies. False when it has no approval's state (the plain end)."""
+        approval = await self.store.get_approval(record.id)
+        if approval is None:
+            return False
+        request = ApprovalRequest.model_validate(record.request)
+        self.host._disarm(record.id)
+        timeout = _OUTCOME[request.on_timeout]
+        if not await self._settle(record, request, timeout, timed_out=True):
+            # Settled before (a decision whose end was not stored): ended now.
+            view = await self.approval_view(record, status="ended")
+            await self.host._answer(record, _decided_event(view))
+        return True

@@ -25,7 +25,7 @@ from ..errors import (
     InvalidToNumber,
 )
 from ._common import Account
-from .context import HELD_TO_THE_END, SendContext
+from .context import HELD_TO_THE_END, NewInteraction, SendContext
 from .sends import Sends
 
 
@@ -58,15 +58,9 @@ class Calls(Sends):
     ) -> CallResponse:
         sender = await self._phone_sender(account, None)
         await self._check_send(account, prompt, to)
+        new = NewInteraction(kind="call", channel="call", to=to, from_addr=sender, request=request)
         record, resumed, hold = await self._open_interaction(
-            account,
-            kind="call",
-            channel="call",
-            to=to,
-            from_addr=sender,
-            request=request,
-            holding=wait,
-            context=context,
+            account, new, holding=wait, context=context
         )
         await self._send_out(
             record, resumed, hold, functools.partial(self._deliver, record, prompt, hold=hold)

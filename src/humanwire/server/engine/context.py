@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from humanwire.types.interactions import InteractionChannel, InteractionKind
 
 from ..store.base import InteractionRecord
 
 if TYPE_CHECKING:
     from .holds import Hold
 
-__all__ = ["HELD_TO_THE_END", "IdempotentRun", "Requesters", "SendContext"]
+__all__ = ["HELD_TO_THE_END", "IdempotentRun", "NewInteraction", "Requesters", "SendContext"]
 
 
 @dataclass
@@ -49,6 +51,27 @@ class SendContext:
     (delivered, waiting); the request is answered 202 at once while the hold goes on."""
     run: IdempotentRun | None = None
     """The ``Idempotency-Key`` run the send belongs to (``engine.idempotency.run`` sets it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NewInteraction:
+    """What a send (an inbound call, an approver's call) asks to be opened: the
+    interaction before it has an id (``Opening._create_interaction`` stores it)."""
+
+    kind: InteractionKind
+    channel: InteractionChannel
+    to: str
+    from_addr: str
+    request: dict[str, Any]
+    """The stored request: the wire body, with the engine's own ``_``-keys."""
+    wait_time: float | None = None
+    """Seconds the send holds (its ``waitTime``); None: no wait window."""
+    follow_up_time: float | None = None
+    """Seconds after the wait a late answer still counts (to the webhooks)."""
+    form_token: str | None = None
+    reply_token: str | None = None
+    """A card's reply link, or an email's reply address (made for every email)."""
+    card_id: str | None = None
 
 
 HELD_TO_THE_END = SendContext()

@@ -48,6 +48,7 @@ from ._common import RateCount
 __all__ = [
     "Coordinator",
     "Ending",
+    "HeldAnswer",
     "LocalCoordinator",
     "ReplicaCoordinator",
     "ReplicaEvents",
@@ -57,6 +58,10 @@ __all__ = [
 logger = logging.getLogger("humanwire.engine")
 
 _PRUNE_EVERY_TICKS = 30
+
+HeldAnswer = Callable[[], WaitEndedAnswer | None]
+"""Builds the ``wait.ended`` of a send held after its 202, for the one that ends it to
+write with the end (``held_answers.wait_ended``; None: its holder writes it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +83,8 @@ class Ending:
     waited: tuple[int, int] | None = None
     """The held send's ``wait.ended`` was written with the end: ``(id, previous id)``;
     its hold was let go in the store, and its holder writes nothing more."""
+    answer: WaitEndedAnswer | None = None
+    """That ``wait.ended`` (set with ``waited``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,15 +178,15 @@ class Coordinator(abc.ABC):
         *,
         release: bool,
         inbound: InboundRecord | None,
-        wait_ended: WaitEndedAnswer | None = None,
+        held_answer: HeldAnswer | None = None,
     ) -> Ending:
         """Ends ``record`` with its answer ``event``. ``release``: the request held here
         takes the answer now (replicas let go of its hold in the same statement);
         ``report`` is its ``interaction.ended`` outcome (appended with it where the store
         can); ``inbound`` the text that answered (stored with it where the store can);
-        ``wait_ended`` the answer of a send held after its 202, written with the end
-        while it is held (replicas: ``Ending.waited``; one process leaves it to the
-        hold)."""
+        ``held_answer`` builds the answer of a send held after its 202, written with the
+        end while it is held (replicas: ``Ending.waited``). One process never builds it:
+        its holder is here and writes it as it wakes (no round trip to save)."""
         done = await self.store.end_interaction(record.id, now, result=event, outcome=outcome)
         return Ending(done)
 
@@ -346,13 +353,14 @@ class ReplicaCoordinator(Coordinator):
         *,
         release: bool,
         inbound: InboundRecord | None,
-        wait_ended: WaitEndedAnswer | None = None,
+        held_answer: HeldAnswer | None = None,
     ) -> Ending:
         # The end, its interaction.ended outcome and their notice in one transaction: a
         # request held on another replica is answered, and the outcome streams there are
         # handed the event, as soon as it commits. A request held here takes the answer
         # now: its hold is let go in the same statement. A send held after its 202 gets
         # its wait.ended in it too: its holder writes nothing more.
+        wait_ended = held_answer() if held_answer is not None else None
         ended = await self._shared.end_and_report(
             record.id,
             record.account_id,
@@ -371,6 +379,7 @@ class ReplicaCoordinator(Coordinator):
             let_go=ended.done and release,
             reported=ended.reported,
             waited=ended.waited,
+            answer=wait_ended if ended.waited is not None else None,
             # Linked if it ended, named in its notice.
             inbound_stored=inbound is not None,
             published=True,

@@ -15,6 +15,7 @@ import asyncio
 import functools
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..config import ServiceConfig
@@ -44,6 +45,11 @@ def call_window(config: ServiceConfig, request: dict[str, Any]) -> float:
     return longest + CALL_LIMIT_AFTER
 
 
+WindowCloser = Callable[[InteractionRecord], Awaitable[bool]]
+"""Closes an interaction of its kind whose last window passed with no response, in place
+of the plain end: True when it did (False: the plain end applies)."""
+
+
 class Deadlines(OutcomeAppends):
     """Windows closing (see the module docstring)."""
 
@@ -53,6 +59,9 @@ class Deadlines(OutcomeAppends):
         # A held request's wait timer and its window's step may fall due together.
         self._deadlines_running: dict[tuple[str, Phase], asyncio.Future[bool]] = {}
         self.schedule.handlers[WINDOW_STEP] = self._window_due
+        self.window_closers: dict[str, WindowCloser] = {}
+        """By interaction kind: what closes one whose last window passed with no response
+        (``_end``; approvals register theirs, ``ApprovalAccess.__init__``)."""
 
     def _arm(self, interaction_id: str, at: float, phase: Phase) -> None:
         """A deadline run again in memory (``_retry_deadline``)."""
@@ -192,7 +201,11 @@ class Deadlines(OutcomeAppends):
     async def _end(
         self, record: InteractionRecord, outcome: InteractionOutcome | None = None
     ) -> None:
-        """Ends an interaction without a response (its last window closed)."""
+        """Ends an interaction without a response: its last window closed (``outcome``
+        None: the closer registered for its kind, if any, closes it), or it failed."""
+        closer = self.window_closers.get(record.kind) if outcome is None else None
+        if closer is not None and await closer(record):
+            return
         self._disarm(record.id)
         if await self.store.end_interaction(record.id, time.time(), outcome=outcome):
             hold = self._holds.get(record.id)

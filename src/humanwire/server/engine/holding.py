@@ -7,9 +7,12 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import dataclasses
+import functools
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ..config import ServiceConfig
 from ..errors import (
     ServiceUnavailable,
 )
@@ -28,9 +31,19 @@ from .held_answers import wait_ended
 from .holds import Follow, Hold, HoldState, Release
 from .state import logger
 
+AcceptedBody = Callable[[Hold], Awaitable[dict[str, Any] | None]]
+"""The 202 of a send of its kind held after ``Prefer: respond-async`` (None: the body of
+any send, ``Outcomes.accepted_body``)."""
+
 
 class Holding(Deadlines):
     """Held requests: registered before their delivery, answered, expired or let go."""
+
+    def __init__(self, config: ServiceConfig, **options: Any) -> None:
+        super().__init__(config, **options)
+        self.accepted_bodies: dict[str, AcceptedBody] = {}
+        """By interaction kind: the 202's body of a send held after answering it
+        (approvals register theirs, ``ApprovalAccess.__init__``)."""
 
     def _register(self, record: InteractionRecord, context: SendContext) -> Hold:
         # Registered before the delivery goes out, so even an instant reply finds it.
@@ -146,10 +159,6 @@ class Holding(Deadlines):
         report = self._ended_report(record, event, outcome)
         hold = self._holds.waiting(record.id)
         handed_over = hold is not None
-        # Replicas only: in one process the holder writes it (no round trip to save).
-        answer = (
-            wait_ended(record, event, outcome, now) if self.coordinator.shared is not None else None
-        )
         # A request held here takes the answer now: with replicas its hold is let go in
         # the same statement (not in one more when it wakes, ``_let_go``).
         ending = await self.coordinator.end_answered(
@@ -160,7 +169,7 @@ class Holding(Deadlines):
             report,
             release=handed_over,
             inbound=inbound,
-            wait_ended=answer,
+            held_answer=functools.partial(wait_ended, record, event, outcome, now),
         )
         done, published = ending.done, ending.published
         if ending.let_go and hold is not None:
@@ -207,10 +216,10 @@ class Holding(Deadlines):
             await self._outcome_stored(record.account_id, OutcomeHandoff(after, seq, report), now)
         else:
             await self.append_outcome(record.account_id, record.id, report)
-        if ending.waited is not None and answer is not None:
+        if ending.waited is not None and ending.answer is not None:
             seq, after = ending.waited
             await self._outcome_stored(
-                record.account_id, OutcomeHandoff(after, seq, answer.event), now
+                record.account_id, OutcomeHandoff(after, seq, ending.answer.event), now
             )
         self._changed(record, published=published)
         if inbound is not None:

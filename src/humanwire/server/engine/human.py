@@ -9,8 +9,8 @@ import asyncio
 import dataclasses
 import time
 import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from humanwire.types import (
@@ -29,6 +29,7 @@ from humanwire.types import (
 )
 from humanwire.types.approvals import DecisionVia
 
+from ..config import ServiceConfig
 from ..delivery import Outbound, ProviderFailure, RecipientUnreachable
 from ..delivery.sandbox import SandboxProvider
 from ..errors import (
@@ -43,6 +44,7 @@ from ..store.base import (
 )
 from ..telemetry import log_event, mask_address
 from ._common import Account, _event_dict, _metadata, _timestamp
+from .context import NewInteraction
 from .core import EngineCore
 from .shared_senders import (
     NUMBER_PAIR_CHANNELS,
@@ -103,6 +105,51 @@ def _without_nul(text: InboundText) -> InboundText:
     return dataclasses.replace(text, **changed) if changed else text
 
 
+@dataclass(frozen=True, slots=True)
+class CallEnd:
+    """How a call ended, as whoever ran it reports it (``HumanSide.end_call``)."""
+
+    outcome: Literal["completed", "no_answer", "transferred"]
+    summary: str
+    transcript: Sequence[tuple[Speaker, str]] | None = None
+    """``(speaker, text)`` pairs when a voice agent ran the call."""
+    via: DecisionVia | None = None
+    """Who played the callee when no carrier ran the call (``InboundText.via``)."""
+
+
+TextMatcher = Callable[
+    [InboundText, str | None, InteractionRecord | None], Awaitable[InteractionRecord | None]
+]
+"""Offered a text (with the account it is known to be of, if any) and what was matched
+before it: returns what the text is about (that, or another interaction)."""
+TextTaker = Callable[[str, InboundText, InteractionRecord], Awaitable[InboundRecord]]
+"""Takes a text matched to an interaction of its kind, for the account: what is stored."""
+WaitingSource = Callable[[InboundText], Awaitable[list[Waiting]]]
+"""What of every account's waits for a reply from ``from_addr`` at the shared sender."""
+CallEndListener = Callable[[InteractionRecord, CallEnd], Awaitable[None]]
+"""Told that a call ended, before its end is stored."""
+
+
+@dataclass
+class InboundRegistry:
+    """What the human side offers what comes back from people to, beside its own
+    handling of messages' replies. Parts that read replies of their own register here,
+    at the engine's construction (approvals: ``ApprovalAccess.__init__``); each list
+    runs in the order registered."""
+
+    matchers: list[TextMatcher] = field(default_factory=list)
+    """Offered a text in turn after the message matcher (the number pair, or the
+    thread: ``HumanSide._match_message``), each with what was matched so far."""
+    takers: dict[str, TextTaker] = field(default_factory=dict)
+    """By the kind of the interaction a text matched: what takes it (a kind not here:
+    the text answers that message, ``HumanSide._take_reply``)."""
+    waiting: list[WaitingSource] = field(default_factory=list)
+    """Read beside the asks sent from a shared sender (``HumanSide._asks_waiting``): who
+    else waits there for the person."""
+    call_ended: list[CallEndListener] = field(default_factory=list)
+    """Told of a call's end in turn, before it is stored and answered."""
+
+
 _CARRIER_NAMES = {
     "twilio": "Twilio",
     "telnyx": "Telnyx",
@@ -112,6 +159,11 @@ _CARRIER_NAMES = {
 
 
 class HumanSide(EngineCore):
+    def __init__(self, config: ServiceConfig, **options: Any) -> None:
+        super().__init__(config, **options)
+        self.inbound = InboundRegistry()
+        """Where replies of other kinds than a message's plug in (see the class)."""
+
     # -- what the sandbox shows of deliveries -----------------------------------
     async def list_interactions(
         self, account: Account, limit: int = 200
@@ -293,7 +345,15 @@ class HumanSide(EngineCore):
 
     async def _waiting_for(self, text: InboundText) -> list[Waiting]:
         """What every account has open for a reply from ``text.from_addr`` to the shared
-        sender ``text.to_addr``: here the asks sent from it (approvals add theirs)."""
+        sender ``text.to_addr``: the asks sent from it, then what each registered source
+        (``inbound.waiting``) says waits there, read together."""
+        found = await asyncio.gather(
+            self._asks_waiting(text), *(source(text) for source in self.inbound.waiting)
+        )
+        return [item for waiting in found for item in waiting]
+
+    async def _asks_waiting(self, text: InboundText) -> list[Waiting]:
+        """The asks sent from the shared sender to the person, still open."""
         found = await self.store.open_messages(
             text.channel, to_addr=text.from_addr, from_addr=text.to_addr
         )
@@ -348,6 +408,19 @@ class HumanSide(EngineCore):
     async def _match(
         self, text: InboundText, account_id: str | None, thread: InteractionRecord | None = None
     ) -> InteractionRecord | None:
+        """What ``text`` answers: the message the matcher of messages finds, then offered
+        to each registered matcher in turn (``inbound.matchers``), which may name
+        another interaction the text is about (an approval it decides)."""
+        record = await self._match_message(text, account_id, thread)
+        for matcher in self.inbound.matchers:
+            record = await matcher(text, account_id, record)
+        return record
+
+    async def _match_message(
+        self, text: InboundText, account_id: str | None, thread: InteractionRecord | None
+    ) -> InteractionRecord | None:
+        """The open message ``text`` answers: the one whose thread it is in (slack, an
+        email's reply address), else the latest sent to its sender from its number."""
         threaded = text.channel == "slack" or (text.channel == "email" and text.thread is not None)
         if threaded:
             if text.thread is None:
@@ -370,6 +443,20 @@ class HumanSide(EngineCore):
     async def _inbound_text(
         self, *, account_id: str, text: InboundText, record: InteractionRecord | None
     ) -> InboundRecord:
+        """Takes ``text`` for the account: by the taker registered for the kind of the
+        interaction it matched (``inbound.takers``), else as the answer of that message
+        (or, matched to nothing, as an unsolicited ``message.received``)."""
+        taker = self.inbound.takers.get(record.kind) if record is not None else None
+        if taker is not None and record is not None:
+            return await taker(account_id, text, record)
+        return await self._take_reply(account_id, text, record)
+
+    async def _take_reply(
+        self, account_id: str, text: InboundText, record: InteractionRecord | None
+    ) -> InboundRecord:
+        """The text answers ``record`` (a message), or is the account's unsolicited
+        ``message.received`` (None, or a message that ended meanwhile)."""
+
         def event_for(interaction_id: str | None) -> dict[str, Any]:
             return _event_dict(
                 MessageReceivedEvent(
@@ -434,7 +521,12 @@ class HumanSide(EngineCore):
         ``call.conversation.ended`` always goes to the webhooks, with the ``transcript``
         (``(speaker, text)`` pairs, speaker ``agent`` or ``human``) when a voice agent ran
         the call. None when the call had ended already. ``via``: who played the callee
-        when no carrier ran the call (``InboundText.via``)."""
+        when no carrier ran the call (``InboundText.via``). Each registered listener
+        (``inbound.call_ended``: an approver's call is their decision) hears of it
+        first."""
+        end = CallEnd(outcome, summary, transcript, via)
+        for listener in self.inbound.call_ended:
+            await listener(record, end)
         payload = CallConversationEndedPayload(
             interaction_id=record.id,
             summary=summary,
@@ -459,14 +551,14 @@ class HumanSide(EngineCore):
         interaction, pending until ``end_call`` reports what the voicemail-style agent
         took down."""
         account = await self._account(account_id)
-        record, _ = await self._create_interaction(
-            account,
+        new = NewInteraction(
             kind="call",
             channel="call",
             to=to_addr,
             from_addr=from_addr,
             request={"inbound": True, "from": from_addr, "to": to_addr},
         )
+        record, _ = await self._create_interaction(account, new)
         self._notify(account_id, "inbound", record.id)
         return record
 

@@ -10,9 +10,6 @@ import secrets
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any
-
-from humanwire.types.interactions import InteractionChannel, InteractionKind
 
 from ..delivery import (
     SandboxProvider,
@@ -32,7 +29,7 @@ from ..telemetry import log_event, mask_address, note_interaction
 from ._common import (
     Account,
 )
-from .context import HELD_TO_THE_END, IdempotentRun, SendContext
+from .context import HELD_TO_THE_END, IdempotentRun, NewInteraction, SendContext
 from .deadlines import call_window
 from .holding import Holding
 from .holds import Hold
@@ -43,29 +40,24 @@ class Opening(Holding):
     async def _create_interaction(
         self,
         account: Account,
+        new: NewInteraction,
         *,
-        kind: InteractionKind,
-        channel: InteractionChannel,
-        to: str,
-        from_addr: str,
-        request: dict[str, Any],
-        wait_time: float | None = None,
-        follow_up_time: float | None = None,
-        form_token: str | None = None,
-        reply_token: str | None = None,
-        card_id: str | None = None,
         run: IdempotentRun | None = None,
         hold_for: SendContext | None = None,
     ) -> tuple[InteractionRecord, Hold | None]:
-        """A new interaction, stored; with ``hold_for`` (the context of a send that waits),
-        its hold too, registered before the row is stored: a text matched by its number
-        pair may answer it the moment it is, and must find the hold."""
+        """``new``, stored; with ``hold_for`` (the context of a send that waits), its
+        hold too, registered before the row is stored: a text matched by its number pair
+        may answer it the moment it is, and must find the hold."""
         now = time.time()
-        wait_deadline = now + float(wait_time) if wait_time is not None else None
+        kind, channel = new.kind, new.channel
+        wait_deadline = now + float(new.wait_time) if new.wait_time is not None else None
         follow_up_deadline = (
-            (wait_deadline or now) + float(follow_up_time) if follow_up_time is not None else None
+            (wait_deadline or now) + float(new.follow_up_time)
+            if new.follow_up_time is not None
+            else None
         )
         listening = kind == "call" or wait_deadline is not None or follow_up_deadline is not None
+        reply_token = new.reply_token
         if channel == "email" and reply_token is None:
             # Its reply address reply+<token>@…: replies and bounces find it by the token.
             reply_token = secrets.token_urlsafe(18)
@@ -74,16 +66,16 @@ class Opening(Holding):
             account_id=account.id,
             kind=kind,
             channel=channel,
-            to_addr=to,
-            from_addr=from_addr,
-            request=request,
+            to_addr=new.to,
+            from_addr=new.from_addr,
+            request=new.request,
             created_at=now,
             status="pending" if listening else "ended",
             wait_deadline=wait_deadline,
             follow_up_deadline=follow_up_deadline,
-            form_token=form_token,
+            form_token=new.form_token,
             reply_token=reply_token,
-            card_id=card_id,
+            card_id=new.card_id,
             ended_at=None if listening else now,
         )
         # With replicas: made here, and the request a wait holds is held here.
@@ -92,7 +84,7 @@ class Opening(Holding):
         # it ends when the callee hangs up, and the step only if that end was lost).
         close = follow_up_deadline or wait_deadline
         if kind == "call":
-            close = now + call_window(self.config, request)
+            close = now + call_window(self.config, new.request)
         step = None
         claimed_by = claimed_until = None
         if listening and close is not None:
@@ -132,30 +124,21 @@ class Opening(Holding):
             account_id=account.id,
             kind=kind,
             channel=channel,
-            to=mask_address(to),
-            wait_s=wait_time,
-            follow_up_s=follow_up_time,
+            to=mask_address(new.to),
+            wait_s=new.wait_time,
+            follow_up_s=new.follow_up_time,
         )
         return record, hold
 
     async def _open_interaction(
         self,
         account: Account,
+        new: NewInteraction,
         *,
-        kind: InteractionKind,
-        channel: InteractionChannel,
-        to: str,
-        from_addr: str,
-        request: dict[str, Any],
-        wait_time: float | None = None,
-        follow_up_time: float | None = None,
-        form_token: str | None = None,
-        reply_token: str | None = None,
-        card_id: str | None = None,
         holding: bool = False,
         context: SendContext = HELD_TO_THE_END,
     ) -> tuple[InteractionRecord, bool, Hold | None]:
-        """The interaction of a send: a new one (linked to the ``Idempotency-Key`` the
+        """The interaction of a send: ``new`` (linked to the ``Idempotency-Key`` the
         send runs under, if any), or, for a retry whose first run created one and never
         finished, that one as it is now. True when re-attached: deliver nothing then.
         ``context.run`` is that key's run (None: the send runs under no key). With
@@ -175,30 +158,19 @@ class Opening(Holding):
         if run is not None:
             run.used = True  # one interaction per send; anything after it is not linked
             first = run.resume
-            if first is not None and first.kind == kind:
+            if first is not None and first.kind == new.kind:
                 note_interaction(first.id)
                 resumed = await self.store.get_interaction(first.id) or first
                 return resumed, True, self._register(resumed, context) if holding else None
         try:
             record, hold = await self._create_interaction(
-                account,
-                kind=kind,
-                channel=channel,
-                to=to,
-                from_addr=from_addr,
-                request=request,
-                wait_time=wait_time,
-                follow_up_time=follow_up_time,
-                form_token=form_token,
-                reply_token=reply_token,
-                card_id=card_id,
-                run=run,
-                hold_for=context if holding else None,
+                account, new, run=run, hold_for=context if holding else None
             )
             commit = self.store.committed()  # the batch the insert joined
             # The sandbox's message is a row of that same batch: it awaits the commit
             # itself before showing it, so the two stand or fall together.
-            if not commit.settled and not isinstance(self.providers.get(channel), SandboxProvider):
+            provider = self.providers.get(new.channel)
+            if not commit.settled and not isinstance(provider, SandboxProvider):
                 try:
                     await commit
                 except BaseException as exc:
@@ -222,7 +194,7 @@ class Opening(Holding):
             # The same key on another replica created its interaction first: this
             # request re-attaches to it (one text to the human), as a retry would.
             first = await self._linked(account, run)
-            if first is None or first.kind != kind:
+            if first is None or first.kind != new.kind:
                 raise Conflict(
                     "a request with this Idempotency-Key is running on another replica",
                     field="Idempotency-Key",

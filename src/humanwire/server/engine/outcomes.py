@@ -27,7 +27,11 @@ logger = logging.getLogger("humanwire.server")
 class Outcomes(EngineCore):
     async def accepted_body(self, hold: Hold) -> dict[str, Any]:
         """The 202's body: what the send answers without a wait, from its hold (the
-        interaction as sent, with the delivery status its delivery wrote): no read."""
+        interaction as sent, with the delivery status its delivery wrote): no read; or
+        what the builder registered for its kind says (``accepted_bodies``)."""
+        builder = self.accepted_bodies.get(hold.record.kind)
+        if builder is not None and (built := await builder(hold)) is not None:
+            return built
         record = hold.record
         body: dict[str, Any] = {"interactionId": record.id, "status": "pending"}
         if record.delivery_status is not None:

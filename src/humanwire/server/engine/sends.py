@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import secrets
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from humanwire.types import (
@@ -35,10 +36,34 @@ from ..errors import (
 )
 from ..store.base import ChannelRecord, InteractionRecord
 from ._common import Account, Channel, FormRequest, MessageRequest, _metadata
-from .context import HELD_TO_THE_END, SendContext
+from .context import HELD_TO_THE_END, NewInteraction, SendContext
 from .core import EngineCore
 from .held_answers import answered_message, held_answer
 from .state import UNDELIVERED
+
+
+@dataclass(frozen=True, slots=True)
+class MessageSend:
+    """A message as every kind of message send comes to hand it over (a message
+    request, a channel card's message): ``Sends._message_flow`` opens, delivers and
+    holds it."""
+
+    channel: Channel
+    to: str
+    sender: str
+    text: str
+    """What goes out (a reply link's text is added to it)."""
+    request: dict[str, Any]
+    """The wire body, stored as the interaction's request."""
+    wait_time: float | None
+    follow_up_time: float | None
+    response_template: str | None = None
+    no_response_template: str | None = None
+    card_id: str | None = None
+    reply_link: bool = False
+    """A card's: the text carries a link the recipient may answer through."""
+    template: WhatsAppTemplate | None = None
+    """What goes out instead outside WhatsApp's 24-hour window."""
 
 
 class Sends(EngineCore):
@@ -124,8 +149,7 @@ class Sends(EngineCore):
             sender = await self._slack_sender(account, request.from_)
             text = request.message
         await self._check_send(account, request.message, request.to)
-        return await self._message_flow(
-            account,
+        send = MessageSend(
             channel=channel,
             to=request.to,
             sender=sender,
@@ -134,63 +158,49 @@ class Sends(EngineCore):
             wait_time=request.wait_time,
             follow_up_time=request.follow_up_time,
             template=template,
-            context=context,
         )
+        return await self._message_flow(account, send, context)
 
     async def _message_flow(
-        self,
-        account: Account,
-        *,
-        channel: Channel,
-        to: str,
-        sender: str,
-        text: str,
-        request: dict[str, Any],
-        wait_time: float | None,
-        follow_up_time: float | None,
-        response_template: str | None = None,
-        no_response_template: str | None = None,
-        card_id: str | None = None,
-        reply_link: bool = False,
-        template: WhatsAppTemplate | None = None,
-        context: SendContext = HELD_TO_THE_END,
+        self, account: Account, send: MessageSend, context: SendContext = HELD_TO_THE_END
     ) -> MessageResponse:
-        record, resumed, hold = await self._open_interaction(
-            account,
+        waits = send.wait_time is not None
+        new = NewInteraction(
             kind="message",
-            channel=channel,
-            to=to,
-            from_addr=sender,
+            channel=send.channel,
+            to=send.to,
+            from_addr=send.sender,
             request={
-                **request,
-                "_text": text,
-                **({"_replyLink": True} if reply_link else {}),
-                **(held_answer(context, response_template) if wait_time is not None else {}),
+                **send.request,
+                "_text": send.text,
+                **({"_replyLink": True} if send.reply_link else {}),
+                **(held_answer(context, send.response_template) if waits else {}),
             },
-            wait_time=wait_time,
-            follow_up_time=follow_up_time,
-            reply_token=secrets.token_urlsafe(32) if reply_link else None,
-            card_id=card_id,
-            holding=wait_time is not None,
-            context=context,
+            wait_time=send.wait_time,
+            follow_up_time=send.follow_up_time,
+            reply_token=secrets.token_urlsafe(32) if send.reply_link else None,
+            card_id=send.card_id,
         )
-        delivered = text
-        if reply_link and record.reply_token is not None:
-            delivered = templates.reply_link_text(text, self.reply_link_url(record.reply_token))
+        record, resumed, hold = await self._open_interaction(
+            account, new, holding=waits, context=context
+        )
+        delivered = send.text
+        if send.reply_link and record.reply_token is not None:
+            link = self.reply_link_url(record.reply_token)
+            delivered = templates.reply_link_text(send.text, link)
         await self._send_out(
             record,
             resumed,
             hold,
-            functools.partial(self._deliver, record, delivered, hold=hold, template=template),
+            functools.partial(self._deliver, record, delivered, hold=hold, template=send.template),
         )
         if hold is None:
             return MessageResponse(**await self._as_now(record.id))
         answered = await self._hold(hold)
         if answered is not None and answered.result is not None:
-            return answered_message(record.id, response_template, answered)
-        return MessageResponse(
-            **await self._unanswered(record.id, templates.no_response_text(no_response_template)),
-        )
+            return answered_message(record.id, send.response_template, answered)
+        no_response = templates.no_response_text(send.no_response_template)
+        return MessageResponse(**await self._unanswered(record.id, no_response))
 
     async def send_channel_message(
         self,
@@ -230,8 +240,7 @@ class Sends(EngineCore):
             sender = self._shared_sender("email")
         else:
             sender = self._shared_sender("slack")
-        return await self._message_flow(
-            account,
+        send = MessageSend(
             channel=card.type,
             to=card.to_addr,
             sender=sender,
@@ -244,8 +253,8 @@ class Sends(EngineCore):
             card_id=card.id,
             reply_link=card.reply_link,
             template=template,
-            context=context,
         )
+        return await self._message_flow(account, send, context)
 
     async def _call_card(
         self,
@@ -255,16 +264,16 @@ class Sends(EngineCore):
         wire: dict[str, Any],
         context: SendContext,
     ) -> MessageResponse:
-        record, resumed, hold = await self._open_interaction(
-            account,
+        new = NewInteraction(
             kind="call",
             channel="call",
             to=card.to_addr,
             from_addr=await self._phone_sender(account, None),
             request={**wire, "prompt": prompt, "to": card.to_addr},
             card_id=card.id,
-            holding=card.wait_time is not None,
-            context=context,
+        )
+        record, resumed, hold = await self._open_interaction(
+            account, new, holding=card.wait_time is not None, context=context
         )
         await self._send_out(
             record, resumed, hold, functools.partial(self._deliver, record, prompt, hold=hold)
@@ -335,8 +344,7 @@ class Sends(EngineCore):
 
         message = getattr(request, "message", None)
         await self._check_send(account, f"{request.title}\n{message or ''}", request.to)
-        record, resumed, hold = await self._open_interaction(
-            account,
+        new = NewInteraction(
             kind="form",
             channel=channel,
             to=request.to,
@@ -345,8 +353,9 @@ class Sends(EngineCore):
             wait_time=request.wait_time,
             follow_up_time=request.effective_follow_up_time,
             form_token=secrets.token_urlsafe(32),
-            holding=request.wait_time is not None,
-            context=context,
+        )
+        record, resumed, hold = await self._open_interaction(
+            account, new, holding=request.wait_time is not None, context=context
         )
         assert record.form_token is not None
         url = self.form_url(record.form_token)

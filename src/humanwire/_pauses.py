@@ -110,6 +110,7 @@ __all__ = [
     "reply_from_status",
     "reply_text",
     "resume_once",
+    "reuse_parts",
     "send_approval_form",
     "send_pending_approval",
     "send_question",
@@ -168,6 +169,16 @@ def idempotency_key(kind: str, framework: str, *parts: str | int) -> str:
         return key
     digest = hashlib.sha256(json.dumps(texts).encode()).hexdigest()
     return f"humanwire-{kind}:{framework}:{digest}"
+
+
+def reuse_parts(call_ids: Iterable[str], call_id: str) -> tuple[str, ...]:
+    """The key parts that tell apart the calls of a conversation that share ``call_id``
+    (models and fakes reuse ids like ``call_1`` from turn to turn): none for its first
+    call, so a repeated or resumed step gets the first key again, and ``use-<n>`` for the
+    n-th, so a later call under a reused id is asked afresh (not answered "ran before").
+    ``call_ids``: every call id of the conversation so far, this call's included."""
+    uses = sum(1 for seen in call_ids if seen == call_id)
+    return () if uses <= 1 else (f"use-{uses}",)
 
 
 def metadata_value(what: str, value: str) -> str:

@@ -43,7 +43,7 @@ Decisions (what CrewAI leaves open, settled here)
 - **Failures** are returned, never raised: a service error (bad number, unknown
   interaction, rate limit, unreachable) or a form the service refuses is a
   ``ToolFailure`` (``humanwire: <reason>``, with the service's code), CrewAI's own
-  report of a failed tool: the model reads it, the task's ``tool_failures`` records it,
+  report of a failed tool: the model reads it, ``task.output.tool_failures`` records it,
   ``tool_failure_policy="raise"`` ends the run. A raised exception would make CrewAI's
   text-protocol loop run the tool again (up to three times more), sending each time.
 - **No result cache.** A crew with ``cache=True`` reuses a tool's result for the same

@@ -14,7 +14,7 @@ How a call ends, in CrewAI's own terms:
   model;
 - the service refused or could not be reached, or a form the model designed badly:
   a returned ``ToolFailure`` (``humanwire: <reason>``). CrewAI shows its text to the
-  model, records it on the task's ``tool_failures`` and applies the
+  model, records it in ``task.output.tool_failures`` and applies the
   ``tool_failure_policy`` (``warn`` by default; ``raise`` ends the run). The tool never
   raises: CrewAI's text-protocol loop runs a raising tool up to three times more, and a
   message would go out each time.

@@ -65,8 +65,12 @@ Decisions (what the service's specification leaves open, settled here)
   ``ToolException``) with the comment; a timeout applies ``default_on_timeout`` ("reject"
   unless told otherwise) and the message says it was a timeout, not a human rejection.
   The callback handler is synchronous with ``raise_error=True``; its exception stops the
-  tool before it starts, so it bypasses ``handle_tool_error``. ``require_approval`` under
-  ``@tool`` (with ``handle_tool_error=True``) makes a rejection the tool's error message.
+  tool before it starts, so it bypasses ``handle_tool_error``, but ``create_agent``'s tool
+  node hands it to the model as the call's result (it is a ``ToolInvocationError`` too).
+  ``require_approval`` under ``@tool`` (with ``handle_tool_error=True``) makes a rejection
+  the tool's error message. An approval that cannot be requested (a service error) stops
+  the tool the same way, saying so. Each request's Idempotency-Key derives from the
+  graph's thread and task, the tool call id and the action.
 - **LangGraph.** ``interrupt()`` needs a checkpointer and a ``thread_id``. The node
   re-runs on resume; its form's Idempotency-Key derives from the thread and the node's
   task, so the re-run sends nothing new. The decision is stored in the state as a plain

@@ -335,10 +335,13 @@ class PausedRuns:
                 "approvals and questions only"
             )
         run_id = store_key(result.run_id)
+        messages = result.all_messages()
         pending = await asyncio.gather(
-            *(self._send_approval(run_id, call) for call in requests.approvals),
+            *(self._send_approval(run_id, call, messages) for call in requests.approvals),
             *(
-                self._send_question(run_id, call, requests.metadata.get(call.tool_call_id))
+                self._send_question(
+                    run_id, call, requests.metadata.get(call.tool_call_id), messages
+                )
                 for call in questions
             ),
         )
@@ -355,23 +358,29 @@ class PausedRuns:
     def _metadata(self, run_id: str, tool_call_id: str) -> dict[str, str]:
         return {RESUME_KEY: RESUME_PYDANTIC_AI, **send_metadata(run_id, tool_call_id)}
 
-    async def _send_approval(self, run_id: str, call: ToolCallPart) -> PendingCall:
+    async def _send_approval(
+        self, run_id: str, call: ToolCallPart, messages: Sequence[ModelMessage]
+    ) -> PendingCall:
         response = await send_approval_form(
             self.approver,
             approval_request(call, self.describe),
-            idempotency_key=send_key("approval", run_id, call.tool_call_id),
+            idempotency_key=send_key("approval", run_id, call.tool_call_id, messages),
             metadata=self._metadata(run_id, call.tool_call_id),
             window=self.window,
         )
         return PendingCall(call.tool_call_id, call.tool_name, "approval", response.interaction_id)
 
     async def _send_question(
-        self, run_id: str, call: ToolCallPart, metadata: Mapping[str, Any] | None
+        self,
+        run_id: str,
+        call: ToolCallPart,
+        metadata: Mapping[str, Any] | None,
+        messages: Sequence[ModelMessage],
     ) -> PendingCall:
         response = await send_question(
             self.approver,
             question_text(call, metadata),
-            idempotency_key=send_key("question", run_id, call.tool_call_id),
+            idempotency_key=send_key("question", run_id, call.tool_call_id, messages),
             metadata=self._metadata(run_id, call.tool_call_id),
             window=self.window,
         )

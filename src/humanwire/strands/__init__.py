@@ -48,7 +48,8 @@ Decisions (what Strands leaves open, settled here)
   refusal with its fixed ``CONFIRMATION_FAILED: <prompt>``, and the human's comment must
   reach the model. A rejection sets ``cancel_tool`` to the reason with the comment; a
   timeout applies ``default_on_timeout`` and says so; a form that cannot be sent cancels
-  the call (fail closed). Edited arguments (``allow_edit=True``) replace the call's input.
+  the call (fail closed). An approval is about the call as asked: there is no edit
+  (``allow_edit=True`` is refused).
 - **Pausing.** The hook raises ``event.interrupt("humanwire:approval", reason=…)``; the
   host (``PausedRuns``) sends the form, so the hook has no side effect before the
   interrupt and running it again on resume sends nothing. Strands saves the interrupt in

@@ -272,9 +272,10 @@ class PausedRuns:
     ``store`` keeps the pauses; ``agent_for(session_id)`` builds the agent of a session
     (the same tools and hooks in every process, and a session manager on that id);
     ``approver`` (or its options: ``to``, ``channel``, ``follow_up_time``,
-    ``default_on_timeout``, ``allow_edit``, ``client``) says whom the forms and questions
-    go to. They stay open ``window`` seconds (default: the approver's ``follow_up_time``,
-    else :data:`DEFAULT_PAUSE_WINDOW`). ``ledger`` is where approvals are consumed before
+    ``default_on_timeout``, ``client``; ``allow_edit`` is refused: an approval is about
+    the call as asked) says whom the forms and questions go to. They stay open
+    ``window`` seconds (default: the approver's ``follow_up_time``, else
+    :data:`DEFAULT_PAUSE_WINDOW`). ``ledger`` is where approvals are consumed before
     their tool runs: by default the store when it is one (``FilePausedRunStore`` is), else
     this process's memory.
     """

@@ -27,9 +27,7 @@ async def test_an_agent_asks_through_humanwire_mcp_over_stdio(
     }
     env.update(HUMANWIRE_BASE_URL=humanwire_service.base_url, HUMANWIRE_API_KEY=humanwire_api_key)
     server = MCPToolset(
-        StdioTransport(
-            sys.executable, ["-m", "humanwire.cli", "mcp", "--wait-time", "20"], env=env
-        )
+        StdioTransport(sys.executable, ["-m", "humanwire.cli", "mcp", "--wait-time", "20"], env=env)
     )
     human.reply("Friday works", channel="slack")
     model = once("ask_human_slack", {"message": "Is Friday ok?"})

@@ -81,11 +81,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from humanwire._extras import Extra
 from humanwire.approval import ApprovalDecision, ApprovalRequest, Approver
 
-from ._require import require
-
-require("langchain_core.tools", "langchain-core")
+Extra("humanwire.langchain", "langchain", "langchain-core", ("langchain_core.tools",)).require()
 
 from .approval import ApprovalRejected, HumanApprovalCallbackHandler, require_approval  # noqa: E402
 from .toolkit import HumanWireToolkit  # noqa: E402
@@ -145,5 +144,5 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from importlib import import_module
 
-    require("langgraph.types", "LangGraph")
+    Extra("humanwire.langchain", "langchain", "LangGraph", ("langgraph.types",)).require()
     return getattr(import_module(module, __name__), name)

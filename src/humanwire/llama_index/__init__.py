@@ -56,9 +56,11 @@ Decisions:
 
 from __future__ import annotations
 
-from ._require import INSTALL_HINT, require_llama_index
+from humanwire._extras import Extra
 
-require_llama_index()
+INSTALL_HINT = Extra(
+    "humanwire.llama_index", "llama-index", "LlamaIndex", ("llama_index.core",)
+).require()
 
 from .agent import approval_tool  # noqa: E402
 from .durable import (  # noqa: E402

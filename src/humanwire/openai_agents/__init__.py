@@ -65,11 +65,13 @@ Decisions (what the SDK leaves open, settled here)
 
 from __future__ import annotations
 
+from humanwire._extras import Extra
+from humanwire._tool_kinds import TOOL_CLASS_NAMES
 from humanwire.approval import ApprovalDecision, ApprovalRequest, Approver
 
-from ._require import INSTALL_HINT, require_openai_agents
-
-require_openai_agents()
+INSTALL_HINT = Extra(
+    "humanwire.openai_agents", "openai-agents", "the OpenAI Agents SDK (openai-agents)", ("agents",)
+).require()
 
 from .approval import (  # noqa: E402
     DEFAULT_APPROVAL_WINDOW,
@@ -90,20 +92,9 @@ from .durable import (  # noqa: E402
     resume_run,
     run_until_approval,
 )
+from .tools import *  # noqa: E402, F403 (the tool table's classes)
 from .tools import (  # noqa: E402
-    AskHumanChannel,
-    AskHumanEmail,
-    AskHumanSlack,
-    AskHumanSMS,
-    AskHumanWhatsApp,
-    CallHuman,
-    CheckHumanInteraction,
-    HumanForm,
     HumanWireTool,
-    NotifyHumanEmail,
-    NotifyHumanSlack,
-    NotifyHumanSMS,
-    NotifyHumanWhatsApp,
     humanwire_error_message,
 )
 
@@ -114,21 +105,9 @@ __all__ = [
     "ApprovalGate",
     "ApprovalRequest",
     "Approver",
-    "AskHumanChannel",
-    "AskHumanEmail",
-    "AskHumanSMS",
-    "AskHumanSlack",
-    "AskHumanWhatsApp",
-    "CallHuman",
-    "CheckHumanInteraction",
     "DurableOutcome",
     "FilePausedRunStore",
-    "HumanForm",
     "HumanWireTool",
-    "NotifyHumanEmail",
-    "NotifyHumanSMS",
-    "NotifyHumanSlack",
-    "NotifyHumanWhatsApp",
     "PausedRunStore",
     "PendingApproval",
     "apply_decision",
@@ -141,4 +120,5 @@ __all__ = [
     "resume_run",
     "run_until_approval",
     "run_with_approvals",
+    *TOOL_CLASS_NAMES,
 ]

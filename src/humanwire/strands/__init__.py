@@ -64,17 +64,19 @@ Decisions (what Strands leaves open, settled here)
 
 from __future__ import annotations
 
+from humanwire._extras import Extra
 from humanwire._pauses import (
     ApprovalLedger,
     FileApprovalLedger,
     MemoryApprovalLedger,
     denial_text,
 )
+from humanwire._tool_kinds import TOOL_CLASS_NAMES
 from humanwire.approval import ApprovalDecision, ApprovalRequest, Approver
 
-from ._require import INSTALL_HINT, require_strands
-
-require_strands()
+INSTALL_HINT = Extra(
+    "humanwire.strands", "strands", "Strands Agents (strands-agents 1.62 or newer)", ("strands",)
+).require()
 
 from .approval import (  # noqa: E402
     APPROVAL_INTERRUPT,
@@ -91,20 +93,9 @@ from .durable import (  # noqa: E402
     PausedRunStore,
     PendingInterrupt,
 )
+from .tools import *  # noqa: E402, F403 (the tool table's classes)
 from .tools import (  # noqa: E402
-    AskHumanChannel,
-    AskHumanEmail,
-    AskHumanSlack,
-    AskHumanSMS,
-    AskHumanWhatsApp,
-    CallHuman,
-    CheckHumanInteraction,
-    HumanForm,
     HumanWireTool,
-    NotifyHumanEmail,
-    NotifyHumanSlack,
-    NotifyHumanSMS,
-    NotifyHumanWhatsApp,
 )
 
 __all__ = [
@@ -115,24 +106,12 @@ __all__ = [
     "ApprovalLedger",
     "ApprovalRequest",
     "Approver",
-    "AskHumanChannel",
-    "AskHumanEmail",
-    "AskHumanSMS",
-    "AskHumanSlack",
-    "AskHumanWhatsApp",
-    "CallHuman",
-    "CheckHumanInteraction",
     "DurableOutcome",
     "FileApprovalLedger",
     "FilePausedRunStore",
-    "HumanForm",
     "HumanWireApprovals",
     "HumanWireTool",
     "MemoryApprovalLedger",
-    "NotifyHumanEmail",
-    "NotifyHumanSMS",
-    "NotifyHumanSlack",
-    "NotifyHumanWhatsApp",
     "PausedRun",
     "PausedRunStore",
     "PausedRuns",
@@ -140,4 +119,5 @@ __all__ = [
     "PendingInterrupt",
     "denial_text",
     "pause_for_answer",
+    *TOOL_CLASS_NAMES,
 ]

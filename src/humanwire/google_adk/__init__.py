@@ -11,13 +11,10 @@ process::
                      tools=[AskHumanSMS(), HumanForm(), require_approval(refund, wait=True)])
 
 Tools (each one *is* a ``google.adk.tools.BaseTool``)
-    ``AskHumanSMS``, ``AskHumanWhatsApp``, ``AskHumanSlack``, ``AskHumanEmail`` (send and
-    wait for the reply),
-    ``NotifyHumanSMS``, ``NotifyHumanWhatsApp``, ``NotifyHumanSlack``, ``NotifyHumanEmail``
-    (send, don't wait),
-    ``AskHumanChannel(channel_id)`` (through a channel card), ``HumanForm`` (fixed or
-    model-designed form), ``CallHuman`` (voice call), ``CheckHumanInteraction`` (status and
-    result of an earlier interaction).
+    one per row of the tool table (``humanwire._tool_kinds.TOOL_TABLE``): an
+    ``AskHuman<Channel>`` and a ``NotifyHuman<Channel>`` per channel (``AskHumanSMS``…),
+    ``AskHumanChannel(channel_id)``, ``HumanForm``, ``CallHuman``,
+    ``CheckHumanInteraction``.
 Approval
     ``require_approval(tool)`` / ``ApprovalGate`` (a tool in the wrapped one's place that
     asks first), and in :mod:`humanwire.google_adk.durable`: ``run_until_approval``,

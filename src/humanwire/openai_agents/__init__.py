@@ -11,13 +11,10 @@ webhook in another process::
     result = await run_with_approvals(agent, "Refund order 1042 if the customer agrees.")
 
 Tools (each one *is* an ``agents.FunctionTool``)
-    ``AskHumanSMS``, ``AskHumanWhatsApp``, ``AskHumanSlack``, ``AskHumanEmail`` (send and
-    wait for the reply),
-    ``NotifyHumanSMS``, ``NotifyHumanWhatsApp``, ``NotifyHumanSlack``, ``NotifyHumanEmail``
-    (send, don't wait),
-    ``AskHumanChannel(channel_id)`` (through a channel card), ``HumanForm`` (fixed or
-    model-designed form), ``CallHuman`` (voice call), ``CheckHumanInteraction`` (status and
-    result of an earlier interaction).
+    one per row of the tool table (``humanwire._tool_kinds.TOOL_TABLE``): an
+    ``AskHuman<Channel>`` and a ``NotifyHuman<Channel>`` per channel (``AskHumanSMS``…),
+    ``AskHumanChannel(channel_id)``, ``HumanForm``, ``CallHuman``,
+    ``CheckHumanInteraction``.
 Approval
     ``require_approval(tool)`` / ``ApprovalGate`` (the ``needs_approval`` policy that sends
     the form), ``run_with_approvals`` (the in-process loop), and in

@@ -303,3 +303,20 @@ LANGCHAIN_CASES: list[tuple[str, dict[str, Any]]] = [
 ]
 """A tool class (by name) and its options: built alike in an adapter and in LangChain, the
 two must read the same (name, description, argument schema)."""
+
+
+def check_tools_follow_the_table(adapter: ModuleType) -> None:
+    """``adapter`` (an agent framework adapter built on ``humanwire._tool_kinds``) exports
+    one class per row of the tool table, each its row's kind joined to the adapter's base,
+    named as the row says and documented by the kind."""
+    from humanwire._tool_kinds import TOOL_TABLE
+
+    exported = set(adapter.__all__)
+    for row in TOOL_TABLE:
+        tool_class = getattr(adapter, row.class_name)
+        assert row.class_name in exported
+        assert issubclass(tool_class, row.kind) and issubclass(tool_class, adapter.HumanWireTool)
+        assert tool_class.__doc__ == row.kind.__doc__
+    sms = adapter.AskHumanSMS(to=PHONE)
+    assert (getattr(sms, "name", None) or sms.tool_name) == "ask_human_sms"  # Strands: tool_name
+    assert isinstance(adapter.NotifyHumanSMS(to=PHONE), adapter.AskHumanSMS)

@@ -179,11 +179,26 @@ def consumed_text(interaction_id: str) -> str:
     )
 
 
-def not_consumed_text(interaction_id: str, *, already: bool, reason: str) -> str:
+def not_consumed_text(
+    interaction_id: str, *, already: bool, reason: str, final: bool | None = None
+) -> str:
+    """Why the action must not run. ``final``: the approval was rejected or closed
+    undecided (asking again changes nothing); ``False``: still pending; ``None``: not
+    known (then the model may look again later)."""
     if already:
         return (
             f"Do not perform the action: the approval {interaction_id} was consumed "
             "before, so the action already ran (or is running)."
+        )
+    if final:
+        return (
+            f"Do not perform the action: the approval {interaction_id} is not approved "
+            f"({reason}). That is final: do not call {CONSUME_TOOL} for it again."
+        )
+    if final is False:
+        return (
+            f"Do not perform the action yet: the approval {interaction_id} is not approved "
+            f"(still pending). Continue with other work and call {CONSUME_TOOL} again later."
         )
     return (
         f"Do not perform the action: the approval {interaction_id} is not approved "

@@ -26,8 +26,9 @@ the call about to run, :func:`consume_on_service`) before the call runs.
   process, :class:`FileApprovalLedger` across processes sharing a directory), which marks
   a pause resumed; :func:`consume_all` takes a whole pause's.
 - :class:`FileRecordStore`: paused runs as JSON files, claimed by an atomic rename, so of
-  two deliveries resuming the same run only one gets it; :func:`resume_once` resumes a
-  claimed run and gives it back when the resume fails.
+  two deliveries resuming the same run only one gets it; :class:`FileRunStore`, the same
+  holding an adapter's own pause type; :func:`resume_once` resumes a claimed run and gives
+  it back when the resume fails; :class:`PausedOutcome`, how a durable drive ended.
 
 Framework-neutral: the core client and :mod:`humanwire.approval` only.
 """
@@ -45,7 +46,7 @@ import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, cast, runtime_checkable
 
 from humanwire.approval import (
     ApprovalDecision,
@@ -84,7 +85,10 @@ __all__ = [
     "Delivery",
     "FileApprovalLedger",
     "FileRecordStore",
+    "FileRunStore",
     "MemoryApprovalLedger",
+    "PausedOutcome",
+    "PausedRecord",
     "PendingApproval",
     "RecordClaims",
     "answer_from_event",
@@ -110,6 +114,7 @@ __all__ = [
     "reply_from_status",
     "reply_text",
     "resume_once",
+    "reuse_parts",
     "send_approval_form",
     "send_pending_approval",
     "send_question",
@@ -168,6 +173,16 @@ def idempotency_key(kind: str, framework: str, *parts: str | int) -> str:
         return key
     digest = hashlib.sha256(json.dumps(texts).encode()).hexdigest()
     return f"humanwire-{kind}:{framework}:{digest}"
+
+
+def reuse_parts(call_ids: Iterable[str], call_id: str) -> tuple[str, ...]:
+    """The key parts that tell apart the calls of a conversation that share ``call_id``
+    (models and fakes reuse ids like ``call_1`` from turn to turn): none for its first
+    call, so a repeated or resumed step gets the first key again, and ``use-<n>`` for the
+    n-th, so a later call under a reused id is asked afresh (not answered "ran before").
+    ``call_ids``: every call id of the conversation so far, this call's included."""
+    uses = sum(1 for seen in call_ids if seen == call_id)
+    return () if uses <= 1 else (f"use-{uses}",)
 
 
 def metadata_value(what: str, value: str) -> str:
@@ -869,3 +884,66 @@ class FileRecordStore:
     async def consume(self, interaction_id: str) -> bool:
         """Consume an approval: true only the first time, in any process."""
         return await self._ledger.consume(interaction_id)
+
+
+class PausedRecord(Protocol):
+    """An adapter's paused run as it is saved: plain JSON."""
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+_Paused = TypeVar("_Paused", bound=PausedRecord)
+_Result = TypeVar("_Result")
+
+
+class FileRunStore(FileRecordStore, Generic[_Paused]):
+    """A :class:`FileRecordStore` of one adapter's pauses: ``save`` writes a pause under
+    its key (``key_of``; a key that cannot name a file is stored under its digest,
+    :func:`store_key`), ``load`` and ``claim`` read one back (``read``); ``release`` and
+    ``finish`` take the same key."""
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        read: Callable[[Mapping[str, Any]], _Paused],
+        key_of: Callable[[_Paused], str],
+    ) -> None:
+        super().__init__(directory)
+        self._read_pause = read
+        self._key_of = key_of
+
+    def save(self, run: _Paused) -> None:
+        self.save_record(store_key(self._key_of(run)), run.to_dict())
+
+    def load(self, key: str) -> _Paused | None:
+        record = self.load_record(store_key(key))
+        return self._read_pause(record) if record is not None else None
+
+    def claim(self, key: str) -> _Paused | None:
+        record = self.claim_record(store_key(key))
+        return self._read_pause(record) if record is not None else None
+
+    def release(self, key: str) -> None:
+        super().release(store_key(key))
+
+    def finish(self, key: str) -> None:
+        super().finish(store_key(key))
+
+    def pauses(self) -> list[_Paused]:
+        """Every pause waiting (not claimed)."""
+        found = (self.load_record(key) for key in self.keys())
+        return [self._read_pause(record) for record in found if record is not None]
+
+
+@dataclass(frozen=True)
+class PausedOutcome(Generic[_Result, _Paused]):
+    """How a durable drive ended: finished with the framework's ``result``, or ``paused``
+    again (the pause saved, its approvals and questions sent)."""
+
+    result: _Result
+    paused: _Paused | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.paused is None

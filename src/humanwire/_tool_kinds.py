@@ -12,6 +12,13 @@ framework's tool class, so a kind's constructor reaches the adapter's base with 
 description and argument model it settled on, and the adapter's base passes its own
 options on to the framework.
 
+:data:`TOOL_TABLE` is the one table of the tools: a row per tool (the class name users
+import, the name a model calls, its channel, whether it waits, and the kind that settles
+its description, argument schema, defaults and client call). Every adapter derives its
+tools from it, one line a tool (``class AskHumanSMS(kinds.AskHumanSMS, HumanWireTool):
+...``, the docstring the kind's), and a test holds each adapter to the table: adding a
+tool or a channel is a kind and a row here, and one line in each adapter.
+
 An adapter's base runs a call with :meth:`ToolCore.arun` (validate, send, the text for
 the model), or in two steps when its framework tells the two failures apart:
 :meth:`ToolCore.operation_for` (arguments that do not fit, a form the model designed
@@ -22,6 +29,7 @@ badly) and the :class:`~humanwire._tooling.Operation` it returns, run on
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from pydantic import BaseModel, ValidationError
@@ -61,6 +69,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_WAIT_TIME",
+    "TOOL_CLASS_NAMES",
+    "TOOL_TABLE",
     "AskHumanChannel",
     "AskHumanEmail",
     "AskHumanSMS",
@@ -75,6 +85,7 @@ __all__ = [
     "NotifyHumanSlack",
     "NotifyHumanWhatsApp",
     "ToolCore",
+    "ToolRow",
     "error_text",
     "form_description_text",
 ]
@@ -110,6 +121,13 @@ class ToolCore:
     args_model: type[BaseModel]
     clients: ToolClients
     send_metadata: dict[str, str]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # An adapter's tool is one line (its kind joined to the framework's base): it
+        # reads the kind's docstring, written once.
+        if cls.__dict__.get("__doc__") is None:
+            cls.__doc__ = next((base.__doc__ for base in cls.__mro__[1:] if base.__doc__), None)
 
     def __init__(
         self,
@@ -546,3 +564,53 @@ class CheckHumanInteraction(ToolCore):
         return Operation(
             lambda client: client.interactions.status(interaction_id, wait=wait), describe_status
         )
+
+
+# --- the table --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolRow:
+    """One tool of the table: ``class_name`` (what users import from every adapter),
+    ``kind`` (its options, description, argument schema, defaults and client call), and
+    what the kind settles by default, for a reader of the table: ``name`` (what a model
+    calls), ``channel`` (``None``: the tool chooses none, or takes it as an option) and
+    ``waits`` (whether it holds the request for the answer by default)."""
+
+    class_name: str
+    kind: type[ToolCore]
+    name: str
+    channel: str | None
+    waits: bool
+
+
+def _message_row(kind: type[MessageTool]) -> ToolRow:
+    waits = kind.default_wait_time is not None
+    return ToolRow(kind.__name__, kind, kind.default_name, kind.channel, waits)
+
+
+TOOL_TABLE: tuple[ToolRow, ...] = (
+    *(
+        _message_row(kind)
+        for kind in (
+            AskHumanSMS,
+            AskHumanWhatsApp,
+            AskHumanSlack,
+            AskHumanEmail,
+            NotifyHumanSMS,
+            NotifyHumanWhatsApp,
+            NotifyHumanSlack,
+            NotifyHumanEmail,
+        )
+    ),
+    ToolRow("AskHumanChannel", AskHumanChannel, "ask_human_channel", None, True),
+    ToolRow("HumanForm", HumanForm, "human_form", None, True),
+    ToolRow("CallHuman", CallHuman, "call_human", "call", True),
+    ToolRow("CheckHumanInteraction", CheckHumanInteraction, "check_human_interaction", None, False),
+)
+"""The humanwire tools, a row each: the message tools (an ask and a notify per channel of
+:data:`~humanwire._tooling.CHANNEL_NAMES`), the channel card, the form, the call and the
+check."""
+
+TOOL_CLASS_NAMES: tuple[str, ...] = tuple(row.class_name for row in TOOL_TABLE)
+"""The tool classes every adapter exports, in the table's order."""

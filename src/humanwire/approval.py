@@ -179,7 +179,8 @@ def resolve_recipient(channel: str, to: str | None = None, client: object | None
         return default_recipient(channel)
     raise ValueError(
         f"no {channel} recipient: pass to=... or set {variable} "
-        "(the embedded service's default human applies only without HUMANWIRE_BASE_URL)"
+        "(the inbox's default human applies only on the embedded service: in process, or "
+        "humanwire serve on a loopback HUMANWIRE_BASE_URL)"
     )
 
 

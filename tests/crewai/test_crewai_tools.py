@@ -246,3 +246,10 @@ def test_native_tool_calls_reach_the_tools_too(
     [offered] = llm.offered
     assert offered["function"]["name"] == "ask_human_sms"
     assert offered["function"]["description"] == tool.description
+
+
+def test_the_tools_follow_the_tool_table() -> None:
+    import humanwire.crewai
+    from framework_support import check_tools_follow_the_table
+
+    check_tools_follow_the_table(humanwire.crewai)

@@ -375,3 +375,32 @@ async def test_a_rejection_on_the_service_wins_over_a_confirmed_answer(
     assert ran == []
     rejected = "send_payment was not run: a human rejected it. Reason: wrong account"
     assert final == f"FINAL: error: {rejected}"
+
+
+class _ReusingLlm(FakeLlm):
+    """A model that names every call ``call_1``, as models and fakes do from turn to turn."""
+
+    async def generate_content_async(self, llm_request: Any, stream: bool = False) -> Any:
+        async for response in super().generate_content_async(llm_request, stream):
+            for part in (response.content.parts if response.content else None) or []:
+                if part.function_call is not None:
+                    part.function_call.id = "call_1"
+            yield response
+
+
+async def test_waiting_a_call_id_reused_in_a_later_step_is_asked_afresh(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
+) -> None:
+    """The second call under ``call_1`` is a new question: the human is asked again (not
+    the first approval replayed and refused as "ran before")."""
+    ran: list[str] = []
+    gate = require_approval(payment_tool(ran), client=async_humanwire_client, wait=True)
+    human.decide_approval("approve")
+    asked = human.decide_approval("reject", "once was enough")
+
+    output = await run_agent(_ReusingLlm.script(PAY, PAY), [gate], "pay bob 50, twice")
+
+    await asked.async_wait(5)
+    assert ran == ["50 bob"]
+    assert len(forms(human)) == 2
+    assert "a human rejected it. Reason: once was enough" in output

@@ -6,6 +6,7 @@ call does not run the tool again."""
 from __future__ import annotations
 
 import inspect
+from typing import Any
 
 import httpx
 import pytest
@@ -213,29 +214,109 @@ def test_decorator_under_tool_makes_rejection_an_error_message(humanwire_client:
     assert "Production data" in message.content
 
 
-def test_rejection_inside_an_agent_stops_the_run(humanwire_client: HumanWire) -> None:
+def _agent_run(model_turns: list[Any], tools: list[BaseTool], handler: Any) -> dict[str, Any]:
     from langchain.agents import create_agent
-    from langchain_core.messages import AIMessage
     from lc_helpers import scripted_model
+
+    agent = create_agent(scripted_model(*model_turns), tools=tools)
+    result: dict[str, Any] = agent.invoke(
+        {"messages": [{"role": "user", "content": "clean up"}]},
+        config={"callbacks": [handler]},
+    )
+    return result
+
+
+def _tool_results(result: dict[str, Any]) -> list[ToolMessage]:
+    return [m for m in result["messages"] if isinstance(m, ToolMessage)]
+
+
+def test_a_rejection_inside_an_agent_reaches_the_model_with_the_comment(
+    humanwire_client: HumanWire,
+) -> None:
+    from langchain_core.messages import AIMessage
 
     log: list[str] = []
     delete_file, list_files = make_tools(log)
     call = {"name": "delete_file", "args": {"path": "/srv/db"}, "id": "c1"}
-    model = scripted_model(AIMessage(content="", tool_calls=[call]), AIMessage(content="ok"))
-    agent = create_agent(model, tools=[delete_file, list_files])
     handler = HumanApprovalCallbackHandler(
         client=humanwire_client, tools=["delete_file"], wait_time=5
     )
     decide_next(humanwire_client, "reject", "That is the database")
-    with pytest.raises(ApprovalRejected, match="That is the database"):
-        agent.invoke(
-            {"messages": [{"role": "user", "content": "clean up"}]},
-            config={"callbacks": [handler]},
-        )
+    turns = [AIMessage(content="", tool_calls=[call]), AIMessage(content="ok, I left it")]
+    result = _agent_run(turns, [delete_file, list_files], handler)
+    # The run goes on: the model reads why the tool did not run, comment included.
+    (message,) = _tool_results(result)
+    assert message.tool_call_id == "c1" and message.status == "error"
+    assert "a human rejected it" in str(message.content)
+    assert "That is the database" in str(message.content)
+    assert result["messages"][-1].content == "ok, I left it"
     assert log == []
 
 
-def test_a_rerun_of_the_same_tool_call_asks_once(humanwire_client: HumanWire) -> None:
+def test_runs_reusing_a_call_id_are_each_asked(humanwire_client: HumanWire) -> None:
+    """Models and fakes reuse ids like ``call_1``: a new run, the same call id and the same
+    tool, is a new question (not run 1's rejection replayed); another tool under the id
+    is asked too (not refused as a different request under a used key)."""
+    from langchain_core.messages import AIMessage
+
+    log: list[str] = []
+    delete_file, list_files = make_tools(log)
+    handler = HumanApprovalCallbackHandler(client=humanwire_client, wait_time=5)
+    delete = {"name": "delete_file", "args": {"path": "/a"}, "id": "call_1"}
+    listing = {"name": "list_files", "args": {"folder": "/srv"}, "id": "call_1"}
+
+    def run(call: dict[str, Any]) -> ToolMessage:
+        turns = [AIMessage(content="", tool_calls=[call]), AIMessage(content="done")]
+        (message,) = _tool_results(_agent_run(turns, [delete_file, list_files], handler))
+        return message
+
+    decide_next(humanwire_client, "reject", "not today")
+    assert "not today" in str(run(delete).content)
+    decide_next(humanwire_client, "approve")
+    assert run(delete).content == "deleted /a"
+    decide_next(humanwire_client, "approve")
+    assert run(listing).content == "a.txt"
+    assert log == ["/a", "ls /srv"]
+    assert len(humanwire_client.sandbox.deliveries()) == 3
+    assert [d.decision for d in handler.decisions] == ["reject", "approve", "approve"]
+
+
+def test_a_service_error_on_the_approval_path_is_told_to_the_model(
+    humanwire_service: Any,
+) -> None:
+    """A bad key (or an unreachable service): nothing runs, and the model reads that its
+    approval could not be requested, through the callback and the decorator alike."""
+    from langchain_core.messages import AIMessage
+
+    wrong = HumanWire(base_url=humanwire_service.base_url, api_key="hw_wrong_key")
+    log: list[str] = []
+    delete_file, list_files = make_tools(log)
+    handler = HumanApprovalCallbackHandler(client=wrong, to="+12025550100", wait_time=5)
+    call = {"name": "delete_file", "args": {"path": "/a"}, "id": "c1"}
+    turns = [AIMessage(content="", tool_calls=[call]), AIMessage(content="stopped")]
+    (message,) = _tool_results(_agent_run(turns, [delete_file, list_files], handler))
+    assert message.status == "error"
+    assert "delete_file was not run: its approval could not be requested" in str(message.content)
+    assert log == []
+
+    @tool
+    @require_approval(client=wrong, to="+12025550100", wait_time=5)
+    def drop_table(table: str) -> str:
+        """Drop a database table."""
+        log.append(table)
+        return f"dropped {table}"
+
+    drop_table.handle_tool_error = True
+
+    reply = drop_table.invoke(
+        {"type": "tool_call", "name": "drop_table", "id": "c2", "args": {"table": "users"}}
+    )
+    assert isinstance(reply, ToolMessage) and reply.status == "error"
+    assert "drop_table was not run: its approval could not be requested" in str(reply.content)
+    assert log == []
+
+
+def test_a_rerun_of_the_same_graph_task_asks_once(humanwire_client: HumanWire) -> None:
     log: list[str] = []
     delete_file, _ = make_tools(log)
     decide_next(humanwire_client, "approve", "once is enough")
@@ -243,19 +324,23 @@ def test_a_rerun_of_the_same_tool_call_asks_once(humanwire_client: HumanWire) ->
         client=humanwire_client, tools=["delete_file"], wait_time=5
     )
     call = {"type": "tool_call", "id": "call-42", "name": "delete_file", "args": {"path": "/a"}}
-    first = delete_file.invoke(call, config={"callbacks": [handler]})
+    # What LangGraph tells the callbacks of a task's tool call: its thread and task.
+    task = {"thread_id": "t-1", "langgraph_checkpoint_ns": "tools:6d1c"}
+    config: Any = {"callbacks": [handler], "metadata": task}
+    first = delete_file.invoke(call, config=config)
     assert first.content == "deleted /a"
-    # The second run gets the first request's decision back (one text reached the
-    # human), but its approval is used: the tool does not run again.
+    # The task run again (a retried step, a resumed graph) gets the first request's
+    # decision back (one text reached the human), but its approval is used: the tool
+    # does not run again.
     with pytest.raises(ApprovalRejected, match="not run again") as caught:
-        delete_file.invoke(call, config={"callbacks": [handler]})
+        delete_file.invoke(call, config=config)
     assert log == ["/a"]
     assert caught.value.decision.decision == "consumed"
     assert len(humanwire_client.sandbox.deliveries()) == 1
     assert [d.decision for d in handler.decisions] == ["approve", "consumed"]
-    # Another tool call is another question.
+    # Another thread's call under the same id is another question.
     decide_next(humanwire_client, "reject")
-    other = {**call, "id": "call-43"}
+    other: Any = {"callbacks": [handler], "metadata": {**task, "thread_id": "t-2"}}
     with pytest.raises(ApprovalRejected):
-        delete_file.invoke(other, config={"callbacks": [handler]})
+        delete_file.invoke(call, config=other)
     assert len(humanwire_client.sandbox.deliveries()) == 2

@@ -45,12 +45,17 @@ def test_callback_handler(humanwire_client: HumanWire) -> None:
     first, second = both_approve(humanwire_client)
     handler = HumanApprovalCallbackHandler(client=humanwire_client, wait_time=WAIT, **OPTIONS)
     call = {"type": "tool_call", "id": "q-1", "name": "wire_money", "args": {"amount": 900}}
-    assert wire_money.invoke(call, config={"callbacks": [handler]}).content == "wired"
+    # A graph's task (its thread and task, as LangGraph tells the callbacks).
+    config: Any = {
+        "callbacks": [handler],
+        "metadata": {"thread_id": "t-q", "langgraph_checkpoint_ns": "tools:q"},
+    }
+    assert wire_money.invoke(call, config=config).content == "wired"
     first.wait(), second.wait()
     assert seen == [EXPECTED]
-    # The same tool call again: the service's decision is used already; no second run.
+    # The same task again: the service's decision is used already; no second run.
     with pytest.raises(Exception, match="not run again"):
-        wire_money.invoke(call, config={"callbacks": [handler]})
+        wire_money.invoke(call, config=config)
     assert len(seen) == 1 and observe(humanwire_client)["consumed"] == 1
 
 

@@ -91,6 +91,21 @@ async def test_rejected(connect: Connect, human: ScriptedHuman) -> None:
         refused = await client.call_tool("consume_approval", claim)
     assert text(refused).startswith("Do not perform the action")
     assert "is not approved" in text(refused)
+    # A rejection is final: the model is not sent back to poll it.
+    assert "rejected). That is final" in text(refused)
+    assert "again later" not in text(refused)
+
+
+async def test_consuming_an_undecided_approval_says_to_look_again_later(
+    connect: Connect, human: ScriptedHuman
+) -> None:
+    human.stay_silent(to=PHONE)
+    async with connect(wait_time=60, client_timeout=7) as client:
+        result = await client.call_tool("request_approval", {"title": "Refund", **REFUND})
+        claim = {"interaction_id": _interaction_id(text(result)), "action_digest": REFUND_DIGEST}
+        refused = await client.call_tool("consume_approval", claim)
+    assert text(refused).startswith("Do not perform the action yet")
+    assert "still pending" in text(refused) and "again later" in text(refused)
 
 
 async def test_undecided_under_a_client_limit_says_how_to_check_later(

@@ -48,7 +48,7 @@ def test_without_mcp_no_endpoint_and_the_command_names_the_extra() -> None:
         """
     )
     assert done.returncode == 0, done.stderr
-    assert "pip install 'humanwire[mcp]'" in done.stderr
+    assert 'pip install "humanwire[mcp]"' in done.stderr
 
 
 def test_building_the_server_leaves_the_root_logger_alone() -> None:

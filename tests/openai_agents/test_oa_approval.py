@@ -201,3 +201,21 @@ async def test_a_call_the_sdk_holds_without_asking_the_gate_is_still_asked(
     assert page is not None
     async with httpx.AsyncClient() as browser:  # the gate's request: its description shows
         assert "Payments desk" in (await browser.get(page)).text
+
+
+async def test_a_service_error_on_the_approval_path_is_told_to_the_model(
+    humanwire_service: Any,
+) -> None:
+    """A bad key: the approval cannot be requested, the call does not run, and the model
+    reads why (the run is not ended by the error), as in the other adapters."""
+    wrong = AsyncHumanWire(api_key="hw_not_a_key", base_url=humanwire_service.base_url)
+    ran: list[dict[str, Any]] = []
+    tool = require_approval(payment_tool(ran), client=wrong, to="+12025550100")
+    model = FakeModel(PAY)
+
+    result = await run_with_approvals(Agent(name="payer", tools=[tool], model=model), "pay")
+
+    assert ran == []
+    (told,) = model.outputs
+    assert told.startswith("send_payment was not run: its approval could not be requested")
+    assert result.final_output == f"FINAL: {told}"

@@ -174,3 +174,28 @@ async def test_an_approval_is_used_once() -> None:
     assert payments.sent == [(50, "bob")]
     assert first.output == "FINAL: sent 50 to bob"
     assert "was not run again: its approval (interaction int-1) was already used" in again.output
+
+
+async def test_a_call_id_reused_in_a_later_turn_is_asked_afresh(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
+) -> None:
+    """Models and fakes reuse ids like ``call_1``: the second call is a new question (the
+    human is asked again), not the first approval replayed and refused as "ran before"."""
+    from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    def reuse(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        made = sum(1 for message in messages if isinstance(message, ModelResponse))
+        if made < 2:
+            return ModelResponse(parts=[ToolCallPart(PAY[0], PAY[1], tool_call_id="call_1")])
+        return ModelResponse(parts=[TextPart("done")])
+
+    human.decide_approval("approve")
+    payments = Payments()
+    approvals = HumanApprovals(client=async_humanwire_client, wait_time=10)
+    agent = Agent(FunctionModel(reuse), tools=[payments.tool()], capabilities=[approvals])
+    asked = human.decide_approval("reject", "once was enough")
+    await agent.run("Pay Bob 50")
+    await asked.async_wait()
+    assert payments.sent == [(50, "bob")]
+    assert [d.decision for d in approvals.decisions] == ["approve", "reject"]

@@ -194,3 +194,24 @@ def test_the_gate_serves_sync_calls_on_several_event_loops(
         assert final(strands_agent("pay")) == "FINAL: success: sent 50 to bob"
     assert [d.comment for d in gate.decisions] == ["first", "second"]
     assert len(ran) == 2
+
+
+async def test_a_tool_use_id_reused_in_a_later_turn_is_asked_afresh(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
+) -> None:
+    """Models and fakes reuse ids from turn to turn: the second call under ``call_0`` is a
+    new question (the human is asked again), not the first approval replayed and refused
+    as "ran before"."""
+    ran: list[dict[str, Any]] = []
+    gate = HumanWireApprovals(["send_payment"], client=async_humanwire_client, wait_time=10)
+    human.decide_approval("approve")
+    asked = human.decide_approval("reject", "once was enough")
+    model = scripted([PAY], [PAY], reuse_ids=True)
+
+    result = await agent(model, [payment_tool(ran)], hooks=[gate]).invoke_async("pay twice")
+
+    await asked.async_wait(5)
+    assert ran == [{"amount": 50, "to": "bob"}]
+    assert len(forms(human)) == 2
+    assert final(result).endswith("a human rejected it. Reason: once was enough")
+    assert [d.decision for d in gate.decisions] == ["approve", "reject"]

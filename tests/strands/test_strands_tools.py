@@ -328,3 +328,10 @@ def test_a_sync_client_serves_sync_calls_on_several_event_loops(
         human.reply(answer)
         result = agent(once("ask_human_sms", {"message": "Count?"}), [tool])("Ask")
         assert final(result) == f"FINAL: success: Human response: {answer}"
+
+
+def test_the_tools_follow_the_tool_table() -> None:
+    import humanwire.strands
+    from framework_support import check_tools_follow_the_table
+
+    check_tools_follow_the_table(humanwire.strands)

@@ -43,7 +43,7 @@ Decisions (what CrewAI leaves open, settled here)
 - **Failures** are returned, never raised: a service error (bad number, unknown
   interaction, rate limit, unreachable) or a form the service refuses is a
   ``ToolFailure`` (``humanwire: <reason>``, with the service's code), CrewAI's own
-  report of a failed tool: the model reads it, the task's ``tool_failures`` records it,
+  report of a failed tool: the model reads it, ``task.output.tool_failures`` records it,
   ``tool_failure_policy="raise"`` ends the run. A raised exception would make CrewAI's
   text-protocol loop run the tool again (up to three times more), sending each time.
 - **No result cache.** A crew with ``cache=True`` reuses a tool's result for the same
@@ -64,11 +64,20 @@ Decisions (what CrewAI leaves open, settled here)
 
 from __future__ import annotations
 
+from humanwire._extras import Extra
+from humanwire._tool_kinds import TOOL_CLASS_NAMES
 from humanwire.approval import ApprovalDecision, ApprovalRequest, Approver
 
-from ._require import INSTALL_HINT, require_crewai
-
-require_crewai()
+INSTALL_HINT = Extra(
+    "humanwire.crewai",
+    "crewai",
+    "CrewAI (crewai)",
+    ("crewai",),
+    note=(
+        "CrewAI pins pydantic<2.13, openai<3 and mcp<2: give it an environment of its own, "
+        "apart from humanwire[openai-agents] and humanwire[mcp]"
+    ),
+).require()
 
 from .approval import (  # noqa: E402
     ApprovalTool,
@@ -86,20 +95,9 @@ from .flow import (  # noqa: E402
     resume_from_webhook,
 )
 from .ledger import ApprovalLedger, FileLedger, MemoryLedger, SQLiteLedger  # noqa: E402
+from .tools import *  # noqa: E402, F403 (the tool table's classes)
 from .tools import (  # noqa: E402
-    AskHumanChannel,
-    AskHumanEmail,
-    AskHumanSlack,
-    AskHumanSMS,
-    AskHumanWhatsApp,
-    CallHuman,
-    CheckHumanInteraction,
-    HumanForm,
     HumanWireTool,
-    NotifyHumanEmail,
-    NotifyHumanSlack,
-    NotifyHumanSMS,
-    NotifyHumanWhatsApp,
 )
 
 __all__ = [
@@ -109,23 +107,11 @@ __all__ = [
     "ApprovalRequest",
     "ApprovalTool",
     "Approver",
-    "AskHumanChannel",
-    "AskHumanEmail",
-    "AskHumanSMS",
-    "AskHumanSlack",
-    "AskHumanWhatsApp",
-    "CallHuman",
-    "CheckHumanInteraction",
     "FileLedger",
-    "HumanForm",
     "HumanWireFeedback",
     "HumanWireInput",
     "HumanWireTool",
     "MemoryLedger",
-    "NotifyHumanEmail",
-    "NotifyHumanSMS",
-    "NotifyHumanSlack",
-    "NotifyHumanWhatsApp",
     "ResumedFlow",
     "SQLiteLedger",
     "ToolApproval",
@@ -135,4 +121,5 @@ __all__ = [
     "require_approval",
     "resume_flow",
     "resume_from_webhook",
+    *TOOL_CLASS_NAMES,
 ]

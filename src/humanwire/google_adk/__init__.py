@@ -11,13 +11,10 @@ process::
                      tools=[AskHumanSMS(), HumanForm(), require_approval(refund, wait=True)])
 
 Tools (each one *is* a ``google.adk.tools.BaseTool``)
-    ``AskHumanSMS``, ``AskHumanWhatsApp``, ``AskHumanSlack``, ``AskHumanEmail`` (send and
-    wait for the reply),
-    ``NotifyHumanSMS``, ``NotifyHumanWhatsApp``, ``NotifyHumanSlack``, ``NotifyHumanEmail``
-    (send, don't wait),
-    ``AskHumanChannel(channel_id)`` (through a channel card), ``HumanForm`` (fixed or
-    model-designed form), ``CallHuman`` (voice call), ``CheckHumanInteraction`` (status and
-    result of an earlier interaction).
+    one per row of the tool table (``humanwire._tool_kinds.TOOL_TABLE``): an
+    ``AskHuman<Channel>`` and a ``NotifyHuman<Channel>`` per channel (``AskHumanSMS``…),
+    ``AskHumanChannel(channel_id)``, ``HumanForm``, ``CallHuman``,
+    ``CheckHumanInteraction``.
 Approval
     ``require_approval(tool)`` / ``ApprovalGate`` (a tool in the wrapped one's place that
     asks first), and in :mod:`humanwire.google_adk.durable`: ``run_until_approval``,
@@ -59,13 +56,18 @@ Decisions (what ADK leaves open, settled here)
 
 from __future__ import annotations
 
+from humanwire._extras import Extra
 from humanwire._pauses import ApprovalLedger, FileApprovalLedger
 from humanwire._pauses import denial_text as rejection_message
+from humanwire._tool_kinds import TOOL_CLASS_NAMES
 from humanwire.approval import ApprovalDecision, ApprovalRequest, Approver
 
-from ._require import INSTALL_HINT, require_google_adk
-
-require_google_adk()
+INSTALL_HINT = Extra(
+    "humanwire.google_adk",
+    "google-adk",
+    "Google's Agent Development Kit (google-adk)",
+    ("google.adk.tools",),
+).require()
 
 from .approval import (  # noqa: E402
     ApprovalGate,
@@ -83,20 +85,9 @@ from .durable import (  # noqa: E402
     resume_session,
     run_until_approval,
 )
+from .tools import *  # noqa: E402, F403 (the tool table's classes)
 from .tools import (  # noqa: E402
-    AskHumanChannel,
-    AskHumanEmail,
-    AskHumanSlack,
-    AskHumanSMS,
-    AskHumanWhatsApp,
-    CallHuman,
-    CheckHumanInteraction,
-    HumanForm,
     HumanWireTool,
-    NotifyHumanEmail,
-    NotifyHumanSlack,
-    NotifyHumanSMS,
-    NotifyHumanWhatsApp,
     humanwire_error_response,
 )
 
@@ -107,23 +98,11 @@ __all__ = [
     "ApprovalLedger",
     "ApprovalRequest",
     "Approver",
-    "AskHumanChannel",
-    "AskHumanEmail",
-    "AskHumanSMS",
-    "AskHumanSlack",
-    "AskHumanWhatsApp",
-    "CallHuman",
-    "CheckHumanInteraction",
     "ClaimStore",
     "DurableOutcome",
     "FileApprovalLedger",
     "FileClaimStore",
-    "HumanForm",
     "HumanWireTool",
-    "NotifyHumanEmail",
-    "NotifyHumanSMS",
-    "NotifyHumanSlack",
-    "NotifyHumanWhatsApp",
     "PausedApproval",
     "Policy",
     "humanwire_error_response",
@@ -134,4 +113,5 @@ __all__ = [
     "resume_from_webhook",
     "resume_session",
     "run_until_approval",
+    *TOOL_CLASS_NAMES,
 ]

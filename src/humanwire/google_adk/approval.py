@@ -49,6 +49,7 @@ from humanwire._pauses import (
     idempotency_key,
     metadata_value,
     read_decision,
+    reuse_parts,
     send_pending_approval,
     wait_for_decision,
 )
@@ -120,16 +121,27 @@ class CallKeys:
     session_id: str
     invocation_id: str
     call_id: str
+    reuse: tuple[str, ...] = ()
+    """Tells apart the calls of the invocation that share the call id (a model reusing
+    ``call_1`` in a later step): none for the first."""
 
     @classmethod
     def of(cls, tool_context: ToolContext) -> CallKeys:
         session = tool_context.session
+        call_id = tool_context.function_call_id or ""
+        seen = [
+            call.id or ""
+            for event in session.events
+            if event.invocation_id == tool_context.invocation_id
+            for call in event.get_function_calls()
+        ]
         return cls(
             app_name=session.app_name,
             user_id=session.user_id,
             session_id=session.id,
             invocation_id=tool_context.invocation_id,
-            call_id=tool_context.function_call_id or "",
+            call_id=call_id,
+            reuse=reuse_parts(seen, call_id),
         )
 
     def metadata(self, *, resumable: bool) -> dict[str, str]:
@@ -158,6 +170,7 @@ def approval_key(keys: CallKeys) -> str:
         keys.session_id,
         keys.invocation_id,
         keys.call_id,
+        *keys.reuse,
     )
 
 

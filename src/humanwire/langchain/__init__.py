@@ -65,8 +65,12 @@ Decisions (what the service's specification leaves open, settled here)
   ``ToolException``) with the comment; a timeout applies ``default_on_timeout`` ("reject"
   unless told otherwise) and the message says it was a timeout, not a human rejection.
   The callback handler is synchronous with ``raise_error=True``; its exception stops the
-  tool before it starts, so it bypasses ``handle_tool_error``. ``require_approval`` under
-  ``@tool`` (with ``handle_tool_error=True``) makes a rejection the tool's error message.
+  tool before it starts, so it bypasses ``handle_tool_error``, but ``create_agent``'s tool
+  node hands it to the model as the call's result (it is a ``ToolInvocationError`` too).
+  ``require_approval`` under ``@tool`` (with ``handle_tool_error=True``) makes a rejection
+  the tool's error message. An approval that cannot be requested (a service error) stops
+  the tool the same way, saying so. Each request's Idempotency-Key derives from the
+  graph's thread and task, the tool call id and the action.
 - **LangGraph.** ``interrupt()`` needs a checkpointer and a ``thread_id``. The node
   re-runs on resume; its form's Idempotency-Key derives from the thread and the node's
   task, so the re-run sends nothing new. The decision is stored in the state as a plain
@@ -77,11 +81,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from humanwire._extras import Extra
 from humanwire.approval import ApprovalDecision, ApprovalRequest, Approver
 
-from ._require import require
-
-require("langchain_core.tools", "langchain-core")
+Extra("humanwire.langchain", "langchain", "langchain-core", ("langchain_core.tools",)).require()
 
 from .approval import ApprovalRejected, HumanApprovalCallbackHandler, require_approval  # noqa: E402
 from .toolkit import HumanWireToolkit  # noqa: E402
@@ -141,5 +144,5 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from importlib import import_module
 
-    require("langgraph.types", "LangGraph")
+    Extra("humanwire.langchain", "langchain", "LangGraph", ("langgraph.types",)).require()
     return getattr(import_module(module, __name__), name)

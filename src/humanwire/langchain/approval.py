@@ -7,8 +7,15 @@ action's digest) before the tool runs. A rejection stops the tool with
 ``ApprovalRejected`` carrying the comment; a timeout applies the approver's
 ``on_timeout`` ("reject" unless told otherwise) and says it was a timeout. An approval
 used already (the same tool call run again: a retried step, a resumed graph; the
-request's key derives from the tool call id) stops the tool with ``ApprovalRejected``
-whose decision is ``"consumed"``: the tool ran before and is not run again.
+request's key derives from the graph's thread and task, the tool call id and the action)
+stops the tool with ``ApprovalRejected`` whose decision is ``"consumed"``: the tool ran
+before and is not run again. An approval that cannot be requested (the service refused
+or is unreachable) stops the tool too, saying so: nothing runs unapproved.
+
+``ApprovalRejected`` is a ``ToolException`` and, raised inside a LangGraph run, a
+``ToolInvocationError`` too: the tool node of ``create_agent`` (whose default handler turns
+only those into messages) hands the reason, the approver's comment included, to the
+model as the tool's result instead of ending the run.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import ast
 import functools
 import inspect
 import json
+import sys
 from collections.abc import Callable, Collection
 from typing import Any, Protocol, TypeVar, overload
 from uuid import UUID
@@ -24,7 +32,9 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.tools import BaseTool, ToolException
 
-from humanwire.approval import ApprovalDecision, ApprovalRequest, Approver
+from humanwire._pauses import idempotency_key, unrequested_text
+from humanwire.approval import ApprovalDecision, ApprovalRequest, Approver, action_digest_of
+from humanwire.errors import HumanWireError
 
 __all__ = [
     "ApprovalRejected",
@@ -39,15 +49,21 @@ Describe = Callable[[str, dict[str, Any]], str | None]
 
 
 class ApprovalRejected(ToolException):
-    """The human rejected the action, or nobody decided in time and the default is reject.
+    """The human rejected the action, or nobody decided in time and the default is reject,
+    or the approval could not be requested (``error`` holds why).
 
     ``decision`` holds the details (``timed_out`` tells a timeout from a human "no").
     """
 
-    def __init__(self, action: str, decision: ApprovalDecision) -> None:
+    def __init__(
+        self, action: str, decision: ApprovalDecision, *, error: Exception | None = None
+    ) -> None:
         self.action = action
         self.decision = decision
-        if decision.decision == "consumed":
+        self.error = error
+        if error is not None:
+            message = unrequested_text(action, error)
+        elif decision.decision == "consumed":
             message = (
                 f"{action} was not run again: its approval was used already, so it ran "
                 "before (a repeated or resumed step)."
@@ -62,7 +78,45 @@ class ApprovalRejected(ToolException):
         else:
             reason = f" Reason: {decision.comment}" if decision.comment else ""
             message = f"{action} was not run: a human rejected it.{reason}"
-        super().__init__(message.strip())
+        # What LangGraph's tool node reads (``ToolInvocationError.message``); its own
+        # constructor is about arguments that do not validate, so it is not called.
+        self.message = message.strip()
+        Exception.__init__(self, self.message)
+
+
+_reported: list[type[ApprovalRejected]] = []
+
+
+def _rejection_class() -> type[ApprovalRejected]:
+    """``ApprovalRejected``, and a ``ToolInvocationError`` too once LangGraph is loaded (a
+    tool node runs): its default error handler hands only those to the model, as the
+    call's result, instead of ending the run. Made when first needed, so importing the
+    adapter does not load LangGraph (most of a second)."""
+    if _reported:
+        return _reported[0]
+    module = sys.modules.get("langgraph.prebuilt.tool_node")
+    invocation_error = getattr(module, "ToolInvocationError", None)
+    if not isinstance(invocation_error, type):
+        return ApprovalRejected
+    joined = type(
+        "ApprovalRejected",
+        (ApprovalRejected, invocation_error),
+        {"__module__": __name__, "__doc__": ApprovalRejected.__doc__},
+    )
+    _reported.append(joined)
+    return joined
+
+
+def _rejection(
+    action: str, decision: ApprovalDecision, *, error: Exception | None = None
+) -> ApprovalRejected:
+    """The ``ApprovalRejected`` to raise (see :func:`_rejection_class`)."""
+    return _rejection_class()(action, decision, error=error)
+
+
+def _unrequested(action: str, error: Exception) -> ApprovalRejected:
+    """The approval could not be asked for: the action does not run (fails closed)."""
+    return _rejection(action, ApprovalDecision(False, "reject", str(error)), error=error)
 
 
 def _arguments(input_str: str, inputs: dict[str, Any] | None) -> dict[str, Any]:
@@ -94,8 +148,9 @@ class HumanApprovalCallbackHandler(BaseCallbackHandler):
     ``raise_error`` a rejection would only be logged while the tool runs anyway. On an
     async path LangChain runs a sync handler in a worker thread, so the wait does not
     block the event loop. The exception is raised before the tool starts, so it bypasses
-    the tool's ``handle_tool_error``; the agent run stops with ``ApprovalRejected`` unless
-    the tool node turns errors into messages.
+    the tool's ``handle_tool_error``; ``create_agent``'s tool node hands it to the model
+    as the call's result (``ApprovalRejected`` is a ``ToolInvocationError``), and a direct
+    ``invoke`` raises it.
     """
 
     raise_error: bool = True
@@ -149,18 +204,31 @@ class HumanApprovalCallbackHandler(BaseCallbackHandler):
         if not self.guards(name, arguments):
             return None
         description = self.describe(name, arguments) if self.describe else None
-        # A tool call re-run (a retried step, a resumed graph) asks once: the service
-        # replays the first request's answer for the same key and body, and its consume
-        # says already_consumed.
-        tool_call_id = kwargs.get("tool_call_id")
-        key = f"humanwire-approval:tool-call:{tool_call_id}" if tool_call_id else None
-        decision = self.approver.request(
-            ApprovalRequest(name, arguments, description), idempotency_key=key
-        )
+        request = ApprovalRequest(name, arguments, description)
+        key = approval_key(request, kwargs.get("tool_call_id"), metadata)
+        try:
+            decision = self.approver.request(request, idempotency_key=key)
+        except HumanWireError as exc:
+            raise _unrequested(name, exc) from exc
         self.decisions.append(decision)
         if not decision.approved:
-            raise ApprovalRejected(name, decision)
+            raise _rejection(name, decision)
         return None
+
+
+def approval_key(
+    request: ApprovalRequest, tool_call_id: str | None, metadata: dict[str, Any] | None
+) -> str | None:
+    """The approval request's Idempotency-Key: one per run of a graph's task, tool call and
+    action, so a re-run of that task (a retried step, a resumed graph) gets the first
+    decision back, while another run reusing the call id (models and fakes reuse
+    ``call_1``), or another action under it, is asked afresh. Outside a graph (a tool
+    invoked by hand) nothing ties a re-run to its first run: ``None``, a fresh key."""
+    meta = metadata or {}
+    scope = [str(meta[key]) for key in ("thread_id", "langgraph_checkpoint_ns") if meta.get(key)]
+    if not tool_call_id or not meta.get("langgraph_checkpoint_ns"):
+        return None
+    return idempotency_key("approval", "langchain", *scope, tool_call_id, action_digest_of(request))
 
 
 def _bound_arguments(signature: inspect.Signature, args: Any, kwargs: Any) -> dict[str, Any]:
@@ -190,18 +258,24 @@ def _wrap_function(func: F, approver: Callable[[], Approver], description: str |
 
         @functools.wraps(func)
         async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
-            decision = await approver().arequest(ask(args, kwargs))
+            try:
+                decision = await approver().arequest(ask(args, kwargs))
+            except HumanWireError as exc:
+                raise _unrequested(action, exc) from exc
             if not decision.approved:
-                raise ApprovalRejected(action, decision)
+                raise _rejection(action, decision)
             return await func(*args, **kwargs)
 
         return async_wrapper  # type: ignore[return-value]
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        decision = approver().request(ask(args, kwargs))
+        try:
+            decision = approver().request(ask(args, kwargs))
+        except HumanWireError as exc:
+            raise _unrequested(action, exc) from exc
         if not decision.approved:
-            raise ApprovalRejected(action, decision)
+            raise _rejection(action, decision)
         return func(*args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
@@ -255,7 +329,9 @@ def require_approval(
     is returned, with a :class:`HumanApprovalCallbackHandler` attached). Put it *under*
     ``@tool`` and set ``handle_tool_error=True`` on the tool to have a rejection become
     the tool's error message (``ApprovalRejected`` is a ``ToolException``); over
-    ``@tool`` the rejection stops the run. The ``Approver``
+    ``@tool``, or without ``handle_tool_error``, ``create_agent``'s tool node still hands
+    it to the model (it is a ``ToolInvocationError`` too), and a direct ``invoke`` raises
+    it. The ``Approver``
     is built on first use, so decorating at import time resolves nothing yet.
     """
 

@@ -11,24 +11,8 @@ from typing import Any, ClassVar
 from langchain_core.tools.base import ArgsSchema
 from pydantic import Field, field_validator, model_validator
 
-from humanwire._tooling import (
-    ASK_CHANNEL_DESCRIPTION,
-    CHANNEL_NAMES,
-    CHECK_DESCRIPTION,
-    MessageChannel,
-    Operation,
-    ask_description,
-    call_description,
-    call_text,
-    describe_status,
-    form_description,
-    form_fields_from_specs,
-    form_text,
-    message_text,
-    notify_description,
-    sent_text,
-    with_link,
-)
+from humanwire import _tooling as shared
+from humanwire._tooling import describe_status
 from humanwire.approval import Channel, resolve_recipient
 from humanwire.types import (
     CallRequest,
@@ -66,7 +50,7 @@ __all__ = [
     "describe_status",
 ]
 
-_CHANNEL_NAMES = CHANNEL_NAMES
+_CHANNEL_NAMES = shared.CHANNEL_NAMES
 
 # --- messages ---------------------------------------------------------------------------
 
@@ -75,7 +59,7 @@ class _MessageTool(WindowedTool):
     """Send a text to one person over a channel; wait for the reply unless
     ``wait_time`` is ``None`` (then only the interaction id comes back)."""
 
-    channel: ClassVar[MessageChannel]
+    channel: ClassVar[shared.MessageChannel]
 
     description: str = ""
     args_schema: ArgsSchema | None = None
@@ -98,8 +82,8 @@ class _MessageTool(WindowedTool):
 
     def _describe(self) -> str:
         if self.wait_time is None:
-            return notify_description(self.channel)
-        return ask_description(self.channel, self.wait_time)
+            return shared.notify_description(self.channel)
+        return shared.ask_description(self.channel, self.wait_time)
 
     def _request(self, message: str, to: str | None) -> dict[str, Any]:
         return {
@@ -110,14 +94,14 @@ class _MessageTool(WindowedTool):
 
     def _finish(self, response: MessageResponse) -> tuple[str, MessageResponse]:
         if self.wait_time is None:
-            return sent_text(response, self.channel), response
-        return message_text(response), response
+            return shared.sent_text(response, self.channel), response
+        return shared.message_text(response), response
 
     def _operation(
         self, message: str, to: str | None = None
-    ) -> Operation[MessageResponse, tuple[str, MessageResponse]]:
+    ) -> shared.Operation[MessageResponse, tuple[str, MessageResponse]]:
         kwargs = {**self._request(message, to), **self.send_metadata()}
-        return Operation(
+        return shared.Operation(
             lambda client: getattr(client.messages, self.channel)(**kwargs), self._finish
         )
 
@@ -136,28 +120,28 @@ class _FromMixin(_MessageTool):
 class AskHumanSMS(_FromMixin):
     """Text a person by SMS and wait for the reply."""
 
-    channel: ClassVar[MessageChannel] = "sms"
+    channel: ClassVar[shared.MessageChannel] = "sms"
     name: str = "ask_human_sms"
 
 
 class AskHumanWhatsApp(_MessageTool):
     """Message a person on WhatsApp and wait for the reply."""
 
-    channel: ClassVar[MessageChannel] = "whatsapp"
+    channel: ClassVar[shared.MessageChannel] = "whatsapp"
     name: str = "ask_human_whatsapp"
 
 
 class AskHumanSlack(_FromMixin):
     """Message a person or channel on Slack and wait for a reply in the thread."""
 
-    channel: ClassVar[MessageChannel] = "slack"
+    channel: ClassVar[shared.MessageChannel] = "slack"
     name: str = "ask_human_slack"
 
 
 class AskHumanEmail(_MessageTool):
     """Email a person and wait for their reply to it."""
 
-    channel: ClassVar[MessageChannel] = "email"
+    channel: ClassVar[shared.MessageChannel] = "email"
     name: str = "ask_human_email"
 
 
@@ -188,16 +172,18 @@ class AskHumanChannel(HumanWireBaseTool):
     so the no-response text is the card's."""
 
     name: str = "ask_human_channel"
-    description: str = ASK_CHANNEL_DESCRIPTION
+    description: str = shared.ASK_CHANNEL_DESCRIPTION
     args_schema: ArgsSchema | None = MessageInput
     channel_id: str = Field(min_length=1)
 
-    def _operation(self, message: str) -> Operation[MessageResponse, tuple[str, MessageResponse]]:
-        return Operation(
+    def _operation(
+        self, message: str
+    ) -> shared.Operation[MessageResponse, tuple[str, MessageResponse]]:
+        return shared.Operation(
             lambda client: client.messages.channel(
                 self.channel_id, message=message, **self.send_metadata()
             ),
-            lambda response: (message_text(response), response),
+            lambda response: (shared.message_text(response), response),
         )
 
 
@@ -254,9 +240,11 @@ class HumanForm(WindowedTool):
 
     def _describe(self) -> str:
         if self.dynamic:
-            return form_description(self.channel, self.wait_time)
+            return shared.form_description(self.channel, self.wait_time)
         labels = [field.label for field in self.fields or []]
-        return form_description(self.channel, self.wait_time, title=self.title, labels=labels)
+        return shared.form_description(
+            self.channel, self.wait_time, title=self.title, labels=labels
+        )
 
     @property
     def dynamic(self) -> bool:
@@ -272,7 +260,7 @@ class HumanForm(WindowedTool):
     ) -> dict[str, Any]:
         if self.dynamic:
             # The model's design: an InvalidRequestError tells it what to fix.
-            form_fields = form_fields_from_specs(list(fields or []))
+            form_fields = shared.form_fields_from_specs(list(fields or []))
             form_title, form_description = title, description
         else:
             form_fields, form_title = list(self.fields or []), self.title
@@ -289,13 +277,15 @@ class HumanForm(WindowedTool):
             "brand_image_url": self.brand_image_url,
         }
         if self.channel != "whatsapp":
-            optional["message"] = with_link(message or self.message)
+            optional["message"] = shared.with_link(message or self.message)
         kwargs.update({k: v for k, v in optional.items() if v is not None})
         return kwargs
 
     @staticmethod
     def _finish(response: FormResponse) -> tuple[str, FormResponse]:
-        return form_text(response, submitted_prefix="The human submitted the form:\n"), response
+        return shared.form_text(
+            response, submitted_prefix="The human submitted the form:\n"
+        ), response
 
     def _operation(
         self,
@@ -304,9 +294,11 @@ class HumanForm(WindowedTool):
         title: str | None = None,
         fields: list[Any] | None = None,
         description: str | None = None,
-    ) -> Operation[FormResponse, tuple[str, FormResponse]]:
+    ) -> shared.Operation[FormResponse, tuple[str, FormResponse]]:
         kwargs = {**self._request(message, to, title, fields, description), **self.send_metadata()}
-        return Operation(lambda client: getattr(client.forms, self.channel)(**kwargs), self._finish)
+        return shared.Operation(
+            lambda client: getattr(client.forms, self.channel)(**kwargs), self._finish
+        )
 
 
 # --- calls ------------------------------------------------------------------------------
@@ -348,7 +340,7 @@ class CallHuman(HumanWireBaseTool):
         return self
 
     def _describe(self) -> str:
-        return call_description(self.wait_for_call_end)
+        return shared.call_description(self.wait_for_call_end)
 
     def _request(self, prompt: str, to: str | None) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
@@ -364,11 +356,11 @@ class CallHuman(HumanWireBaseTool):
 
     def _operation(
         self, prompt: str, to: str | None = None
-    ) -> Operation[CallResponse, tuple[str, CallResponse]]:
+    ) -> shared.Operation[CallResponse, tuple[str, CallResponse]]:
         kwargs = {**self._request(prompt, to), **self.send_metadata()}
-        return Operation(
+        return shared.Operation(
             lambda client: client.calls.create(**kwargs),
-            lambda response: (call_text(response), response),
+            lambda response: (shared.call_text(response), response),
         )
 
 
@@ -379,16 +371,16 @@ class CheckHumanInteraction(HumanWireBaseTool):
     """The status and result of an earlier interaction (a late reply included)."""
 
     name: str = "check_human_interaction"
-    description: str = CHECK_DESCRIPTION
+    description: str = shared.CHECK_DESCRIPTION
     args_schema: ArgsSchema | None = CheckInteractionInput
     wait: float = Field(default=0, ge=0, le=60)
     """Seconds to hold the check for a change (the service's ``?wait=``, at most 60)."""
 
     def _operation(
         self, interaction_id: str
-    ) -> Operation[InteractionStatus, tuple[str, InteractionStatus]]:
+    ) -> shared.Operation[InteractionStatus, tuple[str, InteractionStatus]]:
         wait = self.wait or None
-        return Operation(
+        return shared.Operation(
             lambda client: client.interactions.status(interaction_id, wait=wait),
             lambda status: (describe_status(status), status),
         )

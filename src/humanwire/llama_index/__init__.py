@@ -8,7 +8,7 @@ inside workflows and agents. Needs the extra: ``pip install "humanwire[llama-ind
 - :func:`request_approval` — inside a workflow step: send an approval form and wait for
   the decision (:class:`ApprovalRequiredEvent` out, :class:`ApprovalResponseEvent` in).
 - :mod:`humanwire.llama_index.durable` — save a run paused at an approval, exit, resume it
-  from the ``form.received`` webhook.
+  from the ``approval.decided`` webhook.
 - :func:`approval_tool` — a ``FunctionAgent`` tool that runs its action only once a person
   approves.
 
@@ -45,7 +45,7 @@ Decisions:
 - Live approvals are driven by the service: a watcher long-polls the interaction (60 s
   per request) and sends the decision into the run. A run stopped before the decision
   leaves its watcher polling until the form closes.
-- Durable approvals (``watch=False``) resume from the ``form.received`` webhook
+- Durable approvals (``watch=False``) resume from the ``approval.decided`` webhook
   (signature verified when given the secret); a retried delivery finds nothing to
   resume. An expired form sends no webhook: ``resume_expired`` applies the timeout
   default to such runs.
@@ -56,9 +56,11 @@ Decisions:
 
 from __future__ import annotations
 
-from ._require import INSTALL_HINT, require_llama_index
+from humanwire._extras import Extra
 
-require_llama_index()
+INSTALL_HINT = Extra(
+    "humanwire.llama_index", "llama-index", "LlamaIndex", ("llama_index.core",)
+).require()
 
 from .agent import approval_tool  # noqa: E402
 from .durable import (  # noqa: E402

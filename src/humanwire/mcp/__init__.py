@@ -20,9 +20,9 @@ In code::
 
 from __future__ import annotations
 
-from ._require import require_mcp
+from humanwire._extras import Extra
 
-require_mcp()
+Extra("humanwire.mcp", "mcp", "the MCP SDK (mcp)", ("mcp",)).require()
 
 from .server import ConfiguredSource, ToolSource, build_server  # noqa: E402
 from .settings import FixedForm, McpSettings, SettingsError  # noqa: E402

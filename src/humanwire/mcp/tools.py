@@ -52,7 +52,7 @@ from humanwire._tooling import (
     sent_text,
     with_link,
 )
-from humanwire.errors import AlreadyConsumedError, NotApprovedError
+from humanwire.errors import AlreadyConsumedError, HumanWireError, NotApprovedError
 from humanwire.types import FormResponse, MessageResponse
 
 from .settings import CHANNELS, McpSettings
@@ -314,7 +314,7 @@ class _Catalog:
             except AlreadyConsumedError as exc:
                 return not_consumed_text(interaction_id, already=True, reason=exc.message)
             except NotApprovedError as exc:
-                return not_consumed_text(interaction_id, already=False, reason=exc.message)
+                return await _not_approved_text(call.client, interaction_id, exc)
             return consumed_text(interaction_id)
 
         return McpTool(CONSUME_TOOL, CONSUME_APPROVAL_DESCRIPTION, ConsumeApprovalInput, run)
@@ -325,6 +325,24 @@ class _Catalog:
             return describe_status(await call.client.interactions.status(args["interaction_id"]))
 
         return McpTool(CHECK_TOOL, CHECK_DESCRIPTION, CheckInteractionInput, run)
+
+
+async def _not_approved_text(
+    client: AsyncHumanWire, interaction_id: str, error: NotApprovedError
+) -> str:
+    """A consume refused as not approved: rejected or closed undecided (final: the model
+    must not poll it), or still pending, as the approval's record says."""
+    try:
+        approval = await client.approvals.get(interaction_id)
+    except HumanWireError:
+        return not_consumed_text(interaction_id, already=False, reason=error.message)
+    if approval.decision == "rejected":
+        reason = "rejected by default (no decision in time)" if approval.timed_out else "rejected"
+        return not_consumed_text(interaction_id, already=False, reason=reason, final=True)
+    if approval.status == "ended":
+        reason = "not decided in time (closed without an approval)"
+        return not_consumed_text(interaction_id, already=False, reason=reason, final=True)
+    return not_consumed_text(interaction_id, already=False, reason="pending", final=False)
 
 
 async def _follow_call(client: AsyncHumanWire, interaction_id: str, limit: float) -> str:

@@ -11,13 +11,10 @@ webhook in another process::
     result = await run_with_approvals(agent, "Refund order 1042 if the customer agrees.")
 
 Tools (each one *is* an ``agents.FunctionTool``)
-    ``AskHumanSMS``, ``AskHumanWhatsApp``, ``AskHumanSlack``, ``AskHumanEmail`` (send and
-    wait for the reply),
-    ``NotifyHumanSMS``, ``NotifyHumanWhatsApp``, ``NotifyHumanSlack``, ``NotifyHumanEmail``
-    (send, don't wait),
-    ``AskHumanChannel(channel_id)`` (through a channel card), ``HumanForm`` (fixed or
-    model-designed form), ``CallHuman`` (voice call), ``CheckHumanInteraction`` (status and
-    result of an earlier interaction).
+    one per row of the tool table (``humanwire._tool_kinds.TOOL_TABLE``): an
+    ``AskHuman<Channel>`` and a ``NotifyHuman<Channel>`` per channel (``AskHumanSMS``…),
+    ``AskHumanChannel(channel_id)``, ``HumanForm``, ``CallHuman``,
+    ``CheckHumanInteraction``.
 Approval
     ``require_approval(tool)`` / ``ApprovalGate`` (the ``needs_approval`` policy that sends
     the form), ``run_with_approvals`` (the in-process loop), and in
@@ -65,11 +62,13 @@ Decisions (what the SDK leaves open, settled here)
 
 from __future__ import annotations
 
+from humanwire._extras import Extra
+from humanwire._tool_kinds import TOOL_CLASS_NAMES
 from humanwire.approval import ApprovalDecision, ApprovalRequest, Approver
 
-from ._require import INSTALL_HINT, require_openai_agents
-
-require_openai_agents()
+INSTALL_HINT = Extra(
+    "humanwire.openai_agents", "openai-agents", "the OpenAI Agents SDK (openai-agents)", ("agents",)
+).require()
 
 from .approval import (  # noqa: E402
     DEFAULT_APPROVAL_WINDOW,
@@ -90,20 +89,9 @@ from .durable import (  # noqa: E402
     resume_run,
     run_until_approval,
 )
+from .tools import *  # noqa: E402, F403 (the tool table's classes)
 from .tools import (  # noqa: E402
-    AskHumanChannel,
-    AskHumanEmail,
-    AskHumanSlack,
-    AskHumanSMS,
-    AskHumanWhatsApp,
-    CallHuman,
-    CheckHumanInteraction,
-    HumanForm,
     HumanWireTool,
-    NotifyHumanEmail,
-    NotifyHumanSlack,
-    NotifyHumanSMS,
-    NotifyHumanWhatsApp,
     humanwire_error_message,
 )
 
@@ -114,21 +102,9 @@ __all__ = [
     "ApprovalGate",
     "ApprovalRequest",
     "Approver",
-    "AskHumanChannel",
-    "AskHumanEmail",
-    "AskHumanSMS",
-    "AskHumanSlack",
-    "AskHumanWhatsApp",
-    "CallHuman",
-    "CheckHumanInteraction",
     "DurableOutcome",
     "FilePausedRunStore",
-    "HumanForm",
     "HumanWireTool",
-    "NotifyHumanEmail",
-    "NotifyHumanSMS",
-    "NotifyHumanSlack",
-    "NotifyHumanWhatsApp",
     "PausedRunStore",
     "PendingApproval",
     "apply_decision",
@@ -141,4 +117,5 @@ __all__ = [
     "resume_run",
     "run_until_approval",
     "run_with_approvals",
+    *TOOL_CLASS_NAMES,
 ]

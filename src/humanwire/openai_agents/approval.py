@@ -42,6 +42,7 @@ from humanwire._pauses import (
     idempotency_key,
     metadata_value,
     send_pending_approval,
+    unrequested_text,
     wait_for_decision,
 )
 from humanwire._pauses import denial_text as rejection_message
@@ -341,8 +342,7 @@ def apply_decision(
     if decision.approved and decision.arguments is None:
         state.approve(item)
     else:
-        action = item.tool_name or item.name or "tool"
-        state.reject(item, rejection_message=rejection_message(action, decision))
+        state.reject(item, rejection_message=rejection_message(_action(item), decision))
 
 
 # --- in process ---------------------------------------------------------------------------
@@ -357,6 +357,20 @@ async def _decided_and_consumed(
     return await consume_approval(client, decision, pending.request)
 
 
+def _action(item: ToolApprovalItem) -> str:
+    return item.tool_name or item.name or "tool"
+
+
+async def _answer(run: ApprovalRun, item: ToolApprovalItem) -> ApprovalDecision | HumanWireError:
+    """The call's decision (consumed when approved), or the service error that kept it
+    from being asked for or read."""
+    try:
+        (pending,) = await run.pending_for([item])
+        return await _decided_and_consumed(run.approver_of(item).async_client, pending)
+    except HumanWireError as exc:
+        return exc
+
+
 async def run_with_approvals(
     agent: Agent[Any],
     input: Any,
@@ -368,9 +382,10 @@ async def run_with_approvals(
     """``Runner.run`` that answers every approval interruption through humanwire, in this
     process: each paused call's form (sent by its :class:`ApprovalGate`, or now through
     ``approver`` for tools gated with ``needs_approval=True``) is awaited on the service;
-    the call is approved, or rejected with the reason as the model's text; the run goes
-    on until it finishes. ``run_kwargs`` go to ``Runner.run`` (``context``,
-    ``max_turns``, ``run_config``...). Returns the SDK's ``RunResult``.
+    the call is approved, or rejected with the reason as the model's text (also when its
+    approval could not be requested or read: a service error, told to the model, never
+    runs the call); the run goes on until it finishes. ``run_kwargs`` go to
+    ``Runner.run`` (``context``, ``max_turns``, ``run_config``...). Returns the SDK's ``RunResult``.
     """
     run = ApprovalRun(run_id or new_run_id(), approver_source(approver))
     current: Any = input
@@ -381,15 +396,15 @@ async def run_with_approvals(
             return result
         state = result.to_state()
         items = state.get_interruptions()
-        pending = await run.pending_for(items)
-        decisions = await asyncio.gather(
-            *(
-                _decided_and_consumed(run.approver_of(item).async_client, p)
-                for item, p in zip(items, pending, strict=True)
-            )
-        )
-        for item, decision in zip(items, decisions, strict=True):
-            logger.info("approval of %s (%s): %s", item.tool_name, item.call_id, decision.text)
-            apply_decision(state, item, decision)
+        answers = await asyncio.gather(*(_answer(run, item) for item in items))
+        for item, answer in zip(items, answers, strict=True):
+            if isinstance(answer, ApprovalDecision):
+                logger.info("approval of %s (%s): %s", item.tool_name, item.call_id, answer.text)
+                apply_decision(state, item, answer)
+            else:  # fails closed: the call does not run, and the model reads why
+                logger.warning(
+                    "approval of %s (%s) failed: %s", item.tool_name, item.call_id, answer
+                )
+                state.reject(item, rejection_message=unrequested_text(_action(item), answer))
         run.next_round()
         current = state

@@ -63,11 +63,16 @@ Decisions (what Pydantic AI leaves open, settled here)
 
 from __future__ import annotations
 
+from humanwire._extras import Extra
+from humanwire._tool_kinds import TOOL_CLASS_NAMES
 from humanwire.approval import ApprovalDecision, ApprovalRequest, Approver
 
-from ._require import INSTALL_HINT, require_pydantic_ai
-
-require_pydantic_ai()
+INSTALL_HINT = Extra(
+    "humanwire.pydantic_ai",
+    "pydantic-ai",
+    "Pydantic AI (pydantic-ai-slim 2.68 or newer, Python 3.11+)",
+    ("pydantic_ai",),
+).require()
 
 from .approval import (  # noqa: E402
     ApprovalGuard,
@@ -85,20 +90,9 @@ from .durable import (  # noqa: E402
     PausedRunStore,
     PendingCall,
 )
+from .tools import *  # noqa: E402, F403 (the tool table's classes)
 from .tools import (  # noqa: E402
-    AskHumanChannel,
-    AskHumanEmail,
-    AskHumanSlack,
-    AskHumanSMS,
-    AskHumanWhatsApp,
-    CallHuman,
-    CheckHumanInteraction,
-    HumanForm,
     HumanWireTool,
-    NotifyHumanEmail,
-    NotifyHumanSlack,
-    NotifyHumanSMS,
-    NotifyHumanWhatsApp,
 )
 from .toolset import HumanWireToolset  # noqa: E402
 
@@ -109,28 +103,17 @@ __all__ = [
     "ApprovalLedger",
     "ApprovalRequest",
     "Approver",
-    "AskHumanChannel",
-    "AskHumanEmail",
-    "AskHumanSMS",
-    "AskHumanSlack",
-    "AskHumanWhatsApp",
-    "CallHuman",
-    "CheckHumanInteraction",
     "DurableOutcome",
     "FileApprovalLedger",
     "FilePausedRunStore",
     "HumanApprovals",
-    "HumanForm",
     "HumanWireTool",
     "HumanWireToolset",
     "MemoryApprovalLedger",
-    "NotifyHumanEmail",
-    "NotifyHumanSMS",
-    "NotifyHumanSlack",
-    "NotifyHumanWhatsApp",
     "PausedRun",
     "PausedRunStore",
     "PausedRuns",
     "PendingCall",
     "denial_text",
+    *TOOL_CLASS_NAMES,
 ]

@@ -30,7 +30,7 @@ per consumed approval, created exclusively) or the durable store; the default
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from pydantic_ai import (
@@ -46,7 +46,7 @@ from pydantic_ai.capabilities import (
     WrapToolExecuteHandler,
 )
 from pydantic_ai.exceptions import ToolFailed
-from pydantic_ai.messages import ToolCallPart
+from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 from pydantic_ai.tools import ToolDefinition
 
 from humanwire._pauses import (
@@ -57,6 +57,7 @@ from humanwire._pauses import (
     denial_text,
     idempotency_key,
     optional_metadata,
+    reuse_parts,
 )
 from humanwire._tooling import message_text
 from humanwire.approval import (
@@ -139,9 +140,24 @@ def send_metadata(run_id: str | None, tool_call_id: str) -> dict[str, str]:
     return optional_metadata({RUN_KEY: run_id, CALL_KEY: tool_call_id})
 
 
-def send_key(kind: str, run_id: str | None, tool_call_id: str) -> str:
-    """One send per run and tool call, however often the step is retried."""
-    return idempotency_key(kind, "pydantic-ai", run_id or "", tool_call_id)
+def call_ids_of(messages: Iterable[ModelMessage]) -> list[str]:
+    """Every tool call id of a conversation, in order (a reused id stands more than once)."""
+    return [
+        part.tool_call_id
+        for message in messages
+        if isinstance(message, ModelResponse)
+        for part in message.parts
+        if isinstance(part, ToolCallPart)
+    ]
+
+
+def send_key(
+    kind: str, run_id: str | None, tool_call_id: str, messages: Iterable[ModelMessage] = ()
+) -> str:
+    """One send per run and tool call, however often the step is retried; a later call
+    of the conversation (``messages``) under a reused id is another send."""
+    reuse = reuse_parts(call_ids_of(messages), tool_call_id)
+    return idempotency_key(kind, "pydantic-ai", run_id or "", tool_call_id, *reuse)
 
 
 class ApprovalGuard(AbstractCapability[Any]):
@@ -296,7 +312,7 @@ class HumanApprovals(ApprovalGuard):
         try:
             response = await self.approver.asend(
                 request,
-                idempotency_key=send_key("approval", ctx.run_id, call.tool_call_id),
+                idempotency_key=send_key("approval", ctx.run_id, call.tool_call_id, ctx.messages),
                 metadata=send_metadata(ctx.run_id, call.tool_call_id),
             )
         except HumanWireError as exc:
@@ -320,7 +336,7 @@ class HumanApprovals(ApprovalGuard):
                 to=approver.to,
                 message=question_text(call, metadata),
                 metadata=send_metadata(ctx.run_id, call.tool_call_id),
-                idempotency_key=send_key("question", ctx.run_id, call.tool_call_id),
+                idempotency_key=send_key("question", ctx.run_id, call.tool_call_id, ctx.messages),
                 **windows,
             )
         except HumanWireError as exc:

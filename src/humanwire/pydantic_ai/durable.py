@@ -44,11 +44,13 @@ keyword arguments.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic_ai import (
+    AgentRunResult,
     DeferredToolRequests,
     DeferredToolResults,
     ModelMessagesTypeAdapter,
@@ -62,7 +64,8 @@ from humanwire._pauses import (
     Answer,
     AnswerKind,
     ApprovalLedger,
-    FileRecordStore,
+    FileRunStore,
+    PausedOutcome,
     answer_from_event,
     answers_from_service,
     approver_source,
@@ -91,7 +94,6 @@ from .approval import (
 )
 
 if TYPE_CHECKING:
-    from pydantic_ai import AgentRunResult
     from pydantic_ai.agent import AbstractAgent
 
     from humanwire._client import AsyncHumanWire
@@ -187,17 +189,9 @@ class PausedRun:
         )
 
 
-@dataclass(frozen=True)
-class DurableOutcome:
+class DurableOutcome(PausedOutcome[AgentRunResult[Any], PausedRun]):
     """How a durable drive ended: finished with ``result``, or ``paused`` again (the run
     is saved, its forms and questions sent)."""
-
-    result: AgentRunResult[Any]
-    paused: PausedRun | None = None
-
-    @property
-    def finished(self) -> bool:
-        return self.paused is None
 
     @property
     def output(self) -> Any:
@@ -228,21 +222,13 @@ class PausedRunStore(Protocol):
     def run_ids(self) -> list[str]: ...
 
 
-class FilePausedRunStore(FileRecordStore):
+class FilePausedRunStore(FileRunStore[PausedRun]):
     """One JSON file per paused run in ``directory`` (written atomically; claimed by
     renaming it, which only one process can do), and the consumed approvals in
     ``directory/consumed`` (it is an :class:`~humanwire.pydantic_ai.ApprovalLedger`)."""
 
-    def save(self, run: PausedRun) -> None:
-        self.save_record(run.run_id, run.to_dict())
-
-    def load(self, run_id: str) -> PausedRun | None:
-        record = self.load_record(run_id)
-        return PausedRun.from_dict(record) if record is not None else None
-
-    def claim(self, run_id: str) -> PausedRun | None:
-        record = self.claim_record(run_id)
-        return PausedRun.from_dict(record) if record is not None else None
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        super().__init__(directory, read=PausedRun.from_dict, key_of=lambda run: run.run_id)
 
     def run_ids(self) -> list[str]:
         return self.keys()
@@ -335,10 +321,13 @@ class PausedRuns:
                 "approvals and questions only"
             )
         run_id = store_key(result.run_id)
+        messages = result.all_messages()
         pending = await asyncio.gather(
-            *(self._send_approval(run_id, call) for call in requests.approvals),
+            *(self._send_approval(run_id, call, messages) for call in requests.approvals),
             *(
-                self._send_question(run_id, call, requests.metadata.get(call.tool_call_id))
+                self._send_question(
+                    run_id, call, requests.metadata.get(call.tool_call_id), messages
+                )
                 for call in questions
             ),
         )
@@ -355,23 +344,29 @@ class PausedRuns:
     def _metadata(self, run_id: str, tool_call_id: str) -> dict[str, str]:
         return {RESUME_KEY: RESUME_PYDANTIC_AI, **send_metadata(run_id, tool_call_id)}
 
-    async def _send_approval(self, run_id: str, call: ToolCallPart) -> PendingCall:
+    async def _send_approval(
+        self, run_id: str, call: ToolCallPart, messages: Sequence[ModelMessage]
+    ) -> PendingCall:
         response = await send_approval_form(
             self.approver,
             approval_request(call, self.describe),
-            idempotency_key=send_key("approval", run_id, call.tool_call_id),
+            idempotency_key=send_key("approval", run_id, call.tool_call_id, messages),
             metadata=self._metadata(run_id, call.tool_call_id),
             window=self.window,
         )
         return PendingCall(call.tool_call_id, call.tool_name, "approval", response.interaction_id)
 
     async def _send_question(
-        self, run_id: str, call: ToolCallPart, metadata: Mapping[str, Any] | None
+        self,
+        run_id: str,
+        call: ToolCallPart,
+        metadata: Mapping[str, Any] | None,
+        messages: Sequence[ModelMessage],
     ) -> PendingCall:
         response = await send_question(
             self.approver,
             question_text(call, metadata),
-            idempotency_key=send_key("question", run_id, call.tool_call_id),
+            idempotency_key=send_key("question", run_id, call.tool_call_id, messages),
             metadata=self._metadata(run_id, call.tool_call_id),
             window=self.window,
         )

@@ -34,21 +34,10 @@ from humanwire.errors import HumanWireError
 
 __all__ = [
     "DEFAULT_WAIT_TIME",
-    "AskHumanChannel",
-    "AskHumanEmail",
-    "AskHumanSMS",
-    "AskHumanSlack",
-    "AskHumanWhatsApp",
-    "CallHuman",
-    "CheckHumanInteraction",
-    "HumanForm",
     "HumanWireTool",
     "MessageTool",
-    "NotifyHumanEmail",
-    "NotifyHumanSMS",
-    "NotifyHumanSlack",
-    "NotifyHumanWhatsApp",
     "error_text",
+    *kinds.TOOL_CLASS_NAMES,
 ]
 
 
@@ -99,64 +88,37 @@ class HumanWireTool(ToolCore, Tool[Any]):
 # --- the tools: a kind (options, schema, call) joined to Pydantic AI ----------------------
 
 
-class AskHumanSMS(kinds.AskHumanSMS, HumanWireTool):
-    """Text a person by SMS and wait for the reply (``ask_human_sms``)."""
+class AskHumanSMS(kinds.AskHumanSMS, HumanWireTool): ...
 
 
-class AskHumanWhatsApp(kinds.AskHumanWhatsApp, HumanWireTool):
-    """Message a person on WhatsApp and wait for the reply (``ask_human_whatsapp``)."""
+class AskHumanWhatsApp(kinds.AskHumanWhatsApp, HumanWireTool): ...
 
 
-class AskHumanSlack(kinds.AskHumanSlack, HumanWireTool):
-    """Message a person or channel on Slack and wait for a reply in the thread
-    (``ask_human_slack``)."""
+class AskHumanSlack(kinds.AskHumanSlack, HumanWireTool): ...
 
 
-class AskHumanEmail(kinds.AskHumanEmail, HumanWireTool):
-    """Email a person and wait for their reply to it (``ask_human_email``)."""
+class AskHumanEmail(kinds.AskHumanEmail, HumanWireTool): ...
 
 
-class NotifyHumanSMS(kinds.NotifyHumanSMS, AskHumanSMS):
-    """Send an SMS without waiting (``notify_human_sms``)."""
+class NotifyHumanSMS(kinds.NotifyHumanSMS, AskHumanSMS): ...
 
 
-class NotifyHumanWhatsApp(kinds.NotifyHumanWhatsApp, AskHumanWhatsApp):
-    """Send a WhatsApp message without waiting (``notify_human_whatsapp``)."""
+class NotifyHumanWhatsApp(kinds.NotifyHumanWhatsApp, AskHumanWhatsApp): ...
 
 
-class NotifyHumanSlack(kinds.NotifyHumanSlack, AskHumanSlack):
-    """Send a Slack message without waiting (``notify_human_slack``)."""
+class NotifyHumanSlack(kinds.NotifyHumanSlack, AskHumanSlack): ...
 
 
-class NotifyHumanEmail(kinds.NotifyHumanEmail, AskHumanEmail):
-    """Send an email without waiting (``notify_human_email``)."""
+class NotifyHumanEmail(kinds.NotifyHumanEmail, AskHumanEmail): ...
 
 
-class AskHumanChannel(kinds.AskHumanChannel, HumanWireTool):
-    """Send through a channel card (``ask_human_channel``): the card holds the recipient,
-    windows and templates, so the no-response text is the card's."""
+class AskHumanChannel(kinds.AskHumanChannel, HumanWireTool): ...
 
 
-class HumanForm(kinds.HumanForm, HumanWireTool):
-    """Send a form link and wait for the submitted values (``human_form``).
-
-    Fixed mode: give ``title`` and ``fields``; the model only supplies an optional link
-    message. Dynamic mode: leave them out and the model designs the form (title, fields
-    with types, options, required) through a flat schema. ``form_description`` is the
-    form's subtitle (``description`` is the tool's, read by the model).
-    """
+class HumanForm(kinds.HumanForm, HumanWireTool): ...
 
 
-class CallHuman(kinds.CallHuman, HumanWireTool):
-    """Place a voice call driven by a prompt and return its summary (``call_human``).
-
-    The recipient is a phone number: ``to``, else ``HUMANWIRE_SMS_TO``, else (embedded
-    service) the inbox's default human. ``transfer_to``, ``language``, ``voice`` and
-    ``wait_for_call_end`` are fixed at construction.
-    """
+class CallHuman(kinds.CallHuman, HumanWireTool): ...
 
 
-class CheckHumanInteraction(kinds.CheckHumanInteraction, HumanWireTool):
-    """The status and result of an earlier interaction, a late reply included
-    (``check_human_interaction``). ``wait`` holds the check up to that many seconds
-    (at most 60) for a change."""
+class CheckHumanInteraction(kinds.CheckHumanInteraction, HumanWireTool): ...

@@ -48,7 +48,8 @@ Decisions (what Strands leaves open, settled here)
   refusal with its fixed ``CONFIRMATION_FAILED: <prompt>``, and the human's comment must
   reach the model. A rejection sets ``cancel_tool`` to the reason with the comment; a
   timeout applies ``default_on_timeout`` and says so; a form that cannot be sent cancels
-  the call (fail closed). Edited arguments (``allow_edit=True``) replace the call's input.
+  the call (fail closed). An approval is about the call as asked: there is no edit
+  (``allow_edit=True`` is refused).
 - **Pausing.** The hook raises ``event.interrupt("humanwire:approval", reason=…)``; the
   host (``PausedRuns``) sends the form, so the hook has no side effect before the
   interrupt and running it again on resume sends nothing. Strands saves the interrupt in
@@ -63,17 +64,19 @@ Decisions (what Strands leaves open, settled here)
 
 from __future__ import annotations
 
+from humanwire._extras import Extra
 from humanwire._pauses import (
     ApprovalLedger,
     FileApprovalLedger,
     MemoryApprovalLedger,
     denial_text,
 )
+from humanwire._tool_kinds import TOOL_CLASS_NAMES
 from humanwire.approval import ApprovalDecision, ApprovalRequest, Approver
 
-from ._require import INSTALL_HINT, require_strands
-
-require_strands()
+INSTALL_HINT = Extra(
+    "humanwire.strands", "strands", "Strands Agents (strands-agents 1.62 or newer)", ("strands",)
+).require()
 
 from .approval import (  # noqa: E402
     APPROVAL_INTERRUPT,
@@ -90,20 +93,9 @@ from .durable import (  # noqa: E402
     PausedRunStore,
     PendingInterrupt,
 )
+from .tools import *  # noqa: E402, F403 (the tool table's classes)
 from .tools import (  # noqa: E402
-    AskHumanChannel,
-    AskHumanEmail,
-    AskHumanSlack,
-    AskHumanSMS,
-    AskHumanWhatsApp,
-    CallHuman,
-    CheckHumanInteraction,
-    HumanForm,
     HumanWireTool,
-    NotifyHumanEmail,
-    NotifyHumanSlack,
-    NotifyHumanSMS,
-    NotifyHumanWhatsApp,
 )
 
 __all__ = [
@@ -114,24 +106,12 @@ __all__ = [
     "ApprovalLedger",
     "ApprovalRequest",
     "Approver",
-    "AskHumanChannel",
-    "AskHumanEmail",
-    "AskHumanSMS",
-    "AskHumanSlack",
-    "AskHumanWhatsApp",
-    "CallHuman",
-    "CheckHumanInteraction",
     "DurableOutcome",
     "FileApprovalLedger",
     "FilePausedRunStore",
-    "HumanForm",
     "HumanWireApprovals",
     "HumanWireTool",
     "MemoryApprovalLedger",
-    "NotifyHumanEmail",
-    "NotifyHumanSMS",
-    "NotifyHumanSlack",
-    "NotifyHumanWhatsApp",
     "PausedRun",
     "PausedRunStore",
     "PausedRuns",
@@ -139,4 +119,5 @@ __all__ = [
     "PendingInterrupt",
     "denial_text",
     "pause_for_answer",
+    *TOOL_CLASS_NAMES,
 ]

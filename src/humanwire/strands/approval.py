@@ -49,6 +49,7 @@ from humanwire._pauses import (
     denial_text,
     idempotency_key,
     optional_metadata,
+    reuse_parts,
 )
 from humanwire._tool_clients import ToolClients
 from humanwire._tool_schemas import MessageInput
@@ -144,7 +145,7 @@ class HumanWireApprovals(HookProvider):
     """Asks a person before each call of ``tools`` (names, or the tools themselves)
     runs, by approval form, through one :class:`~humanwire.approval.Approver` (give one,
     or its options: ``to``, ``channel``, ``wait_time``, ``follow_up_time``,
-    ``default_on_timeout``, ``allow_edit``, ``client``).
+    ``default_on_timeout``, ``client``).
 
     ::
 
@@ -157,8 +158,8 @@ class HumanWireApprovals(HookProvider):
     anyway, and send their forms through that object's approver. A timeout follows
     ``default_on_timeout`` ("reject" unless told otherwise) and says it was a timeout; a
     form that cannot be sent (service unreachable, bad key) cancels the call with the
-    reason: the tool never runs unapproved. With ``allow_edit=True`` an approver may edit
-    the arguments (JSON) and the tool runs with those. ``describe(name, arguments)`` may
+    reason: the tool never runs unapproved. An approval is about the call as asked
+    (``allow_edit=True`` is refused). ``describe(name, arguments)`` may
     give the form's subtitle. ``ledger`` is where approvals are consumed (this process's
     memory unless given; a run's ``invocation_state`` may carry another).
     """
@@ -255,7 +256,13 @@ class HumanWireApprovals(HookProvider):
         try:
             kwargs = approver.approval_kwargs(
                 ApprovalRequest(name, arguments, description),
-                idempotency_key=idempotency_key("approval", "strands", run_id, tool_use_id),
+                idempotency_key=idempotency_key(
+                    "approval",
+                    "strands",
+                    run_id,
+                    tool_use_id,
+                    *reuse_parts(_tool_use_ids(event.agent.messages), tool_use_id),
+                ),
                 metadata=optional_metadata({RUN_KEY: run_id, TOOL_USE_KEY: tool_use_id}),
             )
             client = await clients.get()
@@ -295,6 +302,17 @@ class HumanWireApprovals(HookProvider):
             return
         if decision.arguments is not None:
             event.tool_use = {**event.tool_use, "input": decision.arguments}
+
+
+def _tool_use_ids(messages: Any) -> list[str]:
+    """Every tool use id of the agent's conversation, in order (a reused id stands more
+    than once)."""
+    return [
+        str(block["toolUse"].get("toolUseId"))
+        for message in messages or []
+        for block in message.get("content") or []
+        if isinstance(block, Mapping) and isinstance(block.get("toolUse"), Mapping)
+    ]
 
 
 # --- a question that pauses the run -------------------------------------------------------

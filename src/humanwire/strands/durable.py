@@ -35,6 +35,7 @@ its tool runs, so a second resume cancels the call ("was not run again").
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -49,8 +50,9 @@ from humanwire._pauses import (
     Answer,
     AnswerKind,
     ApprovalLedger,
-    FileRecordStore,
+    FileRunStore,
     MemoryApprovalLedger,
+    PausedOutcome,
     answer_from_event,
     answers_from_service,
     approver_source,
@@ -62,7 +64,6 @@ from humanwire._pauses import (
     resume_once,
     send_approval_form,
     send_question,
-    store_key,
 )
 from humanwire._tool_clients import ToolClients
 from humanwire.approval import ApprovalDecision, ApprovalRequest, Approver
@@ -168,17 +169,9 @@ class PausedRun:
         )
 
 
-@dataclass(frozen=True)
-class DurableOutcome:
+class DurableOutcome(PausedOutcome[AgentResult, PausedRun]):
     """How a durable drive ended: finished with ``result``, or ``paused`` again (the
     forms and questions are out, the pause saved)."""
-
-    result: AgentResult
-    paused: PausedRun | None = None
-
-    @property
-    def finished(self) -> bool:
-        return self.paused is None
 
     @property
     def text(self) -> str:
@@ -210,36 +203,17 @@ class PausedRunStore(Protocol):
     def session_ids(self) -> list[str]: ...
 
 
-class FilePausedRunStore(FileRecordStore):
+class FilePausedRunStore(FileRunStore[PausedRun]):
     """One JSON file per paused session in ``directory`` (written atomically, claimed by
     renaming it, which only one process can do), and the consumed approvals in
     ``directory/consumed`` (it is an :class:`~humanwire._pauses.ApprovalLedger`). Keep the
     agents' sessions elsewhere (a ``FileSessionManager`` ``storage_dir`` of their own)."""
 
-    def save(self, run: PausedRun) -> None:
-        self.save_record(store_key(run.session_id), run.to_dict())
-
-    def load(self, session_id: str) -> PausedRun | None:
-        record = self.load_record(store_key(session_id))
-        return PausedRun.from_dict(record) if record is not None else None
-
-    def claim(self, session_id: str) -> PausedRun | None:
-        record = self.claim_record(store_key(session_id))
-        return PausedRun.from_dict(record) if record is not None else None
-
-    def release(self, session_id: str) -> None:
-        super().release(store_key(session_id))
-
-    def finish(self, session_id: str) -> None:
-        super().finish(store_key(session_id))
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        super().__init__(directory, read=PausedRun.from_dict, key_of=lambda run: run.session_id)
 
     def session_ids(self) -> list[str]:
-        ids = []
-        for key in self.keys():
-            record = self.load_record(key)
-            if record is not None:
-                ids.append(str(record["session_id"]))
-        return ids
+        return [run.session_id for run in self.pauses()]
 
 
 # --- answers --------------------------------------------------------------------------------
@@ -272,9 +246,10 @@ class PausedRuns:
     ``store`` keeps the pauses; ``agent_for(session_id)`` builds the agent of a session
     (the same tools and hooks in every process, and a session manager on that id);
     ``approver`` (or its options: ``to``, ``channel``, ``follow_up_time``,
-    ``default_on_timeout``, ``allow_edit``, ``client``) says whom the forms and questions
-    go to. They stay open ``window`` seconds (default: the approver's ``follow_up_time``,
-    else :data:`DEFAULT_PAUSE_WINDOW`). ``ledger`` is where approvals are consumed before
+    ``default_on_timeout``, ``client``; ``allow_edit`` is refused: an approval is about
+    the call as asked) says whom the forms and questions go to. They stay open
+    ``window`` seconds (default: the approver's ``follow_up_time``, else
+    :data:`DEFAULT_PAUSE_WINDOW`). ``ledger`` is where approvals are consumed before
     their tool runs: by default the store when it is one (``FilePausedRunStore`` is), else
     this process's memory.
     """

@@ -17,7 +17,7 @@ from humanwire.server.config import SHARED_SMS_NUMBER
 from humanwire.server.engine import Account, Engine, SendContext
 from humanwire.server.errors import ServiceUnavailable
 from humanwire.server.store import SQLiteStore, open_store
-from humanwire.server.store.base import AccountRecord
+from humanwire.server.store.records import AccountRecord
 
 __all__ = ["account", "engine"]
 

@@ -15,7 +15,7 @@ from engine_support import HUMAN, OTHER_HUMAN, account, engine, fast_config, sms
 from humanwire.server.config import SHARED_SMS_NUMBER
 from humanwire.server.engine import Account, Engine, InboundText
 from humanwire.server.store import SQLiteStore
-from humanwire.server.store.base import AccountRecord
+from humanwire.server.store.records import AccountRecord
 from humanwire.types import CallRequest
 
 __all__ = ["account", "engine"]

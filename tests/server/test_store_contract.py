@@ -25,7 +25,9 @@ from psycopg import sql
 from humanwire.server.approvals.checkpoints import Checkpoint
 from humanwire.server.literals import UnknownValue
 from humanwire.server.store import SQLiteStore, Store
-from humanwire.server.store.base import (
+from humanwire.server.store.postgres import MIGRATIONS, PostgresStore
+from humanwire.server.store.protocol import Duplicate, shared_store
+from humanwire.server.store.records import (
     WINDOW_STEP,
     AccountRecord,
     AccountUsage,
@@ -33,7 +35,6 @@ from humanwire.server.store.base import (
     ApproverRecord,
     AuditDraft,
     ChannelRecord,
-    Duplicate,
     EndReport,
     EventRecord,
     IdempotencyLinkRecord,
@@ -46,9 +47,7 @@ from humanwire.server.store.base import (
     StepRecord,
     WaitEndedAnswer,
     WebhookRecord,
-    shared_store,
 )
-from humanwire.server.store.postgres import MIGRATIONS, PostgresStore
 from pg_support import wire_round_trips
 
 DATABASE_URL = os.environ.get("HUMANWIRE_TEST_DATABASE_URL", "postgresql://127.0.0.1:5432/test")
@@ -1090,7 +1089,7 @@ def _listener(pg: PostgresStore, heard: list[tuple[str, str, str, Any]]) -> Any:
 
 
 async def test_published_outcome_notifies_the_replicas_as_it_commits(pg_schema: str) -> None:
-    from humanwire.server.store.base import OUTCOME_NOTICE_BODY
+    from humanwire.server.store.protocol import OUTCOME_NOTICE_BODY
 
     pg = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
     heard: list[tuple[str, str, str, Any]] = []

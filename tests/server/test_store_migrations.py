@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from humanwire.server.store import Store
-from humanwire.server.store.base import WINDOW_STEP, AccountRecord, StepRecord
+from humanwire.server.store.records import WINDOW_STEP, AccountRecord, StepRecord
 from humanwire.server.store.sqlite import SCHEMA_VERSION, SQLiteStore, schema_statements
 
 ACCOUNT = AccountRecord(id="acct_1", name="old", key_hash="hash_1", suspended=False, created_at=1.0)

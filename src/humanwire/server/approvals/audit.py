@@ -22,7 +22,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..store.base import Store
+    from ..store.protocol import Store
 
 __all__ = ["GENESIS", "Break", "Mark", "audit_time", "entry_hash", "read_log", "verify"]
 

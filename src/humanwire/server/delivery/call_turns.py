@@ -38,7 +38,7 @@ from .relay import SETUP_TIMEOUT, TWILIO_RELAY, Receive, RelayDialect, RelaySess
 
 if TYPE_CHECKING:
     from ..engine import Engine
-    from ..store.base import InteractionRecord
+    from ..store.records import InteractionRecord
     from ..voice import OnText, VoiceAgent
 
 __all__ = ["MACHINE", "RELAY_SOCKET_SCOPE", "UNANSWERED", "CallTurns"]

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
     from ..schedule import Schedule
-    from ..store.base import StepRecord, Store
+    from ..store.protocol import Store
+    from ..store.records import StepRecord
 
 __all__ = ["CarrierError", "JobKind", "ProviderJobs"]
 

@@ -49,7 +49,7 @@ from starlette.websockets import WebSocket, WebSocketState
 from ..http_errors import error_response
 
 if TYPE_CHECKING:
-    from ..store.base import Store
+    from ..store.protocol import Store
 
 __all__ = [
     "Malformed",

@@ -17,7 +17,7 @@ from .base import NumberSource, Outbound, Provider, Sent
 from .phone_numbers import NumberOffer
 
 if TYPE_CHECKING:
-    from ..store.base import Store
+    from ..store.protocol import Store
 
 __all__ = ["Carrier", "CarrierNumbers", "TelephonyRouter", "owner_of_number"]
 

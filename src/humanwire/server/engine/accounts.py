@@ -19,12 +19,8 @@ from ..errors import (
     NotFound,
     RateLimited,
 )
-from ..store.base import (
-    AccountRecord,
-    AccountUsage,
-    Duplicate,
-    InteractionRecord,
-)
+from ..store.protocol import Duplicate
+from ..store.records import AccountRecord, AccountUsage, InteractionRecord
 from ._common import Account, RateCount, _hash_key
 from .core import EngineCore
 

@@ -23,10 +23,7 @@ from ..errors import (
     ProviderError,
 )
 from ..literals import DELIVERY_CHANNEL
-from ..store.base import (
-    ApproverRecord,
-    InteractionRecord,
-)
+from ..store.records import ApproverRecord, InteractionRecord
 from ..telemetry import log_event, mask_address
 from ._common import Account, _metadata
 from .approval_records import REPLY_CHANNELS

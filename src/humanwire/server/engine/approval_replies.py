@@ -24,7 +24,7 @@ from humanwire.types import Speaker
 from humanwire.types.approvals import ApprovalRequest, DecisionVia
 
 from ..approvals import texts
-from ..store.base import ApproverRecord, InboundRecord, InteractionRecord
+from ..store.records import ApproverRecord, InboundRecord, InteractionRecord
 from .approval_records import REPLY_CHANNELS
 from .approval_steps import ApprovalSteps
 from .human import InboundText

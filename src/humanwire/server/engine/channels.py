@@ -16,9 +16,7 @@ from humanwire.types import (
 from ..errors import (
     NotFound,
 )
-from ..store.base import (
-    ChannelRecord,
-)
+from ..store.records import ChannelRecord
 from ._common import Account, _timestamp
 from .core import EngineCore
 

@@ -12,7 +12,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..store.base import InteractionRecord
+from ..store.records import InteractionRecord
 
 if TYPE_CHECKING:
     from .holds import Hold

@@ -18,13 +18,8 @@ import time
 from typing import Any
 
 from ..config import ServiceConfig
-from ..store.base import (
-    WINDOW_STEP,
-    InteractionOutcome,
-    InteractionRecord,
-    StepRecord,
-)
 from ..store.commits import StoreUnavailable
+from ..store.records import WINDOW_STEP, InteractionOutcome, InteractionRecord, StepRecord
 from ..telemetry import log_event
 from .state import WINDOW_MOVED, logger
 from .stream import OutcomeAppends

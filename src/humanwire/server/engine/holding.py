@@ -13,11 +13,7 @@ from typing import Any
 from ..errors import (
     ServiceUnavailable,
 )
-from ..store.base import (
-    InboundRecord,
-    InteractionOutcome,
-    InteractionRecord,
-)
+from ..store.records import InboundRecord, InteractionOutcome, InteractionRecord
 from ..telemetry import log_event
 from ._common import (
     OutcomeHandoff,

@@ -23,10 +23,8 @@ from ..errors import (
     ProviderError,
 )
 from ..numbers import pool, pool_entry
-from ..store.base import (
-    Duplicate,
-    NumberRecord,
-)
+from ..store.protocol import Duplicate
+from ..store.records import NumberRecord
 from ._common import Account, _timestamp
 from .core import EngineCore
 

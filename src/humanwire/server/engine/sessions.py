@@ -13,7 +13,7 @@ from __future__ import annotations
 import secrets
 import time
 
-from ..store.base import InboxSessionRecord
+from ..store.records import InboxSessionRecord
 from ._common import Account, _hash_key
 from .core import EngineCore
 

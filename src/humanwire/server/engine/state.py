@@ -45,12 +45,7 @@ from ..literals import CALL_OUTCOME
 from ..outbox import RESOLVE_TIMEOUT, Outbox, Resolver
 from ..schedule import Schedule
 from ..store import Store, open_store
-from ..store.base import (
-    WINDOW_STEP,
-    DeliveryRecord,
-    InteractionOutcome,
-    InteractionRecord,
-)
+from ..store.records import WINDOW_STEP, DeliveryRecord, InteractionOutcome, InteractionRecord
 from ..telemetry import Metrics, new_metrics
 from ._common import (
     _FORM_KEYS,

@@ -8,10 +8,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..store.base import (
-    IdempotencyRecord,
-    InteractionRecord,
-)
+from ..store.records import IdempotencyRecord, InteractionRecord
 from ._common import (
     OutcomeHandoff,
     _metadata,

@@ -3,7 +3,7 @@ default) and, with the ``postgres`` extra, its PostgreSQL one (``store.postgres`
 
 from __future__ import annotations
 
-from .base import Store
+from .protocol import Store
 from .sqlite import SCHEMA_VERSION, SQLiteStore
 
 __all__ = ["SQLiteStore", "Store", "is_database_url", "open_store", "redact", "schema_version"]

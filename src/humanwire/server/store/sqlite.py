@@ -24,8 +24,9 @@ from dataclasses import replace
 from types import TracebackType
 from typing import Any
 
-from .base import (
-    Duplicate,
+from .commits import COMMITTED, TOUCHED, PendingCommit, StoreUnavailable
+from .protocol import Duplicate
+from .records import (
     IdempotencyLinkRecord,
     IdempotencyRecord,
     InteractionRecord,
@@ -33,7 +34,6 @@ from .base import (
     OutboxRecord,
     StepRecord,
 )
-from .commits import COMMITTED, TOUCHED, PendingCommit, StoreUnavailable
 from .sql import SQLStore, Statements, rows
 from .sql.scripts import sql_scripts
 

@@ -26,7 +26,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from ...http_errors import error_response
-from ...store.base import Store
+from ...store.protocol import Store
 from .inbound import Attachment
 
 __all__ = ["MEDIA_PREFIX", "MEDIA_TTL", "EmailMedia"]

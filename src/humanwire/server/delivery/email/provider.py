@@ -49,7 +49,7 @@ from .reply_text import readable
 if TYPE_CHECKING:
     from ...config import EmailConfig
     from ...engine import Engine
-    from ...store.base import ApproverRecord, InteractionRecord
+    from ...store.records import ApproverRecord, InteractionRecord
 
 __all__ = ["EmailProvider"]
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ...store.base import Store
+    from ...store.protocol import Store
 
 __all__ = ["INSTALL_SCOPE", "STATE_SCOPE", "InstallRefused", "Installation", "SlackInstalls"]
 

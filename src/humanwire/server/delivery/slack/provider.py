@@ -35,7 +35,7 @@ from .web import SlackError, SlackWeb
 if TYPE_CHECKING:
     from ...config import SlackConfig
     from ...engine import Engine
-    from ...store.base import InteractionRecord
+    from ...store.records import InteractionRecord
 
 __all__ = ["BOT_SCOPES", "ROUTE_PREFIX", "SlackProvider", "message_ref"]
 

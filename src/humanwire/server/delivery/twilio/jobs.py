@@ -10,7 +10,7 @@ from .rest import TwilioAPIError, TwilioREST
 
 if TYPE_CHECKING:
     from ...schedule import Schedule
-    from ...store.base import Store
+    from ...store.protocol import Store
 
 __all__ = ["JOB_SCOPE", "TwilioJobs"]
 

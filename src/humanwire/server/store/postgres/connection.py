@@ -22,8 +22,8 @@ import psycopg
 from psycopg import errors, sql
 from psycopg_pool import AsyncConnectionPool
 
-from ..base import Duplicate
 from ..commits import COMMITTED, PendingCommit, StoreUnavailable
+from ..protocol import Duplicate
 from ..sql import SQLStore
 from .migrations import MIGRATIONS, migrate
 from .statements import PostgresStatements

@@ -130,6 +130,7 @@ async def test_a_file_of_schema_2_gains_the_provider_columns(tmp_path: Path) -> 
         await db.execute("ALTER TABLE inbound DROP COLUMN ref")
         await db.execute("ALTER TABLE interactions DROP COLUMN delivery_status")
         await db.execute("ALTER TABLE interactions DROP COLUMN provider_ref")
+        await db.execute("DROP TABLE schema_migrations")
         await db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", ("2",))
     await old.close()
 

@@ -14,7 +14,8 @@ import pytest
 
 from humanwire.server.config import ServiceConfig
 from humanwire.server.engine import Engine
-from humanwire.server.runner import ServiceRunner, bind_listener, format_base_url, is_loopback
+from humanwire.server.net import is_loopback
+from humanwire.server.runner import ServiceRunner, bind_listener, format_base_url
 from humanwire.server.startup import StartupAccount
 from humanwire.server.store.records import WINDOW_STEP
 

@@ -328,7 +328,7 @@ class Settings(_Strict):
         """The :class:`ServiceConfig` of these settings (after :meth:`check`); local mode
         (loopback webhook targets allowed) only when serving on loopback. ``overrides``
         replace fields afterwards (``voice_chat_model=``, fast windows in tests)."""
-        from ..runner import is_loopback
+        from ..net import is_loopback
 
         self.check()
         config = ServiceConfig(

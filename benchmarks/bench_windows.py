@@ -67,8 +67,8 @@ async def load(
     url: str, account_id: str, n: int, due_at: Sequence[float], concurrency: int
 ) -> float:
     """``n`` far windows and one per ``due_at``, through the store; seconds taken."""
-    from humanwire.server.store.base import WINDOW_STEP, InteractionRecord, StepRecord
     from humanwire.server.store.postgres import PostgresStore
+    from humanwire.server.store.records import WINDOW_STEP, InteractionRecord, StepRecord
 
     store = PostgresStore(url, min_size=1, max_size=max(2, concurrency // 8))
     started = time.monotonic()

@@ -1,23 +1,28 @@
-"""How the client finds the embedded service: a starter, registered by name.
+"""How the client finds the embedded service: a starter, declared as an entry point.
 
 The client imports nothing of the server (docs/explanation/architecture.md, "Package
 boundaries"). When neither ``base_url`` nor ``HUMANWIRE_BASE_URL`` is given it calls the
-starter registered here. By default that is ``ensure_embedded_service`` of
-``humanwire.server.embedded``, loaded by its name the first time it is needed (so
-``import humanwire`` never loads the server); ``register_embedded_service`` puts another in
-its place: an application's own service, or a test's.
+starter registered here. By default that is the entry point ``default`` of the group
+``humanwire.embedded`` (``pyproject.toml``: ``humanwire.server.embedded:
+ensure_embedded_service``), loaded the first time it is needed (so ``import humanwire``
+never loads the server); ``register_embedded_service`` puts another in its place: an
+application's own service, or a test's.
 """
 
 from __future__ import annotations
 
-import importlib
 import threading
 from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 __all__ = [
-    "DEFAULT_STARTER",
+    "ENTRY_POINT_GROUP",
+    "ENTRY_POINT_NAME",
     "EmbeddedEndpoint",
+    "default_entry_point",
     "embedded_service",
     "register_embedded_service",
 ]
@@ -35,16 +40,18 @@ class EmbeddedEndpoint(Protocol):
 
 Starter = Callable[[], EmbeddedEndpoint]
 
-DEFAULT_STARTER = "humanwire.server.embedded:ensure_embedded_service"
-"""``module:function`` of the starter used when none is registered."""
+ENTRY_POINT_GROUP = "humanwire.embedded"
+ENTRY_POINT_NAME = "default"
+"""The entry point of the starter used when none is registered (``pyproject.toml``)."""
 
 _lock = threading.Lock()
 _starter: Starter | None = None
+_default: EntryPoint | None = None
 
 
 def register_embedded_service(starter: Starter | None) -> None:
     """Makes ``starter`` the one clients call for the embedded service (``None``: back to
-    ``DEFAULT_STARTER``). It must be thread-safe and return the same service each time."""
+    the declared default). It must be thread-safe and return the same service each time."""
     global _starter
     with _lock:
         _starter = starter
@@ -55,6 +62,23 @@ def embedded_service() -> EmbeddedEndpoint:
     with _lock:
         starter = _starter
     if starter is None:
-        module, _, name = DEFAULT_STARTER.partition(":")
-        starter = getattr(importlib.import_module(module), name)
+        starter = default_entry_point().load()
     return starter()
+
+
+def default_entry_point() -> EntryPoint:
+    """The declared default starter (found once: reading the installed distributions'
+    entry points costs milliseconds)."""
+    global _default
+    if _default is None:
+        from importlib.metadata import entry_points
+
+        found = entry_points(group=ENTRY_POINT_GROUP, name=ENTRY_POINT_NAME)
+        if not found:
+            raise RuntimeError(
+                f"no {ENTRY_POINT_GROUP} entry point {ENTRY_POINT_NAME!r}: humanwire's "
+                "metadata is missing or older than its code; reinstall it "
+                "(pip install humanwire, or pip install -e . in a checkout)"
+            )
+        _default = next(iter(found))
+    return _default

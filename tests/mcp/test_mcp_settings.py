@@ -8,14 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from humanwire.cli import _MCP_FLAGS, build_parser
+from humanwire.cli import build_parser
+from humanwire.cli.mcp import MCP_FLAGS
 from humanwire.mcp import McpSettings, SettingsError
 from humanwire.mcp.settings import DEFAULT_CLIENT_TIMEOUT, DEFAULT_WAIT_TIME
 
 
 def flags(*argv: str) -> dict[str, object]:
     args = build_parser().parse_args(["mcp", *argv])
-    return {name: getattr(args, name) for name in _MCP_FLAGS}
+    return {name: getattr(args, name) for name in MCP_FLAGS}
 
 
 def test_defaults() -> None:

@@ -30,7 +30,7 @@ from humanwire.server.engine.audit_checkpoints import AuditCheckpoints
 from humanwire.server.outbox import Outbox
 from humanwire.server.schedule import Schedule
 from humanwire.server.store import Store, open_store
-from humanwire.server.store.base import AuditDraft
+from humanwire.server.store.records import AuditDraft
 
 SIGNING_KEY, PUBLIC_KEY = generate_key_pair()
 APPROVER = {"channel": "sms", "to": "+12025550100"}

@@ -18,7 +18,8 @@ import httpx
 import pytest
 
 from humanwire import HumanWire
-from humanwire.cli import _key_file, _read_key, _write_key, main
+from humanwire.cli import main
+from humanwire.cli.key_files import key_file_of, read_key, write_key
 from humanwire.server.runner import ServiceRunner
 from humanwire.server.store import Store, open_store
 from humanwire.testing.service import fast_config
@@ -164,14 +165,14 @@ def test_rotate_key_replaces_the_key_serve_recorded(
     service: ServiceRunner, database: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     key = service.create_account("default")
-    key_file = _key_file(database)
+    key_file = key_file_of(database)
     assert key_file is not None
-    _write_key(key_file, key)
+    write_key(key_file, key)
     try:
         code, out, err = run(capsys, "rotate-key", account_id(service, key), "--db", database)
         assert code == 0
         new_key = out.strip()
-        assert _read_key(key_file) == new_key  # serve's next start uses it, no new account
+        assert read_key(key_file) == new_key  # serve's next start uses it, no new account
         assert str(key_file) in err
         assert new_key not in err  # printed once, on stdout only
         code, _out, err = run(

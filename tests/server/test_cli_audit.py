@@ -16,7 +16,7 @@ import pytest
 from humanwire.cli import main
 from humanwire.server.approvals.audit import GENESIS, verify
 from humanwire.server.store import open_store
-from humanwire.server.store.base import AuditDraft
+from humanwire.server.store.records import AuditDraft
 
 APPROVER = {"channel": "sms", "to": "+12025550100"}
 

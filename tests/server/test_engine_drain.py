@@ -14,7 +14,7 @@ from engine_support import HUMAN, fast_config, reply, sms, sms_form
 from humanwire.server.config import SHARED_SMS_NUMBER
 from humanwire.server.engine import Account, Engine
 from humanwire.server.errors import ServiceUnavailable
-from humanwire.server.store.base import WINDOW_STEP
+from humanwire.server.store.records import WINDOW_STEP
 from humanwire.types import CallRequest
 
 

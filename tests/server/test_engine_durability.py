@@ -17,7 +17,7 @@ from humanwire.server.config import SHARED_SMS_NUMBER
 from humanwire.server.engine import Account, Engine, SendContext
 from humanwire.server.errors import ServiceUnavailable
 from humanwire.server.store import SQLiteStore, open_store
-from humanwire.server.store.base import AccountRecord
+from humanwire.server.store.records import AccountRecord
 
 __all__ = ["account", "engine"]
 
@@ -172,6 +172,7 @@ async def test_a_database_of_the_first_schema_gains_the_idempotency_links(
     await old.insert_account(AccountRecord("acc", "old", "hash", False, 1.0))
     async with old._tx() as db:  # what a file written by schema version 1 looks like
         await db.execute("DROP TABLE idempotency_links")
+        await db.execute("DROP TABLE schema_migrations")
         await db.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     await old.close()
 

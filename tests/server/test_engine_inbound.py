@@ -15,7 +15,7 @@ from engine_support import HUMAN, OTHER_HUMAN, account, engine, fast_config, sms
 from humanwire.server.config import SHARED_SMS_NUMBER
 from humanwire.server.engine import Account, Engine, InboundText
 from humanwire.server.store import SQLiteStore
-from humanwire.server.store.base import AccountRecord
+from humanwire.server.store.records import AccountRecord
 from humanwire.types import CallRequest
 
 __all__ = ["account", "engine"]
@@ -130,6 +130,7 @@ async def test_a_file_of_schema_2_gains_the_provider_columns(tmp_path: Path) -> 
         await db.execute("ALTER TABLE inbound DROP COLUMN ref")
         await db.execute("ALTER TABLE interactions DROP COLUMN delivery_status")
         await db.execute("ALTER TABLE interactions DROP COLUMN provider_ref")
+        await db.execute("DROP TABLE schema_migrations")
         await db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", ("2",))
     await old.close()
 

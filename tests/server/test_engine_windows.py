@@ -12,7 +12,7 @@ from engine_support import HUMAN, account, engine, reply, sms
 
 from humanwire.server.config import SHARED_SMS_NUMBER
 from humanwire.server.engine import Account, Engine
-from humanwire.server.store.base import WINDOW_STEP
+from humanwire.server.store.records import WINDOW_STEP
 
 __all__ = ["account", "engine"]
 

@@ -22,8 +22,8 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 
-from humanwire.server.store.base import AccountRecord, InteractionRecord
 from humanwire.server.store.postgres import PostgresStore
+from humanwire.server.store.records import AccountRecord, InteractionRecord
 from pg_support import drop_schema, new_schema
 
 REPLICA = "replica-a"

@@ -19,7 +19,7 @@ from humanwire.server.config import SHARED_SLACK_WORKSPACE
 from humanwire.server.runner import ServiceRunner
 from humanwire.server.settings import load_settings
 from humanwire.server.store import is_database_url, open_store, redact, schema_version
-from humanwire.server.store.postgres import MIGRATIONS
+from humanwire.server.store.migrations import LATEST
 from humanwire.testing.service import fast_config
 from pg_support import drop_schema, new_schema
 
@@ -59,7 +59,7 @@ def test_settings_take_the_url_as_is(tmp_path: Path, database_url: str) -> None:
 def test_db_migrate_accounts_and_slack_commands(
     database_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    latest = MIGRATIONS[-1][0]
+    latest = LATEST
     assert cli_main(["db", "migrate", "--db", database_url]) == 0
     assert f"schema version {latest}" in capsys.readouterr().out
     assert cli_main(["db", "migrate", "--db", database_url]) == 0  # already there: fine

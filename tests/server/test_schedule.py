@@ -15,8 +15,8 @@ from engine_support import eventually
 
 from humanwire.server.schedule import Schedule
 from humanwire.server.store import SQLiteStore, Store
-from humanwire.server.store.base import StepRecord
 from humanwire.server.store.postgres import PostgresStore
+from humanwire.server.store.records import StepRecord
 from pg_support import drop_schema, new_schema
 
 

@@ -14,8 +14,8 @@ import pytest
 
 from humanwire.server.approvals.audit import GENESIS, verify
 from humanwire.server.store import SQLiteStore, Store
-from humanwire.server.store.base import AuditDraft
 from humanwire.server.store.postgres import PostgresStore
+from humanwire.server.store.records import AuditDraft
 from pg_support import drop_schema, new_schema
 
 APPROVER = {"channel": "sms", "to": "+12025550100"}

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from humanwire.server.store.base import AccountRecord
 from humanwire.server.store.commits import COMMITTED, PendingCommit, StoreUnavailable
+from humanwire.server.store.records import AccountRecord
 from humanwire.server.store.sqlite import SQLiteStore
 
 

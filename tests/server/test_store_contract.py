@@ -25,7 +25,10 @@ from psycopg import sql
 from humanwire.server.approvals.checkpoints import Checkpoint
 from humanwire.server.literals import UnknownValue
 from humanwire.server.store import SQLiteStore, Store
-from humanwire.server.store.base import (
+from humanwire.server.store.migrations import LATEST, SERIES
+from humanwire.server.store.postgres import PostgresStore
+from humanwire.server.store.protocol import Duplicate, shared_store
+from humanwire.server.store.records import (
     WINDOW_STEP,
     AccountRecord,
     AccountUsage,
@@ -33,7 +36,6 @@ from humanwire.server.store.base import (
     ApproverRecord,
     AuditDraft,
     ChannelRecord,
-    Duplicate,
     EndReport,
     EventRecord,
     IdempotencyLinkRecord,
@@ -46,9 +48,7 @@ from humanwire.server.store.base import (
     StepRecord,
     WaitEndedAnswer,
     WebhookRecord,
-    shared_store,
 )
-from humanwire.server.store.postgres import MIGRATIONS, PostgresStore
 from pg_support import wire_round_trips
 
 DATABASE_URL = os.environ.get("HUMANWIRE_TEST_DATABASE_URL", "postgresql://127.0.0.1:5432/test")
@@ -338,6 +338,7 @@ async def test_a_sqlite_file_of_schema_5_gains_the_inbox_sessions(tmp_path: Any)
     await old.insert_account(account(1))
     async with old._tx() as db:  # what a file written by schema version 5 looks like
         await db.execute("DROP TABLE inbox_sessions")
+        await db.execute("DROP TABLE schema_migrations")
         await db.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
     await old.close()
     upgraded = SQLiteStore(path)
@@ -1090,7 +1091,7 @@ def _listener(pg: PostgresStore, heard: list[tuple[str, str, str, Any]]) -> Any:
 
 
 async def test_published_outcome_notifies_the_replicas_as_it_commits(pg_schema: str) -> None:
-    from humanwire.server.store.base import OUTCOME_NOTICE_BODY
+    from humanwire.server.store.protocol import OUTCOME_NOTICE_BODY
 
     pg = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
     heard: list[tuple[str, str, str, Any]] = []
@@ -1453,7 +1454,7 @@ async def test_postgres_migrations_recorded_once_and_data_kept(pg_schema: str) -
     first = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
     try:
         await first.insert_account(account(1))
-        assert await first.schema_version() == MIGRATIONS[-1][0]
+        assert await first.schema_version() == LATEST
     finally:
         await first.close()
     again = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
@@ -1461,7 +1462,7 @@ async def test_postgres_migrations_recorded_once_and_data_kept(pg_schema: str) -
         assert await again.get_account("acct_1") == account(1)
     finally:
         await again.close()
-    assert _migrations(pg_schema) == [version for version, _ in MIGRATIONS]
+    assert _migrations(pg_schema) == [migration.version for migration in SERIES]
 
 
 async def test_postgres_concurrent_starts_migrate_once(pg_schema: str) -> None:
@@ -1492,7 +1493,7 @@ async def test_postgres_concurrent_starts_migrate_once(pg_schema: str) -> None:
     finally:
         for opened in stores:
             await opened.close()
-    assert _migrations(pg_schema) == [version for version, _ in MIGRATIONS]
+    assert _migrations(pg_schema) == [migration.version for migration in SERIES]
 
 
 async def test_postgres_concurrent_claims_never_share_a_row(pg_schema: str) -> None:

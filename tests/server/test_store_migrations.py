@@ -1,21 +1,26 @@
 """Schemas as SQL files: a database written by an older humanwire is brought to the same
 schema as a fresh one, and keeps its data.
 
-SQLite's schema is a set of scripts run again on any file whose version is not this
-code's (``store/sqlite_schema``); PostgreSQL's are versioned migrations run once each
-(``store/postgres/migrations``). Each test makes an old database, opens it with the store,
-and compares every table's columns and every index with those of a fresh database.
+Both stores run one migration series (``store/migrations``), each version once, recorded in
+``schema_migrations``; a SQLite file of the series before it (its version in ``meta``, no
+``schema_migrations``) is taken up where it was. Each test makes an old database, opens it
+with the store, and compares every table's columns and every index with those of a fresh
+database.
 """
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from humanwire.server.store import Store
-from humanwire.server.store.base import WINDOW_STEP, AccountRecord, StepRecord
-from humanwire.server.store.sqlite import SCHEMA_VERSION, SQLiteStore, schema_statements
+from humanwire.server.store.migrations import LATEST, SERIES, load_series
+from humanwire.server.store.records import WINDOW_STEP, AccountRecord, StepRecord
+from humanwire.server.store.sqlite import LEGACY_SCHEMA_VERSION, SQLiteStore, script_statements
 
 ACCOUNT = AccountRecord(id="acct_1", name="old", key_hash="hash_1", suspended=False, created_at=1.0)
 
@@ -92,6 +97,20 @@ INSERT INTO accounts (id, name, key_hash, suspended, created_at)
 one account."""
 
 
+def schema_statements() -> list[str]:
+    """Every statement of the series on SQLite, in order."""
+    return [s for m in SERIES for s in script_statements(m.script("sqlite"))]
+
+
+def recorded(path: Path) -> list[int]:
+    with sqlite3.connect(path) as db:
+        return [int(row[0]) for row in db.execute("SELECT version FROM schema_migrations")]
+
+
+def postgres_scripts(upto: int) -> list[tuple[int, str]]:
+    return [(m.version, m.script("postgres")) for m in SERIES if m.version <= upto]
+
+
 def sqlite_schema(path: Path) -> dict[str, Any]:
     """Every table's columns (name, type, not null, default, key) and every index
     (table, unique, columns) of the file, by name."""
@@ -137,7 +156,8 @@ async def test_a_sqlite_file_of_the_first_release_upgrades_to_the_fresh_schema(
     assert sqlite_schema(path) == fresh
     with sqlite3.connect(path) as db:
         version = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    assert version == (str(SCHEMA_VERSION),)
+    assert version == (str(LEGACY_SCHEMA_VERSION),)  # what an older humanwire reads
+    assert recorded(path) == list(range(1, LATEST + 1))
 
 
 async def test_a_sqlite_file_of_schema_5_upgrades_to_the_fresh_schema(tmp_path: Path) -> None:
@@ -196,7 +216,7 @@ async def test_a_postgres_schema_at_migration_3_upgrades_to_the_fresh_schema() -
     import psycopg
     from psycopg import sql
 
-    from humanwire.server.store.postgres import MIGRATIONS, PostgresStore
+    from humanwire.server.store.postgres import PostgresStore
     from pg_support import DATABASE_URL, drop_schema, new_schema
 
     old, url = new_schema("hw_migrate_old")
@@ -207,7 +227,7 @@ async def test_a_postgres_schema_at_migration_3_upgrades_to_the_fresh_schema() -
                 "CREATE TABLE schema_migrations ("
                 "version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)"
             )
-            for version, script in MIGRATIONS[:3]:
+            for version, script in postgres_scripts(3):
                 conn.execute(script.encode())
                 conn.execute("INSERT INTO schema_migrations VALUES (%s, 0)", (version,))
             conn.execute(
@@ -224,7 +244,7 @@ async def test_a_postgres_schema_at_migration_3_upgrades_to_the_fresh_schema() -
         upgraded = PostgresStore(DATABASE_URL, schema=old)
         try:
             assert await upgraded.pending_migrations() == []
-            assert await upgraded.schema_version() == len(MIGRATIONS)
+            assert await upgraded.schema_version() == LATEST
             assert await upgraded.get_account("acct_1") == ACCOUNT  # nothing lost
         finally:
             await upgraded.close()
@@ -235,28 +255,64 @@ async def test_a_postgres_schema_at_migration_3_upgrades_to_the_fresh_schema() -
 
 
 RELEASED = {
-    1: "f4c64eb0ea6d9bfb6538ae9c3ea7cb6d34e190d26b0d1da9c897bdd58a93a4c1",
-    2: "4f152fd99fb78218342643cc8f570824022411a70fa9c824b7612fe4c5c2b571",
-    3: "78ca7e836d2f186f1797a7b205f4b6a39d2a1a4178b21e376777ad4583f3f7be",
-    4: "b7eb5f78a4d8ccd1f1e60bb52a14a7e3eba65489a1e60c70994a7dd1a5eb1389",
+    (1, "postgres"): "f4c64eb0ea6d9bfb6538ae9c3ea7cb6d34e190d26b0d1da9c897bdd58a93a4c1",
+    (1, "sqlite"): "c8b1ce8bda06b5fbe08e0ecf8356e65cb0916ebbb72b457cf242577a2686ca9f",
+    (2, "postgres"): "4f152fd99fb78218342643cc8f570824022411a70fa9c824b7612fe4c5c2b571",
+    (3, "postgres"): "78ca7e836d2f186f1797a7b205f4b6a39d2a1a4178b21e376777ad4583f3f7be",
+    (4, "postgres"): "b7eb5f78a4d8ccd1f1e60bb52a14a7e3eba65489a1e60c70994a7dd1a5eb1389",
+    (4, "sqlite"): "91817b4d8e74d98b840f454b54975e1f6e54bf2e50a15fc15daa14534408d27f",
+    (5, "postgres"): "7a9ff8b8c74378110c1d460980cb1f7c46018b71572a1013de17ff76ff088c93",
+    (5, "sqlite"): "a4a4880a47104ae6abfb53b1b8c45afa5147afb2e8e0217166a54627acb6c15f",
+    (6, "postgres"): "164093709784c05ae6d8ef507ece240bba1904f70cbc9e7d20857161110907a4",
+    (6, "sqlite"): "8440d11ae698686ac6aa056edf0286fd944456ab97c471f80b6735d5c1e62ef6",
+    (7, "postgres"): "a700b945d53cdfc6472f4fadea539370ba04add02f572343127b6bb6102622fe",
+    (7, "sqlite"): "2342dc428b7c43477a57ef95212b977ee8b72e59d18c800b1504f9ceb67ab942",
+    (8, "postgres"): "921aeaeb1c9528c8ca75a35138264c311b7277b31daa92a36c49cb69bdb1b2a7",
+    (8, "sqlite"): "8cdcba4fad660b17d7099a8ea4399d3b4f4303d581599d537637d409cf13f677",
+    (9, "postgres"): "073ca6e2379fe365ad3bb7e1380129917989a5dc8c5531d6b8b709fc19da9b86",
+    (9, "sqlite"): "389d3e4842d5213615698674ea2a1f5c2ed54e9cab9e7b41a2b61a3099882824",
 }
-"""The SHA-256 of each released migration's SQL (its comments left out). A database that
-ran one never runs it again, so an edit would reach new databases only: a change is a
-new migration."""
+"""The SHA-256 of each released migration's SQL per dialect (its comments left out). A
+database that ran one never runs it again, so an edit would reach new databases only: a
+change is a new migration."""
 
 
-def test_released_postgres_migrations_are_never_edited() -> None:
-    import hashlib
+def _digest(script: str) -> str:
+    lines = [line for line in script.splitlines() if not line.startswith("--")]
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
-    from humanwire.server.store.postgres import MIGRATIONS
 
-    def digest(script: str) -> str:
-        lines = [line for line in script.splitlines() if not line.startswith("--")]
-        return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+def test_released_migrations_are_never_edited() -> None:
+    found = {
+        (m.version, dialect): _digest(script)
+        for m in SERIES
+        for dialect, script in m.scripts.items()
+        if (m.version, dialect) in RELEASED
+    }
+    assert found == RELEASED
 
-    assert {version: digest(script) for version, script in MIGRATIONS if version in RELEASED} == (
-        RELEASED
-    )
+
+def test_the_series_is_one_file_per_version_or_one_per_dialect(tmp_path: Path) -> None:
+    (tmp_path / "0001_first.sql").write_text("CREATE TABLE a (x TEXT);")
+    (tmp_path / "0002_second.sqlite.sql").write_text("CREATE TABLE b (x REAL);")
+    (tmp_path / "0002_second.postgres.sql").write_text("CREATE TABLE b (x DOUBLE PRECISION);")
+    (tmp_path / "0003_only_postgres.postgres.sql").write_text("CREATE TABLE c (x TEXT);")
+    series = load_series(tmp_path)
+    assert [(m.version, m.name) for m in series] == [
+        (1, "first"),
+        (2, "second"),
+        (3, "only_postgres"),
+    ]
+    assert series[0].script("sqlite") == series[0].script("postgres")  # one file, both
+    assert "REAL" in series[1].script("sqlite") and "DOUBLE" in series[1].script("postgres")
+    assert series[2].script("sqlite") == ""  # recorded on SQLite, nothing run
+    (tmp_path / "0003_only_postgres.sql").write_text("CREATE TABLE c (x TEXT);")
+    with pytest.raises(RuntimeError, match="a shared file beside a dialect's"):
+        load_series(tmp_path)
+    (tmp_path / "0003_only_postgres.sql").unlink()
+    (tmp_path / "0005_gap.sql").write_text("SELECT 1;")
+    with pytest.raises(RuntimeError, match="not 1, 2, 3"):
+        load_series(tmp_path)
 
 
 # -- window steps for open interactions written before (SQLite 9, PostgreSQL 7) ------------
@@ -312,7 +368,7 @@ async def test_a_sqlite_file_of_schema_8_arms_a_window_step_per_open_interaction
 async def test_a_postgres_schema_at_migration_6_arms_a_window_step_per_open_interaction() -> None:
     import psycopg
 
-    from humanwire.server.store.postgres import MIGRATIONS, PostgresStore
+    from humanwire.server.store.postgres import PostgresStore
     from pg_support import DATABASE_URL, drop_schema, new_schema
 
     old, url = new_schema("hw_migrate_steps")
@@ -322,7 +378,7 @@ async def test_a_postgres_schema_at_migration_6_arms_a_window_step_per_open_inte
                 "CREATE TABLE schema_migrations ("
                 "version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)"
             )
-            for version, script in MIGRATIONS[:6]:
+            for version, script in postgres_scripts(6):
                 conn.execute(script.encode())
                 conn.execute("INSERT INTO schema_migrations VALUES (%s, 0)", (version,))
             conn.execute(
@@ -338,3 +394,32 @@ async def test_a_postgres_schema_at_migration_6_arms_a_window_step_per_open_inte
             await upgraded.close()
     finally:
         drop_schema(old)
+
+
+async def test_a_sqlite_file_of_the_old_series_last_version_runs_nothing_again(
+    tmp_path: Path,
+) -> None:
+    """A file the code before the one series wrote at its last version (11): it holds
+    every migration of 1 to 9, which are recorded, none run (an open interaction without
+    a window step stays without: 0008 did not run again)."""
+    path = tmp_path / "v11.db"
+    with sqlite3.connect(path) as db:
+        for statement in schema_statements():
+            # Its tables had the columns added later already; its open interactions had
+            # their window steps (none here: the upgrade must not arm them).
+            if "'window'" not in statement and not statement.startswith("ALTER"):
+                db.execute(statement)
+        db.execute("INSERT INTO meta (key, value) VALUES ('schema_version', '11')")
+        db.execute(
+            "INSERT INTO accounts (id, name, key_hash, suspended, created_at) "
+            "VALUES ('acct_1', 'old', 'hash_1', 0, 1.0)"
+        )
+        db.execute(_OPEN)
+    store = await open_upgraded(path)
+    try:
+        assert await _window_steps(store) == set()
+        assert await store.schema_version() == LATEST
+    finally:
+        await store.close()
+    assert recorded(path) == list(range(1, LATEST + 1))
+    assert sqlite_schema(path) == fresh_sqlite(tmp_path)

@@ -14,9 +14,10 @@ import pytest
 
 from humanwire.server.config import ServiceConfig
 from humanwire.server.engine import Engine
-from humanwire.server.runner import ServiceRunner, bind_listener, format_base_url, is_loopback
+from humanwire.server.net import is_loopback
+from humanwire.server.runner import ServiceRunner, bind_listener, format_base_url
 from humanwire.server.startup import StartupAccount
-from humanwire.server.store.base import WINDOW_STEP
+from humanwire.server.store.records import WINDOW_STEP
 
 
 def test_start_serves_on_a_free_port_and_stop_releases_it(database: str) -> None:

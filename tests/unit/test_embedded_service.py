@@ -1,6 +1,6 @@
 """The client finds the embedded service through ``humanwire.embedded_service``: a
-registered starter wins over the default, and ``None`` restores the default (which is
-loaded by its name, so ``import humanwire`` never loads the server)."""
+registered starter wins over the default, and ``None`` restores the default (an entry
+point, loaded when needed, so ``import humanwire`` never loads the server)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from humanwire import HumanWire
 from humanwire.embedded_service import (
-    DEFAULT_STARTER,
+    default_entry_point,
     embedded_service,
     register_embedded_service,
 )
@@ -44,7 +44,7 @@ def test_a_registered_starter_is_the_embedded_service() -> None:
     assert started == [1]
 
 
-def test_none_restores_the_default_named_starter(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_none_restores_the_declared_default_starter(monkeypatch: pytest.MonkeyPatch) -> None:
     import humanwire.server.embedded as embedded
 
     register_embedded_service(lambda: Endpoint("http://127.0.0.1:1", "hw_registered"))
@@ -52,5 +52,5 @@ def test_none_restores_the_default_named_starter(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(
         embedded, "ensure_embedded_service", lambda: Endpoint("http://127.0.0.1:2", "hw_default")
     )
-    assert DEFAULT_STARTER == "humanwire.server.embedded:ensure_embedded_service"
+    assert default_entry_point().value == "humanwire.server.embedded:ensure_embedded_service"
     assert embedded_service() == Endpoint("http://127.0.0.1:2", "hw_default")

@@ -8,7 +8,7 @@ import dataclasses
 
 from humanwire.server.engine.context import SendContext
 from humanwire.server.engine.holds import Follow, Hold, Holds, HoldState, Release
-from humanwire.server.store.base import InteractionRecord
+from humanwire.server.store.records import InteractionRecord
 
 
 def record(interaction_id: str = "int_1") -> InteractionRecord:

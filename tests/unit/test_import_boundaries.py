@@ -29,6 +29,92 @@ def test_the_import_contracts_are_kept() -> None:
     assert ", 0 broken." in done.stdout, done.stdout
 
 
+def _contract(name: str) -> dict[str, list[str]]:
+    import configparser
+
+    parser = configparser.ConfigParser(inline_comment_prefixes=(";",))
+    parser.read(ROOT / ".importlinter")
+    section = parser[f"importlinter:contract:{name}"]
+    return {key: section[key].split() for key in section}
+
+
+def test_the_client_is_every_module_but_the_forbidden_ones() -> None:
+    """The client contract takes the whole package (``humanwire.*``), so a new module is
+    checked as it lands; the imports it ignores are exactly those the forbidden modules
+    make (which may import anything), nothing of the client's."""
+    client = _contract("client")
+    assert client["source_modules"] == ["humanwire.*"]
+    forbidden = [m for m in client["forbidden_modules"] if m.startswith("humanwire.")]
+    expected = {f"{m} -> **" for m in forbidden} | {
+        f"{m}.** -> **" for m in forbidden if (ROOT / "src" / Path(*m.split("."))).is_dir()
+    }
+    ignored = client["ignore_imports"]
+    lines = {" ".join(ignored[k : k + 3]) for k in range(0, len(ignored), 3)}
+    assert lines == expected
+
+
+def _server_import_cycles() -> list[list[str]]:
+    """The strongly connected parts of ``humanwire.server``'s import graph (imports in
+    functions and under TYPE_CHECKING included), each of more than one module."""
+    import grimp
+
+    graph = grimp.build_graph("humanwire", cache_dir=None)
+    modules = {m for m in graph.modules if m.startswith("humanwire.server")}
+    edges = {
+        m: sorted(i for i in graph.find_modules_directly_imported_by(m) if i in modules)
+        for m in modules
+    }
+    # Tarjan's algorithm, iterative (the graph is deeper than the default recursion).
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    parts: list[list[str]] = []
+    for start in sorted(modules):
+        if start in index:
+            continue
+        work = [(start, iter(edges[start]))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(edges[child])))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                part = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    part.append(member)
+                    if member == node:
+                        break
+                if len(part) > 1:
+                    parts.append(sorted(part))
+    return parts
+
+
+def test_no_import_cycle_in_the_server_is_longer_than_two_modules() -> None:
+    """A module and its helper may import each other (a provider and its routes); a
+    longer loop means no layer of it can be read, tested or replaced alone."""
+    import humanwire
+
+    assert Path(humanwire.__file__).resolve().is_relative_to(ROOT / "src")  # this checkout
+    cycles = _server_import_cycles()
+    assert [cycle for cycle in cycles if len(cycle) > 2] == []
+
+
 def test_the_slack_fake_grants_the_scopes_the_service_asks_for() -> None:
     # The fake writes Slack's side out instead of importing the implementation's list:
     # here the two are compared, not made equal by construction.

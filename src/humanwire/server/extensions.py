@@ -1,21 +1,20 @@
-"""Parts of the service that live outside the server package, found by name.
+"""Parts of the service that live outside the server package, declared as entry points.
 
 The server imports no adapter (docs/explanation/architecture.md, "Package boundaries").
-``/mcp`` is the MCP adapter's HTTP side (``humanwire.mcp.http``): the app loads it by the
-name below when the ``mcp`` SDK it needs is installed, and mounts its route for the app's
-lifespan. An extension is built with the service's config and engine, and offers its
-route and its lifespan (``ServiceExtension``).
+An extension is an entry point of the group ``humanwire.extensions`` (``pyproject.toml``):
+a callable built with the service's config and engine, offering its route and its
+lifespan (``ServiceExtension``). ``/mcp`` is the MCP adapter's HTTP side (``mcp``:
+``humanwire.mcp.http:McpEndpoint``), loaded only when the ``mcp`` SDK it needs is
+installed (``REQUIREMENTS``), and mounted for the app's lifespan.
 """
 
 from __future__ import annotations
 
-import importlib
 import importlib.metadata
 import importlib.util
 import re
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -24,7 +23,16 @@ if TYPE_CHECKING:
     from .config import ServiceConfig
     from .engine import Engine
 
-__all__ = ["EXTENSIONS", "Extension", "ServiceExtension", "load_extensions", "mcp_usable"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "REQUIREMENTS",
+    "ServiceExtension",
+    "extension_entry_points",
+    "load_extensions",
+    "mcp_usable",
+]
+
+ENTRY_POINT_GROUP = "humanwire.extensions"
 
 
 class ServiceExtension(Protocol):
@@ -33,13 +41,6 @@ class ServiceExtension(Protocol):
     route: BaseRoute
 
     def running(self) -> AbstractAsyncContextManager[None]: ...
-
-
-@dataclass(frozen=True)
-class Extension:
-    factory: str
-    """``module:callable`` taking ``(config, engine)``; imported only when ``usable()``."""
-    usable: Callable[[], bool]
 
 
 MCP_MINIMUM = (2, 3)
@@ -60,18 +61,25 @@ def mcp_usable() -> bool:
     return found is not None and (int(found[1]), int(found[2])) >= MCP_MINIMUM
 
 
-EXTENSIONS: dict[str, Extension] = {
-    "mcp": Extension("humanwire.mcp.http:McpEndpoint", mcp_usable),
+REQUIREMENTS: dict[str, Callable[[], bool]] = {
+    "mcp": mcp_usable,
 }
+"""What an extension needs installed, checked before it is imported; one not named here
+is always loaded."""
+
+
+def extension_entry_points() -> list[importlib.metadata.EntryPoint]:
+    """The declared extensions, by name."""
+    found = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+    return sorted(found, key=lambda point: point.name)
 
 
 def load_extensions(config: ServiceConfig, engine: Engine) -> list[ServiceExtension]:
     """Every usable extension, built for this service."""
     built: list[ServiceExtension] = []
-    for extension in EXTENSIONS.values():
-        if not extension.usable():
+    for point in extension_entry_points():
+        usable = REQUIREMENTS.get(point.name)
+        if usable is not None and not usable():
             continue
-        module, _, name = extension.factory.partition(":")
-        factory = getattr(importlib.import_module(module), name)
-        built.append(factory(config, engine))
+        built.append(point.load()(config, engine))
     return built

@@ -145,7 +145,7 @@ class ObserveMiddleware:
 
 
 def _loopback(scope: Scope) -> bool:
-    from .runner import is_loopback
+    from .net import is_loopback
 
     client = scope.get("client")
     return client is not None and is_loopback(str(client[0]))

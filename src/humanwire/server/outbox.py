@@ -35,7 +35,8 @@ from humanwire.webhooks import sign
 from .config import ServiceConfig
 from .errors import InvalidRequest
 from .literals import EVENT_TYPE
-from .store.base import EventRecord, OutboxRecord, Store
+from .store.protocol import Store
+from .store.records import EventRecord, OutboxRecord
 from .telemetry import Metrics, log_event
 
 __all__ = [

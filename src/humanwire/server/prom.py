@@ -10,17 +10,14 @@ from the engine when scraped, so nothing is counted on the hot path for them.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import Collector
 
-from .telemetry import Metrics
-
-if TYPE_CHECKING:
-    from .engine.state import EngineState
+from .telemetry import GaugeSource, Metrics
 
 __all__ = ["PrometheusMetrics"]
 
@@ -32,7 +29,7 @@ LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 
 class _EngineGauges(Collector):
     """Read at scrape time (on the engine's loop: ``/metrics`` runs there)."""
 
-    def __init__(self, engine: EngineState) -> None:
+    def __init__(self, engine: GaugeSource) -> None:
         self._engine = engine
 
     def collect(self) -> Iterator[Metric]:
@@ -57,7 +54,7 @@ class _EngineGauges(Collector):
 class PrometheusMetrics(Metrics):
     enabled = True
 
-    def __init__(self, engine: EngineState) -> None:
+    def __init__(self, engine: GaugeSource) -> None:
         self.registry = registry = CollectorRegistry()
         registry.register(_EngineGauges(engine))
         self._opened = Counter(

@@ -38,7 +38,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from .store.base import InteractionRecord, SharedStore
+from .store.protocol import SharedStore
+from .store.records import InteractionRecord
 
 __all__ = ["NOTIFY_PAYLOAD_BYTES", "Replicas"]
 

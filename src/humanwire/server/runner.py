@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import inspect
-import ipaddress
 import logging
 import socket
 import threading
@@ -112,15 +111,6 @@ def bind_listener(host: str, port: int) -> socket.socket:
         sock.close()
         raise
     return sock
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class ServiceRunner:

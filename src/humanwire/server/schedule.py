@@ -33,7 +33,8 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from .store.base import StepRecord, Store
+from .store.protocol import Store
+from .store.records import StepRecord
 
 __all__ = ["Handler", "Schedule"]
 

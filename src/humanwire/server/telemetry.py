@@ -28,15 +28,13 @@ import re
 import sys
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .engine.state import EngineState
+from typing import Any, Protocol
 
 __all__ = [
     "LOG_FORMATS",
     "LOG_LEVELS",
     "METRICS_EXTRA",
+    "GaugeSource",
     "JsonFormatter",
     "Metrics",
     "RequestContext",
@@ -286,7 +284,19 @@ def metrics_available() -> bool:
     return importlib.util.find_spec("prometheus_client") is not None
 
 
-def new_metrics(engine: EngineState) -> Metrics:
+class GaugeSource(Protocol):
+    """What the service's gauges read at scrape time: the engine (``EngineState``), named
+    by what it offers so this layer imports nothing of the engine."""
+
+    @property
+    def held_waits(self) -> int: ...
+    @property
+    def open_windows(self) -> int: ...
+    @property
+    def outbox_depth_read(self) -> int: ...
+
+
+def new_metrics(engine: GaugeSource) -> Metrics:
     """Prometheus metrics of ``engine`` on a registry of their own when
     ``prometheus-client`` is installed, else the no-op :class:`Metrics`."""
     if not metrics_available():

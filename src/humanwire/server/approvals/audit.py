@@ -19,12 +19,21 @@ import hashlib
 from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from ..store.base import Store
+    from ..store.records import AuditRecord
 
-__all__ = ["GENESIS", "Break", "Mark", "audit_time", "entry_hash", "read_log", "verify"]
+__all__ = [
+    "GENESIS",
+    "AuditPages",
+    "Break",
+    "Mark",
+    "audit_time",
+    "entry_hash",
+    "read_log",
+    "verify",
+]
 
 GENESIS = "sha256:" + "0" * 64
 """The ``prev`` of an account's first entry."""
@@ -49,8 +58,16 @@ def entry_hash(prev: str, entry: Mapping[str, Any]) -> str:
     return "sha256:" + digest.hexdigest()
 
 
+class AuditPages(Protocol):
+    """What reading a log needs of a store (``Store`` is one): its entries a page at a
+    time. Named here so the audit chain imports nothing of the store's interface, which
+    names the checkpoints of this package."""
+
+    async def audit_after(self, account_id: str, after: int, limit: int) -> list[AuditRecord]: ...
+
+
 async def read_log(
-    store: Store, account_id: str, after: int = 0, page: int = 500
+    store: AuditPages, account_id: str, after: int = 0, page: int = 500
 ) -> AsyncIterator[dict[str, Any]]:
     """The account's entries after ``after``, in wire form, a page at a time."""
     while True:

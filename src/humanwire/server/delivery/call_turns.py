@@ -37,7 +37,7 @@ from .jobs import ProviderJobs
 from .relay import SETUP_TIMEOUT, TWILIO_RELAY, Receive, RelayDialect, RelaySession, Send
 
 if TYPE_CHECKING:
-    from ..store.base import InteractionRecord
+    from ..store.records import InteractionRecord
     from ..voice import OnText, VoiceAgent
     from .port import InboundPort
 

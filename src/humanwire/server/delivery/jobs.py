@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
     from ..schedule import Schedule
-    from ..store.base import StepRecord
+    from ..store.records import StepRecord
     from .port import ProviderState
 
 __all__ = ["CarrierError", "JobKind", "ProviderJobs"]

@@ -36,8 +36,8 @@ if TYPE_CHECKING:
     from humanwire.types import Form
 
     from ..schedule import Schedule
-    from ..store.base import ApproverRecord, InboundRecord, InteractionRecord, NumberRecord
     from ..store.commits import PendingCommit
+    from ..store.records import ApproverRecord, InboundRecord, InteractionRecord, NumberRecord
     from ..telemetry import Metrics
     from .base import NumberSource, Provider
 

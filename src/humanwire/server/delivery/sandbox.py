@@ -14,7 +14,8 @@ from ..config import (
     SHARED_SMS_NUMBER,
     SHARED_WHATSAPP_NUMBER,
 )
-from ..store.base import DeliveryRecord, Store
+from ..store.protocol import Store
+from ..store.records import DeliveryRecord
 from .base import Outbound, Sent
 
 __all__ = ["SandboxProvider"]

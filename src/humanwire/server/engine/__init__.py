@@ -56,7 +56,7 @@ from typing import Any
 from humanwire.types.approvals import Approval, ApprovalRequest, ConsumeRequest, ConsumeResponse
 
 from ..config import ServiceConfig
-from ..store.base import ApproverRecord
+from ..store.records import ApproverRecord
 from ._common import (
     CALL_NOT_ANSWERED,
     DELETED_MESSAGE,

@@ -24,12 +24,8 @@ from ..errors import (
     RateLimited,
     Unauthorized,
 )
-from ..store.base import (
-    AccountRecord,
-    AccountUsage,
-    Duplicate,
-    InteractionRecord,
-)
+from ..store.protocol import Duplicate
+from ..store.records import AccountRecord, AccountUsage, InteractionRecord
 from ._common import DELETED_MESSAGE, SPAM_MESSAGE, SUSPENDED_MESSAGE, Account, RateCount, _hash_key
 from .numbers import NUMBER_SCOPE
 from .runtime import Runtime

@@ -14,7 +14,7 @@ from humanwire.types.approvals import Approval, ApprovalRequest, ConsumeRequest,
 
 from ..approvals import texts
 from ..errors import AlreadyConsumed, InvalidRequest, NotApproved, NotFound
-from ..store.base import ApproverRecord, AuditDraft
+from ..store.records import ApproverRecord, AuditDraft
 from ._common import Account
 from .approval_host import ApprovalHost
 from .approval_records import _approver, _tally

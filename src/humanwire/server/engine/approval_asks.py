@@ -26,10 +26,7 @@ from ..errors import (
 from ..literals import DELIVERY_CHANNEL
 from ..schedule import Schedule
 from ..store import Store
-from ..store.base import (
-    ApproverRecord,
-    InteractionRecord,
-)
+from ..store.records import ApproverRecord, InteractionRecord
 from ..telemetry import log_event, mask_address
 from ._common import Account, _metadata
 from .approval_host import ApprovalHost

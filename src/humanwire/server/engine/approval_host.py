@@ -14,7 +14,7 @@ from ..config import ServiceConfig
 from ..delivery import Provider, WhatsAppTemplate
 from ..schedule import Schedule
 from ..store import Store
-from ..store.base import InboundRecord, InteractionOutcome, InteractionRecord
+from ..store.records import InboundRecord, InteractionOutcome, InteractionRecord
 from ._common import Account, Channel
 from .context import IdempotentRun, NewInteraction, SendContext
 from .deadlines import WindowCloser

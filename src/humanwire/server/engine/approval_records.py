@@ -17,7 +17,7 @@ from humanwire.types.approvals import (
 )
 
 from ..approvals.tally import Counted, Rules, Tally
-from ..store.base import ApproverRecord
+from ..store.records import ApproverRecord
 
 __all__ = ["REPLY_CHANNELS", "approval_wire"]
 

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from humanwire.types.approvals import ApprovalRequest
 
 from ..approvals import texts
-from ..store.base import ApproverRecord, InboundRecord, InteractionRecord
+from ..store.records import ApproverRecord, InboundRecord, InteractionRecord
 from .approval_records import REPLY_CHANNELS
 from .approval_steps import ApprovalSteps
 from .human import CallEnd, InboundText

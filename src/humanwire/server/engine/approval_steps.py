@@ -16,7 +16,7 @@ import time
 from humanwire.types.approvals import ApprovalRequest
 
 from ..approvals import texts
-from ..store.base import ApproverRecord, AuditDraft, InteractionRecord, StepRecord
+from ..store.records import ApproverRecord, AuditDraft, InteractionRecord, StepRecord
 from .approval_records import REPLY_CHANNELS, _actor, _approver, _tally
 from .approvals import (
     MAX_REMINDERS,

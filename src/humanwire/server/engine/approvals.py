@@ -46,7 +46,7 @@ from ..errors import (
     NotFound,
 )
 from ..literals import APPROVAL_DECISION
-from ..store.base import (
+from ..store.records import (
     ApprovalRecord,
     ApproverRecord,
     AuditDraft,

@@ -23,7 +23,8 @@ from ..approvals.checkpoints import CHECKPOINT_EVENT, Checkpoint, CheckpointSign
 from ..config import ServiceConfig
 from ..outbox import Outbox
 from ..schedule import Schedule
-from ..store.base import StepRecord, Store
+from ..store.protocol import Store
+from ..store.records import StepRecord
 from ..telemetry import log_event
 
 __all__ = ["CHECKPOINT_STEP", "AuditCheckpoints"]

@@ -15,9 +15,7 @@ from humanwire.types import (
 from ..errors import (
     NotFound,
 )
-from ..store.base import (
-    ChannelRecord,
-)
+from ..store.records import ChannelRecord
 from ._common import Account, _timestamp
 from .runtime import Runtime
 

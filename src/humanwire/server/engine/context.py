@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from humanwire.types.interactions import InteractionChannel, InteractionKind
 
-from ..store.base import InteractionRecord
+from ..store.records import InteractionRecord
 
 if TYPE_CHECKING:
     from .holds import Hold

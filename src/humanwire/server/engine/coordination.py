@@ -33,15 +33,14 @@ from ..config import ServiceConfig
 from ..limits import RateLimiter, SpamGuard, fingerprint
 from ..replicas import Replicas
 from ..store import Store
-from ..store.base import (
+from ..store.protocol import SharedStore, shared_store
+from ..store.records import (
     AccountRecord,
     IdempotencyRecord,
     InboundRecord,
     InteractionOutcome,
     InteractionRecord,
-    SharedStore,
     WaitEndedAnswer,
-    shared_store,
 )
 from ._common import RateCount
 

@@ -19,10 +19,7 @@ from typing import Any
 
 from ..config import ServiceConfig
 from ..literals import DELIVERY_STATUS
-from ..store.base import (
-    INTERACTION_OUTCOME,
-    InteractionRecord,
-)
+from ..store.records import INTERACTION_OUTCOME, InteractionRecord
 from ._common import (
     OutcomeHandoff,
 )

@@ -19,13 +19,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..config import ServiceConfig
-from ..store.base import (
-    WINDOW_STEP,
-    InteractionOutcome,
-    InteractionRecord,
-    StepRecord,
-)
 from ..store.commits import StoreUnavailable
+from ..store.records import WINDOW_STEP, InteractionOutcome, InteractionRecord, StepRecord
 from ..telemetry import log_event
 from .state import WINDOW_MOVED, logger
 from .stream import OutcomeAppends

@@ -20,9 +20,7 @@ from ..errors import (
     ProviderError,
 )
 from ..literals import DELIVERY_CHANNEL, DELIVERY_KIND, DELIVERY_STATUS
-from ..store.base import (
-    InteractionRecord,
-)
+from ..store.records import InteractionRecord
 from ..telemetry import log_event
 from .holds import Hold
 from .opening import Opening

@@ -21,7 +21,7 @@ from typing import Any
 from humanwire.types import OutcomeEvent, OutcomePage
 
 from ..errors import InvalidRequest
-from ..store.base import IdempotencyRecord, InteractionRecord
+from ..store.records import IdempotencyRecord, InteractionRecord
 from ._common import Account, OutcomeCollector, OutcomeHandoff, _metadata
 from .holds import Hold, Release
 from .live import Wakeups

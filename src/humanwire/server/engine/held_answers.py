@@ -24,7 +24,7 @@ from typing import Any
 from humanwire.types import MessageResponse
 
 from .. import templates
-from ..store.base import (
+from ..store.records import (
     IdempotencyRecord,
     InteractionOutcome,
     InteractionRecord,

@@ -16,11 +16,7 @@ from ..config import ServiceConfig
 from ..errors import (
     ServiceUnavailable,
 )
-from ..store.base import (
-    InboundRecord,
-    InteractionOutcome,
-    InteractionRecord,
-)
+from ..store.records import InboundRecord, InteractionOutcome, InteractionRecord
 from ..telemetry import log_event
 from ._common import (
     OutcomeHandoff,

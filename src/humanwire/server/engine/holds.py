@@ -70,7 +70,7 @@ import enum
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..store.base import InteractionRecord
+from ..store.records import InteractionRecord
 
 if TYPE_CHECKING:
     from .context import SendContext

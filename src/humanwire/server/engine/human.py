@@ -38,10 +38,7 @@ from ..errors import (
     LiveChannel,
     NotFound,
 )
-from ..store.base import (
-    InboundRecord,
-    InteractionRecord,
-)
+from ..store.records import InboundRecord, InteractionRecord
 from ..telemetry import log_event, mask_address
 from ._common import Account, _event_dict, _metadata, _timestamp
 from .context import NewInteraction

@@ -16,11 +16,8 @@ from dataclasses import dataclass
 from ..errors import (
     Conflict,
 )
-from ..store.base import (
-    IdempotencyRecord,
-    InteractionRecord,
-)
 from ..store.commits import StoreUnavailable
+from ..store.records import IdempotencyRecord, InteractionRecord
 from ._common import Account
 from .context import HELD_TO_THE_END, IdempotentRun, Requesters, SendContext
 from .events import OutcomeEvents

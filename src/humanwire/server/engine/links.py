@@ -19,9 +19,7 @@ from ..errors import (
     NotFound,
 )
 from ..literals import MEDIUM
-from ..store.base import (
-    InteractionRecord,
-)
+from ..store.records import InteractionRecord
 from ._common import FormState, FormView, ReplyLinkState, ReplyLinkView, _event_dict, _metadata
 from .human import HumanSide, InboundText
 

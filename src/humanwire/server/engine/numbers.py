@@ -22,10 +22,8 @@ from ..errors import (
     ProviderError,
 )
 from ..numbers import pool, pool_entry
-from ..store.base import (
-    Duplicate,
-    NumberRecord,
-)
+from ..store.protocol import Duplicate
+from ..store.records import NumberRecord
 from ._common import Account, _timestamp
 from .runtime import Runtime
 

@@ -17,14 +17,9 @@ from ..delivery import (
 from ..errors import (
     Conflict,
 )
-from ..store.base import (
-    WINDOW_STEP,
-    Duplicate,
-    IdempotencyLinkRecord,
-    InteractionRecord,
-    StepRecord,
-)
 from ..store.commits import StoreUnavailable
+from ..store.protocol import Duplicate
+from ..store.records import WINDOW_STEP, IdempotencyLinkRecord, InteractionRecord, StepRecord
 from ..telemetry import log_event, mask_address, note_interaction
 from ._common import (
     Account,

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from ..delivery.port import InboundText, ProviderRegistration, ProviderState
     from ..schedule import Schedule
-    from ..store.base import ApproverRecord, InboundRecord, InteractionRecord, NumberRecord
+    from ..store.records import ApproverRecord, InboundRecord, InteractionRecord, NumberRecord
     from ..telemetry import Metrics
     from . import Engine
 

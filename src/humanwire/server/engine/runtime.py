@@ -25,7 +25,7 @@ from ..forms.address_providers import build_address_validator
 from ..outbox import RESOLVE_TIMEOUT, Outbox, Resolver
 from ..schedule import Schedule
 from ..store import Store, open_store
-from ..store.base import DeliveryRecord, InteractionRecord
+from ..store.records import DeliveryRecord, InteractionRecord
 from ..telemetry import Metrics
 from ._common import InboxChange
 from .coordination import Coordinator, coordinator_for

@@ -34,7 +34,7 @@ from ..errors import (
     InvalidRequest,
     NotFound,
 )
-from ..store.base import ChannelRecord, InteractionRecord
+from ..store.records import ChannelRecord, InteractionRecord
 from ._common import Account, Channel, FormRequest, MessageRequest, _metadata
 from .context import HELD_TO_THE_END, NewInteraction, SendContext
 from .core import EngineCore

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import secrets
 
-from ..store.base import InboxSessionRecord
+from ..store.records import InboxSessionRecord
 from ._common import Account, _hash_key
 from .runtime import Runtime
 

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..approvals import texts
-from ..store.base import InteractionRecord
+from ..store.records import InteractionRecord
 
 __all__ = [
     "NUMBER_PAIR_CHANNELS",

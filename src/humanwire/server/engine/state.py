@@ -32,12 +32,7 @@ from ..forms.address import AddressValidator
 from ..literals import CALL_OUTCOME
 from ..outbox import RESOLVE_TIMEOUT, Resolver
 from ..store import Store
-from ..store.base import (
-    WINDOW_STEP,
-    IdempotencyRecord,
-    InteractionOutcome,
-    InteractionRecord,
-)
+from ..store.records import WINDOW_STEP, IdempotencyRecord, InteractionOutcome, InteractionRecord
 from ..telemetry import Metrics, new_metrics
 from ._common import (
     _FORM_KEYS,

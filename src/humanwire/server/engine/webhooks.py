@@ -15,10 +15,7 @@ from ..errors import (
     NotFound,
 )
 from ..outbox import check_webhook_url_async
-from ..store.base import (
-    InboundRecord,
-    WebhookRecord,
-)
+from ..store.records import InboundRecord, WebhookRecord
 from ._common import Account, _iso, _mask, _timestamp
 from .runtime import Runtime
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from ..engine.approval_access import InboxApproval
 from ..forms.html import Html, join, render
-from ..store.base import ApproverRecord
+from ..store.records import ApproverRecord
 
 __all__ = ["VIA_LABELS", "approver_label", "render_approvals_panel"]
 

@@ -54,16 +54,11 @@ from .auth import (
     set_flash,
     set_session,
 )
+from .channels_page import render_channels_page
 from .data import gather_inbox
-from .views import (
-    SlackWorkspaces,
-    render_channels_page,
-    render_inbox_page,
-    render_login_page,
-    render_problem_page,
-    render_slack_page,
-    render_suspended_page,
-)
+from .inbox_page import render_inbox_page
+from .slack_page import SlackWorkspaces, render_slack_page
+from .views import render_login_page, render_problem_page, render_suspended_page
 
 __all__ = ["SSE_KEEPALIVE", "SSE_LIFETIME", "InboxPages", "inbox_routes"]
 

@@ -37,7 +37,7 @@ from ..errors import InvalidRequest, NotFound, ServiceUnavailable, Unauthorized
 from ..forms.worker import off_loop
 from ..http_body import parse_json_body
 from ..observe import note_account, note_interaction
-from ..store.base import InteractionRecord
+from ..store.records import InteractionRecord
 
 __all__ = [
     "ApiCall",

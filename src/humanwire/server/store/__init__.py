@@ -3,8 +3,8 @@ default) and, with the ``postgres`` extra, its PostgreSQL one (``store.postgres`
 
 from __future__ import annotations
 
-from .base import Store
-from .sqlite import SCHEMA_VERSION, SQLiteStore
+from .protocol import Store
+from .sqlite import SQLiteStore
 
 __all__ = ["SQLiteStore", "Store", "is_database_url", "open_store", "redact", "schema_version"]
 
@@ -35,11 +35,10 @@ def open_store(db: str, *, pool_size: int | None = None) -> Store:
 
 
 async def schema_version(store: Store) -> int:
-    """The schema version ``store`` is at (after ``open_store`` brought it up to date)."""
-    version = getattr(store, "schema_version", None)
-    if callable(version):
-        return int(await version())
-    return SCHEMA_VERSION
+    """The newest migration ``store`` recorded (after ``open_store`` brought it up to date:
+    the newest of the series, ``migrations.LATEST``)."""
+    version: int = await store.schema_version()
+    return version
 
 
 def redact(db: str) -> str:

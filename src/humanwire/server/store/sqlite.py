@@ -7,7 +7,8 @@ WAL and ``busy_timeout`` make that safe.
 
 Most methods are ``SQLStore``'s (``store/sql``), written once for both stores; this
 module holds the executor (group commit per event-loop turn, ``PendingCommit``), the
-schema (``sqlite_schema/*.sql``) and the methods SQLite runs its own way.
+migrations' ledger (the one series of ``store/migrations``) and the methods SQLite runs
+its own way.
 """
 
 from __future__ import annotations
@@ -18,14 +19,17 @@ import logging
 import re
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager, contextmanager
 from dataclasses import replace
 from types import TracebackType
 from typing import Any
 
-from .base import (
-    Duplicate,
+from .commits import COMMITTED, TOUCHED, PendingCommit, StoreUnavailable
+from .migrations import Migration, pending, run_migrations
+from .protocol import Duplicate
+from .records import (
     IdempotencyLinkRecord,
     IdempotencyRecord,
     InteractionRecord,
@@ -33,11 +37,9 @@ from .base import (
     OutboxRecord,
     StepRecord,
 )
-from .commits import COMMITTED, TOUCHED, PendingCommit, StoreUnavailable
 from .sql import SQLStore, Statements, rows
-from .sql.scripts import sql_scripts
 
-__all__ = ["SCHEMA_VERSION", "SQLiteStore"]
+__all__ = ["LEGACY_SCHEMA_VERSION", "SQLiteStore", "script_statements"]
 
 # Primary result codes of a database that cannot take a write now (its disk full, an I/O
 # error, locked past the busy timeout, read-only, out of memory): 503, retry later.
@@ -50,39 +52,86 @@ _PROBE_PAGES = 64
 
 logger = logging.getLogger("humanwire.store")
 
-SCHEMA_VERSION = 11
-"""The version a file written by this code records. 2: ``idempotency_links`` (the
-interaction an idempotent send created). 3: real providers: ``interactions.delivery_status``
-/ ``provider_ref``, ``inbound.ref`` (unique), ``provider_state``. 4: ``channels.metadata``.
-5: ``outcomes``. 6: ``inbox_sessions`` (the inbox's logins). 7: ``schedule`` (future
-steps). 8: ``audit``, ``audit_heads``. 9: ``approvals``, ``approval_approvers``. 10: a
-window step for each open interaction written before (``08_window_steps.sql``). 11:
-``audit_checkpoints``. Bump it with any change to ``sqlite_schema/``."""
-
-_SCHEMA_FOLDER = "sqlite_schema"
-"""Scripts run in the order of their names on a file whose version is not
-``SCHEMA_VERSION``, every one of them each time: they must be safe to run again (``IF NOT
-EXISTS``; an ``ALTER TABLE ... ADD COLUMN`` runs only where the column is missing)."""
+LEGACY_SCHEMA_VERSION = 11
+"""The last version of SQLite's own series before the one migration series, recorded in
+``meta`` (``schema_version``). Still written, so an older humanwire opening a file of this
+code finds it current and runs nothing."""
+_LEGACY_HOLDS = {5: 3, 6: 4, 7: 5, 8: 6, 9: 7, 10: 8, 11: 9}
+"""A file of that old series (``meta``'s version, no ``schema_migrations``): its version →
+the last migration of the one series it holds. Below 5, none: 0001 runs again (its
+statements are safe to run again), as the old series re-ran every script on such a file."""
 _ADD_COLUMN = re.compile(r"\s*ALTER\s+TABLE\s+(\w+)\s+ADD\s+COLUMN\s+(\w+)\s", re.IGNORECASE)
 
 
-def schema_statements() -> Iterator[str]:
-    """Every statement of the schema's scripts, in order."""
-    for name, script in sql_scripts(__package__ or "humanwire.server.store", _SCHEMA_FOLDER):
-        pending = ""
-        for line in script.splitlines(keepends=True):
-            pending += line
-            if sqlite3.complete_statement(pending):
-                statement = "\n".join(
-                    part for part in pending.splitlines() if not part.lstrip().startswith("--")
-                ).strip()
-                if statement:
-                    yield statement
-                pending = ""
-        if pending.strip() and not all(
-            part.lstrip().startswith("--") for part in pending.strip().splitlines()
-        ):
-            raise ValueError(f"{name}: a statement without its closing semicolon")
+def script_statements(script: str) -> Iterator[str]:
+    """Every statement of a migration's SQLite script, in order, without comments."""
+    pending = ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            statement = "\n".join(
+                part for part in pending.splitlines() if not part.lstrip().startswith("--")
+            ).strip()
+            if statement:
+                yield statement
+            pending = ""
+    if pending.strip() and not all(
+        part.lstrip().startswith("--") for part in pending.strip().splitlines()
+    ):
+        raise ValueError("a statement without its closing semicolon")
+
+
+class _SQLiteLedger:
+    """``MigrationLedger`` on the store's connection, inside the migrations' write
+    transaction (``BEGIN IMMEDIATE``: a second process starting waits, then finds them
+    applied)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def applied(self) -> set[int]:
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+            "version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)"
+        )
+        found = {int(row[0]) for row in self._db.execute("SELECT version FROM schema_migrations")}
+        if found:
+            return found
+        holds = _LEGACY_HOLDS.get(self._legacy_version() or 0, 0)
+        for version in range(1, holds + 1):
+            self._record(version)
+        return set(range(1, holds + 1))
+
+    def apply(self, migration: Migration, script: str) -> None:
+        for statement in script_statements(script):
+            added = _ADD_COLUMN.match(statement)
+            if added is not None:
+                # SQLite has no ADD COLUMN IF NOT EXISTS: 0001 runs again on a file of the
+                # old series' schema 1 to 4, which may have some of its columns.
+                table, column = added.groups()
+                present = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+                if column in present:
+                    continue
+            self._db.execute(statement)
+        self._record(migration.version)
+
+    def _record(self, version: int) -> None:
+        self._db.execute(
+            "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
+            (version, time.time()),
+        )
+
+    def _legacy_version(self) -> int | None:
+        """The old series' version of this file, None for a new file."""
+        if not self._db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+        ).fetchone():
+            return None
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        try:
+            return int(row[0]) if row is not None else None
+        except ValueError:
+            return None
 
 
 def _unavailable(exc: sqlite3.OperationalError) -> bool:
@@ -124,7 +173,6 @@ class SQLiteStatements(Statements):
         "AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?"
     )
     lease_outbox = "UPDATE outbox SET next_attempt_at = ? WHERE id = ?"
-    schema_version = "SELECT value FROM meta WHERE key = 'schema_version'"
     due_steps = (
         "SELECT {schedule_columns} FROM schedule WHERE due_at <= ? "
         "AND (claimed_until IS NULL OR claimed_until < ?) ORDER BY due_at LIMIT ?"
@@ -206,39 +254,47 @@ class SQLiteStore(SQLStore):
 
     def _create_schema(self) -> None:
         with self._lock:
-            # An existing database needs no write (another process may hold the lock).
-            exists = self._db.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
-            ).fetchone()
-            if exists and self._db.execute(self.q.schema_version).fetchone() == (
-                str(SCHEMA_VERSION),
-            ):
+            # A file up to date needs no write (another process may hold the lock).
+            if not pending(self._recorded_versions()):
                 return
-            # Each statement commits on its own (autocommit); all of them are safe to run
-            # again, so an older file gains what was added since and keeps its data.
-            for statement in schema_statements():
-                added = _ADD_COLUMN.match(statement)
-                if added is not None:
-                    table, column = added.groups()
-                    present = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
-                    if column in present:
-                        continue
-                self._db.execute(statement)
-            self._db.execute(
-                "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
-                (str(SCHEMA_VERSION),),
-            )
+            # One transaction: a file is at one version or the next, never in between.
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                run_migrations("sqlite", _SQLiteLedger(self._db))
+                self._db.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
+                    (str(LEGACY_SCHEMA_VERSION),),
+                )
+                self._db.execute("COMMIT")
+            except BaseException:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                raise
 
-    async def pending_migrations(self) -> list[int]:
-        """``[SCHEMA_VERSION]`` when the file's schema is not at this code's version
-        (changed under a running service, or by a newer or older humanwire)."""
+    def _recorded_versions(self) -> set[int]:
         try:
-            row = await self._one(self.q.schema_version)
+            rows = self._db.execute("SELECT version FROM schema_migrations").fetchall()
         except sqlite3.OperationalError as exc:
             if "no such table" not in str(exc):
                 raise
-            row = None
-        return [] if row == (str(SCHEMA_VERSION),) else [SCHEMA_VERSION]
+            return set()
+        return {int(row[0]) for row in rows}
+
+    async def pending_migrations(self) -> list[int]:
+        """The versions of the migration series missing from ``schema_migrations``
+        (changed under a running service, or an older humanwire's file)."""
+        try:
+            rows = await self._all("SELECT version FROM schema_migrations")
+        except sqlite3.OperationalError as exc:
+            if "no such table" not in str(exc):
+                raise
+            rows = []
+        return pending({int(row[0]) for row in rows})
+
+    async def schema_version(self) -> int:
+        """The newest migration applied."""
+        row = await self._one("SELECT MAX(version) FROM schema_migrations")
+        return int(row[0]) if row and row[0] is not None else 0
 
     def _join_batch(self) -> None:
         """Group commit: on the event loop, writes join one transaction that commits on

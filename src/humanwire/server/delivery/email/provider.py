@@ -48,7 +48,7 @@ from .reply_text import readable
 
 if TYPE_CHECKING:
     from ...config import EmailConfig
-    from ...store.base import ApproverRecord, InteractionRecord
+    from ...store.records import ApproverRecord, InteractionRecord
     from ..port import InboundPort
 
 __all__ = ["EmailProvider"]

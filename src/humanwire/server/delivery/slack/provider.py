@@ -34,7 +34,7 @@ from .web import SlackError, SlackWeb
 
 if TYPE_CHECKING:
     from ...config import SlackConfig
-    from ...store.base import InteractionRecord
+    from ...store.records import InteractionRecord
     from ..port import InboundPort
 
 __all__ = ["BOT_SCOPES", "ROUTE_PREFIX", "SlackProvider", "message_ref"]

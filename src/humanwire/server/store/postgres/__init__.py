@@ -6,10 +6,10 @@ puts every table in that PostgreSQL schema (created if missing; every connection
 pool runs with it as ``search_path``): the contract tests give each test a fresh one.
 
 Its parts: ``statements`` (``Statements`` in PostgreSQL's words), ``connection`` (the
-executor: pool, pipelines, counted round trips), ``migrations`` (``migrations/*.sql``),
-``outcomes`` (the outcome stream under advisory locks, with its notices), ``replicas``
-(heartbeats, claims, holds, notices, shared rate and spam counts) and ``store``
-(``PostgresStore``, the few methods it runs its own way).
+executor: pool, pipelines, counted round trips), ``migrations`` (the one series of
+``store/migrations`` run here), ``outcomes`` (the outcome stream under advisory locks,
+with its notices), ``replicas`` (heartbeats, claims, holds, notices, shared rate and spam
+counts) and ``store`` (``PostgresStore``, the few methods it runs its own way).
 
 How it maps to ``SQLiteStore`` (``store/sqlite.py``), whose semantics it keeps:
 
@@ -26,14 +26,14 @@ How it maps to ``SQLiteStore`` (``store/sqlite.py``), whose semantics it keeps:
   PostgreSQL's text cannot hold a NUL character, SQLite's can.
 * Orderings that SQLite breaks by ``rowid`` are broken here by an ``ord BIGSERIAL``
   column (insertion order) on the same tables.
-* Migrations are versioned (``migrations.py``): 1 is the whole schema of SQLite's version
-  5; 2 adds what replicas share (window owners and holders on ``interactions``, the
-  ``replicas`` heartbeats, the rate limit's and spam guard's counts as two PL/pgSQL
-  functions, each one round trip under an advisory lock); 3 keeps the rate count per
-  account (``rate_counts``), so a request costs the same however many came in the
-  window; 4 adds the inbox's sessions (SQLite's version 6); 5 the schedule (7); 6 the
-  audit log (8); 7 arms a window step for each open interaction written before (9); 9
-  the audit log's signed checkpoints (11).
+* Migrations are the one series both stores run (``store/migrations``): 1 is the whole
+  schema of SQLite's old version 5; 2 adds what replicas share (window owners and holders
+  on ``interactions``, the ``replicas`` heartbeats, the rate limit's and spam guard's
+  counts as two PL/pgSQL functions, each one round trip under an advisory lock); 3 keeps
+  the rate count per account (``rate_counts``), so a request costs the same however many
+  came in the window (2 and 3 run nothing on SQLite); 4 adds the inbox's sessions; 5 the
+  schedule; 6 the audit log; 7 the approvals; 8 arms a window step for each open
+  interaction written before; 9 the audit log's signed checkpoints.
 * Several service processes share one database (``server/replicas.py``): claims use
   ``FOR UPDATE SKIP LOCKED``; ``outcomes.id`` comes from a sequence, taken and committed
   under the account's advisory lock so one account's ids commit in order and paging with
@@ -42,8 +42,7 @@ How it maps to ``SQLiteStore`` (``store/sqlite.py``), whose semantics it keeps:
 
 from __future__ import annotations
 
-from .migrations import MIGRATIONS
 from .outcomes import ENDING_NOTICE_BYTES
 from .store import PostgresStore
 
-__all__ = ["ENDING_NOTICE_BYTES", "MIGRATIONS", "PostgresStore"]
+__all__ = ["ENDING_NOTICE_BYTES", "PostgresStore"]

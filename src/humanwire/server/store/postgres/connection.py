@@ -22,10 +22,11 @@ import psycopg
 from psycopg import errors, sql
 from psycopg_pool import AsyncConnectionPool
 
-from ..base import Duplicate
 from ..commits import COMMITTED, PendingCommit, StoreUnavailable
+from ..migrations import pending
+from ..protocol import Duplicate
 from ..sql import SQLStore
-from .migrations import MIGRATIONS, migrate
+from .migrations import migrate
 from .statements import PostgresStatements
 
 __all__ = ["PostgresConnection"]
@@ -126,13 +127,13 @@ class PostgresConnection(SQLStore):
             await conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(self.schema)))
 
     async def pending_migrations(self) -> list[int]:
-        """The versions of ``MIGRATIONS`` missing from ``schema_migrations``."""
+        """The versions of the migration series missing from ``schema_migrations``."""
         try:
             found = await self._all("SELECT version FROM schema_migrations")
         except errors.UndefinedTable:
             found = []
         applied = {int(row[0]) for row in found}
-        return [version for version, _script in MIGRATIONS if version not in applied]
+        return pending(applied)
 
     async def schema_version(self) -> int:
         """The newest migration applied."""

@@ -13,8 +13,8 @@ from typing import Any
 
 import psycopg
 
-from ..base import (
-    OUTCOME_NOTICE_BODY,
+from ..protocol import OUTCOME_NOTICE_BODY
+from ..records import (
     EndReport,
     IdempotencyRecord,
     InboundRecord,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..base import InteractionOutcome, InteractionRecord, KeyCheck
+from ..records import InteractionOutcome, InteractionRecord, KeyCheck
 from ..sql import rows
 from ..sql.rows import dumps_json
 from .connection import PostgresConnection

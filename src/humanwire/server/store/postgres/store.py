@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..base import (
+from ..protocol import Duplicate
+from ..records import (
     ACCOUNT_TABLES,
-    Duplicate,
     IdempotencyLinkRecord,
     InteractionOutcome,
     InteractionRecord,

@@ -28,7 +28,7 @@ from ...literals import (
     INTERACTION_STATE,
     MEDIUM,
 )
-from ..base import (
+from ..records import (
     INTERACTION_OUTCOME,
     OUTBOX_STATUS,
     AccountRecord,

@@ -32,7 +32,7 @@ from ....types import DeliveryStatus
 from ....types.approvals import ApprovalDecision, ApprovalOutcome
 from ....types.sandbox import DeliveryChannel, DeliveryKind
 from ...approvals.checkpoints import Checkpoint
-from ..base import (
+from ..records import (
     ACCOUNT_TABLES,
     AccountRecord,
     AccountUsage,

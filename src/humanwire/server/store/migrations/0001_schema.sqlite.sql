@@ -1,5 +1,8 @@
--- Every table, as a new file gets it. IF NOT EXISTS throughout: an older file gains the
--- tables added since and keeps its data (its columns added since: 02_added_columns.sql).
+-- The first schema on SQLite: every table of the SQLite series before the one migration
+-- series (its schema versions 1 to 5), as a new file gets it. IF NOT EXISTS throughout,
+-- and each ALTER TABLE ... ADD COLUMN below runs only where its column is missing: a file
+-- of schema 1 to 4 (no schema_migrations) runs it again, gains the tables and columns
+-- added since and keeps its data.
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS accounts (
     id TEXT PRIMARY KEY,
@@ -135,3 +138,31 @@ CREATE TABLE IF NOT EXISTS idempotency_links (
     created_at REAL NOT NULL,
     PRIMARY KEY (account_id, key)
 );
+-- Columns added after the first release (schema 3: a provider's delivery status and ref,
+-- an inbound message's ref; schema 4: a channel card's metadata). New files have them
+-- from the CREATE TABLEs above; SQLite has no ADD COLUMN IF NOT EXISTS, so each ALTER
+-- TABLE runs only where its column is missing.
+ALTER TABLE interactions ADD COLUMN delivery_status TEXT;
+ALTER TABLE interactions ADD COLUMN provider_ref TEXT;
+ALTER TABLE inbound ADD COLUMN ref TEXT;
+ALTER TABLE channels ADD COLUMN metadata TEXT;
+-- Schema 3: real providers (a provider's ref looked up, an inbound ref taken once, what
+-- providers keep between callbacks); schema 5: the outcome stream (GET /events).
+CREATE INDEX IF NOT EXISTS interactions_provider_ref ON interactions (provider_ref);
+CREATE UNIQUE INDEX IF NOT EXISTS inbound_ref ON inbound (ref);
+CREATE TABLE IF NOT EXISTS provider_state (
+    scope TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    updated_at REAL NOT NULL,
+    PRIMARY KEY (scope, key)
+);
+CREATE TABLE IF NOT EXISTS outcomes (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    account_id TEXT NOT NULL,
+    interaction_id TEXT NOT NULL,
+    body TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS outcomes_account ON outcomes (account_id, id);
+CREATE INDEX IF NOT EXISTS outcomes_created ON outcomes (created_at);

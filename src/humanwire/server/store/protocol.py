@@ -1,426 +1,53 @@
-"""The storage interface of the service: plain records and the operations the engine needs.
+"""The storage interface of the service: the operations the engine needs.
 
-The engine talks only to ``Store`` (and, with several replicas, ``SharedStore``):
-``store/sqlite.py`` implements it on stdlib sqlite3, ``store/postgres`` on PostgreSQL, both
-mostly through the methods written once in ``store/sql``. Times are unix seconds (float),
-windows are absolute deadlines, JSON-ish values are plain dicts.
+The engine talks only to ``Store`` (and, with several replicas, ``SharedStore``), in terms
+of the records in ``store/records.py``: ``store/sqlite.py`` implements it on stdlib
+sqlite3, ``store/postgres`` on PostgreSQL, both mostly through the methods written once in
+``store/sql``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import Any, Protocol
 
 from ...types import DeliveryStatus
-from ...types.approvals import (
-    ApprovalDecision,
-    ApprovalOutcome,
-    ApproverChannel,
-    AuditEntryType,
-)
-from ...types.calls import CallOutcome
-from ...types.channels import ChannelType
-from ...types.events import Medium
-from ...types.interactions import InteractionChannel, InteractionKind, InteractionState
+from ...types.approvals import ApprovalDecision, ApprovalOutcome
 from ...types.sandbox import DeliveryChannel, DeliveryKind
-from ...types.webhooks import EventType
 from ..approvals.checkpoints import Checkpoint
-from ..literals import OneOf
 from .commits import PendingCommit
+from .records import (
+    AccountRecord,
+    AccountUsage,
+    ApprovalRecord,
+    ApproverRecord,
+    AuditDraft,
+    AuditRecord,
+    ChannelRecord,
+    DeliveryRecord,
+    EndReport,
+    EventRecord,
+    IdempotencyLinkRecord,
+    IdempotencyRecord,
+    InboundRecord,
+    InboxSessionRecord,
+    InteractionOutcome,
+    InteractionRecord,
+    KeyCheck,
+    NumberRecord,
+    OutboxRecord,
+    StepRecord,
+    WaitEndedAnswer,
+    WebhookRecord,
+)
 
 __all__ = [
-    "ACCOUNT_TABLES",
-    "INTERACTION_OUTCOME",
-    "OUTBOX_STATUS",
-    "WINDOW_STEP",
-    "AccountRecord",
-    "AccountUsage",
-    "ApprovalRecord",
-    "ApproverRecord",
-    "AuditDraft",
-    "AuditRecord",
-    "ChannelRecord",
-    "DeliveryRecord",
+    "OUTCOME_NOTICE_BODY",
     "Duplicate",
-    "EndReport",
-    "EventRecord",
-    "IdempotencyLinkRecord",
-    "IdempotencyRecord",
-    "InboundRecord",
-    "InboxSessionRecord",
-    "InteractionOutcome",
-    "InteractionRecord",
-    "InteractionState",
-    "KeyCheck",
-    "NumberRecord",
-    "OutboxRecord",
-    "OutboxStatus",
     "SharedStore",
-    "StepRecord",
     "Store",
-    "WaitEndedAnswer",
-    "WebhookRecord",
     "shared_store",
 ]
-
-
-InteractionOutcome = Literal[CallOutcome, "timeout", "failed", "undelivered"]
-"""How an interaction ended: a call's outcome, ``timeout`` (a call the service gave up
-on), ``failed`` (the provider refused it) or ``undelivered`` (the provider reported it
-could not be delivered). None: answered, or its windows closed."""
-OutboxStatus = Literal["pending", "delivered", "failed", "cancelled"]
-"""Where one delivery of an event to a webhook is."""
-INTERACTION_OUTCOME = OneOf[InteractionOutcome](InteractionOutcome, "interaction outcome")
-OUTBOX_STATUS = OneOf[OutboxStatus](OutboxStatus, "outbox status")
-
-
-@dataclass(frozen=True)
-class AccountRecord:
-    id: str
-    name: str
-    key_hash: str
-    suspended: bool
-    created_at: float
-
-
-@dataclass(frozen=True)
-class AccountUsage:
-    """What an account holds, for operators (``humanwire accounts list``)."""
-
-    interactions: int = 0
-    open_interactions: int = 0
-    """Still ``pending`` (listening for an answer, or a call under way)."""
-    numbers: int = 0
-    webhooks: int = 0
-    channels: int = 0
-    last_interaction_at: float | None = None
-
-
-@dataclass(frozen=True)
-class InteractionRecord:
-    id: str
-    account_id: str
-    kind: InteractionKind
-    channel: InteractionChannel
-    to_addr: str
-    from_addr: str
-    request: dict[str, Any]
-    """The request as the client sent it (wire names), plus engine extras under ``_``."""
-    created_at: float
-    status: InteractionState
-    wait_deadline: float | None = None
-    """Unix time the held ``waitTime`` window closes."""
-    follow_up_deadline: float | None = None
-    """Unix time the follow-up window closes (None: no follow-up window)."""
-    result: dict[str, Any] | None = None
-    """The event (``{"eventType", "payload"}``) that reported the response."""
-    outcome: InteractionOutcome | None = None
-    form_token: str | None = None
-    reply_token: str | None = None
-    card_id: str | None = None
-    ended_at: float | None = None
-    delivery_status: DeliveryStatus | None = None
-    """None until the provider took it."""
-    provider_ref: str | None = None
-    """The provider's id of what was sent (Twilio's MessageSid or CallSid, Slack's ts)."""
-    owner: str | None = None
-    """Shared stores (several replicas): the replica that created it (or that a retry
-    re-attached it to). Only informative: its windows are steps of the schedule."""
-    held_by: str | None = None
-    """Shared stores: the replica holding the send's request open; an answer arriving
-    while it is set is that replica's to hand over (or to send to the webhooks)."""
-
-    @property
-    def close_deadline(self) -> float | None:
-        """When the interaction stops listening: the end of the last window."""
-        if self.follow_up_deadline is not None:
-            return self.follow_up_deadline
-        return self.wait_deadline
-
-
-@dataclass(frozen=True)
-class DeliveryRecord:
-    """What reached a recipient (the sandbox / inbox view)."""
-
-    seq: int
-    id: str
-    account_id: str
-    interaction_id: str | None
-    channel: DeliveryChannel
-    kind: DeliveryKind
-    from_addr: str | None
-    to_addr: str
-    text: str
-    form_url: str | None
-    created_at: float
-
-
-@dataclass(frozen=True)
-class InboundRecord:
-    id: str
-    account_id: str
-    channel: Medium
-    from_addr: str
-    to_addr: str
-    body: str
-    media_urls: list[str]
-    interaction_id: str | None
-    created_at: float
-    ref: str | None = None
-    """The carrier's id of the message; unique, so a redelivery is taken once."""
-
-
-@dataclass(frozen=True)
-class NumberRecord:
-    id: str
-    account_id: str
-    phone_number: str
-    created_at: float
-    updated_at: float
-
-
-@dataclass(frozen=True)
-class WebhookRecord:
-    id: str
-    account_id: str
-    url: str
-    event_types: list[EventType]
-    headers: dict[str, str]
-    secret: str
-    created_at: float
-
-
-@dataclass(frozen=True)
-class ChannelRecord:
-    id: str
-    account_id: str
-    type: ChannelType
-    to_addr: str
-    wait_time: float | None
-    follow_up_time: float | None
-    message_template: str | None
-    response_template: str
-    no_response_template: str
-    reply_link: bool
-    created_at: float
-    metadata: dict[str, str] | None = None
-
-
-@dataclass(frozen=True)
-class EventRecord:
-    """An event the service emitted, kept whether or not a webhook wanted it."""
-
-    id: str
-    account_id: str
-    event_type: EventType
-    interaction_id: str | None
-    body: dict[str, Any]
-    created_at: float
-
-
-@dataclass(frozen=True)
-class OutboxRecord:
-    """One delivery of one event to one webhook."""
-
-    id: str
-    event_id: str
-    webhook_id: str
-    account_id: str
-    status: OutboxStatus
-    attempts: int
-    next_attempt_at: float
-    last_error: str | None
-    created_at: float
-    updated_at: float
-    delivered_at: float | None = None
-    last_status_code: int | None = None
-
-
-@dataclass(frozen=True)
-class IdempotencyRecord:
-    account_id: str
-    key: str
-    fingerprint: str
-    status_code: int
-    body: bytes
-    created_at: float
-
-
-@dataclass(frozen=True, slots=True)
-class WaitEndedAnswer:
-    """The answer of a send held after answering 202 (``Prefer: respond-async``), its
-    ``wait.ended`` outcome ``event``, written by ``end_and_report`` with the end while the
-    send is held (by any replica), with its key's stored result ``idempotency``."""
-
-    event: dict[str, Any]
-    idempotency: IdempotencyRecord | None = None
-
-
-class KeyCheck(NamedTuple):
-    """What ``account_by_key_hash_counted`` read."""
-
-    account: AccountRecord | None
-    retry_after: float | None = None
-    """The rate limit's wait (None: allowed, or not counted: no account, or suspended)."""
-    named: InteractionRecord | None = None
-    """The interaction the request named, if asked for and found."""
-
-
-@dataclass(frozen=True, slots=True)
-class EndReport:
-    """What ``end_and_report`` did."""
-
-    done: bool
-    """It ended the interaction (False: it had ended already; nothing else was written)."""
-    holder: str | None = None
-    """The replica holding the send once it ended (None: nobody, or the releaser)."""
-    reported: tuple[int, int] | None = None
-    """The ``interaction.ended`` outcome: ``(id, previous id)``."""
-    waited: tuple[int, int] | None = None
-    """The ``wait.ended`` written with it (``WaitEndedAnswer``): ``(id, previous id)``;
-    None when none was asked for or the send was not held."""
-
-
-@dataclass(frozen=True)
-class IdempotencyLinkRecord:
-    """The interaction an idempotent send created, stored with it: a retry with the same
-    key whose first run never finished (a restart) re-attaches to it instead of sending
-    again."""
-
-    account_id: str
-    key: str
-    fingerprint: str
-    interaction_id: str
-    created_at: float
-
-
-@dataclass(frozen=True)
-class ApprovalRecord:
-    """An approval request's state beside its interaction: how it was settled (``outcome``
-    ``approved`` / ``rejected``, None while pending or timed out with ``onTimeout: none``)
-    and whether its action was consumed."""
-
-    interaction_id: str
-    account_id: str
-    action_digest: str | None = None
-    outcome: ApprovalOutcome | None = None
-    timed_out: bool = False
-    settled_at: float | None = None
-    consumed_at: float | None = None
-
-
-@dataclass(frozen=True)
-class ApproverRecord:
-    """One approver of a request: how they are reached, their page's token, the short
-    code an sms reply names when their number has several open requests, what they
-    decided (None until they do)."""
-
-    interaction_id: str
-    position: int
-    account_id: str
-    tier: int
-    """0: asked at the start; 1, 2…: the escalation tier that asks them."""
-    channel: ApproverChannel
-    to_addr: str
-    token: str
-    code: str | None = None
-    asked_at: float | None = None
-    reminders: int = 0
-    decision: ApprovalDecision | None = None
-    comment: str | None = None
-    via: str | None = None
-    """A ``DecisionVia`` (left open, as the wire's ``ApproverDecision.via`` is)."""
-    decided_at: float | None = None
-
-
-@dataclass(frozen=True)
-class AuditDraft:
-    """An audit entry to append: the store gives it its sequence, ``prev`` and ``hash``."""
-
-    at: float
-    type: AuditEntryType
-    interaction_id: str
-    actor: dict[str, Any] | None = None
-    """The approver the entry is about (``{"channel", "to"}``), if one is."""
-    data: dict[str, Any] | None = None
-
-
-@dataclass(frozen=True)
-class AuditRecord:
-    """An entry of an account's audit log as stored."""
-
-    account_id: str
-    sequence: int
-    interaction_id: str
-    created_at: float
-    entry: dict[str, Any]
-    """Its wire form without ``prev`` and ``hash`` (what the hash covers)."""
-    prev: str
-    hash: str
-
-    def wire(self) -> dict[str, Any]:
-        """The entry as ``GET /audit`` and ``humanwire audit export`` give it."""
-        return {**self.entry, "prev": self.prev, "hash": self.hash}
-
-
-@dataclass(frozen=True)
-class StepRecord:
-    """A step of the schedule: ``kind`` and ``key`` name it (arming it again replaces
-    it), ``due_at`` is when it runs (unix seconds)."""
-
-    kind: str
-    key: str
-    due_at: float
-    account_id: str = ""
-    payload: dict[str, Any] | None = None
-    """A little JSON the step's handler needs (most need only the key)."""
-    attempts: int = 0
-    """Runs that failed so far (``retry_step``)."""
-
-
-WINDOW_STEP = "window"
-"""The kind of an interaction's window step (keyed by its id, due when its last window
-closes): armed with the interaction (``insert_interaction``), dropped as it ends."""
-
-
-@dataclass(frozen=True)
-class InboxSessionRecord:
-    """A browser logged in to the inbox. Only the SHA-256 of its token is stored (the
-    cookie holds the token), with the hash of the API key it was opened with: a new key
-    for the account (``set_account_key_hash``) ends every session the old one opened."""
-
-    id_hash: str
-    account_id: str
-    key_hash: str
-    created_at: float
-    expires_at: float
-    """The absolute end, however active the session is."""
-    seen_at: float
-    """Its last use (kept to the minute or so): the idle expiry counts from it."""
-
-
-ACCOUNT_TABLES = (
-    "approval_approvers",
-    "approvals",
-    "audit",
-    "audit_heads",
-    "audit_checkpoints",
-    "schedule",
-    "inbox_sessions",
-    "outbox",
-    "events",
-    "outcomes",
-    "webhooks",
-    "idempotency_links",
-    "idempotency",
-    "deliveries",
-    "inbound",
-    "interactions",
-    "numbers",
-    "channels",
-)
-"""Every table of both stores with an ``account_id`` column (besides ``accounts``)."""
 
 
 class Duplicate(Exception):
@@ -461,6 +88,10 @@ class Store(Protocol):
     async def pending_migrations(self) -> list[int]:
         """The schema versions this code needs that the database lacks (empty: up to
         date). Queries the database, so it raises when the database cannot answer."""
+        ...
+
+    async def schema_version(self) -> int:
+        """The newest version of the migration series (``store/migrations``) applied."""
         ...
 
     # accounts

@@ -8,6 +8,7 @@ against the service's signed checkpoints, stored and kept outside
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 from dataclasses import dataclass
@@ -19,16 +20,18 @@ if TYPE_CHECKING:
     from humanwire.server.approvals.checkpoints import Checkpoint
     from humanwire.server.store import Store
 
-__all__ = ["add_audit_parser", "run_audit"]
+from .databases import DB_HELP, db_of
+
+__all__ = ["add_parser", "run"]
 
 
-def add_audit_parser(commands: Any, db_help: str) -> None:
+def add_parser(commands: Any) -> None:
     audit = commands.add_parser("audit", help="the accounts' audit logs of approvals")
     actions = audit.add_subparsers(dest="audit_command", metavar="ACTION", required=True)
     export = actions.add_parser(
         "export", help="print an account's audit log (JSON lines, or one JSON array)"
     )
-    export.add_argument("--db", default=None, help=db_help)
+    export.add_argument("--db", default=None, help=DB_HELP)
     export.add_argument(
         "--account",
         default=None,
@@ -48,7 +51,7 @@ def add_audit_parser(commands: Any, db_help: str) -> None:
         help="check the hash chains against their heads and signed checkpoints: name the "
         "first entry appended, edited, re-hashed, reordered or removed (exit 1)",
     )
-    verify.add_argument("--db", default=None, help=db_help)
+    verify.add_argument("--db", default=None, help=DB_HELP)
     verify.add_argument(
         "--account", default=None, metavar="ACCOUNT_ID", help="one account (default: every one)"
     )
@@ -82,7 +85,11 @@ def add_audit_parser(commands: Any, db_help: str) -> None:
     )
 
 
-async def run_audit(args: argparse.Namespace, db_path: str) -> int:
+def run(args: argparse.Namespace) -> int:
+    return asyncio.run(_run(args, db_of(args) if "db" in args else ""))
+
+
+async def _run(args: argparse.Namespace, db_path: str) -> int:
     from humanwire.server.store import is_database_url, open_store, redact
 
     if args.audit_command == "keygen":

@@ -1,0 +1,7 @@
+"""``python -m humanwire.cli``: the ``humanwire`` command."""
+
+import sys
+
+from . import main
+
+sys.exit(main())

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from address_fakes import API_KEY, AddressFakeServer, GoogleFake
 from humanwire import HumanWire
 from humanwire.server.config import AddressConfig
-from humanwire.server.runner import ServiceRunner
+from humanwire.server.runtime.runner import ServiceRunner
 from humanwire.testing.service import fast_config
 
 FIELDS = [{"id": "home", "label": "Address", "type": "address", "required": True}]

@@ -44,11 +44,11 @@ setup, sends = sys.argv[1], int(sys.argv[2])
 if setup == "bare":
     sys.modules["prometheus_client"] = None  # as if the extra were not installed
 import httpx
-from humanwire.server.app import create_app
+from humanwire.server.http.app import create_app
 from humanwire.server.config import ServiceConfig
 from humanwire.server.engine import Engine
 if setup == "metrics+logs":
-    from humanwire.server.observe import JsonFormatter
+    from humanwire.server.http.observe import JsonFormatter
 
     handler = logging.FileHandler(os.devnull)
     handler.setFormatter(JsonFormatter())

@@ -172,7 +172,7 @@ def replica_main(conn: Connection, db_path: str, key: str, create: bool, log: st
     raise_open_files_limit()
     # The MCP app logs its session manager's start and stop at INFO: not the benchmark's.
     logging.getLogger("mcp").setLevel(logging.WARNING)
-    from humanwire.server.runner import ServiceRunner
+    from humanwire.server.runtime.runner import ServiceRunner
 
     with ServiceRunner(bench_config(db_path)) as runner:
         calls = count_calls(runner.engine.store)

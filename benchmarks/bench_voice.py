@@ -47,7 +47,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from humanwire import HumanWire
 from humanwire.server.config import TwilioConfig
-from humanwire.server.runner import ServiceRunner, tune_gc_for_service
+from humanwire.server.runtime.runner import ServiceRunner, tune_gc_for_service
 from humanwire.server.voice import SpokenStream
 from humanwire.testing.service import fast_config
 from humanwire.testing.twilio import CalleeScript, FakeTwilio, TwilioFakeServer

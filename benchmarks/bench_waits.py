@@ -208,7 +208,7 @@ def service_main(conn: Connection, db_path: str) -> None:
     """The service process: the runner serves on a free loopback port; this thread only
     answers the benchmark's questions on ``conn`` (blocked in ``recv`` otherwise)."""
     raise_open_files_limit()
-    from humanwire.server.runner import ServiceRunner, tune_gc_for_service
+    from humanwire.server.runtime.runner import ServiceRunner, tune_gc_for_service
 
     with ServiceRunner(bench_config(db_path)) as runner:
         engine = runner.engine
@@ -246,7 +246,11 @@ def floor_main(conn: Connection, db_path: str) -> None:
     from starlette.responses import JSONResponse
     from starlette.routing import Route
 
-    from humanwire.server.runner import KEEP_ALIVE_TIMEOUT, bind_listener, tune_gc_for_service
+    from humanwire.server.runtime.runner import (
+        KEEP_ALIVE_TIMEOUT,
+        bind_listener,
+        tune_gc_for_service,
+    )
 
     held: dict[str, asyncio.Future[str]] = {}
     ids: dict[str, str] = {}

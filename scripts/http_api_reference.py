@@ -68,7 +68,7 @@ def fetch_document() -> dict[str, Any]:
     import httpx
 
     from humanwire.server.config import ServiceConfig
-    from humanwire.server.runner import ServiceRunner
+    from humanwire.server.runtime.runner import ServiceRunner
 
     with ServiceRunner(ServiceConfig(), "127.0.0.1", 0) as service:
         document: dict[str, Any] = httpx.get(f"{service.base_url}/openapi.json").json()

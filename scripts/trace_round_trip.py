@@ -84,7 +84,7 @@ def round_trip(trace: FileTrace, *, recorded: bool) -> None:
     """One SMS asked through the service and answered by the person through the fake."""
     from humanwire import HumanWire
     from humanwire.server.config import TwilioConfig
-    from humanwire.server.runner import ServiceRunner
+    from humanwire.server.runtime.runner import ServiceRunner
     from humanwire.testing.service import fast_config
     from humanwire.testing.twilio import FakeTwilio, TwilioFakeServer
 

@@ -236,7 +236,7 @@ def stay_online(progress: Progress, seconds: float) -> None:
     page loads after the decision the pipeline already read), and stopping the service
     now would leave them on the browser's connection-refused page. Says when the inbox
     goes offline. A service of another process (``humanwire serve``) stays as it is."""
-    from humanwire.server import embedded
+    from humanwire.server.runtime import embedded
 
     if not embedded.ensure_embedded_service().in_process:
         return

@@ -3,7 +3,7 @@
 The client imports nothing of the server (docs/explanation/architecture.md, "Package
 boundaries"). When neither ``base_url`` nor ``HUMANWIRE_BASE_URL`` is given it calls the
 starter registered here. By default that is the entry point ``default`` of the group
-``humanwire.embedded`` (``pyproject.toml``: ``humanwire.server.embedded:
+``humanwire.embedded`` (``pyproject.toml``: ``humanwire.server.runtime.embedded:
 ensure_embedded_service``), loaded the first time it is needed (so ``import humanwire``
 never loads the server); ``register_embedded_service`` puts another in its place: an
 application's own service, or a test's.

@@ -43,7 +43,7 @@ from humanwire.server.forms.address import (
     UNCHECKED_NOTICE,
     corrected_message_for_json,
 )
-from humanwire.server.runner import ServiceRunner
+from humanwire.server.runtime.runner import ServiceRunner
 from humanwire.testing.service import fast_config
 from humanwire.types import FormReceivedPayload
 from pg_support import STORES, store_database

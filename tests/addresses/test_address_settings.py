@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from humanwire.server.config import AddressConfig, ServiceConfig, startup_lines
-from humanwire.server.settings import (
+from humanwire.server.runtime.settings import (
     SettingsError,
     effective_configuration,
     format_configuration,

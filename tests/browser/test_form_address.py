@@ -24,7 +24,7 @@ from address_fakes import (
 from humanwire import HumanWire
 from humanwire.server.config import AddressConfig
 from humanwire.server.forms.address import CORRECTED_MESSAGE, NOT_FOUND_MESSAGE
-from humanwire.server.runner import ServiceRunner
+from humanwire.server.runtime.runner import ServiceRunner
 from humanwire.testing.service import fast_config
 
 pytestmark = pytest.mark.browser

@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from humanwire.server.config import SlackConfig
-from humanwire.server.runner import ServiceRunner
+from humanwire.server.runtime.runner import ServiceRunner
 from humanwire.testing.service import fast_config
 from humanwire.testing.slack import SlackFakeServer, slack_fake
 

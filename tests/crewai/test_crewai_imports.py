@@ -9,7 +9,7 @@ import importlib.metadata
 import httpx
 
 from framework_support import import_error_without, modules_loaded_by
-from humanwire.server.extensions import mcp_usable
+from humanwire.server.http.extensions import mcp_usable
 from humanwire.testing import RunningService
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from docs_support import block
 from humanwire.server.config import ServiceConfig, channel_routes
-from humanwire.server.settings import load_settings
+from humanwire.server.runtime.settings import load_settings
 
 TELNYX = block("going-live/telnyx.md", None, "toml")
 

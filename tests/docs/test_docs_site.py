@@ -90,7 +90,7 @@ def test_the_reference_covers_every_public_module() -> None:
         documented |= set(re.findall(r"^::: (\S+)$", page.read_text("utf-8"), re.M))
     missing = [name for name in _public_modules() if name not in documented]
     assert not missing, f"add to a page of docs/reference: {missing}"
-    assert {"humanwire.server.runner", "humanwire.server.config"} <= documented
+    assert {"humanwire.server.runtime.runner", "humanwire.server.config"} <= documented
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))

@@ -22,7 +22,7 @@ import pytest
 from humanwire import HumanWire, InvalidToNumberError
 from humanwire.server.config import EmailConfig
 from humanwire.server.delivery.email.media import MEDIA_PREFIX, MEDIA_TTL
-from humanwire.server.runner import ServiceRunner
+from humanwire.server.runtime.runner import ServiceRunner
 from humanwire.testing.email import RelayedMail, SmtpRelayFake, smtp_relay_fake
 from humanwire.testing.receiver import WebhookReceiver
 from humanwire.testing.service import fast_config

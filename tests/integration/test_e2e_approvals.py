@@ -24,7 +24,7 @@ from e2e_support import HUMAN, StartService
 from humanwire.server.approvals.audit import verify
 from humanwire.server.delivery import Outbound, Sent
 from humanwire.server.delivery.sandbox import SandboxProvider
-from humanwire.server.runner import ServiceRunner
+from humanwire.server.runtime.runner import ServiceRunner
 from humanwire.testing import WebhookReceiver, fast_config
 from humanwire.types import ApprovalDecidedEvent
 from humanwire.types.approvals import action_digest

@@ -17,7 +17,7 @@ from e2e_support import HUMAN, NO_RESPONSE, SLACK_HUMAN, StartService
 
 from humanwire import _constants as C
 from humanwire.server.config import SHARED_SLACK_WORKSPACE
-from humanwire.server.openapi import build_openapi
+from humanwire.server.http.openapi import build_openapi
 from humanwire.server.routes import api_operations
 from humanwire.testing import RunningService
 

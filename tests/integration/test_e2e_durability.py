@@ -14,7 +14,7 @@ from e2e_support import HUMAN
 
 from humanwire import HumanWire
 from humanwire.server.config import SHARED_SMS_NUMBER, ServiceConfig
-from humanwire.server.runner import ServiceRunner
+from humanwire.server.runtime.runner import ServiceRunner
 from humanwire.testing import WebhookReceiver, fast_config
 from humanwire.types import FormReceivedEvent, MessageReceivedEvent
 from pg_support import STORES, store_database

@@ -21,7 +21,7 @@ import httpx
 import pytest
 from e2e_support import HUMAN
 
-from humanwire.server.openapi import build_openapi
+from humanwire.server.http.openapi import build_openapi
 from humanwire.server.routes import api_operations
 from humanwire.testing import RunningService, ScriptedHuman
 

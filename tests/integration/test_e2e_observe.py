@@ -23,7 +23,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from humanwire import HumanWire
 from humanwire.server.config import ServiceConfig
-from humanwire.server.runner import ServiceRunner
+from humanwire.server.runtime.runner import ServiceRunner
 from humanwire.testing import ScriptedHuman, WebhookReceiver
 
 FIELDS = [{"id": "name", "label": "Name", "type": "text"}]

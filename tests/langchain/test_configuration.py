@@ -42,7 +42,7 @@ async def test_configured_from_the_environment(
 @pytest.fixture
 def embedded_human() -> Iterator[ScriptedHuman]:
     """The scripted human of the embedded service (a private home and port: tests/conftest)."""
-    from humanwire.server.embedded import ensure_embedded_service, stop_embedded_service
+    from humanwire.server.runtime.embedded import ensure_embedded_service, stop_embedded_service
 
     service = ensure_embedded_service()
     with ScriptedHuman(service.base_url, service.api_key) as human:

@@ -22,7 +22,7 @@ def test_import_humanwire_does_not_import_mcp() -> None:
         """
         import sys
         import humanwire
-        from humanwire.server.app import create_app  # noqa: F401
+        from humanwire.server.http.app import create_app  # noqa: F401
         assert not any(name == "mcp" or name.startswith("mcp.") for name in sys.modules)
         """
     )
@@ -33,7 +33,7 @@ def test_without_mcp_no_endpoint_and_the_command_names_the_extra() -> None:
     done = run_python(
         """
         import sys
-        from humanwire.server.app import create_app
+        from humanwire.server.http.app import create_app
         from humanwire.server.config import ServiceConfig
 
         def paths():

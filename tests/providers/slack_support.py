@@ -14,7 +14,7 @@ from twilio_support import in_background
 
 from humanwire import HumanWire
 from humanwire.server.config import SlackConfig
-from humanwire.server.runner import ServiceRunner
+from humanwire.server.runtime.runner import ServiceRunner
 from humanwire.testing.service import fast_config
 from humanwire.testing.slack import FakeSlack, FakeSlackMessage, FakeWorkspace, SlackFakeServer
 

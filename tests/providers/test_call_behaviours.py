@@ -20,7 +20,7 @@ from telnyx_support import start_telnyx
 from twilio_support import HUMAN, start_live
 
 from humanwire import HumanWire
-from humanwire.server.runner import ServiceRunner
+from humanwire.server.runtime.runner import ServiceRunner
 from humanwire.testing.receiver import WebhookReceiver
 from humanwire.testing.telnyx import TelnyxFakeServer
 from humanwire.testing.twilio import BargeIn, CalleeScript, TwilioFakeServer

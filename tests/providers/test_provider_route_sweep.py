@@ -34,7 +34,7 @@ from humanwire.approval import ApprovalRequest, Approver
 from humanwire.server.config import SlackConfig, TelnyxConfig, TwilioConfig
 from humanwire.server.delivery.provider_routes import ProviderRoute, ProviderWebSocketRoute
 from humanwire.server.delivery.slack.provider import REF_WAIT
-from humanwire.server.runner import ServiceRunner
+from humanwire.server.runtime.runner import ServiceRunner
 from humanwire.testing.service import fast_config
 from humanwire.testing.slack import FakeSlackMessage, FakeWorkspace, SlackFakeServer
 from humanwire.testing.telnyx import FakeTelnyx, TelnyxFakeServer

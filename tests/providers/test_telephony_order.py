@@ -23,7 +23,7 @@ from twilio_support import POOL, SMS_FROM, in_background
 
 from humanwire import HumanWire, InvalidRequestError
 from humanwire.server.config import ServiceConfig, channel_routes, startup_lines
-from humanwire.server.runner import ServiceRunner
+from humanwire.server.runtime.runner import ServiceRunner
 from humanwire.testing.telnyx import FakeTelnyx, TelnyxFakeServer
 from humanwire.testing.twilio import FakeTwilio, TwilioFakeServer
 

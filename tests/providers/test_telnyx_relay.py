@@ -25,7 +25,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
 from humanwire import HumanWire
-from humanwire.server.runner import ServiceRunner
+from humanwire.server.runtime.runner import ServiceRunner
 from humanwire.testing.telnyx import CalleeScript, FakeTelnyx, TelnyxFakeServer
 
 CALL_SID = "v3:relay-call-one"

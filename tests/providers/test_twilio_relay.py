@@ -22,7 +22,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
 from humanwire import HumanWire
-from humanwire.server.runner import ServiceRunner
+from humanwire.server.runtime.runner import ServiceRunner
 from humanwire.testing.twilio import CalleeScript, FakeTwilio, TwilioFakeServer
 
 CALL_SID = "CA" + "7" * 32

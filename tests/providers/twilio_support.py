@@ -13,7 +13,7 @@ import pytest
 
 from humanwire import HumanWire
 from humanwire.server.config import TwilioConfig
-from humanwire.server.runner import ServiceRunner
+from humanwire.server.runtime.runner import ServiceRunner
 from humanwire.testing.service import fast_config
 from humanwire.testing.twilio import FakeTwilio, TwilioFakeServer
 

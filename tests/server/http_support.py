@@ -14,9 +14,9 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from humanwire.server.app import create_app
 from humanwire.server.config import ServiceConfig
 from humanwire.server.engine import Engine
+from humanwire.server.http.app import create_app
 from humanwire.types import ErrorBody
 
 BASE_URL = "http://127.0.0.1:8765"

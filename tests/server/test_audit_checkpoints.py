@@ -25,10 +25,10 @@ from humanwire.server.approvals.checkpoints import (
     checkpoint_marks,
     generate_key_pair,
 )
+from humanwire.server.background.outbox import Outbox
+from humanwire.server.background.schedule import Schedule
 from humanwire.server.config import ServiceConfig
 from humanwire.server.engine.audit_checkpoints import AuditCheckpoints
-from humanwire.server.outbox import Outbox
-from humanwire.server.schedule import Schedule
 from humanwire.server.store import Store, open_store
 from humanwire.server.store.records import AuditDraft
 

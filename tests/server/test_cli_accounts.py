@@ -20,7 +20,7 @@ import pytest
 from humanwire import HumanWire
 from humanwire.cli import main
 from humanwire.cli.key_files import key_file_of, read_key, write_key
-from humanwire.server.runner import ServiceRunner
+from humanwire.server.runtime.runner import ServiceRunner
 from humanwire.server.store import Store, open_store
 from humanwire.testing.service import fast_config
 from pg_support import stored_bytes

@@ -28,10 +28,10 @@ from engine_support import (
     sms,
 )
 
+from humanwire.server.background.outbox import HostLookupTimeout, check_webhook_url
 from humanwire.server.config import SHARED_SMS_NUMBER
 from humanwire.server.engine import Account, Engine
 from humanwire.server.errors import InvalidRequest, NotFound
-from humanwire.server.outbox import HostLookupTimeout, check_webhook_url
 from humanwire.server.store.records import WebhookRecord
 from humanwire.types import WebhookCreateRequest, event_adapter
 

@@ -12,7 +12,7 @@ from http_support import HUMAN, AppUnderTest, svc_fixture
 from openapi_spec_validator import validate
 from pydantic import ValidationError
 
-from humanwire.server.openapi import build_openapi
+from humanwire.server.http.openapi import build_openapi
 from humanwire.server.routes import api_operations
 from humanwire.server.routes._api import IDEMPOTENCY_HEADER as IDEMPOTENCY
 

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from schemathesis.config import SchemathesisConfig
 from schemathesis.generation import GenerationMode
 
-from humanwire.server.openapi import build_openapi
+from humanwire.server.http.openapi import build_openapi
 from humanwire.server.routes import api_operations
 
 EXAMPLES = 40

@@ -18,7 +18,7 @@ import pytest
 
 from humanwire.cli import main
 from humanwire.server.config import ServiceConfig
-from humanwire.server.runner import ServiceRunner
+from humanwire.server.runtime.runner import ServiceRunner
 from humanwire.testing.service import fast_config
 from pg_support import stored_bytes
 

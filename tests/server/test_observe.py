@@ -28,7 +28,7 @@ from http_support import (
 )
 from prometheus_client.parser import text_string_to_metric_families
 
-from humanwire.server.observe import JsonFormatter, TextFormatter, mask_address, redact_numbers
+from humanwire.server.http.observe import JsonFormatter, TextFormatter, mask_address, redact_numbers
 
 __all__ = ["svc_fixture"]
 
@@ -280,7 +280,7 @@ def test_redact_numbers_in_a_providers_message() -> None:
 
 
 def test_json_lines_have_fixed_keys_and_text_lines_read_as_key_values() -> None:
-    from humanwire.server.observe import log_event
+    from humanwire.server.http.observe import log_event
 
     logger = logging.getLogger("humanwire.test-observe")
     records: list[logging.LogRecord] = []
@@ -315,7 +315,7 @@ def test_the_library_configures_no_logging() -> None:
     code = (
         "import logging\n"
         "from humanwire.server.config import ServiceConfig\n"
-        "from humanwire.server.runner import ServiceRunner\n"
+        "from humanwire.server.runtime.runner import ServiceRunner\n"
         "with ServiceRunner(ServiceConfig()) as runner:\n"
         "    runner.create_account('x')\n"
         "names = ['', 'humanwire', 'uvicorn', 'uvicorn.error', 'uvicorn.access']\n"
@@ -332,7 +332,7 @@ def test_the_library_configures_no_logging() -> None:
 
 
 def test_a_metrics_token_setting_reaches_the_config(tmp_path: Path) -> None:
-    from humanwire.server.settings import SettingsError, load_settings
+    from humanwire.server.runtime.settings import SettingsError, load_settings
 
     env = {"HUMANWIRE_METRICS_TOKEN": "scrape-me", "HUMANWIRE_LOG_FORMAT": "JSON"}
     settings = load_settings(None, env, {"log_level": "debug"})

@@ -22,7 +22,7 @@ import psycopg
 import pytest
 
 from humanwire.server.config import SHARED_SLACK_WORKSPACE
-from humanwire.server.runner import ServiceRunner
+from humanwire.server.runtime.runner import ServiceRunner
 from humanwire.server.store.postgres import PostgresStore
 from humanwire.testing.service import fast_config
 from pg_support import drop_schema, new_schema

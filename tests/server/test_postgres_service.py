@@ -16,8 +16,8 @@ import pytest
 from humanwire import HumanWire
 from humanwire.cli import main as cli_main
 from humanwire.server.config import SHARED_SLACK_WORKSPACE
-from humanwire.server.runner import ServiceRunner
-from humanwire.server.settings import load_settings
+from humanwire.server.runtime.runner import ServiceRunner
+from humanwire.server.runtime.settings import load_settings
 from humanwire.server.store import is_database_url, open_store, redact, schema_version
 from humanwire.server.store.migrations import LATEST
 from humanwire.testing.service import fast_config

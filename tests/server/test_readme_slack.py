@@ -12,7 +12,7 @@ import pytest
 
 from docs_support import block
 from humanwire.server.config import channel_routes
-from humanwire.server.settings import load_settings
+from humanwire.server.runtime.settings import load_settings
 
 SLACK = "going-live/slack.md"
 

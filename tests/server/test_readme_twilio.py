@@ -6,7 +6,7 @@ from pathlib import Path
 
 from docs_support import blocks, page
 from humanwire.server.config import channel_routes
-from humanwire.server.settings import load_settings
+from humanwire.server.runtime.settings import load_settings
 
 
 def test_the_page_toml_passes_validation_and_routes_to_twilio(tmp_path: Path) -> None:

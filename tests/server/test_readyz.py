@@ -19,7 +19,7 @@ import pytest
 from http_support import AppUnderTest, assert_error, svc_fixture
 from test_http_openapi import assert_conforms
 
-from humanwire.server.runner import ServiceRunner
+from humanwire.server.runtime.runner import ServiceRunner
 from humanwire.testing.service import fast_config
 from pg_support import DATABASE_URL, drop_schema, new_schema
 

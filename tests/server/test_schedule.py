@@ -1,6 +1,6 @@
-"""The schedule (``humanwire.server.schedule``) on both stores: steps armed as rows, claimed
-when due in bounded batches, run once by one replica, taken over after a dead replica's
-lease, and nothing held in memory that is not due soon."""
+"""The schedule (``humanwire.server.background.schedule``) on both stores: steps armed as
+rows, claimed when due in bounded batches, run once by one replica, taken over after a dead
+replica's lease, and nothing held in memory that is not due soon."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from engine_support import eventually
 
-from humanwire.server.schedule import Schedule
+from humanwire.server.background.schedule import Schedule
 from humanwire.server.store import SQLiteStore, Store
 from humanwire.server.store.postgres import PostgresStore
 from humanwire.server.store.records import StepRecord

@@ -16,7 +16,7 @@ from humanwire.server.config import (
     channel_routes,
     startup_lines,
 )
-from humanwire.server.settings import (
+from humanwire.server.runtime.settings import (
     Settings,
     SettingsError,
     effective_configuration,
@@ -724,7 +724,7 @@ def _toml(key: str, value: str) -> str:
 def test_every_tunable_is_a_setting() -> None:
     from dataclasses import fields
 
-    from humanwire.server.settings import SERVICE_CONFIG_FIELDS
+    from humanwire.server.runtime.settings import SERVICE_CONFIG_FIELDS
 
     assert set(TUNABLES) == set(SERVICE_CONFIG_FIELDS)
     # Every ServiceConfig field an operator tunes is reachable from the settings; the
@@ -744,7 +744,7 @@ def test_every_tunable_is_a_setting() -> None:
 
 @pytest.mark.parametrize("key", sorted(TUNABLES))
 def test_each_tunable_from_the_file_and_the_environment(tmp_path: Path, key: str) -> None:
-    from humanwire.server.settings import SERVICE_CONFIG_FIELDS
+    from humanwire.server.runtime.settings import SERVICE_CONFIG_FIELDS
 
     raw, expected = TUNABLES[key]
     field = SERVICE_CONFIG_FIELDS[key]
@@ -887,7 +887,7 @@ def test_the_flags_still_beat_everything_for_their_keys(tmp_path: Path) -> None:
 
 # -- the proxies trusted for forwarded headers ----------------------------------------------------
 def test_trusted_proxies_default_to_this_machine(tmp_path: Path) -> None:
-    from humanwire.server.settings import effective_configuration
+    from humanwire.server.runtime.settings import effective_configuration
 
     settings = load_settings(None, {}, {})
     assert settings.to_service_config().trusted_proxies == ("127.0.0.1", "::1")
@@ -897,7 +897,7 @@ def test_trusted_proxies_default_to_this_machine(tmp_path: Path) -> None:
 
 
 def test_trusted_proxies_from_the_file_and_the_environment(tmp_path: Path) -> None:
-    from humanwire.server.settings import effective_configuration
+    from humanwire.server.runtime.settings import effective_configuration
 
     # Networks are written canonically (host bits dropped): uvicorn would take
     # 10.1.2.3/8 for a name that never matches.
@@ -948,7 +948,7 @@ def test_a_bad_trusted_proxy_names_the_key_and_its_source(
 
 # -- the effective configuration ---------------------------------------------------------------
 def test_the_effective_configuration_masks_every_secret(tmp_path: Path) -> None:
-    from humanwire.server.settings import effective_configuration, format_configuration
+    from humanwire.server.runtime.settings import effective_configuration, format_configuration
 
     path = write(
         tmp_path,
@@ -981,14 +981,14 @@ def test_the_effective_configuration_masks_every_secret(tmp_path: Path) -> None:
 
 # -- the reference in docs/operating/configuration.md -------------------------------------------
 def test_the_documented_reference_is_the_generated_one() -> None:
-    from humanwire.server.settings import REFERENCE_END, REFERENCE_START, config_reference
+    from humanwire.server.runtime.settings import REFERENCE_END, REFERENCE_START, config_reference
 
     readme = (REPO / "docs" / "operating" / "configuration.md").read_text(encoding="utf-8")
     start, end = readme.index(REFERENCE_START), readme.index(REFERENCE_END)
     in_readme = readme[start : end + len(REFERENCE_END)]
     assert in_readme == config_reference(), (
         "the configuration reference is stale: "
-        "python -m humanwire.server.settings --write docs/operating/configuration.md"
+        "python -m humanwire.server.runtime.settings --write docs/operating/configuration.md"
     )
     # Every key with its variable, and a meaning for every key.
     for key, variable in env_var_names().items():
@@ -997,7 +997,7 @@ def test_the_documented_reference_is_the_generated_one() -> None:
 
 
 def test_the_reference_writer_replaces_only_its_block(tmp_path: Path) -> None:
-    from humanwire.server.settings import (
+    from humanwire.server.runtime.settings import (
         REFERENCE_END,
         REFERENCE_START,
         config_reference,
@@ -1041,7 +1041,7 @@ def test_telnyx_from_the_file_and_the_environment(tmp_path: Path) -> None:
         "call": "telnyx",
         "email": "sandbox",
     }
-    from humanwire.server.settings import effective_configuration, format_configuration
+    from humanwire.server.runtime.settings import effective_configuration, format_configuration
 
     rows = {key: (value, source) for key, value, source in effective_configuration(settings)}
     assert rows["telnyx.api_key"][0] == "********"
@@ -1152,7 +1152,7 @@ def test_email_settings_refuse_what_cannot_send(tmp_path: Path, text: str, probl
 # -- [audit] ---------------------------------------------------------------------------------
 def test_audit_signing_key_from_the_environment_never_shown(tmp_path: Path) -> None:
     from humanwire.server.approvals.checkpoints import generate_key_pair
-    from humanwire.server.settings import effective_configuration, format_configuration
+    from humanwire.server.runtime.settings import effective_configuration, format_configuration
 
     signing_key, _ = generate_key_pair()
     path = write(tmp_path, "[audit]\ncheckpoint_every = 60\n")

@@ -1078,7 +1078,7 @@ async def test_outcome_with_the_result_of_its_send(store: Store) -> None:
 
 def _listener(pg: PostgresStore, heard: list[tuple[str, str, str, Any]]) -> Any:
     """A replica's notice handling (``Replicas``), recording what it hears in ``heard``."""
-    from humanwire.server.replicas import Replicas
+    from humanwire.server.background.replicas import Replicas
 
     return Replicas(
         pg,

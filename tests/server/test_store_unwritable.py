@@ -24,7 +24,7 @@ import httpx
 import pytest
 
 from humanwire import HumanWire
-from humanwire.server.runner import ServiceRunner
+from humanwire.server.runtime.runner import ServiceRunner
 from humanwire.server.store.sqlite import SQLiteStore
 from humanwire.testing.service import fast_config
 from pg_support import store_database

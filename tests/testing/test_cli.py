@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from humanwire import cli
-from humanwire.server.settings import Settings
+from humanwire.server.runtime.settings import Settings
 
 
 def _env(home: Path) -> dict[str, str]:
@@ -238,7 +238,7 @@ def test_accounts_create_on_a_new_database(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from humanwire.server.config import ServiceConfig
-    from humanwire.server.runner import ServiceRunner
+    from humanwire.server.runtime.runner import ServiceRunner
 
     db = tmp_path / "fresh" / "accounts.db"
     assert cli.main(["accounts", "create", "--db", str(db), "--name", "ci"]) == 0

@@ -10,9 +10,9 @@ import httpx
 import pytest
 
 from humanwire import HumanWire
-from humanwire.server import embedded
 from humanwire.server.config import ServiceConfig
-from humanwire.server.runner import ServiceRunner
+from humanwire.server.runtime import embedded
+from humanwire.server.runtime.runner import ServiceRunner
 
 
 @pytest.fixture

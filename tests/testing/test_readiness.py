@@ -21,8 +21,8 @@ import httpx
 import pytest
 from account_gate import held_create_account
 
-from humanwire.server import embedded
 from humanwire.server.engine.accounts import Accounts
+from humanwire.server.runtime import embedded
 
 GATE_SCRIPT = Path(__file__).with_name("account_gate.py")
 KEY = "hw_readiness_key_given_at_start_0000"

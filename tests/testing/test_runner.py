@@ -14,9 +14,9 @@ import pytest
 
 from humanwire.server.config import ServiceConfig
 from humanwire.server.engine import Engine
+from humanwire.server.http.startup import StartupAccount
 from humanwire.server.net import is_loopback
-from humanwire.server.runner import ServiceRunner, bind_listener, format_base_url
-from humanwire.server.startup import StartupAccount
+from humanwire.server.runtime.runner import ServiceRunner, bind_listener, format_base_url
 from humanwire.server.store.records import WINDOW_STEP
 
 

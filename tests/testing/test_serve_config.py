@@ -20,7 +20,7 @@ import pytest
 
 from docs_support import block
 from humanwire import HumanWire, cli
-from humanwire.server.settings import env_var_names
+from humanwire.server.runtime.settings import env_var_names
 from humanwire.testing import WebhookReceiver
 
 REPO = Path(__file__).resolve().parents[2]

@@ -707,9 +707,9 @@ def fake_embedded(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         started.append(1)
         return types.SimpleNamespace(base_url="http://127.0.0.1:8766", api_key="hw_embedded")
 
-    module = types.ModuleType("humanwire.server.embedded")
+    module = types.ModuleType("humanwire.server.runtime.embedded")
     module.ensure_embedded_service = ensure_embedded_service  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "humanwire.server.embedded", module)
+    monkeypatch.setitem(sys.modules, "humanwire.server.runtime.embedded", module)
     return started
 
 
@@ -835,7 +835,7 @@ def test_prometheus_client_loads_only_with_a_service_engine() -> None:
     # The metrics extra is the engine's: importing the library, the server package or
     # the app module does not load it; building an engine does (when installed).
     code = (
-        "import sys, humanwire, humanwire.server, humanwire.server.app, humanwire.webhooks\n"
+        "import sys, humanwire, humanwire.server, humanwire.server.http.app, humanwire.webhooks\n"
         "print('prometheus_client' in sys.modules)\n"
         "from humanwire.server.config import ServiceConfig\n"
         "from humanwire.server.engine import Engine\n"

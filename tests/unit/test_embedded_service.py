@@ -45,12 +45,14 @@ def test_a_registered_starter_is_the_embedded_service() -> None:
 
 
 def test_none_restores_the_declared_default_starter(monkeypatch: pytest.MonkeyPatch) -> None:
-    import humanwire.server.embedded as embedded
+    import humanwire.server.runtime.embedded as embedded
 
     register_embedded_service(lambda: Endpoint("http://127.0.0.1:1", "hw_registered"))
     register_embedded_service(None)
     monkeypatch.setattr(
         embedded, "ensure_embedded_service", lambda: Endpoint("http://127.0.0.1:2", "hw_default")
     )
-    assert default_entry_point().value == "humanwire.server.embedded:ensure_embedded_service"
+    assert (
+        default_entry_point().value == "humanwire.server.runtime.embedded:ensure_embedded_service"
+    )
     assert embedded_service() == Endpoint("http://127.0.0.1:2", "hw_default")

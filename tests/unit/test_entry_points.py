@@ -17,7 +17,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 from humanwire.embedded_service import ENTRY_POINT_GROUP, ENTRY_POINT_NAME, default_entry_point
-from humanwire.server import extensions
+from humanwire.server.http import extensions
 
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 
@@ -37,7 +37,7 @@ def test_the_installed_entry_points_are_the_declared_ones(group: str) -> None:
 
 
 def test_the_embedded_service_entry_point_resolves_to_the_servers_starter() -> None:
-    from humanwire.server.embedded import ensure_embedded_service
+    from humanwire.server.runtime.embedded import ensure_embedded_service
 
     point = default_entry_point()
     assert point.name == ENTRY_POINT_NAME

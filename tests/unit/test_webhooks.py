@@ -162,7 +162,7 @@ def test_malformed_bodies() -> None:
 
 def test_the_service_signs_what_the_client_verifies() -> None:
     # The outbox computes the header itself; both sides must agree byte for byte.
-    from humanwire.server.outbox import event_body, signature_header
+    from humanwire.server.background.outbox import event_body, signature_header
 
     body = event_body(json.loads(BODY))
     header = signature_header(SECRET, body, T)

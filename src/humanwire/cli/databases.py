@@ -16,7 +16,7 @@ DB_HELP = (
 
 
 def default_db() -> str:
-    from humanwire.server.embedded import embedded_home
+    from humanwire.server.runtime.embedded import embedded_home
 
     return str(embedded_home() / "humanwire.db")
 

@@ -30,7 +30,7 @@ def key_file_of(db_path: str) -> Path | None:
     if is_database_url(db_path):
         # One key file per database URL, beside the embedded service's files (the URL
         # itself may hold a password: only its hash names the file).
-        from humanwire.server.embedded import embedded_home
+        from humanwire.server.runtime.embedded import embedded_home
 
         digest = hashlib.sha256(db_path.encode()).hexdigest()[:16]
         return embedded_home() / f"db-{digest}.key"
@@ -62,7 +62,7 @@ def write_key(path: Path | None, key: str) -> None:
 def recorded_key_files(db_path: str) -> tuple[Path | None, Path | None]:
     """Where keys of ``db_path`` may be recorded: ``serve``'s key file, and the embedded
     mode's ``embedded.json`` when the database is the one it uses."""
-    from humanwire.server.embedded import embedded_home
+    from humanwire.server.runtime.embedded import embedded_home
 
     embedded = None
     if not is_database_url(db_path) and Path(db_path).resolve().parent == embedded_home().resolve():
@@ -77,7 +77,7 @@ def key_matches(key: object, key_hash: str) -> bool:
 def replace_recorded_key(db_path: str, old_hash: str, key: str) -> list[Path]:
     """A recorded copy of the rotated key is replaced by the new one: ``serve`` would
     otherwise create a new account at its next start (its recorded key opens none)."""
-    from humanwire.server.embedded import record_embedded_service
+    from humanwire.server.runtime.embedded import record_embedded_service
 
     key_file, embedded = recorded_key_files(db_path)
     replaced = []

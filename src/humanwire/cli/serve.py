@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from humanwire.server.config import ServiceConfig
-    from humanwire.server.runner import ServiceRunner
-    from humanwire.server.settings import Settings
+    from humanwire.server.runtime.runner import ServiceRunner
+    from humanwire.server.runtime.settings import Settings
 from .databases import is_database_url
 from .key_files import key_file_of, read_key, write_key
 
@@ -87,7 +87,7 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from humanwire.server.settings import SettingsError
+    from humanwire.server.runtime.settings import SettingsError
 
     try:
         settings = serve_settings(args)
@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _serve_flags(args: argparse.Namespace) -> dict[str, Any]:
-    from humanwire.server.settings import FLAG_KEYS
+    from humanwire.server.runtime.settings import FLAG_KEYS
 
     return {key: getattr(args, key, None) for key in FLAG_KEYS}
 
@@ -119,7 +119,7 @@ def _serve_flags(args: argparse.Namespace) -> dict[str, Any]:
 def serve_settings(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> Settings:
     """The settings of ``humanwire serve``: flags, then ``env`` (default ``os.environ``),
     then the ``--config`` file, then the defaults. Raises ``SettingsError``."""
-    from humanwire.server.settings import load_settings
+    from humanwire.server.runtime.settings import load_settings
 
     return load_settings(
         getattr(args, "config", None),
@@ -136,7 +136,7 @@ def serve_config(args: argparse.Namespace, env: Mapping[str, str] | None = None)
 
 def _print_config(settings: Settings, api_key: str | None) -> None:
     """The effective configuration, nothing opened or created (docs/operating/configuration.md)."""
-    from humanwire.server.settings import effective_configuration, format_configuration
+    from humanwire.server.runtime.settings import effective_configuration, format_configuration
 
     rows = effective_configuration(settings)
     if api_key:
@@ -155,9 +155,9 @@ def _serve_until(
     own_process: bool = False,
 ) -> int:
     from humanwire.server.config import startup_lines
-    from humanwire.server.embedded import embedded_home
-    from humanwire.server.runner import ServiceRunner
-    from humanwire.server.startup import StartupAccount
+    from humanwire.server.http.startup import StartupAccount
+    from humanwire.server.runtime.embedded import embedded_home
+    from humanwire.server.runtime.runner import ServiceRunner
 
     host, port, public_url = settings.host, settings.port, settings.public_url
     db_path, local = config.db_path, config.local_mode
@@ -217,7 +217,7 @@ def _serve_until(
             for line in startup_lines(runner.config):
                 print(f"  {line}", file=sys.stderr, flush=True)
         if own_process:
-            from humanwire.server.runner import tune_gc_for_service
+            from humanwire.server.runtime.runner import tune_gc_for_service
 
             tune_gc_for_service()  # this process is the service's alone
         _wait_for_stop(runner, stop, quiet=settings.log_format == "json")
@@ -227,7 +227,7 @@ def _serve_until(
 
 
 def _record_for_embedded(base_url: str, key: str) -> None:
-    from humanwire.server.embedded import record_embedded_service
+    from humanwire.server.runtime.embedded import record_embedded_service
 
     with contextlib.suppress(OSError):
         record_embedded_service(base_url, key)

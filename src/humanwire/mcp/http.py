@@ -125,7 +125,7 @@ class _BearerGate:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         from humanwire.server.errors import NotFound, ServiceError
-        from humanwire.server.http_errors import service_error_response
+        from humanwire.server.http.errors import service_error_response
         from humanwire.server.routes import authenticate
 
         request = Request(scope)

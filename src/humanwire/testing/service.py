@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from humanwire.server.config import ServiceConfig
-    from humanwire.server.runner import ServiceRunner
+    from humanwire.server.runtime.runner import ServiceRunner
 
 __all__ = ["RunningService", "fast_config", "start_test_service"]
 
@@ -59,7 +59,7 @@ class RunningService:
 
 def start_test_service(db_path: str | Path, config: ServiceConfig | None = None) -> RunningService:
     """Starts the service on a free loopback port (``fast_config`` unless given)."""
-    from humanwire.server.runner import ServiceRunner
+    from humanwire.server.runtime.runner import ServiceRunner
 
     runner = ServiceRunner(config or fast_config(db_path), "127.0.0.1", 0)
     runner.start()

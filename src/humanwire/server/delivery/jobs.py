@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
-    from ..schedule import Schedule
+    from ..background.schedule import Schedule
     from ..store.records import StepRecord
     from .port import ProviderState
 

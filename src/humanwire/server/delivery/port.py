@@ -15,7 +15,7 @@ port carries:
 - **settings it needs**: ``metrics``, ``phone_call_limit``.
 
 The engine side is ``humanwire.server.engine.provider_port.EngineProviderPort``, built
-by the wiring (``server/app.py``), which also registers the providers
+by the wiring (``server/http/app.py``), which also registers the providers
 ``delivery.real.real_providers`` builds on the channels they declare.
 
 A chat channel (Telegram, Discord, Teams) reaches the service through the same calls:
@@ -35,7 +35,7 @@ from humanwire.types.approvals import DecisionVia
 if TYPE_CHECKING:
     from humanwire.types import Form
 
-    from ..schedule import Schedule
+    from ..background.schedule import Schedule
     from ..store.commits import PendingCommit
     from ..store.records import ApproverRecord, InboundRecord, InteractionRecord, NumberRecord
     from ..telemetry import Metrics

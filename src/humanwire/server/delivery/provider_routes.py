@@ -46,7 +46,7 @@ from starlette.responses import Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketState
 
-from ..http_errors import error_response
+from ..http.errors import error_response
 
 if TYPE_CHECKING:
     from .port import ProviderState

@@ -17,6 +17,7 @@ from humanwire.types.approvals import (
 )
 
 from ..approvals import texts
+from ..background.schedule import Schedule
 from ..config import ServiceConfig
 from ..delivery import Outbound, ProviderFailure, RecipientUnreachable, WhatsAppTemplate
 from ..errors import (
@@ -24,7 +25,6 @@ from ..errors import (
     ProviderError,
 )
 from ..literals import DELIVERY_CHANNEL
-from ..schedule import Schedule
 from ..store import Store
 from ..store.records import ApproverRecord, InteractionRecord
 from ..telemetry import log_event, mask_address

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from ..background.schedule import Schedule
 from ..config import ServiceConfig
 from ..delivery import Provider, WhatsAppTemplate
-from ..schedule import Schedule
 from ..store import Store
 from ..store.records import InboundRecord, InteractionOutcome, InteractionRecord
 from ._common import Account, Channel

@@ -20,9 +20,9 @@ from collections.abc import Callable
 
 from ..approvals.audit import GENESIS, audit_time, read_log, verify
 from ..approvals.checkpoints import CHECKPOINT_EVENT, Checkpoint, CheckpointSigner
+from ..background.outbox import Outbox
+from ..background.schedule import Schedule
 from ..config import ServiceConfig
-from ..outbox import Outbox
-from ..schedule import Schedule
 from ..store.protocol import Store
 from ..store.records import StepRecord
 from ..telemetry import log_event

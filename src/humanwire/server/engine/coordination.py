@@ -29,9 +29,9 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
+from ..background.replicas import Replicas
 from ..config import ServiceConfig
 from ..limits import RateLimiter, SpamGuard, fingerprint
-from ..replicas import Replicas
 from ..store import Store
 from ..store.protocol import SharedStore, shared_store
 from ..store.records import (

@@ -20,8 +20,8 @@ from .numbers import NUMBER_SCOPE
 if TYPE_CHECKING:
     from humanwire.types import Form
 
+    from ..background.schedule import Schedule
     from ..delivery.port import InboundText, ProviderRegistration, ProviderState
-    from ..schedule import Schedule
     from ..store.records import ApproverRecord, InboundRecord, InteractionRecord, NumberRecord
     from ..telemetry import Metrics
     from . import Engine

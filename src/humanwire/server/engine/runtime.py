@@ -18,12 +18,12 @@ from typing import Any
 
 import httpx
 
+from ..background.outbox import RESOLVE_TIMEOUT, Outbox, Resolver
+from ..background.schedule import Schedule
 from ..config import ServiceConfig
 from ..delivery import NumberSource, Provider, SandboxProvider
 from ..forms.address import AddressValidator
 from ..forms.address_providers import build_address_validator
-from ..outbox import RESOLVE_TIMEOUT, Outbox, Resolver
-from ..schedule import Schedule
 from ..store import Store, open_store
 from ..store.records import DeliveryRecord, InteractionRecord
 from ..telemetry import Metrics

@@ -25,12 +25,12 @@ from humanwire.types import (
 )
 from humanwire.types.forms import STORED_FORM
 
+from ..background.outbox import RESOLVE_TIMEOUT, Resolver
 from ..config import ServiceConfig
 from ..delivery import NumberSource, Provider
 from ..errors import NotFound, ServiceUnavailable, Unauthorized
 from ..forms.address import AddressValidator
 from ..literals import CALL_OUTCOME
-from ..outbox import RESOLVE_TIMEOUT, Resolver
 from ..store import Store
 from ..store.records import WINDOW_STEP, IdempotencyRecord, InteractionOutcome, InteractionRecord
 from ..telemetry import Metrics, new_metrics

@@ -11,10 +11,10 @@ from humanwire.types import (
     WebhookCreateRequest,
 )
 
+from ..background.outbox import check_webhook_url_async
 from ..errors import (
     NotFound,
 )
-from ..outbox import check_webhook_url_async
 from ..store.records import InboundRecord, WebhookRecord
 from ._common import Account, _iso, _mask, _timestamp
 from .runtime import Runtime

@@ -32,7 +32,7 @@ from humanwire.types import BatchItem, BatchRequest, BatchResponse
 from humanwire.types.rules import IDEMPOTENCY_KEY
 
 from ..errors import InvalidRequest, NotFound, ServiceError
-from ..http_errors import error_response, service_error_response, store_unavailable_response
+from ..http.errors import error_response, service_error_response, store_unavailable_response
 from ..store.commits import TOUCHED, StoreUnavailable, Touched
 from ._api import (
     ApiCall,

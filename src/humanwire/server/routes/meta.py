@@ -10,7 +10,7 @@ from starlette.responses import Response
 
 from humanwire.types import ResponseModel
 
-from ..health import ReadinessProbe
+from ..http.health import ReadinessProbe
 from ._api import ApiCall, Operation, Payload, encode
 
 __all__ = ["Health", "Readiness", "ReadinessCheck", "operations"]

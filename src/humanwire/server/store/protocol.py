@@ -477,7 +477,7 @@ class Store(Protocol):
 
 class SharedStore(Store, Protocol):
     """A store several service processes (replicas) use at once: PostgreSQL. What the
-    engine needs on top of ``Store`` to share the work (``server/replicas.py``).
+    engine needs on top of ``Store`` to share the work (``server/background/replicas.py``).
 
     Liveness is a heartbeat: a replica is alive while its row in ``replicas`` was seen
     after ``alive_after`` (now minus the lease). Sends are held by one replica

@@ -26,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from ...http_errors import error_response
+from ...http.errors import error_response
 from .inbound import Attachment
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from ..jobs import ProviderJobs
 from .rest import TwilioAPIError, TwilioREST
 
 if TYPE_CHECKING:
-    from ...schedule import Schedule
+    from ...background.schedule import Schedule
     from ..port import ProviderState
 
 __all__ = ["JOB_SCOPE", "TwilioJobs"]

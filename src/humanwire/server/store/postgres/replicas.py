@@ -1,8 +1,8 @@
-"""What replicas share on one PostgreSQL database (``SharedStore``, ``server/replicas.py``):
-the replicas' heartbeats, held sends handed over and let go (and those of dead replicas
-swept, ``FOR UPDATE SKIP LOCKED``), notices (LISTEN/NOTIFY), and the rate limit's and spam
-guard's counts (PL/pgSQL functions under advisory locks, committed without waiting for
-the disk)."""
+"""What replicas share on one PostgreSQL database (``SharedStore``,
+``server/background/replicas.py``): the replicas' heartbeats, held sends handed over and let
+go (and those of dead replicas swept, ``FOR UPDATE SKIP LOCKED``), notices (LISTEN/NOTIFY),
+and the rate limit's and spam guard's counts (PL/pgSQL functions under advisory locks,
+committed without waiting for the disk)."""
 
 from __future__ import annotations
 

@@ -15,20 +15,20 @@ from starlette.middleware import Middleware
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .config import ServiceConfig
-from .delivery.real import real_providers
-from .engine import Engine
-from .engine.provider_port import EngineProviderPort, register_providers
+from ..config import ServiceConfig
+from ..delivery.real import real_providers
+from ..engine import Engine
+from ..engine.provider_port import EngineProviderPort, register_providers
+from ..routes import api_operations, to_routes
+from ..store.commits import TOUCHED, StoreUnavailable, Touched
+from .body import BodyLimitMiddleware
+from .errors import exception_handlers, store_unavailable_response
 from .extensions import load_extensions
 from .health import ReadinessProbe
-from .http_body import BodyLimitMiddleware
-from .http_errors import exception_handlers, store_unavailable_response
 from .observe import ObserveMiddleware, metrics_endpoint
 from .openapi import build_openapi
 from .pages import page_routes
-from .routes import api_operations, to_routes
 from .startup import StartupStep
-from .store.commits import TOUCHED, StoreUnavailable, Touched
 
 __all__ = ["create_app"]
 
@@ -40,7 +40,7 @@ def create_app(
     before_serving: Sequence[StartupStep] = (),
 ) -> Starlette:
     """The app; ``before_serving``: steps its startup runs last, once everything started
-    (``humanwire.server.startup``), their writes committed before it serves."""
+    (``humanwire.server.http.startup``), their writes committed before it serves."""
     if config is None:
         given = getattr(engine, "config", None)
         config = given if isinstance(given, ServiceConfig) else ServiceConfig()

@@ -12,7 +12,7 @@ from pydantic.json_schema import JsonSchemaMode
 from humanwire.types import ErrorBody
 from humanwire.types.rules import IDEMPOTENCY_KEY, schema_pattern
 
-from .routes import IDEMPOTENCY_HEADER, REPLAYED_HEADER, Operation
+from ..routes import IDEMPOTENCY_HEADER, REPLAYED_HEADER, Operation
 
 __all__ = ["API_VERSION", "build_openapi"]
 

@@ -15,7 +15,7 @@ from pydantic import (
     ValidationError,
 )
 
-from ..store import is_database_url
+from ...store import is_database_url
 from .checks import SettingsError
 from .keys import _section_model, env_var
 from .service import Settings

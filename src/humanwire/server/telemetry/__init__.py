@@ -1,11 +1,11 @@
 """What an operator sees of a running service, the parts that know no HTTP: metrics
 hooks, the request's context for log lines, structured state-change lines and their
 formatters, redaction. The engine, the outbox, the providers and the CLI use these; the
-HTTP layer (``humanwire.server.observe``) adds the middleware and ``GET /metrics``.
+HTTP layer (``humanwire.server.http.observe``) adds the middleware and ``GET /metrics``.
 
 - **Metrics**: every engine has a :class:`Metrics`; the no-op base when
   ``prometheus-client`` is not installed (the ``metrics`` extra), else the Prometheus
-  one of ``humanwire.server.prom`` with a registry of its own, so several services in
+  one of ``humanwire.server.telemetry.prom`` with a registry of its own, so several services in
   one process never share (or clash on) a metric.
 - **The request's context**: a :class:`RequestContext` in a context variable, set by the
   HTTP layer's middleware for each request and filled in as it is handled (the account,
@@ -246,7 +246,7 @@ def configure_logging(log_format: str = "text", level: str = "info") -> logging.
 # -- metrics --------------------------------------------------------------------------------
 class Metrics:
     """The metric hooks the service calls; this base does nothing (no ``metrics``
-    extra). ``humanwire.server.prom.PrometheusMetrics`` records them."""
+    extra). ``humanwire.server.telemetry.prom.PrometheusMetrics`` records them."""
 
     enabled = False
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from .errors import Conflict
+from ..errors import Conflict
 
 if TYPE_CHECKING:
-    from .engine import Engine
+    from ..engine import Engine
 
 __all__ = ["StartupAccount", "StartupStep"]
 

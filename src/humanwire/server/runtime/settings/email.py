@@ -10,7 +10,7 @@ from pydantic import (
     Field,
 )
 
-from ..config import (
+from ...config import (
     EmailConfig,
 )
 from .checks import (

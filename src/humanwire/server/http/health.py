@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .store.commits import StoreUnavailable
+from ..store.commits import StoreUnavailable
 
 if TYPE_CHECKING:
-    from .delivery.real import AttachedProvider
-    from .engine import Engine
+    from ..delivery.real import AttachedProvider
+    from ..engine import Engine
 
 __all__ = ["DATABASE_TIMEOUT", "Check", "ReadinessProbe"]
 

@@ -15,7 +15,7 @@ from starlette.responses import JSONResponse, Response
 
 from humanwire.types import ErrorBody, ErrorDetail, detail_from_validation_error
 
-from .errors import (
+from ..errors import (
     InvalidRequest,
     InvalidToNumber,
     ProviderError,
@@ -24,8 +24,8 @@ from .errors import (
     ServiceUnavailable,
     Unauthorized,
 )
+from ..store.commits import StoreUnavailable
 from .observe import current_request
-from .store.commits import StoreUnavailable
 
 __all__ = [
     "error_response",

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from starlette.routing import BaseRoute
 
-    from .config import ServiceConfig
-    from .engine import Engine
+    from ..config import ServiceConfig
+    from ..engine import Engine
 
 __all__ = [
     "ENTRY_POINT_GROUP",

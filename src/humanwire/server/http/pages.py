@@ -17,14 +17,14 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from .approvals.page import approval_page_routes
-from .config import ServiceConfig
-from .engine import Engine, FormView
-from .errors import Conflict, Gone, InvalidRequest, NotFound, ServiceError
-from .forms.address import corrected_message_for_json
-from .forms.countries import countries_json
-from .forms.html import SECURITY_HEADERS, Html
-from .forms.render import (
+from ..approvals.page import approval_page_routes
+from ..config import ServiceConfig
+from ..engine import Engine, FormView
+from ..errors import Conflict, Gone, InvalidRequest, NotFound, ServiceError
+from ..forms.address import corrected_message_for_json
+from ..forms.countries import countries_json
+from ..forms.html import SECURITY_HEADERS, Html
+from ..forms.render import (
     USE_SUGGESTION_SUFFIX,
     raw_from_post,
     render_already_submitted,
@@ -33,14 +33,15 @@ from .forms.render import (
     render_not_found,
     render_submitted,
 )
-from .forms.validate import check_submission
-from .forms.web import html_response, json_error, read_urlencoded
-from .inbox.replies import reply_routes
-from .inbox.routes import inbox_routes
+from ..forms.validate import check_submission
+from ..forms.web import html_response, json_error, read_urlencoded
+from ..inbox.replies import reply_routes
+from ..inbox.routes import inbox_routes
 
 __all__ = ["STATIC_DIR", "FormPages", "page_routes"]
 
-STATIC_DIR = Path(__file__).parent / "static"
+# server/static/, beside this package
+STATIC_DIR = Path(__file__).parent.parent / "static"
 
 
 def _is_json(request: Request) -> bool:

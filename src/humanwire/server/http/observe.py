@@ -24,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .telemetry import (
+from ..telemetry import (
     LOG_FORMATS,
     LOG_LEVELS,
     METRICS_EXTRA,
@@ -145,7 +145,7 @@ class ObserveMiddleware:
 
 
 def _loopback(scope: Scope) -> bool:
-    from .net import is_loopback
+    from ..net import is_loopback
 
     client = scope.get("client")
     return client is not None and is_loopback(str(client[0]))
@@ -155,8 +155,8 @@ async def metrics_endpoint(request: Request) -> Response:
     """``GET /metrics``: the Prometheus text format. With ``metrics_token`` set, only
     ``Authorization: Bearer <metrics_token>`` opens it (from anywhere, loopback too);
     without one, only loopback clients."""
-    from .errors import NotFound, Unauthorized
-    from .http_errors import service_error_response
+    from ..errors import NotFound, Unauthorized
+    from .errors import service_error_response
 
     token: str | None = request.app.state.config.metrics_token
     if token is not None:

@@ -9,7 +9,7 @@ from pydantic import (
     SecretStr,
 )
 
-from ..config import (
+from ...config import (
     ServiceConfig,
 )
 from .checks import _about, _seconds, _signing_key, _Strict
@@ -39,7 +39,7 @@ class AuditSettings(_Strict):
     ] = ServiceConfig.audit_checkpoint_every
 
     def problems(self) -> list[str]:
-        from ..approvals.checkpoints import key_problem
+        from ...approvals.checkpoints import key_problem
 
         problem = key_problem() if self.signing_key is not None else None
         return [] if problem is None else [f"audit.signing_key: {problem}"]

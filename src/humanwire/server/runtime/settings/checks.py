@@ -22,7 +22,7 @@ from pydantic_core import PydanticCustomError
 
 from humanwire.types.rules import check_e164
 
-from ..config import (
+from ...config import (
     TELEPHONY_PROVIDERS,
 )
 
@@ -150,7 +150,7 @@ def _ed25519_key(value: str) -> str:
 
 
 def _signing_key(value: SecretStr) -> SecretStr:
-    from ..approvals.checkpoints import parse_key
+    from ...approvals.checkpoints import parse_key
 
     parse_key(value.get_secret_value())  # its message never repeats the value
     return SecretStr(value.get_secret_value().strip())
@@ -274,7 +274,7 @@ def _seconds(high: float, low: float = 0) -> BeforeValidator:
 
 
 def _sender(value: str) -> str:
-    from ..delivery.email.compose import parse_sender
+    from ...delivery.email.compose import parse_sender
 
     parse_sender(value.strip())
     return value.strip()

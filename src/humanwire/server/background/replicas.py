@@ -17,7 +17,7 @@ Each replica runs the whole service; what one of them does, the others must hear
   died) or it retired (a graceful stop), what was handed to it goes to the webhooks
   (``sweep_holds``, which reads only held sends: an index of ``held_by``). Nothing here
   reads the open interactions: their windows are steps of the schedule
-  (``server/schedule.py``), claimed when due by one replica and taken over from a dead
+  (``server/background/schedule.py``), claimed when due by one replica and taken over from a dead
   one when its claims run out. Webhook deliveries are leased rows of the outbox
   (``Store.claim_outbox``).
 
@@ -38,8 +38,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from .store.protocol import SharedStore
-from .store.records import InteractionRecord
+from ..store.protocol import SharedStore
+from ..store.records import InteractionRecord
 
 __all__ = ["NOTIFY_PAYLOAD_BYTES", "Replicas"]
 

@@ -9,8 +9,8 @@ from pydantic import TypeAdapter, ValidationError
 from pydantic_core import from_json
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .errors import InvalidRequest, PayloadTooLarge
-from .http_errors import error_response, service_error_from_validation
+from ..errors import InvalidRequest, PayloadTooLarge
+from .errors import error_response, service_error_from_validation
 
 __all__ = ["BodyLimitMiddleware", "parse_json_body"]
 

@@ -15,13 +15,13 @@ from pydantic import (
     PrivateAttr,
 )
 
-from ..config import (
+from ...config import (
     ServiceConfig,
     SlackConfig,
     TelnyxConfig,
     TwilioConfig,
 )
-from ..store import is_database_url
+from ...store import is_database_url
 from .addresses import AddressSettings
 from .audit import AuditSettings
 from .checks import (
@@ -328,7 +328,7 @@ class Settings(_Strict):
         """The :class:`ServiceConfig` of these settings (after :meth:`check`); local mode
         (loopback webhook targets allowed) only when serving on loopback. ``overrides``
         replace fields afterwards (``voice_chat_model=``, fast windows in tests)."""
-        from ..net import is_loopback
+        from ...net import is_loopback
 
         self.check()
         config = ServiceConfig(

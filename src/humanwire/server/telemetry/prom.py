@@ -1,4 +1,4 @@
-"""The Prometheus side of :class:`humanwire.server.observe.Metrics` (the ``metrics``
+"""The Prometheus side of :class:`humanwire.server.http.observe.Metrics` (the ``metrics``
 extra). Imported only when ``prometheus-client`` is installed, by the engine that uses
 it; every engine has its own ``CollectorRegistry``, never the global default one.
 
@@ -17,7 +17,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import Collector
 
-from .telemetry import GaugeSource, Metrics
+from . import GaugeSource, Metrics
 
 __all__ = ["PrometheusMetrics"]
 

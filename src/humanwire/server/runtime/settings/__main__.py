@@ -1,4 +1,4 @@
-"""``python -m humanwire.server.settings --reference | --write FILE``: the configuration
+"""``python -m humanwire.server.runtime.settings --reference | --write FILE``: the configuration
 reference, printed or written into the page between its markers."""
 
 import sys

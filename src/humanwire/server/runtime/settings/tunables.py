@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from ..config import (
+from ...config import (
     ServiceConfig,
 )
 from .checks import _about, _count, _seconds, _Strict

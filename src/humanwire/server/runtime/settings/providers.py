@@ -12,7 +12,7 @@ from pydantic import (
     Field,
 )
 
-from ..config import (
+from ...config import (
     TELEPHONY_PROVIDERS,
     SlackConfig,
     TelnyxConfig,

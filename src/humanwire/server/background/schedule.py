@@ -33,8 +33,8 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from .store.protocol import Store
-from .store.records import StepRecord
+from ..store.protocol import Store
+from ..store.records import StepRecord
 
 __all__ = ["Handler", "Schedule"]
 

@@ -24,14 +24,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from .config import ServiceConfig
-from .startup import StartupStep
+from ..config import ServiceConfig
+from ..http.startup import StartupStep
 
 if TYPE_CHECKING:
     import uvicorn
     from starlette.applications import Starlette
 
-    from .engine import Engine
+    from ..engine import Engine
 
 __all__ = [
     "ServiceRunner",
@@ -300,9 +300,9 @@ class ServiceRunner:
     async def _serve(self, sock: socket.socket) -> None:
         import uvicorn
 
-        from .app import create_app
-        from .connections import guarded_protocol
-        from .engine import Engine
+        from ..connections import guarded_protocol
+        from ..engine import Engine
+        from ..http.app import create_app
 
         self._loop = asyncio.get_running_loop()
         # Built in this thread: the engine's SQLite connection is used from this loop only.

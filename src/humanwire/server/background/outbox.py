@@ -32,12 +32,12 @@ import httpx
 from humanwire.types.webhooks import webhook_header_problem
 from humanwire.webhooks import sign
 
-from .config import ServiceConfig
-from .errors import InvalidRequest
-from .literals import EVENT_TYPE
-from .store.protocol import Store
-from .store.records import EventRecord, OutboxRecord
-from .telemetry import Metrics, log_event
+from ..config import ServiceConfig
+from ..errors import InvalidRequest
+from ..literals import EVENT_TYPE
+from ..store.protocol import Store
+from ..store.records import EventRecord, OutboxRecord
+from ..telemetry import Metrics, log_event
 
 __all__ = [
     "EVENT_ID_HEADER",

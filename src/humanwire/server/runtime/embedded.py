@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 if TYPE_CHECKING:
+    from ..http.startup import StartupAccount
     from .runner import ServiceRunner
-    from .startup import StartupAccount
 
 __all__ = [
     "DEFAULT_EMBEDDED_PORT",
@@ -151,7 +151,7 @@ def _find_or_start(home: Path) -> EmbeddedService:
                 logger.debug("humanwire: reusing the service listening at %s", url)
                 return EmbeddedService(url, recorded_key, f"{url}/inbox")
 
-    from .startup import StartupAccount
+    from ..http.startup import StartupAccount
 
     # Keep a recorded key (the database may have been deleted) so notebooks and shells
     # that saved it keep working; otherwise create one. Made before the service answers.
@@ -165,7 +165,7 @@ def _find_or_start(home: Path) -> EmbeddedService:
 
 
 def _start_runner(home: Path, port: int, account: StartupAccount) -> ServiceRunner:
-    from .config import ServiceConfig
+    from ..config import ServiceConfig
     from .runner import ServiceRunner
 
     def make(port: int) -> ServiceRunner:

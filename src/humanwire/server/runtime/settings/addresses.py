@@ -9,7 +9,7 @@ from pydantic import (
     AfterValidator,
 )
 
-from ..config import (
+from ...config import (
     AddressConfig,
 )
 from .checks import HttpURL, Secret, Text, _about, _matching, _one_of, _seconds, _Strict

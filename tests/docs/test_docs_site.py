@@ -70,7 +70,8 @@ def test_the_http_api_page_is_rendered_from_the_services_document() -> None:
 def _public_modules() -> list[str]:
     """Every module of ``src/humanwire`` with no private part in its name; of
     ``humanwire.server``, the package alone (its public face is listed by hand on the
-    service's page)."""
+    service's page); of ``humanwire.cli``, the package alone (a module per command group,
+    whose reference is the command's ``--help``)."""
     names = []
     for path in (ROOT / "src" / "humanwire").rglob("*.py"):
         parts = list(path.relative_to(ROOT / "src").with_suffix("").parts)
@@ -78,7 +79,7 @@ def _public_modules() -> list[str]:
             parts.pop()
         if any(part.startswith("_") for part in parts):
             continue
-        if parts[:2] == ["humanwire", "server"] and len(parts) > 2:
+        if parts[:2] in (["humanwire", "server"], ["humanwire", "cli"]) and len(parts) > 2:
             continue
         names.append(".".join(parts))
     return sorted(names)

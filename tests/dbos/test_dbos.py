@@ -12,7 +12,7 @@ import httpx
 import pytest
 from dbos import DBOS, SetWorkflowID
 from dbos_support import SystemDatabase
-from workflows import (
+from dbos_workflows import (
     HUMAN,
     ask_once,
     ask_twice_on_one_topic,
@@ -149,7 +149,7 @@ def test_an_approval_with_a_quorum_of_two_is_consumed_once(
 GUIDE = Path(__file__).parents[2] / "docs" / "guides" / "dbos.md"
 
 
-@pytest.mark.parametrize("example", ["ship_workflow.py", "ship_runner.py"])
+@pytest.mark.parametrize("example", ["ship_workflow.py", "dbos_ship_runner.py"])
 def test_the_guide_shows_the_tested_code(example: str) -> None:
     source = (Path(__file__).parent / example).read_text()
     body = source.split("\n", 1)[1]  # past the comment naming the page
@@ -159,10 +159,10 @@ def test_the_guide_shows_the_tested_code(example: str) -> None:
 def test_the_guide_runs_against_the_embedded_service(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import ship_runner
+    import dbos_ship_runner
 
     monkeypatch.chdir(tmp_path)  # the runner keeps its database and cursor there
-    assert ship_runner.main() == "The human said: yes, ship it"
+    assert dbos_ship_runner.main() == "The human said: yes, ship it"
     assert (tmp_path / "humanwire-dbos.cursor").read_text()
     assert (tmp_path / "ship.sqlite").exists()
 

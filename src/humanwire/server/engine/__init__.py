@@ -1,6 +1,7 @@
 """The engine: accounts, interactions and their windows, reply matching, forms, calls,
-numbers, webhooks and channel cards. It knows nothing of HTTP: the routes in ``app.py``
-validate bodies into wire models, call one method here, and serialize what comes back.
+numbers, webhooks and channel cards. It knows nothing of HTTP: the routes
+(``server/routes``, mounted by ``server/http/app.py``) validate bodies into wire models,
+call one method here, and serialize what comes back.
 Errors are raised as ``humanwire.server.errors.ServiceError`` subclasses.
 
 ``Engine`` is a facade over role objects built on one runtime (``runtime``), each

@@ -69,7 +69,7 @@ async def _accounts_create(args: argparse.Namespace) -> int:
     # while a service runs on the same database.
     engine = Engine(ServiceConfig(db_path=db_path))
     try:
-        _account, key = await engine.create_account(args.name)
+        _account, key = await engine.accounts.create(args.name)
     finally:
         with contextlib.suppress(Exception):
             await engine.close()
@@ -115,7 +115,7 @@ async def _account_action(engine: Engine, args: argparse.Namespace, db_path: str
     account_id: str = args.account_id
     action: str = args.accounts_command
     if action == "suspend":
-        changed = await engine.suspend_account(account_id)
+        changed = await engine.accounts.suspend(account_id)
         print(
             f"suspended: {account_id} (every request of it is refused 403 account_suspended)"
             if changed
@@ -123,11 +123,11 @@ async def _account_action(engine: Engine, args: argparse.Namespace, db_path: str
         )
         return 0
     if action == "reinstate":
-        changed = await engine.reinstate_account(account_id)
+        changed = await engine.accounts.reinstate(account_id)
         print(f"reinstated: {account_id}" if changed else f"{account_id} was not suspended")
         return 0
     if action == "rotate-key":
-        old_hash, key = await engine.rotate_key(account_id)
+        old_hash, key = await engine.accounts.rotate_key(account_id)
         print(key, flush=True)
         print(
             "humanwire: the new key works now and the old one is refused; it is shown "
@@ -137,13 +137,13 @@ async def _account_action(engine: Engine, args: argparse.Namespace, db_path: str
         for where in replace_recorded_key(db_path, old_hash, key):
             print(f"humanwire: {where} held the old key: it holds the new one", file=sys.stderr)
         return 0
-    info = await engine.account_info(account_id)
+    info = await engine.accounts.info(account_id)
     record = await engine.store.get_account(account_id)
     assert record is not None  # account_info found it
     key_hash = record.key_hash
     if not args.yes and not _confirm_delete(info):
         return 1
-    deleted = await engine.delete_account(account_id)
+    deleted = await engine.accounts.delete(account_id)
     rows = sum(count for table, count in deleted.removed.items() if table != "accounts")
     print(f"deleted: {account_id} ({_printable(deleted.name)}) and {rows} rows of its data")
     if deleted.numbers:
@@ -187,7 +187,7 @@ def _printable(text: str) -> str:
 
 
 async def _accounts_list(engine: Engine, *, as_json: bool) -> int:
-    infos = await engine.account_list()
+    infos = await engine.accounts.list_all()
     if as_json:
         print(json.dumps([_account_json(info) for info in infos], indent=2, ensure_ascii=False))
         return 0

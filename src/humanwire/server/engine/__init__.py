@@ -75,7 +75,6 @@ from ._common import (
     ReplyLinkView,
     wire_json,
 )
-from .accounts import AccountInfo, DeletedAccount
 from .approval_access import ApprovalAccess, ApprovalPage, InboxApproval
 from .calls import Calls
 from .context import HELD_TO_THE_END, SendContext
@@ -183,30 +182,3 @@ class Engine(Calls, Sends, LinkPages, Outcomes):
 
     async def decide_by_email_reply(self, row: ApproverRecord, body: str, *, signed: bool) -> str:
         return await self.approvals.decide_by_email_reply(row, body, signed=signed)
-
-    # -- until ``humanwire accounts`` (cli) and the Slack routes call ``engine.accounts``
-    async def create_account(
-        self, name: str | None = None, api_key: str | None = None
-    ) -> tuple[Account, str]:
-        return await self.accounts.create(name, api_key)
-
-    async def authenticate(self, api_key: str) -> Account | None:
-        return await self.accounts.authenticate(api_key)
-
-    async def account_list(self) -> list[AccountInfo]:
-        return await self.accounts.list_all()
-
-    async def account_info(self, account_id: str) -> AccountInfo:
-        return await self.accounts.info(account_id)
-
-    async def suspend_account(self, account_id: str) -> bool:
-        return await self.accounts.suspend(account_id)
-
-    async def reinstate_account(self, account_id: str) -> bool:
-        return await self.accounts.reinstate(account_id)
-
-    async def rotate_key(self, account_id: str) -> tuple[str, str]:
-        return await self.accounts.rotate_key(account_id)
-
-    async def delete_account(self, account_id: str) -> DeletedAccount:
-        return await self.accounts.delete(account_id)

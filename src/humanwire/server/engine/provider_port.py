@@ -98,7 +98,7 @@ class EngineProviderPort:
         return self._engine.form_of(record)
 
     async def account_of_key(self, api_key: str) -> str | None:
-        account = await self._engine.authenticate(api_key)
+        account = await self._engine.accounts.authenticate(api_key)
         return account.id if account is not None else None
 
     # -- what came back ------------------------------------------------------------------

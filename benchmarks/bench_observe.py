@@ -64,7 +64,7 @@ async def main():
     assert getattr(engine, "metrics", None) is None or engine.metrics.enabled is (setup != "bare")
     app = create_app(config, engine=engine)
     async with app.router.lifespan_context(app):
-        _account, key = engine.accounts.create("bench")
+        _account, key = await engine.accounts.create("bench")
         headers = {"Authorization": f"Bearer {key}"}
         transport = httpx.ASGITransport(app)
         client = httpx.AsyncClient(transport=transport, base_url="http://t", headers=headers)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, ParamSpec, TypeVar
+from typing import Any, Literal, ParamSpec, TypeVar, get_args
 
 from dbos import DBOS
 
@@ -137,17 +137,13 @@ def send_message_step(
         "metadata": _metadata(metadata),
         "idempotency_key": idempotency_key(),
     }
-    if channel == "sms":
-        sent = client.messages.sms(**common)
-    elif channel == "whatsapp":
-        sent = client.messages.whatsapp(**common)
-    elif channel == "slack":
-        sent = client.messages.slack(**common)
-    elif channel == "email":
-        sent = client.messages.email(subject=subject, **common)
-    else:
+    if channel not in get_args(MessageChannel):
         raise ValueError(f"no such channel: {channel!r}")
-    return sent.interaction_id
+    if channel == "email":
+        common["subject"] = subject
+    # The client's method of that channel's name, as the tools call it (_tool_kinds).
+    sent = getattr(client.messages, channel)(**common)
+    return str(sent.interaction_id)
 
 
 @_step("humanwire.send_form")
@@ -173,15 +169,10 @@ def send_form_step(
         "metadata": _metadata(metadata),
         "idempotency_key": idempotency_key(),
     }
-    if channel == "sms":
-        sent = client.forms.sms(**common)
-    elif channel == "slack":
-        sent = client.forms.slack(**common)
-    elif channel == "email":
-        sent = client.forms.email(**common)
-    else:
+    if channel not in get_args(FormChannel):
         raise ValueError(f"no such channel: {channel!r}")
-    return sent.interaction_id
+    sent = getattr(client.forms, channel)(**common)
+    return str(sent.interaction_id)
 
 
 @_step("humanwire.place_call")

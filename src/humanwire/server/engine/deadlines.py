@@ -22,8 +22,7 @@ from ..config import ServiceConfig
 from ..store.commits import StoreUnavailable
 from ..store.records import WINDOW_STEP, InteractionOutcome, InteractionRecord, StepRecord
 from ..telemetry import log_event
-from .state import WINDOW_MOVED, logger
-from .stream import OutcomeAppends
+from .state import WINDOW_MOVED, EngineState, logger
 from .windows import Phase, Windows
 
 CALL_LONGEST = 4 * 3600.0
@@ -45,7 +44,7 @@ WindowCloser = Callable[[InteractionRecord], Awaitable[bool]]
 of the plain end: True when it did (False: the plain end applies)."""
 
 
-class Deadlines(OutcomeAppends):
+class Deadlines(EngineState):
     """Windows closing (see the module docstring)."""
 
     def __init__(self, config: ServiceConfig, **options: Any) -> None:

@@ -75,10 +75,10 @@ class ApprovalAccess(ApprovalReplies):
         host.inbound.takers["approval"] = self._take_decision
         host.inbound.waiting.append(self._approvals_waiting)
         host.inbound.call_ended.append(self._call_decided)
-        host.window_closers["approval"] = self._time_out
-        host.accepted_bodies["approval"] = self._accepted_approval
-        host.schedule.handlers[REMIND] = self._remind_step
-        host.schedule.handlers[ESCALATE] = self._escalate_step
+        host.deadlines.closers["approval"] = self._time_out
+        host.holding.accepted_bodies["approval"] = self._accepted_approval
+        host.runtime.schedule.handlers[REMIND] = self._remind_step
+        host.runtime.schedule.handlers[ESCALATE] = self._escalate_step
 
     # -- the page -----------------------------------------------------------------------
     async def _approver_at(self, token: str) -> ApproverRecord:
@@ -91,7 +91,7 @@ class ApprovalAccess(ApprovalReplies):
 
     async def approval_page(self, token: str) -> ApprovalPage:
         row = await self._approver_at(token)
-        record = await self.host._current(row.interaction_id)
+        record = await self.host.interactions.current(row.interaction_id)
         request = ApprovalRequest.model_validate(record.request)
         approval = await self.approval_view(record)
         tally = _tally(request, await self.store.approvers_of(record.id))
@@ -135,8 +135,8 @@ class ApprovalAccess(ApprovalReplies):
     ) -> tuple[str, ApproverRecord]:
         """The inbox deciding as one approver of the account's request, the way their
         page would: ``recorded``, ``already`` or ``closed``, and the approver.
-        ``LiveChannel`` for an approver a real provider reaches (``sandbox_answers``)."""
-        record = await self.host._interaction_of(account, interaction_id)
+        ``LiveChannel`` for an approver a real provider reaches (``sandbox.answers``)."""
+        record = await self.host.interactions.of(account, interaction_id)
         if record.kind != "approval":
             raise NotFound(f"no approval {interaction_id!r}", field="interactionId")
         if decision not in ("approve", "reject"):
@@ -147,7 +147,7 @@ class ApprovalAccess(ApprovalReplies):
         )
         if row is None:
             raise InvalidRequest("no such approver of this request", field="approver")
-        self.host.check_sandbox_answers(row.channel, field="approver")
+        self.host.sandbox.check_answers(row.channel, field="approver")
         return await self._decide(row, decision, comment, "inbox"), row
 
     # -- email approvers ------------------------------------------------------------------
@@ -204,7 +204,7 @@ class ApprovalAccess(ApprovalReplies):
     async def consume_approval(
         self, account: Account, interaction_id: str, body: ConsumeRequest
     ) -> ConsumeResponse:
-        record = await self.host._interaction_of(account, interaction_id)
+        record = await self.host.interactions.of(account, interaction_id)
         approval = await self.store.get_approval(record.id)
         if record.kind != "approval" or approval is None:
             raise NotFound(f"no approval {interaction_id!r}", field="interactionId")
@@ -219,7 +219,7 @@ class ApprovalAccess(ApprovalReplies):
             await self._audit(
                 account.id, [AuditDraft(now, "approval.consumed", record.id, data=data)]
             )
-            self.host._notify(account.id, "approval", record.id)
+            self.host.runtime.notices.notify(account.id, "approval", record.id)
             return ConsumeResponse(consumed=True)
         approval = await self.store.get_approval(record.id)
         if approval is None or approval.outcome != "approved":

@@ -30,16 +30,22 @@ _DEFAULT_LIMIT = 100
 
 async def _request(call: ApiCall) -> Payload:
     body = call.body_as(ApprovalRequest)
-    return approval_wire(await call.engine.request_approval(call.account, body, call.send))
+    return approval_wire(
+        await call.engine.approvals.request_approval(call.account, body, call.send)
+    )
 
 
 async def _get(call: ApiCall) -> Payload:
-    return approval_wire(await call.engine.get_approval(call.account, call.path("interactionId")))
+    return approval_wire(
+        await call.engine.approvals.get_approval(call.account, call.path("interactionId"))
+    )
 
 
 async def _consume(call: ApiCall) -> Payload:
     body = call.body_as(ConsumeRequest)
-    return await call.engine.consume_approval(call.account, call.path("interactionId"), body)
+    return await call.engine.approvals.consume_approval(
+        call.account, call.path("interactionId"), body
+    )
 
 
 async def _audit(call: ApiCall) -> Payload:
@@ -49,7 +55,7 @@ async def _audit(call: ApiCall) -> Payload:
     limit_text = call.query.get("limit", str(_DEFAULT_LIMIT))
     if not limit_text.isdigit() or not 1 <= int(limit_text) <= _MAX_LIMIT:
         raise InvalidRequest(f"limit must be a whole number from 1 to {_MAX_LIMIT}", field="limit")
-    return await call.engine.audit_page(call.account, int(after_text), int(limit_text))
+    return await call.engine.approvals.audit_page(call.account, int(after_text), int(limit_text))
 
 
 def operations() -> list[Operation]:

@@ -64,9 +64,13 @@ async def _list(call: ApiCall) -> Payload:
     if not _CURSOR.fullmatch(after_text):
         raise InvalidRequest("after must be a cursor from an earlier page", field="after")
     action_name = call.query.get("actionName")
-    if action_name is not None and not 1 <= len(action_name) <= _MAX_ACTION_NAME:
+    # NUL: no name a request can store on PostgreSQL has one, and its driver refuses it.
+    if action_name is not None and (
+        not 1 <= len(action_name) <= _MAX_ACTION_NAME or "\x00" in action_name
+    ):
         raise InvalidRequest(
-            f"actionName must be 1 to {_MAX_ACTION_NAME} characters", field="actionName"
+            f"actionName must be 1 to {_MAX_ACTION_NAME} characters (no NUL)",
+            field="actionName",
         )
     person_id = call.query.get("personId")
     if person_id is not None and not _PERSON.fullmatch(person_id):
@@ -80,7 +84,9 @@ async def _list(call: ApiCall) -> Payload:
         action_name=action_name,
         person_id=person_id,
     )
-    return await call.engine.approvals.list_approvals(query)
+    found = await call.engine.approvals.list_approvals(query)
+    # Each request exactly as GET /approvals/{interactionId} gives it (its nulls kept).
+    return {"approvals": [approval_wire(a) for a in found.approvals], "cursor": found.cursor}
 
 
 async def _get(call: ApiCall) -> Payload:

@@ -429,3 +429,86 @@ async def test_a_sqlite_file_of_the_old_series_last_version_runs_nothing_again(
         await store.close()
     assert recorded(path) == list(range(1, LATEST + 1))
     assert sqlite_schema(path) == fresh_sqlite(tmp_path)
+
+
+# -- approvals listed (10): the requests made before get their places and action names -----
+_REQUESTS = (
+    "INSERT INTO interactions (id, account_id, kind, channel, to_addr, from_addr, request, "
+    "created_at, status) VALUES "
+    "('int_a', 'acct_1', 'approval', 'approval', 'Ada', '', "
+    """'{"title": "A", "action": {"name": "wire", "arguments": {}}}', 1.0, 'pending'), """
+    "('int_b', 'acct_1', 'approval', 'approval', 'Ada', '', "
+    """'{"title": "B"}', 2.0, 'pending')"""
+)
+_APPROVALS = (
+    "INSERT INTO approvals (interaction_id, account_id) VALUES "
+    "('int_a', 'acct_1'), ('int_b', 'acct_1')"
+)
+
+
+async def _listed(store: Store) -> list[tuple[str, str | None]]:
+    from humanwire.server.store.records import ApprovalQuery
+
+    found = await store.list_approvals(ApprovalQuery("acct_1"))
+    names = [await store.get_approval(listed.interaction.id) for listed in found]
+    return [
+        (listed.interaction.id, n.action_name if n else None)
+        for listed, n in zip(found, names, strict=True)
+    ]
+
+
+async def test_a_sqlite_file_of_migration_9_lists_its_approvals(tmp_path: Path) -> None:
+    path = tmp_path / "v9.db"
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)"
+        )
+        for statement in schema_statements(upto=9):
+            if not statement.startswith("ALTER"):  # 0001's tables have those columns
+                db.execute(statement)
+        db.executemany("INSERT INTO schema_migrations VALUES (?, 0)", [(v,) for v in range(1, 10)])
+        db.execute(
+            "INSERT INTO accounts (id, name, key_hash, suspended, created_at) "
+            "VALUES ('acct_1', 'old', 'hash_1', 0, 1.0)"
+        )
+        db.execute(_REQUESTS)
+        db.execute(_APPROVALS)
+    store = await open_upgraded(path)
+    try:
+        assert await _listed(store) == [("int_a", "wire"), ("int_b", None)]
+    finally:
+        await store.close()
+    assert sqlite_schema(path) == fresh_sqlite(tmp_path)
+
+
+async def test_a_postgres_schema_at_migration_9_lists_its_approvals() -> None:
+    import psycopg
+
+    from humanwire.server.store.postgres import PostgresStore
+    from pg_support import DATABASE_URL, drop_schema, new_schema
+
+    old, url = new_schema("hw_migrate_listed")
+    try:
+        with psycopg.connect(url) as conn:  # as the code of migration 9 left it
+            conn.execute(
+                "CREATE TABLE schema_migrations ("
+                "version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)"
+            )
+            for version, script in postgres_scripts(9):
+                if script:
+                    conn.execute(script.encode())
+                conn.execute("INSERT INTO schema_migrations VALUES (%s, 0)", (version,))
+            conn.execute(
+                "INSERT INTO accounts (id, name, key_hash, suspended, created_at) "
+                "VALUES ('acct_1', 'old', 'hash_1', FALSE, 1.0)"
+            )
+            conn.execute(_REQUESTS)
+            conn.execute(_APPROVALS)
+        upgraded = PostgresStore(DATABASE_URL, schema=old)
+        try:
+            assert await upgraded.pending_migrations() == []
+            assert await _listed(upgraded) == [("int_a", "wire"), ("int_b", None)]
+        finally:
+            await upgraded.close()
+    finally:
+        drop_schema(old)

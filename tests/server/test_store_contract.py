@@ -1784,3 +1784,30 @@ async def test_approvals_listed_by_status_decision_action_and_person(store: Stor
     assert await ids(person_id="per_1") == [rejected]
     assert await ids(person_id="per_1", status="pending") == []
     assert await ids(person_id="per_2") == []
+
+
+async def test_postgres_commits_an_accounts_approvals_in_their_list_order(pg_schema: str) -> None:
+    """A request is inserted under its account's lock, held to the commit: while another
+    transaction holds it (a request of the account being made), the next waits, so its
+    later ``seq`` never commits first (a cursor past it would pass over the earlier one)."""
+    pg = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
+    try:
+        await pg.insert_account(account(1))
+        await pg.insert_account(account(2))
+        first = await _approval(pg, 1)
+        lock = pg.q.lock_account_approvals
+        async with await psycopg.AsyncConnection.connect(DATABASE_URL) as other:
+            async with other.transaction():
+                await other.execute(lock.encode(), ("acct_1",))
+                waiting = asyncio.create_task(_approval(pg, 2))
+                elsewhere = await asyncio.wait_for(_approval(pg, 3, account_id="acct_2"), 5)
+                await asyncio.sleep(0.3)
+                assert not waiting.done()  # acct_1's insert waits; acct_2's did not
+            second = await asyncio.wait_for(waiting, 5)
+        listed = await pg.list_approvals(ApprovalQuery("acct_1"))
+        assert [found.interaction.id for found in listed] == [first, second]
+        assert [f.interaction.id for f in await pg.list_approvals(ApprovalQuery("acct_2"))] == [
+            elsewhere
+        ]
+    finally:
+        await pg.close()

@@ -7,6 +7,7 @@ value is only ever a value (nothing is run from it)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlparse
@@ -256,3 +257,31 @@ async def test_the_async_clients_list_too(async_humanwire_client: AsyncHumanWire
     assert page.approvals[0].action_digest == made.action_digest
     empty = await async_humanwire_client.approvals.list(after=page.cursor)
     assert (empty.approvals, empty.cursor) == ([], page.cursor)
+
+
+def test_a_request_that_timed_out_is_listed_by_what_on_timeout_settled(
+    api: httpx.Client,
+) -> None:
+    def ask(on_timeout: str) -> str:
+        body = {
+            "title": f"Undecided, {on_timeout}",
+            "action": WIRE,
+            "approvers": [{"channel": "link", "to": "Ada"}],
+            "followUpTime": 1,
+            "onTimeout": on_timeout,
+        }
+        response = api.post("/approvals", json=body)
+        assert response.status_code == 200, response.text
+        found: str = response.json()["interactionId"]
+        return found
+
+    rejected, nothing = ask("reject"), ask("none")
+    deadline = time.monotonic() + 15
+    while _ids(_list(api, status="ended")) != [rejected, nothing]:
+        assert time.monotonic() < deadline, "the windows did not close"
+        time.sleep(0.1)
+    assert _ids(_list(api, decision="rejected")) == [rejected]
+    assert _ids(_list(api, decision="approved")) == []  # onTimeout none settles nothing
+    listed = _list(api, status="ended")["approvals"]
+    assert [(a["decision"], a["timedOut"]) for a in listed] == [("rejected", True), (None, True)]
+    assert _list(api, status="pending")["approvals"] == []

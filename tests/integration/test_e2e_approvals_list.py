@@ -285,3 +285,12 @@ def test_a_request_that_timed_out_is_listed_by_what_on_timeout_settled(
     listed = _list(api, status="ended")["approvals"]
     assert [(a["decision"], a["timedOut"]) for a in listed] == [("rejected", True), (None, True)]
     assert _list(api, status="pending")["approvals"] == []
+
+
+@pytest.mark.parametrize("limit", ["²", "١٠", "0", "1001"])
+def test_the_audit_log_refuses_a_limit_of_other_digits_too(api: httpx.Client, limit: str) -> None:
+    """``GET /audit`` shares the list's limit check: a digit that is not ASCII ("²" is a
+    digit to ``str.isdigit``, not to ``int``) was a 500."""
+    response = api.get("/audit", params={"limit": limit})
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["field"] == "limit"

@@ -1,6 +1,7 @@
 """What reaches an approval request from outside its flow: an approver's page
 (``/a/{token}``: what it shows, the decision it posts), ``consume`` (used once), and the
-account's audit log (``GET /audit``)."""
+account's audit log (``GET /audit``), and the account's requests listed (``GET
+/approvals``)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,17 @@ import re
 import time
 from typing import Any
 
-from humanwire.types.approvals import Approval, ApprovalRequest, ConsumeRequest, ConsumeResponse
+from humanwire.types.approvals import (
+    Approval,
+    ApprovalList,
+    ApprovalRequest,
+    ConsumeRequest,
+    ConsumeResponse,
+)
 
 from ..approvals import texts
 from ..errors import AlreadyConsumed, InvalidRequest, NotApproved, NotFound
-from ..store.records import ApproverRecord, AuditDraft
+from ..store.records import ApprovalQuery, ApproverRecord, AuditDraft
 from ._common import Account
 from .approval_host import ApprovalHost
 from .approval_records import _approver, _tally
@@ -63,7 +70,7 @@ class ApprovalAccess(ApprovalReplies):
     approval methods here. Its parts, each a module: ``approval_asks`` (asking an
     approver), ``approvals`` (requests, views, decisions), ``approval_steps`` (reminders,
     escalation), ``approval_replies`` (decisions by reply, button, call), and this one
-    (pages, the inbox, email links and replies, ``consume``, the audit log)."""
+    (pages, the inbox, email links and replies, ``consume``, the audit log, the list)."""
 
     def __init__(self, host: ApprovalHost) -> None:
         self.host = host
@@ -225,6 +232,16 @@ class ApprovalAccess(ApprovalReplies):
         if approval is None or approval.outcome != "approved":
             raise NotApproved("this approval is not approved (rejected, or still pending)")
         raise AlreadyConsumed("this approval was consumed already")
+
+    # -- listed -------------------------------------------------------------------------
+    async def list_approvals(self, query: ApprovalQuery) -> ApprovalList:
+        """``GET /approvals``: the account's requests as ``get_approval`` shows each (the
+        store keeps to ``query.account_id``: no other account's request is read), and
+        the cursor: the last one's ``seq``, else ``after`` (nothing more yet)."""
+        found = await self.store.list_approvals(query)
+        approvals = [await self.approval_view(listed.interaction) for listed in found]
+        cursor = found[-1].seq if found else query.after
+        return ApprovalList(approvals=approvals, cursor=str(cursor))
 
     # -- the audit log ------------------------------------------------------------------
     async def audit_page(self, account: Account, after: int, limit: int) -> dict[str, Any]:

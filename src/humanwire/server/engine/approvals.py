@@ -163,7 +163,8 @@ class Approvals(ApprovalAsks):
                         code=code,
                     )
                 )
-        approval = ApprovalRecord(record.id, account.id, request.action_digest)
+        name = None if request.action is None else request.action.name
+        approval = ApprovalRecord(record.id, account.id, request.action_digest, action_name=name)
         await self.store.insert_approval(approval, rows)
         data = {"title": request.title, "actionDigest": request.action_digest}
         await self._audit(

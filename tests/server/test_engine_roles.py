@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 import inspect
-from pathlib import Path
+import textwrap
 
 import pytest
 from engine_support import account, engine
@@ -56,7 +56,6 @@ ROLES = {
     "sandbox": Sandbox,
     "replica_notices": ReplicaNotices,
 }
-ENGINE_DIR = Path(inspect.getfile(Engine)).parent
 
 
 def test_the_engine_is_one_class_over_its_roles() -> None:
@@ -84,13 +83,13 @@ async def test_each_role_is_an_attribute_on_the_one_runtime(engine: Engine) -> N
 
 
 def test_no_engine_module_reaches_a_role_through_self_of_another() -> None:
-    """No ``self.<name>`` in a role's module names another role's method: each role's
-    module uses its own attributes (``self._holding.answer``), by the role's name."""
+    """No ``self.<name>`` in a role's class names another role's method: each role
+    uses its own attributes (``self._holding.answer``), by the role's name."""
     role_methods: dict[str, set[str]] = {}
     for name, role in ROLES.items():
         role_methods[name] = {m for m in vars(role) if not m.startswith("__")}
     for name, role in ROLES.items():
-        source = Path(inspect.getfile(role)).read_text(encoding="utf-8")
+        source = textwrap.dedent(inspect.getsource(role))
         own = {m for part in role.__mro__ for m in vars(part)}
         own |= _assigned_attributes(source)
         used = {

@@ -253,8 +253,9 @@ class HumanRuns:
             if not answered:
                 return None if first else result
             first = False
+            # The run itself, not its id: an agent without a db continues it too.
             result = await agent.acontinue_run(
-                run_id=result.run_id, requirements=requirements, session_id=result.session_id
+                result, requirements=requirements, session_id=result.session_id
             )
         return result
 

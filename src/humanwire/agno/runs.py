@@ -113,7 +113,9 @@ def questions_of(requirement: RunRequirement) -> list[Question]:
     not a person's free answer here)."""
     execution = requirement.tool_execution
     name = str(execution.tool_name or "tool") if execution else "tool"
-    arguments = dict(execution.tool_args or {}) if execution else {}
+    # In key order: a db may give them back in another (PostgreSQL's JSONB does), and a
+    # resume must send the same request under the same Idempotency-Key.
+    arguments = dict(sorted((execution.tool_args or {}).items())) if execution else {}
     call_id = str(execution.tool_call_id or "") if execution else ""
     if requirement.needs_confirmation:
         return [Question("approval", name, arguments, call_id)]
@@ -160,6 +162,17 @@ def _refuse(requirement: RunRequirement, note: str) -> None:
     execution.confirmed = None
     requirement.confirmation = None
     requirement.reject(note=note)
+
+
+async def _continue(agent: Agent, run: RunOutput, requirements: list[RunRequirement]) -> RunOutput:
+    """``continue_run`` with the resolved ``requirements``: by the run's id from the
+    agent's db (the requirements are applied to the stored run), or, for an agent without
+    a db, the run itself (its requirements share its tool executions)."""
+    if agent.db is None:
+        return await agent.acontinue_run(run, requirements=requirements, session_id=run.session_id)
+    return await agent.acontinue_run(
+        run_id=run.run_id, requirements=requirements, session_id=run.session_id
+    )
 
 
 class HumanRuns:
@@ -253,10 +266,7 @@ class HumanRuns:
             if not answered:
                 return None if first else result
             first = False
-            # The run itself, not its id: an agent without a db continues it too.
-            result = await agent.acontinue_run(
-                result, requirements=requirements, session_id=result.session_id
-            )
+            result = await _continue(agent, result, requirements)
         return result
 
     async def _answer(

@@ -12,9 +12,7 @@ from agno_helpers import agent, once
 
 import humanwire.agno as adapter
 from framework_support import (
-    EMAIL,
     PHONE,
-    SLACK,
     assert_checked_when_built,
     check_tools_follow_the_table,
 )
@@ -125,10 +123,3 @@ async def test_a_stopped_service_is_a_failed_call(tmp_path: Path) -> None:
     finally:
         await client.aclose()
     assert str(result.content).startswith("FINAL: humanwire: ")
-
-
-def test_recipients_default_to_the_inbox_human_on_loopback() -> None:
-    local = HumanWire(api_key="k", base_url="http://127.0.0.1:9")
-    assert AskHumanSMS(client=local).to == PHONE
-    assert AskHumanSlack(client=local).to == SLACK
-    assert AskHumanEmail(client=local).to == EMAIL

@@ -14,10 +14,19 @@ from agno.db.sqlite import SqliteDb
 from agno_helpers import agent, gated_tools, once, ran
 
 from approval_support import decide_interaction
-from framework_support import PAY, PHONE, approval_decided, decided, forms
-from humanwire import AsyncHumanWire
+from framework_support import (
+    PAY,
+    PHONE,
+    approval_decided,
+    decided,
+    deliveries_of,
+    forms,
+    signed,
+)
+from humanwire import AsyncHumanWire, HumanWire
 from humanwire.agno import HumanRuns
 from humanwire.testing import ScriptedHuman
+from humanwire.testing.receiver import WebhookReceiver
 from humanwire.testing.service import start_test_service
 
 
@@ -143,3 +152,29 @@ async def test_user_input_is_given_after_the_pause(
     resumed = await runs.resume(build(tmp_path, call), str(paused.run_id), "s1", timeout=10)
     assert resumed is not None and resumed.content == "FINAL: shipped v2 (LGTM from alice)"
     assert len(human.deliveries()) == 1
+
+
+async def test_an_external_execution_resumes_from_the_reply_webhook(
+    async_humanwire_client: AsyncHumanWire,
+    humanwire_client: HumanWire,
+    human: ScriptedHuman,
+    webhook_receiver: WebhookReceiver,
+    tmp_path: Path,
+) -> None:
+    webhook_receiver.register(humanwire_client, event_types=["message.received"])
+    runs = runs_on(async_humanwire_client)
+    call = ("ask_external", {"question": "Is the venue booked?"})
+    human.reply("yes, booked", delay=2)  # after the pausing look
+    paused = await runs.start(build(tmp_path, call), "ask", session_id="s1")
+    assert paused.is_paused
+    (delivery,) = await deliveries_of(webhook_receiver, "message.received")
+    resumed = await runs.resume_from_webhook(
+        build(tmp_path, call), delivery.body, signed(delivery), secret=webhook_receiver.secret
+    )
+    assert resumed is not None
+    assert resumed.content == "FINAL: Human response: yes, booked"
+    # The same delivery again: the run is finished, nothing continues.
+    again = await runs.resume_from_webhook(
+        build(tmp_path, call), delivery.body, signed(delivery), secret=webhook_receiver.secret
+    )
+    assert again is None

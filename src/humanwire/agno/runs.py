@@ -350,7 +350,12 @@ class HumanRuns:
                 if answer.approved:
                     # Consumed for this call as asked, right before continue_run runs it:
                     # a second resume finds it used and does not run it again.
-                    answer = await consume_approval(client, answer, question.request)
+                    try:
+                        answer = await consume_approval(client, answer, question.request)
+                    except HumanWireError as exc:
+                        note = f"{name} was not run: its approval could not be used ({exc})."
+                        requirement.reject(note=note)
+                        return
                 if answer.approved:
                     requirement.confirm()  # type: ignore[no-untyped-call]
                 else:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from agno.db.sqlite import SqliteDb
-from agno_helpers import agent, gated_tools, once, ran
+from agno_helpers import agent, gated_tools, once, ran, scripted
 
 from approval_support import decide_interaction
 from framework_support import (
@@ -24,7 +24,7 @@ from framework_support import (
     signed,
 )
 from humanwire import AsyncHumanWire, HumanWire
-from humanwire.agno import HumanRuns
+from humanwire.agno import AskHumanSMS, HumanRuns
 from humanwire.testing import ScriptedHuman
 from humanwire.testing.receiver import WebhookReceiver
 from humanwire.testing.service import start_test_service
@@ -178,3 +178,26 @@ async def test_an_external_execution_resumes_from_the_reply_webhook(
         build(tmp_path, call), delivery.body, signed(delivery), secret=webhook_receiver.secret
     )
     assert again is None
+
+
+async def test_the_tools_and_a_pause_share_a_run_on_the_db(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman, tmp_path: Path
+) -> None:
+    # A humanwire tool (a Toolkit) in an agent whose run Agno stores, then a gated call.
+    human.reply("yes please")
+    model = scripted([("ask_human_sms", {"message": "Pay Bob 50?"})], [PAY])
+
+    def built() -> Any:
+        db = SqliteDb(db_file=str(tmp_path / "agno.db"))
+        tools = [AskHumanSMS(client=async_humanwire_client, wait_time=5)]
+        return agent(model, [*tools, *gated_tools(tmp_path / "ran.log")], db=db)
+
+    runs = runs_on(async_humanwire_client)
+    paused = await runs.start(built(), "pay", session_id="s1")
+    assert paused.is_paused
+    assert model.results == ["Human response: yes please"]
+    (approval,) = forms(human)
+    decide_interaction(human, approval.interaction_id, "approve")
+    resumed = await runs.resume(built(), str(paused.run_id), "s1", timeout=10)
+    assert resumed is not None and resumed.content == "FINAL: sent 50 to bob"
+    assert ran(tmp_path / "ran.log") == ["50 bob"]

@@ -63,6 +63,18 @@ def test_the_sync_run_asks_on_a_sync_client(
     assert result.content == "FINAL: Human response: Tuesday"
 
 
+def test_the_sync_run_leaves_a_given_async_client_to_its_loop(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
+) -> None:
+    # agent.run on a tool given an AsyncHumanWire: the call goes out on a sync twin of it,
+    # and the async client still works on its own loop (its fixture closes it there).
+    human.reply("Thursday")
+    model = once("ask_human_sms", {"message": "Which day?"})
+    tool = AskHumanSMS(client=async_humanwire_client, wait_time=5)
+    result = agent(model, [tool]).run("Ask")
+    assert result.content == "FINAL: Human response: Thursday"
+
+
 def test_the_sync_run_asks_on_an_async_loop_of_its_own(
     service_environment: RunningService, human: ScriptedHuman
 ) -> None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agno.tools import Toolkit
 from agno.tools.function import Function
@@ -32,6 +32,9 @@ from humanwire import _tool_kinds as kinds
 from humanwire._tool_kinds import DEFAULT_WAIT_TIME, MessageTool, ToolCore, error_text
 from humanwire._tooling import plain_json_schema
 from humanwire.errors import HumanWireError
+
+if TYPE_CHECKING:
+    from humanwire._client import HumanWire
 
 __all__ = [
     "DEFAULT_WAIT_TIME",
@@ -86,8 +89,9 @@ class HumanWireTool(ToolCore, SchemaToolkit):
 
     ``client`` may be a ``HumanWire`` or an ``AsyncHumanWire``, ``async_client`` an
     ``AsyncHumanWire`` (see :class:`~humanwire._tool_clients.ToolClients`). ``agent.run``
-    calls the tool on a ``HumanWire`` when one was given, else on an event loop of its own
-    (one async client per loop); ``agent.arun`` on the running loop. ``metadata`` (string
+    calls the tool on the ``HumanWire`` given (or a sync twin of the ``AsyncHumanWire``
+    given), else on an event loop of its own (one async client per loop); ``agent.arun``
+    on the running loop. ``metadata`` (string
     keys and values) goes with every send and comes back on the interaction's status and
     events.
     """
@@ -103,8 +107,19 @@ class HumanWireTool(ToolCore, SchemaToolkit):
             **options,
         )
 
+    _sync_twin: HumanWire | None = None
+
+    def _sync_client(self) -> HumanWire | None:
+        """The ``HumanWire`` given, else a twin of the ``AsyncHumanWire`` given (an async
+        client belongs to its event loop: a sync run must not use it), else ``None``."""
+        if self.clients.client is not None:
+            return self.clients.client
+        if self.clients.async_client is not None and self._sync_twin is None:
+            self._sync_twin = self.clients.async_client.to_sync()
+        return self._sync_twin
+
     def call(self, **arguments: Any) -> str:
-        client = self.clients.client
+        client = self._sync_client()
         if client is None:
             # No sync client: the async call, on a loop of its own in a worker thread
             # (a sync agent.run may itself be called from a running loop).

@@ -205,7 +205,8 @@ class HumanRuns:
         return driven
 
     def run_sync(self, agent: Agent, input: Any, **run_options: Any) -> RunOutput:
-        """:meth:`arun` from sync code (on an event loop of its own)."""
+        """:meth:`arun` from sync code, on an event loop of its own: give the approver a
+        ``HumanWire`` or no client (an ``AsyncHumanWire`` belongs to its caller's loop)."""
         with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
             return pool.submit(asyncio.run, self.arun(agent, input, **run_options)).result()
 

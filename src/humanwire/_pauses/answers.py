@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from humanwire.approval import (
@@ -125,6 +126,14 @@ class Awaited(Protocol):
 
     @property
     def interaction_id(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class AwaitedAnswer:
+    """An :class:`Awaited` of its own, for an adapter whose pause keeps no call record."""
+
+    kind: AnswerKind
+    interaction_id: str
 
 
 async def answers_from_service(

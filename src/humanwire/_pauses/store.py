@@ -75,7 +75,7 @@ class FileRecordStore:
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
-        self._ledger = FileApprovalLedger(self.directory / "consumed")
+        self._ledger: FileApprovalLedger | None = None
 
     def _path(self, key: str, suffix: str = ".json") -> Path:
         return self.directory / f"{check_id(key, 'a paused run key')}{suffix}"
@@ -134,6 +134,8 @@ class FileRecordStore:
 
     async def consume(self, interaction_id: str) -> bool:
         """Consume an approval: true only the first time, in any process."""
+        if self._ledger is None:  # made on first use: a store nothing consumes in has none
+            self._ledger = FileApprovalLedger(self.directory / "consumed")
         return await self._ledger.consume(interaction_id)
 
 

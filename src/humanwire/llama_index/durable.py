@@ -32,29 +32,29 @@ the same step runs again on resume.
 
 from __future__ import annotations
 
-import json
-import os
-import re
-import tempfile
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from llama_index.core.workflow import Context, Workflow
 from workflows.handler import WorkflowHandler
 
-from humanwire._pauses import plain_json
-from humanwire.approval import ApprovalDecision, decision_from_approval, decision_from_values
-from humanwire.types import (
-    ApprovalDecidedEvent,
-    Event,
-    FormReceivedEvent,
+from humanwire._pauses import (
+    Answer,
+    AwaitedAnswer,
+    Delivery,
+    FileRecordStore,
+    PausedOutcome,
+    PauseResumer,
+    decision_from_value,
+    parse_delivery,
+    service_client,
 )
-from humanwire.webhooks import SIGNATURE_HEADER, parse_event
+from humanwire._pauses import resume as shared
+from humanwire.approval import ApprovalDecision
+from humanwire.types import Event
 
 from .workflow import (
-    RESUME_KEY,
     RESUME_LLAMA_INDEX,
     ApprovalRequiredEvent,
     ApprovalResponseEvent,
@@ -67,13 +67,12 @@ __all__ = [
     "DurableOutcome",
     "FilePausedRunStore",
     "PausedRunStore",
+    "parse_delivery",
     "resume_approval",
     "resume_expired",
     "resume_from_webhook",
     "run_until_approval",
 ]
-
-_SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
 
 class PausedRunStore(Protocol):
@@ -88,59 +87,27 @@ class PausedRunStore(Protocol):
     def interaction_ids(self) -> list[str]: ...
 
 
-class FilePausedRunStore:
-    """One JSON file per paused run in ``directory``, written atomically."""
-
-    def __init__(self, directory: str | os.PathLike[str]) -> None:
-        self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
-
-    def _path(self, interaction_id: str) -> Path:
-        # The id comes from a webhook body: never let it name another file.
-        if not _SAFE_ID.fullmatch(interaction_id):
-            raise ValueError(f"not an interaction id: {interaction_id!r}")
-        return self.directory / f"{interaction_id}.json"
+class FilePausedRunStore(FileRecordStore):
+    """One JSON file per paused run in ``directory``, written atomically (an interaction
+    id that cannot name a file is refused on save and found nowhere)."""
 
     def save(self, interaction_id: str, record: dict[str, Any]) -> None:
-        path = self._path(interaction_id)
-        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".paused-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as file:
-                json.dump(record, file)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        self.save_record(interaction_id, record)
 
     def load(self, interaction_id: str) -> dict[str, Any] | None:
-        try:
-            path = self._path(interaction_id)
-        except ValueError:
-            return None
-        try:
-            data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
-        return data
-
-    def delete(self, interaction_id: str) -> None:
-        self._path(interaction_id).unlink(missing_ok=True)
+        return self.load_record(interaction_id)
 
     def interaction_ids(self) -> list[str]:
-        return sorted(p.stem for p in self.directory.glob("*.json"))
+        return self.keys()
 
 
 @dataclass(frozen=True)
-class DurableOutcome:
+class DurableOutcome(PausedOutcome[Any, ApprovalRequiredEvent]):
     """How a durable drive ended: ``paused`` at an approval (the run is saved and
     stopped), or finished with ``result``."""
 
     result: Any = None
     paused: ApprovalRequiredEvent | None = None
-
-    @property
-    def finished(self) -> bool:
-        return self.paused is None
 
 
 async def run_until_approval(
@@ -168,6 +135,60 @@ async def run_until_approval(
     return DurableOutcome(result=await handler)
 
 
+@dataclass(frozen=True)
+class SavedRun:
+    """A paused run as the store holds it: the approval it waits at, and its record."""
+
+    interaction_id: str
+    record: dict[str, Any]
+
+
+def _resumer(
+    workflow: Workflow, store: PausedRunStore, client: AsyncHumanWire | None = None
+) -> PauseResumer[SavedRun, DurableOutcome]:
+    """This adapter's part of the shared resume (:mod:`humanwire._pauses.resume`): a run
+    is saved under the one approval it waits at, and resumed by rebuilding its context
+    and sending the decision in. A send without ``metadata[humanwire_resume]`` counts as
+    a LlamaIndex pause (older forms carried none)."""
+
+    async def find(delivery: Delivery) -> SavedRun | None:
+        record = store.load(delivery.interaction_id)
+        return SavedRun(delivery.interaction_id, record) if record is not None else None
+
+    async def waiting() -> AsyncIterator[SavedRun]:
+        for interaction_id in store.interaction_ids():
+            record = store.load(interaction_id)
+            if record is not None:
+                yield SavedRun(interaction_id, record)
+
+    async def resume(saved: SavedRun, answers: dict[str, Answer]) -> DurableOutcome:
+        answer = answers[saved.interaction_id]
+        decision = answer if isinstance(answer, ApprovalDecision) else decision_from_value(answer)
+        ctx = Context.from_dict(workflow, saved.record["context"])
+        handler = workflow.run(ctx=ctx)
+        handler.ctx.send_event(ApprovalResponseEvent.from_decision(decision))
+        resolved = frozenset({saved.interaction_id})
+        outcome = await run_until_approval(handler, store, resolved=resolved)
+        # Kept until the run has moved on, so a crash while resuming can be retried.
+        store.delete(saved.interaction_id)
+        return outcome
+
+    async def reader() -> AsyncHumanWire:
+        return service_client(None, client)
+
+    return PauseResumer(
+        framework=RESUME_LLAMA_INDEX,
+        find=find,
+        pending=lambda saved: {
+            saved.interaction_id: AwaitedAnswer("approval", saved.interaction_id)
+        },
+        resume=resume,
+        client=reader,
+        waiting=waiting,
+        unmarked=True,
+    )
+
+
 async def resume_approval(
     workflow: Workflow,
     store: PausedRunStore,
@@ -179,37 +200,8 @@ async def resume_approval(
     record = store.load(interaction_id)
     if record is None:
         return None
-    ctx = Context.from_dict(workflow, record["context"])
-    handler = workflow.run(ctx=ctx)
-    handler.ctx.send_event(ApprovalResponseEvent.from_decision(decision))
-    outcome = await run_until_approval(handler, store, resolved=frozenset({interaction_id}))
-    # Kept until the run has moved on, so a crash while resuming can be retried.
-    store.delete(interaction_id)
-    return outcome
-
-
-def parse_delivery(
-    body: bytes | str | Mapping[str, Any] | Event,
-    headers: Mapping[str, str] | None = None,
-    *,
-    secret: str | None = None,
-) -> Event:
-    """The event a webhook delivery carries. With ``secret`` the ``Humanwire-Signature``
-    header is verified against the raw body first (``humanwire.webhooks``), and a delivery
-    that cannot be trusted raises ``WebhookVerificationError``."""
-    if not isinstance(body, (bytes, str, Mapping)):  # an event parsed already
-        if secret is not None:
-            raise TypeError("verifying a signature needs the raw body (bytes or str)")
-        return body
-    if isinstance(body, Mapping):
-        if secret is not None:
-            raise TypeError("verifying a signature needs the raw body (bytes or str)")
-        body = json.dumps(dict(body), default=plain_json)
-    signature = None
-    if secret is not None:
-        lowered = {key.lower(): value for key, value in (headers or {}).items()}
-        signature = lowered.get(SIGNATURE_HEADER.lower(), "")
-    return parse_event(body, signature=signature, secret=secret)
+    saved = SavedRun(interaction_id, record)
+    return await _resumer(workflow, store).resume(saved, {interaction_id: decision})
 
 
 async def resume_from_webhook(
@@ -224,22 +216,7 @@ async def resume_from_webhook(
     ``form.received``). Returns ``None`` for any other event, or when no run waits for
     that interaction (so a retried delivery is harmless).
     """
-    event = parse_delivery(body, headers, secret=secret)
-    if not isinstance(event, (ApprovalDecidedEvent, FormReceivedEvent)):
-        return None
-    payload = event.payload
-    kind = (payload.metadata or {}).get(RESUME_KEY)
-    if kind is not None and kind != RESUME_LLAMA_INDEX:
-        return None  # another framework's pause (a LangGraph approval…): not ours
-    if isinstance(event, FormReceivedEvent):
-        decision: ApprovalDecision | None = decision_from_values(
-            event.payload.values, interaction_id=event.payload.interaction_id
-        )
-    else:
-        decision = decision_from_approval(event.payload)
-    if decision is None:
-        return None
-    return await resume_approval(workflow, store, decision)
+    return await shared.resume_from_webhook(_resumer(workflow, store), body, headers, secret=secret)
 
 
 async def resume_expired(
@@ -249,15 +226,4 @@ async def resume_expired(
 ) -> list[DurableOutcome]:
     """Resume every saved run whose approval request was decided or closed undecided (a
     webhook that was missed; the timeout decided by the service, as ``onTimeout`` said)."""
-    outcomes: list[DurableOutcome] = []
-    for interaction_id in store.interaction_ids():
-        record = store.load(interaction_id)
-        if record is None:
-            continue
-        decision = decision_from_approval(await client.approvals.get(interaction_id))
-        if decision is None:
-            continue
-        outcome = await resume_approval(workflow, store, decision)
-        if outcome is not None:
-            outcomes.append(outcome)
-    return outcomes
+    return await shared.resume_expired(_resumer(workflow, store, client))

@@ -11,7 +11,7 @@ answers from the service) is here.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -29,13 +29,14 @@ _Outcome = TypeVar("_Outcome")
 
 @dataclass(frozen=True)
 class PauseResumer(Generic[_Pause, _Outcome]):
-    """One adapter's paused runs, as the shared resume sees them."""
+    """One adapter's paused runs, as the shared resume sees them.
+
+    Where its pauses are saved by a key that its sends carry in their metadata, an
+    adapter gives ``load``, ``keys`` and ``pause_key``; one whose pauses live elsewhere
+    (ADK's session service) gives ``find`` and ``waiting`` instead."""
 
     framework: str
     """The adapter's ``metadata[humanwire_resume]``: the deliveries it resumes."""
-    find: Callable[[Delivery], Awaitable[_Pause | None]]
-    """The saved pause a delivery names (by its metadata, or its interaction id); ``None``
-    when none is saved (resumed already, or another app's)."""
     pending: Callable[[_Pause], Mapping[str, Awaited]]
     """What a pause waits for: its calls by the adapter's call key."""
     resume: Callable[[_Pause, dict[str, Answer]], Awaitable[_Outcome | None]]
@@ -43,8 +44,16 @@ class PauseResumer(Generic[_Pause, _Outcome]):
     when it does not run (resumed already, an approval used before)."""
     client: Callable[[], Awaitable[AsyncHumanWire]]
     """The client that reads answers from the service (asked only when one is missing)."""
+    load: Callable[[str], _Pause | None] | None = None
+    """A saved pause by its key; ``None`` when none is saved."""
+    keys: Callable[[], Iterable[str]] | None = None
+    """Every saved pause's key."""
+    pause_key: str | None = None
+    """The metadata key of a send naming the saved pause it belongs to (for ``load``)."""
+    find: Callable[[Delivery], Awaitable[_Pause | None]] | None = None
+    """The saved pause a delivery names, when ``pause_key`` and ``load`` cannot say."""
     waiting: Callable[[], AsyncIterable[_Pause]] | None = None
-    """Every pause saved, for :func:`resume_expired`."""
+    """Every pause saved, when ``keys`` and ``load`` cannot say."""
     call_key: str | None = None
     """The metadata key naming the call a send asks about: a delivery that names one must
     name the call its interaction answers (a send of an earlier pause does not resume)."""
@@ -52,6 +61,28 @@ class PauseResumer(Generic[_Pause, _Outcome]):
     """Whether questions' replies (``message.received``) answer this adapter's pauses."""
     unmarked: bool = False
     """Whether a send without ``metadata[humanwire_resume]`` counts as this adapter's."""
+
+    async def found(self, delivery: Delivery) -> _Pause | None:
+        """The saved pause ``delivery`` names, or ``None``."""
+        if self.find is not None:
+            return await self.find(delivery)
+        if self.load is None or self.pause_key is None:
+            raise TypeError(f"the {self.framework} pauses cannot be found: give find or load")
+        key = delivery.metadata.get(self.pause_key)
+        return self.load(key) if key else None
+
+    async def saved(self) -> AsyncIterator[_Pause]:
+        """Every pause saved."""
+        if self.waiting is not None:
+            async for pause in self.waiting():
+                yield pause
+            return
+        if self.load is None or self.keys is None:
+            raise TypeError(f"the {self.framework} pauses cannot be listed: give waiting or keys")
+        for key in self.keys():
+            loaded = self.load(key)
+            if loaded is not None:
+                yield loaded
 
 
 async def resume_answered(
@@ -99,7 +130,7 @@ async def resume_from_webhook(
     )
     if delivery is None:
         return None  # another framework's pause, or not a pause at all
-    pause = await resumer.find(delivery)
+    pause = await resumer.found(delivery)
     if pause is None:
         return None
     answered = [
@@ -122,10 +153,8 @@ async def resume_expired(resumer: PauseResumer[_Pause, _Outcome]) -> list[_Outco
     """Resume every saved pause whose calls are all answered or closed (a webhook missed,
     or a window that closed unanswered: it sends none), looking once at each. Run it from
     a scheduler."""
-    if resumer.waiting is None:
-        raise TypeError(f"the {resumer.framework} pauses cannot be listed")
     outcomes = []
-    async for pause in resumer.waiting():
+    async for pause in resumer.saved():
         outcome = await resume_answered(resumer, pause)
         if outcome is not None:
             outcomes.append(outcome)

@@ -32,7 +32,7 @@ the same step runs again on resume.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -151,15 +151,12 @@ def _resumer(
     and sending the decision in. A send without ``metadata[humanwire_resume]`` counts as
     a LlamaIndex pause (older forms carried none)."""
 
-    async def find(delivery: Delivery) -> SavedRun | None:
-        record = store.load(delivery.interaction_id)
-        return SavedRun(delivery.interaction_id, record) if record is not None else None
+    def load(interaction_id: str) -> SavedRun | None:
+        record = store.load(interaction_id)
+        return SavedRun(interaction_id, record) if record is not None else None
 
-    async def waiting() -> AsyncIterator[SavedRun]:
-        for interaction_id in store.interaction_ids():
-            record = store.load(interaction_id)
-            if record is not None:
-                yield SavedRun(interaction_id, record)
+    async def find(delivery: Delivery) -> SavedRun | None:
+        return load(delivery.interaction_id)  # saved by the interaction, not by metadata
 
     async def resume(saved: SavedRun, answers: dict[str, Answer]) -> DurableOutcome:
         answer = answers[saved.interaction_id]
@@ -178,13 +175,14 @@ def _resumer(
 
     return PauseResumer(
         framework=RESUME_LLAMA_INDEX,
-        find=find,
         pending=lambda saved: {
             saved.interaction_id: AwaitedAnswer("approval", saved.interaction_id)
         },
         resume=resume,
         client=reader,
-        waiting=waiting,
+        load=load,
+        keys=store.interaction_ids,
+        find=find,
         unmarked=True,
     )
 

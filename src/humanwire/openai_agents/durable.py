@@ -32,7 +32,7 @@ paused; the SDK refuses a state whose agent or tools it cannot find.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -40,7 +40,6 @@ from agents import Agent, Runner, RunResult, RunState
 
 from humanwire._pauses import (
     Answer,
-    Delivery,
     FileRecordStore,
     PausedOutcome,
     PauseResumer,
@@ -202,11 +201,9 @@ async def resume_run(
     run goes on until it finishes or pauses again (saved again). ``client`` (else the
     ``approver``'s, else one from the environment) consumes the approvals.
     """
-    record = store.load(run_id)
-    if record is None:
-        return None
     resumer = _resumer(agent, store, approver, client, run_kwargs)
-    return await resumer.resume(SavedRun(run_id, record), dict(decisions))
+    saved = resumer.load(run_id) if resumer.load is not None else None
+    return None if saved is None else await resumer.resume(saved, dict(decisions))
 
 
 @dataclass(frozen=True)
@@ -228,16 +225,9 @@ def _resumer(
     found by the run id a form carries, waiting on their approvals, resumed from their
     ``RunState`` once every approval is consumed."""
 
-    async def find(delivery: Delivery) -> SavedRun | None:
-        run_id = delivery.metadata.get(RUN_KEY, "")
+    def load(run_id: str) -> SavedRun | None:
         record = store.load(run_id)
         return SavedRun(run_id, record) if record is not None else None
-
-    async def waiting() -> AsyncIterator[SavedRun]:
-        for run_id in store.run_ids():
-            record = store.load(run_id)
-            if record is not None:
-                yield SavedRun(run_id, record)
 
     async def resume(saved: SavedRun, decisions: dict[str, Answer]) -> DurableOutcome | None:
         pending = _pending_of(saved.record)
@@ -276,11 +266,12 @@ def _resumer(
 
     return PauseResumer(
         framework=RESUME_OPENAI_AGENTS,
-        find=find,
         pending=lambda saved: _pending_of(saved.record),
         resume=resume,
         client=reader,
-        waiting=waiting,
+        load=load,
+        keys=store.run_ids,
+        pause_key=RUN_KEY,
         call_key=CALL_KEY,
     )
 

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -64,7 +64,6 @@ from humanwire._pauses import (
     Answer,
     AnswerKind,
     ApprovalLedger,
-    Delivery,
     FileRunStore,
     PausedOutcome,
     PauseResumer,
@@ -380,16 +379,6 @@ class PausedRuns:
         pauses found by the run id a send carries, waiting on their deferred calls, and
         resumed with ``DeferredToolResults``, once (claimed from the store)."""
 
-        async def find(delivery: Delivery) -> PausedRun | None:
-            run_id = delivery.metadata.get(RUN_KEY)
-            return self.store.load(run_id) if run_id else None
-
-        async def waiting() -> AsyncIterator[PausedRun]:
-            for run_id in self.store.run_ids():
-                paused = self.store.load(run_id)
-                if paused is not None:
-                    yield paused
-
         async def resume(paused: PausedRun, answers: dict[str, Answer]) -> DurableOutcome | None:
             async def run(claimed: PausedRun) -> DurableOutcome:
                 result = await agent.run(
@@ -406,11 +395,12 @@ class PausedRuns:
 
         return PauseResumer(
             framework=RESUME_PYDANTIC_AI,
-            find=find,
             pending=lambda paused: {call.tool_call_id: call for call in paused.pending},
             resume=resume,
             client=client,
-            waiting=waiting,
+            load=self.store.load,
+            keys=self.store.run_ids,
+            pause_key=RUN_KEY,
             call_key=CALL_KEY,
             questions=True,
         )

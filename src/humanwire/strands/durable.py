@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -50,7 +50,6 @@ from humanwire._pauses import (
     Answer,
     AnswerKind,
     ApprovalLedger,
-    Delivery,
     FileRunStore,
     MemoryApprovalLedger,
     PausedOutcome,
@@ -378,16 +377,6 @@ class PausedRuns:
         by rebuilding the session's agent and answering every interrupt, once (claimed
         from the store)."""
 
-        async def find(delivery: Delivery) -> PausedRun | None:
-            session_id = delivery.metadata.get(SESSION_KEY)
-            return self.store.load(session_id) if session_id else None
-
-        async def waiting() -> AsyncIterator[PausedRun]:
-            for session_id in self.store.session_ids():
-                paused = self.store.load(session_id)
-                if paused is not None:
-                    yield paused
-
         async def resume(paused: PausedRun, answers: dict[str, Answer]) -> DurableOutcome | None:
             async def run(claimed: PausedRun) -> DurableOutcome:
                 agent = self.agent_for(claimed.session_id)
@@ -403,11 +392,12 @@ class PausedRuns:
 
         return PauseResumer(
             framework=RESUME_STRANDS,
-            find=find,
             pending=lambda paused: {p.interrupt_id: p for p in paused.pending},
             resume=resume,
             client=self.client,
-            waiting=waiting,
+            load=self.store.load,
+            keys=self.store.session_ids,
+            pause_key=SESSION_KEY,
             call_key=INTERRUPT_KEY,
             questions=True,
         )

@@ -89,6 +89,7 @@ from .store import (
     FileRecordStore,
     FileRunStore,
     PausedRecord,
+    PauseStore,
     RecordClaims,
     resume_once,
 )
@@ -110,6 +111,7 @@ __all__ = [
     "FileRunStore",
     "MemoryApprovalLedger",
     "PauseResumer",
+    "PauseStore",
     "PausedOutcome",
     "PausedRecord",
     "PendingApproval",

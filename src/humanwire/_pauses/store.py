@@ -32,6 +32,17 @@ class RecordClaims(Protocol[_Record_co]):
     def finish(self, key: str, /) -> None: ...
 
 
+class PauseStore(RecordClaims[_Record], Protocol):
+    """Where one adapter's pauses wait, by key: ``save`` one, ``load`` it back; ``claim``
+    takes one atomically (of two concurrent claims, one gets it) and hides it from
+    ``load``; ``release`` puts a claimed pause back; ``finish`` drops a claimed pause whose
+    run resumed (a pause saved since under the same key, the run's next, stays)."""
+
+    def save(self, run: _Record, /) -> None: ...
+
+    def load(self, key: str, /) -> _Record | None: ...
+
+
 async def resume_once(
     store: RecordClaims[_Record],
     key: str,

@@ -67,6 +67,7 @@ from humanwire._pauses import (
     FileRunStore,
     PausedOutcome,
     PauseResumer,
+    PauseStore,
     approver_source,
     parse_delivery,
     pause_window,
@@ -200,23 +201,9 @@ class DurableOutcome(PausedOutcome[AgentRunResult[Any], PausedRun]):
 # --- where paused runs wait -------------------------------------------------------------
 
 
-class PausedRunStore(Protocol):
-    """Where paused runs wait, keyed by :attr:`PausedRun.run_id`.
-
-    ``claim`` takes a run atomically (of two concurrent claims, one gets it) and hides
-    it from ``load``; ``release`` puts a claimed run back; ``finish`` drops a claimed run
-    that resumed (a run saved since under the same id, its next pause, stays).
-    """
-
-    def save(self, run: PausedRun) -> None: ...
-
-    def load(self, run_id: str) -> PausedRun | None: ...
-
-    def claim(self, run_id: str) -> PausedRun | None: ...
-
-    def release(self, key: str) -> None: ...
-
-    def finish(self, key: str) -> None: ...
+class PausedRunStore(PauseStore[PausedRun], Protocol):
+    """Where paused runs wait, keyed by :attr:`PausedRun.run_id` (a
+    :class:`~humanwire._pauses.PauseStore`), and which are waiting."""
 
     def run_ids(self) -> list[str]: ...
 

@@ -54,6 +54,7 @@ from humanwire._pauses import (
     MemoryApprovalLedger,
     PausedOutcome,
     PauseResumer,
+    PauseStore,
     approver_source,
     decision_to_dict,
     idempotency_key,
@@ -181,23 +182,9 @@ class DurableOutcome(PausedOutcome[AgentResult, PausedRun]):
 # --- where pauses wait ----------------------------------------------------------------------
 
 
-class PausedRunStore(Protocol):
-    """Where pauses wait, one per session.
-
-    ``claim`` takes a pause atomically (of two concurrent claims, one gets it) and hides it
-    from ``load``; ``release`` puts a claimed pause back; ``finish`` drops a claimed pause
-    whose run resumed (a pause saved since, the run's next one, stays).
-    """
-
-    def save(self, run: PausedRun) -> None: ...
-
-    def load(self, session_id: str) -> PausedRun | None: ...
-
-    def claim(self, session_id: str) -> PausedRun | None: ...
-
-    def release(self, session_id: str) -> None: ...
-
-    def finish(self, session_id: str) -> None: ...
+class PausedRunStore(PauseStore[PausedRun], Protocol):
+    """Where pauses wait, one per session (a :class:`~humanwire._pauses.PauseStore` keyed
+    by the session id), and which sessions are waiting."""
 
     def session_ids(self) -> list[str]: ...
 

@@ -1,8 +1,8 @@
 """A paused call's answer: from a webhook's event (:func:`answer_from_event`) or the
-service (:func:`read_answer`, :func:`answers_from_service`, :func:`read_decision`,
-:func:`decisions_from_service`); decisions as JSON for a framework that keeps the answer
-in its own state (:func:`decision_to_dict`, :func:`decision_from_value`); what the model
-reads when a call does not run (:func:`denial_text`, :func:`unrequested_text`)."""
+service (:func:`read_answer`, :func:`answers_from_service`, :func:`read_decision`);
+decisions as JSON for a framework that keeps the answer in its own state
+(:func:`decision_to_dict`, :func:`decision_from_value`); what the model reads when a call
+does not run (:func:`denial_text`, :func:`unrequested_text`)."""
 
 from __future__ import annotations
 
@@ -181,24 +181,6 @@ async def wait_for_decision(client: AsyncHumanWire, pending: PendingApproval) ->
     decision = await read_decision(client, pending.interaction_id, timeout=None)
     assert decision is not None  # wait() returns once it ended
     return decision
-
-
-async def decisions_from_service(
-    pending: Mapping[str, PendingApproval],
-    known: Mapping[str, ApprovalDecision],
-    client: AsyncHumanWire,
-) -> dict[str, ApprovalDecision] | None:
-    """``known`` (decisions by call id) completed with the other paused calls' decisions
-    as the service has them; ``None`` while any of them is still open."""
-    decisions = dict(known)
-    for call_id, approval in pending.items():
-        if call_id in decisions:
-            continue
-        decision = await read_decision(client, approval.interaction_id)
-        if decision is None:
-            return None
-        decisions[call_id] = decision
-    return decisions
 
 
 def denial_text(action: str, decision: ApprovalDecision) -> str:

@@ -90,6 +90,7 @@ from .store import (
     PausedRecord,
     PauseStore,
     RecordClaims,
+    SavedRecord,
     resume_once,
 )
 
@@ -115,6 +116,7 @@ __all__ = [
     "PausedRecord",
     "PendingApproval",
     "RecordClaims",
+    "SavedRecord",
     "answer_from_event",
     "answer_from_status",
     "answers_from_service",

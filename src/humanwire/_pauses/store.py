@@ -10,6 +10,7 @@ import json
 import os
 import tempfile
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -148,6 +149,26 @@ class FileRecordStore:
         if self._ledger is None:  # made on first use: a store nothing consumes in has none
             self._ledger = FileApprovalLedger(self.directory / "consumed")
         return await self._ledger.consume(interaction_id)
+
+
+@dataclass(frozen=True)
+class SavedRecord:
+    """A pause an adapter saves as a plain record (the JSON it wrote), with its key."""
+
+    key: str
+    record: dict[str, Any]
+
+    @classmethod
+    def loader(
+        cls, load: Callable[[str], dict[str, Any] | None]
+    ) -> Callable[[str], SavedRecord | None]:
+        """``load`` (a store's, by key) giving the record with its key."""
+
+        def load_saved(key: str) -> SavedRecord | None:
+            record = load(key)
+            return cls(key, record) if record is not None else None
+
+        return load_saved
 
 
 class PausedRecord(Protocol):

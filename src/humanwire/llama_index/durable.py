@@ -46,6 +46,7 @@ from humanwire._pauses import (
     FileRecordStore,
     PausedOutcome,
     PauseResumer,
+    SavedRecord,
     decision_from_value,
     parse_delivery,
     service_client,
@@ -135,39 +136,29 @@ async def run_until_approval(
     return DurableOutcome(result=await handler)
 
 
-@dataclass(frozen=True)
-class SavedRun:
-    """A paused run as the store holds it: the approval it waits at, and its record."""
-
-    interaction_id: str
-    record: dict[str, Any]
-
-
 def _resumer(
     workflow: Workflow, store: PausedRunStore, client: AsyncHumanWire | None = None
-) -> PauseResumer[SavedRun, DurableOutcome]:
+) -> PauseResumer[SavedRecord, DurableOutcome]:
     """This adapter's part of the shared resume (:mod:`humanwire._pauses.resume`): a run
     is saved under the one approval it waits at, and resumed by rebuilding its context
     and sending the decision in. A send without ``metadata[humanwire_resume]`` counts as
     a LlamaIndex pause (older forms carried none)."""
 
-    def load(interaction_id: str) -> SavedRun | None:
-        record = store.load(interaction_id)
-        return SavedRun(interaction_id, record) if record is not None else None
+    load = SavedRecord.loader(store.load)
 
-    async def find(delivery: Delivery) -> SavedRun | None:
+    async def find(delivery: Delivery) -> SavedRecord | None:
         return load(delivery.interaction_id)  # saved by the interaction, not by metadata
 
-    async def resume(saved: SavedRun, answers: dict[str, Answer]) -> DurableOutcome:
-        answer = answers[saved.interaction_id]
+    async def resume(saved: SavedRecord, answers: dict[str, Answer]) -> DurableOutcome:
+        answer = answers[saved.key]
         decision = answer if isinstance(answer, ApprovalDecision) else decision_from_value(answer)
         ctx = Context.from_dict(workflow, saved.record["context"])
         handler = workflow.run(ctx=ctx)
         handler.ctx.send_event(ApprovalResponseEvent.from_decision(decision))
-        resolved = frozenset({saved.interaction_id})
+        resolved = frozenset({saved.key})
         outcome = await run_until_approval(handler, store, resolved=resolved)
         # Kept until the run has moved on, so a crash while resuming can be retried.
-        store.delete(saved.interaction_id)
+        store.delete(saved.key)
         return outcome
 
     async def reader() -> AsyncHumanWire:
@@ -175,9 +166,7 @@ def _resumer(
 
     return PauseResumer(
         framework=RESUME_LLAMA_INDEX,
-        pending=lambda saved: {
-            saved.interaction_id: AwaitedAnswer("approval", saved.interaction_id)
-        },
+        pending=lambda saved: {saved.key: AwaitedAnswer("approval", saved.key)},
         resume=resume,
         client=reader,
         load=load,
@@ -198,7 +187,7 @@ async def resume_approval(
     record = store.load(interaction_id)
     if record is None:
         return None
-    saved = SavedRun(interaction_id, record)
+    saved = SavedRecord(interaction_id, record)
     return await _resumer(workflow, store).resume(saved, {interaction_id: decision})
 
 

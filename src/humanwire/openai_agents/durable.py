@@ -44,6 +44,7 @@ from humanwire._pauses import (
     PausedOutcome,
     PauseResumer,
     PendingApproval,
+    SavedRecord,
     approver_source,
     consume_all,
     consume_on_service,
@@ -206,30 +207,18 @@ async def resume_run(
     return None if saved is None else await resumer.resume(saved, dict(decisions))
 
 
-@dataclass(frozen=True)
-class SavedRun:
-    """A paused run as the store holds it: its id and its record."""
-
-    run_id: str
-    record: dict[str, Any]
-
-
 def _resumer(
     agent: Agent[Any],
     store: PausedRunStore,
     approver: Approver | None,
     client: AsyncHumanWire | None,
     run_kwargs: Mapping[str, Any],
-) -> PauseResumer[SavedRun, DurableOutcome]:
+) -> PauseResumer[SavedRecord, DurableOutcome]:
     """This adapter's part of the shared resume (:mod:`humanwire._pauses.resume`): runs
     found by the run id a form carries, waiting on their approvals, resumed from their
     ``RunState`` once every approval is consumed."""
 
-    def load(run_id: str) -> SavedRun | None:
-        record = store.load(run_id)
-        return SavedRun(run_id, record) if record is not None else None
-
-    async def resume(saved: SavedRun, decisions: dict[str, Answer]) -> DurableOutcome | None:
+    async def resume(saved: SavedRecord, decisions: dict[str, Answer]) -> DurableOutcome | None:
         pending = _pending_of(saved.record)
         if not pending or any(call_id not in decisions for call_id in pending):
             return None
@@ -256,7 +245,7 @@ def _resumer(
             if decision is not None:
                 apply_decision(state, item, decision)
         round_ = int(saved.record.get("round", 0)) + 1
-        run = ApprovalRun(saved.run_id, approver_source(approver), round=round_)
+        run = ApprovalRun(saved.key, approver_source(approver), round=round_)
         with run.active():
             result = await Runner.run(agent, state, **run_kwargs)
         return await pause_run(result, store, run=run)
@@ -269,7 +258,7 @@ def _resumer(
         pending=lambda saved: _pending_of(saved.record),
         resume=resume,
         client=reader,
-        load=load,
+        load=SavedRecord.loader(store.load),
         keys=store.run_ids,
         pause_key=RUN_KEY,
         call_key=CALL_KEY,

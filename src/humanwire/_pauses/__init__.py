@@ -85,6 +85,7 @@ from .sending import (
     service_client,
 )
 from .store import (
+    FilePlainRecordStore,
     FileRecordStore,
     FileRunStore,
     PausedRecord,
@@ -107,6 +108,7 @@ __all__ = [
     "BlockingLedger",
     "Delivery",
     "FileApprovalLedger",
+    "FilePlainRecordStore",
     "FileRecordStore",
     "FileRunStore",
     "MemoryApprovalLedger",

@@ -151,6 +151,17 @@ class FileRecordStore:
         return await self._ledger.consume(interaction_id)
 
 
+class FilePlainRecordStore(FileRecordStore):
+    """A :class:`FileRecordStore` whose ``save`` and ``load`` take a key and a plain
+    record (an adapter that writes its pause's JSON itself: OpenAI Agents, LlamaIndex)."""
+
+    def save(self, key: str, record: Mapping[str, Any]) -> None:
+        self.save_record(key, record)
+
+    def load(self, key: str) -> dict[str, Any] | None:
+        return self.load_record(key)
+
+
 @dataclass(frozen=True)
 class SavedRecord:
     """A pause an adapter saves as a plain record (the JSON it wrote), with its key."""

@@ -43,7 +43,7 @@ from humanwire._pauses import (
     Answer,
     AwaitedAnswer,
     Delivery,
-    FileRecordStore,
+    FilePlainRecordStore,
     PausedOutcome,
     PauseResumer,
     SavedRecord,
@@ -88,15 +88,9 @@ class PausedRunStore(Protocol):
     def interaction_ids(self) -> list[str]: ...
 
 
-class FilePausedRunStore(FileRecordStore):
+class FilePausedRunStore(FilePlainRecordStore):
     """One JSON file per paused run in ``directory``, written atomically (an interaction
     id that cannot name a file is refused on save and found nowhere)."""
-
-    def save(self, interaction_id: str, record: dict[str, Any]) -> None:
-        self.save_record(interaction_id, record)
-
-    def load(self, interaction_id: str) -> dict[str, Any] | None:
-        return self.load_record(interaction_id)
 
     def interaction_ids(self) -> list[str]:
         return self.keys()

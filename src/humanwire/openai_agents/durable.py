@@ -40,7 +40,7 @@ from agents import Agent, Runner, RunResult, RunState
 
 from humanwire._pauses import (
     Answer,
-    FileRecordStore,
+    FilePlainRecordStore,
     PausedOutcome,
     PauseResumer,
     PendingApproval,
@@ -97,16 +97,10 @@ class PausedRunStore(Protocol):
     async def consume(self, interaction_id: str) -> bool: ...
 
 
-class FilePausedRunStore(FileRecordStore):
+class FilePausedRunStore(FilePlainRecordStore):
     """One JSON file per paused run in ``directory`` (written atomically; a run id that
     cannot name a file is refused), and one file per consumed approval in
     ``directory/consumed`` (created exclusively)."""
-
-    def save(self, run_id: str, record: dict[str, Any]) -> None:
-        self.save_record(run_id, record)
-
-    def load(self, run_id: str) -> dict[str, Any] | None:
-        return self.load_record(run_id)
 
     def run_ids(self) -> list[str]:
         return self.keys()

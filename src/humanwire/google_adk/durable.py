@@ -38,22 +38,25 @@ the same app name and session service as the one that paused.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from google.adk.runners import Runner
 from google.genai import types
 
 from humanwire._pauses import (
+    Answer,
     ApprovalLedger,
+    Delivery,
     FileApprovalLedger,
-    answer_from_event,
+    PausedOutcome,
+    PauseResumer,
     consume_all,
-    decisions_from_service,
-    delivery_for,
+    decision_from_value,
     service_client,
 )
+from humanwire._pauses import resume as shared
 from humanwire.approval import ApprovalDecision
 from humanwire.types import Event as WebhookEvent
 
@@ -92,18 +95,19 @@ interaction id: true the first time, in any process)."""
 
 
 @dataclass(frozen=True)
-class DurableOutcome:
+class DurableOutcome(PausedOutcome["tuple[Event, ...]", "tuple[PausedApproval, ...]"]):
     """How a durable drive ended: ``paused`` at approvals (the session holds the pause;
-    the process may exit), or finished. ``events`` are the ones this drive produced."""
+    the process may exit), or finished. ``result`` (also ``events``) are the events this
+    drive produced."""
 
-    user_id: str
-    session_id: str
-    events: tuple[Event, ...] = ()
+    result: tuple[Event, ...] = ()
     paused: tuple[PausedApproval, ...] = ()
+    user_id: str = field(default="", kw_only=True)
+    session_id: str = field(default="", kw_only=True)
 
     @property
-    def finished(self) -> bool:
-        return not self.paused
+    def events(self) -> tuple[Event, ...]:
+        return self.result
 
     @property
     def final_output(self) -> str | None:
@@ -138,7 +142,7 @@ async def _drive(
     ]
     session = await _session(runner, user_id, session_id)
     paused = paused_approvals(session) if session is not None else []
-    return DurableOutcome(user_id, session_id, tuple(events), tuple(paused))
+    return DurableOutcome(tuple(events), tuple(paused), user_id=user_id, session_id=session_id)
 
 
 async def run_until_approval(
@@ -155,29 +159,68 @@ async def run_until_approval(
     return await _drive(runner, user_id, session_id, new_message, run_kwargs)
 
 
-async def _resume(
+def _resumer(
     runner: Runner,
     ledger: ApprovalLedger,
-    session: Session,
-    known: Mapping[str, ApprovalDecision],
-    client: AsyncHumanWire,
+    client: AsyncHumanWire | None,
     run_kwargs: Mapping[str, Any],
-) -> DurableOutcome | None:
-    paused = paused_approvals(session)
-    if not paused:
-        return None
-    by_call = {approval.call_id: approval for approval in paused}
-    decisions = await decisions_from_service(by_call, known, client)
-    if decisions is None:
-        return None  # another approval of the pause is still open
-    # Used once: consume every approval before anything is answered.
-    if not await consume_all(ledger, [approval.interaction_id for approval in paused]):
-        return None
-    message = types.Content(
-        role="user",
-        parts=[confirmation_response(approval, decisions[approval.call_id]) for approval in paused],
+    *,
+    user_id: str | None = None,
+) -> PauseResumer[Session, DurableOutcome]:
+    """This adapter's part of the shared resume (:mod:`humanwire._pauses.resume`): the
+    pause is the session (found by the app, user and session a form carries), waiting on
+    the approvals it is paused at, resumed by answering every ``adk_request_confirmation``
+    in one message once each approval is consumed. ``user_id`` narrows the listing."""
+
+    async def find(delivery: Delivery) -> Session | None:
+        metadata = delivery.metadata
+        if metadata.get(APP_KEY) != runner.app_name:
+            return None
+        user, session_id = metadata.get(USER_KEY, ""), metadata.get(SESSION_KEY, "")
+        return await _session(runner, user, session_id) if user and session_id else None
+
+    async def waiting() -> AsyncIterator[Session]:
+        listed = await runner.session_service.list_sessions(
+            app_name=runner.app_name, user_id=user_id
+        )
+        for listed_session in listed.sessions:
+            session = await _session(runner, listed_session.user_id, listed_session.id)
+            if session is not None:
+                yield session
+
+    async def resume(session: Session, decisions: dict[str, Answer]) -> DurableOutcome | None:
+        paused = paused_approvals(session)
+        if not paused:
+            return None
+        # Used once: consume every approval before anything is answered.
+        if not await consume_all(ledger, [approval.interaction_id for approval in paused]):
+            return None
+        message = types.Content(
+            role="user",
+            parts=[
+                confirmation_response(approval, _decision(decisions[approval.call_id]))
+                for approval in paused
+            ],
+        )
+        return await _drive(runner, session.user_id, session.id, message, run_kwargs)
+
+    async def reader() -> AsyncHumanWire:
+        return service_client(None, client)
+
+    return PauseResumer(
+        framework=RESUME_GOOGLE_ADK,
+        find=find,
+        pending=lambda session: {a.call_id: a for a in paused_approvals(session)},
+        resume=resume,
+        client=reader,
+        waiting=waiting,
+        call_key=CALL_KEY,
     )
-    return await _drive(runner, session.user_id, session.id, message, run_kwargs)
+
+
+def _decision(answer: Answer) -> ApprovalDecision:
+    # Approvals only: an answer that is not a decision (none should be) is read as one.
+    return answer if isinstance(answer, ApprovalDecision) else decision_from_value(answer)
 
 
 async def resume_session(
@@ -199,7 +242,7 @@ async def resume_session(
     session = await _session(runner, user_id, session_id)
     if session is None:
         return None
-    return await _resume(runner, ledger, session, {}, service_client(None, client), run_kwargs)
+    return await shared.resume_answered(_resumer(runner, ledger, client, run_kwargs), session)
 
 
 async def resume_from_webhook(
@@ -221,24 +264,8 @@ async def resume_from_webhook(
     still open, and for a delivery already acted on. ``client`` (else one from the
     environment) reads the other approvals' decisions.
     """
-    delivery = delivery_for(RESUME_GOOGLE_ADK, body, headers, secret=secret)
-    decision = None if delivery is None else answer_from_event("approval", delivery.event)
-    if delivery is None or not isinstance(decision, ApprovalDecision):
-        return None
-    metadata, interaction_id = delivery.metadata, delivery.interaction_id
-    if metadata.get(APP_KEY) != runner.app_name:
-        return None
-    user_id, session_id = metadata.get(USER_KEY, ""), metadata.get(SESSION_KEY, "")
-    session = await _session(runner, user_id, session_id) if user_id and session_id else None
-    if session is None:
-        return None
-    call_id = metadata.get(CALL_KEY, "")
-    answered = {approval.call_id: approval for approval in paused_approvals(session)}.get(call_id)
-    if answered is None or answered.interaction_id != interaction_id:
-        return None  # a form of an earlier pause, or one answered already
-    return await _resume(
-        runner, ledger, session, {call_id: decision}, service_client(None, client), run_kwargs
-    )
+    resumer = _resumer(runner, ledger, client, run_kwargs)
+    return await shared.resume_from_webhook(resumer, body, headers, secret=secret)
 
 
 async def resume_expired(
@@ -253,14 +280,5 @@ async def resume_expired(
     approvals have all closed: submitted (a webhook that was missed) or expired
     unanswered (the timeout default each form was sent with). It reads every session of
     the app: run it from a scheduler, not per request."""
-    service = service_client(None, client)
-    listed = await runner.session_service.list_sessions(app_name=runner.app_name, user_id=user_id)
-    outcomes: list[DurableOutcome] = []
-    for listed_session in listed.sessions:
-        session = await _session(runner, listed_session.user_id, listed_session.id)
-        if session is None:
-            continue
-        outcome = await _resume(runner, ledger, session, {}, service, run_kwargs)
-        if outcome is not None:
-            outcomes.append(outcome)
-    return outcomes
+    resumer = _resumer(runner, ledger, client, run_kwargs, user_id=user_id)
+    return await shared.resume_expired(resumer)

@@ -32,29 +32,30 @@ the same step runs again on resume.
 
 from __future__ import annotations
 
-import json
-import os
-import re
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from llama_index.core.workflow import Context, Workflow
 from workflows.handler import WorkflowHandler
 
-from humanwire._pauses import plain_json
-from humanwire.approval import ApprovalDecision, decision_from_approval, decision_from_values
-from humanwire.types import (
-    ApprovalDecidedEvent,
-    Event,
-    FormReceivedEvent,
+from humanwire._pauses import (
+    Answer,
+    AwaitedAnswer,
+    Delivery,
+    FilePlainRecordStore,
+    PausedOutcome,
+    PauseResumer,
+    SavedRecord,
+    decision_from_value,
+    parse_delivery,
+    service_client,
 )
-from humanwire.webhooks import SIGNATURE_HEADER, parse_event
+from humanwire._pauses import resume as shared
+from humanwire.approval import ApprovalDecision
+from humanwire.types import Event
 
 from .workflow import (
-    RESUME_KEY,
     RESUME_LLAMA_INDEX,
     ApprovalRequiredEvent,
     ApprovalResponseEvent,
@@ -67,13 +68,12 @@ __all__ = [
     "DurableOutcome",
     "FilePausedRunStore",
     "PausedRunStore",
+    "parse_delivery",
     "resume_approval",
     "resume_expired",
     "resume_from_webhook",
     "run_until_approval",
 ]
-
-_SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
 
 class PausedRunStore(Protocol):
@@ -88,59 +88,21 @@ class PausedRunStore(Protocol):
     def interaction_ids(self) -> list[str]: ...
 
 
-class FilePausedRunStore:
-    """One JSON file per paused run in ``directory``, written atomically."""
-
-    def __init__(self, directory: str | os.PathLike[str]) -> None:
-        self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
-
-    def _path(self, interaction_id: str) -> Path:
-        # The id comes from a webhook body: never let it name another file.
-        if not _SAFE_ID.fullmatch(interaction_id):
-            raise ValueError(f"not an interaction id: {interaction_id!r}")
-        return self.directory / f"{interaction_id}.json"
-
-    def save(self, interaction_id: str, record: dict[str, Any]) -> None:
-        path = self._path(interaction_id)
-        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".paused-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as file:
-                json.dump(record, file)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-
-    def load(self, interaction_id: str) -> dict[str, Any] | None:
-        try:
-            path = self._path(interaction_id)
-        except ValueError:
-            return None
-        try:
-            data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
-        return data
-
-    def delete(self, interaction_id: str) -> None:
-        self._path(interaction_id).unlink(missing_ok=True)
+class FilePausedRunStore(FilePlainRecordStore):
+    """One JSON file per paused run in ``directory``, written atomically (an interaction
+    id that cannot name a file is refused on save and found nowhere)."""
 
     def interaction_ids(self) -> list[str]:
-        return sorted(p.stem for p in self.directory.glob("*.json"))
+        return self.keys()
 
 
 @dataclass(frozen=True)
-class DurableOutcome:
+class DurableOutcome(PausedOutcome[Any, ApprovalRequiredEvent]):
     """How a durable drive ended: ``paused`` at an approval (the run is saved and
     stopped), or finished with ``result``."""
 
     result: Any = None
     paused: ApprovalRequiredEvent | None = None
-
-    @property
-    def finished(self) -> bool:
-        return self.paused is None
 
 
 async def run_until_approval(
@@ -168,6 +130,46 @@ async def run_until_approval(
     return DurableOutcome(result=await handler)
 
 
+def _resumer(
+    workflow: Workflow, store: PausedRunStore, client: AsyncHumanWire | None = None
+) -> PauseResumer[SavedRecord, DurableOutcome]:
+    """This adapter's part of the shared resume (:mod:`humanwire._pauses.resume`): a run
+    is saved under the one approval it waits at, and resumed by rebuilding its context
+    and sending the decision in. A send without ``metadata[humanwire_resume]`` counts as
+    a LlamaIndex pause (older forms carried none)."""
+
+    load = SavedRecord.loader(store.load)
+
+    async def find(delivery: Delivery) -> SavedRecord | None:
+        return load(delivery.interaction_id)  # saved by the interaction, not by metadata
+
+    async def resume(saved: SavedRecord, answers: dict[str, Answer]) -> DurableOutcome:
+        answer = answers[saved.key]
+        decision = answer if isinstance(answer, ApprovalDecision) else decision_from_value(answer)
+        ctx = Context.from_dict(workflow, saved.record["context"])
+        handler = workflow.run(ctx=ctx)
+        handler.ctx.send_event(ApprovalResponseEvent.from_decision(decision))
+        resolved = frozenset({saved.key})
+        outcome = await run_until_approval(handler, store, resolved=resolved)
+        # Kept until the run has moved on, so a crash while resuming can be retried.
+        store.delete(saved.key)
+        return outcome
+
+    async def reader() -> AsyncHumanWire:
+        return service_client(None, client)
+
+    return PauseResumer(
+        framework=RESUME_LLAMA_INDEX,
+        pending=lambda saved: {saved.key: AwaitedAnswer("approval", saved.key)},
+        resume=resume,
+        client=reader,
+        load=load,
+        keys=store.interaction_ids,
+        find=find,
+        unmarked=True,
+    )
+
+
 async def resume_approval(
     workflow: Workflow,
     store: PausedRunStore,
@@ -179,37 +181,8 @@ async def resume_approval(
     record = store.load(interaction_id)
     if record is None:
         return None
-    ctx = Context.from_dict(workflow, record["context"])
-    handler = workflow.run(ctx=ctx)
-    handler.ctx.send_event(ApprovalResponseEvent.from_decision(decision))
-    outcome = await run_until_approval(handler, store, resolved=frozenset({interaction_id}))
-    # Kept until the run has moved on, so a crash while resuming can be retried.
-    store.delete(interaction_id)
-    return outcome
-
-
-def parse_delivery(
-    body: bytes | str | Mapping[str, Any] | Event,
-    headers: Mapping[str, str] | None = None,
-    *,
-    secret: str | None = None,
-) -> Event:
-    """The event a webhook delivery carries. With ``secret`` the ``Humanwire-Signature``
-    header is verified against the raw body first (``humanwire.webhooks``), and a delivery
-    that cannot be trusted raises ``WebhookVerificationError``."""
-    if not isinstance(body, (bytes, str, Mapping)):  # an event parsed already
-        if secret is not None:
-            raise TypeError("verifying a signature needs the raw body (bytes or str)")
-        return body
-    if isinstance(body, Mapping):
-        if secret is not None:
-            raise TypeError("verifying a signature needs the raw body (bytes or str)")
-        body = json.dumps(dict(body), default=plain_json)
-    signature = None
-    if secret is not None:
-        lowered = {key.lower(): value for key, value in (headers or {}).items()}
-        signature = lowered.get(SIGNATURE_HEADER.lower(), "")
-    return parse_event(body, signature=signature, secret=secret)
+    saved = SavedRecord(interaction_id, record)
+    return await _resumer(workflow, store).resume(saved, {interaction_id: decision})
 
 
 async def resume_from_webhook(
@@ -224,22 +197,7 @@ async def resume_from_webhook(
     ``form.received``). Returns ``None`` for any other event, or when no run waits for
     that interaction (so a retried delivery is harmless).
     """
-    event = parse_delivery(body, headers, secret=secret)
-    if not isinstance(event, (ApprovalDecidedEvent, FormReceivedEvent)):
-        return None
-    payload = event.payload
-    kind = (payload.metadata or {}).get(RESUME_KEY)
-    if kind is not None and kind != RESUME_LLAMA_INDEX:
-        return None  # another framework's pause (a LangGraph approval…): not ours
-    if isinstance(event, FormReceivedEvent):
-        decision: ApprovalDecision | None = decision_from_values(
-            event.payload.values, interaction_id=event.payload.interaction_id
-        )
-    else:
-        decision = decision_from_approval(event.payload)
-    if decision is None:
-        return None
-    return await resume_approval(workflow, store, decision)
+    return await shared.resume_from_webhook(_resumer(workflow, store), body, headers, secret=secret)
 
 
 async def resume_expired(
@@ -249,15 +207,4 @@ async def resume_expired(
 ) -> list[DurableOutcome]:
     """Resume every saved run whose approval request was decided or closed undecided (a
     webhook that was missed; the timeout decided by the service, as ``onTimeout`` said)."""
-    outcomes: list[DurableOutcome] = []
-    for interaction_id in store.interaction_ids():
-        record = store.load(interaction_id)
-        if record is None:
-            continue
-        decision = decision_from_approval(await client.approvals.get(interaction_id))
-        if decision is None:
-            continue
-        outcome = await resume_approval(workflow, store, decision)
-        if outcome is not None:
-            outcomes.append(outcome)
-    return outcomes
+    return await shared.resume_expired(_resumer(workflow, store, client))

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from llama_index.core.workflow import Context, HumanResponseEvent, InputRequiredEvent
 from pydantic import Field
 
+from humanwire._pauses import decision_from_status as form_decision_from_status
 from humanwire.approval import (
     ApprovalDecision,
     ApprovalRequest,
@@ -35,11 +36,9 @@ from humanwire.approval import (
     DecisionKind,
     consume_approval,
     decision_from_approval,
-    decision_from_values,
-    timeout_decision,
 )
 from humanwire.errors import HumanWireError
-from humanwire.types import METADATA_MAX_VALUE_LENGTH, FormReceivedEvent, InteractionStatus
+from humanwire.types import METADATA_MAX_VALUE_LENGTH, InteractionStatus
 
 if TYPE_CHECKING:
     from humanwire._client import AsyncHumanWire
@@ -131,13 +130,7 @@ def decision_from_status(
     """The decision an approval *form*'s status carries (forms sent before approval
     requests); the timeout default once it ended without a submission; ``None`` while it
     is still open. An approval request's decision: ``decision_from_approval``."""
-    if isinstance(status.result, FormReceivedEvent):
-        return decision_from_values(
-            status.result.payload.values, interaction_id=status.interaction_id
-        )
-    if status.ended:
-        return timeout_decision(default_on_timeout, interaction_id=status.interaction_id)
-    return None
+    return form_decision_from_status(status, default_on_timeout)
 
 
 async def watch_approval(

@@ -33,22 +33,25 @@ paused; the SDK refuses a state whose agent or tools it cannot find.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agents import Agent, Runner, RunResult, RunState
 
 from humanwire._pauses import (
-    FileRecordStore,
+    Answer,
+    FilePlainRecordStore,
+    PausedOutcome,
+    PauseResumer,
     PendingApproval,
-    answer_from_event,
+    SavedRecord,
     approver_source,
     consume_all,
     consume_on_service,
-    decisions_from_service,
-    delivery_for,
+    decision_from_value,
     service_client,
 )
+from humanwire._pauses import resume as shared
 from humanwire.approval import ApprovalDecision, Approver
 from humanwire.types import Event
 
@@ -94,33 +97,23 @@ class PausedRunStore(Protocol):
     async def consume(self, interaction_id: str) -> bool: ...
 
 
-class FilePausedRunStore(FileRecordStore):
+class FilePausedRunStore(FilePlainRecordStore):
     """One JSON file per paused run in ``directory`` (written atomically; a run id that
     cannot name a file is refused), and one file per consumed approval in
     ``directory/consumed`` (created exclusively)."""
-
-    def save(self, run_id: str, record: dict[str, Any]) -> None:
-        self.save_record(run_id, record)
-
-    def load(self, run_id: str) -> dict[str, Any] | None:
-        return self.load_record(run_id)
 
     def run_ids(self) -> list[str]:
         return self.keys()
 
 
 @dataclass(frozen=True)
-class DurableOutcome:
-    """How a durable drive ended: ``paused`` at approvals (the run is saved; the process
-    may exit), or finished with the SDK's ``result``."""
+class DurableOutcome(PausedOutcome["RunResult | None", "tuple[PendingApproval, ...]"]):
+    """How a durable drive ended: ``paused`` at approvals (the run is saved under
+    ``run_id``; the process may exit), or finished with the SDK's ``result``."""
 
-    run_id: str
     result: RunResult | None = None
     paused: tuple[PendingApproval, ...] = ()
-
-    @property
-    def finished(self) -> bool:
-        return not self.paused
+    run_id: str = field(default="", kw_only=True)
 
     @property
     def final_output(self) -> Any:
@@ -143,7 +136,7 @@ async def pause_run(
     run = run or ApprovalRun(new_run_id(), approver_source(approver))
     if not result.interruptions:
         store.delete(run.run_id)
-        return DurableOutcome(run.run_id, result=result)
+        return DurableOutcome(result, run_id=run.run_id)
     state = result.to_state()
     pending = await run.pending_for(state.get_interruptions())
     store.save(
@@ -155,7 +148,7 @@ async def pause_run(
             "approvals": [approval.to_dict() for approval in pending],
         },
     )
-    return DurableOutcome(run.run_id, result=result, paused=tuple(pending))
+    return DurableOutcome(result, tuple(pending), run_id=run.run_id)
 
 
 async def run_until_approval(
@@ -203,32 +196,67 @@ async def resume_run(
     run goes on until it finishes or pauses again (saved again). ``client`` (else the
     ``approver``'s, else one from the environment) consumes the approvals.
     """
-    record = store.load(run_id)
-    if record is None:
-        return None
-    pending = _pending_of(record)
-    if not pending or any(call_id not in decisions for call_id in pending):
-        return None
-    # Used once: consume every approval before anything runs, on the service (bound to
-    # the call as asked), then in the store's ledger (which also marks a pause resumed).
-    approved = {
-        approval.interaction_id: approval.request
-        for call_id, approval in pending.items()
-        if decisions[call_id].approved
-    }
-    if not await consume_on_service(service_client(approver, client), approved):
-        return None
-    if not await consume_all(store, [approval.interaction_id for approval in pending.values()]):
-        return None
-    state = await RunState.from_json(agent, record["state"])
-    for item in state.get_interruptions():
-        decision = decisions.get(item.call_id or "")
-        if decision is not None:
-            apply_decision(state, item, decision)
-    run = ApprovalRun(run_id, approver_source(approver), round=int(record.get("round", 0)) + 1)
-    with run.active():
-        result = await Runner.run(agent, state, **run_kwargs)
-    return await pause_run(result, store, run=run)
+    resumer = _resumer(agent, store, approver, client, run_kwargs)
+    saved = resumer.load(run_id) if resumer.load is not None else None
+    return None if saved is None else await resumer.resume(saved, dict(decisions))
+
+
+def _resumer(
+    agent: Agent[Any],
+    store: PausedRunStore,
+    approver: Approver | None,
+    client: AsyncHumanWire | None,
+    run_kwargs: Mapping[str, Any],
+) -> PauseResumer[SavedRecord, DurableOutcome]:
+    """This adapter's part of the shared resume (:mod:`humanwire._pauses.resume`): runs
+    found by the run id a form carries, waiting on their approvals, resumed from their
+    ``RunState`` once every approval is consumed."""
+
+    async def resume(saved: SavedRecord, decisions: dict[str, Answer]) -> DurableOutcome | None:
+        pending = _pending_of(saved.record)
+        if not pending or any(call_id not in decisions for call_id in pending):
+            return None
+        # Approvals only: an answer that is not a decision (none should be) is read as one.
+        chosen = {
+            call_id: answer if isinstance(answer, ApprovalDecision) else decision_from_value(answer)
+            for call_id, answer in ((call_id, decisions[call_id]) for call_id in pending)
+        }
+        # Used once: consume every approval before anything runs, on the service (bound
+        # to the call as asked), then in the store's ledger (which also marks a pause
+        # resumed).
+        approved = {
+            approval.interaction_id: approval.request
+            for call_id, approval in pending.items()
+            if chosen[call_id].approved
+        }
+        if not await consume_on_service(service_client(approver, client), approved):
+            return None
+        if not await consume_all(store, [approval.interaction_id for approval in pending.values()]):
+            return None
+        state = await RunState.from_json(agent, saved.record["state"])
+        for item in state.get_interruptions():
+            decision = chosen.get(item.call_id or "")
+            if decision is not None:
+                apply_decision(state, item, decision)
+        round_ = int(saved.record.get("round", 0)) + 1
+        run = ApprovalRun(saved.key, approver_source(approver), round=round_)
+        with run.active():
+            result = await Runner.run(agent, state, **run_kwargs)
+        return await pause_run(result, store, run=run)
+
+    async def reader() -> AsyncHumanWire:
+        return service_client(approver, client)
+
+    return PauseResumer(
+        framework=RESUME_OPENAI_AGENTS,
+        pending=lambda saved: _pending_of(saved.record),
+        resume=resume,
+        client=reader,
+        load=SavedRecord.loader(store.load),
+        keys=store.run_ids,
+        pause_key=RUN_KEY,
+        call_key=CALL_KEY,
+    )
 
 
 async def resume_from_webhook(
@@ -247,27 +275,8 @@ async def resume_from_webhook(
     this store does not hold (or holds at a later pause), while another call of the run
     is still undecided, and for a delivery already acted on. ``client`` (else the
     ``approver``'s, else one from the environment) reads the other calls' decisions."""
-    delivery = delivery_for(RESUME_OPENAI_AGENTS, body, headers, secret=secret)
-    decision = None if delivery is None else answer_from_event("approval", delivery.event)
-    if delivery is None or not isinstance(decision, ApprovalDecision):
-        return None
-    metadata, interaction_id = delivery.metadata, delivery.interaction_id
-    run_id, call_id = metadata.get(RUN_KEY, ""), metadata.get(CALL_KEY, "")
-    record = store.load(run_id)
-    if record is None:
-        return None
-    pending = _pending_of(record)
-    answered = pending.get(call_id)
-    if answered is None or answered.interaction_id != interaction_id:
-        return None  # a form of an earlier pause of this run
-    decisions = await decisions_from_service(
-        pending, {call_id: decision}, service_client(approver, client)
-    )
-    if decisions is None:
-        return None
-    return await resume_run(
-        agent, store, run_id, decisions, approver=approver, client=client, **run_kwargs
-    )
+    resumer = _resumer(agent, store, approver, client, run_kwargs)
+    return await shared.resume_from_webhook(resumer, body, headers, secret=secret)
 
 
 async def resume_expired(
@@ -281,19 +290,4 @@ async def resume_expired(
     """Resume every saved run whose approval forms have all closed: submitted (a webhook
     that was missed) or expired unanswered (the timeout default each form was sent
     with)."""
-    outcomes: list[DurableOutcome] = []
-    service = service_client(approver, client)
-    for run_id in store.run_ids():
-        record = store.load(run_id)
-        if record is None:
-            continue
-        pending = _pending_of(record)
-        decisions = await decisions_from_service(pending, {}, service)
-        if decisions is None:
-            continue
-        outcome = await resume_run(
-            agent, store, run_id, decisions, approver=approver, client=client, **run_kwargs
-        )
-        if outcome is not None:
-            outcomes.append(outcome)
-    return outcomes
+    return await shared.resume_expired(_resumer(agent, store, approver, client, run_kwargs))

@@ -66,10 +66,9 @@ from humanwire._pauses import (
     ApprovalLedger,
     FileRunStore,
     PausedOutcome,
-    answer_from_event,
-    answers_from_service,
+    PauseResumer,
+    PauseStore,
     approver_source,
-    delivery_for,
     parse_delivery,
     pause_window,
     resume_once,
@@ -77,6 +76,7 @@ from humanwire._pauses import (
     send_question,
     store_key,
 )
+from humanwire._pauses import resume as shared
 from humanwire.approval import ApprovalDecision, Approver
 from humanwire.types import Event
 
@@ -201,23 +201,9 @@ class DurableOutcome(PausedOutcome[AgentRunResult[Any], PausedRun]):
 # --- where paused runs wait -------------------------------------------------------------
 
 
-class PausedRunStore(Protocol):
-    """Where paused runs wait, keyed by :attr:`PausedRun.run_id`.
-
-    ``claim`` takes a run atomically (of two concurrent claims, one gets it) and hides
-    it from ``load``; ``release`` puts a claimed run back; ``finish`` drops a claimed run
-    that resumed (a run saved since under the same id, its next pause, stays).
-    """
-
-    def save(self, run: PausedRun) -> None: ...
-
-    def load(self, run_id: str) -> PausedRun | None: ...
-
-    def claim(self, run_id: str) -> PausedRun | None: ...
-
-    def release(self, key: str) -> None: ...
-
-    def finish(self, key: str) -> None: ...
+class PausedRunStore(PauseStore[PausedRun], Protocol):
+    """Where paused runs wait, keyed by :attr:`PausedRun.run_id` (a
+    :class:`~humanwire._pauses.PauseStore`), and which are waiting."""
 
     def run_ids(self) -> list[str]: ...
 
@@ -373,6 +359,39 @@ class PausedRuns:
         return PendingCall(call.tool_call_id, call.tool_name, "question", response.interaction_id)
 
     # -- resuming --------------------------------------------------------------------------
+    def resumer(
+        self, agent: AbstractAgent[Any, Any], run_options: Mapping[str, Any]
+    ) -> PauseResumer[PausedRun, DurableOutcome]:
+        """This adapter's part of the shared resume (:mod:`humanwire._pauses.resume`):
+        pauses found by the run id a send carries, waiting on their deferred calls, and
+        resumed with ``DeferredToolResults``, once (claimed from the store)."""
+
+        async def resume(paused: PausedRun, answers: dict[str, Answer]) -> DurableOutcome | None:
+            async def run(claimed: PausedRun) -> DurableOutcome:
+                result = await agent.run(
+                    message_history=claimed.history(),
+                    deferred_tool_results=deferred_results(claimed, answers),
+                    **self._with_guard(dict(run_options)),
+                )
+                return DurableOutcome(result, await self.pause(result))
+
+            return await resume_once(self.store, paused.run_id, run, expected=paused)
+
+        async def client() -> AsyncHumanWire:
+            return self.client
+
+        return PauseResumer(
+            framework=RESUME_PYDANTIC_AI,
+            pending=lambda paused: {call.tool_call_id: call for call in paused.pending},
+            resume=resume,
+            client=client,
+            load=self.store.load,
+            keys=self.store.run_ids,
+            pause_key=RUN_KEY,
+            call_key=CALL_KEY,
+            questions=True,
+        )
+
     async def resume_from_webhook(
         self,
         agent: AbstractAgent[Any, Any],
@@ -387,20 +406,9 @@ class PausedRuns:
         is not a paused Pydantic AI run's, a run with another call still open (its answer
         resumes it), or a run already resumed (so a repeated delivery is harmless).
         With ``secret`` the signature is verified first."""
-        delivery = delivery_for(RESUME_PYDANTIC_AI, body, headers, secret=secret, questions=True)
-        run_id = delivery.metadata.get(RUN_KEY) if delivery is not None else None
-        if delivery is None or not run_id:
-            return None  # another framework's pause, or not a pause at all
-        paused = self.store.load(run_id)
-        call = paused.call_for(delivery.interaction_id) if paused is not None else None
-        if paused is None or call is None:
-            return None
-        if delivery.metadata.get(CALL_KEY, call.tool_call_id) != call.tool_call_id:
-            return None
-        answer = answer_from_event(call.kind, delivery.event)
-        if answer is None:
-            return None
-        return await self._resume(agent, paused, {call.tool_call_id: answer}, 0, run_options)
+        return await shared.resume_from_webhook(
+            self.resumer(agent, run_options), body, headers, secret=secret
+        )
 
     async def resume(
         self,
@@ -416,7 +424,9 @@ class PausedRuns:
         paused = self.store.load(run_id)
         if paused is None:
             return None
-        return await self._resume(agent, paused, {}, timeout, run_options)
+        return await shared.resume_answered(
+            self.resumer(agent, run_options), paused, timeout=timeout
+        )
 
     async def resume_decided(
         self, agent: AbstractAgent[Any, Any], **run_options: Any
@@ -424,40 +434,7 @@ class PausedRuns:
         """Resume every saved run whose calls are all answered or expired (a webhook
         missed, or a window that closed unanswered: it sends none). Run it from a
         scheduler when relying on webhooks."""
-        outcomes = []
-        for run_id in self.store.run_ids():
-            outcome = await self.resume(agent, run_id, timeout=0, **run_options)
-            if outcome is not None:
-                outcomes.append(outcome)
-        return outcomes
-
-    async def _resume(
-        self,
-        agent: AbstractAgent[Any, Any],
-        paused: PausedRun,
-        known: dict[str, Answer],
-        timeout: float | None,
-        run_options: dict[str, Any],
-    ) -> DurableOutcome | None:
-        answers = await answers_from_service(
-            self.client,
-            {call.tool_call_id: call for call in paused.pending},
-            known,
-            paused.default_on_timeout,
-            timeout=timeout,
-        )
-        if answers is None:
-            return None  # still open: its own answer resumes the run
-
-        async def resume(claimed: PausedRun) -> DurableOutcome:
-            result = await agent.run(
-                message_history=claimed.history(),
-                deferred_tool_results=deferred_results(claimed, answers),
-                **self._with_guard(run_options),
-            )
-            return DurableOutcome(result, await self.pause(result))
-
-        return await resume_once(self.store, paused.run_id, resume, expected=paused)
+        return await shared.resume_expired(self.resumer(agent, run_options))
 
     def _with_guard(self, run_options: dict[str, Any]) -> dict[str, Any]:
         capabilities: Sequence[Any] = run_options.get("capabilities") or ()

@@ -53,11 +53,10 @@ from humanwire._pauses import (
     FileRunStore,
     MemoryApprovalLedger,
     PausedOutcome,
-    answer_from_event,
-    answers_from_service,
+    PauseResumer,
+    PauseStore,
     approver_source,
     decision_to_dict,
-    delivery_for,
     idempotency_key,
     metadata_value,
     pause_window,
@@ -65,6 +64,7 @@ from humanwire._pauses import (
     send_approval_form,
     send_question,
 )
+from humanwire._pauses import resume as shared
 from humanwire._tool_clients import ToolClients
 from humanwire.approval import ApprovalDecision, ApprovalRequest, Approver
 from humanwire.types import Event
@@ -182,23 +182,9 @@ class DurableOutcome(PausedOutcome[AgentResult, PausedRun]):
 # --- where pauses wait ----------------------------------------------------------------------
 
 
-class PausedRunStore(Protocol):
-    """Where pauses wait, one per session.
-
-    ``claim`` takes a pause atomically (of two concurrent claims, one gets it) and hides it
-    from ``load``; ``release`` puts a claimed pause back; ``finish`` drops a claimed pause
-    whose run resumed (a pause saved since, the run's next one, stays).
-    """
-
-    def save(self, run: PausedRun) -> None: ...
-
-    def load(self, session_id: str) -> PausedRun | None: ...
-
-    def claim(self, session_id: str) -> PausedRun | None: ...
-
-    def release(self, session_id: str) -> None: ...
-
-    def finish(self, session_id: str) -> None: ...
+class PausedRunStore(PauseStore[PausedRun], Protocol):
+    """Where pauses wait, one per session (a :class:`~humanwire._pauses.PauseStore` keyed
+    by the session id), and which sessions are waiting."""
 
     def session_ids(self) -> list[str]: ...
 
@@ -372,6 +358,37 @@ class PausedRuns:
         return PendingInterrupt(interrupt.id, kind, tool_name, interaction_id)
 
     # -- resuming --------------------------------------------------------------------------
+    def resumer(self, invoke_options: Mapping[str, Any]) -> PauseResumer[PausedRun, DurableOutcome]:
+        """This adapter's part of the shared resume (:mod:`humanwire._pauses.resume`):
+        pauses found by the session a send carries, waiting on their interrupts, resumed
+        by rebuilding the session's agent and answering every interrupt, once (claimed
+        from the store)."""
+
+        async def resume(paused: PausedRun, answers: dict[str, Answer]) -> DurableOutcome | None:
+            async def run(claimed: PausedRun) -> DurableOutcome:
+                agent = self.agent_for(claimed.session_id)
+                ordered = {
+                    p.interrupt_id: interrupt_response(answers[p.interrupt_id])
+                    for p in claimed.pending
+                }
+                prompt = interrupt_responses(ordered)
+                result = await self._invoke(agent, prompt, dict(invoke_options))
+                return DurableOutcome(result, await self.pause(claimed.session_id, agent, result))
+
+            return await resume_once(self.store, paused.session_id, run, expected=paused)
+
+        return PauseResumer(
+            framework=RESUME_STRANDS,
+            pending=lambda paused: {p.interrupt_id: p for p in paused.pending},
+            resume=resume,
+            client=self.client,
+            load=self.store.load,
+            keys=self.store.session_ids,
+            pause_key=SESSION_KEY,
+            call_key=INTERRUPT_KEY,
+            questions=True,
+        )
+
     async def resume_from_webhook(
         self,
         body: bytes | str | Mapping[str, Any] | Event,
@@ -385,20 +402,9 @@ class PausedRuns:
         is not a paused Strands run's, a pause with another interrupt still open (its
         answer resumes the run), or a pause resumed already (so a repeated delivery is
         harmless). With ``secret`` the signature is verified first."""
-        delivery = delivery_for(RESUME_STRANDS, body, headers, secret=secret, questions=True)
-        session_id = delivery.metadata.get(SESSION_KEY) if delivery is not None else None
-        if delivery is None or not session_id:
-            return None  # another framework's pause, or not a pause at all
-        paused = self.store.load(session_id)
-        pending = paused.for_interaction(delivery.interaction_id) if paused else None
-        if paused is None or pending is None:
-            return None
-        if delivery.metadata.get(INTERRUPT_KEY, pending.interrupt_id) != pending.interrupt_id:
-            return None
-        answer = answer_from_event(pending.kind, delivery.event)
-        if answer is None:
-            return None
-        return await self._resume(paused, {pending.interrupt_id: answer}, 0, invoke_options)
+        return await shared.resume_from_webhook(
+            self.resumer(invoke_options), body, headers, secret=secret
+        )
 
     async def resume(
         self, session_id: str, *, timeout: float | None = None, **invoke_options: Any
@@ -410,45 +416,13 @@ class PausedRuns:
         paused = self.store.load(session_id)
         if paused is None:
             return None
-        return await self._resume(paused, {}, timeout, invoke_options)
+        return await shared.resume_answered(self.resumer(invoke_options), paused, timeout=timeout)
 
     async def resume_decided(self, **invoke_options: Any) -> list[DurableOutcome]:
         """Resume every saved pause whose answers are all in or expired (a webhook missed,
         or a window that closed unanswered: it sends none). Run it from a scheduler when
         relying on webhooks."""
-        outcomes = []
-        for session_id in self.store.session_ids():
-            outcome = await self.resume(session_id, timeout=0, **invoke_options)
-            if outcome is not None:
-                outcomes.append(outcome)
-        return outcomes
-
-    async def _resume(
-        self,
-        paused: PausedRun,
-        known: dict[str, Answer],
-        timeout: float | None,
-        invoke_options: dict[str, Any],
-    ) -> DurableOutcome | None:
-        answers = await answers_from_service(
-            await self.client(),
-            {p.interrupt_id: p for p in paused.pending},
-            known,
-            paused.default_on_timeout,
-            timeout=timeout,
-        )
-        if answers is None:
-            return None  # still open: its own answer resumes the run
-
-        async def resume(claimed: PausedRun) -> DurableOutcome:
-            agent = self.agent_for(claimed.session_id)
-            ordered = {
-                p.interrupt_id: interrupt_response(answers[p.interrupt_id]) for p in claimed.pending
-            }
-            result = await self._invoke(agent, interrupt_responses(ordered), invoke_options)
-            return DurableOutcome(result, await self.pause(claimed.session_id, agent, result))
-
-        return await resume_once(self.store, paused.session_id, resume, expected=paused)
+        return await shared.resume_expired(self.resumer(invoke_options))
 
     async def _invoke(self, agent: Agent, prompt: Any, options: dict[str, Any]) -> AgentResult:
         state = self.invocation_state(options.pop("invocation_state", None))

@@ -603,14 +603,14 @@ TOOL_TABLE: tuple[ToolRow, ...] = (
             NotifyHumanEmail,
         )
     ),
-    ToolRow("AskHumanChannel", AskHumanChannel, "ask_human_channel", None, True),
     ToolRow("HumanForm", HumanForm, "human_form", None, True),
+    ToolRow("AskHumanChannel", AskHumanChannel, "ask_human_channel", None, True),
     ToolRow("CallHuman", CallHuman, "call_human", "call", True),
     ToolRow("CheckHumanInteraction", CheckHumanInteraction, "check_human_interaction", None, False),
 )
 """The humanwire tools, a row each: the message tools (an ask and a notify per channel of
-:data:`~humanwire._tooling.CHANNEL_NAMES`), the channel card, the form, the call and the
-check."""
+:data:`~humanwire._tooling.CHANNEL_NAMES`), the form, the channel card, the call and the
+check (the order the MCP server lists them in)."""
 
 TOOL_CLASS_NAMES: tuple[str, ...] = tuple(row.class_name for row in TOOL_TABLE)
 """The tool classes every adapter exports, in the table's order."""

@@ -80,7 +80,8 @@ class HumanWireToolkit(BaseToolkit):
         return check_follow_up_time(value)
 
     def _recipient(self, channel: str) -> str | None:
-        recipient: str | None = getattr(self, f"{channel}_to")
+        # A channel without a field of its own here: its variable, or the default human.
+        recipient: str | None = getattr(self, f"{channel}_to", None)
         return recipient
 
     def _common(self) -> dict[str, Any]:

@@ -28,7 +28,8 @@ badly) and the :class:`~humanwire._tooling.Operation` it returns, run on
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import inspect
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
@@ -69,6 +70,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_WAIT_TIME",
+    "LISTING_TO",
     "TOOL_CLASS_NAMES",
     "TOOL_TABLE",
     "AskHumanChannel",
@@ -76,6 +78,7 @@ __all__ = [
     "AskHumanSMS",
     "AskHumanSlack",
     "AskHumanWhatsApp",
+    "BareTool",
     "CallHuman",
     "CheckHumanInteraction",
     "HumanForm",
@@ -86,8 +89,11 @@ __all__ = [
     "NotifyHumanWhatsApp",
     "ToolCore",
     "ToolRow",
+    "bare",
     "error_text",
     "form_description_text",
+    "recipient_channel",
+    "takes",
 ]
 
 DEFAULT_WAIT_TIME = 300.0
@@ -614,3 +620,50 @@ check (the order the MCP server lists them in)."""
 
 TOOL_CLASS_NAMES: tuple[str, ...] = tuple(row.class_name for row in TOOL_TABLE)
 """The tool classes every adapter exports, in the table's order."""
+
+
+# --- a kind without a framework ---------------------------------------------------------------
+
+LISTING_TO = "+12025550100"
+"""A recipient to build a kind with when only its name, description and schema are
+wanted (any valid number): an adapter whose recipient is the call's builds the kind again
+with it for each call (MCP, LlamaIndex)."""
+
+
+class _Settled:
+    """The end of a bare kind's MRO: keeps the name and description the kind settled."""
+
+    def __init__(self, *, name: str, description: str) -> None:
+        self.name = name
+        self.description = description
+
+
+class BareTool(ToolCore):
+    """A kind built without a framework (:func:`bare`): what it settles (``name``,
+    ``description``, ``args_model``, the client call) for an adapter whose tools are not
+    objects of the kind's options (MCP, LlamaIndex)."""
+
+    name: str
+    description: str
+
+
+_BARE: dict[type[ToolCore], Callable[..., BareTool]] = {}
+
+
+def bare(kind: type[ToolCore]) -> Callable[..., BareTool]:
+    """``kind`` joined to no framework (made once a kind), built with its own options."""
+    if kind not in _BARE:
+        _BARE[kind] = type(kind.__name__, (kind, BareTool, _Settled), {})
+    return _BARE[kind]
+
+
+def takes(kind: type[ToolCore], option: str) -> bool:
+    """Whether ``kind`` takes ``option`` when it is built: ``to`` (it sends to a
+    recipient fixed then), ``expose_recipient`` (the model may choose one)."""
+    return option in inspect.signature(kind.__init__).parameters
+
+
+def recipient_channel(tool: ToolCore) -> str:
+    """The channel whose recipient a tool that takes one needs: its message or form
+    channel; a call's is the sms number."""
+    return str(getattr(tool, "channel", "sms"))

@@ -12,7 +12,6 @@ it with the MCP SDK.
 
 from __future__ import annotations
 
-import inspect
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -32,13 +31,18 @@ from humanwire._approval_tools import (
     request_approval_description,
 )
 from humanwire._tool_kinds import (
+    LISTING_TO,
     TOOL_TABLE,
     AskHumanChannel,
+    BareTool,
     CallHuman,
     HumanForm,
     MessageTool,
     ToolCore,
     ToolRow,
+    bare,
+    recipient_channel,
+    takes,
 )
 from humanwire._tooling import (
     CHANNEL_NAMES,
@@ -59,9 +63,6 @@ if TYPE_CHECKING:
 __all__ = ["CHECK_TOOL", "McpTool", "ToolCall", "build_tools"]
 
 CHECK_TOOL = "check_human_interaction"
-_LISTING_TO = "+12025550100"
-"""A recipient to build a kind with for the tool list (any valid number): each call
-builds it again with the call's own recipient."""
 _STATUS_POLL = 30.0
 """Seconds one status long-poll holds while a call is awaited (the service allows 60)."""
 
@@ -108,29 +109,6 @@ def _waited_text(
     if plan.split and response.responded is False and response.status == "pending":
         return check_back_text(response.interaction_id, CHECK_TOOL, plan.listening_after)
     return finish(response)
-
-
-class _Spec:
-    """A kind of ``humanwire._tool_kinds`` without a framework: what it settles (name,
-    description, argument model, client call) is all the MCP server needs of it."""
-
-    def __init__(self, *, name: str, description: str) -> None:
-        self.name = name
-        self.description = description
-
-
-_BARE: dict[type[ToolCore], Callable[..., ToolCore]] = {}
-
-
-def _bare(kind: type[ToolCore]) -> Callable[..., ToolCore]:
-    """``kind`` joined to :class:`_Spec` (made once a kind)."""
-    if kind not in _BARE:
-        _BARE[kind] = type(kind.__name__, (kind, _Spec), {})
-    return _BARE[kind]
-
-
-def _takes_recipient(kind: type[ToolCore]) -> bool:
-    return "to" in inspect.signature(kind.__init__).parameters
 
 
 class _Catalog:
@@ -180,27 +158,27 @@ class _Catalog:
         """The MCP tool of ``kind`` with ``options``: its name, description and schema
         are the kind's; each call builds the kind with the call's recipient and metadata
         and holds its request as long as the MCP client allows, with progress."""
-        bare, takes_to = _bare(kind), _takes_recipient(kind)
+        built, takes_to = bare(kind), takes(kind, "to")
         # The recipient is the call's (its source's); listing needs one only to build it.
-        listed = bare(**options, **({"to": _LISTING_TO} if takes_to else {}))
-        channel = getattr(listed, "channel", "sms")  # a call goes to the sms number
+        listed = built(**options, **({"to": LISTING_TO} if takes_to else {}))
+        channel = recipient_channel(listed)
 
         async def run(call: ToolCall, args: dict[str, Any]) -> str:
             given = {"to": call.recipient(channel, args.get("to"))} if takes_to else {}
             settled = {**options, **given, **self._call_options(listed)}
-            tool = bare(**settled, metadata=call.metadata)
+            tool = built(**settled, metadata=call.metadata)
             operation = tool.operation_for(_plain(args))
             return await self._hold(listed, operation, call)
 
         return McpTool(
-            getattr(listed, "name"),  # noqa: B009 (set by _Spec: ToolCore does not declare it)
+            listed.name,
             self._described(listed),
             listed.args_model,
             run,
         )
 
-    def _described(self, tool: ToolCore) -> str:
-        description: str = getattr(tool, "description")  # noqa: B009 (set by _Spec)
+    def _described(self, tool: BareTool) -> str:
+        description = tool.description
         if isinstance(tool, HumanForm) or (isinstance(tool, MessageTool) and tool.wait_time):
             return self._waits(description)
         if isinstance(tool, CallHuman) and tool.wait_for_call_end and self.limit is not None:

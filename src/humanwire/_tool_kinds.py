@@ -1,6 +1,8 @@
-"""The humanwire tools once, for every framework whose tools are objects built from a
-name, a description and an argument schema (the OpenAI Agents SDK, Pydantic AI, Google
-ADK, Strands).
+"""The humanwire tools once, for every adapter: the frameworks whose tools are objects
+built from a name, a description and an argument schema (LangChain, the OpenAI Agents
+SDK, Pydantic AI, Google ADK, Strands, CrewAI) join a kind to their tool class; the MCP
+server and LlamaIndex's tool spec build each row's kind without a framework
+(:func:`bare`) and need no line per tool.
 
 Each class here is one kind of tool without its framework: its options (checked when the
 tool is built), its name, description and argument model (the shared ones of
@@ -16,8 +18,9 @@ options on to the framework.
 import, the name a model calls, its channel, whether it waits, and the kind that settles
 its description, argument schema, defaults and client call). Every adapter derives its
 tools from it, one line a tool (``class AskHumanSMS(kinds.AskHumanSMS, HumanWireTool):
-...``, the docstring the kind's), and a test holds each adapter to the table: adding a
-tool or a channel is a kind and a row here, and one line in each adapter.
+...``, the docstring the kind's) or none (MCP, LlamaIndex), and a test holds each adapter
+to the table: adding a tool or a channel is a kind and a row here, and at most one line in
+each adapter.
 
 An adapter's base runs a call with :meth:`ToolCore.arun` (validate, send, the text for
 the model), or in two steps when its framework tells the two failures apart:

@@ -79,9 +79,6 @@ NOTIFY = "notify_human"
 DEFAULT_WAIT_TIME = 300
 """Seconds an ``ask_*`` tool holds the request open for the answer, unless told."""
 
-_CHECK_PHONE = "+12025550100"
-"""Any valid number: the call options are checked at construction with it."""
-
 
 class _Args(BaseModel):
     # Unknown arguments are refused so a model learns the real parameters.
@@ -192,7 +189,7 @@ class HumanWireToolSpec(BaseToolSpec):
             self.form_fields = [FormField.model_validate(f) for f in form_fields]
         # The wire model checks the call options now, not at the model's first call.
         CallRequest(
-            prompt="check", to=_CHECK_PHONE, transfer_to=transfer_to, language=language, voice=voice
+            prompt="check", to=LISTING_TO, transfer_to=transfer_to, language=language, voice=voice
         )
         self.transfer_to = transfer_to
         try:
@@ -214,7 +211,10 @@ class HumanWireToolSpec(BaseToolSpec):
         for channel in _CHANNELS:
             try:
                 self._recipients[channel] = resolve_recipient(
-                    channel, configured[channel], client or async_client
+                    # A channel with no option of its own here: its variable, or the default human.
+                    channel,
+                    configured.get(channel),
+                    client or async_client,
                 )
             except ValueError as exc:
                 self._recipients[channel] = None

@@ -86,6 +86,7 @@ __all__ = [
     "CheckHumanInteraction",
     "HumanForm",
     "MessageTool",
+    "ModelToolCore",
     "NotifyHumanEmail",
     "NotifyHumanSMS",
     "NotifyHumanSlack",
@@ -181,6 +182,27 @@ class ToolCore:
         a normal result (the no-response text)."""
         operation = self.operation_for(arguments)
         return await operation.arun(await self.clients.get())
+
+
+class ModelToolCore(ToolCore):
+    """:class:`ToolCore` for a framework whose tool is a pydantic model (LangChain's and
+    CrewAI's ``BaseTool``): the kind's settings (recipient, windows, form...) are plain
+    attributes beside the model's fields, so the model's own fields, dump and validation
+    stay the framework's."""
+
+    def __init__(self, **options: Any) -> None:
+        # The kind (and ToolCore) set their attributes before the model exists, and
+        # pydantic's __init__ replaces the instance dict: carry them across it.
+        settings = self.__dict__
+        super().__init__(**options)
+        for key, value in settings.items():
+            self.__dict__.setdefault(key, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in getattr(type(self), "model_fields", {}) or name.startswith("_"):
+            super().__setattr__(name, value)
+        else:  # a kind's setting: a plain attribute, not a pydantic field
+            object.__setattr__(self, name, value)
 
 
 def _windows(wait_time: float | None, follow_up_time: float | None) -> dict[str, float]:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 from langchain_core.tools import BaseTool, ToolException
 from pydantic import BaseModel, Field, ValidationError
 
-from humanwire._tool_kinds import DEFAULT_WAIT_TIME, ToolCore
+from humanwire._tool_kinds import DEFAULT_WAIT_TIME, ModelToolCore
 from humanwire._tooling import Operation
 from humanwire.errors import HumanWireError
 
@@ -54,7 +54,7 @@ def _pydantic_errors(init: Callable[..., None]) -> Callable[..., None]:
     return checked
 
 
-class HumanWireTool(ToolCore, BaseTool):
+class HumanWireTool(ModelToolCore, BaseTool):
     """Base of the humanwire tools: a LangChain ``BaseTool`` whose call is one
     :class:`~humanwire._tooling.Operation`, run on the sync client for ``invoke`` and on
     the async one for ``ainvoke`` (a real ``_arun``, not a thread).
@@ -95,12 +95,7 @@ class HumanWireTool(ToolCore, BaseTool):
         self, *, name: str, description: str, args_model: type[BaseModel], **options: Any
     ) -> None:
         options.setdefault("args_schema", args_model)
-        # The kind (and ToolCore) set their attributes before the model exists, and
-        # pydantic's __init__ replaces the instance dict: carry them across it.
-        settings = self.__dict__
         super().__init__(name=name, description=description, args_model=args_model, **options)
-        for key, value in settings.items():
-            self.__dict__.setdefault(key, value)
         # ToolCore took these; LangChain's fields show them too, and LangChain's metadata
         # (for callbacks) is every send's metadata (see _metadata).
         self.client, self.async_client = self.clients.client, self.clients.async_client
@@ -109,12 +104,6 @@ class HumanWireTool(ToolCore, BaseTool):
     async def arun(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         """LangChain's ``arun`` (callbacks, errors, the ToolMessage), not ToolCore's."""
         return await BaseTool.arun(self, *args, **kwargs)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in type(self).model_fields or name.startswith("_"):
-            super().__setattr__(name, value)
-        else:  # a kind's setting: a plain attribute, not a pydantic field
-            object.__setattr__(self, name, value)
 
     # -- clients ---------------------------------------------------------------------------
     @property

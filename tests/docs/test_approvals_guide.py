@@ -64,3 +64,32 @@ def test_the_three_patterns_are_sent_and_stay_open(human: ScriptedHuman) -> None
         assert namespace[name].status == "pending", name
     # The link approver's page is handed over, not sent.
     assert "/a/" in namespace["two_of_three"].links[0].url
+
+
+@pytest.mark.usefixtures("service_environment")
+def test_the_listing_block_finds_the_open_refunds_page_after_page(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    client = HumanWire()
+    link = [{"channel": "link", "to": "Dana"}]
+
+    def ask(name: str) -> str:
+        action = {"name": name, "arguments": {}}
+        made = client.approvals.create(title=name, action=action, approvers=link, follow_up_time=60)
+        return made.interaction_id
+
+    # More than a page of 50, so the loop reads a second one; a decided refund and
+    # another action's request are left out.
+    refunds = [ask("refund") for _ in range(52)]
+    ask("deploy")
+    decided = client.approvals.get(ask("refund"))
+    assert decided.approval_url is not None
+    from approval_support import decide_on_page
+
+    decide_on_page(decided.approval_url, "reject")
+    code = block("guides/approvals.md", "Listing requests", "python")
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "approvals-listing", "exec"), namespace)
+    assert [a.interaction_id for a in namespace["open_refunds"]] == refunds
+    printed = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in printed] == refunds

@@ -41,7 +41,7 @@ class Replica:
         self.process: subprocess.Popen[str] | None = None
         self._output: list[str] = []
 
-    def start(self, timeout: float = 30.0) -> Replica:
+    def start(self, timeout: float = 90.0) -> Replica:
         env = {
             **os.environ,
             "HUMANWIRE_HOME": str(self.home),

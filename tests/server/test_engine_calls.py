@@ -109,7 +109,8 @@ async def test_ending_twice_or_ending_a_message_is_refused(
 async def test_phone_call_times_out_and_is_not_retried(
     engine: Engine, account: Account, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(engine, "config", replace(engine.config, phone_call_limit=0.15))
+    # The calls role's limit only (the config is the runtime's, fixed at construction).
+    monkeypatch.setattr(engine.calls, "_config", replace(engine.config, phone_call_limit=0.15))
     request = PhoneCallRequest(message="Call and ask.", to=HUMAN)
     with pytest.raises(CallTimeout) as caught:
         await engine.phone_call(account, request)

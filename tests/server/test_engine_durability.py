@@ -218,8 +218,8 @@ async def test_a_send_cancelled_while_its_interaction_commits_leaves_no_hold(
     monkeypatch.setitem(engine.providers, "sms", NotTheSandbox(engine.providers["sms"]))
     send = asyncio.create_task(engine.send_message(account, sms(wait_time=30)))
     await asyncio.sleep(0.2)
-    assert len(list(engine._holds)) == 1
+    assert len(list(engine.holding.held)) == 1
     send.cancel()
     with pytest.raises(asyncio.CancelledError):
         await send
-    assert list(engine._holds) == []
+    assert list(engine.holding.held) == []

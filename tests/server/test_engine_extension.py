@@ -63,7 +63,7 @@ def test_approvals_are_a_role_registered_where_the_engine_reads(tmp_path: Path) 
     assert engine.inbound.takers == {"approval": approvals._take_decision}
     assert engine.inbound.waiting == [approvals._approvals_waiting]
     assert engine.inbound.call_ended == [approvals._call_decided]
-    assert engine.window_closers == {"approval": approvals._time_out}
-    assert engine.accepted_bodies == {"approval": approvals._accepted_approval}
+    assert engine.deadlines.closers == {"approval": approvals._time_out}
+    assert engine.holding.accepted_bodies == {"approval": approvals._accepted_approval}
     assert engine.schedule.handlers["approval.remind"] == approvals._remind_step
     assert engine.schedule.handlers["approval.escalate"] == approvals._escalate_step

@@ -112,7 +112,9 @@ async def test_an_event_another_replica_stored_is_handed_over_from_its_notice(
     # Stored by "another replica" (the store directly: nothing here wakes), then its
     # notice, as the listener hands it on.
     seq, after = await engine.store.append_outcome(account.id, "int_7", ended(7), time.time())
-    engine._on_notice("outcome", account.id, str(seq), {"after": after, "body": ended(7)})
+    engine.replica_notices.on_notice(
+        "outcome", account.id, str(seq), {"after": after, "body": ended(7)}
+    )
     event = await waiting
     assert (event.id, event.interaction_id) == (str(seq), "int_7")
     assert len(reads) == 1  # only the first read, that found it caught up
@@ -121,7 +123,7 @@ async def test_an_event_another_replica_stored_is_handed_over_from_its_notice(
         waiting = asyncio.ensure_future(next_event(stream))
         await asyncio.sleep(0.05)
         later, _ = await engine.store.append_outcome(account.id, "int_8", ended(8), time.time())
-        engine._on_notice("outcome", account.id, str(later), detail)
+        engine.replica_notices.on_notice("outcome", account.id, str(later), detail)
         assert (await waiting).id == str(later)
         assert reads[-1] == seq
         seq = later

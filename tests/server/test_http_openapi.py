@@ -342,3 +342,35 @@ def test_parameters_carry_the_formats_the_service_checks() -> None:
     assert resume == parameter_schema("/events", "get", "after")
     prefer = [p["name"] for p in DOCUMENT["paths"]["/messages/sms"]["post"]["parameters"]]
     assert "Prefer" in prefer
+
+
+def test_the_approval_list_parameters_refuse_what_the_service_refuses() -> None:
+    def check(name: str) -> jsonschema.Draft202012Validator:
+        return jsonschema.Draft202012Validator(parameter_schema("/approvals", "get", name))
+
+    after = check("after")
+    assert after.is_valid("0") and after.is_valid("9" * 18)
+    for refused in ("", "-1", "1 OR 1=1", "²", "9" * 19):
+        assert not after.is_valid(refused), refused
+    assert check("status").is_valid("pending") and not check("status").is_valid("open")
+    assert check("decision").is_valid("rejected") and not check("decision").is_valid("reject")
+    assert check("limit").is_valid(500) and not check("limit").is_valid(501)
+    assert check("personId").is_valid("per_abc") and not check("personId").is_valid("per_")
+    assert not check("actionName").is_valid("") and not check("actionName").is_valid("x" * 201)
+    listed = DOCUMENT["paths"]["/approvals"]["get"]
+    assert listed["operationId"] == "listApprovals" and "400" in listed["responses"]
+
+
+async def test_an_approval_list_conforms_to_the_document(svc: AppUnderTest) -> None:
+    asked = await svc.client.post(
+        "/approvals", json={**_APPROVAL, "waitTime": None, "followUpTime": 60}
+    )
+    assert asked.status_code == 200, asked.text
+    listed = await svc.client.get("/approvals", params={"status": "pending", "limit": 5})
+    assert [a["interactionId"] for a in listed.json()["approvals"]] == [
+        asked.json()["interactionId"]
+    ]
+    assert_conforms(listed, "/approvals")
+    refused = await svc.client.get("/approvals", params={"limit": "0"})
+    assert refused.status_code == 400
+    assert_conforms(refused, "/approvals")

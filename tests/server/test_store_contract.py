@@ -32,6 +32,7 @@ from humanwire.server.store.records import (
     WINDOW_STEP,
     AccountRecord,
     AccountUsage,
+    ApprovalQuery,
     ApprovalRecord,
     ApproverRecord,
     AuditDraft,
@@ -1715,3 +1716,98 @@ async def test_engine_on_a_postgresql_url_uses_postgres(pg_schema: str) -> None:
         assert stored is not None and stored.name == "on postgres"
     finally:
         await reopened.close()
+
+
+# -- approvals listed ----------------------------------------------------------------------
+async def _approval(
+    store: Store, n: int, account_id: str = "acct_1", action_name: str | None = "wire"
+) -> str:
+    i = f"int_ap_{n}"
+    request = {"title": f"T{n}", "approvers": [{"channel": "link", "to": "Ada"}]}
+    await store.insert_interaction(
+        interaction(i, account_id=account_id, kind="approval", channel="approval", request=request)
+    )
+    approver = ApproverRecord(i, 0, account_id, 0, "link", "Ada", f"tok_ap_{n}_{account_id}")
+    await store.insert_approval(ApprovalRecord(i, account_id, action_name=action_name), [approver])
+    return i
+
+
+async def test_approvals_are_listed_per_account_in_order_past_the_cursor(store: Store) -> None:
+    await store.insert_account(account(1))
+    await store.insert_account(account(2))
+    mine = [await _approval(store, n) for n in range(5)]
+    theirs = await _approval(store, 9, account_id="acct_2")
+    await store.insert_interaction(interaction("int_plain"))  # a message: never listed
+
+    everything = await store.list_approvals(ApprovalQuery("acct_1"))
+    assert [found.interaction.id for found in everything] == mine
+    assert everything[0].interaction == await store.get_interaction(mine[0])
+    seqs = [found.seq for found in everything]
+    assert seqs == sorted(seqs) and len(set(seqs)) == 5
+    page = await store.list_approvals(ApprovalQuery("acct_1", after=seqs[1], limit=2))
+    assert [found.interaction.id for found in page] == mine[2:4]
+    assert await store.list_approvals(ApprovalQuery("acct_1", after=seqs[-1])) == []
+    other = await store.list_approvals(ApprovalQuery("acct_2"))
+    assert [found.interaction.id for found in other] == [theirs]
+    assert await store.list_approvals(ApprovalQuery("acct_3")) == []
+    assert (await store.get_approval(mine[0])) == ApprovalRecord(
+        mine[0], "acct_1", action_name="wire"
+    )
+
+
+async def test_approvals_listed_by_status_decision_action_and_person(store: Store) -> None:
+    await store.insert_account(account(1))
+    approved = await _approval(store, 1)
+    rejected = await _approval(store, 2, action_name="ship")
+    waiting = await _approval(store, 3, action_name=None)
+    await store.settle_approval(approved, "approved", False, 5.0)
+    await store.settle_approval(rejected, "rejected", False, 5.0)
+    await store.end_interaction(approved, 6.0, None, None)
+    await store.end_interaction(rejected, 6.0, None, None)
+
+    async def ids(**filters: Any) -> list[str]:
+        found = await store.list_approvals(ApprovalQuery("acct_1", **filters))
+        return [listed.interaction.id for listed in found]
+
+    assert await ids(status="pending") == [waiting]
+    assert await ids(status="ended") == [approved, rejected]
+    assert await ids(decision="approved") == [approved]
+    assert await ids(decision="rejected", status="ended") == [rejected]
+    assert await ids(action_name="wire") == [approved]
+    assert await ids(action_name="ship", decision="approved") == []
+    assert await ids(action_name="' OR '1'='1") == []  # a value, never SQL
+    assert await ids(person_id="per_1") == []  # no approver is a person yet
+    # Once one is (what people will write): the requests that person is asked.
+    assert isinstance(store, SQLiteStore | PostgresStore)
+    mark = "UPDATE approval_approvers SET person_id = ? WHERE interaction_id = ?"
+    await store._run(store.q.render(mark), ("per_1", rejected))
+    assert await ids(person_id="per_1") == [rejected]
+    assert await ids(person_id="per_1", status="pending") == []
+    assert await ids(person_id="per_2") == []
+
+
+async def test_postgres_commits_an_accounts_approvals_in_their_list_order(pg_schema: str) -> None:
+    """A request is inserted under its account's lock, held to the commit: while another
+    transaction holds it (a request of the account being made), the next waits, so its
+    later ``seq`` never commits first (a cursor past it would pass over the earlier one)."""
+    pg = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)
+    try:
+        await pg.insert_account(account(1))
+        await pg.insert_account(account(2))
+        first = await _approval(pg, 1)
+        lock = pg.q.lock_account_approvals
+        async with await psycopg.AsyncConnection.connect(DATABASE_URL) as other:
+            async with other.transaction():
+                await other.execute(lock.encode(), ("acct_1",))
+                waiting = asyncio.create_task(_approval(pg, 2))
+                elsewhere = await asyncio.wait_for(_approval(pg, 3, account_id="acct_2"), 5)
+                await asyncio.sleep(0.3)
+                assert not waiting.done()  # acct_1's insert waits; acct_2's did not
+            second = await asyncio.wait_for(waiting, 5)
+        listed = await pg.list_approvals(ApprovalQuery("acct_1"))
+        assert [found.interaction.id for found in listed] == [first, second]
+        assert [f.interaction.id for f in await pg.list_approvals(ApprovalQuery("acct_2"))] == [
+            elsewhere
+        ]
+    finally:
+        await pg.close()

@@ -97,9 +97,14 @@ INSERT INTO accounts (id, name, key_hash, suspended, created_at)
 one account."""
 
 
-def schema_statements() -> list[str]:
-    """Every statement of the series on SQLite, in order."""
-    return [s for m in SERIES for s in script_statements(m.script("sqlite"))]
+def schema_statements(upto: int | None = None) -> list[str]:
+    """Every statement of the series on SQLite, in order (up to version ``upto``)."""
+    return [
+        s
+        for m in SERIES
+        if upto is None or m.version <= upto
+        for s in script_statements(m.script("sqlite"))
+    ]
 
 
 def recorded(path: Path) -> list[int]:
@@ -162,10 +167,11 @@ async def test_a_sqlite_file_of_the_first_release_upgrades_to_the_fresh_schema(
 
 async def test_a_sqlite_file_of_schema_5_upgrades_to_the_fresh_schema(tmp_path: Path) -> None:
     """Schema 5: every table but the inbox's sessions (schema 6); its columns as made
-    (the columns added after the first release are in its tables already)."""
+    (the columns added after the first release are in its tables already). The tables of
+    the migrations up to 9 (10 on add columns to them with ALTER TABLE)."""
     path = tmp_path / "v5.db"
     with sqlite3.connect(path) as db:
-        for statement in schema_statements():
+        for statement in schema_statements(upto=9):
             if "inbox_sessions" not in statement and not statement.startswith("ALTER"):
                 db.execute(statement)
         db.execute("INSERT INTO meta (key, value) VALUES ('schema_version', '5')")
@@ -342,8 +348,8 @@ async def test_a_sqlite_file_of_schema_8_arms_a_window_step_per_open_interaction
 ) -> None:
     path = tmp_path / "v8.db"
     with sqlite3.connect(path) as db:
-        for statement in schema_statements():
-            # Every script but 08_window_steps.sql (the columns added later are in the
+        for statement in schema_statements(upto=9):
+            # Every script of 1 to 9 but 08_window_steps.sql (the columns added later are in the
             # tables already).
             if "'window'" not in statement and not statement.startswith("ALTER"):
                 db.execute(statement)
@@ -404,7 +410,7 @@ async def test_a_sqlite_file_of_the_old_series_last_version_runs_nothing_again(
     a window step stays without: 0008 did not run again)."""
     path = tmp_path / "v11.db"
     with sqlite3.connect(path) as db:
-        for statement in schema_statements():
+        for statement in schema_statements(upto=9):
             # Its tables had the columns added later already; its open interactions had
             # their window steps (none here: the upgrade must not arm them).
             if "'window'" not in statement and not statement.startswith("ALTER"):
@@ -423,3 +429,86 @@ async def test_a_sqlite_file_of_the_old_series_last_version_runs_nothing_again(
         await store.close()
     assert recorded(path) == list(range(1, LATEST + 1))
     assert sqlite_schema(path) == fresh_sqlite(tmp_path)
+
+
+# -- approvals listed (10): the requests made before get their places and action names -----
+_REQUESTS = (
+    "INSERT INTO interactions (id, account_id, kind, channel, to_addr, from_addr, request, "
+    "created_at, status) VALUES "
+    "('int_a', 'acct_1', 'approval', 'approval', 'Ada', '', "
+    """'{"title": "A", "action": {"name": "wire", "arguments": {}}}', 1.0, 'pending'), """
+    "('int_b', 'acct_1', 'approval', 'approval', 'Ada', '', "
+    """'{"title": "B"}', 2.0, 'pending')"""
+)
+_APPROVALS = (
+    "INSERT INTO approvals (interaction_id, account_id) VALUES "
+    "('int_a', 'acct_1'), ('int_b', 'acct_1')"
+)
+
+
+async def _listed(store: Store) -> list[tuple[str, str | None]]:
+    from humanwire.server.store.records import ApprovalQuery
+
+    found = await store.list_approvals(ApprovalQuery("acct_1"))
+    names = [await store.get_approval(listed.interaction.id) for listed in found]
+    return [
+        (listed.interaction.id, n.action_name if n else None)
+        for listed, n in zip(found, names, strict=True)
+    ]
+
+
+async def test_a_sqlite_file_of_migration_9_lists_its_approvals(tmp_path: Path) -> None:
+    path = tmp_path / "v9.db"
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)"
+        )
+        for statement in schema_statements(upto=9):
+            if not statement.startswith("ALTER"):  # 0001's tables have those columns
+                db.execute(statement)
+        db.executemany("INSERT INTO schema_migrations VALUES (?, 0)", [(v,) for v in range(1, 10)])
+        db.execute(
+            "INSERT INTO accounts (id, name, key_hash, suspended, created_at) "
+            "VALUES ('acct_1', 'old', 'hash_1', 0, 1.0)"
+        )
+        db.execute(_REQUESTS)
+        db.execute(_APPROVALS)
+    store = await open_upgraded(path)
+    try:
+        assert await _listed(store) == [("int_a", "wire"), ("int_b", None)]
+    finally:
+        await store.close()
+    assert sqlite_schema(path) == fresh_sqlite(tmp_path)
+
+
+async def test_a_postgres_schema_at_migration_9_lists_its_approvals() -> None:
+    import psycopg
+
+    from humanwire.server.store.postgres import PostgresStore
+    from pg_support import DATABASE_URL, drop_schema, new_schema
+
+    old, url = new_schema("hw_migrate_listed")
+    try:
+        with psycopg.connect(url) as conn:  # as the code of migration 9 left it
+            conn.execute(
+                "CREATE TABLE schema_migrations ("
+                "version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)"
+            )
+            for version, script in postgres_scripts(9):
+                if script:
+                    conn.execute(script.encode())
+                conn.execute("INSERT INTO schema_migrations VALUES (%s, 0)", (version,))
+            conn.execute(
+                "INSERT INTO accounts (id, name, key_hash, suspended, created_at) "
+                "VALUES ('acct_1', 'old', 'hash_1', FALSE, 1.0)"
+            )
+            conn.execute(_REQUESTS)
+            conn.execute(_APPROVALS)
+        upgraded = PostgresStore(DATABASE_URL, schema=old)
+        try:
+            assert await upgraded.pending_migrations() == []
+            assert await _listed(upgraded) == [("int_a", "wire"), ("int_b", None)]
+        finally:
+            await upgraded.close()
+    finally:
+        drop_schema(old)

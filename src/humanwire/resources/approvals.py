@@ -1,17 +1,21 @@
 """Approval requests: ``POST /approvals``, ``GET /approvals/{id}``, waiting for the
-decision, and ``POST /approvals/{id}/consume`` (an approved action is used once)."""
+decision, ``POST /approvals/{id}/consume`` (an approved action is used once), and ``GET
+/approvals`` (the account's requests listed)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from humanwire._constants import MIN_POLL_INTERVAL
 from humanwire._http import Flow, RequestSpec, Sleep, parse_nothing
+from humanwire.errors import invalid_request
 from humanwire.types import MAX_STATUS_WAIT, format_seconds
 from humanwire.types.approvals import (
     Approval,
     ApprovalAction,
+    ApprovalList,
+    ApprovalOutcome,
     ApprovalRequest,
     Approver,
     ConsumeRequest,
@@ -23,7 +27,10 @@ from humanwire.types.approvals import (
 from ._base import ModeT, Resource, build, endpoint, path_id
 from .interactions import _seconds
 
-__all__ = ["ActionSpec", "Approvals", "ApproverSpec", "EscalationSpec"]
+__all__ = ["MAX_APPROVAL_PAGE", "ActionSpec", "Approvals", "ApproverSpec", "EscalationSpec"]
+
+MAX_APPROVAL_PAGE = 500
+"""The most requests one ``GET /approvals`` returns."""
 
 ApproverSpec = Approver | Mapping[str, Any]
 """An approver as a model or a dict: ``{"channel": "sms", "to": "+1202…"}``."""
@@ -169,3 +176,34 @@ class Approvals(Resource[ModeT]):
         body = build(ConsumeRequest, action_digest=action_digest)
         path = f"/approvals/{path_id(interaction_id, 'interactionId')}/consume"
         return self._post(path, body, ConsumeResponse, idempotency_key=idempotency_key)
+
+    @endpoint
+    def list(
+        self,
+        *,
+        status: Literal["pending", "ended"] | None = None,
+        decision: ApprovalOutcome | None = None,
+        action_name: str | None = None,
+        person_id: str | None = None,
+        after: str | int | None = None,
+        limit: int | None = None,
+    ) -> Flow[ApprovalList]:
+        """``GET /approvals``: the account's requests made after the cursor ``after``
+        (from the first without it), in the order they were made, at most ``limit``
+        (default 100, at most 500); each filter given keeps only the requests that match
+        it. The page's ``cursor`` continues: a page shorter than ``limit`` is the last one
+        for now, and the same cursor later finds the requests made since."""
+        if after is not None and (isinstance(after, bool) or not isinstance(after, (str, int))):
+            raise invalid_request("after must be a cursor (a page's cursor)", field="after")
+        whole = isinstance(limit, int) and not isinstance(limit, bool)
+        if limit is not None and not (whole and 1 <= limit <= MAX_APPROVAL_PAGE):
+            raise invalid_request(f"limit must be from 1 to {MAX_APPROVAL_PAGE}", field="limit")
+        params = {
+            "status": status,
+            "decision": decision,
+            "actionName": action_name,
+            "personId": person_id,
+            "after": None if after is None else str(after),
+            "limit": limit,
+        }
+        return self._get("/approvals", ApprovalList, params=params)  # type: ignore[no-any-return]

@@ -47,6 +47,7 @@ __all__ = [
     "Approval",
     "ApprovalAction",
     "ApprovalDecision",
+    "ApprovalList",
     "ApprovalOutcome",
     "ApprovalRequest",
     "Approver",
@@ -328,6 +329,15 @@ class Approval(ResponseModel):
     links: list[ApproverLink] = Field(default_factory=list)
     response: str | None = None
     metadata: dict[str, str] | None = None
+
+
+class ApprovalList(ResponseModel):
+    """``GET /approvals``: the account's requests past ``after`` that the filters keep, in
+    the order they were made, and the cursor to continue from (the last one's, or
+    ``after`` when none came: a later page finds the requests made since)."""
+
+    approvals: list[Approval]
+    cursor: str
 
 
 class ConsumeRequest(RequestModel):

@@ -177,7 +177,7 @@ def approval_page_routes(engine: Engine) -> list[BaseRoute]:
     async def show(request: Request) -> Response:
         token = request.path_params["token"]
         try:
-            page = await engine.approval_page(token)
+            page = await engine.approvals.approval_page(token)
         except NotFound:
             return html_response(
                 _notice(
@@ -206,7 +206,7 @@ def approval_page_routes(engine: Engine) -> list[BaseRoute]:
             )
         comment = (posted.get("comment") or "").strip()[:_MAX_COMMENT] or None
         try:
-            result = await engine.decide_on_page(token, decision, comment)
+            result = await engine.approvals.decide_on_page(token, decision, comment)
         except NotFound:
             return html_response(
                 _notice("Approval not found", "No approval at this link.", "warn"), 404
@@ -229,7 +229,7 @@ def approval_page_routes(engine: Engine) -> list[BaseRoute]:
         token, decision = request.path_params["token"], request.path_params["decision"]
         signature = request.query_params.get("signature", "")
         try:
-            page = await engine.email_link(token, decision, signature)
+            page = await engine.approvals.email_link(token, decision, signature)
         except NotFound:
             return _not_found()
         if not page.open:
@@ -246,7 +246,7 @@ def approval_page_routes(engine: Engine) -> list[BaseRoute]:
             return html_response(_notice("That did not work", exc.message, "warn"), 400)
         comment = (posted.get("comment") or "").strip()[:_MAX_COMMENT] or None
         try:
-            result = await engine.decide_by_email_link(
+            result = await engine.approvals.decide_by_email_link(
                 token, decision, posted.get("signature") or "", comment
             )
         except NotFound:

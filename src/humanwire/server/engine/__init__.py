@@ -4,31 +4,29 @@ numbers, webhooks and channel cards. It knows nothing of HTTP: the routes
 call one method here, and serialize what comes back.
 Errors are raised as ``humanwire.server.errors.ServiceError`` subclasses.
 
-``Engine`` is a facade over role objects built on one runtime (``runtime``), each
-reached by its name, and the parts not yet role objects, still mixed in:
+``Engine`` (``facade``) is a facade over role objects built on one runtime
+(``runtime``), each reached by its name (docs/explanation/architecture.md, "Roles"):
 
-- roles: ``engine.accounts`` (keys, limits, suspension, operators' actions),
-  ``engine.sessions`` (the inbox's logins: a token in the cookie, never the key),
-  ``engine.idempotency`` (``Idempotency-Key``), ``engine.numbers``, ``engine.webhooks``,
-  ``engine.channel_cards`` (the account's resources), ``engine.events`` (the outcome
-  stream, appended and read);
-- ``core`` and the parts it builds on (``state``, ``deadlines``, ``holding``,
-  ``opening``, ``delivering``): start / drain / close, windows closing, held requests
-  (``Hold``), interactions opened and delivered, other replicas' notices; what differs
-  with replicas is the ``Coordinator``'s (``coordination``);
-- ``sends`` and ``calls``: messages, channel-card messages, forms, status; calls and
-  ``/phone/*``; ``outcomes``: the 202 of a respond-async send;
-- ``human``: what comes back from recipients, through provider-neutral entry points
-  that the sandbox API, the inbox and the real providers all use (``shared_senders``:
-  whose a reply to a shared sender is);
-- ``links``: forms and reply links reached by their token;
-- ``approvals``, ``approval_records``, ``approval_asks``, ``approval_steps``,
-  ``approval_replies`` and ``approval_access``: a role of its own (``engine.approvals``,
-  reaching the rest through ``approval_host``, registered where it plugs in):
-  approval requests, their decisions (pages, sms / whatsapp replies, Slack buttons,
-  calls), reminders and escalation (schedule steps), ``consume`` and the audit log.
+- the account's: ``engine.accounts`` (keys, limits, suspension, operators' actions),
+  ``engine.sessions`` (the inbox's logins), ``engine.idempotency`` (``Idempotency-Key``),
+  ``engine.numbers``, ``engine.webhooks``, ``engine.channel_cards``;
+- an interaction's life: ``engine.interactions`` (opened, re-attached, read back),
+  ``engine.delivery`` (handed to a provider, its delivery status), ``engine.holding``
+  (held requests answered, expired, let go), ``engine.deadlines`` (windows closing),
+  ``engine.events`` (the outcome stream), ``engine.replica_notices`` (what other
+  replicas announce; what differs with replicas is the ``Coordinator``'s);
+- the sends: ``engine.senders`` (whom a send goes out from), ``engine.sends`` (messages,
+  channel-card messages, forms, status), ``engine.calls`` (calls and ``/phone/*``),
+  ``engine.respond_async`` (the 202 of a respond-async send);
+- what comes back: ``engine.inbound`` (texts, replies, calls' ends, from any carrier;
+  ``shared_senders``: whose a reply to a shared sender is), ``engine.links`` (forms and
+  reply links reached by their token), ``engine.sandbox`` (the human played through the
+  API and the inbox);
+- ``engine.approvals`` (the ``approval*`` modules): approval requests, their decisions,
+  reminders and escalation, ``consume`` and the audit log, reaching the rest through
+  ``approval_host`` and registered where it plugs in (``ApprovalAccess.__init__``).
 
-Waiting is event-driven (see ``core``): no polling loops and no task per wait.
+Waiting is event-driven (``holding``, ``deadlines``): no polling loops and no task per wait.
 
 Decisions this module makes where the specification is silent:
 
@@ -52,12 +50,6 @@ Decisions this module makes where the specification is silent:
 
 from __future__ import annotations
 
-from typing import Any
-
-from humanwire.types.approvals import Approval, ApprovalRequest, ConsumeRequest, ConsumeResponse
-
-from ..config import ServiceConfig
-from ..store.records import ApproverRecord
 from ._common import (
     CALL_NOT_ANSWERED,
     DELETED_MESSAGE,
@@ -75,14 +67,10 @@ from ._common import (
     ReplyLinkView,
     wire_json,
 )
-from .approval_access import ApprovalAccess, ApprovalPage, InboxApproval
-from .calls import Calls
 from .context import HELD_TO_THE_END, SendContext
+from .facade import Engine
 from .holds import Hold
 from .human import InboundText
-from .links import LinkPages
-from .outcomes import Outcomes
-from .sends import Sends
 
 __all__ = [
     "CALL_NOT_ANSWERED",
@@ -106,79 +94,3 @@ __all__ = [
     "SendContext",
     "wire_json",
 ]
-
-
-class Engine(Calls, Sends, LinkPages, Outcomes):
-    """The service's rules, one instance per service (see the module docstring).
-
-    The roles built on its runtime are attributes (``engine.accounts``,
-    ``engine.sessions``, ``engine.idempotency``, ``engine.numbers``, ``engine.webhooks``,
-    ``engine.channel_cards``, ``engine.events``, ``engine.approvals``:
-    docs/explanation/architecture.md, "Roles"); the parts below are still mixed in, until
-    they are role objects too."""
-
-    def __init__(self, config: ServiceConfig, **options: Any) -> None:
-        super().__init__(config, **options)
-        self.approvals = ApprovalAccess(self)
-        """Approval requests and their decisions: a role of its own, which registers
-        where it plugs in (``ApprovalAccess.__init__``); its public methods below."""
-
-    # -- approvals (``self.approvals``) -------------------------------------------------
-    async def request_approval(
-        self, account: Account, request: ApprovalRequest, context: SendContext = HELD_TO_THE_END
-    ) -> Approval:
-        return await self.approvals.request_approval(account, request, context)
-
-    async def get_approval(self, account: Account, interaction_id: str) -> Approval:
-        return await self.approvals.get_approval(account, interaction_id)
-
-    async def consume_approval(
-        self, account: Account, interaction_id: str, body: ConsumeRequest
-    ) -> ConsumeResponse:
-        return await self.approvals.consume_approval(account, interaction_id, body)
-
-    async def audit_page(self, account: Account, after: int, limit: int) -> dict[str, Any]:
-        return await self.approvals.audit_page(account, after, limit)
-
-    async def approval_page(self, token: str) -> ApprovalPage:
-        return await self.approvals.approval_page(token)
-
-    async def decide_on_page(self, token: str, decision: str, comment: str | None) -> str:
-        return await self.approvals.decide_on_page(token, decision, comment)
-
-    async def inbox_approvals(self, account: Account, limit: int) -> list[InboxApproval]:
-        return await self.approvals.inbox_approvals(account, limit)
-
-    async def decide_in_inbox(
-        self,
-        account: Account,
-        interaction_id: str,
-        position: int,
-        decision: str,
-        comment: str | None,
-    ) -> tuple[str, ApproverRecord]:
-        return await self.approvals.decide_in_inbox(
-            account, interaction_id, position, decision, comment
-        )
-
-    async def slack_approver(self, interaction_id: str, to_addr: str) -> int | None:
-        return await self.approvals.slack_approver(interaction_id, to_addr)
-
-    async def decide_by_slack(
-        self, interaction_id: str, position: int, user: str, decision: str
-    ) -> tuple[str, str]:
-        return await self.approvals.decide_by_slack(interaction_id, position, user, decision)
-
-    async def email_link(self, token: str, decision: str, signature: str) -> ApprovalPage:
-        return await self.approvals.email_link(token, decision, signature)
-
-    async def decide_by_email_link(
-        self, token: str, decision: str, signature: str, comment: str | None
-    ) -> str:
-        return await self.approvals.decide_by_email_link(token, decision, signature, comment)
-
-    async def email_approver(self, token: str) -> ApproverRecord | None:
-        return await self.approvals.email_approver(token)
-
-    async def decide_by_email_reply(self, row: ApproverRecord, body: str, *, signed: bool) -> str:
-        return await self.approvals.decide_by_email_reply(row, body, signed=signed)

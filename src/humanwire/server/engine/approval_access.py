@@ -1,6 +1,7 @@
 """What reaches an approval request from outside its flow: an approver's page
 (``/a/{token}``: what it shows, the decision it posts), ``consume`` (used once), and the
-account's audit log (``GET /audit``)."""
+account's audit log (``GET /audit``), and the account's requests listed (``GET
+/approvals``)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,17 @@ import re
 import time
 from typing import Any
 
-from humanwire.types.approvals import Approval, ApprovalRequest, ConsumeRequest, ConsumeResponse
+from humanwire.types.approvals import (
+    Approval,
+    ApprovalList,
+    ApprovalRequest,
+    ConsumeRequest,
+    ConsumeResponse,
+)
 
 from ..approvals import texts
 from ..errors import AlreadyConsumed, InvalidRequest, NotApproved, NotFound
-from ..store.records import ApproverRecord, AuditDraft
+from ..store.records import ApprovalQuery, ApproverRecord, AuditDraft
 from ._common import Account
 from .approval_host import ApprovalHost
 from .approval_records import _approver, _tally
@@ -63,7 +70,7 @@ class ApprovalAccess(ApprovalReplies):
     approval methods here. Its parts, each a module: ``approval_asks`` (asking an
     approver), ``approvals`` (requests, views, decisions), ``approval_steps`` (reminders,
     escalation), ``approval_replies`` (decisions by reply, button, call), and this one
-    (pages, the inbox, email links and replies, ``consume``, the audit log)."""
+    (pages, the inbox, email links and replies, ``consume``, the audit log, the list)."""
 
     def __init__(self, host: ApprovalHost) -> None:
         self.host = host
@@ -75,10 +82,10 @@ class ApprovalAccess(ApprovalReplies):
         host.inbound.takers["approval"] = self._take_decision
         host.inbound.waiting.append(self._approvals_waiting)
         host.inbound.call_ended.append(self._call_decided)
-        host.window_closers["approval"] = self._time_out
-        host.accepted_bodies["approval"] = self._accepted_approval
-        host.schedule.handlers[REMIND] = self._remind_step
-        host.schedule.handlers[ESCALATE] = self._escalate_step
+        host.deadlines.closers["approval"] = self._time_out
+        host.holding.accepted_bodies["approval"] = self._accepted_approval
+        host.runtime.schedule.handlers[REMIND] = self._remind_step
+        host.runtime.schedule.handlers[ESCALATE] = self._escalate_step
 
     # -- the page -----------------------------------------------------------------------
     async def _approver_at(self, token: str) -> ApproverRecord:
@@ -91,7 +98,7 @@ class ApprovalAccess(ApprovalReplies):
 
     async def approval_page(self, token: str) -> ApprovalPage:
         row = await self._approver_at(token)
-        record = await self.host._current(row.interaction_id)
+        record = await self.host.interactions.current(row.interaction_id)
         request = ApprovalRequest.model_validate(record.request)
         approval = await self.approval_view(record)
         tally = _tally(request, await self.store.approvers_of(record.id))
@@ -135,8 +142,8 @@ class ApprovalAccess(ApprovalReplies):
     ) -> tuple[str, ApproverRecord]:
         """The inbox deciding as one approver of the account's request, the way their
         page would: ``recorded``, ``already`` or ``closed``, and the approver.
-        ``LiveChannel`` for an approver a real provider reaches (``sandbox_answers``)."""
-        record = await self.host._interaction_of(account, interaction_id)
+        ``LiveChannel`` for an approver a real provider reaches (``sandbox.answers``)."""
+        record = await self.host.interactions.of(account, interaction_id)
         if record.kind != "approval":
             raise NotFound(f"no approval {interaction_id!r}", field="interactionId")
         if decision not in ("approve", "reject"):
@@ -147,7 +154,7 @@ class ApprovalAccess(ApprovalReplies):
         )
         if row is None:
             raise InvalidRequest("no such approver of this request", field="approver")
-        self.host.check_sandbox_answers(row.channel, field="approver")
+        self.host.sandbox.check_answers(row.channel, field="approver")
         return await self._decide(row, decision, comment, "inbox"), row
 
     # -- email approvers ------------------------------------------------------------------
@@ -204,7 +211,7 @@ class ApprovalAccess(ApprovalReplies):
     async def consume_approval(
         self, account: Account, interaction_id: str, body: ConsumeRequest
     ) -> ConsumeResponse:
-        record = await self.host._interaction_of(account, interaction_id)
+        record = await self.host.interactions.of(account, interaction_id)
         approval = await self.store.get_approval(record.id)
         if record.kind != "approval" or approval is None:
             raise NotFound(f"no approval {interaction_id!r}", field="interactionId")
@@ -219,12 +226,22 @@ class ApprovalAccess(ApprovalReplies):
             await self._audit(
                 account.id, [AuditDraft(now, "approval.consumed", record.id, data=data)]
             )
-            self.host._notify(account.id, "approval", record.id)
+            self.host.runtime.notices.notify(account.id, "approval", record.id)
             return ConsumeResponse(consumed=True)
         approval = await self.store.get_approval(record.id)
         if approval is None or approval.outcome != "approved":
             raise NotApproved("this approval is not approved (rejected, or still pending)")
         raise AlreadyConsumed("this approval was consumed already")
+
+    # -- listed -------------------------------------------------------------------------
+    async def list_approvals(self, query: ApprovalQuery) -> ApprovalList:
+        """``GET /approvals``: the account's requests as ``get_approval`` shows each (the
+        store keeps to ``query.account_id``: no other account's request is read), and
+        the cursor: the last one's ``seq``, else ``after`` (nothing more yet)."""
+        found = await self.store.list_approvals(query)
+        approvals = [await self.approval_view(listed.interaction) for listed in found]
+        cursor = found[-1].seq if found else query.after
+        return ApprovalList(approvals=approvals, cursor=str(cursor))
 
     # -- the audit log ------------------------------------------------------------------
     async def audit_page(self, account: Account, after: int, limit: int) -> dict[str, Any]:

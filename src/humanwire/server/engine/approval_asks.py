@@ -50,15 +50,15 @@ class ApprovalAsks:
 
     @property
     def store(self) -> Store:
-        return self.host.store
+        return self.host.runtime.store
 
     @property
     def schedule(self) -> Schedule:
-        return self.host.schedule
+        return self.host.runtime.schedule
 
     @property
     def config(self) -> ServiceConfig:
-        return self.host.config
+        return self.host.runtime.config
 
     def approval_page_url(self, token: str) -> str:
         return f"{self.config.public_url.rstrip('/')}/a/{token}"
@@ -104,17 +104,17 @@ class ApprovalAsks:
         """Sends ``text`` to an approver; False (logged) when the provider refused it.
         An email approver's replies come to ``reply+<their page token>@…``: the token
         names them (and only them), as their page's link does."""
-        account = await self.host._account(record.account_id)
+        account = await self.host.accounts.by_id(record.account_id)
         if row.channel == "call":
             return await self._call_to(account, record, row)
         if row.channel == "email":
-            sender = self.host._shared_sender("email")
+            sender = self.host.senders.shared("email")
         elif row.channel == "sms":
-            sender = await self.host._phone_sender(account, None)
+            sender = await self.host.senders.phone(account, None)
         elif row.channel == "whatsapp":
-            sender = self.host._shared_sender("whatsapp")
+            sender = self.host.senders.shared("whatsapp")
         else:
-            sender = await self.host._slack_sender(account, None)
+            sender = await self.host.senders.slack(account, None)
         item = Outbound(
             account_id=record.account_id,
             interaction_id=record.id,
@@ -138,7 +138,9 @@ class ApprovalAsks:
             reply_token=row.token if row.channel == "email" else None,
         )
         try:
-            await self.host.providers.get(row.channel, self.host.provider).deliver(item)
+            await self.host.runtime.carriers.by_channel.get(
+                row.channel, self.host.runtime.carriers.default
+            ).deliver(item)
         except (RecipientUnreachable, ProviderFailure) as exc:
             log_event(
                 logger,
@@ -169,13 +171,13 @@ class ApprovalAsks:
         wire: dict[str, Any] = {"to": row.to_addr, "prompt": prompt, "approval": link}
         if metadata := _metadata(record):
             wire["metadata"] = metadata
-        sender = await self.host._phone_sender(account, None)
+        sender = await self.host.senders.phone(account, None)
         new = NewInteraction(
             kind="call", channel="call", to=row.to_addr, from_addr=sender, request=wire
         )
-        call, _ = await self.host._create_interaction(account, new)
+        call, _ = await self.host.interactions.create(account, new)
         try:
-            await self.host._deliver(call, prompt)
+            await self.host.delivery.deliver(call, prompt)
         except (InvalidToNumber, ProviderError) as exc:
             log_event(
                 logger,

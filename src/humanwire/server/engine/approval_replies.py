@@ -5,10 +5,10 @@ call (``_call_decided``: the keys 1 / 2 or the words the callee said).
 
 Approvals plug into the human side by registering (``ApprovalAccess.__init__``): a
 matcher, a taker of texts matched to an approval, a source of who waits on a shared
-sender, a listener of calls' ends (``human.InboundRegistry``); and, for the holding
+sender, a listener of calls' ends (``Inbound``'s lists); and, for the holding
 code, what closes an approval whose windows passed and its 202's body.
 
-Replies are matched as every text is (``HumanSide._receive``), within the one account
+Replies are matched as every text is (``Inbound.receive``), within the one account
 the text belongs to (``shared_senders``: on a shared sender, the account that waits on
 the person there; approvals are among what waits, ``_approvals_waiting``): a message waiting
 for a reply from that number takes it first, as before approvals existed, unless the
@@ -137,7 +137,7 @@ class ApprovalReplies(ApprovalSteps):
             rows = [r for r in rows if r.code == reply.code]
         if not rows:
             return record
-        # The approval the text is about (or one of them): ``_inbound_text`` reads it.
+        # The approval the text is about (or one of them): ``Inbound.take_text`` reads it.
         return await self.store.get_interaction(rows[0].interaction_id)
 
     async def _take_decision(
@@ -172,7 +172,7 @@ class ApprovalReplies(ApprovalSteps):
             ref=text.ref,
         )
         await self.store.insert_inbound(inbound)
-        self.host._notify(account_id, "inbound", inbound.id)
+        self.host.runtime.notices.notify(account_id, "inbound", inbound.id)
         return inbound
 
     async def _clarify(self, text: InboundText, rows: Sequence[ApproverRecord]) -> None:
@@ -189,7 +189,7 @@ class ApprovalReplies(ApprovalSteps):
                 titles.append((str(record.request.get("title", "")), shown))
                 request = ApprovalRequest.model_validate(record.request)
                 comments = comments and request.allow_comment
-        await self.host._text_back(
+        await self.host.inbound.text_back(
             text,
             texts.clarify_text(titles, comments),
             account_id=rows[0].account_id,

@@ -9,7 +9,7 @@ Every way a person decides (their page, an sms / whatsapp reply, a Slack button,
 an email's signed link or DKIM-signed reply) ends in ``_decide``; once
 the tally settles the request (``server.approvals.tally``), the interaction ends with an
 ``approval.decided`` event: the held request gets it, else the webhooks. When the windows
-close undecided, ``onTimeout`` applies (``_end``). Every decision (a refused one too:
+close undecided, ``onTimeout`` applies (``deadlines.end``). Every decision (a refused one too:
 ``_refuse``), reminder, escalation, timeout and consumption is an entry of the account's
 hash-chained audit log, whose heads ``audit_checkpoints`` signs.
 
@@ -93,7 +93,10 @@ class Approvals(ApprovalAsks):
         context: SendContext = HELD_TO_THE_END,
     ) -> Approval:
         for path, approver in request.all_approvers_with_paths():
-            if approver.channel == "email" and "email" not in self.host.providers["email"].senders:
+            if (
+                approver.channel == "email"
+                and "email" not in self.host.runtime.carriers.by_channel["email"].senders
+            ):
                 # No relay configured (the carrier carries no email): refused before
                 # anyone is asked, not a failure halfway through the asking.
                 raise InvalidRequest(
@@ -102,9 +105,9 @@ class Approvals(ApprovalAsks):
                 )
         sent = [a for a in request.approvers if a.channel != "link"]
         for approver in sent:
-            await self.host._check_send(account, request.title, approver.to)
+            await self.host.accounts.check_send(account, request.title, approver.to)
         if not sent:
-            await self.host._require_active(account)
+            await self.host.accounts.require_active(account)
         follow_up = request.follow_up_time
         if follow_up is None and request.wait_time is not None:
             follow_up = DEFAULT_FORM_FOLLOW_UP_TIME
@@ -117,21 +120,21 @@ class Approvals(ApprovalAsks):
             wait_time=request.wait_time,
             follow_up_time=follow_up,
         )
-        record, resumed, hold = await self.host._open_interaction(
+        record, resumed, hold = await self.host.interactions.open(
             account, new, holding=request.wait_time is not None, context=context
         )
         if resumed and await self.store.get_approval(record.id) is None:
             # The first run stopped between the interaction and its approvers: asked now.
             await self._start_approval(account, record, request)
         start = functools.partial(self._start_approval, account, record, request)
-        await self.host._send_out(record, resumed, hold, start)
+        await self.host.interactions.send_out(record, resumed, hold, start)
         if hold is not None:
             self._held_approvals.add(record.id)
             try:
-                await self.host._hold(hold)
+                await self.host.holding.hold(hold)
             finally:
                 self._held_approvals.discard(record.id)
-        return await self.approval_view(await self.host._current(record.id))
+        return await self.approval_view(await self.host.interactions.current(record.id))
 
     async def _start_approval(
         self, account: Account, record: InteractionRecord, request: ApprovalRequest
@@ -160,7 +163,8 @@ class Approvals(ApprovalAsks):
                         code=code,
                     )
                 )
-        approval = ApprovalRecord(record.id, account.id, request.action_digest)
+        name = None if request.action is None else request.action.name
+        approval = ApprovalRecord(record.id, account.id, request.action_digest, action_name=name)
         await self.store.insert_approval(approval, rows)
         data = {"title": request.title, "actionDigest": request.action_digest}
         await self._audit(
@@ -225,14 +229,14 @@ class Approvals(ApprovalAsks):
             draft = AuditDraft(time.time(), "approval.asked", record.id, _actor(row), data)
             await self._audit(record.account_id, [draft])
         # The inbox shows whom a request asks (a request of link approvers sends nothing).
-        self.host._notify(record.account_id, "approval", record.id)
+        self.host.runtime.notices.notify(record.account_id, "approval", record.id)
 
     async def _audit(self, account_id: str, drafts: Sequence[AuditDraft]) -> None:
         await self.store.append_audit(account_id, drafts)
 
     # -- what the caller reads ----------------------------------------------------------
     async def get_approval(self, account: Account, interaction_id: str) -> Approval:
-        record = await self.host._interaction_of(account, interaction_id)
+        record = await self.host.interactions.of(account, interaction_id)
         if record.kind != "approval":
             raise NotFound(f"no approval {interaction_id!r}", field="interactionId")
         return await self.approval_view(record)
@@ -241,7 +245,7 @@ class Approvals(ApprovalAsks):
         """``Prefer: respond-async``'s 202 (``accepted_bodies["approval"]``): an
         approval held here as it is now (its links); None: the body of any send."""
         if hold.interaction_id in self._held_approvals:
-            current = await self.host._current(hold.interaction_id)
+            current = await self.host.interactions.current(hold.interaction_id)
             return approval_wire(await self.approval_view(current))
         return None
 
@@ -330,7 +334,7 @@ class Approvals(ApprovalAsks):
             via=via,
         )
         # The inbox shows the tally as it grows, not only once settled.
-        self.host._notify(record.account_id, "approval", record.id)
+        self.host.runtime.notices.notify(record.account_id, "approval", record.id)
         tally = _tally(request, await self.store.approvers_of(record.id))
         if tally.outcome is not None:
             await self._settle(record, request, tally.outcome, timed_out=False)
@@ -368,7 +372,7 @@ class Approvals(ApprovalAsks):
         await self._audit(record.account_id, [AuditDraft(now, kind, record.id, data=data)])
         view = await self.approval_view(record, status="ended")
         event = _decided_event(view)
-        await self.host._answer(record, event)
+        await self.host.holding.answer(record, event)
         return True
 
     async def _time_out(self, record: InteractionRecord) -> bool:
@@ -378,10 +382,10 @@ class Approvals(ApprovalAsks):
         if approval is None:
             return False
         request = ApprovalRequest.model_validate(record.request)
-        self.host._disarm(record.id)
+        self.host.deadlines.disarm(record.id)
         timeout = _OUTCOME[request.on_timeout]
         if not await self._settle(record, request, timeout, timed_out=True):
             # Settled before (a decision whose end was not stored): ended now.
             view = await self.approval_view(record, status="ended")
-            await self.host._answer(record, _decided_event(view))
+            await self.host.holding.answer(record, _decided_event(view))
         return True

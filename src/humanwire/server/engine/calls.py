@@ -25,12 +25,44 @@ from ..errors import (
     InvalidToNumber,
 )
 from ._common import Account
+from .accounts import Accounts
 from .context import HELD_TO_THE_END, NewInteraction, SendContext
+from .deadlines import Deadlines
+from .delivering import Delivery
+from .holding import Holding
+from .interactions import Interactions
+from .runtime import Runtime
+from .senders import Senders
 from .sends import Sends
 
 
-class Calls(Sends):
-    """Calls placed for the API and the skill."""
+class Calls:
+    """The calls role (``engine.calls``): calls placed for the API and the skill, as the
+    sends' steps (``senders``, ``accounts``, ``interactions``, ``delivery``,
+    ``holding``); the skill's sms is a message send (``sends``), a call past its limit
+    is given up (``deadlines``)."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        accounts: Accounts,
+        senders: Senders,
+        interactions: Interactions,
+        delivery: Delivery,
+        holding: Holding,
+        deadlines: Deadlines,
+        sends: Sends,
+    ) -> None:
+        self._runtime = runtime
+        self._config = runtime.config
+        self._accounts = accounts
+        self._senders = senders
+        self._interactions = interactions
+        self._delivery = delivery
+        self._holding = holding
+        self._deadlines = deadlines
+        self._sends = sends
 
     async def place_call(
         self, account: Account, request: CallRequest, context: SendContext = HELD_TO_THE_END
@@ -41,7 +73,7 @@ class Calls(Sends):
             to=request.to,
             request=request.model_dump(mode="json", by_alias=True),
             wait=request.wait_for_call_end,
-            limit=self.config.call_wait_limit,
+            limit=self._config.call_wait_limit,
             context=context,
         )
 
@@ -56,25 +88,30 @@ class Calls(Sends):
         limit: float,
         context: SendContext,
     ) -> CallResponse:
-        sender = await self._phone_sender(account, None)
-        await self._check_send(account, prompt, to)
+        sender = await self._senders.phone(account, None)
+        await self._accounts.check_send(account, prompt, to)
         new = NewInteraction(kind="call", channel="call", to=to, from_addr=sender, request=request)
-        record, resumed, hold = await self._open_interaction(
+        record, resumed, hold = await self._interactions.open(
             account, new, holding=wait, context=context
         )
-        await self._send_out(
-            record, resumed, hold, functools.partial(self._deliver, record, prompt, hold=hold)
+        await self._interactions.send_out(
+            record,
+            resumed,
+            hold,
+            functools.partial(self._delivery.deliver, record, prompt, hold=hold),
         )
         if hold is not None:
-            ended = await self._hold(hold, limit=self._remaining(record, limit, resumed))
+            ended = await self._holding.hold(
+                hold, limit=self._interactions.remaining(record, limit, resumed)
+            )
             if ended is not None and ended.result is not None:
-                return self._call_response(ended)
-        return CallResponse(**await self._as_now(record.id))
+                return self._interactions.call_response(ended)
+        return CallResponse(**await self._interactions.fields_now(record.id))
 
     async def phone_sms(
         self, account: Account, request: PhoneSMSRequest, context: SendContext = HELD_TO_THE_END
     ) -> MessageResponse:
-        return await self.send_message(
+        return await self._sends.send_message(
             account,
             SMSMessageRequest(message=request.message, to=request.to, metadata=request.metadata),
             context,
@@ -103,12 +140,12 @@ class Calls(Sends):
             to=request.to,
             request=wire,
             wait=True,
-            limit=self.config.phone_call_limit,
+            limit=self._config.phone_call_limit,
             context=context,
         )
         if response.status == "ended" and response.outcome is not None:
             return response
-        record = await self.store.get_interaction(response.interaction_id)
+        record = await self._runtime.store.get_interaction(response.interaction_id)
         if record is not None and record.status == "pending":
-            await self._give_up_call(record)  # never retried: it is over for the skill
+            await self._deadlines.give_up_call(record)  # never retried: it is over for the skill
         raise CallTimeout("timeout")

@@ -56,7 +56,7 @@ class SendContext:
 @dataclass(frozen=True, slots=True)
 class NewInteraction:
     """What a send (an inbound call, an approver's call) asks to be opened: the
-    interaction before it has an id (``Opening._create_interaction`` stores it)."""
+    interaction before it has an id (``Interactions.create`` stores it)."""
 
     kind: InteractionKind
     channel: InteractionChannel

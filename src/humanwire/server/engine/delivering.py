@@ -1,6 +1,7 @@
-"""An interaction handed to its channel's provider, and how far it got: the provider's
-answer stored (its id, which callbacks are matched by), a refusal ending it, delivery
-statuses moving forward only (``failed`` / ``undelivered`` end it)."""
+"""The delivery role (``engine.delivery``): an interaction handed to its channel's
+provider, and how far it got: the provider's answer stored (its id, which callbacks are
+matched by), a refusal ending it, delivery statuses moving forward only (``failed`` /
+``undelivered`` end it)."""
 
 from __future__ import annotations
 
@@ -20,15 +21,35 @@ from ..errors import (
     ProviderError,
 )
 from ..literals import DELIVERY_CHANNEL, DELIVERY_KIND, DELIVERY_STATUS
-from ..store.records import InteractionRecord
+from ..store.records import InteractionOutcome, InteractionRecord
 from ..telemetry import log_event
+from .deadlines import Deadlines
+from .holding import Holding
 from .holds import Hold
-from .opening import Opening
-from .state import EARLY_STATUS, STATUS_RANK, UNDELIVERED, logger
+from .runtime import Runtime
+
+logger = logging.getLogger("humanwire.engine")
+
+UNDELIVERED: InteractionOutcome = "undelivered"
+"""The outcome of an interaction the provider could not deliver."""
+EARLY_STATUS = "early-delivery-status"
+"""The provider state kind of a delivery status that came before its ref was stored."""
+EARLY_STATUS_TTL = 24 * 3600.0
+STATUS_RANK = {"queued": 1, "sent": 2, "delivered": 3, "read": 4, "undelivered": 5, "failed": 5}
 
 
-class Delivering(Opening):
-    async def _deliver(
+class Delivery:
+    """The delivery role (see the module docstring). A refusal ends the interaction
+    (``deadlines``) and lets its held request go (``holding``)."""
+
+    def __init__(self, runtime: Runtime, holding: Holding, deadlines: Deadlines) -> None:
+        self._runtime = runtime
+        self._store = runtime.store
+        self._carriers = runtime.carriers
+        self._holding = holding
+        self._deadlines = deadlines
+
+    async def deliver(
         self,
         record: InteractionRecord,
         text: str,
@@ -40,7 +61,7 @@ class Delivering(Opening):
         """``_deliver_now``, whose notices (the delivery, the interaction's status) go to
         the other replicas together: one NOTIFY, though the store calls between them
         span several turns of the loop."""
-        with self.coordinator.together():
+        with self._runtime.coordinator.together():
             await self._deliver_now(record, text, form_url=form_url, hold=hold, template=template)
 
     async def _deliver_now(
@@ -81,13 +102,13 @@ class Delivering(Opening):
             subject=_email_subject(record, text) if record.channel == "email" else None,
             reply_token=record.reply_token,
         )
-        provider = self.providers.get(record.channel, self.provider)
+        provider = self._carriers.by_channel.get(record.channel, self._carriers.default)
         try:
             sent = await provider.deliver(item)
         except BaseException as exc:
             # Nothing reached the human: the interaction must not stay open for a reply.
             if hold is not None:
-                self._unregister(hold)
+                self._holding.unregister(hold)
             result = (
                 "unreachable"
                 if isinstance(exc, RecipientUnreachable)
@@ -95,7 +116,7 @@ class Delivering(Opening):
                 if isinstance(exc, ProviderFailure)
                 else "error"
             )
-            self.metrics.sent(record.kind, record.channel, result)
+            self._runtime.metrics.sent(record.kind, record.channel, result)
             log_event(
                 logger,
                 "interaction.delivery_failed",
@@ -105,18 +126,18 @@ class Delivering(Opening):
                 result=result,
                 level=logging.WARNING if result != "unreachable" else logging.INFO,
             )
-            await self._end(record, outcome="failed")
+            await self._deadlines.end(record, outcome="failed")
             if isinstance(exc, RecipientUnreachable):
                 raise InvalidToNumber(exc.message, field=exc.field) from None
             if isinstance(exc, ProviderFailure):
                 raise ProviderError(exc.message, retry_after=exc.retry_after) from None
             raise
-        await self.store.set_delivery(record.id, sent.status, provider_ref=sent.ref)
+        await self._store.set_delivery(record.id, sent.status, provider_ref=sent.ref)
         if hold is not None:  # as delivered: its 202 (``accepted_body``) is built from it
             hold.record = dataclasses.replace(
                 hold.record, delivery_status=sent.status, provider_ref=sent.ref
             )
-        self.metrics.sent(record.kind, record.channel, "ok")
+        self._runtime.metrics.sent(record.kind, record.channel, "ok")
         log_event(
             logger,
             "interaction.delivered",
@@ -126,12 +147,12 @@ class Delivering(Opening):
             channel=record.channel,
             delivery_status=sent.status,
         )
-        if provider is not self.provider:  # a real provider's callbacks can overtake it
-            early = await self.store.get_provider_state(EARLY_STATUS, sent.ref)
+        if provider is not self._carriers.default:  # a real provider's callbacks can overtake it
+            early = await self._store.get_provider_state(EARLY_STATUS, sent.ref)
             if early is not None:
-                await self.store.delete_provider_state(EARLY_STATUS, sent.ref)
+                await self._store.delete_provider_state(EARLY_STATUS, sent.ref)
                 await self.delivery_status(sent.ref, str(early["status"]))
-        self._notify(record.account_id, "interaction", record.id)
+        self._runtime.notices.notify(record.account_id, "interaction", record.id)
 
     async def delivery_status(self, ref: str, status: str) -> InteractionRecord | None:
         """A provider reports how far what it sent as ``ref`` got (a neutral entry
@@ -143,18 +164,18 @@ class Delivering(Opening):
         Returns the interaction, None when unknown."""
         if not DELIVERY_STATUS.holds(status):
             return None
-        record = await self.store.interaction_by_provider_ref(ref)
+        record = await self._store.interaction_by_provider_ref(ref)
         if record is None:
-            kept = await self.store.get_provider_state(EARLY_STATUS, ref)
+            kept = await self._store.get_provider_state(EARLY_STATUS, ref)
             if kept is None or STATUS_RANK.get(str(kept["status"]), 0) < STATUS_RANK[status]:
-                await self.store.put_provider_state(
+                await self._store.put_provider_state(
                     EARLY_STATUS, ref, {"status": status}, time.time()
                 )
             return None
         current = record.delivery_status
         if current is not None and STATUS_RANK.get(current, 0) >= STATUS_RANK[status]:
             return record
-        await self.store.set_delivery(record.id, status)
+        await self._store.set_delivery(record.id, status)
         record = dataclasses.replace(record, delivery_status=status)
         log_event(
             logger,
@@ -165,9 +186,9 @@ class Delivering(Opening):
             delivery_status=status,
         )
         if status in ("failed", "undelivered") and record.status == "pending":
-            await self._end(record, outcome=UNDELIVERED)
+            await self._deadlines.end(record, outcome=UNDELIVERED)
         else:
-            self._changed(record)
+            self._runtime.notices.changed(record)
         return record
 
 

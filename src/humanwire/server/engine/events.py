@@ -24,8 +24,7 @@ from ..errors import InvalidRequest
 from ..store.records import IdempotencyRecord, InteractionRecord
 from ._common import Account, OutcomeCollector, OutcomeHandoff, _metadata
 from .holds import Hold, Release
-from .live import Wakeups
-from .runtime import Runtime
+from .runtime import Runtime, Wakeups
 
 __all__ = [
     "CURSOR",

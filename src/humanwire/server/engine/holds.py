@@ -25,7 +25,7 @@ that request's wait is made of lives on its ``Hold``:
   names the replica holding it, so an answer that arrives elsewhere is handed here)::
 
       HELD ──let go with the end that answered it (one statement)──▶ LET_GO
-           ──let go as the wait ends (``Engine._let_go``)──────────▶ LET_GO
+           ──let go as the wait ends (``Holding.let_go``)──────────▶ LET_GO
            ──let go by the end that wrote its wait.ended (notice)──▶ LET_GO
            ──answered from another replica's notice──▶ UNRELEASED
       UNRELEASED ──its wait.ended written (same transaction)───────▶ LET_GO

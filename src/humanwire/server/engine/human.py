@@ -1,48 +1,42 @@
-"""The human's side: what reaches the engine from recipients, whatever carried it. The
-provider-neutral entry points (an inbound text, a call's end, an inbound call) are used by
-the sandbox API, the inbox and the real providers alike; the sandbox's own views (what was
-delivered, following deliveries) live here too."""
+"""The inbound role (``engine.inbound``): what reaches the engine from people, whatever
+carried it. The provider-neutral entry points (an inbound text, a reply to a known
+interaction, a call's end, an inbound call) are used by the sandbox API (``sandbox``), the
+inbox and the real providers (through ``provider_port``) alike. A text is matched to what
+it answers (the number pair, or its thread), offered to the registered matchers
+(approvals), and taken: by the taker registered for its kind, else as a message's reply
+or the account's unsolicited ``message.received``. Whose a text to a shared sender is:
+``shared_senders``."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from humanwire.types import (
     CallConversationEndedEvent,
     CallConversationEndedPayload,
-    CallResponse,
-    InteractionStatus,
     MessageReceivedEvent,
     MessageReceivedPayload,
-    SandboxCallOutcomeRequest,
-    SandboxDelivery,
-    SandboxInboundCallRequest,
-    SandboxReplyRequest,
     Speaker,
     TranscriptTurn,
 )
 from humanwire.types.approvals import DecisionVia
 
-from ..config import ServiceConfig
 from ..delivery import Outbound, ProviderFailure, RecipientUnreachable
-from ..delivery.sandbox import SandboxProvider
-from ..errors import (
-    Conflict,
-    InvalidToNumber,
-    LiveChannel,
-    NotFound,
-)
 from ..store.records import InboundRecord, InteractionRecord
 from ..telemetry import log_event, mask_address
-from ._common import Account, _event_dict, _metadata, _timestamp
+from ._common import _event_dict, _metadata
+from .accounts import Accounts
 from .context import NewInteraction
-from .core import EngineCore
+from .holding import Holding
+from .interactions import Interactions
+from .runtime import KeyedLocks, Runtime
 from .shared_senders import (
     NUMBER_PAIR_CHANNELS,
     Addressee,
@@ -53,7 +47,8 @@ from .shared_senders import (
     named,
     without_code,
 )
-from .state import logger
+
+logger = logging.getLogger("humanwire.engine")
 
 
 @dataclass(frozen=True)
@@ -104,7 +99,7 @@ def _without_nul(text: InboundText) -> InboundText:
 
 @dataclass(frozen=True, slots=True)
 class CallEnd:
-    """How a call ended, as whoever ran it reports it (``HumanSide.end_call``)."""
+    """How a call ended, as whoever ran it reports it (``Inbound.end_call``)."""
 
     outcome: Literal["completed", "no_answer", "transferred"]
     summary: str
@@ -127,89 +122,39 @@ CallEndListener = Callable[[InteractionRecord, CallEnd], Awaitable[None]]
 """Told that a call ended, before its end is stored."""
 
 
-@dataclass
-class InboundRegistry:
-    """What the human side offers what comes back from people to, beside its own
-    handling of messages' replies. Parts that read replies of their own register here,
-    at the engine's construction (approvals: ``ApprovalAccess.__init__``); each list
-    runs in the order registered."""
+class Inbound:
+    """The inbound role (``engine.inbound``): what comes back from people, matched to
+    what it answers and taken (see the module docstring). Parts that read replies of
+    their own register on its lists at the engine's construction (approvals:
+    ``ApprovalAccess.__init__``); each list runs in the order registered."""
 
-    matchers: list[TextMatcher] = field(default_factory=list)
-    """Offered a text in turn after the message matcher (the number pair, or the
-    thread: ``HumanSide._match_message``), each with what was matched so far."""
-    takers: dict[str, TextTaker] = field(default_factory=dict)
-    """By the kind of the interaction a text matched: what takes it (a kind not here:
-    the text answers that message, ``HumanSide._take_reply``)."""
-    waiting: list[WaitingSource] = field(default_factory=list)
-    """Read beside the asks sent from a shared sender (``HumanSide._asks_waiting``): who
-    else waits there for the person."""
-    call_ended: list[CallEndListener] = field(default_factory=list)
-    """Told of a call's end in turn, before it is stored and answered."""
-
-
-_CARRIER_NAMES = {
-    "twilio": "Twilio",
-    "telnyx": "Telnyx",
-    "slack": "Slack",
-    "email": "the email relay",
-}
-
-
-class HumanSide(EngineCore):
-    def __init__(self, config: ServiceConfig, **options: Any) -> None:
-        super().__init__(config, **options)
-        self.inbound = InboundRegistry()
-        """Where replies of other kinds than a message's plug in (see the class)."""
-
-    # -- what the sandbox shows of deliveries -----------------------------------
-    async def list_interactions(
-        self, account: Account, limit: int = 200
-    ) -> list[InteractionStatus]:
-        return [
-            self._status(record) for record in await self.store.list_interactions(account.id, limit)
-        ]
-
-    async def list_sandbox_deliveries(
+    def __init__(
         self,
-        account: Account,
-        to: str | None = None,
-        channel: str | None = None,
-        interaction_id: str | None = None,
-    ) -> list[SandboxDelivery]:
-        """Newest first, at most the 500 newest that match."""
-        return [
-            SandboxDelivery(
-                id=record.id,
-                interaction_id=record.interaction_id,
-                channel=record.channel,
-                kind=record.kind,
-                from_=record.from_addr,
-                to=record.to_addr,
-                text=record.text,
-                form_url=record.form_url,
-                created_at=_timestamp(record.created_at),
-            )
-            for record in await self.store.list_deliveries(
-                account.id, to_addr=to, channel=channel, interaction_id=interaction_id
-            )
-        ]
-
-    async def wait_for_delivery(
-        self, account: Account, after_id: str | None, timeout: float
+        runtime: Runtime,
+        *,
+        accounts: Accounts,
+        interactions: Interactions,
+        holding: Holding,
     ) -> None:
-        """Returns when a delivery newer than ``after_id`` exists, or after ``timeout``
-        (lets the scripted human and the inbox follow without busy polling). With
-        ``after_id`` None (or unknown) any delivery of the account counts."""
-        if self._draining:
-            raise self._unavailable()
-        after = await self.store.delivery_seq(account.id, after_id) if after_id else None
-        if await self.store.max_delivery_seq(account.id) > (after or 0):
-            return
-        if self._draining:  # a drain while the store answered woke no waiter of ours
-            raise self._unavailable()
-        await self._delivery_wakeups.wait(account.id, timeout)
-        if self._draining:
-            raise self._unavailable()
+        self._runtime = runtime
+        self._store = runtime.store
+        self._carriers = runtime.carriers
+        self._accounts = accounts
+        self._interactions = interactions
+        self._holding = holding
+        # Texts matched by their number pair, taken one at a time per pair (``receive``).
+        self._number_pairs: KeyedLocks[tuple[str, str, str]] = KeyedLocks()
+        self.matchers: list[TextMatcher] = []
+        """Offered a text in turn after the message matcher (the number pair, or the
+        thread: ``_match_message``), each with what was matched so far."""
+        self.takers: dict[str, TextTaker] = {}
+        """By the kind of the interaction a text matched: what takes it (a kind not here:
+        the text answers that message, ``_take_reply``)."""
+        self.waiting: list[WaitingSource] = []
+        """Read beside the asks sent from a shared sender (``_asks_waiting``): who else
+        waits there for the person."""
+        self.call_ended: list[CallEndListener] = []
+        """Told of a call's end in turn, before it is stored and answered."""
 
     # -- provider-neutral entry points -------------------------------------------
     async def receive_text(
@@ -229,7 +174,7 @@ class HumanSide(EngineCore):
         A text to a shared sender that nobody waits on belongs to nobody; one that
         several accounts wait on goes to the request its code names, or to nobody (the
         person is told the codes)."""
-        return await self._receive(text, account_id)
+        return await self.receive(text, account_id)
 
     async def receive_reply(
         self, text: InboundText, thread: InteractionRecord
@@ -238,24 +183,25 @@ class HumanSide(EngineCore):
         address): answers it while it is an open message, else becomes the account's
         unsolicited ``message.received``. None for a duplicate (its ``ref`` seen)."""
         text = dataclasses.replace(text, thread=thread.id)
-        return await self._receive(text, thread.account_id, thread)
+        return await self.receive(text, thread.account_id, thread)
 
     async def receive_unsolicited(self, text: InboundText, account_id: str) -> InboundRecord | None:
         """A message kept as the account's unsolicited ``message.received`` whatever is
         open (an email reply that is no answer: from an address not asked, or with no
         text to read). None for a duplicate (its ``ref`` seen)."""
         text = _without_nul(dataclasses.replace(text, thread=None))
-        if text.ref is not None and await self.store.inbound_by_ref(text.ref) is not None:
+        if text.ref is not None and await self._store.inbound_by_ref(text.ref) is not None:
             return None
-        return await self._inbound_text(account_id=account_id, text=text, record=None)
+        return await self.take_text(account_id=account_id, text=text, record=None)
 
-    async def _receive(
+    async def receive(
         self,
         text: InboundText,
         account_id: str | None,
         thread: InteractionRecord | None = None,
     ) -> InboundRecord | None:
-        """``receive_text``; ``thread``: the Slack thread's interaction, read already."""
+        """``receive_text``; ``thread``: the Slack thread (or email reply address)
+        interaction, read already (the sandbox's, ``receive_reply``'s)."""
         text = _without_nul(text)
         if text.channel in ("sms", "whatsapp"):
             # Matched by the number pair: two texts from one phone taken at once would both
@@ -276,7 +222,7 @@ class HumanSide(EngineCore):
             # Whether the carrier sent it before, read beside what it answers: one round
             # trip's time for the two.
             seen, record = await asyncio.gather(
-                self.store.inbound_by_ref(text.ref), self._match(text, account_id, thread)
+                self._store.inbound_by_ref(text.ref), self._match(text, account_id, thread)
             )
             if seen is not None:
                 return None  # a carrier's retry of a message already taken
@@ -284,11 +230,11 @@ class HumanSide(EngineCore):
             if record is not None:
                 account_id = record.account_id
             else:
-                number = await self.store.number_by_phone(text.to_addr)
+                number = await self._store.number_by_phone(text.to_addr)
                 account_id = number.account_id if number is not None else None
         if account_id is None:
             return None
-        return await self._inbound_text(account_id=account_id, text=text, record=record)
+        return await self.take_text(account_id=account_id, text=text, record=record)
 
     async def _receive_unaddressed(self, text: InboundText) -> InboundRecord | None:
         """A text to a number that no carrier said the account of: whose it is first
@@ -306,7 +252,7 @@ class HumanSide(EngineCore):
             # Whether the carrier sent it before, read beside whose it is and what it
             # answers, as for any text.
             seen, (whose, record) = await asyncio.gather(
-                self.store.inbound_by_ref(text.ref), addressed()
+                self._store.inbound_by_ref(text.ref), addressed()
             )
             if seen is not None:
                 return None  # a carrier's retry of a message already taken
@@ -318,13 +264,13 @@ class HumanSide(EngineCore):
         if whose.request is not None:  # the request its code named, as it takes the text
             text = dataclasses.replace(text, body=whose.body)
             record = whose.request
-        return await self._inbound_text(account_id=whose.account_id, text=text, record=record)
+        return await self.take_text(account_id=whose.account_id, text=text, record=record)
 
     async def _whose(self, text: InboundText) -> Addressee | list[Waiting] | None:
         """The account a text to ``text.to_addr`` belongs to (with the request its code
         named when it took the code to tell); the open requests of several accounts when
         it named none of them; None when it is nobody's."""
-        number = await self.store.number_by_phone(text.to_addr)
+        number = await self._store.number_by_phone(text.to_addr)
         if number is not None:
             return Addressee(number.account_id)
         waiting = await self._waiting_for(text)
@@ -334,7 +280,7 @@ class HumanSide(EngineCore):
         chosen = named(waiting, text.body)
         if len(chosen) != 1:
             return waiting
-        record = await self.store.get_interaction(chosen[0].interaction_id)
+        record = await self._store.get_interaction(chosen[0].interaction_id)
         if record is None:
             return waiting
         body = text.body if chosen[0].decision else without_code(text.body, chosen[0].codes)
@@ -343,15 +289,15 @@ class HumanSide(EngineCore):
     async def _waiting_for(self, text: InboundText) -> list[Waiting]:
         """What every account has open for a reply from ``text.from_addr`` to the shared
         sender ``text.to_addr``: the asks sent from it, then what each registered source
-        (``inbound.waiting``) says waits there, read together."""
+        (``waiting``) says waits there, read together."""
         found = await asyncio.gather(
-            self._asks_waiting(text), *(source(text) for source in self.inbound.waiting)
+            self._asks_waiting(text), *(source(text) for source in self.waiting)
         )
         return [item for waiting in found for item in waiting]
 
     async def _asks_waiting(self, text: InboundText) -> list[Waiting]:
         """The asks sent from the shared sender to the person, still open."""
-        found = await self.store.open_messages(
+        found = await self._store.open_messages(
             text.channel, to_addr=text.from_addr, from_addr=text.to_addr
         )
         return [
@@ -375,9 +321,9 @@ class HumanSide(EngineCore):
             sender=mask_address(text.from_addr),
             waiting=len({item.interaction_id for item in waiting}),
         )
-        await self._text_back(text, clarify_several_text(waiting))
+        await self.text_back(text, clarify_several_text(waiting))
 
-    async def _text_back(
+    async def text_back(
         self,
         text: InboundText,
         body: str,
@@ -398,7 +344,7 @@ class HumanSide(EngineCore):
             listening=False,
         )
         try:
-            await self.providers.get(text.channel, self.provider).deliver(item)
+            await self._carriers.by_channel.get(text.channel, self._carriers.default).deliver(item)
         except (RecipientUnreachable, ProviderFailure):
             logger.warning("could not send the clarifying text", exc_info=True)
 
@@ -406,10 +352,10 @@ class HumanSide(EngineCore):
         self, text: InboundText, account_id: str | None, thread: InteractionRecord | None = None
     ) -> InteractionRecord | None:
         """What ``text`` answers: the message the matcher of messages finds, then offered
-        to each registered matcher in turn (``inbound.matchers``), which may name
+        to each registered matcher in turn (``matchers``), which may name
         another interaction the text is about (an approval it decides)."""
         record = await self._match_message(text, account_id, thread)
-        for matcher in self.inbound.matchers:
+        for matcher in self.matchers:
             record = await matcher(text, account_id, record)
         return record
 
@@ -423,7 +369,7 @@ class HumanSide(EngineCore):
             if text.thread is None:
                 return None
             if thread is None or thread.id != text.thread:
-                thread = await self.store.get_interaction(text.thread)
+                thread = await self._store.get_interaction(text.thread)
             if (
                 thread is None
                 or (account_id is not None and thread.account_id != account_id)
@@ -433,17 +379,17 @@ class HumanSide(EngineCore):
             ):
                 return None
             return thread
-        return await self.store.latest_open_message(
+        return await self._store.latest_open_message(
             account_id, text.channel, to_addr=text.from_addr, from_addr=text.to_addr
         )
 
-    async def _inbound_text(
+    async def take_text(
         self, *, account_id: str, text: InboundText, record: InteractionRecord | None
     ) -> InboundRecord:
         """Takes ``text`` for the account: by the taker registered for the kind of the
-        interaction it matched (``inbound.takers``), else as the answer of that message
+        interaction it matched (``takers``), else as the answer of that message
         (or, matched to nothing, as an unsolicited ``message.received``)."""
-        taker = self.inbound.takers.get(record.kind) if record is not None else None
+        taker = self.takers.get(record.kind) if record is not None else None
         if taker is not None and record is not None:
             return await taker(account_id, text, record)
         return await self._take_reply(account_id, text, record)
@@ -485,13 +431,13 @@ class HumanSide(EngineCore):
         answered = None
         if record is not None:
             # Stored and announced with the end (one transaction with replicas).
-            answered = await self._answer(record, event_for(record.id), inbound=inbound)
+            answered = await self._holding.answer(record, event_for(record.id), inbound=inbound)
         else:
-            await self.store.insert_inbound(inbound)
-            self._notify(account_id, "inbound", inbound.id)
+            await self._store.insert_inbound(inbound)
+            self._runtime.notices.notify(account_id, "inbound", inbound.id)
         if answered is None:
-            await self.outbox.emit(account_id, event_for(None), None)
-        self.metrics.reply(text.channel, answered is not None)
+            await self._runtime.outbox.emit(account_id, event_for(None), None)
+        self._runtime.metrics.reply(text.channel, answered is not None)
         log_event(
             logger,
             "reply.received",
@@ -519,10 +465,10 @@ class HumanSide(EngineCore):
         (``(speaker, text)`` pairs, speaker ``agent`` or ``human``) when a voice agent ran
         the call. None when the call had ended already. ``via``: who played the callee
         when no carrier ran the call (``InboundText.via``). Each registered listener
-        (``inbound.call_ended``: an approver's call is their decision) hears of it
+        (``call_ended``: an approver's call is their decision) hears of it
         first."""
         end = CallEnd(outcome, summary, transcript, via)
-        for listener in self.inbound.call_ended:
+        for listener in self.call_ended:
             await listener(record, end)
         payload = CallConversationEndedPayload(
             interaction_id=record.id,
@@ -539,7 +485,7 @@ class HumanSide(EngineCore):
             ),
         )
         event = _event_dict(CallConversationEndedEvent(payload=payload))
-        return await self._answer(record, event, outcome=outcome, always_emit=True)
+        return await self._holding.answer(record, event, outcome=outcome, always_emit=True)
 
     async def open_inbound_call(
         self, account_id: str, *, from_addr: str, to_addr: str
@@ -547,7 +493,7 @@ class HumanSide(EngineCore):
         """Someone calls ``to_addr``, a reserved number of ``account_id``: the call's
         interaction, pending until ``end_call`` reports what the voicemail-style agent
         took down."""
-        account = await self._account(account_id)
+        account = await self._accounts.by_id(account_id)
         new = NewInteraction(
             kind="call",
             channel="call",
@@ -555,125 +501,6 @@ class HumanSide(EngineCore):
             from_addr=from_addr,
             request={"inbound": True, "from": from_addr, "to": to_addr},
         )
-        record, _ = await self._create_interaction(account, new)
-        self._notify(account_id, "inbound", record.id)
+        record, _ = await self._interactions.create(account, new)
+        self._runtime.notices.notify(account_id, "inbound", record.id)
         return record
-
-    # -- the sandbox: the human played through the API and the inbox ----------------
-    def live_carrier(self, channel: str) -> str | None:
-        """The real provider carrying ``channel`` (``twilio``, ``slack``…), None when the
-        sandbox does (or nothing carries it: a ``link`` approver)."""
-        provider = self.providers.get(channel)
-        if provider is None or isinstance(provider, SandboxProvider):
-            return None
-        return provider.name
-
-    def sandbox_answers(self, channel: str) -> bool:
-        """Whether the sandbox and the inbox's human side may answer on ``channel``: on
-        the sandbox's own channels, and on live ones only when the operator says so
-        (``sandbox_live_channels``): else anyone with the account's key could answer as
-        the real person (an agent approving its own request)."""
-        return self.config.sandbox_live_channels or self.live_carrier(channel) is None
-
-    def check_sandbox_answers(self, channel: str, field: str | None = None) -> None:
-        """``LiveChannel`` (403) naming ``channel`` unless ``sandbox_answers`` it."""
-        if self.sandbox_answers(channel):
-            return
-        carrier = _CARRIER_NAMES.get(str(self.live_carrier(channel)), "a real provider")
-        raise LiveChannel(
-            f"{channel} is carried by {carrier}: only a real answer over it counts, not one "
-            "through the sandbox or the inbox",
-            field=field,
-        )
-
-    async def sandbox_reply(
-        self,
-        account: Account,
-        request: SandboxReplyRequest,
-        named: InteractionRecord | None = None,
-        *,
-        via: DecisionVia = "sandbox",
-    ) -> None:
-        """An inbound text through the sandbox (``receive_text`` with the caller's
-        account). For slack, ``interactionId`` names the thread and must be one of the
-        account's (``NotFound`` otherwise); for sms and whatsapp it is ignored, as on a
-        phone. ``named``: that thread as read with the key (``authenticate_request``).
-        ``LiveChannel`` on a channel a real provider carries (``check_sandbox_answers``);
-        ``via``: who plays the human (``sandbox``, or ``inbox`` for its forms)."""
-        self.check_sandbox_answers(request.channel, field="channel")
-        thread = None
-        if request.channel in ("slack", "email") and request.interaction_id is not None:
-            thread = await self._interaction_of(account, request.interaction_id, named)
-        await self._receive(
-            InboundText(
-                channel=request.channel,
-                from_addr=request.from_,
-                to_addr=request.to,
-                body=request.body,
-                media_urls=tuple(request.media_urls or ()),
-                thread=request.interaction_id if request.channel in ("slack", "email") else None,
-                via=via,
-            ),
-            account.id,
-            thread,
-        )
-
-    async def sandbox_end_call(
-        self,
-        account: Account,
-        interaction_id: str,
-        request: SandboxCallOutcomeRequest,
-        *,
-        via: DecisionVia = "sandbox",
-    ) -> CallResponse:
-        """The callee ends an outbound call. ``Conflict`` if it has ended already;
-        ``NotFound`` for an interaction that is not one of the account's calls;
-        ``LiveChannel`` when a real carrier places calls."""
-        record = await self._interaction_of(account, interaction_id)
-        if record.kind != "call":
-            raise NotFound(f"no call {interaction_id!r}", field="interactionId")
-        self.check_sandbox_answers("call")
-        if record.status != "pending":
-            raise Conflict("this call has already ended")
-        ended = await self.end_call(
-            record,
-            outcome=request.outcome,
-            summary=self._call_summary(record, request),
-            via=via,
-        )
-        if ended is None:
-            raise Conflict("this call has already ended")
-        return self._call_response(ended)
-
-    @staticmethod
-    def _call_summary(record: InteractionRecord, request: SandboxCallOutcomeRequest) -> str:
-        given = (request.summary or "").strip()
-        if request.outcome == "completed":
-            return given or "The call was completed."
-        if request.outcome == "no_answer":
-            return given or "The call was not answered: human did not respond."
-        transfer_to = record.request.get("transferTo")
-        base = given or "The callee asked for a human."
-        if not transfer_to:
-            return f"{base} The call was transferred to a human."
-        if str(transfer_to) in base:
-            return base
-        return f"{base} The call was transferred to {transfer_to}."
-
-    async def sandbox_inbound_call(
-        self, account: Account, request: SandboxInboundCallRequest
-    ) -> None:
-        """``to`` must be the account's reserved number (else ``NotFound``). The
-        voicemail-style agent takes the message at once: the call's interaction is
-        opened and ended, and ``call.conversation.ended`` carries the summary.
-        ``LiveChannel`` when a real carrier takes calls."""
-        self.check_sandbox_answers("call")
-        number = await self.store.number_by_phone(request.to)
-        if number is None or number.account_id != account.id:
-            raise NotFound(f"{request.to} is not a reserved number of this account", field="to")
-        if not request.from_.strip():
-            raise InvalidToNumber(field="from")
-        record = await self.open_inbound_call(
-            account.id, from_addr=request.from_, to_addr=request.to
-        )
-        await self.end_call(record, outcome="completed", summary=request.summary)

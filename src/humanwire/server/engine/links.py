@@ -1,5 +1,7 @@
-"""Forms reached by link and reply links of channel cards: no key, the unguessable
-token is the credential."""
+"""The links role (``engine.links``): forms reached by link and reply links of channel
+cards. No key: the unguessable token is the credential. A submission answers its form
+(``holding``); a reply through a link is taken as if it came in the channel
+(``inbound``)."""
 
 from __future__ import annotations
 
@@ -21,10 +23,29 @@ from ..errors import (
 from ..literals import MEDIUM
 from ..store.records import InteractionRecord
 from ._common import FormState, FormView, ReplyLinkState, ReplyLinkView, _event_dict, _metadata
-from .human import HumanSide, InboundText
+from .holding import Holding
+from .human import Inbound, InboundText
+from .interactions import Interactions
+from .runtime import Runtime
 
 
-class LinkPages(HumanSide):
+class LinkPages:
+    """The links role (see the module docstring)."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        interactions: Interactions,
+        holding: Holding,
+        inbound: Inbound,
+    ) -> None:
+        self._runtime = runtime
+        self._store = runtime.store
+        self._interactions = interactions
+        self._holding = holding
+        self._inbound = inbound
+
     def _form_view(self, token: str, record: InteractionRecord) -> FormView:
         values: dict[str, str] | None = None
         if record.result is not None and record.result.get("eventType") == "form.received":
@@ -40,7 +61,7 @@ class LinkPages(HumanSide):
             token=token,
             interaction_id=record.id,
             account_id=record.account_id,
-            form=self._form_of(record),
+            form=self._interactions.form_of(record),
             state=state,
             wait_deadline=record.wait_deadline,
             follow_up_deadline=record.follow_up_deadline or record.created_at,
@@ -49,7 +70,7 @@ class LinkPages(HumanSide):
 
     async def get_form(self, token: str) -> FormView:
         """Raises ``NotFound`` for an unknown token."""
-        record = await self.store.interaction_by_form_token(token) if token else None
+        record = await self._store.interaction_by_form_token(token) if token else None
         if record is None:
             raise NotFound("no such form")
         return self._form_view(token, record)
@@ -67,10 +88,10 @@ class LinkPages(HumanSide):
             raise Conflict("this form was already submitted")
         if view.state == "expired":
             raise Gone("this form has expired")
-        normalized, errors = await validate_off_loop(view.form, values, self.addresses)
+        normalized, errors = await validate_off_loop(view.form, values, self._runtime.addresses)
         if errors:
             raise FormInvalid(errors)
-        record = await self.store.get_interaction(view.interaction_id)
+        record = await self._store.get_interaction(view.interaction_id)
         assert record is not None
         event = _event_dict(
             FormReceivedEvent(
@@ -79,7 +100,7 @@ class LinkPages(HumanSide):
                 )
             )
         )
-        if await self._answer(record, event) is None:
+        if await self._holding.answer(record, event) is None:
             # Ended between the check and now (its window closed): same answers as above.
             return await self._raise_closed_form(token)
         return dataclasses.replace(view, state="submitted", values=normalized)
@@ -93,7 +114,7 @@ class LinkPages(HumanSide):
     # -- reply links of channel cards ---------------------------------------------
     async def get_reply_link(self, token: str) -> ReplyLinkView:
         """What the reply page shows; ``NotFound`` for an unknown token."""
-        record = await self.store.interaction_by_reply_token(token) if token else None
+        record = await self._store.interaction_by_reply_token(token) if token else None
         if (
             record is not None
             and record.channel == "email"
@@ -132,9 +153,9 @@ class LinkPages(HumanSide):
             raise Gone("this reply link has expired")
         if not body.strip():
             raise InvalidRequest("the reply must not be empty", field="body")
-        record = await self.store.get_interaction(view.interaction_id)
+        record = await self._store.get_interaction(view.interaction_id)
         assert record is not None
-        await self._inbound_text(
+        await self._inbound.take_text(
             account_id=record.account_id,
             text=InboundText(
                 channel=MEDIUM(record.channel),  # a card's message: never a call

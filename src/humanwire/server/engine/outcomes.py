@@ -1,9 +1,8 @@
-"""The sends that answer 202 at once (``Prefer: respond-async``): docs/design.md "Many
-waits from one client". The 202's body, and the send's answer appended as ``wait.ended``
-once its wait is over (``engine.events``, the outcome stream, stores it).
-
-A part of the engine still (approvals extend ``accepted_body``) until respond-async is a
-role object."""
+"""The respond-async role (``engine.respond_async``): the sends that answer 202 at once
+(``Prefer: respond-async``, docs/design.md "Many waits from one client"). The 202's body
+(a kind's own where one is registered: ``holding.accepted_bodies``), and the send's answer
+appended as ``wait.ended`` once its wait is over (``engine.events``, the outcome stream,
+stores it)."""
 
 from __future__ import annotations
 
@@ -16,20 +15,40 @@ from humanwire.types import ErrorBody, ErrorDetail
 
 from ..errors import ServiceError
 from ._common import _metadata
-from .core import EngineCore
+from .events import OutcomeEvents
+from .holding import Holding
 from .holds import Follow, Hold
+from .interactions import Interactions
+from .runtime import Runtime
 
-__all__ = ["Outcomes"]
+__all__ = ["RespondAsync"]
 
 logger = logging.getLogger("humanwire.server")
 
 
-class Outcomes(EngineCore):
+class RespondAsync:
+    """The respond-async role (see the module docstring)."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        holding: Holding,
+        events: OutcomeEvents,
+        interactions: Interactions,
+    ) -> None:
+        self._runtime = runtime
+        self._holding = holding
+        self._events = events
+        self._interactions = interactions
+        # The tasks of requests answered 202 whose hold goes on (kept from the collector).
+        self._async_holds: set[asyncio.Task[Any]] = set()
+
     async def accepted_body(self, hold: Hold) -> dict[str, Any]:
         """The 202's body: what the send answers without a wait, from its hold (the
         interaction as sent, with the delivery status its delivery wrote): no read; or
         what the builder registered for its kind says (``accepted_bodies``)."""
-        builder = self.accepted_bodies.get(hold.record.kind)
+        builder = self._holding.accepted_bodies.get(hold.record.kind)
         if builder is not None and (built := await builder(hold)) is not None:
             return built
         record = hold.record
@@ -37,7 +56,7 @@ class Outcomes(EngineCore):
         if record.delivery_status is not None:
             body["deliveryStatus"] = record.delivery_status
         if record.kind == "form" and record.form_token is not None:
-            body["formUrl"] = self.form_url(record.form_token)
+            body["formUrl"] = self._interactions.form_url(record.form_token)
         metadata = _metadata(record)
         if metadata:
             body["metadata"] = metadata
@@ -59,7 +78,7 @@ class Outcomes(EngineCore):
             if written:
                 return
             if task.cancelled():
-                await self._release_unreleased(hold)
+                await self._holding.release_unreleased(hold)
                 return
             failure = task.exception()
             if isinstance(failure, ServiceError):
@@ -77,12 +96,12 @@ class Outcomes(EngineCore):
                 logger.error(
                     "respond-async hold of %s failed", hold.interaction_id, exc_info=failure
                 )
-                await self._release_unreleased(hold)
+                await self._holding.release_unreleased(hold)
                 return
             else:
                 status, content = task.result()
                 body = json.loads(content) if content else {}
-            await self.events.wait_ended(hold, status, body)
+            await self._events.wait_ended(hold, status, body)
 
         # A done callback cannot await: what it writes runs as a task.
-        task.add_done_callback(lambda ended: self._spawn(done(ended)))
+        task.add_done_callback(lambda ended: self._runtime.background.spawn(done(ended)))

@@ -95,7 +95,7 @@ class EngineProviderPort:
         return str(seller) if seller else None
 
     def form_of(self, record: InteractionRecord) -> Form:
-        return self._engine.form_of(record)
+        return self._engine.interactions.form_of(record)
 
     async def account_of_key(self, api_key: str) -> str | None:
         account = await self._engine.accounts.authenticate(api_key)
@@ -105,23 +105,23 @@ class EngineProviderPort:
     async def receive_text(
         self, text: InboundText, account_id: str | None = None
     ) -> InboundRecord | None:
-        return await self._engine.receive_text(_engine_text(text), account_id=account_id)
+        return await self._engine.inbound.receive_text(_engine_text(text), account_id=account_id)
 
     async def receive_reply(
         self, text: InboundText, thread: InteractionRecord
     ) -> InboundRecord | None:
-        return await self._engine.receive_reply(_engine_text(text), thread)
+        return await self._engine.inbound.receive_reply(_engine_text(text), thread)
 
     async def receive_unsolicited(self, text: InboundText, account_id: str) -> InboundRecord | None:
-        return await self._engine.receive_unsolicited(_engine_text(text), account_id)
+        return await self._engine.inbound.receive_unsolicited(_engine_text(text), account_id)
 
     async def delivery_status(self, ref: str, status: DeliveryStatus) -> None:
-        await self._engine.delivery_status(ref, status)
+        await self._engine.delivery.delivery_status(ref, status)
 
     async def open_inbound_call(
         self, account_id: str, *, from_addr: str, to_addr: str
     ) -> InteractionRecord:
-        return await self._engine.open_inbound_call(
+        return await self._engine.inbound.open_inbound_call(
             account_id, from_addr=from_addr, to_addr=to_addr
         )
 
@@ -133,28 +133,32 @@ class EngineProviderPort:
         summary: str,
         transcript: Sequence[tuple[Speaker, str]] | None = None,
     ) -> None:
-        await self._engine.end_call(record, outcome=outcome, summary=summary, transcript=transcript)
+        await self._engine.inbound.end_call(
+            record, outcome=outcome, summary=summary, transcript=transcript
+        )
 
     async def submit_form(self, token: str, values: Mapping[str, str]) -> None:
-        await self._engine.submit_form(token, dict(values))
+        await self._engine.links.submit_form(token, dict(values))
 
     # -- approvals -----------------------------------------------------------------------
     async def button_approver(self, channel: str, interaction_id: str, to_addr: str) -> int | None:
         if channel != "slack":
             return None  # approval buttons are Slack's until the engine decides others'
-        return await self._engine.slack_approver(interaction_id, to_addr)
+        return await self._engine.approvals.slack_approver(interaction_id, to_addr)
 
     async def decide_by_button(
         self, channel: str, interaction_id: str, position: int, user: str, decision: str
     ) -> tuple[str, str]:
         if channel != "slack":
             return "refused", "This is not an approval request of this service."
-        return await self._engine.decide_by_slack(interaction_id, position, user, decision)
+        return await self._engine.approvals.decide_by_slack(
+            interaction_id, position, user, decision
+        )
 
     async def email_approver(self, token: str) -> ApproverRecord | None:
-        return await self._engine.email_approver(token)
+        return await self._engine.approvals.email_approver(token)
 
     async def decide_by_email_reply(
         self, approver: ApproverRecord, body: str, *, signed: bool
     ) -> str:
-        return await self._engine.decide_by_email_reply(approver, body, signed=signed)
+        return await self._engine.approvals.decide_by_email_reply(approver, body, signed=signed)

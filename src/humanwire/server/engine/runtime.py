@@ -4,17 +4,19 @@
 schedule, the webhook outbox) and the small objects the roles share: which provider
 carries each channel (``Carriers``), whether the engine is stopping (``Lifecycle``), the
 work it runs beside the requests (``Background``) and its live change notices
-(``Notices``). A role keeps the runtime and reaches another role only by a named
+(``Notices``, on ``Wakeups`` and ``InboxStreams``), and ``KeyedLocks`` for work taken one at a
+time per key. A role keeps the runtime and reaches another role only by a named
 attribute given to it (docs/explanation/architecture.md, "Roles")."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
+from collections.abc import AsyncIterator, Callable, Coroutine, Hashable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import httpx
 
@@ -22,6 +24,7 @@ from ..background.outbox import RESOLVE_TIMEOUT, Outbox, Resolver
 from ..background.schedule import Schedule
 from ..config import ServiceConfig
 from ..delivery import NumberSource, Provider, SandboxProvider
+from ..errors import ServiceUnavailable
 from ..forms.address import AddressValidator
 from ..forms.address_providers import build_address_validator
 from ..store import Store, open_store
@@ -29,16 +32,18 @@ from ..store.records import DeliveryRecord, InteractionRecord
 from ..telemetry import Metrics
 from ._common import InboxChange
 from .coordination import Coordinator, coordinator_for
-from .live import InboxStreams, Wakeups
 
 __all__ = [
     "CHANNELS",
     "Background",
     "Carriers",
     "HostLookup",
+    "InboxStreams",
+    "KeyedLocks",
     "Lifecycle",
     "Notices",
     "Runtime",
+    "Wakeups",
 ]
 
 logger = logging.getLogger("humanwire.engine")
@@ -46,6 +51,137 @@ logger = logging.getLogger("humanwire.engine")
 CHANNELS = ("sms", "whatsapp", "slack", "call", "email")
 
 
+# -- what waits for a change: long-polls, live streams, one-at-a-time keys -----------
+K = TypeVar("K", bound=Hashable)
+
+SUBSCRIBER_QUEUE = 256
+"""Notices a live stream keeps for a reader that has not read them yet."""
+
+
+class Wakeups(Generic[K]):
+    """Futures waiting for a change of a key: ``wait`` one, ``wake`` all of a key."""
+
+    __slots__ = ("_waiting",)
+
+    def __init__(self) -> None:
+        self._waiting: dict[K, set[asyncio.Future[None]]] = {}
+
+    def add(self, key: K) -> asyncio.Future[None]:
+        """A future settled at the next ``wake(key)`` (or ``wake_all``)."""
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting.setdefault(key, set()).add(future)
+        return future
+
+    def discard(self, key: K, future: asyncio.Future[None]) -> None:
+        """``future`` stops waiting (its request ended first)."""
+        futures = self._waiting.get(key)
+        if futures is not None:
+            futures.discard(future)
+            if not futures:
+                del self._waiting[key]
+
+    async def wait(self, key: K, timeout: float) -> None:
+        """Until the next ``wake(key)``, at most ``timeout`` seconds."""
+        future = self.add(key)
+        try:
+            await asyncio.wait({future}, timeout=max(timeout, 0.0))
+        finally:
+            self.discard(key, future)
+
+    def wake(self, key: K) -> None:
+        for future in self._waiting.pop(key, ()):
+            if not future.done():
+                future.set_result(None)
+
+    def wake_all(self) -> None:
+        """Every waiter looks again (the service stops, or missed notices are re-read)."""
+        waiting, self._waiting = self._waiting, {}
+        for futures in waiting.values():
+            for future in futures:
+                if not future.done():
+                    future.set_result(None)
+
+    def __len__(self) -> int:
+        return sum(len(futures) for futures in self._waiting.values())
+
+
+class InboxStreams:
+    """The inbox's live streams, per account."""
+
+    __slots__ = ("_queues",)
+
+    def __init__(self) -> None:
+        self._queues: dict[str, set[asyncio.Queue[InboxChange | None]]] = {}
+
+    def subscribe(
+        self, account_id: str, stopping: Callable[[], bool]
+    ) -> AsyncIterator[InboxChange]:
+        """The account's changes from now on. Registered at once, so nothing between this
+        call and the first iteration is lost; it ends when the service stops
+        (``stopping()``, ``end_all``). Close the iterator when done."""
+        queue: asyncio.Queue[InboxChange | None] = asyncio.Queue(maxsize=SUBSCRIBER_QUEUE)
+        queues = self._queues.setdefault(account_id, set())
+        queues.add(queue)
+
+        async def changes() -> AsyncIterator[InboxChange]:
+            try:
+                while not stopping():
+                    change = await queue.get()
+                    if change is None:  # end_all(): the service is stopping
+                        return
+                    yield change
+            finally:
+                queues.discard(queue)
+
+        return changes()
+
+    def notify(self, account_id: str, kind: Any, item_id: str) -> None:
+        queues = self._queues.get(account_id)
+        if not queues:
+            return
+        change = InboxChange(account_id=account_id, kind=kind, id=item_id)
+        for queue in queues:
+            _put_dropping_oldest(queue, change)
+
+    def end_all(self) -> None:
+        """Every stream ends (the browser reconnects)."""
+        for queues in self._queues.values():
+            for queue in queues:
+                _put_dropping_oldest(queue, None)
+
+
+def _put_dropping_oldest(
+    queue: asyncio.Queue[InboxChange | None], item: InboxChange | None
+) -> None:
+    if queue.full():
+        with contextlib.suppress(asyncio.QueueEmpty):
+            queue.get_nowait()
+    queue.put_nowait(item)
+
+
+class KeyedLocks(Generic[K]):
+    """``async with locks.hold(key)``: one holder per key at a time; a key's lock is kept
+    only while someone holds or waits for it."""
+
+    def __init__(self) -> None:
+        self._locks: dict[K, tuple[asyncio.Lock, int]] = {}
+
+    @contextlib.asynccontextmanager
+    async def hold(self, key: K) -> AsyncIterator[None]:
+        lock, users = self._locks.get(key, (asyncio.Lock(), 0))
+        self._locks[key] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._locks[key]
+            if users == 1:
+                del self._locks[key]
+            else:
+                self._locks[key] = (lock, users - 1)
+
+
+# -- the runtime's small objects ---------------------------------------------------
 @dataclass
 class Lifecycle:
     """Where the engine is in its stop: ``draining`` once ``drain()`` ran (held requests
@@ -190,7 +326,7 @@ class Runtime:
     ) -> Runtime:
         """Opens the store at ``config.db_path`` (a SQLite file, or a postgresql:// URL
         with the ``postgres`` extra) and what runs on it; ``provider`` replaces the
-        built-in sandbox provider (see ``EngineState``)."""
+        built-in sandbox provider (see ``Engine``)."""
         store = open_store(config.db_path, pool_size=config.db_pool_size)
         # What it agrees on with other processes on the store (``coordination``): one
         # process alone, or replicas sharing a database (their notices, leases, counts).
@@ -231,3 +367,8 @@ class Runtime:
             background=Background(),
             notices=notices,
         )
+
+    def unavailable(self) -> ServiceUnavailable:
+        """What a request gets while the engine stops: 503 ``unavailable`` with
+        ``Retry-After`` (the client retries with its key and re-attaches)."""
+        return ServiceUnavailable(retry_after=self.config.unavailable_retry_after)

@@ -36,16 +36,20 @@ from ..errors import (
 )
 from ..store.records import ChannelRecord, InteractionRecord
 from ._common import Account, Channel, FormRequest, MessageRequest, _metadata
+from .accounts import Accounts
 from .context import HELD_TO_THE_END, NewInteraction, SendContext
-from .core import EngineCore
+from .delivering import UNDELIVERED, Delivery
 from .held_answers import answered_message, held_answer
-from .state import UNDELIVERED
+from .holding import Holding
+from .interactions import Interactions
+from .runtime import Runtime
+from .senders import Senders
 
 
 @dataclass(frozen=True, slots=True)
 class MessageSend:
     """A message as every kind of message send comes to hand it over (a message
-    request, a channel card's message): ``Sends._message_flow`` opens, delivers and
+    request, a channel card's message): ``Sends.message_flow`` opens, delivers and
     holds it."""
 
     channel: Channel
@@ -66,59 +70,35 @@ class MessageSend:
     """What goes out instead outside WhatsApp's 24-hour window."""
 
 
-class Sends(EngineCore):
-    # -- senders --------------------------------------------------------------------
-    def _shared_sender(self, channel: Channel) -> str:
-        """The shared number (or workspace) ``channel`` goes out from: its provider's."""
-        return self.providers[channel].senders[channel]
+class Sends:
+    """The sends role (``engine.sends``): each send is written as the same steps, by
+    name: its sender (``senders``), the account's checks (``accounts``), its interaction
+    opened (``interactions``), delivered (``delivery``), then held (``holding``)."""
 
-    async def _reserved_number(self, account: Account) -> str | None:
-        numbers = await self.store.numbers_of(account.id)
-        return numbers[0].phone_number if numbers else None
-
-    async def _phone_sender(self, account: Account, requested: str | None) -> str:
-        """The number a text or call goes out from. A requested ``from`` must be the
-        account's reserved number or a shared number (400 ``from`` otherwise): with two
-        carriers, either one's (it goes out through its owner)."""
-        reserved = await self._reserved_number(account)
-        shared = self._shared_sender("sms")
-        if requested is None:
-            return reserved or shared
-        if requested in (reserved, shared) or await self.providers["sms"].accepts_sender(
-            account.id, "sms", requested
-        ):
-            return requested
-        raise InvalidRequest(
-            "from must be the account's reserved number (GET /numbers); "
-            "reserve one with POST /numbers/reserve",
-            field="from",
-        )
-
-    async def _slack_sender(self, account: Account, requested: str | None) -> str:
-        """The workspace a Slack send goes out from: the shared one, or a requested
-        ``from`` the provider accepts for the account (a workspace it installed the bot
-        in); 400 ``from`` otherwise."""
-        shared = self._shared_sender("slack")
-        if requested is None or requested == shared:
-            return shared
-        if not await self.providers["slack"].accepts_sender(account.id, "slack", requested):
-            raise InvalidRequest(
-                "from must be the shared workspace or a workspace this account installed "
-                "the bot in (the inbox's Slack page)",
-                field="from",
-            )
-        return requested
-
-    async def _as_now(self, interaction_id: str) -> dict[str, Any]:
-        """``interactionId``, ``status`` and ``deliveryStatus`` as they are now."""
-        return _fields(await self._current(interaction_id))
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        accounts: Accounts,
+        senders: Senders,
+        interactions: Interactions,
+        delivery: Delivery,
+        holding: Holding,
+    ) -> None:
+        self._runtime = runtime
+        self._store = runtime.store
+        self._accounts = accounts
+        self._senders = senders
+        self._interactions = interactions
+        self._delivery = delivery
+        self._holding = holding
 
     async def _unanswered(self, interaction_id: str, text: str) -> dict[str, Any]:
         """What a held send answers when no response came: the no-response ``text``, or,
         when the provider reported the delivery failed, the "could not be delivered"
         text with ``deliveryStatus`` ``failed`` (the human never saw it)."""
-        now = await self._current(interaction_id)
-        answer = {**_fields(now), "responded": False, "response": text}
+        now = await self._interactions.current(interaction_id)
+        answer = {**self._interactions.fields(now), "responded": False, "response": text}
         if now.outcome == UNDELIVERED:
             answer.update(response=UNDELIVERED_TEXT, delivery_status="failed")
         return answer
@@ -133,22 +113,22 @@ class Sends(EngineCore):
         template: WhatsAppTemplate | None = None
         if isinstance(request, SMSMessageRequest):
             channel: Channel = "sms"
-            sender = await self._phone_sender(account, request.from_)
+            sender = await self._senders.phone(account, request.from_)
             text = request.message
         elif isinstance(request, WhatsAppMessageRequest):
             channel = "whatsapp"
-            sender = self._shared_sender("whatsapp")
+            sender = self._senders.shared("whatsapp")
             text = templates.whatsapp_message(request.message, request.wait_time)
             template = _shared_template(request.message, request.wait_time)
         elif isinstance(request, EmailMessageRequest):
             channel = "email"
-            sender = self._shared_sender("email")
+            sender = self._senders.shared("email")
             text = request.message
         else:
             channel = "slack"
-            sender = await self._slack_sender(account, request.from_)
+            sender = await self._senders.slack(account, request.from_)
             text = request.message
-        await self._check_send(account, request.message, request.to)
+        await self._accounts.check_send(account, request.message, request.to)
         send = MessageSend(
             channel=channel,
             to=request.to,
@@ -159,9 +139,9 @@ class Sends(EngineCore):
             follow_up_time=request.follow_up_time,
             template=template,
         )
-        return await self._message_flow(account, send, context)
+        return await self.message_flow(account, send, context)
 
-    async def _message_flow(
+    async def message_flow(
         self, account: Account, send: MessageSend, context: SendContext = HELD_TO_THE_END
     ) -> MessageResponse:
         waits = send.wait_time is not None
@@ -181,22 +161,24 @@ class Sends(EngineCore):
             reply_token=secrets.token_urlsafe(32) if send.reply_link else None,
             card_id=send.card_id,
         )
-        record, resumed, hold = await self._open_interaction(
+        record, resumed, hold = await self._interactions.open(
             account, new, holding=waits, context=context
         )
         delivered = send.text
         if send.reply_link and record.reply_token is not None:
-            link = self.reply_link_url(record.reply_token)
+            link = self._interactions.reply_link_url(record.reply_token)
             delivered = templates.reply_link_text(send.text, link)
-        await self._send_out(
+        await self._interactions.send_out(
             record,
             resumed,
             hold,
-            functools.partial(self._deliver, record, delivered, hold=hold, template=send.template),
+            functools.partial(
+                self._delivery.deliver, record, delivered, hold=hold, template=send.template
+            ),
         )
         if hold is None:
-            return MessageResponse(**await self._as_now(record.id))
-        answered = await self._hold(hold)
+            return MessageResponse(**await self._interactions.fields_now(record.id))
+        answered = await self._holding.hold(hold)
         if answered is not None and answered.result is not None:
             return answered_message(record.id, send.response_template, answered)
         no_response = templates.no_response_text(send.no_response_template)
@@ -211,11 +193,11 @@ class Sends(EngineCore):
     ) -> MessageResponse:
         """Applies the card. A call card places a call with the rendered message as the
         prompt and, with a waitTime, holds for its end (response template on the summary)."""
-        card = await self.store.get_channel(account.id, channel_id)
+        card = await self._store.get_channel(account.id, channel_id)
         if card is None:
             raise NotFound(f"no channel {channel_id!r}", field="channelId")
         text = templates.card_message(card.message_template, request.message, card.wait_time)
-        await self._check_send(account, request.message, card.to_addr)
+        await self._accounts.check_send(account, request.message, card.to_addr)
         wire = {**request.to_wire(), "_channelId": card.id}
         metadata = {**(card.metadata or {}), **(request.metadata or {})}
         if len(metadata) > METADATA_MAX_KEYS:
@@ -231,15 +213,15 @@ class Sends(EngineCore):
             return await self._call_card(account, card, text, wire, context)
         template = None
         if card.type == "sms":
-            sender = await self._phone_sender(account, None)
+            sender = await self._senders.phone(account, None)
         elif card.type == "whatsapp":
-            sender = self._shared_sender("whatsapp")
+            sender = self._senders.shared("whatsapp")
             template = _shared_template(text, card.wait_time)
             text = templates.whatsapp_message(text, card.wait_time)
         elif card.type == "email":
-            sender = self._shared_sender("email")
+            sender = self._senders.shared("email")
         else:
-            sender = self._shared_sender("slack")
+            sender = self._senders.shared("slack")
         send = MessageSend(
             channel=card.type,
             to=card.to_addr,
@@ -254,7 +236,7 @@ class Sends(EngineCore):
             reply_link=card.reply_link,
             template=template,
         )
-        return await self._message_flow(account, send, context)
+        return await self.message_flow(account, send, context)
 
     async def _call_card(
         self,
@@ -268,20 +250,23 @@ class Sends(EngineCore):
             kind="call",
             channel="call",
             to=card.to_addr,
-            from_addr=await self._phone_sender(account, None),
+            from_addr=await self._senders.phone(account, None),
             request={**wire, "prompt": prompt, "to": card.to_addr},
             card_id=card.id,
         )
-        record, resumed, hold = await self._open_interaction(
+        record, resumed, hold = await self._interactions.open(
             account, new, holding=card.wait_time is not None, context=context
         )
-        await self._send_out(
-            record, resumed, hold, functools.partial(self._deliver, record, prompt, hold=hold)
+        await self._interactions.send_out(
+            record,
+            resumed,
+            hold,
+            functools.partial(self._delivery.deliver, record, prompt, hold=hold),
         )
         if hold is None:
-            return MessageResponse(**await self._as_now(record.id))
-        limit = self._remaining(record, float(card.wait_time or 0), resumed)
-        ended = await self._hold(hold, limit=limit)
+            return MessageResponse(**await self._interactions.fields_now(record.id))
+        limit = self._interactions.remaining(record, float(card.wait_time or 0), resumed)
+        ended = await self._holding.hold(hold, limit=limit)
         if ended is not None and ended.result is not None and ended.outcome != "no_answer":
             summary = str(ended.result["payload"]["summary"])
             return MessageResponse(
@@ -306,19 +291,19 @@ class Sends(EngineCore):
         template_for: Callable[[str], WhatsAppTemplate | None] = _no_template
         if isinstance(request, SMSFormRequest):
             channel: Channel = "sms"
-            sender = await self._phone_sender(account, None)
+            sender = await self._senders.phone(account, None)
             text_for = functools.partial(templates.form_message, request.message)
         elif isinstance(request, SlackFormRequest):
             channel = "slack"
-            sender = await self._slack_sender(account, request.from_)
+            sender = await self._senders.slack(account, request.from_)
             text_for = functools.partial(templates.form_message, request.message)
         elif isinstance(request, EmailFormRequest):
             channel = "email"
-            sender = self._shared_sender("email")
+            sender = self._senders.shared("email")
             text_for = functools.partial(templates.form_message, request.message)
         elif isinstance(request, WhatsAppOwnNumberFormRequest):
             channel = "whatsapp"
-            if request.from_ != await self._reserved_number(account):
+            if request.from_ != await self._senders.reserved_number(account):
                 raise InvalidRequest(
                     "from must be the account's own (reserved) whatsapp number", field="from"
                 )
@@ -336,14 +321,14 @@ class Sends(EngineCore):
 
         else:
             channel = "whatsapp"
-            sender = self._shared_sender("whatsapp")
+            sender = self._senders.shared("whatsapp")
             text_for = templates.whatsapp_form_message
 
             def template_for(url: str) -> WhatsAppTemplate:
                 return WhatsAppTemplate(name="form", variables={"1": url})
 
         message = getattr(request, "message", None)
-        await self._check_send(account, f"{request.title}\n{message or ''}", request.to)
+        await self._accounts.check_send(account, f"{request.title}\n{message or ''}", request.to)
         new = NewInteraction(
             kind="form",
             channel=channel,
@@ -354,23 +339,23 @@ class Sends(EngineCore):
             follow_up_time=request.effective_follow_up_time,
             form_token=secrets.token_urlsafe(32),
         )
-        record, resumed, hold = await self._open_interaction(
+        record, resumed, hold = await self._interactions.open(
             account, new, holding=request.wait_time is not None, context=context
         )
         assert record.form_token is not None
-        url = self.form_url(record.form_token)
+        url = self._interactions.form_url(record.form_token)
         deliver = functools.partial(
-            self._deliver,
+            self._delivery.deliver,
             record,
             text_for(url),
             form_url=url,
             hold=hold,
             template=template_for(url),
         )
-        await self._send_out(record, resumed, hold, deliver)
+        await self._interactions.send_out(record, resumed, hold, deliver)
         if hold is None:
-            return FormResponse(**await self._as_now(record.id), form_url=url)
-        answered = await self._hold(hold)
+            return FormResponse(**await self._interactions.fields_now(record.id), form_url=url)
+        answered = await self._holding.hold(hold)
         if answered is not None and answered.result is not None:
             from ..forms.validate import format_content
 
@@ -381,7 +366,7 @@ class Sends(EngineCore):
                 form_url=url,
                 responded=True,
                 values=values,
-                content=format_content(self._form_of(answered), values),
+                content=format_content(self._interactions.form_of(answered), values),
                 delivery_status=answered.delivery_status,
                 metadata=_metadata(answered),
             )
@@ -400,15 +385,17 @@ class Sends(EngineCore):
         """With ``wait``: holds until the status changes or ``wait`` seconds pass;
         returns at once for an ended interaction. ``named``: the interaction as read
         with its key (``authenticate_request``)."""
-        record = await self._interaction_of(account, interaction_id, named)
+        record = await self._interactions.of(account, interaction_id, named)
         if wait is not None and wait > 0 and record.status == "pending":
-            if self._draining:
-                raise self._unavailable()
-            await self._status_wakeups.wait(record.id, min(wait, self.config.max_status_wait))
-            if self._draining:
-                raise self._unavailable()
-            record = await self._interaction_of(account, interaction_id)
-        return self._status(record)
+            if self._runtime.lifecycle.draining:
+                raise self._runtime.unavailable()
+            await self._runtime.notices.status.wait(
+                record.id, min(wait, self._runtime.config.max_status_wait)
+            )
+            if self._runtime.lifecycle.draining:
+                raise self._runtime.unavailable()
+            record = await self._interactions.of(account, interaction_id)
+        return self._interactions.status(record)
 
 
 def _shared_template(message: str, wait_time: float | None) -> WhatsAppTemplate:
@@ -424,12 +411,3 @@ def _shared_template(message: str, wait_time: float | None) -> WhatsAppTemplate:
 
 def _no_template(url: str) -> None:
     return None
-
-
-def _fields(record: InteractionRecord) -> dict[str, Any]:
-    return {
-        "interaction_id": record.id,
-        "status": record.status,
-        "delivery_status": record.delivery_status,
-        "metadata": _metadata(record),
-    }

@@ -104,7 +104,7 @@ class FormPages:
 
     async def _view(self, token: str) -> FormView | None:
         try:
-            return await self.engine.get_form(token)
+            return await self.engine.links.get_form(token)
         except NotFound:
             return None
 
@@ -168,7 +168,7 @@ class FormPages:
             )
             return html_response(page, 400)
         try:
-            await self.engine.submit_form(token, raw)
+            await self.engine.links.submit_form(token, raw)
         except Conflict:
             return html_response(render_already_submitted(view), 409)
         except Gone:
@@ -183,7 +183,7 @@ class FormPages:
 
     async def _submit_json(self, token: str, body: bytes) -> Response:
         try:
-            view = await self.engine.get_form(token)
+            view = await self.engine.links.get_form(token)
             if view.state == "submitted":
                 raise Conflict("this form was already submitted")
             if view.state == "expired":
@@ -196,7 +196,7 @@ class FormPages:
                     # No page to show it on: the correction is in the message.
                     message = corrected_message_for_json(checked.suggestions[field])
                 raise InvalidRequest(message, field=field)
-            await self.engine.submit_form(token, raw)
+            await self.engine.links.submit_form(token, raw)
         except ServiceError as exc:
             return json_error(exc.status, exc.code, exc.message, exc.field)
         return JSONResponse({"status": "submitted"})

@@ -44,7 +44,7 @@ async def gather_inbox(
     recipient: str | None,
     sandbox: bool = True,
 ) -> InboxData:
-    everything = await engine.list_sandbox_deliveries(account)
+    everything = await engine.sandbox.deliveries(account)
     shown = [
         d
         for d in everything
@@ -53,7 +53,8 @@ async def gather_inbox(
     return InboxData(
         deliveries=shown[:DELIVERY_LIMIT],
         interactions={
-            s.interaction_id: s for s in await engine.list_interactions(account, INTERACTION_LIMIT)
+            s.interaction_id: s
+            for s in await engine.sandbox.list_interactions(account, INTERACTION_LIMIT)
         },
         windows=await _windows(engine, account),
         inbound=await _inbound(engine, account),
@@ -63,6 +64,6 @@ async def gather_inbox(
         channel=channel,
         recipient=recipient,
         sandbox=sandbox,
-        live=frozenset(c for c in CHANNELS if not engine.sandbox_answers(c)),
-        approvals=await engine.inbox_approvals(account, INTERACTION_LIMIT),
+        live=frozenset(c for c in CHANNELS if not engine.sandbox.answers(c)),
+        approvals=await engine.approvals.inbox_approvals(account, INTERACTION_LIMIT),
     )

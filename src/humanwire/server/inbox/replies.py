@@ -97,7 +97,7 @@ class ReplyPages:
 
     async def _view(self, token: str) -> ReplyLinkView | None:
         try:
-            return await self.engine.get_reply_link(token)
+            return await self.engine.links.get_reply_link(token)
         except NotFound:
             return None
 
@@ -132,7 +132,7 @@ class ReplyPages:
             page = render_reply_page(view, error="This reply is too long.", draft=body)
             return html_response(page, 400)
         try:
-            await self.engine.reply_by_link(token, body)
+            await self.engine.links.reply_by_link(token, body)
         except ServiceError as exc:
             fresh = await self._view(token) or view
             page = render_reply_page(fresh, error=exc.message, draft=body)
@@ -152,7 +152,7 @@ class ReplyPages:
         if len(data["body"]) > MAX_REPLY_LENGTH:
             return json_error(400, "invalid_request", "the reply is too long", "body")
         try:
-            await self.engine.reply_by_link(token, data["body"])
+            await self.engine.links.reply_by_link(token, data["body"])
         except ServiceError as exc:
             return json_error(exc.status, exc.code, exc.message, exc.field)
         return JSONResponse({"status": "replied"})

@@ -327,7 +327,7 @@ class InboxPages:
                 body["interactionId"] = posted["interactionId"]
             if not body["body"].strip():
                 raise InvalidRequest("Write a reply first.")
-            await self.engine.sandbox_reply(
+            await self.engine.sandbox.reply(
                 viewer.account, SandboxReplyRequest.model_validate(body), via="inbox"
             )
             return f"Replied as {body['from']}."
@@ -361,7 +361,7 @@ class InboxPages:
             )
             if not request_body.body.strip():
                 raise InvalidRequest("Write a message first.")
-            await self.engine.sandbox_reply(viewer.account, request_body, via="inbox")
+            await self.engine.sandbox.reply(viewer.account, request_body, via="inbox")
             return f"Text sent to {to}."
 
         return await self._act(request, run)
@@ -375,7 +375,7 @@ class InboxPages:
             if posted.get("summary", "").strip():
                 body["summary"] = posted["summary"].strip()
             outcome = SandboxCallOutcomeRequest.model_validate(body)
-            await self.engine.sandbox_end_call(viewer.account, interaction_id, outcome, via="inbox")
+            await self.engine.sandbox.end_call(viewer.account, interaction_id, outcome, via="inbox")
             return {
                 "completed": "Call answered and ended.",
                 "no_answer": "Call not answered.",
@@ -397,7 +397,7 @@ class InboxPages:
             )
             if not call.summary:
                 raise InvalidRequest("Say what the caller says.")
-            await self.engine.sandbox_inbound_call(viewer.account, call)
+            await self.engine.sandbox.inbound_call(viewer.account, call)
             return f"Called {call.to}."
 
         return await self._act(request, run)
@@ -416,7 +416,7 @@ class InboxPages:
             except ValueError:
                 raise InvalidRequest("Choose an approver.", field="approver") from None
             comment = posted.get("comment", "").strip()[:MAX_COMMENT] or None
-            result, approver = await self.engine.decide_in_inbox(
+            result, approver = await self.engine.approvals.decide_in_inbox(
                 viewer.account, interaction_id, position, decision, comment
             )
             if result == "already":

@@ -89,7 +89,7 @@ class InboxData:
     """Playing the human (reply, answer calls, write first) is allowed."""
     live: frozenset[str] = frozenset()
     """Channels a real provider carries, where the inbox may not play the human
-    (``Engine.sandbox_answers``): no forms for them."""
+    (``Sandbox.answers``): no forms for them."""
     approvals: list[InboxApproval] = field(default_factory=list)
     now: float = field(default_factory=time.time)
 

@@ -487,8 +487,8 @@ async def run_respond_async(
     if hold is None or (task.done() and not task.cancelled()):
         status, content = await task
         return status, content, ({REPLAYED_HEADER: "true"} if not ran else {})
-    engine.follow_async(hold, task)
-    body = await engine.accepted_body(hold)
+    engine.respond_async.follow_async(hold, task)
+    body = await engine.respond_async.accepted_body(hold)
     content = wire_json(body)
     return 202, content, {"Preference-Applied": "respond-async"}
 

@@ -1,15 +1,20 @@
-"""``POST /approvals`` (a decision asked of people, held like a form),
-``GET /approvals/{interactionId}``, ``POST /approvals/{interactionId}/consume`` (used
-once) and ``GET /audit`` (the account's hash-chained audit log)."""
+"""``POST /approvals`` (a decision asked of people, held like a form), ``GET /approvals``
+(the account's requests listed), ``GET /approvals/{interactionId}``, ``POST
+/approvals/{interactionId}/consume`` (used once) and ``GET /audit`` (the account's
+hash-chained audit log)."""
 
 from __future__ import annotations
 
 import re
+from typing import cast
 
 from pydantic import TypeAdapter
 
+from humanwire.types import InteractionState
 from humanwire.types.approvals import (
     Approval,
+    ApprovalList,
+    ApprovalOutcome,
     ApprovalRequest,
     AuditPage,
     ConsumeRequest,
@@ -18,6 +23,7 @@ from humanwire.types.approvals import (
 
 from ..engine.approvals import approval_wire
 from ..errors import InvalidRequest
+from ..store.records import ApprovalQuery
 from ._api import ApiCall, Operation, PathParam, Payload, QueryParam
 
 __all__ = ["operations"]
@@ -26,30 +32,85 @@ _INTERACTION = PathParam("interactionId", "Returned by POST /approvals.")
 _CURSOR = re.compile(r"[0-9]{1,18}")
 _MAX_LIMIT = 1000
 _DEFAULT_LIMIT = 100
+_MAX_LIST_LIMIT = 500
+"""Requests one ``GET /approvals`` returns at most (each is read with its approvers)."""
+_STATUSES = ("pending", "ended")
+_DECISIONS = ("approved", "rejected")
+_PERSON = re.compile(r"per_[A-Za-z0-9_-]{1,64}")
+_MAX_ACTION_NAME = 200
 
 
 async def _request(call: ApiCall) -> Payload:
     body = call.body_as(ApprovalRequest)
-    return approval_wire(await call.engine.request_approval(call.account, body, call.send))
+    return approval_wire(
+        await call.engine.approvals.request_approval(call.account, body, call.send)
+    )
+
+
+def _limit(call: ApiCall, most: int) -> int:
+    text = call.query.get("limit", str(_DEFAULT_LIMIT))
+    if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= most:
+        raise InvalidRequest(f"limit must be a whole number from 1 to {most}", field="limit")
+    return int(text)
+
+
+def _one_of(call: ApiCall, name: str, allowed: tuple[str, ...]) -> str | None:
+    value = call.query.get(name)
+    if value is not None and value not in allowed:
+        raise InvalidRequest(f"{name} must be one of {', '.join(allowed)}", field=name)
+    return value
+
+
+async def _list(call: ApiCall) -> Payload:
+    after_text = call.query.get("after", "0")
+    if not _CURSOR.fullmatch(after_text):
+        raise InvalidRequest("after must be a cursor from an earlier page", field="after")
+    action_name = call.query.get("actionName")
+    # NUL: no name a request can store on PostgreSQL has one, and its driver refuses it.
+    if action_name is not None and (
+        not 1 <= len(action_name) <= _MAX_ACTION_NAME or "\x00" in action_name
+    ):
+        raise InvalidRequest(
+            f"actionName must be 1 to {_MAX_ACTION_NAME} characters (no NUL)",
+            field="actionName",
+        )
+    person_id = call.query.get("personId")
+    if person_id is not None and not _PERSON.fullmatch(person_id):
+        raise InvalidRequest("personId must be a person's id (per_…)", field="personId")
+    query = ApprovalQuery(
+        account_id=call.account.id,
+        after=int(after_text),
+        limit=_limit(call, _MAX_LIST_LIMIT),
+        status=cast("InteractionState | None", _one_of(call, "status", _STATUSES)),
+        decision=cast("ApprovalOutcome | None", _one_of(call, "decision", _DECISIONS)),
+        action_name=action_name,
+        person_id=person_id,
+    )
+    found = await call.engine.approvals.list_approvals(query)
+    # Each request exactly as GET /approvals/{interactionId} gives it (its nulls kept).
+    return {"approvals": [approval_wire(a) for a in found.approvals], "cursor": found.cursor}
 
 
 async def _get(call: ApiCall) -> Payload:
-    return approval_wire(await call.engine.get_approval(call.account, call.path("interactionId")))
+    return approval_wire(
+        await call.engine.approvals.get_approval(call.account, call.path("interactionId"))
+    )
 
 
 async def _consume(call: ApiCall) -> Payload:
     body = call.body_as(ConsumeRequest)
-    return await call.engine.consume_approval(call.account, call.path("interactionId"), body)
+    return await call.engine.approvals.consume_approval(
+        call.account, call.path("interactionId"), body
+    )
 
 
 async def _audit(call: ApiCall) -> Payload:
     after_text = call.query.get("after", "0")
     if not _CURSOR.fullmatch(after_text):
         raise InvalidRequest("after must be a cursor from an earlier page", field="after")
-    limit_text = call.query.get("limit", str(_DEFAULT_LIMIT))
-    if not limit_text.isdigit() or not 1 <= int(limit_text) <= _MAX_LIMIT:
-        raise InvalidRequest(f"limit must be a whole number from 1 to {_MAX_LIMIT}", field="limit")
-    return await call.engine.audit_page(call.account, int(after_text), int(limit_text))
+    return await call.engine.approvals.audit_page(
+        call.account, int(after_text), _limit(call, _MAX_LIMIT)
+    )
 
 
 def operations() -> list[Operation]:
@@ -68,6 +129,52 @@ def operations() -> list[Operation]:
             tag="approvals",
             body=TypeAdapter(ApprovalRequest),
             response=response,
+        ),
+        Operation(
+            "GET",
+            "/approvals",
+            _list,
+            operation_id="listApprovals",
+            summary="The account's approval requests",
+            description="In the order they were made, each as `GET /approvals/{interactionId}` "
+            "shows it; only the account's own. Paged like `GET /events`: `cursor` continues "
+            "(`after`), and a page shorter than `limit` is the last one for now. Each "
+            "filter left out keeps every request.",
+            tag="approvals",
+            response=TypeAdapter(ApprovalList),
+            query=(
+                QueryParam(
+                    "status",
+                    "Only the requests still `pending`, or those `ended`.",
+                    {"type": "string", "enum": list(_STATUSES)},
+                ),
+                QueryParam(
+                    "decision",
+                    "Only the requests settled this way.",
+                    {"type": "string", "enum": list(_DECISIONS)},
+                ),
+                QueryParam(
+                    "actionName",
+                    "Only the requests about an action of this name.",
+                    {"type": "string", "minLength": 1, "maxLength": _MAX_ACTION_NAME},
+                ),
+                QueryParam(
+                    "personId",
+                    "Only the requests one of whose approvers is this person.",
+                    {"type": "string", "pattern": _PERSON.pattern.join("^$")},
+                ),
+                QueryParam(
+                    "after",
+                    "A cursor (`cursor` of an earlier page): the requests made after it. "
+                    "Left out: from the first.",
+                    {"type": "string", "pattern": "^[0-9]{1,18}$"},
+                ),
+                QueryParam(
+                    "limit",
+                    f"Requests per page (1 to {_MAX_LIST_LIMIT}, default {_DEFAULT_LIMIT}).",
+                    {"type": "integer", "minimum": 1, "maximum": _MAX_LIST_LIMIT},
+                ),
+            ),
         ),
         Operation(
             "GET",

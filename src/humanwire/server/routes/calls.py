@@ -20,15 +20,17 @@ _call_response = TypeAdapter(CallResponse)
 
 
 async def _place_call(call: ApiCall) -> Payload:
-    return await call.engine.place_call(call.account, call.body_as(CallRequest), call.send)
+    return await call.engine.calls.place_call(call.account, call.body_as(CallRequest), call.send)
 
 
 async def _phone_sms(call: ApiCall) -> Payload:
-    return await call.engine.phone_sms(call.account, call.body_as(PhoneSMSRequest), call.send)
+    return await call.engine.calls.phone_sms(call.account, call.body_as(PhoneSMSRequest), call.send)
 
 
 async def _phone_call(call: ApiCall) -> Payload:
-    return await call.engine.phone_call(call.account, call.body_as(PhoneCallRequest), call.send)
+    return await call.engine.calls.phone_call(
+        call.account, call.body_as(PhoneCallRequest), call.send
+    )
 
 
 def operations() -> list[Operation]:

@@ -25,21 +25,25 @@ _whatsapp: TypeAdapter[Any] = TypeAdapter(WhatsAppFormRequest)
 
 
 async def _sms(call: ApiCall) -> Payload:
-    return await call.engine.send_form(call.account, call.body_as(SMSFormRequest), call.send)
+    return await call.engine.sends.send_form(call.account, call.body_as(SMSFormRequest), call.send)
 
 
 async def _slack(call: ApiCall) -> Payload:
-    return await call.engine.send_form(call.account, call.body_as(SlackFormRequest), call.send)
+    return await call.engine.sends.send_form(
+        call.account, call.body_as(SlackFormRequest), call.send
+    )
 
 
 async def _email(call: ApiCall) -> Payload:
-    return await call.engine.send_form(call.account, call.body_as(EmailFormRequest), call.send)
+    return await call.engine.sends.send_form(
+        call.account, call.body_as(EmailFormRequest), call.send
+    )
 
 
 async def _whatsapp_form(call: ApiCall) -> Payload:
     request = call.body
     assert isinstance(request, (WhatsAppSharedFormRequest, WhatsAppOwnNumberFormRequest))
-    return await call.engine.send_form(call.account, request, call.send)
+    return await call.engine.sends.send_form(call.account, request, call.send)
 
 
 _WINDOWS = (

@@ -13,7 +13,7 @@ __all__ = ["operations"]
 
 async def _status(call: ApiCall) -> Payload:
     wait = query_wait(call)
-    return await call.engine.interaction_status(
+    return await call.engine.sends.interaction_status(
         call.account, call.path("interactionId"), wait, call.named
     )
 

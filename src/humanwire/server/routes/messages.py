@@ -24,28 +24,30 @@ _response = TypeAdapter(MessageResponse)
 
 async def _send_sms(call: ApiCall) -> Payload:
     request = call.body_as(SMSMessageRequest)
-    return await call.engine.send_message(call.account, request, call.send)
+    return await call.engine.sends.send_message(call.account, request, call.send)
 
 
 async def _send_whatsapp(call: ApiCall) -> Payload:
     request = call.body_as(WhatsAppMessageRequest)
-    return await call.engine.send_message(call.account, request, call.send)
+    return await call.engine.sends.send_message(call.account, request, call.send)
 
 
 async def _send_slack(call: ApiCall) -> Payload:
     request = call.body_as(SlackMessageRequest)
-    return await call.engine.send_message(call.account, request, call.send)
+    return await call.engine.sends.send_message(call.account, request, call.send)
 
 
 async def _send_email(call: ApiCall) -> Payload:
     request = call.body_as(EmailMessageRequest)
-    return await call.engine.send_message(call.account, request, call.send)
+    return await call.engine.sends.send_message(call.account, request, call.send)
 
 
 async def _send_channel(call: ApiCall) -> Payload:
     channel_id = call.path("channel_id")
     request = call.body_as(ChannelMessageRequest)
-    return await call.engine.send_channel_message(call.account, channel_id, request, call.send)
+    return await call.engine.sends.send_channel_message(
+        call.account, channel_id, request, call.send
+    )
 
 
 _WAIT_NOTE = (

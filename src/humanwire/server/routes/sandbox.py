@@ -32,9 +32,9 @@ CHANNELS = ("sms", "whatsapp", "slack", "call", "email")
 async def _matching(call: ApiCall, after: str | None) -> tuple[list[SandboxDelivery], str | None]:
     """The filtered deliveries (newest first; only those newer than ``after`` when given)
     and the id of the newest delivery of the account, filter or not."""
-    every = await call.engine.list_sandbox_deliveries(call.account)
+    every = await call.engine.sandbox.deliveries(call.account)
     newest = every[0].id if every else None
-    filtered = await call.engine.list_sandbox_deliveries(
+    filtered = await call.engine.sandbox.deliveries(
         call.account,
         to=call.query.get("to"),
         channel=call.query.get("channel"),
@@ -60,14 +60,14 @@ async def _deliveries(call: ApiCall) -> Payload:
         # Event-driven: each wake-up means a new delivery exists; re-check the filter.
         deadline = time.monotonic() + wait
         while not found and (remaining := deadline - time.monotonic()) > 0:
-            await call.engine.wait_for_delivery(call.account, newest, remaining)
+            await call.engine.sandbox.wait_for_delivery(call.account, newest, remaining)
             found, newest = await _matching(call, after)
     # docs/design.md lists ``formUrl`` on every delivery: null, not left out, when no form.
     return [{**delivery.to_wire(), "formUrl": delivery.form_url} for delivery in found]
 
 
 async def _reply(call: ApiCall) -> Payload:
-    await call.engine.sandbox_reply(call.account, call.body_as(SandboxReplyRequest), call.named)
+    await call.engine.sandbox.reply(call.account, call.body_as(SandboxReplyRequest), call.named)
     return None
 
 
@@ -85,11 +85,11 @@ def _thread_named(params: Mapping[str, Any], raw: bytes) -> str | None:
 
 async def _end_call(call: ApiCall) -> Payload:
     request = call.body_as(SandboxCallOutcomeRequest)
-    return await call.engine.sandbox_end_call(call.account, call.path("interactionId"), request)
+    return await call.engine.sandbox.end_call(call.account, call.path("interactionId"), request)
 
 
 async def _inbound_call(call: ApiCall) -> Payload:
-    await call.engine.sandbox_inbound_call(call.account, call.body_as(SandboxInboundCallRequest))
+    await call.engine.sandbox.inbound_call(call.account, call.body_as(SandboxInboundCallRequest))
     return None
 
 

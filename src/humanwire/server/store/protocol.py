@@ -19,6 +19,7 @@ from .commits import PendingCommit
 from .records import (
     AccountRecord,
     AccountUsage,
+    ApprovalQuery,
     ApprovalRecord,
     ApproverRecord,
     AuditDraft,
@@ -34,6 +35,7 @@ from .records import (
     InteractionOutcome,
     InteractionRecord,
     KeyCheck,
+    ListedApproval,
     NumberRecord,
     OutboxRecord,
     StepRecord,
@@ -401,6 +403,11 @@ class Store(Protocol):
         ...
 
     async def get_approval(self, interaction_id: str) -> ApprovalRecord | None: ...
+    async def list_approvals(self, query: ApprovalQuery) -> list[ListedApproval]:
+        """The account's requests past ``query.after`` that its filters keep, in the
+        order they were made (``seq``), at most ``query.limit``."""
+        ...
+
     async def approvers_of(self, interaction_id: str) -> list[ApproverRecord]:
         """In ``position`` order."""
         ...

@@ -32,6 +32,7 @@ __all__ = [
     "WINDOW_STEP",
     "AccountRecord",
     "AccountUsage",
+    "ApprovalQuery",
     "ApprovalRecord",
     "ApproverRecord",
     "AuditDraft",
@@ -48,6 +49,7 @@ __all__ = [
     "InteractionRecord",
     "InteractionState",
     "KeyCheck",
+    "ListedApproval",
     "NumberRecord",
     "OutboxRecord",
     "OutboxStatus",
@@ -300,6 +302,33 @@ class ApprovalRecord:
     timed_out: bool = False
     settled_at: float | None = None
     consumed_at: float | None = None
+    action_name: str | None = None
+    """The name of the action the request is about (what ``actionName`` lists by)."""
+
+
+@dataclass(frozen=True)
+class ApprovalQuery:
+    """What ``GET /approvals`` lists of one account's requests: those past the cursor
+    ``after`` (their ``seq``), at most ``limit``, each filter left out when None. The
+    values are the store's query parameters, never its SQL."""
+
+    account_id: str
+    after: int = 0
+    limit: int = 100
+    status: InteractionState | None = None
+    decision: ApprovalOutcome | None = None
+    action_name: str | None = None
+    person_id: str | None = None
+    """Requests one of whose approvers is this person."""
+
+
+@dataclass(frozen=True)
+class ListedApproval:
+    """One request as ``list_approvals`` finds it: where it is listed (``seq``, the
+    cursor past it) and its interaction."""
+
+    seq: int
+    interaction: InteractionRecord
 
 
 @dataclass(frozen=True)

@@ -285,7 +285,7 @@ def metrics_available() -> bool:
 
 
 class GaugeSource(Protocol):
-    """What the service's gauges read at scrape time: the engine (``EngineState``), named
+    """What the service's gauges read at scrape time: the engine (``Engine``), named
     by what it offers so this layer imports nothing of the engine."""
 
     @property

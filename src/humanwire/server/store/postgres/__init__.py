@@ -33,7 +33,8 @@ How it maps to ``SQLiteStore`` (``store/sqlite.py``), whose semantics it keeps:
   the rate count per account (``rate_counts``), so a request costs the same however many
   came in the window (2 and 3 run nothing on SQLite); 4 adds the inbox's sessions; 5 the
   schedule; 6 the audit log; 7 the approvals; 8 arms a window step for each open
-  interaction written before; 9 the audit log's signed checkpoints.
+  interaction written before; 9 the audit log's signed checkpoints;
+  10 the approvals' places in their list (``GET /approvals``).
 * Several service processes share one database (``server/background/replicas.py``): claims use
   ``FOR UPDATE SKIP LOCKED``; ``outcomes.id`` comes from a sequence, taken and committed
   under the account's advisory lock so one account's ids commit in order and paging with

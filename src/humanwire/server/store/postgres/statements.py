@@ -66,6 +66,11 @@ class PostgresStatements(Statements):
         "ORDER BY next_attempt_at, ord LIMIT ? FOR UPDATE SKIP LOCKED) "
         "RETURNING {outbox_columns}"
     )
+    insert_approval = "INSERT INTO approvals ({approval_columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    lock_account_approvals = (
+        "SELECT pg_advisory_xact_lock(hashtextextended('humanwire.approvals:' || ?, 0))"
+    )
+    listed_interaction_columns = ", ".join(f"i.{c}" for c in INTERACTION_COLUMNS_SHARED.split(", "))
     greatest = "GREATEST"
     skip_locked = "FOR UPDATE SKIP LOCKED"
     for_update = "FOR UPDATE"

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..protocol import Duplicate
 from ..records import (
     ACCOUNT_TABLES,
+    ApprovalRecord,
+    ApproverRecord,
     IdempotencyLinkRecord,
     InteractionOutcome,
     InteractionRecord,
@@ -62,6 +65,18 @@ class PostgresStore(PostgresOutcomes, PostgresReplicas):
             )
         if not written:
             raise Duplicate(f"idempotency key {link.key!r} is linked already")
+
+    async def insert_approval(
+        self, record: ApprovalRecord, approvers: Sequence[ApproverRecord]
+    ) -> None:
+        # Under the account's lock until the commit: one account's requests commit in
+        # the order of their seq, so a cursor of GET /approvals never passes over one
+        # that commits later (as the outcome stream's ids). One pipeline, one round trip.
+        q = self.q
+        async with self._tx(3) as tx:
+            await tx.execute(q.lock_account_approvals, (record.account_id,))
+            await tx.execute(q.insert_approval, rows.approval_values(record))
+            await tx.executemany(q.insert_approver, [rows.approver_values(a) for a in approvers])
 
     async def end_interaction(
         self,

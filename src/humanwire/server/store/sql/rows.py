@@ -550,12 +550,13 @@ def approval_values(record: ApprovalRecord) -> tuple[Any, ...]:
         1 if record.timed_out else 0,
         record.settled_at,
         record.consumed_at,
+        record.action_name,
     )
 
 
 def approval(row: tuple[Any, ...]) -> ApprovalRecord:
     """An ``approval_columns`` row."""
-    interaction_id, account_id, digest, outcome, timed_out, settled_at, consumed_at = row
+    interaction_id, account_id, digest, outcome, timed_out, settled_at, consumed_at, name = row
     return ApprovalRecord(
         interaction_id=interaction_id,
         account_id=account_id,
@@ -564,6 +565,7 @@ def approval(row: tuple[Any, ...]) -> ApprovalRecord:
         timed_out=bool(timed_out),
         settled_at=None if settled_at is None else float(settled_at),
         consumed_at=None if consumed_at is None else float(consumed_at),
+        action_name=name,
     )
 
 

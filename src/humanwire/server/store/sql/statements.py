@@ -330,13 +330,19 @@ class Statements:
 
     # -- approval requests -------------------------------------------------------------------
     approval_columns = (
-        "interaction_id, account_id, action_digest, outcome, timed_out, settled_at, consumed_at"
+        "interaction_id, account_id, action_digest, outcome, timed_out, settled_at, "
+        "consumed_at, action_name"
     )
     approver_columns = (
         "interaction_id, position, account_id, tier, channel, to_addr, token, code, asked_at, "
         "reminders, decision, comment, via, decided_at"
     )
-    insert_approval = "INSERT INTO approvals ({approval_columns}) VALUES (?, ?, ?, ?, ?, ?, ?)"
+    # seq: the next position in the list (SQLite has one writer: MAX + 1 is never taken
+    # twice; PostgreSQL's column draws from its sequence).
+    insert_approval = (
+        "INSERT INTO approvals ({approval_columns}, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
+        "(SELECT COALESCE(MAX(seq), 0) + 1 FROM approvals))"
+    )
     insert_approver = (
         "INSERT INTO approval_approvers ({approver_columns}) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -346,6 +352,21 @@ class Statements:
         "SELECT {approver_columns} FROM approval_approvers WHERE interaction_id = ? "
         "ORDER BY position"
     )
+    list_approvals = (
+        "SELECT a.seq, {listed_interaction_columns} FROM approvals a "
+        "JOIN interactions i ON i.id = a.interaction_id WHERE a.account_id = ? AND a.seq > ?"
+    )
+    """``GET /approvals``: followed by one ``list_approvals_*`` condition per filter given,
+    then ``list_approvals_end``."""
+    listed_interaction_columns = ", ".join(f"i.{c}" for c in INTERACTION_COLUMNS.split(", "))
+    list_approvals_status = " AND i.status = ?"
+    list_approvals_decision = " AND a.outcome = ?"
+    list_approvals_action_name = " AND a.action_name = ?"
+    list_approvals_person_id = (
+        " AND EXISTS (SELECT 1 FROM approval_approvers p "
+        "WHERE p.interaction_id = a.interaction_id AND p.person_id = ?)"
+    )
+    list_approvals_end = " ORDER BY a.seq LIMIT ?"
     approver_by_token = "SELECT {approver_columns} FROM approval_approvers WHERE token = ?"
     open_approvers_at = (
         "SELECT {approver_columns} FROM approval_approvers WHERE to_addr = ? AND channel = ? "

@@ -36,6 +36,7 @@ from ..records import (
     ACCOUNT_TABLES,
     AccountRecord,
     AccountUsage,
+    ApprovalQuery,
     ApprovalRecord,
     ApproverRecord,
     AuditDraft,
@@ -49,6 +50,7 @@ from ..records import (
     InboxSessionRecord,
     InteractionOutcome,
     InteractionRecord,
+    ListedApproval,
     NumberRecord,
     OutboxRecord,
     StepRecord,
@@ -569,6 +571,23 @@ class SQLStore:
     async def get_approval(self, interaction_id: str) -> ApprovalRecord | None:
         row = await self._one(self.q.get_approval, (interaction_id,))
         return rows.approval(row) if row else None
+
+    async def list_approvals(self, query: ApprovalQuery) -> list[ListedApproval]:
+        q = self.q
+        text = q.list_approvals
+        params: list[Any] = [query.account_id, query.after]
+        for condition, value in (
+            (q.list_approvals_status, query.status),
+            (q.list_approvals_decision, query.decision),
+            (q.list_approvals_action_name, query.action_name),
+            (q.list_approvals_person_id, query.person_id),
+        ):
+            if value is not None:
+                text += condition
+                params.append(value)
+        params.append(query.limit)
+        found = await self._all(text + q.list_approvals_end, params)
+        return [ListedApproval(int(row[0]), rows.interaction(row[1:])) for row in found]
 
     async def approvers_of(self, interaction_id: str) -> list[ApproverRecord]:
         return [rows.approver(r) for r in await self._all(self.q.approvers_of, (interaction_id,))]

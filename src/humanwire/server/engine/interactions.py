@@ -1,7 +1,8 @@
-"""An interaction opened for a send: created (its window's step written with it, linked
-to the send's ``Idempotency-Key``), or re-attached to for a retry whose first run
-created it; returned only once committed, so nothing goes out for a write the database
-may yet roll back."""
+"""The interactions role (``engine.interactions``): an interaction opened for a send —
+created (its window's step written with it, linked to the send's ``Idempotency-Key``), or
+re-attached to for a retry whose first run created it, returned only once committed, so
+nothing goes out for a write the database may yet roll back — and the interaction read
+back: the account's own, its status, its form, its links."""
 
 from __future__ import annotations
 
@@ -10,29 +11,125 @@ import secrets
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from typing import Any
 
-from ..delivery import (
-    SandboxProvider,
-)
-from ..errors import (
-    Conflict,
-)
+from humanwire.types import CallResponse, Form, InteractionStatus, event_adapter
+from humanwire.types.forms import STORED_FORM
+
+from ..delivery import SandboxProvider
+from ..errors import Conflict, NotFound, Unauthorized
+from ..literals import CALL_OUTCOME
 from ..store.commits import StoreUnavailable
 from ..store.protocol import Duplicate
 from ..store.records import WINDOW_STEP, IdempotencyLinkRecord, InteractionRecord, StepRecord
 from ..telemetry import log_event, mask_address, note_interaction
-from ._common import (
-    Account,
-)
+from ._common import _FORM_KEYS, CALL_NOT_ANSWERED, DELETED_MESSAGE, Account, _metadata, _timestamp
 from .context import HELD_TO_THE_END, IdempotentRun, NewInteraction, SendContext
-from .deadlines import call_window
+from .deadlines import Deadlines, call_window
 from .holding import Holding
 from .holds import Hold
-from .state import logger
+from .runtime import Runtime
+
+logger = logging.getLogger("humanwire.engine")
 
 
-class Opening(Holding):
-    async def _create_interaction(
+class Interactions:
+    """The interactions role (see the module docstring): it opens an interaction with the
+    hold of its request (``holding``) and its window (``deadlines``)."""
+
+    def __init__(self, runtime: Runtime, holding: Holding, deadlines: Deadlines) -> None:
+        self._runtime = runtime
+        self._store = runtime.store
+        self._config = runtime.config
+        self._coordinator = runtime.coordinator
+        self._holding = holding
+        self._deadlines = deadlines
+
+    # -- read back ------------------------------------------------------------------
+    async def current(self, interaction_id: str) -> InteractionRecord:
+        """The interaction as stored now (401 once its account was deleted)."""
+        record = await self._store.get_interaction(interaction_id)
+        if record is None:
+            # Interactions go only with their account (``humanwire accounts delete``).
+            raise Unauthorized(DELETED_MESSAGE)
+        return record
+
+    async def of(
+        self, account: Account, interaction_id: str, named: InteractionRecord | None = None
+    ) -> InteractionRecord:
+        """The account's interaction (``NotFound`` for none or another's). ``named``: the
+        interaction as read with the key (``authenticate_request``); read here when None."""
+        record = named if named is not None and named.id == interaction_id else None
+        if record is None:
+            record = await self._store.get_interaction(interaction_id)
+        if record is None or record.account_id != account.id:
+            raise NotFound(f"no interaction {interaction_id!r}", field="interactionId")
+        return record
+
+    @staticmethod
+    def status(record: InteractionRecord) -> InteractionStatus:
+        return InteractionStatus(
+            interaction_id=record.id,
+            status=record.status,
+            created_at=_timestamp(record.created_at),
+            kind=record.kind,
+            channel=record.channel,
+            result=event_adapter.validate_python(record.result) if record.result else None,
+            delivery_status=record.delivery_status,
+            metadata=_metadata(record),
+        )
+
+    @staticmethod
+    def call_response(record: InteractionRecord) -> CallResponse:
+        """An ended call as ``POST /calls`` answers it."""
+        assert record.result is not None
+        payload = record.result["payload"]
+        return CallResponse(
+            interaction_id=record.id,
+            status="ended",
+            outcome=CALL_OUTCOME.optional(record.outcome),  # an answered call's
+            summary=payload["summary"],
+            from_=payload["from"],
+            to=payload["to"],
+            error=CALL_NOT_ANSWERED if record.outcome == "no_answer" else None,
+            delivery_status=record.delivery_status,
+            metadata=_metadata(record),
+        )
+
+    @staticmethod
+    def form_of(record: InteractionRecord) -> Form:
+        """The stored form, parsed again. Its windows and patterns were checked when it
+        was sent; the windows are put back as stored (the engine itself accepts
+        sub-second windows), the patterns not checked again (``STORED_FORM``)."""
+        data = {k: v for k, v in record.request.items() if k in _FORM_KEYS}
+        windows = {"wait_time": data.pop("waitTime", None)}
+        windows["follow_up_time"] = data.pop("followUpTime", None)
+        form = Form.model_validate({**data, "followUpTime": 1}, context={STORED_FORM: True})
+        return form.model_copy(update=windows)
+
+    async def fields_now(self, interaction_id: str) -> dict[str, Any]:
+        """``fields`` of the interaction as it is now: what a send answers when it holds
+        for nothing."""
+        return self.fields(await self.current(interaction_id))
+
+    @staticmethod
+    def fields(record: InteractionRecord) -> dict[str, Any]:
+        """``interactionId``, ``status``, ``deliveryStatus`` and ``metadata``."""
+        return {
+            "interaction_id": record.id,
+            "status": record.status,
+            "delivery_status": record.delivery_status,
+            "metadata": _metadata(record),
+        }
+
+    def reply_link_url(self, token: str) -> str:
+        return f"{self._config.public_url.rstrip('/')}/r/{token}"
+
+    def form_url(self, token: str) -> str:
+        return f"{self._config.public_url.rstrip('/')}/f/{token}"
+
+    # -- opened -----------------------------------------------------------------------
+    async def create(
         self,
         account: Account,
         new: NewInteraction,
@@ -74,17 +171,17 @@ class Opening(Holding):
             ended_at=None if listening else now,
         )
         # With replicas: made here, and the request a wait holds is held here.
-        record = self.coordinator.stamp(record, held=wait_deadline is not None or kind == "call")
+        record = self._coordinator.stamp(record, held=wait_deadline is not None or kind == "call")
         # Its last window, a step of the schedule written with it (a call's is its limit:
         # it ends when the callee hangs up, and the step only if that end was lost).
         close = follow_up_deadline or wait_deadline
         if kind == "call":
-            close = now + call_window(self.config, new.request)
+            close = now + call_window(self._config, new.request)
         step = None
         claimed_by = claimed_until = None
         if listening and close is not None:
             step = StepRecord(WINDOW_STEP, record.id, close, account.id)
-            claimed_by, claimed_until = self.schedule.claim(step)
+            claimed_by, claimed_until = self._runtime.schedule.claim(step)
         link = None
         if run is not None:
             link = IdempotencyLinkRecord(
@@ -94,24 +191,24 @@ class Opening(Holding):
                 interaction_id=record.id,
                 created_at=now,
             )
-        hold = self._register(record, hold_for) if hold_for is not None else None
+        hold = self._holding.register(record, hold_for) if hold_for is not None else None
         try:
-            await self.store.insert_interaction(
+            await self._store.insert_interaction(
                 record,
                 link,
-                link_stale_before=now - self.config.idempotency_ttl,
+                link_stale_before=now - self._config.idempotency_ttl,
                 step=step,
                 claimed_by=claimed_by,
                 claimed_until=claimed_until,
             )
         except BaseException:
             if hold is not None:
-                self._unregister(hold)
+                self._holding.unregister(hold)
             raise
         if step is not None:
-            self.schedule.armed(step, claimed_by)
+            self._runtime.schedule.armed(step, claimed_by)
         note_interaction(record.id)
-        self.metrics.opened(kind, channel)
+        self._runtime.metrics.opened(kind, channel)
         log_event(
             logger,
             "interaction.opened",
@@ -125,7 +222,7 @@ class Opening(Holding):
         )
         return record, hold
 
-    async def _open_interaction(
+    async def open(
         self,
         account: Account,
         new: NewInteraction,
@@ -145,8 +242,8 @@ class Opening(Holding):
         (503) and nothing of it is left here (its window's step in memory). On the sandbox, the
         delivery's row joins the same batch and is shown once it commits (``deliver``);
         a rollback fails the delivery, which ends the interaction as for a refusal."""
-        if self._draining:
-            raise self._unavailable()  # before anything is stored or delivered
+        if self._runtime.lifecycle.draining:
+            raise self._runtime.unavailable()  # before anything is stored or delivered
         run = context.run
         if run is not None and (run.used or run.account_id != account.id):
             run = None
@@ -155,16 +252,16 @@ class Opening(Holding):
             first = run.resume
             if first is not None and first.kind == new.kind:
                 note_interaction(first.id)
-                resumed = await self.store.get_interaction(first.id) or first
-                return resumed, True, self._register(resumed, context) if holding else None
+                resumed = await self._store.get_interaction(first.id) or first
+                return resumed, True, self._holding.register(resumed, context) if holding else None
         try:
-            record, hold = await self._create_interaction(
+            record, hold = await self.create(
                 account, new, run=run, hold_for=context if holding else None
             )
-            commit = self.store.committed()  # the batch the insert joined
+            commit = self._store.committed()  # the batch the insert joined
             # The sandbox's message is a row of that same batch: it awaits the commit
             # itself before showing it, so the two stand or fall together.
-            provider = self.providers.get(new.channel)
+            provider = self._runtime.carriers.by_channel.get(new.channel)
             if not commit.settled and not isinstance(provider, SandboxProvider):
                 try:
                     await commit
@@ -172,9 +269,9 @@ class Opening(Holding):
                     # Not stored, or its request gone while it waited (cancelled): no
                     # hold stays registered for a send that goes no further.
                     if hold is not None:
-                        self._unregister(hold)
+                        self._holding.unregister(hold)
                     if isinstance(exc, StoreUnavailable):
-                        self._disarm(record.id)
+                        self._deadlines.disarm(record.id)
                         log_event(
                             logger,
                             "interaction.not_stored",
@@ -195,11 +292,11 @@ class Opening(Holding):
                     field="Idempotency-Key",
                 ) from None
             note_interaction(first.id)
-            return first, True, self._register(first, context) if holding else None
+            return first, True, self._holding.register(first, context) if holding else None
         return record, False, hold
 
     async def _linked(self, account: Account, run: IdempotentRun) -> InteractionRecord | None:
-        link = await self.store.get_idempotency_link(account.id, run.key)
+        link = await self._store.get_idempotency_link(account.id, run.key)
         if link is None:
             return None
         if link.fingerprint != run.fingerprint:
@@ -207,9 +304,9 @@ class Opening(Holding):
                 "this Idempotency-Key was already used with a different request",
                 field="Idempotency-Key",
             )
-        return await self.store.get_interaction(link.interaction_id)
+        return await self._store.get_interaction(link.interaction_id)
 
-    async def _send_out(
+    async def send_out(
         self,
         record: InteractionRecord,
         resumed: bool,
@@ -226,7 +323,7 @@ class Opening(Holding):
                 await deliver()
         except BaseException:
             if hold is not None:
-                self._unregister(hold)
+                self._holding.unregister(hold)
                 await self._abandon(hold)
             raise
 
@@ -235,27 +332,27 @@ class Opening(Holding):
         with replicas, this replica lets go of it in the store too, so an answer goes to
         the webhooks instead of to a hold nobody waits on; one it took already goes
         there now."""
-        handed = await self._let_go(hold)
+        handed = await self._holding.let_go(hold)
         if handed is not None and handed.kind != "call":
-            await self.outbox.emit(handed.account_id, handed.result or {}, handed.id)
+            await self._runtime.outbox.emit(handed.account_id, handed.result or {}, handed.id)
 
     async def _rejoin(self, record: InteractionRecord, hold: Hold | None) -> None:
         """A retry re-attached to ``record``: its held request gets what the interaction
         became, or "no response" when the ``waitTime`` window has passed; else it waits
-        on its own wait timer (``_register``), like the first."""
+        on its own wait timer (``holding.register``), like the first."""
         # Re-attached on this replica (its first may have died): the held request is
         # this replica's from now on.
-        if record.status == "pending" and not await self.coordinator.take(
+        if record.status == "pending" and not await self._coordinator.take(
             record.id, hold=hold is not None
         ):
-            record = await self._current(record.id)
+            record = await self.current(record.id)
         if record.status == "pending" and record.kind != "call":
             close = record.close_deadline
             if close is None or close <= time.time():
                 # Its last window passed and its step has not run yet (its replica may
                 # have died holding it): it ends now.
-                await self._end(record)
-                record = await self._current(record.id)
+                await self._deadlines.end(record)
+                record = await self.current(record.id)
         if hold is None:
             return
         if record.status != "pending":
@@ -265,7 +362,7 @@ class Opening(Holding):
         ):
             hold.expire()
 
-    def _remaining(self, record: InteractionRecord, limit: float, resumed: bool) -> float:
+    def remaining(self, record: InteractionRecord, limit: float, resumed: bool) -> float:
         """A call's hold limit, counted from its creation for a re-attached retry."""
         if not resumed:
             return limit

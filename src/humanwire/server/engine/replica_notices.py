@@ -1,76 +1,75 @@
-"""The waiting core of the engine: the engine's state, its start and stop, the window
-deadlines, the held requests and what wakes them, the spam and suspension checks of a send,
-and the live change notices. Every other part of the engine builds on ``EngineCore``.
+"""What other replicas announce (``Coordinator``'s notices): a change that happened
+elsewhere wakes what waits for it here, as it would have had it happened here: an
+outcome for the outcome stream's readers, an interaction a request held here waits on
+(its answer, or "no response"), a delivery, an inbox change. A replica that died leaves
+its holds to be swept; a notice connection that was down has what it missed re-read.
 
-Waiting is event-driven: each held request is a ``Hold`` (``holds``: its future, its
-state, its hold in the store) registered in ``Holds``; the reply, submission or call end
-answers it. A held request's ``waitTime`` is a timer of its own on the replica holding it
-(it expires the hold with "no response"). An interaction's last window (the end of its
-follow-up window, or of its wait when it has none) is a step of the schedule
-(``WINDOW_STEP``, ``docs/explanation/schedule.md``), armed in the statement that creates
-the interaction and run, once due, by whichever replica claimed it: an open window no
-request holds costs no memory and no work until it falls due, and survives a restart or
-the death of the replica that created it. No polling loops and no task per wait."""
+Waiting is event-driven: each held request is a ``Hold`` (``holds``) registered in
+``Holds`` (``engine.holding.held``); the reply, submission or call end answers it. No
+polling loops and no task per wait."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Any
 
-from ..config import ServiceConfig
 from ..literals import DELIVERY_STATUS
 from ..store.records import INTERACTION_OUTCOME, InteractionRecord
-from ._common import (
-    OutcomeHandoff,
-)
+from ._common import OutcomeHandoff
 from .coordination import ReplicaEvents
-from .delivering import Delivering
+from .deadlines import Deadlines
+from .events import OutcomeEvents
 from .held_answers import HELD_ANSWER
+from .holding import Holding
 from .holds import Follow
+from .runtime import Runtime
 
 
-class EngineCore(Delivering):
-    """The engine's core, its parts in the order each builds on the last: ``state``
-    (the runtime and the roles built on it, start and stop), ``deadlines`` (windows
-    closing), ``holding`` (held requests and their answers), ``opening`` (an interaction
-    created or re-attached to), ``delivering`` (handed to a provider, its delivery
-    status), and here what other replicas announce."""
+class ReplicaNotices:
+    """Listens to the other replicas (see the module docstring): built once, it attaches
+    itself to the runtime's coordinator."""
 
-    def __init__(self, config: ServiceConfig, **options: Any) -> None:
-        super().__init__(config, **options)
-        self.coordinator.attach(
+    def __init__(
+        self, runtime: Runtime, holding: Holding, deadlines: Deadlines, events: OutcomeEvents
+    ) -> None:
+        self._runtime = runtime
+        self._store = runtime.store
+        self._holding = holding
+        self._deadlines = deadlines
+        self._events = events
+        runtime.coordinator.attach(
             ReplicaEvents(
-                on_notice=self._on_notice,
+                on_notice=self.on_notice,
                 on_swept=self._swept,
-                on_tick=self.outbox.wake,  # rows other replicas left in the outbox
+                on_tick=runtime.outbox.wake,  # rows other replicas left in the outbox
                 on_resync=self._resync,
             )
         )
 
-    def _on_notice(self, kind: str, account_id: str, item_id: str, detail: Any = None) -> None:
+    def on_notice(self, kind: str, account_id: str, item_id: str, detail: Any = None) -> None:
         """Another replica announced a change: wake what waits for it here, as the
         change would have had it happened here."""
         if kind == "outcome":
-            self.events.heard(account_id, _outcome_handoff(item_id, detail))
+            self._events.heard(account_id, _outcome_handoff(item_id, detail))
             return
         if kind == "interaction":
             # A request held here may need the row (a task: the listener reads on).
-            self._spawn(self._interaction_changed(account_id, item_id, detail))
+            self._runtime.background.spawn(self._interaction_changed(account_id, item_id, detail))
             return
         if kind == "delivery":
-            self.runtime.notices.delivery.wake(account_id)
-        self.runtime.notices.inbox.notify(account_id, kind, item_id)
+            self._runtime.notices.delivery.wake(account_id)
+        self._runtime.notices.inbox.notify(account_id, kind, item_id)
 
     async def _interaction_changed(self, account_id: str, item_id: str, detail: Any) -> None:
         await self._settle_held(item_id, detail)
-        self.runtime.notices.status.wake(item_id)
-        self.runtime.notices.inbox.notify(account_id, "interaction", item_id)
+        self._runtime.notices.status.wake(item_id)
+        self._runtime.notices.inbox.notify(account_id, "interaction", item_id)
 
     async def _settle_held(self, interaction_id: str, detail: Any = None) -> None:
         """A request held here for an interaction that ended elsewhere gets what it
         became (its answer, or "no response"): from the notice's ``detail`` when it
         carries the ending, else read (and the hold let go) in one statement."""
-        hold = self._holds.waiting(interaction_id)
+        hold = self._holding.held.waiting(interaction_id)
         if hold is None:
             return
         record = _ended_from_notice(hold.record, detail)
@@ -83,12 +82,12 @@ class EngineCore(Delivering):
             hold.unreleased()  # let go with its wait.ended, or as its wait ends
         else:
             # Ended with the hold still here: let go and read it in one statement.
-            record = await self.coordinator.release_hold(interaction_id, ended_only=True)
+            record = await self._runtime.coordinator.release_hold(interaction_id, ended_only=True)
             if record is not None:
                 hold.let_go()
             missed = record is None
         if record is None:
-            record = await self.store.get_interaction(interaction_id)
+            record = await self._store.get_interaction(interaction_id)
         if record is None or record.status == "pending":
             return  # another change (a delivery status): keep holding
         if missed and HELD_ANSWER in hold.record.request:
@@ -96,22 +95,22 @@ class EngineCore(Delivering):
             # wait.ended (the notice that said so was missed: ``_resync``).
             hold.follow = Follow.WRITTEN
             hold.let_go()
-        self._disarm(interaction_id)
+        self._deadlines.disarm(interaction_id)
         hold.settle(record)
 
     async def _swept(self, records: list[InteractionRecord]) -> None:
         """Holds of a replica that died: answers handed to it go to the webhooks."""
         for record in records:
             if record.status == "ended" and record.result is not None and record.kind != "call":
-                await self.outbox.emit(record.account_id, record.result, record.id)
+                await self._runtime.outbox.emit(record.account_id, record.result, record.id)
 
     async def _resync(self) -> None:
         """The notice connection was down: what it missed is re-read. Held requests
         check their interaction; long-polls wake and look again, stream readers read."""
-        for hold in self._holds:
+        for hold in self._holding.held:
             await self._settle_held(hold.interaction_id)
-        self.events.missed()
-        self.runtime.notices.wake_all()
+        self._events.missed()
+        self._runtime.notices.wake_all()
 
 
 def _ended_from_notice(held: InteractionRecord, detail: Any) -> InteractionRecord | None:

@@ -20,5 +20,7 @@ class SystemDatabase:
             "system_database_url": self.url,
             "dbos_system_schema": self.schema,
             "log_level": "WARNING",
+            # Pinned, as the guide says to (humanwire warns at each wait otherwise).
+            "application_version": "humanwire-test",
             **extra,
         }

@@ -66,3 +66,40 @@ def undecided_approval(on_timeout: str) -> tuple[str | None, bool, str]:
         on_timeout=on_timeout,  # type: ignore[arg-type]
     )
     return decision.decision, decision.timed_out, decision.text
+
+
+# -- async workflows: the *_async helpers (async steps, DBOS.recv_async) --------------------
+
+
+@DBOS.workflow()
+async def ask_once_async(timeout: float) -> str:
+    return await humanwire_dbos.ask_async(to=HUMAN, message="Ship v2 tonight?", timeout=timeout)
+
+
+@DBOS.workflow()
+async def form_then_call_async() -> tuple[dict[str, str] | str, str]:
+    values = await humanwire_dbos.form_async(
+        to=HUMAN,
+        title="Release notes",
+        fields=[{"id": "note", "label": "Note", "type": "text"}],
+        timeout=120,
+    )
+    summary = await humanwire_dbos.call_async(
+        to=HUMAN, prompt="Ask whether v2 may ship.", timeout=120
+    )
+    return values, summary
+
+
+@DBOS.workflow()
+async def gated_deploy_async(quorum: int) -> tuple[str | None, bool, str]:
+    decision = await humanwire_dbos.approval_async(
+        title="Deploy v2",
+        approvers=[{"channel": "sms", "to": HUMAN}, {"channel": "sms", "to": "+12025550101"}],
+        action=ACTION,
+        quorum=quorum,
+        timeout=120,
+    )
+    if not decision.approved:
+        return decision.decision, False, decision.text
+    consumed = await humanwire_dbos.consume_async(decision)
+    return decision.decision, consumed, decision.text

@@ -3,8 +3,9 @@
 ``python ship_app.py start <workflow id>``: launches DBOS, starts the workflow, waits.
 ``python ship_app.py finish <workflow id>``: launches DBOS (which recovers the pending
 workflow), waits for its result and prints it with the POSTs this process sent.
-Settings come from the environment: HW_BASE_URL, HW_API_KEY, DBOS_URL, DBOS_SCHEMA and,
-when the version is pinned, DBOS_APP_VERSION."""
+Settings come from the environment: HW_BASE_URL, HW_API_KEY, DBOS_URL, DBOS_SCHEMA,
+when the version is pinned, DBOS_APP_VERSION, and SHIP_ASYNC=1 for the async workflow
+(which a plain ``DBOS.start_workflow`` runs on DBOS's own event loop)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,14 @@ def ship_decision(hours: float) -> str:
         to="+12025550100", message="Ship v2 tonight? Reply yes or no.", timeout=hours * 3600
     )
     return f"The human said: {answer}"  # RELEASE-LINE
+
+
+@DBOS.workflow()
+async def ship_decision_async(hours: float) -> str:
+    answer = await humanwire_dbos.ask_async(
+        to="+12025550100", message="Ship v2 tonight? Reply yes or no.", timeout=hours * 3600
+    )
+    return f"The human said: {answer}"
 
 
 def main(command: str, workflow_id: str) -> None:
@@ -52,8 +61,9 @@ def main(command: str, workflow_id: str) -> None:
     DBOS(config=config)  # type: ignore[arg-type]
     DBOS.launch()
     if command == "start":
+        workflow = ship_decision_async if os.environ.get("SHIP_ASYNC") else ship_decision
         with SetWorkflowID(workflow_id):
-            DBOS.start_workflow(ship_decision, 72.0)
+            DBOS.start_workflow(workflow, 72.0)
         print("started", flush=True)
         DBOS.retrieve_workflow(workflow_id).get_result()  # killed before it returns
     else:

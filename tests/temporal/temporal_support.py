@@ -154,6 +154,13 @@ class DevServerProcess:
             return False
         return True
 
+    async def kill(self) -> None:
+        """SIGKILL: the server closes nothing; then reaps it."""
+        if self.process is None or self.process.returncode is not None:
+            return
+        self.process.send_signal(signal.SIGKILL)
+        await self.process.wait()
+
     async def stop(self) -> None:
         """SIGTERM (the server closes its database), then reaps it."""
         if self.process is None or self.process.returncode is not None:

@@ -1,6 +1,7 @@
-"""Proved by killing things: the worker and the answer bridge killed with SIGKILL mid-wait
-and started again, the Temporal dev server stopped and started again on its database
-file; the human answers while the killed part is down. Each time the run completes once,
+"""Proved by killing things: the worker, the answer bridge and the humanwire service
+killed with SIGKILL mid-wait and started again, the Temporal dev server stopped (SIGTERM)
+or killed (SIGKILL) and started again on its database file; the human answers while the
+killed part is down. Each time the run completes once,
 with one send and one answer applied. Real processes, the real dev server and the real
 humanwire service over loopback."""
 
@@ -171,11 +172,15 @@ async def test_a_bridge_killed_and_started_again_loses_no_answer_and_applies_it_
     assert FileCursor(cursor).load() != saved
 
 
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
 async def test_the_dev_server_restarted_on_its_database_resumes_the_wait(
     humanwire: AsyncHumanWire,
     human: ScriptedHuman,
     tmp_path: Path,
+    how: str,
 ) -> None:
+    """Stopped (SIGTERM: it closes its database) or killed (SIGKILL: it closes nothing)
+    mid-wait; the human answers while it is down; started again on its database file."""
     server = DevServerProcess(tmp_path / "temporal.sqlite", tmp_path / "temporal.log")
     try:
         await server.start()
@@ -191,7 +196,7 @@ async def test_the_dev_server_restarted_on_its_database_resumes_the_wait(
                 ShipDecision.run, 72.0, id=f"ship-{uuid.uuid4()}", task_queue=queue
             )
             await until(at_least(handle, TIMER, 1), "the wait to begin")
-        await server.stop()
+        await (server.kill() if how == "SIGKILL" else server.stop())
         # The server is down: the human answers; the bridge cannot signal and retries.
         (sent,) = human.deliveries(to=HUMAN)
         human.reply("yes, while Temporal was down", interaction_id=sent.interaction_id).wait(LIMIT)

@@ -1,20 +1,34 @@
 """The steps: sends through ``HumanWire``, each under an idempotency key of its workflow
 and step, so a step DBOS runs again after a crash replays the first send, never a second.
+Each step is written once (what it sends, ``_*_call``) and declared twice: a blocking
+step for ``def`` workflows, an async one (``<name>_async``, the same key) for ``async def``
+ones.
 
 The client is registered once per process (``humanwire.dbos.configure(client)``), before
-``DBOS.launch()`` recovers any workflow: a recovered step sends with it too.
+``DBOS.launch()`` recovers any workflow: a recovered step sends with it too. The async
+steps send with an ``AsyncHumanWire`` twin of it (``to_async``), one per event loop: DBOS
+runs a recovered async workflow on a loop of its own, and an httpx async client belongs
+to the loop it was first used on.
+
+``check_version`` is the deploy guard: DBOS recovers a workflow only under the
+application version it started with, and that version is, unless pinned, a hash of the
+workflows' source, so any code edit strands every wait begun before the deploy.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import logging
 import threading
-from collections.abc import Callable, Mapping, Sequence
+import warnings
+import weakref
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal, ParamSpec, TypeVar, get_args
 
 from dbos import DBOS
 
-from humanwire._client import HumanWire
+from humanwire._client import AsyncHumanWire, HumanWire
 from humanwire.errors import (
     AlreadyConsumedError,
     APIConnectionError,
@@ -32,14 +46,23 @@ from ._wire import WORKFLOW_ID_KEY
 __all__ = [
     "SEND_STEP_NAMES",
     "StepClient",
+    "UnpinnedVersionError",
+    "UnpinnedVersionWarning",
+    "check_version",
     "configure",
+    "consume_approval_async_step",
     "consume_approval_step",
     "idempotency_key",
+    "place_call_async_step",
     "place_call_step",
+    "request_approval_async_step",
     "request_approval_step",
+    "send_form_async_step",
     "send_form_step",
+    "send_message_async_step",
     "send_message_step",
     "transient",
+    "version_pinned",
 ]
 
 _MAX_KEY = 255
@@ -49,16 +72,26 @@ MessageChannel = Literal["sms", "whatsapp", "slack", "email"]
 FormChannel = Literal["sms", "slack", "email"]
 
 
+log = logging.getLogger(__name__)
+
+
 class StepClient:
-    """The one ``HumanWire`` client the steps of this process send with."""
+    """The one ``HumanWire`` client the steps of this process send with, its async twins
+    (one per event loop), and whether an unpinned application version is refused."""
 
     def __init__(self) -> None:
         self._client: HumanWire | None = None
+        self._twins: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncHumanWire] = (
+            weakref.WeakKeyDictionary()
+        )
         self._lock = threading.Lock()
+        self.require_pinned_version = False
 
-    def set(self, client: HumanWire) -> None:
+    def set(self, client: HumanWire, *, require_pinned_version: bool = False) -> None:
         with self._lock:
             self._client = client
+            self._twins = weakref.WeakKeyDictionary()
+            self.require_pinned_version = require_pinned_version
 
     def get(self) -> HumanWire:
         with self._lock:
@@ -68,13 +101,87 @@ class StepClient:
                 )
             return self._client
 
+    def get_async(self) -> AsyncHumanWire:
+        """The async twin of the client for the running event loop."""
+        client = self.get()
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            twin = self._twins.get(loop)
+            if twin is None:
+                twin = self._twins[loop] = client.to_async()
+            return twin
+
 
 STEP_CLIENT = StepClient()
 
 
-def configure(client: HumanWire) -> None:
-    """Registers the client the steps send with (call it before ``DBOS.launch()``)."""
-    STEP_CLIENT.set(client)
+def configure(client: HumanWire, *, require_pinned_version: bool = False) -> None:
+    """Registers the client the steps send with (call it before ``DBOS.launch()``).
+
+    A wait begun with DBOS's computed application version is stranded by the next code
+    edit: each helper warns (``UnpinnedVersionWarning``) when the version is not pinned,
+    or, with ``require_pinned_version``, refuses (``UnpinnedVersionError``) before it
+    sends anything."""
+    STEP_CLIENT.set(client, require_pinned_version=require_pinned_version)
+
+
+class UnpinnedVersionWarning(UserWarning):
+    """A humanwire wait begins under DBOS's computed application version."""
+
+
+class UnpinnedVersionError(RuntimeError):
+    """``require_pinned_version``: a wait would begin under a computed version."""
+
+
+_UNPINNED = (
+    "DBOS's application version {version!r} is computed from the workflows' source: after "
+    "any code edit, DBOS will not recover this workflow, so a human's answer that comes "
+    "after a deploy never reaches it. Pin it: DBOSConfig(application_version=...) or "
+    'DBOS__APPVERSION (docs/guides/dbos.md, "Deploys").'
+)
+_checked: dict[str, bool] = {}
+_logged: set[str] = set()
+
+
+def version_pinned() -> bool | None:
+    """Whether DBOS's application version was set (``application_version``,
+    ``DBOS__APPVERSION``) rather than computed; None when DBOS has not launched."""
+    version = DBOS.application_version
+    if not version:
+        return None
+    known = _checked.get(version)
+    if known is not None:
+        return known
+    try:
+        # DBOS computes the version from its registry; no public call tells which it is.
+        from dbos._dbos import _get_dbos_instance
+        from dbos._utils import GlobalParams
+
+        registry = _get_dbos_instance()._registry
+        computed = registry.compute_app_version(GlobalParams.app_name or "")
+        pinned = version != computed
+    except Exception:  # another DBOS: tell by the form of a computed version
+        pinned = not (
+            version.startswith("DEFAULT_VERSION")
+            or (len(version) == 32 and all(c in "0123456789abcdef" for c in version))
+        )
+    _checked[version] = pinned
+    return pinned
+
+
+def check_version() -> None:
+    """Warns (or, with ``require_pinned_version``, raises) when a wait begins under a
+    computed application version. Runs before the step, so a refusal sends nothing."""
+    if version_pinned() is not False:
+        return
+    version = DBOS.application_version
+    message = _UNPINNED.format(version=version)
+    if STEP_CLIENT.require_pinned_version:
+        raise UnpinnedVersionError(message)
+    if version not in _logged:  # the log once per version; the warning per Python's filters
+        _logged.add(version)
+        log.warning(message)
+    warnings.warn(message, UnpinnedVersionWarning, stacklevel=4)
 
 
 def idempotency_key() -> str:
@@ -119,17 +226,31 @@ def _metadata(metadata: Mapping[str, str] | None) -> dict[str, str]:
     return {**(metadata or {}), WORKFLOW_ID_KEY: workflow_id}
 
 
-@_step("humanwire.send_message")
-def send_message_step(
-    channel: MessageChannel,
+def _async_step(name: str) -> Callable[[Callable[P, Awaitable[R]]], Callable[P, Awaitable[R]]]:
+    """The async twin of ``_step`` (its name ends ``_async``: DBOS registers steps by
+    name), with the same retries and key, for async workflows."""
+    return DBOS.step(
+        name=name,
+        retries_allowed=True,
+        max_attempts=5,
+        interval_seconds=1.0,
+        backoff_rate=2.0,
+        should_retry=transient,
+    )
+
+
+# What each step sends, written once: (resource, method, keyword arguments).
+Call = tuple[str, str, dict[str, Any]]
+
+
+def _message_call(
+    channel: str,
     to: str,
     message: str,
     follow_up_time: float,
-    metadata: Mapping[str, str] | None = None,
-    subject: str | None = None,
-) -> str:
-    """Sends a text (without waiting on the service); returns its interaction id."""
-    client = STEP_CLIENT.get()
+    metadata: Mapping[str, str] | None,
+    subject: str | None,
+) -> Call:
     common: dict[str, Any] = {
         "to": to,
         "message": message,
@@ -142,8 +263,116 @@ def send_message_step(
     if channel == "email":
         common["subject"] = subject
     # The client's method of that channel's name, as the tools call it (_tool_kinds).
-    sent = getattr(client.messages, channel)(**common)
+    return "messages", channel, common
+
+
+def _form_call(
+    channel: str,
+    to: str,
+    title: str,
+    fields: Sequence[FieldSpec],
+    follow_up_time: float,
+    message: str | None,
+    description: str | None,
+    metadata: Mapping[str, str] | None,
+) -> Call:
+    common: dict[str, Any] = {
+        "to": to,
+        "title": title,
+        "fields": list(fields),
+        "message": message,
+        "description": description,
+        "follow_up_time": follow_up_time,
+        "metadata": _metadata(metadata),
+        "idempotency_key": idempotency_key(),
+    }
+    if channel not in get_args(FormChannel):
+        raise ValueError(f"no such channel: {channel!r}")
+    return "forms", channel, common
+
+
+def _call_call(
+    to: str,
+    prompt: str,
+    language: str | None,
+    voice: str | None,
+    metadata: Mapping[str, str] | None,
+) -> Call:
+    arguments = {
+        "to": to,
+        "prompt": prompt,
+        "language": language,
+        "voice": voice,
+        "metadata": _metadata(metadata),
+        "idempotency_key": idempotency_key(),
+    }
+    return "calls", "create", arguments
+
+
+def _approval_call(
+    title: str,
+    approvers: Sequence[ApproverSpec],
+    follow_up_time: float,
+    action: ActionSpec | None,
+    description: str | None,
+    quorum: int | None,
+    on_timeout: OnTimeout | None,
+    metadata: Mapping[str, str] | None,
+) -> Call:
+    arguments = {
+        "title": title,
+        "approvers": approvers,
+        "action": action,
+        "description": description,
+        "quorum": quorum,
+        "on_timeout": on_timeout,
+        "follow_up_time": follow_up_time,
+        "metadata": _metadata(metadata),
+        "idempotency_key": idempotency_key(),
+    }
+    return "approvals", "create", arguments
+
+
+def _consume_call(interaction_id: str, action_digest: str | None) -> Call:
+    arguments = {"action_digest": action_digest, "idempotency_key": idempotency_key()}
+    return "approvals", "consume", {"interaction_id": interaction_id, **arguments}
+
+
+def _send(call: Call) -> Any:
+    resource, method, arguments = call
+    return getattr(getattr(STEP_CLIENT.get(), resource), method)(**arguments)
+
+
+async def _send_async(call: Call) -> Any:
+    resource, method, arguments = call
+    return await getattr(getattr(STEP_CLIENT.get_async(), resource), method)(**arguments)
+
+
+@_step("humanwire.send_message")
+def send_message_step(
+    channel: MessageChannel,
+    to: str,
+    message: str,
+    follow_up_time: float,
+    metadata: Mapping[str, str] | None = None,
+    subject: str | None = None,
+) -> str:
+    """Sends a text (without waiting on the service); returns its interaction id."""
+    sent = _send(_message_call(channel, to, message, follow_up_time, metadata, subject))
     return str(sent.interaction_id)
+
+
+@_async_step("humanwire.send_message_async")
+async def send_message_async_step(
+    channel: MessageChannel,
+    to: str,
+    message: str,
+    follow_up_time: float,
+    metadata: Mapping[str, str] | None = None,
+    subject: str | None = None,
+) -> str:
+    call = _message_call(channel, to, message, follow_up_time, metadata, subject)
+    return str((await _send_async(call)).interaction_id)
 
 
 @_step("humanwire.send_form")
@@ -158,21 +387,23 @@ def send_form_step(
     metadata: Mapping[str, str] | None = None,
 ) -> str:
     """Sends a form's link; returns its interaction id."""
-    client = STEP_CLIENT.get()
-    common: dict[str, Any] = {
-        "to": to,
-        "title": title,
-        "fields": list(fields),
-        "message": message,
-        "description": description,
-        "follow_up_time": follow_up_time,
-        "metadata": _metadata(metadata),
-        "idempotency_key": idempotency_key(),
-    }
-    if channel not in get_args(FormChannel):
-        raise ValueError(f"no such channel: {channel!r}")
-    sent = getattr(client.forms, channel)(**common)
-    return str(sent.interaction_id)
+    call = _form_call(channel, to, title, fields, follow_up_time, message, description, metadata)
+    return str(_send(call).interaction_id)
+
+
+@_async_step("humanwire.send_form_async")
+async def send_form_async_step(
+    channel: FormChannel,
+    to: str,
+    title: str,
+    fields: Sequence[FieldSpec],
+    follow_up_time: float,
+    message: str | None = None,
+    description: str | None = None,
+    metadata: Mapping[str, str] | None = None,
+) -> str:
+    call = _form_call(channel, to, title, fields, follow_up_time, message, description, metadata)
+    return str((await _send_async(call)).interaction_id)
 
 
 @_step("humanwire.place_call")
@@ -184,15 +415,19 @@ def place_call_step(
     metadata: Mapping[str, str] | None = None,
 ) -> str:
     """Places a call (returning at once); returns its interaction id."""
-    sent = STEP_CLIENT.get().calls.create(
-        to=to,
-        prompt=prompt,
-        language=language,
-        voice=voice,
-        metadata=_metadata(metadata),
-        idempotency_key=idempotency_key(),
-    )
-    return sent.interaction_id
+    return str(_send(_call_call(to, prompt, language, voice, metadata)).interaction_id)
+
+
+@_async_step("humanwire.place_call_async")
+async def place_call_async_step(
+    to: str,
+    prompt: str,
+    language: str | None = None,
+    voice: str | None = None,
+    metadata: Mapping[str, str] | None = None,
+) -> str:
+    call = _call_call(to, prompt, language, voice, metadata)
+    return str((await _send_async(call)).interaction_id)
 
 
 @_step("humanwire.request_approval")
@@ -207,16 +442,29 @@ def request_approval_step(
     metadata: Mapping[str, str] | None = None,
 ) -> tuple[str, str | None]:
     """Asks for an approval; returns its interaction id and action digest."""
-    approval = STEP_CLIENT.get().approvals.create(
-        title=title,
-        approvers=approvers,
-        action=action,
-        description=description,
-        quorum=quorum,
-        on_timeout=on_timeout,
-        follow_up_time=follow_up_time,
-        metadata=_metadata(metadata),
-        idempotency_key=idempotency_key(),
+    approval = _send(
+        _approval_call(
+            title, approvers, follow_up_time, action, description, quorum, on_timeout, metadata
+        )
+    )
+    return approval.interaction_id, approval.action_digest
+
+
+@_async_step("humanwire.request_approval_async")
+async def request_approval_async_step(
+    title: str,
+    approvers: Sequence[ApproverSpec],
+    follow_up_time: float,
+    action: ActionSpec | None = None,
+    description: str | None = None,
+    quorum: int | None = None,
+    on_timeout: OnTimeout | None = None,
+    metadata: Mapping[str, str] | None = None,
+) -> tuple[str, str | None]:
+    approval = await _send_async(
+        _approval_call(
+            title, approvers, follow_up_time, action, description, quorum, on_timeout, metadata
+        )
     )
     return approval.interaction_id, approval.action_digest
 
@@ -227,10 +475,12 @@ def consume_approval_step(interaction_id: str, action_digest: str | None) -> boo
     run again after a crash is answered as its first run was (its key is the same);
     another claim raises ``AlreadyConsumedError``, an undecided or rejected request
     ``NotApprovedError``."""
-    consumed = STEP_CLIENT.get().approvals.consume(
-        interaction_id, action_digest=action_digest, idempotency_key=idempotency_key()
-    )
-    return consumed.consumed
+    return bool(_send(_consume_call(interaction_id, action_digest)).consumed)
+
+
+@_async_step("humanwire.consume_approval_async")
+async def consume_approval_async_step(interaction_id: str, action_digest: str | None) -> bool:
+    return bool((await _send_async(_consume_call(interaction_id, action_digest))).consumed)
 
 
 SEND_STEP_NAMES = (
@@ -238,5 +488,9 @@ SEND_STEP_NAMES = (
     "humanwire.send_form",
     "humanwire.place_call",
     "humanwire.request_approval",
+    "humanwire.send_message_async",
+    "humanwire.send_form_async",
+    "humanwire.place_call_async",
+    "humanwire.request_approval_async",
 )
 """The steps that reach a person: a recovered workflow's history shows each once."""

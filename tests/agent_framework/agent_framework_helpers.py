@@ -9,10 +9,26 @@ on where it was."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_framework import Agent, BaseChatClient, ChatResponse, Content, Message, tool
+from agent_framework import (
+    Agent,
+    BaseChatClient,
+    ChatResponse,
+    Content,
+    Executor,
+    FileCheckpointStorage,
+    Message,
+    Workflow,
+    WorkflowBuilder,
+    WorkflowContext,
+    handler,
+    register_checkpoint_type,
+    response_handler,
+    tool,
+)
 from agent_framework._tools import FunctionInvocationLayer
 
 Call = tuple[str, dict[str, Any]]
@@ -96,3 +112,44 @@ def gated_tools(log: Path) -> list[Any]:
 
 def ran(log: Path) -> list[str]:
     return log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+
+
+# --- a workflow that asks a person ------------------------------------------------------
+
+
+@dataclass
+class ShipQuestion:
+    """What the workflow asks (registered: checkpoint decoding is an allow-list)."""
+
+    text: str
+
+
+register_checkpoint_type(ShipQuestion)
+
+
+class Asker(Executor):
+    """Asks ``Ship <topic>?`` with ``ctx.request_info`` and yields ``<question> -> <reply>``,
+    appending the reply to ``log`` when it runs."""
+
+    def __init__(self, log: Path) -> None:
+        super().__init__(id="asker")
+        self.log = log
+
+    @handler
+    async def start(self, topic: str, ctx: WorkflowContext) -> None:
+        await ctx.request_info(ShipQuestion(f"Ship {topic}?"), str)
+
+    @response_handler
+    async def on_answer(
+        self, original: ShipQuestion, answer: str, ctx: WorkflowContext[None, str]
+    ) -> None:
+        with self.log.open("a", encoding="utf-8") as out:
+            out.write(f"{answer}\n")
+        await ctx.yield_output(f"{original.text} -> {answer}")
+
+
+def asking_workflow(log: Path, checkpoints: Path | None = None) -> Workflow:
+    storage = FileCheckpointStorage(str(checkpoints)) if checkpoints is not None else None
+    return WorkflowBuilder(
+        start_executor=Asker(log), checkpoint_storage=storage, name="shipping"
+    ).build()

@@ -51,6 +51,7 @@ from .runs import (  # noqa: E402
 )
 from .tools import *  # noqa: E402, F403 (the tool table's classes)
 from .tools import HumanWireTool  # noqa: E402
+from .workflows import WORKFLOW_REQUEST_KEY, HumanRequests, Request, question_text  # noqa: E402
 
 __all__ = [
     "INSTALL_HINT",
@@ -58,9 +59,13 @@ __all__ = [
     "RESUME_AGENT_FRAMEWORK",
     "SESSION_KEY",
     "STATE_KEY",
+    "WORKFLOW_REQUEST_KEY",
     "HumanApprovals",
+    "HumanRequests",
     "HumanWireTool",
     "PendingRequest",
+    "Request",
     "SessionStore",
+    "question_text",
     *TOOL_CLASS_NAMES,
 ]

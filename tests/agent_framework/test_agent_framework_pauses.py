@@ -51,8 +51,11 @@ async def test_resume_expired_refuses_a_call_nobody_decided(
         client=async_humanwire_client, to=PHONE, follow_up_time=1, store=tmp_path / "sessions"
     )
     built = agent(once(*PAY), gated_tools(log))
-    await humans.start(built, "pay", session=built.create_session(session_id="s-2"))
+    session = built.create_session(session_id="s-2")
+    await humans.start(built, "pay", session=session)
     assert await humans.resume_expired(built) == []  # the window is still open
+    assert await humans.resume(built, session, timeout=0) is None
+    assert humans.store is not None and humans.store.keys() == ["s-2"]  # still waiting
     await asyncio.sleep(2.5)
     (resumed,) = await humans.resume_expired(built)
     assert "no approval decision arrived in time" in resumed.text

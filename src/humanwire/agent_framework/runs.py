@@ -48,6 +48,7 @@ from humanwire._pauses import (
     metadata_value,
     pause_window,
     read_decision,
+    resume_answered,
     resume_expired,
     resume_from_webhook,
     resume_once,
@@ -100,6 +101,8 @@ class PendingRequest:
     arguments: dict[str, Any]
     call_id: str
     interaction_id: str = ""
+    error: str = ""
+    """Why its approval request could not be sent (the call is refused on resume)."""
     kind: str = "approval"
 
     @property
@@ -114,6 +117,7 @@ class PendingRequest:
             "arguments": self.arguments,
             "call_id": self.call_id,
             "interaction_id": self.interaction_id,
+            "error": self.error,
         }
 
     @classmethod
@@ -124,6 +128,7 @@ class PendingRequest:
             dict(data.get("arguments") or {}),
             str(data.get("call_id") or ""),
             str(data.get("interaction_id") or ""),
+            str(data.get("error") or ""),
         )
 
     @classmethod
@@ -249,12 +254,11 @@ class HumanApprovals:
         still open, or its approvals were used already (resumed before). A ``store``'s
         copy is claimed first, so a session resumes once."""
         session = _session(session)
-        if self.store is not None and self.store.load(session.session_id) is not None:
-            return await resume_once(
-                self.store,
-                session.session_id,
-                lambda record: self._resume(agent, _session(record), None, timeout),
-            )
+        stored = self.store.load(session.session_id) if self.store is not None else None
+        if stored is not None:
+            # The decisions first, then the claim: a session still waiting stays stored.
+            saved = SavedRecord(session.session_id, stored)
+            return await resume_answered(self._resumer(agent), saved, timeout=timeout)
         return await self._resume(agent, session, None, timeout)
 
     async def resume_from_webhook(
@@ -297,6 +301,7 @@ class HumanApprovals:
             pending=lambda saved: {
                 key: AwaitedAnswer("approval", call.interaction_id)
                 for key, call in pending_of(_session(saved.record)).items()
+                if call.interaction_id  # one that could not be sent waits for nothing
             },
             resume=resume,
             client=self.clients.get,
@@ -319,7 +324,9 @@ class HumanApprovals:
         client = await self.clients.get()
         answers: dict[str, Answer | HumanWireError] = dict(known or {})
         for key, call in pending.items():
-            if key not in answers:
+            if call.error:
+                answers[key] = HumanWireError(call.error)
+            elif key not in answers:
                 decision = await read_decision(client, call.interaction_id, timeout=timeout)
                 if decision is None:
                     return None  # still open: its own decision resumes the session
@@ -349,15 +356,15 @@ class HumanApprovals:
             )
             failed = {p.request_id: e for p, e in sent if isinstance(e, HumanWireError)}
             if len(failed) < len(asked):
+                # Every request, the ones that could not be sent with why: the framework
+                # waits for a response to each, and a resume refuses those.
+                recorded = [
+                    p if e is None else PendingRequest(**{**p.to_dict(), "error": str(e)})
+                    for p, e in sent
+                ]
                 session.state[STATE_KEY] = {
-                    "pending": {
-                        p.request_id: p.to_dict()
-                        for p, e in sent
-                        if isinstance(p, PendingRequest) and not isinstance(e, HumanWireError)
-                    }
+                    "pending": {p.request_id: p.to_dict() for p in recorded}
                 }
-                if failed:
-                    session.state[STATE_KEY]["failed"] = {k: str(e) for k, e in failed.items()}
                 if self.store is not None:
                     self.store.save(session.session_id, session.to_dict())
                 return response

@@ -153,3 +153,15 @@ def asking_workflow(log: Path, checkpoints: Path | None = None) -> Workflow:
     return WorkflowBuilder(
         start_executor=Asker(log), checkpoint_storage=storage, name="shipping"
     ).build()
+
+
+class Counter(Executor):
+    """Asks for a number (``response_type=int``): not a question a person's text answers."""
+
+    @handler
+    async def start(self, topic: str, ctx: WorkflowContext) -> None:
+        await ctx.request_info(f"How many {topic}?", int)
+
+
+def counting_workflow() -> Workflow:
+    return WorkflowBuilder(start_executor=Counter(id="counter")).build()

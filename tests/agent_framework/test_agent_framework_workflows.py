@@ -78,3 +78,23 @@ def test_a_checkpoint_is_run_on_in_another_process_once(
     assert run("resume") == {"resumed": False}  # the latest checkpoint waits for nothing
     assert ran(tmp_path / "answers.log") == ["yes, ship it"]
     assert len(human.deliveries()) == 1  # asked once, however often resumed
+
+
+def test_what_a_person_is_asked() -> None:
+    from agent_framework_helpers import ShipQuestion
+
+    from humanwire.agent_framework import question_text
+
+    assert question_text("Ship v2?") == "Ship v2?"
+    assert question_text(ShipQuestion("Ship v3?")) == "Ship v3?"
+    assert question_text(42) == "42"
+
+
+async def test_a_request_wanting_another_type_than_text_is_refused(
+    async_humanwire_client: AsyncHumanWire,
+) -> None:
+    import pytest
+    from agent_framework_helpers import counting_workflow
+
+    with pytest.raises(TypeError, match="a person's reply is text"):
+        await people(async_humanwire_client).arun(counting_workflow(), "crates")

@@ -93,3 +93,24 @@ async def test_a_humanwire_tool_may_need_approval_itself(
     result = await humans.arun(agent(chat, [tool]), "Tell")
     assert result.text.startswith("FINAL: Message sent by sms")
     assert [d for d in human.deliveries() if "Deploy done" in d.text]
+
+
+async def test_the_request_is_found_without_the_in_memory_history(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman, tmp_path: Path
+) -> None:
+    # A session whose history lives elsewhere: the framework's own record of the pending
+    # request (in the session's state) is enough to answer it.
+    from agent_framework import AgentSession
+
+    from humanwire.agent_framework.runs import approval_requests
+
+    humans = HumanApprovals(client=async_humanwire_client, to=PHONE, follow_up_time=60)
+    built = agent(once(*PAY), gated_tools(tmp_path / "ran.log"))
+    session = built.create_session(session_id="s-4")
+    await humans.start(built, "pay", session=session)
+    saved = session.to_dict()
+    saved["state"].pop("in_memory")
+    (request_id,) = saved["state"][STATE_KEY]["pending"]
+    (found,) = approval_requests(AgentSession.from_dict(saved), [request_id])
+    assert found.id == request_id and found.function_call is not None
+    assert found.function_call.name == "send_payment"

@@ -162,7 +162,11 @@ def pending_of(session: AgentSession) -> dict[str, PendingRequest]:
 
 
 def approval_requests(session: AgentSession, ids: Sequence[str]) -> list[Content]:
-    """The ``function_approval_request`` contents of ``ids`` in the session's history."""
+    """The ``function_approval_request`` contents of ``ids``: from the session's history,
+    else from the framework's own record of pending requests (kept in the session's state
+    whatever holds the history)."""
+    from agent_framework import Content
+
     messages = (session.state.get("in_memory") or {}).get("messages") or []
     found = {
         content.id: content
@@ -170,6 +174,9 @@ def approval_requests(session: AgentSession, ids: Sequence[str]) -> list[Content
         for content in getattr(message, "contents", [])
         if content.type == "function_approval_request"
     }
+    for item in (session.state.get("tool_approval") or {}).get("pending_approval_requests", []):
+        content = Content.from_dict(item) if isinstance(item, Mapping) else item
+        found.setdefault(content.id, content)
     return [found[key] for key in ids if key in found]
 
 

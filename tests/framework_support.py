@@ -320,3 +320,61 @@ def check_tools_follow_the_table(adapter: ModuleType) -> None:
     sms = adapter.AskHumanSMS(to=PHONE)
     assert (getattr(sms, "name", None) or sms.tool_name) == "ask_human_sms"  # Strands: tool_name
     assert isinstance(adapter.NotifyHumanSMS(to=PHONE), adapter.AskHumanSMS)
+
+
+def pinging_kind() -> Any:
+    """A kind of tool that is in no adapter, for a test to add to the tool table
+    (``ToolRow("PingHuman", kind, "ping_human", "sms", False)``): the rule is that a
+    table row is the whole of a new tool, each adapter deriving its tool from the kind
+    (at most a line of its own). It texts ``ping: <message>`` by SMS without waiting."""
+    from pydantic import BaseModel, Field
+
+    from humanwire._tool_kinds import ToolCore
+    from humanwire._tooling import Operation
+    from humanwire.approval import resolve_recipient
+
+    class PingInput(BaseModel):
+        message: str = Field(min_length=1, description="What to ping the person with.")
+
+    class PingHuman(ToolCore):
+        """Ping a person by SMS without waiting (``ping_human``): a tool added at test
+        time."""
+
+        args_model = PingInput
+
+        def __init__(
+            self,
+            *,
+            client: Any = None,
+            async_client: Any = None,
+            to: str | None = None,
+            name: str = "ping_human",
+            description: str = "Ping a person by SMS. Nothing is awaited.",
+            **options: Any,
+        ) -> None:
+            self.to = resolve_recipient("sms", to, client or async_client)
+            super().__init__(
+                name=name,
+                description=description,
+                args_model=PingInput,
+                client=client,
+                async_client=async_client,
+                **options,
+            )
+
+        def _operation(self, arguments: BaseModel) -> Operation[Any, str]:
+            message, to, metadata = f"ping: {arguments.message}", self.to, self._metadata()  # type: ignore[attr-defined]
+            return Operation(
+                lambda client: client.messages.sms(to=to, message=message, **metadata),
+                lambda response: f"pinged ({response.interaction_id})",
+            )
+
+    return PingHuman
+
+
+def table_with(kind: Any, name: str, channel: str | None) -> tuple[Any, ...]:
+    """The tool table with a row for ``kind`` added at its end (a tool that waits for
+    nothing)."""
+    from humanwire._tool_kinds import TOOL_TABLE, ToolRow
+
+    return (*TOOL_TABLE, ToolRow(kind.__name__, kind, name, channel, False))

@@ -1,6 +1,8 @@
-"""The humanwire tools once, for every framework whose tools are objects built from a
-name, a description and an argument schema (the OpenAI Agents SDK, Pydantic AI, Google
-ADK, Strands).
+"""The humanwire tools once, for every adapter: the frameworks whose tools are objects
+built from a name, a description and an argument schema (LangChain, the OpenAI Agents
+SDK, Pydantic AI, Google ADK, Strands, CrewAI) join a kind to their tool class; the MCP
+server and LlamaIndex's tool spec build each row's kind without a framework
+(:func:`bare`) and need no line per tool.
 
 Each class here is one kind of tool without its framework: its options (checked when the
 tool is built), its name, description and argument model (the shared ones of
@@ -16,8 +18,9 @@ options on to the framework.
 import, the name a model calls, its channel, whether it waits, and the kind that settles
 its description, argument schema, defaults and client call). Every adapter derives its
 tools from it, one line a tool (``class AskHumanSMS(kinds.AskHumanSMS, HumanWireTool):
-...``, the docstring the kind's), and a test holds each adapter to the table: adding a
-tool or a channel is a kind and a row here, and one line in each adapter.
+...``, the docstring the kind's) or none (MCP, LlamaIndex), and a test holds each adapter
+to the table: adding a tool or a channel is a kind and a row here, and at most one line in
+each adapter.
 
 An adapter's base runs a call with :meth:`ToolCore.arun` (validate, send, the text for
 the model), or in two steps when its framework tells the two failures apart:
@@ -28,7 +31,8 @@ badly) and the :class:`~humanwire._tooling.Operation` it returns, run on
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import inspect
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
@@ -69,6 +73,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_WAIT_TIME",
+    "LISTING_TO",
     "TOOL_CLASS_NAMES",
     "TOOL_TABLE",
     "AskHumanChannel",
@@ -76,18 +81,23 @@ __all__ = [
     "AskHumanSMS",
     "AskHumanSlack",
     "AskHumanWhatsApp",
+    "BareTool",
     "CallHuman",
     "CheckHumanInteraction",
     "HumanForm",
     "MessageTool",
+    "ModelToolCore",
     "NotifyHumanEmail",
     "NotifyHumanSMS",
     "NotifyHumanSlack",
     "NotifyHumanWhatsApp",
     "ToolCore",
     "ToolRow",
+    "bare",
     "error_text",
     "form_description_text",
+    "recipient_channel",
+    "takes",
 ]
 
 DEFAULT_WAIT_TIME = 300.0
@@ -172,6 +182,27 @@ class ToolCore:
         a normal result (the no-response text)."""
         operation = self.operation_for(arguments)
         return await operation.arun(await self.clients.get())
+
+
+class ModelToolCore(ToolCore):
+    """:class:`ToolCore` for a framework whose tool is a pydantic model (LangChain's and
+    CrewAI's ``BaseTool``): the kind's settings (recipient, windows, form...) are plain
+    attributes beside the model's fields, so the model's own fields, dump and validation
+    stay the framework's."""
+
+    def __init__(self, **options: Any) -> None:
+        # The kind (and ToolCore) set their attributes before the model exists, and
+        # pydantic's __init__ replaces the instance dict: carry them across it.
+        settings = self.__dict__
+        super().__init__(**options)
+        for key, value in settings.items():
+            self.__dict__.setdefault(key, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in getattr(type(self), "model_fields", {}) or name.startswith("_"):
+            super().__setattr__(name, value)
+        else:  # a kind's setting: a plain attribute, not a pydantic field
+            object.__setattr__(self, name, value)
 
 
 def _windows(wait_time: float | None, follow_up_time: float | None) -> dict[str, float]:
@@ -603,14 +634,61 @@ TOOL_TABLE: tuple[ToolRow, ...] = (
             NotifyHumanEmail,
         )
     ),
-    ToolRow("AskHumanChannel", AskHumanChannel, "ask_human_channel", None, True),
     ToolRow("HumanForm", HumanForm, "human_form", None, True),
+    ToolRow("AskHumanChannel", AskHumanChannel, "ask_human_channel", None, True),
     ToolRow("CallHuman", CallHuman, "call_human", "call", True),
     ToolRow("CheckHumanInteraction", CheckHumanInteraction, "check_human_interaction", None, False),
 )
 """The humanwire tools, a row each: the message tools (an ask and a notify per channel of
-:data:`~humanwire._tooling.CHANNEL_NAMES`), the channel card, the form, the call and the
-check."""
+:data:`~humanwire._tooling.CHANNEL_NAMES`), the form, the channel card, the call and the
+check (the order the MCP server lists them in)."""
 
 TOOL_CLASS_NAMES: tuple[str, ...] = tuple(row.class_name for row in TOOL_TABLE)
 """The tool classes every adapter exports, in the table's order."""
+
+
+# --- a kind without a framework ---------------------------------------------------------------
+
+LISTING_TO = "+12025550100"
+"""A recipient to build a kind with when only its name, description and schema are
+wanted (any valid number): an adapter whose recipient is the call's builds the kind again
+with it for each call (MCP, LlamaIndex)."""
+
+
+class _Settled:
+    """The end of a bare kind's MRO: keeps the name and description the kind settled."""
+
+    def __init__(self, *, name: str, description: str) -> None:
+        self.name = name
+        self.description = description
+
+
+class BareTool(ToolCore):
+    """A kind built without a framework (:func:`bare`): what it settles (``name``,
+    ``description``, ``args_model``, the client call) for an adapter whose tools are not
+    objects of the kind's options (MCP, LlamaIndex)."""
+
+    name: str
+    description: str
+
+
+_BARE: dict[type[ToolCore], Callable[..., BareTool]] = {}
+
+
+def bare(kind: type[ToolCore]) -> Callable[..., BareTool]:
+    """``kind`` joined to no framework (made once a kind), built with its own options."""
+    if kind not in _BARE:
+        _BARE[kind] = type(kind.__name__, (kind, BareTool, _Settled), {})
+    return _BARE[kind]
+
+
+def takes(kind: type[ToolCore], option: str) -> bool:
+    """Whether ``kind`` takes ``option`` when it is built: ``to`` (it sends to a
+    recipient fixed then), ``expose_recipient`` (the model may choose one)."""
+    return option in inspect.signature(kind.__init__).parameters
+
+
+def recipient_channel(tool: ToolCore) -> str:
+    """The channel whose recipient a tool that takes one needs: its message or form
+    channel; a call's is the sms number."""
+    return str(getattr(tool, "channel", "sms"))

@@ -96,7 +96,7 @@ def test_form_configuration_errors() -> None:
     with pytest.raises(ValidationError):
         HumanForm(title="T", fields=[{"id": "a b", "label": "A", "type": "text"}])
     form = HumanForm(wait_time=None, follow_up_time=600)
-    assert form.windows() == {"follow_up_time": 600}
+    assert (form.wait_time, form.follow_up_time) == (None, 600)
 
 
 def test_call_options_are_checked_at_construction() -> None:

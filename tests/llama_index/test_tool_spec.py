@@ -10,7 +10,7 @@ import pytest
 from llama_index.core.tools import FunctionTool, ToolOutput
 
 from humanwire import AsyncHumanWire, HumanWire
-from humanwire.errors import InvalidToNumberError, NotFoundError
+from humanwire.errors import InvalidRequestError, InvalidToNumberError, NotFoundError
 from humanwire.llama_index import HumanWireToolSpec
 from humanwire.testing import ScriptedHuman
 
@@ -58,13 +58,13 @@ ANSWERED = [
         "ask_human_form",
         {"title": "Logo colour", "fields": [COLOUR_FIELD], "message": "Quick question"},
         lambda h: h.fill_form({"colour": "teal"}),
-        lambda text: text == "Favourite colour: teal",
+        lambda text: text == "The human submitted the form:\nFavourite colour: teal",
     ),
     Case(
         "ask_human_form",
         {},
         lambda h: h.fill_form({"colour": "amber"}, channel="slack"),
-        lambda text: text == "Favourite colour: amber",
+        lambda text: text == "The human submitted the form:\nFavourite colour: amber",
         {"form_title": "Logo colour", "form_fields": [COLOUR_FIELD], "form_channel": "slack"},
     ),
     Case(
@@ -350,7 +350,7 @@ def test_fixed_form_refuses_a_redesign(humanwire_client: HumanWire) -> None:
     spec = HumanWireToolSpec(
         humanwire_client, form_title="Colour", form_fields=[COLOUR_FIELD], wait_time=WAIT
     )
-    with pytest.raises(Exception, match="fixed"):
+    with pytest.raises(InvalidRequestError, match="unknown property 'title'"):
         spec.ask_human_form(title="Other", fields=[COLOUR_FIELD])
 
 
@@ -379,7 +379,10 @@ async def test_designed_form_with_plain_options_and_no_ids(
         {"label": "Gift wrap", "type": "checkbox"},
     ]
     output = await form.acall(title="Your order", fields=fields)
-    assert (output.is_error, output.content) == (False, "Size: Large\nGift wrap: Yes")
+    assert (output.is_error, output.content) == (
+        False,
+        "The human submitted the form:\nSize: Large\nGift wrap: Yes",
+    )
     select = await form.acall(title="Pick", fields=[{"label": "Colour", "type": "select"}])
     assert select.is_error and "give it options" in select.content
 

@@ -44,7 +44,7 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema, to_jsonable_python
 
 from humanwire import _tool_kinds as kinds
-from humanwire._tool_kinds import DEFAULT_WAIT_TIME, ToolCore, error_text
+from humanwire._tool_kinds import DEFAULT_WAIT_TIME, ModelToolCore, error_text
 from humanwire._tooling import plain_json_schema
 from humanwire.errors import (
     APIConnectionError,
@@ -123,7 +123,7 @@ def shown_schema(model: type[BaseModel]) -> type[BaseModel]:
 _NOT_SAVED = frozenset({"client", "async_client"})
 
 
-class HumanWireTool(ToolCore, BaseTool):
+class HumanWireTool(ModelToolCore, BaseTool):
     """Base of the humanwire tools: a CrewAI ``BaseTool`` whose call is one
     :class:`~humanwire._tooling.Operation` on the sync client.
 
@@ -161,12 +161,7 @@ class HumanWireTool(ToolCore, BaseTool):
     ) -> None:
         options.setdefault("args_schema", shown_schema(args_model))
         options.setdefault("cache_function", never_cache)
-        # The kind (and ToolCore) set their attributes before the model exists, and
-        # pydantic's __init__ replaces the instance dict: carry them across it.
-        settings = self.__dict__
         super().__init__(name=name, description=description, args_model=args_model, **options)
-        for key, value in settings.items():
-            self.__dict__.setdefault(key, value)
 
     @model_serializer(mode="wrap")
     def _with_settings(
@@ -181,12 +176,6 @@ class HumanWireTool(ToolCore, BaseTool):
         if info.mode_is_json():
             settings = to_jsonable_python(settings)
         return settings | dumped
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in type(self).model_fields or name.startswith("_"):
-            super().__setattr__(name, value)
-        else:  # a kind's setting: a plain attribute, not a pydantic field
-            object.__setattr__(self, name, value)
 
     @property
     def configured_client(self) -> HumanWire | AsyncHumanWire | None:

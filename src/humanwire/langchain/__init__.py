@@ -82,26 +82,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from humanwire._extras import Extra
+from humanwire._tool_kinds import TOOL_CLASS_NAMES
 from humanwire.approval import ApprovalDecision, ApprovalRequest, Approver
 
 Extra("humanwire.langchain", "langchain", "langchain-core", ("langchain_core.tools",)).require()
 
 from .approval import ApprovalRejected, HumanApprovalCallbackHandler, require_approval  # noqa: E402
 from .toolkit import HumanWireToolkit  # noqa: E402
-from .tools import (  # noqa: E402
-    AskHumanChannel,
-    AskHumanEmail,
-    AskHumanSlack,
-    AskHumanSMS,
-    AskHumanWhatsApp,
-    CallHuman,
-    CheckHumanInteraction,
-    HumanForm,
-    NotifyHumanEmail,
-    NotifyHumanSlack,
-    NotifyHumanSMS,
-    NotifyHumanWhatsApp,
-)
+from .tools import *  # noqa: E402, F403 (the tool table's classes)
+from .tools import HumanWireTool  # noqa: E402
 
 if TYPE_CHECKING:
     from .checkpoint import ApprovalCheckpoint
@@ -113,22 +102,12 @@ __all__ = [
     "ApprovalRejected",
     "ApprovalRequest",
     "Approver",
-    "AskHumanChannel",
-    "AskHumanEmail",
-    "AskHumanSMS",
-    "AskHumanSlack",
-    "AskHumanWhatsApp",
-    "CallHuman",
-    "CheckHumanInteraction",
     "HumanApprovalCallbackHandler",
-    "HumanForm",
     "HumanInTheLoopApprover",
+    "HumanWireTool",
     "HumanWireToolkit",
-    "NotifyHumanEmail",
-    "NotifyHumanSMS",
-    "NotifyHumanSlack",
-    "NotifyHumanWhatsApp",
     "require_approval",
+    *TOOL_CLASS_NAMES,
 ]
 
 # langgraph costs most of a second to import: load it only when these are used.

@@ -1,30 +1,24 @@
-"""What every humanwire tool shares: clients, result format, error mapping, windows."""
+"""The base of the humanwire LangChain tools: a kind of ``humanwire._tool_kinds`` (its
+options, name, description, argument schema and client call) joined to LangChain's
+``BaseTool``; clients, the ``(text, artifact)`` result and the error mapping."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
 from langchain_core.tools import BaseTool, ToolException
-from pydantic import Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, ValidationError
 
+from humanwire._tool_kinds import DEFAULT_WAIT_TIME, ModelToolCore
 from humanwire._tooling import Operation
-from humanwire.approval import check_follow_up_time, check_wait_time
 from humanwire.errors import HumanWireError
 
 if TYPE_CHECKING:
     from humanwire._client import AsyncHumanWire, HumanWire
 
-__all__ = ["HumanWireBaseTool", "is_async_client", "tool_error"]
-
-DEFAULT_WAIT_TIME = 300.0
-"""How long a tool holds the request for the human's answer unless told otherwise."""
-
-
-def is_async_client(client: object) -> bool:
-    from humanwire._client import AsyncHumanWire
-
-    return isinstance(client, AsyncHumanWire)
+__all__ = ["DEFAULT_WAIT_TIME", "HumanWireTool", "tool_error"]
 
 
 def validation_error_text(exc: Exception) -> str:
@@ -42,14 +36,37 @@ def tool_error(exc: Exception) -> ToolException:
     return ToolException(f"humanwire: {exc}")
 
 
-class HumanWireBaseTool(BaseTool):
-    """Base of the humanwire tools.
+def _pydantic_errors(init: Callable[..., None]) -> Callable[..., None]:
+    """``init`` raising a pydantic ``ValidationError`` for a bad option, as any LangChain
+    tool (a pydantic model) does, where the kind raises ``ValueError``."""
+
+    @functools.wraps(init)
+    def checked(self: Any, *args: Any, **options: Any) -> None:
+        try:
+            init(self, *args, **options)
+        except ValidationError:
+            raise
+        except ValueError as exc:
+            error: Any = {"type": "value_error", "loc": (), "input": options, "ctx": {"error": exc}}
+            raise ValidationError.from_exception_data(type(self).__name__, [error]) from None
+
+    checked.__dict__["_pydantic_errors"] = True
+    return checked
+
+
+class HumanWireTool(ModelToolCore, BaseTool):
+    """Base of the humanwire tools: a LangChain ``BaseTool`` whose call is one
+    :class:`~humanwire._tooling.Operation`, run on the sync client for ``invoke`` and on
+    the async one for ``ainvoke`` (a real ``_arun``, not a thread).
 
     ``client`` may be a ``HumanWire`` or an ``AsyncHumanWire``; the other one (or both)
     is built from the environment (``HUMANWIRE_API_KEY``, ``HUMANWIRE_BASE_URL``; the
     embedded service otherwise) the first time it is needed. LangChain's ``metadata=``
     (given to callbacks) is also every send's metadata on the service: string keys and
     values within docs/design.md's limits, echoed on the status and events.
+
+    A LangChain tool is a pydantic model; the kind's settings (recipient, windows,
+    form...) are plain attributes beside its fields.
     """
 
     client: Any = Field(default=None, exclude=True, repr=False)
@@ -63,12 +80,30 @@ class HumanWireBaseTool(BaseTool):
     # instead of an exception ending the run.
     handle_validation_error: bool | str | Callable[..., str] | None = validation_error_text
 
-    def model_post_init(self, context: Any, /) -> None:
-        super().model_post_init(context)
-        if self.client is not None and is_async_client(self.client):
-            if self.async_client is None:
-                self.async_client = self.client
-            self.client = None
+    if not TYPE_CHECKING:
+        # ToolCore's attributes: plain ones, not pydantic fields.
+        args_model: ClassVar[Any]
+        clients: ClassVar[Any]
+        send_metadata: ClassVar[Any]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if not getattr(cls.__init__, "_pydantic_errors", False):
+            cls.__init__ = _pydantic_errors(cls.__init__)  # type: ignore[method-assign]
+
+    def __init__(
+        self, *, name: str, description: str, args_model: type[BaseModel], **options: Any
+    ) -> None:
+        options.setdefault("args_schema", args_model)
+        super().__init__(name=name, description=description, args_model=args_model, **options)
+        # ToolCore took these; LangChain's fields show them too, and LangChain's metadata
+        # (for callbacks) is every send's metadata (see _metadata).
+        self.client, self.async_client = self.clients.client, self.clients.async_client
+        self.metadata = dict(self.send_metadata) or None
+
+    async def arun(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        """LangChain's ``arun`` (callbacks, errors, the ToolMessage), not ToolCore's."""
+        return await BaseTool.arun(self, *args, **kwargs)
 
     # -- clients ---------------------------------------------------------------------------
     @property
@@ -95,56 +130,27 @@ class HumanWireBaseTool(BaseTool):
         self.async_client = async_client
         return async_client
 
-    def send_metadata(self) -> dict[str, Any]:
-        """``{"metadata": …}`` for a send when the tool has LangChain's ``metadata`` (also
-        the interaction's metadata on the service: string keys and values, docs/design.md
-        "Metadata"), else nothing."""
+    def _metadata(self) -> dict[str, Any]:
+        # LangChain's metadata as it is now (a user may set it after construction).
         return {"metadata": dict(self.metadata)} if self.metadata else {}
 
     # -- calling the service -----------------------------------------------------------------
-    def _operation(self, *args: Any, **arguments: Any) -> Operation[Any, Any]:
-        """The client call for these arguments and how its response becomes the
-        ``(text, artifact)`` result: written once, run by ``_run`` and ``_arun``."""
-        raise NotImplementedError
+    def _call(self, arguments: dict[str, Any]) -> Operation[Any, tuple[str, Any]]:
+        """The kind's client call for ``arguments`` (already checked against
+        ``args_schema`` by LangChain), its result ``(text, typed response)``."""
+        operation = self._operation(self.args_model.model_validate(arguments))
+        finish = operation.finish
+        return Operation(operation.send, lambda response: (finish(response), response))
 
     def _run(self, **arguments: Any) -> Any:
-        client = self.sync_client()
         try:
-            return self._operation(**arguments).run(client)
+            return self._call(arguments).run(self.sync_client())
         except (HumanWireError, ValidationError) as exc:
             # A service failure is an error ToolMessage; a human who does not answer is not.
             raise tool_error(exc) from exc
 
     async def _arun(self, **arguments: Any) -> Any:
-        client = self.aclient()
         try:
-            return await self._operation(**arguments).arun(client)
+            return await self._call(arguments).arun(self.aclient())
         except (HumanWireError, ValidationError) as exc:
             raise tool_error(exc) from exc
-
-
-class WindowedTool(HumanWireBaseTool):
-    """A tool that waits for an answer: ``wait_time`` and ``follow_up_time`` are set at
-    construction and checked against the service's bounds (1-600 s, 1-60000 s)."""
-
-    wait_time: float | None = DEFAULT_WAIT_TIME
-    follow_up_time: float | None = None
-
-    @field_validator("wait_time")
-    @classmethod
-    def _check_wait_time(cls, value: float | None) -> float | None:
-        return check_wait_time(value)
-
-    @field_validator("follow_up_time")
-    @classmethod
-    def _check_follow_up_time(cls, value: float | None) -> float | None:
-        return check_follow_up_time(value)
-
-    def windows(self) -> dict[str, float]:
-        """The window arguments for the client, unset ones left out."""
-        windows: dict[str, float] = {}
-        if self.wait_time is not None:
-            windows["wait_time"] = self.wait_time
-        if self.follow_up_time is not None:
-            windows["follow_up_time"] = self.follow_up_time
-        return windows

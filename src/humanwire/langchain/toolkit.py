@@ -2,45 +2,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.tools import BaseTool, BaseToolkit
 from pydantic import Field, field_validator
 
+from humanwire import _tool_kinds as kinds
 from humanwire._tooling import MessageChannel
 from humanwire.approval import check_follow_up_time, check_wait_time
 
+from . import tools as _tools
 from ._base import DEFAULT_WAIT_TIME
-from .tools import (
-    AskHumanChannel,
-    AskHumanEmail,
-    AskHumanSlack,
-    AskHumanSMS,
-    AskHumanWhatsApp,
-    CallHuman,
-    CheckHumanInteraction,
-    HumanForm,
-    NotifyHumanEmail,
-    NotifyHumanSlack,
-    NotifyHumanSMS,
-    NotifyHumanWhatsApp,
-)
 
 __all__ = ["HumanWireToolkit"]
 
-_ASK = {
-    "sms": AskHumanSMS,
-    "whatsapp": AskHumanWhatsApp,
-    "slack": AskHumanSlack,
-    "email": AskHumanEmail,
-}
-_NOTIFY = {
-    "sms": NotifyHumanSMS,
-    "whatsapp": NotifyHumanWhatsApp,
-    "slack": NotifyHumanSlack,
-    "email": NotifyHumanEmail,
-}
+
+def _message_tools(*, waits: bool) -> dict[str, Callable[..., BaseTool]]:
+    """The message tools of the table by channel: the asks, or the notifies."""
+    return {
+        str(row.channel): getattr(_tools, row.class_name)
+        for row in kinds.TOOL_TABLE
+        if issubclass(row.kind, kinds.MessageTool) and row.waits == waits
+    }
+
+
+_ASK = _message_tools(waits=True)
+_NOTIFY = _message_tools(waits=False)
 
 
 class HumanWireToolkit(BaseToolkit):
@@ -92,19 +80,19 @@ class HumanWireToolkit(BaseToolkit):
         return check_follow_up_time(value)
 
     def _recipient(self, channel: str) -> str | None:
-        return {
-            "sms": self.sms_to,
-            "whatsapp": self.whatsapp_to,
-            "slack": self.slack_to,
-            "email": self.email_to,
-        }[channel]
+        # A channel without a field of its own here: its variable, or the default human.
+        recipient: str | None = getattr(self, f"{channel}_to", None)
+        return recipient
 
     def _common(self) -> dict[str, Any]:
         return {"client": self.client, "async_client": self.async_client}
 
     def get_tools(self) -> list[BaseTool]:
         tools: list[BaseTool] = []
-        windows = {"wait_time": self.wait_time, "follow_up_time": self.follow_up_time}
+        windows: dict[str, Any] = {
+            "wait_time": self.wait_time,
+            "follow_up_time": self.follow_up_time,
+        }
         for channel in self.channels:
             tools.append(
                 _ASK[channel](
@@ -127,7 +115,7 @@ class HumanWireToolkit(BaseToolkit):
         if self.form:
             form_channel = self.form_channel or self.channels[0]
             tools.append(
-                HumanForm(
+                _tools.HumanForm(
                     channel=form_channel,
                     to=self._recipient(form_channel),
                     expose_recipient=self.expose_recipient,
@@ -137,13 +125,13 @@ class HumanWireToolkit(BaseToolkit):
             )
         for channel_id in self.channel_ids:
             tools.append(
-                AskHumanChannel(
+                _tools.AskHumanChannel(
                     name=f"ask_human_{channel_id}", channel_id=channel_id, **self._common()
                 )
             )
         if self.call:
             tools.append(
-                CallHuman(
+                _tools.CallHuman(
                     to=self.sms_to,
                     expose_recipient=self.expose_recipient,
                     transfer_to=self.call_transfer_to,
@@ -152,5 +140,5 @@ class HumanWireToolkit(BaseToolkit):
                 )
             )
         if self.check:
-            tools.append(CheckHumanInteraction(**self._common()))
+            tools.append(_tools.CheckHumanInteraction(**self._common()))
         return tools

@@ -1,52 +1,47 @@
-"""``HumanWireToolSpec``: every channel, the form, the call and the status check as
-LlamaIndex tools, each with a sync and an async function.
+"""``HumanWireToolSpec``: the humanwire tools as LlamaIndex tools, each with a sync and an
+async function, derived from the tool table (``humanwire._tool_kinds.TOOL_TABLE``).
 
-Each operation is described once (an ``Operation``: the client call and how its response
-becomes the text the model reads); the sync function runs it on ``HumanWire``, the async
-one on ``AsyncHumanWire``.
+Each row's kind settles the tool's name, description, argument schema and client call
+(every adapter reads the same); the spec holds what is LlamaIndex's own: the recipients,
+resolved once for all its tools, which tools it offers, ``notify_human`` (one tool that
+sends on the channel the model picks, over the table's notify tools), and two names its
+users know (``ask_human_form`` for ``human_form``). A tool added to the table is offered
+here with no code of its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from llama_index.core.tools import FunctionTool, ToolMetadata
 from llama_index.core.tools.tool_spec.base import SPEC_FUNCTION_TYPE, BaseToolSpec
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic_core import PydanticCustomError
 
+from humanwire._tool_kinds import (
+    LISTING_TO,
+    TOOL_TABLE,
+    AskHumanChannel,
+    CallHuman,
+    HumanForm,
+    MessageTool,
+    ToolRow,
+    bare,
+    recipient_channel,
+    takes,
+)
 from humanwire._tooling import (
-    ASK_CHANNEL_DESCRIPTION,
-    CALL_PROMPT,
-    CHANNEL_NAMES,
-    CHECK_DESCRIPTION,
-    EMAIL_TO,
-    FORM_DESCRIPTION,
-    FORM_FIELDS,
-    FORM_MESSAGE,
-    FORM_TITLE,
-    INTERACTION_ID,
-    MESSAGE,
     NOTE,
     PHONE_TO,
-    SLACK_TO,
-    FormFieldList,
     FormFieldSpec,
+    MessageChannel,
     Operation,
     OptionalText,
-    ask_description,
-    call_description,
-    call_text,
     describe_status,
-    form_description,
-    form_fields_from_specs,
-    form_text,
-    message_text,
     optional_text,
-    sent_text,
-    with_link,
 )
 from humanwire.approval import (
     MESSAGE_RECIPIENT_ENV,
@@ -55,16 +50,8 @@ from humanwire.approval import (
     check_wait_time,
     resolve_recipient,
 )
-from humanwire.errors import invalid_request
-from humanwire.types import (
-    CallRequest,
-    CallResponse,
-    FormField,
-    FormResponse,
-    InteractionStatus,
-    MessageResponse,
-    check_metadata,
-)
+from humanwire.errors import error_from_validation, invalid_request
+from humanwire.types import CallRequest, FormField, check_metadata
 
 from ._tools import HumanWireFunctionTool
 
@@ -73,18 +60,24 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_WAIT_TIME", "HumanWireToolSpec", "describe_status"]
 
-TextChannel = Literal["sms", "whatsapp", "slack", "email"]
-FormChannel = Literal["sms", "whatsapp", "slack", "email"]
-_CHANNELS: tuple[TextChannel, ...] = ("sms", "whatsapp", "slack", "email")
-_ARGS_NAMES = {**CHANNEL_NAMES, "email": "Email"}
-"""How a channel is written in an argument model's name."""
-_RECIPIENT_TEXT = {"sms": PHONE_TO, "whatsapp": PHONE_TO, "slack": SLACK_TO, "email": EMAIL_TO}
+TextChannel = MessageChannel
+FormChannel = MessageChannel
+_NOTIFY_ROWS = {
+    str(row.channel): row
+    for row in TOOL_TABLE
+    if issubclass(row.kind, MessageTool) and not row.waits
+}
+"""The table's notify tools by channel: ``notify_human`` sends through them."""
+_CHANNELS = cast("tuple[TextChannel, ...]", tuple(_NOTIFY_ROWS))
+_FIRST_CHANNELS = ("sms", "whatsapp", "slack")
+"""The channels the spec first offered; a newer one's ask tool is offered once it has a
+recipient, so a tool list that needed none before does not start refusing."""
+_NAMES = {"human_form": "ask_human_form"}
+"""The LlamaIndex names that are not the table's (its users' ``spec_functions`` name them)."""
+NOTIFY = "notify_human"
 
 DEFAULT_WAIT_TIME = 300
 """Seconds an ``ask_*`` tool holds the request open for the answer, unless told."""
-
-_CHECK_PHONE = "+12025550100"
-"""Any valid number: the call options are checked at construction with it."""
 
 
 class _Args(BaseModel):
@@ -96,15 +89,37 @@ def _args(name: str, **fields: Any) -> type[BaseModel]:
     return cast(type[BaseModel], create_model(name, __base__=_Args, **fields))
 
 
+@functools.cache
+def _strict(model: type[BaseModel]) -> type[BaseModel]:
+    """A kind's argument model refusing unknown arguments (same fields, same name)."""
+    strict: type[BaseModel] = type(model.__name__, (model,), {"model_config": _Args.model_config})
+    return strict
+
+
 @dataclass(frozen=True)
 class _Tool:
     name: str
-    sync: str
-    async_: str
     description: str
     schema: type[BaseModel]
+    operation: Callable[[dict[str, Any]], Operation[Any, str]]
+    """The model's arguments → the client call (raises ``HumanWireError`` for arguments
+    the model must fix, ``ValueError`` for a recipient the developer must configure)."""
     channels: tuple[TextChannel, ...] = ()
     """The recipients the tool needs (the model may pick among several: notify)."""
+
+
+def _spec_name(row: ToolRow) -> str:
+    return _NAMES.get(row.name, row.name)
+
+
+def _default_functions() -> list[SPEC_FUNCTION_TYPE]:
+    """The table's tools, the notify ones as ``notify_human`` after the asks (the
+    order the spec has always listed them in)."""
+    rows = [row for row in TOOL_TABLE if row not in _NOTIFY_ROWS.values()]
+    asking = (MessageTool, AskHumanChannel)
+    asks = [_spec_name(row) for row in rows if issubclass(row.kind, asking)]
+    rest = [_spec_name(row) for row in rows if not issubclass(row.kind, asking)]
+    return [(name, f"a{name}") for name in [*asks, NOTIFY, *rest]]
 
 
 class HumanWireToolSpec(BaseToolSpec):
@@ -127,17 +142,7 @@ class HumanWireToolSpec(BaseToolSpec):
     "Metadata") goes with every send and comes back on its status and events.
     """
 
-    spec_functions: list[SPEC_FUNCTION_TYPE] = [  # noqa: RUF012 (BaseToolSpec's protocol)
-        ("ask_human_sms", "aask_human_sms"),
-        ("ask_human_whatsapp", "aask_human_whatsapp"),
-        ("ask_human_slack", "aask_human_slack"),
-        ("ask_human_email", "aask_human_email"),
-        ("ask_human_channel", "aask_human_channel"),
-        ("notify_human", "anotify_human"),
-        ("ask_human_form", "aask_human_form"),
-        ("call_human", "acall_human"),
-        ("check_human_interaction", "acheck_human_interaction"),
-    ]
+    spec_functions: list[SPEC_FUNCTION_TYPE] = _default_functions()
 
     def __init__(
         self,
@@ -184,7 +189,7 @@ class HumanWireToolSpec(BaseToolSpec):
             self.form_fields = [FormField.model_validate(f) for f in form_fields]
         # The wire model checks the call options now, not at the model's first call.
         CallRequest(
-            prompt="check", to=_CHECK_PHONE, transfer_to=transfer_to, language=language, voice=voice
+            prompt="check", to=LISTING_TO, transfer_to=transfer_to, language=language, voice=voice
         )
         self.transfer_to = transfer_to
         try:
@@ -206,7 +211,10 @@ class HumanWireToolSpec(BaseToolSpec):
         for channel in _CHANNELS:
             try:
                 self._recipients[channel] = resolve_recipient(
-                    channel, configured[channel], client or async_client
+                    # A channel with no option of its own here: its variable, or the default human.
+                    channel,
+                    configured.get(channel),
+                    client or async_client,
                 )
             except ValueError as exc:
                 self._recipients[channel] = None
@@ -214,15 +222,13 @@ class HumanWireToolSpec(BaseToolSpec):
         left_out = set()
         if channel_id is None:
             left_out.add("ask_human_channel")
-        if self._recipients["email"] is None and not expose_recipients:
-            # Email is newer than the other channels: offered once it has a recipient, so
-            # a tool list that needed none before does not start refusing.
-            left_out.add("ask_human_email")
-        if left_out:
-            self.spec_functions = [
-                pair for pair in type(self).spec_functions if pair[0] not in left_out
-            ]
-        self._tools = {tool.sync: tool for tool in self._tool_table()}
+        for channel in _CHANNELS:
+            newer = channel not in _FIRST_CHANNELS
+            if newer and self._recipients[channel] is None and not expose_recipients:
+                left_out.add(f"ask_human_{channel}")
+        # The table as it is now (a row added after import is offered too).
+        self.spec_functions = [pair for pair in _default_functions() if pair[0] not in left_out]
+        self._tools = {tool.name: tool for tool in self._tool_table()}
 
     # --- clients and recipients ---------------------------------------------------------
 
@@ -260,134 +266,71 @@ class HumanWireToolSpec(BaseToolSpec):
     def _metadata(self) -> dict[str, Any]:
         return {"metadata": self.metadata} if self.metadata else {}
 
-    # --- the operations, each written once ----------------------------------------------
+    # --- the functions the tools call ---------------------------------------------------
 
-    def _ask(self, channel: TextChannel, message: str, to: str | None) -> Operation[Any, str]:
-        kwargs = {
-            "message": message,
-            "to": self._recipient(channel, to),
-            **self._windows(),
-            **self._metadata(),
-        }
-        return Operation(lambda client: getattr(client.messages, channel)(**kwargs), message_text)
+    def _operation(self, name: str, arguments: Mapping[str, Any]) -> Operation[Any, str]:
+        """The client call of tool ``name`` for ``arguments`` (left out: ``None``)."""
+        if name not in self._tools:
+            raise ValueError(f"unknown humanwire tool {name!r}: one of {sorted(self._tools)}")
+        given = {key: value for key, value in arguments.items() if value is not None}
+        return self._tools[name].operation(given)
 
-    def _notify(self, message: str, channel: str, to: str | None) -> Operation[Any, str]:
-        if channel not in _CHANNELS:
-            raise invalid_request("channel must be sms, whatsapp, slack or email", field="channel")
-        kwargs = {"message": message, "to": self._recipient(channel, to), **self._metadata()}
+    def call_tool(self, name: str, /, **arguments: Any) -> str:
+        """Run tool ``name`` (a name of ``to_tool_list``'s) on the sync client; raises the
+        ``humanwire.errors`` exception."""
+        return self._operation(name, arguments).run(self.client)
 
-        def finish(response: MessageResponse) -> str:
-            return sent_text(response, channel)
+    async def acall_tool(self, name: str, /, **arguments: Any) -> str:
+        """Run tool ``name`` on the async client; raises the ``humanwire.errors`` one."""
+        return await self._operation(name, arguments).arun(self.async_client)
 
-        return Operation(lambda client: getattr(client.messages, channel)(**kwargs), finish)
-
-    def _channel(self, message: str) -> Operation[MessageResponse, str]:
-        if self.channel_id is None:
-            raise ValueError("ask_human_channel needs channel_id=... on HumanWireToolSpec")
-        channel_id, extra = self.channel_id, self._metadata()
-        return Operation(
-            lambda client: client.messages.channel(channel_id, message=message, **extra),
-            message_text,
-        )
-
-    def _form(
-        self,
-        title: str | None,
-        fields: Sequence[FormFieldSpec | Mapping[str, Any]] | None,
-        description: str | None,
-        message: str | None,
-        to: str | None,
-    ) -> Operation[FormResponse, str]:
-        if self.form_fields is not None:
-            if title is not None or fields is not None or description is not None:
-                raise invalid_request(
-                    "this form is fixed: send it without title, fields or description",
-                    field="fields",
-                )
-            title, checked = self.form_title, self.form_fields
-            description = self.form_description
-        elif not title:
-            raise invalid_request("a form needs a title", field="title")
-        else:
-            # The model's design: an InvalidRequestError tells it what to fix.
-            checked = form_fields_from_specs(list(fields or []))
-        kwargs: dict[str, Any] = {
-            "to": self._recipient(self.form_channel, to),
-            "title": title,
-            "fields": checked,
-            **self._windows(),
-            **self._metadata(),
-        }
-        if description:
-            kwargs["description"] = description
-        if self.form_channel != "whatsapp" and message:
-            kwargs["message"] = with_link(message)
-        channel = self.form_channel
-        return Operation(lambda client: getattr(client.forms, channel)(**kwargs), form_text)
-
-    def _call(self, prompt: str, to: str | None) -> Operation[CallResponse, str]:
-        kwargs: dict[str, Any] = {
-            "prompt": prompt,
-            "to": self._recipient("sms", to),
-            "language": self.language,
-            "voice": self.voice,
-            "wait_for_call_end": self.wait_for_call_end,
-            **self._metadata(),
-        }
-        if self.transfer_to is not None:
-            kwargs["transfer_to"] = self.transfer_to
-        return Operation(lambda client: client.calls.create(**kwargs), call_text)
-
-    def _check(self, interaction_id: str) -> Operation[InteractionStatus, str]:
-        return Operation(lambda client: client.interactions.status(interaction_id), describe_status)
-
-    # --- the functions the tools call: thin, sync and async -----------------------------
+    # The functions of the spec's first tools, kept for code that calls them directly.
 
     def ask_human_sms(self, message: str, to: str | None = None) -> str:
         """Text a person by SMS and wait for their reply."""
-        return self._ask("sms", message, to).run(self.client)
+        return self.call_tool("ask_human_sms", message=message, to=to)
 
     async def aask_human_sms(self, message: str, to: str | None = None) -> str:
-        return await self._ask("sms", message, to).arun(self.async_client)
+        return await self.acall_tool("ask_human_sms", message=message, to=to)
 
     def ask_human_whatsapp(self, message: str, to: str | None = None) -> str:
         """Message a person on WhatsApp and wait for their reply."""
-        return self._ask("whatsapp", message, to).run(self.client)
+        return self.call_tool("ask_human_whatsapp", message=message, to=to)
 
     async def aask_human_whatsapp(self, message: str, to: str | None = None) -> str:
-        return await self._ask("whatsapp", message, to).arun(self.async_client)
+        return await self.acall_tool("ask_human_whatsapp", message=message, to=to)
 
     def ask_human_slack(self, message: str, to: str | None = None) -> str:
         """Message a person on Slack and wait for their reply in the thread."""
-        return self._ask("slack", message, to).run(self.client)
+        return self.call_tool("ask_human_slack", message=message, to=to)
 
     async def aask_human_slack(self, message: str, to: str | None = None) -> str:
-        return await self._ask("slack", message, to).arun(self.async_client)
+        return await self.acall_tool("ask_human_slack", message=message, to=to)
 
     def ask_human_email(self, message: str, to: str | None = None) -> str:
         """Email a person and wait for their reply to it."""
-        return self._ask("email", message, to).run(self.client)
+        return self.call_tool("ask_human_email", message=message, to=to)
 
     async def aask_human_email(self, message: str, to: str | None = None) -> str:
-        return await self._ask("email", message, to).arun(self.async_client)
+        return await self.acall_tool("ask_human_email", message=message, to=to)
 
     def ask_human_channel(self, message: str) -> str:
         """Send through the configured channel card and return what it answers."""
-        return self._channel(message).run(self.client)
+        return self.call_tool("ask_human_channel", message=message)
 
     async def aask_human_channel(self, message: str) -> str:
-        return await self._channel(message).arun(self.async_client)
+        return await self.acall_tool("ask_human_channel", message=message)
 
     def notify_human(
         self, message: str, channel: TextChannel = "sms", to: str | None = None
     ) -> str:
         """Send a message without waiting for an answer."""
-        return self._notify(message, channel, to).run(self.client)
+        return self.call_tool(NOTIFY, message=message, channel=channel, to=to)
 
     async def anotify_human(
         self, message: str, channel: TextChannel = "sms", to: str | None = None
     ) -> str:
-        return await self._notify(message, channel, to).arun(self.async_client)
+        return await self.acall_tool(NOTIFY, message=message, channel=channel, to=to)
 
     def ask_human_form(
         self,
@@ -398,7 +341,8 @@ class HumanWireToolSpec(BaseToolSpec):
         to: str | None = None,
     ) -> str:
         """Send a web form link and wait for the submitted values."""
-        return self._form(title, fields, description, message, to).run(self.client)
+        design = {"title": title, "fields": fields, "description": description}
+        return self.call_tool("ask_human_form", **design, message=message, to=to)
 
     async def aask_human_form(
         self,
@@ -408,28 +352,24 @@ class HumanWireToolSpec(BaseToolSpec):
         message: str | None = None,
         to: str | None = None,
     ) -> str:
-        return await self._form(title, fields, description, message, to).arun(self.async_client)
+        design = {"title": title, "fields": fields, "description": description}
+        return await self.acall_tool("ask_human_form", **design, message=message, to=to)
 
     def call_human(self, prompt: str, to: str | None = None) -> str:
         """Place a voice call and return how it went."""
-        return self._call(prompt, to).run(self.client)
+        return self.call_tool("call_human", prompt=prompt, to=to)
 
     async def acall_human(self, prompt: str, to: str | None = None) -> str:
-        return await self._call(prompt, to).arun(self.async_client)
+        return await self.acall_tool("call_human", prompt=prompt, to=to)
 
     def check_human_interaction(self, interaction_id: str) -> str:
         """Look up whether an earlier message, form or call has been answered."""
-        return self._check(interaction_id).run(self.client)
+        return self.call_tool("check_human_interaction", interaction_id=interaction_id)
 
     async def acheck_human_interaction(self, interaction_id: str) -> str:
-        return await self._check(interaction_id).arun(self.async_client)
+        return await self.acall_tool("check_human_interaction", interaction_id=interaction_id)
 
     # --- tools --------------------------------------------------------------------------
-
-    def _to_field(self, channel: str) -> dict[str, Any]:
-        if not self.expose_recipients:
-            return {}
-        return {"to": (OptionalText, optional_text(_RECIPIENT_TEXT[channel]))}
 
     def _notify_channels(self) -> tuple[TextChannel, ...]:
         """The channels ``notify_human`` offers: those with a recipient (all of them when
@@ -438,119 +378,114 @@ class HumanWireToolSpec(BaseToolSpec):
             return _CHANNELS
         return tuple(c for c in _CHANNELS if self._recipients[c] is not None)
 
-    def _form_tool(self) -> _Tool:
-        link: dict[str, Any] = {}
-        if self.form_channel != "whatsapp":  # whatsapp wraps the link in fixed text
-            link["message"] = (OptionalText, optional_text(FORM_MESSAGE))
-        to = self._to_field(self.form_channel)
-        if self.form_fields is not None:
-            labels = [f.label for f in self.form_fields]
-            schema = _args("AskHumanFixedFormArgs", **link, **to)
-            text = form_description(
-                self.form_channel, self.wait_time, title=self.form_title, labels=labels
-            )
-        else:
-            schema = _args(
-                "AskHumanFormArgs",
-                title=(str, Field(min_length=1, description=FORM_TITLE)),
-                fields=(FormFieldList, Field(min_length=1, max_length=30, description=FORM_FIELDS)),
-                description=(OptionalText, optional_text(FORM_DESCRIPTION)),
-                **link,
-                **to,
-            )
-            text = form_description(self.form_channel, self.wait_time)
+    def _options(self, row: ToolRow) -> dict[str, Any] | None:
+        """What the spec's options settle of ``row``'s kind (``None``: not offered)."""
+        kind, windows = (
+            row.kind,
+            {"wait_time": self.wait_time, "follow_up_time": self.follow_up_time},
+        )
+        if issubclass(kind, MessageTool):
+            return windows if row.waits else {}
+        if issubclass(kind, HumanForm):
+            fixed: dict[str, Any] = {}
+            if self.form_fields is not None:
+                fixed = {"title": self.form_title, "fields": self.form_fields}
+                fixed["form_description"] = self.form_description
+            return {"channel": self.form_channel, **windows, **fixed}
+        if issubclass(kind, AskHumanChannel):
+            return None if self.channel_id is None else {"channel_id": self.channel_id}
+        if issubclass(kind, CallHuman):
+            call = {"transfer_to": self.transfer_to, "language": self.language}
+            return {**call, "voice": self.voice, "wait_for_call_end": self.wait_for_call_end}
+        return {}
+
+    def _table_tool(self, row: ToolRow, options: dict[str, Any]) -> _Tool:
+        """``row``'s tool: the kind's name, description, schema (unknown arguments
+        refused) and call, built for each call with the recipient the spec resolves."""
+        built, takes_to = bare(row.kind), takes(row.kind, "to")
+        exposes = takes(row.kind, "expose_recipient")
+        exposed = {"expose_recipient": self.expose_recipients} if exposes else {}
+        listed = built(**options, **exposed, **({"to": LISTING_TO} if takes_to else {}))
+        channel = cast(TextChannel, recipient_channel(listed))
+
+        schema = _strict(listed.args_model)
+
+        def operation(arguments: dict[str, Any]) -> Operation[Any, str]:
+            try:
+                # A direct call's arguments too (a tool's are checked already).
+                given = dict(schema.model_validate(arguments))
+            except ValidationError as exc:
+                raise error_from_validation(exc) from None
+            given = {key: value for key, value in given.items() if value is not None}
+            to = given.pop("to", None)
+            # The recipient is the spec's (or the model's, when exposed): fixed in the kind.
+            recipient = {"to": self._recipient(channel, to)} if takes_to else {}
+            tool = built(**options, **recipient, metadata=self.metadata)
+            try:
+                return tool.operation_for(given)
+            except ValidationError as exc:  # a direct call the schema did not check
+                raise error_from_validation(exc) from None
+
         return _Tool(
-            "ask_human_form",
-            "ask_human_form",
-            "aask_human_form",
-            text,
+            _spec_name(row),
+            listed.description,
             schema,
-            (self.form_channel,),
+            operation,
+            (channel,) if takes_to else (),
+        )
+
+    def _notify_tool(self, tools: Mapping[str, _Tool]) -> _Tool:
+        """``notify_human``: the table's notify tools as one, on the channel the model
+        picks among those with a recipient."""
+        notify_channels = self._notify_channels() or ("sms",)
+        channel_type: Any = Literal.__getitem__(notify_channels)  # type: ignore[attr-defined]
+        schema = _args(
+            "NotifyHumanArgs",
+            message=(str, Field(min_length=1, description=NOTE)),
+            channel=(
+                channel_type,
+                Field(
+                    default=notify_channels[0],
+                    description=f"Where to send it: {', '.join(notify_channels)}.",
+                ),
+            ),
+            # The model may name a recipient: a phone number, as the old spec's notify said.
+            **({"to": (OptionalText, optional_text(PHONE_TO))} if self.expose_recipients else {}),
+        )
+
+        def operation(arguments: dict[str, Any]) -> Operation[Any, str]:
+            given = dict(arguments)
+            channel = given.pop("channel", "sms")
+            if channel not in _NOTIFY_ROWS:
+                choices = ", ".join(_CHANNELS)
+                raise invalid_request(f"channel must be one of {choices}", field="channel")
+            return tools[_NOTIFY_ROWS[channel].name].operation(given)
+
+        return _Tool(
+            NOTIFY,
+            "Send a human a one-way message (a status update, a result) without waiting "
+            "for any answer. Returns at once with the interaction id.",
+            schema,
+            operation,
+            self._notify_channels(),
         )
 
     def _tool_table(self) -> list[_Tool]:
-        question = (str, Field(min_length=1, description=MESSAGE))
-
-        def ask(channel: TextChannel) -> _Tool:
-            schema = _args(
-                f"AskHuman{_ARGS_NAMES[channel]}Args",
-                message=question,
-                **self._to_field(channel),
-            )
-            return _Tool(
-                f"ask_human_{channel}",
-                f"ask_human_{channel}",
-                f"aask_human_{channel}",
-                ask_description(channel, self.wait_time),
-                schema,
-                (channel,),
-            )
-
-        notify_channels = self._notify_channels() or ("sms",)
-        channel_type: Any = Literal.__getitem__(notify_channels)  # type: ignore[attr-defined]
-        return [
-            ask("sms"),
-            ask("whatsapp"),
-            ask("slack"),
-            ask("email"),
-            _Tool(
-                "ask_human_channel",
-                "ask_human_channel",
-                "aask_human_channel",
-                ASK_CHANNEL_DESCRIPTION,
-                _args("AskHumanChannelArgs", message=question),
-            ),
-            _Tool(
-                "notify_human",
-                "notify_human",
-                "anotify_human",
-                "Send a human a one-way message (a status update, a result) without waiting "
-                "for any answer. Returns at once with the interaction id.",
-                _args(
-                    "NotifyHumanArgs",
-                    message=(str, Field(min_length=1, description=NOTE)),
-                    channel=(
-                        channel_type,
-                        Field(
-                            default=notify_channels[0],
-                            description=f"Where to send it: {', '.join(notify_channels)}.",
-                        ),
-                    ),
-                    **self._to_field("sms"),
-                ),
-                self._notify_channels(),
-            ),
-            self._form_tool(),
-            _Tool(
-                "call_human",
-                "call_human",
-                "acall_human",
-                call_description(self.wait_for_call_end),
-                _args(
-                    "CallHumanArgs",
-                    prompt=(str, Field(min_length=1, description=CALL_PROMPT)),
-                    **self._to_field("sms"),
-                ),
-                ("sms",),
-            ),
-            _Tool(
-                "check_human_interaction",
-                "check_human_interaction",
-                "acheck_human_interaction",
-                CHECK_DESCRIPTION,
-                _args(
-                    "CheckHumanInteractionArgs",
-                    interaction_id=(str, Field(min_length=1, description=INTERACTION_ID)),
-                ),
-            ),
-        ]
+        """The table's tools the spec's options offer, and ``notify_human``."""
+        tools = {
+            tool.name: tool
+            for row in TOOL_TABLE
+            if (options := self._options(row)) is not None
+            for tool in [self._table_tool(row, options)]
+        }
+        return [*tools.values(), self._notify_tool(tools)]
 
     def _check_recipients(self, tool: _Tool) -> None:
         """A tool whose recipient is missing is refused now, naming the variable, rather
         than failing when the model first calls it."""
         if self.expose_recipients:
             return
-        if tool.name == "notify_human":
+        if tool.name == NOTIFY:
             if self._notify_channels():
                 return
             names = {**RECIPIENT_ENV, **MESSAGE_RECIPIENT_ENV}
@@ -592,8 +527,8 @@ class HumanWireToolSpec(BaseToolSpec):
             )
             tools.append(
                 HumanWireFunctionTool(
-                    fn=getattr(self, tool.sync),
-                    async_fn=getattr(self, tool.async_),
+                    fn=functools.partial(self.call_tool, tool.name),
+                    async_fn=functools.partial(self.acall_tool, tool.name),
                     metadata=metadata,
                 )
             )

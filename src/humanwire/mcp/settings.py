@@ -22,9 +22,9 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from humanwire._tooling import MessageChannel
+from humanwire._tooling import CHANNEL_NAMES, MessageChannel
 from humanwire.approval import check_follow_up_time, check_wait_time
 from humanwire.types import FormField
 
@@ -38,7 +38,8 @@ __all__ = [
     "SettingsError",
 ]
 
-CHANNELS: tuple[MessageChannel, ...] = ("sms", "whatsapp", "slack", "email")
+CHANNELS = cast("tuple[MessageChannel, ...]", tuple(CHANNEL_NAMES))
+"""The message channels, in the order the tools are listed (the tool table's)."""
 DEFAULT_WAIT_TIME = 300.0
 """Seconds the service listens for the answer to an ``ask`` or a form."""
 DEFAULT_CLIENT_TIMEOUT = 60.0
@@ -110,12 +111,13 @@ class McpSettings:
             raise SettingsError("form_channel must be sms, whatsapp, slack or email")
 
     def configured_recipient(self, channel: str) -> str | None:
-        """The recipient set for ``channel`` (whatsapp falls back to the sms number)."""
+        """The recipient set for ``channel`` (whatsapp falls back to the sms number; a
+        channel with no setting of its own has none here: its variable, or the default
+        human, applies)."""
+        given: str | None = getattr(self, f"{channel}_to", None)
         if channel == "whatsapp":
-            return self.whatsapp_to or self.sms_to
-        if channel == "email":
-            return self.email_to
-        return self.slack_to if channel == "slack" else self.sms_to
+            return given or self.sms_to
+        return given
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **flags: Any) -> McpSettings:

@@ -1,6 +1,10 @@
-"""The humanwire tools as the MCP server offers them: names, descriptions, argument
-schemas and result texts of ``humanwire._tooling`` / ``humanwire._tool_schemas`` (the
-LangChain tools read the same), run on the core client (``AsyncHumanWire``).
+"""The humanwire tools as the MCP server offers them: a tool per row of the tool table
+(``humanwire._tool_kinds.TOOL_TABLE``; a channel card's row once per card), its name,
+description, argument schema and client call the kind's (every adapter reads the same),
+run on the core client (``AsyncHumanWire``). What is the MCP server's own: which tools a
+configuration offers, the recipient each call gets from its source, and how long a
+request holds for a person under the MCP client's limit, with progress (``.waiting``).
+A tool added to the table is listed here with no code of its own.
 
 A tool is framework-neutral here (:class:`McpTool`); ``humanwire.mcp.server`` registers
 it with the MCP SDK.
@@ -26,31 +30,26 @@ from humanwire._approval_tools import (
     not_consumed_text,
     request_approval_description,
 )
-from humanwire._tool_schemas import (
-    CallInput,
-    CallWithRecipientInput,
-    CheckInteractionInput,
-    MessageInput,
-    form_input_schema,
-    message_input_schema,
+from humanwire._tool_kinds import (
+    LISTING_TO,
+    TOOL_TABLE,
+    AskHumanChannel,
+    BareTool,
+    CallHuman,
+    HumanForm,
+    MessageTool,
+    ToolCore,
+    ToolRow,
+    bare,
+    recipient_channel,
+    takes,
 )
 from humanwire._tooling import (
-    ASK_CHANNEL_DESCRIPTION,
     CHANNEL_NAMES,
-    CHECK_DESCRIPTION,
-    ask_description,
-    call_description,
-    call_text,
+    Operation,
     check_back_note,
     check_back_text,
     describe_status,
-    form_description,
-    form_fields_from_specs,
-    form_text,
-    message_text,
-    notify_description,
-    sent_text,
-    with_link,
 )
 from humanwire.errors import AlreadyConsumedError, HumanWireError, NotApprovedError
 from humanwire.types import FormResponse, MessageResponse
@@ -113,154 +112,120 @@ def _waited_text(
 
 
 class _Catalog:
-    """Builds the tools of one configuration."""
+    """Builds the tools of one configuration, a tool per row of the tool table (a
+    channel card's row once per card) that the configuration offers."""
 
     def __init__(self, settings: McpSettings) -> None:
         self.settings = settings
         self.plan = plan_wait(settings.wait_time, settings.follow_up_time, settings.client_timeout)
+        self.limit = held_limit(settings.client_timeout)
 
     def _waits(self, description: str) -> str:
         return f"{description} {check_back_note(CHECK_TOOL)}" if self.plan.split else description
 
-    # -- messages ---------------------------------------------------------------------
-    def ask(self, channel: str) -> McpTool:
-        plan, interval = self.plan, self.settings.progress_interval
+    def offered(self, row: ToolRow, channels: Sequence[str]) -> list[dict[str, Any]]:
+        """The options of each tool of ``row`` this server offers: none, one, or (a
+        channel card) one per card. A kind it does not know is offered as it is."""
+        settings, plan, kind = self.settings, self.plan, row.kind
+        held = {"wait_time": plan.held, "follow_up_time": plan.follow_up}
+        exposed = {"expose_recipient": settings.expose_recipients}
+        if issubclass(kind, MessageTool):
+            if row.channel not in channels:
+                return []
+            if row.waits:
+                return [{**exposed, **held}]
+            return [{**exposed, "follow_up_time": settings.follow_up_time}]
+        if issubclass(kind, HumanForm):
+            if settings.form_channel not in channels:
+                return []
+            fixed = settings.form
+            form: dict[str, Any] = {}
+            if fixed is not None:
+                form = {"title": fixed.title, "fields": list(fixed.fields)}
+                form["form_description"] = fixed.description or None
+            return [{**exposed, **held, "channel": settings.form_channel, **form}]
+        if issubclass(kind, AskHumanChannel):
+            return [
+                {"channel_id": card, "name": f"ask_human_{card}"} for card in settings.channel_ids
+            ]
+        if issubclass(kind, CallHuman):
+            if "sms" not in channels:
+                return []
+            return [{**exposed, "wait_for_call_end": settings.wait_for_call_end}]
+        return [{}]
+
+    def tool(self, kind: type[ToolCore], options: dict[str, Any]) -> McpTool:
+        """The MCP tool of ``kind`` with ``options``: its name, description and schema
+        are the kind's; each call builds the kind with the call's recipient and metadata
+        and holds its request as long as the MCP client allows, with progress."""
+        built, takes_to = bare(kind), takes(kind, "to")
+        # The recipient is the call's (its source's); listing needs one only to build it.
+        listed = built(**options, **({"to": LISTING_TO} if takes_to else {}))
+        channel = recipient_channel(listed)
 
         async def run(call: ToolCall, args: dict[str, Any]) -> str:
-            to = call.recipient(channel, args.get("to"))
-            send = getattr(call.client.messages, channel)(
-                to=to, message=args["message"], **plan.windows(), **_meta(call)
-            )
-            what = f"reply by {CHANNEL_NAMES[channel]}"
-            response = await hold_with_progress(
-                send, call.progress, total=plan.held, what=what, interval=interval
-            )
-            return _waited_text(response, plan, message_text)
+            given = {"to": call.recipient(channel, args.get("to"))} if takes_to else {}
+            settled = {**options, **given, **self._call_options(listed)}
+            tool = built(**settled, metadata=call.metadata)
+            operation = tool.operation_for(_plain(args))
+            return await self._hold(listed, operation, call)
 
         return McpTool(
-            f"ask_human_{channel}",
-            self._waits(ask_description(channel, plan.held)),
-            message_input_schema(
-                note=False, channel=channel, expose_recipient=self.settings.expose_recipients
-            ),
+            listed.name,
+            self._described(listed),
+            listed.args_model,
             run,
         )
 
-    def notify(self, channel: str) -> McpTool:
-        follow_up = self.settings.follow_up_time
+    def _described(self, tool: BareTool) -> str:
+        description = tool.description
+        if isinstance(tool, HumanForm) or (isinstance(tool, MessageTool) and tool.wait_time):
+            return self._waits(description)
+        if isinstance(tool, CallHuman) and tool.wait_for_call_end and self.limit is not None:
+            return f"{description} {check_back_note(CHECK_TOOL)}"
+        return description
 
-        async def run(call: ToolCall, args: dict[str, Any]) -> str:
-            to = call.recipient(channel, args.get("to"))
-            windows = {"follow_up_time": follow_up} if follow_up is not None else {}
-            response = await getattr(call.client.messages, channel)(
-                to=to, message=args["message"], **windows, **_meta(call)
-            )
-            return sent_text(response, channel)
+    def _call_options(self, tool: ToolCore) -> dict[str, Any]:
+        # Under a client's limit a call is placed, then followed on its status (_hold).
+        if isinstance(tool, CallHuman) and self.limit is not None:
+            return {"wait_for_call_end": False}
+        return {}
 
-        return McpTool(
-            f"notify_human_{channel}",
-            notify_description(channel),
-            message_input_schema(
-                note=True, channel=channel, expose_recipient=self.settings.expose_recipients
-            ),
-            run,
-        )
+    async def _hold(self, tool: ToolCore, operation: Operation[Any, str], call: ToolCall) -> str:
+        """Run ``operation``: a request that waits for a person holds with progress, up
+        to the MCP client's limit; the rest is the check tool's."""
+        settings, plan, client = self.settings, self.plan, call.client
+        interval = settings.progress_interval
 
-    def channel_card(self, channel_id: str) -> McpTool:
-        interval, limit = self.settings.progress_interval, held_limit(self.settings.client_timeout)
-
-        async def run(call: ToolCall, args: dict[str, Any]) -> str:
-            send = call.client.messages.channel(channel_id, message=args["message"], **_meta(call))
-            total = limit if limit is not None else self.settings.wait_time
-            response = await hold_with_progress(
-                send, call.progress, total=total, what="reply", interval=interval
-            )
-            return message_text(response)
-
-        return McpTool(f"ask_human_{channel_id}", ASK_CHANNEL_DESCRIPTION, MessageInput, run)
-
-    # -- forms ------------------------------------------------------------------------
-    def form(self) -> McpTool:
-        settings, plan = self.settings, self.plan
-        channel, fixed = settings.form_channel, settings.form
-
-        async def run(call: ToolCall, args: dict[str, Any]) -> str:
-            to = call.recipient(channel, args.get("to"))
-            if fixed is None:
-                # The model's design: an InvalidRequestError tells it what to fix.
-                fields = form_fields_from_specs(list(args.get("fields") or []))
-                title, description = args["title"], args.get("description")
-            else:
-                fields, title, description = list(fixed.fields), fixed.title, fixed.description
-            kwargs: dict[str, Any] = {"to": to, "title": title, "fields": fields}
-            if description:
-                kwargs["description"] = description
-            if channel != "whatsapp" and args.get("message"):
-                kwargs["message"] = with_link(args["message"])
-            send = getattr(call.client.forms, channel)(**kwargs, **plan.windows(), **_meta(call))
-            response = await hold_with_progress(
-                send,
-                call.progress,
-                total=plan.held,
-                what="form submission",
-                interval=settings.progress_interval,
-            )
-            return _waited_text(
-                response,
-                plan,
-                lambda r: form_text(r, submitted_prefix="The human submitted the form:\n"),
+        async def held(total: float, what: str) -> Any:
+            send = operation.send(client)
+            return await hold_with_progress(
+                send, call.progress, total=total, what=what, interval=interval
             )
 
-        if fixed is None:
-            description = form_description(channel, plan.held)
-        else:
-            labels = [field.label for field in fixed.fields]
-            description = form_description(channel, plan.held, title=fixed.title, labels=labels)
-        schema = form_input_schema(
-            dynamic=fixed is None, channel=channel, expose_recipient=settings.expose_recipients
-        )
-        return McpTool("human_form", self._waits(description), schema, run)
-
-    # -- calls ------------------------------------------------------------------------
-    def call(self) -> McpTool:
-        settings = self.settings
-        limit = held_limit(settings.client_timeout)
-
-        async def run(call: ToolCall, args: dict[str, Any]) -> str:
-            to = call.recipient("sms", args.get("to"))
-            request = {"to": to, "prompt": args["prompt"], **_meta(call)}
-            if not settings.wait_for_call_end:
-                return call_text(await call.client.calls.create(**request))
-            if limit is None:  # the client waits as long as the call lasts
-                send = call.client.calls.create(**request, wait_for_call_end=True)
-                response = await hold_with_progress(
-                    send,
-                    call.progress,
-                    total=settings.wait_time,
-                    what="call",
-                    interval=settings.progress_interval,
-                )
-                return call_text(response)
+        if isinstance(tool, MessageTool) and tool.wait_time is not None:
+            response = await held(plan.held, f"reply by {CHANNEL_NAMES[tool.channel]}")
+            return _waited_text(response, plan, operation.finish)
+        if isinstance(tool, HumanForm):
+            response = await held(plan.held, "form submission")
+            return _waited_text(response, plan, operation.finish)
+        if isinstance(tool, AskHumanChannel):
+            total = self.limit if self.limit is not None else settings.wait_time
+            return operation.finish(await held(total, "reply"))
+        if isinstance(tool, CallHuman) and tool.wait_for_call_end:
+            if self.limit is None:  # the client waits as long as the call lasts
+                return operation.finish(await held(settings.wait_time, "call"))
             # A call lasts as long as it lasts: place it, then follow it on the status
             # until the client's limit, and hand it back to the check tool after that.
-            placed = await call.client.calls.create(**request)
+            placed = await operation.send(client)
             return await hold_with_progress(
-                _follow_call(call.client, placed.interaction_id, limit),
+                _follow_call(client, placed.interaction_id, self.limit),
                 call.progress,
-                total=limit,
+                total=self.limit,
                 what="call",
-                interval=settings.progress_interval,
+                interval=interval,
             )
-
-        wait_note = settings.wait_for_call_end and limit is not None
-        description = call_description(settings.wait_for_call_end)
-        schema = CallWithRecipientInput if settings.expose_recipients else CallInput
-        return McpTool(
-            "call_human",
-            f"{description} {check_back_note(CHECK_TOOL)}" if wait_note else description,
-            schema,
-            run,
-        )
+        return await operation.arun(client)
 
     # -- approvals --------------------------------------------------------------------
     def request_approval(self, channel: str) -> McpTool:
@@ -319,13 +284,6 @@ class _Catalog:
 
         return McpTool(CONSUME_TOOL, CONSUME_APPROVAL_DESCRIPTION, ConsumeApprovalInput, run)
 
-    # -- interactions -----------------------------------------------------------------
-    def check(self) -> McpTool:
-        async def run(call: ToolCall, args: dict[str, Any]) -> str:
-            return describe_status(await call.client.interactions.status(args["interaction_id"]))
-
-        return McpTool(CHECK_TOOL, CHECK_DESCRIPTION, CheckInteractionInput, run)
-
 
 async def _not_approved_text(
     client: AsyncHumanWire, interaction_id: str, error: NotApprovedError
@@ -359,20 +317,18 @@ async def _follow_call(client: AsyncHumanWire, interaction_id: str, limit: float
 
 
 def build_tools(settings: McpSettings, channels: Sequence[str] = CHANNELS) -> list[McpTool]:
-    """The tools of ``settings`` for the channels that have a recipient: ``ask_human_<ch>``
-    and ``notify_human_<ch>`` per channel, ``human_form`` (when its channel is offered),
-    ``ask_human_<channel_id>`` per channel card, ``call_human`` (when sms is offered: a
-    call goes to the sms number), ``check_human_interaction``, and ``request_approval``
+    """The tools of ``settings`` for the channels that have a recipient, in the order of
+    the tool table (``humanwire._tool_kinds.TOOL_TABLE``): ``ask_human_<ch>`` and
+    ``notify_human_<ch>`` per channel, ``ask_human_<channel_id>`` per channel card,
+    ``human_form`` (when its channel is offered), ``call_human`` (when sms is offered: a
+    call goes to the sms number), ``check_human_interaction``; then ``request_approval``
     (approvers default to the first channel's recipient) with ``consume_approval``."""
     catalog = _Catalog(settings)
-    tools = [catalog.ask(channel) for channel in channels]
-    tools += [catalog.notify(channel) for channel in channels]
-    if settings.form_channel in channels:
-        tools.append(catalog.form())
-    tools += [catalog.channel_card(channel_id) for channel_id in settings.channel_ids]
-    if "sms" in channels:
-        tools.append(catalog.call())
-    tools.append(catalog.check())
+    tools = [
+        catalog.tool(row.kind, options)
+        for row in TOOL_TABLE
+        for options in catalog.offered(row, channels)
+    ]
     if channels:
         tools += [catalog.request_approval(channels[0]), catalog.consume_approval()]
     return tools

@@ -1,8 +1,9 @@
 """The engine's side of the providers' inbound port (``delivery.port.InboundPort``).
 
 ``EngineProviderPort`` is what a provider is given in place of the engine: each call
-goes to one public ``Engine`` method (or a store read the engine would make), so a
-provider reaches nothing else. ``register_providers`` is the wiring's other half: the
+goes to the role that owns it (``engine.inbound``, ``engine.delivery``, ``engine.links``,
+``engine.approvals``, ...) or is a store read the engine would make, so a provider
+reaches nothing else. ``register_providers`` is the wiring's other half: the
 providers ``delivery.real.real_providers`` built take over the channels they declare,
 and the numbers come from their source.
 """

@@ -13,8 +13,8 @@ with the person's ``function_approval_response``:
   delivery) or :meth:`HumanApprovals.resume_expired` (a scheduler) runs it on.
 
 The pause is the session: its ``state["humanwire"]`` names each request's interaction,
-so a resume reads the decisions from the service (never from the delivery: a forged one
-approves nothing). Each send's Idempotency-Key is made of the session id, the approval
+so a resume reads the decisions it was not delivered from the service (and consumes each
+approval there before its call runs: a forged delivery approves nothing). Each send's Idempotency-Key is made of the session id, the approval
 request's id (the framework's, new for every request) and the digest of the call's action.
 
 **Runs once.** An approval is consumed on the service, bound to the call's action, right

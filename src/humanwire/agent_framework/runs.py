@@ -14,8 +14,9 @@ with the person's ``function_approval_response``:
 
 The pause is the session: its ``state["humanwire"]`` names each request's interaction,
 so a resume reads the decisions it was not delivered from the service (and consumes each
-approval there before its call runs: a forged delivery approves nothing). Each send's Idempotency-Key is made of the session id, the approval
-request's id (the framework's, new for every request) and the digest of the call's action.
+approval there before its call runs: a forged delivery approves nothing). Each send's
+Idempotency-Key is made of the session id, the approval request's id (the framework's, new
+for every request) and the digest of the call's action.
 
 **Runs once.** An approval is consumed on the service, bound to the call's action, right
 before the run goes on; a pause whose approval was consumed already (a copy of the

@@ -194,3 +194,28 @@ async def test_tasks_over_the_services_mcp_endpoint(
     assert done.status == "completed"
     assert done.result is not None
     assert text(t.CallToolResult.model_validate(done.result)).endswith("Human response: Yes")
+
+
+async def test_tasks_cancel_ends_the_interaction(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
+) -> None:
+    silent = human.stay_silent()
+    async with modern(async_humanwire_client, wait_time=300) as client:
+        task = await client.session.call_tool(
+            "ask_human_sms", {"message": "Still needed?"}, allow_claimed=True
+        )
+        assert isinstance(task, CreateTaskResult)
+        delivery = await silent.async_wait()
+        request = CancelTask(params=TaskIdParams(task_id=task.task_id))
+        cancelled = await client.session.send_request(request, GetTaskResult)
+        assert cancelled.status == "cancelled"
+        status = await async_humanwire_client.interactions.status(delivery.interaction_id)
+        assert status.ended and status.result is None
+        # A reply after the cancel is no answer to it.
+        await human.reply("Too late", interaction_id=delivery.interaction_id).async_wait()
+        after = await get_task(client.session, task.task_id)
+    assert after.status == "completed"
+    assert after.result is not None
+    assert text(t.CallToolResult.model_validate(after.result)).endswith(
+        "ended without a response from the human."
+    )

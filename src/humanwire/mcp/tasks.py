@@ -9,7 +9,9 @@ so the service listens for the answer while the client polls ``tasks/get``.
 A task keeps no state in this process: its id carries the interaction id (and, for the
 status text, whom it waits on and until when), and ``tasks/get`` reads the interaction's
 status from the service. A task therefore outlives a restart of ``humanwire mcp`` or of
-the service.
+the service. ``tasks/cancel`` ends the interaction on the service
+(``POST /interactions/{id}/cancel``); a later ``tasks/get`` reads it as ended without a
+response (the status keeps no outcome).
 
 Clients that do not declare the extension (every client before 2026-07-28) get the tool
 as before: a held request with progress notifications, then the check tool.
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
     from humanwire._client import AsyncHumanWire
+    from humanwire.types import InteractionStatus
 
     from .server import ToolSource
 
@@ -260,6 +263,7 @@ class HumanTasks(Extension):
     def methods(self) -> Sequence[MethodBinding]:
         return [
             MethodBinding("tasks/get", TaskIdParams, self.get),
+            MethodBinding("tasks/cancel", TaskIdParams, self.cancel),
         ]
 
     def _context(self, ctx: ServerRequestContext[Any, Any]) -> Context:
@@ -326,6 +330,24 @@ class HumanTasks(Extension):
         # The runner answered without sending (it had nothing to wait for): inline.
         return await call_next(ctx)
 
+    async def cancel(
+        self, ctx: ServerRequestContext[Any, Any], params: TaskIdParams
+    ) -> GetTaskResult:
+        """Ends the interaction; a task already done is returned as it is."""
+        handle = _Handle.parse(params.task_id)
+        client = await self._client(ctx)
+        status = await _cancel_interaction(client, handle.interaction_id)
+        if status.result is not None:  # answered before the cancel came
+            return await self.get(ctx, params)
+        return GetTaskResult(
+            task_id=params.task_id,
+            created_at=_iso(status.created_at.timestamp()),
+            last_updated_at=_iso(time.time()),
+            ttl_ms=TTL_MS,
+            status="cancelled",
+            status_message="Cancelled: the service no longer listens for an answer.",
+        )
+
     async def get(self, ctx: ServerRequestContext[Any, Any], params: TaskIdParams) -> GetTaskResult:
         handle = _Handle.parse(params.task_id)
         client = await self._client(ctx)
@@ -362,6 +384,15 @@ class HumanTasks(Extension):
             else "Ended without a response from the human.",
             result=result.model_dump(by_alias=True, mode="json", exclude_none=True),
         )
+
+
+async def _cancel_interaction(client: AsyncHumanWire, interaction_id: str) -> InteractionStatus:
+    try:
+        return await client.interactions.cancel(interaction_id)
+    except NotFoundError:
+        raise MCPError(code=_INVALID_PARAMS, message=f"unknown task {interaction_id!r}") from None
+    except HumanWireError as exc:
+        raise MCPError(code=_INVALID_PARAMS, message=f"humanwire: {exc}") from None
 
 
 def _error(text: str) -> CallToolResult:

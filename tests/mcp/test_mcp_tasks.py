@@ -11,9 +11,11 @@ from typing import Any, Literal
 
 import anyio
 import mcp_types as t
+import pytest
 from mcp.client import Client
 from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+from mcp.shared.exceptions import MCPError
 from mcp_helpers import PHONE, text
 
 from humanwire import AsyncHumanWire
@@ -219,3 +221,26 @@ async def test_tasks_cancel_ends_the_interaction(
     assert text(t.CallToolResult.model_validate(after.result)).endswith(
         "ended without a response from the human."
     )
+
+
+async def test_another_accounts_key_cannot_read_the_task(
+    humanwire_service: RunningService, humanwire_api_key: str, human: ScriptedHuman
+) -> None:
+    human.stay_silent()
+    url = f"{humanwire_service.base_url}/mcp"
+
+    @asynccontextmanager
+    async def connect(key: str) -> AsyncIterator[Client]:
+        headers = {"Authorization": f"Bearer {key}"}
+        transport = streamable_http_client(url, http_client=create_mcp_http_client(headers=headers))
+        async with Client(transport, extensions=[TaskClient()]) as client:
+            yield client
+
+    async with connect(humanwire_api_key) as mine:
+        task = await mine.session.call_tool(
+            "ask_human_sms", {"message": "Mine?"}, allow_claimed=True
+        )
+    assert isinstance(task, CreateTaskResult)
+    async with connect(humanwire_service.create_account("other")) as theirs:
+        with pytest.raises(MCPError, match="unknown task"):
+            await get_task(theirs.session, task.task_id)

@@ -244,3 +244,39 @@ async def test_another_accounts_key_cannot_read_the_task(
     async with connect(humanwire_service.create_account("other")) as theirs:
         with pytest.raises(MCPError, match="unknown task"):
             await get_task(theirs.session, task.task_id)
+
+
+async def test_an_approval_request_is_a_task_read_back_with_its_decision(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
+) -> None:
+    decided = human.decide_approval("approve", "go ahead", to=PHONE)
+    action = {"action_name": "refund", "action_arguments": {"order": "1042"}}
+    async with modern(async_humanwire_client, wait_time=300) as client:
+        task = await client.session.call_tool(
+            "request_approval", {"title": "Refund order 1042", **action}, allow_claimed=True
+        )
+        assert isinstance(task, CreateTaskResult)
+        assert f"approval by {PHONE} (sms)" in str(task.status_message)
+        await decided.async_wait()
+        done = await get_task(client.session, task.task_id)
+    assert done.status == "completed"
+    assert done.result is not None
+    assert text(t.CallToolResult.model_validate(done.result)).startswith("Approved")
+
+
+async def test_a_call_is_a_task_until_the_call_ends(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
+) -> None:
+    human.answer_call("They will come at noon", delay=0.5)
+    async with modern(async_humanwire_client) as client:
+        task = await client.session.call_tool(
+            "call_human", {"prompt": "Ask when they come"}, allow_claimed=True
+        )
+        assert isinstance(task, CreateTaskResult)
+        assert task.status_message == f"Waiting for the call with {PHONE} to end."
+        result = await TaskClient().resolve(task, _claim_context(client))
+    assert text(result).endswith("the call ended. Summary: They will come at noon")
+
+
+def _claim_context(client: Client) -> ClaimContext:
+    return ClaimContext(session=client.session, tool_name="call_human", read_timeout_seconds=None)

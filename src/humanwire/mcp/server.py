@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -23,6 +23,7 @@ from humanwire.approval import MESSAGE_RECIPIENT_ENV, RECIPIENT_ENV, resolve_rec
 from humanwire.errors import HumanWireError
 
 from .settings import CHANNELS, McpSettings, SettingsError
+from .tasks import HumanTasks
 from .tools import CHECK_TOOL, McpTool, ToolCall, build_tools
 
 if TYPE_CHECKING:
@@ -75,10 +76,17 @@ class _SdkTool(Tool):
             raise
 
 
-def _sdk_tool(tool: McpTool, source: ToolSource, settings: McpSettings) -> Tool:
+def _arguments(tool: McpTool) -> type[ArgModelBase]:
     # The shared schema, with the SDK's argument base (how it hands arguments over).
     bases: Any = (tool.schema, ArgModelBase)
-    arguments: type[ArgModelBase] = create_model(f"{tool.schema.__name__}Arguments", __base__=bases)
+    return cast(
+        "type[ArgModelBase]", create_model(f"{tool.schema.__name__}Arguments", __base__=bases)
+    )
+
+
+def _sdk_tool(
+    tool: McpTool, source: ToolSource, settings: McpSettings, arguments: type[ArgModelBase]
+) -> Tool:
     metadata = dict(settings.metadata)
 
     async def call_tool(ctx: Context, **args: Any) -> str:
@@ -109,13 +117,19 @@ def build_server(
     settings: McpSettings, source: ToolSource, channels: tuple[str, ...] = CHANNELS
 ) -> MCPServer:
     """An ``MCPServer`` offering the tools of ``settings`` for ``channels``."""
-    tools = [_sdk_tool(tool, source, settings) for tool in build_tools(settings, channels)]
+    mcp_tools = build_tools(settings, channels)
+    arguments = {tool.name: _arguments(tool) for tool in mcp_tools}
+    tools = [_sdk_tool(tool, source, settings, arguments[tool.name]) for tool in mcp_tools]
+    # 2026-07-28 clients that declare the tasks extension get a task from a waiting tool.
+    tasks = HumanTasks(mcp_tools, arguments, source, settings.metadata)
     # MCPServer() runs logging.basicConfig (INFO, a rich handler) on the root logger: in
     # the service, embedded in a user's process, that is not ours to change. Put it back.
     root = logging.getLogger()
     handlers, level = root.handlers[:], root.level
     try:
-        return MCPServer("humanwire", instructions=INSTRUCTIONS, tools=tools)
+        server = MCPServer("humanwire", instructions=INSTRUCTIONS, tools=tools, extensions=[tasks])
+        tasks.server = server
+        return server
     finally:
         root.handlers[:] = handlers
         root.setLevel(level)

@@ -1,11 +1,11 @@
-"""Interaction status: ``GET /interactions/{id}/status``, and waiting on it."""
+"""Interaction status: ``GET /interactions/{id}/status``, waiting on it, and ending it."""
 
 from __future__ import annotations
 
 import math
 
 from humanwire._constants import MIN_POLL_INTERVAL
-from humanwire._http import Flow, Sleep
+from humanwire._http import Flow, RequestSpec, Sleep, parse_as
 from humanwire.errors import invalid_request
 from humanwire.types import (
     MAX_EVENTS_WAIT,
@@ -49,6 +49,19 @@ class Interactions(Resource[ModeT]):
         if wait is not None:
             wait = _seconds(wait, "wait", MAX_STATUS_WAIT)
         return self._status(interaction_id, wait)
+
+    @endpoint
+    def cancel(self, interaction_id: str) -> Flow[InteractionStatus]:
+        """``POST /interactions/{interactionId}/cancel``: stop listening for the answer
+        now; the interaction ends without a response (an approval's ``onTimeout`` does
+        not apply). Returns its status. ``ConflictError`` for a call under way."""
+        return self._request(
+            RequestSpec(
+                "POST",
+                f"/interactions/{path_id(interaction_id, 'interactionId')}/cancel",
+                parse_as(InteractionStatus),
+            )
+        )
 
     @endpoint
     def events(

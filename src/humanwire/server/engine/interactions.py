@@ -66,6 +66,18 @@ class Interactions:
             raise NotFound(f"no interaction {interaction_id!r}", field="interactionId")
         return record
 
+    async def cancel(self, account: Account, interaction_id: str) -> InteractionStatus:
+        """Ends the account's pending interaction now, without a response (outcome
+        ``cancelled``: an approval's ``onTimeout`` does not apply). An ended one is
+        returned as it is; a call under way is 409 (it ends when the call does)."""
+        record = await self.of(account, interaction_id)
+        if record.status == "pending":
+            if record.kind == "call":
+                raise Conflict("a call under way ends when the call does")
+            await self._deadlines.end(record, outcome="cancelled")
+            record = await self.of(account, interaction_id)
+        return self.status(record)
+
     @staticmethod
     def status(record: InteractionRecord) -> InteractionStatus:
         return InteractionStatus(

@@ -1,4 +1,5 @@
-"""``GET /interactions/{interactionId}/status`` (with the ``?wait=`` long-poll)."""
+"""``GET /interactions/{interactionId}/status`` (with the ``?wait=`` long-poll) and
+``POST /interactions/{interactionId}/cancel``."""
 
 from __future__ import annotations
 
@@ -16,6 +17,10 @@ async def _status(call: ApiCall) -> Payload:
     return await call.engine.sends.interaction_status(
         call.account, call.path("interactionId"), wait, call.named
     )
+
+
+async def _cancel(call: ApiCall) -> Payload:
+    return await call.engine.interactions.cancel(call.account, call.path("interactionId"))
 
 
 def operations() -> list[Operation]:
@@ -40,5 +45,20 @@ def operations() -> list[Operation]:
                     {"type": "number", "minimum": 0, "maximum": 60},
                 ),
             ),
+        ),
+        Operation(
+            "POST",
+            "/interactions/{interactionId}/cancel",
+            _cancel,
+            operation_id="cancelInteraction",
+            summary="End a pending interaction",
+            description="Stops listening for an answer now: the interaction ends without a "
+            "response (an approval's `onTimeout` does not apply). Its status is returned; an "
+            "ended interaction is returned as it is. 409 for a call under way.",
+            tag="interactions",
+            response=TypeAdapter(InteractionStatus),
+            errors=(404, 409),
+            path_params=(PathParam("interactionId", "Returned by an earlier request."),),
+            names=named_in_path,
         ),
     ]

@@ -59,10 +59,11 @@ __all__ = [
 ]
 
 
-InteractionOutcome = Literal[CallOutcome, "timeout", "failed", "undelivered"]
+InteractionOutcome = Literal[CallOutcome, "timeout", "failed", "undelivered", "cancelled"]
 """How an interaction ended: a call's outcome, ``timeout`` (a call the service gave up
 on), ``failed`` (the provider refused it) or ``undelivered`` (the provider reported it
-could not be delivered). None: answered, or its windows closed."""
+could not be delivered) or ``cancelled`` (its requester ended it). None: answered, or its
+windows closed."""
 OutboxStatus = Literal["pending", "delivered", "failed", "cancelled"]
 """Where one delivery of an event to a webhook is."""
 INTERACTION_OUTCOME = OneOf[InteractionOutcome](InteractionOutcome, "interaction outcome")

@@ -22,6 +22,8 @@ def test_a_row_per_tool_an_ask_and_a_notify_per_channel() -> None:
         assert row.kind.__name__ == row.class_name and row.kind.__doc__
 
 
-@pytest.mark.parametrize("adapter", ["openai_agents", "pydantic_ai", "google_adk", "agno"])
+@pytest.mark.parametrize(
+    "adapter", ["openai_agents", "pydantic_ai", "google_adk", "agno", "claude_agent_sdk"]
+)
 def test_every_adapter_derives_its_tools_from_the_table(adapter: str) -> None:
     check_tools_follow_the_table(importlib.import_module(f"humanwire.{adapter}"))

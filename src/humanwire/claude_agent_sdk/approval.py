@@ -241,8 +241,8 @@ class HumanApprovals:
         self._store: FileRunStore[DeferredCall] | None = None
         # tool use id -> session id, noted by the hook for can_use_tool (told no session)
         self._sessions: dict[str, str] = {}
-        # (session id, tool use id) -> the person's decision, for a resumed session's hook
-        self._decided: dict[tuple[str, str], ApprovalDecision] = {}
+        # (session id, tool use id) -> (allowed, reason), for a resumed session's hook
+        self._decided: dict[tuple[str, str], tuple[bool, str]] = {}
         self.decisions: list[ApprovalDecision] = []
         """Every decision this gate acted on, in order (for logs and tests)."""
 
@@ -332,8 +332,8 @@ class HumanApprovals:
         name = str(data.get("tool_name") or "")
         arguments = dict(data.get("tool_input") or {})
         decided = self._decided.pop((session_id, call_id), None)
-        if decided is not None:
-            allowed, reason = await self._apply(name, arguments, decided)
+        if decided is not None:  # a resumed session's deferred call: settled already
+            allowed, reason = decided
             return _hook_output("allow" if allowed else "deny", reason)
         if session_id and call_id:
             self._sessions[call_id] = session_id
@@ -524,8 +524,14 @@ class HumanApprovals:
         self, call: DeferredCall, decision: ApprovalDecision, options: ClaudeAgentOptions
     ) -> ResultMessage | None:
         async def run_on(claimed: DeferredCall) -> ResultMessage | None:
+            # Once per deferred call, in any process sharing the store: a session whose
+            # call was settled has nothing left to run, and the CLI, resumed with no
+            # prompt, would wait for one.
+            if not await self.store.consume(claimed.interaction_id):
+                return None
+            settled = await self._apply(claimed.tool_name, claimed.arguments, decision)
             key = (claimed.session_id, claimed.tool_use_id)
-            self._decided[key] = decision
+            self._decided[key] = settled
             try:
                 resumed = dataclasses.replace(options, resume=claimed.session_id)
                 return await run_session(self.options(resumed))

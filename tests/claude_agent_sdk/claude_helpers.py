@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
+import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -90,7 +91,8 @@ def _full_name(name: str, tools: list[str]) -> str:
 
 def _message(content: list[dict[str, Any]], stop_reason: str) -> dict[str, Any]:
     return {
-        "id": "msg_scripted",
+        # A fresh id each time: the CLI merges assistant messages that share one.
+        "id": f"msg_{uuid.uuid4().hex}",
         "type": "message",
         "role": "assistant",
         "model": "claude-scripted",

@@ -5,7 +5,6 @@ SDK's own seams (``can_use_tool``, a ``PreToolUse`` hook that may ``defer`` the 
 be resumed in another process), and answering Claude Code's ``AskUserQuestion``.
 Everything goes through the core client; nothing here speaks HTTP::
 
-    from claude_agent_sdk import ClaudeAgentOptions
     from humanwire.claude_agent_sdk import (
         AskHumanSMS, HumanApprovals, humanwire_server, run_session)
 

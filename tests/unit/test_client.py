@@ -823,7 +823,7 @@ def test_import_humanwire_stays_light() -> None:
         "import sys, humanwire, humanwire.webhooks;"
         "heavy = [m for m in sys.modules if m.split('.')[0] in "
         "('starlette', 'uvicorn', 'langchain', 'langchain_core', 'langgraph', 'llama_index',"
-        " 'dbos', 'agno', 'agent_framework')"
+        " 'dbos', 'agno', 'agent_framework', 'claude_agent_sdk')"
         " or m.startswith('humanwire.server')];"
         "print(heavy)"
     )

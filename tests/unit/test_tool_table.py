@@ -24,7 +24,15 @@ def test_a_row_per_tool_an_ask_and_a_notify_per_channel() -> None:
 
 @pytest.mark.parametrize(
     "adapter",
-    ["openai_agents", "pydantic_ai", "google_adk", "agno", "langchain", "agent_framework"],
+    [
+        "openai_agents",
+        "pydantic_ai",
+        "google_adk",
+        "agno",
+        "langchain",
+        "agent_framework",
+        "claude_agent_sdk",
+    ],
 )
 def test_every_adapter_derives_its_tools_from_the_table(adapter: str) -> None:
     check_tools_follow_the_table(importlib.import_module(f"humanwire.{adapter}"))

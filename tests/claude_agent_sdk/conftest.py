@@ -1,0 +1,8 @@
+"""Fixtures of the Claude Agent SDK adapter tests: those every framework folder shares
+(``tests/framework_support.py``)."""
+
+from __future__ import annotations
+
+from framework_support import clean_environment, service_environment
+
+__all__ = ["clean_environment", "service_environment"]

@@ -3,6 +3,7 @@ requests, consumed before the agent runs the tool."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import httpx
@@ -98,7 +99,8 @@ def test_edit_and_respond_are_asked_as_approve_or_reject(humanwire_client: Human
     approver.invoke(agent, INPUT, config("edit-allowed"))
     assert sent == [{"to": "all@example.com", "subject": "Q3"}]
     (delivery,) = humanwire_client.sandbox.deliveries()
-    assert "Reply YES or NO" in delivery.text  # approve or reject, nothing else
+    # Approve or reject, nothing else (with a code when the number has other open approvals).
+    assert re.search(r"Reply YES( \d+)? or NO( \d+)?", delivery.text), delivery.text
     page = httpx.get(approval_link(delivery.text) or "", timeout=5).text
     assert 'value="edit"' not in page and 'value="respond"' not in page
 

@@ -143,7 +143,10 @@ def test_llama_index(tmp_path: Path) -> None:
     assert out["call-tools"].splitlines() == ["Human response: Tuesday works for me", NO_RESPONSE]
     agent = out["run-agent"]
     assert "tool ask_human_sms -> 'Human response: Aisle, please'" in agent
-    assert "tool ask_human_form -> 'Departure date: 2026-05-04\\nChecked bag: Yes'" in agent
+    assert (
+        "tool ask_human_form -> "
+        "'The human submitted the form:\\nDeparture date: 2026-05-04\\nChecked bag: Yes'"
+    ) in agent
     assert "Booking with what the traveller told me:" in agent
     workflow = out["workflow-approval"]
     assert "waiting for approval of deploy {'version': '2.4.0', 'env': 'production'}" in workflow

@@ -153,7 +153,7 @@ async def replicated(tmp_path: Path, schema_url: str) -> AsyncIterator[Replicate
         account, _key = await a.accounts.create("held")
         finish = asyncio.Event()
         task, hold = await held_send(a, account, then=finish.wait())
-        a.follow_async(hold, task)
+        a.respond_async.follow_async(hold, task)
         assert await held_by(a, hold) == a.coordinator.id
         yield Replicated(a, b, account, task, hold, finish)
     finally:

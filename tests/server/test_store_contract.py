@@ -637,6 +637,19 @@ async def test_set_delivery(store: Store) -> None:
     assert got is not None and got.delivery_status == "read"
 
 
+async def test_set_delivery_only_moves_forward(store: Store) -> None:
+    """A lower status written after a higher one (two callbacks racing) changes nothing;
+    the provider's id is stored all the same."""
+    await store.insert_interaction(interaction("int_1"))
+    await store.set_delivery("int_1", "undelivered")
+    await store.set_delivery("int_1", "sent", "SM789")
+    got = await store.get_interaction("int_1")
+    assert got is not None and (got.delivery_status, got.provider_ref) == ("undelivered", "SM789")
+    await store.set_delivery("int_1", "failed")  # the same rank: kept as it is
+    got = await store.get_interaction("int_1")
+    assert got is not None and got.delivery_status == "undelivered"
+
+
 async def test_list_interactions_order_limit_and_account(store: Store) -> None:
     for id, at in (("a", 10.0), ("b", 30.0), ("c", 20.0), ("d", 30.0)):
         await store.insert_interaction(interaction(id, created_at=at))

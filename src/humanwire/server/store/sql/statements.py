@@ -35,6 +35,14 @@ INBOUND_COLUMNS = (
 _FRAGMENT = re.compile(r"\{([a-z_]+)\}")
 
 
+def _delivery_rank(value: str) -> str:
+    """SQL ranking a delivery status (0: none yet), as the engine's ``STATUS_RANK``."""
+    return (
+        f"(CASE {value} WHEN 'queued' THEN 1 WHEN 'sent' THEN 2 WHEN 'delivered' THEN 3 "
+        "WHEN 'read' THEN 4 WHEN 'undelivered' THEN 5 WHEN 'failed' THEN 5 ELSE 0 END)"
+    )
+
+
 class Statements:
     """The statements of ``SQLStore``, in SQLite's words where the two agree."""
 
@@ -164,10 +172,18 @@ class Statements:
     )
     # An ended interaction's window step (``WINDOW_STEP``): nothing left to close.
     unarm_window = "DELETE FROM schedule WHERE kind = 'window' AND key = ?"
-    set_delivery = "UPDATE interactions SET delivery_status = ? WHERE id = ?"
-    set_delivery_and_ref = (
-        "UPDATE interactions SET delivery_status = ?, provider_ref = ? WHERE id = ?"
+    # A delivery status only moves forward (queued < sent < delivered < read < failed /
+    # undelivered), decided in the statement: two callbacks at once cannot land a lower
+    # one last. Parameters: the status twice (ranked, then written).
+    _forward = (
+        "delivery_status = CASE WHEN "
+        + _delivery_rank("delivery_status")
+        + " < "
+        + _delivery_rank("?")
+        + " THEN ? ELSE delivery_status END"
     )
+    set_delivery = "UPDATE interactions SET " + _forward + " WHERE id = ?"
+    set_delivery_and_ref = "UPDATE interactions SET " + _forward + ", provider_ref = ? WHERE id = ?"
 
     # -- what real providers keep between callbacks -----------------------------------------
     get_provider_state = "SELECT value FROM provider_state WHERE scope = ? AND key = ?"

@@ -241,10 +241,11 @@ class SQLStore:
         self, interaction_id: str, delivery_status: DeliveryStatus, provider_ref: str | None = None
     ) -> None:
         if provider_ref is None:
-            await self._run(self.q.set_delivery, (delivery_status, interaction_id))
+            await self._run(self.q.set_delivery, (delivery_status, delivery_status, interaction_id))
         else:
             await self._run(
-                self.q.set_delivery_and_ref, (delivery_status, provider_ref, interaction_id)
+                self.q.set_delivery_and_ref,
+                (delivery_status, delivery_status, provider_ref, interaction_id),
             )
 
     # -- what real providers keep between callbacks -------------------------------------------

@@ -11,21 +11,19 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+import discord
+import discord.http
 import pytest
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
-discord = pytest.importorskip("discord")
-
-import discord.http  # noqa: E402
-from cryptography.exceptions import InvalidSignature  # noqa: E402
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey  # noqa: E402
-from starlette.applications import Starlette  # noqa: E402
-from starlette.requests import Request  # noqa: E402
-from starlette.responses import JSONResponse, Response  # noqa: E402
-from starlette.routing import Route  # noqa: E402
-
-from humanwire.testing._fake_server import FakeServer  # noqa: E402
-from humanwire.testing.discord import DiscordFakeServer, FakeDiscord, load_spec  # noqa: E402
-from humanwire.testing.discord.spec import SpecViolation  # noqa: E402
+from humanwire.testing._fake_server import FakeServer
+from humanwire.testing.discord import DiscordFakeServer, FakeDiscord, load_spec
+from humanwire.testing.discord.spec import SpecViolation
 
 
 class _App:

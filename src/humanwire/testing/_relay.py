@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from .twilio.fake import BargeIn, CalleeScript
+    from .callee import BargeIn, CalleeScript
 
 __all__ = ["RelayCall", "relay_session"]
 
@@ -81,7 +81,7 @@ async def _play(
     ``BargeIn`` interrupts the agent's next turn once its first words are out."""
     from websockets.exceptions import ConnectionClosed
 
-    from .twilio.fake import BargeIn
+    from .callee import BargeIn
 
     tokens: list[str] = []
     answers = 0

@@ -27,7 +27,7 @@ from starlette.routing import Route
 from typing_extensions import is_typeddict
 
 from .._fake_server import poll_until
-from ..twilio.fake import BargeIn, CalleeScript
+from ..callee import BargeIn, CalleeScript
 from .contract import ContractViolation, check, query, wire_fields
 
 __all__ = [

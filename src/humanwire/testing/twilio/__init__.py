@@ -126,18 +126,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from .fake import (
+from ..callee import Answer, BargeIn, CalleeScript
+from .fake import FakeTwilio
+from .records import (
     REFUSAL_MESSAGES,
-    Answer,
-    BargeIn,
-    CalleeScript,
     FakeAvailable,
     FakeCall,
     FakeCallback,
     FakeMessage,
     FakeNumber,
     FakeRequest,
-    FakeTwilio,
     Violation,
 )
 from .server import TwilioFakeServer

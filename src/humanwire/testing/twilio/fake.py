@@ -1,5 +1,7 @@
-"""``FakeTwilio``: Twilio's side, played locally — state and rules in one object, apart
-from the HTTP serving (``server.TwilioFakeServer``), moto-style.
+"""``FakeTwilio``: Twilio's side, played locally. Its parts, moto-style: the records
+(``records``), the state and the phone's side here (numbers, messages, calls, callbacks),
+the REST API over HTTP (``responses.TwilioResponses``), the TwiML loop and
+ConversationRelay (``twiml.TwimlPlayer``), served by ``server.TwilioFakeServer``.
 
 Every REST request is checked against the published description (``spec``) and against
 the rules Twilio states in prose (a message needs a body, media or a template; ``From``
@@ -54,394 +56,50 @@ Error codes used (Twilio's, https://www.twilio.com/docs/errors/<code>):
 from __future__ import annotations
 
 import asyncio
-import base64
-import collections
 import contextlib
-import email.utils
-import json
 import mimetypes
 import re
 import secrets
 import threading
 import time
-import xml.etree.ElementTree as ET
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, TypeVar
-from urllib.parse import parse_qsl, urlencode, urljoin
+from typing import Any, Literal, TypeVar
+from urllib.parse import urlencode
 
 import httpx
-import phonenumbers
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from .._fake_server import poll_until
-from .spec import Operation, SpecViolation, TwilioSpec, load_spec, twiml_problem
+from ..callee import CalleeScript
+from .records import (
+    API_VERSION,
+    CALLBACK_TIMEOUT,
+    DELIVERY_FAILURES,
+    EVENT_STATUS,
+    WHATSAPP,
+    Failure,
+    FakeAvailable,
+    FakeCall,
+    FakeCallback,
+    FakeMessage,
+    FakeNumber,
+    FakeRequest,
+    Violation,
+    is_e164,
+    new_sid,
+    rfc2822,
+    segments,
+)
+from .responses import TwilioResponses
+from .spec import TwilioSpec, load_spec
+from .twiml import TwimlPlayer
 
-__all__ = [
-    "REFUSAL_MESSAGES",
-    "Answer",
-    "CalleeScript",
-    "FakeAvailable",
-    "FakeCall",
-    "FakeCallback",
-    "FakeMessage",
-    "FakeNumber",
-    "FakeRequest",
-    "FakeTwilio",
-    "Violation",
-]
+__all__ = ["FakeTwilio"]
 
 T = TypeVar("T")
-
-API_VERSION = "2010-04-01"
-WHATSAPP = "whatsapp:"
-CALLBACK_TIMEOUT = 10.0
-Answer = Literal["human", "machine", "no-answer", "busy", "failed"]
-CALL_EVENTS = ("initiated", "ringing", "answered", "completed")
-_EVENT_STATUS = {"initiated": "initiated", "ringing": "ringing", "answered": "in-progress"}
-FINAL_CALL_STATUSES = ("completed", "busy", "failed", "no-answer", "canceled")
-DELIVERY_FAILURES = ("undelivered", "failed")
-
-REFUSAL_MESSAGES = {
-    21211: "Invalid 'To' Phone Number",
-    21214: "'To' phone number cannot be reached",
-    21215: "Geo Permission configuration is not permitting call",
-    21408: "Permission to send an SMS has not been enabled for the region indicated by "
-    "the 'To' number",
-    21610: "Attempt to send to unsubscribed recipient",
-    21612: "The 'To' phone number is not currently reachable via SMS",
-    21614: "'To' number is not a valid mobile number",
-}
-"""Twilio's wording for the refusals ``refuse`` is usually asked for."""
-
-# Which code a description-level refusal gets, by operation and parameter.
-_MISSING_CODES = {
-    ("POST /Messages.json", "To"): 21604,
-    ("POST /Calls.json", "To"): 21201,
-    ("POST /Calls.json", "From"): 21213,
-}
-_URL_PARAMETERS = {
-    "StatusCallback": 21609,
-    "AsyncAmdStatusCallback": 21609,
-    "Url": 21205,
-    "FallbackUrl": 21205,
-}
-
-
-def _sid(prefix: str) -> str:
-    return prefix + secrets.token_hex(16)
-
-
-def _rfc2822(unix: float | None = None) -> str:
-    """``Tue, 31 Aug 2010 20:36:28 +0000``, as Twilio writes dates."""
-    return email.utils.formatdate(unix if unix is not None else time.time(), usegmt=True).replace(
-        "GMT", "+0000"
-    )
-
-
-def _e164(phone: str) -> bool:
-    if not re.fullmatch(r"\+[1-9]\d{6,14}", phone):
-        return False
-    try:
-        return bool(phonenumbers.is_valid_number(phonenumbers.parse(phone, None)))
-    except phonenumbers.NumberParseException:
-        return False
-
-
-def _segments(body: str) -> int:
-    """SMS segments: 160 / 153 GSM-7 characters, 70 / 67 for anything else (UCS-2)."""
-    if not body:
-        return 1
-    gsm = all(ch == "\n" or ch == "\r" or " " <= ch <= "~" for ch in body)
-    single, multi = (160, 153) if gsm else (70, 67)
-    return 1 if len(body) <= single else -(-len(body) // multi)
-
-
-# -- records ---------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class BargeIn:
-    """A callee's answer spoken over the agent: over ConversationRelay, once the agent's
-    next turn has sent its first words, the fake sends ``interrupt`` (what was heard so
-    far) and then ``text`` as the prompt. Over ``<Gather>`` it is an ordinary answer (a
-    Gather's ``<Say>`` is cut by speech anyway)."""
-
-    text: str
-    speaking: float = 0.0
-    """Over ConversationRelay: seconds from the ``interrupt`` (the person starts
-    speaking) to the final ``prompt`` (they stop), at the least."""
-
-
-@dataclass
-class CalleeScript:
-    """How the person at a number takes a call.
-
-    ``answer``: ``human`` (speaks ``says`` in order), ``machine`` (an answering machine:
-    ``AnsweredBy`` is a machine when detection was asked for, nothing is said back),
-    ``no-answer``, ``busy``, ``failed``. ``says``: one entry per ``<Gather>``: a
-    sentence (sent as ``SpeechResult``; as ``Digits`` to a DTMF-only Gather), or None
-    for silence (the Gather times out: TwiML goes on after it). When the script runs
-    out, or after ``hang_up_after`` Gathers, the callee hangs up.
-
-    Over ConversationRelay each entry answers one of the agent's turns: a sentence is a
-    final ``prompt``, digits (``[0-9*#]+``) are ``dtmf`` messages, None is silence
-    (nothing sent), a :class:`BargeIn` interrupts the agent's next turn."""
-
-    answer: Answer = "human"
-    says: Sequence[str | BargeIn | None] = ()
-    hang_up_after: int | None = None
-    seconds_per_turn: float = 0.0
-    """How long each answer takes (speaking, or the Gather's silence timeout)."""
-    ring_seconds: float = 0.0
-    """How long the phone rings before it is answered (or given up on)."""
-    confidence: float = 0.92
-
-
-@dataclass
-class FakeNumber:
-    """One of the account's phone numbers (``IncomingPhoneNumbers``)."""
-
-    sid: str
-    phone_number: str
-    sms_url: str | None = None
-    sms_method: str = "POST"
-    voice_url: str | None = None
-    voice_method: str = "POST"
-    status_callback: str | None = None
-    status_callback_method: str = "POST"
-    friendly_name: str | None = None
-    bought: bool = False
-    released: bool = False
-    params: dict[str, Any] = field(default_factory=dict)
-    """Every parameter set through the API (create and updates), latest value each."""
-    created: float = field(default_factory=time.time)
-    updated: float = field(default_factory=time.time)
-
-    def resource(self, account_sid: str) -> dict[str, Any]:
-        p = self.params
-        return {
-            "sid": self.sid,
-            "account_sid": account_sid,
-            "address_requirements": "none",
-            "address_sid": p.get("AddressSid"),
-            "api_version": API_VERSION,
-            "beta": False,
-            "bundle_sid": p.get("BundleSid"),
-            "capabilities": {"voice": True, "sms": True, "mms": True, "fax": False},
-            "date_created": _rfc2822(self.created),
-            "date_updated": _rfc2822(self.updated),
-            "emergency_status": p.get("EmergencyStatus", "Inactive"),
-            "emergency_address_sid": p.get("EmergencyAddressSid"),
-            "emergency_address_status": "unregistered",
-            "friendly_name": self.friendly_name or self.phone_number,
-            "identity_sid": p.get("IdentitySid"),
-            "origin": "twilio",
-            "phone_number": self.phone_number,
-            "sms_application_sid": p.get("SmsApplicationSid") or None,
-            "sms_fallback_method": p.get("SmsFallbackMethod", "POST"),
-            "sms_fallback_url": p.get("SmsFallbackUrl", ""),
-            "sms_method": self.sms_method,
-            "sms_url": self.sms_url or "",
-            "status": "in-use",
-            "status_callback": self.status_callback or "",
-            "status_callback_method": self.status_callback_method,
-            "trunk_sid": p.get("TrunkSid"),
-            "type": "local",
-            "uri": f"/{API_VERSION}/Accounts/{account_sid}/IncomingPhoneNumbers/{self.sid}.json",
-            "voice_application_sid": p.get("VoiceApplicationSid") or None,
-            "voice_caller_id_lookup": bool(p.get("VoiceCallerIdLookup", False)),
-            "voice_fallback_method": p.get("VoiceFallbackMethod", "POST"),
-            "voice_fallback_url": p.get("VoiceFallbackUrl", ""),
-            "voice_method": self.voice_method,
-            "voice_receive_mode": p.get("VoiceReceiveMode", "voice"),
-            "voice_url": self.voice_url or "",
-        }
-
-
-# The number fields an API parameter sets (the rest stay in ``params``).
-_NUMBER_FIELDS = {
-    "SmsUrl": "sms_url",
-    "SmsMethod": "sms_method",
-    "VoiceUrl": "voice_url",
-    "VoiceMethod": "voice_method",
-    "StatusCallback": "status_callback",
-    "StatusCallbackMethod": "status_callback_method",
-    "FriendlyName": "friendly_name",
-}
-
-
-@dataclass
-class FakeAvailable:
-    """A number Twilio would sell (``AvailablePhoneNumbers``)."""
-
-    phone_number: str
-    country: str = "US"
-    area_code: str | None = None
-    locality: str | None = None
-    region: str | None = None
-
-    def resource(self) -> dict[str, Any]:
-        return {
-            "friendly_name": self.phone_number,
-            "phone_number": self.phone_number,
-            "lata": None,
-            "locality": self.locality,
-            "rate_center": None,
-            "latitude": None,
-            "longitude": None,
-            "region": self.region,
-            "postal_code": None,
-            "iso_country": self.country,
-            "address_requirements": "none",
-            "beta": False,
-            "capabilities": {"voice": True, "sms": True, "mms": True, "fax": False},
-        }
-
-
-@dataclass
-class FakeMessage:
-    """A message the service sent; ``params`` are its parameters as sent (typed: lists
-    for repeated ones such as ``MediaUrl``)."""
-
-    sid: str
-    params: dict[str, Any]
-    status: str = "queued"
-    statuses: list[str] = field(default_factory=list)
-    """Every status after ``queued``, in order; one with a status callback is added
-    once the service has answered that callback."""
-    error_code: int | None = None
-    created: float = field(default_factory=time.time)
-    updated: float = field(default_factory=time.time)
-    sent: float | None = None
-    deleted: bool = False
-
-    @property
-    def to(self) -> str:
-        return str(self.params.get("To", ""))
-
-    @property
-    def from_(self) -> str:
-        return str(self.params.get("From", ""))
-
-    @property
-    def body(self) -> str | None:
-        body = self.params.get("Body")
-        return None if body is None else str(body)
-
-    @property
-    def media_urls(self) -> list[str]:
-        return [str(url) for url in self.params.get("MediaUrl", []) or []]
-
-    @property
-    def channel(self) -> Literal["sms", "whatsapp"]:
-        return "whatsapp" if self.to.startswith(WHATSAPP) else "sms"
-
-
-@dataclass
-class FakeCall:
-    """A call: placed by the service (``direction`` ``outbound-api``, ``params`` as sent)
-    or made to one of its numbers (``inbound``)."""
-
-    sid: str
-    params: dict[str, Any]
-    direction: str = "outbound-api"
-    status: str = "queued"
-    statuses: list[str] = field(default_factory=list)
-    """Every status after ``queued``: ``ringing``, ``in-progress``, then the final one."""
-    answered_by: str | None = None
-    said: list[str] = field(default_factory=list)
-    """What the service's voice said, every ``<Say>`` in order."""
-    heard: list[str | None] = field(default_factory=list)
-    """What the callee said back, one per Gather (None: silence)."""
-    played: list[str] = field(default_factory=list)
-    transferred_to: str | None = None
-    """The last ``<Dial>`` target."""
-    relay_messages: list[dict[str, Any]] = field(default_factory=list)
-    """Over ConversationRelay: every message the service sent on the socket, in order."""
-    interrupted: list[str] = field(default_factory=list)
-    """Over ConversationRelay: what the callee had heard of each turn it spoke over."""
-    twiml: list[str] = field(default_factory=list)
-    """Every TwiML document the call ran, in order."""
-    errors: list[str] = field(default_factory=list)
-    """What went wrong on the service's side: an unreachable or failing TwiML URL, a
-    document that is not TwiML, a verb the fake does not play."""
-    hang_up_requested: bool = False
-    ended_by: Literal["api", "callee", "service", "time-limit"] | None = None
-    done: bool = False
-    created: float = field(default_factory=time.time)
-    answered_at: float | None = None
-    ended_at: float | None = None
-    redirect: tuple[str, str, str] | None = None
-    """A pending REST redirect: (``url`` | ``twiml``, the URL or document, method)."""
-    progress_sent: int = 0
-
-    @property
-    def to(self) -> str:
-        return str(self.params.get("To", ""))
-
-    @property
-    def from_(self) -> str:
-        return str(self.params.get("From", ""))
-
-    @property
-    def duration(self) -> int:
-        if self.answered_at is None:
-            return 0
-        return int((self.ended_at or time.time()) - self.answered_at)
-
-
-class FakeRequest(NamedTuple):
-    """A REST request the fake received (``params``: the form body of a POST, the
-    query of anything else, in order, as strings)."""
-
-    method: str
-    path: str
-    params: list[tuple[str, str]]
-
-
-class FakeCallback(NamedTuple):
-    """A request the fake made to the service (``status`` 0: it could not connect)."""
-
-    method: str
-    url: str
-    params: dict[str, str]
-    status: int
-
-
-@dataclass
-class Violation:
-    """A request the fake refused because Twilio would have."""
-
-    method: str
-    path: str
-    params: list[tuple[str, str]]
-    code: int
-    message: str
-    status: int = 400
-
-
-@dataclass
-class _Failure:
-    status: int
-    code: int
-    retry_after: float | None
-    times: int
-    match: str | None
-
-
-class _Injected(SpecViolation):
-    """A refusal the test asked for (``refuse``): answered, not a violation."""
-
-
-class _Next(NamedTuple):
-    """Where a call's TwiML goes next: a URL to request, or an inline document."""
-
-    url: str | None
-    method: str = "POST"
-    extra: dict[str, str] = {}  # noqa: RUF012 (NamedTuple defaults are not shared state)
-    document: str | None = None
 
 
 # -- the fake -------------------------------------------------------------------------------------
@@ -473,6 +131,8 @@ class FakeTwilio:
         self.loop: asyncio.AbstractEventLoop | None = None
         self._http: httpx.AsyncClient | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.responses = TwilioResponses(self)
+        self.player = TwimlPlayer(self)
         self.reset()
 
     def reset(self) -> None:
@@ -496,7 +156,7 @@ class FakeTwilio:
             that never does, for the service's setup timeout)."""
             self._refused: dict[str, tuple[int, int]] = {}
             self._undeliverable: dict[str, tuple[str, int]] = {}
-            self._failures: list[_Failure] = []
+            self._failures: list[Failure] = []
             self._delay = 0.0
             tasks = list(self._tasks)
         loop = self.loop
@@ -514,13 +174,13 @@ class FakeTwilio:
         status_callback: str | None = None,
     ) -> str:
         """A number the operator already owns in this account; returns its ``PN`` sid."""
-        if not _e164(phone_number):
+        if not is_e164(phone_number):
             raise ValueError(f"{phone_number!r} is not an E.164 phone number")
         with self.lock:
             if self.number(phone_number) is not None:
                 raise ValueError(f"{phone_number} is already the account's")
             number = FakeNumber(
-                _sid("PN"),
+                new_sid("PN"),
                 phone_number,
                 sms_url=sms_url,
                 voice_url=voice_url,
@@ -540,7 +200,7 @@ class FakeTwilio:
     ) -> None:
         """A number Twilio would sell (``AvailablePhoneNumbers``, ``IncomingPhoneNumbers``
         create). The area code of a +1 number is its three digits after the +1."""
-        if not _e164(phone_number):
+        if not is_e164(phone_number):
             raise ValueError(f"{phone_number!r} is not an E.164 phone number")
         if area_code is None and phone_number.startswith("+1"):
             area_code = phone_number[2:5]
@@ -611,7 +271,7 @@ class FakeTwilio:
         given) fail with ``status`` (429, 500, 503…), ``Retry-After`` when given."""
         code = 20429 if status == 429 else 20500 if status >= 500 else 20001
         with self.lock:
-            self._failures.append(_Failure(status, code, retry_after, times, match))
+            self._failures.append(Failure(status, code, retry_after, times, match))
 
     def delay(self, seconds: float) -> None:
         """Every REST answer takes ``seconds`` longer (a slow Twilio); 0 ends it."""
@@ -770,7 +430,7 @@ class FakeTwilio:
         """The REST API as an ASGI app; its lifespan binds the fake to the serving loop."""
 
         async def handle(request: Request) -> Response:
-            return await self._handle(request)
+            return await self.responses.handle(request)
 
         @contextlib.asynccontextmanager
         async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -813,350 +473,9 @@ class FakeTwilio:
         with self.lock:
             self.errors.append(problem)
 
-    @staticmethod
-    def _error(
-        status: int, code: int, message: str, headers: dict[str, str] | None = None
-    ) -> Response:
-        return JSONResponse(
-            {
-                "code": code,
-                "message": message,
-                "more_info": f"https://www.twilio.com/docs/errors/{code}",
-                "status": status,
-            },
-            status,
-            headers=headers,
-        )
-
-    def _authorized(self, request: Request) -> bool:
-        header = request.headers.get("Authorization", "")
-        if not header.startswith("Basic "):
-            return False
-        try:
-            user, _, password = base64.b64decode(header[6:], validate=True).decode().partition(":")
-        except (ValueError, UnicodeDecodeError):
-            return False
-        return secrets.compare_digest(user, self.account_sid) and secrets.compare_digest(
-            password, self.auth_token
-        )
-
-    async def _handle(self, request: Request) -> Response:
-        method, path = request.method, request.url.path
-        raw = await request.body()
-        body_items = parse_qsl(raw.decode("utf-8", "replace"), keep_blank_values=True)
-        query_items = list(request.query_params.multi_items())
-        items = body_items if method == "POST" else query_items
-        with self.lock:
-            self.requests.append(FakeRequest(method, path, items))
-            delay = self._delay
-        if delay:
-            await asyncio.sleep(delay)
-        operation: Operation | None = None
-        try:
-            if not self._authorized(request):
-                raise SpecViolation("Authenticate", code=20003, status=401)
-            operation = self.spec.operation(method, path)
-            if operation.path_params.get("AccountSid") != self.account_sid:
-                raise SpecViolation(
-                    "The AccountSid in the path is not the authenticated account's",
-                    code=20003,
-                    status=401,
-                )
-            if method == "POST":
-                kind = request.headers.get("Content-Type", "").split(";")[0].strip().lower()
-                if raw and kind not in operation.content_types:
-                    raise SpecViolation(
-                        f"The body must be application/x-www-form-urlencoded, not {kind!r}",
-                        reason="invalid",
-                    )
-                values = self.spec.check_body(operation, body_items)
-            else:
-                values = self.spec.check_query(operation, query_items)
-            failure = self._take_failure(path)
-            if failure is not None:
-                headers = (
-                    {"Retry-After": str(max(1, round(failure.retry_after)))}
-                    if failure.retry_after is not None
-                    else None
-                )
-                message = "Too Many Requests" if failure.status == 429 else "Service unavailable"
-                return self._error(failure.status, failure.code, message, headers)
-            status, body = self._operate(operation, values)
-        except _Injected as exc:
-            return self._error(exc.status, exc.code, exc.message)
-        except SpecViolation as exc:
-            code = self._code_for(exc, operation)
-            with self.lock:
-                self.violations.append(
-                    Violation(method, path, items, code, exc.message, exc.status)
-                )
-            headers = (
-                {"WWW-Authenticate": 'Basic realm="Twilio API"'} if exc.status == 401 else None
-            )
-            return self._error(exc.status, code, exc.message, headers)
-        if status == 204:
-            return Response(status_code=204)
-        return JSONResponse(body, status)
-
-    @staticmethod
-    def _code_for(exc: SpecViolation, operation: Operation | None) -> int:
-        """Twilio's code for a refusal found in the description."""
-        name, key = exc.parameter, operation.key if operation else ""
-        if name is None or exc.reason not in ("missing", "invalid", "format"):
-            return exc.code
-        if exc.reason == "missing":
-            return _MISSING_CODES.get((key, name), exc.code)
-        if name.endswith("Method") and "/Calls" in key:
-            return 21209
-        if "/IncomingPhoneNumbers" in key and (name.endswith("Url") or name == "StatusCallback"):
-            return 21402
-        if name in _URL_PARAMETERS and exc.reason == "format":
-            return _URL_PARAMETERS[name]
-        if name == "StatusCallbackEvent":
-            return 21626
-        if "/Calls" in key and name == "Twiml":
-            return 21200
-        return exc.code
-
-    def _take_failure(self, path: str) -> _Failure | None:
-        with self.lock:
-            for failure in self._failures:
-                if failure.match is None or failure.match in path:
-                    failure.times -= 1
-                    if failure.times <= 0:
-                        self._failures.remove(failure)
-                    return failure
-        return None
-
     # -- the operations --------------------------------------------------------------------
-    def _operate(self, operation: Operation, values: dict[str, Any]) -> tuple[int, Any]:
-        key = operation.key
-        sid = operation.path_params.get("Sid", "")
-        if key == "POST /Messages.json":
-            return 201, self._create_message(values)
-        if key == "GET /Messages.json":
-            return 200, self._list_messages(values)
-        if key == "GET /Messages/{Sid}.json":
-            return 200, self._message_resource(self._message(sid))
-        if key == "POST /Messages/{Sid}.json":
-            return 200, self._update_message(self._message(sid), values)
-        if key == "DELETE /Messages/{Sid}.json":
-            message = self._message(sid)
-            with self.lock:
-                message.deleted = True
-            return 204, None
-        if key == "POST /Calls.json":
-            return 201, self._create_call(values)
-        if key == "GET /Calls.json":
-            return 200, self._list_calls(values)
-        if key == "GET /Calls/{Sid}.json":
-            return 200, self._call_resource(self._call(sid))
-        if key == "POST /Calls/{Sid}.json":
-            return 200, self._update_call(self._call(sid), values)
-        if key == "DELETE /Calls/{Sid}.json":
-            call = self._call(sid)
-            if not call.done:
-                raise SpecViolation("A call in progress cannot be deleted", code=21220)
-            with self.lock:
-                self.calls.remove(call)
-            return 204, None
-        if key == "GET /IncomingPhoneNumbers.json":
-            return 200, self._list_numbers(values)
-        if key == "POST /IncomingPhoneNumbers.json":
-            return 201, self._buy(values)
-        if key == "GET /IncomingPhoneNumbers/{Sid}.json":
-            return 200, self._number(sid).resource(self.account_sid)
-        if key == "POST /IncomingPhoneNumbers/{Sid}.json":
-            number = self._number(sid)
-            self._configure(number, values)
-            return 200, number.resource(self.account_sid)
-        if key == "DELETE /IncomingPhoneNumbers/{Sid}.json":
-            number = self._number(sid)
-            with self.lock:
-                number.released = True
-                number.updated = time.time()
-            return 204, None
-        if key == "GET /AvailablePhoneNumbers/{CountryCode}/Local.json":
-            return 200, self._list_available(operation.path_params["CountryCode"], values)
-        raise SpecViolation(f"The fake does not implement {key}", code=20004, status=405)
-
-    def _page(
-        self, key: str, items: list[Any], uri: str, values: Mapping[str, Any]
-    ) -> dict[str, Any]:
-        size = int(values.get("PageSize", 50))
-        page = int(values.get("Page", 0))
-        chunk = items[page * size : (page + 1) * size]
-        base = f"/{API_VERSION}/Accounts/{self.account_sid}/{uri}"
-
-        def link(number: int) -> str:
-            return f"{base}?PageSize={size}&Page={number}&PageToken=PA{number}"
-
-        return {
-            key: chunk,
-            "end": page * size + max(len(chunk) - 1, 0),
-            "first_page_uri": link(0),
-            "next_page_uri": link(page + 1) if (page + 1) * size < len(items) else None,
-            "page": page,
-            "page_size": size,
-            "previous_page_uri": link(page - 1) if page > 0 else None,
-            "start": page * size,
-            "uri": link(page),
-        }
-
-    def _message(self, sid: str) -> FakeMessage:
-        with self.lock:
-            for message in self.messages:
-                if message.sid == sid and not message.deleted:
-                    return message
-        raise SpecViolation(
-            f"The requested resource /Messages/{sid}.json was not found", code=20404, status=404
-        )
-
-    def _call(self, sid: str) -> FakeCall:
-        with self.lock:
-            for call in self.calls:
-                if call.sid == sid:
-                    return call
-        raise SpecViolation(
-            f"The requested resource /Calls/{sid}.json was not found", code=20404, status=404
-        )
-
-    def _number(self, sid: str) -> FakeNumber:
-        with self.lock:
-            number = self.numbers.get(sid)
-        if number is None or number.released:
-            raise SpecViolation(
-                f"The requested resource /IncomingPhoneNumbers/{sid}.json was not found",
-                code=20404,
-                status=404,
-            )
-        return number
-
-    def _check_refused(self, to: str) -> None:
-        with self.lock:
-            refused = self._refused.get(to.removeprefix(WHATSAPP))
-        if refused is not None:
-            code, status = refused
-            message = REFUSAL_MESSAGES.get(code, f"Twilio refuses {to}")
-            raise _Injected(message, code=code, status=status)
 
     # -- messages --------------------------------------------------------------------------
-    def _create_message(self, values: dict[str, Any]) -> dict[str, Any]:
-        to, sender = str(values["To"]), str(values.get("From", ""))
-        body = str(values.get("Body", ""))
-        media = list(values.get("MediaUrl", []))
-        if not sender and not values.get("MessagingServiceSid"):
-            raise SpecViolation("A 'From' phone number is required.", code=21603)
-        if not (body or media or values.get("ContentSid")):
-            raise SpecViolation("A text message body or media urls must be specified.", code=21602)
-        if len(body) > 1600:
-            raise SpecViolation("The message body exceeds the 1600 character limit.", code=21617)
-        if len(media) > 10:
-            raise SpecViolation("The number of media files exceeds the limit of 10.", code=21623)
-        if sender and to.startswith(WHATSAPP) != sender.startswith(WHATSAPP):
-            raise SpecViolation(
-                "Invalid From and To pair. From and To should be of the same channel",
-                code=21910,
-            )
-        if values.get("ContentVariables") is not None:
-            if not values.get("ContentSid"):
-                raise SpecViolation("ContentVariables needs a ContentSid.", code=21656)
-            try:
-                variables = json.loads(str(values["ContentVariables"]))
-            except ValueError:
-                variables = None
-            if not isinstance(variables, dict):
-                raise SpecViolation(
-                    "The ContentVariables parameter is invalid: not a JSON object.", code=21656
-                )
-        if not _e164(to.removeprefix(WHATSAPP)):
-            raise SpecViolation(f"The 'To' number {to} is not a valid phone number.", code=21211)
-        if sender and self.number(sender) is None:
-            if sender.startswith(WHATSAPP):
-                raise SpecViolation(
-                    "Twilio could not find a Channel with the specified From address",
-                    code=63007,
-                )
-            raise SpecViolation(
-                f"The From phone number {sender} is not a valid, SMS-capable inbound phone "
-                "number or short code for your account.",
-                code=21606,
-            )
-        self._check_refused(to)
-        message = FakeMessage(_sid("SM" if not media else "MM"), dict(values))
-        with self.lock:
-            self.messages.append(message)
-            failing = self._undeliverable.get(to.removeprefix(WHATSAPP))
-        if self.auto_status:
-            callback = values.get("StatusCallback")
-            self._spawn(
-                self._report(message, str(callback) if callback else None, failing),
-                f"status callbacks of {message.sid}",
-            )
-        return self._message_resource(message)
-
-    def _message_resource(self, message: FakeMessage) -> dict[str, Any]:
-        values = message.params
-        body = str(values.get("Body", ""))
-        uri = f"/{API_VERSION}/Accounts/{self.account_sid}/Messages/{message.sid}"
-        with self.lock:
-            return {
-                "sid": message.sid,
-                "account_sid": self.account_sid,
-                "api_version": API_VERSION,
-                "body": body,
-                "date_created": _rfc2822(message.created),
-                "date_sent": _rfc2822(message.sent) if message.sent else None,
-                "date_updated": _rfc2822(message.updated),
-                "direction": "outbound-api",
-                "error_code": message.error_code,
-                "error_message": None,
-                "from": values.get("From") or None,
-                "messaging_service_sid": values.get("MessagingServiceSid"),
-                "num_media": str(len(message.media_urls)),
-                "num_segments": str(_segments(body)),
-                "price": None,
-                "price_unit": "USD",
-                "status": message.status,
-                "subresource_uris": {"media": f"{uri}/Media.json"},
-                "to": values.get("To"),
-                "uri": f"{uri}.json",
-            }
-
-    def _list_messages(self, values: Mapping[str, Any]) -> dict[str, Any]:
-        with self.lock:
-            found = [
-                m
-                for m in reversed(self.messages)
-                if not m.deleted
-                and values.get("To", m.to) == m.to
-                and values.get("From", m.from_) == m.from_
-            ]
-        resources = [self._message_resource(m) for m in found]
-        return self._page("messages", resources, "Messages.json", values)
-
-    def _update_message(self, message: FakeMessage, values: Mapping[str, Any]) -> dict[str, Any]:
-        with self.lock:
-            if "Body" in values:
-                if values["Body"] != "" or message.status not in (
-                    "sent",
-                    "delivered",
-                    "undelivered",
-                    "failed",
-                    "read",
-                    "received",
-                ):
-                    raise SpecViolation(
-                        "Only the body of a message that is over can be redacted (Body='')",
-                        code=20009,
-                    )
-                message.params["Body"] = ""
-            if values.get("Status") == "canceled":
-                if message.status != "scheduled":
-                    raise SpecViolation("Only a scheduled message can be canceled", code=30409)
-                message.status = "canceled"
-            message.updated = time.time()
-        return self._message_resource(message)
 
     async def _report(
         self, message: FakeMessage, url: str | None, failing: tuple[str, int] | None
@@ -1238,7 +557,7 @@ class FakeTwilio:
         method = "POST" if url or number is None else number.sms_method
         prefix = WHATSAPP if channel == "whatsapp" else ""
         sender, receiver = from_.removeprefix(WHATSAPP), to.removeprefix(WHATSAPP)
-        sid = message_sid or _sid("SM" if not media_urls else "MM")
+        sid = message_sid or new_sid("SM" if not media_urls else "MM")
         params = {
             "MessageSid": sid,
             "SmsMessageSid": sid,
@@ -1248,7 +567,7 @@ class FakeTwilio:
             "To": prefix + receiver,
             "Body": body,
             "NumMedia": str(len(media_urls)),
-            "NumSegments": str(_segments(body)),
+            "NumSegments": str(segments(body)),
             "SmsStatus": "received",
             "ApiVersion": API_VERSION,
         }
@@ -1304,183 +623,8 @@ class FakeTwilio:
         return response
 
     # -- numbers ---------------------------------------------------------------------------
-    def _configure(self, number: FakeNumber, values: Mapping[str, Any]) -> None:
-        with self.lock:
-            for name, value in values.items():
-                number.params[name] = value
-                attribute = _NUMBER_FIELDS.get(name)
-                if attribute is not None:
-                    if attribute.endswith("method"):
-                        setattr(number, attribute, str(value or "POST"))
-                    else:
-                        setattr(number, attribute, str(value) if value else None)
-            number.updated = time.time()
-
-    def _list_numbers(self, values: Mapping[str, Any]) -> dict[str, Any]:
-        wanted = values.get("PhoneNumber")
-        name = values.get("FriendlyName")
-        with self.lock:
-            found = [
-                n.resource(self.account_sid)
-                for n in self.numbers.values()
-                if not n.released
-                and (wanted is None or n.phone_number == wanted)
-                and (name is None or (n.friendly_name or n.phone_number) == name)
-            ]
-        return self._page("incoming_phone_numbers", found, "IncomingPhoneNumbers.json", values)
-
-    def _buy(self, values: Mapping[str, Any]) -> dict[str, Any]:
-        phone = values.get("PhoneNumber")
-        area = values.get("AreaCode")
-        with self.lock:
-            if phone is None and area is None:
-                raise SpecViolation(
-                    "You must provide an AreaCode or a PhoneNumber to purchase a number.",
-                    code=21421,
-                )
-            if phone is None:
-                if not re.fullmatch(r"\d{3}", str(area)):
-                    raise SpecViolation(f"AreaCode {area} is not valid.", code=21451)
-                phone = next(
-                    (p for p, a in self.available.items() if a.area_code == str(area)), None
-                )
-                if phone is None:
-                    raise SpecViolation(f"No phone numbers found in area code {area}.", code=21452)
-            elif not _e164(str(phone)):
-                raise SpecViolation(f"PhoneNumber {phone} is not valid.", code=21421)
-            if phone not in self.available:
-                raise SpecViolation(
-                    f"The PhoneNumber {phone} is not available to purchase.", code=21422
-                )
-            del self.available[phone]
-            number = FakeNumber(_sid("PN"), str(phone), bought=True)
-            self.numbers[number.sid] = number
-            self._configure(
-                number, {k: v for k, v in values.items() if k not in ("PhoneNumber", "AreaCode")}
-            )
-        return number.resource(self.account_sid)
-
-    def _list_available(self, country: str, values: Mapping[str, Any]) -> dict[str, Any]:
-        area = values.get("AreaCode")
-        contains = _contains_pattern(values.get("Contains"))
-        with self.lock:
-            offers = [
-                a.resource()
-                for a in self.available.values()
-                if a.country == country
-                and (area is None or a.area_code == str(area))
-                and (contains is None or contains.search(a.phone_number) is not None)
-                and values.get("InRegion", a.region) == a.region
-                and values.get("InLocality", a.locality) == a.locality
-            ]
-        uri = f"AvailablePhoneNumbers/{country}/Local.json"
-        return self._page("available_phone_numbers", offers, uri, values)
 
     # -- calls -----------------------------------------------------------------------------
-    def _create_call(self, values: dict[str, Any]) -> dict[str, Any]:
-        to, sender = str(values["To"]), str(values["From"])
-        if not (values.get("Url") or values.get("Twiml") or values.get("ApplicationSid")):
-            raise SpecViolation("A 'Url', 'Twiml' or 'ApplicationSid' is required.", code=21205)
-        events = list(values.get("StatusCallbackEvent", []))
-        unknown = [e for e in events if e not in CALL_EVENTS]
-        if unknown:
-            raise SpecViolation(f"Invalid StatusCallbackEvent {unknown[0]!r}", code=21626)
-        detection = values.get("MachineDetection")
-        if detection is not None and detection not in ("Enable", "DetectMessageEnd"):
-            raise SpecViolation("MachineDetection must be Enable or DetectMessageEnd", code=21200)
-        if values.get("AsyncAmd") is not None and values["AsyncAmd"] not in ("true", "false"):
-            raise SpecViolation("AsyncAmd must be true or false", code=21200)
-        twiml = values.get("Twiml")
-        if twiml is not None and len(str(twiml)) > 4000:
-            raise SpecViolation("Twiml is longer than 4000 characters", code=21200)
-        if not _e164(to):
-            raise SpecViolation(f"The 'To' number {to} is not a valid phone number.", code=21211)
-        if not _e164(sender):
-            raise SpecViolation(
-                f"The 'From' number {sender} is not a valid phone number.", code=21212
-            )
-        if self.number(sender) is None:
-            raise SpecViolation(
-                f"The source phone number provided, {sender}, is not yet verified for your "
-                "account. You may only make calls from phone numbers that you've verified or "
-                "purchased from Twilio.",
-                code=21210,
-            )
-        self._check_refused(to)
-        call = FakeCall(_sid("CA"), dict(values))
-        with self.lock:
-            self.calls.append(call)
-            script = self.callees.get(to, CalleeScript())
-        self._spawn(self._run_call(call, script), f"call {call.sid}")
-        return self._call_resource(call)
-
-    def _call_resource(self, call: FakeCall) -> dict[str, Any]:
-        with self.lock:
-            number = self.number(call.to if call.direction == "inbound" else call.from_)
-            return {
-                "sid": call.sid,
-                "account_sid": self.account_sid,
-                "answered_by": call.answered_by,
-                "api_version": API_VERSION,
-                "caller_name": None,
-                "date_created": _rfc2822(call.created),
-                "date_updated": _rfc2822(call.ended_at or call.answered_at or call.created),
-                "direction": call.direction,
-                "duration": str(call.duration) if call.done else None,
-                "end_time": _rfc2822(call.ended_at) if call.ended_at else None,
-                "forwarded_from": None,
-                "from": call.from_,
-                "from_formatted": call.from_,
-                "group_sid": None,
-                "parent_call_sid": None,
-                "phone_number_sid": number.sid if number else None,
-                "price": None,
-                "price_unit": "USD",
-                "queue_time": "0",
-                "start_time": _rfc2822(call.answered_at) if call.answered_at else None,
-                "status": call.status,
-                "subresource_uris": {},
-                "to": call.to,
-                "to_formatted": call.to,
-                "trunk_sid": None,
-                "uri": f"/{API_VERSION}/Accounts/{self.account_sid}/Calls/{call.sid}.json",
-            }
-
-    def _list_calls(self, values: Mapping[str, Any]) -> dict[str, Any]:
-        with self.lock:
-            found = [
-                c
-                for c in reversed(self.calls)
-                if values.get("To", c.to) == c.to
-                and values.get("From", c.from_) == c.from_
-                and values.get("Status", c.status) == c.status
-            ]
-        return self._page("calls", [self._call_resource(c) for c in found], "Calls.json", values)
-
-    def _update_call(self, call: FakeCall, values: Mapping[str, Any]) -> dict[str, Any]:
-        status, url, twiml = values.get("Status"), values.get("Url"), values.get("Twiml")
-        if url and twiml:
-            raise SpecViolation("Twiml and Url are mutually exclusive", code=21200)
-        with self.lock:
-            for name in ("StatusCallback", "StatusCallbackMethod", "TimeLimit"):
-                if name in values:
-                    call.params[name] = values[name]
-            if status == "completed" or (
-                status == "canceled" and call.status in ("queued", "ringing")
-            ):
-                if not call.done:
-                    call.hang_up_requested = True
-                    call.ended_by = call.ended_by or "api"
-            elif url or twiml:
-                if call.done or call.status != "in-progress":
-                    raise SpecViolation(
-                        "Call is not in-progress. Cannot redirect this call.", code=21220
-                    )
-                if url:
-                    call.redirect = ("url", str(url), str(values.get("Method", "POST")))
-                else:
-                    call.redirect = ("twiml", str(twiml), "")
-        return self._call_resource(call)
 
     async def _inbound_call(self, from_: str, to: str, script: CalleeScript) -> FakeCall:
         number = self.number(to)
@@ -1495,7 +639,7 @@ class FakeTwilio:
         if number.status_callback:
             params["StatusCallback"] = number.status_callback
             params["StatusCallbackMethod"] = number.status_callback_method
-        call = FakeCall(_sid("CA"), params, direction="inbound")
+        call = FakeCall(new_sid("CA"), params, direction="inbound")
         with self.lock:
             self.calls.append(call)
         await self._run_call(call, script)
@@ -1536,7 +680,7 @@ class FakeTwilio:
         url = call.params.get("StatusCallback")
         if not url or event not in self._events(call):
             return
-        params = self._call_params(call, _EVENT_STATUS.get(event, call.status))
+        params = self._call_params(call, EVENT_STATUS.get(event, call.status))
         params.update(self._progress_params(call))
         if event == "completed":
             params["CallDuration"] = str(call.duration)
@@ -1550,7 +694,7 @@ class FakeTwilio:
         return {
             "CallbackSource": "call-progress-events",
             "SequenceNumber": str(sequence),
-            "Timestamp": _rfc2822(),
+            "Timestamp": rfc2822(),
         }
 
     async def _finish(self, call: FakeCall, status: str) -> None:
@@ -1595,7 +739,7 @@ class FakeTwilio:
             await self._call_event(call, "answered")
             if call.params.get("AsyncAmd") == "true" and call.answered_by is not None:
                 self._spawn(self._amd_callback(call), f"AMD callback of {call.sid}")
-            await self._converse(call, script)
+            await self.player.converse(call, script)
             if call.ended_by is None and self._over_time(call):
                 call.ended_by = "time-limit"
             await self._finish(call, "completed")
@@ -1631,329 +775,5 @@ class FakeTwilio:
         await self._callback(str(url), method, params)
 
     # -- the TwiML loop --------------------------------------------------------------------
-    async def _converse(self, call: FakeCall, script: CalleeScript) -> None:
-        says: collections.deque[str | BargeIn | None] = collections.deque(script.says)
-        gathers = 0
-        url = call.params.get("Url")
-        if url:
-            step: _Next | None = _Next(str(url), str(call.params.get("Method", "POST")))
-        elif call.params.get("Twiml"):
-            step = _Next(None, document=str(call.params["Twiml"]))
-        else:
-            return  # ApplicationSid: the application's TwiML is not modelled
-        first = True
-        for _turn in range(200):
-            if step is None or call.hang_up_requested:
-                return
-            document, base = step.document, step.url
-            if document is None and base is not None:
-                status = "ringing" if first and call.direction == "inbound" else None
-                document = await self._fetch(call, base, step.method, step.extra, status)
-                if document is None:
-                    return
-            first = False
-            assert document is not None
-            with self.lock:
-                call.twiml.append(document)
-            problem = twiml_problem(document)
-            if problem is not None:
-                self._call_error(call, f"12100 Document parse failure: {problem}")
-                return
-            step = None
-            for verb in ET.fromstring(document):
-                interrupt = self._interrupted(call)
-                if interrupt is not False:
-                    step = interrupt
-                    break
-                outcome = await self._verb(call, script, verb, base, says, gathers)
-                if outcome == "gathered":
-                    gathers += 1
-                    continue
-                if outcome == "next":
-                    continue
-                if outcome == "end":
-                    break
-                if isinstance(outcome, tuple):
-                    gathers += outcome[1]
-                    step = outcome[0]
-                    break
-            else:
-                interrupt = self._interrupted(call)
-                if interrupt is not False:
-                    step = interrupt
-            if step is None and call.ended_by is None:
-                call.ended_by = "service"
-
-    def _interrupted(self, call: FakeCall) -> _Next | Literal[False] | None:
-        """A REST redirect (the next step), a hang-up (None), or nothing (False)."""
-        with self.lock:
-            if call.hang_up_requested or self._over_time(call):
-                return None
-            redirect, call.redirect = call.redirect, None
-        if redirect is None:
-            return False
-        kind, target, method = redirect
-        if kind == "twiml":
-            return _Next(None, document=target)
-        return _Next(target, method or "POST")
-
-    def _call_error(self, call: FakeCall, problem: str) -> None:
-        with self.lock:
-            call.errors.append(problem)
-        self._record_error(f"call {call.sid}: {problem}")
-
-    async def _fetch(
-        self,
-        call: FakeCall,
-        url: str,
-        method: str,
-        extra: Mapping[str, str],
-        status: str | None = None,
-    ) -> str | None:
-        """The TwiML at ``url`` (None: the service failed; the call ends, as Twilio's
-        "an application error has occurred" does, after trying ``FallbackUrl``)."""
-        params = {**self._call_params(call, status), **extra}
-        problem: str
-        try:
-            response = await self._send(url, params, method)
-        except httpx.HTTPError as exc:
-            problem = f"11200 HTTP retrieval failure: {url}: {exc!r}"
-        else:
-            if response.is_success:
-                return response.text
-            problem = f"11200 HTTP retrieval failure: {url} answered {response.status_code}"
-        self._call_error(call, problem)
-        fallback = call.params.get("FallbackUrl")
-        if fallback and url == call.params.get("Url"):
-            params.update({"ErrorCode": "11200", "ErrorUrl": url})
-            method = str(call.params.get("FallbackMethod", "POST"))
-            try:
-                response = await self._send(str(fallback), params, method)
-            except httpx.HTTPError as exc:
-                self._call_error(call, f"11200 HTTP retrieval failure: {fallback}: {exc!r}")
-                return None
-            if response.is_success:
-                return response.text
-            self._call_error(
-                call, f"11200 HTTP retrieval failure: {fallback} answered {response.status_code}"
-            )
-        return None
-
-    async def _verb(
-        self,
-        call: FakeCall,
-        script: CalleeScript,
-        verb: ET.Element,
-        base: str | None,
-        says: collections.deque[str | BargeIn | None],
-        gathers: int,
-    ) -> Literal["next", "end", "gathered"] | tuple[_Next, int]:
-        """Plays one verb: ``next`` (go on), ``end`` (the call is over), ``gathered`` (a
-        Gather timed out: go on), or the next document to request."""
-        tag = verb.tag
-        text = "".join(verb.itertext()).strip()
-        if tag == "Say":
-            with self.lock:
-                call.said.append(text)
-            return "next"
-        if tag == "Play":
-            with self.lock:
-                call.played.append(text)
-            return "next"
-        if tag == "Pause":
-            return "next"
-        if tag in ("Hangup", "Reject"):
-            return "end"
-        if tag == "Redirect":
-            if base is None and not text.startswith("http"):
-                self._call_error(call, "a relative <Redirect> in inline TwiML")
-                return "end"
-            return (_Next(urljoin(base or "", text), verb.get("method", "POST")), 0)
-        if tag == "Dial":
-            return self._dial(call, verb, base)
-        if tag == "Gather":
-            return await self._gather(call, script, verb, base, says, gathers)
-        if tag == "Connect" and verb.find("ConversationRelay") is not None:
-            return await self._relay(call, script, verb, base, says)
-        self._call_error(call, f"<{tag}> is not played by the fake")
-        return "next"
-
-    def _dial(
-        self, call: FakeCall, verb: ET.Element, base: str | None
-    ) -> Literal["next"] | tuple[_Next, int]:
-        target = (verb.text or "").strip()
-        for noun in verb:
-            if noun.tag in ("Number", "Client", "Sip") and noun.text:
-                target = noun.text.strip()
-        with self.lock:
-            call.transferred_to = target
-        action = verb.get("action")
-        if not action:
-            return "next"  # the bridged call ended: TwiML goes on after the Dial
-        extra = {"DialCallStatus": "completed", "DialCallSid": _sid("CA"), "DialCallDuration": "1"}
-        return (_Next(urljoin(base or "", action), verb.get("method", "POST"), extra), 0)
-
-    async def _gather(
-        self,
-        call: FakeCall,
-        script: CalleeScript,
-        verb: ET.Element,
-        base: str | None,
-        says: collections.deque[str | BargeIn | None],
-        gathers: int,
-    ) -> Literal["next", "end", "gathered"] | tuple[_Next, int]:
-        for inner in verb:
-            if inner.tag in ("Say", "Play", "Pause"):
-                await self._verb(call, script, inner, base, says, gathers)
-        inputs = verb.get("input", "dtmf").split()
-        action = urljoin(base or "", verb.get("action") or "") or base
-        method = verb.get("method", "POST")
-        on_empty = verb.get("actionOnEmptyResult", "false") == "true"
-        if script.answer == "machine":
-            speech: str | None = None  # a machine says nothing back
-        else:
-            if not says or (script.hang_up_after is not None and gathers >= script.hang_up_after):
-                with self.lock:
-                    call.hang_up_requested = True
-                    call.ended_by = call.ended_by or "callee"
-                return "end"
-            said = says.popleft()
-            speech = said.text if isinstance(said, BargeIn) else said
-            await self._wait(call, script.seconds_per_turn)
-            if call.hang_up_requested or call.redirect is not None:
-                return "next"  # the interruption is taken before the next verb
-            with self.lock:
-                call.heard.append(speech)
-        if speech is not None and "speech" in inputs:
-            extra = {"SpeechResult": speech, "Confidence": f"{script.confidence:.2f}"}
-        elif speech is not None and "dtmf" in inputs and re.fullmatch(r"[0-9#*]+", speech):
-            extra = {"Digits": speech}
-        else:  # no input: Twilio goes on after the Gather (or asks action, if told to)
-            if on_empty and action:
-                return (_Next(action, method), 1)
-            return "gathered" if script.answer != "machine" else "next"
-        if action is None:
-            self._call_error(call, "a <Gather> without action in inline TwiML")
-            return "end"
-        return (_Next(action, method, extra), 1)
 
     # -- ConversationRelay ------------------------------------------------------------------
-    async def _relay(
-        self,
-        call: FakeCall,
-        script: CalleeScript,
-        verb: ET.Element,
-        base: str | None,
-        says: collections.deque[str | BargeIn | None],
-    ) -> Literal["next", "end"] | tuple[_Next, int]:
-        """``<Connect><ConversationRelay url=...>``: opens the WebSocket signed as Twilio
-        signs it (the ``wss://`` URL, no parameters), says the ``welcomeGreeting``, sends
-        ``setup`` (unless ``relay_setup`` is off), then plays the callee
-        (``testing._relay``). The agent's ``end`` ends the session and the
-        ``<Connect>``'s action is asked what follows (``SessionStatus``,
-        ``HandoffData``); the service closing the socket alike (``SessionStatus=failed``)."""
-        from twilio.request_validator import RequestValidator  # type: ignore[import-untyped]
-        from websockets.exceptions import InvalidStatus, WebSocketException
-
-        from .._relay import relay_session
-
-        relay = verb.find("ConversationRelay")
-        assert relay is not None
-        url = relay.get("url", "")
-        signature = RequestValidator(self.auth_token).compute_signature(url, {})
-        started = time.monotonic()
-        greeting = relay.get("welcomeGreeting")
-        if greeting:
-            with self.lock:
-                call.said.append(greeting)
-        status, handoff = "failed", ""
-        try:
-            status, handoff = await relay_session(
-                url,
-                headers={"X-Twilio-Signature": signature},
-                setup=self._setup(call) if self.relay_setup else None,
-                call=call,
-                script=script,
-                says=says,
-                lock=self.lock,
-                wait=lambda seconds: self._wait(call, seconds),
-                hang_up_now=lambda: (
-                    call.hang_up_requested or self._over_time(call) or call.redirect is not None
-                ),
-                greeted=bool(greeting),
-                open_timeout=CALLBACK_TIMEOUT,
-            )
-        except InvalidStatus as exc:
-            self._call_error(
-                call, f"ConversationRelay: {url} refused the WebSocket ({exc.response.status_code})"
-            )
-            return "end"
-        except (OSError, WebSocketException, TimeoutError) as exc:
-            self._call_error(call, f"ConversationRelay: {url}: {exc!r}")
-        if status == "hung-up":
-            return "end"
-        action = verb.get("action")
-        if not action:
-            return "next"
-        extra = {
-            "SessionId": _sid("VX"),
-            "SessionStatus": status,
-            "SessionDuration": str(int(time.monotonic() - started)),
-        }
-        if handoff:
-            extra["HandoffData"] = handoff
-        return (_Next(urljoin(base or "", action), verb.get("method", "POST"), extra), 0)
-
-    def _setup(self, call: FakeCall) -> dict[str, Any]:
-        return {
-            "type": "setup",
-            "sessionId": _sid("VX"),
-            "accountSid": self.account_sid,
-            "parentCallSid": "",
-            "callSid": call.sid,
-            "from": call.from_,
-            "to": call.to,
-            "forwardedFrom": "",
-            "callType": "PSTN",
-            "callerName": "",
-            "direction": "inbound" if call.direction == "inbound" else "outbound-api",
-            "callStatus": "IN-PROGRESS",
-            "customParameters": {},
-        }
-
-
-def _contains_pattern(pattern: Any) -> re.Pattern[str] | None:
-    """``Contains`` as Twilio reads it: letters as on a phone keypad, ``*`` one
-    character, ``%`` any run, ``+`` at the start anchors it, ``$`` at the end."""
-    if pattern is None:
-        return None
-    keypad = {
-        **dict.fromkeys("abc", "2"),
-        **dict.fromkeys("def", "3"),
-        **dict.fromkeys("ghi", "4"),
-        **dict.fromkeys("jkl", "5"),
-        **dict.fromkeys("mno", "6"),
-        **dict.fromkeys("pqrs", "7"),
-        **dict.fromkeys("tuv", "8"),
-        **dict.fromkeys("wxyz", "9"),
-    }
-    text = str(pattern)
-    anchored_start = text.startswith("+")
-    anchored_end = text.endswith("$")
-    text = text.removeprefix("+").removesuffix("$")
-    parts: list[str] = []
-    for ch in text:
-        if ch == "*":
-            parts.append(r"\d")
-        elif ch == "%":
-            parts.append(r"\d*")
-        elif ch.isalpha():
-            parts.append(keypad.get(ch.lower(), ""))
-        else:
-            parts.append(re.escape(ch))
-    regex = "".join(parts)
-    if anchored_start:
-        regex = r"^\+" + regex
-    if anchored_end:
-        regex += "$"
-    return re.compile(regex)

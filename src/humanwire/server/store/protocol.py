@@ -271,8 +271,8 @@ class Store(Protocol):
 
     async def list_people(self, query: PeopleQuery) -> list[PersonRecord]:
         """The account's people past ``query.after`` (their ``seq``), in the order they
-        were added, at most ``query.limit``; with ``channel`` and ``to_addr``, only those
-        with that address."""
+        were added, at most ``query.limit``; only those with an address on ``channel``
+        and / or at ``to_addr`` when given."""
         ...
 
     async def update_person(self, record: PersonRecord, *, addresses: bool) -> bool:

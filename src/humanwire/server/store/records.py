@@ -467,8 +467,8 @@ class PersonCodeRecord:
 @dataclass(frozen=True)
 class PeopleQuery:
     """What ``GET /people`` lists of one account's people: those past the cursor
-    ``after``, at most ``limit``; with ``channel`` and ``to_addr``, only the people with
-    that address."""
+    ``after``, at most ``limit``; with ``channel``, only those with an address on it;
+    with ``to_addr``, only those with that address (on ``channel`` when given)."""
 
     account_id: str
     after: int = 0

@@ -272,12 +272,12 @@ class Statements:
         "WHERE person_id = ? ORDER BY position"
     )
     list_people = "SELECT seq, {person_columns} FROM people WHERE account_id = ? AND seq > ?"
-    """``GET /people``: then ``list_people_at`` when filtered by an address, then
-    ``list_people_end``."""
-    list_people_at = (
-        " AND id IN (SELECT person_id FROM person_addresses "
-        "WHERE account_id = ? AND channel = ? AND to_addr = ?)"
-    )
+    """``GET /people``: then, filtered by address, ``list_people_at`` with a condition
+    per part given and ``list_people_at_end``; then ``list_people_end``."""
+    list_people_at = " AND id IN (SELECT person_id FROM person_addresses WHERE account_id = ?"
+    list_people_channel = " AND channel = ?"
+    list_people_to = " AND to_addr = ?"
+    list_people_at_end = ")"
     list_people_end = " ORDER BY seq LIMIT ?"
     # The addresses of a page of people: those of the account listed in (after, last].
     listed_person_addresses = (

@@ -435,9 +435,17 @@ class SQLStore:
         q = self.q
         text = q.list_people
         params: list[Any] = [query.account_id, query.after]
-        if query.channel is not None and query.to_addr is not None:
+        if query.channel is not None or query.to_addr is not None:
             text += q.list_people_at
-            params += [query.account_id, query.channel, query.to_addr]
+            params.append(query.account_id)
+            for condition, value in (
+                (q.list_people_channel, query.channel),
+                (q.list_people_to, query.to_addr),
+            ):
+                if value is not None:
+                    text += condition
+                    params.append(value)
+            text += q.list_people_at_end
         params.append(query.limit)
         found = await self._all(text + q.list_people_end, params)
         if not found:

@@ -111,7 +111,7 @@ class PeopleDirectory:
             addresses=tuple(PersonAddressRecord(a.channel, a.to) for a in request.addresses),
             created_at=now,
             updated_at=now,
-            metadata=request.metadata,
+            metadata=request.metadata or None,  # {} is none, as stored
         )
         await self._store.insert_person(record)
         return self.person_wire(record)
@@ -144,8 +144,8 @@ class PeopleDirectory:
             addresses=addresses,
             created_at=record.created_at,
             updated_at=self._runtime.clock(),
-            # metadata given as null clears it; left out keeps it.
-            metadata=request.metadata if "metadata" in given else record.metadata,
+            # metadata given as null or {} clears it; left out keeps it.
+            metadata=(request.metadata or None) if "metadata" in given else record.metadata,
             seq=record.seq,
         )
         if not await self._store.update_person(changed, addresses=request.addresses is not None):

@@ -6,13 +6,12 @@ from __future__ import annotations
 import contextlib
 import re
 
-from pydantic import TypeAdapter
-from pydantic_core import PydanticCustomError
+from pydantic import TypeAdapter, ValidationError
 
-from humanwire.types._base import check_email_address
 from humanwire.types.people import (
     PERSON_ID,
     Person,
+    PersonAddressInput,
     PersonChannel,
     PersonConfirmation,
     PersonConfirmRequest,
@@ -54,8 +53,8 @@ async def _list(call: ApiCall) -> Payload:
         raise InvalidRequest(f"to must be 1 to {_MAX_TO} characters (no NUL)", field="to")
     if channel in ("email", None) and to is not None and "@" in to:
         # As an address is stored (its domain normalized); one that is none finds nobody.
-        with contextlib.suppress(PydanticCustomError):
-            to = check_email_address(to)
+        with contextlib.suppress(ValidationError):
+            to = PersonAddressInput(channel="email", to=to).to
     query = PeopleQuery(
         account_id=call.account.id,
         after=int(after),

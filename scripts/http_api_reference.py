@@ -60,6 +60,8 @@ but for what JSON Schema cannot say, which is:
   the tiers come at increasing `after`; an email approver's `to` is an address
   `email_validator` accepts
   ([Approval requests](../design.md#approval-requests-what-the-service-does)).
+- a person's addresses are no two alike (an email address compared as it is stored)
+  ([People](../people.md)).
 """
 
 

@@ -33,6 +33,7 @@ from .resources import (
     Messages,
     ModeT,
     Numbers,
+    People,
     Phone,
     Sandbox,
     SyncMode,
@@ -103,6 +104,8 @@ class _BaseClient(Generic[ModeT]):
     """Approval requests: ask people to approve an action, wait, consume it once."""
     audit: Audit[ModeT]
     """The account's audit log of approvals."""
+    people: People[ModeT]
+    """The people directory: ask a person (``person=``) instead of an address."""
 
     _options: ClientOptions
     _driver: SyncDriver | AsyncDriver
@@ -141,6 +144,7 @@ class _BaseClient(Generic[ModeT]):
         self.sandbox = Sandbox(self)
         self.approvals = Approvals(self)
         self.audit = Audit(self)
+        self.people = People(self)
 
     def _copied_options(self, timeout: TimeoutTypes, max_retries: int | None) -> ClientOptions:
         changes: dict[str, Any] = {}

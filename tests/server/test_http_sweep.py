@@ -46,6 +46,9 @@ VALID_BODIES: dict[str, dict[str, Any]] = {
         "approvers": [{"channel": "link", "to": "Ada"}],
         "waitTime": 1,
     },
+    "createPerson": {"name": "Ada", "addresses": [{"channel": "sms", "to": HUMAN}]},
+    "updatePerson": {"name": "Ada L."},
+    "confirmPerson": {"channel": "sms"},
     "consumeApproval": {"actionDigest": "sha256:" + "0" * 64},
     "sendBatch": {"requests": [{"path": "/messages/sms", "body": {"message": "hi", "to": HUMAN}}]},
 }
@@ -90,7 +93,11 @@ def _path(op: Operation, value: str | None = None) -> str:
     def fill(match: re.Match[str]) -> str:
         if value is not None:
             return value
-        return "ch_" + "a" * 24 if match.group(1) == "channel_id" else str(uuid.uuid4())
+        if match.group(1) == "channel_id":
+            return "ch_" + "a" * 24
+        if match.group(1) == "personId":
+            return "per_" + "a" * 24
+        return str(uuid.uuid4())
 
     return re.sub(r"\{(\w+)\}", fill, op.path)
 

@@ -46,6 +46,8 @@ from humanwire.server.store.records import (
     InteractionRecord,
     NumberRecord,
     OutboxRecord,
+    PersonAddressRecord,
+    PersonRecord,
     StepRecord,
     WaitEndedAnswer,
     WebhookRecord,
@@ -382,6 +384,9 @@ async def _fill(store: Store, n: int) -> None:
     await store.insert_audit_checkpoint(Checkpoint(a, 1, "sha256:x", "at", "key", "signature"))
     approver = ApproverRecord(i, 0, a, 0, "sms", f"+1202555010{n}", f"tok_{n}", "1234")
     await store.insert_approval(ApprovalRecord(i, a), [approver])
+    await store.insert_person(
+        PersonRecord(f"per_{n}", a, "Ada", (PersonAddressRecord("sms", phone),), 1.0, 1.0)
+    )
     # Provider state about the account: a Slack install and an OAuth state (naming the
     # account), a decision (keyed by its interaction), a call (naming its interaction),
     # its reserved number's provider data (keyed by the number).

@@ -9,6 +9,7 @@ from .forms import Forms
 from .interactions import Interactions
 from .messages import Messages
 from .numbers import Numbers
+from .people import People
 from .phone import Phone
 from .sandbox import Sandbox
 from .webhooks import Webhooks
@@ -24,6 +25,7 @@ __all__ = [
     "Messages",
     "ModeT",
     "Numbers",
+    "People",
     "Phone",
     "Resource",
     "Sandbox",

@@ -102,6 +102,10 @@ class Resource(Generic[ModeT]):
             RequestSpec("GET", path, parse_as(response_type), params=params, wait=wait)
         )
 
+    def _patch(self, path: str, body: RequestModel, response_type: type[T]) -> Flow[T]:
+        # A PATCH sets fields to what it gives: sent again, it changes nothing more.
+        return self._request(RequestSpec("PATCH", path, parse_as(response_type), body=body))
+
     def _delete(self, path: str) -> Flow[None]:
         return self._request(RequestSpec("DELETE", path, parse_nothing))
 

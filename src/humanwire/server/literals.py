@@ -26,6 +26,7 @@ from ..types.approvals import (
     ApproverChannel,
 )
 from ..types.channels import ChannelType
+from ..types.people import PersonChannel
 
 __all__ = [
     "APPROVAL_DECISION",
@@ -41,6 +42,7 @@ __all__ = [
     "INTERACTION_KIND",
     "INTERACTION_STATE",
     "MEDIUM",
+    "PERSON_CHANNEL",
     "OneOf",
     "UnknownValue",
 ]
@@ -91,4 +93,5 @@ CHANNEL_TYPE = OneOf[ChannelType](ChannelType, "channel card type")
 EVENT_TYPE = OneOf[EventType](EventType, "event type")
 APPROVER_CHANNEL = OneOf[ApproverChannel](ApproverChannel, "approver channel")
 APPROVAL_DECISION = OneOf[ApprovalDecision](ApprovalDecision, "approval decision")
+PERSON_CHANNEL = OneOf[PersonChannel](PersonChannel, "person's address channel")
 APPROVAL_OUTCOME = OneOf[ApprovalOutcome](ApprovalOutcome, "approval outcome")

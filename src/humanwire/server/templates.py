@@ -20,6 +20,7 @@ __all__ = [
     "WHATSAPP_NOTIFICATION",
     "WHATSAPP_REQUEST",
     "card_message",
+    "confirmation_code_text",
     "form_message",
     "no_response_text",
     "render",
@@ -100,3 +101,11 @@ def response_text(template: str | None, reply: str) -> str:
 
 def no_response_text(template: str | None) -> str:
     return template or DEFAULT_NO_RESPONSE_TEMPLATE
+
+
+def confirmation_code_text(code: str) -> str:
+    """The text a person's address is confirmed by (``POST /people/{personId}/confirm``)."""
+    return (
+        f"Your confirmation code is {code}. Reply with this code to confirm this address. "
+        "If you did not expect it, ignore this message."
+    )

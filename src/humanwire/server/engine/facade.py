@@ -58,6 +58,7 @@ from .interactions import Interactions
 from .links import LinkPages
 from .numbers import Numbers
 from .outcomes import RespondAsync
+from .people import PeopleDirectory
 from .replica_notices import ReplicaNotices
 from .runtime import Runtime
 from .sandbox import Sandbox
@@ -144,6 +145,11 @@ class Engine:
             runtime, interactions=self.interactions, holding=self.holding, inbound=self.inbound
         )
         self.sandbox = Sandbox(runtime, interactions=self.interactions, inbound=self.inbound)
+        # The people directory checks confirmation codes in replies (its matcher, before
+        # approvals': a code is no decision).
+        self.people = PeopleDirectory(
+            runtime, sends=self.sends, senders=self.senders, inbound=self.inbound
+        )
         # Approvals register where they plug in (``ApprovalAccess.__init__``).
         self.approvals = ApprovalAccess(self)
         self.replica_notices = ReplicaNotices(runtime, self.holding, self.deadlines, self.events)

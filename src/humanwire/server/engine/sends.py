@@ -119,7 +119,7 @@ class Sends:
             channel = "whatsapp"
             sender = self._senders.shared("whatsapp")
             text = templates.whatsapp_message(request.message, request.wait_time)
-            template = _shared_template(request.message, request.wait_time)
+            template = shared_template(request.message, request.wait_time)
         elif isinstance(request, EmailMessageRequest):
             channel = "email"
             sender = self._senders.shared("email")
@@ -216,7 +216,7 @@ class Sends:
             sender = await self._senders.phone(account, None)
         elif card.type == "whatsapp":
             sender = self._senders.shared("whatsapp")
-            template = _shared_template(text, card.wait_time)
+            template = shared_template(text, card.wait_time)
             text = templates.whatsapp_message(text, card.wait_time)
         elif card.type == "email":
             sender = self._senders.shared("email")
@@ -398,7 +398,7 @@ class Sends:
         return self._interactions.status(record)
 
 
-def _shared_template(message: str, wait_time: float | None) -> WhatsAppTemplate:
+def shared_template(message: str, wait_time: float | None) -> WhatsAppTemplate:
     """The specification's shared-account template a WhatsApp message goes out as
     outside the 24-hour window: ``notification`` ({{1}} the message) without a wait,
     ``request`` ({{1}} the message, {{2}} the wait in seconds) with one."""

@@ -14,6 +14,7 @@ from . import (
     messages,
     meta,
     numbers,
+    people,
     sandbox,
     webhooks,
 )
@@ -37,6 +38,7 @@ def api_operations(*, sandbox_enabled: bool) -> list[Operation]:
         *forms.operations(),
         *calls.operations(),
         *approvals.operations(),
+        *people.operations(),
         *interactions.operations(),
         *events.operations(),
         *numbers.operations(),

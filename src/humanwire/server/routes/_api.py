@@ -105,7 +105,7 @@ class PathParam:
 class Operation:
     """One endpoint: what it takes, what it returns, and the handler that does it."""
 
-    method: Literal["GET", "POST", "DELETE"]
+    method: Literal["GET", "POST", "PATCH", "DELETE"]
     path: str
     handler: Handler
     operation_id: str

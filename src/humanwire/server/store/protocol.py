@@ -38,6 +38,9 @@ from .records import (
     ListedApproval,
     NumberRecord,
     OutboxRecord,
+    PeopleQuery,
+    PersonCodeRecord,
+    PersonRecord,
     StepRecord,
     WaitEndedAnswer,
     WebhookRecord,
@@ -255,6 +258,57 @@ class Store(Protocol):
     async def get_channel(self, account_id: str, channel_id: str) -> ChannelRecord | None: ...
     async def channels_of(self, account_id: str) -> list[ChannelRecord]: ...
     async def delete_channel(self, account_id: str, channel_id: str) -> bool: ...
+
+    # the people directory
+    async def insert_person(self, record: PersonRecord) -> None:
+        """The person and their addresses, in one transaction."""
+        ...
+
+    async def get_person(self, account_id: str, person_id: str) -> PersonRecord | None:
+        """The account's person with their addresses in order (None: none, or another
+        account's)."""
+        ...
+
+    async def list_people(self, query: PeopleQuery) -> list[PersonRecord]:
+        """The account's people past ``query.after`` (their ``seq``), in the order they
+        were added, at most ``query.limit``; only those with an address on ``channel``
+        and / or at ``to_addr`` when given."""
+        ...
+
+    async def update_person(self, record: PersonRecord, *, addresses: bool) -> bool:
+        """Its name, metadata and ``updated_at``; with ``addresses``, its addresses
+        replaced by ``record.addresses`` (codes pending on them dropped), in one
+        transaction. False: no such person of the account."""
+        ...
+
+    async def delete_person(self, account_id: str, person_id: str) -> bool: ...
+    async def set_person_code(
+        self,
+        account_id: str,
+        person_id: str,
+        channel: str,
+        to_addr: str,
+        code_hash: str,
+        expires_at: float,
+    ) -> bool:
+        """A new confirmation code on the person's address (the one before void, its
+        misses counted from 0). False: no such address."""
+        ...
+
+    async def person_code(
+        self, person_id: str, channel: str, to_addr: str
+    ) -> PersonCodeRecord | None:
+        """The code pending on the address (expired or not), None when there is none."""
+        ...
+
+    async def confirm_person_address(self, code: PersonCodeRecord, now: float) -> bool:
+        """Confirms the address ``code`` is pending on and spends the code, if it is
+        still that code (True once: a code is used once)."""
+        ...
+
+    async def miss_person_code(self, code: PersonCodeRecord, most: int) -> None:
+        """Counts a wrong answer to ``code``; at ``most`` wrong answers it is void."""
+        ...
 
     # events and the webhook outbox
     async def insert_event(self, record: EventRecord, outbox: list[OutboxRecord]) -> None:

@@ -21,6 +21,7 @@ from ...types.calls import CallOutcome
 from ...types.channels import ChannelType
 from ...types.events import Medium
 from ...types.interactions import InteractionChannel, InteractionKind, InteractionState
+from ...types.people import PersonChannel
 from ...types.sandbox import DeliveryChannel, DeliveryKind
 from ...types.webhooks import EventType
 from ..literals import OneOf
@@ -53,6 +54,10 @@ __all__ = [
     "NumberRecord",
     "OutboxRecord",
     "OutboxStatus",
+    "PeopleQuery",
+    "PersonAddressRecord",
+    "PersonCodeRecord",
+    "PersonRecord",
     "StepRecord",
     "WaitEndedAnswer",
     "WebhookRecord",
@@ -422,7 +427,59 @@ class InboxSessionRecord:
     """Its last use (kept to the minute or so): the idle expiry counts from it."""
 
 
+@dataclass(frozen=True)
+class PersonAddressRecord:
+    """One address of a person, at its place in the order they are tried on."""
+
+    channel: PersonChannel
+    to_addr: str
+    confirmed_at: float | None = None
+    """When the person confirmed it; None: never used for the person."""
+
+
+@dataclass(frozen=True)
+class PersonRecord:
+    """A person of the people directory (``per_…``) with their addresses in order."""
+
+    id: str
+    account_id: str
+    name: str
+    addresses: tuple[PersonAddressRecord, ...]
+    created_at: float
+    updated_at: float
+    metadata: dict[str, str] | None = None
+    seq: int = 0
+    """Where ``GET /people`` lists it (the page cursor); given by the store on insert."""
+
+
+@dataclass(frozen=True)
+class PersonCodeRecord:
+    """A confirmation code pending on one address: its hash (never the code), when it
+    expires, and the wrong answers given to it so far."""
+
+    person_id: str
+    position: int
+    code_hash: str
+    expires_at: float
+    misses: int = 0
+
+
+@dataclass(frozen=True)
+class PeopleQuery:
+    """What ``GET /people`` lists of one account's people: those past the cursor
+    ``after``, at most ``limit``; with ``channel``, only those with an address on it;
+    with ``to_addr``, only those with that address (on ``channel`` when given)."""
+
+    account_id: str
+    after: int = 0
+    limit: int = 100
+    channel: str | None = None
+    to_addr: str | None = None
+
+
 ACCOUNT_TABLES = (
+    "person_addresses",
+    "people",
     "approval_approvers",
     "approvals",
     "audit",

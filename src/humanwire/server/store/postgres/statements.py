@@ -66,6 +66,7 @@ class PostgresStatements(Statements):
         "ORDER BY next_attempt_at, ord LIMIT ? FOR UPDATE SKIP LOCKED) "
         "RETURNING {outbox_columns}"
     )
+    insert_person = "INSERT INTO people ({person_columns}) VALUES (?, ?, ?, ?, ?, ?)"
     insert_approval = "INSERT INTO approvals ({approval_columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
     lock_account_approvals = (
         "SELECT pg_advisory_xact_lock(hashtextextended('humanwire.approvals:' || ?, 0))"

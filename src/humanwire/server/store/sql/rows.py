@@ -27,6 +27,7 @@ from ...literals import (
     INTERACTION_KIND,
     INTERACTION_STATE,
     MEDIUM,
+    PERSON_CHANNEL,
 )
 from ..records import (
     INTERACTION_OUTCOME,
@@ -47,6 +48,9 @@ from ..records import (
     InteractionRecord,
     NumberRecord,
     OutboxRecord,
+    PersonAddressRecord,
+    PersonCodeRecord,
+    PersonRecord,
     StepRecord,
     WebhookRecord,
 )
@@ -82,6 +86,11 @@ __all__ = [
     "number_values",
     "outbox",
     "outbox_values",
+    "person",
+    "person_address",
+    "person_address_values",
+    "person_code",
+    "person_values",
     "step",
     "step_values",
     "usage_from_counts",
@@ -350,6 +359,57 @@ def channel_values(record: ChannelRecord) -> Row:
         record.created_at,
         dumps_json(record.metadata) if record.metadata else None,
     )
+
+
+# -- the people directory ----------------------------------------------------------------------
+def person_values(record: PersonRecord) -> Row:
+    """A ``person_columns`` row."""
+    return (
+        record.id,
+        record.account_id,
+        record.name,
+        dumps_json(record.metadata) if record.metadata else None,
+        record.created_at,
+        record.updated_at,
+    )
+
+
+def person_address_values(record: PersonRecord) -> list[Row]:
+    """The ``person_address_columns`` rows of the person's addresses, in order."""
+    return [
+        (record.id, n, record.account_id, a.channel, a.to_addr, a.confirmed_at)
+        for n, a in enumerate(record.addresses)
+    ]
+
+
+def person(row: Row, addresses: list[PersonAddressRecord]) -> PersonRecord:
+    """A ``seq, person_columns`` row with its addresses."""
+    seq, id, account_id, name, metadata, created_at, updated_at = row
+    return PersonRecord(
+        id=id,
+        account_id=account_id,
+        name=name,
+        addresses=tuple(addresses),
+        created_at=float(created_at),
+        updated_at=float(updated_at),
+        metadata=json.loads(metadata) if metadata else None,
+        seq=int(seq),
+    )
+
+
+def person_address(row: Row) -> PersonAddressRecord:
+    """A ``channel, to_addr, confirmed_at`` row."""
+    channel, to_addr, confirmed_at = row
+    return PersonAddressRecord(
+        channel=PERSON_CHANNEL(channel),
+        to_addr=to_addr,
+        confirmed_at=None if confirmed_at is None else float(confirmed_at),
+    )
+
+
+def person_code(row: Row) -> PersonCodeRecord:
+    person_id, position, code_hash, expires_at, misses = row
+    return PersonCodeRecord(person_id, int(position), code_hash, float(expires_at), int(misses))
 
 
 # -- events and the outbox --------------------------------------------------------------------

@@ -254,6 +254,64 @@ class Statements:
     )
     delete_channel = "DELETE FROM channels WHERE id = ? AND account_id = ?"
 
+    # -- the people directory ------------------------------------------------------------------
+    person_columns = "id, account_id, name, metadata, created_at, updated_at"
+    person_address_columns = "person_id, position, account_id, channel, to_addr, confirmed_at"
+    # seq: the next place in the list (one writer on SQLite; PostgreSQL's column draws
+    # from its sequence).
+    insert_person = (
+        "INSERT INTO people ({person_columns}, seq) VALUES (?, ?, ?, ?, ?, ?, "
+        "(SELECT COALESCE(MAX(seq), 0) + 1 FROM people))"
+    )
+    insert_person_address = (
+        "INSERT INTO person_addresses ({person_address_columns}) VALUES (?, ?, ?, ?, ?, ?)"
+    )
+    get_person = "SELECT seq, {person_columns} FROM people WHERE id = ? AND account_id = ?"
+    person_addresses = (
+        "SELECT person_id, channel, to_addr, confirmed_at FROM person_addresses "
+        "WHERE person_id = ? ORDER BY position"
+    )
+    list_people = "SELECT seq, {person_columns} FROM people WHERE account_id = ? AND seq > ?"
+    """``GET /people``: then, filtered by address, ``list_people_at`` with a condition
+    per part given and ``list_people_at_end``; then ``list_people_end``."""
+    list_people_at = " AND id IN (SELECT person_id FROM person_addresses WHERE account_id = ?"
+    list_people_channel = " AND channel = ?"
+    list_people_to = " AND to_addr = ?"
+    list_people_at_end = ")"
+    list_people_end = " ORDER BY seq LIMIT ?"
+    # The addresses of a page of people: those of the account listed in (after, last].
+    listed_person_addresses = (
+        "SELECT a.person_id, a.channel, a.to_addr, a.confirmed_at FROM person_addresses a "
+        "JOIN people p ON p.id = a.person_id WHERE p.account_id = ? AND p.seq > ? "
+        "AND p.seq <= ? ORDER BY a.person_id, a.position"
+    )
+    update_person = (
+        "UPDATE people SET name = ?, metadata = ?, updated_at = ? WHERE id = ? AND account_id = ?"
+    )
+    delete_person_addresses = "DELETE FROM person_addresses WHERE person_id = ? AND account_id = ?"
+    delete_person = "DELETE FROM people WHERE id = ? AND account_id = ?"
+    set_person_code = (
+        "UPDATE person_addresses SET code_hash = ?, code_expires_at = ?, code_misses = 0 "
+        "WHERE person_id = ? AND account_id = ? AND channel = ? AND to_addr = ?"
+    )
+    person_code = (
+        "SELECT person_id, position, code_hash, code_expires_at, code_misses "
+        "FROM person_addresses WHERE person_id = ? AND channel = ? AND to_addr = ? "
+        "AND code_hash IS NOT NULL"
+    )
+    # Only the code as read: a code sent again meanwhile (another hash) stays.
+    confirm_person_address = (
+        "UPDATE person_addresses SET confirmed_at = ?, code_hash = NULL, "
+        "code_expires_at = NULL, code_misses = 0 "
+        "WHERE person_id = ? AND position = ? AND code_hash = ?"
+    )
+    # A wrong answer: counted; the code is void at ``?`` misses.
+    miss_person_code = (
+        "UPDATE person_addresses SET code_misses = code_misses + 1, "
+        "code_hash = CASE WHEN code_misses + 1 >= ? THEN NULL ELSE code_hash END "
+        "WHERE person_id = ? AND position = ? AND code_hash = ?"
+    )
+
     # -- events and the outbox ----------------------------------------------------------------
     insert_event = "INSERT INTO events ({event_columns}) VALUES (?, ?, ?, ?, ?, ?)"
     insert_outbox = (

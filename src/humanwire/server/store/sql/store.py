@@ -53,6 +53,10 @@ from ..records import (
     ListedApproval,
     NumberRecord,
     OutboxRecord,
+    PeopleQuery,
+    PersonAddressRecord,
+    PersonCodeRecord,
+    PersonRecord,
     StepRecord,
     WebhookRecord,
 )
@@ -410,6 +414,112 @@ class SQLStore:
 
     async def delete_channel(self, account_id: str, channel_id: str) -> bool:
         return await self._run(self.q.delete_channel, (channel_id, account_id)) > 0
+
+    # -- the people directory ----------------------------------------------------------------
+    async def insert_person(self, record: PersonRecord) -> None:
+        q = self.q
+        addresses = rows.person_address_values(record)
+        async with self._tx(1 + len(addresses)) as tx:
+            await tx.execute(q.insert_person, rows.person_values(record))
+            if addresses:
+                await tx.executemany(q.insert_person_address, addresses)
+
+    async def get_person(self, account_id: str, person_id: str) -> PersonRecord | None:
+        row = await self._one(self.q.get_person, (person_id, account_id))
+        if row is None:
+            return None
+        found = await self._all(self.q.person_addresses, (person_id,))
+        return rows.person(row, [rows.person_address(a[1:]) for a in found])
+
+    async def list_people(self, query: PeopleQuery) -> list[PersonRecord]:
+        q = self.q
+        text = q.list_people
+        params: list[Any] = [query.account_id, query.after]
+        if query.channel is not None or query.to_addr is not None:
+            text += q.list_people_at
+            params.append(query.account_id)
+            for condition, value in (
+                (q.list_people_channel, query.channel),
+                (q.list_people_to, query.to_addr),
+            ):
+                if value is not None:
+                    text += condition
+                    params.append(value)
+            text += q.list_people_at_end
+        params.append(query.limit)
+        found = await self._all(text + q.list_people_end, params)
+        if not found:
+            return []
+        addresses: dict[str, list[PersonAddressRecord]] = {}
+        last = int(found[-1][0])
+        for row in await self._all(
+            q.listed_person_addresses, (query.account_id, query.after, last)
+        ):
+            addresses.setdefault(row[0], []).append(rows.person_address(row[1:]))
+        return [rows.person(row, addresses.get(row[1], [])) for row in found]
+
+    async def update_person(self, record: PersonRecord, *, addresses: bool) -> bool:
+        q = self.q
+        async with self._transaction() as tx:
+            changed = await tx.run(
+                q.update_person,
+                (
+                    record.name,
+                    rows.person_values(record)[3],
+                    record.updated_at,
+                    record.id,
+                    record.account_id,
+                ),
+            )
+            if changed and addresses:
+                # Replaced whole: a code pending on an address goes with it.
+                await tx.execute(q.delete_person_addresses, (record.id, record.account_id))
+                values = rows.person_address_values(record)
+                if values:
+                    await tx.executemany(q.insert_person_address, values)
+        return changed > 0
+
+    async def delete_person(self, account_id: str, person_id: str) -> bool:
+        q = self.q
+        async with self._transaction() as tx:
+            await tx.execute(q.delete_person_addresses, (person_id, account_id))
+            return await tx.run(q.delete_person, (person_id, account_id)) > 0
+
+    async def set_person_code(
+        self,
+        account_id: str,
+        person_id: str,
+        channel: str,
+        to_addr: str,
+        code_hash: str,
+        expires_at: float,
+    ) -> bool:
+        return (
+            await self._run(
+                self.q.set_person_code,
+                (code_hash, expires_at, person_id, account_id, channel, to_addr),
+            )
+            > 0
+        )
+
+    async def person_code(
+        self, person_id: str, channel: str, to_addr: str
+    ) -> PersonCodeRecord | None:
+        row = await self._one(self.q.person_code, (person_id, channel, to_addr))
+        return rows.person_code(row) if row else None
+
+    async def confirm_person_address(self, code: PersonCodeRecord, now: float) -> bool:
+        return (
+            await self._run(
+                self.q.confirm_person_address, (now, code.person_id, code.position, code.code_hash)
+            )
+            > 0
+        )
+
+    async def miss_person_code(self, code: PersonCodeRecord, most: int) -> None:
+        await self._run(
+            self.q.miss_person_code, (most, code.person_id, code.position, code.code_hash)
+        )
 
     # -- events and the outbox ------------------------------------------------------------------
     async def insert_event(self, record: EventRecord, outbox: list[OutboxRecord]) -> None:

@@ -1,0 +1,260 @@
+"""The people role (``engine.people``): the account's people directory (docs/people.md),
+an address confirmed by a one-time code sent through the ordinary send path, and a
+person's address found for a send that names the person instead of ``to``.
+
+A confirmation is a message interaction like any other (no ``waitTime``, listening for
+``CODE_TTL`` seconds), whose request carries ``_confirm`` (the person and the address).
+The person's reply matches it as a reply matches any message (the number pair, an
+email's reply address); the matcher this role registers on ``engine.inbound`` checks the
+code in it before the reply is taken: the right code confirms the address and answers the
+message; a wrong one is counted (the code is void at ``MAX_MISSES``) and the text is the
+account's unsolicited ``message.received``, leaving the confirmation open."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+from collections.abc import Sequence
+from typing import Any
+
+from humanwire.types.people import (
+    CONFIRMABLE_CHANNELS,
+    Person,
+    PersonAddress,
+    PersonConfirmation,
+    PersonConfirmRequest,
+    PersonCreateRequest,
+    PersonList,
+    PersonUpdateRequest,
+)
+
+from .. import templates
+from ..errors import InvalidRequest, NotFound
+from ..store.records import (
+    PeopleQuery,
+    PersonAddressRecord,
+    PersonCodeRecord,
+    PersonRecord,
+)
+from ._common import Account, Channel, _timestamp
+from .human import Inbound, InboundText
+from .runtime import Runtime
+from .senders import Senders
+from .sends import MessageSend, Sends, shared_template
+
+__all__ = ["CODE_TTL", "MAX_MISSES", "PeopleDirectory"]
+
+CODE_TTL = 600.0
+"""Seconds a confirmation code can be answered (the confirmation's listening window)."""
+MAX_MISSES = 5
+"""Wrong answers after which a code is void (a new one must be sent)."""
+_CODE = re.compile(r"(?<!\d)\d{6}(?!\d)")
+_CONFIRM_KEY = "_confirm"
+
+
+def _code_hash(person_id: str, channel: str, to_addr: str, code: str) -> str:
+    """What is stored of a code: bound to its address, so a hash fits nowhere else."""
+    return hashlib.sha256(f"{person_id}\n{channel}\n{to_addr}\n{code}".encode()).hexdigest()
+
+
+def _same_address(channel: str, a: str, b: str) -> bool:
+    return a.lower() == b.lower() if channel == "email" else a == b
+
+
+class PeopleDirectory:
+    """The people role (see the module docstring). Registers its code check on
+    ``inbound.matchers`` when built (before approvals': a code reply is no decision)."""
+
+    def __init__(
+        self, runtime: Runtime, *, sends: Sends, senders: Senders, inbound: Inbound
+    ) -> None:
+        self._runtime = runtime
+        self._store = runtime.store
+        self._sends = sends
+        self._senders = senders
+        inbound.matchers.append(self._match_code)
+
+    # -- the directory -------------------------------------------------------------------
+    @staticmethod
+    def person_wire(record: PersonRecord) -> Person:
+        return Person(
+            person_id=record.id,
+            name=record.name,
+            addresses=[
+                PersonAddress(
+                    channel=a.channel,
+                    to=a.to_addr,
+                    confirmed=a.confirmed_at is not None,
+                    confirmed_at=None if a.confirmed_at is None else _timestamp(a.confirmed_at),
+                )
+                for a in record.addresses
+            ],
+            metadata=record.metadata,
+            created_at=_timestamp(record.created_at),
+            updated_at=_timestamp(record.updated_at),
+        )
+
+    async def _record(self, account: Account, person_id: str) -> PersonRecord:
+        record = await self._store.get_person(account.id, person_id)
+        if record is None:
+            raise NotFound(f"no person {person_id!r}", field="personId")
+        return record
+
+    async def create(self, account: Account, request: PersonCreateRequest) -> Person:
+        now = self._runtime.clock()
+        record = PersonRecord(
+            id="per_" + secrets.token_urlsafe(18),
+            account_id=account.id,
+            name=request.name,
+            addresses=tuple(PersonAddressRecord(a.channel, a.to) for a in request.addresses),
+            created_at=now,
+            updated_at=now,
+            metadata=request.metadata or None,  # {} is none, as stored
+        )
+        await self._store.insert_person(record)
+        return self.person_wire(record)
+
+    async def get(self, account: Account, person_id: str) -> Person:
+        return self.person_wire(await self._record(account, person_id))
+
+    async def list(self, query: PeopleQuery) -> PersonList:
+        found = await self._store.list_people(query)
+        cursor = found[-1].seq if found else query.after
+        return PersonList(people=[self.person_wire(p) for p in found], cursor=str(cursor))
+
+    async def update(
+        self, account: Account, person_id: str, request: PersonUpdateRequest
+    ) -> Person:
+        record = await self._record(account, person_id)
+        given = request.model_fields_set
+        addresses = record.addresses
+        if request.addresses is not None:
+            # An address kept stays confirmed; a new one starts unconfirmed.
+            confirmed = {(a.channel, a.to_addr): a.confirmed_at for a in record.addresses}
+            addresses = tuple(
+                PersonAddressRecord(a.channel, a.to, confirmed.get((a.channel, a.to)))
+                for a in request.addresses
+            )
+        changed = PersonRecord(
+            id=record.id,
+            account_id=record.account_id,
+            name=request.name if request.name is not None else record.name,
+            addresses=addresses,
+            created_at=record.created_at,
+            updated_at=self._runtime.clock(),
+            # metadata given as null or {} clears it; left out keeps it.
+            metadata=(request.metadata or None) if "metadata" in given else record.metadata,
+            seq=record.seq,
+        )
+        if not await self._store.update_person(changed, addresses=request.addresses is not None):
+            raise NotFound(f"no person {person_id!r}", field="personId")
+        return self.person_wire(changed)
+
+    async def delete(self, account: Account, person_id: str) -> None:
+        if not await self._store.delete_person(account.id, person_id):
+            raise NotFound(f"no person {person_id!r}", field="personId")
+
+    # -- confirmation --------------------------------------------------------------------
+    async def confirm(
+        self, account: Account, person_id: str, request: PersonConfirmRequest
+    ) -> PersonConfirmation:
+        """Sends a one-time code to the person's address on ``request.channel``."""
+        record = await self._record(account, person_id)
+        channel = request.channel
+        if channel not in CONFIRMABLE_CHANNELS:
+            raise InvalidRequest(
+                f"confirming an address is not supported yet on {channel} "
+                f"(only {', '.join(CONFIRMABLE_CHANNELS)})",
+                field="channel",
+            )
+        address = next(
+            (
+                a
+                for a in record.addresses
+                if a.channel == channel
+                and (request.to is None or _same_address(channel, a.to_addr, request.to))
+            ),
+            None,
+        )
+        if address is None:
+            named = f" {request.to}" if request.to is not None else ""
+            raise InvalidRequest(
+                f"the person has no {channel} address{named}",
+                field="to" if request.to is not None else "channel",
+            )
+        code = f"{secrets.randbelow(1_000_000):06d}"
+        expires_at = self._runtime.clock() + CODE_TTL
+        code_hash = _code_hash(record.id, channel, address.to_addr, code)
+        if not await self._store.set_person_code(
+            account.id, record.id, channel, address.to_addr, code_hash, expires_at
+        ):
+            raise NotFound(f"no person {person_id!r}", field="personId")  # deleted meanwhile
+        text = templates.confirmation_code_text(code)
+        sent = await self._sends.message_flow(
+            account,
+            MessageSend(
+                channel=channel,
+                to=address.to_addr,
+                sender=await self._sender(account, channel),
+                text=text,
+                request={
+                    "message": templates.confirmation_code_text("••••••"),
+                    "to": address.to_addr,
+                    "followUpTime": CODE_TTL,
+                    _CONFIRM_KEY: {"personId": record.id, "channel": channel},
+                },
+                wait_time=None,
+                follow_up_time=CODE_TTL,
+                template=shared_template(text, None) if channel == "whatsapp" else None,
+            ),
+        )
+        return PersonConfirmation(
+            person_id=record.id,
+            channel=channel,
+            to=address.to_addr,
+            interaction_id=sent.interaction_id,
+            expires_at=_timestamp(expires_at),
+        )
+
+    async def _sender(self, account: Account, channel: Channel) -> str:
+        if channel == "sms":
+            return await self._senders.phone(account, None)
+        return self._senders.shared(channel)
+
+    async def _match_code(self, text: InboundText, account_id: str | None, record: Any) -> Any:
+        """The matcher (``Inbound.matchers``): a reply to a confirmation is taken only
+        with its code (see the module docstring); anything else passes unchanged."""
+        if record is None or record.kind != "message" or record.status != "pending":
+            return record
+        confirm = record.request.get(_CONFIRM_KEY)
+        if not isinstance(confirm, dict):
+            return record
+        if not _same_address(text.channel, text.from_addr, record.to_addr):
+            return None  # another sender on the thread: never theirs to confirm
+        code = await self._store.person_code(
+            str(confirm["personId"]), str(confirm["channel"]), record.to_addr
+        )
+        if code is None or code.expires_at < self._runtime.clock():
+            return None
+        channel = str(confirm["channel"])
+        if self._answers(code, channel, record.to_addr, _CODE.findall(text.body)):
+            if await self._store.confirm_person_address(code, self._runtime.clock()):
+                return record
+            return None  # spent by a reply taken at the same moment
+        await self._store.miss_person_code(code, MAX_MISSES)
+        return None
+
+    @staticmethod
+    def _answers(
+        code: PersonCodeRecord, channel: str, to_addr: str, candidates: Sequence[str]
+    ) -> bool:
+        """Whether one of the six-digit runs of a reply is the code, each compared in
+        constant time (by its hash: nothing of the code is stored)."""
+        found = False
+        for candidate in candidates[:3]:  # a reply of many numbers guesses no more
+            found |= hmac.compare_digest(
+                _code_hash(code.person_id, channel, to_addr, candidate), code.code_hash
+            )
+        return found

@@ -1,0 +1,198 @@
+"""The people directory (docs/people.md): a person is who an agent wants to reach, an
+address is where. Ids are ``per_`` + 24 characters; an address is used for the person only
+once the person confirmed it."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import ConfigDict, Field, PlainValidator, WithJsonSchema, model_validator
+from pydantic_core import PydanticCustomError
+
+from ._base import (
+    E164_SCHEMA,
+    EMAIL_SCHEMA,
+    SLACK_ID_SCHEMA,
+    RequestModel,
+    ResponseModel,
+    Timestamp,
+    check_e164,
+    check_email_address,
+    check_slack_id,
+)
+from ._metadata import Metadata
+
+__all__ = [
+    "CONFIRMABLE_CHANNELS",
+    "MAX_ADDRESSES",
+    "PERSON_ID",
+    "Person",
+    "PersonAddress",
+    "PersonAddressInput",
+    "PersonChannel",
+    "PersonConfirmRequest",
+    "PersonConfirmation",
+    "PersonCreateRequest",
+    "PersonId",
+    "PersonList",
+    "PersonUpdateRequest",
+    "check_person_id",
+]
+
+PersonChannel = Literal["sms", "whatsapp", "slack", "email"]
+"""The channels a person's address may be on (a new channel adds itself here)."""
+CONFIRMABLE_CHANNELS: tuple[PersonChannel, ...] = ("sms", "whatsapp", "email")
+"""The channels ``POST /people/{personId}/confirm`` sends a code on (the chat apps confirm
+by their own means, not yet supported)."""
+MAX_ADDRESSES = 10
+PERSON_ID = re.compile(r"per_[A-Za-z0-9_-]{1,64}")
+_NAME = r"^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*$"
+"""A person's name: printable, not blank."""
+
+
+def _invalid(message: str, field: str | None = None) -> PydanticCustomError:
+    return PydanticCustomError("invalid_request", message, {"field": field} if field else None)
+
+
+def check_person_id(value: Any) -> str:
+    if not isinstance(value, str) or not PERSON_ID.fullmatch(value):
+        raise _invalid("person must be a person's id (per_…)", "person")
+    return value
+
+
+PersonId = Annotated[
+    str,
+    PlainValidator(check_person_id),
+    WithJsonSchema({"type": "string", "pattern": f"^{PERSON_ID.pattern}$"}),
+]
+"""A person's id where a request takes one (``person`` beside ``to``)."""
+
+
+class PersonAddressInput(RequestModel):
+    """Where a person is reached: a number (E.164) for ``sms`` and ``whatsapp``, a Slack
+    member id for ``slack``, an email address for ``email``."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "allOf": [
+                {
+                    "if": {"properties": {"channel": {"enum": ["sms", "whatsapp"]}}},
+                    "then": {"properties": {"to": E164_SCHEMA}},
+                },
+                {
+                    "if": {"properties": {"channel": {"const": "slack"}}},
+                    "then": {"properties": {"to": SLACK_ID_SCHEMA}},
+                },
+                {
+                    "if": {"properties": {"channel": {"const": "email"}}},
+                    "then": {"properties": {"to": EMAIL_SCHEMA}},
+                },
+            ]
+        }
+    )
+
+    channel: PersonChannel
+    to: str = Field(min_length=1, max_length=254)
+
+    @model_validator(mode="after")
+    def _check_to(self) -> PersonAddressInput:
+        try:
+            if self.channel == "email":
+                self.to = check_email_address(self.to)
+            elif self.channel == "slack":
+                check_slack_id(self.to)
+            else:
+                check_e164(self.to)
+        except PydanticCustomError:
+            what = {
+                "email": "an email address",
+                "slack": "a Slack member id such as U0123ABCD",
+            }.get(self.channel, "a phone number in E.164 form")
+            raise _invalid(f"to must be {what} for {self.channel}", "to") from None
+        return self
+
+
+def _check_addresses(addresses: list[PersonAddressInput] | None) -> None:
+    seen: set[tuple[str, str]] = set()
+    for n, address in enumerate(addresses or ()):
+        key = (address.channel, address.to.lower() if address.channel == "email" else address.to)
+        if key in seen:
+            raise _invalid(
+                f"addresses[{n}] is listed twice ({address.channel} {address.to})",
+                f"addresses[{n}]",
+            )
+        seen.add(key)
+
+
+class PersonCreateRequest(RequestModel):
+    """``POST /people``: the addresses in the order the person is tried on."""
+
+    name: str = Field(min_length=1, max_length=200, pattern=_NAME)
+    addresses: list[PersonAddressInput] = Field(default_factory=list, max_length=MAX_ADDRESSES)
+    metadata: Metadata | None = None
+
+    @model_validator(mode="after")
+    def _distinct(self) -> PersonCreateRequest:
+        _check_addresses(self.addresses)
+        return self
+
+
+class PersonUpdateRequest(RequestModel):
+    """``PATCH /people/{personId}``: each field given replaces the person's. An address
+    kept (the same channel and ``to``) stays confirmed; a new one starts unconfirmed."""
+
+    name: str | None = Field(default=None, min_length=1, max_length=200, pattern=_NAME)
+    addresses: list[PersonAddressInput] | None = Field(default=None, max_length=MAX_ADDRESSES)
+    metadata: Metadata | None = None
+
+    @model_validator(mode="after")
+    def _distinct(self) -> PersonUpdateRequest:
+        _check_addresses(self.addresses)
+        return self
+
+
+class PersonConfirmRequest(RequestModel):
+    """``POST /people/{personId}/confirm``: the address on ``channel`` (the first there,
+    or the one ``to`` names) is sent a one-time code; the person's reply with it
+    confirms the address."""
+
+    channel: PersonChannel
+    to: str | None = Field(default=None, min_length=1, max_length=254)
+
+
+class PersonAddress(ResponseModel):
+    channel: str
+    """One of ``PersonChannel`` (a newer service may have more: kept as text)."""
+    to: str
+    confirmed: bool = False
+    confirmed_at: Timestamp | None = None
+
+
+class Person(ResponseModel):
+    person_id: str
+    name: str
+    addresses: list[PersonAddress] = Field(default_factory=list)
+    metadata: dict[str, str] | None = None
+    created_at: Timestamp
+    updated_at: Timestamp
+
+
+class PersonList(ResponseModel):
+    """``GET /people``: the account's people past ``after`` that the filter keeps, in the
+    order they were added, and the cursor to continue from (the last one's, or ``after``
+    when none came)."""
+
+    people: list[Person]
+    cursor: str
+
+
+class PersonConfirmation(ResponseModel):
+    """What ``POST /people/{personId}/confirm`` answers: the code went out (its
+    interaction), to be answered before ``expiresAt``."""
+
+    person_id: str
+    channel: str
+    to: str
+    interaction_id: str
+    expires_at: Timestamp

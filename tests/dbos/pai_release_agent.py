@@ -1,16 +1,18 @@
 """A Pydantic AI agent made durable by DBOS (``DBOSDurability``, Pydantic AI's DBOS
-capability) whose tools ask a human and gate a deploy on an approval through
-humanwire.dbos. Its model is a ``FunctionModel`` scripted as an agent would act: ask
-whether to ship, deploy on a yes, then say what happened. Registered with DBOS when
+capability; and the same agent under ``DBOSAgent``, the wrapper it deprecates) whose tools
+ask a human and gate a deploy on an approval through humanwire.dbos. Its model is a
+``FunctionModel`` scripted as an agent would act: ask whether to ship, deploy on a yes,
+then say what happened. Registered with DBOS when
 imported (before any launch); ``pai_release_app.py`` runs it as a process of its own."""
 
 from __future__ import annotations
 
+import warnings
 from datetime import timedelta
 
 from dbos import DBOS
 from pydantic_ai import Agent
-from pydantic_ai.durable_exec.dbos import DBOSDurability
+from pydantic_ai.durable_exec.dbos import DBOSAgent, DBOSDurability
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -89,3 +91,17 @@ async def run_release(prompt: str) -> str:
     workflow, so their humanwire sends are steps and their waits ``DBOS.recv_async``."""
     result = await release_agent.run(prompt)
     return result.output
+
+
+with warnings.catch_warnings():
+    # Deprecated in Pydantic AI 2.68 for DBOSDurability; still shipped, and still used.
+    warnings.filterwarnings("ignore", "`DBOSAgent` is deprecated")
+    wrapped_release_agent = DBOSAgent(
+        Agent(
+            FunctionModel(release_model),
+            name="release_wrapped",
+            instructions="Ask the on-call human before deploying.",
+            tools=[ask_human, deploy],
+        )
+    )
+"""The wrapper: its ``run`` / ``run_sync`` is a DBOS workflow of its own."""

@@ -8,13 +8,14 @@ In-process here; ``test_dbos_pydantic_ai_killed.py`` kills the process mid-wait.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from dbos import DBOS
+from dbos import DBOS, SetWorkflowID
 from dbos_support import SystemDatabase
-from pai_release_agent import HUMAN, QUESTION, run_release
+from pai_release_agent import HUMAN, QUESTION, run_release, wrapped_release_agent
 
 import humanwire.dbos as humanwire_dbos
 from humanwire import HumanWire
@@ -23,6 +24,7 @@ from humanwire.testing import RunningService, ScriptedHuman
 
 LIMIT = 120.0
 """Seconds any one wait of these tests may take on a slow, loaded machine."""
+PROMPT = "Release v2 if the on-call human agrees."
 
 
 @pytest.fixture
@@ -54,29 +56,43 @@ def _steps(workflow_id: str) -> list[str]:
     return [step["function_name"] for step in DBOS.list_workflow_steps(workflow_id)]
 
 
+@pytest.mark.parametrize("durable", ["capability", "wrapper"])
 def test_the_agent_asks_waits_and_deploys_once_approved(
-    bridge: humanwire_dbos.AnswerBridge, humanwire: HumanWire, human: ScriptedHuman
+    durable: str, bridge: humanwire_dbos.AnswerBridge, humanwire: HumanWire, human: ScriptedHuman
 ) -> None:
+    """``DBOSDurability`` on the agent, run in a workflow of ours; or the agent wrapped in
+    ``DBOSAgent``, whose ``run_sync`` is a workflow of its own."""
     replied = human.reply("yes, ship it")
     approved = human.decide_approval("approve", to=HUMAN)
-    handle = DBOS.start_workflow(run_release, "Release v2 if the on-call human agrees.")
-    result = handle.get_result()
+    workflow_id = f"release-{uuid.uuid4()}"
+    with SetWorkflowID(workflow_id):
+        if durable == "capability":
+            result = DBOS.start_workflow(run_release, PROMPT).get_result()
+        else:
+            result = wrapped_release_agent.run_sync(PROMPT).output
+            # run_sync's workflow runs the agent as a child workflow (``run``).
+            (workflow_id,) = [
+                step["child_workflow_id"]
+                for step in DBOS.list_workflow_steps(workflow_id)
+                if step["function_name"] == "release_wrapped.run"
+            ]
+    prefix = "release__" if durable == "capability" else "release_wrapped__"
     approval_id = approved.wait(LIMIT).interaction_id
     assert result == f"The human said: yes, ship it. Deployed v2 (approval {approval_id})."
     assert replied.wait(LIMIT).text == QUESTION
-    steps = _steps(handle.workflow_id)
+    steps = _steps(workflow_id)
     # The model's requests are steps; between them, the tools' sends, waits, claim and
     # deploy (DBOS's own bookkeeping steps, DBOS.sleep..., left out).
     assert [name for name in steps if not name.startswith("DBOS.sleep")] == [
-        "release__model.request",
+        f"{prefix}model.request",
         "humanwire.send_message_async",
         "DBOS.recv",
-        "release__model.request",
+        f"{prefix}model.request",
         "humanwire.request_approval_async",
         "DBOS.recv",
         "humanwire.consume_approval_async",
         "release.deploy_version",
-        "release__model.request",
+        f"{prefix}model.request",
     ], steps
     # One text to ask, one approval request; the approval is consumed: another claim of
     # it is refused.
@@ -91,7 +107,7 @@ def test_a_rejected_deploy_is_not_run(
 ) -> None:
     human.reply("yes")
     human.decide_approval("reject", "not tonight", to=HUMAN)
-    handle = DBOS.start_workflow(run_release, "Release v2 if the on-call human agrees.")
+    handle = DBOS.start_workflow(run_release, PROMPT)
     assert handle.get_result() == "The human said: yes. Not deployed: rejected."
     steps = _steps(handle.workflow_id)
     assert "humanwire.consume_approval_async" not in steps

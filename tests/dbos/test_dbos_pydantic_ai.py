@@ -8,14 +8,24 @@ In-process here; ``test_dbos_pydantic_ai_killed.py`` kills the process mid-wait.
 
 from __future__ import annotations
 
+import inspect
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from dbos import DBOS, SetWorkflowID
 from dbos_support import SystemDatabase
-from pai_release_agent import HUMAN, QUESTION, run_release, wrapped_release_agent
+from pai_release_agent import (
+    HUMAN,
+    QUESTION,
+    ask_human,
+    deploy,
+    deploy_version,
+    run_release,
+    wrapped_release_agent,
+)
 
 import humanwire.dbos as humanwire_dbos
 from humanwire import HumanWire
@@ -112,3 +122,11 @@ def test_a_rejected_deploy_is_not_run(
     steps = _steps(handle.workflow_id)
     assert "humanwire.consume_approval_async" not in steps
     assert "release.deploy_version" not in steps
+
+
+GUIDE = Path(__file__).parents[2] / "docs" / "guides" / "dbos.md"
+
+
+@pytest.mark.parametrize("function", [ask_human, deploy, deploy_version, run_release])
+def test_the_guide_shows_the_tested_tools(function: Callable[..., Any]) -> None:
+    assert inspect.getsource(function) in GUIDE.read_text()

@@ -1,6 +1,7 @@
-"""The humanwire service as a real ``humanwire serve`` process on a database file and a
-fixed loopback port, for the tests that SIGKILL it mid-wait and start it again on the
-same data at the same address (its clients reconnect as they would to a restarted host)."""
+"""The humanwire service as a real ``humanwire serve`` process on a database (a SQLite
+file or a PostgreSQL URL) and a fixed loopback port, for the tests that SIGKILL it mid-wait
+and start it again on the same data at the same address (its clients reconnect as they
+would to a restarted host)."""
 
 from __future__ import annotations
 
@@ -24,9 +25,10 @@ def _free_port() -> int:
 
 
 class ServiceProcess:
-    """``humanwire serve --db <file> --port <port> --api-key <key>``, killed by its pid."""
+    """``humanwire serve --db <file or url> --port <port> --api-key <key>``, killed by its
+    pid."""
 
-    def __init__(self, database: Path, api_key: str, home: Path, log: Path) -> None:
+    def __init__(self, database: Path | str, api_key: str, home: Path, log: Path) -> None:
         self.database = database
         self.api_key = api_key
         self.home = home

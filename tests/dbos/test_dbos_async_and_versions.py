@@ -128,8 +128,10 @@ def test_a_wait_under_a_computed_version_is_warned_about(
 ) -> None:
     humanwire_dbos.configure(humanwire)
     assert humanwire_dbos.version_pinned() is False
-    with pytest.warns(humanwire_dbos.UnpinnedVersionWarning, match="application_version"):
+    with pytest.warns(humanwire_dbos.UnpinnedVersionWarning, match="application_version") as warned:
         assert ask_once(1.0) == humanwire_dbos.NO_RESPONSE  # it still waits: a warning
+    # It points at the workflow that waits, not at humanwire.
+    assert [Path(w.filename).name for w in warned] == ["dbos_workflows.py"]
 
 
 def test_a_wait_under_a_computed_version_is_refused_before_anything_is_sent(

@@ -10,17 +10,14 @@ import json
 import os
 import shutil
 import signal
-import subprocess
-import sys
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 from dbos import DBOSClient
-from dbos_support import SystemDatabase
+from dbos_support import LIMIT, AppProcesses, SystemDatabase, until
 
 import humanwire.dbos as humanwire_dbos
 from humanwire import HumanWire
@@ -29,58 +26,12 @@ from humanwire.testing import RunningService, ScriptedHuman
 HUMAN = "+12025550100"
 SHIP_APP = Path(__file__).parent / "ship_app.py"
 RELEASE_LINE = 'return f"The human said: {answer}"  # RELEASE-LINE'
-LIMIT = 120.0
-"""Seconds any one wait of these tests may take on a slow, loaded machine."""
-T = TypeVar("T")
-
-
-def _until(check: Callable[[], T | None], what: str) -> T:
-    deadline = time.monotonic() + LIMIT
-    while True:
-        value = check()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"gave up waiting for {what}"
-        time.sleep(0.2)
 
 
 @pytest.fixture
 def humanwire(humanwire_service: RunningService, humanwire_api_key: str) -> Iterator[HumanWire]:
     with HumanWire(base_url=humanwire_service.base_url, api_key=humanwire_api_key) as client:
         yield client
-
-
-class ShipApp:
-    """The app's processes: started, killed, and cleaned up whatever the test does."""
-
-    def __init__(self, path: Path, env: dict[str, str], logs: Path) -> None:
-        self.path = path
-        self.env = env
-        self.logs = logs
-        self.processes: list[subprocess.Popen[str]] = []
-
-    def run(self, command: str, workflow_id: str) -> subprocess.Popen[str]:
-        log = (self.logs / f"{command}-{len(self.processes)}.log").open("w")
-        process = subprocess.Popen(
-            [sys.executable, str(self.path), command, workflow_id],
-            env=self.env,
-            stdout=subprocess.PIPE,
-            stderr=log,
-            text=True,
-        )
-        self.processes.append(process)
-        return process
-
-    def stderr(self) -> str:
-        return "\n".join(log.read_text() for log in sorted(self.logs.glob("*.log")))
-
-    def close(self) -> None:
-        for process in self.processes:
-            if process.poll() is None:
-                process.kill()
-            process.wait(LIMIT)
-            if process.stdout is not None:
-                process.stdout.close()
 
 
 @pytest.mark.parametrize(
@@ -112,7 +63,7 @@ def test_a_workflow_killed_mid_wait_completes_once_after_restart(
     if is_async:
         env["SHIP_ASYNC"] = "1"
     send_step = "humanwire.send_message_async" if is_async else "humanwire.send_message"
-    app = ShipApp(path, env, tmp_path)
+    app = AppProcesses(path, env, tmp_path)
     workflow_id = f"ship-{uuid.uuid4()}"
     bridge_cursor = humanwire_dbos.FileCursor(tmp_path / "cursor")
     client: DBOSClient | None = None
@@ -131,7 +82,7 @@ def test_a_workflow_killed_mid_wait_completes_once_after_restart(
             sends = [s for s in steps if s["function_name"] == send_step]
             return sends or None
 
-        (send,) = _until(send_recorded, "the send step's record")
+        (send,) = until(send_recorded, "the send step's record")
         first.send_signal(signal.SIGKILL)
         assert first.wait(LIMIT) == -signal.SIGKILL
 
@@ -139,7 +90,7 @@ def test_a_workflow_killed_mid_wait_completes_once_after_restart(
         (sent,) = human.deliveries(to=HUMAN)
         assert sent.interaction_id == send["output"]
         human.reply("yes, after the restart", interaction_id=sent.interaction_id).wait(LIMIT)
-        _until(lambda: bridge.deliver_once(wait=5), "the bridge's delivery")
+        until(lambda: bridge.deliver_once(wait=5), "the bridge's delivery")
         assert client.retrieve_workflow(workflow_id).get_status().status == "PENDING"
         if deploy:
             source = path.read_text()

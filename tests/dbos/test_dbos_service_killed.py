@@ -1,7 +1,9 @@
 """The humanwire service SIGKILLed mid-wait under a DBOS workflow and started again on
 its database at the same address (a real ``humanwire serve`` process): once while the
 answer bridge holds its long-poll, once right after the human answered while no bridge
-ran. The workflow gets the answer once (a second ``recv`` on its topic finds nothing),
+ran. The service runs on the store DBOS's system database runs on (a SQLite file beside
+DBOS's, or a PostgreSQL schema of its own beside DBOS's schema), as one team would deploy
+both. The workflow gets the answer once (a second ``recv`` on its topic finds nothing),
 its send step ran once, and the human got one text."""
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dbos_workflows import HUMAN, ask_twice_on_one_topic
 import humanwire.dbos as humanwire_dbos
 from humanwire import HumanWire
 from humanwire.testing import ScriptedHuman
+from pg_support import store_database, stored_bytes
 from service_process import ServiceProcess
 
 pytestmark = pytest.mark.timeout(900)
@@ -27,14 +30,15 @@ LIMIT = 90.0
 
 
 @pytest.fixture
-def service(tmp_path: Path) -> Iterator[ServiceProcess]:
+def service(system_database: SystemDatabase, tmp_path: Path) -> Iterator[ServiceProcess]:
     key = f"hw_killed_{uuid.uuid4().hex}"
-    process = ServiceProcess(tmp_path / "service.db", key, tmp_path / "home", tmp_path / "log")
-    process.start()
-    try:
-        yield process
-    finally:
-        process.kill()
+    with store_database(system_database.kind, tmp_path / "service.db", "hw_killed") as db:
+        process = ServiceProcess(db, key, tmp_path / "home", tmp_path / "log")
+        process.start()
+        try:
+            yield process
+        finally:
+            process.kill()
 
 
 def _restart(service: ServiceProcess) -> None:
@@ -79,6 +83,7 @@ def test_the_humanwire_service_killed_mid_wait_loses_no_answer_and_applies_it_on
                 event_type="interaction.ended",
             )
             assert [e.interaction_id for e in page.events] == [sent]
+            assert b"yes, then it died" in stored_bytes(str(service.database))
         finally:
             bridge.stop(LIMIT)
             DBOS.destroy()

@@ -1,8 +1,9 @@
 """The humanwire service itself SIGKILLed mid-wait and started again on its database at
-the same address (a real ``humanwire serve`` process): once while the answer bridge holds
-its long-poll, once right after the human answered while no bridge ran, so the answer is
-only in the killed service's database. The run completes once: one send, one Signal, and
-the feed holds the answer once under one id after both restarts."""
+the same address (a real ``humanwire serve`` process), on each store (``database``: its
+SQLite file, then a PostgreSQL schema of its own): once while the answer bridge holds its
+long-poll, once right after the human answered while no bridge ran, so the answer is only
+in the killed service's database. The run completes once: one send, one Signal, and the
+feed holds the answer once under one id after both restarts."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from temporalio.worker import Worker
 from humanwire import AsyncHumanWire
 from humanwire.temporal import AnswerBridge, FileCursor, HumanWireActivities
 from humanwire.testing import ScriptedHuman
+from pg_support import stored_bytes
 from service_process import ServiceProcess
 
 pytestmark = pytest.mark.timeout(900)
@@ -36,10 +38,10 @@ async def _restart(service: ServiceProcess) -> None:
 
 
 async def test_the_humanwire_service_killed_mid_wait_loses_no_answer_and_applies_it_once(
-    dev_server: WorkflowEnvironment, tmp_path: Path
+    dev_server: WorkflowEnvironment, database: str, tmp_path: Path
 ) -> None:
     key = f"hw_killed_{uuid.uuid4().hex}"
-    service = ServiceProcess(tmp_path / "service.db", key, tmp_path / "home", tmp_path / "log")
+    service = ServiceProcess(database, key, tmp_path / "home", tmp_path / "log")
     await asyncio.to_thread(service.start)
     client = dev_server.client
     queue = f"q-{uuid.uuid4()}"
@@ -83,5 +85,6 @@ async def test_the_humanwire_service_killed_mid_wait_loses_no_answer_and_applies
             )
             assert [e.interaction_id for e in page.events] == [sent.interaction_id]
             assert cursor.load() == page.cursor or cursor.load() == page.events[0].id
+            assert b"yes, then it died" in stored_bytes(database)  # the store under test
     finally:
         service.kill()

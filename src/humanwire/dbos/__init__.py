@@ -19,14 +19,8 @@ from __future__ import annotations
 from humanwire._durable_bridge import FileCursor
 
 from ._bridge import AnswerBridge, Sender
-from ._steps import (
-    SEND_STEP_NAMES,
-    UnpinnedVersionError,
-    UnpinnedVersionWarning,
-    configure,
-    idempotency_key,
-    version_pinned,
-)
+from ._steps import SEND_STEP_NAMES, configure, idempotency_key
+from ._version import UnpinnedVersionError, UnpinnedVersionWarning, version_pinned
 from ._wire import WORKFLOW_ID_KEY, ApprovalDecision, answer_of, topic_of
 from ._workflow import (
     APPROVAL_GRACE,

@@ -10,18 +10,14 @@ steps send with an ``AsyncHumanWire`` twin of it (``to_async``), one per event l
 runs a recovered async workflow on a loop of its own, and an httpx async client belongs
 to the loop it was first used on.
 
-``check_version`` is the deploy guard: DBOS recovers a workflow only under the
-application version it started with, and that version is, unless pinned, a hash of the
-workflows' source, so any code edit strands every wait begun before the deploy.
+The deploy guard (is the application version pinned?) is ``_version``'s.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-import logging
 import threading
-import warnings
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal, ParamSpec, TypeVar, get_args
@@ -46,9 +42,6 @@ from ._wire import WORKFLOW_ID_KEY
 __all__ = [
     "SEND_STEP_NAMES",
     "StepClient",
-    "UnpinnedVersionError",
-    "UnpinnedVersionWarning",
-    "check_version",
     "configure",
     "consume_approval_async_step",
     "consume_approval_step",
@@ -62,7 +55,6 @@ __all__ = [
     "send_message_async_step",
     "send_message_step",
     "transient",
-    "version_pinned",
 ]
 
 _MAX_KEY = 255
@@ -70,9 +62,6 @@ P = ParamSpec("P")
 R = TypeVar("R")
 MessageChannel = Literal["sms", "whatsapp", "slack", "email"]
 FormChannel = Literal["sms", "slack", "email"]
-
-
-log = logging.getLogger(__name__)
 
 
 class StepClient:
@@ -123,65 +112,6 @@ def configure(client: HumanWire, *, require_pinned_version: bool = False) -> Non
     or, with ``require_pinned_version``, refuses (``UnpinnedVersionError``) before it
     sends anything."""
     STEP_CLIENT.set(client, require_pinned_version=require_pinned_version)
-
-
-class UnpinnedVersionWarning(UserWarning):
-    """A humanwire wait begins under DBOS's computed application version."""
-
-
-class UnpinnedVersionError(RuntimeError):
-    """``require_pinned_version``: a wait would begin under a computed version."""
-
-
-_UNPINNED = (
-    "DBOS's application version {version!r} is computed from the workflows' source: after "
-    "any code edit, DBOS will not recover this workflow, so a human's answer that comes "
-    "after a deploy never reaches it. Pin it: DBOSConfig(application_version=...) or "
-    'DBOS__APPVERSION (docs/guides/dbos.md, "Deploys").'
-)
-_checked: dict[str, bool] = {}
-_logged: set[str] = set()
-
-
-def version_pinned() -> bool | None:
-    """Whether DBOS's application version was set (``application_version``,
-    ``DBOS__APPVERSION``) rather than computed; None when DBOS has not launched."""
-    version = DBOS.application_version
-    if not version:
-        return None
-    known = _checked.get(version)
-    if known is not None:
-        return known
-    try:
-        # DBOS computes the version from its registry; no public call tells which it is.
-        from dbos._dbos import _get_dbos_instance
-        from dbos._utils import GlobalParams
-
-        registry = _get_dbos_instance()._registry
-        computed = registry.compute_app_version(GlobalParams.app_name or "")
-        pinned = version != computed
-    except Exception:  # another DBOS: tell by the form of a computed version
-        pinned = not (
-            version.startswith("DEFAULT_VERSION")
-            or (len(version) == 32 and all(c in "0123456789abcdef" for c in version))
-        )
-    _checked[version] = pinned
-    return pinned
-
-
-def check_version() -> None:
-    """Warns (or, with ``require_pinned_version``, raises) when a wait begins under a
-    computed application version. Runs before the step, so a refusal sends nothing."""
-    if version_pinned() is not False:
-        return
-    version = DBOS.application_version
-    message = _UNPINNED.format(version=version)
-    if STEP_CLIENT.require_pinned_version:
-        raise UnpinnedVersionError(message)
-    if version not in _logged:  # the log once per version; the warning per Python's filters
-        _logged.add(version)
-        log.warning(message)
-    warnings.warn(message, UnpinnedVersionWarning, stacklevel=4)
 
 
 def idempotency_key() -> str:

@@ -32,7 +32,6 @@ from humanwire.types.messages import DEFAULT_NO_RESPONSE_TEMPLATE
 from ._steps import (
     FormChannel,
     MessageChannel,
-    check_version,
     consume_approval_async_step,
     consume_approval_step,
     place_call_async_step,
@@ -44,6 +43,7 @@ from ._steps import (
     send_message_async_step,
     send_message_step,
 )
+from ._version import check_version
 from ._wire import ApprovalDecision, topic_of
 
 __all__ = [

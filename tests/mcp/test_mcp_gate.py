@@ -6,8 +6,13 @@ with progress."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import mcp_types as t
@@ -267,3 +272,68 @@ async def test_a_legacy_client_undecided_in_time_runs_nothing(
     assert result.is_error is True
     assert text(result) == "Not run: rejected by default (no decision in time); nothing ran."
     assert ledger.runs == []
+
+
+_CONTINUE_IN_A_NEW_PROCESS = """
+import asyncio, json, sys
+import mcp_types as t
+from mcp.client import Client
+from humanwire import AsyncHumanWire
+from humanwire.mcp import ConfiguredSource, McpSettings, build_server
+
+base_url, api_key, state, ledger, phone, key, arguments = sys.argv[1:8]
+
+def refund(order: str, amount: int) -> str:
+    '''Refund an order.'''
+    with open(ledger, "a") as runs:
+        runs.write(f"{order} {amount}\\n")
+    return f"refunded {amount} on order {order}"
+
+async def main() -> None:
+    async with AsyncHumanWire(api_key=api_key, base_url=base_url) as client:
+        settings = McpSettings(sms_to=phone, state_key=key)
+        source = ConfiguredSource(settings, client)
+        server = build_server(settings, source, source.channels, gated=[refund])
+        async with Client(server) as mcp:
+            result = await mcp.session.call_tool(
+                "refund", json.loads(arguments), allow_input_required=True, request_state=state
+            )
+    print(json.dumps({"text": result.content[0].text, "error": result.is_error}))
+
+asyncio.run(main())
+"""
+
+
+async def test_continued_twice_in_new_processes_it_runs_once(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman, tmp_path: Path
+) -> None:
+    ledger = tmp_path / "ledger.txt"
+    silent = human.stay_silent(to=PHONE)
+    async with modern(async_humanwire_client, Ledger(), elicitation=_accept) as first:
+        pending = await first.session.call_tool("refund", REFUND, allow_input_required=True)
+    assert isinstance(pending, t.InputRequiredResult) and pending.request_state
+    delivery = await silent.async_wait()
+    await human.decide_approval(
+        "approve", interaction_id=delivery.interaction_id, to=PHONE
+    ).async_wait()
+    client = async_humanwire_client
+    argv = [client.base_url, client.api_key, pending.request_state, str(ledger)]
+    argv += [PHONE, KEY, json.dumps(REFUND)]
+
+    def continue_in_a_new_process() -> dict[str, Any]:
+        done = subprocess.run(
+            [sys.executable, "-c", _CONTINUE_IN_A_NEW_PROCESS, *argv],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+    outcomes = [await asyncio.to_thread(continue_in_a_new_process) for _ in range(2)]
+    assert outcomes == [
+        {"text": "refunded 30 on order 1042", "error": False},
+        {"text": "Not run: this approval was used already: the action ran before.", "error": True},
+    ]
+    assert ledger.read_text() == "1042 30\n"

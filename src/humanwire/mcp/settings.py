@@ -114,6 +114,13 @@ class McpSettings:
             raise SettingsError("progress_interval must be more than 0 seconds")
         if self.form_channel not in CHANNELS:
             raise SettingsError("form_channel must be sms, whatsapp, slack or email")
+        if self.state_key is not None:
+            key = self.state_key
+            if len(key.encode() if isinstance(key, str) else key) < 32:
+                raise SettingsError(
+                    "HUMANWIRE_MCP_STATE_KEY (state_key) must be at least 32 bytes: "
+                    'python -c "import secrets; print(secrets.token_hex(32))"'
+                )
 
     def configured_recipient(self, channel: str) -> str | None:
         """The recipient set for ``channel`` (whatsapp falls back to the sms number; a

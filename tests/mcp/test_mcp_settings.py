@@ -26,6 +26,13 @@ def test_defaults() -> None:
     assert settings.progress_interval == 10
     assert settings.sms_to is None and settings.expose_recipients is False
     assert settings.form is None and settings.channel_ids == ()
+    assert settings.state_key is None  # a random key per server
+
+
+def test_the_state_key_from_its_variable_never_shown() -> None:
+    settings = McpSettings.from_env({"HUMANWIRE_MCP_STATE_KEY": "s" * 64}, **flags())
+    assert settings.state_key == "s" * 64
+    assert "s" * 64 not in repr(settings)
 
 
 def test_flags_beat_variables() -> None:
@@ -71,6 +78,7 @@ def test_a_fixed_form_from_a_file(tmp_path: Path) -> None:
         ({}, ("--progress-interval", "0"), "progress_interval"),
         ({}, ("--follow-up-time", "0"), "follow_up_time"),
         ({"HUMANWIRE_MCP_FORM": "/nonexistent/form.json"}, (), "form file"),
+        ({"HUMANWIRE_MCP_STATE_KEY": "short"}, (), "HUMANWIRE_MCP_STATE_KEY"),
     ],
 )
 def test_errors_name_the_setting(env: dict[str, str], argv: tuple[str, ...], named: str) -> None:

@@ -24,6 +24,7 @@ from humanwire._extras import Extra
 
 Extra("humanwire.mcp", "mcp", "the MCP SDK (mcp)", ("mcp",)).require()
 
+from .gate import GatedTool  # noqa: E402
 from .server import ConfiguredSource, ToolSource, build_server  # noqa: E402
 from .settings import FixedForm, McpSettings, SettingsError  # noqa: E402
 from .stdio import run_stdio, serve_stdio  # noqa: E402
@@ -31,6 +32,7 @@ from .stdio import run_stdio, serve_stdio  # noqa: E402
 __all__ = [
     "ConfiguredSource",
     "FixedForm",
+    "GatedTool",
     "McpSettings",
     "SettingsError",
     "ToolSource",

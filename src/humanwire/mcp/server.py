@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -22,6 +23,7 @@ from humanwire._tooling import plain_json_schema
 from humanwire.approval import MESSAGE_RECIPIENT_ENV, RECIPIENT_ENV, resolve_recipient
 from humanwire.errors import HumanWireError
 
+from .gate import ApprovalState, GatedTool, HumanGate, request_state_security, state_key_bytes
 from .settings import CHANNELS, McpSettings, SettingsError
 from .tasks import HumanTasks
 from .tools import CHECK_TOOL, McpTool, ToolCall, build_tools
@@ -114,21 +116,46 @@ def _sdk_tool(
 
 
 def build_server(
-    settings: McpSettings, source: ToolSource, channels: tuple[str, ...] = CHANNELS
+    settings: McpSettings,
+    source: ToolSource,
+    channels: tuple[str, ...] = CHANNELS,
+    *,
+    gated: Sequence[GatedTool | Callable[..., Any]] = (),
 ) -> MCPServer:
-    """An ``MCPServer`` offering the tools of ``settings`` for ``channels``."""
+    """An ``MCPServer`` offering the tools of ``settings`` for ``channels``, and
+    ``gated``: functions of your own that run only once people approve the call
+    (``humanwire.mcp.gate``; a bare function is ``GatedTool(fn)``)."""
     mcp_tools = build_tools(settings, channels)
     arguments = {tool.name: _arguments(tool) for tool in mcp_tools}
     tools = [_sdk_tool(tool, source, settings, arguments[tool.name]) for tool in mcp_tools]
     # 2026-07-28 clients that declare the tasks extension get a task from a waiting tool.
     tasks = HumanTasks(mcp_tools, arguments, source, settings.metadata)
+    try:
+        key = state_key_bytes(settings.state_key)
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
+    gate = HumanGate(
+        [tool if isinstance(tool, GatedTool) else GatedTool(tool) for tool in gated],
+        source,
+        settings,
+        ApprovalState(key),
+    )
     # MCPServer() runs logging.basicConfig (INFO, a rich handler) on the root logger: in
     # the service, embedded in a user's process, that is not ours to change. Put it back.
     root = logging.getLogger()
     handlers, level = root.handlers[:], root.level
     try:
-        server = MCPServer("humanwire", instructions=INSTRUCTIONS, tools=tools, extensions=[tasks])
+        server = MCPServer(
+            "humanwire",
+            instructions=INSTRUCTIONS,
+            tools=tools,
+            extensions=[tasks, gate],
+            # Continuations (input-required results) outlive the process under a key of
+            # the server's own, and a person's time: not the SDK's per-process 600 s.
+            request_state_security=request_state_security(key),
+        )
         tasks.server = server
+        gate.server = server
         return server
     finally:
         root.handlers[:] = handlers

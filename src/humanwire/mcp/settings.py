@@ -12,7 +12,10 @@
   (``HUMANWIRE_MCP_PROGRESS_INTERVAL``, 10 s) between progress notifications;
 - ``--channel-id`` (``HUMANWIRE_MCP_CHANNEL_IDS``, comma-separated): channel cards;
 - ``--form FILE.json`` (``HUMANWIRE_MCP_FORM``): a fixed form, else the model designs
-  it; ``--form-channel`` (``HUMANWIRE_MCP_FORM_CHANNEL``, sms).
+  it; ``--form-channel`` (``HUMANWIRE_MCP_FORM_CHANNEL``, sms);
+- ``HUMANWIRE_MCP_STATE_KEY`` (at least 32 bytes; none: a random key per server): the
+  key a gated tool's continuation state is signed with, shared by the servers that may
+  continue one another's calls.
 """
 
 from __future__ import annotations
@@ -95,6 +98,8 @@ class McpSettings:
     form_channel: MessageChannel = "sms"
     wait_for_call_end: bool = True
     metadata: Mapping[str, str] = field(default_factory=dict)
+    state_key: str | bytes | None = field(default=None, repr=False)
+    """Signs a gated tool's continuation state (``humanwire.mcp.gate``)."""
 
     def __post_init__(self) -> None:
         try:
@@ -109,6 +114,13 @@ class McpSettings:
             raise SettingsError("progress_interval must be more than 0 seconds")
         if self.form_channel not in CHANNELS:
             raise SettingsError("form_channel must be sms, whatsapp, slack or email")
+        if self.state_key is not None:
+            key = self.state_key
+            if len(key.encode() if isinstance(key, str) else key) < 32:
+                raise SettingsError(
+                    "HUMANWIRE_MCP_STATE_KEY (state_key) must be at least 32 bytes: "
+                    'python -c "import secrets; print(secrets.token_hex(32))"'
+                )
 
     def configured_recipient(self, channel: str) -> str | None:
         """The recipient set for ``channel`` (whatsapp falls back to the sms number; a
@@ -165,6 +177,7 @@ class McpSettings:
             form=FixedForm.load(form_path) if form_path else None,
             form_channel=pick("form_channel", "HUMANWIRE_MCP_FORM_CHANNEL") or "sms",
             wait_for_call_end=not flags.get("no_wait_for_call_end", False),
+            state_key=env.get("HUMANWIRE_MCP_STATE_KEY") or None,
         )
 
 

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from starlette.routing import BaseRoute
 
 from .base import Provider
+from .channels import ChatChannel
+from .chat import CHAT_CHANNELS
 
 if TYPE_CHECKING:
     from ..config import ServiceConfig
@@ -110,8 +112,22 @@ def _email(config: ServiceConfig, port: InboundPort) -> ChannelProvider | None:
     return EmailProvider(config.email, port, public_url=config.public_url)
 
 
-CHANNEL_PROVIDERS: tuple[ChannelProviderBuilder, ...] = (_slack, _email)
-"""The providers that bring a channel of their own, in start-up order."""
+def _chat_builder(channel: ChatChannel) -> ChannelProviderBuilder:
+    """A registered chat channel's provider, when the configuration has it."""
+
+    def build(config: ServiceConfig, port: InboundPort) -> ChannelProvider | None:
+        return channel.build(config, port) if channel.configured(config) else None
+
+    return build
+
+
+CHANNEL_PROVIDERS: tuple[ChannelProviderBuilder, ...] = (
+    _slack,
+    _email,
+    *(_chat_builder(channel) for channel in CHAT_CHANNELS.values()),
+)
+"""The providers that bring a channel of their own, in start-up order: the chat
+channels' from their registrations (``delivery/chat.py``)."""
 
 
 def real_providers(config: ServiceConfig, port: InboundPort) -> ProviderWiring:

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from humanwire.types.approvals import ApprovalRequest
 
 from ..approvals import texts
+from ..literals import MEDIUM
 from ..store.records import ApproverRecord, InboundRecord, InteractionRecord
 from .approval_records import REPLY_CHANNELS
 from .approval_steps import ApprovalSteps
@@ -162,7 +163,7 @@ class ApprovalReplies(ApprovalSteps):
         inbound = InboundRecord(
             id=secrets.token_hex(16),
             account_id=account_id,
-            channel=text.channel,
+            channel=MEDIUM(text.channel),
             from_addr=text.from_addr,
             to_addr=text.to_addr,
             body=text.body,

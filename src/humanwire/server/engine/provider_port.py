@@ -11,11 +11,10 @@ and the numbers come from their source.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
 from humanwire.types import CallOutcome, DeliveryStatus, Speaker
 
-from . import InboundText as EngineInboundText
 from .numbers import NUMBER_SCOPE
 
 if TYPE_CHECKING:
@@ -37,21 +36,6 @@ def register_providers(engine: Engine, wiring: ProviderRegistration) -> None:
         engine.use_provider(provider, [channel])
     if wiring.numbers is not None:
         engine.use_numbers(wiring.numbers)
-
-
-def _engine_text(text: InboundText) -> EngineInboundText:
-    return EngineInboundText(
-        # The engine's literal names today's channels; a chat channel's name passes as is.
-        channel=cast("Any", text.channel),
-        from_addr=text.from_addr,
-        to_addr=text.to_addr,
-        body=text.body,
-        media_urls=text.media_urls,
-        thread=text.thread,
-        ref=text.ref,
-        subject=text.subject,
-        via=text.via,
-    )
 
 
 class EngineProviderPort:
@@ -106,15 +90,15 @@ class EngineProviderPort:
     async def receive_text(
         self, text: InboundText, account_id: str | None = None
     ) -> InboundRecord | None:
-        return await self._engine.inbound.receive_text(_engine_text(text), account_id=account_id)
+        return await self._engine.inbound.receive_text(text, account_id=account_id)
 
     async def receive_reply(
         self, text: InboundText, thread: InteractionRecord
     ) -> InboundRecord | None:
-        return await self._engine.inbound.receive_reply(_engine_text(text), thread)
+        return await self._engine.inbound.receive_reply(text, thread)
 
     async def receive_unsolicited(self, text: InboundText, account_id: str) -> InboundRecord | None:
-        return await self._engine.inbound.receive_unsolicited(_engine_text(text), account_id)
+        return await self._engine.inbound.receive_unsolicited(text, account_id)
 
     async def delivery_status(self, ref: str, status: DeliveryStatus) -> None:
         await self._engine.delivery.delivery_status(ref, status)

@@ -1,0 +1,53 @@
+"""The telegram channel's registration (``delivery.channels.ChatChannel``): light, so
+listing it loads no SDK."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from humanwire.types import TelegramMessageRequest
+
+from ..channels import ChatChannel
+
+if TYPE_CHECKING:
+    from ..port import InboundPort
+
+__all__ = ["SANDBOX_BOT", "TELEGRAM"]
+
+SANDBOX_BOT = "7000000001"
+"""The sandbox's fictional shared bot (a bot's id, as Telegram numbers it)."""
+
+
+def _configured(config: Any) -> bool:
+    return getattr(config, "telegram", None) is not None
+
+
+def _build(config: Any, port: InboundPort) -> Any:
+    from .provider import TelegramProvider
+
+    return TelegramProvider(config.telegram, port, public_url=config.public_url)
+
+
+def _describe(config: Any) -> str:
+    details = ["the shared bot", "webhook /providers/telegram/updates"]
+    if config.telegram.api_base != "https://api.telegram.org":
+        details.append(f"api {config.telegram.api_base}")
+    return "; ".join(details)
+
+
+TELEGRAM = ChatChannel(
+    name="telegram",
+    title="Telegram",
+    message_request=TelegramMessageRequest,
+    operation_id="sendTelegram",
+    summary="Message a human over Telegram",
+    description=(
+        "Sends a message from the bot to a chat (the person started the chat with the "
+        "bot: a bot cannot write first); a reply to it, or the next message in the chat, "
+        "is the answer."
+    ),
+    sandbox_sender=SANDBOX_BOT,
+    configured=_configured,
+    build=_build,
+    describe=_describe,
+)

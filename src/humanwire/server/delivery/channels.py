@@ -13,8 +13,10 @@ From that entry, and nothing else:
   rules of a shared number when several accounts wait there (``shared_senders``);
 - the sandbox carries it when no provider is configured (``sandbox_sender``), and the
   sandbox API and the inbox answer on it;
-- the wiring builds its provider (``build``) when the configuration has it
-  (``configured``), and the start-up lines say so (``describe``).
+- the start-up lines say whether the configuration has it (``configured``,
+  ``describe``); its provider is built by its builder in ``real.CHANNEL_PROVIDERS``, the
+  one place that imports the provider (and its SDK and HTTP routes): the engine reads
+  this registration, so it must reach no HTTP framework.
 
 Nothing here imports the configuration (``config`` is the vocabulary below every layer:
 it must not import back), so a channel reads its section as ``config.<name>``.
@@ -24,10 +26,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from .port import InboundPort
+from humanwire.types.approvals import DecisionVia
 
 __all__ = ["ChatChannel", "ChatMessage"]
 
@@ -61,12 +62,13 @@ class ChatChannel:
     sandbox_sender: str
     """The shared sender the sandbox uses on this channel (the fictional bot)."""
     configured: Callable[[Any], bool]
-    """Whether a ``ServiceConfig`` carries the channel through its real provider."""
-    build: Callable[[Any, InboundPort], Any]
-    """Builds that provider (a ``real.ChannelProvider``) from the configuration and the
-    inbound port; only called when ``configured``."""
+    """Whether a ``ServiceConfig`` carries the channel through its real provider (built
+    by the channel's entry in ``real.CHANNEL_PROVIDERS``)."""
     describe: Callable[[Any], str]
     """The start-up line's details of the configured provider (never a secret)."""
+    button_via: DecisionVia | None = None
+    """Approvers on this channel decide by its buttons (``hw:<id>:<choice>``), recorded
+    with this ``via``; None: the channel takes no approvers."""
     by_pair: bool = True
     """A text outside any thread answers the latest open message to its sender from the
     sender it went to (SMS's number pair): "the next message in the chat"."""

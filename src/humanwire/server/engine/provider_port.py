@@ -127,17 +127,13 @@ class EngineProviderPort:
 
     # -- approvals -----------------------------------------------------------------------
     async def button_approver(self, channel: str, interaction_id: str, to_addr: str) -> int | None:
-        if channel != "slack":
-            return None  # approval buttons are Slack's until the engine decides others'
-        return await self._engine.approvals.slack_approver(interaction_id, to_addr)
+        return await self._engine.approvals.button_approver(channel, interaction_id, to_addr)
 
     async def decide_by_button(
         self, channel: str, interaction_id: str, position: int, user: str, decision: str
     ) -> tuple[str, str]:
-        if channel != "slack":
-            return "refused", "This is not an approval request of this service."
-        return await self._engine.approvals.decide_by_slack(
-            interaction_id, position, user, decision
+        return await self._engine.approvals.decide_by_button(
+            channel, interaction_id, position, user, decision
         )
 
     async def email_approver(self, token: str) -> ApproverRecord | None:

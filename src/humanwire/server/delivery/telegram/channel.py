@@ -3,14 +3,11 @@ listing it loads no SDK."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from humanwire.types import TelegramMessageRequest
 
 from ..channels import ChatChannel
-
-if TYPE_CHECKING:
-    from ..port import InboundPort
 
 __all__ = ["SANDBOX_BOT", "TELEGRAM"]
 
@@ -20,12 +17,6 @@ SANDBOX_BOT = "7000000001"
 
 def _configured(config: Any) -> bool:
     return getattr(config, "telegram", None) is not None
-
-
-def _build(config: Any, port: InboundPort) -> Any:
-    from .provider import TelegramProvider
-
-    return TelegramProvider(config.telegram, port, public_url=config.public_url)
 
 
 def _describe(config: Any) -> str:
@@ -48,6 +39,6 @@ TELEGRAM = ChatChannel(
     ),
     sandbox_sender=SANDBOX_BOT,
     configured=_configured,
-    build=_build,
     describe=_describe,
+    button_via="telegram_button",
 )

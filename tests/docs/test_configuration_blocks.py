@@ -47,3 +47,8 @@ def test_the_telnyx_page_routes_texts_and_calls_to_telnyx(tmp_path: Path) -> Non
 )
 def test_the_pages_configuration_loads(tmp_path: Path, text: str) -> None:
     assert isinstance(_loaded(tmp_path, text), ServiceConfig)
+
+
+def test_the_telegram_page_routes_telegram_to_the_bot(tmp_path: Path) -> None:
+    config = _loaded(tmp_path, block("going-live/telegram.md", None, "toml"))
+    assert config.telegram is not None and config.telegram.webhook_secret

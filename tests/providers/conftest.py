@@ -1,5 +1,15 @@
 from slack_support import fake_slack, slack_live
+from telegram_support import fake_telegram, telegram_live
 from telnyx_support import fake_telnyx, telnyx_live
 from twilio_support import fake_twilio, live
 
-__all__ = ["fake_slack", "fake_telnyx", "fake_twilio", "live", "slack_live", "telnyx_live"]
+__all__ = [
+    "fake_slack",
+    "fake_telegram",
+    "fake_telnyx",
+    "fake_twilio",
+    "live",
+    "slack_live",
+    "telegram_live",
+    "telnyx_live",
+]

@@ -154,7 +154,7 @@ def _serve_until(
     *,
     own_process: bool = False,
 ) -> int:
-    from humanwire.server.config import startup_lines
+    from humanwire.server.delivery.chat import startup_lines
     from humanwire.server.http.startup import StartupAccount
     from humanwire.server.runtime.embedded import embedded_home
     from humanwire.server.runtime.runner import ServiceRunner

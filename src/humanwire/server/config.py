@@ -73,6 +73,17 @@ class SlackConfig:
 
 
 @dataclass(frozen=True)
+class TelegramConfig:
+    """The shared bot (docs/going-live/telegram.md): its token from @BotFather and the
+    secret Telegram echoes in ``X-Telegram-Bot-Api-Secret-Token`` on every update."""
+
+    bot_token: str = field(repr=False)
+    webhook_secret: str = field(repr=False)
+    api_base: str = "https://api.telegram.org"
+    """The Bot API's root (methods are ``{api_base}/bot{token}/{method}``)."""
+
+
+@dataclass(frozen=True)
 class EmailConfig:
     """Email out through an SMTP relay and in through the service's own listener
     (docs/going-live/email.md)."""
@@ -183,6 +194,7 @@ class ServiceConfig:
     """With both carriers configured: the first carries the shared sends (sms, calls);
     a number another one owns still goes out through its owner."""
     slack: SlackConfig | None = None
+    telegram: TelegramConfig | None = None
     email: EmailConfig | None = None
     """Email: the relay out and the listener in; None keeps email off."""
     voice_model: str | None = None

@@ -83,6 +83,7 @@ from .messages import (
     MessageResponse,
     SlackMessageRequest,
     SMSMessageRequest,
+    TelegramMessageRequest,
     WhatsAppMessageRequest,
 )
 from .numbers import AvailableNumber, Country, ReservedNumber, ReserveNumberRequest
@@ -187,6 +188,7 @@ __all__ = [
     "SlackMessageRequest",
     "SlackWorkspaceId",
     "Speaker",
+    "TelegramMessageRequest",
     "Timestamp",
     "TranscriptTurn",
     "ValidationRule",

@@ -34,6 +34,7 @@ __all__ = [
     "EMAIL_SCHEMA",
     "IDEMPOTENCY_KEY",
     "SLACK_ID_SCHEMA",
+    "TELEGRAM_CHAT_SCHEMA",
     "UNDELIVERED_TEXT",
     "WAIT_OR_FOLLOW_UP_SCHEMA",
     "DeliveryStatus",
@@ -45,11 +46,13 @@ __all__ = [
     "ResponseModel",
     "SlackId",
     "SlackWorkspaceId",
+    "TelegramChatId",
     "Timestamp",
     "WaitTime",
     "check_e164",
     "check_email_address",
     "check_slack_id",
+    "check_telegram_chat_id",
     "format_seconds",
     "schema_pattern",
     "utc_now",
@@ -260,6 +263,22 @@ SlackWorkspaceId = Annotated[
     AfterValidator(_check_workspace),
     Field(json_schema_extra={"pattern": schema_pattern(_SLACK_WORKSPACE)}),
 ]
+
+# A Telegram chat's id: a person's or a group's (negative), at most 52 significant bits.
+_TELEGRAM_CHAT = re.compile(r"-?[1-9][0-9]{0,15}")
+
+
+def check_telegram_chat_id(value: Any) -> str:
+    if not isinstance(value, str) or not _TELEGRAM_CHAT.fullmatch(value):
+        raise _invalid_number()
+    return value
+
+
+TELEGRAM_CHAT_SCHEMA: dict[str, Any] = {"type": "string", "pattern": schema_pattern(_TELEGRAM_CHAT)}
+TelegramChatId = Annotated[
+    str, PlainValidator(check_telegram_chat_id), WithJsonSchema(TELEGRAM_CHAT_SCHEMA)
+]
+"""A Telegram chat id (``/messages/telegram``), as a string: the person's chat with the bot."""
 
 _HTTP_URL = re.compile(r"https?://[^\s/]+")
 

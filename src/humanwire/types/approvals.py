@@ -30,6 +30,7 @@ from pydantic_core import PydanticCustomError
 from ._base import (
     E164_SCHEMA,
     SLACK_ID_SCHEMA,
+    TELEGRAM_CHAT_SCHEMA,
     WAIT_OR_FOLLOW_UP_SCHEMA,
     FollowUpTime,
     RequestModel,
@@ -38,6 +39,7 @@ from ._base import (
     WaitTime,
     check_e164,
     check_slack_id,
+    check_telegram_chat_id,
 )
 from ._metadata import Metadata
 
@@ -69,7 +71,7 @@ __all__ = [
 MAX_APPROVERS = 20
 """Approvers of one request, escalation tiers included."""
 
-ApproverChannel = Literal["sms", "whatsapp", "slack", "email", "call", "link"]
+ApproverChannel = Literal["sms", "whatsapp", "slack", "email", "call", "link", "telegram"]
 """How an approver is asked. ``link``: nothing is sent; the approver's page comes back in
 the response (``links``) for the caller to hand over."""
 
@@ -82,6 +84,7 @@ DecisionVia = Literal[
     "sms_reply",
     "whatsapp_reply",
     "slack_button",
+    "telegram_button",
     "page",
     "email_link",
     "email_reply",
@@ -119,8 +122,9 @@ def action_digest(action: Any) -> str:
 
 class Approver(RequestModel):
     """Who is asked, and how: ``to`` is a number (E.164) for ``sms``, ``whatsapp`` and
-    ``call``; a Slack member id for ``slack``; an email address for ``email``; a name the
-    caller chooses for ``link`` (shown on the page and in the decisions)."""
+    ``call``; a Slack member id for ``slack``; a chat id for ``telegram``; an email
+    address for ``email``; a name the caller chooses for ``link`` (shown on the page and
+    in the decisions)."""
 
     # What ``_check_to`` enforces, said to the schema too (an email address beyond its
     # ``@`` and a valid number beyond its pattern JSON Schema cannot say).
@@ -134,6 +138,10 @@ class Approver(RequestModel):
                 {
                     "if": {"properties": {"channel": {"const": "slack"}}},
                     "then": {"properties": {"to": SLACK_ID_SCHEMA}},
+                },
+                {
+                    "if": {"properties": {"channel": {"const": "telegram"}}},
+                    "then": {"properties": {"to": TELEGRAM_CHAT_SCHEMA}},
                 },
                 {
                     "if": {"properties": {"channel": {"const": "email"}}},
@@ -166,6 +174,11 @@ class Approver(RequestModel):
                 raise _invalid(
                     "to must be a Slack member id such as U0123ABCD for slack", "to"
                 ) from None
+        elif self.channel == "telegram":
+            try:
+                check_telegram_chat_id(self.to)
+            except PydanticCustomError:
+                raise _invalid("to must be a Telegram chat id such as 123456789", "to") from None
         elif self.channel == "email":
             from email_validator import EmailNotValidError, validate_email
 

@@ -16,7 +16,7 @@ __all__ = [
 ]
 
 InteractionKind = Literal["message", "form", "call", "approval"]
-InteractionChannel = Literal["sms", "whatsapp", "slack", "email", "call", "approval"]
+InteractionChannel = Literal["sms", "whatsapp", "slack", "email", "call", "approval", "telegram"]
 """``approval``: an approval request (``POST /approvals``), which reaches its approvers
 over several channels."""
 InteractionState = Literal["pending", "ended"]

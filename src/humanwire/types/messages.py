@@ -16,6 +16,7 @@ from ._base import (
     ResponseModel,
     SlackId,
     SlackWorkspaceId,
+    TelegramChatId,
     WaitTime,
 )
 from ._metadata import Metadata
@@ -28,6 +29,7 @@ __all__ = [
     "MessageResponse",
     "SMSMessageRequest",
     "SlackMessageRequest",
+    "TelegramMessageRequest",
     "WhatsAppMessageRequest",
 ]
 
@@ -60,6 +62,16 @@ class SlackMessageRequest(_MessageRequest):
 
     to: SlackId
     from_: SlackWorkspaceId | None = Field(default=None, alias="from")
+
+
+class TelegramMessageRequest(_MessageRequest):
+    """``POST /messages/telegram``: to a chat with the bot (the person wrote to it first:
+    a bot cannot start a chat). A reply to the message, or the next message in the chat,
+    is the answer."""
+
+    to: TelegramChatId
+    message: str = Field(min_length=1, max_length=4096)
+    """At most 4,096 characters: Telegram's limit of one message."""
 
 
 class EmailMessageRequest(_MessageRequest):

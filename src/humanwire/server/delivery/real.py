@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from starlette.routing import BaseRoute
 
 from .base import Provider
+from .telegram.channel import TELEGRAM
 
 if TYPE_CHECKING:
     from ..config import ServiceConfig
@@ -110,8 +111,18 @@ def _email(config: ServiceConfig, port: InboundPort) -> ChannelProvider | None:
     return EmailProvider(config.email, port, public_url=config.public_url)
 
 
-CHANNEL_PROVIDERS: tuple[ChannelProviderBuilder, ...] = (_slack, _email)
-"""The providers that bring a channel of their own, in start-up order."""
+def _telegram(config: ServiceConfig, port: InboundPort) -> ChannelProvider | None:
+    if not TELEGRAM.configured(config):
+        return None
+    from .telegram.provider import TelegramProvider
+
+    assert config.telegram is not None
+    return TelegramProvider(config.telegram, port, public_url=config.public_url)
+
+
+CHANNEL_PROVIDERS: tuple[ChannelProviderBuilder, ...] = (_slack, _email, _telegram)
+"""The providers that bring a channel of their own, in start-up order (a chat channel's
+registration, ``delivery/chat.py``, says when the configuration has it)."""
 
 
 def real_providers(config: ServiceConfig, port: InboundPort) -> ProviderWiring:

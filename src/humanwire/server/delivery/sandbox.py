@@ -17,6 +17,7 @@ from ..config import (
 from ..store.protocol import Store
 from ..store.records import DeliveryRecord
 from .base import Outbound, Sent
+from .chat import CHAT_CHANNELS
 
 __all__ = ["SandboxProvider"]
 
@@ -34,6 +35,7 @@ class SandboxProvider:
             "slack": SHARED_SLACK_WORKSPACE,
             "email": SHARED_EMAIL_ADDRESS,
             "call": SHARED_SMS_NUMBER,
+            **{channel.name: channel.sandbox_sender for channel in CHAT_CHANNELS.values()},
         }
     )
 

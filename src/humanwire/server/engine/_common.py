@@ -23,9 +23,16 @@ from humanwire.types import (
     WhatsAppSharedFormRequest,
 )
 
+from ..delivery.channels import ChatMessage
+
 MessageRequest = (
-    SMSMessageRequest | WhatsAppMessageRequest | SlackMessageRequest | EmailMessageRequest
+    SMSMessageRequest
+    | WhatsAppMessageRequest
+    | SlackMessageRequest
+    | EmailMessageRequest
+    | ChatMessage
 )
+"""A message request: one of the built-in channels', or a registered chat channel's."""
 FormRequest = (
     SMSFormRequest
     | SlackFormRequest

@@ -20,6 +20,7 @@ from ..approvals import texts
 from ..background.schedule import Schedule
 from ..config import ServiceConfig
 from ..delivery import Outbound, ProviderFailure, RecipientUnreachable, WhatsAppTemplate
+from ..delivery.chat import CHAT_CHANNELS
 from ..errors import (
     InvalidToNumber,
     ProviderError,
@@ -35,7 +36,8 @@ from .context import NewInteraction
 
 logger = logging.getLogger("humanwire.engine")
 
-_SENT_CHANNELS = ("sms", "whatsapp", "slack")
+_BUTTON_CHANNELS = ("slack", *CHAT_CHANNELS)
+"""Where an approval's ask carries Approve / Reject buttons (beside the approver's page)."""
 _LINK_KEY = ("approvals", "email-link-key")
 """Where the key signing email approvers' approve / reject links is kept (made once)."""
 
@@ -113,6 +115,8 @@ class ApprovalAsks:
             sender = await self.host.senders.phone(account, None)
         elif row.channel == "whatsapp":
             sender = self.host.senders.shared("whatsapp")
+        elif row.channel in CHAT_CHANNELS:
+            sender = self.host.senders.shared(DELIVERY_CHANNEL(row.channel))
         else:
             sender = await self.host.senders.slack(account, None)
         item = Outbound(
@@ -130,8 +134,10 @@ class ApprovalAsks:
                 if row.channel == "whatsapp"
                 else None
             ),
-            # Slack shows Approve / Reject beside a button to the approver's page.
-            form_url=self.approval_page_url(row.token) if row.channel == "slack" else None,
+            # Slack and the chat channels show Approve / Reject (and the approver's page).
+            form_url=(
+                self.approval_page_url(row.token) if row.channel in _BUTTON_CHANNELS else None
+            ),
             listening=True,
             wait_deadline=record.wait_deadline,
             subject=subject,

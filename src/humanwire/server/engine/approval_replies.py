@@ -23,9 +23,11 @@ import secrets
 import time
 from collections.abc import Sequence
 
-from humanwire.types.approvals import ApprovalRequest
+from humanwire.types.approvals import ApprovalRequest, DecisionVia
 
 from ..approvals import texts
+from ..delivery.chat import CHAT_CHANNELS
+from ..literals import MEDIUM
 from ..store.records import ApproverRecord, InboundRecord, InteractionRecord
 from .approval_records import REPLY_CHANNELS
 from .approval_steps import ApprovalSteps
@@ -33,6 +35,12 @@ from .human import CallEnd, InboundText
 from .shared_senders import Waiting
 
 __all__ = ["ApprovalReplies"]
+
+BUTTON_VIA: dict[str, DecisionVia] = {
+    "slack": "slack_button",
+    **{c.name: c.button_via for c in CHAT_CHANNELS.values() if c.button_via is not None},
+}
+"""The channels whose approvers decide by a button, and the ``via`` it records."""
 
 
 class ApprovalReplies(ApprovalSteps):
@@ -55,28 +63,33 @@ class ApprovalReplies(ApprovalSteps):
                 decision, heard = answer
                 await self._decide(row, decision, None, end.via or heard)
 
-    # -- Slack buttons ------------------------------------------------------------------
-    async def slack_approver(self, interaction_id: str, to_addr: str) -> int | None:
-        """The position of the ``slack`` approver ``to_addr`` of an approval request
-        (None: the interaction is no approval, or they are none of its approvers)."""
+    # -- buttons (Slack's, the chat channels') ---------------------------------------------
+    async def button_approver(self, channel: str, interaction_id: str, to_addr: str) -> int | None:
+        """The position of approver ``to_addr`` on ``channel`` (``slack``, a chat channel)
+        of an approval request (None: the interaction is no approval, or they are none of
+        its approvers there)."""
+        if channel not in BUTTON_VIA:
+            return None
         for row in await self.store.approvers_of(interaction_id):
-            if row.channel == "slack" and row.to_addr == to_addr:
+            if row.channel == channel and row.to_addr == to_addr:
                 return row.position
         return None
 
-    async def decide_by_slack(
-        self, interaction_id: str, position: int, user: str, decision: str
+    async def decide_by_button(
+        self, channel: str, interaction_id: str, position: int, user: str, decision: str
     ) -> tuple[str, str]:
-        """A click on an approval's button by ``user``: ``refused`` (not this approver),
-        else what ``_decide`` says; with the text to show (the refusal, or the
-        approval's ``response`` once closed)."""
+        """A click on an approval's button on ``channel`` by ``user``: ``refused`` (not
+        this approver), else what ``_decide`` says; with the text to show (the refusal,
+        or the approval's ``response`` once closed)."""
         rows = await self.store.approvers_of(interaction_id)
         row = next((r for r in rows if r.position == position), None)
-        if row is None or row.channel != "slack":
+        via = BUTTON_VIA.get(channel)
+        if row is None or via is None or row.channel != channel:
             return "refused", "This is not an approval request of this service."
         if row.to_addr != user:
-            return "refused", f"Only <@{row.to_addr}> can decide this approval."
-        result = await self._decide(row, decision, None, "slack_button")
+            who = f"<@{row.to_addr}>" if channel == "slack" else "the approver asked here"
+            return "refused", f"Only {who} can decide this approval."
+        result = await self._decide(row, decision, None, via)
         text = ""
         if result == "closed":
             record = await self.store.get_interaction(interaction_id)
@@ -162,7 +175,7 @@ class ApprovalReplies(ApprovalSteps):
         inbound = InboundRecord(
             id=secrets.token_hex(16),
             account_id=account_id,
-            channel=text.channel,
+            channel=MEDIUM(text.channel),
             from_addr=text.from_addr,
             to_addr=text.to_addr,
             body=text.body,

@@ -29,6 +29,9 @@ from humanwire.types import (
 from humanwire.types.approvals import DecisionVia
 
 from ..delivery import Outbound, ProviderFailure, RecipientUnreachable
+from ..delivery.chat import CHAT_CHANNELS
+from ..delivery.port import InboundText as InboundText
+from ..literals import DELIVERY_CHANNEL, MEDIUM
 from ..store.records import InboundRecord, InteractionRecord
 from ..telemetry import log_event, mask_address
 from ._common import _event_dict, _metadata
@@ -50,29 +53,9 @@ from .shared_senders import (
 
 logger = logging.getLogger("humanwire.engine")
 
-
-@dataclass(frozen=True)
-class InboundText:
-    """A text from a human, as any carrier reports it."""
-
-    channel: Literal["sms", "whatsapp", "slack", "email"]
-    from_addr: str
-    """The human."""
-    to_addr: str
-    """The number or workspace that received it."""
-    body: str
-    media_urls: tuple[str, ...] = ()
-    thread: str | None = None
-    """slack: the interaction whose message thread the reply is in (None: outside any);
-    email: the interaction whose reply address the mail came to."""
-    ref: str | None = None
-    """The carrier's id of the message (Twilio's ``MessageSid``, Slack's event id, an
-    email's ``Message-ID``): the same message delivered twice is taken once."""
-    subject: str | None = None
-    """email: the subject line."""
-    via: DecisionVia | None = None
-    """Who played the human when no carrier did (``sandbox``, ``inbox``): what an
-    approval decision it makes records as its ``via``, never the channel's own."""
+_THREAD_ONLY = ("slack", *(c.name for c in CHAT_CHANNELS.values() if not c.by_pair))
+"""The channels whose texts answer only in a message's thread (a Slack DM outside one is
+no answer); the others' texts outside a thread answer by their sender pair."""
 
 
 def _without_nul(text: InboundText) -> InboundText:
@@ -203,7 +186,7 @@ class Inbound:
         """``receive_text``; ``thread``: the Slack thread (or email reply address)
         interaction, read already (the sandbox's, ``receive_reply``'s)."""
         text = _without_nul(text)
-        if text.channel in ("sms", "whatsapp"):
+        if text.channel in NUMBER_PAIR_CHANNELS:
             # Matched by the number pair: two texts from one phone taken at once would both
             # find the same latest open message, and the second lose it to the first
             # (unsolicited) while an older one waits on. One at a time per pair here.
@@ -336,7 +319,7 @@ class Inbound:
         item = Outbound(
             account_id=account_id,
             interaction_id=interaction_id,
-            channel=text.channel,
+            channel=DELIVERY_CHANNEL(text.channel),
             kind="message",
             from_addr=text.to_addr,
             to_addr=text.from_addr,
@@ -364,7 +347,7 @@ class Inbound:
     ) -> InteractionRecord | None:
         """The open message ``text`` answers: the one whose thread it is in (slack, an
         email's reply address), else the latest sent to its sender from its number."""
-        threaded = text.channel == "slack" or (text.channel == "email" and text.thread is not None)
+        threaded = text.thread is not None or text.channel in _THREAD_ONLY
         if threaded:
             if text.thread is None:
                 return None
@@ -405,7 +388,7 @@ class Inbound:
                 MessageReceivedEvent(
                     payload=MessageReceivedPayload(
                         interaction_id=interaction_id,
-                        medium=text.channel,
+                        medium=MEDIUM(text.channel),
                         from_=text.from_addr,
                         to=text.to_addr,
                         body=text.body,
@@ -419,7 +402,7 @@ class Inbound:
         inbound = InboundRecord(
             id=str(uuid.uuid4()),
             account_id=account_id,
-            channel=text.channel,
+            channel=MEDIUM(text.channel),
             from_addr=text.from_addr,
             to_addr=text.to_addr,
             body=text.body,

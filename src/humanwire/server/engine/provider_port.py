@@ -11,11 +11,10 @@ and the numbers come from their source.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
 from humanwire.types import CallOutcome, DeliveryStatus, Speaker
 
-from . import InboundText as EngineInboundText
 from .numbers import NUMBER_SCOPE
 
 if TYPE_CHECKING:
@@ -37,21 +36,6 @@ def register_providers(engine: Engine, wiring: ProviderRegistration) -> None:
         engine.use_provider(provider, [channel])
     if wiring.numbers is not None:
         engine.use_numbers(wiring.numbers)
-
-
-def _engine_text(text: InboundText) -> EngineInboundText:
-    return EngineInboundText(
-        # The engine's literal names today's channels; a chat channel's name passes as is.
-        channel=cast("Any", text.channel),
-        from_addr=text.from_addr,
-        to_addr=text.to_addr,
-        body=text.body,
-        media_urls=text.media_urls,
-        thread=text.thread,
-        ref=text.ref,
-        subject=text.subject,
-        via=text.via,
-    )
 
 
 class EngineProviderPort:
@@ -106,15 +90,15 @@ class EngineProviderPort:
     async def receive_text(
         self, text: InboundText, account_id: str | None = None
     ) -> InboundRecord | None:
-        return await self._engine.inbound.receive_text(_engine_text(text), account_id=account_id)
+        return await self._engine.inbound.receive_text(text, account_id=account_id)
 
     async def receive_reply(
         self, text: InboundText, thread: InteractionRecord
     ) -> InboundRecord | None:
-        return await self._engine.inbound.receive_reply(_engine_text(text), thread)
+        return await self._engine.inbound.receive_reply(text, thread)
 
     async def receive_unsolicited(self, text: InboundText, account_id: str) -> InboundRecord | None:
-        return await self._engine.inbound.receive_unsolicited(_engine_text(text), account_id)
+        return await self._engine.inbound.receive_unsolicited(text, account_id)
 
     async def delivery_status(self, ref: str, status: DeliveryStatus) -> None:
         await self._engine.delivery.delivery_status(ref, status)
@@ -143,17 +127,13 @@ class EngineProviderPort:
 
     # -- approvals -----------------------------------------------------------------------
     async def button_approver(self, channel: str, interaction_id: str, to_addr: str) -> int | None:
-        if channel != "slack":
-            return None  # approval buttons are Slack's until the engine decides others'
-        return await self._engine.approvals.slack_approver(interaction_id, to_addr)
+        return await self._engine.approvals.button_approver(channel, interaction_id, to_addr)
 
     async def decide_by_button(
         self, channel: str, interaction_id: str, position: int, user: str, decision: str
     ) -> tuple[str, str]:
-        if channel != "slack":
-            return "refused", "This is not an approval request of this service."
-        return await self._engine.approvals.decide_by_slack(
-            interaction_id, position, user, decision
+        return await self._engine.approvals.decide_by_button(
+            channel, interaction_id, position, user, decision
         )
 
     async def email_approver(self, token: str) -> ApproverRecord | None:

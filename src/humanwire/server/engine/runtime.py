@@ -24,6 +24,7 @@ from ..background.outbox import RESOLVE_TIMEOUT, Outbox, Resolver
 from ..background.schedule import Schedule
 from ..config import ServiceConfig
 from ..delivery import NumberSource, Provider, SandboxProvider
+from ..delivery.chat import CHAT_CHANNELS
 from ..errors import ServiceUnavailable
 from ..forms.address import AddressValidator
 from ..forms.address_providers import build_address_validator
@@ -48,7 +49,8 @@ __all__ = [
 
 logger = logging.getLogger("humanwire.engine")
 
-CHANNELS = ("sms", "whatsapp", "slack", "call", "email")
+CHANNELS = ("sms", "whatsapp", "slack", "call", "email", *CHAT_CHANNELS)
+"""Every channel a provider carries (the chat channels by their registration)."""
 
 
 # -- what waits for a change: long-polls, live streams, one-at-a-time keys -----------

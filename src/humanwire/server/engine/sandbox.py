@@ -15,6 +15,7 @@ from humanwire.types import (
 )
 from humanwire.types.approvals import DecisionVia
 
+from ..delivery.chat import CHAT_CHANNELS
 from ..delivery.sandbox import SandboxProvider
 from ..errors import Conflict, InvalidToNumber, LiveChannel, NotFound
 from ..store.records import InteractionRecord
@@ -28,7 +29,11 @@ _CARRIER_NAMES = {
     "telnyx": "Telnyx",
     "slack": "Slack",
     "email": "the email relay",
+    **{channel.name: channel.title for channel in CHAT_CHANNELS.values()},
 }
+_THREADED = ("slack", "email", *CHAT_CHANNELS)
+"""The channels whose sandbox replies may name the message they answer
+(``interactionId``: in its thread, or a reply to it)."""
 
 
 class Sandbox:
@@ -135,7 +140,7 @@ class Sandbox:
         ``via``: who plays the human (``sandbox``, or ``inbox`` for its forms)."""
         self.check_answers(request.channel, field="channel")
         thread = None
-        if request.channel in ("slack", "email") and request.interaction_id is not None:
+        if request.channel in _THREADED and request.interaction_id is not None:
             thread = await self._interactions.of(account, request.interaction_id, named)
         await self._inbound.receive(
             InboundText(
@@ -144,7 +149,7 @@ class Sandbox:
                 to_addr=request.to,
                 body=request.body,
                 media_urls=tuple(request.media_urls or ()),
-                thread=request.interaction_id if request.channel in ("slack", "email") else None,
+                thread=request.interaction_id if request.channel in _THREADED else None,
                 via=via,
             ),
             account.id,

@@ -21,6 +21,7 @@ from humanwire.types import (
     InteractionStatus,
     MessageResponse,
     SlackFormRequest,
+    SlackMessageRequest,
     SMSFormRequest,
     SMSMessageRequest,
     WhatsAppMessageRequest,
@@ -30,10 +31,12 @@ from humanwire.types import (
 
 from .. import templates
 from ..delivery import WhatsAppTemplate
+from ..delivery.chat import chat_channel_of
 from ..errors import (
     InvalidRequest,
     NotFound,
 )
+from ..literals import DELIVERY_CHANNEL
 from ..store.records import ChannelRecord, InteractionRecord
 from ._common import Account, Channel, FormRequest, MessageRequest, _metadata
 from .accounts import Accounts
@@ -124,9 +127,17 @@ class Sends:
             channel = "email"
             sender = self._senders.shared("email")
             text = request.message
-        else:
+        elif isinstance(request, SlackMessageRequest):
             channel = "slack"
             sender = await self._senders.slack(account, request.from_)
+            text = request.message
+        else:
+            # A registered chat channel (delivery/chat.py): from its provider's shared sender.
+            chat = chat_channel_of(request)
+            if chat is None:
+                raise TypeError(f"no channel sends {type(request).__name__}")
+            channel = DELIVERY_CHANNEL(chat.name)
+            sender = self._senders.shared(channel)
             text = request.message
         await self._accounts.check_send(account, request.message, request.to)
         send = MessageSend(

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..approvals import texts
+from ..delivery.chat import CHAT_CHANNELS
 from ..store.records import InteractionRecord
 
 __all__ = [
@@ -34,8 +35,9 @@ __all__ = [
     "without_code",
 ]
 
-NUMBER_PAIR_CHANNELS = ("sms", "whatsapp")
-"""The channels a reply reaches by number pair (where one number serves many accounts)."""
+NUMBER_PAIR_CHANNELS = ("sms", "whatsapp", *(c.name for c in CHAT_CHANNELS.values() if c.by_pair))
+"""The channels a reply reaches by its sender pair (where one number, or one shared bot,
+serves many accounts): the chat channels by their registration."""
 
 _SEPARATORS = " \t\r\n,.:;!-"
 _DIGITS = re.compile(r"[0-9]{4,6}")

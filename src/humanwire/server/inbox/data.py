@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..config import CHANNELS
+from ..delivery.chat import CHAT_CHANNELS
 from ..engine import Account, Engine
 from .views import InboundMessage, InboxData, Windows, conversations_of
 
@@ -64,6 +65,6 @@ async def gather_inbox(
         channel=channel,
         recipient=recipient,
         sandbox=sandbox,
-        live=frozenset(c for c in CHANNELS if not engine.sandbox.answers(c)),
+        live=frozenset(c for c in (*CHANNELS, *CHAT_CHANNELS) if not engine.sandbox.answers(c)),
         approvals=await engine.approvals.inbox_approvals(account, INTERACTION_LIMIT),
     )

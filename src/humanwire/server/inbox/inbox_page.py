@@ -17,6 +17,7 @@ from ..config import (
     DEFAULT_HUMAN_SLACK,
     SHARED_SLACK_WORKSPACE,
 )
+from ..delivery.chat import CHAT_CHANNELS
 from ..forms.html import Html, attrs, join, render
 from .approvals import render_approvals_panel
 from .auth import Viewer
@@ -282,7 +283,7 @@ def _act_panel(data: InboxData, viewer: Viewer) -> Html:
         call_form = Html('<p class="muted small">Reserve a number to receive inbound calls.</p>')
     channel_options = join(
         render('<option value="{v}">{label}</option>', v=v, label=CHANNEL_LABELS[v])
-        for v in ("sms", "whatsapp", "slack", "email")
+        for v in ("sms", "whatsapp", "slack", "email", *CHAT_CHANNELS)
         if v not in data.live
     )
     text_form = (

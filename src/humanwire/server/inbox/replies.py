@@ -12,6 +12,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from ..config import ServiceConfig
+from ..delivery.chat import CHAT_CHANNELS
 from ..engine import Engine, ReplyLinkView
 from ..errors import InvalidRequest, NotFound, ServiceError
 from ..forms.html import SECURITY_HEADERS, Html, document, render
@@ -21,7 +22,13 @@ from ..forms.web import html_response, json_error, read_urlencoded
 __all__ = ["ReplyPages", "render_reply_page", "reply_routes"]
 
 MAX_REPLY_LENGTH = 10_000
-CHANNEL_NAMES = {"sms": "SMS", "whatsapp": "WhatsApp", "slack": "Slack", "email": "Email"}
+CHANNEL_NAMES = {
+    "sms": "SMS",
+    "whatsapp": "WhatsApp",
+    "slack": "Slack",
+    "email": "Email",
+    **{channel.name: channel.title for channel in CHAT_CHANNELS.values()},
+}
 
 
 def render_reply_page(

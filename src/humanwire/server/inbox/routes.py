@@ -35,6 +35,7 @@ from ..config import (
     ServiceConfig,
 )
 from ..delivery import WorkspaceInstaller
+from ..delivery.chat import CHAT_CHANNELS
 from ..engine import Engine
 from ..errors import InvalidRequest, LiveChannel, NotFound, RateLimited, ServiceError
 from ..forms.html import SECURITY_HEADERS
@@ -338,8 +339,8 @@ class InboxPages:
         """Where an unsolicited text goes when no ``to`` is given."""
         if channel == "slack":
             return SHARED_SLACK_WORKSPACE
-        if channel == "email":
-            return self.engine.providers["email"].senders["email"]
+        if channel == "email" or channel in CHAT_CHANNELS:
+            return self.engine.providers[channel].senders[channel]
         numbers = await self.engine.numbers.of(viewer.account)
         if numbers:
             return numbers[0].phone_number

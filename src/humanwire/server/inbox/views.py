@@ -17,6 +17,7 @@ from humanwire.types import (
     SandboxDelivery,
 )
 
+from ..delivery.chat import CHAT_CHANNELS
 from ..engine.approval_access import InboxApproval
 from ..forms.html import Html, attrs, document, join, render
 from .auth import CSRF_FIELD, Viewer
@@ -43,6 +44,7 @@ CHANNEL_LABELS = {
     "slack": "Slack",
     "email": "Email",
     "call": "Call",
+    **{channel.name: channel.title for channel in CHAT_CHANNELS.values()},
 }
 
 

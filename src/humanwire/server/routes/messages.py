@@ -1,6 +1,9 @@
-"""``POST /messages/sms|whatsapp|slack|email`` and ``POST /messages/{channel_id}``."""
+"""``POST /messages/sms|whatsapp|slack|email``, one per registered chat channel
+(``/messages/telegram``), and ``POST /messages/{channel_id}``."""
 
 from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
 
 from pydantic import TypeAdapter
 
@@ -13,6 +16,8 @@ from humanwire.types import (
     WhatsAppMessageRequest,
 )
 
+from ..delivery.channels import ChatChannel
+from ..delivery.chat import CHAT_CHANNELS
 from ._api import ApiCall, Operation, PathParam, Payload
 
 __all__ = ["operations"]
@@ -40,6 +45,30 @@ async def _send_slack(call: ApiCall) -> Payload:
 async def _send_email(call: ApiCall) -> Payload:
     request = call.body_as(EmailMessageRequest)
     return await call.engine.sends.send_message(call.account, request, call.send)
+
+
+def _chat_send(channel: ChatChannel) -> Callable[[ApiCall], Awaitable[Payload]]:
+    async def send(call: ApiCall) -> Payload:
+        request = call.body_as(channel.message_request)
+        return await call.engine.sends.send_message(call.account, request, call.send)
+
+    return send
+
+
+def _chat_operation(channel: ChatChannel) -> Operation:
+    """``POST /messages/<name>`` of a registered chat channel (``delivery/chat.py``)."""
+    return Operation(
+        "POST",
+        f"/messages/{channel.name}",
+        _chat_send(channel),
+        operation_id=channel.operation_id,
+        summary=channel.summary,
+        description=channel.description + _WAIT_NOTE,
+        tag="messages",
+        batchable=True,
+        body=TypeAdapter(channel.message_request),
+        response=_response,
+    )
 
 
 async def _send_channel(call: ApiCall) -> Payload:
@@ -108,6 +137,7 @@ def operations() -> list[Operation]:
             body=TypeAdapter(EmailMessageRequest),
             response=_response,
         ),
+        *(_chat_operation(channel) for channel in CHAT_CHANNELS.values()),
         Operation(
             "POST",
             "/messages/{channel_id}",

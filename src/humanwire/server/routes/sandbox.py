@@ -21,12 +21,14 @@ from humanwire.types import (
     SandboxReplyRequest,
 )
 
+from ..delivery.chat import CHAT_CHANNELS
 from ..errors import InvalidRequest, NotFound
 from ._api import ApiCall, Operation, PathParam, Payload, QueryParam, query_wait
 
 __all__ = ["operations"]
 
-CHANNELS = ("sms", "whatsapp", "slack", "call", "email")
+CHANNELS = ("sms", "whatsapp", "slack", "call", "email", *CHAT_CHANNELS)
+_THREADED = ("slack", "email", *CHAT_CHANNELS)
 
 
 async def _matching(call: ApiCall, after: str | None) -> tuple[list[SandboxDelivery], str | None]:
@@ -52,7 +54,7 @@ async def _matching(call: ApiCall, after: str | None) -> tuple[list[SandboxDeliv
 async def _deliveries(call: ApiCall) -> Payload:
     channel = call.query.get("channel")
     if channel is not None and channel not in CHANNELS:
-        raise InvalidRequest("channel must be sms, whatsapp, slack, call or email", field="channel")
+        raise InvalidRequest(f"channel must be one of {', '.join(CHANNELS)}", field="channel")
     wait = query_wait(call)
     after = call.query.get("after")
     found, newest = await _matching(call, after)
@@ -77,7 +79,7 @@ def _thread_named(params: Mapping[str, Any], raw: bytes) -> str | None:
         data = from_json(raw)
     except ValueError:
         return None
-    if not isinstance(data, dict) or data.get("channel") not in ("slack", "email"):
+    if not isinstance(data, dict) or data.get("channel") not in _THREADED:
         return None
     named = data.get("interactionId")
     return named if isinstance(named, str) else None

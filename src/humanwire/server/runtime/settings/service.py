@@ -49,6 +49,7 @@ from .providers import (
     TwilioSettings,
     VoiceSettings,
 )
+from .telegram import TelegramSettings
 from .tunables import (
     SERVICE_CONFIG_FIELDS,
     CallsSettings,
@@ -174,6 +175,9 @@ class Settings(_Strict):
         default_factory=TelephonySettings
     )
     slack: Annotated[SlackSettings, _about("Slack.")] = Field(default_factory=SlackSettings)
+    telegram: Annotated[TelegramSettings, _about("Telegram.")] = Field(
+        default_factory=TelegramSettings
+    )
     email: Annotated[EmailSettings, _about("Email.")] = Field(default_factory=EmailSettings)
     voice: Annotated[VoiceSettings, _about("The voice agent.")] = Field(
         default_factory=VoiceSettings
@@ -259,10 +263,13 @@ class Settings(_Strict):
                     f"slack OAuth is half-configured: missing {_keys('slack', oauth_missing)} "
                     "(client_id and client_secret go together)"
                 )
+        problems += self.telegram.problems()
         problems += self.address.problems()
         problems += self.email.problems()
         problems += self.audit.problems()
-        providers = [name for name in ("twilio", "telnyx", "slack") if getattr(self, name).given]
+        providers = [
+            name for name in ("twilio", "telnyx", "slack", "telegram") if getattr(self, name).given
+        ]
         if providers and self.public_url is None:
             problems.append(
                 f"{' and '.join(providers)} {'need' if len(providers) > 1 else 'needs'} "
@@ -340,6 +347,7 @@ class Settings(_Strict):
             telnyx=self.telnyx_config(),
             telephony_order=self.telephony.order,
             slack=self.slack_config(),
+            telegram=self.telegram.config(),
             email=self.email.config(),
             voice_model=self.voice.model,
             voice_mode=self.voice.mode,

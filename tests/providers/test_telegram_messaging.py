@@ -139,3 +139,35 @@ def test_the_webhook_refuses_what_it_cannot_verify_or_read(telegram_live: Telegr
         assert refused.status_code == 400, (body, refused.text)
     ignored = live.fake.post_update(url, b'{"update_id": 5, "edited_message": {}}', secret=SECRET)
     assert ignored.status_code == 200
+
+
+def test_a_form_goes_out_as_its_pages_link_and_its_submission_answers(
+    telegram_live: TelegramLive,
+) -> None:
+    live = telegram_live
+    answer: dict[str, Any] = {}
+
+    def send() -> None:
+        sent = live.http.post(
+            "/forms/telegram",
+            json={
+                "to": str(live.ada),
+                "title": "Shipping",
+                "fields": [{"id": "city", "type": "text", "label": "City", "required": True}],
+                "message": "Where to? {{url}}",
+                "waitTime": 30,
+            },
+        )
+        answer.update(sent.json(), status_code=sent.status_code)
+
+    sending = threading.Thread(target=send)
+    sending.start()
+    asked = live.sent(live.ada)
+    url = asked.text.removeprefix("Where to? ")
+    assert url.startswith(f"{live.base_url}/f/") or "/f/" in url, asked.text
+    submitted = httpx.post(url, json={"values": {"city": "Lyon"}})
+    assert submitted.status_code == 200, submitted.text
+    sending.join(30)
+    assert answer["status_code"] == 200, answer
+    assert answer["responded"] is True and answer["values"] == {"city": "Lyon"}
+    assert live.fake.violations == []

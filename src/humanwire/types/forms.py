@@ -29,6 +29,7 @@ from ._base import (
     ResponseModel,
     SlackId,
     SlackWorkspaceId,
+    TelegramChatId,
     WaitTime,
     schema_pattern,
 )
@@ -51,6 +52,7 @@ __all__ = [
     "FormResponse",
     "SMSFormRequest",
     "SlackFormRequest",
+    "TelegramFormRequest",
     "ValidationRule",
     "WhatsAppFormRequest",
     "WhatsAppOwnNumberFormRequest",
@@ -294,6 +296,15 @@ class SlackFormRequest(Form):
     to: SlackId
     message: str | None = None
     from_: SlackWorkspaceId | None = Field(default=None, alias="from")
+    metadata: Metadata | None = None
+
+
+class TelegramFormRequest(Form):
+    """``POST /forms/telegram``: the body of ``/forms/sms`` with a chat id in ``to``; the
+    form page's link goes out from the bot."""
+
+    to: TelegramChatId
+    message: str | None = None
     metadata: Metadata | None = None
 
 

@@ -5,7 +5,8 @@ A channel package under ``delivery/`` describes itself with one ``ChatChannel`` 
 ``channel.py``, light: no SDK imported) and is listed once in ``delivery/chat.py``.
 From that entry, and nothing else:
 
-- the API gets ``POST /messages/<name>`` (``routes/messages.py`` reads ``message_request``);
+- the API gets ``POST /messages/<name>`` and ``POST /forms/<name>`` (``routes/messages.py``
+  and ``routes/forms.py`` read ``message_request`` and ``form_request``);
 - the engine sends it like any message (the shared sender of the channel's provider, or
   a ``from`` the provider accepts) and matches what comes back: a text in the thread of
   a message (``InboundText.thread``) answers that message; one outside any thread, with
@@ -30,7 +31,7 @@ from typing import Any, Protocol
 
 from humanwire.types.approvals import DecisionVia
 
-__all__ = ["ChatChannel", "ChatMessage"]
+__all__ = ["ChatChannel", "ChatForm", "ChatMessage"]
 
 
 class ChatMessage(Protocol):
@@ -41,6 +42,20 @@ class ChatMessage(Protocol):
     wait_time: float | None
     follow_up_time: float | None
 
+    def to_wire(self) -> dict[str, Any]: ...
+
+
+class ChatForm(Protocol):
+    """A chat channel's form request (a ``Form`` with the channel's ``to``), as the
+    engine reads it."""
+
+    to: str
+    title: str
+    message: str | None
+    wait_time: float | None
+
+    @property
+    def effective_follow_up_time(self) -> float: ...
     def to_wire(self) -> dict[str, Any]: ...
 
 
@@ -57,6 +72,10 @@ class ChatChannel:
     """The body of ``POST /messages/<name>`` (a wire model read as a ``ChatMessage``)."""
     operation_id: str
     """The OpenAPI operation id of that route (``sendTelegram``)."""
+    form_request: type[Any]
+    """The body of ``POST /forms/<name>`` (a ``Form`` with the channel's ``to``): the
+    form page's link goes out on the channel."""
+    form_operation_id: str
     summary: str
     description: str
     sandbox_sender: str

@@ -16,7 +16,7 @@ from .telegram.channel import TELEGRAM
 if TYPE_CHECKING:
     from ..config import ServiceConfig
 
-__all__ = ["CHAT_CHANNELS", "chat_channel_of", "startup_lines"]
+__all__ = ["CHAT_CHANNELS", "chat_channel_of", "chat_form_of", "startup_lines"]
 
 CHAT_CHANNELS: Mapping[str, ChatChannel] = MappingProxyType(
     {channel.name: channel for channel in (TELEGRAM,)}
@@ -28,6 +28,14 @@ def chat_channel_of(request: object) -> ChatChannel | None:
     """The chat channel whose message request ``request`` is (None: none's)."""
     for channel in CHAT_CHANNELS.values():
         if isinstance(request, channel.message_request):
+            return channel
+    return None
+
+
+def chat_form_of(request: object) -> ChatChannel | None:
+    """The chat channel whose form request ``request`` is (None: none's)."""
+    for channel in CHAT_CHANNELS.values():
+        if isinstance(request, channel.form_request):
             return channel
     return None
 

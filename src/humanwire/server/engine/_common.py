@@ -23,7 +23,7 @@ from humanwire.types import (
     WhatsAppSharedFormRequest,
 )
 
-from ..delivery.channels import ChatMessage
+from ..delivery.channels import ChatForm, ChatMessage
 
 MessageRequest = (
     SMSMessageRequest
@@ -39,7 +39,9 @@ FormRequest = (
     | EmailFormRequest
     | WhatsAppSharedFormRequest
     | WhatsAppOwnNumberFormRequest
+    | ChatForm
 )
+"""A form request: one of the built-in channels', or a registered chat channel's."""
 FormState = Literal["open", "submitted", "expired"]
 ReplyLinkState = Literal["open", "answered", "expired"]
 Channel = DeliveryChannel

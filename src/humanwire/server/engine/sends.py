@@ -31,7 +31,7 @@ from humanwire.types import (
 
 from .. import templates
 from ..delivery import WhatsAppTemplate
-from ..delivery.chat import chat_channel_of
+from ..delivery.chat import chat_channel_of, chat_form_of
 from ..errors import (
     InvalidRequest,
     NotFound,
@@ -312,6 +312,11 @@ class Sends:
             channel = "email"
             sender = self._senders.shared("email")
             text_for = functools.partial(templates.form_message, request.message)
+        elif (chat := chat_form_of(request)) is not None:
+            # A registered chat channel's form (delivery/chat.py): the link from its bot.
+            channel = DELIVERY_CHANNEL(chat.name)
+            sender = self._senders.shared(channel)
+            text_for = functools.partial(templates.form_message, getattr(request, "message", None))
         elif isinstance(request, WhatsAppOwnNumberFormRequest):
             channel = "whatsapp"
             if request.from_ != await self._senders.reserved_number(account):

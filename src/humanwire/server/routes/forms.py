@@ -1,4 +1,5 @@
-"""``POST /forms/sms|slack|email|whatsapp``: a form link goes out, the submission comes back."""
+"""``POST /forms/sms|slack|email|whatsapp`` and one per registered chat channel
+(``/forms/telegram``): a form link goes out, the submission comes back."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from humanwire.types import (
     WhatsAppSharedFormRequest,
 )
 
+from ..delivery.channels import ChatChannel
+from ..delivery.chat import CHAT_CHANNELS
 from ._api import ApiCall, Operation, Payload
 
 __all__ = ["operations"]
@@ -51,6 +54,28 @@ _WINDOWS = (
     "`followUpTime` 90. Submitted inside `waitTime`: `values` and `content`; otherwise "
     "the no-response text. Only `followUpTime`: returns at once with `formUrl`."
 )
+
+
+def _chat_form(channel: ChatChannel) -> Operation:
+    """``POST /forms/<name>`` of a registered chat channel (``delivery/chat.py``)."""
+
+    async def send(call: ApiCall) -> Payload:
+        request = call.body_as(channel.form_request)
+        return await call.engine.sends.send_form(call.account, request, call.send)
+
+    return Operation(
+        "POST",
+        f"/forms/{channel.name}",
+        send,
+        operation_id=channel.form_operation_id,
+        summary=f"Send a form link over {channel.title}",
+        description=f"The body of /forms/sms with a {channel.title} id in `to`." + _WINDOWS,
+        tag="forms",
+        batchable=True,
+        body_off_loop=True,
+        body=TypeAdapter(channel.form_request),
+        response=_response,
+    )
 
 
 def operations() -> list[Operation]:
@@ -109,4 +134,5 @@ def operations() -> list[Operation]:
             body=_whatsapp,
             response=_response,
         ),
+        *(_chat_form(channel) for channel in CHAT_CHANNELS.values()),
     ]

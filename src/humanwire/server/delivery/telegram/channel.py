@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from humanwire.types import TelegramMessageRequest
+from humanwire.types import TelegramFormRequest, TelegramMessageRequest
 
 from ..channels import ChatChannel
 
@@ -31,6 +31,8 @@ TELEGRAM = ChatChannel(
     title="Telegram",
     message_request=TelegramMessageRequest,
     operation_id="sendTelegram",
+    form_request=TelegramFormRequest,
+    form_operation_id="sendTelegramForm",
     summary="Message a human over Telegram",
     description=(
         "Sends a message from the bot to a chat (the person started the chat with the "

@@ -337,3 +337,30 @@ async def test_continued_twice_in_new_processes_it_runs_once(
         {"text": "Not run: this approval was used already: the action ran before.", "error": True},
     ]
     assert ledger.read_text() == "1042 30\n"
+
+
+async def test_arguments_the_function_refuses_ask_no_one(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
+) -> None:
+    ledger = Ledger()
+    async with modern(async_humanwire_client, ledger, elicitation=_accept) as client:
+        result = await client.call_tool("refund", {"order": "1042", "amount": "thirty"})
+    assert result.is_error is True
+    assert text(result).startswith("humanwire: invalid arguments: amount: ")
+    page = await async_humanwire_client.approvals.list()
+    assert page.approvals == []
+    assert ledger.runs == []
+
+
+async def test_a_client_with_the_tasks_extension_gets_the_input_required_result(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
+) -> None:
+    from test_mcp_tasks import TaskClient
+
+    ledger = Ledger()
+    human.decide_approval("approve", to=PHONE, delay=0.3)
+    server = _server(async_humanwire_client, ledger)
+    async with Client(server, extensions=[TaskClient()], elicitation_callback=_accept) as client:
+        result = await client.call_tool("refund", REFUND)
+    assert text(result) == "refunded 30 on order 1042"
+    assert ledger.runs == [("1042", 30)]

@@ -49,10 +49,12 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.extension import Extension, ToolBinding
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
 from mcp.server.request_state import RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolRequestParams, CallToolResult, InputRequiredResult, TextContent
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 
 from humanwire.approval import format_arguments
 from humanwire.errors import AlreadyConsumedError, HumanWireError, NotApprovedError
@@ -251,6 +253,12 @@ class HumanGate(Extension):
         self._gated = {tool.tool_name: tool for tool in gated}
         if len(self._gated) != len(gated):
             raise ValueError("two gated tools share a name")
+        # The SDK's own reading of each function's arguments: a call the function would
+        # refuse is refused before anyone is asked to approve it.
+        self._checks = {
+            name: Tool.from_function(tool.fn, name=name).fn_metadata
+            for name, tool in self._gated.items()
+        }
         self._source = source
         self._settings = settings
         self._state = state
@@ -280,6 +288,12 @@ class HumanGate(Extension):
         tool = self._gated.get(params.name)
         if tool is None:
             return await call_next(ctx)
+        try:
+            self._checks[tool.tool_name].validate_arguments(params.arguments or {})
+        except ValidationError as exc:
+            from .server import invalid_arguments
+
+            return _text(invalid_arguments(exc), error=True)
         context = self._context(ctx)
         try:
             client = await self._source.client(context)

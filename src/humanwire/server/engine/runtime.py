@@ -3,7 +3,7 @@
 ``Runtime.open`` opens what the service runs on (the store, the coordinator, the
 schedule, the webhook outbox) and the small objects the roles share: which provider
 carries each channel (``Carriers``), whether the engine is stopping (``Lifecycle``), the
-work it runs beside the requests (``Background``) and its live change notices
+work it runs beside the requests (``BackgroundWork``) and its live change notices
 (``Notices``, on ``Wakeups`` and ``InboxStreams``), and ``KeyedLocks`` for work taken one at a
 time per key. A role keeps the runtime and reaches another role only by a named
 attribute given to it (docs/explanation/architecture.md, "Roles")."""
@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Hashable, Iterable
+from collections.abc import AsyncIterator, Callable, Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -22,6 +22,7 @@ import httpx
 
 from ..background.outbox import RESOLVE_TIMEOUT, Outbox, Resolver
 from ..background.schedule import Schedule
+from ..background.work import BackgroundWork
 from ..config import ServiceConfig
 from ..delivery import NumberSource, Provider, SandboxProvider
 from ..delivery.chat import CHAT_CHANNELS
@@ -36,7 +37,6 @@ from .coordination import Coordinator, coordinator_for
 
 __all__ = [
     "CHANNELS",
-    "Background",
     "Carriers",
     "HostLookup",
     "InboxStreams",
@@ -193,39 +193,6 @@ class Lifecycle:
     closed: bool = False
 
 
-class Background:
-    """Work run beside the requests (a deadline, a notice's reads): kept until it ends,
-    its failure logged, and awaited (or cancelled) when the engine closes."""
-
-    def __init__(self) -> None:
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
-
-    def start(self, loop: asyncio.AbstractEventLoop) -> None:
-        """The loop that serves requests (``Engine.start``)."""
-        self.loop = loop
-
-    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
-        assert self.loop is not None
-        task = self.loop.create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._done)
-
-    def _done(self, task: asyncio.Task[None]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            logger.error("background work of the engine failed", exc_info=task.exception())
-
-    async def finish(self, timeout: float) -> None:
-        """What is under way finishes its writes within ``timeout`` seconds; the rest is
-        cancelled."""
-        running = set(self._tasks)
-        if running:
-            await asyncio.wait(running, timeout=timeout)
-            for work in running:
-                work.cancel()
-
-
 class Carriers:
     """Which provider carries each channel (the sandbox unless a real one took it over),
     and where reserved numbers come from (the sandbox's fictional pool unless a real
@@ -311,7 +278,7 @@ class Runtime:
     """How address fields of forms are checked: offline, or a provider over HTTP."""
     lookup: HostLookup
     lifecycle: Lifecycle
-    background: Background
+    background: BackgroundWork
     notices: Notices
     clock: Callable[[], float] = time.time
 
@@ -366,7 +333,7 @@ class Runtime:
             addresses=config.address_validator or build_address_validator(config.address),
             lookup=HostLookup(resolve, resolve_timeout),
             lifecycle=lifecycle,
-            background=Background(),
+            background=BackgroundWork("the engine"),
             notices=notices,
         )
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.routing import BaseRoute
 
+from ...background.work import BackgroundWork
 from ..base import Credentials, Outbound, ProviderFailure, RecipientUnreachable, Sent, Workspace
 from . import blocks
 from .installs import SlackInstalls
@@ -106,7 +107,7 @@ class SlackProvider:
         self.shared_team = ""
         self.bot_user_id = ""
         self.credentials = Credentials()
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self.background = BackgroundWork("the Slack provider")
 
     # -- identity ------------------------------------------------------------------
     @property
@@ -144,22 +145,12 @@ class SlackProvider:
                 )
 
     async def aclose(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-        if self._tasks:
-            await asyncio.wait(self._tasks, timeout=5)
+        await self.background.cancel()
         await self.web.aclose()
 
     def spawn(self, work: Coroutine[Any, Any, Any]) -> None:
         """Work that goes on after Slack's request was acknowledged."""
-        task = asyncio.get_running_loop().create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._done)
-
-    def _done(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            logger.error("Slack background work failed", exc_info=task.exception())
+        self.background.spawn(work)
 
     # -- senders -------------------------------------------------------------------
     async def accepts_sender(self, account_id: str, channel: str, sender: str) -> bool:

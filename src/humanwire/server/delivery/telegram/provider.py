@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.routing import BaseRoute
 
+from ...background.work import BackgroundWork
 from ..base import Credentials, Outbound, ProviderFailure, RecipientUnreachable, Sent
 
 if TYPE_CHECKING:
@@ -86,7 +87,7 @@ class TelegramProvider:
         self.bot_id = ""
         self.username = ""
         self.credentials = Credentials()
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self.background = BackgroundWork("the Telegram provider")
 
     # -- identity ------------------------------------------------------------------
     @property
@@ -125,22 +126,12 @@ class TelegramProvider:
             )
 
     async def aclose(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-        if self._tasks:
-            await asyncio.wait(self._tasks, timeout=5)
+        await self.background.cancel()
         await self.bot.shutdown()
 
     def spawn(self, work: Coroutine[Any, Any, Any]) -> None:
         """Work that goes on after Telegram's request was answered."""
-        task = asyncio.get_running_loop().create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._done)
-
-    def _done(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            logger.error("Telegram background work failed", exc_info=task.exception())
+        self.background.spawn(work)
 
     async def accepts_sender(self, account_id: str, channel: str, sender: str) -> bool:
         return sender == self.bot_id

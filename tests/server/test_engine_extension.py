@@ -58,8 +58,8 @@ def test_approvals_are_a_role_registered_where_the_engine_reads(tmp_path: Path) 
     assert not any(issubclass(part, ApprovalAccess) for part in Engine.__mro__)
     assert approvals.host is engine
     # In the order matching runs: the message matcher first (``HumanSide._match``), then
-    # what approvals registered.
-    assert engine.inbound.matchers == [approvals._match_approval]
+    # the people directory's confirmation codes (a code is no decision), then approvals'.
+    assert engine.inbound.matchers == [engine.people._match_code, approvals._match_approval]
     assert engine.inbound.takers == {"approval": approvals._take_decision}
     assert engine.inbound.waiting == [approvals._approvals_waiting]
     assert engine.inbound.call_ended == [approvals._call_decided]

@@ -129,7 +129,7 @@ async def test_body_must_be_json_object_of_json_type(svc: AppUnderTest) -> None:
 async def test_channel_paths_that_are_no_channel_id_are_not_found_before_the_body(
     svc: AppUnderTest,
 ) -> None:
-    response = await svc.client.post("/messages/telegram", json={"bad": "body"})
+    response = await svc.client.post("/messages/carrier-pigeon", json={"bad": "body"})
     assert_error(response, 404, "not_found")
     response = await svc.client.post("/messages/ch_" + "x" * 24, json={"message": "hi"})
     assert_error(response, 404, "not_found")

@@ -154,8 +154,9 @@ RELAY = "/providers/twilio/relay?interaction=int_x"
         (_upgrade(RELAY, "X-Pad: " + "x" * 9000), 431),  # a header line over 8 kB
         (_upgrade(RELAY, *(f"X-Pad-{n}: x" for n in range(130))), 431),  # 136 headers
         (_upgrade(RELAY, "Content-Length: 5") + b"hello", 400),  # a body
+        (_upgrade(RELAY).replace(b"GET", b"PUT", 1), 400),  # a method it does not take
     ],
-    ids=["request line", "header line", "headers", "body"],
+    ids=["request line", "header line", "headers", "body", "method"],
 )
 def test_a_websocket_upgrade_the_websocket_parser_refuses_is_answered_and_closed(
     service: RunningService, request_: bytes, status: int

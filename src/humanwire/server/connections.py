@@ -172,6 +172,27 @@ _UNREADABLE_UPGRADE = _answer(
 )
 
 
+def _upgrade_unreadable(head: bytes) -> bool:
+    """Whether the WebSocket parser refuses ``head`` (a body, a method or version it does
+    not take): read here with that parser first, so the refusal is answered in the
+    service's shape whatever the upgraded protocol would write of its own (uvicorn 0.55
+    answers it itself, in text/plain)."""
+    from websockets import http11
+    from websockets.streams import StreamReader
+
+    reader = StreamReader()
+    reader.feed_data(head)
+    reader.feed_eof()
+    parse = http11.Request.parse(reader.read_line)
+    try:
+        next(parse)
+    except StopIteration:
+        return False
+    except Exception:  # whatever the parser refuses, with whichever error it raises
+        return True
+    return True  # it wants more than the whole head: it cannot read it
+
+
 def guarded_protocol(config: ServiceConfig) -> type[H11Protocol]:
     """uvicorn's h11 protocol with the request time limits and the per-address bound of
     ``config``; one class per server (its connections share the counts). Built on call,
@@ -229,6 +250,13 @@ def guarded_protocol(config: ServiceConfig) -> type[H11Protocol]:
             too_large = _upgrade_too_large(event.target, self.headers)
             if too_large is not None:
                 self.transport.write(too_large)
+                self.transport.close()
+                return
+            head = [event.method, b" ", event.target, b" HTTP/1.1\r\n"]
+            for name, value in self.headers:
+                head += [name, b": ", value, b"\r\n"]
+            if _upgrade_unreadable(b"".join([*head, b"\r\n"])):
+                self.transport.write(_UNREADABLE_UPGRADE)
                 self.transport.close()
                 return
             super().handle_websocket_upgrade(event)

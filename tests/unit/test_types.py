@@ -818,6 +818,6 @@ def test_error_detail_round_trips_as_the_error_body() -> None:
     error = detail(SMSMessageRequest, {"message": "x"})
     assert error.model_dump() == {
         "code": "invalid_request",
-        "message": "to is required",
+        "message": "to is required (or person: a person's id, per_…, in its place)",
         "field": "to",
     }

@@ -21,20 +21,26 @@ from ._base import (
     E164,
     WAIT_OR_FOLLOW_UP_SCHEMA,
     DeliveryStatus,
-    EmailAddress,
     EmailSubject,
     FollowUpTime,
     HttpUrl,
     RequestModel,
     ResponseModel,
-    SlackId,
     SlackWorkspaceId,
-    TelegramChatId,
     WaitTime,
     schema_pattern,
 )
 from ._metadata import Metadata
 from ._pattern import PatternError, compiled_pattern, re2_source
+from ._recipient import (
+    WAIT_AND_RECIPIENT_SCHEMA,
+    Addressed,
+    E164OrPerson,
+    EmailAddressOrPerson,
+    SlackIdOrPerson,
+    TelegramChatIdOrPerson,
+)
+from .people import PersonInsteadOfTo
 
 __all__ = [
     "DEFAULT_FORM_FOLLOW_UP_TIME",
@@ -281,38 +287,48 @@ class Form(RequestModel):
         return float(DEFAULT_FORM_FOLLOW_UP_TIME)
 
 
-class SMSFormRequest(Form):
+class _AddressedForm(Form, Addressed):
+    """A form sent to ``to`` or to a ``person``."""
+
+    model_config = ConfigDict(json_schema_extra=WAIT_AND_RECIPIENT_SCHEMA)
+
+
+class SMSFormRequest(_AddressedForm):
     """``POST /forms/sms``: the link goes out in a text; ``message`` may hold ``{{url}}``."""
 
-    to: E164
+    to: E164OrPerson = None
+    person: PersonInsteadOfTo = None
     message: str | None = None
     metadata: Metadata | None = None
 
 
-class SlackFormRequest(Form):
+class SlackFormRequest(_AddressedForm):
     """``POST /forms/slack``: the body of ``/forms/sms`` with a slack id in ``to`` and the
     optional workspace ``from`` of ``/messages/slack``."""
 
-    to: SlackId
+    to: SlackIdOrPerson = None
+    person: PersonInsteadOfTo = None
     message: str | None = None
     from_: SlackWorkspaceId | None = Field(default=None, alias="from")
     metadata: Metadata | None = None
 
 
-class TelegramFormRequest(Form):
+class TelegramFormRequest(_AddressedForm):
     """``POST /forms/telegram``: the body of ``/forms/sms`` with a chat id in ``to``; the
     form page's link goes out from the bot."""
 
-    to: TelegramChatId
+    to: TelegramChatIdOrPerson = None
+    person: PersonInsteadOfTo = None
     message: str | None = None
     metadata: Metadata | None = None
 
 
-class EmailFormRequest(Form):
+class EmailFormRequest(_AddressedForm):
     """``POST /forms/email``: the body of ``/forms/sms`` with an email address in ``to``
     and an optional ``subject``; ``message`` may hold ``{{url}}``."""
 
-    to: EmailAddress
+    to: EmailAddressOrPerson = None
+    person: PersonInsteadOfTo = None
     subject: EmailSubject | None = None
     message: str | None = None
     metadata: Metadata | None = None
@@ -325,17 +341,19 @@ class WhatsAppTemplate(RequestModel):
     variables: dict[str, str] = Field(default_factory=dict)
 
 
-class WhatsAppSharedFormRequest(Form):
+class WhatsAppSharedFormRequest(_AddressedForm):
     """``POST /forms/whatsapp`` from the shared account: fixed wrapper text."""
 
-    to: E164
+    to: E164OrPerson = None
+    person: PersonInsteadOfTo = None
     metadata: Metadata | None = None
 
 
-class WhatsAppOwnNumberFormRequest(Form):
+class WhatsAppOwnNumberFormRequest(_AddressedForm):
     """``POST /forms/whatsapp`` from the account's own whatsapp number."""
 
-    to: E164
+    to: E164OrPerson = None
+    person: PersonInsteadOfTo = None
     from_: E164 = Field(alias="from")
     template: WhatsAppTemplate
     metadata: Metadata | None = None

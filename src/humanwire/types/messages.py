@@ -4,22 +4,28 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from ._base import (
     E164,
     DeliveryStatus,
-    EmailAddress,
     EmailSubject,
     FollowUpTime,
     RequestModel,
     ResponseModel,
-    SlackId,
     SlackWorkspaceId,
-    TelegramChatId,
     WaitTime,
 )
 from ._metadata import Metadata
+from ._recipient import (
+    RECIPIENT_SCHEMA,
+    Addressed,
+    E164OrPerson,
+    EmailAddressOrPerson,
+    SlackIdOrPerson,
+    TelegramChatIdOrPerson,
+)
+from .people import PersonId, PersonInsteadOfTo
 
 __all__ = [
     "DEFAULT_NO_RESPONSE_TEMPLATE",
@@ -27,6 +33,7 @@ __all__ = [
     "ChannelMessageRequest",
     "EmailMessageRequest",
     "MessageResponse",
+    "PersonMessageRequest",
     "SMSMessageRequest",
     "SlackMessageRequest",
     "TelegramMessageRequest",
@@ -37,7 +44,11 @@ DEFAULT_RESPONSE_TEMPLATE = "Human response: {{message}}"
 DEFAULT_NO_RESPONSE_TEMPLATE = "Human did not respond. Continue where you left off."
 
 
-class _MessageRequest(RequestModel):
+class _MessageRequest(Addressed):
+    model_config = ConfigDict(json_schema_extra=RECIPIENT_SCHEMA)
+
+    person: PersonInsteadOfTo = None
+    """In place of ``to``: the person's first confirmed address on this channel."""
     message: str = Field(min_length=1)
     wait_time: WaitTime | None = None
     follow_up_time: FollowUpTime | None = None
@@ -47,20 +58,20 @@ class _MessageRequest(RequestModel):
 class SMSMessageRequest(_MessageRequest):
     """``POST /messages/sms``. ``from`` defaults to the account's reserved number."""
 
-    to: E164
+    to: E164OrPerson = None
     from_: E164 | None = Field(default=None, alias="from")
 
 
 class WhatsAppMessageRequest(_MessageRequest):
     """``POST /messages/whatsapp`` from the shared account (the service wraps the text)."""
 
-    to: E164
+    to: E164OrPerson = None
 
 
 class SlackMessageRequest(_MessageRequest):
     """``POST /messages/slack``. The human must reply in the message's thread."""
 
-    to: SlackId
+    to: SlackIdOrPerson = None
     from_: SlackWorkspaceId | None = Field(default=None, alias="from")
 
 
@@ -69,7 +80,7 @@ class TelegramMessageRequest(_MessageRequest):
     a bot cannot start a chat). A reply to the message, or the next message in the chat,
     is the answer."""
 
-    to: TelegramChatId
+    to: TelegramChatIdOrPerson = None
     message: str = Field(min_length=1, max_length=4096)
     """At most 4,096 characters: Telegram's limit of one message."""
 
@@ -78,8 +89,20 @@ class EmailMessageRequest(_MessageRequest):
     """``POST /messages/email``. Without ``subject`` the service makes one from the
     message; a reply to the message (its per-interaction reply address) is the answer."""
 
-    to: EmailAddress
+    to: EmailAddressOrPerson = None
     subject: EmailSubject | None = None
+
+
+class PersonMessageRequest(RequestModel):
+    """``POST /messages/person``: to a person of the people directory, on the first of
+    their confirmed addresses in their order, whatever its channel (that channel's
+    message rules apply: Telegram's 4,096 characters, say)."""
+
+    person: PersonId
+    message: str = Field(min_length=1)
+    wait_time: WaitTime | None = None
+    follow_up_time: FollowUpTime | None = None
+    metadata: Metadata | None = None
 
 
 class ChannelMessageRequest(RequestModel):

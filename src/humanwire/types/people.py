@@ -35,6 +35,7 @@ __all__ = [
     "PersonConfirmation",
     "PersonCreateRequest",
     "PersonId",
+    "PersonInsteadOfTo",
     "PersonList",
     "PersonUpdateRequest",
     "check_person_id",
@@ -57,7 +58,8 @@ def _invalid(message: str, field: str | None = None) -> PydanticCustomError:
 
 def check_person_id(value: Any) -> str:
     if not isinstance(value, str) or not PERSON_ID.fullmatch(value):
-        raise _invalid("person must be a person's id (per_…)", "person")
+        # The field's name comes from where it is (``person``, an approver's ``person``).
+        raise _invalid("must be a person's id (per_…)")
     return value
 
 
@@ -66,7 +68,12 @@ PersonId = Annotated[
     PlainValidator(check_person_id),
     WithJsonSchema({"type": "string", "pattern": f"^{PERSON_ID.pattern}$"}),
 ]
-"""A person's id where a request takes one (``person`` beside ``to``)."""
+"""A person's id where a request takes one."""
+PERSON_ID_SCHEMA: dict[str, Any] = {"type": "string", "pattern": f"^{PERSON_ID.pattern}$"}
+PersonInsteadOfTo = Annotated[
+    str | None, PlainValidator(check_person_id), WithJsonSchema(PERSON_ID_SCHEMA)
+]
+"""``person`` beside ``to``: absent is None, an explicit null is refused (never nullable)."""
 
 
 class PersonAddressInput(RequestModel):

@@ -37,7 +37,9 @@ __all__ = ["ChatChannel", "ChatForm", "ChatMessage"]
 class ChatMessage(Protocol):
     """A chat channel's message request (its wire model), as the engine reads it."""
 
-    to: str
+    to: str | None
+    person: str | None
+    """In place of ``to`` (exactly one is set): a person of the people directory."""
     message: str
     wait_time: float | None
     follow_up_time: float | None
@@ -49,7 +51,8 @@ class ChatForm(Protocol):
     """A chat channel's form request (a ``Form`` with the channel's ``to``), as the
     engine reads it."""
 
-    to: str
+    to: str | None
+    person: str | None
     title: str
     message: str | None
     wait_time: float | None

@@ -62,6 +62,7 @@ from .people import PeopleDirectory
 from .replica_notices import ReplicaNotices
 from .runtime import Runtime
 from .sandbox import Sandbox
+from .recipients import Recipients
 from .senders import Senders
 from .sends import Sends
 from .sessions import InboxSessions
@@ -116,6 +117,7 @@ class Engine:
         self.interactions = Interactions(runtime, self.holding, self.deadlines)
         self.delivery = Delivery(runtime, self.holding, self.deadlines)
         self.senders = Senders(runtime)
+        self.recipients = Recipients(runtime)
         self.sends = Sends(
             runtime,
             accounts=self.accounts,
@@ -123,6 +125,7 @@ class Engine:
             interactions=self.interactions,
             delivery=self.delivery,
             holding=self.holding,
+            recipients=self.recipients,
         )
         self.calls = Calls(
             runtime,

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError
+
 from humanwire.types import (
     DEFAULT_NO_RESPONSE_TEMPLATE,
     METADATA_MAX_KEYS,
@@ -20,6 +22,7 @@ from humanwire.types import (
     FormResponse,
     InteractionStatus,
     MessageResponse,
+    PersonMessageRequest,
     SlackFormRequest,
     SlackMessageRequest,
     SMSFormRequest,
@@ -28,10 +31,11 @@ from humanwire.types import (
     WhatsAppOwnNumberFormRequest,
     format_seconds,
 )
+from humanwire.types.errors import detail_from_validation_error
 
 from .. import templates
 from ..delivery import WhatsAppTemplate
-from ..delivery.chat import chat_channel_of, chat_form_of
+from ..delivery.chat import CHAT_CHANNELS, chat_channel_of, chat_form_of
 from ..errors import (
     InvalidRequest,
     NotFound,
@@ -45,6 +49,7 @@ from .delivering import UNDELIVERED, Delivery
 from .held_answers import answered_message, held_answer
 from .holding import Holding
 from .interactions import Interactions
+from .recipients import Recipients
 from .runtime import Runtime
 from .senders import Senders
 
@@ -87,11 +92,13 @@ class Sends:
         interactions: Interactions,
         delivery: Delivery,
         holding: Holding,
+        recipients: Recipients,
     ) -> None:
         self._runtime = runtime
         self._store = runtime.store
         self._accounts = accounts
         self._senders = senders
+        self._recipients = recipients
         self._interactions = interactions
         self._delivery = delivery
         self._holding = holding
@@ -105,6 +112,16 @@ class Sends:
         if now.outcome == UNDELIVERED:
             answer.update(response=UNDELIVERED_TEXT, delivery_status="failed")
         return answer
+
+    async def _to(
+        self, account: Account, request: MessageRequest | FormRequest, channel: Channel
+    ) -> str:
+        """Where the send goes: its ``to``, or its ``person``'s address on ``channel``
+        (the stored request keeps ``person``; the interaction's ``to`` is the address)."""
+        if request.to is not None:
+            return request.to
+        assert request.person is not None  # one of the two, by the request's validation
+        return (await self._recipients.address(account, request.person, (channel,)))[1]
 
     # -- sends: each delivers through the provider, then holds for waitTime -----
     async def send_message(
@@ -139,10 +156,11 @@ class Sends:
             channel = DELIVERY_CHANNEL(chat.name)
             sender = self._senders.shared(channel)
             text = request.message
-        await self._accounts.check_send(account, request.message, request.to)
+        to = await self._to(account, request, channel)
+        await self._accounts.check_send(account, request.message, to)
         send = MessageSend(
             channel=channel,
-            to=request.to,
+            to=to,
             sender=sender,
             text=text,
             request=request.to_wire(),
@@ -151,6 +169,23 @@ class Sends:
             template=template,
         )
         return await self.message_flow(account, send, context)
+
+    async def send_to_person(
+        self,
+        account: Account,
+        request: PersonMessageRequest,
+        context: SendContext = HELD_TO_THE_END,
+    ) -> MessageResponse:
+        """``POST /messages/person``: sent as the message request of the channel of the
+        person's first confirmed address (with ``person``, so that address is the one)."""
+        requests = message_requests()
+        channel, _ = await self._recipients.address(account, request.person, requests)
+        try:
+            as_sent = requests[channel].model_validate(request.to_wire())
+        except ValidationError as exc:  # that channel's rules (a message too long for it)
+            detail = detail_from_validation_error(exc)
+            raise InvalidRequest(f"{channel}: {detail.message}", field=detail.field) from None
+        return await self.send_message(account, as_sent, context)
 
     async def message_flow(
         self, account: Account, send: MessageSend, context: SendContext = HELD_TO_THE_END
@@ -344,11 +379,12 @@ class Sends:
                 return WhatsAppTemplate(name="form", variables={"1": url})
 
         message = getattr(request, "message", None)
-        await self._accounts.check_send(account, f"{request.title}\n{message or ''}", request.to)
+        to = await self._to(account, request, channel)
+        await self._accounts.check_send(account, f"{request.title}\n{message or ''}", to)
         new = NewInteraction(
             kind="form",
             channel=channel,
-            to=request.to,
+            to=to,
             from_addr=sender,
             request=request.to_wire(),
             wait_time=request.wait_time,
@@ -412,6 +448,17 @@ class Sends:
                 raise self._runtime.unavailable()
             record = await self._interactions.of(account, interaction_id)
         return self._interactions.status(record)
+
+
+def message_requests() -> dict[str, Any]:
+    """The message request of every channel a person may be asked on by name."""
+    return {
+        "sms": SMSMessageRequest,
+        "whatsapp": WhatsAppMessageRequest,
+        "slack": SlackMessageRequest,
+        "email": EmailMessageRequest,
+        **{name: chat.message_request for name, chat in CHAT_CHANNELS.items()},
+    }
 
 
 def shared_template(message: str, wait_time: float | None) -> WhatsAppTemplate:

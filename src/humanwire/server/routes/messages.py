@@ -1,5 +1,5 @@
 """``POST /messages/sms|whatsapp|slack|email``, one per registered chat channel
-(``/messages/telegram``), and ``POST /messages/{channel_id}``."""
+(``/messages/telegram``), ``POST /messages/person`` and ``POST /messages/{channel_id}``."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from humanwire.types import (
     ChannelMessageRequest,
     EmailMessageRequest,
     MessageResponse,
+    PersonMessageRequest,
     SlackMessageRequest,
     SMSMessageRequest,
     WhatsAppMessageRequest,
@@ -45,6 +46,11 @@ async def _send_slack(call: ApiCall) -> Payload:
 async def _send_email(call: ApiCall) -> Payload:
     request = call.body_as(EmailMessageRequest)
     return await call.engine.sends.send_message(call.account, request, call.send)
+
+
+async def _send_to_person(call: ApiCall) -> Payload:
+    request = call.body_as(PersonMessageRequest)
+    return await call.engine.sends.send_to_person(call.account, request, call.send)
 
 
 def _chat_send(channel: ChatChannel) -> Callable[[ApiCall], Awaitable[Payload]]:
@@ -138,6 +144,22 @@ def operations() -> list[Operation]:
             response=_response,
         ),
         *(_chat_operation(channel) for channel in CHAT_CHANNELS.values()),
+        Operation(
+            "POST",
+            "/messages/person",
+            _send_to_person,
+            operation_id="sendToPerson",
+            summary="Message a person wherever they answer",
+            description="Sends to a person of the people directory on the first of their "
+            "confirmed addresses, in their order, as that channel's message (its rules "
+            "apply). Another account's person is 404; a person with no confirmed address, "
+            "400." + _WAIT_NOTE,
+            tag="messages",
+            batchable=True,
+            body=TypeAdapter(PersonMessageRequest),
+            response=_response,
+            errors=(404,),
+        ),
         Operation(
             "POST",
             "/messages/{channel_id}",

@@ -65,6 +65,17 @@ def test_a_confirmed_address_through_the_client(humanwire_client: HumanWire) -> 
     )
     [address] = people.get(ada.person_id).addresses
     assert address.confirmed and address.confirmed_at is not None
+    # Asked by name now: on that address, by its channel or wherever she comes first.
+    messages = humanwire_client.messages
+    for sent_to in (
+        messages.sms(person=ada.person_id, message="Ship it?"),
+        messages.person(ada.person_id, message="Ship it?"),
+    ):
+        [asked] = humanwire_client.sandbox.deliveries(interaction_id=sent_to.interaction_id)
+        assert (asked.channel, asked.to) == ("sms", ADA_PHONE)
+    with pytest.raises(InvalidRequestError) as refused:
+        messages.sms(to=ADA_PHONE, person=ada.person_id, message="both")
+    assert refused.value.field == "person"
 
 
 async def test_the_async_client_keeps_it_too(async_humanwire_client: AsyncHumanWire) -> None:
@@ -77,6 +88,14 @@ async def test_the_async_client_keeps_it_too(async_humanwire_client: AsyncHumanW
     assert [a.channel for a in moved.addresses] == ["sms"]
     sent = await people.confirm(ada.person_id, channel="sms")
     assert sent.interaction_id
+    with pytest.raises(InvalidRequestError) as refused:  # not confirmed yet
+        await async_humanwire_client.forms.sms(
+            person=ada.person_id,
+            title="T",
+            fields=[{"id": "a", "label": "A", "type": "text"}],
+            follow_up_time=9,
+        )
+    assert refused.value.field == "person"
     await people.delete(ada.person_id)
     with pytest.raises(NotFoundError):
         await people.delete(ada.person_id)

@@ -44,7 +44,8 @@ class Forms(Resource[ModeT]):
     def sms(
         self,
         *,
-        to: str,
+        to: str | None = None,
+        person: str | None = None,
         title: str,
         fields: Sequence[FieldSpec],
         message: str | None = None,
@@ -60,6 +61,7 @@ class Forms(Resource[ModeT]):
         body = build(
             SMSFormRequest,
             to=to,
+            person=person,
             title=title,
             fields=list(fields),
             message=message,
@@ -78,7 +80,8 @@ class Forms(Resource[ModeT]):
     def slack(
         self,
         *,
-        to: str,
+        to: str | None = None,
+        person: str | None = None,
         title: str,
         fields: Sequence[FieldSpec],
         message: str | None = None,
@@ -95,6 +98,7 @@ class Forms(Resource[ModeT]):
         body = build(
             SlackFormRequest,
             to=to,
+            person=person,
             title=title,
             fields=list(fields),
             message=message,
@@ -114,7 +118,8 @@ class Forms(Resource[ModeT]):
     def email(
         self,
         *,
-        to: str,
+        to: str | None = None,
+        person: str | None = None,
         title: str,
         fields: Sequence[FieldSpec],
         subject: str | None = None,
@@ -132,6 +137,7 @@ class Forms(Resource[ModeT]):
         body = build(
             EmailFormRequest,
             to=to,
+            person=person,
             title=title,
             fields=list(fields),
             subject=subject,
@@ -151,7 +157,8 @@ class Forms(Resource[ModeT]):
     def whatsapp(
         self,
         *,
-        to: str,
+        to: str | None = None,
+        person: str | None = None,
         title: str,
         fields: Sequence[FieldSpec],
         description: str | None = None,
@@ -170,6 +177,7 @@ class Forms(Resource[ModeT]):
         body = build(
             _WHATSAPP_FORM,
             to=to,
+            person=person,
             title=title,
             fields=list(fields),
             description=description,

@@ -1,5 +1,6 @@
 """Text messages: ``/messages/sms``, ``/messages/whatsapp``, ``/messages/slack``,
-``/messages/email`` and ``/messages/{channel_id}`` (a channel card)."""
+``/messages/email``, ``/messages/person`` and ``/messages/{channel_id}`` (a channel card).
+Each channel's method takes ``to`` or, in its place, ``person`` (a person's id)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from humanwire.types import (
     ChannelMessageRequest,
     EmailMessageRequest,
     MessageResponse,
+    PersonMessageRequest,
     SlackMessageRequest,
     SMSMessageRequest,
     WhatsAppMessageRequest,
@@ -33,7 +35,8 @@ class Messages(Resource[ModeT]):
     def sms(
         self,
         *,
-        to: str,
+        to: str | None = None,
+        person: str | None = None,
         message: str,
         wait_time: float | None = None,
         follow_up_time: float | None = None,
@@ -46,6 +49,7 @@ class Messages(Resource[ModeT]):
         body = build(
             SMSMessageRequest,
             to=to,
+            person=person,
             message=message,
             wait_time=wait_time,
             follow_up_time=follow_up_time,
@@ -64,7 +68,8 @@ class Messages(Resource[ModeT]):
     def whatsapp(
         self,
         *,
-        to: str,
+        to: str | None = None,
+        person: str | None = None,
         message: str,
         wait_time: float | None = None,
         follow_up_time: float | None = None,
@@ -75,6 +80,7 @@ class Messages(Resource[ModeT]):
         body = build(
             WhatsAppMessageRequest,
             to=to,
+            person=person,
             message=message,
             wait_time=wait_time,
             follow_up_time=follow_up_time,
@@ -92,7 +98,8 @@ class Messages(Resource[ModeT]):
     def slack(
         self,
         *,
-        to: str,
+        to: str | None = None,
+        person: str | None = None,
         message: str,
         wait_time: float | None = None,
         follow_up_time: float | None = None,
@@ -105,6 +112,7 @@ class Messages(Resource[ModeT]):
         body = build(
             SlackMessageRequest,
             to=to,
+            person=person,
             message=message,
             wait_time=wait_time,
             follow_up_time=follow_up_time,
@@ -123,7 +131,8 @@ class Messages(Resource[ModeT]):
     def email(
         self,
         *,
-        to: str,
+        to: str | None = None,
+        person: str | None = None,
         message: str,
         subject: str | None = None,
         wait_time: float | None = None,
@@ -137,6 +146,7 @@ class Messages(Resource[ModeT]):
         body = build(
             EmailMessageRequest,
             to=to,
+            person=person,
             message=message,
             subject=subject,
             wait_time=wait_time,
@@ -145,6 +155,35 @@ class Messages(Resource[ModeT]):
         )
         return self._post(
             "/messages/email",
+            body,
+            MessageResponse,
+            wait=body.wait_time,
+            idempotency_key=idempotency_key,
+        )
+
+    @endpoint
+    def person(
+        self,
+        person: str,
+        *,
+        message: str,
+        wait_time: float | None = None,
+        follow_up_time: float | None = None,
+        metadata: Mapping[str, str] | None = None,
+        idempotency_key: str | None = None,
+    ) -> Flow[MessageResponse]:
+        """``POST /messages/person``: to a person of the people directory (``per_…``) on
+        the first of their confirmed addresses, in their order, whatever its channel."""
+        body = build(
+            PersonMessageRequest,
+            person=person,
+            message=message,
+            wait_time=wait_time,
+            follow_up_time=follow_up_time,
+            metadata=metadata,
+        )
+        return self._post(
+            "/messages/person",
             body,
             MessageResponse,
             wait=body.wait_time,

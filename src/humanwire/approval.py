@@ -733,9 +733,12 @@ def _check_request(kwargs: Mapping[str, Any]) -> None:
 
 
 def _approver_dict(approver: Mapping[str, str] | ApproverSpec) -> dict[str, str]:
+    """The approver's wire keys (``channel`` and ``to``, or ``person``, or all three)."""
     if isinstance(approver, Mapping):
-        return {"channel": str(approver.get("channel")), "to": str(approver.get("to"))}
-    return {"channel": approver.channel, "to": approver.to}
+        found = {key: approver.get(key) for key in ("channel", "to", "person")}
+    else:
+        found = {"channel": approver.channel, "to": approver.to, "person": approver.person}
+    return {key: str(value) for key, value in found.items() if value is not None}
 
 
 def _escalation_dict(tier: Mapping[str, Any] | Escalation) -> dict[str, Any]:

@@ -22,9 +22,17 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import ConfigDict, Field, PlainValidator, WithJsonSchema, model_validator
+from pydantic import (
+    ConfigDict,
+    Field,
+    PlainValidator,
+    SerializerFunctionWrapHandler,
+    WithJsonSchema,
+    model_serializer,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from ._base import (
@@ -42,6 +50,7 @@ from ._base import (
     check_telegram_chat_id,
 )
 from ._metadata import Metadata
+from .people import PersonInsteadOfTo
 
 __all__ = [
     "ACTION_DIGEST",
@@ -151,15 +160,56 @@ class Approver(RequestModel):
                     "if": {"properties": {"channel": {"const": "link"}}},
                     "then": {"properties": {"to": {"type": "string", "pattern": _NAME}}},
                 },
+                {"anyOf": [{"required": ["channel", "to"]}, {"required": ["person"]}]},
+                # A person's approver asked on a channel names no link (a name, not them).
+                {
+                    "if": {"required": ["person"], "not": {"required": ["to"]}},
+                    "then": {
+                        "not": {
+                            "properties": {"channel": {"const": "link"}},
+                            "required": ["channel"],
+                        }
+                    },
+                },
             ]
         }
     )
 
-    channel: ApproverChannel
-    to: str = Field(min_length=1, max_length=254)
+    channel: Annotated[
+        ApproverChannel | None, WithJsonSchema({"enum": list(get_args(ApproverChannel))})
+    ] = None
+    to: Annotated[
+        str | None,
+        Field(min_length=1, max_length=254),
+        WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 254}),
+    ] = None
+    person: PersonInsteadOfTo = None
+    """A person of the people directory, in place of ``channel`` and ``to`` (asked on
+    their first confirmed address an approver can be asked on; with ``channel``, on
+    that channel). In a request as stored and in its decisions: the person the address
+    is of, beside it. Their addresses count as one approver toward a quorum."""
+
+    @model_serializer(mode="wrap")
+    def _without_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # An approver is written as given: channel and to, person, or the three (an
+        # absent part is left out, never null: the wire refuses null).
+        data: dict[str, Any] = handler(self)
+        return {key: value for key, value in data.items() if value is not None}
 
     @model_validator(mode="after")
     def _check_to(self) -> Approver:
+        if self.channel is None and self.to is None:
+            if self.person is None:
+                raise _invalid("channel and to are required (or person in their place)", "to")
+            return self
+        if self.channel is None:
+            raise _invalid("channel is required with to", "channel")
+        if self.to is None:
+            if self.person is None:
+                raise _invalid("to is required (or person in its place)", "to")
+            if self.channel == "link":
+                raise _invalid("a link approver is a name in to, not a person", "person")
+            return self
         if self.channel in _PHONE_CHANNELS:
             try:
                 check_e164(self.to)
@@ -192,14 +242,27 @@ class Approver(RequestModel):
 
 
 def person_of(approver: Approver) -> tuple[str, str]:
-    """Who an approver is, for counting: the number for sms, whatsapp and call (one
-    person, however reached), the channel and address otherwise (an email address is
-    compared without case)."""
+    """Who an approver is, for counting: the person of the people directory when one is
+    named (however many of their addresses are listed), else the number for sms,
+    whatsapp and call (one person, however reached), the channel and address otherwise
+    (an email address is compared without case)."""
+    if approver.person is not None:
+        return ("person", approver.person)
+    assert approver.channel is not None and approver.to is not None  # by _check_to
     if approver.channel in _PHONE_CHANNELS:
         return ("phone", approver.to)
     if approver.channel == "email":
         return ("email", approver.to.lower())
     return (approver.channel, approver.to)
+
+
+def _address_key(approver: Approver) -> tuple[str, str]:
+    """Where an approver is asked, for finding one listed twice: the channel and address
+    (an email address without case), or the person not yet given an address."""
+    if approver.channel is None or approver.to is None:
+        return ("person", approver.person or "")
+    to = approver.to.lower() if approver.channel == "email" else approver.to
+    return (approver.channel, to)
 
 
 class ApprovalAction(RequestModel):
@@ -251,7 +314,7 @@ class ApprovalRequest(RequestModel):
         seen: dict[tuple[str, str], str] = {}
         people: set[tuple[str, str]] = set()
         for path, approver in self.all_approvers_with_paths():
-            key = (approver.channel, person_of(approver)[1])
+            key = _address_key(approver)
             if key in seen:
                 raise _invalid(f"{path} is the same approver as {seen[key]}", path)
             seen[key] = path

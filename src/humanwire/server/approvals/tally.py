@@ -104,7 +104,7 @@ class Tally:
 
 
 def _names(decisions: Sequence[Counted]) -> str:
-    names = [d.approver.to for d in decisions]
+    names = [d.approver.to or d.approver.person or "?" for d in decisions]
     if len(names) <= 2:
         return " and ".join(names)
     return ", ".join(names[:-1]) + " and " + names[-1]

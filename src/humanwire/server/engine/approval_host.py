@@ -16,6 +16,7 @@ from .delivering import Delivery
 from .holding import Holding
 from .human import Inbound
 from .interactions import Interactions
+from .recipients import Recipients
 from .runtime import Runtime
 from .sandbox import Sandbox
 from .senders import Senders
@@ -40,6 +41,8 @@ class ApprovalHost(Protocol):
     def deadlines(self) -> Deadlines: ...
     @property
     def senders(self) -> Senders: ...
+    @property
+    def recipients(self) -> Recipients: ...
     @property
     def inbound(self) -> Inbound: ...
     @property

@@ -32,11 +32,13 @@ _OUTCOME: dict[str, ApprovalOutcome | None] = {
 
 
 def _approver(row: ApproverRecord) -> Approver:
-    return Approver.model_construct(channel=row.channel, to=row.to_addr)
+    # With its person: the tally counts the person once, whichever address decided.
+    return Approver.model_construct(channel=row.channel, to=row.to_addr, person=row.person_id)
 
 
 def _actor(row: ApproverRecord) -> dict[str, Any]:
-    return {"channel": row.channel, "to": row.to_addr}
+    actor = {"channel": row.channel, "to": row.to_addr}
+    return actor if row.person_id is None else {**actor, "person": row.person_id}
 
 
 def _decided(rows: Sequence[ApproverRecord]) -> list[tuple[ApproverRecord, ApprovalDecision]]:

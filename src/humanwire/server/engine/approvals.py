@@ -26,24 +26,31 @@ import logging
 import secrets
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, get_args
+
+from pydantic import ValidationError
 
 from humanwire.types import InteractionState
 from humanwire.types.approvals import (
     Approval,
     ApprovalOutcome,
     ApprovalRequest,
+    Approver,
+    ApproverChannel,
     ApproverDecision,
     ApproverLink,
     AuditEntryType,
 )
+from humanwire.types.errors import detail_from_validation_error
 from humanwire.types.forms import DEFAULT_FORM_FOLLOW_UP_TIME
+from humanwire.types.people import PersonChannel
 
 from ..approvals import texts
 from ..approvals.tally import response_text, timeout_text
 from ..errors import (
     InvalidRequest,
     NotFound,
+    ServiceError,
 )
 from ..literals import APPROVAL_DECISION
 from ..store.records import (
@@ -79,6 +86,16 @@ REMIND = "approval.remind"
 ESCALATE = "approval.escalate"
 
 
+_PERSON_APPROVER: tuple[str, ...] = get_args(PersonChannel)
+"""The channels a person's address may be on: each one an approver can be asked on."""
+
+
+def _address(approver: Approver) -> tuple[ApproverChannel, str]:
+    """An approver's channel and address, once ``_with_people`` gave every one both."""
+    assert approver.channel is not None and approver.to is not None
+    return approver.channel, approver.to
+
+
 class Approvals(ApprovalAsks):
     _held_approvals: set[str]
     """Approvals held here: their 202 (respond-async) is the approval, not a send's."""
@@ -92,6 +109,7 @@ class Approvals(ApprovalAsks):
         request: ApprovalRequest,
         context: SendContext = HELD_TO_THE_END,
     ) -> Approval:
+        request = await self._with_people(account, request)
         for path, approver in request.all_approvers_with_paths():
             if (
                 approver.channel == "email"
@@ -105,7 +123,7 @@ class Approvals(ApprovalAsks):
                 )
         sent = [a for a in request.approvers if a.channel != "link"]
         for approver in sent:
-            await self.host.accounts.check_send(account, request.title, approver.to)
+            await self.host.accounts.check_send(account, request.title, _address(approver)[1])
         if not sent:
             await self.host.accounts.require_active(account)
         follow_up = request.follow_up_time
@@ -114,7 +132,7 @@ class Approvals(ApprovalAsks):
         new = NewInteraction(
             kind="approval",
             channel="approval",
-            to=request.approvers[0].to,
+            to=_address(request.approvers[0])[1],
             from_addr="",
             request=request.to_wire(),
             wait_time=request.wait_time,
@@ -136,6 +154,43 @@ class Approvals(ApprovalAsks):
                 self._held_approvals.discard(record.id)
         return await self.approval_view(await self.host.interactions.current(record.id))
 
+    async def _with_people(self, account: Account, request: ApprovalRequest) -> ApprovalRequest:
+        """The request with every approver's address and person: a ``{person}`` asked on
+        their first confirmed address (on its ``channel`` when given), an address given
+        with a person checked to be theirs and confirmed, an address of a person of the
+        directory given alone marked as theirs. Checked again as a request: the quorum
+        counts people, and two addresses of one person are one of them."""
+        wire = request.to_wire()
+        tiers = [wire["approvers"], *(tier["approvers"] for tier in wire.get("escalation", ()))]
+        paths = [p for p, _ in request.all_approvers_with_paths()]
+        recipients = self.host.recipients
+        for path, approver in zip(paths, (a for tier in tiers for a in tier), strict=True):
+            channel, to, person = (
+                approver.get("channel"),
+                approver.get("to"),
+                approver.get("person"),
+            )
+            try:
+                if person is None:
+                    if channel != "link":
+                        approver["person"] = await recipients.person_at(account, channel, to)
+                elif to is None:
+                    asked_on = ("sms", "whatsapp") if channel == "call" else _PERSON_APPROVER
+                    on = (channel,) if channel not in (None, "call") else asked_on
+                    found, approver["to"] = await recipients.address(account, person, on)
+                    approver["channel"] = channel or found
+                elif not await recipients.confirmed(account, person, channel, to):
+                    raise InvalidRequest(f"{to} is not a confirmed address of person {person!r}")
+            except ServiceError as exc:
+                raise type(exc)(f"{path}: {exc.message}", field=f"{path}.person") from None
+            if approver.get("person") is None:
+                approver.pop("person", None)
+        try:
+            return ApprovalRequest.model_validate(wire)
+        except ValidationError as exc:  # fewer people than named, once their addresses are
+            detail = detail_from_validation_error(exc)
+            raise InvalidRequest(detail.message, field=detail.field) from None
+
     async def _start_approval(
         self, account: Account, record: InteractionRecord, request: ApprovalRequest
     ) -> None:
@@ -144,11 +199,12 @@ class Approvals(ApprovalAsks):
         codes: set[str] = set()
         for tier, approvers in enumerate(tiers):
             for approver in approvers:
+                channel, to = _address(approver)
                 code = None
-                if approver.channel in REPLY_CHANNELS:
+                if channel in REPLY_CHANNELS:
                     # Unlike the codes of the number's other open requests: a reply
                     # naming one is never two requests' answer.
-                    open_ = await self.store.open_approvers_at(approver.channel, approver.to)
+                    open_ = await self.store.open_approvers_at(channel, to)
                     code = _code(codes | {r.code for r in open_ if r.code})
                     codes.add(code)
                 rows.append(
@@ -157,8 +213,9 @@ class Approvals(ApprovalAsks):
                         position=len(rows),
                         account_id=account.id,
                         tier=tier,
-                        channel=approver.channel,
-                        to_addr=approver.to,
+                        channel=channel,
+                        to_addr=to,
+                        person_id=approver.person,
                         token=secrets.token_urlsafe(24),
                         code=code,
                     )

@@ -59,10 +59,10 @@ from .links import LinkPages
 from .numbers import Numbers
 from .outcomes import RespondAsync
 from .people import PeopleDirectory
+from .recipients import Recipients
 from .replica_notices import ReplicaNotices
 from .runtime import Runtime
 from .sandbox import Sandbox
-from .recipients import Recipients
 from .senders import Senders
 from .sends import Sends
 from .sessions import InboxSessions

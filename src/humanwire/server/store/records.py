@@ -359,6 +359,8 @@ class ApproverRecord:
     via: str | None = None
     """A ``DecisionVia`` (left open, as the wire's ``ApproverDecision.via`` is)."""
     decided_at: float | None = None
+    person_id: str | None = None
+    """The person of the people directory this approver is (``GET /approvals?personId``)."""
 
 
 @dataclass(frozen=True)

@@ -645,13 +645,14 @@ def approver_values(record: ApproverRecord) -> tuple[Any, ...]:
         record.comment,
         record.via,
         record.decided_at,
+        record.person_id,
     )
 
 
 def approver(row: tuple[Any, ...]) -> ApproverRecord:
     """An ``approver_columns`` row."""
     (interaction_id, position, account_id, tier, channel, to_addr, token, code, asked_at) = row[:9]
-    reminders, decision, comment, via, decided_at = row[9:]
+    reminders, decision, comment, via, decided_at, person_id = row[9:]
     return ApproverRecord(
         interaction_id=interaction_id,
         position=int(position),
@@ -667,4 +668,5 @@ def approver(row: tuple[Any, ...]) -> ApproverRecord:
         comment=comment,
         via=via,
         decided_at=None if decided_at is None else float(decided_at),
+        person_id=person_id,
     )

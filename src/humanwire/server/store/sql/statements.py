@@ -409,7 +409,7 @@ class Statements:
     )
     approver_columns = (
         "interaction_id, position, account_id, tier, channel, to_addr, token, code, asked_at, "
-        "reminders, decision, comment, via, decided_at"
+        "reminders, decision, comment, via, decided_at, person_id"
     )
     # seq: the next position in the list (SQLite has one writer: MAX + 1 is never taken
     # twice; PostgreSQL's column draws from its sequence).
@@ -419,7 +419,7 @@ class Statements:
     )
     insert_approver = (
         "INSERT INTO approval_approvers ({approver_columns}) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
     )
     get_approval = "SELECT {approval_columns} FROM approvals WHERE interaction_id = ?"
     approvers_of = (

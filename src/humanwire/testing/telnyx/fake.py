@@ -14,7 +14,7 @@ import threading
 import time
 import uuid
 import xml.etree.ElementTree as ET
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, TypeVar
 from urllib.parse import parse_qsl, urlencode, urljoin
@@ -26,7 +26,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from typing_extensions import is_typeddict
 
-from .._fake_server import poll_until
+from .._fake_server import FakeBackground, poll_until
 from ..callee import BargeIn, CalleeScript
 from .contract import ContractViolation, check, query, wire_fields
 
@@ -195,15 +195,18 @@ class FakeTelnyx:
         self.auto_status = auto_status
         self.types = _types()
         self.lock = threading.RLock()
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self._http: httpx.AsyncClient | None = None
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self.background = FakeBackground(
+            "fake Telnyx",
+            "TelnyxFakeServer",
+            self.lock,
+            self._record_error,
+            http_timeout=CALLBACK_TIMEOUT,
+        )
         self.reset()
 
     def reset(self) -> None:
         with self.lock:
-            for task in list(getattr(self, "_tasks", ())):
-                task.cancel()
+            self.background.cancel_all()
             self.numbers: dict[str, FakeNumber] = {}
             self.available: list[str] = []
             self.messages: list[FakeMessage] = []
@@ -281,7 +284,7 @@ class FakeTelnyx:
         return poll_until(predicate, self.lock, timeout, "fake Telnyx")
 
     def _idle(self) -> bool:
-        return not self._tasks and all(c.done for c in self.calls)
+        return self.background.idle and all(c.done for c in self.calls)
 
     def wait_idle(self, timeout: float = 5.0) -> None:
         self.wait_for(self._idle, timeout)
@@ -298,13 +301,6 @@ class FakeTelnyx:
         }
 
     # -- the person's side, from the test's thread ----------------------------------------
-    def _run(self, coro: Coroutine[Any, Any, T], timeout: float = 30.0) -> T:
-        loop = self.loop
-        if loop is None:
-            coro.close()
-            raise RuntimeError("the fake Telnyx is not being served (TelnyxFakeServer)")
-        return asyncio.run_coroutine_threadsafe(coro, loop).result(timeout)
-
     def send_inbound(
         self,
         from_: str,
@@ -331,7 +327,7 @@ class FakeTelnyx:
         target = url or self.messaging_webhook_url
         if not target:
             raise RuntimeError("no messaging_webhook_url: set it as the portal would")
-        return self._run(self._event(target, "message.received", payload))
+        return self.background.run(self._event(target, "message.received", payload))
 
     def post_signed(
         self,
@@ -345,54 +341,34 @@ class FakeTelnyx:
         """``body`` to ``url`` signed as Telnyx signs (at ``timestamp``), or with
         ``headers`` as given: security tests."""
         sent = dict(headers) if headers is not None else self.sign(body, timestamp)
-        return self._run(self._post(url, body, {"Content-Type": content_type, **sent}))
+        return self.background.run(self._post(url, body, {"Content-Type": content_type, **sent}))
 
     def inbound_call(
         self, from_: str, to: str, script: CalleeScript, *, timeout: float = 60.0
     ) -> FakeCall:
         """A person at ``from_`` calls ``to``: run against the TeXML application's voice
         URL (``Direction`` inbound); returned once it is over."""
-        return self._run(self._inbound_call(from_, to, script), timeout=timeout)
+        return self.background.run(self._inbound_call(from_, to, script), timeout=timeout)
 
     # -- serving ---------------------------------------------------------------------------
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None:
+        """The serving loop (None while not served)."""
+        return self.background.loop
+
     def app(self) -> Starlette:
         async def handle(request: Request) -> Response:
             return await self._handle(request)
 
         @contextlib.asynccontextmanager
         async def lifespan(app: Starlette) -> AsyncIterator[None]:
-            self.loop = asyncio.get_running_loop()
-            self._http = httpx.AsyncClient(timeout=CALLBACK_TIMEOUT)
-            try:
+            async with self.background.serving():
                 yield
-            finally:
-                with self.lock:
-                    tasks = list(self._tasks)
-                for task in tasks:
-                    task.cancel()
-                if tasks:
-                    await asyncio.wait(tasks, timeout=2.0)
-                await self._http.aclose()
-                self._http = None
-                self.loop = None
 
         return Starlette(
             routes=[Route("/{path:path}", handle, methods=["GET", "POST", "DELETE", "PATCH"])],
             lifespan=lifespan,
         )
-
-    def _spawn(self, coro: Coroutine[Any, Any, Any], what: str) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
-        with self.lock:
-            self._tasks.add(task)
-
-        def done(task: asyncio.Task[Any]) -> None:
-            with self.lock:
-                self._tasks.discard(task)
-            if not task.cancelled() and task.exception() is not None:
-                self._record_error(f"{what}: {task.exception()!r}")
-
-        task.add_done_callback(done)
 
     def _record_error(self, problem: str) -> None:
         with self.lock:
@@ -552,7 +528,7 @@ class FakeTelnyx:
         with self.lock:
             self.messages.append(message)
         if self.auto_status and params.get("webhook_url"):
-            self._spawn(self._reports(message), f"reports of {message.id}")
+            self.background.spawn(self._reports(message), f"reports of {message.id}")
         return JSONResponse({"data": self._message_resource(message)})
 
     def _message_resource(self, message: FakeMessage) -> dict[str, Any]:
@@ -620,8 +596,7 @@ class FakeTelnyx:
         return await self._post(url, body, {"Content-Type": "application/json", **self.sign(body)})
 
     async def _post(self, url: str, body: bytes, headers: Mapping[str, str]) -> httpx.Response:
-        assert self._http is not None
-        response = await self._http.post(url, content=body, headers=dict(headers))
+        response = await self.background.http.post(url, content=body, headers=dict(headers))
         with self.lock:
             self.callbacks.append((url, body, response.status_code))
         return response
@@ -653,7 +628,7 @@ class FakeTelnyx:
         with self.lock:
             self.calls.append(call)
             script = self._scripts.get(to, CalleeScript(answer="no-answer"))
-        self._spawn(self._run_call(call, script), f"call {call.sid}")
+        self.background.spawn(self._run_call(call, script), f"call {call.sid}")
         return JSONResponse({"from": sender, "to": to, "status": "queued"})
 
     def _update_call(self, sid: str, params: dict[str, Any]) -> Response:

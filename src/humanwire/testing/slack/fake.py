@@ -1,6 +1,8 @@
 """``FakeSlack``: Slack's side, played locally — one Slack app installed in workspaces,
-their members and conversations, state and rules in one object, apart from the HTTP
-serving (``server.SlackFakeServer``), moto-style.
+their members and conversations. Its parts, moto-style: the records (``records``), the
+state, the test's controls and the members' side here, the Web API over HTTP
+(``responses.SlackResponses``), what is signed and posted to the app (``events.SlackEvents``),
+served by ``server.SlackFakeServer``.
 
 **The Web API** (``/api/<method>``, GET or POST; parameters from the query, a form body
 or a JSON body; the token as ``Authorization: Bearer`` or a ``token`` parameter, the
@@ -33,7 +35,7 @@ retried as Slack does, with ``X-Slack-Retry-Num`` / ``X-Slack-Retry-Reason`` (af
 of a posted message (a signed ``block_actions`` interaction to ``interactions_url``);
 ``uninstall`` sends ``app_uninstalled`` and ``tokens_revoked`` and kills the tokens.
 
-Deliveries run on the serving loop with ``httpx.AsyncClient``; the test-facing methods
+Deliveries run on the serving loop (``_fake_server.FakeBackground``); the test-facing methods
 are thread-safe and return once the change is made (the delivery goes on: ``wait_idle``).
 """
 

@@ -1,5 +1,7 @@
 """``FakeTelnyx``: one Telnyx account played locally (the module docstring of
-``humanwire.testing.telnyx`` lists what it checks and offers)."""
+``humanwire.testing.telnyx`` lists what it checks and offers): its state, the REST API,
+the phone's side and the TeXML loop, over the records of ``records``, served by
+``server.TelnyxFakeServer``."""
 
 from __future__ import annotations
 
@@ -15,8 +17,7 @@ import time
 import uuid
 import xml.etree.ElementTree as ET
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urljoin
 
 import httpx
@@ -29,6 +30,21 @@ from typing_extensions import is_typeddict
 from .._fake_server import FakeBackground, poll_until
 from ..callee import BargeIn, CalleeScript
 from .contract import ContractViolation, check, query, wire_fields
+from .records import (
+    CALLBACK_TIMEOUT,
+    E164,
+    RELAY_FRAMES,
+    TITLES,
+    FakeCall,
+    FakeMessage,
+    FakeNumber,
+    FakeRequest,
+    Next,
+    Violation,
+    now,
+    page,
+    published_types,
+)
 
 __all__ = [
     "RELAY_FRAMES",
@@ -43,122 +59,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-CALLBACK_TIMEOUT = 10.0
-_E164 = re.compile(r"\+[1-9][0-9]{6,14}")
-
-
-def _types() -> dict[str, Any]:
-    """The published request types, by operation (imported when the fake is built)."""
-    from telnyx.types import (
-        available_phone_number_list_params,
-        message_send_params,
-        number_order_create_params,
-        phone_number_list_params,
-        phone_number_update_params,
-    )
-    from telnyx.types.phone_numbers import messaging_update_params
-    from telnyx.types.texml.accounts import call_calls_params, call_update_params
-
-    return {
-        "messages.send": message_send_params.MessageSendParams,
-        "numbers.list": phone_number_list_params.PhoneNumberListParams,
-        "numbers.update": phone_number_update_params.PhoneNumberUpdateParams,
-        "numbers.messaging": messaging_update_params.MessagingUpdateParams,
-        "numbers.available": available_phone_number_list_params.AvailablePhoneNumberListParams,
-        "numbers.order": number_order_create_params.NumberOrderCreateParams,
-        "calls.create": call_calls_params.Body,
-        "calls.update": call_update_params.CallUpdateParams,
-    }
-
-
-# -- records ---------------------------------------------------------------------------------
-@dataclass
-class FakeNumber:
-    id: str
-    phone_number: str
-    connection_id: str | None = None
-    messaging_profile_id: str | None = None
-    bought: bool = False
-    released: bool = False
-
-    def resource(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "record_type": "phone_number",
-            "phone_number": self.phone_number,
-            "status": "active",
-            "connection_id": self.connection_id,
-            "messaging_profile_id": self.messaging_profile_id,
-        }
-
-
-@dataclass
-class FakeMessage:
-    id: str
-    params: dict[str, Any]
-    status: str = "queued"
-    statuses: list[str] = field(default_factory=list)
-
-    @property
-    def to(self) -> str:
-        return str(self.params.get("to", ""))
-
-    @property
-    def from_(self) -> str:
-        return str(self.params.get("from", ""))
-
-    @property
-    def text(self) -> str:
-        return str(self.params.get("text", ""))
-
-
-@dataclass
-class FakeCall:
-    sid: str
-    params: dict[str, Any]
-    direction: str = "outbound-api"
-    status: str = "queued"
-    statuses: list[str] = field(default_factory=list)
-    answered_by: str | None = None
-    said: list[str] = field(default_factory=list)
-    heard: list[str | None] = field(default_factory=list)
-    transferred_to: str | None = None
-    relay_messages: list[dict[str, Any]] = field(default_factory=list)
-    """Over ConversationRelay: every message the service sent on the socket, in order."""
-    interrupted: list[str] = field(default_factory=list)
-    """Over ConversationRelay: what the callee had heard of each turn it spoke over."""
-    texml: list[str] = field(default_factory=list)
-    """Every TeXML document the call ran, in order."""
-    errors: list[str] = field(default_factory=list)
-    hang_up_requested: bool = False
-    ended_by: Literal["api", "callee", "service"] | None = None
-    done: bool = False
-
-    @property
-    def to(self) -> str:
-        return str(self.params.get("To", ""))
-
-    @property
-    def from_(self) -> str:
-        return str(self.params.get("From", ""))
-
-
-class FakeRequest(NamedTuple):
-    method: str
-    path: str
-    operation: str
-    params: Any
-
-
-class Violation(NamedTuple):
-    method: str
-    path: str
-    problem: str
-
-
-class _Next(NamedTuple):
-    url: str
-    extra: Mapping[str, str] = {}
 
 
 # -- the account ------------------------------------------------------------------------
@@ -193,7 +93,7 @@ class FakeTelnyx:
         raw = self._signing_key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
         self.public_key = base64.b64encode(raw).decode()
         self.auto_status = auto_status
-        self.types = _types()
+        self.types = published_types()
         self.lock = threading.RLock()
         self.background = FakeBackground(
             "fake Telnyx",
@@ -322,7 +222,7 @@ class FakeTelnyx:
             "to": [{"phone_number": to, "status": "webhook_delivered"}],
             "text": text,
             "media": [{"url": u, "content_type": "image/jpeg"} for u in media_urls],
-            "received_at": _now(),
+            "received_at": now(),
         }
         target = url or self.messaging_webhook_url
         if not target:
@@ -380,7 +280,7 @@ class FakeTelnyx:
     ) -> Response:
         error: dict[str, Any] = {
             "code": code,
-            "title": _TITLES.get(code, "Error"),
+            "title": TITLES.get(code, "Error"),
             "detail": detail,
         }
         if pointer is not None:
@@ -472,7 +372,7 @@ class FakeTelnyx:
                     for n in self.numbers.values()
                     if not n.released and (wanted is None or n.phone_number == wanted)
                 ]
-            return JSONResponse(_page(found, params))
+            return JSONResponse(page(found, params))
         if operation in ("numbers.update", "numbers.messaging", "numbers.release"):
             with self.lock:
                 number = self.numbers.get(str(path["id"]))
@@ -518,7 +418,7 @@ class FakeTelnyx:
             )
         if self.number(sender) is None:
             return self._error(422, "40305", f"{sender} is not a number of this account", "/from")
-        if not _E164.fullmatch(to):
+        if not E164.fullmatch(to):
             return self._error(422, "40310", "Invalid 'to' address", "/to")
         with self.lock:
             refused = self._refused.get(to)
@@ -586,7 +486,7 @@ class FakeTelnyx:
                 "data": {
                     "event_type": event_type,
                     "id": str(uuid.uuid4()),
-                    "occurred_at": _now(),
+                    "occurred_at": now(),
                     "payload": payload,
                     "record_type": "event",
                 },
@@ -618,7 +518,7 @@ class FakeTelnyx:
             )
         if self.number(sender) is None:
             return self._error(422, "10015", f"{sender} is not a number of this account", "/From")
-        if not _E164.fullmatch(to):
+        if not E164.fullmatch(to):
             return self._error(422, "10016", "Phone number must be in +E.164 format", "/To")
         with self.lock:
             refused = self._refused.get(to)
@@ -700,7 +600,7 @@ class FakeTelnyx:
         as ``SpeechResult``; silence goes on after it), ``<Redirect>``, ``<Dial>``,
         ``<Hangup>``, ``<Pause>``; anything else is the service's error."""
         says: collections.deque[str | BargeIn | None] = collections.deque(script.says)
-        step: _Next | None = _Next(url)
+        step: Next | None = Next(url)
         for _turn in range(100):
             if step is None or call.hang_up_requested:
                 return
@@ -735,7 +635,7 @@ class FakeTelnyx:
                     call.ended_by = call.ended_by or "service"
                     return
                 elif verb.tag == "Redirect":
-                    step = _Next(urljoin(base, text))
+                    step = Next(urljoin(base, text))
                     break
                 elif verb.tag == "Connect" and verb.find("ConversationRelay") is not None:
                     step = await self._relay(call, script, verb, base, says)
@@ -767,7 +667,7 @@ class FakeTelnyx:
                         continue  # silence: TeXML goes on after the Gather
                     action = urljoin(base, verb.get("action") or base)
                     extra = {"SpeechResult": speech, "Confidence": f"{script.confidence:.2f}"}
-                    step = _Next(action, extra)
+                    step = Next(action, extra)
                     break
                 else:
                     call.errors.append(f"<{verb.tag}> is not played by the fake")
@@ -783,7 +683,7 @@ class FakeTelnyx:
         verb: ET.Element,
         base: str,
         says: collections.deque[str | BargeIn | None],
-    ) -> _Next | None:
+    ) -> Next | None:
         """``<Connect><ConversationRelay url=...>``: says the ``welcomeGreeting``, opens
         the WebSocket at ``url`` as given (Telnyx publishes no handshake signature), sends
         Telnyx's ``setup`` (unless ``relay_setup`` is off) and plays the callee
@@ -831,7 +731,7 @@ class FakeTelnyx:
         action = verb.get("action")
         if status == "hung-up" or not action:
             return None
-        return _Next(urljoin(base, action))
+        return Next(urljoin(base, action))
 
     def _setup(self, call: FakeCall) -> dict[str, Any]:
         return {
@@ -879,48 +779,3 @@ class FakeTelnyx:
         with self.lock:
             call.errors.append(problem)
         self._record_error(f"call {call.sid}: {problem}")
-
-
-RELAY_FRAMES: dict[str, dict[str, type | tuple[type, ...]]] = {
-    "text": {"token": str, "last": bool},
-    "play": {"source": str},
-    "sendDigits": {"digits": str},
-    "language": {"ttsLanguage": str, "transcriptionLanguage": str},
-    "end": {},
-}
-"""The frames a service may send Telnyx's ConversationRelay, with their published fields
-(the ConversationRelay WebSocket channel's AsyncAPI description)."""
-
-
-_TITLES = {
-    "10004": "Missing required parameter",
-    "10005": "Resource not found",
-    "10007": "Unexpected error",
-    "10009": "Authentication failed",
-    "10015": "Bad Request",
-    "10016": "Phone number must be in +E.164 format",
-    "10017": "Associated resource does not exist",
-    "40305": "Invalid 'from' address",
-    "40310": "Invalid 'to' address",
-    "40300": "Blocked due to STOP message",
-}
-
-
-def _page(items: list[dict[str, Any]], params: Mapping[str, Any]) -> dict[str, Any]:
-    """One page holding everything (``page[number]`` past 1 is empty), with the ``meta``
-    the package's paginator reads to stop."""
-    number = int(params.get("page[number]") or 1)
-    size = int(params.get("page[size]") or 20)
-    return {
-        "data": items if number == 1 else [],
-        "meta": {
-            "page_number": number,
-            "page_size": size,
-            "total_pages": 1,
-            "total_results": len(items),
-        },
-    }
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S.000+00:00", time.gmtime())

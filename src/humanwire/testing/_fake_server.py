@@ -6,26 +6,33 @@ fake that loaded the implementation it checks could agree with it by constructio
 The socket is bound before the thread starts (``port=0``: a free port), so
 ``base_url`` is known at once; ``start`` returns once uvicorn accepts connections and
 the fake is bound to the server's loop (its callbacks run there).
+
+``FakeBackground`` is the other half every fake shares: what it does on the serving loop
+beside answering requests (callbacks, delivery reports, calls, retried events), bound to
+that loop by the app's lifespan, counted so ``wait_idle`` knows when it is over, driven
+from the test's thread by ``run``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import AbstractContextManager
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+import httpx
 from typing_extensions import Self
 
 if TYPE_CHECKING:
     import uvicorn
     from starlette.applications import Starlette
 
-__all__ = ["FakeServer", "ServedFake", "poll_until"]
+__all__ = ["FakeBackground", "FakeServer", "ServedFake", "apoll_until", "poll_until"]
 
 _START_TIMEOUT = 30.0
 _STOP_TIMEOUT = 10.0
@@ -92,6 +99,161 @@ def poll_until(
         if time.monotonic() > deadline:
             raise TimeoutError(f"the {what} did not reach the expected state")
         time.sleep(0.01)
+
+
+async def apoll_until(
+    predicate: Callable[[], T], lock: AbstractContextManager[Any], timeout: float, what: str
+) -> T:
+    """``poll_until`` for a coroutine: sleeps on its loop between polls."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with lock:
+            value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the {what} did not reach the expected state")
+        await asyncio.sleep(0.01)
+
+
+_CANCEL_WAIT = 2.0
+
+
+class FakeBackground:
+    """A fake's work on the serving loop beside the requests, and its HTTP client to the
+    code under test.
+
+    ``serving`` (entered by the app's lifespan) binds it to the loop; ``spawn`` starts a
+    coroutine there from any thread and counts it until it ends, so ``idle`` is False from
+    the call on (a test's ``wait_idle`` never sees a delivery not yet begun); ``run`` waits
+    for a coroutine from another thread, ``arun`` from any loop. A failure of spawned work
+    goes to ``on_error`` (the fake's ``errors``), named by the spawn's ``what``.
+    """
+
+    def __init__(
+        self,
+        label: str,
+        server: str,
+        lock: threading.RLock,
+        on_error: Callable[[str], None],
+        *,
+        http_timeout: float = 10.0,
+    ) -> None:
+        self.label = label
+        """Names the fake in errors: ``fake Slack``."""
+        self.server = server
+        """The server class that serves it, for the "not being served" error."""
+        self.lock = lock
+        self.on_error = on_error
+        self.http_timeout = http_timeout
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._http: httpx.AsyncClient | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._pending = 0
+
+    def _not_served(self) -> RuntimeError:
+        return RuntimeError(f"the {self.label} is not being served ({self.server})")
+
+    @contextlib.asynccontextmanager
+    async def serving(self) -> AsyncIterator[None]:
+        """For the app's lifespan: binds to the running loop; at the end cancels the work
+        under way (waiting a little for it) and closes the client."""
+        self.loop = asyncio.get_running_loop()
+        self._http = httpx.AsyncClient(timeout=self.http_timeout)
+        try:
+            yield
+        finally:
+            with self.lock:
+                tasks = list(self._tasks)
+            for task in tasks:
+                task.cancel()
+            if tasks:
+                await asyncio.wait(tasks, timeout=_CANCEL_WAIT)
+            await self._http.aclose()
+            self._http = None
+            self.loop = None
+
+    @property
+    def http(self) -> httpx.AsyncClient:
+        """The client the fake's callbacks go out with (only while served)."""
+        if self._http is None:
+            raise self._not_served()
+        return self._http
+
+    @property
+    def idle(self) -> bool:
+        """No spawned work is waiting to start or running."""
+        with self.lock:
+            return self._pending == 0
+
+    def spawn(self, coro: Coroutine[Any, Any, Any], what: str) -> None:
+        """Runs ``coro`` on the serving loop in the background (from any thread)."""
+        loop = self.loop
+        if loop is None:
+            coro.close()
+            raise self._not_served()
+        with self.lock:
+            self._pending += 1
+
+        def start() -> None:
+            task = loop.create_task(coro)
+            with self.lock:
+                self._tasks.add(task)
+            task.add_done_callback(done)
+
+        def done(task: asyncio.Task[Any]) -> None:
+            with self.lock:
+                self._tasks.discard(task)
+                self._pending -= 1
+            if not task.cancelled() and task.exception() is not None:
+                self.on_error(f"{what}: {task.exception()!r}")
+
+        if _running_loop() is loop:
+            start()
+        else:
+            loop.call_soon_threadsafe(start)
+
+    def cancel_all(self) -> None:
+        """Cancels the work under way (from any thread): a fake's ``reset``."""
+        loop = self.loop
+        with self.lock:
+            tasks = list(self._tasks)
+        if loop is None or not tasks:
+            return
+        if _running_loop() is loop:
+            for task in tasks:
+                task.cancel()
+        else:
+            for task in tasks:
+                loop.call_soon_threadsafe(task.cancel)
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float = 30.0) -> T:
+        """Runs ``coro`` on the serving loop and waits for it, from another thread."""
+        loop = self.loop
+        if loop is None:
+            coro.close()
+            raise self._not_served()
+        if _running_loop() is loop:  # waiting here would block the loop the coroutine needs
+            coro.close()
+            raise RuntimeError("called on the fake's own loop: use the async twin (a…) instead")
+        return asyncio.run_coroutine_threadsafe(coro, loop).result(timeout)
+
+    async def arun(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Runs ``coro`` on the serving loop, awaited from any loop."""
+        loop = self.loop
+        if loop is None:
+            coro.close()
+            raise self._not_served()
+        if asyncio.get_running_loop() is loop:
+            return await coro
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, loop))
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 class FakeServer(Generic[F]):

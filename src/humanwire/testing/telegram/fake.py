@@ -39,7 +39,7 @@ import json
 import secrets
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl
@@ -50,7 +50,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from .._fake_server import poll_until
+from .._fake_server import FakeBackground, poll_until
 from .spec import BotApiSpec, SpecViolation, load_spec
 
 __all__ = [
@@ -146,10 +146,9 @@ class FakeTelegram:
         self.username = username
         self.retry_delays = tuple(retry_delays)
         self.lock = threading.RLock()
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self._http: httpx.AsyncClient | None = None
-        self._tasks: set[asyncio.Task[Any]] = set()
-        self._pending = 0
+        self.background = FakeBackground(
+            "fake Telegram", "TelegramFakeServer", self.lock, self._error
+        )
         self.reset()
 
     def reset(self) -> None:
@@ -234,7 +233,7 @@ class FakeTelegram:
 
     def wait_idle(self, timeout: float = 10.0) -> None:
         """Returns once every update sent so far was delivered (or given up on)."""
-        self.wait_for(lambda: self._pending == 0 or None, timeout)
+        self.wait_for(lambda: self.background.idle or None, timeout)
 
     def redeliver(self, delivery: FakeUpdateDelivery) -> FakeUpdateDelivery:
         """Sends an update again, as Telegram does when it saw no answer."""
@@ -260,7 +259,7 @@ class FakeTelegram:
             self.deliveries.append(delivery)
             url, secret = self.webhook_url, self.secret_token
         if url:
-            self._schedule(lambda: self._dispatch(delivery, url, secret))
+            self.background.spawn(self._dispatch(delivery, url, secret), "update delivery")
         return delivery
 
     async def _dispatch(self, delivery: FakeUpdateDelivery, url: str, secret: str | None) -> None:
@@ -272,7 +271,8 @@ class FakeTelegram:
             if attempt:
                 await asyncio.sleep(self.retry_delays[attempt - 1])
             try:
-                status = (await self._client().post(url, content=body, headers=headers)).status_code
+                response = await self.background.http.post(url, content=body, headers=headers)
+                status = response.status_code
             except httpx.HTTPError:
                 status = 0
             with self.lock:
@@ -280,33 +280,6 @@ class FakeTelegram:
             if 200 <= status < 300:
                 return
         self._error(f"update {delivery.update['update_id']} was never acknowledged")
-
-    def _client(self) -> httpx.AsyncClient:
-        if self._http is None:
-            raise RuntimeError("the fake Telegram is not being served (TelegramFakeServer)")
-        return self._http
-
-    def _schedule(self, make: Callable[[], Coroutine[Any, Any, Any]]) -> None:
-        loop = self.loop
-        if loop is None:
-            raise RuntimeError("the fake Telegram is not being served (TelegramFakeServer)")
-        with self.lock:
-            self._pending += 1
-
-        def start() -> None:
-            task = loop.create_task(make())
-            self._tasks.add(task)
-
-            def done(task: asyncio.Task[Any]) -> None:
-                self._tasks.discard(task)
-                with self.lock:
-                    self._pending -= 1
-                if not task.cancelled() and task.exception() is not None:
-                    self._error(f"update delivery: {task.exception()!r}")
-
-            task.add_done_callback(done)
-
-        loop.call_soon_threadsafe(start)
 
     def _error(self, problem: str) -> None:
         with self.lock:
@@ -370,21 +343,16 @@ class FakeTelegram:
         return body
 
     # -- the Bot API ----------------------------------------------------------------------
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None:
+        """The serving loop (None while not served)."""
+        return self.background.loop
+
     def app(self) -> Starlette:
         @contextlib.asynccontextmanager
         async def lifespan(app: Starlette) -> AsyncIterator[None]:
-            self.loop = asyncio.get_running_loop()
-            self._http = httpx.AsyncClient(timeout=10)
-            try:
+            async with self.background.serving():
                 yield
-            finally:
-                for task in list(self._tasks):
-                    task.cancel()
-                if self._tasks:
-                    await asyncio.wait(list(self._tasks), timeout=2.0)
-                await self._http.aclose()
-                self._http = None
-                self.loop = None
 
         return Starlette(
             routes=[Route("/bot{token}/{method}", self._api, methods=["GET", "POST"])],

@@ -1,5 +1,7 @@
 """``FakeTelnyx``: one Telnyx account played locally (the module docstring of
-``humanwire.testing.telnyx`` lists what it checks and offers)."""
+``humanwire.testing.telnyx`` lists what it checks and offers): its state, the REST API,
+the phone's side and the TeXML loop, over the records of ``records``, served by
+``server.TelnyxFakeServer``."""
 
 from __future__ import annotations
 
@@ -14,9 +16,8 @@ import threading
 import time
 import uuid
 import xml.etree.ElementTree as ET
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, TypeVar
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urljoin
 
 import httpx
@@ -26,9 +27,24 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from typing_extensions import is_typeddict
 
-from .._fake_server import poll_until
+from .._fake_server import FakeBackground, poll_until
 from ..callee import BargeIn, CalleeScript
 from .contract import ContractViolation, check, query, wire_fields
+from .records import (
+    CALLBACK_TIMEOUT,
+    E164,
+    RELAY_FRAMES,
+    TITLES,
+    FakeCall,
+    FakeMessage,
+    FakeNumber,
+    FakeRequest,
+    Next,
+    Violation,
+    now,
+    page,
+    published_types,
+)
 
 __all__ = [
     "RELAY_FRAMES",
@@ -43,122 +59,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-CALLBACK_TIMEOUT = 10.0
-_E164 = re.compile(r"\+[1-9][0-9]{6,14}")
-
-
-def _types() -> dict[str, Any]:
-    """The published request types, by operation (imported when the fake is built)."""
-    from telnyx.types import (
-        available_phone_number_list_params,
-        message_send_params,
-        number_order_create_params,
-        phone_number_list_params,
-        phone_number_update_params,
-    )
-    from telnyx.types.phone_numbers import messaging_update_params
-    from telnyx.types.texml.accounts import call_calls_params, call_update_params
-
-    return {
-        "messages.send": message_send_params.MessageSendParams,
-        "numbers.list": phone_number_list_params.PhoneNumberListParams,
-        "numbers.update": phone_number_update_params.PhoneNumberUpdateParams,
-        "numbers.messaging": messaging_update_params.MessagingUpdateParams,
-        "numbers.available": available_phone_number_list_params.AvailablePhoneNumberListParams,
-        "numbers.order": number_order_create_params.NumberOrderCreateParams,
-        "calls.create": call_calls_params.Body,
-        "calls.update": call_update_params.CallUpdateParams,
-    }
-
-
-# -- records ---------------------------------------------------------------------------------
-@dataclass
-class FakeNumber:
-    id: str
-    phone_number: str
-    connection_id: str | None = None
-    messaging_profile_id: str | None = None
-    bought: bool = False
-    released: bool = False
-
-    def resource(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "record_type": "phone_number",
-            "phone_number": self.phone_number,
-            "status": "active",
-            "connection_id": self.connection_id,
-            "messaging_profile_id": self.messaging_profile_id,
-        }
-
-
-@dataclass
-class FakeMessage:
-    id: str
-    params: dict[str, Any]
-    status: str = "queued"
-    statuses: list[str] = field(default_factory=list)
-
-    @property
-    def to(self) -> str:
-        return str(self.params.get("to", ""))
-
-    @property
-    def from_(self) -> str:
-        return str(self.params.get("from", ""))
-
-    @property
-    def text(self) -> str:
-        return str(self.params.get("text", ""))
-
-
-@dataclass
-class FakeCall:
-    sid: str
-    params: dict[str, Any]
-    direction: str = "outbound-api"
-    status: str = "queued"
-    statuses: list[str] = field(default_factory=list)
-    answered_by: str | None = None
-    said: list[str] = field(default_factory=list)
-    heard: list[str | None] = field(default_factory=list)
-    transferred_to: str | None = None
-    relay_messages: list[dict[str, Any]] = field(default_factory=list)
-    """Over ConversationRelay: every message the service sent on the socket, in order."""
-    interrupted: list[str] = field(default_factory=list)
-    """Over ConversationRelay: what the callee had heard of each turn it spoke over."""
-    texml: list[str] = field(default_factory=list)
-    """Every TeXML document the call ran, in order."""
-    errors: list[str] = field(default_factory=list)
-    hang_up_requested: bool = False
-    ended_by: Literal["api", "callee", "service"] | None = None
-    done: bool = False
-
-    @property
-    def to(self) -> str:
-        return str(self.params.get("To", ""))
-
-    @property
-    def from_(self) -> str:
-        return str(self.params.get("From", ""))
-
-
-class FakeRequest(NamedTuple):
-    method: str
-    path: str
-    operation: str
-    params: Any
-
-
-class Violation(NamedTuple):
-    method: str
-    path: str
-    problem: str
-
-
-class _Next(NamedTuple):
-    url: str
-    extra: Mapping[str, str] = {}
 
 
 # -- the account ------------------------------------------------------------------------
@@ -193,17 +93,20 @@ class FakeTelnyx:
         raw = self._signing_key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
         self.public_key = base64.b64encode(raw).decode()
         self.auto_status = auto_status
-        self.types = _types()
+        self.types = published_types()
         self.lock = threading.RLock()
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self._http: httpx.AsyncClient | None = None
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self.background = FakeBackground(
+            "fake Telnyx",
+            "TelnyxFakeServer",
+            self.lock,
+            self._record_error,
+            http_timeout=CALLBACK_TIMEOUT,
+        )
         self.reset()
 
     def reset(self) -> None:
         with self.lock:
-            for task in list(getattr(self, "_tasks", ())):
-                task.cancel()
+            self.background.cancel_all()
             self.numbers: dict[str, FakeNumber] = {}
             self.available: list[str] = []
             self.messages: list[FakeMessage] = []
@@ -281,7 +184,7 @@ class FakeTelnyx:
         return poll_until(predicate, self.lock, timeout, "fake Telnyx")
 
     def _idle(self) -> bool:
-        return not self._tasks and all(c.done for c in self.calls)
+        return self.background.idle and all(c.done for c in self.calls)
 
     def wait_idle(self, timeout: float = 5.0) -> None:
         self.wait_for(self._idle, timeout)
@@ -298,13 +201,6 @@ class FakeTelnyx:
         }
 
     # -- the person's side, from the test's thread ----------------------------------------
-    def _run(self, coro: Coroutine[Any, Any, T], timeout: float = 30.0) -> T:
-        loop = self.loop
-        if loop is None:
-            coro.close()
-            raise RuntimeError("the fake Telnyx is not being served (TelnyxFakeServer)")
-        return asyncio.run_coroutine_threadsafe(coro, loop).result(timeout)
-
     def send_inbound(
         self,
         from_: str,
@@ -326,12 +222,12 @@ class FakeTelnyx:
             "to": [{"phone_number": to, "status": "webhook_delivered"}],
             "text": text,
             "media": [{"url": u, "content_type": "image/jpeg"} for u in media_urls],
-            "received_at": _now(),
+            "received_at": now(),
         }
         target = url or self.messaging_webhook_url
         if not target:
             raise RuntimeError("no messaging_webhook_url: set it as the portal would")
-        return self._run(self._event(target, "message.received", payload))
+        return self.background.run(self._event(target, "message.received", payload))
 
     def post_signed(
         self,
@@ -345,54 +241,34 @@ class FakeTelnyx:
         """``body`` to ``url`` signed as Telnyx signs (at ``timestamp``), or with
         ``headers`` as given: security tests."""
         sent = dict(headers) if headers is not None else self.sign(body, timestamp)
-        return self._run(self._post(url, body, {"Content-Type": content_type, **sent}))
+        return self.background.run(self._post(url, body, {"Content-Type": content_type, **sent}))
 
     def inbound_call(
         self, from_: str, to: str, script: CalleeScript, *, timeout: float = 60.0
     ) -> FakeCall:
         """A person at ``from_`` calls ``to``: run against the TeXML application's voice
         URL (``Direction`` inbound); returned once it is over."""
-        return self._run(self._inbound_call(from_, to, script), timeout=timeout)
+        return self.background.run(self._inbound_call(from_, to, script), timeout=timeout)
 
     # -- serving ---------------------------------------------------------------------------
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None:
+        """The serving loop (None while not served)."""
+        return self.background.loop
+
     def app(self) -> Starlette:
         async def handle(request: Request) -> Response:
             return await self._handle(request)
 
         @contextlib.asynccontextmanager
         async def lifespan(app: Starlette) -> AsyncIterator[None]:
-            self.loop = asyncio.get_running_loop()
-            self._http = httpx.AsyncClient(timeout=CALLBACK_TIMEOUT)
-            try:
+            async with self.background.serving():
                 yield
-            finally:
-                with self.lock:
-                    tasks = list(self._tasks)
-                for task in tasks:
-                    task.cancel()
-                if tasks:
-                    await asyncio.wait(tasks, timeout=2.0)
-                await self._http.aclose()
-                self._http = None
-                self.loop = None
 
         return Starlette(
             routes=[Route("/{path:path}", handle, methods=["GET", "POST", "DELETE", "PATCH"])],
             lifespan=lifespan,
         )
-
-    def _spawn(self, coro: Coroutine[Any, Any, Any], what: str) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
-        with self.lock:
-            self._tasks.add(task)
-
-        def done(task: asyncio.Task[Any]) -> None:
-            with self.lock:
-                self._tasks.discard(task)
-            if not task.cancelled() and task.exception() is not None:
-                self._record_error(f"{what}: {task.exception()!r}")
-
-        task.add_done_callback(done)
 
     def _record_error(self, problem: str) -> None:
         with self.lock:
@@ -404,7 +280,7 @@ class FakeTelnyx:
     ) -> Response:
         error: dict[str, Any] = {
             "code": code,
-            "title": _TITLES.get(code, "Error"),
+            "title": TITLES.get(code, "Error"),
             "detail": detail,
         }
         if pointer is not None:
@@ -496,7 +372,7 @@ class FakeTelnyx:
                     for n in self.numbers.values()
                     if not n.released and (wanted is None or n.phone_number == wanted)
                 ]
-            return JSONResponse(_page(found, params))
+            return JSONResponse(page(found, params))
         if operation in ("numbers.update", "numbers.messaging", "numbers.release"):
             with self.lock:
                 number = self.numbers.get(str(path["id"]))
@@ -542,7 +418,7 @@ class FakeTelnyx:
             )
         if self.number(sender) is None:
             return self._error(422, "40305", f"{sender} is not a number of this account", "/from")
-        if not _E164.fullmatch(to):
+        if not E164.fullmatch(to):
             return self._error(422, "40310", "Invalid 'to' address", "/to")
         with self.lock:
             refused = self._refused.get(to)
@@ -552,7 +428,7 @@ class FakeTelnyx:
         with self.lock:
             self.messages.append(message)
         if self.auto_status and params.get("webhook_url"):
-            self._spawn(self._reports(message), f"reports of {message.id}")
+            self.background.spawn(self._reports(message), f"reports of {message.id}")
         return JSONResponse({"data": self._message_resource(message)})
 
     def _message_resource(self, message: FakeMessage) -> dict[str, Any]:
@@ -610,7 +486,7 @@ class FakeTelnyx:
                 "data": {
                     "event_type": event_type,
                     "id": str(uuid.uuid4()),
-                    "occurred_at": _now(),
+                    "occurred_at": now(),
                     "payload": payload,
                     "record_type": "event",
                 },
@@ -620,8 +496,7 @@ class FakeTelnyx:
         return await self._post(url, body, {"Content-Type": "application/json", **self.sign(body)})
 
     async def _post(self, url: str, body: bytes, headers: Mapping[str, str]) -> httpx.Response:
-        assert self._http is not None
-        response = await self._http.post(url, content=body, headers=dict(headers))
+        response = await self.background.http.post(url, content=body, headers=dict(headers))
         with self.lock:
             self.callbacks.append((url, body, response.status_code))
         return response
@@ -643,7 +518,7 @@ class FakeTelnyx:
             )
         if self.number(sender) is None:
             return self._error(422, "10015", f"{sender} is not a number of this account", "/From")
-        if not _E164.fullmatch(to):
+        if not E164.fullmatch(to):
             return self._error(422, "10016", "Phone number must be in +E.164 format", "/To")
         with self.lock:
             refused = self._refused.get(to)
@@ -653,7 +528,7 @@ class FakeTelnyx:
         with self.lock:
             self.calls.append(call)
             script = self._scripts.get(to, CalleeScript(answer="no-answer"))
-        self._spawn(self._run_call(call, script), f"call {call.sid}")
+        self.background.spawn(self._run_call(call, script), f"call {call.sid}")
         return JSONResponse({"from": sender, "to": to, "status": "queued"})
 
     def _update_call(self, sid: str, params: dict[str, Any]) -> Response:
@@ -725,7 +600,7 @@ class FakeTelnyx:
         as ``SpeechResult``; silence goes on after it), ``<Redirect>``, ``<Dial>``,
         ``<Hangup>``, ``<Pause>``; anything else is the service's error."""
         says: collections.deque[str | BargeIn | None] = collections.deque(script.says)
-        step: _Next | None = _Next(url)
+        step: Next | None = Next(url)
         for _turn in range(100):
             if step is None or call.hang_up_requested:
                 return
@@ -760,7 +635,7 @@ class FakeTelnyx:
                     call.ended_by = call.ended_by or "service"
                     return
                 elif verb.tag == "Redirect":
-                    step = _Next(urljoin(base, text))
+                    step = Next(urljoin(base, text))
                     break
                 elif verb.tag == "Connect" and verb.find("ConversationRelay") is not None:
                     step = await self._relay(call, script, verb, base, says)
@@ -792,7 +667,7 @@ class FakeTelnyx:
                         continue  # silence: TeXML goes on after the Gather
                     action = urljoin(base, verb.get("action") or base)
                     extra = {"SpeechResult": speech, "Confidence": f"{script.confidence:.2f}"}
-                    step = _Next(action, extra)
+                    step = Next(action, extra)
                     break
                 else:
                     call.errors.append(f"<{verb.tag}> is not played by the fake")
@@ -808,7 +683,7 @@ class FakeTelnyx:
         verb: ET.Element,
         base: str,
         says: collections.deque[str | BargeIn | None],
-    ) -> _Next | None:
+    ) -> Next | None:
         """``<Connect><ConversationRelay url=...>``: says the ``welcomeGreeting``, opens
         the WebSocket at ``url`` as given (Telnyx publishes no handshake signature), sends
         Telnyx's ``setup`` (unless ``relay_setup`` is off) and plays the callee
@@ -856,7 +731,7 @@ class FakeTelnyx:
         action = verb.get("action")
         if status == "hung-up" or not action:
             return None
-        return _Next(urljoin(base, action))
+        return Next(urljoin(base, action))
 
     def _setup(self, call: FakeCall) -> dict[str, Any]:
         return {
@@ -904,48 +779,3 @@ class FakeTelnyx:
         with self.lock:
             call.errors.append(problem)
         self._record_error(f"call {call.sid}: {problem}")
-
-
-RELAY_FRAMES: dict[str, dict[str, type | tuple[type, ...]]] = {
-    "text": {"token": str, "last": bool},
-    "play": {"source": str},
-    "sendDigits": {"digits": str},
-    "language": {"ttsLanguage": str, "transcriptionLanguage": str},
-    "end": {},
-}
-"""The frames a service may send Telnyx's ConversationRelay, with their published fields
-(the ConversationRelay WebSocket channel's AsyncAPI description)."""
-
-
-_TITLES = {
-    "10004": "Missing required parameter",
-    "10005": "Resource not found",
-    "10007": "Unexpected error",
-    "10009": "Authentication failed",
-    "10015": "Bad Request",
-    "10016": "Phone number must be in +E.164 format",
-    "10017": "Associated resource does not exist",
-    "40305": "Invalid 'from' address",
-    "40310": "Invalid 'to' address",
-    "40300": "Blocked due to STOP message",
-}
-
-
-def _page(items: list[dict[str, Any]], params: Mapping[str, Any]) -> dict[str, Any]:
-    """One page holding everything (``page[number]`` past 1 is empty), with the ``meta``
-    the package's paginator reads to stop."""
-    number = int(params.get("page[number]") or 1)
-    size = int(params.get("page[size]") or 20)
-    return {
-        "data": items if number == 1 else [],
-        "meta": {
-            "page_number": number,
-            "page_size": size,
-            "total_pages": 1,
-            "total_results": len(items),
-        },
-    }
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S.000+00:00", time.gmtime())

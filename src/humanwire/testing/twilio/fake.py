@@ -62,7 +62,7 @@ import re
 import secrets
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlencode
 
@@ -72,7 +72,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from .._fake_server import poll_until
+from .._fake_server import FakeBackground, apoll_until, poll_until
 from ..callee import CalleeScript
 from .records import (
     API_VERSION,
@@ -128,9 +128,13 @@ class FakeTwilio:
         """Post ``sent`` / ``delivered`` (or the injected failure) after each message."""
         self.status_delay = status_delay
         self.lock = threading.RLock()
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self._http: httpx.AsyncClient | None = None
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self.background = FakeBackground(
+            "fake Twilio",
+            "TwilioFakeServer",
+            self.lock,
+            self._record_error,
+            http_timeout=CALLBACK_TIMEOUT,
+        )
         self.responses = TwilioResponses(self)
         self.player = TwimlPlayer(self)
         self.reset()
@@ -158,11 +162,7 @@ class FakeTwilio:
             self._undeliverable: dict[str, tuple[str, int]] = {}
             self._failures: list[Failure] = []
             self._delay = 0.0
-            tasks = list(self._tasks)
-        loop = self.loop
-        if loop is not None and tasks:
-            for task in tasks:
-                loop.call_soon_threadsafe(task.cancel)
+        self.background.cancel_all()
 
     # -- test controls ---------------------------------------------------------------------
     def add_number(
@@ -301,19 +301,11 @@ class FakeTwilio:
         return poll_until(predicate, self.lock, timeout, "fake Twilio")
 
     async def await_for(self, predicate: Callable[[], T], timeout: float = 5.0) -> T:
-        deadline = time.monotonic() + timeout
-        while True:
-            with self.lock:
-                value = predicate()
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                raise TimeoutError("the fake Twilio did not reach the expected state")
-            await asyncio.sleep(0.01)
+        return await apoll_until(predicate, self.lock, timeout, "fake Twilio")
 
     def _idle(self) -> bool:
         with self.lock:
-            return not self._tasks and all(c.done for c in self.calls)
+            return self.background.idle and all(c.done for c in self.calls)
 
     def wait_idle(self, timeout: float = 5.0) -> None:
         """Until every callback, delivery report and call the fake started is over."""
@@ -323,29 +315,6 @@ class FakeTwilio:
         await self.await_for(self._idle, timeout)
 
     # -- the phone's side, from the test's thread (run on the fake's loop) -----------------
-    def _run(self, coro: Coroutine[Any, Any, T], timeout: float = 30.0) -> T:
-        loop = self.loop
-        if loop is None:
-            coro.close()
-            raise RuntimeError("the fake Twilio is not being served (TwilioFakeServer)")
-        try:
-            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is loop:  # waiting here would block the loop the coroutine needs
-            coro.close()
-            raise RuntimeError("called on the fake's own loop: use the async twin (a…) instead")
-        return asyncio.run_coroutine_threadsafe(coro, loop).result(timeout)
-
-    async def _arun(self, coro: Coroutine[Any, Any, T]) -> T:
-        loop = self.loop
-        if loop is None:
-            coro.close()
-            raise RuntimeError("the fake Twilio is not being served (TwilioFakeServer)")
-        if asyncio.get_running_loop() is loop:
-            return await coro
-        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, loop))
-
     def send_inbound(
         self,
         from_: str,
@@ -361,7 +330,7 @@ class FakeTwilio:
         """A person at ``from_`` texts ``to``: posted, signed, to the ``SmsUrl`` of ``to``
         (with its ``SmsMethod``), or to ``url``. Reusing ``message_sid`` redelivers the
         same message. Returns the service's answer."""
-        return self._run(
+        return self.background.run(
             self._inbound(from_, to, body, media_urls, channel, message_sid, url, profile_name)
         )
 
@@ -377,7 +346,7 @@ class FakeTwilio:
         url: str | None = None,
         profile_name: str = "Test Human",
     ) -> httpx.Response:
-        return await self._arun(
+        return await self.background.arun(
             self._inbound(from_, to, body, media_urls, channel, message_sid, url, profile_name)
         )
 
@@ -386,12 +355,14 @@ class FakeTwilio:
     ) -> httpx.Response:
         """Posts one status callback of a sent message (by hand, e.g. ``read`` or a late
         ``failed``) to the ``StatusCallback`` it was sent with."""
-        return self._run(self._message_status_by_sid(message_sid, status, error_code))
+        return self.background.run(self._message_status_by_sid(message_sid, status, error_code))
 
     async def apost_message_status(
         self, message_sid: str, status: str, error_code: int | None = None
     ) -> httpx.Response:
-        return await self._arun(self._message_status_by_sid(message_sid, status, error_code))
+        return await self.background.arun(
+            self._message_status_by_sid(message_sid, status, error_code)
+        )
 
     def post_signed(
         self,
@@ -403,7 +374,7 @@ class FakeTwilio:
     ) -> httpx.Response:
         """Sends ``params`` to ``url`` signed as Twilio signs, or with ``signature`` as
         given (``"bad"``, a signature of other params…): security tests."""
-        return self._run(self._send(url, dict(params), method, signature=signature))
+        return self.background.run(self._send(url, dict(params), method, signature=signature))
 
     async def apost_signed(
         self,
@@ -413,19 +384,26 @@ class FakeTwilio:
         signature: str | None = None,
         method: str = "POST",
     ) -> httpx.Response:
-        return await self._arun(self._send(url, dict(params), method, signature=signature))
+        return await self.background.arun(
+            self._send(url, dict(params), method, signature=signature)
+        )
 
     def inbound_call(
         self, from_: str, to: str, script: CalleeScript, *, timeout: float = 60.0
     ) -> FakeCall:
         """A person at ``from_`` calls ``to``: the call runs against the ``VoiceUrl`` of
         ``to`` (``Direction`` inbound) and is returned once it is over."""
-        return self._run(self._inbound_call(from_, to, script), timeout=timeout)
+        return self.background.run(self._inbound_call(from_, to, script), timeout=timeout)
 
     async def ainbound_call(self, from_: str, to: str, script: CalleeScript) -> FakeCall:
-        return await self._arun(self._inbound_call(from_, to, script))
+        return await self.background.arun(self._inbound_call(from_, to, script))
 
     # -- serving -----------------------------------------------------------------------------
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None:
+        """The serving loop (None while not served)."""
+        return self.background.loop
+
     def app(self) -> Starlette:
         """The REST API as an ASGI app; its lifespan binds the fake to the serving loop."""
 
@@ -434,20 +412,8 @@ class FakeTwilio:
 
         @contextlib.asynccontextmanager
         async def lifespan(app: Starlette) -> AsyncIterator[None]:
-            self.loop = asyncio.get_running_loop()
-            self._http = httpx.AsyncClient(timeout=CALLBACK_TIMEOUT)
-            try:
+            async with self.background.serving():
                 yield
-            finally:
-                with self.lock:
-                    tasks = list(self._tasks)
-                for task in tasks:
-                    task.cancel()
-                if tasks:
-                    await asyncio.wait(tasks, timeout=2.0)
-                await self._http.aclose()
-                self._http = None
-                self.loop = None
 
         return Starlette(
             routes=[
@@ -455,19 +421,6 @@ class FakeTwilio:
             ],
             lifespan=lifespan,
         )
-
-    def _spawn(self, coro: Coroutine[Any, Any, Any], what: str) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
-        with self.lock:
-            self._tasks.add(task)
-
-        def done(task: asyncio.Task[Any]) -> None:
-            with self.lock:
-                self._tasks.discard(task)
-            if not task.cancelled() and task.exception() is not None:
-                self._record_error(f"{what}: {task.exception()!r}")
-
-        task.add_done_callback(done)
 
     def _record_error(self, problem: str) -> None:
         with self.lock:
@@ -607,13 +560,12 @@ class FakeTwilio:
             "User-Agent": "TwilioProxy/1.1",
             "I-Twilio-Idempotency-Token": secrets.token_hex(16),
         }
-        if self._http is None:
-            raise RuntimeError("the fake Twilio is not being served (TwilioFakeServer)")
+        http = self.background.http
         try:
             if method == "GET":
-                response = await self._http.get(url, headers=headers)
+                response = await http.get(url, headers=headers)
             else:
-                response = await self._http.post(url, data=params, headers=headers)
+                response = await http.post(url, data=params, headers=headers)
         except httpx.HTTPError:
             with self.lock:
                 self.callbacks.append(FakeCallback(method, url, dict(params), 0))
@@ -738,7 +690,7 @@ class FakeTwilio:
             self._answer(call, script)
             await self._call_event(call, "answered")
             if call.params.get("AsyncAmd") == "true" and call.answered_by is not None:
-                self._spawn(self._amd_callback(call), f"AMD callback of {call.sid}")
+                self.background.spawn(self._amd_callback(call), f"AMD callback of {call.sid}")
             await self.player.converse(call, script)
             if call.ended_by is None and self._over_time(call):
                 call.ended_by = "time-limit"

@@ -332,7 +332,7 @@ class TwilioResponses:
             failing = self.fake._undeliverable.get(to.removeprefix(WHATSAPP))
         if self.fake.auto_status:
             callback = values.get("StatusCallback")
-            self.fake._spawn(
+            self.fake.background.spawn(
                 self.fake._report(message, str(callback) if callback else None, failing),
                 f"status callbacks of {message.sid}",
             )
@@ -507,7 +507,7 @@ class TwilioResponses:
         with self.fake.lock:
             self.fake.calls.append(call)
             script = self.fake.callees.get(to, CalleeScript())
-        self.fake._spawn(self.fake._run_call(call, script), f"call {call.sid}")
+        self.fake.background.spawn(self.fake._run_call(call, script), f"call {call.sid}")
         return self._call_resource(call)
 
     def _call_resource(self, call: FakeCall) -> dict[str, Any]:

@@ -1,9 +1,8 @@
 """Reserved numbers on Telnyx: the operator's pool (``telnyx.numbers``), reserving one (its
 voice pointed at the TeXML application, its texts at the messaging profile), and, only
 with ``telnyx.buy_numbers``, buying one Telnyx offers (``/available_phone_numbers``,
-``/number_orders``). The same rules as Twilio's (``delivery.phone_numbers``): a pool
-number stays pointed here when released; a bought one is released back to Telnyx when
-the account deletes it, retried in the background if Telnyx fails.
+``/number_orders``). The rules are the carriers' shared ones
+(``delivery.phone_numbers.CarrierNumbers``); here only Telnyx's search and routing.
 """
 
 from __future__ import annotations
@@ -12,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..base import ProviderFailure
 from ..jobs import ProviderJobs
-from ..phone_numbers import NumberOffer, describe
+from ..phone_numbers import CarrierNumbers
 from .rest import TelnyxAPIError, TelnyxREST
 
 if TYPE_CHECKING:
@@ -21,55 +20,25 @@ if TYPE_CHECKING:
 __all__ = ["TelnyxNumbers"]
 
 
-class TelnyxNumbers:
+class TelnyxNumbers(CarrierNumbers):
+    label = "Telnyx"
+    ref_key = "id"
+
     def __init__(self, rest: TelnyxREST, config: TelnyxConfig, *, jobs: ProviderJobs) -> None:
+        super().__init__(
+            numbers=config.numbers,
+            shared=(config.sms_from,),
+            buy_numbers=config.buy_numbers,
+            jobs=jobs,
+        )
         self.rest = rest
         self.config = config
-        self.jobs = jobs
-        self._shared = {config.sms_from} - {None}
-        self._pool = [
-            offer
-            for n in config.numbers
-            if n not in self._shared and (offer := describe(n)) is not None
-        ]
 
-    @property
-    def buys(self) -> bool:
-        return self.config.buy_numbers
-
-    def pool(self) -> list[NumberOffer]:
-        return list(self._pool)
-
-    def in_pool(self, phone_number: str) -> bool:
-        return any(offer[0] == phone_number for offer in self._pool)
-
-    def buyable(self, phone_number: str) -> bool:
-        return (
-            self.config.buy_numbers
-            and phone_number not in self._shared
-            and describe(phone_number) is not None
-        )
-
-    async def search(self, country: str | None, area_code: str | None) -> list[NumberOffer]:
-        """Numbers Telnyx would sell (only with ``buy_numbers``)."""
-        if not self.config.buy_numbers:
-            return []
-        offers: list[NumberOffer] = []
-        for code in [country] if country else ["US", "GB"]:
-            query = {"filter[country_code]": code, "filter[features]": "sms"}
-            if area_code and code == "US":
-                query["filter[national_destination_code]"] = area_code
-            try:
-                found = await self.rest.available(query)
-            except TelnyxAPIError as exc:
-                raise ProviderFailure(f"Telnyx could not list numbers: {exc}") from None
-            for entry in found:
-                offer = describe(str(entry.get("phone_number") or ""))
-                if offer is None or offer[0] in self._shared:
-                    continue
-                if not area_code or offer[2] == area_code:
-                    offers.append(offer)
-        return offers
+    async def _available(self, country: str, area_code: str | None) -> list[dict[str, Any]]:
+        query = {"filter[country_code]": country, "filter[features]": "sms"}
+        if area_code and country == "US":
+            query["filter[national_destination_code]"] = area_code
+        return await self.rest.available(query)
 
     def _routing(self) -> dict[str, str]:
         routing: dict[str, str] = {}
@@ -113,10 +82,3 @@ class TelnyxNumbers:
             "bought": True,
             "provider": "telnyx",
         }
-
-    async def detach(self, data: dict[str, Any]) -> None:
-        """Releases a bought number back to Telnyx (a stored job); a pool number stays the
-        operator's."""
-        number_id = str(data.get("id") or "")
-        if data.get("bought") and number_id:
-            await self.jobs.add("release_number", number_id)

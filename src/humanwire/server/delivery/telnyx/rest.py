@@ -1,20 +1,19 @@
-"""Telnyx's REST API (v2), the few operations the service uses, over httpx with JSON.
+"""Telnyx's REST API (v2), the few operations the service uses, on the carriers' shared
+request path (``delivery.carrier_rest``: timeouts, per-account shares, retries of what
+was not done, metrics). Here only what is Telnyx's: a bearer API key, JSON bodies (the
+query for GET and DELETE), and the error body ``{"errors": [{"code", "detail",
+"source": {"pointer"}}]}``.
 
-Why not ``telnyx.AsyncTelnyx``: the service already runs httpx with its own timeouts,
-per-account shares of connections and metrics, as for Twilio; the request shapes are
-small and fixed, and the contract fake (``humanwire.testing.telnyx``) checks every one
-against the ``telnyx`` package's published request types. A slow or failing Telnyx never
-holds the service up: every request has a timeout, and a create that may have been done
-(a timeout, a 5xx other than 503) is reported, not repeated.
+Why not ``telnyx.AsyncTelnyx``: as for Twilio, the service already runs httpx; the
+contract fake (``humanwire.testing.telnyx``) checks every request against the ``telnyx``
+package's published request types.
 """
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import quote
 
 import httpx
@@ -22,18 +21,13 @@ import httpx
 from humanwire.errors import parse_retry_after
 
 from ...telemetry import Metrics
+from ..carrier_rest import DEFAULT_TIMEOUT, CarrierAPIError, CarrierREST
 
 __all__ = ["TelnyxAPIError", "TelnyxREST"]
 
-DEFAULT_TIMEOUT = 10.0
-_PER_ACCOUNT = 8
-_RETRIES = 2
-_RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
-_RETRY_CREATE_STATUSES = frozenset({429, 503})
-
 
 @dataclass
-class TelnyxAPIError(Exception):
+class TelnyxAPIError(CarrierAPIError):
     """Telnyx refused or failed a request: ``code`` is the first of Telnyx's
     ``errors[].code`` (``"40310"``…), ``pointer`` its ``source.pointer`` (``/to``);
     ``status`` 0 means no answer."""
@@ -49,7 +43,10 @@ class TelnyxAPIError(Exception):
         return f"Telnyx{code}: {self.message} (HTTP {self.status})"
 
 
-class TelnyxREST:
+class TelnyxREST(CarrierREST[TelnyxAPIError]):
+    provider: ClassVar[str] = "telnyx"
+    label: ClassVar[str] = "Telnyx"
+
     def __init__(
         self,
         api_key: str,
@@ -61,18 +58,13 @@ class TelnyxREST:
         metrics: Metrics | None = None,
     ) -> None:
         self.account_sid = account_sid or ""
-        self._metrics = metrics or Metrics()
-        self._client = httpx.AsyncClient(
+        super().__init__(
             base_url=api_base.rstrip("/"),
-            headers={"Authorization": f"Bearer {api_key}", "User-Agent": "humanwire"},
-            timeout=httpx.Timeout(timeout, connect=min(timeout, 5.0)),
-            limits=httpx.Limits(max_connections=200, max_keepalive_connections=50),
+            headers={"Authorization": f"Bearer {api_key}"},
+            timeout=timeout,
             transport=transport,
+            metrics=metrics,
         )
-        self._shares: dict[str, asyncio.Semaphore] = {}
-
-    async def aclose(self) -> None:
-        await self._client.aclose()
 
     # -- operations -----------------------------------------------------------------
     async def send_message(self, body: Mapping[str, Any], *, account: str = "") -> dict[str, Any]:
@@ -116,78 +108,19 @@ class TelnyxREST:
         path = f"/texml/Accounts/{quote(self.account_sid)}/Calls/{quote(call_sid)}"
         return await self._call("calls.update", "POST", path, body)
 
-    # -- the one request path -------------------------------------------------------
-    async def _call(
-        self,
-        operation: str,
-        method: str,
-        path: str,
-        payload: Mapping[str, Any] | None,
-        *,
-        account: str = "",
-        create: bool = False,
-    ) -> dict[str, Any]:
-        """One request, retried (with Telnyx's ``Retry-After`` or a short back-off) only
-        when Telnyx answered that it did nothing, or the connection was never made."""
-        share = self._shares.get(account)
-        if share is None:
-            share = self._shares[account] = asyncio.Semaphore(_PER_ACCOUNT)
-        async with share:
-            for attempt in range(_RETRIES + 1):
-                try:
-                    response = await self._request(operation, method, path, payload)
-                except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
-                    error = TelnyxAPIError(
-                        0, None, f"could not reach Telnyx ({type(exc).__name__})"
-                    )
-                except httpx.TimeoutException:
-                    raise TelnyxAPIError(0, None, "Telnyx did not answer in time") from None
-                except httpx.HTTPError as exc:
-                    error = TelnyxAPIError(0, None, f"Telnyx request failed ({type(exc).__name__})")
-                    if create:
-                        raise error from None
-                else:
-                    if response.is_success:
-                        try:
-                            body = response.json() if response.content else {}
-                        except ValueError:
-                            body = {}
-                        return body if isinstance(body, dict) else {}
-                    error = _error(response)
-                    retryable = _RETRY_CREATE_STATUSES if create else _RETRY_STATUSES
-                    if response.status_code not in retryable:
-                        raise error
-                if attempt == _RETRIES:
-                    raise error
-                delay = error.retry_after if error.retry_after is not None else 0.25 * 2**attempt
-                if delay > 2.0:  # a long wait is the caller's (502 with Retry-After)
-                    raise error
-                await asyncio.sleep(delay)
-        raise AssertionError("unreachable")
-
-    async def _request(
-        self, operation: str, method: str, path: str, payload: Mapping[str, Any] | None
+    # -- what is Telnyx's -------------------------------------------------------------
+    async def _send(
+        self, method: str, path: str, payload: Mapping[str, Any] | None
     ) -> httpx.Response:
-        """One HTTP request, timed for ``humanwire_provider_request_seconds``."""
-        started = time.perf_counter()
-        error: str | None = "error"
-        try:
-            if method in ("GET", "DELETE"):
-                response = await self._client.request(method, path, params=dict(payload or {}))
-            else:
-                response = await self._client.request(method, path, json=dict(payload or {}))
-            error = None if response.is_success else f"http_{response.status_code}"
-            return response
-        except httpx.TimeoutException:
-            error = "timeout"
-            raise
-        except httpx.HTTPError:
-            error = "connection"
-            raise
-        finally:
-            self._metrics.provider_request(
-                "telnyx", operation, time.perf_counter() - started, error
-            )
+        if method in ("GET", "DELETE"):
+            return await self._client.request(method, path, params=dict(payload or {}))
+        return await self._client.request(method, path, json=dict(payload or {}))
+
+    def _refusal(self, response: httpx.Response) -> TelnyxAPIError:
+        return _error(response)
+
+    def _no_answer(self, message: str) -> TelnyxAPIError:
+        return TelnyxAPIError(0, None, message)
 
 
 def _data(answer: dict[str, Any]) -> dict[str, Any]:

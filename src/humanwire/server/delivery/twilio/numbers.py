@@ -2,9 +2,9 @@
 (its SMS and voice webhooks pointed at this service), releasing it, and, only with
 ``twilio.buy_numbers``, buying one Twilio offers (``AvailablePhoneNumbers``).
 
-A pool number keeps its webhooks pointed here when released: a text or call to a number
-nobody holds is answered harmlessly. A bought number is released back to Twilio when the
-account deletes it (it stops costing money), retried in the background if Twilio fails.
+The rules (the pool first, buying only when allowed, a bought number released back when
+the account deletes it, so it stops costing money) are the carriers' shared ones
+(``delivery.phone_numbers.CarrierNumbers``); here only Twilio's search and webhooks.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from ..base import ProviderFailure
-from ..phone_numbers import NumberOffer, describe
+from ..phone_numbers import CarrierNumbers, NumberOffer, describe
 from .jobs import TwilioJobs
 from .rest import TwilioAPIError, TwilioREST
 
@@ -25,7 +25,10 @@ __all__ = ["NumberOffer", "TwilioNumbers", "describe"]
 logger = logging.getLogger("humanwire.twilio")
 
 
-class TwilioNumbers:
+class TwilioNumbers(CarrierNumbers):
+    label = "Twilio"
+    ref_key = "sid"
+
     def __init__(
         self,
         rest: TwilioREST,
@@ -36,55 +39,21 @@ class TwilioNumbers:
         call_status_url: str,
         jobs: TwilioJobs,
     ) -> None:
-        self.jobs = jobs
+        super().__init__(
+            numbers=config.numbers,
+            shared=(config.sms_from, config.whatsapp_from),
+            buy_numbers=config.buy_numbers,
+            jobs=jobs,
+        )
         self.rest = rest
         self.config = config
         self.sms_url = sms_url
         self.voice_url = voice_url
         self.call_status_url = call_status_url
-        # The shared senders are everybody's: never one account's, even if listed.
-        self._shared = {config.sms_from, config.whatsapp_from} - {None}
-        self._pool = [
-            offer
-            for n in config.numbers
-            if n not in self._shared and (offer := describe(n)) is not None
-        ]
 
-    @property
-    def buys(self) -> bool:
-        return self.config.buy_numbers
-
-    def pool(self) -> list[NumberOffer]:
-        return list(self._pool)
-
-    def in_pool(self, phone_number: str) -> bool:
-        return any(offer[0] == phone_number for offer in self._pool)
-
-    def buyable(self, phone_number: str) -> bool:
-        return (
-            self.config.buy_numbers
-            and phone_number not in self._shared
-            and describe(phone_number) is not None
-        )
-
-    async def search(self, country: str | None, area_code: str | None) -> list[NumberOffer]:
-        """Numbers Twilio would sell (only with ``buy_numbers``)."""
-        if not self.config.buy_numbers:
-            return []
-        offers: list[NumberOffer] = []
-        for code in [country] if country else ["US", "GB"]:
-            params = {"AreaCode": area_code} if area_code and code == "US" else {}
-            try:
-                found = await self.rest.available_local(code, params)
-            except TwilioAPIError as exc:
-                raise ProviderFailure(f"Twilio could not list numbers: {exc}") from None
-            for entry in found:
-                offer = describe(str(entry.get("phone_number") or ""))
-                if offer is None or offer[0] in self._shared:
-                    continue
-                if not area_code or offer[2] == area_code:
-                    offers.append(offer)
-        return offers
+    async def _available(self, country: str, area_code: str | None) -> list[dict[str, Any]]:
+        params = {"AreaCode": area_code} if area_code and country == "US" else {}
+        return await self.rest.available_local(country, params)
 
     def _webhooks(self) -> dict[str, str]:
         return {
@@ -114,10 +83,3 @@ class TwilioNumbers:
         except TwilioAPIError as exc:
             raise ProviderFailure(f"Twilio refused the number: {exc}") from None
         return {"sid": str(bought.get("sid") or ""), "bought": True}
-
-    async def detach(self, data: dict[str, Any]) -> None:
-        """Releases a bought number back to Twilio: a stored job, retried until Twilio
-        takes it. A pool number stays the operator's (nothing to do)."""
-        sid = str(data.get("sid") or "")
-        if data.get("bought") and sid:
-            await self.jobs.add("release_number", sid)

@@ -1,25 +1,20 @@
-"""Twilio's REST API (2010-04-01), the few operations the service uses, over httpx.
+"""Twilio's REST API (2010-04-01), the few operations the service uses, on the carriers'
+shared request path (``delivery.carrier_rest``: timeouts, per-account shares, retries of
+what was not done, metrics). Here only what is Twilio's: HTTP Basic with the account's
+credentials, form bodies (repeated keys for ``StatusCallbackEvent``), and the error body
+``{"code", "message"}``.
 
 Why not ``twilio.rest.Client``: its async path runs on aiohttp with a session of its own
-per client, while the service already runs httpx; the request shapes are small and
-fixed, and the contract fake checks every one of them against Twilio's published
-description. The ``twilio`` package still does what only it should do here: validate
-signatures and build TwiML.
-
-A slow or failing Twilio never holds the service up: every request has a timeout, each
-account has its own small share of connections (one account's burst cannot take them
-all), and nothing is retried that might have been done (a read timeout on a create is
-reported, not repeated: Twilio has no idempotency key).
+per client, while the service already runs httpx. The ``twilio`` package still does what
+only it should do here: validate signatures and build TwiML.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import urlencode
 
 import httpx
@@ -27,26 +22,19 @@ import httpx
 from humanwire.errors import parse_retry_after
 
 from ...telemetry import Metrics
+from ..carrier_rest import DEFAULT_TIMEOUT, CarrierAPIError, CarrierREST
 
 __all__ = ["TwilioAPIError", "TwilioREST"]
 
 logger = logging.getLogger("humanwire.twilio")
 
 API_VERSION = "2010-04-01"
-DEFAULT_TIMEOUT = 10.0
-_PER_ACCOUNT = 8
-"""REST requests one account may have in flight at once."""
-_RETRIES = 2
-_RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
-_RETRY_CREATE_STATUSES = frozenset({429, 503})
-"""A create is repeated only when Twilio said it did nothing (too many requests, or
-unavailable); after another 5xx a message or call may exist, so it is reported."""
 
 Params = Sequence[tuple[str, str]] | Mapping[str, str]
 
 
 @dataclass
-class TwilioAPIError(Exception):
+class TwilioAPIError(CarrierAPIError):
     """Twilio refused or failed a request. ``code`` is Twilio's error code (21211, …)
     when it gave one; ``status`` 0 means no answer (connection error or timeout)."""
 
@@ -60,7 +48,10 @@ class TwilioAPIError(Exception):
         return f"Twilio{code}: {self.message} (HTTP {self.status})"
 
 
-class TwilioREST:
+class TwilioREST(CarrierREST[TwilioAPIError]):
+    provider: ClassVar[str] = "twilio"
+    label: ClassVar[str] = "Twilio"
+
     def __init__(
         self,
         account_sid: str,
@@ -72,19 +63,14 @@ class TwilioREST:
         metrics: Metrics | None = None,
     ) -> None:
         self.account_sid = account_sid
-        self._metrics = metrics or Metrics()
-        self._client = httpx.AsyncClient(
+        super().__init__(
             base_url=f"{api_base.rstrip('/')}/{API_VERSION}/Accounts/{account_sid}",
             auth=(account_sid, auth_token),
-            timeout=httpx.Timeout(timeout, connect=min(timeout, 5.0)),
-            limits=httpx.Limits(max_connections=200, max_keepalive_connections=50),
+            headers={},
+            timeout=timeout,
             transport=transport,
-            headers={"User-Agent": "humanwire"},
+            metrics=metrics,
         )
-        self._shares: dict[str, asyncio.Semaphore] = {}
-
-    async def aclose(self) -> None:
-        await self._client.aclose()
 
     # -- operations ---------------------------------------------------------------
     async def create_message(self, params: Params, *, account: str = "") -> dict[str, Any]:
@@ -134,83 +120,36 @@ class TwilioREST:
         numbers = page.get("available_phone_numbers") or []
         return [n for n in numbers if isinstance(n, dict)]
 
-    # -- the one request path -------------------------------------------------------
-    async def _call(
-        self,
-        operation: str,
-        method: str,
-        path: str,
-        params: Params | None,
-        *,
-        account: str = "",
-        create: bool = False,
-    ) -> dict[str, Any]:
-        """One request, retried (with Twilio's ``Retry-After`` or a short back-off) only
-        when Twilio answered that it did nothing (429, 5xx) or the connection was never
-        made; a timeout after sending a create is not repeated."""
-        share = self._shares.get(account)
-        if share is None:
-            share = self._shares[account] = asyncio.Semaphore(_PER_ACCOUNT)
-        items = list(params.items()) if isinstance(params, Mapping) else list(params or [])
-        async with share:
-            for attempt in range(_RETRIES + 1):
-                try:
-                    response = await self._request(operation, method, path, items)
-                except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
-                    error = TwilioAPIError(
-                        0, None, f"could not reach Twilio ({type(exc).__name__})"
-                    )
-                except httpx.TimeoutException:
-                    raise TwilioAPIError(0, None, "Twilio did not answer in time") from None
-                except httpx.HTTPError as exc:
-                    if create:
-                        raise TwilioAPIError(
-                            0, None, f"Twilio request failed ({type(exc).__name__})"
-                        ) from None
-                    error = TwilioAPIError(0, None, f"Twilio request failed ({type(exc).__name__})")
-                else:
-                    if response.is_success:
-                        if method == "DELETE" or not response.content:
-                            return {}
-                        body = response.json()
-                        return body if isinstance(body, dict) else {}
-                    error = _error(response)
-                    retryable = _RETRY_CREATE_STATUSES if create else _RETRY_STATUSES
-                    if response.status_code not in retryable:
-                        raise error
-                if attempt == _RETRIES:
-                    raise error
-                delay = error.retry_after if error.retry_after is not None else 0.25 * 2**attempt
-                if delay > 2.0:  # a long wait is the caller's (502 with Retry-After)
-                    raise error
-                await asyncio.sleep(delay)
-        raise AssertionError("unreachable")
+    # -- what is Twilio's -------------------------------------------------------------
+    async def _send(self, method: str, path: str, payload: Params | None) -> httpx.Response:
+        items = list(payload.items()) if isinstance(payload, Mapping) else list(payload or [])
+        if method == "GET":
+            return await self._client.get(path, params=urlencode(items))
+        if method == "DELETE":
+            return await self._client.delete(path)
+        return await self._client.post(path, data=dict_or_list(items))
 
-    async def _request(
-        self, operation: str, method: str, path: str, items: list[tuple[str, str]]
-    ) -> httpx.Response:
-        """One HTTP request, timed for ``humanwire_provider_request_seconds``."""
-        started = time.perf_counter()
-        error: str | None = "error"  # unless it answers or fails in a known way
+    def _refusal(self, response: httpx.Response) -> TwilioAPIError:
+        """Twilio's ``{"code", "message"}``."""
+        code: int | None = None
+        message = response.reason_phrase or "error"
         try:
-            if method == "GET":
-                response = await self._client.get(path, params=urlencode(items))
-            elif method == "DELETE":
-                response = await self._client.delete(path)
-            else:
-                response = await self._client.post(path, data=dict_or_list(items))
-            error = None if response.is_success else f"http_{response.status_code}"
-            return response
-        except httpx.TimeoutException:
-            error = "timeout"
-            raise
-        except httpx.HTTPError:
-            error = "connection"
-            raise
-        finally:
-            self._metrics.provider_request(
-                "twilio", operation, time.perf_counter() - started, error
-            )
+            body = response.json()
+        except ValueError:
+            body = None
+        if isinstance(body, dict):
+            raw = body.get("code")
+            code = raw if isinstance(raw, int) else None
+            message = str(body.get("message") or message)
+        return TwilioAPIError(
+            response.status_code,
+            code,
+            message,
+            parse_retry_after(response.headers.get("Retry-After")),
+        )
+
+    def _no_answer(self, message: str) -> TwilioAPIError:
+        return TwilioAPIError(0, None, message)
 
 
 def dict_or_list(items: list[tuple[str, str]]) -> Any:
@@ -223,22 +162,3 @@ def dict_or_list(items: list[tuple[str, str]]) -> Any:
         else:
             data[key] = value
     return data
-
-
-def _error(response: httpx.Response) -> TwilioAPIError:
-    code: int | None = None
-    message = response.reason_phrase or "error"
-    try:
-        body = response.json()
-    except ValueError:
-        body = None
-    if isinstance(body, dict):
-        raw = body.get("code")
-        code = raw if isinstance(raw, int) else None
-        message = str(body.get("message") or message)
-    return TwilioAPIError(
-        response.status_code,
-        code,
-        message,
-        parse_retry_after(response.headers.get("Retry-After")),
-    )

@@ -1,5 +1,6 @@
 """Text messages: ``/messages/sms``, ``/messages/whatsapp``, ``/messages/slack``,
-``/messages/email`` and ``/messages/{channel_id}`` (a channel card)."""
+``/messages/telegram``, ``/messages/email`` and ``/messages/{channel_id}`` (a channel
+card)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from humanwire.types import (
     MessageResponse,
     SlackMessageRequest,
     SMSMessageRequest,
+    TelegramMessageRequest,
     WhatsAppMessageRequest,
 )
 
@@ -113,6 +115,36 @@ class Messages(Resource[ModeT]):
         )
         return self._post(
             "/messages/slack",
+            body,
+            MessageResponse,
+            wait=body.wait_time,
+            idempotency_key=idempotency_key,
+        )
+
+    @endpoint
+    def telegram(
+        self,
+        *,
+        to: str,
+        message: str,
+        wait_time: float | None = None,
+        follow_up_time: float | None = None,
+        metadata: Mapping[str, str] | None = None,
+        idempotency_key: str | None = None,
+    ) -> Flow[MessageResponse]:
+        """``POST /messages/telegram`` from the shared bot: ``to`` is a chat id (the
+        person started the chat with the bot: a bot cannot write first). A reply to the
+        message, or the next message in the chat, is the answer."""
+        body = build(
+            TelegramMessageRequest,
+            to=to,
+            message=message,
+            wait_time=wait_time,
+            follow_up_time=follow_up_time,
+            metadata=metadata,
+        )
+        return self._post(
+            "/messages/telegram",
             body,
             MessageResponse,
             wait=body.wait_time,

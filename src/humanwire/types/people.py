@@ -14,12 +14,14 @@ from ._base import (
     E164_SCHEMA,
     EMAIL_SCHEMA,
     SLACK_ID_SCHEMA,
+    TELEGRAM_CHAT_SCHEMA,
     RequestModel,
     ResponseModel,
     Timestamp,
     check_e164,
     check_email_address,
     check_slack_id,
+    check_telegram_chat_id,
 )
 from ._metadata import Metadata
 
@@ -48,8 +50,6 @@ CONFIRMABLE_CHANNELS: tuple[PersonChannel, ...] = ("sms", "whatsapp", "email", "
 WhatsApp or email; on Telegram the bot's start link, opened by the person."""
 CODE_CHANNELS: tuple[PersonChannel, ...] = ("sms", "whatsapp", "email")
 """The channels confirmed by a code sent to the address."""
-TELEGRAM_CHAT = re.compile(r"-?[1-9][0-9]{0,19}")
-"""A Telegram chat id (a private chat's is the person's user id; groups' are negative)."""
 MAX_ADDRESSES = 10
 PERSON_ID = re.compile(r"per_[A-Za-z0-9_-]{1,64}")
 _NAME = r"^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*$"
@@ -97,7 +97,7 @@ class PersonAddressInput(RequestModel):
                 },
                 {
                     "if": {"properties": {"channel": {"const": "telegram"}}},
-                    "then": {"properties": {"to": {"pattern": f"^{TELEGRAM_CHAT.pattern}$"}}},
+                    "then": {"properties": {"to": TELEGRAM_CHAT_SCHEMA}},
                     "else": {"required": ["to"]},
                 },
             ]
@@ -115,8 +115,7 @@ class PersonAddressInput(RequestModel):
             return self
         try:
             if self.channel == "telegram":
-                if not TELEGRAM_CHAT.fullmatch(self.to):
-                    raise _invalid("")
+                check_telegram_chat_id(self.to)
             elif self.channel == "email":
                 self.to = check_email_address(self.to)
             elif self.channel == "slack":

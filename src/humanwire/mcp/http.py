@@ -50,6 +50,7 @@ RECIPIENT_HEADERS: dict[str, str] = {
     "whatsapp": "Humanwire-WhatsApp-To",
     "slack": "Humanwire-Slack-To",
     "email": "Humanwire-Email-To",
+    "telegram": "Humanwire-Telegram-To",
 }
 """The request header naming each channel's recipient on ``/mcp``."""
 

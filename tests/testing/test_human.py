@@ -66,6 +66,21 @@ def test_fill_form_on_telegram(humanwire_client: HumanWire, human: ScriptedHuman
     assert (delivery.channel, delivery.to) == ("telegram", TELEGRAM_HUMAN)
 
 
+def test_open_start_link_binds_the_chat_of_a_person(
+    humanwire_client: HumanWire, human: ScriptedHuman
+) -> None:
+    people = humanwire_client.people
+    ada = people.create(name="Ada", addresses=[{"channel": "telegram"}])
+    sent = people.confirm(ada.person_id, channel="telegram")
+    assert sent.start_link is not None and sent.interaction_id is None
+    assert sent.start_link.startswith("https://t.me/humanwire_sandbox_bot?start=")
+    human.open_start_link(sent.start_link)
+    [address] = people.get(ada.person_id).addresses
+    assert (address.to, address.confirmed) == (TELEGRAM_HUMAN, True)
+    with pytest.raises(AssertionError, match="not valid"):
+        human.open_start_link(sent.start_link)  # used once already
+
+
 def test_reply_on_whatsapp_sees_the_template(
     humanwire_client: HumanWire, human: ScriptedHuman
 ) -> None:

@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 from pydantic import TypeAdapter
@@ -409,6 +410,20 @@ class ScriptedHuman:
         if media_urls is not None:
             body["mediaUrls"] = media_urls
         self._immediate("send_text", self._http.post("/sandbox/replies", json=body))
+
+    def open_start_link(self, link: str, *, chat: str | None = None) -> None:
+        """The person opens a Telegram start link (``startLink`` of
+        ``POST /people/{personId}/confirm``) in their chat with the sandbox's bot (``chat``,
+        default ``telegram_chat``), now: the chat becomes the person's address,
+        confirmed. A token that is not valid fails (AssertionError)."""
+        token = parse_qs(urlsplit(link).query).get("start", [""])[0]
+        body = {
+            "channel": "telegram",
+            "from": chat or self.telegram_chat,
+            "to": SANDBOX_TELEGRAM_BOT,
+            "body": f"/start {token}",
+        }
+        self._immediate("open_start_link", self._http.post("/sandbox/replies", json=body))
 
     def call_in(self, summary: str, *, from_: str | None = None, to: str | None = None) -> None:
         """Someone calls the account's reserved number ``to`` (default: the reserved

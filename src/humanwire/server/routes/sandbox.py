@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pydantic import TypeAdapter
-from pydantic_core import from_json
+from pydantic_core import PydanticCustomError, from_json
 
 from humanwire.types import (
     CallResponse,
@@ -20,6 +20,7 @@ from humanwire.types import (
     SandboxInboundCallRequest,
     SandboxReplyRequest,
 )
+from humanwire.types._base import check_telegram_chat_id
 
 from ..delivery.chat import CHAT_CHANNELS
 from ..errors import InvalidRequest, NotFound
@@ -69,8 +70,29 @@ async def _deliveries(call: ApiCall) -> Payload:
 
 
 async def _reply(call: ApiCall) -> Payload:
-    await call.engine.sandbox.reply(call.account, call.body_as(SandboxReplyRequest), call.named)
+    request = call.body_as(SandboxReplyRequest)
+    token = _start_token(request)
+    if token is not None:
+        # The person opened a start link in their chat with the sandbox's bot: the
+        # binding Telegram's /start gets (docs/people.md), told in the answer here.
+        call.engine.sandbox.check_answers(request.channel, field="channel")
+        try:
+            check_telegram_chat_id(request.from_)
+        except PydanticCustomError:
+            raise InvalidRequest("from must be a Telegram chat id", field="from") from None
+        binding = await call.engine.people.bind_chat("telegram", token, request.from_)
+        if not binding.bound:
+            raise InvalidRequest(binding.text, field="body")
+        return None
+    await call.engine.sandbox.reply(call.account, request, call.named)
     return None
+
+
+def _start_token(request: SandboxReplyRequest) -> str | None:
+    """The token of ``/start <token>`` on telegram (None: any other text)."""
+    if request.channel != "telegram" or not request.body.startswith("/start "):
+        return None
+    return request.body.removeprefix("/start ").strip() or None
 
 
 def _thread_named(params: Mapping[str, Any], raw: bytes) -> str | None:
@@ -128,7 +150,9 @@ def operations() -> list[Operation]:
             summary="The human texts back (or writes unsolicited)",
             description="`from` is the human, `to` the number or workspace that sent. A "
             "channel a real provider carries is 403 `live_channel`; an approval it decides "
-            "is recorded `via: sandbox`.",
+            "is recorded `via: sandbox`. On telegram, `/start <token>` opens a person's start "
+            "link (`POST /people/{personId}/confirm`) in the chat `from`: it binds that "
+            "chat, or is 400 naming `body` when the token is not valid.",
             tag="sandbox",
             status=204,
             body=TypeAdapter(SandboxReplyRequest),

@@ -14,6 +14,7 @@ from ._base import (
     WaitTime,
     check_e164,
     check_slack_id,
+    check_telegram_chat_id,
     format_seconds,
     utc_now,
 )
@@ -208,6 +209,7 @@ __all__ = [
     "check_e164",
     "check_metadata",
     "check_slack_id",
+    "check_telegram_chat_id",
     "detail_from_validation_error",
     "event_adapter",
     "field_path",

@@ -19,8 +19,8 @@ from humanwire.types import (
     SandboxDelivery,
     SandboxInboundCallRequest,
     SandboxReplyRequest,
+    check_telegram_chat_id,
 )
-from humanwire.types._base import check_telegram_chat_id
 
 from ..delivery.chat import CHAT_CHANNELS
 from ..errors import InvalidRequest, NotFound

@@ -28,6 +28,9 @@ import secrets
 from collections.abc import Sequence
 from typing import Any
 
+from pydantic_core import PydanticCustomError
+
+from humanwire.types import check_telegram_chat_id
 from humanwire.types.people import (
     CODE_CHANNELS,
     CONFIRMABLE_CHANNELS,
@@ -324,6 +327,19 @@ class PeopleDirectory:
             return not_valid  # spent by the same link opened at the same moment
         await self._store.delete_provider_state(START_SCOPE, key)
         return ChatBinding(bound=True, text=START_BOUND)
+
+    async def open_start_text(self, channel: str, chat: str, body: str) -> ChatBinding | None:
+        """A text played as the person (the sandbox API, the inbox) that opens a start
+        link: ``/start <token>`` on telegram, bound as Telegram's would be
+        (``bind_chat``); ``InvalidRequest`` naming ``from`` for a chat that is no chat id.
+        None: any other text (an ordinary reply)."""
+        if channel != "telegram" or not body.startswith("/start "):
+            return None
+        try:
+            check_telegram_chat_id(chat)
+        except PydanticCustomError:
+            raise InvalidRequest("from must be a Telegram chat id", field="from") from None
+        return await self.bind_chat(channel, body.removeprefix("/start ").strip(), chat)
 
     async def _sender(self, account: Account, channel: Channel) -> str:
         if channel == "sms":

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pydantic import TypeAdapter
-from pydantic_core import PydanticCustomError, from_json
+from pydantic_core import from_json
 
 from humanwire.types import (
     CallResponse,
@@ -19,7 +19,6 @@ from humanwire.types import (
     SandboxDelivery,
     SandboxInboundCallRequest,
     SandboxReplyRequest,
-    check_telegram_chat_id,
 )
 
 from ..delivery.chat import CHAT_CHANNELS
@@ -71,28 +70,16 @@ async def _deliveries(call: ApiCall) -> Payload:
 
 async def _reply(call: ApiCall) -> Payload:
     request = call.body_as(SandboxReplyRequest)
-    token = _start_token(request)
-    if token is not None:
-        # The person opened a start link in their chat with the sandbox's bot: the
-        # binding Telegram's /start gets (docs/people.md), told in the answer here.
-        call.engine.sandbox.check_answers(request.channel, field="channel")
-        try:
-            check_telegram_chat_id(request.from_)
-        except PydanticCustomError:
-            raise InvalidRequest("from must be a Telegram chat id", field="from") from None
-        binding = await call.engine.people.bind_chat("telegram", token, request.from_)
+    call.engine.sandbox.check_answers(request.channel, field="channel")
+    # A start link opened in the chat with the sandbox's bot: bound as Telegram's /start
+    # is (docs/people.md), and a token not valid said in the answer.
+    binding = await call.engine.people.open_start_text(request.channel, request.from_, request.body)
+    if binding is not None:
         if not binding.bound:
             raise InvalidRequest(binding.text, field="body")
         return None
     await call.engine.sandbox.reply(call.account, request, call.named)
     return None
-
-
-def _start_token(request: SandboxReplyRequest) -> str | None:
-    """The token of ``/start <token>`` on telegram (None: any other text)."""
-    if request.channel != "telegram" or not request.body.startswith("/start "):
-        return None
-    return request.body.removeprefix("/start ").strip() or None
 
 
 def _thread_named(params: Mapping[str, Any], raw: bytes) -> str | None:

@@ -80,6 +80,7 @@ __all__ = [
     "AskHumanEmail",
     "AskHumanSMS",
     "AskHumanSlack",
+    "AskHumanTelegram",
     "AskHumanWhatsApp",
     "BareTool",
     "CallHuman",
@@ -90,6 +91,7 @@ __all__ = [
     "NotifyHumanEmail",
     "NotifyHumanSMS",
     "NotifyHumanSlack",
+    "NotifyHumanTelegram",
     "NotifyHumanWhatsApp",
     "ToolCore",
     "ToolRow",
@@ -245,6 +247,8 @@ class MessageTool(ToolCore):
             raise ValueError("a WhatsApp message goes from the account's number: no from_")
         if from_ is not None and self.channel == "email":
             raise ValueError("an email goes from the service's configured sender: no from_")
+        if from_ is not None and self.channel == "telegram":
+            raise ValueError("a Telegram message goes from the service's bot: no from_")
         if wait_time is _UNSET:
             wait_time = self.default_wait_time
         self.wait_time = check_wait_time(wait_time)
@@ -317,6 +321,14 @@ class AskHumanSlack(MessageTool):
     default_name: ClassVar[str] = "ask_human_slack"
 
 
+class AskHumanTelegram(MessageTool):
+    """Message a person on Telegram from the bot and wait for their reply in the chat
+    (``ask_human_telegram``)."""
+
+    channel: ClassVar[MessageChannel] = "telegram"
+    default_name: ClassVar[str] = "ask_human_telegram"
+
+
 class AskHumanEmail(MessageTool):
     """Email a person and wait for their reply to it (``ask_human_email``)."""
 
@@ -342,6 +354,13 @@ class NotifyHumanSlack(AskHumanSlack):
     """Send a Slack message without waiting (``notify_human_slack``)."""
 
     default_name: ClassVar[str] = "notify_human_slack"
+    default_wait_time: ClassVar[float | None] = None
+
+
+class NotifyHumanTelegram(AskHumanTelegram):
+    """Send a Telegram message without waiting (``notify_human_telegram``)."""
+
+    default_name: ClassVar[str] = "notify_human_telegram"
     default_wait_time: ClassVar[float | None] = None
 
 
@@ -413,7 +432,7 @@ class HumanForm(ToolCore):
         **options: Any,
     ) -> None:
         if channel not in CHANNEL_NAMES:
-            raise ValueError("channel must be sms, whatsapp, slack or email")
+            raise ValueError("channel must be sms, whatsapp, slack, email or telegram")
         if (title is None) != (fields is None):
             raise ValueError("a fixed form needs both title and fields (or neither: dynamic)")
         if fields is not None and not fields:
@@ -628,10 +647,12 @@ TOOL_TABLE: tuple[ToolRow, ...] = (
             AskHumanWhatsApp,
             AskHumanSlack,
             AskHumanEmail,
+            AskHumanTelegram,
             NotifyHumanSMS,
             NotifyHumanWhatsApp,
             NotifyHumanSlack,
             NotifyHumanEmail,
+            NotifyHumanTelegram,
         )
     ),
     ToolRow("HumanForm", HumanForm, "human_form", None, True),

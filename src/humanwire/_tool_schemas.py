@@ -20,6 +20,7 @@ from ._tooling import (
     NOTE,
     PHONE_TO,
     SLACK_TO,
+    TELEGRAM_TO,
     FormFieldList,
     FormFieldSpec,
     OptionalText,
@@ -49,12 +50,12 @@ class NoteInput(BaseModel):
     message: str = Field(min_length=1, description=NOTE)
 
 
-_RECIPIENTS = {"Phone": PHONE_TO, "Slack": SLACK_TO, "Email": EMAIL_TO}
+_RECIPIENTS = {"Phone": PHONE_TO, "Slack": SLACK_TO, "Email": EMAIL_TO, "Telegram": TELEGRAM_TO}
 """What a recipient is, by kind: how the model is told to write one."""
 
 
 def _recipient_kind(channel: str) -> str:
-    return "Slack" if channel == "slack" else "Email" if channel == "email" else "Phone"
+    return {"slack": "Slack", "email": "Email", "telegram": "Telegram"}.get(channel, "Phone")
 
 
 def _recipient_field(kind: str) -> tuple[Any, Any]:
@@ -119,7 +120,7 @@ def _build_form_schema(dynamic: bool, kind: str, expose: bool) -> type[BaseModel
 _FORM_SCHEMAS: dict[tuple[bool, str, bool], type[BaseModel]] = {
     (dynamic, kind, expose): _build_form_schema(dynamic, kind, expose)
     for dynamic in (False, True)
-    for kind in ("Phone", "WhatsApp", "Slack", "Email")
+    for kind in ("WhatsApp", *_RECIPIENTS)
     for expose in (False, True)
 }
 

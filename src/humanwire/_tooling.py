@@ -63,6 +63,7 @@ __all__ = [
     "NO_ANSWER",
     "PHONE_TO",
     "SLACK_TO",
+    "TELEGRAM_TO",
     "FormFieldList",
     "FormFieldSpec",
     "MessageChannel",
@@ -324,6 +325,10 @@ SLACK_TO = (
     "Slack member ID (starts with U or W) or channel ID (starts with C). Leave it out to "
     "reach the default person."
 )
+TELEGRAM_TO = (
+    "Telegram chat ID, digits (negative for a group), e.g. 123456789: the person's chat "
+    "with the bot. Leave it out to reach the default person."
+)
 CALL_PROMPT = (
     "Everything the voice agent placing the call knows: who it calls on behalf of, the "
     "goal, what to do for the likely answers, and what to say on voicemail."
@@ -421,10 +426,16 @@ def describe_status(status: InteractionStatus) -> str:
 
 # --- tool descriptions --------------------------------------------------------------------
 
-CHANNEL_NAMES = {"sms": "SMS", "whatsapp": "WhatsApp", "slack": "Slack", "email": "email"}
+CHANNEL_NAMES = {
+    "sms": "SMS",
+    "whatsapp": "WhatsApp",
+    "slack": "Slack",
+    "email": "email",
+    "telegram": "Telegram",
+}
 """How a channel is named in the texts a model reads."""
 
-MessageChannel = Literal["sms", "whatsapp", "slack", "email"]
+MessageChannel = Literal["sms", "whatsapp", "slack", "email", "telegram"]
 """The channels the message tools send on."""
 
 _ASKS = {
@@ -432,6 +443,8 @@ _ASKS = {
     "whatsapp": "Ask a human a question on WhatsApp.",
     "slack": "Ask a human a question on Slack (they reply in the thread).",
     "email": "Ask a human a question by email (their reply to the email is the answer).",
+    "telegram": "Ask a human a question on Telegram (their next message in the chat is the "
+    "answer).",
 }
 
 

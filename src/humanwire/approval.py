@@ -97,7 +97,10 @@ RECIPIENT_ENV: dict[str, str] = {
     "call": "HUMANWIRE_SMS_TO",
 }
 """The environment variable holding each channel's default recipient."""
-MESSAGE_RECIPIENT_ENV: dict[str, str] = {"email": "HUMANWIRE_EMAIL_TO"}
+MESSAGE_RECIPIENT_ENV: dict[str, str] = {
+    "email": "HUMANWIRE_EMAIL_TO",
+    "telegram": "HUMANWIRE_TELEGRAM_TO",
+}
 """The same for channels the message tools reach but approvals do not (yet)."""
 
 DEFAULT_APPROVAL_WAIT_TIME = 300
@@ -153,10 +156,17 @@ def is_local_service(client: object | None = None) -> bool:
 
 def default_recipient(channel: str) -> str:
     """The inbox's default human on the embedded service, for ``channel``."""
-    from .types.sandbox import DEFAULT_HUMAN_EMAIL, DEFAULT_HUMAN_PHONE, DEFAULT_HUMAN_SLACK
+    from .types.sandbox import (
+        DEFAULT_HUMAN_EMAIL,
+        DEFAULT_HUMAN_PHONE,
+        DEFAULT_HUMAN_SLACK,
+        DEFAULT_HUMAN_TELEGRAM,
+    )
 
     if channel == "email":
         return DEFAULT_HUMAN_EMAIL
+    if channel == "telegram":
+        return DEFAULT_HUMAN_TELEGRAM
     return DEFAULT_HUMAN_SLACK if channel == "slack" else DEFAULT_HUMAN_PHONE
 
 

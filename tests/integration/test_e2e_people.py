@@ -3,7 +3,8 @@
 changed and deleted; another account's people are 404 and never listed; hostile input is
 the documented 400 ``invalid_request`` naming the field, never a 500. An address is
 confirmed by the code sent to it (sms, whatsapp, email through the sandbox), once, before
-it expires; a wrong code confirms nothing; chat apps are not confirmable yet (400)."""
+it expires; a wrong code confirms nothing; slack is not confirmable yet (400); telegram
+confirms by its start link (tests/providers/test_telegram_people.py)."""
 
 from __future__ import annotations
 

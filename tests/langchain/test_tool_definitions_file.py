@@ -27,6 +27,7 @@ REMOTE = HumanWire(api_key="k", base_url="https://humanwire.example")
 TO = {"to": "+14155550123"}
 SLACK_TO = {"to": "U0TEAM0001"}
 EMAIL_TO = {"to": "ada@example.com"}
+TELEGRAM_TO = {"to": "123456789"}
 FIELDS = [{"id": "venue", "label": "Venue", "type": "text", "required": True}]
 
 CASES: list[tuple[str, str, dict[str, Any]]] = [
@@ -41,6 +42,10 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("notify whatsapp", "NotifyHumanWhatsApp", TO),
     ("notify slack", "NotifyHumanSlack", SLACK_TO),
     ("notify email", "NotifyHumanEmail", EMAIL_TO),
+    ("ask telegram", "AskHumanTelegram", TELEGRAM_TO),
+    ("telegram exposed", "AskHumanTelegram", {**TELEGRAM_TO, "expose_recipient": True}),
+    ("notify telegram", "NotifyHumanTelegram", TELEGRAM_TO),
+    ("telegram form", "HumanForm", {**TELEGRAM_TO, "channel": "telegram"}),
     ("channel card", "AskHumanChannel", {"channel_id": "ch_1"}),
     ("dynamic form", "HumanForm", TO),
     ("whatsapp form", "HumanForm", {**TO, "channel": "whatsapp"}),

@@ -84,3 +84,12 @@ def test_a_fixed_form_from_a_file(tmp_path: Path) -> None:
 def test_errors_name_the_setting(env: dict[str, str], argv: tuple[str, ...], named: str) -> None:
     with pytest.raises(SettingsError, match=named):
         McpSettings.from_env(env, **flags(*argv))
+
+
+def test_the_telegram_recipient_from_its_flag_or_variable() -> None:
+    from_env = McpSettings.from_env({"HUMANWIRE_TELEGRAM_TO": "123456789"}, **flags())
+    assert from_env.configured_recipient("telegram") == "123456789"
+    flagged = McpSettings.from_env(
+        {"HUMANWIRE_TELEGRAM_TO": "123456789"}, **flags("--telegram-to", "-100200300")
+    )
+    assert flagged.telegram_to == "-100200300"

@@ -15,6 +15,7 @@ from humanwire.langchain import (
     AskHumanEmail,
     AskHumanSlack,
     AskHumanSMS,
+    AskHumanTelegram,
     AskHumanWhatsApp,
     CallHuman,
     CheckHumanInteraction,
@@ -22,13 +23,14 @@ from humanwire.langchain import (
     NotifyHumanEmail,
     NotifyHumanSlack,
     NotifyHumanSMS,
+    NotifyHumanTelegram,
     NotifyHumanWhatsApp,
 )
 from humanwire.mcp import FixedForm
 from humanwire.testing import ScriptedHuman
 from humanwire.types import DEFAULT_NO_RESPONSE_TEMPLATE, FormField
 
-CHANNELS = ["sms", "whatsapp", "slack", "email"]
+CHANNELS = ["sms", "whatsapp", "slack", "email", "telegram"]
 NO_LIMIT: dict[str, Any] = {"client_timeout": None}
 """A client with no known request limit: the tools hold the whole wait."""
 
@@ -39,10 +41,12 @@ async def test_tools_mirror_the_langchain_tools(humanwire_client: HumanWire) -> 
         AskHumanWhatsApp(client=humanwire_client),
         AskHumanSlack(client=humanwire_client),
         AskHumanEmail(client=humanwire_client),
+        AskHumanTelegram(client=humanwire_client),
         NotifyHumanSMS(client=humanwire_client),
         NotifyHumanWhatsApp(client=humanwire_client),
         NotifyHumanSlack(client=humanwire_client),
         NotifyHumanEmail(client=humanwire_client),
+        NotifyHumanTelegram(client=humanwire_client),
         HumanForm(client=humanwire_client),
         CallHuman(client=humanwire_client),
         CheckHumanInteraction(client=humanwire_client),
@@ -79,7 +83,9 @@ async def test_no_answer_is_a_normal_result(connect: Connect, human: ScriptedHum
     assert (await silent.async_wait()).text == "Anyone there?"
 
 
-@pytest.mark.parametrize(("channel", "to"), [("whatsapp", PHONE), ("email", EMAIL)])
+@pytest.mark.parametrize(
+    ("channel", "to"), [("whatsapp", PHONE), ("email", EMAIL), ("telegram", "100000001")]
+)
 async def test_notify(
     connect: Connect, human: ScriptedHuman, humanwire_client: HumanWire, channel: str, to: str
 ) -> None:

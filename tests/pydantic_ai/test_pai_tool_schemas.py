@@ -88,7 +88,8 @@ def test_the_toolset_offers_what_the_toolkit_and_the_mcp_server_offer() -> None:
         "whatsapp_to": "+14155550123",
         "slack_to": "U0TEAM0001",
         "email_to": "ada@example.com",
-        "channels": ["sms", "whatsapp", "slack", "email"],
+        "telegram_to": "123456789",
+        "channels": ["sms", "whatsapp", "slack", "email", "telegram"],
         "notify": True,
         "call": True,
         "channel_ids": ["ch_1"],
@@ -107,10 +108,12 @@ def test_the_toolset_offers_what_the_toolkit_and_the_mcp_server_offer() -> None:
         whatsapp_to="+14155550123",
         slack_to="U0TEAM0001",
         email_to="ada@example.com",
+        telegram_to="123456789",
         channel_ids=("ch_1",),
         client_timeout=None,  # no client limit: the MCP texts say nothing about handing back
     )
-    built = build_tools(settings, ("sms", "whatsapp", "slack", "email"))
+    built = build_tools(settings, ("sms", "whatsapp", "slack", "email", "telegram"))
+    assert {"ask_human_telegram", "notify_human_telegram"} <= {tool.name for tool in built}
     # The MCP server alone offers the approval tools (other frameworks gate on their seams).
     mcp = {tool.name: tool for tool in built if tool.name not in MCP_APPROVAL_TOOLS}
     assert {tool.name for tool in built} - set(mcp) == MCP_APPROVAL_TOOLS

@@ -291,3 +291,49 @@ def test_an_email_is_answered_from_the_inbox(
         result = held.result(timeout=10)
     assert (result.responded, result.reply) == (True, "Yes, ship it.")
     assert fields["interactionId"] == result.interaction_id
+
+
+def test_a_telegram_message_is_answered_from_the_inbox_as_a_reply_to_it(
+    browser_like: httpx.Client, humanwire_api_key: str, humanwire_client: HumanWire
+) -> None:
+    login(browser_like, humanwire_api_key)
+    chat = "100000001"
+    older = humanwire_client.messages.telegram(to=chat, message="First?", follow_up_time=60)
+    newer = humanwire_client.messages.telegram(to=chat, message="Second?", follow_up_time=60)
+    page = browser_like.get("/inbox").text
+    # The human's line names their Telegram chat, and writing first defaults to it.
+    assert f'data-human-telegram="{chat}"' in page and "telegram chat <span" in page
+    forms = re.findall(
+        r'<form method="post" action="/inbox/reply".*?</form>', page, flags=re.DOTALL
+    )
+    replies = [
+        dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', form))
+        for form in forms
+    ]
+    [to_older] = [f for f in replies if f.get("interactionId") == older.interaction_id]
+    assert (to_older["channel"], to_older["from"]) == ("telegram", chat)
+    answered = browser_like.post("/inbox/reply", data=to_older | {"body": "about the first"})
+    assert answered.status_code == 303
+    # A reply to the older message answers it, though a newer one waits in the chat.
+    assert humanwire_client.interactions.status(older.interaction_id).status == "ended"
+    assert humanwire_client.interactions.status(newer.interaction_id).status == "pending"
+
+
+def test_the_inbox_opens_a_telegram_start_link_as_the_person(
+    browser_like: httpx.Client, humanwire_api_key: str, humanwire_client: HumanWire
+) -> None:
+    csrf = login(browser_like, humanwire_api_key)
+    people = humanwire_client.people
+    ada = people.create(name="Ada", addresses=[{"channel": "telegram"}])
+    link = people.confirm(ada.person_id, channel="telegram").start_link
+    assert link is not None
+    token = link.rsplit("start=", 1)[1]
+    form = {"csrf": csrf, "channel": "telegram", "from": "100000001", "to": ""}
+    opened = browser_like.post("/inbox/text", data=form | {"body": f"/start {token}"})
+    assert opened.status_code == 303
+    [address] = people.get(ada.person_id).addresses
+    assert (address.to, address.confirmed) == ("100000001", True)
+    # Used once: the second time is refused, and no text reaches the agent.
+    again = browser_like.post("/inbox/text", data=form | {"body": f"/start {token}"})
+    assert again.status_code == 303
+    assert "not valid" in browser_like.get(again.headers["location"]).text

@@ -154,3 +154,18 @@ async def test_a_missed_code_is_void_at_the_limit(store: Store) -> None:
     await store.miss_person_code(code, 3)
     assert await store.person_code("per_1", "sms", ADA_SMS.to_addr) is None
     assert not await store.confirm_person_address(code, 5.0)
+
+
+async def test_a_start_token_binds_its_address_to_the_chat_once(store: Store) -> None:
+    await accounts(store)
+    unbound = PersonAddressRecord("telegram", "")
+    await store.insert_person(replace(person(1), addresses=(ADA_SMS, unbound)))
+    assert await store.set_person_code("acct_1", "per_1", "telegram", "", "tok", 9.0)
+    code = await store.person_code("per_1", "telegram", "")
+    assert code is not None and code.position == 1
+    assert await store.bind_person_address(code, "100000001", 5.5)
+    assert not await store.bind_person_address(code, "100000002", 6.0)  # spent
+    found = await store.get_person("acct_1", "per_1")
+    assert found is not None
+    assert found.addresses == (ADA_SMS, PersonAddressRecord("telegram", "100000001", 5.5))
+    assert await store.person_code("per_1", "telegram", "100000001") is None

@@ -11,6 +11,7 @@ from humanwire.testing import RunningService, ScriptedHuman, WebhookReceiver
 
 HUMAN = "+12025550100"
 SLACK_HUMAN = "U0HUMAN0001"
+TELEGRAM_HUMAN = "100000001"
 NO_RESPONSE = "Human did not respond. Continue where you left off."
 
 
@@ -30,6 +31,54 @@ def test_reply_in_the_slack_thread(humanwire_client: HumanWire, human: ScriptedH
     result = humanwire_client.messages.slack(message="Review?", to=SLACK_HUMAN, wait_time=5)
     assert result.response == "Human response: looks good"
     assert replied.wait().to == SLACK_HUMAN
+
+
+def test_reply_on_telegram_answers_that_message(
+    humanwire_client: HumanWire, human: ScriptedHuman
+) -> None:
+    older = humanwire_client.messages.telegram(
+        message="First?", to=TELEGRAM_HUMAN, follow_up_time=60
+    )
+    newer = humanwire_client.messages.telegram(
+        message="Second?", to=TELEGRAM_HUMAN, follow_up_time=60
+    )
+    # A reply to the older message answers it, not the newer one waiting in the chat.
+    replied = human.reply(
+        "about the first", channel="telegram", interaction_id=older.interaction_id
+    )
+    delivery = replied.wait()
+    assert (delivery.channel, delivery.to, delivery.text) == ("telegram", TELEGRAM_HUMAN, "First?")
+    assert humanwire_client.interactions.status(older.interaction_id).status == "ended"
+    assert humanwire_client.interactions.status(newer.interaction_id).status == "pending"
+    answered = human.reply("yes", channel="telegram")
+    result = humanwire_client.messages.telegram(message="Ship?", to=TELEGRAM_HUMAN, wait_time=5)
+    assert result.response == "Human response: yes"
+    assert answered.wait().interaction_id == result.interaction_id
+
+
+def test_fill_form_on_telegram(humanwire_client: HumanWire, human: ScriptedHuman) -> None:
+    filled = human.fill_form({"name": "Ada"}, channel="telegram")
+    result = humanwire_client.forms.telegram(
+        to=TELEGRAM_HUMAN, title="Order", fields=FIELDS, wait_time=5
+    )
+    assert result.values is not None and result.values["name"] == "Ada"
+    delivery = filled.wait()
+    assert (delivery.channel, delivery.to) == ("telegram", TELEGRAM_HUMAN)
+
+
+def test_open_start_link_binds_the_chat_of_a_person(
+    humanwire_client: HumanWire, human: ScriptedHuman
+) -> None:
+    people = humanwire_client.people
+    ada = people.create(name="Ada", addresses=[{"channel": "telegram"}])
+    sent = people.confirm(ada.person_id, channel="telegram")
+    assert sent.start_link is not None and sent.interaction_id is None
+    assert sent.start_link.startswith("https://t.me/humanwire_sandbox_bot?start=")
+    human.open_start_link(sent.start_link)
+    [address] = people.get(ada.person_id).addresses
+    assert (address.to, address.confirmed) == (TELEGRAM_HUMAN, True)
+    with pytest.raises(AssertionError, match="not valid"):
+        human.open_start_link(sent.start_link)  # used once already
 
 
 def test_reply_on_whatsapp_sees_the_template(

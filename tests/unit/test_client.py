@@ -105,6 +105,16 @@ CASES: list[Case] = [
         MessageResponse,
     ),
     (
+        lambda c: c.messages.telegram(
+            to="123456789", message="Ship?", wait_time=5.5, metadata={"run": "7"}
+        ),
+        MESSAGE_REPLY,
+        "POST",
+        "/messages/telegram",
+        {"to": "123456789", "message": "Ship?", "waitTime": 5.5, "metadata": {"run": "7"}},
+        MessageResponse,
+    ),
+    (
         lambda c: c.messages.channel(CHANNEL_ID, message="Ship?"),
         MESSAGE_REPLY,
         "POST",
@@ -155,6 +165,21 @@ CASES: list[Case] = [
             "title": "T",
             "followUpTime": 30,
             "from": "T0WORKSPACE",
+            "fields": [
+                {"id": "approve", "label": "Approve?", "type": "checkbox", "required": False}
+            ],
+        },
+        FormResponse,
+    ),
+    (
+        lambda c: c.forms.telegram(to="-100200300", title="T", fields=[FIELD], wait_time=10),
+        FORM_PENDING,
+        "POST",
+        "/forms/telegram",
+        {
+            "to": "-100200300",
+            "title": "T",
+            "waitTime": 10,
             "fields": [
                 {"id": "approve", "label": "Approve?", "type": "checkbox", "required": False}
             ],
@@ -413,6 +438,7 @@ INVALID: list[tuple[Callable[[Client], Any], type[Exception], str | None]] = [
         "followUpTime",
     ),
     (lambda c: c.messages.slack(to="u123", message="x"), InvalidToNumberError, "to"),
+    (lambda c: c.messages.telegram(to="@ada", message="x"), InvalidToNumberError, "to"),
     (
         lambda c: c.messages.slack(to="U0HUMAN0001", message="x", from_="U0HUMAN0001"),
         InvalidRequestError,
@@ -794,8 +820,8 @@ def test_both_clients_have_every_resource_and_method() -> None:
     sync = HumanWire("k", "http://127.0.0.1:1")
     async_ = AsyncHumanWire("k", "http://127.0.0.1:1")
     surface = {
-        "messages": ["sms", "whatsapp", "slack", "channel"],
-        "forms": ["sms", "slack", "whatsapp"],
+        "messages": ["sms", "whatsapp", "slack", "telegram", "channel"],
+        "forms": ["sms", "slack", "telegram", "whatsapp"],
         "calls": ["create"],
         "phone": ["sms", "call"],
         "interactions": ["status", "wait"],

@@ -14,6 +14,7 @@ MCP_FLAGS = (
     "whatsapp_to",
     "slack_to",
     "email_to",
+    "telegram_to",
     "expose_recipients",
     "wait_time",
     "follow_up_time",
@@ -42,6 +43,7 @@ def add_parser(commands: Any) -> None:
         "--slack-to", default=None, help="slack member or channel (HUMANWIRE_SLACK_TO)"
     )
     mcp.add_argument("--email-to", default=None, help="email address (HUMANWIRE_EMAIL_TO)")
+    mcp.add_argument("--telegram-to", default=None, help="telegram chat id (HUMANWIRE_TELEGRAM_TO)")
     mcp.add_argument(
         "--expose-recipients",
         action="store_true",

@@ -47,6 +47,7 @@ class HumanWireToolkit(BaseToolkit):
     whatsapp_to: str | None = None
     slack_to: str | None = None
     email_to: str | None = None
+    telegram_to: str | None = None
     expose_recipient: bool = False
     wait_time: float = DEFAULT_WAIT_TIME
     follow_up_time: float | None = None
@@ -63,7 +64,7 @@ class HumanWireToolkit(BaseToolkit):
     @classmethod
     def _known_channels(cls, value: Sequence[str]) -> Sequence[str]:
         if not value:
-            raise ValueError("channels: name at least one of sms, whatsapp, slack, email")
+            raise ValueError("channels: name at least one of sms, whatsapp, slack, email, telegram")
         return tuple(dict.fromkeys(value))
 
     @field_validator("wait_time")

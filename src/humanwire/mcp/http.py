@@ -50,6 +50,7 @@ RECIPIENT_HEADERS: dict[str, str] = {
     "whatsapp": "Humanwire-WhatsApp-To",
     "slack": "Humanwire-Slack-To",
     "email": "Humanwire-Email-To",
+    "telegram": "Humanwire-Telegram-To",
 }
 """The request header naming each channel's recipient on ``/mcp``."""
 
@@ -162,7 +163,9 @@ class McpEndpoint:
     ) -> None:
         settings = McpSettings.from_env(os.environ if env is None else env)
         # Recipients are per account (headers), never the service's own variables.
-        self.settings = dataclasses.replace(settings, sms_to=None, whatsapp_to=None, slack_to=None)
+        self.settings = dataclasses.replace(
+            settings, sms_to=None, whatsapp_to=None, slack_to=None, telegram_to=None
+        )
         self.source = AccountSource(config, self.settings)
         server = build_server(self.settings, self.source, CHANNELS)
         # Every request carries the account's key, which a rebinding page cannot read:

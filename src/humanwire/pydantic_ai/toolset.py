@@ -16,6 +16,7 @@ from .tools import (
     AskHumanEmail,
     AskHumanSlack,
     AskHumanSMS,
+    AskHumanTelegram,
     AskHumanWhatsApp,
     CallHuman,
     CheckHumanInteraction,
@@ -24,6 +25,7 @@ from .tools import (
     NotifyHumanEmail,
     NotifyHumanSlack,
     NotifyHumanSMS,
+    NotifyHumanTelegram,
     NotifyHumanWhatsApp,
 )
 
@@ -37,12 +39,14 @@ _ASK: dict[str, Callable[..., HumanWireTool]] = {
     "whatsapp": AskHumanWhatsApp,
     "slack": AskHumanSlack,
     "email": AskHumanEmail,
+    "telegram": AskHumanTelegram,
 }
 _NOTIFY: dict[str, Callable[..., HumanWireTool]] = {
     "sms": NotifyHumanSMS,
     "whatsapp": NotifyHumanWhatsApp,
     "slack": NotifyHumanSlack,
     "email": NotifyHumanEmail,
+    "telegram": NotifyHumanTelegram,
 }
 
 
@@ -67,6 +71,7 @@ class HumanWireToolset(FunctionToolset[Any]):
         whatsapp_to: str | None = None,
         slack_to: str | None = None,
         email_to: str | None = None,
+        telegram_to: str | None = None,
         expose_recipient: bool = False,
         wait_time: float = DEFAULT_WAIT_TIME,
         follow_up_time: float | None = None,
@@ -83,10 +88,12 @@ class HumanWireToolset(FunctionToolset[Any]):
     ) -> None:
         channels = tuple(dict.fromkeys(channels))
         if not channels:
-            raise ValueError("channels: name at least one of sms, whatsapp, slack, email")
+            raise ValueError("channels: name at least one of sms, whatsapp, slack, email, telegram")
         unknown = [channel for channel in channels if channel not in _ASK]
         if unknown:
-            raise ValueError(f"channels: unknown {unknown}; use sms, whatsapp, slack, email")
+            raise ValueError(
+                f"channels: unknown {unknown}; use sms, whatsapp, slack, email, telegram"
+            )
         if check_wait_time(wait_time) is None:
             raise ValueError("wait_time is required")
         recipients = {
@@ -94,6 +101,7 @@ class HumanWireToolset(FunctionToolset[Any]):
             "whatsapp": whatsapp_to,
             "slack": slack_to,
             "email": email_to,
+            "telegram": telegram_to,
         }
         common: dict[str, Any] = {"client": client, "async_client": async_client}
         if metadata:

@@ -1,5 +1,5 @@
-"""Forms defined inline: ``/forms/sms``, ``/forms/slack``, ``/forms/email``,
-``/forms/whatsapp``."""
+"""Forms defined inline: ``/forms/sms``, ``/forms/slack``, ``/forms/telegram``,
+``/forms/email``, ``/forms/whatsapp``."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from humanwire.types import (
     FormResponse,
     SlackFormRequest,
     SMSFormRequest,
+    TelegramFormRequest,
     WhatsAppFormRequest,
     WhatsAppOwnNumberFormRequest,
     WhatsAppSharedFormRequest,
@@ -112,6 +113,47 @@ class Forms(Resource[ModeT]):
         )
         return self._post(
             "/forms/slack", body, FormResponse, wait=body.wait_time, idempotency_key=idempotency_key
+        )
+
+    @endpoint
+    def telegram(
+        self,
+        *,
+        to: str | None = None,
+        person: str | None = None,
+        title: str,
+        fields: Sequence[FieldSpec],
+        message: str | None = None,
+        description: str | None = None,
+        brand_image_url: str | None = None,
+        submit_label: str | None = None,
+        wait_time: float | None = None,
+        follow_up_time: float | None = None,
+        metadata: Mapping[str, str] | None = None,
+        idempotency_key: str | None = None,
+    ) -> Flow[FormResponse]:
+        """``POST /forms/telegram``: ``to`` a chat id; the form page's link goes out from
+        the shared bot (``message`` may hold ``{{url}}``)."""
+        body = build(
+            TelegramFormRequest,
+            to=to,
+            person=person,
+            title=title,
+            fields=list(fields),
+            message=message,
+            description=description,
+            brand_image_url=brand_image_url,
+            submit_label=submit_label,
+            wait_time=wait_time,
+            follow_up_time=follow_up_time,
+            metadata=metadata,
+        )
+        return self._post(
+            "/forms/telegram",
+            body,
+            FormResponse,
+            wait=body.wait_time,
+            idempotency_key=idempotency_key,
         )
 
     @endpoint

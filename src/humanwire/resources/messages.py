@@ -1,6 +1,7 @@
 """Text messages: ``/messages/sms``, ``/messages/whatsapp``, ``/messages/slack``,
-``/messages/email``, ``/messages/person`` and ``/messages/{channel_id}`` (a channel card).
-Each channel's method takes ``to`` or, in its place, ``person`` (a person's id)."""
+``/messages/telegram``, ``/messages/email``, ``/messages/person`` and
+``/messages/{channel_id}`` (a channel card). Each channel's method takes ``to`` or, in its
+place, ``person`` (a person's id)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from humanwire.types import (
     PersonMessageRequest,
     SlackMessageRequest,
     SMSMessageRequest,
+    TelegramMessageRequest,
     WhatsAppMessageRequest,
 )
 
@@ -121,6 +123,38 @@ class Messages(Resource[ModeT]):
         )
         return self._post(
             "/messages/slack",
+            body,
+            MessageResponse,
+            wait=body.wait_time,
+            idempotency_key=idempotency_key,
+        )
+
+    @endpoint
+    def telegram(
+        self,
+        *,
+        to: str | None = None,
+        person: str | None = None,
+        message: str,
+        wait_time: float | None = None,
+        follow_up_time: float | None = None,
+        metadata: Mapping[str, str] | None = None,
+        idempotency_key: str | None = None,
+    ) -> Flow[MessageResponse]:
+        """``POST /messages/telegram`` from the shared bot: ``to`` is a chat id (the
+        person started the chat with the bot: a bot cannot write first). A reply to the
+        message, or the next message in the chat, is the answer."""
+        body = build(
+            TelegramMessageRequest,
+            to=to,
+            person=person,
+            message=message,
+            wait_time=wait_time,
+            follow_up_time=follow_up_time,
+            metadata=metadata,
+        )
+        return self._post(
+            "/messages/telegram",
             body,
             MessageResponse,
             wait=body.wait_time,

@@ -114,7 +114,9 @@ class People(Resource[ModeT]):
     ) -> Flow[PersonConfirmation]:
         """``POST /people/{personId}/confirm``: a one-time code goes to the person's
         address on ``channel`` (sms, whatsapp or email; the first there, or ``to``);
-        their reply with it confirms the address."""
+        their reply with it confirms the address. On telegram nothing is sent: the
+        answer's ``start_link`` (``https://t.me/<bot>?start=<token>``, one-time) is for
+        the person to open; the chat they open it in becomes the address, confirmed."""
         body = build(PersonConfirmRequest, channel=channel, to=to)
         return self._post(
             f"{_person_path(person_id)}/confirm",

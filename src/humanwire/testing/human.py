@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 from pydantic import TypeAdapter
@@ -22,7 +23,9 @@ from humanwire.server.config import (
     SHARED_SMS_NUMBER,
     SHARED_WHATSAPP_NUMBER,
 )
+from humanwire.server.delivery.telegram.channel import SANDBOX_BOT as SANDBOX_TELEGRAM_BOT
 from humanwire.types import SandboxDelivery
+from humanwire.types.sandbox import DEFAULT_HUMAN_TELEGRAM
 
 __all__ = ["HumanAction", "ScriptedHuman"]
 
@@ -33,7 +36,11 @@ _SHARED_SENDER = {
     "whatsapp": SHARED_WHATSAPP_NUMBER,
     "slack": SHARED_SLACK_WORKSPACE,
     "email": SHARED_EMAIL_ADDRESS,
+    "telegram": SANDBOX_TELEGRAM_BOT,
 }
+_THREADED = ("slack", "email", "telegram")
+"""A reply on these names its message: in its thread, a reply to that email, a reply to
+that Telegram message (as a person swipes it)."""
 
 
 class HumanAction:
@@ -135,7 +142,8 @@ class ScriptedHuman:
     acted on before. An action that fails (a refused form) leaves its delivery unclaimed.
 
     Defaults: ``to`` is the inbox's default human — ``+12025550100`` for sms, whatsapp
-    and calls, ``U0HUMAN0001`` for slack, ``human@example.com`` for email; a form
+    and calls, ``U0HUMAN0001`` for slack, ``human@example.com`` for email, the chat
+    ``100000001`` for telegram (from the sandbox's bot ``7000000001``); a form
     (``channel=None``) may come by any channel to any of them. ``delay`` counts from the
     moment the delivery is seen.
     """
@@ -148,6 +156,7 @@ class ScriptedHuman:
         phone: str = DEFAULT_HUMAN_PHONE,
         slack_id: str = DEFAULT_HUMAN_SLACK,
         email: str = DEFAULT_HUMAN_EMAIL,
+        telegram_chat: str = DEFAULT_HUMAN_TELEGRAM,
         poll_wait: float = 1.0,
         http_timeout: float = 15.0,
     ) -> None:
@@ -155,6 +164,7 @@ class ScriptedHuman:
         self.phone = phone
         self.slack_id = slack_id
         self.email = email
+        self.telegram_chat = telegram_chat
         self._poll_wait = poll_wait
         headers = {"Authorization": f"Bearer {api_key}"}
         timeout = httpx.Timeout(http_timeout, read=http_timeout + poll_wait)
@@ -214,8 +224,9 @@ class ScriptedHuman:
         interaction_id: str | None = None,
     ) -> HumanAction:
         """Reply ``text`` to the next message delivered to ``to`` on ``channel`` (slack:
-        in the message's thread; email: a reply to that email; sms and whatsapp: from the
-        human's number back to the sender, as on a phone)."""
+        in the message's thread; email: a reply to that email; telegram: a reply to that
+        message in the chat; sms and whatsapp: from the human's number back to the
+        sender, as on a phone)."""
         recipient = to or self._default_recipient(channel)
 
         def perform(delivery: SandboxDelivery) -> httpx.Response:
@@ -225,7 +236,7 @@ class ScriptedHuman:
                 "to": delivery.from_ or _SHARED_SENDER[delivery.channel],
                 "body": text,
             }
-            if delivery.channel in ("slack", "email") and delivery.interaction_id:
+            if delivery.channel in _THREADED and delivery.interaction_id:
                 body["interactionId"] = delivery.interaction_id
             return self._expect_ok(self._http.post("/sandbox/replies", json=body))
 
@@ -274,7 +285,7 @@ class ScriptedHuman:
         elif channel is not None:
             recipients = frozenset({self._default_recipient(channel)})
         else:
-            recipients = frozenset({self.phone, self.slack_id, self.email})
+            recipients = frozenset({self.phone, self.slack_id, self.email, self.telegram_chat})
 
         def perform(delivery: SandboxDelivery) -> httpx.Response:
             if not delivery.form_url:
@@ -310,7 +321,7 @@ class ScriptedHuman:
         elif channel is not None:
             recipients = frozenset({self._default_recipient(channel)})
         else:
-            recipients = frozenset({self.phone, self.slack_id})
+            recipients = frozenset({self.phone, self.slack_id, self.telegram_chat})
 
         def perform(delivery: SandboxDelivery) -> httpx.Response:
             link = approval_page(delivery.text)
@@ -366,7 +377,7 @@ class ScriptedHuman:
         elif channel is not None:
             recipients = frozenset({self._default_recipient(channel)})
         else:
-            recipients = frozenset({self.phone, self.slack_id, self.email})
+            recipients = frozenset({self.phone, self.slack_id, self.email, self.telegram_chat})
         return self._script(
             f"stay_silent on the next delivery to {'/'.join(sorted(recipients))}",
             channels=frozenset({channel}) if channel is not None else None,
@@ -388,7 +399,8 @@ class ScriptedHuman:
         media_urls: list[str] | None = None,
     ) -> None:
         """The human writes first: an unsolicited text, sent now. ``to`` defaults to the
-        account's reserved number, else the shared number (slack: the shared workspace)."""
+        account's reserved number, else the shared number (slack: the shared workspace;
+        telegram: the sandbox's bot)."""
         body: dict[str, Any] = {
             "channel": channel,
             "from": from_ or self._default_recipient(channel),
@@ -398,6 +410,20 @@ class ScriptedHuman:
         if media_urls is not None:
             body["mediaUrls"] = media_urls
         self._immediate("send_text", self._http.post("/sandbox/replies", json=body))
+
+    def open_start_link(self, link: str, *, chat: str | None = None) -> None:
+        """The person opens a Telegram start link (``startLink`` of
+        ``POST /people/{personId}/confirm``) in their chat with the sandbox's bot (``chat``,
+        default ``telegram_chat``), now: the chat becomes the person's address,
+        confirmed. A token that is not valid fails (AssertionError)."""
+        token = parse_qs(urlsplit(link).query).get("start", [""])[0]
+        body = {
+            "channel": "telegram",
+            "from": chat or self.telegram_chat,
+            "to": SANDBOX_TELEGRAM_BOT,
+            "body": f"/start {token}",
+        }
+        self._immediate("open_start_link", self._http.post("/sandbox/replies", json=body))
 
     def call_in(self, summary: str, *, from_: str | None = None, to: str | None = None) -> None:
         """Someone calls the account's reserved number ``to`` (default: the reserved
@@ -427,11 +453,15 @@ class ScriptedHuman:
     def _default_recipient(self, channel: str) -> str:
         if channel == "email":
             return self.email
+        if channel == "telegram":
+            return self.telegram_chat
         return self.slack_id if channel == "slack" else self.phone
 
     def _account_number(self, channel: str) -> str:
         if channel == "slack":
             return SHARED_SLACK_WORKSPACE
+        if channel == "telegram":
+            return SANDBOX_TELEGRAM_BOT
         if channel == "email":
             return SHARED_EMAIL_ADDRESS
         response = self._http.get("/numbers")

@@ -14,16 +14,19 @@ from ._base import (
     E164_SCHEMA,
     EMAIL_SCHEMA,
     SLACK_ID_SCHEMA,
+    TELEGRAM_CHAT_SCHEMA,
     RequestModel,
     ResponseModel,
     Timestamp,
     check_e164,
     check_email_address,
     check_slack_id,
+    check_telegram_chat_id,
 )
 from ._metadata import Metadata
 
 __all__ = [
+    "CODE_CHANNELS",
     "CONFIRMABLE_CHANNELS",
     "MAX_ADDRESSES",
     "PERSON_ID",
@@ -41,11 +44,13 @@ __all__ = [
     "check_person_id",
 ]
 
-PersonChannel = Literal["sms", "whatsapp", "slack", "email"]
+PersonChannel = Literal["sms", "whatsapp", "slack", "email", "telegram"]
 """The channels a person's address may be on (a new channel adds itself here)."""
-CONFIRMABLE_CHANNELS: tuple[PersonChannel, ...] = ("sms", "whatsapp", "email")
-"""The channels ``POST /people/{personId}/confirm`` sends a code on (the chat apps confirm
-by their own means, not yet supported)."""
+CONFIRMABLE_CHANNELS: tuple[PersonChannel, ...] = ("sms", "whatsapp", "email", "telegram")
+"""The channels ``POST /people/{personId}/confirm`` confirms on: a code sent by SMS,
+WhatsApp or email; on Telegram the bot's start link, opened by the person."""
+CODE_CHANNELS: tuple[PersonChannel, ...] = ("sms", "whatsapp", "email")
+"""The channels confirmed by a code sent to the address."""
 MAX_ADDRESSES = 10
 PERSON_ID = re.compile(r"per_[A-Za-z0-9_-]{1,64}")
 _NAME = r"^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*$"
@@ -78,7 +83,9 @@ PersonInsteadOfTo = Annotated[
 
 class PersonAddressInput(RequestModel):
     """Where a person is reached: a number (E.164) for ``sms`` and ``whatsapp``, a Slack
-    member id for ``slack``, an email address for ``email``."""
+    member id for ``slack``, an email address for ``email``, a chat id for ``telegram``.
+    A ``telegram`` address may leave ``to`` out: the chat is learned when the person
+    opens the bot's start link (``POST /people/{personId}/confirm``)."""
 
     model_config = ConfigDict(
         json_schema_extra={
@@ -95,17 +102,28 @@ class PersonAddressInput(RequestModel):
                     "if": {"properties": {"channel": {"const": "email"}}},
                     "then": {"properties": {"to": EMAIL_SCHEMA}},
                 },
+                {
+                    "if": {"properties": {"channel": {"const": "telegram"}}},
+                    "then": {"properties": {"to": TELEGRAM_CHAT_SCHEMA}},
+                    "else": {"required": ["to"]},
+                },
             ]
         }
     )
 
     channel: PersonChannel
-    to: str = Field(min_length=1, max_length=254)
+    to: str | None = Field(default=None, min_length=1, max_length=254)
 
     @model_validator(mode="after")
     def _check_to(self) -> PersonAddressInput:
+        if self.to is None:
+            if self.channel != "telegram":
+                raise _invalid(f"to is required for {self.channel}", "to")
+            return self
         try:
-            if self.channel == "email":
+            if self.channel == "telegram":
+                check_telegram_chat_id(self.to)
+            elif self.channel == "email":
                 self.to = check_email_address(self.to)
             elif self.channel == "slack":
                 check_slack_id(self.to)
@@ -115,6 +133,7 @@ class PersonAddressInput(RequestModel):
             what = {
                 "email": "an email address",
                 "slack": "a Slack member id such as U0123ABCD",
+                "telegram": "a Telegram chat id such as 123456789 (or left out)",
             }.get(self.channel, "a phone number in E.164 form")
             raise _invalid(f"to must be {what} for {self.channel}", "to") from None
         return self
@@ -123,10 +142,11 @@ class PersonAddressInput(RequestModel):
 def _check_addresses(addresses: list[PersonAddressInput] | None) -> None:
     seen: set[tuple[str, str]] = set()
     for n, address in enumerate(addresses or ()):
-        key = (address.channel, address.to.lower() if address.channel == "email" else address.to)
+        to = address.to or ""
+        key = (address.channel, to.lower() if address.channel == "email" else to)
         if key in seen:
             raise _invalid(
-                f"addresses[{n}] is listed twice ({address.channel} {address.to})",
+                f"addresses[{n}] is listed twice ({address.channel} {to or 'unbound'})",
                 f"addresses[{n}]",
             )
         seen.add(key)
@@ -162,7 +182,8 @@ class PersonUpdateRequest(RequestModel):
 class PersonConfirmRequest(RequestModel):
     """``POST /people/{personId}/confirm``: the address on ``channel`` (the first there,
     or the one ``to`` names) is sent a one-time code; the person's reply with it
-    confirms the address."""
+    confirms the address. On ``telegram`` nothing is sent (a bot cannot write first):
+    the answer carries the bot's start link for the person to open."""
 
     channel: PersonChannel
     to: str | None = Field(default=None, min_length=1, max_length=254)
@@ -171,7 +192,8 @@ class PersonConfirmRequest(RequestModel):
 class PersonAddress(ResponseModel):
     channel: str
     """One of ``PersonChannel`` (a newer service may have more: kept as text)."""
-    to: str
+    to: str | None = None
+    """None: a ``telegram`` address whose chat is not known yet (its start link binds it)."""
     confirmed: bool = False
     confirmed_at: Timestamp | None = None
 
@@ -196,10 +218,15 @@ class PersonList(ResponseModel):
 
 class PersonConfirmation(ResponseModel):
     """What ``POST /people/{personId}/confirm`` answers: the code went out (its
-    interaction), to be answered before ``expiresAt``."""
+    interaction), to be answered before ``expiresAt``; on ``telegram``, the bot's
+    ``startLink`` to give the person, to be opened before ``expiresAt`` (once)."""
 
     person_id: str
     channel: str
-    to: str
-    interaction_id: str
+    to: str | None = None
+    """None: a ``telegram`` address whose chat the start link will tell."""
+    interaction_id: str | None = None
+    """The code's message (None on ``telegram``: nothing is sent)."""
+    start_link: str | None = None
+    """``telegram``: ``https://t.me/<bot>?start=<token>``, one-time."""
     expires_at: Timestamp

@@ -14,6 +14,7 @@ __all__ = [
     "DEFAULT_HUMAN_EMAIL",
     "DEFAULT_HUMAN_PHONE",
     "DEFAULT_HUMAN_SLACK",
+    "DEFAULT_HUMAN_TELEGRAM",
     "DeliveryChannel",
     "DeliveryKind",
     "SandboxCallOutcomeRequest",
@@ -28,6 +29,8 @@ DEFAULT_HUMAN_SLACK = "U0HUMAN0001"
 """The same human's Slack member id."""
 DEFAULT_HUMAN_EMAIL = "human@example.com"
 """The same human's email address."""
+DEFAULT_HUMAN_TELEGRAM = "100000001"
+"""The same human's chat with the sandbox's Telegram bot."""
 
 DeliveryKind = Literal["message", "form", "call"]
 DeliveryChannel = Literal["sms", "whatsapp", "slack", "email", "call", "telegram"]

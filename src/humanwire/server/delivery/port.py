@@ -20,14 +20,16 @@ by the wiring (``server/http/app.py``), which also registers the providers
 
 A chat channel (Telegram, Discord, Teams) reaches the service through the same calls:
 its texts are ``InboundText(channel=...)`` with ``thread`` the interaction its message
-belongs to, its buttons ``decide_by_button(channel=...)`` and ``submit_form``.
+belongs to, its buttons ``decide_by_button(channel=...)`` and ``submit_form``; a person
+binding their chat by the bot's start link is ``bind_chat``, and the provider gives the
+link (``StartLinks``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from humanwire.types import CallOutcome, DeliveryStatus, Speaker
 from humanwire.types.approvals import DecisionVia
@@ -41,7 +43,14 @@ if TYPE_CHECKING:
     from ..telemetry import Metrics
     from .base import NumberSource, Provider
 
-__all__ = ["InboundPort", "InboundText", "ProviderRegistration", "ProviderState"]
+__all__ = [
+    "ChatBinding",
+    "InboundPort",
+    "InboundText",
+    "ProviderRegistration",
+    "ProviderState",
+    "StartLinks",
+]
 
 
 @dataclass(frozen=True)
@@ -67,6 +76,26 @@ class InboundText:
     """email: the subject line."""
     via: DecisionVia | None = None
     """Who played the human when no carrier did (``sandbox``, ``inbox``)."""
+
+
+@dataclass(frozen=True)
+class ChatBinding:
+    """What became of a start link opened in a chat (``InboundPort.bind_chat``)."""
+
+    bound: bool
+    """The person's address is that chat now, confirmed."""
+    text: str
+    """What to tell the person in the chat (whether it worked or not)."""
+
+
+@runtime_checkable
+class StartLinks(Protocol):
+    """A provider whose bot people start by a link carrying a token (Telegram's
+    ``t.me/<bot>?start=<token>``)."""
+
+    def start_link(self, token: str) -> str | None:
+        """The link (None: the bot's name is not known yet, Telegram unreachable)."""
+        ...
 
 
 class ProviderState(Protocol):
@@ -198,6 +227,13 @@ class InboundPort(Protocol):
         self, approver: ApproverRecord, body: str, *, signed: bool
     ) -> str:
         """An email approver's reply (``signed``: DKIM verified for their domain)."""
+        ...
+
+    # -- people ------------------------------------------------------------------------
+    async def bind_chat(self, channel: str, token: str, chat: str) -> ChatBinding:
+        """A person opened a start link in ``chat`` (Telegram's ``/start <token>``): when
+        ``token`` is one the people directory gave out and it is live, the person's
+        address on ``channel`` becomes ``chat``, confirmed, and the token is spent."""
         ...
 
 

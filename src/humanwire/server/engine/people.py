@@ -8,7 +8,16 @@ The person's reply matches it as a reply matches any message (the number pair, a
 email's reply address); the matcher this role registers on ``engine.inbound`` checks the
 code in it before the reply is taken: the right code confirms the address and answers the
 message; a wrong one is counted (the code is void at ``MAX_MISSES``) and the text is the
-account's unsolicited ``message.received``, leaving the confirmation open."""
+account's unsolicited ``message.received``, leaving the confirmation open.
+
+On Telegram a bot cannot write first, so nothing is sent: the confirmation is the bot's
+start link ``t.me/<bot>?start=<token>`` (the provider's, ``StartLinks``) with a one-time
+token, kept only as its hash: on the address as a code is (so a new link voids the one
+before, and replacing the address drops it) and in a ``provider_state`` row under
+``START_SCOPE`` that finds the person by it. The person opening it sends ``/start
+<token>`` from their chat; the provider hands it to ``bind_chat`` (through its inbound
+port), which makes that chat the address, confirmed, and spends the token. A token
+unknown, spent or expired confirms nothing, and the chat is told so."""
 
 from __future__ import annotations
 
@@ -19,7 +28,11 @@ import secrets
 from collections.abc import Sequence
 from typing import Any
 
+from pydantic_core import PydanticCustomError
+
+from humanwire.types import check_telegram_chat_id
 from humanwire.types.people import (
+    CODE_CHANNELS,
     CONFIRMABLE_CHANNELS,
     Person,
     PersonAddress,
@@ -31,7 +44,9 @@ from humanwire.types.people import (
 )
 
 from .. import templates
-from ..errors import InvalidRequest, NotFound
+from ..delivery.port import ChatBinding, StartLinks
+from ..delivery.telegram.channel import SANDBOX_BOT_USERNAME
+from ..errors import InvalidRequest, NotFound, ProviderError
 from ..store.records import (
     PeopleQuery,
     PersonAddressRecord,
@@ -44,7 +59,7 @@ from .runtime import Runtime
 from .senders import Senders
 from .sends import MessageSend, Sends, shared_template
 
-__all__ = ["CODE_TTL", "MAX_MISSES", "PeopleDirectory"]
+__all__ = ["CODE_TTL", "MAX_MISSES", "START_SCOPE", "START_TTL", "PeopleDirectory"]
 
 CODE_TTL = 600.0
 """Seconds a confirmation code can be answered (the confirmation's listening window)."""
@@ -52,6 +67,24 @@ MAX_MISSES = 5
 """Wrong answers after which a code is void (a new one must be sent)."""
 _CODE = re.compile(r"(?<!\d)\d{6}(?!\d)")
 _CONFIRM_KEY = "_confirm"
+START_TTL = 24 * 3600.0
+"""Seconds a Telegram start link can be opened (it is shown or sent to the person, who
+may open it later than a code is typed)."""
+START_SCOPE = "person-start"
+"""``provider_state`` rows: a start link's token (its hash) → whose address it binds."""
+_START_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,64}")
+"""What Telegram passes of a start link (its deep-link payload's alphabet and length)."""
+START_NOT_VALID = (
+    "This link is not valid: it was used already, replaced by a newer one, or it expired. "
+    "Ask for a new link."
+)
+START_BOUND = "Done: this chat is confirmed. Messages meant for you will come here."
+START_ALREADY = "This chat is confirmed for you already."
+
+
+def _start_key(token: str) -> str:
+    """What is stored of a start link's token (its hash: the token alone binds)."""
+    return hashlib.sha256(f"telegram-start\n{token}".encode()).hexdigest()
 
 
 def _code_hash(person_id: str, channel: str, to_addr: str, code: str) -> str:
@@ -85,7 +118,7 @@ class PeopleDirectory:
             addresses=[
                 PersonAddress(
                     channel=a.channel,
-                    to=a.to_addr,
+                    to=a.to_addr or None,  # "": a telegram chat not bound yet
                     confirmed=a.confirmed_at is not None,
                     confirmed_at=None if a.confirmed_at is None else _timestamp(a.confirmed_at),
                 )
@@ -108,7 +141,7 @@ class PeopleDirectory:
             id="per_" + secrets.token_urlsafe(18),
             account_id=account.id,
             name=request.name,
-            addresses=tuple(PersonAddressRecord(a.channel, a.to) for a in request.addresses),
+            addresses=tuple(PersonAddressRecord(a.channel, a.to or "") for a in request.addresses),
             created_at=now,
             updated_at=now,
             metadata=request.metadata or None,  # {} is none, as stored
@@ -134,7 +167,7 @@ class PeopleDirectory:
             # An address kept stays confirmed; a new one starts unconfirmed.
             confirmed = {(a.channel, a.to_addr): a.confirmed_at for a in record.addresses}
             addresses = tuple(
-                PersonAddressRecord(a.channel, a.to, confirmed.get((a.channel, a.to)))
+                PersonAddressRecord(a.channel, a.to or "", confirmed.get((a.channel, a.to or "")))
                 for a in request.addresses
             )
         changed = PersonRecord(
@@ -160,7 +193,8 @@ class PeopleDirectory:
     async def confirm(
         self, account: Account, person_id: str, request: PersonConfirmRequest
     ) -> PersonConfirmation:
-        """Sends a one-time code to the person's address on ``request.channel``."""
+        """Sends a one-time code to the person's address on ``request.channel`` (on
+        Telegram: answers the start link, ``_start_link``)."""
         record = await self._record(account, person_id)
         channel = request.channel
         if channel not in CONFIRMABLE_CHANNELS:
@@ -184,6 +218,8 @@ class PeopleDirectory:
                 f"the person has no {channel} address{named}",
                 field="to" if request.to is not None else "channel",
             )
+        if channel not in CODE_CHANNELS:
+            return await self._start_link(account, record, address)
         code = f"{secrets.randbelow(1_000_000):06d}"
         expires_at = self._runtime.clock() + CODE_TTL
         code_hash = _code_hash(record.id, channel, address.to_addr, code)
@@ -217,6 +253,93 @@ class PeopleDirectory:
             interaction_id=sent.interaction_id,
             expires_at=_timestamp(expires_at),
         )
+
+    # -- the Telegram start link ----------------------------------------------------------
+    def _link(self, token: str) -> str:
+        """The bot's start link: the provider's (its bot's name, from ``getMe``), or
+        the sandbox's fictional bot's."""
+        provider = self._runtime.carriers.by_channel.get("telegram")
+        if isinstance(provider, StartLinks):
+            link = provider.start_link(token)
+            if link is None:
+                raise ProviderError(
+                    "the Telegram bot's name is not known yet (Telegram was not reached "
+                    "at start); retry"
+                )
+            return link
+        return f"https://t.me/{SANDBOX_BOT_USERNAME}?start={token}"
+
+    async def _start_link(
+        self, account: Account, record: PersonRecord, address: PersonAddressRecord
+    ) -> PersonConfirmation:
+        token = secrets.token_urlsafe(32)  # 43 characters of the payload's alphabet
+        link = self._link(token)
+        key = _start_key(token)
+        now = self._runtime.clock()
+        expires_at = now + START_TTL
+        if not await self._store.set_person_code(
+            account.id, record.id, "telegram", address.to_addr, key, expires_at
+        ):
+            raise NotFound(f"no person {record.id!r}", field="personId")  # deleted meanwhile
+        await self._store.put_provider_state(
+            START_SCOPE,
+            key,
+            {"accountId": account.id, "personId": record.id, "to": address.to_addr},
+            now,
+        )
+        await self._store.delete_provider_state_before(START_SCOPE, now - START_TTL)
+        return PersonConfirmation(
+            person_id=record.id,
+            channel="telegram",
+            to=address.to_addr or None,
+            start_link=link,
+            expires_at=_timestamp(expires_at),
+        )
+
+    async def bind_chat(self, channel: str, token: str, chat: str) -> ChatBinding:
+        """A start link opened in ``chat`` (``InboundPort.bind_chat``): the address its
+        token was given for becomes ``chat``, confirmed, once. Whatever ``to`` the
+        address had is replaced: the chat the link was opened in is the person's."""
+        not_valid = ChatBinding(bound=False, text=START_NOT_VALID)
+        if channel != "telegram" or not _START_TOKEN.fullmatch(token):
+            return not_valid
+        key = _start_key(token)
+        entry = await self._store.get_provider_state(START_SCOPE, key)
+        if entry is None:
+            return not_valid
+        person_id, to_addr = str(entry.get("personId")), str(entry.get("to", ""))
+        now = self._runtime.clock()
+        code = await self._store.person_code(person_id, "telegram", to_addr)
+        # The address's pending token must still be this one (a newer link, or the
+        # address replaced, voids it) and live.
+        if code is None or not hmac.compare_digest(code.code_hash, key) or code.expires_at < now:
+            await self._store.delete_provider_state(START_SCOPE, key)
+            return not_valid
+        person = await self._store.get_person(str(entry.get("accountId")), person_id)
+        if person is None:
+            return not_valid
+        if any(
+            n != code.position and a.channel == "telegram" and a.to_addr == chat
+            for n, a in enumerate(person.addresses)
+        ):
+            return ChatBinding(bound=False, text=START_ALREADY)  # no two addresses alike
+        if not await self._store.bind_person_address(code, chat, now):
+            return not_valid  # spent by the same link opened at the same moment
+        await self._store.delete_provider_state(START_SCOPE, key)
+        return ChatBinding(bound=True, text=START_BOUND)
+
+    async def open_start_text(self, channel: str, chat: str, body: str) -> ChatBinding | None:
+        """A text played as the person (the sandbox API, the inbox) that opens a start
+        link: ``/start <token>`` on telegram, bound as Telegram's would be
+        (``bind_chat``); ``InvalidRequest`` naming ``from`` for a chat that is no chat id.
+        None: any other text (an ordinary reply)."""
+        if channel != "telegram" or not body.startswith("/start "):
+            return None
+        try:
+            check_telegram_chat_id(chat)
+        except PydanticCustomError:
+            raise InvalidRequest("from must be a Telegram chat id", field="from") from None
+        return await self.bind_chat(channel, body.removeprefix("/start ").strip(), chat)
 
     async def _sender(self, account: Account, channel: Channel) -> str:
         if channel == "sms":

@@ -18,7 +18,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ..config import ServiceConfig
 from ..delivery.real import real_providers
 from ..engine import Engine
-from ..engine.provider_port import EngineProviderPort, register_providers
+from ..engine.provider_port import register_providers
 from ..routes import api_operations, to_routes
 from ..store.commits import TOUCHED, StoreUnavailable, Touched
 from .body import BodyLimitMiddleware
@@ -28,6 +28,7 @@ from .health import ReadinessProbe
 from .observe import ObserveMiddleware, metrics_endpoint
 from .openapi import build_openapi
 from .pages import page_routes
+from .service_port import ServiceProviderPort
 from .startup import StartupStep
 
 __all__ = ["create_app"]
@@ -50,7 +51,7 @@ def create_app(
     routes.append(Route("/metrics", metrics_endpoint, methods=["GET"]))
     routes += page_routes(service_engine, config)
     # Providers get the inbound port, not the engine; the app registers what they carry.
-    wiring = real_providers(config, EngineProviderPort(service_engine))
+    wiring = real_providers(config, ServiceProviderPort(service_engine))
     register_providers(service_engine, wiring)
     providers = wiring.attached
     for provider in providers:

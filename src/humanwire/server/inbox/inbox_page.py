@@ -15,6 +15,7 @@ from ..config import (
     DEFAULT_HUMAN_EMAIL,
     DEFAULT_HUMAN_PHONE,
     DEFAULT_HUMAN_SLACK,
+    DEFAULT_HUMAN_TELEGRAM,
     SHARED_SLACK_WORKSPACE,
 )
 from ..delivery.chat import CHAT_CHANNELS
@@ -59,8 +60,9 @@ def _status_chip(status: InteractionStatus | None) -> Html:
 
 
 def _reply_form(delivery: SandboxDelivery, viewer: Viewer) -> Html:
-    # A slack reply goes in the message's thread, an email reply answers that email.
-    thread = delivery.channel in ("slack", "email")
+    # A slack reply goes in the message's thread, an email reply answers that email, a
+    # chat app's is a reply to that message (Telegram's swipe-reply).
+    thread = delivery.channel in ("slack", "email", *CHAT_CHANNELS)
     email = delivery.channel == "email"
     return render(
         '<form method="post" action="/inbox/reply" data-action="reply">{csrf}'
@@ -291,7 +293,8 @@ def _act_panel(data: InboxData, viewer: Viewer) -> Html:
             '<form method="post" action="/inbox/text" class="stack" data-action="text">{csrf}'
             '<div class="row"><div class="block"><label for="text-channel">Channel</label>'
             '<select id="text-channel" name="channel" data-human-phone="{human}" '
-            'data-human-slack="{slack}" data-human-email="{email}">{options}</select></div>'
+            'data-human-slack="{slack}" data-human-email="{email}" '
+            'data-human-telegram="{telegram}">{options}</select></div>'
             '<label class="block" for="text-from">From<input type="text" id="text-from" '
             'name="from" value="{human}" required></label></div>'
             '<label class="block" for="text-to">To (a number or workspace of the account; '
@@ -305,6 +308,7 @@ def _act_panel(data: InboxData, viewer: Viewer) -> Html:
             human=DEFAULT_HUMAN_PHONE,
             slack=DEFAULT_HUMAN_SLACK,
             email=DEFAULT_HUMAN_EMAIL,
+            telegram=DEFAULT_HUMAN_TELEGRAM,
             to=reserved,
         )
         if channel_options
@@ -418,7 +422,8 @@ def render_inbox_page(
         '<section class="panel" data-live-panel="numbers"><h2>Reserved number</h2>{numbers}'
         '<p class="small muted">The inbox\'s human: <span class="mono">{phone}</span> '
         '(slack <span class="mono">{slack}</span>, shared workspace '
-        '<span class="mono">{workspace}</span>; email <span class="mono">{email}</span>).'
+        '<span class="mono">{workspace}</span>; email <span class="mono">{email}</span>; '
+        'telegram chat <span class="mono">{telegram}</span>).'
         "</p></section>"
         "{act}"
         '<section class="panel" data-live-panel="inbound"><h2>Texts to the agent</h2>'
@@ -438,6 +443,7 @@ def render_inbox_page(
         slack=DEFAULT_HUMAN_SLACK,
         workspace=SHARED_SLACK_WORKSPACE,
         email=DEFAULT_HUMAN_EMAIL,
+        telegram=DEFAULT_HUMAN_TELEGRAM,
         act=_act_panel(data, viewer) if data.sandbox else Html(""),
         unsolicited=_unsolicited(data),
         interactions=_interactions_table(data),

@@ -362,6 +362,15 @@ class InboxPages:
             )
             if not request_body.body.strip():
                 raise InvalidRequest("Write a message first.")
+            self.engine.sandbox.check_answers(channel, field="channel")
+            # /start <token> on telegram opens a person's start link (docs/people.md).
+            binding = await self.engine.people.open_start_text(
+                channel, request_body.from_, request_body.body
+            )
+            if binding is not None:
+                if not binding.bound:
+                    raise InvalidRequest(binding.text, field="body")
+                return binding.text
             await self.engine.sandbox.reply(viewer.account, request_body, via="inbox")
             return f"Text sent to {to}."
 

@@ -185,7 +185,10 @@ def operations() -> list[Operation]:
             summary="Send a person a code confirming an address",
             description="A one-time 6-digit code goes to the person's address on `channel` "
             "(the first there, or `to`) by sms, whatsapp or email; the person's reply "
-            "with it, within `expiresAt`, confirms the address. Other channels: 400.",
+            "with it, within `expiresAt`, confirms the address. On telegram nothing is "
+            "sent (a bot cannot write first): the answer's `startLink` "
+            "(`https://t.me/<bot>?start=<token>`, one-time) is for the person to open; "
+            "the chat they open it in becomes the address, confirmed. Other channels: 400.",
             tag="people",
             body=TypeAdapter(PersonConfirmRequest),
             response=TypeAdapter(PersonConfirmation),

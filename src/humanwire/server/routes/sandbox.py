@@ -69,7 +69,16 @@ async def _deliveries(call: ApiCall) -> Payload:
 
 
 async def _reply(call: ApiCall) -> Payload:
-    await call.engine.sandbox.reply(call.account, call.body_as(SandboxReplyRequest), call.named)
+    request = call.body_as(SandboxReplyRequest)
+    call.engine.sandbox.check_answers(request.channel, field="channel")
+    # A start link opened in the chat with the sandbox's bot: bound as Telegram's /start
+    # is (docs/people.md), and a token not valid said in the answer.
+    binding = await call.engine.people.open_start_text(request.channel, request.from_, request.body)
+    if binding is not None:
+        if not binding.bound:
+            raise InvalidRequest(binding.text, field="body")
+        return None
+    await call.engine.sandbox.reply(call.account, request, call.named)
     return None
 
 
@@ -128,7 +137,9 @@ def operations() -> list[Operation]:
             summary="The human texts back (or writes unsolicited)",
             description="`from` is the human, `to` the number or workspace that sent. A "
             "channel a real provider carries is 403 `live_channel`; an approval it decides "
-            "is recorded `via: sandbox`.",
+            "is recorded `via: sandbox`. On telegram, `/start <token>` opens a person's start "
+            "link (`POST /people/{personId}/confirm`) in the chat `from`: it binds that "
+            "chat, or is 400 naming `body` when the token is not valid.",
             tag="sandbox",
             status=204,
             body=TypeAdapter(SandboxReplyRequest),

@@ -147,13 +147,17 @@
     var defaults = {
       phone: channel.getAttribute("data-human-phone"),
       slack: channel.getAttribute("data-human-slack"),
-      email: channel.getAttribute("data-human-email")
+      email: channel.getAttribute("data-human-email"),
+      telegram: channel.getAttribute("data-human-telegram")
     };
     var wanted = channel.value === "slack" ? defaults.slack
-      : channel.value === "email" ? defaults.email : defaults.phone;
+      : channel.value === "email" ? defaults.email
+      : channel.value === "telegram" ? defaults.telegram : defaults.phone;
     // Only a default is replaced: what the person typed stays.
     if (sender.value === defaults.phone || sender.value === defaults.slack ||
-        sender.value === defaults.email) sender.value = wanted;
+        sender.value === defaults.email || sender.value === defaults.telegram) {
+      sender.value = wanted;
+    }
   });
 
   // A notice from the last action fades after a while.

@@ -306,6 +306,12 @@ class Store(Protocol):
         still that code (True once: a code is used once)."""
         ...
 
+    async def bind_person_address(self, code: PersonCodeRecord, to_addr: str, now: float) -> bool:
+        """``confirm_person_address`` for an address learned as it is confirmed (a
+        Telegram chat by its start link): the address ``code`` is pending on becomes
+        ``to_addr``, confirmed (True once)."""
+        ...
+
     async def miss_person_code(self, code: PersonCodeRecord, most: int) -> None:
         """Counts a wrong answer to ``code``; at ``most`` wrong answers it is void."""
         ...

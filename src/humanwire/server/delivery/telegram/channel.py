@@ -9,10 +9,12 @@ from humanwire.types import TelegramFormRequest, TelegramMessageRequest
 
 from ..channels import ChatChannel
 
-__all__ = ["SANDBOX_BOT", "TELEGRAM"]
+__all__ = ["SANDBOX_BOT", "SANDBOX_BOT_USERNAME", "TELEGRAM"]
 
 SANDBOX_BOT = "7000000001"
 """The sandbox's fictional shared bot (a bot's id, as Telegram numbers it)."""
+SANDBOX_BOT_USERNAME = "humanwire_sandbox_bot"
+"""Its name in start links (``t.me/<name>?start=…``): fictional, nothing opens them."""
 
 
 def _configured(config: Any) -> bool:

@@ -11,6 +11,9 @@
   message in the chat answers the latest open message to that chat, with the rules of a
   shared sender when several accounts wait there (the engine's). ``/start`` is not an
   answer. Each update is taken once (its ``update_id``).
+- **Start links**: ``start_link`` is the bot's ``https://t.me/<bot>?start=<token>``
+  (the people directory's confirmation of a telegram address); ``/start <token>`` in a
+  private chat goes to ``InboundPort.bind_chat``, and the chat is told what became of it.
 - **Approvals**: an approval request's text goes out with Approve / Reject inline
   buttons carrying ``hw:<interaction id>:<choice>`` (≤ 64 bytes); a press is answered
   (``answerCallbackQuery``) and the message edited to show the outcome, the keyboard
@@ -93,6 +96,10 @@ class TelegramProvider:
     @property
     def senders(self) -> Mapping[str, str]:
         return {"telegram": self.bot_id}
+
+    def start_link(self, token: str) -> str | None:
+        """``StartLinks``: None until ``getMe`` told the bot's name."""
+        return f"https://t.me/{self.username}?start={token}" if self.username else None
 
     @property
     def webhook_url(self) -> str:
@@ -237,11 +244,14 @@ class TelegramProvider:
         if sender.get("is_bot"):
             return "ignored"
         text = str(message["text"])
+        chat_id = int(message["chat"]["id"])
         if text == "/start" or text.startswith("/start "):
-            return "ignored"  # the chat opened (binding a person is the directory's)
+            payload = text.removeprefix("/start").strip()
+            if not payload:
+                return "ignored"  # the chat opened, no link: nothing to bind
+            return await self.on_start(message, chat_id, payload)
         from ..port import InboundText
 
-        chat_id = int(message["chat"]["id"])
         record = None
         replied = message.get("reply_to_message")
         if isinstance(replied, Mapping) and (replied.get("from") or {}).get("id") == int(
@@ -264,6 +274,25 @@ class TelegramProvider:
         if stored is None:
             return "duplicate or nobody's"
         return "matched" if stored.interaction_id else "unsolicited"
+
+    async def on_start(self, message: Mapping[str, Any], chat_id: int, token: str) -> str:
+        """A start link opened (``/start <token>``): binds the chat to the person the
+        token was given for (the people directory's), and tells the chat the outcome."""
+        if (message.get("chat") or {}).get("type", "private") != "private":
+            # A group's chat is nobody's own address: nothing is spent.
+            self.spawn(self._say(chat_id, "Open the link in your private chat with the bot."))
+            return "refused"
+        binding = await self.inbound.bind_chat("telegram", token, str(chat_id))
+        self.spawn(self._say(chat_id, binding.text))
+        return "bound" if binding.bound else "refused"
+
+    async def _say(self, chat_id: int, text: str) -> None:
+        from telegram.error import TelegramError
+
+        try:
+            await self.bot.send_message(chat_id=chat_id, text=text)
+        except TelegramError as exc:
+            logger.warning("Telegram sendMessage to %s failed: %s", chat_id, exc)
 
     async def on_click(self, query: Mapping[str, Any]) -> str:
         """An inline button pressed: ``hw:<id>:<choice>`` decides an approval when the

@@ -305,6 +305,13 @@ class Statements:
         "code_expires_at = NULL, code_misses = 0 "
         "WHERE person_id = ? AND position = ? AND code_hash = ?"
     )
+    # A chat bound by its start link: the address becomes the chat, confirmed, the token
+    # spent (only the token as read, as for a code).
+    bind_person_address = (
+        "UPDATE person_addresses SET to_addr = ?, confirmed_at = ?, code_hash = NULL, "
+        "code_expires_at = NULL, code_misses = 0 "
+        "WHERE person_id = ? AND position = ? AND code_hash = ?"
+    )
     # A wrong answer: counted; the code is void at ``?`` misses.
     miss_person_code = (
         "UPDATE person_addresses SET code_misses = code_misses + 1, "

@@ -516,6 +516,15 @@ class SQLStore:
             > 0
         )
 
+    async def bind_person_address(self, code: PersonCodeRecord, to_addr: str, now: float) -> bool:
+        return (
+            await self._run(
+                self.q.bind_person_address,
+                (to_addr, now, code.person_id, code.position, code.code_hash),
+            )
+            > 0
+        )
+
     async def miss_person_code(self, code: PersonCodeRecord, most: int) -> None:
         await self._run(
             self.q.miss_person_code, (most, code.person_id, code.position, code.code_hash)

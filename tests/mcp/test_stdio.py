@@ -93,3 +93,59 @@ def test_without_a_recipient_the_command_says_what_to_set() -> None:
     assert done.returncode == 2
     assert "HUMANWIRE_SMS_TO" in done.stderr
     assert done.stdout == ""  # stdout carries the protocol only
+
+
+SHOP = '''
+from pathlib import Path
+
+LEDGER = Path(__file__).with_name("ledger.txt")
+
+
+def refund(order: str, amount: int) -> str:
+    """Refund an order."""
+    with LEDGER.open("a") as runs:
+        runs.write(f"{order} {amount}\\n")
+    return f"refunded {amount} on order {order}"
+'''
+
+
+async def test_a_gated_function_of_your_own_runs_once_approved(
+    humanwire_service: RunningService,
+    humanwire_api_key: str,
+    human: ScriptedHuman,
+    tmp_path: Any,
+) -> None:
+    (tmp_path / "shop.py").write_text(SHOP)
+    phone = "+14155550177"
+    params = server_params(
+        humanwire_service, humanwire_api_key, "--to", phone, "--gate", "shop:refund"
+    )
+    assert params.env is not None
+    params.env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), params.env.get("PYTHONPATH", "")])
+    human.decide_approval("approve", to=phone, delay=0.3)
+    async with Client(params) as client:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert "refund" in listed and listed["refund"].description == "Refund an order."
+        result = await client.call_tool("refund", {"order": "1042", "amount": 30})
+    assert text(result) == "refunded 30 on order 1042"
+    assert (tmp_path / "ledger.txt").read_text() == "1042 30\n"
+
+
+def test_a_gate_that_names_no_function_exits_2_saying_so() -> None:
+    env = command_env(HUMANWIRE_BASE_URL="https://humanwire.example", HUMANWIRE_API_KEY="k")
+    for spec, said in [
+        ("refund", "is not module:function"),
+        ("no_such_module_hw:refund", "cannot import no_such_module_hw"),
+        ("json:no_such_function", "json has no function no_such_function"),
+    ]:
+        done = subprocess.run(
+            [sys.executable, "-m", "humanwire.cli", "mcp", "--to", "+14155550177", "--gate", spec],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+        assert done.returncode == 2, done.stderr
+        assert said in done.stderr
+        assert done.stdout == ""

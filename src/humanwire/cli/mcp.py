@@ -22,6 +22,7 @@ MCP_FLAGS = (
     "progress_interval",
     "channel_ids",
     "form",
+    "gate",
     "form_channel",
     "no_wait_for_call_end",
 )
@@ -93,6 +94,14 @@ def add_parser(commands: Any) -> None:
         choices=("sms", "whatsapp", "slack"),
         default=None,
         help="the form's channel (HUMANWIRE_MCP_FORM_CHANNEL; sms)",
+    )
+    mcp.add_argument(
+        "--gate",
+        action="append",
+        default=None,
+        metavar="MODULE:FUNCTION",
+        help="a function of your own offered as a tool that runs only once people approve "
+        "the call (repeatable; HUMANWIRE_MCP_GATE, comma-separated)",
     )
     mcp.add_argument(
         "--no-wait-for-call-end",

@@ -83,7 +83,7 @@ __all__ = [
     "timeout_decision",
 ]
 
-Channel = Literal["sms", "whatsapp", "slack", "email", "call", "link"]
+Channel = Literal["sms", "whatsapp", "slack", "email", "call", "link", "telegram"]
 """How the one recipient of ``to`` is asked (an approver's ``channel``)."""
 DecisionKind = Literal["approve", "reject", "edit", "respond", "timeout", "consumed"]
 """``consumed``: approved, but the approval was used already: the action ran before and
@@ -95,13 +95,14 @@ RECIPIENT_ENV: dict[str, str] = {
     "slack": "HUMANWIRE_SLACK_TO",
     "email": "HUMANWIRE_EMAIL_TO",
     "call": "HUMANWIRE_SMS_TO",
+    "telegram": "HUMANWIRE_TELEGRAM_TO",
 }
 """The environment variable holding each channel's default recipient."""
 MESSAGE_RECIPIENT_ENV: dict[str, str] = {
     "email": "HUMANWIRE_EMAIL_TO",
     "telegram": "HUMANWIRE_TELEGRAM_TO",
 }
-"""The same for channels the message tools reach but approvals do not (yet)."""
+"""The same for the channels the message tools reach."""
 
 DEFAULT_APPROVAL_WAIT_TIME = 300
 _MAX_VALUE_CHARS = 500
@@ -436,8 +437,9 @@ class Approver:
     """Sends approval requests (``POST /approvals``) and waits for the decision.
 
     Whom to ask: ``to`` on ``channel`` (one person; ``to`` resolved as
-    :func:`resolve_recipient` says), or ``approvers`` (``[{"channel", "to"}, …]``, 1 to
-    20) with ``quorum`` approvals needed (``reject_quorum`` rejections reject; one
+    :func:`resolve_recipient` says), ``person`` (a person of the people directory, asked
+    on their first confirmed address), or ``approvers`` (``[{"channel", "to"} or
+    {"person"}, …]``, 1 to 20; quorum counts people) with ``quorum`` approvals needed (``reject_quorum`` rejections reject; one
     rejection by default), ``escalation`` tiers (``[{"after": s, "approvers": […]}]``)
     and ``remind_every`` seconds between reminders. ``on_timeout`` (``"reject"``,
     ``"approve"``, ``"none"``) is what the service decides when nobody did in time;
@@ -455,6 +457,7 @@ class Approver:
         async_client: AsyncHumanWire | None = None,
         to: str | None = None,
         channel: Channel = "sms",
+        person: str | None = None,
         approvers: Sequence[Mapping[str, str] | ApproverSpec] | None = None,
         quorum: int | None = None,
         reject_quorum: int | None = None,
@@ -493,15 +496,22 @@ class Approver:
                 self._async_client = cast("AsyncHumanWire", client)
             else:
                 self._client = cast("HumanWire", client)
-        if approvers is not None and to is not None:
-            raise ValueError("give to= (one recipient) or approvers= (several), not both")
+        if sum(given is not None for given in (to, approvers, person)) > 1:
+            raise ValueError(
+                "give to= (one recipient), person= (a person of the people directory) or "
+                "approvers= (several), not two of them"
+            )
+        if person is not None:
+            approvers = [{"person": person}]
         if approvers is not None:
             listed = [_approver_dict(a) for a in approvers]
             if not listed:
                 raise ValueError("approvers needs at least one approver")
             self.approvers: list[dict[str, str]] = listed
-            self.channel: Channel = cast(Channel, listed[0]["channel"])
-            self.to = listed[0]["to"]
+            # A person given alone: named by their id until the service picks the address.
+            first = listed[0]
+            self.channel: Channel = cast(Channel, first.get("channel", "person"))
+            self.to = first.get("to") or first["person"]
         else:
             self.channel = channel
             self.to = resolve_recipient(channel, to, client or async_client)
@@ -716,7 +726,7 @@ async def consume_approval(
     return decision
 
 
-_CHANNELS = ("sms", "whatsapp", "slack", "email", "call", "link")
+_CHANNELS = ("sms", "whatsapp", "slack", "email", "call", "link", "telegram")
 _CLOSE_AFTER_HOLD = 1.0
 """``followUpTime`` of a held request whose approver sets none: it closes right after."""
 _CLOSING_WAIT = 15.0

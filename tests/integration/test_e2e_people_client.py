@@ -9,7 +9,9 @@ import re
 import pytest
 
 from humanwire import AsyncHumanWire, HumanWire
+from humanwire.approval import ApprovalRequest, Approver
 from humanwire.errors import InvalidRequestError, NotFoundError
+from humanwire.testing import ScriptedHuman
 
 ADA_PHONE = "+12025550100"
 
@@ -99,3 +101,28 @@ async def test_the_async_client_keeps_it_too(async_humanwire_client: AsyncHumanW
     await people.delete(ada.person_id)
     with pytest.raises(NotFoundError):
         await people.delete(ada.person_id)
+
+
+def test_an_approval_gate_asks_a_person(humanwire_client: HumanWire, human: ScriptedHuman) -> None:
+    people = humanwire_client.people
+    ada = people.create(name="Ada", addresses=[{"channel": "sms", "to": ADA_PHONE}])
+    sent = people.confirm(ada.person_id, channel="sms")
+    [delivery] = humanwire_client.sandbox.deliveries(interaction_id=sent.interaction_id)
+    code = re.search(r"\b\d{6}\b", delivery.text)
+    assert code is not None and delivery.from_ is not None
+    humanwire_client.sandbox.reply(
+        channel="sms", from_=ADA_PHONE, to=delivery.from_, body=code.group(0)
+    )
+    decided = human.decide_approval("approve", to=ADA_PHONE)
+    approver = Approver(humanwire_client, person=ada.person_id, wait_time=20)
+    decision = approver.request(ApprovalRequest("ship", {"version": 7}))
+    assert decision.approved, decision
+    approval = humanwire_client.approvals.get(decided.wait().interaction_id)
+    [made] = approval.decisions
+    assert (made.approver.channel, made.approver.to, made.approver.person) == (
+        "sms",
+        ADA_PHONE,
+        ada.person_id,
+    )
+    with pytest.raises(ValueError, match="not two of them"):
+        Approver(humanwire_client, person=ada.person_id, to=ADA_PHONE, wait_time=20)

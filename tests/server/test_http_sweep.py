@@ -31,6 +31,7 @@ VALID_BODIES: dict[str, dict[str, Any]] = {
     "sendSmsForm": {"title": "T", "fields": _FIELDS, "to": HUMAN, "waitTime": 1},
     "sendSlackForm": {"title": "T", "fields": _FIELDS, "to": SLACK_HUMAN, "waitTime": 1},
     "sendTelegram": {"message": "hi", "to": "5550001"},
+    "sendToPerson": {"message": "hi", "person": "per_nobody"},
     "sendTelegramForm": {"title": "T", "fields": _FIELDS, "to": "5550001", "waitTime": 1},
     "sendEmailForm": {"title": "T", "fields": _FIELDS, "to": "human@example.com", "waitTime": 1},
     "sendWhatsAppForm": {"title": "T", "fields": _FIELDS, "to": HUMAN, "waitTime": 1},

@@ -21,6 +21,7 @@ from ._base import (
     E164,
     WAIT_OR_FOLLOW_UP_SCHEMA,
     DeliveryStatus,
+    DiscordId,
     EmailAddress,
     EmailSubject,
     FollowUpTime,
@@ -44,6 +45,7 @@ __all__ = [
     "MAX_FORM_PATTERN_CHARS",
     "MAX_FORM_RULES",
     "STORED_FORM",
+    "DiscordFormRequest",
     "EmailFormRequest",
     "FieldOption",
     "FieldType",
@@ -304,6 +306,16 @@ class TelegramFormRequest(Form):
     form page's link goes out from the bot."""
 
     to: TelegramChatId
+    message: str | None = None
+    metadata: Metadata | None = None
+
+
+class DiscordFormRequest(Form):
+    """``POST /forms/discord``: the body of ``/forms/sms`` with a Discord user or channel
+    id in ``to``; a form that fits one of Discord's modals (at most 5 text fields) is
+    filled in Discord, any other by its page's link."""
+
+    to: DiscordId
     message: str | None = None
     metadata: Metadata | None = None
 

@@ -30,7 +30,7 @@ DEFAULT_HUMAN_EMAIL = "human@example.com"
 """The same human's email address."""
 
 DeliveryKind = Literal["message", "form", "call"]
-DeliveryChannel = Literal["sms", "whatsapp", "slack", "email", "call", "telegram"]
+DeliveryChannel = Literal["sms", "whatsapp", "slack", "email", "call", "telegram", "discord"]
 """The channel something was delivered on (an approval reaches its approvers on these)."""
 _NOT_BLANK = r"[^\s\x1c-\x1f\x85\ufeff]"
 

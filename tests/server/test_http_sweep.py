@@ -32,6 +32,13 @@ VALID_BODIES: dict[str, dict[str, Any]] = {
     "sendSlackForm": {"title": "T", "fields": _FIELDS, "to": SLACK_HUMAN, "waitTime": 1},
     "sendTelegram": {"message": "hi", "to": "5550001"},
     "sendTelegramForm": {"title": "T", "fields": _FIELDS, "to": "5550001", "waitTime": 1},
+    "sendDiscord": {"message": "hi", "to": "1100000000000000005"},
+    "sendDiscordForm": {
+        "title": "T",
+        "fields": _FIELDS,
+        "to": "1100000000000000005",
+        "waitTime": 1,
+    },
     "sendEmailForm": {"title": "T", "fields": _FIELDS, "to": "human@example.com", "waitTime": 1},
     "sendWhatsAppForm": {"title": "T", "fields": _FIELDS, "to": HUMAN, "waitTime": 1},
     "placeCall": {"prompt": "Ask about the invoice.", "to": HUMAN},

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from ...http.errors import error_response
 from ..provider_routes import Malformed, ProviderRoute, Unverified, json_value, signed_route
 from .provider import ROUTE_PREFIX
 
@@ -150,9 +149,13 @@ def discord_routes(provider: DiscordProvider) -> list[ProviderRoute]:
         if payload["type"] == PING:
             return JSONResponse({"type": 1})
         if not await provider.first_delivery(str(payload["id"])):
-            return error_response(
-                403, "forbidden", "this interaction was already received (a replay)"
-            )
+            # The documented error body (the HTTP layer's shape; delivery may not import it).
+            refusal = {
+                "code": "forbidden",
+                "message": "this interaction was already received (a replay)",
+                "field": None,
+            }
+            return JSONResponse({"error": refusal}, status_code=403)
         try:
             answer = await provider.on_interaction(payload)
         except Exception:

@@ -195,7 +195,7 @@ def test_a_click_is_taken_once_and_only_from_an_approver(discord_live: DiscordLi
 
 
 # -- forms --------------------------------------------------------------------------------
-FIELDS = [
+FIELDS: list[dict[str, Any]] = [
     {"id": "city", "type": "text", "label": "City", "required": True},
     {"id": "notes", "type": "textarea", "label": "Notes"},
 ]
@@ -327,9 +327,8 @@ def test_discord_settings_from_the_file_and_the_environment(tmp_path: Any) -> No
         'public_url = "https://hw.example.com"\n[discord]\napplication_id = "1234567890123"\n'
         f'public_key = "{"ab" * 32}"\n'
     )
-    env = {
-        "HUMANWIRE_DISCORD_BOT_TOKEN": "MTIzNDU2Nzg5MDEyMzQ1Njc4.GabcDE.abcdefghijklmnopqrstuvwxyz012"
-    }
+    token = "MTIzNDU2Nzg5MDEyMzQ1Njc4.GabcDE.abcdefghijklmnopqrstuvwxyz012"
+    env = {"HUMANWIRE_DISCORD_BOT_TOKEN": token}
     config = load_settings(path, env, {}).to_service_config()
     assert config.discord is not None and config.discord.application_id == "1234567890123"
     assert config.discord.bot_token.startswith("MTIz")

@@ -36,8 +36,8 @@ from humanwire.server.config import SlackConfig, TelegramConfig, TelnyxConfig, T
 from humanwire.server.delivery.provider_routes import ProviderRoute, ProviderWebSocketRoute
 from humanwire.server.delivery.slack.provider import REF_WAIT
 from humanwire.server.runtime.runner import ServiceRunner
-from humanwire.testing.service import fast_config
 from humanwire.testing.discord import DiscordFakeServer, FakeDiscord
+from humanwire.testing.service import fast_config
 from humanwire.testing.slack import FakeSlackMessage, FakeWorkspace, SlackFakeServer
 from humanwire.testing.telegram import FakeTelegram, TelegramFakeServer
 from humanwire.testing.telnyx import FakeTelnyx, TelnyxFakeServer

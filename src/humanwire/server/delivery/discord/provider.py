@@ -350,7 +350,8 @@ class DiscordProvider:
     async def _components(self, item: Outbound) -> list[dict[str, Any]]:
         if not item.interaction_id:
             return []
-        page = [_link("Open the page", item.form_url)] if _public(item.form_url) else []
+        url = item.form_url
+        page = [_link("Open the page", url)] if url and _public(url) else []
         if item.kind == "message" and item.form_url:
             # An approval request's text carries its approver's page: the buttons too.
             position = await self.inbound.button_approver(
@@ -465,7 +466,8 @@ class DiscordProvider:
         message = payload.get("message") or {}
         if not message.get("id"):
             return None
-        ref = message_ref(payload.get("channel_id") or message.get("channel_id"), message["id"])
+        channel = str(payload.get("channel_id") or message.get("channel_id") or "")
+        ref = message_ref(channel, message["id"])
         deadline = time.monotonic() + REF_WAIT
         while True:
             record = await self.inbound.interaction_by_ref(ref)

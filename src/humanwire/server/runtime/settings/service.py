@@ -179,9 +179,7 @@ class Settings(_Strict):
     telegram: Annotated[TelegramSettings, _about("Telegram.")] = Field(
         default_factory=TelegramSettings
     )
-    discord: Annotated[DiscordSettings, _about("Discord.")] = Field(
-        default_factory=DiscordSettings
-    )
+    discord: Annotated[DiscordSettings, _about("Discord.")] = Field(default_factory=DiscordSettings)
     email: Annotated[EmailSettings, _about("Email.")] = Field(default_factory=EmailSettings)
     voice: Annotated[VoiceSettings, _about("The voice agent.")] = Field(
         default_factory=VoiceSettings
@@ -273,7 +271,8 @@ class Settings(_Strict):
         problems += self.email.problems()
         problems += self.audit.problems()
         providers = [
-            name for name in ("twilio", "telnyx", "slack", "telegram", "discord")
+            name
+            for name in ("twilio", "telnyx", "slack", "telegram", "discord")
             if getattr(self, name).given
         ]
         if providers and self.public_url is None:

@@ -310,6 +310,8 @@ def test_the_endpoint_refuses_what_it_cannot_verify_or_read(discord_live: Discor
         b'{"type": "1"}',
         b'{"type": 3}',
         b'{"type": 3, "id": "1", "token": "t", "user": {"id": "5"}}',
+        b'{"type": 9, "id": "1", "token": "t", "user": {"id": "5"}}',
+        b'{"type": 5, "id": "1", "token": "t", "user": {"id": "5"}, "data": {"custom_id": "x"}}',
         b"\xff",
     ):
         refused = fake.post_signed(garbage)

@@ -7,18 +7,23 @@ link, and the interactions endpoint refusing what it cannot verify or read."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import httpx
 import pytest
-from discord_support import DiscordLive
+from discord_support import DiscordLive, discord_config
 
 from humanwire.server.delivery.discord.provider import custom_id, form_modal
+from humanwire.server.runtime.runner import ServiceRunner
 from humanwire.server.runtime.settings import load_settings
+from humanwire.testing.discord import DiscordFakeServer
+from humanwire.testing.service import fast_config
 from humanwire.types import Form
 
 pytest.importorskip("discord")
@@ -339,3 +344,60 @@ def test_discord_settings_from_the_file_and_the_environment(tmp_path: Any) -> No
     path.write_text('[discord]\npublic_key = "nothex"\n')
     with pytest.raises(Exception, match="64 hex"):
         load_settings(path, {}, {})
+
+
+def test_readyz_reports_the_token_and_a_public_key_not_the_applications(
+    fake_discord: DiscordFakeServer,
+) -> None:
+    config = discord_config(fake_discord)
+    for public_key, ok, detail in (
+        (config.public_key, True, "accepted"),
+        ("ab" * 32, False, "public_key"),
+    ):
+        runner = ServiceRunner(
+            replace(fast_config(":memory:"), discord=replace(config, public_key=public_key))
+        )
+        runner.start()
+        try:
+            check = httpx.get(f"{runner.base_url}/readyz").json()["checks"]["discord"]
+        finally:
+            runner.stop()
+        assert check["ok"] is ok and detail in check["detail"], check
+
+
+async def test_work_past_the_budget_is_acknowledged_then_answered_through_the_token(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Discord drops an interaction not answered within 3 s: slow work is acknowledged
+    (type 6) in time, and its answer follows through the interaction's token."""
+    from humanwire.server.config import DiscordConfig
+    from humanwire.server.delivery.discord import provider as module
+
+    monkeypatch.setattr(module, "ANSWER_BUDGET", 0.05)
+    sent: list[tuple[str, str, Any]] = []
+
+    class Recorder:
+        async def request(self, route: Any, json: Any = None) -> None:
+            sent.append((route.method, route.path, json))
+
+        async def close(self) -> None:
+            """The provider closes its client."""
+
+    config = DiscordConfig(bot_token="t", application_id="42", public_key="ab" * 32)
+    provider = module.DiscordProvider(config, inbound=None, public_url="http://x")  # type: ignore[arg-type]
+    provider._http, provider.bot_id = Recorder(), "1"  # type: ignore[assignment]
+
+    async def slow() -> dict[str, Any]:
+        await asyncio.sleep(0.2)
+        return module._updated("Restart?", "✅ Approved")
+
+    payload = {"id": "9", "token": "tok"}
+    assert await provider._within_budget(payload, slow()) == {"type": 6}
+    assert sent == []
+    await asyncio.sleep(0.4)
+    [(method, path, body)] = sent
+    assert (method, path) == ("PATCH", "/webhooks/{webhook_id}/{webhook_token}/messages/@original")
+    assert body["content"].endswith("✅ Approved") and body["components"] == []
+    fast = await provider._within_budget(payload, asyncio.sleep(0, {"type": 4, "data": {}}))
+    assert fast["type"] == 4
+    await provider.aclose()

@@ -12,7 +12,7 @@ from .checks import HttpURL, _about, _Strict
 
 __all__ = ["DiscordSettings"]
 
-_SNOWFLAKE = re.compile(r"[1-9][0-9]{5,19}")
+_SNOWFLAKE = re.compile(r"[1-9][0-9]{5,18}")
 _PUBLIC_KEY = re.compile(r"[0-9a-fA-F]{64}")
 # A bot token is three dot-separated base64url parts; its exact lengths have changed over
 # the years, so only its shape is checked.

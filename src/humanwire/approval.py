@@ -439,8 +439,8 @@ class Approver:
     Whom to ask: ``to`` on ``channel`` (one person; ``to`` resolved as
     :func:`resolve_recipient` says), ``person`` (a person of the people directory, asked
     on their first confirmed address), or ``approvers`` (``[{"channel", "to"} or
-    {"person"}, …]``, 1 to 20; quorum counts people) with ``quorum`` approvals needed (``reject_quorum`` rejections reject; one
-    rejection by default), ``escalation`` tiers (``[{"after": s, "approvers": […]}]``)
+    {"person"}, …]``, 1 to 20; quorum counts people) with ``quorum`` approvals needed
+    (``reject_quorum`` rejections reject; one rejection by default), ``escalation`` tiers (``[{"after": s, "approvers": […]}]``)
     and ``remind_every`` seconds between reminders. ``on_timeout`` (``"reject"``,
     ``"approve"``, ``"none"``) is what the service decides when nobody did in time;
     ``default_on_timeout`` is its older name.

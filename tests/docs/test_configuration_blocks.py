@@ -49,6 +49,11 @@ def test_the_pages_configuration_loads(tmp_path: Path, text: str) -> None:
     assert isinstance(_loaded(tmp_path, text), ServiceConfig)
 
 
+def test_the_discord_page_configures_the_application(tmp_path: Path) -> None:
+    config = _loaded(tmp_path, block("going-live/discord.md", None, "toml"))
+    assert config.discord is not None and len(config.discord.public_key) == 64
+
+
 def test_the_telegram_page_routes_telegram_to_the_bot(tmp_path: Path) -> None:
     config = _loaded(tmp_path, block("going-live/telegram.md", None, "toml"))
     assert config.telegram is not None and config.telegram.webhook_secret

@@ -117,3 +117,30 @@ def test_another_accounts_telegram_ask_is_not_answered_by_this_chat(
         assert a.get(f"/interactions/{asked['interactionId']}/status").json()["status"] == "pending"
         missing = b.get(f"/interactions/{asked['interactionId']}/status")
         assert missing.status_code == 404
+
+
+def test_discord_is_a_registered_chat_channel_answered_in_its_thread(
+    start_service: StartService,
+) -> None:
+    """Discord has no "next message in the chat" (no gateway): on the sandbox too, only a
+    reply naming its message answers it."""
+    from humanwire.server.delivery.discord.channel import SANDBOX_BOT as DISCORD_BOT
+
+    assert "discord" in CHAT_CHANNELS
+    user = "80351110224678912"
+    service = start_service()
+    with _http(service, "dc") as http:
+        asked = http.post(
+            "/messages/discord", json={"to": user, "message": "Ship it?", "followUpTime": 60}
+        ).json()
+        reply = {"channel": "discord", "from": user, "to": DISCORD_BOT, "body": "yes"}
+        assert http.post("/sandbox/replies", json=reply).status_code == 204
+        assert _status(http, asked["interactionId"]) == "pending"
+        named = {**reply, "interactionId": asked["interactionId"]}
+        assert http.post("/sandbox/replies", json=named).status_code == 204
+        assert _status(http, asked["interactionId"]) == "ended"
+        for to in ("abc", "12", "0123456789"):
+            sent = http.post("/messages/discord", json={"to": to, "message": "hi"})
+            assert sent.status_code == 400 and sent.json()["error"]["field"] == "to", to
+        too_long = http.post("/messages/discord", json={"to": user, "message": "x" * 2001})
+        assert too_long.status_code == 400

@@ -1,9 +1,12 @@
+from discord_support import discord_live, fake_discord
 from slack_support import fake_slack, slack_live
 from telegram_support import fake_telegram, telegram_live
 from telnyx_support import fake_telnyx, telnyx_live
 from twilio_support import fake_twilio, live
 
 __all__ = [
+    "discord_live",
+    "fake_discord",
     "fake_slack",
     "fake_telegram",
     "fake_telnyx",

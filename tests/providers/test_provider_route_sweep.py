@@ -24,6 +24,7 @@ from urllib.parse import parse_qsl, quote, urlencode
 
 import httpx
 import pytest
+from discord_support import discord_config
 from slack_support import SlackLive, install
 from starlette.routing import Route, WebSocketRoute
 from twilio.request_validator import RequestValidator  # type: ignore[import-untyped]
@@ -35,6 +36,7 @@ from humanwire.server.config import SlackConfig, TelegramConfig, TelnyxConfig, T
 from humanwire.server.delivery.provider_routes import ProviderRoute, ProviderWebSocketRoute
 from humanwire.server.delivery.slack.provider import REF_WAIT
 from humanwire.server.runtime.runner import ServiceRunner
+from humanwire.testing.discord import DiscordFakeServer, FakeDiscord
 from humanwire.testing.service import fast_config
 from humanwire.testing.slack import FakeSlackMessage, FakeWorkspace, SlackFakeServer
 from humanwire.testing.telegram import FakeTelegram, TelegramFakeServer
@@ -52,8 +54,12 @@ KNOWN_SIGNED = {
     "/providers/telnyx/voice",
     "/providers/telnyx/call-status",
     "/providers/telegram/updates",
+    "/providers/discord/interactions",
 }
+UNAUTHORIZED = {"discord"}
+"""Providers whose routes answer what they cannot verify 401 (Discord requires it), not 403."""
 TELEGRAM_SECRET = "telegram-webhook-secret_1"
+DISCORD_SECRET = "discord-test-signing-seed"
 TELNYX_SECRET = "telnyx-test-signing-seed"
 """The Telnyx fake's key pair is derived from it (``telnyx_key``), so the sweep signs as
 Telnyx does with the same ``SIGNERS`` call as the others."""
@@ -70,6 +76,7 @@ class Providers:
     twilio: FakeTwilio
     telnyx: FakeTelnyx
     telegram: FakeTelegram
+    discord: FakeDiscord
     own: FakeWorkspace
     account_id: str
     sms_id: str
@@ -105,6 +112,7 @@ class Providers:
             "twilio": self.twilio.auth_token,
             "telnyx": TELNYX_SECRET,
             "telegram": TELEGRAM_SECRET,
+            "discord": DISCORD_SECRET,
         }[provider]
 
     def sign(self, provider: str, path: str, body: bytes) -> dict[str, str]:
@@ -124,6 +132,7 @@ class Providers:
             "twilio requests": [(r.method, r.path) for r in self.twilio.requests],
             "telnyx requests": [(r.method, r.path) for r in self.telnyx.requests],
             "telegram requests": [name for name, _ in self.telegram.requests],
+            "discord requests": [(m, p) for m, p, _ in self.discord.state.requests],
             "installs": sorted(
                 key for key, _ in self.runner.call(store.provider_states, "slack-install")
             ),
@@ -147,6 +156,12 @@ def providers(
     telnyx_server = TelnyxFakeServer(telnyx_fake).start()
     telegram_server = TelegramFakeServer().start()
     telegram_fake = telegram_server.fake
+    discord_fake = FakeDiscord()
+    discord_fake.state.signing_key = discord_key(DISCORD_SECRET)
+    discord_fake.state.public_key_hex = (
+        discord_fake.state.signing_key.public_key().public_bytes_raw().hex()
+    )
+    discord_server = DiscordFakeServer(discord_fake).start()
     telegram = TelegramConfig(
         bot_token=telegram_fake.token,
         webhook_secret=TELEGRAM_SECRET,
@@ -177,7 +192,14 @@ def providers(
         account_sid=telnyx_fake.account_sid,
     )
     runner = ServiceRunner(
-        replace(fast_config(database), slack=slack, twilio=twilio, telnyx=telnyx, telegram=telegram)
+        replace(
+            fast_config(database),
+            slack=slack,
+            twilio=twilio,
+            telnyx=telnyx,
+            telegram=telegram,
+            discord=discord_config(discord_server),
+        )
     )
     runner.start()
     slack_fake.events_url = f"{runner.base_url}/providers/slack/events"
@@ -202,6 +224,7 @@ def providers(
             twilio_fake,
             telnyx_fake,
             telegram_fake,
+            discord_fake,
             own,
             account.id,
             sms.interaction_id,
@@ -218,6 +241,7 @@ def providers(
         assert state.state() == before
         assert slack_fake.errors == [] and twilio_fake.errors == [] and telnyx_fake.errors == []
         assert telegram_fake.errors == [] and telegram_fake.violations == []
+        assert discord_fake.errors == [] and discord_fake.violations == []
         logged = [r for r in caplog.records if r.name.startswith("humanwire")]
         assert [r.getMessage() for r in logged if r.exc_info or r.levelno >= logging.WARNING] == []
     finally:
@@ -225,6 +249,7 @@ def providers(
         runner.stop()
         telnyx_server.stop()
         telegram_server.stop()
+        discord_server.stop()
 
 
 # -- signing as each provider does ---------------------------------------------------------
@@ -276,11 +301,27 @@ def sign_telegram(secret: str, url: str, body: bytes) -> dict[str, str]:
     return {"X-Telegram-Bot-Api-Secret-Token": secret}
 
 
+def discord_key(secret: str) -> Any:
+    """The Ed25519 key of ``secret`` (its SHA-256 as the seed): the sweep signs as Discord
+    does, with the same ``SIGNERS`` call as the others."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    return Ed25519PrivateKey.from_private_bytes(hashlib.sha256(secret.encode()).digest())
+
+
+def sign_discord(secret: str, url: str, body: bytes) -> dict[str, str]:
+    """Ed25519 over timestamp + body, hex, at a ``fresh_stamp``."""
+    stamp = fresh_stamp()
+    signature = discord_key(secret).sign(stamp.encode() + body).hex()
+    return {"X-Signature-Timestamp": stamp, "X-Signature-Ed25519": signature}
+
+
 SIGNERS: dict[str, Callable[[str, str, bytes], dict[str, str]]] = {
     "slack": sign_slack,
     "twilio": sign_twilio,
     "telnyx": sign_telnyx,
     "telegram": sign_telegram,
+    "discord": sign_discord,
 }
 
 
@@ -363,6 +404,7 @@ def unverifiable() -> list[dict[bytes, bytes]]:
     near = TELEGRAM_SECRET.encode()
     telegram = [b"", b"x" * 5000, near[:-1], near + b"x", near.upper(), b"\xff" + near[1:]]
     telnyx_signatures = [*twilio, base64.b64encode(b"\0" * 64), b"A" * 88]
+    discord_signatures = [b"", b"00" * 64, b"zz" * 64, b"0" * 5000, b"\xff" * 128, b"AB" * 63]
     telnyx_stamps = [*stamps, str(int(time.time()) - 301).encode(), b"+" + now, b"0" + now]
     return [
         {},
@@ -376,6 +418,14 @@ def unverifiable() -> list[dict[bytes, bytes]]:
         ),
         *(
             {b"telnyx-timestamp": stamp, b"telnyx-signature-ed25519": b"A" * 86 + b"=="}
+            for stamp in telnyx_stamps
+        ),
+        *(
+            {b"X-Signature-Timestamp": now, b"X-Signature-Ed25519": signature}
+            for signature in discord_signatures
+        ),
+        *(
+            {b"X-Signature-Timestamp": stamp, b"X-Signature-Ed25519": b"00" * 64}
             for stamp in telnyx_stamps
         ),
     ]
@@ -428,9 +478,17 @@ async def test_what_cannot_be_verified_is_403(
         if provider == "telnyx":
             stale = providers.telnyx.sign(b"{}", int(time.time()) - 3600)
             posts.append(Post(path, b"{}", stale))
+        if provider == "discord":
+            old = str(int(time.time()) - 3600)
+            signature = discord_key(DISCORD_SECRET).sign(old.encode() + b"{}").hex()
+            stale = {"X-Signature-Timestamp": old, "X-Signature-Ed25519": signature}
+            posts.append(Post(path, b"{}", stale))
     for post, response in zip(posts, await post_all(providers.base_url, posts), strict=True):
         try:
-            assert_error(response, 403, "forbidden")
+            if post.path.split("/")[2] in UNAUTHORIZED:
+                assert_error(response, 401, "unauthorized")
+            else:
+                assert_error(response, 403, "forbidden")
         except AssertionError:
             raise AssertionError((post.path, post.body[:40], dict(post.headers))) from None
     # One line each, no traceback (the fixture checks nothing worse was logged).
@@ -478,8 +536,10 @@ async def test_signed_garbage_is_400_or_answered_never_500(providers: Providers)
     for post, response in zip(posts, await post_all(providers.base_url, posts), strict=True):
         where = (post.path, post.body[:40])
         # A signature over a body that is not UTF-8 cannot check out; Telegram's secret
-        # covers no body, so its route reads the body and refuses it (400).
-        if post.body in NOT_UTF8 and not post.path.startswith("/providers/telegram/"):
+        # covers no body and Discord's signature the raw bytes, so their routes read the
+        # body and refuse it (400).
+        raw = post.path.startswith(("/providers/telegram/", "/providers/discord/"))
+        if post.body in NOT_UTF8 and not raw:
             assert response.status_code == 403, where  # there is no signature to check
             assert_error(response, 403, "forbidden")
         elif response.status_code >= 400:

@@ -33,6 +33,13 @@ VALID_BODIES: dict[str, dict[str, Any]] = {
     "sendTelegram": {"message": "hi", "to": "5550001"},
     "sendToPerson": {"message": "hi", "person": "per_nobody"},
     "sendTelegramForm": {"title": "T", "fields": _FIELDS, "to": "5550001", "waitTime": 1},
+    "sendDiscord": {"message": "hi", "to": "1100000000000000005"},
+    "sendDiscordForm": {
+        "title": "T",
+        "fields": _FIELDS,
+        "to": "1100000000000000005",
+        "waitTime": 1,
+    },
     "sendEmailForm": {"title": "T", "fields": _FIELDS, "to": "human@example.com", "waitTime": 1},
     "sendWhatsAppForm": {"title": "T", "fields": _FIELDS, "to": HUMAN, "waitTime": 1},
     "placeCall": {"prompt": "Ask about the invoice.", "to": HUMAN},

@@ -224,6 +224,10 @@ def test_environment_names_are_the_documented_ones() -> None:
         "telegram.bot_token": "HUMANWIRE_TELEGRAM_BOT_TOKEN",
         "telegram.webhook_secret": "HUMANWIRE_TELEGRAM_WEBHOOK_SECRET",
         "telegram.api_base": "HUMANWIRE_TELEGRAM_API_BASE",
+        "discord.bot_token": "HUMANWIRE_DISCORD_BOT_TOKEN",
+        "discord.application_id": "HUMANWIRE_DISCORD_APPLICATION_ID",
+        "discord.public_key": "HUMANWIRE_DISCORD_PUBLIC_KEY",
+        "discord.api_base": "HUMANWIRE_DISCORD_API_BASE",
         "email.smtp_host": "HUMANWIRE_EMAIL_SMTP_HOST",
         "email.smtp_port": "HUMANWIRE_EMAIL_SMTP_PORT",
         "email.smtp_username": "HUMANWIRE_EMAIL_SMTP_USERNAME",
@@ -741,6 +745,7 @@ def test_every_tunable_is_a_setting() -> None:
     derived |= {"voice_mode", "voice_relay_silence", "voice_relay_setup_timeout"}  # tests
     derived |= {"email"}  # [email]: test_email_settings_*
     derived |= {"telegram"}  # [telegram]: test_telegram_settings_*
+    derived |= {"discord"}  # [discord]: tests/providers/test_discord.py
     derived |= {"audit_signing_key"}  # a secret: test_audit_signing_key_*
     service_fields = {field.name for field in fields(ServiceConfig)}
     assert service_fields - derived == set(SERVICE_CONFIG_FIELDS.values())

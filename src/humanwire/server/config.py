@@ -85,6 +85,18 @@ class TelegramConfig:
 
 
 @dataclass(frozen=True)
+class DiscordConfig:
+    """The Discord application (docs/going-live/discord.md): its bot's token, its id, and
+    the public key that verifies the interactions Discord signs (Ed25519, hex)."""
+
+    bot_token: str = field(repr=False)
+    application_id: str
+    public_key: str
+    api_base: str = "https://discord.com/api/v10"
+    """The REST API's root (discord.py's ``Route.BASE``: one per process)."""
+
+
+@dataclass(frozen=True)
 class EmailConfig:
     """Email out through an SMTP relay and in through the service's own listener
     (docs/going-live/email.md)."""
@@ -196,6 +208,7 @@ class ServiceConfig:
     a number another one owns still goes out through its owner."""
     slack: SlackConfig | None = None
     telegram: TelegramConfig | None = None
+    discord: DiscordConfig | None = None
     email: EmailConfig | None = None
     """Email: the relay out and the listener in; None keeps email off."""
     voice_model: str | None = None

@@ -29,6 +29,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
 __all__ = [
+    "DISCORD_ID_SCHEMA",
     "E164",
     "E164_SCHEMA",
     "EMAIL_SCHEMA",
@@ -38,6 +39,7 @@ __all__ = [
     "UNDELIVERED_TEXT",
     "WAIT_OR_FOLLOW_UP_SCHEMA",
     "DeliveryStatus",
+    "DiscordId",
     "EmailAddress",
     "EmailSubject",
     "FollowUpTime",
@@ -49,6 +51,7 @@ __all__ = [
     "TelegramChatId",
     "Timestamp",
     "WaitTime",
+    "check_discord_id",
     "check_e164",
     "check_email_address",
     "check_slack_id",
@@ -279,6 +282,21 @@ TelegramChatId = Annotated[
     str, PlainValidator(check_telegram_chat_id), WithJsonSchema(TELEGRAM_CHAT_SCHEMA)
 ]
 """A Telegram chat id (``/messages/telegram``), as a string: the person's chat with the bot."""
+
+# A Discord snowflake (a user's or a channel's id): a 64-bit number, 17 to 19 digits today
+# (a 20th comes around 2090), so at most 19: the pattern alone says it, as the schema does.
+_DISCORD_ID = re.compile(r"[1-9][0-9]{5,18}")
+
+
+def check_discord_id(value: Any) -> str:
+    if not isinstance(value, str) or not _DISCORD_ID.fullmatch(value):
+        raise _invalid_number()
+    return value
+
+
+DISCORD_ID_SCHEMA: dict[str, Any] = {"type": "string", "pattern": schema_pattern(_DISCORD_ID)}
+DiscordId = Annotated[str, PlainValidator(check_discord_id), WithJsonSchema(DISCORD_ID_SCHEMA)]
+"""A Discord user id (a DM) or channel id (``/messages/discord``), as a string."""
 
 _HTTP_URL = re.compile(r"https?://[^\s/]+")
 

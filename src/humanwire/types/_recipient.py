@@ -10,12 +10,14 @@ from pydantic import PlainValidator, WithJsonSchema, model_validator
 from pydantic_core import PydanticCustomError
 
 from ._base import (
+    DISCORD_ID_SCHEMA,
     E164_SCHEMA,
     EMAIL_SCHEMA,
     SLACK_ID_SCHEMA,
     TELEGRAM_CHAT_SCHEMA,
     WAIT_OR_FOLLOW_UP_SCHEMA,
     RequestModel,
+    check_discord_id,
     check_e164,
     check_email_address,
     check_slack_id,
@@ -26,6 +28,7 @@ __all__ = [
     "RECIPIENT_SCHEMA",
     "WAIT_AND_RECIPIENT_SCHEMA",
     "Addressed",
+    "DiscordIdOrPerson",
     "E164OrPerson",
     "EmailAddressOrPerson",
     "SlackIdOrPerson",
@@ -40,6 +43,9 @@ SlackIdOrPerson = Annotated[
 ]
 EmailAddressOrPerson = Annotated[
     str | None, PlainValidator(check_email_address), WithJsonSchema(EMAIL_SCHEMA)
+]
+DiscordIdOrPerson = Annotated[
+    str | None, PlainValidator(check_discord_id), WithJsonSchema(DISCORD_ID_SCHEMA)
 ]
 TelegramChatIdOrPerson = Annotated[
     str | None, PlainValidator(check_telegram_chat_id), WithJsonSchema(TELEGRAM_CHAT_SCHEMA)

@@ -36,6 +36,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from ._base import (
+    DISCORD_ID_SCHEMA,
     E164_SCHEMA,
     SLACK_ID_SCHEMA,
     TELEGRAM_CHAT_SCHEMA,
@@ -45,6 +46,7 @@ from ._base import (
     ResponseModel,
     Timestamp,
     WaitTime,
+    check_discord_id,
     check_e164,
     check_slack_id,
     check_telegram_chat_id,
@@ -80,7 +82,9 @@ __all__ = [
 MAX_APPROVERS = 20
 """Approvers of one request, escalation tiers included."""
 
-ApproverChannel = Literal["sms", "whatsapp", "slack", "email", "call", "link", "telegram"]
+ApproverChannel = Literal[
+    "sms", "whatsapp", "slack", "email", "call", "link", "telegram", "discord"
+]
 """How an approver is asked. ``link``: nothing is sent; the approver's page comes back in
 the response (``links``) for the caller to hand over."""
 
@@ -94,6 +98,7 @@ DecisionVia = Literal[
     "whatsapp_reply",
     "slack_button",
     "telegram_button",
+    "discord_button",
     "page",
     "email_link",
     "email_reply",
@@ -131,7 +136,8 @@ def action_digest(action: Any) -> str:
 
 class Approver(RequestModel):
     """Who is asked, and how: ``to`` is a number (E.164) for ``sms``, ``whatsapp`` and
-    ``call``; a Slack member id for ``slack``; a chat id for ``telegram``; an email
+    ``call``; a Slack member id for ``slack``; a chat id for ``telegram``; a user id for
+    ``discord``; an email
     address for ``email``; a name the caller chooses for ``link`` (shown on the page and
     in the decisions)."""
 
@@ -151,6 +157,10 @@ class Approver(RequestModel):
                 {
                     "if": {"properties": {"channel": {"const": "telegram"}}},
                     "then": {"properties": {"to": TELEGRAM_CHAT_SCHEMA}},
+                },
+                {
+                    "if": {"properties": {"channel": {"const": "discord"}}},
+                    "then": {"properties": {"to": DISCORD_ID_SCHEMA}},
                 },
                 {
                     "if": {"properties": {"channel": {"const": "email"}}},
@@ -229,6 +239,13 @@ class Approver(RequestModel):
                 check_telegram_chat_id(self.to)
             except PydanticCustomError:
                 raise _invalid("to must be a Telegram chat id such as 123456789", "to") from None
+        elif self.channel == "discord":
+            try:
+                check_discord_id(self.to)
+            except PydanticCustomError:
+                raise _invalid(
+                    "to must be a Discord user id such as 80351110224678912", "to"
+                ) from None
         elif self.channel == "email":
             from email_validator import EmailNotValidError, validate_email
 

@@ -35,6 +35,7 @@ from ._pattern import PatternError, compiled_pattern, re2_source
 from ._recipient import (
     WAIT_AND_RECIPIENT_SCHEMA,
     Addressed,
+    DiscordIdOrPerson,
     E164OrPerson,
     EmailAddressOrPerson,
     SlackIdOrPerson,
@@ -50,6 +51,7 @@ __all__ = [
     "MAX_FORM_PATTERN_CHARS",
     "MAX_FORM_RULES",
     "STORED_FORM",
+    "DiscordFormRequest",
     "EmailFormRequest",
     "FieldOption",
     "FieldType",
@@ -318,6 +320,17 @@ class TelegramFormRequest(_AddressedForm):
     form page's link goes out from the bot."""
 
     to: TelegramChatIdOrPerson = None
+    person: PersonInsteadOfTo = None
+    message: str | None = None
+    metadata: Metadata | None = None
+
+
+class DiscordFormRequest(_AddressedForm):
+    """``POST /forms/discord``: the body of ``/forms/sms`` with a Discord user or channel
+    id in ``to``; a form that fits one of Discord's modals (at most 5 text fields) is
+    filled in Discord, any other by its page's link."""
+
+    to: DiscordIdOrPerson = None
     person: PersonInsteadOfTo = None
     message: str | None = None
     metadata: Metadata | None = None

@@ -16,7 +16,9 @@ __all__ = [
 ]
 
 InteractionKind = Literal["message", "form", "call", "approval"]
-InteractionChannel = Literal["sms", "whatsapp", "slack", "email", "call", "approval", "telegram"]
+InteractionChannel = Literal[
+    "sms", "whatsapp", "slack", "email", "call", "approval", "telegram", "discord"
+]
 """``approval``: an approval request (``POST /approvals``), which reaches its approvers
 over several channels."""
 InteractionState = Literal["pending", "ended"]

@@ -20,6 +20,7 @@ from ._metadata import Metadata
 from ._recipient import (
     RECIPIENT_SCHEMA,
     Addressed,
+    DiscordIdOrPerson,
     E164OrPerson,
     EmailAddressOrPerson,
     SlackIdOrPerson,
@@ -31,6 +32,7 @@ __all__ = [
     "DEFAULT_NO_RESPONSE_TEMPLATE",
     "DEFAULT_RESPONSE_TEMPLATE",
     "ChannelMessageRequest",
+    "DiscordMessageRequest",
     "EmailMessageRequest",
     "MessageResponse",
     "PersonMessageRequest",
@@ -83,6 +85,16 @@ class TelegramMessageRequest(_MessageRequest):
     to: TelegramChatIdOrPerson = None
     message: str = Field(min_length=1, max_length=4096)
     """At most 4,096 characters: Telegram's limit of one message."""
+
+
+class DiscordMessageRequest(_MessageRequest):
+    """``POST /messages/discord``: a DM to a user id (the person shares a server with the
+    app) or a post to a channel id. The message carries a Reply button; the text the
+    person types in the form it opens is the answer."""
+
+    to: DiscordIdOrPerson = None
+    message: str = Field(min_length=1, max_length=2000)
+    """At most 2,000 characters: Discord's limit of one message."""
 
 
 class EmailMessageRequest(_MessageRequest):

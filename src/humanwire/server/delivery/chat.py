@@ -11,6 +11,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from .channels import ChatChannel
+from .discord.channel import DISCORD
 from .telegram.channel import TELEGRAM
 
 if TYPE_CHECKING:
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 __all__ = ["CHAT_CHANNELS", "chat_channel_of", "chat_form_of", "startup_lines"]
 
 CHAT_CHANNELS: Mapping[str, ChatChannel] = MappingProxyType(
-    {channel.name: channel for channel in (TELEGRAM,)}
+    {channel.name: channel for channel in (TELEGRAM, DISCORD)}
 )
 """Every chat channel by its name, in the order pages and start-up lines show them."""
 

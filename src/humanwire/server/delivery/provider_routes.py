@@ -7,7 +7,8 @@ only ever sees a request that passed the first two:
 
 1. ``verifier.verify(request, body)``: anything it cannot verify (no signature, a
    timestamp that is not a number, a signature that is not ASCII, a body that is not
-   UTF-8, a wrong secret) is **403** ``forbidden``;
+   UTF-8, a wrong secret) is **403** ``forbidden`` (**401** ``unauthorized`` for a
+   provider that requires it: Discord checks its endpoint answers a bad signature 401);
 2. ``parse(request, body)``: a verified body it cannot read (not JSON, nested too
    deeply, the wrong shape) is **400** ``invalid_request``, with ``field`` when one is
    to blame; it must check everything the handler and its background work rely on;
@@ -184,10 +185,13 @@ def signed_route(
     parse: Callable[[Request, bytes], T],
     methods: Sequence[str] = ("POST",),
     replays: ReplayGuard | None = None,
+    unverified_status: int = 403,
 ) -> ProviderRoute:
     """``path`` answering with ``handler(request, parse(request, body))`` once
     ``verifier`` has verified the request, and ``replays`` has not seen it (the module's
-    steps)."""
+    steps). ``unverified_status``: 403 (``forbidden``), or 401 (``unauthorized``) where
+    the provider requires it."""
+    unverified_code = "unauthorized" if unverified_status == 401 else "forbidden"
 
     def refused(status: int, why: str, choked: Exception | None = None) -> None:
         # One line, no traceback: an unsigned request costs the log this much at most.
@@ -202,12 +206,12 @@ def signed_route(
         try:
             verifier.verify(request, body)
         except Unverified as exc:
-            refused(403, exc.message)
-            return error_response(403, "forbidden", exc.message)
+            refused(unverified_status, exc.message)
+            return error_response(unverified_status, unverified_code, exc.message)
         except Exception as exc:  # a verifier that chokes on garbage has not verified it
             forbidden = f"missing or invalid {verifier.header}"
-            refused(403, forbidden, exc)
-            return error_response(403, "forbidden", forbidden)
+            refused(unverified_status, forbidden, exc)
+            return error_response(unverified_status, unverified_code, forbidden)
         try:
             parsed = parse(request, body)
         except Malformed as exc:

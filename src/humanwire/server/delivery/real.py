@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from starlette.routing import BaseRoute
 
 from .base import Provider
+from .discord.channel import DISCORD
 from .telegram.channel import TELEGRAM
 
 if TYPE_CHECKING:
@@ -120,7 +121,16 @@ def _telegram(config: ServiceConfig, port: InboundPort) -> ChannelProvider | Non
     return TelegramProvider(config.telegram, port, public_url=config.public_url)
 
 
-CHANNEL_PROVIDERS: tuple[ChannelProviderBuilder, ...] = (_slack, _email, _telegram)
+def _discord(config: ServiceConfig, port: InboundPort) -> ChannelProvider | None:
+    if not DISCORD.configured(config):
+        return None
+    from .discord.provider import DiscordProvider
+
+    assert config.discord is not None
+    return DiscordProvider(config.discord, port, public_url=config.public_url)
+
+
+CHANNEL_PROVIDERS: tuple[ChannelProviderBuilder, ...] = (_slack, _email, _telegram, _discord)
 """The providers that bring a channel of their own, in start-up order (a chat channel's
 registration, ``delivery/chat.py``, says when the configuration has it)."""
 

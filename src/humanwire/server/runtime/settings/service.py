@@ -40,6 +40,7 @@ from .checks import (
     _Strict,
     _text,
 )
+from .discord import DiscordSettings
 from .email import EmailSettings
 from .keys import _attribute, _how, _keys
 from .providers import (
@@ -178,6 +179,7 @@ class Settings(_Strict):
     telegram: Annotated[TelegramSettings, _about("Telegram.")] = Field(
         default_factory=TelegramSettings
     )
+    discord: Annotated[DiscordSettings, _about("Discord.")] = Field(default_factory=DiscordSettings)
     email: Annotated[EmailSettings, _about("Email.")] = Field(default_factory=EmailSettings)
     voice: Annotated[VoiceSettings, _about("The voice agent.")] = Field(
         default_factory=VoiceSettings
@@ -264,11 +266,14 @@ class Settings(_Strict):
                     "(client_id and client_secret go together)"
                 )
         problems += self.telegram.problems()
+        problems += self.discord.problems()
         problems += self.address.problems()
         problems += self.email.problems()
         problems += self.audit.problems()
         providers = [
-            name for name in ("twilio", "telnyx", "slack", "telegram") if getattr(self, name).given
+            name
+            for name in ("twilio", "telnyx", "slack", "telegram", "discord")
+            if getattr(self, name).given
         ]
         if providers and self.public_url is None:
             problems.append(
@@ -348,6 +353,7 @@ class Settings(_Strict):
             telephony_order=self.telephony.order,
             slack=self.slack_config(),
             telegram=self.telegram.config(),
+            discord=self.discord.config(),
             email=self.email.config(),
             voice_model=self.voice.model,
             voice_mode=self.voice.mode,

@@ -440,8 +440,9 @@ class Approver:
     :func:`resolve_recipient` says), ``person`` (a person of the people directory, asked
     on their first confirmed address), or ``approvers`` (``[{"channel", "to"} or
     {"person"}, …]``, 1 to 20; quorum counts people) with ``quorum`` approvals needed
-    (``reject_quorum`` rejections reject; one rejection by default), ``escalation`` tiers (``[{"after": s, "approvers": […]}]``)
-    and ``remind_every`` seconds between reminders. ``on_timeout`` (``"reject"``,
+    (``reject_quorum`` rejections reject; one rejection by default), ``escalation``
+    tiers (``[{"after": s, "approvers": […]}]``) and ``remind_every`` seconds between
+    reminders. ``on_timeout`` (``"reject"``,
     ``"approve"``, ``"none"``) is what the service decides when nobody did in time;
     ``default_on_timeout`` is its older name.
 

@@ -29,7 +29,6 @@ from ..approvals import texts
 from ..delivery.chat import CHAT_CHANNELS
 from ..literals import MEDIUM
 from ..store.records import ApproverRecord, InboundRecord, InteractionRecord
-from .approval_records import REPLY_CHANNELS
 from .approval_steps import ApprovalSteps
 from .human import CallEnd, InboundText
 from .shared_senders import Waiting
@@ -105,14 +104,13 @@ class ApprovalReplies(ApprovalSteps):
             rows = [r for r in rows if r.account_id == account_id]
         return rows
 
-    async def _approvals_waiting(self, text: InboundText) -> list[Waiting]:
-        """Every account's approvals asked of the person on that channel
-        (``inbound.waiting``: beside the asks waiting on the shared sender). An
-        approver's row does not keep the number it was asked from: one asked from a
-        reserved number counts too, never a guess."""
-        if text.channel not in REPLY_CHANNELS:
-            return []
-        rows = await self.store.open_approvers_at(text.channel, text.from_addr)
+    async def _approvals_waiting(
+        self, text: InboundText, rows: Sequence[ApproverRecord]
+    ) -> list[Waiting]:
+        """Every account's approvals asked of the person on that channel, ``rows`` (the
+        open approvers there, ``inbound.waiting``: beside the asks waiting on the shared
+        sender). An approver's row does not keep the number it was asked from: one asked
+        from a reserved number counts too, never a guess."""
         requests: dict[str, ApprovalRequest | None] = {}
         for row in rows:
             if row.interaction_id not in requests:
@@ -139,8 +137,7 @@ class ApprovalReplies(ApprovalSteps):
         """``inbound.matchers``: a message ``record`` the text matched keeps it unless
         the text names an open approval's code; a text that matched nothing is looked up
         among the open approvals of its sender (the account's, when known)."""
-        if text.channel not in REPLY_CHANNELS:
-            return record
+        # Registered for REPLY_CHANNELS only (``ApprovalAccess.__init__``).
         reply = texts.parse_reply(text.body)
         if record is not None and (reply is None or reply.code is None):
             return record

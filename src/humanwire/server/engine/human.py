@@ -12,11 +12,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import re
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 from humanwire.types import (
     CallConversationEndedEvent,
@@ -92,15 +93,64 @@ class CallEnd:
     """Who played the callee when no carrier ran the call (``InboundText.via``)."""
 
 
-TextMatcher = Callable[
+MatchText = Callable[
     [InboundText, str | None, InteractionRecord | None], Awaitable[InteractionRecord | None]
 ]
 """Offered a text (with the account it is known to be of, if any) and what was matched
 before it: returns what the text is about (that, or another interaction)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TextMatcher:
+    """A matcher registered on ``Inbound.matchers`` with what it can claim, as data the
+    inbound role reads: a text it cannot claim passes unchanged without entering its
+    code (a plain reply to a message runs no approval or people code)."""
+
+    match: MatchText
+    channels: Collection[str] | None = None
+    """The channels of the texts it reads (None: every channel's)."""
+    unmatched: bool = True
+    """Whether it is offered a text nothing matched so far."""
+    matched_key: str | None = None
+    """A text matched to an interaction is offered when the interaction's stored request
+    carries this key..."""
+    matched_body: re.Pattern[str] | None = None
+    """... or when the text's body has this pattern (searched anywhere in it)."""
+
+    def offered(self, text: InboundText, record: InteractionRecord | None) -> bool:
+        if self.channels is not None and text.channel not in self.channels:
+            return False
+        if record is None:
+            return self.unmatched
+        if self.matched_key is not None and self.matched_key in record.request:
+            return True
+        return self.matched_body is not None and self.matched_body.search(text.body) is not None
+
+
+R = TypeVar("R")
+
+
+@dataclass(frozen=True, slots=True)
+class WaitingSource(Generic[R]):
+    """Registered on ``Inbound.waiting``: who else waits at a shared sender for the
+    person. ``open_at(channel, person)`` lists what is open for them there (a store
+    read); ``read`` turns what it found into who waits. A text of another channel, or
+    nothing found, never enters ``read``."""
+
+    open_at: Callable[[str, str], Awaitable[Sequence[R]]]
+    read: Callable[[InboundText, Sequence[R]], Awaitable[list[Waiting]]]
+    channels: Collection[str] | None = None
+    """The channels it reads (None: every channel)."""
+
+    async def waiting(self, text: InboundText) -> list[Waiting]:
+        if self.channels is not None and text.channel not in self.channels:
+            return []
+        found = await self.open_at(text.channel, text.from_addr)
+        return await self.read(text, found) if found else []
+
+
 TextTaker = Callable[[str, InboundText, InteractionRecord], Awaitable[InboundRecord]]
 """Takes a text matched to an interaction of its kind, for the account: what is stored."""
-WaitingSource = Callable[[InboundText], Awaitable[list[Waiting]]]
-"""What of every account's waits for a reply from ``from_addr`` at the shared sender."""
 CallEndListener = Callable[[InteractionRecord, CallEnd], Awaitable[None]]
 """Told that a call ended, before its end is stored."""
 
@@ -133,7 +183,7 @@ class Inbound:
         self.takers: dict[str, TextTaker] = {}
         """By the kind of the interaction a text matched: what takes it (a kind not here:
         the text answers that message, ``_take_reply``)."""
-        self.waiting: list[WaitingSource] = []
+        self.waiting: list[WaitingSource[Any]] = []
         """Read beside the asks sent from a shared sender (``_asks_waiting``): who else
         waits there for the person."""
         self.call_ended: list[CallEndListener] = []
@@ -274,7 +324,7 @@ class Inbound:
         sender ``text.to_addr``: the asks sent from it, then what each registered source
         (``waiting``) says waits there, read together."""
         found = await asyncio.gather(
-            self._asks_waiting(text), *(source(text) for source in self.waiting)
+            self._asks_waiting(text), *(source.waiting(text) for source in self.waiting)
         )
         return [item for waiting in found for item in waiting]
 
@@ -336,10 +386,12 @@ class Inbound:
     ) -> InteractionRecord | None:
         """What ``text`` answers: the message the matcher of messages finds, then offered
         to each registered matcher in turn (``matchers``), which may name
-        another interaction the text is about (an approval it decides)."""
+        another interaction the text is about (an approval it decides); each is offered
+        only what its registration says it can claim (``TextMatcher.offered``)."""
         record = await self._match_message(text, account_id, thread)
         for matcher in self.matchers:
-            record = await matcher(text, account_id, record)
+            if matcher.offered(text, record):
+                record = await matcher.match(text, account_id, record)
         return record
 
     async def _match_message(

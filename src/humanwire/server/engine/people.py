@@ -39,7 +39,7 @@ from ..store.records import (
     PersonRecord,
 )
 from ._common import Account, Channel, _timestamp
-from .human import Inbound, InboundText
+from .human import Inbound, InboundText, TextMatcher
 from .runtime import Runtime
 from .senders import Senders
 from .sends import MessageSend, Sends, shared_template
@@ -74,7 +74,9 @@ class PeopleDirectory:
         self._store = runtime.store
         self._sends = sends
         self._senders = senders
-        inbound.matchers.append(self._match_code)
+        inbound.matchers.append(
+            TextMatcher(self._match_code, unmatched=False, matched_key=_CONFIRM_KEY)
+        )
 
     # -- the directory -------------------------------------------------------------------
     @staticmethod

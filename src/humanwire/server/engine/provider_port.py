@@ -47,11 +47,11 @@ class EngineProviderPort:
     # -- what the provider keeps and needs ------------------------------------------------
     @property
     def state(self) -> ProviderState:
-        return self._engine.store
+        return self._engine.runtime.store
 
     @property
     def schedule(self) -> Schedule:
-        return self._engine.schedule
+        return self._engine.runtime.schedule
 
     @property
     def metrics(self) -> Metrics:
@@ -59,23 +59,23 @@ class EngineProviderPort:
 
     @property
     def phone_call_limit(self) -> float:
-        return float(self._engine.config.phone_call_limit)
+        return float(self._engine.runtime.config.phone_call_limit)
 
     # -- reads -------------------------------------------------------------------------
     async def interaction(self, interaction_id: str) -> InteractionRecord | None:
-        return await self._engine.store.get_interaction(interaction_id)
+        return await self._engine.runtime.store.get_interaction(interaction_id)
 
     async def interaction_by_ref(self, ref: str) -> InteractionRecord | None:
-        return await self._engine.store.interaction_by_provider_ref(ref)
+        return await self._engine.runtime.store.interaction_by_provider_ref(ref)
 
     async def interaction_by_reply_token(self, token: str) -> InteractionRecord | None:
-        return await self._engine.store.interaction_by_reply_token(token)
+        return await self._engine.runtime.store.interaction_by_reply_token(token)
 
     async def number_by_phone(self, phone_number: str) -> NumberRecord | None:
-        return await self._engine.store.number_by_phone(phone_number)
+        return await self._engine.runtime.store.number_by_phone(phone_number)
 
     async def number_seller(self, phone_number: str) -> str | None:
-        kept = await self._engine.store.get_provider_state(NUMBER_SCOPE, phone_number)
+        kept = await self._engine.runtime.store.get_provider_state(NUMBER_SCOPE, phone_number)
         seller = kept.get("provider") if kept is not None else None
         return str(seller) if seller else None
 

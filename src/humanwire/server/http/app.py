@@ -69,7 +69,7 @@ def create_app(
                     await stack.enter_async_context(extension.running())
                 for step in before_serving:
                     await step(service_engine)
-                service_engine.store.commit()
+                service_engine.runtime.store.commit()
                 yield
         finally:
             await service_engine.close()
@@ -127,7 +127,7 @@ class _CommitBeforeAnswering:
                 return  # the handler's body, after its start was replaced
             if message["type"] == "http.response.start":
                 with contextlib.suppress(StoreUnavailable):
-                    self.engine.store.commit()  # a failure lands in ``touched`` if ours
+                    self.engine.runtime.store.commit()  # a failure lands in ``touched`` if ours
                 if touched.failure() is not None:
                     replaced = True
                     retry_after = self.engine.config.unavailable_retry_after

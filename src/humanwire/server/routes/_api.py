@@ -311,7 +311,7 @@ def _pipeline(operation: Operation) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
         engine: Engine = request.app.state.engine
         config: ServiceConfig = request.app.state.config
-        if engine.draining and operation.unavailable_body is None:
+        if engine.runtime.lifecycle.draining and operation.unavailable_body is None:
             # Stopping (also /healthz: not ready, so nothing new is routed here).
             raise ServiceUnavailable(retry_after=config.unavailable_retry_after)
         account: Account | None = None

@@ -65,12 +65,11 @@ from ._common import (
     RateCount,
     ReplyLinkState,
     ReplyLinkView,
-    wire_json,
 )
-from .context import HELD_TO_THE_END, SendContext
 from .facade import Engine
-from .holds import Hold
+from .holds import HELD_TO_THE_END, Hold, SendContext
 from .human import InboundText
+from .runtime import wire_json
 
 __all__ = [
     "CALL_NOT_ANSWERED",

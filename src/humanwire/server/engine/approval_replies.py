@@ -31,7 +31,7 @@ from ..literals import MEDIUM
 from ..store.records import ApproverRecord, InboundRecord, InteractionRecord
 from .approval_steps import ApprovalSteps
 from .human import CallEnd, InboundText
-from .shared_senders import Waiting
+from .sends import Waiting
 
 __all__ = ["ApprovalReplies"]
 

@@ -40,21 +40,17 @@ from ..store import Store
 from ..store.records import WINDOW_STEP, InboundRecord, InteractionRecord
 from ..telemetry import Metrics, new_metrics
 from ._common import Account, FormRequest, FormView, InboxChange, MessageRequest, ReplyLinkView
-from .accounts import Accounts
+from .accounts import Accounts, Idempotency, InboxSessions
 from .approval_access import ApprovalAccess
 from .audit_checkpoints import AuditCheckpoints
 from .calls import Calls
 from .channels import ChannelCards
-from .context import HELD_TO_THE_END, SendContext
 from .coordination import Coordinator
-from .deadlines import Deadlines
-from .delivering import EARLY_STATUS, EARLY_STATUS_TTL, Delivery
 from .events import OUTCOME_TTL, OutcomeEvents
-from .holding import Holding
-from .holds import Holds
+from .holding import Deadlines, Holding
+from .holds import HELD_TO_THE_END, Holds, SendContext
 from .human import Inbound, InboundText
-from .idempotency import Idempotency
-from .interactions import Interactions
+from .interactions import EARLY_STATUS, EARLY_STATUS_TTL, Delivery, Interactions
 from .links import LinkPages
 from .numbers import Numbers
 from .outcomes import RespondAsync
@@ -62,9 +58,7 @@ from .people import PeopleDirectory
 from .replica_notices import ReplicaNotices
 from .runtime import Runtime
 from .sandbox import Sandbox
-from .senders import Senders
-from .sends import Sends
-from .sessions import InboxSessions
+from .sends import Senders, Sends
 from .webhooks import Webhooks
 
 __all__ = ["Engine"]

@@ -35,13 +35,12 @@ from ..delivery.port import InboundText as InboundText
 from ..literals import DELIVERY_CHANNEL, MEDIUM
 from ..store.records import InboundRecord, InteractionRecord
 from ..telemetry import log_event, mask_address
-from ._common import _event_dict, _metadata
 from .accounts import Accounts
-from .context import NewInteraction
 from .holding import Holding
+from .holds import NewInteraction
 from .interactions import Interactions
-from .runtime import KeyedLocks, Runtime
-from .shared_senders import (
+from .runtime import KeyedLocks, Runtime, _event_dict, _metadata
+from .sends import (
     NUMBER_PAIR_CHANNELS,
     Addressee,
     Waiting,

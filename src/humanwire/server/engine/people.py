@@ -38,11 +38,10 @@ from ..store.records import (
     PersonCodeRecord,
     PersonRecord,
 )
-from ._common import Account, Channel, _timestamp
+from ._common import Account, Channel
 from .human import Inbound, InboundText, TextMatcher
-from .runtime import Runtime
-from .senders import Senders
-from .sends import MessageSend, Sends, shared_template
+from .runtime import Runtime, _timestamp
+from .sends import MessageSend, Senders, Sends, shared_template
 
 __all__ = ["CODE_TTL", "MAX_MISSES", "PeopleDirectory"]
 

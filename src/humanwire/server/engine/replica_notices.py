@@ -15,12 +15,9 @@ from typing import Any
 
 from ..literals import DELIVERY_STATUS
 from ..store.records import INTERACTION_OUTCOME, InteractionRecord
-from ._common import OutcomeHandoff
 from .coordination import ReplicaEvents
-from .deadlines import Deadlines
-from .events import OutcomeEvents
-from .held_answers import HELD_ANSWER
-from .holding import Holding
+from .events import HELD_ANSWER, OutcomeEvents, OutcomeHandoff
+from .holding import Deadlines, Holding
 from .holds import Follow
 from .runtime import Runtime
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Hashable, Iterable
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any, Generic, TypeVar
 
 import httpx
@@ -341,3 +343,42 @@ class Runtime:
         """What a request gets while the engine stops: 503 ``unavailable`` with
         ``Retry-After`` (the client retries with its key and re-attaches)."""
         return ServiceUnavailable(retry_after=self.config.unavailable_retry_after)
+
+
+# -- small helpers the roles share -----------------------------------------------
+def _timestamp(unix: float) -> datetime:
+    return datetime.fromtimestamp(unix, tz=timezone.utc)
+
+
+def _iso(unix: float | None) -> str | None:
+    if unix is None:
+        return None
+    return _timestamp(unix).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _metadata(record: Any) -> dict[str, str] | None:
+    """The ``metadata`` an interaction was sent with (None: none)."""
+    if record is None:
+        return None
+    value = record.request.get("metadata")
+    return dict(value) if value else None
+
+
+def _event_dict(event: Any) -> dict[str, Any]:
+    data: dict[str, Any] = event.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return data
+
+
+def _settle(future: asyncio.Future[Any], value: Any) -> None:
+    if not future.done():
+        future.set_result(value)
+
+
+def _mask(value: str) -> str:
+    return f"{value[:4]}…" if len(value) > 4 else "…"
+
+
+def wire_json(data: Any) -> bytes:
+    """A JSON body as the service writes it (compact, UTF-8): what an HTTP answer carries
+    and what an idempotency key stores of it."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")

@@ -22,7 +22,7 @@ from humanwire.server.engine.interactions import Delivery, Interactions
 from humanwire.server.engine.links import LinkPages
 from humanwire.server.engine.numbers import Numbers
 from humanwire.server.engine.outcomes import RespondAsync
-from humanwire.server.engine.replica_notices import ReplicaNotices
+from humanwire.server.engine.replicas import ReplicaNotices
 from humanwire.server.engine.sandbox import Sandbox
 from humanwire.server.engine.sends import Senders, Sends
 from humanwire.server.engine.webhooks import Webhooks

@@ -1,11 +1,13 @@
 """The inbound role (``engine.inbound``): what reaches the engine from people, whatever
 carried it. The provider-neutral entry points (an inbound text, a reply to a known
 interaction, a call's end, an inbound call) are used by the sandbox API (``sandbox``), the
-inbox and the real providers (through ``provider_port``) alike. A text is matched to what
-it answers (the number pair, or its thread), offered to the registered matchers
-(approvals), and taken: by the taker registered for its kind, else as a message's reply
-or the account's unsolicited ``message.received``. Whose a text to a shared sender is:
-``shared_senders``."""
+inbox and the real providers alike; a provider reaches them through the inbound port
+(``EngineProviderPort``, at the end: ``delivery.port.InboundPort`` over the roles). A text
+is matched to what it answers (the number pair, or its thread), offered to the registered
+matchers (people's confirmation codes, approvals: each says what it can claim), and
+taken: by the taker registered for its kind, else as a message's reply or the account's
+unsolicited ``message.received``. Whose a text to a shared sender is: the shared sender's
+codes and labels (``sends``)."""
 
 from __future__ import annotations
 
@@ -15,13 +17,16 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from humanwire.types import (
     CallConversationEndedEvent,
     CallConversationEndedPayload,
+    CallOutcome,
+    DeliveryStatus,
+    Form,
     MessageReceivedEvent,
     MessageReceivedPayload,
     Speaker,
@@ -29,16 +34,19 @@ from humanwire.types import (
 )
 from humanwire.types.approvals import DecisionVia
 
+from ..background.schedule import Schedule
 from ..delivery import Outbound, ProviderFailure, RecipientUnreachable
 from ..delivery.chat import CHAT_CHANNELS
 from ..delivery.port import InboundText as InboundText
+from ..delivery.port import ProviderState
 from ..literals import DELIVERY_CHANNEL, MEDIUM
-from ..store.records import InboundRecord, InteractionRecord
-from ..telemetry import log_event, mask_address
+from ..store.records import ApproverRecord, InboundRecord, InteractionRecord, NumberRecord
+from ..telemetry import Metrics, log_event, mask_address
 from .accounts import Accounts
 from .holding import Holding
 from .holds import NewInteraction
-from .interactions import Interactions
+from .interactions import Delivery, Interactions
+from .numbers import NUMBER_SCOPE
 from .runtime import KeyedLocks, Runtime, _event_dict, _metadata
 from .sends import (
     NUMBER_PAIR_CHANNELS,
@@ -538,3 +546,153 @@ class Inbound:
         record, _ = await self._interactions.create(account, new)
         self._runtime.notices.notify(account_id, "inbound", record.id)
         return record
+
+
+class FormSubmissions(Protocol):
+    """What the port reaches of the links role (``engine.links``)."""
+
+    async def submit_form(self, token: str, values: dict[str, str]) -> object: ...
+
+
+class ApprovalDecisions(Protocol):
+    """What the port reaches of the approvals role (``engine.approvals``)."""
+
+    async def button_approver(
+        self, channel: str, interaction_id: str, to_addr: str
+    ) -> int | None: ...
+
+    async def decide_by_button(
+        self, channel: str, interaction_id: str, position: int, user: str, decision: str
+    ) -> tuple[str, str]: ...
+
+    async def email_approver(self, token: str) -> ApproverRecord | None: ...
+
+    async def decide_by_email_reply(
+        self, approver: ApproverRecord, body: str, *, signed: bool
+    ) -> str: ...
+
+
+class EngineProviderPort:
+    """The engine's side of the providers' inbound port (``delivery.port.InboundPort``):
+    what a provider is given in place of the engine (``Engine.provider_port``). Each
+    call goes to the role that owns it (this one, ``delivery``, ``links``, ``approvals``,
+    ...) or is a store read the engine would make, so a provider reaches nothing else."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        inbound: Inbound,
+        accounts: Accounts,
+        interactions: Interactions,
+        delivery: Delivery,
+        links: FormSubmissions,
+        approvals: ApprovalDecisions,
+    ) -> None:
+        self._runtime = runtime
+        self._inbound = inbound
+        self._accounts = accounts
+        self._interactions = interactions
+        self._delivery = delivery
+        self._links = links
+        self._approvals = approvals
+
+    # -- what the provider keeps and needs ------------------------------------------------
+    @property
+    def state(self) -> ProviderState:
+        return self._runtime.store
+
+    @property
+    def schedule(self) -> Schedule:
+        return self._runtime.schedule
+
+    @property
+    def metrics(self) -> Metrics:
+        return self._runtime.metrics
+
+    @property
+    def phone_call_limit(self) -> float:
+        return float(self._runtime.config.phone_call_limit)
+
+    # -- reads -------------------------------------------------------------------------
+    async def interaction(self, interaction_id: str) -> InteractionRecord | None:
+        return await self._runtime.store.get_interaction(interaction_id)
+
+    async def interaction_by_ref(self, ref: str) -> InteractionRecord | None:
+        return await self._runtime.store.interaction_by_provider_ref(ref)
+
+    async def interaction_by_reply_token(self, token: str) -> InteractionRecord | None:
+        return await self._runtime.store.interaction_by_reply_token(token)
+
+    async def number_by_phone(self, phone_number: str) -> NumberRecord | None:
+        return await self._runtime.store.number_by_phone(phone_number)
+
+    async def number_seller(self, phone_number: str) -> str | None:
+        kept = await self._runtime.store.get_provider_state(NUMBER_SCOPE, phone_number)
+        seller = kept.get("provider") if kept is not None else None
+        return str(seller) if seller else None
+
+    def form_of(self, record: InteractionRecord) -> Form:
+        return self._interactions.form_of(record)
+
+    async def account_of_key(self, api_key: str) -> str | None:
+        account = await self._accounts.authenticate(api_key)
+        return account.id if account is not None else None
+
+    # -- what came back ------------------------------------------------------------------
+    async def receive_text(
+        self, text: InboundText, account_id: str | None = None
+    ) -> InboundRecord | None:
+        return await self._inbound.receive_text(text, account_id=account_id)
+
+    async def receive_reply(
+        self, text: InboundText, thread: InteractionRecord
+    ) -> InboundRecord | None:
+        return await self._inbound.receive_reply(text, thread)
+
+    async def receive_unsolicited(self, text: InboundText, account_id: str) -> InboundRecord | None:
+        return await self._inbound.receive_unsolicited(text, account_id)
+
+    async def delivery_status(self, ref: str, status: DeliveryStatus) -> None:
+        await self._delivery.delivery_status(ref, status)
+
+    async def open_inbound_call(
+        self, account_id: str, *, from_addr: str, to_addr: str
+    ) -> InteractionRecord:
+        return await self._inbound.open_inbound_call(
+            account_id, from_addr=from_addr, to_addr=to_addr
+        )
+
+    async def end_call(
+        self,
+        record: InteractionRecord,
+        *,
+        outcome: CallOutcome,
+        summary: str,
+        transcript: Sequence[tuple[Speaker, str]] | None = None,
+    ) -> None:
+        await self._inbound.end_call(
+            record, outcome=outcome, summary=summary, transcript=transcript
+        )
+
+    async def submit_form(self, token: str, values: Mapping[str, str]) -> None:
+        await self._links.submit_form(token, dict(values))
+
+    # -- approvals -----------------------------------------------------------------------
+    async def button_approver(self, channel: str, interaction_id: str, to_addr: str) -> int | None:
+        return await self._approvals.button_approver(channel, interaction_id, to_addr)
+
+    async def decide_by_button(
+        self, channel: str, interaction_id: str, position: int, user: str, decision: str
+    ) -> tuple[str, str]:
+        return await self._approvals.decide_by_button(
+            channel, interaction_id, position, user, decision
+        )
+
+    async def email_approver(self, token: str) -> ApproverRecord | None:
+        return await self._approvals.email_approver(token)
+
+    async def decide_by_email_reply(
+        self, approver: ApproverRecord, body: str, *, signed: bool
+    ) -> str:
+        return await self._approvals.decide_by_email_reply(approver, body, signed=signed)

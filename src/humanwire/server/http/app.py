@@ -18,7 +18,6 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ..config import ServiceConfig
 from ..delivery.real import real_providers
 from ..engine import Engine
-from ..engine.provider_port import EngineProviderPort, register_providers
 from ..routes import api_operations, to_routes
 from ..store.commits import TOUCHED, StoreUnavailable, Touched
 from .body import BodyLimitMiddleware
@@ -50,8 +49,8 @@ def create_app(
     routes.append(Route("/metrics", metrics_endpoint, methods=["GET"]))
     routes += page_routes(service_engine, config)
     # Providers get the inbound port, not the engine; the app registers what they carry.
-    wiring = real_providers(config, EngineProviderPort(service_engine))
-    register_providers(service_engine, wiring)
+    wiring = real_providers(config, service_engine.provider_port())
+    service_engine.use_providers(wiring)
     providers = wiring.attached
     for provider in providers:
         routes += provider.routes()

@@ -6,25 +6,27 @@ started in the serving event loop at startup and closed at shutdown.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import BaseRoute, Route
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp
 
 from ..config import ServiceConfig
 from ..delivery.real import real_providers
 from ..engine import Engine
 from ..routes import api_operations, to_routes
-from ..store.commits import TOUCHED, StoreUnavailable, Touched
-from .body import BodyLimitMiddleware
-from .errors import exception_handlers, store_unavailable_response
+from .errors import exception_handlers
 from .extensions import load_extensions
 from .health import ReadinessProbe
-from .observe import ObserveMiddleware, metrics_endpoint
+from .middleware import (
+    BodyLimitMiddleware,
+    CommitBeforeAnswering,
+    ObserveMiddleware,
+    metrics_endpoint,
+)
 from .openapi import build_openapi
 from .pages import page_routes
 from .startup import StartupStep
@@ -94,47 +96,9 @@ class _Service(Starlette):
     def build_middleware_stack(self) -> ASGIApp:
         # Outside Starlette's own error layer, so a 500 carries the request id too.
         engine: Engine = self.state.engine
-        stack = _CommitBeforeAnswering(super().build_middleware_stack(), engine)
+        stack = CommitBeforeAnswering(
+            super().build_middleware_stack(),
+            engine.runtime.store,
+            engine.runtime.config.unavailable_retry_after,
+        )
         return ObserveMiddleware(stack, engine.metrics)
-
-
-class _CommitBeforeAnswering:
-    """Commits the store's open writes as a response starts: the SQLite store groups a
-    loop turn's writes into one transaction committed on the next turn, and the response
-    would otherwise reach the client first (uvicorn writes it at once), uncommitted —
-    invisible to another process, lost if this one died then.
-
-    A response whose request read or wrote in a batch that was rolled back (the disk
-    full) is not sent: a 503 with ``Retry-After`` goes out in its place, so nothing the
-    database lost is answered as done."""
-
-    def __init__(self, app: ASGIApp, engine: Engine) -> None:
-        self.app = app
-        self.engine = engine
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        touched = Touched()
-        token = TOUCHED.set(touched)  # this request's context, and the tasks it starts
-        replaced = False
-
-        async def send_committed(message: Message) -> None:
-            nonlocal replaced
-            if replaced:
-                return  # the handler's body, after its start was replaced
-            if message["type"] == "http.response.start":
-                with contextlib.suppress(StoreUnavailable):
-                    self.engine.runtime.store.commit()  # a failure lands in ``touched`` if ours
-                if touched.failure() is not None:
-                    replaced = True
-                    retry_after = self.engine.config.unavailable_retry_after
-                    await store_unavailable_response(retry_after)(scope, receive, send)
-                    return
-            await send(message)
-
-        try:
-            await self.app(scope, receive, send_committed)
-        finally:
-            TOUCHED.reset(token)

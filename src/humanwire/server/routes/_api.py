@@ -35,8 +35,7 @@ from ..config import ServiceConfig
 from ..engine import HELD_TO_THE_END, Account, Engine, Hold, RateCount, SendContext, wire_json
 from ..errors import InvalidRequest, NotFound, ServiceUnavailable, Unauthorized
 from ..forms.worker import off_loop
-from ..http.body import parse_json_body
-from ..http.observe import note_account, note_interaction
+from ..http.middleware import note_account, note_interaction, parse_json_body
 from ..store.records import InteractionRecord
 
 __all__ = [

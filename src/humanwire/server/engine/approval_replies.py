@@ -9,12 +9,13 @@ sender, a listener of calls' ends (``Inbound``'s lists); and, for the holding
 code, what closes an approval whose windows passed and its 202's body.
 
 Replies are matched as every text is (``Inbound.receive``), within the one account
-the text belongs to (``shared_senders``: on a shared sender, the account that waits on
-the person there; approvals are among what waits, ``_approvals_waiting``): a message waiting
-for a reply from that number takes it first, as before approvals existed, unless the
-reply names an open approval's code. A text that matched nothing else is looked up among
-the account's open approvals for the number: read as a decision when it is one and names
-one request; else one clarifying text goes back, never a guess.
+the text belongs to (the shared sender's rules, ``sends``: on a shared sender, the
+account that waits on the person there; approvals are among what waits,
+``_approvals_waiting``): a message waiting for a reply from that number takes it first,
+as before approvals existed, unless the reply names an open approval's code. A text
+that matched nothing else is looked up among the account's open approvals for the
+number: read as a decision when it is one and names one request; else one clarifying
+text goes back, never a guess.
 """
 
 from __future__ import annotations

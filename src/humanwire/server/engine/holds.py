@@ -41,7 +41,7 @@ that request's wait is made of lives on its ``Hold``:
       FOLLOWED / WRITTEN ──its request's task done──▶ NONE
 
   The end that answers a message send held after its 202 writes its ``wait.ended``
-  itself, whichever replica it runs on (``held_answers``): the hold is then WRITTEN
+  itself, whichever replica it runs on (``events.wait_ended``): the hold is then WRITTEN
   before its request's task ends, and nothing more is written for it.
 
   An UNRELEASED hold that is FOLLOWED (or WRITTEN) is let go by its ``wait.ended``, not

@@ -209,7 +209,7 @@ class Inbound:
         account sent to ``from_addr`` from ``to_addr`` on that channel (the number pair,
         as on a phone); slack only the interaction whose thread the reply is in.
         ``account_id`` is the account the carrier already knows (the sandbox's caller);
-        without it the account is settled first (``shared_senders``): the owner of the
+        without it the account is settled first (the shared sender's rules): the owner of the
         reserved number ``to_addr``, else the one account waiting on ``from_addr`` there.
         A text to a shared sender that nobody waits on belongs to nobody; one that
         several accounts wait on goes to the request its code names, or to nobody (the
@@ -278,7 +278,7 @@ class Inbound:
 
     async def _receive_unaddressed(self, text: InboundText) -> InboundRecord | None:
         """A text to a number that no carrier said the account of: whose it is first
-        (``shared_senders``), then matched within that account only."""
+        (the shared sender's rules), then matched within that account only."""
 
         async def addressed() -> tuple[Addressee | list[Waiting] | None, InteractionRecord | None]:
             whose = await self._whose(text)

@@ -24,7 +24,6 @@ from typing import Any
 
 from ..background.replicas import Replicas
 from ..config import ServiceConfig
-from ..limits import fingerprint
 from ..literals import DELIVERY_STATUS
 from ..store.protocol import SharedStore
 from ..store.records import (
@@ -39,7 +38,7 @@ from ._common import RateCount
 from .events import HELD_ANSWER, OutcomeEvents, OutcomeHandoff
 from .holding import Deadlines, Holding
 from .holds import Follow
-from .runtime import Coordinator, Ending, HeldAnswer, ReplicaEvents, Runtime
+from .runtime import Coordinator, Ending, HeldAnswer, ReplicaEvents, Runtime, fingerprint
 
 __all__ = ["ReplicaCoordinator", "ReplicaNotices"]
 

@@ -1,4 +1,5 @@
-"""What every request passes through around its route, outermost first
+"""What every request passes through, outermost first: below the app, its connection's
+guards (in uvicorn's HTTP protocol, ``guarded_protocol``); around its route
 (``http.app._Service``): its id, access line and metrics (``ObserveMiddleware``), the
 store's commit before its answer starts (``CommitBeforeAnswering``), and its body's size
 limit (``BodyLimitMiddleware``); and the JSON parsing of bodies into the wire models
@@ -16,17 +17,50 @@ the HTTP metrics, the access line, and ``GET /metrics``. The parts that know no 
 - **Access lines**: one ``humanwire.access`` line per request.
 - **Metrics**: ``GET /metrics`` serves the engine's registry.
 - **Bodies**: the size limit holds for every route, pages included.
+
+Guards on the service's connections, in uvicorn's HTTP protocol (below the app, where a
+connection is made before any request exists):
+
+- **A request must arrive in time.** Its head within ``head_timeout`` seconds of the
+  connection opening (on a kept-alive connection: of the next request's first byte; the
+  quiet time between requests is uvicorn's keep-alive timeout), its body within
+  ``body_timeout`` seconds of the head. Past either the connection is closed. Only the
+  request is timed, never the answer: a held send, a long-poll or an event stream goes on
+  as long as it needs once its request is in.
+- **A WebSocket upgrade's head is bounded as the WebSocket parser bounds it.** h11 takes a
+  head of up to 16 kB, but the upgraded protocol (``websockets``) re-reads it with its own
+  limits (a line of 8 kB, 128 headers) and, past them, said nothing and left the
+  connection open. A head over those limits is answered **431** here and closed; one the
+  WebSocket protocol still refuses (a request body, say) **400**. Once upgraded, the
+  connection is the WebSocket protocol's: no request limit times it (the body timer that
+  h11's state would start cut accepted sockets, relay calls, at ``body_timeout``).
+- **One client address holds a bounded number of connections**
+  (``max_connections_per_address``; an IPv6 client counts by its /64). Past the bound a
+  new connection is answered 429 ``rate_limited`` at once, before anything is read, and
+  closed. The address is the TCP peer's; a peer in ``trusted_proxies`` is not bounded
+  (behind a proxy every connection is the proxy's: the proxy bounds its clients).
+
+Without them a connection that never finished its request stayed open for ever, and a few
+hundred from one client took every descriptor the process had.
+
+``guarded_protocol(config)`` is the protocol class for ``uvicorn.Config(http=...)``: h11's,
+the implementation the service runs on (docs/explanation/performance.md: httptools gave nothing).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hmac
+import ipaddress
+import json
 import logging
 import re
 import time
 import uuid
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 from pydantic_core import from_json
@@ -34,6 +68,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..config import ServiceConfig
 from ..errors import InvalidRequest, PayloadTooLarge
 from ..store.commits import TOUCHED, StoreUnavailable, Touched
 from ..telemetry import (
@@ -60,6 +95,8 @@ from ..telemetry import (
 from .errors import error_response, service_error_from_validation, store_unavailable_response
 
 if TYPE_CHECKING:
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
     from ..store import Store
 
 __all__ = [
@@ -67,15 +104,20 @@ __all__ = [
     "LOG_LEVELS",
     "METRICS_EXTRA",
     "REQUEST_ID_HEADER",
+    "AddressCounts",
     "BodyLimitMiddleware",
     "CommitBeforeAnswering",
     "JsonFormatter",
     "Metrics",
     "ObserveMiddleware",
     "RequestContext",
+    "RequestLimits",
     "TextFormatter",
+    "address_key",
     "configure_logging",
     "current_request",
+    "guarded_protocol",
+    "is_trusted",
     "log_event",
     "mask_address",
     "metrics_available",
@@ -86,6 +128,8 @@ __all__ = [
     "parse_json_body",
     "redact_numbers",
 ]
+
+logger = logging.getLogger("humanwire.server")
 
 
 T = TypeVar("T")
@@ -351,3 +395,275 @@ class CommitBeforeAnswering:
             await self.app(scope, receive, send_committed)
         finally:
             TOUCHED.reset(token)
+
+
+REFUSED_RETRY_AFTER = 1
+"""``Retry-After`` of the 429 a connection over the per-address bound gets."""
+REFUSAL_WARNING_INTERVAL = 60.0
+"""Seconds between two warnings about refused connections (the rest: debug lines)."""
+
+
+@dataclass(frozen=True)
+class RequestLimits:
+    head_timeout: float
+    body_timeout: float
+
+
+def address_key(peer: tuple[str, int] | None) -> str | None:
+    """What a peer is counted under: its IPv4 address (an IPv4-mapped IPv6 one too), or
+    its IPv6 /64 (one client's usual share of addresses); None when there is no IP peer
+    (a Unix socket), which is never bounded."""
+    if not peer:
+        return None
+    try:
+        address = ipaddress.ip_address(peer[0].split("%", 1)[0])
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
+
+
+def is_trusted(
+    peer: tuple[str, int] | None,
+    proxies: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...],
+) -> bool:
+    """Whether the TCP peer is one of the trusted proxies (``trusted_proxies``)."""
+    if not peer:
+        return False
+    try:
+        address = ipaddress.ip_address(peer[0].split("%", 1)[0])
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return any(address in network for network in proxies)
+
+
+class AddressCounts:
+    """The connections open per client address, for one server (all on its loop)."""
+
+    def __init__(self, bound: int) -> None:
+        self.bound = bound
+        """Connections one address may hold; 0: no bound."""
+        self._open: Counter[str] = Counter()
+
+    def admit(self, address: str) -> bool:
+        """Counts a new connection from ``address``; False (not counted) when the address
+        already holds ``bound`` of them."""
+        if self.bound and self._open[address] >= self.bound:
+            return False
+        self._open[address] += 1
+        return True
+
+    def release(self, address: str) -> None:
+        left = self._open[address] - 1
+        if left > 0:
+            self._open[address] = left
+        else:
+            del self._open[address]
+
+    def open(self, address: str) -> int:
+        return self._open.get(address, 0)
+
+
+def _answer(status: str, code: str, message: str, *extra_headers: str) -> bytes:
+    """A whole closing answer in the service's error shape, written to the transport
+    (below the app: no request exists to answer)."""
+    body = json.dumps(
+        {"error": {"code": code, "message": message, "field": None}},
+        separators=(",", ":"),
+    ).encode()
+    head = "".join(
+        [
+            f"HTTP/1.1 {status}\r\n",
+            "content-type: application/json\r\n",
+            f"content-length: {len(body)}\r\n",
+            *(f"{header}\r\n" for header in extra_headers),
+            "connection: close\r\n\r\n",
+        ]
+    )
+    return head.encode("ascii") + body
+
+
+def _refusal(bound: int) -> bytes:
+    """The whole answer to a connection over the bound."""
+    message = (
+        f"too many open connections from this address (at most {bound}); retry once one "
+        "of them has closed"
+    )
+    return _answer(
+        "429 Too Many Requests", "rate_limited", message, f"retry-after: {REFUSED_RETRY_AFTER}"
+    )
+
+
+def _upgrade_too_large(target: bytes, headers: list[tuple[bytes, bytes]]) -> bytes | None:
+    """The 431 answering a WebSocket upgrade whose head the WebSocket parser would refuse
+    (a line longer than it reads, more headers than it takes); None when it is within."""
+    from websockets import http11
+
+    longest = max(
+        [len(target) + len(b"GET  HTTP/1.1\r\n")]
+        + [len(name) + len(value) + len(b": \r\n") for name, value in headers]
+    )
+    if longest <= http11.MAX_LINE_LENGTH and len(headers) <= http11.MAX_NUM_HEADERS:
+        return None
+    message = (
+        f"the WebSocket upgrade's head is too large: a line may be {http11.MAX_LINE_LENGTH} "
+        f"bytes, and there may be {http11.MAX_NUM_HEADERS} headers"
+    )
+    return _answer("431 Request Header Fields Too Large", "invalid_request", message)
+
+
+_UNREADABLE_UPGRADE = _answer(
+    "400 Bad Request", "invalid_request", "the WebSocket upgrade request could not be read"
+)
+
+
+def guarded_protocol(config: ServiceConfig) -> type[H11Protocol]:
+    """uvicorn's h11 protocol with the request time limits and the per-address bound of
+    ``config``; one class per server (its connections share the counts). Built on call,
+    so importing this module does not import uvicorn."""
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    limits = RequestLimits(config.head_timeout, config.body_timeout)
+    counts = AddressCounts(config.max_connections_per_address)
+    proxies = tuple(ipaddress.ip_network(proxy, strict=False) for proxy in config.trusted_proxies)
+    refusal = _refusal(counts.bound)
+
+    class GuardedH11Protocol(H11Protocol):
+        _quiet_until: ClassVar[float] = float("-inf")
+        """Refusals until then are logged at debug level only."""
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._address: str | None = None
+            """The address this connection is counted under, while it is."""
+            self._deadline: asyncio.TimerHandle | None = None
+            self._timing: str | None = None
+            """What the deadline is for: ``"head"``, ``"body"``, or None."""
+            self._upgraded = False
+            """The transport is the WebSocket protocol's: nothing is timed here any more."""
+
+        # -- the connection ---------------------------------------------------------
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            address = None if is_trusted(self.client, proxies) else address_key(self.client)
+            if address is not None:
+                if not counts.admit(address):
+                    self._log_refusal(address)
+                    transport.write(refusal)
+                    transport.close()
+                    return
+                self._address = address
+            self._start("head", limits.head_timeout)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._stop()
+            if self._address is not None:
+                counts.release(self._address)
+                self._address = None
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            self._follow_request()
+
+        def handle_websocket_upgrade(self, event: h11.Request) -> None:
+            # The WebSocket protocol takes the transport over: this connection's count
+            # is released when that protocol loses it.
+            self._stop()
+            too_large = _upgrade_too_large(event.target, self.headers)
+            if too_large is not None:
+                self.transport.write(too_large)
+                self.transport.close()
+                return
+            super().handle_websocket_upgrade(event)
+            self._upgraded = True
+            upgraded = self.transport.get_protocol()
+            if upgraded is not self and not getattr(upgraded, "handshake_initiated", True):
+                # It was handed the whole head and refused it without a word: answer.
+                self.transport.write(_UNREADABLE_UPGRADE)
+                self.transport.close()
+            address, self._address = self._address, None
+            if address is None or upgraded is self:
+                return
+            lost = upgraded.connection_lost
+
+            def connection_lost(exc: Exception | None) -> None:
+                counts.release(address)
+                lost(exc)
+
+            upgraded.connection_lost = connection_lost  # type: ignore[method-assign]
+
+        def on_response_complete(self) -> None:
+            # A pipelined request already buffered is parsed here.
+            super().on_response_complete()
+            self._follow_request()
+
+        @classmethod
+        def _log_refusal(cls, address: str) -> None:
+            # A warning an operator sees (a proxy in front makes every client one
+            # address), but at most one a minute: refusals may come by the thousand.
+            now = time.monotonic()
+            if now < cls._quiet_until:
+                logger.debug("refused a connection from %s", address)
+                return
+            cls._quiet_until = now + REFUSAL_WARNING_INTERVAL
+            logger.warning(
+                "refused a connection from %s: it holds %d, the most one address may "
+                "(http.max_connections_per_address; behind a proxy, raise it or set 0)",
+                address,
+                counts.bound,
+            )
+
+        # -- the deadline -----------------------------------------------------------
+        def _follow_request(self) -> None:
+            """Times whatever part of a request the client owes now."""
+            if self._upgraded:
+                # h11 never saw the upgrade's end (its state says a body is owed): a
+                # body timer would cut the socket at body_timeout, a minute into a call.
+                return
+            state = self.conn.their_state
+            if state is h11.IDLE:
+                # Between requests nothing is timed here (the keep-alive timeout is);
+                # a next request's first bytes start its head's clock. A fresh
+                # connection's clock started when it was made.
+                if self._timing is None and self.conn.trailing_data[0]:
+                    self._start("head", limits.head_timeout)
+            elif state is h11.SEND_BODY:
+                if self._timing != "body":
+                    self._start("body", limits.body_timeout)
+            else:
+                # The request is in (or the connection is done, or switching
+                # protocols): the answer takes the time it takes.
+                self._stop()
+
+        def _start(self, timing: str, seconds: float) -> None:
+            self._stop()
+            if self.transport.is_closing():
+                return
+            self._timing = timing
+            self._deadline = self.loop.call_later(seconds, self._expire, timing, seconds)
+
+        def _stop(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+            self._timing = None
+
+        def _expire(self, timing: str, seconds: float) -> None:
+            self._deadline = None
+            self._timing = None
+            if self.transport.is_closing():
+                return
+            peer = f"{self.client[0]}:{self.client[1]}" if self.client else "a client"
+            logger.debug(
+                "closed the connection of %s: no request %s within %g s", peer, timing, seconds
+            )
+            self.transport.close()
+
+    return GuardedH11Protocol

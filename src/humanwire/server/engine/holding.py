@@ -1,11 +1,13 @@
-"""Held requests: a ``Hold`` registered before its delivery goes out (so even an instant
-reply finds it), awaited by its request, and answered (``answer``), expired, drained or
-left; with replicas its hold in the store is let go of as it ends (``Coordinator``).
+"""The holding role (``engine.holding``), held requests: a ``Hold`` registered before its
+delivery goes out (so even an instant reply finds it), awaited by its request, and
+answered (``answer``), expired, drained or left; with replicas its hold in the store is
+let go of as it ends (``Coordinator``).
 
-Windows closing. An interaction's last window is a step of the schedule
-(``WINDOW_STEP``), run when due by whichever replica claimed it; a held request's
-``waitTime`` is its hold's own timer (``holding``). Both end here: the interaction ends
-with no response (unless a follow-up window is still open), its held request expires.
+The deadlines role (``engine.deadlines``, ``Deadlines``), windows closing. An
+interaction's last window is a step of the schedule (``WINDOW_STEP``), run when due by
+whichever replica claimed it; a held request's ``waitTime`` is its hold's own timer
+(``holding``). Both end here: the interaction ends with no response (unless a follow-up
+window is still open), its held request expires.
 A deadline whose writes the store could not take runs again shortly: ``Windows``, one
 ``loop.call_at`` timer per interaction; the step stays in the store meanwhile, so a
 process that dies before the retry leaves it to the schedule.

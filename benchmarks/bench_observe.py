@@ -48,7 +48,7 @@ from humanwire.server.http.app import create_app
 from humanwire.server.config import ServiceConfig
 from humanwire.server.engine import Engine
 if setup == "metrics+logs":
-    from humanwire.server.http.observe import JsonFormatter
+    from humanwire.server.http.middleware import JsonFormatter
 
     handler = logging.FileHandler(os.devnull)
     handler.setFormatter(JsonFormatter())

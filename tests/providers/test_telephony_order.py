@@ -184,7 +184,7 @@ def test_the_carriers_are_given_the_inbound_port_never_the_engine(twilio_first: 
     # The wiring registers the router on sms (the providers do not register themselves),
     # and each carrier and its calls hold the port only.
     from humanwire.server.delivery.telephony import TelephonyRouter
-    from humanwire.server.engine.provider_port import EngineProviderPort
+    from humanwire.server.engine.human import EngineProviderPort
 
     runner, _client, _twilio, _telnyx = twilio_first
     router = runner.engine.providers["sms"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from humanwire.server.connections import AddressCounts, address_key
+from humanwire.server.http.middleware import AddressCounts, address_key
 
 
 @pytest.mark.parametrize(

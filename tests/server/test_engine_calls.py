@@ -9,7 +9,7 @@ import pytest
 from engine_support import HUMAN, account, engine, eventually, next_delivery
 
 from humanwire.server.config import SHARED_SMS_NUMBER
-from humanwire.server.engine import Account, Engine, deadlines
+from humanwire.server.engine import Account, Engine, holding
 from humanwire.server.errors import CallTimeout, Conflict, InvalidToNumber, NotFound
 from humanwire.types import (
     CallConversationEndedEvent,
@@ -187,8 +187,8 @@ async def test_a_call_whose_end_never_comes_is_ended_at_its_limit(
 ) -> None:
     # Nobody ends the call (the carrier's callback lost): its window step, due a little
     # past the longest a call lasts, ends it as a timeout on whichever process holds it.
-    monkeypatch.setattr(deadlines, "CALL_LONGEST", 0.0)
-    monkeypatch.setattr(deadlines, "CALL_LIMIT_AFTER", 0.3)
+    monkeypatch.setattr(holding, "CALL_LONGEST", 0.0)
+    monkeypatch.setattr(holding, "CALL_LIMIT_AFTER", 0.3)
     response = await engine.place_call(account, call(wait=False))
 
     async def ended() -> bool:

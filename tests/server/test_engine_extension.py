@@ -9,10 +9,16 @@ import ast
 import inspect
 from collections import defaultdict
 from pathlib import Path
+from types import SimpleNamespace
+from typing import cast
 
+from humanwire.server.approvals import texts
 from humanwire.server.config import ServiceConfig
 from humanwire.server.engine import Engine
 from humanwire.server.engine.approval_access import ApprovalAccess
+from humanwire.server.engine.approval_records import REPLY_CHANNELS
+from humanwire.server.engine.human import InboundText, TextMatcher, WaitingSource
+from humanwire.server.store.records import InteractionRecord
 
 ENGINE_DIR = Path(inspect.getfile(Engine)).parent
 
@@ -59,11 +65,38 @@ def test_approvals_are_a_role_registered_where_the_engine_reads(tmp_path: Path) 
     assert approvals.host is engine
     # In the order matching runs: the message matcher first (``HumanSide._match``), then
     # the people directory's confirmation codes (a code is no decision), then approvals'.
-    assert engine.inbound.matchers == [engine.people._match_code, approvals._match_approval]
+    # Each says what it can claim: a plain reply to a message enters neither's code.
+    assert engine.inbound.matchers == [
+        TextMatcher(engine.people._match_code, unmatched=False, matched_key="_confirm"),
+        TextMatcher(approvals._match_approval, channels=REPLY_CHANNELS, matched_body=texts.CODE),
+    ]
     assert engine.inbound.takers == {"approval": approvals._take_decision}
-    assert engine.inbound.waiting == [approvals._approvals_waiting]
+    assert engine.inbound.waiting == [
+        WaitingSource(
+            engine.store.open_approvers_at, approvals._approvals_waiting, channels=REPLY_CHANNELS
+        )
+    ]
     assert engine.inbound.call_ended == [approvals._call_decided]
     assert engine.deadlines.closers == {"approval": approvals._time_out}
     assert engine.holding.accepted_bodies == {"approval": approvals._accepted_approval}
     assert engine.schedule.handlers["approval.remind"] == approvals._remind_step
     assert engine.schedule.handlers["approval.escalate"] == approvals._escalate_step
+
+
+def test_a_plain_reply_to_a_message_is_offered_to_no_registered_matcher(tmp_path: Path) -> None:
+    engine = Engine(ServiceConfig(db_path=str(tmp_path / "hw.db")))
+    people, approvals = engine.inbound.matchers
+    # What the matchers' registrations read of a matched interaction: its request.
+    message = cast(InteractionRecord, SimpleNamespace(request={"message": "Deploy?"}))
+    confirming = cast(InteractionRecord, SimpleNamespace(request={"_confirm": {}}))
+
+    def text(body: str, channel: str = "sms") -> InboundText:
+        return InboundText(channel=channel, from_addr="+12025550100", to_addr="+1415", body=body)
+
+    assert not people.offered(text("Ship it"), message)
+    assert not approvals.offered(text("Ship it"), message)
+    assert people.offered(text("123456"), confirming)
+    assert not people.offered(text("123456"), None)
+    assert approvals.offered(text("yes 1234"), message)  # may name an approval's code
+    assert approvals.offered(text("Ship it"), None)  # matched nothing: maybe a decision
+    assert not approvals.offered(text("yes", channel="slack"), None)

@@ -14,7 +14,7 @@ import pytest
 from engine_support import SLACK_HUMAN, account, engine, eventually, fast_config, slack
 
 from humanwire.server.config import SHARED_SLACK_WORKSPACE
-from humanwire.server.engine import Account, Engine, Hold, InboundText, SendContext, held_answers
+from humanwire.server.engine import Account, Engine, Hold, InboundText, SendContext, events
 from humanwire.server.engine.holds import Follow, HoldState, Release
 from humanwire.server.errors import ServiceUnavailable
 from humanwire.types import MessageResponse
@@ -193,7 +193,7 @@ async def test_a_hold_answered_from_another_replicas_notice_is_let_go_with_its_w
     the end of its wait, where A writes its ``wait.ended`` itself. A's hold is answered
     from B's notice while the database still names A as its holder (UNRELEASED), and is
     let go in the transaction of its ``wait.ended``."""
-    monkeypatch.setattr(held_answers, "HELD_ANSWER_MARGIN", 3600.0)  # always "near"
+    monkeypatch.setattr(events, "HELD_ANSWER_MARGIN", 3600.0)  # always "near"
     a, hold = replicated.a, replicated.hold
     await answer(replicated.b, replicated.account, hold)
     await eventually(lambda: hold.state is HoldState.ANSWERED, timeout=10)

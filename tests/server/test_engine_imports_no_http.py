@@ -24,5 +24,5 @@ def test_importing_the_engine_loads_no_http_framework() -> None:
     assert "humanwire.server.engine.facade" in loaded  # it did import the engine
     http = [name for name in loaded if name.split(".")[0] in HTTP]
     assert http == [], f"the engine pulled in {http}"
-    assert "humanwire.server.http.observe" not in loaded
+    assert "humanwire.server.http.middleware" not in loaded
     assert "humanwire.server.http.app" not in loaded

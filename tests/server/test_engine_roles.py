@@ -11,25 +11,20 @@ import pytest
 from engine_support import account, engine
 
 from humanwire.server.engine import Account, Engine
-from humanwire.server.engine.accounts import Accounts
+from humanwire.server.engine.accounts import Accounts, Idempotency, InboxSessions
 from humanwire.server.engine.approval_access import ApprovalAccess
 from humanwire.server.engine.calls import Calls
 from humanwire.server.engine.channels import ChannelCards
-from humanwire.server.engine.deadlines import Deadlines
-from humanwire.server.engine.delivering import Delivery
 from humanwire.server.engine.events import OutcomeEvents
-from humanwire.server.engine.holding import Holding
+from humanwire.server.engine.holding import Deadlines, Holding
 from humanwire.server.engine.human import Inbound
-from humanwire.server.engine.idempotency import Idempotency
-from humanwire.server.engine.interactions import Interactions
+from humanwire.server.engine.interactions import Delivery, Interactions
 from humanwire.server.engine.links import LinkPages
 from humanwire.server.engine.numbers import Numbers
 from humanwire.server.engine.outcomes import RespondAsync
-from humanwire.server.engine.replica_notices import ReplicaNotices
+from humanwire.server.engine.replicas import ReplicaNotices
 from humanwire.server.engine.sandbox import Sandbox
-from humanwire.server.engine.senders import Senders
-from humanwire.server.engine.sends import Sends
-from humanwire.server.engine.sessions import InboxSessions
+from humanwire.server.engine.sends import Senders, Sends
 from humanwire.server.engine.webhooks import Webhooks
 from humanwire.server.errors import AccountSuspended
 

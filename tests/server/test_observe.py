@@ -28,7 +28,12 @@ from http_support import (
 )
 from prometheus_client.parser import text_string_to_metric_families
 
-from humanwire.server.http.observe import JsonFormatter, TextFormatter, mask_address, redact_numbers
+from humanwire.server.http.middleware import (
+    JsonFormatter,
+    TextFormatter,
+    mask_address,
+    redact_numbers,
+)
 
 __all__ = ["svc_fixture"]
 
@@ -280,7 +285,7 @@ def test_redact_numbers_in_a_providers_message() -> None:
 
 
 def test_json_lines_have_fixed_keys_and_text_lines_read_as_key_values() -> None:
-    from humanwire.server.http.observe import log_event
+    from humanwire.server.http.middleware import log_event
 
     logger = logging.getLogger("humanwire.test-observe")
     records: list[logging.LogRecord] = []

@@ -1637,7 +1637,7 @@ async def test_postgres_rate_limit_agrees_with_the_sliding_log(pg_schema: str) -
     # answers exactly as the in-memory sliding log (RateLimiter) does.
     import random
 
-    from humanwire.server.limits import RateLimiter
+    from humanwire.server.engine.runtime import RateLimiter
 
     rng = random.Random(13)
     store = PostgresStore(DATABASE_URL, schema=pg_schema, connect_timeout=5)

@@ -6,8 +6,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 
-from humanwire.server.engine.context import SendContext
-from humanwire.server.engine.holds import Follow, Hold, Holds, HoldState, Release
+from humanwire.server.engine.holds import Follow, Hold, Holds, HoldState, Release, SendContext
 from humanwire.server.store.records import InteractionRecord
 
 

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -156,3 +158,17 @@ def _private_names_across_the_server_boundary() -> list[str]:
 
 def test_no_private_name_crosses_the_server_boundary() -> None:
     assert _private_names_across_the_server_boundary() == []
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["humanwire.server.http.errors", "humanwire.server.http.middleware", "humanwire.cli"],
+)
+def test_a_module_the_command_line_reaches_first_imports_on_its_own(module: str) -> None:
+    # The command line reaches the HTTP side's errors before its middleware (the Slack
+    # routes' error answers): an import of one that needed the other half-initialized
+    # failed there only.
+    done = subprocess.run(
+        [sys.executable, "-c", f"import {module}"], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr

@@ -3,7 +3,7 @@ the reader's last event without a gap."""
 
 from __future__ import annotations
 
-from humanwire.server.engine._common import OutcomeCollector, OutcomeHandoff
+from humanwire.server.engine.events import OutcomeCollector, OutcomeHandoff
 
 
 def heard(*handoffs: OutcomeHandoff | None) -> OutcomeCollector:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import itertools
 
-from humanwire.server.engine.shared_senders import (
+from humanwire.server.engine.sends import (
     Waiting,
     ask_codes,
     clarify_several_text,

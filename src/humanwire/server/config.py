@@ -244,7 +244,7 @@ class ServiceConfig:
     head_timeout: float = 10.0
     """Seconds a client has to send a request's head: from the connection's start, or on
     a kept-alive connection from the request's first byte. Past it the connection is
-    closed (``humanwire.server.connections``); the answer is never timed."""
+    closed (``humanwire.server.http.middleware``); the answer is never timed."""
     body_timeout: float = 60.0
     """Seconds a client has to send a request's body once its head is in."""
     max_connections_per_address: int = 256

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "CODE",
     "EmailLinks",
     "Reply",
     "action_line",
@@ -30,7 +31,8 @@ __all__ = [
 
 _YES = frozenset({"yes", "y", "approve", "approved", "ok", "okay"})
 _NO = frozenset({"no", "n", "reject", "rejected", "deny", "denied"})
-_CODE = re.compile(r"\d{4}")
+CODE = re.compile(r"\d{4}")
+"""An approval's short code in a reply (a text without one names no approval)."""
 _SEPARATORS = " \t\r\n,.:;!-"
 _ACTION_LINE = 160
 """A text gives the action in one line, cut to this many characters."""
@@ -61,7 +63,7 @@ def parse_reply(body: str) -> Reply | None:
         return None
     code = None
     head = rest.split(maxsplit=1)
-    if head and _CODE.fullmatch(head[0].strip(_SEPARATORS)):
+    if head and CODE.fullmatch(head[0].strip(_SEPARATORS)):
         code = head[0].strip(_SEPARATORS)
         rest = head[1].strip() if len(head) > 1 else ""
     comment = rest.lstrip(_SEPARATORS).strip() or None

@@ -11,7 +11,8 @@ From that entry, and nothing else:
   a ``from`` the provider accepts) and matches what comes back: a text in the thread of
   a message (``InboundText.thread``) answers that message; one outside any thread, with
   ``by_pair``, the latest open message sent to the person from that sender, with the
-  rules of a shared number when several accounts wait there (``shared_senders``);
+  rules of a shared number when several accounts wait there (the shared sender's codes,
+  ``engine/sends.py``);
 - the sandbox carries it when no provider is configured (``sandbox_sender``), and the
   sandbox API and the inbox answer on it;
 - the start-up lines say whether the configuration has it (``configured``,

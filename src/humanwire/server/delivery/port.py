@@ -14,7 +14,7 @@ port carries:
   and ``schedule`` (status work a provider must not lose, ``delivery.jobs``);
 - **settings it needs**: ``metrics``, ``phone_call_limit``.
 
-The engine side is ``humanwire.server.engine.provider_port.EngineProviderPort``, built
+The engine side is ``humanwire.server.engine.human.EngineProviderPort``, built
 by the wiring (``server/http/app.py``), which also registers the providers
 ``delivery.real.real_providers`` builds on the channels they declare.
 

@@ -5,7 +5,7 @@ the sandbox: ``config.channel_routes`` is the rule. Each provider's package is i
 only when it is configured, so the sandbox path stays light. The providers are built
 with the inbound port (``delivery.port``), never the engine; what they carry is handed
 back as a ``ProviderWiring``, which the app registers with the engine
-(``engine.provider_port.register_providers``).
+(``Engine.use_providers``).
 
 A provider that brings one channel of its own (Slack, email; Telegram, Discord, Teams
 next) is a builder in ``CHANNEL_PROVIDERS``: it declares the channels it carries

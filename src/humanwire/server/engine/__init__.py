@@ -7,21 +7,25 @@ Errors are raised as ``humanwire.server.errors.ServiceError`` subclasses.
 ``Engine`` (``facade``) is a facade over role objects built on one runtime
 (``runtime``), each reached by its name (docs/explanation/architecture.md, "Roles"):
 
-- the account's: ``engine.accounts`` (keys, limits, suspension, operators' actions),
-  ``engine.sessions`` (the inbox's logins), ``engine.idempotency`` (``Idempotency-Key``),
-  ``engine.numbers``, ``engine.webhooks``, ``engine.channel_cards``;
-- an interaction's life: ``engine.interactions`` (opened, re-attached, read back),
-  ``engine.delivery`` (handed to a provider, its delivery status), ``engine.holding``
-  (held requests answered, expired, let go), ``engine.deadlines`` (windows closing),
-  ``engine.events`` (the outcome stream), ``engine.replica_notices`` (what other
-  replicas announce; what differs with replicas is the ``Coordinator``'s);
-- the sends: ``engine.senders`` (whom a send goes out from), ``engine.sends`` (messages,
-  channel-card messages, forms, status), ``engine.calls`` (calls and ``/phone/*``),
-  ``engine.respond_async`` (the 202 of a respond-async send);
+- the account's (``accounts.py``): ``engine.accounts`` (keys, limits, suspension,
+  operators' actions), ``engine.sessions`` (the inbox's logins), ``engine.idempotency``
+  (``Idempotency-Key``); ``engine.numbers``, ``engine.webhooks``, ``engine.channel_cards``;
+- an interaction's life: ``engine.interactions`` and ``engine.delivery`` (opened,
+  re-attached, read back; handed to a provider, its delivery status:
+  ``interactions.py``), ``engine.holding`` and ``engine.deadlines`` (held requests
+  answered, expired, let go; windows closing: ``holding.py``, on the ``Hold`` values and
+  the send's context of ``holds.py``), ``engine.events`` (the outcome stream and the held
+  answers of respond-async sends: ``events.py``), ``engine.replica_notices`` (what other
+  replicas announce, beside the replicas' ``Coordinator``: ``replicas.py``; one
+  process's is the runtime's);
+- the sends (``sends.py``): ``engine.senders`` (whom a send goes out from, the shared
+  sender's codes), ``engine.sends`` (messages, channel-card messages, forms, status);
+  ``engine.calls`` (calls and ``/phone/*``), ``engine.respond_async`` (the 202 of a
+  respond-async send);
 - what comes back: ``engine.inbound`` (texts, replies, calls' ends, from any carrier;
-  ``shared_senders``: whose a reply to a shared sender is), ``engine.links`` (forms and
-  reply links reached by their token), ``engine.sandbox`` (the human played through the
-  API and the inbox);
+  the providers' inbound port over the roles, ``EngineProviderPort``: ``human.py``),
+  ``engine.links`` (forms and reply links reached by their token), ``engine.sandbox``
+  (the human played through the API and the inbox);
 - ``engine.approvals`` (the ``approval*`` modules): approval requests, their decisions,
   reminders and escalation, ``consume`` and the audit log, reaching the rest through
   ``approval_host`` and registered where it plugs in (``ApprovalAccess.__init__``).
@@ -65,12 +69,11 @@ from ._common import (
     RateCount,
     ReplyLinkState,
     ReplyLinkView,
-    wire_json,
 )
-from .context import HELD_TO_THE_END, SendContext
 from .facade import Engine
-from .holds import Hold
+from .holds import HELD_TO_THE_END, Hold, SendContext
 from .human import InboundText
+from .runtime import wire_json
 
 __all__ = [
     "CALL_NOT_ANSWERED",

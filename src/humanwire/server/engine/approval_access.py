@@ -24,9 +24,10 @@ from ..errors import AlreadyConsumed, InvalidRequest, NotApproved, NotFound
 from ..store.records import ApprovalQuery, ApproverRecord, AuditDraft
 from ._common import Account
 from .approval_host import ApprovalHost
-from .approval_records import _approver, _tally
+from .approval_records import REPLY_CHANNELS, _approver, _tally
 from .approval_replies import ApprovalReplies
 from .approvals import ESCALATE, REMIND
+from .human import TextMatcher, WaitingSource
 
 __all__ = ["ApprovalAccess", "ApprovalPage", "InboxApproval"]
 
@@ -78,9 +79,19 @@ class ApprovalAccess(ApprovalReplies):
         self._held_approvals = set()
         # Where approvals plug into the rest of the engine, each in its registry's order:
         # after the message matcher and the asks, before nothing else.
-        host.inbound.matchers.append(self._match_approval)
+        # A text matched to a message is offered only when it may name a code; one of
+        # another channel never: a plain reply to a message runs no approval code.
+        host.inbound.matchers.append(
+            TextMatcher(self._match_approval, channels=REPLY_CHANNELS, matched_body=texts.CODE)
+        )
         host.inbound.takers["approval"] = self._take_decision
-        host.inbound.waiting.append(self._approvals_waiting)
+        host.inbound.waiting.append(
+            WaitingSource(
+                host.runtime.store.open_approvers_at,
+                self._approvals_waiting,
+                channels=REPLY_CHANNELS,
+            )
+        )
         host.inbound.call_ended.append(self._call_decided)
         host.deadlines.closers["approval"] = self._time_out
         host.holding.accepted_bodies["approval"] = self._accepted_approval

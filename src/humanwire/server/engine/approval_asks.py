@@ -29,10 +29,11 @@ from ..literals import DELIVERY_CHANNEL
 from ..store import Store
 from ..store.records import ApproverRecord, InteractionRecord
 from ..telemetry import log_event, mask_address
-from ._common import Account, _metadata
+from ._common import Account
 from .approval_host import ApprovalHost
 from .approval_records import REPLY_CHANNELS
-from .context import NewInteraction
+from .holds import NewInteraction
+from .runtime import _metadata
 
 logger = logging.getLogger("humanwire.engine")
 

@@ -11,15 +11,13 @@ from __future__ import annotations
 from typing import Protocol
 
 from .accounts import Accounts
-from .deadlines import Deadlines
-from .delivering import Delivery
-from .holding import Holding
+from .holding import Deadlines, Holding
 from .human import Inbound
-from .interactions import Interactions
+from .interactions import Delivery, Interactions
 from .recipients import Recipients
 from .runtime import Runtime
 from .sandbox import Sandbox
-from .senders import Senders
+from .sends import Senders
 
 __all__ = ["ApprovalHost"]
 

@@ -9,12 +9,13 @@ sender, a listener of calls' ends (``Inbound``'s lists); and, for the holding
 code, what closes an approval whose windows passed and its 202's body.
 
 Replies are matched as every text is (``Inbound.receive``), within the one account
-the text belongs to (``shared_senders``: on a shared sender, the account that waits on
-the person there; approvals are among what waits, ``_approvals_waiting``): a message waiting
-for a reply from that number takes it first, as before approvals existed, unless the
-reply names an open approval's code. A text that matched nothing else is looked up among
-the account's open approvals for the number: read as a decision when it is one and names
-one request; else one clarifying text goes back, never a guess.
+the text belongs to (the shared sender's rules, ``sends``: on a shared sender, the
+account that waits on the person there; approvals are among what waits,
+``_approvals_waiting``): a message waiting for a reply from that number takes it first,
+as before approvals existed, unless the reply names an open approval's code. A text
+that matched nothing else is looked up among the account's open approvals for the
+number: read as a decision when it is one and names one request; else one clarifying
+text goes back, never a guess.
 """
 
 from __future__ import annotations
@@ -29,10 +30,9 @@ from ..approvals import texts
 from ..delivery.chat import CHAT_CHANNELS
 from ..literals import MEDIUM
 from ..store.records import ApproverRecord, InboundRecord, InteractionRecord
-from .approval_records import REPLY_CHANNELS
 from .approval_steps import ApprovalSteps
 from .human import CallEnd, InboundText
-from .shared_senders import Waiting
+from .sends import Waiting
 
 __all__ = ["ApprovalReplies"]
 
@@ -105,14 +105,13 @@ class ApprovalReplies(ApprovalSteps):
             rows = [r for r in rows if r.account_id == account_id]
         return rows
 
-    async def _approvals_waiting(self, text: InboundText) -> list[Waiting]:
-        """Every account's approvals asked of the person on that channel
-        (``inbound.waiting``: beside the asks waiting on the shared sender). An
-        approver's row does not keep the number it was asked from: one asked from a
-        reserved number counts too, never a guess."""
-        if text.channel not in REPLY_CHANNELS:
-            return []
-        rows = await self.store.open_approvers_at(text.channel, text.from_addr)
+    async def _approvals_waiting(
+        self, text: InboundText, rows: Sequence[ApproverRecord]
+    ) -> list[Waiting]:
+        """Every account's approvals asked of the person on that channel, ``rows`` (the
+        open approvers there, ``inbound.waiting``: beside the asks waiting on the shared
+        sender). An approver's row does not keep the number it was asked from: one asked
+        from a reserved number counts too, never a guess."""
         requests: dict[str, ApprovalRequest | None] = {}
         for row in rows:
             if row.interaction_id not in requests:
@@ -139,8 +138,7 @@ class ApprovalReplies(ApprovalSteps):
         """``inbound.matchers``: a message ``record`` the text matched keeps it unless
         the text names an open approval's code; a text that matched nothing is looked up
         among the open approvals of its sender (the account's, when known)."""
-        if text.channel not in REPLY_CHANNELS:
-            return record
+        # Registered for REPLY_CHANNELS only (``ApprovalAccess.__init__``).
         reply = texts.parse_reply(text.body)
         if record is not None and (reply is None or reply.code is None):
             return record

@@ -60,7 +60,7 @@ from ..store.records import (
     InteractionRecord,
 )
 from ..telemetry import log_event
-from ._common import Account, _metadata, _timestamp
+from ._common import Account
 from .approval_asks import ApprovalAsks
 from .approval_records import (
     _OUTCOME,
@@ -73,8 +73,8 @@ from .approval_records import (
     _tally,
     approval_wire,
 )
-from .context import HELD_TO_THE_END, NewInteraction, SendContext
-from .holds import Hold
+from .holds import HELD_TO_THE_END, Hold, NewInteraction, SendContext
+from .runtime import _metadata, _timestamp
 
 __all__ = ["MAX_REMINDERS", "Approvals", "approval_wire"]
 

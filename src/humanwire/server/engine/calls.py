@@ -26,14 +26,11 @@ from ..errors import (
 )
 from ._common import Account
 from .accounts import Accounts
-from .context import HELD_TO_THE_END, NewInteraction, SendContext
-from .deadlines import Deadlines
-from .delivering import Delivery
-from .holding import Holding
-from .interactions import Interactions
+from .holding import Deadlines, Holding
+from .holds import HELD_TO_THE_END, NewInteraction, SendContext
+from .interactions import Delivery, Interactions
 from .runtime import Runtime
-from .senders import Senders
-from .sends import Sends
+from .sends import Senders, Sends
 
 
 class Calls:

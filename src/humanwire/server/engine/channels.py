@@ -16,8 +16,8 @@ from ..errors import (
     NotFound,
 )
 from ..store.records import ChannelRecord
-from ._common import Account, _timestamp
-from .runtime import Runtime
+from ._common import Account
+from .runtime import Runtime, _timestamp
 
 
 class ChannelCards:

@@ -7,34 +7,64 @@ Each append wakes the account's stream readers and long-polls here, and (through
 ``Coordinator``, in the same transaction) on the other replicas. Ids increase (one
 sequence for the service), so ``after=<id>`` reads exactly what followed; a reader holds
 on a future of its account, settled by the next append.
+
+The answer of a message send held after answering 202 (``Prefer: respond-async``),
+written by whoever ends the interaction.
+
+Such a send's answer reaches its client as a ``wait.ended`` outcome. Its holder used to
+write it once it heard the end: with replicas, a second transaction after the one that
+ended the interaction, on the answer's path (a round trip and a WAL flush more, before the
+client heard anything). The answer of a message is a function of the ended interaction
+and the response template the send was made with, so the replica that ends it writes the
+``wait.ended`` (and its key's stored result) in the same statement as the end, and lets
+go of the hold there; the holder, told by the notice, writes nothing.
+
+The send records what that takes in its stored request (``HELD_ANSWER``): the response
+template, and the ``Idempotency-Key`` and fingerprint it runs under. Only an answer that
+comes ``HELD_ANSWER_MARGIN`` seconds or more before the send's ``waitTime`` ends is
+written so: nearer the end, the holder's own timer may be answering "no response" at the
+same moment, and it stays the holder's to write.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from humanwire.types import OutcomeEvent, OutcomePage
+from humanwire.types import MessageResponse, OutcomeEvent, OutcomePage
 
+from .. import templates
 from ..errors import InvalidRequest
-from ..store.records import IdempotencyRecord, InteractionRecord
-from ._common import Account, OutcomeCollector, OutcomeHandoff, _metadata
-from .holds import Hold, Release
-from .runtime import Runtime, Wakeups
+from ..store.records import (
+    IdempotencyRecord,
+    InteractionOutcome,
+    InteractionRecord,
+    WaitEndedAnswer,
+)
+from ._common import Account
+from .holds import Hold, Release, SendContext
+from .runtime import Runtime, Wakeups, _metadata, wire_json
 
 __all__ = [
     "CURSOR",
     "EVENT_TYPES",
+    "HELD_ANSWER",
+    "HELD_ANSWER_MARGIN",
     "OutcomeEvents",
     "PassedOver",
+    "answered_message",
+    "held_answer",
     "parse_cursor",
     "parse_event_type",
+    "wait_ended",
     "wait_ended_event",
 ]
+
 
 PAGE_SIZE = 500
 """Events one ``GET /events`` returns at most (the cursor continues)."""
@@ -297,3 +327,121 @@ def _wanted(body: dict[str, Any], only: str | None) -> bool:
 
 def _event(seq: int, body: dict[str, Any]) -> OutcomeEvent:
     return OutcomeEvent.model_validate({**body, "id": str(seq)})
+
+
+HELD_ANSWER = "_heldAnswer"
+"""The stored request's key for what a respond-async message send's answer needs."""
+HELD_ANSWER_MARGIN = 1.0
+"""Seconds before the end of the send's ``waitTime`` past which its holder writes it."""
+HELD_STATUS = 200
+"""The HTTP status a message send answers with."""
+
+
+def held_answer(context: SendContext, response_template: str | None) -> dict[str, Any]:
+    """The request entry (``HELD_ANSWER``) of a message send made with ``context``: empty
+    unless it asked to be answered 202."""
+    if context.accept is None:
+        return {}
+    spec: dict[str, Any] = {"template": response_template}
+    if context.run is not None:
+        spec["key"] = context.run.key
+        spec["fingerprint"] = context.run.fingerprint
+    return {HELD_ANSWER: spec}
+
+
+def answered_message(
+    interaction_id: str, response_template: str | None, answered: InteractionRecord
+) -> MessageResponse:
+    """What a held message send answers once ``answered`` (the ended interaction with its
+    reply) ends it."""
+    assert answered.result is not None
+    reply = str(answered.result["payload"]["body"])
+    return MessageResponse(
+        interaction_id=interaction_id,
+        status="ended",
+        responded=True,
+        response=templates.response_text(response_template, reply),
+        reply=reply,
+        delivery_status=answered.delivery_status,
+        metadata=_metadata(answered),
+    )
+
+
+def wait_ended(
+    record: InteractionRecord,
+    event: dict[str, Any],
+    outcome: InteractionOutcome | None,
+    now: float,
+) -> WaitEndedAnswer | None:
+    """The ``wait.ended`` of ``record`` if ``event`` (its reply, at ``now``) ends it while a
+    respond-async send may hold it; None when its holder is to write it."""
+    spec = record.request.get(HELD_ANSWER)
+    if (
+        not isinstance(spec, dict)
+        or record.kind != "message"
+        or outcome is not None
+        or record.wait_deadline is None
+        or now > record.wait_deadline - HELD_ANSWER_MARGIN
+        or not isinstance(event.get("payload"), dict)
+        or "body" not in event["payload"]
+    ):
+        return None
+    template = spec.get("template")
+    ended = dataclasses.replace(record, status="ended", result=event, outcome=None, ended_at=now)
+    response = answered_message(
+        record.id, template if isinstance(template, str) else None, ended
+    ).to_wire()
+    idempotency = None
+    key, fingerprint = spec.get("key"), spec.get("fingerprint")
+    if isinstance(key, str) and isinstance(fingerprint, str):
+        idempotency = IdempotencyRecord(
+            account_id=record.account_id,
+            key=key,
+            fingerprint=fingerprint,
+            status_code=HELD_STATUS,
+            body=wire_json(response),  # as the HTTP layer encodes the send's answer
+            created_at=now,
+        )
+    return WaitEndedAnswer(wait_ended_event(record.id, HELD_STATUS, response), idempotency)
+
+
+@dataclass(frozen=True)
+class OutcomeHandoff:
+    """An outcome event just stored, handed to the account's stream readers: ``after``
+    is the id of the account's event before it."""
+
+    after: int
+    id: int
+    body: dict[str, Any]
+
+
+class OutcomeCollector:
+    """What a stream reader heard appended since it last looked: the events handed to
+    it, in the order heard (None: one it must read, its body not carried)."""
+
+    LIMIT = 500
+
+    def __init__(self) -> None:
+        self.heard: list[OutcomeHandoff | None] = []
+
+    def add(self, handoff: OutcomeHandoff | None) -> None:
+        if len(self.heard) >= self.LIMIT:
+            self.heard = [None]  # a reader that fell behind reads instead
+        self.heard.append(handoff)
+
+    def take(self, position: int) -> list[tuple[int, dict[str, Any]]] | None:
+        """The events past ``position`` heard, if they follow it without a gap and
+        nothing heard is left out; None: read them. Clears what was heard."""
+        heard, self.heard = self.heard, []
+        events = [handoff for handoff in heard if handoff is not None]
+        if not events or len(events) < len(heard):
+            return None
+        chain: list[tuple[int, dict[str, Any]]] = []
+        for handoff in sorted(events, key=lambda h: h.id):
+            if handoff.id <= position:
+                continue  # sent on already
+            if handoff.after != position:
+                return None  # one between them was not heard (yet)
+            chain.append((handoff.id, handoff.body))
+            position = handoff.id
+        return chain

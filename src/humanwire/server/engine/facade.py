@@ -35,37 +35,31 @@ from ..background.outbox import RESOLVE_TIMEOUT, Resolver
 from ..background.schedule import Schedule
 from ..config import ServiceConfig
 from ..delivery import NumberSource, Provider
+from ..delivery.port import ProviderRegistration
 from ..forms.address import AddressValidator
 from ..store import Store
 from ..store.records import WINDOW_STEP, InboundRecord, InteractionRecord
 from ..telemetry import Metrics, new_metrics
 from ._common import Account, FormRequest, FormView, InboxChange, MessageRequest, ReplyLinkView
-from .accounts import Accounts
+from .accounts import Accounts, Idempotency, InboxSessions
 from .approval_access import ApprovalAccess
 from .audit_checkpoints import AuditCheckpoints
 from .calls import Calls
 from .channels import ChannelCards
-from .context import HELD_TO_THE_END, SendContext
-from .coordination import Coordinator
-from .deadlines import Deadlines
-from .delivering import EARLY_STATUS, EARLY_STATUS_TTL, Delivery
 from .events import OUTCOME_TTL, OutcomeEvents
-from .holding import Holding
-from .holds import Holds
-from .human import Inbound, InboundText
-from .idempotency import Idempotency
-from .interactions import Interactions
+from .holding import Deadlines, Holding
+from .holds import HELD_TO_THE_END, Holds, SendContext
+from .human import EngineProviderPort, Inbound, InboundText
+from .interactions import EARLY_STATUS, EARLY_STATUS_TTL, Delivery, Interactions
 from .links import LinkPages
 from .numbers import Numbers
 from .outcomes import RespondAsync
 from .people import PeopleDirectory
 from .recipients import Recipients
-from .replica_notices import ReplicaNotices
-from .runtime import Runtime
+from .replicas import ReplicaCoordinator, ReplicaNotices
+from .runtime import Coordinator, Runtime
 from .sandbox import Sandbox
-from .senders import Senders
-from .sends import Sends
-from .sessions import InboxSessions
+from .sends import Senders, Sends
 from .webhooks import Webhooks
 
 __all__ = ["Engine"]
@@ -100,6 +94,7 @@ class Engine:
             webhook_transport=webhook_transport,
             resolve=resolve,
             resolve_timeout=resolve_timeout,
+            replicas=ReplicaCoordinator,
         )
         self.runtime = runtime
         # The account's resources and settings.
@@ -299,6 +294,29 @@ class Engine:
         self.outbox_depth_read = await self.outbox_depth()
 
     # -- carriers and the inbox's live notices ------------------------------------------
+    def provider_port(self) -> EngineProviderPort:
+        """What providers are given in place of the engine: the inbound port over the
+        roles (``delivery.port.InboundPort``)."""
+        return EngineProviderPort(
+            self.runtime,
+            inbound=self.inbound,
+            accounts=self.accounts,
+            interactions=self.interactions,
+            delivery=self.delivery,
+            links=self.links,
+            approvals=self.approvals,
+            people=self.people,
+        )
+
+    def use_providers(self, wiring: ProviderRegistration) -> None:
+        """Each channel of ``wiring`` (what ``delivery.real.real_providers`` built) goes
+        through its provider from now on (the others keep the sandbox); reserved numbers
+        come from ``wiring.numbers`` when it has a source."""
+        for channel, provider in wiring.channels.items():
+            self.use_provider(provider, [channel])
+        if wiring.numbers is not None:
+            self.use_numbers(wiring.numbers)
+
     def use_numbers(self, source: NumberSource) -> None:
         """Reserved numbers come from ``source`` (a real provider's) from now on."""
         self.runtime.carriers.use_numbers(source)

@@ -1,26 +1,32 @@
 """The inbound role (``engine.inbound``): what reaches the engine from people, whatever
 carried it. The provider-neutral entry points (an inbound text, a reply to a known
 interaction, a call's end, an inbound call) are used by the sandbox API (``sandbox``), the
-inbox and the real providers (through ``provider_port``) alike. A text is matched to what
-it answers (the number pair, or its thread), offered to the registered matchers
-(approvals), and taken: by the taker registered for its kind, else as a message's reply
-or the account's unsolicited ``message.received``. Whose a text to a shared sender is:
-``shared_senders``."""
+inbox and the real providers alike; a provider reaches them through the inbound port
+(``EngineProviderPort``, at the end: ``delivery.port.InboundPort`` over the roles). A text
+is matched to what it answers (the number pair, or its thread), offered to the registered
+matchers (people's confirmation codes, approvals: each says what it can claim), and
+taken: by the taker registered for its kind, else as a message's reply or the account's
+unsolicited ``message.received``. Whose a text to a shared sender is: the shared sender's
+codes and labels (``sends``)."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
 import logging
+import re
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from humanwire.types import (
     CallConversationEndedEvent,
     CallConversationEndedPayload,
+    CallOutcome,
+    DeliveryStatus,
+    Form,
     MessageReceivedEvent,
     MessageReceivedPayload,
     Speaker,
@@ -28,19 +34,21 @@ from humanwire.types import (
 )
 from humanwire.types.approvals import DecisionVia
 
+from ..background.schedule import Schedule
 from ..delivery import Outbound, ProviderFailure, RecipientUnreachable
 from ..delivery.chat import CHAT_CHANNELS
+from ..delivery.port import ChatBinding, ProviderState
 from ..delivery.port import InboundText as InboundText
 from ..literals import DELIVERY_CHANNEL, MEDIUM
-from ..store.records import InboundRecord, InteractionRecord
-from ..telemetry import log_event, mask_address
-from ._common import _event_dict, _metadata
+from ..store.records import ApproverRecord, InboundRecord, InteractionRecord, NumberRecord
+from ..telemetry import Metrics, log_event, mask_address
 from .accounts import Accounts
-from .context import NewInteraction
 from .holding import Holding
-from .interactions import Interactions
-from .runtime import KeyedLocks, Runtime
-from .shared_senders import (
+from .holds import NewInteraction
+from .interactions import Delivery, Interactions
+from .numbers import NUMBER_SCOPE
+from .runtime import KeyedLocks, Runtime, _event_dict, _metadata
+from .sends import (
     NUMBER_PAIR_CHANNELS,
     Addressee,
     Waiting,
@@ -92,15 +100,64 @@ class CallEnd:
     """Who played the callee when no carrier ran the call (``InboundText.via``)."""
 
 
-TextMatcher = Callable[
+MatchText = Callable[
     [InboundText, str | None, InteractionRecord | None], Awaitable[InteractionRecord | None]
 ]
 """Offered a text (with the account it is known to be of, if any) and what was matched
 before it: returns what the text is about (that, or another interaction)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TextMatcher:
+    """A matcher registered on ``Inbound.matchers`` with what it can claim, as data the
+    inbound role reads: a text it cannot claim passes unchanged without entering its
+    code (a plain reply to a message runs no approval or people code)."""
+
+    match: MatchText
+    channels: Collection[str] | None = None
+    """The channels of the texts it reads (None: every channel's)."""
+    unmatched: bool = True
+    """Whether it is offered a text nothing matched so far."""
+    matched_key: str | None = None
+    """A text matched to an interaction is offered when the interaction's stored request
+    carries this key..."""
+    matched_body: re.Pattern[str] | None = None
+    """... or when the text's body has this pattern (searched anywhere in it)."""
+
+    def offered(self, text: InboundText, record: InteractionRecord | None) -> bool:
+        if self.channels is not None and text.channel not in self.channels:
+            return False
+        if record is None:
+            return self.unmatched
+        if self.matched_key is not None and self.matched_key in record.request:
+            return True
+        return self.matched_body is not None and self.matched_body.search(text.body) is not None
+
+
+R = TypeVar("R")
+
+
+@dataclass(frozen=True, slots=True)
+class WaitingSource(Generic[R]):
+    """Registered on ``Inbound.waiting``: who else waits at a shared sender for the
+    person. ``open_at(channel, person)`` lists what is open for them there (a store
+    read); ``read`` turns what it found into who waits. A text of another channel, or
+    nothing found, never enters ``read``."""
+
+    open_at: Callable[[str, str], Awaitable[Sequence[R]]]
+    read: Callable[[InboundText, Sequence[R]], Awaitable[list[Waiting]]]
+    channels: Collection[str] | None = None
+    """The channels it reads (None: every channel)."""
+
+    async def waiting(self, text: InboundText) -> list[Waiting]:
+        if self.channels is not None and text.channel not in self.channels:
+            return []
+        found = await self.open_at(text.channel, text.from_addr)
+        return await self.read(text, found) if found else []
+
+
 TextTaker = Callable[[str, InboundText, InteractionRecord], Awaitable[InboundRecord]]
 """Takes a text matched to an interaction of its kind, for the account: what is stored."""
-WaitingSource = Callable[[InboundText], Awaitable[list[Waiting]]]
-"""What of every account's waits for a reply from ``from_addr`` at the shared sender."""
 CallEndListener = Callable[[InteractionRecord, CallEnd], Awaitable[None]]
 """Told that a call ended, before its end is stored."""
 
@@ -133,7 +190,7 @@ class Inbound:
         self.takers: dict[str, TextTaker] = {}
         """By the kind of the interaction a text matched: what takes it (a kind not here:
         the text answers that message, ``_take_reply``)."""
-        self.waiting: list[WaitingSource] = []
+        self.waiting: list[WaitingSource[Any]] = []
         """Read beside the asks sent from a shared sender (``_asks_waiting``): who else
         waits there for the person."""
         self.call_ended: list[CallEndListener] = []
@@ -152,7 +209,7 @@ class Inbound:
         account sent to ``from_addr`` from ``to_addr`` on that channel (the number pair,
         as on a phone); slack only the interaction whose thread the reply is in.
         ``account_id`` is the account the carrier already knows (the sandbox's caller);
-        without it the account is settled first (``shared_senders``): the owner of the
+        without it the account is settled first (the shared sender's rules): the owner of the
         reserved number ``to_addr``, else the one account waiting on ``from_addr`` there.
         A text to a shared sender that nobody waits on belongs to nobody; one that
         several accounts wait on goes to the request its code names, or to nobody (the
@@ -221,7 +278,7 @@ class Inbound:
 
     async def _receive_unaddressed(self, text: InboundText) -> InboundRecord | None:
         """A text to a number that no carrier said the account of: whose it is first
-        (``shared_senders``), then matched within that account only."""
+        (the shared sender's rules), then matched within that account only."""
 
         async def addressed() -> tuple[Addressee | list[Waiting] | None, InteractionRecord | None]:
             whose = await self._whose(text)
@@ -274,7 +331,7 @@ class Inbound:
         sender ``text.to_addr``: the asks sent from it, then what each registered source
         (``waiting``) says waits there, read together."""
         found = await asyncio.gather(
-            self._asks_waiting(text), *(source(text) for source in self.waiting)
+            self._asks_waiting(text), *(source.waiting(text) for source in self.waiting)
         )
         return [item for waiting in found for item in waiting]
 
@@ -336,10 +393,12 @@ class Inbound:
     ) -> InteractionRecord | None:
         """What ``text`` answers: the message the matcher of messages finds, then offered
         to each registered matcher in turn (``matchers``), which may name
-        another interaction the text is about (an approval it decides)."""
+        another interaction the text is about (an approval it decides); each is offered
+        only what its registration says it can claim (``TextMatcher.offered``)."""
         record = await self._match_message(text, account_id, thread)
         for matcher in self.matchers:
-            record = await matcher(text, account_id, record)
+            if matcher.offered(text, record):
+                record = await matcher.match(text, account_id, record)
         return record
 
     async def _match_message(
@@ -487,3 +546,164 @@ class Inbound:
         record, _ = await self._interactions.create(account, new)
         self._runtime.notices.notify(account_id, "inbound", record.id)
         return record
+
+
+class FormSubmissions(Protocol):
+    """What the port reaches of the links role (``engine.links``)."""
+
+    async def submit_form(self, token: str, values: dict[str, str]) -> object: ...
+
+
+class ChatBindings(Protocol):
+    """What the port reaches of the people role (``engine.people``): a start link opened."""
+
+    async def bind_chat(self, channel: str, token: str, chat: str) -> ChatBinding: ...
+
+
+class ApprovalDecisions(Protocol):
+    """What the port reaches of the approvals role (``engine.approvals``)."""
+
+    async def button_approver(
+        self, channel: str, interaction_id: str, to_addr: str
+    ) -> int | None: ...
+
+    async def decide_by_button(
+        self, channel: str, interaction_id: str, position: int, user: str, decision: str
+    ) -> tuple[str, str]: ...
+
+    async def email_approver(self, token: str) -> ApproverRecord | None: ...
+
+    async def decide_by_email_reply(
+        self, approver: ApproverRecord, body: str, *, signed: bool
+    ) -> str: ...
+
+
+class EngineProviderPort:
+    """The engine's side of the providers' inbound port (``delivery.port.InboundPort``):
+    what a provider is given in place of the engine (``Engine.provider_port``). Each
+    call goes to the role that owns it (this one, ``delivery``, ``links``, ``approvals``,
+    ...) or is a store read the engine would make, so a provider reaches nothing else."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        inbound: Inbound,
+        accounts: Accounts,
+        interactions: Interactions,
+        delivery: Delivery,
+        links: FormSubmissions,
+        approvals: ApprovalDecisions,
+        people: ChatBindings,
+    ) -> None:
+        self._runtime = runtime
+        self._people = people
+        self._inbound = inbound
+        self._accounts = accounts
+        self._interactions = interactions
+        self._delivery = delivery
+        self._links = links
+        self._approvals = approvals
+
+    async def bind_chat(self, channel: str, token: str, chat: str) -> ChatBinding:
+        return await self._people.bind_chat(channel, token, chat)
+
+    # -- what the provider keeps and needs ------------------------------------------------
+    @property
+    def state(self) -> ProviderState:
+        return self._runtime.store
+
+    @property
+    def schedule(self) -> Schedule:
+        return self._runtime.schedule
+
+    @property
+    def metrics(self) -> Metrics:
+        return self._runtime.metrics
+
+    @property
+    def phone_call_limit(self) -> float:
+        return float(self._runtime.config.phone_call_limit)
+
+    # -- reads -------------------------------------------------------------------------
+    async def interaction(self, interaction_id: str) -> InteractionRecord | None:
+        return await self._runtime.store.get_interaction(interaction_id)
+
+    async def interaction_by_ref(self, ref: str) -> InteractionRecord | None:
+        return await self._runtime.store.interaction_by_provider_ref(ref)
+
+    async def interaction_by_reply_token(self, token: str) -> InteractionRecord | None:
+        return await self._runtime.store.interaction_by_reply_token(token)
+
+    async def number_by_phone(self, phone_number: str) -> NumberRecord | None:
+        return await self._runtime.store.number_by_phone(phone_number)
+
+    async def number_seller(self, phone_number: str) -> str | None:
+        kept = await self._runtime.store.get_provider_state(NUMBER_SCOPE, phone_number)
+        seller = kept.get("provider") if kept is not None else None
+        return str(seller) if seller else None
+
+    def form_of(self, record: InteractionRecord) -> Form:
+        return self._interactions.form_of(record)
+
+    async def account_of_key(self, api_key: str) -> str | None:
+        account = await self._accounts.authenticate(api_key)
+        return account.id if account is not None else None
+
+    # -- what came back ------------------------------------------------------------------
+    async def receive_text(
+        self, text: InboundText, account_id: str | None = None
+    ) -> InboundRecord | None:
+        return await self._inbound.receive_text(text, account_id=account_id)
+
+    async def receive_reply(
+        self, text: InboundText, thread: InteractionRecord
+    ) -> InboundRecord | None:
+        return await self._inbound.receive_reply(text, thread)
+
+    async def receive_unsolicited(self, text: InboundText, account_id: str) -> InboundRecord | None:
+        return await self._inbound.receive_unsolicited(text, account_id)
+
+    async def delivery_status(self, ref: str, status: DeliveryStatus) -> None:
+        await self._delivery.delivery_status(ref, status)
+
+    async def open_inbound_call(
+        self, account_id: str, *, from_addr: str, to_addr: str
+    ) -> InteractionRecord:
+        return await self._inbound.open_inbound_call(
+            account_id, from_addr=from_addr, to_addr=to_addr
+        )
+
+    async def end_call(
+        self,
+        record: InteractionRecord,
+        *,
+        outcome: CallOutcome,
+        summary: str,
+        transcript: Sequence[tuple[Speaker, str]] | None = None,
+    ) -> None:
+        await self._inbound.end_call(
+            record, outcome=outcome, summary=summary, transcript=transcript
+        )
+
+    async def submit_form(self, token: str, values: Mapping[str, str]) -> None:
+        await self._links.submit_form(token, dict(values))
+
+    # -- approvals -----------------------------------------------------------------------
+    async def button_approver(self, channel: str, interaction_id: str, to_addr: str) -> int | None:
+        return await self._approvals.button_approver(channel, interaction_id, to_addr)
+
+    async def decide_by_button(
+        self, channel: str, interaction_id: str, position: int, user: str, decision: str
+    ) -> tuple[str, str]:
+        return await self._approvals.decide_by_button(
+            channel, interaction_id, position, user, decision
+        )
+
+    async def email_approver(self, token: str) -> ApproverRecord | None:
+        return await self._approvals.email_approver(token)
+
+    async def decide_by_email_reply(
+        self, approver: ApproverRecord, body: str, *, signed: bool
+    ) -> str:
+        return await self._approvals.decide_by_email_reply(approver, body, signed=signed)

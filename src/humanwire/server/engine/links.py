@@ -22,11 +22,11 @@ from ..errors import (
 )
 from ..literals import MEDIUM
 from ..store.records import InteractionRecord
-from ._common import FormState, FormView, ReplyLinkState, ReplyLinkView, _event_dict, _metadata
+from ._common import FormState, FormView, ReplyLinkState, ReplyLinkView
 from .holding import Holding
 from .human import Inbound, InboundText
 from .interactions import Interactions
-from .runtime import Runtime
+from .runtime import Runtime, _event_dict, _metadata
 
 
 class LinkPages:

@@ -24,8 +24,8 @@ from ..errors import (
 from ..numbers import pool, pool_entry
 from ..store.protocol import Duplicate
 from ..store.records import NumberRecord
-from ._common import Account, _timestamp
-from .runtime import Runtime
+from ._common import Account
+from .runtime import Runtime, _timestamp
 
 NUMBER_SCOPE = "reserved-number"
 """provider_state: what the number source keeps about a reserved number (its sid)."""

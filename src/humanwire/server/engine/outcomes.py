@@ -14,12 +14,11 @@ from typing import Any
 from humanwire.types import ErrorBody, ErrorDetail
 
 from ..errors import ServiceError
-from ._common import _metadata
 from .events import OutcomeEvents
 from .holding import Holding
 from .holds import Follow, Hold
 from .interactions import Interactions
-from .runtime import Runtime
+from .runtime import Runtime, _metadata
 
 __all__ = ["RespondAsync"]
 

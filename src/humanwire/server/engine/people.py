@@ -53,11 +53,10 @@ from ..store.records import (
     PersonCodeRecord,
     PersonRecord,
 )
-from ._common import Account, Channel, _timestamp
-from .human import Inbound, InboundText
-from .runtime import Runtime
-from .senders import Senders
-from .sends import MessageSend, Sends, shared_template
+from ._common import Account, Channel
+from .human import Inbound, InboundText, TextMatcher
+from .runtime import Runtime, _timestamp
+from .sends import MessageSend, Senders, Sends, shared_template
 
 __all__ = ["CODE_TTL", "MAX_MISSES", "START_SCOPE", "START_TTL", "PeopleDirectory"]
 
@@ -107,7 +106,9 @@ class PeopleDirectory:
         self._store = runtime.store
         self._sends = sends
         self._senders = senders
-        inbound.matchers.append(self._match_code)
+        inbound.matchers.append(
+            TextMatcher(self._match_code, unmatched=False, matched_key=_CONFIRM_KEY)
+        )
 
     # -- the directory -------------------------------------------------------------------
     @staticmethod

@@ -6,16 +6,39 @@ carries each channel (``Carriers``), whether the engine is stopping (``Lifecycle
 work it runs beside the requests (``BackgroundWork``) and its live change notices
 (``Notices``, on ``Wakeups`` and ``InboxStreams``), and ``KeyedLocks`` for work taken one at a
 time per key. A role keeps the runtime and reaches another role only by a named
-attribute given to it (docs/explanation/architecture.md, "Roles")."""
+attribute given to it (docs/explanation/architecture.md, "Roles").
+
+What differs between a service alone on its store and replicas sharing one goes through
+the runtime's ``Coordinator``; the engine decides the same way in both:
+
+- ``LocalCoordinator`` (here): one process (SQLite). Rate and spam counts live in memory,
+  an answer ends the interaction with one write, nothing is published, no hold is
+  recorded.
+- ``ReplicaCoordinator`` (``replicas``): several processes on one PostgreSQL database
+  (``Replicas``: notices, heartbeats, the sweep of dead replicas' holds). Counts live in
+  the database; an answer ends the interaction, appends its outcome and publishes the
+  notice in one transaction; a held send is recorded as held by its replica
+  (``interactions.held_by``) so an answer arriving elsewhere is handed to it.
+
+``Runtime.open`` picks one from the store (the facade names the replicas' one). Nothing
+in a coordinator knows about holds' futures or HTTP: the engine passes what a call needs.
+"""
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import contextlib
+import hashlib
+import json
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Hashable, Iterable
+import uuid
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any, Generic, TypeVar
 
 import httpx
@@ -30,24 +53,280 @@ from ..errors import ServiceUnavailable
 from ..forms.address import AddressValidator
 from ..forms.address_providers import build_address_validator
 from ..store import Store, open_store
-from ..store.records import DeliveryRecord, InteractionRecord
+from ..store.protocol import SharedStore, shared_store
+from ..store.records import (
+    AccountRecord,
+    DeliveryRecord,
+    IdempotencyRecord,
+    InboundRecord,
+    InteractionOutcome,
+    InteractionRecord,
+    WaitEndedAnswer,
+)
 from ..telemetry import Metrics
-from ._common import InboxChange
-from .coordination import Coordinator, coordinator_for
+from ._common import InboxChange, RateCount
 
 __all__ = [
     "CHANNELS",
     "Carriers",
+    "Coordinator",
+    "Ending",
+    "HeldAnswer",
     "HostLookup",
     "InboxStreams",
     "KeyedLocks",
     "Lifecycle",
+    "LocalCoordinator",
     "Notices",
+    "RateLimiter",
+    "ReplicaEvents",
     "Runtime",
+    "SpamGuard",
     "Wakeups",
+    "fingerprint",
 ]
 
 logger = logging.getLogger("humanwire.engine")
+
+
+HeldAnswer = Callable[[], WaitEndedAnswer | None]
+"""Builds the ``wait.ended`` of a send held after its 202, for the one that ends it to
+write with the end (``events.wait_ended``; None: its holder writes it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Ending:
+    """What ending an interaction with its answer did (``Coordinator.end_answered``)."""
+
+    done: bool
+    """This call ended it (False: it had ended already)."""
+    holder: str | None = None
+    """The replica holding the send once it ended (None: nobody, or one process)."""
+    let_go: bool = False
+    """The hold asked to be let go was let go in the same statement."""
+    reported: tuple[int, int] | None = None
+    """The ``interaction.ended`` outcome appended with it: ``(id, previous id)``."""
+    inbound_stored: bool = False
+    """The inbound text was stored with it (linked if it ended, named in its notice)."""
+    published: bool = False
+    """The other replicas were told by the write itself."""
+    waited: tuple[int, int] | None = None
+    """The held send's ``wait.ended`` was written with the end: ``(id, previous id)``;
+    its hold was let go in the store, and its holder writes nothing more."""
+    answer: WaitEndedAnswer | None = None
+    """That ``wait.ended`` (set with ``waited``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaEvents:
+    """What the engine does when other replicas speak (``Replicas``' callbacks)."""
+
+    on_notice: Callable[[str, str, str, Any], None]
+    on_swept: Callable[[list[InteractionRecord]], Awaitable[None]]
+    on_tick: Callable[[], None]
+    on_resync: Callable[[], Awaitable[None]]
+
+
+class Coordinator(abc.ABC):
+    """What the engine agrees on with other processes; the one-process behaviour where
+    it is the same for every store's (``ReplicaCoordinator`` overrides it)."""
+
+    shared: SharedStore | None = None
+
+    def __init__(self, store: Store, config: ServiceConfig) -> None:
+        self.store = store
+        self.config = config
+        self.id = uuid.uuid4().hex[:16]
+        """Who claims steps of the schedule (and, with replicas, holds sends)."""
+
+    def attach(self, events: ReplicaEvents) -> None:
+        """What the engine does when other processes speak (none speak to one alone)."""
+        return None
+
+    async def start(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        return None
+
+    # -- notices ------------------------------------------------------------------------
+    def publish(self, kind: str, account_id: str, item_id: str) -> None:
+        """Announces a change to the other processes (none here)."""
+        return None
+
+    def together(self) -> AbstractContextManager[None]:
+        """Notices published inside the block go out together as it ends."""
+        return contextlib.nullcontext()
+
+    # -- limits -------------------------------------------------------------------------
+    async def account_by_key(
+        self, key_hash: str, named: str | None = None
+    ) -> tuple[AccountRecord | None, RateCount | None, InteractionRecord | None]:
+        """The key's account; the request's rate count when it is counted with the
+        lookup (with replicas; None: count it with ``rate_hit``); and the interaction
+        ``named`` by the request, read with the key (one round trip with replicas) and
+        not checked against its account (the caller checks)."""
+        if named is None:
+            return await self.store.account_by_key_hash(key_hash), None, None
+        account, interaction = await asyncio.gather(
+            self.store.account_by_key_hash(key_hash), self.store.get_interaction(named)
+        )
+        return account, None, interaction
+
+    @abc.abstractmethod
+    async def rate_hit(self, account_id: str) -> float | None:
+        """Counts a request against the rate limit: None when allowed, else seconds to
+        wait."""
+
+    @abc.abstractmethod
+    async def spam_hit(self, account_id: str, text: str, to: str) -> bool:
+        """Records the send; True when it makes the text spam (``spam_recipients``
+        distinct recipients inside ``spam_window``)."""
+
+    @abc.abstractmethod
+    async def forget_spam(self, account_id: str) -> None:
+        """The account's spam counts are forgotten (a suspension, a reinstatement)."""
+
+    def forget_spam_here(self, account_id: str) -> None:
+        """Counts this process keeps of the account are forgotten (it was seen
+        suspended: what led there must not suspend it again once reinstated)."""
+        return None
+
+    # -- interactions and their holds ----------------------------------------------------
+    def stamp(self, record: InteractionRecord, *, held: bool) -> InteractionRecord:
+        """A new interaction as this process creates it (replicas: its owner and the
+        replica holding its request)."""
+        return record
+
+    async def end_answered(
+        self,
+        record: InteractionRecord,
+        now: float,
+        event: dict[str, Any],
+        outcome: InteractionOutcome | None,
+        report: dict[str, Any],
+        *,
+        release: bool,
+        inbound: InboundRecord | None,
+        held_answer: HeldAnswer | None = None,
+    ) -> Ending:
+        """Ends ``record`` with its answer ``event``. ``release``: the request held here
+        takes the answer now (replicas let go of its hold in the same statement);
+        ``report`` is its ``interaction.ended`` outcome (appended with it where the store
+        can); ``inbound`` the text that answered (stored with it where the store can);
+        ``held_answer`` builds the answer of a send held after its 202, written with the
+        end while it is held (replicas: ``Ending.waited``). One process never builds it:
+        its holder is here and writes it as it wakes (no round trip to save)."""
+        done = await self.store.end_interaction(record.id, now, result=event, outcome=outcome)
+        return Ending(done)
+
+    async def append_outcome(
+        self,
+        account_id: str,
+        interaction_id: str,
+        body: dict[str, Any],
+        now: float,
+        *,
+        idempotency: IdempotencyRecord | None = None,
+        release: bool = False,
+    ) -> tuple[int, int]:
+        """Stores an outcome event: ``(its id, the previous id)``. ``release``: the
+        interaction's hold here is let go in the same transaction."""
+        return await self.store.append_outcome(
+            account_id, interaction_id, body, now, idempotency=idempotency
+        )
+
+    async def release_hold(
+        self, interaction_id: str, *, ended_only: bool = False
+    ) -> InteractionRecord | None:
+        """Lets go of this process's hold on the send in the store: the interaction when
+        it ended while held with an answer handed to this hold (None: nothing recorded,
+        or not held here; with ``ended_only``, only once it ended)."""
+        return None
+
+    async def take(self, interaction_id: str, *, hold: bool) -> bool:
+        """A retry re-attached here: the pending interaction is this process's now.
+        False when it ended meanwhile."""
+        return True
+
+
+# -- one process's abuse counts (``LocalCoordinator``) ------------------------------
+# Abuse limits kept in memory: a per-account sliding-window rate limit and the spam
+# guard (the same text to many distinct recipients in a short window). Suspension itself
+# is persisted by the engine; these only count.
+
+
+class RateLimiter:
+    """At most ``limit`` requests per ``window`` seconds per account (sliding log)."""
+
+    def __init__(self, limit: int, window: float) -> None:
+        self.limit = limit
+        self.window = window
+        self._hits: dict[str, deque[float]] = {}
+
+    def hit(self, account_id: str, now: float) -> float | None:
+        """Counts one request; returns None when allowed, else seconds until it would be."""
+        hits = self._hits.setdefault(account_id, deque())
+        cutoff = now - self.window
+        while hits and hits[0] <= cutoff:
+            hits.popleft()
+        if len(hits) >= self.limit:
+            return max(hits[0] + self.window - now, 0.001)
+        hits.append(now)
+        return None
+
+
+def fingerprint(text: str) -> str:
+    """The text as the spam guard counts it."""
+    # Case and spacing do not make a bulk text a different one.
+    normalized = " ".join(text.lower().split())
+    return hashlib.sha256(normalized.encode()).hexdigest()
+
+
+class SpamGuard:
+    """Remembers, per account and text, which recipients got it and when."""
+
+    def __init__(self, recipients: int, window: float) -> None:
+        self.recipients = recipients
+        self.window = window
+        self._sent: dict[tuple[str, str], dict[str, float]] = {}
+
+    def would_be_spam(self, account_id: str, text: str, to: str, now: float) -> bool:
+        """Records the send of ``text`` to ``to``; True when it makes ``recipients``
+        distinct recipients of the same text inside ``window``."""
+        key = (account_id, fingerprint(text))
+        seen = self._sent.setdefault(key, {})
+        cutoff = now - self.window
+        for recipient in [r for r, at in seen.items() if at <= cutoff]:
+            del seen[recipient]
+        seen[to] = now
+        return len(seen) >= self.recipients
+
+    def forget(self, account_id: str) -> None:
+        for key in [key for key in self._sent if key[0] == account_id]:
+            del self._sent[key]
+
+
+class LocalCoordinator(Coordinator):
+    """One process alone on its store (see the module docstring)."""
+
+    def __init__(self, store: Store, config: ServiceConfig) -> None:
+        super().__init__(store, config)
+        self._rate = RateLimiter(config.rate_limit_requests, config.rate_limit_window)
+        self._spam = SpamGuard(config.spam_recipients, config.spam_window)
+
+    async def rate_hit(self, account_id: str) -> float | None:
+        return self._rate.hit(account_id, time.monotonic())
+
+    async def spam_hit(self, account_id: str, text: str, to: str) -> bool:
+        return self._spam.would_be_spam(account_id, text, to, time.monotonic())
+
+    async def forget_spam(self, account_id: str) -> None:
+        self._spam.forget(account_id)
+
+    def forget_spam_here(self, account_id: str) -> None:
+        self._spam.forget(account_id)
+
 
 CHANNELS = ("sms", "whatsapp", "slack", "call", "email", *CHAT_CHANNELS)
 """Every channel a provider carries (the chat channels by their registration)."""
@@ -292,14 +571,20 @@ class Runtime:
         webhook_transport: httpx.AsyncBaseTransport | None = None,
         resolve: Resolver | None = None,
         resolve_timeout: float = RESOLVE_TIMEOUT,
+        replicas: Callable[[SharedStore, ServiceConfig], Coordinator],
     ) -> Runtime:
         """Opens the store at ``config.db_path`` (a SQLite file, or a postgresql:// URL
         with the ``postgres`` extra) and what runs on it; ``provider`` replaces the
-        built-in sandbox provider (see ``Engine``)."""
+        built-in sandbox provider (see ``Engine``); ``replicas`` builds the coordinator
+        of a store other processes may serve from too (``replicas.ReplicaCoordinator``).
+        """
         store = open_store(config.db_path, pool_size=config.db_pool_size)
-        # What it agrees on with other processes on the store (``coordination``): one
-        # process alone, or replicas sharing a database (their notices, leases, counts).
-        coordinator = coordinator_for(store, config)
+        # What it agrees on with other processes on the store: one process alone, or
+        # replicas sharing a database (their notices, leases, counts).
+        shared = shared_store(store)
+        coordinator = (
+            LocalCoordinator(store, config) if shared is None else replicas(shared, config)
+        )
         lifecycle = Lifecycle()
         notices = Notices(coordinator, lifecycle)
         outbox = Outbox(
@@ -341,3 +626,42 @@ class Runtime:
         """What a request gets while the engine stops: 503 ``unavailable`` with
         ``Retry-After`` (the client retries with its key and re-attaches)."""
         return ServiceUnavailable(retry_after=self.config.unavailable_retry_after)
+
+
+# -- small helpers the roles share -----------------------------------------------
+def _timestamp(unix: float) -> datetime:
+    return datetime.fromtimestamp(unix, tz=timezone.utc)
+
+
+def _iso(unix: float | None) -> str | None:
+    if unix is None:
+        return None
+    return _timestamp(unix).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _metadata(record: Any) -> dict[str, str] | None:
+    """The ``metadata`` an interaction was sent with (None: none)."""
+    if record is None:
+        return None
+    value = record.request.get("metadata")
+    return dict(value) if value else None
+
+
+def _event_dict(event: Any) -> dict[str, Any]:
+    data: dict[str, Any] = event.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return data
+
+
+def _settle(future: asyncio.Future[Any], value: Any) -> None:
+    if not future.done():
+        future.set_result(value)
+
+
+def _mask(value: str) -> str:
+    return f"{value[:4]}…" if len(value) > 4 else "…"
+
+
+def wire_json(data: Any) -> bytes:
+    """A JSON body as the service writes it (compact, UTF-8): what an HTTP answer carries
+    and what an idempotency key stores of it."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")

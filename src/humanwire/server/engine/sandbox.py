@@ -19,10 +19,10 @@ from ..delivery.chat import CHAT_CHANNELS
 from ..delivery.sandbox import SandboxProvider
 from ..errors import Conflict, InvalidToNumber, LiveChannel, NotFound
 from ..store.records import InteractionRecord
-from ._common import Account, _timestamp
+from ._common import Account
 from .human import Inbound, InboundText
 from .interactions import Interactions
-from .runtime import Runtime
+from .runtime import Runtime, _timestamp
 
 _CARRIER_NAMES = {
     "twilio": "Twilio",

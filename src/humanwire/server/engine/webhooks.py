@@ -16,8 +16,8 @@ from ..errors import (
     NotFound,
 )
 from ..store.records import InboundRecord, WebhookRecord
-from ._common import Account, _iso, _mask, _timestamp
-from .runtime import Runtime
+from ._common import Account
+from .runtime import Runtime, _iso, _mask, _timestamp
 
 
 class Webhooks:

@@ -6,29 +6,29 @@ started in the serving event loop at startup and closed at shutdown.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import BaseRoute, Route
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp
 
 from ..config import ServiceConfig
 from ..delivery.real import real_providers
 from ..engine import Engine
-from ..engine.provider_port import register_providers
 from ..routes import api_operations, to_routes
-from ..store.commits import TOUCHED, StoreUnavailable, Touched
-from .body import BodyLimitMiddleware
-from .errors import exception_handlers, store_unavailable_response
+from .errors import exception_handlers
 from .extensions import load_extensions
 from .health import ReadinessProbe
-from .observe import ObserveMiddleware, metrics_endpoint
+from .middleware import (
+    BodyLimitMiddleware,
+    CommitBeforeAnswering,
+    ObserveMiddleware,
+    metrics_endpoint,
+)
 from .openapi import build_openapi
 from .pages import page_routes
-from .service_port import ServiceProviderPort
 from .startup import StartupStep
 
 __all__ = ["create_app"]
@@ -51,8 +51,8 @@ def create_app(
     routes.append(Route("/metrics", metrics_endpoint, methods=["GET"]))
     routes += page_routes(service_engine, config)
     # Providers get the inbound port, not the engine; the app registers what they carry.
-    wiring = real_providers(config, ServiceProviderPort(service_engine))
-    register_providers(service_engine, wiring)
+    wiring = real_providers(config, service_engine.provider_port())
+    service_engine.use_providers(wiring)
     providers = wiring.attached
     for provider in providers:
         routes += provider.routes()
@@ -70,7 +70,7 @@ def create_app(
                     await stack.enter_async_context(extension.running())
                 for step in before_serving:
                     await step(service_engine)
-                service_engine.store.commit()
+                service_engine.runtime.store.commit()
                 yield
         finally:
             await service_engine.close()
@@ -96,47 +96,9 @@ class _Service(Starlette):
     def build_middleware_stack(self) -> ASGIApp:
         # Outside Starlette's own error layer, so a 500 carries the request id too.
         engine: Engine = self.state.engine
-        stack = _CommitBeforeAnswering(super().build_middleware_stack(), engine)
+        stack = CommitBeforeAnswering(
+            super().build_middleware_stack(),
+            engine.runtime.store,
+            engine.runtime.config.unavailable_retry_after,
+        )
         return ObserveMiddleware(stack, engine.metrics)
-
-
-class _CommitBeforeAnswering:
-    """Commits the store's open writes as a response starts: the SQLite store groups a
-    loop turn's writes into one transaction committed on the next turn, and the response
-    would otherwise reach the client first (uvicorn writes it at once), uncommitted —
-    invisible to another process, lost if this one died then.
-
-    A response whose request read or wrote in a batch that was rolled back (the disk
-    full) is not sent: a 503 with ``Retry-After`` goes out in its place, so nothing the
-    database lost is answered as done."""
-
-    def __init__(self, app: ASGIApp, engine: Engine) -> None:
-        self.app = app
-        self.engine = engine
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        touched = Touched()
-        token = TOUCHED.set(touched)  # this request's context, and the tasks it starts
-        replaced = False
-
-        async def send_committed(message: Message) -> None:
-            nonlocal replaced
-            if replaced:
-                return  # the handler's body, after its start was replaced
-            if message["type"] == "http.response.start":
-                with contextlib.suppress(StoreUnavailable):
-                    self.engine.store.commit()  # a failure lands in ``touched`` if ours
-                if touched.failure() is not None:
-                    replaced = True
-                    retry_after = self.engine.config.unavailable_retry_after
-                    await store_unavailable_response(retry_after)(scope, receive, send)
-                    return
-            await send(message)
-
-        try:
-            await self.app(scope, receive, send_committed)
-        finally:
-            TOUCHED.reset(token)

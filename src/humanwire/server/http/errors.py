@@ -25,7 +25,7 @@ from ..errors import (
     Unauthorized,
 )
 from ..store.commits import StoreUnavailable
-from .observe import current_request
+from ..telemetry import current_request
 
 __all__ = [
     "error_response",

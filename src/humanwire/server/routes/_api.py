@@ -35,8 +35,7 @@ from ..config import ServiceConfig
 from ..engine import HELD_TO_THE_END, Account, Engine, Hold, RateCount, SendContext, wire_json
 from ..errors import InvalidRequest, NotFound, ServiceUnavailable, Unauthorized
 from ..forms.worker import off_loop
-from ..http.body import parse_json_body
-from ..http.observe import note_account, note_interaction
+from ..http.middleware import note_account, note_interaction, parse_json_body
 from ..store.records import InteractionRecord
 
 __all__ = [
@@ -311,7 +310,7 @@ def _pipeline(operation: Operation) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
         engine: Engine = request.app.state.engine
         config: ServiceConfig = request.app.state.config
-        if engine.draining and operation.unavailable_body is None:
+        if engine.runtime.lifecycle.draining and operation.unavailable_body is None:
             # Stopping (also /healthz: not ready, so nothing new is routed here).
             raise ServiceUnavailable(retry_after=config.unavailable_retry_after)
         account: Account | None = None

@@ -300,9 +300,9 @@ class ServiceRunner:
     async def _serve(self, sock: socket.socket) -> None:
         import uvicorn
 
-        from ..connections import guarded_protocol
         from ..engine import Engine
         from ..http.app import create_app
+        from ..http.middleware import guarded_protocol
 
         self._loop = asyncio.get_running_loop()
         # Built in this thread: the engine's SQLite connection is used from this loop only.
@@ -322,7 +322,7 @@ class ServiceRunner:
             proxy_headers=True,
             forwarded_allow_ips=list(self.config.trusted_proxies),
             # h11 with the request time limits and the per-address bound
-            # (humanwire.server.connections), which counts an upgraded connection until
+            # (humanwire.server.http.middleware), which counts an upgraded connection until
             # it closes. WebSockets only for the relay of real-time calls; a frame larger
             # than any relay message closes the socket (1009).
             http=guarded_protocol(self.config),

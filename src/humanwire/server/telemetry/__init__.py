@@ -1,7 +1,7 @@
 """What an operator sees of a running service, the parts that know no HTTP: metrics
 hooks, the request's context for log lines, structured state-change lines and their
 formatters, redaction. The engine, the outbox, the providers and the CLI use these; the
-HTTP layer (``humanwire.server.http.observe``) adds the middleware and ``GET /metrics``.
+HTTP layer (``humanwire.server.http.middleware``) adds the middleware and ``GET /metrics``.
 
 - **Metrics**: every engine has a :class:`Metrics`; the no-op base when
   ``prometheus-client`` is not installed (the ``metrics`` extra), else the Prometheus

@@ -1,4 +1,4 @@
-"""The Prometheus side of :class:`humanwire.server.http.observe.Metrics` (the ``metrics``
+"""The Prometheus side of :class:`humanwire.server.http.middleware.Metrics` (the ``metrics``
 extra). Imported only when ``prometheus-client`` is installed, by the engine that uses
 it; every engine has its own ``CollectorRegistry``, never the global default one.
 

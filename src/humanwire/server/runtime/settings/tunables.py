@@ -165,7 +165,7 @@ class InboxSettings(_Strict):
 
 class HttpSettings(_Strict):
     """The service's connections: how long a request may take to arrive, how many
-    connections one client address may hold (``humanwire.server.connections``)."""
+    connections one client address may hold (``humanwire.server.http.middleware``)."""
 
     head_timeout: Annotated[
         float,

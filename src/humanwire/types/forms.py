@@ -19,28 +19,26 @@ from pydantic_core import PydanticCustomError
 
 from ._base import (
     E164,
+    WAIT_AND_RECIPIENT_SCHEMA,
     WAIT_OR_FOLLOW_UP_SCHEMA,
+    Addressed,
     DeliveryStatus,
+    DiscordIdOrPerson,
+    E164OrPerson,
+    EmailAddressOrPerson,
     EmailSubject,
     FollowUpTime,
     HttpUrl,
     RequestModel,
     ResponseModel,
+    SlackIdOrPerson,
     SlackWorkspaceId,
+    TelegramChatIdOrPerson,
     WaitTime,
     schema_pattern,
 )
 from ._metadata import Metadata
 from ._pattern import PatternError, compiled_pattern, re2_source
-from ._recipient import (
-    WAIT_AND_RECIPIENT_SCHEMA,
-    Addressed,
-    DiscordIdOrPerson,
-    E164OrPerson,
-    EmailAddressOrPerson,
-    SlackIdOrPerson,
-    TelegramChatIdOrPerson,
-)
 from .people import PersonInsteadOfTo
 
 __all__ = [

@@ -8,24 +8,22 @@ from pydantic import ConfigDict, Field
 
 from ._base import (
     E164,
+    RECIPIENT_SCHEMA,
+    Addressed,
     DeliveryStatus,
+    DiscordIdOrPerson,
+    E164OrPerson,
+    EmailAddressOrPerson,
     EmailSubject,
     FollowUpTime,
     RequestModel,
     ResponseModel,
+    SlackIdOrPerson,
     SlackWorkspaceId,
+    TelegramChatIdOrPerson,
     WaitTime,
 )
 from ._metadata import Metadata
-from ._recipient import (
-    RECIPIENT_SCHEMA,
-    Addressed,
-    DiscordIdOrPerson,
-    E164OrPerson,
-    EmailAddressOrPerson,
-    SlackIdOrPerson,
-    TelegramChatIdOrPerson,
-)
 from .people import PersonId, PersonInsteadOfTo
 
 __all__ = [

@@ -401,3 +401,35 @@ async def test_work_past_the_budget_is_acknowledged_then_answered_through_the_to
     fast = await provider._within_budget(payload, asyncio.sleep(0, {"type": 4, "data": {}}))
     assert fast["type"] == 4
     await provider.aclose()
+
+
+def test_a_channel_card_of_type_discord_asks_with_its_reply_button(
+    discord_live: DiscordLive,
+) -> None:
+    live = discord_live
+    made = live.http.post(
+        "/channels",
+        json={
+            "type": "discord",
+            "to": live.ada.id,
+            "waitTime": 30,
+            "messageTemplate": "Q: {{message}}",
+        },
+    )
+    assert made.status_code == 201, made.text
+    card = made.json()["id"]
+    asking, answer = _in_background(
+        lambda: live.http.post(f"/messages/{card}", json={"message": "Ship it?"})
+    )
+    asked = live.posted(live.ada)
+    assert asked.content == "Q: Ship it?"
+    [reply] = asked.custom_ids()
+    live.fake.click(asked, reply, live.ada)
+    modal = live.modal()
+    live.fake.submit(modal, {modal.inputs[0]["custom_id"]: "shipped"}, live.ada)
+    asking.join(30)
+    assert answer["status_code"] == 200, answer
+    assert (answer["responded"], answer["reply"]) == (True, "shipped")
+    bad = live.http.post("/channels", json={"type": "discord", "to": "ada", "waitTime": 30})
+    assert bad.status_code == 400 and bad.json()["error"]["field"] == "to", bad.text
+    _clean(live)

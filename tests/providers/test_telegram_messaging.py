@@ -171,3 +171,35 @@ def test_a_form_goes_out_as_its_pages_link_and_its_submission_answers(
     assert answer["status_code"] == 200, answer
     assert answer["responded"] is True and answer["values"] == {"city": "Lyon"}
     assert live.fake.violations == []
+
+
+def test_a_channel_card_of_type_telegram_asks_through_the_bot(telegram_live: TelegramLive) -> None:
+    live = telegram_live
+    made = live.http.post(
+        "/channels",
+        json={
+            "type": "telegram",
+            "to": str(live.ada),
+            "waitTime": 30,
+            "messageTemplate": "From the deploy bot: {{message}}",
+        },
+    )
+    assert made.status_code == 201, made.text
+    card = made.json()["id"]
+    answer: dict[str, Any] = {}
+
+    def ask() -> None:
+        sent = live.http.post(f"/messages/{card}", json={"message": "Ship it?"})
+        answer.update(sent.json(), status_code=sent.status_code)
+
+    thread = threading.Thread(target=ask)
+    thread.start()
+    asked = live.sent(live.ada)
+    assert asked.text == "From the deploy bot: Ship it?"
+    live.fake.send(live.ada, "ship")
+    thread.join(30)
+    assert answer["status_code"] == 200, answer
+    assert (answer["responded"], answer["reply"]) == (True, "ship")
+    # A telegram card's to is a chat id, said as the channel's own sends say it.
+    bad = live.http.post("/channels", json={"type": "telegram", "to": "ada", "waitTime": 30})
+    assert bad.status_code == 400 and bad.json()["error"]["field"] == "to", bad.text

@@ -66,6 +66,7 @@ __all__ = [
     "check_slack_id",
     "check_telegram_chat_id",
     "format_seconds",
+    "no_default",
     "schema_pattern",
     "utc_now",
 ]
@@ -340,20 +341,34 @@ WAIT_AND_RECIPIENT_SCHEMA: dict[str, Any] = {
 }
 """Both rules, for a form's body (``waitTime`` or ``followUpTime``; ``to`` or ``person``)."""
 
+
+def no_default(schema: dict[str, Any]) -> None:
+    """A field's JSON Schema without its ``default``: a field left out is no value of it
+    (a ``null`` default would be one the document's schema refuses)."""
+    schema.pop("default", None)
+
+
+_LEFT_OUT = Field(json_schema_extra=no_default)
+
 # ``to`` left out when a person is named: absent is None, but an explicit null is checked
 # (and refused) as any other value, so the document's ``to`` is never nullable.
-E164OrPerson = Annotated[str | None, PlainValidator(check_e164), WithJsonSchema(E164_SCHEMA)]
+E164OrPerson = Annotated[
+    str | None, PlainValidator(check_e164), WithJsonSchema(E164_SCHEMA), _LEFT_OUT
+]
 SlackIdOrPerson = Annotated[
-    str | None, PlainValidator(check_slack_id), WithJsonSchema(SLACK_ID_SCHEMA)
+    str | None, PlainValidator(check_slack_id), WithJsonSchema(SLACK_ID_SCHEMA), _LEFT_OUT
 ]
 EmailAddressOrPerson = Annotated[
-    str | None, PlainValidator(check_email_address), WithJsonSchema(EMAIL_SCHEMA)
+    str | None, PlainValidator(check_email_address), WithJsonSchema(EMAIL_SCHEMA), _LEFT_OUT
 ]
 DiscordIdOrPerson = Annotated[
-    str | None, PlainValidator(check_discord_id), WithJsonSchema(DISCORD_ID_SCHEMA)
+    str | None, PlainValidator(check_discord_id), WithJsonSchema(DISCORD_ID_SCHEMA), _LEFT_OUT
 ]
 TelegramChatIdOrPerson = Annotated[
-    str | None, PlainValidator(check_telegram_chat_id), WithJsonSchema(TELEGRAM_CHAT_SCHEMA)
+    str | None,
+    PlainValidator(check_telegram_chat_id),
+    WithJsonSchema(TELEGRAM_CHAT_SCHEMA),
+    _LEFT_OUT,
 ]
 
 

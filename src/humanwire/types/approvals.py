@@ -50,6 +50,7 @@ from ._base import (
     check_e164,
     check_slack_id,
     check_telegram_chat_id,
+    no_default,
 )
 from ._metadata import Metadata
 from .people import PersonInsteadOfTo
@@ -187,12 +188,12 @@ class Approver(RequestModel):
 
     channel: Annotated[
         ApproverChannel | None, WithJsonSchema({"enum": list(get_args(ApproverChannel))})
-    ] = None
+    ] = Field(default=None, json_schema_extra=no_default)
     to: Annotated[
         str | None,
         Field(min_length=1, max_length=254),
         WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 254}),
-    ] = None
+    ] = Field(default=None, json_schema_extra=no_default)
     person: PersonInsteadOfTo = None
     """A person of the people directory, in place of ``channel`` and ``to`` (asked on
     their first confirmed address an approver can be asked on; with ``channel``, on

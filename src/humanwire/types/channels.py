@@ -3,51 +3,67 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from ._base import (
+    DISCORD_ID_SCHEMA,
     E164_SCHEMA,
     EMAIL_SCHEMA,
     SLACK_ID_SCHEMA,
+    TELEGRAM_CHAT_SCHEMA,
     FollowUpTime,
     RequestModel,
     ResponseModel,
     Timestamp,
     WaitTime,
+    check_discord_id,
     check_e164,
     check_email_address,
     check_slack_id,
+    check_telegram_chat_id,
 )
 from ._metadata import Metadata
 
 __all__ = ["ChannelCard", "ChannelCardCreateRequest", "ChannelType"]
 
-ChannelType = Literal["sms", "whatsapp", "slack", "email", "call"]
+ChannelType = Literal["sms", "whatsapp", "slack", "email", "call", "telegram", "discord"]
+
+_ADDRESS: dict[str, tuple[Callable[[Any], str], dict[str, Any]]] = {
+    "slack": (check_slack_id, SLACK_ID_SCHEMA),
+    "telegram": (check_telegram_chat_id, TELEGRAM_CHAT_SCHEMA),
+    "discord": (check_discord_id, DISCORD_ID_SCHEMA),
+}
+"""A card's ``to`` by its type, beside a number (sms, whatsapp, call) and an email address."""
+_ADDRESS_SCHEMAS: list[Any] = [
+    {"if": {"properties": {"type": {"const": name}}}, "then": {"properties": {"to": schema}}}
+    for name, (_, schema) in _ADDRESS.items()
+]
 
 _MESSAGE_PLACEHOLDER = "{{message}}"
 
 
 class ChannelCardCreateRequest(RequestModel):
     """``POST /channels``. sms and whatsapp need ``to`` (a number) and ``waitTime``; slack
-    a member or channel id and ``waitTime``; email an address and ``waitTime``; call a
-    number. ``messageTemplate`` wraps the
+    a member or channel id and ``waitTime``; telegram a chat id, discord a user or channel
+    id, email an address, each with ``waitTime``; call a number. ``messageTemplate`` wraps the
     agent's ``{{message}}`` and may use ``{{waitTime}}``."""
 
     # What ``_by_type`` enforces, said to the schema too.
     model_config = ConfigDict(
         json_schema_extra={
             "allOf": [
+                *_ADDRESS_SCHEMAS,
                 {
-                    "if": {"properties": {"type": {"const": "slack"}}},
-                    "then": {"properties": {"to": SLACK_ID_SCHEMA}},
-                    "else": {
-                        "if": {"properties": {"type": {"const": "email"}}},
-                        "then": {"properties": {"to": EMAIL_SCHEMA}},
-                        "else": {"properties": {"to": E164_SCHEMA}},
-                    },
+                    "if": {"properties": {"type": {"const": "email"}}},
+                    "then": {"properties": {"to": EMAIL_SCHEMA}},
+                },
+                {
+                    "if": {"properties": {"type": {"enum": ["sms", "whatsapp", "call"]}}},
+                    "then": {"properties": {"to": E164_SCHEMA}},
                 },
                 {
                     "if": {"properties": {"type": {"const": "call"}}},
@@ -86,7 +102,8 @@ class ChannelCardCreateRequest(RequestModel):
                 ) from None
         else:
             try:
-                check_slack_id(self.to) if self.type == "slack" else check_e164(self.to)
+                check = _ADDRESS[self.type][0] if self.type in _ADDRESS else check_e164
+                check(self.to)
             except PydanticCustomError:
                 raise PydanticCustomError(
                     "invalid_to_number", "invalid to number", {"field": "to"}
@@ -100,7 +117,7 @@ class ChannelCardCreateRequest(RequestModel):
         if self.type == "call" and self.reply_link:
             raise PydanticCustomError(
                 "invalid_request",
-                "replyLink is only for sms, whatsapp, slack and email cards",
+                "replyLink is only for cards that send a message, not call cards",
                 {"field": "replyLink"},
             )
         if self.message_template is not None and _MESSAGE_PLACEHOLDER not in self.message_template:

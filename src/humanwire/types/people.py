@@ -22,6 +22,7 @@ from ._base import (
     check_email_address,
     check_slack_id,
     check_telegram_chat_id,
+    no_default,
 )
 from ._metadata import Metadata
 
@@ -76,7 +77,10 @@ PersonId = Annotated[
 """A person's id where a request takes one."""
 PERSON_ID_SCHEMA: dict[str, Any] = {"type": "string", "pattern": f"^{PERSON_ID.pattern}$"}
 PersonInsteadOfTo = Annotated[
-    str | None, PlainValidator(check_person_id), WithJsonSchema(PERSON_ID_SCHEMA)
+    str | None,
+    PlainValidator(check_person_id),
+    WithJsonSchema(PERSON_ID_SCHEMA),
+    Field(json_schema_extra=no_default),
 ]
 """``person`` beside ``to``: absent is None, an explicit null is refused (never nullable)."""
 

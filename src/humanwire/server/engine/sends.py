@@ -462,10 +462,10 @@ class Sends:
             sender = self._senders.shared("whatsapp")
             template = shared_template(text, card.wait_time)
             text = templates.whatsapp_message(text, card.wait_time)
-        elif card.type == "email":
-            sender = self._senders.shared("email")
         else:
-            sender = self._senders.shared("slack")
+            # email, slack, or a registered chat channel's card (telegram, discord): from
+            # its provider's shared sender, as that channel's own sends go.
+            sender = self._senders.shared(card.type)
         send = MessageSend(
             channel=card.type,
             to=card.to_addr,

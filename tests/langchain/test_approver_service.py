@@ -78,5 +78,7 @@ def test_bad_configuration(humanwire_client: HumanWire) -> None:
         Approver(humanwire_client, allow_edit=True)
     with pytest.raises(InvalidRequestError, match="quorum"):
         Approver(humanwire_client, quorum=2)  # one person cannot make two approvals
-    with pytest.raises(ValueError, match="not both"):
+    with pytest.raises(ValueError, match="not two of them"):
         Approver(humanwire_client, to="+12025550100", approvers=[{"channel": "sms", "to": "x"}])
+    with pytest.raises(ValueError, match="not two of them"):
+        Approver(humanwire_client, person="per_ada", approvers=[{"person": "per_bob"}])

@@ -205,9 +205,11 @@ class Messages(Resource[ModeT]):
         follow_up_time: float | None = None,
         metadata: Mapping[str, str] | None = None,
         idempotency_key: str | None = None,
+        fallback_after: float | None = None,
     ) -> Flow[MessageResponse]:
         """``POST /messages/person``: to a person of the people directory (``per_…``) on
-        the first of their confirmed addresses, in their order, whatever its channel."""
+        the first of their confirmed addresses, in their order, whatever its channel;
+        with ``fallback_after``, on their next one too when nobody answered by then."""
         body = build(
             PersonMessageRequest,
             person=person,
@@ -215,6 +217,7 @@ class Messages(Resource[ModeT]):
             wait_time=wait_time,
             follow_up_time=follow_up_time,
             metadata=metadata,
+            fallback_after=fallback_after,
         )
         return self._post(
             "/messages/person",

@@ -164,6 +164,10 @@ WaitTime = _seconds(1, 600, "waitTime")
 FollowUpTime = _seconds(1, 60000, "followUpTime")
 """Seconds the service keeps listening after ``waitTime``: 1 to 60000."""
 
+FallbackAfter = _seconds(1, 60600, "fallbackAfter")
+"""Seconds after which a send to a person moves to their next confirmed address when
+nobody answered: 1 up to the longest window (and less than the request's own)."""
+
 WAIT_OR_FOLLOW_UP_SCHEMA: dict[str, Any] = {
     # Inside allOf, not beside the properties: generators (openapi-python-client) read a
     # top-level anyOf as a union of its branches and drop the properties beside it.

@@ -458,12 +458,14 @@ AuditEntryType = Literal[
     "approval.decided",
     "approval.timed_out",
     "approval.consumed",
+    "message.fallback",
 ]
 """What an audit entry records: the request; an approver asked (at the start or by an
 escalation tier); a reminder sent; a tier escalated to; one approver's decision; a
 decision refused (``data.reason``: ``closed``, the request settled or ended, or the
 approver's tier not asked yet; ``decided_before``, this person's first decision stands);
-the request decided; its windows closed undecided; its action consumed."""
+the request decided; its windows closed undecided; its action consumed; a message to a
+person moved to their next address (``fallbackAfter``)."""
 
 
 class AuditEntry(ResponseModel):

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
 
 from ._base import (
     E164,
@@ -15,6 +16,7 @@ from ._base import (
     E164OrPerson,
     EmailAddressOrPerson,
     EmailSubject,
+    FallbackAfter,
     FollowUpTime,
     RequestModel,
     ResponseModel,
@@ -44,8 +46,34 @@ DEFAULT_RESPONSE_TEMPLATE = "Human response: {{message}}"
 DEFAULT_NO_RESPONSE_TEMPLATE = "Human did not respond. Continue where you left off."
 
 
-class _MessageRequest(Addressed):
-    model_config = ConfigDict(json_schema_extra=RECIPIENT_SCHEMA)
+class _FallsBack(RequestModel):
+    """``fallbackAfter``: only with ``person`` (the document says so:
+    ``dependentRequired``)."""
+
+    fallback_after: FallbackAfter | None = None
+    """With ``person``: seconds after which, nobody having answered, the service asks on
+    the person's next confirmed address (and again after as many more, address by
+    address); a reply on any of them answers this one interaction. No next address, or
+    the request's window closing first: nothing moves (docs/people.md)."""
+
+    @model_validator(mode="after")
+    def _fallback_with_person(self) -> Any:
+        after = self.fallback_after
+        if after is None:
+            return self
+        if getattr(self, "person", None) is None:
+            raise PydanticCustomError(
+                "invalid_request",
+                "fallbackAfter moves between a person's addresses: give person, not to",
+                {"field": "fallbackAfter"},
+            )
+        return self
+
+
+class _MessageRequest(Addressed, _FallsBack):
+    model_config = ConfigDict(
+        json_schema_extra={**RECIPIENT_SCHEMA, "dependentRequired": {"fallbackAfter": ["person"]}}
+    )
 
     person: PersonInsteadOfTo = None
     """In place of ``to``: the person's first confirmed address on this channel."""
@@ -103,7 +131,7 @@ class EmailMessageRequest(_MessageRequest):
     subject: EmailSubject | None = None
 
 
-class PersonMessageRequest(RequestModel):
+class PersonMessageRequest(_FallsBack):
     """``POST /messages/person``: to a person of the people directory, on the first of
     their confirmed addresses in their order, whatever its channel (that channel's
     message rules apply: Telegram's 4,096 characters, say)."""

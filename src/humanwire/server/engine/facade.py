@@ -47,6 +47,7 @@ from .audit_checkpoints import AuditCheckpoints
 from .calls import Calls
 from .channels import ChannelCards
 from .events import OUTCOME_TTL, OutcomeEvents
+from .fallback import Fallbacks
 from .holding import Deadlines, Holding
 from .holds import HELD_TO_THE_END, Holds, SendContext
 from .human import EngineProviderPort, Inbound, InboundText
@@ -147,6 +148,11 @@ class Engine:
         # approvals': a code is no decision).
         self.people = PeopleDirectory(
             runtime, sends=self.sends, senders=self.senders, inbound=self.inbound
+        )
+        # A message to a person moves to their next address (``fallbackAfter``): its
+        # step, its onward messages' replies and windows, by registration.
+        self.fallbacks = Fallbacks(
+            runtime, sends=self.sends, inbound=self.inbound, deadlines=self.deadlines
         )
         # Approvals register where they plug in (``ApprovalAccess.__init__``).
         self.approvals = ApprovalAccess(self)

@@ -28,7 +28,7 @@ import functools
 import hashlib
 import re
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,6 +72,7 @@ from .recipients import Recipients
 from .runtime import Runtime, _metadata
 
 __all__ = [
+    "ANY_CHANNEL",
     "NUMBER_PAIR_CHANNELS",
     "Addressee",
     "MessageSend",
@@ -136,6 +137,9 @@ class Senders:
             )
         return requested
 
+
+ANY_CHANNEL = "_anyChannel"
+"""Marks a stored message request sent by ``POST /messages/person``: on any channel."""
 
 NUMBER_PAIR_CHANNELS = ("sms", "whatsapp", *(c.name for c in CHAT_CHANNELS.values() if c.by_pair))
 """The channels a reply reaches by its sender pair (where one number, or one shared bot,
@@ -300,6 +304,10 @@ class Sends:
         self._interactions = interactions
         self._delivery = delivery
         self._holding = holding
+        self.opened: list[Callable[[InteractionRecord], Awaitable[None]]] = []
+        """Told of each message interaction opened (a retry's re-attached one too),
+        before it is delivered: registrations that arm a step of their own
+        (``fallbackAfter``: engine/fallback.py)."""
 
     async def _unanswered(self, interaction_id: str, text: str) -> dict[str, Any]:
         """What a held send answers when no response came: the no-response ``text``, or,
@@ -322,38 +330,42 @@ class Sends:
         return (await self._recipients.address(account, request.person, (channel,)))[1]
 
     # -- sends: each delivers through the provider, then holds for waitTime -----
+    async def _prepared(
+        self, account: Account, request: MessageRequest
+    ) -> tuple[Channel, str, str, WhatsAppTemplate | None]:
+        """A message request's channel, sender, text as it goes out, and WhatsApp
+        template."""
+        if isinstance(request, SMSMessageRequest):
+            return "sms", await self._senders.phone(account, request.from_), request.message, None
+        if isinstance(request, WhatsAppMessageRequest):
+            return (
+                "whatsapp",
+                self._senders.shared("whatsapp"),
+                templates.whatsapp_message(request.message, request.wait_time),
+                shared_template(request.message, request.wait_time),
+            )
+        if isinstance(request, EmailMessageRequest):
+            return "email", self._senders.shared("email"), request.message, None
+        if isinstance(request, SlackMessageRequest):
+            return "slack", await self._senders.slack(account, request.from_), request.message, None
+        # A registered chat channel (delivery/chat.py): from its provider's shared sender.
+        chat = chat_channel_of(request)
+        if chat is None:
+            raise TypeError(f"no channel sends {type(request).__name__}")
+        channel = DELIVERY_CHANNEL(chat.name)
+        return channel, self._senders.shared(channel), request.message, None
+
     async def send_message(
         self,
         account: Account,
         request: MessageRequest,
         context: SendContext = HELD_TO_THE_END,
+        *,
+        marks: Mapping[str, Any] | None = None,
     ) -> MessageResponse:
-        template: WhatsAppTemplate | None = None
-        if isinstance(request, SMSMessageRequest):
-            channel: Channel = "sms"
-            sender = await self._senders.phone(account, request.from_)
-            text = request.message
-        elif isinstance(request, WhatsAppMessageRequest):
-            channel = "whatsapp"
-            sender = self._senders.shared("whatsapp")
-            text = templates.whatsapp_message(request.message, request.wait_time)
-            template = shared_template(request.message, request.wait_time)
-        elif isinstance(request, EmailMessageRequest):
-            channel = "email"
-            sender = self._senders.shared("email")
-            text = request.message
-        elif isinstance(request, SlackMessageRequest):
-            channel = "slack"
-            sender = await self._senders.slack(account, request.from_)
-            text = request.message
-        else:
-            # A registered chat channel (delivery/chat.py): from its provider's shared sender.
-            chat = chat_channel_of(request)
-            if chat is None:
-                raise TypeError(f"no channel sends {type(request).__name__}")
-            channel = DELIVERY_CHANNEL(chat.name)
-            sender = self._senders.shared(channel)
-            text = request.message
+        """``marks``: private keys stored with the request (``_name``), for the
+        registrations that read it back (``opened``)."""
+        channel, sender, text, template = await self._prepared(account, request)
         to = await self._to(account, request, channel)
         await self._accounts.check_send(account, request.message, to)
         send = MessageSend(
@@ -361,12 +373,37 @@ class Sends:
             to=to,
             sender=sender,
             text=text,
-            request=request.to_wire(),
+            request={**request.to_wire(), **(marks or {})},
             wait_time=request.wait_time,
             follow_up_time=request.follow_up_time,
             template=template,
         )
         return await self.message_flow(account, send, context)
+
+    async def send_onward(
+        self,
+        account: Account,
+        request: MessageRequest,
+        *,
+        marks: Mapping[str, Any],
+        listening: float,
+    ) -> str:
+        """A message that carries on another interaction (its ``to`` given): sent without
+        a wait, listening ``listening`` seconds, its stored request with ``marks``. The
+        new interaction's id."""
+        channel, sender, text, template = await self._prepared(account, request)
+        assert request.to is not None
+        send = MessageSend(
+            channel=channel,
+            to=request.to,
+            sender=sender,
+            text=text,
+            request={**request.to_wire(), **marks},
+            wait_time=None,
+            follow_up_time=listening,
+            template=template,
+        )
+        return (await self.message_flow(account, send)).interaction_id
 
     async def send_to_person(
         self,
@@ -383,7 +420,8 @@ class Sends:
         except ValidationError as exc:  # that channel's rules (a message too long for it)
             detail = detail_from_validation_error(exc)
             raise InvalidRequest(f"{channel}: {detail.message}", field=detail.field) from None
-        return await self.send_message(account, as_sent, context)
+        # Marked: a move (``fallbackAfter``) may go to the person's next address on any channel.
+        return await self.send_message(account, as_sent, context, marks={ANY_CHANNEL: True})
 
     async def message_flow(
         self, account: Account, send: MessageSend, context: SendContext = HELD_TO_THE_END
@@ -408,6 +446,8 @@ class Sends:
         record, resumed, hold = await self._interactions.open(
             account, new, holding=waits, context=context
         )
+        for listener in self.opened:
+            await listener(record)
         delivered = send.text
         if send.reply_link and record.reply_token is not None:
             link = self._interactions.reply_link_url(record.reply_token)

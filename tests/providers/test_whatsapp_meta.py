@@ -326,3 +326,9 @@ def test_a_message_with_only_a_business_scoped_id_finds_the_number_seen_with_it(
     assert live.fake.post(payload).status_code == 200
     asking.join(30)
     assert (answer["responded"], answer["reply"]) == (True, "yes")
+
+
+def test_the_pages_fake_example_runs_as_written() -> None:
+    from docs_support import block
+
+    exec(block("going-live/whatsapp-meta.md", "Testing against the fake", "python"), {})

@@ -11,7 +11,6 @@ rewriting the transport's host), and it drops a webhook it cannot parse while an
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import httpx
@@ -19,25 +18,17 @@ import httpx
 from humanwire.errors import parse_retry_after
 
 from ...telemetry import Metrics
-from ..carrier_rest import DEFAULT_TIMEOUT, CarrierAPIError, CarrierREST
+from ..carrier_rest import DEFAULT_TIMEOUT, CarrierREST, NumberedAPIError
 
 __all__ = ["GraphAPIError", "GraphREST"]
 
 
-@dataclass
-class GraphAPIError(CarrierAPIError):
+class GraphAPIError(NumberedAPIError):
     """The Graph API refused or failed a request: ``code`` is Meta's error code (190 a bad
     token, 131026 undeliverable, 131047 outside the 24-hour window, …); ``status`` 0
     means no answer."""
 
-    status: int
-    code: int | None
-    message: str
-    retry_after: float | None = None
-
-    def __str__(self) -> str:
-        code = f" {self.code}" if self.code is not None else ""
-        return f"Meta{code}: {self.message} (HTTP {self.status})"
+    label: ClassVar[str] = "Meta"
 
 
 class GraphREST(CarrierREST[GraphAPIError]):

@@ -57,3 +57,10 @@ def test_the_discord_page_configures_the_application(tmp_path: Path) -> None:
 def test_the_telegram_page_routes_telegram_to_the_bot(tmp_path: Path) -> None:
     config = _loaded(tmp_path, block("going-live/telegram.md", None, "toml"))
     assert config.telegram is not None and config.telegram.webhook_secret
+
+
+def test_the_whatsapp_meta_page_routes_whatsapp_to_meta(tmp_path: Path) -> None:
+    config = _loaded(tmp_path, block("going-live/whatsapp-meta.md", None, "toml"))
+    assert channel_routes(config)["whatsapp"] == "meta"
+    assert config.whatsapp_meta is not None
+    assert set(config.whatsapp_meta.templates) == {"notification", "request", "form"}

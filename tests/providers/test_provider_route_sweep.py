@@ -25,6 +25,7 @@ from urllib.parse import parse_qsl, quote, urlencode
 import httpx
 import pytest
 from discord_support import discord_config
+from meta_support import meta_config
 from slack_support import SlackLive, install
 from starlette.routing import Route, WebSocketRoute
 from twilio.request_validator import RequestValidator  # type: ignore[import-untyped]
@@ -42,6 +43,7 @@ from humanwire.testing.slack import FakeSlackMessage, FakeWorkspace, SlackFakeSe
 from humanwire.testing.telegram import FakeTelegram, TelegramFakeServer
 from humanwire.testing.telnyx import FakeTelnyx, TelnyxFakeServer
 from humanwire.testing.twilio import FakeTwilio, TwilioFakeServer
+from humanwire.testing.whatsapp_meta import FakeMetaWhatsApp, MetaWhatsAppFakeServer
 
 KNOWN_SIGNED = {
     "/providers/slack/events",
@@ -55,6 +57,7 @@ KNOWN_SIGNED = {
     "/providers/telnyx/call-status",
     "/providers/telegram/updates",
     "/providers/discord/interactions",
+    "/providers/meta/whatsapp",
 }
 UNAUTHORIZED = {"discord"}
 """Providers whose routes answer what they cannot verify 401 (Discord requires it), not 403."""
@@ -77,6 +80,7 @@ class Providers:
     telnyx: FakeTelnyx
     telegram: FakeTelegram
     discord: FakeDiscord
+    meta: FakeMetaWhatsApp
     own: FakeWorkspace
     account_id: str
     sms_id: str
@@ -113,6 +117,7 @@ class Providers:
             "telnyx": TELNYX_SECRET,
             "telegram": TELEGRAM_SECRET,
             "discord": DISCORD_SECRET,
+            "meta": self.meta.app_secret,
         }[provider]
 
     def sign(self, provider: str, path: str, body: bytes) -> dict[str, str]:
@@ -133,6 +138,7 @@ class Providers:
             "telnyx requests": [(r.method, r.path) for r in self.telnyx.requests],
             "telegram requests": [name for name, _ in self.telegram.requests],
             "discord requests": [(m, p) for m, p, _ in self.discord.state.requests],
+            "meta requests": [(m, p) for m, p, _ in self.meta.state.requests],
             "installs": sorted(
                 key for key, _ in self.runner.call(store.provider_states, "slack-install")
             ),
@@ -162,6 +168,7 @@ def providers(
         discord_fake.state.signing_key.public_key().public_bytes_raw().hex()
     )
     discord_server = DiscordFakeServer(discord_fake).start()
+    meta_server = MetaWhatsAppFakeServer(FakeMetaWhatsApp(statuses=False)).start()
     telegram = TelegramConfig(
         bot_token=telegram_fake.token,
         webhook_secret=TELEGRAM_SECRET,
@@ -199,6 +206,7 @@ def providers(
             telnyx=telnyx,
             telegram=telegram,
             discord=discord_config(discord_server),
+            whatsapp_meta=meta_config(meta_server),
         )
     )
     runner.start()
@@ -225,6 +233,7 @@ def providers(
             telnyx_fake,
             telegram_fake,
             discord_fake,
+            meta_server.fake,
             own,
             account.id,
             sms.interaction_id,
@@ -242,6 +251,7 @@ def providers(
         assert slack_fake.errors == [] and twilio_fake.errors == [] and telnyx_fake.errors == []
         assert telegram_fake.errors == [] and telegram_fake.violations == []
         assert discord_fake.errors == [] and discord_fake.violations == []
+        assert meta_server.fake.errors == [] and meta_server.fake.violations == []
         logged = [r for r in caplog.records if r.name.startswith("humanwire")]
         assert [r.getMessage() for r in logged if r.exc_info or r.levelno >= logging.WARNING] == []
     finally:
@@ -250,6 +260,7 @@ def providers(
         telnyx_server.stop()
         telegram_server.stop()
         discord_server.stop()
+        meta_server.stop()
 
 
 # -- signing as each provider does ---------------------------------------------------------
@@ -316,12 +327,19 @@ def sign_discord(secret: str, url: str, body: bytes) -> dict[str, str]:
     return {"X-Signature-Timestamp": stamp, "X-Signature-Ed25519": signature}
 
 
+def sign_meta(secret: str, url: str, body: bytes) -> dict[str, str]:
+    """HMAC-SHA256 of the raw body with the app secret, hex."""
+    digest = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    return {"X-Hub-Signature-256": "sha256=" + digest}
+
+
 SIGNERS: dict[str, Callable[[str, str, bytes], dict[str, str]]] = {
     "slack": sign_slack,
     "twilio": sign_twilio,
     "telnyx": sign_telnyx,
     "telegram": sign_telegram,
     "discord": sign_discord,
+    "meta": sign_meta,
 }
 
 
@@ -405,6 +423,8 @@ def unverifiable() -> list[dict[bytes, bytes]]:
     telegram = [b"", b"x" * 5000, near[:-1], near + b"x", near.upper(), b"\xff" + near[1:]]
     telnyx_signatures = [*twilio, base64.b64encode(b"\0" * 64), b"A" * 88]
     discord_signatures = [b"", b"00" * 64, b"zz" * 64, b"0" * 5000, b"\xff" * 128, b"AB" * 63]
+    meta = [b"", b"sha256=", b"sha256=" + b"0" * 64, b"sha256=" + b"G" * 64, b"sha1=" + b"0" * 40]
+    meta += [b"sha256=" + b"0" * 5000, b"sha256=\xe9" + b"0" * 63, b"0" * 64]
     telnyx_stamps = [*stamps, str(int(time.time()) - 301).encode(), b"+" + now, b"0" + now]
     return [
         {},
@@ -412,6 +432,7 @@ def unverifiable() -> list[dict[bytes, bytes]]:
         *({b"X-Slack-Request-Timestamp": now, b"X-Slack-Signature": sig} for sig in signatures),
         *({b"X-Twilio-Signature": signature} for signature in twilio),
         *({b"X-Telegram-Bot-Api-Secret-Token": secret} for secret in telegram),
+        *({b"X-Hub-Signature-256": signature} for signature in meta),
         *(
             {b"telnyx-timestamp": now, b"telnyx-signature-ed25519": signature}
             for signature in telnyx_signatures
@@ -537,8 +558,10 @@ async def test_signed_garbage_is_400_or_answered_never_500(providers: Providers)
         where = (post.path, post.body[:40])
         # A signature over a body that is not UTF-8 cannot check out; Telegram's secret
         # covers no body and Discord's signature the raw bytes, so their routes read the
-        # body and refuse it (400).
-        raw = post.path.startswith(("/providers/telegram/", "/providers/discord/"))
+        # body and refuse it (400); so does Meta's HMAC over the raw body.
+        raw = post.path.startswith(
+            ("/providers/telegram/", "/providers/discord/", "/providers/meta/")
+        )
         if post.body in NOT_UTF8 and not raw:
             assert response.status_code == 403, where  # there is no signature to check
             assert_error(response, 403, "forbidden")

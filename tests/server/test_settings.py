@@ -228,6 +228,15 @@ def test_environment_names_are_the_documented_ones() -> None:
         "discord.application_id": "HUMANWIRE_DISCORD_APPLICATION_ID",
         "discord.public_key": "HUMANWIRE_DISCORD_PUBLIC_KEY",
         "discord.api_base": "HUMANWIRE_DISCORD_API_BASE",
+        "whatsapp.provider": "HUMANWIRE_WHATSAPP_PROVIDER",
+        "whatsapp.phone_number_id": "HUMANWIRE_WHATSAPP_PHONE_NUMBER_ID",
+        "whatsapp.sender": "HUMANWIRE_WHATSAPP_SENDER",
+        "whatsapp.access_token": "HUMANWIRE_WHATSAPP_ACCESS_TOKEN",
+        "whatsapp.app_secret": "HUMANWIRE_WHATSAPP_APP_SECRET",
+        "whatsapp.verify_token": "HUMANWIRE_WHATSAPP_VERIFY_TOKEN",
+        "whatsapp.api_base": "HUMANWIRE_WHATSAPP_API_BASE",
+        "whatsapp.api_version": "HUMANWIRE_WHATSAPP_API_VERSION",
+        "whatsapp.template_language": "HUMANWIRE_WHATSAPP_TEMPLATE_LANGUAGE",
         "email.smtp_host": "HUMANWIRE_EMAIL_SMTP_HOST",
         "email.smtp_port": "HUMANWIRE_EMAIL_SMTP_PORT",
         "email.smtp_username": "HUMANWIRE_EMAIL_SMTP_USERNAME",
@@ -746,6 +755,7 @@ def test_every_tunable_is_a_setting() -> None:
     derived |= {"email"}  # [email]: test_email_settings_*
     derived |= {"telegram"}  # [telegram]: test_telegram_settings_*
     derived |= {"discord"}  # [discord]: tests/providers/test_discord.py
+    derived |= {"whatsapp_meta"}  # [whatsapp]: test_whatsapp_meta_settings_*
     derived |= {"audit_signing_key"}  # a secret: test_audit_signing_key_*
     service_fields = {field.name for field in fields(ServiceConfig)}
     assert service_fields - derived == set(SERVICE_CONFIG_FIELDS.values())
@@ -970,7 +980,9 @@ def test_the_effective_configuration_masks_every_secret(tmp_path: Path) -> None:
 
     rows = {key: (value, source) for key, value, source in effective_configuration(settings)}
     assert set(rows) == {key for key in env_var_names() if key != "twilio.whatsapp_templates"} | {
-        f"twilio.whatsapp_templates.{name}" for name in ("notification", "request", "form")
+        f"{table}.{name}"
+        for table in ("twilio.whatsapp_templates", "whatsapp.templates")
+        for name in ("notification", "request", "form")
     }
     assert rows["port"] == ("9000", "flag --port")
     assert rows["db"] == (
@@ -1204,3 +1216,27 @@ def test_audit_signing_key_without_cryptography_stops_the_start(
         "audit.signing_key: signing audit checkpoints needs the cryptography package: "
         'pip install "humanwire[audit]"'
     )
+
+
+def test_whatsapp_meta_settings_need_every_meta_key_and_turn_meta_on(tmp_path: Path) -> None:
+    meta = (
+        'public_url = "https://hw.example.com"\n[whatsapp]\nprovider = "meta"\n'
+        'phone_number_id = "106540352242922"\nsender = "+14155550142"\n'
+    )
+    assert problems(tmp_path, meta, {}) == [
+        "whatsapp on Meta is half-configured: missing whatsapp.access_token, "
+        "whatsapp.app_secret, whatsapp.verify_token"
+    ]
+    env = {
+        "HUMANWIRE_WHATSAPP_ACCESS_TOKEN": "EAAG-x",
+        "HUMANWIRE_WHATSAPP_APP_SECRET": "s",
+        "HUMANWIRE_WHATSAPP_VERIFY_TOKEN": "v",
+    }
+    config = load_settings(write(tmp_path, meta), env, {}).to_service_config()
+    assert config.whatsapp_meta is not None and config.whatsapp_meta.access_token == "EAAG-x"
+    assert channel_routes(config)["whatsapp"] == "meta"
+    # A Meta key without provider = "meta" is a mistake, named.
+    stray = '[whatsapp]\nphone_number_id = "106540352242922"\n'
+    assert problems(tmp_path, stray, {}) == [
+        'whatsapp.phone_number_id is Meta\'s: set whatsapp.provider = "meta" to use it'
+    ]

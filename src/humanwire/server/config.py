@@ -97,6 +97,27 @@ class DiscordConfig:
 
 
 @dataclass(frozen=True)
+class MetaWhatsAppConfig:
+    """WhatsApp through Meta's Cloud API (``[whatsapp] provider = "meta"``,
+    docs/going-live/whatsapp-meta.md): the business phone number's id and its number, the
+    access token sends go out with, the app secret webhooks are signed with
+    (``X-Hub-Signature-256``), and the token of the subscription handshake."""
+
+    phone_number_id: str
+    sender: str
+    """The business number (E.164): the shared WhatsApp sender replies reach."""
+    access_token: str = field(repr=False)
+    app_secret: str = field(repr=False)
+    verify_token: str = field(repr=False)
+    api_base: str = "https://graph.facebook.com"
+    api_version: str = "v23.0"
+    templates: Mapping[str, str] = field(default_factory=dict)
+    """``notification``, ``request``, ``form`` → an approved template's name (one body
+    variable, ``{{1}}``), sent outside the 24-hour window."""
+    template_language: str = "en_US"
+
+
+@dataclass(frozen=True)
 class EmailConfig:
     """Email out through an SMTP relay and in through the service's own listener
     (docs/going-live/email.md)."""
@@ -209,6 +230,8 @@ class ServiceConfig:
     slack: SlackConfig | None = None
     telegram: TelegramConfig | None = None
     discord: DiscordConfig | None = None
+    whatsapp_meta: MetaWhatsAppConfig | None = None
+    """WhatsApp through Meta's Cloud API; set, it carries whatsapp in Twilio's place."""
     email: EmailConfig | None = None
     """Email: the relay out and the listener in; None keeps email off."""
     voice_model: str | None = None
@@ -305,7 +328,8 @@ def channel_routes(config: ServiceConfig) -> dict[str, str]:
     ``"email"`` or ``"sandbox"`` (docs/providers.md).
 
     sms goes through the first configured telephony provider of ``telephony_order``;
-    whatsapp through Twilio when it has a ``whatsapp_from``; calls through the first
+    whatsapp through Meta's Cloud API when ``whatsapp_meta`` is set, else through Twilio
+    when it has a ``whatsapp_from``; calls through the first
     that can place them (a voice model, ``voice_chat_model`` or ``voice_model``, and for
     Telnyx a TeXML application); slack through Slack when Slack is configured; email
     through the SMTP relay when ``[email]`` is configured; the rest
@@ -316,7 +340,13 @@ def channel_routes(config: ServiceConfig) -> dict[str, str]:
     calls = call_carriers(config)
     return {
         "sms": carriers[0] if carriers else "sandbox",
-        "whatsapp": "twilio" if twilio is not None and twilio.whatsapp_from else "sandbox",
+        "whatsapp": (
+            "meta"
+            if config.whatsapp_meta is not None
+            else "twilio"
+            if twilio is not None and twilio.whatsapp_from
+            else "sandbox"
+        ),
         "slack": "slack" if config.slack is not None else "sandbox",
         "call": calls[0] if calls else "sandbox",
         "email": "email" if config.email is not None else "sandbox",
@@ -385,6 +415,14 @@ def startup_lines(config: ServiceConfig) -> list[str]:
             line(channel, f"→ Twilio ({'; '.join(details)})")
         elif route == "telnyx":
             line(channel, f"→ Telnyx ({'; '.join(telnyx_details(channel))})")
+        elif route == "meta":
+            meta = config.whatsapp_meta
+            assert meta is not None
+            details = [f"from {meta.sender}", f"phone number id {mask_sid(meta.phone_number_id)}"]
+            details.append(f"templates: {', '.join(sorted(meta.templates)) or 'none'}")
+            if meta.api_base != MetaWhatsAppConfig.api_base:
+                details.append(f"api {display_url(meta.api_base)}")
+            line(channel, f"→ Meta Cloud API ({'; '.join(details)})")
         elif route == "slack":
             assert slack is not None
             details = ["the shared workspace's bot"]

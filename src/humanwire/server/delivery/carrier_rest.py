@@ -21,13 +21,14 @@ from __future__ import annotations
 import asyncio
 import time
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
 import httpx
 
 from ..telemetry import Metrics
 
-__all__ = ["DEFAULT_TIMEOUT", "CarrierAPIError", "CarrierREST"]
+__all__ = ["DEFAULT_TIMEOUT", "CarrierAPIError", "CarrierREST", "NumberedAPIError"]
 
 DEFAULT_TIMEOUT = 10.0
 _PER_ACCOUNT = 8
@@ -48,6 +49,23 @@ class CarrierAPIError(Exception):
     status: int
     message: str
     retry_after: float | None
+
+
+@dataclass
+class NumberedAPIError(CarrierAPIError):
+    """A carrier's error whose ``code`` is a number (Twilio's 21211, Meta's 131026);
+    ``label`` names the carrier in the message."""
+
+    label: ClassVar[str] = "carrier"
+
+    status: int
+    code: int | None
+    message: str
+    retry_after: float | None = None
+
+    def __str__(self) -> str:
+        code = f" {self.code}" if self.code is not None else ""
+        return f"{self.label}{code}: {self.message} (HTTP {self.status})"
 
 
 E = TypeVar("E", bound=CarrierAPIError)

@@ -7,10 +7,10 @@ with the inbound port (``delivery.port``), never the engine; what they carry is 
 back as a ``ProviderWiring``, which the app registers with the engine
 (``Engine.use_providers``).
 
-A provider that brings one channel of its own (Slack, email; Telegram, Discord, Teams
-next) is a builder in ``CHANNEL_PROVIDERS``: it declares the channels it carries
-(``channels``) and the provider routes it brings (``routes()``), and nothing of the
-engine changes for it here.
+A provider that brings one channel of its own (Slack, email, Telegram, Discord; Meta's
+WhatsApp, a second provider of whatsapp) is a builder in ``CHANNEL_PROVIDERS``: it
+declares the channels it carries (``channels``) and the provider routes it brings
+(``routes()``), and nothing of the engine changes for it here.
 """
 
 from __future__ import annotations
@@ -130,7 +130,23 @@ def _discord(config: ServiceConfig, port: InboundPort) -> ChannelProvider | None
     return DiscordProvider(config.discord, port, public_url=config.public_url)
 
 
-CHANNEL_PROVIDERS: tuple[ChannelProviderBuilder, ...] = (_slack, _email, _telegram, _discord)
+def _whatsapp_meta(config: ServiceConfig, port: InboundPort) -> ChannelProvider | None:
+    from ..config import channel_routes
+
+    if config.whatsapp_meta is None or channel_routes(config)["whatsapp"] != "meta":
+        return None
+    from .meta import MetaWhatsAppProvider
+
+    return MetaWhatsAppProvider(config.whatsapp_meta, port, public_url=config.public_url)
+
+
+CHANNEL_PROVIDERS: tuple[ChannelProviderBuilder, ...] = (
+    _slack,
+    _email,
+    _telegram,
+    _discord,
+    _whatsapp_meta,
+)
 """The providers that bring a channel of their own, in start-up order (a chat channel's
 registration, ``delivery/chat.py``, says when the configuration has it)."""
 

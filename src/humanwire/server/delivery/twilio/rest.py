@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar
 from urllib.parse import urlencode
 
@@ -22,7 +21,7 @@ import httpx
 from humanwire.errors import parse_retry_after
 
 from ...telemetry import Metrics
-from ..carrier_rest import DEFAULT_TIMEOUT, CarrierAPIError, CarrierREST
+from ..carrier_rest import DEFAULT_TIMEOUT, CarrierREST, NumberedAPIError
 
 __all__ = ["TwilioAPIError", "TwilioREST"]
 
@@ -33,19 +32,11 @@ API_VERSION = "2010-04-01"
 Params = Sequence[tuple[str, str]] | Mapping[str, str]
 
 
-@dataclass
-class TwilioAPIError(CarrierAPIError):
+class TwilioAPIError(NumberedAPIError):
     """Twilio refused or failed a request. ``code`` is Twilio's error code (21211, …)
     when it gave one; ``status`` 0 means no answer (connection error or timeout)."""
 
-    status: int
-    code: int | None
-    message: str
-    retry_after: float | None = None
-
-    def __str__(self) -> str:
-        code = f" {self.code}" if self.code is not None else ""
-        return f"Twilio{code}: {self.message} (HTTP {self.status})"
+    label: ClassVar[str] = "Twilio"
 
 
 class TwilioREST(CarrierREST[TwilioAPIError]):

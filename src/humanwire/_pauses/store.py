@@ -1,7 +1,8 @@
 """Paused runs on disk: :class:`FileRecordStore` keeps them as JSON files, claimed by an
 atomic rename, so of two deliveries resuming the same run only one gets it;
-:class:`FileRunStore` is the same holding an adapter's own pause type; :func:`resume_once`
-resumes a claimed run and gives it back when the resume fails."""
+:class:`FileRunStore` is the same holding an adapter's own pause type, and
+:class:`PendingRecord` one open call of a pause as saved; :func:`resume_once` resumes a
+claimed run and gives it back when the resume fails."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ import json
 import os
 import tempfile
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, cast
 
 from .keys import SAFE_ID, check_id, store_key
 from .ledger import FileApprovalLedger
@@ -180,6 +181,27 @@ class SavedRecord:
             return cls(key, record) if record is not None else None
 
         return load_saved
+
+
+_Pending = TypeVar("_Pending", bound="PendingRecord")
+
+
+class PendingRecord:
+    """A dataclass of string fields, one of them ``kind`` (an approval or a question): a
+    paused run's open call as saved, and read back with its kind checked. ``what`` names
+    it in the error."""
+
+    what = "call"
+
+    def to_dict(self) -> dict[str, str]:
+        return {f.name: getattr(self, f.name) for f in fields(cast(Any, self))}
+
+    @classmethod
+    def from_dict(cls: type[_Pending], data: Mapping[str, Any]) -> _Pending:
+        kind = data["kind"]
+        if kind not in ("approval", "question"):
+            raise ValueError(f"unknown pending {cls.what} kind {kind!r}")
+        return cls(**{f.name: str(data[f.name]) for f in fields(cast(Any, cls))})
 
 
 class PausedRecord(Protocol):

@@ -68,6 +68,7 @@ from humanwire._pauses import (
     PausedOutcome,
     PauseResumer,
     PauseStore,
+    PendingRecord,
     approver_source,
     parse_delivery,
     pause_window,
@@ -122,30 +123,13 @@ _RECORD_VERSION = 1
 
 
 @dataclass(frozen=True)
-class PendingCall:
+class PendingCall(PendingRecord):
     """A deferred call of a paused run and the interaction that answers it."""
 
     tool_call_id: str
     tool_name: str
     kind: AnswerKind
     interaction_id: str
-
-    def to_dict(self) -> dict[str, str]:
-        return {
-            "tool_call_id": self.tool_call_id,
-            "tool_name": self.tool_name,
-            "kind": self.kind,
-            "interaction_id": self.interaction_id,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> PendingCall:
-        kind = data["kind"]
-        if kind not in ("approval", "question"):
-            raise ValueError(f"unknown pending call kind {kind!r}")
-        return cls(
-            str(data["tool_call_id"]), str(data["tool_name"]), kind, str(data["interaction_id"])
-        )
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,7 @@ from humanwire._pauses import (
     PausedOutcome,
     PauseResumer,
     PauseStore,
+    PendingRecord,
     approver_source,
     decision_to_dict,
     idempotency_key,
@@ -108,30 +109,15 @@ _RECORD_VERSION = 1
 
 
 @dataclass(frozen=True)
-class PendingInterrupt:
+class PendingInterrupt(PendingRecord):
     """An interrupt of a paused run and the interaction that answers it."""
+
+    what = "interrupt"
 
     interrupt_id: str
     kind: AnswerKind
     tool_name: str
     interaction_id: str
-
-    def to_dict(self) -> dict[str, str]:
-        return {
-            "interrupt_id": self.interrupt_id,
-            "kind": self.kind,
-            "tool_name": self.tool_name,
-            "interaction_id": self.interaction_id,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> PendingInterrupt:
-        kind = data["kind"]
-        if kind not in ("approval", "question"):
-            raise ValueError(f"unknown pending interrupt kind {kind!r}")
-        return cls(
-            str(data["interrupt_id"]), kind, str(data["tool_name"]), str(data["interaction_id"])
-        )
 
 
 @dataclass(frozen=True)

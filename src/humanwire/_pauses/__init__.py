@@ -43,6 +43,7 @@ from .answers import (
     reply_from_status,
     reply_text,
     unrequested_text,
+    use_approval,
     wait_for_decision,
 )
 from .delivery import (
@@ -76,6 +77,8 @@ from .outcome import (
 )
 from .resume import PauseResumer, resume_answered, resume_expired, resume_from_webhook
 from .sending import (
+    AskingPeople,
+    LazyApprover,
     PendingApproval,
     approver_source,
     pause_window,
@@ -90,6 +93,8 @@ from .store import (
     FileRunStore,
     PausedRecord,
     PauseStore,
+    PendingCalls,
+    PendingRecord,
     RecordClaims,
     SavedRecord,
     resume_once,
@@ -102,6 +107,7 @@ __all__ = [
     "Answer",
     "AnswerKind",
     "ApprovalLedger",
+    "AskingPeople",
     "Awaited",
     "AwaitedAnswer",
     "BlockingApprovalLedger",
@@ -111,12 +117,15 @@ __all__ = [
     "FilePlainRecordStore",
     "FileRecordStore",
     "FileRunStore",
+    "LazyApprover",
     "MemoryApprovalLedger",
     "PauseResumer",
     "PauseStore",
     "PausedOutcome",
     "PausedRecord",
     "PendingApproval",
+    "PendingCalls",
+    "PendingRecord",
     "RecordClaims",
     "SavedRecord",
     "answer_from_event",
@@ -152,5 +161,6 @@ __all__ = [
     "service_client",
     "store_key",
     "unrequested_text",
+    "use_approval",
     "wait_for_decision",
 ]

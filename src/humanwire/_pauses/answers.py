@@ -2,22 +2,26 @@
 service (:func:`read_answer`, :func:`answers_from_service`, :func:`read_decision`);
 decisions as JSON for a framework that keeps the answer in its own state
 (:func:`decision_to_dict`, :func:`decision_from_value`); what the model reads when a call
-does not run (:func:`denial_text`, :func:`unrequested_text`)."""
+does not run (:func:`denial_text`, :func:`unrequested_text`), and the last step of every
+gate, an approval used for its call (:func:`use_approval`)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from humanwire.approval import (
     ApprovalDecision,
+    ApprovalRequest,
+    consume_approval,
     decision_from_approval,
     decision_from_values,
     timeout_decision,
 )
+from humanwire.errors import HumanWireError
 from humanwire.types import (
     DEFAULT_NO_RESPONSE_TEMPLATE,
     ApprovalDecidedEvent,
@@ -202,6 +206,27 @@ def denial_text(action: str, decision: ApprovalDecision) -> str:
         return f"{action} was not run: the approver changed its arguments; call it again with them."
     reason = f" Reason: {decision.comment}" if decision.comment else ""
     return f"{action} was not run: a human rejected it.{reason}"
+
+
+async def use_approval(
+    client: AsyncHumanWire | Callable[[], Awaitable[AsyncHumanWire]] | None,
+    decision: ApprovalDecision,
+    request: ApprovalRequest,
+) -> tuple[ApprovalDecision | None, str]:
+    """A decision made usable for the call about to run, the step every gate takes last:
+    an approval is consumed on the service for the call as asked (``client``, or the
+    async function that gives it, called only then; ``None``: not on the service), so a
+    repeated or resumed step finds it used. Returns the decision as it stands then and,
+    when the call must not run, what the model reads instead (``""`` when it may run):
+    :func:`denial_text`, or, with ``None`` for the decision, that the approval could not
+    be used (the service failed: fails closed)."""
+    if decision.approved and client is not None:
+        try:
+            service = client if not callable(client) else await client()
+            decision = await consume_approval(service, decision, request)
+        except HumanWireError as exc:
+            return None, f"{request.action} was not run: its approval could not be used ({exc})."
+    return decision, "" if decision.approved else denial_text(request.action, decision)
 
 
 def unrequested_text(action: str, error: Exception) -> str:

@@ -1,7 +1,8 @@
 """Sending a paused call's approval request or question without waiting for the answer
 (:func:`send_approval_form`, :func:`send_pending_approval`, :func:`send_question`), open
-for :func:`pause_window`; who is asked (:func:`approver_source`) and on which client
-(:func:`service_client`)."""
+for :func:`pause_window`; who is asked (:func:`approver_source`, :class:`LazyApprover`,
+:class:`AskingPeople`)
+and on which client (:func:`service_client`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from humanwire._tool_clients import ToolClients
 from humanwire.approval import ApprovalRequest, Approver
 from humanwire.types import MessageResponse
 
@@ -153,6 +155,30 @@ def approver_source(approver: Approver | None = None, **options: Any) -> Callabl
         return holder[0]
 
     return get
+
+
+class LazyApprover:
+    """``approver``, resolved on first use: a gate keeps ``_approver``, an
+    :func:`approver_source`, so a gate made at import time resolves nothing yet."""
+
+    _approver: Callable[[], Approver]
+
+    @property
+    def approver(self) -> Approver:
+        return self._approver()
+
+
+class AskingPeople:
+    """Whom a driver that asks and waits in the run asks, on which clients, and for how
+    long: ``approver`` (or its options, built at once), its :class:`ToolClients`, and
+    ``window`` (:func:`pause_window`). The base of the adapters' run drivers."""
+
+    def __init__(
+        self, approver: Approver | None = None, *, window: float | None = None, **options: Any
+    ) -> None:
+        self.approver = approver_source(approver, **options)()
+        self.clients = ToolClients.of(self.approver)
+        self.window = pause_window(self.approver, window)
 
 
 def service_client(approver: Approver | None, client: AsyncHumanWire | None) -> AsyncHumanWire:

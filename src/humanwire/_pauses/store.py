@@ -1,7 +1,8 @@
 """Paused runs on disk: :class:`FileRecordStore` keeps them as JSON files, claimed by an
 atomic rename, so of two deliveries resuming the same run only one gets it;
-:class:`FileRunStore` is the same holding an adapter's own pause type; :func:`resume_once`
-resumes a claimed run and gives it back when the resume fails."""
+:class:`FileRunStore` is the same holding an adapter's own pause type, and
+:class:`PendingRecord` one open call of a pause as saved; :func:`resume_once` resumes a
+claimed run and gives it back when the resume fails."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ import json
 import os
 import tempfile
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar, cast
 
 from .keys import SAFE_ID, check_id, store_key
 from .ledger import FileApprovalLedger
@@ -180,6 +181,55 @@ class SavedRecord:
             return cls(key, record) if record is not None else None
 
         return load_saved
+
+
+_Pending = TypeVar("_Pending", bound="PendingRecord")
+
+
+class PendingRecord:
+    """A dataclass of string fields, one of them ``kind`` (an approval or a question): a
+    paused run's open call as saved, and read back with its kind checked. ``what`` names
+    it in the error."""
+
+    what = "call"
+    interaction_id: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {f.name: getattr(self, f.name) for f in fields(cast(Any, self))}
+
+    @classmethod
+    def from_dict(cls: type[_Pending], data: Mapping[str, Any]) -> _Pending:
+        kind = data["kind"]
+        if kind not in ("approval", "question"):
+            raise ValueError(f"unknown pending {cls.what} kind {kind!r}")
+        return cls(**{f.name: str(data[f.name]) for f in fields(cast(Any, cls))})
+
+
+class PendingCalls(Generic[_Pending]):
+    """What a paused run's record holds besides its own keys: its open calls (``pending``)
+    and the timeout default, saved and read back alike by every adapter (a dataclass
+    declares the fields; this gives the lookup and the shared part of its JSON)."""
+
+    pending: tuple[_Pending, ...]
+    default_on_timeout: Literal["approve", "reject"]
+
+    def pending_for(self, interaction_id: str) -> _Pending | None:
+        """The open call ``interaction_id`` answers, if it is this run's."""
+        return next((p for p in self.pending if p.interaction_id == interaction_id), None)
+
+    def record(self, **own: Any) -> dict[str, Any]:
+        """The run's JSON: its ``own`` keys, the open calls and the timeout default."""
+        return {
+            "version": 1,
+            **own,
+            "default_on_timeout": self.default_on_timeout,
+            "pending": [item.to_dict() for item in self.pending],
+        }
+
+    @staticmethod
+    def timeout_default(data: Mapping[str, Any]) -> Literal["approve", "reject"]:
+        """A saved run's timeout default: ``"reject"`` unless it says ``"approve"``."""
+        return "approve" if data.get("default_on_timeout") == "approve" else "reject"
 
 
 class PausedRecord(Protocol):

@@ -39,15 +39,13 @@ from typing import TYPE_CHECKING, Any
 from humanwire._pauses import (
     RESUME_KEY,
     Answer,
+    AskingPeople,
     AwaitedAnswer,
     FilePlainRecordStore,
     PauseResumer,
     SavedRecord,
-    approver_source,
-    denial_text,
     idempotency_key,
     metadata_value,
-    pause_window,
     read_decision,
     resume_answered,
     resume_expired,
@@ -55,14 +53,13 @@ from humanwire._pauses import (
     resume_once,
     send_approval_form,
     unrequested_text,
+    use_approval,
 )
-from humanwire._tool_clients import ToolClients
 from humanwire.approval import (
     ApprovalDecision,
     ApprovalRequest,
     Approver,
     action_digest_of,
-    consume_approval,
 )
 from humanwire.errors import HumanWireError
 from humanwire.types import Event
@@ -181,7 +178,7 @@ def approval_requests(session: AgentSession, ids: Sequence[str]) -> list[Content
     return [found[key] for key in ids if key in found]
 
 
-class HumanApprovals:
+class HumanApprovals(AskingPeople):
     """Answers Microsoft Agent Framework's approval requests with people, through one
     :class:`~humanwire.approval.Approver` (give one, or its options: ``to``, ``channel``,
     ``follow_up_time``, ``on_timeout``, ``client``). Requests stay open ``window``
@@ -203,9 +200,7 @@ class HumanApprovals:
         store: SessionStore | str | os.PathLike[str] | None = None,
         **options: Any,
     ) -> None:
-        self.approver = approver_source(approver, **options)()
-        self.clients = ToolClients.of(self.approver)
-        self.window = pause_window(self.approver, window)
+        super().__init__(approver, window=window, **options)
         self.store = (
             store if isinstance(store, SessionStore) or store is None else SessionStore(store)
         )
@@ -467,20 +462,12 @@ class HumanApprovals:
             if isinstance(answer, HumanWireError):
                 notes.append(unrequested_text(call.tool_name, answer))
             elif isinstance(answer, ApprovalDecision):
-                if answer.approved:
-                    try:
-                        answer = await consume_approval(client, answer, call.request)
-                    except HumanWireError as exc:
-                        answer = None
-                        notes.append(
-                            f"{call.tool_name} was not run: its approval could not be used ({exc})."
-                        )
-                    if answer is not None and answer.decision == "consumed":
-                        return None
-                if isinstance(answer, ApprovalDecision):
-                    approved = answer.approved
-                    if not approved:
-                        notes.append(denial_text(call.tool_name, answer))
+                used, refusal = await use_approval(client, answer, call.request)
+                if answer.approved and used is not None and used.decision == "consumed":
+                    return None
+                approved = used is not None and used.approved
+                if not approved:
+                    notes.append(refusal)
             else:
                 notes.append(f"{call.tool_name} was not run: it has no decision.")
             contents.append(content.to_function_approval_response(approved=approved))

@@ -28,15 +28,13 @@ from typing import TYPE_CHECKING, Any
 
 from humanwire._pauses import (
     RESUME_KEY,
-    approver_source,
+    AskingPeople,
     idempotency_key,
-    pause_window,
     read_answer,
     reply_text,
     send_question,
 )
-from humanwire._tool_clients import ToolClients
-from humanwire.approval import ApprovalRequest, Approver, action_digest_of
+from humanwire.approval import ApprovalRequest, action_digest_of
 from humanwire.errors import HumanWireError
 
 if TYPE_CHECKING:
@@ -85,18 +83,11 @@ def _requests(events: Any) -> list[Request]:
     return found
 
 
-class HumanRequests:
+class HumanRequests(AskingPeople):
     """Answers a workflow's ``request_info`` requests with people, through one
     :class:`~humanwire.approval.Approver` (give one, or its options: ``to``, ``channel``,
     ``follow_up_time``, ``client``); each question stays open ``window`` seconds
     (default: the approver's ``follow_up_time``, else an hour)."""
-
-    def __init__(
-        self, approver: Approver | None = None, *, window: float | None = None, **options: Any
-    ) -> None:
-        self.approver = approver_source(approver, **options)()
-        self.clients = ToolClients.of(self.approver)
-        self.window = pause_window(self.approver, window)
 
     async def arun(self, workflow: Workflow, message: Any, **options: Any) -> WorkflowRunResult:
         """``workflow.run(message)``, each request answered by waiting for the person's

@@ -39,26 +39,22 @@ from typing import TYPE_CHECKING, Any
 from humanwire._pauses import (
     RESUME_KEY,
     AnswerKind,
-    approver_source,
+    AskingPeople,
     delivery_for,
-    denial_text,
     idempotency_key,
     metadata_value,
-    pause_window,
     read_answer,
     read_decision,
     reply_text,
     send_approval_form,
     send_question,
     unrequested_text,
+    use_approval,
 )
-from humanwire._tool_clients import ToolClients
 from humanwire.approval import (
     ApprovalDecision,
     ApprovalRequest,
-    Approver,
     action_digest_of,
-    consume_approval,
     format_arguments,
 )
 from humanwire.errors import HumanWireError
@@ -175,7 +171,7 @@ async def _continue(agent: Agent, run: RunOutput, requirements: list[RunRequirem
     )
 
 
-class HumanRuns:
+class HumanRuns(AskingPeople):
     """Answers Agno runs' pauses with people, through one
     :class:`~humanwire.approval.Approver` (give one, or its options: ``to``, ``channel``,
     ``follow_up_time``, ``on_timeout``, ``client``). Approvals go out as approval
@@ -187,13 +183,6 @@ class HumanRuns:
         humans = HumanRuns(to="+14155550123")
         result = await humans.arun(agent, "Refund order 1042")   # waits in the run
     """
-
-    def __init__(
-        self, approver: Approver | None = None, *, window: float | None = None, **options: Any
-    ) -> None:
-        self.approver = approver_source(approver, **options)()
-        self.clients = ToolClients.of(self.approver)
-        self.window = pause_window(self.approver, window)
 
     # -- driving a run ------------------------------------------------------------------
     async def arun(self, agent: Agent, input: Any, **run_options: Any) -> RunOutput:
@@ -348,19 +337,13 @@ class HumanRuns:
                     _refuse(requirement, unrequested_text(name, answer))
                 return
             if isinstance(answer, ApprovalDecision):
-                if answer.approved:
-                    # Consumed for this call as asked, right before continue_run runs it:
-                    # a second resume finds it used and does not run it again.
-                    try:
-                        answer = await consume_approval(client, answer, question.request)
-                    except HumanWireError as exc:
-                        note = f"{name} was not run: its approval could not be used ({exc})."
-                        requirement.reject(note=note)
-                        return
-                if answer.approved:
+                # Consumed for this call as asked, right before continue_run runs it:
+                # a second resume finds it used and does not run it again.
+                used, refusal = await use_approval(client, answer, question.request)
+                if used is not None and used.approved:
                     requirement.confirm()  # type: ignore[no-untyped-call]
                 else:
-                    requirement.reject(note=denial_text(name, answer))
+                    requirement.reject(note=refusal)
                 return
             if requirement.needs_external_execution:
                 requirement.set_external_execution_result(str(answer))

@@ -61,9 +61,9 @@ from humanwire._pauses import (
     Answer,
     AnswerKind,
     FileRunStore,
+    LazyApprover,
     PauseResumer,
     approver_source,
-    denial_text,
     idempotency_key,
     metadata_value,
     pause_window,
@@ -76,6 +76,7 @@ from humanwire._pauses import (
     send_approval_form,
     send_question,
     unrequested_text,
+    use_approval,
 )
 from humanwire._tool_clients import ToolClients
 from humanwire.approval import (
@@ -83,7 +84,6 @@ from humanwire.approval import (
     ApprovalRequest,
     Approver,
     action_digest_of,
-    consume_approval,
 )
 from humanwire.errors import HumanWireError
 from humanwire.types import DEFAULT_NO_RESPONSE_TEMPLATE, Event
@@ -194,7 +194,7 @@ def _question_text(question: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-class HumanApprovals:
+class HumanApprovals(LazyApprover):
     """Asks a person before each call of ``tools`` (names, short or as the CLI lists them,
     or the tools themselves; ``None``: every call that reaches the gate) runs, through one
     :class:`~humanwire.approval.Approver` (give one, or its options: ``to``, ``channel``,
@@ -247,10 +247,6 @@ class HumanApprovals:
         """Every decision this gate acted on, in order (for logs and tests)."""
 
     # -- who is asked, where pauses wait ------------------------------------------------
-    @property
-    def approver(self) -> Approver:
-        return self._approver()
-
     @property
     def clients(self) -> ToolClients:
         if self._clients is None:
@@ -379,18 +375,13 @@ class HumanApprovals:
     ) -> tuple[bool, str]:
         """Consume an approval for this call's action (once, right before it runs);
         whether it may run, and else the reason the model reads."""
-        if decision.approved:
-            try:
-                client = await self.clients.get()
-                decision = await consume_approval(
-                    client, decision, ApprovalRequest(name, arguments)
-                )
-            except HumanWireError as exc:
-                return False, f"{name} was not run: its approval could not be used ({exc})."
-        self.decisions.append(decision)
-        if decision.approved:
-            return True, ""
-        return False, denial_text(name, decision)
+        used, refusal = await use_approval(
+            self.clients.get, decision, ApprovalRequest(name, arguments)
+        )
+        if used is None:
+            return False, refusal
+        self.decisions.append(used)
+        return used.approved, refusal
 
     async def _answer_questions(
         self, session_id: str, call_id: str, tool_input: dict[str, Any]

@@ -43,6 +43,7 @@ from google.genai import types
 
 from humanwire._pauses import (
     RESUME_KEY,
+    LazyApprover,
     PendingApproval,
     approver_source,
     denial_text,
@@ -255,7 +256,7 @@ async def _call_policy(policy: Policy, args: dict[str, Any], tool_context: ToolC
     return bool(needed)  # anything truthy asks: approval fails closed
 
 
-class ApprovalGate(BaseTool):
+class ApprovalGate(LazyApprover, BaseTool):
     """An ADK tool that asks a person through humanwire before ``tool`` runs.
 
     Same name, description and declaration as ``tool`` (ADK offers the model the gate in
@@ -291,10 +292,6 @@ class ApprovalGate(BaseTool):
         self.form_description = description
         self.wait = wait
         self._approver = approver_source(approver, **approver_options)
-
-    @property
-    def approver(self) -> Approver:
-        return self._approver()
 
     def __repr__(self) -> str:
         return f"ApprovalGate({self.tool!r})"

@@ -36,6 +36,7 @@ from agents.items import ToolApprovalItem
 from humanwire._pauses import DEFAULT_PAUSE_WINDOW as DEFAULT_APPROVAL_WINDOW
 from humanwire._pauses import (
     RESUME_KEY,
+    LazyApprover,
     PendingApproval,
     approver_source,
     decision_from_status,
@@ -221,7 +222,7 @@ def gate_of(item: ToolApprovalItem) -> ApprovalGate | None:
 # --- the gate ---------------------------------------------------------------------------
 
 
-class ApprovalGate:
+class ApprovalGate(LazyApprover):
     """A ``needs_approval`` policy that asks a person.
 
     ``when`` (the SDK's own policy signature, sync or async) narrows it to some calls;
@@ -251,10 +252,6 @@ class ApprovalGate:
         self.when = when
         self.description = description
         self._approver = approver_source(approver, **approver_options)
-
-    @property
-    def approver(self) -> Approver:
-        return self._approver()
 
     async def __call__(
         self, context: RunContextWrapper[Any], params: dict[str, Any], call_id: str

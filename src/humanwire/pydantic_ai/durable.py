@@ -68,6 +68,8 @@ from humanwire._pauses import (
     PausedOutcome,
     PauseResumer,
     PauseStore,
+    PendingCalls,
+    PendingRecord,
     approver_source,
     parse_delivery,
     pause_window,
@@ -115,14 +117,12 @@ RESUME_PYDANTIC_AI = "pydantic_ai"
 """A send's ``metadata[humanwire_resume]``: tells this receiver's deliveries from those of
 LangGraph or LlamaIndex pauses (each leaves the others' alone)."""
 
-_RECORD_VERSION = 1
-
 
 # --- what a paused run is -------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class PendingCall:
+class PendingCall(PendingRecord):
     """A deferred call of a paused run and the interaction that answers it."""
 
     tool_call_id: str
@@ -130,26 +130,9 @@ class PendingCall:
     kind: AnswerKind
     interaction_id: str
 
-    def to_dict(self) -> dict[str, str]:
-        return {
-            "tool_call_id": self.tool_call_id,
-            "tool_name": self.tool_name,
-            "kind": self.kind,
-            "interaction_id": self.interaction_id,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> PendingCall:
-        kind = data["kind"]
-        if kind not in ("approval", "question"):
-            raise ValueError(f"unknown pending call kind {kind!r}")
-        return cls(
-            str(data["tool_call_id"]), str(data["tool_name"]), kind, str(data["interaction_id"])
-        )
-
 
 @dataclass(frozen=True)
-class PausedRun:
+class PausedRun(PendingCalls[PendingCall]):
     """What a resume needs, and all it needs: the message history (JSON), the calls the
     run waits for and the interactions answering them, and the timeout default."""
 
@@ -165,27 +148,21 @@ class PausedRun:
         return ModelMessagesTypeAdapter.validate_json(self.messages)
 
     def call_for(self, interaction_id: str) -> PendingCall | None:
-        return next((c for c in self.pending if c.interaction_id == interaction_id), None)
+        return self.pending_for(interaction_id)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "version": _RECORD_VERSION,
-            "run_id": self.run_id,
-            "conversation_id": self.conversation_id,
-            "default_on_timeout": self.default_on_timeout,
-            "pending": [call.to_dict() for call in self.pending],
-            "messages": self.messages,
-        }
+        return self.record(
+            run_id=self.run_id, conversation_id=self.conversation_id, messages=self.messages
+        )
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PausedRun:
-        default = data.get("default_on_timeout", "reject")
         return cls(
             run_id=str(data["run_id"]),
             messages=str(data["messages"]),
             pending=tuple(PendingCall.from_dict(item) for item in data["pending"]),
             conversation_id=data.get("conversation_id"),
-            default_on_timeout="approve" if default == "approve" else "reject",
+            default_on_timeout=cls.timeout_default(data),
         )
 
 

@@ -46,10 +46,10 @@ from humanwire._pauses import (
     MemoryApprovalLedger,
     approver_source,
     decision_from_value,
-    denial_text,
     idempotency_key,
     optional_metadata,
     reuse_parts,
+    use_approval,
 )
 from humanwire._tool_clients import ToolClients
 from humanwire._tool_schemas import MessageInput
@@ -58,7 +58,6 @@ from humanwire.approval import (
     ApprovalDecision,
     ApprovalRequest,
     Approver,
-    consume_approval,
 )
 from humanwire.errors import HumanWireError
 
@@ -281,16 +280,14 @@ class HumanWireApprovals(HookProvider):
         clients: ToolClients | None,
     ) -> None:
         name = event.tool_use["name"]
-        if decision.approved and clients is not None:
-            # Consumed on the service for this call as asked, before it runs.
-            try:
-                decision = await consume_approval(await clients.get(), decision, request)
-            except HumanWireError as exc:
-                event.cancel_tool = f"{name} was not run: its approval could not be used ({exc})."
-                return
-        if not decision.approved:
-            event.cancel_tool = denial_text(name, decision)
+        # Consumed on the service for this call as asked, before it runs.
+        used, refusal = await use_approval(
+            None if clients is None else clients.get, decision, request
+        )
+        if used is None or not used.approved:
+            event.cancel_tool = refusal
             return
+        decision = used
         interaction_id = decision.interaction_id
         # Consumed before the tool runs: of every run that reaches here with this
         # approval (a replayed resume, a retried tool), only the first runs the action.

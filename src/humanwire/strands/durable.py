@@ -55,6 +55,8 @@ from humanwire._pauses import (
     PausedOutcome,
     PauseResumer,
     PauseStore,
+    PendingCalls,
+    PendingRecord,
     approver_source,
     decision_to_dict,
     idempotency_key,
@@ -101,41 +103,25 @@ INTERRUPT_KEY = "strands_interrupt_id"
 interrupt the send answers."""
 
 _KIND_OF: dict[str, AnswerKind] = {APPROVAL_INTERRUPT: "approval", QUESTION_INTERRUPT: "question"}
-_RECORD_VERSION = 1
 
 
 # --- what a pause is ------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class PendingInterrupt:
+class PendingInterrupt(PendingRecord):
     """An interrupt of a paused run and the interaction that answers it."""
+
+    what = "interrupt"
 
     interrupt_id: str
     kind: AnswerKind
     tool_name: str
     interaction_id: str
 
-    def to_dict(self) -> dict[str, str]:
-        return {
-            "interrupt_id": self.interrupt_id,
-            "kind": self.kind,
-            "tool_name": self.tool_name,
-            "interaction_id": self.interaction_id,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> PendingInterrupt:
-        kind = data["kind"]
-        if kind not in ("approval", "question"):
-            raise ValueError(f"unknown pending interrupt kind {kind!r}")
-        return cls(
-            str(data["interrupt_id"]), kind, str(data["tool_name"]), str(data["interaction_id"])
-        )
-
 
 @dataclass(frozen=True)
-class PausedRun:
+class PausedRun(PendingCalls[PendingInterrupt]):
     """What a resume needs besides the agent's session: the session id, the interrupts the
     run waits for and the interactions answering them, and the timeout default."""
 
@@ -147,25 +133,18 @@ class PausedRun:
     default_on_timeout: Literal["approve", "reject"] = "reject"
 
     def for_interaction(self, interaction_id: str) -> PendingInterrupt | None:
-        return next((p for p in self.pending if p.interaction_id == interaction_id), None)
+        return self.pending_for(interaction_id)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "version": _RECORD_VERSION,
-            "session_id": self.session_id,
-            "round": self.round,
-            "default_on_timeout": self.default_on_timeout,
-            "pending": [item.to_dict() for item in self.pending],
-        }
+        return self.record(session_id=self.session_id, round=self.round)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PausedRun:
-        default = data.get("default_on_timeout", "reject")
         return cls(
             session_id=str(data["session_id"]),
             round=int(data["round"]),
             pending=tuple(PendingInterrupt.from_dict(item) for item in data["pending"]),
-            default_on_timeout="approve" if default == "approve" else "reject",
+            default_on_timeout=cls.timeout_default(data),
         )
 
 

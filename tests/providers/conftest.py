@@ -1,5 +1,6 @@
 from discord_support import discord_live, fake_discord
 from slack_support import fake_slack, slack_live
+from teams_support import fake_teams, teams_live
 from telegram_support import fake_telegram, telegram_live
 from telnyx_support import fake_telnyx, telnyx_live
 from twilio_support import fake_twilio, live
@@ -8,11 +9,13 @@ __all__ = [
     "discord_live",
     "fake_discord",
     "fake_slack",
+    "fake_teams",
     "fake_telegram",
     "fake_telnyx",
     "fake_twilio",
     "live",
     "slack_live",
+    "teams_live",
     "telegram_live",
     "telnyx_live",
 ]

@@ -27,6 +27,7 @@ import pytest
 from discord_support import discord_config
 from slack_support import SlackLive, install
 from starlette.routing import Route, WebSocketRoute
+from teams_support import teams_config
 from twilio.request_validator import RequestValidator  # type: ignore[import-untyped]
 from twilio_support import HUMAN, POOL, SMS_FROM, WHATSAPP_FROM
 
@@ -39,6 +40,7 @@ from humanwire.server.runtime.runner import ServiceRunner
 from humanwire.testing.discord import DiscordFakeServer, FakeDiscord
 from humanwire.testing.service import fast_config
 from humanwire.testing.slack import FakeSlackMessage, FakeWorkspace, SlackFakeServer
+from humanwire.testing.teams import FakeTeams, TeamsFakeServer
 from humanwire.testing.telegram import FakeTelegram, TelegramFakeServer
 from humanwire.testing.telnyx import FakeTelnyx, TelnyxFakeServer
 from humanwire.testing.twilio import FakeTwilio, TwilioFakeServer
@@ -55,11 +57,18 @@ KNOWN_SIGNED = {
     "/providers/telnyx/call-status",
     "/providers/telegram/updates",
     "/providers/discord/interactions",
+    "/providers/teams/messages",
 }
-UNAUTHORIZED = {"discord"}
-"""Providers whose routes answer what they cannot verify 401 (Discord requires it), not 403."""
+UNAUTHORIZED = {"discord", "teams"}
+"""Providers whose routes answer what they cannot verify 401 (Discord requires it; the Bot
+Framework's SDKs answer so), not 403."""
 TELEGRAM_SECRET = "telegram-webhook-secret_1"
 DISCORD_SECRET = "discord-test-signing-seed"
+TEAMS_SECRET = "teams-fake-signing-key"
+"""Names the Teams fake's own key (``sign_teams``): any other secret signs with a key the
+service does not trust."""
+TEAMS_FAKES: list[FakeTeams] = []
+"""The sweep's Teams fake, whose key ``sign_teams`` signs with."""
 TELNYX_SECRET = "telnyx-test-signing-seed"
 """The Telnyx fake's key pair is derived from it (``telnyx_key``), so the sweep signs as
 Telnyx does with the same ``SIGNERS`` call as the others."""
@@ -77,6 +86,7 @@ class Providers:
     telnyx: FakeTelnyx
     telegram: FakeTelegram
     discord: FakeDiscord
+    teams: FakeTeams
     own: FakeWorkspace
     account_id: str
     sms_id: str
@@ -113,6 +123,7 @@ class Providers:
             "telnyx": TELNYX_SECRET,
             "telegram": TELEGRAM_SECRET,
             "discord": DISCORD_SECRET,
+            "teams": TEAMS_SECRET,
         }[provider]
 
     def sign(self, provider: str, path: str, body: bytes) -> dict[str, str]:
@@ -133,6 +144,8 @@ class Providers:
             "telnyx requests": [(r.method, r.path) for r in self.telnyx.requests],
             "telegram requests": [name for name, _ in self.telegram.requests],
             "discord requests": [(m, p) for m, p, _ in self.discord.state.requests],
+            "teams requests": [(m, p) for m, p, _ in self.teams.state.requests],
+            "teams references": self.runner.call(store.provider_states, "teams-reference"),
             "installs": sorted(
                 key for key, _ in self.runner.call(store.provider_states, "slack-install")
             ),
@@ -162,6 +175,9 @@ def providers(
         discord_fake.state.signing_key.public_key().public_bytes_raw().hex()
     )
     discord_server = DiscordFakeServer(discord_fake).start()
+    teams_server = TeamsFakeServer().start()
+    teams_fake = teams_server.fake
+    TEAMS_FAKES[:] = [teams_fake]
     telegram = TelegramConfig(
         bot_token=telegram_fake.token,
         webhook_secret=TELEGRAM_SECRET,
@@ -199,6 +215,7 @@ def providers(
             telnyx=telnyx,
             telegram=telegram,
             discord=discord_config(discord_server),
+            teams=teams_config(teams_server),
         )
     )
     runner.start()
@@ -225,6 +242,7 @@ def providers(
             telnyx_fake,
             telegram_fake,
             discord_fake,
+            teams_fake,
             own,
             account.id,
             sms.interaction_id,
@@ -242,6 +260,7 @@ def providers(
         assert slack_fake.errors == [] and twilio_fake.errors == [] and telnyx_fake.errors == []
         assert telegram_fake.errors == [] and telegram_fake.violations == []
         assert discord_fake.errors == [] and discord_fake.violations == []
+        assert teams_fake.errors == [] and teams_fake.violations == []
         logged = [r for r in caplog.records if r.name.startswith("humanwire")]
         assert [r.getMessage() for r in logged if r.exc_info or r.levelno >= logging.WARNING] == []
     finally:
@@ -250,6 +269,8 @@ def providers(
         telnyx_server.stop()
         telegram_server.stop()
         discord_server.stop()
+        teams_server.stop()
+        TEAMS_FAKES.clear()
 
 
 # -- signing as each provider does ---------------------------------------------------------
@@ -316,12 +337,28 @@ def sign_discord(secret: str, url: str, body: bytes) -> dict[str, str]:
     return {"X-Signature-Timestamp": stamp, "X-Signature-Ed25519": signature}
 
 
+def sign_teams(secret: str, url: str, body: bytes) -> dict[str, str]:
+    """A Bot Framework token for the body's ``serviceUrl`` (the fake's when the body names
+    none), by the fake's key; another secret: by a key of nobody's, under the fake's kid."""
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    fake = TEAMS_FAKES[0]
+    try:
+        named = json.loads(body).get("serviceUrl")
+    except (ValueError, UnicodeDecodeError, AttributeError, RecursionError):
+        named = None
+    service_url = named if isinstance(named, str) else fake.service_url
+    key = None if secret == TEAMS_SECRET else rsa.generate_private_key(65537, 2048)
+    return {"Authorization": f"Bearer {fake.token(service_url, key=key)}"}
+
+
 SIGNERS: dict[str, Callable[[str, str, bytes], dict[str, str]]] = {
     "slack": sign_slack,
     "twilio": sign_twilio,
     "telnyx": sign_telnyx,
     "telegram": sign_telegram,
     "discord": sign_discord,
+    "teams": sign_teams,
 }
 
 
@@ -405,6 +442,14 @@ def unverifiable() -> list[dict[bytes, bytes]]:
     telegram = [b"", b"x" * 5000, near[:-1], near + b"x", near.upper(), b"\xff" + near[1:]]
     telnyx_signatures = [*twilio, base64.b64encode(b"\0" * 64), b"A" * 88]
     discord_signatures = [b"", b"00" * 64, b"zz" * 64, b"0" * 5000, b"\xff" * 128, b"AB" * 63]
+    teams_tokens = [
+        b"Bearer",
+        b"Bearer x.y.z",
+        b"Bearer " + b"a" * 20_000,
+        b"Bearer \xff\xfe",
+        b"Basic dXNlcjpwYXNz",
+        b"Bearer eyJhbGciOiJub25lIn0.eyJhdWQiOiJ4In0.",  # alg none
+    ]
     telnyx_stamps = [*stamps, str(int(time.time()) - 301).encode(), b"+" + now, b"0" + now]
     return [
         {},
@@ -428,6 +473,7 @@ def unverifiable() -> list[dict[bytes, bytes]]:
             {b"X-Signature-Timestamp": stamp, b"X-Signature-Ed25519": b"00" * 64}
             for stamp in telnyx_stamps
         ),
+        *({b"Authorization": token} for token in teams_tokens),
     ]
 
 
@@ -478,6 +524,15 @@ async def test_what_cannot_be_verified_is_403(
         if provider == "telnyx":
             stale = providers.telnyx.sign(b"{}", int(time.time()) - 3600)
             posts.append(Post(path, b"{}", stale))
+        if provider == "teams":
+            fake = providers.teams
+            for token in (
+                fake.token(exp=int(time.time()) - 3600),
+                fake.token(iss="https://evil.example"),
+                fake.token(aud="another-app"),
+                fake.token(kid="rolled"),
+            ):
+                posts.append(Post(path, b"{}", {"Authorization": f"Bearer {token}"}))
         if provider == "discord":
             old = str(int(time.time()) - 3600)
             signature = discord_key(DISCORD_SECRET).sign(old.encode() + b"{}").hex()
@@ -538,7 +593,9 @@ async def test_signed_garbage_is_400_or_answered_never_500(providers: Providers)
         # A signature over a body that is not UTF-8 cannot check out; Telegram's secret
         # covers no body and Discord's signature the raw bytes, so their routes read the
         # body and refuse it (400).
-        raw = post.path.startswith(("/providers/telegram/", "/providers/discord/"))
+        raw = post.path.startswith(
+            ("/providers/telegram/", "/providers/discord/", "/providers/teams/")
+        )
         if post.body in NOT_UTF8 and not raw:
             assert response.status_code == 403, where  # there is no signature to check
             assert_error(response, 403, "forbidden")

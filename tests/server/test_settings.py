@@ -228,6 +228,11 @@ def test_environment_names_are_the_documented_ones() -> None:
         "discord.application_id": "HUMANWIRE_DISCORD_APPLICATION_ID",
         "discord.public_key": "HUMANWIRE_DISCORD_PUBLIC_KEY",
         "discord.api_base": "HUMANWIRE_DISCORD_API_BASE",
+        "teams.app_id": "HUMANWIRE_TEAMS_APP_ID",
+        "teams.app_password": "HUMANWIRE_TEAMS_APP_PASSWORD",
+        "teams.tenant_id": "HUMANWIRE_TEAMS_TENANT_ID",
+        "teams.token_url": "HUMANWIRE_TEAMS_TOKEN_URL",
+        "teams.jwks_url": "HUMANWIRE_TEAMS_JWKS_URL",
         "email.smtp_host": "HUMANWIRE_EMAIL_SMTP_HOST",
         "email.smtp_port": "HUMANWIRE_EMAIL_SMTP_PORT",
         "email.smtp_username": "HUMANWIRE_EMAIL_SMTP_USERNAME",
@@ -746,6 +751,7 @@ def test_every_tunable_is_a_setting() -> None:
     derived |= {"email"}  # [email]: test_email_settings_*
     derived |= {"telegram"}  # [telegram]: test_telegram_settings_*
     derived |= {"discord"}  # [discord]: tests/providers/test_discord.py
+    derived |= {"teams"}  # [teams]: tests/providers/test_teams.py
     derived |= {"audit_signing_key"}  # a secret: test_audit_signing_key_*
     service_fields = {field.name for field in fields(ServiceConfig)}
     assert service_fields - derived == set(SERVICE_CONFIG_FIELDS.values())

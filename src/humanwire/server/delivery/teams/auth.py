@@ -28,7 +28,7 @@ from starlette.requests import Request
 
 from ..provider_routes import Unverified
 
-__all__ = ["ISSUER", "LEEWAY", "BotFrameworkToken", "KeySet"]
+__all__ = ["ISSUER", "LEEWAY", "BotFrameworkToken", "KeySet", "Token"]
 
 ISSUER = "https://api.botframework.com"
 LEEWAY = 300
@@ -80,24 +80,38 @@ class KeySet:
             self.on_miss()
 
 
-def _service_url(body: bytes) -> tuple[str, str]:
-    """The activity's ``serviceUrl`` and ``channelId`` (what the token must name)."""
-    try:
-        activity = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        raise Unverified("the body is not an activity: its serviceUrl cannot be checked") from None
-    if not isinstance(activity, dict) or not isinstance(activity.get("serviceUrl"), str):
-        raise Unverified("the activity has no serviceUrl to check the token against")
-    channel = activity.get("channelId")
-    return activity["serviceUrl"], channel if isinstance(channel, str) else ""
-
-
 def _same_url(a: str, b: str) -> bool:
     return a.rstrip("/").lower() == b.rstrip("/").lower()
 
 
+class Token:
+    """A verified token: its claims and the endorsements of the key that signed it."""
+
+    def __init__(self, claims: dict[str, Any], endorsements: list[str] | None) -> None:
+        self.claims = claims
+        self.endorsements = endorsements
+
+    def check(self, activity: Mapping[str, Any]) -> None:
+        """Raises ``Unverified`` unless the token speaks for ``activity``: its
+        ``serviceurl`` is the activity's ``serviceUrl``, and the key endorses the
+        activity's ``channelId`` (when the key lists endorsements)."""
+        service_url = activity.get("serviceUrl")
+        if not isinstance(service_url, str) or not _same_url(
+            self.claims["serviceurl"], service_url
+        ):
+            raise Unverified("the bearer token's serviceurl is not the activity's serviceUrl")
+        channel = activity.get("channelId")
+        if self.endorsements is not None and channel not in self.endorsements:
+            raise Unverified("the signing key does not endorse the activity's channel")
+
+
 class BotFrameworkToken:
-    """The ``Verifier`` of ``/providers/teams/messages`` (the module says what it checks)."""
+    """The ``Verifier`` of ``/providers/teams/messages`` (the module says what it checks).
+
+    ``verify`` checks the token and leaves it on ``request.state.teams_token``; the
+    route checks it against the activity once the body is read (``Token.check``), so a
+    verified body that is no activity is 400, as every provider route answers.
+    ``claims`` does both at once (for a direct caller)."""
 
     header = "Authorization"
 
@@ -106,9 +120,22 @@ class BotFrameworkToken:
         self.keys = keys
 
     def verify(self, request: Request, body: bytes) -> None:
-        self.claims(request.headers.get("authorization", ""), body)
+        request.state.teams_token = self.token(request.headers.get("authorization", ""))
 
     def claims(self, authorization: str, body: bytes) -> dict[str, Any]:
+        token = self.token(authorization)
+        try:
+            activity = json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            raise Unverified(
+                "the body is not an activity: its serviceUrl cannot be checked"
+            ) from None
+        if not isinstance(activity, dict):
+            raise Unverified("the body is not an activity: its serviceUrl cannot be checked")
+        token.check(activity)
+        return token.claims
+
+    def token(self, authorization: str) -> Token:
         import jwt
 
         scheme, _, token = authorization.partition(" ")
@@ -126,9 +153,6 @@ class BotFrameworkToken:
             self.keys.missed()
             raise Unverified("the bearer token's key is not one of the Bot Framework's")
         key, endorsements = found
-        service_url, channel = _service_url(body)
-        if endorsements is not None and channel not in endorsements:
-            raise Unverified("the signing key does not endorse the activity's channel")
         try:
             claims: dict[str, Any] = jwt.decode(
                 token,
@@ -147,8 +171,6 @@ class BotFrameworkToken:
             raise Unverified("the bearer token is not for this app (audience)") from None
         except jwt.PyJWTError as exc:
             raise Unverified(f"invalid bearer token ({type(exc).__name__})") from None
-        if not isinstance(claims["serviceurl"], str) or not _same_url(
-            claims["serviceurl"], service_url
-        ):
-            raise Unverified("the bearer token's serviceurl is not the activity's serviceUrl")
-        return claims
+        if not isinstance(claims["serviceurl"], str):
+            raise Unverified("the bearer token's serviceurl is not a URL")
+        return Token(claims, endorsements)

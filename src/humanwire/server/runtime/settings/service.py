@@ -50,6 +50,7 @@ from .providers import (
     TwilioSettings,
     VoiceSettings,
 )
+from .teams import TeamsSettings
 from .telegram import TelegramSettings
 from .tunables import (
     SERVICE_CONFIG_FIELDS,
@@ -180,6 +181,9 @@ class Settings(_Strict):
         default_factory=TelegramSettings
     )
     discord: Annotated[DiscordSettings, _about("Discord.")] = Field(default_factory=DiscordSettings)
+    teams: Annotated[TeamsSettings, _about("Microsoft Teams.")] = Field(
+        default_factory=TeamsSettings
+    )
     email: Annotated[EmailSettings, _about("Email.")] = Field(default_factory=EmailSettings)
     voice: Annotated[VoiceSettings, _about("The voice agent.")] = Field(
         default_factory=VoiceSettings
@@ -267,12 +271,13 @@ class Settings(_Strict):
                 )
         problems += self.telegram.problems()
         problems += self.discord.problems()
+        problems += self.teams.problems()
         problems += self.address.problems()
         problems += self.email.problems()
         problems += self.audit.problems()
         providers = [
             name
-            for name in ("twilio", "telnyx", "slack", "telegram", "discord")
+            for name in ("twilio", "telnyx", "slack", "telegram", "discord", "teams")
             if getattr(self, name).given
         ]
         if providers and self.public_url is None:
@@ -354,6 +359,7 @@ class Settings(_Strict):
             slack=self.slack_config(),
             telegram=self.telegram.config(),
             discord=self.discord.config(),
+            teams=self.teams.config(),
             email=self.email.config(),
             voice_model=self.voice.model,
             voice_mode=self.voice.mode,

@@ -54,6 +54,12 @@ def test_the_discord_page_configures_the_application(tmp_path: Path) -> None:
     assert config.discord is not None and len(config.discord.public_key) == 64
 
 
+def test_the_teams_page_configures_a_single_tenant_bot(tmp_path: Path) -> None:
+    config = _loaded(tmp_path, block("going-live/teams.md", None, "toml"))
+    assert config.teams is not None and config.teams.tenant_id is not None
+    assert config.teams.token_endpoint.endswith(f"/{config.teams.tenant_id}/oauth2/v2.0/token")
+
+
 def test_the_telegram_page_routes_telegram_to_the_bot(tmp_path: Path) -> None:
     config = _loaded(tmp_path, block("going-live/telegram.md", None, "toml"))
     assert config.telegram is not None and config.telegram.webhook_secret

@@ -28,6 +28,7 @@ from discord_support import discord_config
 from meta_support import meta_config
 from slack_support import SlackLive, install
 from starlette.routing import Route, WebSocketRoute
+from teams_support import teams_config
 from twilio.request_validator import RequestValidator  # type: ignore[import-untyped]
 from twilio_support import HUMAN, POOL, SMS_FROM, WHATSAPP_FROM
 
@@ -40,6 +41,7 @@ from humanwire.server.runtime.runner import ServiceRunner
 from humanwire.testing.discord import DiscordFakeServer, FakeDiscord
 from humanwire.testing.service import fast_config
 from humanwire.testing.slack import FakeSlackMessage, FakeWorkspace, SlackFakeServer
+from humanwire.testing.teams import FakeTeams, TeamsFakeServer
 from humanwire.testing.telegram import FakeTelegram, TelegramFakeServer
 from humanwire.testing.telnyx import FakeTelnyx, TelnyxFakeServer
 from humanwire.testing.twilio import FakeTwilio, TwilioFakeServer
@@ -58,11 +60,18 @@ KNOWN_SIGNED = {
     "/providers/telegram/updates",
     "/providers/discord/interactions",
     "/providers/meta/whatsapp",
+    "/providers/teams/messages",
 }
-UNAUTHORIZED = {"discord"}
-"""Providers whose routes answer what they cannot verify 401 (Discord requires it), not 403."""
+UNAUTHORIZED = {"discord", "teams"}
+"""Providers whose routes answer what they cannot verify 401 (Discord requires it; the Bot
+Framework's SDKs answer so), not 403."""
 TELEGRAM_SECRET = "telegram-webhook-secret_1"
 DISCORD_SECRET = "discord-test-signing-seed"
+TEAMS_SECRET = "teams-fake-signing-key"
+"""Names the Teams fake's own key (``sign_teams``): any other secret signs with a key the
+service does not trust."""
+TEAMS_FAKES: list[FakeTeams] = []
+"""The sweep's Teams fake, whose key ``sign_teams`` signs with."""
 TELNYX_SECRET = "telnyx-test-signing-seed"
 """The Telnyx fake's key pair is derived from it (``telnyx_key``), so the sweep signs as
 Telnyx does with the same ``SIGNERS`` call as the others."""
@@ -81,6 +90,7 @@ class Providers:
     telegram: FakeTelegram
     discord: FakeDiscord
     meta: FakeMetaWhatsApp
+    teams: FakeTeams
     own: FakeWorkspace
     account_id: str
     sms_id: str
@@ -118,6 +128,7 @@ class Providers:
             "telegram": TELEGRAM_SECRET,
             "discord": DISCORD_SECRET,
             "meta": self.meta.app_secret,
+            "teams": TEAMS_SECRET,
         }[provider]
 
     def sign(self, provider: str, path: str, body: bytes) -> dict[str, str]:
@@ -139,6 +150,8 @@ class Providers:
             "telegram requests": [name for name, _ in self.telegram.requests],
             "discord requests": [(m, p) for m, p, _ in self.discord.state.requests],
             "meta requests": [(m, p) for m, p, _ in self.meta.state.requests],
+            "teams requests": [(m, p) for m, p, _ in self.teams.state.requests],
+            "teams references": self.runner.call(store.provider_states, "teams-reference"),
             "installs": sorted(
                 key for key, _ in self.runner.call(store.provider_states, "slack-install")
             ),
@@ -169,6 +182,9 @@ def providers(
     )
     discord_server = DiscordFakeServer(discord_fake).start()
     meta_server = MetaWhatsAppFakeServer(FakeMetaWhatsApp(statuses=False)).start()
+    teams_server = TeamsFakeServer().start()
+    teams_fake = teams_server.fake
+    TEAMS_FAKES[:] = [teams_fake]
     telegram = TelegramConfig(
         bot_token=telegram_fake.token,
         webhook_secret=TELEGRAM_SECRET,
@@ -207,6 +223,7 @@ def providers(
             telegram=telegram,
             discord=discord_config(discord_server),
             whatsapp_meta=meta_config(meta_server),
+            teams=teams_config(teams_server),
         )
     )
     runner.start()
@@ -234,6 +251,7 @@ def providers(
             telegram_fake,
             discord_fake,
             meta_server.fake,
+            teams_fake,
             own,
             account.id,
             sms.interaction_id,
@@ -252,6 +270,7 @@ def providers(
         assert telegram_fake.errors == [] and telegram_fake.violations == []
         assert discord_fake.errors == [] and discord_fake.violations == []
         assert meta_server.fake.errors == [] and meta_server.fake.violations == []
+        assert teams_fake.errors == [] and teams_fake.violations == []
         logged = [r for r in caplog.records if r.name.startswith("humanwire")]
         assert [r.getMessage() for r in logged if r.exc_info or r.levelno >= logging.WARNING] == []
     finally:
@@ -261,6 +280,8 @@ def providers(
         telegram_server.stop()
         discord_server.stop()
         meta_server.stop()
+        teams_server.stop()
+        TEAMS_FAKES.clear()
 
 
 # -- signing as each provider does ---------------------------------------------------------
@@ -333,6 +354,21 @@ def sign_meta(secret: str, url: str, body: bytes) -> dict[str, str]:
     return {"X-Hub-Signature-256": "sha256=" + digest}
 
 
+def sign_teams(secret: str, url: str, body: bytes) -> dict[str, str]:
+    """A Bot Framework token for the body's ``serviceUrl`` (the fake's when the body names
+    none), by the fake's key; another secret: by a key of nobody's, under the fake's kid."""
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    fake = TEAMS_FAKES[0]
+    try:
+        named = json.loads(body).get("serviceUrl")
+    except (ValueError, UnicodeDecodeError, AttributeError, RecursionError):
+        named = None
+    service_url = named if isinstance(named, str) else fake.service_url
+    key = None if secret == TEAMS_SECRET else rsa.generate_private_key(65537, 2048)
+    return {"Authorization": f"Bearer {fake.token(service_url, key=key)}"}
+
+
 SIGNERS: dict[str, Callable[[str, str, bytes], dict[str, str]]] = {
     "slack": sign_slack,
     "twilio": sign_twilio,
@@ -340,6 +376,7 @@ SIGNERS: dict[str, Callable[[str, str, bytes], dict[str, str]]] = {
     "telegram": sign_telegram,
     "discord": sign_discord,
     "meta": sign_meta,
+    "teams": sign_teams,
 }
 
 
@@ -425,6 +462,14 @@ def unverifiable() -> list[dict[bytes, bytes]]:
     discord_signatures = [b"", b"00" * 64, b"zz" * 64, b"0" * 5000, b"\xff" * 128, b"AB" * 63]
     meta = [b"", b"sha256=", b"sha256=" + b"0" * 64, b"sha256=" + b"G" * 64, b"sha1=" + b"0" * 40]
     meta += [b"sha256=" + b"0" * 5000, b"sha256=\xe9" + b"0" * 63, b"0" * 64]
+    teams_tokens = [
+        b"Bearer",
+        b"Bearer x.y.z",
+        b"Bearer " + b"a" * 20_000,
+        b"Bearer \xff\xfe",
+        b"Basic dXNlcjpwYXNz",
+        b"Bearer eyJhbGciOiJub25lIn0.eyJhdWQiOiJ4In0.",  # alg none
+    ]
     telnyx_stamps = [*stamps, str(int(time.time()) - 301).encode(), b"+" + now, b"0" + now]
     return [
         {},
@@ -449,6 +494,7 @@ def unverifiable() -> list[dict[bytes, bytes]]:
             {b"X-Signature-Timestamp": stamp, b"X-Signature-Ed25519": b"00" * 64}
             for stamp in telnyx_stamps
         ),
+        *({b"Authorization": token} for token in teams_tokens),
     ]
 
 
@@ -499,6 +545,15 @@ async def test_what_cannot_be_verified_is_403(
         if provider == "telnyx":
             stale = providers.telnyx.sign(b"{}", int(time.time()) - 3600)
             posts.append(Post(path, b"{}", stale))
+        if provider == "teams":
+            fake = providers.teams
+            for token in (
+                fake.token(exp=int(time.time()) - 3600),
+                fake.token(iss="https://evil.example"),
+                fake.token(aud="another-app"),
+                fake.token(kid="rolled"),
+            ):
+                posts.append(Post(path, b"{}", {"Authorization": f"Bearer {token}"}))
         if provider == "discord":
             old = str(int(time.time()) - 3600)
             signature = discord_key(DISCORD_SECRET).sign(old.encode() + b"{}").hex()
@@ -556,11 +611,11 @@ async def test_signed_garbage_is_400_or_answered_never_500(providers: Providers)
                 )
     for post, response in zip(posts, await post_all(providers.base_url, posts), strict=True):
         where = (post.path, post.body[:40])
-        # A signature over a body that is not UTF-8 cannot check out; Telegram's secret
-        # covers no body and Discord's signature the raw bytes, so their routes read the
-        # body and refuse it (400); so does Meta's HMAC over the raw body.
+        # A signature over a body that is not UTF-8 cannot check out; Telegram's secret and
+        # Teams' token cover no body, Discord's signature and Meta's HMAC the raw bytes, so
+        # their routes read the body and refuse it (400).
         raw = post.path.startswith(
-            ("/providers/telegram/", "/providers/discord/", "/providers/meta/")
+            ("/providers/telegram/", "/providers/discord/", "/providers/meta/", "/providers/teams/")
         )
         if post.body in NOT_UTF8 and not raw:
             assert response.status_code == 403, where  # there is no signature to check

@@ -40,6 +40,8 @@ VALID_BODIES: dict[str, dict[str, Any]] = {
         "to": "1100000000000000005",
         "waitTime": 1,
     },
+    "sendTeams": {"message": "hi", "to": "29:1ada-teams-user"},
+    "sendTeamsForm": {"title": "T", "fields": _FIELDS, "to": "29:1ada-teams-user", "waitTime": 1},
     "sendEmailForm": {"title": "T", "fields": _FIELDS, "to": "human@example.com", "waitTime": 1},
     "sendWhatsAppForm": {"title": "T", "fields": _FIELDS, "to": HUMAN, "waitTime": 1},
     "placeCall": {"prompt": "Ask about the invoice.", "to": HUMAN},

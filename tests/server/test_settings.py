@@ -237,6 +237,11 @@ def test_environment_names_are_the_documented_ones() -> None:
         "whatsapp.api_base": "HUMANWIRE_WHATSAPP_API_BASE",
         "whatsapp.api_version": "HUMANWIRE_WHATSAPP_API_VERSION",
         "whatsapp.template_language": "HUMANWIRE_WHATSAPP_TEMPLATE_LANGUAGE",
+        "teams.app_id": "HUMANWIRE_TEAMS_APP_ID",
+        "teams.app_password": "HUMANWIRE_TEAMS_APP_PASSWORD",
+        "teams.tenant_id": "HUMANWIRE_TEAMS_TENANT_ID",
+        "teams.token_url": "HUMANWIRE_TEAMS_TOKEN_URL",
+        "teams.jwks_url": "HUMANWIRE_TEAMS_JWKS_URL",
         "email.smtp_host": "HUMANWIRE_EMAIL_SMTP_HOST",
         "email.smtp_port": "HUMANWIRE_EMAIL_SMTP_PORT",
         "email.smtp_username": "HUMANWIRE_EMAIL_SMTP_USERNAME",
@@ -756,6 +761,7 @@ def test_every_tunable_is_a_setting() -> None:
     derived |= {"telegram"}  # [telegram]: test_telegram_settings_*
     derived |= {"discord"}  # [discord]: tests/providers/test_discord.py
     derived |= {"whatsapp_meta"}  # [whatsapp]: test_whatsapp_meta_settings_*
+    derived |= {"teams"}  # [teams]: tests/providers/test_teams.py
     derived |= {"audit_signing_key"}  # a secret: test_audit_signing_key_*
     service_fields = {field.name for field in fields(ServiceConfig)}
     assert service_fields - derived == set(SERVICE_CONFIG_FIELDS.values())

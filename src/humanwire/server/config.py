@@ -118,6 +118,30 @@ class MetaWhatsAppConfig:
 
 
 @dataclass(frozen=True)
+class TeamsConfig:
+    """The Microsoft Teams bot (docs/going-live/teams.md): its Microsoft App ID and client
+    secret (the Azure Bot resource's app registration), and its tenant when single-tenant.
+    The service asks Microsoft's token endpoint for the bot's tokens (client credentials)
+    and checks every inbound activity's bearer JWT against the Bot Framework's key set."""
+
+    app_id: str
+    app_password: str = field(repr=False)
+    tenant_id: str | None = None
+    """A single-tenant bot's tenant: its tokens come from that tenant's endpoint, and
+    activities from other tenants are refused. None: a multi-tenant bot."""
+    token_url: str | None = None
+    """The token endpoint; None: ``https://login.microsoftonline.com/<tenant or
+    botframework.com>/oauth2/v2.0/token``."""
+    jwks_url: str = "https://login.botframework.com/v1/.well-known/keys"
+    """The Bot Framework's key set, which signs every activity's token."""
+
+    @property
+    def token_endpoint(self) -> str:
+        tenant = self.tenant_id or "botframework.com"
+        return self.token_url or f"https://login.microsoftonline.com/{tenant}/oauth2/v2.0/token"
+
+
+@dataclass(frozen=True)
 class EmailConfig:
     """Email out through an SMTP relay and in through the service's own listener
     (docs/going-live/email.md)."""
@@ -232,6 +256,7 @@ class ServiceConfig:
     discord: DiscordConfig | None = None
     whatsapp_meta: MetaWhatsAppConfig | None = None
     """WhatsApp through Meta's Cloud API; set, it carries whatsapp in Twilio's place."""
+    teams: TeamsConfig | None = None
     email: EmailConfig | None = None
     """Email: the relay out and the listener in; None keeps email off."""
     voice_model: str | None = None

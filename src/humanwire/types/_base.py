@@ -37,6 +37,7 @@ __all__ = [
     "IDEMPOTENCY_KEY",
     "RECIPIENT_SCHEMA",
     "SLACK_ID_SCHEMA",
+    "TEAMS_ID_SCHEMA",
     "TELEGRAM_CHAT_SCHEMA",
     "UNDELIVERED_TEXT",
     "WAIT_AND_RECIPIENT_SCHEMA",
@@ -56,6 +57,8 @@ __all__ = [
     "SlackId",
     "SlackIdOrPerson",
     "SlackWorkspaceId",
+    "TeamsId",
+    "TeamsIdOrPerson",
     "TelegramChatId",
     "TelegramChatIdOrPerson",
     "Timestamp",
@@ -64,6 +67,7 @@ __all__ = [
     "check_e164",
     "check_email_address",
     "check_slack_id",
+    "check_teams_id",
     "check_telegram_chat_id",
     "format_seconds",
     "no_default",
@@ -312,6 +316,21 @@ DISCORD_ID_SCHEMA: dict[str, Any] = {"type": "string", "pattern": schema_pattern
 DiscordId = Annotated[str, PlainValidator(check_discord_id), WithJsonSchema(DISCORD_ID_SCHEMA)]
 """A Discord user id (a DM) or channel id (``/messages/discord``), as a string."""
 
+# A Teams person: the user id the bot sees (``29:…``, base64url-like), bound to the
+# conversation their install of the app gave.
+_TEAMS_ID = re.compile(r"29:[A-Za-z0-9_-]{1,250}")
+
+
+def check_teams_id(value: Any) -> str:
+    if not isinstance(value, str) or not _TEAMS_ID.fullmatch(value):
+        raise _invalid_number()
+    return value
+
+
+TEAMS_ID_SCHEMA: dict[str, Any] = {"type": "string", "pattern": schema_pattern(_TEAMS_ID)}
+TeamsId = Annotated[str, PlainValidator(check_teams_id), WithJsonSchema(TEAMS_ID_SCHEMA)]
+"""A Teams user id (``29:…``, ``/messages/teams``), as a string."""
+
 _HTTP_URL = re.compile(r"https?://[^\s/]+")
 
 
@@ -367,6 +386,9 @@ EmailAddressOrPerson = Annotated[
 ]
 DiscordIdOrPerson = Annotated[
     str | None, PlainValidator(check_discord_id), WithJsonSchema(DISCORD_ID_SCHEMA), _LEFT_OUT
+]
+TeamsIdOrPerson = Annotated[
+    str | None, PlainValidator(check_teams_id), WithJsonSchema(TEAMS_ID_SCHEMA), _LEFT_OUT
 ]
 TelegramChatIdOrPerson = Annotated[
     str | None,

@@ -39,6 +39,7 @@ from ._base import (
     DISCORD_ID_SCHEMA,
     E164_SCHEMA,
     SLACK_ID_SCHEMA,
+    TEAMS_ID_SCHEMA,
     TELEGRAM_CHAT_SCHEMA,
     WAIT_OR_FOLLOW_UP_SCHEMA,
     FollowUpTime,
@@ -49,6 +50,7 @@ from ._base import (
     check_discord_id,
     check_e164,
     check_slack_id,
+    check_teams_id,
     check_telegram_chat_id,
     no_default,
 )
@@ -84,7 +86,7 @@ MAX_APPROVERS = 20
 """Approvers of one request, escalation tiers included."""
 
 ApproverChannel = Literal[
-    "sms", "whatsapp", "slack", "email", "call", "link", "telegram", "discord"
+    "sms", "whatsapp", "slack", "email", "call", "link", "telegram", "discord", "teams"
 ]
 """How an approver is asked. ``link``: nothing is sent; the approver's page comes back in
 the response (``links``) for the caller to hand over."""
@@ -100,6 +102,7 @@ DecisionVia = Literal[
     "slack_button",
     "telegram_button",
     "discord_button",
+    "teams_button",
     "page",
     "email_link",
     "email_reply",
@@ -138,9 +141,9 @@ def action_digest(action: Any) -> str:
 class Approver(RequestModel):
     """Who is asked, and how: ``to`` is a number (E.164) for ``sms``, ``whatsapp`` and
     ``call``; a Slack member id for ``slack``; a chat id for ``telegram``; a user id for
-    ``discord``; an email
-    address for ``email``; a name the caller chooses for ``link`` (shown on the page and
-    in the decisions)."""
+    ``discord``; a Teams user id (``29:…``) for ``teams``; an email address for
+    ``email``; a name the caller chooses for ``link`` (shown on the page and in the
+    decisions)."""
 
     # What ``_check_to`` enforces, said to the schema too (an email address beyond its
     # ``@`` and a valid number beyond its pattern JSON Schema cannot say).
@@ -162,6 +165,10 @@ class Approver(RequestModel):
                 {
                     "if": {"properties": {"channel": {"const": "discord"}}},
                     "then": {"properties": {"to": DISCORD_ID_SCHEMA}},
+                },
+                {
+                    "if": {"properties": {"channel": {"const": "teams"}}},
+                    "then": {"properties": {"to": TEAMS_ID_SCHEMA}},
                 },
                 {
                     "if": {"properties": {"channel": {"const": "email"}}},
@@ -247,6 +254,11 @@ class Approver(RequestModel):
                 raise _invalid(
                     "to must be a Discord user id such as 80351110224678912", "to"
                 ) from None
+        elif self.channel == "teams":
+            try:
+                check_teams_id(self.to)
+            except PydanticCustomError:
+                raise _invalid("to must be a Teams user id such as 29:1a2b3c", "to") from None
         elif self.channel == "email":
             from email_validator import EmailNotValidError, validate_email
 

@@ -26,7 +26,7 @@ __all__ = [
     "event_adapter",
 ]
 
-Medium = Literal["sms", "whatsapp", "slack", "email", "telegram", "discord"]
+Medium = Literal["sms", "whatsapp", "slack", "email", "telegram", "discord", "teams"]
 Speaker = Literal["agent", "human"]
 """Who spoke a turn of a call: the voice agent or the human."""
 

@@ -33,6 +33,7 @@ from ._base import (
     ResponseModel,
     SlackIdOrPerson,
     SlackWorkspaceId,
+    TeamsIdOrPerson,
     TelegramChatIdOrPerson,
     WaitTime,
     schema_pattern,
@@ -58,6 +59,7 @@ __all__ = [
     "FormResponse",
     "SMSFormRequest",
     "SlackFormRequest",
+    "TeamsFormRequest",
     "TelegramFormRequest",
     "ValidationRule",
     "WhatsAppFormRequest",
@@ -329,6 +331,17 @@ class DiscordFormRequest(_AddressedForm):
     filled in Discord, any other by its page's link."""
 
     to: DiscordIdOrPerson = None
+    person: PersonInsteadOfTo = None
+    message: str | None = None
+    metadata: Metadata | None = None
+
+
+class TeamsFormRequest(_AddressedForm):
+    """``POST /forms/teams``: the body of ``/forms/sms`` with a Teams user id in ``to``;
+    the form goes out as an Adaptive Card: its inputs when the fields map onto card
+    inputs, the page's link otherwise."""
+
+    to: TeamsIdOrPerson = None
     person: PersonInsteadOfTo = None
     message: str | None = None
     metadata: Metadata | None = None

@@ -17,7 +17,7 @@ __all__ = [
 
 InteractionKind = Literal["message", "form", "call", "approval"]
 InteractionChannel = Literal[
-    "sms", "whatsapp", "slack", "email", "call", "approval", "telegram", "discord"
+    "sms", "whatsapp", "slack", "email", "call", "approval", "telegram", "discord", "teams"
 ]
 """``approval``: an approval request (``POST /approvals``), which reaches its approvers
 over several channels."""

@@ -22,6 +22,7 @@ from ._base import (
     ResponseModel,
     SlackIdOrPerson,
     SlackWorkspaceId,
+    TeamsIdOrPerson,
     TelegramChatIdOrPerson,
     WaitTime,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "PersonMessageRequest",
     "SMSMessageRequest",
     "SlackMessageRequest",
+    "TeamsMessageRequest",
     "TelegramMessageRequest",
     "WhatsAppMessageRequest",
 ]
@@ -121,6 +123,16 @@ class DiscordMessageRequest(_MessageRequest):
     to: DiscordIdOrPerson = None
     message: str = Field(min_length=1, max_length=2000)
     """At most 2,000 characters: Discord's limit of one message."""
+
+
+class TeamsMessageRequest(_MessageRequest):
+    """``POST /messages/teams``: a message from the operator's bot in a person's personal
+    chat with it (the app installed for them: the install gave the service their
+    conversation); the next message they write there is the answer."""
+
+    to: TeamsIdOrPerson = None
+    message: str = Field(min_length=1, max_length=4000)
+    """At most 4,000 characters (Teams takes a message of about 28 KB)."""
 
 
 class EmailMessageRequest(_MessageRequest):

@@ -33,7 +33,9 @@ DEFAULT_HUMAN_TELEGRAM = "100000001"
 """The same human's chat with the sandbox's Telegram bot."""
 
 DeliveryKind = Literal["message", "form", "call"]
-DeliveryChannel = Literal["sms", "whatsapp", "slack", "email", "call", "telegram", "discord"]
+DeliveryChannel = Literal[
+    "sms", "whatsapp", "slack", "email", "call", "telegram", "discord", "teams"
+]
 """The channel something was delivered on (an approval reaches its approvers on these)."""
 _NOT_BLANK = r"[^\s\x1c-\x1f\x85\ufeff]"
 

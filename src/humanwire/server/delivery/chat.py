@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from .channels import ChatChannel
 from .discord.channel import DISCORD
+from .teams.channel import TEAMS
 from .telegram.channel import TELEGRAM
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["CHAT_CHANNELS", "chat_channel_of", "chat_form_of", "startup_lines"]
 
 CHAT_CHANNELS: Mapping[str, ChatChannel] = MappingProxyType(
-    {channel.name: channel for channel in (TELEGRAM, DISCORD)}
+    {channel.name: channel for channel in (TELEGRAM, DISCORD, TEAMS)}
 )
 """Every chat channel by its name, in the order pages and start-up lines show them."""
 

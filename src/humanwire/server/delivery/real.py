@@ -23,6 +23,7 @@ from starlette.routing import BaseRoute
 
 from .base import Provider
 from .discord.channel import DISCORD
+from .teams.channel import TEAMS
 from .telegram.channel import TELEGRAM
 
 if TYPE_CHECKING:
@@ -140,12 +141,22 @@ def _whatsapp_meta(config: ServiceConfig, port: InboundPort) -> ChannelProvider 
     return MetaWhatsAppProvider(config.whatsapp_meta, port, public_url=config.public_url)
 
 
+def _teams(config: ServiceConfig, port: InboundPort) -> ChannelProvider | None:
+    if not TEAMS.configured(config):
+        return None
+    from .teams.provider import TeamsProvider
+
+    assert config.teams is not None
+    return TeamsProvider(config.teams, port, public_url=config.public_url)
+
+
 CHANNEL_PROVIDERS: tuple[ChannelProviderBuilder, ...] = (
     _slack,
     _email,
     _telegram,
     _discord,
     _whatsapp_meta,
+    _teams,
 )
 """The providers that bring a channel of their own, in start-up order (a chat channel's
 registration, ``delivery/chat.py``, says when the configuration has it)."""

@@ -50,6 +50,7 @@ from .providers import (
     TwilioSettings,
     VoiceSettings,
 )
+from .teams import TeamsSettings
 from .telegram import TelegramSettings
 from .tunables import (
     SERVICE_CONFIG_FIELDS,
@@ -184,6 +185,9 @@ class Settings(_Strict):
     whatsapp: Annotated[
         WhatsAppSettings, _about("Which provider carries whatsapp; Meta's Cloud API.")
     ] = Field(default_factory=WhatsAppSettings)
+    teams: Annotated[TeamsSettings, _about("Microsoft Teams.")] = Field(
+        default_factory=TeamsSettings
+    )
     email: Annotated[EmailSettings, _about("Email.")] = Field(default_factory=EmailSettings)
     voice: Annotated[VoiceSettings, _about("The voice agent.")] = Field(
         default_factory=VoiceSettings
@@ -272,12 +276,13 @@ class Settings(_Strict):
         problems += self.telegram.problems()
         problems += self.discord.problems()
         problems += self.whatsapp.problems()
+        problems += self.teams.problems()
         problems += self.address.problems()
         problems += self.email.problems()
         problems += self.audit.problems()
         providers = [
             name
-            for name in ("twilio", "telnyx", "slack", "telegram", "discord", "whatsapp")
+            for name in ("twilio", "telnyx", "slack", "telegram", "discord", "whatsapp", "teams")
             if getattr(self, name).given
         ]
         if providers and self.public_url is None:
@@ -360,6 +365,7 @@ class Settings(_Strict):
             telegram=self.telegram.config(),
             discord=self.discord.config(),
             whatsapp_meta=self.whatsapp.config(),
+            teams=self.teams.config(),
             email=self.email.config(),
             voice_model=self.voice.model,
             voice_mode=self.voice.mode,

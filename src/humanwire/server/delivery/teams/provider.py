@@ -1,0 +1,467 @@
+"""``TeamsProvider``: the teams channel through a Microsoft Teams bot an operator
+registers (docs/going-live/teams.md), on the Bot Framework Connector's REST API with
+httpx: no SDK (botbuilder is archived; the Teams SDK's models take misspelt fields
+silently, and the Connector is five plain calls).
+
+- **Install**: a person installs the app (personal scope); Teams sends an
+  ``installationUpdate`` (or a ``conversationUpdate`` adding the bot) carrying their
+  conversation reference: the conversation id, the regional ``serviceUrl`` and the
+  tenant. The reference is kept by the person's Teams user id (``29:…``): it is what a
+  proactive send needs, and the address ``to`` names. Removing the app forgets it.
+- **Sends** (proactive): ``POST {serviceUrl}/v3/conversations/{id}/activities`` with a
+  bot token from Microsoft's token endpoint (client credentials, scope
+  ``https://api.botframework.com/.default``), cached until shortly before it expires. No
+  reference (the app not installed for the person): 400 ``invalid_to_number``. The
+  interaction's provider ref is ``<conversation id>|<activity id>``.
+- **Replies**: the next message the person writes in their chat with the bot answers
+  the latest open ask (``by_pair``: the chat is one person's).
+- **Approvals**: an Adaptive Card (1.5) with ``Action.Execute`` Approve / Reject
+  (``data.hw`` = ``hw:<id>:<choice>``); the invoke (``adaptiveCard/action``) of one of
+  the approval's approvers decides, and is answered with the card showing the outcome,
+  which also replaces the card in the conversation (``PUT``), for everyone in it.
+
+Each activity is taken once (its conversation and id).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Coroutine, Mapping
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+import httpx
+from starlette.routing import BaseRoute
+
+from ...background.work import BackgroundWork
+from ..base import Credentials, Outbound, ProviderFailure, RecipientUnreachable, Sent
+from .auth import KeySet
+
+if TYPE_CHECKING:
+    from ...config import TeamsConfig
+    from ..port import InboundPort
+
+__all__ = [
+    "CARD",
+    "ROUTE_PREFIX",
+    "SCOPE",
+    "TeamsProvider",
+    "activity_ref",
+    "approval_card",
+    "outcome_card",
+]
+
+logger = logging.getLogger("humanwire.teams")
+
+ROUTE_PREFIX = "/providers/teams"
+SCOPE = "https://api.botframework.com/.default"
+CARD = "application/vnd.microsoft.card.adaptive"
+CARD_VERSION = "1.5"
+"""Universal Actions (``Action.Execute``) need Adaptive Cards 1.5."""
+REFERENCE_SCOPE = "teams-reference"
+CARD_SCOPE = "teams-card"
+"""The text of each card sent (by its ref): an invoke does not carry the card back, and
+the outcome card shows the ask again."""
+ACTIVITY_SCOPE = "teams-activity"
+ACTIVITY_TTL = 24 * 3600.0
+TOKEN_MARGIN = 300.0
+"""Seconds before a bot token's expiry it is renewed."""
+SEND_TIMEOUT = 15.0
+CHOICES = {"approve": "Approve", "reject": "Reject"}
+
+
+def activity_ref(conversation_id: str, activity_id: str) -> str:
+    return f"{conversation_id}|{activity_id}"
+
+
+def _parse_token(value: Any) -> tuple[str, str] | None:
+    if not isinstance(value, str):
+        return None
+    prefix, _, rest = value.partition(":")
+    interaction_id, _, action = rest.rpartition(":")
+    if prefix != "hw" or not interaction_id or not action:
+        return None
+    return interaction_id, action
+
+
+def _text_block(text: str, **style: Any) -> dict[str, Any]:
+    return {"type": "TextBlock", "text": text, "wrap": True, **style}
+
+
+def approval_card(text: str, interaction_id: str, page: str | None) -> dict[str, Any]:
+    """An approval's card: its text, Approve and Reject (``Action.Execute``), the page."""
+    actions: list[dict[str, Any]] = [
+        {
+            "type": "Action.Execute",
+            "title": label,
+            "verb": choice,
+            "data": {"hw": f"hw:{interaction_id}:{choice}"},
+            "style": "positive" if choice == "approve" else "destructive",
+        }
+        for choice, label in CHOICES.items()
+    ]
+    if page and page.startswith("https://"):
+        actions.append({"type": "Action.OpenUrl", "title": "Open the page", "url": page})
+    return {
+        "type": "AdaptiveCard",
+        "$schema": "http://adaptivecards.io/schemas/adaptive-card.json",
+        "version": CARD_VERSION,
+        "body": [_text_block(text)],
+        "actions": actions,
+    }
+
+
+def outcome_card(text: str, outcome: str) -> dict[str, Any]:
+    """The card once decided or closed: its text and the outcome, no actions."""
+    return {
+        "type": "AdaptiveCard",
+        "$schema": "http://adaptivecards.io/schemas/adaptive-card.json",
+        "version": CARD_VERSION,
+        "body": [_text_block(text), _text_block(outcome, weight="bolder")],
+    }
+
+
+class TeamsProvider:
+    name = "teams"
+    channels = ("teams",)
+
+    def __init__(
+        self,
+        config: TeamsConfig,
+        inbound: InboundPort,
+        *,
+        public_url: str,
+        keys: KeySet | None = None,
+    ) -> None:
+        self.config = config
+        self.inbound = inbound
+        self.public_url = public_url.rstrip("/")
+        self.bot_id = f"28:{config.app_id}"
+        self.keys = keys or KeySet()
+        self.keys.on_miss = lambda: self.spawn(self._load_keys())
+        self.credentials = Credentials()
+        self.background = BackgroundWork("the Teams provider")
+        self._http: httpx.AsyncClient | None = None
+        self._token: tuple[str, float] | None = None
+        self._token_lock = asyncio.Lock()
+
+    # -- identity ------------------------------------------------------------------
+    @property
+    def senders(self) -> Mapping[str, str]:
+        return {"teams": self.bot_id}
+
+    @property
+    def messaging_endpoint(self) -> str:
+        return f"{self.public_url}{ROUTE_PREFIX}/messages"
+
+    def _client(self) -> httpx.AsyncClient:
+        if self._http is None:
+            self._http = httpx.AsyncClient(timeout=SEND_TIMEOUT)
+        return self._http
+
+    async def start(self) -> None:
+        await self._load_keys()
+        try:
+            await self._bot_token()
+        except ProviderFailure as exc:
+            logger.error("Teams: %s", exc)
+            refused = "refused" in str(exc)
+            self.credentials = Credentials("refused" if refused else "unverified", f"teams: {exc}")
+            return
+        if not len(self.keys):
+            self.credentials = Credentials(
+                "unverified", "teams.jwks_url gave no keys: every activity would be refused"
+            )
+            return
+        self.credentials = Credentials("accepted", "teams.app_password accepted by Microsoft")
+
+    async def _load_keys(self) -> None:
+        try:
+            answer = await self._client().get(self.config.jwks_url)
+            answer.raise_for_status()
+            document = answer.json()
+        except (httpx.HTTPError, ValueError) as exc:
+            logger.error("Teams: the Bot Framework's keys could not be read: %s", exc)
+            return
+        if isinstance(document, dict):
+            self.keys.load(document)
+
+    async def aclose(self) -> None:
+        await self.background.cancel()
+        if self._http is not None:
+            await self._http.aclose()
+
+    def spawn(self, work: Coroutine[Any, Any, Any]) -> None:
+        self.background.spawn(work)
+
+    async def accepts_sender(self, account_id: str, channel: str, sender: str) -> bool:
+        return sender == self.bot_id
+
+    async def hang_up(self, ref: str) -> None:
+        """Teams carries no calls here."""
+
+    # -- the bot's token -----------------------------------------------------------
+    async def _bot_token(self) -> str:
+        async with self._token_lock:
+            if self._token is not None and self._token[1] - TOKEN_MARGIN > time.time():
+                return self._token[0]
+            try:
+                answer = await self._client().post(
+                    self.config.token_endpoint,
+                    data={
+                        "grant_type": "client_credentials",
+                        "client_id": self.config.app_id,
+                        "client_secret": self.config.app_password,
+                        "scope": SCOPE,
+                    },
+                )
+            except httpx.HTTPError as exc:
+                raise ProviderFailure(f"Microsoft's token endpoint unreachable ({exc!r})") from None
+            if answer.status_code in (400, 401):
+                raise ProviderFailure(
+                    f"teams.app_id / teams.app_password refused by the token endpoint "
+                    f"({answer.status_code})"
+                )
+            try:
+                body = answer.json()
+                token, lifetime = str(body["access_token"]), float(body.get("expires_in", 3600))
+            except (ValueError, KeyError, TypeError):
+                raise ProviderFailure(
+                    f"the token endpoint answered {answer.status_code} without a token"
+                ) from None
+            self._token = (token, time.time() + lifetime)
+            return token
+
+    async def _connector(
+        self, method: str, service_url: str, path: str, body: dict[str, Any]
+    ) -> dict[str, Any]:
+        token = await self._bot_token()
+        url = f"{service_url.rstrip('/')}/v3/{path}"
+        try:
+            answer = await self._client().request(
+                method, url, json=body, headers={"Authorization": f"Bearer {token}"}
+            )
+        except httpx.HTTPError as exc:
+            raise ProviderFailure(f"Teams could not be reached ({exc!r})") from None
+        if answer.status_code == 401:
+            self._token = None
+        if answer.status_code in (403, 404):
+            raise RecipientUnreachable(
+                f"Teams refused the conversation ({answer.status_code}: {answer.text[:200]}); "
+                "is the app still installed for the person?"
+            )
+        if answer.status_code == 429:
+            retry = answer.headers.get("retry-after", "")
+            raise ProviderFailure(
+                "Teams rate limited the message",
+                retry_after=float(retry) if retry.isdigit() else 1.0,
+            )
+        if answer.status_code >= 400:
+            raise ProviderFailure(
+                f"Teams refused the message ({answer.status_code}: {answer.text[:200]})"
+            )
+        try:
+            found = answer.json() if answer.content else {}
+        except ValueError:
+            found = {}
+        return found if isinstance(found, dict) else {}
+
+    # -- conversation references ---------------------------------------------------
+    async def reference(self, user_id: str) -> dict[str, Any] | None:
+        """The conversation reference the person's install gave (None: not installed)."""
+        return await self.inbound.state.get_provider_state(REFERENCE_SCOPE, user_id)
+
+    async def _remember(self, activity: Mapping[str, Any]) -> None:
+        user = activity["from"]
+        conversation = activity["conversation"]
+        reference = {
+            "conversationId": conversation["id"],
+            "serviceUrl": activity["serviceUrl"],
+            "tenantId": _tenant(activity),
+            "name": user.get("name"),
+            "aadObjectId": user.get("aadObjectId"),
+        }
+        await self.inbound.state.put_provider_state(
+            REFERENCE_SCOPE, str(user["id"]), reference, time.time()
+        )
+
+    # -- sends ---------------------------------------------------------------------
+    async def deliver(self, item: Outbound) -> Sent:
+        reference = await self.reference(item.to_addr)
+        if reference is None:
+            raise RecipientUnreachable(
+                f"the app is not installed for {item.to_addr} in Teams: the person (or "
+                "their admin) installs it first (docs/going-live/teams.md)"
+            )
+        conversation = str(reference["conversationId"])
+        activity = await self._activity(item)
+        sent = await self._connector(
+            "POST",
+            str(reference["serviceUrl"]),
+            f"conversations/{quote(conversation, safe=':@;=')}/activities",
+            activity,
+        )
+        if not sent.get("id"):
+            raise ProviderFailure("Teams answered the send without an activity id")
+        ref = activity_ref(conversation, str(sent["id"]))
+        if "attachments" in activity:
+            await self.inbound.state.put_provider_state(
+                CARD_SCOPE, ref, {"text": item.text}, time.time()
+            )
+        return Sent(ref=ref, status="sent")
+
+    async def _activity(self, item: Outbound) -> dict[str, Any]:
+        if item.interaction_id and item.kind == "message" and item.form_url:
+            position = await self.inbound.button_approver(
+                "teams", item.interaction_id, item.to_addr
+            )
+            if position is not None:
+                card = approval_card(item.text, item.interaction_id, item.form_url)
+                return {
+                    "type": "message",
+                    "attachments": [{"contentType": CARD, "content": card}],
+                }
+        return {"type": "message", "text": item.text, "textFormat": "plain"}
+
+    # -- activities ----------------------------------------------------------------
+    async def first_delivery(self, activity: Mapping[str, Any]) -> bool:
+        """False for an activity seen before (its conversation and id)."""
+        store = self.inbound.state
+        now = time.time()
+        key = f"{activity['conversation']['id']}|{activity['id']}"
+        if not await store.claim_provider_state(ACTIVITY_SCOPE, key, {"at": now}, now):
+            return False
+        await store.delete_provider_state_before(ACTIVITY_SCOPE, now - ACTIVITY_TTL)
+        return True
+
+    def tenant_allowed(self, activity: Mapping[str, Any]) -> bool:
+        """A single-tenant bot takes its tenant's activities only."""
+        return self.config.tenant_id is None or _tenant(activity) == self.config.tenant_id
+
+    async def on_activity(self, activity: Mapping[str, Any]) -> dict[str, Any] | None:
+        """What the route answers (None: an empty 200)."""
+        kind = activity["type"]
+        personal = activity["conversation"].get("conversationType", "personal") == "personal"
+        if kind == "installationUpdate" and personal:
+            if activity.get("action") in ("add", "add-upgrade"):
+                await self._remember(activity)
+            elif activity.get("action") in ("remove", "remove-upgrade"):
+                await self.inbound.state.delete_provider_state(
+                    REFERENCE_SCOPE, str(activity["from"]["id"])
+                )
+            return None
+        if kind == "conversationUpdate" and personal:
+            added = [m.get("id") for m in activity.get("membersAdded") or ()]
+            if self.bot_id in added or activity["recipient"].get("id") in added:
+                await self._remember(activity)
+            return None
+        if kind == "message" and personal:
+            await self._remember(activity)  # the serviceUrl may have moved
+            await self._message(activity)
+            return None
+        if kind == "invoke" and activity.get("name") == "adaptiveCard/action":
+            return await self._invoke(activity)
+        return None
+
+    async def _message(self, activity: Mapping[str, Any]) -> None:
+        from ..port import InboundText
+
+        text = _plain(activity.get("text"))
+        if not text:
+            return
+        await self.inbound.receive_text(
+            InboundText(
+                channel="teams",
+                from_addr=str(activity["from"]["id"]),
+                to_addr=self.bot_id,
+                body=text,
+                ref=f"teams:{activity['conversation']['id']}|{activity['id']}",
+            )
+        )
+
+    async def _invoke(self, activity: Mapping[str, Any]) -> dict[str, Any]:
+        action = activity["value"]["action"]
+        data = action.get("data") if isinstance(action.get("data"), Mapping) else {}
+        parsed = _parse_token(data.get("hw"))
+        if parsed is None or parsed[1] not in CHOICES or action.get("verb") != parsed[1]:
+            return _message_answer("This is not one of this service's buttons.")
+        interaction_id, choice = parsed
+        user = str(activity["from"]["id"])
+        position = await self.inbound.button_approver("teams", interaction_id, user)
+        if position is None:
+            return _message_answer("This approval is not yours to decide.")
+        result, text = await self.inbound.decide_by_button(
+            "teams", interaction_id, position, user, choice
+        )
+        if result == "already":
+            return _message_answer("You decided this approval already.")
+        if result not in ("recorded", "closed"):
+            return _message_answer(text or "This approval is not yours to decide.")
+        reply_to = activity.get("replyToId")
+        conversation = str(activity["conversation"]["id"])
+        sent = (
+            await self.inbound.state.get_provider_state(
+                CARD_SCOPE, activity_ref(conversation, reply_to)
+            )
+            if isinstance(reply_to, str) and reply_to
+            else None
+        )
+        asked = str((sent or {}).get("text") or "")
+        name = activity["from"].get("name") or user
+        done = "✅ Approved" if choice == "approve" else "❌ Rejected"
+        outcome = f"{done} by {name}" if result == "recorded" else f"🔒 {text}"
+        card = outcome_card(asked, outcome)
+        if sent is not None and isinstance(reply_to, str):
+            # The invoke's answer changes the card for whoever clicked; everyone else in
+            # the conversation sees it once the activity itself is replaced.
+            self.spawn(self._replace(activity, reply_to, card))
+        return {"statusCode": 200, "type": CARD, "value": card}
+
+    async def _replace(
+        self, activity: Mapping[str, Any], activity_id: str, card: dict[str, Any]
+    ) -> None:
+        conversation = str(activity["conversation"]["id"])
+        try:
+            await self._connector(
+                "PUT",
+                str(activity["serviceUrl"]),
+                f"conversations/{quote(conversation, safe=':@;=')}/activities/"
+                f"{quote(activity_id, safe='')}",
+                {"type": "message", "attachments": [{"contentType": CARD, "content": card}]},
+            )
+        except (ProviderFailure, RecipientUnreachable) as exc:
+            logger.warning("Teams: the card of %s was not replaced: %s", activity_id, exc)
+
+    # -- routes --------------------------------------------------------------------
+    def routes(self) -> list[BaseRoute]:
+        from .routes import teams_routes
+
+        return list(teams_routes(self))
+
+
+def _tenant(activity: Mapping[str, Any]) -> str | None:
+    conversation = activity.get("conversation") or {}
+    tenant = conversation.get("tenantId")
+    if isinstance(tenant, str) and tenant:
+        return tenant
+    channel_data = activity.get("channelData")
+    if isinstance(channel_data, Mapping) and isinstance(channel_data.get("tenant"), Mapping):
+        found = channel_data["tenant"].get("id")
+        return found if isinstance(found, str) else None
+    return None
+
+
+def _plain(text: Any) -> str:
+    """A message's text without the bot's @-mention (Teams wraps it in ``<at>``)."""
+    if not isinstance(text, str):
+        return ""
+    import re
+
+    return re.sub(r"<at>[^<]*</at>", "", text).strip()
+
+
+def _message_answer(text: str) -> dict[str, Any]:
+    """An invoke answered with a message shown to the person who acted."""
+    return {"statusCode": 200, "type": "application/vnd.microsoft.activity.message", "value": text}

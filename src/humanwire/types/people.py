@@ -11,6 +11,7 @@ from pydantic import ConfigDict, Field, PlainValidator, WithJsonSchema, model_va
 from pydantic_core import PydanticCustomError
 
 from ._base import (
+    DISCORD_ID_SCHEMA,
     E164_SCHEMA,
     EMAIL_SCHEMA,
     SLACK_ID_SCHEMA,
@@ -18,6 +19,7 @@ from ._base import (
     RequestModel,
     ResponseModel,
     Timestamp,
+    check_discord_id,
     check_e164,
     check_email_address,
     check_slack_id,
@@ -45,11 +47,18 @@ __all__ = [
     "check_person_id",
 ]
 
-PersonChannel = Literal["sms", "whatsapp", "slack", "email", "telegram"]
+PersonChannel = Literal["sms", "whatsapp", "slack", "email", "telegram", "discord"]
 """The channels a person's address may be on (a new channel adds itself here)."""
-CONFIRMABLE_CHANNELS: tuple[PersonChannel, ...] = ("sms", "whatsapp", "email", "telegram")
+CONFIRMABLE_CHANNELS: tuple[PersonChannel, ...] = (
+    "sms",
+    "whatsapp",
+    "email",
+    "telegram",
+    "discord",
+)
 """The channels ``POST /people/{personId}/confirm`` confirms on: a code sent by SMS,
-WhatsApp or email; on Telegram the bot's start link, opened by the person."""
+WhatsApp or email; on Telegram the bot's start link, opened by the person; on Discord a
+DM with a Confirm button, pressed by the person."""
 CODE_CHANNELS: tuple[PersonChannel, ...] = ("sms", "whatsapp", "email")
 """The channels confirmed by a code sent to the address."""
 MAX_ADDRESSES = 10
@@ -87,7 +96,8 @@ PersonInsteadOfTo = Annotated[
 
 class PersonAddressInput(RequestModel):
     """Where a person is reached: a number (E.164) for ``sms`` and ``whatsapp``, a Slack
-    member id for ``slack``, an email address for ``email``, a chat id for ``telegram``.
+    member id for ``slack``, an email address for ``email``, a chat id for ``telegram``,
+    a user id for ``discord``.
     A ``telegram`` address may leave ``to`` out: the chat is learned when the person
     opens the bot's start link (``POST /people/{personId}/confirm``)."""
 
@@ -111,6 +121,10 @@ class PersonAddressInput(RequestModel):
                     "then": {"properties": {"to": TELEGRAM_CHAT_SCHEMA}},
                     "else": {"required": ["to"]},
                 },
+                {
+                    "if": {"properties": {"channel": {"const": "discord"}}},
+                    "then": {"properties": {"to": DISCORD_ID_SCHEMA}},
+                },
             ]
         }
     )
@@ -131,6 +145,8 @@ class PersonAddressInput(RequestModel):
                 self.to = check_email_address(self.to)
             elif self.channel == "slack":
                 check_slack_id(self.to)
+            elif self.channel == "discord":
+                check_discord_id(self.to)
             else:
                 check_e164(self.to)
         except PydanticCustomError:
@@ -138,6 +154,7 @@ class PersonAddressInput(RequestModel):
                 "email": "an email address",
                 "slack": "a Slack member id such as U0123ABCD",
                 "telegram": "a Telegram chat id such as 123456789 (or left out)",
+                "discord": "a Discord user id such as 80351110224678912",
             }.get(self.channel, "a phone number in E.164 form")
             raise _invalid(f"to must be {what} for {self.channel}", "to") from None
         return self
@@ -187,7 +204,8 @@ class PersonConfirmRequest(RequestModel):
     """``POST /people/{personId}/confirm``: the address on ``channel`` (the first there,
     or the one ``to`` names) is sent a one-time code; the person's reply with it
     confirms the address. On ``telegram`` nothing is sent (a bot cannot write first):
-    the answer carries the bot's start link for the person to open."""
+    the answer carries the bot's start link for the person to open. On ``discord`` the
+    user is sent a DM with a Confirm button; their press confirms it."""
 
     channel: PersonChannel
     to: str | None = Field(default=None, min_length=1, max_length=254)
@@ -223,14 +241,16 @@ class PersonList(ResponseModel):
 class PersonConfirmation(ResponseModel):
     """What ``POST /people/{personId}/confirm`` answers: the code went out (its
     interaction), to be answered before ``expiresAt``; on ``telegram``, the bot's
-    ``startLink`` to give the person, to be opened before ``expiresAt`` (once)."""
+    ``startLink`` to give the person, to be opened before ``expiresAt`` (once); on
+    ``discord``, the DM with its Confirm button went out, to be pressed before
+    ``expiresAt`` (once)."""
 
     person_id: str
     channel: str
     to: str | None = None
     """None: a ``telegram`` address whose chat the start link will tell."""
     interaction_id: str | None = None
-    """The code's message (None on ``telegram``: nothing is sent)."""
+    """The code's message (None on ``telegram`` and ``discord``: no code is sent)."""
     start_link: str | None = None
     """``telegram``: ``https://t.me/<bot>?start=<token>``, one-time."""
     expires_at: Timestamp

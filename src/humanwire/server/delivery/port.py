@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ChatBinding",
+    "ConfirmButtons",
     "InboundPort",
     "InboundText",
     "ProviderRegistration",
@@ -80,7 +81,8 @@ class InboundText:
 
 @dataclass(frozen=True)
 class ChatBinding:
-    """What became of a start link opened in a chat (``InboundPort.bind_chat``)."""
+    """What became of a start link opened in a chat, or a Confirm button pressed
+    (``InboundPort.bind_chat``)."""
 
     bound: bool
     """The person's address is that chat now, confirmed."""
@@ -95,6 +97,17 @@ class StartLinks(Protocol):
 
     def start_link(self, token: str) -> str | None:
         """The link (None: the bot's name is not known yet, Telegram unreachable)."""
+        ...
+
+
+@runtime_checkable
+class ConfirmButtons(Protocol):
+    """A provider whose bot may write first, confirming an address by a button carrying
+    a token (Discord's Confirm in a DM); the press goes to ``InboundPort.bind_chat``
+    with the presser's id."""
+
+    async def send_confirm(self, to: str, text: str, token: str) -> None:
+        """Sends ``text`` with the button to ``to``; raises as a send does."""
         ...
 
 
@@ -233,7 +246,9 @@ class InboundPort(Protocol):
     async def bind_chat(self, channel: str, token: str, chat: str) -> ChatBinding:
         """A person opened a start link in ``chat`` (Telegram's ``/start <token>``): when
         ``token`` is one the people directory gave out and it is live, the person's
-        address on ``channel`` becomes ``chat``, confirmed, and the token is spent."""
+        address on ``channel`` becomes ``chat``, confirmed, and the token is spent. On
+        discord ``chat`` is the user who pressed Confirm: only the address's own user
+        binds it (anyone else is refused, the token kept)."""
         ...
 
 

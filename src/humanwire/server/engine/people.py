@@ -17,7 +17,14 @@ before, and replacing the address drops it) and in a ``provider_state`` row unde
 ``START_SCOPE`` that finds the person by it. The person opening it sends ``/start
 <token>`` from their chat; the provider hands it to ``bind_chat`` (through its inbound
 port), which makes that chat the address, confirmed, and spends the token. A token
-unknown, spent or expired confirms nothing, and the chat is told so."""
+unknown, spent or expired confirms nothing, and the chat is told so.
+
+On Discord the bot may write first, but a DM reaches whoever the id is, and the only
+answer a person gives is a press: the address's user is sent a DM with a Confirm button
+whose ``custom_id`` carries a one-time token (kept as the start link's is, its hash
+under ``START_SCOPE``, with ``START_TTL``). The provider hands the press to
+``bind_chat`` with the presser's id, which confirms the address only when the presser
+is its user (anyone else is refused, the token kept), and spends the token."""
 
 from __future__ import annotations
 
@@ -44,9 +51,10 @@ from humanwire.types.people import (
 )
 
 from .. import templates
-from ..delivery.port import ChatBinding, StartLinks
+from ..delivery import ProviderFailure, RecipientUnreachable
+from ..delivery.port import ChatBinding, ConfirmButtons, StartLinks
 from ..delivery.telegram.channel import SANDBOX_BOT_USERNAME
-from ..errors import InvalidRequest, NotFound, ProviderError
+from ..errors import InvalidRequest, InvalidToNumber, NotFound, ProviderError
 from ..store.records import (
     PeopleQuery,
     PersonAddressRecord,
@@ -79,11 +87,17 @@ START_NOT_VALID = (
 )
 START_BOUND = "Done: this chat is confirmed. Messages meant for you will come here."
 START_ALREADY = "This chat is confirmed for you already."
+CONFIRM_TEXT = (
+    "Is this you? Press Confirm to receive messages meant for you here, through this app."
+)
+CONFIRM_NOT_YOURS = "This confirmation is not yours: nothing was confirmed."
+CONFIRM_BOUND = "Done: confirmed. Messages meant for you will come here."
 
 
-def _start_key(token: str) -> str:
-    """What is stored of a start link's token (its hash: the token alone binds)."""
-    return hashlib.sha256(f"telegram-start\n{token}".encode()).hexdigest()
+def _start_key(token: str, channel: str = "telegram") -> str:
+    """What is stored of a start link's (or Confirm button's) token: its hash, the
+    token alone binds, and one channel's token fits no other's."""
+    return hashlib.sha256(f"{channel}-start\n{token}".encode()).hexdigest()
 
 
 def _code_hash(person_id: str, channel: str, to_addr: str, code: str) -> str:
@@ -219,6 +233,8 @@ class PeopleDirectory:
                 f"the person has no {channel} address{named}",
                 field="to" if request.to is not None else "channel",
             )
+        if channel == "discord":
+            return await self._confirm_button(account, record, address)
         if channel not in CODE_CHANNELS:
             return await self._start_link(account, record, address)
         code = f"{secrets.randbelow(1_000_000):06d}"
@@ -270,25 +286,63 @@ class PeopleDirectory:
             return link
         return f"https://t.me/{SANDBOX_BOT_USERNAME}?start={token}"
 
-    async def _start_link(
-        self, account: Account, record: PersonRecord, address: PersonAddressRecord
-    ) -> PersonConfirmation:
-        token = secrets.token_urlsafe(32)  # 43 characters of the payload's alphabet
-        link = self._link(token)
-        key = _start_key(token)
+    async def _give_token(
+        self, account: Account, record: PersonRecord, address: PersonAddressRecord, token: str
+    ) -> float:
+        """Keeps ``token`` (its hash) as the address's pending one: the time it expires."""
+        key = _start_key(token, address.channel)
         now = self._runtime.clock()
         expires_at = now + START_TTL
         if not await self._store.set_person_code(
-            account.id, record.id, "telegram", address.to_addr, key, expires_at
+            account.id, record.id, address.channel, address.to_addr, key, expires_at
         ):
             raise NotFound(f"no person {record.id!r}", field="personId")  # deleted meanwhile
         await self._store.put_provider_state(
             START_SCOPE,
             key,
-            {"accountId": account.id, "personId": record.id, "to": address.to_addr},
+            {
+                "accountId": account.id,
+                "personId": record.id,
+                "channel": address.channel,
+                "to": address.to_addr,
+            },
             now,
         )
         await self._store.delete_provider_state_before(START_SCOPE, now - START_TTL)
+        return expires_at
+
+    async def _confirm_button(
+        self, account: Account, record: PersonRecord, address: PersonAddressRecord
+    ) -> PersonConfirmation:
+        """Discord: the DM with its Confirm button (see the module docstring)."""
+        provider = self._runtime.carriers.by_channel.get("discord")
+        if not isinstance(provider, ConfirmButtons):
+            raise InvalidRequest(
+                "confirming a discord address needs the Discord provider configured "
+                "(docs/going-live/discord.md)",
+                field="channel",
+            )
+        token = secrets.token_urlsafe(32)  # 43 characters: custom_id stays under 100
+        expires_at = await self._give_token(account, record, address, token)
+        try:
+            await provider.send_confirm(address.to_addr, CONFIRM_TEXT, token)
+        except RecipientUnreachable as exc:
+            raise InvalidToNumber(exc.message, field="to") from None
+        except ProviderFailure as exc:
+            raise ProviderError(exc.message, retry_after=exc.retry_after) from None
+        return PersonConfirmation(
+            person_id=record.id,
+            channel="discord",
+            to=address.to_addr,
+            expires_at=_timestamp(expires_at),
+        )
+
+    async def _start_link(
+        self, account: Account, record: PersonRecord, address: PersonAddressRecord
+    ) -> PersonConfirmation:
+        token = secrets.token_urlsafe(32)  # 43 characters of the payload's alphabet
+        link = self._link(token)
+        expires_at = await self._give_token(account, record, address, token)
         return PersonConfirmation(
             person_id=record.id,
             channel="telegram",
@@ -302,15 +356,18 @@ class PeopleDirectory:
         token was given for becomes ``chat``, confirmed, once. Whatever ``to`` the
         address had is replaced: the chat the link was opened in is the person's."""
         not_valid = ChatBinding(bound=False, text=START_NOT_VALID)
-        if channel != "telegram" or not _START_TOKEN.fullmatch(token):
+        if channel not in ("telegram", "discord") or not _START_TOKEN.fullmatch(token):
             return not_valid
-        key = _start_key(token)
+        key = _start_key(token, channel)
         entry = await self._store.get_provider_state(START_SCOPE, key)
-        if entry is None:
+        if entry is None or str(entry.get("channel", "telegram")) != channel:
             return not_valid
         person_id, to_addr = str(entry.get("personId")), str(entry.get("to", ""))
+        if channel == "discord" and not hmac.compare_digest(to_addr, chat):
+            # The DM was the address's user's; a press by anyone else binds nothing.
+            return ChatBinding(bound=False, text=CONFIRM_NOT_YOURS)
         now = self._runtime.clock()
-        code = await self._store.person_code(person_id, "telegram", to_addr)
+        code = await self._store.person_code(person_id, channel, to_addr)
         # The address's pending token must still be this one (a newer link, or the
         # address replaced, voids it) and live.
         if code is None or not hmac.compare_digest(code.code_hash, key) or code.expires_at < now:
@@ -320,14 +377,14 @@ class PeopleDirectory:
         if person is None:
             return not_valid
         if any(
-            n != code.position and a.channel == "telegram" and a.to_addr == chat
+            n != code.position and a.channel == channel and a.to_addr == chat
             for n, a in enumerate(person.addresses)
         ):
             return ChatBinding(bound=False, text=START_ALREADY)  # no two addresses alike
         if not await self._store.bind_person_address(code, chat, now):
             return not_valid  # spent by the same link opened at the same moment
         await self._store.delete_provider_state(START_SCOPE, key)
-        return ChatBinding(bound=True, text=START_BOUND)
+        return ChatBinding(bound=True, text=CONFIRM_BOUND if channel == "discord" else START_BOUND)
 
     async def open_start_text(self, channel: str, chat: str, body: str) -> ChatBinding | None:
         """A text played as the person (the sandbox API, the inbox) that opens a start

@@ -15,6 +15,10 @@ endpoint (``routes``), answered in its HTTP response within Discord's 3 s.
 - **Approvals**: Approve / Reject buttons (``hw:<id>:approve``); a click by one of the
   approval's approvers decides, answered by updating the message (type 7) to show the
   outcome, the buttons gone; anyone else is told so (an ephemeral message).
+- **Confirming a person's address**: ``send_confirm`` DMs the user a **Confirm** button
+  (``hw:<token>:confirm``, the people directory's one-time token); a press goes to
+  ``InboundPort.bind_chat`` with the presser's id, and the message is updated to say
+  the address is confirmed, or the presser is told why not (an ephemeral message).
 - **Forms**: a form that fits a modal (``form_modal``: at most 5 text-like fields,
   labels of at most 45 characters) gets a **Fill in** button opening it, the submission
   is the form's; any other goes out as its page's link (a link button too when the page
@@ -83,6 +87,7 @@ MAX_PLACEHOLDER = 100
 MODAL_FIELD_TYPES = ("text", "textarea", "email", "phone_number")
 """Form fields a modal's text input can take (a select, checkbox or address cannot)."""
 REPLY_INPUT = "reply"
+CONFIRM = "confirm"
 
 # Discord's JSON error codes the sends tell apart.
 UNKNOWN_CHANNEL = 10003
@@ -281,12 +286,12 @@ class DiscordProvider:
         """Discord carries no calls."""
 
     # -- sends ---------------------------------------------------------------------
-    async def deliver(self, item: Outbound) -> Sent:
+    async def deliver(self, item: Outbound, components: list[Any] | None = None) -> Sent:
         import aiohttp
         import discord
 
         try:
-            return await asyncio.wait_for(self._deliver(item), SEND_TIMEOUT)
+            return await asyncio.wait_for(self._deliver(item, components), SEND_TIMEOUT)
         except (RecipientUnreachable, ProviderFailure):
             raise
         except discord.RateLimited as exc:
@@ -300,7 +305,7 @@ class DiscordProvider:
         except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:
             raise ProviderFailure(f"Discord could not be reached ({exc!r})") from None
 
-    async def _deliver(self, item: Outbound) -> Sent:
+    async def _deliver(self, item: Outbound, components: list[Any] | None = None) -> Sent:
         import discord
         from discord.http import Route
 
@@ -311,7 +316,8 @@ class DiscordProvider:
             # The ask's text is the person's to read, not a ping of everyone it names.
             "allowed_mentions": {"parse": []},
         }
-        components = await self._components(item)
+        if components is None:
+            components = await self._components(item)
         if components:
             body["components"] = components
         try:
@@ -379,6 +385,21 @@ class DiscordProvider:
             return _row(_button("Reply", 1, custom_id(item.interaction_id, REPLY_INPUT)))
         return []
 
+    async def send_confirm(self, to: str, text: str, token: str) -> None:
+        """``ConfirmButtons``: the DM with a Confirm button carrying ``token``. Raises as
+        ``deliver`` does (a user sharing no server with the app: ``RecipientUnreachable``)."""
+        item = Outbound(
+            account_id="",
+            interaction_id=None,  # no interaction: the press is the answer
+            channel="discord",
+            kind="message",
+            from_addr=self.bot_id,
+            to_addr=to,
+            text=text,
+            listening=False,
+        )
+        await self.deliver(item, _row(_button("Confirm", 3, custom_id(token, CONFIRM))))
+
     # -- interactions --------------------------------------------------------------
     async def first_delivery(self, interaction_id: str) -> bool:
         """False for an interaction seen before: Discord sends each once, so a second is
@@ -406,6 +427,8 @@ class DiscordProvider:
         interaction_id, action = parsed
         if kind == 3 and action in CHOICES:
             return await self._within_budget(payload, self._decide(payload, interaction_id, action))
+        if kind == 3 and action == CONFIRM:
+            return await self._within_budget(payload, self._confirm(payload, interaction_id))
         if kind == 3 and action in (REPLY_INPUT, "form"):
             return await self._open(payload, interaction_id, action)
         if kind == 5 and action == REPLY_INPUT:
@@ -562,6 +585,14 @@ class DiscordProvider:
         except InvalidRequest as exc:
             return _ephemeral(f"Not submitted: {exc.message} Press Fill in to try again.")
         return _updated(original, "✅ Submitted.")
+
+    async def _confirm(self, payload: Mapping[str, Any], token: str) -> dict[str, Any]:
+        """Confirm, pressed: binds only when the presser is the address's user."""
+        binding = await self.inbound.bind_chat("discord", token, user_of(payload))
+        if not binding.bound:
+            return _ephemeral(binding.text)
+        original = str((payload.get("message") or {}).get("content") or "")
+        return _updated(original, f"✅ {binding.text}")
 
     async def _decide(
         self, payload: Mapping[str, Any], interaction_id: str, choice: str

@@ -36,15 +36,19 @@ from humanwire.errors import HumanWireError
 if TYPE_CHECKING:
     from humanwire._client import HumanWire
 
-__all__ = [
-    "DEFAULT_WAIT_TIME",
-    "HumanWireTool",
-    "HumanWireToolError",
-    "MessageTool",
-    "SchemaToolkit",
-    "error_text",
-    *kinds.TOOL_CLASS_NAMES,
-]
+# Read at run time only: type checkers take every class below as exported (a star
+# in __all__ hides them from mypy), so `from humanwire.<adapter> import AskHumanSMS`
+# type-checks.
+if not TYPE_CHECKING:
+    __all__ = [
+        "DEFAULT_WAIT_TIME",
+        "HumanWireTool",
+        "HumanWireToolError",
+        "MessageTool",
+        "SchemaToolkit",
+        "error_text",
+        *kinds.TOOL_CLASS_NAMES,
+    ]
 
 
 class HumanWireToolError(Exception):

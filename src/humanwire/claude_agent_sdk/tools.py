@@ -23,7 +23,7 @@ How a call ends, in MCP's terms (the CLI hands the model the tool result as it i
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from claude_agent_sdk import McpSdkServerConfig, SdkMcpTool, create_sdk_mcp_server
 from pydantic import BaseModel, ValidationError
@@ -33,14 +33,18 @@ from humanwire._tool_kinds import DEFAULT_WAIT_TIME, ToolCore, error_text
 from humanwire._tooling import plain_json_schema
 from humanwire.errors import HumanWireError
 
-__all__ = [
-    "DEFAULT_SERVER_NAME",
-    "DEFAULT_WAIT_TIME",
-    "HumanWireTool",
-    "allowed_tool_names",
-    "humanwire_server",
-    *kinds.TOOL_CLASS_NAMES,
-]
+# Read at run time only: type checkers take every class below as exported (a star
+# in __all__ hides them from mypy), so `from humanwire.<adapter> import AskHumanSMS`
+# type-checks.
+if not TYPE_CHECKING:
+    __all__ = [
+        "DEFAULT_SERVER_NAME",
+        "DEFAULT_WAIT_TIME",
+        "HumanWireTool",
+        "allowed_tool_names",
+        "humanwire_server",
+        *kinds.TOOL_CLASS_NAMES,
+    ]
 
 DEFAULT_SERVER_NAME = "humanwire"
 """The in-process MCP server's name: its tools are ``mcp__humanwire__<tool>``."""

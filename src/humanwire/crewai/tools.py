@@ -57,14 +57,18 @@ from humanwire.errors import (
 if TYPE_CHECKING:
     from humanwire._client import AsyncHumanWire, HumanWire
 
-__all__ = [
-    "DEFAULT_WAIT_TIME",
-    "HumanWireTool",
-    "never_cache",
-    "service_failure",
-    "shown_schema",
-    *kinds.TOOL_CLASS_NAMES,
-]
+# Read at run time only: type checkers take every class below as exported (a star
+# in __all__ hides them from mypy), so `from humanwire.<adapter> import AskHumanSMS`
+# type-checks.
+if not TYPE_CHECKING:
+    __all__ = [
+        "DEFAULT_WAIT_TIME",
+        "HumanWireTool",
+        "never_cache",
+        "service_failure",
+        "shown_schema",
+        *kinds.TOOL_CLASS_NAMES,
+    ]
 
 
 def never_cache(arguments: Any = None, result: Any = None) -> bool:

@@ -23,7 +23,7 @@ What the model reads, in ADK's own shapes:
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
@@ -35,12 +35,16 @@ from humanwire._tool_kinds import DEFAULT_WAIT_TIME, ToolCore, error_text
 from humanwire._tooling import plain_json_schema
 from humanwire.errors import HumanWireError
 
-__all__ = [
-    "DEFAULT_WAIT_TIME",
-    "HumanWireTool",
-    "humanwire_error_response",
-    *kinds.TOOL_CLASS_NAMES,
-]
+# Read at run time only: type checkers take every class below as exported (a star
+# in __all__ hides them from mypy), so `from humanwire.<adapter> import AskHumanSMS`
+# type-checks.
+if not TYPE_CHECKING:
+    __all__ = [
+        "DEFAULT_WAIT_TIME",
+        "HumanWireTool",
+        "humanwire_error_response",
+        *kinds.TOOL_CLASS_NAMES,
+    ]
 
 
 def humanwire_error_response(error: Exception) -> dict[str, str]:

@@ -12,7 +12,7 @@ SDK.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agents import FunctionTool, RunContextWrapper
 from agents.tool import ToolErrorFunction
@@ -25,13 +25,17 @@ from humanwire._tool_kinds import DEFAULT_WAIT_TIME, ToolCore, error_text, form_
 from humanwire._tooling import plain_json_schema
 from humanwire.errors import HumanWireError
 
-__all__ = [
-    "DEFAULT_WAIT_TIME",
-    "HumanWireTool",
-    "form_description_text",
-    "humanwire_error_message",
-    *kinds.TOOL_CLASS_NAMES,
-]
+# Read at run time only: type checkers take every class below as exported (a star
+# in __all__ hides them from mypy), so `from humanwire.<adapter> import AskHumanSMS`
+# type-checks.
+if not TYPE_CHECKING:
+    __all__ = [
+        "DEFAULT_WAIT_TIME",
+        "HumanWireTool",
+        "form_description_text",
+        "humanwire_error_message",
+        *kinds.TOOL_CLASS_NAMES,
+    ]
 
 
 def humanwire_error_message(context: RunContextWrapper[Any], error: Exception) -> str:

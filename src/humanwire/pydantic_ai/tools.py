@@ -21,7 +21,7 @@ How a call ends, in Pydantic AI's own terms:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 from pydantic_ai import Tool, ToolReturn
@@ -32,13 +32,17 @@ from humanwire._tool_kinds import DEFAULT_WAIT_TIME, MessageTool, ToolCore, erro
 from humanwire._tooling import plain_json_schema
 from humanwire.errors import HumanWireError
 
-__all__ = [
-    "DEFAULT_WAIT_TIME",
-    "HumanWireTool",
-    "MessageTool",
-    "error_text",
-    *kinds.TOOL_CLASS_NAMES,
-]
+# Read at run time only: type checkers take every class below as exported (a star
+# in __all__ hides them from mypy), so `from humanwire.<adapter> import AskHumanSMS`
+# type-checks.
+if not TYPE_CHECKING:
+    __all__ = [
+        "DEFAULT_WAIT_TIME",
+        "HumanWireTool",
+        "MessageTool",
+        "error_text",
+        *kinds.TOOL_CLASS_NAMES,
+    ]
 
 
 class HumanWireTool(ToolCore, Tool[Any]):

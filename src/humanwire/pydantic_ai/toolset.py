@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.toolsets import FunctionToolset
 
+from humanwire._tool_kinds import DEFAULT_WAIT_TIME
 from humanwire._tooling import MessageChannel
 from humanwire.approval import check_wait_time
 
 from .tools import (
-    DEFAULT_WAIT_TIME,
     AskHumanChannel,
     AskHumanEmail,
     AskHumanSlack,

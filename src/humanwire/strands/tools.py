@@ -20,7 +20,7 @@ How a call ends, in Strands' own terms (a ``toolResult``):
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 from strands.types.events import ToolResultEvent
@@ -31,16 +31,20 @@ from humanwire._tool_kinds import DEFAULT_WAIT_TIME, MessageTool, ToolCore, erro
 from humanwire._tooling import plain_json_schema
 from humanwire.errors import HumanWireError
 
-__all__ = [
-    "DEFAULT_WAIT_TIME",
-    "HumanWireTool",
-    "MessageTool",
-    "SpecTool",
-    "error_result",
-    "error_text",
-    "text_result",
-    *kinds.TOOL_CLASS_NAMES,
-]
+# Read at run time only: type checkers take every class below as exported (a star
+# in __all__ hides them from mypy), so `from humanwire.<adapter> import AskHumanSMS`
+# type-checks.
+if not TYPE_CHECKING:
+    __all__ = [
+        "DEFAULT_WAIT_TIME",
+        "HumanWireTool",
+        "MessageTool",
+        "SpecTool",
+        "error_result",
+        "error_text",
+        "text_result",
+        *kinds.TOOL_CLASS_NAMES,
+    ]
 
 
 def text_result(tool_use: ToolUse, text: str) -> ToolResult:

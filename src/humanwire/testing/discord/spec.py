@@ -28,6 +28,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from .._schema import SchemaCheck
+
 __all__ = ["DiscordSpec", "Operation", "SpecViolation", "load_spec"]
 
 SPEC_FILE = "discord_openapi.subset.json"
@@ -114,7 +116,7 @@ class DiscordSpec:
 
     def __init__(self, document: dict[str, Any]) -> None:
         self.document = document
-        self._validators: dict[str, Any] = {}
+        self._checks = SchemaCheck(self._new_validator)
         self.operations: list[Operation] = []
         for template, item in document["paths"].items():
             for method, spec in item.items():
@@ -181,27 +183,13 @@ class DiscordSpec:
         return self.problem(schema, body) or prose_limits(body.get("data") or {})
 
     def problem(self, schema: dict[str, Any], value: Any) -> str | None:
-        errors = sorted(
-            self._validator(schema).iter_errors(value),
-            key=lambda error: len(list(error.absolute_path)),
-        )
-        if not errors:
-            return None
-        error = errors[0]
-        where = "/".join(str(part) for part in error.absolute_path) or "(body)"
-        return f"{where}: {error.message[:300]}"
+        return self._checks.problem(schema, value)
 
-    def _validator(self, schema: dict[str, Any]) -> Any:
-        """A 2020-12 validator of ``schema`` whose ``#/components/...`` references resolve
-        in the description (built once per schema)."""
+    def _new_validator(self, schema: dict[str, Any]) -> Any:
+        """A 2020-12 validator whose ``#/components/...`` references resolve in the description."""
         from jsonschema import Draft202012Validator
 
-        key = json.dumps(schema, sort_keys=True)
-        validator = self._validators.get(key)
-        if validator is None:
-            validator = Draft202012Validator({**schema, "components": self.document["components"]})
-            self._validators[key] = validator
-        return validator
+        return Draft202012Validator({**schema, "components": self.document["components"]})
 
 
 def prose_limits(body: dict[str, Any]) -> str | None:

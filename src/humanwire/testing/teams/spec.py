@@ -26,6 +26,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from .._schema import SchemaCheck
+
 __all__ = ["ConnectorSpec", "Operation", "SpecViolation", "load_spec"]
 
 SPEC_FILE = "botframework_connector_v3.subset.json"
@@ -90,7 +92,7 @@ class ConnectorSpec:
     def __init__(self, document: dict[str, Any]) -> None:
         self.document = document
         self.definitions = _strict(document["definitions"])
-        self._validators: dict[str, Any] = {}
+        self._checks = SchemaCheck(self._new_validator)
         self.operations = [
             Operation(spec["operationId"], method.upper(), template, _path_pattern(template), spec)
             for template, item in document["paths"].items()
@@ -132,25 +134,13 @@ class ConnectorSpec:
         return self.problem({"$ref": "#/definitions/Activity"}, activity)
 
     def problem(self, schema: dict[str, Any], value: Any) -> str | None:
-        errors = sorted(
-            self._validator(schema).iter_errors(value),
-            key=lambda error: len(list(error.absolute_path)),
-        )
-        if not errors:
-            return None
-        error = errors[0]
-        where = "/".join(str(part) for part in error.absolute_path) or "(body)"
-        return f"{where}: {error.message[:300]}"
+        return self._checks.problem(schema, value)
 
-    def _validator(self, schema: dict[str, Any]) -> Any:
+    def _new_validator(self, schema: dict[str, Any]) -> Any:
+        """A draft-4 validator whose ``#/definitions/...`` references resolve in the description."""
         from jsonschema import Draft4Validator
 
-        key = json.dumps(schema, sort_keys=True)
-        validator = self._validators.get(key)
-        if validator is None:
-            validator = Draft4Validator({**schema, "definitions": self.definitions})
-            self._validators[key] = validator
-        return validator
+        return Draft4Validator({**schema, "definitions": self.definitions})
 
 
 @lru_cache(maxsize=1)

@@ -64,10 +64,12 @@ def test_approvals_are_a_role_registered_where_the_engine_reads(tmp_path: Path) 
     assert not any(issubclass(part, ApprovalAccess) for part in Engine.__mro__)
     assert approvals.host is engine
     # In the order matching runs: the message matcher first (``HumanSide._match``), then
-    # the people directory's confirmation codes (a code is no decision), then approvals'.
+    # the people directory's confirmation codes (a code is no decision), then the
+    # fallback's onward messages (a reply there answers the first ask), then approvals'.
     # Each says what it can claim: a plain reply to a message enters neither's code.
     assert engine.inbound.matchers == [
         TextMatcher(engine.people._match_code, unmatched=False, matched_key="_confirm"),
+        TextMatcher(engine.fallbacks._to_first, unmatched=False, matched_key="_fallbackOf"),
         TextMatcher(approvals._match_approval, channels=REPLY_CHANNELS, matched_body=texts.CODE),
     ]
     assert engine.inbound.takers == {"approval": approvals._take_decision}
@@ -77,7 +79,10 @@ def test_approvals_are_a_role_registered_where_the_engine_reads(tmp_path: Path) 
         )
     ]
     assert engine.inbound.call_ended == [approvals._call_decided]
-    assert engine.deadlines.closers == {"approval": approvals._time_out}
+    assert engine.deadlines.closers == {
+        "approval": approvals._time_out,
+        "message": engine.fallbacks._close,  # the fallback's onward messages end quietly
+    }
     assert engine.holding.accepted_bodies == {"approval": approvals._accepted_approval}
     assert engine.schedule.handlers["approval.remind"] == approvals._remind_step
     assert engine.schedule.handlers["approval.escalate"] == approvals._escalate_step
@@ -85,16 +90,20 @@ def test_approvals_are_a_role_registered_where_the_engine_reads(tmp_path: Path) 
 
 def test_a_plain_reply_to_a_message_is_offered_to_no_registered_matcher(tmp_path: Path) -> None:
     engine = Engine(ServiceConfig(db_path=str(tmp_path / "hw.db")))
-    people, approvals = engine.inbound.matchers
+    people, fallback, approvals = engine.inbound.matchers
     # What the matchers' registrations read of a matched interaction: its request.
     message = cast(InteractionRecord, SimpleNamespace(request={"message": "Deploy?"}))
     confirming = cast(InteractionRecord, SimpleNamespace(request={"_confirm": {}}))
+    onward = cast(InteractionRecord, SimpleNamespace(request={"_fallbackOf": "int_1"}))
 
     def text(body: str, channel: str = "sms") -> InboundText:
         return InboundText(channel=channel, from_addr="+12025550100", to_addr="+1415", body=body)
 
     assert not people.offered(text("Ship it"), message)
     assert not approvals.offered(text("Ship it"), message)
+    assert not fallback.offered(text("Ship it"), message)
+    assert fallback.offered(text("Ship it"), onward)
+    assert not fallback.offered(text("Ship it"), None)
     assert people.offered(text("123456"), confirming)
     assert not people.offered(text("123456"), None)
     assert approvals.offered(text("yes 1234"), message)  # may name an approval's code

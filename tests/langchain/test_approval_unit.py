@@ -132,8 +132,12 @@ def test_recipient_resolution(monkeypatch: pytest.MonkeyPatch) -> None:
     assert resolve_recipient("sms") == "+12025550100"
     monkeypatch.setenv("HUMANWIRE_BASE_URL", "https://api.example.com")
     assert not is_local_service()
-    with pytest.raises(ValueError, match="HUMANWIRE_SMS_TO"):
+    with pytest.raises(ValueError, match="HUMANWIRE_SMS_TO") as refused:
         resolve_recipient("sms")
+    # The default human applies on a loopback HUMANWIRE_BASE_URL too, and the error says so
+    # (it used to say "only without HUMANWIRE_BASE_URL", which the code above contradicts).
+    assert "humanwire serve on a loopback HUMANWIRE_BASE_URL" in str(refused.value)
+    assert "only without" not in str(refused.value)
     with pytest.raises(ValueError, match="HUMANWIRE_WHATSAPP_TO"):
         resolve_recipient("whatsapp")
 

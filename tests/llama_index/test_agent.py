@@ -137,6 +137,27 @@ async def test_approval_tool_does_not_run_a_rejected_action(
     )
 
 
+async def test_approval_tool_tells_the_model_its_approval_could_not_be_requested(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman
+) -> None:
+    """A bad key (the service refuses the request): nothing runs, no one is asked, and the
+    model reads that its approval could not be requested, as every adapter's gate says."""
+    wrong = AsyncHumanWire(base_url=async_humanwire_client.base_url, api_key="hw_wrong_key")
+    calls: list[dict[str, Any]] = []
+    tool = approval_tool(_guarded(calls), approver=Approver(wrong, to="+12025550100"))
+    llm = scripted_llm("refund_order", {"order_id": "C-3", "amount": 10.0})
+
+    answer, _ = await _run(FunctionAgent(tools=[tool], llm=llm), "Refund C-3.")
+
+    assert calls == []
+    assert human.deliveries() == []
+    assert answer == (
+        "Done. refund_order was not run: its approval could not be requested "
+        "(humanwire: 401 unauthorized: invalid API key)."
+    )
+    await wrong.aclose()
+
+
 def test_an_edit_is_no_longer_offered(async_humanwire_client: AsyncHumanWire) -> None:
     # An approval request is about the call as asked (its digest binds the decision).
     with pytest.raises(ValueError, match="allow_edit"):

@@ -14,15 +14,24 @@ from humanwire._pauses import (
     FileApprovalLedger,
     FileRecordStore,
     MemoryApprovalLedger,
+    action_key,
     approver_source,
     decision_from_value,
     decision_to_dict,
     delivery_for,
     idempotency_key,
     resume_once,
+    settle_approval,
     store_key,
 )
-from humanwire.approval import Approver, decision_from_values, timeout_decision
+from humanwire.approval import (
+    ApprovalRequest,
+    Approver,
+    action_digest_of,
+    decision_from_values,
+    timeout_decision,
+)
+from humanwire.errors import HumanWireError
 
 
 def test_a_decision_survives_json() -> None:
@@ -66,6 +75,39 @@ def test_idempotency_keys_stay_within_the_services_limit() -> None:
     assert split_one != split_two and ":app" not in split_one
     assert store_key("order-1042") == "order-1042"
     assert store_key("a/b").startswith("run-")
+
+
+def test_an_action_key_is_bound_to_the_run_the_call_and_the_action() -> None:
+    pay = ApprovalRequest("pay", {"amount": 5})
+    key = action_key("approval", "agno", "run-1", "call_1", request=pay)
+    assert key == f"humanwire-approval:agno:run-1:call_1:{action_digest_of(pay)}"
+    # A resume sending the same request again gets the same key (the same interaction).
+    assert action_key("approval", "agno", "run-1", "call_1", request=pay) == key
+    others = {
+        action_key("approval", "agno", "run-2", "call_1", request=pay),  # another run
+        action_key(
+            "approval", "agno", "run-1", "call_1", request=ApprovalRequest("pay", {"amount": 6})
+        ),
+        action_key("approval", "agno", "run-1", "call_1", "name", request=pay),  # another field
+        action_key("question", "agno", "run-1", "call_1", request=pay),
+    }
+    assert key not in others and len(others) == 4
+
+
+async def test_settling_what_a_gate_holds_fails_closed() -> None:
+    pay = ApprovalRequest("pay", {"amount": 5})
+    used, refusal = await settle_approval(None, HumanWireError("the service stopped"), pay)
+    assert used is None
+    assert refusal == (
+        "pay was not run: its approval could not be requested (humanwire: the service stopped)."
+    )
+    used, refusal = await settle_approval(None, None, pay)
+    assert (used, refusal) == (None, "pay was not run: it has no decision.")
+    rejected = decision_from_values({"decision": "reject", "comment": "too much"})
+    used, refusal = await settle_approval(None, rejected, pay)
+    assert used == rejected and refusal == "pay was not run: a human rejected it. Reason: too much"
+    approved = decision_from_values({"decision": "approve"})
+    assert await settle_approval(None, approved, pay) == (approved, "")
 
 
 def test_a_record_is_claimed_once_and_a_newer_one_survives(tmp_path: Path) -> None:

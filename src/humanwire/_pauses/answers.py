@@ -3,7 +3,8 @@ service (:func:`read_answer`, :func:`answers_from_service`, :func:`read_decision
 decisions as JSON for a framework that keeps the answer in its own state
 (:func:`decision_to_dict`, :func:`decision_from_value`); what the model reads when a call
 does not run (:func:`denial_text`, :func:`unrequested_text`), and the last step of every
-gate, an approval used for its call (:func:`use_approval`)."""
+gate, an approval used for its call (:func:`use_approval`; from whatever the gate holds,
+an error or no decision too: :func:`settle_approval`)."""
 
 from __future__ import annotations
 
@@ -227,6 +228,23 @@ async def use_approval(
         except HumanWireError as exc:
             return None, f"{request.action} was not run: its approval could not be used ({exc})."
     return decision, "" if decision.approved else denial_text(request.action, decision)
+
+
+async def settle_approval(
+    client: AsyncHumanWire | Callable[[], Awaitable[AsyncHumanWire]] | None,
+    answer: ApprovalDecision | HumanWireError | None,
+    request: ApprovalRequest,
+) -> tuple[ApprovalDecision | None, str]:
+    """:func:`use_approval` over whatever a gate holds for the call: a decision (used for
+    the call as asked), the error that kept its approval from being requested or read
+    (:func:`unrequested_text`), or nothing (no decision). The decision as it stands and,
+    when the call must not run, what the model reads (``""`` when it may); ``None`` for
+    the decision when there is none to act on (fails closed)."""
+    if isinstance(answer, HumanWireError):
+        return None, unrequested_text(request.action, answer)
+    if answer is None:
+        return None, f"{request.action} was not run: it has no decision."
+    return await use_approval(client, answer, request)
 
 
 def unrequested_text(action: str, error: Exception) -> str:

@@ -1,7 +1,8 @@
 """The keys of a paused call: which adapter's pause a send belongs to (:data:`RESUME_KEY`),
-one send per run and call (:func:`idempotency_key`, :func:`reuse_parts`), the metadata a
-resume needs (:func:`metadata_value`) or that only informs (:func:`optional_metadata`),
-and ids that may name files (:func:`check_id`, :func:`store_key`)."""
+one send per run and call (:func:`idempotency_key`, :func:`reuse_parts`; bound to the
+action too: :func:`action_key`), the metadata a resume needs (:func:`metadata_value`) or
+that only informs (:func:`optional_metadata`), and ids that may name files
+(:func:`check_id`, :func:`store_key`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 
+from humanwire.approval import ApprovalRequest, action_digest_of
 from humanwire.types import METADATA_MAX_VALUE_LENGTH
 
 RESUME_KEY = "humanwire_resume"
@@ -53,6 +55,14 @@ def idempotency_key(kind: str, framework: str, *parts: str | int) -> str:
         return key
     digest = hashlib.sha256(json.dumps(texts).encode()).hexdigest()
     return f"humanwire-{kind}:{framework}:{digest}"
+
+
+def action_key(kind: str, framework: str, *parts: str | int, request: ApprovalRequest) -> str:
+    """:func:`idempotency_key` bound to the action too: ``parts`` (the run or session, the
+    call id, ...) then the digest of ``request``. Unique per run and per action, so a model
+    reusing a call id (``call_1``) for another action, or in another run, is asked afresh,
+    while a resume sending the same request again gets the same interaction back."""
+    return idempotency_key(kind, framework, *parts, action_digest_of(request))
 
 
 def reuse_parts(call_ids: Iterable[str], call_id: str) -> tuple[str, ...]:

@@ -1,17 +1,20 @@
 """Sending a paused call's approval request or question without waiting for the answer
 (:func:`send_approval_form`, :func:`send_pending_approval`, :func:`send_question`), open
 for :func:`pause_window`; who is asked (:func:`approver_source`, :class:`LazyApprover`,
-:class:`AskingPeople`)
-and on which client (:func:`service_client`)."""
+:class:`AskingPeople`) and on which client (:func:`service_client`); a driver's or a
+gate's own sends, its approver, window and clients given once (:class:`Asks`:
+:func:`request_approval`, :func:`ask_question`, and :func:`ask_person`, which reads the
+answer too)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from humanwire._tool_clients import ToolClients
 from humanwire.approval import ApprovalRequest, Approver
+from humanwire.errors import HumanWireError
 from humanwire.types import MessageResponse
 
 from .keys import DEFAULT_PAUSE_WINDOW
@@ -20,7 +23,7 @@ if TYPE_CHECKING:
     from humanwire._client import AsyncHumanWire
     from humanwire.types.approvals import Approval
 
-    from .answers import AnswerKind
+    from .answers import Answer, AnswerKind
 
 
 def pause_window(approver: Approver, window: float | None = None) -> float:
@@ -179,6 +182,99 @@ class AskingPeople:
         self.approver = approver_source(approver, **options)()
         self.clients = ToolClients.of(self.approver)
         self.window = pause_window(self.approver, window)
+
+
+class Asks(Protocol):
+    """A driver or a gate that asks people: whom (``approver``), for how long a paused
+    call stays open (``window``), on which clients (``clients``). :class:`AskingPeople`
+    is one."""
+
+    @property
+    def approver(self) -> Approver: ...
+
+    @property
+    def window(self) -> float: ...
+
+    @property
+    def clients(self) -> ToolClients: ...
+
+
+async def request_approval(
+    asker: Asks,
+    request: ApprovalRequest,
+    *,
+    key: str,
+    metadata: Mapping[str, str],
+    client: AsyncHumanWire | None = None,
+) -> Approval:
+    """:func:`send_approval_form` from ``asker``: its approver, open its ``window``, on
+    ``client`` (else the client of this event loop)."""
+    return await send_approval_form(
+        asker.approver,
+        request,
+        idempotency_key=key,
+        metadata=metadata,
+        window=asker.window,
+        client=client if client is not None else await asker.clients.get(),
+    )
+
+
+async def ask_question(
+    asker: Asks,
+    text: str,
+    *,
+    key: str,
+    metadata: Mapping[str, str],
+    window: float | None = None,
+    client: AsyncHumanWire | None = None,
+) -> MessageResponse:
+    """:func:`send_question` from ``asker``: to its approver's person, open ``window``
+    (else its ``window``), on ``client`` (else the client of this event loop)."""
+    return await send_question(
+        asker.approver,
+        text,
+        idempotency_key=key,
+        metadata=metadata,
+        window=window if window is not None else asker.window,
+        client=client if client is not None else await asker.clients.get(),
+    )
+
+
+async def ask_person(
+    asker: Asks,
+    kind: AnswerKind,
+    subject: ApprovalRequest | str,
+    *,
+    key: str,
+    metadata: Mapping[str, str],
+    timeout: float | None,
+    window: float | None = None,
+    client: AsyncHumanWire | None = None,
+) -> Answer | HumanWireError | None:
+    """Send ``subject`` (an approval's request, a question's text) from ``asker`` under
+    ``key`` (again: the same interaction back) and read its answer (waiting at most
+    ``timeout`` seconds; ``0``: look once; ``None``: until it ends): a decision, a reply
+    (``Human response: ...``, or the no-response text), the service's error that kept it
+    from being sent or read (returned, so the caller fails closed its own way), or
+    ``None`` while it is open."""
+    from .answers import read_answer
+
+    service = client if client is not None else await asker.clients.get()
+    try:
+        if kind == "approval":
+            if not isinstance(subject, ApprovalRequest):
+                raise TypeError("an approval is asked about an ApprovalRequest")
+            sent: Approval | MessageResponse = await request_approval(
+                asker, subject, key=key, metadata=metadata, client=service
+            )
+        else:
+            sent = await ask_question(
+                asker, str(subject), key=key, metadata=metadata, window=window, client=service
+            )
+        answer = await read_answer(service, kind, sent.interaction_id, timeout=timeout)
+    except HumanWireError as exc:
+        return exc
+    return answer
 
 
 def service_client(approver: Approver | None, client: AsyncHumanWire | None) -> AsyncHumanWire:

@@ -44,23 +44,18 @@ from humanwire._pauses import (
     FilePlainRecordStore,
     PauseResumer,
     SavedRecord,
-    idempotency_key,
+    action_key,
+    ask_person,
     metadata_value,
     read_decision,
+    request_approval,
     resume_answered,
     resume_expired,
     resume_from_webhook,
     resume_once,
-    send_approval_form,
-    unrequested_text,
-    use_approval,
+    settle_approval,
 )
-from humanwire.approval import (
-    ApprovalDecision,
-    ApprovalRequest,
-    Approver,
-    action_digest_of,
-)
+from humanwire.approval import ApprovalDecision, ApprovalRequest, Approver
 from humanwire.errors import HumanWireError
 from humanwire.types import Event
 
@@ -222,7 +217,7 @@ class HumanApprovals(AskingPeople):
             )
             answers: dict[str, Answer | HumanWireError] = {
                 pending.request_id: answer
-                for (_, pending), (_, answer) in zip(asked, found, strict=True)
+                for (_, pending), answer in zip(asked, found, strict=True)
                 if answer is not None
             }
             message = await self._answer(
@@ -389,12 +384,8 @@ class HumanApprovals(AskingPeople):
         }
         # Unique per run (the framework's request id is new for every request, and the
         # session's) and bound to the action: a model reusing a call id is asked afresh.
-        key = idempotency_key(
-            "approval",
-            "agent_framework",
-            session_id,
-            pending.request_id,
-            action_digest_of(pending.request),
+        key = action_key(
+            "approval", "agent_framework", session_id, pending.request_id, request=pending.request
         )
         return key, metadata
 
@@ -403,13 +394,8 @@ class HumanApprovals(AskingPeople):
     ) -> tuple[PendingRequest, HumanWireError | None]:
         key, metadata = self._key_and_metadata(session, pending)
         try:
-            approval = await send_approval_form(
-                self.approver,
-                pending.request,
-                idempotency_key=key,
-                metadata=metadata,
-                window=self.window,
-                client=client,
+            approval = await request_approval(
+                self, pending.request, key=key, metadata=metadata, client=client
             )
         except HumanWireError as exc:
             return pending, exc
@@ -431,14 +417,17 @@ class HumanApprovals(AskingPeople):
         pending: PendingRequest,
         *,
         timeout: float | None,
-    ) -> tuple[PendingRequest, ApprovalDecision | HumanWireError | None]:
-        sent, error = await self._send(client, session, pending)
-        if error is not None:
-            return sent, error
-        try:
-            return sent, await read_decision(client, sent.interaction_id, timeout=timeout)
-        except HumanWireError as exc:
-            return sent, exc
+    ) -> Answer | HumanWireError | None:
+        key, metadata = self._key_and_metadata(session, pending)
+        return await ask_person(
+            self,
+            "approval",
+            pending.request,
+            key=key,
+            metadata=metadata,
+            timeout=timeout,
+            client=client,
+        )
 
     async def _answer(
         self,
@@ -458,18 +447,18 @@ class HumanApprovals(AskingPeople):
         for content in requests:
             call = by_id[str(content.id)]
             answer = answers.get(call.request_id)
-            approved = False
-            if isinstance(answer, HumanWireError):
-                notes.append(unrequested_text(call.tool_name, answer))
-            elif isinstance(answer, ApprovalDecision):
-                used, refusal = await use_approval(client, answer, call.request)
-                if answer.approved and used is not None and used.decision == "consumed":
-                    return None
-                approved = used is not None and used.approved
-                if not approved:
-                    notes.append(refusal)
-            else:
-                notes.append(f"{call.tool_name} was not run: it has no decision.")
+            decision = answer if not isinstance(answer, str) else None
+            used, refusal = await settle_approval(client, decision, call.request)
+            if (
+                isinstance(answer, ApprovalDecision)
+                and answer.approved
+                and used is not None
+                and used.decision == "consumed"
+            ):
+                return None
+            approved = used is not None and used.approved
+            if not approved:
+                notes.append(refusal)
             contents.append(content.to_function_approval_response(approved=approved))
         contents.extend(Content.from_text(note) for note in notes)
         return Message(role="user", contents=contents)

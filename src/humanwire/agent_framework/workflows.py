@@ -26,15 +26,8 @@ import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from humanwire._pauses import (
-    RESUME_KEY,
-    AskingPeople,
-    idempotency_key,
-    read_answer,
-    reply_text,
-    send_question,
-)
-from humanwire.approval import ApprovalRequest, action_digest_of
+from humanwire._pauses import RESUME_KEY, AskingPeople, action_key, ask_person, reply_text
+from humanwire.approval import ApprovalRequest
 from humanwire.errors import HumanWireError
 
 if TYPE_CHECKING:
@@ -159,24 +152,19 @@ class HumanRequests(AskingPeople):
         }
         # Unique per request (the framework's id is new each time) and bound to what is
         # asked: a resume sends the same question under the same key.
-        key = idempotency_key(
+        asked = ApprovalRequest("request_info", {"text": request.text})
+        key = action_key("question", "agent_framework", request.request_id, request=asked)
+        answer = await ask_person(
+            self,
             "question",
-            "agent_framework",
-            request.request_id,
-            action_digest_of(ApprovalRequest("request_info", {"text": request.text})),
+            request.text,
+            key=key,
+            metadata=metadata,
+            timeout=timeout,
+            client=client,
         )
-        try:
-            sent = await send_question(
-                self.approver,
-                request.text,
-                idempotency_key=key,
-                metadata=metadata,
-                window=self.window,
-                client=client,
-            )
-            answer = await read_answer(client, "question", sent.interaction_id, timeout=timeout)
-        except HumanWireError as exc:
-            return f"humanwire: {exc}"
+        if isinstance(answer, HumanWireError):
+            return f"humanwire: {answer}"
         if answer is None:
             return None
         return str(answer).removeprefix(_REPLY_PREFIX)

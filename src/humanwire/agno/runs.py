@@ -40,23 +40,15 @@ from humanwire._pauses import (
     RESUME_KEY,
     AnswerKind,
     AskingPeople,
+    action_key,
+    ask_person,
     delivery_for,
-    idempotency_key,
     metadata_value,
-    read_answer,
-    read_decision,
     reply_text,
-    send_approval_form,
-    send_question,
     unrequested_text,
     use_approval,
 )
-from humanwire.approval import (
-    ApprovalDecision,
-    ApprovalRequest,
-    action_digest_of,
-    format_arguments,
-)
+from humanwire.approval import ApprovalDecision, ApprovalRequest, format_arguments
 from humanwire.errors import HumanWireError
 from humanwire.types import DEFAULT_NO_RESPONSE_TEMPLATE, Event
 
@@ -288,38 +280,14 @@ class HumanRuns(AskingPeople):
             SESSION_KEY: metadata_value("session id", session_id),
             CALL_KEY: question.call_id[:128],
         }
-        # Unique per run and bound to the action: a model reusing a call id (call_1)
-        # for another call, or in another run, is asked afresh.
-        key = idempotency_key(
-            question.kind,
-            "agno",
-            run_id,
-            question.call_id,
-            *([question.field] if question.field else []),
-            action_digest_of(question.request),
+        field = [question.field] if question.field else []
+        key = action_key(
+            question.kind, "agno", run_id, question.call_id, *field, request=question.request
         )
-        try:
-            if question.kind == "approval":
-                approval = await send_approval_form(
-                    self.approver,
-                    question.request,
-                    idempotency_key=key,
-                    metadata=metadata,
-                    window=self.window,
-                    client=client,
-                )
-                return await read_decision(client, approval.interaction_id, timeout=timeout)
-            message = await send_question(
-                self.approver,
-                question.text,
-                idempotency_key=key,
-                metadata=metadata,
-                window=self.window,
-                client=client,
-            )
-            return await read_answer(client, "question", message.interaction_id, timeout=timeout)
-        except HumanWireError as exc:
-            return exc  # fails closed when resolved
+        subject = question.request if question.kind == "approval" else question.text
+        return await ask_person(
+            self, question.kind, subject, key=key, metadata=metadata, timeout=timeout, client=client
+        )
 
     async def _resolve(
         self,

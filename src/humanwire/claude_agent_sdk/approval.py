@@ -63,28 +63,23 @@ from humanwire._pauses import (
     FileRunStore,
     LazyApprover,
     PauseResumer,
+    action_key,
     approver_source,
+    ask_person,
     idempotency_key,
     metadata_value,
     pause_window,
-    read_answer,
     read_decision,
     reply_text,
+    request_approval,
     resume_expired,
     resume_from_webhook,
     resume_once,
-    send_approval_form,
-    send_question,
+    settle_approval,
     unrequested_text,
-    use_approval,
 )
 from humanwire._tool_clients import ToolClients
-from humanwire.approval import (
-    ApprovalDecision,
-    ApprovalRequest,
-    Approver,
-    action_digest_of,
-)
+from humanwire.approval import ApprovalDecision, ApprovalRequest, Approver
 from humanwire.errors import HumanWireError
 from humanwire.types import DEFAULT_NO_RESPONSE_TEMPLATE, Event
 
@@ -338,8 +333,8 @@ class HumanApprovals(LazyApprover):
         return await self._defer(session_id, call_id, name, arguments)
 
     # -- in the run -----------------------------------------------------------------------
-    def _key(self, kind: str, session_id: str, call_id: str, *parts: str) -> str:
-        return idempotency_key(kind, RESUME_CLAUDE, session_id, call_id, *parts)
+    def _key(self, session_id: str, call_id: str, request: ApprovalRequest) -> str:
+        return action_key("approval", RESUME_CLAUDE, session_id, call_id, request=request)
 
     def _metadata(self, session_id: str, call_id: str) -> dict[str, str]:
         return {
@@ -358,24 +353,22 @@ class HumanApprovals(LazyApprover):
             client = await self.clients.get()
             kwargs = approver.approval_kwargs(
                 request,
-                idempotency_key=self._key(
-                    "approval", session_id, call_id, action_digest_of(request)
-                ),
+                idempotency_key=self._key(session_id, call_id, request),
                 metadata=self._metadata(session_id, call_id),
             )
             response = await client.approvals.create(**kwargs)
             decision = await approver.adecided(response, client)
         except HumanWireError as exc:
             # Fail closed: an approval nobody could be asked for is no approval.
-            return False, unrequested_text(name, exc)
+            return await self._apply(name, arguments, exc)
         return await self._apply(name, arguments, decision)
 
     async def _apply(
-        self, name: str, arguments: dict[str, Any], decision: ApprovalDecision
+        self, name: str, arguments: dict[str, Any], decision: ApprovalDecision | HumanWireError
     ) -> tuple[bool, str]:
         """Consume an approval for this call's action (once, right before it runs);
         whether it may run, and else the reason the model reads."""
-        used, refusal = await use_approval(
+        used, refusal = await settle_approval(
             self.clients.get, decision, ApprovalRequest(name, arguments)
         )
         if used is None:
@@ -418,15 +411,18 @@ class HumanApprovals(LazyApprover):
         question: Mapping[str, Any],
     ) -> str | None:
         text = _question_text(question)
-        message = await send_question(
-            self.approver,
+        answer = await ask_person(
+            self,
+            "question",
             text,
-            idempotency_key=self._key("question", session_id, call_id, str(index), text),
+            key=idempotency_key("question", RESUME_CLAUDE, session_id, call_id, index, text),
             metadata=self._metadata(session_id, call_id),
+            timeout=None,
             window=self.approver.wait_time,
             client=client,
         )
-        answer = await read_answer(client, "question", message.interaction_id, timeout=None)
+        if isinstance(answer, HumanWireError):
+            raise answer
         if answer is None or answer == DEFAULT_NO_RESPONSE_TEMPLATE:
             return None
         return str(answer).removeprefix(reply_text(""))
@@ -438,15 +434,11 @@ class HumanApprovals(LazyApprover):
         """Send the approval request without waiting, save the pause, defer the call."""
         request = ApprovalRequest(name, arguments)
         try:
-            approval = await send_approval_form(
-                self.approver,
+            approval = await request_approval(
+                self,
                 request,
-                idempotency_key=self._key(
-                    "approval", session_id, call_id, action_digest_of(request)
-                ),
+                key=self._key(session_id, call_id, request),
                 metadata=self._metadata(session_id, call_id),
-                window=self.window,
-                client=await self.clients.get(),
             )
         except HumanWireError as exc:
             return _hook_output("deny", unrequested_text(name, exc))

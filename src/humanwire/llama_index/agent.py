@@ -13,7 +13,9 @@ from llama_index.core.tools import FunctionTool, ToolMetadata
 from llama_index.core.tools.utils import create_schema_from_function
 from llama_index.core.workflow import Context
 
+from humanwire._pauses import unrequested_text
 from humanwire.approval import ApprovalRequest, Approver
+from humanwire.errors import HumanWireError
 
 from ._tools import HumanWireFunctionTool
 from .workflow import approval_key, request_approval
@@ -38,7 +40,9 @@ def approval_tool(
     (``watch=False``, see ``humanwire.llama_index.durable``). Approved: ``fn`` runs, with
     the person's edited arguments when they edited them. Rejected, answered instead, or
     timed out under a "reject" default: ``fn`` does not run and the tool returns why, as
-    a normal output the model can act on.
+    a normal output the model can act on; so too when the approval could not be requested
+    (the service stopped, a bad key): ``<tool> was not run: its approval could not be
+    requested (humanwire: <reason>).``
 
     The model sees ``fn``'s parameters (their ``Annotated`` descriptions or docstring).
     """
@@ -61,13 +65,17 @@ def approval_tool(
         request = ApprovalRequest(
             action=tool_name, arguments=arguments, description=action_description
         )
-        decision = await request_approval(
-            ctx,
-            request,
-            approver=approver,
-            key=approval_key(tool_name, arguments),
-            watch=watch,
-        )
+        try:
+            decision = await request_approval(
+                ctx,
+                request,
+                approver=approver,
+                key=approval_key(tool_name, arguments),
+                watch=watch,
+            )
+        except HumanWireError as exc:
+            # Fails closed, and the model knows why (as every adapter's gate says it).
+            return unrequested_text(tool_name, exc)
         if not decision.approved:
             return f"{tool_name} was not run. {decision.text}"
         if decision.arguments is not None:

@@ -5,13 +5,13 @@ resume it when the person answers, from the webhook, in this process or another.
    a tool that needs approval (``requires_approval=True``, ``ApprovalRequired``) or asks a
    question (``CallDeferred(kind="question")``) ends with those requests as its output.
 2. :meth:`PausedRuns.pause` (or :meth:`PausedRuns.run`, which runs and pauses) sends one
-   approval form per call awaiting approval and one text message per question, without
+   approval request per call awaiting approval and one text message per question, without
    waiting, each carrying the run's keys in its ``metadata`` (``humanwire_resume:
    pydantic_ai``, ``pydantic_ai_run_id``, ``pydantic_ai_tool_call_id``), and saves the
    run (its message history as ``ModelMessagesTypeAdapter`` JSON, and which interaction
    answers which call) in a :class:`PausedRunStore`. The process may exit.
 3. The webhook receiver calls :meth:`PausedRuns.resume_from_webhook` with the delivery
-   (``form.received`` for an approval, ``message.received`` for a question): the run is
+   (``approval.decided`` for an approval, ``message.received`` for a question): the run is
    found from the event's metadata alone, and once every call of the step is answered
    (the others are read from the service) it resumes with ``DeferredToolResults``:
    ``ToolApproved`` / ``ToolDenied(<reason and comment>)`` for approvals, the reply (or
@@ -64,18 +64,17 @@ from humanwire._pauses import (
     Answer,
     AnswerKind,
     ApprovalLedger,
+    AskingPeople,
     FileRunStore,
     PausedOutcome,
     PauseResumer,
     PauseStore,
     PendingCalls,
     PendingRecord,
-    approver_source,
+    ask_question,
     parse_delivery,
-    pause_window,
+    request_approval,
     resume_once,
-    send_approval_form,
-    send_question,
     store_key,
 )
 from humanwire._pauses import resume as shared
@@ -222,7 +221,7 @@ def deferred_results(paused: PausedRun, answers: Mapping[str, Answer]) -> Deferr
 # --- pausing and resuming -----------------------------------------------------------------
 
 
-class PausedRuns:
+class PausedRuns(AskingPeople):
     """Pauses runs at their deferred calls and resumes them when answered.
 
     ``store`` keeps the paused runs; ``approver`` (or its options: ``to``, ``channel``,
@@ -245,9 +244,8 @@ class PausedRuns:
         ledger: ApprovalLedger | None = None,
         **approver_options: Any,
     ) -> None:
+        super().__init__(approver, window=window, **approver_options)
         self.store = store
-        self.approver = approver_source(approver, **approver_options)()
-        self.window = pause_window(self.approver, window)
         self.describe = describe
         if ledger is None and isinstance(store, ApprovalLedger):
             ledger = store
@@ -310,12 +308,12 @@ class PausedRuns:
     async def _send_approval(
         self, run_id: str, call: ToolCallPart, messages: Sequence[ModelMessage]
     ) -> PendingCall:
-        response = await send_approval_form(
-            self.approver,
+        response = await request_approval(
+            self,
             approval_request(call, self.describe),
-            idempotency_key=send_key("approval", run_id, call.tool_call_id, messages),
+            key=send_key("approval", run_id, call.tool_call_id, messages),
             metadata=self._metadata(run_id, call.tool_call_id),
-            window=self.window,
+            client=self.client,
         )
         return PendingCall(call.tool_call_id, call.tool_name, "approval", response.interaction_id)
 
@@ -326,12 +324,12 @@ class PausedRuns:
         metadata: Mapping[str, Any] | None,
         messages: Sequence[ModelMessage],
     ) -> PendingCall:
-        response = await send_question(
-            self.approver,
+        response = await ask_question(
+            self,
             question_text(call, metadata),
-            idempotency_key=send_key("question", run_id, call.tool_call_id, messages),
+            key=send_key("question", run_id, call.tool_call_id, messages),
             metadata=self._metadata(run_id, call.tool_call_id),
-            window=self.window,
+            client=self.client,
         )
         return PendingCall(call.tool_call_id, call.tool_name, "question", response.interaction_id)
 

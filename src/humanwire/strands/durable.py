@@ -8,13 +8,13 @@ and resume it when the person answers, from the webhook, in this process or anot
    that keeps the agent's state where every process finds it).
 2. :meth:`PausedRuns.run` invokes it with ``invocation_state`` telling the hook to pause:
    the run stops on Strands interrupts (``stop_reason == "interrupt"``).
-   :meth:`PausedRuns.pause` sends one approval form per ``humanwire:approval`` interrupt
+   :meth:`PausedRuns.pause` sends one approval request per ``humanwire:approval`` interrupt
    and one text message per ``humanwire:question``, without waiting, each carrying the
    run's keys in its ``metadata`` (``humanwire_resume: strands``, ``strands_session_id``,
    ``strands_interrupt_id``), and saves which interaction answers which interrupt in a
    :class:`PausedRunStore`. The session manager has saved the agent. The process may exit.
 3. The webhook receiver calls :meth:`PausedRuns.resume_from_webhook` with the delivery
-   (``form.received`` for an approval, ``message.received`` for a question): the session
+   (``approval.decided`` for an approval, ``message.received`` for a question): the session
    is found from the event's metadata alone, and once every interrupt of the pause is
    answered (the others are read from the service), the agent is rebuilt for the session
    and invoked with ``[{"interruptResponse": {"interruptId": ..., "response": ...}}]``:
@@ -50,6 +50,7 @@ from humanwire._pauses import (
     Answer,
     AnswerKind,
     ApprovalLedger,
+    AskingPeople,
     FileRunStore,
     MemoryApprovalLedger,
     PausedOutcome,
@@ -57,17 +58,14 @@ from humanwire._pauses import (
     PauseStore,
     PendingCalls,
     PendingRecord,
-    approver_source,
+    ask_question,
     decision_to_dict,
     idempotency_key,
     metadata_value,
-    pause_window,
+    request_approval,
     resume_once,
-    send_approval_form,
-    send_question,
 )
 from humanwire._pauses import resume as shared
-from humanwire._tool_clients import ToolClients
 from humanwire.approval import ApprovalDecision, ApprovalRequest, Approver
 from humanwire.types import Event
 
@@ -205,7 +203,7 @@ def interrupt_responses(answers: Mapping[str, Response]) -> list[dict[str, Any]]
 # --- pausing and resuming -------------------------------------------------------------------
 
 
-class PausedRuns:
+class PausedRuns(AskingPeople):
     """Pauses Strands runs at humanwire's interrupts and resumes them when answered.
 
     ``store`` keeps the pauses; ``agent_for(session_id)`` builds the agent of a session
@@ -229,11 +227,9 @@ class PausedRuns:
         ledger: ApprovalLedger | None = None,
         **approver_options: Any,
     ) -> None:
+        super().__init__(approver, window=window, **approver_options)
         self.store = store
         self.agent_for = agent_for
-        self.approver = approver_source(approver, **approver_options)()
-        self.clients = ToolClients.of(self.approver)
-        self.window = pause_window(self.approver, window)
         if ledger is None:
             ledger = store if isinstance(store, ApprovalLedger) else MemoryApprovalLedger()
         self.ledger = ledger
@@ -314,23 +310,15 @@ class PausedRuns:
                 dict(arguments) if isinstance(arguments, Mapping) else {},
                 str(description) if description else None,
             )
-            form = await send_approval_form(
-                self.approver,
-                request,
-                idempotency_key=key,
-                metadata=metadata,
-                window=self.window,
-                client=client,
-            )
+            form = await request_approval(self, request, key=key, metadata=metadata, client=client)
             interaction_id = form.interaction_id
         else:
             question = reason.get("question")
-            message = await send_question(
-                self.approver,
+            message = await ask_question(
+                self,
                 str(question) if question else str(interrupt.reason),
-                idempotency_key=key,
+                key=key,
                 metadata=metadata,
-                window=self.window,
                 client=client,
             )
             interaction_id = message.interaction_id
@@ -376,7 +364,7 @@ class PausedRuns:
         secret: str | None = None,
         **invoke_options: Any,
     ) -> DurableOutcome | None:
-        """Resume the run a delivery answers (``form.received`` for an approval,
+        """Resume the run a delivery answers (``approval.decided`` for an approval,
         ``message.received`` for a question). ``None`` for any other event, a send that
         is not a paused Strands run's, a pause with another interrupt still open (its
         answer resumes the run), or a pause resumed already (so a repeated delivery is

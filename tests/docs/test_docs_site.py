@@ -121,6 +121,26 @@ def test_the_readme_is_a_front_page() -> None:
             assert (ROOT / target).exists(), target
 
 
+def test_the_readmes_table_has_a_row_for_every_framework() -> None:
+    # Every package of humanwire installed by an extra of its name is a framework's or an
+    # engine's adapter: the front page's table names its extra.
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"
+    ]
+    packages = [
+        p.name for p in (ROOT / "src" / "humanwire").iterdir() if (p / "__init__.py").exists()
+    ]
+    adapters = sorted(name for name in packages if name.replace("_", "-") in extras)
+    assert len(adapters) >= 13, adapters
+    text = README.read_text(encoding="utf-8")
+    table = text[text.index("## Every framework") :].split("\n\n")[1]
+    installs = [row.split("|")[2] for row in table.splitlines()[2:]]
+    named = {extra for cell in installs for extra in re.findall(r"`([a-z-]+)`", cell)}
+    assert {name.replace("_", "-") for name in adapters} <= named, sorted(named)
+
+
 def test_no_file_cites_a_document_outside_the_repository() -> None:
     outside = re.compile(r"DESIGN\.md|PROVIDERS\.md|FRAMEWORKS\.md|\.\./shared|/work/shared")
     cited = []

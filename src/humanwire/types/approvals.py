@@ -138,6 +138,21 @@ def action_digest(action: Any) -> str:
     return "sha256:" + hashlib.sha256(canonical).hexdigest()
 
 
+_TO_BY_CHANNEL: list[Any] = [
+    {"required": ["channel"], "properties": {"channel": channels, "to": to}}
+    for channels, to in (
+        ({"enum": list(_PHONE_CHANNELS)}, E164_SCHEMA),
+        ({"const": "slack"}, SLACK_ID_SCHEMA),
+        ({"const": "telegram"}, TELEGRAM_CHAT_SCHEMA),
+        ({"const": "discord"}, DISCORD_ID_SCHEMA),
+        ({"const": "teams"}, TEAMS_ID_SCHEMA),
+        ({"const": "email"}, {"type": "string", "format": "email"}),
+        ({"const": "link"}, {"type": "string", "pattern": _NAME}),
+    )
+]
+"""An approver's ``to`` on each channel, as the schema says it."""
+
+
 class Approver(RequestModel):
     """Who is asked, and how: ``to`` is a number (E.164) for ``sms``, ``whatsapp`` and
     ``call``; a Slack member id for ``slack``; a chat id for ``telegram``; a user id for
@@ -149,31 +164,12 @@ class Approver(RequestModel):
     # ``@`` and a valid number beyond its pattern JSON Schema cannot say). The shape of
     # ``to`` per channel is one ``anyOf`` of channels, not an ``if`` per channel: each
     # ``if`` doubles the branches a generator from the schema (schemathesis) explores,
-    # and seven of them beside the person rule pass its budget. Without ``channel``,
-    # no ``to``.
+    # and seven of them beside the person rule pass its budget. Without ``channel``, the
+    # approver is a person alone (no ``to``).
     model_config = ConfigDict(
         json_schema_extra={
             "allOf": [
-                {
-                    "anyOf": [
-                        *(
-                            {
-                                "required": ["channel"],
-                                "properties": {"channel": channels, "to": to},
-                            }
-                            for channels, to in (
-                                ({"enum": list(_PHONE_CHANNELS)}, E164_SCHEMA),
-                                ({"const": "slack"}, SLACK_ID_SCHEMA),
-                                ({"const": "telegram"}, TELEGRAM_CHAT_SCHEMA),
-                                ({"const": "discord"}, DISCORD_ID_SCHEMA),
-                                ({"const": "teams"}, TEAMS_ID_SCHEMA),
-                                ({"const": "email"}, {"type": "string", "format": "email"}),
-                                ({"const": "link"}, {"type": "string", "pattern": _NAME}),
-                            )
-                        ),
-                        {"properties": {"channel": False, "to": False}},
-                    ]
-                },
+                {"anyOf": [*_TO_BY_CHANNEL, {"required": ["person"], "maxProperties": 1}]},
                 {"anyOf": [{"required": ["channel", "to"]}, {"required": ["person"]}]},
                 # A person's approver asked on a channel names no link (a name, not them).
                 {

@@ -5,6 +5,7 @@ posts to the console's routes answered with a page, never a 500."""
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 
 from http_support import AppUnderTest, svc_fixture
@@ -75,6 +76,11 @@ async def test_the_code_is_stored_only_as_a_hash(svc: AppUnderTest) -> None:
     row = await svc.engine.store.console_code(key)
     assert row is not None and row.code_hash is not None
     assert code not in repr(row)
+    # The message's interaction keeps its text with the code masked.
+    [sent] = [d for d in await svc.deliveries() if code in d["text"]]
+    record = await svc.engine.store.get_interaction(sent["interactionId"])
+    assert record is not None and record.request["_console"]
+    assert code not in json.dumps(record.request) and "••••••" in record.request["_text"]
 
 
 async def test_hostile_posts_get_a_page_never_a_500(svc: AppUnderTest) -> None:

@@ -261,7 +261,8 @@ def render_queue_page(
         items = Html('<p class="muted" data-empty>Nothing waits for you.</p>')
     content = render(
         '<section class="panel"><h1>Waiting for you ({count})</h1>'
-        '<p class="small muted">Every agent of {account}, the nearest deadline first.</p>'
+        '<p class="small muted">From every agent of the account <strong>{account}</strong>, '
+        "the nearest deadline first.</p>"
         "{items}</section>",
         count=len(queue),
         account=signed.person.account.name,

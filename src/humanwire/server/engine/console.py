@@ -9,7 +9,9 @@ answer). Whether or not it is anyone's, the answer is the same, and the address'
 written all the same: the rate limit (``SENDS_PER_WINDOW`` codes per ``SEND_WINDOW``)
 counts the addresses nobody has, so being limited tells nothing either.
 
-Only the code's hash is stored, bound to the address and the person; it can be answered
+Only the code's hash is stored, bound to the address and the person (the message's
+interaction keeps its text with the code masked; only the sandbox's record of what it
+delivered, which stands for the person's phone, holds the code); it can be answered
 for ``CODE_TTL`` seconds, once (spent by one statement: two answers at the same moment
 cannot both sign in), and is void after ``MAX_MISSES`` wrong answers. An address
 confirmed by people of several accounts signs in the oldest of them.
@@ -185,6 +187,7 @@ class ConsoleSignIn:
                     wait_time=None,
                     follow_up_time=1.0,
                     template=shared_template(text, None) if channel == "whatsapp" else None,
+                    kept_text=sign_in_text("••••••"),
                 ),
             )
         except ServiceError as exc:

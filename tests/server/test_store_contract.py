@@ -37,6 +37,8 @@ from humanwire.server.store.records import (
     ApproverRecord,
     AuditDraft,
     ChannelRecord,
+    ConsoleCodeRecord,
+    ConsoleSessionRecord,
     EndReport,
     EventRecord,
     IdempotencyLinkRecord,
@@ -379,6 +381,8 @@ async def _fill(store: Store, n: int) -> None:
     )
     await store.append_outcome(a, i, {"interactionId": i}, 1.0)
     await store.insert_inbox_session(session(f"s{n}", account_id=a, key_hash=f"hash_{n}"))
+    await store.put_console_code(ConsoleCodeRecord(f"ak{n}", a, f"per_{n}", "h", 9.0, 0, 1.0, 1))
+    await store.insert_console_session(ConsoleSessionRecord(f"cs{n}", a, f"per_{n}", 1.0, 9.0, 1.0))
     await store.put_steps([StepRecord("window", i, 5.0, account_id=a)], None, None)
     await store.append_audit(a, [AuditDraft(1.0, "approval.requested", i)])
     await store.insert_audit_checkpoint(Checkpoint(a, 1, "sha256:x", "at", "key", "signature"))
@@ -488,6 +492,87 @@ async def test_delete_account_leaves_no_row_of_it_in_any_table(store: Store) -> 
     assert await store.get_provider_state("twilio-call", "CA2") == {"interactionId": "int_2"}
     assert await store.delete_account("acct_1") is None
     assert await store.delete_account("acct_9") is None
+
+
+# -- the console's sign-in codes and sessions ---------------------------------------------
+async def _person(store: Store, n: int, *addresses: tuple[str, str, float | None]) -> None:
+    await store.insert_person(
+        PersonRecord(
+            f"per_{n}",
+            f"acct_{n}",
+            f"P{n}",
+            tuple(PersonAddressRecord(c, t, at) for c, t, at in addresses),
+            float(n),
+            float(n),
+        )
+    )
+
+
+async def test_confirmed_people_are_found_by_address_across_accounts(store: Store) -> None:
+    await store.insert_account(account(1))
+    await store.insert_account(account(2))
+    await _person(store, 1, ("email", "Ada@Example.com", 5.0), ("sms", "+12025550100", None))
+    await _person(store, 2, ("email", "ada@example.com", 5.0), ("sms", "+12025550100", 5.0))
+    found = await store.confirmed_people_at("email", "ada@example.com")
+    assert found == [("acct_1", "per_1"), ("acct_2", "per_2")]  # without case, oldest first
+    assert await store.confirmed_people_at("sms", "+12025550100") == [("acct_2", "per_2")]
+    assert await store.confirmed_people_at("whatsapp", "+12025550100") == []
+
+
+async def test_a_console_code_is_spent_once_and_void_after_misses(store: Store) -> None:
+    code = ConsoleCodeRecord("ak", "acct_1", "per_1", "h1", 200.0, 0, 100.0, 1)
+    assert await store.console_code("ak") is None
+    await store.put_console_code(code)
+    assert await store.console_code("ak") == code
+    assert await store.spend_console_code("ak", "other", 150.0) is False
+    assert await store.spend_console_code("ak", "h1", 200.0) is False  # expired at 200
+    assert await store.spend_console_code("ak", "h1", 150.0) is True
+    assert await store.spend_console_code("ak", "h1", 150.0) is False  # once
+    spent = await store.console_code("ak")
+    assert spent is not None and spent.code_hash is None and spent.sent == 1  # count kept
+    await store.put_console_code(replace(code, code_hash="h2", sent=2))
+    for _ in range(2):
+        await store.miss_console_code("ak", "h2", 3)
+    missed = await store.console_code("ak")
+    assert missed is not None and missed.misses == 2 and missed.code_hash == "h2"
+    await store.miss_console_code("ak", "h2", 3)
+    void = await store.console_code("ak")
+    assert void is not None and void.code_hash is None
+    # Pruned once its window began long ago and no live code is pending.
+    await store.put_console_code(ConsoleCodeRecord("live", None, None, "h", 500.0, 0, 10.0, 1))
+    assert await store.prune_console_codes(150.0, 300.0) == 1
+    assert await store.console_code("ak") is None and await store.console_code("live")
+
+
+async def test_a_console_session_ends_expired_idle_signed_out_revoked_or_deleted(
+    store: Store,
+) -> None:
+    await store.insert_account(account(1))
+    await _person(store, 1, ("sms", "+12025550100", 5.0))
+    await _person(store, 11, ("sms", "+12025550111", 5.0))  # acct_11: no account row needed
+
+    def made(id_hash: str, person_id: str = "per_1", account_id: str = "acct_1") -> Any:
+        return ConsoleSessionRecord(id_hash, account_id, person_id, 100.0, 200.0, 100.0)
+
+    for id_hash in ("a", "b", "c"):
+        await store.insert_console_session(made(id_hash))
+    await store.insert_console_session(made("other", "per_11", "acct_11"))
+    assert await store.console_session("a", 150.0, 0.0) == made("a")
+    assert await store.console_session("a", 200.0, 0.0) is None  # expired
+    assert await store.console_session("a", 150.0, 100.0) is None  # idle
+    await store.touch_console_session("a", 140.0)
+    found = await store.console_session("a", 150.0, 100.0)
+    assert found is not None and found.seen_at == 140.0
+    assert await store.delete_console_session("a") is True
+    assert await store.console_session("a", 150.0, 0.0) is None
+    assert await store.delete_console_sessions_of("acct_1", "per_1") == 2
+    assert await store.console_session("b", 150.0, 0.0) is None
+    assert await store.console_session("other", 150.0, 0.0) is not None
+    assert await store.delete_person("acct_11", "per_11")
+    assert await store.console_session("other", 150.0, 0.0) is None  # the person deleted
+    await store.insert_console_session(made("late"))
+    assert await store.prune_console_sessions(250.0, 0.0) >= 1
+    assert await store.console_session("late", 150.0, 0.0) is None
 
 
 # -- interactions -----------------------------------------------------------------------

@@ -109,9 +109,11 @@ DecisionVia = Literal[
     "call_keypad",
     "call_speech",
     "inbox",
+    "console",
     "sandbox",
 ]
 """How a decision came in (``inbox``: the embedded service's inbox, playing an approver;
+``console``: the person, signed in to the approvers' console;
 ``sandbox``: the sandbox API, playing one, whatever the approver's channel)."""
 
 ACTION_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")

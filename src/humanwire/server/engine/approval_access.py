@@ -29,7 +29,7 @@ from .approval_replies import ApprovalReplies
 from .approvals import ESCALATE, REMIND
 from .human import TextMatcher, WaitingSource
 
-__all__ = ["ApprovalAccess", "ApprovalPage", "InboxApproval"]
+__all__ = ["ApprovalAccess", "ApprovalPage", "InboxApproval", "QueuedApproval"]
 
 MAX_LINKS_BACK = 3
 """Answers with the links one email approver gets at most: an auto-responder that does not
@@ -63,6 +63,24 @@ class InboxApproval:
     as them while the request is pending."""
     consumed: bool
     created_at: float
+
+
+@dataclasses.dataclass(frozen=True)
+class QueuedApproval:
+    """One pending request of the console's queue: what the person is asked."""
+
+    request: ApprovalRequest
+    approval: Approval
+    approvers: tuple[ApproverRecord, ...]
+    decided: bool
+    """The person decided already (from any of their addresses, or the console)."""
+    deadline: float | None
+    """When the request's last window closes (None: no window)."""
+    created_at: float
+
+
+QUEUE_LIMIT = 200
+"""Pending requests the console's queue reads at most."""
 
 
 class ApprovalAccess(ApprovalReplies):
@@ -167,6 +185,61 @@ class ApprovalAccess(ApprovalReplies):
             raise InvalidRequest("no such approver of this request", field="approver")
         self.host.sandbox.check_answers(row.channel, field="approver")
         return await self._decide(row, decision, comment, "inbox"), row
+
+    # -- the console ----------------------------------------------------------------------
+    async def person_queue(self, account: Account, person_id: str) -> list[QueuedApproval]:
+        """The account's pending requests this person has been asked (an escalation tier
+        not reached yet is not theirs yet), the first deadline first, then the newest."""
+        query = ApprovalQuery(
+            account_id=account.id, status="pending", person_id=person_id, limit=QUEUE_LIMIT
+        )
+        found = []
+        for listed in await self.store.list_approvals(query):
+            record = listed.interaction
+            rows = tuple(sorted(await self.store.approvers_of(record.id), key=lambda r: r.position))
+            mine = [r for r in rows if r.person_id == person_id and r.asked_at is not None]
+            if not mine:
+                continue
+            request = ApprovalRequest.model_validate(record.request)
+            tally = _tally(request, rows)
+            deadline = record.follow_up_deadline or record.wait_deadline
+            found.append(
+                QueuedApproval(
+                    request,
+                    await self.approval_view(record),
+                    rows,
+                    tally.has_decided(_approver(mine[0])),
+                    deadline,
+                    record.created_at,
+                )
+            )
+        return sorted(
+            found,
+            key=lambda q: (q.deadline is None, q.deadline or 0.0, -q.created_at),
+        )
+
+    async def decide_in_console(
+        self,
+        account: Account,
+        person_id: str,
+        interaction_id: str,
+        decision: str,
+        comment: str | None,
+    ) -> str:
+        """The person's decision from the console, counted as any of theirs (``via:
+        console``): ``recorded``, ``already`` or ``closed``. ``NotFound`` unless the
+        request is the account's and the person has been asked it."""
+        if decision not in ("approve", "reject"):
+            raise InvalidRequest("decision must be approve or reject", field="decision")
+        record = await self.host.interactions.of(account, interaction_id)
+        rows = await self.store.approvers_of(record.id) if record.kind == "approval" else []
+        mine = sorted(
+            (r for r in rows if r.person_id == person_id and r.asked_at is not None),
+            key=lambda r: r.position,
+        )
+        if not mine:
+            raise NotFound(f"no approval {interaction_id!r}", field="interactionId")
+        return await self._decide(mine[0], decision, comment, "console")
 
     # -- email approvers ------------------------------------------------------------------
     async def email_link(self, token: str, decision: str, signature: str) -> ApprovalPage:

@@ -46,6 +46,7 @@ from .approval_access import ApprovalAccess
 from .audit_checkpoints import AuditCheckpoints
 from .calls import Calls
 from .channels import ChannelCards
+from .console import ConsoleSignIn
 from .events import OUTCOME_TTL, OutcomeEvents
 from .fallback import Fallbacks
 from .holding import Deadlines, Holding
@@ -149,6 +150,8 @@ class Engine:
         self.people = PeopleDirectory(
             runtime, sends=self.sends, senders=self.senders, inbound=self.inbound
         )
+        # The approvers' console: signing people in by a code sent to their addresses.
+        self.console = ConsoleSignIn(runtime, sends=self.sends, senders=self.senders)
         # A message to a person moves to their next address (``fallbackAfter``): its
         # step, its onward messages' replies and windows, by registration.
         self.fallbacks = Fallbacks(

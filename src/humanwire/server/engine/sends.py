@@ -278,6 +278,9 @@ class MessageSend:
     """A card's: the text carries a link the recipient may answer through."""
     template: WhatsAppTemplate | None = None
     """What goes out instead outside WhatsApp's 24-hour window."""
+    kept_text: str | None = None
+    """What the interaction keeps of ``text`` when it must not keep it all (a one-time
+    code's text, the code masked); None: ``text``."""
 
 
 class Sends:
@@ -434,7 +437,7 @@ class Sends:
             from_addr=send.sender,
             request={
                 **send.request,
-                "_text": send.text,
+                "_text": send.text if send.kept_text is None else send.kept_text,
                 **({"_replyLink": True} if send.reply_link else {}),
                 **(held_answer(context, send.response_template) if waits else {}),
             },

@@ -1,6 +1,7 @@
 """The service's web pages: the form behind ``formUrl`` (``/f/{token}``), the approval
 page of each approver (``/a/{token}``), the reply page
-of cards with ``replyLink`` (``/r/{token}``), the web inbox (``/inbox``) and the local
+of cards with ``replyLink`` (``/r/{token}``), the web inbox (``/inbox``), the approvers'
+console (``/console``) and the local
 assets (``/static``). ``create_app`` mounts ``page_routes``.
 
 Forms and reply pages need no key: their unguessable token is the credential. The inbox
@@ -19,6 +20,7 @@ from starlette.staticfiles import StaticFiles
 
 from ..approvals.page import approval_page_routes
 from ..config import ServiceConfig
+from ..console.routes import console_routes
 from ..engine import Engine, FormView
 from ..errors import Conflict, Gone, InvalidRequest, NotFound, ServiceError
 from ..forms.address import corrected_message_for_json
@@ -218,6 +220,7 @@ def page_routes(engine: Engine, config: ServiceConfig) -> list[BaseRoute]:
         *approval_page_routes(engine),
         *reply_routes(engine, config),
         *inbox_routes(engine, config),
+        *console_routes(engine, config),
         Route("/static/countries.json", _countries, methods=["GET"]),
         Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
     ]

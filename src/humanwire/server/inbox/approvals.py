@@ -23,6 +23,7 @@ VIA_LABELS = {
     "call_keypad": "the call's keypad",
     "call_speech": "speech on the call",
     "inbox": "the inbox",
+    "console": "the console",
     "sandbox": "the sandbox API",
 }
 _CHANNELS = {

@@ -25,6 +25,8 @@ from .records import (
     AuditDraft,
     AuditRecord,
     ChannelRecord,
+    ConsoleCodeRecord,
+    ConsoleSessionRecord,
     DeliveryRecord,
     EndReport,
     EventRecord,
@@ -148,6 +150,47 @@ class Store(Protocol):
     async def prune_inbox_sessions(self, now: float, idle_after: float) -> int:
         """Drops every session no longer valid (``inbox_session``); how many."""
         ...
+
+    # the console's sign-in codes and sessions
+    async def confirmed_people_at(self, channel: str, to_addr: str) -> list[tuple[str, str]]:
+        """``(account_id, person_id)`` of every person, of any account, with this address
+        confirmed (an email compared without case), the oldest person first."""
+        ...
+
+    async def console_code(self, address_key: str) -> ConsoleCodeRecord | None: ...
+    async def put_console_code(self, record: ConsoleCodeRecord) -> None:
+        """Writes the address's row whole (inserted or replaced)."""
+        ...
+
+    async def spend_console_code(self, address_key: str, code_hash: str, now: float) -> bool:
+        """Spends the pending code ``code_hash`` if it is still the address's and live:
+        True for the one caller that spent it."""
+        ...
+
+    async def miss_console_code(self, address_key: str, code_hash: str, most: int) -> None:
+        """Counts a wrong answer to that code; the code is void at ``most`` misses."""
+        ...
+
+    async def prune_console_codes(self, window_before: float, now: float) -> int:
+        """Drops the rows whose rate window began by ``window_before`` and whose code
+        (if any) expired by ``now``."""
+        ...
+
+    async def insert_console_session(self, record: ConsoleSessionRecord) -> None: ...
+    async def console_session(
+        self, id_hash: str, now: float, idle_after: float
+    ) -> ConsoleSessionRecord | None:
+        """The session while valid: before ``expires_at``, seen after ``idle_after``, and
+        its person still in the directory."""
+        ...
+
+    async def touch_console_session(self, id_hash: str, seen_at: float) -> None: ...
+    async def delete_console_session(self, id_hash: str) -> bool: ...
+    async def delete_console_sessions_of(self, account_id: str, person_id: str) -> int:
+        """Revokes every session of the person; how many."""
+        ...
+
+    async def prune_console_sessions(self, now: float, idle_after: float) -> int: ...
 
     # interactions
     async def insert_interaction(

@@ -39,6 +39,8 @@ __all__ = [
     "AuditDraft",
     "AuditRecord",
     "ChannelRecord",
+    "ConsoleCodeRecord",
+    "ConsoleSessionRecord",
     "DeliveryRecord",
     "EndReport",
     "EventRecord",
@@ -414,6 +416,36 @@ closes): armed with the interaction (``insert_interaction``), dropped as it ends
 
 
 @dataclass(frozen=True)
+class ConsoleCodeRecord:
+    """An address's sign-in code for the approvers' console: whose it is (None for an
+    address nobody has confirmed: only counted), the code's hash while one is pending
+    (bound to the address), its expiry and wrong answers, and the codes asked for in the
+    current rate-limit window."""
+
+    address_key: str
+    account_id: str | None
+    person_id: str | None
+    code_hash: str | None
+    expires_at: float | None
+    misses: int
+    window_start: float
+    sent: int
+
+
+@dataclass(frozen=True)
+class ConsoleSessionRecord:
+    """A person signed in to the console (only the SHA-256 of its token is stored). It
+    opens nothing once expired, idle, revoked, or its person deleted."""
+
+    id_hash: str
+    account_id: str
+    person_id: str
+    created_at: float
+    expires_at: float
+    seen_at: float
+
+
+@dataclass(frozen=True)
 class InboxSessionRecord:
     """A browser logged in to the inbox. Only the SHA-256 of its token is stored (the
     cookie holds the token), with the hash of the API key it was opened with: a new key
@@ -489,6 +521,8 @@ ACCOUNT_TABLES = (
     "audit_checkpoints",
     "schedule",
     "inbox_sessions",
+    "console_sessions",
+    "console_codes",
     "outbox",
     "events",
     "outcomes",

@@ -39,6 +39,8 @@ from ..records import (
     AuditDraft,
     AuditRecord,
     ChannelRecord,
+    ConsoleCodeRecord,
+    ConsoleSessionRecord,
     DeliveryRecord,
     EventRecord,
     IdempotencyLinkRecord,
@@ -68,6 +70,10 @@ __all__ = [
     "channel_values",
     "checkpoint",
     "checkpoint_values",
+    "console_code",
+    "console_code_values",
+    "console_session",
+    "console_session_values",
     "delivery",
     "dumps_json",
     "event",
@@ -158,6 +164,47 @@ def inbox_session(row: Row) -> tuple[InboxSessionRecord, AccountRecord]:
         created_at=row[8],
     )
     return session, owner
+
+
+def console_code(row: Row) -> ConsoleCodeRecord:
+    return ConsoleCodeRecord(
+        address_key=row[0],
+        account_id=row[1],
+        person_id=row[2],
+        code_hash=row[3],
+        expires_at=row[4],
+        misses=int(row[5]),
+        window_start=row[6],
+        sent=int(row[7]),
+    )
+
+
+def console_code_values(record: ConsoleCodeRecord) -> Row:
+    return (
+        record.address_key,
+        record.account_id,
+        record.person_id,
+        record.code_hash,
+        record.expires_at,
+        record.misses,
+        record.window_start,
+        record.sent,
+    )
+
+
+def console_session(row: Row) -> ConsoleSessionRecord:
+    return ConsoleSessionRecord(*row[:6])
+
+
+def console_session_values(record: ConsoleSessionRecord) -> Row:
+    return (
+        record.id_hash,
+        record.account_id,
+        record.person_id,
+        record.created_at,
+        record.expires_at,
+        record.seen_at,
+    )
 
 
 def inbox_session_values(record: InboxSessionRecord) -> Row:

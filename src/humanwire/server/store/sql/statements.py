@@ -75,6 +75,10 @@ class Statements:
     idempotency_columns = "account_id, key, fingerprint, status_code, body, created_at"
     link_columns = "account_id, key, fingerprint, interaction_id, created_at"
     session_columns = "id_hash, account_id, key_hash, created_at, expires_at, seen_at"
+    console_session_columns = "id_hash, account_id, person_id, created_at, expires_at, seen_at"
+    console_code_columns = (
+        "address_key, account_id, person_id, code_hash, expires_at, misses, window_start, sent"
+    )
 
     # -- accounts -----------------------------------------------------------------------
     insert_account = "INSERT INTO accounts ({account_columns}) VALUES (?, ?, ?, ?, ?)"
@@ -117,6 +121,56 @@ class Statements:
         "(SELECT 1 FROM accounts a WHERE a.id = inbox_sessions.account_id "
         "AND a.key_hash = inbox_sessions.key_hash)"
     )
+
+    # -- the console's sign-in codes and sessions -----------------------------------------
+    # Confirmed addresses of every account (the console signs a person in by address
+    # alone); the oldest person first.
+    confirmed_people_at = (
+        "SELECT a.account_id, a.person_id FROM person_addresses a "
+        "JOIN people p ON p.id = a.person_id AND p.account_id = a.account_id "
+        "WHERE a.channel = ? AND lower(a.to_addr) = lower(?) AND a.confirmed_at IS NOT NULL "
+        "ORDER BY p.created_at, p.id"
+    )
+    console_code = "SELECT {console_code_columns} FROM console_codes WHERE address_key = ?"
+    put_console_code = (
+        "INSERT INTO console_codes ({console_code_columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (address_key) DO UPDATE SET account_id = excluded.account_id, "
+        "person_id = excluded.person_id, code_hash = excluded.code_hash, "
+        "expires_at = excluded.expires_at, misses = excluded.misses, "
+        "window_start = excluded.window_start, sent = excluded.sent"
+    )
+    # Single use: only the code as read, while live; the rate count stays.
+    spend_console_code = (
+        "UPDATE console_codes SET code_hash = NULL, expires_at = NULL, misses = 0 "
+        "WHERE address_key = ? AND code_hash = ? AND expires_at > ?"
+    )
+    miss_console_code = (
+        "UPDATE console_codes SET misses = misses + 1, "
+        "code_hash = CASE WHEN misses + 1 >= ? THEN NULL ELSE code_hash END "
+        "WHERE address_key = ? AND code_hash = ?"
+    )
+    prune_console_codes = (
+        "DELETE FROM console_codes WHERE window_start <= ? "
+        "AND (expires_at IS NULL OR expires_at <= ?)"
+    )
+    insert_console_session = (
+        "INSERT INTO console_sessions ({console_session_columns}) VALUES (?, ?, ?, ?, ?, ?)"
+    )
+    # The join on the person: a person deleted from the directory is signed out.
+    console_session = (
+        "SELECT s.id_hash, s.account_id, s.person_id, s.created_at, s.expires_at, s.seen_at "
+        "FROM console_sessions s JOIN people p ON p.id = s.person_id "
+        "AND p.account_id = s.account_id "
+        "WHERE s.id_hash = ? AND s.expires_at > ? AND s.seen_at > ?"
+    )
+    touch_console_session = (
+        "UPDATE console_sessions SET seen_at = ? WHERE id_hash = ? AND seen_at < ?"
+    )
+    delete_console_session = "DELETE FROM console_sessions WHERE id_hash = ?"
+    delete_console_sessions_of = (
+        "DELETE FROM console_sessions WHERE account_id = ? AND person_id = ?"
+    )
+    prune_console_sessions = "DELETE FROM console_sessions WHERE expires_at <= ? OR seen_at <= ?"
 
     # -- interactions ---------------------------------------------------------------------
     insert_interaction = (

@@ -42,6 +42,8 @@ from ..records import (
     AuditDraft,
     AuditRecord,
     ChannelRecord,
+    ConsoleCodeRecord,
+    ConsoleSessionRecord,
     DeliveryRecord,
     EventRecord,
     IdempotencyLinkRecord,
@@ -187,6 +189,49 @@ class SQLStore:
         return await self._run(self.q.prune_inbox_sessions, (now, idle_after))
 
     # -- interactions -----------------------------------------------------------------------
+    # -- the console's sign-in codes and sessions --------------------------------------------
+    async def confirmed_people_at(self, channel: str, to_addr: str) -> list[tuple[str, str]]:
+        found = await self._all(self.q.confirmed_people_at, (channel, to_addr))
+        return [(str(row[0]), str(row[1])) for row in found]
+
+    async def console_code(self, address_key: str) -> ConsoleCodeRecord | None:
+        row = await self._one(self.q.console_code, (address_key,))
+        return rows.console_code(row) if row is not None else None
+
+    async def put_console_code(self, record: ConsoleCodeRecord) -> None:
+        await self._run(self.q.put_console_code, rows.console_code_values(record))
+
+    async def spend_console_code(self, address_key: str, code_hash: str, now: float) -> bool:
+        return await self._run(self.q.spend_console_code, (address_key, code_hash, now)) > 0
+
+    async def miss_console_code(self, address_key: str, code_hash: str, most: int) -> None:
+        await self._run(self.q.miss_console_code, (most, address_key, code_hash))
+
+    async def prune_console_codes(self, window_before: float, now: float) -> int:
+        return await self._run(self.q.prune_console_codes, (window_before, now))
+
+    async def insert_console_session(self, record: ConsoleSessionRecord) -> None:
+        await self._run(self.q.insert_console_session, rows.console_session_values(record))
+
+    async def console_session(
+        self, id_hash: str, now: float, idle_after: float
+    ) -> ConsoleSessionRecord | None:
+        row = await self._one(self.q.console_session, (id_hash, now, idle_after))
+        return rows.console_session(row) if row is not None else None
+
+    async def touch_console_session(self, id_hash: str, seen_at: float) -> None:
+        await self._run(self.q.touch_console_session, (seen_at, id_hash, seen_at))
+
+    async def delete_console_session(self, id_hash: str) -> bool:
+        return await self._run(self.q.delete_console_session, (id_hash,)) > 0
+
+    async def delete_console_sessions_of(self, account_id: str, person_id: str) -> int:
+        return await self._run(self.q.delete_console_sessions_of, (account_id, person_id))
+
+    async def prune_console_sessions(self, now: float, idle_after: float) -> int:
+        return await self._run(self.q.prune_console_sessions, (now, idle_after))
+
+    # -- interactions -------------------------------------------------------------------------
     async def _interaction_by(self, query: str, params: Sequence[Any]) -> InteractionRecord | None:
         row = await self._one(query, params)
         return rows.interaction(row) if row else None

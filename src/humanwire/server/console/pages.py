@@ -1,0 +1,280 @@
+"""The console's pages, rendered on the server (plain forms: they work without
+JavaScript): sign-in (the address, then the code), the queue, one request, and the
+problem page. Rendering only; ``routes`` gathers and acts."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime, timezone
+
+from ..engine.approval_access import QueuedApproval
+from ..forms.html import Html, document, join, render
+from ..store.records import ApproverRecord
+from .auth import CSRF_FIELD, Signed
+
+__all__ = [
+    "render_approval_page",
+    "render_code_page",
+    "render_problem_page",
+    "render_queue_page",
+    "render_signin_page",
+]
+
+_CHANNELS = {
+    "sms": "SMS",
+    "whatsapp": "WhatsApp",
+    "slack": "Slack",
+    "email": "Email",
+    "call": "Call",
+    "link": "Link",
+    "telegram": "Telegram",
+    "discord": "Discord",
+    "teams": "Teams",
+}
+
+
+def _csrf(token: str) -> Html:
+    return render(
+        '<input type="hidden" name="{name}" value="{value}">', name=CSRF_FIELD, value=token
+    )
+
+
+def _flash(flash: tuple[str, bool] | None) -> Html:
+    if flash is None:
+        return Html("")
+    return render(
+        '<div class="flash{bad}" role="{role}" data-flash>{text}</div>',
+        bad="" if flash[1] else " bad",
+        role="status" if flash[1] else "alert",
+        text=flash[0],
+    )
+
+
+def _time(value: float | None) -> Html:
+    if value is None:
+        return Html('<span class="muted">no deadline</span>')
+    moment = datetime.fromtimestamp(value, timezone.utc)
+    return render(
+        '<time datetime="{iso}">{shown}</time>',
+        iso=moment.isoformat().replace("+00:00", "Z"),
+        shown=moment.strftime("%Y-%m-%d %H:%M UTC"),
+    )
+
+
+def _shell(
+    title: str, content: Html, signed: Signed | None, flash: tuple[str, bool] | None
+) -> Html:
+    who = (
+        render(
+            '<span class="small" data-person>{name}</span>'
+            '<form method="post" action="/console/signout">{csrf}'
+            '<button type="submit" class="small">Sign out</button></form>',
+            name=signed.person.name,
+            csrf=_csrf(signed.csrf),
+        )
+        if signed is not None
+        else Html("")
+    )
+    body = render(
+        '<header class="topbar"><a class="logo" href="/console">humanwire console</a>'
+        '<span class="spacer"></span>{who}</header>'
+        '<main class="wrap" id="main">{flash}{content}</main>',
+        who=who,
+        flash=_flash(flash),
+        content=content,
+    )
+    return document(title, body, body_class="inbox-page console-page")
+
+
+# -- sign-in -------------------------------------------------------------------------
+
+
+def render_signin_page(csrf: str, error: str | None = None) -> Html:
+    message = (
+        render('<div class="flash bad" role="alert">{text}</div>', text=error) if error else ""
+    )
+    body = render(
+        '<main class="login"><h1>humanwire console</h1>'
+        '<p class="muted">The approval requests waiting for you, from every agent. '
+        "Give the phone number or email address you were confirmed on: a one-time code "
+        "goes to it.</p>{message}"
+        '<form method="post" action="/console/signin" class="stack">{csrf}'
+        '<label class="block" for="address">Phone number or email'
+        '<input type="text" id="address" name="address" required autocomplete="username" '
+        'spellcheck="false" maxlength="320"></label>'
+        '<button type="submit" class="primary">Send me a code</button></form></main>',
+        message=message,
+        csrf=_csrf(csrf),
+    )
+    return document("Sign in: humanwire console", body, body_class="inbox-page console-page")
+
+
+def render_code_page(csrf: str, address: str, error: str | None = None) -> Html:
+    """The same page whether or not ``address`` is anyone's."""
+    message = (
+        render('<div class="flash bad" role="alert">{text}</div>', text=error) if error else ""
+    )
+    body = render(
+        '<main class="login"><h1>Enter your code</h1>'
+        '<p class="muted" role="status">If <strong>{address}</strong> is a confirmed address, '
+        "a six-digit code was sent to it. It expires in 10 minutes.</p>{message}"
+        '<form method="post" action="/console/code" class="stack">{csrf}'
+        '<input type="hidden" name="address" value="{address}">'
+        '<label class="block" for="code">Code'
+        '<input type="text" id="code" name="code" required inputmode="numeric" '
+        'autocomplete="one-time-code" pattern="[0-9 ]{{6,8}}" maxlength="8"></label>'
+        '<button type="submit" class="primary">Sign in</button></form>'
+        '<p class="small"><a href="/console/signin">Use another address</a></p></main>',
+        address=address,
+        message=message,
+        csrf=_csrf(csrf),
+    )
+    return document(
+        "Enter your code: humanwire console", body, body_class="inbox-page console-page"
+    )
+
+
+def render_problem_page(heading: str, text: str) -> Html:
+    body = render(
+        '<main class="login" role="alert"><h1>{heading}</h1><p>{text}</p>'
+        '<p><a href="/console">Back to the console</a></p></main>',
+        heading=heading,
+        text=text,
+    )
+    return document(heading, body, body_class="inbox-page console-page")
+
+
+# -- the queue ------------------------------------------------------------------------
+
+
+def _value(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    indent = 1 if isinstance(value, (dict, list)) else None
+    return json.dumps(value, ensure_ascii=False, indent=indent)
+
+
+def _action(item: QueuedApproval) -> Html:
+    action = item.request.action
+    if action is None:
+        return Html("")
+    rows = join(
+        render(
+            '<tr><th scope="row">{name}</th><td><code>{value}</code></td></tr>',
+            name=name,
+            value=_value(value),
+        )
+        for name, value in action.arguments.items()
+    )
+    return render(
+        '<div class="approval-action"><p class="small">Action <code data-action-name>{name}</code>'
+        '</p><table class="small">{rows}</table></div>',
+        name=action.name,
+        rows=rows,
+    )
+
+
+def _label(row: ApproverRecord) -> str:
+    return f"{row.to_addr} ({_CHANNELS.get(row.channel, row.channel)})"
+
+
+def _tally(item: QueuedApproval) -> Html:
+    decisions = item.approval.decisions
+    approvals = sum(1 for d in decisions if d.decision == "approve")
+    rejections = sum(1 for d in decisions if d.decision == "reject")
+    asked = join(
+        render("<li>{who}</li>", who=_label(r)) for r in item.approvers if r.asked_at is not None
+    )
+    return render(
+        '<p class="small" data-tally>{approvals} of {quorum} approvals · {rejections} of '
+        "{reject_quorum} rejections</p>"
+        '<details class="small"><summary>Who is asked</summary><ul>{asked}</ul></details>',
+        approvals=approvals,
+        quorum=item.request.quorum,
+        rejections=rejections,
+        reject_quorum=item.request.reject_quorum or 1,
+        asked=asked,
+    )
+
+
+def _decide(item: QueuedApproval, csrf: str) -> Html:
+    iid = item.approval.interaction_id
+    if item.decided:
+        return Html('<p class="small" data-decided>You decided: waiting for the others.</p>')
+    comment = (
+        render(
+            '<label class="block" for="comment-{iid}">Comment (optional)'
+            '<input type="text" id="comment-{iid}" name="comment" maxlength="2000" '
+            'autocomplete="off"></label>',
+            iid=iid,
+        )
+        if item.request.allow_comment
+        else Html("")
+    )
+    return render(
+        '<form method="post" action="/console/approvals/{iid}" data-action="decide">{csrf}'
+        "{comment}"
+        '<button type="submit" name="decision" value="approve" class="small primary">'
+        "Approve</button> "
+        '<button type="submit" name="decision" value="reject" class="small danger">'
+        "Reject</button></form>",
+        iid=iid,
+        csrf=_csrf(csrf),
+        comment=comment,
+    )
+
+
+def _item(item: QueuedApproval, csrf: str) -> Html:
+    request = item.request
+    description = (
+        render('<p class="small">{text}</p>', text=request.description)
+        if request.description
+        else Html("")
+    )
+    return render(
+        '<li class="msg" data-approval="{iid}">'
+        '<div class="msg-head"><strong><a href="/console/approvals/{iid}">{title}</a></strong>'
+        ' <span class="small">Decide by {deadline}</span></div>'
+        '<div class="msg-body">{description}{action}</div>'
+        "<div>{tally}</div>"
+        '<div class="msg-actions">{decide}</div></li>',
+        iid=item.approval.interaction_id,
+        title=request.title,
+        deadline=_time(item.deadline),
+        description=description,
+        action=_action(item),
+        tally=_tally(item),
+        decide=_decide(item, csrf),
+    )
+
+
+def render_queue_page(
+    queue: Sequence[QueuedApproval], signed: Signed, flash: tuple[str, bool] | None
+) -> Html:
+    if queue:
+        items = render(
+            '<ul class="thread" data-queue>{items}</ul>',
+            items=join(_item(q, signed.csrf) for q in queue),
+        )
+    else:
+        items = Html('<p class="muted" data-empty>Nothing waits for you.</p>')
+    content = render(
+        '<section class="panel"><h1>Waiting for you ({count})</h1>'
+        '<p class="small muted">From every agent of the account <strong>{account}</strong>, '
+        "the nearest deadline first.</p>"
+        "{items}</section>",
+        count=len(queue),
+        account=signed.person.account.name,
+        items=items,
+    )
+    return _shell("Your queue: humanwire console", content, signed, flash)
+
+
+def render_approval_page(item: QueuedApproval, signed: Signed) -> Html:
+    content = render(
+        '<section class="panel"><p class="small"><a href="/console">Back to the queue</a></p>'
+        '<ul class="thread">{item}</ul></section>',
+        item=_item(item, signed.csrf),
+    )
+    return _shell(f"{item.request.title}: humanwire console", content, signed, None)

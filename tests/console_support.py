@@ -1,0 +1,82 @@
+"""Helpers of the console's tests (HTTP and browser): people confirmed through the
+sandbox, approval requests asking them, and the sign-in code read from what was sent."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import httpx
+
+CODE = re.compile(r"sign-in code is (\d{6})")
+
+
+def deliveries(api: httpx.Client, to: str) -> list[dict[str, Any]]:
+    response = api.get("/sandbox/messages")
+    assert response.status_code == 200, response.text
+    found = [d for d in response.json() if d["to"].lower() == to.lower()]
+    return sorted(found, key=lambda d: str(d["createdAt"]))
+
+
+def _reply(api: httpx.Client, delivery: dict[str, Any], body: str) -> None:
+    reply: dict[str, Any] = {
+        "channel": delivery["channel"],
+        "from": delivery["to"],
+        "to": delivery["from"],
+        "body": body,
+    }
+    if delivery["channel"] == "email":
+        reply["interactionId"] = delivery["interactionId"]
+    response = api.post("/sandbox/replies", json=reply)
+    assert response.status_code < 300, response.text
+
+
+def person(
+    api: httpx.Client, name: str, addresses: list[tuple[str, str]], *, confirmed: bool = True
+) -> str:
+    """A person of the directory with these ``(channel, to)`` addresses, each confirmed by
+    the code it was sent (unless ``confirmed`` is False)."""
+    made = api.post(
+        "/people",
+        json={"name": name, "addresses": [{"channel": c, "to": t} for c, t in addresses]},
+    )
+    assert made.status_code == 201, made.text
+    person_id: str = made.json()["personId"]
+    for channel, to in addresses if confirmed else ():
+        sent = api.post(f"/people/{person_id}/confirm", json={"channel": channel, "to": to})
+        assert sent.status_code == 200, sent.text
+        [delivery] = [
+            d for d in deliveries(api, to) if d["interactionId"] == sent.json()["interactionId"]
+        ]
+        code = re.search(r"\b\d{6}\b", delivery["text"])
+        assert code is not None
+        _reply(api, delivery, code.group(0))
+    shown = api.get(f"/people/{person_id}").json()
+    assert all(a["confirmed"] is confirmed for a in shown["addresses"]), shown
+    return person_id
+
+
+def ask(api: httpx.Client, title: str, approvers: list[dict[str, Any]], **body: Any) -> str:
+    """An approval request; its interaction id."""
+    response = api.post(
+        "/approvals",
+        json={"title": title, "approvers": approvers, "followUpTime": 600, **body},
+    )
+    assert response.status_code == 200, response.text
+    interaction_id: str = response.json()["interactionId"]
+    return interaction_id
+
+
+def sign_in_code(api: httpx.Client, to: str) -> str | None:
+    """The code of the last sign-in message sent to ``to`` (None: none was)."""
+    for delivery in reversed(deliveries(api, to)):
+        found = CODE.search(delivery["text"])
+        if found is not None:
+            return found.group(1)
+    return None
+
+
+def csrf_in(html: str) -> str:
+    found = re.search(r'name="csrf" value="([^"]+)"', html)
+    assert found is not None, html[:2000]
+    return found.group(1)

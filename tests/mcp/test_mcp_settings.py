@@ -104,3 +104,5 @@ def test_the_teams_recipient_from_its_flag_or_variable() -> None:
     assert flagged.teams_to == "29:bob"
     in_teams = McpSettings.from_env({"HUMANWIRE_MCP_FORM_CHANNEL": "teams"}, **flags())
     assert in_teams.form_channel == "teams"
+    flagged_form = McpSettings.from_env({}, **flags("--form-channel", "teams"))
+    assert flagged_form.form_channel == "teams"

@@ -93,7 +93,7 @@ def add_parser(commands: Any) -> None:
     )
     mcp.add_argument(
         "--form-channel",
-        choices=("sms", "whatsapp", "slack"),
+        choices=("sms", "whatsapp", "slack", "email", "telegram", "teams"),
         default=None,
         help="the form's channel (HUMANWIRE_MCP_FORM_CHANNEL; sms)",
     )

@@ -246,3 +246,20 @@ def test_a_form_no_card_input_takes_goes_out_as_its_pages_link(teams_live: Teams
         asked = live.sent(live.ada, count=count)
         assert asked.cards() == [] and asked.text.startswith("Fill ") and "/f/" in asked.text
     _clean(live)
+
+
+def test_a_submit_after_the_form_closed_shows_it_expired(teams_live: TeamsLive) -> None:
+    live = teams_live
+    fields = [{"id": "city", "type": "text", "label": "City"}]
+    closed = _send_form(live, fields, waitTime=1, followUpTime=1)
+    assert closed.status_code == 200 and closed.json()["responded"] is False, closed.text
+    asked = live.sent(live.ada)
+    page = closed.json()["formUrl"]
+    _until(lambda: httpx.get(page).status_code == 410)  # the follow-up window closed
+    pressed = live.fake.execute(asked, live.ada, "form", {"city": "Lyon"})
+    answer = pressed.json()
+    assert answer["type"] == "application/vnd.microsoft.card.adaptive", answer
+    assert "expired: nothing was submitted" in json.dumps(answer["value"])
+    _until(lambda: len(asked.edits) >= 2)
+    assert asked.actions() == []
+    _clean(live)

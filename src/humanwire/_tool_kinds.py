@@ -80,6 +80,7 @@ __all__ = [
     "AskHumanEmail",
     "AskHumanSMS",
     "AskHumanSlack",
+    "AskHumanTeams",
     "AskHumanTelegram",
     "AskHumanWhatsApp",
     "BareTool",
@@ -91,6 +92,7 @@ __all__ = [
     "NotifyHumanEmail",
     "NotifyHumanSMS",
     "NotifyHumanSlack",
+    "NotifyHumanTeams",
     "NotifyHumanTelegram",
     "NotifyHumanWhatsApp",
     "ToolCore",
@@ -249,6 +251,8 @@ class MessageTool(ToolCore):
             raise ValueError("an email goes from the service's configured sender: no from_")
         if from_ is not None and self.channel == "telegram":
             raise ValueError("a Telegram message goes from the service's bot: no from_")
+        if from_ is not None and self.channel == "teams":
+            raise ValueError("a Teams message goes from the service's bot: no from_")
         if wait_time is _UNSET:
             wait_time = self.default_wait_time
         self.wait_time = check_wait_time(wait_time)
@@ -329,6 +333,14 @@ class AskHumanTelegram(MessageTool):
     default_name: ClassVar[str] = "ask_human_telegram"
 
 
+class AskHumanTeams(MessageTool):
+    """Message a person on Microsoft Teams from the bot and wait for their next message in
+    their chat with it (``ask_human_teams``)."""
+
+    channel: ClassVar[MessageChannel] = "teams"
+    default_name: ClassVar[str] = "ask_human_teams"
+
+
 class AskHumanEmail(MessageTool):
     """Email a person and wait for their reply to it (``ask_human_email``)."""
 
@@ -361,6 +373,13 @@ class NotifyHumanTelegram(AskHumanTelegram):
     """Send a Telegram message without waiting (``notify_human_telegram``)."""
 
     default_name: ClassVar[str] = "notify_human_telegram"
+    default_wait_time: ClassVar[float | None] = None
+
+
+class NotifyHumanTeams(AskHumanTeams):
+    """Send a Microsoft Teams message without waiting (``notify_human_teams``)."""
+
+    default_name: ClassVar[str] = "notify_human_teams"
     default_wait_time: ClassVar[float | None] = None
 
 
@@ -432,7 +451,7 @@ class HumanForm(ToolCore):
         **options: Any,
     ) -> None:
         if channel not in CHANNEL_NAMES:
-            raise ValueError("channel must be sms, whatsapp, slack, email or telegram")
+            raise ValueError("channel must be sms, whatsapp, slack, email, telegram or teams")
         if (title is None) != (fields is None):
             raise ValueError("a fixed form needs both title and fields (or neither: dynamic)")
         if fields is not None and not fields:
@@ -648,11 +667,13 @@ TOOL_TABLE: tuple[ToolRow, ...] = (
             AskHumanSlack,
             AskHumanEmail,
             AskHumanTelegram,
+            AskHumanTeams,
             NotifyHumanSMS,
             NotifyHumanWhatsApp,
             NotifyHumanSlack,
             NotifyHumanEmail,
             NotifyHumanTelegram,
+            NotifyHumanTeams,
         )
     ),
     ToolRow("HumanForm", HumanForm, "human_form", None, True),

@@ -20,6 +20,7 @@ from ._tooling import (
     NOTE,
     PHONE_TO,
     SLACK_TO,
+    TEAMS_TO,
     TELEGRAM_TO,
     FormFieldList,
     FormFieldSpec,
@@ -50,12 +51,19 @@ class NoteInput(BaseModel):
     message: str = Field(min_length=1, description=NOTE)
 
 
-_RECIPIENTS = {"Phone": PHONE_TO, "Slack": SLACK_TO, "Email": EMAIL_TO, "Telegram": TELEGRAM_TO}
+_RECIPIENTS = {
+    "Phone": PHONE_TO,
+    "Slack": SLACK_TO,
+    "Email": EMAIL_TO,
+    "Telegram": TELEGRAM_TO,
+    "Teams": TEAMS_TO,
+}
 """What a recipient is, by kind: how the model is told to write one."""
 
 
 def _recipient_kind(channel: str) -> str:
-    return {"slack": "Slack", "email": "Email", "telegram": "Telegram"}.get(channel, "Phone")
+    kinds = {"slack": "Slack", "email": "Email", "telegram": "Telegram", "teams": "Teams"}
+    return kinds.get(channel, "Phone")
 
 
 def _recipient_field(kind: str) -> tuple[Any, Any]:

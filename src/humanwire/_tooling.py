@@ -63,6 +63,7 @@ __all__ = [
     "NO_ANSWER",
     "PHONE_TO",
     "SLACK_TO",
+    "TEAMS_TO",
     "TELEGRAM_TO",
     "FormFieldList",
     "FormFieldSpec",
@@ -329,6 +330,10 @@ TELEGRAM_TO = (
     "Telegram chat ID, digits (negative for a group), e.g. 123456789: the person's chat "
     "with the bot. Leave it out to reach the default person."
 )
+TEAMS_TO = (
+    "Microsoft Teams user ID of a person who installed the bot, starting with 29:, e.g. "
+    "29:1a2b3c. Leave it out to reach the default person."
+)
 CALL_PROMPT = (
     "Everything the voice agent placing the call knows: who it calls on behalf of, the "
     "goal, what to do for the likely answers, and what to say on voicemail."
@@ -432,10 +437,11 @@ CHANNEL_NAMES = {
     "slack": "Slack",
     "email": "email",
     "telegram": "Telegram",
+    "teams": "Microsoft Teams",
 }
 """How a channel is named in the texts a model reads."""
 
-MessageChannel = Literal["sms", "whatsapp", "slack", "email", "telegram"]
+MessageChannel = Literal["sms", "whatsapp", "slack", "email", "telegram", "teams"]
 """The channels the message tools send on."""
 
 _ASKS = {
@@ -445,6 +451,8 @@ _ASKS = {
     "email": "Ask a human a question by email (their reply to the email is the answer).",
     "telegram": "Ask a human a question on Telegram (their next message in the chat is the "
     "answer).",
+    "teams": "Ask a human a question on Microsoft Teams (their next message in their chat "
+    "with the bot is the answer).",
 }
 
 

@@ -101,6 +101,7 @@ RECIPIENT_ENV: dict[str, str] = {
 MESSAGE_RECIPIENT_ENV: dict[str, str] = {
     "email": "HUMANWIRE_EMAIL_TO",
     "telegram": "HUMANWIRE_TELEGRAM_TO",
+    "teams": "HUMANWIRE_TEAMS_TO",
 }
 """The same for the channels the message tools reach."""
 
@@ -161,6 +162,7 @@ def default_recipient(channel: str) -> str:
         DEFAULT_HUMAN_EMAIL,
         DEFAULT_HUMAN_PHONE,
         DEFAULT_HUMAN_SLACK,
+        DEFAULT_HUMAN_TEAMS,
         DEFAULT_HUMAN_TELEGRAM,
     )
 
@@ -168,6 +170,8 @@ def default_recipient(channel: str) -> str:
         return DEFAULT_HUMAN_EMAIL
     if channel == "telegram":
         return DEFAULT_HUMAN_TELEGRAM
+    if channel == "teams":
+        return DEFAULT_HUMAN_TEAMS
     return DEFAULT_HUMAN_SLACK if channel == "slack" else DEFAULT_HUMAN_PHONE
 
 

@@ -28,6 +28,7 @@ TO = {"to": "+14155550123"}
 SLACK_TO = {"to": "U0TEAM0001"}
 EMAIL_TO = {"to": "ada@example.com"}
 TELEGRAM_TO = {"to": "123456789"}
+TEAMS_TO = {"to": "29:1a2b3c"}
 FIELDS = [{"id": "venue", "label": "Venue", "type": "text", "required": True}]
 
 CASES: list[tuple[str, str, dict[str, Any]]] = [
@@ -46,6 +47,10 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("telegram exposed", "AskHumanTelegram", {**TELEGRAM_TO, "expose_recipient": True}),
     ("notify telegram", "NotifyHumanTelegram", TELEGRAM_TO),
     ("telegram form", "HumanForm", {**TELEGRAM_TO, "channel": "telegram"}),
+    ("ask teams", "AskHumanTeams", TEAMS_TO),
+    ("teams exposed", "AskHumanTeams", {**TEAMS_TO, "expose_recipient": True}),
+    ("notify teams", "NotifyHumanTeams", TEAMS_TO),
+    ("teams form", "HumanForm", {**TEAMS_TO, "channel": "teams"}),
     ("channel card", "AskHumanChannel", {"channel_id": "ch_1"}),
     ("dynamic form", "HumanForm", TO),
     ("whatsapp form", "HumanForm", {**TO, "channel": "whatsapp"}),

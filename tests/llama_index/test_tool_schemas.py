@@ -206,3 +206,21 @@ def test_email_is_offered_once_it_has_a_recipient() -> None:
     assert notify["enum"] == ["sms", "whatsapp", "slack", "email"]
     exposed = _schemas(_spec(expose_recipients=True))
     assert "email address" in exposed["ask_human_email"]["properties"]["to"]["description"]
+
+
+def test_teams_is_offered_once_it_has_a_recipient(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert "ask_human_teams" not in _schemas(_spec())
+    spec = _spec(teams_to="29:1a2b3c")
+    schemas = _schemas(spec)
+    assert set(schemas) == ALL | {"ask_human_teams"}
+    assert spec._recipient("teams", None) == "29:1a2b3c"
+    assert schemas["notify_human"]["properties"]["channel"]["enum"] == [
+        "sms",
+        "whatsapp",
+        "slack",
+        "teams",
+    ]
+    monkeypatch.setenv("HUMANWIRE_TEAMS_TO", "29:from-the-env")
+    assert _spec()._recipient("teams", None) == "29:from-the-env"
+    exposed = _schemas(_spec(expose_recipients=True))
+    assert "29:" in exposed["ask_human_teams"]["properties"]["to"]["description"]

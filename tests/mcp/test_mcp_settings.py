@@ -93,3 +93,16 @@ def test_the_telegram_recipient_from_its_flag_or_variable() -> None:
         {"HUMANWIRE_TELEGRAM_TO": "123456789"}, **flags("--telegram-to", "-100200300")
     )
     assert flagged.telegram_to == "-100200300"
+
+
+def test_the_teams_recipient_from_its_flag_or_variable() -> None:
+    from_env = McpSettings.from_env({"HUMANWIRE_TEAMS_TO": "29:ada"}, **flags())
+    assert from_env.configured_recipient("teams") == "29:ada"
+    flagged = McpSettings.from_env(
+        {"HUMANWIRE_TEAMS_TO": "29:ada"}, **flags("--teams-to", "29:bob")
+    )
+    assert flagged.teams_to == "29:bob"
+    in_teams = McpSettings.from_env({"HUMANWIRE_MCP_FORM_CHANNEL": "teams"}, **flags())
+    assert in_teams.form_channel == "teams"
+    flagged_form = McpSettings.from_env({}, **flags("--form-channel", "teams"))
+    assert flagged_form.form_channel == "teams"

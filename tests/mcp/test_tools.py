@@ -15,6 +15,7 @@ from humanwire.langchain import (
     AskHumanEmail,
     AskHumanSlack,
     AskHumanSMS,
+    AskHumanTeams,
     AskHumanTelegram,
     AskHumanWhatsApp,
     CallHuman,
@@ -23,6 +24,7 @@ from humanwire.langchain import (
     NotifyHumanEmail,
     NotifyHumanSlack,
     NotifyHumanSMS,
+    NotifyHumanTeams,
     NotifyHumanTelegram,
     NotifyHumanWhatsApp,
 )
@@ -30,7 +32,7 @@ from humanwire.mcp import FixedForm
 from humanwire.testing import ScriptedHuman
 from humanwire.types import DEFAULT_NO_RESPONSE_TEMPLATE, FormField
 
-CHANNELS = ["sms", "whatsapp", "slack", "email", "telegram"]
+CHANNELS = ["sms", "whatsapp", "slack", "email", "telegram", "teams"]
 NO_LIMIT: dict[str, Any] = {"client_timeout": None}
 """A client with no known request limit: the tools hold the whole wait."""
 
@@ -42,11 +44,13 @@ async def test_tools_mirror_the_langchain_tools(humanwire_client: HumanWire) -> 
         AskHumanSlack(client=humanwire_client),
         AskHumanEmail(client=humanwire_client),
         AskHumanTelegram(client=humanwire_client),
+        AskHumanTeams(client=humanwire_client),
         NotifyHumanSMS(client=humanwire_client),
         NotifyHumanWhatsApp(client=humanwire_client),
         NotifyHumanSlack(client=humanwire_client),
         NotifyHumanEmail(client=humanwire_client),
         NotifyHumanTelegram(client=humanwire_client),
+        NotifyHumanTeams(client=humanwire_client),
         HumanForm(client=humanwire_client),
         CallHuman(client=humanwire_client),
         CheckHumanInteraction(client=humanwire_client),
@@ -84,7 +88,13 @@ async def test_no_answer_is_a_normal_result(connect: Connect, human: ScriptedHum
 
 
 @pytest.mark.parametrize(
-    ("channel", "to"), [("whatsapp", PHONE), ("email", EMAIL), ("telegram", "100000001")]
+    ("channel", "to"),
+    [
+        ("whatsapp", PHONE),
+        ("email", EMAIL),
+        ("telegram", "100000001"),
+        ("teams", "29:humanwire-inbox-human"),
+    ],
 )
 async def test_notify(
     connect: Connect, human: ScriptedHuman, humanwire_client: HumanWire, channel: str, to: str

@@ -93,3 +93,51 @@ def test_its_key_set_verifies_what_it_signs(teams: TeamsFakeServer) -> None:
     body = json.dumps({"serviceUrl": teams.fake.service_url, "channelId": "msteams"}).encode()
     claims = BotFrameworkToken(teams.fake.app_id, keys).claims(f"Bearer {teams.fake.token()}", body)
     assert claims["serviceurl"] == teams.fake.service_url
+
+
+def _card(*body: dict[str, object]) -> dict[str, object]:
+    return {
+        "type": "message",
+        "attachments": [
+            {
+                "contentType": "application/vnd.microsoft.card.adaptive",
+                "content": {"type": "AdaptiveCard", "version": "1.5", "body": list(body)},
+            }
+        ],
+    }
+
+
+@pytest.mark.parametrize(
+    ("body", "named"),
+    [
+        ({"type": "Input.Text", "id": "notes", "isMultiLine": True}, "isMultiLine"),
+        ({"type": "Input.Toggle", "id": "gift"}, "title"),
+        ({"type": "Input.ChoiceSet", "id": "size", "choices": [{"title": "S"}]}, "value"),
+        ({"type": "Input.Text", "label": "City"}, "id"),
+        ({"type": "Input.Date", "id": "day"}, "Input.Date"),
+    ],
+)
+def test_a_card_teams_would_not_render_as_sent_is_refused(
+    teams: TeamsFakeServer, body: dict[str, object], named: str
+) -> None:
+    fake = teams.fake
+    ada = fake.add_user("ada")
+    fake.state.personal_conversation(ada).installed = True
+    with _bot(teams) as bot:
+        conversation = bot.post("v3/conversations", json={"members": [{"id": ada.id}]}).json()["id"]
+        fine = bot.post(
+            f"v3/conversations/{conversation}/activities",
+            json=_card({"type": "TextBlock", "text": "hi"}, {"type": "Input.Text", "id": "a"}),
+        )
+        assert fine.status_code == 201 and fake.violations == []
+        refused = bot.post(f"v3/conversations/{conversation}/activities", json=_card(body))
+        twice = bot.post(
+            f"v3/conversations/{conversation}/activities",
+            json=_card(
+                {"type": "Input.Text", "id": "a"}, {"type": "Input.Toggle", "id": "a", "title": "A"}
+            ),
+        )
+    assert refused.status_code == 400, refused.text
+    assert fake.violations and "attachments/0: the Adaptive Card" in fake.violations[0]
+    assert named in fake.violations[0] or named in refused.text
+    assert twice.status_code == 400 and "two inputs have the id 'a'" in twice.text

@@ -319,6 +319,30 @@ def test_a_telegram_message_is_answered_from_the_inbox_as_a_reply_to_it(
     assert humanwire_client.interactions.status(newer.interaction_id).status == "pending"
 
 
+def test_a_teams_message_is_answered_from_the_inbox_as_the_persons_next_message(
+    browser_like: httpx.Client, humanwire_api_key: str, humanwire_client: HumanWire
+) -> None:
+    login(browser_like, humanwire_api_key)
+    user = "29:humanwire-inbox-human"
+    asked = humanwire_client.messages.teams(to=user, message="Ship?", follow_up_time=60)
+    page = browser_like.get("/inbox").text
+    # The human's line names their Teams user, and writing first defaults to it.
+    assert f'data-human-teams="{user}"' in page and "teams user <span" in page
+    forms = re.findall(
+        r'<form method="post" action="/inbox/reply".*?</form>', page, flags=re.DOTALL
+    )
+    replies = [
+        dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', form))
+        for form in forms
+    ]
+    [reply] = [f for f in replies if f.get("interactionId") == asked.interaction_id]
+    assert (reply["channel"], reply["from"]) == ("teams", user)
+    answered = browser_like.post("/inbox/reply", data=reply | {"body": "ship it"})
+    assert answered.status_code == 303
+    status = humanwire_client.interactions.status(asked.interaction_id)
+    assert status.status == "ended" and "ship it" in str(status.result)
+
+
 def test_the_inbox_opens_a_telegram_start_link_as_the_person(
     browser_like: httpx.Client, humanwire_api_key: str, humanwire_client: HumanWire
 ) -> None:

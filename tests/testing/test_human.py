@@ -12,6 +12,7 @@ from humanwire.testing import RunningService, ScriptedHuman, WebhookReceiver
 HUMAN = "+12025550100"
 SLACK_HUMAN = "U0HUMAN0001"
 TELEGRAM_HUMAN = "100000001"
+TEAMS_HUMAN = "29:humanwire-inbox-human"
 NO_RESPONSE = "Human did not respond. Continue where you left off."
 
 
@@ -64,6 +65,19 @@ def test_fill_form_on_telegram(humanwire_client: HumanWire, human: ScriptedHuman
     assert result.values is not None and result.values["name"] == "Ada"
     delivery = filled.wait()
     assert (delivery.channel, delivery.to) == ("telegram", TELEGRAM_HUMAN)
+
+
+def test_reply_and_fill_form_on_teams(humanwire_client: HumanWire, human: ScriptedHuman) -> None:
+    answered = human.reply("yes", channel="teams")
+    result = humanwire_client.messages.teams(message="Ship?", to=TEAMS_HUMAN, wait_time=5)
+    assert result.response == "Human response: yes"
+    delivery = answered.wait()
+    assert (delivery.channel, delivery.to) == ("teams", TEAMS_HUMAN)
+    assert delivery.interaction_id == result.interaction_id
+    filled = human.fill_form({"name": "Ada"})
+    form = humanwire_client.forms.teams(to=TEAMS_HUMAN, title="Order", fields=FIELDS, wait_time=5)
+    assert form.values is not None and form.values["name"] == "Ada"
+    assert filled.wait().channel == "teams"
 
 
 def test_open_start_link_binds_the_chat_of_a_person(

@@ -115,6 +115,24 @@ CASES: list[Case] = [
         MessageResponse,
     ),
     (
+        lambda c: c.messages.teams(
+            to="29:1a2b3c-Ada_9", message="Ship?", wait_time=5.5, metadata={"run": "7"}
+        ),
+        MESSAGE_REPLY,
+        "POST",
+        "/messages/teams",
+        {"to": "29:1a2b3c-Ada_9", "message": "Ship?", "waitTime": 5.5, "metadata": {"run": "7"}},
+        MessageResponse,
+    ),
+    (
+        lambda c: c.messages.teams(person="per_ada", message="Ship?", follow_up_time=60),
+        MESSAGE_REPLY,
+        "POST",
+        "/messages/teams",
+        {"person": "per_ada", "message": "Ship?", "followUpTime": 60},
+        MessageResponse,
+    ),
+    (
         lambda c: c.messages.channel(CHANNEL_ID, message="Ship?"),
         MESSAGE_REPLY,
         "POST",
@@ -179,6 +197,24 @@ CASES: list[Case] = [
         {
             "to": "-100200300",
             "title": "T",
+            "waitTime": 10,
+            "fields": [
+                {"id": "approve", "label": "Approve?", "type": "checkbox", "required": False}
+            ],
+        },
+        FormResponse,
+    ),
+    (
+        lambda c: c.forms.teams(
+            to="29:1a2b3c", title="T", fields=[FIELD], message="Fill {{url}}", wait_time=10
+        ),
+        FORM_PENDING,
+        "POST",
+        "/forms/teams",
+        {
+            "to": "29:1a2b3c",
+            "title": "T",
+            "message": "Fill {{url}}",
             "waitTime": 10,
             "fields": [
                 {"id": "approve", "label": "Approve?", "type": "checkbox", "required": False}
@@ -439,6 +475,19 @@ INVALID: list[tuple[Callable[[Client], Any], type[Exception], str | None]] = [
     ),
     (lambda c: c.messages.slack(to="u123", message="x"), InvalidToNumberError, "to"),
     (lambda c: c.messages.telegram(to="@ada", message="x"), InvalidToNumberError, "to"),
+    (lambda c: c.messages.teams(to="ada@contoso.com", message="x"), InvalidToNumberError, "to"),
+    (lambda c: c.messages.teams(to="29:", message="x"), InvalidToNumberError, "to"),
+    (lambda c: c.messages.teams(to="29:a", message="x" * 4001), InvalidRequestError, "message"),
+    (
+        lambda c: c.messages.teams(to="29:a", person="per_ada", message="x"),
+        InvalidRequestError,
+        "person",
+    ),
+    (
+        lambda c: c.forms.teams(to="8:orgid:1", title="T", fields=[FIELD], wait_time=10),
+        InvalidToNumberError,
+        "to",
+    ),
     (
         lambda c: c.messages.slack(to="U0HUMAN0001", message="x", from_="U0HUMAN0001"),
         InvalidRequestError,
@@ -820,8 +869,8 @@ def test_both_clients_have_every_resource_and_method() -> None:
     sync = HumanWire("k", "http://127.0.0.1:1")
     async_ = AsyncHumanWire("k", "http://127.0.0.1:1")
     surface = {
-        "messages": ["sms", "whatsapp", "slack", "telegram", "channel"],
-        "forms": ["sms", "slack", "telegram", "whatsapp"],
+        "messages": ["sms", "whatsapp", "slack", "telegram", "teams", "channel"],
+        "forms": ["sms", "slack", "telegram", "teams", "whatsapp"],
         "calls": ["create"],
         "phone": ["sms", "call"],
         "interactions": ["status", "wait"],

@@ -15,6 +15,7 @@ MCP_FLAGS = (
     "slack_to",
     "email_to",
     "telegram_to",
+    "teams_to",
     "expose_recipients",
     "wait_time",
     "follow_up_time",
@@ -45,6 +46,7 @@ def add_parser(commands: Any) -> None:
     )
     mcp.add_argument("--email-to", default=None, help="email address (HUMANWIRE_EMAIL_TO)")
     mcp.add_argument("--telegram-to", default=None, help="telegram chat id (HUMANWIRE_TELEGRAM_TO)")
+    mcp.add_argument("--teams-to", default=None, help="teams user id, 29:… (HUMANWIRE_TEAMS_TO)")
     mcp.add_argument(
         "--expose-recipients",
         action="store_true",
@@ -91,7 +93,7 @@ def add_parser(commands: Any) -> None:
     )
     mcp.add_argument(
         "--form-channel",
-        choices=("sms", "whatsapp", "slack"),
+        choices=("sms", "whatsapp", "slack", "email", "telegram", "teams"),
         default=None,
         help="the form's channel (HUMANWIRE_MCP_FORM_CHANNEL; sms)",
     )

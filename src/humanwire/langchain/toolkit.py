@@ -48,6 +48,7 @@ class HumanWireToolkit(BaseToolkit):
     slack_to: str | None = None
     email_to: str | None = None
     telegram_to: str | None = None
+    teams_to: str | None = None
     expose_recipient: bool = False
     wait_time: float = DEFAULT_WAIT_TIME
     follow_up_time: float | None = None
@@ -64,7 +65,9 @@ class HumanWireToolkit(BaseToolkit):
     @classmethod
     def _known_channels(cls, value: Sequence[str]) -> Sequence[str]:
         if not value:
-            raise ValueError("channels: name at least one of sms, whatsapp, slack, email, telegram")
+            raise ValueError(
+                "channels: name at least one of sms, whatsapp, slack, email, telegram, teams"
+            )
         return tuple(dict.fromkeys(value))
 
     @field_validator("wait_time")

@@ -126,12 +126,12 @@ class HumanWireToolSpec(BaseToolSpec):
     """Tools that reach a human through humanwire and return what they answered.
 
     Recipients are fixed here, not chosen by the model: ``to`` (a phone number, used for
-    sms, whatsapp and calls), ``whatsapp_to``, ``slack_to``, ``email_to`` and
-    ``telegram_to`` override per channel; left out, each comes from ``HUMANWIRE_SMS_TO`` /
+    sms, whatsapp and calls), ``whatsapp_to``, ``slack_to``, ``email_to``, ``telegram_to``
+    and ``teams_to`` override per channel; left out, each comes from ``HUMANWIRE_SMS_TO`` /
     ``HUMANWIRE_WHATSAPP_TO`` / ``HUMANWIRE_SLACK_TO`` / ``HUMANWIRE_EMAIL_TO`` /
-    ``HUMANWIRE_TELEGRAM_TO``, else (embedded service) the inbox's default human.
-    ``ask_human_email`` and ``ask_human_telegram`` are offered only when their channel has
-    a recipient. They are
+    ``HUMANWIRE_TELEGRAM_TO`` / ``HUMANWIRE_TEAMS_TO``, else (embedded service) the inbox's
+    default human. ``ask_human_email``, ``ask_human_telegram`` and ``ask_human_teams`` are
+    offered only when their channel has a recipient. They are
     resolved here, once; ``to_tool_list()`` refuses a tool whose recipient is missing
     (naming the variable to set) and offers ``notify_human`` only the channels that have
     one. With ``expose_recipients=True`` the tools take an optional ``to`` the model may
@@ -156,6 +156,7 @@ class HumanWireToolSpec(BaseToolSpec):
         slack_to: str | None = None,
         email_to: str | None = None,
         telegram_to: str | None = None,
+        teams_to: str | None = None,
         expose_recipients: bool = False,
         wait_time: float = DEFAULT_WAIT_TIME,
         follow_up_time: float | None = None,
@@ -172,7 +173,7 @@ class HumanWireToolSpec(BaseToolSpec):
     ) -> None:
         if form_channel not in _CHANNELS:
             raise ValueError(
-                "form_channel must be sms, whatsapp, slack, email or telegram, "
+                "form_channel must be sms, whatsapp, slack, email, telegram or teams, "
                 f"got {form_channel!r}"
             )
         if wait_time is None:
@@ -212,6 +213,7 @@ class HumanWireToolSpec(BaseToolSpec):
             "slack": slack_to,
             "email": email_to,
             "telegram": telegram_to,
+            "teams": teams_to,
         }
         for channel in _CHANNELS:
             try:
@@ -325,6 +327,14 @@ class HumanWireToolSpec(BaseToolSpec):
 
     async def aask_human_telegram(self, message: str, to: str | None = None) -> str:
         return await self.acall_tool("ask_human_telegram", message=message, to=to)
+
+    def ask_human_teams(self, message: str, to: str | None = None) -> str:
+        """Message a person on Microsoft Teams from the bot and wait for their next message
+        in their chat with it."""
+        return self.call_tool("ask_human_teams", message=message, to=to)
+
+    async def aask_human_teams(self, message: str, to: str | None = None) -> str:
+        return await self.acall_tool("ask_human_teams", message=message, to=to)
 
     def ask_human_channel(self, message: str) -> str:
         """Send through the configured channel card and return what it answers."""

@@ -51,6 +51,7 @@ RECIPIENT_HEADERS: dict[str, str] = {
     "slack": "Humanwire-Slack-To",
     "email": "Humanwire-Email-To",
     "telegram": "Humanwire-Telegram-To",
+    "teams": "Humanwire-Teams-To",
 }
 """The request header naming each channel's recipient on ``/mcp``."""
 
@@ -164,7 +165,12 @@ class McpEndpoint:
         settings = McpSettings.from_env(os.environ if env is None else env)
         # Recipients are per account (headers), never the service's own variables.
         self.settings = dataclasses.replace(
-            settings, sms_to=None, whatsapp_to=None, slack_to=None, telegram_to=None
+            settings,
+            sms_to=None,
+            whatsapp_to=None,
+            slack_to=None,
+            telegram_to=None,
+            teams_to=None,
         )
         self.source = AccountSource(config, self.settings)
         server = build_server(self.settings, self.source, CHANNELS)

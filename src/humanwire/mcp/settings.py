@@ -1,8 +1,9 @@
 """What the MCP server offers and how it waits: flags, then ``HUMANWIRE_*`` variables.
 
-- recipients: ``--to`` / ``--whatsapp-to`` / ``--slack-to`` / ``--email-to``, else
-  ``HUMANWIRE_SMS_TO`` / ``HUMANWIRE_WHATSAPP_TO`` / ``HUMANWIRE_SLACK_TO`` /
-  ``HUMANWIRE_EMAIL_TO`` / ``HUMANWIRE_TELEGRAM_TO``, else (embedded service) the inbox's
+- recipients: ``--to`` / ``--whatsapp-to`` / ``--slack-to`` / ``--email-to`` /
+  ``--telegram-to`` / ``--teams-to``, else ``HUMANWIRE_SMS_TO`` / ``HUMANWIRE_WHATSAPP_TO`` /
+  ``HUMANWIRE_SLACK_TO`` / ``HUMANWIRE_EMAIL_TO`` / ``HUMANWIRE_TELEGRAM_TO`` /
+  ``HUMANWIRE_TEAMS_TO``, else (embedded service) the inbox's
   default human; ``--expose-recipients`` (``HUMANWIRE_MCP_EXPOSE_RECIPIENTS=1``) lets
   the model name one;
 - ``--wait-time`` (``HUMANWIRE_MCP_WAIT_TIME``, 300 s): how long the service listens for
@@ -88,6 +89,7 @@ class McpSettings:
     slack_to: str | None = None
     email_to: str | None = None
     telegram_to: str | None = None
+    teams_to: str | None = None
     expose_recipients: bool = False
     wait_time: float = DEFAULT_WAIT_TIME
     follow_up_time: float | None = None
@@ -114,7 +116,9 @@ class McpSettings:
         if self.progress_interval <= 0:
             raise SettingsError("progress_interval must be more than 0 seconds")
         if self.form_channel not in CHANNELS:
-            raise SettingsError("form_channel must be sms, whatsapp, slack, email or telegram")
+            raise SettingsError(
+                "form_channel must be sms, whatsapp, slack, email, telegram or teams"
+            )
         if self.state_key is not None:
             key = self.state_key
             if len(key.encode() if isinstance(key, str) else key) < 32:
@@ -164,6 +168,7 @@ class McpSettings:
             slack_to=pick("slack_to", "HUMANWIRE_SLACK_TO"),
             email_to=pick("email_to", "HUMANWIRE_EMAIL_TO"),
             telegram_to=pick("telegram_to", "HUMANWIRE_TELEGRAM_TO"),
+            teams_to=pick("teams_to", "HUMANWIRE_TEAMS_TO"),
             expose_recipients=bool(expose),
             wait_time=_given(seconds("wait_time", "HUMANWIRE_MCP_WAIT_TIME", DEFAULT_WAIT_TIME)),
             follow_up_time=seconds("follow_up_time", "HUMANWIRE_MCP_FOLLOW_UP_TIME", None),

@@ -16,6 +16,7 @@ from .tools import (
     AskHumanEmail,
     AskHumanSlack,
     AskHumanSMS,
+    AskHumanTeams,
     AskHumanTelegram,
     AskHumanWhatsApp,
     CallHuman,
@@ -25,6 +26,7 @@ from .tools import (
     NotifyHumanEmail,
     NotifyHumanSlack,
     NotifyHumanSMS,
+    NotifyHumanTeams,
     NotifyHumanTelegram,
     NotifyHumanWhatsApp,
 )
@@ -40,6 +42,7 @@ _ASK: dict[str, Callable[..., HumanWireTool]] = {
     "slack": AskHumanSlack,
     "email": AskHumanEmail,
     "telegram": AskHumanTelegram,
+    "teams": AskHumanTeams,
 }
 _NOTIFY: dict[str, Callable[..., HumanWireTool]] = {
     "sms": NotifyHumanSMS,
@@ -47,6 +50,7 @@ _NOTIFY: dict[str, Callable[..., HumanWireTool]] = {
     "slack": NotifyHumanSlack,
     "email": NotifyHumanEmail,
     "telegram": NotifyHumanTelegram,
+    "teams": NotifyHumanTeams,
 }
 
 
@@ -72,6 +76,7 @@ class HumanWireToolset(FunctionToolset[Any]):
         slack_to: str | None = None,
         email_to: str | None = None,
         telegram_to: str | None = None,
+        teams_to: str | None = None,
         expose_recipient: bool = False,
         wait_time: float = DEFAULT_WAIT_TIME,
         follow_up_time: float | None = None,
@@ -88,11 +93,13 @@ class HumanWireToolset(FunctionToolset[Any]):
     ) -> None:
         channels = tuple(dict.fromkeys(channels))
         if not channels:
-            raise ValueError("channels: name at least one of sms, whatsapp, slack, email, telegram")
+            raise ValueError(
+                "channels: name at least one of sms, whatsapp, slack, email, telegram, teams"
+            )
         unknown = [channel for channel in channels if channel not in _ASK]
         if unknown:
             raise ValueError(
-                f"channels: unknown {unknown}; use sms, whatsapp, slack, email, telegram"
+                f"channels: unknown {unknown}; use sms, whatsapp, slack, email, telegram, teams"
             )
         if check_wait_time(wait_time) is None:
             raise ValueError("wait_time is required")
@@ -102,6 +109,7 @@ class HumanWireToolset(FunctionToolset[Any]):
             "slack": slack_to,
             "email": email_to,
             "telegram": telegram_to,
+            "teams": teams_to,
         }
         common: dict[str, Any] = {"client": client, "async_client": async_client}
         if metadata:

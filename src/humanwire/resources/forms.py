@@ -1,5 +1,5 @@
 """Forms defined inline: ``/forms/sms``, ``/forms/slack``, ``/forms/telegram``,
-``/forms/email``, ``/forms/whatsapp``."""
+``/forms/teams``, ``/forms/email``, ``/forms/whatsapp``."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from humanwire.types import (
     FormResponse,
     SlackFormRequest,
     SMSFormRequest,
+    TeamsFormRequest,
     TelegramFormRequest,
     WhatsAppFormRequest,
     WhatsAppOwnNumberFormRequest,
@@ -150,6 +151,48 @@ class Forms(Resource[ModeT]):
         )
         return self._post(
             "/forms/telegram",
+            body,
+            FormResponse,
+            wait=body.wait_time,
+            idempotency_key=idempotency_key,
+        )
+
+    @endpoint
+    def teams(
+        self,
+        *,
+        to: str | None = None,
+        person: str | None = None,
+        title: str,
+        fields: Sequence[FieldSpec],
+        message: str | None = None,
+        description: str | None = None,
+        brand_image_url: str | None = None,
+        submit_label: str | None = None,
+        wait_time: float | None = None,
+        follow_up_time: float | None = None,
+        metadata: Mapping[str, str] | None = None,
+        idempotency_key: str | None = None,
+    ) -> Flow[FormResponse]:
+        """``POST /forms/teams``: ``to`` a Teams user id (``29:…``) of a person who
+        installed the app; the form goes out from the operator's bot (``message`` may
+        hold ``{{url}}``)."""
+        body = build(
+            TeamsFormRequest,
+            to=to,
+            person=person,
+            title=title,
+            fields=list(fields),
+            message=message,
+            description=description,
+            brand_image_url=brand_image_url,
+            submit_label=submit_label,
+            wait_time=wait_time,
+            follow_up_time=follow_up_time,
+            metadata=metadata,
+        )
+        return self._post(
+            "/forms/teams",
             body,
             FormResponse,
             wait=body.wait_time,

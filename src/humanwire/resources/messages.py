@@ -1,5 +1,5 @@
 """Text messages: ``/messages/sms``, ``/messages/whatsapp``, ``/messages/slack``,
-``/messages/telegram``, ``/messages/email``, ``/messages/person`` and
+``/messages/telegram``, ``/messages/teams``, ``/messages/email``, ``/messages/person`` and
 ``/messages/{channel_id}`` (a channel card). Each channel's method takes ``to`` or, in its
 place, ``person`` (a person's id)."""
 
@@ -17,6 +17,7 @@ from humanwire.types import (
     PersonMessageRequest,
     SlackMessageRequest,
     SMSMessageRequest,
+    TeamsMessageRequest,
     TelegramMessageRequest,
     WhatsAppMessageRequest,
 )
@@ -155,6 +156,38 @@ class Messages(Resource[ModeT]):
         )
         return self._post(
             "/messages/telegram",
+            body,
+            MessageResponse,
+            wait=body.wait_time,
+            idempotency_key=idempotency_key,
+        )
+
+    @endpoint
+    def teams(
+        self,
+        *,
+        to: str | None = None,
+        person: str | None = None,
+        message: str,
+        wait_time: float | None = None,
+        follow_up_time: float | None = None,
+        metadata: Mapping[str, str] | None = None,
+        idempotency_key: str | None = None,
+    ) -> Flow[MessageResponse]:
+        """``POST /messages/teams`` from the operator's bot: ``to`` is a Teams user id
+        (``29:…``) of a person who installed the app (the install gave the service their
+        chat with the bot). The next message they write in that chat is the answer."""
+        body = build(
+            TeamsMessageRequest,
+            to=to,
+            person=person,
+            message=message,
+            wait_time=wait_time,
+            follow_up_time=follow_up_time,
+            metadata=metadata,
+        )
+        return self._post(
+            "/messages/teams",
             body,
             MessageResponse,
             wait=body.wait_time,

@@ -12,6 +12,7 @@ from humanwire.types.sandbox import DEFAULT_HUMAN_EMAIL as DEFAULT_HUMAN_EMAIL
 # with the wire types, re-exported here.
 from humanwire.types.sandbox import DEFAULT_HUMAN_PHONE as DEFAULT_HUMAN_PHONE
 from humanwire.types.sandbox import DEFAULT_HUMAN_SLACK as DEFAULT_HUMAN_SLACK
+from humanwire.types.sandbox import DEFAULT_HUMAN_TEAMS as DEFAULT_HUMAN_TEAMS
 from humanwire.types.sandbox import DEFAULT_HUMAN_TELEGRAM as DEFAULT_HUMAN_TELEGRAM
 
 SHARED_SMS_NUMBER = "+12025550199"

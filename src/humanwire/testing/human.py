@@ -23,9 +23,10 @@ from humanwire.server.config import (
     SHARED_SMS_NUMBER,
     SHARED_WHATSAPP_NUMBER,
 )
+from humanwire.server.delivery.teams.channel import SANDBOX_BOT as SANDBOX_TEAMS_BOT
 from humanwire.server.delivery.telegram.channel import SANDBOX_BOT as SANDBOX_TELEGRAM_BOT
 from humanwire.types import SandboxDelivery
-from humanwire.types.sandbox import DEFAULT_HUMAN_TELEGRAM
+from humanwire.types.sandbox import DEFAULT_HUMAN_TEAMS, DEFAULT_HUMAN_TELEGRAM
 
 __all__ = ["HumanAction", "ScriptedHuman"]
 
@@ -37,6 +38,7 @@ _SHARED_SENDER = {
     "slack": SHARED_SLACK_WORKSPACE,
     "email": SHARED_EMAIL_ADDRESS,
     "telegram": SANDBOX_TELEGRAM_BOT,
+    "teams": SANDBOX_TEAMS_BOT,
 }
 _THREADED = ("slack", "email", "telegram")
 """A reply on these names its message: in its thread, a reply to that email, a reply to
@@ -143,7 +145,8 @@ class ScriptedHuman:
 
     Defaults: ``to`` is the inbox's default human — ``+12025550100`` for sms, whatsapp
     and calls, ``U0HUMAN0001`` for slack, ``human@example.com`` for email, the chat
-    ``100000001`` for telegram (from the sandbox's bot ``7000000001``); a form
+    ``100000001`` for telegram (from the sandbox's bot ``7000000001``), the user
+    ``29:humanwire-inbox-human`` for teams (their chat with the sandbox's bot); a form
     (``channel=None``) may come by any channel to any of them. ``delay`` counts from the
     moment the delivery is seen.
     """
@@ -157,6 +160,7 @@ class ScriptedHuman:
         slack_id: str = DEFAULT_HUMAN_SLACK,
         email: str = DEFAULT_HUMAN_EMAIL,
         telegram_chat: str = DEFAULT_HUMAN_TELEGRAM,
+        teams_user: str = DEFAULT_HUMAN_TEAMS,
         poll_wait: float = 1.0,
         http_timeout: float = 15.0,
     ) -> None:
@@ -165,6 +169,7 @@ class ScriptedHuman:
         self.slack_id = slack_id
         self.email = email
         self.telegram_chat = telegram_chat
+        self.teams_user = teams_user
         self._poll_wait = poll_wait
         headers = {"Authorization": f"Bearer {api_key}"}
         timeout = httpx.Timeout(http_timeout, read=http_timeout + poll_wait)
@@ -225,8 +230,8 @@ class ScriptedHuman:
     ) -> HumanAction:
         """Reply ``text`` to the next message delivered to ``to`` on ``channel`` (slack:
         in the message's thread; email: a reply to that email; telegram: a reply to that
-        message in the chat; sms and whatsapp: from the human's number back to the
-        sender, as on a phone)."""
+        message in the chat; sms, whatsapp and teams: from the human's number or chat
+        back to the sender, as on a phone)."""
         recipient = to or self._default_recipient(channel)
 
         def perform(delivery: SandboxDelivery) -> httpx.Response:
@@ -285,7 +290,9 @@ class ScriptedHuman:
         elif channel is not None:
             recipients = frozenset({self._default_recipient(channel)})
         else:
-            recipients = frozenset({self.phone, self.slack_id, self.email, self.telegram_chat})
+            recipients = frozenset(
+                {self.phone, self.slack_id, self.email, self.telegram_chat, self.teams_user}
+            )
 
         def perform(delivery: SandboxDelivery) -> httpx.Response:
             if not delivery.form_url:
@@ -321,7 +328,7 @@ class ScriptedHuman:
         elif channel is not None:
             recipients = frozenset({self._default_recipient(channel)})
         else:
-            recipients = frozenset({self.phone, self.slack_id, self.telegram_chat})
+            recipients = frozenset({self.phone, self.slack_id, self.telegram_chat, self.teams_user})
 
         def perform(delivery: SandboxDelivery) -> httpx.Response:
             link = approval_page(delivery.text)
@@ -377,7 +384,9 @@ class ScriptedHuman:
         elif channel is not None:
             recipients = frozenset({self._default_recipient(channel)})
         else:
-            recipients = frozenset({self.phone, self.slack_id, self.email, self.telegram_chat})
+            recipients = frozenset(
+                {self.phone, self.slack_id, self.email, self.telegram_chat, self.teams_user}
+            )
         return self._script(
             f"stay_silent on the next delivery to {'/'.join(sorted(recipients))}",
             channels=frozenset({channel}) if channel is not None else None,
@@ -455,6 +464,8 @@ class ScriptedHuman:
             return self.email
         if channel == "telegram":
             return self.telegram_chat
+        if channel == "teams":
+            return self.teams_user
         return self.slack_id if channel == "slack" else self.phone
 
     def _account_number(self, channel: str) -> str:
@@ -462,6 +473,8 @@ class ScriptedHuman:
             return SHARED_SLACK_WORKSPACE
         if channel == "telegram":
             return SANDBOX_TELEGRAM_BOT
+        if channel == "teams":
+            return SANDBOX_TEAMS_BOT
         if channel == "email":
             return SHARED_EMAIL_ADDRESS
         response = self._http.get("/numbers")

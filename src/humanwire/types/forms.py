@@ -338,8 +338,9 @@ class DiscordFormRequest(_AddressedForm):
 
 class TeamsFormRequest(_AddressedForm):
     """``POST /forms/teams``: the body of ``/forms/sms`` with a Teams user id in ``to``;
-    the form goes out as an Adaptive Card: its inputs when the fields map onto card
-    inputs, the page's link otherwise."""
+    a form whose fields all map onto Adaptive Card inputs (no address) goes out as a card
+    of those inputs, its submit the form's submission; any other as its text with the
+    page's link."""
 
     to: TeamsIdOrPerson = None
     person: PersonInsteadOfTo = None

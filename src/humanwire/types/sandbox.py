@@ -14,6 +14,7 @@ __all__ = [
     "DEFAULT_HUMAN_EMAIL",
     "DEFAULT_HUMAN_PHONE",
     "DEFAULT_HUMAN_SLACK",
+    "DEFAULT_HUMAN_TEAMS",
     "DEFAULT_HUMAN_TELEGRAM",
     "DeliveryChannel",
     "DeliveryKind",
@@ -31,6 +32,8 @@ DEFAULT_HUMAN_EMAIL = "human@example.com"
 """The same human's email address."""
 DEFAULT_HUMAN_TELEGRAM = "100000001"
 """The same human's chat with the sandbox's Telegram bot."""
+DEFAULT_HUMAN_TEAMS = "29:humanwire-inbox-human"
+"""The same human's Teams user id (their chat with the sandbox's Teams bot)."""
 
 DeliveryKind = Literal["message", "form", "call"]
 DeliveryChannel = Literal[

@@ -15,6 +15,7 @@ from ..config import (
     DEFAULT_HUMAN_EMAIL,
     DEFAULT_HUMAN_PHONE,
     DEFAULT_HUMAN_SLACK,
+    DEFAULT_HUMAN_TEAMS,
     DEFAULT_HUMAN_TELEGRAM,
     SHARED_SLACK_WORKSPACE,
 )
@@ -294,7 +295,8 @@ def _act_panel(data: InboxData, viewer: Viewer) -> Html:
             '<div class="row"><div class="block"><label for="text-channel">Channel</label>'
             '<select id="text-channel" name="channel" data-human-phone="{human}" '
             'data-human-slack="{slack}" data-human-email="{email}" '
-            'data-human-telegram="{telegram}">{options}</select></div>'
+            'data-human-telegram="{telegram}" data-human-teams="{teams}">{options}'
+            "</select></div>"
             '<label class="block" for="text-from">From<input type="text" id="text-from" '
             'name="from" value="{human}" required></label></div>'
             '<label class="block" for="text-to">To (a number or workspace of the account; '
@@ -309,6 +311,7 @@ def _act_panel(data: InboxData, viewer: Viewer) -> Html:
             slack=DEFAULT_HUMAN_SLACK,
             email=DEFAULT_HUMAN_EMAIL,
             telegram=DEFAULT_HUMAN_TELEGRAM,
+            teams=DEFAULT_HUMAN_TEAMS,
             to=reserved,
         )
         if channel_options
@@ -423,7 +426,8 @@ def render_inbox_page(
         '<p class="small muted">The inbox\'s human: <span class="mono">{phone}</span> '
         '(slack <span class="mono">{slack}</span>, shared workspace '
         '<span class="mono">{workspace}</span>; email <span class="mono">{email}</span>; '
-        'telegram chat <span class="mono">{telegram}</span>).'
+        'telegram chat <span class="mono">{telegram}</span>; teams user '
+        '<span class="mono">{teams}</span>).'
         "</p></section>"
         "{act}"
         '<section class="panel" data-live-panel="inbound"><h2>Texts to the agent</h2>'
@@ -444,6 +448,7 @@ def render_inbox_page(
         workspace=SHARED_SLACK_WORKSPACE,
         email=DEFAULT_HUMAN_EMAIL,
         telegram=DEFAULT_HUMAN_TELEGRAM,
+        teams=DEFAULT_HUMAN_TEAMS,
         act=_act_panel(data, viewer) if data.sandbox else Html(""),
         unsolicited=_unsolicited(data),
         interactions=_interactions_table(data),

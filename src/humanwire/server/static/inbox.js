@@ -148,14 +148,17 @@
       phone: channel.getAttribute("data-human-phone"),
       slack: channel.getAttribute("data-human-slack"),
       email: channel.getAttribute("data-human-email"),
-      telegram: channel.getAttribute("data-human-telegram")
+      telegram: channel.getAttribute("data-human-telegram"),
+      teams: channel.getAttribute("data-human-teams")
     };
     var wanted = channel.value === "slack" ? defaults.slack
       : channel.value === "email" ? defaults.email
-      : channel.value === "telegram" ? defaults.telegram : defaults.phone;
+      : channel.value === "telegram" ? defaults.telegram
+      : channel.value === "teams" ? defaults.teams : defaults.phone;
     // Only a default is replaced: what the person typed stays.
     if (sender.value === defaults.phone || sender.value === defaults.slack ||
-        sender.value === defaults.email || sender.value === defaults.telegram) {
+        sender.value === defaults.email || sender.value === defaults.telegram ||
+        sender.value === defaults.teams) {
       sender.value = wanted;
     }
   });

@@ -24,7 +24,9 @@ published Connector description (``botframework_connector_v3.subset.json``, from
 microsoft/botbuilder-dotnet, MIT, licence beside it), strictly for the objects it
 describes (an unknown property is refused: the real Connector would ignore a typo); a
 bearer token the fake's token endpoint issued (client credentials of the app id and
-secret, scope ``https://api.botframework.com/.default``). Refusals are the description's
+secret, scope ``https://api.botframework.com/.default``); every Adaptive Card the bot
+attaches or answers an invoke with, against Adaptive Cards 1.5 for the elements and
+actions it knows (``cards.py``), as strictly. Refusals are the description's
 ``ErrorResponse`` (also in ``fake.violations`` when the description refuses the body).
 The fake's answers are held to the response schemas; the bot's answers to the
 activities it is sent are recorded (``state.answers``), and a failed one, or an invoke

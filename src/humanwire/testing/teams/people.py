@@ -222,6 +222,10 @@ class ActivitySender:
                 state.errors.append(f"an invoke's answer is no card response: {answer!r}")
             return
         if answer.get("type") == CARD and isinstance(answer.get("value"), dict):
+            problem = self.spec.cards.problem(answer["value"])
+            if problem is not None:
+                with state.lock:
+                    state.errors.append(f"an invoke's answer: {problem}")
             replaced = {
                 **delivery.clicked.current,
                 "attachments": [{"contentType": CARD, "content": answer["value"]}],

@@ -117,6 +117,9 @@ class TeamsResponses:
             if scheme != "Bearer" or not self.state.token_valid(token):
                 raise TeamsError(401, "Unauthorized", "Authorization has been denied")
             checked = self.spec.check_body(operation, body)
+            card_problem = self.spec.check_cards(checked)
+            if card_problem is not None:
+                raise SpecViolation(card_problem)
             status, answer = self.handlers[operation.operation_id](values, checked)
         except SpecViolation as violation:
             with self.state.lock:

@@ -93,6 +93,9 @@ class ConnectorSpec:
         self.document = document
         self.definitions = _strict(document["definitions"])
         self._checks = SchemaCheck(self._new_validator)
+        from .cards import CardCheck
+
+        self.cards = CardCheck()
         self.operations = [
             Operation(spec["operationId"], method.upper(), template, _path_pattern(template), spec)
             for template, item in document["paths"].items()
@@ -128,6 +131,19 @@ class ConnectorSpec:
     def check_response(self, operation: Operation, status: int, body: Any) -> str | None:
         schema = operation.response_schema(status)
         return None if schema is None else self.problem(schema, body)
+
+    def check_cards(self, body: Any) -> str | None:
+        """Why an Adaptive Card attached to an activity the bot sends is not one Teams
+        renders as sent (``cards.CardCheck``), else ``None``."""
+        from .cards import CARD_CONTENT_TYPE
+
+        attachments = body.get("attachments") if isinstance(body, dict) else None
+        for index, attachment in enumerate(attachments or ()):
+            if isinstance(attachment, dict) and attachment.get("contentType") == CARD_CONTENT_TYPE:
+                problem = self.cards.problem(attachment.get("content"))
+                if problem is not None:
+                    return f"attachments/{index}: {problem}"
+        return None
 
     def check_activity(self, activity: Any) -> str | None:
         """Why ``activity`` (one the fake sends the bot) is not an ``Activity``."""

@@ -19,6 +19,13 @@ silently, and the Connector is five plain calls).
   (``data.hw`` = ``hw:<id>:<choice>``); the invoke (``adaptiveCard/action``) of one of
   the approval's approvers decides, and is answered with the card showing the outcome,
   which also replaces the card in the conversation (``PUT``), for everyone in it.
+- **Forms**: a form whose fields all map onto Adaptive Card inputs (``form_card``: text,
+  textarea, email, phone number, select, checkbox; not an address) goes out as a card of
+  those inputs with a submit ``Action.Execute`` (verb ``form``, ``data.hw`` =
+  ``hw:<id>:form``). The invoke of the form's own recipient is its submission, checked by
+  the same validation as the form page's; accepted, the card is replaced with the
+  outcome (as an approval's), refused, the person is told why and the card stays. Any
+  other form goes out as its text with the page's link.
 
 Each activity is taken once (its conversation and id).
 """
@@ -26,6 +33,7 @@ Each activity is taken once (its conversation and id).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import Coroutine, Mapping
@@ -40,6 +48,8 @@ from ..base import Credentials, Outbound, ProviderFailure, RecipientUnreachable,
 from .auth import KeySet
 
 if TYPE_CHECKING:
+    from humanwire.types import Form, FormField
+
     from ...config import TeamsConfig
     from ..port import InboundPort
 
@@ -50,6 +60,7 @@ __all__ = [
     "TeamsProvider",
     "activity_ref",
     "approval_card",
+    "form_card",
     "outcome_card",
 ]
 
@@ -70,6 +81,14 @@ TOKEN_MARGIN = 300.0
 """Seconds before a bot token's expiry it is renewed."""
 SEND_TIMEOUT = 15.0
 CHOICES = {"approve": "Approve", "reject": "Reject"}
+FORM_VERB = "form"
+"""The verb (and the token's action) of a form card's submit."""
+TOKEN_KEY = "hw"
+"""The key of the token in an action's ``data``; the inputs' values sit beside it, so no
+field of a form card may have this id."""
+MAX_CARD_BYTES = 25_000
+"""A form card larger than this goes out as its page's link: Teams takes a message of
+about 28 KB, the activity's envelope included."""
 
 
 def activity_ref(conversation_id: str, activity_id: str) -> str:
@@ -111,6 +130,113 @@ def approval_card(text: str, interaction_id: str, page: str | None) -> dict[str,
         "body": [_text_block(text)],
         "actions": actions,
     }
+
+
+def _card_input(form_field: FormField) -> dict[str, Any] | None:
+    """The Adaptive Card input of ``form_field`` (None: no input can take it)."""
+    common: dict[str, Any] = {
+        "id": form_field.id,
+        "label": form_field.label,
+        "isRequired": form_field.required,
+    }
+    if form_field.required:
+        common["errorMessage"] = f"{form_field.label} is required."
+    kind = form_field.type
+    if kind in ("text", "textarea", "email", "phone_number"):
+        text: dict[str, Any] = {"type": "Input.Text", **common}
+        if kind == "textarea":
+            text["isMultiline"] = True
+        elif kind == "email":
+            text["style"] = "email"
+        elif kind == "phone_number":
+            text["style"] = "tel"
+        if form_field.placeholder:
+            text["placeholder"] = form_field.placeholder
+        return text
+    if kind == "select":
+        choices = [{"title": o.label, "value": o.value} for o in form_field.options or ()]
+        select: dict[str, Any] = {
+            "type": "Input.ChoiceSet",
+            **common,
+            "style": "compact",
+            "choices": choices,
+        }
+        if form_field.placeholder:
+            select["placeholder"] = form_field.placeholder
+        return select
+    if kind == "checkbox":
+        return {
+            "type": "Input.Toggle",
+            **common,
+            "title": form_field.label,
+            "value": "false",
+            "valueOn": "true",
+            "valueOff": "false",
+        }
+    return None  # an address: the page checks and suggests it
+
+
+def form_card(
+    form: Form, text: str, interaction_id: str, page: str | None
+) -> dict[str, Any] | None:
+    """A form's card: its text, title, description and an input per field, submitted by
+    ``Action.Execute`` (verb ``form``); None when a field maps onto no card input, a
+    field's id is the token's key, or the card would be too large for a message."""
+    body: list[dict[str, Any]] = [_text_block(text)] if text else []
+    body.append(_text_block(form.title, weight="bolder", size="medium"))
+    if form.description:
+        body.append(_text_block(form.description, isSubtle=True))
+    for form_field in form.fields:
+        found = _card_input(form_field)
+        if found is None or form_field.id == TOKEN_KEY:
+            return None
+        body.append(found)
+        if form_field.helper_text:
+            body.append(_text_block(form_field.helper_text, isSubtle=True, size="small"))
+    actions: list[dict[str, Any]] = [
+        {
+            "type": "Action.Execute",
+            "title": form.submit_label or "Submit",
+            "verb": FORM_VERB,
+            "data": {TOKEN_KEY: f"hw:{interaction_id}:{FORM_VERB}"},
+            "style": "positive",
+        }
+    ]
+    if page and page.startswith("https://"):
+        actions.append({"type": "Action.OpenUrl", "title": "Open the page", "url": page})
+    card = {
+        "type": "AdaptiveCard",
+        "$schema": "http://adaptivecards.io/schemas/adaptive-card.json",
+        "version": CARD_VERSION,
+        "body": body,
+        "actions": actions,
+    }
+    if len(json.dumps(card).encode()) > MAX_CARD_BYTES:
+        return None
+    return card
+
+
+def submitted_values(data: Mapping[str, Any]) -> dict[str, str]:
+    """A form card's inputs as the form page's JSON submit reads them (the token left
+    out): text as sent, a boolean as ``"true"``/``"false"``, a number as written; an empty
+    or null input is a field not answered. Anything else is refused naming the value
+    (``InvalidRequest``, field ``values.<id>``), as the page refuses it."""
+    from ...errors import InvalidRequest
+
+    values: dict[str, str] = {}
+    for key, value in data.items():
+        if key == TOKEN_KEY or value is None:
+            continue
+        if isinstance(value, bool):
+            values[key] = "true" if value else "false"
+        elif isinstance(value, (int, float)):
+            values[key] = json.dumps(value)
+        elif isinstance(value, str):
+            if value.strip():
+                values[key] = value
+        else:
+            raise InvalidRequest(f"values.{key} must be a string", field=f"values.{key}")
+    return values
 
 
 def outcome_card(text: str, outcome: str) -> dict[str, Any]:
@@ -313,6 +439,15 @@ class TeamsProvider:
         return Sent(ref=ref, status="sent")
 
     async def _activity(self, item: Outbound) -> dict[str, Any]:
+        if item.interaction_id and item.kind == "form":
+            record = await self.inbound.interaction(item.interaction_id)
+            card = (
+                form_card(self.inbound.form_of(record), item.text, record.id, item.form_url)
+                if record is not None
+                else None
+            )
+            if card is not None:
+                return {"type": "message", "attachments": [{"contentType": CARD, "content": card}]}
         if item.interaction_id and item.kind == "message" and item.form_url:
             position = await self.inbound.button_approver(
                 "teams", item.interaction_id, item.to_addr
@@ -384,7 +519,9 @@ class TeamsProvider:
     async def _invoke(self, activity: Mapping[str, Any]) -> dict[str, Any]:
         action = activity["value"]["action"]
         data = action.get("data") if isinstance(action.get("data"), Mapping) else {}
-        parsed = _parse_token(data.get("hw"))
+        parsed = _parse_token(data.get(TOKEN_KEY))
+        if parsed is not None and parsed[1] == FORM_VERB and action.get("verb") == FORM_VERB:
+            return await self._submit(activity, parsed[0], data)
         if parsed is None or parsed[1] not in CHOICES or action.get("verb") != parsed[1]:
             return _message_answer("This is not one of this service's buttons.")
         interaction_id, choice = parsed
@@ -399,6 +536,13 @@ class TeamsProvider:
             return _message_answer("You decided this approval already.")
         if result not in ("recorded", "closed"):
             return _message_answer(text or "This approval is not yours to decide.")
+        name = activity["from"].get("name") or user
+        done = "✅ Approved" if choice == "approve" else "❌ Rejected"
+        outcome = f"{done} by {name}" if result == "recorded" else f"🔒 {text}"
+        return await self._outcome(activity, outcome)
+
+    async def _outcome(self, activity: Mapping[str, Any], outcome: str) -> dict[str, Any]:
+        """The invoke's answer replacing the clicked card with its text and ``outcome``."""
         reply_to = activity.get("replyToId")
         conversation = str(activity["conversation"]["id"])
         sent = (
@@ -409,15 +553,41 @@ class TeamsProvider:
             else None
         )
         asked = str((sent or {}).get("text") or "")
-        name = activity["from"].get("name") or user
-        done = "✅ Approved" if choice == "approve" else "❌ Rejected"
-        outcome = f"{done} by {name}" if result == "recorded" else f"🔒 {text}"
         card = outcome_card(asked, outcome)
         if sent is not None and isinstance(reply_to, str):
             # The invoke's answer changes the card for whoever clicked; everyone else in
             # the conversation sees it once the activity itself is replaced.
             self.spawn(self._replace(activity, reply_to, card))
         return {"statusCode": 200, "type": CARD, "value": card}
+
+    async def _submit(
+        self, activity: Mapping[str, Any], interaction_id: str, data: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """A form card's submit: the form's submission when the presser is its recipient."""
+        from ...errors import Conflict, Gone, InvalidRequest
+
+        user = str(activity["from"]["id"])
+        record = await self.inbound.interaction(interaction_id)
+        if (
+            record is None
+            or record.channel != "teams"
+            or record.kind != "form"
+            or record.form_token is None
+            or record.to_addr != user
+        ):
+            return _message_answer("This form is not yours to fill in.")
+        try:
+            await self.inbound.submit_form(record.form_token, submitted_values(data))
+        except Conflict:
+            return _message_answer("This form was submitted already.")
+        except Gone:
+            return await self._outcome(activity, "🔒 This form has expired: nothing was submitted.")
+        except InvalidRequest as exc:
+            # The message names the field (FormInvalid: "<field id>: <what is wrong>").
+            reason = exc.message.rstrip(".")
+            return _message_answer(f"Not submitted: {reason}. Change it and submit again.")
+        name = activity["from"].get("name") or user
+        return await self._outcome(activity, f"✅ Submitted by {name}")
 
     async def _replace(
         self, activity: Mapping[str, Any], activity_id: str, card: dict[str, Any]

@@ -83,6 +83,24 @@ async def test_the_code_is_stored_only_as_a_hash(svc: AppUnderTest) -> None:
     assert code not in json.dumps(record.request) and "••••••" in record.request["_text"]
 
 
+async def test_no_row_of_the_service_keeps_a_confirmation_code(svc: AppUnderTest) -> None:
+    # The people directory's code, as the console's: only the sandbox's delivery has it.
+    made = await svc.client.post(
+        "/people", json={"name": "Bo", "addresses": [{"channel": "email", "to": "bo@example.com"}]}
+    )
+    person_id = made.json()["personId"]
+    sent = await svc.client.post(f"/people/{person_id}/confirm", json={"channel": "email"})
+    assert sent.status_code == 200, sent.text
+    [delivery] = [
+        d for d in await svc.deliveries() if d["interactionId"] == sent.json()["interactionId"]
+    ]
+    code = re.search(r"\b\d{6}\b", delivery["text"])
+    assert code is not None
+    record = await svc.engine.store.get_interaction(sent.json()["interactionId"])
+    assert record is not None and "••••••" in record.request["_text"]
+    assert code.group(0) not in json.dumps(record.request)
+
+
 async def test_hostile_posts_get_a_page_never_a_500(svc: AppUnderTest) -> None:
     async with svc.anonymous() as client:
         page = await client.get("/console/signin")

@@ -261,6 +261,7 @@ class PeopleDirectory:
                 wait_time=None,
                 follow_up_time=CODE_TTL,
                 template=shared_template(text, None) if channel == "whatsapp" else None,
+                kept_text=templates.confirmation_code_text("••••••"),
             ),
         )
         return PersonConfirmation(

@@ -311,6 +311,9 @@ def test_the_clients_list_page_after_page(humanwire_client: HumanWire) -> None:
         humanwire_client.approvals.list(metadata={"run": "x\x00"})
     assert refused.value.field == "metadata[run]"  # the service's answer
     with pytest.raises(InvalidRequestError) as refused:
+        humanwire_client.approvals.list(metadata={"step": 2})  # type: ignore[dict-item]
+    assert refused.value.field == "metadata"  # the client's: a number is not sent as text
+    with pytest.raises(InvalidRequestError) as refused:
         humanwire_client.approvals.list(limit=0)
     assert refused.value.field == "limit"
     with pytest.raises(InvalidRequestError) as refused:

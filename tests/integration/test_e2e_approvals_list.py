@@ -42,7 +42,12 @@ def api(service: RunningService) -> Iterator[httpx.Client]:
         yield client
 
 
-def _ask(api: httpx.Client, title: str, action: dict[str, Any] | None = None) -> dict[str, Any]:
+def _ask(
+    api: httpx.Client,
+    title: str,
+    action: dict[str, Any] | None = None,
+    metadata: dict[str, str] | None = None,
+) -> dict[str, Any]:
     body: dict[str, Any] = {
         "title": title,
         "approvers": [{"channel": "link", "to": "Ada"}],
@@ -50,6 +55,8 @@ def _ask(api: httpx.Client, title: str, action: dict[str, Any] | None = None) ->
     }
     if action is not None:
         body["action"] = action
+    if metadata is not None:
+        body["metadata"] = metadata
     response = api.post("/approvals", json=body)
     assert response.status_code == 200, response.text
     found: dict[str, Any] = response.json()
@@ -156,9 +163,58 @@ def test_an_account_never_sees_another_accounts_requests(
     assert _ids(_list(api)) == mine
 
 
+def _meta(**pairs: str) -> dict[str, str]:
+    return {f"metadata[{key}]": value for key, value in pairs.items()}
+
+
+def test_a_metadata_filter_keeps_the_requests_holding_that_value(api: httpx.Client) -> None:
+    hostile = {"k'ey": "' OR '1'='1", "$.run": "%", "a]b[c": '"_"', "ünï": "naïve", "e": ""}
+    first = _ask(api, "Run 1", WIRE, {"run": "r1", "tenant": "acme", **hostile})
+    second = _ask(api, "Run 2", SHIP, {"run": "r2", "tenant": "acme"})
+    bare = _ask(api, "No metadata", WIRE)
+    _decide(api, second, "approve")
+    f, s, b = (x["interactionId"] for x in (first, second, bare))
+
+    assert _ids(_list(api, **_meta(run="r1"))) == [f]
+    assert _ids(_list(api, **_meta(tenant="acme"))) == [f, s]
+    assert _ids(_list(api, **_meta(tenant="acme", run="r2"))) == [s]  # each must hold
+    assert _ids(_list(api, **_meta(tenant="acme", run="r3"))) == []
+    assert _ids(_list(api, **_meta(tenant="Acme"))) == []  # exact: case counts
+    assert _ids(_list(api, **_meta(tenant="acm"))) == []  # the whole value
+    assert _ids(_list(api, **_meta(missing=""))) == []  # a key not there is not ""
+    for key, value in hostile.items():
+        assert _ids(_list(api, **{f"metadata[{key}]": value})) == [f]
+    assert _ids(_list(api, **_meta(run="%"))) == []  # not a pattern
+    # With the other filters, and paged: the cursor passes over what they leave out.
+    assert _ids(_list(api, **_meta(tenant="acme"), decision="approved")) == [s]
+    assert _ids(_list(api, **_meta(tenant="acme"), actionName="wire_money")) == [f]
+    ids, pages, _ = _every(api, 1, **_meta(tenant="acme"))
+    assert (ids, pages) == ([f, s], 3)
+    assert _ids(_list(api)) == [f, s, b]  # nothing was run from a value
+
+
+def test_another_accounts_metadata_is_never_found(
+    service: RunningService, api: httpx.Client
+) -> None:
+    mine = _ask(api, "Mine", WIRE, {"run": "r1"})["interactionId"]
+    with _client(service, "other") as other:
+        assert _list(other, **_meta(run="r1")) == {"approvals": [], "cursor": "0"}
+        theirs = _ask(other, "Theirs", WIRE, {"run": "r1"})["interactionId"]
+        assert _ids(_list(other, **_meta(run="r1"))) == [theirs]
+    assert _ids(_list(api, **_meta(run="r1"))) == [mine]
+
+
 @pytest.mark.parametrize(
     ("params", "field"),
     [
+        ({"metadata[]": "x"}, "metadata"),
+        ({"metadata[" + "k" * 41 + "]": "x"}, "metadata"),
+        ({"metadata[k\x00]": "x"}, "metadata"),
+        ({"metadata[k]": "v" * 501}, "metadata[k]"),
+        ({"metadata[k]": "v\x00"}, "metadata[k]"),
+        ({f"metadata[k{n}]": "v" for n in range(21)}, "metadata"),
+        ({"metadata": "x"}, "metadata"),
+        ({"metadata[k": "x"}, "metadata[k"),
         ({"status": "open"}, "status"),
         ({"status": ""}, "status"),
         ({"status": "PENDING"}, "status"),
@@ -199,6 +255,10 @@ def test_a_parameter_twice_and_no_key_are_refused(
 ) -> None:
     twice = api.get("/approvals?status=pending&status=ended")
     assert (twice.status_code, twice.json()["error"]["field"]) == (400, "status")
+    twice = api.get("/approvals?metadata[run]=r1&metadata[run]=r2")
+    assert (twice.status_code, twice.json()["error"]["field"]) == (400, "metadata[run]")
+    most = api.get("/approvals", params={f"metadata[k{n}]": "v" for n in range(20)})
+    assert (most.status_code, most.json()["approvals"]) == (200, [])  # 20: allowed
     anonymous = httpx.get(f"{service.base_url}/approvals", timeout=30)
     assert anonymous.status_code == 401
 
@@ -237,6 +297,22 @@ def test_the_clients_list_page_after_page(humanwire_client: HumanWire) -> None:
     found = humanwire_client.approvals.list(status="pending", action_name="wire_money")
     assert [a.interaction_id for a in found.approvals] == ids
     assert humanwire_client.approvals.list(decision="approved").approvals == []
+    tagged = humanwire_client.approvals.create(
+        title="Client, tagged",
+        approvers=[{"channel": "link", "to": "Ada"}],
+        follow_up_time=60,
+        metadata={"run": "client-r1", "step": "2"},
+    ).interaction_id
+    found = humanwire_client.approvals.list(metadata={"run": "client-r1", "step": "2"})
+    assert [a.interaction_id for a in found.approvals] == [tagged]
+    other_step = humanwire_client.approvals.list(metadata={"run": "client-r1", "step": "3"})
+    assert other_step.approvals == []
+    with pytest.raises(InvalidRequestError) as refused:
+        humanwire_client.approvals.list(metadata={"run": "x\x00"})
+    assert refused.value.field == "metadata[run]"  # the service's answer
+    with pytest.raises(InvalidRequestError) as refused:
+        humanwire_client.approvals.list(metadata={"step": 2})  # type: ignore[dict-item]
+    assert refused.value.field == "metadata"  # the client's: a number is not sent as text
     with pytest.raises(InvalidRequestError) as refused:
         humanwire_client.approvals.list(limit=0)
     assert refused.value.field == "limit"
@@ -257,6 +333,14 @@ async def test_the_async_clients_list_too(async_humanwire_client: AsyncHumanWire
     assert page.approvals[0].action_digest == made.action_digest
     empty = await async_humanwire_client.approvals.list(after=page.cursor)
     assert (empty.approvals, empty.cursor) == ([], page.cursor)
+    tagged = await async_humanwire_client.approvals.create(
+        title="Async, tagged",
+        approvers=[{"channel": "link", "to": "Ada"}],
+        follow_up_time=60,
+        metadata={"run": "async-r1"},
+    )
+    found = await async_humanwire_client.approvals.list(metadata={"run": "async-r1"})
+    assert [a.interaction_id for a in found.approvals] == [tagged.interaction_id]
 
 
 def test_a_request_that_timed_out_is_listed_by_what_on_timeout_settled(

@@ -5,8 +5,11 @@ held request."""
 
 from __future__ import annotations
 
+import asyncio
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any, Literal
 
 import anyio
@@ -22,6 +25,7 @@ from humanwire import AsyncHumanWire
 from humanwire.mcp import ConfiguredSource, McpSettings, build_server
 from humanwire.mcp.tasks import TASKS, CreateTaskResult, GetTaskResult, TaskIdParams
 from humanwire.testing import RunningService, ScriptedHuman
+from service_process import ServiceProcess
 
 
 class GetTask(t.Request[TaskIdParams, Literal["tasks/get"]]):
@@ -118,6 +122,48 @@ async def test_a_task_outlives_the_server_that_started_it(
     assert done.result is not None
     assert "the human submitted the form:\namount: 1200" in text(
         t.CallToolResult.model_validate(done.result)
+    )
+
+
+async def test_a_task_outlives_a_restart_of_the_service(tmp_path: Path) -> None:
+    """The service (a ``humanwire serve`` process on a SQLite file) is SIGKILLed and
+    started again on that file between the task's creation and the human's answer; the
+    same ``humanwire mcp`` server and client then read the answer with ``tasks/get``."""
+    key = f"hw_tasks_{uuid.uuid4().hex}"
+    service = ServiceProcess(tmp_path / "humanwire.db", key, tmp_path / "home", tmp_path / "log")
+    await asyncio.to_thread(service.start)
+    try:
+        async with (
+            AsyncHumanWire(api_key=key, base_url=service.base_url) as humanwire,
+            modern(humanwire, wait_time=300) as client,
+        ):
+            task = await client.session.call_tool(
+                "ask_human_sms", {"message": "Still shipping?"}, allow_claimed=True
+            )
+            assert isinstance(task, CreateTaskResult)
+            with ScriptedHuman(service.base_url, key) as human:
+                (sent,) = human.deliveries(to=PHONE)
+            service.kill()
+            # While it is down: an error saying so, never an internal error.
+            with pytest.raises(MCPError) as down:
+                await get_task(client.session, task.task_id)
+            assert down.value.message.startswith("humanwire: ")
+            assert "The task is kept: call tasks/get again" in down.value.message
+            await asyncio.to_thread(service.start)
+            # The task is still the service's, waiting as before the kill.
+            got = await get_task(client.session, task.task_id)
+            assert (got.status, got.result) == ("working", None)
+            assert got.status_message == task.status_message
+            with ScriptedHuman(service.base_url, key) as human:
+                reply = human.reply("Yes, after the restart", interaction_id=sent.interaction_id)
+                await reply.async_wait()
+            done = await get_task(client.session, task.task_id)
+    finally:
+        service.kill()
+    assert done.status == "completed"
+    assert done.result is not None
+    assert text(t.CallToolResult.model_validate(done.result)).endswith(
+        "was answered. Human response: Yes, after the restart"
     )
 
 

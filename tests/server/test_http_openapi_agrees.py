@@ -155,7 +155,12 @@ def _headers(case: Any, number: int) -> dict[str, str]:
 
 
 def _query(case: Any) -> dict[str, Any]:
-    query = dict(case.query or {})
+    query: dict[str, Any] = {}
+    for name, value in (case.query or {}).items():
+        if isinstance(value, dict):  # a deepObject parameter: name[key]=value each
+            query.update({f"{name}[{key}]": item for key, item in value.items()})
+        else:
+            query[name] = value
     wait = query.get("wait")
     if isinstance(wait, (int, float)) and not isinstance(wait, bool):
         query["wait"] = wait / 1000

@@ -1823,10 +1823,14 @@ async def test_engine_on_a_postgresql_url_uses_postgres(pg_schema: str) -> None:
 
 # -- approvals listed ----------------------------------------------------------------------
 async def _approval(
-    store: Store, n: int, account_id: str = "acct_1", action_name: str | None = "wire"
+    store: Store,
+    n: int,
+    account_id: str = "acct_1",
+    action_name: str | None = "wire",
+    **extra: Any,
 ) -> str:
     i = f"int_ap_{n}"
-    request = {"title": f"T{n}", "approvers": [{"channel": "link", "to": "Ada"}]}
+    request = {"title": f"T{n}", "approvers": [{"channel": "link", "to": "Ada"}], **extra}
     await store.insert_interaction(
         interaction(i, account_id=account_id, kind="approval", channel="approval", request=request)
     )
@@ -1887,6 +1891,39 @@ async def test_approvals_listed_by_status_decision_action_and_person(store: Stor
     assert await ids(person_id="per_1") == [rejected]
     assert await ids(person_id="per_1", status="pending") == []
     assert await ids(person_id="per_2") == []
+
+
+async def test_approvals_listed_by_metadata(store: Store) -> None:
+    """Each ``(key, value)`` must be in the request's ``metadata`` exactly; the key and the
+    value are parameters, so a quote, a JSON path or a pattern in either is only text."""
+    await store.insert_account(account(1))
+    await store.insert_account(account(2))
+    hostile = {"k'ey": "v'al", "$.a": "1", "a.b": "%", 'q"': "_", "ünï": "naïve"}
+    run_1 = await _approval(store, 1, metadata={"run": "r1", "tenant": "acme", **hostile})
+    run_2 = await _approval(store, 2, metadata={"run": "r2", "tenant": "acme"})
+    bare = await _approval(store, 3)
+    nul = await _approval(store, 4, metadata={"run": "r1"}, description="a\x00b")
+    theirs = await _approval(store, 5, account_id="acct_2", metadata={"run": "r1"})
+
+    async def ids(account_id: str = "acct_1", **metadata: str) -> list[str]:
+        query = ApprovalQuery(account_id, metadata=tuple(metadata.items()))
+        return [listed.interaction.id for listed in await store.list_approvals(query)]
+
+    assert await ids() == [run_1, run_2, bare, nul]
+    assert await ids(run="r1") == [run_1]  # a NUL in the request: never matched
+    assert await ids(tenant="acme") == [run_1, run_2]
+    assert await ids(tenant="acme", run="r2") == [run_2]  # each filter must hold
+    assert await ids(tenant="acme", run="r3") == []
+    assert await ids(tenant="ACME") == [] and await ids(tenant="acm") == []  # exact
+    assert await ids(missing="") == []  # a key not there is not an empty value
+    for key, value in hostile.items():
+        assert await ids(**{key: value}) == [run_1]
+    assert await ids(**{"$.a": "%"}) == [] and await ids(**{"a.b": "x"}) == []
+    assert await ids(**{"k'ey": "' OR '1'='1"}) == []
+    assert await ids(**{"$": "x"}) == [] and await ids(**{"metadata": "x"}) == []
+    assert await ids("acct_2", run="r1") == [theirs]  # each account its own
+    assert await ids("acct_2", tenant="acme") == []
+    assert await store.get_interaction(bare) is not None  # nothing ran from a value
 
 
 async def test_postgres_commits_an_accounts_approvals_in_their_list_order(pg_schema: str) -> None:

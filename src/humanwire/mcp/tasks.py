@@ -69,6 +69,7 @@ TTL_MS = int((MAX_FOLLOW_UP + 3600) * 1000)
 """How long a task can be read: the service's longest follow-up window, and an hour."""
 _ID_PREFIX = "hw1."
 _INVALID_PARAMS = -32602
+_INTERNAL_ERROR = -32603
 
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
 
@@ -349,17 +350,29 @@ class HumanTasks(Extension):
         )
 
     async def get(self, ctx: ServerRequestContext[Any, Any], params: TaskIdParams) -> GetTaskResult:
+        """The task as the service has it now. The service not answering (stopped,
+        restarting) is an error saying so, the task kept: it is the service's
+        interaction, read again by the next ``tasks/get``."""
         handle = _Handle.parse(params.task_id)
         client = await self._client(ctx)
         try:
-            status = await client.interactions.status(handle.interaction_id)
+            return await self._read(params.task_id, handle, client)
         except NotFoundError:
             raise MCPError(
                 code=_INVALID_PARAMS, message=f"unknown task {params.task_id!r}"
             ) from None
+        except HumanWireError as exc:
+            raise MCPError(
+                code=_INTERNAL_ERROR,
+                message=f"humanwire: {exc}. The task is kept: call tasks/get again "
+                "once the service answers.",
+            ) from None
+
+    async def _read(self, task_id: str, handle: _Handle, client: AsyncHumanWire) -> GetTaskResult:
+        status = await client.interactions.status(handle.interaction_id)
         created = _iso(status.created_at.timestamp())
         fields: dict[str, Any] = {
-            "task_id": params.task_id,
+            "task_id": task_id,
             "created_at": created,
             "last_updated_at": _iso(time.time()),
             "ttl_ms": TTL_MS,

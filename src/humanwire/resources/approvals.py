@@ -185,24 +185,34 @@ class Approvals(Resource[ModeT]):
         decision: ApprovalOutcome | None = None,
         action_name: str | None = None,
         person_id: str | None = None,
+        metadata: Mapping[str, str] | None = None,
         after: str | int | None = None,
         limit: int | None = None,
     ) -> Flow[ApprovalList]:
         """``GET /approvals``: the account's requests made after the cursor ``after``
         (from the first without it), in the order they were made, at most ``limit``
         (default 100, at most 500); each filter given keeps only the requests that match
-        it. The page's ``cursor`` continues: a page shorter than ``limit`` is the last one
+        it (``metadata``: each key with exactly its value, sent as ``metadata[key]=value``).
+        The page's ``cursor`` continues: a page shorter than ``limit`` is the last one
         for now, and the same cursor later finds the requests made since."""
         if after is not None and (isinstance(after, bool) or not isinstance(after, (str, int))):
             raise invalid_request("after must be a cursor (a page's cursor)", field="after")
         whole = isinstance(limit, int) and not isinstance(limit, bool)
         if limit is not None and not (whole and 1 <= limit <= MAX_APPROVAL_PAGE):
             raise invalid_request(f"limit must be from 1 to {MAX_APPROVAL_PAGE}", field="limit")
-        params = {
+        if metadata is not None and not (
+            isinstance(metadata, Mapping)
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items())
+        ):
+            raise invalid_request(
+                "metadata must map string keys to string values", field="metadata"
+            )
+        params: dict[str, str | int | None] = {
             "status": status,
             "decision": decision,
             "actionName": action_name,
             "personId": person_id,
+            **{f"metadata[{key}]": value for key, value in (metadata or {}).items()},
             "after": None if after is None else str(after),
             "limit": limit,
         }

@@ -76,6 +76,7 @@ def _parameters(op: Operation) -> list[dict[str, Any]]:
             "required": False,
             "description": q.description,
             "schema": q.schema,
+            **({"style": "deepObject", "explode": True} if q.deep_object else {}),
         }
         for q in op.query
     ]

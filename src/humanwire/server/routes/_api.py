@@ -86,6 +86,8 @@ class QueryParam:
     name: str
     description: str
     schema: dict[str, Any]
+    deep_object: bool = False
+    """An object sent as ``name[key]=value`` parameters (OpenAPI's ``deepObject``)."""
 
 
 HeaderParam = QueryParam
@@ -234,10 +236,11 @@ def check_path(request: Request, params: tuple[PathParam, ...]) -> None:
 
 
 def _check_query(request: Request, allowed: tuple[QueryParam, ...]) -> None:
-    names = {param.name for param in allowed}
+    names = {param.name for param in allowed if not param.deep_object}
+    objects = tuple(f"{param.name}[" for param in allowed if param.deep_object)
     seen: set[str] = set()
     for name, _ in request.query_params.multi_items():
-        if name not in names:
+        if name not in names and not (name.startswith(objects) and name.endswith("]")):
             raise InvalidRequest(f"unknown query parameter {name!r}", field=name)
         if name in seen:
             raise InvalidRequest(f"query parameter {name!r} given twice", field=name)

@@ -10,7 +10,12 @@ from typing import cast
 
 from pydantic import TypeAdapter
 
-from humanwire.types import InteractionState
+from humanwire.types import (
+    METADATA_MAX_KEY_LENGTH,
+    METADATA_MAX_KEYS,
+    METADATA_MAX_VALUE_LENGTH,
+    InteractionState,
+)
 from humanwire.types.approvals import (
     Approval,
     ApprovalList,
@@ -61,6 +66,35 @@ def _one_of(call: ApiCall, name: str, allowed: tuple[str, ...]) -> str | None:
     return value
 
 
+def _metadata_filters(call: ApiCall) -> tuple[tuple[str, str], ...]:
+    """The ``metadata[key]=value`` parameters, each as a request's ``metadata`` may hold
+    it (no NUL: PostgreSQL's text cannot hold one), at most as many as it has keys."""
+    found: list[tuple[str, str]] = []
+    for name, value in call.query.multi_items():
+        if not name.startswith("metadata["):
+            continue
+        key = name[len("metadata[") : -1]
+        if not 1 <= len(key) <= METADATA_MAX_KEY_LENGTH or "\x00" in key:
+            raise InvalidRequest(
+                f"a metadata key is 1 to {METADATA_MAX_KEY_LENGTH} characters (no NUL): "
+                "metadata[key]=value",
+                field="metadata",
+            )
+        if len(value) > METADATA_MAX_VALUE_LENGTH or "\x00" in value:
+            raise InvalidRequest(
+                f"{name} must be at most {METADATA_MAX_VALUE_LENGTH} characters (no NUL)",
+                field=name,
+            )
+        found.append((key, value))
+    if len(found) > METADATA_MAX_KEYS:
+        raise InvalidRequest(
+            f"at most {METADATA_MAX_KEYS} metadata filters (a request has at most "
+            f"{METADATA_MAX_KEYS} keys)",
+            field="metadata",
+        )
+    return tuple(found)
+
+
 async def _list(call: ApiCall) -> Payload:
     after_text = call.query.get("after", "0")
     if not _CURSOR.fullmatch(after_text):
@@ -85,6 +119,7 @@ async def _list(call: ApiCall) -> Payload:
         decision=cast("ApprovalOutcome | None", _one_of(call, "decision", _DECISIONS)),
         action_name=action_name,
         person_id=person_id,
+        metadata=_metadata_filters(call),
     )
     found = await call.engine.approvals.list_approvals(query)
     # Each request exactly as GET /approvals/{interactionId} gives it (its nulls kept).
@@ -162,6 +197,27 @@ def operations() -> list[Operation]:
                     "personId",
                     "Only the requests one of whose approvers is this person.",
                     {"type": "string", "pattern": _PERSON.pattern.join("^$")},
+                ),
+                QueryParam(
+                    "metadata",
+                    "Only the requests whose `metadata` holds each key with exactly this "
+                    "value, sent as `metadata[key]=value` (for instance "
+                    f"`metadata[run]=r-118`); at most {METADATA_MAX_KEYS}.",
+                    {
+                        "type": "object",
+                        "maxProperties": METADATA_MAX_KEYS,
+                        "propertyNames": {
+                            "minLength": 1,
+                            "maxLength": METADATA_MAX_KEY_LENGTH,
+                            "pattern": "^[^\\u0000]*$",
+                        },
+                        "additionalProperties": {
+                            "type": "string",
+                            "maxLength": METADATA_MAX_VALUE_LENGTH,
+                            "pattern": "^[^\\u0000]*$",
+                        },
+                    },
+                    deep_object=True,
                 ),
                 QueryParam(
                     "after",

@@ -328,6 +328,8 @@ class ApprovalQuery:
     action_name: str | None = None
     person_id: str | None = None
     """Requests one of whose approvers is this person."""
+    metadata: tuple[tuple[str, str], ...] = ()
+    """Requests whose ``metadata`` holds each of these keys with exactly this value."""
 
 
 @dataclass(frozen=True)

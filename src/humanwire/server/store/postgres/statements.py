@@ -34,6 +34,12 @@ class PostgresStatements(Statements):
         "value::jsonb ->> 'account' = ? OR value::jsonb ->> 'interactionId' "
         "IN (SELECT id FROM interactions WHERE account_id = ?) END)"
     )
+    # The guard first: a request whose JSON holds an escaped NUL cannot be read as jsonb
+    # (an error); it is never matched (as on SQLite).
+    list_approvals_metadata = (
+        " AND CASE WHEN strpos(i.request, '\\u0000') = 0 THEN "
+        "(i.request::jsonb -> 'metadata' ->> ?::text) = ?::text ELSE false END"
+    )
     insert_delivery = Statements.insert_delivery + " RETURNING seq"
     # One statement (one round trip, atomic): the link is written first and the
     # interaction only if it was.

@@ -501,6 +501,14 @@ class Statements:
         " AND EXISTS (SELECT 1 FROM approval_approvers p "
         "WHERE p.interaction_id = a.interaction_id AND p.person_id = ?)"
     )
+    # One per metadata filter: the key and the value are parameters (json_each, not a
+    # JSON path built from the key). A request whose JSON holds an escaped NUL is never
+    # matched, as on PostgreSQL, whose JSON cannot read one.
+    list_approvals_metadata = (
+        " AND instr(i.request, '\\u0000') = 0 AND EXISTS (SELECT 1 FROM "
+        "json_each(i.request, '$.metadata') m WHERE m.key = ? AND m.type = 'text' "
+        "AND m.value = ?)"
+    )
     list_approvals_end = " ORDER BY a.seq LIMIT ?"
     approver_by_token = "SELECT {approver_columns} FROM approval_approvers WHERE token = ?"
     open_approvers_at = (

@@ -750,6 +750,9 @@ class SQLStore:
             if value is not None:
                 text += condition
                 params.append(value)
+        for key, value in query.metadata:
+            text += q.list_approvals_metadata
+            params += [key, value]
         params.append(query.limit)
         found = await self._all(text + q.list_approvals_end, params)
         return [ListedApproval(int(row[0]), rows.interaction(row[1:])) for row in found]

@@ -5,7 +5,6 @@ credential (no key), as for forms."""
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 from starlette.requests import Request
@@ -13,7 +12,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from ..errors import InvalidRequest, NotFound
-from ..forms.html import Html, document, join, render
+from ..forms.html import Html, document, join, render, value_rows
 from ..forms.web import html_response, read_urlencoded
 
 if TYPE_CHECKING:
@@ -48,18 +47,7 @@ def _action(page: ApprovalPage) -> Html:
     action = page.request.action
     if action is None:
         return Html("")
-    rows = join(
-        render(
-            "<tr><th scope=row>{name}</th><td><code>{value}</code></td></tr>",
-            name=name,
-            value=json.dumps(value, ensure_ascii=False, indent=1)
-            if isinstance(value, (dict, list))
-            else value
-            if isinstance(value, str)
-            else json.dumps(value),
-        )
-        for name, value in action.arguments.items()
-    )
+    rows = value_rows(action.arguments)
     return render(
         '<section class="action"><h2>Action: <code>{name}</code></h2>'
         "<table>{rows}</table></section>",

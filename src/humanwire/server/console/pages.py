@@ -4,12 +4,11 @@ problem page. Rendering only; ``routes`` gathers and acts."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from datetime import datetime, timezone
 
 from ..engine.approval_access import QueuedApproval
-from ..forms.html import Html, document, join, render
+from ..forms.html import Html, document, join, render, value_rows
 from ..store.records import ApproverRecord
 from .auth import CSRF_FIELD, Signed
 
@@ -148,25 +147,11 @@ def render_problem_page(heading: str, text: str) -> Html:
 # -- the queue ------------------------------------------------------------------------
 
 
-def _value(value: object) -> str:
-    if isinstance(value, str):
-        return value
-    indent = 1 if isinstance(value, (dict, list)) else None
-    return json.dumps(value, ensure_ascii=False, indent=indent)
-
-
 def _action(item: QueuedApproval) -> Html:
     action = item.request.action
     if action is None:
         return Html("")
-    rows = join(
-        render(
-            '<tr><th scope="row">{name}</th><td><code>{value}</code></td></tr>',
-            name=name,
-            value=_value(value),
-        )
-        for name, value in action.arguments.items()
-    )
+    rows = value_rows(action.arguments)
     return render(
         '<div class="approval-action"><p class="small">Action <code data-action-name>{name}</code>'
         '</p><table class="small">{rows}</table></div>',

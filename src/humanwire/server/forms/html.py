@@ -18,6 +18,7 @@ __all__ = [
     "join",
     "json_attr",
     "render",
+    "value_rows",
 ]
 
 
@@ -57,6 +58,24 @@ def attrs(values: Mapping[str, object]) -> Html:
         else:
             out.append(f' {escape(name)}="{escape(value)}"')
     return Html("".join(out))
+
+
+def value_rows(values: Mapping[str, object]) -> Html:
+    """``values`` as the rows of a table, a name and its value each (an approval's action
+    arguments, on the approval page, the inbox and the console): a string as it is,
+    anything else as JSON (objects and lists indented)."""
+    return join(
+        render(
+            '<tr><th scope="row">{name}</th><td><code>{value}</code></td></tr>',
+            name=name,
+            value=value
+            if isinstance(value, str)
+            else json.dumps(
+                value, ensure_ascii=False, indent=1 if isinstance(value, (dict, list)) else None
+            ),
+        )
+        for name, value in values.items()
+    )
 
 
 def json_attr(value: object) -> Html:

@@ -4,11 +4,10 @@ plays the recipients of messages). Rendering only; ``routes.py`` runs the decisi
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 from ..engine.approval_access import InboxApproval
-from ..forms.html import Html, join, render
+from ..forms.html import Html, join, render, value_rows
 from ..store.records import ApproverRecord
 
 __all__ = ["VIA_LABELS", "approver_label", "render_approvals_panel"]
@@ -72,25 +71,11 @@ def _state_name(item: InboxApproval) -> str:
     return approval.decision or approval.status
 
 
-def _value(value: object) -> str:
-    if isinstance(value, str):
-        return value
-    indent = 1 if isinstance(value, (dict, list)) else None
-    return json.dumps(value, ensure_ascii=False, indent=indent)
-
-
 def _action(item: InboxApproval) -> Html:
     action = item.request.action
     if action is None:
         return Html('<p class="small muted">No action attached.</p>')
-    rows = join(
-        render(
-            '<tr><th scope="row">{name}</th><td><code>{value}</code></td></tr>',
-            name=name,
-            value=_value(value),
-        )
-        for name, value in action.arguments.items()
-    )
+    rows = value_rows(action.arguments)
     return render(
         '<div class="approval-action"><p class="small">Action <code>{name}</code></p>'
         '<table class="small">{rows}</table></div>',

@@ -77,6 +77,7 @@ __all__ = [
     "TOOL_CLASS_NAMES",
     "TOOL_TABLE",
     "AskHumanChannel",
+    "AskHumanDiscord",
     "AskHumanEmail",
     "AskHumanSMS",
     "AskHumanSlack",
@@ -89,6 +90,7 @@ __all__ = [
     "HumanForm",
     "MessageTool",
     "ModelToolCore",
+    "NotifyHumanDiscord",
     "NotifyHumanEmail",
     "NotifyHumanSMS",
     "NotifyHumanSlack",
@@ -253,6 +255,8 @@ class MessageTool(ToolCore):
             raise ValueError("a Telegram message goes from the service's bot: no from_")
         if from_ is not None and self.channel == "teams":
             raise ValueError("a Teams message goes from the service's bot: no from_")
+        if from_ is not None and self.channel == "discord":
+            raise ValueError("a Discord message goes from the service's bot: no from_")
         if wait_time is _UNSET:
             wait_time = self.default_wait_time
         self.wait_time = check_wait_time(wait_time)
@@ -341,6 +345,14 @@ class AskHumanTeams(MessageTool):
     default_name: ClassVar[str] = "ask_human_teams"
 
 
+class AskHumanDiscord(MessageTool):
+    """Message a person (a DM) or a channel on Discord from the bot and wait for the text
+    typed through the message's Reply button (``ask_human_discord``)."""
+
+    channel: ClassVar[MessageChannel] = "discord"
+    default_name: ClassVar[str] = "ask_human_discord"
+
+
 class AskHumanEmail(MessageTool):
     """Email a person and wait for their reply to it (``ask_human_email``)."""
 
@@ -380,6 +392,13 @@ class NotifyHumanTeams(AskHumanTeams):
     """Send a Microsoft Teams message without waiting (``notify_human_teams``)."""
 
     default_name: ClassVar[str] = "notify_human_teams"
+    default_wait_time: ClassVar[float | None] = None
+
+
+class NotifyHumanDiscord(AskHumanDiscord):
+    """Send a Discord message without waiting (``notify_human_discord``)."""
+
+    default_name: ClassVar[str] = "notify_human_discord"
     default_wait_time: ClassVar[float | None] = None
 
 
@@ -451,7 +470,9 @@ class HumanForm(ToolCore):
         **options: Any,
     ) -> None:
         if channel not in CHANNEL_NAMES:
-            raise ValueError("channel must be sms, whatsapp, slack, email, telegram or teams")
+            raise ValueError(
+                "channel must be sms, whatsapp, slack, email, telegram, teams or discord"
+            )
         if (title is None) != (fields is None):
             raise ValueError("a fixed form needs both title and fields (or neither: dynamic)")
         if fields is not None and not fields:
@@ -668,12 +689,14 @@ TOOL_TABLE: tuple[ToolRow, ...] = (
             AskHumanEmail,
             AskHumanTelegram,
             AskHumanTeams,
+            AskHumanDiscord,
             NotifyHumanSMS,
             NotifyHumanWhatsApp,
             NotifyHumanSlack,
             NotifyHumanEmail,
             NotifyHumanTelegram,
             NotifyHumanTeams,
+            NotifyHumanDiscord,
         )
     ),
     ToolRow("HumanForm", HumanForm, "human_form", None, True),

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field, create_model
 
 from ._tooling import (
     CALL_PROMPT,
+    DISCORD_TO,
     EMAIL_TO,
     FORM_DESCRIPTION,
     FORM_FIELDS,
@@ -57,12 +58,19 @@ _RECIPIENTS = {
     "Email": EMAIL_TO,
     "Telegram": TELEGRAM_TO,
     "Teams": TEAMS_TO,
+    "Discord": DISCORD_TO,
 }
 """What a recipient is, by kind: how the model is told to write one."""
 
 
 def _recipient_kind(channel: str) -> str:
-    kinds = {"slack": "Slack", "email": "Email", "telegram": "Telegram", "teams": "Teams"}
+    kinds = {
+        "slack": "Slack",
+        "email": "Email",
+        "telegram": "Telegram",
+        "teams": "Teams",
+        "discord": "Discord",
+    }
     return kinds.get(channel, "Phone")
 
 

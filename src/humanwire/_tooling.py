@@ -52,6 +52,7 @@ __all__ = [
     "CALL_PROMPT",
     "CHANNEL_NAMES",
     "CHECK_DESCRIPTION",
+    "DISCORD_TO",
     "EMAIL_TO",
     "FORM_DESCRIPTION",
     "FORM_FIELDS",
@@ -334,6 +335,10 @@ TEAMS_TO = (
     "Microsoft Teams user ID of a person who installed the bot, starting with 29:, e.g. "
     "29:1a2b3c. Leave it out to reach the default person."
 )
+DISCORD_TO = (
+    "Discord user ID (a direct message; the person shares a server with the bot) or "
+    "channel ID, digits, e.g. 80351110224678912. Leave it out to reach the default person."
+)
 CALL_PROMPT = (
     "Everything the voice agent placing the call knows: who it calls on behalf of, the "
     "goal, what to do for the likely answers, and what to say on voicemail."
@@ -438,10 +443,11 @@ CHANNEL_NAMES = {
     "email": "email",
     "telegram": "Telegram",
     "teams": "Microsoft Teams",
+    "discord": "Discord",
 }
 """How a channel is named in the texts a model reads."""
 
-MessageChannel = Literal["sms", "whatsapp", "slack", "email", "telegram", "teams"]
+MessageChannel = Literal["sms", "whatsapp", "slack", "email", "telegram", "teams", "discord"]
 """The channels the message tools send on."""
 
 _ASKS = {
@@ -453,6 +459,8 @@ _ASKS = {
     "answer).",
     "teams": "Ask a human a question on Microsoft Teams (their next message in their chat "
     "with the bot is the answer).",
+    "discord": "Ask a human a question on Discord (they answer through the message's Reply "
+    "button).",
 }
 
 

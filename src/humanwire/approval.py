@@ -102,6 +102,7 @@ MESSAGE_RECIPIENT_ENV: dict[str, str] = {
     "email": "HUMANWIRE_EMAIL_TO",
     "telegram": "HUMANWIRE_TELEGRAM_TO",
     "teams": "HUMANWIRE_TEAMS_TO",
+    "discord": "HUMANWIRE_DISCORD_TO",
 }
 """The same for the channels the message tools reach."""
 
@@ -159,6 +160,7 @@ def is_local_service(client: object | None = None) -> bool:
 def default_recipient(channel: str) -> str:
     """The inbox's default human on the embedded service, for ``channel``."""
     from .types.sandbox import (
+        DEFAULT_HUMAN_DISCORD,
         DEFAULT_HUMAN_EMAIL,
         DEFAULT_HUMAN_PHONE,
         DEFAULT_HUMAN_SLACK,
@@ -172,6 +174,8 @@ def default_recipient(channel: str) -> str:
         return DEFAULT_HUMAN_TELEGRAM
     if channel == "teams":
         return DEFAULT_HUMAN_TEAMS
+    if channel == "discord":
+        return DEFAULT_HUMAN_DISCORD
     return DEFAULT_HUMAN_SLACK if channel == "slack" else DEFAULT_HUMAN_PHONE
 
 

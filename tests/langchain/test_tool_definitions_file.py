@@ -29,6 +29,7 @@ SLACK_TO = {"to": "U0TEAM0001"}
 EMAIL_TO = {"to": "ada@example.com"}
 TELEGRAM_TO = {"to": "123456789"}
 TEAMS_TO = {"to": "29:1a2b3c"}
+DISCORD_TO = {"to": "80351110224678912"}
 FIELDS = [{"id": "venue", "label": "Venue", "type": "text", "required": True}]
 
 CASES: list[tuple[str, str, dict[str, Any]]] = [
@@ -51,6 +52,10 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("teams exposed", "AskHumanTeams", {**TEAMS_TO, "expose_recipient": True}),
     ("notify teams", "NotifyHumanTeams", TEAMS_TO),
     ("teams form", "HumanForm", {**TEAMS_TO, "channel": "teams"}),
+    ("ask discord", "AskHumanDiscord", DISCORD_TO),
+    ("discord exposed", "AskHumanDiscord", {**DISCORD_TO, "expose_recipient": True}),
+    ("notify discord", "NotifyHumanDiscord", DISCORD_TO),
+    ("discord form", "HumanForm", {**DISCORD_TO, "channel": "discord"}),
     ("channel card", "AskHumanChannel", {"channel_id": "ch_1"}),
     ("dynamic form", "HumanForm", TO),
     ("whatsapp form", "HumanForm", {**TO, "channel": "whatsapp"}),

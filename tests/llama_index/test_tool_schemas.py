@@ -224,3 +224,21 @@ def test_teams_is_offered_once_it_has_a_recipient(monkeypatch: pytest.MonkeyPatc
     assert _spec()._recipient("teams", None) == "29:from-the-env"
     exposed = _schemas(_spec(expose_recipients=True))
     assert "29:" in exposed["ask_human_teams"]["properties"]["to"]["description"]
+
+
+def test_discord_is_offered_once_it_has_a_recipient(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert "ask_human_discord" not in _schemas(_spec())
+    spec = _spec(discord_to="80351110224678912")
+    schemas = _schemas(spec)
+    assert set(schemas) == ALL | {"ask_human_discord"}
+    assert spec._recipient("discord", None) == "80351110224678912"
+    assert schemas["notify_human"]["properties"]["channel"]["enum"] == [
+        "sms",
+        "whatsapp",
+        "slack",
+        "discord",
+    ]
+    monkeypatch.setenv("HUMANWIRE_DISCORD_TO", "175928847299117063")
+    assert _spec()._recipient("discord", None) == "175928847299117063"
+    exposed = _schemas(_spec(expose_recipients=True))
+    assert "Discord user ID" in exposed["ask_human_discord"]["properties"]["to"]["description"]

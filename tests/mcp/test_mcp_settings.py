@@ -106,3 +106,15 @@ def test_the_teams_recipient_from_its_flag_or_variable() -> None:
     assert in_teams.form_channel == "teams"
     flagged_form = McpSettings.from_env({}, **flags("--form-channel", "teams"))
     assert flagged_form.form_channel == "teams"
+
+
+def test_the_discord_recipient_from_its_flag_or_variable() -> None:
+    from_env = McpSettings.from_env({"HUMANWIRE_DISCORD_TO": "80351110224678912"}, **flags())
+    assert from_env.configured_recipient("discord") == "80351110224678912"
+    flagged = McpSettings.from_env(
+        {"HUMANWIRE_DISCORD_TO": "80351110224678912"},
+        **flags("--discord-to", "175928847299117063"),
+    )
+    assert flagged.discord_to == "175928847299117063"
+    in_discord = McpSettings.from_env({"HUMANWIRE_MCP_FORM_CHANNEL": "discord"}, **flags())
+    assert in_discord.form_channel == "discord"

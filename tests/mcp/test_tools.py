@@ -12,6 +12,7 @@ from humanwire import HumanWire
 from humanwire._tooling import plain_json_schema
 from humanwire.langchain import (
     AskHumanChannel,
+    AskHumanDiscord,
     AskHumanEmail,
     AskHumanSlack,
     AskHumanSMS,
@@ -21,6 +22,7 @@ from humanwire.langchain import (
     CallHuman,
     CheckHumanInteraction,
     HumanForm,
+    NotifyHumanDiscord,
     NotifyHumanEmail,
     NotifyHumanSlack,
     NotifyHumanSMS,
@@ -32,7 +34,7 @@ from humanwire.mcp import FixedForm
 from humanwire.testing import ScriptedHuman
 from humanwire.types import DEFAULT_NO_RESPONSE_TEMPLATE, FormField
 
-CHANNELS = ["sms", "whatsapp", "slack", "email", "telegram", "teams"]
+CHANNELS = ["sms", "whatsapp", "slack", "email", "telegram", "teams", "discord"]
 NO_LIMIT: dict[str, Any] = {"client_timeout": None}
 """A client with no known request limit: the tools hold the whole wait."""
 
@@ -45,12 +47,14 @@ async def test_tools_mirror_the_langchain_tools(humanwire_client: HumanWire) -> 
         AskHumanEmail(client=humanwire_client),
         AskHumanTelegram(client=humanwire_client),
         AskHumanTeams(client=humanwire_client),
+        AskHumanDiscord(client=humanwire_client),
         NotifyHumanSMS(client=humanwire_client),
         NotifyHumanWhatsApp(client=humanwire_client),
         NotifyHumanSlack(client=humanwire_client),
         NotifyHumanEmail(client=humanwire_client),
         NotifyHumanTelegram(client=humanwire_client),
         NotifyHumanTeams(client=humanwire_client),
+        NotifyHumanDiscord(client=humanwire_client),
         HumanForm(client=humanwire_client),
         CallHuman(client=humanwire_client),
         CheckHumanInteraction(client=humanwire_client),
@@ -94,6 +98,7 @@ async def test_no_answer_is_a_normal_result(connect: Connect, human: ScriptedHum
         ("email", EMAIL),
         ("telegram", "100000001"),
         ("teams", "29:humanwire-inbox-human"),
+        ("discord", "1100000000000000100"),
     ],
 )
 async def test_notify(

@@ -90,7 +90,8 @@ def test_the_toolset_offers_what_the_toolkit_and_the_mcp_server_offer() -> None:
         "email_to": "ada@example.com",
         "telegram_to": "123456789",
         "teams_to": "29:1a2b3c",
-        "channels": ["sms", "whatsapp", "slack", "email", "telegram", "teams"],
+        "discord_to": "80351110224678912",
+        "channels": ["sms", "whatsapp", "slack", "email", "telegram", "teams", "discord"],
         "notify": True,
         "call": True,
         "channel_ids": ["ch_1"],
@@ -111,13 +112,17 @@ def test_the_toolset_offers_what_the_toolkit_and_the_mcp_server_offer() -> None:
         email_to="ada@example.com",
         telegram_to="123456789",
         teams_to="29:1a2b3c",
+        discord_to="80351110224678912",
         channel_ids=("ch_1",),
         client_timeout=None,  # no client limit: the MCP texts say nothing about handing back
     )
-    built = build_tools(settings, ("sms", "whatsapp", "slack", "email", "telegram", "teams"))
+    built = build_tools(
+        settings, ("sms", "whatsapp", "slack", "email", "telegram", "teams", "discord")
+    )
     names = {tool.name for tool in built}
     assert {"ask_human_telegram", "notify_human_telegram"} <= names
     assert {"ask_human_teams", "notify_human_teams"} <= names
+    assert {"ask_human_discord", "notify_human_discord"} <= names
     # The MCP server alone offers the approval tools (other frameworks gate on their seams).
     mcp = {tool.name: tool for tool in built if tool.name not in MCP_APPROVAL_TOOLS}
     assert {tool.name for tool in built} - set(mcp) == MCP_APPROVAL_TOOLS

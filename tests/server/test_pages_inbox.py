@@ -343,6 +343,32 @@ def test_a_teams_message_is_answered_from_the_inbox_as_the_persons_next_message(
     assert status.status == "ended" and "ship it" in str(status.result)
 
 
+def test_a_discord_message_is_answered_from_the_inbox_as_its_reply(
+    browser_like: httpx.Client, humanwire_api_key: str, humanwire_client: HumanWire
+) -> None:
+    login(browser_like, humanwire_api_key)
+    user = "1100000000000000100"
+    older = humanwire_client.messages.discord(to=user, message="First?", follow_up_time=60)
+    asked = humanwire_client.messages.discord(to=user, message="Ship?", follow_up_time=60)
+    page = browser_like.get("/inbox").text
+    # The human's line names their Discord user, and writing first defaults to it.
+    assert f'data-human-discord="{user}"' in page and "discord user <span" in page
+    forms = re.findall(
+        r'<form method="post" action="/inbox/reply".*?</form>', page, flags=re.DOTALL
+    )
+    replies = [
+        dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', form))
+        for form in forms
+    ]
+    [reply] = [f for f in replies if f.get("interactionId") == asked.interaction_id]
+    assert (reply["channel"], reply["from"]) == ("discord", user)
+    answered = browser_like.post("/inbox/reply", data=reply | {"body": "ship it"})
+    assert answered.status_code == 303
+    status = humanwire_client.interactions.status(asked.interaction_id)
+    assert status.status == "ended" and "ship it" in str(status.result)
+    assert humanwire_client.interactions.status(older.interaction_id).status == "pending"
+
+
 def test_the_inbox_opens_a_telegram_start_link_as_the_person(
     browser_like: httpx.Client, humanwire_api_key: str, humanwire_client: HumanWire
 ) -> None:

@@ -13,6 +13,7 @@ HUMAN = "+12025550100"
 SLACK_HUMAN = "U0HUMAN0001"
 TELEGRAM_HUMAN = "100000001"
 TEAMS_HUMAN = "29:humanwire-inbox-human"
+DISCORD_HUMAN = "1100000000000000100"
 NO_RESPONSE = "Human did not respond. Continue where you left off."
 
 
@@ -78,6 +79,24 @@ def test_reply_and_fill_form_on_teams(humanwire_client: HumanWire, human: Script
     form = humanwire_client.forms.teams(to=TEAMS_HUMAN, title="Order", fields=FIELDS, wait_time=5)
     assert form.values is not None and form.values["name"] == "Ada"
     assert filled.wait().channel == "teams"
+
+
+def test_reply_and_fill_form_on_discord(humanwire_client: HumanWire, human: ScriptedHuman) -> None:
+    older = humanwire_client.messages.discord(message="First?", to=DISCORD_HUMAN, follow_up_time=60)
+    # The defaults reach the inbox's Discord user: a reply names its message (Reply).
+    answered = human.reply("yes", channel="discord")
+    result = humanwire_client.messages.discord(message="Ship?", to=DISCORD_HUMAN, wait_time=5)
+    assert result.response == "Human response: yes"
+    delivery = answered.wait()
+    assert (delivery.channel, delivery.to) == ("discord", DISCORD_HUMAN)
+    assert delivery.interaction_id == result.interaction_id
+    assert humanwire_client.interactions.status(older.interaction_id).status == "pending"
+    filled = human.fill_form({"name": "Ada"})
+    form = humanwire_client.forms.discord(
+        to=DISCORD_HUMAN, title="Order", fields=FIELDS, wait_time=5
+    )
+    assert form.values is not None and form.values["name"] == "Ada"
+    assert filled.wait().channel == "discord"
 
 
 def test_open_start_link_binds_the_chat_of_a_person(

@@ -115,6 +115,24 @@ CASES: list[Case] = [
         MessageResponse,
     ),
     (
+        lambda c: c.messages.discord(
+            to="80351110224678912", message="Ship?", wait_time=5.5, metadata={"run": "7"}
+        ),
+        MESSAGE_REPLY,
+        "POST",
+        "/messages/discord",
+        {"to": "80351110224678912", "message": "Ship?", "waitTime": 5.5, "metadata": {"run": "7"}},
+        MessageResponse,
+    ),
+    (
+        lambda c: c.messages.discord(person="per_ada", message="Ship?", follow_up_time=60),
+        MESSAGE_REPLY,
+        "POST",
+        "/messages/discord",
+        {"person": "per_ada", "message": "Ship?", "followUpTime": 60},
+        MessageResponse,
+    ),
+    (
         lambda c: c.messages.teams(
             to="29:1a2b3c-Ada_9", message="Ship?", wait_time=5.5, metadata={"run": "7"}
         ),
@@ -198,6 +216,45 @@ CASES: list[Case] = [
             "to": "-100200300",
             "title": "T",
             "waitTime": 10,
+            "fields": [
+                {"id": "approve", "label": "Approve?", "type": "checkbox", "required": False}
+            ],
+        },
+        FormResponse,
+    ),
+    (
+        lambda c: c.forms.discord(
+            to="175928847299117063",
+            title="T",
+            fields=[FIELD],
+            message="Fill {{url}}",
+            submit_label="Send",
+            wait_time=10,
+        ),
+        FORM_PENDING,
+        "POST",
+        "/forms/discord",
+        {
+            "to": "175928847299117063",
+            "title": "T",
+            "message": "Fill {{url}}",
+            "submitLabel": "Send",
+            "waitTime": 10,
+            "fields": [
+                {"id": "approve", "label": "Approve?", "type": "checkbox", "required": False}
+            ],
+        },
+        FormResponse,
+    ),
+    (
+        lambda c: c.forms.discord(person="per_ada", title="T", fields=[FIELD], follow_up_time=60),
+        FORM_PENDING,
+        "POST",
+        "/forms/discord",
+        {
+            "person": "per_ada",
+            "title": "T",
+            "followUpTime": 60,
             "fields": [
                 {"id": "approve", "label": "Approve?", "type": "checkbox", "required": False}
             ],
@@ -475,6 +532,34 @@ INVALID: list[tuple[Callable[[Client], Any], type[Exception], str | None]] = [
     ),
     (lambda c: c.messages.slack(to="u123", message="x"), InvalidToNumberError, "to"),
     (lambda c: c.messages.telegram(to="@ada", message="x"), InvalidToNumberError, "to"),
+    (lambda c: c.messages.discord(to="@ada", message="x"), InvalidToNumberError, "to"),
+    (lambda c: c.messages.discord(to="12345", message="x"), InvalidToNumberError, "to"),
+    (
+        lambda c: c.messages.discord(to="12345678901234567890", message="x"),
+        InvalidToNumberError,
+        "to",
+    ),
+    (
+        lambda c: c.messages.discord(to="080351110224678912", message="x"),
+        InvalidToNumberError,
+        "to",
+    ),
+    (
+        lambda c: c.messages.discord(to="80351110224678912", message="x" * 2001),
+        InvalidRequestError,
+        "message",
+    ),
+    (
+        lambda c: c.messages.discord(to="80351110224678912", person="per_ada", message="x"),
+        InvalidRequestError,
+        "person",
+    ),
+    (lambda c: c.messages.discord(message="x"), InvalidRequestError, "to"),
+    (
+        lambda c: c.forms.discord(to="29:ada", title="T", fields=[FIELD], wait_time=10),
+        InvalidToNumberError,
+        "to",
+    ),
     (lambda c: c.messages.teams(to="ada@contoso.com", message="x"), InvalidToNumberError, "to"),
     (lambda c: c.messages.teams(to="29:", message="x"), InvalidToNumberError, "to"),
     (lambda c: c.messages.teams(to="29:a", message="x" * 4001), InvalidRequestError, "message"),
@@ -869,8 +954,8 @@ def test_both_clients_have_every_resource_and_method() -> None:
     sync = HumanWire("k", "http://127.0.0.1:1")
     async_ = AsyncHumanWire("k", "http://127.0.0.1:1")
     surface = {
-        "messages": ["sms", "whatsapp", "slack", "telegram", "teams", "channel"],
-        "forms": ["sms", "slack", "telegram", "teams", "whatsapp"],
+        "messages": ["sms", "whatsapp", "slack", "telegram", "discord", "teams", "channel"],
+        "forms": ["sms", "slack", "telegram", "discord", "teams", "whatsapp"],
         "calls": ["create"],
         "phone": ["sms", "call"],
         "interactions": ["status", "wait"],

@@ -16,6 +16,7 @@ MCP_FLAGS = (
     "email_to",
     "telegram_to",
     "teams_to",
+    "discord_to",
     "expose_recipients",
     "wait_time",
     "follow_up_time",
@@ -47,6 +48,9 @@ def add_parser(commands: Any) -> None:
     mcp.add_argument("--email-to", default=None, help="email address (HUMANWIRE_EMAIL_TO)")
     mcp.add_argument("--telegram-to", default=None, help="telegram chat id (HUMANWIRE_TELEGRAM_TO)")
     mcp.add_argument("--teams-to", default=None, help="teams user id, 29:… (HUMANWIRE_TEAMS_TO)")
+    mcp.add_argument(
+        "--discord-to", default=None, help="discord user or channel id (HUMANWIRE_DISCORD_TO)"
+    )
     mcp.add_argument(
         "--expose-recipients",
         action="store_true",
@@ -93,7 +97,7 @@ def add_parser(commands: Any) -> None:
     )
     mcp.add_argument(
         "--form-channel",
-        choices=("sms", "whatsapp", "slack", "email", "telegram", "teams"),
+        choices=("sms", "whatsapp", "slack", "email", "telegram", "teams", "discord"),
         default=None,
         help="the form's channel (HUMANWIRE_MCP_FORM_CHANNEL; sms)",
     )

@@ -49,6 +49,7 @@ class HumanWireToolkit(BaseToolkit):
     email_to: str | None = None
     telegram_to: str | None = None
     teams_to: str | None = None
+    discord_to: str | None = None
     expose_recipient: bool = False
     wait_time: float = DEFAULT_WAIT_TIME
     follow_up_time: float | None = None
@@ -66,7 +67,8 @@ class HumanWireToolkit(BaseToolkit):
     def _known_channels(cls, value: Sequence[str]) -> Sequence[str]:
         if not value:
             raise ValueError(
-                "channels: name at least one of sms, whatsapp, slack, email, telegram, teams"
+                "channels: name at least one of sms, whatsapp, slack, email, telegram, teams, "
+                "discord"
             )
         return tuple(dict.fromkeys(value))
 

@@ -126,12 +126,13 @@ class HumanWireToolSpec(BaseToolSpec):
     """Tools that reach a human through humanwire and return what they answered.
 
     Recipients are fixed here, not chosen by the model: ``to`` (a phone number, used for
-    sms, whatsapp and calls), ``whatsapp_to``, ``slack_to``, ``email_to``, ``telegram_to``
-    and ``teams_to`` override per channel; left out, each comes from ``HUMANWIRE_SMS_TO`` /
-    ``HUMANWIRE_WHATSAPP_TO`` / ``HUMANWIRE_SLACK_TO`` / ``HUMANWIRE_EMAIL_TO`` /
-    ``HUMANWIRE_TELEGRAM_TO`` / ``HUMANWIRE_TEAMS_TO``, else (embedded service) the inbox's
-    default human. ``ask_human_email``, ``ask_human_telegram`` and ``ask_human_teams`` are
-    offered only when their channel has a recipient. They are
+    sms, whatsapp and calls), ``whatsapp_to``, ``slack_to``, ``email_to``, ``telegram_to``,
+    ``teams_to`` and ``discord_to`` override per channel; left out, each comes from
+    ``HUMANWIRE_SMS_TO`` / ``HUMANWIRE_WHATSAPP_TO`` / ``HUMANWIRE_SLACK_TO`` /
+    ``HUMANWIRE_EMAIL_TO`` / ``HUMANWIRE_TELEGRAM_TO`` / ``HUMANWIRE_TEAMS_TO`` /
+    ``HUMANWIRE_DISCORD_TO``, else (embedded service) the inbox's default human.
+    ``ask_human_email``, ``ask_human_telegram``, ``ask_human_teams`` and
+    ``ask_human_discord`` are offered only when their channel has a recipient. They are
     resolved here, once; ``to_tool_list()`` refuses a tool whose recipient is missing
     (naming the variable to set) and offers ``notify_human`` only the channels that have
     one. With ``expose_recipients=True`` the tools take an optional ``to`` the model may
@@ -157,6 +158,7 @@ class HumanWireToolSpec(BaseToolSpec):
         email_to: str | None = None,
         telegram_to: str | None = None,
         teams_to: str | None = None,
+        discord_to: str | None = None,
         expose_recipients: bool = False,
         wait_time: float = DEFAULT_WAIT_TIME,
         follow_up_time: float | None = None,
@@ -173,7 +175,7 @@ class HumanWireToolSpec(BaseToolSpec):
     ) -> None:
         if form_channel not in _CHANNELS:
             raise ValueError(
-                "form_channel must be sms, whatsapp, slack, email, telegram or teams, "
+                "form_channel must be sms, whatsapp, slack, email, telegram, teams or discord, "
                 f"got {form_channel!r}"
             )
         if wait_time is None:
@@ -214,6 +216,7 @@ class HumanWireToolSpec(BaseToolSpec):
             "email": email_to,
             "telegram": telegram_to,
             "teams": teams_to,
+            "discord": discord_to,
         }
         for channel in _CHANNELS:
             try:
@@ -335,6 +338,14 @@ class HumanWireToolSpec(BaseToolSpec):
 
     async def aask_human_teams(self, message: str, to: str | None = None) -> str:
         return await self.acall_tool("ask_human_teams", message=message, to=to)
+
+    def ask_human_discord(self, message: str, to: str | None = None) -> str:
+        """Message a person (a DM) or a channel on Discord from the bot and wait for the
+        text typed through the message's Reply button."""
+        return self.call_tool("ask_human_discord", message=message, to=to)
+
+    async def aask_human_discord(self, message: str, to: str | None = None) -> str:
+        return await self.acall_tool("ask_human_discord", message=message, to=to)
 
     def ask_human_channel(self, message: str) -> str:
         """Send through the configured channel card and return what it answers."""

@@ -52,6 +52,7 @@ RECIPIENT_HEADERS: dict[str, str] = {
     "email": "Humanwire-Email-To",
     "telegram": "Humanwire-Telegram-To",
     "teams": "Humanwire-Teams-To",
+    "discord": "Humanwire-Discord-To",
 }
 """The request header naming each channel's recipient on ``/mcp``."""
 
@@ -171,6 +172,7 @@ class McpEndpoint:
             slack_to=None,
             telegram_to=None,
             teams_to=None,
+            discord_to=None,
         )
         self.source = AccountSource(config, self.settings)
         server = build_server(self.settings, self.source, CHANNELS)

@@ -1,11 +1,11 @@
 """What the MCP server offers and how it waits: flags, then ``HUMANWIRE_*`` variables.
 
 - recipients: ``--to`` / ``--whatsapp-to`` / ``--slack-to`` / ``--email-to`` /
-  ``--telegram-to`` / ``--teams-to``, else ``HUMANWIRE_SMS_TO`` / ``HUMANWIRE_WHATSAPP_TO`` /
-  ``HUMANWIRE_SLACK_TO`` / ``HUMANWIRE_EMAIL_TO`` / ``HUMANWIRE_TELEGRAM_TO`` /
-  ``HUMANWIRE_TEAMS_TO``, else (embedded service) the inbox's
-  default human; ``--expose-recipients`` (``HUMANWIRE_MCP_EXPOSE_RECIPIENTS=1``) lets
-  the model name one;
+  ``--telegram-to`` / ``--teams-to`` / ``--discord-to``, else ``HUMANWIRE_SMS_TO`` /
+  ``HUMANWIRE_WHATSAPP_TO`` / ``HUMANWIRE_SLACK_TO`` / ``HUMANWIRE_EMAIL_TO`` /
+  ``HUMANWIRE_TELEGRAM_TO`` / ``HUMANWIRE_TEAMS_TO`` / ``HUMANWIRE_DISCORD_TO``, else
+  (embedded service) the inbox's default human; ``--expose-recipients``
+  (``HUMANWIRE_MCP_EXPOSE_RECIPIENTS=1``) lets the model name one;
 - ``--wait-time`` (``HUMANWIRE_MCP_WAIT_TIME``, 300 s): how long the service listens for
   an answer; ``--follow-up-time`` (``HUMANWIRE_MCP_FOLLOW_UP_TIME``, none) after that;
 - ``--client-timeout`` (``HUMANWIRE_MCP_CLIENT_TIMEOUT``, 60 s; 0: no limit known): the
@@ -90,6 +90,7 @@ class McpSettings:
     email_to: str | None = None
     telegram_to: str | None = None
     teams_to: str | None = None
+    discord_to: str | None = None
     expose_recipients: bool = False
     wait_time: float = DEFAULT_WAIT_TIME
     follow_up_time: float | None = None
@@ -117,7 +118,7 @@ class McpSettings:
             raise SettingsError("progress_interval must be more than 0 seconds")
         if self.form_channel not in CHANNELS:
             raise SettingsError(
-                "form_channel must be sms, whatsapp, slack, email, telegram or teams"
+                "form_channel must be sms, whatsapp, slack, email, telegram, teams or discord"
             )
         if self.state_key is not None:
             key = self.state_key
@@ -169,6 +170,7 @@ class McpSettings:
             email_to=pick("email_to", "HUMANWIRE_EMAIL_TO"),
             telegram_to=pick("telegram_to", "HUMANWIRE_TELEGRAM_TO"),
             teams_to=pick("teams_to", "HUMANWIRE_TEAMS_TO"),
+            discord_to=pick("discord_to", "HUMANWIRE_DISCORD_TO"),
             expose_recipients=bool(expose),
             wait_time=_given(seconds("wait_time", "HUMANWIRE_MCP_WAIT_TIME", DEFAULT_WAIT_TIME)),
             follow_up_time=seconds("follow_up_time", "HUMANWIRE_MCP_FOLLOW_UP_TIME", None),

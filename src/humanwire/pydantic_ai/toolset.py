@@ -13,6 +13,7 @@ from humanwire.approval import check_wait_time
 
 from .tools import (
     AskHumanChannel,
+    AskHumanDiscord,
     AskHumanEmail,
     AskHumanSlack,
     AskHumanSMS,
@@ -23,6 +24,7 @@ from .tools import (
     CheckHumanInteraction,
     HumanForm,
     HumanWireTool,
+    NotifyHumanDiscord,
     NotifyHumanEmail,
     NotifyHumanSlack,
     NotifyHumanSMS,
@@ -43,6 +45,7 @@ _ASK: dict[str, Callable[..., HumanWireTool]] = {
     "email": AskHumanEmail,
     "telegram": AskHumanTelegram,
     "teams": AskHumanTeams,
+    "discord": AskHumanDiscord,
 }
 _NOTIFY: dict[str, Callable[..., HumanWireTool]] = {
     "sms": NotifyHumanSMS,
@@ -51,6 +54,7 @@ _NOTIFY: dict[str, Callable[..., HumanWireTool]] = {
     "email": NotifyHumanEmail,
     "telegram": NotifyHumanTelegram,
     "teams": NotifyHumanTeams,
+    "discord": NotifyHumanDiscord,
 }
 
 
@@ -77,6 +81,7 @@ class HumanWireToolset(FunctionToolset[Any]):
         email_to: str | None = None,
         telegram_to: str | None = None,
         teams_to: str | None = None,
+        discord_to: str | None = None,
         expose_recipient: bool = False,
         wait_time: float = DEFAULT_WAIT_TIME,
         follow_up_time: float | None = None,
@@ -94,12 +99,14 @@ class HumanWireToolset(FunctionToolset[Any]):
         channels = tuple(dict.fromkeys(channels))
         if not channels:
             raise ValueError(
-                "channels: name at least one of sms, whatsapp, slack, email, telegram, teams"
+                "channels: name at least one of sms, whatsapp, slack, email, telegram, teams, "
+                "discord"
             )
         unknown = [channel for channel in channels if channel not in _ASK]
         if unknown:
             raise ValueError(
-                f"channels: unknown {unknown}; use sms, whatsapp, slack, email, telegram, teams"
+                f"channels: unknown {unknown}; use sms, whatsapp, slack, email, telegram, "
+                "teams, discord"
             )
         if check_wait_time(wait_time) is None:
             raise ValueError("wait_time is required")
@@ -110,6 +117,7 @@ class HumanWireToolset(FunctionToolset[Any]):
             "email": email_to,
             "telegram": telegram_to,
             "teams": teams_to,
+            "discord": discord_to,
         }
         common: dict[str, Any] = {"client": client, "async_client": async_client}
         if metadata:

@@ -1,5 +1,5 @@
 """Forms defined inline: ``/forms/sms``, ``/forms/slack``, ``/forms/telegram``,
-``/forms/teams``, ``/forms/email``, ``/forms/whatsapp``."""
+``/forms/discord``, ``/forms/teams``, ``/forms/email``, ``/forms/whatsapp``."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pydantic import ConfigDict, TypeAdapter
 
 from humanwire._http import Flow
 from humanwire.types import (
+    DiscordFormRequest,
     EmailFormRequest,
     FormField,
     FormResponse,
@@ -151,6 +152,48 @@ class Forms(Resource[ModeT]):
         )
         return self._post(
             "/forms/telegram",
+            body,
+            FormResponse,
+            wait=body.wait_time,
+            idempotency_key=idempotency_key,
+        )
+
+    @endpoint
+    def discord(
+        self,
+        *,
+        to: str | None = None,
+        person: str | None = None,
+        title: str,
+        fields: Sequence[FieldSpec],
+        message: str | None = None,
+        description: str | None = None,
+        brand_image_url: str | None = None,
+        submit_label: str | None = None,
+        wait_time: float | None = None,
+        follow_up_time: float | None = None,
+        metadata: Mapping[str, str] | None = None,
+        idempotency_key: str | None = None,
+    ) -> Flow[FormResponse]:
+        """``POST /forms/discord``: ``to`` a Discord user id (a DM) or channel id; a form
+        that fits one of Discord's modals (at most 5 text fields) is filled in Discord,
+        any other by its page's link (``message`` may hold ``{{url}}``)."""
+        body = build(
+            DiscordFormRequest,
+            to=to,
+            person=person,
+            title=title,
+            fields=list(fields),
+            message=message,
+            description=description,
+            brand_image_url=brand_image_url,
+            submit_label=submit_label,
+            wait_time=wait_time,
+            follow_up_time=follow_up_time,
+            metadata=metadata,
+        )
+        return self._post(
+            "/forms/discord",
             body,
             FormResponse,
             wait=body.wait_time,

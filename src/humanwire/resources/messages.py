@@ -1,7 +1,7 @@
 """Text messages: ``/messages/sms``, ``/messages/whatsapp``, ``/messages/slack``,
-``/messages/telegram``, ``/messages/teams``, ``/messages/email``, ``/messages/person`` and
-``/messages/{channel_id}`` (a channel card). Each channel's method takes ``to`` or, in its
-place, ``person`` (a person's id)."""
+``/messages/telegram``, ``/messages/discord``, ``/messages/teams``, ``/messages/email``,
+``/messages/person`` and ``/messages/{channel_id}`` (a channel card). Each channel's
+method takes ``to`` or, in its place, ``person`` (a person's id)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from humanwire._http import Flow
 from humanwire.errors import invalid_request
 from humanwire.types import (
     ChannelMessageRequest,
+    DiscordMessageRequest,
     EmailMessageRequest,
     MessageResponse,
     PersonMessageRequest,
@@ -156,6 +157,39 @@ class Messages(Resource[ModeT]):
         )
         return self._post(
             "/messages/telegram",
+            body,
+            MessageResponse,
+            wait=body.wait_time,
+            idempotency_key=idempotency_key,
+        )
+
+    @endpoint
+    def discord(
+        self,
+        *,
+        to: str | None = None,
+        person: str | None = None,
+        message: str,
+        wait_time: float | None = None,
+        follow_up_time: float | None = None,
+        metadata: Mapping[str, str] | None = None,
+        idempotency_key: str | None = None,
+    ) -> Flow[MessageResponse]:
+        """``POST /messages/discord`` from the operator's app: ``to`` is a Discord user id
+        (a DM: the person shares a server with the app) or a channel id (a post there).
+        The message carries a Reply button; the text typed in the form it opens is the
+        answer."""
+        body = build(
+            DiscordMessageRequest,
+            to=to,
+            person=person,
+            message=message,
+            wait_time=wait_time,
+            follow_up_time=follow_up_time,
+            metadata=metadata,
+        )
+        return self._post(
+            "/messages/discord",
             body,
             MessageResponse,
             wait=body.wait_time,

@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from humanwire.types.sandbox import DEFAULT_HUMAN_EMAIL as DEFAULT_HUMAN_EMAIL
-
 # The sandbox's default human is the client's too (approval.default_recipient): defined
 # with the wire types, re-exported here.
+from humanwire.types.sandbox import DEFAULT_HUMAN_DISCORD as DEFAULT_HUMAN_DISCORD
+from humanwire.types.sandbox import DEFAULT_HUMAN_EMAIL as DEFAULT_HUMAN_EMAIL
 from humanwire.types.sandbox import DEFAULT_HUMAN_PHONE as DEFAULT_HUMAN_PHONE
 from humanwire.types.sandbox import DEFAULT_HUMAN_SLACK as DEFAULT_HUMAN_SLACK
 from humanwire.types.sandbox import DEFAULT_HUMAN_TEAMS as DEFAULT_HUMAN_TEAMS

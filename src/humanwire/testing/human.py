@@ -23,10 +23,15 @@ from humanwire.server.config import (
     SHARED_SMS_NUMBER,
     SHARED_WHATSAPP_NUMBER,
 )
+from humanwire.server.delivery.discord.channel import SANDBOX_BOT as SANDBOX_DISCORD_BOT
 from humanwire.server.delivery.teams.channel import SANDBOX_BOT as SANDBOX_TEAMS_BOT
 from humanwire.server.delivery.telegram.channel import SANDBOX_BOT as SANDBOX_TELEGRAM_BOT
 from humanwire.types import SandboxDelivery
-from humanwire.types.sandbox import DEFAULT_HUMAN_TEAMS, DEFAULT_HUMAN_TELEGRAM
+from humanwire.types.sandbox import (
+    DEFAULT_HUMAN_DISCORD,
+    DEFAULT_HUMAN_TEAMS,
+    DEFAULT_HUMAN_TELEGRAM,
+)
 
 __all__ = ["HumanAction", "ScriptedHuman"]
 
@@ -39,10 +44,11 @@ _SHARED_SENDER = {
     "email": SHARED_EMAIL_ADDRESS,
     "telegram": SANDBOX_TELEGRAM_BOT,
     "teams": SANDBOX_TEAMS_BOT,
+    "discord": SANDBOX_DISCORD_BOT,
 }
-_THREADED = ("slack", "email", "telegram")
+_THREADED = ("slack", "email", "telegram", "discord")
 """A reply on these names its message: in its thread, a reply to that email, a reply to
-that Telegram message (as a person swipes it)."""
+that Telegram message (as a person swipes it), the Discord message's Reply button."""
 
 
 class HumanAction:
@@ -146,7 +152,8 @@ class ScriptedHuman:
     Defaults: ``to`` is the inbox's default human — ``+12025550100`` for sms, whatsapp
     and calls, ``U0HUMAN0001`` for slack, ``human@example.com`` for email, the chat
     ``100000001`` for telegram (from the sandbox's bot ``7000000001``), the user
-    ``29:humanwire-inbox-human`` for teams (their chat with the sandbox's bot); a form
+    ``29:humanwire-inbox-human`` for teams (their chat with the sandbox's bot), the user
+    ``1100000000000000100`` for discord (DMs from the sandbox's bot); a form
     (``channel=None``) may come by any channel to any of them. ``delay`` counts from the
     moment the delivery is seen.
     """
@@ -161,6 +168,7 @@ class ScriptedHuman:
         email: str = DEFAULT_HUMAN_EMAIL,
         telegram_chat: str = DEFAULT_HUMAN_TELEGRAM,
         teams_user: str = DEFAULT_HUMAN_TEAMS,
+        discord_user: str = DEFAULT_HUMAN_DISCORD,
         poll_wait: float = 1.0,
         http_timeout: float = 15.0,
     ) -> None:
@@ -170,6 +178,7 @@ class ScriptedHuman:
         self.email = email
         self.telegram_chat = telegram_chat
         self.teams_user = teams_user
+        self.discord_user = discord_user
         self._poll_wait = poll_wait
         headers = {"Authorization": f"Bearer {api_key}"}
         timeout = httpx.Timeout(http_timeout, read=http_timeout + poll_wait)
@@ -230,8 +239,8 @@ class ScriptedHuman:
     ) -> HumanAction:
         """Reply ``text`` to the next message delivered to ``to`` on ``channel`` (slack:
         in the message's thread; email: a reply to that email; telegram: a reply to that
-        message in the chat; sms, whatsapp and teams: from the human's number or chat
-        back to the sender, as on a phone)."""
+        message in the chat; discord: through that message's Reply button; sms, whatsapp
+        and teams: from the human's number or chat back to the sender, as on a phone)."""
         recipient = to or self._default_recipient(channel)
 
         def perform(delivery: SandboxDelivery) -> httpx.Response:
@@ -291,7 +300,14 @@ class ScriptedHuman:
             recipients = frozenset({self._default_recipient(channel)})
         else:
             recipients = frozenset(
-                {self.phone, self.slack_id, self.email, self.telegram_chat, self.teams_user}
+                {
+                    self.phone,
+                    self.slack_id,
+                    self.email,
+                    self.telegram_chat,
+                    self.teams_user,
+                    self.discord_user,
+                }
             )
 
         def perform(delivery: SandboxDelivery) -> httpx.Response:
@@ -328,7 +344,9 @@ class ScriptedHuman:
         elif channel is not None:
             recipients = frozenset({self._default_recipient(channel)})
         else:
-            recipients = frozenset({self.phone, self.slack_id, self.telegram_chat, self.teams_user})
+            recipients = frozenset(
+                {self.phone, self.slack_id, self.telegram_chat, self.teams_user, self.discord_user}
+            )
 
         def perform(delivery: SandboxDelivery) -> httpx.Response:
             link = approval_page(delivery.text)
@@ -385,7 +403,14 @@ class ScriptedHuman:
             recipients = frozenset({self._default_recipient(channel)})
         else:
             recipients = frozenset(
-                {self.phone, self.slack_id, self.email, self.telegram_chat, self.teams_user}
+                {
+                    self.phone,
+                    self.slack_id,
+                    self.email,
+                    self.telegram_chat,
+                    self.teams_user,
+                    self.discord_user,
+                }
             )
         return self._script(
             f"stay_silent on the next delivery to {'/'.join(sorted(recipients))}",
@@ -466,6 +491,8 @@ class ScriptedHuman:
             return self.telegram_chat
         if channel == "teams":
             return self.teams_user
+        if channel == "discord":
+            return self.discord_user
         return self.slack_id if channel == "slack" else self.phone
 
     def _account_number(self, channel: str) -> str:
@@ -475,6 +502,8 @@ class ScriptedHuman:
             return SANDBOX_TELEGRAM_BOT
         if channel == "teams":
             return SANDBOX_TEAMS_BOT
+        if channel == "discord":
+            return SANDBOX_DISCORD_BOT
         if channel == "email":
             return SHARED_EMAIL_ADDRESS
         response = self._http.get("/numbers")

@@ -97,6 +97,7 @@ from .numbers import AvailableNumber, Country, ReservedNumber, ReserveNumberRequ
 from .outcomes import MAX_EVENTS_WAIT, OutcomeEvent, OutcomeEventType, OutcomePage
 from .phone import PHONE_CALL_LIMIT_SECONDS, PhoneCallRequest, PhoneSMSRequest
 from .sandbox import (
+    DEFAULT_HUMAN_DISCORD,
     DEFAULT_HUMAN_EMAIL,
     DEFAULT_HUMAN_PHONE,
     DEFAULT_HUMAN_SLACK,
@@ -114,6 +115,7 @@ from .webhooks import EVENT_TYPES, EventType, Webhook, WebhookCreateRequest
 __all__ = [
     "DEFAULT_FORM_FOLLOW_UP_TIME",
     "DEFAULT_FORM_MESSAGE",
+    "DEFAULT_HUMAN_DISCORD",
     "DEFAULT_HUMAN_EMAIL",
     "DEFAULT_HUMAN_PHONE",
     "DEFAULT_HUMAN_SLACK",

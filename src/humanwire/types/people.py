@@ -15,6 +15,7 @@ from ._base import (
     E164_SCHEMA,
     EMAIL_SCHEMA,
     SLACK_ID_SCHEMA,
+    TEAMS_ID_SCHEMA,
     TELEGRAM_CHAT_SCHEMA,
     RequestModel,
     ResponseModel,
@@ -23,6 +24,7 @@ from ._base import (
     check_e164,
     check_email_address,
     check_slack_id,
+    check_teams_id,
     check_telegram_chat_id,
     no_default,
 )
@@ -47,7 +49,7 @@ __all__ = [
     "check_person_id",
 ]
 
-PersonChannel = Literal["sms", "whatsapp", "slack", "email", "telegram", "discord"]
+PersonChannel = Literal["sms", "whatsapp", "slack", "email", "telegram", "discord", "teams"]
 """The channels a person's address may be on (a new channel adds itself here)."""
 CONFIRMABLE_CHANNELS: tuple[PersonChannel, ...] = (
     "sms",
@@ -55,10 +57,12 @@ CONFIRMABLE_CHANNELS: tuple[PersonChannel, ...] = (
     "email",
     "telegram",
     "discord",
+    "teams",
 )
 """The channels ``POST /people/{personId}/confirm`` confirms on: a code sent by SMS,
 WhatsApp or email; on Telegram the bot's start link, opened by the person; on Discord a
-DM with a Confirm button, pressed by the person."""
+DM with a Confirm button, pressed by the person; on Teams a card with a Confirm button
+in the person's chat with the bot (their install's), pressed by the person."""
 CODE_CHANNELS: tuple[PersonChannel, ...] = ("sms", "whatsapp", "email")
 """The channels confirmed by a code sent to the address."""
 MAX_ADDRESSES = 10
@@ -97,7 +101,7 @@ PersonInsteadOfTo = Annotated[
 class PersonAddressInput(RequestModel):
     """Where a person is reached: a number (E.164) for ``sms`` and ``whatsapp``, a Slack
     member id for ``slack``, an email address for ``email``, a chat id for ``telegram``,
-    a user id for ``discord``.
+    a user id for ``discord``, a Teams user id (``29:…``) for ``teams``.
     A ``telegram`` address may leave ``to`` out: the chat is learned when the person
     opens the bot's start link (``POST /people/{personId}/confirm``)."""
 
@@ -125,6 +129,10 @@ class PersonAddressInput(RequestModel):
                     "if": {"properties": {"channel": {"const": "discord"}}},
                     "then": {"properties": {"to": DISCORD_ID_SCHEMA}},
                 },
+                {
+                    "if": {"properties": {"channel": {"const": "teams"}}},
+                    "then": {"properties": {"to": TEAMS_ID_SCHEMA}},
+                },
             ]
         }
     )
@@ -147,6 +155,8 @@ class PersonAddressInput(RequestModel):
                 check_slack_id(self.to)
             elif self.channel == "discord":
                 check_discord_id(self.to)
+            elif self.channel == "teams":
+                check_teams_id(self.to)
             else:
                 check_e164(self.to)
         except PydanticCustomError:
@@ -155,6 +165,7 @@ class PersonAddressInput(RequestModel):
                 "slack": "a Slack member id such as U0123ABCD",
                 "telegram": "a Telegram chat id such as 123456789 (or left out)",
                 "discord": "a Discord user id such as 80351110224678912",
+                "teams": "a Teams user id such as 29:1a2b3c",
             }.get(self.channel, "a phone number in E.164 form")
             raise _invalid(f"to must be {what} for {self.channel}", "to") from None
         return self
@@ -205,7 +216,8 @@ class PersonConfirmRequest(RequestModel):
     or the one ``to`` names) is sent a one-time code; the person's reply with it
     confirms the address. On ``telegram`` nothing is sent (a bot cannot write first):
     the answer carries the bot's start link for the person to open. On ``discord`` the
-    user is sent a DM with a Confirm button; their press confirms it."""
+    user is sent a DM with a Confirm button, on ``teams`` a card with one in their chat
+    with the bot; their press confirms it."""
 
     channel: PersonChannel
     to: str | None = Field(default=None, min_length=1, max_length=254)

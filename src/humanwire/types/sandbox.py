@@ -11,6 +11,7 @@ from .calls import CallOutcome
 from .events import Medium
 
 __all__ = [
+    "DEFAULT_HUMAN_DISCORD",
     "DEFAULT_HUMAN_EMAIL",
     "DEFAULT_HUMAN_PHONE",
     "DEFAULT_HUMAN_SLACK",
@@ -34,6 +35,8 @@ DEFAULT_HUMAN_TELEGRAM = "100000001"
 """The same human's chat with the sandbox's Telegram bot."""
 DEFAULT_HUMAN_TEAMS = "29:humanwire-inbox-human"
 """The same human's Teams user id (their chat with the sandbox's Teams bot)."""
+DEFAULT_HUMAN_DISCORD = "1100000000000000100"
+"""The same human's Discord user id (DMs from the sandbox's Discord bot)."""
 
 DeliveryKind = Literal["message", "form", "call"]
 DeliveryChannel = Literal[

@@ -24,7 +24,11 @@ answer a person gives is a press: the address's user is sent a DM with a Confirm
 whose ``custom_id`` carries a one-time token (kept as the start link's is, its hash
 under ``START_SCOPE``, with ``START_TTL``). The provider hands the press to
 ``bind_chat`` with the presser's id, which confirms the address only when the presser
-is its user (anyone else is refused, the token kept), and spends the token."""
+is its user (anyone else is refused, the token kept), and spends the token.
+
+On Teams the same, with the install's conversation for the DM: the bot posts a card
+whose Confirm (``Action.Submit``) carries the token in its data; the press comes back as
+a message activity from the presser, handed to ``bind_chat`` with their user id."""
 
 from __future__ import annotations
 
@@ -92,6 +96,8 @@ CONFIRM_TEXT = (
 )
 CONFIRM_NOT_YOURS = "This confirmation is not yours: nothing was confirmed."
 CONFIRM_BOUND = "Done: confirmed. Messages meant for you will come here."
+BUTTON_CHANNELS = {"discord": "Discord", "teams": "Teams"}
+"""The channels confirmed by a button carrying the token (``ConfirmButtons``)."""
 
 
 def _start_key(token: str, channel: str = "telegram") -> str:
@@ -233,7 +239,7 @@ class PeopleDirectory:
                 f"the person has no {channel} address{named}",
                 field="to" if request.to is not None else "channel",
             )
-        if channel == "discord":
+        if channel in BUTTON_CHANNELS:
             return await self._confirm_button(account, record, address)
         if channel not in CODE_CHANNELS:
             return await self._start_link(account, record, address)
@@ -315,12 +321,13 @@ class PeopleDirectory:
     async def _confirm_button(
         self, account: Account, record: PersonRecord, address: PersonAddressRecord
     ) -> PersonConfirmation:
-        """Discord: the DM with its Confirm button (see the module docstring)."""
-        provider = self._runtime.carriers.by_channel.get("discord")
+        """Discord and Teams: the message with its Confirm button (the module docstring)."""
+        channel = address.channel
+        provider = self._runtime.carriers.by_channel.get(channel)
         if not isinstance(provider, ConfirmButtons):
             raise InvalidRequest(
-                "confirming a discord address needs the Discord provider configured "
-                "(docs/going-live/discord.md)",
+                f"confirming a {channel} address needs the {BUTTON_CHANNELS[channel]} "
+                f"provider configured (docs/going-live/{channel}.md)",
                 field="channel",
             )
         token = secrets.token_urlsafe(32)  # 43 characters: custom_id stays under 100
@@ -333,7 +340,7 @@ class PeopleDirectory:
             raise ProviderError(exc.message, retry_after=exc.retry_after) from None
         return PersonConfirmation(
             person_id=record.id,
-            channel="discord",
+            channel=channel,
             to=address.to_addr,
             expires_at=_timestamp(expires_at),
         )
@@ -357,15 +364,15 @@ class PeopleDirectory:
         token was given for becomes ``chat``, confirmed, once. Whatever ``to`` the
         address had is replaced: the chat the link was opened in is the person's."""
         not_valid = ChatBinding(bound=False, text=START_NOT_VALID)
-        if channel not in ("telegram", "discord") or not _START_TOKEN.fullmatch(token):
+        if channel not in ("telegram", *BUTTON_CHANNELS) or not _START_TOKEN.fullmatch(token):
             return not_valid
         key = _start_key(token, channel)
         entry = await self._store.get_provider_state(START_SCOPE, key)
         if entry is None or str(entry.get("channel", "telegram")) != channel:
             return not_valid
         person_id, to_addr = str(entry.get("personId")), str(entry.get("to", ""))
-        if channel == "discord" and not hmac.compare_digest(to_addr, chat):
-            # The DM was the address's user's; a press by anyone else binds nothing.
+        if channel in BUTTON_CHANNELS and not hmac.compare_digest(to_addr, chat):
+            # The message was the address's user's; a press by anyone else binds nothing.
             return ChatBinding(bound=False, text=CONFIRM_NOT_YOURS)
         now = self._runtime.clock()
         code = await self._store.person_code(person_id, channel, to_addr)
@@ -385,7 +392,8 @@ class PeopleDirectory:
         if not await self._store.bind_person_address(code, chat, now):
             return not_valid  # spent by the same link opened at the same moment
         await self._store.delete_provider_state(START_SCOPE, key)
-        return ChatBinding(bound=True, text=CONFIRM_BOUND if channel == "discord" else START_BOUND)
+        bound = CONFIRM_BOUND if channel in BUTTON_CHANNELS else START_BOUND
+        return ChatBinding(bound=True, text=bound)
 
     async def open_start_text(self, channel: str, chat: str, body: str) -> ChatBinding | None:
         """A text played as the person (the sandbox API, the inbox) that opens a start

@@ -12,6 +12,7 @@ from humanwire.types import (
 )
 
 from ..config import (
+    DEFAULT_HUMAN_DISCORD,
     DEFAULT_HUMAN_EMAIL,
     DEFAULT_HUMAN_PHONE,
     DEFAULT_HUMAN_SLACK,
@@ -295,8 +296,8 @@ def _act_panel(data: InboxData, viewer: Viewer) -> Html:
             '<div class="row"><div class="block"><label for="text-channel">Channel</label>'
             '<select id="text-channel" name="channel" data-human-phone="{human}" '
             'data-human-slack="{slack}" data-human-email="{email}" '
-            'data-human-telegram="{telegram}" data-human-teams="{teams}">{options}'
-            "</select></div>"
+            'data-human-telegram="{telegram}" data-human-teams="{teams}" '
+            'data-human-discord="{discord}">{options}</select></div>'
             '<label class="block" for="text-from">From<input type="text" id="text-from" '
             'name="from" value="{human}" required></label></div>'
             '<label class="block" for="text-to">To (a number or workspace of the account; '
@@ -312,6 +313,7 @@ def _act_panel(data: InboxData, viewer: Viewer) -> Html:
             email=DEFAULT_HUMAN_EMAIL,
             telegram=DEFAULT_HUMAN_TELEGRAM,
             teams=DEFAULT_HUMAN_TEAMS,
+            discord=DEFAULT_HUMAN_DISCORD,
             to=reserved,
         )
         if channel_options
@@ -427,7 +429,7 @@ def render_inbox_page(
         '(slack <span class="mono">{slack}</span>, shared workspace '
         '<span class="mono">{workspace}</span>; email <span class="mono">{email}</span>; '
         'telegram chat <span class="mono">{telegram}</span>; teams user '
-        '<span class="mono">{teams}</span>).'
+        '<span class="mono">{teams}</span>; discord user <span class="mono">{discord}</span>).'
         "</p></section>"
         "{act}"
         '<section class="panel" data-live-panel="inbound"><h2>Texts to the agent</h2>'
@@ -449,6 +451,7 @@ def render_inbox_page(
         email=DEFAULT_HUMAN_EMAIL,
         telegram=DEFAULT_HUMAN_TELEGRAM,
         teams=DEFAULT_HUMAN_TEAMS,
+        discord=DEFAULT_HUMAN_DISCORD,
         act=_act_panel(data, viewer) if data.sandbox else Html(""),
         unsolicited=_unsolicited(data),
         interactions=_interactions_table(data),

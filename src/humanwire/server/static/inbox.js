@@ -149,16 +149,18 @@
       slack: channel.getAttribute("data-human-slack"),
       email: channel.getAttribute("data-human-email"),
       telegram: channel.getAttribute("data-human-telegram"),
-      teams: channel.getAttribute("data-human-teams")
+      teams: channel.getAttribute("data-human-teams"),
+      discord: channel.getAttribute("data-human-discord")
     };
     var wanted = channel.value === "slack" ? defaults.slack
       : channel.value === "email" ? defaults.email
       : channel.value === "telegram" ? defaults.telegram
-      : channel.value === "teams" ? defaults.teams : defaults.phone;
+      : channel.value === "teams" ? defaults.teams
+      : channel.value === "discord" ? defaults.discord : defaults.phone;
     // Only a default is replaced: what the person typed stays.
     if (sender.value === defaults.phone || sender.value === defaults.slack ||
         sender.value === defaults.email || sender.value === defaults.telegram ||
-        sender.value === defaults.teams) {
+        sender.value === defaults.teams || sender.value === defaults.discord) {
       sender.value = wanted;
     }
   });

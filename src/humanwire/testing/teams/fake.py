@@ -126,6 +126,15 @@ class FakeTeams:
     ) -> httpx.Response:
         return await self.sender.aexecute(activity, user, verb, inputs)
 
+    def submit(
+        self,
+        activity: FakeActivity,
+        user: FakeTeamsUser,
+        inputs: dict[str, Any] | None = None,
+    ) -> httpx.Response:
+        """``user`` presses the ``Action.Submit`` of ``activity``'s card."""
+        return self.sender.submit(activity, user, inputs)
+
     def token(self, service_url: str | None = None, **options: Any) -> str:
         return self.sender.token(service_url, **options)
 

@@ -107,6 +107,13 @@ class ActivitySender:
     ) -> httpx.Response:
         return await self._send_async(self._execute(activity, user, verb, inputs or {}))
 
+    def submit(
+        self, activity: FakeActivity, user: FakeTeamsUser, inputs: dict[str, Any] | None
+    ) -> httpx.Response:
+        """``user`` presses the ``Action.Submit`` on ``activity``'s card: Teams sends a
+        message activity whose ``value`` is the action's data (and the inputs)."""
+        return self._send_blocking(self._submit(activity, user, inputs or {}))
+
     def post(self, body: bytes, token: str | None) -> httpx.Response:
         """Any body with any token (None: no ``Authorization``): for the bot's refusals."""
         headers = {"Content-Type": "application/json"}
@@ -167,6 +174,17 @@ class ActivitySender:
             },
         }
         return _Delivery(body, clicked=activity)
+
+    def _submit(
+        self, activity: FakeActivity, user: FakeTeamsUser, inputs: dict[str, Any]
+    ) -> _Delivery:
+        found = [action for action in activity.actions() if action.get("type") == "Action.Submit"]
+        if not found:
+            raise ValueError(f"activity {activity.id} shows no Action.Submit")
+        data = found[0].get("data")
+        value = {**(data if isinstance(data, dict) else {}), **inputs}
+        body = {**self._base(user, "message"), "replyToId": activity.id, "value": value}
+        return _Delivery(body)
 
     # -- sending -----------------------------------------------------------------------
     def _url(self) -> str:

@@ -26,6 +26,11 @@ silently, and the Connector is five plain calls).
   the same validation as the form page's; accepted, the card is replaced with the
   outcome (as an approval's), refused, the person is told why and the card stays. Any
   other form goes out as its text with the page's link.
+- **Confirming a person's address**: ``send_confirm`` posts a card with a **Confirm**
+  ``Action.Submit`` (``data.hw`` = ``hw:<token>:confirm``, the people directory's
+  one-time token) in the install's conversation; the press, a message activity whose
+  ``value`` is that data, goes to ``InboundPort.bind_chat`` with the presser's id. The
+  presser is told the outcome in their chat; once bound, the card shows it.
 
 Each activity is taken once (its conversation and id).
 """
@@ -60,6 +65,7 @@ __all__ = [
     "TeamsProvider",
     "activity_ref",
     "approval_card",
+    "confirm_card",
     "form_card",
     "outcome_card",
 ]
@@ -81,6 +87,8 @@ TOKEN_MARGIN = 300.0
 """Seconds before a bot token's expiry it is renewed."""
 SEND_TIMEOUT = 15.0
 CHOICES = {"approve": "Approve", "reject": "Reject"}
+CONFIRM = "confirm"
+"""The token's action of a Confirm card's ``Action.Submit``."""
 FORM_VERB = "form"
 """The verb (and the token's action) of a form card's submit."""
 TOKEN_KEY = "hw"
@@ -129,6 +137,24 @@ def approval_card(text: str, interaction_id: str, page: str | None) -> dict[str,
         "version": CARD_VERSION,
         "body": [_text_block(text)],
         "actions": actions,
+    }
+
+
+def confirm_card(text: str, token: str) -> dict[str, Any]:
+    """A person's address's Confirm card: ``text`` and Confirm (``Action.Submit``)."""
+    return {
+        "type": "AdaptiveCard",
+        "$schema": "http://adaptivecards.io/schemas/adaptive-card.json",
+        "version": CARD_VERSION,
+        "body": [_text_block(text)],
+        "actions": [
+            {
+                "type": "Action.Submit",
+                "title": "Confirm",
+                "data": {TOKEN_KEY: f"hw:{token}:{CONFIRM}"},
+                "style": "positive",
+            }
+        ],
     }
 
 
@@ -438,6 +464,51 @@ class TeamsProvider:
             )
         return Sent(ref=ref, status="sent")
 
+    async def send_confirm(self, to: str, text: str, token: str) -> None:
+        """``ConfirmButtons``: the Confirm card in ``to``'s chat with the bot."""
+        reference = await self.reference(to)
+        if reference is None:
+            raise RecipientUnreachable(
+                f"the app is not installed for {to} in Teams: the person (or their admin) "
+                "installs it first (docs/going-live/teams.md)"
+            )
+        conversation = str(reference["conversationId"])
+        card = confirm_card(text, token)
+        sent = await self._connector(
+            "POST",
+            str(reference["serviceUrl"]),
+            f"conversations/{quote(conversation, safe=':@;=')}/activities",
+            {"type": "message", "attachments": [{"contentType": CARD, "content": card}]},
+        )
+        if sent.get("id"):
+            await self.inbound.state.put_provider_state(
+                CARD_SCOPE, activity_ref(conversation, str(sent["id"])), {"text": text}, time.time()
+            )
+
+    async def _confirm_press(self, activity: Mapping[str, Any], token: str) -> None:
+        """A Confirm card's press: bound only when the presser is the address's user
+        (``bind_chat`` decides); the presser is told, in their own chat."""
+        binding = await self.inbound.bind_chat("teams", token, str(activity["from"]["id"]))
+        reply_to = activity.get("replyToId")
+        if binding.bound and isinstance(reply_to, str) and reply_to:
+            conversation = str(activity["conversation"]["id"])
+            sent = await self.inbound.state.get_provider_state(
+                CARD_SCOPE, activity_ref(conversation, reply_to)
+            )
+            if sent is not None:
+                card = outcome_card(str(sent.get("text") or ""), f"✅ {binding.text}")
+                await self._replace(activity, reply_to, card)
+        conversation = str(activity["conversation"]["id"])
+        try:
+            await self._connector(
+                "POST",
+                str(activity["serviceUrl"]),
+                f"conversations/{quote(conversation, safe=':@;=')}/activities",
+                {"type": "message", "text": binding.text, "textFormat": "plain"},
+            )
+        except (ProviderFailure, RecipientUnreachable) as exc:
+            logger.warning("Teams: the confirmation's outcome was not told: %s", exc)
+
     async def _activity(self, item: Outbound) -> dict[str, Any]:
         if item.interaction_id and item.kind == "form":
             record = await self.inbound.interaction(item.interaction_id)
@@ -494,6 +565,13 @@ class TeamsProvider:
             return None
         if kind == "message" and personal:
             await self._remember(activity)  # the serviceUrl may have moved
+            value = activity.get("value")
+            if isinstance(value, Mapping) and TOKEN_KEY in value:
+                # An Action.Submit's press: only a Confirm card's carries a token's data.
+                parsed = _parse_token(value.get(TOKEN_KEY))
+                if parsed is not None and parsed[1] == CONFIRM:
+                    await self._confirm_press(activity, parsed[0])
+                return None
             await self._message(activity)
             return None
         if kind == "invoke" and activity.get("name") == "adaptiveCard/action":

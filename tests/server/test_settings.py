@@ -1021,7 +1021,7 @@ def test_approvals_settings_from_the_file_and_the_environment(tmp_path: Path) ->
     default = load_settings(None, {}, {}).to_service_config()
     assert (default.approvals_grantable, default.approvals_max_grant) == ((), 8 * 3600.0)
     for bad in ('"8x"', "0", '"31d"'):
-        with pytest.raises(SettingsError, match="approvals.max_grant"):
+        with pytest.raises(SettingsError, match=r"approvals\.max_grant"):
             load_settings(write(tmp_path, f"[approvals]\nmax_grant = {bad}\n"), {}, {})
 
 

@@ -20,7 +20,7 @@ import re
 from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import Field, model_validator
+from pydantic import Field, WithJsonSchema, model_validator
 from pydantic_core import PydanticCustomError
 
 from ._base import RequestModel, ResponseModel, Timestamp
@@ -30,6 +30,7 @@ __all__ = [
     "MAX_GRANT_VALUE_CHARS",
     "MAX_MATCH_ENTRIES",
     "MAX_ONE_OF",
+    "MATCH_SCHEMA",
     "MAX_PREFIX",
     "Grant",
     "GrantCreateRequest",
@@ -49,6 +50,45 @@ MAX_GRANT_VALUE_CHARS = 2000
 GRANT_ID = re.compile(r"grt_[A-Za-z0-9_-]{1,64}")
 _PERSON = re.compile(r"per_[A-Za-z0-9_-]{1,64}")
 _ARGUMENT = re.compile(r"[^\x00-\x1f\x7f]{1,200}")
+
+
+_EXACT_SCHEMA: dict[str, Any] = {"not": {"type": "object"}}
+MATCH_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": 'Each argument named: a JSON value (equal exactly), {"oneOf": [values]} '
+    'or {"prefix": "text"}.',
+    "minProperties": 1,
+    "maxProperties": MAX_MATCH_ENTRIES,
+    "propertyNames": {"pattern": _ARGUMENT.pattern.join("^$")},
+    "additionalProperties": {
+        "anyOf": [
+            _EXACT_SCHEMA,
+            {
+                "type": "object",
+                "properties": {
+                    "oneOf": {
+                        "type": "array",
+                        "minItems": 1,
+                        "maxItems": MAX_ONE_OF,
+                        "items": _EXACT_SCHEMA,
+                    }
+                },
+                "required": ["oneOf"],
+                "additionalProperties": False,
+            },
+            {
+                "type": "object",
+                "properties": {
+                    "prefix": {"type": "string", "minLength": 1, "maxLength": MAX_PREFIX}
+                },
+                "required": ["prefix"],
+                "additionalProperties": False,
+            },
+        ]
+    },
+}
+"""The match as JSON Schema states it (its values' size as JSON, ``MAX_GRANT_VALUE_CHARS``,
+it cannot)."""
 
 
 def _invalid(message: str, field: str) -> PydanticCustomError:
@@ -140,7 +180,7 @@ class GrantCreateRequest(RequestModel):
     ``match`` covers, until ``expiresAt``, on behalf of the person ``grantedBy``."""
 
     action_name: str = Field(min_length=1, max_length=200)
-    match: dict[str, Any]
+    match: Annotated[dict[str, Any], WithJsonSchema(MATCH_SCHEMA)]
     expires_at: datetime
     """When the grant stops covering: in the future, at most the service's ``max_grant``
     from now."""

@@ -27,15 +27,16 @@ from ._base import RequestModel, ResponseModel, Timestamp
 
 __all__ = [
     "GRANT_ID",
+    "MATCH_SCHEMA",
     "MAX_GRANT_VALUE_CHARS",
     "MAX_MATCH_ENTRIES",
     "MAX_ONE_OF",
-    "MATCH_SCHEMA",
     "MAX_PREFIX",
     "Grant",
     "GrantCreateRequest",
     "GrantList",
     "canonical",
+    "check_match",
     "covers",
 ]
 

@@ -135,6 +135,7 @@ def test_a_covered_request_is_approved_at_once_by_the_grant(
         {**DEPLOY, "arguments": {**DEPLOY["arguments"], "n": True}},  # true is not 1
         {**DEPLOY, "arguments": {"service": "payments-api", "env": "prod-eu"}},  # n missing
         {**DEPLOY, "arguments": {**DEPLOY["arguments"], "env": ["prod-eu"]}},  # not a string
+        {**DEPLOY, "arguments": {**DEPLOY["arguments"], "service": ["payments-api"]}},
         {"name": "wire", "arguments": DEPLOY["arguments"]},  # another action
         None,  # no action at all
     ],
@@ -191,6 +192,7 @@ def test_an_expired_grant_covers_nothing(api: httpx.Client) -> None:
         ({"match": {"service": {"prefix": 5}}}, "match.service"),  # ill-typed
         ({"match": {"service": {"prefix": ""}}}, "match.service"),
         ({"match": {"service": {"oneOf": [{"a": 1}]}}}, "match.service"),  # an object
+        ({"match": {"service": ["payments-api"]}}, "match.service"),  # not a scalar
         ({"match": {}}, "match"),  # would cover every call
         ({"match": {f"a{n}": n for n in range(17)}}, "match"),  # too many entries
         ({"match": "service=payments-api"}, "match"),

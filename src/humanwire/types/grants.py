@@ -4,8 +4,9 @@ new approval request whose action it covers is approved at once (``via: "grant"`
 
 A match maps an argument's name to one of three forms:
 
-- a JSON value (a string, number, boolean, null or array): the argument equals it exactly,
-  as JSON (``1`` and ``1.0`` are equal, ``1`` and ``true`` are not);
+- a JSON scalar (a string, number, boolean or null): the argument equals it exactly, as
+  JSON (``1`` and ``1.0`` are equal, ``1`` and ``true`` are not); an argument holding an
+  array or an object is never covered by a value;
 - ``{"oneOf": [v1, v2, ...]}``: the argument equals one of these values (1 to
   ``MAX_ONE_OF``);
 - ``{"prefix": "..."}``: the argument is a string that starts with it.
@@ -53,7 +54,7 @@ _PERSON = re.compile(r"per_[A-Za-z0-9_-]{1,64}")
 _ARGUMENT = re.compile(r"[^\x00-\x1f\x7f]{1,200}")
 
 
-_EXACT_SCHEMA: dict[str, Any] = {"not": {"type": "object"}}
+_EXACT_SCHEMA: dict[str, Any] = {"type": ["string", "number", "boolean", "null"]}
 MATCH_SCHEMA: dict[str, Any] = {
     "type": "object",
     "description": 'Each argument named: a JSON value (equal exactly), {"oneOf": [values]} '
@@ -108,12 +109,8 @@ def canonical(value: Any) -> bytes:
 
 
 def _exact(value: Any, field: str) -> bytes:
-    if isinstance(value, dict):
-        raise _invalid(
-            "an exact value is a string, number, boolean, null or array; an object is a form: "
-            '{"oneOf": [...]} or {"prefix": "..."}',
-            field,
-        )
+    if isinstance(value, (dict, list)):
+        raise _invalid("an exact value is a string, number, boolean or null", field)
     try:
         text = canonical(value)
     except ValueError as exc:
@@ -164,8 +161,8 @@ def covers(match: dict[str, Any], arguments: dict[str, Any]) -> bool:
             if not isinstance(value, str) or not value.startswith(form["prefix"]):
                 return False
             continue
-        if isinstance(value, dict):
-            return False  # an exact value is never an object
+        if isinstance(value, (dict, list)):
+            return False  # an exact value is a scalar
         try:
             given = canonical(value)
         except ValueError:

@@ -58,6 +58,7 @@ from ..store.records import (
     ApprovalRecord,
     ApproverRecord,
     AuditDraft,
+    GrantRecord,
     InteractionRecord,
 )
 from ..telemetry import log_event
@@ -318,8 +319,11 @@ class Approvals(ApprovalAsks):
         record = await approval_grants.create_grant(self.store, self.config, account, body)
         return approval_grants.grant_wire(record)
 
+    async def live_grants(self, account: Account) -> list[GrantRecord]:
+        return await self.store.live_grants(account.id, time.time())
+
     async def list_grants(self, account: Account) -> dict[str, Any]:
-        found = await self.store.live_grants(account.id, time.time())
+        found = await self.live_grants(account)
         return {"grants": [approval_grants.grant_wire(g) for g in found]}
 
     async def revoke_grant(self, account: Account, grant_id: str) -> None:

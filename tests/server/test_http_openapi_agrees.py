@@ -59,6 +59,14 @@ UNDECLARABLE: list[tuple[str, str]] = [
     # A person's addresses no two alike (uniqueItems compares whole addresses: an email
     # address differing only in the case of its domain is the same one).
     (r"addresses\[\d+\]", "is listed twice"),
+    # Standing approvals: the actions the service lets be granted ([approvals] grantable),
+    # an expiry in the future and within max_grant (the clock's), a person of the account,
+    # an exact value's size as JSON and its numbers JSON-exact (as an action's arguments).
+    ("actionName", "may not be granted"),
+    ("expiresAt", "expiresAt must be"),
+    ("grantedBy", "grantedBy: no person"),
+    (r"match\..*", "a value is at most"),
+    (r"match\..*", "not plain JSON"),
 ]
 
 

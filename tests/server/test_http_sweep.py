@@ -62,6 +62,12 @@ VALID_BODIES: dict[str, dict[str, Any]] = {
     "updatePerson": {"name": "Ada L."},
     "confirmPerson": {"channel": "sms"},
     "consumeApproval": {"actionDigest": "sha256:" + "0" * 64},
+    "createGrant": {
+        "actionName": "deploy",
+        "match": {"service": "payments-api"},
+        "expiresAt": "2100-01-01T00:00:00Z",
+        "grantedBy": "per_nobody",
+    },
     "sendBatch": {"requests": [{"path": "/messages/sms", "body": {"message": "hi", "to": HUMAN}}]},
 }
 

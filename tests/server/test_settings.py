@@ -269,6 +269,8 @@ def test_environment_names_are_the_documented_ones() -> None:
         "address.on_unavailable": "HUMANWIRE_ADDRESS_ON_UNAVAILABLE",
         "audit.signing_key": "HUMANWIRE_AUDIT_SIGNING_KEY",
         "audit.checkpoint_every": "HUMANWIRE_AUDIT_CHECKPOINT_EVERY",
+        "approvals.grantable": "HUMANWIRE_APPROVALS_GRANTABLE",
+        "approvals.max_grant": "HUMANWIRE_APPROVALS_MAX_GRANT",
     }
 
 
@@ -763,6 +765,7 @@ def test_every_tunable_is_a_setting() -> None:
     derived |= {"whatsapp_meta"}  # [whatsapp]: test_whatsapp_meta_settings_*
     derived |= {"teams"}  # [teams]: tests/providers/test_teams.py
     derived |= {"audit_signing_key"}  # a secret: test_audit_signing_key_*
+    derived |= {"approvals_grantable", "approvals_max_grant"}  # test_approvals_settings_*
     service_fields = {field.name for field in fields(ServiceConfig)}
     assert service_fields - derived == set(SERVICE_CONFIG_FIELDS.values())
 
@@ -1004,6 +1007,22 @@ def test_the_effective_configuration_masks_every_secret(tmp_path: Path) -> None:
     text = format_configuration(effective_configuration(settings))
     for secret in (TOKEN, BOT_TOKEN, SIGNING, CLIENT_SECRET, "db-5ecret-pw", SID):
         assert secret not in text
+
+
+# -- [approvals]: standing approvals ---------------------------------------------------------
+def test_approvals_settings_from_the_file_and_the_environment(tmp_path: Path) -> None:
+    path = write(tmp_path, '[approvals]\ngrantable = ["deploy", "wire"]\nmax_grant = "2h"\n')
+    config = load_settings(path, {}, {}).to_service_config()
+    assert config.approvals_grantable == ("deploy", "wire")
+    assert config.approvals_max_grant == 7200.0
+    env = {"HUMANWIRE_APPROVALS_GRANTABLE": "a, b", "HUMANWIRE_APPROVALS_MAX_GRANT": "90m"}
+    config = load_settings(path, env, {}).to_service_config()
+    assert (config.approvals_grantable, config.approvals_max_grant) == (("a", "b"), 5400.0)
+    default = load_settings(None, {}, {}).to_service_config()
+    assert (default.approvals_grantable, default.approvals_max_grant) == ((), 8 * 3600.0)
+    for bad in ('"8x"', "0", '"31d"'):
+        with pytest.raises(SettingsError, match=r"approvals\.max_grant"):
+            load_settings(write(tmp_path, f"[approvals]\nmax_grant = {bad}\n"), {}, {})
 
 
 # -- the reference in docs/operating/configuration.md -------------------------------------------

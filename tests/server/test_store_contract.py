@@ -41,6 +41,7 @@ from humanwire.server.store.records import (
     ConsoleSessionRecord,
     EndReport,
     EventRecord,
+    GrantRecord,
     IdempotencyLinkRecord,
     IdempotencyRecord,
     InboundRecord,
@@ -383,6 +384,7 @@ async def _fill(store: Store, n: int) -> None:
     await store.insert_inbox_session(session(f"s{n}", account_id=a, key_hash=f"hash_{n}"))
     await store.put_console_code(ConsoleCodeRecord(f"ak{n}", a, f"per_{n}", "h", 9.0, 0, 1.0, 1))
     await store.insert_console_session(ConsoleSessionRecord(f"cs{n}", a, f"per_{n}", 1.0, 9.0, 1.0))
+    await store.insert_grant(GrantRecord(f"grt_{n}", a, "deploy", {"s": 1}, f"per_{n}", 1.0, 9.0))
     await store.put_steps([StepRecord("window", i, 5.0, account_id=a)], None, None)
     await store.append_audit(a, [AuditDraft(1.0, "approval.requested", i)])
     await store.insert_audit_checkpoint(Checkpoint(a, 1, "sha256:x", "at", "key", "signature"))
@@ -492,6 +494,38 @@ async def test_delete_account_leaves_no_row_of_it_in_any_table(store: Store) -> 
     assert await store.get_provider_state("twilio-call", "CA2") == {"interactionId": "int_2"}
     assert await store.delete_account("acct_1") is None
     assert await store.delete_account("acct_9") is None
+
+
+# -- standing approvals ---------------------------------------------------------------------
+async def test_grants_live_until_expired_or_revoked_and_only_for_their_account(
+    store: Store,
+) -> None:
+    def made(grant_id: str, account_id: str = "acct_1", action: str = "deploy") -> GrantRecord:
+        match = {"service": {"oneOf": ["payments-api", 1]}, "env": {"prefix": "prod-"}}
+        return GrantRecord(grant_id, account_id, action, match, "per_1", 10.0, 100.0)
+
+    await store.insert_grant(made("grt_a"))
+    await store.insert_grant(replace(made("grt_b"), created_at=11.0))
+    await store.insert_grant(made("grt_other_action", action="wire"))
+    await store.insert_grant(made("grt_theirs", account_id="acct_2"))
+    assert await store.live_grants("acct_1", 50.0, "deploy") == [
+        made("grt_a"),
+        replace(made("grt_b"), created_at=11.0),
+    ]
+    assert [g.id for g in await store.live_grants("acct_1", 50.0)] == [
+        "grt_a",
+        "grt_other_action",
+        "grt_b",
+    ]  # the oldest first
+    assert await store.live_grants("acct_1", 100.0, "deploy") == []  # expired at its end
+    assert await store.get_grant("acct_2", "grt_a") is None  # another account's
+    assert await store.revoke_grant("acct_2", "grt_a", 50.0) is False
+    assert await store.revoke_grant("acct_1", "grt_a", 50.0) is True
+    assert await store.revoke_grant("acct_1", "grt_a", 51.0) is False  # revoked before
+    assert await store.revoke_grant("acct_1", "grt_b", 100.0) is False  # expired
+    assert await store.get_grant("acct_1", "grt_a") == replace(made("grt_a"), revoked_at=50.0)
+    assert [g.id for g in await store.live_grants("acct_1", 50.0, "deploy")] == ["grt_b"]
+    assert [g.id for g in await store.live_grants("acct_2", 50.0)] == ["grt_theirs"]
 
 
 # -- the console's sign-in codes and sessions ---------------------------------------------

@@ -5,6 +5,7 @@ decision, ``POST /approvals/{id}/consume`` (an approved action is used once), an
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any, Literal
 
 from humanwire._constants import MIN_POLL_INTERVAL
@@ -23,11 +24,19 @@ from humanwire.types.approvals import (
     Escalation,
     OnTimeout,
 )
+from humanwire.types.grants import Grant, GrantCreateRequest, GrantList
 
-from ._base import ModeT, Resource, build, endpoint, path_id
+from ._base import ModeT, Resource, _Core, build, endpoint, path_id
 from .interactions import _seconds
 
-__all__ = ["MAX_APPROVAL_PAGE", "ActionSpec", "Approvals", "ApproverSpec", "EscalationSpec"]
+__all__ = [
+    "MAX_APPROVAL_PAGE",
+    "ActionSpec",
+    "Approvals",
+    "ApproverSpec",
+    "EscalationSpec",
+    "Grants",
+]
 
 MAX_APPROVAL_PAGE = 500
 """The most requests one ``GET /approvals`` returns."""
@@ -48,13 +57,60 @@ def _plain(value: Any) -> Any:
     return to_wire() if callable(to_wire) else value
 
 
+class Grants(Resource[ModeT]):
+    """Standing approvals (``/approvals/grants``): a new request about ``action_name``
+    whose arguments ``match`` covers is approved at once (``via="grant"``) until
+    ``expires_at`` or until revoked."""
+
+    @endpoint
+    def create(
+        self,
+        *,
+        action_name: str,
+        match: Mapping[str, Any],
+        expires_at: datetime,
+        granted_by: str,
+        idempotency_key: str | None = None,
+    ) -> Flow[Grant]:
+        """``POST /approvals/grants``. ``match`` maps an argument to a JSON value (equal
+        exactly), ``{"oneOf": [...]}`` or ``{"prefix": "..."}``; ``granted_by`` is the
+        person (``per_…``) the grant decides as. ``InvalidRequestError`` names the field
+        refused (an action the service does not let be granted: ``actionName``)."""
+        body = build(
+            GrantCreateRequest,
+            action_name=action_name,
+            match=dict(match) if isinstance(match, Mapping) else match,
+            expires_at=expires_at,
+            granted_by=granted_by,
+        )
+        return self._post("/approvals/grants", body, Grant, idempotency_key=idempotency_key)
+
+    @endpoint
+    def list(self) -> Flow[GrantList]:
+        """``GET /approvals/grants``: the account's live grants, the oldest first."""
+        return self._get("/approvals/grants", GrantList)  # type: ignore[no-any-return]
+
+    @endpoint
+    def revoke(self, grant_id: str) -> Flow[None]:
+        """``DELETE /approvals/grants/{grantId}``: it covers no request from now on
+        (``NotFoundError`` for one not live in the account)."""
+        return self._delete(f"/approvals/grants/{path_id(grant_id, 'grantId')}")
+
+
 class Approvals(Resource[ModeT]):
     """Ask one or more people to approve an action, over any channel, and use the
     approval once.
 
     A decision nobody made in time is not an error: ``on_timeout`` decides it
     (``timed_out`` is true), or nothing does (``on_timeout="none"``: ``decision`` None).
+    ``grants`` makes, lists and revokes standing approvals.
     """
+
+    grants: Grants[ModeT]
+
+    def __init__(self, client: _Core) -> None:
+        super().__init__(client)
+        self.grants = Grants(client)
 
     @endpoint
     def create(

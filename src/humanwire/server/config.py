@@ -317,6 +317,11 @@ class ServiceConfig:
     """The Ed25519 key (base64 of its 32-byte seed) audit checkpoints are signed with;
     None: no checkpoints (``approvals.checkpoints``). Never stored in the database."""
     audit_checkpoint_every: float = 300.0
+    approvals_grantable: tuple[str, ...] = ()
+    """The action names a standing approval (``POST /approvals/grants``) may cover; none
+    by default."""
+    approvals_max_grant: float = 8 * 3600.0
+    """Seconds from now a grant's ``expiresAt`` may be at most."""
     """Seconds between two checkpoints of the accounts' audit heads (only the heads that
     moved are signed)."""
 

@@ -110,10 +110,12 @@ DecisionVia = Literal[
     "call_speech",
     "inbox",
     "console",
+    "grant",
     "sandbox",
 ]
 """How a decision came in (``inbox``: the embedded service's inbox, playing an approver;
-``console``: the person, signed in to the approvers' console;
+``console``: the person, signed in to the approvers' console; ``grant``: a standing
+approval covered the action (``grantId`` names it, ``approver`` is the person who granted it);
 ``sandbox``: the sandbox API, playing one, whatever the approver's channel)."""
 
 ACTION_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
@@ -400,6 +402,8 @@ class ApproverDecision(ResponseModel):
     at: Timestamp
     via: DecisionVia | str
     """A ``DecisionVia`` (a newer service may name more ways)."""
+    grant_id: str | None = None
+    """With ``via: "grant"``: the standing approval that decided."""
 
 
 class ApproverLink(ResponseModel):

@@ -4,12 +4,13 @@ problem page. Rendering only; ``routes`` gathers and acts."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import datetime, timezone
 
 from ..engine.approval_access import QueuedApproval
 from ..forms.html import Html, document, join, render, value_rows
-from ..store.records import ApproverRecord
+from ..store.records import ApproverRecord, GrantRecord
 from .auth import CSRF_FIELD, Signed
 
 __all__ = [
@@ -234,8 +235,46 @@ def _item(item: QueuedApproval, csrf: str) -> Html:
     )
 
 
+def _grant(grant: GrantRecord, csrf: str) -> Html:
+    return render(
+        '<li class="msg" data-grant="{gid}">'
+        '<div class="msg-head"><strong>{name}</strong>'
+        ' <span class="small">until {expires}, granted by {who}</span></div>'
+        '<div class="msg-body"><pre class="small">{match}</pre></div>'
+        '<div class="msg-actions"><form method="post" action="/console/grants/{gid}/revoke" '
+        'data-action="revoke">{csrf}<button type="submit" class="small danger">Revoke</button>'
+        "</form></div></li>",
+        gid=grant.id,
+        name=grant.action_name,
+        expires=_time(grant.expires_at),
+        who=grant.granted_by,
+        match=json.dumps(grant.match, ensure_ascii=False, sort_keys=True),
+        csrf=_csrf(csrf),
+    )
+
+
+def _grants(grants: Sequence[GrantRecord], csrf: str) -> Html:
+    """The account's live standing approvals, each revocable."""
+    if grants:
+        items = render(
+            '<ul class="thread" data-grants>{items}</ul>',
+            items=join(_grant(g, csrf) for g in grants),
+        )
+    else:
+        items = Html('<p class="muted" data-no-grants>No standing approval is live.</p>')
+    return render(
+        '<section class="panel"><h2>Standing approvals ({count})</h2>'
+        '<p class="small muted">Requests they cover are approved at once.</p>{items}</section>',
+        count=len(grants),
+        items=items,
+    )
+
+
 def render_queue_page(
-    queue: Sequence[QueuedApproval], signed: Signed, flash: tuple[str, bool] | None
+    queue: Sequence[QueuedApproval],
+    signed: Signed,
+    flash: tuple[str, bool] | None,
+    grants: Sequence[GrantRecord] = (),
 ) -> Html:
     if queue:
         items = render(
@@ -248,10 +287,11 @@ def render_queue_page(
         '<section class="panel"><h1>Waiting for you ({count})</h1>'
         '<p class="small muted">From every agent of the account <strong>{account}</strong>, '
         "the nearest deadline first.</p>"
-        "{items}</section>",
+        "{items}</section>{grants}",
         count=len(queue),
         account=signed.person.account.name,
         items=items,
+        grants=_grants(grants, signed.csrf),
     )
     return _shell("Your queue: humanwire console", content, signed, flash)
 

@@ -191,7 +191,8 @@ class ConsolePages:
     async def queue(self, request: Request, signed: Signed) -> Response:
         person = signed.person
         queue = await self.engine.approvals.person_queue(person.account, person.person_id)
-        response = html_response(render_queue_page(queue, signed, read_flash(request)))
+        grants = await self.engine.approvals.live_grants(person.account)
+        response = html_response(render_queue_page(queue, signed, read_flash(request), grants))
         clear_flash(request, response)
         return response
 
@@ -230,6 +231,17 @@ class ConsolePages:
         set_flash(response, text, secure=self._secure(request), ok=ok)
         return response
 
+    async def revoke_grant(self, request: Request, signed: Signed) -> Response:
+        try:
+            await self.engine.approvals.revoke_grant(
+                signed.person.account, request.path_params["grant_id"]
+            )
+        except NotFound:
+            return _problem(404, "Not found", NOT_FOUND)
+        response = _redirect("/console")
+        set_flash(response, "Revoked.", secure=self._secure(request), ok=True)
+        return response
+
 
 def console_routes(engine: Engine, config: ServiceConfig) -> list[BaseRoute]:
     pages = ConsolePages(engine, config)
@@ -248,6 +260,11 @@ def console_routes(engine: Engine, config: ServiceConfig) -> list[BaseRoute]:
         Route(
             "/console/approvals/{interaction_id}",
             pages.action(pages.decide),
+            methods=["POST"],
+        ),
+        Route(
+            "/console/grants/{grant_id}/revoke",
+            pages.action(pages.revoke_grant),
             methods=["POST"],
         ),
     ]

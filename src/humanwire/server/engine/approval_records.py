@@ -59,6 +59,9 @@ def approval_wire(approval: Approval) -> dict[str, Any]:
     wire = approval.model_dump(mode="json", by_alias=True)
     if wire.get("metadata") is None:
         wire.pop("metadata", None)
+    for decision in wire["decisions"]:
+        if decision.get("grantId") is None:  # only a grant's decision names one
+            decision.pop("grantId", None)
     return wire
 
 

@@ -43,6 +43,7 @@ from humanwire.types.approvals import (
 )
 from humanwire.types.errors import detail_from_validation_error
 from humanwire.types.forms import DEFAULT_FORM_FOLLOW_UP_TIME
+from humanwire.types.grants import GrantCreateRequest
 from humanwire.types.people import PersonChannel
 
 from ..approvals import texts
@@ -57,9 +58,11 @@ from ..store.records import (
     ApprovalRecord,
     ApproverRecord,
     AuditDraft,
+    GrantRecord,
     InteractionRecord,
 )
 from ..telemetry import log_event
+from . import approval_grants
 from ._common import Account
 from .approval_asks import ApprovalAsks
 from .approval_records import (
@@ -227,6 +230,25 @@ class Approvals(ApprovalAsks):
         await self._audit(
             account.id, [AuditDraft(time.time(), "approval.requested", record.id, data=data)]
         )
+        grant = await approval_grants.covering_grant(self.store, account.id, request.action)
+        if grant is not None:
+            # A standing approval covers the action: approved at once, nobody asked.
+            decided = {"decision": "approve", "comment": None, "via": "grant", "grantId": grant.id}
+            actor = {"person": grant.granted_by}
+            await self._audit(
+                account.id,
+                [AuditDraft(time.time(), "approval.decision", record.id, actor, decided)],
+            )
+            log_event(
+                logger,
+                "approval.decision",
+                interaction_id=record.id,
+                account_id=account.id,
+                decision="approve",
+                via="grant",
+            )
+            await self._settle(record, request, "approved", timed_out=False)
+            return
         for index, escalation in enumerate(request.escalation or (), start=1):
             await self.schedule.arm(
                 ESCALATE,
@@ -291,6 +313,39 @@ class Approvals(ApprovalAsks):
     async def _audit(self, account_id: str, drafts: Sequence[AuditDraft]) -> None:
         await self.store.append_audit(account_id, drafts)
 
+    # -- standing approvals --------------------------------------------------------------
+    async def create_grant(self, account: Account, body: GrantCreateRequest) -> dict[str, Any]:
+        await self.host.accounts.require_active(account)
+        record = await approval_grants.create_grant(self.store, self.config, account, body)
+        return approval_grants.grant_wire(record)
+
+    async def live_grants(self, account: Account) -> list[GrantRecord]:
+        return await self.store.live_grants(account.id, time.time())
+
+    async def list_grants(self, account: Account) -> dict[str, Any]:
+        found = await self.live_grants(account)
+        return {"grants": [approval_grants.grant_wire(g) for g in found]}
+
+    async def revoke_grant(self, account: Account, grant_id: str) -> None:
+        await approval_grants.revoke_grant(self.store, account, grant_id)
+
+    async def _grant_decision(self, record: InteractionRecord) -> ApproverDecision | None:
+        """The decision of the standing approval that approved ``record``, from its audit
+        entry (the one place it is kept)."""
+        for entry in await self.store.audit_of(record.id):
+            data = entry.entry.get("data") or {}
+            if entry.entry.get("type") == "approval.decision" and data.get("via") == "grant":
+                actor = entry.entry.get("actor") or {}
+                return ApproverDecision(
+                    approver=Approver.model_construct(person=actor.get("person")),
+                    decision="approve",
+                    comment=None,
+                    at=_timestamp(entry.created_at),
+                    via="grant",
+                    grant_id=data.get("grantId"),
+                )
+        return None
+
     # -- what the caller reads ----------------------------------------------------------
     async def get_approval(self, account: Account, interaction_id: str) -> Approval:
         record = await self.host.interactions.of(account, interaction_id)
@@ -325,6 +380,28 @@ class Approvals(ApprovalAsks):
                 f"Waiting for a decision ({len(tally.approvals)} of {tally.rules.quorum} "
                 "approvals)."
             )
+        decisions = [
+            ApproverDecision(
+                approver=_approver(r),
+                decision=decision,
+                comment=r.comment,
+                at=_timestamp(r.decided_at or 0.0),
+                via=r.via or "page",
+            )
+            for r, decision in _decided(rows)
+        ]
+        if (
+            outcome == "approved"
+            and approval is not None
+            and not approval.timed_out
+            and not decisions
+            and (granted := await self._grant_decision(record)) is not None
+        ):
+            decisions = [granted]
+            response = (
+                f"Approved by standing approval {granted.grant_id} "
+                f"(granted by {granted.approver.person})."
+            )
         links = [
             ApproverLink(to=r.to_addr, url=self.approval_page_url(r.token))
             for r in rows
@@ -335,16 +412,7 @@ class Approvals(ApprovalAsks):
             status=status or record.status,
             decision=outcome,
             timed_out=approval is not None and approval.timed_out,
-            decisions=[
-                ApproverDecision(
-                    approver=_approver(r),
-                    decision=decision,
-                    comment=r.comment,
-                    at=_timestamp(r.decided_at or 0.0),
-                    via=r.via or "page",
-                )
-                for r, decision in _decided(rows)
-            ],
+            decisions=decisions,
             action_digest=request.action_digest,
             approval_url=links[0].url if links else None,
             links=links,

@@ -25,7 +25,9 @@ from humanwire.types.approvals import (
     ConsumeRequest,
     ConsumeResponse,
 )
+from humanwire.types.grants import MAX_MATCH_ENTRIES, Grant, GrantCreateRequest, GrantList
 
+from ..engine.approval_grants import MAX_LIVE_GRANTS
 from ..engine.approvals import approval_wire
 from ..errors import InvalidRequest
 from ..store.records import ApprovalQuery
@@ -34,6 +36,7 @@ from ._api import ApiCall, Operation, PathParam, Payload, QueryParam
 __all__ = ["operations"]
 
 _INTERACTION = PathParam("interactionId", "Returned by POST /approvals.")
+_GRANT = PathParam("grantId", "Returned by POST /approvals/grants.")
 _CURSOR = re.compile(r"[0-9]{1,18}")
 _MAX_LIMIT = 1000
 _DEFAULT_LIMIT = 100
@@ -139,6 +142,19 @@ async def _consume(call: ApiCall) -> Payload:
     )
 
 
+async def _create_grant(call: ApiCall) -> Payload:
+    return await call.engine.approvals.create_grant(call.account, call.body_as(GrantCreateRequest))
+
+
+async def _list_grants(call: ApiCall) -> Payload:
+    return await call.engine.approvals.list_grants(call.account)
+
+
+async def _revoke_grant(call: ApiCall) -> Payload:
+    await call.engine.approvals.revoke_grant(call.account, call.path("grantId"))
+    return None
+
+
 async def _audit(call: ApiCall) -> Payload:
     after_text = call.query.get("after", "0")
     if not _CURSOR.fullmatch(after_text):
@@ -231,6 +247,48 @@ def operations() -> list[Operation]:
                     {"type": "integer", "minimum": 1, "maximum": _MAX_LIST_LIMIT},
                 ),
             ),
+        ),
+        Operation(
+            "POST",
+            "/approvals/grants",
+            _create_grant,
+            operation_id="createGrant",
+            summary="Approve an action's matching requests for a while (a standing approval)",
+            description="A new request about `actionName` whose arguments `match` covers is "
+            'approved at once, with `via: "grant"` and the grant\'s `grantId` in its decision '
+            "and audit entry, until `expiresAt` or until revoked. `match` maps an argument to "
+            'a JSON value (equal exactly), `{"oneOf": [...]}` or `{"prefix": "..."}` (at most '
+            f"{MAX_MATCH_ENTRIES} arguments). 400 on `actionName` for an action the service's "
+            "`[approvals] grantable` does not name, on `expiresAt` past or beyond `max_grant`, "
+            "on `match` for a form it does not know, on `grantedBy` for a person not of the "
+            f"account; at most {MAX_LIVE_GRANTS} live grants per account.",
+            tag="approvals",
+            status=201,
+            body=TypeAdapter(GrantCreateRequest),
+            response=TypeAdapter(Grant),
+        ),
+        Operation(
+            "GET",
+            "/approvals/grants",
+            _list_grants,
+            operation_id="listGrants",
+            summary="The account's live standing approvals",
+            description="Neither expired nor revoked, the oldest first; only the account's own.",
+            tag="approvals",
+            response=TypeAdapter(GrantList),
+        ),
+        Operation(
+            "DELETE",
+            "/approvals/grants/{grantId}",
+            _revoke_grant,
+            operation_id="revokeGrant",
+            summary="Revoke a standing approval",
+            description="It covers no request from now on (on every replica). 404 for a grant "
+            "not live in the account (unknown, another account's, expired or revoked).",
+            tag="approvals",
+            status=204,
+            errors=(404,),
+            path_params=(_GRANT,),
         ),
         Operation(
             "GET",

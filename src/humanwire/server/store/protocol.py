@@ -30,6 +30,7 @@ from .records import (
     DeliveryRecord,
     EndReport,
     EventRecord,
+    GrantRecord,
     IdempotencyLinkRecord,
     IdempotencyRecord,
     InboundRecord,
@@ -297,6 +298,21 @@ class Store(Protocol):
     async def delete_webhook(self, account_id: str, webhook_id: str) -> bool: ...
 
     # channel cards
+    # standing approvals
+    async def insert_grant(self, record: GrantRecord) -> None: ...
+    async def live_grants(
+        self, account_id: str, now: float, action_name: str | None = None
+    ) -> list[GrantRecord]:
+        """The account's grants neither revoked nor expired at ``now`` (of one action name
+        when given), the oldest first."""
+        ...
+
+    async def get_grant(self, account_id: str, grant_id: str) -> GrantRecord | None: ...
+    async def revoke_grant(self, account_id: str, grant_id: str, now: float) -> bool:
+        """Revokes a live grant of the account; False: none such (unknown, another
+        account's, expired or revoked before)."""
+        ...
+
     async def insert_channel(self, record: ChannelRecord) -> None: ...
     async def get_channel(self, account_id: str, channel_id: str) -> ChannelRecord | None: ...
     async def channels_of(self, account_id: str) -> list[ChannelRecord]: ...

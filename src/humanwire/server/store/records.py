@@ -44,6 +44,7 @@ __all__ = [
     "DeliveryRecord",
     "EndReport",
     "EventRecord",
+    "GrantRecord",
     "IdempotencyLinkRecord",
     "IdempotencyRecord",
     "InboundRecord",
@@ -513,7 +514,24 @@ class PeopleQuery:
     to_addr: str | None = None
 
 
+@dataclass(frozen=True)
+class GrantRecord:
+    """A standing approval: the account's requests about ``action_name`` whose arguments
+    ``match`` covers are approved at once, as ``granted_by`` (a person), until
+    ``expires_at`` or ``revoked_at``."""
+
+    id: str
+    account_id: str
+    action_name: str
+    match: dict[str, Any]
+    granted_by: str
+    created_at: float
+    expires_at: float
+    revoked_at: float | None = None
+
+
 ACCOUNT_TABLES = (
+    "approval_grants",
     "person_addresses",
     "people",
     "approval_approvers",

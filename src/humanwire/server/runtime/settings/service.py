@@ -23,6 +23,7 @@ from ...config import (
 )
 from ...store import is_database_url
 from .addresses import AddressSettings
+from .approvals import ApprovalsSettings
 from .audit import AuditSettings
 from .checks import (
     HttpURL,
@@ -165,6 +166,9 @@ class Settings(_Strict):
         default_factory=InboxSettings
     )
     http: Annotated[HttpSettings, _about("Connections.")] = Field(default_factory=HttpSettings)
+    approvals: Annotated[ApprovalsSettings, _about("Standing approvals.")] = Field(
+        default_factory=ApprovalsSettings
+    )
     audit: Annotated[AuditSettings, _about("The audit log's signed checkpoints.")] = Field(
         default_factory=AuditSettings
     )
@@ -375,6 +379,8 @@ class Settings(_Strict):
                 self.metrics_token.get_secret_value() if self.metrics_token is not None else None
             ),
             trusted_proxies=self.trusted_proxies,
+            approvals_grantable=self.approvals.grantable,
+            approvals_max_grant=self.approvals.max_grant,
             audit_signing_key=(
                 self.audit.signing_key.get_secret_value()
                 if self.audit.signing_key is not None

@@ -43,6 +43,7 @@ from ..records import (
     ConsoleSessionRecord,
     DeliveryRecord,
     EventRecord,
+    GrantRecord,
     IdempotencyLinkRecord,
     IdempotencyRecord,
     InboundRecord,
@@ -78,6 +79,8 @@ __all__ = [
     "dumps_json",
     "event",
     "event_values",
+    "grant",
+    "grant_values",
     "idempotency",
     "idempotency_link",
     "idempotency_values",
@@ -716,4 +719,31 @@ def approver(row: tuple[Any, ...]) -> ApproverRecord:
         via=via,
         decided_at=None if decided_at is None else float(decided_at),
         person_id=person_id,
+    )
+
+
+def grant(row: Row) -> GrantRecord:
+    """A ``grant_columns`` row."""
+    return GrantRecord(
+        id=row[0],
+        account_id=row[1],
+        action_name=row[2],
+        match=json.loads(row[3]),
+        granted_by=row[4],
+        created_at=row[5],
+        expires_at=row[6],
+        revoked_at=row[7],
+    )
+
+
+def grant_values(record: GrantRecord) -> Row:
+    return (
+        record.id,
+        record.account_id,
+        record.action_name,
+        json.dumps(record.match, separators=(",", ":")),
+        record.granted_by,
+        record.created_at,
+        record.expires_at,
+        record.revoked_at,
     )

@@ -308,6 +308,25 @@ class Statements:
     )
     delete_channel = "DELETE FROM channels WHERE id = ? AND account_id = ?"
 
+    # -- standing approvals ------------------------------------------------------------------
+    grant_columns = (
+        "id, account_id, action_name, match_json, granted_by, created_at, expires_at, revoked_at"
+    )
+    insert_grant = "INSERT INTO approval_grants ({grant_columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    live_grants = (
+        "SELECT {grant_columns} FROM approval_grants WHERE account_id = ? "
+        "AND revoked_at IS NULL AND expires_at > ? ORDER BY created_at, id"
+    )
+    live_grants_of_action = (
+        "SELECT {grant_columns} FROM approval_grants WHERE account_id = ? AND action_name = ? "
+        "AND revoked_at IS NULL AND expires_at > ? ORDER BY created_at, id"
+    )
+    get_grant = "SELECT {grant_columns} FROM approval_grants WHERE id = ? AND account_id = ?"
+    revoke_grant = (
+        "UPDATE approval_grants SET revoked_at = ? WHERE id = ? AND account_id = ? "
+        "AND revoked_at IS NULL AND expires_at > ?"
+    )
+
     # -- the people directory ------------------------------------------------------------------
     person_columns = "id, account_id, name, metadata, created_at, updated_at"
     person_address_columns = "person_id, position, account_id, channel, to_addr, confirmed_at"

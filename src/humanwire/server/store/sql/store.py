@@ -46,6 +46,7 @@ from ..records import (
     ConsoleSessionRecord,
     DeliveryRecord,
     EventRecord,
+    GrantRecord,
     IdempotencyLinkRecord,
     IdempotencyRecord,
     InboundRecord,
@@ -445,6 +446,26 @@ class SQLStore:
 
     async def delete_webhook(self, account_id: str, webhook_id: str) -> bool:
         return await self._run(self.q.delete_webhook, (webhook_id, account_id)) > 0
+
+    # -- standing approvals -------------------------------------------------------------------
+    async def insert_grant(self, record: GrantRecord) -> None:
+        await self._run(self.q.insert_grant, rows.grant_values(record))
+
+    async def live_grants(
+        self, account_id: str, now: float, action_name: str | None = None
+    ) -> list[GrantRecord]:
+        if action_name is None:
+            found = await self._all(self.q.live_grants, (account_id, now))
+        else:
+            found = await self._all(self.q.live_grants_of_action, (account_id, action_name, now))
+        return [rows.grant(row) for row in found]
+
+    async def get_grant(self, account_id: str, grant_id: str) -> GrantRecord | None:
+        row = await self._one(self.q.get_grant, (grant_id, account_id))
+        return rows.grant(row) if row else None
+
+    async def revoke_grant(self, account_id: str, grant_id: str, now: float) -> bool:
+        return await self._run(self.q.revoke_grant, (now, grant_id, account_id, now)) > 0
 
     # -- channel cards ----------------------------------------------------------------------
     async def insert_channel(self, record: ChannelRecord) -> None:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 
 from ..engine.approval_access import QueuedApproval
-from ..forms.html import Html, document, join, render, value_rows
+from ..forms.html import Html, action_block, document, join, render
 from ..store.records import ApproverRecord, GrantRecord
 from .auth import CSRF_FIELD, Signed
 
@@ -152,13 +152,7 @@ def _action(item: QueuedApproval) -> Html:
     action = item.request.action
     if action is None:
         return Html("")
-    rows = value_rows(action.arguments)
-    return render(
-        '<div class="approval-action"><p class="small">Action <code data-action-name>{name}</code>'
-        '</p><table class="small">{rows}</table></div>',
-        name=action.name,
-        rows=rows,
-    )
+    return action_block(action.name, action.arguments)
 
 
 def _label(row: ApproverRecord) -> str:

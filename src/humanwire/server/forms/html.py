@@ -12,6 +12,7 @@ __all__ = [
     "CONTENT_SECURITY_POLICY",
     "SECURITY_HEADERS",
     "Html",
+    "action_block",
     "attrs",
     "document",
     "escape",
@@ -75,6 +76,16 @@ def value_rows(values: Mapping[str, object]) -> Html:
             ),
         )
         for name, value in values.items()
+    )
+
+
+def action_block(name: str, arguments: Mapping[str, object]) -> Html:
+    """An approval's action, its name and its arguments' table (the inbox and the console)."""
+    return render(
+        '<div class="approval-action"><p class="small">Action <code data-action-name>{name}</code>'
+        '</p><table class="small">{rows}</table></div>',
+        name=name,
+        rows=value_rows(arguments),
     )
 
 

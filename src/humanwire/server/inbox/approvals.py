@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..engine.approval_access import InboxApproval
-from ..forms.html import Html, join, render, value_rows
+from ..forms.html import Html, action_block, join, render
 from ..store.records import ApproverRecord
 
 __all__ = ["VIA_LABELS", "approver_label", "render_approvals_panel"]
@@ -75,13 +75,7 @@ def _action(item: InboxApproval) -> Html:
     action = item.request.action
     if action is None:
         return Html('<p class="small muted">No action attached.</p>')
-    rows = value_rows(action.arguments)
-    return render(
-        '<div class="approval-action"><p class="small">Action <code>{name}</code></p>'
-        '<table class="small">{rows}</table></div>',
-        name=action.name,
-        rows=rows,
-    )
+    return action_block(action.name, action.arguments)
 
 
 def _approvers(item: InboxApproval) -> Html:

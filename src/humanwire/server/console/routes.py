@@ -234,7 +234,7 @@ class ConsolePages:
     async def revoke_grant(self, request: Request, signed: Signed) -> Response:
         try:
             await self.engine.approvals.revoke_grant(
-                signed.person.account, request.path_params["grant_id"]
+                signed.person.account, request.path_params["grant_id"], signed.person.person_id
             )
         except NotFound:
             return _problem(404, "Not found", NOT_FOUND)

@@ -22,6 +22,7 @@ from ..engine import Engine
 from ..errors import InvalidRequest, NotFound, RateLimited
 from ..forms.html import SECURITY_HEADERS
 from ..forms.web import html_response, read_urlencoded
+from .audit import audit_routes
 from .auth import (
     CSRF_FIELD,
     Signed,
@@ -267,4 +268,5 @@ def console_routes(engine: Engine, config: ServiceConfig) -> list[BaseRoute]:
             pages.action(pages.revoke_grant),
             methods=["POST"],
         ),
+        *audit_routes(pages),
     ]

@@ -29,6 +29,8 @@ from humanwire.testing.service import RunningService, fast_config, start_test_se
 ADA_PHONE = "+12025550160"
 BOB_PHONE = "+12025550161"
 HOSTILE = '<script>alert("x")</script>'
+FORMULA = "=SUM(1)"
+"""A link approver's name a spreadsheet would run."""
 DEPLOY = {"name": "deploy", "arguments": {"service": "payments-api"}}
 
 
@@ -127,7 +129,7 @@ class World:
         self.hostile = ask(
             api,
             HOSTILE,
-            [{"person": self.ada}],
+            [{"person": self.ada}, {"channel": "link", "to": FORMULA}],
             action={"name": "rotate", "arguments": {"note": HOSTILE}},
             allowComment=True,
         )
@@ -289,9 +291,17 @@ def test_the_downloads_hold_the_filtered_entries(
         [decision] = [e for e in mine if e["type"] == "approval.decision"]
         assert [line[0] for line in lines] == [str(decision["sequence"])]
         assert lines[0][-1] == decision["hash"] and lines[0][header.index("via")] == "console"
-        # A cell that starts like a formula is never one.
         assert json.loads(lines[0][header.index("data")])["comment"] == "=HYPERLINK(1)"
-        assert all(not cell.startswith("=") for cell in lines[0])
+        # A cell that starts like a formula is never one.
+        asked = client.get(
+            "/console/audit/export.csv",
+            params={"event": "approval.asked", "approval": world.hostile},
+        )
+        _header, *rows_asked = list(csv.reader(io.StringIO(asked.text)))
+        assert sorted(row[header.index("actorTo")] for row in rows_asked) == [
+            "'" + ADA_PHONE,  # +1…: a number to a spreadsheet, kept as text
+            "'" + FORMULA,
+        ]
 
 
 def test_an_entry_edited_behind_the_services_back_breaks_the_chain_shown(

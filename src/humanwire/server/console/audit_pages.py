@@ -205,8 +205,13 @@ def render_audit_page(
     error: str | None = None,
 ) -> Html:
     """The page: with ``error`` (a filter refused), the form and the error alone."""
+    alert = (
+        render('<div class="flash bad" role="alert" data-error>{text}</div>', text=error)
+        if error is not None
+        else Html("")
+    )
     if error is not None:
-        listing = render('<div class="flash bad" role="alert" data-error>{text}</div>', text=error)
+        listing = Html("")
     elif entries:
         listing = render(
             '<ol class="thread" data-audit reversed>{items}</ol>',
@@ -239,9 +244,10 @@ def render_audit_page(
         '<p class="small muted">What the log of <strong>{account}</strong> holds of the '
         "approval requests you were asked and the standing approvals you granted or "
         "revoked, newest first. Each entry carries the hash of the one before it.</p>"
-        "{chain}{form}{downloads}{listing}{more}</section>",
+        "{chain}{alert}{form}{downloads}{listing}{more}</section>",
         account=signed.person.account.name,
         chain=_chain(check) if check is not None else Html(""),
+        alert=alert,
         form=_form(values),
         downloads=downloads,
         listing=listing,

@@ -359,6 +359,7 @@ def test_a_revoked_grant_is_in_the_chain_and_shown_to_whom_it_concerns(
         # Hers (granted by her, revoked by her or by the key), never Bob's grant's.
         assert _shown(page) == [entries[by_console]["sequence"], entries[by_key]["sequence"]]
         assert "Standing approval revoked" in page and bobs not in page
+        assert f'<dt>Standing approval</dt><dd><a href="/console/audit?approval={by_key}">' in page
         assert client.get("/console/audit", params={"approval": by_key}).status_code == 200
         assert client.get("/console/audit", params={"approval": bobs}).status_code == 404
         assert "Chain verified through entry" in page

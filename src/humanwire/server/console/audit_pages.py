@@ -8,6 +8,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
+from humanwire.types.grants import GRANT_ID
+
 from ..approvals.audit_check import LogCheck
 from ..forms.html import Html, document, join, render
 from .auth import CSRF_FIELD, Signed
@@ -83,7 +85,7 @@ def _entry(entry: Mapping[str, Any], names: Mapping[str, str]) -> Html:
         '<time class="small" datetime="{at}">{shown}</time></div>'
         '<dl class="small audit-fields">'
         "<dt>Event</dt><dd><code>{kind}</code></dd>"
-        '<dt>Approval</dt><dd><a href="/console/audit?{link}">{iid}</a></dd>'
+        '<dt>{of}</dt><dd><a href="/console/audit?{link}">{iid}</a></dd>'
         "<dt>Actor</dt><dd>{actor}</dd>"
         "<dt>Via</dt><dd>{via}</dd>"
         "{hash}{prev}</dl>"
@@ -96,6 +98,7 @@ def _entry(entry: Mapping[str, Any], names: Mapping[str, str]) -> Html:
         at=at,
         shown=at.replace("T", " ").replace("Z", " UTC"),
         kind=kind,
+        of="Standing approval" if GRANT_ID.fullmatch(iid) else "Approval",
         link=urlencode({"approval": iid}),
         iid=iid,
         actor=_actor(entry.get("actor"), names),

@@ -15,6 +15,7 @@ import csv
 import io
 import json
 import sqlite3
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
@@ -22,8 +23,11 @@ from typing import Any
 
 import httpx
 import pytest
+import rfc8785
 
 from console_support import ask, csrf_in, person, sign_in_code
+from humanwire.server.approvals.audit import entry_hash
+from humanwire.server.approvals.checkpoints import generate_key_pair
 from humanwire.testing.service import RunningService, fast_config, start_test_service
 
 ADA_PHONE = "+12025550160"
@@ -97,20 +101,43 @@ def _grant(api: httpx.Client, person_id: str) -> str:
     return grant_id
 
 
-def _execute(database: str, statement: str, params: tuple[Any, ...]) -> None:
-    """Changes the store behind the service's back."""
+def _execute(database: str, statement: str, params: tuple[Any, ...]) -> list[Any]:
+    """Reads or changes the store behind the service's back; the rows read."""
     if database.startswith("postgresql"):
         import psycopg
 
         with psycopg.connect(database, autocommit=True) as connection:
-            connection.execute(statement.replace("?", "%s"), params)
-        return
+            cursor = connection.execute(statement.replace("?", "%s").encode(), params)
+            return cursor.fetchall() if cursor.description else []
     lite = sqlite3.connect(database)
     try:
-        lite.execute(statement, params)
+        found = lite.execute(statement, params).fetchall()
         lite.commit()
+        return found
     finally:
         lite.close()
+
+
+def _rewrite_and_rehash(database: str, first_hash: str) -> None:
+    """What whoever writes the database can do without the key: edit the first entry of
+    the account whose first entry hashed ``first_hash``, hash every entry again as the
+    service would, and move the head: a chain (and head) that checks alone."""
+    [(account_id,)] = _execute(
+        database, "SELECT account_id FROM audit WHERE hash = ?", (first_hash,)
+    )
+    rows = _execute(database, "SELECT entry FROM audit WHERE account_id = ?", (account_id,))
+    entries = sorted((json.loads(row[0]) for row in rows), key=lambda e: e["sequence"])
+    entries[0]["data"]["title"] = "Nothing to see"
+    prev = "sha256:" + "0" * 64
+    for entry in entries:
+        digest = entry_hash(prev, entry)
+        _execute(
+            database,
+            "UPDATE audit SET entry = ?, prev = ?, hash = ? WHERE account_id = ? AND sequence = ?",
+            (rfc8785.dumps(entry).decode(), prev, digest, account_id, entry["sequence"]),
+        )
+        prev = digest
+    _execute(database, "UPDATE audit_heads SET hash = ? WHERE account_id = ?", (prev, account_id))
 
 
 class World:
@@ -363,3 +390,34 @@ def test_a_revoked_grant_is_in_the_chain_and_shown_to_whom_it_concerns(
         assert client.get("/console/audit", params={"approval": by_key}).status_code == 200
         assert client.get("/console/audit", params={"approval": bobs}).status_code == 404
         assert "Chain verified through entry" in page
+
+
+def test_a_rehashed_rewrite_is_found_by_the_services_signed_checkpoints(database: str) -> None:
+    signing_key, _public_key = generate_key_pair()
+    config = replace(
+        fast_config(database), audit_signing_key=signing_key, audit_checkpoint_every=0.5
+    )
+    service = start_test_service(database, config)
+    try:
+        with _api(service, "signed") as api:
+            ada = person(api, "Ada", [("sms", ADA_PHONE)])
+            ask(api, "Deploy payments", [{"person": ada}], action=DEPLOY)
+            log = _log(api)
+            client, _csrf = _signed_in(service, api, ADA_PHONE)
+            with contextlib.closing(client):
+                signed = f"signed up to entry {log[-1]['sequence']} (the checkpoint of "
+                deadline = time.monotonic() + 60
+                page = client.get("/console/audit").text
+                while signed not in page:  # the schedule signs the head within a second
+                    assert time.monotonic() < deadline, page
+                    time.sleep(0.2)
+                    page = client.get("/console/audit").text
+                assert f"Chain verified through entry {log[-1]['sequence']}, {signed}" in page
+                _rewrite_and_rehash(database, log[0]["hash"])
+                # The chain and the head agree again: only the signature shows the rewrite.
+                page = client.get("/console/audit").text
+                assert 'data-chain="broken"' in page, page
+                assert f"The chain breaks at entry {log[-1]['sequence']}" in page
+                assert "it is not the entry the checkpoint of" in page
+    finally:
+        service.stop()

@@ -44,6 +44,15 @@ class LogCheck:
         return not self.breaks and self.unreadable is None
 
 
+def _key_of(checkpoint: Checkpoint) -> bytes | None:
+    from .checkpoints import parse_key
+
+    try:
+        return parse_key(checkpoint.public_key)
+    except ValueError:
+        return None
+
+
 async def check_log(
     store: CheckedStore,
     account_id: str,
@@ -52,17 +61,28 @@ async def check_log(
     noted_head: tuple[int, str] | None = None,
     public_keys: Sequence[str] = (),
     kept: Sequence[Checkpoint] = (),
+    others_unchecked: bool = False,
 ) -> LogCheck:
     """The check of the account's whole log. ``head``: the one the store keeps for it
     (``audit_heads``); ``noted_head``: one an operator noted down; ``public_keys``: the
     keys its checkpoints must be signed with (none: they are not checked); ``kept``:
-    checkpoints kept outside the database, checked beside the stored ones."""
+    checkpoints kept outside the database, checked beside the stored ones;
+    ``others_unchecked``: a checkpoint naming another key is left aside rather than a
+    break (the service checking with its own key alone: one signed before a key change
+    is neither trusted nor an alarm)."""
     try:
         entries = [entry async for entry in read_log(store, account_id)]
     except Exception as exc:  # an entry edited into something no longer JSON
         return LogCheck(0, 0, unreadable=str(exc))
     return await check_entries(
-        store, account_id, entries, head, noted_head=noted_head, public_keys=public_keys, kept=kept
+        store,
+        account_id,
+        entries,
+        head,
+        noted_head=noted_head,
+        public_keys=public_keys,
+        kept=kept,
+        others_unchecked=others_unchecked,
     )
 
 
@@ -75,9 +95,10 @@ async def check_entries(
     noted_head: tuple[int, str] | None = None,
     public_keys: Sequence[str] = (),
     kept: Sequence[Checkpoint] = (),
+    others_unchecked: bool = False,
 ) -> LogCheck:
     """``check_log`` of entries read already (wire form, in order)."""
-    from .checkpoints import checkpoint_marks
+    from .checkpoints import checkpoint_marks, parse_key
 
     last = entries[-1].get("sequence") if entries else 0
     last = last if isinstance(last, int) and not isinstance(last, bool) else 0
@@ -97,6 +118,9 @@ async def check_entries(
         stored = await store.audit_checkpoints(account_id)
         outside = [c for c in kept if c.account_id == account_id]
         checkpoints = dict.fromkeys([*stored, *outside])  # a copy kept of a stored one: once
+        if others_unchecked:
+            keys = {parse_key(key) for key in public_keys}
+            checkpoints = {c: None for c in checkpoints if _key_of(c) in keys}
         signatures, unsigned = checkpoint_marks(checkpoints, public_keys)
         marks += signatures
         breaks += unsigned

@@ -145,7 +145,9 @@ def _csv(entries: list[dict[str, Any]]) -> str:
 
 class AuditPages:
     def __init__(self, pages: ConsolePages) -> None:
-        self.trail = AuditTrail(pages.engine.store)
+        signing = pages.engine.audit_checkpoints
+        public_key = None if signing is None else signing.signer.public_key
+        self.trail = AuditTrail(pages.engine.store, public_key)
 
     async def _read(
         self, request: Request, signed: Signed

@@ -126,9 +126,10 @@ def _chain(check: LogCheck) -> Html:
     if check.intact:
         return render(
             '<div class="flash" role="status" data-chain="verified">Chain verified through '
-            "entry {last} (the account's whole log, as <code>humanwire audit verify</code> "
-            "checks it).</div>",
+            "entry {last}{signed} (the account's whole log, as <code>humanwire audit "
+            "verify</code> checks it).</div>",
             last=check.last,
+            signed=check.signed,
         )
     first, *later = check.breaks
     more = join(

@@ -74,8 +74,10 @@ def _matches(entry: dict[str, Any], wanted: AuditFilter) -> bool:
 class AuditTrail:
     """The audit page's reads (see the module docstring)."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, public_key: str | None = None) -> None:
         self.store = store
+        self.public_key = public_key
+        """The service's checkpoint key (``[audit] signing_key``'s), if it has one."""
 
     def _seen(self, record: AuditRecord, person_id: str) -> bool:
         # The store returned the entries of the requests asked of the person, and those
@@ -167,6 +169,11 @@ class AuditTrail:
 
     async def check(self, account: Account) -> LogCheck:
         """The account's whole log checked as ``humanwire audit verify --account`` does:
-        its chain and the head the store keeps."""
+        its chain and the head the store keeps, and, when the service signs checkpoints,
+        as with ``--public-key`` and the service's key (a checkpoint of another key, one
+        signed before a key change, is left aside)."""
         head = await self.store.audit_head(account.id)
-        return await check_log(self.store, account.id, head)
+        keys = () if self.public_key is None else (self.public_key,)
+        return await check_log(
+            self.store, account.id, head, public_keys=keys, others_unchecked=True
+        )

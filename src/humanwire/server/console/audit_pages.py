@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, get_args
 from urllib.parse import urlencode
 
+from humanwire.types.approvals import AuditEntryType
 from humanwire.types.grants import GRANT_ID
 
 from ..approvals.audit_check import LogCheck
@@ -16,7 +17,7 @@ from .auth import CSRF_FIELD, Signed
 
 __all__ = ["EVENTS", "render_audit_page"]
 
-EVENTS = {
+_LABELS = {
     "approval.requested": "Requested",
     "approval.asked": "Asked",
     "approval.reminded": "Reminded",
@@ -29,7 +30,11 @@ EVENTS = {
     "approval.grant_revoked": "Standing approval revoked",
     "message.fallback": "Moved to the next address",
 }
-"""The events the page filters by, and how it names them."""
+EVENTS = {
+    kind: _LABELS.get(kind, kind.partition(".")[2].replace("_", " ").capitalize())
+    for kind in get_args(AuditEntryType)
+}
+"""The events the page filters by (every one the log writes), and how it names them."""
 
 FIELDS = (
     ("approval", "Approval (interaction id)", "text", 80),

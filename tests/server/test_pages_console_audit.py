@@ -260,6 +260,8 @@ def test_refusals(service: RunningService, api: httpx.Client) -> None:
             ({"older": "-3"}, "older"),
             ({"older": "9" * 30}, "older"),
             ({"event": HOSTILE}, "Event"),
+            ({"action": "de\x00ploy"}, "Action name"),
+            ({"person": "per_\x00"}, "Person"),
         ):
             for path in ("/console/audit", "/console/audit/export.jsonl"):
                 refused = client.get(path, params=params)

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["FilterError", "audit_routes", "read_filter"]
 
 _ID = re.compile(r"[A-Za-z0-9_-]{1,80}")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _MAX_SEQUENCE = 2**62
 PAGE = 50
 """Entries one page shows."""
@@ -80,6 +81,8 @@ def read_filter(params: Mapping[str, str]) -> tuple[AuditFilter, int | None, dic
     for name, label, _kind, size in FIELDS:
         if len(values[name]) > size:
             raise FilterError(f"{label}: at most {size} characters")
+        if _CONTROL.search(values[name]):
+            raise FilterError(f"{label}: no control characters")
     approval = values["approval"] or None
     if approval is not None and not _ID.fullmatch(approval):
         raise FilterError(

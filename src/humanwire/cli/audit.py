@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
-    from humanwire.server.approvals.audit import Break
     from humanwire.server.approvals.checkpoints import Checkpoint
     from humanwire.server.store import Store
 
@@ -222,7 +221,7 @@ async def _export(store: Store, account: str | None, form: str, after: int, out:
 
 
 async def _verify(store: Store, account: str | None, verifying: _Verifying, out: TextIO) -> int:
-    from humanwire.server.approvals.audit import read_log
+    from humanwire.server.approvals.audit_check import check_log
 
     heads = await store.audit_heads()
     accounts = [account] if account is not None else await store.audit_accounts()
@@ -230,63 +229,28 @@ async def _verify(store: Store, account: str | None, verifying: _Verifying, out:
         accounts = sorted({*accounts, *(c.account_id for c in verifying.kept)})
     broken = 0
     for account_id in accounts:
-        try:
-            entries = [entry async for entry in read_log(store, account_id)]
-        except Exception as exc:  # an entry edited into something no longer JSON
-            print(f"{account_id}: the log cannot be read ({exc}): edited?", file=out)
+        checked = await check_log(
+            store,
+            account_id,
+            heads.get(account_id),
+            noted_head=verifying.head,
+            public_keys=verifying.public_keys,
+            kept=verifying.kept,
+        )
+        if checked.unreadable is not None:
+            print(f"{account_id}: the log cannot be read ({checked.unreadable}): edited?", file=out)
             broken += 1
             continue
-        breaks, signed = await _breaks(store, account_id, entries, heads.get(account_id), verifying)
-        if not breaks:
-            print(f"{account_id}: {len(entries)} entries, chain intact{signed}", file=out)
+        if checked.intact:
+            print(
+                f"{account_id}: {checked.entries} entries, chain intact{checked.signed}", file=out
+            )
             continue
         broken += 1
-        first = breaks[0]
+        first, *later = checked.breaks
         print(f"{account_id}: entry {first.sequence}: {first.problem}", file=out)
-        for later in breaks[1:]:
-            print(f"{account_id}:   then entry {later.sequence}: {later.problem}", file=out)
+        for other in later:
+            print(f"{account_id}:   then entry {other.sequence}: {other.problem}", file=out)
     if not accounts:
         print("no audit log on this database", file=out)
     return 1 if broken else 0
-
-
-async def _breaks(
-    store: Store,
-    account_id: str,
-    entries: list[dict[str, Any]],
-    head: tuple[int, str] | None,
-    verifying: _Verifying,
-) -> tuple[list[Break], str]:
-    """The log's breaks, in entry order, and what its line says of the checkpoints when
-    there are none."""
-    from humanwire.server.approvals.audit import Break, Mark, verify
-    from humanwire.server.approvals.checkpoints import checkpoint_marks
-
-    breaks: list[Break] = []
-    if head is None and entries:
-        last = entries[-1].get("sequence")
-        breaks.append(
-            Break(
-                last if isinstance(last, int) else 1,
-                "the store keeps no head for this log (removed behind the service's back?)",
-            )
-        )
-    marks: list[Mark] = []
-    if verifying.head is not None:
-        marks.append(Mark(*verifying.head, by="the noted head"))
-    signed = ""
-    if verifying.public_keys:
-        stored = await store.audit_checkpoints(account_id)
-        kept = [c for c in verifying.kept if c.account_id == account_id]
-        checkpoints = dict.fromkeys([*stored, *kept])  # a copy kept of a stored one: once
-        signatures, unsigned = checkpoint_marks(checkpoints, verifying.public_keys)
-        marks += signatures
-        breaks += unsigned
-        latest = max(signatures, key=lambda mark: mark.sequence, default=None)
-        signed = (
-            f", signed up to entry {latest.sequence} ({latest.by})"
-            if latest is not None
-            else ", no checkpoint signs it"
-        )
-    breaks = verify(entries, head=head, marks=marks) + breaks
-    return sorted(breaks, key=lambda found: found.sequence), signed

@@ -468,14 +468,18 @@ AuditEntryType = Literal[
     "approval.decided",
     "approval.timed_out",
     "approval.consumed",
+    "approval.grant_revoked",
     "message.fallback",
 ]
 """What an audit entry records: the request; an approver asked (at the start or by an
 escalation tier); a reminder sent; a tier escalated to; one approver's decision; a
 decision refused (``data.reason``: ``closed``, the request settled or ended, or the
 approver's tier not asked yet; ``decided_before``, this person's first decision stands);
-the request decided; its windows closed undecided; its action consumed; a message to a
-person moved to their next address (``fallbackAfter``)."""
+the request decided; its windows closed undecided; its action consumed; a standing
+approval revoked (its ``interactionId`` is the grant's id; ``actor`` the person who revoked
+it from the console, null when the account's key did; ``data``: ``grantId``,
+``actionName``, ``grantedBy``, ``via``: ``console`` or ``api``); a message to a person moved
+to their next address (``fallbackAfter``)."""
 
 
 class AuditEntry(ResponseModel):

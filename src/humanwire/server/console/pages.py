@@ -281,6 +281,8 @@ def render_queue_page(
         '<section class="panel"><h1>Waiting for you ({count})</h1>'
         '<p class="small muted">From every agent of the account <strong>{account}</strong>, '
         "the nearest deadline first.</p>"
+        '<p class="small"><a href="/console/audit" data-audit-link>Audit trail</a>: who '
+        "asked, decided and revoked what, and the check of its hash chain.</p>"
         "{items}</section>{grants}",
         count=len(queue),
         account=signed.person.account.name,

@@ -22,6 +22,7 @@ from ..engine import Engine
 from ..errors import InvalidRequest, NotFound, RateLimited
 from ..forms.html import SECURITY_HEADERS
 from ..forms.web import html_response, read_urlencoded
+from .audit import audit_routes
 from .auth import (
     CSRF_FIELD,
     Signed,
@@ -234,7 +235,7 @@ class ConsolePages:
     async def revoke_grant(self, request: Request, signed: Signed) -> Response:
         try:
             await self.engine.approvals.revoke_grant(
-                signed.person.account, request.path_params["grant_id"]
+                signed.person.account, request.path_params["grant_id"], signed.person.person_id
             )
         except NotFound:
             return _problem(404, "Not found", NOT_FOUND)
@@ -267,4 +268,5 @@ def console_routes(engine: Engine, config: ServiceConfig) -> list[BaseRoute]:
             pages.action(pages.revoke_grant),
             methods=["POST"],
         ),
+        *audit_routes(pages),
     ]

@@ -21,7 +21,7 @@ from humanwire.types.grants import GRANT_ID, Grant, GrantCreateRequest, covers
 from ..config import ServiceConfig
 from ..errors import InvalidRequest, NotFound
 from ..store.protocol import Store
-from ..store.records import GrantRecord
+from ..store.records import AuditDraft, GrantRecord
 from ._common import Account
 from .runtime import _timestamp
 
@@ -90,15 +90,28 @@ async def create_grant(
     return record
 
 
-async def revoke_grant(store: Store, account: Account, grant_id: str) -> GrantRecord:
+async def revoke_grant(
+    store: Store, account: Account, grant_id: str, person_id: str | None = None
+) -> GrantRecord:
     """Revokes one live grant of the account (404 for any other: unknown, another
-    account's, expired or revoked before)."""
-    if not GRANT_ID.fullmatch(grant_id) or not await store.revoke_grant(
-        account.id, grant_id, time.time()
-    ):
+    account's, expired or revoked before), written to the audit log as
+    ``approval.grant_revoked``: by ``person_id`` from the console, else by the account's
+    key (``DELETE /approvals/grants/{grantId}``)."""
+    now = time.time()
+    if not GRANT_ID.fullmatch(grant_id) or not await store.revoke_grant(account.id, grant_id, now):
         raise NotFound(f"no live grant {grant_id!r}", field="grantId")
     found = await store.get_grant(account.id, grant_id)
     assert found is not None
+    data = {
+        "grantId": found.id,
+        "actionName": found.action_name,
+        "grantedBy": found.granted_by,
+        "via": "api" if person_id is None else "console",
+    }
+    actor = None if person_id is None else {"person": person_id}
+    await store.append_audit(
+        account.id, [AuditDraft(now, "approval.grant_revoked", found.id, actor, data)]
+    )
     return found
 
 

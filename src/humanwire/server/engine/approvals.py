@@ -326,8 +326,11 @@ class Approvals(ApprovalAsks):
         found = await self.live_grants(account)
         return {"grants": [approval_grants.grant_wire(g) for g in found]}
 
-    async def revoke_grant(self, account: Account, grant_id: str) -> None:
-        await approval_grants.revoke_grant(self.store, account, grant_id)
+    async def revoke_grant(
+        self, account: Account, grant_id: str, person_id: str | None = None
+    ) -> None:
+        """Revoked by the account's key, or by ``person_id`` from the console."""
+        await approval_grants.revoke_grant(self.store, account, grant_id, person_id)
 
     async def _grant_decision(self, record: InteractionRecord) -> ApproverDecision | None:
         """The decision of the standing approval that approved ``record``, from its audit

@@ -23,6 +23,7 @@ from .records import (
     ApprovalRecord,
     ApproverRecord,
     AuditDraft,
+    AuditQuery,
     AuditRecord,
     ChannelRecord,
     ConsoleCodeRecord,
@@ -487,6 +488,10 @@ class Store(Protocol):
 
     async def audit_of(self, interaction_id: str) -> list[AuditRecord]:
         """An interaction's entries, in order (a handful: what one approval logged)."""
+        ...
+
+    async def audit_seen_by(self, query: AuditQuery) -> list[AuditRecord]:
+        """The entries ``query`` names, newest first (the console's audit page)."""
         ...
 
     async def audit_head(self, account_id: str) -> tuple[int, str] | None:

@@ -37,6 +37,7 @@ __all__ = [
     "ApprovalRecord",
     "ApproverRecord",
     "AuditDraft",
+    "AuditQuery",
     "AuditRecord",
     "ChannelRecord",
     "ConsoleCodeRecord",
@@ -396,6 +397,27 @@ class AuditRecord:
     def wire(self) -> dict[str, Any]:
         """The entry as ``GET /audit`` and ``humanwire audit export`` give it."""
         return {**self.entry, "prev": self.prev, "hash": self.hash}
+
+
+@dataclass(frozen=True)
+class AuditQuery:
+    """The entries of one account's log a person of it may read (``audit_seen_by``):
+    those of the approval requests they have been asked, and those of the account's
+    standing approvals (the caller keeps to the grants the person granted or revoked),
+    newest first, below the sequence ``before``, at most ``limit``; each filter left out
+    when None. The values are the store's query parameters, never its SQL."""
+
+    account_id: str
+    person_id: str
+    before: int | None = None
+    limit: int = 100
+    interaction_id: str | None = None
+    action_name: str | None = None
+    """The request's action name (a grant's entries: the grant's)."""
+    since: float | None = None
+    """Entries at or after this time (unix seconds)."""
+    until: float | None = None
+    """Entries before this time."""
 
 
 @dataclass(frozen=True)

@@ -460,6 +460,23 @@ class Statements:
     audit_of = (
         "SELECT {audit_columns} FROM audit WHERE interaction_id = ? ORDER BY account_id, sequence"
     )
+    audit_seen_by = (
+        "SELECT {audit_columns} FROM audit WHERE account_id = ? AND sequence < ? AND ("
+        "interaction_id IN (SELECT p.interaction_id FROM approval_approvers p "
+        "WHERE p.account_id = ? AND p.person_id = ? AND p.asked_at IS NOT NULL) "
+        "OR interaction_id IN (SELECT g.id FROM approval_grants g WHERE g.account_id = ?))"
+    )
+    """The console's audit page: followed by one ``audit_seen_by_*`` condition per
+    filter given, then ``audit_seen_by_end``."""
+    audit_seen_by_interaction = " AND interaction_id = ?"
+    audit_seen_by_action_name = (
+        " AND (interaction_id IN (SELECT x.interaction_id FROM approvals x "
+        "WHERE x.account_id = ? AND x.action_name = ?) OR interaction_id IN "
+        "(SELECT g.id FROM approval_grants g WHERE g.account_id = ? AND g.action_name = ?))"
+    )
+    audit_seen_by_since = " AND created_at >= ?"
+    audit_seen_by_until = " AND created_at < ?"
+    audit_seen_by_end = " ORDER BY sequence DESC LIMIT ?"
     audit_head = "SELECT sequence, hash FROM audit_heads WHERE account_id = ?"
     audit_heads = "SELECT account_id, sequence, hash FROM audit_heads ORDER BY account_id"
     audit_accounts = (

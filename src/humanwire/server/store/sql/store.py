@@ -40,6 +40,7 @@ from ..records import (
     ApprovalRecord,
     ApproverRecord,
     AuditDraft,
+    AuditQuery,
     AuditRecord,
     ChannelRecord,
     ConsoleCodeRecord,
@@ -711,6 +712,28 @@ class SQLStore:
 
     async def audit_of(self, interaction_id: str) -> list[AuditRecord]:
         found = await self._all(self.q.audit_of, (interaction_id,))
+        return [rows.audit(row) for row in found]
+
+    async def audit_seen_by(self, query: AuditQuery) -> list[AuditRecord]:
+        q = self.q
+        before = query.before if query.before is not None else 2**62
+        text = q.audit_seen_by
+        params: list[Any] = [query.account_id, before, query.account_id, query.person_id]
+        params.append(query.account_id)
+        if query.interaction_id is not None:
+            text += q.audit_seen_by_interaction
+            params.append(query.interaction_id)
+        if query.action_name is not None:
+            text += q.audit_seen_by_action_name
+            params += [query.account_id, query.action_name, query.account_id, query.action_name]
+        if query.since is not None:
+            text += q.audit_seen_by_since
+            params.append(query.since)
+        if query.until is not None:
+            text += q.audit_seen_by_until
+            params.append(query.until)
+        params.append(query.limit)
+        found = await self._all(text + q.audit_seen_by_end, params)
         return [rows.audit(row) for row in found]
 
     async def audit_head(self, account_id: str) -> tuple[int, str] | None:

@@ -173,6 +173,7 @@ class McpEndpoint:
             telegram_to=None,
             teams_to=None,
             discord_to=None,
+            person=None,
         )
         self.source = AccountSource(config, self.settings)
         server = build_server(self.settings, self.source, CHANNELS)

@@ -38,6 +38,7 @@ from humanwire._tool_kinds import (
     CallHuman,
     HumanForm,
     MessageTool,
+    PersonTool,
     ToolCore,
     ToolRow,
     bare,
@@ -135,6 +136,13 @@ class _Catalog:
             if row.waits:
                 return [{**exposed, **held}]
             return [{**exposed, "follow_up_time": settings.follow_up_time}]
+        if issubclass(kind, PersonTool):
+            if settings.person is None:
+                return []
+            person = {"person": settings.person, "fallback_after": settings.fallback_after}
+            if row.waits:
+                return [{**exposed, **held, **person}]
+            return [{**exposed, "follow_up_time": settings.follow_up_time, **person}]
         if issubclass(kind, HumanForm):
             if settings.form_channel not in channels:
                 return []
@@ -179,7 +187,9 @@ class _Catalog:
 
     def _described(self, tool: BareTool) -> str:
         description = tool.description
-        if isinstance(tool, HumanForm) or (isinstance(tool, MessageTool) and tool.wait_time):
+        if isinstance(tool, HumanForm) or (
+            isinstance(tool, (MessageTool, PersonTool)) and tool.wait_time
+        ):
             return self._waits(description)
         if isinstance(tool, CallHuman) and tool.wait_for_call_end and self.limit is not None:
             return f"{description} {check_back_note(CHECK_TOOL)}"
@@ -205,6 +215,9 @@ class _Catalog:
 
         if isinstance(tool, MessageTool) and tool.wait_time is not None:
             response = await held(plan.held, f"reply by {CHANNEL_NAMES[tool.channel]}")
+            return _waited_text(response, plan, operation.finish)
+        if isinstance(tool, PersonTool) and tool.wait_time is not None:
+            response = await held(plan.held, "reply")
             return _waited_text(response, plan, operation.finish)
         if isinstance(tool, HumanForm):
             response = await held(plan.held, "form submission")

@@ -184,17 +184,21 @@ class ConfiguredSource:
     @property
     def channels(self) -> tuple[str, ...]:
         """The channels offered: those with a recipient (every one when the model may
-        name the recipient). Raises ``SettingsError`` naming the variables when none."""
+        name the recipient). Raises ``SettingsError`` naming the variables when none and
+        no person is configured either (then only the person tools are offered)."""
         if self.settings.expose_recipients:
             return CHANNELS
         offered = tuple(channel for channel in CHANNELS if channel in self.recipients)
-        if not offered:
+        if not offered and self.settings.person is None:
             variables = ", ".join(
                 dict.fromkeys(
                     (RECIPIENT_ENV | MESSAGE_RECIPIENT_ENV)[channel] for channel in CHANNELS
                 )
             )
-            raise SettingsError(f"no recipient configured: pass --to or set one of {variables}")
+            raise SettingsError(
+                f"no recipient configured: pass --to or --person, or set one of {variables} "
+                "or HUMANWIRE_PERSON"
+            )
         return offered
 
     async def client(self, ctx: Context) -> AsyncHumanWire:

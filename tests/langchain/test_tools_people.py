@@ -150,3 +150,19 @@ async def test_the_model_names_a_person_only_when_exposed(
         for m in (fixed, exposed)
     ]
     assert where == [PHONE, EMAIL]
+
+
+async def test_the_toolkit_adds_the_person_tools(
+    humanwire_client: HumanWire, human: ScriptedHuman, ada: str
+) -> None:
+    from humanwire.langchain import HumanWireToolkit
+
+    assert "ask_human_person" not in {t.name for t in HumanWireToolkit().get_tools()}
+    tools = HumanWireToolkit(
+        client=humanwire_client, person=ada, notify=True, wait_time=5, fallback_after=60
+    ).get_tools()
+    names = [tool.name for tool in tools]
+    assert names[:3] == ["ask_human_sms", "ask_human_person", "notify_human_person"]
+    human.reply("yes")
+    message = await run_tool(tools[1], {"message": "Ready?"}, "sync")
+    assert message.content == "Human response: yes"

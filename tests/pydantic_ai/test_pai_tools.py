@@ -131,6 +131,19 @@ async def test_a_person_is_notified(
     )
 
 
+async def test_the_toolset_adds_the_person_tools(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman, ada: str
+) -> None:
+    toolset = HumanWireToolset(client=async_humanwire_client, person=ada, notify=True, wait_time=5)
+    names = list(toolset.tools)
+    assert names[:3] == ["ask_human_sms", "ask_human_person", "notify_human_person"]
+    assert "ask_human_person" not in HumanWireToolset(client=async_humanwire_client).tools
+    human.reply("yes")
+    model = once("ask_human_person", {"message": "Ready?"})
+    result = await Agent(model.model, toolsets=[toolset]).run("Ask")
+    assert result.output == "FINAL: Human response: yes"
+
+
 async def test_a_late_reply_reaches_the_webhook_and_the_check_tool(
     async_humanwire_client: AsyncHumanWire,
     humanwire_client: HumanWire,

@@ -26,7 +26,7 @@ from humanwire.errors import HumanWireError
 from .gate import ApprovalState, GatedTool, HumanGate, request_state_security, state_key_bytes
 from .settings import CHANNELS, McpSettings, SettingsError
 from .tasks import HumanTasks
-from .tools import CHECK_TOOL, McpTool, ToolCall, build_tools
+from .tools import CHECK_TOOL, PERSON, McpTool, ToolCall, build_tools
 
 if TYPE_CHECKING:
     from humanwire._client import AsyncHumanWire
@@ -211,6 +211,10 @@ class ConfiguredSource:
             return self._client
 
     def recipient(self, ctx: Context, channel: str, to: str | None) -> str:
+        if channel == PERSON:
+            if self.settings.person is None:
+                raise ToolError("humanwire: no person configured: pass --person")
+            return self.settings.person
         if to and self.settings.expose_recipients:
             return to
         found = self.recipients.get(channel)

@@ -53,6 +53,7 @@ HUMANWIRE_ENVIRONMENT = (
     "HUMANWIRE_WHATSAPP_TO",
     "HUMANWIRE_SLACK_TO",
     "HUMANWIRE_EMAIL_TO",
+    "HUMANWIRE_PERSON",
     "HUMANWIRE_BASE_URL",
     "HUMANWIRE_API_KEY",
 )
@@ -77,6 +78,36 @@ def service_environment(
     monkeypatch.setenv("HUMANWIRE_BASE_URL", humanwire_service.base_url)
     monkeypatch.setenv("HUMANWIRE_API_KEY", humanwire_api_key)
     yield humanwire_service
+
+
+@pytest.fixture
+def ada(humanwire_service: RunningService, humanwire_api_key: str) -> str:
+    """A person of this test's account's directory, Ada, whose one address is the inbox's
+    default human's number (sms), confirmed by the code she was sent: the scripted human
+    answers her as it answers that number. Her id (``per_…``)."""
+    client = HumanWire(api_key=humanwire_api_key, base_url=humanwire_service.base_url)
+    with client:
+        return confirmed_person(client, "Ada", [("sms", PHONE)])
+
+
+def confirmed_person(client: HumanWire, name: str, addresses: Sequence[tuple[str, str]]) -> str:
+    """A person with these ``(channel, to)`` addresses (sms, whatsapp or email), each
+    confirmed by answering the code it was sent through the sandbox; their id."""
+    made = client.people.create(
+        name=name, addresses=[{"channel": channel, "to": to} for channel, to in addresses]
+    )
+    for channel, to in addresses:
+        sent = client.people.confirm(made.person_id, channel=channel, to=to)
+        [delivery] = client.sandbox.deliveries(interaction_id=sent.interaction_id)
+        code = re.search(r"\b\d{6}\b", delivery.text)
+        assert code is not None and delivery.from_ is not None, delivery
+        extra = {"interaction_id": sent.interaction_id} if channel == "email" else {}
+        client.sandbox.reply(
+            channel=channel, from_=to, to=delivery.from_, body=code.group(0), **extra
+        )
+    person = client.people.get(made.person_id)
+    assert all(address.confirmed for address in person.addresses), person
+    return made.person_id
 
 
 # --- the README -------------------------------------------------------------------------
@@ -255,6 +286,28 @@ def assert_checked_when_built(tools: ModuleType) -> None:
         tools.AskHumanWhatsApp(client=remote, **to, from_="+14155550100")
     with pytest.raises(ValueError, match="channel_id"):
         tools.AskHumanChannel("", client=remote)
+    assert_person_checked_when_built(tools)
+
+
+def assert_person_checked_when_built(tools: ModuleType) -> None:
+    """A tool takes ``to`` or, in its place, ``person`` (``per_…``): both at once, a
+    person that is not an id, or a person tool with no person (nor ``HUMANWIRE_PERSON``)
+    or given a ``to``, are refused when built, before anything is sent."""
+    remote, to, person = remote_client(), "+14155550123", "per_ada"
+    with pytest.raises(ValueError, match="to or person, not both"):
+        tools.AskHumanSMS(client=remote, to=to, person=person)
+    with pytest.raises(ValueError, match="to or person, not both"):
+        tools.NotifyHumanSlack(client=remote, to="U0HUMAN0001", person=person)
+    with pytest.raises(ValueError, match="to or person, not both"):
+        tools.HumanForm(client=remote, to=to, person=person)
+    with pytest.raises(ValueError, match="person's id"):
+        tools.AskHumanEmail(client=remote, person="ada@example.com")
+    with pytest.raises(ValueError, match="HUMANWIRE_PERSON"):
+        tools.AskHumanPerson(client=remote)
+    with pytest.raises(ValueError, match="not to"):
+        tools.NotifyHumanPerson(client=remote, person=person, to=to)
+    with pytest.raises(ValueError, match="fallback_after"):
+        tools.AskHumanPerson(client=remote, person=person, fallback_after=0)
 
 
 def assert_default_human_on_loopback(tools: ModuleType) -> None:
@@ -306,6 +359,11 @@ LANGCHAIN_CASES: list[tuple[str, dict[str, Any]]] = [
             "follow_up_time": 600,
         },
     ),
+    ("AskHumanSMS", {"person": "per_ada"}),
+    ("AskHumanPerson", {"person": "per_ada"}),
+    ("AskHumanPerson", {"person": "per_ada", "expose_recipient": True, "fallback_after": 120}),
+    ("NotifyHumanPerson", {"person": "per_ada"}),
+    ("HumanForm", {"person": "per_ada", "channel": "email"}),
     ("CallHuman", {"to": PHONE}),
     ("CallHuman", {"to": PHONE, "expose_recipient": True, "wait_for_call_end": False}),
     ("CheckHumanInteraction", {}),
@@ -328,6 +386,9 @@ def check_tools_follow_the_table(adapter: ModuleType) -> None:
         assert tool_class.__doc__ == row.kind.__doc__
     sms = adapter.AskHumanSMS(to=PHONE)
     assert (getattr(sms, "name", None) or sms.tool_name) == "ask_human_sms"  # Strands: tool_name
+    person = adapter.AskHumanPerson(person="per_ada")
+    assert (getattr(person, "name", None) or person.tool_name) == "ask_human_person"
+    assert isinstance(adapter.NotifyHumanPerson(person="per_ada"), adapter.AskHumanPerson)
     assert isinstance(adapter.NotifyHumanSMS(to=PHONE), adapter.AskHumanSMS)
 
 

@@ -32,6 +32,7 @@ badly) and the :class:`~humanwire._tooling.Operation` it returns, run on
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, cast
@@ -46,6 +47,7 @@ from humanwire._tool_schemas import (
     MessageInput,
     form_input_schema,
     message_input_schema,
+    person_input_schema,
 )
 from humanwire._tooling import (
     ASK_CHANNEL_DESCRIPTION,
@@ -62,23 +64,30 @@ from humanwire._tooling import (
     form_text,
     message_text,
     notify_description,
+    notify_person_description,
+    person_description,
+    person_sent_text,
     sent_text,
     with_link,
 )
 from humanwire.approval import check_follow_up_time, check_wait_time, resolve_recipient
 from humanwire.types import CallRequest, FormField, FormResponse, MessageResponse, Voice
+from humanwire.types.people import PERSON_ID
 
 if TYPE_CHECKING:
     from humanwire._client import AsyncHumanWire, HumanWire
 
 __all__ = [
     "DEFAULT_WAIT_TIME",
+    "LISTING_PERSON",
     "LISTING_TO",
+    "PERSON_ENV",
     "TOOL_CLASS_NAMES",
     "TOOL_TABLE",
     "AskHumanChannel",
     "AskHumanDiscord",
     "AskHumanEmail",
+    "AskHumanPerson",
     "AskHumanSMS",
     "AskHumanSlack",
     "AskHumanTeams",
@@ -92,14 +101,17 @@ __all__ = [
     "ModelToolCore",
     "NotifyHumanDiscord",
     "NotifyHumanEmail",
+    "NotifyHumanPerson",
     "NotifyHumanSMS",
     "NotifyHumanSlack",
     "NotifyHumanTeams",
     "NotifyHumanTelegram",
     "NotifyHumanWhatsApp",
+    "PersonTool",
     "ToolCore",
     "ToolRow",
     "bare",
+    "check_person",
     "error_text",
     "form_description_text",
     "recipient_channel",
@@ -220,6 +232,46 @@ def _windows(wait_time: float | None, follow_up_time: float | None) -> dict[str,
     return windows
 
 
+PERSON_ENV = "HUMANWIRE_PERSON"
+"""The default person of the person tools (``per_…``) when built without ``person``."""
+
+
+def check_person(person: object, *, name: str = "person") -> str:
+    """A person's id of the people directory (``per_…``); ``ValueError`` otherwise."""
+    if not isinstance(person, str) or not PERSON_ID.fullmatch(person):
+        raise ValueError(
+            f"{name} must be a person's id from the people directory (per_…), got {person!r}"
+        )
+    return person
+
+
+def _recipient_or_person(
+    channel: str, to: str | None, person: str | None, client: object | None
+) -> tuple[str | None, str | None]:
+    """A tool's recipient: ``to`` (else the channel's variable, else the default human) or,
+    in its place, ``person``, asked on their first confirmed address on the channel; never
+    both."""
+    if person is not None:
+        if to:
+            raise ValueError(
+                "give to or person, not both: person='per_…' asks that person of the people "
+                "directory in to's place"
+            )
+        return None, check_person(person)
+    return resolve_recipient(channel, to, client), None
+
+
+def _recipient_kwargs(tool: Any, given: Mapping[str, Any]) -> dict[str, Any]:
+    """Where a message or form goes: the model's ``to`` (when exposed and given), else
+    the tool's ``person``, else its ``to``."""
+    to = given.get("to")
+    if tool.expose_recipient and to:
+        return {"to": to}
+    if tool.person is not None:
+        return {"person": tool.person}
+    return {"to": tool.to}
+
+
 # --- messages ---------------------------------------------------------------------------
 
 
@@ -227,7 +279,9 @@ class MessageTool(ToolCore):
     """Send a text to one person over a channel; wait for the reply unless ``wait_time``
     is ``None`` (then only the interaction id comes back). ``from_`` chooses the sender:
     an sms number of the account, or the slack workspace id (a WhatsApp message goes from
-    the account's number, an email from the service's sender)."""
+    the account's number, an email from the service's sender). ``person="per_…"`` in
+    place of ``to`` asks a person of the people directory on their first confirmed
+    address on the channel (exactly one of the two)."""
 
     channel: ClassVar[MessageChannel]
     default_name: ClassVar[str]
@@ -239,6 +293,7 @@ class MessageTool(ToolCore):
         client: HumanWire | AsyncHumanWire | None = None,
         async_client: AsyncHumanWire | None = None,
         to: str | None = None,
+        person: str | None = None,
         wait_time: float | None = _UNSET,
         follow_up_time: float | None = None,
         from_: str | None = None,
@@ -263,7 +318,9 @@ class MessageTool(ToolCore):
         self.follow_up_time = check_follow_up_time(follow_up_time)
         self.from_ = from_
         self.expose_recipient = expose_recipient
-        self.to = resolve_recipient(self.channel, to, client or async_client)
+        self.to, self.person = _recipient_or_person(
+            self.channel, to, person, client or async_client
+        )
         waits = self.wait_time is not None
         if description is None:
             description = (
@@ -284,9 +341,8 @@ class MessageTool(ToolCore):
 
     def _request(self, arguments: BaseModel) -> dict[str, Any]:
         given = dict(arguments)  # the schema varies: "to" only when exposed
-        to = given.get("to")
         kwargs: dict[str, Any] = {
-            "to": to if self.expose_recipient and to else self.to,
+            **_recipient_kwargs(self, given),
             "message": given["message"],
             **_windows(self.wait_time, self.follow_up_time),
             **self._metadata(),
@@ -409,6 +465,120 @@ class NotifyHumanEmail(AskHumanEmail):
     default_wait_time: ClassVar[float | None] = None
 
 
+# --- a person, wherever they are ---------------------------------------------------------
+
+
+def check_fallback_after(value: float | None) -> float | None:
+    """``None`` or seconds from 1 to 60600 (the service's ``fallbackAfter``)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError("fallback_after must be a number of seconds from 1 to 60600")
+    if not 1 <= value <= 60600:
+        raise ValueError(f"fallback_after must be from 1 to 60600 seconds, got {value:g}")
+    return value
+
+
+class PersonTool(ToolCore):
+    """Send a text to a person of the people directory wherever they are
+    (``POST /messages/person``): on the first of their confirmed addresses in their
+    order, whatever its channel; wait for the reply unless ``wait_time`` is ``None``.
+    ``person`` is their id (``per_…``), else ``HUMANWIRE_PERSON``; ``fallback_after``
+    (seconds) moves the message on to their next confirmed address when nobody answered
+    by then, address by address while the window lasts. With ``expose_recipient`` the
+    model may name another person by id."""
+
+    default_name: ClassVar[str]
+    default_wait_time: ClassVar[float | None] = DEFAULT_WAIT_TIME
+
+    def __init__(
+        self,
+        *,
+        client: HumanWire | AsyncHumanWire | None = None,
+        async_client: AsyncHumanWire | None = None,
+        person: str | None = None,
+        wait_time: float | None = _UNSET,
+        follow_up_time: float | None = None,
+        fallback_after: float | None = None,
+        expose_recipient: bool = False,
+        name: str | None = None,
+        description: str | None = None,
+        **options: Any,
+    ) -> None:
+        if "to" in options:
+            raise ValueError(
+                f"{type(self).__name__} asks a person of the people directory: give "
+                "person='per_…', not to (an address is a channel tool's: AskHumanSMS, …)"
+            )
+        if wait_time is _UNSET:
+            wait_time = self.default_wait_time
+        self.wait_time = check_wait_time(wait_time)
+        self.follow_up_time = check_follow_up_time(follow_up_time)
+        self.fallback_after = check_fallback_after(fallback_after)
+        if person is None:
+            person = os.environ.get(PERSON_ENV, "").strip() or None
+        if person is None:
+            raise ValueError(
+                f"no person: pass person='per_…' (a person of the people directory) or set "
+                f"{PERSON_ENV}"
+            )
+        self.person = check_person(person)
+        self.expose_recipient = expose_recipient
+        waits = self.wait_time is not None
+        if description is None:
+            description = (
+                person_description(self.wait_time, self.fallback_after)
+                if self.wait_time is not None
+                else notify_person_description(self.fallback_after)
+            )
+        super().__init__(
+            name=name or self.default_name,
+            description=description,
+            args_model=person_input_schema(note=not waits, expose_recipient=expose_recipient),
+            client=client,
+            async_client=async_client,
+            **options,
+        )
+
+    def _request(self, arguments: BaseModel) -> dict[str, Any]:
+        given = dict(arguments)  # the schema varies: "person" only when exposed
+        chosen = given.get("person")
+        kwargs: dict[str, Any] = {
+            "message": given["message"],
+            **_windows(self.wait_time, self.follow_up_time),
+            **self._metadata(),
+        }
+        if self.fallback_after is not None:
+            kwargs["fallback_after"] = self.fallback_after
+        return {"person": chosen if self.expose_recipient and chosen else self.person, **kwargs}
+
+    def _finish(self, response: MessageResponse) -> str:
+        if self.wait_time is None:
+            return person_sent_text(response)
+        return message_text(response)
+
+    def _operation(self, arguments: BaseModel) -> Operation[MessageResponse, str]:
+        kwargs = self._request(arguments)
+        person = kwargs.pop("person")
+        return Operation(lambda client: client.messages.person(person, **kwargs), self._finish)
+
+
+class AskHumanPerson(PersonTool):
+    """Ask a person of the people directory wherever they answer and wait for the reply
+    (``ask_human_person``): on their first confirmed address, whatever its channel, and
+    with ``fallback_after`` on their next ones too."""
+
+    default_name: ClassVar[str] = "ask_human_person"
+
+
+class NotifyHumanPerson(AskHumanPerson):
+    """Send a person of the people directory a message on their first confirmed address,
+    whatever its channel, without waiting (``notify_human_person``)."""
+
+    default_name: ClassVar[str] = "notify_human_person"
+    default_wait_time: ClassVar[float | None] = None
+
+
 class AskHumanChannel(ToolCore):
     """Send through a channel card (``ask_human_channel``): the card holds the recipient,
     windows and templates, so the no-response text is the card's."""
@@ -447,6 +617,8 @@ class HumanForm(ToolCore):
     message. Dynamic mode: leave them out and the model designs the form (title, fields
     with types, options, required) through a flat schema. ``form_description`` is the
     fixed form's subtitle (``description`` is the tool's own, read by the model).
+    ``person="per_…"`` in place of ``to`` sends it to a person of the people directory, on
+    their first confirmed address on ``channel``.
     """
 
     def __init__(
@@ -456,6 +628,7 @@ class HumanForm(ToolCore):
         async_client: AsyncHumanWire | None = None,
         channel: MessageChannel = "sms",
         to: str | None = None,
+        person: str | None = None,
         expose_recipient: bool = False,
         title: str | None = None,
         fields: Sequence[FormField | Mapping[str, Any]] | None = None,
@@ -482,7 +655,7 @@ class HumanForm(ToolCore):
         if self.wait_time is None and self.follow_up_time is None:
             raise ValueError("a form needs wait_time, follow_up_time or both")
         self.channel: MessageChannel = channel
-        self.to = resolve_recipient(channel, to, client or async_client)
+        self.to, self.person = _recipient_or_person(channel, to, person, client or async_client)
         self.expose_recipient = expose_recipient
         self.title = title
         self.fields = (
@@ -523,9 +696,8 @@ class HumanForm(ToolCore):
         else:
             form_fields, title = list(self.fields or []), self.title
             subtitle = self.form_description
-        to = given.get("to")
         kwargs: dict[str, Any] = {
-            "to": to if self.expose_recipient and to else self.to,
+            **_recipient_kwargs(self, given),
             "title": title,
             "fields": form_fields,
             **_windows(self.wait_time, self.follow_up_time),
@@ -679,6 +851,11 @@ def _message_row(kind: type[MessageTool]) -> ToolRow:
     return ToolRow(kind.__name__, kind, kind.default_name, kind.channel, waits)
 
 
+def _person_row(kind: type[PersonTool]) -> ToolRow:
+    waits = kind.default_wait_time is not None
+    return ToolRow(kind.__name__, kind, kind.default_name, None, waits)
+
+
 TOOL_TABLE: tuple[ToolRow, ...] = (
     *(
         _message_row(kind)
@@ -699,13 +876,16 @@ TOOL_TABLE: tuple[ToolRow, ...] = (
             NotifyHumanDiscord,
         )
     ),
+    _person_row(AskHumanPerson),
+    _person_row(NotifyHumanPerson),
     ToolRow("HumanForm", HumanForm, "human_form", None, True),
     ToolRow("AskHumanChannel", AskHumanChannel, "ask_human_channel", None, True),
     ToolRow("CallHuman", CallHuman, "call_human", "call", True),
     ToolRow("CheckHumanInteraction", CheckHumanInteraction, "check_human_interaction", None, False),
 )
 """The humanwire tools, a row each: the message tools (an ask and a notify per channel of
-:data:`~humanwire._tooling.CHANNEL_NAMES`), the form, the channel card, the call and the
+:data:`~humanwire._tooling.CHANNEL_NAMES`), the ask and the notify of a person wherever
+they are, the form, the channel card, the call and the
 check (the order the MCP server lists them in)."""
 
 TOOL_CLASS_NAMES: tuple[str, ...] = tuple(row.class_name for row in TOOL_TABLE)
@@ -718,6 +898,9 @@ LISTING_TO = "+12025550100"
 """A recipient to build a kind with when only its name, description and schema are
 wanted (any valid number): an adapter whose recipient is the call's builds the kind again
 with it for each call (MCP, LlamaIndex)."""
+
+LISTING_PERSON = "per_listing"
+"""The same for a person tool: a person's id to build it with for its name and schema."""
 
 
 class _Settled:

@@ -19,6 +19,7 @@ from ._tooling import (
     INTERACTION_ID,
     MESSAGE,
     NOTE,
+    PERSON,
     PHONE_TO,
     SLACK_TO,
     TEAMS_TO,
@@ -41,6 +42,7 @@ __all__ = [
     "form_fields_from_specs",
     "form_input_schema",
     "message_input_schema",
+    "person_input_schema",
 ]
 
 
@@ -99,6 +101,22 @@ def message_input_schema(*, note: bool, channel: str, expose_recipient: bool) ->
     """The arguments of a message tool: the text (a question, or a note when nothing is
     awaited) and the recipient only when exposed."""
     return _MESSAGE_SCHEMAS[(note, _recipient_kind(channel), expose_recipient)]
+
+
+class MessagePersonInput(MessageInput):
+    person: OptionalText = optional_text(PERSON)
+
+
+class NotePersonInput(NoteInput):
+    person: OptionalText = optional_text(PERSON)
+
+
+def person_input_schema(*, note: bool, expose_recipient: bool) -> type[BaseModel]:
+    """The arguments of a person tool: the text (a question, or a note when nothing is
+    awaited) and the person's id only when exposed."""
+    if not expose_recipient:
+        return NoteInput if note else MessageInput
+    return NotePersonInput if note else MessagePersonInput
 
 
 class NoInput(BaseModel):

@@ -62,6 +62,7 @@ __all__ = [
     "MESSAGE",
     "NOTE",
     "NO_ANSWER",
+    "PERSON",
     "PHONE_TO",
     "SLACK_TO",
     "TEAMS_TO",
@@ -83,7 +84,10 @@ __all__ = [
     "late_note",
     "message_text",
     "notify_description",
+    "notify_person_description",
     "optional_text",
+    "person_description",
+    "person_sent_text",
     "plain_json_schema",
     "sent_text",
     "with_link",
@@ -339,6 +343,10 @@ DISCORD_TO = (
     "Discord user ID (a direct message; the person shares a server with the bot) or "
     "channel ID, digits, e.g. 80351110224678912. Leave it out to reach the default person."
 )
+PERSON = (
+    "ID of a person in the people directory, starting with per_, e.g. per_4f2a9c. Leave it "
+    "out to reach the default person."
+)
 CALL_PROMPT = (
     "Everything the voice agent placing the call knows: who it calls on behalf of, the "
     "goal, what to do for the likely answers, and what to say on voicemail."
@@ -384,6 +392,16 @@ def sent_text(response: MessageResponse, channel: str) -> str:
     """A message sent without waiting."""
     text = (
         f"Message sent by {channel} (interaction {response.interaction_id}); no reply is awaited."
+    )
+    if response.status == "pending":
+        text += " A reply may still come later: check it with the interaction id."
+    return text
+
+
+def person_sent_text(response: MessageResponse) -> str:
+    """A message sent to a person without waiting."""
+    text = (
+        f"Message sent to the person (interaction {response.interaction_id}); no reply is awaited."
     )
     if response.status == "pending":
         text += " A reply may still come later: check it with the interaction id."
@@ -482,6 +500,40 @@ def notify_description(channel: str) -> str:
     return (
         f"Send a human a one-way {CHANNEL_NAMES[channel]} message (an update or a notice) "
         "without waiting for a reply. Returns the interaction id."
+    )
+
+
+_WHEREVER = (
+    "to the first address they confirmed (SMS, WhatsApp, Slack, email, Telegram, Microsoft "
+    "Teams or Discord, in the order they chose)"
+)
+
+
+def _moves(fallback_after: float | None) -> str:
+    if fallback_after is None:
+        return ""
+    return (
+        f" If they have not answered after {fallback_after:g} seconds, it is sent again on "
+        "their next address, and so on."
+    )
+
+
+def person_description(wait_time: float, fallback_after: float | None = None) -> str:
+    """The description of ``ask_human_person``: ask a person wherever they are, wait."""
+    return (
+        f"Ask a specific person a question wherever they can be reached: it goes {_WHEREVER}."
+        f"{_moves(fallback_after)} {_waits(wait_time)} for the reply, on whichever channel "
+        "it comes. Use it when you need a decision, a fact or a confirmation only this "
+        f"person can give. Returns 'Human response: <their reply>'. {NO_ANSWER}"
+    )
+
+
+def notify_person_description(fallback_after: float | None = None) -> str:
+    """The description of ``notify_human_person``: a one-way message to a person."""
+    return (
+        "Send a specific person a one-way message (an update or a notice) wherever they can "
+        f"be reached: it goes {_WHEREVER}.{_moves(fallback_after)} Does not wait for a "
+        "reply. Returns the interaction id."
     )
 
 

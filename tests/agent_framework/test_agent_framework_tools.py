@@ -19,11 +19,13 @@ from framework_support import (
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.agent_framework import (
     AskHumanEmail,
+    AskHumanPerson,
     AskHumanSlack,
     AskHumanSMS,
     AskHumanWhatsApp,
     CheckHumanInteraction,
     HumanForm,
+    NotifyHumanPerson,
     NotifyHumanSMS,
 )
 from humanwire.testing import RunningService, ScriptedHuman
@@ -81,6 +83,38 @@ async def test_the_client_comes_from_the_environment(
     chat = once("ask_human_sms", {"message": "Which day?"})
     result = await agent(chat, [AskHumanSMS(wait_time=5)]).run("Ask")
     assert result.text == "FINAL: Human response: Wednesday"
+
+
+async def test_a_person_is_asked_wherever_they_are(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman, ada: str
+) -> None:
+    replied = human.reply("Blue, please")  # Ada's first confirmed address: the sms number
+    chat = once("ask_human_person", {"message": "Which colour?"})
+    tool = AskHumanPerson(client=async_humanwire_client, person=ada, wait_time=5)
+    result = await agent(chat, [tool]).run("Pick a colour")
+    assert result.text == "FINAL: Human response: Blue, please"
+    assert (await replied.async_wait(5)).text == "Which colour?"
+
+
+async def test_a_person_who_does_not_answer_is_the_no_response_text(
+    async_humanwire_client: AsyncHumanWire, ada: str
+) -> None:
+    chat = once("ask_human_person", {"message": "Anyone there?"})
+    tool = AskHumanPerson(client=async_humanwire_client, person=ada, wait_time=1)
+    result = await agent(chat, [tool]).run("Ask")
+    assert result.text == f"FINAL: {DEFAULT_NO_RESPONSE_TEMPLATE}"
+
+
+async def test_a_person_is_notified(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman, ada: str
+) -> None:
+    chat = once("notify_human_person", {"message": "Deploy done."})
+    await agent(chat, [NotifyHumanPerson(client=async_humanwire_client, person=ada)]).run("Tell")
+    [sent] = [d for d in human.deliveries() if d.text == "Deploy done."]
+    assert sent.to == human.phone
+    assert chat.results == [
+        f"Message sent to the person (interaction {sent.interaction_id}); no reply is awaited."
+    ]
 
 
 @pytest.mark.parametrize("channel", list(ASK))

@@ -3,6 +3,6 @@
 
 from __future__ import annotations
 
-from framework_support import clean_environment, service_environment
+from framework_support import ada, clean_environment, service_environment
 
-__all__ = ["clean_environment", "service_environment"]
+__all__ = ["ada", "clean_environment", "service_environment"]

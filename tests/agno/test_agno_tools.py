@@ -19,10 +19,12 @@ from framework_support import (
 from humanwire import AsyncHumanWire, HumanWire
 from humanwire.agno import (
     AskHumanEmail,
+    AskHumanPerson,
     AskHumanSlack,
     AskHumanSMS,
     AskHumanWhatsApp,
     CheckHumanInteraction,
+    NotifyHumanPerson,
     NotifyHumanSMS,
 )
 from humanwire.testing import RunningService, ScriptedHuman
@@ -82,6 +84,38 @@ def test_the_sync_run_asks_on_an_async_loop_of_its_own(
     model = once("ask_human_sms", {"message": "Which day?"})
     result = agent(model, [AskHumanSMS(wait_time=5)]).run("Ask")
     assert result.content == "FINAL: Human response: Wednesday"
+
+
+async def test_a_person_is_asked_wherever_they_are(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman, ada: str
+) -> None:
+    replied = human.reply("Blue, please")  # Ada's first confirmed address: the sms number
+    model = once("ask_human_person", {"message": "Which colour?"})
+    tool = AskHumanPerson(client=async_humanwire_client, person=ada, wait_time=5)
+    result = await agent(model, [tool]).arun("Pick a colour")
+    assert result.content == "FINAL: Human response: Blue, please"
+    assert (await replied.async_wait(5)).text == "Which colour?"
+
+
+async def test_a_person_who_does_not_answer_is_the_no_response_text(
+    async_humanwire_client: AsyncHumanWire, ada: str
+) -> None:
+    model = once("ask_human_person", {"message": "Anyone there?"})
+    tool = AskHumanPerson(client=async_humanwire_client, person=ada, wait_time=1)
+    result = await agent(model, [tool]).arun("Ask")
+    assert result.content == f"FINAL: {DEFAULT_NO_RESPONSE_TEMPLATE}"
+
+
+def test_a_person_is_notified_from_the_sync_run(
+    humanwire_client: HumanWire, human: ScriptedHuman, ada: str
+) -> None:
+    model = once("notify_human_person", {"message": "Deploy done."})
+    agent(model, [NotifyHumanPerson(client=humanwire_client, person=ada)]).run("Tell")
+    [sent] = [d for d in human.deliveries() if d.text == "Deploy done."]
+    assert sent.to == human.phone
+    assert model.results == [
+        f"Message sent to the person (interaction {sent.interaction_id}); no reply is awaited."
+    ]
 
 
 @pytest.mark.parametrize("channel", list(ASK))

@@ -14,7 +14,9 @@ import humanwire.claude_agent_sdk as adapter
 from framework_support import PHONE, assert_checked_when_built, check_tools_follow_the_table
 from humanwire import AsyncHumanWire
 from humanwire.claude_agent_sdk import (
+    AskHumanPerson,
     AskHumanSMS,
+    NotifyHumanPerson,
     NotifyHumanSMS,
     allowed_tool_names,
     humanwire_server,
@@ -64,6 +66,39 @@ async def test_nobody_answering_is_the_no_response_text_never_an_error(
     result = await run(model, [tool], tmp_path)
     assert model.results == [DEFAULT_NO_RESPONSE_TEMPLATE]
     assert not result.is_error
+
+
+async def test_a_person_is_asked_wherever_they_are(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman, tmp_path: Path, ada: str
+) -> None:
+    human.reply("Blue, please")  # Ada's first confirmed address: the sms number
+    model = once("ask_human_person", {"message": "Which colour?"})
+    tool = AskHumanPerson(client=async_humanwire_client, person=ada)
+    result = await run(model, [tool], tmp_path)
+    assert model.results == ["Human response: Blue, please"]
+    assert result.result == "FINAL: Human response: Blue, please"
+
+
+async def test_a_person_who_does_not_answer_is_the_no_response_text(
+    async_humanwire_client: AsyncHumanWire, tmp_path: Path, ada: str
+) -> None:
+    model = once("ask_human_person", {"message": "Anyone?"})
+    tool = AskHumanPerson(client=async_humanwire_client, person=ada, wait_time=1)
+    result = await run(model, [tool], tmp_path)
+    assert model.results == [DEFAULT_NO_RESPONSE_TEMPLATE]
+    assert not result.is_error
+
+
+async def test_a_person_is_notified(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman, tmp_path: Path, ada: str
+) -> None:
+    model = once("notify_human_person", {"message": "Deploy done"})
+    await run(model, [NotifyHumanPerson(client=async_humanwire_client, person=ada)], tmp_path)
+    [sent] = [d for d in human.deliveries() if d.text == "Deploy done"]
+    assert sent.to == human.phone
+    assert model.results == [
+        f"Message sent to the person (interaction {sent.interaction_id}); no reply is awaited."
+    ]
 
 
 async def test_a_notification_is_sent_without_waiting(

@@ -11,9 +11,9 @@ import tempfile
 
 import pytest
 
-from framework_support import clean_environment, service_environment
+from framework_support import ada, clean_environment, service_environment
 
-__all__ = ["clean_environment", "service_environment"]
+__all__ = ["ada", "clean_environment", "service_environment"]
 
 os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("OTEL_SDK_DISABLED", "true")

@@ -14,12 +14,14 @@ from humanwire import AsyncHumanWire, HumanWire
 from humanwire.crewai import (
     AskHumanChannel,
     AskHumanEmail,
+    AskHumanPerson,
     AskHumanSlack,
     AskHumanSMS,
     AskHumanWhatsApp,
     CallHuman,
     CheckHumanInteraction,
     HumanForm,
+    NotifyHumanPerson,
     NotifyHumanSMS,
 )
 from humanwire.testing import RunningService, ScriptedHuman
@@ -117,6 +119,41 @@ def test_check_finds_a_late_reply(humanwire_client: HumanWire, human: ScriptedHu
 
     assert answer == (
         f"Interaction {sent.interaction_id} (message by sms) was answered. Human response: found it"
+    )
+
+
+def test_a_person_is_asked_wherever_they_are(
+    humanwire_client: HumanWire, human: ScriptedHuman, ada: str
+) -> None:
+    replied = human.reply("yes, ship it")  # Ada's first confirmed address: the sms number
+    tool = AskHumanPerson(client=humanwire_client, person=ada, wait_time=10)
+
+    answer, output = run_tool(tool, {"message": "Ship v2?"})
+
+    assert answer == "Human response: yes, ship it"
+    assert replied.wait(5).text == "Ship v2?"
+    assert output.tasks_output[0].tool_failures == []
+
+
+def test_a_person_who_does_not_answer_is_the_no_response_text(
+    humanwire_client: HumanWire, ada: str
+) -> None:
+    tool = AskHumanPerson(client=humanwire_client, person=ada, wait_time=1)
+    answer, output = run_tool(tool, {"message": "?"})
+    assert answer == "Human did not respond. Continue where you left off."
+    assert output.tasks_output[0].tool_failures == []
+
+
+def test_a_person_is_notified_and_the_saved_tool_keeps_them(
+    humanwire_client: HumanWire, human: ScriptedHuman, ada: str
+) -> None:
+    tool = NotifyHumanPerson(client=humanwire_client, person=ada)
+    assert tool.model_dump()["person"] == ada  # CrewAI's saved tool is rebuilt the same
+    answer, _ = run_tool(tool, {"message": "Deploy done."})
+    [sent] = [d for d in human.deliveries() if d.text == "Deploy done."]
+    assert sent.to == human.phone
+    assert answer == (
+        f"Message sent to the person (interaction {sent.interaction_id}); no reply is awaited."
     )
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import logging
 
-from framework_support import clean_environment, service_environment
+from framework_support import ada, clean_environment, service_environment
 
-__all__ = ["clean_environment", "service_environment"]
+__all__ = ["ada", "clean_environment", "service_environment"]
 
 # "Skipping missing token usage metadata for agent ... and model ...", once per model call.
 logging.getLogger("google_adk.google.adk.telemetry._metrics").setLevel(logging.ERROR)

@@ -18,12 +18,14 @@ from humanwire.errors import NotFoundError
 from humanwire.google_adk import (
     AskHumanChannel,
     AskHumanEmail,
+    AskHumanPerson,
     AskHumanSlack,
     AskHumanSMS,
     AskHumanWhatsApp,
     CallHuman,
     CheckHumanInteraction,
     HumanForm,
+    NotifyHumanPerson,
     NotifyHumanSMS,
 )
 from humanwire.testing import ScriptedHuman
@@ -166,6 +168,39 @@ async def test_check_finds_a_late_reply(
     assert output == (
         f"FINAL: Interaction {sent.interaction_id} (message by sms) was answered. "
         "Human response: found it"
+    )
+
+
+async def test_a_person_is_asked_wherever_they_are(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman, ada: str
+) -> None:
+    replied = human.reply("yes, ship it")  # Ada's first confirmed address: the sms number
+    tool = AskHumanPerson(client=async_humanwire_client, person=ada, wait_time=10)
+
+    output, _ = await run_tool(tool, {"message": "Ship v2?"})
+
+    assert output == "FINAL: Human response: yes, ship it"
+    assert (await replied.async_wait(5)).text == "Ship v2?"
+
+
+async def test_a_person_who_does_not_answer_is_the_no_response_text(
+    async_humanwire_client: AsyncHumanWire, ada: str
+) -> None:
+    tool = AskHumanPerson(client=async_humanwire_client, person=ada, wait_time=1)
+    output, _ = await run_tool(tool, {"message": "Anyone?"})
+    assert output == "FINAL: Human did not respond. Continue where you left off."
+
+
+async def test_a_person_is_notified(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman, ada: str
+) -> None:
+    tool = NotifyHumanPerson(client=async_humanwire_client, person=ada)
+    output, _ = await run_tool(tool, {"message": "Deploy done."})
+    [sent] = [d for d in human.deliveries() if d.text == "Deploy done."]
+    assert sent.to == human.phone
+    assert output == (
+        f"FINAL: Message sent to the person (interaction {sent.interaction_id}); "
+        "no reply is awaited."
     )
 
 

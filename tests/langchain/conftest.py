@@ -8,10 +8,10 @@ from typing import Any, TypeVar
 import pytest
 from langchain_core.tools import BaseTool
 
-from framework_support import service_environment
+from framework_support import ada, service_environment
 from humanwire import AsyncHumanWire, HumanWire
 
-__all__ = ["service_environment"]
+__all__ = ["ada", "service_environment"]
 
 T = TypeVar("T", bound=BaseTool)
 
@@ -23,6 +23,7 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
         "HUMANWIRE_SMS_TO",
         "HUMANWIRE_WHATSAPP_TO",
         "HUMANWIRE_SLACK_TO",
+        "HUMANWIRE_PERSON",
         "HUMANWIRE_BASE_URL",
         "HUMANWIRE_API_KEY",
     ):

@@ -2,10 +2,15 @@
 
 import pytest
 
+from framework_support import ada
+
+__all__ = ["ada"]
+
 _ENV = (
     "HUMANWIRE_SMS_TO",
     "HUMANWIRE_WHATSAPP_TO",
     "HUMANWIRE_SLACK_TO",
+    "HUMANWIRE_PERSON",
     "HUMANWIRE_BASE_URL",
     "HUMANWIRE_API_KEY",
 )

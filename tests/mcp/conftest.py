@@ -13,13 +13,17 @@ pytest.importorskip("mcp")
 from mcp.client import Client
 from mcp_helpers import Connect
 
+from framework_support import ada
 from humanwire import AsyncHumanWire
 from humanwire.mcp import ConfiguredSource, McpSettings, build_server
+
+__all__ = ["ada"]
 
 ENV = (
     "HUMANWIRE_SMS_TO",
     "HUMANWIRE_WHATSAPP_TO",
     "HUMANWIRE_SLACK_TO",
+    "HUMANWIRE_PERSON",
     "HUMANWIRE_BASE_URL",
     "HUMANWIRE_API_KEY",
     "HUMANWIRE_MCP_CLIENT_TIMEOUT",
@@ -28,6 +32,7 @@ ENV = (
     "HUMANWIRE_MCP_CHANNEL_IDS",
     "HUMANWIRE_MCP_EXPOSE_RECIPIENTS",
     "HUMANWIRE_MCP_STATE_KEY",
+    "HUMANWIRE_MCP_FALLBACK_AFTER",
 )
 
 

@@ -17,12 +17,14 @@ from humanwire.errors import NotFoundError
 from humanwire.openai_agents import (
     AskHumanChannel,
     AskHumanEmail,
+    AskHumanPerson,
     AskHumanSlack,
     AskHumanSMS,
     AskHumanWhatsApp,
     CallHuman,
     CheckHumanInteraction,
     HumanForm,
+    NotifyHumanPerson,
     NotifyHumanSMS,
 )
 from humanwire.testing import ScriptedHuman
@@ -65,6 +67,46 @@ async def test_ask_on_whatsapp_and_slack(
 
     assert output == "FINAL: Human response: Tuesday works"
     assert (await replied.async_wait(5)).channel == channel
+
+
+async def test_a_person_is_asked_wherever_they_are(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman, ada: str
+) -> None:
+    replied = human.reply("yes, ship it")  # Ada's first confirmed address: the sms number
+    tool = AskHumanPerson(client=async_humanwire_client, person=ada, wait_time=10)
+
+    output, _ = await run_tool(tool, {"message": "Ship v2?"})
+
+    assert output == "FINAL: Human response: yes, ship it"
+    assert (await replied.async_wait(5)).text == "Ship v2?"
+
+
+async def test_a_person_who_does_not_answer_is_the_no_response_text(
+    async_humanwire_client: AsyncHumanWire, ada: str
+) -> None:
+    tool = AskHumanPerson(client=async_humanwire_client, person=ada, wait_time=1)
+    output, _ = await run_tool(tool, {"message": "Anyone?"})
+    assert output == "FINAL: Human did not respond. Continue where you left off."
+
+
+async def test_a_person_is_notified_and_a_channel_tool_takes_one(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman, ada: str
+) -> None:
+    output, _ = await run_tool(
+        NotifyHumanPerson(client=async_humanwire_client, person=ada), {"message": "Done."}
+    )
+    human.reply("on it")
+    asked, _ = await run_tool(
+        AskHumanSMS(client=async_humanwire_client, person=ada, wait_time=10), {"message": "Ok?"}
+    )
+
+    sent = [d for d in human.deliveries() if d.text in ("Done.", "Ok?")]
+    assert [(d.text, d.to) for d in sent] == [("Done.", human.phone), ("Ok?", human.phone)]
+    assert output == (
+        f"FINAL: Message sent to the person (interaction {sent[0].interaction_id}); "
+        "no reply is awaited."
+    )
+    assert asked == "FINAL: Human response: on it"
 
 
 async def test_a_sync_client_is_given_its_async_twin(

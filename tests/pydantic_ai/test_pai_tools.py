@@ -18,6 +18,7 @@ from humanwire import AsyncHumanWire, HumanWire
 from humanwire.pydantic_ai import (
     AskHumanChannel,
     AskHumanEmail,
+    AskHumanPerson,
     AskHumanSlack,
     AskHumanSMS,
     AskHumanWhatsApp,
@@ -26,6 +27,7 @@ from humanwire.pydantic_ai import (
     HumanForm,
     HumanWireToolset,
     NotifyHumanEmail,
+    NotifyHumanPerson,
     NotifyHumanSlack,
     NotifyHumanSMS,
     NotifyHumanWhatsApp,
@@ -89,6 +91,57 @@ async def test_a_timeout_is_the_no_response_text(
     assert returned.outcome == "success"  # a normal result, never an error
     assert returned.content == DEFAULT_NO_RESPONSE_TEMPLATE
     assert result.output == f"FINAL: {DEFAULT_NO_RESPONSE_TEMPLATE}"
+
+
+async def test_a_person_is_asked_wherever_they_are(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman, ada: str
+) -> None:
+    replied = human.reply("Blue, please")  # Ada's first confirmed address: the sms number
+    model = once("ask_human_person", {"message": "Which colour?"})
+    tool = AskHumanPerson(client=async_humanwire_client, person=ada, wait_time=5)
+    result = await Agent(model.model, tools=[tool]).run("Pick a colour")
+    assert result.output == "FINAL: Human response: Blue, please"
+    (returned,) = model.returns()
+    assert isinstance(returned.metadata, MessageResponse)
+    assert (await replied.async_wait(5)).text == "Which colour?"
+
+
+async def test_a_person_who_does_not_answer_is_the_no_response_text(
+    async_humanwire_client: AsyncHumanWire, ada: str
+) -> None:
+    model = once("ask_human_person", {"message": "Anyone there?"})
+    tool = AskHumanPerson(client=async_humanwire_client, person=ada, wait_time=1)
+    result = await Agent(model.model, tools=[tool]).run("Ask")
+    (returned,) = model.returns()
+    assert returned.outcome == "success"  # a normal result, never an error
+    assert result.output == f"FINAL: {DEFAULT_NO_RESPONSE_TEMPLATE}"
+
+
+async def test_a_person_is_notified(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman, ada: str
+) -> None:
+    model = once("notify_human_person", {"message": "Deploy done."})
+    tool = NotifyHumanPerson(client=async_humanwire_client, person=ada)
+    await Agent(model.model, tools=[tool]).run("Tell")
+    [sent] = [d for d in human.deliveries() if d.text == "Deploy done."]
+    assert sent.to == human.phone
+    (returned,) = model.returns()
+    assert returned.content == (
+        f"Message sent to the person (interaction {sent.interaction_id}); no reply is awaited."
+    )
+
+
+async def test_the_toolset_adds_the_person_tools(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman, ada: str
+) -> None:
+    toolset = HumanWireToolset(client=async_humanwire_client, person=ada, notify=True, wait_time=5)
+    names = list(toolset.tools)
+    assert names[:3] == ["ask_human_sms", "ask_human_person", "notify_human_person"]
+    assert "ask_human_person" not in HumanWireToolset(client=async_humanwire_client).tools
+    human.reply("yes")
+    model = once("ask_human_person", {"message": "Ready?"})
+    result = await Agent(model.model, toolsets=[toolset]).run("Ask")
+    assert result.output == "FINAL: Human response: yes"
 
 
 async def test_a_late_reply_reaches_the_webhook_and_the_check_tool(

@@ -18,6 +18,7 @@ from humanwire.errors import HumanWireError
 from humanwire.strands import (
     AskHumanChannel,
     AskHumanEmail,
+    AskHumanPerson,
     AskHumanSlack,
     AskHumanSMS,
     AskHumanWhatsApp,
@@ -25,6 +26,7 @@ from humanwire.strands import (
     CheckHumanInteraction,
     HumanForm,
     NotifyHumanEmail,
+    NotifyHumanPerson,
     NotifyHumanSlack,
     NotifyHumanSMS,
     NotifyHumanWhatsApp,
@@ -83,6 +85,42 @@ async def test_a_timeout_is_the_no_response_text(
     assert returned["status"] == "success"  # a normal result, never an error
     assert text(returned) == DEFAULT_NO_RESPONSE_TEMPLATE
     assert final(result) == f"FINAL: success: {DEFAULT_NO_RESPONSE_TEMPLATE}"
+
+
+async def test_a_person_is_asked_wherever_they_are(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman, ada: str
+) -> None:
+    replied = human.reply("Blue, please")  # Ada's first confirmed address: the sms number
+    model = once("ask_human_person", {"message": "Which colour?"})
+    tool = AskHumanPerson(client=async_humanwire_client, person=ada, wait_time=5)
+    result = await agent(model, [tool]).invoke_async("Pick a colour")
+    assert final(result) == "FINAL: success: Human response: Blue, please"
+    assert (await replied.async_wait(5)).text == "Which colour?"
+
+
+async def test_a_person_who_does_not_answer_is_the_no_response_text(
+    async_humanwire_client: AsyncHumanWire, ada: str
+) -> None:
+    model = once("ask_human_person", {"message": "Anyone there?"})
+    tool = AskHumanPerson(client=async_humanwire_client, person=ada, wait_time=1)
+    result = await agent(model, [tool]).invoke_async("Ask")
+    (returned,) = model.results
+    assert returned["status"] == "success"  # a normal result, never an error
+    assert final(result) == f"FINAL: success: {DEFAULT_NO_RESPONSE_TEMPLATE}"
+
+
+async def test_a_person_is_notified(
+    async_humanwire_client: AsyncHumanWire, human: ScriptedHuman, ada: str
+) -> None:
+    model = once("notify_human_person", {"message": "Deploy done."})
+    tool = NotifyHumanPerson(client=async_humanwire_client, person=ada)
+    await agent(model, [tool]).invoke_async("Tell")
+    [sent] = [d for d in human.deliveries() if d.text == "Deploy done."]
+    assert sent.to == human.phone
+    (returned,) = model.results
+    assert text(returned) == (
+        f"Message sent to the person (interaction {sent.interaction_id}); no reply is awaited."
+    )
 
 
 async def test_a_late_reply_reaches_the_webhook_and_the_check_tool(

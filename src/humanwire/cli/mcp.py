@@ -17,6 +17,8 @@ MCP_FLAGS = (
     "telegram_to",
     "teams_to",
     "discord_to",
+    "person",
+    "fallback_after",
     "expose_recipients",
     "wait_time",
     "follow_up_time",
@@ -50,6 +52,18 @@ def add_parser(commands: Any) -> None:
     mcp.add_argument("--teams-to", default=None, help="teams user id, 29:… (HUMANWIRE_TEAMS_TO)")
     mcp.add_argument(
         "--discord-to", default=None, help="discord user or channel id (HUMANWIRE_DISCORD_TO)"
+    )
+    mcp.add_argument(
+        "--person",
+        default=None,
+        help="a person of the people directory, per_…, asked wherever they are (HUMANWIRE_PERSON)",
+    )
+    mcp.add_argument(
+        "--fallback-after",
+        type=float,
+        default=None,
+        help="seconds before the person is asked on their next address "
+        "(HUMANWIRE_MCP_FALLBACK_AFTER)",
     )
     mcp.add_argument(
         "--expose-recipients",

@@ -37,7 +37,10 @@ class HumanWireToolkit(BaseToolkit):
     By default: ``ask_human_<channel>`` for each of ``channels``, one dynamic
     ``human_form`` on the first channel (``form_channel``), and ``check_human_interaction``.
     ``notify=True`` adds ``notify_human_<channel>``; ``call=True`` adds ``call_human``;
-    each of ``channel_ids`` adds ``ask_human_<channel_id>``.
+    each of ``channel_ids`` adds ``ask_human_<channel_id>``. ``person`` (``per_…``) adds
+    ``ask_human_person`` (and with ``notify``, ``notify_human_person``): that person of
+    the people directory asked wherever they answer, ``fallback_after`` seconds before
+    their next address.
     """
 
     client: Any = Field(default=None, exclude=True, repr=False)
@@ -50,6 +53,8 @@ class HumanWireToolkit(BaseToolkit):
     telegram_to: str | None = None
     teams_to: str | None = None
     discord_to: str | None = None
+    person: str | None = None
+    fallback_after: float | None = None
     expose_recipient: bool = False
     wait_time: float = DEFAULT_WAIT_TIME
     follow_up_time: float | None = None
@@ -108,6 +113,26 @@ class HumanWireToolkit(BaseToolkit):
                     **self._common(),
                 )
             )
+        if self.person is not None:
+            tools.append(
+                _tools.AskHumanPerson(
+                    person=self.person,
+                    fallback_after=self.fallback_after,
+                    expose_recipient=self.expose_recipient,
+                    **windows,
+                    **self._common(),
+                )
+            )
+            if self.notify:
+                tools.append(
+                    _tools.NotifyHumanPerson(
+                        person=self.person,
+                        fallback_after=self.fallback_after,
+                        expose_recipient=self.expose_recipient,
+                        follow_up_time=self.follow_up_time,
+                        **self._common(),
+                    )
+                )
         if self.notify:
             for channel in self.channels:
                 tools.append(

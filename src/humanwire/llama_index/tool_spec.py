@@ -12,6 +12,7 @@ here with no code of its own.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -23,13 +24,17 @@ from pydantic_core import PydanticCustomError
 
 from humanwire._tool_kinds import (
     LISTING_TO,
+    PERSON_ENV,
     TOOL_TABLE,
     AskHumanChannel,
     CallHuman,
     HumanForm,
     MessageTool,
+    PersonTool,
     ToolRow,
     bare,
+    check_fallback_after,
+    check_person,
     recipient_channel,
     takes,
 )
@@ -159,6 +164,8 @@ class HumanWireToolSpec(BaseToolSpec):
         telegram_to: str | None = None,
         teams_to: str | None = None,
         discord_to: str | None = None,
+        person: str | None = None,
+        fallback_after: float | None = None,
         expose_recipients: bool = False,
         wait_time: float = DEFAULT_WAIT_TIME,
         follow_up_time: float | None = None,
@@ -184,6 +191,9 @@ class HumanWireToolSpec(BaseToolSpec):
         self.follow_up_time = check_follow_up_time(follow_up_time)
         self._client = client
         self._async_client = async_client
+        person = person or os.environ.get(PERSON_ENV, "").strip() or None
+        self.person = None if person is None else check_person(person)
+        self.fallback_after = check_fallback_after(fallback_after)
         self.expose_recipients = expose_recipients
         self.channel_id = channel_id
         self.form_channel: FormChannel = form_channel
@@ -232,6 +242,8 @@ class HumanWireToolSpec(BaseToolSpec):
         left_out = set()
         if channel_id is None:
             left_out.add("ask_human_channel")
+        if self.person is None:
+            left_out.update(r.name for r in TOOL_TABLE if issubclass(r.kind, PersonTool))
         for channel in _CHANNELS:
             newer = channel not in _FIRST_CHANNELS
             if newer and self._recipients[channel] is None and not expose_recipients:
@@ -419,6 +431,11 @@ class HumanWireToolSpec(BaseToolSpec):
         )
         if issubclass(kind, MessageTool):
             return windows if row.waits else {}
+        if issubclass(kind, PersonTool):
+            if self.person is None:
+                return None
+            person = {"person": self.person, "fallback_after": self.fallback_after}
+            return {**(windows if row.waits else {}), **person}
         if issubclass(kind, HumanForm):
             fixed: dict[str, Any] = {}
             if self.form_fields is not None:
@@ -453,7 +470,9 @@ class HumanWireToolSpec(BaseToolSpec):
             to = given.pop("to", None)
             # The recipient is the spec's (or the model's, when exposed): fixed in the kind.
             recipient = {"to": self._recipient(channel, to)} if takes_to else {}
-            tool = built(**options, **recipient, metadata=self.metadata)
+            # A person tool keeps the model's person itself (the spec resolves no "to").
+            mine = exposed if issubclass(row.kind, PersonTool) else {}
+            tool = built(**options, **mine, **recipient, metadata=self.metadata)
             try:
                 return tool.operation_for(given)
             except ValidationError as exc:  # a direct call the schema did not check

@@ -9,10 +9,11 @@ request and a late answer behave exactly as they do for any client.
 
 Recipients come from the request headers the MCP client is configured with
 (``Humanwire-Sms-To``, ``Humanwire-WhatsApp-To``, ``Humanwire-Slack-To``,
-``Humanwire-Email-To``), else, in
-local mode, the inbox's default human. Waits, the client limit, channel cards and the
-fixed form come from the service's environment (``HUMANWIRE_MCP_*``, as for
-``humanwire mcp``).
+``Humanwire-Email-To``, …), else, in
+local mode, the inbox's default human; the person tools ask the person of the account's
+people directory that ``Humanwire-Person`` names (``per_…``: without it, a tool error).
+Waits, the client limit, channel cards and the fixed form come from the service's
+environment (``HUMANWIRE_MCP_*``, as for ``humanwire mcp``).
 """
 
 from __future__ import annotations
@@ -33,17 +34,19 @@ from starlette.requests import Request
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
+from humanwire._tool_kinds import check_person
 from humanwire.approval import default_recipient
 
 from .server import build_server
 from .settings import CHANNELS, McpSettings
+from .tools import PERSON
 
 if TYPE_CHECKING:
     from humanwire._client import AsyncHumanWire
     from humanwire.server.config import ServiceConfig
     from humanwire.server.engine import Engine
 
-__all__ = ["RECIPIENT_HEADERS", "AccountSource", "McpEndpoint"]
+__all__ = ["PERSON_HEADER", "RECIPIENT_HEADERS", "AccountSource", "McpEndpoint"]
 
 RECIPIENT_HEADERS: dict[str, str] = {
     "sms": "Humanwire-Sms-To",
@@ -55,6 +58,8 @@ RECIPIENT_HEADERS: dict[str, str] = {
     "discord": "Humanwire-Discord-To",
 }
 """The request header naming each channel's recipient on ``/mcp``."""
+PERSON_HEADER = "Humanwire-Person"
+"""The request header naming the person of the people directory the person tools ask."""
 
 _MAX_CLIENTS = 256
 _MAX_SESSIONS = 20_000
@@ -69,6 +74,20 @@ def _bearer(headers: Mapping[str, str] | None) -> str:
         # The gate lets no such request through; this is the tool's own guard.
         raise ToolError("humanwire: this request carries no API key")
     return token.strip()
+
+
+def _person(ctx: Context) -> str:
+    """The person the request's ``Humanwire-Person`` names (``per_…``)."""
+    given = ((ctx.headers or {}).get(PERSON_HEADER.lower()) or "").strip()
+    if not given:
+        raise ToolError(
+            f"humanwire: no person: configure the MCP client to send the header {PERSON_HEADER} "
+            "(a person of the account's people directory, per_…)"
+        )
+    try:
+        return check_person(given, name=PERSON_HEADER)
+    except ValueError as exc:
+        raise ToolError(f"humanwire: {exc}") from None
 
 
 class AccountSource:
@@ -96,6 +115,8 @@ class AccountSource:
         return client
 
     def recipient(self, ctx: Context, channel: str, to: str | None) -> str:
+        if channel == PERSON:
+            return _person(ctx)
         if to and self.settings.expose_recipients:
             return to
         header = RECIPIENT_HEADERS[channel]
@@ -173,9 +194,11 @@ class McpEndpoint:
             telegram_to=None,
             teams_to=None,
             discord_to=None,
+            person=None,
         )
         self.source = AccountSource(config, self.settings)
-        server = build_server(self.settings, self.source, CHANNELS)
+        # Every channel and the person tools: the request's headers name whom they reach.
+        server = build_server(self.settings, self.source, (*CHANNELS, PERSON))
         # Every request carries the account's key, which a rebinding page cannot read:
         # the service answers on whatever host name it is reached at.
         server.streamable_http_app(

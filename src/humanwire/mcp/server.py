@@ -26,7 +26,7 @@ from humanwire.errors import HumanWireError
 from .gate import ApprovalState, GatedTool, HumanGate, request_state_security, state_key_bytes
 from .settings import CHANNELS, McpSettings, SettingsError
 from .tasks import HumanTasks
-from .tools import CHECK_TOOL, McpTool, ToolCall, build_tools
+from .tools import CHECK_TOOL, PERSON, McpTool, ToolCall, build_tools
 
 if TYPE_CHECKING:
     from humanwire._client import AsyncHumanWire
@@ -184,17 +184,21 @@ class ConfiguredSource:
     @property
     def channels(self) -> tuple[str, ...]:
         """The channels offered: those with a recipient (every one when the model may
-        name the recipient). Raises ``SettingsError`` naming the variables when none."""
+        name the recipient). Raises ``SettingsError`` naming the variables when none and
+        no person is configured either (then only the person tools are offered)."""
         if self.settings.expose_recipients:
             return CHANNELS
         offered = tuple(channel for channel in CHANNELS if channel in self.recipients)
-        if not offered:
+        if not offered and self.settings.person is None:
             variables = ", ".join(
                 dict.fromkeys(
                     (RECIPIENT_ENV | MESSAGE_RECIPIENT_ENV)[channel] for channel in CHANNELS
                 )
             )
-            raise SettingsError(f"no recipient configured: pass --to or set one of {variables}")
+            raise SettingsError(
+                f"no recipient configured: pass --to or --person, or set one of {variables} "
+                "or HUMANWIRE_PERSON"
+            )
         return offered
 
     async def client(self, ctx: Context) -> AsyncHumanWire:
@@ -207,6 +211,10 @@ class ConfiguredSource:
             return self._client
 
     def recipient(self, ctx: Context, channel: str, to: str | None) -> str:
+        if channel == PERSON:
+            if self.settings.person is None:
+                raise ToolError("humanwire: no person configured: pass --person")
+            return self.settings.person
         if to and self.settings.expose_recipients:
             return to
         found = self.recipients.get(channel)

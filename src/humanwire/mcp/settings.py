@@ -4,7 +4,10 @@
   ``--telegram-to`` / ``--teams-to`` / ``--discord-to``, else ``HUMANWIRE_SMS_TO`` /
   ``HUMANWIRE_WHATSAPP_TO`` / ``HUMANWIRE_SLACK_TO`` / ``HUMANWIRE_EMAIL_TO`` /
   ``HUMANWIRE_TELEGRAM_TO`` / ``HUMANWIRE_TEAMS_TO`` / ``HUMANWIRE_DISCORD_TO``, else
-  (embedded service) the inbox's default human; ``--expose-recipients``
+  (embedded service) the inbox's default human; ``--person`` (``HUMANWIRE_PERSON``): a
+  person of the people directory (``per_…``), offered ``ask_human_person`` and
+  ``notify_human_person`` (asked wherever they are; ``--fallback-after``,
+  ``HUMANWIRE_MCP_FALLBACK_AFTER``: seconds before their next address); ``--expose-recipients``
   (``HUMANWIRE_MCP_EXPOSE_RECIPIENTS=1``) lets the model name one;
 - ``--wait-time`` (``HUMANWIRE_MCP_WAIT_TIME``, 300 s): how long the service listens for
   an answer; ``--follow-up-time`` (``HUMANWIRE_MCP_FOLLOW_UP_TIME``, none) after that;
@@ -28,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from humanwire._tool_kinds import check_fallback_after, check_person
 from humanwire._tooling import CHANNEL_NAMES, MessageChannel
 from humanwire.approval import check_follow_up_time, check_wait_time
 from humanwire.types import FormField
@@ -91,6 +95,10 @@ class McpSettings:
     telegram_to: str | None = None
     teams_to: str | None = None
     discord_to: str | None = None
+    person: str | None = None
+    """A person of the people directory (``per_…``): the person tools are offered."""
+    fallback_after: float | None = None
+    """Seconds before the person tools move on to the person's next address."""
     expose_recipients: bool = False
     wait_time: float = DEFAULT_WAIT_TIME
     follow_up_time: float | None = None
@@ -110,6 +118,12 @@ class McpSettings:
             if check_wait_time(self.wait_time) is None:
                 raise ValueError("wait_time is required")
             check_follow_up_time(self.follow_up_time)
+        except ValueError as exc:
+            raise SettingsError(str(exc)) from None
+        try:
+            if self.person is not None:
+                check_person(self.person, name="HUMANWIRE_PERSON (--person)")
+            check_fallback_after(self.fallback_after)
         except ValueError as exc:
             raise SettingsError(str(exc)) from None
         if self.client_timeout is not None and self.client_timeout <= 0:
@@ -171,6 +185,8 @@ class McpSettings:
             telegram_to=pick("telegram_to", "HUMANWIRE_TELEGRAM_TO"),
             teams_to=pick("teams_to", "HUMANWIRE_TEAMS_TO"),
             discord_to=pick("discord_to", "HUMANWIRE_DISCORD_TO"),
+            person=pick("person", "HUMANWIRE_PERSON"),
+            fallback_after=seconds("fallback_after", "HUMANWIRE_MCP_FALLBACK_AFTER", None),
             expose_recipients=bool(expose),
             wait_time=_given(seconds("wait_time", "HUMANWIRE_MCP_WAIT_TIME", DEFAULT_WAIT_TIME)),
             follow_up_time=seconds("follow_up_time", "HUMANWIRE_MCP_FOLLOW_UP_TIME", None),

@@ -31,6 +31,7 @@ from humanwire._approval_tools import (
     request_approval_description,
 )
 from humanwire._tool_kinds import (
+    LISTING_PERSON,
     LISTING_TO,
     TOOL_TABLE,
     AskHumanChannel,
@@ -38,6 +39,7 @@ from humanwire._tool_kinds import (
     CallHuman,
     HumanForm,
     MessageTool,
+    PersonTool,
     ToolCore,
     ToolRow,
     bare,
@@ -60,9 +62,13 @@ from .waiting import ProgressFn, WaitPlan, held_limit, hold_with_progress, plan_
 if TYPE_CHECKING:
     from humanwire._client import AsyncHumanWire
 
-__all__ = ["CHECK_TOOL", "McpTool", "ToolCall", "build_tools"]
+__all__ = ["CHECK_TOOL", "PERSON", "McpTool", "ToolCall", "build_tools"]
 
 CHECK_TOOL = "check_human_interaction"
+PERSON = "person"
+"""Beside the channels: the person tools are offered (``/mcp``, whose person is the
+request's ``Humanwire-Person``; elsewhere ``--person`` offers them), and
+``ToolCall.recipient(PERSON, None)`` gives the person's id."""
 _STATUS_POLL = 30.0
 """Seconds one status long-poll holds while a call is awaited (the service allows 60)."""
 
@@ -74,7 +80,8 @@ class ToolCall:
 
     client: AsyncHumanWire
     recipient: Callable[[str, str | None], str]
-    """``(channel, to the model gave or None)`` → the recipient; raises ``ToolError``."""
+    """``(channel, to the model gave or None)`` → the recipient; raises ``ToolError``.
+    ``(PERSON, None)``: the configured person's id."""
     progress: ProgressFn
     metadata: dict[str, str]
 
@@ -135,6 +142,13 @@ class _Catalog:
             if row.waits:
                 return [{**exposed, **held}]
             return [{**exposed, "follow_up_time": settings.follow_up_time}]
+        if issubclass(kind, PersonTool):
+            if PERSON not in channels and settings.person is None:
+                return []
+            person = {"fallback_after": settings.fallback_after}
+            if row.waits:
+                return [{**exposed, **held, **person}]
+            return [{**exposed, "follow_up_time": settings.follow_up_time, **person}]
         if issubclass(kind, HumanForm):
             if settings.form_channel not in channels:
                 return []
@@ -159,12 +173,18 @@ class _Catalog:
         are the kind's; each call builds the kind with the call's recipient and metadata
         and holds its request as long as the MCP client allows, with progress."""
         built, takes_to = bare(kind), takes(kind, "to")
+        to_person = issubclass(kind, PersonTool)
         # The recipient is the call's (its source's); listing needs one only to build it.
-        listed = built(**options, **({"to": LISTING_TO} if takes_to else {}))
+        listing = (
+            {"to": LISTING_TO} if takes_to else {"person": LISTING_PERSON} if to_person else {}
+        )
+        listed = built(**options, **listing)
         channel = recipient_channel(listed)
 
         async def run(call: ToolCall, args: dict[str, Any]) -> str:
             given = {"to": call.recipient(channel, args.get("to"))} if takes_to else {}
+            if to_person:
+                given = {"person": call.recipient(PERSON, None)}
             settled = {**options, **given, **self._call_options(listed)}
             tool = built(**settled, metadata=call.metadata)
             operation = tool.operation_for(_plain(args))
@@ -179,7 +199,9 @@ class _Catalog:
 
     def _described(self, tool: BareTool) -> str:
         description = tool.description
-        if isinstance(tool, HumanForm) or (isinstance(tool, MessageTool) and tool.wait_time):
+        if isinstance(tool, HumanForm) or (
+            isinstance(tool, (MessageTool, PersonTool)) and tool.wait_time
+        ):
             return self._waits(description)
         if isinstance(tool, CallHuman) and tool.wait_for_call_end and self.limit is not None:
             return f"{description} {check_back_note(CHECK_TOOL)}"
@@ -205,6 +227,9 @@ class _Catalog:
 
         if isinstance(tool, MessageTool) and tool.wait_time is not None:
             response = await held(plan.held, f"reply by {CHANNEL_NAMES[tool.channel]}")
+            return _waited_text(response, plan, operation.finish)
+        if isinstance(tool, PersonTool) and tool.wait_time is not None:
+            response = await held(plan.held, "reply")
             return _waited_text(response, plan, operation.finish)
         if isinstance(tool, HumanForm):
             response = await held(plan.held, "form submission")
@@ -319,7 +344,9 @@ async def _follow_call(client: AsyncHumanWire, interaction_id: str, limit: float
 def build_tools(settings: McpSettings, channels: Sequence[str] = CHANNELS) -> list[McpTool]:
     """The tools of ``settings`` for the channels that have a recipient, in the order of
     the tool table (``humanwire._tool_kinds.TOOL_TABLE``): ``ask_human_<ch>`` and
-    ``notify_human_<ch>`` per channel, ``ask_human_<channel_id>`` per channel card,
+    ``notify_human_<ch>`` per channel, ``ask_human_person`` and ``notify_human_person``
+    with a person configured (or :data:`PERSON` in ``channels``),
+    ``ask_human_<channel_id>`` per channel card,
     ``human_form`` (when its channel is offered), ``call_human`` (when sms is offered: a
     call goes to the sms number), ``check_human_interaction``; then ``request_approval``
     (approvers default to the first channel's recipient) with ``consume_approval``."""
@@ -329,6 +356,7 @@ def build_tools(settings: McpSettings, channels: Sequence[str] = CHANNELS) -> li
         for row in TOOL_TABLE
         for options in catalog.offered(row, channels)
     ]
-    if channels:
-        tools += [catalog.request_approval(channels[0]), catalog.consume_approval()]
+    addressed = [channel for channel in channels if channel != PERSON]
+    if addressed:
+        tools += [catalog.request_approval(addressed[0]), catalog.consume_approval()]
     return tools

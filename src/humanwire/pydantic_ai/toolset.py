@@ -15,6 +15,7 @@ from .tools import (
     AskHumanChannel,
     AskHumanDiscord,
     AskHumanEmail,
+    AskHumanPerson,
     AskHumanSlack,
     AskHumanSMS,
     AskHumanTeams,
@@ -26,6 +27,7 @@ from .tools import (
     HumanWireTool,
     NotifyHumanDiscord,
     NotifyHumanEmail,
+    NotifyHumanPerson,
     NotifyHumanSlack,
     NotifyHumanSMS,
     NotifyHumanTeams,
@@ -65,8 +67,10 @@ class HumanWireToolset(FunctionToolset[Any]):
     By default: ``ask_human_<channel>`` for each of ``channels``, one dynamic
     ``human_form`` on the first channel (``form_channel``), and ``check_human_interaction``.
     ``notify=True`` adds ``notify_human_<channel>``; ``call=True`` adds ``call_human``;
-    each of ``channel_ids`` adds ``ask_human_<channel_id>``. The options are those of
-    LangChain's ``HumanWireToolkit``.
+    each of ``channel_ids`` adds ``ask_human_<channel_id>``. ``person`` (``per_…``) adds
+    ``ask_human_person`` (and with ``notify``, ``notify_human_person``): that person of
+    the people directory asked wherever they answer, ``fallback_after`` seconds before
+    their next address. The options are those of LangChain's ``HumanWireToolkit``.
     """
 
     def __init__(
@@ -82,6 +86,8 @@ class HumanWireToolset(FunctionToolset[Any]):
         telegram_to: str | None = None,
         teams_to: str | None = None,
         discord_to: str | None = None,
+        person: str | None = None,
+        fallback_after: float | None = None,
         expose_recipient: bool = False,
         wait_time: float = DEFAULT_WAIT_TIME,
         follow_up_time: float | None = None,
@@ -129,6 +135,26 @@ class HumanWireToolset(FunctionToolset[Any]):
             )
             for channel in channels
         ]
+        if person is not None:
+            tools.append(
+                AskHumanPerson(
+                    person=person,
+                    fallback_after=fallback_after,
+                    expose_recipient=expose_recipient,
+                    **windows,
+                    **common,
+                )
+            )
+            if notify:
+                tools.append(
+                    NotifyHumanPerson(
+                        person=person,
+                        fallback_after=fallback_after,
+                        expose_recipient=expose_recipient,
+                        follow_up_time=follow_up_time,
+                        **common,
+                    )
+                )
         if notify:
             tools += [
                 _NOTIFY[channel](

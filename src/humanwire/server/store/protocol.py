@@ -25,6 +25,7 @@ from .records import (
     AuditDraft,
     AuditRecord,
     ChannelRecord,
+    ClaimRecord,
     ConsoleCodeRecord,
     ConsoleSessionRecord,
     DeliveryRecord,
@@ -44,6 +45,7 @@ from .records import (
     PeopleQuery,
     PersonCodeRecord,
     PersonRecord,
+    Reassignment,
     StepRecord,
     WaitEndedAnswer,
     WebhookRecord,
@@ -551,6 +553,22 @@ class Store(Protocol):
         at: float,
     ) -> bool:
         """The approver's decision, unless they decided already (their first stands)."""
+        ...
+
+    async def claim_approval(self, record: ClaimRecord) -> ClaimRecord | None:
+        """Claims the request for ``record.person_id`` unless someone holds a claim of it;
+        returns the claim that holds now (this one, or the earlier one: of concurrent
+        claims, one wins)."""
+        ...
+
+    async def get_claim(self, interaction_id: str) -> ClaimRecord | None: ...
+    async def release_claim(self, interaction_id: str, person_id: str) -> bool:
+        """Deletes the request's claim when ``person_id`` holds it; False otherwise."""
+        ...
+
+    async def reassign_approver(self, change: Reassignment) -> bool:
+        """Hands the approver's row to another person, only while ``change.from_person``
+        holds it undecided (one statement: False when they decided or it moved)."""
         ...
 
     async def settle_approval(

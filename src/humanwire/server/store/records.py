@@ -39,6 +39,7 @@ __all__ = [
     "AuditDraft",
     "AuditRecord",
     "ChannelRecord",
+    "ClaimRecord",
     "ConsoleCodeRecord",
     "ConsoleSessionRecord",
     "DeliveryRecord",
@@ -61,6 +62,7 @@ __all__ = [
     "PersonAddressRecord",
     "PersonCodeRecord",
     "PersonRecord",
+    "Reassignment",
     "StepRecord",
     "WaitEndedAnswer",
     "WebhookRecord",
@@ -530,7 +532,35 @@ class GrantRecord:
     revoked_at: float | None = None
 
 
+@dataclass(frozen=True)
+class ClaimRecord:
+    """A claim of a pending approval request: ``person_id`` (a person of the account's
+    directory asked the request) said "I'm on it" at ``claimed_at``. One per request."""
+
+    interaction_id: str
+    account_id: str
+    person_id: str
+    claimed_at: float
+
+
+@dataclass(frozen=True)
+class Reassignment:
+    """An approver's row handed to another person: the row keeps its position and tier,
+    and is reached from now on at ``channel`` / ``to_addr`` with a fresh ``token`` (the
+    giver's page link no longer opens it) and sms ``code``; asked again, no reminder."""
+
+    interaction_id: str
+    position: int
+    from_person: str
+    person_id: str
+    channel: ApproverChannel
+    to_addr: str
+    token: str
+    code: str | None
+
+
 ACCOUNT_TABLES = (
+    "approval_claims",
     "approval_grants",
     "person_addresses",
     "people",

@@ -39,6 +39,7 @@ from ..records import (
     AuditDraft,
     AuditRecord,
     ChannelRecord,
+    ClaimRecord,
     ConsoleCodeRecord,
     ConsoleSessionRecord,
     DeliveryRecord,
@@ -71,6 +72,7 @@ __all__ = [
     "channel_values",
     "checkpoint",
     "checkpoint_values",
+    "claim",
     "console_code",
     "console_code_values",
     "console_session",
@@ -746,4 +748,11 @@ def grant_values(record: GrantRecord) -> Row:
         record.created_at,
         record.expires_at,
         record.revoked_at,
+    )
+
+
+def claim(row: Row) -> ClaimRecord:
+    """A ``claim_columns`` row."""
+    return ClaimRecord(
+        interaction_id=row[0], account_id=row[1], person_id=row[2], claimed_at=float(row[3])
     )

@@ -556,6 +556,19 @@ class Statements:
         "UPDATE approvals SET consumed_at = ? WHERE interaction_id = ? "
         "AND outcome = 'approved' AND consumed_at IS NULL"
     )
+    # Claims and reassignment (the console): one claim per request, the first wins.
+    claim_columns = "interaction_id, account_id, person_id, claimed_at"
+    insert_claim = (
+        "INSERT INTO approval_claims ({claim_columns}) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (interaction_id) DO NOTHING"
+    )
+    get_claim = "SELECT {claim_columns} FROM approval_claims WHERE interaction_id = ?"
+    release_claim = "DELETE FROM approval_claims WHERE interaction_id = ? AND person_id = ?"
+    reassign_approver = (
+        "UPDATE approval_approvers SET person_id = ?, channel = ?, to_addr = ?, token = ?, "
+        "code = ?, asked_at = NULL, reminders = 0 WHERE interaction_id = ? AND position = ? "
+        "AND person_id = ? AND decision IS NULL"
+    )
 
     # -- the schedule ----------------------------------------------------------------------
     greatest = "MAX"

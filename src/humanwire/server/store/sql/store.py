@@ -42,6 +42,7 @@ from ..records import (
     AuditDraft,
     AuditRecord,
     ChannelRecord,
+    ClaimRecord,
     ConsoleCodeRecord,
     ConsoleSessionRecord,
     DeliveryRecord,
@@ -60,6 +61,7 @@ from ..records import (
     PersonAddressRecord,
     PersonCodeRecord,
     PersonRecord,
+    Reassignment,
     StepRecord,
     WebhookRecord,
 )
@@ -812,6 +814,33 @@ class SQLStore:
     ) -> bool:
         params = (decision, comment, via, at, interaction_id, position)
         return await self._run(self.q.record_approver_decision, params) > 0
+
+    async def claim_approval(self, record: ClaimRecord) -> ClaimRecord | None:
+        await self._run(
+            self.q.insert_claim,
+            (record.interaction_id, record.account_id, record.person_id, record.claimed_at),
+        )
+        return await self.get_claim(record.interaction_id)
+
+    async def get_claim(self, interaction_id: str) -> ClaimRecord | None:
+        row = await self._one(self.q.get_claim, (interaction_id,))
+        return rows.claim(row) if row else None
+
+    async def release_claim(self, interaction_id: str, person_id: str) -> bool:
+        return await self._run(self.q.release_claim, (interaction_id, person_id)) > 0
+
+    async def reassign_approver(self, change: Reassignment) -> bool:
+        params = (
+            change.person_id,
+            change.channel,
+            change.to_addr,
+            change.token,
+            change.code,
+            change.interaction_id,
+            change.position,
+            change.from_person,
+        )
+        return await self._run(self.q.reassign_approver, params) > 0
 
     async def settle_approval(
         self, interaction_id: str, outcome: ApprovalOutcome | None, timed_out: bool, at: float

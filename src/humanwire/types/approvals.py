@@ -468,14 +468,19 @@ AuditEntryType = Literal[
     "approval.decided",
     "approval.timed_out",
     "approval.consumed",
+    "approval.claimed",
+    "approval.claim_released",
+    "approval.reassigned",
     "message.fallback",
 ]
 """What an audit entry records: the request; an approver asked (at the start or by an
 escalation tier); a reminder sent; a tier escalated to; one approver's decision; a
 decision refused (``data.reason``: ``closed``, the request settled or ended, or the
 approver's tier not asked yet; ``decided_before``, this person's first decision stands);
-the request decided; its windows closed undecided; its action consumed; a message to a
-person moved to their next address (``fallbackAfter``)."""
+the request decided; its windows closed undecided; its action consumed; an approver's
+claim of it in the console ("I'm on it", ``data.person``) and its release; an approver's
+place handed to another person (``data.from``, ``data.to``); a message to a person moved
+to their next address (``fallbackAfter``)."""
 
 
 class AuditEntry(ResponseModel):

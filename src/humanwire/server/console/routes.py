@@ -38,6 +38,7 @@ from .auth import (
     set_flash,
     set_session,
 )
+from .claims import claim_routes
 from .pages import (
     render_approval_page,
     render_code_page,
@@ -267,4 +268,5 @@ def console_routes(engine: Engine, config: ServiceConfig) -> list[BaseRoute]:
             pages.action(pages.revoke_grant),
             methods=["POST"],
         ),
+        *claim_routes(engine, config, pages.page, pages.action),
     ]

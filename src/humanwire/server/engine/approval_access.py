@@ -23,6 +23,7 @@ from ..approvals import texts
 from ..errors import AlreadyConsumed, InvalidRequest, NotApproved, NotFound
 from ..store.records import ApprovalQuery, ApproverRecord, AuditDraft
 from ._common import Account
+from .approval_claims import ApprovalClaims, ClaimView
 from .approval_host import ApprovalHost
 from .approval_records import REPLY_CHANNELS, _approver, _tally
 from .approval_replies import ApprovalReplies
@@ -77,6 +78,8 @@ class QueuedApproval:
     deadline: float | None
     """When the request's last window closes (None: no window)."""
     created_at: float
+    claim: ClaimView | None = None
+    """Who said "I'm on it" (``approval_claims``), if anyone holds the request."""
 
 
 QUEUE_LIMIT = 200
@@ -95,6 +98,8 @@ class ApprovalAccess(ApprovalReplies):
         self.host = host
         self._link_key_bytes = None
         self._held_approvals = set()
+        self.claims = ApprovalClaims(self)
+        """Claims and reassignment from the console (``approval_claims``)."""
         # Where approvals plug into the rest of the engine, each in its registry's order:
         # after the message matcher and the asks, before nothing else.
         # A text matched to a message is offered only when it may name a code; one of
@@ -211,6 +216,7 @@ class ApprovalAccess(ApprovalReplies):
                     tally.has_decided(_approver(mine[0])),
                     deadline,
                     record.created_at,
+                    await self.claims.view(account.id, record.id),
                 )
             )
         return sorted(

@@ -265,6 +265,12 @@ async def test_a_request_handed_to_another_person_asks_them_in_the_givers_place(
     approval = (await svc.client.get(f"/approvals/{iid}")).json()
     assert [d["approver"]["person"] for d in approval["decisions"]] == [dan]
     assert approval["status"] == "pending"
+    # Bob's approval makes the quorum of two people: Dan's counted in Ana's place.
+    bob_console = await signed_in(BOB)
+    await bob_console.post(f"/console/approvals/{iid}", decision="approve")
+    approval = (await svc.client.get(f"/approvals/{iid}")).json()
+    assert approval["decision"] == "approved", approval
+    assert [d["approver"]["person"] for d in approval["decisions"]] == [dan, bob]
 
 
 async def test_reassigning_is_refused_naming_the_field(svc: AppUnderTest, signed_in: Any) -> None:

@@ -40,6 +40,7 @@ from humanwire.server.store.records import (
     ClaimRecord,
     ConsoleCodeRecord,
     ConsoleSessionRecord,
+    DelegationRecord,
     EndReport,
     EventRecord,
     GrantRecord,
@@ -393,6 +394,9 @@ async def _fill(store: Store, n: int) -> None:
     approver = ApproverRecord(i, 0, a, 0, "sms", f"+1202555010{n}", f"tok_{n}", "1234")
     await store.insert_approval(ApprovalRecord(i, a), [approver])
     await store.claim_approval(ClaimRecord(i, a, f"per_{n}", 1.0))
+    await store.insert_delegation(
+        DelegationRecord(f"dlg_{n}", a, f"per_{n}", f"per_b{n}", 1.0, 9.0, 1.0)
+    )
     await store.insert_person(
         PersonRecord(f"per_{n}", a, "Ada", (PersonAddressRecord("sms", phone),), 1.0, 1.0)
     )
@@ -1910,6 +1914,37 @@ async def test_an_approver_is_reassigned_only_while_theirs_and_undecided(store: 
     # Decided: no longer handed on.
     assert await store.record_approver_decision(i, 1, "approve", None, "page", 6.0)
     assert await store.reassign_approver(replace(change, position=1, from_person="per_b")) is False
+
+
+async def test_delegations_live_until_ended_and_only_their_person_ends_one(
+    store: Store,
+) -> None:
+    def made(did: str, person: str = "per_a", account: str = "acct_1") -> DelegationRecord:
+        return DelegationRecord(did, account, person, "per_b", 20.0, 100.0, 10.0)
+
+    await store.insert_delegation(made("dlg_a"))
+    await store.insert_delegation(replace(made("dlg_c", "per_c"), starts_at=10.0))
+    await store.insert_delegation(made("dlg_theirs", account="acct_2"))
+    # Those to come count (by their start), those ended do not.
+    assert [d.id for d in await store.live_delegations("acct_1", 15.0)] == ["dlg_c", "dlg_a"]
+    assert await store.live_delegations("acct_1", 100.0) == []
+    assert await store.revoke_delegation("acct_2", "per_a", "dlg_a", 30.0) is False
+    assert await store.revoke_delegation("acct_1", "per_b", "dlg_a", 30.0) is False  # not his
+    assert await store.revoke_delegation("acct_1", "per_a", "dlg_a", 30.0) is True
+    assert await store.revoke_delegation("acct_1", "per_a", "dlg_a", 31.0) is False
+    assert [d.id for d in await store.live_delegations("acct_1", 30.0)] == ["dlg_c"]
+    assert await store.live_delegations("acct_2", 30.0) == [made("dlg_theirs", account="acct_2")]
+
+
+async def test_a_delegated_approver_keeps_whom_they_were_asked_for(store: Store) -> None:
+    i = "int_ap_92"
+    await store.insert_interaction(interaction(i, kind="approval", channel="approval"))
+    row = ApproverRecord(i, 0, "acct_1", 0, "sms", "+12025550100", "tok_d0", person_id="per_a")
+    await store.insert_approval(ApprovalRecord(i, "acct_1"), [row])
+    change = Reassignment(i, 0, "per_a", "per_b", "sms", "+12025550101", "tok_d1", "3333", "per_a")
+    assert await store.reassign_approver(change) is True
+    [handed] = await store.approvers_of(i)
+    assert (handed.person_id, handed.on_behalf_of, handed.code) == ("per_b", "per_a", "3333")
 
 
 # -- approvals listed ----------------------------------------------------------------------

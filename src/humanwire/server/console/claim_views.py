@@ -65,6 +65,13 @@ def claim_block(item: QueuedApproval, csrf: str, person_id: str) -> Html:
             iid=iid,
         )
     )
+    if item.on_behalf_of is not None:
+        status = render(
+            '<p class="small" data-on-behalf>Asked of you for <strong>{name}</strong> '
+            "(away).</p>{status}",
+            name=item.on_behalf_of,
+            status=status,
+        )
     return render(
         '<div class="msg-claim" data-claims>{status}<div class="msg-actions">{button}{hand}'
         "</div></div>",

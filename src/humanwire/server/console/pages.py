@@ -69,6 +69,7 @@ def _shell(
 ) -> Html:
     who = (
         render(
+            '<a class="small" href="/console/away">Out of office</a> '
             '<span class="small" data-person>{name}</span>'
             '<form method="post" action="/console/signout">{csrf}'
             '<button type="submit" class="small">Sign out</button></form>',

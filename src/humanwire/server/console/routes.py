@@ -39,6 +39,7 @@ from .auth import (
     set_session,
 )
 from .claims import claim_routes
+from .delegations import delegation_routes
 from .pages import (
     render_approval_page,
     render_code_page,
@@ -269,4 +270,5 @@ def console_routes(engine: Engine, config: ServiceConfig) -> list[BaseRoute]:
             methods=["POST"],
         ),
         *claim_routes(engine, config, pages.page, pages.action),
+        *delegation_routes(engine, config, pages.page, pages.action),
     ]

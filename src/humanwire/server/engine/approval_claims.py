@@ -212,6 +212,8 @@ class ApprovalClaims:
             to_addr=to,
             token=secrets.token_urlsafe(24),
             code=code,
+            # Still for the person away, unless handed back to them.
+            on_behalf_of=None if row.on_behalf_of == to_person else row.on_behalf_of,
         )
         if not await self._store.reassign_approver(change):
             raise Conflict("you decided this request already: your decision stands")

@@ -63,6 +63,8 @@ def approval_wire(approval: Approval) -> dict[str, Any]:
     for decision in wire["decisions"]:
         if decision.get("grantId") is None:  # only a grant's decision names one
             decision.pop("grantId", None)
+        if decision.get("onBehalfOf") is None:  # only a delegate's decision names one
+            decision.pop("onBehalfOf", None)
     return wire
 
 

@@ -28,6 +28,7 @@ from .records import (
     ClaimRecord,
     ConsoleCodeRecord,
     ConsoleSessionRecord,
+    DelegationRecord,
     DeliveryRecord,
     EndReport,
     EventRecord,
@@ -300,6 +301,20 @@ class Store(Protocol):
     async def delete_webhook(self, account_id: str, webhook_id: str) -> bool: ...
 
     # channel cards
+    # out-of-office delegations
+    async def insert_delegation(self, record: DelegationRecord) -> None: ...
+    async def live_delegations(self, account_id: str, now: float) -> list[DelegationRecord]:
+        """The account's delegations neither revoked nor ended at ``now`` (those to come
+        too), by their start."""
+        ...
+
+    async def revoke_delegation(
+        self, account_id: str, person_id: str, delegation_id: str, now: float
+    ) -> bool:
+        """Ends ``person_id``'s delegation at once; False: none such of theirs that holds
+        or is to come."""
+        ...
+
     # standing approvals
     async def insert_grant(self, record: GrantRecord) -> None: ...
     async def live_grants(

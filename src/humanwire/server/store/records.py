@@ -42,6 +42,7 @@ __all__ = [
     "ClaimRecord",
     "ConsoleCodeRecord",
     "ConsoleSessionRecord",
+    "DelegationRecord",
     "DeliveryRecord",
     "EndReport",
     "EventRecord",
@@ -368,6 +369,8 @@ class ApproverRecord:
     decided_at: float | None = None
     person_id: str | None = None
     """The person of the people directory this approver is (``GET /approvals?personId``)."""
+    on_behalf_of: str | None = None
+    """The person this approver was asked for, away with a delegation to them."""
 
 
 @dataclass(frozen=True)
@@ -557,9 +560,27 @@ class Reassignment:
     to_addr: str
     token: str
     code: str | None
+    on_behalf_of: str | None = None
+    """Whom the new approver decides for (the giver's row's, kept)."""
+
+
+@dataclass(frozen=True)
+class DelegationRecord:
+    """An out-of-office delegation: from ``starts_at`` until ``ends_at`` (unless revoked
+    before), requests asking ``person_id`` ask ``delegate_id`` in their place."""
+
+    id: str
+    account_id: str
+    person_id: str
+    delegate_id: str
+    starts_at: float
+    ends_at: float
+    created_at: float
+    revoked_at: float | None = None
 
 
 ACCOUNT_TABLES = (
+    "approval_delegations",
     "approval_claims",
     "approval_grants",
     "person_addresses",

@@ -45,6 +45,7 @@ from ..records import (
     ClaimRecord,
     ConsoleCodeRecord,
     ConsoleSessionRecord,
+    DelegationRecord,
     DeliveryRecord,
     EventRecord,
     GrantRecord,
@@ -449,6 +450,20 @@ class SQLStore:
     async def delete_webhook(self, account_id: str, webhook_id: str) -> bool:
         return await self._run(self.q.delete_webhook, (webhook_id, account_id)) > 0
 
+    # -- out-of-office delegations ----------------------------------------------------------
+    async def insert_delegation(self, record: DelegationRecord) -> None:
+        await self._run(self.q.insert_delegation, rows.delegation_values(record))
+
+    async def live_delegations(self, account_id: str, now: float) -> list[DelegationRecord]:
+        found = await self._all(self.q.live_delegations, (account_id, now))
+        return [rows.delegation(row) for row in found]
+
+    async def revoke_delegation(
+        self, account_id: str, person_id: str, delegation_id: str, now: float
+    ) -> bool:
+        params = (now, delegation_id, account_id, person_id, now)
+        return await self._run(self.q.revoke_delegation, params) > 0
+
     # -- standing approvals -------------------------------------------------------------------
     async def insert_grant(self, record: GrantRecord) -> None:
         await self._run(self.q.insert_grant, rows.grant_values(record))
@@ -836,6 +851,7 @@ class SQLStore:
             change.to_addr,
             change.token,
             change.code,
+            change.on_behalf_of,
             change.interaction_id,
             change.position,
             change.from_person,

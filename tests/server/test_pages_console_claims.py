@@ -12,6 +12,7 @@ import re
 import time
 from collections.abc import AsyncIterator
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -305,3 +306,27 @@ async def test_reassigning_is_refused_naming_the_field(svc: AppUnderTest, signed
     settled = await bob_console.post(f"/console/approvals/{iid}/reassign", person=dan)
     assert settled.status_code == 409 and "no longer open" in settled.text
     assert not [t for t in await _texts_to(svc, DAN) if "Deploy payments" in t]
+
+
+async def test_hostile_posts_to_the_new_routes_get_a_page_never_a_500(
+    svc: AppUnderTest, signed_in: Any
+) -> None:
+    ana = await _person(svc.client, svc, "Ana", ANA)
+    iid = await _ask(svc, [ana])
+    console = await signed_in(ANA)
+    wild = ["\x00" * 50, "<script>x</script>", "per_" + "x" * 5000, "../../etc", "%00", "é" * 30]
+    for value in wild:
+        for path, data in (
+            (f"/console/approvals/{iid}/reassign", {"person": value}),
+            ("/console/away", {"delegate": value, "until": value, "from": value}),
+            ("/console/away", {"delegate": ana, "until": "2026-13-45T99:99"}),
+            (f"/console/away/{quote(value[:200], safe='')}/end", {}),
+            (f"/console/approvals/{quote(value[:200], safe='')}/claim", {}),
+            (f"/console/approvals/{quote(value[:200], safe='')}", {"decision": "approve"}),
+        ):
+            answer = await console.post(path, **data)
+            assert answer.status_code in (400, 404, 405), (path, value[:20], answer.text[:300])
+            if answer.headers["content-type"].startswith("text/html"):
+                assert "<script>x" not in answer.text
+    assert (await console.client.get(f"/console/approvals/{'x' * 300}/reassign")).status_code == 404
+    assert await _entries(svc, iid, "approval.reassigned") == []

@@ -20,7 +20,7 @@ import time
 from typing import Any, get_args
 
 from humanwire.types.approvals import ApprovalRequest, AuditEntryType
-from humanwire.types.people import PersonChannel
+from humanwire.types.people import PERSON_ID, PersonChannel
 
 from ..errors import Conflict, InvalidRequest, NotFound
 from ..literals import APPROVER_CHANNEL
@@ -183,7 +183,8 @@ class ApprovalClaims:
         asked = await self._asked(account, person_id, interaction_id)
         if to_person == person_id:
             raise InvalidRequest("you cannot hand a request to yourself", field="person")
-        target = await self._store.get_person(account.id, to_person)
+        known = PERSON_ID.fullmatch(to_person) is not None  # nothing else is looked up
+        target = await self._store.get_person(account.id, to_person) if known else None
         if target is None:
             raise NotFound(f"no person {to_person!r}", field="person")
         if any(r.person_id == to_person for r in asked.rows):

@@ -11,12 +11,13 @@ themselves (one person, one place: the quorum counts distinct people)."""
 
 from __future__ import annotations
 
+import re
 import secrets
 import time
 from collections.abc import Sequence
 from typing import get_args
 
-from humanwire.types.people import PersonChannel
+from humanwire.types.people import PERSON_ID, PersonChannel
 
 from ..errors import InvalidRequest, NotFound, ServiceError
 from ..literals import APPROVER_CHANNEL
@@ -36,6 +37,7 @@ __all__ = ["MAX_DELEGATION", "ApprovalDelegations"]
 MAX_DELEGATION = 90 * 86400.0
 """The longest one delegation lasts (seconds)."""
 MAX_HOPS = 10
+_DELEGATION_ID = re.compile(r"dlg_[0-9a-f]{16}")
 _PERSON_CHANNELS: tuple[str, ...] = get_args(PersonChannel)
 
 
@@ -74,7 +76,8 @@ class ApprovalDelegations:
         now = time.time()
         if delegate_id == person_id:
             raise InvalidRequest("you cannot delegate to yourself", field="delegate")
-        delegate = await self._store.get_person(account.id, delegate_id)
+        known = PERSON_ID.fullmatch(delegate_id) is not None  # nothing else is looked up
+        delegate = await self._store.get_person(account.id, delegate_id) if known else None
         if delegate is None:
             raise NotFound(f"no person {delegate_id!r}", field="delegate")
         if ends_at <= max(starts_at, now):
@@ -119,7 +122,7 @@ class ApprovalDelegations:
         return [d for d in found if person_id in (d.person_id, d.delegate_id)]
 
     async def end(self, account: Account, person_id: str, delegation_id: str) -> None:
-        if not await self._store.revoke_delegation(
+        if not _DELEGATION_ID.fullmatch(delegation_id) or not await self._store.revoke_delegation(
             account.id, person_id, delegation_id, time.time()
         ):
             raise NotFound(f"no delegation {delegation_id!r} of yours", field="delegationId")

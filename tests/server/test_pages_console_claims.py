@@ -212,6 +212,11 @@ async def test_claims_are_refused_to_whoever_is_not_asked(
     bare = await ana_console.client.post(f"/console/approvals/{iid}/claim", data={})
     assert bare.status_code == 403
     assert await svc.engine.store.get_claim(iid) is None
+    # Decided already, by one of two: nothing to be on (409).
+    pair = await _ask(svc, [ana, await _person(svc.client, svc, "Bob", BOB)], quorum=2)
+    await ana_console.post(f"/console/approvals/{pair}", decision="approve")
+    late = await ana_console.post(f"/console/approvals/{pair}/claim")
+    assert late.status_code == 409 and "you decided this request already" in late.text
     # Settled: 409.
     assert (
         await ana_console.post(f"/console/approvals/{iid}", decision="approve")

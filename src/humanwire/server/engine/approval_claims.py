@@ -118,9 +118,11 @@ class ApprovalClaims:
     # -- claims -------------------------------------------------------------------------
     async def claim(self, account: Account, person_id: str, interaction_id: str) -> ClaimView:
         """Claims the request for the person; ``Conflict`` when someone else holds it
-        (their claim stands) or the request is settled. Claiming one's own claim again
-        is the claim as it is."""
+        (their claim stands), the person decided it already, or it is settled. Claiming
+        one's own claim again is the claim as it is."""
         asked = await self._asked(account, person_id, interaction_id)
+        if _tally(asked.request, asked.rows).has_decided(_approver(asked.mine[0])):
+            raise Conflict("you decided this request already: nothing to be on")
         now = time.time()
         held = await self._store.claim_approval(
             ClaimRecord(asked.record.id, account.id, person_id, now)

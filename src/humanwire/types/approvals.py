@@ -404,6 +404,9 @@ class ApproverDecision(ResponseModel):
     """A ``DecisionVia`` (a newer service may name more ways)."""
     grant_id: str | None = None
     """With ``via: "grant"``: the standing approval that decided."""
+    on_behalf_of: str | None = None
+    """The person (``per_…``) the approver decided for: asked in their place while they
+    were away (an out-of-office delegation to them)."""
 
 
 class ApproverLink(ResponseModel):
@@ -469,6 +472,10 @@ AuditEntryType = Literal[
     "approval.timed_out",
     "approval.consumed",
     "approval.grant_revoked",
+    "approval.claimed",
+    "approval.claim_released",
+    "approval.reassigned",
+    "approval.delegated",
     "message.fallback",
 ]
 """What an audit entry records: the request; an approver asked (at the start or by an
@@ -478,7 +485,10 @@ approver's tier not asked yet; ``decided_before``, this person's first decision 
 the request decided; its windows closed undecided; its action consumed; a standing
 approval revoked (its ``interactionId`` is the grant's id; ``actor`` the person who revoked
 it from the console, null when the account's key did; ``data``: ``grantId``,
-``actionName``, ``grantedBy``, ``via``: ``console`` or ``api``); a message to a person moved
+``actionName``, ``grantedBy``, ``via``: ``console`` or ``api``); an approver's claim of it
+in the console ("I'm on it", ``data.person``) and its release; an approver's place handed
+to another person (``data.from``, ``data.to``), or to their delegate while they are away
+(``approval.delegated``, the same data); a message to a person moved
 to their next address (``fallbackAfter``)."""
 
 

@@ -12,12 +12,14 @@ from ..engine.approval_access import QueuedApproval
 from ..forms.html import Html, action_block, document, join, render
 from ..store.records import ApproverRecord, GrantRecord
 from .auth import CSRF_FIELD, Signed
+from .claim_views import claim_block
 
 __all__ = [
     "render_approval_page",
     "render_code_page",
     "render_problem_page",
     "render_queue_page",
+    "render_shell",
     "render_signin_page",
 ]
 
@@ -67,6 +69,7 @@ def _shell(
 ) -> Html:
     who = (
         render(
+            '<a class="small" href="/console/away">Out of office</a> '
             '<span class="small" data-person>{name}</span>'
             '<form method="post" action="/console/signout">{csrf}'
             '<button type="submit" class="small">Sign out</button></form>',
@@ -85,6 +88,11 @@ def _shell(
         content=content,
     )
     return document(title, body, body_class="inbox-page console-page")
+
+
+def render_shell(title: str, content: Html, signed: Signed) -> Html:
+    """A page of a signed-in person: the console's top bar around ``content``."""
+    return _shell(title, content, signed, None)
 
 
 # -- sign-in -------------------------------------------------------------------------
@@ -205,7 +213,7 @@ def _decide(item: QueuedApproval, csrf: str) -> Html:
     )
 
 
-def _item(item: QueuedApproval, csrf: str) -> Html:
+def _item(item: QueuedApproval, csrf: str, person_id: str) -> Html:
     request = item.request
     description = (
         render('<p class="small">{text}</p>', text=request.description)
@@ -217,7 +225,7 @@ def _item(item: QueuedApproval, csrf: str) -> Html:
         '<div class="msg-head"><strong><a href="/console/approvals/{iid}">{title}</a></strong>'
         ' <span class="small">Decide by {deadline}</span></div>'
         '<div class="msg-body">{description}{action}</div>'
-        "<div>{tally}</div>"
+        "<div>{tally}</div>{claim}"
         '<div class="msg-actions">{decide}</div></li>',
         iid=item.approval.interaction_id,
         title=request.title,
@@ -225,6 +233,7 @@ def _item(item: QueuedApproval, csrf: str) -> Html:
         description=description,
         action=_action(item),
         tally=_tally(item),
+        claim=claim_block(item, csrf, person_id),
         decide=_decide(item, csrf),
     )
 
@@ -273,7 +282,7 @@ def render_queue_page(
     if queue:
         items = render(
             '<ul class="thread" data-queue>{items}</ul>',
-            items=join(_item(q, signed.csrf) for q in queue),
+            items=join(_item(q, signed.csrf, signed.person.person_id) for q in queue),
         )
     else:
         items = Html('<p class="muted" data-empty>Nothing waits for you.</p>')
@@ -296,6 +305,6 @@ def render_approval_page(item: QueuedApproval, signed: Signed) -> Html:
     content = render(
         '<section class="panel"><p class="small"><a href="/console">Back to the queue</a></p>'
         '<ul class="thread">{item}</ul></section>',
-        item=_item(item, signed.csrf),
+        item=_item(item, signed.csrf, signed.person.person_id),
     )
     return _shell(f"{item.request.title}: humanwire console", content, signed, None)

@@ -18,6 +18,7 @@ import pytest
 from meta_support import MetaLive
 
 from humanwire.server.config import SHARED_SMS_NUMBER
+from humanwire.testing import ScriptedHuman
 from humanwire.testing.whatsapp_meta import FakeMetaWhatsApp, SpecViolation, load_spec
 
 pytest.importorskip("jsonschema")
@@ -433,3 +434,80 @@ def test_with_sandbox_live_channels_their_answers_are_recorded_as_theirs(
             texted = inbox.post("/inbox/text", data={"csrf": csrf, **body, "body": "NO"})
             assert texted.status_code == 200, texted.text
         assert _decisions(live, second) == [("reject", "inbox")]
+
+
+# -- the scripted human on the fake's phones ---------------------------------------------
+def _human(live: MetaLive) -> ScriptedHuman:
+    return ScriptedHuman(live.base_url, live.key, phone=live.ada.address, meta_whatsapp=live.fake)
+
+
+def test_the_scripted_human_replies_on_whatsapp_through_meta(meta_live: MetaLive) -> None:
+    live = meta_live
+    with _human(live) as human:
+        replied = human.reply("yes, ship", channel="whatsapp")
+        asked = live.http.post(
+            "/messages/whatsapp",
+            json={"to": live.ada.address, "message": "Ship it?", "waitTime": 30},
+        )
+        assert asked.status_code == 200, asked.text
+        assert (asked.json()["responded"], asked.json()["reply"]) == (True, "yes, ship")
+        delivery = replied.wait()
+        assert (delivery.channel, delivery.to) == ("whatsapp", live.ada.address)
+        assert "Ship it?" in delivery.text
+        [sent] = [m for m in live.fake.sent_to(live.ada) if "Ship it?" in m.text]
+        assert delivery.id == sent.id
+        silent = human.stay_silent(channel="whatsapp")
+        live.http.post("/messages/whatsapp", json={"to": live.ada.address, "message": "Anyone?"})
+        assert "Anyone?" in silent.wait().text
+        answered = live.http.post(
+            "/messages/whatsapp",
+            json={"to": live.ada.address, "message": "Which region?", "followUpTime": 60},
+        ).json()["interactionId"]
+        live.sent(live.ada, 3)
+        human.send_text("eu-west", channel="whatsapp")
+        status = _until(lambda: (s := _status(live, answered))["status"] == "ended" and s)
+        assert status["result"]["payload"]["body"] == "eu-west"
+    assert live.fake.violations == [] and live.fake.errors == []
+
+
+def test_the_scripted_human_presses_an_approvals_button_on_meta(meta_live: MetaLive) -> None:
+    live = meta_live
+    with _human(live) as human:
+        pressed = human.decide_approval("reject", channel="whatsapp")
+        approval = _ask_ada(live, "Drop prod")
+        delivery = pressed.wait()
+        assert delivery.interaction_id == approval
+        assert _until(lambda: _decisions(live, approval)) == [("reject", "whatsapp_button")]
+        # With a comment the human decides on the page the request links to.
+        commented = human.decide_approval("approve", "looks fine", channel="whatsapp")
+        second = live.http.post(
+            "/approvals",
+            json={
+                "title": "Ship v5",
+                "approvers": [{"channel": "whatsapp", "to": live.ada.address}],
+                "allowComment": True,
+                "followUpTime": 60,
+            },
+        ).json()["interactionId"]
+        assert commented.wait().interaction_id == second
+        assert _until(lambda: _decisions(live, second)) == [("approve", "page")]
+    assert live.fake.violations == [] and live.fake.errors == []
+
+
+def test_the_scripted_human_fills_a_form_sent_through_meta(meta_live: MetaLive) -> None:
+    live = meta_live
+    with _human(live) as human:
+        filled = human.fill_form({"region": "eu-west"}, channel="whatsapp")
+        sent = live.http.post(
+            "/forms/whatsapp",
+            json={
+                "to": live.ada.address,
+                "title": "Where?",
+                "waitTime": 30,
+                "fields": [{"id": "region", "type": "text", "label": "Region"}],
+            },
+        )
+        assert sent.status_code == 200, sent.text
+        assert sent.json()["values"] == {"region": "eu-west"}
+        delivery = filled.wait()
+        assert delivery.kind == "form" and delivery.form_url and "/f/" in delivery.form_url

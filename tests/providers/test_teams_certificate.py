@@ -90,7 +90,7 @@ def test_an_ask_and_its_reply_with_a_certificate_credential(
     assert fake.violations == [] and fake.errors == []
 
 
-@pytest.mark.parametrize("problem", ["unregistered", "clock"])
+@pytest.mark.parametrize("problem", ["unregistered", "clock", "another key"])
 def test_a_refused_assertion_is_reported_never_a_500(
     fake_teams: TeamsFakeServer, problem: str
 ) -> None:
@@ -99,6 +99,10 @@ def test_a_refused_assertion_is_reported_never_a_500(
         # A certificate never uploaded to the registration (a rotation half done).
         certificate, key = make_certificate()
         expected = "AADSTS700027"
+    elif problem == "another key":
+        # Given past the settings' checks (a config built in code): nothing is signed.
+        certificate, key = fake.add_certificate()[0], make_certificate()[1]
+        expected = "not the certificate's"
     else:
         # The service's clock an hour behind Entra's: its assertions arrive expired.
         certificate, key = fake.add_certificate()
@@ -106,8 +110,10 @@ def test_a_refused_assertion_is_reported_never_a_500(
         expected = "AADSTS700024"
     with _running(":memory:", _certificate_config(fake_teams, certificate, key)) as (runner, http):
         check = _teams_check(runner)
-        assert check["ok"] is False and "refused" in check["detail"], check
+        assert check["ok"] is False, check
         assert "teams.certificate" in check["detail"] and expected in check["detail"], check
+        if problem != "another key":
+            assert "refused by the token endpoint" in check["detail"], check
         fake.messaging_endpoint = f"{runner.base_url}/providers/teams/messages"
         ada = fake.add_user("Ada Lovelace")
         assert fake.install(ada).status_code == 200

@@ -343,7 +343,7 @@ class TeamsProvider:
             await self._bot_token()
         except ProviderFailure as exc:
             logger.error("Teams: %s", exc)
-            refused = "refused" in str(exc)
+            refused = "refused" in str(exc) or self._certificate_problem is not None
             self.credentials = Credentials("refused" if refused else "unverified", f"teams: {exc}")
             return
         if not len(self.keys):

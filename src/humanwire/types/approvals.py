@@ -99,6 +99,7 @@ OnTimeout = Literal["reject", "approve", "none"]
 DecisionVia = Literal[
     "sms_reply",
     "whatsapp_reply",
+    "whatsapp_button",
     "slack_button",
     "telegram_button",
     "discord_button",
@@ -113,7 +114,8 @@ DecisionVia = Literal[
     "grant",
     "sandbox",
 ]
-"""How a decision came in (``inbox``: the embedded service's inbox, playing an approver;
+"""How a decision came in (``whatsapp_button``: a WhatsApp reply button pressed, on Meta's
+Cloud API; ``inbox``: the embedded service's inbox, playing an approver;
 ``console``: the person, signed in to the approvers' console; ``grant``: a standing
 approval covered the action (``grantId`` names it, ``approver`` is the person who granted it);
 ``sandbox``: the sandbox API, playing one, whatever the approver's channel)."""

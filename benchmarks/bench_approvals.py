@@ -66,8 +66,14 @@ class Phase:
     seconds: float
     count: int
 
+    service_cpu: float = 0.0
+    client_cpu: float = 0.0
+
     def line(self) -> str:
-        return f"{self.name:>12}: {self.seconds:7.2f} s  ({self.count / self.seconds:,.0f}/s)"
+        return (
+            f"{self.name:>12}: {self.seconds:7.2f} s  ({self.count / self.seconds:,.0f}/s)"
+            f"  CPU: service {self.service_cpu:.1f} s, load generator {self.client_cpu:.1f} s"
+        )
 
 
 async def limited(count: int, step: Callable[[int], Awaitable[None]]) -> None:
@@ -89,8 +95,20 @@ async def run(n: int, db_path: str, base_url: str, key: str, conn: Any, pid: int
     if 3 * n > 10_000 * len(AREAS):
         raise SystemExit(f"at most {10_000 * len(AREAS) // 3} requests (numbers run out)")
     client = AsyncHumanWire(api_key=key, base_url=base_url)
+    print(f"{n:,} approval requests, 3 SMS approvers each, quorum 2 [load avg {load_average()}]")
     phases: list[Phase] = []
     service_cpu, client_cpu = cpu_seconds(pid), time.process_time()
+    marks = [(service_cpu, client_cpu)]
+
+    def done(name: str, started: float, count: int) -> None:
+        """Records a phase and prints it at once (a long run shows where it is)."""
+        service, client_ = cpu_seconds(pid), time.process_time()
+        last = marks[-1]
+        marks.append((service, client_))
+        phase = Phase(name, time.perf_counter() - started, count)
+        phase.service_cpu, phase.client_cpu = service - last[0], client_ - last[1]
+        phases.append(phase)
+        print(phase.line(), flush=True)
 
     def delivered() -> int:
         conn.send("deliveries")
@@ -113,7 +131,7 @@ async def run(n: int, db_path: str, base_url: str, key: str, conn: Any, pid: int
     await asyncio.gather(*(create(i) for i in range(n)))
     while delivered() < 3 * n:
         await asyncio.sleep(DELIVERY_POLL)
-    phases.append(Phase("create", time.perf_counter() - started, 3 * n))
+    done("create", started, 3 * n)
     sender = (await client.sandbox.deliveries(to=number(0)))[0].from_
     assert sender, "the first approver's text has no sender"
 
@@ -126,7 +144,7 @@ async def run(n: int, db_path: str, base_url: str, key: str, conn: Any, pid: int
 
     started = time.perf_counter()
     await limited(n, decide)
-    phases.append(Phase("decide", time.perf_counter() - started, 2 * n))
+    done("decide", started, 2 * n)
 
     wrong: list[str] = []
 
@@ -136,7 +154,9 @@ async def run(n: int, db_path: str, base_url: str, key: str, conn: Any, pid: int
         if approval.decision != "approved" or deciders != {number(3 * i), number(3 * i + 1)}:
             wrong.append(ids[i])
 
+    started = time.perf_counter()
     await limited(n, check)
+    done("read back", started, n)
 
     # -- consume -------------------------------------------------------------------------
     async def consume(i: int) -> None:
@@ -144,7 +164,7 @@ async def run(n: int, db_path: str, base_url: str, key: str, conn: Any, pid: int
 
     started = time.perf_counter()
     await limited(n, consume)
-    phases.append(Phase("consume", time.perf_counter() - started, n))
+    done("consume", started, n)
     doubled = 0
     for i in range(0, n, max(1, n // SAMPLE)):
         try:
@@ -162,11 +182,7 @@ async def run(n: int, db_path: str, base_url: str, key: str, conn: Any, pid: int
         capture_output=True,
         text=True,
     )
-    phases.append(Phase("audit verify", time.perf_counter() - started, n))
-
-    print(f"{n:,} approval requests, 3 SMS approvers each, quorum 2 [load avg {load_average()}]")
-    for phase in phases:
-        print(phase.line())
+    done("audit verify", started, n)
     print(
         f"CPU per request: service {1000 * service_cpu / n:.2f} ms, "
         f"load generator {1000 * client_cpu / n:.2f} ms"

@@ -50,7 +50,10 @@ async def _list(call: ApiCall) -> Payload:
 
 async def _delete(call: ApiCall) -> Payload:
     bot_id = call.path("botId")
-    if not await _registry(call).remove_bot(call.account.id, bot_id):
+    provider = call.engine.providers.get("telegram")
+    if not isinstance(provider, BotRegistry) or not await provider.remove_bot(
+        call.account.id, bot_id
+    ):
         raise NotFound(f"no Telegram bot {bot_id!r}", field="botId")
     return None
 

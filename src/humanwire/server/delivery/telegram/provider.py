@@ -269,6 +269,8 @@ class TelegramProvider:
         the token is forgotten anyway, and what still arrives is refused 404)."""
         from telegram.error import TelegramError
 
+        if not (bot_id.isascii() and bot_id.isdigit() and len(bot_id) <= 20):
+            return False  # no bot's id (nor anything the store should see)
         own = await self.bots.get(bot_id)
         if own is None or own.account_id != account_id:
             return False

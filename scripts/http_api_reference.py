@@ -61,7 +61,10 @@ but for what JSON Schema cannot say, which is:
   `email_validator` accepts
   ([Approval requests](../design.md#approval-requests-what-the-service-does)).
 - a person's addresses are no two alike (an email address compared as it is stored)
-  ([People](../people.md)).
+  ([People](../people.md));
+- a Telegram bot's `token` must be one Telegram accepts (`getMe`), of a bot that is not
+  the shared one, on a service with `[telegram]` configured
+  ([Going live with Telegram](../going-live/telegram.md#an-accounts-own-bot)).
 """
 
 

@@ -42,7 +42,7 @@ from humanwire.testing.discord import DiscordFakeServer, FakeDiscord
 from humanwire.testing.service import fast_config
 from humanwire.testing.slack import FakeSlackMessage, FakeWorkspace, SlackFakeServer
 from humanwire.testing.teams import FakeTeams, TeamsFakeServer
-from humanwire.testing.telegram import FakeTelegram, TelegramFakeServer
+from humanwire.testing.telegram import FakeBot, FakeTelegram, TelegramFakeServer
 from humanwire.testing.telnyx import FakeTelnyx, TelnyxFakeServer
 from humanwire.testing.twilio import FakeTwilio, TwilioFakeServer
 from humanwire.testing.whatsapp_meta import FakeMetaWhatsApp, MetaWhatsAppFakeServer
@@ -58,6 +58,7 @@ KNOWN_SIGNED = {
     "/providers/telnyx/voice",
     "/providers/telnyx/call-status",
     "/providers/telegram/updates",
+    "/providers/telegram/bots/{bot_id}/updates",
     "/providers/discord/interactions",
     "/providers/meta/whatsapp",
     "/providers/teams/messages",
@@ -96,6 +97,8 @@ class Providers:
     sms_id: str
     approval_id: str
     approval_message: FakeSlackMessage
+    telegram_bot: FakeBot
+    """The account's own Telegram bot: its route's ``{bot_id}`` is swept as its id."""
 
     @property
     def runner(self) -> ServiceRunner:
@@ -113,14 +116,20 @@ class Providers:
         ]
 
     def signed_routes(self) -> list[tuple[str, str]]:
-        """(provider, path) of every route a provider POSTs to."""
+        """(provider, path) of every route a provider POSTs to (an own bot's route at
+        the account's bot)."""
         return [
-            (route.path.split("/")[2], route.path)
+            (
+                route.path.split("/")[2],
+                route.path.replace("{bot_id}", str(self.telegram_bot.bot_id)),
+            )
             for route in self.routes()
             if "POST" in (route.methods or ())
         ]
 
-    def secret(self, provider: str) -> str:
+    def secret(self, provider: str, path: str = "") -> str:
+        if path.startswith("/providers/telegram/bots/"):
+            return str(self.telegram_bot.secret_token)  # an own bot's webhook: its own
         return {
             "slack": self.slack.fake.signing_secret,
             "twilio": self.twilio.auth_token,
@@ -133,7 +142,7 @@ class Providers:
 
     def sign(self, provider: str, path: str, body: bytes) -> dict[str, str]:
         """Headers signing ``body`` to ``path`` as ``provider`` does."""
-        return SIGNERS[provider](self.secret(provider), self.base_url + path, body)
+        return SIGNERS[provider](self.secret(provider, path), self.base_url + path, body)
 
     def state(self) -> dict[str, Any]:
         """Everything a refused request must leave as it was."""
@@ -243,6 +252,13 @@ def providers(
         approval = approver.send(ApprovalRequest("restart"))
         account = runner.call(runner.engine.accounts.authenticate, key)
         assert account is not None
+        telegram_bot = telegram_fake.add_bot("sweep_own_bot")
+        registered = httpx.post(
+            f"{runner.base_url}/telegram/bots",
+            json={"token": telegram_bot.token},
+            headers={"Authorization": f"Bearer {key}"},
+        )
+        assert registered.status_code == 201, registered.text
         twilio_fake.wait_idle()
         state = Providers(
             live,
@@ -257,6 +273,7 @@ def providers(
             sms.interaction_id,
             approval.interaction_id,
             live.posted(member),
+            telegram_bot,
         )
         before = state.state()
         assert before["sms"] == ("pending", None) and before["approval"] == ("pending", None)

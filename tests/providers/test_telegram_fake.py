@@ -193,3 +193,36 @@ def test_the_spec_is_the_published_subset() -> None:
     )
     assert spec.check_object("InlineKeyboardButton", {"text": "A", "callback_data": "x" * 64}) == []
     assert spec.check_object("InlineKeyboardButton", {"text": "A", "callback_data": "x" * 65})
+
+
+def test_several_bots_each_have_their_chats_webhook_and_start(
+    served: TelegramFakeServer,
+) -> None:
+    fake = served.fake
+    own = fake.add_bot("acme_bot")
+    assert own.token != fake.token and own.bot_id != fake.bot_id
+    ada = fake.add_person("Ada", started=False)
+
+    async def script() -> None:
+        async with _bot(served, own.token) as bot:
+            assert (bot.bot.id, bot.bot.username) == (own.bot_id, "acme_bot")
+            with pytest.raises(Forbidden):  # Ada started neither bot
+                await bot.send_message(chat_id=ada, text="Hi")
+            fake.start(ada, bot=own)  # she presses Start in the own bot's chat only
+            first = await bot.send_message(chat_id=ada, text="From acme")
+            assert first.message_id == 2  # her /start was the chat's message 1
+            await bot.set_webhook("http://127.0.0.1:9/own", secret_token="own_secret")
+        async with _bot(served) as shared:
+            with pytest.raises(Forbidden):  # the shared bot's chat was never started
+                await shared.send_message(chat_id=ada, text="From the shared bot")
+        fake.revoke_bot(own)
+        with pytest.raises(InvalidToken):
+            async with _bot(served, own.token):
+                pass
+
+    _run(script())
+    assert [m.text for m in fake.sent_to(ada, bot=own)] == ["From acme"]
+    assert fake.sent_to(ada) == []
+    assert (own.webhook_url, own.secret_token) == ("http://127.0.0.1:9/own", "own_secret")
+    assert fake.webhook_url == "" and fake.secret_token is None
+    assert fake.violations == []

@@ -67,6 +67,10 @@ UNDECLARABLE: list[tuple[str, str]] = [
     ("grantedBy", "grantedBy: no person"),
     (r"match\..*", "a value is at most"),
     (r"match\..*", "not plain JSON"),
+    # An own Telegram bot: a token Telegram accepts, on a service with [telegram].
+    ("", "this service has no Telegram bot configured"),
+    ("token", "Telegram refused the token"),
+    ("token", "this is the shared bot"),
 ]
 
 

@@ -68,6 +68,7 @@ VALID_BODIES: dict[str, dict[str, Any]] = {
         "expiresAt": "2100-01-01T00:00:00Z",
         "grantedBy": "per_nobody",
     },
+    "registerTelegramBot": {"token": "123456789:" + "A" * 35},
     "sendBatch": {"requests": [{"path": "/messages/sms", "body": {"message": "hi", "to": HUMAN}}]},
 }
 

@@ -110,6 +110,7 @@ from .sandbox import (
     SandboxInboundCallRequest,
     SandboxReplyRequest,
 )
+from .telegram import TelegramBot, TelegramBotRequest
 from .webhooks import EVENT_TYPES, EventType, Webhook, WebhookCreateRequest
 
 __all__ = [
@@ -206,6 +207,8 @@ __all__ = [
     "Speaker",
     "TeamsFormRequest",
     "TeamsMessageRequest",
+    "TelegramBot",
+    "TelegramBotRequest",
     "TelegramFormRequest",
     "TelegramMessageRequest",
     "Timestamp",

@@ -1,9 +1,12 @@
 """Channel providers: the interface and the built-in sandbox provider."""
 
 from .base import (
+    AccountSenders,
+    BotRegistry,
     CallSpec,
     NumberSource,
     Outbound,
+    OwnBot,
     Provider,
     ProviderFailure,
     RecipientUnreachable,
@@ -15,9 +18,12 @@ from .base import (
 from .sandbox import SandboxProvider
 
 __all__ = [
+    "AccountSenders",
+    "BotRegistry",
     "CallSpec",
     "NumberSource",
     "Outbound",
+    "OwnBot",
     "Provider",
     "ProviderFailure",
     "RecipientUnreachable",

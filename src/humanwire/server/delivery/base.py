@@ -18,10 +18,13 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from humanwire.types import DeliveryChannel, DeliveryKind, DeliveryStatus
 
 __all__ = [
+    "AccountSenders",
+    "BotRegistry",
     "CallSpec",
     "Credentials",
     "NumberSource",
     "Outbound",
+    "OwnBot",
     "Provider",
     "ProviderFailure",
     "RecipientUnreachable",
@@ -197,3 +200,40 @@ class WorkspaceInstaller(Protocol):
         ...
 
     async def disconnect(self, account_id: str, team_id: str) -> bool: ...
+
+
+@runtime_checkable
+class AccountSenders(Protocol):
+    """A provider on which an account may have a sender of its own that its sends go out
+    from by default (an account's own Telegram bot), instead of the shared one."""
+
+    async def account_sender(self, account_id: str, channel: str) -> str | None:
+        """The account's own sender on ``channel`` (None: it has none: the shared one)."""
+        ...
+
+
+@dataclass(frozen=True)
+class OwnBot:
+    """An account's own bot (never its token)."""
+
+    bot_id: str
+    username: str
+    account_id: str
+    token_hint: str
+    """The bot id and the token's last four characters (``123456789:…wxyz``)."""
+    registered_at: float
+    webhook_url: str = ""
+
+
+@runtime_checkable
+class BotRegistry(Protocol):
+    """A provider accounts register their own bots with (a Telegram bot's token): what
+    ``/telegram/bots`` does. Refusals raise the service's errors (``InvalidRequest``
+    naming ``token``, ``Conflict``, ``ProviderError``)."""
+
+    async def register_bot(self, account_id: str, token: str) -> OwnBot: ...
+    async def bots_of(self, account_id: str) -> list[OwnBot]: ...
+    async def remove_bot(self, account_id: str, bot_id: str) -> bool:
+        """Forgets the account's bot and removes its webhook; False: no such bot of the
+        account's."""
+        ...

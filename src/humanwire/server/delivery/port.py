@@ -96,8 +96,11 @@ class StartLinks(Protocol):
     """A provider whose bot people start by a link carrying a token (Telegram's
     ``t.me/<bot>?start=<token>``)."""
 
-    def start_link(self, token: str) -> str | None:
-        """The link (None: the bot's name is not known yet, Telegram unreachable)."""
+    async def start_link(self, account_id: str, token: str) -> tuple[str, str] | None:
+        """The link of the bot ``account_id``'s sends go out from (its own bot, else the
+        shared one), and that bot's id: the token binds a chat only when opened there
+        (``InboundPort.bind_chat``'s ``sender``). None: the bot's name is not known yet
+        (Telegram unreachable)."""
         ...
 
 
@@ -244,12 +247,15 @@ class InboundPort(Protocol):
         ...
 
     # -- people ------------------------------------------------------------------------
-    async def bind_chat(self, channel: str, token: str, chat: str) -> ChatBinding:
+    async def bind_chat(
+        self, channel: str, token: str, chat: str, *, sender: str | None = None
+    ) -> ChatBinding:
         """A person opened a start link in ``chat`` (Telegram's ``/start <token>``): when
         ``token`` is one the people directory gave out and it is live, the person's
         address on ``channel`` becomes ``chat``, confirmed, and the token is spent. On
         discord ``chat`` is the user who pressed Confirm: only the address's own user
-        binds it (anyone else is refused, the token kept)."""
+        binds it (anyone else is refused, the token kept). ``sender``: the bot the link
+        was opened at; a token given for another bot's link binds nothing."""
         ...
 
 

@@ -63,6 +63,7 @@ __all__ = [
     "Verifier",
     "form_params",
     "json_value",
+    "not_found",
     "relay_route",
     "signed_route",
     "signed_websocket_route",
@@ -372,6 +373,12 @@ def socket_url(public_url: str) -> str:
 
 
 # -- parsing helpers ---------------------------------------------------------------------
+def not_found(message: str) -> Response:
+    """A verified request for something the route no longer has (an own bot deleted):
+    404 in the API's error body."""
+    return error_response(404, "not_found", message)
+
+
 def json_value(raw: bytes | str) -> Any:
     """A JSON document, or ``Malformed``. pydantic's parser bounds the nesting (the
     standard library's would raise ``RecursionError``)."""

@@ -117,7 +117,7 @@ class ApprovalAsks:
         elif row.channel == "whatsapp":
             sender = self.host.senders.shared("whatsapp")
         elif row.channel in CHAT_CHANNELS:
-            sender = self.host.senders.shared(DELIVERY_CHANNEL(row.channel))
+            sender = await self.host.senders.chat(account, DELIVERY_CHANNEL(row.channel))
         else:
             sender = await self.host.senders.slack(account, None)
         item = Outbound(

@@ -169,7 +169,7 @@ class ConsoleSignIn:
             sender = (
                 await self._senders.phone(account, None)
                 if channel == "sms"
-                else self._senders.shared(channel)
+                else await self._senders.chat(account, channel)
             )
             await self._sends.message_flow(
                 account,

@@ -557,7 +557,9 @@ class FormSubmissions(Protocol):
 class ChatBindings(Protocol):
     """What the port reaches of the people role (``engine.people``): a start link opened."""
 
-    async def bind_chat(self, channel: str, token: str, chat: str) -> ChatBinding: ...
+    async def bind_chat(
+        self, channel: str, token: str, chat: str, *, sender: str | None = None
+    ) -> ChatBinding: ...
 
 
 class ApprovalDecisions(Protocol):
@@ -605,8 +607,10 @@ class EngineProviderPort:
         self._links = links
         self._approvals = approvals
 
-    async def bind_chat(self, channel: str, token: str, chat: str) -> ChatBinding:
-        return await self._people.bind_chat(channel, token, chat)
+    async def bind_chat(
+        self, channel: str, token: str, chat: str, *, sender: str | None = None
+    ) -> ChatBinding:
+        return await self._people.bind_chat(channel, token, chat, sender=sender)
 
     # -- what the provider keeps and needs ------------------------------------------------
     @property

@@ -279,22 +279,28 @@ class PeopleDirectory:
         )
 
     # -- the Telegram start link ----------------------------------------------------------
-    def _link(self, token: str) -> str:
-        """The bot's start link: the provider's (its bot's name, from ``getMe``), or
-        the sandbox's fictional bot's."""
+    async def _link(self, account: Account, token: str) -> tuple[str, str | None]:
+        """The start link of the bot the account's sends go from (its own bot, else the
+        shared one: the provider's, with its name from ``getMe``), or the sandbox's
+        fictional bot's; and that bot's id (None: the sandbox's, any bot binds it)."""
         provider = self._runtime.carriers.by_channel.get("telegram")
         if isinstance(provider, StartLinks):
-            link = provider.start_link(token)
-            if link is None:
+            found = await provider.start_link(account.id, token)
+            if found is None:
                 raise ProviderError(
                     "the Telegram bot's name is not known yet (Telegram was not reached "
                     "at start); retry"
                 )
-            return link
-        return f"https://t.me/{SANDBOX_BOT_USERNAME}?start={token}"
+            return found
+        return f"https://t.me/{SANDBOX_BOT_USERNAME}?start={token}", None
 
     async def _give_token(
-        self, account: Account, record: PersonRecord, address: PersonAddressRecord, token: str
+        self,
+        account: Account,
+        record: PersonRecord,
+        address: PersonAddressRecord,
+        token: str,
+        sender: str | None = None,
     ) -> float:
         """Keeps ``token`` (its hash) as the address's pending one: the time it expires."""
         key = _start_key(token, address.channel)
@@ -312,6 +318,7 @@ class PeopleDirectory:
                 "personId": record.id,
                 "channel": address.channel,
                 "to": address.to_addr,
+                **({"sender": sender} if sender else {}),
             },
             now,
         )
@@ -349,8 +356,8 @@ class PeopleDirectory:
         self, account: Account, record: PersonRecord, address: PersonAddressRecord
     ) -> PersonConfirmation:
         token = secrets.token_urlsafe(32)  # 43 characters of the payload's alphabet
-        link = self._link(token)
-        expires_at = await self._give_token(account, record, address, token)
+        link, sender = await self._link(account, token)
+        expires_at = await self._give_token(account, record, address, token, sender)
         return PersonConfirmation(
             person_id=record.id,
             channel="telegram",
@@ -359,10 +366,14 @@ class PeopleDirectory:
             expires_at=_timestamp(expires_at),
         )
 
-    async def bind_chat(self, channel: str, token: str, chat: str) -> ChatBinding:
+    async def bind_chat(
+        self, channel: str, token: str, chat: str, *, sender: str | None = None
+    ) -> ChatBinding:
         """A start link opened in ``chat`` (``InboundPort.bind_chat``): the address its
         token was given for becomes ``chat``, confirmed, once. Whatever ``to`` the
-        address had is replaced: the chat the link was opened in is the person's."""
+        address had is replaced: the chat the link was opened in is the person's. A link
+        given for one bot (an account's own) opened at another (``sender``) binds
+        nothing: the person must have started the bot that will write to them."""
         not_valid = ChatBinding(bound=False, text=START_NOT_VALID)
         if channel not in ("telegram", *BUTTON_CHANNELS) or not _START_TOKEN.fullmatch(token):
             return not_valid
@@ -370,6 +381,9 @@ class PeopleDirectory:
         entry = await self._store.get_provider_state(START_SCOPE, key)
         if entry is None or str(entry.get("channel", "telegram")) != channel:
             return not_valid
+        given_for = entry.get("sender")
+        if given_for is not None and sender is not None and str(given_for) != sender:
+            return not_valid  # another bot's link: the token is kept for its own bot
         person_id, to_addr = str(entry.get("personId")), str(entry.get("to", ""))
         if channel in BUTTON_CHANNELS and not hmac.compare_digest(to_addr, chat):
             # The message was the address's user's; a press by anyone else binds nothing.
@@ -411,7 +425,7 @@ class PeopleDirectory:
     async def _sender(self, account: Account, channel: Channel) -> str:
         if channel == "sms":
             return await self._senders.phone(account, None)
-        return self._senders.shared(channel)
+        return await self._senders.chat(account, channel)
 
     async def _match_code(self, text: InboundText, account_id: str | None, record: Any) -> Any:
         """The matcher (``Inbound.matchers``): a reply to a confirmation is taken only

@@ -60,7 +60,7 @@ from humanwire.types.forms import STORED_FORM
 
 from .. import templates
 from ..approvals import texts
-from ..delivery import WhatsAppTemplate
+from ..delivery import AccountSenders, WhatsAppTemplate
 from ..delivery.chat import CHAT_CHANNELS, chat_channel_of, chat_form_of
 from ..errors import InvalidRequest, NotFound
 from ..literals import DELIVERY_CHANNEL
@@ -103,6 +103,16 @@ class Senders:
     def shared(self, channel: Channel) -> str:
         """The shared number (or workspace) ``channel`` goes out from: its provider's."""
         return self._providers[channel].senders[channel]
+
+    async def chat(self, account: Account, channel: Channel) -> str:
+        """The sender ``channel`` goes out from for the account: its own (an own
+        Telegram bot, ``AccountSenders``) when it has one, else the shared one."""
+        provider = self._providers[channel]
+        if isinstance(provider, AccountSenders):
+            own = await provider.account_sender(account.id, channel)
+            if own:
+                return own
+        return self.shared(channel)
 
     async def reserved_number(self, account: Account) -> str | None:
         numbers = await self._store.numbers_of(account.id)
@@ -355,12 +365,13 @@ class Sends:
             return "email", self._senders.shared("email"), request.message, None
         if isinstance(request, SlackMessageRequest):
             return "slack", await self._senders.slack(account, request.from_), request.message, None
-        # A registered chat channel (delivery/chat.py): from its provider's shared sender.
+        # A registered chat channel (delivery/chat.py): from the account's own sender on
+        # it (its own bot), else its provider's shared one.
         chat = chat_channel_of(request)
         if chat is None:
             raise TypeError(f"no channel sends {type(request).__name__}")
         channel = DELIVERY_CHANNEL(chat.name)
-        return channel, self._senders.shared(channel), request.message, None
+        return channel, await self._senders.chat(account, channel), request.message, None
 
     async def send_message(
         self,
@@ -511,8 +522,9 @@ class Sends:
             text = templates.whatsapp_message(text, card.wait_time)
         else:
             # email, slack, or a registered chat channel's card (telegram, discord): from
-            # its provider's shared sender, as that channel's own sends go.
-            sender = self._senders.shared(card.type)
+            # the account's own sender there or its provider's shared one, as that
+            # channel's own sends go.
+            sender = await self._senders.chat(account, card.type)
         send = MessageSend(
             channel=card.type,
             to=card.to_addr,
@@ -597,7 +609,7 @@ class Sends:
         elif (chat := chat_form_of(request)) is not None:
             # A registered chat channel's form (delivery/chat.py): the link from its bot.
             channel = DELIVERY_CHANNEL(chat.name)
-            sender = self._senders.shared(channel)
+            sender = await self._senders.chat(account, channel)
             text_for = functools.partial(templates.form_message, getattr(request, "message", None))
         elif isinstance(request, WhatsAppOwnNumberFormRequest):
             channel = "whatsapp"

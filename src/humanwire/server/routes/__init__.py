@@ -16,6 +16,7 @@ from . import (
     numbers,
     people,
     sandbox,
+    telegram,
     webhooks,
 )
 from ._api import IDEMPOTENCY_HEADER, REPLAYED_HEADER, Operation, authenticate, to_routes
@@ -44,6 +45,7 @@ def api_operations(*, sandbox_enabled: bool) -> list[Operation]:
         *numbers.operations(),
         *webhooks.operations(),
         *channels.operations(),
+        *telegram.operations(),
     ]
     if sandbox_enabled:
         table += sandbox.operations()

@@ -7,6 +7,7 @@ that talks to a Telegram bot's API and takes its webhook updates) offline.
 
     with TelegramFakeServer() as telegram:      # a local Telegram on a free loopback port
         fake = telegram.fake                    # one bot: fake.token, fake.username
+        own = fake.add_bot("acme_bot")          # more: each its token, webhook, chats
         ada = fake.add_person("Ada")            # a chat that pressed Start already
         # point the code under test at it: api_base = telegram.api_base,
         # bot_token = fake.token; it calls setWebhook with its URL and secret
@@ -25,6 +26,7 @@ webhook with ``X-Telegram-Bot-Api-Secret-Token`` and are retried until answered 
 """
 
 from .fake import (
+    FakeBot,
     FakeTelegram,
     FakeTelegramChat,
     FakeTelegramMessage,
@@ -36,6 +38,7 @@ from .spec import BotApiSpec, SpecViolation, load_spec
 
 __all__ = [
     "BotApiSpec",
+    "FakeBot",
     "FakeTelegram",
     "FakeTelegramChat",
     "FakeTelegramMessage",

@@ -1,6 +1,13 @@
-"""``FakeTelegram``: Telegram's side, played locally — one bot and the people who chat
-with it, state and rules in one object, apart from the HTTP serving
+"""``FakeTelegram``: Telegram's side, played locally — bots and the people who chat
+with them, state and rules in one object, apart from the HTTP serving
 (``server.TelegramFakeServer``), moto-style.
+
+**Bots.** The fake starts with one bot (``token``, ``bot_id``, ``username``: the shared
+bot a deployment configures); ``add_bot`` makes more (``FakeBot``: an account's own bot),
+each with its own token, webhook and secret, its own chats' message ids (Telegram numbers
+a private chat's messages per bot) and its own Start: a person who pressed Start in one
+bot's chat cannot be written to by another. ``revoke_bot`` makes a token refused (401
+"Unauthorized" on every method, ``getMe`` too), as Telegram does once @BotFather revokes it.
 
 **The Bot API** (``/bot<token>/<method>``, GET or POST; parameters from the query, a form
 body, whose objects travel as JSON text, or a JSON body). Every request is checked
@@ -54,6 +61,7 @@ from .._fake_server import FakeBackground, poll_until
 from .spec import BotApiSpec, SpecViolation, load_spec
 
 __all__ = [
+    "FakeBot",
     "FakeTelegram",
     "FakeTelegramChat",
     "FakeTelegramMessage",
@@ -69,13 +77,40 @@ CANNOT_INITIATE = "Forbidden: bot can't initiate conversation with a user"
 
 
 @dataclass
+class FakeBot:
+    """One bot: its token, its webhook (``setWebhook``'s url and secret) and its name."""
+
+    bot_id: int
+    token: str
+    username: str
+    webhook_url: str = ""
+    secret_token: str | None = None
+    revoked: bool = False
+    """Its token was revoked: every method answers 401."""
+
+    def user(self) -> dict[str, Any]:
+        return {
+            "id": self.bot_id,
+            "is_bot": True,
+            "first_name": "humanwire",
+            "username": self.username,
+        }
+
+
+@dataclass
 class FakeTelegramChat:
-    """A person's private chat with the bot (its id is the person's user id)."""
+    """A person and their private chats with the bots (a chat's id is the person's user
+    id, whichever the bot)."""
 
     id: int
     first_name: str
     started: bool = False
-    """The person sent ``/start``: only then may the bot write."""
+    """The person sent ``/start`` to every bot already (``add_person(started=True)``)."""
+    started_bots: set[int] = field(default_factory=set)
+    """The bots the person pressed Start with (``start``): only those may write."""
+
+    def can_write(self, bot_id: int) -> bool:
+        return self.started or bot_id in self.started_bots
 
     def user(self) -> dict[str, Any]:
         return {"id": self.id, "is_bot": False, "first_name": self.first_name}
@@ -95,6 +130,8 @@ class FakeTelegramMessage:
     reply_to: int | None = None
     edits: list[str] = field(default_factory=list)
     """The texts it had before each edit."""
+    bot_id: int = 0
+    """The bot whose chat it is in."""
 
     @property
     def buttons(self) -> list[dict[str, Any]]:
@@ -107,6 +144,8 @@ class FakeUpdateDelivery:
     update: dict[str, Any]
     statuses: list[int] = field(default_factory=list)
     """The webhook's answer to each attempt (0: not reached)."""
+    bot_id: int = 0
+    """The bot whose webhook it went to."""
 
     @property
     def acknowledged(self) -> bool:
@@ -130,8 +169,8 @@ class _Refused(Exception):
 
 
 class FakeTelegram:
-    """One bot (``token``, ``bot_id``, ``username``) and the people chatting with it.
-    Serve it with ``TelegramFakeServer``."""
+    """Bots (the first: ``token``, ``bot_id``, ``username``; more with ``add_bot``) and the
+    people chatting with them. Serve it with ``TelegramFakeServer``."""
 
     def __init__(
         self,
@@ -141,90 +180,161 @@ class FakeTelegram:
         retry_delays: Sequence[float] = RETRY_DELAYS,
     ) -> None:
         self.spec = spec or load_spec()
-        self.bot_id = 7000000000 + secrets.randbelow(10**8)
-        self.token = f"{self.bot_id}:{secrets.token_urlsafe(26)}"
-        self.username = username
         self.retry_delays = tuple(retry_delays)
         self.lock = threading.RLock()
         self.background = FakeBackground(
             "fake Telegram", "TelegramFakeServer", self.lock, self._error
         )
+        self.bots: dict[str, FakeBot] = {}
+        """Every bot by its token, the first one first."""
+        self.bot = self.add_bot(username)
+        """The first bot (the shared bot a deployment configures)."""
         self.reset()
 
     def reset(self) -> None:
         with self.lock:
             self.chats: dict[int, FakeTelegramChat] = {}
-            self.messages: dict[tuple[int, int], FakeTelegramMessage] = {}
+            self.messages: dict[tuple[int, int, int], FakeTelegramMessage] = {}
+            """Every message by (bot id, chat id, message id)."""
             self.requests: list[tuple[str, dict[str, Any]]] = []
+            self.calls: list[tuple[int, str, dict[str, Any]]] = []
+            """Every Bot API request as (bot id, method, parameters); 0: an unknown token."""
             self.violations: list[Violation] = []
             self.errors: list[str] = []
             self.deliveries: list[FakeUpdateDelivery] = []
             self.callbacks: dict[str, dict[str, Any]] = {}
             """Each ``callback_query`` id sent, with the answer it got (``answered``)."""
-            self.webhook_url = ""
-            self.secret_token: str | None = None
+            for bot in self.bots.values():
+                bot.webhook_url, bot.secret_token = "", None
             self._next_update = 100000 + secrets.randbelow(1000)
-            self._next_message = 1
+            self._next_message: dict[tuple[int, int], int] = {}
             self._next_user = 100000001
+
+    # -- the bots -------------------------------------------------------------------------
+    def add_bot(self, username: str | None = None) -> FakeBot:
+        """A new bot, as @BotFather makes one: its token is what an account registers."""
+        with self.lock:
+            bot_id = 7000000000 + secrets.randbelow(10**8)
+            while any(bot.bot_id == bot_id for bot in self.bots.values()):
+                bot_id += 1
+            bot = FakeBot(
+                bot_id, f"{bot_id}:{secrets.token_urlsafe(26)}", username or f"own_{bot_id}_bot"
+            )
+            self.bots[bot.token] = bot
+            return bot
+
+    def revoke_bot(self, bot: FakeBot) -> None:
+        """@BotFather's revoke: the token is refused from now on (401)."""
+        with self.lock:
+            bot.revoked = True
+
+    def _bot(self, bot: FakeBot | None) -> FakeBot:
+        return bot if bot is not None else self.bot
+
+    def bot_by_id(self, bot_id: int) -> FakeBot:
+        with self.lock:
+            for bot in self.bots.values():
+                if bot.bot_id == bot_id:
+                    return bot
+        raise ValueError(f"no bot {bot_id}")
+
+    @property
+    def token(self) -> str:
+        return self.bot.token
+
+    @property
+    def bot_id(self) -> int:
+        return self.bot.bot_id
+
+    @property
+    def username(self) -> str:
+        return self.bot.username
+
+    @property
+    def webhook_url(self) -> str:
+        return self.bot.webhook_url
+
+    @property
+    def secret_token(self) -> str | None:
+        return self.bot.secret_token
 
     # -- the people ---------------------------------------------------------------------
     def add_person(self, first_name: str = "Ada", *, started: bool = True) -> int:
-        """A person with a private chat with the bot; ``started``: they sent ``/start``
-        already (without sending the update)."""
+        """A person; ``started``: they sent ``/start`` to every bot already (without
+        sending the updates), so any bot may write to them."""
         with self.lock:
             chat_id = self._next_user
             self._next_user += 1
             self.chats[chat_id] = FakeTelegramChat(chat_id, first_name, started)
             return chat_id
 
-    def start(self, chat_id: int, payload: str | None = None) -> FakeTelegramMessage:
-        """The person presses Start (a ``t.me/<bot>?start=<payload>`` link)."""
+    def start(
+        self, chat_id: int, payload: str | None = None, *, bot: FakeBot | None = None
+    ) -> FakeTelegramMessage:
+        """The person presses Start in ``bot``'s chat (the first bot's when None: a
+        ``t.me/<bot>?start=<payload>`` link)."""
         with self.lock:
-            self._chat(chat_id).started = True
-        return self.send(chat_id, "/start" + (f" {payload}" if payload else ""))
+            self._chat(chat_id).started_bots.add(self._bot(bot).bot_id)
+        return self.send(chat_id, "/start" + (f" {payload}" if payload else ""), bot=bot)
 
     def send(
-        self, chat_id: int, text: str, *, reply_to: FakeTelegramMessage | None = None
+        self,
+        chat_id: int,
+        text: str,
+        *,
+        reply_to: FakeTelegramMessage | None = None,
+        bot: FakeBot | None = None,
     ) -> FakeTelegramMessage:
-        """The person writes ``text`` (a reply to ``reply_to`` when given); the update goes
-        to the webhook."""
+        """The person writes ``text`` in ``bot``'s chat (``reply_to``'s when given, else
+        the first bot's), a reply to ``reply_to`` when given; the update goes to that
+        bot's webhook."""
         with self.lock:
+            if reply_to is not None:
+                bot = self.bot_by_id(reply_to.bot_id)
+            target = self._bot(bot)
             chat = self._chat(chat_id)
-            message = self._add(chat_id, text, from_bot=False, reply_to=reply_to)
+            message = self._add(chat_id, text, from_bot=False, reply_to=reply_to, bot=target)
             body = self._message_object(message, chat)
             if reply_to is not None:
                 body["reply_to_message"] = self._message_object(reply_to, chat)
             update = {"update_id": self._update_id(), "message": body}
-        self._deliver(update)
+        self._deliver(update, target)
         return message
 
     def click(self, message: FakeTelegramMessage, data: str) -> str:
         """The person presses the inline button carrying ``data``; returns the callback
-        query's id (``callbacks[id]`` shows how it was answered)."""
+        query's id (``callbacks[id]`` shows how it was answered). The update goes to the
+        webhook of the bot whose message it is."""
         with self.lock:
             if data not in [button.get("callback_data") for button in message.buttons]:
                 raise ValueError(f"no button {data!r} on message {message.message_id}")
+            bot = self.bot_by_id(message.bot_id)
             chat = self._chat(message.chat_id)
             query_id = str(secrets.randbelow(10**18))
-            self.callbacks[query_id] = {"answered": False}
+            self.callbacks[query_id] = {"answered": False, "bot": bot.bot_id}
             update = {
                 "update_id": self._update_id(),
                 "callback_query": {
                     "id": query_id,
                     "from": chat.user(),
                     "message": self._message_object(message, chat),
-                    "chat_instance": str(message.chat_id),
+                    "chat_instance": f"{bot.bot_id}:{message.chat_id}",
                     "data": data,
                 },
             }
-        self._deliver(update)
+        self._deliver(update, bot)
         return query_id
 
-    def sent_to(self, chat_id: int) -> list[FakeTelegramMessage]:
-        """The bot's messages in the chat, oldest first."""
+    def sent_to(self, chat_id: int, *, bot: FakeBot | None = None) -> list[FakeTelegramMessage]:
+        """The messages ``bot`` (the first bot when None) sent in the chat, oldest first."""
         with self.lock:
+            bot_id = self._bot(bot).bot_id
             return sorted(
-                (m for m in self.messages.values() if m.chat_id == chat_id and m.from_bot),
+                (
+                    m
+                    for m in self.messages.values()
+                    if m.chat_id == chat_id and m.from_bot and m.bot_id == bot_id
+                ),
                 key=lambda m: m.message_id,
             )
 
@@ -237,7 +347,7 @@ class FakeTelegram:
 
     def redeliver(self, delivery: FakeUpdateDelivery) -> FakeUpdateDelivery:
         """Sends an update again, as Telegram does when it saw no answer."""
-        return self._deliver(delivery.update)
+        return self._deliver(delivery.update, self.bot_by_id(delivery.bot_id))
 
     def post_update(
         self, url: str, body: bytes, *, secret: str | None = None, content_type: str = ""
@@ -251,13 +361,13 @@ class FakeTelegram:
             return client.post(url, content=body, headers=headers)
 
     # -- updates to the webhook -----------------------------------------------------------
-    def _deliver(self, update: dict[str, Any]) -> FakeUpdateDelivery:
+    def _deliver(self, update: dict[str, Any], bot: FakeBot) -> FakeUpdateDelivery:
         for problem in self.spec.check_object("Update", update):
             self._error(f"update: {problem}")
-        delivery = FakeUpdateDelivery(update)
+        delivery = FakeUpdateDelivery(update, bot_id=bot.bot_id)
         with self.lock:
             self.deliveries.append(delivery)
-            url, secret = self.webhook_url, self.secret_token
+            url, secret = bot.webhook_url, bot.secret_token
         if url:
             self.background.spawn(self._dispatch(delivery, url, secret), "update delivery")
         return delivery
@@ -304,34 +414,32 @@ class FakeTelegram:
         from_bot: bool,
         reply_to: FakeTelegramMessage | None = None,
         reply_markup: dict[str, Any] | None = None,
+        bot: FakeBot | None = None,
     ) -> FakeTelegramMessage:
+        """A message in ``bot``'s chat (the first bot's when None)."""
+        bot = self._bot(bot)
+        # A private chat's message ids are its own (per bot and person), from 1.
+        number = self._next_message.get((bot.bot_id, chat_id), 1)
+        self._next_message[(bot.bot_id, chat_id)] = number + 1
         message = FakeTelegramMessage(
             chat_id=chat_id,
-            message_id=self._next_message,
+            message_id=number,
             text=text,
             from_bot=from_bot,
             date=int(time.time()),
             reply_markup=reply_markup,
             reply_to=reply_to.message_id if reply_to is not None else None,
+            bot_id=bot.bot_id,
         )
-        self._next_message += 1
-        self.messages[(chat_id, message.message_id)] = message
+        self.messages[(bot.bot_id, chat_id, message.message_id)] = message
         return message
-
-    def _bot_user(self) -> dict[str, Any]:
-        return {
-            "id": self.bot_id,
-            "is_bot": True,
-            "first_name": "humanwire",
-            "username": self.username,
-        }
 
     def _message_object(
         self, message: FakeTelegramMessage, chat: FakeTelegramChat
     ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "message_id": message.message_id,
-            "from": self._bot_user() if message.from_bot else chat.user(),
+            "from": self.bot_by_id(message.bot_id).user() if message.from_bot else chat.user(),
             "date": message.date,
             "chat": chat.chat(),
             "text": message.text,
@@ -365,16 +473,20 @@ class FakeTelegram:
         content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
         raw = await request.body()
         form = content_type != "application/json"
+        with self.lock:
+            bot = self.bots.get(request.path_params["token"])
         try:
-            if request.path_params["token"] != self.token:
-                raise _Refused("Unauthorized", 401)
             if raw:
                 values.update(_body(raw, content_type))
+            with self.lock:
+                self.calls.append((bot.bot_id if bot else 0, name, dict(values)))
+            if bot is None or bot.revoked:
+                raise _Refused("Unauthorized", 401)
             with self.lock:
                 self.requests.append((name, dict(values)))
             params = self.spec.check_params(name, values, form=form)
             with self.lock:
-                result = self._operate(name, params)
+                result = self._operate(bot, name, params)
         except SpecViolation as exc:
             with self.lock:
                 self.violations.append(Violation(name, values, exc.description))
@@ -386,21 +498,21 @@ class FakeTelegram:
             self._error(problem)
         return JSONResponse({"ok": True, "result": result})
 
-    def _operate(self, name: str, params: dict[str, Any]) -> Any:
+    def _operate(self, bot: FakeBot, name: str, params: dict[str, Any]) -> Any:
         if name == "getMe":
             return {
-                **self._bot_user(),
+                **bot.user(),
                 "can_join_groups": True,
                 "can_read_all_group_messages": False,
                 "supports_inline_queries": False,
             }
         if name == "sendMessage":
-            return self._send_message(params)
+            return self._send_message(bot, params)
         if name in ("editMessageText", "editMessageReplyMarkup"):
-            return self._edit(name, params)
+            return self._edit(bot, name, params)
         if name == "answerCallbackQuery":
             query = self.callbacks.get(str(params["callback_query_id"]))
-            if query is None or query["answered"]:
+            if query is None or query["answered"] or query.get("bot") != bot.bot_id:
                 raise _Refused(
                     "Bad Request: query is too old and response timeout expired or query "
                     "ID is invalid"
@@ -408,15 +520,15 @@ class FakeTelegram:
             query.update(answered=True, text=params.get("text"), at=time.time())
             return True
         if name == "setWebhook":
-            self.webhook_url = str(params["url"])
-            self.secret_token = params.get("secret_token")
+            bot.webhook_url = str(params["url"])
+            bot.secret_token = params.get("secret_token")
             return True
         if name == "deleteWebhook":
-            self.webhook_url, self.secret_token = "", None
+            bot.webhook_url, bot.secret_token = "", None
             return True
         if name == "getWebhookInfo":
             return {
-                "url": self.webhook_url,
+                "url": bot.webhook_url,
                 "has_custom_certificate": False,
                 "pending_update_count": 0,
             }
@@ -428,29 +540,30 @@ class FakeTelegram:
             raise _Refused("Bad Request: chat not found")
         return chat
 
-    def _send_message(self, params: dict[str, Any]) -> dict[str, Any]:
+    def _send_message(self, bot: FakeBot, params: dict[str, Any]) -> dict[str, Any]:
         chat = self._target(params["chat_id"])
-        if not chat.started:
+        if not chat.can_write(bot.bot_id):
             raise _Refused(CANNOT_INITIATE, 403)
         markup = params.get("reply_markup")
         reply_to = None
         replying = params.get("reply_parameters")
         if isinstance(replying, Mapping):
-            reply_to = self.messages.get((chat.id, _int(replying.get("message_id"))))
+            reply_to = self.messages.get((bot.bot_id, chat.id, _int(replying.get("message_id"))))
         message = self._add(
             chat.id,
             str(params["text"]),
             from_bot=True,
             reply_to=reply_to,
             reply_markup=markup if isinstance(markup, dict) and markup else None,
+            bot=bot,
         )
         return self._message_object(message, chat)
 
-    def _edit(self, name: str, params: dict[str, Any]) -> dict[str, Any]:
+    def _edit(self, bot: FakeBot, name: str, params: dict[str, Any]) -> dict[str, Any]:
         if "chat_id" not in params or "message_id" not in params:
             raise SpecViolation("Bad Request: chat_id and message_id are needed here")
         chat = self._target(params["chat_id"])
-        message = self.messages.get((chat.id, _int(params["message_id"])))
+        message = self.messages.get((bot.bot_id, chat.id, _int(params["message_id"])))
         if message is None:
             raise _Refused("Bad Request: message to edit not found")
         if not message.from_bot:

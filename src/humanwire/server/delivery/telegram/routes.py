@@ -1,4 +1,7 @@
-"""The route Telegram reaches: ``/providers/telegram/updates``, the bot's webhook.
+"""The routes Telegram reaches: ``/providers/telegram/updates``, the shared bot's webhook,
+and ``/providers/telegram/bots/<bot id>/updates``, an account's own bot's (its secret is
+its own, ``OwnBotSecret``: another bot's, or the shared bot's, is refused 403 as a wrong
+one is; a bot no longer registered is 404).
 
 It carries no bearer key. Telegram signs nothing: it echoes the ``secret_token`` the
 service gave ``setWebhook`` in ``X-Telegram-Bot-Api-Secret-Token``, compared here in
@@ -13,23 +16,33 @@ from __future__ import annotations
 
 import hmac
 import logging
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..provider_routes import Malformed, ProviderRoute, Unverified, json_value, signed_route
+from ..provider_routes import (
+    Malformed,
+    ProviderRoute,
+    Unverified,
+    json_value,
+    not_found,
+    signed_route,
+)
 from .provider import ROUTE_PREFIX
 
 if TYPE_CHECKING:
     from .provider import TelegramProvider
 
-__all__ = ["SECRET_HEADER", "TelegramSecret", "telegram_routes", "update_shape"]
+__all__ = ["SECRET_HEADER", "OwnBotSecret", "TelegramSecret", "telegram_routes", "update_shape"]
 
 logger = logging.getLogger("humanwire.telegram")
 
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+_BOT_ID = re.compile(r"[1-9][0-9]{4,19}")
+"""A bot's id, as a token starts with it."""
 
 
 class TelegramSecret:
@@ -96,6 +109,27 @@ def update_shape(request: Request, body: bytes) -> dict[str, Any]:
     return update
 
 
+class OwnBotSecret:
+    """An own bot's webhook secret (``TelegramProvider.bot_secret``: derived from the
+    webhook secret and the bot id in the path), compared in constant time."""
+
+    header = SECRET_HEADER
+
+    def __init__(self, provider: TelegramProvider) -> None:
+        self._provider = provider
+
+    def verify(self, request: Request, body: bytes) -> None:
+        bot_id = str(request.path_params.get("bot_id", ""))
+        if not _BOT_ID.fullmatch(bot_id):
+            raise Unverified("no such bot")
+        given = request.headers.get(self.header)
+        if given is None:
+            raise Unverified(f"missing {self.header}")
+        expected = self._provider.bot_secret(bot_id).encode()
+        if not hmac.compare_digest(given.encode("latin-1", "replace"), expected):
+            raise Unverified(f"invalid {self.header}")
+
+
 def telegram_routes(provider: TelegramProvider) -> list[ProviderRoute]:
     async def updates(request: Request, update: dict[str, Any]) -> Response:
         if not await provider.first_delivery(update["update_id"]):
@@ -108,6 +142,22 @@ def telegram_routes(provider: TelegramProvider) -> list[ProviderRoute]:
         provider.spawn(work())
         return Response(status_code=200)
 
+    async def bot_updates(request: Request, update: dict[str, Any]) -> Response:
+        bot_id = str(request.path_params["bot_id"])
+        side = await provider.own_side(bot_id)
+        if side is None:
+            # A bot deleted (its webhook removed: what Telegram had queued still comes).
+            return not_found(f"no Telegram bot {bot_id} here")
+        if not await provider.first_delivery(update["update_id"], bot_id):
+            return Response(status_code=200)
+
+        async def work() -> None:
+            outcome = await provider.on_update(update, side)
+            logger.debug("Telegram bot %s update %s: %s", bot_id, update["update_id"], outcome)
+
+        provider.spawn(work())
+        return Response(status_code=200)
+
     return [
         signed_route(
             f"{ROUTE_PREFIX}/updates",
@@ -115,5 +165,12 @@ def telegram_routes(provider: TelegramProvider) -> list[ProviderRoute]:
             provider="telegram",
             verifier=TelegramSecret(provider.config.webhook_secret),
             parse=update_shape,
-        )
+        ),
+        signed_route(
+            f"{ROUTE_PREFIX}/bots/{{bot_id}}/updates",
+            bot_updates,
+            provider="telegram",
+            verifier=OwnBotSecret(provider),
+            parse=update_shape,
+        ),
     ]

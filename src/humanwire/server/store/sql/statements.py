@@ -565,8 +565,8 @@ class Statements:
     approver_by_token = "SELECT {approver_columns} FROM approval_approvers WHERE token = ?"
     open_approvers_at = (
         "SELECT {approver_columns} FROM approval_approvers WHERE to_addr = ? AND channel = ? "
-        "AND asked_at IS NOT NULL AND decision IS NULL AND interaction_id IN "
-        "(SELECT interaction_id FROM approvals WHERE settled_at IS NULL) "
+        "AND asked_at IS NOT NULL AND decision IS NULL AND EXISTS (SELECT 1 FROM approvals a "
+        "WHERE a.interaction_id = approval_approvers.interaction_id AND a.settled_at IS NULL) "
         "ORDER BY asked_at, position"
     )
     mark_approver_asked = (

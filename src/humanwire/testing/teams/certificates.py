@@ -8,7 +8,9 @@ fake's clock, which ``clock_skew`` moves to play a service whose clock is off)."
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
+import hashlib
 import threading
 import time
 from dataclasses import dataclass, field
@@ -20,7 +22,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 
-from humanwire.server.delivery.teams.certificate import ASSERTION_TYPE, thumbprints
+ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+"""The ``client_assertion_type`` the token endpoint takes (RFC 7523)."""
 
 __all__ = [
     "ASSERTION_TYPE",
@@ -28,6 +31,19 @@ __all__ = [
     "Certificates",
     "make_certificate",
 ]
+
+
+def thumbprints(certificate: x509.Certificate) -> tuple[str, str]:
+    """``(x5t, x5t#S256)`` as Entra ID computes them: the base64url SHA-1 and SHA-256 of the
+    certificate's DER (the fake's own, so that it checks the service's, not repeats it)."""
+    der = certificate.public_bytes(serialization.Encoding.DER)
+    sha1 = hashlib.sha1(der, usedforsecurity=False).digest()
+    return _b64url(sha1), _b64url(hashlib.sha256(der).digest())
+
+
+def _b64url(digest: bytes) -> str:
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
 
 SKEW = 300
 """Seconds of clock difference the token endpoint tolerates on ``nbf``."""

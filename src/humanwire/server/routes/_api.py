@@ -144,7 +144,7 @@ class Operation:
     """The interaction the request names, read with its key (``ApiCall.named``)."""
 
 
-@dataclass
+@dataclass(slots=True)
 class ApiCall:
     """What a handler gets: the validated body, the path and query, the account, and
     what a send passes on to the engine (``send``: is its client still there, does it
@@ -505,12 +505,12 @@ async def run_respond_async(
         ran = True
         return operation.status, encode(await operation.handler(_with(call, given)))
 
-    async def run_keyed() -> tuple[int, bytes]:
-        if key is None:
-            return await run(context)
-        return await engine.idempotency.run(account, key, fingerprint, run, context)
-
-    task = asyncio.ensure_future(run_keyed())
+    # The task's own coroutine is the run's, no wrapper: it lives as long as the hold.
+    task = asyncio.ensure_future(
+        run(context)
+        if key is None
+        else engine.idempotency.run(account, key, fingerprint, run, context)
+    )
 
     # One future to await, no ``asyncio.wait`` per send.
     def ended(_: asyncio.Future[Any]) -> None:
@@ -522,6 +522,7 @@ async def run_respond_async(
     if hold is None or (task.done() and not task.cancelled()):
         status, content = await task
         return status, content, ({REPLAYED_HEADER: "true"} if not ran else {})
+    task.remove_done_callback(ended)  # accepted: not kept for as long as the hold lasts
     engine.respond_async.follow_async(hold, task)
     body = await engine.respond_async.accepted_body(hold)
     content = wire_json(body)

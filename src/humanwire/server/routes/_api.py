@@ -27,7 +27,7 @@ from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
-from starlette.types import Receive
+from starlette.types import Receive, Scope, Send
 
 from humanwire.types.rules import IDEMPOTENCY_KEY
 
@@ -529,6 +529,24 @@ async def run_respond_async(
     return 202, content, {"Preference-Applied": "respond-async"}
 
 
+class _Endpoint:
+    """The ASGI app of one path's route: the pipeline's response to the request.
+
+    An ASGI app, not a function endpoint, so Starlette's route does not wrap it in
+    ``request_response`` and a second exception-handling layer (three coroutines and
+    their closures a request, kept alive by a held one): an error raised here reaches
+    the app's ``ExceptionMiddleware``, which answers it with the same handlers."""
+
+    __slots__ = ("_pipeline",)
+
+    def __init__(self, pipeline: Callable[[Request], Awaitable[Response]]) -> None:
+        self._pipeline = pipeline
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        response = await self._pipeline(Request(scope, receive, send))
+        await response(scope, receive, send)
+
+
 def to_routes(operations: Sequence[Operation]) -> list[Route]:
     """One route per path, so a wrong method is a 405 whose ``Allow`` lists every method
     of the path; paths keep the order of the table (fixed before parameterized)."""
@@ -536,6 +554,6 @@ def to_routes(operations: Sequence[Operation]) -> list[Route]:
     for operation in operations:
         by_path.setdefault(operation.path, {})[operation.method] = operation
     return [
-        Route(path, _pipeline(by_method), methods=list(by_method))
+        Route(path, _Endpoint(_pipeline(by_method)), methods=list(by_method))
         for path, by_method in by_path.items()
     ]

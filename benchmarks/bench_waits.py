@@ -231,7 +231,7 @@ class Result:
             text += f"  in {self.batches} batches"
         text += f"  [load avg {self.load}]"
         if self.trace is not None:
-            text += " (traced: timings and RSS include tracemalloc's cost)\n" + self.trace
+            text += " (traced: timings and RSS include tracemalloc's cost)"
         return text
 
 
@@ -816,6 +816,8 @@ async def hold_and_answer(
             await asyncio.sleep(TRACE_SETTLE)
             service.snapshot()
             trace = service.trace_report(n - trace_from)
+            # Printed now: the timed replies of a traced run may yet time out.
+            print(f"where the bytes of a held wait went (N={n:,}):\n{trace}", flush=True)
         connections = (senders.peak, senders.connections()[1]) if senders.one else None
         batcher = senders.one._driver.batcher if senders.one else None
         batches = batcher.batches if batcher is not None else None

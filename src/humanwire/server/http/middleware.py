@@ -612,9 +612,10 @@ def guarded_protocol(config: ServiceConfig) -> type[H11Protocol]:
             super().__init__(*args, **kwargs)
             self._address: str | None = None
             """The address this connection is counted under, while it is."""
-            self._deadline: asyncio.TimerHandle | None = None
-            self._timing: str | None = None
-            """What the deadline is for: ``"head"``, ``"body"``, or None."""
+            self._deadline: tuple[str, asyncio.TimerHandle] | None = None
+            """What is timed (``"head"`` or ``"body"``) and its timer; None: nothing. One
+            attribute for the two: one more on uvicorn's protocol grows every
+            connection's attribute table (1.5 KiB, benchmarks/HISTORY.md 2026-12-04)."""
             self._upgraded = False
             """The transport is the WebSocket protocol's: nothing is timed here any more."""
             self._gone: asyncio.Future[None] | None = None
@@ -733,10 +734,10 @@ def guarded_protocol(config: ServiceConfig) -> type[H11Protocol]:
                 # Between requests nothing is timed here (the keep-alive timeout is);
                 # a next request's first bytes start its head's clock. A fresh
                 # connection's clock started when it was made.
-                if self._timing is None and self.conn.trailing_data[0]:
+                if self._deadline is None and self.conn.trailing_data[0]:
                     self._start("head", limits.head_timeout)
             elif state is h11.SEND_BODY:
-                if self._timing != "body":
+                if self._deadline is None or self._deadline[0] != "body":
                     self._start("body", limits.body_timeout)
             else:
                 # The request is in (or the connection is done, or switching
@@ -747,18 +748,15 @@ def guarded_protocol(config: ServiceConfig) -> type[H11Protocol]:
             self._stop()
             if self.transport.is_closing():
                 return
-            self._timing = timing
-            self._deadline = self.loop.call_later(seconds, self._expire, timing, seconds)
+            self._deadline = (timing, self.loop.call_later(seconds, self._expire, timing, seconds))
 
         def _stop(self) -> None:
             if self._deadline is not None:
-                self._deadline.cancel()
+                self._deadline[1].cancel()
                 self._deadline = None
-            self._timing = None
 
         def _expire(self, timing: str, seconds: float) -> None:
             self._deadline = None
-            self._timing = None
             if self.transport.is_closing():
                 return
             peer = f"{self.client[0]}:{self.client[1]}" if self.client else "a client"

@@ -36,6 +36,16 @@ driven by the same load generator. Its figures are what HTTP, uvicorn and the lo
 generator cost by themselves; the summary prints the service's p50 over the floor's.
 (``--client httpx`` only: the floor has no outcome stream.)
 
+``--tracemalloc`` (http): where the bytes of a held wait go. The service process (and the
+floor's, with ``--floor``) traces its allocations (``tracemalloc``, ``TRACE_FRAMES`` frames
+each) during the measured round; the opening pauses once ``--trace-from`` waits (1,000)
+are held and again once all N are, a snapshot is taken at each (after a ``gc.collect()``),
+and the difference over the waits between them is printed per held wait: by the package
+whose code allocated (ours, uvicorn, h11, starlette, asyncio, ...), by the site that asked
+for it (the innermost frame outside the standard library: an ``asyncio`` task is counted
+where it was created), and the top sites by file:line. Tracing slows the service and adds
+its own bytes to its RSS: a traced run's timings and RSS are not figures to report.
+
 ``--mode engine``: the engine alone, in-process, no HTTP; memory is what ``tracemalloc``
 sees allocated per held wait (the engine's own cost: a future, a timer handle, the
 request's coroutine).
@@ -47,9 +57,12 @@ Run::
     python benchmarks/bench_waits.py --mode engine
     python benchmarks/bench_waits.py --sizes 10000 --floor --runs 3   # against the floor
     python benchmarks/bench_waits.py --sizes 1000 --profile /tmp/hw   # py-spy the service
+    python benchmarks/bench_waits.py --sizes 10000 --floor --tracemalloc   # where bytes go
+    python benchmarks/bench_waits.py --sizes 10000 --client multiplexed --tracemalloc
 
 N = 10,000 over HTTP holds 10,000 sockets on each side: both processes raise their
-open-files limit to the hard limit, which must be above N + a few hundred.
+open-files limit to the hard limit, which must be above N + a few hundred (not with
+``--client multiplexed``: its N waits share a handful of connections).
 """
 
 from __future__ import annotations
@@ -67,6 +80,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 import tracemalloc
@@ -101,6 +115,19 @@ POLL = 0.01
 look is a round trip to the service process, on both processes' CPU)."""
 PHASE_LIMIT = 300.0
 """Seconds any phase may take before the run is abandoned (it stops by itself)."""
+TRACED_PHASE_LIMIT = 3600.0
+"""``PHASE_LIMIT`` of the opening while tracing (every allocation is recorded: the
+service runs several times slower)."""
+TRACE_FRAMES = 16
+"""Frames ``--tracemalloc`` keeps per allocation: enough to reach, from an ``asyncio`` or
+uvicorn allocation, the frame of ours (if any) that led to it."""
+TRACE_SETTLE = 1.0
+"""Seconds between the waits being held and a snapshot: the last answers (202s, batch
+answers) are written and their buffers freed."""
+TRACE_TOP = 30
+"""Sites printed per table."""
+TRACE_OURS_BELOW = 8.0
+"""Bytes a wait below which a site of ours is left out of its table."""
 
 
 def question(i: int) -> str:
@@ -175,6 +202,8 @@ class Result:
     """(peak, in use while every wait is held): ``--client multiplexed`` only."""
     batches: int | None = None
     """``POST /batch`` requests that carried the sends: ``--client multiplexed`` only."""
+    trace: str | None = None
+    """``--tracemalloc``: where the bytes of a held wait went (``trace_report``)."""
 
     @property
     def sends_per_second(self) -> float:
@@ -200,10 +229,167 @@ class Result:
             text += f"  connections: peak {peak}, in use while held {in_use}"
         if self.batches is not None:
             text += f"  in {self.batches} batches"
-        return text + f"  [load avg {self.load}]"
+        text += f"  [load avg {self.load}]"
+        if self.trace is not None:
+            text += " (traced: timings and RSS include tracemalloc's cost)"
+        return text
 
 
 # -- the service's process ---------------------------------------------------------------
+class Tracing:
+    """``--tracemalloc`` in a service (or floor) process, driven by the benchmark's pipe:
+    ``trace`` starts tracing, ``snapshot`` takes one (after a collection), ``report:K``
+    prints the difference between the last two over K waits and stops tracing."""
+
+    COMMANDS = ("trace", "snapshot")
+
+    def __init__(self) -> None:
+        self.snapshots: list[tracemalloc.Snapshot] = []
+
+    def handles(self, command: str) -> bool:
+        return command in self.COMMANDS or command.startswith("report:")
+
+    def run(self, command: str) -> Any:
+        if command == "trace":
+            self.snapshots.clear()
+            tracemalloc.start(TRACE_FRAMES)
+            return True
+        if command == "snapshot":
+            gc.collect()
+            snapshot = tracemalloc.take_snapshot().filter_traces(
+                (
+                    tracemalloc.Filter(False, tracemalloc.__file__),
+                    tracemalloc.Filter(False, "<frozen importlib._bootstrap*>"),
+                )
+            )
+            self.snapshots.append(snapshot)
+            return len(self.snapshots)
+        waits = int(command.removeprefix("report:"))
+        before, after = self.snapshots[-2:]
+        self.snapshots.clear()
+        tracemalloc.stop()
+        return trace_report(after.compare_to(before, "traceback"), waits)
+
+
+STDLIB = sysconfig.get_paths()["stdlib"]
+AREAS = (
+    "humanwire",
+    "uvicorn",
+    "h11",
+    "starlette",
+    "pydantic",
+    "pydantic_core",
+    "anyio",
+    "sqlite3",
+    "aiosqlite",
+    "psycopg",
+    "asyncio",
+)
+
+
+def area(filename: str) -> str:
+    """Whose code a file is: a package of ``AREAS``, ``benchmark`` (this file: the floor's
+    app), another ``site-packages`` package by name, else ``stdlib`` or ``other``."""
+    path = Path(filename)
+    if path.name == Path(__file__).name:
+        return "benchmark"
+    parts = path.parts
+    for name in AREAS:
+        if name in parts:
+            return name
+    if "site-packages" in parts:
+        return parts[parts.index("site-packages") + 1].split(".")[0]
+    if filename.startswith(STDLIB):
+        return "stdlib"
+    return "other"
+
+
+def asker(traceback: tracemalloc.Traceback) -> tuple[str, str]:
+    """Who asked for an allocation, as (area, site): the innermost frame outside the
+    standard library (asyncio included), e.g. the line of ours that created a task or a
+    future. An allocation of the event loop's own callbacks (a connection's transport and
+    socket, made by asyncio as it accepts) is ``asyncio``'s, at the innermost frame."""
+    for frame in reversed(traceback):  # oldest first: reversed is innermost first
+        if frame.filename.endswith(LOOP_CALLBACK):
+            break
+        frame_area = area(frame.filename)
+        if frame_area not in ("stdlib", "asyncio", "other"):
+            return frame_area, site(frame)
+    innermost = traceback[-1]
+    return area(innermost.filename), site(innermost)
+
+
+LOOP_CALLBACK = os.path.join("asyncio", "events.py")
+"""Where the event loop runs a callback (``Handle._run``): a frame outward of it is the
+loop's, not the caller of what was allocated."""
+
+
+def site(frame: tracemalloc.Frame) -> str:
+    filename = frame.filename
+    for prefix in (STDLIB + "/site-packages/", STDLIB + "/", str(Path(__file__).parents[1])):
+        if filename.startswith(prefix):
+            filename = filename[len(prefix) :].lstrip("/")
+            break
+    return f"{filename}:{frame.lineno}"
+
+
+def trace_report(diffs: list[tracemalloc.StatisticDiff], waits: int) -> str:
+    """The bytes (and blocks) that appeared between two snapshots, per wait, grouped."""
+    by_area: dict[str, list[int]] = {}
+    by_asker_area: dict[str, list[int]] = {}
+    by_line: dict[str, list[int]] = {}
+    by_asker: dict[str, list[int]] = {}
+    ours: dict[str, list[int]] = {}
+    total = [0, 0]
+    for diff in diffs:
+        if diff.size_diff == 0 and diff.count_diff == 0:
+            continue
+        innermost = diff.traceback[-1]
+        asker_area, asker_site = asker(diff.traceback)
+        for table, key in (
+            (by_area, area(innermost.filename)),
+            (by_asker_area, asker_area),
+            (by_line, site(innermost)),
+            (by_asker, asker_site),
+        ):
+            entry = table.setdefault(key, [0, 0])
+            entry[0] += diff.size_diff
+            entry[1] += diff.count_diff
+        if asker_area == "humanwire":
+            entry = ours.setdefault(asker_site, [0, 0])
+            entry[0] += diff.size_diff
+            entry[1] += diff.count_diff
+        total[0] += diff.size_diff
+        total[1] += diff.count_diff
+
+    def table(title: str, rows: dict[str, list[int]], top: int) -> str:
+        ranked = sorted(rows.items(), key=lambda item: -item[1][0])
+        if top:
+            ranked = ranked[:top]
+        else:  # every row from TRACE_OURS_BELOW
+            ranked = [row for row in ranked if row[1][0] / waits >= TRACE_OURS_BELOW]
+        lines = [f"  {title}:"]
+        for key, (size, count) in ranked:
+            lines.append(f"    {size / waits:9.1f} B {count / waits:6.2f} blocks  {key}")
+        return "\n".join(lines)
+
+    return "\n".join(
+        (
+            f"  traced: {total[0] / waits / 1024:.2f} KiB and {total[1] / waits:.1f} blocks"
+            f" per held wait (over {waits:,} waits)",
+            table("by the package whose code allocated", by_area, len(by_area)),
+            table(
+                "by the package that asked (the innermost frame outside the standard library)",
+                by_asker_area,
+                len(by_asker_area),
+            ),
+            table("top sites that asked", by_asker, TRACE_TOP),
+            table(f"our sites that asked (from {TRACE_OURS_BELOW:g} B a wait)", ours, 0),
+            table("top allocating lines", by_line, TRACE_TOP),
+        )
+    )
+
+
 def service_main(conn: Connection, db_path: str) -> None:
     """The service process: the runner serves on a free loopback port; this thread only
     answers the benchmark's questions on ``conn`` (blocked in ``recv`` otherwise)."""
@@ -217,9 +403,12 @@ def service_main(conn: Connection, db_path: str) -> None:
         account = runner.call(engine.accounts.authenticate, key)
         assert account is not None
         conn.send((runner.base_url, key))
+        tracing = Tracing()
         while True:
             command = conn.recv()
-            if command == "held":
+            if tracing.handles(command):
+                conn.send(tracing.run(command))
+            elif command == "held":
                 conn.send(runner.call(lambda: engine.held_waits))
             elif command == "rss":
                 gc.collect()
@@ -309,9 +498,12 @@ def floor_main(conn: Connection, db_path: str) -> None:
         return asyncio.run_coroutine_threadsafe(call(), loop).result(60)
 
     conn.send((f"http://127.0.0.1:{sock.getsockname()[1]}", "floor"))
+    tracing = Tracing()
     while True:
         command = conn.recv()
-        if command == "held":
+        if tracing.handles(command):
+            conn.send(tracing.run(command))
+        elif command == "held":
             conn.send(on_loop(lambda: len(held)))
         elif command == "rss":
             gc.collect()
@@ -369,14 +561,23 @@ class ServiceProcess:
         self._conn.close()
         self._dir.cleanup()
 
-    def _ask(self, command: str) -> Any:
+    def _ask(self, command: str, timeout: float = 60) -> Any:
         self._conn.send(command)
-        if not self._conn.poll(60):
+        if not self._conn.poll(timeout):
             raise RuntimeError(f"the service process did not answer {command!r}")
         return self._conn.recv()
 
     def held(self) -> int:
         return int(self._ask("held"))
+
+    def trace(self) -> None:
+        self._ask("trace")
+
+    def snapshot(self) -> None:
+        self._ask("snapshot", TRACED_PHASE_LIMIT)
+
+    def trace_report(self, waits: int) -> str:
+        return str(self._ask(f"report:{waits}", TRACED_PHASE_LIMIT))
 
     def rss(self) -> int:
         return int(self._ask("rss"))
@@ -529,6 +730,7 @@ class Round:
     round_trips: list[float]
     connections: tuple[int, int] | None = None
     batches: int | None = None
+    trace: str | None = None
 
 
 async def hold_and_answer(
@@ -540,12 +742,15 @@ async def hold_and_answer(
     sample: int,
     rng: random.Random,
     profile: str | None = None,
+    trace_from: int | None = None,
 ) -> Round:
     """Holds waits ``offset .. offset+n-1``, then answers them (a sample one at a time,
     timed; the rest in bulk) and checks each held request got its own answer. With
     ``profile``, py-spy records the service while opening (``{profile}-open.txt``; the
     load generator in ``{profile}-open-client.txt``) and during the timed replies
-    (``{profile}-replies.txt``)."""
+    (``{profile}-replies.txt``). With ``trace_from`` (the service traces its
+    allocations), the opening pauses once that many are held for a snapshot, and another
+    is taken once all N are (``Round.trace``: the difference per wait)."""
     loop = asyncio.get_running_loop()
     arrived: list[asyncio.Future[float]] = [loop.create_future() for _ in range(n)]
     senders = Senders(kind, service.base_url, service.key, n)
@@ -570,7 +775,7 @@ async def hold_and_answer(
         if failed:
             raise RuntimeError("a held request failed") from failed[0].exception()
         if time.perf_counter() > deadline:
-            raise TimeoutError(f"{service.held()} of {n} waits held after {PHASE_LIMIT:.0f} s")
+            raise TimeoutError(f"{service.held()} of {n} waits held in time")
 
     tasks: list[asyncio.Task[None]] = []
     try:
@@ -580,8 +785,14 @@ async def hold_and_answer(
         server_cpu = service.cpu_seconds()
         client_cpu = time.process_time()
         started = time.perf_counter()
-        deadline = started + PHASE_LIMIT
+        deadline = started + (TRACED_PHASE_LIMIT if trace_from is not None else PHASE_LIMIT)
         for i in range(n):
+            if i == trace_from:
+                while service.held() < i:
+                    check(deadline)
+                    await asyncio.sleep(POLL)
+                await asyncio.sleep(TRACE_SETTLE)
+                service.snapshot()
             tasks.append(asyncio.create_task(hold(i)))
             tasks[-1].add_done_callback(note_failure)
             if kind != "multiplexed" and len(tasks) % OPENING == 0:
@@ -600,6 +811,13 @@ async def hold_and_answer(
             stop_profiler(own_spy, f"{profile}-open-client.txt")
         rss_growth = service.rss() - rss_before
         await asyncio.sleep(0.2)  # the last 202s are read
+        trace = None
+        if trace_from is not None:
+            await asyncio.sleep(TRACE_SETTLE)
+            service.snapshot()
+            trace = service.trace_report(n - trace_from)
+            # Printed now: the timed replies of a traced run may yet time out.
+            print(f"where the bytes of a held wait went (N={n:,}):\n{trace}", flush=True)
         connections = (senders.peak, senders.connections()[1]) if senders.one else None
         batcher = senders.one._driver.batcher if senders.one else None
         batches = batcher.batches if batcher is not None else None
@@ -647,11 +865,17 @@ async def hold_and_answer(
         round_trips,
         connections,
         batches,
+        trace,
     )
 
 
 async def bench_http_in(
-    service: ServiceProcess, n: int, kind: str, sample: int, profile: str | None
+    service: ServiceProcess,
+    n: int,
+    kind: str,
+    sample: int,
+    profile: str | None,
+    trace_from: int | None = None,
 ) -> Result:
     import httpx
 
@@ -666,8 +890,18 @@ async def bench_http_in(
     ) as human:
         await hold_and_answer(service, human, kind, WARM_UP, 0, WARM_UP, rng)
         load = load_average()
+        if trace_from is not None:
+            service.trace()
         measured = await hold_and_answer(
-            service, human, kind, n, WARM_UP, sample, rng, f"{profile}-{n}" if profile else None
+            service,
+            human,
+            kind,
+            n,
+            WARM_UP,
+            sample,
+            rng,
+            f"{profile}-{n}" if profile else None,
+            trace_from,
         )
     return Result(
         mode=f"http/{kind}",
@@ -681,12 +915,20 @@ async def bench_http_in(
         client_cpu_per_send=measured.client_cpu / n,
         connections=measured.connections,
         batches=measured.batches,
+        trace=measured.trace,
     )
 
 
-def bench_http(n: int, kind: str, sample: int, profile: str | None, floor: bool = False) -> Result:
+def bench_http(
+    n: int,
+    kind: str,
+    sample: int,
+    profile: str | None,
+    floor: bool = False,
+    trace_from: int | None = None,
+) -> Result:
     with ServiceProcess(floor) as service:
-        result = asyncio.run(bench_http_in(service, n, kind, sample, profile))
+        result = asyncio.run(bench_http_in(service, n, kind, sample, profile, trace_from))
     if floor:
         result.mode = "floor"
     return result
@@ -808,12 +1050,33 @@ def main(argv: list[str] | None = None) -> int:
         help="http: also measure a bare Starlette hold/reply app (the floor) for each N, "
         "alternating with the service",
     )
+    parser.add_argument(
+        "--tracemalloc",
+        action="store_true",
+        help="http: trace the service's (and the floor's) allocations and print where the "
+        "bytes of a held wait go, from the difference between snapshots at --trace-from "
+        "and at N held waits (traced runs are slower; their RSS includes the tracing)",
+    )
+    parser.add_argument(
+        "--trace-from",
+        type=int,
+        default=1000,
+        help="--tracemalloc: held waits at the first snapshot (below every N)",
+    )
     args = parser.parse_args(argv)
     if args.floor and (args.mode != "http" or args.client != "httpx"):
         parser.error("--floor needs --mode http --client httpx")
     sizes = [int(size) for size in args.sizes.split(",") if size.strip()]
+    trace_from: int | None = None
+    if args.tracemalloc:
+        if args.mode != "http" or args.profile:
+            parser.error("--tracemalloc needs --mode http and no --profile")
+        if not 0 < args.trace_from < min(sizes):
+            parser.error("--trace-from must be above 0 and below every N")
+        trace_from = args.trace_from
     limit = raise_open_files_limit()
-    if args.mode == "http" and limit < max(sizes) + 512:
+    # The multiplexed client holds its N waits over a handful of connections.
+    if args.mode == "http" and args.client != "multiplexed" and limit < max(sizes) + 512:
         print(f"open-files limit {limit} is too low for N={max(sizes)}", file=sys.stderr)
         return 1
     print(f"{os.cpu_count()} CPUs, load average {load_average()}", flush=True)
@@ -830,7 +1093,7 @@ def main(argv: list[str] | None = None) -> int:
             if run % 2:
                 floors.reverse()
             for floor in floors:
-                result = bench_http(n, args.client, args.sample, args.profile, floor)
+                result = bench_http(n, args.client, args.sample, args.profile, floor, trace_from)
                 results.append(result)
                 print(result.line(), flush=True)
     print(f"\nmedians of {args.runs} run(s):\n{summary(results)}")

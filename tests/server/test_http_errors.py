@@ -149,6 +149,22 @@ async def test_unknown_route_and_wrong_method(svc: AppUnderTest) -> None:
     assert set(response.headers["allow"].split(", ")) == {"GET", "HEAD", "POST"}
 
 
+async def test_unknown_or_repeated_query_parameters_are_refused(svc: AppUnderTest) -> None:
+    body = {"message": "m", "to": HUMAN}
+    response = await svc.client.post("/messages/sms", json=body, params={"nope": "1"})
+    assert_error(response, 400, "invalid_request", "nope")
+    response = await svc.client.get("/webhooks?limit=1&limit=2")
+    assert_error(response, 400, "invalid_request", "limit")
+    # No query string at all: nothing to check, the send goes out.
+    assert (await svc.client.post("/messages/sms", json=body)).status_code == 200
+
+
+async def test_head_is_answered_as_get_without_a_body(svc: AppUnderTest) -> None:
+    got = await svc.client.get("/webhooks")
+    head = await svc.client.head("/webhooks")
+    assert (head.status_code, head.content) == (got.status_code, b"")
+
+
 async def test_status_wait_bounds(svc: AppUnderTest) -> None:
     sent = await svc.client.post("/messages/sms", json={"message": "m", "to": HUMAN})
     interaction_id = sent.json()["interactionId"]

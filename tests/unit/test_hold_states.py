@@ -83,7 +83,7 @@ async def test_a_hold_whose_requester_left_stops_waiting_and_takes_no_answer() -
     assert hold.state is HoldState.LEFT
     # An answer arriving now is nobody's: the engine sends it to the webhooks.
     assert not hold.answer(ended(hold.record, {"eventType": "message.received"}))
-    assert not hold.answered.done()
+    assert hold.answered.result() is None  # settled as it left, with nothing
 
 
 async def test_an_answer_before_the_requester_leaves_is_still_returned() -> None:

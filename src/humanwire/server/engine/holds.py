@@ -8,7 +8,7 @@ that request's wait is made of lives on its ``Hold``:
 - ``record``: the interaction as it was sent (kind, request, metadata), so an answer that
   another replica's notice carries can be turned into the ended interaction without a read;
 - ``answered``: the future the request awaits (the ended interaction, or None when it ended
-  without a response);
+  without a response, or stopped waiting for another reason);
 - ``state`` (``HoldState``), why it stopped waiting::
 
       HOLDING ──answer(record)──▶ ANSWERED   the reply, submission or call end
@@ -187,10 +187,7 @@ class Hold:
 
     def leave(self) -> bool:
         """Its requester went away before anything came."""
-        if self.state is not HoldState.HOLDING:
-            return False
-        self.state = HoldState.LEFT
-        return True
+        return self._stop(HoldState.LEFT, None)
 
     def _stop(self, state: HoldState, ended: InteractionRecord | None) -> bool:
         if self.state is not HoldState.HOLDING:
@@ -204,13 +201,21 @@ class Hold:
         """Until it stops waiting: the ended interaction when ANSWERED, else None (LEFT
         when its requester went away first)."""
         gone = self.context.gone
-        if gone is not None:
-            either: set[asyncio.Future[Any]] = {self.answered, gone}
-            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
-            if not self.answered.done():
-                self.leave()
-                return None
-        return await self.answered
+        if gone is None:
+            return await self.answered
+        # A callback on ``gone`` that settles ``answered``, not an ``asyncio.wait`` of the
+        # two (a set, a waiter future and two callbacks a held request).
+        if gone.done():
+            self.leave()  # gone already: left, unless something came first
+            return await self.answered
+        gone.add_done_callback(self._requester_gone)
+        try:
+            return await self.answered
+        finally:
+            gone.remove_done_callback(self._requester_gone)
+
+    def _requester_gone(self, _gone: asyncio.Future[None]) -> None:
+        self.leave()
 
     # -- its hold in the store ---------------------------------------------------------
     def let_go(self) -> None:

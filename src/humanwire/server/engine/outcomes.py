@@ -7,6 +7,7 @@ stores it)."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 from typing import Any
@@ -69,38 +70,40 @@ class RespondAsync:
             return
         hold.follow = Follow.FOLLOWED
         self._async_holds.add(task)
+        # A bound method with its hold, no closures: kept for as long as the hold lasts.
+        task.add_done_callback(functools.partial(self._followed_ended, hold))
 
-        async def done(task: asyncio.Task[tuple[int, bytes]]) -> None:
-            self._async_holds.discard(task)
-            written = hold.follow is Follow.WRITTEN  # with its stored result
-            hold.follow = Follow.NONE
-            if written:
-                return
-            if task.cancelled():
-                await self._holding.release_unreleased(hold)
-                return
-            failure = task.exception()
-            if isinstance(failure, ServiceError):
-                # The error the held request would have answered (a call past its limit,
-                # 503 while stopping: the client retries with its key and re-attaches).
-                status = failure.status
-                body: dict[str, Any] = ErrorBody(
-                    error=ErrorDetail(
-                        code=failure.code,
-                        message=failure.message,
-                        field=failure.field,
-                    )
-                ).model_dump(mode="json", by_alias=True)
-            elif failure is not None:
-                logger.error(
-                    "respond-async hold of %s failed", hold.interaction_id, exc_info=failure
-                )
-                await self._holding.release_unreleased(hold)
-                return
-            else:
-                status, content = task.result()
-                body = json.loads(content) if content else {}
-            await self._events.wait_ended(hold, status, body)
-
+    def _followed_ended(self, hold: Hold, task: asyncio.Task[tuple[int, bytes]]) -> None:
         # A done callback cannot await: what it writes runs as a task.
-        task.add_done_callback(lambda ended: self._runtime.background.spawn(done(ended)))
+        self._runtime.background.spawn(self._write_followed(hold, task))
+
+    async def _write_followed(self, hold: Hold, task: asyncio.Task[tuple[int, bytes]]) -> None:
+        """The followed send's request ended: its answer becomes ``wait.ended``."""
+        self._async_holds.discard(task)
+        written = hold.follow is Follow.WRITTEN  # with its stored result
+        hold.follow = Follow.NONE
+        if written:
+            return
+        if task.cancelled():
+            await self._holding.release_unreleased(hold)
+            return
+        failure = task.exception()
+        if isinstance(failure, ServiceError):
+            # The error the held request would have answered (a call past its limit,
+            # 503 while stopping: the client retries with its key and re-attaches).
+            status = failure.status
+            body: dict[str, Any] = ErrorBody(
+                error=ErrorDetail(
+                    code=failure.code,
+                    message=failure.message,
+                    field=failure.field,
+                )
+            ).model_dump(mode="json", by_alias=True)
+        elif failure is not None:
+            logger.error("respond-async hold of %s failed", hold.interaction_id, exc_info=failure)
+            await self._holding.release_unreleased(hold)
+            return
+        else:
+            status, content = task.result()
+            body = json.loads(content) if content else {}
+        await self._events.wait_ended(hold, status, body)

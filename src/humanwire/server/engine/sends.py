@@ -386,17 +386,21 @@ class Sends:
         channel, sender, text, template = await self._prepared(account, request)
         to = await self._to(account, request, channel)
         await self._accounts.check_send(account, request.message, to)
-        send = MessageSend(
-            channel=channel,
-            to=to,
-            sender=sender,
-            text=text,
-            request={**request.to_wire(), **(marks or {})},
-            wait_time=request.wait_time,
-            follow_up_time=request.follow_up_time,
-            template=template,
+        # Handed over, not kept in this frame (which lives as long as a held send).
+        return await self.message_flow(
+            account,
+            MessageSend(
+                channel=channel,
+                to=to,
+                sender=sender,
+                text=text,
+                request={**request.to_wire(), **(marks or {})},
+                wait_time=request.wait_time,
+                follow_up_time=request.follow_up_time,
+                template=template,
+            ),
+            context,
         )
-        return await self.message_flow(account, send, context)
 
     async def send_onward(
         self,
@@ -480,11 +484,18 @@ class Sends:
         )
         if hold is None:
             return MessageResponse(**await self._interactions.fields_now(record.id))
+        # Held: this frame keeps only what the answer needs for as long as the wait lasts
+        # (the hold has the interaction; the send, its stored request and the record as
+        # opened are let go).
+        interaction_id = record.id
+        response_template = send.response_template
+        no_response_template = send.no_response_template
+        del send, new, record, resumed, delivered
         answered = await self._holding.hold(hold)
         if answered is not None and answered.result is not None:
-            return answered_message(record.id, send.response_template, answered)
-        no_response = templates.no_response_text(send.no_response_template)
-        return MessageResponse(**await self._unanswered(record.id, no_response))
+            return answered_message(interaction_id, response_template, answered)
+        no_response = templates.no_response_text(no_response_template)
+        return MessageResponse(**await self._unanswered(interaction_id, no_response))
 
     async def send_channel_message(
         self,

@@ -23,7 +23,6 @@ from .extensions import load_extensions
 from .health import ReadinessProbe
 from .middleware import (
     BodyLimitMiddleware,
-    CommitBeforeAnswering,
     ObserveMiddleware,
     metrics_endpoint,
 )
@@ -96,9 +95,9 @@ class _Service(Starlette):
     def build_middleware_stack(self) -> ASGIApp:
         # Outside Starlette's own error layer, so a 500 carries the request id too.
         engine: Engine = self.state.engine
-        stack = CommitBeforeAnswering(
+        return ObserveMiddleware(
             super().build_middleware_stack(),
+            engine.metrics,
             engine.runtime.store,
             engine.runtime.config.unavailable_retry_after,
         )
-        return ObserveMiddleware(stack, engine.metrics)

@@ -1,8 +1,8 @@
 """What every request passes through, outermost first: below the app, its connection's
 guards (in uvicorn's HTTP protocol, ``guarded_protocol``); around its route
-(``http.app._Service``): its id, access line and metrics (``ObserveMiddleware``), the
-store's commit before its answer starts (``CommitBeforeAnswering``), and its body's size
-limit (``BodyLimitMiddleware``); and the JSON parsing of bodies into the wire models
+(``http.app._Service``): its id, access line and metrics, and the store's commit before
+its answer starts (both ``ObserveMiddleware``), and its body's size limit
+(``BodyLimitMiddleware``); and the JSON parsing of bodies into the wire models
 (``parse_json_body``).
 
 What an operator sees of a running service, on the HTTP side: request ids in and out,
@@ -59,8 +59,9 @@ import re
 import time
 import uuid
 from collections import Counter
+from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 from pydantic_core import from_json
@@ -100,13 +101,14 @@ if TYPE_CHECKING:
     from ..store import Store
 
 __all__ = [
+    "DISCONNECT_EXTENSION",
     "LOG_FORMATS",
     "LOG_LEVELS",
     "METRICS_EXTRA",
     "REQUEST_ID_HEADER",
     "AddressCounts",
     "BodyLimitMiddleware",
-    "CommitBeforeAnswering",
+    "DisconnectWatch",
     "JsonFormatter",
     "Metrics",
     "ObserveMiddleware",
@@ -142,16 +144,18 @@ def _too_large(limit: int) -> str:
 class BodyLimitMiddleware:
     """Refuses a declared ``Content-Length`` over the limit before anything is read, and
     counts the bytes actually streamed (chunked bodies declare no length): past the
-    limit ``receive`` raises ``PayloadTooLarge``, which the app turns into a 413."""
+    limit ``receive`` raises ``PayloadTooLarge``, which the app turns into a 413.
+
+    A function that returns the inner app's coroutine, not a coroutine awaiting it: a
+    held request keeps no frame of this layer alive."""
 
     def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
         if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+            return self.app(scope, receive, send)
         limit = self.max_body_bytes
         declared = [v for k, v in scope["headers"] if k == b"content-length"]
         if declared:
@@ -161,24 +165,30 @@ class BodyLimitMiddleware:
                 length = -1
             if length < 0 or len(declared) > 1:
                 response = error_response(400, "invalid_request", "invalid Content-Length")
-                await response(scope, receive, send)
-                return
+                return response(scope, receive, send)
             if length > limit:
                 response = error_response(413, "payload_too_large", _too_large(limit))
-                await response(scope, receive, send)
-                return
-        received = 0
+                return response(scope, receive, send)
+        return self.app(scope, _LimitedReceive(receive, limit), send)
 
-        async def limited_receive() -> Message:
-            nonlocal received
-            message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > limit:
-                    raise PayloadTooLarge(_too_large(limit))
-            return message
 
-        await self.app(scope, limited_receive, send)
+class _LimitedReceive:
+    """``receive``, counting the body's bytes against the limit."""
+
+    __slots__ = ("_limit", "_receive", "_received")
+
+    def __init__(self, receive: Receive, limit: int) -> None:
+        self._receive = receive
+        self._limit = limit
+        self._received = 0
+
+    async def __call__(self) -> Message:
+        message = await self._receive()
+        if message["type"] == "http.request":
+            self._received += len(message.get("body", b""))
+            if self._received > self._limit:
+                raise PayloadTooLarge(_too_large(self._limit))
+        return message
 
 
 def _is_json(content_type: str | None) -> bool:
@@ -260,11 +270,32 @@ def _request_id(scope: Scope) -> str:
 
 
 class ObserveMiddleware:
-    """The outermost layer: request id in and out, the HTTP metrics, the access line."""
+    """The outermost layer: request id in and out, the HTTP metrics, the access line;
+    and, given the ``store``, its commit before the answer starts.
 
-    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+    The commit: the SQLite store groups a loop turn's writes into one transaction
+    committed on the next turn, and the response would otherwise reach the client first
+    (uvicorn writes it at once), uncommitted — invisible to another process, lost if this
+    one died then. A response whose request read or wrote in a batch that was rolled back
+    (the disk full) is not sent: a 503 with ``Retry-After`` goes out in its place, so
+    nothing the database lost is answered as done.
+
+    Both in one layer (they were two): one frame and one ``send`` wrapper a request,
+    which a held request keeps alive for as long as it is held."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        metrics: Metrics,
+        store: Store | None = None,
+        retry_after: float = 1.0,
+    ) -> None:
         self.app = app
         self.metrics = metrics
+        self.store = store
+        self.retry_after = retry_after
+        """With ``store``: the ``Retry-After`` of the 503 sent in place of a response
+        whose writes were rolled back."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -272,22 +303,20 @@ class ObserveMiddleware:
             return
         started = time.perf_counter()
         ctx = RequestContext(_request_id(scope))
-        echoed = (b"humanwire-request-id", ctx.request_id.encode("ascii"))
-        status = 500  # what the client sees if the app fails before answering
-
-        async def send_with_id(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-                message = {**message, "headers": [*message.get("headers", ()), echoed]}
-            await send(message)
-
+        touched = Touched() if self.store is not None else None
+        answer = _Answer(self, scope, receive, send, ctx, touched)
         token = enter_request(ctx)
+        # This request's context, and the tasks it starts: a store that commits later
+        # adds its commit to ``touched``.
+        touched_token = TOUCHED.set(touched) if touched is not None else None
         try:
-            await self.app(scope, receive, send_with_id)
+            await self.app(scope, receive, answer)
         finally:
+            if touched_token is not None:
+                TOUCHED.reset(touched_token)
             leave_request(token)
             seconds = time.perf_counter() - started
+            status = answer.status
             route = getattr(scope.get("route"), "path", None) or UNMATCHED
             method = scope["method"] if scope["method"] in _METHODS else "OTHER"
             self.metrics.http_request(method, route, status, seconds)
@@ -309,6 +338,56 @@ class ObserveMiddleware:
                     request_id=ctx.request_id,
                     **fields,
                 )
+
+
+class _Answer:
+    """The ``send`` of a request under ``ObserveMiddleware``: commits the store as the
+    response starts (a response whose writes were rolled back replaced by a 503), echoes
+    the request id, and keeps the status."""
+
+    __slots__ = ("_ctx", "_layer", "_receive", "_replaced", "_scope", "_send", "_touched", "status")
+
+    def __init__(
+        self,
+        layer: ObserveMiddleware,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        ctx: RequestContext,
+        touched: Touched | None,
+    ) -> None:
+        self._layer = layer
+        self._scope = scope
+        self._receive = receive
+        self._send = send
+        self._ctx = ctx
+        self._touched = touched
+        self._replaced = False
+        self.status = 500
+        """What the client sees if the app fails before answering."""
+
+    async def __call__(self, message: Message) -> None:
+        if self._replaced:
+            return  # the handler's body, after its start was replaced
+        touched = self._touched
+        if touched is not None and message["type"] == "http.response.start":
+            store = self._layer.store
+            assert store is not None
+            with contextlib.suppress(StoreUnavailable):
+                store.commit()  # a failure lands in ``touched`` if ours
+            if touched.failure() is not None:
+                self._replaced = True
+                response = store_unavailable_response(self._layer.retry_after)
+                await response(self._scope, self._receive, self._forward)
+                return
+        await self._forward(message)
+
+    async def _forward(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.status = message["status"]
+            echoed = (b"humanwire-request-id", self._ctx.request_id.encode("ascii"))
+            message = {**message, "headers": [*message.get("headers", ()), echoed]}
+        await self._send(message)
 
 
 def _loopback(scope: Scope) -> bool:
@@ -354,47 +433,17 @@ async def metrics_endpoint(request: Request) -> Response:
     return Response(body, 200, headers={"Content-Type": content_type})
 
 
-class CommitBeforeAnswering:
-    """Commits the store's open writes as a response starts: the SQLite store groups a
-    loop turn's writes into one transaction committed on the next turn, and the response
-    would otherwise reach the client first (uvicorn writes it at once), uncommitted —
-    invisible to another process, lost if this one died then.
+DISCONNECT_EXTENSION = "humanwire.disconnect"
+"""The ASGI scope extension (``scope["extensions"]``) by which the service's own protocol
+(``guarded_protocol``) offers a request ``settle_on_disconnect(future)``: the future is
+settled when the client's connection is lost before the response completes. A held send
+watches its client so, with no task reading ``receive`` for ``http.disconnect`` (a task,
+its coroutines and a future: 2 KiB of every held wait, benchmarks/HISTORY.md). Under
+another server the pipeline reads ``receive`` as before (``routes._api``)."""
 
-    A response whose request read or wrote in a batch that was rolled back (the disk
-    full) is not sent: a 503 with ``Retry-After`` goes out in its place, so nothing the
-    database lost is answered as done."""
 
-    def __init__(self, app: ASGIApp, store: Store, retry_after: float) -> None:
-        self.app = app
-        self.store = store
-        self.retry_after = retry_after
-        """The ``Retry-After`` of the 503 sent in place of a response."""
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        touched = Touched()
-        token = TOUCHED.set(touched)  # this request's context, and the tasks it starts
-        replaced = False
-
-        async def send_committed(message: Message) -> None:
-            nonlocal replaced
-            if replaced:
-                return  # the handler's body, after its start was replaced
-            if message["type"] == "http.response.start":
-                with contextlib.suppress(StoreUnavailable):
-                    self.store.commit()  # a failure lands in ``touched`` if ours
-                if touched.failure() is not None:
-                    replaced = True
-                    await store_unavailable_response(self.retry_after)(scope, receive, send)
-                    return
-            await send(message)
-
-        try:
-            await self.app(scope, receive, send_committed)
-        finally:
-            TOUCHED.reset(token)
+class DisconnectWatch(Protocol):
+    def settle_on_disconnect(self, gone: asyncio.Future[None]) -> None: ...
 
 
 REFUSED_RETRY_AFTER = 1
@@ -563,11 +612,32 @@ def guarded_protocol(config: ServiceConfig) -> type[H11Protocol]:
             super().__init__(*args, **kwargs)
             self._address: str | None = None
             """The address this connection is counted under, while it is."""
-            self._deadline: asyncio.TimerHandle | None = None
-            self._timing: str | None = None
-            """What the deadline is for: ``"head"``, ``"body"``, or None."""
+            self._deadline: tuple[str, asyncio.TimerHandle] | None = None
+            """What is timed (``"head"`` or ``"body"``) and its timer; None: nothing. One
+            attribute for the two: one more on uvicorn's protocol grows every
+            connection's attribute table (1.5 KiB, benchmarks/HISTORY.md 2026-12-04)."""
             self._upgraded = False
             """The transport is the WebSocket protocol's: nothing is timed here any more."""
+            self._gone: asyncio.Future[None] | None = None
+            """Settled if the connection is lost before the current request's response
+            completes (``settle_on_disconnect``)."""
+
+        # -- the request's client going away (``DISCONNECT_EXTENSION``) --------------
+        def handle_events(self) -> None:
+            cycle = self.cycle
+            super().handle_events()
+            if self.cycle is not cycle and self.cycle is not None:
+                # A request's cycle just began (its app task has not run yet).
+                self.cycle.scope["extensions"] = {DISCONNECT_EXTENSION: self}
+
+        def settle_on_disconnect(self, gone: asyncio.Future[None]) -> None:
+            """``gone`` is settled if the connection is lost before the current
+            request's response completes (at once if it was lost already)."""
+            if self.cycle is not None and self.cycle.disconnected:
+                if not gone.done():
+                    gone.set_result(None)
+                return
+            self._gone = gone
 
         # -- the connection ---------------------------------------------------------
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -588,6 +658,9 @@ def guarded_protocol(config: ServiceConfig) -> type[H11Protocol]:
                 counts.release(self._address)
                 self._address = None
             super().connection_lost(exc)
+            gone, self._gone = self._gone, None
+            if gone is not None and not gone.done():
+                gone.set_result(None)
 
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
@@ -628,6 +701,7 @@ def guarded_protocol(config: ServiceConfig) -> type[H11Protocol]:
             upgraded.connection_lost = connection_lost  # type: ignore[method-assign]
 
         def on_response_complete(self) -> None:
+            self._gone = None  # its request is answered: nobody waits on it any more
             # A pipelined request already buffered is parsed here.
             super().on_response_complete()
             self._follow_request()
@@ -660,10 +734,10 @@ def guarded_protocol(config: ServiceConfig) -> type[H11Protocol]:
                 # Between requests nothing is timed here (the keep-alive timeout is);
                 # a next request's first bytes start its head's clock. A fresh
                 # connection's clock started when it was made.
-                if self._timing is None and self.conn.trailing_data[0]:
+                if self._deadline is None and self.conn.trailing_data[0]:
                     self._start("head", limits.head_timeout)
             elif state is h11.SEND_BODY:
-                if self._timing != "body":
+                if self._deadline is None or self._deadline[0] != "body":
                     self._start("body", limits.body_timeout)
             else:
                 # The request is in (or the connection is done, or switching
@@ -674,18 +748,15 @@ def guarded_protocol(config: ServiceConfig) -> type[H11Protocol]:
             self._stop()
             if self.transport.is_closing():
                 return
-            self._timing = timing
-            self._deadline = self.loop.call_later(seconds, self._expire, timing, seconds)
+            self._deadline = (timing, self.loop.call_later(seconds, self._expire, timing, seconds))
 
         def _stop(self) -> None:
             if self._deadline is not None:
-                self._deadline.cancel()
+                self._deadline[1].cancel()
                 self._deadline = None
-            self._timing = None
 
         def _expire(self, timing: str, seconds: float) -> None:
             self._deadline = None
-            self._timing = None
             if self.transport.is_closing():
                 return
             peer = f"{self.client[0]}:{self.client[1]}" if self.client else "a client"

@@ -27,7 +27,7 @@ from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
-from starlette.types import Receive
+from starlette.types import Receive, Scope, Send
 
 from humanwire.types.rules import IDEMPOTENCY_KEY
 
@@ -35,7 +35,13 @@ from ..config import ServiceConfig
 from ..engine import HELD_TO_THE_END, Account, Engine, Hold, RateCount, SendContext, wire_json
 from ..errors import InvalidRequest, NotFound, ServiceUnavailable, Unauthorized
 from ..forms.worker import off_loop
-from ..http.middleware import note_account, note_interaction, parse_json_body
+from ..http.middleware import (
+    DISCONNECT_EXTENSION,
+    DisconnectWatch,
+    note_account,
+    note_interaction,
+    parse_json_body,
+)
 from ..store.records import InteractionRecord
 
 __all__ = [
@@ -138,7 +144,7 @@ class Operation:
     """The interaction the request names, read with its key (``ApiCall.named``)."""
 
 
-@dataclass
+@dataclass(slots=True)
 class ApiCall:
     """What a handler gets: the validated body, the path and query, the account, and
     what a send passes on to the engine (``send``: is its client still there, does it
@@ -309,8 +315,14 @@ async def parse_body(raw: bytes, content_type: str | None, operation: Operation)
     return parse_json_body(raw, content_type, operation.body)
 
 
-def _pipeline(operation: Operation) -> Callable[[Request], Awaitable[Response]]:
+def _pipeline(operations: Mapping[str, Operation]) -> Callable[[Request], Awaitable[Response]]:
+    """The endpoint of one path, for each of its methods. One coroutine per request, no
+    more: a held send keeps this frame alive (and the engine's), no dispatcher's frame,
+    no closure (``_run_keyed`` has the one a key needs)."""
+
     async def endpoint(request: Request) -> Response:
+        # HEAD is answered as GET (Starlette sends no body for it).
+        operation = operations["GET" if request.method == "HEAD" else request.method]
         engine: Engine = request.app.state.engine
         config: ServiceConfig = request.app.state.config
         if engine.runtime.lifecycle.draining and operation.unavailable_body is None:
@@ -329,7 +341,8 @@ def _pipeline(operation: Operation) -> Callable[[Request], Awaitable[Response]]:
         named = request.path_params.get("interactionId")
         if named is not None:
             note_interaction(named)
-        _check_query(request, operation.query)
+        if request.scope.get("query_string"):  # none: no QueryParams kept by the request
+            _check_query(request, operation.query)
         key = _idempotency_key(request) if operation.method == "POST" else None
         raw = b""
         body: Any = None
@@ -339,7 +352,6 @@ def _pipeline(operation: Operation) -> Callable[[Request], Awaitable[Response]]:
         call = ApiCall(
             request=request, engine=engine, config=config, body=body, caller=account, named=read
         )
-        ran = False
         watcher: asyncio.Task[None] | None = None
         respond_async = (
             operation.method == "POST"
@@ -354,13 +366,14 @@ def _pipeline(operation: Operation) -> Callable[[Request], Awaitable[Response]]:
         if operation.method == "POST" and operation.body is not None:
             # A send may be held: the engine lets go of it once its client is gone.
             gone: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            watcher = asyncio.ensure_future(_watch_disconnect(request.receive, gone))
+            connection: DisconnectWatch | None = request.scope.get("extensions", {}).get(
+                DISCONNECT_EXTENSION
+            )
+            if connection is not None:
+                connection.settle_on_disconnect(gone)  # the service's own protocol tells
+            else:
+                watcher = asyncio.ensure_future(_watch_disconnect(request.receive, gone))
             call.send = SendContext(gone=gone)
-
-        async def run(context: SendContext) -> tuple[int, bytes]:
-            nonlocal ran
-            ran = True
-            return operation.status, encode(await operation.handler(_with(call, context)))
 
         if operation.stream or operation.unavailable_body is not None:
             # Read (and size-check) any body now: the stream listens for the client's
@@ -371,18 +384,39 @@ def _pipeline(operation: Operation) -> Callable[[Request], Awaitable[Response]]:
             return streamed
         try:
             if key is None or account is None:
-                status, content = await run(call.send)
-            else:
-                fingerprint = request_fingerprint(request.method, request.url.path, raw)
-                status, content = await engine.idempotency.run(
-                    account, key, fingerprint, run, call.send
-                )
+                payload = await operation.handler(call)
+                return _respond(operation.status, encode(payload), replayed=False)
+            fingerprint = request_fingerprint(request.method, request.url.path, raw)
+            status, content, ran = await _run_keyed(
+                engine, account, key, fingerprint, operation, call
+            )
         finally:
             if watcher is not None:
                 watcher.cancel()
         return _respond(status, content, replayed=not ran)
 
     return endpoint
+
+
+async def _run_keyed(
+    engine: Engine,
+    account: Account,
+    key: str,
+    fingerprint: str,
+    operation: Operation,
+    call: ApiCall,
+) -> tuple[int, bytes, bool]:
+    """The operation run under its ``Idempotency-Key`` (``engine.idempotency.run``):
+    status, body, and whether it ran here (False: the key's stored answer, replayed)."""
+    ran = False
+
+    async def run(context: SendContext) -> tuple[int, bytes]:
+        nonlocal ran
+        ran = True
+        return operation.status, encode(await operation.handler(_with(call, context)))
+
+    status, content = await engine.idempotency.run(account, key, fingerprint, run, call.send)
+    return status, content, ran
 
 
 async def _named(operation: Operation, request: Request) -> str | None:
@@ -472,12 +506,12 @@ async def run_respond_async(
         ran = True
         return operation.status, encode(await operation.handler(_with(call, given)))
 
-    async def run_keyed() -> tuple[int, bytes]:
-        if key is None:
-            return await run(context)
-        return await engine.idempotency.run(account, key, fingerprint, run, context)
-
-    task = asyncio.ensure_future(run_keyed())
+    # The task's own coroutine is the run's, no wrapper: it lives as long as the hold.
+    task = asyncio.ensure_future(
+        run(context)
+        if key is None
+        else engine.idempotency.run(account, key, fingerprint, run, context)
+    )
 
     # One future to await, no ``asyncio.wait`` per send.
     def ended(_: asyncio.Future[Any]) -> None:
@@ -489,28 +523,38 @@ async def run_respond_async(
     if hold is None or (task.done() and not task.cancelled()):
         status, content = await task
         return status, content, ({REPLAYED_HEADER: "true"} if not ran else {})
+    task.remove_done_callback(ended)  # accepted: not kept for as long as the hold lasts
     engine.respond_async.follow_async(hold, task)
     body = await engine.respond_async.accepted_body(hold)
     content = wire_json(body)
     return 202, content, {"Preference-Applied": "respond-async"}
 
 
+class _Endpoint:
+    """The ASGI app of one path's route: the pipeline's response to the request.
+
+    An ASGI app, not a function endpoint, so Starlette's route does not wrap it in
+    ``request_response`` and a second exception-handling layer (three coroutines and
+    their closures a request, kept alive by a held one): an error raised here reaches
+    the app's ``ExceptionMiddleware``, which answers it with the same handlers."""
+
+    __slots__ = ("_pipeline",)
+
+    def __init__(self, pipeline: Callable[[Request], Awaitable[Response]]) -> None:
+        self._pipeline = pipeline
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        response = await self._pipeline(Request(scope, receive, send))
+        await response(scope, receive, send)
+
+
 def to_routes(operations: Sequence[Operation]) -> list[Route]:
     """One route per path, so a wrong method is a 405 whose ``Allow`` lists every method
     of the path; paths keep the order of the table (fixed before parameterized)."""
-    by_path: dict[str, dict[str, Callable[[Request], Awaitable[Response]]]] = {}
+    by_path: dict[str, dict[str, Operation]] = {}
     for operation in operations:
-        by_path.setdefault(operation.path, {})[operation.method] = _pipeline(operation)
-    routes: list[Route] = []
-    for path, endpoints in by_path.items():
-
-        async def dispatch(
-            request: Request,
-            endpoints: dict[str, Callable[[Request], Awaitable[Response]]] = endpoints,
-        ) -> Response:
-            # HEAD is answered as GET (Starlette sends no body for it).
-            method = "GET" if request.method == "HEAD" else request.method
-            return await endpoints[method](request)
-
-        routes.append(Route(path, dispatch, methods=list(endpoints)))
-    return routes
+        by_path.setdefault(operation.path, {})[operation.method] = operation
+    return [
+        Route(path, _Endpoint(_pipeline(by_method)), methods=list(by_method))
+        for path, by_method in by_path.items()
+    ]

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Any
 
 from pydantic import TypeAdapter
@@ -27,26 +28,24 @@ _response = TypeAdapter(FormResponse)
 _whatsapp: TypeAdapter[Any] = TypeAdapter(WhatsAppFormRequest)
 
 
-async def _sms(call: ApiCall) -> Payload:
-    return await call.engine.sends.send_form(call.account, call.body_as(SMSFormRequest), call.send)
+# Functions that return the engine's coroutine: a held form keeps no frame of its handler
+# alive (as the message senders, messages.py).
+def _sms(call: ApiCall) -> Awaitable[Payload]:
+    return call.engine.sends.send_form(call.account, call.body_as(SMSFormRequest), call.send)
 
 
-async def _slack(call: ApiCall) -> Payload:
-    return await call.engine.sends.send_form(
-        call.account, call.body_as(SlackFormRequest), call.send
-    )
+def _slack(call: ApiCall) -> Awaitable[Payload]:
+    return call.engine.sends.send_form(call.account, call.body_as(SlackFormRequest), call.send)
 
 
-async def _email(call: ApiCall) -> Payload:
-    return await call.engine.sends.send_form(
-        call.account, call.body_as(EmailFormRequest), call.send
-    )
+def _email(call: ApiCall) -> Awaitable[Payload]:
+    return call.engine.sends.send_form(call.account, call.body_as(EmailFormRequest), call.send)
 
 
-async def _whatsapp_form(call: ApiCall) -> Payload:
+def _whatsapp_form(call: ApiCall) -> Awaitable[Payload]:
     request = call.body
     assert isinstance(request, (WhatsAppSharedFormRequest, WhatsAppOwnNumberFormRequest))
-    return await call.engine.sends.send_form(call.account, request, call.send)
+    return call.engine.sends.send_form(call.account, request, call.send)
 
 
 _WINDOWS = (
@@ -59,9 +58,9 @@ _WINDOWS = (
 def _chat_form(channel: ChatChannel) -> Operation:
     """``POST /forms/<name>`` of a registered chat channel (``delivery/chat.py``)."""
 
-    async def send(call: ApiCall) -> Payload:
+    def send(call: ApiCall) -> Awaitable[Payload]:
         request = call.body_as(channel.form_request)
-        return await call.engine.sends.send_form(call.account, request, call.send)
+        return call.engine.sends.send_form(call.account, request, call.send)
 
     return Operation(
         "POST",

@@ -59,7 +59,7 @@ access_logger = logging.getLogger("humanwire.access")
 
 
 # -- the request's context ----------------------------------------------------------------
-@dataclass
+@dataclass(slots=True)
 class RequestContext:
     """What the access line says about a request, filled in as it is handled."""
 

@@ -300,6 +300,8 @@ class Approvals(ApprovalAsks):
                     shown,
                     replies=row.channel in REPLY_CHANNELS,
                     comments=request.allow_comment,
+                    queue=self.queue_url(row),
+                    short=row.channel == "sms",
                 )
                 delivered = await self._send_to(record, row, text)
             data: dict[str, Any] = {"tier": row.tier}

@@ -468,6 +468,7 @@ AuditEntryType = Literal[
     "approval.decided",
     "approval.timed_out",
     "approval.consumed",
+    "approval.grant_created",
     "approval.grant_revoked",
     "message.fallback",
 ]
@@ -476,9 +477,11 @@ escalation tier); a reminder sent; a tier escalated to; one approver's decision;
 decision refused (``data.reason``: ``closed``, the request settled or ended, or the
 approver's tier not asked yet; ``decided_before``, this person's first decision stands);
 the request decided; its windows closed undecided; its action consumed; a standing
-approval revoked (its ``interactionId`` is the grant's id; ``actor`` the person who revoked
-it from the console, null when the account's key did; ``data``: ``grantId``,
-``actionName``, ``grantedBy``, ``via``: ``console`` or ``api``); a message to a person moved
+approval made (its ``interactionId`` is the grant's id; ``actor`` the person who made it
+from the console, null when the account's key did; ``data``: ``grantId``, ``actionName``,
+``match``, ``expiresAt``, ``grantedBy``, ``via``: ``console`` or ``api``) or revoked (the
+same, ``actor`` the person who revoked it; ``data``: ``grantId``, ``actionName``,
+``grantedBy``, ``via``); a message to a person moved
 to their next address (``fallbackAfter``)."""
 
 

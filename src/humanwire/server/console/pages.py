@@ -292,10 +292,13 @@ def render_queue_page(
     return _shell("Your queue: humanwire console", content, signed, flash)
 
 
-def render_approval_page(item: QueuedApproval, signed: Signed) -> Html:
+def render_approval_page(item: QueuedApproval, signed: Signed, extra: Html = Html("")) -> Html:
+    """One request; ``extra``: what other parts of the console add under it (the form
+    making a standing approval: ``grants``)."""
     content = render(
         '<section class="panel"><p class="small"><a href="/console">Back to the queue</a></p>'
-        '<ul class="thread">{item}</ul></section>',
+        '<ul class="thread">{item}</ul></section>{extra}',
         item=_item(item, signed.csrf),
+        extra=extra,
     )
     return _shell(f"{item.request.title}: humanwire console", content, signed, None)

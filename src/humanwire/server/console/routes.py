@@ -39,6 +39,7 @@ from .auth import (
     set_flash,
     set_session,
 )
+from .grants import grant_form, grant_routes
 from .pages import (
     render_approval_page,
     render_code_page,
@@ -204,7 +205,8 @@ class ConsolePages:
         found = next((q for q in queue if q.approval.interaction_id == interaction_id), None)
         if found is None:
             return _problem(404, "Not found", NOT_FOUND)
-        return html_response(render_approval_page(found, signed))
+        extra = grant_form(found, signed, self.config)
+        return html_response(render_approval_page(found, signed, extra))
 
     async def decide(self, request: Request, signed: Signed) -> Response:
         posted: dict[str, str] = request.state.posted
@@ -269,4 +271,5 @@ def console_routes(engine: Engine, config: ServiceConfig) -> list[BaseRoute]:
             methods=["POST"],
         ),
         *audit_routes(pages),
+        *grant_routes(pages),
     ]

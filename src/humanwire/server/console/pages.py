@@ -269,7 +269,11 @@ def render_queue_page(
     signed: Signed,
     flash: tuple[str, bool] | None,
     grants: Sequence[GrantRecord] = (),
+    filters: Html = Html(""),
+    order: str = "the nearest deadline first",
 ) -> Html:
+    """The queue; ``filters``: the form above it (``queue_filters``), ``order``: how
+    ``queue`` is sorted, as the page says it."""
     if queue:
         items = render(
             '<ul class="thread" data-queue>{items}</ul>',
@@ -280,12 +284,14 @@ def render_queue_page(
     content = render(
         '<section class="panel"><h1>Waiting for you ({count})</h1>'
         '<p class="small muted">From every agent of the account <strong>{account}</strong>, '
-        "the nearest deadline first.</p>"
+        "{order}.</p>{filters}"
         '<p class="small"><a href="/console/audit" data-audit-link>Audit trail</a>: who '
         "asked, decided and revoked what, and the check of its hash chain.</p>"
         "{items}</section>{grants}",
         count=len(queue),
         account=signed.person.account.name,
+        order=order,
+        filters=filters,
         items=items,
         grants=_grants(grants, signed.csrf),
     )

@@ -47,6 +47,7 @@ from .pages import (
     render_queue_page,
     render_signin_page,
 )
+from .queue_filters import filter_form, filtered, parse_queue_filter
 
 __all__ = ["ConsolePages", "console_routes"]
 
@@ -192,9 +193,21 @@ class ConsolePages:
     # -- the queue ---------------------------------------------------------------------
     async def queue(self, request: Request, signed: Signed) -> Response:
         person = signed.person
+        try:
+            wanted = parse_queue_filter(request.query_params)
+        except InvalidRequest as exc:
+            return _problem(400, "Filter not understood", f"{exc.field}: {exc.message}")
         queue = await self.engine.approvals.person_queue(person.account, person.person_id)
         grants = await self.engine.approvals.live_grants(person.account)
-        response = html_response(render_queue_page(queue, signed, read_flash(request), grants))
+        page = render_queue_page(
+            filtered(queue, wanted),
+            signed,
+            read_flash(request),
+            grants,
+            filter_form(wanted),
+            "the newest first" if wanted.sort == "newest" else "the nearest deadline first",
+        )
+        response = html_response(page)
         clear_flash(request, response)
         return response
 

@@ -86,6 +86,10 @@ def test_filters_by_action_and_metadata_and_orders(
     page = client.get("/console", params={"action": "deploy", "sort": "newest"}).text
     assert 'name="action" value="deploy"' in page
     assert '<option value="newest" selected>' in page and "Waiting for you (2)" in page
+    # Each request shows its metadata, each entry a link that filters by it.
+    whole = client.get("/console").text
+    assert whole.count('href="/console?meta=agent%3Dops"') == 2
+    assert whole.count('href="/console?meta=agent%3Dbilling"') == 1
 
 
 def test_the_form_escapes_what_it_holds(setup: tuple[httpx.Client, dict[str, str]]) -> None:

@@ -12,6 +12,7 @@ from ..engine.approval_access import QueuedApproval
 from ..forms.html import Html, action_block, document, join, render
 from ..store.records import ApproverRecord, GrantRecord
 from .auth import CSRF_FIELD, Signed
+from .queue_filters import metadata_links
 
 __all__ = [
     "render_approval_page",
@@ -216,7 +217,7 @@ def _item(item: QueuedApproval, csrf: str) -> Html:
         '<li class="msg" data-approval="{iid}">'
         '<div class="msg-head"><strong><a href="/console/approvals/{iid}">{title}</a></strong>'
         ' <span class="small">Decide by {deadline}</span></div>'
-        '<div class="msg-body">{description}{action}</div>'
+        '<div class="msg-body">{description}{action}{metadata}</div>'
         "<div>{tally}</div>"
         '<div class="msg-actions">{decide}</div></li>',
         iid=item.approval.interaction_id,
@@ -224,6 +225,7 @@ def _item(item: QueuedApproval, csrf: str) -> Html:
         deadline=_time(item.deadline),
         description=description,
         action=_action(item),
+        metadata=metadata_links(item),
         tally=_tally(item),
         decide=_decide(item, csrf),
     )

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from urllib.parse import urlencode
 
 from humanwire.types import METADATA_MAX_KEY_LENGTH, METADATA_MAX_VALUE_LENGTH
 
@@ -23,7 +24,14 @@ from ..engine.approval_access import QueuedApproval
 from ..errors import InvalidRequest
 from ..forms.html import Html, join, render
 
-__all__ = ["SORTS", "QueueFilter", "filter_form", "filtered", "parse_queue_filter"]
+__all__ = [
+    "SORTS",
+    "QueueFilter",
+    "filter_form",
+    "filtered",
+    "metadata_links",
+    "parse_queue_filter",
+]
 
 SORTS = {"urgent": "Most urgent first", "newest": "Newest first"}
 MAX_ACTION = 200
@@ -119,3 +127,20 @@ def filter_form(wanted: QueueFilter) -> Html:
         options=options,
         clear=clear,
     )
+
+
+def metadata_links(item: QueuedApproval) -> Html:
+    """A request's metadata under it, each entry a link filtering the queue by it."""
+    metadata = item.request.metadata or {}
+    if not metadata:
+        return Html("")
+    links = join(
+        render(
+            '<a href="/console?{query}" class="small">{key}: {value}</a> ',
+            query=urlencode({"meta": f"{key}={value}"}),
+            key=key,
+            value=value,
+        )
+        for key, value in sorted(metadata.items())
+    )
+    return render('<p class="small" data-metadata>{links}</p>', links=links)

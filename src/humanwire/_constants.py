@@ -74,6 +74,14 @@ service waiting (156 sends/s), 16 is fastest (283), 32 and 64 cost the client mo
 per send (httpcore polls every idle connection per request, and past its 20 kept alive
 it closes and reopens them): 260 and 188."""
 
+SHORT_REQUESTS_AT_ONCE = 20
+"""Requests that hold nothing (no ``wait``: a send answered at once, an approval created,
+a read, a consume) in flight at once from one async client; the rest wait in the client,
+in order, and their timeouts start when they go out. httpx's default pool keeps 20
+connections alive (past that it closes and reopens them), and a request queued in the
+pool spends its pool timeout there: a gather of 1,000 ``approvals.create`` on a busy
+service failed with ``APITimeoutError`` before this gate."""
+
 BATCH_MAX_ITEMS = 100
 """Multiplexed sends (``/messages/…``, ``/forms/…``) go out together in ``POST /batch``,
 up to this many (the service's own limit) in one request (``humanwire._batch``)."""

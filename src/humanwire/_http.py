@@ -415,6 +415,7 @@ class AsyncDriver(_Multiplexing):
         self.hub: AsyncOutcomeHub | None = None
         self.batcher: AsyncBatcher | None = None
         self._sending: asyncio.Semaphore | None = None
+        self._short: asyncio.Semaphore | None = None
 
     async def _multiplexed(self, send: Send) -> Send:
         if self.waits <= self.multiplex_after:
@@ -460,7 +461,13 @@ class AsyncDriver(_Multiplexing):
                     if "Prefer" in action.headers:
                         gate = self._gate()
                 try:
-                    if gate is None:
+                    if action.wait is None:
+                        # A short request (no hold): thousands at once (a gather of
+                        # approvals, replies) wait their turn here, so none spends its
+                        # pool timeout queued in httpx's pool.
+                        async with self._short_gate():
+                            result = await self.client.send(_build(self.client, action))
+                    elif gate is None:
                         result = await self.client.send(_build(self.client, action))
                     else:
                         result = await self._batched(action)
@@ -487,6 +494,13 @@ class AsyncDriver(_Multiplexing):
         if not self.batcher.supported:
             return None
         return await self.batcher.send(send, path)
+
+    def _short_gate(self) -> asyncio.Semaphore:
+        if self._short is None:
+            import asyncio
+
+            self._short = asyncio.Semaphore(C.SHORT_REQUESTS_AT_ONCE)
+        return self._short
 
     def _gate(self) -> asyncio.Semaphore:
         if self._sending is None:

@@ -45,6 +45,7 @@ def test_a_person_makes_a_standing_approval_from_a_request(
         page.goto(f"{service.base_url}/console/signin")
         page.get_by_label("Phone number or email").fill(PHONE_NUMBER)
         page.get_by_role("button", name="Send me a code").click()
+        expect(page.get_by_role("heading", name="Enter your code")).to_be_visible()
         code = sign_in_code(api, PHONE_NUMBER)
         assert code is not None
         page.get_by_label("Code").fill(code)

@@ -70,3 +70,19 @@ def test_the_whatsapp_meta_page_routes_whatsapp_to_meta(tmp_path: Path) -> None:
     assert channel_routes(config)["whatsapp"] == "meta"
     assert config.whatsapp_meta is not None
     assert set(config.whatsapp_meta.templates) == {"notification", "request", "form"}
+
+
+def test_the_teams_page_configures_a_certificate_in_place_of_the_secret(tmp_path: Path) -> None:
+    pytest.importorskip("jwt")
+    from humanwire.testing.teams import make_certificate
+
+    certificate, key = make_certificate()
+    (tmp_path / "bot.crt").write_text(certificate)
+    (tmp_path / "bot.key").write_text(key)
+    text = block("going-live/teams.md", "The app registration", "toml")
+    text = text.replace("/etc/humanwire/teams-bot", str(tmp_path / "bot"))
+    # The section's [teams] beside the opening's public_url.
+    text = 'public_url = "https://hw.example.com"\n' + text
+    config = _loaded(tmp_path, text)
+    assert config.teams is not None and config.teams.app_password is None
+    assert (config.teams.certificate, config.teams.private_key) == (certificate, key)

@@ -18,7 +18,7 @@ import pytest
 from e2e_support import NO_RESPONSE, SLACK_HUMAN, StartService
 
 from humanwire import AsyncHumanWire, HumanWire
-from humanwire._constants import MULTIPLEX_WAITS_AFTER
+from humanwire._constants import MULTIPLEX_WAITS_AFTER, SHORT_REQUESTS_AT_ONCE
 from humanwire.server.config import SHARED_SLACK_WORKSPACE
 from humanwire.testing import RunningService
 
@@ -271,3 +271,45 @@ async def test_own_http_client_and_opting_out(service: RunningService, account: 
         assert held._driver.hub is None  # every wait held its own connection
         assert all(r.response == NO_RESPONSE for r in results)
         await held.aclose()
+
+
+class CountInFlight(httpx.AsyncBaseTransport):
+    """The real transport, counting the requests in flight through it (each kept a little
+    while, as a busy service would)."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.in_flight = 0
+        self.most = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.in_flight += 1
+        self.most = max(self.most, self.in_flight)
+        try:
+            await asyncio.sleep(0.02)
+            return await self.inner.handle_async_request(request)
+        finally:
+            self.in_flight -= 1
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+async def test_thousands_of_short_requests_wait_their_turn_in_the_client(
+    service: RunningService, account: str
+) -> None:
+    # A gather of requests that hold nothing (here reads; approvals created, consumes)
+    # goes out SHORT_REQUESTS_AT_ONCE at a time: the rest wait in the client, not in
+    # httpx's pool, where each would spend its pool timeout.
+    transport = CountInFlight()
+    async with httpx.AsyncClient(transport=transport) as http:
+        client = AsyncHumanWire(api_key=account, base_url=service.base_url, http_client=http)
+        try:
+            pages = await asyncio.wait_for(
+                asyncio.gather(*(client.sandbox.deliveries(channel="slack") for _ in range(300))),
+                120,
+            )
+        finally:
+            await client.aclose()
+    assert len(pages) == 300 and all(page == [] for page in pages)
+    assert 1 < transport.most <= SHORT_REQUESTS_AT_ONCE

@@ -6,7 +6,9 @@ webhook, and the test plays the people."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from typing import Any
 
 import httpx
 import pytest
@@ -21,7 +23,7 @@ from humanwire.testing.whatsapp_meta import (
     WhatsAppSent,
 )
 
-__all__ = ["MetaLive", "fake_meta", "meta_config", "meta_live"]
+__all__ = ["MetaLive", "fake_meta", "meta_config", "meta_live", "running_meta"]
 
 
 def meta_config(server: MetaWhatsAppFakeServer, **templates: str) -> MetaWhatsAppConfig:
@@ -44,6 +46,8 @@ class MetaLive:
     http: httpx.Client
     ada: WhatsAppPerson
     """A person who wrote to the business number (her window is open)."""
+    key: str
+    """The test account's API key."""
 
     @property
     def base_url(self) -> str:
@@ -61,12 +65,14 @@ def fake_meta() -> Iterator[MetaWhatsAppFakeServer]:
         yield server
 
 
-@pytest.fixture
-def meta_live(database: str, fake_meta: MetaWhatsAppFakeServer) -> Iterator[MetaLive]:
-    """The service wired to the fake, on each store in turn; Ada has written first."""
-    fake = fake_meta.fake
-    config = meta_config(fake_meta, notification="hw_notification", request="hw_request")
-    runner = ServiceRunner(replace(fast_config(database), whatsapp_meta=config))
+@contextmanager
+def running_meta(
+    database: str, server: MetaWhatsAppFakeServer, **changes: Any
+) -> Iterator[MetaLive]:
+    """The service wired to the fake (``changes`` to its config); Ada has written first."""
+    fake = server.fake
+    config = meta_config(server, notification="hw_notification", request="hw_request")
+    runner = ServiceRunner(replace(fast_config(database), whatsapp_meta=config, **changes))
     runner.start()
     fake.webhook_url = f"{runner.base_url}/providers/meta/whatsapp"
     key = runner.create_account("tester")
@@ -82,7 +88,14 @@ def meta_live(database: str, fake_meta: MetaWhatsAppFakeServer) -> Iterator[Meta
         fake.wait_for(
             lambda: runner.call(store.get_provider_state, "meta-whatsapp-window", ada.wa_id)
         )
-        yield MetaLive(fake, runner, http, ada)
+        yield MetaLive(fake, runner, http, ada, key)
     finally:
         http.close()
         runner.stop()
+
+
+@pytest.fixture
+def meta_live(database: str, fake_meta: MetaWhatsAppFakeServer) -> Iterator[MetaLive]:
+    """The service wired to the fake, on each store in turn; Ada has written first."""
+    with running_meta(database, fake_meta) as live:
+        yield live

@@ -263,3 +263,59 @@ def test_a_submit_after_the_form_closed_shows_it_expired(teams_live: TeamsLive) 
     _until(lambda: len(asked.edits) >= 2)
     assert asked.actions() == []
     _clean(live)
+
+
+def test_a_form_moved_on_to_a_persons_next_teams_address_is_submitted_by_its_card(
+    teams_live: TeamsLive,
+) -> None:
+    """``fallbackAfter``: the person's next confirmed teams address gets the form as a card
+    of its own (its own interaction, what its submit names), and that submit answers the
+    one form the request asked."""
+    live = teams_live
+    other = live.fake.add_user("Ada at home")
+    assert live.fake.install(other).status_code == 200
+    created = live.http.post(
+        "/people",
+        json={
+            "name": "Ada",
+            "addresses": [
+                {"channel": "teams", "to": live.ada.id},
+                {"channel": "teams", "to": other.id},
+            ],
+        },
+    )
+    assert created.status_code == 201, created.text
+    person_id = created.json()["personId"]
+    for user in (live.ada, other):
+        confirming = live.http.post(
+            f"/people/{person_id}/confirm", json={"channel": "teams", "to": user.id}
+        )
+        assert confirming.status_code == 200, confirming.text
+        assert live.fake.submit(live.sent(user), user).status_code == 200
+        live.sent(user, 2)  # told it is confirmed
+    fields = [{"id": "city", "type": "text", "label": "City", "required": True}]
+    sending, answer = _in_background(
+        lambda: live.http.post(
+            "/forms/teams",
+            json={
+                "person": person_id,
+                "title": "Shipping",
+                "fields": fields,
+                "waitTime": 30,
+                "fallbackAfter": 1,
+            },
+        )
+    )
+    first = live.sent(live.ada, 3)
+    onward = live.sent(other, 3)
+    assert [a["verb"] for a in onward.actions() if a["type"] == "Action.Execute"] == ["form"]
+    pressed = live.fake.execute(onward, other, "form", {"city": "Lyon"})
+    assert pressed.status_code == 200, pressed.text
+    assert "Submitted by Ada at home" in json.dumps(pressed.json()["value"])
+    sending.join(30)
+    assert answer["status_code"] == 200, answer
+    assert answer["responded"] is True and answer["values"] == {"city": "Lyon"}
+    # The one form: the first address's card now finds it submitted.
+    again = live.fake.execute(first, live.ada, "form", {"city": "Paris"})
+    assert "submitted already" in again.text
+    _clean(live)

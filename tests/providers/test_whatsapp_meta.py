@@ -18,6 +18,7 @@ import pytest
 from meta_support import MetaLive
 
 from humanwire.server.config import SHARED_SMS_NUMBER
+from humanwire.testing import ScriptedHuman
 from humanwire.testing.whatsapp_meta import FakeMetaWhatsApp, SpecViolation, load_spec
 
 pytest.importorskip("jsonschema")
@@ -197,10 +198,32 @@ def test_an_approval_goes_with_reply_buttons_and_a_press_decides_it(meta_live: M
     live.fake.press(live.ada, message, "Approve")
     view = _until(lambda: (v := live.http.get(f"/approvals/{approval}").json())["decision"] and v)
     assert view["decision"] == "approved"
-    assert [d["via"] for d in view["decisions"]] == ["whatsapp_reply"]
+    # The button path, as Telegram's, Discord's and Teams' presses: not a typed reply.
+    assert [d["via"] for d in view["decisions"]] == ["whatsapp_button"]
+    audit = live.http.get("/audit").json()["entries"]
+    decided = [e for e in audit if e["type"] == "approval.decision"]
+    assert [e["data"]["via"] for e in decided] == ["whatsapp_button"]
     outcome = live.sent(live.ada, 2)
     assert outcome.reply_to == message.id and "approved" in outcome.text
     assert live.fake.violations == [] and live.fake.errors == []
+
+
+def test_a_typed_yes_to_the_buttons_is_a_whatsapp_reply(meta_live: MetaLive) -> None:
+    live = meta_live
+    asked = live.http.post(
+        "/approvals",
+        json={
+            "title": "Deploy v3",
+            "approvers": [{"channel": "whatsapp", "to": live.ada.address}],
+            "followUpTime": 60,
+        },
+    )
+    approval = asked.json()["interactionId"]
+    assert live.sent(live.ada, 1).buttons
+    live.fake.say(live.ada, "NO")
+    view = _until(lambda: (v := live.http.get(f"/approvals/{approval}").json())["decision"] and v)
+    assert view["decision"] == "rejected"
+    assert [d["via"] for d in view["decisions"]] == ["whatsapp_reply"]
 
 
 def test_a_press_delivered_twice_is_taken_once(meta_live: MetaLive) -> None:
@@ -332,3 +355,159 @@ def test_the_pages_fake_example_runs_as_written() -> None:
     from docs_support import block
 
     exec(block("going-live/whatsapp-meta.md", "Testing against the fake", "python"), {})
+
+
+# -- the sandbox and the inbox beside Meta, as beside Twilio -----------------------------
+def _csrf_of(page: str) -> str:
+    found = re.search(r'name="csrf" value="([^"]+)"', page)
+    assert found is not None
+    return found.group(1)
+
+
+def _ask_ada(live: MetaLive, title: str) -> str:
+    asked = live.http.post(
+        "/approvals",
+        json={
+            "title": title,
+            "approvers": [{"channel": "whatsapp", "to": live.ada.address}],
+            "followUpTime": 60,
+        },
+    )
+    assert asked.status_code == 200, asked.text
+    approval: str = asked.json()["interactionId"]
+    live.sent(live.ada, 1)
+    return approval
+
+
+def _decisions(live: MetaLive, approval: str) -> list[tuple[str, str]]:
+    view = live.http.get(f"/approvals/{approval}").json()
+    return [(d["decision"], d["via"]) for d in view["decisions"]]
+
+
+def test_the_sandbox_and_the_inbox_cannot_answer_as_a_person_meta_reaches(
+    meta_live: MetaLive,
+) -> None:
+    live = meta_live
+    approval = _ask_ada(live, "Drop the table")
+    sender = live.fake.sender
+    body = {"channel": "whatsapp", "from": live.ada.address, "to": sender, "body": "YES"}
+    refused = live.http.post("/sandbox/replies", json=body)
+    assert refused.status_code == 403, refused.text
+    error = refused.json()["error"]
+    assert (error["code"], error["field"]) == ("live_channel", "channel")
+    assert error["message"].startswith("whatsapp is carried by Meta's WhatsApp Cloud API")
+    with httpx.Client(base_url=live.base_url, follow_redirects=True, timeout=30) as inbox:
+        csrf = _csrf_of(inbox.get(f"/inbox?key={live.key}").text)
+        texted = inbox.post("/inbox/text", data={"csrf": csrf, **body})
+        assert texted.status_code == 403, texted.text
+    assert _decisions(live, approval) == []
+    # Ada's own press, through Meta, decides: recorded as what it is.
+    live.fake.press(live.ada, live.sent(live.ada, 1), "Reject")
+    assert _until(lambda: _decisions(live, approval)) == [("reject", "whatsapp_button")]
+
+
+def test_with_sandbox_live_channels_their_answers_are_recorded_as_theirs(
+    database: str, fake_meta: Any
+) -> None:
+    from meta_support import running_meta
+
+    with running_meta(database, fake_meta, sandbox_live_channels=True) as live:
+        approval = _ask_ada(live, "Rotate the keys")
+        body = {
+            "channel": "whatsapp",
+            "from": live.ada.address,
+            "to": live.fake.sender,
+            "body": "YES",
+        }
+        assert live.http.post("/sandbox/replies", json=body).status_code == 204
+        assert _decisions(live, approval) == [("approve", "sandbox")]
+        second = live.http.post(
+            "/approvals",
+            json={
+                "title": "Ship v4",
+                "approvers": [{"channel": "whatsapp", "to": live.ada.address}],
+                "followUpTime": 60,
+            },
+        ).json()["interactionId"]
+        with httpx.Client(base_url=live.base_url, follow_redirects=True, timeout=30) as inbox:
+            csrf = _csrf_of(inbox.get(f"/inbox?key={live.key}").text)
+            texted = inbox.post("/inbox/text", data={"csrf": csrf, **body, "body": "NO"})
+            assert texted.status_code == 200, texted.text
+        assert _decisions(live, second) == [("reject", "inbox")]
+
+
+# -- the scripted human on the fake's phones ---------------------------------------------
+def _human(live: MetaLive) -> ScriptedHuman:
+    return ScriptedHuman(live.base_url, live.key, phone=live.ada.address, meta_whatsapp=live.fake)
+
+
+def test_the_scripted_human_replies_on_whatsapp_through_meta(meta_live: MetaLive) -> None:
+    live = meta_live
+    with _human(live) as human:
+        replied = human.reply("yes, ship", channel="whatsapp")
+        asked = live.http.post(
+            "/messages/whatsapp",
+            json={"to": live.ada.address, "message": "Ship it?", "waitTime": 30},
+        )
+        assert asked.status_code == 200, asked.text
+        assert (asked.json()["responded"], asked.json()["reply"]) == (True, "yes, ship")
+        delivery = replied.wait()
+        assert (delivery.channel, delivery.to) == ("whatsapp", live.ada.address)
+        assert "Ship it?" in delivery.text
+        [sent] = [m for m in live.fake.sent_to(live.ada) if "Ship it?" in m.text]
+        assert delivery.id == sent.id
+        silent = human.stay_silent(channel="whatsapp")
+        live.http.post("/messages/whatsapp", json={"to": live.ada.address, "message": "Anyone?"})
+        assert "Anyone?" in silent.wait().text
+        answered = live.http.post(
+            "/messages/whatsapp",
+            json={"to": live.ada.address, "message": "Which region?", "followUpTime": 60},
+        ).json()["interactionId"]
+        live.sent(live.ada, 3)
+        human.send_text("eu-west", channel="whatsapp")
+        status = _until(lambda: (s := _status(live, answered))["status"] == "ended" and s)
+        assert status["result"]["payload"]["body"] == "eu-west"
+    assert live.fake.violations == [] and live.fake.errors == []
+
+
+def test_the_scripted_human_presses_an_approvals_button_on_meta(meta_live: MetaLive) -> None:
+    live = meta_live
+    with _human(live) as human:
+        pressed = human.decide_approval("reject", channel="whatsapp")
+        approval = _ask_ada(live, "Drop prod")
+        delivery = pressed.wait()
+        assert delivery.interaction_id == approval
+        assert _until(lambda: _decisions(live, approval)) == [("reject", "whatsapp_button")]
+        # With a comment the human decides on the page the request links to.
+        commented = human.decide_approval("approve", "looks fine", channel="whatsapp")
+        second = live.http.post(
+            "/approvals",
+            json={
+                "title": "Ship v5",
+                "approvers": [{"channel": "whatsapp", "to": live.ada.address}],
+                "allowComment": True,
+                "followUpTime": 60,
+            },
+        ).json()["interactionId"]
+        assert commented.wait().interaction_id == second
+        assert _until(lambda: _decisions(live, second)) == [("approve", "page")]
+    assert live.fake.violations == [] and live.fake.errors == []
+
+
+def test_the_scripted_human_fills_a_form_sent_through_meta(meta_live: MetaLive) -> None:
+    live = meta_live
+    with _human(live) as human:
+        filled = human.fill_form({"region": "eu-west"}, channel="whatsapp")
+        sent = live.http.post(
+            "/forms/whatsapp",
+            json={
+                "to": live.ada.address,
+                "title": "Where?",
+                "waitTime": 30,
+                "fields": [{"id": "region", "type": "text", "label": "Region"}],
+            },
+        )
+        assert sent.status_code == 200, sent.text
+        assert sent.json()["values"] == {"region": "eu-west"}
+        delivery = filled.wait()
+        assert delivery.kind == "form" and delivery.form_url and "/f/" in delivery.form_url

@@ -82,7 +82,10 @@ def test_approvals_are_a_role_registered_where_the_engine_reads(tmp_path: Path) 
     assert engine.deadlines.closers == {
         "approval": approvals._time_out,
         "message": engine.fallbacks._close,  # the fallback's onward messages end quietly
+        "form": engine.fallbacks._close,  # and its onward forms
     }
+    # An onward form's own token is the first one's form (``fallbackAfter`` on forms).
+    assert engine.links.form_owners == [engine.fallbacks._form_owner]
     assert engine.holding.accepted_bodies == {"approval": approvals._accepted_approval}
     assert engine.schedule.handlers["approval.remind"] == approvals._remind_step
     assert engine.schedule.handlers["approval.escalate"] == approvals._escalate_step

@@ -239,6 +239,8 @@ def test_environment_names_are_the_documented_ones() -> None:
         "whatsapp.template_language": "HUMANWIRE_WHATSAPP_TEMPLATE_LANGUAGE",
         "teams.app_id": "HUMANWIRE_TEAMS_APP_ID",
         "teams.app_password": "HUMANWIRE_TEAMS_APP_PASSWORD",
+        "teams.certificate": "HUMANWIRE_TEAMS_CERTIFICATE",
+        "teams.private_key": "HUMANWIRE_TEAMS_PRIVATE_KEY",
         "teams.tenant_id": "HUMANWIRE_TEAMS_TENANT_ID",
         "teams.token_url": "HUMANWIRE_TEAMS_TOKEN_URL",
         "teams.jwks_url": "HUMANWIRE_TEAMS_JWKS_URL",

@@ -37,8 +37,10 @@ from humanwire.server.store.records import (
     ApproverRecord,
     AuditDraft,
     ChannelRecord,
+    ClaimRecord,
     ConsoleCodeRecord,
     ConsoleSessionRecord,
+    DelegationRecord,
     EndReport,
     EventRecord,
     GrantRecord,
@@ -51,6 +53,7 @@ from humanwire.server.store.records import (
     OutboxRecord,
     PersonAddressRecord,
     PersonRecord,
+    Reassignment,
     StepRecord,
     WaitEndedAnswer,
     WebhookRecord,
@@ -390,6 +393,10 @@ async def _fill(store: Store, n: int) -> None:
     await store.insert_audit_checkpoint(Checkpoint(a, 1, "sha256:x", "at", "key", "signature"))
     approver = ApproverRecord(i, 0, a, 0, "sms", f"+1202555010{n}", f"tok_{n}", "1234")
     await store.insert_approval(ApprovalRecord(i, a), [approver])
+    await store.claim_approval(ClaimRecord(i, a, f"per_{n}", 1.0))
+    await store.insert_delegation(
+        DelegationRecord(f"dlg_{n}", a, f"per_{n}", f"per_b{n}", 1.0, 9.0, 1.0)
+    )
     await store.insert_person(
         PersonRecord(f"per_{n}", a, "Ada", (PersonAddressRecord("sms", phone),), 1.0, 1.0)
     )
@@ -1853,6 +1860,91 @@ async def test_engine_on_a_postgresql_url_uses_postgres(pg_schema: str) -> None:
         assert stored is not None and stored.name == "on postgres"
     finally:
         await reopened.close()
+
+
+# -- claims and reassignment ----------------------------------------------------------------
+async def test_one_claim_per_request_the_first_wins_and_only_its_holder_releases(
+    store: Store,
+) -> None:
+    i = await _approval(store, 90)
+    first = ClaimRecord(i, "acct_1", "per_ana", 10.0)
+    assert await store.get_claim(i) is None
+    assert await store.claim_approval(first) == first
+    assert await store.claim_approval(ClaimRecord(i, "acct_1", "per_bob", 11.0)) == first
+    assert await store.release_claim(i, "per_bob") is False  # not Bob's
+    assert await store.get_claim(i) == first
+    assert await store.release_claim(i, "per_ana") is True
+    assert await store.release_claim(i, "per_ana") is False  # released before
+    assert await store.get_claim(i) is None
+    second = ClaimRecord(i, "acct_1", "per_bob", 12.0)
+    assert await store.claim_approval(second) == second
+
+
+async def test_an_approver_is_reassigned_only_while_theirs_and_undecided(store: Store) -> None:
+    i = f"int_ap_{91}"
+    request = {"title": "T", "approvers": [{"channel": "sms", "to": "+12025550100"}]}
+    await store.insert_interaction(
+        interaction(i, kind="approval", channel="approval", request=request)
+    )
+    rows = [
+        ApproverRecord(
+            i, 0, "acct_1", 0, "sms", "+12025550100", "tok_r0", "1111", person_id="per_a"
+        ),
+        ApproverRecord(
+            i, 1, "acct_1", 0, "sms", "+12025550101", "tok_r1", "2222", person_id="per_b"
+        ),
+    ]
+    await store.insert_approval(ApprovalRecord(i, "acct_1"), rows)
+    await store.mark_approvers_asked(i, [0, 1], 5.0)
+    await store.add_approver_reminder(i, 0)
+    change = Reassignment(i, 0, "per_a", "per_c", "email", "c@example.com", "tok_c", None)
+    assert await store.reassign_approver(replace(change, from_person="per_b")) is False
+    assert await store.reassign_approver(change) is True
+    handed, kept = await store.approvers_of(i)
+    assert (handed.person_id, handed.channel, handed.to_addr) == ("per_c", "email", "c@example.com")
+    assert (handed.token, handed.code, handed.asked_at, handed.reminders) == (
+        "tok_c",
+        None,
+        None,
+        0,
+    )
+    assert (handed.position, handed.tier) == (0, 0)
+    assert await store.approver_by_token("tok_r0") is None  # the giver's link opens nothing
+    assert kept == replace(rows[1], asked_at=5.0)
+    # Decided: no longer handed on.
+    assert await store.record_approver_decision(i, 1, "approve", None, "page", 6.0)
+    assert await store.reassign_approver(replace(change, position=1, from_person="per_b")) is False
+
+
+async def test_delegations_live_until_ended_and_only_their_person_ends_one(
+    store: Store,
+) -> None:
+    def made(did: str, person: str = "per_a", account: str = "acct_1") -> DelegationRecord:
+        return DelegationRecord(did, account, person, "per_b", 20.0, 100.0, 10.0)
+
+    await store.insert_delegation(made("dlg_a"))
+    await store.insert_delegation(replace(made("dlg_c", "per_c"), starts_at=10.0))
+    await store.insert_delegation(made("dlg_theirs", account="acct_2"))
+    # Those to come count (by their start), those ended do not.
+    assert [d.id for d in await store.live_delegations("acct_1", 15.0)] == ["dlg_c", "dlg_a"]
+    assert await store.live_delegations("acct_1", 100.0) == []
+    assert await store.revoke_delegation("acct_2", "per_a", "dlg_a", 30.0) is False
+    assert await store.revoke_delegation("acct_1", "per_b", "dlg_a", 30.0) is False  # not his
+    assert await store.revoke_delegation("acct_1", "per_a", "dlg_a", 30.0) is True
+    assert await store.revoke_delegation("acct_1", "per_a", "dlg_a", 31.0) is False
+    assert [d.id for d in await store.live_delegations("acct_1", 30.0)] == ["dlg_c"]
+    assert await store.live_delegations("acct_2", 30.0) == [made("dlg_theirs", account="acct_2")]
+
+
+async def test_a_delegated_approver_keeps_whom_they_were_asked_for(store: Store) -> None:
+    i = "int_ap_92"
+    await store.insert_interaction(interaction(i, kind="approval", channel="approval"))
+    row = ApproverRecord(i, 0, "acct_1", 0, "sms", "+12025550100", "tok_d0", person_id="per_a")
+    await store.insert_approval(ApprovalRecord(i, "acct_1"), [row])
+    change = Reassignment(i, 0, "per_a", "per_b", "sms", "+12025550101", "tok_d1", "3333", "per_a")
+    assert await store.reassign_approver(change) is True
+    [handed] = await store.approvers_of(i)
+    assert (handed.person_id, handed.on_behalf_of, handed.code) == ("per_b", "per_a", "3333")
 
 
 # -- approvals listed ----------------------------------------------------------------------

@@ -41,6 +41,9 @@ class Forms(Resource[ModeT]):
 
     At least one of ``wait_time`` and ``follow_up_time`` is required. Not submitted in
     time is not an error: ``responded`` is false and ``response`` has the no-response text.
+    Each method takes ``to`` or, in its place, ``person`` (a person's id); with
+    ``person``, ``fallback_after`` seconds later, the form not submitted, its message
+    goes to the person's next confirmed address on that channel too (docs/people.md).
     """
 
     @endpoint
@@ -57,6 +60,7 @@ class Forms(Resource[ModeT]):
         submit_label: str | None = None,
         wait_time: float | None = None,
         follow_up_time: float | None = None,
+        fallback_after: float | None = None,
         metadata: Mapping[str, str] | None = None,
         idempotency_key: str | None = None,
     ) -> Flow[FormResponse]:
@@ -73,6 +77,7 @@ class Forms(Resource[ModeT]):
             submit_label=submit_label,
             wait_time=wait_time,
             follow_up_time=follow_up_time,
+            fallback_after=fallback_after,
             metadata=metadata,
         )
         return self._post(
@@ -93,6 +98,7 @@ class Forms(Resource[ModeT]):
         submit_label: str | None = None,
         wait_time: float | None = None,
         follow_up_time: float | None = None,
+        fallback_after: float | None = None,
         from_: str | None = None,
         metadata: Mapping[str, str] | None = None,
         idempotency_key: str | None = None,
@@ -110,6 +116,7 @@ class Forms(Resource[ModeT]):
             submit_label=submit_label,
             wait_time=wait_time,
             follow_up_time=follow_up_time,
+            fallback_after=fallback_after,
             from_=from_,
             metadata=metadata,
         )
@@ -131,6 +138,7 @@ class Forms(Resource[ModeT]):
         submit_label: str | None = None,
         wait_time: float | None = None,
         follow_up_time: float | None = None,
+        fallback_after: float | None = None,
         metadata: Mapping[str, str] | None = None,
         idempotency_key: str | None = None,
     ) -> Flow[FormResponse]:
@@ -148,6 +156,7 @@ class Forms(Resource[ModeT]):
             submit_label=submit_label,
             wait_time=wait_time,
             follow_up_time=follow_up_time,
+            fallback_after=fallback_after,
             metadata=metadata,
         )
         return self._post(
@@ -172,6 +181,7 @@ class Forms(Resource[ModeT]):
         submit_label: str | None = None,
         wait_time: float | None = None,
         follow_up_time: float | None = None,
+        fallback_after: float | None = None,
         metadata: Mapping[str, str] | None = None,
         idempotency_key: str | None = None,
     ) -> Flow[FormResponse]:
@@ -190,6 +200,7 @@ class Forms(Resource[ModeT]):
             submit_label=submit_label,
             wait_time=wait_time,
             follow_up_time=follow_up_time,
+            fallback_after=fallback_after,
             metadata=metadata,
         )
         return self._post(
@@ -214,6 +225,7 @@ class Forms(Resource[ModeT]):
         submit_label: str | None = None,
         wait_time: float | None = None,
         follow_up_time: float | None = None,
+        fallback_after: float | None = None,
         metadata: Mapping[str, str] | None = None,
         idempotency_key: str | None = None,
     ) -> Flow[FormResponse]:
@@ -232,6 +244,7 @@ class Forms(Resource[ModeT]):
             submit_label=submit_label,
             wait_time=wait_time,
             follow_up_time=follow_up_time,
+            fallback_after=fallback_after,
             metadata=metadata,
         )
         return self._post(
@@ -257,6 +270,7 @@ class Forms(Resource[ModeT]):
         submit_label: str | None = None,
         wait_time: float | None = None,
         follow_up_time: float | None = None,
+        fallback_after: float | None = None,
         metadata: Mapping[str, str] | None = None,
         idempotency_key: str | None = None,
     ) -> Flow[FormResponse]:
@@ -275,6 +289,7 @@ class Forms(Resource[ModeT]):
             submit_label=submit_label,
             wait_time=wait_time,
             follow_up_time=follow_up_time,
+            fallback_after=fallback_after,
             metadata=metadata,
         )
         return self._post(
@@ -294,6 +309,7 @@ class Forms(Resource[ModeT]):
         submit_label: str | None = None,
         wait_time: float | None = None,
         follow_up_time: float | None = None,
+        fallback_after: float | None = None,
         from_: str | None = None,
         template: WhatsAppTemplate | Mapping[str, Any] | None = None,
         metadata: Mapping[str, str] | None = None,
@@ -313,6 +329,7 @@ class Forms(Resource[ModeT]):
             submit_label=submit_label,
             wait_time=wait_time,
             follow_up_time=follow_up_time,
+            fallback_after=fallback_after,
             from_=from_,
             template=template,
             metadata=metadata,

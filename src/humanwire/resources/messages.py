@@ -1,7 +1,9 @@
 """Text messages: ``/messages/sms``, ``/messages/whatsapp``, ``/messages/slack``,
 ``/messages/telegram``, ``/messages/discord``, ``/messages/teams``, ``/messages/email``,
 ``/messages/person`` and ``/messages/{channel_id}`` (a channel card). Each channel's
-method takes ``to`` or, in its place, ``person`` (a person's id)."""
+method takes ``to`` or, in its place, ``person`` (a person's id); with ``person``,
+``fallback_after`` seconds later, nobody having answered, the message goes to the
+person's next confirmed address on that channel too (docs/people.md)."""
 
 from __future__ import annotations
 
@@ -44,6 +46,7 @@ class Messages(Resource[ModeT]):
         message: str,
         wait_time: float | None = None,
         follow_up_time: float | None = None,
+        fallback_after: float | None = None,
         from_: str | None = None,
         metadata: Mapping[str, str] | None = None,
         idempotency_key: str | None = None,
@@ -57,6 +60,7 @@ class Messages(Resource[ModeT]):
             message=message,
             wait_time=wait_time,
             follow_up_time=follow_up_time,
+            fallback_after=fallback_after,
             from_=from_,
             metadata=metadata,
         )
@@ -77,6 +81,7 @@ class Messages(Resource[ModeT]):
         message: str,
         wait_time: float | None = None,
         follow_up_time: float | None = None,
+        fallback_after: float | None = None,
         metadata: Mapping[str, str] | None = None,
         idempotency_key: str | None = None,
     ) -> Flow[MessageResponse]:
@@ -88,6 +93,7 @@ class Messages(Resource[ModeT]):
             message=message,
             wait_time=wait_time,
             follow_up_time=follow_up_time,
+            fallback_after=fallback_after,
             metadata=metadata,
         )
         return self._post(
@@ -107,6 +113,7 @@ class Messages(Resource[ModeT]):
         message: str,
         wait_time: float | None = None,
         follow_up_time: float | None = None,
+        fallback_after: float | None = None,
         from_: str | None = None,
         metadata: Mapping[str, str] | None = None,
         idempotency_key: str | None = None,
@@ -120,6 +127,7 @@ class Messages(Resource[ModeT]):
             message=message,
             wait_time=wait_time,
             follow_up_time=follow_up_time,
+            fallback_after=fallback_after,
             from_=from_,
             metadata=metadata,
         )
@@ -140,6 +148,7 @@ class Messages(Resource[ModeT]):
         message: str,
         wait_time: float | None = None,
         follow_up_time: float | None = None,
+        fallback_after: float | None = None,
         metadata: Mapping[str, str] | None = None,
         idempotency_key: str | None = None,
     ) -> Flow[MessageResponse]:
@@ -153,6 +162,7 @@ class Messages(Resource[ModeT]):
             message=message,
             wait_time=wait_time,
             follow_up_time=follow_up_time,
+            fallback_after=fallback_after,
             metadata=metadata,
         )
         return self._post(
@@ -172,6 +182,7 @@ class Messages(Resource[ModeT]):
         message: str,
         wait_time: float | None = None,
         follow_up_time: float | None = None,
+        fallback_after: float | None = None,
         metadata: Mapping[str, str] | None = None,
         idempotency_key: str | None = None,
     ) -> Flow[MessageResponse]:
@@ -186,6 +197,7 @@ class Messages(Resource[ModeT]):
             message=message,
             wait_time=wait_time,
             follow_up_time=follow_up_time,
+            fallback_after=fallback_after,
             metadata=metadata,
         )
         return self._post(
@@ -205,6 +217,7 @@ class Messages(Resource[ModeT]):
         message: str,
         wait_time: float | None = None,
         follow_up_time: float | None = None,
+        fallback_after: float | None = None,
         metadata: Mapping[str, str] | None = None,
         idempotency_key: str | None = None,
     ) -> Flow[MessageResponse]:
@@ -218,6 +231,7 @@ class Messages(Resource[ModeT]):
             message=message,
             wait_time=wait_time,
             follow_up_time=follow_up_time,
+            fallback_after=fallback_after,
             metadata=metadata,
         )
         return self._post(
@@ -238,6 +252,7 @@ class Messages(Resource[ModeT]):
         subject: str | None = None,
         wait_time: float | None = None,
         follow_up_time: float | None = None,
+        fallback_after: float | None = None,
         metadata: Mapping[str, str] | None = None,
         idempotency_key: str | None = None,
     ) -> Flow[MessageResponse]:
@@ -252,6 +267,7 @@ class Messages(Resource[ModeT]):
             subject=subject,
             wait_time=wait_time,
             follow_up_time=follow_up_time,
+            fallback_after=fallback_after,
             metadata=metadata,
         )
         return self._post(

@@ -120,13 +120,20 @@ class MetaWhatsAppConfig:
 
 @dataclass(frozen=True)
 class TeamsConfig:
-    """The Microsoft Teams bot (docs/going-live/teams.md): its Microsoft App ID and client
-    secret (the Azure Bot resource's app registration), and its tenant when single-tenant.
-    The service asks Microsoft's token endpoint for the bot's tokens (client credentials)
-    and checks every inbound activity's bearer JWT against the Bot Framework's key set."""
+    """The Microsoft Teams bot (docs/going-live/teams.md): its Microsoft App ID and its
+    credential, a client secret or a certificate (the Azure Bot resource's app
+    registration), and its tenant when single-tenant. The service asks Microsoft's token
+    endpoint for the bot's tokens (client credentials: the secret, or a client assertion
+    signed with the certificate's key) and checks every inbound activity's bearer JWT
+    against the Bot Framework's key set."""
 
     app_id: str
-    app_password: str = field(repr=False)
+    app_password: str | None = field(default=None, repr=False)
+    """A client secret; None when the bot uses a certificate."""
+    certificate: str | None = None
+    """The certificate uploaded to the app registration (PEM text), in place of a secret."""
+    private_key: str | None = field(default=None, repr=False)
+    """The certificate's RSA private key (PEM text, unencrypted)."""
     tenant_id: str | None = None
     """A single-tenant bot's tenant: its tokens come from that tenant's endpoint, and
     activities from other tenants are refused. None: a multi-tenant bot."""

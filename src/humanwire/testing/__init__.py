@@ -41,6 +41,11 @@ callees). Point ``twilio.api_base`` at it to test a deployment end to end with n
 account; see that module's docstring. ``humanwire.testing.email`` is a recording SMTP relay
 (``humanwire[email]``) for ``[email] smtp_host``.
 
+``humanwire.testing.whatsapp_meta`` is a contract fake of WhatsApp through Meta's Cloud
+API; give it to the scripted human (``ScriptedHuman(..., meta_whatsapp=fake)``) and the
+human reads the whatsapp messages the fake took and answers through it (a quoted reply,
+an approval's reply button, a form's link); see ``docs/going-live/whatsapp-meta.md``.
+
 ``humanwire.testing.telnyx`` is the same for Telnyx (``humanwire[telnyx]``): it checks
 every request against the ``telnyx`` package's published request types, signs its webhooks
 with an Ed25519 key pair it makes (the service is given ``fake.public_key``) and runs a

@@ -7,8 +7,9 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from types import TracebackType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
@@ -32,6 +33,9 @@ from humanwire.types.sandbox import (
     DEFAULT_HUMAN_TEAMS,
     DEFAULT_HUMAN_TELEGRAM,
 )
+
+if TYPE_CHECKING:
+    from .whatsapp_meta import FakeMetaWhatsApp, WhatsAppPerson, WhatsAppSent
 
 __all__ = ["HumanAction", "ScriptedHuman"]
 
@@ -123,6 +127,10 @@ class _Pending:
 
 
 _APPROVAL_PAGE = re.compile(r"https?://\S+/a/[A-Za-z0-9_-]+")
+_FORM_PAGE = re.compile(r"https?://\S+/f/[A-Za-z0-9_-]+")
+_META_POLL = 0.2
+"""Seconds between looks at the Meta fake's sends (the service's long-poll does not see
+them)."""
 
 
 def approval_page(text: str) -> str | None:
@@ -156,6 +164,15 @@ class ScriptedHuman:
     ``1100000000000000100`` for discord (DMs from the sandbox's bot); a form
     (``channel=None``) may come by any channel to any of them. ``delay`` counts from the
     moment the delivery is seen.
+
+    **WhatsApp through Meta's Cloud API.** When the service's whatsapp goes through
+    ``humanwire.testing.whatsapp_meta``'s contract fake (``[whatsapp] provider = "meta"``),
+    pass it as ``meta_whatsapp=``: the human then reads the whatsapp messages the fake took
+    for its people (``to`` is a person's ``address``) and answers through it, as on their
+    phone: ``reply`` quotes the message, ``decide_approval`` presses the request's reply
+    button (with a ``comment``, it decides on the approval page instead), ``fill_form``
+    opens the form's link, ``send_text`` writes first. The service's own replies (an
+    approval's outcome) are not deliveries to act on.
     """
 
     def __init__(
@@ -171,6 +188,7 @@ class ScriptedHuman:
         discord_user: str = DEFAULT_HUMAN_DISCORD,
         poll_wait: float = 1.0,
         http_timeout: float = 15.0,
+        meta_whatsapp: FakeMetaWhatsApp | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.phone = phone
@@ -179,7 +197,11 @@ class ScriptedHuman:
         self.telegram_chat = telegram_chat
         self.teams_user = teams_user
         self.discord_user = discord_user
-        self._poll_wait = poll_wait
+        self._meta = meta_whatsapp
+        self._meta_sent: dict[str, WhatsAppSent] = {}
+        """Deliveries read from the Meta fake, by Meta's message id."""
+        self._sandbox_newest: str | None = None
+        self._poll_wait = min(poll_wait, _META_POLL) if meta_whatsapp is not None else poll_wait
         headers = {"Authorization": f"Bearer {api_key}"}
         timeout = httpx.Timeout(http_timeout, read=http_timeout + poll_wait)
         # One client per thread role: httpx clients are not meant to be shared freely.
@@ -244,6 +266,10 @@ class ScriptedHuman:
         recipient = to or self._default_recipient(channel)
 
         def perform(delivery: SandboxDelivery) -> httpx.Response:
+            sent = self._meta_sent.get(delivery.id)
+            if sent is not None:
+                person = self._meta_person(delivery.to)
+                return self._expect_ok(self._meta_fake().say(person, text, reply_to=sent))
             body: dict[str, Any] = {
                 "channel": delivery.channel,
                 "from": delivery.to,
@@ -349,6 +375,11 @@ class ScriptedHuman:
             )
 
         def perform(delivery: SandboxDelivery) -> httpx.Response:
+            sent = self._meta_sent.get(delivery.id)
+            if sent is not None and sent.buttons and not comment:
+                title = "Approve" if decision == "approve" else "Reject"
+                person = self._meta_person(delivery.to)
+                return self._expect_ok(self._meta_fake().press(person, sent, title))
             link = approval_page(delivery.text)
             if link is None:
                 raise _ActionFailed(f"the delivery {delivery.id} carries no approval page link")
@@ -363,7 +394,10 @@ class ScriptedHuman:
             interaction_id=interaction_id,
             delay=delay,
             perform=perform,
-            wanted=lambda delivery: approval_page(delivery.text) is not None,
+            wanted=lambda delivery: (
+                approval_page(delivery.text) is not None
+                or (not comment and bool(self._buttons_of(delivery)))
+            ),
         )
 
     def answer_call(
@@ -434,7 +468,12 @@ class ScriptedHuman:
     ) -> None:
         """The human writes first: an unsolicited text, sent now. ``to`` defaults to the
         account's reserved number, else the shared number (slack: the shared workspace;
-        telegram: the sandbox's bot)."""
+        telegram: the sandbox's bot; whatsapp with ``meta_whatsapp``: the fake's business
+        number, from the person whose address ``from_`` is)."""
+        if channel == "whatsapp" and self._meta is not None:
+            person = self._meta_person(from_ or self.phone)
+            self._immediate("send_text", self._meta.say(person, text))
+            return
         body: dict[str, Any] = {
             "channel": channel,
             "from": from_ or self._default_recipient(channel),
@@ -516,6 +555,55 @@ class ScriptedHuman:
                 "scripted human: call_in needs to= or a number reserved on the account"
             )
         return _SHARED_SENDER[channel]
+
+    def _meta_fake(self) -> FakeMetaWhatsApp:
+        assert self._meta is not None
+        return self._meta
+
+    def _meta_person(self, address: str) -> WhatsAppPerson:
+        fake = self._meta_fake()
+        with fake.state.lock:
+            person = fake.state.people.get(address.removeprefix("+"))
+        if person is None:
+            raise _ActionFailed(f"the Meta fake has no person at {address}")
+        return person
+
+    def _buttons_of(self, delivery: SandboxDelivery) -> list[tuple[str, str]]:
+        sent = self._meta_sent.get(delivery.id)
+        return sent.buttons if sent is not None else []
+
+    def _meta_deliveries(self) -> list[SandboxDelivery]:
+        """What the Meta fake took for its people, newest first, as deliveries: the
+        interaction an approval's buttons name, a form's link; the service's replies (an
+        outcome quoting its request) left out."""
+        if self._meta is None:
+            return []
+        fake = self._meta
+        with fake.state.lock:
+            sent = [(m, fake.state.people.get(m.to)) for m in fake.state.sent]
+        found: list[SandboxDelivery] = []
+        for message, person in sent:
+            if person is None or message.reply_to is not None:
+                continue
+            self._meta_sent[message.id] = message
+            ids = [ident.split(":")[1] for ident, _ in message.buttons if ident.count(":") >= 2]
+            form = _FORM_PAGE.search(message.text)
+            found.append(
+                SandboxDelivery.model_validate(
+                    {
+                        "id": message.id,
+                        "interactionId": ids[0] if ids else None,
+                        "channel": "whatsapp",
+                        "kind": "form" if form and not ids else "message",
+                        "from": fake.sender,
+                        "to": person.address,
+                        "text": message.text,
+                        "formUrl": form.group(0) if form and not ids else None,
+                        "createdAt": datetime.fromtimestamp(message.at, timezone.utc),
+                    }
+                )
+            )
+        return list(reversed(found))
 
     def _immediate(self, what: str, response: httpx.Response) -> None:
         if not response.is_success:
@@ -619,7 +707,14 @@ class ScriptedHuman:
                 f"scripted human: GET /sandbox/messages answered {response.status_code} "
                 f"{response.text}"
             )
-        return _deliveries_adapter.validate_json(response.content)
+        delivered = _deliveries_adapter.validate_json(response.content)
+        if delivered:
+            self._sandbox_newest = delivered[0].id
+        if self._meta is None:
+            return delivered
+        return sorted(
+            [*delivered, *self._meta_deliveries()], key=lambda d: d.created_at, reverse=True
+        )
 
     def _merge(self, newest_first: list[SandboxDelivery]) -> bool:
         """Adds unseen deliveries; caller holds the lock. True when any was new."""
@@ -694,7 +789,7 @@ class ScriptedHuman:
                     self._cond.wait()
                 if self._closed.is_set():
                     return
-                after = self._newest_id()
+                after = self._sandbox_newest if self._meta is not None else self._newest_id()
             started = time.monotonic()
             try:
                 batch = self._fetch(

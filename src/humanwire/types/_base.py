@@ -34,6 +34,7 @@ __all__ = [
     "E164",
     "E164_SCHEMA",
     "EMAIL_SCHEMA",
+    "FALLBACK_SCHEMA",
     "IDEMPOTENCY_KEY",
     "RECIPIENT_SCHEMA",
     "SLACK_ID_SCHEMA",
@@ -50,6 +51,8 @@ __all__ = [
     "EmailAddress",
     "EmailAddressOrPerson",
     "EmailSubject",
+    "FallbackAfter",
+    "FallsBack",
     "FollowUpTime",
     "HttpUrl",
     "RequestModel",
@@ -416,5 +419,26 @@ class Addressed(RequestModel):
                 "invalid_request",
                 "person: give to or person, not both",
                 {"field": "person"},
+            )
+        return self
+
+
+FALLBACK_SCHEMA: dict[str, Any] = {"dependentRequired": {"fallbackAfter": ["person"]}}
+"""A body's JSON Schema rule: ``fallbackAfter`` only beside ``person``."""
+
+
+class FallsBack(RequestModel):
+    """A request that may carry ``fallbackAfter`` (messages and forms to a person; each
+    subclass declares ``fallback_after: FallbackAfter | None``): only with ``person`` (the
+    document says so: ``FALLBACK_SCHEMA``)."""
+
+    @model_validator(mode="after")
+    def _fallback_with_person(self) -> Any:
+        after = getattr(self, "fallback_after", None)
+        if after is not None and getattr(self, "person", None) is None:
+            raise PydanticCustomError(
+                "invalid_request",
+                "fallbackAfter moves between a person's addresses: give person, not to",
+                {"field": "fallbackAfter"},
             )
         return self

@@ -99,6 +99,7 @@ OnTimeout = Literal["reject", "approve", "none"]
 DecisionVia = Literal[
     "sms_reply",
     "whatsapp_reply",
+    "whatsapp_button",
     "slack_button",
     "telegram_button",
     "discord_button",
@@ -113,7 +114,8 @@ DecisionVia = Literal[
     "grant",
     "sandbox",
 ]
-"""How a decision came in (``inbox``: the embedded service's inbox, playing an approver;
+"""How a decision came in (``whatsapp_button``: a WhatsApp reply button pressed, on Meta's
+Cloud API; ``inbox``: the embedded service's inbox, playing an approver;
 ``console``: the person, signed in to the approvers' console; ``grant``: a standing
 approval covered the action (``grantId`` names it, ``approver`` is the person who granted it);
 ``sandbox``: the sandbox API, playing one, whatever the approver's channel)."""
@@ -404,6 +406,9 @@ class ApproverDecision(ResponseModel):
     """A ``DecisionVia`` (a newer service may name more ways)."""
     grant_id: str | None = None
     """With ``via: "grant"``: the standing approval that decided."""
+    on_behalf_of: str | None = None
+    """The person (``per_…``) the approver decided for: asked in their place while they
+    were away (an out-of-office delegation to them)."""
 
 
 class ApproverLink(ResponseModel):
@@ -470,6 +475,10 @@ AuditEntryType = Literal[
     "approval.consumed",
     "approval.grant_created",
     "approval.grant_revoked",
+    "approval.claimed",
+    "approval.claim_released",
+    "approval.reassigned",
+    "approval.delegated",
     "message.fallback",
 ]
 """What an audit entry records: the request; an approver asked (at the start or by an
@@ -481,7 +490,10 @@ approval made (its ``interactionId`` is the grant's id; ``actor`` the person who
 from the console, null when the account's key did; ``data``: ``grantId``, ``actionName``,
 ``match``, ``expiresAt``, ``grantedBy``, ``via``: ``console`` or ``api``) or revoked (the
 same, ``actor`` the person who revoked it; ``data``: ``grantId``, ``actionName``,
-``grantedBy``, ``via``); a message to a person moved
+``grantedBy``, ``via``); an approver's claim of it
+in the console ("I'm on it", ``data.person``) and its release; an approver's place handed
+to another person (``data.from``, ``data.to``), or to their delegate while they are away
+(``approval.delegated``, the same data); a message to a person moved
 to their next address (``fallbackAfter``)."""
 
 

@@ -19,6 +19,7 @@ from pydantic_core import PydanticCustomError
 
 from ._base import (
     E164,
+    FALLBACK_SCHEMA,
     WAIT_AND_RECIPIENT_SCHEMA,
     WAIT_OR_FOLLOW_UP_SCHEMA,
     Addressed,
@@ -27,6 +28,8 @@ from ._base import (
     E164OrPerson,
     EmailAddressOrPerson,
     EmailSubject,
+    FallbackAfter,
+    FallsBack,
     FollowUpTime,
     HttpUrl,
     RequestModel,
@@ -289,10 +292,18 @@ class Form(RequestModel):
         return float(DEFAULT_FORM_FOLLOW_UP_TIME)
 
 
-class _AddressedForm(Form, Addressed):
-    """A form sent to ``to`` or to a ``person``."""
+class _AddressedForm(Form, Addressed, FallsBack):
+    """A form sent to ``to`` or to a ``person`` (with ``fallbackAfter``, on their next
+    address too when the form is not submitted by then)."""
 
-    model_config = ConfigDict(json_schema_extra=WAIT_AND_RECIPIENT_SCHEMA)
+    model_config = ConfigDict(json_schema_extra={**WAIT_AND_RECIPIENT_SCHEMA, **FALLBACK_SCHEMA})
+
+    fallback_after: FallbackAfter | None = None
+    """With ``person``: seconds after which, the form not submitted, its message (its
+    link, or its card where the channel renders forms) goes to the person's next
+    confirmed address on this channel (and again after as many more, address by
+    address); a submission from any of them answers this one interaction. No next
+    address, or the form's window closing first: nothing moves (docs/people.md)."""
 
 
 class SMSFormRequest(_AddressedForm):

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import ConfigDict, Field, model_validator
-from pydantic_core import PydanticCustomError
+from pydantic import ConfigDict, Field
 
 from ._base import (
     E164,
+    FALLBACK_SCHEMA,
     RECIPIENT_SCHEMA,
     Addressed,
     DeliveryStatus,
@@ -17,6 +17,7 @@ from ._base import (
     EmailAddressOrPerson,
     EmailSubject,
     FallbackAfter,
+    FallsBack,
     FollowUpTime,
     RequestModel,
     ResponseModel,
@@ -48,35 +49,14 @@ DEFAULT_RESPONSE_TEMPLATE = "Human response: {{message}}"
 DEFAULT_NO_RESPONSE_TEMPLATE = "Human did not respond. Continue where you left off."
 
 
-class _FallsBack(RequestModel):
-    """``fallbackAfter``: only with ``person`` (the document says so:
-    ``dependentRequired``)."""
+class _MessageRequest(Addressed, FallsBack):
+    model_config = ConfigDict(json_schema_extra={**RECIPIENT_SCHEMA, **FALLBACK_SCHEMA})
 
     fallback_after: FallbackAfter | None = None
     """With ``person``: seconds after which, nobody having answered, the service asks on
     the person's next confirmed address (and again after as many more, address by
-    address); a reply on any of them answers this one interaction. No next address, or
+    address); an answer on any of them answers this one interaction. No next address, or
     the request's window closing first: nothing moves (docs/people.md)."""
-
-    @model_validator(mode="after")
-    def _fallback_with_person(self) -> Any:
-        after = self.fallback_after
-        if after is None:
-            return self
-        if getattr(self, "person", None) is None:
-            raise PydanticCustomError(
-                "invalid_request",
-                "fallbackAfter moves between a person's addresses: give person, not to",
-                {"field": "fallbackAfter"},
-            )
-        return self
-
-
-class _MessageRequest(Addressed, _FallsBack):
-    model_config = ConfigDict(
-        json_schema_extra={**RECIPIENT_SCHEMA, "dependentRequired": {"fallbackAfter": ["person"]}}
-    )
-
     person: PersonInsteadOfTo = None
     """In place of ``to``: the person's first confirmed address on this channel."""
     message: str = Field(min_length=1)
@@ -143,11 +123,16 @@ class EmailMessageRequest(_MessageRequest):
     subject: EmailSubject | None = None
 
 
-class PersonMessageRequest(_FallsBack):
+class PersonMessageRequest(FallsBack):
     """``POST /messages/person``: to a person of the people directory, on the first of
     their confirmed addresses in their order, whatever its channel (that channel's
     message rules apply: Telegram's 4,096 characters, say)."""
 
+    fallback_after: FallbackAfter | None = None
+    """With ``person``: seconds after which, nobody having answered, the service asks on
+    the person's next confirmed address (and again after as many more, address by
+    address); an answer on any of them answers this one interaction. No next address, or
+    the request's window closing first: nothing moves (docs/people.md)."""
     person: PersonId
     message: str = Field(min_length=1)
     wait_time: WaitTime | None = None

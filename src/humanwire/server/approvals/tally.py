@@ -45,6 +45,13 @@ class Rules:
         people = frozenset(person_of(a) for _, a in request.all_approvers_with_paths())
         return cls(people, request.quorum, request.reject_quorum or 1)
 
+    @classmethod
+    def asking(cls, request: ApprovalRequest, approvers: Iterable[Approver]) -> Rules:
+        """The request's quorums over the approvers it asks now: those it was made with,
+        but for a place handed on since (``approval_claims``, ``approval_delegations``)."""
+        people = frozenset(person_of(a) for a in approvers)
+        return cls(people, request.quorum, request.reject_quorum or 1)
+
 
 @dataclass(frozen=True)
 class Counted:

@@ -12,6 +12,7 @@ from ..engine.approval_access import QueuedApproval
 from ..forms.html import Html, action_block, document, join, render
 from ..store.records import ApproverRecord, GrantRecord
 from .auth import CSRF_FIELD, Signed
+from .claim_views import claim_block
 from .queue_filters import metadata_links
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "render_code_page",
     "render_problem_page",
     "render_queue_page",
+    "render_shell",
     "render_signin_page",
 ]
 
@@ -68,6 +70,7 @@ def _shell(
 ) -> Html:
     who = (
         render(
+            '<a class="small" href="/console/away">Out of office</a> '
             '<span class="small" data-person>{name}</span>'
             '<form method="post" action="/console/signout">{csrf}'
             '<button type="submit" class="small">Sign out</button></form>',
@@ -86,6 +89,11 @@ def _shell(
         content=content,
     )
     return document(title, body, body_class="inbox-page console-page")
+
+
+def render_shell(title: str, content: Html, signed: Signed) -> Html:
+    """A page of a signed-in person: the console's top bar around ``content``."""
+    return _shell(title, content, signed, None)
 
 
 # -- sign-in -------------------------------------------------------------------------
@@ -206,7 +214,7 @@ def _decide(item: QueuedApproval, csrf: str) -> Html:
     )
 
 
-def _item(item: QueuedApproval, csrf: str) -> Html:
+def _item(item: QueuedApproval, csrf: str, person_id: str) -> Html:
     request = item.request
     description = (
         render('<p class="small">{text}</p>', text=request.description)
@@ -218,7 +226,7 @@ def _item(item: QueuedApproval, csrf: str) -> Html:
         '<div class="msg-head"><strong><a href="/console/approvals/{iid}">{title}</a></strong>'
         ' <span class="small">Decide by {deadline}</span></div>'
         '<div class="msg-body">{description}{action}{metadata}</div>'
-        "<div>{tally}</div>"
+        "<div>{tally}</div>{claim}"
         '<div class="msg-actions">{decide}</div></li>',
         iid=item.approval.interaction_id,
         title=request.title,
@@ -227,6 +235,7 @@ def _item(item: QueuedApproval, csrf: str) -> Html:
         action=_action(item),
         metadata=metadata_links(item),
         tally=_tally(item),
+        claim=claim_block(item, csrf, person_id),
         decide=_decide(item, csrf),
     )
 
@@ -279,7 +288,7 @@ def render_queue_page(
     if queue:
         items = render(
             '<ul class="thread" data-queue>{items}</ul>',
-            items=join(_item(q, signed.csrf) for q in queue),
+            items=join(_item(q, signed.csrf, signed.person.person_id) for q in queue),
         )
     else:
         items = Html('<p class="muted" data-empty>Nothing waits for you.</p>')
@@ -306,7 +315,7 @@ def render_approval_page(item: QueuedApproval, signed: Signed, extra: Html = Htm
     content = render(
         '<section class="panel"><p class="small"><a href="/console">Back to the queue</a></p>'
         '<ul class="thread">{item}</ul></section>{extra}',
-        item=_item(item, signed.csrf),
+        item=_item(item, signed.csrf, signed.person.person_id),
         extra=extra,
     )
     return _shell(f"{item.request.title}: humanwire console", content, signed, None)

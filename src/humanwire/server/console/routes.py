@@ -39,6 +39,8 @@ from .auth import (
     set_flash,
     set_session,
 )
+from .claims import claim_routes
+from .delegations import delegation_routes
 from .grants import grant_form, grant_routes
 from .pages import (
     render_approval_page,
@@ -285,4 +287,6 @@ def console_routes(engine: Engine, config: ServiceConfig) -> list[BaseRoute]:
         ),
         *audit_routes(pages),
         *grant_routes(pages),
+        *claim_routes(engine, config, pages.page, pages.action),
+        *delegation_routes(engine, config, pages.page, pages.action),
     ]

@@ -76,7 +76,8 @@ class InboundText:
     subject: str | None = None
     """email: the subject line."""
     via: DecisionVia | None = None
-    """Who played the human when no carrier did (``sandbox``, ``inbox``)."""
+    """Who played the human when no carrier did (``sandbox``, ``inbox``), or the carrier's
+    way of answering when it is not a typed text (``whatsapp_button``: a reply button)."""
 
 
 @dataclass(frozen=True)

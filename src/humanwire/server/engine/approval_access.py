@@ -23,6 +23,8 @@ from ..approvals import texts
 from ..errors import AlreadyConsumed, InvalidRequest, NotApproved, NotFound
 from ..store.records import ApprovalQuery, ApproverRecord, AuditDraft
 from ._common import Account
+from .approval_claims import ApprovalClaims, ClaimView
+from .approval_delegations import ApprovalDelegations
 from .approval_host import ApprovalHost
 from .approval_records import REPLY_CHANNELS, _approver, _tally
 from .approval_replies import ApprovalReplies
@@ -77,6 +79,10 @@ class QueuedApproval:
     deadline: float | None
     """When the request's last window closes (None: no window)."""
     created_at: float
+    claim: ClaimView | None = None
+    """Who said "I'm on it" (``approval_claims``), if anyone holds the request."""
+    on_behalf_of: str | None = None
+    """The name of the person away in whose place the person is asked (a delegation)."""
 
 
 QUEUE_LIMIT = 200
@@ -95,6 +101,9 @@ class ApprovalAccess(ApprovalReplies):
         self.host = host
         self._link_key_bytes = None
         self._held_approvals = set()
+        self.delegations = ApprovalDelegations(host)
+        self.claims = ApprovalClaims(self)
+        """Claims and reassignment from the console (``approval_claims``)."""
         # Where approvals plug into the rest of the engine, each in its registry's order:
         # after the message matcher and the asks, before nothing else.
         # A text matched to a message is offered only when it may name a code; one of
@@ -211,12 +220,20 @@ class ApprovalAccess(ApprovalReplies):
                     tally.has_decided(_approver(mine[0])),
                     deadline,
                     record.created_at,
+                    await self.claims.view(account.id, record.id),
+                    await self._name_of(account, mine[0].on_behalf_of),
                 )
             )
         return sorted(
             found,
             key=lambda q: (q.deadline is None, q.deadline or 0.0, -q.created_at),
         )
+
+    async def _name_of(self, account: Account, person_id: str | None) -> str | None:
+        if person_id is None:
+            return None
+        person = await self.store.get_person(account.id, person_id)
+        return person.name if person is not None else person_id
 
     async def decide_in_console(
         self,

@@ -49,7 +49,8 @@ def _decided(rows: Sequence[ApproverRecord]) -> list[tuple[ApproverRecord, Appro
 
 def _tally(request: ApprovalRequest, rows: Sequence[ApproverRecord]) -> Tally:
     counted = [Counted(_approver(r), decision, r.comment) for r, decision in _decided(rows)]
-    return Tally.of(Rules.of(request), counted)
+    # Over the rows, not the request: a place handed to another person is theirs now.
+    return Tally.of(Rules.asking(request, [_approver(r) for r in rows]), counted)
 
 
 def approval_wire(approval: Approval) -> dict[str, Any]:
@@ -62,6 +63,8 @@ def approval_wire(approval: Approval) -> dict[str, Any]:
     for decision in wire["decisions"]:
         if decision.get("grantId") is None:  # only a grant's decision names one
             decision.pop("grantId", None)
+        if decision.get("onBehalfOf") is None:  # only a delegate's decision names one
+            decision.pop("onBehalfOf", None)
     return wire
 
 

@@ -56,6 +56,9 @@ class ApprovalSteps(Approvals):
         row = next((r for r in rows if r.position == int(position)), None)
         if row is None or _tally(request, rows).has_decided(_approver(row)):
             return
+        claim = await self.store.get_claim(record.id)
+        if claim is not None and claim.person_id != row.person_id:
+            return  # someone else is on it: armed again if they release it
         actor = _actor(row)
         mine = [e for e in await self.store.audit_of(record.id) if e.entry.get("actor") == actor]
         if not any(e.entry.get("type") == "approval.asked" for e in mine):

@@ -65,6 +65,7 @@ from ..telemetry import log_event
 from . import approval_grants
 from ._common import Account
 from .approval_asks import ApprovalAsks
+from .approval_delegations import ApprovalDelegations
 from .approval_records import (
     _OUTCOME,
     REPLY_CHANNELS,
@@ -102,6 +103,8 @@ def _address(approver: Approver) -> tuple[ApproverChannel, str]:
 class Approvals(ApprovalAsks):
     _held_approvals: set[str]
     """Approvals held here: their 202 (respond-async) is the approval, not a send's."""
+    delegations: ApprovalDelegations
+    """Out-of-office delegations (``approval_delegations``): read as a tier is asked."""
 
     # -- email approvers' signed links ---------------------------------------------------
 
@@ -266,7 +269,9 @@ class Approvals(ApprovalAsks):
         its ``approval.asked`` audit entry written. That entry is the durable mark that
         the text went out: a tier's step run again after its replica died mid-way asks
         only the approvers without one (``ApprovalSteps._escalate_step``), and reminders
-        go only to approvers with one."""
+        go only to approvers with one. A person away is asked through their delegation
+        (``delegations.route``: the row handed to their delegate first)."""
+        rows = await self.delegations.route(record, rows)
         now = time.time()
         await self.store.mark_approvers_asked(record.id, [r.position for r in rows], now)
         for row in rows:
@@ -397,6 +402,7 @@ class Approvals(ApprovalAsks):
                 comment=r.comment,
                 at=_timestamp(r.decided_at or 0.0),
                 via=r.via or "page",
+                on_behalf_of=r.on_behalf_of,
             )
             for r, decision in _decided(rows)
         ]
@@ -455,7 +461,9 @@ class Approvals(ApprovalAsks):
             record.id, row.position, choice, comment, via, now
         ):
             return await self._refuse(row, choice, via, "already")
-        data = {"decision": choice, "comment": comment, "via": via}
+        data: dict[str, Any] = {"decision": choice, "comment": comment, "via": via}
+        if row.on_behalf_of is not None:
+            data["onBehalfOf"] = row.on_behalf_of
         await self._audit(
             record.account_id,
             [AuditDraft(now, "approval.decision", record.id, _actor(row), data)],

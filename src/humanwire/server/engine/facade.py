@@ -152,10 +152,15 @@ class Engine:
         )
         # The approvers' console: signing people in by a code sent to their addresses.
         self.console = ConsoleSignIn(runtime, sends=self.sends, senders=self.senders)
-        # A message to a person moves to their next address (``fallbackAfter``): its
-        # step, its onward messages' replies and windows, by registration.
+        # A message or form to a person moves to their next address (``fallbackAfter``):
+        # its step, its onward messages' replies and windows, onward forms' tokens, by
+        # registration.
         self.fallbacks = Fallbacks(
-            runtime, sends=self.sends, inbound=self.inbound, deadlines=self.deadlines
+            runtime,
+            sends=self.sends,
+            inbound=self.inbound,
+            deadlines=self.deadlines,
+            links=self.links,
         )
         # Approvals register where they plug in (``ApprovalAccess.__init__``).
         self.approvals = ApprovalAccess(self)

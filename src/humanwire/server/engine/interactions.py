@@ -254,7 +254,9 @@ class Interactions:
         """The account's interaction (``NotFound`` for none or another's). ``named``: the
         interaction as read with the key (``authenticate_request``); read here when None."""
         record = named if named is not None and named.id == interaction_id else None
-        if record is None:
+        # No id holds a NUL, and PostgreSQL cannot even compare one (an error, not a miss):
+        # the console's paths reach here with whatever was typed.
+        if record is None and "\x00" not in interaction_id:
             record = await self._store.get_interaction(interaction_id)
         if record is None or record.account_id != account.id:
             raise NotFound(f"no interaction {interaction_id!r}", field="interactionId")

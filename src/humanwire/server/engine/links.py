@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Awaitable, Callable
 
 from humanwire.types import (
     FormReceivedEvent,
@@ -28,6 +29,9 @@ from .human import Inbound, InboundText
 from .interactions import Interactions
 from .runtime import Runtime, _event_dict, _metadata
 
+FormOwner = Callable[[InteractionRecord], Awaitable[InteractionRecord | None]]
+"""``LinkPages.form_owners``: the interaction whose form a form interaction shows."""
+
 
 class LinkPages:
     """The links role (see the module docstring)."""
@@ -45,6 +49,10 @@ class LinkPages:
         self._interactions = interactions
         self._holding = holding
         self._inbound = inbound
+        self.form_owners: list[FormOwner] = []
+        """Told of the interaction a form's token names: the one whose form it is (None:
+        no one's). Registrations whose forms carry on another's (``fallbackAfter``'s
+        onward forms, engine/fallback.py: the first interaction's)."""
 
     def _form_view(self, token: str, record: InteractionRecord) -> FormView:
         values: dict[str, str] | None = None
@@ -69,8 +77,13 @@ class LinkPages:
         )
 
     async def get_form(self, token: str) -> FormView:
-        """Raises ``NotFound`` for an unknown token."""
+        """Raises ``NotFound`` for an unknown token. The view is of the interaction whose
+        form it is (``form_owners``): submitting it answers that one."""
         record = await self._store.interaction_by_form_token(token) if token else None
+        for owner in self.form_owners:
+            if record is None:
+                break
+            record = await owner(record)
         if record is None:
             raise NotFound("no such form")
         return self._form_view(token, record)

@@ -27,6 +27,7 @@ from .runtime import Runtime, _timestamp
 _CARRIER_NAMES = {
     "twilio": "Twilio",
     "telnyx": "Telnyx",
+    "meta": "Meta's WhatsApp Cloud API",
     "slack": "Slack",
     "email": "the email relay",
     **{channel.name: channel.title for channel in CHAT_CHANNELS.values()},

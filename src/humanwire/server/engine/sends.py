@@ -30,9 +30,9 @@ import re
 import secrets
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from humanwire.types import (
     DEFAULT_NO_RESPONSE_TEMPLATE,
@@ -49,11 +49,14 @@ from humanwire.types import (
     SlackMessageRequest,
     SMSFormRequest,
     SMSMessageRequest,
+    WhatsAppFormRequest,
     WhatsAppMessageRequest,
     WhatsAppOwnNumberFormRequest,
+    WhatsAppSharedFormRequest,
     format_seconds,
 )
 from humanwire.types.errors import detail_from_validation_error
+from humanwire.types.forms import STORED_FORM
 
 from .. import templates
 from ..approvals import texts
@@ -82,6 +85,7 @@ __all__ = [
     "ask_codes",
     "ask_label",
     "clarify_several_text",
+    "form_request",
     "named",
     "shared_template",
     "without_code",
@@ -308,8 +312,8 @@ class Sends:
         self._delivery = delivery
         self._holding = holding
         self.opened: list[Callable[[InteractionRecord], Awaitable[None]]] = []
-        """Told of each message interaction opened (a retry's re-attached one too),
-        before it is delivered: registrations that arm a step of their own
+        """Told of each message and form interaction opened (a retry's re-attached one
+        too), before it is delivered: registrations that arm a step of their own
         (``fallbackAfter``: engine/fallback.py)."""
 
     async def _unanswered(self, interaction_id: str, text: str) -> dict[str, Any]:
@@ -571,9 +575,11 @@ class Sends:
             ),
         )
 
-    async def send_form(
-        self, account: Account, request: FormRequest, context: SendContext = HELD_TO_THE_END
-    ) -> FormResponse:
+    async def _form_prepared(
+        self, account: Account, request: FormRequest
+    ) -> tuple[Channel, str, Callable[[str], str], Callable[[str], WhatsAppTemplate | None]]:
+        """A form request's channel, sender, and its text and WhatsApp template for the
+        form's link."""
         text_for: Callable[[str], str]
         template_for: Callable[[str], WhatsAppTemplate | None] = _no_template
         if isinstance(request, SMSFormRequest):
@@ -619,6 +625,12 @@ class Sends:
             def template_for(url: str) -> WhatsAppTemplate:
                 return WhatsAppTemplate(name="form", variables={"1": url})
 
+        return channel, sender, text_for, template_for
+
+    async def send_form(
+        self, account: Account, request: FormRequest, context: SendContext = HELD_TO_THE_END
+    ) -> FormResponse:
+        channel, sender, text_for, template_for = await self._form_prepared(account, request)
         message = getattr(request, "message", None)
         to = await self._to(account, request, channel)
         await self._accounts.check_send(account, f"{request.title}\n{message or ''}", to)
@@ -635,6 +647,8 @@ class Sends:
         record, resumed, hold = await self._interactions.open(
             account, new, holding=request.wait_time is not None, context=context
         )
+        for listener in self.opened:
+            await listener(record)
         assert record.form_token is not None
         url = self._interactions.form_url(record.form_token)
         deliver = functools.partial(
@@ -668,6 +682,48 @@ class Sends:
             **await self._unanswered(record.id, DEFAULT_NO_RESPONSE_TEMPLATE),
         )
 
+    async def send_form_onward(
+        self,
+        account: Account,
+        request: FormRequest,
+        *,
+        form_token: str,
+        marks: Mapping[str, Any],
+        listening: float,
+    ) -> str:
+        """A form that carries on another interaction's (its ``to`` given): its message
+        with the other's link (``form_token``'s: one form wherever it goes) sent without a
+        wait, listening ``listening`` seconds, its stored request with ``marks`` and
+        without windows (they are the other's). It has a token of its own, for what a
+        channel renders natively (a Discord modal, a Teams card, Slack's buttons) to
+        submit by; ``links.form_owners`` turns it into the other's. The new id."""
+        channel, sender, text_for, template_for = await self._form_prepared(account, request)
+        assert request.to is not None
+        form_url = self._interactions.form_url(form_token)
+        windows = ("waitTime", "followUpTime")
+        wire = {k: v for k, v in request.to_wire().items() if k not in windows}
+        new = NewInteraction(
+            kind="form",
+            channel=channel,
+            to=request.to,
+            from_addr=sender,
+            request={**wire, **marks},
+            wait_time=None,
+            follow_up_time=listening,
+            form_token=secrets.token_urlsafe(32),
+        )
+        record, resumed, hold = await self._interactions.open(account, new)
+        deliver = functools.partial(
+            self._delivery.deliver,
+            record,
+            text_for(form_url),
+            form_url=form_url,
+            hold=hold,
+            template=template_for(form_url),
+        )
+        await self._interactions.send_out(record, resumed, hold, deliver)
+        return record.id
+
     async def interaction_status(
         self,
         account: Account,
@@ -700,6 +756,28 @@ def message_requests() -> dict[str, Any]:
         "email": EmailMessageRequest,
         **{name: chat.message_request for name, chat in CHAT_CHANNELS.items()},
     }
+
+
+def form_request(channel: str, wire: Mapping[str, Any]) -> FormRequest:
+    """A form request of ``channel``'s endpoint (``/forms/<channel>``) from its wire body,
+    as the service stored it (its patterns not compiled again: checked when it was sent).
+    Raises ``ValidationError`` as the endpoint would."""
+    context = {STORED_FORM: True}
+    if channel == "whatsapp":
+        return _WHATSAPP_FORM.validate_python(wire, context=context)
+    built_in: dict[str, type[BaseModel]] = {
+        "sms": SMSFormRequest,
+        "slack": SlackFormRequest,
+        "email": EmailFormRequest,
+    }
+    model = built_in.get(channel) or CHAT_CHANNELS[channel].form_request
+    # One of the FormRequest models, by the map above and the chat channels' registration.
+    return cast("FormRequest", model.model_validate(wire, context=context))
+
+
+_WHATSAPP_FORM: TypeAdapter[WhatsAppSharedFormRequest | WhatsAppOwnNumberFormRequest] = TypeAdapter(
+    WhatsAppFormRequest, config=ConfigDict(defer_build=True)
+)
 
 
 def shared_template(message: str, wait_time: float | None) -> WhatsAppTemplate:

@@ -15,7 +15,11 @@ __all__ = ["VIA_LABELS", "approver_label", "render_approvals_panel"]
 VIA_LABELS = {
     "sms_reply": "an sms reply",
     "whatsapp_reply": "a whatsapp reply",
+    "whatsapp_button": "a whatsapp button",
     "slack_button": "a slack button",
+    "telegram_button": "a telegram button",
+    "discord_button": "a discord button",
+    "teams_button": "a teams button",
     "page": "the approval page",
     "email_link": "an email link",
     "email_reply": "an email reply",

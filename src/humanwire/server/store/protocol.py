@@ -26,8 +26,10 @@ from .records import (
     AuditQuery,
     AuditRecord,
     ChannelRecord,
+    ClaimRecord,
     ConsoleCodeRecord,
     ConsoleSessionRecord,
+    DelegationRecord,
     DeliveryRecord,
     EndReport,
     EventRecord,
@@ -45,6 +47,7 @@ from .records import (
     PeopleQuery,
     PersonCodeRecord,
     PersonRecord,
+    Reassignment,
     StepRecord,
     WaitEndedAnswer,
     WebhookRecord,
@@ -299,6 +302,20 @@ class Store(Protocol):
     async def delete_webhook(self, account_id: str, webhook_id: str) -> bool: ...
 
     # channel cards
+    # out-of-office delegations
+    async def insert_delegation(self, record: DelegationRecord) -> None: ...
+    async def live_delegations(self, account_id: str, now: float) -> list[DelegationRecord]:
+        """The account's delegations neither revoked nor ended at ``now`` (those to come
+        too), by their start."""
+        ...
+
+    async def revoke_delegation(
+        self, account_id: str, person_id: str, delegation_id: str, now: float
+    ) -> bool:
+        """Ends ``person_id``'s delegation at once; False: none such of theirs that holds
+        or is to come."""
+        ...
+
     # standing approvals
     async def insert_grant(self, record: GrantRecord) -> None: ...
     async def live_grants(
@@ -556,6 +573,22 @@ class Store(Protocol):
         at: float,
     ) -> bool:
         """The approver's decision, unless they decided already (their first stands)."""
+        ...
+
+    async def claim_approval(self, record: ClaimRecord) -> ClaimRecord | None:
+        """Claims the request for ``record.person_id`` unless someone holds a claim of it;
+        returns the claim that holds now (this one, or the earlier one: of concurrent
+        claims, one wins)."""
+        ...
+
+    async def get_claim(self, interaction_id: str) -> ClaimRecord | None: ...
+    async def release_claim(self, interaction_id: str, person_id: str) -> bool:
+        """Deletes the request's claim when ``person_id`` holds it; False otherwise."""
+        ...
+
+    async def reassign_approver(self, change: Reassignment) -> bool:
+        """Hands the approver's row to another person, only while ``change.from_person``
+        holds it undecided (one statement: False when they decided or it moved)."""
         ...
 
     async def settle_approval(

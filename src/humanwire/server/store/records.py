@@ -40,8 +40,10 @@ __all__ = [
     "AuditQuery",
     "AuditRecord",
     "ChannelRecord",
+    "ClaimRecord",
     "ConsoleCodeRecord",
     "ConsoleSessionRecord",
+    "DelegationRecord",
     "DeliveryRecord",
     "EndReport",
     "EventRecord",
@@ -62,6 +64,7 @@ __all__ = [
     "PersonAddressRecord",
     "PersonCodeRecord",
     "PersonRecord",
+    "Reassignment",
     "StepRecord",
     "WaitEndedAnswer",
     "WebhookRecord",
@@ -367,6 +370,8 @@ class ApproverRecord:
     decided_at: float | None = None
     person_id: str | None = None
     """The person of the people directory this approver is (``GET /approvals?personId``)."""
+    on_behalf_of: str | None = None
+    """The person this approver was asked for, away with a delegation to them."""
 
 
 @dataclass(frozen=True)
@@ -552,7 +557,53 @@ class GrantRecord:
     revoked_at: float | None = None
 
 
+@dataclass(frozen=True)
+class ClaimRecord:
+    """A claim of a pending approval request: ``person_id`` (a person of the account's
+    directory asked the request) said "I'm on it" at ``claimed_at``. One per request."""
+
+    interaction_id: str
+    account_id: str
+    person_id: str
+    claimed_at: float
+
+
+@dataclass(frozen=True)
+class Reassignment:
+    """An approver's row handed to another person: the row keeps its position and tier,
+    and is reached from now on at ``channel`` / ``to_addr`` with a fresh ``token`` (the
+    giver's page link no longer opens it) and sms ``code``; asked again, no reminder."""
+
+    interaction_id: str
+    position: int
+    from_person: str
+    person_id: str
+    channel: ApproverChannel
+    to_addr: str
+    token: str
+    code: str | None
+    on_behalf_of: str | None = None
+    """Whom the new approver decides for (the giver's row's, kept)."""
+
+
+@dataclass(frozen=True)
+class DelegationRecord:
+    """An out-of-office delegation: from ``starts_at`` until ``ends_at`` (unless revoked
+    before), requests asking ``person_id`` ask ``delegate_id`` in their place."""
+
+    id: str
+    account_id: str
+    person_id: str
+    delegate_id: str
+    starts_at: float
+    ends_at: float
+    created_at: float
+    revoked_at: float | None = None
+
+
 ACCOUNT_TABLES = (
+    "approval_delegations",
+    "approval_claims",
     "approval_grants",
     "person_addresses",
     "people",

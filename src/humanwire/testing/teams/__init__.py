@@ -24,7 +24,11 @@ published Connector description (``botframework_connector_v3.subset.json``, from
 microsoft/botbuilder-dotnet, MIT, licence beside it), strictly for the objects it
 describes (an unknown property is refused: the real Connector would ignore a typo); a
 bearer token the fake's token endpoint issued (client credentials of the app id and
-secret, scope ``https://api.botframework.com/.default``); every Adaptive Card the bot
+secret, or a client assertion signed with the key of a certificate ``add_certificate``
+uploaded: header ``alg`` RS256 or PS256 and ``x5t#S256`` or ``x5t``, the signature, ``aud``
+the token endpoint, ``iss`` = ``sub`` = the app id, a fresh ``jti``, ``nbf`` and ``exp``
+against its clock, which ``clock_skew`` moves; scope
+``https://api.botframework.com/.default``); every Adaptive Card the bot
 attaches or answers an invoke with, against Adaptive Cards 1.5 for the elements and
 actions it knows (``cards.py``), as strictly. Refusals are the description's
 ``ErrorResponse`` (also in ``fake.violations`` when the description refuses the body).
@@ -45,6 +49,7 @@ audience, expiry, service URL), ``post(body, token)`` any body with it.
 
 from __future__ import annotations
 
+from .certificates import make_certificate
 from .fake import FakeTeams
 from .server import TeamsFakeServer, teams_fake
 from .spec import ConnectorSpec, SpecViolation, load_spec
@@ -59,5 +64,6 @@ __all__ = [
     "SpecViolation",
     "TeamsFakeServer",
     "load_spec",
+    "make_certificate",
     "teams_fake",
 ]

@@ -11,6 +11,7 @@ import httpx
 from starlette.applications import Starlette
 
 from .._fake_server import poll_until
+from .certificates import make_certificate
 from .people import ActivitySender
 from .responses import TeamsResponses
 from .spec import load_spec
@@ -22,7 +23,8 @@ T = TypeVar("T")
 
 
 class FakeTeams:
-    """One bot registration (``app_id``, ``app_password``) in one tenant (``tenant_id``),
+    """One bot registration (``app_id``, ``app_password``, certificates a test adds with
+    ``add_certificate``) in one tenant (``tenant_id``),
     the people of that tenant, and the test's controls.
 
     Point the code under test at it: the token endpoint and the key set of its server
@@ -44,6 +46,27 @@ class FakeTeams:
     @property
     def app_password(self) -> str:
         return self.state.app_password
+
+    def add_certificate(self, *, days: float = 365) -> tuple[str, str]:
+        """A new certificate uploaded to the registration: ``(certificate, private_key)``
+        as PEM text, for ``teams.certificate`` / ``teams.private_key``."""
+        certificate, key = make_certificate(days=days)
+        self.state.certificates.upload(certificate)
+        return certificate, key
+
+    def upload_certificate(self, certificate: str) -> None:
+        """A certificate (PEM) uploaded to the registration."""
+        self.state.certificates.upload(certificate)
+
+    @property
+    def clock_skew(self) -> float:
+        """Seconds the token endpoint's clock runs ahead (a client assertion's ``exp`` and
+        ``nbf`` are read against it)."""
+        return self.state.certificates.clock_skew
+
+    @clock_skew.setter
+    def clock_skew(self, seconds: float) -> None:
+        self.state.certificates.clock_skew = seconds
 
     @property
     def tenant_id(self) -> str:

@@ -2,7 +2,8 @@
 request found in the description, authorised by a bot token the fake issued, its body
 held to the description, handed to :class:`~humanwire.testing.teams.state.TeamsState`,
 and its answer held to the description's response schema; beside it the two Microsoft
-endpoints a bot uses: the token endpoint (client credentials, as
+endpoints a bot uses: the token endpoint (client credentials: the secret or a client
+assertion signed with an uploaded certificate's key, as
 ``login.microsoftonline.com``) and the Bot Framework's key set (as
 ``login.botframework.com``). Nothing here keeps state of its own."""
 
@@ -17,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from .certificates import ASSERTION_TYPE
 from .spec import ConnectorSpec, Operation, SpecViolation
 from .state import ISSUER, TOKEN_SECONDS, TeamsError, TeamsState
 
@@ -66,11 +68,26 @@ class TeamsResponses:
         if form.get("grant_type") != "client_credentials":
             return JSONResponse({"error": "unsupported_grant_type"}, status_code=400)
         try:
-            token = self.state.issue_token(
-                str(form.get("client_id", "")),
-                str(form.get("client_secret", "")),
-                str(form.get("scope", "")),
-            )
+            if "client_assertion" in form or "client_assertion_type" in form:
+                if form.get("client_assertion_type") != ASSERTION_TYPE or "client_secret" in form:
+                    raise TeamsError(
+                        400,
+                        "invalid_request",
+                        f"AADSTS50027: client_assertion_type must be {ASSERTION_TYPE}, "
+                        "without a client_secret",
+                    )
+                token = self.state.issue_token_by_assertion(
+                    str(form.get("client_id", "")),
+                    str(form.get("client_assertion", "")),
+                    str(form.get("scope", "")),
+                    audience=str(request.url.replace(query="")),
+                )
+            else:
+                token = self.state.issue_token(
+                    str(form.get("client_id", "")),
+                    str(form.get("client_secret", "")),
+                    str(form.get("scope", "")),
+                )
         except TeamsError as refused:
             return JSONResponse(
                 {"error": refused.code, "error_description": refused.message},

@@ -19,6 +19,8 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from .certificates import AssertionRefused, Certificates
+
 __all__ = [
     "ISSUER",
     "FakeActivity",
@@ -128,6 +130,8 @@ class TeamsState:
         self.lock = threading.RLock()
         self.app_id = str(uuid.uuid4())
         self.app_password = secrets.token_urlsafe(24)
+        self.certificates = Certificates(self.app_id)
+        """The certificates uploaded to the registration (none until a test adds one)."""
         self.tenant_id = str(uuid.uuid4())
         self.bot_id = f"28:{self.app_id}"
         self.signing_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
@@ -157,6 +161,21 @@ class TeamsState:
             client_secret.encode(), self.app_password.encode()
         ):
             raise TeamsError(401, "invalid_client", "AADSTS7000215: Invalid client secret")
+        if scope != SCOPE:
+            raise TeamsError(400, "invalid_scope", f"AADSTS70011: the scope must be {SCOPE}")
+        with self.lock:
+            token = secrets.token_urlsafe(32)
+            self.tokens[token] = time.time() + TOKEN_SECONDS
+            return token
+
+    def issue_token_by_assertion(
+        self, client_id: str, assertion: str, scope: str, audience: str
+    ) -> str:
+        """A bot token for a client assertion signed with an uploaded certificate's key."""
+        try:
+            self.certificates.check(assertion, client_id, audience)
+        except AssertionRefused as refused:
+            raise TeamsError(401, "invalid_client", refused.message) from None
         if scope != SCOPE:
             raise TeamsError(400, "invalid_scope", f"AADSTS70011: the scope must be {SCOPE}")
         with self.lock:

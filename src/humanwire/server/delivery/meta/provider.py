@@ -11,8 +11,8 @@ plain httpx; docs/going-live/whatsapp-meta.md).
 - **Approvals**: inside the window an approval's ask goes as an interactive message with
   two reply buttons (Approve / Reject: ≤ 3 buttons, titles ≤ 20 characters) whose ids
   carry ``hw:<interaction id>:<choice>`` and the ask's short code when it has one. A
-  press is read as the approver's reply (``YES <code>`` / ``NO <code>``: the
-  ``whatsapp_reply`` the engine reads for Twilio's WhatsApp too), and, since Meta's
+  press is read as the approver's reply (``YES <code>`` / ``NO <code>``, as the engine
+  reads a typed one), recorded ``via`` ``whatsapp_button``, and, since Meta's
   messages cannot be edited, the outcome goes back as a reply to the ask
   (``context.message_id``).
 - **What comes back** (``/providers/meta/whatsapp``, ``routes``): a text (threaded to
@@ -358,6 +358,7 @@ class MetaWhatsAppProvider:
                 to_addr=self.config.sender,
                 body=f"{word} {code}" if code else word,
                 ref=f"meta:{message['id']}",
+                via="whatsapp_button",
             )
         )
         if stored is None:

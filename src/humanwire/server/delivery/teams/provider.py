@@ -10,7 +10,9 @@ silently, and the Connector is five plain calls).
   proactive send needs, and the address ``to`` names. Removing the app forgets it.
 - **Sends** (proactive): ``POST {serviceUrl}/v3/conversations/{id}/activities`` with a
   bot token from Microsoft's token endpoint (client credentials, scope
-  ``https://api.botframework.com/.default``), cached until shortly before it expires. No
+  ``https://api.botframework.com/.default``: the client secret, or a client assertion
+  signed with the certificate's key, ``certificate``), cached until shortly before it
+  expires. No
   reference (the app not installed for the person): 400 ``invalid_to_number``. The
   interaction's provider ref is ``<conversation id>|<activity id>``.
 - **Replies**: the next message the person writes in their chat with the bot answers
@@ -51,6 +53,7 @@ from starlette.routing import BaseRoute
 from ...background.work import BackgroundWork
 from ..base import Credentials, Outbound, ProviderFailure, RecipientUnreachable, Sent
 from .auth import KeySet
+from .certificate import ASSERTION_TYPE, CertificateCredential, CertificateProblem
 
 if TYPE_CHECKING:
     from humanwire.types import Form, FormField
@@ -101,6 +104,18 @@ about 28 KB, the activity's envelope included."""
 
 def activity_ref(conversation_id: str, activity_id: str) -> str:
     return f"{conversation_id}|{activity_id}"
+
+
+def _described(answer: httpx.Response) -> str:
+    """``": <error_description>"`` of a token endpoint's refusal (its first line)."""
+    try:
+        body = answer.json()
+    except ValueError:
+        return ""
+    described = body.get("error_description") if isinstance(body, dict) else None
+    if not isinstance(described, str) or not described:
+        return ""
+    return ": " + described.splitlines()[0][:200]
 
 
 def _parse_token(value: Any) -> tuple[str, str] | None:
@@ -303,6 +318,15 @@ class TeamsProvider:
         self._http: httpx.AsyncClient | None = None
         self._token: tuple[str, float] | None = None
         self._token_lock = asyncio.Lock()
+        self._certificate: CertificateCredential | None = None
+        self._certificate_problem: str | None = None
+        if config.certificate is not None:
+            try:
+                self._certificate = CertificateCredential.load(
+                    config.certificate, config.private_key or config.certificate
+                )
+            except CertificateProblem as exc:
+                self._certificate_problem = f"teams.certificate: {exc}"
 
     # -- identity ------------------------------------------------------------------
     @property
@@ -324,7 +348,7 @@ class TeamsProvider:
             await self._bot_token()
         except ProviderFailure as exc:
             logger.error("Teams: %s", exc)
-            refused = "refused" in str(exc)
+            refused = "refused" in str(exc) or self._certificate_problem is not None
             self.credentials = Credentials("refused" if refused else "unverified", f"teams: {exc}")
             return
         if not len(self.keys):
@@ -332,7 +356,7 @@ class TeamsProvider:
                 "unverified", "teams.jwks_url gave no keys: every activity would be refused"
             )
             return
-        self.credentials = Credentials("accepted", "teams.app_password accepted by Microsoft")
+        self.credentials = Credentials("accepted", f"{self._credential} accepted by Microsoft")
 
     async def _load_keys(self) -> None:
         try:
@@ -360,26 +384,38 @@ class TeamsProvider:
         """Teams carries no calls here."""
 
     # -- the bot's token -----------------------------------------------------------
+    @property
+    def _credential(self) -> str:
+        return "teams.certificate" if self.config.certificate is not None else "teams.app_password"
+
+    def _token_request(self) -> dict[str, str]:
+        """The client-credentials form: the secret, or a fresh client assertion signed
+        with the certificate's key (``certificate``)."""
+        form = {
+            "grant_type": "client_credentials",
+            "client_id": self.config.app_id,
+            "scope": SCOPE,
+        }
+        if self.config.certificate is None:
+            return {**form, "client_secret": self.config.app_password or ""}
+        if self._certificate is None:
+            raise ProviderFailure(str(self._certificate_problem))
+        assertion = self._certificate.assertion(self.config.app_id, self.config.token_endpoint)
+        return {**form, "client_assertion_type": ASSERTION_TYPE, "client_assertion": assertion}
+
     async def _bot_token(self) -> str:
         async with self._token_lock:
             if self._token is not None and self._token[1] - TOKEN_MARGIN > time.time():
                 return self._token[0]
+            form = self._token_request()
             try:
-                answer = await self._client().post(
-                    self.config.token_endpoint,
-                    data={
-                        "grant_type": "client_credentials",
-                        "client_id": self.config.app_id,
-                        "client_secret": self.config.app_password,
-                        "scope": SCOPE,
-                    },
-                )
+                answer = await self._client().post(self.config.token_endpoint, data=form)
             except httpx.HTTPError as exc:
                 raise ProviderFailure(f"Microsoft's token endpoint unreachable ({exc!r})") from None
             if answer.status_code in (400, 401):
                 raise ProviderFailure(
-                    f"teams.app_id / teams.app_password refused by the token endpoint "
-                    f"({answer.status_code})"
+                    f"teams.app_id / {self._credential} refused by the token endpoint "
+                    f"({answer.status_code}{_described(answer)})"
                 )
             try:
                 body = answer.json()

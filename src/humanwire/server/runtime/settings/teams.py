@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Annotated
 
 from pydantic import AfterValidator, SecretStr
@@ -28,13 +29,28 @@ class TeamsSettings(_Strict):
     app_id: Annotated[
         str | None,
         _guid("Microsoft App ID (the Azure Bot's Configuration page)"),
-        _about("The bot's Microsoft App ID; with `app_password`, turns Teams on."),
+        _about("The bot's Microsoft App ID; with `app_password` or `certificate`, turns Teams on."),
     ] = None
     app_password: Annotated[
         SecretStr | None,
         _about(
             "A client secret of the bot's app registration (Certificates & secrets): the "
-            "service asks Microsoft for the bot's tokens with it."
+            "service asks Microsoft for the bot's tokens with it. Or a `certificate`."
+        ),
+    ] = None
+    certificate: Annotated[
+        str | None,
+        _about(
+            "In place of `app_password`: the certificate uploaded to the app registration "
+            "(Certificates & secrets), a PEM file's path or the PEM itself. The service signs "
+            "each token request with its private key (a client assertion, PS256)."
+        ),
+    ] = None
+    private_key: Annotated[
+        SecretStr | None,
+        _about(
+            "The certificate's RSA private key, unencrypted: a PEM file's path or the PEM "
+            "itself; by default the `certificate` file, when it holds the key too."
         ),
     ] = None
     tenant_id: Annotated[
@@ -67,18 +83,74 @@ class TeamsSettings(_Strict):
     def problems(self) -> list[str]:
         if not self.given:
             return []
-        missing = [key for key in ("app_id", "app_password") if getattr(self, key) is None]
-        if not missing:
-            return []
-        return [f"teams is half-configured: missing {', '.join(f'teams.{k}' for k in missing)}"]
+        missing = ["app_id"] if self.app_id is None else []
+        if self.app_password is not None and self.certificate is not None:
+            return ["teams.app_password and teams.certificate both given: the bot uses one"]
+        if self.app_password is None and self.certificate is None:
+            missing.append("app_password (or teams.certificate)")
+        if missing:
+            return [f"teams is half-configured: missing {', '.join(f'teams.{k}' for k in missing)}"]
+        if self.private_key is not None and self.certificate is None:
+            return ["teams.private_key given without teams.certificate"]
+        if self.certificate is not None:
+            try:
+                self._certificate_pems()
+            except ValueError as exc:
+                return [str(exc)]
+        return []
+
+    def _certificate_pems(self) -> tuple[str, str]:
+        """The certificate and its key as PEM text, checked (``ValueError`` naming the key
+        and what is wrong)."""
+        assert self.certificate is not None
+        certificate = _pem_or_file(self.certificate, "teams.certificate")
+        given = self.private_key.get_secret_value() if self.private_key is not None else None
+        key = certificate if given is None else _pem_or_file(given, "teams.private_key")
+        if "PRIVATE KEY-----" not in key:
+            raise ValueError(
+                "teams.private_key missing: the teams.certificate file holds no private key"
+                if given is None
+                else "teams.private_key holds no PEM private key"
+            )
+        try:
+            from ...delivery.teams.certificate import CertificateCredential, CertificateProblem
+        except ImportError:
+            raise ValueError(
+                'teams.certificate needs PyJWT and cryptography: pip install "humanwire[teams]"'
+            ) from None
+        try:
+            CertificateCredential.load(certificate, key)
+        except CertificateProblem as exc:
+            raise ValueError(f"teams.certificate: {exc}") from None
+        return certificate, key
 
     def config(self) -> TeamsConfig | None:
-        if self.app_id is None or self.app_password is None:
+        if self.app_id is None or (self.app_password is None and self.certificate is None):
             return None
+        certificate = key = None
+        if self.certificate is not None:
+            try:
+                certificate, key = self._certificate_pems()
+            except ValueError:
+                return None
         return TeamsConfig(
             app_id=self.app_id,
-            app_password=self.app_password.get_secret_value(),
+            app_password=(
+                self.app_password.get_secret_value() if self.app_password is not None else None
+            ),
+            certificate=certificate,
+            private_key=key,
             tenant_id=self.tenant_id,
             token_url=self.token_url,
             jwks_url=self.jwks_url,
         )
+
+
+def _pem_or_file(value: str, key: str) -> str:
+    """``value`` itself when it is PEM text, else the text of the file it names."""
+    if value.lstrip().startswith("-----BEGIN"):
+        return value
+    try:
+        return Path(value).expanduser().read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{key}: cannot read {value!r} ({exc.__class__.__name__})") from None

@@ -39,8 +39,10 @@ from ..records import (
     AuditDraft,
     AuditRecord,
     ChannelRecord,
+    ClaimRecord,
     ConsoleCodeRecord,
     ConsoleSessionRecord,
+    DelegationRecord,
     DeliveryRecord,
     EventRecord,
     GrantRecord,
@@ -71,10 +73,13 @@ __all__ = [
     "channel_values",
     "checkpoint",
     "checkpoint_values",
+    "claim",
     "console_code",
     "console_code_values",
     "console_session",
     "console_session_values",
+    "delegation",
+    "delegation_values",
     "delivery",
     "dumps_json",
     "event",
@@ -696,13 +701,14 @@ def approver_values(record: ApproverRecord) -> tuple[Any, ...]:
         record.via,
         record.decided_at,
         record.person_id,
+        record.on_behalf_of,
     )
 
 
 def approver(row: tuple[Any, ...]) -> ApproverRecord:
     """An ``approver_columns`` row."""
     (interaction_id, position, account_id, tier, channel, to_addr, token, code, asked_at) = row[:9]
-    reminders, decision, comment, via, decided_at, person_id = row[9:]
+    reminders, decision, comment, via, decided_at, person_id, on_behalf_of = row[9:]
     return ApproverRecord(
         interaction_id=interaction_id,
         position=int(position),
@@ -719,6 +725,7 @@ def approver(row: tuple[Any, ...]) -> ApproverRecord:
         via=via,
         decided_at=None if decided_at is None else float(decided_at),
         person_id=person_id,
+        on_behalf_of=on_behalf_of,
     )
 
 
@@ -745,5 +752,39 @@ def grant_values(record: GrantRecord) -> Row:
         record.granted_by,
         record.created_at,
         record.expires_at,
+        record.revoked_at,
+    )
+
+
+def claim(row: Row) -> ClaimRecord:
+    """A ``claim_columns`` row."""
+    return ClaimRecord(
+        interaction_id=row[0], account_id=row[1], person_id=row[2], claimed_at=float(row[3])
+    )
+
+
+def delegation(row: Row) -> DelegationRecord:
+    """A ``delegation_columns`` row."""
+    return DelegationRecord(
+        id=row[0],
+        account_id=row[1],
+        person_id=row[2],
+        delegate_id=row[3],
+        starts_at=float(row[4]),
+        ends_at=float(row[5]),
+        created_at=float(row[6]),
+        revoked_at=None if row[7] is None else float(row[7]),
+    )
+
+
+def delegation_values(record: DelegationRecord) -> Row:
+    return (
+        record.id,
+        record.account_id,
+        record.person_id,
+        record.delegate_id,
+        record.starts_at,
+        record.ends_at,
+        record.created_at,
         record.revoked_at,
     )

@@ -308,6 +308,22 @@ class Statements:
     )
     delete_channel = "DELETE FROM channels WHERE id = ? AND account_id = ?"
 
+    # -- out-of-office delegations ------------------------------------------------------------
+    delegation_columns = (
+        "id, account_id, person_id, delegate_id, starts_at, ends_at, created_at, revoked_at"
+    )
+    insert_delegation = (
+        "INSERT INTO approval_delegations ({delegation_columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    )
+    live_delegations = (
+        "SELECT {delegation_columns} FROM approval_delegations WHERE account_id = ? "
+        "AND revoked_at IS NULL AND ends_at > ? ORDER BY starts_at, id"
+    )
+    revoke_delegation = (
+        "UPDATE approval_delegations SET revoked_at = ? WHERE id = ? AND account_id = ? "
+        "AND person_id = ? AND revoked_at IS NULL AND ends_at > ?"
+    )
+
     # -- standing approvals ------------------------------------------------------------------
     grant_columns = (
         "id, account_id, action_name, match_json, granted_by, created_at, expires_at, revoked_at"
@@ -506,7 +522,7 @@ class Statements:
     )
     approver_columns = (
         "interaction_id, position, account_id, tier, channel, to_addr, token, code, asked_at, "
-        "reminders, decision, comment, via, decided_at, person_id"
+        "reminders, decision, comment, via, decided_at, person_id, on_behalf_of"
     )
     # seq: the next position in the list (SQLite has one writer: MAX + 1 is never taken
     # twice; PostgreSQL's column draws from its sequence).
@@ -516,7 +532,7 @@ class Statements:
     )
     insert_approver = (
         "INSERT INTO approval_approvers ({approver_columns}) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
     )
     get_approval = "SELECT {approval_columns} FROM approvals WHERE interaction_id = ?"
     approvers_of = (
@@ -572,6 +588,20 @@ class Statements:
     consume_approval = (
         "UPDATE approvals SET consumed_at = ? WHERE interaction_id = ? "
         "AND outcome = 'approved' AND consumed_at IS NULL"
+    )
+    # Claims and reassignment (the console): one claim per request, the first wins.
+    claim_columns = "interaction_id, account_id, person_id, claimed_at"
+    insert_claim = (
+        "INSERT INTO approval_claims ({claim_columns}) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (interaction_id) DO NOTHING"
+    )
+    get_claim = "SELECT {claim_columns} FROM approval_claims WHERE interaction_id = ?"
+    release_claim = "DELETE FROM approval_claims WHERE interaction_id = ? AND person_id = ?"
+    reassign_approver = (
+        "UPDATE approval_approvers SET person_id = ?, channel = ?, to_addr = ?, token = ?, "
+        "code = ?, on_behalf_of = ?, asked_at = NULL, reminders = 0 "
+        "WHERE interaction_id = ? AND position = ? "
+        "AND person_id = ? AND decision IS NULL"
     )
 
     # -- the schedule ----------------------------------------------------------------------

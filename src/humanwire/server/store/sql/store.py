@@ -43,8 +43,10 @@ from ..records import (
     AuditQuery,
     AuditRecord,
     ChannelRecord,
+    ClaimRecord,
     ConsoleCodeRecord,
     ConsoleSessionRecord,
+    DelegationRecord,
     DeliveryRecord,
     EventRecord,
     GrantRecord,
@@ -61,6 +63,7 @@ from ..records import (
     PersonAddressRecord,
     PersonCodeRecord,
     PersonRecord,
+    Reassignment,
     StepRecord,
     WebhookRecord,
 )
@@ -447,6 +450,20 @@ class SQLStore:
 
     async def delete_webhook(self, account_id: str, webhook_id: str) -> bool:
         return await self._run(self.q.delete_webhook, (webhook_id, account_id)) > 0
+
+    # -- out-of-office delegations ----------------------------------------------------------
+    async def insert_delegation(self, record: DelegationRecord) -> None:
+        await self._run(self.q.insert_delegation, rows.delegation_values(record))
+
+    async def live_delegations(self, account_id: str, now: float) -> list[DelegationRecord]:
+        found = await self._all(self.q.live_delegations, (account_id, now))
+        return [rows.delegation(row) for row in found]
+
+    async def revoke_delegation(
+        self, account_id: str, person_id: str, delegation_id: str, now: float
+    ) -> bool:
+        params = (now, delegation_id, account_id, person_id, now)
+        return await self._run(self.q.revoke_delegation, params) > 0
 
     # -- standing approvals -------------------------------------------------------------------
     async def insert_grant(self, record: GrantRecord) -> None:
@@ -835,6 +852,34 @@ class SQLStore:
     ) -> bool:
         params = (decision, comment, via, at, interaction_id, position)
         return await self._run(self.q.record_approver_decision, params) > 0
+
+    async def claim_approval(self, record: ClaimRecord) -> ClaimRecord | None:
+        await self._run(
+            self.q.insert_claim,
+            (record.interaction_id, record.account_id, record.person_id, record.claimed_at),
+        )
+        return await self.get_claim(record.interaction_id)
+
+    async def get_claim(self, interaction_id: str) -> ClaimRecord | None:
+        row = await self._one(self.q.get_claim, (interaction_id,))
+        return rows.claim(row) if row else None
+
+    async def release_claim(self, interaction_id: str, person_id: str) -> bool:
+        return await self._run(self.q.release_claim, (interaction_id, person_id)) > 0
+
+    async def reassign_approver(self, change: Reassignment) -> bool:
+        params = (
+            change.person_id,
+            change.channel,
+            change.to_addr,
+            change.token,
+            change.code,
+            change.on_behalf_of,
+            change.interaction_id,
+            change.position,
+            change.from_person,
+        )
+        return await self._run(self.q.reassign_approver, params) > 0
 
     async def settle_approval(
         self, interaction_id: str, outcome: ApprovalOutcome | None, timed_out: bool, at: float

@@ -473,6 +473,7 @@ AuditEntryType = Literal[
     "approval.decided",
     "approval.timed_out",
     "approval.consumed",
+    "approval.grant_created",
     "approval.grant_revoked",
     "approval.claimed",
     "approval.claim_released",
@@ -485,9 +486,11 @@ escalation tier); a reminder sent; a tier escalated to; one approver's decision;
 decision refused (``data.reason``: ``closed``, the request settled or ended, or the
 approver's tier not asked yet; ``decided_before``, this person's first decision stands);
 the request decided; its windows closed undecided; its action consumed; a standing
-approval revoked (its ``interactionId`` is the grant's id; ``actor`` the person who revoked
-it from the console, null when the account's key did; ``data``: ``grantId``,
-``actionName``, ``grantedBy``, ``via``: ``console`` or ``api``); an approver's claim of it
+approval made (its ``interactionId`` is the grant's id; ``actor`` the person who made it
+from the console, null when the account's key did; ``data``: ``grantId``, ``actionName``,
+``match``, ``expiresAt``, ``grantedBy``, ``via``: ``console`` or ``api``) or revoked (the
+same, ``actor`` the person who revoked it; ``data``: ``grantId``, ``actionName``,
+``grantedBy``, ``via``); an approver's claim of it
 in the console ("I'm on it", ``data.person``) and its release; an approver's place handed
 to another person (``data.from``, ``data.to``), or to their delegate while they are away
 (``approval.delegated``, the same data); a message to a person moved

@@ -26,6 +26,7 @@ __all__ = [
     "email_reminder_text",
     "email_unread_text",
     "parse_reply",
+    "queue_line",
     "reminder_text",
 ]
 
@@ -92,6 +93,12 @@ def _answer_hint(code: str | None, comments: bool = True) -> str:
     return f"Reply YES {code} or NO {code}{reason}."
 
 
+def queue_line(queue: str, *, short: bool = False) -> str:
+    """The line that offers the console's queue (``queue``: its URL) beside the
+    request's own page; ``short`` for an SMS, where every character counts."""
+    return f"Your queue: {queue}" if short else f"Or open your queue: {queue}"
+
+
 def ask_text(
     title: str,
     description: str | None,
@@ -101,10 +108,13 @@ def ask_text(
     *,
     replies: bool,
     comments: bool = True,
+    queue: str | None = None,
+    short: bool = False,
 ) -> str:
     """The text that asks an approver. ``replies``: the channel takes a YES / NO reply
     (sms, whatsapp); otherwise the page's link is the way to answer. ``comments``: the
-    request takes a comment (else no reason is offered)."""
+    request takes a comment (else no reason is offered). ``queue``: the console's queue,
+    offered on a last line (``short``: in its SMS form)."""
     lines = [f"Approval requested: {title}"]
     if description:
         lines.append(description)
@@ -113,16 +123,27 @@ def ask_text(
     if replies:
         lines.append(_answer_hint(code, comments))
     lines.append(f"Decide here: {url}")
+    if queue is not None:
+        lines.append(queue_line(queue, short=short))
     return "\n".join(lines)
 
 
 def reminder_text(
-    title: str, url: str, code: str | None, *, replies: bool, comments: bool = True
+    title: str,
+    url: str,
+    code: str | None,
+    *,
+    replies: bool,
+    comments: bool = True,
+    queue: str | None = None,
+    short: bool = False,
 ) -> str:
     lines = [f"Reminder: your decision is still needed: {title}"]
     if replies:
         lines.append(_answer_hint(code, comments))
     lines.append(f"Decide here: {url}")
+    if queue is not None:
+        lines.append(queue_line(queue, short=short))
     return "\n".join(lines)
 
 
@@ -149,6 +170,8 @@ class EmailLinks:
     page: str
     approve: str
     reject: str
+    queue: str | None = None
+    """The console's queue, when the approver is a person who can sign in there."""
 
 
 def _action_lines(action: Mapping[str, Any] | None) -> list[str]:
@@ -169,6 +192,11 @@ def _email_answers(links: EmailLinks) -> list[str]:
         "",
         "Or reply to this email with YES or NO (a reason may follow).",
         f"The request and its decisions so far: {links.page}",
+        *(
+            []
+            if links.queue is None
+            else [f"Or open your queue (every request waiting for you): {links.queue}"]
+        ),
     ]
 
 

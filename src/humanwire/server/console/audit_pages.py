@@ -27,6 +27,7 @@ _LABELS = {
     "approval.decided": "Decided",
     "approval.timed_out": "Timed out",
     "approval.consumed": "Consumed",
+    "approval.grant_created": "Standing approval granted",
     "approval.grant_revoked": "Standing approval revoked",
     "message.fallback": "Moved to the next address",
 }

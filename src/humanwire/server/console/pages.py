@@ -13,6 +13,7 @@ from ..forms.html import Html, action_block, document, join, render
 from ..store.records import ApproverRecord, GrantRecord
 from .auth import CSRF_FIELD, Signed
 from .claim_views import claim_block
+from .queue_filters import metadata_links
 
 __all__ = [
     "render_approval_page",
@@ -224,7 +225,7 @@ def _item(item: QueuedApproval, csrf: str, person_id: str) -> Html:
         '<li class="msg" data-approval="{iid}">'
         '<div class="msg-head"><strong><a href="/console/approvals/{iid}">{title}</a></strong>'
         ' <span class="small">Decide by {deadline}</span></div>'
-        '<div class="msg-body">{description}{action}</div>'
+        '<div class="msg-body">{description}{action}{metadata}</div>'
         "<div>{tally}</div>{claim}"
         '<div class="msg-actions">{decide}</div></li>',
         iid=item.approval.interaction_id,
@@ -232,6 +233,7 @@ def _item(item: QueuedApproval, csrf: str, person_id: str) -> Html:
         deadline=_time(item.deadline),
         description=description,
         action=_action(item),
+        metadata=metadata_links(item),
         tally=_tally(item),
         claim=claim_block(item, csrf, person_id),
         decide=_decide(item, csrf),
@@ -278,7 +280,11 @@ def render_queue_page(
     signed: Signed,
     flash: tuple[str, bool] | None,
     grants: Sequence[GrantRecord] = (),
+    filters: Html = Html(""),
+    order: str = "the nearest deadline first",
 ) -> Html:
+    """The queue; ``filters``: the form above it (``queue_filters``), ``order``: how
+    ``queue`` is sorted, as the page says it."""
     if queue:
         items = render(
             '<ul class="thread" data-queue>{items}</ul>',
@@ -289,22 +295,27 @@ def render_queue_page(
     content = render(
         '<section class="panel"><h1>Waiting for you ({count})</h1>'
         '<p class="small muted">From every agent of the account <strong>{account}</strong>, '
-        "the nearest deadline first.</p>"
+        "{order}.</p>{filters}"
         '<p class="small"><a href="/console/audit" data-audit-link>Audit trail</a>: who '
         "asked, decided and revoked what, and the check of its hash chain.</p>"
         "{items}</section>{grants}",
         count=len(queue),
         account=signed.person.account.name,
+        order=order,
+        filters=filters,
         items=items,
         grants=_grants(grants, signed.csrf),
     )
     return _shell("Your queue: humanwire console", content, signed, flash)
 
 
-def render_approval_page(item: QueuedApproval, signed: Signed) -> Html:
+def render_approval_page(item: QueuedApproval, signed: Signed, extra: Html = Html("")) -> Html:
+    """One request; ``extra``: what other parts of the console add under it (the form
+    making a standing approval: ``grants``)."""
     content = render(
         '<section class="panel"><p class="small"><a href="/console">Back to the queue</a></p>'
-        '<ul class="thread">{item}</ul></section>',
+        '<ul class="thread">{item}</ul></section>{extra}',
         item=_item(item, signed.csrf, signed.person.person_id),
+        extra=extra,
     )
     return _shell(f"{item.request.title}: humanwire console", content, signed, None)

@@ -41,6 +41,7 @@ from .auth import (
 )
 from .claims import claim_routes
 from .delegations import delegation_routes
+from .grants import grant_form, grant_routes
 from .pages import (
     render_approval_page,
     render_code_page,
@@ -48,6 +49,7 @@ from .pages import (
     render_queue_page,
     render_signin_page,
 )
+from .queue_filters import filter_form, filtered, parse_queue_filter
 
 __all__ = ["ConsolePages", "console_routes"]
 
@@ -193,9 +195,21 @@ class ConsolePages:
     # -- the queue ---------------------------------------------------------------------
     async def queue(self, request: Request, signed: Signed) -> Response:
         person = signed.person
+        try:
+            wanted = parse_queue_filter(request.query_params)
+        except InvalidRequest as exc:
+            return _problem(400, "Filter not understood", f"{exc.field}: {exc.message}")
         queue = await self.engine.approvals.person_queue(person.account, person.person_id)
         grants = await self.engine.approvals.live_grants(person.account)
-        response = html_response(render_queue_page(queue, signed, read_flash(request), grants))
+        page = render_queue_page(
+            filtered(queue, wanted),
+            signed,
+            read_flash(request),
+            grants,
+            filter_form(wanted),
+            "the newest first" if wanted.sort == "newest" else "the nearest deadline first",
+        )
+        response = html_response(page)
         clear_flash(request, response)
         return response
 
@@ -206,7 +220,8 @@ class ConsolePages:
         found = next((q for q in queue if q.approval.interaction_id == interaction_id), None)
         if found is None:
             return _problem(404, "Not found", NOT_FOUND)
-        return html_response(render_approval_page(found, signed))
+        extra = grant_form(found, signed, self.config)
+        return html_response(render_approval_page(found, signed, extra))
 
     async def decide(self, request: Request, signed: Signed) -> Response:
         posted: dict[str, str] = request.state.posted
@@ -271,6 +286,7 @@ def console_routes(engine: Engine, config: ServiceConfig) -> list[BaseRoute]:
             methods=["POST"],
         ),
         *audit_routes(pages),
+        *grant_routes(pages),
         *claim_routes(engine, config, pages.page, pages.action),
         *delegation_routes(engine, config, pages.page, pages.action),
     ]

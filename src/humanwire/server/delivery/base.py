@@ -71,6 +71,9 @@ class Outbound:
     text: str
     """The text (templates applied); for a call, the prompt the voice agent speaks from."""
     form_url: str | None = None
+    queue_url: str | None = None
+    """An approval request's ask on a channel with buttons: the console's queue (the text
+    carries it too), for an "Open your queue" button beside the page's."""
     template: WhatsAppTemplate | None = None
     call: CallSpec | None = None
     listening: bool = field(default=True)

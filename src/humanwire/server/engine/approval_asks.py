@@ -66,6 +66,14 @@ class ApprovalAsks:
     def approval_page_url(self, token: str) -> str:
         return f"{self.config.public_url.rstrip('/')}/a/{token}"
 
+    def queue_url(self, row: ApproverRecord) -> str | None:
+        """The console's queue (``/console``), offered to an approver asked as a person of
+        the directory: the one who can sign in there and find this request (the
+        console's queue is by person). None for an approver asked by a bare address."""
+        if row.person_id is None:
+            return None
+        return f"{self.config.public_url.rstrip('/')}/console"
+
     async def _link_key(self) -> bytes:
         if self._link_key_bytes is not None:
             return self._link_key_bytes
@@ -92,7 +100,7 @@ class ApprovalAsks:
             f"{page}/{d}?signature={await self.link_signature(row.token, d)}"
             for d in ("approve", "reject")
         ]
-        return texts.EmailLinks(page, signed[0], signed[1])
+        return texts.EmailLinks(page, signed[0], signed[1], self.queue_url(row))
 
     async def _shares_number(self, row: ApproverRecord) -> bool:
         """Whether the number has other open approvals (its replies must name a code)."""
@@ -139,6 +147,7 @@ class ApprovalAsks:
             form_url=(
                 self.approval_page_url(row.token) if row.channel in _BUTTON_CHANNELS else None
             ),
+            queue_url=self.queue_url(row) if row.channel in _BUTTON_CHANNELS else None,
             listening=True,
             wait_deadline=record.wait_deadline,
             subject=subject,

@@ -23,7 +23,7 @@ from ..errors import InvalidRequest, NotFound
 from ..store.protocol import Store
 from ..store.records import AuditDraft, GrantRecord
 from ._common import Account
-from .runtime import _timestamp
+from .runtime import _iso, _timestamp
 
 __all__ = ["MAX_LIVE_GRANTS", "covering_grant", "create_grant", "grant_wire", "revoke_grant"]
 
@@ -49,9 +49,16 @@ def _epoch(at: datetime) -> float:
 
 
 async def create_grant(
-    store: Store, config: ServiceConfig, account: Account, body: GrantCreateRequest
+    store: Store,
+    config: ServiceConfig,
+    account: Account,
+    body: GrantCreateRequest,
+    person_id: str | None = None,
 ) -> GrantRecord:
-    """A new grant, once the account's bounds allow it (400 naming the field otherwise)."""
+    """A new grant, once the account's bounds allow it (400 naming the field otherwise),
+    written to the audit log as ``approval.grant_created``: by ``person_id`` from the
+    console (who is then ``grantedBy`` too), else by the account's key
+    (``POST /approvals/grants``)."""
     if body.action_name not in config.approvals_grantable:
         raise InvalidRequest(
             f"{body.action_name!r} may not be granted: the service's [approvals] grantable "
@@ -87,6 +94,18 @@ async def create_grant(
         expires_at=expires_at,
     )
     await store.insert_grant(record)
+    data = {
+        "grantId": record.id,
+        "actionName": record.action_name,
+        "match": record.match,
+        "expiresAt": _iso(record.expires_at),
+        "grantedBy": record.granted_by,
+        "via": "api" if person_id is None else "console",
+    }
+    actor = None if person_id is None else {"person": person_id}
+    await store.append_audit(
+        account.id, [AuditDraft(now, "approval.grant_created", record.id, actor, data)]
+    )
     return record
 
 

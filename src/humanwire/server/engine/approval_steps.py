@@ -84,6 +84,8 @@ class ApprovalSteps(Approvals):
                 shown,
                 replies=row.channel in REPLY_CHANNELS,
                 comments=request.allow_comment,
+                queue=self.queue_url(row),
+                short=row.channel == "sms",
             )
             await self._send_to(record, row, text)
         now = time.time()

@@ -305,6 +305,8 @@ class Approvals(ApprovalAsks):
                     shown,
                     replies=row.channel in REPLY_CHANNELS,
                     comments=request.allow_comment,
+                    queue=self.queue_url(row),
+                    short=row.channel == "sms",
                 )
                 delivered = await self._send_to(record, row, text)
             data: dict[str, Any] = {"tier": row.tier}
@@ -319,9 +321,14 @@ class Approvals(ApprovalAsks):
         await self.store.append_audit(account_id, drafts)
 
     # -- standing approvals --------------------------------------------------------------
-    async def create_grant(self, account: Account, body: GrantCreateRequest) -> dict[str, Any]:
+    async def create_grant(
+        self, account: Account, body: GrantCreateRequest, person_id: str | None = None
+    ) -> dict[str, Any]:
+        """Made by the account's key, or by ``person_id`` from the console."""
         await self.host.accounts.require_active(account)
-        record = await approval_grants.create_grant(self.store, self.config, account, body)
+        record = await approval_grants.create_grant(
+            self.store, self.config, account, body, person_id
+        )
         return approval_grants.grant_wire(record)
 
     async def live_grants(self, account: Account) -> list[GrantRecord]:

@@ -372,7 +372,13 @@ class DiscordProvider:
                     )
                     for choice, label in CHOICES.items()
                 ]
-                return _row(*buttons, *page)
+                queue_url = item.queue_url
+                queue = (
+                    [_link("Open your queue", queue_url)]
+                    if queue_url is not None and _public(queue_url)
+                    else []
+                )
+                return _row(*buttons, *page, *queue)
             return _row(*page) if page else []
         if item.kind == "form":
             record = await self.inbound.interaction(item.interaction_id)

@@ -27,6 +27,7 @@ __all__ = [
     "APPROVAL_REJECT",
     "APPROVE",
     "OPEN_FORM",
+    "OPEN_QUEUE",
     "REJECT",
     "approval_choices",
     "approval_request_blocks",
@@ -42,6 +43,7 @@ __all__ = [
 APPROVE = "humanwire_approve"
 REJECT = "humanwire_reject"
 OPEN_FORM = "humanwire_open_form"
+OPEN_QUEUE = "humanwire_open_queue"
 APPROVAL_APPROVE = "humanwire_approval_approve"
 APPROVAL_REJECT = "humanwire_approval_reject"
 _SECTION_LIMIT = 3000
@@ -143,9 +145,12 @@ def expired_blocks(form: Form) -> list[dict[str, Any]]:
     )
 
 
-def approval_request_blocks(text: str, value: str, url: str) -> list[dict[str, Any]]:
+def approval_request_blocks(
+    text: str, value: str, url: str, queue: str | None = None
+) -> list[dict[str, Any]]:
     """An approval request for one approver: ``value`` (``interactionId:position``) names
-    the request and the approver on both buttons."""
+    the request and the approver on both buttons; ``queue``: the console's queue, a link
+    button beside the page's."""
     from slack_sdk.models.blocks import ActionsBlock, ButtonElement
 
     buttons = [
@@ -153,6 +158,8 @@ def approval_request_blocks(text: str, value: str, url: str) -> list[dict[str, A
         ButtonElement(text="Reject", action_id=APPROVAL_REJECT, value=value, style="danger"),
         ButtonElement(text="Open the page", url=url, action_id=OPEN_FORM),
     ]
+    if queue is not None:
+        buttons.append(ButtonElement(text="Open your queue", url=queue, action_id=OPEN_QUEUE))
     return _dicts([_section(escape(text)), ActionsBlock(elements=buttons)])
 
 

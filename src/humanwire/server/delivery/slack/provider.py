@@ -240,7 +240,9 @@ class SlackProvider:
             )
             if position is not None:
                 value = f"{item.interaction_id}:{position}"
-                return blocks.approval_request_blocks(item.text, value, item.form_url)
+                return blocks.approval_request_blocks(
+                    item.text, value, item.form_url, item.queue_url
+                )
         if item.kind == "form" and item.form_url and item.interaction_id:
             record = await self.inbound.interaction(item.interaction_id)
             if record is not None:

@@ -132,8 +132,11 @@ def _text_block(text: str, **style: Any) -> dict[str, Any]:
     return {"type": "TextBlock", "text": text, "wrap": True, **style}
 
 
-def approval_card(text: str, interaction_id: str, page: str | None) -> dict[str, Any]:
-    """An approval's card: its text, Approve and Reject (``Action.Execute``), the page."""
+def approval_card(
+    text: str, interaction_id: str, page: str | None, queue: str | None = None
+) -> dict[str, Any]:
+    """An approval's card: its text, Approve and Reject (``Action.Execute``), the page
+    and the console's queue (``Action.OpenUrl``, public links only)."""
     actions: list[dict[str, Any]] = [
         {
             "type": "Action.Execute",
@@ -146,6 +149,8 @@ def approval_card(text: str, interaction_id: str, page: str | None) -> dict[str,
     ]
     if page and page.startswith("https://"):
         actions.append({"type": "Action.OpenUrl", "title": "Open the page", "url": page})
+    if queue and queue.startswith("https://"):
+        actions.append({"type": "Action.OpenUrl", "title": "Open your queue", "url": queue})
     return {
         "type": "AdaptiveCard",
         "$schema": "http://adaptivecards.io/schemas/adaptive-card.json",
@@ -560,7 +565,7 @@ class TeamsProvider:
                 "teams", item.interaction_id, item.to_addr
             )
             if position is not None:
-                card = approval_card(item.text, item.interaction_id, item.form_url)
+                card = approval_card(item.text, item.interaction_id, item.form_url, item.queue_url)
                 return {
                     "type": "message",
                     "attachments": [{"contentType": CARD, "content": card}],

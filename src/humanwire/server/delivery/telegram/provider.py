@@ -368,16 +368,18 @@ class TelegramProvider:
                 "telegram", item.interaction_id, item.to_addr
             )
             if position is not None:
-                return InlineKeyboardMarkup(
+                rows = [
                     [
-                        [
-                            InlineKeyboardButton(
-                                label, callback_data=button_data(item.interaction_id, choice)
-                            )
-                            for choice, label in CHOICES.items()
-                        ]
+                        InlineKeyboardButton(
+                            label, callback_data=button_data(item.interaction_id, choice)
+                        )
+                        for choice, label in CHOICES.items()
                     ]
-                )
+                ]
+                if item.queue_url and item.queue_url.startswith("https://"):
+                    # Telegram opens only public links from a button; the text has it.
+                    rows.append([InlineKeyboardButton("Open your queue", url=item.queue_url)])
+                return InlineKeyboardMarkup(rows)
         if item.form_url and item.kind == "form" and item.form_url.startswith("https://"):
             # Telegram opens only public links from a button; the text carries it anyway.
             return InlineKeyboardMarkup(

@@ -3,10 +3,15 @@ sandbox, approval requests asking them, and the sign-in code read from what was 
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import httpx
+
+from humanwire.testing.service import RunningService, fast_config, start_test_service
 
 CODE = re.compile(r"sign-in code is (\d{6})")
 
@@ -80,3 +85,23 @@ def csrf_in(html: str) -> str:
     found = re.search(r'name="csrf" value="([^"]+)"', html)
     assert found is not None, html[:2000]
     return found.group(1)
+
+
+@contextlib.contextmanager
+def grantable_service(database: str, **settings: Any) -> Iterator[RunningService]:
+    """A service on ``database`` whose accounts may grant standing approvals of
+    ``deploy`` (and ``settings`` more of the config's fields)."""
+    config = replace(fast_config(database), approvals_grantable=("deploy",), **settings)
+    running = start_test_service(database, config)
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def account_api(service: RunningService, name: str) -> httpx.Client:
+    """An HTTP client of a new account of ``service``, signed with its key."""
+    key = service.create_account(name)
+    return httpx.Client(
+        base_url=service.base_url, headers={"Authorization": f"Bearer {key}"}, timeout=30
+    )

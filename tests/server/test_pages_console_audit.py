@@ -25,7 +25,7 @@ import httpx
 import pytest
 import rfc8785
 
-from console_support import ask, csrf_in, person, sign_in_code
+from console_support import account_api, ask, csrf_in, grantable_service, person, sign_in_code
 from humanwire.server.approvals.audit import entry_hash
 from humanwire.server.approvals.checkpoints import generate_key_pair
 from humanwire.testing.service import RunningService, fast_config, start_test_service
@@ -40,24 +40,13 @@ DEPLOY = {"name": "deploy", "arguments": {"service": "payments-api"}}
 
 @pytest.fixture
 def service(database: str) -> Iterator[RunningService]:
-    config = replace(fast_config(database), approvals_grantable=("deploy",))
-    running = start_test_service(database, config)
-    try:
+    with grantable_service(database) as running:
         yield running
-    finally:
-        running.stop()
-
-
-def _api(service: RunningService, name: str) -> httpx.Client:
-    key = service.create_account(name)
-    return httpx.Client(
-        base_url=service.base_url, headers={"Authorization": f"Bearer {key}"}, timeout=30
-    )
 
 
 @pytest.fixture
 def api(service: RunningService) -> Iterator[httpx.Client]:
-    with _api(service, "audit console") as client:
+    with account_api(service, "audit console") as client:
         yield client
 
 
@@ -167,7 +156,7 @@ class World:
             [{"person": self.bob}],
             escalation=[{"after": 500, "approvers": [{"person": self.ada}]}],
         )
-        with _api(service, "another account") as other:
+        with account_api(service, "another account") as other:
             self.theirs = ask(other, "Theirs", [{"channel": "sms", "to": ADA_PHONE}])
 
 
@@ -401,7 +390,7 @@ def test_a_rehashed_rewrite_is_found_by_the_services_signed_checkpoints(database
     )
     service = start_test_service(database, config)
     try:
-        with _api(service, "signed") as api:
+        with account_api(service, "signed") as api:
             ada = person(api, "Ada", [("sms", ADA_PHONE)])
             ask(api, "Deploy payments", [{"person": ada}], action=DEPLOY)
             log = _log(api)

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import httpx
 import pytest
 
-from console_support import csrf_in, person, sign_in_code
-from humanwire.testing.service import RunningService, fast_config, start_test_service
+from console_support import account_api, csrf_in, grantable_service, person, sign_in_code
+from humanwire.testing.service import RunningService
 
 ADA_PHONE = "+12025550140"
 DEPLOY = {"name": "deploy", "arguments": {"service": "payments-api"}}
@@ -22,19 +21,8 @@ DEPLOY = {"name": "deploy", "arguments": {"service": "payments-api"}}
 
 @pytest.fixture
 def service(database: str) -> Iterator[RunningService]:
-    config = replace(fast_config(database), approvals_grantable=("deploy",))
-    running = start_test_service(database, config)
-    try:
+    with grantable_service(database) as running:
         yield running
-    finally:
-        running.stop()
-
-
-def _api(service: RunningService, name: str) -> httpx.Client:
-    key = service.create_account(name)
-    return httpx.Client(
-        base_url=service.base_url, headers={"Authorization": f"Bearer {key}"}, timeout=30
-    )
 
 
 def _grant(api: httpx.Client, person_id: str) -> str:
@@ -80,7 +68,7 @@ def _covered(api: httpx.Client) -> bool:
 
 
 def test_the_queue_lists_live_grants_and_a_person_revokes_one(service: RunningService) -> None:
-    with _api(service, "console") as api, _api(service, "other") as other:
+    with account_api(service, "console") as api, account_api(service, "other") as other:
         ada = person(api, "Ada", [("sms", ADA_PHONE)])
         mine = _grant(api, ada)
         theirs = _grant(other, person(other, "Oz", [("sms", "+12025550199")]))

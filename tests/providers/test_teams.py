@@ -86,6 +86,66 @@ def test_an_uninstall_forgets_the_conversation(teams_live: TeamsLive) -> None:
     assert refused.status_code == 400 and refused.json()["error"]["code"] == "invalid_to_number"
 
 
+# -- channel cards ------------------------------------------------------------------------
+def test_a_channel_card_of_type_teams_asks_in_the_chat_and_is_answered_there(
+    teams_live: TeamsLive,
+) -> None:
+    live = teams_live
+    made = live.http.post(
+        "/channels",
+        json={
+            "type": "teams",
+            "to": live.ada.id,
+            "waitTime": 30,
+            "messageTemplate": "From the deploy bot: {{message}}",
+        },
+    )
+    assert made.status_code == 201, made.text
+    card = made.json()
+    assert (card["type"], card["to"]) == ("teams", live.ada.id)
+    asking, answer = _in_background(
+        lambda: live.http.post(f"/messages/{card['id']}", json={"message": "Ship it?"})
+    )
+    asked = live.sent(live.ada)
+    assert asked.text == "From the deploy bot: Ship it?"
+    assert live.fake.say(live.ada, "ship").status_code == 200
+    asking.join(30)
+    assert answer["status_code"] == 200, answer
+    assert (answer["responded"], answer["reply"]) == (True, "ship")
+    status = live.http.get(f"/interactions/{answer['interactionId']}/status").json()
+    assert (status["channel"], status["status"]) == ("teams", "ended"), status
+    _clean(live)
+
+
+def test_a_teams_card_refuses_a_bad_to_and_is_only_its_accounts(teams_live: TeamsLive) -> None:
+    live = teams_live
+    for to in ("ada", "+14155550100", "29:", "29:has space", "28:bot", 29):
+        bad = live.http.post("/channels", json={"type": "teams", "to": to, "waitTime": 30})
+        assert bad.status_code == 400, (to, bad.text)
+        assert bad.json()["error"]["field"] == "to", bad.text
+    # A well-formed id of someone without the app: the card is made, its send refused as
+    # /messages/teams refuses it (400 naming to), and nothing goes out.
+    eve = live.fake.add_user("Eve")
+    made = live.http.post("/channels", json={"type": "teams", "to": eve.id, "waitTime": 5})
+    assert made.status_code == 201, made.text
+    refused = live.http.post(f"/messages/{made.json()['id']}", json={"message": "hi"})
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["error"]["code"] == "invalid_to_number"
+    assert refused.json()["error"]["field"] == "to"
+    assert live.fake.sent_to(eve) == []
+    # Another account's card is not found, to send through or to read.
+    card = live.http.post("/channels", json={"type": "teams", "to": live.ada.id, "waitTime": 5})
+    other_key = live.runner.create_account("other")
+    with httpx.Client(
+        base_url=live.base_url, headers={"Authorization": f"Bearer {other_key}"}, timeout=30
+    ) as other:
+        card_id = card.json()["id"]
+        sent = other.post(f"/messages/{card_id}", json={"message": "hi"})
+        assert sent.status_code == 404, sent.text
+        assert other.get(f"/channels/{card_id}").status_code == 404
+    assert live.fake.sent_to(live.ada) == []
+
+
 # -- approvals ----------------------------------------------------------------------------
 def _approve(live: TeamsLive, **body: Any) -> httpx.Response:
     return live.http.post(

@@ -29,9 +29,10 @@ class Channels(Resource[ModeT]):
         metadata: Mapping[str, str] | None = None,
         idempotency_key: str | None = None,
     ) -> Flow[ChannelCard]:
-        """``POST /channels``: ``type`` is sms, whatsapp, slack, email or call. sms,
-        whatsapp, slack and email cards need ``wait_time``; ``message_template`` must
-        contain ``{{message}}``."""
+        """``POST /channels``: ``type`` is sms, whatsapp, slack, email, call, telegram,
+        discord or teams (``to`` that channel's address: a teams card's is a Teams user id,
+        ``29:…``). Every card but a call card needs ``wait_time``; ``message_template``
+        must contain ``{{message}}``."""
         body = build(
             ChannelCardCreateRequest,
             type=type,

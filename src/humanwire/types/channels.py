@@ -14,6 +14,7 @@ from ._base import (
     E164_SCHEMA,
     EMAIL_SCHEMA,
     SLACK_ID_SCHEMA,
+    TEAMS_ID_SCHEMA,
     TELEGRAM_CHAT_SCHEMA,
     FollowUpTime,
     RequestModel,
@@ -24,18 +25,20 @@ from ._base import (
     check_e164,
     check_email_address,
     check_slack_id,
+    check_teams_id,
     check_telegram_chat_id,
 )
 from ._metadata import Metadata
 
 __all__ = ["ChannelCard", "ChannelCardCreateRequest", "ChannelType"]
 
-ChannelType = Literal["sms", "whatsapp", "slack", "email", "call", "telegram", "discord"]
+ChannelType = Literal["sms", "whatsapp", "slack", "email", "call", "telegram", "discord", "teams"]
 
 _ADDRESS: dict[str, tuple[Callable[[Any], str], dict[str, Any]]] = {
     "slack": (check_slack_id, SLACK_ID_SCHEMA),
     "telegram": (check_telegram_chat_id, TELEGRAM_CHAT_SCHEMA),
     "discord": (check_discord_id, DISCORD_ID_SCHEMA),
+    "teams": (check_teams_id, TEAMS_ID_SCHEMA),
 }
 """A card's ``to`` by its type, beside a number (sms, whatsapp, call) and an email address."""
 _ADDRESS_SCHEMAS: list[Any] = [
@@ -49,8 +52,9 @@ _MESSAGE_PLACEHOLDER = "{{message}}"
 class ChannelCardCreateRequest(RequestModel):
     """``POST /channels``. sms and whatsapp need ``to`` (a number) and ``waitTime``; slack
     a member or channel id and ``waitTime``; telegram a chat id, discord a user or channel
-    id, email an address, each with ``waitTime``; call a number. ``messageTemplate`` wraps the
-    agent's ``{{message}}`` and may use ``{{waitTime}}``."""
+    id, teams a Teams user id (``29:…``), email an address, each with ``waitTime``; call a
+    number. ``messageTemplate`` wraps the agent's ``{{message}}`` and may use
+    ``{{waitTime}}``."""
 
     # What ``_by_type`` enforces, said to the schema too.
     model_config = ConfigDict(

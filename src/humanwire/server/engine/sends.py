@@ -532,7 +532,7 @@ class Sends:
             template = shared_template(text, card.wait_time)
             text = templates.whatsapp_message(text, card.wait_time)
         else:
-            # email, slack, or a registered chat channel's card (telegram, discord): from
+            # email, slack, or a registered chat channel's card (telegram, discord, teams): from
             # the account's own sender there or its provider's shared one, as that
             # channel's own sends go.
             sender = await self._senders.chat(account, card.type)

@@ -15,7 +15,7 @@ import re
 import time
 from collections.abc import Mapping
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -26,10 +26,8 @@ from ..forms.html import SECURITY_HEADERS
 from ..forms.web import html_response
 from .audit_pages import EVENTS, FIELDS, render_audit_page
 from .auth import Signed
+from .guards import Guards
 from .pages import render_problem_page
-
-if TYPE_CHECKING:
-    from .routes import ConsolePages
 
 __all__ = ["FilterError", "audit_routes", "read_filter"]
 
@@ -147,7 +145,7 @@ def _csv(entries: list[dict[str, Any]]) -> str:
 
 
 class AuditPages:
-    def __init__(self, pages: ConsolePages) -> None:
+    def __init__(self, pages: Guards) -> None:
         signing = pages.engine.audit_checkpoints
         public_key = None if signing is None else signing.signer.public_key
         self.trail = AuditTrail(pages.engine.store, public_key)
@@ -221,7 +219,7 @@ class AuditPages:
         return Response(body, 200, headers=headers, media_type=media)
 
 
-def audit_routes(pages: ConsolePages) -> list[BaseRoute]:
+def audit_routes(pages: Guards) -> list[BaseRoute]:
     audit = AuditPages(pages)
     return [
         Route("/console/audit", pages.page(audit.page), methods=["GET"]),

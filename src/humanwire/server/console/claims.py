@@ -13,8 +13,6 @@ naming the field, 409 for a settled request or a claim held by someone else)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
@@ -25,15 +23,13 @@ from ..errors import InvalidRequest, NotFound, ServiceError
 from ..forms.html import SECURITY_HEADERS, Html, join, render
 from ..forms.web import html_response
 from .auth import CSRF_FIELD, Signed, cookie_secure, set_flash
+from .guards import Guard
 from .pages import render_problem_page, render_shell
 
 __all__ = ["claim_routes"]
 
 NOT_FOUND = "There is no approval request of yours here."
 MAX_PERSON_ID = 64
-
-Handler = Callable[[Request, Signed], Awaitable[Response]]
-Guard = Callable[[Handler], Callable[[Request], Awaitable[Response]]]
 
 
 def _refused(exc: ServiceError) -> Response:

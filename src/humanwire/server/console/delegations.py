@@ -11,7 +11,6 @@ Behind the console's guards; a refusal is the console's problem page naming the 
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
 from datetime import datetime, timezone
 
 from starlette.requests import Request
@@ -25,12 +24,11 @@ from ..forms.html import SECURITY_HEADERS, Html, join, render
 from ..forms.web import html_response
 from ..store.records import DelegationRecord, PeopleQuery
 from .auth import CSRF_FIELD, Signed, clear_flash, cookie_secure, read_flash, set_flash
+from .guards import Guard
 from .pages import render_problem_page, render_shell
 
 __all__ = ["delegation_routes", "parse_moment"]
 
-Handler = Callable[[Request, Signed], Awaitable[Response]]
-Guard = Callable[[Handler], Callable[[Request], Awaitable[Response]]]
 PEOPLE_LIMIT = 200
 
 

@@ -16,7 +16,7 @@ import json
 import time
 from collections.abc import Mapping
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 from starlette.requests import Request
@@ -32,10 +32,8 @@ from ..errors import InvalidRequest, NotFound
 from ..forms.html import SECURITY_HEADERS, Html, join, render
 from ..forms.web import html_response
 from .auth import CSRF_FIELD, Signed, cookie_secure, set_flash
+from .guards import Guards
 from .pages import render_problem_page
-
-if TYPE_CHECKING:
-    from .routes import ConsolePages
 
 __all__ = ["DURATIONS", "grant_form", "grant_routes"]
 
@@ -141,7 +139,7 @@ def _duration(posted: Mapping[str, str]) -> int:
     return seconds
 
 
-def grant_routes(pages: ConsolePages) -> list[BaseRoute]:
+def grant_routes(pages: Guards) -> list[BaseRoute]:
     engine = pages.engine
 
     async def create(request: Request, signed: Signed) -> Response:

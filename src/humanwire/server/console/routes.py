@@ -42,6 +42,7 @@ from .auth import (
 from .claims import claim_routes
 from .delegations import delegation_routes
 from .grants import grant_form, grant_routes
+from .guards import Handler
 from .pages import (
     render_approval_page,
     render_code_page,
@@ -58,8 +59,6 @@ MAX_ADDRESS = 320
 CSRF_LIFETIME = 3600
 """Seconds the sign-in page's CSRF cookie lasts before anyone is signed in."""
 NOT_FOUND = "There is no approval request of yours here."
-
-Handler = Callable[[Request, Signed], Awaitable[Response]]
 
 
 def _redirect(url: str) -> RedirectResponse:

@@ -7,6 +7,7 @@ import contextlib
 import re
 from collections.abc import Iterator
 from dataclasses import replace
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import httpx
@@ -105,3 +106,21 @@ def account_api(service: RunningService, name: str) -> httpx.Client:
     return httpx.Client(
         base_url=service.base_url, headers={"Authorization": f"Bearer {key}"}, timeout=30
     )
+
+
+def grant_deploy(api: httpx.Client, person_id: str) -> str:
+    """A standing approval of ``deploy`` where ``service`` is ``payments-api``, for 30
+    minutes, granted by ``person_id``: its id."""
+    expires = (datetime.now(timezone.utc) + timedelta(minutes=30)).isoformat()
+    made = api.post(
+        "/approvals/grants",
+        json={
+            "actionName": "deploy",
+            "match": {"service": "payments-api"},
+            "expiresAt": expires,
+            "grantedBy": person_id,
+        },
+    )
+    assert made.status_code == 201, made.text
+    grant_id: str = made.json()["grantId"]
+    return grant_id

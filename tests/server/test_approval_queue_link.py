@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from console_support import deliveries, person
+from console_support import account_api, deliveries, person
 from humanwire.server.delivery.telegram.channel import SANDBOX_BOT
 from humanwire.testing.service import RunningService, fast_config, start_test_service
 
@@ -61,10 +61,7 @@ def service(database: str) -> Iterator[RunningService]:
 
 @pytest.fixture
 def api(service: RunningService) -> Iterator[httpx.Client]:
-    key = service.create_account("queue-link")
-    with httpx.Client(
-        base_url=service.base_url, headers={"Authorization": f"Bearer {key}"}, timeout=30
-    ) as client:
+    with account_api(service, "queue-link") as client:
         yield client
 
 

@@ -25,7 +25,15 @@ import httpx
 import pytest
 import rfc8785
 
-from console_support import account_api, ask, csrf_in, grantable_service, person, sign_in_code
+from console_support import (
+    account_api,
+    ask,
+    csrf_in,
+    grant_deploy,
+    grantable_service,
+    person,
+    sign_in_code,
+)
 from humanwire.server.approvals.audit import entry_hash
 from humanwire.server.approvals.checkpoints import generate_key_pair
 from humanwire.testing.service import RunningService, fast_config, start_test_service
@@ -72,22 +80,6 @@ def _shown(page: str) -> list[int]:
     import re
 
     return [int(found) for found in re.findall(r'data-entry="(\d+)"', page)]
-
-
-def _grant(api: httpx.Client, person_id: str) -> str:
-    expires = (datetime.now(timezone.utc) + timedelta(minutes=30)).isoformat()
-    made = api.post(
-        "/approvals/grants",
-        json={
-            "actionName": "deploy",
-            "match": {"service": "payments-api"},
-            "expiresAt": expires,
-            "grantedBy": person_id,
-        },
-    )
-    assert made.status_code == 201, made.text
-    grant_id: str = made.json()["grantId"]
-    return grant_id
 
 
 def _execute(database: str, statement: str, params: tuple[Any, ...]) -> list[Any]:
@@ -352,9 +344,9 @@ def test_a_revoked_grant_is_in_the_chain_and_shown_to_whom_it_concerns(
 ) -> None:
     ada = person(api, "Ada", [("sms", ADA_PHONE)])
     bob = person(api, "Bob", [("sms", BOB_PHONE)])
-    by_console = _grant(api, ada)
-    by_key = _grant(api, ada)
-    bobs = _grant(api, bob)
+    by_console = grant_deploy(api, ada)
+    by_key = grant_deploy(api, ada)
+    bobs = grant_deploy(api, bob)
     assert api.delete(f"/approvals/grants/{by_key}").status_code == 204
     assert api.delete(f"/approvals/grants/{bobs}").status_code == 204
     client, csrf = _signed_in(service, api, ADA_PHONE)

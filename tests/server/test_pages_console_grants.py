@@ -7,12 +7,18 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
 
 import httpx
 import pytest
 
-from console_support import account_api, csrf_in, grantable_service, person, sign_in_code
+from console_support import (
+    account_api,
+    csrf_in,
+    grant_deploy,
+    grantable_service,
+    person,
+    sign_in_code,
+)
 from humanwire.testing.service import RunningService
 
 ADA_PHONE = "+12025550140"
@@ -23,22 +29,6 @@ DEPLOY = {"name": "deploy", "arguments": {"service": "payments-api"}}
 def service(database: str) -> Iterator[RunningService]:
     with grantable_service(database) as running:
         yield running
-
-
-def _grant(api: httpx.Client, person_id: str) -> str:
-    expires = (datetime.now(timezone.utc) + timedelta(minutes=30)).isoformat()
-    made = api.post(
-        "/approvals/grants",
-        json={
-            "actionName": "deploy",
-            "match": {"service": "payments-api"},
-            "expiresAt": expires,
-            "grantedBy": person_id,
-        },
-    )
-    assert made.status_code == 201, made.text
-    grant_id: str = made.json()["grantId"]
-    return grant_id
 
 
 def _signed_in(service: RunningService, api: httpx.Client) -> tuple[httpx.Client, str]:
@@ -70,8 +60,8 @@ def _covered(api: httpx.Client) -> bool:
 def test_the_queue_lists_live_grants_and_a_person_revokes_one(service: RunningService) -> None:
     with account_api(service, "console") as api, account_api(service, "other") as other:
         ada = person(api, "Ada", [("sms", ADA_PHONE)])
-        mine = _grant(api, ada)
-        theirs = _grant(other, person(other, "Oz", [("sms", "+12025550199")]))
+        mine = grant_deploy(api, ada)
+        theirs = grant_deploy(other, person(other, "Oz", [("sms", "+12025550199")]))
         client, page = _signed_in(service, api)
         with contextlib.closing(client):
             assert f'data-grant="{mine}"' in page and "Standing approvals (1)" in page

@@ -68,10 +68,17 @@ def health_latencies(base_url: str, while_running: Submission) -> list[float]:
 
 
 def stalled(latencies: list[float]) -> float:
-    """Seconds ``/healthz`` spent in answers slower than 0.1 s. Work on the loop stalls
-    it for all of that work at once; one scheduling hiccup of a loaded machine (0.8 s
-    was seen in CI) stalls it for a fraction, so no single sample decides."""
-    return sum(latency for latency in latencies if latency > 0.1)
+    """Seconds ``/healthz`` spent in answers slower than 0.25 s. Work on the loop stalls
+    it for all of that work at once; a loaded machine slows every answer somewhat (a
+    tenth of a second is common under CI's load) and one scheduling hiccup (0.8 s was
+    seen in CI) stalls it for a fraction, so no single sample decides."""
+    return sum(latency for latency in latencies if latency > 0.25)
+
+
+# On the loop, /healthz waits through the whole work: stalled is 0.85 to 0.95 of the
+# elapsed time, loaded or quiet. Beside it, quiet: 0 to 0.2; under CI's load, counting
+# answers over 0.1 s, 0.52 was seen.
+STALLED_AT_MOST = 0.7
 
 
 def test_the_catastrophic_pattern_does_not_hold_the_service(
@@ -108,7 +115,8 @@ def test_matching_runs_beside_the_event_loop(
     latencies = health_latencies(humanwire_service.base_url, submission)
     assert submission.response is not None and submission.response.status_code == 400
     assert submission.elapsed > 0.3, "the matching was too quick to show anything"
-    assert stalled(latencies) < submission.elapsed / 2, (latencies, submission.elapsed)
+    elapsed = submission.elapsed
+    assert stalled(latencies) < elapsed * STALLED_AT_MOST, (latencies, elapsed)
 
 
 def test_checking_new_forms_runs_beside_the_event_loop(
@@ -142,7 +150,7 @@ def test_checking_new_forms_runs_beside_the_event_loop(
     assert {a["status"] for a in answers} == {400}
     assert all("past what one form may hold" in a["body"]["error"]["message"] for a in answers)
     assert batch.elapsed > 0.5, "the checking was too quick to show anything"
-    assert stalled(latencies) < batch.elapsed / 2, (latencies, batch.elapsed)
+    assert stalled(latencies) < batch.elapsed * STALLED_AT_MOST, (latencies, batch.elapsed)
 
 
 def test_a_refused_pattern_names_its_path(

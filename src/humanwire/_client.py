@@ -37,6 +37,7 @@ from .resources import (
     Phone,
     Sandbox,
     SyncMode,
+    Telegram,
     Webhooks,
 )
 
@@ -106,6 +107,8 @@ class _BaseClient(Generic[ModeT]):
     """The account's audit log of approvals."""
     people: People[ModeT]
     """The people directory: ask a person (``person=``) instead of an address."""
+    telegram: Telegram[ModeT]
+    """The account's own Telegram bot (``telegram.bots``)."""
 
     _options: ClientOptions
     _driver: SyncDriver | AsyncDriver
@@ -145,6 +148,7 @@ class _BaseClient(Generic[ModeT]):
         self.approvals = Approvals(self)
         self.audit = Audit(self)
         self.people = People(self)
+        self.telegram = Telegram(self)
 
     def _copied_options(self, timeout: TimeoutTypes, max_retries: int | None) -> ClientOptions:
         changes: dict[str, Any] = {}

@@ -341,3 +341,41 @@ def test_deleting_the_bot_sends_from_the_shared_bot_again(telegram_live: Telegra
     assert [name for bot, name, _ in live.fake.calls if bot == own.bot_id][-1] == ("deleteWebhook")
     live.fake.wait_idle()
     assert live.fake.violations == [] and live.fake.errors == []
+
+
+def test_each_own_bots_webhook_is_set_again_at_start_a_failing_one_logged(
+    telegram_live: TelegramLive, caplog: pytest.LogCaptureFixture
+) -> None:
+    live = telegram_live
+    revoked, kept = live.fake.add_bot("revoked_ops_bot"), live.fake.add_bot("kept_ops_bot")
+    _register(live, revoked)  # registered first: tried first at the next start
+    other = live.account("other")
+    _register(live, kept, other)
+    other.close()
+    live.fake.revoke_bot(revoked)
+    with live.fake.lock:
+        kept.webhook_url, kept.secret_token = "", None  # pointed elsewhere meanwhile
+        seen = len(live.fake.calls)
+    caplog.set_level("WARNING", logger="humanwire.telegram")
+    live.runner.stop()
+    live.runner.start()  # the same store (a new engine and app, a new port)
+    live.http.base_url = httpx.URL(live.base_url)
+    url = f"{live.base_url}/providers/telegram/bots/{kept.bot_id}/updates"
+    live.fake.wait_for(lambda: kept.webhook_url == url or None)
+    assert kept.secret_token and kept.secret_token not in (SECRET, live.fake.secret_token)
+    with live.fake.lock:
+        again = [
+            (bot, values) for bot, name, values in live.fake.calls[seen:] if name == "setWebhook"
+        ]
+    # The revoked bot was tried (Telegram answered 401) and did not stop the other.
+    assert {bot for bot, _ in again} >= {revoked.bot_id, kept.bot_id, live.fake.bot_id}
+    assert [v["url"] for bot, v in again if bot == kept.bot_id] == [url]
+    assert live.runner.running and live.http.get("/healthz").status_code == 200
+    live.fake.wait_for(
+        lambda: any(str(revoked.bot_id) in r.getMessage() for r in caplog.records) or None
+    )
+    # What people write to the kept bot reaches its account at the new address.
+    live.fake.send(live.ada, "hello again", bot=kept)
+    live.fake.wait_idle()
+    assert [d.acknowledged for d in live.fake.deliveries if d.bot_id == kept.bot_id] == [True]
+    assert live.fake.violations == [] and live.fake.errors == []

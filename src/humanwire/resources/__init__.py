@@ -12,6 +12,7 @@ from .numbers import Numbers
 from .people import People
 from .phone import Phone
 from .sandbox import Sandbox
+from .telegram import Telegram, TelegramBots
 from .webhooks import Webhooks
 
 __all__ = [
@@ -30,6 +31,8 @@ __all__ = [
     "Resource",
     "Sandbox",
     "SyncMode",
+    "Telegram",
+    "TelegramBots",
     "Webhooks",
     "endpoint",
 ]

@@ -12,7 +12,8 @@
   webhook at ``/providers/telegram/bots/<bot id>/updates`` with its own secret
   (``bots.bot_secret``); what arrives there is that bot's account's only (its replies,
   its unsolicited messages, its start links, its buttons). Deleting the bot removes its
-  webhook (``deleteWebhook``) and forgets the token.
+  webhook (``deleteWebhook``) and forgets the token. At each start every own bot's
+  webhook is set again (in the background, one bot at a time; a failure is logged).
 - **Replies** (``/providers/telegram/updates``, ``routes``): a person's message that
   replies to one of the bot's answers that message's interaction (``thread``); any other
   message in the chat answers the latest open message to that chat, with the rules of a
@@ -161,6 +162,8 @@ class TelegramProvider:
     async def start(self) -> None:
         from telegram.error import InvalidToken, TelegramError
 
+        # Beside the start, not before it: one bot at a time, however many there are.
+        self.spawn(self._point_own_bots())
         try:
             await self._identify()
         except InvalidToken:
@@ -257,6 +260,28 @@ class TelegramProvider:
         self._own[bot_id] = (token, bot)
         logger.info("Telegram bot %s registered by its account", bot_id)
         return replace(saved, webhook_url=self.bot_webhook_url(bot_id))
+
+    async def _point_own_bots(self) -> None:
+        """At each start, every registered own bot's webhook set again (its URL under
+        this ``public_url``, its secret): a service moved, or a bot pointed elsewhere
+        meanwhile, gets its updates here again. A bot that fails (its token revoked,
+        unreadable, Telegram unreachable) is logged and the next one goes on."""
+        from telegram.error import TelegramError
+
+        for own in sorted(await self.bots.all(), key=lambda found: found.registered_at):
+            try:
+                side = await self.own_side(own.bot_id)
+                if side is None:
+                    continue  # its token cannot be read: bots.token said so
+                await side.bot.set_webhook(
+                    self.bot_webhook_url(own.bot_id),
+                    secret_token=self.bot_secret(own.bot_id),
+                    allowed_updates=["message", "callback_query"],
+                )
+            except TelegramError as exc:
+                logger.warning("Telegram setWebhook of bot %s at start failed: %s", own.bot_id, exc)
+            except Exception:
+                logger.exception("Telegram setWebhook of bot %s at start failed", own.bot_id)
 
     async def bots_of(self, account_id: str) -> list[OwnBot]:
         return [

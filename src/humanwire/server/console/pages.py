@@ -19,6 +19,7 @@ __all__ = [
     "render_approval_page",
     "render_code_page",
     "render_problem_page",
+    "render_queue_items",
     "render_queue_page",
     "render_shell",
     "render_signin_page",
@@ -66,7 +67,11 @@ def _time(value: float | None) -> Html:
 
 
 def _shell(
-    title: str, content: Html, signed: Signed | None, flash: tuple[str, bool] | None
+    title: str,
+    content: Html,
+    signed: Signed | None,
+    flash: tuple[str, bool] | None,
+    scripts: Sequence[str] = (),
 ) -> Html:
     who = (
         render(
@@ -88,7 +93,7 @@ def _shell(
         flash=_flash(flash),
         content=content,
     )
-    return document(title, body, body_class="inbox-page console-page")
+    return document(title, body, body_class="inbox-page console-page", scripts=scripts)
 
 
 def render_shell(title: str, content: Html, signed: Signed) -> Html:
@@ -187,6 +192,32 @@ def _tally(item: QueuedApproval) -> Html:
     )
 
 
+def _escalation_to_come(item: QueuedApproval) -> Html:
+    """The escalation tiers not reached yet: when each asks, and whom (its approvers not
+    asked yet), from the request's ``escalation`` and its approvers' rows."""
+    tiers = item.request.escalation or []
+    waiting: dict[int, list[ApproverRecord]] = {}
+    for row in item.approvers:
+        if row.tier >= 1 and row.asked_at is None and row.tier <= len(tiers):
+            waiting.setdefault(row.tier, []).append(row)
+    if not waiting:
+        return Html("")
+    steps = join(
+        render(
+            '<li data-escalation-tier="{tier}">{when}: {who}</li>',
+            tier=tier,
+            when=_time(item.created_at + tiers[tier - 1].after),
+            who=join((_label(r) for r in rows), ", "),
+        )
+        for tier, rows in sorted(waiting.items())
+    )
+    return render(
+        '<div class="small" data-escalation><p class="small">Escalation to come '
+        "(if still undecided):</p><ul>{steps}</ul></div>",
+        steps=steps,
+    )
+
+
 def _decide(item: QueuedApproval, csrf: str) -> Html:
     iid = item.approval.interaction_id
     if item.decided:
@@ -226,7 +257,7 @@ def _item(item: QueuedApproval, csrf: str, person_id: str) -> Html:
         '<div class="msg-head"><strong><a href="/console/approvals/{iid}">{title}</a></strong>'
         ' <span class="small">Decide by {deadline}</span></div>'
         '<div class="msg-body">{description}{action}{metadata}</div>'
-        "<div>{tally}</div>{claim}"
+        "<div>{tally}{escalation}</div>{claim}"
         '<div class="msg-actions">{decide}</div></li>',
         iid=item.approval.interaction_id,
         title=request.title,
@@ -235,6 +266,7 @@ def _item(item: QueuedApproval, csrf: str, person_id: str) -> Html:
         action=_action(item),
         metadata=metadata_links(item),
         tally=_tally(item),
+        escalation=_escalation_to_come(item),
         claim=claim_block(item, csrf, person_id),
         decide=_decide(item, csrf),
     )
@@ -275,16 +307,9 @@ def _grants(grants: Sequence[GrantRecord], csrf: str) -> Html:
     )
 
 
-def render_queue_page(
-    queue: Sequence[QueuedApproval],
-    signed: Signed,
-    flash: tuple[str, bool] | None,
-    grants: Sequence[GrantRecord] = (),
-    filters: Html = Html(""),
-    order: str = "the nearest deadline first",
-) -> Html:
-    """The queue; ``filters``: the form above it (``queue_filters``), ``order``: how
-    ``queue`` is sorted, as the page says it."""
+def render_queue_items(queue: Sequence[QueuedApproval], signed: Signed) -> Html:
+    """The queue's list alone, in the element ``console.js`` swaps: the page's part, and
+    the whole answer of its fragment route (``/console/queue``)."""
     if queue:
         items = render(
             '<ul class="thread" data-queue>{items}</ul>',
@@ -292,21 +317,43 @@ def render_queue_page(
         )
     else:
         items = Html('<p class="muted" data-empty>Nothing waits for you.</p>')
+    return render(
+        '<div data-live-queue data-count="{count}">{items}</div>', count=len(queue), items=items
+    )
+
+
+def render_queue_page(
+    queue: Sequence[QueuedApproval],
+    signed: Signed,
+    flash: tuple[str, bool] | None,
+    grants: Sequence[GrantRecord] = (),
+    filters: Html = Html(""),
+    order: str = "the nearest deadline first",
+    live_src: str = "/console/queue",
+) -> Html:
+    """The queue; ``filters``: the form above it (``queue_filters``), ``order``: how
+    ``queue`` is sorted, as the page says it; ``live_src``: the fragment route with the
+    same filters, which ``console.js`` polls to keep the list up to date."""
     content = render(
-        '<section class="panel"><h1>Waiting for you ({count})</h1>'
+        '<section class="panel" data-live-src="{live_src}">'
+        '<h1 data-queue-heading tabindex="-1">Waiting for you ({count})</h1>'
         '<p class="small muted">From every agent of the account <strong>{account}</strong>, '
         "{order}.</p>{filters}"
         '<p class="small"><a href="/console/audit" data-audit-link>Audit trail</a>: who '
         "asked, decided and revoked what, and the check of its hash chain.</p>"
+        '<p class="small muted" role="status" data-live-announce></p>'
         "{items}</section>{grants}",
+        live_src=live_src,
         count=len(queue),
         account=signed.person.account.name,
         order=order,
         filters=filters,
-        items=items,
+        items=render_queue_items(queue, signed),
         grants=_grants(grants, signed.csrf),
     )
-    return _shell("Your queue: humanwire console", content, signed, flash)
+    return _shell(
+        "Your queue: humanwire console", content, signed, flash, scripts=["/static/console.js"]
+    )
 
 
 def render_approval_page(item: QueuedApproval, signed: Signed, extra: Html = Html("")) -> Html:

@@ -1,5 +1,6 @@
 """The console's routes: sign-in (``/console/signin``: the address; ``/console/code``:
-the code), the queue (``/console``), one request (``/console/approvals/{id}``), a
+the code), the queue (``/console``; its list alone, polled by ``console.js``:
+``/console/queue``), one request (``/console/approvals/{id}``), a
 decision (POST there) and signing out.
 
 Every POST needs the CSRF token (403 without); the two sign-in posts are also limited per
@@ -19,6 +20,7 @@ from starlette.routing import BaseRoute, Route
 
 from ..config import ServiceConfig
 from ..engine import Engine
+from ..engine.approval_access import QueuedApproval
 from ..errors import InvalidRequest, NotFound, RateLimited
 from ..forms.html import SECURITY_HEADERS
 from ..forms.web import html_response, read_urlencoded
@@ -47,10 +49,11 @@ from .pages import (
     render_approval_page,
     render_code_page,
     render_problem_page,
+    render_queue_items,
     render_queue_page,
     render_signin_page,
 )
-from .queue_filters import filter_form, filtered, parse_queue_filter
+from .queue_filters import QueueFilter, filter_form, filtered, parse_queue_filter
 
 __all__ = ["ConsolePages", "console_routes"]
 
@@ -92,6 +95,24 @@ class ConsolePages:
             if signed is None:
                 response = _redirect("/console/signin")
                 if session_token(request):  # ended: the browser forgets it
+                    clear_session(response, secure=self._secure(request))
+                return response
+            if signed.person.account.suspended:
+                return _problem(403, "Account suspended", "This account is suspended.")
+            return await handler(request, signed)
+
+        return endpoint
+
+    def fragment(self, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+        """A GET part of a page, fetched by its script (``console.js``): the same checks
+        as ``page``, but a 401 for anyone not signed in (a script follows a redirect
+        silently and would swap the sign-in page in)."""
+
+        async def endpoint(request: Request) -> Response:
+            signed = await identify(request, self.engine)
+            if signed is None:
+                response = _problem(401, "Signed out", "Sign in to the console again.")
+                if session_token(request):
                     clear_session(response, secure=self._secure(request))
                 return response
             if signed.person.account.suspended:
@@ -192,25 +213,44 @@ class ConsolePages:
         return response
 
     # -- the queue ---------------------------------------------------------------------
-    async def queue(self, request: Request, signed: Signed) -> Response:
+    async def _queue_of(
+        self, request: Request, signed: Signed
+    ) -> tuple[QueueFilter, list[QueuedApproval]] | Response:
+        """The filters the query asks for and the person's queue they keep, or the 400."""
         person = signed.person
         try:
             wanted = parse_queue_filter(request.query_params)
         except InvalidRequest as exc:
             return _problem(400, "Filter not understood", f"{exc.field}: {exc.message}")
         queue = await self.engine.approvals.person_queue(person.account, person.person_id)
-        grants = await self.engine.approvals.live_grants(person.account)
+        return wanted, filtered(queue, wanted)
+
+    async def queue(self, request: Request, signed: Signed) -> Response:
+        found = await self._queue_of(request, signed)
+        if isinstance(found, Response):
+            return found
+        wanted, queue = found
+        grants = await self.engine.approvals.live_grants(signed.person.account)
+        query = request.url.query
         page = render_queue_page(
-            filtered(queue, wanted),
+            queue,
             signed,
             read_flash(request),
             grants,
             filter_form(wanted),
             "the newest first" if wanted.sort == "newest" else "the nearest deadline first",
+            "/console/queue" + (f"?{query}" if query else ""),
         )
         response = html_response(page)
         clear_flash(request, response)
         return response
+
+    async def queue_fragment(self, request: Request, signed: Signed) -> Response:
+        """The queue's list alone, with the page's filters: what ``console.js`` polls."""
+        found = await self._queue_of(request, signed)
+        if isinstance(found, Response):
+            return found
+        return html_response(render_queue_items(found[1], signed))
 
     async def approval(self, request: Request, signed: Signed) -> Response:
         person = signed.person
@@ -265,6 +305,7 @@ def console_routes(engine: Engine, config: ServiceConfig) -> list[BaseRoute]:
     return [
         Route("/console", pages.page(pages.queue), methods=["GET"]),
         Route("/console/", pages.page(pages.queue), methods=["GET"]),
+        Route("/console/queue", pages.fragment(pages.queue_fragment), methods=["GET"]),
         Route("/console/signin", pages.signin_form, methods=["GET"]),
         Route("/console/signin", pages.signin, methods=["POST"]),
         Route("/console/code", pages.code, methods=["POST"]),

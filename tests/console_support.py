@@ -100,6 +100,26 @@ def grantable_service(database: str, **settings: Any) -> Iterator[RunningService
         running.stop()
 
 
+def signed_in(
+    service: RunningService, api: httpx.Client, address: str, *, follow_redirects: bool = True
+) -> tuple[httpx.Client, str]:
+    """A cookie-keeping client signed in to the console as the person at ``address`` (the
+    code read from what ``api``'s account sent), and its CSRF token. Without
+    ``follow_redirects`` a 401 or a redirect shows as such."""
+    client = httpx.Client(base_url=service.base_url, follow_redirects=follow_redirects, timeout=30)
+    csrf = csrf_in(client.get("/console/signin").text)
+    sent = client.post("/console/signin", data={"csrf": csrf, "address": address})
+    assert sent.status_code == 200, sent.text
+    code = sign_in_code(api, address)
+    assert code is not None
+    opened = client.post("/console/code", data={"csrf": csrf, "address": address, "code": code})
+    if not follow_redirects:
+        assert opened.status_code == 303 and opened.headers["location"] == "/console", opened.text
+        return client, csrf
+    assert opened.status_code == 200 and opened.url.path == "/console", opened.text
+    return client, csrf_in(opened.text)
+
+
 def account_api(service: RunningService, name: str) -> httpx.Client:
     """An HTTP client of a new account of ``service``, signed with its key."""
     key = service.create_account(name)

@@ -28,11 +28,10 @@ import rfc8785
 from console_support import (
     account_api,
     ask,
-    csrf_in,
     grant_deploy,
     grantable_service,
     person,
-    sign_in_code,
+    signed_in,
 )
 from humanwire.server.approvals.audit import entry_hash
 from humanwire.server.approvals.checkpoints import generate_key_pair
@@ -56,18 +55,6 @@ def service(database: str) -> Iterator[RunningService]:
 def api(service: RunningService) -> Iterator[httpx.Client]:
     with account_api(service, "audit console") as client:
         yield client
-
-
-def _signed_in(service: RunningService, api: httpx.Client, phone: str) -> tuple[httpx.Client, str]:
-    client = httpx.Client(base_url=service.base_url, follow_redirects=True, timeout=30)
-    csrf = csrf_in(client.get("/console/signin").text)
-    sent = client.post("/console/signin", data={"csrf": csrf, "address": phone})
-    assert sent.status_code == 200, sent.text
-    code = sign_in_code(api, phone)
-    assert code is not None
-    queue = client.post("/console/code", data={"csrf": csrf, "address": phone, "code": code})
-    assert queue.status_code == 200 and queue.url.path == "/console", queue.text
-    return client, csrf_in(queue.text)
 
 
 def _log(api: httpx.Client) -> list[dict[str, Any]]:
@@ -156,7 +143,7 @@ def test_a_person_reads_the_entries_of_their_requests_alone(
     service: RunningService, api: httpx.Client
 ) -> None:
     world = World(service, api)
-    client, csrf = _signed_in(service, api, ADA_PHONE)
+    client, csrf = signed_in(service, api, ADA_PHONE)
     with contextlib.closing(client):
         queue = client.get("/console").text
         assert 'href="/console/audit"' in queue
@@ -187,7 +174,7 @@ def test_a_person_reads_the_entries_of_their_requests_alone(
 
 def test_filters_narrow_the_entries(service: RunningService, api: httpx.Client) -> None:
     world = World(service, api)
-    client, csrf = _signed_in(service, api, ADA_PHONE)
+    client, csrf = signed_in(service, api, ADA_PHONE)
     with contextlib.closing(client):
         client.post(
             f"/console/approvals/{world.deploy}", data={"csrf": csrf, "decision": "approve"}
@@ -228,7 +215,7 @@ def test_filters_narrow_the_entries(service: RunningService, api: httpx.Client) 
 
 def test_refusals(service: RunningService, api: httpx.Client) -> None:
     world = World(service, api)
-    client, _csrf = _signed_in(service, api, ADA_PHONE)
+    client, _csrf = signed_in(service, api, ADA_PHONE)
     with contextlib.closing(client):
         for params, field in (
             ({"event": "approval.nothing"}, "Event"),
@@ -273,7 +260,7 @@ def test_the_downloads_hold_the_filtered_entries(
     service: RunningService, api: httpx.Client
 ) -> None:
     world = World(service, api)
-    client, csrf = _signed_in(service, api, ADA_PHONE)
+    client, csrf = signed_in(service, api, ADA_PHONE)
     with contextlib.closing(client):
         client.post(
             f"/console/approvals/{world.hostile}",
@@ -318,7 +305,7 @@ def test_an_entry_edited_behind_the_services_back_breaks_the_chain_shown(
     service: RunningService, api: httpx.Client, database: str
 ) -> None:
     world = World(service, api)
-    client, _csrf = _signed_in(service, api, ADA_PHONE)
+    client, _csrf = signed_in(service, api, ADA_PHONE)
     with contextlib.closing(client):
         first = client.get("/console/audit").text
         assert "Chain verified through entry" in first and 'data-chain="verified"' in first
@@ -349,7 +336,7 @@ def test_a_revoked_grant_is_in_the_chain_and_shown_to_whom_it_concerns(
     bobs = grant_deploy(api, bob)
     assert api.delete(f"/approvals/grants/{by_key}").status_code == 204
     assert api.delete(f"/approvals/grants/{bobs}").status_code == 204
-    client, csrf = _signed_in(service, api, ADA_PHONE)
+    client, csrf = signed_in(service, api, ADA_PHONE)
     with contextlib.closing(client):
         revoked = client.post(f"/console/grants/{by_console}/revoke", data={"csrf": csrf})
         assert revoked.status_code == 200 and "Revoked." in revoked.text
@@ -386,7 +373,7 @@ def test_a_rehashed_rewrite_is_found_by_the_services_signed_checkpoints(database
             ada = person(api, "Ada", [("sms", ADA_PHONE)])
             ask(api, "Deploy payments", [{"person": ada}], action=DEPLOY)
             log = _log(api)
-            client, _csrf = _signed_in(service, api, ADA_PHONE)
+            client, _csrf = signed_in(service, api, ADA_PHONE)
             with contextlib.closing(client):
                 signed = f"signed up to entry {log[-1]['sequence']} (the checkpoint of "
                 deadline = time.monotonic() + 60

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from console_support import ask, csrf_in, person, sign_in_code
+from console_support import ask, person, signed_in
 from humanwire.testing.service import RunningService, fast_config, start_test_service
 
 ADA_PHONE = "+12025550151"
@@ -45,17 +45,6 @@ def api(service: RunningService) -> Iterator[httpx.Client]:
         yield client
 
 
-def _signed_in(service: RunningService, api: httpx.Client, phone: str) -> tuple[httpx.Client, str]:
-    client = httpx.Client(base_url=service.base_url, follow_redirects=True, timeout=30)
-    csrf = csrf_in(client.get("/console/signin").text)
-    assert client.post("/console/signin", data={"csrf": csrf, "address": phone}).status_code == 200
-    code = sign_in_code(api, phone)
-    assert code is not None
-    queue = client.post("/console/code", data={"csrf": csrf, "address": phone, "code": code})
-    assert queue.url.path == "/console", queue.text
-    return client, csrf_in(queue.text)
-
-
 def _audit(api: httpx.Client, kind: str) -> list[dict[str, Any]]:
     entries = api.get("/audit").json()["entries"]
     return [e for e in entries if e["type"] == kind]
@@ -76,7 +65,7 @@ def test_a_person_grants_like_this_request_and_the_next_one_is_approved_at_once(
 ) -> None:
     ada = person(api, "Ada", [("sms", ADA_PHONE)])
     iid = ask(api, "Deploy 4.2?", [{"person": ada}], action=DEPLOY)
-    client, csrf = _signed_in(service, api, ADA_PHONE)
+    client, csrf = signed_in(service, api, ADA_PHONE)
     page = client.get(f"/console/approvals/{iid}").text
     assert "data-grant-form" in page and 'name="arg-0"' in page and 'name="arg-1"' in page
     offered = re.findall(r'<option value="(\d+)"', page)
@@ -136,7 +125,7 @@ def test_refusals_name_the_field_and_grant_nothing(
     drop = ask(
         api, "Drop?", [{"person": ada}], action={"name": "drop_table", "arguments": {"t": "x"}}
     )
-    client, csrf = _signed_in(service, api, ADA_PHONE)
+    client, csrf = signed_in(service, api, ADA_PHONE)
     url = f"/console/approvals/{iid}/grant"
     ok = {"csrf": csrf, "arg-0": "1", "duration": "3600"}
     # An action the service does not let be granted: no form, and a post is refused.
@@ -159,7 +148,7 @@ def test_a_person_not_asked_gets_a_404(service: RunningService, api: httpx.Clien
     ada = person(api, "Ada", [("sms", ADA_PHONE)])
     person(api, "Bo", [("sms", BO_PHONE)])
     iid = ask(api, "Deploy?", [{"person": ada}], action=DEPLOY)
-    client, csrf = _signed_in(service, api, BO_PHONE)
+    client, csrf = signed_in(service, api, BO_PHONE)
     data = {"csrf": csrf, "arg-0": "1", "duration": "3600"}
     assert client.get(f"/console/approvals/{iid}").status_code == 404
     assert client.post(f"/console/approvals/{iid}/grant", data=data).status_code == 404

@@ -16,7 +16,7 @@ from datetime import datetime
 import httpx
 import pytest
 
-from console_support import ask, csrf_in, person, sign_in_code
+from console_support import ask, csrf_in, person, signed_in
 from humanwire.testing.service import RunningService, fast_config, start_test_service
 
 ADA_PHONE = "+12025550186"
@@ -42,17 +42,9 @@ def api(service: RunningService) -> Iterator[httpx.Client]:
         yield client
 
 
-def _signed_in(service: RunningService, api: httpx.Client, address: str) -> httpx.Client:
-    """A cookie-keeping client signed in as the person at ``address`` (no redirects
-    followed: a 401 or a redirect shows as such)."""
-    client = httpx.Client(base_url=service.base_url, timeout=30)
-    csrf = csrf_in(client.get("/console/signin").text)
-    sent = client.post("/console/signin", data={"csrf": csrf, "address": address})
-    assert sent.status_code == 200, sent.text
-    code = sign_in_code(api, address)
-    opened = client.post("/console/code", data={"csrf": csrf, "address": address, "code": code})
-    assert opened.status_code == 303 and opened.headers["location"] == "/console", opened.text
-    return client
+def _console(service: RunningService, api: httpx.Client, address: str) -> httpx.Client:
+    """Signed in, following no redirects: a 401 or a redirect shows as such."""
+    return signed_in(service, api, address, follow_redirects=False)[0]
 
 
 def _ids(html: str) -> list[str]:
@@ -88,7 +80,7 @@ def test_the_fragment_is_the_queue_with_the_page_filters(
     ada = person(api, "Ada", [("sms", ADA_PHONE)])
     deploy = ask(api, "Deploy", [{"person": ada}], action={"name": "deploy", "arguments": {}})
     restart = ask(api, "Restart", [{"person": ada}], action={"name": "restart", "arguments": {}})
-    with contextlib.closing(_signed_in(service, api, ADA_PHONE)) as client:
+    with contextlib.closing(_console(service, api, ADA_PHONE)) as client:
         page = client.get("/console", params={"action": "deploy", "sort": "newest"})
         assert page.status_code == 200
         # The page names its fragment with its own query, and loads its script (local).
@@ -134,10 +126,10 @@ def test_the_fragment_refuses_without_a_session_and_shows_only_ones_own(
         assert stale.status_code == 401 and "data-approval" not in stale.text
         assert 'hw_console_session=""' in stale.headers.get("set-cookie", "")
 
-    with contextlib.closing(_signed_in(service, api, BOB_PHONE)) as bob_client:
+    with contextlib.closing(_console(service, api, BOB_PHONE)) as bob_client:
         theirs = _ids(bob_client.get("/console/queue").text)
         assert sorted(theirs) == sorted([bobs, later]) and adas not in theirs
-    with contextlib.closing(_signed_in(service, api, ADA_PHONE)) as client:
+    with contextlib.closing(_console(service, api, ADA_PHONE)) as client:
         assert _ids(client.get("/console/queue").text) == [adas]  # not Bob's, nor later
         # Signed out: the token a copy of the cookie holds opens nothing.
         token = client.cookies.get("hw_console_session", path="/console")
@@ -145,7 +137,7 @@ def test_the_fragment_refuses_without_a_session_and_shows_only_ones_own(
         assert client.post("/console/signout", data={"csrf": csrf}).status_code == 303
         client.cookies.set("hw_console_session", str(token), path="/console")
         assert client.get("/console/queue").status_code == 401
-    with contextlib.closing(_signed_in(service, api, ADA_PHONE)) as client:
+    with contextlib.closing(_console(service, api, ADA_PHONE)) as client:
         assert client.get("/console/queue").status_code == 200
         _execute(database, "UPDATE console_sessions SET expires_at = 1")  # expired
         expired = client.get("/console/queue")
@@ -178,7 +170,7 @@ def test_each_request_shows_the_escalation_still_to_come(
         )
         return {t: (datetime.fromisoformat(at).timestamp(), who) for t, at, who in found}
 
-    with contextlib.closing(_signed_in(service, api, ADA_PHONE)) as client:
+    with contextlib.closing(_console(service, api, ADA_PHONE)) as client:
         # Tier 1 may be reached already; tier 2 is ten minutes away.
         shown = tiers(client, "/console")
         assert shown["2"][1] == f"{CY_MAIL} (Email)"
@@ -191,7 +183,7 @@ def test_each_request_shows_the_escalation_still_to_come(
             time.sleep(0.2)
             shown = tiers(client, "/console/queue")
         assert set(shown) == {"2"}
-    with contextlib.closing(_signed_in(service, api, BOB_PHONE)) as bob_client:
+    with contextlib.closing(_console(service, api, BOB_PHONE)) as bob_client:
         assert _ids(bob_client.get("/console/queue").text) == [iid]
 
 
@@ -209,7 +201,7 @@ def test_the_escalation_to_come_before_it_is_reached_names_whom(
         ],
     )
     plain = ask(api, "No escalation", [{"person": ada}])
-    with contextlib.closing(_signed_in(service, api, ADA_PHONE)) as client:
+    with contextlib.closing(_console(service, api, ADA_PHONE)) as client:
         page = client.get("/console").text
         item = _item(page, iid)
         assert f": {BOB_PHONE} (SMS), {CY_MAIL} (Email)</li>" in item

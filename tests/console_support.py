@@ -89,15 +89,21 @@ def csrf_in(html: str) -> str:
 
 
 @contextlib.contextmanager
-def grantable_service(database: str, **settings: Any) -> Iterator[RunningService]:
-    """A service on ``database`` whose accounts may grant standing approvals of
-    ``deploy`` (and ``settings`` more of the config's fields)."""
-    config = replace(fast_config(database), approvals_grantable=("deploy",), **settings)
-    running = start_test_service(database, config)
+def console_service(database: str, **settings: Any) -> Iterator[RunningService]:
+    """The testing kit's service on ``database`` (``settings``: fields of its config)."""
+    running = start_test_service(database, replace(fast_config(database), **settings))
     try:
         yield running
     finally:
         running.stop()
+
+
+def grantable_service(
+    database: str, **settings: Any
+) -> contextlib.AbstractContextManager[RunningService]:
+    """A service on ``database`` whose accounts may grant standing approvals of
+    ``deploy`` (and ``settings`` more of the config's fields)."""
+    return console_service(database, approvals_grantable=("deploy",), **settings)
 
 
 def signed_in(

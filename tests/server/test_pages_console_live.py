@@ -16,8 +16,8 @@ from datetime import datetime
 import httpx
 import pytest
 
-from console_support import ask, csrf_in, person, signed_in
-from humanwire.testing.service import RunningService, fast_config, start_test_service
+from console_support import account_api, ask, console_service, csrf_in, person, signed_in
+from humanwire.testing.service import RunningService
 
 ADA_PHONE = "+12025550186"
 BOB_PHONE = "+12025550187"
@@ -26,19 +26,13 @@ CY_MAIL = "cy@example.com"
 
 @pytest.fixture
 def service(database: str) -> Iterator[RunningService]:
-    running = start_test_service(database, fast_config(database))
-    try:
+    with console_service(database) as running:
         yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture
 def api(service: RunningService) -> Iterator[httpx.Client]:
-    key = service.create_account("console live")
-    with httpx.Client(
-        base_url=service.base_url, headers={"Authorization": f"Bearer {key}"}, timeout=30
-    ) as client:
+    with account_api(service, "console live") as client:
         yield client
 
 

@@ -29,7 +29,7 @@ from humanwire.types.people import (
 )
 
 from ..engine.approval_delegations import API_FIELDS, delegation_wire
-from ..engine.approval_grants import _epoch
+from ..engine.approval_grants import epoch_of
 from ..errors import InvalidRequest
 from ..store.records import PeopleQuery
 from ._api import ApiCall, Operation, PathParam, Payload, QueryParam
@@ -103,13 +103,13 @@ async def _confirm(call: ApiCall) -> Payload:
 
 async def _delegate(call: ApiCall) -> Payload:
     body = call.body_as(DelegationCreateRequest)
-    starts_at = time.time() if body.starts_at is None else _epoch(body.starts_at)
+    starts_at = time.time() if body.starts_at is None else epoch_of(body.starts_at)
     record = await call.engine.approvals.delegations.create(
         call.account,
         call.path("personId"),
         body.delegate,
         starts_at,
-        _epoch(body.ends_at),
+        epoch_of(body.ends_at),
         API_FIELDS,
     )
     return delegation_wire(record)

@@ -69,6 +69,7 @@ VALID_BODIES: dict[str, dict[str, Any]] = {
         "grantedBy": "per_nobody",
     },
     "registerTelegramBot": {"token": "123456789:" + "A" * 35},
+    "createDelegation": {"delegate": "per_" + "b" * 24, "endsAt": "2100-01-01T00:00:00Z"},
     "sendBatch": {"requests": [{"path": "/messages/sms", "body": {"message": "hi", "to": HUMAN}}]},
 }
 
@@ -116,6 +117,8 @@ def _path(op: Operation, value: str | None = None) -> str:
             return "ch_" + "a" * 24
         if match.group(1) == "personId":
             return "per_" + "a" * 24
+        if match.group(1) == "delegationId":
+            return "dlg_" + "a" * 16
         return str(uuid.uuid4())
 
     return re.sub(r"\{(\w+)\}", fill, op.path)

@@ -5,10 +5,14 @@ the person is tried on."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 
 from humanwire._http import Flow
 from humanwire.errors import invalid_request
 from humanwire.types.people import (
+    Delegation,
+    DelegationCreateRequest,
+    DelegationList,
     Person,
     PersonConfirmation,
     PersonConfirmRequest,
@@ -17,9 +21,9 @@ from humanwire.types.people import (
     PersonUpdateRequest,
 )
 
-from ._base import ModeT, Resource, build, endpoint, path_id
+from ._base import ModeT, Resource, _Core, build, endpoint, path_id
 
-__all__ = ["People"]
+__all__ = ["Delegations", "People"]
 
 MAX_PEOPLE_PAGE = 500
 
@@ -31,7 +35,60 @@ def _person_path(person_id: str) -> str:
     return f"/people/{path_id(person_id, 'personId')}"
 
 
+class Delegations(Resource[ModeT]):
+    """A person's out-of-office delegations (``/people/{personId}/delegations``): while
+    they are away, from ``starts_at`` until ``ends_at``, the requests that ask them ask
+    the delegate in their place (the same delegations as the console's Out of office)."""
+
+    @endpoint
+    def create(
+        self,
+        person_id: str,
+        *,
+        delegate: str,
+        ends_at: datetime,
+        starts_at: datetime | None = None,
+        idempotency_key: str | None = None,
+    ) -> Flow[Delegation]:
+        """``POST /people/{personId}/delegations`` (``starts_at`` left out: now; a
+        datetime without a timezone is UTC). ``InvalidRequestError`` names the field
+        refused (oneself or a loop: ``delegate``; an end past, not after the start or
+        over 90 days after it: ``endsAt``; an overlapping one of the person's:
+        ``startsAt``); ``NotFoundError`` a person not of the account."""
+        body = build(
+            DelegationCreateRequest, delegate=delegate, starts_at=starts_at, ends_at=ends_at
+        )
+        return self._post(
+            f"{_person_path(person_id)}/delegations",
+            body,
+            Delegation,
+            idempotency_key=idempotency_key,
+        )
+
+    @endpoint
+    def list(self, person_id: str) -> Flow[DelegationList]:
+        """``GET /people/{personId}/delegations``: those that hold or are to come, the
+        person's own and those to them, in the order they start."""
+        path = f"{_person_path(person_id)}/delegations"
+        return self._get(path, DelegationList)  # type: ignore[no-any-return]
+
+    @endpoint
+    def revoke(self, person_id: str, delegation_id: str) -> Flow[None]:
+        """``DELETE /people/{personId}/delegations/{delegationId}``: ended at once
+        (``NotFoundError`` for one not the person's own, or ended)."""
+        did = path_id(delegation_id, "delegationId")
+        return self._delete(f"{_person_path(person_id)}/delegations/{did}")
+
+
 class People(Resource[ModeT]):
+    """``delegations`` makes, lists and revokes a person's out-of-office delegations."""
+
+    delegations: Delegations[ModeT]
+
+    def __init__(self, client: _Core) -> None:
+        super().__init__(client)
+        self.delegations = Delegations(client)
+
     @endpoint
     def create(
         self,

@@ -5,6 +5,7 @@ once the person confirmed it."""
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, PlainValidator, WithJsonSchema, model_validator
@@ -33,8 +34,12 @@ from ._metadata import Metadata
 __all__ = [
     "CODE_CHANNELS",
     "CONFIRMABLE_CHANNELS",
+    "DELEGATION_ID",
     "MAX_ADDRESSES",
     "PERSON_ID",
+    "Delegation",
+    "DelegationCreateRequest",
+    "DelegationList",
     "Person",
     "PersonAddress",
     "PersonAddressInput",
@@ -67,6 +72,8 @@ CODE_CHANNELS: tuple[PersonChannel, ...] = ("sms", "whatsapp", "email")
 """The channels confirmed by a code sent to the address."""
 MAX_ADDRESSES = 10
 PERSON_ID = re.compile(r"per_[A-Za-z0-9_-]{1,64}")
+DELEGATION_ID = re.compile(r"dlg_[0-9a-f]{16}")
+"""An out-of-office delegation's id (``POST /people/{personId}/delegations``)."""
 _NAME = r"^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*$"
 """A person's name: printable, not blank."""
 
@@ -266,3 +273,37 @@ class PersonConfirmation(ResponseModel):
     start_link: str | None = None
     """``telegram``: ``https://t.me/<bot>?start=<token>``, one-time."""
     expires_at: Timestamp
+
+
+class DelegationCreateRequest(RequestModel):
+    """``POST /people/{personId}/delegations``: while the person is away, from
+    ``startsAt`` (left out: now) until ``endsAt``, the requests that ask them ask
+    ``delegate`` in their place (docs/guides/console.md, "Out of office"). A time without
+    an offset is UTC."""
+
+    delegate: PersonId
+    """The person (``per_…``) of the account asked in the person's place."""
+    starts_at: datetime | None = None
+    """When it starts holding (left out or null: now)."""
+    ends_at: datetime
+    """When it stops: after the start and to come, at most 90 days after the start."""
+
+
+class Delegation(ResponseModel):
+    """An out-of-office delegation: from ``startsAt`` until ``endsAt`` (unless revoked
+    before), the requests asking ``personId`` ask ``delegate`` in their place."""
+
+    delegation_id: str
+    person_id: str
+    delegate: str
+    starts_at: Timestamp
+    ends_at: Timestamp
+    created_at: Timestamp
+
+
+class DelegationList(ResponseModel):
+    """``GET /people/{personId}/delegations``: the delegations that hold or are to come,
+    the person's own (``personId`` the person) and those to them (``delegate`` the
+    person), in the order they start."""
+
+    delegations: list[Delegation]

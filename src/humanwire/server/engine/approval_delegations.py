@@ -1,7 +1,9 @@
 """Out-of-office delegations (the approvers' console): while Ana is away, from a start
 until an end, requests that ask her ask Bob in her place; Bob decides as himself, and
 his decision names her (``onBehalfOf``). Built by the approvals role
-(``engine.approvals.delegations``) and read where an approver is asked
+(``engine.approvals.delegations``), made, listed and ended by the console's
+``/console/away`` (the person signed in) and by the account's API (``/people/{personId}/
+delegations``) through the same calls, and read where an approver is asked
 (``Approvals._ask``: a tier at the start, an escalation tier, a request handed on).
 
 A delegation to someone away too is followed (Ana to Bob, Bob to Cy: Cy is asked), never
@@ -11,13 +13,13 @@ themselves (one person, one place: the quorum counts distinct people)."""
 
 from __future__ import annotations
 
-import re
 import secrets
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import get_args
 
-from humanwire.types.people import PERSON_ID, PersonChannel
+from humanwire.types.people import DELEGATION_ID, PERSON_ID, Delegation, PersonChannel
 
 from ..errors import InvalidRequest, NotFound, ServiceError
 from ..literals import APPROVER_CHANNEL
@@ -31,14 +33,46 @@ from ..store.records import (
 from ._common import Account
 from .approval_host import ApprovalHost
 from .approval_records import REPLY_CHANNELS, _actor, _code
+from .runtime import _timestamp
 
-__all__ = ["MAX_DELEGATION", "ApprovalDelegations"]
+__all__ = [
+    "API_FIELDS",
+    "CONSOLE_FIELDS",
+    "MAX_DELEGATION",
+    "ApprovalDelegations",
+    "DelegationFields",
+    "delegation_wire",
+]
 
 MAX_DELEGATION = 90 * 86400.0
 """The longest one delegation lasts (seconds)."""
 MAX_HOPS = 10
-_DELEGATION_ID = re.compile(r"dlg_[0-9a-f]{16}")
 _PERSON_CHANNELS: tuple[str, ...] = get_args(PersonChannel)
+
+
+@dataclass(frozen=True)
+class DelegationFields:
+    """What a refusal of the start or the end names: the field its caller took it in."""
+
+    start: str
+    end: str
+
+
+CONSOLE_FIELDS = DelegationFields(start="from", end="until")
+"""The console's form (``/console/away``)."""
+API_FIELDS = DelegationFields(start="startsAt", end="endsAt")
+"""``POST /people/{personId}/delegations``."""
+
+
+def delegation_wire(record: DelegationRecord) -> Delegation:
+    return Delegation(
+        delegation_id=record.id,
+        person_id=record.person_id,
+        delegate=record.delegate_id,
+        starts_at=_timestamp(record.starts_at),
+        ends_at=_timestamp(record.ends_at),
+        created_at=_timestamp(record.created_at),
+    )
 
 
 def _overlaps(d: DelegationRecord, starts_at: float, ends_at: float) -> bool:
@@ -68,12 +102,15 @@ class ApprovalDelegations:
         delegate_id: str,
         starts_at: float,
         ends_at: float,
+        fields: DelegationFields = CONSOLE_FIELDS,
     ) -> DelegationRecord:
-        """Refused (400 or 404 naming the field): oneself (``delegate``), an unknown or
-        another account's person (``delegate``), an end not after the start or past
-        already, a period over ``MAX_DELEGATION`` (``until``), a delegation of the
-        person's for an overlapping time (``from``), a loop (``delegate``)."""
+        """Refused (400 or 404 naming the field): a person unknown or another account's
+        (404, ``personId``), oneself (``delegate``), an unknown or another account's
+        delegate (404, ``delegate``), an end not after the start or past already, a
+        period over ``MAX_DELEGATION`` (``fields.end``), a delegation of the person's for
+        an overlapping time (``fields.start``), a loop (``delegate``)."""
         now = time.time()
+        await self._known(account, person_id)
         if delegate_id == person_id:
             raise InvalidRequest("you cannot delegate to yourself", field="delegate")
         known = PERSON_ID.fullmatch(delegate_id) is not None  # nothing else is looked up
@@ -81,16 +118,16 @@ class ApprovalDelegations:
         if delegate is None:
             raise NotFound(f"no person {delegate_id!r}", field="delegate")
         if ends_at <= max(starts_at, now):
-            raise InvalidRequest("the end must be after the start, and to come", field="until")
+            raise InvalidRequest("the end must be after the start, and to come", field=fields.end)
         if ends_at - starts_at > MAX_DELEGATION:
-            raise InvalidRequest("a delegation lasts 90 days at most", field="until")
+            raise InvalidRequest("a delegation lasts 90 days at most", field=fields.end)
         found = [
             d
             for d in await self._store.live_delegations(account.id, now)
             if _overlaps(d, starts_at, ends_at)
         ]
         if any(d.person_id == person_id for d in found):
-            raise InvalidRequest("you have a delegation for that time already", field="from")
+            raise InvalidRequest("you have a delegation for that time already", field=fields.start)
         # A loop: the delegate's delegations (over that time), followed, come back.
         seen, current = {person_id}, delegate_id
         while True:
@@ -116,13 +153,26 @@ class ApprovalDelegations:
         await self._store.insert_delegation(record)
         return record
 
+    async def _known(self, account: Account, person_id: str) -> None:
+        """404 (``personId``) for a person not of the account (the console's is always)."""
+        if (
+            not PERSON_ID.fullmatch(person_id)
+            or await self._store.get_person(account.id, person_id) is None
+        ):
+            raise NotFound(f"no person {person_id!r}", field="personId")
+
     async def of(self, account: Account, person_id: str) -> list[DelegationRecord]:
-        """The person's delegations that hold or are to come, and those to them."""
+        """The person's delegations that hold or are to come, and those to them, in the
+        order they start (404 for a person not of the account)."""
+        await self._known(account, person_id)
         found = await self._store.live_delegations(account.id, time.time())
         return [d for d in found if person_id in (d.person_id, d.delegate_id)]
 
     async def end(self, account: Account, person_id: str, delegation_id: str) -> None:
-        if not _DELEGATION_ID.fullmatch(delegation_id) or not await self._store.revoke_delegation(
+        """Ends one of the person's own delegations at once (404 for a person not of the
+        account, ``personId``; for a delegation not theirs, or ended, ``delegationId``)."""
+        await self._known(account, person_id)
+        if not DELEGATION_ID.fullmatch(delegation_id) or not await self._store.revoke_delegation(
             account.id, person_id, delegation_id, time.time()
         ):
             raise NotFound(f"no delegation {delegation_id!r} of yours", field="delegationId")

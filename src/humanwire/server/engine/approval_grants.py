@@ -25,7 +25,14 @@ from ..store.records import AuditDraft, GrantRecord
 from ._common import Account
 from .runtime import _iso, _timestamp
 
-__all__ = ["MAX_LIVE_GRANTS", "covering_grant", "create_grant", "grant_wire", "revoke_grant"]
+__all__ = [
+    "MAX_LIVE_GRANTS",
+    "covering_grant",
+    "create_grant",
+    "epoch_of",
+    "grant_wire",
+    "revoke_grant",
+]
 
 MAX_LIVE_GRANTS = 100
 """Live grants one account holds at most (a request checks each of its action's)."""
@@ -44,7 +51,8 @@ def grant_wire(record: GrantRecord) -> dict[str, Any]:
     return grant.model_dump(mode="json", by_alias=True)
 
 
-def _epoch(at: datetime) -> float:
+def epoch_of(at: datetime) -> float:
+    """Seconds since the epoch of a time from the wire (without an offset: UTC)."""
     return (at if at.tzinfo is not None else at.replace(tzinfo=timezone.utc)).timestamp()
 
 
@@ -66,7 +74,7 @@ async def create_grant(
             field="actionName",
         )
     now = time.time()
-    expires_at = _epoch(body.expires_at)
+    expires_at = epoch_of(body.expires_at)
     if expires_at <= now:
         raise InvalidRequest("expiresAt must be in the future", field="expiresAt")
     if expires_at > now + config.approvals_max_grant:

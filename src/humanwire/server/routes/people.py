@@ -1,15 +1,23 @@
 """The people directory: ``POST /people``, ``GET /people`` (paged, by address), ``GET |
-PATCH | DELETE /people/{personId}`` and ``POST /people/{personId}/confirm``."""
+PATCH | DELETE /people/{personId}``, ``POST /people/{personId}/confirm`` and a person's
+out-of-office delegations (``POST | GET /people/{personId}/delegations``, ``DELETE
+/people/{personId}/delegations/{delegationId}``: the console's ``/console/away`` through
+the same engine calls, ``engine.approvals.delegations``)."""
 
 from __future__ import annotations
 
 import contextlib
 import re
+import time
 
 from pydantic import TypeAdapter, ValidationError
 
 from humanwire.types.people import (
+    DELEGATION_ID,
     PERSON_ID,
+    Delegation,
+    DelegationCreateRequest,
+    DelegationList,
     Person,
     PersonAddressInput,
     PersonChannel,
@@ -20,6 +28,8 @@ from humanwire.types.people import (
     PersonUpdateRequest,
 )
 
+from ..engine.approval_delegations import API_FIELDS, delegation_wire
+from ..engine.approval_grants import epoch_of
 from ..errors import InvalidRequest
 from ..store.records import PeopleQuery
 from ._api import ApiCall, Operation, PathParam, Payload, QueryParam
@@ -27,6 +37,11 @@ from ._api import ApiCall, Operation, PathParam, Payload, QueryParam
 __all__ = ["operations"]
 
 _PERSON = PathParam("personId", "Returned by POST /people (`per_…`).", PERSON_ID.pattern)
+_DELEGATION = PathParam(
+    "delegationId",
+    "Returned by POST /people/{personId}/delegations (`dlg_…`).",
+    DELEGATION_ID.pattern,
+)
 _CURSOR = re.compile(r"[0-9]{1,18}")
 _DEFAULT_LIMIT = 100
 _MAX_LIMIT = 500
@@ -84,6 +99,32 @@ async def _confirm(call: ApiCall) -> Payload:
     return await call.engine.people.confirm(
         call.account, call.path("personId"), call.body_as(PersonConfirmRequest)
     )
+
+
+async def _delegate(call: ApiCall) -> Payload:
+    body = call.body_as(DelegationCreateRequest)
+    starts_at = time.time() if body.starts_at is None else epoch_of(body.starts_at)
+    record = await call.engine.approvals.delegations.create(
+        call.account,
+        call.path("personId"),
+        body.delegate,
+        starts_at,
+        epoch_of(body.ends_at),
+        API_FIELDS,
+    )
+    return delegation_wire(record)
+
+
+async def _delegations(call: ApiCall) -> Payload:
+    found = await call.engine.approvals.delegations.of(call.account, call.path("personId"))
+    return DelegationList(delegations=[delegation_wire(d) for d in found])
+
+
+async def _revoke_delegation(call: ApiCall) -> Payload:
+    await call.engine.approvals.delegations.end(
+        call.account, call.path("personId"), call.path("delegationId")
+    )
+    return None
 
 
 def operations() -> list[Operation]:
@@ -194,5 +235,53 @@ def operations() -> list[Operation]:
             response=TypeAdapter(PersonConfirmation),
             errors=(404,),
             path_params=(_PERSON,),
+        ),
+        Operation(
+            "POST",
+            "/people/{personId}/delegations",
+            _delegate,
+            operation_id="createDelegation",
+            summary="Send a person's approval requests to another while they are away",
+            description="From `startsAt` (left out: now) until `endsAt`, a request that asks "
+            "the person asks `delegate` in their place, who decides as themselves with "
+            '`onBehalfOf` the person (docs/guides/console.md, "Out of office"; the same '
+            "delegations as the console's). 400 on `delegate` for the person themselves or "
+            "for a delegation back to the person over that time (a loop), on `endsAt` for "
+            "an end not after the start, past, or over 90 days after it, on `startsAt` for "
+            "a delegation of the person's already over an overlapping time; 404 on "
+            "`personId` or `delegate` for a person not of the account.",
+            tag="people",
+            status=201,
+            body=TypeAdapter(DelegationCreateRequest),
+            response=TypeAdapter(Delegation),
+            errors=(404,),
+            path_params=(_PERSON,),
+        ),
+        Operation(
+            "GET",
+            "/people/{personId}/delegations",
+            _delegations,
+            operation_id="listDelegations",
+            summary="A person's delegations that hold or are to come",
+            description="The person's own (`personId` the person) and those to them "
+            "(`delegate` the person), neither ended nor revoked, in the order they start.",
+            tag="people",
+            response=TypeAdapter(DelegationList),
+            errors=(404,),
+            path_params=(_PERSON,),
+        ),
+        Operation(
+            "DELETE",
+            "/people/{personId}/delegations/{delegationId}",
+            _revoke_delegation,
+            operation_id="revokeDelegation",
+            summary="End a person's delegation at once",
+            description="The next requests ask the person again; those handed to the "
+            "delegate already stay theirs. 404 for a delegation not the person's own, or "
+            "ended or revoked already.",
+            tag="people",
+            status=204,
+            errors=(404,),
+            path_params=(_PERSON, _DELEGATION),
         ),
     ]
